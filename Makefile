@@ -1,0 +1,45 @@
+# Two commands matter: `make site` builds and verifies the demo site, `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: site test lint verify serve bench conformance clean demo-data
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+site: $(STAMP)
+	@# git does not keep file modes: the demo key comes out of a clone world-readable.
+	chmod 600 data/private/signing.key
+	$(BIN)/transparency build
+	$(BIN)/python public/verify.py public
+	@echo
+	@echo "Browse the site: open public/index.html in a browser, or run: $(BIN)/transparency serve"
+
+test: $(STAMP)
+	chmod 600 data/private/signing.key
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+verify: $(STAMP)
+	$(BIN)/python public/verify.py public
+
+serve: $(STAMP)
+	$(BIN)/transparency serve
+
+bench: $(STAMP)
+	$(BIN)/python tests/bench_scale.py
+
+# The independent readings of the spec in ../shared/conformance (see README).
+conformance: $(STAMP)
+	sh tests/conformance.sh
+
+demo-data: $(STAMP)
+	sh data/make-demo.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,333 @@
+"""Building the site: gather, check against the last release, write, verify, swap in.
+
+Data flows one way: read and validate `data/` (site.gather) → refuse anything that would
+rewrite the last release → write every artifact and page into a staging directory → run the
+standalone verifier on it, pinned to our own key → swap it in. A failure at any step leaves the
+previous site byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from generator import canonical, layout
+from generator.datadir import Paths
+from generator.errors import VerificationFailed
+from generator.methodology import describe
+from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
+from generator.render import NavItem, Renderer
+from generator.site import RevealedItem, SiteContext, event_link, event_summary, gather
+from generator.verify import canonical_bytes, loads_strict, parse_vkey, verify_site
+from generator.writer import SiteWriter, is_replaceable_site, make_staging, swap_in
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    files: int
+    tree_size: int
+    checks: int
+    seconds: float
+    demo: bool
+    warnings: list[str]
+    fingerprint: str
+
+
+def build(paths: Paths, out: Path, progress: Progress | None = None) -> BuildResult:
+    """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem."""
+    started = time.monotonic()
+    if not is_replaceable_site(out):
+        from generator.errors import InputError, problem
+
+        raise InputError([problem(str(out), "the output exists and is not a site built by transparency (no transparency.json); refusing to replace it")])
+    ctx = gather(paths, progress)
+    check_key_matches(out, ctx.signer)
+    check_ledger_extends(out, ctx.entries_body)
+    staging = make_staging(out)
+    try:
+        writer = SiteWriter(staging)
+        write_site(ctx, writer, progress)
+        check_published_unchanged(out, writer.hashes)
+        if progress:
+            progress("verifying the built site", 0, 1)
+        report = verify_site(staging, ctx.signer.vkey)
+        if not report.ok:
+            raise VerificationFailed(report.render())
+        swap_in(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return BuildResult(out, len(writer.hashes) + 2, ctx.ledger.size, report.checks, time.monotonic() - started, ctx.demo, ctx.warnings, ctx.signer.fingerprint)
+
+
+# ---------------------------------------------------------------------------------------------
+# Artifacts
+
+
+def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None) -> None:
+    signer = ctx.signer
+    ledger = ctx.ledger
+    n = ledger.size
+    tail = canonical.dumps({"origin": ctx.origin, "tree_size": n, "type": "ledger-entries", "v": 1})
+    entries = b'{"entries":[' + bytes(ctx.entries_body) + b"]," + tail[1:]
+    w.write_signed(layout.ENTRIES, entries, signer)
+    del entries
+    w.write(layout.CHECKPOINT, ctx.checkpoint)
+    w.write_signed(layout.COMMITMENTS, commitment_list(ctx), signer)
+    if progress:
+        progress("writing the ledger", 1, 1)
+
+    w.write(layout.KEYS, canonical.dumps(keys_document(ctx)))
+    for k in ctx.public_keys:
+        vk = parse_vkey(k.vkey)
+        w.write(layout.key_pem(vk.key_id.hex()), _pem(vk.public_key))
+    for m in ctx.methodologies:
+        w.write(layout.methodology_parameters(m.version), m.params_bytes)
+        w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
+    for i, item in enumerate(ctx.revealed, start=1):
+        w.write(layout.reveal(item.id), ctx.paths.reveal_file(item.id).read_bytes())
+        if progress and (i % 1000 == 0 or i == len(ctx.revealed)):
+            progress("copying reveals", i, len(ctx.revealed))
+    for run in ctx.runs:
+        w.write(layout.run_spec(run.id), run.spec_bytes)
+    for cert in ctx.certificates:
+        w.write_signed(layout.certificate(cert.serial), cert.data, signer)
+    w.write(layout.VERIFIER, (files("generator") / "verify.py").read_bytes())
+    w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
+    w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))
+    write_pages(ctx, w, progress)
+    w.finish(signer)
+
+
+def _pem(public_key: bytes) -> bytes:
+    from generator.verify import public_key_pem
+
+    return public_key_pem(public_key)
+
+
+def keys_document(ctx: SiteContext) -> dict[str, Any]:
+    rows = []
+    for k in ctx.public_keys:
+        vk = parse_vkey(k.vkey)
+        row: dict[str, Any] = {
+            "vkey": k.vkey,
+            "public_key": base64.b64encode(vk.public_key).decode(),
+            "fingerprint": vk.fingerprint,
+            "pem": layout.key_pem(vk.key_id.hex()),
+            "valid_from": k.valid_from,
+            "valid_until": k.valid_until,
+            "status": k.status,
+        }
+        if k.reason is not None:
+            row["reason"] = k.reason
+        rows.append(row)
+    return {"type": "keys", "v": 1, "origin": ctx.origin, "keys": rows}
+
+
+def commitment_rows(ctx: SiteContext, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
+    revealed = ctx.ledger.reveals
+    for c in ctx.ledger.commits(start, stop):
+        yield {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index,
+               "status": "revealed" if c.id in revealed else "sealed"}
+
+
+def commitment_list(ctx: SiteContext) -> bytes:
+    """The signed list of every commitment, built row by row for a million items.
+
+    Rows hold only ASCII strings and small integers, for which the standard library's form is
+    byte for byte RFC 8785 (SPEC §1); the header and tail still go through rfc8785.
+    """
+    body = bytearray(b'{"commitments":[')
+    for i, row in enumerate(commitment_rows(ctx)):
+        if i:
+            body += b","
+        body += canonical_bytes(row)
+    tail = canonical.dumps({"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "commitment-list", "v": 1})
+    body += b"]," + tail[1:]
+    return bytes(body)
+
+
+def manifest(ctx: SiteContext) -> dict[str, Any]:
+    ledger = ctx.ledger
+    return {
+        "type": "transparency-manifest",
+        "v": 1,
+        "origin": ctx.origin,
+        "name": ctx.program.name,
+        "generated_at": ctx.generated_at,
+        "keys": layout.KEYS,
+        "verifier": layout.VERIFIER,
+        "gates": [{"id": g.id, "name": g.name, "public": g.public} for g in ledger.gates.values()],
+        "methodology": [
+            {"version": m.version, "document": layout.methodology_document(m.version),
+             "parameters": layout.methodology_parameters(m.version), "sha256": m.sha256}
+            for m in ctx.methodologies
+        ],
+        "ledger": {"entries": layout.ENTRIES, "checkpoint": layout.CHECKPOINT, "tree_size": ledger.size,
+                   "commitment_list": layout.COMMITMENTS},
+        "reveals": [
+            {"id": r.id, "gate": r.gate, "path": layout.reveal(r.id), "reason": r.reason, "revealed_at": r.revealed_at}
+            for r in ctx.revealed
+        ],
+        "runs": [{"id": r.id, "spec": layout.run_spec(r.id), "status": r.status} for r in ctx.runs],
+        "certificates": [
+            {"serial": c.serial, "run": c.run, "path": layout.certificate(c.serial), "details": [], "grader_record": None}
+            for c in ctx.certificates
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Pages
+
+
+def navigation(ctx: SiteContext) -> list[NavItem]:
+    nav = [NavItem("Home", layout.HOME), NavItem("Methodology", layout.METHODOLOGY_PAGE)]
+    for g in ctx.ledger.gates.values():
+        if g.public:
+            nav.append(NavItem(g.name, layout.gate_page(g.id)))
+    nav += [
+        NavItem("Commitments", layout.POOL_PAGE),
+        NavItem("Retired items", layout.RETIRED_PAGE),
+        NavItem("Runs", layout.RUNS_PAGE),
+        NavItem("Certificates", layout.CERTIFICATES_PAGE),
+        NavItem("Keys", layout.KEYS_PAGE),
+        NavItem("Verify it yourself", layout.VERIFY_PAGE),
+    ]
+    return nav
+
+
+def _pages(total: int) -> int:
+    return max(1, -(-total // layout.PAGE_SIZE))
+
+
+def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None) -> None:
+    ledger = ctx.ledger
+    active = next(k for k in ctx.public_keys if k.status == "active")
+    key = parse_vkey(active.vkey)
+    revealed_count = len(ledger.reveals)
+    counts = {
+        "ledger entries": ledger.size,
+        "gates": len(ledger.gates),
+        "committed items": ledger.commit_count,
+        "revealed items": revealed_count,
+        "sealed items": ledger.commit_count - revealed_count,
+        "runs": len(ledger.runs),
+        "certificates": len(ledger.certificates),
+    }
+    r = Renderer(
+        {
+            "program": ctx.program,
+            "demo": ctx.demo,
+            "generated_at": ctx.generated_at,
+            "origin": ctx.origin,
+            "fingerprint": key.fingerprint,
+            "key_pem": layout.key_pem(key.key_id.hex()),
+        },
+        navigation(ctx),
+    )
+    checkpoint_text = ctx.checkpoint.decode("utf-8")
+    current = ctx.methodologies[-1] if ctx.methodologies else None
+    w.write_text(layout.HOME, r.page(
+        "home.html", layout.HOME, ctx.program.name, layout.MANIFEST,
+        description=ctx.program_html, checkpoint=checkpoint_text, tree_size=ledger.size,
+        root_b64=base64.b64encode(ctx.root).decode(), root_hex=ctx.root.hex(), counts=counts,
+        latest=[{"index": i, "at": leaf["at"], "text": event_summary(leaf), "link": event_link(leaf)} for i, leaf in ctx.latest],
+        gates=list(ledger.gates.values()), methodology=current,
+    ))
+
+    for m in ctx.methodologies:
+        page = layout.methodology_page(m.version)
+        w.write_text(page, r.page(
+            "methodology.html", page, f"Methodology {m.version}", layout.methodology_parameters(m.version),
+            m=m, table=describe(m.params), versions=ctx.methodologies, current=current, is_index=False,
+        ))
+    if current is not None:
+        w.write_text(layout.METHODOLOGY_PAGE, r.page(
+            "methodology.html", layout.METHODOLOGY_PAGE, "Methodology", layout.methodology_parameters(current.version),
+            m=current, table=describe(current.params), versions=ctx.methodologies, current=current, is_index=True,
+        ))
+
+    _write_item_lists(ctx, w, r)
+    for i, item in enumerate(ctx.revealed, start=1):
+        doc = loads_strict(ctx.paths.reveal_file(item.id).read_bytes())
+        page = layout.item_page(item.id)
+        w.write_text(page, r.page(
+            "item.html", page, f"Item {item.id}", layout.reveal(item.id),
+            item=item, doc=doc, gate=ledger.gates[item.gate],
+            answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
+        ))
+        if progress and (i % 1000 == 0 or i == len(ctx.revealed)):
+            progress("rendering item pages", i, len(ctx.revealed))
+
+    pages = _pages(ledger.commit_count)
+    for p in range(1, pages + 1):
+        page = layout.pool_page(p)
+        rows = list(commitment_rows(ctx, (p - 1) * layout.PAGE_SIZE, p * layout.PAGE_SIZE))
+        w.write_text(page, r.page(
+            "pool.html", page, "Commitments" if p == 1 else f"Commitments, page {p}", layout.COMMITMENTS,
+            rows=rows, pager=_pager(p, pages, layout.pool_page), total=ledger.commit_count,
+            first=(p - 1) * layout.PAGE_SIZE + 1, gates=ledger.gates,
+        ))
+        if progress and (p % 20 == 0 or p == pages):
+            progress("rendering commitment pages", p, pages)
+
+    w.write_text(layout.RUNS_PAGE, r.page("runs.html", layout.RUNS_PAGE, "Runs", layout.MANIFEST, runs=ctx.runs))
+    w.write_text(layout.CERTIFICATES_PAGE, r.page(
+        "certificates.html", layout.CERTIFICATES_PAGE, "Certificates", layout.MANIFEST, certificates=ctx.certificates,
+    ))
+    for cert in ctx.certificates:
+        page = layout.certificate_page(cert.serial)
+        w.write_text(page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), cert=cert))
+    w.write_text(layout.KEYS_PAGE, r.page("keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"]))
+    example = next((i for i in ctx.revealed if i.reason == "retired"), ctx.revealed[0] if ctx.revealed else None)
+    w.write_text(layout.VERIFY_PAGE, r.page(
+        "verify.html", layout.VERIFY_PAGE, "Verify it yourself", layout.MANIFEST,
+        vkey=key.vkey, example=example,
+    ))
+
+
+def _write_item_lists(ctx: SiteContext, w: SiteWriter, r: Renderer) -> None:
+    for g in ctx.ledger.gates.values():
+        if not g.public:
+            continue
+        items = [i for i in ctx.revealed if i.gate == g.id]
+        _write_paged_list(w, r, items, lambda p, gid=g.id: layout.gate_page(gid, p), g.name, "gate.html", gate=g)
+    retired = [i for i in ctx.revealed if i.reason == "retired"]
+    _write_paged_list(w, r, retired, layout.retired_page, "Retired items", "retired.html")
+
+
+def _write_paged_list(
+    w: SiteWriter, r: Renderer, items: list[RevealedItem], page_of: Callable[[int], str], title: str, template: str, **extra: Any
+) -> None:
+    pages = _pages(len(items))
+    for p in range(1, pages + 1):
+        page = page_of(p)
+        chunk = items[(p - 1) * layout.PAGE_SIZE : p * layout.PAGE_SIZE]
+        w.write_text(page, r.page(
+            template, page, title if p == 1 else f"{title}, page {p}", layout.MANIFEST,
+            items=chunk, total=len(items), pager=_pager(p, pages, page_of), **extra,
+        ))
+
+
+def _pager(page: int, pages: int, page_of: Callable[[int], str]) -> dict[str, Any]:
+    """Links for a paginated list: first, previous, next, last, and a window around this page."""
+    window = range(max(1, page - 3), min(pages, page + 3) + 1)
+    return {
+        "page": page,
+        "pages": pages,
+        "prev": page_of(page - 1) if page > 1 else None,
+        "next": page_of(page + 1) if page < pages else None,
+        "first": page_of(1),
+        "last": page_of(pages),
+        "window": [(p, page_of(p)) for p in window],
+    }

@@ -1,0 +1,32 @@
+"""Canonical JSON (RFC 8785) for everything the generator hashes or signs.
+
+Documents are produced with the `rfc8785` package and must also satisfy the number rules of
+SPEC §1, under which they equal the standard-library form the verifier checks. Producing them
+through both guards against either implementation drifting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rfc8785
+
+from generator.verify import Problem, canonical_bytes, number_rule_problems
+
+
+class NotCanonicalizable(ValueError):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        first = problems[0]
+        super().__init__(f"{first.message} at {first.where or 'top level'}: {first.found}")
+
+
+def dumps(value: Any) -> bytes:
+    """The JCS bytes of `value`; raise NotCanonicalizable if it breaks the number rules."""
+    problems = number_rule_problems(value)
+    if problems:
+        raise NotCanonicalizable(problems)
+    data = rfc8785.dumps(value)
+    if data != canonical_bytes(value):  # pragma: no cover - would be a bug in one of the two
+        raise AssertionError("rfc8785 and the verifier's canonical form disagree")
+    return data

@@ -1,0 +1,301 @@
+"""The `transparency` command: a thin layer of click over the generator's modules.
+
+Each command resolves the program's directories, calls one function, and prints what happened.
+Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from generator import __version__
+from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths, load_program
+from generator.errors import InputError, TransparencyError, problem
+from generator.keys import generate_signer, write_key
+from generator.verify import SiteUnreadable, verify_site
+
+DEMO_WARNING = (
+    "WARNING: this site is signed with the DEMO key, which is published in the repository "
+    "(data/private). Its signatures prove nothing. A real program keeps its private directory "
+    "outside the repository and points --private or TRANSPARENCY_PRIVATE at it."
+)
+
+
+class _Group(click.Group):
+    """Turns the generator's errors into a plain message and their exit status, no traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TransparencyError as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(e.exit_code)
+
+
+class Progress:
+    """Progress on stderr: a live counter on a terminal, one line per phase elsewhere."""
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.tty = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, phase: str, n: int, total: int) -> None:
+        if phase != self.phase:
+            if self.tty and self.phase:
+                click.echo("", err=True)
+            if not self.tty:
+                click.echo(f"{phase}...", err=True)
+            self.phase = phase
+        now = time.monotonic()
+        if self.tty and (now - self._last > 0.1 or n == total):
+            self._last = now
+            count = f"{n:,}/{total:,}" if total else f"{n:,}"
+            click.echo(f"\r{phase}: {count}", err=True, nl=False)
+
+    def done(self) -> None:
+        if self.tty and self.phase:
+            click.echo("", err=True)
+        self.phase = None
+
+
+def _paths(ctx: click.Context) -> Paths:
+    return ctx.find_object(Paths)  # type: ignore[return-value]
+
+
+_AT = click.option(
+    "--at", metavar="TIME",
+    help="Time of the new ledger event, YYYY-MM-DDTHH:MM:SSZ (UTC). Default: now. "
+    "Never earlier than the ledger's last event.",
+)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--data", type=click.Path(path_type=Path, file_okay=False), envvar=ENV_DATA, default="data", show_default=True,
+              help=f"The program's public data directory (or ${ENV_DATA}).")
+@click.option("--private", type=click.Path(path_type=Path, file_okay=False), envvar=ENV_PRIVATE, default=None,
+              help=f"The private directory: signing key, item sources, sealed items (or ${ENV_PRIVATE}). "
+              "Default: DATA/private, which is only right for the demo.")
+@click.version_option(__version__, prog_name="transparency")
+@click.pass_context
+def main(ctx: click.Context, data: Path, private: Path | None) -> None:
+    """Build and verify the transparency site of an AI-evaluation program.
+
+    \b
+    A program's life, command by command:
+      transparency init --name NAME --origin ORIGIN   create data/ and a signing key
+      transparency commit                             commit new items from PRIVATE/items
+      transparency retire ID --note TEXT              reveal a retired secret item
+      transparency build                              render and sign the site into public/
+      transparency verify public                      check it as an outsider would
+      transparency serve                              preview it on localhost
+
+    Every artifact is signed with Ed25519 and checked by public/verify.py, which needs only
+    Python and PyNaCl. Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
+    """
+    ctx.obj = Paths.resolve(data, private)
+
+
+@main.command()
+@click.option("--name", required=True, help="The program's name, shown on every page.")
+@click.option("--origin", required=True, help="The program's identity and key name: a URL without scheme, e.g. transparency.example.org/oracle.")
+@click.option("--gate", "gates", multiple=True, metavar="ID:NAME:public|secret",
+              help="A gate to declare; repeat for several. Default: a:Gate A:public and b:Gate B:secret.")
+@click.option("--description", default="", help="A paragraph (Markdown) for the home page.")
+@_AT
+@click.pass_context
+def init(ctx: click.Context, name: str, origin: str, gates: tuple[str, ...], description: str, at: str | None) -> None:
+    """Create a new program: the data skeleton, a signing key, its gates and first methodology.
+
+    Writes DATA/program.yaml, DATA/keys.json and DATA/ledger.jsonl (the gates and the default
+    methodology as its first events), and PRIVATE/signing.key (mode 0600). Refuses to touch an
+    existing program or key.
+    """
+    from generator.program import init_program, parse_gate_option
+
+    paths = _paths(ctx)
+    specs = [parse_gate_option(g) for g in (gates or ("a:Gate A:public", "b:Gate B:secret"))]
+    signer = init_program(paths, name, origin, specs, description, at)
+    click.echo(f"Created the program in {paths.show(paths.data)} (private material in {paths.show(paths.private)}).")
+    click.echo(f"Signing key: {paths.show(paths.key_file)}")
+    click.echo(f"  verifier key {signer.vkey}")
+    click.echo(f"  fingerprint  {signer.fingerprint}")
+    click.echo("Next: add item sources to PRIVATE/items/*.yaml, then run 'transparency commit'.")
+
+
+@main.command()
+@click.option("--origin", help="The key's name: the program's origin. Default: the origin in DATA/program.yaml.")
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Where to write the key. Default: PRIVATE/signing.key.")
+@click.pass_context
+def keygen(ctx: click.Context, origin: str | None, out: Path | None) -> None:
+    """Generate an Ed25519 signing key (mode 0600); never overwrites a file.
+
+    The key file uses the C2SP signed-note format (PRIVATE+KEY+<origin>+...), which
+    golang.org/x/mod/sumdb/note reads too. Prints the verifier key and its fingerprint.
+    """
+    paths = _paths(ctx)
+    if origin is None:
+        if not paths.program_file.exists():
+            raise InputError([problem("--origin", "give the key's name with --origin (no program.yaml to take it from)")])
+        origin = load_program(paths)[0].origin
+    target = out or paths.key_file
+    signer = generate_signer(origin)
+    write_key(target, signer)
+    click.echo(f"Wrote {target} (mode 0600).")
+    click.echo(f"  verifier key {signer.vkey}")
+    click.echo(f"  fingerprint  {signer.fingerprint}")
+
+
+@main.group(cls=_Group)
+def gate() -> None:
+    """Declare the program's gates (stages), each public or secret for good."""
+
+
+@gate.command("add")
+@click.argument("gate_id", metavar="ID")
+@click.option("--name", required=True, help="The gate's name, e.g. 'Gate C'.")
+@click.option("--public/--secret", "public", required=True, help="Public: items are revealed when committed. Secret: items stay sealed until retired.")
+@_AT
+@click.pass_context
+def gate_add(ctx: click.Context, gate_id: str, name: str, public: bool, at: str | None) -> None:
+    """Declare gate ID (1-16 lowercase letters or digits) in the ledger."""
+    from generator.program import GateSpec, add_gate
+
+    leaf = add_gate(_paths(ctx), GateSpec(gate_id, name, public), at)
+    click.echo(f"Declared gate {gate_id} ({'public' if public else 'secret'}) at {leaf['at']}.")
+
+
+@main.group(cls=_Group)
+def methodology() -> None:
+    """Publish versions of the scoring methodology."""
+
+
+@methodology.command("publish")
+@click.argument("params", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--prose", required=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="The methodology's explanation in Markdown; write numbers as placeholders such as {{ item_threshold }}.")
+@_AT
+@click.pass_context
+def methodology_publish(ctx: click.Context, params: Path, prose: Path, at: str | None) -> None:
+    """Validate PARAMS (JSON or YAML, SPEC §5) and publish it with its prose.
+
+    The parameter file is stored in canonical form and its SHA-256 enters the ledger; runs pin
+    it by version and hash. A published version never changes: publish a new version instead.
+    """
+    from generator.methodology import publish
+
+    pub = publish(_paths(ctx), params, prose, at)
+    click.echo(f"Published methodology {pub.version} (sha256 {pub.sha256}) at {pub.at}.")
+
+
+@main.command()
+@_AT
+@click.pass_context
+def commit(ctx: click.Context, at: str | None) -> None:
+    """Commit every item source in PRIVATE/items not yet in the ledger.
+
+    Each new item gets a fresh 32-byte salt; its reveal document is written once and its SHA-256
+    enters the ledger as the commitment. Items of a public gate are revealed at once; the others
+    are sealed in PRIVATE/sealed until retired. Any problem in any source file stops the whole
+    batch before anything is written.
+    """
+    from generator.commitments import commit_new_items
+
+    progress = Progress()
+    result = commit_new_items(_paths(ctx), at, progress)
+    progress.done()
+    sealed = len(result.committed) - len(result.revealed)
+    click.echo(f"Committed {len(result.committed)} new item(s): {len(result.revealed)} revealed (public gate), {sealed} sealed; {result.unchanged} already committed.")
+
+
+@main.command()
+@click.argument("item_id", metavar="ID")
+@click.option("--note", required=True, help="Why the item is retired; published in the ledger.")
+@_AT
+@click.pass_context
+def retire(ctx: click.Context, item_id: str, note: str, at: str | None) -> None:
+    """Retire sealed item ID: publish its committed text and append its reveal to the ledger.
+
+    Refuses an unknown or already revealed item, an item whose source changed since it was
+    committed, and an item used by a run that is still open.
+    """
+    from generator.commitments import retire_item
+
+    leaf = retire_item(_paths(ctx), item_id, note, at)
+    click.echo(f"Retired {item_id} at {leaf['at']}; run 'transparency build' to publish it.")
+
+
+@main.command()
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default="public", show_default=True, help="The site directory to (re)build.")
+@click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys in program.yaml) as errors.")
+@click.pass_context
+def build(ctx: click.Context, out: Path, strict: bool) -> None:
+    """Render, sign and verify the site, then swap it into OUT.
+
+    Reads and validates everything first, builds into a staging directory beside OUT, runs the
+    standalone verifier on it and replaces OUT only if it passes: a failed build leaves the last
+    site untouched. Refuses a ledger that does not extend the last release and any change to an
+    artifact it published. Deterministic: the time comes from SOURCE_DATE_EPOCH or the newest
+    ledger event, never from the clock.
+    """
+    from generator.build import build as build_site
+    from generator.site import gather
+
+    paths = _paths(ctx)
+    if strict:
+        warnings = gather(paths).warnings
+        if warnings:
+            raise InputError([problem("--strict", w) for w in warnings], "warnings are errors under --strict")
+    progress = Progress()
+    result = build_site(paths, out, progress)
+    progress.done()
+    for w in result.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if result.demo:
+        click.echo(DEMO_WARNING, err=True)
+    click.echo(f"Built {out}: {result.files} files, ledger of {result.tree_size} entries, "
+               f"{result.checks} verification checks passed, {result.seconds:.1f} s.")
+    click.echo(f"Signed by {result.fingerprint}.")
+
+
+@main.command()
+@click.argument("site", type=click.Path(path_type=Path, file_okay=False), default="public")
+@click.option("--key", metavar="VKEY_OR_FINGERPRINT", help="Pin the signing key (a verifier key or SHA256:<hex>). Default: trust the key in the site and print its fingerprint.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify(site: Path, key: str | None, as_json: bool) -> None:
+    """Verify SITE (default: public) exactly as its own verify.py does.
+
+    Checks SHA256SUMS and its signature, every file, canonical form, the keys, the checkpoint
+    and its Merkle root, the ledger's rules, every reveal against its commitment, the
+    commitment list, methodology, runs and certificates. Exit status 0 if every check passed,
+    1 if any failed, 2 if the site could not be read.
+    """
+    try:
+        report = verify_site(site, key)
+    except SiteUnreadable as e:
+        raise InputError([problem(str(site), str(e))], "cannot read the site") from None
+    click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2) if as_json else report.render())
+    sys.exit(0 if report.ok else 1)
+
+
+@main.command()
+@click.argument("site", type=click.Path(path_type=Path, file_okay=False, exists=True), default="public")
+@click.option("--port", default=8000, show_default=True, help="Port to listen on.")
+@click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on (localhost only by default).")
+def serve(site: Path, port: int, bind: str) -> None:
+    """Preview SITE on http://127.0.0.1:PORT/ (Ctrl-C to stop). For previews, not production."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer((bind, port), handler) as httpd:
+        click.echo(f"Serving {site} at http://{bind}:{httpd.server_address[1]}/ (Ctrl-C to stop)")
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            click.echo("stopped")

@@ -1,0 +1,183 @@
+"""Where a program's files live, and the program file itself.
+
+A program has two directories. The data directory is public: it can sit in a public
+repository and everything the site shows is built from it. The private directory holds the
+signing key, the item sources and the sealed reveal documents (with their salts); it is found
+through --private or TRANSPARENCY_PRIVATE and defaults to `<data>/private` only for the demo.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.errors import InputError, problem
+from generator.sources import load_data_file, load_json
+from generator.verify import Problem, is_origin, is_time, parse_vkey, FormatError
+
+ENV_DATA = "TRANSPARENCY_DATA"
+ENV_PRIVATE = "TRANSPARENCY_PRIVATE"
+
+PROGRAM_KEYS = ("name", "origin", "description")
+
+
+@dataclass(frozen=True)
+class Paths:
+    data: Path
+    private: Path
+
+    @classmethod
+    def resolve(cls, data: str | Path | None = None, private: str | Path | None = None) -> Paths:
+        """Paths from explicit values, then the environment, then the defaults."""
+        d = Path(data or os.environ.get(ENV_DATA) or "data")
+        p = Path(private or os.environ.get(ENV_PRIVATE) or d / "private")
+        return cls(d, p)
+
+    # public data
+    @property
+    def program_file(self) -> Path:
+        return self.data / "program.yaml"
+
+    @property
+    def keys_file(self) -> Path:
+        return self.data / "keys.json"
+
+    @property
+    def ledger_file(self) -> Path:
+        return self.data / "ledger.jsonl"
+
+    @property
+    def methodology_dir(self) -> Path:
+        return self.data / "methodology"
+
+    @property
+    def reveals_dir(self) -> Path:
+        return self.data / "reveals"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.data / "runs"
+
+    @property
+    def certificates_dir(self) -> Path:
+        return self.data / "certificates"
+
+    # private material
+    @property
+    def key_file(self) -> Path:
+        return self.private / "signing.key"
+
+    @property
+    def items_dir(self) -> Path:
+        return self.private / "items"
+
+    @property
+    def sealed_dir(self) -> Path:
+        return self.private / "sealed"
+
+    @property
+    def is_demo(self) -> bool:
+        """True when the private directory lies inside the public data directory.
+
+        Whatever sits in the data directory is meant to be published (it is committed with the
+        demo), so a key kept there is not secret and its signatures prove nothing.
+        """
+        try:
+            return self.private.resolve().is_relative_to(self.data.resolve())
+        except OSError:
+            return False
+
+    def show(self, path: Path) -> str:
+        """A path as the user should read it in a message: relative to the working directory."""
+        try:
+            return str(path.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(path)
+
+    def reveal_file(self, item_id: str) -> Path:
+        return self.reveals_dir / f"{item_id}.json"
+
+    def sealed_file(self, item_id: str) -> Path:
+        return self.sealed_dir / f"{item_id}.json"
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    origin: str
+    description: str
+
+
+def load_program(paths: Paths) -> tuple[Program, list[str]]:
+    """The program file, validated; returns the program and warnings (unknown keys)."""
+    file = paths.show(paths.program_file)
+    raw = load_data_file(paths.program_file, file)
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    if not isinstance(raw, dict):
+        raise InputError([problem(file, "must be a mapping with name, origin and description")])
+    for k in PROGRAM_KEYS[:2]:
+        if not isinstance(raw.get(k), str) or not raw[k].strip():
+            problems.append(problem(file, "missing or empty", where=k, expected="a non-empty string", found=raw.get(k)))
+    if isinstance(raw.get("origin"), str) and not is_origin(raw["origin"]):
+        problems.append(problem(file, "not a valid origin", where="origin", expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle", found=raw["origin"]))
+    if "description" in raw and not isinstance(raw["description"], str):
+        problems.append(problem(file, "must be text", where="description", found=raw["description"]))
+    for k in sorted(set(raw) - set(PROGRAM_KEYS)):
+        warnings.append(f"{file}: unknown key {k!r} ignored (known: {', '.join(PROGRAM_KEYS)})")
+    if problems:
+        raise InputError(problems)
+    return Program(raw["name"].strip(), raw["origin"], raw.get("description", "")), warnings
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    vkey: str
+    valid_from: str
+    valid_until: str | None
+    status: str
+    reason: str | None = None
+
+
+def load_public_keys(paths: Paths, origin: str) -> list[PublicKey]:
+    """The program's published keys (data/keys.json), validated against the origin."""
+    file = paths.show(paths.keys_file)
+    raw = load_json(paths.keys_file, file)
+    problems: list[Problem] = []
+    keys: list[PublicKey] = []
+    rows = raw.get("keys") if isinstance(raw, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise InputError([problem(file, "must be an object with a non-empty list 'keys'")])
+    for i, k in enumerate(rows):
+        w = f"keys[{i}]"
+        if not isinstance(k, dict):
+            problems.append(problem(file, "must be an object", where=w))
+            continue
+        try:
+            vk = parse_vkey(str(k.get("vkey")))
+            if vk.name != origin:
+                problems.append(problem(file, "key name must be the program's origin", where=f"{w}.vkey", expected=origin, found=vk.name))
+        except FormatError as e:
+            problems.append(problem(file, f"not a verifier key: {e}", where=f"{w}.vkey", found=k.get("vkey")))
+        if not is_time(k.get("valid_from")):
+            problems.append(problem(file, "malformed time", where=f"{w}.valid_from", expected="YYYY-MM-DDTHH:MM:SSZ", found=k.get("valid_from")))
+        if k.get("status") not in ("active", "retired", "revoked"):
+            problems.append(problem(file, "unknown status", where=f"{w}.status", expected="active | retired | revoked", found=k.get("status")))
+        keys.append(PublicKey(str(k.get("vkey")), str(k.get("valid_from")), k.get("valid_until"), str(k.get("status")), k.get("reason")))
+    if sum(k.status == "active" for k in keys) != 1:
+        problems.append(problem(file, "v1 has exactly one active key", expected="1 active key", found=sum(k.status == "active" for k in keys)))
+    if problems:
+        raise InputError(problems)
+    return keys
+
+
+def public_keys_document(keys: list[PublicKey]) -> dict[str, Any]:
+    rows = []
+    for k in keys:
+        row: dict[str, Any] = {"vkey": k.vkey, "valid_from": k.valid_from, "valid_until": k.valid_until, "status": k.status}
+        if k.reason is not None:
+            row["reason"] = k.reason
+        rows.append(row)
+    return {"keys": rows}

@@ -1,0 +1,144 @@
+"""The signing key: generated, stored, loaded and used to sign files and notes.
+
+The key file uses the C2SP signed-note private key format that golang.org/x/mod/sumdb/note
+reads (`PRIVATE+KEY+<name>+<key ID>+<base64(0x01 ‖ seed)>`), so the key carries its name (the
+program's origin) and other tools can use it as is.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import nacl.signing
+
+from generator.errors import KeyFileError
+from generator.verify import (
+    FormatError,
+    VerifierKey,
+    b64decode_strict,
+    fingerprint,
+    is_valid_key_name,
+    key_id,
+    make_vkey,
+    note_signature_line,
+    public_key_pem,
+)
+
+_SKEY_PREFIX = "PRIVATE+KEY+"
+
+
+@dataclass(frozen=True)
+class Signer:
+    """An Ed25519 signing key bound to its name (the origin)."""
+
+    name: str
+    seed: bytes
+
+    @property
+    def _key(self) -> nacl.signing.SigningKey:
+        return nacl.signing.SigningKey(self.seed)
+
+    @property
+    def public_key(self) -> bytes:
+        return bytes(self._key.verify_key)
+
+    @property
+    def key_id(self) -> bytes:
+        return key_id(self.name, self.public_key)
+
+    @property
+    def vkey(self) -> str:
+        return make_vkey(self.name, self.public_key)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public_key)
+
+    @property
+    def verifier(self) -> VerifierKey:
+        return VerifierKey(self.name, self.key_id, self.public_key)
+
+    @property
+    def pem(self) -> bytes:
+        return public_key_pem(self.public_key)
+
+    @property
+    def skey(self) -> str:
+        import base64
+
+        b64 = base64.b64encode(b"\x01" + self.seed).decode()
+        return f"{_SKEY_PREFIX}{self.name}+{self.key_id.hex()}+{b64}"
+
+    def sign(self, message: bytes) -> bytes:
+        """A raw 64-byte Ed25519 signature (a detached `.sig` file's contents)."""
+        return self._key.sign(message).signature
+
+    def sign_note(self, text: str) -> bytes:
+        """A C2SP signed note: the text, an empty line, one signature line."""
+        if not text.endswith("\n"):
+            raise ValueError("a note's text must end with a newline")
+        sig = self.sign(text.encode("utf-8"))
+        return (text + "\n" + note_signature_line(self.name, self.key_id, sig)).encode("utf-8")
+
+
+def generate_signer(name: str) -> Signer:
+    if not is_valid_key_name(name):
+        raise KeyFileError(f"{name!r} cannot name a key: no spaces or '+' allowed")
+    return Signer(name, bytes(nacl.signing.SigningKey.generate()))
+
+
+def parse_signer_key(skey: str) -> Signer:
+    """Parse a signed-note private key; raise FormatError naming what is wrong."""
+    if not skey.startswith(_SKEY_PREFIX):
+        raise FormatError("a signing key starts with 'PRIVATE+KEY+'")
+    parts = skey[len(_SKEY_PREFIX):].split("+", 2)
+    if len(parts) != 3:
+        raise FormatError("a signing key has the form PRIVATE+KEY+<name>+<key ID>+<base64 key>")
+    name, hexid, b64 = parts
+    if not is_valid_key_name(name):
+        raise FormatError(f"{name!r} is not a valid key name")
+    raw = b64decode_strict(b64)
+    if len(raw) != 33 or raw[0] != 1:
+        raise FormatError("not an Ed25519 key (0x01 followed by a 32-byte seed)")
+    signer = Signer(name, raw[1:])
+    if signer.key_id.hex() != hexid:
+        raise FormatError(f"key ID {hexid} does not match the key (it gives {signer.key_id.hex()})")
+    return signer
+
+
+def write_key(path: Path, signer: Signer) -> None:
+    """Write the key with mode 0600; refuse to overwrite any existing file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it") from None
+    with os.fdopen(fd, "w") as f:
+        f.write(signer.skey + "\n")
+    os.chmod(path, 0o600)  # O_CREAT's mode is filtered by the umask; 0600 is what we promise
+
+
+def load_key(path: Path) -> Signer:
+    """Load the signing key, refusing a missing, malformed or group/world-readable one."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise KeyFileError(
+            f"{path}: no signing key there; create one with 'transparency keygen' or point "
+            "--private (or TRANSPARENCY_PRIVATE) at the directory that holds signing.key"
+        ) from None
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyFileError(
+            f"{path}: the signing key is readable by others (mode {stat.S_IMODE(st.st_mode):04o}); "
+            f"run: chmod 600 {path}"
+        )
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        return parse_signer_key(text)
+    except (OSError, UnicodeDecodeError) as e:
+        raise KeyFileError(f"{path}: cannot read the signing key: {e}") from None
+    except FormatError as e:
+        raise KeyFileError(f"{path}: not a signing key: {e}") from None

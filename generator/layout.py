@@ -1,0 +1,90 @@
+"""Every path of the published site, in one place.
+
+Templates and artifact writers both ask here, so a link and the file it points to can never
+disagree. Pages are linked as explicit `index.html` files: the site must work from a
+downloaded folder, where a browser does not resolve a directory to its index.
+"""
+
+from __future__ import annotations
+
+MANIFEST = "transparency.json"
+KEYS = "keys.json"
+VERIFIER = "verify.py"
+SUMS = "SHA256SUMS"
+SUMS_SIG = "SHA256SUMS.sig"
+STYLE = "style.css"
+
+LEDGER_PREFIX = "ledger"
+ENTRIES = f"{LEDGER_PREFIX}/entries.json"
+CHECKPOINT = f"{LEDGER_PREFIX}/checkpoint"
+COMMITMENTS = f"{LEDGER_PREFIX}/commitments.json"
+
+HOME = "index.html"
+METHODOLOGY_PAGE = "methodology/index.html"
+POOL_PAGE = "pool/index.html"
+RETIRED_PAGE = "retired/index.html"
+RUNS_PAGE = "runs/index.html"
+CERTIFICATES_PAGE = "certificates/index.html"
+KEYS_PAGE = "keys/index.html"
+VERIFY_PAGE = "verify/index.html"
+
+# A page never lists more rows than this: a pool of a million items becomes a thousand pages.
+PAGE_SIZE = 1000
+
+
+def sig(path: str) -> str:
+    return f"{path}.sig"
+
+
+def key_pem(key_id_hex: str) -> str:
+    return f"keys/{key_id_hex}.pem"
+
+
+def reveal(item_id: str) -> str:
+    return f"reveals/{item_id}.json"
+
+
+def item_page(item_id: str) -> str:
+    return f"items/{item_id}.html"
+
+
+def methodology_parameters(version: str) -> str:
+    return f"methodology/{version}.json"
+
+
+def methodology_document(version: str) -> str:
+    return f"methodology/{version}.md"
+
+
+def methodology_page(version: str) -> str:
+    return f"methodology/{version}.html"
+
+
+def gate_page(gate: str, page: int = 1) -> str:
+    return f"gates/{gate}/index.html" if page == 1 else f"gates/{gate}/page-{page}.html"
+
+
+def pool_page(page: int = 1) -> str:
+    return POOL_PAGE if page == 1 else f"pool/page-{page}.html"
+
+
+def retired_page(page: int = 1) -> str:
+    return RETIRED_PAGE if page == 1 else f"retired/page-{page}.html"
+
+
+def run_spec(run_id: str) -> str:
+    return f"runs/{run_id}.json"
+
+
+def certificate(serial: str) -> str:
+    return f"certificates/{serial}.json"
+
+
+def certificate_page(serial: str) -> str:
+    return f"certificates/{serial}.html"
+
+
+def relative(from_page: str, target: str) -> str:
+    """A link from one site path to another that works under any prefix and from disk."""
+    depth = from_page.count("/")
+    return "../" * depth + target

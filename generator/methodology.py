@@ -1,0 +1,115 @@
+"""Methodology versions: the parameter file (SPEC §5) and the prose that explains it.
+
+The prose is Markdown in which every number is a placeholder filled from the parameter file
+(`{{ item_threshold }}`, `{{ tiers.critical.weight }}`), so a number is never typed twice and
+the published explanation cannot drift from the parameters it explains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import markdown
+import nh3
+from jinja2.sandbox import SandboxedEnvironment
+
+from generator import canonical
+from generator.datadir import Paths
+from generator.errors import InputError, problem
+from generator.ledgerfile import appending, event_time, write_new_file
+from generator.sources import load_data_file, read_text
+from generator.verify import check_methodology, sha256_hex
+
+_PROSE_ENV = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+# What Markdown may produce on the site; anything else (scripts, styles, event handlers) is dropped.
+ALLOWED_TAGS = {
+    "a", "abbr", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h2", "h3",
+    "h4", "h5", "h6", "hr", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul",
+}
+
+
+def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
+    """A parameter file (JSON or YAML), validated against SPEC §5; all problems at once."""
+    file = display or str(path)
+    params = load_data_file(path, file)
+    problems = [p.at(file) for p in check_methodology(params)]
+    try:
+        canonical.dumps(params)
+    except canonical.NotCanonicalizable as e:
+        problems += [p.at(file) for p in e.problems]
+    if problems:
+        raise InputError(problems, f"{file}: not a valid methodology parameter file (SPEC §5)")
+    return params
+
+
+def render_prose(template: str, params: dict[str, Any], file: str) -> str:
+    """Fill the prose's placeholders from the parameters; an unknown placeholder is an error."""
+    try:
+        return _PROSE_ENV.from_string(template).render(**params, grades=_grades(params))
+    except jinja2.TemplateError as e:
+        line = getattr(e, "lineno", None)
+        raise InputError([problem(file, f"prose template: {e.message or e}", f"line {line}" if line else "")]) from None
+
+
+def prose_html(markdown_text: str) -> str:
+    """Markdown to HTML, sanitised: the operator's prose cannot inject script into the site."""
+    html = markdown.markdown(markdown_text, extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
+    return nh3.clean(html, tags=ALLOWED_TAGS, attributes={"a": {"href", "title"}, "td": {"align"}, "th": {"align"}}, link_rel=None)
+
+
+def _grades(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Grades best first, each with its cut-off and band, for prose and pages."""
+    rows = []
+    for c in params["grade_cutoffs"]:
+        rows.append({"grade": c["grade"], "min_pass_rate": c["min_pass_rate"], "band": params["bands"][c["grade"]]})
+    lowest = params["lowest_grade"]
+    rows.append({"grade": lowest, "min_pass_rate": None, "band": params["bands"][lowest]})
+    return rows
+
+
+def describe(params: dict[str, Any]) -> dict[str, Any]:
+    """What the methodology page shows beside the prose: tiers, grades and the rule."""
+    return {
+        "tiers": [{"tier": t, **params["tiers"][t]} for t in ("critical", "high", "low")],
+        "grades": _grades(params),
+        "weight_total_note": str(sum(Fraction(params["tiers"][t]["weight"]) for t in ("critical", "high", "low"))),
+    }
+
+
+@dataclass(frozen=True)
+class Published:
+    version: str
+    sha256: str
+    at: str
+
+
+def params_file(paths: Paths, version: str) -> Path:
+    return paths.methodology_dir / f"{version}.json"
+
+
+def prose_file(paths: Paths, version: str) -> Path:
+    return paths.methodology_dir / f"{version}.md"
+
+
+def publish(paths: Paths, params_path: Path, prose_path: Path, at: str | None = None) -> Published:
+    """Validate and publish a methodology version: its files in data/, its leaf in the ledger."""
+    params = load_params(params_path)
+    prose = read_text(prose_path)
+    render_prose(prose, params, str(prose_path))  # refuse a prose whose placeholders do not resolve
+    data = canonical.dumps(params)
+    version = params["version"]
+    with appending(paths) as app:
+        if version in app.ledger.methodologies:
+            raise InputError([problem(str(params_path), f"methodology {version} is already published; a published version never changes, publish a new version", "version")])
+        leaf = {"type": "methodology", "v": 1, "version": version, "sha256": sha256_hex(data), "at": event_time(at, app.ledger)}
+        lines = app.prepare([leaf])
+        write_new_file(params_file(paths, version), data)
+        write_new_file(prose_file(paths, version), prose.encode("utf-8"))
+        app.write(lines)
+    return Published(version, leaf["sha256"], leaf["at"])

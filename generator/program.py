@@ -1,0 +1,107 @@
+"""Creating a program (`init`) and declaring its gates (`gate add`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+import yaml
+
+from generator import canonical
+from generator.datadir import Paths, PublicKey, public_keys_document
+from generator.errors import InputError, problem
+from generator.keys import Signer, generate_signer, write_key
+from generator.ledgerfile import appending, event_time, write_new_file
+from generator.methodology import publish
+from generator.verify import GATE_RE, Ledger, is_gate_id, is_origin
+
+DEFAULTS = files("generator") / "defaults"
+
+PRIVATE_README = """\
+# Private program material
+
+This directory holds what must never be published:
+
+- `signing.key`: the program's Ed25519 signing key (mode 0600);
+- `items/`: the item sources (prompts and answers) you commit with `transparency commit`;
+- `sealed/`: the committed reveal documents of items not yet revealed, with their salts.
+
+Keep it outside any public repository and back it up: a lost sealed document can never be
+revealed, and a lost key cannot sign the next release. Point the `transparency` command at it
+with `--private DIR` or `TRANSPARENCY_PRIVATE=DIR`.
+"""
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    id: str
+    name: str
+    public: bool
+
+
+def parse_gate_option(text: str) -> GateSpec:
+    """`ID:NAME:public|secret`, as `init --gate` takes it."""
+    parts = text.split(":")
+    if len(parts) != 3 or parts[2] not in ("public", "secret") or not is_gate_id(parts[0]) or not parts[1].strip():
+        raise InputError([problem("--gate", "expected ID:NAME:public or ID:NAME:secret", expected=f"ID matching {GATE_RE.pattern}", found=text)])
+    return GateSpec(parts[0], parts[1].strip(), parts[2] == "public")
+
+
+def gate_leaf(gate: GateSpec, at: str) -> dict[str, object]:
+    return {"type": "gate", "v": 1, "id": gate.id, "name": gate.name, "public": gate.public, "at": at}
+
+
+def init_program(
+    paths: Paths,
+    name: str,
+    origin: str,
+    gates: list[GateSpec],
+    description: str = "",
+    at: str | None = None,
+    signer: Signer | None = None,
+) -> Signer:
+    """Create a program: data skeleton, signing key, gates and first methodology in the ledger."""
+    problems = []
+    if paths.program_file.exists() or paths.ledger_file.exists():
+        problems.append(problem(paths.show(paths.data), "a program is already there (program.yaml or ledger.jsonl exists); refusing to overwrite it"))
+    if not is_origin(origin):
+        problems.append(problem("--origin", "not a valid origin", expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle", found=origin))
+    if not name.strip():
+        problems.append(problem("--name", "the program needs a name"))
+    if not gates:
+        problems.append(problem("--gate", "a program needs at least one gate"))
+    if len({g.id for g in gates}) != len(gates):
+        problems.append(problem("--gate", "gate ids must be distinct"))
+    if paths.key_file.exists() and signer is None:
+        problems.append(problem(paths.show(paths.key_file), "a signing key is already there; refusing to overwrite it"))
+    if problems:
+        raise InputError(problems, "cannot create the program")
+    when = event_time(at, Ledger())
+    signer = signer or generate_signer(origin)
+    if signer.name != origin:
+        raise InputError([problem("--key", "the key's name must be the origin", expected=origin, found=signer.name)])
+    for d in (paths.data, paths.methodology_dir, paths.reveals_dir, paths.items_dir, paths.sealed_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    paths.private.chmod(0o700)
+    if not paths.key_file.exists():
+        write_key(paths.key_file, signer)
+    program = {"name": name.strip(), "origin": origin, "description": description}
+    write_new_file(paths.program_file, yaml.safe_dump(program, allow_unicode=True, sort_keys=False).encode())
+    keys = [PublicKey(signer.vkey, when, None, "active")]
+    write_new_file(paths.keys_file, canonical.dumps(public_keys_document(keys)) + b"\n")
+    readme = paths.private / "README.md"
+    if not readme.exists():
+        write_new_file(readme, PRIVATE_README.encode())
+    write_new_file(paths.ledger_file, b"")
+    with appending(paths) as app:
+        app.append([gate_leaf(g, when) for g in gates])
+    publish(paths, Path(str(DEFAULTS / "methodology.json")), Path(str(DEFAULTS / "methodology.md")), when)
+    return signer
+
+
+def add_gate(paths: Paths, gate: GateSpec, at: str | None = None) -> dict[str, object]:
+    with appending(paths) as app:
+        leaf = gate_leaf(gate, event_time(at, app.ledger))
+        app.append([leaf])
+    return leaf

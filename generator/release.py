@@ -1,0 +1,96 @@
+"""What a new release owes the last one: the same key, a ledger that only grew, and every
+published artifact byte for byte unchanged.
+
+Readers may have saved the last release; a build that quietly rewrote history would make their
+copies disagree with ours, so the generator refuses instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator import layout
+from generator.errors import InputError, KeyFileError, problem
+from generator.keys import Signer
+from generator.verify import FormatError, SUMS_LINE_RE, iter_canonical_array, parse_canonical
+
+# Artifacts under these folders are bound by hash to the ledger or to a reader's trust; pages
+# (.html) beside them are presentation and may change with the templates.
+IMMUTABLE_PREFIXES = ("reveals/", "methodology/", "runs/", "certificates/", "keys/")
+
+
+def is_immutable(path: str) -> bool:
+    return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith(".html")
+
+
+def _old_manifest(out: Path) -> dict | None:
+    path = out / layout.MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        m = parse_canonical(path.read_bytes())
+    except FormatError as e:
+        raise InputError([problem(str(path), f"the last release's manifest is unreadable ({e}); refusing to build over it. Move {out} away to start a new history.")]) from None
+    return m if isinstance(m, dict) else None
+
+
+def check_key_matches(out: Path, signer: Signer) -> None:
+    """v1 has one key for life: the signer must be the key the last release published."""
+    path = out / layout.KEYS
+    if not path.is_file():
+        return
+    try:
+        doc = parse_canonical(path.read_bytes())
+        active = [k["vkey"] for k in doc["keys"] if k.get("status") == "active"]
+    except (FormatError, KeyError, TypeError):
+        return
+    if active and active[0] != signer.vkey:
+        raise KeyFileError(
+            f"the signing key does not match the key the last release published in {path}\n"
+            f"      expected: {active[0]}\n      found:    {signer.vkey}"
+        )
+
+
+def check_ledger_extends(out: Path, new_body: bytes | bytearray) -> None:
+    """Refuse a ledger that does not begin with every leaf of the last release, in order."""
+    m = _old_manifest(out)
+    if m is None:
+        return
+    rel = m.get("ledger", {}).get("entries")
+    path = out / str(rel)
+    try:
+        data = path.read_bytes()
+        elements, _ = iter_canonical_array(data, "entries")
+        pos = 0
+        for i, (_, raw) in enumerate(elements):
+            start = pos + (1 if i else 0)
+            end = start + len(raw)
+            if new_body[start:end] != raw or (end < len(new_body) and new_body[end : end + 1] != b","):
+                raise InputError([problem(
+                    "data/ledger.jsonl",
+                    f"the ledger does not extend the last release: its leaf {i} differs from the published one (or is missing)",
+                    expected=raw.decode("utf-8", "replace")[:200],
+                    found=bytes(new_body[start:end]).decode("utf-8", "replace")[:200] or "(no such leaf)",
+                )], "refusing to publish a ledger that rewrites history")
+            pos = end
+    except (OSError, FormatError) as e:
+        raise InputError([problem(str(path), f"cannot read the last release's ledger ({e}); refusing to build over it. Move {out} away to start a new history.")]) from None
+
+
+def check_published_unchanged(out: Path, new_hashes: dict[str, str]) -> None:
+    """Every artifact of the last release must be in the new one, byte for byte."""
+    sums = out / layout.SUMS
+    if not sums.is_file():
+        return
+    problems = []
+    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_immutable(m.group(2)):
+            continue
+        digest, rel = m.group(1), m.group(2)
+        if rel not in new_hashes:
+            problems.append(problem(rel, "published in the last release but missing from this build"))
+        elif new_hashes[rel] != digest:
+            problems.append(problem(rel, "would change a file the last release published", expected=digest, found=new_hashes[rel]))
+    if problems:
+        raise InputError(problems, "this build would rewrite what the last release published; nothing was changed")

@@ -1,0 +1,77 @@
+"""Rendering HTML pages through the Jinja2 templates in `site_templates`.
+
+Autoescape is on for every template and undefined values fail the build (StrictUndefined):
+item texts and certificate fields are data, never markup, and a page that lost a value must
+not be published looking complete.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+import jinja2
+
+from generator import layout
+
+
+def template_dir() -> str:
+    return str(files("site_templates"))
+
+
+@jinja2.pass_context
+def _url(ctx: jinja2.runtime.Context, target: str) -> str:
+    return layout.relative(ctx["page_path"], target)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _short(digest: str, n: int = 12) -> str:
+    return digest[:n] + "…" if len(digest) > n else digest
+
+
+def make_environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.globals["url"] = _url
+    env.globals["layout"] = layout
+    env.filters["json"] = _json
+    env.filters["short"] = _short
+    return env
+
+
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    path: str
+
+
+class Renderer:
+    """Renders pages with what every page shares: the program, the navigation, the demo banner."""
+
+    def __init__(self, common: dict[str, Any], nav: list[NavItem]) -> None:
+        self.env = make_environment()
+        self.common = common
+        self.nav = nav
+
+    def page(self, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> str:
+        section = page_path.split("/", 1)[0] if "/" in page_path else page_path
+        return self.env.get_template(template).render(
+            **self.common,
+            **context,
+            nav=self.nav,
+            section=section,
+            page_path=page_path,
+            title=title,
+            twin=twin,
+        )

@@ -1,0 +1,333 @@
+"""Gathering a site: read and validate every input, derive everything pages need.
+
+The first of the build's two phases. Nothing is written here; every problem in the data is
+collected and raised together, so one run shows them all.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator import layout
+from generator.datadir import Paths, Program, PublicKey, load_program, load_public_keys
+from generator.errors import InputError, TransparencyError, problem
+from generator.keys import Signer, load_key
+from generator.ledgerfile import read_ledger
+from generator.methodology import params_file, prose_file, prose_html, render_prose
+from generator.sources import read_text
+from generator.verify import (
+    FormatError,
+    Ledger,
+    MerkleStream,
+    Problem,
+    check_methodology,
+    check_reveal_document,
+    check_run_rules,
+    check_run_spec,
+    checkpoint_text,
+    leaf_hash,
+    parse_canonical,
+    parse_vkey,
+    sha256_hex,
+)
+
+Progress = Callable[[str, int, int], None]
+
+LATEST_EVENTS = 12
+
+
+@dataclass(frozen=True)
+class RevealedItem:
+    id: str
+    gate: str
+    reason: str
+    note: str
+    commitment: str
+    commit_index: int
+    committed_at: str
+    reveal_index: int
+    revealed_at: str
+    field_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MethodologyVersion:
+    version: str
+    sha256: str
+    at: str
+    index: int
+    params: dict[str, Any]
+    params_bytes: bytes
+    document: str  # the prose with its numbers filled in (Markdown)
+    html: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: str
+    spec: dict[str, Any]
+    spec_bytes: bytes
+    at: str
+    index: int
+    certificate: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class CertificateInfo:
+    serial: str
+    run: str
+    doc: dict[str, Any]
+    data: bytes
+    at: str
+    index: int
+
+
+@dataclass
+class SiteContext:
+    paths: Paths
+    program: Program
+    program_html: str
+    signer: Signer
+    demo: bool
+    public_keys: list[PublicKey]
+    ledger: Ledger
+    entries_body: bytearray  # the leaves' bytes joined by ',': the entries document's list
+    root: bytes
+    checkpoint: bytes
+    latest: list[tuple[int, dict[str, Any]]]
+    methodologies: list[MethodologyVersion]
+    revealed: list[RevealedItem]
+    runs: list[RunInfo]
+    certificates: list[CertificateInfo]
+    generated_at: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        return self.program.origin
+
+
+def generated_at(ledger: Ledger) -> str:
+    """SOURCE_DATE_EPOCH when set, else the newest ledger event: never the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        try:
+            return _dt.datetime.fromtimestamp(int(epoch), _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (ValueError, OverflowError):
+            raise InputError([problem("SOURCE_DATE_EPOCH", "must be a whole number of seconds since 1970", found=epoch)]) from None
+    return ledger.last_at or "1970-01-01T00:00:00Z"
+
+
+def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
+    """Read and validate the whole data directory; raise InputError with every problem."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    program, w = load_program(paths)
+    warnings += w
+    keys: list[PublicKey] = []
+    try:
+        keys = load_public_keys(paths, program.origin)
+    except InputError as e:
+        problems += e.problems
+    signer = None
+    try:
+        signer = load_key(paths.key_file)
+    except TransparencyError as e:
+        problems.append(problem(paths.show(paths.key_file), str(e).removeprefix(f"{paths.key_file}: ")))
+    if signer is not None and keys:
+        active = next(k for k in keys if k.status == "active")
+        if signer.vkey != active.vkey:
+            problems.append(problem(paths.show(paths.key_file), "the signing key does not match the published key in keys.json", expected=f"{active.vkey} ({parse_vkey(active.vkey).fingerprint})", found=f"{signer.vkey} ({signer.fingerprint})"))
+
+    body = bytearray()
+    merkle = MerkleStream()
+    latest: deque[tuple[int, dict[str, Any]]] = deque(maxlen=LATEST_EVENTS)
+
+    def on_leaf(index: int, leaf: dict[str, Any], raw: bytes) -> None:
+        if index:
+            body.extend(b",")
+        body.extend(raw)
+        merkle.append(leaf_hash(raw))
+        latest.append((index, leaf))
+        if progress and index % 10000 == 0:
+            progress("reading the ledger", index, 0)
+
+    try:
+        ledger = read_ledger(paths, on_leaf)
+    except InputError as e:
+        raise InputError(problems + e.problems, e.summary) from None
+    if progress:
+        progress("reading the ledger", ledger.size, ledger.size)
+
+    methodologies = _gather_methodologies(paths, ledger, problems)
+    revealed = _gather_reveals(paths, ledger, problems, progress)
+    runs, certificates = _gather_runs(paths, ledger, methodologies, problems)
+    if problems:
+        raise InputError(problems, "the data directory has problems; nothing was built")
+    assert signer is not None
+    root = merkle.root()
+    note = signer.sign_note(checkpoint_text(program.origin, ledger.size, root))
+    return SiteContext(
+        paths=paths,
+        program=program,
+        program_html=prose_html(program.description),
+        signer=signer,
+        demo=paths.is_demo,
+        public_keys=keys,
+        ledger=ledger,
+        entries_body=body,
+        root=root,
+        checkpoint=note,
+        latest=list(reversed(latest)),
+        methodologies=methodologies,
+        revealed=revealed,
+        runs=runs,
+        certificates=certificates,
+        generated_at=generated_at(ledger),
+        warnings=warnings,
+    )
+
+
+def _read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]) -> tuple[bytes, Any] | None:
+    file = paths.show(path)  # type: ignore[arg-type]
+    try:
+        data = open(path, "rb").read()
+    except FileNotFoundError:
+        problems.append(problem(file, f"{what} is missing; the ledger refers to it"))
+        return None
+    digest = sha256_hex(data)
+    if digest != want_sha:
+        problems.append(problem(file, f"{what} does not hash to the value in the ledger (a published document never changes)", expected=want_sha, found=digest))
+        return None
+    try:
+        return data, parse_canonical(data)
+    except FormatError as e:
+        problems.append(problem(file, f"{what}: {e}"))
+        return None
+
+
+def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem]) -> list[MethodologyVersion]:
+    out = []
+    for m in ledger.methodologies.values():
+        loaded = _read_document(paths, params_file(paths, m.version), m.sha256, f"parameters of methodology {m.version}", problems)
+        if loaded is None:
+            continue
+        data, params = loaded
+        file = paths.show(params_file(paths, m.version))
+        rules = check_methodology(params)
+        if rules:
+            problems += [p.at(file) for p in rules]
+            continue
+        try:
+            template = read_text(prose_file(paths, m.version), paths.show(prose_file(paths, m.version)))
+            document = render_prose(template, params, paths.show(prose_file(paths, m.version)))
+        except InputError as e:
+            problems += e.problems
+            continue
+        out.append(MethodologyVersion(m.version, m.sha256, m.at, m.index, params, data, document, prose_html(document)))
+    return out
+
+
+def _gather_reveals(paths: Paths, ledger: Ledger, problems: list[Problem], progress: Progress | None) -> list[RevealedItem]:
+    out = []
+    events = sorted(ledger.reveals.values(), key=lambda r: r.index)
+    for n, r in enumerate(events, start=1):
+        c = ledger.commit(r.id)
+        assert c is not None  # the replay guarantees it
+        loaded = _read_document(paths, paths.reveal_file(r.id), c.commitment, f"reveal document of {r.id}", problems)
+        if progress and (n % 1000 == 0 or n == len(events)):
+            progress("checking reveals", n, len(events))
+        if loaded is None:
+            continue
+        doc = loaded[1]
+        file = paths.show(paths.reveal_file(r.id))
+        shape = check_reveal_document(doc)
+        if shape:
+            problems += [p.at(file) for p in shape]
+            continue
+        if doc["id"] != r.id or doc["gate"] != c.gate:
+            problems.append(problem(file, "id or gate differs from the ledger", expected=f"{r.id} on gate {c.gate}", found=f"{doc['id']} on gate {doc['gate']}"))
+            continue
+        out.append(RevealedItem(r.id, c.gate, r.reason, r.note, c.commitment, c.index, c.at, r.index, r.at, tuple(doc["item"]["answer"])))
+    if paths.reveals_dir.is_dir():
+        known = set(ledger.reveals)
+        for p in sorted(paths.reveals_dir.iterdir()):
+            if p.name.startswith("."):
+                continue
+            if p.suffix != ".json" or p.stem not in known:
+                problems.append(problem(paths.show(p), "a file in the reveals directory without a reveal event in the ledger; it would not be published (if it is a sealed item's document, it belongs in the private directory)"))
+    return out
+
+
+def _gather_runs(
+    paths: Paths, ledger: Ledger, methodologies: list[MethodologyVersion], problems: list[Problem]
+) -> tuple[list[RunInfo], list[CertificateInfo]]:
+    params = {m.version: m.params for m in methodologies}
+    certificates: list[CertificateInfo] = []
+    verdicts: dict[str, str] = {}
+    for cert in ledger.certificates.values():
+        path = paths.certificates_dir / f"{cert.serial}.json"
+        loaded = _read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
+        if loaded is None:
+            continue
+        data, doc = loaded
+        if not isinstance(doc, dict):
+            problems.append(problem(paths.show(path), "a certificate must be an object"))
+            continue
+        certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index))
+        verdicts[cert.run] = str(doc.get("verdict"))
+    runs: list[RunInfo] = []
+    specs: dict[str, dict[str, Any]] = {}
+    for run in ledger.runs.values():
+        path = paths.runs_dir / f"{run.id}.json"
+        loaded = _read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+        if loaded is None:
+            continue
+        data, spec = loaded
+        file = paths.show(path)
+        shape = check_run_spec(spec)
+        if shape:
+            problems += [p.at(file) for p in shape]
+            continue
+        problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params.get(spec["methodology"]["version"]), specs)]
+        specs[run.id] = spec
+        serial = ledger.certificate_of_run.get(run.id)
+        runs.append(RunInfo(run.id, spec, data, run.at, run.index, serial, verdicts.get(run.id, "open") if serial else "open"))
+    return runs, certificates
+
+
+def event_summary(leaf: dict[str, Any]) -> str:
+    """One line of plain words for a ledger event, for the home page."""
+    kind = leaf.get("type")
+    if kind == "gate":
+        return f"Gate {leaf['id']} declared ({'public' if leaf['public'] else 'secret'}): {leaf['name']}"
+    if kind == "methodology":
+        return f"Methodology {leaf['version']} published"
+    if kind == "commit":
+        return f"Item {leaf['id']} committed to gate {leaf['gate']}"
+    if kind == "reveal":
+        return f"Item {leaf['id']} revealed ({leaf['reason']})"
+    if kind == "run":
+        return f"Run {leaf['id']} registered for {leaf['subject'].get('name')} on gate {leaf['gate']}"
+    if kind == "certificate":
+        return f"Certificate {leaf['serial']} issued for run {leaf['run']}"
+    return str(kind)
+
+
+def event_link(leaf: dict[str, Any]) -> str | None:
+    kind = leaf.get("type")
+    if kind == "reveal":
+        return layout.item_page(leaf["id"])
+    if kind == "methodology":
+        return layout.methodology_page(leaf["version"])
+    if kind == "certificate":
+        return layout.certificate_page(leaf["serial"])
+    if kind == "gate":
+        return None
+    return None

@@ -1,0 +1,110 @@
+"""Strict reading of the operator's YAML and JSON files.
+
+YAML 1.1 as PyYAML reads it by default turns `no` into false, `12:30` into 750 and
+`2026-03-04` into a date, and silently keeps the last of two equal keys. Item texts and answers
+are evidence, so the loader here accepts only the JSON-compatible core of YAML: true/false,
+decimal integers, null, strings, lists and mappings with unique string keys. Anything else is
+an error that names the file and the line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.errors import InputError, problem
+from generator.verify import FormatError, loads_strict
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader restricted to the YAML 1.2 core schema, without timestamps or merges."""
+
+
+_StrictLoader.yaml_implicit_resolvers = {}
+for _tag, _regexp, _first in (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
+    ("tag:yaml.org,2002:float", r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$", "-+0123456789."),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+):
+    _StrictLoader.add_implicit_resolver(_tag, re.compile(_regexp), list(_first))
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"mapping keys must be strings, found {key!r}", key_node.start_mark
+            )
+        if key in result:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+    return result
+
+
+def _refuse(loader: _StrictLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(None, None, f"unsupported YAML type {node.tag}", node.start_mark)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+for _tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary", "tag:yaml.org,2002:set",
+             "tag:yaml.org,2002:omap", "tag:yaml.org,2002:pairs"):
+    _StrictLoader.add_constructor(_tag, _refuse)
+
+
+def parse_yaml(text: str, file: str) -> Any:
+    """Parse YAML text strictly; raise InputError naming the file and line."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError([problem(file, f"malformed YAML: {e.problem or e.context}", where)]) from None
+    except yaml.YAMLError as e:
+        raise InputError([problem(file, f"malformed YAML: {e}")]) from None
+
+
+def read_text(path: Path, display: str | None = None) -> str:
+    name = display or str(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError([problem(name, "file is missing")]) from None
+    except UnicodeDecodeError as e:
+        raise InputError([problem(name, f"not valid UTF-8 at byte {e.start}")]) from None
+    except OSError as e:
+        raise InputError([problem(name, f"cannot read: {e.strerror}")]) from None
+
+
+def load_yaml(path: Path, display: str | None = None) -> Any:
+    return parse_yaml(read_text(path, display), display or str(path))
+
+
+def load_json(path: Path, display: str | None = None) -> Any:
+    """Read a JSON file strictly (UTF-8, no duplicate keys, no NaN)."""
+    name = display or str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError([problem(name, "file is missing")]) from None
+    except OSError as e:
+        raise InputError([problem(name, f"cannot read: {e.strerror}")]) from None
+    try:
+        return loads_strict(data)
+    except FormatError as e:
+        raise InputError([problem(name, f"malformed JSON: {e}")]) from None
+
+
+def load_data_file(path: Path, display: str | None = None) -> Any:
+    """A YAML (.yaml, .yml) or JSON (.json) file, chosen by its suffix."""
+    if path.suffix in (".yaml", ".yml"):
+        return load_yaml(path, display)
+    return load_json(path, display)

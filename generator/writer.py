@@ -1,0 +1,88 @@
+"""Writing the site: every file once, inside the staging directory, hashed as it is written.
+
+The build writes into a fresh staging directory beside the output and swaps it in only when
+the whole site is written and has passed its own verification, so a failed build leaves the
+last good site untouched and a reader never sees half a release.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from generator import layout
+from generator.errors import TransparencyError
+from generator.keys import Signer
+from generator.verify import is_safe_path, sha256_hex
+
+
+class OutputPathError(TransparencyError):
+    """A path that would escape the site or be written twice: a bug or hostile data, never both files."""
+
+
+class SiteWriter:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._resolved = root.resolve()
+        self.hashes: dict[str, str] = {}
+
+    def write(self, rel: str, data: bytes) -> None:
+        if not is_safe_path(rel):
+            raise OutputPathError(f"refusing to write {rel!r}: not a safe site-relative path")
+        if rel in self.hashes:
+            raise OutputPathError(f"refusing to write {rel} twice: two records map to one path")
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.resolve().is_relative_to(self._resolved):
+            raise OutputPathError(f"refusing to write {rel}: it resolves outside the site")
+        with open(path, "xb") as f:
+            f.write(data)
+        self.hashes[rel] = sha256_hex(data)
+
+    def write_text(self, rel: str, text: str) -> None:
+        self.write(rel, text.encode("utf-8"))
+
+    def write_signed(self, rel: str, data: bytes, signer: Signer) -> None:
+        self.write(rel, data)
+        self.write(layout.sig(rel), signer.sign(data))
+
+    def finish(self, signer: Signer) -> None:
+        """Write SHA256SUMS over every file written, sorted by the UTF-8 bytes of the path, and sign it."""
+        lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
+        data = "".join(lines).encode()
+        path = self.root / layout.SUMS
+        path.write_bytes(data)
+        (self.root / layout.SUMS_SIG).write_bytes(signer.sign(data))
+
+
+def is_replaceable_site(out: Path) -> bool:
+    """Only an empty directory or a site we built may be replaced wholesale."""
+    if not out.exists():
+        return True
+    if not out.is_dir():
+        return False
+    return (out / layout.MANIFEST).is_file() or not any(out.iterdir())
+
+
+def make_staging(out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+
+
+def swap_in(staging: Path, out: Path) -> None:
+    """Replace `out` with `staging`: two renames on one file system, the old copy removed last."""
+    os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rmdir(old)
+        os.rename(out, old)
+        try:
+            os.rename(staging, out)
+        except OSError:
+            os.rename(old, out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(staging, out)
