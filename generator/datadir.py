@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
-from generator.verify import Problem, is_origin, is_time, parse_vkey, FormatError
+from generator.verify import FormatError, Problem, is_origin, is_time, parse_vkey
 
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"

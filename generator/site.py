@@ -197,7 +197,8 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
 def _read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]) -> tuple[bytes, Any] | None:
     file = paths.show(path)  # type: ignore[arg-type]
     try:
-        data = open(path, "rb").read()
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         problems.append(problem(file, f"{what} is missing; the ledger refers to it"))
         return None

@@ -63,7 +63,7 @@ for _tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary", "tag:yam
 def parse_yaml(text: str, file: str) -> Any:
     """Parse YAML text strictly; raise InputError naming the file and line."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""

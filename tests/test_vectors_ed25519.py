@@ -7,15 +7,12 @@ before the project code exists) and against generator.verify.ed25519_verify.
 import importlib
 import json
 import pathlib
-import sys
 
 import pytest
 from nacl.exceptions import CryptoError
 from nacl.signing import SigningKey, VerifyKey
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "ed25519_rfc8032.json").read_text(encoding="utf-8"))
 POSITIVE = VECTORS["vectors"]

@@ -8,13 +8,10 @@ import hashlib
 import importlib
 import json
 import pathlib
-import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "rfc6962_merkle.json").read_text(encoding="utf-8"))
 B = bytes.fromhex
@@ -59,7 +56,7 @@ def test_hasher(v, case):
 SUBTREES = [(lvl, i) for lvl, row in enumerate(VECTORS["subtree_hashes"]) for i in range(len(row))]
 
 
-@pytest.mark.parametrize("lvl,i", SUBTREES, ids=[f"level{l}-node{i}" for l, i in SUBTREES])
+@pytest.mark.parametrize("lvl,i", SUBTREES, ids=[f"level{lv}-node{i}" for lv, i in SUBTREES])
 def test_subtree_hashes(v, lvl, i):
     nh = VECTORS["subtree_hashes"]
     if lvl == 0:

@@ -12,14 +12,11 @@ import json
 import math
 import pathlib
 import struct
-import sys
 
 import pytest
 import rfc8785
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "rfc8785_jcs.json").read_text(encoding="utf-8"))
 CASES = VECTORS["cases"]

@@ -9,14 +9,11 @@ import base64
 import importlib
 import json
 import pathlib
-import sys
 
 import pytest
 from nacl.signing import SigningKey, VerifyKey
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "signed_note.json").read_text(encoding="utf-8"))
 PETER = {k: VECTORS[k] for k in ("vkey", "name", "key_id", "public_key")}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# How the demo program in data/ was made, command by command.
+#
+# Running it again makes a *new* program: a new key and new salts, so every commitment and
+# signature changes. It refuses to run over an existing program; to start over, remove
+# data/program.yaml, data/keys.json, data/ledger.jsonl, data/methodology, data/reveals,
+# data/private/signing.key and data/private/sealed first.
+set -eu
+cd "$(dirname "$0")/.."
+T="${TRANSPARENCY:-.venv/bin/transparency}"
+PY="${PYTHON:-.venv/bin/python}"
+
+$T init \
+  --name "Customer Message Extraction Certification (demo)" \
+  --origin "transparency.example.org/extraction" \
+  --gate "a:Gate A:public" --gate "b:Gate B:secret" \
+  --description "This program certifies AI systems that turn customer messages for a bank and an online shop into structured records: account numbers, transfer amounts, product defects, delivery addresses, summaries and tags. Systems are tested against a pool of secret items; the public Gate A shows what the items look like. *This is demonstration data: the program, its items and its key are invented.*" \
+  --at 2026-01-05T09:00:00Z
+
+# Item sources live in data/private/items (kept in the repository for the demo only).
+$T commit --at 2026-01-12T10:00:00Z
+
+# Retire Gate B items in order, with the dates and reasons of data/private/retirements.yaml.
+$PY -c '
+import sys, yaml
+for r in yaml.safe_load(open("data/private/retirements.yaml"))["retire"]:
+    sys.stdout.write("\t".join((r["id"], r["at"], r["note"])) + "\n")
+' | while IFS="$(printf '\t')" read -r id at note; do
+  $T retire "$id" --note "$note" --at "$at"
+done
+
+$T build

@@ -1,0 +1,2044 @@
+#!/usr/bin/env python3
+"""Offline verifier for a transparency site (public formats v1).
+
+    python verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json]
+
+Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
+recomputes what follows from it. Needs only Python 3.11+ and PyNaCl (`pip install pynacl`).
+Exit status: 0 every check passed, 1 at least one failed, 2 the site could not be read or the
+arguments are wrong.
+
+This file is published byte for byte inside every site, and the generator imports its hashing,
+signature and proof code, so a site can never publish a proof this file rejects. For that
+reason it must stay standalone: the standard library and PyNaCl, nothing else.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+import hashlib
+import json
+import re
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+try:
+    import nacl.exceptions
+    import nacl.signing
+except ImportError:  # pragma: no cover - exercised by hand on machines without PyNaCl
+    nacl = None
+
+FORMAT_VERSION = 1
+MAX_SAFE_INTEGER = 2**53 - 1
+MAX_LEAF_BYTES = 65535
+
+HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
+DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
+TIME_RE = re.compile(
+    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
+)
+SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
+
+KINDS = ("scalar", "text", "array")
+TIERS = ("critical", "high", "low")
+REVEAL_REASONS = ("public-gate", "retired")
+KEY_STATUSES = ("active", "retired", "revoked")
+
+MANIFEST_PATH = "transparency.json"
+SUMS_PATH = "SHA256SUMS"
+SUMS_SIG_PATH = "SHA256SUMS.sig"
+
+# RFC 6962 domain separation: a leaf can never be confused with an interior node.
+_LEAF_HASH_PREFIX = b"\x00"
+_NODE_HASH_PREFIX = b"\x01"
+# C2SP signed-note: the signature type byte of an Ed25519 key.
+_ALG_ED25519 = b"\x01"
+# DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 key bytes follow.
+_SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
+_NOTE_SIG_PREFIX = "\u2014 "
+
+PASS_MEANING = (
+    "A pass means the artifacts are authentic (signed by the key above) and consistent with "
+    "each other, with the ledger and with the methodology. It does not mean the evaluation "
+    "itself was right, nor that the times the operator wrote are true: a ledger's order proves "
+    "sequence only from a checkpoint someone else saved."
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+class VerifyError(Exception):
+    """Base of every error this module raises on purpose."""
+
+
+class FormatError(VerifyError, ValueError):
+    """Bytes that are not what the format says they must be."""
+
+
+class ProofError(VerifyError, ValueError):
+    """A Merkle proof that is malformed or does not prove what it claims."""
+
+
+class RootMismatchError(ProofError):
+    """A proof recomputes to a root other than the expected one."""
+
+    def __init__(self, expected: bytes, computed: bytes) -> None:
+        super().__init__(
+            f"computed root {computed.hex()} does not match expected root {expected.hex()}"
+        )
+        self.expected = expected
+        self.computed = computed
+
+
+class NoteError(VerifyError, ValueError):
+    """A signed note that is malformed or lacks a valid signature by a known key."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failed check: where it is, what is wrong, and the two values that disagree."""
+
+    message: str
+    file: str = ""
+    where: str = ""
+    expected: str | None = None
+    found: str | None = None
+
+    def at(self, file: str, where: str = "") -> Problem:
+        """The same problem, located in `file` (and under `where` inside it)."""
+        inner = f"{where}.{self.where}" if where and self.where else (where or self.where)
+        return dataclasses.replace(self, file=file, where=inner)
+
+    def describe(self) -> str:
+        head = self.file or "site"
+        if self.where:
+            head += f" [{self.where}]"
+        text = f"{head}: {self.message}"
+        if self.expected is not None:
+            text += f"\n      expected: {self.expected}"
+        if self.found is not None:
+            text += f"\n      found:    {self.found}"
+        return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Canonical JSON (SPEC §1)
+
+
+def _reject_constant(name: str) -> Any:
+    raise FormatError(f"{name} is not valid JSON")
+
+
+def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise FormatError(f"duplicate key {dup!r}")
+    return result
+
+
+def _reject_fraction(text: str) -> Any:
+    raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
+
+
+_STRICT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant, parse_float=_reject_fraction
+)
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _check_no_surrogates(value: Any) -> None:
+    # json.loads turns "\ud800" escapes into lone surrogates, which no UTF-8 document can hold.
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE_RE.search(v):
+                raise FormatError("string holds a lone surrogate")
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                if _SURROGATE_RE.search(k):
+                    raise FormatError("object key holds a lone surrogate")
+                stack.append(item)
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def loads_strict(data: bytes) -> Any:
+    """Parse JSON bytes strictly: UTF-8 only, no duplicate keys, no lone surrogates, no NaN,
+    and no fractions or exponents, which no document of SPEC §1 may hold."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not valid UTF-8 at byte {e.start}") from None
+    try:
+        value = _STRICT_DECODER.decode(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    _check_no_surrogates(value)
+    return value
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical (RFC 8785) text of a value that obeys the number rules of SPEC §1."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The canonical (RFC 8785) bytes of a value that obeys the number rules of SPEC §1.
+
+    Under those rules JCS equals this standard-library serialisation, which lets the verifier
+    check canonical form without any third-party package.
+    """
+    return canonical_text(value).encode("utf-8")
+
+
+def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
+    """Where a value breaks SPEC §1: fractions, exponents, huge integers, keys beyond the BMP."""
+    problems: list[Problem] = []
+    stack: list[tuple[str, Any]] = [(where, value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            continue
+        if isinstance(v, float):
+            problems.append(Problem("a non-integer number", where=path, expected="an integer or a string", found=repr(v)))
+        elif isinstance(v, int):
+            if abs(v) > MAX_SAFE_INTEGER:
+                problems.append(Problem("an integer beyond ±(2^53−1)", where=path, found=str(v)))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if any(ord(c) > 0xFFFF for c in k):
+                    problems.append(Problem("object key outside the Basic Multilingual Plane", where=path, found=repr(k)))
+                stack.append((f"{path}.{k}" if path else k, x))
+        else:
+            problems.append(Problem("not a JSON value", where=path, found=type(v).__name__))
+    problems.reverse()
+    return problems
+
+
+def parse_canonical(data: bytes) -> Any:
+    """Parse published JSON bytes and require them to be canonical; raise FormatError if not."""
+    value = loads_strict(data)
+    rules = number_rule_problems(value)
+    if rules:
+        p = rules[0]
+        raise FormatError(f"{p.message} at {p.where or 'top level'}" + (f": {p.found}" if p.found else ""))
+    if canonical_bytes(value) != data:
+        raise FormatError("bytes are not in canonical (RFC 8785) form")
+    return value
+
+
+def iter_canonical_array(
+    data: bytes, key: str, window: int = 1 << 20
+) -> tuple[Iterator[tuple[Any, bytes]], dict[str, Any]]:
+    """Stream the elements of a large canonical document's first-sorted list `key`.
+
+    A ledger of a million leaves is a document of hundreds of megabytes; parsing it whole would
+    build a million dicts at once. A canonical document whose first key (in sorted order) is
+    `key` starts with `{"key":[`, so its elements can be decoded one window at a time, each
+    checked for canonical form on its own. Returns (elements, rest): the iterator yields
+    (element, its canonical bytes); `rest` holds the document's other members once the
+    iterator is exhausted. Raises FormatError for anything that is not canonical.
+    """
+    prefix = ('{"%s":[' % key).encode()
+    if not data.startswith(prefix):
+        raise FormatError(f"document does not start with {prefix.decode()!r} (canonical form with {key!r} first)")
+    rest: dict[str, Any] = {}
+
+    def elements() -> Iterator[tuple[Any, bytes]]:
+        pos = len(prefix)
+        n = len(data)
+        first = True
+        while True:
+            if data[pos : pos + 1] == b"]":
+                pos += 1
+                break
+            if not first:
+                if data[pos : pos + 1] != b",":
+                    raise FormatError(f"expected ',' or ']' at byte {pos}")
+                pos += 1
+            first = False
+            # Decode a window that ends on a character boundary and parse as many elements
+            # from it as it holds; an element cut by the window's end is parsed again from a
+            # fresh, larger window.
+            size = window
+            while True:
+                end = min(n, pos + size)
+                while end < n and (data[end] & 0xC0) == 0x80:
+                    end -= 1
+                try:
+                    text = data[pos:end].decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
+                try:
+                    value, stop = _STRICT_DECODER.raw_decode(text, 0)
+                except json.JSONDecodeError:
+                    if end >= n:
+                        raise FormatError(f"malformed JSON element at byte {pos}") from None
+                    size *= 4
+                    continue
+                break
+            idx = 0
+            while True:
+                raw_text = text[idx:stop]
+                _check_element(value, raw_text, pos)
+                raw = raw_text.encode("utf-8")
+                yield value, raw
+                pos += len(raw)
+                idx = stop
+                # Another whole element in this window?
+                if text[idx : idx + 1] != ",":
+                    break
+                try:
+                    value, stop = _STRICT_DECODER.raw_decode(text, idx + 1)
+                except json.JSONDecodeError:
+                    break  # cut by the window's end (or malformed): retry from a fresh window
+                pos += 1
+                idx += 1
+        tail = data[pos:]
+        if tail == b"}":
+            return
+        if not tail.startswith(b","):
+            raise FormatError(f"expected ',' or '}}' after the {key!r} list at byte {pos}")
+        others = parse_canonical(b"{" + tail[1:])
+        if not isinstance(others, dict) or any(k <= key for k in others):
+            raise FormatError(f"members after {key!r} are not in canonical order")
+        rest.update(others)
+
+    return elements(), rest
+
+
+def _check_element(value: Any, raw_text: str, pos: int) -> None:
+    _check_no_surrogates(value)
+    rules = number_rule_problems(value)
+    if rules:
+        raise FormatError(f"element at byte {pos}: {rules[0].message} at {rules[0].where}: {rules[0].found}")
+    if canonical_text(value) != raw_text:
+        raise FormatError(f"element at byte {pos} is not in canonical (RFC 8785) form")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# RFC 6962 / RFC 9162 Merkle trees
+
+
+def leaf_hash(data: bytes) -> bytes:
+    return hashlib.sha256(_LEAF_HASH_PREFIX + data).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(_NODE_HASH_PREFIX + left + right).digest()
+
+
+EMPTY_ROOT = hashlib.sha256(b"").digest()
+
+
+class MerkleStream:
+    """The root of a growing tree in O(log n) memory: one hash per perfect subtree."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._stack: list[bytes] = []  # perfect subtrees, largest first
+
+    def append(self, leaf: bytes) -> None:
+        """Add a leaf hash (not the leaf's bytes)."""
+        h = leaf
+        n = self.size
+        while n & 1:
+            h = node_hash(self._stack.pop(), h)
+            n >>= 1
+        self._stack.append(h)
+        self.size += 1
+
+    def root(self) -> bytes:
+        if not self._stack:
+            return EMPTY_ROOT
+        # RFC 6962 splits at the largest power of two below n, so the perfect subtrees of the
+        # binary decomposition of n fold together from the right.
+        h = self._stack[-1]
+        for left in reversed(self._stack[:-1]):
+            h = node_hash(left, h)
+        return h
+
+
+def merkle_root(leaf_hashes: Iterable[bytes]) -> bytes:
+    stream = MerkleStream()
+    for h in leaf_hashes:
+        stream.append(h)
+    return stream.root()
+
+
+def _largest_power_of_two_below(n: int) -> int:
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def _subtree_root(hashes: Sequence[bytes], lo: int, hi: int) -> bytes:
+    if hi - lo == 1:
+        return hashes[lo]
+    k = _largest_power_of_two_below(hi - lo)
+    return node_hash(_subtree_root(hashes, lo, lo + k), _subtree_root(hashes, lo + k, hi))
+
+
+def inclusion_proof(leaf_hashes: Sequence[bytes], index: int) -> list[bytes]:
+    """RFC 9162 §2.1.3.1 PATH(index, D[n]), leaf to root."""
+    n = len(leaf_hashes)
+    if not 0 <= index < n:
+        raise ProofError(f"index {index} is outside a tree of size {n}")
+    proof: list[bytes] = []
+    lo, hi = 0, n
+    while hi - lo > 1:
+        k = _largest_power_of_two_below(hi - lo)
+        if index < lo + k:
+            proof.append(_subtree_root(leaf_hashes, lo + k, hi))
+            hi = lo + k
+        else:
+            proof.append(_subtree_root(leaf_hashes, lo, lo + k))
+            lo = lo + k
+    proof.reverse()
+    return proof
+
+
+def _check_hashes(proof: Sequence[bytes], *others: bytes) -> None:
+    for h in (*proof, *others):
+        if not isinstance(h, bytes) or len(h) != 32:
+            raise ProofError("every hash must be 32 bytes")
+
+
+def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:
+    """RFC 9162 §2.1.3.2: the root that `proof` yields for the leaf hash at `index`."""
+    if size <= 0 or not 0 <= index < size:
+        raise ProofError(f"index {index} is outside a tree of size {size}")
+    _check_hashes(proof, leaf)
+    fn, sn = index, size - 1
+    r = leaf
+    for p in proof:
+        if sn == 0:
+            raise ProofError(f"proof has {len(proof)} hashes, more than a tree of size {size} needs")
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(f"proof has {len(proof)} hashes, fewer than index {index} of size {size} needs")
+    return r
+
+
+def verify_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes], root: bytes) -> None:
+    _check_hashes((), root)
+    computed = root_from_inclusion_proof(index, size, leaf, proof)
+    if computed != root:
+        raise RootMismatchError(root, computed)
+
+
+def consistency_proof(leaf_hashes: Sequence[bytes], old_size: int) -> list[bytes]:
+    """RFC 9162 §2.1.4.1 PROOF(m, D[n]) from the tree of the first `old_size` leaves."""
+    n = len(leaf_hashes)
+    if not 0 <= old_size <= n:
+        raise ProofError(f"old size {old_size} is outside 0..{n}")
+    if old_size in (0, n):
+        return []
+    proof: list[bytes] = []
+    lo, hi, m, complete = 0, n, old_size, True
+    while True:
+        if m == hi - lo:
+            if not complete:
+                proof.append(_subtree_root(leaf_hashes, lo, hi))
+            break
+        k = _largest_power_of_two_below(hi - lo)
+        if m <= k:
+            proof.append(_subtree_root(leaf_hashes, lo + k, hi))
+            hi = lo + k
+        else:
+            proof.append(_subtree_root(leaf_hashes, lo, lo + k))
+            lo, m, complete = lo + k, m - k, False
+    proof.reverse()
+    return proof
+
+
+def verify_consistency(
+    old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes
+) -> None:
+    """RFC 9162 §2.1.4.2: raise ProofError unless `proof` shows old_root is a prefix of new_root."""
+    _check_hashes(proof, old_root, new_root)
+    if old_size < 0 or new_size < old_size:
+        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
+    if old_size == new_size:
+        if proof:
+            raise ProofError("a proof between equal sizes must be empty")
+        if old_root != new_root:
+            raise RootMismatchError(old_root, new_root)
+        return
+    if old_size == 0:
+        if proof:
+            raise ProofError("a proof from the empty tree must be empty")
+        return
+    if not proof:
+        raise ProofError("empty consistency proof between different sizes")
+    hashes = list(proof)
+    if old_size & (old_size - 1) == 0:
+        hashes.insert(0, old_root)
+    fn, sn = old_size - 1, new_size - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = hashes[0]
+    for c in hashes[1:]:
+        if sn == 0:
+            raise ProofError(f"proof has {len(proof)} hashes, more than {old_size} → {new_size} needs")
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(f"proof has {len(proof)} hashes, fewer than {old_size} → {new_size} needs")
+    if fr != old_root:
+        raise RootMismatchError(old_root, fr)
+    if sr != new_root:
+        raise RootMismatchError(new_root, sr)
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys, detached signatures and C2SP signed notes (SPEC §2)
+
+
+def ed25519_verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    """True iff `signature` is a valid RFC 8032 Ed25519 signature of `message`."""
+    if nacl is None:
+        raise VerifyError("PyNaCl is not installed: pip install pynacl")
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
+    try:
+        nacl.signing.VerifyKey(public_key).verify(message, signature)
+        return True
+    except (nacl.exceptions.BadSignatureError, nacl.exceptions.ValueError, nacl.exceptions.TypeError):
+        return False
+
+
+def key_id(name: str, public_key: bytes) -> bytes:
+    """C2SP signed-note key ID: SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key)[:4]."""
+    return hashlib.sha256(name.encode("utf-8") + b"\n" + _ALG_ED25519 + public_key).digest()[:4]
+
+
+def is_valid_key_name(name: str) -> bool:
+    """A C2SP signed-note key name: non-empty, no '+', no whitespace, printable."""
+    return bool(name) and "+" not in name and not any(c.isspace() or not c.isprintable() for c in name)
+
+
+def make_vkey(name: str, public_key: bytes) -> str:
+    if not is_valid_key_name(name):
+        raise FormatError(f"{name!r} is not a valid key name")
+    b64 = base64.b64encode(_ALG_ED25519 + public_key).decode()
+    return f"{name}+{key_id(name, public_key).hex()}+{b64}"
+
+
+@dataclass(frozen=True)
+class VerifierKey:
+    name: str
+    key_id: bytes
+    public_key: bytes
+
+    @property
+    def vkey(self) -> str:
+        return make_vkey(self.name, self.public_key)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.public_key)
+
+
+def b64decode_strict(text: str) -> bytes:
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (ValueError, UnicodeEncodeError):
+        raise FormatError(f"{text[:40]!r} is not standard padded base64") from None
+    if base64.b64encode(raw).decode() != text:
+        raise FormatError(f"{text[:40]!r} is not in canonical base64 form")
+    return raw
+
+
+def parse_vkey(vkey: str) -> VerifierKey:
+    """Parse `<name>+<8 hex key ID>+<base64(0x01 ‖ key)>`; the base64 part may hold '+'."""
+    parts = vkey.split("+", 2)
+    if len(parts) != 3:
+        raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
+    name, hexid, b64 = parts
+    if not is_valid_key_name(name):
+        raise FormatError(f"{name!r} is not a valid key name")
+    if not re.fullmatch(r"[0-9a-f]{8}", hexid):
+        raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
+    raw = b64decode_strict(b64)
+    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
+        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
+    kid = key_id(name, raw[1:])
+    if kid.hex() != hexid:
+        raise FormatError(f"key ID {hexid} does not match the name and key (they give {kid.hex()})")
+    return VerifierKey(name, kid, raw[1:])
+
+
+def fingerprint(public_key: bytes) -> str:
+    return "SHA256:" + sha256_hex(public_key)
+
+
+def public_key_pem(public_key: bytes) -> bytes:
+    """A PEM SubjectPublicKeyInfo file of an Ed25519 key, as `openssl` reads it."""
+    b64 = base64.b64encode(_SPKI_ED25519_PREFIX + public_key).decode()
+    return f"-----BEGIN PUBLIC KEY-----\n{b64}\n-----END PUBLIC KEY-----\n".encode()
+
+
+def public_key_from_pem(pem: bytes) -> bytes:
+    lines = pem.decode("ascii", "replace").strip().splitlines()
+    if len(lines) < 3 or lines[0] != "-----BEGIN PUBLIC KEY-----" or lines[-1] != "-----END PUBLIC KEY-----":
+        raise FormatError("not a PEM public key")
+    der = b64decode_strict("".join(lines[1:-1]))
+    if len(der) != 44 or not der.startswith(_SPKI_ED25519_PREFIX):
+        raise FormatError("not an Ed25519 SubjectPublicKeyInfo")
+    return der[len(_SPKI_ED25519_PREFIX):]
+
+
+@dataclass(frozen=True)
+class NoteSignature:
+    name: str
+    key_id: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True)
+class SignedNote:
+    text: str
+    verified: tuple[NoteSignature, ...]
+    unverified: tuple[NoteSignature, ...]
+
+
+def note_signature_line(name: str, kid: bytes, signature: bytes) -> str:
+    return f"{_NOTE_SIG_PREFIX}{name} {base64.b64encode(kid + signature).decode()}\n"
+
+
+def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
+    """Open a C2SP signed note as golang.org/x/mod/sumdb/note.Open does.
+
+    Signatures by unknown keys are ignored; a failing signature by a known key rejects the
+    note; at least one signature by a known key must verify.
+    """
+    try:
+        msg = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NoteError("note is not valid UTF-8") from None
+    if any(c < " " and c != "\n" for c in msg):
+        raise NoteError("note holds a control character other than newline")
+    split = msg.rfind("\n\n")
+    if split < 0:
+        raise NoteError("note has no empty line before its signatures")
+    text, sigs = msg[: split + 1], msg[split + 2 :]
+    if not sigs or not sigs.endswith("\n"):
+        raise NoteError("note's signature block is empty or does not end with a newline")
+    known = {(v.name, v.key_id): v for v in verifiers}
+    verified: list[NoteSignature] = []
+    unverified: list[NoteSignature] = []
+    seen: set[tuple[str, bytes]] = set()
+    for count, line in enumerate(sigs[:-1].split("\n"), start=1):
+        if count > 100:
+            raise NoteError("note has more than 100 signatures")
+        if not line.startswith(_NOTE_SIG_PREFIX):
+            raise NoteError(f"signature line {line[:40]!r} does not start with '— '")
+        name, sep, b64 = line[len(_NOTE_SIG_PREFIX) :].partition(" ")
+        try:
+            raw = base64.b64decode(b64.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise NoteError(f"signature by {name!r} is not base64") from None
+        if not sep or not b64 or not is_valid_key_name(name) or len(raw) < 5:
+            raise NoteError(f"malformed signature line {line[:60]!r}")
+        sig = NoteSignature(name, raw[:4], raw[4:])
+        v = known.get((name, raw[:4]))
+        if v is None:
+            if sig not in unverified:
+                unverified.append(sig)
+            continue
+        if (name, raw[:4]) in seen:
+            continue  # as Go's note.Open: a repeated signature by one key is dropped unchecked
+        seen.add((name, raw[:4]))
+        if not ed25519_verify(v.public_key, sig.signature, text.encode("utf-8")):
+            raise NoteError(f"signature by {name} (key ID {raw[:4].hex()}) does not verify")
+        verified.append(sig)
+    if not verified:
+        raise NoteError("note has no signature by a known key")
+    return SignedNote(text, tuple(verified), tuple(unverified))
+
+
+def checkpoint_text(origin: str, size: int, root: bytes) -> str:
+    """The C2SP tlog-checkpoint body: origin, tree size, base64 root hash."""
+    return f"{origin}\n{size}\n{base64.b64encode(root).decode()}\n"
+
+
+def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
+    lines = text.split("\n")
+    if len(lines) < 4 or lines[-1] != "":
+        raise FormatError("a checkpoint has an origin line, a size line and a root line")
+    origin, size, root_b64 = lines[0], lines[1], lines[2]
+    if not re.fullmatch(r"0|[1-9][0-9]{0,19}", size):
+        raise FormatError(f"checkpoint size {size!r} is not a decimal number without leading zeros")
+    root = b64decode_strict(root_b64)
+    if len(root) != 32:
+        raise FormatError("checkpoint root is not 32 bytes")
+    return origin, int(size), root
+
+
+# ---------------------------------------------------------------------------------------------
+# Field formats (SPEC §1, §3)
+
+
+def is_id(value: Any) -> bool:
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+def is_gate_id(value: Any) -> bool:
+    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
+
+
+def is_time(value: Any) -> bool:
+    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
+
+
+def is_hex64(value: Any) -> bool:
+    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
+
+
+def is_decimal(value: Any) -> bool:
+    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_origin(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and bool(value)
+        and not value.startswith("{")
+        and "://" not in value
+        and is_valid_key_name(value)
+    )
+
+
+def is_safe_path(value: Any) -> bool:
+    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
+    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
+        return False
+    parts = value.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a fraction"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A short printable rendering of a found value for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool)) or is_int(v)
+
+
+def value_kind_problem(kind: str, value: Any) -> str | None:
+    """Why `value` cannot be the value of a field of `kind`, or None (SPEC §5 answer values)."""
+    if kind == "scalar" and not _is_scalar(value):
+        return "a string, an integer, a boolean or null"
+    if kind == "text" and not isinstance(value, str):
+        return "a string"
+    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
+        return "a list of strings, integers, booleans or nulls"
+    return None
+
+
+def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
+    """Problems with the member names of an object: missing required ones, unknown ones."""
+    if not isinstance(obj, dict):
+        return [Problem("must be an object", where=where, found=_type_name(obj))]
+    req, opt = list(required), set(optional)
+    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
+    unknown = sorted(k for k in obj if k not in req and k not in opt)
+    if unknown:
+        problems.append(Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where))
+    return problems
+
+
+def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
+    """Problems with an item's answer: fields, kinds, tiers and value types (SPEC §3, §5)."""
+    if not isinstance(answer, dict) or not answer:
+        return [Problem("must be an object with at least one field", where=where, found=_type_name(answer))]
+    problems: list[Problem] = []
+    for name, f in answer.items():
+        w = f"{where}.{name}"
+        if not name:
+            problems.append(Problem("field names must not be empty", where=where))
+        keys = check_keys(f, ("kind", "tier", "value"), where=w)
+        if keys:
+            problems.extend(keys)
+            if not isinstance(f, dict):
+                continue
+        kind, tier = f.get("kind"), f.get("tier")
+        if "kind" in f and kind not in KINDS:
+            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
+        if "tier" in f and tier not in TIERS:
+            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
+        if kind in KINDS and "value" in f:
+            want = value_kind_problem(kind, f["value"])
+            if want:
+                problems.append(Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"])))
+    return problems
+
+
+def check_item(item: Any, where: str = "item") -> list[Problem]:
+    """Problems with a committed item: a prompt string and a well-formed answer."""
+    if not isinstance(item, dict):
+        return [Problem("must be an object", where=where, found=_type_name(item))]
+    problems: list[Problem] = []
+    if not isinstance(item.get("prompt"), str):
+        problems.append(Problem("'prompt' must be a string", where=where, found=_type_name(item.get("prompt"))))
+    problems += check_answer(item.get("answer"), f"{where}.answer")
+    problems += number_rule_problems(item, where)
+    return problems
+
+
+REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
+
+
+def check_reveal_document(doc: Any) -> list[Problem]:
+    """Problems with a reveal document's shape (SPEC §3); its hash is checked elsewhere."""
+    problems = check_keys(doc, REVEAL_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "item-reveal" or not _is_v1(doc):
+        problems.append(Problem("wrong type or version", expected='"item-reveal", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if not is_id(doc.get("id")):
+        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
+    if not is_gate_id(doc.get("gate")):
+        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    if "item" in doc:
+        problems += check_item(doc["item"])
+    return problems
+
+
+def _is_v1(doc: dict[str, Any]) -> bool:
+    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
+
+
+# ---------------------------------------------------------------------------------------------
+# Methodology parameters (SPEC §5)
+
+
+METHODOLOGY_KEYS = (
+    "type", "v", "version", "tiers", "item_threshold", "text_similarity", "grade_cutoffs",
+    "lowest_grade", "bands", "certify",
+)
+
+
+def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) -> bool:
+    if not is_decimal(value):
+        return False
+    x = Fraction(value)
+    return (lo < x if lo_open else lo <= x) and x <= hi
+
+
+def check_methodology(params: Any) -> list[Problem]:
+    """Every way a methodology parameter file breaks SPEC §5 (empty when it is valid)."""
+    problems = check_keys(params, METHODOLOGY_KEYS)
+    if not isinstance(params, dict):
+        return problems
+    if params.get("type") != "methodology" or not _is_v1(params):
+        problems.append(Problem("wrong type or version", expected='"methodology", v 1', found=f"{show(params.get('type'))}, v {show(params.get('v'))}"))
+    if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
+        problems.append(Problem("malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))))
+    tiers = params.get("tiers")
+    problems += check_keys(tiers, TIERS, where="tiers")
+    if isinstance(tiers, dict):
+        for t in TIERS:
+            tier = tiers.get(t)
+            if not isinstance(tier, dict):
+                continue
+            problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
+            w = tier.get("weight")
+            if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
+                problems.append(Problem("weight must be a decimal string above 0", where=f"tiers.{t}.weight", expected='a string such as "0.7"', found=show(w)))
+            f = tier.get("min_similarity")
+            if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
+                problems.append(Problem("floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)))
+    if "item_threshold" in params and not _fraction_in(params["item_threshold"], Fraction(0), Fraction(1)):
+        problems.append(Problem("threshold must be a decimal string in [0, 1]", where="item_threshold", found=show(params["item_threshold"])))
+    ts = params.get("text_similarity")
+    problems += check_keys(ts, ("measure", "model", "version"), where="text_similarity")
+    if isinstance(ts, dict):
+        if "measure" in ts and ts["measure"] != "cosine":
+            problems.append(Problem("unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])))
+        for k in ("model", "version"):
+            if k in ts and not (isinstance(ts[k], str) and ts[k]):
+                problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
+    grades: list[str] = []
+    cutoffs = params.get("grade_cutoffs")
+    if "grade_cutoffs" in params and not isinstance(cutoffs, list):
+        problems.append(Problem("must be a list", where="grade_cutoffs", found=_type_name(cutoffs)))
+    elif isinstance(cutoffs, list):
+        previous: Fraction | None = None
+        for i, c in enumerate(cutoffs):
+            w = f"grade_cutoffs[{i}]"
+            keys = check_keys(c, ("grade", "min_pass_rate"), where=w)
+            problems += keys
+            if not isinstance(c, dict):
+                continue
+            if isinstance(c.get("grade"), str) and c["grade"]:
+                grades.append(c["grade"])
+            elif "grade" in c:
+                problems.append(Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade"))))
+            rate = c.get("min_pass_rate")
+            if not _fraction_in(rate, Fraction(0), Fraction(100)):
+                problems.append(Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate)))
+                continue
+            if previous is not None and Fraction(rate) >= previous:
+                problems.append(Problem("cut-offs must be strictly descending", where=f"{w}.min_pass_rate", expected=f"below {previous}", found=rate))
+            previous = Fraction(rate)
+    lowest = params.get("lowest_grade")
+    if isinstance(lowest, str) and lowest:
+        grades.append(lowest)
+    elif "lowest_grade" in params:
+        problems.append(Problem("must be a non-empty string", where="lowest_grade", found=show(lowest)))
+    if len(set(grades)) != len(grades):
+        dup = sorted({g for g in grades if grades.count(g) > 1})
+        problems.append(Problem("grades must be distinct", where="grade_cutoffs", found=", ".join(dup)))
+    bands = params.get("bands")
+    if "bands" in params and not isinstance(bands, dict):
+        problems.append(Problem("must be an object", where="bands", found=_type_name(bands)))
+    elif isinstance(bands, dict):
+        for g in grades:
+            if g not in bands:
+                problems.append(Problem(f"grade {g!r} has no band", where="bands"))
+        for g in sorted(set(bands) - set(grades)):
+            problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
+        previous_band: tuple[str, list[int]] | None = None
+        for g in grades:
+            b = bands.get(g)
+            if b is None:
+                continue
+            if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
+                problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
+                previous_band = None
+                continue
+            if previous_band is not None and previous_band[1][0] <= b[1]:
+                problems.append(Problem(f"band of {previous_band[0]} must lie wholly above the band of {g}", where=f"bands.{g}", expected=f"max below {previous_band[1][0]}", found=show(b)))
+            previous_band = (g, b)
+    certify = params.get("certify")
+    problems += check_keys(certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify")
+    if isinstance(certify, dict):
+        if "min_grade" in certify and certify["min_grade"] not in grades:
+            problems.append(Problem("must be one of the grades", where="certify.min_grade", expected=", ".join(grades), found=show(certify["min_grade"])))
+        if "min_scored_fraction" in certify and not _fraction_in(certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True):
+            problems.append(Problem("must be a decimal string in (0, 1]", where="certify.min_scored_fraction", found=show(certify["min_scored_fraction"])))
+        if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
+            problems.append(Problem("must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])))
+        m = certify.get("min_items_secret_gate")
+        if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
+            problems.append(Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m)))
+    return problems
+
+
+def grade_order(params: dict[str, Any]) -> list[str]:
+    """Grades, best first: the cut-offs' order, then the lowest grade."""
+    return [c["grade"] for c in params["grade_cutoffs"]] + [params["lowest_grade"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# The ledger (SPEC §4)
+
+
+LEAF_KEYS: dict[str, tuple[str, ...]] = {
+    "gate": ("type", "v", "id", "name", "public", "at"),
+    "methodology": ("type", "v", "version", "sha256", "at"),
+    "commit": ("type", "v", "id", "gate", "commitment", "at"),
+    "reveal": ("type", "v", "id", "reason", "note", "at"),
+    "run": ("type", "v", "id", "sha256", "subject", "gate", "at"),
+    "certificate": ("type", "v", "serial", "run", "sha256", "at"),
+}
+
+
+@dataclass(frozen=True)
+class Gate:
+    id: str
+    name: str
+    public: bool
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class MethodologyEvent:
+    version: str
+    sha256: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    id: str
+    gate: str
+    commitment: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Reveal:
+    id: str
+    reason: str
+    note: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    id: str
+    sha256: str
+    subject: dict[str, Any]
+    gate: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class CertificateEvent:
+    serial: str
+    run: str
+    sha256: str
+    index: int
+    at: str
+
+
+class Ledger:
+    """Replays ledger leaves in order, keeping what later checks need and nothing more.
+
+    Built for a million commits: per committed item it keeps one dict entry and 42 bytes in
+    flat arrays, never the leaf itself. Used by the verifier on a site and by the generator on
+    its data, so both enforce the same rules.
+    """
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.last_at = ""
+        self.gates: dict[str, Gate] = {}
+        self.methodologies: dict[str, MethodologyEvent] = {}
+        self.reveals: dict[str, Reveal] = {}
+        self.runs: dict[str, RunEvent] = {}
+        self.certificates: dict[str, CertificateEvent] = {}
+        self.certificate_of_run: dict[str, str] = {}
+        self._commit_ordinal: dict[str, int] = {}
+        self._commit_ids: list[str] = []
+        self._commit_index = array("q")
+        self._commit_gate = array("H")
+        self._commitments = bytearray()
+        # `at` never decreases, so times are stored once each and commits point at them.
+        self._times: list[str] = []
+        self._commit_time = array("I")
+        self._gate_ids: list[str] = []
+        self._gate_ordinals: dict[str, int] = {}
+
+    # -- queries
+
+    @property
+    def commit_count(self) -> int:
+        return len(self._commit_ids)
+
+    def is_committed(self, item_id: str) -> bool:
+        return item_id in self._commit_ordinal
+
+    def commit(self, item_id: str) -> Commit | None:
+        n = self._commit_ordinal.get(item_id)
+        return None if n is None else self._commit_at(n)
+
+    def _commit_at(self, n: int) -> Commit:
+        return Commit(
+            self._commit_ids[n],
+            self._gate_ids[self._commit_gate[n]],
+            self._commitments[32 * n : 32 * n + 32].hex(),
+            self._commit_index[n],
+            self._times[self._commit_time[n]],
+        )
+
+    def commits(self, start: int = 0, stop: int | None = None) -> Iterator[Commit]:
+        """Commits in ledger order (the `start`-th up to the `stop`-th)."""
+        for n in range(start, len(self._commit_ids) if stop is None else min(stop, len(self._commit_ids))):
+            yield self._commit_at(n)
+
+    def public_gates(self) -> set[str]:
+        return {g.id for g in self.gates.values() if g.public}
+
+    # -- replay
+
+    def apply(self, leaf: Any, leaf_size: int | None = None) -> list[Problem]:
+        """Apply the next leaf; return the rules it breaks (each located as 'entries[i]')."""
+        index = self.size
+        self.size += 1
+        where = f"entries[{index}]"
+        problems = self._apply(index, leaf, leaf_size)
+        return [p.at("", where) for p in problems]
+
+    def _apply(self, index: int, leaf: Any, leaf_size: int | None) -> list[Problem]:
+        if not isinstance(leaf, dict):
+            return [Problem("a leaf must be an object", found=_type_name(leaf))]
+        if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
+            return [Problem("leaf is larger than a C2SP entry bundle allows", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{leaf_size} bytes")]
+        kind = leaf.get("type")
+        keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
+        if keys is None:
+            return [Problem("unknown event type (a v1 verifier never skips one)", where="type", expected=" | ".join(LEAF_KEYS), found=show(kind))]
+        problems = check_keys(leaf, keys)
+        if not _is_v1(leaf):
+            problems.append(Problem("unsupported version", where="v", expected="1", found=show(leaf.get("v"))))
+        at = leaf.get("at")
+        if not is_time(at):
+            problems.append(Problem("malformed time", where="at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(at)))
+        elif at < self.last_at:
+            problems.append(Problem("time goes backwards", where="at", expected=f"{self.last_at} or later", found=at))
+        else:
+            self.last_at = at
+        if problems:
+            return problems
+        return getattr(self, f"_apply_{kind}")(index, leaf)
+
+    def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        gid = leaf["id"]
+        problems = []
+        if not is_gate_id(gid):
+            problems.append(Problem("malformed gate id", where="id", expected=GATE_RE.pattern, found=show(gid)))
+        if not (isinstance(leaf["name"], str) and leaf["name"]):
+            problems.append(Problem("gate name must be a non-empty string", where="name", found=show(leaf["name"])))
+        if not isinstance(leaf["public"], bool):
+            problems.append(Problem("must be true or false", where="public", found=show(leaf["public"])))
+        if gid in self.gates:
+            problems.append(Problem(f"gate {gid} is declared twice", where="id", expected="declared once", found=f"declared before at entries[{self.gates[gid].index}]"))
+        if problems:
+            return problems
+        if len(self._gate_ids) >= 65535:
+            return [Problem("too many gates")]
+        self.gates[gid] = Gate(gid, leaf["name"], leaf["public"], index, leaf["at"])
+        self._gate_ordinals[gid] = len(self._gate_ids)
+        self._gate_ids.append(gid)
+        return []
+
+    def _apply_methodology(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        version, digest = leaf["version"], leaf["sha256"]
+        problems = []
+        if not (isinstance(version, str) and VERSION_RE.fullmatch(version)):
+            problems.append(Problem("malformed methodology version", where="version", expected=VERSION_RE.pattern, found=show(version)))
+        if not is_hex64(digest):
+            problems.append(Problem("malformed hash", where="sha256", expected="64 lowercase hex digits", found=show(digest)))
+        if version in self.methodologies:
+            problems.append(Problem(f"methodology {version} is published twice", where="version", found=f"published before at entries[{self.methodologies[version].index}]"))
+        if not problems:
+            self.methodologies[version] = MethodologyEvent(version, digest, index, leaf["at"])
+        return problems
+
+    def _apply_commit(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        item_id, gate, commitment = leaf["id"], leaf["gate"], leaf["commitment"]
+        problems = []
+        if not is_id(item_id):
+            problems.append(Problem("malformed item id", where="id", expected=ID_RE.pattern, found=show(item_id)))
+        elif item_id in self._commit_ordinal:
+            problems.append(Problem(f"item {item_id} is committed twice", where="id", found=f"committed before at entries[{self._commit_index[self._commit_ordinal[item_id]]}]"))
+        if gate not in self.gates:
+            problems.append(Problem("commit to a gate that was not declared before", where="gate", expected=", ".join(self.gates) or "a declared gate", found=show(gate)))
+        if not is_hex64(commitment):
+            problems.append(Problem("malformed commitment", where="commitment", expected="64 lowercase hex digits", found=show(commitment)))
+        if problems:
+            return problems
+        self._commit_ordinal[item_id] = len(self._commit_ids)
+        self._commit_ids.append(item_id)
+        self._commit_index.append(index)
+        self._commit_gate.append(self._gate_ordinals[gate])
+        self._commitments += bytes.fromhex(commitment)
+        if not self._times or self._times[-1] != leaf["at"]:
+            self._times.append(leaf["at"])
+        self._commit_time.append(len(self._times) - 1)
+        return []
+
+    def _apply_reveal(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        item_id, reason, note = leaf["id"], leaf["reason"], leaf["note"]
+        problems = []
+        c = self.commit(item_id) if isinstance(item_id, str) else None
+        if c is None:
+            problems.append(Problem("reveal of an item that was not committed before", where="id", found=show(item_id)))
+        elif item_id in self.reveals:
+            problems.append(Problem(f"item {item_id} is revealed twice", where="id", found=f"revealed before at entries[{self.reveals[item_id].index}]"))
+        if reason not in REVEAL_REASONS:
+            problems.append(Problem("unknown reveal reason", where="reason", expected=" | ".join(REVEAL_REASONS), found=show(reason)))
+        elif c is not None:
+            # The reason states which kind of gate the item is from; a mismatch misleads readers.
+            want = "public-gate" if self.gates[c.gate].public else "retired"
+            if reason != want:
+                problems.append(Problem(f"reason does not match gate {c.gate}", where="reason", expected=want, found=reason))
+        if not isinstance(note, str):
+            problems.append(Problem("note must be a string", where="note", found=_type_name(note)))
+        if not problems:
+            self.reveals[item_id] = Reveal(item_id, reason, note, index, leaf["at"])
+        return problems
+
+    def _apply_run(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        run_id = leaf["id"]
+        problems = []
+        if not is_id(run_id):
+            problems.append(Problem("malformed run id", where="id", expected=ID_RE.pattern, found=show(run_id)))
+        elif run_id in self.runs:
+            problems.append(Problem(f"run {run_id} is registered twice", where="id", found=f"registered before at entries[{self.runs[run_id].index}]"))
+        if not is_hex64(leaf["sha256"]):
+            problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
+        if not (isinstance(leaf["subject"], dict) and isinstance(leaf["subject"].get("name"), str)):
+            problems.append(Problem("subject must be an object with a name", where="subject", found=show(leaf["subject"])))
+        if leaf["gate"] not in self.gates:
+            problems.append(Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"])))
+        if not problems:
+            self.runs[run_id] = RunEvent(run_id, leaf["sha256"], leaf["subject"], leaf["gate"], index, leaf["at"])
+        return problems
+
+    def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        serial, run_id = leaf["serial"], leaf["run"]
+        problems = []
+        if not is_id(serial):
+            problems.append(Problem("malformed serial", where="serial", expected=ID_RE.pattern, found=show(serial)))
+        elif serial in self.certificates:
+            problems.append(Problem(f"serial {serial} is used twice", where="serial", found=f"used before at entries[{self.certificates[serial].index}]"))
+        if run_id not in self.runs:
+            problems.append(Problem("certificate for a run that was not registered before", where="run", found=show(run_id)))
+        elif run_id in self.certificate_of_run:
+            problems.append(Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id]))
+        if not is_hex64(leaf["sha256"]):
+            problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
+        if not problems:
+            self.certificates[serial] = CertificateEvent(serial, run_id, leaf["sha256"], index, leaf["at"])
+            self.certificate_of_run[run_id] = serial
+        return problems
+
+    def final_problems(self) -> list[Problem]:
+        """Rules that only the whole ledger can settle."""
+        problems = []
+        public = self.public_gates()
+        for n, item_id in enumerate(self._commit_ids):
+            gate = self._gate_ids[self._commit_gate[n]]
+            if gate in public and item_id not in self.reveals:
+                problems.append(Problem(f"item {item_id} of public gate {gate} is never revealed", where=f"entries[{self._commit_index[n]}]"))
+        return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs (SPEC §4, §6): the rules that need no scoring engine
+
+
+RUN_SPEC_KEYS = (
+    "type", "v", "id", "previous_run", "subject", "gate", "question", "items", "budget",
+    "repetitions", "metrics", "exclusion_rules", "methodology", "judge",
+)
+
+
+def check_run_spec(spec: Any) -> list[Problem]:
+    """Problems with a run spec's shape (SPEC §6)."""
+    problems = check_keys(spec, RUN_SPEC_KEYS)
+    if not isinstance(spec, dict):
+        return problems
+    if spec.get("type") != "run-spec" or not _is_v1(spec):
+        problems.append(Problem("wrong type or version", expected='"run-spec", v 1', found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}"))
+    if not is_id(spec.get("id")):
+        problems.append(Problem("malformed run id", where="id", found=show(spec.get("id"))))
+    prev = spec.get("previous_run")
+    if prev is not None and not is_id(prev):
+        problems.append(Problem("must be a run id or null", where="previous_run", found=show(prev)))
+    subject = spec.get("subject")
+    problems += check_keys(subject, ("name", "version", "organization"), where="subject")
+    if isinstance(subject, dict):
+        for k in ("name", "version", "organization"):
+            if k in subject and not (isinstance(subject[k], str) and subject[k].strip()):
+                problems.append(Problem("must be a non-empty string", where=f"subject.{k}", found=show(subject[k])))
+    items = spec.get("items")
+    if not (isinstance(items, list) and items and all(is_id(i) for i in items)):
+        problems.append(Problem("must be a non-empty list of item ids", where="items", found=show(items)))
+    elif len(set(items)) != len(items):
+        dup = sorted({i for i in items if items.count(i) > 1})
+        problems.append(Problem("items must be distinct", where="items", found=", ".join(dup)))
+    if spec.get("repetitions") != 1 or not is_int(spec.get("repetitions")):
+        problems.append(Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions"))))
+    rules = spec.get("exclusion_rules")
+    if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
+        problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
+    m = spec.get("methodology")
+    problems += check_keys(m, ("version", "sha256"), where="methodology")
+    if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
+        problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
+    judge = spec.get("judge")
+    problems += check_keys(judge, ("provider", "model", "version", "rubric_sha256", "seed"), where="judge")
+    if isinstance(judge, dict):
+        if "provider" in judge and not isinstance(judge["provider"], str):
+            problems.append(Problem("must be a string", where="judge.provider", found=show(judge["provider"])))
+        if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
+            problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
+        if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
+            problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    return problems
+
+
+def _fold(text: Any) -> str:
+    return str(text).strip().casefold()
+
+
+def check_run_rules(
+    ledger: Ledger,
+    run: RunEvent,
+    spec: dict[str, Any],
+    params: dict[str, Any] | None,
+    earlier_specs: dict[str, dict[str, Any]],
+) -> list[Problem]:
+    """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
+
+    `earlier_specs` holds the specs of runs registered before this one, for the
+    one-observation rule. Used by the verifier and by `register`.
+    """
+    problems: list[Problem] = []
+    if spec.get("id") != run.id:
+        problems.append(Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id"))))
+    if spec.get("subject") != run.subject:
+        problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
+    if spec.get("gate") != run.gate:
+        problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
+    m = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
+    published = ledger.methodologies.get(m.get("version"))  # type: ignore[arg-type]
+    if published is None or published.index > run.index:
+        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(m.get("version"))))
+    elif published.sha256 != m.get("sha256"):
+        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(m.get("sha256"))))
+    gate = ledger.gates.get(run.gate)
+    secret = gate is not None and not gate.public
+    cert_serial = ledger.certificate_of_run.get(run.id)
+    cert_index = ledger.certificates[cert_serial].index if cert_serial else None
+    items = spec.get("items") if isinstance(spec.get("items"), list) else []
+    for item_id in items:
+        c = ledger.commit(item_id) if isinstance(item_id, str) else None
+        if c is None or c.index > run.index:
+            problems.append(Problem(f"item {item_id} was not committed before the run", where="items"))
+            continue
+        if c.gate != run.gate:
+            problems.append(Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate))
+        r = ledger.reveals.get(item_id)
+        if not secret:
+            if r is None or r.index > run.index:
+                problems.append(Problem(f"public-gate item {item_id} was not revealed before the run", where="items"))
+        elif r is not None and (cert_index is None or r.index < cert_index):
+            problems.append(Problem(f"sealed item {item_id} was revealed before the run was decided", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
+    # previous_run: the last run of the same subject name and gate, decided before this one.
+    same = [
+        r for r in ledger.runs.values()
+        if r.index < run.index and r.gate == run.gate and r.subject.get("name") == run.subject.get("name")
+    ]
+    prev = same[-1].id if same else None
+    if spec.get("previous_run") != prev:
+        problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))
+    if prev is not None:
+        serial = ledger.certificate_of_run.get(prev)
+        if serial is None or ledger.certificates[serial].index > run.index:
+            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    if params is not None:
+        certify = params.get("certify", {})
+        if certify.get("independent_judge"):
+            judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
+            subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
+            provider = _fold(judge.get("provider", ""))
+            if not provider or provider == _fold(subject.get("organization", "")):
+                problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
+        if secret:
+            need = certify.get("min_items_secret_gate", 1)
+            if len(items) < need:
+                problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
+    if secret:
+        mine = set(items)
+        for r in same:
+            reused = sorted(mine & set(earlier_specs.get(r.id, {}).get("items", [])))
+            if reused:
+                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {r.id}", where="items", found=", ".join(reused[:5])))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+@dataclass
+class Report:
+    """What passed, what failed and what could only be taken as asserted."""
+
+    site: str
+    checks: int = 0
+    failures: list[Problem] = field(default_factory=list)
+    asserted: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    key: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def check(self, ok: bool, file: str, message: str, expected: Any = None, found: Any = None, where: str = "") -> bool:
+        self.checks += 1
+        if not ok:
+            self.failures.append(Problem(message, file, where, None if expected is None else str(expected), None if found is None else str(found)))
+        return ok
+
+    def add(self, problems: Iterable[Problem], file: str, checks: int = 1) -> bool:
+        """Count `checks` checks and record each problem as located in `file`."""
+        self.checks += checks
+        before = len(self.failures)
+        self.failures.extend(p.at(file) if not p.file else p for p in problems)
+        return len(self.failures) == before
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "site": self.site,
+            "checks": self.checks,
+            "failed": len(self.failures),
+            "failures": [dataclasses.asdict(p) for p in self.failures],
+            "asserted": self.asserted,
+            "notes": self.notes,
+            "key": self.key,
+            "counts": self.counts,
+            "meaning": PASS_MEANING,
+        }
+
+    def render(self) -> str:
+        lines = [f"Verifying {self.site}"]
+        if self.key:
+            lines.append(f"Key: {self.key.get('source', '')}")
+            if self.key.get("fingerprint"):
+                lines.append(f"  fingerprint {self.key['fingerprint']}")
+        if self.counts:
+            lines.append("Read: " + ", ".join(f"{v} {k}" for k, v in self.counts.items()))
+        for n in self.notes:
+            lines.append(f"Note: {n}")
+        for a in self.asserted:
+            lines.append(f"Asserted, not verified: {a}")
+        for p in self.failures[:200]:
+            lines.append("FAIL " + p.describe())
+        if len(self.failures) > 200:
+            lines.append(f"... and {len(self.failures) - 200} more failures (use --json for all)")
+        if self.ok:
+            lines.append(f"PASS: all {self.checks} checks passed.")
+            lines.append(PASS_MEANING)
+        else:
+            lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Verifying a site (SPEC §2-4, §7-8)
+
+
+class SiteUnreadable(VerifyError):
+    """The site could not be read at all (exit status 2)."""
+
+
+class _Site:
+    def __init__(self, root: Path, report: Report) -> None:
+        self.root = root
+        self.resolved = root.resolve()
+        self.report = report
+
+    def path(self, rel: Any, what: str) -> Path | None:
+        """The file a document's path names, or None (and a failure) if unsafe or missing."""
+        if not is_safe_path(rel):
+            self.report.check(False, MANIFEST_PATH, f"{what}: unsafe or malformed path", "a relative path with '/', no '..'", show(rel))
+            return None
+        p = self.root / rel
+        try:
+            real = p.resolve()
+        except OSError:
+            real = p
+        if not real.is_relative_to(self.resolved) or p.is_symlink():
+            self.report.check(False, rel, f"{what}: path leaves the site or is a link")
+            return None
+        if not p.is_file():
+            self.report.check(False, rel, f"{what}: file is missing")
+            return None
+        return p
+
+    def read(self, rel: Any, what: str) -> bytes | None:
+        p = self.path(rel, what)
+        return p.read_bytes() if p is not None else None
+
+    def document(self, rel: Any, what: str) -> tuple[bytes, Any] | None:
+        """Read and parse a canonical JSON document; None (and a failure) if it is not one."""
+        data = self.read(rel, what)
+        if data is None:
+            return None
+        try:
+            value = parse_canonical(data)
+        except FormatError as e:
+            self.report.check(False, str(rel), f"{what}: {e}")
+            return None
+        self.report.checks += 1
+        return data, value
+
+    def signed(self, rel: str, data: bytes, key: bytes, what: str) -> bool:
+        sig = self.read(rel + ".sig", f"signature of {what}")
+        if sig is None:
+            return False
+        return self.report.check(
+            ed25519_verify(key, sig, data), rel + ".sig",
+            f"detached signature of {rel} does not verify with the site key",
+        )
+
+
+def verify_site(site: Path | str, key: str | None = None) -> Report:
+    """Verify a site directory. Raise SiteUnreadable if it is not a readable site at all."""
+    root = Path(site)
+    report = Report(str(site))
+    if not root.is_dir():
+        raise SiteUnreadable(f"{site}: not a directory")
+    if not (root / MANIFEST_PATH).is_file():
+        raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
+    s = _Site(root, report)
+    loaded = s.document(MANIFEST_PATH, "manifest")
+    if loaded is None:
+        return report
+    manifest = loaded[1]
+    if not _check_manifest_shape(manifest, report):
+        return report
+    origin = manifest["origin"]
+
+    public_key = _check_keys(s, manifest, origin, key)
+    if public_key is None:
+        return report
+    _check_sums(s, public_key)
+    ledger = _check_ledger(s, manifest, origin, public_key)
+    if ledger is None:
+        return report
+    params = _check_methodology(s, manifest, ledger)
+    _check_gates(s, manifest, ledger)
+    _check_reveals(s, manifest, ledger)
+    specs = _check_runs(s, manifest, ledger, params)
+    _check_certificates(s, manifest, ledger, specs)
+    _check_verifier(s, manifest)
+    report.counts = {
+        "ledger entries": ledger.size,
+        "gates": len(ledger.gates),
+        "commitments": ledger.commit_count,
+        "revealed": len(ledger.reveals),
+        "runs": len(ledger.runs),
+        "certificates": len(ledger.certificates),
+        "methodology versions": len(ledger.methodologies),
+    }
+    open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
+    if open_runs:
+        report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
+    return report
+
+
+MANIFEST_KEYS = (
+    "type", "v", "origin", "name", "generated_at", "keys", "verifier", "gates", "methodology",
+    "ledger", "reveals", "runs", "certificates",
+)
+
+
+def _check_manifest_shape(m: Any, report: Report) -> bool:
+    problems = check_keys(m, MANIFEST_KEYS)
+    if isinstance(m, dict):
+        if m.get("type") != "transparency-manifest" or not _is_v1(m):
+            problems.append(Problem("wrong type or version", expected='"transparency-manifest", v 1', found=f"{show(m.get('type'))}, v {show(m.get('v'))}"))
+        if not is_origin(m.get("origin")):
+            problems.append(Problem("malformed origin", where="origin", expected="a URL without scheme, spaces or '+'", found=show(m.get("origin"))))
+        if not is_time(m.get("generated_at")):
+            problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
+        for k in ("gates", "methodology", "reveals", "runs", "certificates"):
+            if k in m and not isinstance(m[k], list):
+                problems.append(Problem("must be a list", where=k, found=_type_name(m[k])))
+        problems += check_keys(m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger")
+        for k in ("keys", "verifier"):
+            if k in m and not is_safe_path(m[k]):
+                problems.append(Problem("unsafe or malformed path", where=k, found=show(m[k])))
+    return report.add(problems, MANIFEST_PATH)
+
+
+def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None) -> bytes | None:
+    report = s.report
+    loaded = s.document(manifest["keys"], "keys")
+    if loaded is None:
+        return None
+    rel, doc = manifest["keys"], loaded[1]
+    problems = check_keys(doc, ("type", "v", "origin", "keys"))
+    if problems or doc.get("type") != "keys" or not _is_v1(doc) or not isinstance(doc.get("keys"), list):
+        report.add(problems or [Problem("not a v1 keys document")], rel)
+        return None
+    report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, doc["origin"])
+    active: list[VerifierKey] = []
+    previous_from = ""
+    for i, k in enumerate(doc["keys"]):
+        w = f"keys[{i}]"
+        kp = check_keys(k, ("vkey", "public_key", "fingerprint", "pem", "valid_from", "valid_until", "status"), ("reason",), where=w)
+        if not report.add(kp, rel):
+            continue
+        try:
+            vk = parse_vkey(k["vkey"])
+        except FormatError as e:
+            report.check(False, rel, f"vkey: {e}", where=w, found=show(k["vkey"]))
+            continue
+        report.check(vk.name == origin, rel, "key name must be the origin", origin, vk.name, where=w)
+        report.check(k["public_key"] == base64.b64encode(vk.public_key).decode(), rel, "public_key differs from the vkey's key", base64.b64encode(vk.public_key).decode(), k["public_key"], where=w)
+        report.check(k["fingerprint"] == vk.fingerprint, rel, "fingerprint differs from the key", vk.fingerprint, k["fingerprint"], where=w)
+        report.check(k["status"] in KEY_STATUSES, rel, "unknown key status", " | ".join(KEY_STATUSES), show(k["status"]), where=w)
+        report.check(k["status"] != "revoked" or isinstance(k.get("reason"), str), rel, "a revoked key needs a reason", where=w)
+        report.check(is_time(k["valid_from"]) and k["valid_from"] >= previous_from, rel, "valid_from malformed or out of order", found=show(k["valid_from"]), where=w)
+        previous_from = k["valid_from"] if is_time(k["valid_from"]) else previous_from
+        report.check(k["valid_until"] is None or is_time(k["valid_until"]), rel, "valid_until must be a time or null", found=show(k["valid_until"]), where=w)
+        pem = s.read(k["pem"], f"PEM of {w}")
+        if pem is not None:
+            try:
+                report.check(public_key_from_pem(pem) == vk.public_key, k["pem"], "PEM holds a different key than keys.json")
+            except FormatError as e:
+                report.check(False, k["pem"], str(e))
+        if k["status"] == "active":
+            active.append(vk)
+    if not report.check(len(active) == 1, rel, "v1 has exactly one active key", "1", str(len(active))):
+        return None
+    vk = active[0]
+    report.key = {"vkey": vk.vkey, "fingerprint": vk.fingerprint}
+    if pin is None:
+        report.key["source"] = "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it with --key"
+    else:
+        pinned = pin.strip()
+        if pinned.startswith("SHA256:"):
+            match = pinned == vk.fingerprint
+        else:
+            try:
+                pk = parse_vkey(pinned)
+                match = pk.public_key == vk.public_key and pk.name == vk.name
+            except FormatError:
+                match = False
+        report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
+        if not report.check(match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"):
+            return None
+    return vk.public_key
+
+
+def _check_sums(s: _Site, key: bytes) -> None:
+    report = s.report
+    data = s.read(SUMS_PATH, "checksum list")
+    if data is None:
+        return
+    s.signed(SUMS_PATH, data, key, "checksum list")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.check(False, SUMS_PATH, "not valid UTF-8")
+        return
+    listed: dict[str, str] = {}
+    previous = b""
+    for n, line in enumerate(text.splitlines(), start=1):
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_safe_path(m.group(2)):
+            report.check(False, SUMS_PATH, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
+            continue
+        path = m.group(2)
+        key_bytes = path.encode()
+        if key_bytes <= previous:
+            report.check(False, SUMS_PATH, "lines not sorted by path bytes (or a path listed twice)", where=f"line {n}", found=path)
+        previous = key_bytes
+        listed[path] = m.group(1)
+    if not text.endswith("\n"):
+        report.check(False, SUMS_PATH, "last line does not end with a newline")
+    actual: set[str] = set()
+    for p in sorted(s.root.rglob("*")):
+        if p.is_symlink():
+            report.check(False, p.relative_to(s.root).as_posix(), "the site holds a symbolic link")
+        elif p.is_file():
+            actual.add(p.relative_to(s.root).as_posix())
+    actual -= {SUMS_PATH, SUMS_SIG_PATH}
+    for rel in sorted(actual - set(listed)):
+        report.check(False, rel, f"file is not listed in {SUMS_PATH}")
+    for rel in sorted(set(listed) - actual):
+        report.check(False, rel, f"listed in {SUMS_PATH} but missing")
+    for rel in sorted(actual & set(listed)):
+        digest = _file_sha256(s.root / rel)
+        report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest)
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_ledger(s: _Site, manifest: dict[str, Any], origin: str, key: bytes) -> Ledger | None:
+    """Replay the entries, recompute the root, and check the checkpoint and commitment list."""
+    report = s.report
+    led = manifest["ledger"]
+    rel = led["entries"]
+    data = s.read(rel, "ledger entries")
+    if data is None:
+        return None
+    s.signed(rel, data, key, "ledger entries")
+    clist_rel = led["commitment_list"]
+    cdata = s.read(clist_rel, "commitment list")
+    rows: Iterator[tuple[Any, bytes]] | None = None
+    crest: dict[str, Any] = {}
+    if cdata is not None:
+        s.signed(clist_rel, cdata, key, "commitment list")
+        try:
+            rows, crest = iter_canonical_array(cdata, "commitments")
+        except FormatError as e:
+            report.check(False, clist_rel, str(e))
+    ledger = Ledger()
+    merkle = MerkleStream()
+    claimed_revealed: set[str] = set()
+    try:
+        entries, rest = iter_canonical_array(data, "entries")
+        for leaf, raw in entries:
+            problems = ledger.apply(leaf, len(raw))
+            merkle.append(leaf_hash(raw))
+            if problems:
+                report.add(problems, rel, checks=0)
+            if rows is not None and isinstance(leaf, dict) and leaf.get("type") == "commit" and not problems:
+                rows = _check_commitment_row(report, clist_rel, rows, leaf, ledger.size - 1, claimed_revealed)
+        report.checks += ledger.size
+    except FormatError as e:
+        report.check(False, rel, str(e))
+        return None
+    report.add(ledger.final_problems(), rel)
+    report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
+    report.check(rest.get("type") == "ledger-entries" and rest.get("v") == 1, rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
+    report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
+    report.check(rest.get("tree_size") == ledger.size, rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
+    report.check(led["tree_size"] == ledger.size, MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
+    root = merkle.root()
+    _check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, root)
+    if rows is not None:
+        try:
+            extra = next(rows, None)
+            report.check(extra is None, clist_rel, "lists an item the ledger never committed", found=show(extra[0] if extra else None))
+            for _ in rows:
+                pass
+        except FormatError as e:
+            report.check(False, clist_rel, str(e))
+        report.add(check_keys(crest, ("origin", "tree_size", "type", "v")), clist_rel)
+        report.check(crest.get("type") == "commitment-list" and crest.get("v") == 1, clist_rel, "wrong type or version", '"commitment-list", v 1', show(crest.get("type")))
+        report.check(crest.get("origin") == origin, clist_rel, "origin differs from the manifest's", origin, show(crest.get("origin")))
+        report.check(crest.get("tree_size") == ledger.size, clist_rel, "tree_size differs from the ledger's", ledger.size, show(crest.get("tree_size")))
+        revealed = set(ledger.reveals)
+        for item_id in sorted(claimed_revealed - revealed):
+            report.check(False, clist_rel, f"item {item_id} is marked revealed but the ledger never revealed it", "sealed", "revealed")
+        for item_id in sorted(revealed - claimed_revealed):
+            report.check(False, clist_rel, f"item {item_id} is marked sealed but the ledger revealed it", "revealed", "sealed")
+    return ledger
+
+
+def _check_commitment_row(
+    report: Report, rel: str, rows: Iterator[tuple[Any, bytes]], leaf: dict[str, Any], index: int, claimed_revealed: set[str]
+) -> Iterator[tuple[Any, bytes]] | None:
+    """Compare the next commitment-list row with the commit leaf just replayed."""
+    try:
+        nxt = next(rows, None)
+    except FormatError as e:
+        report.check(False, rel, str(e))
+        return None
+    if nxt is None:
+        report.check(False, rel, f"ends before the ledger's commit of {leaf['id']}", where="commitments")
+        return None
+    row = nxt[0]
+    want = {"id": leaf["id"], "gate": leaf["gate"], "commitment": leaf["commitment"], "index": index, "at": leaf["at"]}
+    got = {k: row.get(k) for k in want} if isinstance(row, dict) else row
+    report.check(got == want, rel, "row differs from the ledger's commit leaf", canonical_text(want), show(got, 200), where=f"commitments[{leaf['id']}]")
+    keys = check_keys(row, ("id", "gate", "commitment", "index", "at", "status"), where=f"commitments[{leaf['id']}]")
+    report.add(keys, rel, checks=0)
+    if isinstance(row, dict):
+        status = row.get("status")
+        if status == "revealed":
+            claimed_revealed.add(leaf["id"])
+        elif status != "sealed":
+            report.check(False, rel, "unknown status", "sealed | revealed", show(status), where=f"commitments[{leaf['id']}]")
+    return rows
+
+
+def _check_checkpoint(s: _Site, rel: str, origin: str, key: bytes, size: int, root: bytes) -> None:
+    report = s.report
+    data = s.read(rel, "checkpoint")
+    if data is None:
+        return
+    try:
+        note = open_note(data, [VerifierKey(origin, key_id(origin, key), key)])
+        cp_origin, cp_size, cp_root = parse_checkpoint(note.text)
+    except (NoteError, FormatError) as e:
+        report.check(False, rel, f"checkpoint does not verify: {e}")
+        return
+    report.check(cp_origin == origin, rel, "checkpoint origin differs", origin, cp_origin)
+    report.check(cp_size == size, rel, "checkpoint size differs from the number of entries", size, cp_size)
+    report.check(cp_root == root, rel, "checkpoint root differs from the RFC 6962 root of the entries", base64.b64encode(root).decode(), base64.b64encode(cp_root).decode())
+
+
+def _ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
+    """Check a manifest list names exactly `want`, in ledger order; return its well-formed rows."""
+    rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
+    got = [r.get(key) for r in rows]
+    if got != want:
+        missing = [x for x in want if x not in set(got)]
+        extra = [x for x in got if x not in set(want)]
+        detail = f"missing {show(missing[:5])}, extra {show(extra[:5])}" if missing or extra else "same entries in another order"
+        report.check(False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5]))
+    else:
+        report.checks += 1
+    return rows
+
+
+def _check_gates(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
+    rows = _ordered_ids(s.report, manifest["gates"], MANIFEST_PATH, "gates", "id", list(ledger.gates))
+    for r in rows:
+        g = ledger.gates.get(r.get("id"))  # type: ignore[arg-type]
+        if g is not None:
+            want = {"id": g.id, "name": g.name, "public": g.public}
+            s.report.check(r == want, MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
+
+
+def _check_methodology(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, dict[str, Any]]:
+    report = s.report
+    rows = _ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
+    params: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        version = r.get("version")
+        event = ledger.methodologies.get(version)  # type: ignore[arg-type]
+        report.add(check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"), MANIFEST_PATH)
+        if event is None:
+            continue
+        report.check(r.get("sha256") == event.sha256, MANIFEST_PATH, f"methodology {version}: hash differs from the ledger", event.sha256, show(r.get("sha256")))
+        s.path(r.get("document"), f"methodology {version} document")
+        loaded = s.document(r.get("parameters"), f"methodology {version} parameters")
+        if loaded is None:
+            continue
+        data, doc = loaded
+        rel = str(r.get("parameters"))
+        digest = sha256_hex(data)
+        report.check(digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest)
+        report.add(check_methodology(doc), rel)
+        report.check(isinstance(doc, dict) and doc.get("version") == version, rel, "version inside the file differs", version, show(doc.get("version") if isinstance(doc, dict) else None))
+        if isinstance(doc, dict) and not check_methodology(doc):
+            params[str(version)] = doc
+    return params
+
+
+def _check_reveals(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
+    report = s.report
+    want = sorted(ledger.reveals, key=lambda i: ledger.reveals[i].index)
+    rows = _ordered_ids(report, manifest["reveals"], MANIFEST_PATH, "reveals", "id", want)
+    salts: dict[str, str] = {}
+    for r in rows:
+        item_id = r.get("id")
+        ev = ledger.reveals.get(item_id)  # type: ignore[arg-type]
+        commit = ledger.commit(item_id) if isinstance(item_id, str) else None
+        w = f"reveals[{item_id}]"
+        report.add(check_keys(r, ("id", "gate", "path", "reason", "revealed_at"), where=w), MANIFEST_PATH)
+        if ev is None or commit is None:
+            continue
+        want_row = {"gate": commit.gate, "reason": ev.reason, "revealed_at": ev.at}
+        got_row = {k: r.get(k) for k in want_row}
+        report.check(got_row == want_row, MANIFEST_PATH, f"reveal of {item_id} differs from its ledger leaves", canonical_text(want_row), show(got_row), where=w)
+        data = s.read(r.get("path"), f"reveal of {item_id}")
+        if data is None:
+            continue
+        rel = str(r.get("path"))
+        digest = sha256_hex(data)
+        report.check(digest == commit.commitment, rel, f"SHA-256 of the reveal file is not the commitment of {item_id}", f"{commit.commitment} (ledger entries[{commit.index}])", digest)
+        try:
+            doc = parse_canonical(data)
+        except FormatError as e:
+            report.check(False, rel, str(e))
+            continue
+        if not report.add(check_reveal_document(doc), rel):
+            continue
+        report.check(doc["id"] == item_id, rel, "id differs from the ledger", item_id, doc["id"])
+        report.check(doc["gate"] == commit.gate, rel, "gate differs from the commit leaf", commit.gate, doc["gate"])
+        if doc["salt"] in salts:
+            report.check(False, rel, f"salt reused (also in the reveal of {salts[doc['salt']]})")
+        salts[doc["salt"]] = item_id
+
+
+def _check_runs(s: _Site, manifest: dict[str, Any], ledger: Ledger, params: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    report = s.report
+    rows = _ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
+    specs: dict[str, dict[str, Any]] = {}
+    by_id = {r.get("id"): r for r in rows}
+    for run in ledger.runs.values():
+        row = by_id.get(run.id)
+        if row is None:
+            continue
+        report.add(check_keys(row, ("id", "spec", "status"), where=f"runs[{run.id}]"), MANIFEST_PATH)
+        loaded = s.document(row.get("spec"), f"run spec of {run.id}")
+        if loaded is None:
+            continue
+        data, spec = loaded
+        rel = str(row.get("spec"))
+        digest = sha256_hex(data)
+        report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
+        if not report.add(check_run_spec(spec), rel):
+            continue
+        version = spec["methodology"].get("version")
+        report.add(check_run_rules(ledger, run, spec, params.get(version), specs), rel)
+        specs[run.id] = spec
+    return specs
+
+
+CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
+
+
+def _check_certificates(s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]]) -> None:
+    report = s.report
+    rows = _ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
+    verdicts: dict[str, str] = {}
+    for r in rows:
+        serial = r.get("serial")
+        ev = ledger.certificates.get(serial)  # type: ignore[arg-type]
+        report.add(check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"), MANIFEST_PATH)
+        if ev is None:
+            continue
+        report.check(r.get("run") == ev.run, MANIFEST_PATH, f"certificate {serial}: run differs from the ledger", ev.run, show(r.get("run")))
+        loaded = s.document(r.get("path"), f"certificate {serial}")
+        if loaded is None:
+            continue
+        data, cert = loaded
+        rel = str(r.get("path"))
+        s.signed(rel, data, _site_key(report), f"certificate {serial}")
+        digest = sha256_hex(data)
+        report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
+        if not isinstance(cert, dict):
+            report.check(False, rel, "a certificate must be an object")
+            continue
+        report.check(cert.get("type") == "certificate" and _is_v1(cert), rel, "wrong type or version", '"certificate", v 1', show(cert.get("type")))
+        report.check(cert.get("serial") == serial, rel, "serial differs from the ledger", serial, show(cert.get("serial")))
+        report.check(cert.get("run") == ev.run, rel, "run differs from the ledger", ev.run, show(cert.get("run")))
+        report.check(cert.get("issued_at") == ev.at, rel, "issued_at differs from the certificate leaf's time", ev.at, show(cert.get("issued_at")))
+        spec = specs.get(ev.run)
+        run = ledger.runs[ev.run]
+        if spec is not None:
+            for k in ("subject", "gate", "methodology"):
+                report.check(cert.get(k) == spec.get(k), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)))
+            results = cert.get("results")
+            got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
+            report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got))
+        fin = cert.get("finished_at")
+        report.check(is_time(fin) and run.at <= fin <= ev.at, rel, "finished_at must lie between the run's registration and the issue time", f"{run.at} ≤ finished_at ≤ {ev.at}", show(fin))
+        verdict = cert.get("verdict")
+        report.check(verdict in CERTIFICATE_VERDICTS, rel, "unknown verdict", " | ".join(CERTIFICATE_VERDICTS), show(verdict))
+        verdicts[ev.run] = str(verdict)
+    run_rows = manifest["runs"] if isinstance(manifest["runs"], list) else []
+    for row in run_rows:
+        if isinstance(row, dict) and row.get("id") in ledger.runs:
+            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
+            report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
+
+
+def _site_key(report: Report) -> bytes:
+    return parse_vkey(report.key["vkey"]).public_key
+
+
+def _check_verifier(s: _Site, manifest: dict[str, Any]) -> None:
+    p = s.path(manifest["verifier"], "verifier")
+    if p is None:
+        return
+    try:
+        mine = Path(__file__).read_bytes()
+    except OSError:
+        return
+    if p.read_bytes() != mine:
+        s.report.notes.append(f"the site's {manifest['verifier']} differs from this verifier; this report is this verifier's")
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="verify.py",
+        description="Verify a transparency site offline: every hash, signature, Merkle root, "
+        "ledger rule and reveal. Needs only Python 3.11+ and PyNaCl.",
+        epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
+        "could not be read or the arguments are wrong.",
+    )
+    parser.add_argument("site", nargs="?", default=None, help="the site directory (default: the directory holding this file)")
+    parser.add_argument("--key", metavar="VKEY_OR_FINGERPRINT", help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in the site is trusted")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    if nacl is None:
+        print("verify.py: PyNaCl is required: pip install pynacl", file=sys.stderr)
+        return 2
+    site = args.site if args.site is not None else str(Path(__file__).resolve().parent)
+    try:
+        report = verify_site(site, args.key)
+    except SiteUnreadable as e:
+        print(f"verify.py: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(report.render())
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

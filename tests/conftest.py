@@ -1,0 +1,123 @@
+"""Shared fixtures: the demo site built once per session, and small programs built per test.
+
+Tests never touch the repository's data/ or public/: they copy what they need into a
+temporary directory first (the demo key's file mode, in particular, is not theirs to change).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.build import build
+from generator.commitments import commit_new_items, retire_item
+from generator.datadir import Paths
+from generator.program import GateSpec, init_program
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_DATA = REPO / "data"
+
+
+@pytest.fixture(autouse=True)
+def _no_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stray SOURCE_DATE_EPOCH in the environment would change every build's bytes."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.delenv("TRANSPARENCY_DATA", raising=False)
+    monkeypatch.delenv("TRANSPARENCY_PRIVATE", raising=False)
+
+
+def copy_demo_data(target: Path) -> Paths:
+    shutil.copytree(DEMO_DATA, target)
+    os.chmod(target / "private" / "signing.key", 0o600)
+    return Paths(target, target / "private")
+
+
+@dataclass
+class BuiltSite:
+    paths: Paths
+    out: Path
+
+    def files(self) -> dict[str, bytes]:
+        return {p.relative_to(self.out).as_posix(): p.read_bytes() for p in sorted(self.out.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The demo program built from a copy of data/ (read-only for tests: copy it to mutate)."""
+    os.environ.pop("SOURCE_DATE_EPOCH", None)
+    root = tmp_path_factory.mktemp("demo")
+    paths = copy_demo_data(root / "data")
+    out = root / "public"
+    build(paths, out)
+    return BuiltSite(paths, out)
+
+
+@pytest.fixture
+def demo_copy(demo_site: BuiltSite, tmp_path: Path) -> BuiltSite:
+    """A private, mutable copy of the built demo site and its data."""
+    paths = copy_demo_data(tmp_path / "data")
+    out = tmp_path / "public"
+    shutil.copytree(demo_site.out, out)
+    return BuiltSite(paths, out)
+
+
+AT0 = "2026-01-05T09:00:00Z"
+
+
+def item(item_id: str, gate: str, prompt: str = "Extract the account number.", **fields: Any) -> dict[str, Any]:
+    """An item source; every kind and tier unless fields are given."""
+    answer = fields or {
+        "account_number": {"kind": "scalar", "tier": "critical", "value": "110-482-339201"},
+        "summary": {"kind": "text", "tier": "high", "value": f"Summary of {item_id}"},
+        "tags": {"kind": "array", "tier": "low", "value": ["transfer"]},
+    }
+    return {"id": item_id, "gate": gate, "prompt": prompt, "answer": answer}
+
+
+def write_items(paths: Paths, items: list[dict[str, Any]], name: str = "items.yaml") -> Path:
+    paths.items_dir.mkdir(parents=True, exist_ok=True)
+    f = paths.items_dir / name
+    f.write_text(yaml.safe_dump({"items": items}, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return f
+
+
+@pytest.fixture
+def make_program(tmp_path: Path) -> Callable[..., Paths]:
+    """A small program: gates a (public) and b (secret), items committed, some retired."""
+
+    def make(
+        public_items: int = 2,
+        secret_items: int = 3,
+        retired: int = 1,
+        extra_items: list[dict[str, Any]] | None = None,
+        name: str = "prog",
+    ) -> Paths:
+        data = tmp_path / name / "data"
+        paths = Paths(data, data / "private")
+        init_program(paths, "Test program", "test.example.org/prog",
+                     [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "A *test* program.", AT0)
+        items = [item(f"a-{i:03d}", "a") for i in range(1, public_items + 1)]
+        items += [item(f"b-{i:04d}", "b") for i in range(1, secret_items + 1)]
+        items += extra_items or []
+        write_items(paths, items)
+        commit_new_items(paths, "2026-01-12T10:00:00Z")
+        for i in range(1, retired + 1):
+            retire_item(paths, f"b-{i:04d}", f"Retired for test reason {i}.", f"2026-02-{i:02d}T00:00:00Z")
+        return paths
+
+    return make
+
+
+@pytest.fixture
+def built_program(make_program: Callable[..., Paths]) -> Iterator[BuiltSite]:
+    paths = make_program()
+    out = paths.data.parent / "public"
+    build(paths, out)
+    yield BuiltSite(paths, out)
