@@ -255,7 +255,7 @@ def iter_canonical_array(
     (element, its canonical bytes); `rest` holds the document's other members once the
     iterator is exhausted. Raises FormatError for anything that is not canonical.
     """
-    prefix = ('{"%s":[' % key).encode()
+    prefix = b'{"' + key.encode() + b'":['
     if not data.startswith(prefix):
         raise FormatError(f"document does not start with {prefix.decode()!r} (canonical form with {key!r} first)")
     rest: dict[str, Any] = {}
