@@ -20,7 +20,7 @@ from generator import __version__
 from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths, load_program
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import generate_signer, write_key
-from generator.verify import SiteUnreadable, verify_site
+from generator.verify import FormatError, SiteUnreadable, verify_site
 
 DEMO_WARNING = (
     "WARNING: this site is signed with the DEMO key, which is published in the repository "
@@ -119,11 +119,10 @@ def init(ctx: click.Context, name: str, origin: str, gates: tuple[str, ...], des
     methodology as its first events), and PRIVATE/signing.key (mode 0600). Refuses to touch an
     existing program or key.
     """
-    from generator.program import init_program, parse_gate_option
+    from generator.program import init_program
 
     paths = _paths(ctx)
-    specs = [parse_gate_option(g) for g in (gates or ("a:Gate A:public", "b:Gate B:secret"))]
-    signer = init_program(paths, name, origin, specs, description, at)
+    signer = init_program(paths, name, origin, list(gates or ("a:Gate A:public", "b:Gate B:secret")), description, at)
     click.echo(f"Created the program in {paths.show(paths.data)} (private material in {paths.show(paths.private)}).")
     click.echo(f"Signing key: {paths.show(paths.key_file)}")
     click.echo(f"  verifier key {signer.vkey}")
@@ -217,20 +216,21 @@ def commit(ctx: click.Context, at: str | None) -> None:
 
 
 @main.command()
-@click.argument("item_id", metavar="ID")
+@click.argument("item_ids", metavar="ID...", nargs=-1, required=True)
 @click.option("--note", required=True, help="Why the item is retired; published in the ledger.")
 @_AT
 @click.pass_context
-def retire(ctx: click.Context, item_id: str, note: str, at: str | None) -> None:
-    """Retire sealed item ID: publish its committed text and append its reveal to the ledger.
+def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | None) -> None:
+    """Retire sealed item(s) ID...: publish their committed text and append their reveals.
 
-    Refuses an unknown or already revealed item, an item whose source changed since it was
-    committed, and an item used by a run that is still open.
+    Several ids retire together, with one note and one time. Refuses (writing nothing) an
+    unknown or already revealed item, an item whose source changed since it was committed, and
+    an item used by a run that is still open.
     """
-    from generator.commitments import retire_item
+    from generator.commitments import retire_items
 
-    leaf = retire_item(_paths(ctx), item_id, note, at)
-    click.echo(f"Retired {item_id} at {leaf['at']}; run 'transparency build' to publish it.")
+    leaves = retire_items(_paths(ctx), list(item_ids), note, at)
+    click.echo(f"Retired {', '.join(item_ids)} at {leaves[0]['at']}; run 'transparency build' to publish.")
 
 
 @main.command()
@@ -282,6 +282,8 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
         report = verify_site(site, key)
     except SiteUnreadable as e:
         raise InputError([problem(str(site), str(e))], "cannot read the site") from None
+    except FormatError as e:
+        raise InputError([problem("--key", str(e))], "bad --key") from None
     click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2) if as_json else report.render())
     sys.exit(0 if report.ok else 1)
 

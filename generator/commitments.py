@@ -4,12 +4,19 @@ An item is committed by publishing the SHA-256 of its reveal document, whose 32-
 salt keeps the hash from being tested against guesses. The reveal document is written once, at
 commit time, and never rebuilt: revealing an item publishes those exact bytes, so their hash
 is the commitment signed long before.
+
+Sealed documents are kept in the private directory as append-only JSON-lines batches
+(`sealed/<first ledger index>.jsonl`, one document per line: canonical JSON holds no raw
+newline). A million items make a handful of files instead of a million, which matters: creating
+a small file costs far more than appending a line.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +30,6 @@ from generator.verify import (
     GATE_RE,
     ID_RE,
     MAX_LEAF_BYTES,
-    FormatError,
     Ledger,
     Problem,
     check_item,
@@ -50,46 +56,81 @@ class ItemSource:
 
 
 def reveal_document(item_id: str, gate: str, salt: str, item: dict[str, Any]) -> bytes:
-    """The committed preimage: JCS bytes of the item-reveal document."""
-    return canonical.dumps({"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item})
+    """The committed preimage: the canonical bytes of the item-reveal document.
 
-
-def load_item_sources(paths: Paths, ledger: Ledger) -> dict[str, ItemSource]:
-    """Every item source under the private items directory, validated; all problems at once.
-
-    A source file holds `items:`, a list of {id, gate, prompt, answer}. Files are read in name
-    order so that messages and commit order never depend on the file system.
+    The item has passed `check_item` (number rules included), so the fast canonical form is
+    RFC 8785 byte for byte (SPEC §1); the tests check that equality on generated documents.
     """
-    problems: list[Problem] = []
-    items: dict[str, ItemSource] = {}
+    return canonical.dumps_validated({"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item})
+
+
+# ---------------------------------------------------------------------------------------------
+# Item sources
+
+
+def _source_files(paths: Paths) -> list[Path]:
     if not paths.items_dir.is_dir():
         raise InputError([problem(paths.show(paths.items_dir), "no item sources directory (it holds *.yaml or *.json files with an 'items' list)")])
-    files = sorted(p for p in paths.items_dir.iterdir() if p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
-    for path in files:
+    return sorted(p for p in paths.items_dir.iterdir() if p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
+
+
+def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any] | None:
+    file = paths.show(path)
+    try:
+        raw = load_data_file(path, file)
+    except InputError as e:
+        problems += e.problems
+        return None
+    rows = raw.get("items") if isinstance(raw, dict) else None
+    if not isinstance(rows, list):
+        problems.append(problem(file, "must be a mapping with a list 'items'", found=type(raw).__name__))
+        return None
+    unknown_top = sorted(set(raw) - {"items"})
+    if unknown_top:
+        problems.append(problem(file, f"unknown top-level key(s) {', '.join(unknown_top)}"))
+    return rows
+
+
+def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> Iterator[ItemSource]:
+    """Validate every item source and yield the valid ones, file by file, in name order.
+
+    Raises InputError with every problem of every file once the scan ends, so a caller that
+    writes must consume the whole scan first. Memory stays small: per item only its id and
+    where it was seen. With `only`, just the files whose text mentions that id are parsed:
+    retiring one item of a million must not parse them all.
+    """
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for path in _source_files(paths):
+        if only is not None:
+            try:
+                if only not in path.read_text(encoding="utf-8", errors="replace"):
+                    continue
+            except OSError:
+                pass  # _source_rows reports it
+        rows = _source_rows(paths, path, problems)
+        if rows is None:
+            continue
         file = paths.show(path)
-        try:
-            raw = load_data_file(path, file)
-        except InputError as e:
-            problems += e.problems
-            continue
-        rows = raw.get("items") if isinstance(raw, dict) else None
-        if not isinstance(rows, list):
-            problems.append(problem(file, "must be a mapping with a list 'items'", found=type(raw).__name__))
-            continue
-        unknown_top = sorted(set(raw) - {"items"})
-        if unknown_top:
-            problems.append(problem(file, f"unknown top-level key(s) {', '.join(unknown_top)}"))
         for i, row in enumerate(rows):
             where = f"items[{i}]"
-            problems += _check_source(row, file, where, ledger, items)
-            if isinstance(row, dict) and is_id(row.get("id")) and row["id"] not in items:
-                items[row["id"]] = ItemSource(row["id"], str(row.get("gate")), {"prompt": row.get("prompt"), "answer": row.get("answer")}, file, where)
+            found = _check_source(row, file, where, ledger, seen)
+            problems += found
+            if not found:
+                seen[row["id"]] = f"{file} {where}"
+                yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, where)
+            elif isinstance(row, dict) and is_id(row.get("id")):
+                seen.setdefault(row["id"], f"{file} {where}")
     if problems:
-        raise InputError(problems, "the item sources have problems; nothing was committed")
-    return items
+        raise InputError(problems, "the item sources have problems; nothing was written")
 
 
-def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[str, ItemSource]) -> list[Problem]:
+def load_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> dict[str, ItemSource]:
+    """Every valid item source by id (for small programs and single lookups)."""
+    return {s.id: s for s in scan_item_sources(paths, ledger, only)}
+
+
+def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[str, str]) -> list[Problem]:
     if not isinstance(row, dict):
         return [problem(file, "an item must be a mapping", where, found=type(row).__name__)]
     problems: list[Problem] = []
@@ -98,8 +139,7 @@ def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[st
     if not is_id(item_id):
         problems.append(problem(file, "malformed item id (lowercase letters, digits, '_' and '-', at most 64, starting with a letter or digit)", f"{where}.id", expected=ID_RE.pattern, found=show(item_id)))
     elif item_id in seen:
-        first = seen[item_id]
-        problems.append(problem(file, f"duplicate item id {item_id}", f"{where}.id", expected="ids unique across all item files", found=f"also at {first.file} {first.where}"))
+        problems.append(problem(file, f"duplicate item id {item_id}", f"{where}.id", expected="ids unique across all item files", found=f"also at {seen[item_id]}"))
     gate = row.get("gate")
     if not is_gate_id(gate):
         problems.append(problem(file, "malformed gate id", f"{label}.gate", expected=GATE_RE.pattern, found=show(gate)))
@@ -112,6 +152,51 @@ def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[st
     return problems
 
 
+# ---------------------------------------------------------------------------------------------
+# The sealed store
+
+
+_SEALED_ID_RE = re.compile(rb'^\{"gate":"[a-z0-9]{1,16}","id":"([a-z0-9][a-z0-9_-]{0,63})","item":', re.M)
+
+
+def iter_sealed(paths: Paths) -> Iterator[tuple[str, bytes]]:
+    """Every sealed document as (item id, the exact committed bytes), batch by batch."""
+    if not paths.sealed_dir.is_dir():
+        return
+    for batch in sorted(paths.sealed_dir.glob("*.jsonl")):
+        with batch.open("rb") as f:
+            for line in f:
+                m = _SEALED_ID_RE.match(line)
+                if m and line.endswith(b"\n"):
+                    yield m.group(1).decode(), line[:-1]
+
+
+def find_sealed(paths: Paths, item_id: str, commitment: str) -> bytes | None:
+    """The sealed document of `item_id` whose SHA-256 is `commitment`, or None.
+
+    An interrupted commit can leave a line no ledger leaf refers to; matching the commitment
+    picks the document that was actually committed.
+    """
+    needle = b'","id":"' + item_id.encode() + b'","item":'
+    if not paths.sealed_dir.is_dir():
+        return None
+    for batch in sorted(paths.sealed_dir.glob("*.jsonl")):
+        data = batch.read_bytes()
+        start = data.find(needle)
+        while start >= 0:
+            line_start = data.rfind(b"\n", 0, start) + 1
+            line_end = data.find(b"\n", start)
+            line = data[line_start : line_end if line_end >= 0 else len(data)]
+            if sha256_hex(line) == commitment:
+                return line
+            start = data.find(needle, start + 1)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Commit
+
+
 @dataclass(frozen=True)
 class CommitResult:
     committed: list[str]
@@ -120,95 +205,140 @@ class CommitResult:
 
 
 def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | None = None) -> CommitResult:
-    """Commit every item source not yet in the ledger; reveal public-gate items at once."""
+    """Commit every item source not yet in the ledger; reveal public-gate items at once.
+
+    Two passes over the sources: the first validates everything (any problem stops the batch
+    before a byte is written), the second seals and writes, so memory holds ids, not items.
+    The ledger is written last: a crash before that leaves sealed lines no leaf refers to,
+    never a leaf whose document is missing.
+    """
     with appending(paths) as app:
-        sources = load_item_sources(paths, app.ledger)
-        new = [s for s in sources.values() if not app.ledger.is_committed(s.id)]
-        when = event_time(at, app.ledger)
-        public = app.ledger.public_gates()
-        leaves: list[dict[str, Any]] = []
-        files: list[tuple[Path, bytes]] = []
+        ledger = app.ledger
+        when = event_time(at, ledger)
+        new: list[str] = []
+        total = 0
+        for src in scan_item_sources(paths, ledger):
+            total += 1
+            if not ledger.is_committed(src.id):
+                new.append(src.id)
+            if progress and total % 10000 == 0:
+                progress("checking item sources", total, 0)
+        if not new:
+            return CommitResult([], [], total)
+        pending = set(new)
+        public = ledger.public_gates()
         revealed: list[str] = []
-        for n, src in enumerate(new, start=1):
-            data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
-            leaves.append({"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when})
-            if src.gate in public:
-                leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
-                revealed.append(src.id)
-                files.append((paths.reveal_file(src.id), data))
-            else:
-                files.append((paths.sealed_file(src.id), data))
-            if progress and (n % 1000 == 0 or n == len(new)):
-                progress("sealing items", n, len(new))
+        paths.sealed_dir.mkdir(parents=True, exist_ok=True)
+        batch = paths.sealed_dir / f"{ledger.size:09d}.jsonl"
+        ledger_tmp = paths.ledger_file.with_name(f".{paths.ledger_file.name}.pending")
+        done = 0
+        with batch.open("ab") as sealed, ledger_tmp.open("wb") as lines:
+            os.chmod(batch, 0o600)
+            for src in scan_item_sources(paths, ledger):
+                if src.id not in pending:
+                    continue
+                data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
+                leaves: list[dict[str, Any]] = [
+                    {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
+                ]
+                if src.gate in public:
+                    leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
+                    write_new_file(paths.reveal_file(src.id), data, sync=False)
+                    revealed.append(src.id)
+                else:
+                    sealed.write(data + b"\n")
+                lines.writelines(app.prepare(leaves))
+                done += 1
+                if progress and (done % 10000 == 0 or done == len(new)):
+                    progress("sealing items", done, len(new))
+            sealed.flush()
+            os.fsync(sealed.fileno())
+            lines.flush()
+        if revealed:
+            os.sync()  # the public-gate reveal files, all at once rather than one fsync each
+            fsync_dir(paths.reveals_dir)
+        fsync_dir(paths.sealed_dir)
+        app.write_file(ledger_tmp)
+        ledger_tmp.unlink()
+        return CommitResult(new, revealed, total - len(new))
+
+
+# ---------------------------------------------------------------------------------------------
+# Retire
+
+
+def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = None) -> list[dict[str, Any]]:
+    """Reveal sealed items of a secret gate: publish their committed bytes, append the reveals.
+
+    Refuses (writing nothing) an unknown or already revealed item, one whose source changed
+    since it was committed, one whose sealed document is missing, and one used by an open run.
+    """
+    with appending(paths) as app:
+        ledger = app.ledger
+        problems: list[Problem] = []
+        when = event_time(at, ledger)
+        if not note.strip():
+            problems.append(problem("--note", "a retirement needs a note saying why"))
+        if len(set(item_ids)) != len(item_ids):
+            problems.append(problem("retire", "an id is given twice"))
+        open_specs = _open_run_items(paths, ledger, problems)
+        documents: list[tuple[str, bytes]] = []
+        leaves: list[dict[str, Any]] = []
+        for item_id in item_ids:
+            c = ledger.commit(item_id) if is_id(item_id) else None
+            if c is None:
+                problems.append(problem("retire", f"unknown item {item_id!r}: it was never committed"))
+                continue
+            if item_id in ledger.reveals:
+                r = ledger.reveals[item_id]
+                problems.append(problem("retire", f"item {item_id} is already revealed ({r.reason}, {r.at})"))
+                continue
+            for run_id, items in open_specs.items():
+                if item_id in items:
+                    problems.append(problem("retire", f"item {item_id} is used by run {run_id}, which is still open; certify the run first"))
+            data = find_sealed(paths, item_id, c.commitment)
+            if data is None:
+                problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the item cannot be revealed"))
+                continue
+            try:
+                src = load_item_sources(paths, ledger, only=item_id).get(item_id)
+            except InputError as e:
+                problems += e.problems
+                continue
+            if src is None:
+                problems.append(problem(paths.show(paths.items_dir), f"no item source for {item_id}: cannot confirm its text is the one committed"))
+            elif canonical.dumps_validated(src.item) != canonical.dumps_validated(loads_strict(data)["item"]):
+                problems.append(problem(src.file, f"item {item_id} changed since it was committed; a committed item cannot change (revert the edit, or commit a new item)", src.where))
+            leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
+            size = len(canonical.dumps(leaf))
+            if size > MAX_LEAF_BYTES:
+                problems.append(problem("--note", "the note makes the ledger leaf too large", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
+            documents.append((item_id, data))
+            leaves.append(leaf)
+        if problems:
+            raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
         lines = app.prepare(leaves)
-        for n, (target, data) in enumerate(files, start=1):
-            write_new_file(target, data, 0o600 if target.is_relative_to(paths.private) else 0o644)
-            if progress and (n % 1000 == 0 or n == len(files)):
-                progress("writing reveal documents", n, len(files))
-        for d in sorted({t.parent for t, _ in files}):
-            fsync_dir(d)
-        # The ledger is written last: a crash before this line leaves files no leaf refers to,
-        # which the next commit overwrites, never a leaf whose document is missing.
+        for item_id, data in documents:
+            write_new_file(paths.reveal_file(item_id), data)
+        fsync_dir(paths.reveals_dir)
         app.write(lines)
-        return CommitResult([s.id for s in new], revealed, len(sources) - len(new))
+        return leaves
 
 
 def retire_item(paths: Paths, item_id: str, note: str, at: str | None = None) -> dict[str, Any]:
-    """Reveal a sealed item of a secret gate: publish its committed bytes, append the reveal."""
-    with appending(paths) as app:
-        ledger = app.ledger
-        label = "retire"
-        c = ledger.commit(item_id) if isinstance(item_id, str) else None
-        if c is None:
-            raise InputError([problem(label, f"unknown item {item_id!r}: it was never committed")])
-        if item_id in ledger.reveals:
-            r = ledger.reveals[item_id]
-            raise InputError([problem(label, f"item {item_id} is already revealed ({r.reason}, {r.at})")])
-        if ledger.gates[c.gate].public:  # pragma: no cover - public items are revealed at commit
-            raise InputError([problem(label, f"item {item_id} is on public gate {c.gate}; it was revealed when committed")])
-        problems = _open_runs_using(paths, ledger, item_id)
-        sealed = paths.sealed_file(item_id)
-        try:
-            data = sealed.read_bytes()
-        except FileNotFoundError:
-            raise InputError([problem(paths.show(sealed), f"the sealed reveal document of {item_id} is missing; without it the item cannot be revealed")]) from None
-        if sha256_hex(data) != c.commitment:
-            raise InputError([problem(paths.show(sealed), "the sealed document does not hash to the item's commitment", expected=c.commitment, found=sha256_hex(data))])
-        sources = load_item_sources(paths, ledger)
-        src = sources.get(item_id)
-        doc = loads_strict(data)
-        if src is None:
-            problems.append(problem(paths.show(paths.items_dir), f"no item source for {item_id}: cannot confirm its text is the one committed"))
-        elif canonical.dumps(src.item) != canonical.dumps(doc["item"]):
-            problems.append(problem(src.file, f"item {item_id} changed since it was committed; a committed item cannot change (revert the edit, or commit a new item)", src.where))
-        when = event_time(at, ledger)
-        leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
-        size = len(canonical.dumps(leaf))
-        if size > MAX_LEAF_BYTES:
-            problems.append(problem("--note", "the note makes the ledger leaf too large", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
-        if not note.strip():
-            problems.append(problem("--note", "a retirement needs a note saying why"))
-        if problems:
-            raise InputError(problems, f"cannot retire {item_id}")
-        lines = app.prepare([leaf])
-        write_new_file(paths.reveal_file(item_id), data)
-        fsync_dir(paths.reveals_dir)
-        app.write(lines)
-        return leaf
+    return retire_items(paths, [item_id], note, at)[0]
 
 
-def _open_runs_using(paths: Paths, ledger: Ledger, item_id: str) -> list[Problem]:
-    """An item of an open run cannot be retired: the run's results would be contaminated."""
-    problems = []
+def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> dict[str, set[str]]:
+    """The items of every run still open: such items cannot be retired (it would contaminate the run)."""
+    out: dict[str, set[str]] = {}
     for run in ledger.runs.values():
         if run.id in ledger.certificate_of_run:
             continue
         spec_file = paths.runs_dir / f"{run.id}.json"
         try:
             spec = loads_strict(spec_file.read_bytes())
-        except (OSError, FormatError):
-            problems.append(problem(paths.show(spec_file), f"cannot read the spec of open run {run.id} to check it does not use {item_id}"))
-            continue
-        if item_id in (spec.get("items") or []):
-            problems.append(problem("retire", f"item {item_id} is used by run {run.id}, which is still open; certify the run first"))
-    return problems
+            out[run.id] = set(spec.get("items") or [])
+        except (OSError, ValueError, AttributeError):
+            problems.append(problem(paths.show(spec_file), f"cannot read the spec of open run {run.id} to check which items it uses"))
+    return out

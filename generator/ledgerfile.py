@@ -27,6 +27,7 @@ from generator.verify import (
     is_time,
     loads_strict,
     number_rule_problems,
+    parse_canonical,
 )
 
 LeafHook = Callable[[int, dict[str, Any], bytes], None]
@@ -45,16 +46,21 @@ def _replay_stream(f: BinaryIO, file: str, on_leaf: LeafHook | None) -> tuple[Le
         raw = line[:-1] if line.endswith(b"\n") else line
         if not line.endswith(b"\n"):
             found.append(problem(file, "last line does not end with a newline (an interrupted write?)", where))
+        leaf = None
         try:
-            leaf = loads_strict(raw)
+            leaf = parse_canonical(raw)
         except FormatError as e:
-            found.append(problem(file, f"not a JSON leaf: {e}", where))
-            leaf = None
+            # Say precisely why: not JSON at all, or JSON in another form than the canonical one.
+            try:
+                parsed = loads_strict(raw)
+                rules = number_rule_problems(parsed)
+                found += [p.at(file, where) for p in rules]
+                if not rules:
+                    found.append(problem(file, "leaf is not in canonical (RFC 8785) form", where, expected=canonical_bytes(parsed).decode(), found=raw.decode("utf-8", "replace")))
+                leaf = parsed
+            except FormatError:
+                found.append(problem(file, f"not a JSON leaf: {e}", where))
         if leaf is not None:
-            rules = number_rule_problems(leaf)
-            found += [p.at(file, where) for p in rules]
-            if not rules and canonical_bytes(leaf) != raw:
-                found.append(problem(file, "leaf is not in canonical (RFC 8785) form", where, expected=canonical_bytes(leaf).decode(), found=raw.decode("utf-8", "replace")))
             found += [p.at(file, where) for p in ledger.apply(leaf, len(raw))]
             if not found and on_leaf is not None:
                 on_leaf(ledger.size - 1, leaf, raw)
@@ -70,17 +76,22 @@ def _replay_stream(f: BinaryIO, file: str, on_leaf: LeafHook | None) -> tuple[Le
     return ledger, problems
 
 
-def read_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> Ledger:
-    """Replay the ledger file; raise InputError listing every problem (up to a limit)."""
+def replay_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> tuple[Ledger, list[Problem]]:
+    """Replay the ledger file: the state of its valid leaves, and every problem (up to a limit)."""
     file = paths.show(paths.ledger_file)
     try:
         f = paths.ledger_file.open("rb")
     except FileNotFoundError:
-        raise InputError([problem(file, "no ledger file; create a program with 'transparency init'")]) from None
+        return Ledger(), [problem(file, "no ledger file; create a program with 'transparency init'")]
     with f:
-        ledger, problems = _replay_stream(f, file, on_leaf)
+        return _replay_stream(f, file, on_leaf)
+
+
+def read_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> Ledger:
+    """Replay the ledger file; raise InputError listing every problem (up to a limit)."""
+    ledger, problems = replay_ledger(paths, on_leaf)
     if problems:
-        raise InputError(problems, f"{file}: the ledger breaks the rules of SPEC §4")
+        raise InputError(problems, f"{paths.show(paths.ledger_file)}: the ledger breaks the rules of SPEC §4")
     return ledger
 
 
@@ -131,6 +142,15 @@ class LedgerAppender:
         self._f.flush()
         os.fsync(self._f.fileno())
 
+    def write_file(self, lines_file: Path) -> None:
+        """Append the prepared lines stored in `lines_file` (for batches too large to hold)."""
+        self._f.seek(0, os.SEEK_END)
+        with lines_file.open("rb") as src:
+            while chunk := src.read(1 << 20):
+                self._f.write(chunk)
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
     def append(self, leaves: list[dict[str, Any]]) -> None:
         self.write(self.prepare(leaves))
 
@@ -162,14 +182,18 @@ def fsync_dir(path: os.PathLike[str] | str) -> None:
         os.close(fd)
 
 
-def write_new_file(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write a file completely (temp file, fsync, rename), so a crash never leaves half of it."""
-    p = path
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
+def write_new_file(path: Path, data: bytes, mode: int = 0o644, sync: bool = True) -> None:
+    """Write a file completely (temp file, rename), so a crash never leaves half of it.
+
+    With sync=False the caller syncs many files at once afterwards (one fsync per small file
+    would dominate a large commit).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, p)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp, path)

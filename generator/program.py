@@ -14,7 +14,7 @@ from generator.errors import InputError, problem
 from generator.keys import Signer, generate_signer, write_key
 from generator.ledgerfile import appending, event_time, write_new_file
 from generator.methodology import publish
-from generator.verify import GATE_RE, Ledger, is_gate_id, is_origin
+from generator.verify import GATE_RE, Ledger, Problem, is_gate_id, is_origin
 
 DEFAULTS = files("generator") / "defaults"
 
@@ -40,11 +40,10 @@ class GateSpec:
     public: bool
 
 
-def parse_gate_option(text: str) -> GateSpec:
-    """`ID:NAME:public|secret`, as `init --gate` takes it."""
+def _parse_gate_option(text: str) -> GateSpec | Problem:
     parts = text.split(":")
     if len(parts) != 3 or parts[2] not in ("public", "secret") or not is_gate_id(parts[0]) or not parts[1].strip():
-        raise InputError([problem("--gate", "expected ID:NAME:public or ID:NAME:secret", expected=f"ID matching {GATE_RE.pattern}", found=text)])
+        return problem("--gate", "expected ID:NAME:public or ID:NAME:secret", expected=f"ID matching {GATE_RE.pattern}", found=text)
     return GateSpec(parts[0], parts[1].strip(), parts[2] == "public")
 
 
@@ -56,20 +55,26 @@ def init_program(
     paths: Paths,
     name: str,
     origin: str,
-    gates: list[GateSpec],
+    gate_options: list[GateSpec | str],
     description: str = "",
     at: str | None = None,
     signer: Signer | None = None,
 ) -> Signer:
-    """Create a program: data skeleton, signing key, gates and first methodology in the ledger."""
-    problems = []
+    """Create a program: data skeleton, signing key, gates and first methodology in the ledger.
+
+    Gates are GateSpecs or `ID:NAME:public|secret` strings; every problem is reported at once.
+    """
+    problems: list[Problem] = []
+    parsed = [_parse_gate_option(g) if isinstance(g, str) else g for g in gate_options]
+    problems += [g for g in parsed if isinstance(g, Problem)]
+    gates = [g for g in parsed if isinstance(g, GateSpec)]
     if paths.program_file.exists() or paths.ledger_file.exists():
         problems.append(problem(paths.show(paths.data), "a program is already there (program.yaml or ledger.jsonl exists); refusing to overwrite it"))
     if not is_origin(origin):
         problems.append(problem("--origin", "not a valid origin", expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle", found=origin))
     if not name.strip():
         problems.append(problem("--name", "the program needs a name"))
-    if not gates:
+    if not gate_options:
         problems.append(problem("--gate", "a program needs at least one gate"))
     if len({g.id for g in gates}) != len(gates):
         problems.append(problem("--gate", "gate ids must be distinct"))

@@ -17,7 +17,7 @@ from generator import layout
 from generator.datadir import Paths, Program, PublicKey, load_program, load_public_keys
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import Signer, load_key
-from generator.ledgerfile import read_ledger
+from generator.ledgerfile import replay_ledger
 from generator.methodology import params_file, prose_file, prose_html, render_prose
 from generator.sources import read_text
 from generator.verify import (
@@ -128,11 +128,15 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
     """Read and validate the whole data directory; raise InputError with every problem."""
     problems: list[Problem] = []
     warnings: list[str] = []
-    program, w = load_program(paths)
-    warnings += w
+    program: Program | None = None
+    try:
+        program, w = load_program(paths)
+        warnings += w
+    except InputError as e:
+        problems += e.problems
     keys: list[PublicKey] = []
     try:
-        keys = load_public_keys(paths, program.origin)
+        keys = load_public_keys(paths, program.origin if program else None)
     except InputError as e:
         problems += e.problems
     signer = None
@@ -158,10 +162,8 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         if progress and index % 10000 == 0:
             progress("reading the ledger", index, 0)
 
-    try:
-        ledger = read_ledger(paths, on_leaf)
-    except InputError as e:
-        raise InputError(problems + e.problems, e.summary) from None
+    ledger, ledger_problems = replay_ledger(paths, on_leaf)
+    problems += ledger_problems
     if progress:
         progress("reading the ledger", ledger.size, ledger.size)
 
@@ -170,7 +172,7 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
     runs, certificates = _gather_runs(paths, ledger, methodologies, problems)
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")
-    assert signer is not None
+    assert signer is not None and program is not None
     root = merkle.root()
     note = signer.sign_note(checkpoint_text(program.origin, ledger.size, root))
     return SiteContext(

@@ -231,16 +231,50 @@ def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
     return problems
 
 
+# Parses with the C decoder: no Python hook per object. Fractions and NaN are still refused.
+_FAST_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_reject_fraction)
+# Only a run of 16+ digits can be an integer beyond 2^53 - 1, and only a 4-byte UTF-8 sequence
+# (lead byte 0xF0-0xF4) can put a key outside the BMP: without either, the walk finds nothing.
+_BIG_DIGITS_RE = re.compile(rb"[0-9]{16}")
+
+
+def _needs_number_walk(data: bytes) -> bool:
+    return _BIG_DIGITS_RE.search(data) is not None or any(b >= 0xF0 for b in data)
+
+
+def parse_canonical_text(text: str, data: bytes | None = None) -> Any:
+    """Parse one canonical JSON text; raise FormatError, as precisely as possible, if it is not."""
+    try:
+        value = _FAST_DECODER.decode(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    _require_canonical(value, text, data if data is not None else text.encode("utf-8"))
+    return value
+
+
+def _require_canonical(value: Any, text: str, raw: bytes) -> None:
+    """Speed matters: a ledger holds a million documents. Canonical form is checked by equality
+    with the re-serialisation, which also rules out duplicate keys (one would be lost) and
+    escaped lone surrogates (they would come back unescaped); only when the text differs is it
+    parsed again, slowly, to say why."""
+    if _needs_number_walk(raw):
+        rules = number_rule_problems(value)
+        if rules:
+            p = rules[0]
+            raise FormatError(f"{p.message} at {p.where or 'top level'}" + (f": {p.found}" if p.found else ""))
+    if canonical_text(value) != text:
+        _STRICT_DECODER.decode(text)  # raises for a duplicate key
+        _check_no_surrogates(value)
+        raise FormatError("bytes are not in canonical (RFC 8785) form")
+
+
 def parse_canonical(data: bytes) -> Any:
     """Parse published JSON bytes and require them to be canonical; raise FormatError if not."""
-    value = loads_strict(data)
-    rules = number_rule_problems(value)
-    if rules:
-        p = rules[0]
-        raise FormatError(f"{p.message} at {p.where or 'top level'}" + (f": {p.found}" if p.found else ""))
-    if canonical_bytes(value) != data:
-        raise FormatError("bytes are not in canonical (RFC 8785) form")
-    return value
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not valid UTF-8 at byte {e.start}") from None
+    return parse_canonical_text(text, data)
 
 
 def iter_canonical_array(
@@ -286,8 +320,11 @@ def iter_canonical_array(
                 except UnicodeDecodeError as e:
                     raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
                 try:
-                    value, stop = _STRICT_DECODER.raw_decode(text, 0)
+                    value, stop = _FAST_DECODER.raw_decode(text, 0)
                 except json.JSONDecodeError:
+                    stop = -1
+                # A bare number can end exactly where the window cuts it: read more to be sure.
+                if stop < 0 or (stop == len(text) and end < n):
                     if end >= n:
                         raise FormatError(f"malformed JSON element at byte {pos}") from None
                     size *= 4
@@ -296,8 +333,11 @@ def iter_canonical_array(
             idx = 0
             while True:
                 raw_text = text[idx:stop]
-                _check_element(value, raw_text, pos)
                 raw = raw_text.encode("utf-8")
+                try:
+                    _require_canonical(value, raw_text, raw)
+                except FormatError as e:
+                    raise FormatError(f"element at byte {pos}: {e}") from None
                 yield value, raw
                 pos += len(raw)
                 idx = stop
@@ -305,9 +345,11 @@ def iter_canonical_array(
                 if text[idx : idx + 1] != ",":
                     break
                 try:
-                    value, stop = _STRICT_DECODER.raw_decode(text, idx + 1)
+                    value, stop = _FAST_DECODER.raw_decode(text, idx + 1)
                 except json.JSONDecodeError:
                     break  # cut by the window's end (or malformed): retry from a fresh window
+                if stop == len(text) and end < n:
+                    break
                 pos += 1
                 idx += 1
         tail = data[pos:]
@@ -321,15 +363,6 @@ def iter_canonical_array(
         rest.update(others)
 
     return elements(), rest
-
-
-def _check_element(value: Any, raw_text: str, pos: int) -> None:
-    _check_no_surrogates(value)
-    rules = number_rule_problems(value)
-    if rules:
-        raise FormatError(f"element at byte {pos}: {rules[0].message} at {rules[0].where}: {rules[0].found}")
-    if canonical_text(value) != raw_text:
-        raise FormatError(f"element at byte {pos} is not in canonical (RFC 8785) form")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -844,7 +877,7 @@ def check_item(item: Any, where: str = "item") -> list[Problem]:
     problems: list[Problem] = []
     if not isinstance(item.get("prompt"), str):
         problems.append(Problem("'prompt' must be a string", where=where, found=_type_name(item.get("prompt"))))
-    problems += check_answer(item.get("answer"), f"{where}.answer")
+    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
     problems += number_rule_problems(item, where)
     return problems
 
@@ -1543,8 +1576,24 @@ class _Site:
         )
 
 
+def check_key_pin(pin: str) -> None:
+    """Raise FormatError unless `pin` is a verifier key or a `SHA256:<64 hex>` fingerprint."""
+    pin = pin.strip()
+    if pin.startswith("SHA256:"):
+        if not HEX64_RE.fullmatch(pin[7:]):
+            raise FormatError("a fingerprint is SHA256: followed by 64 lowercase hex digits")
+    else:
+        parse_vkey(pin)
+
+
 def verify_site(site: Path | str, key: str | None = None) -> Report:
-    """Verify a site directory. Raise SiteUnreadable if it is not a readable site at all."""
+    """Verify a site directory.
+
+    Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
+    a verifier key nor a fingerprint: both are the caller's errors, not the site's.
+    """
+    if key is not None:
+        check_key_pin(key)
     root = Path(site)
     report = Report(str(site))
     if not root.is_dir():
@@ -1663,11 +1712,8 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
         if pinned.startswith("SHA256:"):
             match = pinned == vk.fingerprint
         else:
-            try:
-                pk = parse_vkey(pinned)
-                match = pk.public_key == vk.public_key and pk.name == vk.name
-            except FormatError:
-                match = False
+            pk = parse_vkey(pinned)
+            match = pk.public_key == vk.public_key and pk.name == vk.name
         report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
         if not report.check(match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"):
             return None
@@ -2032,6 +2078,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = verify_site(site, args.key)
     except SiteUnreadable as e:
         print(f"verify.py: {e}", file=sys.stderr)
+        return 2
+    except FormatError as e:
+        print(f"verify.py: --key: {e}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, BuiltSite, copy_demo_data, item, write_items
+
 from generator import build as build_module
 from generator.build import build
 from generator.commitments import commit_new_items, retire_item

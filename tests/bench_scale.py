@@ -1,0 +1,126 @@
+"""Scale benchmark: commit, build and verify a large program, and print the figures.
+
+    python tests/bench_scale.py [--items 1000000] [--retired 10000] [--public 1000] [--dir DIR]
+
+Not a test: speed and memory targets live here, where a number is read by a person, not in
+timed unit tests that flake on shared machines. Each phase runs in its own process so its peak
+memory (max RSS) is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PHASES = {
+    "init": """
+from generator.datadir import Paths
+from generator.program import GateSpec, init_program
+p = Paths(Path(d), Path(d) / "private")
+init_program(p, "Bench", "bench.example.org/scale", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", "2026-01-01T00:00:00Z")
+""",
+    "sources": """
+import json
+p = Path(d) / "private" / "items"
+p.mkdir(parents=True, exist_ok=True)
+def item(i, gate):
+    return {"id": f"{gate}-{i:07d}", "gate": gate, "prompt": f"Extract the fields from message {i}: I sent {i * 7} won from 110-{i:06d} and my parcel went to {i} Main Street.",
+            "answer": {"account": {"kind": "scalar", "tier": "critical", "value": f"110-{i:06d}"},
+                       "amount": {"kind": "scalar", "tier": "critical", "value": i * 7},
+                       "address": {"kind": "text", "tier": "high", "value": f"{i} Main Street"},
+                       "tags": {"kind": "array", "tier": "low", "value": ["transfer", "delivery"]}}}
+chunk = 50000
+for start in range(0, SECRET, chunk):
+    # JSON is YAML: the strict loader reads these files too, and much faster than block YAML.
+    with open(p / f"b-{start:07d}.json", "w") as f:
+        json.dump({"items": [item(i, "b") for i in range(start, min(SECRET, start + chunk))]}, f)
+with open(p / "a.json", "w") as f:
+    json.dump({"items": [item(i, "a") for i in range(PUBLIC)]}, f)
+""",
+    "commit": """
+from generator.commitments import commit_new_items
+from generator.datadir import Paths
+commit_new_items(Paths(Path(d), Path(d) / "private"), "2026-01-02T00:00:00Z")
+""",
+    "retire": """
+from generator.commitments import retire_item
+from generator.datadir import Paths
+p = Paths(Path(d), Path(d) / "private")
+for i in range(RETIRED):
+    retire_item(p, f"b-{i * (SECRET // max(RETIRED, 1)):07d}", f"Rotation {i}.", "2026-02-01T00:00:00Z")
+""",
+    "build": """
+from generator.build import build
+from generator.datadir import Paths
+r = build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
+print(json.dumps({"files": r.files, "checks": r.checks}))
+""",
+    "rebuild": """
+from generator.build import build
+from generator.datadir import Paths
+build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
+""",
+    "verify": """
+from generator.verify import verify_site
+r = verify_site(Path(d) / "public")
+assert r.ok, r.render()[-2000:]
+print(json.dumps({"checks": r.checks}))
+""",
+}
+
+
+def run_phase(name: str, d: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    code = "import json\nfrom pathlib import Path\n" + "\n".join(f"{k} = {v}" for k, v in env.items()) + f"\nd = {str(d)!r}\n" + PHASES[name]
+    script = f"""
+import resource, sys, time
+t = time.perf_counter()
+exec(compile({code!r}, {name!r}, "exec"))
+sys.stderr.write("BENCH %f %d\\n" % (time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    if p.returncode:
+        sys.exit(f"phase {name} failed:\n{p.stderr[-3000:]}")
+    line = [ln for ln in p.stderr.splitlines() if ln.startswith("BENCH ")][-1].split()
+    return float(line[1]), int(line[2]) / 1024, p.stdout.strip()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=int, default=1_000_000, help="secret items (default 1,000,000)")
+    ap.add_argument("--public", type=int, default=1000, help="public-gate items (default 1,000)")
+    ap.add_argument("--retired", type=int, default=1000, help="secret items retired, one command each (default 1,000)")
+    ap.add_argument("--dir", type=Path, help="work directory (default: a temporary one, removed afterwards)")
+    args = ap.parse_args()
+    work = args.dir or Path(tempfile.mkdtemp(prefix="transparency-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    d = work / "data"
+    env = {"SECRET": str(args.items), "PUBLIC": str(args.public), "RETIRED": str(args.retired)}
+    print(f"program: {args.items:,} secret items, {args.public:,} public items, {args.retired:,} retired; in {work}")
+    print(f"{'phase':<10}{'seconds':>10}{'peak MiB':>11}  notes")
+    try:
+        for name in ("init", "sources", "commit", "retire", "build", "rebuild", "verify"):
+            secs, mib, out = run_phase(name, d, env)
+            note = out
+            if name == "retire" and args.retired:
+                note = f"{secs / args.retired * 1000:.0f} ms per retire"
+            if name == "build":
+                site = d / "public"
+                size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+                note = f"{out}; site {size / 2**20:.0f} MiB"
+            print(f"{name:<10}{secs:>10.1f}{mib:>11.0f}  {note}")
+    finally:
+        if args.dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; max RSS from getrusage, {time.strftime('%Y-%m-%d')}")
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE))
+    main()

@@ -1,0 +1,542 @@
+"""The ledger's replay rules (SPEC §4) and the run rules (SPEC §6), table-driven.
+
+`generator.verify.Ledger` is shared by the verifier and the generator, so every rule here is
+enforced on a published site and refused at the source.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rfc8785
+
+from generator.verify import (
+    MAX_LEAF_BYTES,
+    Ledger,
+    Problem,
+    check_methodology,
+    check_run_rules,
+    check_run_spec,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+PARAMS: dict[str, Any] = json.loads((REPO / "generator" / "defaults" / "methodology.json").read_text(encoding="utf-8"))
+PARAMS_SHA = hashlib.sha256(rfc8785.dumps(PARAMS)).hexdigest()
+MIN_SECRET = PARAMS["certify"]["min_items_secret_gate"]
+
+T0 = "2026-01-05T09:00:00Z"
+T1 = "2026-01-12T10:00:00Z"
+T2 = "2026-02-01T00:00:00Z"
+T3 = "2026-03-01T00:00:00Z"
+T4 = "2026-04-01T00:00:00Z"
+T5 = "2026-05-01T00:00:00Z"
+
+SUBJECT = {"name": "ExtractBot", "version": "1.0", "organization": "Acme Corp"}
+
+
+def h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Leaf builders (SPEC §4 table)
+
+
+def gate(gid: str = "a", public: bool = True, at: str = T0, name: str | None = None) -> dict[str, Any]:
+    return {"type": "gate", "v": 1, "id": gid, "name": name or f"Gate {gid.upper()}", "public": public, "at": at}
+
+
+def methodology(version: str = "2026.1", sha256: str = PARAMS_SHA, at: str = T0) -> dict[str, Any]:
+    return {"type": "methodology", "v": 1, "version": version, "sha256": sha256, "at": at}
+
+
+def commit(item_id: str, gate_id: str, at: str = T1, commitment: str | None = None) -> dict[str, Any]:
+    return {"type": "commit", "v": 1, "id": item_id, "gate": gate_id,
+            "commitment": commitment if commitment is not None else h(item_id), "at": at}
+
+
+def reveal(item_id: str, reason: str = "public-gate", at: str = T1, note: str = "revealed") -> dict[str, Any]:
+    return {"type": "reveal", "v": 1, "id": item_id, "reason": reason, "note": note, "at": at}
+
+
+def run(run_id: str = "run-1", gate_id: str = "b", at: str = T2, subject: dict[str, Any] | None = None,
+        sha256: str | None = None) -> dict[str, Any]:
+    return {"type": "run", "v": 1, "id": run_id, "sha256": sha256 or h(run_id),
+            "subject": dict(subject or SUBJECT), "gate": gate_id, "at": at}
+
+
+def certificate(serial: str = "cert-1", run_id: str = "run-1", at: str = T3) -> dict[str, Any]:
+    return {"type": "certificate", "v": 1, "serial": serial, "run": run_id, "sha256": h(serial), "at": at}
+
+
+def with_(leaf: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    out = dict(leaf)
+    out.update(changes)
+    return out
+
+
+def without(leaf: dict[str, Any], key: str) -> dict[str, Any]:
+    out = dict(leaf)
+    del out[key]
+    return out
+
+
+def replay(leaves: Iterable[dict[str, Any]]) -> Ledger:
+    """Apply leaves that must all be valid."""
+    ledger = Ledger()
+    for i, leaf in enumerate(leaves):
+        problems = ledger.apply(leaf, len(rfc8785.dumps(leaf)))
+        assert problems == [], f"setup leaf entries[{i}] {leaf} was rejected: {[p.message for p in problems]}"
+    return ledger
+
+
+def messages(problems: list[Problem]) -> str:
+    return "; ".join(f"{p.where}: {p.message}" for p in problems) or "(no problems)"
+
+
+# ---------------------------------------------------------------------------------------------
+# A valid ledger
+
+
+VALID_SEQUENCE = [
+    gate("a", True),
+    gate("b", False),
+    methodology(),
+    commit("a-001", "a"),
+    reveal("a-001", "public-gate"),
+    commit("b-0001", "b"),
+    run("run-1", "a"),
+    certificate("cert-1", "run-1"),
+    reveal("b-0001", "retired", at=T4),
+]
+
+
+def test_valid_sequence_has_no_problems() -> None:
+    ledger = Ledger()
+    for i, leaf in enumerate(VALID_SEQUENCE):
+        problems = ledger.apply(leaf, len(rfc8785.dumps(leaf)))
+        assert problems == [], f"entries[{i}] ({leaf['type']}) rejected: {messages(problems)}"
+    assert ledger.final_problems() == [], messages(ledger.final_problems())
+    assert ledger.size == len(VALID_SEQUENCE)
+    assert list(ledger.gates) == ["a", "b"]
+    assert ledger.public_gates() == {"a"}
+    assert list(ledger.methodologies) == ["2026.1"]
+    assert ledger.commit_count == 2
+    c = ledger.commit("b-0001")
+    assert c is not None and (c.gate, c.commitment, c.index, c.at) == ("b", h("b-0001"), 5, T1)
+    assert [x.id for x in ledger.commits()] == ["a-001", "b-0001"]
+    assert set(ledger.reveals) == {"a-001", "b-0001"}
+    assert list(ledger.runs) == ["run-1"]
+    assert ledger.certificate_of_run == {"run-1": "cert-1"}
+    assert ledger.last_at == T4
+
+
+def test_time_may_repeat() -> None:
+    """`at` never decreases: equal times are fine."""
+    replay([gate("a", True, at=T1), gate("b", False, at=T1), methodology(at=T1)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Broken rules: (prefix of valid leaves, the offending leaf, what the problem must say)
+
+
+PREFIX = [gate("a", True), gate("b", False), methodology()]
+WITH_ITEMS = [*PREFIX, commit("a-001", "a"), reveal("a-001"), commit("b-0001", "b")]
+WITH_RUN = [*WITH_ITEMS, run("run-1", "a")]
+
+BIG_NOTE = "x" * (MAX_LEAF_BYTES + 1)
+
+CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, int | None]] = [
+    # id, prefix, leaf, message fragment, leaf_size (None: its canonical size)
+    ("time-goes-backwards", [gate("a", at=T2)], gate("b", False, at=T1), "time goes backwards", None),
+    ("time-malformed-space", [], gate("a", at="2026-01-05 09:00:00Z"), "malformed time", None),
+    ("time-malformed-month-13", [], gate("a", at="2026-13-05T09:00:00Z"), "malformed time", None),
+    ("time-malformed-fraction", [], gate("a", at="2026-01-05T09:00:00.5Z"), "malformed time", None),
+    ("time-malformed-offset", [], gate("a", at="2026-01-05T09:00:00+00:00"), "malformed time", None),
+    ("time-not-a-string", [], gate("a", at=1767603600), "malformed time", None),
+    ("unknown-event-type", PREFIX, {"type": "audit", "v": 1, "at": T1}, "unknown event type", None),
+    ("missing-type", PREFIX, {"v": 1, "id": "c", "at": T1}, "unknown event type", None),
+    ("missing-member", [], without(gate("a"), "name"), "missing 'name'", None),
+    ("missing-at", [], without(gate("a"), "at"), "missing 'at'", None),
+    ("extra-member", [], with_(gate("a"), extra=1), "unknown member 'extra'", None),
+    ("v-2", [], with_(gate("a"), v=2), "unsupported version", None),
+    ("v-true", [], with_(gate("a"), v=True), "unsupported version", None),
+    ("v-string", [], with_(gate("a"), v="1"), "unsupported version", None),
+    ("gate-declared-twice", [gate("a")], gate("a", False, at=T1), "gate a is declared twice", None),
+    ("gate-id-uppercase", [], gate("A"), "malformed gate id", None),
+    ("gate-id-too-long", [], gate("a" * 17), "malformed gate id", None),
+    ("gate-id-dash", [], gate("a-b"), "malformed gate id", None),
+    ("gate-public-not-bool", [], with_(gate("a"), public=1), "must be true or false", None),
+    ("commit-to-undeclared-gate", PREFIX, commit("c-001", "c"), "gate that was not declared", None),
+    ("commit-before-gate-declared", [gate("a")], commit("b-0001", "b"), "gate that was not declared", None),
+    ("item-committed-twice", [*PREFIX, commit("b-0001", "b")], commit("b-0001", "b", commitment=h("other")),
+     "item b-0001 is committed twice", None),
+    ("item-id-malformed", PREFIX, commit("B-0001", "b"), "malformed item id", None),
+    ("commitment-uppercase", PREFIX, commit("b-0001", "b", commitment=h("x").upper()), "malformed commitment", None),
+    ("commitment-short", PREFIX, commit("b-0001", "b", commitment=h("x")[:63]), "malformed commitment", None),
+    ("reveal-uncommitted", PREFIX, reveal("a-009"), "not committed before", None),
+    ("reveal-twice", WITH_ITEMS, reveal("a-001", at=T2), "item a-001 is revealed twice", None),
+    ("reveal-secret-as-public-gate", WITH_ITEMS, reveal("b-0001", "public-gate"), "reason does not match gate b", None),
+    ("reveal-public-as-retired", [*PREFIX, commit("a-001", "a")], reveal("a-001", "retired"),
+     "reason does not match gate a", None),
+    ("reveal-unknown-reason", WITH_ITEMS, reveal("b-0001", "leaked"), "unknown reveal reason", None),
+    ("reveal-note-not-string", WITH_ITEMS, reveal("b-0001", "retired", note=None), "note must be a string", None),  # type: ignore[arg-type]
+    ("methodology-published-twice", PREFIX, methodology(sha256=h("other"), at=T1), "methodology 2026.1 is published twice", None),
+    ("methodology-version-malformed", [], methodology(version="v 1"), "malformed methodology version", None),
+    ("methodology-hash-malformed", [], methodology(sha256="abc"), "malformed hash", None),
+    ("run-id-twice", WITH_RUN, run("run-1", "a", at=T3), "run run-1 is registered twice", None),
+    ("run-on-undeclared-gate", WITH_ITEMS, run("run-1", "z"), "gate that was not declared", None),
+    ("run-subject-without-name", WITH_ITEMS, with_(run("run-1", "a"), subject={"organization": "Acme"}),
+     "subject must be an object with a name", None),
+    ("certificate-unregistered-run", WITH_RUN, certificate("cert-1", "run-9"), "run that was not registered", None),
+    ("two-certificates-for-one-run", [*WITH_RUN, certificate("cert-1", "run-1")], certificate("cert-2", "run-1", at=T4),
+     "run run-1 already has a certificate", None),
+    ("serial-used-twice", [*WITH_RUN, run("run-2", "a", at=T2, subject={**SUBJECT, "name": "Other"}),
+                           certificate("cert-1", "run-1")],
+     certificate("cert-1", "run-2", at=T4), "serial cert-1 is used twice", None),
+    ("leaf-over-65535-bytes", PREFIX, reveal("a-001", note=BIG_NOTE), "larger than a C2SP entry bundle allows", None),
+    ("leaf-size-argument-over-limit", [], gate("a"), "larger than a C2SP entry bundle allows", MAX_LEAF_BYTES + 1),
+]
+
+
+@pytest.mark.parametrize(("prefix", "leaf", "fragment", "leaf_size"),
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_rule_broken(prefix: list[dict[str, Any]], leaf: dict[str, Any], fragment: str, leaf_size: int | None) -> None:
+    ledger = replay(copy.deepcopy(prefix))
+    size = leaf_size if leaf_size is not None else len(rfc8785.dumps(leaf))
+    problems = ledger.apply(copy.deepcopy(leaf), size)
+    assert any(fragment in p.message for p in problems), (
+        f"expected a problem saying {fragment!r}, got: {messages(problems)}"
+    )
+    where = f"entries[{len(prefix)}]"
+    assert all(p.where.startswith(where) for p in problems), f"every problem is located at {where}: {messages(problems)}"
+    assert ledger.size == len(prefix) + 1, "a rejected leaf still takes its place in the log"
+
+
+def test_leaf_at_exactly_the_limit_is_accepted() -> None:
+    ledger = Ledger()
+    assert ledger.apply(gate("a"), MAX_LEAF_BYTES) == []
+    assert MAX_LEAF_BYTES == 65535
+
+
+def test_time_goes_backwards_reports_expected_and_found() -> None:
+    ledger = replay([gate("a", at=T2)])
+    [p] = ledger.apply(gate("b", False, at=T1))
+    assert p.where == "entries[1].at"
+    assert p.expected == f"{T2} or later" and p.found == T1
+
+
+def test_rejected_leaf_changes_nothing() -> None:
+    """A leaf that breaks a rule is not recorded (the second commit keeps the first's data)."""
+    ledger = replay([*PREFIX, commit("b-0001", "b")])
+    assert ledger.apply(commit("b-0001", "a", commitment=h("other")))
+    c = ledger.commit("b-0001")
+    assert c is not None and (c.gate, c.commitment, c.index) == ("b", h("b-0001"), 3)
+    assert ledger.apply(reveal("b-0001", "public-gate"))
+    assert "b-0001" not in ledger.reveals
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules only the whole ledger settles
+
+
+def test_public_item_never_revealed() -> None:
+    ledger = replay([*PREFIX, commit("a-001", "a"), reveal("a-001"), commit("a-002", "a"), commit("b-0001", "b")])
+    problems = ledger.final_problems()
+    assert len(problems) == 1, messages(problems)
+    assert "item a-002 of public gate a is never revealed" in problems[0].message
+    assert problems[0].where == "entries[5]"
+
+
+def test_secret_item_never_revealed_is_fine() -> None:
+    ledger = replay([*PREFIX, commit("b-0001", "b")])
+    assert ledger.final_problems() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Run specs and run rules (SPEC §6)
+
+
+def test_default_methodology_is_valid() -> None:
+    assert check_methodology(PARAMS) == []
+
+
+def secret_items(first: int, count: int) -> list[str]:
+    return [f"b-{i:04d}" for i in range(first, first + count)]
+
+
+PUBLIC_ITEMS = ["a-001", "a-002", "a-003"]
+SECRET_ITEMS = secret_items(1, 25)
+
+
+def base_leaves() -> list[dict[str, Any]]:
+    """Gates a (public) and b (secret), the default methodology, three public items committed
+    and revealed, twenty-five secret items committed."""
+    leaves = [gate("a", True), gate("b", False), methodology()]
+    for i in PUBLIC_ITEMS:
+        leaves += [commit(i, "a"), reveal(i)]
+    leaves += [commit(i, "b") for i in SECRET_ITEMS]
+    return leaves
+
+
+def spec(run_id: str = "run-1", gate_id: str = "b", items: list[str] | None = None, previous_run: str | None = None,
+         **changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "type": "run-spec", "v": 1, "id": run_id, "previous_run": previous_run,
+        "subject": dict(SUBJECT), "gate": gate_id, "question": "Does it extract the fields?",
+        "items": list(items if items is not None else secret_items(1, MIN_SECRET)),
+        "budget": {"max_tokens": 4096}, "repetitions": 1, "metrics": ["pass_rate"],
+        "exclusion_rules": ["The item's source document was unreadable."],
+        "methodology": {"version": "2026.1", "sha256": PARAMS_SHA},
+        "judge": {"provider": "Independent Judges Ltd", "model": "judge-1", "version": "1", "rubric_sha256": h("rubric"),
+                  "seed": 7},
+    }
+    doc.update(changes)
+    return doc
+
+
+def run_leaf(s: dict[str, Any], at: str = T2) -> dict[str, Any]:
+    return run(s["id"], s["gate"], at=at, subject=s["subject"], sha256=hashlib.sha256(rfc8785.dumps(s)).hexdigest())
+
+
+def rules(ledger: Ledger, s: dict[str, Any], earlier: dict[str, dict[str, Any]] | None = None,
+          params: dict[str, Any] | None = PARAMS) -> list[Problem]:
+    return check_run_rules(ledger, ledger.runs[s["id"]], s, params, earlier or {})
+
+
+def test_valid_secret_run_passes() -> None:
+    s = spec()
+    assert check_run_spec(s) == []
+    ledger = replay([*base_leaves(), run_leaf(s)])
+    assert rules(ledger, s) == [], messages(rules(ledger, s))
+
+
+def test_valid_public_run_passes() -> None:
+    s = spec(gate_id="a", items=PUBLIC_ITEMS)
+    assert check_run_spec(s) == []
+    ledger = replay([*base_leaves(), run_leaf(s)])
+    assert rules(ledger, s) == [], messages(rules(ledger, s))
+
+
+def test_valid_second_run_passes() -> None:
+    """A decided earlier run, then a new run naming it, on fresh sealed items; the first run's
+    items may be retired once it is decided."""
+    s1 = spec("run-1", items=secret_items(1, 10))
+    s2 = spec("run-2", items=secret_items(11, 10), previous_run="run-1")
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), certificate("cert-1", "run-1", T3),
+                     reveal("b-0001", "retired", at=T3), run_leaf(s2, T4)])
+    assert rules(ledger, s1) == [], messages(rules(ledger, s1))
+    assert rules(ledger, s2, {"run-1": s1}) == [], messages(rules(ledger, s2, {"run-1": s1}))
+
+
+SPEC_CASES = [
+    ("items-empty", spec(items=[]), "must be a non-empty list of item ids"),
+    ("items-repeated", spec(items=[*secret_items(1, 10), "b-0001"]), "items must be distinct"),
+    ("items-malformed-id", spec(items=["B 1"]), "must be a non-empty list of item ids"),
+    ("repetitions-2", spec(repetitions=2), "repetitions is 1 in v1"),
+    ("repetitions-true", spec(repetitions=True), "repetitions is 1 in v1"),
+    ("previous-run-malformed", spec(previous_run="Run 1"), "must be a run id or null"),
+    ("wrong-type", spec(type="run"), "wrong type or version"),
+    ("unknown-member", spec(extra=1), "unknown member 'extra'"),
+    ("judge-seed-float-like", spec(judge={**spec()["judge"], "seed": "7"}), "must be an integer or null"),
+    ("methodology-hash-malformed", spec(methodology={"version": "2026.1", "sha256": "x"}), "malformed hash"),
+    ("subject-empty-organization", spec(subject={**SUBJECT, "organization": "  "}), "must be a non-empty string"),
+]
+
+
+@pytest.mark.parametrize(("doc", "fragment"), [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES])
+def test_run_spec_shape(doc: dict[str, Any], fragment: str) -> None:
+    problems = check_run_spec(doc)
+    assert any(fragment in p.message for p in problems), f"expected {fragment!r}, got: {messages(problems)}"
+
+
+def _case_previous_run_wrong() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s1 = spec("run-1", items=secret_items(1, 10))
+    s2 = spec("run-2", items=secret_items(11, 10), previous_run=None)
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), certificate("cert-1", "run-1", T3), run_leaf(s2, T4)])
+    return ledger, s2, {"run-1": s1}
+
+
+def _case_previous_run_named_on_first_run() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec("run-1", previous_run="run-0")
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_previous_run_open() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s1 = spec("run-1", items=secret_items(1, 10))
+    s2 = spec("run-2", items=secret_items(11, 10), previous_run="run-1")
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), run_leaf(s2, T3)])
+    return ledger, s2, {"run-1": s1}
+
+
+def _case_previous_run_decided_later() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    """The previous run's certificate comes after the new run's registration: still open then."""
+    s1 = spec("run-1", items=secret_items(1, 10))
+    s2 = spec("run-2", items=secret_items(11, 10), previous_run="run-1")
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), run_leaf(s2, T3), certificate("cert-1", "run-1", T4)])
+    return ledger, s2, {"run-1": s1}
+
+
+def _case_judge_not_independent() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(judge={**spec()["judge"], "provider": "  ACME corp\t"})
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_judge_provider_empty() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(judge={**spec()["judge"], "provider": "   "})
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_too_few_secret_items() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(items=secret_items(1, MIN_SECRET - 1))
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_secret_item_reused() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s1 = spec("run-1", items=secret_items(1, 10))
+    s2 = spec("run-2", items=secret_items(10, 10), previous_run="run-1")  # b-0010 again
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), certificate("cert-1", "run-1", T3), run_leaf(s2, T4)])
+    return ledger, s2, {"run-1": s1}
+
+
+def _case_item_revealed_before_decided() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec()
+    ledger = replay([*base_leaves(), run_leaf(s, T2), reveal("b-0001", "retired", at=T3)])
+    return ledger, s, {}
+
+
+def _case_item_revealed_before_run() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec()
+    ledger = replay([*base_leaves(), reveal("b-0003", "retired", at=T2), run_leaf(s, T3),
+                     certificate("cert-1", "run-1", T4)])
+    return ledger, s, {}
+
+
+def _case_public_item_not_revealed() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(gate_id="a", items=[*PUBLIC_ITEMS, "a-004"])
+    ledger = replay([*base_leaves(), commit("a-004", "a", at=T2), run_leaf(s, T2), reveal("a-004", at=T3)])
+    return ledger, s, {}
+
+
+def _case_methodology_unpublished() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(methodology={"version": "2027.1", "sha256": PARAMS_SHA})
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_methodology_published_after_run() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(methodology={"version": "2026.2", "sha256": h("2026.2")})
+    ledger = replay([*base_leaves(), run_leaf(s, T2), methodology("2026.2", h("2026.2"), at=T3)])
+    return ledger, s, {}
+
+
+def _case_methodology_hash_mismatch() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(methodology={"version": "2026.1", "sha256": h("not the parameters")})
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_item_not_committed() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(items=[*secret_items(1, 9), "b-9999"])
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_item_committed_after_run() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(items=[*secret_items(1, 9), "b-0100"])
+    return replay([*base_leaves(), run_leaf(s, T2), commit("b-0100", "b", at=T3)]), s, {}
+
+
+def _case_item_of_other_gate() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec(items=[*secret_items(1, 10), "a-001"])
+    return replay([*base_leaves(), run_leaf(s)]), s, {}
+
+
+def _case_subject_differs_from_leaf() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec()
+    ledger = replay([*base_leaves(), run_leaf(spec(subject={**SUBJECT, "version": "2.0"}))])
+    return ledger, s, {}
+
+
+def _case_gate_differs_from_leaf() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
+    s = spec()
+    ledger = replay([*base_leaves(), run("run-1", "a", at=T2)])
+    return ledger, s, {}
+
+
+RULE_CASES = [
+    ("previous-run-wrong", _case_previous_run_wrong, "previous_run is not the last run"),
+    ("previous-run-named-on-first-run", _case_previous_run_named_on_first_run, "previous_run is not the last run"),
+    ("previous-run-still-open", _case_previous_run_open, "still open"),
+    ("previous-run-decided-after-registration", _case_previous_run_decided_later, "still open"),
+    ("judge-provider-is-subject-organization", _case_judge_not_independent, "independent"),
+    ("judge-provider-empty", _case_judge_provider_empty, "independent"),
+    ("too-few-secret-items", _case_too_few_secret_items, "too few items for a secret gate"),
+    ("secret-item-reused-by-subject", _case_secret_item_reused, "reuses sealed items"),
+    ("secret-item-revealed-before-decided", _case_item_revealed_before_decided, "revealed before the run was decided"),
+    ("secret-item-revealed-before-run", _case_item_revealed_before_run, "revealed before the run was decided"),
+    ("public-item-not-yet-revealed", _case_public_item_not_revealed, "was not revealed before the run"),
+    ("methodology-never-published", _case_methodology_unpublished, "not published before the run"),
+    ("methodology-published-after-run", _case_methodology_published_after_run, "not published before the run"),
+    ("methodology-hash-mismatch", _case_methodology_hash_mismatch, "pinned methodology hash differs"),
+    ("item-not-committed", _case_item_not_committed, "b-9999 was not committed before the run"),
+    ("item-committed-after-run", _case_item_committed_after_run, "b-0100 was not committed before the run"),
+    ("item-of-another-gate", _case_item_of_other_gate, "a-001 is not of the run's gate"),
+    ("subject-differs-from-run-leaf", _case_subject_differs_from_leaf, "subject differs from the run's ledger leaf"),
+    ("gate-differs-from-run-leaf", _case_gate_differs_from_leaf, "gate differs from the run's ledger leaf"),
+]
+
+
+@pytest.mark.parametrize(("build", "fragment"), [c[1:] for c in RULE_CASES], ids=[c[0] for c in RULE_CASES])
+def test_run_rule_broken(build: Any, fragment: str) -> None:
+    ledger, s, earlier = build()
+    assert check_run_spec(s) == [], f"the spec itself is well-formed: {messages(check_run_spec(s))}"
+    problems = rules(ledger, s, earlier)
+    assert any(fragment in p.message for p in problems), f"expected {fragment!r}, got: {messages(problems)}"
+
+
+def test_judge_rule_only_with_independent_judge() -> None:
+    s = spec(judge={**spec()["judge"], "provider": "acme corp"})
+    ledger = replay([*base_leaves(), run_leaf(s)])
+    relaxed = copy.deepcopy(PARAMS)
+    relaxed["certify"]["independent_judge"] = False
+    assert rules(ledger, s, params=relaxed) == [], messages(rules(ledger, s, params=relaxed))
+    assert any("independent" in p.message for p in rules(ledger, s))
+
+
+def test_min_items_follows_parameters() -> None:
+    s = spec(items=secret_items(1, 3))
+    ledger = replay([*base_leaves(), run_leaf(s)])
+    relaxed = copy.deepcopy(PARAMS)
+    relaxed["certify"]["min_items_secret_gate"] = 3
+    assert rules(ledger, s, params=relaxed) == []
+    [p] = rules(ledger, s)
+    assert p.expected == f"at least {MIN_SECRET}" and p.found == "3"
+
+
+def test_public_gate_has_no_minimum_and_may_reuse_items() -> None:
+    """Public items are known anyway: no minimum, and a subject may run them again."""
+    s1 = spec("run-1", gate_id="a", items=PUBLIC_ITEMS)
+    s2 = spec("run-2", gate_id="a", items=PUBLIC_ITEMS, previous_run="run-1")
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), certificate("cert-1", "run-1", T3), run_leaf(s2, T4)])
+    assert rules(ledger, s2, {"run-1": s1}) == [], messages(rules(ledger, s2, {"run-1": s1}))
+
+
+def test_other_subject_may_use_the_same_sealed_items() -> None:
+    """One observation per sealed item per subject: another subject's run is its own chain."""
+    s1 = spec("run-1")
+    other = {**SUBJECT, "name": "OtherBot", "organization": "Other Inc"}
+    s2 = spec("run-2", subject=other)
+    ledger = replay([*base_leaves(), run_leaf(s1, T2), run_leaf(s2, T3)])
+    assert rules(ledger, s2, {"run-1": s1}) == [], messages(rules(ledger, s2, {"run-1": s1}))
+
+
+def test_run_rules_after_certificate_reveal_is_fine() -> None:
+    """A sealed item retired after the run's certificate is what SPEC §4 asks for."""
+    s = spec()
+    ledger = replay([*base_leaves(), run_leaf(s, T2), certificate("cert-1", "run-1", T3),
+                     reveal("b-0001", "retired", at=T5)])
+    assert rules(ledger, s) == [], messages(rules(ledger, s))

@@ -1,0 +1,664 @@
+"""The standalone verifier (`verify.py`, SPEC §8) against the demo site and a tamper matrix.
+
+Every mutation is applied to a fresh copy of the demo site and then made as consistent as an
+attacker holding the signing key could make it (SHA256SUMS recomputed and re-signed, detached
+signatures and the checkpoint remade), so that each one is caught by exactly the check it
+targets. Each must make `python verify.py SITE` exit 1 and name the file at fault in a FAIL
+line; the in-process report (`generator.verify.verify_site`) must fail in exactly that file.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rfc8785
+
+from generator import verify as v
+from generator.keys import Signer, load_key
+
+REPO = Path(__file__).resolve().parent.parent
+VERIFY_SRC = REPO / "generator" / "verify.py"
+
+SUMS = "SHA256SUMS"
+SUMS_SIG = "SHA256SUMS.sig"
+ENTRIES = "ledger/entries.json"
+CHECKPOINT = "ledger/checkpoint"
+CLIST = "ledger/commitments.json"
+MANIFEST = "transparency.json"
+KEYS = "keys.json"
+METHODOLOGY_PARAMS = "methodology/2026.1.json"
+REVEAL = "reveals/a-001.json"  # a public-gate item of the demo
+SEALED_ITEM = "b-0002"  # a secret-gate item of the demo that was never retired
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the verifier
+
+
+@dataclass
+class Run:
+    rc: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+    def fail_lines(self) -> list[str]:
+        return [line for line in self.out.splitlines() if line.startswith("FAIL ")]
+
+    def names_file(self, rel: str) -> bool:
+        """A FAIL line is about `rel` (its head is the path, as Problem.describe prints it)."""
+        return any(line.startswith((f"FAIL {rel}: ", f"FAIL {rel} [")) for line in self.fail_lines())
+
+
+def run_verifier(
+    script: Path, *args: str, cwd: Path | None = None, isolated: bool = False
+) -> Run:
+    cmd = [sys.executable, *(["-I"] if isolated else []), str(script), *args]
+    env = {k: val for k, val in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=60, env=env, check=False)
+    return Run(p.returncode, p.stdout, p.stderr)
+
+
+def verify_cli(site: Path, *args: str) -> Run:
+    """`python SITE/verify.py SITE ARGS`: the site's own copy of the verifier."""
+    return run_verifier(site / "verify.py", str(site), *args, cwd=site.parent)
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-signing helpers (what an attacker with the key would do to hide a change)
+
+
+def read_json(site: Path, rel: str) -> Any:
+    return json.loads((site / rel).read_bytes())
+
+
+def write_canonical(site: Path, rel: str, doc: Any) -> bytes:
+    data = rfc8785.dumps(doc)
+    (site / rel).write_bytes(data)
+    return data
+
+
+def sums_bytes(site: Path) -> bytes:
+    """SHA256SUMS as the generator writes it: every file but the list and its signature,
+    sorted by the UTF-8 bytes of the path, `<sha256hex>  <path>\\n` each."""
+    rels = sorted(
+        (p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()),
+        key=lambda r: r.encode("utf-8"),
+    )
+    lines = [
+        f"{hashlib.sha256((site / r).read_bytes()).hexdigest()}  {r}\n"
+        for r in rels
+        if r not in (SUMS, SUMS_SIG)
+    ]
+    return "".join(lines).encode("utf-8")
+
+
+def other_signer(name: str) -> Signer:
+    """Another Ed25519 key under the same name, fixed so that runs are reproducible."""
+    return Signer(name, hashlib.sha256(b"tests: another signing key").digest())
+
+
+def resign(site: Path, rel: str, signer: Signer) -> None:
+    """Remake the detached signature `rel.sig` over the file's current bytes."""
+    (site / f"{rel}.sig").write_bytes(signer.sign((site / rel).read_bytes()))
+
+
+def resign_sums(site: Path, signer: Signer) -> None:
+    (site / SUMS).write_bytes(sums_bytes(site))
+    resign(site, SUMS, signer)
+
+
+def entries_doc(site: Path) -> dict[str, Any]:
+    return read_json(site, ENTRIES)
+
+
+def write_checkpoint(site: Path, signer: Signer, origin: str, leaves: Sequence[Any]) -> None:
+    root = v.merkle_root(v.leaf_hash(rfc8785.dumps(leaf)) for leaf in leaves)
+    (site / CHECKPOINT).write_bytes(signer.sign_note(v.checkpoint_text(origin, len(leaves), root)))
+
+
+def rewrite_ledger(
+    site: Path, signer: Signer, leaves: list[Any], *, sign_entries: bool = True, checkpoint: bool = True
+) -> None:
+    """Write `leaves` as the entries document; by default also its signature, a checkpoint
+    over them and every `tree_size` of the release (manifest, commitment list), all signed.
+    SHA256SUMS is not touched: call resign_sums afterwards."""
+    doc = entries_doc(site)
+    origin = doc["origin"]
+    doc["entries"] = leaves
+    doc["tree_size"] = len(leaves)
+    write_canonical(site, ENTRIES, doc)
+    if sign_entries:
+        resign(site, ENTRIES, signer)
+    if checkpoint:
+        write_checkpoint(site, signer, origin, leaves)
+    manifest = read_json(site, MANIFEST)
+    if manifest["ledger"]["tree_size"] != len(leaves):
+        manifest["ledger"]["tree_size"] = len(leaves)
+        write_canonical(site, MANIFEST, manifest)
+        clist = read_json(site, CLIST)
+        clist["tree_size"] = len(leaves)
+        write_canonical(site, CLIST, clist)
+        resign(site, CLIST, signer)
+
+
+def commitment_of(site: Path, item_id: str) -> tuple[str, int]:
+    for i, leaf in enumerate(entries_doc(site)["entries"]):
+        if leaf["type"] == "commit" and leaf["id"] == item_id:
+            return leaf["commitment"], i
+    raise AssertionError(f"demo ledger has no commit of {item_id}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The tamper matrix
+
+
+@dataclass(frozen=True)
+class Site:
+    root: Path
+    signer: Signer
+
+
+def t_reveal_byte_changed(s: Site) -> None:
+    """One byte inside the prompt of a reveal file; SHA256SUMS re-signed: only the commitment
+    check can catch it (the bytes stay canonical JSON of a well-formed reveal)."""
+    data = (s.root / REVEAL).read_bytes()
+    i = data.index(b'"prompt":"') + len(b'"prompt":"')
+    assert data[i : i + 1] != b"Z", "fixture assumption: prompt does not start with Z"
+    (s.root / REVEAL).write_bytes(data[:i] + b"Z" + data[i + 1 :])
+    resign_sums(s.root, s.signer)
+
+
+def t_reveal_resalted(s: Site) -> None:
+    """The reveal document re-canonicalized with a fresh salt: same item, other hash."""
+    doc = read_json(s.root, REVEAL)
+    doc["salt"] = hashlib.sha256(b"another salt").hexdigest()
+    assert doc["salt"] != read_json(s.root, REVEAL)["salt"]
+    write_canonical(s.root, REVEAL, doc)
+    resign_sums(s.root, s.signer)
+
+
+def _changed_note_leaves(s: Site) -> list[dict[str, Any]]:
+    leaves = entries_doc(s.root)["entries"]
+    last = leaves[-1]
+    assert last["type"] == "reveal", "fixture assumption: the demo ledger ends with a reveal"
+    last["note"] = last["note"] + " (edited)"
+    return leaves
+
+
+def t_leaf_changed_unsigned(s: Site) -> None:
+    """A ledger leaf edited in place; nothing re-signed."""
+    leaves = _changed_note_leaves(s)
+    rewrite_ledger(s.root, s.signer, leaves, sign_entries=False, checkpoint=False)
+
+
+def t_leaf_changed_resigned(s: Site) -> None:
+    """A ledger leaf edited, entries.json.sig and SHA256SUMS re-signed: only the checkpoint's
+    root (over the original leaves) can catch it."""
+    leaves = _changed_note_leaves(s)
+    rewrite_ledger(s.root, s.signer, leaves, sign_entries=True, checkpoint=False)
+    resign_sums(s.root, s.signer)
+
+
+def t_checkpoint_root_changed(s: Site) -> None:
+    """The checkpoint's root line replaced by another valid root; the note is re-signed, so
+    only the root comparison catches it."""
+    text = (s.root / CHECKPOINT).read_text(encoding="utf-8")
+    origin, size, _ = text.split("\n\n")[0].split("\n")
+    other_root = hashlib.sha256(b"not the root").digest()
+    (s.root / CHECKPOINT).write_bytes(s.signer.sign_note(v.checkpoint_text(origin, int(size), other_root)))
+    resign_sums(s.root, s.signer)
+
+
+def t_checkpoint_sig_corrupted(s: Site) -> None:
+    """One base64 character of the checkpoint's signature line changed (still base64, same
+    length); SHA256SUMS re-signed, so only the note signature check catches it."""
+    data = (s.root / CHECKPOINT).read_text(encoding="utf-8")
+    body, sig_line = data.rsplit("\n\n", 1)
+    prefix, b64 = sig_line.rstrip("\n").rsplit(" ", 1)
+    raw = bytearray(base64.b64decode(b64))
+    raw[10] ^= 0x01  # inside the 64-byte signature (after the 4-byte key ID)
+    new = f"{body}\n\n{prefix} {base64.b64encode(bytes(raw)).decode()}\n"
+    (s.root / CHECKPOINT).write_bytes(new.encode("utf-8"))
+    resign_sums(s.root, s.signer)
+
+
+def _edit_clist_row(s: Site, item_id: str, **changes: Any) -> None:
+    doc = read_json(s.root, CLIST)
+    rows = [r for r in doc["commitments"] if r["id"] == item_id]
+    assert len(rows) == 1, f"fixture assumption: one commitment-list row for {item_id}"
+    rows[0].update(changes)
+    write_canonical(s.root, CLIST, doc)
+    resign(s.root, CLIST, s.signer)
+    resign_sums(s.root, s.signer)
+
+
+def t_clist_status_flipped(s: Site) -> None:
+    """A sealed item shown as revealed in the (re-signed) commitment list: only the
+    cross-check with the ledger's reveals catches it."""
+    row = next(r for r in read_json(s.root, CLIST)["commitments"] if r["id"] == SEALED_ITEM)
+    assert row["status"] == "sealed", f"fixture assumption: {SEALED_ITEM} is sealed"
+    _edit_clist_row(s, SEALED_ITEM, status="revealed")
+
+
+def t_clist_commitment_changed(s: Site) -> None:
+    """A commitment-list row's commitment differs from the ledger's commit leaf."""
+    _edit_clist_row(s, SEALED_ITEM, commitment=hashlib.sha256(b"another item").hexdigest())
+
+
+def t_detached_sig_of_other_bytes(s: Site) -> None:
+    """commitments.json.sig replaced by a valid signature (same key) of other bytes."""
+    (s.root / f"{CLIST}.sig").write_bytes(s.signer.sign(b"some other bytes"))
+    resign_sums(s.root, s.signer)
+
+
+def t_sums_hash_edited(s: Site) -> None:
+    """One hash in SHA256SUMS changed; SHA256SUMS.sig left as it was."""
+    text = (s.root / SUMS).read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.endswith("  index.html"))
+    digest = line[:64]
+    other = ("0" if digest[0] != "0" else "1") + digest[1:]
+    (s.root / SUMS).write_text(text.replace(line, other + line[64:]), encoding="utf-8")
+
+
+def t_sums_sig_truncated(s: Site) -> None:
+    data = (s.root / SUMS_SIG).read_bytes()
+    (s.root / SUMS_SIG).write_bytes(data[:32])
+
+
+def t_extra_file(s: Site) -> None:
+    (s.root / "extra.txt").write_text("not part of the release\n", encoding="utf-8")
+
+
+def t_listed_file_deleted(s: Site) -> None:
+    (s.root / "items" / "a-001.html").unlink()
+
+
+def t_keys_public_key_swapped(s: Site) -> None:
+    """keys.json's public_key replaced by another key's, and everything re-signed with that
+    other key: the vkey still names the original key, so the signatures and the keys
+    document itself disagree."""
+    doc = read_json(s.root, KEYS)
+    origin = doc["origin"]
+    other = other_signer(origin)
+    doc["keys"][0]["public_key"] = base64.b64encode(other.public_key).decode()
+    write_canonical(s.root, KEYS, doc)
+    _resign_everything(s.root, other, origin)
+
+
+def _resign_everything(site: Path, signer: Signer, origin: str) -> None:
+    for sig in sorted(site.rglob("*.sig")):
+        rel = sig.relative_to(site).as_posix()[: -len(".sig")]
+        if rel != SUMS:
+            resign(site, rel, signer)
+    write_checkpoint(site, signer, origin, entries_doc(site)["entries"])
+    resign_sums(site, signer)
+
+
+def t_manifest_indented(s: Site) -> None:
+    """transparency.json re-serialized with indentation (same value, not canonical bytes)."""
+    doc = read_json(s.root, MANIFEST)
+    (s.root / MANIFEST).write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=2), encoding="utf-8")
+    resign_sums(s.root, s.signer)
+
+
+def t_methodology_params_changed(s: Site) -> None:
+    """A methodology parameter changed (still a valid, canonical parameter file)."""
+    doc = read_json(s.root, METHODOLOGY_PARAMS)
+    assert doc["item_threshold"] == "0.85", "fixture assumption: default item threshold"
+    doc["item_threshold"] = "0.86"
+    write_canonical(s.root, METHODOLOGY_PARAMS, doc)
+    resign_sums(s.root, s.signer)
+
+
+def t_unknown_event_appended(s: Site) -> None:
+    """An unknown event type appended; entries, checkpoint, every tree_size and SHA256SUMS
+    consistent and signed: only the replay rule (never skip an unknown event) catches it."""
+    leaves = entries_doc(s.root)["entries"]
+    leaves.append({"type": "audit", "v": 1, "note": "an event v1 does not define", "at": "2026-12-01T00:00:00Z"})
+    rewrite_ledger(s.root, s.signer, leaves)
+    resign_sums(s.root, s.signer)
+
+
+@dataclass(frozen=True)
+class Tamper:
+    id: str
+    mutate: Callable[[Site], None]
+    target: str  # the file the targeted check reports
+    message: str  # a piece of the targeted check's message
+    files: frozenset[str]  # every file the failures are about, no more
+    pin_original_key: bool = False  # also run with --key <the demo's vkey>, which must fail
+
+
+def _f(*files: str) -> frozenset[str]:
+    return frozenset(files)
+
+
+TAMPERS = [
+    Tamper("reveal-byte-changed-resigned", t_reveal_byte_changed, REVEAL,
+           "is not the commitment of a-001", _f(REVEAL)),
+    Tamper("reveal-recanonicalized-new-salt", t_reveal_resalted, REVEAL,
+           "is not the commitment of a-001", _f(REVEAL)),
+    Tamper("ledger-leaf-changed-unsigned", t_leaf_changed_unsigned, ENTRIES,
+           f"SHA-256 differs from {SUMS}", _f(ENTRIES, f"{ENTRIES}.sig", CHECKPOINT)),
+    Tamper("ledger-leaf-changed-resigned", t_leaf_changed_resigned, CHECKPOINT,
+           "checkpoint root differs", _f(CHECKPOINT)),
+    Tamper("checkpoint-root-changed", t_checkpoint_root_changed, CHECKPOINT,
+           "checkpoint root differs", _f(CHECKPOINT)),
+    Tamper("checkpoint-signature-corrupted", t_checkpoint_sig_corrupted, CHECKPOINT,
+           "does not verify", _f(CHECKPOINT)),
+    Tamper("commitment-list-status-flipped", t_clist_status_flipped, CLIST,
+           f"item {SEALED_ITEM} is marked revealed but the ledger never revealed it", _f(CLIST)),
+    Tamper("commitment-list-commitment-changed", t_clist_commitment_changed, CLIST,
+           "row differs from the ledger's commit leaf", _f(CLIST)),
+    Tamper("detached-sig-of-other-bytes", t_detached_sig_of_other_bytes, f"{CLIST}.sig",
+           "does not verify", _f(f"{CLIST}.sig")),
+    Tamper("sha256sums-hash-edited", t_sums_hash_edited, SUMS_SIG,
+           f"detached signature of {SUMS} does not verify", _f(SUMS_SIG, "index.html")),
+    Tamper("sha256sums-sig-truncated", t_sums_sig_truncated, SUMS_SIG,
+           "does not verify", _f(SUMS_SIG)),
+    Tamper("extra-file-added", t_extra_file, "extra.txt",
+           f"not listed in {SUMS}", _f("extra.txt")),
+    Tamper("listed-file-deleted", t_listed_file_deleted, "items/a-001.html",
+           f"listed in {SUMS} but missing", _f("items/a-001.html")),
+    Tamper("keys-public-key-swapped-resigned", t_keys_public_key_swapped, KEYS,
+           "public_key differs from the vkey's key",
+           _f(KEYS, SUMS_SIG, f"{ENTRIES}.sig", f"{CLIST}.sig", CHECKPOINT), pin_original_key=True),
+    Tamper("manifest-indented-resigned", t_manifest_indented, MANIFEST,
+           "not in canonical (RFC 8785) form", _f(MANIFEST)),
+    Tamper("methodology-parameter-changed", t_methodology_params_changed, METHODOLOGY_PARAMS,
+           "SHA-256 differs from the ledger's methodology leaf", _f(METHODOLOGY_PARAMS)),
+    Tamper("unknown-event-appended-resigned", t_unknown_event_appended, ENTRIES,
+           "unknown event type", _f(ENTRIES)),
+]
+
+
+def _tampered(demo_copy: Any, mutate: Callable[[Site], None]) -> Site:
+    site = Site(demo_copy.out, load_key(demo_copy.paths.key_file))
+    mutate(site)
+    return site
+
+
+@pytest.mark.parametrize("tamper", TAMPERS, ids=[t.id for t in TAMPERS])
+def test_tamper_is_caught(tamper: Tamper, demo_copy: Any) -> None:
+    original_vkey = load_key(demo_copy.paths.key_file).vkey
+    site = _tampered(demo_copy, tamper.mutate)
+
+    r = verify_cli(site.root)
+    assert r.rc == 1, f"{tamper.id}: expected exit 1, got {r.rc}\n{r.text}"
+    assert r.names_file(tamper.target), f"{tamper.id}: no FAIL line names {tamper.target}\n{r.out}"
+    assert "PASS" not in r.out.split("\n")[-1], r.out
+
+    report = v.verify_site(site.root)
+    assert not report.ok
+    failed_files = {p.file for p in report.failures}
+    assert failed_files == tamper.files, (
+        f"{tamper.id}: failures should be about exactly {sorted(tamper.files)}, got "
+        f"{sorted(failed_files)}:\n" + "\n".join(p.describe() for p in report.failures)
+    )
+    targeted = [p for p in report.failures if p.file == tamper.target and tamper.message in p.message]
+    assert targeted, (
+        f"{tamper.id}: no failure in {tamper.target} says {tamper.message!r}:\n"
+        + "\n".join(p.describe() for p in report.failures)
+    )
+    for f in tamper.files:
+        assert r.names_file(f), f"{tamper.id}: the CLI output has no FAIL line for {f}\n{r.out}"
+
+    if tamper.pin_original_key:
+        pinned = verify_cli(site.root, "--key", original_vkey)
+        assert pinned.rc == 1, f"{tamper.id}: --key <original vkey> must fail too\n{pinned.text}"
+        assert pinned.names_file(tamper.target), pinned.out
+
+
+def test_tamper_matrix_is_large_enough() -> None:
+    assert len(TAMPERS) >= 14
+    assert len({t.id for t in TAMPERS}) == len(TAMPERS)
+
+
+# ---------------------------------------------------------------------------------------------
+# The untouched demo site
+
+
+def test_demo_site_passes(demo_site: Any) -> None:
+    r = verify_cli(demo_site.out)
+    assert r.rc == 0, f"verify.py on the demo site exited {r.rc}\n{r.text}"
+    assert "PASS" in r.out, r.out
+    assert not r.fail_lines(), r.out
+    # Unpinned, it says it trusts the shipped key and prints the fingerprint (SPEC §8).
+    fp = load_key(demo_site.paths.key_file).fingerprint
+    assert fp in r.out, f"the fingerprint {fp} is not printed\n{r.out}"
+    assert "trusting the key shipped inside the site" in r.out, r.out
+
+
+def test_demo_site_passes_json(demo_site: Any) -> None:
+    r = verify_cli(demo_site.out, "--json")
+    assert r.rc == 0, r.text
+    report = json.loads(r.out)
+    assert report["ok"] is True, report
+    assert report["failures"] == []
+    assert report["failed"] == 0
+    assert report["checks"] > 0
+    assert report["key"]["fingerprint"] == load_key(demo_site.paths.key_file).fingerprint
+
+
+def test_demo_site_passes_in_process(demo_site: Any) -> None:
+    report = v.verify_site(demo_site.out)
+    assert report.ok, "\n".join(p.describe() for p in report.failures)
+
+
+# ---------------------------------------------------------------------------------------------
+# --key pinning
+
+
+def test_pin_with_site_vkey_and_fingerprint(demo_site: Any) -> None:
+    signer = load_key(demo_site.paths.key_file)
+    for pin in (signer.vkey, signer.fingerprint):
+        r = verify_cli(demo_site.out, "--key", pin)
+        assert r.rc == 0, f"--key {pin} should pass\n{r.text}"
+        assert "pinned with --key" in r.out, r.out
+        assert "does NOT match" not in r.out, r.out
+
+
+@pytest.mark.parametrize("form", ["vkey", "fingerprint"])
+def test_pin_with_other_key_fails(demo_site: Any, form: str) -> None:
+    signer = load_key(demo_site.paths.key_file)
+    other = other_signer(signer.name)
+    pin = other.vkey if form == "vkey" else other.fingerprint
+    r = verify_cli(demo_site.out, "--key", pin)
+    assert r.rc == 1, f"--key with another key's {form} must fail\n{r.text}"
+    assert r.names_file(KEYS), r.out
+    assert "is not the key given with --key" in r.out, r.out
+    assert "does NOT match" in r.out, r.out
+
+
+def test_pin_with_other_name_same_key_fails(demo_site: Any) -> None:
+    """A vkey for the right public key under another name is not the program's key."""
+    signer = load_key(demo_site.paths.key_file)
+    wrong = v.make_vkey("example.org/another-program", signer.public_key)
+    r = verify_cli(demo_site.out, "--key", wrong)
+    assert r.rc == 1, r.text
+    assert "is not the key given with --key" in r.out, r.out
+
+
+def test_full_rekey_passes_unpinned_but_fails_pinned(demo_copy: Any) -> None:
+    """A site re-keyed completely (keys.json, PEM and every signature by another key) is
+    self-consistent: unpinned, SPEC §8 trusts the shipped key, so it passes, but it prints the
+    new fingerprint for the out-of-band comparison; pinned with the original key it fails."""
+    root = demo_copy.out
+    original = load_key(demo_copy.paths.key_file)
+    doc = read_json(root, KEYS)
+    origin = doc["origin"]
+    other = other_signer(origin)
+    old_pem = doc["keys"][0]["pem"]
+    (root / old_pem).unlink()
+    new_pem = f"keys/{other.key_id.hex()}.pem"
+    (root / new_pem).write_bytes(other.pem)
+    doc["keys"][0].update(
+        vkey=other.vkey, public_key=base64.b64encode(other.public_key).decode(),
+        fingerprint=other.fingerprint, pem=new_pem,
+    )
+    write_canonical(root, KEYS, doc)
+    _resign_everything(root, other, origin)
+
+    unpinned = verify_cli(root)
+    assert unpinned.rc == 0, f"a consistently re-keyed site is valid under its own key\n{unpinned.text}"
+    assert other.fingerprint in unpinned.out and original.fingerprint not in unpinned.out, unpinned.out
+    for pin in (original.vkey, original.fingerprint):
+        r = verify_cli(root, "--key", pin)
+        assert r.rc == 1, f"--key {pin} must catch the re-keyed site\n{r.text}"
+        assert "is not the key given with --key" in r.out, r.out
+
+
+# ---------------------------------------------------------------------------------------------
+# Exit status 2
+
+
+def test_exit_2_missing_directory(demo_site: Any, tmp_path: Path) -> None:
+    r = run_verifier(demo_site.out / "verify.py", str(tmp_path / "no-such-site"), cwd=tmp_path)
+    assert r.rc == 2, f"a missing directory must exit 2\n{r.text}"
+    assert "not a directory" in r.err, r.err
+
+
+def test_exit_2_directory_without_manifest(demo_site: Any, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "index.html").write_text("<p>hello</p>", encoding="utf-8")
+    r = run_verifier(demo_site.out / "verify.py", str(empty), cwd=tmp_path)
+    assert r.rc == 2, f"a directory without transparency.json must exit 2\n{r.text}"
+    assert "transparency.json" in r.err, r.err
+
+
+def test_exit_2_unknown_option(demo_site: Any) -> None:
+    r = verify_cli(demo_site.out, "--no-such-option")
+    assert r.rc == 2, f"an unknown option must exit 2\n{r.text}"
+    assert "--no-such-option" in r.err, r.err
+
+
+# ---------------------------------------------------------------------------------------------
+# Standalone: no generator package, no repository on the path
+
+
+def test_standalone_copy_of_verify_py(demo_site: Any, tmp_path: Path) -> None:
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    shutil.copy2(demo_site.out / "verify.py", tool / "verify.py")
+    site = tmp_path / "elsewhere" / "site"
+    shutil.copytree(demo_site.out, site)
+    assert sorted(p.name for p in tool.iterdir()) == ["verify.py"]
+    r = run_verifier(tool / "verify.py", str(site), cwd=tool, isolated=True)
+    assert r.rc == 0, f"standalone verify.py failed\n{r.text}"
+    assert "PASS" in r.out, r.out
+
+
+def test_standalone_defaults_to_its_own_folder(demo_site: Any, tmp_path: Path) -> None:
+    site = tmp_path / "downloaded"
+    shutil.copytree(demo_site.out, site)
+    r = run_verifier(Path("verify.py"), cwd=site, isolated=True)
+    assert r.rc == 0, f"verify.py without SITE, run inside the site, failed\n{r.text}"
+    assert "PASS" in r.out, r.out
+    assert str(site.resolve()) in r.out, f"it should verify its own folder\n{r.out}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Only the standard library and PyNaCl
+
+
+def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"line {node.lineno}: relative import in a standalone module"
+            found.append((node.lineno, node.module or ""))
+    return found
+
+
+def test_verify_py_imports_only_stdlib_and_nacl() -> None:
+    tree = ast.parse(VERIFY_SRC.read_text(encoding="utf-8"), filename=str(VERIFY_SRC))
+    imports = _imported_modules(tree)
+    assert any(name.split(".")[0] == "nacl" for _, name in imports), "expected PyNaCl imports"
+    allowed = set(sys.stdlib_module_names) | {"nacl", "__future__"}
+    bad = [(line, name) for line, name in imports if name.split(".")[0] not in allowed]
+    assert not bad, f"generator/verify.py imports non-stdlib modules: {bad}"
+    # Dynamic imports would dodge this check.
+    calls = [
+        n.lineno for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and (
+            (isinstance(n.func, ast.Name) and n.func.id == "__import__")
+            or (isinstance(n.func, ast.Attribute) and n.func.attr == "import_module")
+        )
+    ]
+    assert not calls, f"dynamic imports at lines {calls}"
+
+
+def test_import_check_sees_nested_imports() -> None:
+    """The AST walk finds imports inside try blocks and functions (so the test above does)."""
+    src = "try:\n    import yaml\nexcept ImportError:\n    pass\ndef f():\n    from requests import get\n"
+    names = {name for _, name in _imported_modules(ast.parse(src))}
+    assert names == {"yaml", "requests"}
+
+
+def test_site_verify_py_is_byte_identical(demo_site: Any) -> None:
+    assert (demo_site.out / "verify.py").read_bytes() == VERIFY_SRC.read_bytes(), (
+        "the site's verify.py differs from generator/verify.py"
+    )
+    manifest = read_json(demo_site.out, MANIFEST)
+    assert manifest["verifier"] == "verify.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# The in-process API agrees with the command line
+
+
+_BY_ID = {t.id: t for t in TAMPERS}
+
+
+@pytest.mark.parametrize(
+    "tamper_id", ["reveal-byte-changed-resigned", "commitment-list-status-flipped", "extra-file-added"]
+)
+def test_in_process_report_matches_cli(tamper_id: str, demo_copy: Any) -> None:
+    site = _tampered(demo_copy, _BY_ID[tamper_id].mutate)
+    r = verify_cli(site.root, "--json")
+    assert r.rc == 1, r.text
+    cli = json.loads(r.out)
+    report = v.verify_site(str(site.root))
+    assert report.ok is cli["ok"] is False
+    api_failures = [
+        {"file": p.file, "message": p.message, "where": p.where, "expected": p.expected, "found": p.found}
+        for p in report.failures
+    ]
+    cli_failures = [{k: f[k] for k in ("file", "message", "where", "expected", "found")} for f in cli["failures"]]
+    assert api_failures == cli_failures
+    assert report.checks == cli["checks"]
+
+
+def test_reveal_commitment_failure_carries_expected_and_found(demo_copy: Any) -> None:
+    commitment, index = commitment_of(demo_copy.out, "a-001")
+    site = _tampered(demo_copy, t_reveal_byte_changed)
+    actual = hashlib.sha256((site.root / REVEAL).read_bytes()).hexdigest()
+    assert actual != commitment
+    report = v.verify_site(site.root)
+    [p] = [p for p in report.failures if p.file == REVEAL]
+    assert "commitment" in p.message
+    # `expected` is the commitment, followed by where the ledger holds it.
+    assert p.expected is not None and re.match(r"[0-9a-f]{64}\b", p.expected), p.expected
+    assert p.expected.split()[0] == commitment, p.expected
+    assert f"entries[{index}]" in p.expected, p.expected
+    assert p.found == actual, p.found
