@@ -9,6 +9,7 @@ previous site byte for byte as it was.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -19,12 +20,13 @@ from typing import Any
 
 from generator import canonical, layout
 from generator.datadir import Paths
-from generator.errors import VerificationFailed
+from generator.errors import InputError, VerificationFailed, problem
+from generator.ledgerfile import ledger_lines, reading
 from generator.methodology import describe
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
 from generator.render import NavItem, Renderer
 from generator.site import RevealedItem, SiteContext, event_link, event_summary, gather
-from generator.verify import canonical_bytes, loads_strict, parse_vkey, verify_site
+from generator.verify import loads_strict, parse_vkey, verify_site
 from generator.writer import SiteWriter, is_replaceable_site, make_staging, swap_in
 
 Progress = Callable[[str, int, int], None]
@@ -46,27 +48,33 @@ def build(paths: Paths, out: Path, progress: Progress | None = None) -> BuildRes
     """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem."""
     started = time.monotonic()
     if not is_replaceable_site(out):
-        from generator.errors import InputError, problem
-
         raise InputError([problem(str(out), "the output exists and is not a site built by transparency (no transparency.json); refusing to replace it")])
-    ctx = gather(paths, progress)
-    check_key_matches(out, ctx.signer)
-    check_ledger_extends(out, ctx.entries_body)
-    staging = make_staging(out)
+    with reading(paths):
+        ctx = gather(paths, progress)
+        check_key_matches(out, ctx.signer)
+        check_ledger_extends(out, ledger_lines(paths))
+        staging = make_staging(out)
+        try:
+            writer = SiteWriter(staging)
+            write_site(ctx, writer, progress)
+            check_published_unchanged(out, writer.hashes)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    result = BuildResult(out, len(writer.hashes) + 2, ctx.ledger.size, 0, 0.0, ctx.demo, ctx.warnings, ctx.signer.fingerprint)
+    vkey = ctx.signer.vkey
+    del ctx  # a million-item ledger's state is not needed twice: free it before verifying
     try:
-        writer = SiteWriter(staging)
-        write_site(ctx, writer, progress)
-        check_published_unchanged(out, writer.hashes)
         if progress:
             progress("verifying the built site", 0, 1)
-        report = verify_site(staging, ctx.signer.vkey)
+        report = verify_site(staging, vkey)
         if not report.ok:
             raise VerificationFailed(report.render())
         swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return BuildResult(out, len(writer.hashes) + 2, ctx.ledger.size, report.checks, time.monotonic() - started, ctx.demo, ctx.warnings, ctx.signer.fingerprint)
+    return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,14 +83,9 @@ def build(paths: Paths, out: Path, progress: Progress | None = None) -> BuildRes
 
 def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None) -> None:
     signer = ctx.signer
-    ledger = ctx.ledger
-    n = ledger.size
-    tail = canonical.dumps({"origin": ctx.origin, "tree_size": n, "type": "ledger-entries", "v": 1})
-    entries = b'{"entries":[' + bytes(ctx.entries_body) + b"]," + tail[1:]
-    w.write_signed(layout.ENTRIES, entries, signer)
-    del entries
+    w.write_signed_stream(layout.ENTRIES, entries_document(ctx), signer)
     w.write(layout.CHECKPOINT, ctx.checkpoint)
-    w.write_signed(layout.COMMITMENTS, commitment_list(ctx), signer)
+    w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), signer)
     if progress:
         progress("writing the ledger", 1, 1)
 
@@ -140,20 +143,45 @@ def commitment_rows(ctx: SiteContext, start: int = 0, stop: int | None = None) -
                "status": "revealed" if c.id in revealed else "sealed"}
 
 
-def commitment_list(ctx: SiteContext) -> bytes:
-    """The signed list of every commitment, built row by row for a million items.
+def _list_document(key: str, elements: Iterator[bytes], tail: dict[str, Any]) -> Iterator[bytes]:
+    """A canonical document {key: [...], **tail} whose list comes as element bytes, in chunks.
+
+    `key` sorts before every key of `tail`, so the list comes first in canonical form.
+    """
+    yield b'{"' + key.encode() + b'":['
+    buf: list[bytes] = []
+    for i, raw in enumerate(elements):
+        buf.append(b"," + raw if i else raw)
+        if len(buf) >= 4096:
+            yield b"".join(buf)
+            buf.clear()
+    yield b"".join(buf)
+    yield b"]," + canonical.dumps(tail)[1:]
+
+
+def entries_document(ctx: SiteContext) -> Iterator[bytes]:
+    """The ledger entries, re-read from the ledger file (which the build holds locked)."""
+    count = 0
+
+    def leaves() -> Iterator[bytes]:
+        nonlocal count
+        for raw in ledger_lines(ctx.paths):
+            count += 1
+            yield raw
+
+    yield from _list_document("entries", leaves(), {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "ledger-entries", "v": 1})
+    if count != ctx.ledger.size:  # pragma: no cover - the lock prevents it
+        raise RuntimeError("the ledger changed while the site was being built")
+
+
+def commitment_list(ctx: SiteContext) -> Iterator[bytes]:
+    """The signed list of every commitment, row by row for a million items.
 
     Rows hold only ASCII strings and small integers, for which the standard library's form is
-    byte for byte RFC 8785 (SPEC §1); the header and tail still go through rfc8785.
+    byte for byte RFC 8785 (SPEC §1); the tail still goes through rfc8785.
     """
-    body = bytearray(b'{"commitments":[')
-    for i, row in enumerate(commitment_rows(ctx)):
-        if i:
-            body += b","
-        body += canonical_bytes(row)
-    tail = canonical.dumps({"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "commitment-list", "v": 1})
-    body += b"]," + tail[1:]
-    return bytes(body)
+    rows = (canonical.dumps_validated(row) for row in commitment_rows(ctx))
+    return _list_document("commitments", rows, {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "commitment-list", "v": 1})
 
 
 def manifest(ctx: SiteContext) -> dict[str, Any]:

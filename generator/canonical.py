@@ -39,7 +39,6 @@ def dumps_validated(value: Any) -> bytes:
 
     For the bulk paths (a million reveal documents and commitment rows), where the pure-Python
     rfc8785 costs more than everything else together. Under the rules of SPEC §1 the two forms
-    are byte for byte equal; tests/test_canonical_equivalence.py checks it on generated
-    documents.
+    are byte for byte equal; tests/test_canonical_stream.py checks it on generated values.
     """
     return canonical_bytes(value)

@@ -96,12 +96,18 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> 
 
     Raises InputError with every problem of every file once the scan ends, so a caller that
     writes must consume the whole scan first. Memory stays small: per item only its id and
-    where it was seen. With `only`, just the files whose text mentions that id are parsed:
-    retiring one item of a million must not parse them all.
+    where it was seen. With `only`, just the files whose text mentions that id are parsed, and
+    just that id's rows checked: retiring one item of a million must not check them all.
     """
     problems: list[Problem] = []
-    seen: dict[str, str] = {}
-    for path in _source_files(paths):
+    files = _source_files(paths)
+    # Where each id was first seen, packed as file number and row: a million ids, small ints.
+    seen: dict[str, int] = {}
+
+    def place(packed: int) -> str:
+        return f"{paths.show(files[packed >> 32])} items[{packed & 0xFFFFFFFF}]"
+
+    for file_no, path in enumerate(files):
         if only is not None:
             try:
                 if only not in path.read_text(encoding="utf-8", errors="replace"):
@@ -113,14 +119,16 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> 
             continue
         file = paths.show(path)
         for i, row in enumerate(rows):
+            if only is not None and not (isinstance(row, dict) and row.get("id") == only):
+                continue
             where = f"items[{i}]"
-            found = _check_source(row, file, where, ledger, seen)
+            found = _check_source(row, file, where, ledger, seen, place)
             problems += found
             if not found:
-                seen[row["id"]] = f"{file} {where}"
+                seen[row["id"]] = (file_no << 32) | i
                 yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, where)
             elif isinstance(row, dict) and is_id(row.get("id")):
-                seen.setdefault(row["id"], f"{file} {where}")
+                seen.setdefault(row["id"], (file_no << 32) | i)
     if problems:
         raise InputError(problems, "the item sources have problems; nothing was written")
 
@@ -130,7 +138,7 @@ def load_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> 
     return {s.id: s for s in scan_item_sources(paths, ledger, only)}
 
 
-def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[str, str]) -> list[Problem]:
+def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[str, int], place: Callable[[int], str]) -> list[Problem]:
     if not isinstance(row, dict):
         return [problem(file, "an item must be a mapping", where, found=type(row).__name__)]
     problems: list[Problem] = []
@@ -139,7 +147,7 @@ def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[st
     if not is_id(item_id):
         problems.append(problem(file, "malformed item id (lowercase letters, digits, '_' and '-', at most 64, starting with a letter or digit)", f"{where}.id", expected=ID_RE.pattern, found=show(item_id)))
     elif item_id in seen:
-        problems.append(problem(file, f"duplicate item id {item_id}", f"{where}.id", expected="ids unique across all item files", found=f"also at {seen[item_id]}"))
+        problems.append(problem(file, f"duplicate item id {item_id}", f"{where}.id", expected="ids unique across all item files", found=f"also at {place(seen[item_id])}"))
     gate = row.get("gate")
     if not is_gate_id(gate):
         problems.append(problem(file, "malformed gate id", f"{label}.gate", expected=GATE_RE.pattern, found=show(gate)))

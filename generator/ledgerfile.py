@@ -95,6 +95,29 @@ def read_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> Ledger:
     return ledger
 
 
+def ledger_lines(paths: Paths) -> Iterator[bytes]:
+    """The ledger's leaf bytes, one by one, without their newlines (already validated by a replay)."""
+    with paths.ledger_file.open("rb") as f:
+        for line in f:
+            yield line[:-1] if line.endswith(b"\n") else line
+
+
+@contextmanager
+def reading(paths: Paths) -> Iterator[None]:
+    """Hold a shared lock on the ledger: commands cannot append while a build reads it twice."""
+    try:
+        f = paths.ledger_file.open("rb")
+    except FileNotFoundError:
+        yield  # gather reports the missing ledger
+        return
+    with f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError([problem(paths.show(paths.ledger_file), "another transparency command is writing the ledger; build again when it ends")]) from None
+        yield
+
+
 def event_time(at: str | None, ledger: Ledger) -> str:
     """The time of a new event: `at` if given, else the clock; never before the last event."""
     if at is None:
@@ -167,7 +190,7 @@ def appending(paths: Paths) -> Iterator[LedgerAppender]:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError([problem(file, "another transparency command is writing the ledger; try again when it ends")]) from None
+            raise InputError([problem(file, "another transparency command is using the ledger; try again when it ends")]) from None
         ledger, problems = _replay_stream(f, file, None)
         if problems:
             raise InputError(problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events")

@@ -7,6 +7,7 @@ copies disagree with ours, so the generator refuses instead.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from generator import layout
@@ -51,7 +52,7 @@ def check_key_matches(out: Path, signer: Signer) -> None:
         )
 
 
-def check_ledger_extends(out: Path, new_body: bytes | bytearray) -> None:
+def check_ledger_extends(out: Path, new_leaves: Iterator[bytes]) -> None:
     """Refuse a ledger that does not begin with every leaf of the last release, in order."""
     m = _old_manifest(out)
     if m is None:
@@ -61,18 +62,15 @@ def check_ledger_extends(out: Path, new_body: bytes | bytearray) -> None:
     try:
         data = path.read_bytes()
         elements, _ = iter_canonical_array(data, "entries")
-        pos = 0
         for i, (_, raw) in enumerate(elements):
-            start = pos + (1 if i else 0)
-            end = start + len(raw)
-            if new_body[start:end] != raw or (end < len(new_body) and new_body[end : end + 1] != b","):
+            new = next(new_leaves, None)
+            if new != raw:
                 raise InputError([problem(
                     "data/ledger.jsonl",
                     f"the ledger does not extend the last release: its leaf {i} differs from the published one (or is missing)",
                     expected=raw.decode("utf-8", "replace")[:200],
-                    found=bytes(new_body[start:end]).decode("utf-8", "replace")[:200] or "(no such leaf)",
+                    found=new.decode("utf-8", "replace")[:200] if new is not None else "(no such leaf)",
                 )], "refusing to publish a ledger that rewrites history")
-            pos = end
     except (OSError, FormatError) as e:
         raise InputError([problem(str(path), f"cannot read the last release's ledger ({e}); refusing to build over it. Move {out} away to start a new history.")]) from None
 

@@ -97,7 +97,6 @@ class SiteContext:
     demo: bool
     public_keys: list[PublicKey]
     ledger: Ledger
-    entries_body: bytearray  # the leaves' bytes joined by ',': the entries document's list
     root: bytes
     checkpoint: bytes
     latest: list[tuple[int, dict[str, Any]]]
@@ -149,14 +148,10 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         if signer.vkey != active.vkey:
             problems.append(problem(paths.show(paths.key_file), "the signing key does not match the published key in keys.json", expected=f"{active.vkey} ({parse_vkey(active.vkey).fingerprint})", found=f"{signer.vkey} ({signer.fingerprint})"))
 
-    body = bytearray()
     merkle = MerkleStream()
     latest: deque[tuple[int, dict[str, Any]]] = deque(maxlen=LATEST_EVENTS)
 
     def on_leaf(index: int, leaf: dict[str, Any], raw: bytes) -> None:
-        if index:
-            body.extend(b",")
-        body.extend(raw)
         merkle.append(leaf_hash(raw))
         latest.append((index, leaf))
         if progress and index % 10000 == 0:
@@ -183,7 +178,6 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         demo=paths.is_demo,
         public_keys=keys,
         ledger=ledger,
-        entries_body=body,
         root=root,
         checkpoint=note,
         latest=list(reversed(latest)),

@@ -7,9 +7,11 @@ last good site untouched and a reader never sees half a release.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from generator import layout
@@ -27,19 +29,44 @@ class SiteWriter:
         self.root = root
         self._resolved = root.resolve()
         self.hashes: dict[str, str] = {}
+        self._dirs: set[Path] = set()
 
-    def write(self, rel: str, data: bytes) -> None:
+    def _target(self, rel: str) -> Path:
         if not is_safe_path(rel):
             raise OutputPathError(f"refusing to write {rel!r}: not a safe site-relative path")
         if rel in self.hashes:
             raise OutputPathError(f"refusing to write {rel} twice: two records map to one path")
         path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.parent.resolve().is_relative_to(self._resolved):
-            raise OutputPathError(f"refusing to write {rel}: it resolves outside the site")
+        parent = path.parent
+        if parent not in self._dirs:
+            parent.mkdir(parents=True, exist_ok=True)
+            if not parent.resolve().is_relative_to(self._resolved):
+                raise OutputPathError(f"refusing to write {rel}: it resolves outside the site")
+            self._dirs.add(parent)
+        return path
+
+    def write(self, rel: str, data: bytes) -> None:
+        path = self._target(rel)
         with open(path, "xb") as f:
             f.write(data)
         self.hashes[rel] = sha256_hex(data)
+
+    def write_stream(self, rel: str, chunks: Iterable[bytes]) -> Path:
+        """Write a large file piece by piece, hashing as it goes; return its path."""
+        path = self._target(rel)
+        h = hashlib.sha256()
+        with open(path, "xb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+                h.update(chunk)
+        self.hashes[rel] = h.hexdigest()
+        return path
+
+    def write_signed_stream(self, rel: str, chunks: Iterable[bytes], signer: Signer) -> None:
+        """A large signed file: Ed25519 needs the whole message, so it is read back once to sign,
+        never held twice."""
+        path = self.write_stream(rel, chunks)
+        self.write(layout.sig(rel), signer.sign(path.read_bytes()))
 
     def write_text(self, rel: str, text: str) -> None:
         self.write(rel, text.encode("utf-8"))
