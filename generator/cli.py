@@ -127,6 +127,10 @@ def init(ctx: click.Context, name: str, origin: str, gates: tuple[str, ...], des
     click.echo(f"Signing key: {paths.show(paths.key_file)}")
     click.echo(f"  verifier key {signer.vkey}")
     click.echo(f"  fingerprint  {signer.fingerprint}")
+    if paths.is_demo:
+        click.echo(f"warning: the private directory {paths.show(paths.private)} is inside the data directory. Fine for a "
+                   "trial; a real program moves it out of any repository and uses --private or TRANSPARENCY_PRIVATE "
+                   "(sites signed with a key kept in the data directory say they are demos).", err=True)
     click.echo("Next: add item sources to PRIVATE/items/*.yaml, then run 'transparency commit'.")
 
 

@@ -1009,6 +1009,8 @@ def check_methodology(params: Any) -> list[Problem]:
         for g in sorted(set(bands) - set(grades)):
             problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
         previous_band: tuple[str, list[int]] | None = None
+        # With a grade named twice the order of bands means nothing; that error is reported above.
+        ordered = len(set(grades)) == len(grades)
         for g in grades:
             b = bands.get(g)
             if b is None:
@@ -1017,7 +1019,7 @@ def check_methodology(params: Any) -> list[Problem]:
                 problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
                 previous_band = None
                 continue
-            if previous_band is not None and previous_band[1][0] <= b[1]:
+            if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
                 problems.append(Problem(f"band of {previous_band[0]} must lie wholly above the band of {g}", where=f"bands.{g}", expected=f"max below {previous_band[1][0]}", found=show(b)))
             previous_band = (g, b)
     certify = params.get("certify")
