@@ -182,22 +182,27 @@ def iter_sealed(paths: Paths) -> Iterator[tuple[str, bytes]]:
 def find_sealed(paths: Paths, item_id: str, commitment: str) -> bytes | None:
     """The sealed document of `item_id` whose SHA-256 is `commitment`, or None.
 
-    An interrupted commit can leave a line no ledger leaf refers to; matching the commitment
-    picks the document that was actually committed.
+    Reads the batches a chunk at a time: a million sealed documents are half a gigabyte. An
+    interrupted commit can leave a line no ledger leaf refers to; matching the commitment picks
+    the document that was actually committed.
     """
     needle = b'","id":"' + item_id.encode() + b'","item":'
     if not paths.sealed_dir.is_dir():
         return None
     for batch in sorted(paths.sealed_dir.glob("*.jsonl")):
-        data = batch.read_bytes()
-        start = data.find(needle)
-        while start >= 0:
-            line_start = data.rfind(b"\n", 0, start) + 1
-            line_end = data.find(b"\n", start)
-            line = data[line_start : line_end if line_end >= 0 else len(data)]
-            if sha256_hex(line) == commitment:
-                return line
-            start = data.find(needle, start + 1)
+        with batch.open("rb") as f:
+            carry = b""
+            while chunk := f.read(1 << 22):
+                data = carry + chunk
+                cut = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next chunk
+                lines, carry = data[:cut], data[cut:]
+                start = lines.find(needle)
+                while start >= 0:
+                    line_start = lines.rfind(b"\n", 0, start) + 1
+                    line = lines[line_start : lines.find(b"\n", start)]
+                    if sha256_hex(line) == commitment:
+                        return line
+                    start = lines.find(needle, start + 1)
     return None
 
 

@@ -97,6 +97,8 @@ def main() -> None:
     ap.add_argument("--public", type=int, default=1000, help="public-gate items (default 1,000)")
     ap.add_argument("--retired", type=int, default=1000, help="secret items retired, one command each (default 1,000)")
     ap.add_argument("--dir", type=Path, help="work directory (default: a temporary one, removed afterwards)")
+    ap.add_argument("--phases", default="init,sources,commit,retire,build,rebuild,verify",
+                    help="comma-separated phases to run (e.g. build,verify on an existing --dir)")
     args = ap.parse_args()
     work = args.dir or Path(tempfile.mkdtemp(prefix="transparency-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -105,15 +107,15 @@ def main() -> None:
     print(f"program: {args.items:,} secret items, {args.public:,} public items, {args.retired:,} retired; in {work}")
     print(f"{'phase':<10}{'seconds':>10}{'peak MiB':>11}  notes")
     try:
-        for name in ("init", "sources", "commit", "retire", "build", "rebuild", "verify"):
+        for name in args.phases.split(","):
             secs, mib, out = run_phase(name, d, env)
             note = out
             if name == "retire" and args.retired:
                 note = f"{secs / args.retired * 1000:.0f} ms per retire"
-            if name == "build":
+            if name in ("build", "rebuild"):
                 site = d / "public"
                 size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
-                note = f"{out}; site {size / 2**20:.0f} MiB"
+                note = f"{out + '; ' if out else ''}site {size / 2**20:.0f} MiB"
             print(f"{name:<10}{secs:>10.1f}{mib:>11.0f}  {note}")
     finally:
         if args.dir is None:
