@@ -91,13 +91,15 @@ def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any]
     return rows
 
 
-def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> Iterator[ItemSource]:
+def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wanted: set[str] | None = None) -> Iterator[ItemSource]:
     """Validate every item source and yield the valid ones, file by file, in name order.
 
     Raises InputError with every problem of every file once the scan ends, so a caller that
     writes must consume the whole scan first. Memory stays small: per item only its id and
     where it was seen. With `only`, just the files whose text mentions that id are parsed, and
-    just that id's rows checked: retiring one item of a million must not check them all.
+    just that id's rows checked: retiring one item of a million must not check them all. With
+    `wanted` (a second pass over sources already scanned whole), only those ids' rows are
+    checked again, and no duplicate index is kept.
     """
     problems: list[Problem] = []
     files = _source_files(paths)
@@ -120,6 +122,13 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> 
         file = paths.show(path)
         for i, row in enumerate(rows):
             if only is not None and not (isinstance(row, dict) and row.get("id") == only):
+                continue
+            if wanted is not None:
+                if isinstance(row, dict) and row.get("id") in wanted:
+                    found = _check_source(row, file, f"items[{i}]", ledger, {}, place)
+                    problems += found
+                    if not found:
+                        yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, f"items[{i}]")
                 continue
             where = f"items[{i}]"
             found = _check_source(row, file, where, ledger, seen, place)
@@ -245,34 +254,36 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         batch = paths.sealed_dir / f"{ledger.size:09d}.jsonl"
         ledger_tmp = paths.ledger_file.with_name(f".{paths.ledger_file.name}.pending")
         done = 0
-        with batch.open("ab") as sealed, ledger_tmp.open("wb") as lines:
-            os.chmod(batch, 0o600)
-            for src in scan_item_sources(paths, ledger):
-                if src.id not in pending:
-                    continue
-                data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
-                leaves: list[dict[str, Any]] = [
-                    {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
-                ]
-                if src.gate in public:
-                    leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
-                    write_new_file(paths.reveal_file(src.id), data, sync=False)
-                    revealed.append(src.id)
-                else:
-                    sealed.write(data + b"\n")
-                lines.writelines(app.prepare(leaves))
-                done += 1
-                if progress and (done % 10000 == 0 or done == len(new)):
-                    progress("sealing items", done, len(new))
-            sealed.flush()
-            os.fsync(sealed.fileno())
-            lines.flush()
-        if revealed:
-            os.sync()  # the public-gate reveal files, all at once rather than one fsync each
-            fsync_dir(paths.reveals_dir)
-        fsync_dir(paths.sealed_dir)
-        app.write_file(ledger_tmp)
-        ledger_tmp.unlink()
+        try:
+            with batch.open("ab") as sealed, ledger_tmp.open("wb") as lines:
+                os.chmod(batch, 0o600)
+                for src in scan_item_sources(paths, ledger, wanted=pending):
+                    data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
+                    leaves: list[dict[str, Any]] = [
+                        {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
+                    ]
+                    if src.gate in public:
+                        leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
+                        write_new_file(paths.reveal_file(src.id), data, sync=False)
+                        revealed.append(src.id)
+                    else:
+                        sealed.write(data + b"\n")
+                    # Validates against the replayed state: an id seen twice fails here, unwritten.
+                    lines.writelines(app.prepare(leaves))
+                    done += 1
+                    if progress and (done % 10000 == 0 or done == len(new)):
+                        progress("sealing items", done, len(new))
+                sealed.flush()
+                os.fsync(sealed.fileno())
+            if done != len(new):
+                raise InputError([problem(paths.show(paths.items_dir), "the item sources changed while they were being committed; nothing was committed, run 'transparency commit' again")])
+            if revealed:
+                os.sync()  # the public-gate reveal files, all at once rather than one fsync each
+                fsync_dir(paths.reveals_dir)
+            fsync_dir(paths.sealed_dir)
+            app.write_file(ledger_tmp)
+        finally:
+            ledger_tmp.unlink(missing_ok=True)
         return CommitResult(new, revealed, total - len(new))
 
 

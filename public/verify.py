@@ -19,7 +19,6 @@ import base64
 import ctypes
 import dataclasses
 import hashlib
-import importlib
 import json
 import re
 import sys
@@ -587,8 +586,9 @@ def sodium_function(name: str, argtypes: list[Any]) -> Any:
     if nacl is None:
         return None
     try:
-        sodium = importlib.import_module("nacl._sodium")
-        f = getattr(ctypes.CDLL(sodium.__file__), name)
+        from nacl import _sodium
+
+        f = getattr(ctypes.CDLL(_sodium.__file__), name)
     except (ImportError, OSError, AttributeError):
         return None
     f.argtypes = argtypes
