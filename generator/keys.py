@@ -21,10 +21,8 @@ from generator.verify import (
     FormatError,
     VerifierKey,
     b64decode_strict,
-    fingerprint,
     is_valid_key_name,
     key_id,
-    make_vkey,
     note_signature_line,
     public_key_pem,
     sodium_function,
@@ -58,16 +56,17 @@ class Signer:
         return key_id(self.name, self.public_key)
 
     @property
+    def verifier(self) -> VerifierKey:
+        """The public half, as the verifier knows it: one place for the vkey and fingerprint."""
+        return VerifierKey(self.name, self.key_id, self.public_key)
+
+    @property
     def vkey(self) -> str:
-        return make_vkey(self.name, self.public_key)
+        return self.verifier.vkey
 
     @property
     def fingerprint(self) -> str:
-        return fingerprint(self.public_key)
-
-    @property
-    def verifier(self) -> VerifierKey:
-        return VerifierKey(self.name, self.key_id, self.public_key)
+        return self.verifier.fingerprint
 
     @property
     def pem(self) -> bytes:
