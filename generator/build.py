@@ -52,7 +52,7 @@ def build(paths: Paths, out: Path, progress: Progress | None = None) -> BuildRes
     with reading(paths):
         ctx = gather(paths, progress)
         check_key_matches(out, ctx.signer)
-        check_ledger_extends(out, ledger_lines(paths))
+        check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
         staging = make_staging(out)
         try:
             writer = SiteWriter(staging)

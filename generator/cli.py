@@ -275,7 +275,8 @@ def build(ctx: click.Context, out: Path, strict: bool) -> None:
 @click.option("--key", metavar="VKEY_OR_FINGERPRINT", help="Pin the signing key (a verifier key or SHA256:<hex>). Default: trust the key in the site and print its fingerprint.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def verify(site: Path, key: str | None, as_json: bool) -> None:
-    """Verify SITE (default: public) exactly as its own verify.py does.
+    """Verify SITE (default: public) with this installation's verifier, the code every site
+    ships as verify.py.
 
     Checks SHA256SUMS and its signature, every file, canonical form, the keys, the checkpoint
     and its Merkle root, the ledger's rules, every reveal against its commitment, the
@@ -299,7 +300,11 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
 def serve(site: Path, port: int, bind: str) -> None:
     """Preview SITE on http://127.0.0.1:PORT/ (Ctrl-C to stop). For previews, not production."""
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    with http.server.ThreadingHTTPServer((bind, port), handler) as httpd:
+    try:
+        httpd = http.server.ThreadingHTTPServer((bind, port), handler)
+    except OSError as e:
+        raise InputError([problem("--port", f"cannot listen on {bind}:{port}: {e.strerror or e}")], "cannot serve") from None
+    with httpd:
         click.echo(f"Serving {site} at http://{bind}:{httpd.server_address[1]}/ (Ctrl-C to stop)")
         try:
             httpd.serve_forever()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,6 +255,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         batch = paths.sealed_dir / f"{ledger.size:09d}.jsonl"
         ledger_tmp = paths.ledger_file.with_name(f".{paths.ledger_file.name}.pending")
         done = 0
+        appending_started = False
         try:
             with batch.open("ab") as sealed, ledger_tmp.open("wb") as lines:
                 os.chmod(batch, 0o600)
@@ -281,7 +283,15 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
                 os.sync()  # the public-gate reveal files, all at once rather than one fsync each
                 fsync_dir(paths.reveals_dir)
             fsync_dir(paths.sealed_dir)
+            appending_started = True
             app.write_file(ledger_tmp)
+        except BaseException:
+            # Public-gate reveal files of a refused batch must not linger in the public data;
+            # once the ledger append has begun, its leaves may already refer to them.
+            if not appending_started:
+                for item_id in revealed:
+                    paths.reveal_file(item_id).unlink(missing_ok=True)
+            raise
         finally:
             ledger_tmp.unlink(missing_ok=True)
         return CommitResult(new, revealed, total - len(new))
@@ -303,8 +313,9 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         when = event_time(at, ledger)
         if not note.strip():
             problems.append(problem("--note", "a retirement needs a note saying why"))
-        if len(set(item_ids)) != len(item_ids):
-            problems.append(problem("retire", "an id is given twice"))
+        twice = sorted(i for i, n in Counter(item_ids).items() if n > 1)
+        if twice:
+            problems.append(problem("retire", f"an id is given twice: {', '.join(twice)}"))
         open_specs = _open_run_items(paths, ledger, problems)
         documents: list[tuple[str, bytes]] = []
         leaves: list[dict[str, Any]] = []

@@ -17,6 +17,12 @@ from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
 from generator.verify import FormatError, Problem, is_origin, is_time, parse_vkey
 
+# Keys whose private half is published (the demo's, in this repository). A site they sign is a
+# demo wherever the key file is kept: anyone can sign with them.
+PUBLISHED_PRIVATE_KEYS = frozenset({
+    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+})
+
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"
 
@@ -148,6 +154,8 @@ def load_public_keys(paths: Paths, origin: str | None) -> list[PublicKey]:
     problems: list[Problem] = []
     keys: list[PublicKey] = []
     rows = raw.get("keys") if isinstance(raw, dict) else None
+    seen: set[str] = set()
+    previous_from = ""
     if not isinstance(rows, list) or not rows:
         raise InputError([problem(file, "must be an object with a non-empty list 'keys'")])
     for i, k in enumerate(rows):
@@ -163,6 +171,20 @@ def load_public_keys(paths: Paths, origin: str | None) -> list[PublicKey]:
             problems.append(problem(file, f"not a verifier key: {e}", where=f"{w}.vkey", found=k.get("vkey")))
         if not is_time(k.get("valid_from")):
             problems.append(problem(file, "malformed time", where=f"{w}.valid_from", expected="YYYY-MM-DDTHH:MM:SSZ", found=k.get("valid_from")))
+        elif k["valid_from"] < previous_from:
+            problems.append(problem(file, "keys must be listed by valid_from", where=f"{w}.valid_from", expected=f"{previous_from} or later", found=k["valid_from"]))
+        else:
+            previous_from = k["valid_from"]
+        if not (k.get("valid_until") is None or is_time(k.get("valid_until"))):
+            problems.append(problem(file, "must be a time or null", where=f"{w}.valid_until", expected="YYYY-MM-DDTHH:MM:SSZ or null", found=k.get("valid_until")))
+        if k.get("status") == "revoked" and not isinstance(k.get("reason"), str):
+            problems.append(problem(file, "a revoked key needs a reason", where=f"{w}.reason", expected="a string", found=k.get("reason")))
+        unknown = sorted(set(k) - {"vkey", "valid_from", "valid_until", "status", "reason"})
+        if unknown:
+            problems.append(problem(file, f"unknown member(s) {', '.join(unknown)}", where=w))
+        if k.get("vkey") in seen:
+            problems.append(problem(file, "the same key is listed twice", where=f"{w}.vkey", found=k.get("vkey")))
+        seen.add(str(k.get("vkey")))
         if k.get("status") not in ("active", "retired", "revoked"):
             problems.append(problem(file, "unknown status", where=f"{w}.status", expected="active | retired | revoked", found=k.get("status")))
         keys.append(PublicKey(str(k.get("vkey")), str(k.get("valid_from")), k.get("valid_until"), str(k.get("status")), k.get("reason")))

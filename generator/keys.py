@@ -11,7 +11,7 @@ import base64
 import ctypes
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nacl.signing
@@ -41,7 +41,7 @@ class Signer:
     """An Ed25519 signing key bound to its name (the origin)."""
 
     name: str
-    seed: bytes
+    seed: bytes = field(repr=False)  # never in a traceback or a log
 
     @property
     def _key(self) -> nacl.signing.SigningKey:

@@ -56,8 +56,10 @@ def methodology_document(version: str) -> str:
     return f"methodology/{version}.md"
 
 
+# A page of one record lives in a folder of its own: `methodology/index.html` can never collide
+# with a version, nor `certificates/index.html` with a serial, whatever their names.
 def methodology_page(version: str) -> str:
-    return f"methodology/{version}.html"
+    return f"methodology/{version}/index.html"
 
 
 def gate_page(gate: str, page: int = 1) -> str:
@@ -81,7 +83,7 @@ def certificate(serial: str) -> str:
 
 
 def certificate_page(serial: str) -> str:
-    return f"certificates/{serial}.html"
+    return f"certificates/{serial}/index.html"
 
 
 def relative(from_page: str, target: str) -> str:

@@ -86,9 +86,10 @@ def init_program(
     signer = signer or generate_signer(origin)
     if signer.name != origin:
         raise InputError([problem("--key", "the key's name must be the origin", expected=origin, found=signer.name)])
+    if not paths.private.exists():
+        paths.private.mkdir(parents=True, mode=0o700)
     for d in (paths.data, paths.methodology_dir, paths.reveals_dir, paths.items_dir, paths.sealed_dir):
         d.mkdir(parents=True, exist_ok=True)
-    paths.private.chmod(0o700)
     if not paths.key_file.exists():
         write_key(paths.key_file, signer)
     program = {"name": name.strip(), "origin": origin, "description": description}

@@ -43,8 +43,8 @@ def check_key_matches(out: Path, signer: Signer) -> None:
     try:
         doc = parse_canonical(path.read_bytes())
         active = [k["vkey"] for k in doc["keys"] if k.get("status") == "active"]
-    except (FormatError, KeyError, TypeError):
-        return
+    except (OSError, FormatError, KeyError, TypeError, AttributeError) as e:
+        raise KeyFileError(f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move {out} away to start a new history.") from None
     if active and active[0] != signer.vkey:
         raise KeyFileError(
             f"the signing key does not match the key the last release published in {path}\n"
@@ -52,7 +52,7 @@ def check_key_matches(out: Path, signer: Signer) -> None:
         )
 
 
-def check_ledger_extends(out: Path, new_leaves: Iterator[bytes]) -> None:
+def check_ledger_extends(out: Path, new_leaves: Iterator[bytes], ledger_name: str = "ledger.jsonl") -> None:
     """Refuse a ledger that does not begin with every leaf of the last release, in order."""
     m = _old_manifest(out)
     if m is None:
@@ -66,7 +66,7 @@ def check_ledger_extends(out: Path, new_leaves: Iterator[bytes]) -> None:
             new = next(new_leaves, None)
             if new != raw:
                 raise InputError([problem(
-                    "data/ledger.jsonl",
+                    ledger_name,
                     f"the ledger does not extend the last release: its leaf {i} differs from the published one (or is missing)",
                     expected=raw.decode("utf-8", "replace")[:200],
                     found=new.decode("utf-8", "replace")[:200] if new is not None else "(no such leaf)",

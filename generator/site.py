@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator import layout
-from generator.datadir import Paths, Program, PublicKey, load_program, load_public_keys
+from generator.datadir import PUBLISHED_PRIVATE_KEYS, Paths, Program, PublicKey, load_program, load_public_keys
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import Signer, load_key
 from generator.ledgerfile import replay_ledger
@@ -25,6 +25,7 @@ from generator.verify import (
     Ledger,
     MerkleStream,
     Problem,
+    check_certificate,
     check_methodology,
     check_reveal_document,
     check_run_rules,
@@ -175,7 +176,7 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         program=program,
         program_html=prose_html(program.description),
         signer=signer,
-        demo=paths.is_demo,
+        demo=paths.is_demo or signer.fingerprint in PUBLISHED_PRIVATE_KEYS,
         public_keys=keys,
         ledger=ledger,
         root=root,
@@ -266,6 +267,20 @@ def _gather_runs(
     paths: Paths, ledger: Ledger, methodologies: list[MethodologyVersion], problems: list[Problem]
 ) -> tuple[list[RunInfo], list[CertificateInfo]]:
     params = {m.version: m.params for m in methodologies}
+    specs: dict[str, dict[str, Any]] = {}
+    for run in ledger.runs.values():
+        path = paths.runs_dir / f"{run.id}.json"
+        loaded = _read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+        if loaded is None:
+            continue
+        spec = loaded[1]
+        file = paths.show(path)
+        shape = check_run_spec(spec)
+        if shape:
+            problems += [p.at(file) for p in shape]
+            continue
+        problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params.get(spec["methodology"]["version"]), specs)]
+        specs[run.id] = spec
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
     for cert in ledger.certificates.values():
@@ -274,28 +289,21 @@ def _gather_runs(
         if loaded is None:
             continue
         data, doc = loaded
-        if not isinstance(doc, dict):
-            problems.append(problem(paths.show(path), "a certificate must be an object"))
-            continue
+        spec = specs.get(cert.run)
+        run = ledger.runs[cert.run]
+        if spec is not None:
+            found = check_certificate(doc, spec, params.get(spec["methodology"]["version"]), ledger.gates[run.gate].public,
+                                      layout.run_spec(run.id), run.sha256)
+            if found:
+                problems += [p.at(paths.show(path)) for p in found]
+                continue
         certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index))
         verdicts[cert.run] = str(doc.get("verdict"))
-    runs: list[RunInfo] = []
-    specs: dict[str, dict[str, Any]] = {}
-    for run in ledger.runs.values():
-        path = paths.runs_dir / f"{run.id}.json"
-        loaded = _read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
-        if loaded is None:
-            continue
-        data, spec = loaded
-        file = paths.show(path)
-        shape = check_run_spec(spec)
-        if shape:
-            problems += [p.at(file) for p in shape]
-            continue
-        problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params.get(spec["methodology"]["version"]), specs)]
-        specs[run.id] = spec
-        serial = ledger.certificate_of_run.get(run.id)
-        runs.append(RunInfo(run.id, spec, data, run.at, run.index, serial, verdicts.get(run.id, "open") if serial else "open"))
+    runs = [
+        RunInfo(r.id, specs[r.id], paths.runs_dir.joinpath(f"{r.id}.json").read_bytes(), r.at, r.index,
+                ledger.certificate_of_run.get(r.id), verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open")
+        for r in ledger.runs.values() if r.id in specs
+    ]
     return runs, certificates
 
 

@@ -23,10 +23,14 @@ class _StrictLoader(yaml.SafeLoader):
     """SafeLoader restricted to the YAML 1.2 core schema, without timestamps or merges."""
 
 
+_LEADING_ZERO_TAG = "tag:transparency,2026:leading-zero"
+
 _StrictLoader.yaml_implicit_resolvers = {}
 for _tag, _regexp, _first in (
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("tag:yaml.org,2002:int", r"^[-+]?[0-9]+$", "-+0123456789"),
+    ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    # YAML 1.1 reads 0123 as octal 83, YAML 1.2 as 123: an account number either way. Refused.
+    (_LEADING_ZERO_TAG, r"^[-+]?0[0-9]+$", "-+0"),
     ("tag:yaml.org,2002:float", r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$", "-+0123456789."),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
 ):
@@ -50,11 +54,28 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     return result
 
 
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)  # decimal only: the resolver admits nothing else
+    if len(text.lstrip("+-")) > 19:  # beyond 2^63 and far beyond the 2^53 - 1 of SPEC §1
+        raise yaml.constructor.ConstructorError(None, None, f"the integer {text[:30]}… is too large (at most ±(2^53−1)); quote it if it is text", node.start_mark)
+    return int(text)
+
+
+def _leading_zero(loader: _StrictLoader, node: yaml.ScalarNode) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None,
+        f"the number {node.value} has a leading zero; quote it if it is text (\"{node.value}\"), or drop the zero",
+        node.start_mark,
+    )
+
+
 def _refuse(loader: _StrictLoader, node: yaml.Node) -> Any:
     raise yaml.constructor.ConstructorError(None, None, f"unsupported YAML type {node.tag}", node.start_mark)
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_StrictLoader.add_constructor(_LEADING_ZERO_TAG, _leading_zero)
 for _tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary", "tag:yaml.org,2002:set",
              "tag:yaml.org,2002:omap", "tag:yaml.org,2002:pairs"):
     _StrictLoader.add_constructor(_tag, _refuse)

@@ -20,6 +20,7 @@ import ctypes
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import sys
 from array import array
@@ -38,6 +39,9 @@ except ImportError:  # pragma: no cover - exercised by hand on machines without 
 FORMAT_VERSION = 1
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_LEAF_BYTES = 65535
+# A decimal string of the methodology or a similarity: far more digits than any real quantity,
+# far fewer than the 4,300 that Python's int() refuses to convert.
+MAX_DECIMAL_LENGTH = 1000
 
 HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -188,6 +192,10 @@ def loads_strict(data: bytes) -> Any:
         value = _STRICT_DECODER.decode(text)
     except json.JSONDecodeError as e:
         raise FormatError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply") from None
+    except ValueError as e:  # an integer of thousands of digits, beyond what int() converts
+        raise FormatError(f"not valid JSON: {str(e)[:100]}") from None
     _check_no_surrogates(value)
     return value
 
@@ -236,6 +244,8 @@ def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
 
 
 def _parse_int_checked(text: str) -> int:
+    if len(text) > 17:  # 2^53 - 1 has 16 digits; never hand int() thousands of them
+        raise FormatError(f"an integer beyond ±(2^53−1): {text[:20]}…")
     value = int(text)
     if abs(value) > MAX_SAFE_INTEGER:
         raise FormatError(f"an integer beyond ±(2^53−1): {text}")
@@ -260,6 +270,8 @@ def parse_canonical_text(text: str, data: bytes | None = None) -> Any:
         value = _FAST_DECODER.decode(text)
     except json.JSONDecodeError as e:
         raise FormatError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise FormatError("JSON nested too deeply") from None
     _require_canonical(value, text, data if data is not None else text.encode("utf-8"))
     return value
 
@@ -274,7 +286,11 @@ def _require_canonical(value: Any, text: str, raw: bytes) -> None:
         if rules:
             p = rules[0]
             raise FormatError(f"{p.message} at {p.where or 'top level'}" + (f": {p.found}" if p.found else ""))
-    if canonical_text(value) != text:
+    try:
+        canonical = canonical_text(value)
+    except RecursionError:
+        raise FormatError("JSON nested too deeply") from None
+    if canonical != text:
         _STRICT_DECODER.decode(text)  # raises for a duplicate key
         _check_no_surrogates(value)
         raise FormatError("bytes are not in canonical (RFC 8785) form")
@@ -335,6 +351,8 @@ def iter_canonical_array(
                     value, stop = _FAST_DECODER.raw_decode(text, 0)
                 except json.JSONDecodeError:
                     stop = -1
+                except RecursionError:
+                    raise FormatError(f"element at byte {pos} nested too deeply") from None
                 # A bare number can end exactly where the window cuts it: read more to be sure.
                 if stop < 0 or (stop == len(text) and end < n):
                     if end >= n:
@@ -358,7 +376,7 @@ def iter_canonical_array(
                     break
                 try:
                     value, stop = _FAST_DECODER.raw_decode(text, idx + 1)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     break  # cut by the window's end (or malformed): retry from a fresh window
                 if stop == len(text) and end < n:
                     break
@@ -622,8 +640,8 @@ def key_id(name: str, public_key: bytes) -> bytes:
 
 
 def is_valid_key_name(name: str) -> bool:
-    """A C2SP signed-note key name: non-empty, no '+', no whitespace, printable."""
-    return bool(name) and "+" not in name and not any(c.isspace() or not c.isprintable() for c in name)
+    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
+    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
 def make_vkey(name: str, public_key: bytes) -> str:
@@ -660,6 +678,8 @@ def b64decode_strict(text: str) -> bytes:
 
 def parse_vkey(vkey: str) -> VerifierKey:
     """Parse `<name>+<8 hex key ID>+<base64(0x01 ‖ key)>`; the base64 part may hold '+'."""
+    if not isinstance(vkey, str):
+        raise FormatError(f"a verifier key is a string, not {_type_name(vkey)}")
     parts = vkey.split("+", 2)
     if len(parts) != 3:
         raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
@@ -805,7 +825,7 @@ def is_hex64(value: Any) -> bool:
 
 
 def is_decimal(value: Any) -> bool:
-    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None
+    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
 
 
 def is_int(value: Any) -> bool:
@@ -819,6 +839,7 @@ def is_origin(value: Any) -> bool:
         and not value.startswith("{")
         and "://" not in value
         and is_valid_key_name(value)
+        and value.isprintable()
     )
 
 
@@ -846,6 +867,14 @@ def _type_name(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
+    try:
+        return canonical_text(a) == canonical_text(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def show(value: Any, limit: int = 80) -> str:
@@ -958,7 +987,7 @@ METHODOLOGY_KEYS = (
 
 
 def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) -> bool:
-    if not is_decimal(value):
+    if not is_decimal(value) or len(value) > MAX_DECIMAL_LENGTH:
         return False
     x = Fraction(value)
     return (lo < x if lo_open else lo <= x) and x <= hi
@@ -1086,6 +1115,16 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
+# The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
+_LEAF_TYPES: dict[str, dict[str, type]] = {
+    "gate": {"id": str, "name": str, "public": bool},
+    "methodology": {"version": str, "sha256": str},
+    "commit": {"id": str, "gate": str, "commitment": str},
+    "reveal": {"id": str, "reason": str, "note": str},
+    "run": {"id": str, "sha256": str, "subject": dict, "gate": str},
+    "certificate": {"serial": str, "run": str, "sha256": str},
+}
+_TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object"}
 
 
 class IdIndex:
@@ -1286,6 +1325,9 @@ class Ledger:
             problems.append(Problem("time goes backwards", where="at", expected=f"{self.last_at} or later", found=at))
         else:
             self.last_at = at
+        for k, t in _LEAF_TYPES[kind].items():
+            if k in leaf and type(leaf[k]) is not t:
+                problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
         return getattr(self, f"_apply_{kind}")(index, leaf)
@@ -1489,12 +1531,13 @@ def check_run_rules(
     problems: list[Problem] = []
     if spec.get("id") != run.id:
         problems.append(Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id"))))
-    if spec.get("subject") != run.subject:
+    if not same(spec.get("subject"), run.subject):
         problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
     if spec.get("gate") != run.gate:
         problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
     m = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
-    published = ledger.methodologies.get(m.get("version"))  # type: ignore[arg-type]
+    version = m.get("version")
+    published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
         problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(m.get("version"))))
     elif published.sha256 != m.get("sha256"):
@@ -1518,11 +1561,11 @@ def check_run_rules(
         elif r is not None and (cert_index is None or r.index < cert_index):
             problems.append(Problem(f"sealed item {item_id} was revealed before the run was decided", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
     # previous_run: the last run of the same subject name and gate, decided before this one.
-    same = [
+    same_subject = [
         r for r in ledger.runs.values()
         if r.index < run.index and r.gate == run.gate and r.subject.get("name") == run.subject.get("name")
     ]
-    prev = same[-1].id if same else None
+    prev = same_subject[-1].id if same_subject else None
     if spec.get("previous_run") != prev:
         problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))
     if prev is not None:
@@ -1543,7 +1586,7 @@ def check_run_rules(
                 problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
     if secret:
         mine = set(items)
-        for r in same:
+        for r in same_subject:
             reused = sorted(mine & set(earlier_specs.get(r.id, {}).get("items", [])))
             if reused:
                 problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {r.id}", where="items", found=", ".join(reused[:5])))
@@ -1643,19 +1686,30 @@ class _Site:
         p = self.root / rel
         try:
             real = p.resolve()
-        except OSError:
+            inside = real.is_relative_to(self.resolved) and not any(
+                q.is_symlink() for q in (p, *p.parents) if q.is_relative_to(self.root) and q != self.root
+            )
+            is_file = p.is_file()
+        except (OSError, RuntimeError):  # a link loop, a name too long, a permission
+            inside = is_file = False
             real = p
-        if not real.is_relative_to(self.resolved) or p.is_symlink():
-            self.report.check(False, rel, f"{what}: path leaves the site or is a link")
+        if not inside:
+            self.report.check(False, rel, f"{what}: the path leaves the site or passes through a link", "a regular file inside the site", str(real))
             return None
-        if not p.is_file():
-            self.report.check(False, rel, f"{what}: file is missing")
+        if not is_file:
+            self.report.check(False, rel, f"{what}: the file is missing", "a regular file", "nothing")
             return None
         return p
 
     def read(self, rel: Any, what: str) -> bytes | None:
         p = self.path(rel, what)
-        return p.read_bytes() if p is not None else None
+        if p is None:
+            return None
+        try:
+            return p.read_bytes()
+        except OSError as e:
+            self.report.check(False, str(rel), f"{what}: cannot be read", "a readable file", e.strerror or str(e))
+            return None
 
     def document(self, rel: Any, what: str) -> tuple[bytes, Any] | None:
         """Read and parse a canonical JSON document; None (and a failure) if it is not one."""
@@ -1677,6 +1731,8 @@ class _Site:
         return self.report.check(
             ed25519_verify(key, sig, data), rel + ".sig",
             f"detached signature of {rel} does not verify with the site key",
+            f"a valid Ed25519 signature by {fingerprint(key)} of the file's {len(data)} bytes",
+            f"{len(sig)} bytes that are not",
         )
 
 
@@ -1713,19 +1769,19 @@ def verify_site(site: Path | str, key: str | None = None) -> Report:
         return report
     origin = manifest["origin"]
 
-    public_key = _check_keys(s, manifest, origin, key)
+    public_key = _guarded(report, "keys", None, _check_keys, s, manifest, origin, key)
     if public_key is None:
         return report
-    _check_sums(s, public_key)
-    ledger = _check_ledger(s, manifest, origin, public_key)
+    _guarded(report, SUMS_PATH, None, _check_sums, s, public_key)
+    ledger = _guarded(report, "ledger", None, _check_ledger, s, manifest, origin, public_key)
     if ledger is None:
         return report
-    params = _check_methodology(s, manifest, ledger)
-    _check_gates(s, manifest, ledger)
-    _check_reveals(s, manifest, ledger)
-    specs = _check_runs(s, manifest, ledger, params)
-    _check_certificates(s, manifest, ledger, specs)
-    _check_verifier(s, manifest)
+    params = _guarded(report, "methodology", {}, _check_methodology, s, manifest, ledger)
+    _guarded(report, "gates", None, _check_gates, s, manifest, ledger)
+    _guarded(report, "reveals", None, _check_reveals, s, manifest, ledger)
+    specs = _guarded(report, "runs", {}, _check_runs, s, manifest, ledger, params)
+    _guarded(report, "certificates", None, _check_certificates, s, manifest, ledger, specs, params)
+    _guarded(report, "verifier", None, _check_verifier, s, manifest)
     report.counts = {
         "ledger entries": ledger.size,
         "gates": len(ledger.gates),
@@ -1739,6 +1795,18 @@ def verify_site(site: Path | str, key: str | None = None) -> Report:
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
     return report
+
+
+def _guarded(report: Report, part: str, default: Any, check: Any, *args: Any) -> Any:
+    """Run one part of the verification; an error the checks did not foresee (a value of a shape
+    nobody expected) becomes a failure of that part, never a traceback and never a pass."""
+    try:
+        return check(*args)
+    except SiteUnreadable:
+        raise
+    except Exception as e:  # fail closed on anything unforeseen
+        report.check(False, MANIFEST_PATH, f"the {part} could not be checked: the site holds a value of an unexpected shape ({type(e).__name__}: {str(e)[:200]})")
+        return default
 
 
 MANIFEST_KEYS = (
@@ -1763,6 +1831,13 @@ def _check_manifest_shape(m: Any, report: Report) -> bool:
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):
                 problems.append(Problem("unsafe or malformed path", where=k, found=show(m[k])))
+        if "name" in m and not (isinstance(m["name"], str) and m["name"].strip()):
+            problems.append(Problem("the program's name must be a non-empty string", where="name", found=show(m["name"])))
+        led = m.get("ledger")
+        if isinstance(led, dict):
+            for k in ("entries", "checkpoint", "commitment_list"):
+                if k in led and not is_safe_path(led[k]):
+                    problems.append(Problem("unsafe or malformed path", where=f"ledger.{k}", found=show(led[k])))
     return report.add(problems, MANIFEST_PATH)
 
 
@@ -1793,14 +1868,15 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
         report.check(k["public_key"] == base64.b64encode(vk.public_key).decode(), rel, "public_key differs from the vkey's key", base64.b64encode(vk.public_key).decode(), k["public_key"], where=w)
         report.check(k["fingerprint"] == vk.fingerprint, rel, "fingerprint differs from the key", vk.fingerprint, k["fingerprint"], where=w)
         report.check(k["status"] in KEY_STATUSES, rel, "unknown key status", " | ".join(KEY_STATUSES), show(k["status"]), where=w)
-        report.check(k["status"] != "revoked" or isinstance(k.get("reason"), str), rel, "a revoked key needs a reason", where=w)
+        report.check(k["status"] != "revoked" or isinstance(k.get("reason"), str), rel, "a revoked key needs a reason", "a string 'reason'", show(k.get("reason")), where=w)
         report.check(is_time(k["valid_from"]) and k["valid_from"] >= previous_from, rel, "valid_from malformed or out of order", found=show(k["valid_from"]), where=w)
         previous_from = k["valid_from"] if is_time(k["valid_from"]) else previous_from
         report.check(k["valid_until"] is None or is_time(k["valid_until"]), rel, "valid_until must be a time or null", found=show(k["valid_until"]), where=w)
         pem = s.read(k["pem"], f"PEM of {w}")
         if pem is not None:
             try:
-                report.check(public_key_from_pem(pem) == vk.public_key, k["pem"], "PEM holds a different key than keys.json")
+                pem_key = public_key_from_pem(pem)
+                report.check(pem_key == vk.public_key, k["pem"], "PEM holds a different key than keys.json", vk.fingerprint, fingerprint(pem_key))
             except FormatError as e:
                 report.check(False, k["pem"], str(e))
         if k["status"] == "active":
@@ -1837,7 +1913,7 @@ def _check_sums(s: _Site, key: bytes) -> None:
         return
     listed: dict[str, str] = {}
     previous = b""
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
         m = SUMS_LINE_RE.fullmatch(line)
         if not m or not is_safe_path(m.group(2)):
             report.check(False, SUMS_PATH, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
@@ -1852,15 +1928,20 @@ def _check_sums(s: _Site, key: bytes) -> None:
         report.check(False, SUMS_PATH, "last line does not end with a newline")
     actual: set[str] = set()
     for p in sorted(s.root.rglob("*")):
+        rel = p.relative_to(s.root).as_posix()
         if p.is_symlink():
-            report.check(False, p.relative_to(s.root).as_posix(), "the site holds a symbolic link")
+            report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(p)}")
         elif p.is_file():
-            actual.add(p.relative_to(s.root).as_posix())
+            actual.add(rel)
+        elif not p.is_dir():
+            report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
+        elif not any(p.iterdir()):
+            report.check(False, rel, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
-        report.check(False, rel, f"file is not listed in {SUMS_PATH}")
+        report.check(False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file")
     for rel in sorted(set(listed) - actual):
-        report.check(False, rel, f"listed in {SUMS_PATH} but missing")
+        report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     for rel in sorted(actual & set(listed)):
         digest = _file_sha256(s.root / rel)
         report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest)
@@ -1903,10 +1984,10 @@ def _check_ledger(s: _Site, manifest: dict[str, Any], origin: str, key: bytes) -
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "ledger-entries" and rest.get("v") == 1, rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
+    report.check(rest.get("type") == "ledger-entries" and _is_v1(rest), rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
     report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
-    report.check(rest.get("tree_size") == ledger.size, rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
-    report.check(led["tree_size"] == ledger.size, MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
+    report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
+    report.check(same(led["tree_size"], ledger.size), MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
     _check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
     _check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
@@ -1929,7 +2010,7 @@ def _check_commitment_list(s: _Site, rel: str, origin: str, key: bytes, ledger: 
                 break
             want = {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index,
                     "status": "revealed" if c.id in ledger.reveals else "sealed"}
-            if row != want:
+            if row != want or type(row.get("index")) is not int:  # a dict compares true == 1
                 report.failures.append(_row_problem(rel, c.id, want, row))
         for _ in rows:
             pass
@@ -1941,16 +2022,16 @@ def _check_commitment_list(s: _Site, rel: str, origin: str, key: bytes, ledger: 
         report.check(False, rel, f"ends before the ledger's commit of {missing.id}", where="commitments")
     report.checks += ledger.commit_count
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "commitment-list" and rest.get("v") == 1, rel, "wrong type or version", '"commitment-list", v 1', show(rest.get("type")))
+    report.check(rest.get("type") == "commitment-list" and _is_v1(rest), rel, "wrong type or version", '"commitment-list", v 1', show(rest.get("type")))
     report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
-    report.check(rest.get("tree_size") == ledger.size, rel, "tree_size differs from the ledger's", ledger.size, show(rest.get("tree_size")))
+    report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the ledger's", ledger.size, show(rest.get("tree_size")))
 
 
 def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Problem:
     where = f"commitments[{item_id}]"
     if not isinstance(row, dict) or set(row) != set(want):
         return Problem("row differs from the ledger's commit leaf", rel, where, canonical_text(want), show(row, 300))
-    diffs = [k for k in want if row[k] != want[k]]
+    diffs = [k for k in want if not same(row[k], want[k])]
     if diffs == ["status"]:
         told = "revealed it" if want["status"] == "revealed" else "never revealed it"
         return Problem(f"item {item_id} is marked {row['status']} but the ledger {told}", rel, where, want["status"], show(row["status"]))
@@ -1969,7 +2050,7 @@ def _check_checkpoint(s: _Site, rel: str, origin: str, key: bytes, size: int, ro
         note = open_note(data, [VerifierKey(origin, key_id(origin, key), key)])
         cp_origin, cp_size, cp_root = parse_checkpoint(note.text)
     except (NoteError, FormatError) as e:
-        report.check(False, rel, f"checkpoint does not verify: {e}")
+        report.check(False, rel, f"checkpoint does not verify: {e}", f"a signed note by {origin} ({fingerprint(key)}) with a checkpoint body", "a note that is not")
         return
     report.check(cp_origin == origin, rel, "checkpoint origin differs", origin, cp_origin)
     report.check(cp_size == size, rel, "checkpoint size differs from the number of entries", size, cp_size)
@@ -1981,8 +2062,10 @@ def _ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, wa
     rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
     got = [r.get(key) for r in rows]
     if got != want:
-        missing = [x for x in want if x not in set(got)]
-        extra = [x for x in got if x not in set(want)]
+        got_set = {x for x in got if isinstance(x, str)}
+        want_set = set(want)
+        missing = [x for x in want if x not in got_set]
+        extra = [x for x in got if not isinstance(x, str) or x not in want_set]
         detail = f"missing {show(missing[:5])}, extra {show(extra[:5])}" if missing or extra else "same entries in another order"
         report.check(False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5]))
     else:
@@ -1993,10 +2076,10 @@ def _ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, wa
 def _check_gates(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
     rows = _ordered_ids(s.report, manifest["gates"], MANIFEST_PATH, "gates", "id", list(ledger.gates))
     for r in rows:
-        g = ledger.gates.get(r.get("id"))  # type: ignore[arg-type]
+        g = ledger.gates.get(r["id"]) if isinstance(r.get("id"), str) else None
         if g is not None:
             want = {"id": g.id, "name": g.name, "public": g.public}
-            s.report.check(r == want, MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
+            s.report.check(same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
 
 
 def _check_methodology(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, dict[str, Any]]:
@@ -2005,7 +2088,7 @@ def _check_methodology(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> di
     params: dict[str, dict[str, Any]] = {}
     for r in rows:
         version = r.get("version")
-        event = ledger.methodologies.get(version)  # type: ignore[arg-type]
+        event = ledger.methodologies.get(version) if isinstance(version, str) else None
         report.add(check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"), MANIFEST_PATH)
         if event is None:
             continue
@@ -2032,7 +2115,7 @@ def _check_reveals(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
     salts: dict[str, str] = {}
     for r in rows:
         item_id = r.get("id")
-        ev = ledger.reveals.get(item_id)  # type: ignore[arg-type]
+        ev = ledger.reveals.get(item_id) if isinstance(item_id, str) else None
         commit = ledger.commit(item_id) if isinstance(item_id, str) else None
         w = f"reveals[{item_id}]"
         report.add(check_keys(r, ("id", "gate", "path", "reason", "revealed_at"), where=w), MANIFEST_PATH)
@@ -2040,7 +2123,7 @@ def _check_reveals(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
             continue
         want_row = {"gate": commit.gate, "reason": ev.reason, "revealed_at": ev.at}
         got_row = {k: r.get(k) for k in want_row}
-        report.check(got_row == want_row, MANIFEST_PATH, f"reveal of {item_id} differs from its ledger leaves", canonical_text(want_row), show(got_row), where=w)
+        report.check(same(got_row, want_row), MANIFEST_PATH, f"reveal of {item_id} differs from its ledger leaves", canonical_text(want_row), show(got_row), where=w)
         data = s.read(r.get("path"), f"reveal of {item_id}")
         if data is None:
             continue
@@ -2065,7 +2148,7 @@ def _check_runs(s: _Site, manifest: dict[str, Any], ledger: Ledger, params: dict
     report = s.report
     rows = _ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
-    by_id = {r.get("id"): r for r in rows}
+    by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
     for run in ledger.runs.values():
         row = by_id.get(run.id)
         if row is None:
@@ -2081,21 +2164,168 @@ def _check_runs(s: _Site, manifest: dict[str, Any], ledger: Ledger, params: dict
         if not report.add(check_run_spec(spec), rel):
             continue
         version = spec["methodology"].get("version")
-        report.add(check_run_rules(ledger, run, spec, params.get(version), specs), rel)
+        report.add(check_run_rules(ledger, run, spec, params.get(version) if isinstance(version, str) else None, specs), rel)
         specs[run.id] = spec
     return specs
 
 
 CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
+SCORE_RULES = ("as-proposed", "clamped", "midpoint-fallback")
+STATUSES = ("scored", "infra_error", "not_run", "missing_label", "excluded")
+CERTIFICATE_KEYS = (
+    "type", "v", "serial", "run", "issued_at", "expires_at", "subject", "gate", "methodology",
+    "run_spec", "finished_at", "results", "summary", "grade", "band", "worst_case_grade",
+    "best_case_grade", "grader", "score", "score_rule", "verdict",
+)
+SUMMARY_KEYS = (
+    "total", "scored", "passed", "infra_error", "not_run", "missing_label", "excluded",
+    "pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate",
+)
+RATE_RE = re.compile(r"^(0|[1-9][0-9]{0,2})\.[0-9]{4}$")
+ITEM_SCORE_RE = re.compile(r"^[01]\.[0-9]{6}$")
 
 
-def _check_certificates(s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]]) -> None:
+def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tuple[list[Problem], str | None, bool | None]:
+    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one.
+    Returns the problems, the status and, for an open scored result, whether it passed."""
+    if not isinstance(r, dict):
+        return [Problem("a result must be an object", where=where, found=_type_name(r))], None, None
+    status = r.get("status")
+    if status not in STATUSES:
+        return [Problem("unknown status", where=f"{where}.status", expected=" | ".join(STATUSES), found=show(status))], None, None
+    if not public:
+        problems = check_keys(r, ("item", "status", "details"), where=where)
+        if "details" in r and not is_hex64(r["details"]):
+            problems.append(Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"])))
+        return problems, status, None
+    if status == "scored":
+        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), where=where)
+        if "score" in r and not (isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1):
+            problems.append(Problem("an item score has exactly 6 decimals, in [0, 1]", where=f"{where}.score", found=show(r["score"])))
+        if "passed" in r and not isinstance(r["passed"], bool):
+            problems.append(Problem("must be true or false", where=f"{where}.passed", found=show(r["passed"])))
+        fields = r.get("fields")
+        if not isinstance(fields, list) or not fields:
+            problems.append(Problem("a scored result lists its fields", where=f"{where}.fields", found=show(fields)))
+            fields = []
+        names = []
+        for j, f in enumerate(fields):
+            fw = f"{where}.fields[{j}]"
+            problems += check_keys(f, ("name", "kind", "tier", "similarity", "output"), where=fw)
+            if not isinstance(f, dict):
+                continue
+            names.append(f.get("name"))
+            if f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+                problems.append(Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}"))
+            sim = f.get("similarity")
+            if not (isinstance(sim, str) and (re.fullmatch(r"0(\.[0-9]+)?|1(\.0+)?", sim) or re.fullmatch(r"[1-9][0-9]*/[1-9][0-9]*", sim))):
+                problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
+        if all(isinstance(n, str) for n in names) and names != sorted(names):
+            problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
+        return problems, status, r.get("passed") if isinstance(r.get("passed"), bool) else None
+    optional = ("rule",) if status == "excluded" else ()
+    problems = check_keys(r, ("item", "status", "note", *optional), where=where)
+    if status == "excluded":
+        rule = r.get("rule")
+        if not (is_int(rule) and 0 <= rule < exclusion_rules):
+            problems.append(Problem("an excluded result names one of the run spec's exclusion rules", where=f"{where}.rule", expected=f"an index below {exclusion_rules}", found=show(rule)))
+    if "note" in r and not isinstance(r["note"], str):
+        problems.append(Problem("must be a string", where=f"{where}.note", found=show(r["note"])))
+    return problems, status, None
+
+
+def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
+    """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
+    its binding to the run spec, the shape of each result, counts that add up, and grades,
+    band, score, rule and verdict that exist under the pinned methodology."""
+    problems = check_keys(cert, CERTIFICATE_KEYS)
+    if not isinstance(cert, dict):
+        return problems
+    if cert.get("type") != "certificate" or not _is_v1(cert):
+        problems.append(Problem("wrong type or version", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
+    for k in ("issued_at", "finished_at"):
+        if k in cert and not is_time(cert[k]):
+            problems.append(Problem("malformed time", where=k, expected="YYYY-MM-DDTHH:MM:SSZ", found=show(cert[k])))
+    if "expires_at" in cert and not (cert["expires_at"] is None or is_time(cert["expires_at"])):
+        problems.append(Problem("must be a time or null", where="expires_at", found=show(cert["expires_at"])))
+    want_spec = {"path": spec_path, "sha256": spec_sha256}
+    if "run_spec" in cert and not same(cert["run_spec"], want_spec):
+        problems.append(Problem("run_spec must name the published run spec and its hash", where="run_spec", expected=canonical_text(want_spec), found=show(cert["run_spec"], 200)))
+    results = cert.get("results")
+    counts = dict.fromkeys(STATUSES, 0)
+    open_passed: list[bool | None] = []
+    if not isinstance(results, list):
+        problems.append(Problem("must be a list", where="results", found=_type_name(results)))
+        results = []
+    rules = spec.get("exclusion_rules") if isinstance(spec.get("exclusion_rules"), list) else []
+    for i, r in enumerate(results):
+        found, status, passed = _check_result(r, f"results[{i}]", public, len(rules))
+        problems += found
+        if status is not None:
+            counts[status] += 1
+            if status == "scored":
+                open_passed.append(passed)
+    summary = cert.get("summary")
+    problems += check_keys(summary, SUMMARY_KEYS, where="summary")
+    if isinstance(summary, dict):
+        want_counts = {"total": len(results), **counts}
+        for k, v in want_counts.items():
+            if k in summary and not (is_int(summary[k]) and summary[k] == v):
+                problems.append(Problem(f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])))
+        passed = summary.get("passed")
+        if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
+            problems.append(Problem("passed must be an integer between 0 and the scored count", where="summary.passed", expected=f"0..{counts['scored']}", found=show(passed)))
+        elif public and open_passed and all(p is not None for p in open_passed) and passed != sum(bool(p) for p in open_passed):
+            problems.append(Problem("passed does not count the results marked passed", where="summary.passed", expected=str(sum(bool(p) for p in open_passed)), found=show(passed)))
+        for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
+            if k in summary and not (isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100):
+                problems.append(Problem("a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])))
+        ci = summary.get("pass_rate_ci95")
+        if "pass_rate_ci95" in summary and not (isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci) and Fraction(ci[0]) <= Fraction(ci[1]) <= 100):
+            problems.append(Problem("the interval is two ordered percentages with 4 decimals", where="summary.pass_rate_ci95", found=show(ci)))
+    grader = cert.get("grader")
+    problems += check_keys(grader, ("record", "kept", "dropped"), where="grader")
+    if isinstance(grader, dict):
+        if "record" in grader and not is_hex64(grader["record"]):
+            problems.append(Problem("the grader record is a SHA-256", where="grader.record", found=show(grader["record"])))
+        for k in ("kept", "dropped"):
+            if k in grader and not (is_int(grader[k]) and grader[k] >= 0):
+                problems.append(Problem("must be a count", where=f"grader.{k}", found=show(grader[k])))
+    if cert.get("score_rule") not in SCORE_RULES:
+        problems.append(Problem("unknown score rule", where="score_rule", expected=" | ".join(SCORE_RULES), found=show(cert.get("score_rule"))))
+    if cert.get("verdict") not in CERTIFICATE_VERDICTS:
+        problems.append(Problem("unknown verdict", where="verdict", expected=" | ".join(CERTIFICATE_VERDICTS), found=show(cert.get("verdict"))))
+    if params is not None:
+        grades = grade_order(params)
+        for k in ("grade", "worst_case_grade", "best_case_grade"):
+            if k in cert and cert[k] not in grades:
+                problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
+        grade = cert.get("grade")
+        band = params["bands"].get(grade) if isinstance(grade, str) else None
+        if band is not None:
+            if "band" in cert and not same(cert["band"], band):
+                problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
+            score = cert.get("score")
+            if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
+                problems.append(Problem("score lies outside the grade's band", where="score", expected=f"an integer in {band[0]}..{band[1]}", found=show(score)))
+            elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
+                problems.append(Problem("a midpoint fallback scores the band's midpoint", where="score", expected=str((band[0] + band[1]) // 2), found=show(score)))
+            elif cert.get("score_rule") == "clamped" and score not in band:
+                problems.append(Problem("a clamped score is a band edge", where="score", expected=f"{band[0]} or {band[1]}", found=show(score)))
+    return problems
+
+
+def _check_certificates(
+    s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]]
+) -> None:
     report = s.report
+    run_rows = manifest["runs"] if isinstance(manifest["runs"], list) else []
+    run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = _ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
     verdicts: dict[str, str] = {}
     for r in rows:
         serial = r.get("serial")
-        ev = ledger.certificates.get(serial)  # type: ignore[arg-type]
+        ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
         report.add(check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"), MANIFEST_PATH)
         if ev is None:
             continue
@@ -2118,21 +2348,47 @@ def _check_certificates(s: _Site, manifest: dict[str, Any], ledger: Ledger, spec
         spec = specs.get(ev.run)
         run = ledger.runs[ev.run]
         if spec is not None:
+            gate = ledger.gates.get(run.gate)
+            version = spec["methodology"].get("version")
+            report.add(check_certificate(cert, spec, params.get(version) if isinstance(version, str) else None,
+                                         bool(gate and gate.public), run_paths.get(ev.run, ""), run.sha256), rel)
+            _check_published_records(s, r, cert, rel)
             for k in ("subject", "gate", "methodology"):
-                report.check(cert.get(k) == spec.get(k), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)))
+                report.check(same(cert.get(k), spec.get(k)), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)))
             results = cert.get("results")
             got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
             report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got))
         fin = cert.get("finished_at")
         report.check(is_time(fin) and run.at <= fin <= ev.at, rel, "finished_at must lie between the run's registration and the issue time", f"{run.at} ≤ finished_at ≤ {ev.at}", show(fin))
-        verdict = cert.get("verdict")
-        report.check(verdict in CERTIFICATE_VERDICTS, rel, "unknown verdict", " | ".join(CERTIFICATE_VERDICTS), show(verdict))
-        verdicts[ev.run] = str(verdict)
-    run_rows = manifest["runs"] if isinstance(manifest["runs"], list) else []
+        verdicts[ev.run] = str(cert.get("verdict"))
     for row in run_rows:
-        if isinstance(row, dict) and row.get("id") in ledger.runs:
+        if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
             report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
+
+
+def _check_published_records(s: _Site, row: dict[str, Any], cert: dict[str, Any], rel: str) -> None:
+    """Published details documents and the grader record must hash to what the certificate says.
+
+    When each is due (SPEC §6) comes with the scoring engine; what is published is checked now.
+    """
+    report = s.report
+    details = row.get("details")
+    sealed = {r.get("details") for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("details"), str)}
+    if not isinstance(details, list):
+        report.check(False, MANIFEST_PATH, f"certificate {cert.get('serial')}: details must be a list of paths", found=show(details))
+        details = []
+    for path in details:
+        loaded = s.document(path, f"details of {cert.get('serial')}")
+        if loaded is not None:
+            digest = sha256_hex(loaded[0])
+            report.check(digest in sealed, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest)
+    record = row.get("grader_record")
+    if record is not None:
+        loaded = s.document(record, f"grader record of {cert.get('serial')}")
+        if loaded is not None:
+            want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+            report.check(sha256_hex(loaded[0]) == want, str(record), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0]))
 
 
 def _site_key(report: Report) -> bytes:
@@ -2176,7 +2432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     site = args.site if args.site is not None else str(Path(__file__).resolve().parent)
     try:
         report = verify_site(site, args.key)
-    except SiteUnreadable as e:
+    except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {e}", file=sys.stderr)
         return 2
     except FormatError as e:

@@ -8,6 +8,7 @@ last good site untouched and a reader never sees half a release.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -88,9 +89,15 @@ def is_replaceable_site(out: Path) -> bool:
     """Only an empty directory or a site we built may be replaced wholesale."""
     if not out.exists():
         return True
-    if not out.is_dir():
+    if not out.is_dir() or out.is_symlink():
         return False
-    return (out / layout.MANIFEST).is_file() or not any(out.iterdir())
+    if not any(out.iterdir()):
+        return True
+    try:
+        manifest = json.loads((out / layout.MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("type") == "transparency-manifest"
 
 
 def make_staging(out: Path) -> Path:

@@ -17,7 +17,7 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import BuiltSite
 
-from generator import canonical
+from generator import canonical, layout
 from generator.build import build
 from generator.commitments import retire_item
 from generator.datadir import Paths
@@ -105,9 +105,9 @@ def test_run_and_certificate_are_published_and_verify(with_run: tuple[BuiltSite,
     assert (site.out / "certificates/cert-001.json.sig").stat().st_size == 64
     runs_page = BeautifulSoup((site.out / "runs/index.html").read_text(), "html.parser")
     assert "Extractor" in runs_page.get_text() and "incomplete" in runs_page.get_text()
-    page = BeautifulSoup((site.out / "certificates/cert-001.html").read_text(), "html.parser")
+    page = BeautifulSoup((site.out / layout.certificate_page("cert-001")).read_text(), "html.parser")
     assert page.h1.get_text() == "Certificate cert-001"
-    twin = (site.out / "certificates" / page.select_one("a.twin")["href"]).resolve()
+    twin = (site.out / "certificates/cert-001" / page.select_one("a.twin")["href"]).resolve()
     assert twin == (site.out / "certificates/cert-001.json").resolve()
 
 
@@ -202,3 +202,64 @@ def test_one_observation_per_sealed_item_per_subject(make_program: Callable[...,
     register(paths, second, at="2026-03-03T00:00:00Z")
     with pytest.raises(InputError, match="reuses sealed items already run by this subject"):
         build(paths, paths.data.parent / "public")
+
+
+def test_records_named_index_do_not_collide_with_list_pages(make_program: Callable[..., Paths], tmp_path: Path) -> None:
+    """A methodology version or a serial may be called 'index'; its page must not replace the list."""
+    from generator.methodology import publish
+
+    paths = make_program(public_items=2, secret_items=0, retired=0)
+    params = json.loads((paths.methodology_dir / "2026.1.json").read_text())
+    params["version"] = "index"
+    (tmp_path / "p.json").write_text(json.dumps(params))
+    publish(paths, tmp_path / "p.json", paths.methodology_dir / "2026.1.md", "2026-02-01T00:00:00Z")
+    spec = run_spec(paths, "run-001", "a", ["a-001", "a-002"])
+    register(paths, spec)
+    certify(paths, spec, "index")
+    out = paths.data.parent / "public"
+    build(paths, out)
+    assert verify_site(out).ok
+    for listing, record in (("methodology/index.html", "methodology/index/index.html"), ("certificates/index.html", "certificates/index/index.html")):
+        assert BeautifulSoup((out / listing).read_text(), "html.parser").h1.get_text() in ("Methodology", "Certificates")
+        assert (out / record).is_file()
+
+
+@pytest.mark.parametrize(("over", "where", "message"), [
+    ({"verdict": "whatever"}, "verdict", "unknown verdict"),
+    ({"grade": "Z"}, "grade", "not a grade of the pinned methodology"),
+    ({"band": [0, 1]}, "band", "band is not the grade's band"),
+    ({"score": -5}, "score", "score lies outside the grade's band"),
+    ({"score": 30}, "score", "a midpoint fallback scores the band's midpoint"),
+    ({"score_rule": "whatever"}, "score_rule", "unknown score rule"),
+    ({"run_spec": {"path": "../../etc/passwd", "sha256": "00" * 32}}, "run_spec", "run_spec must name the published run spec"),
+    ({"expires_at": 12345}, "expires_at", "must be a time or null"),
+    ({"results": [{"item": "a-001", "status": "bogus", "note": "x"}, {"item": "a-002", "status": "not_run", "note": "x"}, {"item": "a-003", "status": "not_run", "note": "x"}]},
+     "results[0].status", "unknown status"),
+    ({"results": [{"item": "a-001", "status": "not_run", "details": "ab" * 32}, {"item": "a-002", "status": "not_run", "note": "x"}, {"item": "a-003", "status": "not_run", "note": "x"}]},
+     "results[0]", "unknown member"),
+    ({"grader": {"record": "x", "kept": -1, "dropped": 0}}, "grader.record", "the grader record is a SHA-256"),
+    ({"extra": 1}, "", "unknown member"),
+])
+def test_the_build_refuses_a_malformed_certificate(make_program: Callable[..., Paths], over: dict[str, Any], where: str, message: str) -> None:
+    paths = make_program(public_items=3, secret_items=0, retired=0)
+    spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])
+    register(paths, spec)
+    certify(paths, spec, "cert-001", **over)
+    with pytest.raises(InputError) as e:
+        build(paths, paths.data.parent / "public")
+    assert any(message in p.message and p.where.startswith(where) and p.file.endswith("cert-001.json") for p in e.value.problems), e.value.describe()
+
+
+def test_summary_counts_must_add_up(make_program: Callable[..., Paths]) -> None:
+    from generator.verify import check_certificate
+
+    paths = make_program(public_items=3, secret_items=0, retired=0)
+    spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])
+    register(paths, spec)
+    cert = certify(paths, spec, "cert-001")
+    params = json.loads((paths.methodology_dir / "2026.1.json").read_text())
+    good = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical.dumps(spec)))
+    assert good == []
+    cert["summary"] = {**cert["summary"], "total": "lots", "not_run": 2}
+    found = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical.dumps(spec)))
+    assert {p.where for p in found} == {"summary.total", "summary.not_run"}

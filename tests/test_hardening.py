@@ -1,0 +1,178 @@
+"""Regression tests for what a review of the first version found: each would have shipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import BuiltSite, item, write_items
+
+from generator import canonical
+from generator.build import build
+from generator.cli import main
+from generator.commitments import commit_new_items, retire_items
+from generator.datadir import Paths
+from generator.errors import InputError
+from generator.keys import load_key
+from generator.sources import parse_yaml
+
+# -- strict YAML: numbers that are really text
+
+
+@pytest.mark.parametrize("text", ["a: 0123", "a: 0110482339", "a: -012", "a: +00"])
+def test_a_number_with_a_leading_zero_is_refused(text: str) -> None:
+    with pytest.raises(InputError, match="leading zero; quote it") as e:
+        parse_yaml(text, "items.yaml")
+    assert e.value.problems[0].where == "line 1, column 4"
+
+
+def test_an_integer_too_long_to_convert_is_refused() -> None:
+    with pytest.raises(InputError, match="too large"):
+        parse_yaml("a: " + "9" * 5000, "items.yaml")
+
+
+def test_leading_zero_answers_are_never_committed(make_program: Callable[..., Paths]) -> None:
+    paths = make_program(public_items=1, secret_items=0, retired=0)
+    (paths.items_dir / "more.yaml").write_text(
+        "items:\n  - id: b-0100\n    gate: b\n    prompt: p\n    answer:\n      account: {kind: scalar, tier: critical, value: 0110482339}\n"
+    )
+    before = paths.ledger_file.read_bytes()
+    with pytest.raises(InputError, match="leading zero"):
+        commit_new_items(paths, "2026-03-01T00:00:00Z")
+    assert paths.ledger_file.read_bytes() == before
+
+
+# -- the verifier fails cleanly on any shape
+
+
+def _run(site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(site / "verify.py"), str(site)], capture_output=True, text=True, timeout=120)
+
+
+def _rewrite_manifest(site: Path, change: Callable[[dict], None]) -> None:
+    m = json.loads((site / "transparency.json").read_bytes())
+    change(m)
+    (site / "transparency.json").write_bytes(canonical.dumps(m))
+
+
+def _plant(site: Path, name: str) -> None:
+    if name == "gate-id-list":
+        _rewrite_manifest(site, lambda m: m["gates"][0].__setitem__("id", [1]))
+    elif name == "reveal-id-object":
+        _rewrite_manifest(site, lambda m: m["reveals"][0].__setitem__("id", {"a": 1}))
+    elif name == "huge-integer":
+        p = site / "transparency.json"
+        p.write_bytes(p.read_bytes()[:-1] + b',"zz":' + b"9" * 5000 + b"}")
+    elif name == "deep-nesting":
+        (site / "transparency.json").write_bytes(b"[" * 100000 + b"]" * 100000)
+    elif name == "symlink-loop":
+        (site / "keys.json").unlink()
+        os.symlink("keys.json", site / "keys.json")
+    elif name == "vkey-integer":
+        k = json.loads((site / "keys.json").read_bytes())
+        k["keys"][0]["vkey"] = 5
+        (site / "keys.json").write_bytes(canonical.dumps(k))
+    elif name == "fifo":
+        os.mkfifo(site / "fifo")
+    elif name == "empty-folder":
+        (site / "empty").mkdir()
+    elif name == "v-true":
+        p = site / "ledger/entries.json"
+        p.write_bytes(p.read_bytes().replace(b'"type":"ledger-entries","v":1}', b'"type":"ledger-entries","v":true}'))
+
+
+@pytest.mark.parametrize(("name", "file"), [
+    ("gate-id-list", "transparency.json"),
+    ("reveal-id-object", "transparency.json"),
+    ("huge-integer", "transparency.json"),
+    ("deep-nesting", "transparency.json"),
+    ("symlink-loop", "keys.json"),
+    ("vkey-integer", "keys.json"),
+    ("fifo", "fifo"),
+    ("empty-folder", "empty"),
+    ("v-true", "ledger/entries.json"),
+])
+def test_malformed_shapes_fail_cleanly(demo_copy: BuiltSite, name: str, file: str) -> None:
+    _plant(demo_copy.out, name)
+    p = _run(demo_copy.out)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr
+    assert f"FAIL {file}" in p.stdout
+
+
+# -- the generator's own safety
+
+
+def test_the_demo_key_is_a_demo_wherever_it_is_kept(demo_site: BuiltSite, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(demo_site.paths.data, data, ignore=shutil.ignore_patterns("private"))
+    private = tmp_path / "elsewhere"
+    shutil.copytree(demo_site.paths.private, private)
+    os.chmod(private / "signing.key", 0o600)
+    paths = Paths(data, private)
+    assert not paths.is_demo
+    out = tmp_path / "public"
+    build(paths, out)
+    assert "demo-banner" in (out / "index.html").read_text()
+
+
+def test_keys_json_is_validated_before_building(built_program: BuiltSite) -> None:
+    keys = json.loads(built_program.paths.keys_file.read_text())
+    keys["keys"][0]["valid_until"] = "tomorrow"
+    built_program.paths.keys_file.write_text(json.dumps(keys))
+    with pytest.raises(InputError) as e:
+        build(built_program.paths, built_program.out)
+    assert [(p.file.endswith("keys.json"), p.where) for p in e.value.problems] == [(True, "keys[0].valid_until")]
+
+
+def test_a_directory_with_a_bogus_manifest_is_not_replaced(built_program: BuiltSite, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "transparency.json").write_text("[]")
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="not a site built by transparency"):
+        build(built_program.paths, other)
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_a_refused_commit_leaves_no_public_reveal_file(make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = make_program(public_items=1, secret_items=0, retired=0)
+    write_items(paths, [item("a-100", "a")], "more.yaml")
+    before = sorted(p.name for p in paths.reveals_dir.iterdir())
+    ledger = paths.ledger_file.read_bytes()
+    # Fails after the reveal files are written, before the ledger is touched.
+    monkeypatch.setattr("generator.commitments.fsync_dir", lambda d: (_ for _ in ()).throw(OSError("disk full (simulated)")))
+    with pytest.raises(OSError, match="disk full"):
+        commit_new_items(paths, "2026-03-01T00:00:00Z")
+    assert sorted(p.name for p in paths.reveals_dir.iterdir()) == before
+    assert paths.ledger_file.read_bytes() == ledger
+
+
+def test_retire_names_the_id_given_twice(make_program: Callable[..., Paths]) -> None:
+    paths = make_program(public_items=0, secret_items=2, retired=0)
+    with pytest.raises(InputError, match="given twice: b-0001"):
+        retire_items(paths, ["b-0001", "b-0002", "b-0001"], "x", "2026-03-01T00:00:00Z")
+
+
+def test_serve_on_a_busy_port_is_a_clear_error(built_program: BuiltSite) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", str(built_program.out), "--port", str(port)])
+    assert result.exit_code == 2
+    assert "cannot listen" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_signer_never_shows_its_seed(built_program: BuiltSite) -> None:
+    signer = load_key(built_program.paths.key_file)
+    assert signer.seed.hex() not in repr(signer)
