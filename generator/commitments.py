@@ -271,7 +271,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
                     else:
                         sealed.write(data + b"\n")
                     # Validates against the replayed state: an id seen twice fails here, unwritten.
-                    lines.writelines(app.prepare(leaves))
+                    lines.writelines(app.prepare(leaves, bulk=True))
                     done += 1
                     if progress and (done % 10000 == 0 or done == len(new)):
                         progress("sealing items", done, len(new))

@@ -7,6 +7,7 @@ last good site untouched and a reader never sees half a release.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -105,9 +106,28 @@ def make_staging(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
 
 
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one atomic step (Linux renameat2); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
+
+
 def swap_in(staging: Path, out: Path) -> None:
-    """Replace `out` with `staging`: two renames on one file system, the old copy removed last."""
+    """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
+    atomic exchange where the system offers it, else two renames, the old copy removed last."""
     os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
+    if out.exists() and not out.is_symlink() and _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now holds the previous site
+        return
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         os.rmdir(old)
