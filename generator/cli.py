@@ -215,8 +215,8 @@ def commit(ctx: click.Context, at: str | None) -> None:
     progress = Progress()
     result = commit_new_items(_paths(ctx), at, progress)
     progress.done()
-    sealed = len(result.committed) - len(result.revealed)
-    click.echo(f"Committed {len(result.committed)} new item(s): {len(result.revealed)} revealed (public gate), {sealed} sealed; {result.unchanged} already committed.")
+    sealed = result.committed - result.revealed
+    click.echo(f"Committed {result.committed} new item(s): {result.revealed} revealed (public gate), {sealed} sealed; {result.unchanged} already committed.")
 
 
 @main.command()

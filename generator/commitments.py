@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from generator.verify import (
     GATE_RE,
     ID_RE,
     MAX_LEAF_BYTES,
+    IdIndex,
     Ledger,
     Problem,
     check_item,
@@ -92,7 +94,7 @@ def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any]
     return rows
 
 
-def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wanted: set[str] | None = None) -> Iterator[ItemSource]:
+def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wanted: Container[str] | None = None) -> Iterator[ItemSource]:
     """Validate every item source and yield the valid ones, file by file, in name order.
 
     Raises InputError with every problem of every file once the scan ends, so a caller that
@@ -104,8 +106,8 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wan
     """
     problems: list[Problem] = []
     files = _source_files(paths)
-    # Where each id was first seen, packed as file number and row: a million ids, small ints.
-    seen: dict[str, int] = {}
+    # Where each id was first seen (file number and row, packed), in flat arrays: a million ids.
+    seen = _Seen()
 
     def place(packed: int) -> str:
         return f"{paths.show(files[packed >> 32])} items[{packed & 0xFFFFFFFF}]"
@@ -125,8 +127,8 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wan
             if only is not None and not (isinstance(row, dict) and row.get("id") == only):
                 continue
             if wanted is not None:
-                if isinstance(row, dict) and row.get("id") in wanted:
-                    found = _check_source(row, file, f"items[{i}]", ledger, {}, place)
+                if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in wanted:
+                    found = _check_source(row, file, f"items[{i}]", ledger, _Seen(), place)
                     problems += found
                     if not found:
                         yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, f"items[{i}]")
@@ -135,10 +137,10 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wan
             found = _check_source(row, file, where, ledger, seen, place)
             problems += found
             if not found:
-                seen[row["id"]] = (file_no << 32) | i
+                seen.add(row["id"], (file_no << 32) | i)
                 yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, where)
-            elif isinstance(row, dict) and is_id(row.get("id")):
-                seen.setdefault(row["id"], (file_no << 32) | i)
+            elif isinstance(row, dict) and is_id(row.get("id")) and row["id"] not in seen:
+                seen.add(row["id"], (file_no << 32) | i)
     if problems:
         raise InputError(problems, "the item sources have problems; nothing was written")
 
@@ -148,7 +150,28 @@ def load_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> 
     return {s.id: s for s in scan_item_sources(paths, ledger, only)}
 
 
-def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: dict[str, int], place: Callable[[int], str]) -> list[Problem]:
+class _Seen:
+    """Ids seen so far and where, on the verifier's compact IdIndex."""
+
+    def __init__(self) -> None:
+        self._ids = IdIndex()
+        self._where = array("Q")
+
+    def __contains__(self, item_id: str) -> bool:
+        return item_id in self._ids
+
+    def add(self, item_id: str, packed: int) -> None:
+        self._ids.add(item_id)
+        self._where.append(packed)
+
+    def __getitem__(self, item_id: str) -> int:
+        o = self._ids.get(item_id)
+        if o is None:
+            raise KeyError(item_id)
+        return self._where[o]
+
+
+def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: _Seen, place: Callable[[int], str]) -> list[Problem]:
     if not isinstance(row, dict):
         return [problem(file, "an item must be a mapping", where, found=type(row).__name__)]
     problems: list[Problem] = []
@@ -222,8 +245,10 @@ def find_sealed(paths: Paths, item_id: str, commitment: str) -> bytes | None:
 
 @dataclass(frozen=True)
 class CommitResult:
-    committed: list[str]
-    revealed: list[str]
+    """Counts, not ids: a commit may hold a million."""
+
+    committed: int
+    revealed: int
     unchanged: int
 
 
@@ -238,17 +263,16 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     with appending(paths) as app:
         ledger = app.ledger
         when = event_time(at, ledger)
-        new: list[str] = []
+        new = IdIndex()
         total = 0
         for src in scan_item_sources(paths, ledger):
             total += 1
             if not ledger.is_committed(src.id):
-                new.append(src.id)
+                new.add(src.id)
             if progress and total % 10000 == 0:
                 progress("checking item sources", total, 0)
-        if not new:
-            return CommitResult([], [], total)
-        pending = set(new)
+        if not len(new):
+            return CommitResult(0, 0, total)
         public = ledger.public_gates()
         revealed: list[str] = []
         paths.sealed_dir.mkdir(parents=True, exist_ok=True)
@@ -259,7 +283,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         try:
             with batch.open("ab") as sealed, ledger_tmp.open("wb") as lines:
                 os.chmod(batch, 0o600)
-                for src in scan_item_sources(paths, ledger, wanted=pending):
+                for src in scan_item_sources(paths, ledger, wanted=new):
                     data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
                     leaves: list[dict[str, Any]] = [
                         {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
@@ -267,7 +291,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
                     if src.gate in public:
                         leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
                         write_new_file(paths.reveal_file(src.id), data, sync=False)
-                        revealed.append(src.id)
+                        revealed.append(src.id)  # few: public gates are small
                     else:
                         sealed.write(data + b"\n")
                     # Validates against the replayed state: an id seen twice fails here, unwritten.
@@ -294,7 +318,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
             raise
         finally:
             ledger_tmp.unlink(missing_ok=True)
-        return CommitResult(new, revealed, total - len(new))
+        return CommitResult(len(new), len(revealed), total - len(new))
 
 
 # ---------------------------------------------------------------------------------------------
