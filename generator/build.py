@@ -44,13 +44,17 @@ class BuildResult:
     fingerprint: str
 
 
-def build(paths: Paths, out: Path, progress: Progress | None = None) -> BuildResult:
-    """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem."""
+def build(paths: Paths, out: Path, progress: Progress | None = None, strict: bool = False) -> BuildResult:
+    """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem.
+
+    With strict=True, warnings (such as unknown keys in program.yaml) are errors too."""
     started = time.monotonic()
     if not is_replaceable_site(out):
         raise InputError([problem(str(out), "the output exists and is not a site built by transparency (no transparency.json); refusing to replace it")])
     with reading(paths):
         ctx = gather(paths, progress)
+        if strict and ctx.warnings:
+            raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
         check_key_matches(out, ctx.signer)
         check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
         staging = make_staging(out)

@@ -251,15 +251,9 @@ def build(ctx: click.Context, out: Path, strict: bool) -> None:
     ledger event, never from the clock.
     """
     from generator.build import build as build_site
-    from generator.site import gather
 
-    paths = _paths(ctx)
-    if strict:
-        warnings = gather(paths).warnings
-        if warnings:
-            raise InputError([problem("--strict", w) for w in warnings], "warnings are errors under --strict")
     progress = Progress()
-    result = build_site(paths, out, progress)
+    result = build_site(_paths(ctx), out, progress, strict)
     progress.done()
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
