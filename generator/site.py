@@ -307,32 +307,27 @@ def _gather_runs(
     return runs, certificates
 
 
+_EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
+    "gate": lambda e: f"Gate {e['id']} declared ({'public' if e['public'] else 'secret'}): {e['name']}",
+    "methodology": lambda e: f"Methodology {e['version']} published",
+    "commit": lambda e: f"Item {e['id']} committed to gate {e['gate']}",
+    "reveal": lambda e: f"Item {e['id']} revealed ({e['reason']})",
+    "run": lambda e: f"Run {e['id']} registered for {e['subject'].get('name')} on gate {e['gate']}",
+    "certificate": lambda e: f"Certificate {e['serial']} issued for run {e['run']}",
+}
+_EVENT_PAGE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "reveal": lambda e: layout.item_page(e["id"]),
+    "methodology": lambda e: layout.methodology_page(e["version"]),
+    "certificate": lambda e: layout.certificate_page(e["serial"]),
+}
+
+
 def event_summary(leaf: dict[str, Any]) -> str:
     """One line of plain words for a ledger event, for the home page."""
-    kind = leaf.get("type")
-    if kind == "gate":
-        return f"Gate {leaf['id']} declared ({'public' if leaf['public'] else 'secret'}): {leaf['name']}"
-    if kind == "methodology":
-        return f"Methodology {leaf['version']} published"
-    if kind == "commit":
-        return f"Item {leaf['id']} committed to gate {leaf['gate']}"
-    if kind == "reveal":
-        return f"Item {leaf['id']} revealed ({leaf['reason']})"
-    if kind == "run":
-        return f"Run {leaf['id']} registered for {leaf['subject'].get('name')} on gate {leaf['gate']}"
-    if kind == "certificate":
-        return f"Certificate {leaf['serial']} issued for run {leaf['run']}"
-    return str(kind)
+    return _EVENT_TEXT[leaf["type"]](leaf)
 
 
 def event_link(leaf: dict[str, Any]) -> str | None:
-    kind = leaf.get("type")
-    if kind == "reveal":
-        return layout.item_page(leaf["id"])
-    if kind == "methodology":
-        return layout.methodology_page(leaf["version"])
-    if kind == "certificate":
-        return layout.certificate_page(leaf["serial"])
-    if kind == "gate":
-        return None
-    return None
+    """The page that shows what an event is about, if there is one."""
+    page = _EVENT_PAGE.get(leaf["type"])
+    return page(leaf) if page else None
