@@ -87,14 +87,6 @@ def replay_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> tuple[Ledger
         return _replay_stream(f, file, on_leaf)
 
 
-def read_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> Ledger:
-    """Replay the ledger file; raise InputError listing every problem (up to a limit)."""
-    ledger, problems = replay_ledger(paths, on_leaf)
-    if problems:
-        raise InputError(problems, f"{paths.show(paths.ledger_file)}: the ledger breaks the rules of SPEC §4")
-    return ledger
-
-
 def ledger_lines(paths: Paths) -> Iterator[bytes]:
     """The ledger's leaf bytes, one by one, without their newlines (already validated by a replay)."""
     with paths.ledger_file.open("rb") as f:

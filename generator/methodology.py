@@ -8,7 +8,6 @@ the published explanation cannot drift from the parameters it explains.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +77,6 @@ def describe(params: dict[str, Any]) -> dict[str, Any]:
     return {
         "tiers": [{"tier": t, **params["tiers"][t]} for t in ("critical", "high", "low")],
         "grades": _grades(params),
-        "weight_total_note": str(sum(Fraction(params["tiers"][t]["weight"]) for t in ("critical", "high", "low"))),
     }
 
 
