@@ -26,7 +26,7 @@ from generator.methodology import describe
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
 from generator.render import NavItem, Renderer
 from generator.site import RevealedItem, SiteContext, event_link, event_summary, gather
-from generator.verify import loads_strict, parse_vkey, verify_site
+from generator.verify import loads_strict, parse_vkey, public_key_pem, verify_site
 from generator.writer import SiteWriter, is_replaceable_site, make_staging, swap_in
 
 Progress = Callable[[str, int, int], None]
@@ -96,7 +96,7 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
     w.write(layout.KEYS, canonical.dumps(keys_document(ctx)))
     for k in ctx.public_keys:
         vk = parse_vkey(k.vkey)
-        w.write(layout.key_pem(vk.key_id.hex()), _pem(vk.public_key))
+        w.write(layout.key_pem(vk.key_id.hex()), public_key_pem(vk.public_key))
     for m in ctx.methodologies:
         w.write(layout.methodology_parameters(m.version), m.params_bytes)
         w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
@@ -113,12 +113,6 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
     w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))
     write_pages(ctx, w, progress)
     w.finish(signer)
-
-
-def _pem(public_key: bytes) -> bytes:
-    from generator.verify import public_key_pem
-
-    return public_key_pem(public_key)
 
 
 def keys_document(ctx: SiteContext) -> dict[str, Any]:

@@ -268,12 +268,13 @@ def _gather_runs(
 ) -> tuple[list[RunInfo], list[CertificateInfo]]:
     params = {m.version: m.params for m in methodologies}
     specs: dict[str, dict[str, Any]] = {}
+    spec_bytes: dict[str, bytes] = {}
     for run in ledger.runs.values():
         path = paths.runs_dir / f"{run.id}.json"
         loaded = _read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
         if loaded is None:
             continue
-        spec = loaded[1]
+        data, spec = loaded
         file = paths.show(path)
         shape = check_run_spec(spec)
         if shape:
@@ -281,6 +282,7 @@ def _gather_runs(
             continue
         problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params.get(spec["methodology"]["version"]), specs)]
         specs[run.id] = spec
+        spec_bytes[run.id] = data
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
     for cert in ledger.certificates.values():
@@ -300,7 +302,7 @@ def _gather_runs(
         certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index))
         verdicts[cert.run] = str(doc.get("verdict"))
     runs = [
-        RunInfo(r.id, specs[r.id], paths.runs_dir.joinpath(f"{r.id}.json").read_bytes(), r.at, r.index,
+        RunInfo(r.id, specs[r.id], spec_bytes[r.id], r.at, r.index,
                 ledger.certificate_of_run.get(r.id), verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open")
         for r in ledger.runs.values() if r.id in specs
     ]
