@@ -94,6 +94,8 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency init --name NAME --origin ORIGIN   create data/ and a signing key
       transparency commit                             commit new items from PRIVATE/items
       transparency retire ID --note TEXT              reveal a retired secret item
+      transparency register RUN_SPEC.json             fix a run before it happens
+      transparency certify RESULTS.json               decide the run, issue its certificate
       transparency build                              render and sign the site into public/
       transparency verify public                      check it as an outsider would
       transparency serve                              preview it on localhost
@@ -229,12 +231,68 @@ def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | N
 
     Several ids retire together, with one note and one time. Refuses (writing nothing) an
     unknown or already revealed item, an item whose source changed since it was committed, and
-    an item used by a run that is still open.
+    an item used by a run that is still open. Publishes, with the items, the details of every
+    certificate that used them, and the grader record of each certificate whose items are then
+    all revealed.
     """
     from generator.commitments import retire_items
 
     leaves = retire_items(_paths(ctx), list(item_ids), note, at)
     click.echo(f"Retired {', '.join(item_ids)} at {leaves[0]['at']}; run 'transparency build' to publish.")
+
+
+@main.command()
+@click.argument("spec", metavar="RUN_SPEC.json", type=click.Path(path_type=Path, dir_okay=False))
+@_AT
+@click.pass_context
+def register(ctx: click.Context, spec: Path, at: str | None) -> None:
+    """Fix a run before it happens: validate RUN_SPEC.json and append its `run` leaf.
+
+    The spec (SPEC §6) names the subject, the gate, the items, the budget, the exclusion rules,
+    the judge and the pinned methodology version and hash. Refuses, writing nothing: an
+    unpublished methodology or a wrong hash; empty or repeated items, or repetitions other than
+    1; an item not committed, not of the gate, already revealed (secret gate) or not yet
+    revealed (public gate); a previous_run that is not this subject's last run on the gate, or
+    is still open; a judge from the subject's own organization when the methodology asks for an
+    independent one; on a secret gate, too few items or an item this subject already ran; a
+    run id used before. The spec is stored in canonical form as DATA/runs/<id>.json.
+    """
+    from generator.runs import register_run
+
+    reg = register_run(_paths(ctx), spec, at)
+    chain = f", after run {reg.previous_run}" if reg.previous_run else ", the subject's first on this gate"
+    click.echo(f"Registered run {reg.id} ({reg.items} items{chain}) at {reg.at}; sha256 {reg.sha256}.")
+    click.echo(f"Next: run the evaluation, then 'transparency certify RESULTS.json' for run {reg.id}.")
+
+
+@main.command()
+@click.argument("results", metavar="RESULTS.json", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--serial", help="The certificate's serial. Default: the run id.")
+@click.option("--expires-at", metavar="TIME", help="When the certificate expires (YYYY-MM-DDTHH:MM:SSZ). Default: never.")
+@_AT
+@click.pass_context
+def certify(ctx: click.Context, results: Path, serial: str | None, expires_at: str | None, at: str | None) -> None:
+    """Decide a registered run from the evaluator's RESULTS.json and issue its certificate.
+
+    Every run gets exactly one certificate, whatever its verdict. Scores every item with the
+    private answers, computes the summary, grades, band and verdict (SPEC §5), applies the
+    grader's proposal inside the band, signs the certificate (at build time) and appends its
+    leaf. On a secret gate each result is sealed: its details document, salted, stays in
+    PRIVATE/certificates/<serial>/ until 'retire' reveals the item. Refuses, writing nothing:
+    an unregistered or already certified run; results that do not name exactly the run spec's
+    items; a missing or unknown field; a similarity that is not a decimal string in [0, 1]; an
+    output of the wrong type or with a non-integer number; finished_at outside the run's time.
+    """
+    from generator.certify import certify_run
+
+    c = certify_run(_paths(ctx), results, at, serial, expires_at)
+    s = c.summary
+    click.echo(f"Certificate {c.serial} for run {c.run}: {c.verdict.upper()}.")
+    click.echo(f"  grade {c.grade}, score {c.score} ({c.score_rule}); {s['passed']} of {s['scored']} scored items passed "
+               f"({s['pass_rate']} %), {s['total'] - s['scored']} not scored.")
+    if c.sealed:
+        click.echo("  Results are sealed; their details stay private until each item is retired.")
+    click.echo("Run 'transparency build' to publish.")
 
 
 @main.command()

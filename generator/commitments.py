@@ -25,6 +25,7 @@ from typing import Any
 
 from generator import canonical
 from generator.datadir import Paths
+from generator.disclosure import due_documents, read_due
 from generator.errors import InputError, problem
 from generator.ledgerfile import appending, event_time, fsync_dir, write_new_file
 from generator.sources import load_data_file
@@ -239,6 +240,21 @@ def find_sealed(paths: Paths, item_id: str, commitment: str) -> bytes | None:
     return None
 
 
+def find_sealed_many(paths: Paths, wanted: dict[str, str]) -> dict[str, bytes]:
+    """The sealed documents of many items at once, {id: bytes}, in one pass over the batches.
+
+    `wanted` maps each id to its commitment; a line counts only if it hashes to it.
+    """
+    found: dict[str, bytes] = {}
+    for item_id, line in iter_sealed(paths):
+        want = wanted.get(item_id)
+        if want is not None and item_id not in found and sha256_hex(line) == want:
+            found[item_id] = line
+            if len(found) == len(wanted):
+                break
+    return found
+
+
 # ---------------------------------------------------------------------------------------------
 # Commit
 
@@ -374,14 +390,33 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
                 problems.append(problem("--note", "the note makes the ledger leaf too large", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
             documents.append((item_id, data))
             leaves.append(leaf)
+        # Retiring makes due the details of every certificate that used these items, and the
+        # grader record of every certificate whose items are now all revealed (SPEC §6).
+        retiring = set(item_ids)
+        revealed = _RevealedAfter(ledger, retiring)
+        published = [(due, read_due(paths, due, problems)) for due in due_documents(paths, ledger, revealed, problems, only_items=retiring)]
         if problems:
             raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
         lines = app.prepare(leaves)
         for item_id, data in documents:
             write_new_file(paths.reveal_file(item_id), data)
         fsync_dir(paths.reveals_dir)
+        for due, data in published:
+            assert data is not None
+            write_new_file(due.target, data)
         app.write(lines)
         return leaves
+
+
+class _RevealedAfter:
+    """The items revealed once a retire lands: the ledger's reveals and the ones retiring."""
+
+    def __init__(self, ledger: Ledger, retiring: set[str]) -> None:
+        self.ledger = ledger
+        self.retiring = retiring
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self.retiring or item_id in self.ledger.reveals
 
 
 def retire_item(paths: Paths, item_id: str, note: str, at: str | None = None) -> dict[str, Any]:

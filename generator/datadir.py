@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator import layout
 from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
 from generator.verify import FormatError, Problem, is_origin, is_time, parse_vkey
@@ -101,6 +102,14 @@ class Paths:
             return str(path.resolve().relative_to(Path.cwd().resolve()))
         except ValueError:
             return str(path)
+
+    # A certificate's details documents and grader record are written privately by `certify`
+    # and copied to the same relative place in the data directory when they fall due (SPEC §6).
+    def details_file(self, serial: str, item_id: str, private: bool = False) -> Path:
+        return (self.private if private else self.data) / layout.details(serial, item_id)
+
+    def grader_record_file(self, serial: str, private: bool = False) -> Path:
+        return (self.private if private else self.data) / layout.grader_record(serial)
 
     def reveal_file(self, item_id: str) -> Path:
         return self.reveals_dir / f"{item_id}.json"

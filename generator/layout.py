@@ -82,6 +82,15 @@ def certificate(serial: str) -> str:
     return f"certificates/{serial}.json"
 
 
+def details(serial: str, item_id: str) -> str:
+    """A sealed result's details document, published once its item is revealed (SPEC §6)."""
+    return f"certificates/{serial}/details/{item_id}.json"
+
+
+def grader_record(serial: str) -> str:
+    return f"certificates/{serial}/grader-record.json"
+
+
 def certificate_page(serial: str) -> str:
     return f"certificates/{serial}/index.html"
 

@@ -191,7 +191,7 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
     )
 
 
-def _read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]) -> tuple[bytes, Any] | None:
+def read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]) -> tuple[bytes, Any] | None:
     file = paths.show(path)  # type: ignore[arg-type]
     try:
         with open(path, "rb") as f:
@@ -213,7 +213,7 @@ def _read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: st
 def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem]) -> list[MethodologyVersion]:
     out = []
     for m in ledger.methodologies.values():
-        loaded = _read_document(paths, params_file(paths, m.version), m.sha256, f"parameters of methodology {m.version}", problems)
+        loaded = read_document(paths, params_file(paths, m.version), m.sha256, f"parameters of methodology {m.version}", problems)
         if loaded is None:
             continue
         data, params = loaded
@@ -238,7 +238,7 @@ def _gather_reveals(paths: Paths, ledger: Ledger, problems: list[Problem], progr
     for n, r in enumerate(events, start=1):
         c = ledger.commit(r.id)
         assert c is not None  # the replay guarantees it
-        loaded = _read_document(paths, paths.reveal_file(r.id), c.commitment, f"reveal document of {r.id}", problems)
+        loaded = read_document(paths, paths.reveal_file(r.id), c.commitment, f"reveal document of {r.id}", problems)
         if progress and (n % 1000 == 0 or n == len(events)):
             progress("checking reveals", n, len(events))
         if loaded is None:
@@ -271,7 +271,7 @@ def _gather_runs(
     spec_bytes: dict[str, bytes] = {}
     for run in ledger.runs.values():
         path = paths.runs_dir / f"{run.id}.json"
-        loaded = _read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+        loaded = read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
         if loaded is None:
             continue
         data, spec = loaded
@@ -287,7 +287,7 @@ def _gather_runs(
     verdicts: dict[str, str] = {}
     for cert in ledger.certificates.values():
         path = paths.certificates_dir / f"{cert.serial}.json"
-        loaded = _read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
+        loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
         if loaded is None:
             continue
         data, doc = loaded

@@ -1829,8 +1829,10 @@ def check_run_rules(
         if not secret:
             if r is None or r.index > run.index:
                 problems.append(Problem(f"public-gate item {item_id} was not revealed before the run", where="items"))
+        elif r is not None and r.index < run.index:
+            problems.append(Problem(f"item {item_id} of a secret gate was already revealed when the run was registered: its result would be contaminated", where="items", expected="a sealed item", found=f"revealed at entries[{r.index}]"))
         elif r is not None and (cert_index is None or r.index < cert_index):
-            problems.append(Problem(f"sealed item {item_id} was revealed before the run was decided", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
+            problems.append(Problem(f"sealed item {item_id} was revealed while the run was open", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
     # previous_run: the last run of the same subject name and gate, decided before this one.
     same_subject = [
         r for r in ledger.runs.values()

@@ -1,0 +1,79 @@
+"""When a certificate's private documents fall due, and publishing them (SPEC §6).
+
+A sealed result's details document is due once its item is revealed; a grader record once
+every item of its certificate is revealed (at once on a public gate). `certify` writes both
+into the private directory; `retire` copies what its reveals make due into the data
+directory, at the same relative path, before it appends the reveal leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.datadir import Paths
+from generator.errors import problem
+from generator.runs import load_spec
+from generator.site import read_document
+from generator.verify import Ledger, Problem, sha256_hex
+
+
+@dataclass(frozen=True)
+class Due:
+    """A private document that must be published: copy `source` to `target`."""
+
+    serial: str
+    what: str
+    source: Path
+    target: Path
+    sha256: str
+
+
+def certificate_document(paths: Paths, ledger: Ledger, serial: str, problems: list[Problem]) -> dict[str, Any] | None:
+    ev = ledger.certificates[serial]
+    loaded = read_document(paths, paths.certificates_dir / f"{serial}.json", ev.sha256, f"certificate {serial}", problems)
+    return loaded[1] if loaded and isinstance(loaded[1], dict) else None
+
+
+def due_documents(paths: Paths, ledger: Ledger, revealed: Container[str], problems: list[Problem], only_items: Container[str] | None = None) -> Iterator[Due]:
+    """The secret-gate documents due once the items in `revealed` are revealed.
+
+    With `only_items`, only certificates that used one of those items are looked at (a retire
+    looks at the certificates its items make due, not at all of them).
+    """
+    for cert_ev in ledger.certificates.values():
+        run = ledger.runs[cert_ev.run]
+        if ledger.gates[run.gate].public:
+            continue
+        spec = load_spec(paths, ledger, run.id, problems)
+        if spec is None:
+            continue
+        items = spec["items"]
+        if only_items is not None and not any(i in only_items for i in items):
+            continue
+        cert = certificate_document(paths, ledger, cert_ev.serial, problems)
+        if cert is None:
+            continue
+        serial = cert_ev.serial
+        for r in cert["results"]:
+            if r["item"] in revealed and (only_items is None or r["item"] in only_items):
+                yield Due(serial, f"details of {r['item']}", paths.details_file(serial, r["item"], private=True),
+                          paths.details_file(serial, r["item"]), r["details"])
+        if all(i in revealed for i in items):
+            yield Due(serial, "grader record", paths.grader_record_file(serial, private=True),
+                      paths.grader_record_file(serial), cert["grader"]["record"])
+
+
+def read_due(paths: Paths, due: Due, problems: list[Problem]) -> bytes | None:
+    """The private bytes of a due document, checked against the hash its certificate holds."""
+    try:
+        data = due.source.read_bytes()
+    except OSError:
+        problems.append(problem(paths.show(due.source), f"certificate {due.serial}: the {due.what} is missing from the private directory; it must be published now"))
+        return None
+    if sha256_hex(data) != due.sha256:
+        problems.append(problem(paths.show(due.source), f"certificate {due.serial}: the {due.what} does not hash to the value in the certificate", expected=due.sha256, found=sha256_hex(data)))
+        return None
+    return data
