@@ -108,6 +108,10 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
         w.write(layout.run_spec(run.id), run.spec_bytes)
     for cert in ctx.certificates:
         w.write_signed(layout.certificate(cert.serial), cert.data, signer)
+        for d in cert.details.values():
+            w.write(d.path, d.data)
+        if cert.grader_record is not None:
+            w.write(cert.grader_record.path, cert.grader_record.data)
     w.write(layout.VERIFIER, (files("generator") / "verify.py").read_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))
@@ -206,7 +210,9 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
         ],
         "runs": [{"id": r.id, "spec": layout.run_spec(r.id), "status": r.status} for r in ctx.runs],
         "certificates": [
-            {"serial": c.serial, "run": c.run, "path": layout.certificate(c.serial), "details": [], "grader_record": None}
+            {"serial": c.serial, "run": c.run, "path": layout.certificate(c.serial),
+             "details": [d.path for d in c.details.values()],
+             "grader_record": c.grader_record.path if c.grader_record else None}
             for c in ctx.certificates
         ],
     }

@@ -11,6 +11,7 @@ import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from generator import layout
@@ -32,8 +33,11 @@ from generator.verify import (
     check_run_spec,
     checkpoint_text,
     leaf_hash,
+    loads_strict,
     parse_canonical,
     parse_vkey,
+    recheck_certificate,
+    recheckable,
     sha256_hex,
 )
 
@@ -80,6 +84,15 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class PublishedRecord:
+    """A details document or grader record that has fallen due: its bytes and parsed form."""
+
+    path: str  # the site path
+    data: bytes
+    doc: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class CertificateInfo:
     serial: str
     run: str
@@ -87,6 +100,12 @@ class CertificateInfo:
     data: bytes
     at: str
     index: int
+    public: bool
+    params: dict[str, Any]
+    spec: dict[str, Any]
+    details: dict[str, PublishedRecord]  # by item, in result order
+    grader_record: PublishedRecord | None
+    asserted: tuple[str, ...]
 
 
 @dataclass
@@ -288,25 +307,92 @@ def _gather_runs(
     for cert in ledger.certificates.values():
         path = paths.certificates_dir / f"{cert.serial}.json"
         loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
-        if loaded is None:
-            continue
-        data, doc = loaded
         spec = specs.get(cert.run)
         run = ledger.runs[cert.run]
-        if spec is not None:
-            found = check_certificate(doc, spec, params.get(spec["methodology"]["version"]), ledger.gates[run.gate].public,
-                                      layout.run_spec(run.id), run.sha256)
-            if found:
-                problems += [p.at(paths.show(path)) for p in found]
-                continue
-        certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index))
+        pinned = params.get(spec["methodology"]["version"]) if spec else None
+        if loaded is None or spec is None or pinned is None:
+            continue
+        data, doc = loaded
+        file = paths.show(path)
+        public = ledger.gates[run.gate].public
+        found = check_certificate(doc, spec, pinned, public, layout.run_spec(run.id), run.sha256)
+        if found or not recheckable(doc):
+            problems += [p.at(file) for p in found]
+            continue
+        details, record = _gather_records(paths, ledger, doc, spec, public, problems)
+        answers = {i: a for i in spec["items"] if (a := _revealed_answer(paths, ledger, i)) is not None}
+        redo = recheck_certificate(doc, pinned, public, answers, {i: d.doc for i, d in details.items()},
+                                   record.doc if record else None, len(spec["exclusion_rules"]))
+        if redo.problems:
+            problems += [p.at(file) for p in redo.problems]
+            continue
+        certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index, public, pinned, spec,
+                                            details, record, tuple(redo.asserted)))
         verdicts[cert.run] = str(doc.get("verdict"))
+    _refuse_stray_records(paths, ledger, certificates, problems)
     runs = [
         RunInfo(r.id, specs[r.id], spec_bytes[r.id], r.at, r.index,
                 ledger.certificate_of_run.get(r.id), verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open")
         for r in ledger.runs.values() if r.id in specs
     ]
     return runs, certificates
+
+
+def _revealed_answer(paths: Paths, ledger: Ledger, item_id: str) -> dict[str, Any] | None:
+    if item_id not in ledger.reveals:
+        return None
+    try:
+        return loads_strict(paths.reveal_file(item_id).read_bytes())["item"]["answer"]  # type: ignore[no-any-return]
+    except (OSError, FormatError, KeyError, TypeError):
+        return None  # _gather_reveals reports it
+
+
+def _gather_records(
+    paths: Paths, ledger: Ledger, cert: dict[str, Any], spec: dict[str, Any], public: bool, problems: list[Problem]
+) -> tuple[dict[str, PublishedRecord], PublishedRecord | None]:
+    """The certificate's details documents and grader record that are due (SPEC §6), read from
+    the data directory, where `certify` and `retire` put them, and checked against its hashes."""
+    serial = cert["serial"]
+    details: dict[str, PublishedRecord] = {}
+    for r in cert["results"]:
+        if "details" not in r or r["item"] not in ledger.reveals:
+            continue
+        got = _read_record(paths, paths.details_file(serial, r["item"]), r["details"], f"details of {r['item']} in certificate {serial}",
+                           paths.details_file(serial, r["item"], private=True), layout.details(serial, r["item"]), problems)
+        if got is not None:
+            details[r["item"]] = got
+    record = None
+    if public or all(i in ledger.reveals for i in spec["items"]):
+        record = _read_record(paths, paths.grader_record_file(serial), cert["grader"]["record"], f"grader record of certificate {serial}",
+                              paths.grader_record_file(serial, private=True), layout.grader_record(serial), problems)
+    return details, record
+
+
+def _read_record(paths: Paths, file: Path, sha: str, what: str, private: Path, site_path: str, problems: list[Problem]) -> PublishedRecord | None:
+    if not file.exists():
+        problems.append(problem(paths.show(file), f"the {what} is due (SPEC §6) but missing from the data directory",
+                                expected=f"a copy of {paths.show(private)}", found="nothing"))
+        return None
+    loaded = read_document(paths, file, sha, what, problems)
+    if loaded is None or not isinstance(loaded[1], dict):
+        return None
+    return PublishedRecord(site_path, loaded[0], loaded[1])
+
+
+def _refuse_stray_records(paths: Paths, ledger: Ledger, certificates: list[CertificateInfo], problems: list[Problem]) -> None:
+    """A file under data/certificates/<serial>/ that is not due must not be there: a details
+    document of a sealed item would reveal its answer the moment the site is published."""
+    expected = {paths.certificates_dir / f"{c.serial}.json" for c in ledger.certificates.values()}
+    for c in certificates:
+        expected.update(paths.data / d.path for d in c.details.values())
+        if c.grader_record is not None:
+            expected.add(paths.data / c.grader_record.path)
+    if not paths.certificates_dir.is_dir():
+        return
+    for f in sorted(paths.certificates_dir.rglob("*")):
+        if f.is_file() and f not in expected and not f.name.startswith("."):
+            problems.append(problem(paths.show(f), "not published: no certificate in the ledger makes this file due; a details document or grader "
+                                    "record is published only once its items are revealed (SPEC §6). If it is private, it belongs in the private directory"))
 
 
 _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {

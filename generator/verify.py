@@ -2588,6 +2588,185 @@ def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | 
     return problems
 
 
+DETAILS_KEYS = ("type", "v", "serial", "salt", "result")
+GRADER_RECORD_KEYS = ("type", "v", "serial", "salt", "proposed_json", "rationale")
+
+
+def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> list[Problem]:
+    """A published details document against the sealed result whose hash it matched."""
+    problems = check_keys(doc, DETAILS_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "result-details" or not _is_v1(doc):
+        problems.append(Problem("wrong type or version", expected='"result-details", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if doc.get("serial") != serial:
+        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    r = doc.get("result")
+    if isinstance(r, dict):
+        for k in ("item", "status"):
+            if r.get(k) != sealed.get(k):
+                problems.append(Problem(f"{k} differs from the sealed result's", where=f"result.{k}", expected=show(sealed.get(k)), found=show(r.get(k))))
+    return problems
+
+
+def check_grader_record(doc: Any, serial: str) -> list[Problem]:
+    problems = check_keys(doc, GRADER_RECORD_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "grader-record" or not _is_v1(doc):
+        problems.append(Problem("wrong type or version", expected='"grader-record", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if doc.get("serial") != serial:
+        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    if not (doc.get("proposed_json") is None or isinstance(doc.get("proposed_json"), str)):
+        problems.append(Problem("the proposal is kept as its JSON text, or null", where="proposed_json", found=show(doc.get("proposed_json"))))
+    return problems
+
+
+def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params: dict[str, Any], where: str) -> tuple[list[Problem], bool | None]:
+    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
+    tier and computed similarity; always the item score and pass. Returns the problems and the
+    recomputed pass (None if the result is too malformed to score)."""
+    problems: list[Problem] = []
+    fields = r.get("fields") if isinstance(r.get("fields"), list) else []
+    if answer is not None:
+        names = [f.get("name") for f in fields if isinstance(f, dict)]
+        if sorted(map(str, names)) != sorted(answer) or len(names) != len(fields):
+            problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
+            answer = None
+    scored: list[tuple[str, str, Fraction]] = []
+    for j, f in enumerate(fields):
+        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+            return problems, None  # the shape check has reported it
+        name, kind, tier, sim = f.get("name"), f["kind"], f["tier"], f.get("similarity")
+        fw = f"{where}.fields[{j}]"
+        a = answer.get(name) if answer is not None else None
+        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
+            problems.append(Problem("kind or tier differs from the revealed answer", where=fw, expected=f"{a['kind']}, {a['tier']}", found=f"{kind}, {tier}"))
+            kind, tier = a["kind"], a["tier"]
+        bad_output = value_kind_problem(kind, f.get("output"))
+        if bad_output:
+            problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
+        form = similarity_form_problem(kind, tier, sim)
+        if form:
+            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=form, found=show(sim)))
+            return problems, None
+        if a is not None and not bad_output:
+            want = computed_similarity(kind, tier, f.get("output"), a["value"])
+            if want is not None and want != sim:
+                problems.append(Problem("similarity does not follow from the output and the revealed answer", where=f"{fw}.similarity", expected=want, found=show(sim)))
+                sim = want
+        scored.append((str(name), tier, similarity_value(sim)))
+    if not scored:
+        return problems, None
+    s = score_item(scored, params)
+    if r.get("score") != s.text:
+        problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
+    if r.get("passed") is not s.passed:
+        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
+        problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
+    return problems, s.passed
+
+
+def recheckable(cert: Any) -> bool:
+    """Whether a certificate has the structure recheck_certificate reads (its other problems are
+    reported by check_certificate, and recomputing still names the fields that do not follow)."""
+    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
+        return False
+    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
+    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
+        return False
+    scored = sum(r["status"] == SCORED for r in results)
+    passed = summary.get("passed")
+    return is_int(passed) and 0 <= passed <= scored
+
+
+@dataclass
+class Recheck:
+    problems: list[Problem] = field(default_factory=list)
+    asserted: list[str] = field(default_factory=list)
+
+
+def recheck_certificate(
+    cert: dict[str, Any],
+    params: dict[str, Any],
+    public: bool,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+    exclusion_rules: int,
+) -> Recheck:
+    """Recompute every derived field of a certificate whose shape check_certificate accepted.
+
+    `answers` holds the answers of the certificate's revealed items, `details` the published
+    details documents by item, `record` the published grader record. What cannot be recomputed
+    yet is reported as asserted, never as verified.
+    """
+    out = Recheck()
+    serial = cert["serial"]
+    results = cert["results"]
+    counts = dict.fromkeys(STATUSES, 0)
+    passed = 0
+    unknown = 0
+    scored_ids: set[str] = set()
+    for i, r in enumerate(results):
+        item, status = r["item"], r["status"]
+        counts[status] += 1
+        where = f"results[{i}] ({item})"
+        opened: dict[str, Any] | None = r if public else None
+        if not public and item in details:
+            d = details[item]
+            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            res = d.get("result") if isinstance(d, dict) else None
+            shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
+            out.problems += shape
+            opened = res if not shape else None
+        if status == SCORED:
+            scored_ids.add(item)
+            if opened is None:
+                unknown += 1
+                continue
+            problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            out.problems += problems
+            passed += bool(ok)
+    summary = cert["summary"]
+    if unknown:
+        passed = summary["passed"]
+        out.asserted.append(f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the certificate states; "
+                            f"{unknown} sealed result(s) can be rechecked once their items are retired")
+    elif summary["passed"] != passed:
+        out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
+    g = grade_counts(counts, passed, params)
+    for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
+        if not same(summary.get(k), g.summary[k]):
+            out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
+    for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
+        if not same(cert.get(k), getattr(g, k)):
+            out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
+    grader = cert["grader"]
+    if record is not None:
+        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
+        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
+        score, rule = band_score(pj, g.band)
+        if cert.get("score") != score:
+            out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
+        if cert.get("score_rule") != rule:
+            out.problems.append(Problem("score_rule does not follow from the proposal", where="score_rule", expected=rule, found=show(cert.get("score_rule"))))
+        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
+        for k, v in (("kept", len(kept)), ("dropped", dropped)):
+            if grader.get(k) != v:
+                out.problems.append(Problem(f"{k} does not count the rationale's bullets", where=f"grader.{k}", expected=str(v), found=show(grader.get(k))))
+    else:
+        out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
+                            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
+    return out
+
+
 def _check_certificates(
     s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]]
 ) -> None:
@@ -2595,6 +2774,7 @@ def _check_certificates(
     run_rows = manifest["runs"] if isinstance(manifest["runs"], list) else []
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = _ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
+    answers = _AnswerSource(s, manifest, ledger, specs)
     verdicts: dict[str, str] = {}
     for r in rows:
         serial = r.get("serial")
@@ -2618,50 +2798,133 @@ def _check_certificates(
         report.check(cert.get("serial") == serial, rel, "serial differs from the ledger", serial, show(cert.get("serial")))
         report.check(cert.get("run") == ev.run, rel, "run differs from the ledger", ev.run, show(cert.get("run")))
         report.check(cert.get("issued_at") == ev.at, rel, "issued_at differs from the certificate leaf's time", ev.at, show(cert.get("issued_at")))
-        spec = specs.get(ev.run)
-        run = ledger.runs[ev.run]
-        if spec is not None:
-            gate = ledger.gates.get(run.gate)
-            version = spec["methodology"].get("version")
-            report.add(check_certificate(cert, spec, params.get(version) if isinstance(version, str) else None,
-                                         bool(gate and gate.public), run_paths.get(ev.run, ""), run.sha256), rel)
-            _check_published_records(s, r, cert, rel)
-            for k in ("subject", "gate", "methodology"):
-                report.check(same(cert.get(k), spec.get(k)), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)))
-            results = cert.get("results")
-            got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
-            report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got))
         fin = cert.get("finished_at")
+        run = ledger.runs[ev.run]
         report.check(is_time(fin) and run.at <= fin <= ev.at, rel, "finished_at must lie between the run's registration and the issue time", f"{run.at} ≤ finished_at ≤ {ev.at}", show(fin))
         verdicts[ev.run] = str(cert.get("verdict"))
+        expires = cert.get("expires_at")
+        if is_time(expires) and expires < _now():
+            report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+        spec = specs.get(ev.run)
+        if spec is None:
+            continue
+        gate = ledger.gates.get(run.gate)
+        public = bool(gate and gate.public)
+        version = spec["methodology"].get("version")
+        pinned = params.get(version) if isinstance(version, str) else None
+        report.add(check_certificate(cert, spec, pinned, public, run_paths.get(ev.run, ""), run.sha256), rel)
+        for k in ("subject", "gate", "methodology"):
+            report.check(same(cert.get(k), spec.get(k)), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)), where=k)
+        results = cert.get("results")
+        got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
+        report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got), where="results")
+        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+        if not (recheckable(cert) and got == spec["items"]) or pinned is None:
+            continue
+        found = recheck_certificate(cert, pinned, public, answers.answers(spec["items"]), details, record, len(spec["exclusion_rules"]))
+        report.add(found.problems, rel, checks=len(results) + 8)
+        report.asserted += found.asserted
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
             report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
 
 
-def _check_published_records(s: _Site, row: dict[str, Any], cert: dict[str, Any], rel: str) -> None:
-    """Published details documents and the grader record must hash to what the certificate says.
+def _now() -> str:
+    import datetime
 
-    When each is due (SPEC §6) comes with the scoring engine; what is published is checked now.
-    """
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _AnswerSource:
+    """The revealed answers of the items certificates use, read from their reveal files on
+    demand: a site may reveal a million items, and only those in runs are needed here."""
+
+    def __init__(self, s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]]) -> None:
+        used = {i for spec in specs.values() for i in spec["items"]}
+        rows = manifest["reveals"] if isinstance(manifest["reveals"], list) else []
+        self.paths = {r["id"]: r.get("path") for r in rows if isinstance(r, dict) and r.get("id") in used}
+        self.s = s
+        self.ledger = ledger
+        self.cache: dict[str, dict[str, Any] | None] = {}
+
+    def answer(self, item_id: str) -> dict[str, Any] | None:
+        if item_id in self.cache:
+            return self.cache[item_id]
+        value = None
+        commit = self.ledger.commit(item_id)
+        rel = self.paths.get(item_id)
+        if commit is not None and item_id in self.ledger.reveals and is_safe_path(rel):
+            try:
+                data = (self.s.root / rel).read_bytes()
+                if sha256_hex(data) == commit.commitment:  # _check_reveals reports any other case
+                    doc = parse_canonical(data)
+                    if not check_reveal_document(doc):
+                        value = doc["item"]["answer"]
+            except (OSError, FormatError):
+                value = None
+        if len(self.cache) > 50_000:
+            self.cache.clear()
+        self.cache[item_id] = value
+        return value
+
+    def answers(self, items: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for i in items:
+            a = self.answer(i)
+            if a is not None:
+                out[i] = a
+        return out
+
+
+def _published_records(
+    s: _Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """The details documents and grader record the manifest lists for a certificate, checked
+    against its hashes and against when each is due (SPEC §6): a details document once its
+    item is revealed, the grader record once every item is (at once on a public gate). One
+    published early would leak answers; one missing when due hides evidence."""
     report = s.report
-    details = row.get("details")
-    sealed = {r.get("details") for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("details"), str)}
-    if not isinstance(details, list):
-        report.check(False, MANIFEST_PATH, f"certificate {cert.get('serial')}: details must be a list of paths", found=show(details))
-        details = []
-    for path in details:
-        loaded = s.document(path, f"details of {cert.get('serial')}")
-        if loaded is not None:
-            digest = sha256_hex(loaded[0])
-            report.check(digest in sealed, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest)
-    record = row.get("grader_record")
-    if record is not None:
-        loaded = s.document(record, f"grader record of {cert.get('serial')}")
-        if loaded is not None:
-            want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-            report.check(sha256_hex(loaded[0]) == want, str(record), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0]))
+    serial = cert.get("serial")
+    results = [r for r in cert.get("results", []) if isinstance(r, dict)] if isinstance(cert.get("results"), list) else []
+    listed = row.get("details")
+    if not isinstance(listed, list):
+        report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
+        listed = []
+    by_hash = {r.get("details"): r for r in results if isinstance(r.get("details"), str)}
+    details: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for path in listed:
+        loaded = s.document(path, f"details of certificate {serial}")
+        if loaded is None:
+            continue
+        digest = sha256_hex(loaded[0])
+        sealed = by_hash.get(digest)
+        if not report.check(sealed is not None, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest):
+            continue
+        item = sealed.get("item")
+        report.check(item in ledger.reveals, str(path), f"details of {item} published while the item is sealed: they would reveal its answer", "published after the item's reveal", "published")
+        details[str(item)] = loaded[1]
+        order.append(str(item))
+    for r in results:
+        if isinstance(r.get("details"), str) and r.get("item") in ledger.reveals:
+            report.check(r.get("item") in details, MANIFEST_PATH, f"certificate {serial}: item {r.get('item')} is revealed but its details document is not published", "listed in details", "missing")
+    want_order = [r.get("item") for r in results if r.get("item") in details]
+    report.check(order == want_order, MANIFEST_PATH, f"certificate {serial}: details are listed in result order", show(want_order), show(order))
+    due = public or all(i in ledger.reveals for i in spec["items"])
+    path = row.get("grader_record")
+    record = None
+    if path is None:
+        report.check(not due, MANIFEST_PATH, f"certificate {serial}: the grader record is due but not published",
+                     "published (a public gate's at once, a secret gate's once every item is revealed)", "null")
+        return details, None
+    report.check(due, str(path), f"certificate {serial}: grader record published before every item of the certificate is revealed", "not yet published", "published")
+    loaded = s.document(path, f"grader record of {serial}")
+    if loaded is not None:
+        want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+        if report.check(sha256_hex(loaded[0]) == want, str(path), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0])):
+            record = loaded[1] if isinstance(loaded[1], dict) else None
+    return details, record
 
 
 def _site_key(report: Report) -> bytes:
