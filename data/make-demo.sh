@@ -4,7 +4,8 @@
 # Running it again makes a *new* program: a new key and new salts, so every commitment and
 # signature changes. It refuses to run over an existing program; to start over, remove
 # data/program.yaml, data/keys.json, data/ledger.jsonl, data/methodology, data/reveals,
-# data/private/signing.key and data/private/sealed first.
+# data/runs, data/certificates, data/private/signing.key, data/private/sealed and
+# data/private/certificates first.
 set -eu
 cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
@@ -28,5 +29,8 @@ for r in yaml.safe_load(open("data/private/retirements.yaml"))["retire"]:
 ' | while IFS="$(printf '\t')" read -r id at note; do
   $T retire "$id" --note "$note" --at "$at"
 done
+
+# Runs and certificates: register, certify, and retire items after the runs that used them.
+sh data/make-demo-runs.sh
 
 $T build
