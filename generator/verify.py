@@ -1248,6 +1248,9 @@ def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tup
         output, reported = given[name]
         sim = computed_similarity(a["kind"], a["tier"], output, a["value"])
         if sim is None:
+            form = similarity_form_problem(a["kind"], a["tier"], reported)
+            if form:
+                raise ValueError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
             sim = str(reported)
         fields.append({"name": name, "kind": a["kind"], "tier": a["tier"], "similarity": sim, "output": output})
         scored.append((name, a["tier"], similarity_value(sim)))
@@ -1265,10 +1268,10 @@ def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction
 
 def wilson_interval(x: int, n: int) -> list[str]:
     """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
-    if n == 0:
-        return ["0.0000", "100.0000"]
     if not 0 <= x <= n:
         raise ValueError("0 ≤ passed ≤ scored")
+    if n == 0:
+        return ["0.0000", "100.0000"]
     z2 = Z * Z
     r = z2 + Fraction(4 * x * (n - x), n)
     scaled = r * 10**80
@@ -1356,6 +1359,9 @@ class Grading:
 
 def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) -> Grading:
     """Summary, grades, band and verdict from the status counts and the number passed."""
+    unknown = sorted(set(counts) - set(STATUSES))
+    if unknown:
+        raise ValueError(f"unknown status(es): {', '.join(unknown)}")
     total = sum(counts.get(s, 0) for s in STATUSES)
     scored = counts.get(SCORED, 0)
     if not 0 <= passed <= scored:

@@ -371,22 +371,13 @@ def test_open_result_critical_wrong_fails_even_with_everything_else_right():
     assert r["passed"] is False
 
 
-REPORTED_FORM_REASON = (
-    "build_open_result takes a reported similarity through str() and similarity_value(), which "
-    "also accepts a Jaccard fraction 'p/q' and str() of a JSON number; SPEC §1 says a reported "
-    "similarity is a decimal string matching ^(0(\\.[0-9]+)?|1(\\.0+)?)$ 'copied verbatim as "
-    "reported'. certify._check_results_shape refuses these first, so only a direct caller can "
-    "publish such a field."
-)
-
-
 @pytest.mark.parametrize(
     "bad",
     [
         "1.5", "0.9e0", ".9", "0.", "-0.1", "0.5 ", None, True,
-        pytest.param("1/2", marks=pytest.mark.xfail(strict=True, reason=REPORTED_FORM_REASON)),
-        pytest.param(0.9, marks=pytest.mark.xfail(strict=True, reason=REPORTED_FORM_REASON)),
-        pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=REPORTED_FORM_REASON)),
+        "1/2",
+        0.9,
+        1,
     ],
 )
 def test_open_result_refuses_a_malformed_reported_similarity(bad: Any):
@@ -986,9 +977,9 @@ def test_band_score_is_always_inside_the_band(band: tuple[int, int], proposal: s
 @st.composite
 def cutoff_params(draw: st.DrawFn) -> dict[str, Any]:
     """A grade ladder: 1–6 strictly descending cut-offs in [0, 100] and a lowest grade."""
-    rates = draw(st.lists(st.fractions(0, 100, max_denominator=10**4), min_size=1, max_size=6, unique=True))
+    rates = draw(st.lists(st.integers(0, 100 * 10**4), min_size=1, max_size=6, unique=True))
     rates.sort(reverse=True)
-    cutoffs = [{"grade": f"g{i}", "min_pass_rate": str(r.numerator / r.denominator)} for i, r in enumerate(rates)]
+    cutoffs = [{"grade": f"g{i}", "min_pass_rate": f"{r // 10**4}.{r % 10**4:04d}"} for i, r in enumerate(rates)]
     return {"grade_cutoffs": cutoffs, "lowest_grade": "bottom"}
 
 
@@ -1039,32 +1030,33 @@ def test_relabelling_failures_never_buys_a_certificate(case: tuple[dict[str, int
             assert after.verdict == "not-certified"
 
 
-RELABEL_REASON = (
-    "SPEC §5 rule 1 claims 'relabelling failures as infrastructure errors cannot turn a failure "
-    "into incomplete', but relabelling raises the best-case rate 100·(passed + total − scored)/total, "
-    "so a not-certified run (e.g. 100 scored, 50 passed: best case 50 %, C) relabelled with 11 "
-    "failures as infra_error has best case 61 % (B) and 89/100 < 0.9 scored: rule 2 says incomplete. "
-    "The engine follows the four rules literally; the rules do not deliver the stated guarantee."
-)
-
-
-@pytest.mark.xfail(strict=True, reason=RELABEL_REASON)
-def test_relabelling_failures_never_turns_not_certified_into_incomplete_vector():
+def test_relabelling_can_reach_incomplete_the_spec_gloss_overstates():
+    """SPEC §5 glosses rule 1 as "relabelling failures as infrastructure errors cannot turn a
+    failure into incomplete". The rules themselves do not quite deliver it (FORMAT.md, reading
+    17): relabelling raises the best case, here from 50 % (C) to 61 % (B), and with 89 of 100
+    results scored rule 2 then says incomplete. This project follows the rules as written; the
+    next test pins down what they do guarantee."""
     before = grade_counts({"scored": 100}, 50, DEMO)
     assert (before.best_case_grade, before.verdict) == ("C", "not-certified")
     after = grade_counts({"scored": 89, "infra_error": 11}, 50, DEMO)
-    assert after.verdict != "incomplete"
+    assert (after.best_case_grade, after.verdict) == ("B", "incomplete")
 
 
-@pytest.mark.xfail(strict=True, reason=RELABEL_REASON)
-@settings(max_examples=300)
+@settings(max_examples=500)
 @example(case=({"scored": 100, "infra_error": 0, "not_run": 0, "missing_label": 0, "excluded": 0}, 50, 11))
 @example(case=({"scored": 90, "infra_error": 10, "not_run": 0, "missing_label": 0, "excluded": 0}, 50, 1))
 @given(runs_with_relabelling())
-def test_relabelling_failures_never_turns_not_certified_into_incomplete(case: tuple[dict[str, int], int, int]):
+def test_relabelling_reaches_incomplete_only_by_showing_too_few_scored(case: tuple[dict[str, int], int, int]):
+    """What the rules guarantee: relabelling failures never turns not-certified into certified,
+    and into incomplete only when the relabelled run has fewer than min_scored_fraction of its
+    results scored, which its certificate shows, and which earns no certificate."""
     counts, passed, k = case
-    if grade_counts(counts, passed, DEMO).verdict == "not-certified":
-        assert grade_counts(_relabel(counts, k), passed, DEMO).verdict not in ("certified", "incomplete")
+    if grade_counts(counts, passed, DEMO).verdict != "not-certified":
+        return
+    after = grade_counts(_relabel(counts, k), passed, DEMO)
+    assert after.verdict != "certified"
+    if after.verdict == "incomplete":
+        assert F(after.summary["scored"], after.summary["total"]) < F(DEMO["certify"]["min_scored_fraction"])
 
 
 IDS = ["i1", "i2", "i3", "x9"]

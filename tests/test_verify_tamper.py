@@ -41,7 +41,8 @@ MANIFEST = "transparency.json"
 KEYS = "keys.json"
 METHODOLOGY_PARAMS = "methodology/2026.1.json"
 REVEAL = "reveals/a-001.json"  # a public-gate item of the demo
-SEALED_ITEM = "b-0002"  # a secret-gate item of the demo that was never retired
+DEMO_CERTIFICATE_SIGS = tuple(f"certificates/{s}.json.sig" for s in ("ledgerlens-a-1", "quill-a-1", "ledgerlens-b-1", "orca-b-1", "quill-a-2"))
+SEALED_ITEM = "b-0028"  # a secret-gate item of the demo that was never retired nor used by a run
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,8 +197,7 @@ def t_reveal_resalted(s: Site) -> None:
 
 def _changed_note_leaves(s: Site) -> list[dict[str, Any]]:
     leaves = entries_doc(s.root)["entries"]
-    last = leaves[-1]
-    assert last["type"] == "reveal", "fixture assumption: the demo ledger ends with a reveal"
+    last = next(leaf for leaf in reversed(leaves) if leaf["type"] == "reveal")
     last["note"] = last["note"] + " (edited)"
     return leaves
 
@@ -379,7 +379,7 @@ TAMPERS = [
            f"listed in {SUMS} but missing", _f("items/a-001.html")),
     Tamper("keys-public-key-swapped-resigned", t_keys_public_key_swapped, KEYS,
            "public_key differs from the vkey's key",
-           _f(KEYS, SUMS_SIG, f"{ENTRIES}.sig", f"{CLIST}.sig", CHECKPOINT), pin_original_key=True),
+           _f(KEYS, SUMS_SIG, f"{ENTRIES}.sig", f"{CLIST}.sig", CHECKPOINT, *DEMO_CERTIFICATE_SIGS), pin_original_key=True),
     Tamper("manifest-indented-resigned", t_manifest_indented, MANIFEST,
            "not in canonical (RFC 8785) form", _f(MANIFEST)),
     Tamper("methodology-parameter-changed", t_methodology_params_changed, METHODOLOGY_PARAMS,
