@@ -16,6 +16,7 @@ published at once.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from collections import Counter
 from dataclasses import dataclass
@@ -26,16 +27,17 @@ from generator import canonical, layout
 from generator.commitments import find_sealed_many
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, fsync_dir, write_new_file
+from generator.ledgerfile import appending, event_time, write_new_file
 from generator.runs import load_spec, methodology_params
 from generator.verify import (
-    MAX_LEAF_BYTES,
     MAX_SAFE_INTEGER,
     REPORTED_SIMILARITY_RE,
     SCORED,
     STATUSES,
     FormatError,
+    Ledger,
     Problem,
+    RunEvent,
     band_score,
     build_open_result,
     check_certificate,
@@ -283,130 +285,182 @@ def _check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dic
     return problems
 
 
+@dataclass
+class _Decided:
+    certified: Certified
+    leaf: dict[str, Any]
+    data: bytes
+    record: bytes
+    details: list[tuple[str, bytes]]
+
+
 def certify_run(
     paths: Paths, source: Path, at: str | None = None, serial: str | None = None, expires_at: str | None = None
 ) -> Certified:
     """Decide the run the results in `source` belong to; refuse (writing nothing) on any problem."""
-    file = str(source)
-    res = read_results(source, file)
-    doc = res.doc
-    run_id = doc.get("run")
+    return certify_runs(paths, [source], at, serial, expires_at)[0]
+
+
+def certify_runs(
+    paths: Paths, sources: list[Path], at: str | None = None, serial: str | None = None, expires_at: str | None = None
+) -> list[Certified]:
+    """Decide the runs of several results files under one lock and one ledger replay, all or
+    nothing: any problem in any file refuses the whole batch, writing nothing."""
+    if serial is not None and len(sources) != 1:
+        raise InputError([problem("--serial", "a serial names one certificate: give one results file with --serial")])
+    parsed = [(str(src), read_results(src, str(src))) for src in sources]
     with appending(paths) as app:
         ledger = app.ledger
         when = event_time(at, ledger)
         problems: list[Problem] = []
-        run = ledger.runs.get(run_id) if isinstance(run_id, str) else None
-        if run is None:
-            raise InputError([problem(file, f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency register'", "run")])
-        if run.id in ledger.certificate_of_run:
-            s = ledger.certificate_of_run[run.id]
-            raise InputError([problem(file, f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run gets exactly one certificate", "run")])
-        serial = serial or run.id
-        if not is_id(serial):
-            problems.append(problem("--serial", "malformed serial", expected="^[a-z0-9][a-z0-9_-]{0,63}$", found=serial))
-        elif serial in ledger.certificates:
-            problems.append(problem("--serial", f"serial {serial} is already used by the certificate of run {ledger.certificates[serial].run}"))
         if expires_at is not None and not (is_time(expires_at) and expires_at > when):
             problems.append(problem("--expires-at", "must be a time after the issue time", expected=f"YYYY-MM-DDTHH:MM:SSZ after {when}", found=expires_at))
-        finished = doc.get("finished_at")
-        if not is_time(finished):
-            problems.append(problem(file, "malformed time", "finished_at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(_plain(finished))))
-        elif not run.at <= finished <= when:
-            problems.append(problem(file, "finished_at must lie between the run's registration and the certificate's issue time", "finished_at",
-                                    expected=f"{run.at} ≤ finished_at ≤ {when}", found=finished))
-        spec = load_spec(paths, ledger, run.id, problems)
-        params = methodology_params(paths, ledger, spec["methodology"]["version"], problems) if spec else None
-        if spec is None or params is None:
-            raise InputError(problems or [problem(file, f"the methodology pinned by run {run.id} is not published")], f"cannot certify run {run.id}; nothing was written")
-        public = ledger.gates[run.gate].public
-        answers = _answers(paths, ledger, spec["items"], public, problems)
-        problems += [p.at(file) for p in _check_results_shape(doc, spec, answers)]
-        if res.rationale is not None:
-            for nw, ntext in _numbers(res.rationale, "grader.rationale"):
-                problems.append(problem(file, "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as received", nw, found=ntext))
+        prepared: list[tuple[str, RunResults, RunEvent, dict[str, Any], dict[str, Any]]] = []
+        named: dict[str, str] = {}
+        for file, res in parsed:
+            run_id = res.doc.get("run")
+            run = ledger.runs.get(run_id) if isinstance(run_id, str) else None
+            if run is None:
+                problems.append(problem(file, f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency register'", "run"))
+                continue
+            if run.id in ledger.certificate_of_run:
+                s = ledger.certificate_of_run[run.id]
+                problems.append(problem(file, f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run gets exactly one certificate", "run"))
+                continue
+            if run.id in named:
+                problems.append(problem(file, f"run {run.id} is decided twice in this batch (also by {named[run.id]})", "run"))
+                continue
+            named[run.id] = file
+            spec = load_spec(paths, ledger, run.id, problems)
+            params = methodology_params(paths, ledger, spec["methodology"]["version"], problems) if spec else None
+            if spec is None or params is None:
+                problems.append(problem(file, f"the run spec or the methodology pinned by run {run.id} cannot be read"))
+                continue
+            prepared.append((file, res, run, spec, params))
+        answers = _answers(paths, ledger, [(spec["items"], ledger.gates[run.gate].public) for _, _, run, spec, _ in prepared], problems)
+        decided: list[_Decided] = []
+        for file, res, run, spec, params in prepared:
+            d = _decide(ledger, file, res, run, spec, params, answers, serial or run.id, when, expires_at, problems)
+            if d is not None:
+                decided.append(d)
         if problems:
-            raise InputError(problems, f"cannot certify run {run.id}; nothing was written")
-
-        by_item = {r["item"]: r for r in doc["results"]}
-        open_results: list[dict[str, Any]] = []
-        for item_id in spec["items"]:
-            r = by_item[item_id]
-            if r["status"] == SCORED:
-                given = {f["name"]: (f["output"], f.get("similarity")) for f in r["fields"]}
-                open_results.append(build_open_result(item_id, answers[item_id], given, params))
-            else:
-                o = {"item": item_id, "status": r["status"], "note": r["note"]}
-                if r["status"] == "excluded":
-                    o["rule"] = r["rule"]
-                open_results.append(o)
-        counts = Counter(r["status"] for r in open_results)
-        passed = sum(1 for r in open_results if r.get("passed") is True)
-        grading = grade_counts(dict(counts), passed, params)
-        score, rule = band_score(res.proposed_json, grading.band)
-        scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
-        kept, dropped = keep_bullets(res.rationale, scored_ids)
-        record = canonical.dumps({"type": "grader-record", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(),
-                                  "proposed_json": res.proposed_json, "rationale": res.rationale})
-        details: list[tuple[str, bytes]] = []
-        if public:
-            results = open_results
-        else:
-            results = []
-            for o in open_results:
-                data = canonical.dumps({"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o})
-                details.append((o["item"], data))
-                results.append({"item": o["item"], "status": o["status"], "details": sha256_hex(data)})
-        cert = {
-            "type": "certificate", "v": 1, "serial": serial, "run": run.id, "issued_at": when, "expires_at": expires_at,
-            "subject": spec["subject"], "gate": spec["gate"], "methodology": spec["methodology"],
-            "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256}, "finished_at": finished,
-            "results": results, "summary": grading.summary,
-            "grade": grading.grade, "band": grading.band, "worst_case_grade": grading.worst_case_grade,
-            "best_case_grade": grading.best_case_grade,
-            "grader": {"record": sha256_hex(record), "kept": len(kept), "dropped": dropped},
-            "score": score, "score_rule": rule, "verdict": grading.verdict,
-        }
-        data = canonical.dumps(cert)
-        own = check_certificate(cert, spec, params, public, layout.run_spec(run.id), run.sha256)
-        if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
-            raise AssertionError("certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own))
-        leaf = {"type": "certificate", "v": 1, "serial": serial, "run": run.id, "sha256": sha256_hex(data), "at": when}
-        if len(canonical.dumps(leaf)) > MAX_LEAF_BYTES:  # pragma: no cover - ids are short
-            raise InputError([problem("--serial", "the certificate's ledger leaf would be too large")])
-        lines = app.prepare([leaf])
+            what = f"run {show(_plain(parsed[0][1].doc.get('run')))}" if len(parsed) == 1 else f"these {len(parsed)} runs"
+            raise InputError(problems, f"cannot certify {what}; nothing was written")
+        lines = app.prepare([d.leaf for d in decided])
         # Private documents first: a crash after them leaves unpublished files, never a
         # certificate whose sealed details are lost.
-        for item_id, d in details:
-            write_new_file(paths.details_file(serial, item_id, private=True), d, mode=0o600)
-        if details:
-            fsync_dir(paths.details_file(serial, details[0][0], private=True).parent)
-        write_new_file(paths.grader_record_file(serial, private=not public), record, mode=0o644 if public else 0o600)
-        write_new_file(paths.certificates_dir / f"{serial}.json", data)
+        for d in decided:
+            c = d.certified
+            for item_id, data in d.details:
+                write_new_file(paths.details_file(c.serial, item_id, private=True), data, mode=0o600, sync=False)
+            write_new_file(paths.grader_record_file(c.serial, private=c.sealed), d.record, mode=0o600 if c.sealed else 0o644, sync=False)
+            write_new_file(paths.certificates_dir / f"{c.serial}.json", d.data, sync=False)
+        os.sync()
         app.write(lines)
-    return Certified(serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when)
+    return [d.certified for d in decided]
 
 
-def _answers(paths: Paths, ledger: Any, items: list[str], public: bool, problems: list[Problem]) -> dict[str, dict[str, Any]]:
-    """The answer of every item of the run: from the published reveal on a public gate, from the
-    sealed document on a secret one, each checked against its commitment."""
-    out: dict[str, dict[str, Any]] = {}
+def _decide(
+    ledger: Ledger, file: str, res: RunResults, run: RunEvent, spec: dict[str, Any], params: dict[str, Any],
+    answers: dict[str, dict[str, Any]], serial: str, when: str, expires_at: str | None, problems: list[Problem],
+) -> _Decided | None:
+    """The certificate of one run, or None (with the problems recorded)."""
+    before = len(problems)
+    doc = res.doc
+    if not is_id(serial):
+        problems.append(problem("--serial", "malformed serial", expected="^[a-z0-9][a-z0-9_-]{0,63}$", found=serial))
+    elif serial in ledger.certificates:
+        problems.append(problem(file, f"serial {serial} is already used by the certificate of run {ledger.certificates[serial].run}; choose another with --serial"))
+    finished = doc.get("finished_at")
+    if not is_time(finished):
+        problems.append(problem(file, "malformed time", "finished_at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(_plain(finished))))
+    elif not run.at <= finished <= when:
+        problems.append(problem(file, "finished_at must lie between the run's registration and the certificate's issue time", "finished_at",
+                                expected=f"{run.at} ≤ finished_at ≤ {when}", found=finished))
+    public = ledger.gates[run.gate].public
+    problems += [p.at(file) for p in _check_results_shape(doc, spec, answers)]
+    if res.rationale is not None:
+        for nw, ntext in _numbers(res.rationale, "grader.rationale"):
+            problems.append(problem(file, "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as received", nw, found=ntext))
+    if len(problems) > before:
+        return None
+
+    by_item = {r["item"]: r for r in doc["results"]}
+    open_results: list[dict[str, Any]] = []
+    for item_id in spec["items"]:
+        r = by_item[item_id]
+        if r["status"] == SCORED:
+            given = {f["name"]: (f["output"], f.get("similarity")) for f in r["fields"]}
+            open_results.append(build_open_result(item_id, answers[item_id], given, params))
+        else:
+            o = {"item": item_id, "status": r["status"], "note": r["note"]}
+            if r["status"] == "excluded":
+                o["rule"] = r["rule"]
+            open_results.append(o)
+    counts = Counter(r["status"] for r in open_results)
+    passed = sum(1 for r in open_results if r.get("passed") is True)
+    grading = grade_counts(dict(counts), passed, params)
+    score, rule = band_score(res.proposed_json, grading.band)
+    scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
+    kept, dropped = keep_bullets(res.rationale, scored_ids)
+    record = canonical.dumps({"type": "grader-record", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(),
+                              "proposed_json": res.proposed_json, "rationale": res.rationale})
+    details: list[tuple[str, bytes]] = []
     if public:
+        results = open_results
+    else:
+        results = []
+        for o in open_results:
+            data = canonical.dumps({"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o})
+            details.append((o["item"], data))
+            results.append({"item": o["item"], "status": o["status"], "details": sha256_hex(data)})
+    cert = {
+        "type": "certificate", "v": 1, "serial": serial, "run": run.id, "issued_at": when, "expires_at": expires_at,
+        "subject": spec["subject"], "gate": spec["gate"], "methodology": spec["methodology"],
+        "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256}, "finished_at": finished,
+        "results": results, "summary": grading.summary,
+        "grade": grading.grade, "band": grading.band, "worst_case_grade": grading.worst_case_grade,
+        "best_case_grade": grading.best_case_grade,
+        "grader": {"record": sha256_hex(record), "kept": len(kept), "dropped": dropped},
+        "score": score, "score_rule": rule, "verdict": grading.verdict,
+    }
+    data = canonical.dumps(cert)
+    own = check_certificate(cert, spec, params, public, layout.run_spec(run.id), run.sha256)
+    if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
+        raise AssertionError("certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own))
+    leaf = {"type": "certificate", "v": 1, "serial": serial, "run": run.id, "sha256": sha256_hex(data), "at": when}
+    certified = Certified(serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when)
+    return _Decided(certified, leaf, data, record, details)
+
+
+def _answers(paths: Paths, ledger: Ledger, runs: list[tuple[list[str], bool]], problems: list[Problem]) -> dict[str, dict[str, Any]]:
+    """The answer of every item of the runs: from the published reveal on a public gate, from
+    the sealed document on a secret one (all found in one pass over the sealed batches), each
+    checked against its commitment."""
+    out: dict[str, dict[str, Any]] = {}
+    sealed: dict[str, str] = {}
+    for items, public in runs:
         for item_id in items:
             c = ledger.commit(item_id)
+            if c is None or item_id in out:
+                continue
+            if not public:
+                sealed[item_id] = c.commitment
+                continue
+            file = paths.reveal_file(item_id)
             try:
-                data = paths.reveal_file(item_id).read_bytes()
+                data = file.read_bytes()
             except OSError:
-                problems.append(problem(paths.show(paths.reveal_file(item_id)), f"the reveal document of {item_id} is missing"))
+                problems.append(problem(paths.show(file), f"the reveal document of {item_id} is missing"))
                 continue
             if sha256_hex(data) != c.commitment:
-                problems.append(problem(paths.show(paths.reveal_file(item_id)), f"the reveal document of {item_id} does not hash to its commitment", expected=c.commitment, found=sha256_hex(data)))
+                problems.append(problem(paths.show(file), f"the reveal document of {item_id} does not hash to its commitment", expected=c.commitment, found=sha256_hex(data)))
                 continue
             out[item_id] = loads_strict(data)["item"]["answer"]
-        return out
-    wanted = {i: ledger.commit(i).commitment for i in items}
-    for item_id, data in find_sealed_many(paths, wanted).items():
-        out[item_id] = loads_strict(data)["item"]["answer"]
-    for item_id in items:
-        if item_id not in out:
-            problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it"))
+    if sealed:
+        for item_id, data in find_sealed_many(paths, sealed).items():
+            out[item_id] = loads_strict(data)["item"]["answer"]
+        for item_id in sealed:
+            if item_id not in out:
+                problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it"))
     return out

@@ -242,56 +242,60 @@ def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | N
 
 
 @main.command()
-@click.argument("spec", metavar="RUN_SPEC.json", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("specs", metavar="RUN_SPEC.json...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @_AT
 @click.pass_context
-def register(ctx: click.Context, spec: Path, at: str | None) -> None:
-    """Fix a run before it happens: validate RUN_SPEC.json and append its `run` leaf.
+def register(ctx: click.Context, specs: tuple[Path, ...], at: str | None) -> None:
+    """Fix runs before they happen: validate each RUN_SPEC.json and append its `run` leaf.
 
-    The spec (SPEC §6) names the subject, the gate, the items, the budget, the exclusion rules,
+    A spec (SPEC §6) names the subject, the gate, the items, the budget, the exclusion rules,
     the judge and the pinned methodology version and hash. Refuses, writing nothing: an
     unpublished methodology or a wrong hash; empty or repeated items, or repetitions other than
     1; an item not committed, not of the gate, already revealed (secret gate) or not yet
     revealed (public gate); a previous_run that is not this subject's last run on the gate, or
     is still open; a judge from the subject's own organization when the methodology asks for an
     independent one; on a secret gate, too few items or an item this subject already ran; a
-    run id used before. The spec is stored in canonical form as DATA/runs/<id>.json.
-    """
-    from generator.runs import register_run
+    run id used before. Each spec is stored in canonical form as DATA/runs/<id>.json.
 
-    reg = register_run(_paths(ctx), spec, at)
-    chain = f", after run {reg.previous_run}" if reg.previous_run else ", the subject's first on this gate"
-    click.echo(f"Registered run {reg.id} ({reg.items} items{chain}) at {reg.at}; sha256 {reg.sha256}.")
-    click.echo(f"Next: run the evaluation, then 'transparency certify RESULTS.json' for run {reg.id}.")
+    Several specs register together, all or nothing, with one ledger replay: the way to
+    register thousands of runs.
+    """
+    from generator.runs import register_runs
+
+    for reg in register_runs(_paths(ctx), list(specs), at):
+        chain = f", after run {reg.previous_run}" if reg.previous_run else ", the subject's first on this gate"
+        click.echo(f"Registered run {reg.id} ({reg.items} items{chain}) at {reg.at}; sha256 {reg.sha256}.")
+    click.echo("Next: run the evaluation, then 'transparency certify RESULTS.json'.")
 
 
 @main.command()
-@click.argument("results", metavar="RESULTS.json", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--serial", help="The certificate's serial. Default: the run id.")
-@click.option("--expires-at", metavar="TIME", help="When the certificate expires (YYYY-MM-DDTHH:MM:SSZ). Default: never.")
+@click.argument("results", metavar="RESULTS.json...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--serial", help="The certificate's serial (one results file only). Default: the run id.")
+@click.option("--expires-at", metavar="TIME", help="When the certificates expire (YYYY-MM-DDTHH:MM:SSZ). Default: never.")
 @_AT
 @click.pass_context
-def certify(ctx: click.Context, results: Path, serial: str | None, expires_at: str | None, at: str | None) -> None:
-    """Decide a registered run from the evaluator's RESULTS.json and issue its certificate.
+def certify(ctx: click.Context, results: tuple[Path, ...], serial: str | None, expires_at: str | None, at: str | None) -> None:
+    """Decide registered runs from the evaluator's RESULTS.json files and issue their certificates.
 
     Every run gets exactly one certificate, whatever its verdict. Scores every item with the
     private answers, computes the summary, grades, band and verdict (SPEC §5), applies the
-    grader's proposal inside the band, signs the certificate (at build time) and appends its
-    leaf. On a secret gate each result is sealed: its details document, salted, stays in
+    grader's proposal inside the band and appends the certificate's leaf; the build signs it.
+    On a secret gate each result is sealed: its salted details document stays in
     PRIVATE/certificates/<serial>/ until 'retire' reveals the item. Refuses, writing nothing:
     an unregistered or already certified run; results that do not name exactly the run spec's
     items; a missing or unknown field; a similarity that is not a decimal string in [0, 1]; an
     output of the wrong type or with a non-integer number; finished_at outside the run's time.
+    Several files are decided together, all or nothing, with one ledger replay.
     """
-    from generator.certify import certify_run
+    from generator.certify import certify_runs
 
-    c = certify_run(_paths(ctx), results, at, serial, expires_at)
-    s = c.summary
-    click.echo(f"Certificate {c.serial} for run {c.run}: {c.verdict.upper()}.")
-    click.echo(f"  grade {c.grade}, score {c.score} ({c.score_rule}); {s['passed']} of {s['scored']} scored items passed "
-               f"({s['pass_rate']} %), {s['total'] - s['scored']} not scored.")
-    if c.sealed:
-        click.echo("  Results are sealed; their details stay private until each item is retired.")
+    for c in certify_runs(_paths(ctx), list(results), at, serial, expires_at):
+        s = c.summary
+        click.echo(f"Certificate {c.serial} for run {c.run}: {c.verdict.upper()}.")
+        click.echo(f"  grade {c.grade}, score {c.score} ({c.score_rule}); {s['passed']} of {s['scored']} scored items passed "
+                   f"({s['pass_rate']} %), {s['total'] - s['scored']} not scored.")
+        if c.sealed:
+            click.echo("  Results are sealed; their details stay private until each item is retired.")
     click.echo("Run 'transparency build' to publish.")
 
 

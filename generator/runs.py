@@ -47,55 +47,92 @@ def methodology_params(paths: Paths, ledger: Ledger, version: Any, problems: lis
 def earlier_specs(paths: Paths, ledger: Ledger, subject_name: Any, gate: Any, problems: list[Problem]) -> dict[str, dict[str, Any]]:
     """The specs of the runs already registered for this subject name on this gate."""
     out: dict[str, dict[str, Any]] = {}
-    for run in ledger.runs.values():
-        if run.gate == gate and run.subject.get("name") == subject_name:
-            loaded = read_document(paths, spec_file(paths, run.id), run.sha256, f"run spec {run.id}", problems)
-            if loaded is not None and isinstance(loaded[1], dict):
-                out[run.id] = loaded[1]
+    for run in ledger.runs_by_subject.get((str(subject_name), str(gate)), []):
+        loaded = read_document(paths, spec_file(paths, run.id), run.sha256, f"run spec {run.id}", problems)
+        if loaded is not None and isinstance(loaded[1], dict):
+            out[run.id] = loaded[1]
     return out
 
 
 def register_run(paths: Paths, source: Path, at: str | None = None) -> Registered:
     """Validate the run spec in `source` against the ledger and register it; refuse (writing
     nothing) with every problem found."""
-    file = str(source)
-    spec = load_json(source, file)
-    problems = [p.at(file) for p in check_run_spec(spec)]
-    data = b""
-    if not problems:
+    return register_runs(paths, [source], at)[0]
+
+
+def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> list[Registered]:
+    """Register several run specs in order under one lock and one ledger replay, all or
+    nothing. A spec may name an earlier spec of the same batch as its previous_run only once
+    that run is decided, so a batch holds at most one run per subject and gate."""
+    loaded: list[tuple[str, dict[str, Any], bytes]] = []
+    problems: list[Problem] = []
+    for source in sources:
+        file = str(source)
         try:
-            data = canonical.dumps(spec)
-        except canonical.NotCanonicalizable as e:
-            problems += [p.at(file) for p in e.problems]
+            spec = load_json(source, file)
+        except InputError as e:
+            problems += e.problems
+            continue
+        shape = [p.at(file) for p in check_run_spec(spec)]
+        if not shape:
+            try:
+                loaded.append((file, spec, canonical.dumps(spec)))
+            except canonical.NotCanonicalizable as e:
+                shape += [p.at(file) for p in e.problems]
+        problems += shape
     if problems:
-        raise InputError(problems, f"{file}: not a valid run spec (SPEC §6); nothing was registered")
+        raise InputError(problems, "not a valid run spec (SPEC §6); nothing was registered")
     with appending(paths) as app:
         ledger = app.ledger
         when = event_time(at, ledger)
-        run_id = spec["id"]
-        if run_id in ledger.runs:
-            prior = ledger.runs[run_id]
-            raise InputError([problem(file, f"run {run_id} is already registered (ledger entry {prior.index}, {prior.at}); a run id is used once", "id")])
-        digest = sha256_hex(data)
-        leaf = {"type": "run", "v": 1, "id": run_id, "sha256": digest, "subject": spec["subject"], "gate": spec["gate"], "at": when}
-        if spec["gate"] not in ledger.gates:
-            problems.append(problem(file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"))
-        else:
-            params = methodology_params(paths, ledger, spec["methodology"]["version"], problems)
-            earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
-            run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
-            problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params, earlier)]
-        size = len(canonical.dumps(leaf))
-        if size > MAX_LEAF_BYTES:
-            problems.append(problem(file, "the run's ledger leaf would be too large (its subject is too long)", "subject", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
+        registered: list[Registered] = []
+        leaves: list[dict[str, Any]] = []
+        for file, spec, data in loaded:
+            leaf = _check_new_run(paths, ledger, file, spec, data, when, problems)
+            if leaf is None:
+                continue
+            try:
+                app.prepare([leaf])  # later specs of the batch see this run in the replayed state
+            except InputError as e:
+                problems += e.problems
+                continue
+            leaves.append(leaf)
+            registered.append(Registered(spec["id"], leaf["sha256"], when, len(spec["items"]), spec["previous_run"]))
         if problems:
-            raise InputError(problems, f"cannot register run {run_id}; nothing was written")
-        lines = app.prepare([leaf])
-        target = spec_file(paths, run_id)
-        # A file no ledger leaf refers to was never published (an interrupted register): replace it.
-        write_new_file(target, data)
+            what = f"run {loaded[0][1]['id']}" if len(loaded) == 1 else f"these {len(loaded)} runs"
+            raise InputError(problems, f"cannot register {what}; nothing was written")
+        lines = [canonical.dumps(leaf) + b"\n" for leaf in leaves]
+        # A spec file no ledger leaf refers to was never published (an interrupted register):
+        # writing over it is safe.
+        for _, spec, data in loaded:
+            write_new_file(spec_file(paths, spec["id"]), data)
         app.write(lines)
-    return Registered(run_id, digest, when, len(spec["items"]), spec["previous_run"])
+    return registered
+
+
+def _check_new_run(
+    paths: Paths, ledger: Ledger, file: str, spec: dict[str, Any], data: bytes, when: str, problems: list[Problem]
+) -> dict[str, Any] | None:
+    """The run leaf of a valid new spec, or None with its problems recorded."""
+    before = len(problems)
+    run_id = spec["id"]
+    if run_id in ledger.runs:
+        prior = ledger.runs[run_id]
+        problems.append(problem(file, f"run {run_id} is already registered (ledger entry {prior.index}, {prior.at}); a run id is used once", "id"))
+        return None
+    digest = sha256_hex(data)
+    leaf = {"type": "run", "v": 1, "id": run_id, "sha256": digest, "subject": spec["subject"], "gate": spec["gate"], "at": when}
+    if spec["gate"] not in ledger.gates:
+        problems.append(problem(file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"))
+        return None
+    params = methodology_params(paths, ledger, spec["methodology"]["version"], problems)
+    earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
+    run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
+    problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params, earlier)]
+    size = len(canonical.dumps(leaf))
+    if size > MAX_LEAF_BYTES:
+        problems.append(problem(file, "the run's ledger leaf would be too large (its subject is too long)", "subject", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
+    return leaf if len(problems) == before else None
 
 
 def load_spec(paths: Paths, ledger: Ledger, run_id: str, problems: list[Problem]) -> dict[str, Any] | None:

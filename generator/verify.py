@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import bisect
 import ctypes
 import dataclasses
 import hashlib
@@ -1533,6 +1534,9 @@ class Ledger:
         self.runs: dict[str, RunEvent] = {}
         self.certificates: dict[str, CertificateEvent] = {}
         self.certificate_of_run: dict[str, str] = {}
+        # The runs of each (subject name, gate), in ledger order: previous_run and the
+        # one-observation rule look at one subject's runs, never at all of them.
+        self.runs_by_subject: dict[tuple[str, str], list[RunEvent]] = {}
         self._commit_ids = IdIndex()
         self._commit_index = array("q")
         self._commit_gate = array("H")
@@ -1569,6 +1573,11 @@ class Ledger:
         """Commits in ledger order (the `start`-th up to the `stop`-th)."""
         for n in range(start, len(self._commit_ids) if stop is None else min(stop, len(self._commit_ids))):
             yield self._commit_at(n)
+
+    def runs_before(self, run: RunEvent) -> list[RunEvent]:
+        """The runs registered before `run` for the same subject name and gate, in order."""
+        runs = self.runs_by_subject.get((str(run.subject.get("name")), run.gate), [])
+        return runs[: bisect.bisect_left(runs, run.index, key=lambda r: r.index)]
 
     def public_gates(self) -> set[str]:
         return {g.id for g in self.gates.values() if g.public}
@@ -1700,6 +1709,7 @@ class Ledger:
             problems.append(Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"])))
         if not problems:
             self.runs[run_id] = RunEvent(run_id, leaf["sha256"], leaf["subject"], leaf["gate"], index, leaf["at"])
+            self.runs_by_subject.setdefault((str(leaf["subject"].get("name")), leaf["gate"]), []).append(self.runs[run_id])
         return problems
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -1840,10 +1850,7 @@ def check_run_rules(
         elif r is not None and (cert_index is None or r.index < cert_index):
             problems.append(Problem(f"sealed item {item_id} was revealed while the run was open", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
     # previous_run: the last run of the same subject name and gate, decided before this one.
-    same_subject = [
-        r for r in ledger.runs.values()
-        if r.index < run.index and r.gate == run.gate and r.subject.get("name") == run.subject.get("name")
-    ]
+    same_subject = ledger.runs_before(run)
     prev = same_subject[-1].id if same_subject else None
     if spec.get("previous_run") != prev:
         problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))

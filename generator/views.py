@@ -1,0 +1,508 @@
+"""View models for the runs and certificate pages: every word and number a page shows, worked
+out here so the templates only lay them out.
+
+Nothing here decides anything: verdicts, grades, scores and rates are read from certificates that
+the build has already rechecked (site.gather), and where a page explains a number it asks the
+scoring engine of verify.py (score_item, band_score, keep_bullets, grade_order …), never a copy
+of it. Every text that comes from data (subjects, notes, outputs, the grader's words) is returned
+as plain text for the templates to escape.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from generator import layout
+from generator.site import CertificateInfo, RunInfo
+from generator.verify import (
+    NON_SCORED,
+    SCORED,
+    grade_order,
+    is_exact_field,
+    is_reported_field,
+    keep_bullets,
+    score_item,
+    similarity_value,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Words
+
+
+VERDICT_WORDS = {"certified": "Certified", "not-certified": "Not certified", "incomplete": "Incomplete"}
+OPEN_STATUS = "open: not yet decided"
+
+STATUS_WORDS = {
+    "scored": "scored",
+    "infra_error": "infrastructure error",
+    "not_run": "not run",
+    "missing_label": "missing label",
+    "excluded": "excluded",
+}
+STATUS_MEANING = {
+    "scored": "the item was run and its output compared with the answer",
+    "infra_error": "the evaluation infrastructure failed on the item",
+    "not_run": "the item was not attempted",
+    "missing_label": "the item could not be scored for want of an answer label",
+    "excluded": "an exclusion rule written in the run spec, before the run, applies",
+}
+SCORE_RULE_WORDS = {
+    "as-proposed": "as proposed by the grader",
+    "clamped": "clamped to the band edge",
+    "midpoint-fallback": "band midpoint (the proposal did not count)",
+}
+
+
+def runs_page(page: int = 1) -> str:
+    """The runs list, page by page (page 1 is layout.RUNS_PAGE). Run specs are runs/<id>.json,
+    so an .html name cannot collide with them."""
+    return layout.RUNS_PAGE if page == 1 else f"runs/page-{page}.html"
+
+
+def certificates_page(page: int = 1) -> str:
+    """The certificates list, page by page (page 1 is layout.CERTIFICATES_PAGE). A certificate
+    is certificates/<serial>.json and its page certificates/<serial>/index.html: no collision."""
+    return layout.CERTIFICATES_PAGE if page == 1 else f"certificates/page-{page}.html"
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _subject_text(subject: Any) -> tuple[str, str, str]:
+    s = subject if isinstance(subject, dict) else {}
+    return str(s.get("name", "")), str(s.get("version", "")), str(s.get("organization", ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: str
+    spec_path: str
+    subject_name: str
+    subject_version: str
+    organization: str
+    gate: str
+    gate_name: str
+    at: str
+    index: int
+    items: int
+    attempt: int
+    attempts: int
+    previous: str | None
+    attempt_text: str
+    status: str  # "open" or the verdict
+    status_text: str
+    certificate: str | None  # the certificate's serial
+    page: str  # the runs page that lists this row
+    anchor: str
+
+    @property
+    def link(self) -> str:
+        """This run's row on the runs pages (path and fragment)."""
+        return f"{self.page}#{self.anchor}"
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    subject_name: str
+    gate: str
+    gate_name: str
+    rows: list[RunRow]
+    continued: bool  # the group began on an earlier page
+    continues: bool  # the group goes on on the next page
+
+
+def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], gate_names: dict[str, str]) -> list[RunRow]:
+    """Every run, grouped by subject name and gate (groups in the order of their first run),
+    each group's runs in ledger order, with its place in the chain of attempts. Linear."""
+    by_serial = {c.serial: c for c in certificates}
+    groups: dict[tuple[str, str], list[RunInfo]] = {}
+    for r in runs:  # ledger order
+        name, _, _ = _subject_text(r.spec.get("subject"))
+        groups.setdefault((name, str(r.spec.get("gate"))), []).append(r)
+    rows: list[RunRow] = []
+    for (name, gate), members in groups.items():
+        for n, r in enumerate(members, start=1):
+            page = runs_page(len(rows) // layout.PAGE_SIZE + 1)
+            _, version, org = _subject_text(r.spec.get("subject"))
+            previous = r.spec.get("previous_run")
+            attempt_text = f"attempt {n} of {len(members)}, " + (f"after run {previous}" if previous else "the first run")
+            cert = by_serial.get(r.certificate) if r.certificate else None
+            if r.certificate is None:
+                status, status_text = "open", OPEN_STATUS
+            else:
+                status = r.status
+                status_text = VERDICT_WORDS.get(status, status).lower()
+                if cert is not None:
+                    status_text += f", grade {cert.doc.get('grade')}, score {cert.doc.get('score')}"
+            rows.append(RunRow(
+                id=r.id, spec_path=layout.run_spec(r.id), subject_name=name, subject_version=version, organization=org,
+                gate=gate, gate_name=gate_names.get(gate, gate), at=r.at, index=r.index, items=len(r.spec.get("items", [])),
+                attempt=n, attempts=len(members), previous=previous if isinstance(previous, str) else None,
+                attempt_text=attempt_text, status=status, status_text=status_text, certificate=r.certificate,
+                page=page, anchor=f"run-{r.id}",
+            ))
+    return rows
+
+
+def group_rows(rows: Sequence[RunRow]) -> list[RunGroup]:
+    """One page's rows as consecutive groups of the same subject name and gate."""
+    out: list[RunGroup] = []
+    for r in rows:
+        if out and (out[-1].subject_name, out[-1].gate) == (r.subject_name, r.gate):
+            out[-1].rows.append(r)
+        else:
+            out.append(RunGroup(r.subject_name, r.gate, r.gate_name, [r], continued=r.attempt > 1, continues=False))
+    if out:
+        last = out[-1]
+        out[-1] = RunGroup(last.subject_name, last.gate, last.gate_name, last.rows, last.continued,
+                           continues=last.rows[-1].attempt < last.rows[-1].attempts)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Certificates
+
+
+@dataclass(frozen=True)
+class FieldView:
+    name: str
+    kind: str
+    tier: str
+    weight: str
+    floor: str
+    similarity: str
+    how: str  # how the similarity was obtained, in words
+    meets_floor: bool
+    output_json: str
+
+
+@dataclass(frozen=True)
+class ResultView:
+    item: str
+    anchor: str
+    status: str
+    status_text: str
+    item_page: str | None  # the item's page, once it is revealed
+    shown: bool  # the full result is public (open, or its details document is published)
+    details_hash: str | None
+    details_path: str | None
+    # scored results shown in full
+    score: str | None = None
+    passed: bool | None = None
+    outcome: str = ""
+    fields: tuple[FieldView, ...] = ()
+    # non-scored results
+    note: str | None = None
+    rule: int | None = None
+    rule_text: str | None = None
+
+
+@dataclass(frozen=True)
+class CountRow:
+    label: str
+    value: int
+    meaning: str
+    status: str | None = None
+
+
+@dataclass(frozen=True)
+class Bullet:
+    text: str
+    refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GraderView:
+    record_hash: str
+    kept: int
+    dropped: int
+    published: bool
+    record_path: str | None
+    proposed_json: str | None  # as written (None: absent)
+    bullets: tuple[Bullet, ...]
+    waiting: str  # why the record is not published yet ("" once it is)
+
+
+@dataclass(frozen=True)
+class CertificateView:
+    serial: str
+    run: str
+    json_path: str
+    sig_path: str
+    index: int
+    subject_name: str
+    subject_version: str
+    organization: str
+    gate: str
+    gate_name: str
+    public: bool
+    run_row: RunRow | None
+    verdict: str
+    verdict_words: str
+    verdict_sentence: str
+    grade: str
+    grade_reason: str
+    worst_case_grade: str
+    best_case_grade: str
+    min_grade: str
+    band: tuple[int, int]
+    score: int
+    score_rule: str
+    score_rule_words: str
+    score_sentence: str
+    pass_rate: str
+    ci_low: str
+    ci_high: str
+    worst_case_rate: str
+    best_case_rate: str
+    rate_sentence: str
+    counts: tuple[CountRow, ...]
+    scored_shown: tuple[ResultView, ...]
+    scored_sealed: tuple[ResultView, ...]
+    not_scored: tuple[ResultView, ...]
+    grader: GraderView
+    methodology_version: str
+    methodology_sha256: str
+    methodology_page: str
+    run_spec_path: str
+    run_spec_sha256: str
+    issued_at: str
+    finished_at: str
+    expires_at: str | None
+    expiry_text: str
+    asserted: tuple[str, ...]
+
+
+def _reaches(grade: str, least: str, params: dict[str, Any]) -> bool:
+    order = grade_order(params)
+    return order.index(grade) <= order.index(least)
+
+
+def grade_reason(grade: str, params: dict[str, Any]) -> str:
+    """Which cut-off a grade stands for, in words."""
+    for c in params["grade_cutoffs"]:
+        if c["grade"] == grade:
+            return f"a pass rate of at least {c['min_pass_rate']} %"
+    return "a pass rate below every cut-off"
+
+
+def verdict_sentence(doc: dict[str, Any], params: dict[str, Any]) -> str:
+    """Why the certificate's verdict is what it is: the rule of SPEC §5 that applied, in words."""
+    s = doc["summary"]
+    total, scored = s["total"], s["scored"]
+    non_scored = total - scored
+    least = params["certify"]["min_grade"]
+    fraction = params["certify"]["min_scored_fraction"]
+    g, wg, bg = doc["grade"], doc["worst_case_grade"], doc["best_case_grade"]
+    verdict = doc["verdict"]
+    if verdict == "certified":
+        return (f"Its grade {g} and its worst-case grade {wg} (every non-scored result counted as a failure) both reach "
+                f"the minimum grade {least}, and {scored} of {total} results were scored, at least the {fraction} "
+                f"the methodology requires.")
+    if verdict == "incomplete":
+        if scored == 0:
+            return "No result was scored, so there is nothing to grade: the run is incomplete, not a pass and not a failure."
+        return (f"Only {scored} of {total} results were scored; the methodology requires at least {fraction} of them. "
+                f"The run cannot be decided either way on so few scored results.")
+    if not _reaches(bg, least, params):
+        if non_scored:
+            return (f"Even counting every one of the {_plural(non_scored, 'non-scored result')} as a pass, the grade would be "
+                    f"{bg}, below the minimum grade {least}.")
+        return f"The grade {g} is below the minimum grade {least}."
+    if not _reaches(g, least, params):
+        return f"The grade {g} is below the minimum grade {least}."
+    return (f"The grade {g} reaches the minimum grade {least}, but the worst-case grade {wg} does not: counted as failures, "
+            f"the {_plural(non_scored, 'non-scored result')} would bring the pass rate to {s['worst_case_pass_rate']} %. "
+            f"Results that were not scored cannot buy a certificate.")
+
+
+def score_sentence(doc: dict[str, Any], proposed_json: str | None, published: bool) -> str:
+    """How the score inside the band came about (SPEC §5, the agent tier), in words."""
+    lo, hi = doc["band"]
+    score, rule = doc["score"], doc["score_rule"]
+    band = f"the band {lo} to {hi}"
+    if rule == "as-proposed":
+        if published:
+            return f"The grader proposed {proposed_json}, which lies inside {band}, so the score is {score}, as proposed."
+        return f"The grader's proposal lay inside {band}, so the score is the proposal itself, {score}."
+    if rule == "clamped":
+        if published:
+            return (f"The grader proposed {proposed_json}, outside {band}. The grader can only move the score inside the band, "
+                    f"so the proposal is clamped to the nearest edge: {score}.")
+        return f"The grader's proposal lay outside {band}, so the score is clamped to the nearest band edge: {score}."
+    mid = f"the band's midpoint, ⌊({lo} + {hi}) / 2⌋ = {score}"
+    if published:
+        if proposed_json is None:
+            return f"The grader made no proposal, so the score is {mid}."
+        return (f"The grader's proposal, written as {proposed_json}, is not a plain integer (such as 90, without quotes, "
+                f"decimals or exponent), so it does not count and the score is {mid}.")
+    return f"The grader's proposal was not a plain integer, or there was none, so it did not count and the score is {mid}."
+
+
+def _field_view(f: dict[str, Any], params: dict[str, Any]) -> FieldView:
+    kind, tier, sim = f["kind"], f["tier"], f["similarity"]
+    t = params["tiers"][tier]
+    if is_exact_field(kind, tier):
+        how = "exact match" if sim == "1" else "differs from the answer"
+    elif is_reported_field(kind, tier):
+        how = "cosine, as reported by the evaluator"
+    else:
+        how = "Jaccard, shared elements over all distinct elements"
+    meets = similarity_value(sim) >= Fraction(t["min_similarity"])
+    return FieldView(str(f["name"]), kind, tier, t["weight"], t["min_similarity"], sim, how, meets,
+                     json.dumps(f.get("output"), ensure_ascii=False))
+
+
+def outcome_text(result: dict[str, Any], params: dict[str, Any]) -> str:
+    """Why a scored result passed or failed, from the engine's own scoring of its fields."""
+    s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), params)
+    threshold = params["item_threshold"]
+    if s.passed:
+        return f"passed: score {s.text} is at least the threshold {threshold} and every field reaches its tier's floor"
+    floors = ("a field is" if len(s.below_floor) == 1 else "fields are") + f" below its tier's floor ({', '.join(s.below_floor)})"
+    if s.score >= Fraction(threshold):
+        return f"failed: score {s.text} clears the threshold {threshold}, but {floors}"
+    return f"failed: score {s.text} is below the threshold {threshold}" + (f", and {floors}" if s.below_floor else "")
+
+
+def certificate_view(
+    c: CertificateInfo,
+    revealed: Any,  # a container of revealed item ids
+    gate_names: dict[str, str],
+    run_row: RunRow | None,
+    generated_at: str,
+) -> CertificateView:
+    doc, params, spec = c.doc, c.params, c.spec
+    rules = spec.get("exclusion_rules", [])
+    shown: list[ResultView] = []
+    sealed: list[ResultView] = []
+    not_scored: list[ResultView] = []
+    for r in doc["results"]:
+        item, status = r["item"], r["status"]
+        details = c.details.get(item)
+        opened: dict[str, Any] | None = r if c.public else (details.doc["result"] if details is not None else None)
+        base = {
+            "item": item, "anchor": f"result-{item}", "status": status, "status_text": STATUS_WORDS.get(status, status),
+            "item_page": layout.item_page(item) if item in revealed else None, "shown": opened is not None,
+            "details_hash": r.get("details"), "details_path": details.path if details is not None else None,
+        }
+        if status == SCORED:
+            if opened is None:
+                sealed.append(ResultView(**base))
+                continue
+            fields = tuple(_field_view(f, params) for f in opened["fields"])
+            shown.append(ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome_text(opened, params), fields=fields))
+        else:
+            rule = opened.get("rule") if opened is not None else None
+            rule_text = rules[rule] if isinstance(rule, int) and 0 <= rule < len(rules) else None
+            not_scored.append(ResultView(**base, note=opened.get("note") if opened is not None else None, rule=rule, rule_text=rule_text))
+
+    s = doc["summary"]
+    counts = [
+        CountRow("Total results", s["total"], "one per item of the run spec"),
+        CountRow("Scored", s["scored"], "only these count toward the pass rate", SCORED),
+        CountRow("Passed", s["passed"], "scored results that passed"),
+        CountRow("Failed", s["scored"] - s["passed"], "scored results that failed"),
+    ]
+    counts += [CountRow(f"Not scored: {STATUS_WORDS[k]}", s[k], STATUS_MEANING[k], k) for k in NON_SCORED]
+    if s["scored"]:
+        rate_sentence = (f"{s['passed']} of {s['scored']} scored results passed: a pass rate of {s['pass_rate']} %, with a 95 % "
+                         f"Wilson score interval of {s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %.")
+    else:
+        rate_sentence = ("No result was scored: the pass rate is taken as 0 % and its interval spans everything, "
+                         f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %.")
+    non_scored = s["total"] - s["scored"]
+    if non_scored:
+        rate_sentence += (f" The {_plural(non_scored, 'non-scored result')} are not counted as failures; counted as failures they would "
+                          f"give {s['worst_case_pass_rate']} % (the worst case, grade {doc['worst_case_grade']}), counted as passes "
+                          f"{s['best_case_pass_rate']} % (the best case, grade {doc['best_case_grade']}).")
+    else:
+        rate_sentence += " Every result was scored, so the worst and best cases equal the pass rate."
+
+    record = c.grader_record
+    proposed = record.doc.get("proposed_json") if record is not None else None
+    bullets: tuple[Bullet, ...] = ()
+    if record is not None:
+        scored_ids = {r["item"] for r in doc["results"] if r["status"] == SCORED}
+        kept, _ = keep_bullets(record.doc.get("rationale"), scored_ids)
+        bullets = tuple(Bullet(b["text"], tuple(b["evidence_refs"])) for b in kept)
+        waiting = ""
+    else:
+        items = spec.get("items", [])
+        sealed_left = sum(1 for i in items if i not in revealed)
+        waiting = (f"The grader record is not published yet: on a secret gate the grading model's words may quote the answers of "
+                   f"sealed items, so the record is published once every item of this certificate has been revealed "
+                   f"({len(items) - sealed_left} of {len(items)} revealed so far). Its hash is fixed in the signed certificate above.")
+    grader = GraderView(doc["grader"]["record"], doc["grader"]["kept"], doc["grader"]["dropped"], record is not None,
+                        record.path if record is not None else None, proposed if isinstance(proposed, str) else None, bullets, waiting)
+
+    expires = doc.get("expires_at")
+    if expires is None:
+        expiry_text = "does not expire"
+    elif generated_at >= expires:
+        expiry_text = f"{expires}: expired as of this release ({generated_at}); expiry is a state, not a failure"
+    else:
+        expiry_text = expires
+    name, version, org = _subject_text(doc.get("subject"))
+    lo, hi = doc["band"]
+    gate = str(doc.get("gate"))
+    return CertificateView(
+        serial=c.serial, run=c.run, json_path=layout.certificate(c.serial), sig_path=layout.sig(layout.certificate(c.serial)),
+        index=c.index, subject_name=name, subject_version=version, organization=org, gate=gate,
+        gate_name=gate_names.get(gate, gate), public=c.public, run_row=run_row,
+        verdict=doc["verdict"], verdict_words=VERDICT_WORDS.get(doc["verdict"], doc["verdict"]),
+        verdict_sentence=verdict_sentence(doc, params),
+        grade=doc["grade"], grade_reason=grade_reason(doc["grade"], params),
+        worst_case_grade=doc["worst_case_grade"], best_case_grade=doc["best_case_grade"],
+        min_grade=params["certify"]["min_grade"], band=(lo, hi),
+        score=doc["score"], score_rule=doc["score_rule"], score_rule_words=SCORE_RULE_WORDS.get(doc["score_rule"], doc["score_rule"]),
+        score_sentence=score_sentence(doc, grader.proposed_json, record is not None),
+        pass_rate=s["pass_rate"], ci_low=s["pass_rate_ci95"][0], ci_high=s["pass_rate_ci95"][1],
+        worst_case_rate=s["worst_case_pass_rate"], best_case_rate=s["best_case_pass_rate"], rate_sentence=rate_sentence,
+        counts=tuple(counts), scored_shown=tuple(shown), scored_sealed=tuple(sealed), not_scored=tuple(not_scored),
+        grader=grader,
+        methodology_version=doc["methodology"]["version"], methodology_sha256=doc["methodology"]["sha256"],
+        methodology_page=layout.methodology_page(doc["methodology"]["version"]),
+        run_spec_path=doc["run_spec"]["path"], run_spec_sha256=doc["run_spec"]["sha256"],
+        issued_at=doc["issued_at"], finished_at=doc["finished_at"], expires_at=expires, expiry_text=expiry_text,
+        asserted=c.asserted,
+    )
+
+
+@dataclass(frozen=True)
+class CertificateRow:
+    serial: str
+    page: str
+    subject_name: str
+    subject_version: str
+    organization: str
+    gate: str
+    gate_name: str
+    verdict: str
+    verdict_words: str
+    grade: str
+    score: int
+    score_rule_words: str
+    issued_at: str
+
+
+def certificate_rows(certificates: Iterable[CertificateInfo], gate_names: dict[str, str]) -> list[CertificateRow]:
+    rows = []
+    for c in certificates:
+        name, version, org = _subject_text(c.doc.get("subject"))
+        gate = str(c.doc.get("gate"))
+        rows.append(CertificateRow(
+            c.serial, layout.certificate_page(c.serial), name, version, org, gate, gate_names.get(gate, gate),
+            c.doc["verdict"], VERDICT_WORDS.get(c.doc["verdict"], c.doc["verdict"]), c.doc["grade"], c.doc["score"],
+            SCORE_RULE_WORDS.get(c.doc["score_rule"], c.doc["score_rule"]), c.at,
+        ))
+    return rows
