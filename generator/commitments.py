@@ -95,15 +95,17 @@ def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any]
     return rows
 
 
-def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wanted: Container[str] | None = None) -> Iterator[ItemSource]:
+def scan_item_sources(
+    paths: Paths, ledger: Ledger, wanted: Container[str] | None = None, mentioning: set[str] | None = None
+) -> Iterator[ItemSource]:
     """Validate every item source and yield the valid ones, file by file, in name order.
 
     Raises InputError with every problem of every file once the scan ends, so a caller that
     writes must consume the whole scan first. Memory stays small: per item only its id and
-    where it was seen. With `only`, just the files whose text mentions that id are parsed, and
-    just that id's rows checked: retiring one item of a million must not check them all. With
-    `wanted` (a second pass over sources already scanned whole), only those ids' rows are
-    checked again, and no duplicate index is kept.
+    where it was seen. With `wanted` (a second pass over sources already scanned whole, or the
+    items a retire reveals), only those ids' rows are checked, and no duplicate index is kept.
+    With `mentioning`, files whose text names none of those ids are skipped unparsed: retiring
+    items of a million must not parse them all.
     """
     problems: list[Problem] = []
     files = _source_files(paths)
@@ -114,9 +116,9 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wan
         return f"{paths.show(files[packed >> 32])} items[{packed & 0xFFFFFFFF}]"
 
     for file_no, path in enumerate(files):
-        if only is not None:
+        if mentioning is not None:
             try:
-                if only not in path.read_text(encoding="utf-8", errors="replace"):
+                if not _mentions(path.read_text(encoding="utf-8", errors="replace"), mentioning):
                     continue
             except OSError:
                 pass  # _source_rows reports it
@@ -125,8 +127,6 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wan
             continue
         file = paths.show(path)
         for i, row in enumerate(rows):
-            if only is not None and not (isinstance(row, dict) and row.get("id") == only):
-                continue
             if wanted is not None:
                 if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in wanted:
                     found = _check_source(row, file, f"items[{i}]", ledger, _Seen(), place)
@@ -146,9 +146,13 @@ def scan_item_sources(paths: Paths, ledger: Ledger, only: str | None = None, wan
         raise InputError(problems, "the item sources have problems; nothing was written")
 
 
-def load_item_sources(paths: Paths, ledger: Ledger, only: str | None = None) -> dict[str, ItemSource]:
-    """Every valid item source by id (for small programs and single lookups)."""
-    return {s.id: s for s in scan_item_sources(paths, ledger, only)}
+_ID_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def _mentions(text: str, ids: set[str]) -> bool:
+    if len(ids) <= 16:
+        return any(i in text for i in ids)
+    return not ids.isdisjoint(_ID_TOKEN_RE.findall(text))
 
 
 class _Seen:
@@ -211,33 +215,6 @@ def iter_sealed(paths: Paths) -> Iterator[tuple[str, bytes]]:
                 m = _SEALED_ID_RE.match(line)
                 if m and line.endswith(b"\n"):
                     yield m.group(1).decode(), line[:-1]
-
-
-def find_sealed(paths: Paths, item_id: str, commitment: str) -> bytes | None:
-    """The sealed document of `item_id` whose SHA-256 is `commitment`, or None.
-
-    Reads the batches a chunk at a time: a million sealed documents are half a gigabyte. An
-    interrupted commit can leave a line no ledger leaf refers to; matching the commitment picks
-    the document that was actually committed.
-    """
-    needle = b'","id":"' + item_id.encode() + b'","item":'
-    if not paths.sealed_dir.is_dir():
-        return None
-    for batch in sorted(paths.sealed_dir.glob("*.jsonl")):
-        with batch.open("rb") as f:
-            carry = b""
-            while chunk := f.read(1 << 22):
-                data = carry + chunk
-                cut = data.rfind(b"\n") + 1  # whole lines only; the rest waits for the next chunk
-                lines, carry = data[:cut], data[cut:]
-                start = lines.find(needle)
-                while start >= 0:
-                    line_start = lines.rfind(b"\n", 0, start) + 1
-                    line = lines[line_start : lines.find(b"\n", start)]
-                    if sha256_hex(line) == commitment:
-                        return line
-                    start = lines.find(needle, start + 1)
-    return None
 
 
 def find_sealed_many(paths: Paths, wanted: dict[str, str]) -> dict[str, bytes]:
@@ -357,6 +334,14 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         if twice:
             problems.append(problem("retire", f"an id is given twice: {', '.join(twice)}"))
         open_specs = _open_run_items(paths, ledger, problems)
+        known = {i: c.commitment for i in item_ids if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals}
+        # One pass over the sealed batches and one over the sources, however many items retire.
+        sealed = find_sealed_many(paths, known)
+        try:
+            sources = {src.id: src for src in scan_item_sources(paths, ledger, wanted=set(known), mentioning=set(known))}
+        except InputError as e:
+            problems += e.problems
+            sources = {}
         documents: list[tuple[str, bytes]] = []
         leaves: list[dict[str, Any]] = []
         for item_id in item_ids:
@@ -371,15 +356,11 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
             for run_id, items in open_specs.items():
                 if item_id in items:
                     problems.append(problem("retire", f"item {item_id} is used by run {run_id}, which is still open; certify the run first"))
-            data = find_sealed(paths, item_id, c.commitment)
+            data = sealed.get(item_id)
             if data is None:
                 problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the item cannot be revealed"))
                 continue
-            try:
-                src = load_item_sources(paths, ledger, only=item_id).get(item_id)
-            except InputError as e:
-                problems += e.problems
-                continue
+            src = sources.get(item_id)
             if src is None:
                 problems.append(problem(paths.show(paths.items_dir), f"no item source for {item_id}: cannot confirm its text is the one committed"))
             elif canonical.dumps_validated(src.item) != canonical.dumps_validated(loads_strict(data)["item"]):

@@ -304,6 +304,7 @@ def _gather_runs(
         spec_bytes[run.id] = data
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
+    due: set[Path] = set()
     for cert in ledger.certificates.values():
         path = paths.certificates_dir / f"{cert.serial}.json"
         loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
@@ -316,20 +317,23 @@ def _gather_runs(
         file = paths.show(path)
         public = ledger.gates[run.gate].public
         found = check_certificate(doc, spec, pinned, public, layout.run_spec(run.id), run.sha256)
-        if found or not recheckable(doc):
-            problems += [p.at(file) for p in found]
+        problems += [p.at(file) for p in found]
+        if not recheckable(doc):
             continue
+        due.update(_due_paths(paths, ledger, doc, spec, public))
         details, record = _gather_records(paths, ledger, doc, spec, public, problems)
         answers = {i: a for i in spec["items"] if (a := _revealed_answer(paths, ledger, i)) is not None}
+        # Recomputed even when the shape check failed: a grade altered alone is then named as
+        # the grade, not only as a band and a score that no longer fit it.
         redo = recheck_certificate(doc, pinned, public, answers, {i: d.doc for i, d in details.items()},
                                    record.doc if record else None, len(spec["exclusion_rules"]))
-        if redo.problems:
-            problems += [p.at(file) for p in redo.problems]
+        problems += [p.at(file) for p in redo.problems]
+        if found or redo.problems:
             continue
         certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index, public, pinned, spec,
                                             details, record, tuple(redo.asserted)))
         verdicts[cert.run] = str(doc.get("verdict"))
-    _refuse_stray_records(paths, ledger, certificates, problems)
+    _refuse_stray_records(paths, ledger, due, problems)
     runs = [
         RunInfo(r.id, specs[r.id], spec_bytes[r.id], r.at, r.index,
                 ledger.certificate_of_run.get(r.id), verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open")
@@ -379,14 +383,19 @@ def _read_record(paths: Paths, file: Path, sha: str, what: str, private: Path, s
     return PublishedRecord(site_path, loaded[0], loaded[1])
 
 
-def _refuse_stray_records(paths: Paths, ledger: Ledger, certificates: list[CertificateInfo], problems: list[Problem]) -> None:
+def _due_paths(paths: Paths, ledger: Ledger, cert: dict[str, Any], spec: dict[str, Any], public: bool) -> set[Path]:
+    """Where the certificate's due details documents and grader record belong in data/."""
+    serial = cert["serial"]
+    out = {paths.details_file(serial, r["item"]) for r in cert["results"] if "details" in r and r["item"] in ledger.reveals}
+    if public or all(i in ledger.reveals for i in spec["items"]):
+        out.add(paths.grader_record_file(serial))
+    return out
+
+
+def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems: list[Problem]) -> None:
     """A file under data/certificates/<serial>/ that is not due must not be there: a details
     document of a sealed item would reveal its answer the moment the site is published."""
-    expected = {paths.certificates_dir / f"{c.serial}.json" for c in ledger.certificates.values()}
-    for c in certificates:
-        expected.update(paths.data / d.path for d in c.details.values())
-        if c.grader_record is not None:
-            expected.add(paths.data / c.grader_record.path)
+    expected = due | {paths.certificates_dir / f"{c.serial}.json" for c in ledger.certificates.values()}
     if not paths.certificates_dir.is_dir():
         return
     for f in sorted(paths.certificates_dir.rglob("*")):
