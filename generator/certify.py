@@ -263,7 +263,11 @@ def _check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dic
             seen.add(name)
             a = answer[name]
             reported = is_reported_field(a["kind"], a["tier"])
-            problems += check_keys(f, ("name", "output"), optional=("similarity",) if reported else (), where=fw)
+            if "similarity" in f and not reported:
+                problems.append(Problem(f"a {a['tier']} {a['kind']} field's similarity is computed from its output; only non-critical text fields "
+                                        "take a reported similarity", where=f"{fw}.similarity", expected="no similarity member", found=show(_plain(f["similarity"]))))
+            problems += check_keys({k: v for k, v in f.items() if reported or k != "similarity"}, ("name", "output"),
+                                   optional=("similarity",) if reported else (), where=fw)
             if "output" in f:
                 bad_numbers = _numbers(f["output"], f"{fw}.output")
                 for nw, ntext in bad_numbers:
@@ -271,7 +275,8 @@ def _check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dic
                 if not bad_numbers:
                     want = value_kind_problem(a["kind"], f["output"])
                     if want:
-                        problems.append(Problem(f"wrong type of output for a {a['kind']} field", where=f"{fw}.output", expected=want, found=show(f["output"])))
+                        article = "an" if a["kind"] == "array" else "a"
+                        problems.append(Problem(f"wrong type of output for {article} {a['kind']} field", where=f"{fw}.output", expected=want, found=show(f["output"])))
                     problems += number_rule_problems(f["output"], f"{fw}.output")
             if reported:
                 sim = f.get("similarity")

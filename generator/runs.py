@@ -87,8 +87,9 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         when = event_time(at, ledger)
         registered: list[Registered] = []
         leaves: list[dict[str, Any]] = []
+        names = {(_fold(n), g): n for (n, g) in ledger.runs_by_subject}  # subject names, folded, per gate
         for file, spec, data in loaded:
-            leaf = _check_new_run(paths, ledger, file, spec, data, when, problems)
+            leaf = _check_new_run(paths, ledger, file, spec, data, when, names, problems)
             if leaf is None:
                 continue
             try:
@@ -97,6 +98,7 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
                 problems += e.problems
                 continue
             leaves.append(leaf)
+            names.setdefault((_fold(spec["subject"]["name"]), spec["gate"]), spec["subject"]["name"])
             registered.append(Registered(spec["id"], leaf["sha256"], when, len(spec["items"]), spec["previous_run"]))
         if problems:
             what = f"run {loaded[0][1]['id']}" if len(loaded) == 1 else f"these {len(loaded)} runs"
@@ -111,7 +113,7 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
 
 
 def _check_new_run(
-    paths: Paths, ledger: Ledger, file: str, spec: dict[str, Any], data: bytes, when: str, problems: list[Problem]
+    paths: Paths, ledger: Ledger, file: str, spec: dict[str, Any], data: bytes, when: str, names: dict[tuple[str, str], str], problems: list[Problem]
 ) -> dict[str, Any] | None:
     """The run leaf of a valid new spec, or None with its problems recorded."""
     before = len(problems)
@@ -125,6 +127,13 @@ def _check_new_run(
     if spec["gate"] not in ledger.gates:
         problems.append(problem(file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"))
         return None
+    name = spec["subject"]["name"]
+    lookalike = names.get((_fold(name), spec["gate"]))
+    if lookalike is not None and lookalike != name:
+        # A renamed subject would start a fresh chain and see sealed items again (SPEC §6 compares
+        # names exactly); the verifier cannot catch it, so registration refuses it.
+        problems.append(problem(file, f"subject name {name!r} differs from the registered subject {lookalike!r} only in case or spaces; "
+                                "use the exact registered name so its attempts stay one chain", "subject.name", expected=lookalike, found=name))
     params = methodology_params(paths, ledger, spec["methodology"]["version"], problems)
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
@@ -133,6 +142,10 @@ def _check_new_run(
     if size > MAX_LEAF_BYTES:
         problems.append(problem(file, "the run's ledger leaf would be too large (its subject is too long)", "subject", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
     return leaf if len(problems) == before else None
+
+
+def _fold(name: str) -> str:
+    return " ".join(name.split()).casefold()
 
 
 def load_spec(paths: Paths, ledger: Ledger, run_id: str, problems: list[Problem]) -> dict[str, Any] | None:

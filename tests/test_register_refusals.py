@@ -1,0 +1,279 @@
+"""`register` refuses every run spec that breaks SPEC §4/§6, naming the rule, and writes nothing.
+
+A refused registration that still appended a leaf or left a spec file behind would put a run
+in the ledger that no rule vouches for; so each refusal also compares the data and private
+trees, byte for byte, before and after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from runkit import certify, methodology_pin, register, results, run_spec, scored
+
+from generator.cli import main
+from generator.datadir import Paths
+from generator.errors import InputError
+from generator.runs import register_run
+from generator.verify import loads_strict
+
+SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
+LATER = "2026-03-03T00:00:00Z"
+
+
+def snapshot(paths: Paths) -> dict[str, bytes | None]:
+    """Every file (bytes) and directory (None) under the data and private trees."""
+    out: dict[str, bytes | None] = {}
+    for root in (paths.data, paths.private):
+        for p in sorted(root.rglob("*")):
+            out[str(p)] = p.read_bytes() if p.is_file() else None
+    return out
+
+
+def refused(paths: Paths, spec: dict[str, Any] | None = None, raw: str | None = None) -> InputError:
+    """Register `spec` (or the raw file text), require an InputError and an unchanged tree."""
+    before = snapshot(paths)
+    ledger = paths.ledger_file.read_bytes()
+    if raw is not None:
+        source = paths.data.parent / "in" / "raw-spec.json"
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(raw, encoding="utf-8")
+        with pytest.raises(InputError) as e:
+            register_run(paths, source, LATER)
+    else:
+        assert spec is not None
+        with pytest.raises(InputError) as e:
+            register(paths, spec, LATER)
+    assert paths.ledger_file.read_bytes() == ledger
+    assert snapshot(paths) == before
+    return e.value
+
+
+def named(err: InputError, text: str, where: str | None = None) -> None:
+    """Some problem of `err` says `text` (and sits at `where`, when given)."""
+    hits = [p for p in err.problems if text in p.message]
+    assert hits, err.describe()
+    if where is not None:
+        assert any(p.where == where for p in hits), err.describe()
+
+
+def certified(paths: Paths, run_id: str, items: list[str], at: str) -> None:
+    certify(paths, results(run_id, [scored(i) for i in items], finished_at=at), at=at)
+
+
+@pytest.fixture
+def prog(make_program: Callable[..., Paths]) -> Paths:
+    """Gate a: 3 revealed items; gate b: 12 sealed items plus b-0001 retired."""
+    return make_program(public_items=3, secret_items=13, retired=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec alone
+
+
+@pytest.mark.parametrize(("over", "message", "where"), [
+    ({"items": []}, "must be a non-empty list of item ids", "items"),
+    ({"items": ["a-001", "a-002", "a-001"]}, "items must be distinct", "items"),
+    ({"repetitions": 2}, "repetitions is 1 in v1", "repetitions"),
+])
+def test_spec_shape_is_refused(prog: Paths, over: dict[str, Any], message: str, where: str) -> None:
+    spec = {**run_spec(prog, "run-x", "a", ["a-001"]), **over}
+    named(refused(prog, spec), message, where)
+
+
+def test_repeated_items_name_the_repeated_id(prog: Paths) -> None:
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001", "a-002", "a-001"]))
+    assert any(p.where == "items" and p.found == "a-001" for p in err.problems), err.describe()
+
+
+def test_malformed_json_is_refused(prog: Paths) -> None:
+    err = refused(prog, raw='{"type": "run-spec", "id": "run-x",')
+    named(err, "malformed JSON")
+
+
+@pytest.mark.parametrize(("budget", "found"), [
+    ('{"temperature": 0.5}', "0.5"),
+    ('{"max_tokens": 1e3}', "1e3"),
+])
+def test_a_fraction_anywhere_in_the_spec_is_refused(prog: Paths, budget: str, found: str) -> None:
+    text = json.dumps(run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": "PLACEHOLDER"}))
+    raw = text.replace('{"max_tokens": "PLACEHOLDER"}', budget)
+    assert budget in raw
+    err = refused(prog, raw=raw)
+    named(err, f"a non-integer number {found}")
+    assert "integers only" in err.describe()
+
+
+def test_an_integer_beyond_2_53_in_the_spec_is_refused(prog: Paths) -> None:
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": 2**60}))
+    assert any(p.where.startswith("budget") and p.found == str(2**60) for p in err.problems), err.describe()
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec against the ledger
+
+
+def test_unknown_methodology_version(prog: Paths) -> None:
+    pin = {**methodology_pin(prog), "version": "2099.9"}
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], methodology=pin))
+    named(err, "pins a methodology version not published before the run", "methodology.version")
+
+
+def test_wrong_methodology_hash(prog: Paths) -> None:
+    pin = {**methodology_pin(prog), "sha256": "00" * 32}
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], methodology=pin))
+    named(err, "pinned methodology hash differs from the published one", "methodology.sha256")
+    p = next(p for p in err.problems if p.where == "methodology.sha256")
+    assert (p.expected, p.found) == (methodology_pin(prog)["sha256"], json.dumps("00" * 32))
+
+
+def test_item_never_committed(prog: Paths) -> None:
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001", "a-999"]))
+    named(err, "item a-999 was not committed before the run", "items")
+
+
+def test_item_of_another_gate(prog: Paths) -> None:
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001", "b-0005"]))
+    named(err, "item b-0005 is not of the run's gate", "items")
+
+
+def test_secret_item_already_revealed(prog: Paths) -> None:
+    items = ["b-0001", *SECRET10[1:], "b-0011"]  # b-0001 was retired by the fixture
+    err = refused(prog, run_spec(prog, "run-x", "b", items))
+    named(err, "item b-0001 of a secret gate was already revealed when the run was registered", "items")
+
+
+def test_too_few_items_on_a_secret_gate(prog: Paths) -> None:
+    err = refused(prog, run_spec(prog, "run-x", "b", SECRET10[1:]))  # 9 items
+    named(err, "too few items for a secret gate", "items")
+    p = next(p for p in err.problems if "too few" in p.message)
+    assert (p.expected, p.found) == ("at least 10", "9")
+
+
+def test_judge_of_the_subjects_own_organization(prog: Paths) -> None:
+    judge = {"provider": " ACME ai ", "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge))
+    named(err, "the judge must be independent of the subject's organization", "judge.provider")
+
+
+def test_duplicate_run_id(prog: Paths) -> None:
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"]))
+    err = refused(prog, run_spec(prog, "run-a", "a", ["a-002"], previous_run="run-a"))
+    named(err, "run run-a is already registered", "id")
+
+
+def test_previous_run_naming_no_run(prog: Paths) -> None:
+    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], previous_run="run-nowhere"))
+    named(err, "previous_run is not the last run of this subject on this gate", "previous_run")
+    p = next(p for p in err.problems if p.where == "previous_run")
+    assert (p.expected, p.found) == ("null", '"run-nowhere"')
+
+
+def test_previous_run_null_after_an_earlier_run(prog: Paths) -> None:
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"]))
+    certified(prog, "run-a", ["a-001"], "2026-03-02T00:00:00Z")
+    err = refused(prog, run_spec(prog, "run-b", "a", ["a-002"]))
+    named(err, "previous_run is not the last run of this subject on this gate", "previous_run")
+
+
+def test_previous_run_naming_an_older_attempt(prog: Paths) -> None:
+    """Skipping an attempt in the chain would hide it: previous_run must be the last one."""
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"]), "2026-03-01T00:00:00Z")
+    certified(prog, "run-a", ["a-001"], "2026-03-01T06:00:00Z")
+    register(prog, run_spec(prog, "run-b", "a", ["a-002"], previous_run="run-a"), "2026-03-01T12:00:00Z")
+    certified(prog, "run-b", ["a-002"], "2026-03-02T00:00:00Z")
+    err = refused(prog, run_spec(prog, "run-c", "a", ["a-003"], previous_run="run-a"))
+    named(err, "previous_run is not the last run of this subject on this gate", "previous_run")
+    p = next(p for p in err.problems if p.where == "previous_run")
+    assert (p.expected, p.found) == ('"run-b"', '"run-a"')
+
+
+def test_previous_run_still_open(prog: Paths) -> None:
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"]))
+    err = refused(prog, run_spec(prog, "run-b", "a", ["a-002"], previous_run="run-a"))
+    named(err, "registered while the previous run run-a was still open", "previous_run")
+
+
+def test_secret_item_this_subject_already_ran(make_program: Callable[..., Paths]) -> None:
+    paths = make_program(public_items=1, secret_items=20, retired=0)
+    items_a = [f"b-{i:04d}" for i in range(1, 11)]
+    register(paths, run_spec(paths, "run-a", "b", items_a))
+    certified(paths, "run-a", items_a, "2026-03-02T00:00:00Z")
+    items_b = [f"b-{i:04d}" for i in range(11, 20)] + ["b-0005"]  # one sealed item seen before
+    err = refused(paths, run_spec(paths, "run-b", "b", items_b, previous_run="run-a"))
+    named(err, "reuses sealed items already run by this subject on this gate in run run-a", "items")
+    assert next(p for p in err.problems if "reuses" in p.message).found == "b-0005"
+
+
+def test_a_renamed_subject_cannot_start_a_fresh_chain(make_program: Callable[..., Paths]) -> None:
+    """SPEC §6 compares subject names exactly, so "extractor " would start a new chain and see
+    the same sealed items again; registration refuses a name that differs only in case or
+    spaces from a registered one."""
+    paths = make_program(public_items=1, secret_items=20, retired=0)
+    items = [f"b-{i:04d}" for i in range(1, 11)]
+    register(paths, run_spec(paths, "run-a", "b", items))
+    certified(paths, "run-a", items, "2026-03-02T00:00:00Z")
+    renamed = {"name": " extractor", "version": "1.1", "organization": "Acme AI"}
+    err = refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
+    named(err, "differs from the registered subject 'Extractor' only in case or spaces", "subject.name")
+
+
+# ---------------------------------------------------------------------------------------------
+# What is allowed
+
+
+def test_another_subject_may_use_the_same_sealed_items(prog: Paths) -> None:
+    items = [f"b-{i:04d}" for i in range(2, 12)]
+    register(prog, run_spec(prog, "run-a", "b", items))
+    other = {"name": "Other Extractor", "version": "2.0", "organization": "Beta Labs"}
+    reg = register(prog, run_spec(prog, "run-o", "b", items, subject=other), LATER)
+    assert reg.previous_run is None and reg.items == 10
+    leaf = loads_strict(prog.ledger_file.read_bytes().splitlines()[-1])
+    assert (leaf["type"], leaf["id"], leaf["subject"]) == ("run", "run-o", other)
+
+
+def test_a_chain_of_attempts_registers_when_each_previous_is_decided(prog: Paths) -> None:
+    times = ["2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z", "2026-03-03T00:00:00Z", "2026-03-04T00:00:00Z", "2026-03-05T00:00:00Z"]
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"]), times[0])
+    certified(prog, "run-a", ["a-001"], times[1])
+    register(prog, run_spec(prog, "run-b", "a", ["a-001", "a-002"], previous_run="run-a"), times[2])
+    certified(prog, "run-b", ["a-001", "a-002"], times[3])
+    reg = register(prog, run_spec(prog, "run-c", "a", ["a-003"], previous_run="run-b"), times[4])
+    assert reg.previous_run == "run-b"
+    runs = [json.loads(line) for line in prog.ledger_file.read_bytes().splitlines()]
+    assert [e["id"] for e in runs if e["type"] == "run"] == ["run-a", "run-b", "run-c"]
+    assert loads_strict((prog.runs_dir / "run-c.json").read_bytes())["previous_run"] == "run-b"
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+def test_cli_refusal_exits_2_and_says_why(prog: Paths) -> None:
+    spec = run_spec(prog, "run-x", "a", ["a-001"], methodology={**methodology_pin(prog), "sha256": "00" * 32})
+    source = prog.data.parent / "in" / "spec.json"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(json.dumps(spec), encoding="utf-8")
+    before = snapshot(prog)
+    result = CliRunner().invoke(main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER])
+    assert result.exit_code == 2, result.output
+    text = result.output + (result.stderr or "")
+    assert "cannot register run run-x; nothing was written" in text
+    assert "pinned methodology hash differs from the published one" in text and "[methodology.sha256]" in text
+    assert snapshot(prog) == before
+
+
+def test_cli_registers_a_good_spec(prog: Paths) -> None:
+    """The counterpart of the refusal: the same command with a valid spec exits 0 and appends."""
+    source = prog.data.parent / "in" / "spec.json"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(json.dumps(run_spec(prog, "run-x", "a", ["a-001"])), encoding="utf-8")
+    result = CliRunner().invoke(main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER])
+    assert result.exit_code == 0, result.output
+    assert "Registered run run-x (1 items, the subject's first on this gate)" in result.output
+    assert (prog.runs_dir / "run-x.json").is_file()
+
