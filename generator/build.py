@@ -18,9 +18,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from generator import canonical, layout
+from generator import canonical, layout, views
 from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
+from generator.examples import worked_examples
 from generator.ledgerfile import ledger_lines, reading
 from generator.methodology import describe
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
@@ -282,11 +283,13 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
         w.write_text(page, r.page(
             "methodology.html", page, f"Methodology {m.version}", layout.methodology_parameters(m.version),
             m=m, table=describe(m.params), versions=ctx.methodologies, current=current, is_index=False,
+            examples=worked_examples(m.params),
         ))
     if current is not None:
         w.write_text(layout.METHODOLOGY_PAGE, r.page(
             "methodology.html", layout.METHODOLOGY_PAGE, "Methodology", layout.methodology_parameters(current.version),
             m=current, table=describe(current.params), versions=ctx.methodologies, current=current, is_index=True,
+            examples=worked_examples(current.params),
         ))
 
     _write_item_lists(ctx, w, r)
@@ -313,19 +316,48 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
         if progress and (p % 20 == 0 or p == pages):
             progress("rendering commitment pages", p, pages)
 
-    w.write_text(layout.RUNS_PAGE, r.page("runs.html", layout.RUNS_PAGE, "Runs", layout.MANIFEST, runs=ctx.runs))
-    w.write_text(layout.CERTIFICATES_PAGE, r.page(
-        "certificates.html", layout.CERTIFICATES_PAGE, "Certificates", layout.MANIFEST, certificates=ctx.certificates,
-    ))
-    for cert in ctx.certificates:
-        page = layout.certificate_page(cert.serial)
-        w.write_text(page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), cert=cert))
+    _write_runs_and_certificates(ctx, w, r, progress)
     w.write_text(layout.KEYS_PAGE, r.page("keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"]))
     example = next((i for i in ctx.revealed if i.reason == "retired"), ctx.revealed[0] if ctx.revealed else None)
     w.write_text(layout.VERIFY_PAGE, r.page(
         "verify.html", layout.VERIFY_PAGE, "Verify it yourself", layout.MANIFEST,
         vkey=key.vkey, example=example,
     ))
+
+
+def _write_runs_and_certificates(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Progress | None = None) -> None:
+    """The runs pages (grouped by subject and gate), the certificates list and a page per
+    certificate. Everything they show is worked out by generator.views; linear in the runs."""
+    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
+    rows = views.run_rows(ctx.runs, ctx.certificates, gate_names)
+    pages = _pages(len(rows))
+    for p in range(1, pages + 1):
+        page = layout.runs_page(p)
+        chunk = rows[(p - 1) * layout.PAGE_SIZE : p * layout.PAGE_SIZE]
+        w.write_text(page, r.page(
+            "runs.html", page, "Runs" if p == 1 else f"Runs, page {p}", layout.MANIFEST,
+            groups=views.group_rows(chunk), total=len(rows), count=len(chunk), first=(p - 1) * layout.PAGE_SIZE + 1,
+            pager=_pager(p, pages, layout.runs_page),
+        ))
+
+    cert_rows = views.certificate_rows(ctx.certificates, gate_names)
+    pages = _pages(len(cert_rows))
+    for p in range(1, pages + 1):
+        page = layout.certificates_page(p)
+        w.write_text(page, r.page(
+            "certificates.html", page, "Certificates" if p == 1 else f"Certificates, page {p}", layout.MANIFEST,
+            rows=cert_rows[(p - 1) * layout.PAGE_SIZE : p * layout.PAGE_SIZE], total=len(cert_rows),
+            first=(p - 1) * layout.PAGE_SIZE + 1, pager=_pager(p, pages, layout.certificates_page),
+        ))
+
+    by_run = {row.id: row for row in rows}
+    revealed = ctx.ledger.reveals
+    for i, cert in enumerate(ctx.certificates, start=1):
+        page = layout.certificate_page(cert.serial)
+        view = views.certificate_view(cert, revealed, gate_names, by_run.get(cert.run), ctx.generated_at)
+        w.write_text(page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view))
+        if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
+            progress("rendering certificate pages", i, len(ctx.certificates))
 
 
 def _write_item_lists(ctx: SiteContext, w: SiteWriter, r: Renderer) -> None:

@@ -158,9 +158,9 @@ def _below_floor(params: dict[str, Any]) -> ItemExample | Skipped:
         if extra:
             specs.append(FieldSpec("reference", "scalar", "critical", count=extra))
         specs.append(FieldSpec("summary", "text", "high", similarity=below))
-        fields = "the account number" + (f" and {extra} more critical field{'s' if extra > 1 else ''}" if extra else "")
+        fields = "The account number" + (f" and {extra} more critical field{'s' if extra > 1 else ''}" if extra else "")
         ex = score_example(params, key, title,
-                           f"{fields.capitalize()} right; the summary (high tier) at a reported similarity of {below}, "
+                           f"{fields} right; the summary (high tier) at a reported similarity of {below}, "
                            f"just below the high floor of {floor_text}.", specs)
         if Fraction(ex.exact) >= threshold:
             return ex
@@ -194,8 +194,8 @@ def _on_threshold(params: dict[str, Any]) -> ItemExample | Skipped:
     for right, tier, _, text in candidates:
         name = "summary" if tier == "high" else "comment"
         specs = [*right, FieldSpec(name, "text", tier, similarity=text)]
-        rest = ", ".join(f.name.replace("_", " ") for f in right)
-        setup = (f"{rest.capitalize()} right; " if rest else "A single field: ") + \
+        rest = " and ".join(f"the {f.name.replace('_', ' ')}" for f in right)
+        setup = (f"{rest[0].upper()}{rest[1:]} right; " if rest else "A single field: ") + \
                 f"the {name} ({tier} tier) at a reported similarity of {text}, the value that puts the score exactly on {params['item_threshold']}."
         ex = score_example(params, key, title, setup, specs)
         if Fraction(ex.exact) == threshold and ex.passed:
@@ -293,7 +293,7 @@ class VerdictExample:
 
     @property
     def not_scored_text(self) -> str:
-        return ", ".join(f"{n} {words}" for words, n in self.not_scored if n) or "none"
+        return ", ".join(f"{words}: {n}" for words, n in self.not_scored if n) or "none"
 
 
 def verdict_example(params: dict[str, Any], key: str, title: str, counts: dict[str, int], passed: int) -> VerdictExample:
@@ -353,18 +353,23 @@ def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skip
 
     # Relabelling: a run that failed with every result scored, then its failures called infrastructure errors.
     key, title = "example-relabel", "Relabelling failures as infrastructure errors"
-    base = _first(params, key, "As run: every result scored", [({"scored": n}, p) for p in range(n - 1, -1, -1)], "not-certified")
+    base = _first(params, f"{key}-0", "As run: every result scored", [({"scored": n}, p) for p in range(n - 1, -1, -1)], "not-certified")
     if base is None:
         return out, Skipped(key, title, f"Every run of {n} fully scored items is certified under these parameters.")
     failures = n - base.passed
     steps = []
+    def relabelled(r: int) -> str:
+        if r == failures:
+            return "The one failure relabelled" if r == 1 else f"All {r} failures relabelled"
+        return f"{r} of the {failures} failures relabelled"
+
     for r in range(1, failures + 1):
-        e = verdict_example(params, key, f"{r} of the {failures} failures relabelled", {"scored": n - r, "infra_error": r}, base.passed)
+        e = verdict_example(params, f"{key}-{r}", relabelled(r), {"scored": n - r, "infra_error": r}, base.passed)
         if order.index(e.grade) <= order.index(least) or r == failures:
             steps.append(e)
             break
     if failures > 1 and steps and steps[-1].scored != base.passed:
-        steps.append(verdict_example(params, key, f"All {failures} failures relabelled", {"scored": base.passed, "infra_error": failures}, base.passed))
+        steps.append(verdict_example(params, f"{key}-{failures}", relabelled(failures), {"scored": base.passed, "infra_error": failures}, base.passed))
     if any(s.verdict == "certified" for s in steps):  # pragma: no cover - the worst case never moves, see the module docstring
         raise AssertionError("relabelling failures bought a certificate")
     return out, Relabelling(base, tuple(steps))

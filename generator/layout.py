@@ -74,6 +74,18 @@ def retired_page(page: int = 1) -> str:
     return RETIRED_PAGE if page == 1 else f"retired/page-{page}.html"
 
 
+def runs_page(page: int = 1) -> str:
+    """The runs list, page by page (page 1 is RUNS_PAGE). Run specs are runs/<id>.json,
+    so an .html name cannot collide with them."""
+    return RUNS_PAGE if page == 1 else f"runs/page-{page}.html"
+
+
+def certificates_page(page: int = 1) -> str:
+    """The certificates list, page by page (page 1 is CERTIFICATES_PAGE). A certificate
+    is certificates/<serial>.json and its page certificates/<serial>/index.html: no collision."""
+    return CERTIFICATES_PAGE if page == 1 else f"certificates/page-{page}.html"
+
+
 def run_spec(run_id: str) -> str:
     return f"runs/{run_id}.json"
 

@@ -21,6 +21,7 @@ from generator.site import CertificateInfo, RunInfo
 from generator.verify import (
     NON_SCORED,
     SCORED,
+    ItemScore,
     grade_order,
     is_exact_field,
     is_reported_field,
@@ -57,18 +58,6 @@ SCORE_RULE_WORDS = {
 }
 
 
-def runs_page(page: int = 1) -> str:
-    """The runs list, page by page (page 1 is layout.RUNS_PAGE). Run specs are runs/<id>.json,
-    so an .html name cannot collide with them."""
-    return layout.RUNS_PAGE if page == 1 else f"runs/page-{page}.html"
-
-
-def certificates_page(page: int = 1) -> str:
-    """The certificates list, page by page (page 1 is layout.CERTIFICATES_PAGE). A certificate
-    is certificates/<serial>.json and its page certificates/<serial>/index.html: no collision."""
-    return layout.CERTIFICATES_PAGE if page == 1 else f"certificates/page-{page}.html"
-
-
 def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
@@ -97,6 +86,7 @@ class RunRow:
     attempt: int
     attempts: int
     previous: str | None
+    previous_link: str | None  # the previous run's row on the runs pages
     attempt_text: str
     status: str  # "open" or the verdict
     status_text: str
@@ -129,9 +119,10 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
         name, _, _ = _subject_text(r.spec.get("subject"))
         groups.setdefault((name, str(r.spec.get("gate"))), []).append(r)
     rows: list[RunRow] = []
+    links: dict[str, str] = {}
     for (name, gate), members in groups.items():
         for n, r in enumerate(members, start=1):
-            page = runs_page(len(rows) // layout.PAGE_SIZE + 1)
+            page = layout.runs_page(len(rows) // layout.PAGE_SIZE + 1)
             _, version, org = _subject_text(r.spec.get("subject"))
             previous = r.spec.get("previous_run")
             attempt_text = f"attempt {n} of {len(members)}, " + (f"after run {previous}" if previous else "the first run")
@@ -147,9 +138,10 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
                 id=r.id, spec_path=layout.run_spec(r.id), subject_name=name, subject_version=version, organization=org,
                 gate=gate, gate_name=gate_names.get(gate, gate), at=r.at, index=r.index, items=len(r.spec.get("items", [])),
                 attempt=n, attempts=len(members), previous=previous if isinstance(previous, str) else None,
-                attempt_text=attempt_text, status=status, status_text=status_text, certificate=r.certificate,
+                previous_link=links.get(previous) if isinstance(previous, str) else None, attempt_text=attempt_text, status=status, status_text=status_text, certificate=r.certificate,
                 page=page, anchor=f"run-{r.id}",
             ))
+            links[r.id] = rows[-1].link
     return rows
 
 
@@ -270,6 +262,7 @@ class CertificateView:
     scored_sealed: tuple[ResultView, ...]
     not_scored: tuple[ResultView, ...]
     grader: GraderView
+    judge: str
     methodology_version: str
     methodology_sha256: str
     methodology_page: str
@@ -348,30 +341,42 @@ def score_sentence(doc: dict[str, Any], proposed_json: str | None, published: bo
     return f"The grader's proposal was not a plain integer, or there was none, so it did not count and the score is {mid}."
 
 
-def _field_view(f: dict[str, Any], params: dict[str, Any]) -> FieldView:
+_HOW_EXACT = {"1": "exact match", "0": "differs from the answer"}
+_HOW_REPORTED = "cosine, as reported by the evaluator"
+_HOW_JACCARD = "Jaccard, shared elements over all distinct elements"
+
+
+def _field_view(f: dict[str, Any], value: Fraction, params: dict[str, Any], floors: dict[str, Fraction]) -> FieldView:
     kind, tier, sim = f["kind"], f["tier"], f["similarity"]
     t = params["tiers"][tier]
     if is_exact_field(kind, tier):
-        how = "exact match" if sim == "1" else "differs from the answer"
+        how = _HOW_EXACT.get(sim, "differs from the answer")
     elif is_reported_field(kind, tier):
-        how = "cosine, as reported by the evaluator"
+        how = _HOW_REPORTED
     else:
-        how = "Jaccard, shared elements over all distinct elements"
-    meets = similarity_value(sim) >= Fraction(t["min_similarity"])
-    return FieldView(str(f["name"]), kind, tier, t["weight"], t["min_similarity"], sim, how, meets,
+        how = _HOW_JACCARD
+    return FieldView(str(f["name"]), kind, tier, t["weight"], t["min_similarity"], sim, how, value >= floors[tier],
                      json.dumps(f.get("output"), ensure_ascii=False))
 
 
-def outcome_text(result: dict[str, Any], params: dict[str, Any]) -> str:
-    """Why a scored result passed or failed, from the engine's own scoring of its fields."""
-    s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), params)
-    threshold = params["item_threshold"]
+def _outcome(s: ItemScore, threshold: str) -> str:
     if s.passed:
         return f"passed: score {s.text} is at least the threshold {threshold} and every field reaches its tier's floor"
     floors = ("a field is" if len(s.below_floor) == 1 else "fields are") + f" below its tier's floor ({', '.join(s.below_floor)})"
     if s.score >= Fraction(threshold):
         return f"failed: score {s.text} clears the threshold {threshold}, but {floors}"
     return f"failed: score {s.text} is below the threshold {threshold}" + (f", and {floors}" if s.below_floor else "")
+
+
+def outcome_text(result: dict[str, Any], params: dict[str, Any]) -> str:
+    """Why a scored result passed or failed, from the engine's own scoring of its fields."""
+    s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), params)
+    return _outcome(s, params["item_threshold"])
+
+
+def judge_text(judge: Any) -> str:
+    j = judge if isinstance(judge, dict) else {}
+    return f"{j.get('model', '')} (version {j.get('version', '')}) from {j.get('provider', '')}"
 
 
 def certificate_view(
@@ -383,6 +388,7 @@ def certificate_view(
 ) -> CertificateView:
     doc, params, spec = c.doc, c.params, c.spec
     rules = spec.get("exclusion_rules", [])
+    floors = {tier: Fraction(t["min_similarity"]) for tier, t in params["tiers"].items()}
     shown: list[ResultView] = []
     sealed: list[ResultView] = []
     not_scored: list[ResultView] = []
@@ -399,8 +405,14 @@ def certificate_view(
             if opened is None:
                 sealed.append(ResultView(**base))
                 continue
-            fields = tuple(_field_view(f, params) for f in opened["fields"])
-            shown.append(ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome_text(opened, params), fields=fields))
+            values = [similarity_value(f["similarity"]) for f in opened["fields"]]
+            fields = tuple(_field_view(f, v, params, floors) for f, v in zip(opened["fields"], values, strict=True))
+            if opened["passed"] is True:  # rechecked by the build: the score reaches the threshold and every floor is met
+                outcome = f"passed: score {opened['score']} is at least the threshold {params['item_threshold']} and every field reaches its tier's floor"
+            else:
+                engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), params)
+                outcome = _outcome(engine, params["item_threshold"])
+            shown.append(ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome, fields=fields))
         else:
             rule = opened.get("rule") if opened is not None else None
             rule_text = rules[rule] if isinstance(rule, int) and 0 <= rule < len(rules) else None
@@ -422,7 +434,8 @@ def certificate_view(
                          f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %.")
     non_scored = s["total"] - s["scored"]
     if non_scored:
-        rate_sentence += (f" The {_plural(non_scored, 'non-scored result')} are not counted as failures; counted as failures they would "
+        rate_sentence += (f" The {_plural(non_scored, 'non-scored result')} {'is' if non_scored == 1 else 'are'} not counted as failures; "
+                          f"counted as failures {'it' if non_scored == 1 else 'they'} would "
                           f"give {s['worst_case_pass_rate']} % (the worst case, grade {doc['worst_case_grade']}), counted as passes "
                           f"{s['best_case_pass_rate']} % (the best case, grade {doc['best_case_grade']}).")
     else:
@@ -469,7 +482,7 @@ def certificate_view(
         pass_rate=s["pass_rate"], ci_low=s["pass_rate_ci95"][0], ci_high=s["pass_rate_ci95"][1],
         worst_case_rate=s["worst_case_pass_rate"], best_case_rate=s["best_case_pass_rate"], rate_sentence=rate_sentence,
         counts=tuple(counts), scored_shown=tuple(shown), scored_sealed=tuple(sealed), not_scored=tuple(not_scored),
-        grader=grader,
+        grader=grader, judge=judge_text(spec.get("judge")),
         methodology_version=doc["methodology"]["version"], methodology_sha256=doc["methodology"]["sha256"],
         methodology_page=layout.methodology_page(doc["methodology"]["version"]),
         run_spec_path=doc["run_spec"]["path"], run_spec_sha256=doc["run_spec"]["sha256"],

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import argparse
 import base64
+import bisect
 import ctypes
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -1101,6 +1103,282 @@ def grade_order(params: dict[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Scoring (SPEC §5). Exact rationals throughout; the rounded strings are only for reading and
+# no decision is ever taken on them. The generator scores with these functions and the
+# verifier re-scores with them: one implementation, so the two cannot disagree.
+
+Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
+REPORTED_SIMILARITY_RE = re.compile(r"^(0(\.[0-9]+)?|1(\.0+)?)$")
+RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
+SCORED = "scored"
+NON_SCORED = ("infra_error", "not_run", "missing_label", "excluded")
+
+
+def round_half_up(x: Fraction, places: int) -> str:
+    """A non-negative exact value as a decimal string with exactly `places` decimals."""
+    if x < 0:
+        raise ValueError("round_half_up takes a non-negative value")
+    scaled = x * 10**places
+    n = scaled.numerator // scaled.denominator
+    if 2 * (scaled - n) >= 1:
+        n += 1
+    digits = str(n).rjust(places + 1, "0")
+    return f"{digits[:-places]}.{digits[-places:]}" if places else digits
+
+
+def item_score_text(score: Fraction) -> str:
+    """An item score as published: 6 decimals, half-up."""
+    return round_half_up(score, 6)
+
+
+def rate_text(rate: Fraction) -> str:
+    """A percentage as published: 4 decimals, half-up."""
+    return round_half_up(rate, 4)
+
+
+def is_exact_field(kind: str, tier: str) -> bool:
+    """Critical fields and scalar fields are compared for equality (SPEC §5)."""
+    return tier == "critical" or kind == "scalar"
+
+
+def is_reported_field(kind: str, tier: str) -> bool:
+    """Only a non-critical text field takes its similarity from the evaluator's report."""
+    return kind == "text" and tier != "critical"
+
+
+def jaccard_similarity(output: Sequence[Any], answer: Sequence[Any]) -> str:
+    """|A∩B| / |A∪B| over the sets of elements (identity by canonical bytes) as "0", "1" or p/q."""
+    a = {canonical_bytes(x) for x in output}
+    b = {canonical_bytes(x) for x in answer}
+    union = len(a | b)
+    s = Fraction(len(a & b), union) if union else Fraction(1)
+    return similarity_text(s)
+
+
+def similarity_text(s: Fraction) -> str:
+    """A computed similarity: "0", "1", or the reduced fraction "p/q"."""
+    if s == 0:
+        return "0"
+    if s == 1:
+        return "1"
+    return f"{s.numerator}/{s.denominator}"
+
+
+def computed_similarity(kind: str, tier: str, output: Any, answer: Any) -> str | None:
+    """S of an exact or array field from its output and the answer; None for a reported field."""
+    if is_exact_field(kind, tier):
+        return "1" if same(output, answer) else "0"
+    if kind == "array":
+        if not isinstance(output, list) or not isinstance(answer, list):
+            return "0"
+        return jaccard_similarity(output, answer)
+    return None
+
+
+def _is_reduced_ratio(text: str) -> bool:
+    try:
+        similarity_value(text)
+    except ValueError:
+        return False
+    return True
+
+
+def similarity_value(text: str) -> Fraction:
+    """The exact value of a similarity string (a decimal or p/q); ValueError if it is neither."""
+    if not isinstance(text, str) or len(text) > MAX_DECIMAL_LENGTH:
+        raise ValueError(f"not a similarity: {text!r}")
+    if REPORTED_SIMILARITY_RE.fullmatch(text):
+        return Fraction(text)
+    m = RATIO_RE.fullmatch(text)
+    if m:
+        s = Fraction(int(m[1]), int(m[2]))
+        if s < 1 and f"{s.numerator}/{s.denominator}" == text:
+            return s
+    raise ValueError(f"not a similarity: {text!r}")
+
+
+def similarity_form_problem(kind: str, tier: str, text: Any) -> str | None:
+    """What a field's similarity string must look like for its kind and tier, if it does not."""
+    if is_exact_field(kind, tier):
+        return None if text in ("0", "1") else '"0" or "1" (an exact comparison)'
+    if kind == "array":
+        if text in ("0", "1") or (isinstance(text, str) and RATIO_RE.fullmatch(text) and _is_reduced_ratio(text)):
+            return None
+        return '"0", "1" or a reduced fraction "p/q" with 0 < p < q (a Jaccard similarity)'
+    if isinstance(text, str) and len(text) <= MAX_DECIMAL_LENGTH and REPORTED_SIMILARITY_RE.fullmatch(text):
+        return None
+    return "a decimal string in [0, 1], as reported (such as \"0.93\")"
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    score: Fraction
+    passed: bool
+    below_floor: tuple[str, ...]  # the fields that missed their tier's floor
+
+    @property
+    def text(self) -> str:
+        return item_score_text(self.score)
+
+
+def score_item(fields: Iterable[tuple[str, str, Fraction]], params: dict[str, Any]) -> ItemScore:
+    """Σ S·W / Σ W over (name, tier, S); passes iff ≥ item_threshold and every floor is met."""
+    tiers = params["tiers"]
+    num = den = Fraction(0)
+    below: list[str] = []
+    for name, tier, s in fields:
+        w = Fraction(tiers[tier]["weight"])
+        num += s * w
+        den += w
+        if s < Fraction(tiers[tier]["min_similarity"]):
+            below.append(name)
+    if not den:
+        raise ValueError("an item has at least one field")
+    score = num / den
+    return ItemScore(score, score >= Fraction(params["item_threshold"]) and not below, tuple(below))
+
+
+def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], params: dict[str, Any]) -> dict[str, Any]:
+    """The open form of a scored result (SPEC §6) from each field's output (and, for a
+    reported field, its similarity). `given` must name exactly the answer's fields."""
+    fields = []
+    scored = []
+    for name in sorted(answer):  # code-point order
+        a = answer[name]
+        output, reported = given[name]
+        sim = computed_similarity(a["kind"], a["tier"], output, a["value"])
+        if sim is None:
+            form = similarity_form_problem(a["kind"], a["tier"], reported)
+            if form:
+                raise ValueError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
+            sim = str(reported)
+        fields.append({"name": name, "kind": a["kind"], "tier": a["tier"], "similarity": sim, "output": output})
+        scored.append((name, a["tier"], similarity_value(sim)))
+    s = score_item(scored, params)
+    return {"item": item_id, "status": SCORED, "score": s.text, "passed": s.passed, "fields": fields}
+
+
+def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction, Fraction]:
+    """The pass rate, and its worst and best cases over the non-scored results, in percent."""
+    rate = Fraction(100 * passed, scored) if scored else Fraction(0)
+    worst = Fraction(100 * passed, total) if total else Fraction(0)
+    best = Fraction(100 * (passed + total - scored), total) if total else Fraction(0)
+    return rate, worst, best
+
+
+def wilson_interval(x: int, n: int) -> list[str]:
+    """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
+    if not 0 <= x <= n:
+        raise ValueError("0 ≤ passed ≤ scored")
+    if n == 0:
+        return ["0.0000", "100.0000"]
+    z2 = Z * Z
+    r = z2 + Fraction(4 * x * (n - x), n)
+    scaled = r * 10**80
+    root = Fraction(math.isqrt(scaled.numerator // scaled.denominator), 10**40)
+    bounds = []
+    for sign in (-1, 1):
+        b = (2 * x + z2 + sign * Z * root) / (2 * (n + z2)) * 100
+        bounds.append(rate_text(min(max(b, Fraction(0)), Fraction(100))))
+    return bounds
+
+
+def grade_for(rate: Fraction, params: dict[str, Any]) -> str:
+    """The first grade whose cut-off the rate reaches, else the lowest grade."""
+    for c in params["grade_cutoffs"]:
+        if rate >= Fraction(c["min_pass_rate"]):
+            return str(c["grade"])
+    return str(params["lowest_grade"])
+
+
+def proposal_integer(proposed_json: str | None) -> int | None:
+    """The grader's proposal as an integer, if its JSON text is a plain integer in range."""
+    if proposed_json is None or len(proposed_json) > 20 or not PROPOSAL_RE.fullmatch(proposed_json):
+        return None
+    value = int(proposed_json)
+    return value if abs(value) <= MAX_SAFE_INTEGER else None
+
+
+def band_score(proposed_json: str | None, band: Sequence[int]) -> tuple[int, str]:
+    """The score inside the locked band and the rule that produced it (fail-closed)."""
+    lo, hi = band
+    p = proposal_integer(proposed_json)
+    if p is None:
+        return (lo + hi) // 2, "midpoint-fallback"
+    if lo <= p <= hi:
+        return p, "as-proposed"
+    return min(max(p, lo), hi), "clamped"
+
+
+def keep_bullets(rationale: Any, scored_ids: Container[str]) -> tuple[list[Any], int]:
+    """The rationale bullets kept, and how many were dropped. None is a missing rationale."""
+    if rationale is None:
+        return [], 0
+    if not isinstance(rationale, list):
+        return [], 1
+    kept = [b for b in rationale if _is_grounded_bullet(b, scored_ids)]
+    return kept, len(rationale) - len(kept)
+
+
+def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
+    if not (isinstance(b, dict) and set(b) == {"text", "evidence_refs"} and isinstance(b["text"], str)):
+        return False
+    refs = b["evidence_refs"]
+    return isinstance(refs, list) and bool(refs) and all(isinstance(r, str) and r in scored_ids for r in refs)
+
+
+def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, params: dict[str, Any]) -> str:
+    """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
+    order = grade_order(params)
+    certify = params["certify"]
+    least = order.index(certify["min_grade"])
+
+    def reaches(g: str) -> bool:
+        return order.index(g) <= least
+
+    if not reaches(best_grade):
+        return "not-certified"
+    if scored == 0 or Fraction(scored, total) < Fraction(certify["min_scored_fraction"]):
+        return "incomplete"
+    if reaches(grade) and reaches(worst_grade):
+        return "certified"
+    return "not-certified"
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Everything a certificate derives from its counts, without the grader's proposal."""
+
+    summary: dict[str, Any]
+    grade: str
+    band: list[int]
+    worst_case_grade: str
+    best_case_grade: str
+    verdict: str
+
+
+def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) -> Grading:
+    """Summary, grades, band and verdict from the status counts and the number passed."""
+    unknown = sorted(set(counts) - set(STATUSES))
+    if unknown:
+        raise ValueError(f"unknown status(es): {', '.join(unknown)}")
+    total = sum(counts.get(s, 0) for s in STATUSES)
+    scored = counts.get(SCORED, 0)
+    if not 0 <= passed <= scored:
+        raise ValueError("0 ≤ passed ≤ scored")
+    rate, worst, best = pass_rates(passed, scored, total)
+    summary = {
+        "total": total, "scored": scored, "passed": passed,
+        **{s: counts.get(s, 0) for s in NON_SCORED},
+        "pass_rate": rate_text(rate), "pass_rate_ci95": wilson_interval(passed, scored),
+        "worst_case_pass_rate": rate_text(worst), "best_case_pass_rate": rate_text(best),
+    }
+    grade, wg, bg = grade_for(rate, params), grade_for(worst, params), grade_for(best, params)
+    return Grading(summary, grade, list(params["bands"][grade]), wg, bg, verdict_for(grade, wg, bg, scored, total, params))
+
+
+# ---------------------------------------------------------------------------------------------
 # The ledger (SPEC §4)
 
 
@@ -1256,6 +1534,9 @@ class Ledger:
         self.runs: dict[str, RunEvent] = {}
         self.certificates: dict[str, CertificateEvent] = {}
         self.certificate_of_run: dict[str, str] = {}
+        # The runs of each (subject name, gate), in ledger order: previous_run and the
+        # one-observation rule look at one subject's runs, never at all of them.
+        self.runs_by_subject: dict[tuple[str, str], list[RunEvent]] = {}
         self._commit_ids = IdIndex()
         self._commit_index = array("q")
         self._commit_gate = array("H")
@@ -1292,6 +1573,11 @@ class Ledger:
         """Commits in ledger order (the `start`-th up to the `stop`-th)."""
         for n in range(start, len(self._commit_ids) if stop is None else min(stop, len(self._commit_ids))):
             yield self._commit_at(n)
+
+    def runs_before(self, run: RunEvent) -> list[RunEvent]:
+        """The runs registered before `run` for the same subject name and gate, in order."""
+        runs = self.runs_by_subject.get((str(run.subject.get("name")), run.gate), [])
+        return runs[: bisect.bisect_left(runs, run.index, key=lambda r: r.index)]
 
     def public_gates(self) -> set[str]:
         return {g.id for g in self.gates.values() if g.public}
@@ -1423,6 +1709,7 @@ class Ledger:
             problems.append(Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"])))
         if not problems:
             self.runs[run_id] = RunEvent(run_id, leaf["sha256"], leaf["subject"], leaf["gate"], index, leaf["at"])
+            self.runs_by_subject.setdefault((str(leaf["subject"].get("name")), leaf["gate"]), []).append(self.runs[run_id])
         return problems
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -1558,13 +1845,12 @@ def check_run_rules(
         if not secret:
             if r is None or r.index > run.index:
                 problems.append(Problem(f"public-gate item {item_id} was not revealed before the run", where="items"))
+        elif r is not None and r.index < run.index:
+            problems.append(Problem(f"item {item_id} of a secret gate was already revealed when the run was registered: its result would be contaminated", where="items", expected="a sealed item", found=f"revealed at entries[{r.index}]"))
         elif r is not None and (cert_index is None or r.index < cert_index):
-            problems.append(Problem(f"sealed item {item_id} was revealed before the run was decided", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
+            problems.append(Problem(f"sealed item {item_id} was revealed while the run was open", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
     # previous_run: the last run of the same subject name and gate, decided before this one.
-    same_subject = [
-        r for r in ledger.runs.values()
-        if r.index < run.index and r.gate == run.gate and r.subject.get("name") == run.subject.get("name")
-    ]
+    same_subject = ledger.runs_before(run)
     prev = same_subject[-1].id if same_subject else None
     if spec.get("previous_run") != prev:
         problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))
@@ -2315,6 +2601,185 @@ def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | 
     return problems
 
 
+DETAILS_KEYS = ("type", "v", "serial", "salt", "result")
+GRADER_RECORD_KEYS = ("type", "v", "serial", "salt", "proposed_json", "rationale")
+
+
+def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> list[Problem]:
+    """A published details document against the sealed result whose hash it matched."""
+    problems = check_keys(doc, DETAILS_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "result-details" or not _is_v1(doc):
+        problems.append(Problem("wrong type or version", expected='"result-details", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if doc.get("serial") != serial:
+        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    r = doc.get("result")
+    if isinstance(r, dict):
+        for k in ("item", "status"):
+            if r.get(k) != sealed.get(k):
+                problems.append(Problem(f"{k} differs from the sealed result's", where=f"result.{k}", expected=show(sealed.get(k)), found=show(r.get(k))))
+    return problems
+
+
+def check_grader_record(doc: Any, serial: str) -> list[Problem]:
+    problems = check_keys(doc, GRADER_RECORD_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "grader-record" or not _is_v1(doc):
+        problems.append(Problem("wrong type or version", expected='"grader-record", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if doc.get("serial") != serial:
+        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    if not (doc.get("proposed_json") is None or isinstance(doc.get("proposed_json"), str)):
+        problems.append(Problem("the proposal is kept as its JSON text, or null", where="proposed_json", found=show(doc.get("proposed_json"))))
+    return problems
+
+
+def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params: dict[str, Any], where: str) -> tuple[list[Problem], bool | None]:
+    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
+    tier and computed similarity; always the item score and pass. Returns the problems and the
+    recomputed pass (None if the result is too malformed to score)."""
+    problems: list[Problem] = []
+    fields = r.get("fields") if isinstance(r.get("fields"), list) else []
+    if answer is not None:
+        names = [f.get("name") for f in fields if isinstance(f, dict)]
+        if sorted(map(str, names)) != sorted(answer) or len(names) != len(fields):
+            problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
+            answer = None
+    scored: list[tuple[str, str, Fraction]] = []
+    for j, f in enumerate(fields):
+        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+            return problems, None  # the shape check has reported it
+        name, kind, tier, sim = f.get("name"), f["kind"], f["tier"], f.get("similarity")
+        fw = f"{where}.fields[{j}]"
+        a = answer.get(name) if answer is not None else None
+        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
+            problems.append(Problem("kind or tier differs from the revealed answer", where=fw, expected=f"{a['kind']}, {a['tier']}", found=f"{kind}, {tier}"))
+            kind, tier = a["kind"], a["tier"]
+        bad_output = value_kind_problem(kind, f.get("output"))
+        if bad_output:
+            problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
+        form = similarity_form_problem(kind, tier, sim)
+        if form:
+            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=form, found=show(sim)))
+            return problems, None
+        if a is not None and not bad_output:
+            want = computed_similarity(kind, tier, f.get("output"), a["value"])
+            if want is not None and want != sim:
+                problems.append(Problem("similarity does not follow from the output and the revealed answer", where=f"{fw}.similarity", expected=want, found=show(sim)))
+                sim = want
+        scored.append((str(name), tier, similarity_value(sim)))
+    if not scored:
+        return problems, None
+    s = score_item(scored, params)
+    if r.get("score") != s.text:
+        problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
+    if r.get("passed") is not s.passed:
+        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
+        problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
+    return problems, s.passed
+
+
+def recheckable(cert: Any) -> bool:
+    """Whether a certificate has the structure recheck_certificate reads (its other problems are
+    reported by check_certificate, and recomputing still names the fields that do not follow)."""
+    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
+        return False
+    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
+    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
+        return False
+    scored = sum(r["status"] == SCORED for r in results)
+    passed = summary.get("passed")
+    return is_int(passed) and 0 <= passed <= scored
+
+
+@dataclass
+class Recheck:
+    problems: list[Problem] = field(default_factory=list)
+    asserted: list[str] = field(default_factory=list)
+
+
+def recheck_certificate(
+    cert: dict[str, Any],
+    params: dict[str, Any],
+    public: bool,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+    exclusion_rules: int,
+) -> Recheck:
+    """Recompute every derived field of a certificate whose shape check_certificate accepted.
+
+    `answers` holds the answers of the certificate's revealed items, `details` the published
+    details documents by item, `record` the published grader record. What cannot be recomputed
+    yet is reported as asserted, never as verified.
+    """
+    out = Recheck()
+    serial = cert["serial"]
+    results = cert["results"]
+    counts = dict.fromkeys(STATUSES, 0)
+    passed = 0
+    unknown = 0
+    scored_ids: set[str] = set()
+    for i, r in enumerate(results):
+        item, status = r["item"], r["status"]
+        counts[status] += 1
+        where = f"results[{i}] ({item})"
+        opened: dict[str, Any] | None = r if public else None
+        if not public and item in details:
+            d = details[item]
+            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            res = d.get("result") if isinstance(d, dict) else None
+            shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
+            out.problems += shape
+            opened = res if not shape else None
+        if status == SCORED:
+            scored_ids.add(item)
+            if opened is None:
+                unknown += 1
+                continue
+            problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            out.problems += problems
+            passed += bool(ok)
+    summary = cert["summary"]
+    if unknown:
+        passed = summary["passed"]
+        out.asserted.append(f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the certificate states; "
+                            f"{unknown} sealed result(s) can be rechecked once their items are retired")
+    elif summary["passed"] != passed:
+        out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
+    g = grade_counts(counts, passed, params)
+    for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
+        if not same(summary.get(k), g.summary[k]):
+            out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
+    for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
+        if not same(cert.get(k), getattr(g, k)):
+            out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
+    grader = cert["grader"]
+    if record is not None:
+        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
+        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
+        score, rule = band_score(pj, g.band)
+        if cert.get("score") != score:
+            out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
+        if cert.get("score_rule") != rule:
+            out.problems.append(Problem("score_rule does not follow from the proposal", where="score_rule", expected=rule, found=show(cert.get("score_rule"))))
+        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
+        for k, v in (("kept", len(kept)), ("dropped", dropped)):
+            if grader.get(k) != v:
+                out.problems.append(Problem(f"{k} does not count the rationale's bullets", where=f"grader.{k}", expected=str(v), found=show(grader.get(k))))
+    else:
+        out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
+                            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
+    return out
+
+
 def _check_certificates(
     s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]]
 ) -> None:
@@ -2322,6 +2787,7 @@ def _check_certificates(
     run_rows = manifest["runs"] if isinstance(manifest["runs"], list) else []
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = _ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
+    answers = _AnswerSource(s, manifest, ledger, specs)
     verdicts: dict[str, str] = {}
     for r in rows:
         serial = r.get("serial")
@@ -2345,50 +2811,133 @@ def _check_certificates(
         report.check(cert.get("serial") == serial, rel, "serial differs from the ledger", serial, show(cert.get("serial")))
         report.check(cert.get("run") == ev.run, rel, "run differs from the ledger", ev.run, show(cert.get("run")))
         report.check(cert.get("issued_at") == ev.at, rel, "issued_at differs from the certificate leaf's time", ev.at, show(cert.get("issued_at")))
-        spec = specs.get(ev.run)
-        run = ledger.runs[ev.run]
-        if spec is not None:
-            gate = ledger.gates.get(run.gate)
-            version = spec["methodology"].get("version")
-            report.add(check_certificate(cert, spec, params.get(version) if isinstance(version, str) else None,
-                                         bool(gate and gate.public), run_paths.get(ev.run, ""), run.sha256), rel)
-            _check_published_records(s, r, cert, rel)
-            for k in ("subject", "gate", "methodology"):
-                report.check(same(cert.get(k), spec.get(k)), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)))
-            results = cert.get("results")
-            got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
-            report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got))
         fin = cert.get("finished_at")
+        run = ledger.runs[ev.run]
         report.check(is_time(fin) and run.at <= fin <= ev.at, rel, "finished_at must lie between the run's registration and the issue time", f"{run.at} ≤ finished_at ≤ {ev.at}", show(fin))
         verdicts[ev.run] = str(cert.get("verdict"))
+        expires = cert.get("expires_at")
+        if is_time(expires) and expires < _now():
+            report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+        spec = specs.get(ev.run)
+        if spec is None:
+            continue
+        gate = ledger.gates.get(run.gate)
+        public = bool(gate and gate.public)
+        version = spec["methodology"].get("version")
+        pinned = params.get(version) if isinstance(version, str) else None
+        report.add(check_certificate(cert, spec, pinned, public, run_paths.get(ev.run, ""), run.sha256), rel)
+        for k in ("subject", "gate", "methodology"):
+            report.check(same(cert.get(k), spec.get(k)), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)), where=k)
+        results = cert.get("results")
+        got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
+        report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got), where="results")
+        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+        if not (recheckable(cert) and got == spec["items"]) or pinned is None:
+            continue
+        found = recheck_certificate(cert, pinned, public, answers.answers(spec["items"]), details, record, len(spec["exclusion_rules"]))
+        report.add(found.problems, rel, checks=len(results) + 8)
+        report.asserted += found.asserted
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
             report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
 
 
-def _check_published_records(s: _Site, row: dict[str, Any], cert: dict[str, Any], rel: str) -> None:
-    """Published details documents and the grader record must hash to what the certificate says.
+def _now() -> str:
+    import datetime
 
-    When each is due (SPEC §6) comes with the scoring engine; what is published is checked now.
-    """
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _AnswerSource:
+    """The revealed answers of the items certificates use, read from their reveal files on
+    demand: a site may reveal a million items, and only those in runs are needed here."""
+
+    def __init__(self, s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]]) -> None:
+        used = {i for spec in specs.values() for i in spec["items"]}
+        rows = manifest["reveals"] if isinstance(manifest["reveals"], list) else []
+        self.paths = {r["id"]: r.get("path") for r in rows if isinstance(r, dict) and r.get("id") in used}
+        self.s = s
+        self.ledger = ledger
+        self.cache: dict[str, dict[str, Any] | None] = {}
+
+    def answer(self, item_id: str) -> dict[str, Any] | None:
+        if item_id in self.cache:
+            return self.cache[item_id]
+        value = None
+        commit = self.ledger.commit(item_id)
+        rel = self.paths.get(item_id)
+        if commit is not None and item_id in self.ledger.reveals and is_safe_path(rel):
+            try:
+                data = (self.s.root / rel).read_bytes()
+                if sha256_hex(data) == commit.commitment:  # _check_reveals reports any other case
+                    doc = parse_canonical(data)
+                    if not check_reveal_document(doc):
+                        value = doc["item"]["answer"]
+            except (OSError, FormatError):
+                value = None
+        if len(self.cache) > 50_000:
+            self.cache.clear()
+        self.cache[item_id] = value
+        return value
+
+    def answers(self, items: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for i in items:
+            a = self.answer(i)
+            if a is not None:
+                out[i] = a
+        return out
+
+
+def _published_records(
+    s: _Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """The details documents and grader record the manifest lists for a certificate, checked
+    against its hashes and against when each is due (SPEC §6): a details document once its
+    item is revealed, the grader record once every item is (at once on a public gate). One
+    published early would leak answers; one missing when due hides evidence."""
     report = s.report
-    details = row.get("details")
-    sealed = {r.get("details") for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("details"), str)}
-    if not isinstance(details, list):
-        report.check(False, MANIFEST_PATH, f"certificate {cert.get('serial')}: details must be a list of paths", found=show(details))
-        details = []
-    for path in details:
-        loaded = s.document(path, f"details of {cert.get('serial')}")
-        if loaded is not None:
-            digest = sha256_hex(loaded[0])
-            report.check(digest in sealed, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest)
-    record = row.get("grader_record")
-    if record is not None:
-        loaded = s.document(record, f"grader record of {cert.get('serial')}")
-        if loaded is not None:
-            want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-            report.check(sha256_hex(loaded[0]) == want, str(record), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0]))
+    serial = cert.get("serial")
+    results = [r for r in cert.get("results", []) if isinstance(r, dict)] if isinstance(cert.get("results"), list) else []
+    listed = row.get("details")
+    if not isinstance(listed, list):
+        report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
+        listed = []
+    by_hash = {r.get("details"): r for r in results if isinstance(r.get("details"), str)}
+    details: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for path in listed:
+        loaded = s.document(path, f"details of certificate {serial}")
+        if loaded is None:
+            continue
+        digest = sha256_hex(loaded[0])
+        sealed = by_hash.get(digest)
+        if not report.check(sealed is not None, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest):
+            continue
+        item = sealed.get("item")
+        report.check(item in ledger.reveals, str(path), f"details of {item} published while the item is sealed: they would reveal its answer", "published after the item's reveal", "published")
+        details[str(item)] = loaded[1]
+        order.append(str(item))
+    for r in results:
+        if isinstance(r.get("details"), str) and r.get("item") in ledger.reveals:
+            report.check(r.get("item") in details, MANIFEST_PATH, f"certificate {serial}: item {r.get('item')} is revealed but its details document is not published", "listed in details", "missing")
+    want_order = [r.get("item") for r in results if r.get("item") in details]
+    report.check(order == want_order, MANIFEST_PATH, f"certificate {serial}: details are listed in result order", show(want_order), show(order))
+    due = public or all(i in ledger.reveals for i in spec["items"])
+    path = row.get("grader_record")
+    record = None
+    if path is None:
+        report.check(not due, MANIFEST_PATH, f"certificate {serial}: the grader record is due but not published",
+                     "published (a public gate's at once, a secret gate's once every item is revealed)", "null")
+        return details, None
+    report.check(due, str(path), f"certificate {serial}: grader record published before every item of the certificate is revealed", "not yet published", "published")
+    loaded = s.document(path, f"grader record of {serial}")
+    if loaded is not None:
+        want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+        if report.check(sha256_hex(loaded[0]) == want, str(path), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0])):
+            record = loaded[1] if isinstance(loaded[1], dict) else None
+    return details, record
 
 
 def _site_key(report: Report) -> bytes:
