@@ -321,8 +321,24 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
     example = next((i for i in ctx.revealed if i.reason == "retired"), ctx.revealed[0] if ctx.revealed else None)
     w.write_text(layout.VERIFY_PAGE, r.page(
         "verify.html", layout.VERIFY_PAGE, "Verify it yourself", layout.MANIFEST,
-        vkey=key.vkey, example=example,
+        vkey=key.vkey, example=example, cert_example=_certificate_example(ctx),
     ))
+
+
+def _certificate_example(ctx: SiteContext) -> dict[str, str] | None:
+    """A certificate for the "by hand" commands of the verify page: one with a published
+    details document if there is one, so the page can show a sealed result being opened."""
+    with_details = next((c for c in ctx.certificates if c.details), None)
+    cert = with_details or (ctx.certificates[0] if ctx.certificates else None)
+    if cert is None:
+        return None
+    out = {"serial": cert.serial, "path": layout.certificate(cert.serial), "page": layout.certificate_page(cert.serial),
+           "sha256": ctx.ledger.certificates[cert.serial].sha256}
+    if with_details is not None:
+        item, record = next(iter(cert.details.items()))
+        out |= {"item": item, "details_path": record.path,
+                "details_sha256": next(r["details"] for r in cert.doc["results"] if r["item"] == item)}
+    return out
 
 
 def _write_runs_and_certificates(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Progress | None = None) -> None:

@@ -7,7 +7,7 @@ SHARED="${SHARED:-../shared}"
 SITE="${1:-public}"
 PY=.venv/bin/python
 echo "== check_site.py (cryptography + rfc8785, independent of this project)"
-$PY "$SHARED/conformance/check_site.py" "$SITE"
+$PY "$SHARED/conformance/check_site.py" "$SITE" --certificates
 if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/golang.org/x/mod ]; then
   echo "== Go: golang.org/x/mod/sumdb/note and sumdb/tlog"
   tmp=$(mktemp -d)
