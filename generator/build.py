@@ -325,7 +325,7 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
     ))
 
 
-def _certificate_example(ctx: SiteContext) -> dict[str, str] | None:
+def _certificate_example(ctx: SiteContext) -> dict[str, str | None] | None:
     """A certificate for the "by hand" commands of the verify page: one with a published
     details document if there is one, so the page can show a sealed result being opened."""
     with_details = next((c for c in ctx.certificates if c.details), None)
@@ -333,7 +333,7 @@ def _certificate_example(ctx: SiteContext) -> dict[str, str] | None:
     if cert is None:
         return None
     out = {"serial": cert.serial, "path": layout.certificate(cert.serial), "page": layout.certificate_page(cert.serial),
-           "sha256": ctx.ledger.certificates[cert.serial].sha256}
+           "sha256": ctx.ledger.certificates[cert.serial].sha256, "item": None}
     if with_details is not None:
         item, record = next(iter(cert.details.items()))
         out |= {"item": item, "details_path": record.path,
