@@ -29,6 +29,7 @@ from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.ledgerfile import appending, event_time, write_new_file
 from generator.runs import load_spec, methodology_params
+from generator.sources import read_text
 from generator.verify import (
     MAX_SAFE_INTEGER,
     REPORTED_SIMILARITY_RE,
@@ -38,6 +39,8 @@ from generator.verify import (
     Ledger,
     Problem,
     RunEvent,
+    _pairs_without_duplicates,
+    _reject_constant,
     band_score,
     build_open_result,
     check_certificate,
@@ -74,20 +77,8 @@ def _int_or_number(text: str) -> Any:
     return int(text)
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise FormatError(f"duplicate key {dup!r}")
-    return result
-
-
-def _no_constant(name: str) -> Any:
-    raise FormatError(f"{name} is not valid JSON")
-
-
-_RESULTS_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=JsonNumber, parse_int=_int_or_number, parse_constant=_no_constant)
+_RESULTS_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_without_duplicates, parse_float=JsonNumber, parse_int=_int_or_number,
+                                    parse_constant=_reject_constant)
 _SKIPPER = json.JSONDecoder(parse_float=str, parse_int=str, parse_constant=str)
 _WS = " \t\n\r"
 
@@ -145,14 +136,7 @@ class RunResults:
 
 def read_results(path: Path, file: str) -> RunResults:
     """Parse a results file strictly, keeping the grader's proposal as written."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError([problem(file, "file is missing")]) from None
-    except OSError as e:
-        raise InputError([problem(file, f"cannot read: {e.strerror}")]) from None
-    except UnicodeDecodeError as e:
-        raise InputError([problem(file, f"not valid UTF-8 at byte {e.start}")]) from None
+    text = read_text(path, file)
     try:
         doc = _RESULTS_DECODER.decode(text)
         loads_strict(json.dumps(_plain(doc)).encode())  # lone surrogates

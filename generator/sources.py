@@ -94,9 +94,11 @@ def parse_yaml(text: str, file: str) -> Any:
 
 
 def read_text(path: Path, display: str | None = None) -> str:
+    """A file's text, exactly: UTF-8, no newline translation (a grader's proposal is kept as
+    written, byte for byte)."""
     name = display or str(path)
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise InputError([problem(name, "file is missing")]) from None
     except UnicodeDecodeError as e:

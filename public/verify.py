@@ -2607,15 +2607,9 @@ GRADER_RECORD_KEYS = ("type", "v", "serial", "salt", "proposed_json", "rationale
 
 def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> list[Problem]:
     """A published details document against the sealed result whose hash it matched."""
-    problems = check_keys(doc, DETAILS_KEYS)
+    problems = _salted_document_problems(doc, "result-details", DETAILS_KEYS, serial)
     if not isinstance(doc, dict):
         return problems
-    if doc.get("type") != "result-details" or not _is_v1(doc):
-        problems.append(Problem("wrong type or version", expected='"result-details", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
-    if doc.get("serial") != serial:
-        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
-    if not is_hex64(doc.get("salt")):
-        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
     r = doc.get("result")
     if isinstance(r, dict):
         for k in ("item", "status"):
@@ -2624,16 +2618,24 @@ def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> lis
     return problems
 
 
-def check_grader_record(doc: Any, serial: str) -> list[Problem]:
-    problems = check_keys(doc, GRADER_RECORD_KEYS)
+def _salted_document_problems(doc: Any, kind: str, keys: tuple[str, ...], serial: str) -> list[Problem]:
+    """The members, type, serial and salt of a certificate's details document or grader record."""
+    problems = check_keys(doc, keys)
     if not isinstance(doc, dict):
         return problems
-    if doc.get("type") != "grader-record" or not _is_v1(doc):
-        problems.append(Problem("wrong type or version", expected='"grader-record", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if doc.get("type") != kind or not _is_v1(doc):
+        problems.append(Problem("wrong type or version", expected=f'"{kind}", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
     if doc.get("serial") != serial:
         problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
     if not is_hex64(doc.get("salt")):
         problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    return problems
+
+
+def check_grader_record(doc: Any, serial: str) -> list[Problem]:
+    problems = _salted_document_problems(doc, "grader-record", GRADER_RECORD_KEYS, serial)
+    if not isinstance(doc, dict):
+        return problems
     if not (doc.get("proposed_json") is None or isinstance(doc.get("proposed_json"), str)):
         problems.append(Problem("the proposal is kept as its JSON text, or null", where="proposed_json", found=show(doc.get("proposed_json"))))
     return problems

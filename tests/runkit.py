@@ -36,6 +36,24 @@ def run_spec(paths: Paths, run_id: str, gate: str, items: list[str], **over: Any
     return spec
 
 
+def snapshot(paths: Paths) -> dict[str, bytes | None]:
+    """Every file (bytes) and directory (None) under the data and private trees: a refused
+    command must leave both exactly as they were."""
+    out: dict[str, bytes | None] = {}
+    for root in (paths.data, paths.private):
+        for p in sorted(root.rglob("*")):
+            out[str(p)] = p.read_bytes() if p.is_file() else None
+    return out
+
+
+def named(err: Any, text: str, where: str | None = None) -> None:
+    """Some problem of the InputError `err` says `text` (and sits at `where`, when given)."""
+    hits = [p for p in err.problems if text in p.message]
+    assert hits, err.describe()
+    if where is not None:
+        assert any(p.where == where for p in hits), err.describe()
+
+
 def write_json(path: Path, value: Any, raw: str | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(raw if raw is not None else json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from runkit import CERT_AT, RUN_AT, run_spec
 
 from generator import canonical
 from generator.build import build
@@ -19,31 +20,8 @@ from generator.errors import InputError
 from generator.ledgerfile import appending
 from generator.verify import sha256_hex
 
-RUN_AT = "2026-03-01T00:00:00Z"
-CERT_AT = "2026-03-02T00:00:00Z"
 
-
-def methodology_pin(paths: Paths) -> dict[str, str]:
-    data = (paths.methodology_dir / "2026.1.json").read_bytes()
-    return {"version": "2026.1", "sha256": sha256_hex(data)}
-
-
-def run_spec(paths: Paths, run_id: str, gate: str, items: list[str], **over: Any) -> dict[str, Any]:
-    spec = {
-        "type": "run-spec", "v": 1, "id": run_id, "previous_run": None,
-        "subject": {"name": "Extractor", "version": "1.0", "organization": "Acme AI"},
-        "gate": gate, "question": "Does Extractor 1.0 extract customer-message fields reliably?",
-        "items": items, "budget": {"max_tokens_per_item": 4096}, "repetitions": 1,
-        "metrics": ["pass_rate"], "exclusion_rules": ["The item's message is not in a supported language."],
-        "methodology": methodology_pin(paths),
-        "judge": {"provider": "Independent Grading Co", "model": "grader-large", "version": "3",
-                  "rubric_sha256": "ab" * 32, "seed": 7},
-    }
-    spec.update(over)
-    return spec
-
-
-def register(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> None:
+def register_by_hand(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> None:
     data = canonical.dumps(spec)
     paths.runs_dir.mkdir(parents=True, exist_ok=True)
     (paths.runs_dir / f"{spec['id']}.json").write_bytes(data)
@@ -52,7 +30,7 @@ def register(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> None:
                      "subject": spec["subject"], "gate": spec["gate"], "at": at}])
 
 
-def certify(paths: Paths, spec: dict[str, Any], serial: str, at: str = CERT_AT, **over: Any) -> dict[str, Any]:
+def certify_by_hand(paths: Paths, spec: dict[str, Any], serial: str, at: str = CERT_AT, **over: Any) -> dict[str, Any]:
     n = len(spec["items"])
     cert = {
         "type": "certificate", "v": 1, "serial": serial, "run": spec["id"], "issued_at": at, "expires_at": None,
@@ -95,8 +73,8 @@ def certify(paths: Paths, spec: dict[str, Any], serial: str, at: str = CERT_AT, 
 def test_the_build_refuses_a_malformed_certificate(make_program: Callable[..., Paths], over: dict[str, Any], where: str, message: str) -> None:
     paths = make_program(public_items=3, secret_items=0, retired=0)
     spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])
-    register(paths, spec)
-    certify(paths, spec, "cert-001", **over)
+    register_by_hand(paths, spec)
+    certify_by_hand(paths, spec, "cert-001", **over)
     with pytest.raises(InputError) as e:
         build(paths, paths.data.parent / "public")
     assert any(message in p.message and p.where.startswith(where) and p.file.endswith("cert-001.json") for p in e.value.problems), e.value.describe()
@@ -107,8 +85,8 @@ def test_summary_counts_must_add_up(make_program: Callable[..., Paths]) -> None:
 
     paths = make_program(public_items=3, secret_items=0, retired=0)
     spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])
-    register(paths, spec)
-    cert = certify(paths, spec, "cert-001")
+    register_by_hand(paths, spec)
+    cert = certify_by_hand(paths, spec, "cert-001")
     params = json.loads((paths.methodology_dir / "2026.1.json").read_text())
     good = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical.dumps(spec)))
     assert good == []

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import item
-from runkit import CERT_AT, RUN_AT, certify, register, results, run_spec, scored
+from runkit import CERT_AT, RUN_AT, certify, named, register, results, run_spec, scored, snapshot
 
 from generator.build import build
 from generator.datadir import Paths
@@ -22,15 +22,6 @@ from generator.verify import loads_strict, verify_site
 
 ITEMS = ["a-001", "a-002"]
 CRITICAL_TEXT = item("a-crit", "a", name={"kind": "text", "tier": "critical", "value": "Ada Lovelace"})
-
-
-def snapshot(paths: Paths) -> dict[str, bytes | None]:
-    """Every file (bytes) and directory (None) under the data and private trees."""
-    out: dict[str, bytes | None] = {}
-    for root in (paths.data, paths.private):
-        for p in sorted(root.rglob("*")):
-            out[str(p)] = p.read_bytes() if p.is_file() else None
-    return out
 
 
 def refused(paths: Paths, doc: dict[str, Any] | None = None, raw: str | None = None, **kw: Any) -> InputError:
@@ -42,14 +33,6 @@ def refused(paths: Paths, doc: dict[str, Any] | None = None, raw: str | None = N
     assert paths.ledger_file.read_bytes() == ledger
     assert snapshot(paths) == before
     return e.value
-
-
-def named(err: InputError, text: str, where: str | None = None) -> None:
-    """Some problem of `err` says `text` (and sits at `where`, when given)."""
-    hits = [p for p in err.problems if text in p.message]
-    assert hits, err.describe()
-    if where is not None:
-        assert any(p.where == where for p in hits), err.describe()
 
 
 @pytest.fixture

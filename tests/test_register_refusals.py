@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from runkit import certify, methodology_pin, register, results, run_spec, scored
+from runkit import certify, methodology_pin, named, register, results, run_spec, scored, snapshot
 
 from generator.cli import main
 from generator.datadir import Paths
@@ -23,15 +23,6 @@ from generator.verify import loads_strict
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 LATER = "2026-03-03T00:00:00Z"
-
-
-def snapshot(paths: Paths) -> dict[str, bytes | None]:
-    """Every file (bytes) and directory (None) under the data and private trees."""
-    out: dict[str, bytes | None] = {}
-    for root in (paths.data, paths.private):
-        for p in sorted(root.rglob("*")):
-            out[str(p)] = p.read_bytes() if p.is_file() else None
-    return out
 
 
 def refused(paths: Paths, spec: dict[str, Any] | None = None, raw: str | None = None) -> InputError:
@@ -51,14 +42,6 @@ def refused(paths: Paths, spec: dict[str, Any] | None = None, raw: str | None = 
     assert paths.ledger_file.read_bytes() == ledger
     assert snapshot(paths) == before
     return e.value
-
-
-def named(err: InputError, text: str, where: str | None = None) -> None:
-    """Some problem of `err` says `text` (and sits at `where`, when given)."""
-    hits = [p for p in err.problems if text in p.message]
-    assert hits, err.describe()
-    if where is not None:
-        assert any(p.where == where for p in hits), err.describe()
 
 
 def certified(paths: Paths, run_id: str, items: list[str], at: str) -> None:

@@ -70,6 +70,16 @@ def test_the_proposal_is_kept_as_written(make_program: Callable[..., Paths]) -> 
     assert record["proposed_json"] == "90.0"
 
 
+def test_a_compound_proposal_is_kept_byte_for_byte(make_program: Callable[..., Paths]) -> None:
+    """"As written" includes the whitespace inside the value, line ends too (SPEC §6)."""
+    paths = make_program(public_items=2, secret_items=0, retired=0)
+    register(paths, run_spec(paths, "run-001", "a", ["a-001", "a-002"]))
+    raw = json.dumps(results("run-001", [scored("a-001"), scored("a-002")])).replace('"proposed_score": 90', '"proposed_score": [97,\r\n 98]')
+    assert certify(paths, raw=raw).score_rule == "midpoint-fallback"
+    record = loads_strict((paths.data / "certificates/run-001/grader-record.json").read_bytes())
+    assert record["proposed_json"] == "[97,\r\n 98]"
+
+
 def test_secret_gate_results_are_sealed_until_retired(make_program: Callable[..., Paths]) -> None:
     paths = make_program(public_items=1, secret_items=12, retired=0)
     register(paths, run_spec(paths, "run-s", "b", SECRET10))
