@@ -336,8 +336,10 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
 
     Checks SHA256SUMS and its signature, every file, canonical form, the keys, the checkpoint
     and its Merkle root, the ledger's rules, every reveal against its commitment, the
-    commitment list, methodology, runs and certificates. Exit status 0 if every check passed,
-    1 if any failed, 2 if the site could not be read.
+    commitment list, methodology and run specs, and recomputes every certificate (item scores,
+    rates, interval, grades, band, score, verdict) from its results, published details and
+    grader record, saying what it could only take as asserted. Exit status 0 if every check
+    passed, 1 if any failed, 2 if the site could not be read.
     """
     try:
         report = verify_site(site, key)

@@ -4,12 +4,14 @@
     python verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
-recomputes what follows from it. Needs only Python 3.11+ and PyNaCl (`pip install pynacl`).
+recomputes what follows from it, every certificate's scores, grades and verdict included.
+Needs only Python 3.11+ and PyNaCl (`pip install pynacl`).
 Exit status: 0 every check passed, 1 at least one failed, 2 the site could not be read or the
 arguments are wrong.
 
 This file is published byte for byte inside every site, and the generator imports its hashing,
-signature and proof code, so a site can never publish a proof this file rejects. For that
+signature, proof and scoring code, so a site can never publish a proof or a score this file
+rejects. For that
 reason it must stay standalone: the standard library and PyNaCl, nothing else.
 """
 from __future__ import annotations
@@ -2966,7 +2968,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
-        "ledger rule and reveal. Needs only Python 3.11+ and PyNaCl.",
+        "ledger rule and reveal, and every certificate recomputed. Needs only Python 3.11+ and PyNaCl.",
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
         "could not be read or the arguments are wrong.",
     )
