@@ -131,7 +131,7 @@ def _numbers(value: Any, where: str) -> list[tuple[str, str]]:
 class RunResults:
     doc: dict[str, Any]
     proposed_json: str | None
-    rationale: Any  # None when missing (or null)
+    rationale: Any  # as received; [] when missing
 
 
 def read_results(path: Path, file: str) -> RunResults:
@@ -148,7 +148,9 @@ def read_results(path: Path, file: str) -> RunResults:
         raise InputError([problem(file, "must be a run-results object (SPEC §6)", found=type(doc).__name__)])
     grader = doc.get("grader")
     proposed = raw_member_text(text, ("grader", "proposed_score")) if isinstance(grader, dict) else None
-    rationale = grader.get("rationale") if isinstance(grader, dict) else None
+    # A missing rationale counts as no elements (SPEC §5) and is recorded as []; anything
+    # received, null included, is recorded as it came and judged by keep_bullets.
+    rationale = grader.get("rationale", []) if isinstance(grader, dict) else []
     return RunResults(doc, proposed, rationale)
 
 
@@ -191,12 +193,13 @@ def _check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dic
     twice = sorted(i for i, n in Counter(x for x in named if isinstance(x, str)).items() if n > 1)
     if twice:
         problems.append(Problem(f"results name item(s) more than once: {', '.join(twice)}", where="results"))
-    missing = [i for i in items if i not in named]
+    named_ids = {x for x in named if isinstance(x, str)}
+    missing = [i for i in items if i not in named_ids]
     if missing:
         problems.append(Problem(f"no result for item(s) of the run spec: {', '.join(missing[:20])}{' …' if len(missing) > 20 else ''}", where="results",
                                 expected="exactly one result per run-spec item"))
     spec_items = set(items)
-    extra = [show(_plain(x)) for x in named if x not in spec_items]
+    extra = [show(_plain(x)) for x in named if not isinstance(x, str) or x not in spec_items]
     if extra:
         problems.append(Problem(f"results for item(s) not in the run spec: {', '.join(extra[:20])}", where="results"))
     rules = spec["exclusion_rules"]
@@ -239,7 +242,7 @@ def _check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dic
             name = f.get("name")
             if isinstance(name, str):
                 fw = f"{w}.fields[{j}] ({name})"
-            if name not in answer:
+            if not isinstance(name, str) or name not in answer:
                 problems.append(Problem(f"names a field the item's answer lacks: {show(_plain(name))}", where=f"{fw}.name", expected=", ".join(sorted(answer))))
                 continue
             if name in seen:
@@ -368,9 +371,11 @@ def _decide(
                                 expected=f"{run.at} ≤ finished_at ≤ {when}", found=finished))
     public = ledger.gates[run.gate].public
     problems += [p.at(file) for p in _check_results_shape(doc, spec, answers)]
-    if res.rationale is not None:
-        for nw, ntext in _numbers(res.rationale, "grader.rationale"):
-            problems.append(problem(file, "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as received", nw, found=ntext))
+    bad = _numbers(res.rationale, "grader.rationale")
+    for nw, ntext in bad:
+        problems.append(problem(file, "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as received", nw, found=ntext))
+    if not bad:
+        problems += [p.at(file) for p in number_rule_problems(res.rationale, "grader.rationale")]
     if len(problems) > before:
         return None
 

@@ -17,7 +17,7 @@ from generator.datadir import Paths
 from generator.errors import problem
 from generator.runs import load_spec
 from generator.site import read_document
-from generator.verify import Ledger, Problem, sha256_hex
+from generator.verify import Ledger, Problem, recheckable, sha256_hex
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,10 @@ def due_documents(paths: Paths, ledger: Ledger, revealed: Container[str], proble
             continue
         cert = certificate_document(paths, ledger, cert_ev.serial, problems)
         if cert is None:
+            continue
+        if not recheckable(cert) or any(not isinstance(r.get("details"), str) for r in cert["results"]):
+            problems.append(problem(paths.show(paths.certificates_dir / f"{cert_ev.serial}.json"),
+                                    "a secret-gate certificate without the sealed results of SPEC §6; run 'transparency build' to see why"))
             continue
         serial = cert_ev.serial
         for r in cert["results"]:

@@ -26,6 +26,7 @@ from generator.verify import (
     Ledger,
     MerkleStream,
     Problem,
+    certificate_binding_problems,
     check_certificate,
     check_methodology,
     check_reveal_document,
@@ -316,9 +317,14 @@ def _gather_runs(
         data, doc = loaded
         file = paths.show(path)
         public = ledger.gates[run.gate].public
-        found = check_certificate(doc, spec, pinned, public, layout.run_spec(run.id), run.sha256)
+        found = certificate_binding_problems(doc, cert, run, spec) if isinstance(doc, dict) else [problem(file, "a certificate must be an object")]
+        found += check_certificate(doc, spec, pinned, public, layout.run_spec(run.id), run.sha256)
         problems += [p.at(file) for p in found]
-        if not recheckable(doc):
+        if not recheckable(doc) or doc["serial"] != cert.serial:
+            # Already refused; its folder's files are not reported again as strays.
+            folder = paths.certificates_dir / cert.serial
+            if folder.is_dir():
+                due.update(f for f in folder.rglob("*") if f.is_file())
             continue
         due.update(_due_paths(paths, ledger, doc, spec, public))
         details, record = _gather_records(paths, ledger, doc, spec, public, problems)

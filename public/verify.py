@@ -1314,9 +1314,8 @@ def band_score(proposed_json: str | None, band: Sequence[int]) -> tuple[int, str
 
 
 def keep_bullets(rationale: Any, scored_ids: Container[str]) -> tuple[list[Any], int]:
-    """The rationale bullets kept, and how many were dropped. None is a missing rationale."""
-    if rationale is None:
-        return [], 0
+    """The rationale bullets kept, and how many were dropped. A rationale that is not a list
+    (null included) is one dropped element; a missing one is recorded as []."""
     if not isinstance(rationale, list):
         return [], 1
     kept = [b for b in rationale if _is_grounded_bullet(b, scored_ids)]
@@ -2503,6 +2502,8 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
             if not isinstance(f, dict):
                 continue
             names.append(f.get("name"))
+            if not (isinstance(f.get("name"), str) and f["name"]):
+                problems.append(Problem("a field name is a non-empty string", where=f"{fw}.name", found=show(f.get("name"))))
             if f.get("kind") not in KINDS or f.get("tier") not in TIERS:
                 problems.append(Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}"))
             sim = f.get("similarity")
@@ -2649,11 +2650,12 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params
     recomputed pass (None if the result is too malformed to score)."""
     problems: list[Problem] = []
     fields = r.get("fields") if isinstance(r.get("fields"), list) else []
-    if answer is not None:
-        names = [f.get("name") for f in fields if isinstance(f, dict)]
-        if sorted(map(str, names)) != sorted(answer) or len(names) != len(fields):
-            problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
-            answer = None
+    names = [f.get("name") if isinstance(f, dict) else None for f in fields]
+    if not all(isinstance(n, str) for n in names):
+        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(names))], None
+    if answer is not None and sorted(names) != sorted(answer):
+        problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
+        return problems, None
     scored: list[tuple[str, str, Fraction]] = []
     for j, f in enumerate(fields):
         if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
@@ -2686,6 +2688,32 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params
         why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
         problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
     return problems, s.passed
+
+
+def certificate_binding_problems(cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None) -> list[Problem]:
+    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
+    times, and the subject, gate, methodology and items of the registered run."""
+    p: list[Problem] = []
+    if cert.get("type") != "certificate" or not _is_v1(cert):
+        p.append(Problem("wrong type or version", where="type", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
+    for k, want in (("serial", ev.serial), ("run", ev.run)):
+        if cert.get(k) != want:
+            p.append(Problem(f"{k} differs from the ledger", where=k, expected=want, found=show(cert.get(k))))
+    if cert.get("issued_at") != ev.at:
+        p.append(Problem("issued_at differs from the certificate leaf's time", where="issued_at", expected=ev.at, found=show(cert.get("issued_at"))))
+    fin = cert.get("finished_at")
+    if not (is_time(fin) and run.at <= fin <= ev.at):
+        p.append(Problem("finished_at must lie between the run's registration and the issue time", where="finished_at", expected=f"{run.at} ≤ finished_at ≤ {ev.at}", found=show(fin)))
+    if spec is None:
+        return p
+    for k in ("subject", "gate", "methodology"):
+        if not same(cert.get(k), spec.get(k)):
+            p.append(Problem(f"{k} differs from the run spec's", where=k, expected=show(spec.get(k)), found=show(cert.get(k))))
+    results = cert.get("results")
+    got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
+    if got != spec["items"]:
+        p.append(Problem("results do not name the run spec's items in its order", where="results", expected=show(spec["items"]), found=show(got)))
+    return p
 
 
 def recheckable(cert: Any) -> bool:
@@ -2752,6 +2780,9 @@ def recheck_certificate(
             out.problems += problems
             passed += bool(ok)
     summary = cert["summary"]
+    if unknown and not passed <= summary["passed"] <= passed + unknown:
+        out.problems.append(Problem("passed cannot be: the published results already show how many pass, and only the sealed ones are unknown",
+                                    where="summary.passed", expected=f"{passed} to {passed + unknown}", found=show(summary["passed"])))
     if unknown:
         passed = summary["passed"]
         out.asserted.append(f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the certificate states; "
@@ -2794,57 +2825,60 @@ def _check_certificates(
     answers = _AnswerSource(s, manifest, ledger, specs)
     verdicts: dict[str, str] = {}
     for r in rows:
-        serial = r.get("serial")
-        ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
-        report.add(check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"), MANIFEST_PATH)
-        if ev is None:
-            continue
-        report.check(r.get("run") == ev.run, MANIFEST_PATH, f"certificate {serial}: run differs from the ledger", ev.run, show(r.get("run")))
-        loaded = s.document(r.get("path"), f"certificate {serial}")
-        if loaded is None:
-            continue
-        data, cert = loaded
-        rel = str(r.get("path"))
-        s.signed(rel, data, _site_key(report), f"certificate {serial}")
-        digest = sha256_hex(data)
-        report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
-        if not isinstance(cert, dict):
-            report.check(False, rel, "a certificate must be an object")
-            continue
-        report.check(cert.get("type") == "certificate" and _is_v1(cert), rel, "wrong type or version", '"certificate", v 1', show(cert.get("type")))
-        report.check(cert.get("serial") == serial, rel, "serial differs from the ledger", serial, show(cert.get("serial")))
-        report.check(cert.get("run") == ev.run, rel, "run differs from the ledger", ev.run, show(cert.get("run")))
-        report.check(cert.get("issued_at") == ev.at, rel, "issued_at differs from the certificate leaf's time", ev.at, show(cert.get("issued_at")))
-        fin = cert.get("finished_at")
-        run = ledger.runs[ev.run]
-        report.check(is_time(fin) and run.at <= fin <= ev.at, rel, "finished_at must lie between the run's registration and the issue time", f"{run.at} ≤ finished_at ≤ {ev.at}", show(fin))
-        verdicts[ev.run] = str(cert.get("verdict"))
-        expires = cert.get("expires_at")
-        if is_time(expires) and expires < _now():
-            report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
-        spec = specs.get(ev.run)
-        if spec is None:
-            continue
-        gate = ledger.gates.get(run.gate)
-        public = bool(gate and gate.public)
-        version = spec["methodology"].get("version")
-        pinned = params.get(version) if isinstance(version, str) else None
-        report.add(check_certificate(cert, spec, pinned, public, run_paths.get(ev.run, ""), run.sha256), rel)
-        for k in ("subject", "gate", "methodology"):
-            report.check(same(cert.get(k), spec.get(k)), rel, f"{k} differs from the run spec's", show(spec.get(k)), show(cert.get(k)), where=k)
-        results = cert.get("results")
-        got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
-        report.check(got == spec["items"], rel, "results do not name the run spec's items in its order", show(spec["items"]), show(got), where="results")
-        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-        if not (recheckable(cert) and got == spec["items"]) or pinned is None:
-            continue
-        found = recheck_certificate(cert, pinned, public, answers.answers(spec["items"]), details, record, len(spec["exclusion_rules"]))
-        report.add(found.problems, rel, checks=len(results) + 8)
-        report.asserted += found.asserted
+        try:
+            _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts)
+        except Exception as e:  # one hostile certificate must not stop the others being checked
+            report.check(False, MANIFEST_PATH, f"certificate {show(r.get('serial'))} could not be checked: it holds a value of an unexpected shape "
+                         f"({type(e).__name__}: {str(e)[:200]})")
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
             report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
+
+
+def _check_one_certificate(
+    s: _Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
+    run_paths: dict[str, Any], answers: _AnswerSource, verdicts: dict[str, str],
+) -> None:
+    report = s.report
+    serial = r.get("serial")
+    ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
+    report.add(check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"), MANIFEST_PATH)
+    if ev is None:
+        return
+    report.check(r.get("run") == ev.run, MANIFEST_PATH, f"certificate {serial}: run differs from the ledger", ev.run, show(r.get("run")))
+    loaded = s.document(r.get("path"), f"certificate {serial}")
+    if loaded is None:
+        return
+    data, cert = loaded
+    rel = str(r.get("path"))
+    s.signed(rel, data, _site_key(report), f"certificate {serial}")
+    digest = sha256_hex(data)
+    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
+    if not isinstance(cert, dict):
+        report.check(False, rel, "a certificate must be an object")
+        return
+    run = ledger.runs[ev.run]
+    spec = specs.get(ev.run)
+    bound = report.add(certificate_binding_problems(cert, ev, run, spec), rel, checks=9)
+    verdicts[ev.run] = str(cert.get("verdict"))
+    expires = cert.get("expires_at")
+    if is_time(expires) and expires < _now():
+        report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+    if spec is None:
+        return
+    gate = ledger.gates.get(run.gate)
+    public = bool(gate and gate.public)
+    version = spec["methodology"].get("version")
+    pinned = params.get(version) if isinstance(version, str) else None
+    report.add(check_certificate(cert, spec, pinned, public, run_paths.get(ev.run, ""), run.sha256), rel)
+    details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+    if not (bound and recheckable(cert)) or pinned is None:
+        return
+    results = cert["results"]
+    found = recheck_certificate(cert, pinned, public, answers.answers(spec["items"]), details, record, len(spec["exclusion_rules"]))
+    report.add(found.problems, rel, checks=len(results) + 8)
+    report.asserted += found.asserted
 
 
 def _now() -> str:
@@ -2860,7 +2894,7 @@ class _AnswerSource:
     def __init__(self, s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]]) -> None:
         used = {i for spec in specs.values() for i in spec["items"]}
         rows = manifest["reveals"] if isinstance(manifest["reveals"], list) else []
-        self.paths = {r["id"]: r.get("path") for r in rows if isinstance(r, dict) and r.get("id") in used}
+        self.paths = {r["id"]: r.get("path") for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"] in used}
         self.s = s
         self.ledger = ledger
         self.cache: dict[str, dict[str, Any] | None] = {}
@@ -2903,7 +2937,7 @@ def _published_records(
     published early would leak answers; one missing when due hides evidence."""
     report = s.report
     serial = cert.get("serial")
-    results = [r for r in cert.get("results", []) if isinstance(r, dict)] if isinstance(cert.get("results"), list) else []
+    results = [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)] if isinstance(cert.get("results"), list) else []
     listed = row.get("details")
     if not isinstance(listed, list):
         report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))

@@ -56,6 +56,7 @@ def forked_build(paths: Paths, out: Path, monkeypatch: pytest.MonkeyPatch) -> Re
     with monkeypatch.context() as m:
         m.setattr(generator.site, "recheck_certificate", lambda *a, **k: Recheck())
         m.setattr(generator.site, "check_certificate", lambda *a, **k: [])
+        m.setattr(generator.site, "certificate_binding_problems", lambda *a, **k: [])
         ctx = generator.site.gather(paths)
         write_site(ctx, SiteWriter(out))
     return verify_site(out)
@@ -214,3 +215,45 @@ def test_the_real_build_refuses_a_tampered_sealed_certificate(secret_run: Paths,
     with pytest.raises(InputError) as e:
         build(secret_run, tmp_path / "site")
     assert any(p.file.endswith("certificates/run-s.json") and p.where == "verdict" for p in e.value.problems), e.value.describe()
+
+
+def test_a_field_name_that_is_not_a_string_is_no_escape(public_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A field renamed to a non-string could dodge the comparison with the revealed answer and
+    so the recomputation of its similarity; the verifier refuses the name itself."""
+
+    def mutate(cert: dict[str, Any]) -> None:
+        field = cert["results"][0]["fields"][0]
+        field["name"], field["output"] = 1, "wrong"
+
+    forge(public_run, "run-001", mutate)
+    report = forked_build(public_run, tmp_path / "site", monkeypatch)
+    assert any(f.where == "results[0].fields[0].name" and "non-empty string" in f.message for f in report.failures), report.render()
+
+
+def test_a_sealed_pass_count_below_what_the_details_show_fails(secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With five passing results opened, a summary claiming two passes cannot be taken on
+    trust, even while the other five are sealed."""
+    retire_items(secret_run, SECRET10[:5], "Retired.", "2026-03-10T00:00:00Z")
+
+    def mutate(cert: dict[str, Any]) -> None:
+        g = grade_counts(Counter(r["status"] for r in cert["results"]), 2, loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes()))
+        cert["summary"] = g.summary
+        cert["grade"], cert["band"], cert["worst_case_grade"], cert["best_case_grade"], cert["verdict"] = (
+            g.grade, g.band, g.worst_case_grade, g.best_case_grade, g.verdict)
+        cert["score"], cert["score_rule"] = band_score("97", g.band)
+
+    forge(secret_run, "run-s", mutate)
+    failure = failure_at(forked_build(secret_run, tmp_path / "site", monkeypatch), "summary.passed")
+    assert (failure.expected, failure.found) == ("5 to 10", "2")
+
+
+def test_one_hostile_certificate_does_not_stop_the_others_being_checked(make_program: Callable[..., Paths], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = make_program(public_items=2, secret_items=0, retired=0)
+    register(paths, run_spec(paths, "run-001", "a", ["a-001"]))
+    certify(paths, results("run-001", [scored("a-001")]))
+    register(paths, run_spec(paths, "run-002", "a", ["a-002"], previous_run="run-001"), "2026-03-03T00:00:00Z")
+    certify(paths, results("run-002", [scored("a-002")], finished_at="2026-03-03T12:00:00Z"), at="2026-03-04T00:00:00Z")
+    forge(paths, "run-001", setter("results.0.item", ["a-001"]))
+    forge(paths, "run-002", setter("verdict", "not-certified"))
+    report = forked_build(paths, tmp_path / "site", monkeypatch)
+    assert any(f.where == "verdict" and f.found == '"not-certified"' for f in report.failures), report.render()

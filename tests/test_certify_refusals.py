@@ -231,3 +231,15 @@ def test_finished_at_may_equal_both_ends(prog: Paths) -> None:
     """The bounds are inclusive: registration = finished_at = issue time is accepted."""
     certify(prog, results("run-001", ok_rows(), finished_at=RUN_AT), at=RUN_AT)
     assert loads_strict((prog.certificates_dir / "run-001.json").read_bytes())["finished_at"] == RUN_AT
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["results"][0].update(item=["a-001"]), "results for item(s) not in the run spec"),
+    (lambda d: d["results"][0]["fields"][0].update(name=["account_number"]), "names a field the item's answer lacks"),
+    (lambda d: d["grader"].update(rationale=[{"\U0001F600": 1}]), "object key outside the Basic Multilingual Plane"),
+], ids=["item-is-a-list", "field-name-is-a-list", "rationale-key-beyond-the-bmp"])
+def test_hostile_shapes_are_refused_not_crashed_on(prog: Paths, change: Callable[[dict[str, Any]], None], message: str) -> None:
+    """Values of a type nobody expects get a clear refusal, never a traceback."""
+    doc = results("run-001", [scored("a-001"), scored("a-002")])
+    change(doc)
+    named(refused(prog, doc), message)

@@ -70,6 +70,27 @@ def test_the_proposal_is_kept_as_written(make_program: Callable[..., Paths]) -> 
     assert record["proposed_json"] == "90.0"
 
 
+@pytest.mark.parametrize(("grader", "recorded", "dropped"), [
+    ({"proposed_score": 90}, [], 0),                      # missing: no elements, recorded as []
+    ({"proposed_score": 90, "rationale": None}, None, 1),  # null: not a list, one dropped
+    (None, [], 0),                                         # no grader block at all
+])
+def test_missing_and_null_rationales(make_program: Callable[..., Paths], grader: Any, recorded: Any, dropped: int) -> None:
+    paths = make_program(public_items=2, secret_items=0, retired=0)
+    register(paths, run_spec(paths, "run-001", "a", ["a-001", "a-002"]))
+    doc = results("run-001", [scored("a-001"), scored("a-002")])
+    if grader is None:
+        del doc["grader"]
+    else:
+        doc["grader"] = grader
+    c = certify(paths, doc)
+    record = loads_strict((paths.data / "certificates/run-001/grader-record.json").read_bytes())
+    cert = loads_strict((paths.data / "certificates/run-001.json").read_bytes())
+    assert record["rationale"] == recorded and cert["grader"]["dropped"] == dropped
+    assert c.score_rule == ("midpoint-fallback" if grader is None else "clamped")
+    assert verify_site(publish(paths)).ok
+
+
 def test_a_compound_proposal_is_kept_byte_for_byte(make_program: Callable[..., Paths]) -> None:
     """"As written" includes the whitespace inside the value, line ends too (SPEC §6)."""
     paths = make_program(public_items=2, secret_items=0, retired=0)

@@ -674,10 +674,11 @@ SCORED_IDS = frozenset({"i1", "i2", "i3"})
 
 
 def test_missing_rationale_is_no_elements():
-    assert keep_bullets(None, SCORED_IDS) == ([], 0)
+    """certify records a missing rationale as [] (FORMAT.md, reading 18): no elements."""
+    assert keep_bullets([], SCORED_IDS) == ([], 0)
 
 
-@pytest.mark.parametrize("rationale", ["text", {}, {"text": "x", "evidence_refs": ["i1"]}, 3, True, 0])
+@pytest.mark.parametrize("rationale", ["text", {}, {"text": "x", "evidence_refs": ["i1"]}, 3, True, 0, None])
 def test_rationale_that_is_not_a_list_is_one_dropped_element(rationale: Any):
     assert keep_bullets(rationale, SCORED_IDS) == ([], 1)
 
@@ -1080,7 +1081,7 @@ def test_dropping_a_bullet_never_changes_the_score(rationale: list[Any] | None, 
     scored_ids = {"i1", "i2", "i3"}
     decision = band_score(proposal, band)
     kept, dropped = keep_bullets(rationale, scored_ids)
-    assert len(kept) + dropped == (len(rationale) if rationale is not None else 0)
+    assert len(kept) + dropped == (len(rationale) if rationale is not None else 1)
     for i in range(len(rationale or [])):
         fewer = rationale[:i] + rationale[i + 1 :]  # type: ignore[index]
         kept2, dropped2 = keep_bullets(fewer, scored_ids)
