@@ -107,12 +107,15 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
             progress("copying reveals", i, len(ctx.revealed))
     for run in ctx.runs:
         w.write(layout.run_spec(run.id), run.spec_bytes)
-    for cert in ctx.certificates:
+    for i, info in enumerate(ctx.certificates, start=1):
+        cert = info.load(ctx.paths)
         w.write_signed(layout.certificate(cert.serial), cert.data, signer)
         for d in cert.details.values():
             w.write(d.path, d.data)
         if cert.grader_record is not None:
             w.write(cert.grader_record.path, cert.grader_record.data)
+        if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
+            progress("writing certificates", i, len(ctx.certificates))
     w.write(layout.VERIFIER, (files("generator") / "verify.py").read_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))
@@ -212,8 +215,7 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
         "runs": [{"id": r.id, "spec": layout.run_spec(r.id), "status": r.status} for r in ctx.runs],
         "certificates": [
             {"serial": c.serial, "run": c.run, "path": layout.certificate(c.serial),
-             "details": [d.path for d in c.details.values()],
-             "grader_record": c.grader_record.path if c.grader_record else None}
+             "details": c.detail_paths, "grader_record": c.grader_record_path}
             for c in ctx.certificates
         ],
     }
@@ -328,16 +330,17 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
 def _certificate_example(ctx: SiteContext) -> dict[str, str | None] | None:
     """A certificate for the "by hand" commands of the verify page: one with a published
     details document if there is one, so the page can show a sealed result being opened."""
-    with_details = next((c for c in ctx.certificates if c.details), None)
+    with_details = next((c for c in ctx.certificates if c.details_items), None)
     cert = with_details or (ctx.certificates[0] if ctx.certificates else None)
     if cert is None:
         return None
     out = {"serial": cert.serial, "path": layout.certificate(cert.serial), "page": layout.certificate_page(cert.serial),
-           "sha256": ctx.ledger.certificates[cert.serial].sha256, "item": None}
+           "sha256": cert.sha256, "item": None}
     if with_details is not None:
-        item, record = next(iter(cert.details.items()))
-        out |= {"item": item, "details_path": record.path,
-                "details_sha256": next(r["details"] for r in cert.doc["results"] if r["item"] == item)}
+        item = cert.details_items[0]
+        doc = cert.load(ctx.paths).doc
+        out |= {"item": item, "details_path": layout.details(cert.serial, item),
+                "details_sha256": next(r["details"] for r in doc["results"] if r["item"] == item)}
     return out
 
 
@@ -370,7 +373,7 @@ def _write_runs_and_certificates(ctx: SiteContext, w: SiteWriter, r: Renderer, p
     revealed = ctx.ledger.reveals
     for i, cert in enumerate(ctx.certificates, start=1):
         page = layout.certificate_page(cert.serial)
-        view = views.certificate_view(cert, revealed, gate_names, by_run.get(cert.run), ctx.generated_at)
+        view = views.certificate_view(cert.load(ctx.paths), revealed, gate_names, by_run.get(cert.run), ctx.generated_at)
         w.write_text(page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view))
         if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
             progress("rendering certificate pages", i, len(ctx.certificates))

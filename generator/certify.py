@@ -19,12 +19,13 @@ import json
 import os
 import secrets
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator import canonical, layout
-from generator.commitments import find_sealed_many
+from generator.commitments import locate_sealed, read_located
 from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.ledgerfile import appending, event_time, write_new_file
@@ -56,6 +57,8 @@ from generator.verify import (
     show,
     value_kind_problem,
 )
+
+Progress = Callable[[str, int, int], None]
 
 RESULTS_KEYS = ("type", "v", "run", "finished_at", "results")
 
@@ -294,62 +297,104 @@ def certify_run(
 
 
 def certify_runs(
-    paths: Paths, sources: list[Path], at: str | None = None, serial: str | None = None, expires_at: str | None = None
+    paths: Paths, sources: list[Path], at: str | None = None, serial: str | None = None, expires_at: str | None = None,
+    progress: Progress | None = None,
 ) -> list[Certified]:
     """Decide the runs of several results files under one lock and one ledger replay, all or
-    nothing: any problem in any file refuses the whole batch, writing nothing."""
+    nothing: any problem in any file refuses the whole batch, and whatever was written for it
+    is removed. Files are decided one at a time, so memory holds one run, not the batch."""
     if serial is not None and len(sources) != 1:
         raise InputError([problem("--serial", "a serial names one certificate: give one results file with --serial")])
-    parsed = [(str(src), read_results(src, str(src))) for src in sources]
     with appending(paths) as app:
         ledger = app.ledger
         when = event_time(at, ledger)
         problems: list[Problem] = []
         if expires_at is not None and not (is_time(expires_at) and expires_at > when):
             problems.append(problem("--expires-at", "must be a time after the issue time", expected=f"YYYY-MM-DDTHH:MM:SSZ after {when}", found=expires_at))
-        prepared: list[tuple[str, RunResults, RunEvent, dict[str, Any], dict[str, Any]]] = []
-        named: dict[str, str] = {}
-        for file, res in parsed:
-            run_id = res.doc.get("run")
-            run = ledger.runs.get(run_id) if isinstance(run_id, str) else None
-            if run is None:
-                problems.append(problem(file, f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency register'", "run"))
-                continue
-            if run.id in ledger.certificate_of_run:
-                s = ledger.certificate_of_run[run.id]
-                problems.append(problem(file, f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run gets exactly one certificate", "run"))
-                continue
-            if run.id in named:
-                problems.append(problem(file, f"run {run.id} is decided twice in this batch (also by {named[run.id]})", "run"))
-                continue
+        plan = _plan(paths, ledger, sources, problems, progress)
+        sealed = locate_sealed(paths, {i: c.commitment for _, run, items in plan if not ledger.gates[run.gate].public
+                                       for i in items if (c := ledger.commit(i)) is not None})
+        params_of: dict[str, dict[str, Any] | None] = {}
+        leaves: list[dict[str, Any]] = []
+        certified: list[Certified] = []
+        written: list[Path] = []
+        try:
+            for n, (source, run, _) in enumerate(plan, start=1):
+                file = str(source)
+                res = read_results(source, file)
+                spec = load_spec(paths, ledger, run.id, problems)
+                if spec is None:
+                    continue
+                version = spec["methodology"]["version"]
+                if version not in params_of:
+                    params_of[version] = methodology_params(paths, ledger, version, problems)
+                params = params_of[version]
+                if params is None:
+                    problems.append(problem(file, f"the methodology {version} pinned by run {run.id} is not published"))
+                    continue
+                answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
+                d = _decide(ledger, file, res, run, spec, params, answers, serial or run.id, when, expires_at, problems)
+                if d is not None and not problems:
+                    written += _write_decided(paths, d)
+                    leaves.append(d.leaf)
+                    certified.append(d.certified)
+                if progress:
+                    progress("certifying", n, len(plan))
+            if problems:
+                what = f"run {show(_plain(plan[0][1].id))}" if len(sources) == 1 and plan else f"these {len(sources)} runs"
+                raise InputError(problems, f"cannot certify {what}; nothing was written")
+            lines = app.prepare(leaves)
+            os.sync()  # every private document on disk before the ledger refers to any of them
+            app.write(lines)
+        except BaseException:
+            for f in written:
+                f.unlink(missing_ok=True)
+            raise
+    return certified
+
+
+def _plan(paths: Paths, ledger: Ledger, sources: list[Path], problems: list[Problem], progress: Progress | None) -> list[tuple[Path, RunEvent, list[str]]]:
+    """Which registered, undecided run each results file decides, and that run's items."""
+    plan: list[tuple[Path, RunEvent, list[str]]] = []
+    named: dict[str, str] = {}
+    for n, source in enumerate(sources, start=1):
+        file = str(source)
+        try:
+            run_id = read_results(source, file).doc.get("run")
+        except InputError as e:
+            problems += e.problems
+            continue
+        run = ledger.runs.get(run_id) if isinstance(run_id, str) else None
+        if run is None:
+            problems.append(problem(file, f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency register'", "run"))
+        elif run.id in ledger.certificate_of_run:
+            s = ledger.certificate_of_run[run.id]
+            problems.append(problem(file, f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run gets exactly one certificate", "run"))
+        elif run.id in named:
+            problems.append(problem(file, f"run {run.id} is decided twice in this batch (also by {named[run.id]})", "run"))
+        else:
             named[run.id] = file
             spec = load_spec(paths, ledger, run.id, problems)
-            params = methodology_params(paths, ledger, spec["methodology"]["version"], problems) if spec else None
-            if spec is None or params is None:
-                problems.append(problem(file, f"the run spec or the methodology pinned by run {run.id} cannot be read"))
-                continue
-            prepared.append((file, res, run, spec, params))
-        answers = _answers(paths, ledger, [(spec["items"], ledger.gates[run.gate].public) for _, _, run, spec, _ in prepared], problems)
-        decided: list[_Decided] = []
-        for file, res, run, spec, params in prepared:
-            d = _decide(ledger, file, res, run, spec, params, answers, serial or run.id, when, expires_at, problems)
-            if d is not None:
-                decided.append(d)
-        if problems:
-            what = f"run {show(_plain(parsed[0][1].doc.get('run')))}" if len(parsed) == 1 else f"these {len(parsed)} runs"
-            raise InputError(problems, f"cannot certify {what}; nothing was written")
-        lines = app.prepare([d.leaf for d in decided])
-        # Private documents first: a crash after them leaves unpublished files, never a
-        # certificate whose sealed details are lost.
-        for d in decided:
-            c = d.certified
-            for item_id, data in d.details:
-                write_new_file(paths.details_file(c.serial, item_id, private=True), data, mode=0o600, sync=False)
-            write_new_file(paths.grader_record_file(c.serial, private=c.sealed), d.record, mode=0o600 if c.sealed else 0o644, sync=False)
-            write_new_file(paths.certificates_dir / f"{c.serial}.json", d.data, sync=False)
-        os.sync()
-        app.write(lines)
-    return [d.certified for d in decided]
+            if spec is not None:
+                plan.append((source, run, spec["items"]))
+        if progress and n % 1000 == 0:
+            progress("reading results", n, len(sources))
+    return plan
+
+
+def _write_decided(paths: Paths, d: _Decided) -> list[Path]:
+    """Write a decided run's private documents, then its certificate; return what was written.
+    Synced once for the whole batch, before the ledger append."""
+    c = d.certified
+    out = []
+    for item_id, data in d.details:
+        out.append(paths.details_file(c.serial, item_id, private=True))
+        write_new_file(out[-1], data, mode=0o600, sync=False)
+    out.append(paths.grader_record_file(c.serial, private=c.sealed))
+    write_new_file(out[-1], d.record, mode=0o600 if c.sealed else 0o644, sync=False)
+    out.append(paths.certificates_dir / f"{c.serial}.json")
+    write_new_file(out[-1], d.data, sync=False)
+    return out
 
 
 def _decide(
@@ -427,34 +472,31 @@ def _decide(
     return _Decided(certified, leaf, data, record, details)
 
 
-def _answers(paths: Paths, ledger: Ledger, runs: list[tuple[list[str], bool]], problems: list[Problem]) -> dict[str, dict[str, Any]]:
-    """The answer of every item of the runs: from the published reveal on a public gate, from
-    the sealed document on a secret one (all found in one pass over the sealed batches), each
-    checked against its commitment."""
+def _answers(
+    paths: Paths, ledger: Ledger, items: list[str], public: bool, sealed: dict[str, tuple[Path, int, int]], problems: list[Problem]
+) -> dict[str, dict[str, Any]]:
+    """The answer of every item of a run: from the published reveal on a public gate, from the
+    sealed document on a secret one, each checked against its commitment."""
     out: dict[str, dict[str, Any]] = {}
-    sealed: dict[str, str] = {}
-    for items, public in runs:
-        for item_id in items:
-            c = ledger.commit(item_id)
-            if c is None or item_id in out:
-                continue
-            if not public:
-                sealed[item_id] = c.commitment
-                continue
-            file = paths.reveal_file(item_id)
-            try:
-                data = file.read_bytes()
-            except OSError:
-                problems.append(problem(paths.show(file), f"the reveal document of {item_id} is missing"))
-                continue
-            if sha256_hex(data) != c.commitment:
-                problems.append(problem(paths.show(file), f"the reveal document of {item_id} does not hash to its commitment", expected=c.commitment, found=sha256_hex(data)))
-                continue
-            out[item_id] = loads_strict(data)["item"]["answer"]
-    if sealed:
-        for item_id, data in find_sealed_many(paths, sealed).items():
-            out[item_id] = loads_strict(data)["item"]["answer"]
-        for item_id in sealed:
-            if item_id not in out:
+    for item_id in items:
+        c = ledger.commit(item_id)
+        if c is None:
+            continue
+        if not public:
+            where = sealed.get(item_id)
+            if where is None:
                 problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it"))
+            else:
+                out[item_id] = loads_strict(read_located(where))["item"]["answer"]
+            continue
+        file = paths.reveal_file(item_id)
+        try:
+            data = file.read_bytes()
+        except OSError:
+            problems.append(problem(paths.show(file), f"the reveal document of {item_id} is missing"))
+            continue
+        if sha256_hex(data) != c.commitment:
+            problems.append(problem(paths.show(file), f"the reveal document of {item_id} does not hash to its commitment", expected=c.commitment, found=sha256_hex(data)))
+            continue
+        out[item_id] = loads_strict(data)["item"]["answer"]
     return out

@@ -289,7 +289,10 @@ def certify(ctx: click.Context, results: tuple[Path, ...], serial: str | None, e
     """
     from generator.certify import certify_runs
 
-    for c in certify_runs(_paths(ctx), list(results), at, serial, expires_at):
+    progress = Progress()
+    decided = certify_runs(_paths(ctx), list(results), at, serial, expires_at, progress)
+    progress.done()
+    for c in decided:
         s = c.summary
         click.echo(f"Certificate {c.serial} for run {c.run}: {c.verdict.upper()}.")
         click.echo(f"  grade {c.grade}, score {c.score} ({c.score_rule}); {s['passed']} of {s['scored']} scored items passed "

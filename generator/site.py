@@ -95,18 +95,101 @@ class PublishedRecord:
 
 @dataclass(frozen=True)
 class CertificateInfo:
+    """What the build keeps of a checked certificate: enough for lists, the manifest and the
+    runs page. The documents themselves are re-read one at a time when the certificate is
+    written (`load`): tens of thousands of them do not fit in memory together."""
+
     serial: str
     run: str
-    doc: dict[str, Any]
-    data: bytes
+    sha256: str
     at: str
     index: int
     public: bool
     params: dict[str, Any]
     spec: dict[str, Any]
+    subject: dict[str, Any]
+    gate: str
+    verdict: str
+    grade: str
+    score: int
+    score_rule: str
+    details_items: tuple[str, ...]  # items whose details document is published, in result order
+    grader_record_due: bool
+    asserted: tuple[str, ...]
+
+    @property
+    def detail_paths(self) -> list[str]:
+        return [layout.details(self.serial, i) for i in self.details_items]
+
+    @property
+    def grader_record_path(self) -> str | None:
+        return layout.grader_record(self.serial) if self.grader_record_due else None
+
+    def load(self, paths: Paths) -> CertificateRecord:
+        """The certificate's bytes and its published documents, read again and re-checked
+        against the hashes the build verified (a file changed since then is an error)."""
+        problems: list[Problem] = []
+        loaded = read_document(paths, paths.certificates_dir / f"{self.serial}.json", self.sha256, f"certificate {self.serial}", problems)
+        if loaded is None:
+            raise InputError(problems, "a certificate changed while the site was being built")
+        data, doc = loaded
+        by_item = {r["item"]: r for r in doc["results"]}
+        details = {}
+        for i in self.details_items:
+            rec = _read_record(paths, paths.details_file(self.serial, i), by_item[i]["details"], f"details of {i}", paths.details_file(self.serial, i, private=True),
+                               layout.details(self.serial, i), problems)
+            if rec is not None:
+                details[i] = rec
+        record = None
+        if self.grader_record_due:
+            record = _read_record(paths, paths.grader_record_file(self.serial), doc["grader"]["record"], "grader record",
+                                  paths.grader_record_file(self.serial, private=True), layout.grader_record(self.serial), problems)
+        if problems:
+            raise InputError(problems, "a certificate's documents changed while the site was being built")
+        return CertificateRecord(self, doc, data, details, record)
+
+
+@dataclass(frozen=True)
+class CertificateRecord:
+    """One certificate in full, for writing it and its page."""
+
+    info: CertificateInfo
+    doc: dict[str, Any]
+    data: bytes
     details: dict[str, PublishedRecord]  # by item, in result order
     grader_record: PublishedRecord | None
-    asserted: tuple[str, ...]
+
+    @property
+    def serial(self) -> str:
+        return self.info.serial
+
+    @property
+    def run(self) -> str:
+        return self.info.run
+
+    @property
+    def at(self) -> str:
+        return self.info.at
+
+    @property
+    def index(self) -> int:
+        return self.info.index
+
+    @property
+    def public(self) -> bool:
+        return self.info.public
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.info.params
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.info.spec
+
+    @property
+    def asserted(self) -> tuple[str, ...]:
+        return self.info.asserted
 
 
 @dataclass
@@ -336,8 +419,9 @@ def _gather_runs(
         problems += [p.at(file) for p in redo.problems]
         if found or redo.problems:
             continue
-        certificates.append(CertificateInfo(cert.serial, cert.run, doc, data, cert.at, cert.index, public, pinned, spec,
-                                            details, record, tuple(redo.asserted)))
+        certificates.append(CertificateInfo(
+            cert.serial, cert.run, cert.sha256, cert.at, cert.index, public, pinned, spec, doc["subject"], doc["gate"],
+            doc["verdict"], doc["grade"], doc["score"], doc["score_rule"], tuple(details), record is not None, tuple(redo.asserted)))
         verdicts[cert.run] = str(doc.get("verdict"))
     _refuse_stray_records(paths, ledger, due, problems)
     runs = [

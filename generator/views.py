@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator import layout
-from generator.site import CertificateInfo, RunInfo
+from generator.site import CertificateInfo, CertificateRecord, RunInfo
 from generator.verify import (
     NON_SCORED,
     SCORED,
@@ -133,7 +133,7 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
                 status = r.status
                 status_text = VERDICT_WORDS.get(status, status).lower()
                 if cert is not None:
-                    status_text += f", grade {cert.doc.get('grade')}, score {cert.doc.get('score')}"
+                    status_text += f", grade {cert.grade}, score {cert.score}"
             rows.append(RunRow(
                 id=r.id, spec_path=layout.run_spec(r.id), subject_name=name, subject_version=version, organization=org,
                 gate=gate, gate_name=gate_names.get(gate, gate), at=r.at, index=r.index, items=len(r.spec.get("items", [])),
@@ -380,7 +380,7 @@ def judge_text(judge: Any) -> str:
 
 
 def certificate_view(
-    c: CertificateInfo,
+    c: CertificateRecord,
     revealed: Any,  # a container of revealed item ids
     gate_names: dict[str, str],
     run_row: RunRow | None,
@@ -511,11 +511,11 @@ class CertificateRow:
 def certificate_rows(certificates: Iterable[CertificateInfo], gate_names: dict[str, str]) -> list[CertificateRow]:
     rows = []
     for c in certificates:
-        name, version, org = _subject_text(c.doc.get("subject"))
-        gate = str(c.doc.get("gate"))
+        name, version, org = _subject_text(c.subject)
+        gate = c.gate
         rows.append(CertificateRow(
             c.serial, layout.certificate_page(c.serial), name, version, org, gate, gate_names.get(gate, gate),
-            c.doc["verdict"], VERDICT_WORDS.get(c.doc["verdict"], c.doc["verdict"]), c.doc["grade"], c.doc["score"],
-            SCORE_RULE_WORDS.get(c.doc["score_rule"], c.doc["score_rule"]), c.at,
+            c.verdict, VERDICT_WORDS.get(c.verdict, c.verdict), c.grade, c.score,
+            SCORE_RULE_WORDS.get(c.score_rule, c.score_rule), c.at,
         ))
     return rows
