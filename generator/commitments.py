@@ -152,7 +152,7 @@ _ID_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 def _mentions(text: str, ids: set[str]) -> bool:
     if len(ids) <= 16:
         return any(i in text for i in ids)
-    return not ids.isdisjoint(_ID_TOKEN_RE.findall(text))
+    return any(m.group() in ids for m in _ID_TOKEN_RE.finditer(text))
 
 
 class _Seen:
