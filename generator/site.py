@@ -389,6 +389,7 @@ def _gather_runs(
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
     due: set[Path] = set()
+    answer_cache: dict[str, dict[str, Any] | None] = {}
     for cert in ledger.certificates.values():
         path = paths.certificates_dir / f"{cert.serial}.json"
         loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
@@ -411,7 +412,7 @@ def _gather_runs(
             continue
         due.update(_due_paths(paths, ledger, doc, spec, public))
         details, record = _gather_records(paths, ledger, doc, spec, public, problems)
-        answers = {i: a for i in spec["items"] if (a := _revealed_answer(paths, ledger, i)) is not None}
+        answers = {i: a for i in spec["items"] if (a := _revealed_answer(paths, ledger, i, answer_cache)) is not None}
         # Recomputed even when the shape check failed: a grade altered alone is then named as
         # the grade, not only as a band and a score that no longer fit it.
         redo = recheck_certificate(doc, pinned, public, answers, {i: d.doc for i, d in details.items()},
@@ -432,13 +433,21 @@ def _gather_runs(
     return runs, certificates
 
 
-def _revealed_answer(paths: Paths, ledger: Ledger, item_id: str) -> dict[str, Any] | None:
+def _revealed_answer(paths: Paths, ledger: Ledger, item_id: str, cache: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """A revealed item's answer. Public-gate items serve many runs: their answers are kept in a
+    bounded cache for the one build rather than read again for every certificate."""
     if item_id not in ledger.reveals:
         return None
+    if item_id in cache:
+        return cache[item_id]
     try:
-        return loads_strict(paths.reveal_file(item_id).read_bytes())["item"]["answer"]  # type: ignore[no-any-return]
+        answer = loads_strict(paths.reveal_file(item_id).read_bytes())["item"]["answer"]
     except (OSError, FormatError, KeyError, TypeError):
-        return None  # _gather_reveals reports it
+        answer = None  # _gather_reveals reports it
+    if len(cache) >= 20_000:
+        cache.clear()
+    cache[item_id] = answer
+    return answer
 
 
 def _gather_records(

@@ -21,6 +21,7 @@ import base64
 import bisect
 import ctypes
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -873,8 +874,15 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+_SCALAR_TYPES = (str, int, bool, type(None))
+
+
 def same(a: Any, b: Any) -> bool:
     """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
+    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
+        # For strings, integers, booleans and null, equal canonical bytes means same type and
+        # value (bool is not int here: type() is exact). Most comparisons are these.
+        return type(a) is type(b) and a == b
     try:
         return canonical_text(a) == canonical_text(b)
     except (TypeError, ValueError, RecursionError):
@@ -1117,6 +1125,13 @@ SCORED = "scored"
 NON_SCORED = ("infra_error", "not_run", "missing_label", "excluded")
 
 
+@functools.lru_cache(maxsize=4096)
+def decimal_value(text: str) -> Fraction:
+    """The exact value of a decimal string. Cached: a methodology's few weights, floors and
+    cut-offs, and the reported similarities, come back for every field of every item."""
+    return Fraction(text)
+
+
 def round_half_up(x: Fraction, places: int) -> str:
     """A non-negative exact value as a decimal string with exactly `places` decimals."""
     if x < 0:
@@ -1191,7 +1206,7 @@ def similarity_value(text: str) -> Fraction:
     if not isinstance(text, str) or len(text) > MAX_DECIMAL_LENGTH:
         raise ValueError(f"not a similarity: {text!r}")
     if REPORTED_SIMILARITY_RE.fullmatch(text):
-        return Fraction(text)
+        return decimal_value(text)
     m = RATIO_RE.fullmatch(text)
     if m:
         s = Fraction(int(m[1]), int(m[2]))
@@ -1230,15 +1245,15 @@ def score_item(fields: Iterable[tuple[str, str, Fraction]], params: dict[str, An
     num = den = Fraction(0)
     below: list[str] = []
     for name, tier, s in fields:
-        w = Fraction(tiers[tier]["weight"])
+        w = decimal_value(tiers[tier]["weight"])
         num += s * w
         den += w
-        if s < Fraction(tiers[tier]["min_similarity"]):
+        if s < decimal_value(tiers[tier]["min_similarity"]):
             below.append(name)
     if not den:
         raise ValueError("an item has at least one field")
     score = num / den
-    return ItemScore(score, score >= Fraction(params["item_threshold"]) and not below, tuple(below))
+    return ItemScore(score, score >= decimal_value(params["item_threshold"]) and not below, tuple(below))
 
 
 def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], params: dict[str, Any]) -> dict[str, Any]:
@@ -1289,7 +1304,7 @@ def wilson_interval(x: int, n: int) -> list[str]:
 def grade_for(rate: Fraction, params: dict[str, Any]) -> str:
     """The first grade whose cut-off the rate reaches, else the lowest grade."""
     for c in params["grade_cutoffs"]:
-        if rate >= Fraction(c["min_pass_rate"]):
+        if rate >= decimal_value(c["min_pass_rate"]):
             return str(c["grade"])
     return str(params["lowest_grade"])
 
@@ -1340,7 +1355,7 @@ def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, tota
 
     if not reaches(best_grade):
         return "not-certified"
-    if scored == 0 or Fraction(scored, total) < Fraction(certify["min_scored_fraction"]):
+    if scored == 0 or Fraction(scored, total) < decimal_value(certify["min_scored_fraction"]):
         return "incomplete"
     if reaches(grade) and reaches(worst_grade):
         return "certified"

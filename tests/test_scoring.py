@@ -1090,3 +1090,17 @@ def test_dropping_a_bullet_never_changes_the_score(rationale: list[Any] | None, 
         assert len(kept2) + dropped2 == len(fewer)
         it = iter(kept)
         assert all(any(b is k for k in it) for b in kept2)  # kept2 is a subsequence of kept
+
+
+JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), st.text(max_size=4))
+
+
+@settings(max_examples=500)
+@given(st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)), st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)))
+def test_same_is_equality_of_canonical_bytes(a: Any, b: Any):
+    """same() takes a shortcut for scalars; it must still mean equal canonical bytes (SPEC §1),
+    so 1 is not true and "1" is not 1."""
+    from generator.verify import canonical_bytes, same
+
+    assert same(a, b) == (canonical_bytes(a) == canonical_bytes(b))
+    assert same(a, a)
