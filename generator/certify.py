@@ -40,6 +40,7 @@ from generator.verify import (
     Ledger,
     Problem,
     RunEvent,
+    _check_no_surrogates,
     _pairs_without_duplicates,
     _reject_constant,
     band_score,
@@ -142,7 +143,7 @@ def read_results(path: Path, file: str) -> RunResults:
     text = read_text(path, file)
     try:
         doc = _RESULTS_DECODER.decode(text)
-        loads_strict(json.dumps(_plain(doc)).encode())  # lone surrogates
+        _check_no_surrogates(doc)
     except json.JSONDecodeError as e:
         raise InputError([problem(file, f"malformed JSON: {e.msg}", f"line {e.lineno} column {e.colno}")]) from None
     except (FormatError, RecursionError, ValueError) as e:
@@ -312,19 +313,16 @@ def certify_runs(
         if expires_at is not None and not (is_time(expires_at) and expires_at > when):
             problems.append(problem("--expires-at", "must be a time after the issue time", expected=f"YYYY-MM-DDTHH:MM:SSZ after {when}", found=expires_at))
         plan = _plan(paths, ledger, sources, problems, progress)
-        sealed = locate_sealed(paths, {i: c.commitment for _, run, items in plan if not ledger.gates[run.gate].public
-                                       for i in items if (c := ledger.commit(i)) is not None})
+        sealed = locate_sealed(paths, {i: c.commitment for _, run, spec in plan if not ledger.gates[run.gate].public
+                                       for i in spec["items"] if (c := ledger.commit(i)) is not None})
         params_of: dict[str, dict[str, Any] | None] = {}
         leaves: list[dict[str, Any]] = []
         certified: list[Certified] = []
         written: list[Path] = []
         try:
-            for n, (source, run, _) in enumerate(plan, start=1):
+            for n, (source, run, spec) in enumerate(plan, start=1):
                 file = str(source)
-                res = read_results(source, file)
-                spec = load_spec(paths, ledger, run.id, problems)
-                if spec is None:
-                    continue
+                res = read_results(source, file)  # again: a batch's parsed results are not all kept
                 version = spec["methodology"]["version"]
                 if version not in params_of:
                     params_of[version] = methodology_params(paths, ledger, version, problems)
@@ -353,9 +351,11 @@ def certify_runs(
     return certified
 
 
-def _plan(paths: Paths, ledger: Ledger, sources: list[Path], problems: list[Problem], progress: Progress | None) -> list[tuple[Path, RunEvent, list[str]]]:
-    """Which registered, undecided run each results file decides, and that run's items."""
-    plan: list[tuple[Path, RunEvent, list[str]]] = []
+def _plan(
+    paths: Paths, ledger: Ledger, sources: list[Path], problems: list[Problem], progress: Progress | None
+) -> list[tuple[Path, RunEvent, dict[str, Any]]]:
+    """Which registered, undecided run each results file decides, and that run's spec."""
+    plan: list[tuple[Path, RunEvent, dict[str, Any]]] = []
     named: dict[str, str] = {}
     for n, source in enumerate(sources, start=1):
         file = str(source)
@@ -376,7 +376,7 @@ def _plan(paths: Paths, ledger: Ledger, sources: list[Path], problems: list[Prob
             named[run.id] = file
             spec = load_spec(paths, ledger, run.id, problems)
             if spec is not None:
-                plan.append((source, run, spec["items"]))
+                plan.append((source, run, spec))
         if progress and n % 1000 == 0:
             progress("reading results", n, len(sources))
     return plan
@@ -392,7 +392,7 @@ def _write_decided(paths: Paths, d: _Decided) -> list[Path]:
         write_new_file(out[-1], data, mode=0o600, sync=False)
     out.append(paths.grader_record_file(c.serial, private=c.sealed))
     write_new_file(out[-1], d.record, mode=0o600 if c.sealed else 0o644, sync=False)
-    out.append(paths.certificates_dir / f"{c.serial}.json")
+    out.append(paths.certificate_file(c.serial))
     write_new_file(out[-1], d.data, sync=False)
     return out
 

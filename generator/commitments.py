@@ -28,6 +28,7 @@ from generator.datadir import Paths
 from generator.disclosure import due_documents, read_due
 from generator.errors import InputError, problem
 from generator.ledgerfile import appending, event_time, fsync_dir, write_new_file
+from generator.runs import load_spec
 from generator.sources import load_data_file
 from generator.verify import (
     GATE_RE,
@@ -205,52 +206,45 @@ def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: _Seen, 
 _SEALED_ID_RE = re.compile(rb'^\{"gate":"[a-z0-9]{1,16}","id":"([a-z0-9][a-z0-9_-]{0,63})","item":', re.M)
 
 
-def iter_sealed(paths: Paths) -> Iterator[tuple[str, bytes]]:
-    """Every sealed document as (item id, the exact committed bytes), batch by batch."""
+def _sealed_lines(paths: Paths) -> Iterator[tuple[str, bytes, Path, int]]:
+    """Every sealed document as (item id, the exact committed bytes, batch, offset)."""
     if not paths.sealed_dir.is_dir():
         return
-    for batch in sorted(paths.sealed_dir.glob("*.jsonl")):
-        with batch.open("rb") as f:
-            for line in f:
-                m = _SEALED_ID_RE.match(line)
-                if m and line.endswith(b"\n"):
-                    yield m.group(1).decode(), line[:-1]
-
-
-def find_sealed_many(paths: Paths, wanted: dict[str, str]) -> dict[str, bytes]:
-    """The sealed documents of many items at once, {id: bytes}, in one pass over the batches.
-
-    `wanted` maps each id to its commitment; a line counts only if it hashes to it.
-    """
-    found: dict[str, bytes] = {}
-    for item_id, line in iter_sealed(paths):
-        want = wanted.get(item_id)
-        if want is not None and item_id not in found and sha256_hex(line) == want:
-            found[item_id] = line
-            if len(found) == len(wanted):
-                break
-    return found
-
-
-def locate_sealed(paths: Paths, wanted: dict[str, str]) -> dict[str, tuple[Path, int, int]]:
-    """Where the sealed documents of many items are, {id: (batch, offset, length)}, in one
-    pass: a caller that needs a quarter of a million answers reads them one at a time instead
-    of holding them all (see read_located)."""
-    found: dict[str, tuple[Path, int, int]] = {}
-    if not paths.sealed_dir.is_dir():
-        return found
     for batch in sorted(paths.sealed_dir.glob("*.jsonl")):
         offset = 0
         with batch.open("rb") as f:
             for line in f:
                 m = _SEALED_ID_RE.match(line)
                 if m and line.endswith(b"\n"):
-                    item_id = m.group(1).decode()
-                    want = wanted.get(item_id)
-                    if want is not None and item_id not in found and sha256_hex(line[:-1]) == want:
-                        found[item_id] = (batch, offset, len(line) - 1)
+                    yield m.group(1).decode(), line[:-1], batch, offset
                 offset += len(line)
+
+
+def iter_sealed(paths: Paths) -> Iterator[tuple[str, bytes]]:
+    """Every sealed document as (item id, the exact committed bytes), batch by batch."""
+    for item_id, line, _, _ in _sealed_lines(paths):
+        yield item_id, line
+
+
+def locate_sealed(paths: Paths, wanted: dict[str, str]) -> dict[str, tuple[Path, int, int]]:
+    """Where the sealed documents of many items are, {id: (batch, offset, length)}, in one pass
+    over the batches. `wanted` maps each id to its commitment; a line counts only if it hashes
+    to it (an interrupted commit can leave a line no leaf refers to). A caller that needs a
+    quarter of a million answers reads them one at a time (read_located) instead of holding
+    them all."""
+    found: dict[str, tuple[Path, int, int]] = {}
+    for item_id, line, batch, offset in _sealed_lines(paths):
+        want = wanted.get(item_id)
+        if want is not None and item_id not in found and sha256_hex(line) == want:
+            found[item_id] = (batch, offset, len(line))
+            if len(found) == len(wanted):
+                break
     return found
+
+
+def find_sealed_many(paths: Paths, wanted: dict[str, str]) -> dict[str, bytes]:
+    """The sealed documents of many items at once, {id: bytes}, in one pass over the batches."""
+    return {item_id: read_located(where) for item_id, where in locate_sealed(paths, wanted).items()}
 
 
 def read_located(where: tuple[Path, int, int]) -> bytes:
@@ -438,10 +432,9 @@ def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> di
     for run in ledger.runs.values():
         if run.id in ledger.certificate_of_run:
             continue
-        spec_file = paths.runs_dir / f"{run.id}.json"
-        try:
-            spec = loads_strict(spec_file.read_bytes())
-            out[run.id] = set(spec.get("items") or [])
-        except (OSError, ValueError, AttributeError):
-            problems.append(problem(paths.show(spec_file), f"cannot read the spec of open run {run.id} to check which items it uses"))
+        spec = load_spec(paths, ledger, run.id, problems)
+        if isinstance(spec, dict) and isinstance(spec.get("items"), list):
+            out[run.id] = set(spec["items"])
+        elif spec is not None:
+            problems.append(problem(paths.show(paths.run_spec_file(run.id)), f"the spec of open run {run.id} lists no items; cannot check which items it uses"))
     return out

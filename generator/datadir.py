@@ -103,6 +103,12 @@ class Paths:
         except ValueError:
             return str(path)
 
+    def run_spec_file(self, run_id: str) -> Path:
+        return self.runs_dir / f"{run_id}.json"
+
+    def certificate_file(self, serial: str) -> Path:
+        return self.certificates_dir / f"{serial}.json"
+
     # A certificate's details documents and grader record are written privately by `certify`
     # and copied to the same relative place in the data directory when they fall due (SPEC §6).
     def details_file(self, serial: str, item_id: str, private: bool = False) -> Path:

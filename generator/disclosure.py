@@ -15,9 +15,8 @@ from typing import Any
 
 from generator.datadir import Paths
 from generator.errors import problem
-from generator.runs import load_spec
 from generator.site import read_document
-from generator.verify import Ledger, Problem, recheckable, sha256_hex
+from generator.verify import Ledger, Problem, due_records, recheckable, sha256_hex
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class Due:
 
 def certificate_document(paths: Paths, ledger: Ledger, serial: str, problems: list[Problem]) -> dict[str, Any] | None:
     ev = ledger.certificates[serial]
-    loaded = read_document(paths, paths.certificates_dir / f"{serial}.json", ev.sha256, f"certificate {serial}", problems)
+    loaded = read_document(paths, paths.certificate_file(serial), ev.sha256, f"certificate {serial}", problems)
     return loaded[1] if loaded and isinstance(loaded[1], dict) else None
 
 
@@ -47,25 +46,26 @@ def due_documents(paths: Paths, ledger: Ledger, revealed: Container[str], proble
         run = ledger.runs[cert_ev.run]
         if ledger.gates[run.gate].public:
             continue
-        spec = load_spec(paths, ledger, run.id, problems)
-        if spec is None:
-            continue
-        items = spec["items"]
-        if only_items is not None and not any(i in only_items for i in items):
-            continue
         cert = certificate_document(paths, ledger, cert_ev.serial, problems)
         if cert is None:
             continue
+        # The results name the run spec's items in its order (the build checks it), so the
+        # certificate alone says which items it used.
+        results = cert.get("results") if isinstance(cert.get("results"), list) else []
+        items = [r.get("item") for r in results if isinstance(r, dict)]
+        if only_items is not None and not any(isinstance(i, str) and i in only_items for i in items):
+            continue
         if not recheckable(cert) or any(not isinstance(r.get("details"), str) for r in cert["results"]):
-            problems.append(problem(paths.show(paths.certificates_dir / f"{cert_ev.serial}.json"),
+            problems.append(problem(paths.show(paths.certificate_file(cert_ev.serial)),
                                     "a secret-gate certificate without the sealed results of SPEC §6; run 'transparency build' to see why"))
             continue
         serial = cert_ev.serial
-        for r in cert["results"]:
-            if r["item"] in revealed and (only_items is None or r["item"] in only_items):
+        sealed_due, record_due = due_records(cert["results"], items, False, revealed)
+        for r in sealed_due:
+            if only_items is None or r["item"] in only_items:
                 yield Due(serial, f"details of {r['item']}", paths.details_file(serial, r["item"], private=True),
                           paths.details_file(serial, r["item"]), r["details"])
-        if all(i in revealed for i in items):
+        if record_due:
             yield Due(serial, "grader record", paths.grader_record_file(serial, private=True),
                       paths.grader_record_file(serial), cert["grader"]["record"])
 

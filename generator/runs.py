@@ -31,10 +31,6 @@ class Registered:
     previous_run: str | None
 
 
-def spec_file(paths: Paths, run_id: str) -> Path:
-    return paths.runs_dir / f"{run_id}.json"
-
-
 def methodology_params(paths: Paths, ledger: Ledger, version: Any, problems: list[Problem]) -> dict[str, Any] | None:
     """The published parameters of `version`, checked against the ledger's hash; None if unknown."""
     event = ledger.methodologies.get(version) if isinstance(version, str) else None
@@ -48,9 +44,9 @@ def earlier_specs(paths: Paths, ledger: Ledger, subject_name: Any, gate: Any, pr
     """The specs of the runs already registered for this subject name on this gate."""
     out: dict[str, dict[str, Any]] = {}
     for run in ledger.runs_by_subject.get((str(subject_name), str(gate)), []):
-        loaded = read_document(paths, spec_file(paths, run.id), run.sha256, f"run spec {run.id}", problems)
-        if loaded is not None and isinstance(loaded[1], dict):
-            out[run.id] = loaded[1]
+        spec = load_spec(paths, ledger, run.id, problems)
+        if isinstance(spec, dict):
+            out[run.id] = spec
     return out
 
 
@@ -86,28 +82,26 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         ledger = app.ledger
         when = event_time(at, ledger)
         registered: list[Registered] = []
-        leaves: list[dict[str, Any]] = []
+        lines: list[bytes] = []
         names = {(_fold(n), g): n for (n, g) in ledger.runs_by_subject}  # subject names, folded, per gate
         for file, spec, data in loaded:
             leaf = _check_new_run(paths, ledger, file, spec, data, when, names, problems)
             if leaf is None:
                 continue
             try:
-                app.prepare([leaf])  # later specs of the batch see this run in the replayed state
+                lines += app.prepare([leaf])  # later specs of the batch see this run in the replayed state
             except InputError as e:
                 problems += e.problems
                 continue
-            leaves.append(leaf)
             names.setdefault((_fold(spec["subject"]["name"]), spec["gate"]), spec["subject"]["name"])
             registered.append(Registered(spec["id"], leaf["sha256"], when, len(spec["items"]), spec["previous_run"]))
         if problems:
             what = f"run {loaded[0][1]['id']}" if len(loaded) == 1 else f"these {len(loaded)} runs"
             raise InputError(problems, f"cannot register {what}; nothing was written")
-        lines = [canonical.dumps(leaf) + b"\n" for leaf in leaves]
         # A spec file no ledger leaf refers to was never published (an interrupted register):
         # writing over it is safe.
         for _, spec, data in loaded:
-            write_new_file(spec_file(paths, spec["id"]), data)
+            write_new_file(paths.run_spec_file(spec["id"]), data)
         app.write(lines)
     return registered
 
@@ -150,6 +144,6 @@ def _fold(name: str) -> str:
 
 def load_spec(paths: Paths, ledger: Ledger, run_id: str, problems: list[Problem]) -> dict[str, Any] | None:
     run = ledger.runs[run_id]
-    loaded = read_document(paths, spec_file(paths, run_id), run.sha256, f"run spec {run_id}", problems)
+    loaded = read_document(paths, paths.run_spec_file(run_id), run.sha256, f"run spec {run_id}", problems)
     return loaded[1] if loaded else None
 

@@ -33,6 +33,7 @@ from generator.verify import (
     check_run_rules,
     check_run_spec,
     checkpoint_text,
+    due_records,
     leaf_hash,
     loads_strict,
     parse_canonical,
@@ -129,21 +130,12 @@ class CertificateInfo:
         """The certificate's bytes and its published documents, read again and re-checked
         against the hashes the build verified (a file changed since then is an error)."""
         problems: list[Problem] = []
-        loaded = read_document(paths, paths.certificates_dir / f"{self.serial}.json", self.sha256, f"certificate {self.serial}", problems)
+        loaded = read_document(paths, paths.certificate_file(self.serial), self.sha256, f"certificate {self.serial}", problems)
         if loaded is None:
             raise InputError(problems, "a certificate changed while the site was being built")
         data, doc = loaded
         by_item = {r["item"]: r for r in doc["results"]}
-        details = {}
-        for i in self.details_items:
-            rec = _read_record(paths, paths.details_file(self.serial, i), by_item[i]["details"], f"details of {i}", paths.details_file(self.serial, i, private=True),
-                               layout.details(self.serial, i), problems)
-            if rec is not None:
-                details[i] = rec
-        record = None
-        if self.grader_record_due:
-            record = _read_record(paths, paths.grader_record_file(self.serial), doc["grader"]["record"], "grader record",
-                                  paths.grader_record_file(self.serial, private=True), layout.grader_record(self.serial), problems)
+        details, record = _read_records(paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems)
         if problems:
             raise InputError(problems, "a certificate's documents changed while the site was being built")
         return CertificateRecord(self, doc, data, details, record)
@@ -373,7 +365,7 @@ def _gather_runs(
     specs: dict[str, dict[str, Any]] = {}
     spec_bytes: dict[str, bytes] = {}
     for run in ledger.runs.values():
-        path = paths.runs_dir / f"{run.id}.json"
+        path = paths.run_spec_file(run.id)
         loaded = read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
         if loaded is None:
             continue
@@ -391,7 +383,7 @@ def _gather_runs(
     due: set[Path] = set()
     answer_cache: dict[str, dict[str, Any] | None] = {}
     for cert in ledger.certificates.values():
-        path = paths.certificates_dir / f"{cert.serial}.json"
+        path = paths.certificate_file(cert.serial)
         loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
         spec = specs.get(cert.run)
         run = ledger.runs[cert.run]
@@ -410,8 +402,11 @@ def _gather_runs(
             if folder.is_dir():
                 due.update(f for f in folder.rglob("*") if f.is_file())
             continue
-        due.update(_due_paths(paths, ledger, doc, spec, public))
-        details, record = _gather_records(paths, ledger, doc, spec, public, problems)
+        sealed_due, record_due = due_records(doc["results"], spec["items"], public, ledger.reveals)
+        due.update(paths.details_file(cert.serial, r["item"]) for r in sealed_due)
+        if record_due:
+            due.add(paths.grader_record_file(cert.serial))
+        details, record = _read_records(paths, doc, sealed_due, record_due, problems)
         answers = {i: a for i in spec["items"] if (a := _revealed_answer(paths, ledger, i, answer_cache)) is not None}
         # Recomputed even when the shape check failed: a grade altered alone is then named as
         # the grade, not only as a band and a score that no longer fit it.
@@ -450,22 +445,20 @@ def _revealed_answer(paths: Paths, ledger: Ledger, item_id: str, cache: dict[str
     return answer
 
 
-def _gather_records(
-    paths: Paths, ledger: Ledger, cert: dict[str, Any], spec: dict[str, Any], public: bool, problems: list[Problem]
+def _read_records(
+    paths: Paths, cert: dict[str, Any], sealed_due: list[dict[str, Any]], record_due: bool, problems: list[Problem]
 ) -> tuple[dict[str, PublishedRecord], PublishedRecord | None]:
-    """The certificate's details documents and grader record that are due (SPEC §6), read from
-    the data directory, where `certify` and `retire` put them, and checked against its hashes."""
+    """A certificate's due details documents and grader record, read from the data directory,
+    where `certify` and `retire` put them, and checked against the hashes it holds."""
     serial = cert["serial"]
     details: dict[str, PublishedRecord] = {}
-    for r in cert["results"]:
-        if "details" not in r or r["item"] not in ledger.reveals:
-            continue
+    for r in sealed_due:
         got = _read_record(paths, paths.details_file(serial, r["item"]), r["details"], f"details of {r['item']} in certificate {serial}",
                            paths.details_file(serial, r["item"], private=True), layout.details(serial, r["item"]), problems)
         if got is not None:
             details[r["item"]] = got
     record = None
-    if public or all(i in ledger.reveals for i in spec["items"]):
+    if record_due:
         record = _read_record(paths, paths.grader_record_file(serial), cert["grader"]["record"], f"grader record of certificate {serial}",
                               paths.grader_record_file(serial, private=True), layout.grader_record(serial), problems)
     return details, record
@@ -482,19 +475,10 @@ def _read_record(paths: Paths, file: Path, sha: str, what: str, private: Path, s
     return PublishedRecord(site_path, loaded[0], loaded[1])
 
 
-def _due_paths(paths: Paths, ledger: Ledger, cert: dict[str, Any], spec: dict[str, Any], public: bool) -> set[Path]:
-    """Where the certificate's due details documents and grader record belong in data/."""
-    serial = cert["serial"]
-    out = {paths.details_file(serial, r["item"]) for r in cert["results"] if "details" in r and r["item"] in ledger.reveals}
-    if public or all(i in ledger.reveals for i in spec["items"]):
-        out.add(paths.grader_record_file(serial))
-    return out
-
-
 def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems: list[Problem]) -> None:
     """A file under data/certificates/<serial>/ that is not due must not be there: a details
     document of a sealed item would reveal its answer the moment the site is published."""
-    expected = due | {paths.certificates_dir / f"{c.serial}.json" for c in ledger.certificates.values()}
+    expected = due | {paths.certificate_file(c.serial) for c in ledger.certificates.values()}
     if not paths.certificates_dir.is_dir():
         return
     for f in sorted(paths.certificates_dir.rglob("*")):

@@ -2619,6 +2619,15 @@ def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | 
     return problems
 
 
+def due_records(results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]) -> tuple[list[dict[str, Any]], bool]:
+    """When a certificate's private documents fall due (SPEC §6): the sealed results whose
+    details document is due (their item is revealed), in result order, and whether the grader
+    record is due (at once on a public gate, else once every item of the run is revealed).
+    The verifier, the build and `retire` all ask here."""
+    sealed = [r for r in results if isinstance(r.get("details"), str) and isinstance(r.get("item"), str) and r["item"] in revealed]
+    return sealed, public or all(i in revealed for i in items)
+
+
 DETAILS_KEYS = ("type", "v", "serial", "salt", "result")
 GRADER_RECORD_KEYS = ("type", "v", "serial", "salt", "proposed_json", "rationale")
 
@@ -2972,12 +2981,11 @@ def _published_records(
         report.check(item in ledger.reveals, str(path), f"details of {item} published while the item is sealed: they would reveal its answer", "published after the item's reveal", "published")
         details[str(item)] = loaded[1]
         order.append(str(item))
-    for r in results:
-        if isinstance(r.get("details"), str) and r.get("item") in ledger.reveals:
-            report.check(r.get("item") in details, MANIFEST_PATH, f"certificate {serial}: item {r.get('item')} is revealed but its details document is not published", "listed in details", "missing")
+    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
+    for r in sealed_due:
+        report.check(r["item"] in details, MANIFEST_PATH, f"certificate {serial}: item {r['item']} is revealed but its details document is not published", "listed in details", "missing")
     want_order = [r.get("item") for r in results if r.get("item") in details]
     report.check(order == want_order, MANIFEST_PATH, f"certificate {serial}: details are listed in result order", show(want_order), show(order))
-    due = public or all(i in ledger.reveals for i in spec["items"])
     path = row.get("grader_record")
     record = None
     if path is None:

@@ -243,3 +243,10 @@ def test_hostile_shapes_are_refused_not_crashed_on(prog: Paths, change: Callable
     doc = results("run-001", [scored("a-001"), scored("a-002")])
     change(doc)
     named(refused(prog, doc), message)
+
+
+def test_a_lone_surrogate_is_refused(prog: Paths) -> None:
+    """No UTF-8 document can hold "\\ud800": the results file is refused, not half-read."""
+    raw = json.dumps(results("run-001", [scored("a-001"), {"item": "a-002", "status": "not_run", "note": "__NOTE__"}]))
+    err = refused(prog, raw=raw.replace("__NOTE__", "\\ud800"))
+    named(err, "lone surrogate")
