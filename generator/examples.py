@@ -19,6 +19,7 @@ from generator.verify import (
     build_open_result,
     grade_counts,
     grade_order,
+    grade_reaches,
     is_exact_field,
     is_reported_field,
     round_half_up,
@@ -342,7 +343,7 @@ def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skip
         out.append(Skipped(key, title, f"The minimum grade {least} is the lowest grade: every pass rate reaches it."))
     else:
         tries = [({"scored": n - 2, "infra_error": 1, "not_run": 1}, p) for p in range(n - 2, -1, -1)]
-        ex = _first(params, key, title, tries, "not-certified", lambda e: order.index(e.best_case_grade) > order.index(least))
+        ex = _first(params, key, title, tries, "not-certified", lambda e: not grade_reaches(e.best_case_grade, least, params))
         out.append(ex or Skipped(key, title, f"No run of {n} items has a best case below {least} under these parameters."))
 
     key, title = "example-incomplete", "Incomplete: too few results scored"
@@ -365,7 +366,7 @@ def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skip
 
     for r in range(1, failures + 1):
         e = verdict_example(params, f"{key}-{r}", relabelled(r), {"scored": n - r, "infra_error": r}, base.passed)
-        if order.index(e.grade) <= order.index(least) or r == failures:
+        if grade_reaches(e.grade, least, params) or r == failures:
             steps.append(e)
             break
     if failures > 1 and steps and steps[-1].scored != base.passed:

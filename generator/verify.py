@@ -21,6 +21,7 @@ import base64
 import bisect
 import ctypes
 import dataclasses
+import datetime
 import functools
 import hashlib
 import json
@@ -1344,14 +1345,18 @@ def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
     return isinstance(refs, list) and bool(refs) and all(isinstance(r, str) and r in scored_ids for r in refs)
 
 
+def grade_reaches(grade: str, least: str, params: dict[str, Any]) -> bool:
+    """Whether `grade` is `least` or better in the methodology's grade order."""
+    order = grade_order(params)
+    return order.index(grade) <= order.index(least)
+
+
 def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, params: dict[str, Any]) -> str:
     """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
-    order = grade_order(params)
     certify = params["certify"]
-    least = order.index(certify["min_grade"])
 
     def reaches(g: str) -> bool:
-        return order.index(g) <= least
+        return grade_reaches(g, certify["min_grade"], params)
 
     if not reaches(best_grade):
         return "not-certified"
@@ -2522,7 +2527,7 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
             if f.get("kind") not in KINDS or f.get("tier") not in TIERS:
                 problems.append(Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}"))
             sim = f.get("similarity")
-            if not (isinstance(sim, str) and (re.fullmatch(r"0(\.[0-9]+)?|1(\.0+)?", sim) or re.fullmatch(r"[1-9][0-9]*/[1-9][0-9]*", sim))):
+            if not (isinstance(sim, str) and (REPORTED_SIMILARITY_RE.fullmatch(sim) or RATIO_RE.fullmatch(sim))):
                 problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
         if all(isinstance(n, str) for n in names) and names != sorted(names):
             problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
@@ -2848,9 +2853,10 @@ def _check_certificates(
     rows = _ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
     answers = _AnswerSource(s, manifest, ledger, specs)
     verdicts: dict[str, str] = {}
+    now = _Clock()
     for r in rows:
         try:
-            _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts)
+            _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts, now)
         except Exception as e:  # one hostile certificate must not stop the others being checked
             report.check(False, MANIFEST_PATH, f"certificate {show(r.get('serial'))} could not be checked: it holds a value of an unexpected shape "
                          f"({type(e).__name__}: {str(e)[:200]})")
@@ -2862,7 +2868,7 @@ def _check_certificates(
 
 def _check_one_certificate(
     s: _Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
-    run_paths: dict[str, Any], answers: _AnswerSource, verdicts: dict[str, str],
+    run_paths: dict[str, Any], answers: _AnswerSource, verdicts: dict[str, str], now: _Clock,
 ) -> None:
     report = s.report
     serial = r.get("serial")
@@ -2887,7 +2893,7 @@ def _check_one_certificate(
     bound = report.add(certificate_binding_problems(cert, ev, run, spec), rel, checks=9)
     verdicts[ev.run] = str(cert.get("verdict"))
     expires = cert.get("expires_at")
-    if is_time(expires) and expires < _now():
+    if is_time(expires) and expires < now():
         report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
     if spec is None:
         return
@@ -2905,10 +2911,18 @@ def _check_one_certificate(
     report.asserted += found.asserted
 
 
-def _now() -> str:
-    import datetime
+class _Clock:
+    """This machine's time, read once and only if a certificate has an expiry: expiry is a
+    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
+    verifies its own output must not otherwise read the clock."""
 
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    def __init__(self) -> None:
+        self._now: str | None = None
+
+    def __call__(self) -> str:
+        if self._now is None:
+            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._now
 
 
 class _AnswerSource:

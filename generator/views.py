@@ -3,7 +3,7 @@ out here so the templates only lay them out.
 
 Nothing here decides anything: verdicts, grades, scores and rates are read from certificates that
 the build has already rechecked (site.gather), and where a page explains a number it asks the
-scoring engine of verify.py (score_item, band_score, keep_bullets, grade_order …), never a copy
+scoring engine of verify.py (score_item, band_score, keep_bullets, grade_reaches …), never a copy
 of it. Every text that comes from data (subjects, notes, outputs, the grader's words) is returned
 as plain text for the templates to escape.
 """
@@ -22,7 +22,7 @@ from generator.verify import (
     NON_SCORED,
     SCORED,
     ItemScore,
-    grade_order,
+    grade_reaches,
     is_exact_field,
     is_reported_field,
     keep_bullets,
@@ -275,11 +275,6 @@ class CertificateView:
     asserted: tuple[str, ...]
 
 
-def _reaches(grade: str, least: str, params: dict[str, Any]) -> bool:
-    order = grade_order(params)
-    return order.index(grade) <= order.index(least)
-
-
 def grade_reason(grade: str, params: dict[str, Any]) -> str:
     """Which cut-off a grade stands for, in words."""
     for c in params["grade_cutoffs"]:
@@ -306,12 +301,12 @@ def verdict_sentence(doc: dict[str, Any], params: dict[str, Any]) -> str:
             return "No result was scored, so there is nothing to grade: the run is incomplete, not a pass and not a failure."
         return (f"Only {scored} of {total} results were scored; the methodology requires at least {fraction} of them. "
                 f"The run cannot be decided either way on so few scored results.")
-    if not _reaches(bg, least, params):
+    if not grade_reaches(bg, least, params):
         if non_scored:
             return (f"Even counting every one of the {_plural(non_scored, 'non-scored result')} as a pass, the grade would be "
                     f"{bg}, below the minimum grade {least}.")
         return f"The grade {g} is below the minimum grade {least}."
-    if not _reaches(g, least, params):
+    if not grade_reaches(g, least, params):
         return f"The grade {g} is below the minimum grade {least}."
     return (f"The grade {g} reaches the minimum grade {least}, but the worst-case grade {wg} does not: counted as failures, "
             f"the {_plural(non_scored, 'non-scored result')} would bring the pass rate to {s['worst_case_pass_rate']} %. "
