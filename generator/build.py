@@ -107,15 +107,8 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
             progress("copying reveals", i, len(ctx.revealed))
     for run in ctx.runs:
         w.write(layout.run_spec(run.id), run.spec_bytes)
-    for i, info in enumerate(ctx.certificates, start=1):
-        cert = info.load(ctx.paths)
-        w.write_signed(layout.certificate(cert.serial), cert.data, signer)
-        for d in cert.details.values():
-            w.write(d.path, d.data)
-        if cert.grader_record is not None:
-            w.write(cert.grader_record.path, cert.grader_record.data)
-        if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
-            progress("writing certificates", i, len(ctx.certificates))
+    # Certificates, their details and grader records are written with their pages
+    # (_write_runs_and_certificates), so that each is read from data/ once.
     w.write(layout.VERIFIER, (files("generator") / "verify.py").read_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))
@@ -280,18 +273,19 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
         gates=list(ledger.gates.values()), methodology=current,
     ))
 
+    examples = {m.version: worked_examples(m.params) for m in ctx.methodologies}
     for m in ctx.methodologies:
         page = layout.methodology_page(m.version)
         w.write_text(page, r.page(
             "methodology.html", page, f"Methodology {m.version}", layout.methodology_parameters(m.version),
             m=m, table=describe(m.params), versions=ctx.methodologies, current=current, is_index=False,
-            examples=worked_examples(m.params),
+            examples=examples[m.version],
         ))
     if current is not None:
         w.write_text(layout.METHODOLOGY_PAGE, r.page(
             "methodology.html", layout.METHODOLOGY_PAGE, "Methodology", layout.methodology_parameters(current.version),
             m=current, table=describe(current.params), versions=ctx.methodologies, current=current, is_index=True,
-            examples=worked_examples(current.params),
+            examples=examples[current.version],
         ))
 
     _write_item_lists(ctx, w, r)
@@ -346,7 +340,8 @@ def _certificate_example(ctx: SiteContext) -> dict[str, str | None] | None:
 
 def _write_runs_and_certificates(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Progress | None = None) -> None:
     """The runs pages (grouped by subject and gate), the certificates list and a page per
-    certificate. Everything they show is worked out by generator.views; linear in the runs."""
+    certificate, with the certificate's own artifacts (its signed JSON, published details and
+    grader record). Everything the pages show is worked out by generator.views; linear in the runs."""
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     rows = views.run_rows(ctx.runs, ctx.certificates, gate_names)
     pages = _pages(len(rows))
@@ -371,12 +366,19 @@ def _write_runs_and_certificates(ctx: SiteContext, w: SiteWriter, r: Renderer, p
 
     by_run = {row.id: row for row in rows}
     revealed = ctx.ledger.reveals
-    for i, cert in enumerate(ctx.certificates, start=1):
+    for i, info in enumerate(ctx.certificates, start=1):
+        # Read once, for both the artifacts and the page: tens of thousands are not kept.
+        cert = info.load(ctx.paths)
+        w.write_signed(layout.certificate(cert.serial), cert.data, ctx.signer)
+        for d in cert.details.values():
+            w.write(d.path, d.data)
+        if cert.grader_record is not None:
+            w.write(cert.grader_record.path, cert.grader_record.data)
         page = layout.certificate_page(cert.serial)
-        view = views.certificate_view(cert.load(ctx.paths), revealed, gate_names, by_run.get(cert.run), ctx.generated_at)
+        view = views.certificate_view(cert, revealed, gate_names, by_run.get(cert.run), ctx.generated_at)
         w.write_text(page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view))
         if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
-            progress("rendering certificate pages", i, len(ctx.certificates))
+            progress("writing certificates and their pages", i, len(ctx.certificates))
 
 
 def _write_item_lists(ctx: SiteContext, w: SiteWriter, r: Renderer) -> None:
