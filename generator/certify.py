@@ -33,7 +33,6 @@ from generator.runs import load_spec, methodology_params
 from generator.sources import read_text
 from generator.verify import (
     MAX_SAFE_INTEGER,
-    REPORTED_SIMILARITY_RE,
     SCORED,
     STATUSES,
     FormatError,
@@ -56,6 +55,7 @@ from generator.verify import (
     number_rule_problems,
     sha256_hex,
     show,
+    similarity_form_problem,
     value_kind_problem,
 )
 
@@ -273,7 +273,7 @@ def _check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dic
                 sim = f.get("similarity")
                 if "similarity" not in f:
                     problems.append(Problem(f"a {a['tier']} text field needs the reported similarity", where=f"{fw}.similarity", expected='a decimal string in [0, 1], such as "0.93"'))
-                elif not (isinstance(sim, str) and len(sim) <= 1000 and REPORTED_SIMILARITY_RE.fullmatch(sim)):
+                elif similarity_form_problem(a["kind"], a["tier"], sim):
                     problems.append(Problem("a similarity is a decimal string in [0, 1]", where=f"{fw}.similarity", expected='a string such as "0.93"', found=show(_plain(sim))))
         absent = sorted(set(answer) - seen)
         if absent:
