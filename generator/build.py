@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from generator.release import check_key_matches, check_ledger_extends, check_pub
 from generator.render import NavItem, Renderer
 from generator.site import RevealedItem, SiteContext, event_link, event_summary, gather
 from generator.verify import loads_strict, parse_vkey, public_key_pem, verify_site
-from generator.writer import SiteWriter, is_replaceable_site, make_staging, swap_in
+from generator.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 
 Progress = Callable[[str, int, int], None]
 
@@ -50,6 +49,7 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
 
     With strict=True, warnings (such as unknown keys in program.yaml) are errors too."""
     started = time.monotonic()
+    remove_leftovers(out)
     if not is_replaceable_site(out):
         raise InputError([problem(str(out), "the output exists and is not a site built by transparency (no transparency.json); refusing to replace it")])
     with reading(paths):
@@ -58,13 +58,13 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
         check_key_matches(out, ctx.signer)
         check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
-        staging = make_staging(out)
+        staging = Staging(out)
         try:
-            writer = SiteWriter(staging)
+            writer = SiteWriter(staging.path)
             write_site(ctx, writer, progress)
             check_published_unchanged(out, writer.hashes)
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            staging.discard()
             raise
     result = BuildResult(out, len(writer.hashes) + 2, ctx.ledger.size, 0, 0.0, ctx.demo, ctx.warnings, ctx.signer.fingerprint)
     vkey = ctx.signer.vkey
@@ -72,13 +72,14 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
     try:
         if progress:
             progress("verifying the built site", 0, 1)
-        report = verify_site(staging, vkey)
+        report = verify_site(staging.path, vkey)
         if not report.ok:
             raise VerificationFailed(report.render())
-        swap_in(staging, out)
+        swap_in(staging.path, out)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        staging.discard()
         raise
+    staging.close()
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 

@@ -16,7 +16,6 @@ published at once.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from collections import Counter
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from generator import canonical, layout
 from generator.commitments import locate_sealed, read_located
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, write_new_file
+from generator.ledgerfile import LedgerAppender, appending, event_time
 from generator.runs import load_spec, methodology_params
 from generator.sources import read_text
 from generator.verify import (
@@ -302,11 +301,11 @@ def certify_runs(
     progress: Progress | None = None,
 ) -> list[Certified]:
     """Decide the runs of several results files under one lock and one ledger replay, all or
-    nothing: any problem in any file refuses the whole batch, and whatever was written for it
-    is removed. Files are decided one at a time, so memory holds one run, not the batch."""
+    nothing: any problem in any file refuses the whole batch, which writes nothing. Files are
+    decided one at a time, so memory holds one run, not the batch."""
     if serial is not None and len(sources) != 1:
         raise InputError([problem("--serial", "a serial names one certificate: give one results file with --serial")])
-    with appending(paths) as app:
+    with appending(paths, "certify") as app:
         ledger = app.ledger
         when = event_time(at, ledger)
         problems: list[Problem] = []
@@ -318,36 +317,28 @@ def certify_runs(
         params_of: dict[str, dict[str, Any] | None] = {}
         leaves: list[dict[str, Any]] = []
         certified: list[Certified] = []
-        written: list[Path] = []
-        try:
-            for n, (source, run, spec) in enumerate(plan, start=1):
-                file = str(source)
-                res = read_results(source, file)  # again: a batch's parsed results are not all kept
-                version = spec["methodology"]["version"]
-                if version not in params_of:
-                    params_of[version] = methodology_params(paths, ledger, version, problems)
-                params = params_of[version]
-                if params is None:
-                    problems.append(problem(file, f"the methodology {version} pinned by run {run.id} is not published"))
-                    continue
-                answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
-                d = _decide(ledger, file, res, run, spec, params, answers, serial or run.id, when, expires_at, problems)
-                if d is not None and not problems:
-                    written += _write_decided(paths, d)
-                    leaves.append(d.leaf)
-                    certified.append(d.certified)
-                if progress:
-                    progress("certifying", n, len(plan))
-            if problems:
-                what = f"run {show(_plain(plan[0][1].id))}" if len(sources) == 1 and plan else f"these {len(sources)} runs"
-                raise InputError(problems, f"cannot certify {what}; nothing was written")
-            lines = app.prepare(leaves)
-            os.sync()  # every private document on disk before the ledger refers to any of them
-            app.write(lines)
-        except BaseException:
-            for f in written:
-                f.unlink(missing_ok=True)
-            raise
+        for n, (source, run, spec) in enumerate(plan, start=1):
+            file = str(source)
+            res = read_results(source, file)  # again: a batch's parsed results are not all kept
+            version = spec["methodology"]["version"]
+            if version not in params_of:
+                params_of[version] = methodology_params(paths, ledger, version, problems)
+            params = params_of[version]
+            if params is None:
+                problems.append(problem(file, f"the methodology {version} pinned by run {run.id} is not published"))
+                continue
+            answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
+            d = _decide(ledger, file, res, run, spec, params, answers, serial or run.id, when, expires_at, problems)
+            if d is not None and not problems:
+                _stage_decided(app, d)
+                leaves.append(d.leaf)
+                certified.append(d.certified)
+            if progress:
+                progress("certifying", n, len(plan))
+        if problems:
+            what = f"run {show(_plain(plan[0][1].id))}" if len(sources) == 1 and plan else f"these {len(sources)} runs"
+            raise InputError(problems, f"cannot certify {what}; nothing was written")
+        app.append(leaves)
     return certified
 
 
@@ -382,19 +373,13 @@ def _plan(
     return plan
 
 
-def _write_decided(paths: Paths, d: _Decided) -> list[Path]:
-    """Write a decided run's private documents, then its certificate; return what was written.
-    Synced once for the whole batch, before the ledger append."""
-    c = d.certified
-    out = []
+def _stage_decided(app: LedgerAppender, d: _Decided) -> None:
+    """A decided run's private documents and its certificate, written when the batch commits."""
+    c, paths = d.certified, app.paths
     for item_id, data in d.details:
-        out.append(paths.details_file(c.serial, item_id, private=True))
-        write_new_file(out[-1], data, mode=0o600, sync=False)
-    out.append(paths.grader_record_file(c.serial, private=c.sealed))
-    write_new_file(out[-1], d.record, mode=0o600 if c.sealed else 0o644, sync=False)
-    out.append(paths.certificate_file(c.serial))
-    write_new_file(out[-1], d.data, sync=False)
-    return out
+        app.stage(paths.details_file(c.serial, item_id, private=True), data, mode=0o600)
+    app.stage(paths.grader_record_file(c.serial, private=c.sealed), d.record, mode=0o600 if c.sealed else 0o644)
+    app.stage(paths.certificate_file(c.serial), d.data)
 
 
 def _decide(

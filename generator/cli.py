@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
+import logging
 import sys
 import time
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from generator import __version__
 from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths, load_program
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import generate_signer, write_key
-from generator.verify import FormatError, SiteUnreadable, verify_site
+from generator.verify import FormatError, SiteUnreadable, printable, safe_json, verify_site
 
 DEMO_WARNING = (
     "WARNING: this site is signed with the DEMO key, which is published in the repository "
@@ -67,6 +68,27 @@ class Progress:
         self.phase = None
 
 
+class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
+    """The standard handler, refusing anything but a regular file or folder inside the site,
+    reached without following a link."""
+
+    def send_head(self) -> Any:
+        target = Path(self.translate_path(self.path))
+        root = Path(self.directory).resolve()
+        try:
+            inside = target.resolve().is_relative_to(root) and not any(
+                q.is_symlink() for q in (target, *target.parents) if q.is_relative_to(root) and q != root)
+        except (OSError, RuntimeError, ValueError):
+            inside = False
+        if not inside:
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        return super().send_head()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        sys.stderr.write(printable(format % args) + "\n")
+
+
 def _paths(ctx: click.Context) -> Paths:
     return ctx.find_object(Paths)  # type: ignore[return-value]
 
@@ -104,6 +126,12 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
     Python and PyNaCl. Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
     """
     ctx.obj = Paths.resolve(data, private)
+    log = logging.getLogger("transparency")
+    if not log.handlers:  # what a command says besides its result (an interrupted command finished)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("note: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
 
 
 @main.command()
@@ -350,7 +378,7 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
         raise InputError([problem(str(site), str(e))], "cannot read the site") from None
     except FormatError as e:
         raise InputError([problem("--key", str(e))], "bad --key") from None
-    click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2) if as_json else report.render())
+    click.echo(safe_json(report.to_json()) if as_json else report.render())
     sys.exit(0 if report.ok else 1)
 
 
@@ -359,8 +387,11 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
 @click.option("--port", default=8000, show_default=True, help="Port to listen on.")
 @click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on (localhost only by default).")
 def serve(site: Path, port: int, bind: str) -> None:
-    """Preview SITE on http://127.0.0.1:PORT/ (Ctrl-C to stop). For previews, not production."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    """Preview SITE on http://127.0.0.1:PORT/ (Ctrl-C to stop). For previews, not production.
+
+    Serves regular files inside SITE only: a symbolic link, or a path that leaves SITE, is
+    answered 404 (a site is data from elsewhere, and a link in it could point at any file)."""
+    handler = functools.partial(SiteRequestHandler, directory=str(site))
     try:
         httpd = http.server.ThreadingHTTPServer((bind, port), handler)
     except OSError as e:

@@ -13,7 +13,6 @@ a small file costs far more than appending a line.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 from array import array
@@ -27,7 +26,7 @@ from generator import canonical
 from generator.datadir import Paths
 from generator.disclosure import due_documents, read_due
 from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, fsync_dir, write_new_file
+from generator.ledgerfile import appending, event_time
 from generator.runs import load_spec
 from generator.sources import load_data_file
 from generator.verify import (
@@ -271,11 +270,11 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     """Commit every item source not yet in the ledger; reveal public-gate items at once.
 
     Two passes over the sources: the first validates everything (any problem stops the batch
-    before a byte is written), the second seals and writes, so memory holds ids, not items.
-    The ledger is written last: a crash before that leaves sealed lines no leaf refers to,
-    never a leaf whose document is missing.
+    before a byte is written), the second seals and stages, so memory holds ids, not items.
+    Nothing is written outside the transaction's staging folder until every leaf is durable
+    (generator.journal).
     """
-    with appending(paths) as app:
+    with appending(paths, "commit") as app:
         ledger = app.ledger
         when = event_time(at, ledger)
         new = IdIndex()
@@ -289,51 +288,38 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         if not len(new):
             return CommitResult(0, 0, total)
         public = ledger.public_gates()
-        revealed: list[str] = []
-        paths.sealed_dir.mkdir(parents=True, exist_ok=True)
-        batch = paths.sealed_dir / f"{ledger.size:09d}.jsonl"
-        ledger_tmp = paths.ledger_file.with_name(f".{paths.ledger_file.name}.pending")
+        revealed = 0
         done = 0
-        appending_started = False
-        try:
-            with batch.open("ab") as sealed, ledger_tmp.open("wb") as lines:
-                os.chmod(batch, 0o600)
-                for src in scan_item_sources(paths, ledger, wanted=new):
-                    data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
-                    leaves: list[dict[str, Any]] = [
-                        {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
-                    ]
-                    if src.gate in public:
-                        leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
-                        write_new_file(paths.reveal_file(src.id), data, sync=False)
-                        revealed.append(src.id)  # few: public gates are small
-                    else:
-                        sealed.write(data + b"\n")
-                    # Validates against the replayed state: an id seen twice fails here, unwritten.
-                    lines.writelines(app.prepare(leaves, bulk=True))
-                    done += 1
-                    if progress and (done % 10000 == 0 or done == len(new)):
-                        progress("sealing items", done, len(new))
-                sealed.flush()
-                os.fsync(sealed.fileno())
-            if done != len(new):
-                raise InputError([problem(paths.show(paths.items_dir), "the item sources changed while they were being committed; nothing was committed, run 'transparency commit' again")])
-            if revealed:
-                os.sync()  # the public-gate reveal files, all at once rather than one fsync each
-                fsync_dir(paths.reveals_dir)
-            fsync_dir(paths.sealed_dir)
-            appending_started = True
-            app.write_file(ledger_tmp)
-        except BaseException:
-            # Public-gate reveal files of a refused batch must not linger in the public data;
-            # once the ledger append has begun, its leaves may already refer to them.
-            if not appending_started:
-                for item_id in revealed:
-                    paths.reveal_file(item_id).unlink(missing_ok=True)
-            raise
-        finally:
-            ledger_tmp.unlink(missing_ok=True)
-        return CommitResult(len(new), len(revealed), total - len(new))
+        with app.tx.stage_stream(_new_batch(paths, ledger.size), mode=0o600) as sealed:
+            for src in scan_item_sources(paths, ledger, wanted=new):
+                data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
+                leaves: list[dict[str, Any]] = [
+                    {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
+                ]
+                if src.gate in public:
+                    leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
+                    app.stage(paths.reveal_file(src.id), data)
+                    revealed += 1
+                else:
+                    sealed.write(data + b"\n")
+                # Validates against the replayed state: an id seen twice fails here, unwritten.
+                app.tx.add_lines(app.prepare(leaves, bulk=True))
+                done += 1
+                if progress and (done % 10000 == 0 or done == len(new)):
+                    progress("sealing items", done, len(new))
+        if done != len(new):
+            raise InputError([problem(paths.show(paths.items_dir), "the item sources changed while they were being committed; nothing was committed, run 'transparency commit' again")])
+        return CommitResult(len(new), revealed, total - len(new))
+
+
+def _new_batch(paths: Paths, size: int) -> Path:
+    """A sealed batch named by the ledger size it starts at, never over an existing file."""
+    batch = paths.sealed_dir / f"{size:09d}.jsonl"
+    n = 1
+    while batch.exists():
+        batch = paths.sealed_dir / f"{size:09d}-{n}.jsonl"
+        n += 1
+    return batch
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,7 +332,7 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
     Refuses (writing nothing) an unknown or already revealed item, one whose source changed
     since it was committed, one whose sealed document is missing, and one used by an open run.
     """
-    with appending(paths) as app:
+    with appending(paths, "retire") as app:
         ledger = app.ledger
         problems: list[Problem] = []
         when = event_time(at, ledger)
@@ -400,14 +386,13 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         published = [(due, read_due(paths, due, problems)) for due in due_documents(paths, ledger, revealed, problems, only_items=retiring)]
         if problems:
             raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
-        lines = app.prepare(leaves)
+        app.append(leaves)
+        # Staged: the item's text reaches data/ only once its reveal is in the ledger.
         for item_id, data in documents:
-            write_new_file(paths.reveal_file(item_id), data)
-        fsync_dir(paths.reveals_dir)
+            app.stage(paths.reveal_file(item_id), data)
         for due, data in published:
             assert data is not None
-            write_new_file(due.target, data)
-        app.write(lines)
+            app.stage(due.target, data)
         return leaves
 
 

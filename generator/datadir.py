@@ -16,13 +16,9 @@ from typing import Any
 from generator import layout
 from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
-from generator.verify import FormatError, Problem, is_origin, is_time, parse_vkey
+from generator.verify import PUBLISHED_PRIVATE_KEYS, FormatError, Problem, is_origin, is_time, parse_vkey
 
-# Keys whose private half is published (the demo's, in this repository). A site they sign is a
-# demo wherever the key file is kept: anyone can sign with them.
-PUBLISHED_PRIVATE_KEYS = frozenset({
-    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
-})
+__all__ = ["ENV_DATA", "ENV_PRIVATE", "PUBLISHED_PRIVATE_KEYS", "Paths", "Program", "PublicKey", "load_program", "load_public_keys"]
 
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"

@@ -120,15 +120,27 @@ def parse_signer_key(skey: str) -> Signer:
 
 
 def write_key(path: Path, signer: Signer) -> None:
-    """Write the key with mode 0600; refuse to overwrite any existing file."""
+    """Write the key with mode 0600; refuse to overwrite any existing file.
+
+    Written whole to a temporary file first and linked into place, so that a kill never
+    leaves half a key where the key should be."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it") from None
-    with os.fdopen(fd, "w") as f:
-        f.write(signer.skey + "\n")
-    os.chmod(path, 0o600)  # O_CREAT's mode is filtered by the umask; 0600 is what we promise
+        os.fchmod(fd, 0o600)  # O_CREAT's mode is filtered by the umask; 0600 is what we promise
+        with os.fdopen(fd, "w") as f:
+            f.write(signer.skey + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)  # fails, like O_EXCL, if a key appeared meanwhile
+        except FileExistsError:
+            raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load_key(path: Path) -> Signer:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generator import canonical
+from generator import canonical, journal
 from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.verify import (
@@ -96,17 +95,13 @@ def ledger_lines(paths: Paths) -> Iterator[bytes]:
 
 @contextmanager
 def reading(paths: Paths) -> Iterator[None]:
-    """Hold a shared lock on the ledger: commands cannot append while a build reads it twice."""
-    try:
-        f = paths.ledger_file.open("rb")
-    except FileNotFoundError:
+    """Hold a shared lock on the ledger: commands cannot append while a build reads it twice.
+    A command interrupted earlier is finished (or undone) first."""
+    finish_interrupted(paths)
+    if not paths.ledger_file.exists():
         yield  # gather reports the missing ledger
         return
-    with f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise InputError([problem(paths.show(paths.ledger_file), "another transparency command is writing the ledger; build again when it ends")]) from None
+    with _locked(paths, exclusive=False):
         yield
 
 
@@ -122,12 +117,14 @@ def event_time(at: str | None, ledger: Ledger) -> str:
 
 
 class LedgerAppender:
-    """Holds the ledger's lock, knows its replayed state, and appends validated leaves."""
+    """Holds the ledger's lock, knows its replayed state, and stages validated leaves and the
+    files they refer to in one transaction (generator.journal), committed when the
+    `appending` block ends without an error."""
 
-    def __init__(self, paths: Paths, f: BinaryIO, ledger: Ledger) -> None:
+    def __init__(self, paths: Paths, ledger: Ledger, tx: journal.Transaction) -> None:
         self.paths = paths
-        self._f = f
         self.ledger = ledger
+        self.tx = tx
 
     def prepare(self, leaves: list[dict[str, Any]], bulk: bool = False) -> list[bytes]:
         """Apply `leaves` to the replayed state and return their lines.
@@ -135,8 +132,7 @@ class LedgerAppender:
         With bulk=True (a commit of a million leaves) the leaves are serialised in the fast
         canonical form after the number-rule check, instead of through the pure-Python rfc8785.
 
-        Raises InputError, having written nothing, if any leaf breaks a rule; commands call this
-        before they write the files the leaves refer to, so a refused command leaves no trace.
+        Raises InputError, having written nothing, if any leaf breaks a rule.
         """
         file = self.paths.show(self.paths.ledger_file)
         problems: list[Problem] = []
@@ -153,65 +149,79 @@ class LedgerAppender:
             raise InputError(problems, "the new ledger events would break the rules of SPEC §4; nothing was written")
         return lines
 
-    def write(self, lines: list[bytes]) -> None:
-        """Append prepared lines in one write, then fsync."""
-        self._f.seek(0, os.SEEK_END)
-        self._f.write(b"".join(lines))
-        self._f.flush()
-        os.fsync(self._f.fileno())
-
-    def write_file(self, lines_file: Path) -> None:
-        """Append the prepared lines stored in `lines_file` (for batches too large to hold)."""
-        self._f.seek(0, os.SEEK_END)
-        with lines_file.open("rb") as src:
-            while chunk := src.read(1 << 20):
-                self._f.write(chunk)
-        self._f.flush()
-        os.fsync(self._f.fileno())
-
     def append(self, leaves: list[dict[str, Any]]) -> None:
-        self.write(self.prepare(leaves))
+        """Validate `leaves` and stage them for the commit."""
+        self.tx.add_lines(self.prepare(leaves))
+
+    def stage(self, target: Path, data: bytes, mode: int = 0o644) -> None:
+        """A file to write when the command commits: never before its leaves are durable."""
+        self.tx.stage(target, data, mode)
 
 
 @contextmanager
-def appending(paths: Paths) -> Iterator[LedgerAppender]:
-    """Lock the ledger, replay it, and yield an appender; the lock is held until the block ends."""
+def _locked(paths: Paths, exclusive: bool) -> Iterator[BinaryIO]:
     file = paths.show(paths.ledger_file)
     try:
-        f = paths.ledger_file.open("r+b")
+        f = paths.ledger_file.open("r+b" if exclusive else "rb")
     except FileNotFoundError:
         raise InputError([problem(file, "no ledger file; create a program with 'transparency init'")]) from None
     with f:
         try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError([problem(file, "another transparency command is using the ledger; try again when it ends")]) from None
+            busy = "using" if exclusive else "writing"
+            raise InputError([problem(file, f"another transparency command is {busy} the ledger; try again when it ends")]) from None
+        yield f
+
+
+def finish_interrupted(paths: Paths) -> str | None:
+    """Complete or undo a command that was killed, under the ledger's exclusive lock; what was
+    done, or None if nothing was pending."""
+    if not (paths.private / journal.PENDING).is_dir():
+        return None
+    if not paths.ledger_file.exists():
+        return journal.recover(paths, None)  # an interrupted init, which creates the ledger
+    with _locked(paths, exclusive=True) as f:
+        return journal.recover(paths, f)
+
+
+@contextmanager
+def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
+    """Lock the ledger, finish any interrupted command, replay the ledger, and yield an
+    appender. Everything staged is committed when the block ends without an error, and
+    forgotten when it raises: the ledger and the files change together or not at all."""
+    if not paths.ledger_file.exists():
+        finish_interrupted(paths)
+    with _locked(paths, exclusive=True) as f:
+        journal.recover(paths, f)
+        f.seek(0)
+        file = paths.show(paths.ledger_file)
         ledger, problems = _replay_stream(f, file, None)
         if problems:
             raise InputError(problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events")
-        yield LedgerAppender(paths, f, ledger)
+        tx = journal.Transaction(paths, command)
+        try:
+            yield LedgerAppender(paths, ledger, tx)
+        except BaseException:
+            tx.abort()
+            raise
+        if tx.events or tx.staged:
+            tx.commit(f)
+        else:
+            tx.abort()
 
 
-def fsync_dir(path: os.PathLike[str] | str) -> None:
-    fd = os.open(path, os.O_RDONLY)
+@contextmanager
+def creating(paths: Paths, command: str) -> Iterator[LedgerAppender]:
+    """`appending` for a program that has no ledger yet (`init`): the ledger is created whole,
+    with its first events, when the block ends."""
+    finish_interrupted(paths)
+    if paths.ledger_file.exists():
+        raise InputError([problem(paths.show(paths.ledger_file), "a program is already there; refusing to overwrite it")])
+    tx = journal.Transaction(paths, command)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_new_file(path: Path, data: bytes, mode: int = 0o644, sync: bool = True) -> None:
-    """Write a file completely (temp file, rename), so a crash never leaves half of it.
-
-    With sync=False the caller syncs many files at once afterwards (one fsync per small file
-    would dominate a large commit).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        if sync:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+        yield LedgerAppender(paths, Ledger(), tx)
+    except BaseException:
+        tx.abort()
+        raise
+    tx.commit(None)

@@ -11,9 +11,9 @@ import yaml
 from generator import canonical
 from generator.datadir import Paths, PublicKey, public_keys_document
 from generator.errors import InputError, problem
-from generator.keys import Signer, generate_signer, write_key
-from generator.ledgerfile import appending, event_time, write_new_file
-from generator.methodology import publish
+from generator.keys import Signer, generate_signer
+from generator.ledgerfile import appending, creating, event_time, finish_interrupted
+from generator.methodology import stage_methodology
 from generator.verify import GATE_RE, Ledger, Problem, is_gate_id, is_origin
 
 DEFAULTS = files("generator") / "defaults"
@@ -64,6 +64,7 @@ def init_program(
 
     Gates are GateSpecs or `ID:NAME:public|secret` strings; every problem is reported at once.
     """
+    finish_interrupted(paths)  # a killed init is completed (then refused below) or undone
     problems: list[Problem] = []
     parsed = [_parse_gate_option(g) if isinstance(g, str) else g for g in gate_options]
     problems += [g for g in parsed if isinstance(g, Problem)]
@@ -90,24 +91,23 @@ def init_program(
         paths.private.mkdir(parents=True, mode=0o700)
     for d in (paths.data, paths.methodology_dir, paths.reveals_dir, paths.items_dir, paths.sealed_dir):
         d.mkdir(parents=True, exist_ok=True)
-    if not paths.key_file.exists():
-        write_key(paths.key_file, signer)
-    program = {"name": name.strip(), "origin": origin, "description": description}
-    write_new_file(paths.program_file, yaml.safe_dump(program, allow_unicode=True, sort_keys=False).encode())
-    keys = [PublicKey(signer.vkey, when, None, "active")]
-    write_new_file(paths.keys_file, canonical.dumps(public_keys_document(keys)) + b"\n")
-    readme = paths.private / "README.md"
-    if not readme.exists():
-        write_new_file(readme, PRIVATE_README.encode())
-    write_new_file(paths.ledger_file, b"")
-    with appending(paths) as app:
+    # One transaction: a kill at any moment leaves either no program or the whole of it.
+    with creating(paths, "init") as app:
+        if not paths.key_file.exists():
+            app.stage(paths.key_file, (signer.skey + "\n").encode(), mode=0o600)
+        program = {"name": name.strip(), "origin": origin, "description": description}
+        app.stage(paths.program_file, yaml.safe_dump(program, allow_unicode=True, sort_keys=False).encode())
+        keys = [PublicKey(signer.vkey, when, None, "active")]
+        app.stage(paths.keys_file, canonical.dumps(public_keys_document(keys)) + b"\n")
+        if not (paths.private / "README.md").exists():
+            app.stage(paths.private / "README.md", PRIVATE_README.encode())
         app.append([gate_leaf(g, when) for g in gates])
-    publish(paths, Path(str(DEFAULTS / "methodology.json")), Path(str(DEFAULTS / "methodology.md")), when)
+        stage_methodology(app, Path(str(DEFAULTS / "methodology.json")), Path(str(DEFAULTS / "methodology.md")), when)
     return signer
 
 
 def add_gate(paths: Paths, gate: GateSpec, at: str | None = None) -> dict[str, object]:
-    with appending(paths) as app:
+    with appending(paths, "gate add") as app:
         leaf = gate_leaf(gate, event_time(at, app.ledger))
         app.append([leaf])
     return leaf

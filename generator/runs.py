@@ -15,7 +15,7 @@ from typing import Any
 from generator import canonical
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, write_new_file
+from generator.ledgerfile import appending, event_time
 from generator.methodology import params_file
 from generator.site import read_document
 from generator.sources import load_json
@@ -78,14 +78,13 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         problems += shape
     if problems:
         raise InputError(problems, "not a valid run spec (SPEC §6); nothing was registered")
-    with appending(paths) as app:
+    with appending(paths, "register") as app:
         ledger = app.ledger
         when = event_time(at, ledger)
         registered: list[Registered] = []
         lines: list[bytes] = []
-        names = {(_fold(n), g): n for (n, g) in ledger.runs_by_subject}  # subject names, folded, per gate
         for file, spec, data in loaded:
-            leaf = _check_new_run(paths, ledger, file, spec, data, when, names, problems)
+            leaf = _check_new_run(paths, ledger, file, spec, data, when, problems)
             if leaf is None:
                 continue
             try:
@@ -93,21 +92,18 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
             except InputError as e:
                 problems += e.problems
                 continue
-            names.setdefault((_fold(spec["subject"]["name"]), spec["gate"]), spec["subject"]["name"])
             registered.append(Registered(spec["id"], leaf["sha256"], when, len(spec["items"]), spec["previous_run"]))
         if problems:
             what = f"run {loaded[0][1]['id']}" if len(loaded) == 1 else f"these {len(loaded)} runs"
             raise InputError(problems, f"cannot register {what}; nothing was written")
-        # A spec file no ledger leaf refers to was never published (an interrupted register):
-        # writing over it is safe.
+        app.tx.add_lines(lines)
         for _, spec, data in loaded:
-            write_new_file(paths.run_spec_file(spec["id"]), data)
-        app.write(lines)
+            app.stage(paths.run_spec_file(spec["id"]), data)
     return registered
 
 
 def _check_new_run(
-    paths: Paths, ledger: Ledger, file: str, spec: dict[str, Any], data: bytes, when: str, names: dict[tuple[str, str], str], problems: list[Problem]
+    paths: Paths, ledger: Ledger, file: str, spec: dict[str, Any], data: bytes, when: str, problems: list[Problem]
 ) -> dict[str, Any] | None:
     """The run leaf of a valid new spec, or None with its problems recorded."""
     before = len(problems)
@@ -121,13 +117,9 @@ def _check_new_run(
     if spec["gate"] not in ledger.gates:
         problems.append(problem(file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"))
         return None
-    name = spec["subject"]["name"]
-    lookalike = names.get((_fold(name), spec["gate"]))
-    if lookalike is not None and lookalike != name:
-        # A renamed subject would start a fresh chain and see sealed items again (SPEC §6 compares
-        # names exactly); the verifier cannot catch it, so registration refuses it.
-        problems.append(problem(file, f"subject name {name!r} differs from the registered subject {lookalike!r} only in case or spaces; "
-                                "use the exact registered name so its attempts stay one chain", "subject.name", expected=lookalike, found=name))
+    # Look-alike names and a subject id under another name: the ledger's own rule, reported
+    # against the spec rather than the ledger line it would have become.
+    problems += [p.at(file) for p in ledger.subject_problems(spec["subject"])]
     params = methodology_params(paths, ledger, spec["methodology"]["version"], problems)
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
@@ -136,10 +128,6 @@ def _check_new_run(
     if size > MAX_LEAF_BYTES:
         problems.append(problem(file, "the run's ledger leaf would be too large (its subject is too long)", "subject", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
     return leaf if len(problems) == before else None
-
-
-def _fold(name: str) -> str:
-    return " ".join(name.split()).casefold()
 
 
 def load_spec(paths: Paths, ledger: Ledger, run_id: str, problems: list[Problem]) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ an error that names the file and the line.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,33 @@ import yaml
 from generator.errors import InputError, problem
 from generator.verify import FormatError, loads_strict
 
+# Limits on the operator's files, checked before they are parsed. The largest real source
+# (50,000 items of the scale benchmark) is a sixth of this; a bigger one is split in several.
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+# Items nest four levels (items, item, answer, field, value); nothing real comes near this.
+MAX_DEPTH = 64
+
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader restricted to the YAML 1.2 core schema, without timestamps or merges."""
+    """SafeLoader restricted to the YAML 1.2 core schema, without timestamps, merges or aliases.
+
+    An alias repeats a node without repeating its text: ten lines of them ("billion laughs")
+    expand to billions of values. Item sources have no use for them, so they are refused.
+    """
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed; write the value out", event.start_mark)
+        if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
+            self._depth = getattr(self, "_depth", 0) + 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
+                return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            finally:
+                self._depth -= 1
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
 
 
 _LEADING_ZERO_TAG = "tag:transparency,2026:leading-zero"
@@ -85,6 +110,8 @@ def parse_yaml(text: str, file: str) -> Any:
     """Parse YAML text strictly; raise InputError naming the file and line."""
     try:
         return yaml.load(text, Loader=_StrictLoader)
+    except RecursionError:
+        raise InputError([problem(file, "malformed YAML: nested too deeply")]) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -93,18 +120,30 @@ def parse_yaml(text: str, file: str) -> Any:
         raise InputError([problem(file, f"malformed YAML: {e}")]) from None
 
 
+def read_bytes(path: Path, display: str | None = None) -> bytes:
+    """A file's bytes, refusing at once one larger than MAX_SOURCE_BYTES (before reading it)."""
+    name = display or str(path)
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_SOURCE_BYTES:
+                raise InputError([problem(name, "file is too large to read", expected=f"at most {MAX_SOURCE_BYTES:,} bytes (split it into several files)",
+                                          found=f"{size:,} bytes")])
+            return f.read(MAX_SOURCE_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError([problem(name, "file is missing")]) from None
+    except OSError as e:
+        raise InputError([problem(name, f"cannot read: {e.strerror}")]) from None
+
+
 def read_text(path: Path, display: str | None = None) -> str:
     """A file's text, exactly: UTF-8, no newline translation (a grader's proposal is kept as
     written, byte for byte)."""
     name = display or str(path)
     try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError([problem(name, "file is missing")]) from None
+        return read_bytes(path, name).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError([problem(name, f"not valid UTF-8 at byte {e.start}")]) from None
-    except OSError as e:
-        raise InputError([problem(name, f"cannot read: {e.strerror}")]) from None
 
 
 def load_yaml(path: Path, display: str | None = None) -> Any:
@@ -114,16 +153,27 @@ def load_yaml(path: Path, display: str | None = None) -> Any:
 def load_json(path: Path, display: str | None = None) -> Any:
     """Read a JSON file strictly (UTF-8, no duplicate keys, no NaN)."""
     name = display or str(path)
+    data = read_bytes(path, name)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError([problem(name, "file is missing")]) from None
-    except OSError as e:
-        raise InputError([problem(name, f"cannot read: {e.strerror}")]) from None
-    try:
-        return loads_strict(data)
+        value = loads_strict(data)
     except FormatError as e:
         raise InputError([problem(name, f"malformed JSON: {e}")]) from None
+    if _depth(value) > MAX_DEPTH:
+        raise InputError([problem(name, f"malformed JSON: nested more than {MAX_DEPTH} levels deep")])
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in a parsed value (without recursion)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
 
 
 def load_data_file(path: Path, display: str | None = None) -> Any:

@@ -1,20 +1,57 @@
 #!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
-    python verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json]
+    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
-Needs only Python 3.11+ and PyNaCl (`pip install pynacl`).
+Needs only Python 3.11+ and PyNaCl.
 Exit status: 0 every check passed, 1 at least one failed, 2 the site could not be read or the
 arguments are wrong.
 
 This file is published byte for byte inside every site, and the generator imports its hashing,
 signature, proof and scoring code, so a site can never publish a proof or a score this file
-rejects. For that
-reason it must stay standalone: the standard library and PyNaCl, nothing else.
+rejects. For that reason it must stay standalone: the standard library and PyNaCl, nothing else.
+
+A copy found inside a site proves nothing by itself: it was shipped by the party being checked.
+Obtain verify.py from the project's own repository and compare its SHA-256 with the one the
+project publishes for the release (README, "Verifier releases").
 """
-from __future__ import annotations
+
+# Before any other import: Python puts the folder of the script it runs first on sys.path, and
+# this file runs from inside the site it checks, so a site shipping `json.py` or `nacl/` would
+# otherwise replace the modules below with its own code. `-P` (Python 3.11+) does the same;
+# this covers the plain `python3 verify.py`. No `from __future__` import either: it is a real
+# import of a module named __future__, looked up on sys.path like any other.
+import sys
+
+if __name__ == "__main__" and not sys.flags.safe_path and sys.path:
+    del sys.path[0]
+
+import os  # already loaded (frozen) by every interpreter that runs a script
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path or ".")
+    except (OSError, ValueError):
+        return path
+
+
+def _untrusted_dirs() -> set[str]:
+    """This file's folder and the working directory: a site's folder, when run as documented."""
+    dirs = {_real(os.path.dirname(os.path.abspath(__file__)))}
+    try:  # noqa: SIM105 - contextlib is not imported yet, on purpose
+        dirs.add(_real(os.getcwd()))
+    except OSError:  # the working directory was removed
+        pass
+    return dirs
+
+
+if __name__ == "__main__":
+    # PYTHONPATH or an odd launcher can still name the current folder ('' or '.') or this one.
+    _UNTRUSTED = _untrusted_dirs()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and _real(p) not in _UNTRUSTED]
 
 import argparse
 import base64
@@ -26,9 +63,8 @@ import functools
 import hashlib
 import json
 import math
-import os
 import re
-import sys
+import unicodedata
 from array import array
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +113,16 @@ _ALG_ED25519 = b"\x01"
 _SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
 _NOTE_SIG_PREFIX = "\u2014 "
 
+# Keys whose private half is published (the demo program's, in the project's repository):
+# anyone can sign with them, so a site they sign proves nothing, however well it verifies.
+PUBLISHED_PRIVATE_KEYS = frozenset({
+    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+})
+DEMO_KEY_WARNING = (
+    "this site is signed with the project's published DEMO key, whose private half anyone can "
+    "download: its signatures prove nothing, and its systems, organizations and results are invented"
+)
+
 PASS_MEANING = (
     "A pass means the artifacts are authentic (signed by the key above) and consistent with "
     "each other, with the ledger and with the methodology. It does not mean the evaluation "
@@ -116,6 +162,60 @@ class NoteError(VerifyError, ValueError):
     """A signed note that is malformed or lacks a valid signature by a known key."""
 
 
+# ---------------------------------------------------------------------------------------------
+# Text from the site, made safe to print
+
+
+def printable(text: str) -> str:
+    r"""`text` with everything that could change how a terminal shows it escaped.
+
+    Names and values come from files an attacker chose: a file named "x\nPASS: all checks
+    passed.\x1b[8m" must print as one visible line, not as a fake verdict hiding the real one.
+    Escaped: control characters, bidi overrides and other format characters, separators other
+    than the space, unassigned code points, and the bytes of a file name that is not UTF-8
+    (Python's surrogate escapes, shown as \xNN). A backslash is doubled, so every escape can be
+    told from the same text written literally.
+    """
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable():
+            out.append(ch)
+        elif 0xDC80 <= o <= 0xDCFF:  # an undecodable byte of a file name (surrogateescape)
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif o <= 0xFF:
+            out.append(f"\\x{o:02x}")
+        elif o <= 0xFFFF:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    return "".join(out)
+
+
+_JSON_UNSAFE_RE = re.compile("[^\n -~]")
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    if ch.isprintable():
+        return ch
+    o = ord(ch)
+    if o > 0xFFFF:  # a JSON \u escape names UTF-16 code units
+        o -= 0x10000
+        return f"\\u{0xD800 + (o >> 10):04x}\\u{0xDC00 + (o & 0x3FF):04x}"
+    return f"\\u{o:04x}"
+
+
+def safe_json(value: Any) -> str:
+    """JSON text for a terminal: what printable() escapes is written as a \\u escape, which
+    JSON readers decode back to the same string."""
+    return _JSON_UNSAFE_RE.sub(_json_escape, json.dumps(value, ensure_ascii=False, indent=2))
+
+
 @dataclass(frozen=True)
 class Problem:
     """One failed check: where it is, what is wrong, and the two values that disagree."""
@@ -126,20 +226,22 @@ class Problem:
     expected: str | None = None
     found: str | None = None
 
-    def at(self, file: str, where: str = "") -> Problem:
+    def at(self, file: str, where: str = "") -> "Problem":
         """The same problem, located in `file` (and under `where` inside it)."""
         inner = f"{where}.{self.where}" if where and self.where else (where or self.where)
         return dataclasses.replace(self, file=file, where=inner)
 
     def describe(self) -> str:
-        head = self.file or "site"
+        """The problem for a person: one line (and one each for expected and found), every
+        part of it escaped by printable()."""
+        head = printable(self.file or "site")
         if self.where:
-            head += f" [{self.where}]"
-        text = f"{head}: {self.message}"
+            head += f" [{printable(self.where)}]"
+        text = f"{head}: {printable(self.message)}"
         if self.expected is not None:
-            text += f"\n      expected: {self.expected}"
+            text += f"\n      expected: {printable(self.expected)}"
         if self.found is not None:
-            text += f"\n      found:    {self.found}"
+            text += f"\n      found:    {printable(self.found)}"
         return text
 
 
@@ -1558,6 +1660,8 @@ class Ledger:
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
         self.runs_by_subject: dict[tuple[str, str], list[RunEvent]] = {}
+        self.subject_names: dict[str, str] = {}  # subject id -> its name
+        self._subject_folds: dict[str, str] = {}  # subject_fold(name) -> subject id
         self._commit_ids = IdIndex()
         self._commit_index = array("q")
         self._commit_gate = array("H")
@@ -1724,14 +1828,35 @@ class Ledger:
             problems.append(Problem(f"run {run_id} is registered twice", where="id", found=f"registered before at entries[{self.runs[run_id].index}]"))
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
-        if not (isinstance(leaf["subject"], dict) and isinstance(leaf["subject"].get("name"), str)):
-            problems.append(Problem("subject must be an object with a name", where="subject", found=show(leaf["subject"])))
+        problems += self.subject_problems(leaf["subject"])
         if leaf["gate"] not in self.gates:
             problems.append(Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"])))
         if not problems:
+            sid, name = leaf["subject"]["id"], leaf["subject"]["name"]
+            self.subject_names.setdefault(sid, name)
+            self._subject_folds.setdefault(subject_fold(name), sid)
             self.runs[run_id] = RunEvent(run_id, leaf["sha256"], leaf["subject"], leaf["gate"], index, leaf["at"])
-            self.runs_by_subject.setdefault((str(leaf["subject"].get("name")), leaf["gate"]), []).append(self.runs[run_id])
+            self.runs_by_subject.setdefault((name, leaf["gate"]), []).append(self.runs[run_id])
         return problems
+
+    def subject_problems(self, subject: Any) -> list[Problem]:
+        """A new run's subject: well formed (check_subject), with one id for one name, and no
+        two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
+        follow it by its id as well, and a look-alike name cannot start a fresh chain of
+        attempts that sees sealed items again."""
+        shape = check_subject(subject)
+        if shape:
+            return shape
+        sid, name = subject["id"], subject["name"]
+        known = self.subject_names.get(sid)
+        if known is not None and known != name:
+            return [Problem(f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new subject, with a new id)",
+                            where="subject.name", expected=known, found=name)]
+        other = self._subject_folds.get(subject_fold(name))
+        if other is not None and other != sid:
+            return [Problem(f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects cannot have names a reader would confuse",
+                            where="subject.name", expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}", found=f"{name!r} for subject id {sid}")]
+        return []
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         serial, run_id = leaf["serial"], leaf["run"]
@@ -1769,6 +1894,92 @@ class Ledger:
 # Runs (SPEC §4, §6): the rules that need no scoring engine
 
 
+# Subjects (FORMAT.md, reading 22): a subject is known by its id; its name is what people read,
+# so a name must look like nothing but itself. The rules use only the standard library's
+# Unicode database, so every verifier applies them the same way.
+
+SUBJECT_KEYS = ("id", "name", "version", "organization")
+# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
+# Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
+_IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+# The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
+# profile does (UTS #39 §5.2): Japanese, Korean and Chinese writing mix them by nature.
+_SCRIPT_SETS = (
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+)
+_SCRIPT_ALIASES = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
+# Letters of other scripts that look like Latin ones, and digits that look like letters: a
+# subset of UTS #39's confusables, enough that "Оrca" (Cyrillic О) or "0rca" reads as "Orca".
+_CONFUSABLES = str.maketrans({
+    **dict(zip("АВЕЅІЈКМНОРСТХУаеіјорсхуѕһԁԛԝӏ", "ABESIJKMHOPCTXYaeijopcxyshdqwl", strict=True)),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ", "ABEZHIKMNOPTYXaikvoptux", strict=True)),
+    "0": "O", "1": "l", "I": "l", "|": "l",
+})
+
+
+def _script(ch: str) -> str | None:
+    """The script of a letter or digit, from its Unicode name ("CYRILLIC CAPITAL LETTER O"), or
+    None for what every script shares: punctuation, symbols, spaces, marks, ASCII digits."""
+    category = unicodedata.category(ch)
+    if category[0] not in "LN" or "0" <= ch <= "9":
+        return None
+    word = unicodedata.name(ch, "UNKNOWN").split()[0]
+    if word == "DIGIT":
+        return None
+    return _SCRIPT_ALIASES.get(word, word)
+
+
+def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
+    """Why a subject's name, version or organization could mislead a reader, if it could.
+
+    Refused: anything but a non-empty string; text not in NFC, or holding compatibility forms
+    (fullwidth letters, ligatures, styled letters) whose plain form differs; control, format,
+    private-use, unassigned or invisible characters (zero-width spaces, bidi controls, Hangul
+    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters
+    of scripts that are not written together (Latin with Cyrillic, say).
+    """
+    if not isinstance(text, str) or not text.strip():
+        return [Problem("must be a non-empty string", where=where, found=show(text))]
+    problems = []
+    if not unicodedata.is_normalized("NFC", text):
+        problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
+    elif not unicodedata.is_normalized("NFKC", text):
+        problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
+                                where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
+    hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
+    if hidden:
+        problems.append(Problem("holds invisible, control or format characters", where=where, expected="visible characters and single spaces", found=", ".join(hidden[:10])))
+    if text != " ".join(text.split(" ")).strip() or "  " in text:
+        problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
+    if scripts:
+        used = {sc for c in text if (sc := _script(c)) is not None}
+        if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
+            problems.append(Problem("mixes letters of scripts that are not written together", where=where,
+                                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
+    return problems
+
+
+def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
+    """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
+    that each read as what they are."""
+    problems = check_keys(subject, SUBJECT_KEYS, where=where)
+    if not isinstance(subject, dict):
+        return problems
+    if "id" in subject and not is_id(subject["id"]):
+        problems.append(Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"])))
+    for k in ("name", "organization", "version"):
+        if k in subject:
+            problems += name_problems(subject[k], f"{where}.{k}", scripts=k != "version")
+    return problems
+
+
+def subject_fold(name: str) -> str:
+    """What a name looks like: two names with the same fold would be read as one subject."""
+    return " ".join(unicodedata.normalize("NFKC", name).translate(_CONFUSABLES).casefold().split())
+
+
 RUN_SPEC_KEYS = (
     "type", "v", "id", "previous_run", "subject", "gate", "question", "items", "budget",
     "repetitions", "metrics", "exclusion_rules", "methodology", "judge",
@@ -1787,12 +1998,7 @@ def check_run_spec(spec: Any) -> list[Problem]:
     prev = spec.get("previous_run")
     if prev is not None and not is_id(prev):
         problems.append(Problem("must be a run id or null", where="previous_run", found=show(prev)))
-    subject = spec.get("subject")
-    problems += check_keys(subject, ("name", "version", "organization"), where="subject")
-    if isinstance(subject, dict):
-        for k in ("name", "version", "organization"):
-            if k in subject and not (isinstance(subject[k], str) and subject[k].strip()):
-                problems.append(Problem("must be a non-empty string", where=f"subject.{k}", found=show(subject[k])))
+    problems += check_subject(spec.get("subject"), "subject")
     items = spec.get("items")
     if not (isinstance(items, list) and items and all(is_id(i) for i in items)):
         problems.append(Problem("must be a non-empty list of item ids", where="items", found=show(items)))
@@ -1913,8 +2119,10 @@ class Report:
     failures: list[Problem] = field(default_factory=list)
     asserted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     key: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    demo_key: bool = False
 
     @property
     def ok(self) -> bool:
@@ -1942,23 +2150,28 @@ class Report:
             "failures": [dataclasses.asdict(p) for p in self.failures],
             "asserted": self.asserted,
             "notes": self.notes,
+            "warnings": self.warnings,
             "key": self.key,
+            "demo_key": self.demo_key,
             "counts": self.counts,
             "meaning": PASS_MEANING,
         }
 
     def render(self) -> str:
-        lines = [f"Verifying {self.site}"]
+        """The report for a person. Every text that came from the site goes through printable()."""
+        lines = [f"Verifying {printable(self.site)}"]
         if self.key:
-            lines.append(f"Key: {self.key.get('source', '')}")
+            lines.append(f"Key: {printable(self.key.get('source', ''))}")
             if self.key.get("fingerprint"):
-                lines.append(f"  fingerprint {self.key['fingerprint']}")
+                lines.append(f"  fingerprint {printable(self.key['fingerprint'])}")
+        for w in self.warnings:
+            lines.append(f"WARNING: {printable(w)}")
         if self.counts:
-            lines.append("Read: " + ", ".join(f"{v} {k}" for k, v in self.counts.items()))
+            lines.append("Read: " + ", ".join(f"{v} {printable(k)}" for k, v in self.counts.items()))
         for n in self.notes:
-            lines.append(f"Note: {n}")
+            lines.append(f"Note: {printable(n)}")
         for a in self.asserted:
-            lines.append(f"Asserted, not verified: {a}")
+            lines.append(f"Asserted, not verified: {printable(a)}")
         for p in self.failures[:200]:
             lines.append("FAIL " + p.describe())
         if len(self.failures) > 200:
@@ -2079,7 +2292,7 @@ def verify_site(site: Path | str, key: str | None = None) -> Report:
     public_key = _guarded(report, "keys", None, _check_keys, s, manifest, origin, key)
     if public_key is None:
         return report
-    _guarded(report, SUMS_PATH, None, _check_sums, s, public_key)
+    _guarded(report, SUMS_PATH, None, _check_sums, s, public_key, manifest["verifier"])
     ledger = _guarded(report, "ledger", None, _check_ledger, s, manifest, origin, public_key)
     if ledger is None:
         return report
@@ -2192,6 +2405,9 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
         return None
     vk = active[0]
     report.key = {"vkey": vk.vkey, "fingerprint": vk.fingerprint}
+    if vk.fingerprint in PUBLISHED_PRIVATE_KEYS:
+        report.demo_key = True
+        report.warnings.append(DEMO_KEY_WARNING)
     if pin is None:
         report.key["source"] = "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it with --key"
     else:
@@ -2207,7 +2423,56 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
     return vk.public_key
 
 
-def _check_sums(s: _Site, key: bytes) -> None:
+# A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
+# folder far deeper is refused where it is, instead of being walked until Python gives up.
+MAX_SITE_DEPTH = 32
+# Files Python would import or run if they sat next to a module search path: a site has no
+# business shipping any, apart from the verifier the manifest names.
+PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
+
+
+def _site_files(s: _Site, verifier: str) -> Iterator[str]:
+    """Every regular file of the site, as a '/' path; failures for anything else found.
+
+    An explicit stack rather than recursion (a folder 1,200 levels deep is data, not a crash),
+    and never a link followed.
+    """
+    report = s.report
+    stack: list[tuple[str, int]] = [("", 0)]
+    while stack:
+        rel_dir, depth = stack.pop()
+        folder = s.root / rel_dir if rel_dir else s.root
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+            continue
+        if rel_dir and not entries:
+            report.check(False, rel_dir, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_symlink():
+                    report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
+                elif entry.is_dir(follow_symlinks=False):
+                    if entry.name == "__pycache__":
+                        report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
+                    if depth + 1 >= MAX_SITE_DEPTH:
+                        report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
+                    else:
+                        stack.append((rel, depth + 1))
+                elif entry.is_file(follow_symlinks=False):
+                    if entry.name.endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+                        report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
+                    yield rel
+                else:
+                    report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
+            except OSError as e:
+                report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+
+
+def _check_sums(s: _Site, key: bytes, verifier: str) -> None:
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
@@ -2233,17 +2498,7 @@ def _check_sums(s: _Site, key: bytes) -> None:
         listed[path] = m.group(1)
     if not text.endswith("\n"):
         report.check(False, SUMS_PATH, "last line does not end with a newline")
-    actual: set[str] = set()
-    for p in sorted(s.root.rglob("*")):
-        rel = p.relative_to(s.root).as_posix()
-        if p.is_symlink():
-            report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(p)}")
-        elif p.is_file():
-            actual.add(rel)
-        elif not p.is_dir():
-            report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
-        elif not any(p.iterdir()):
-            report.check(False, rel, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
+    actual = set(_site_files(s, verifier))
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
         report.check(False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file")
@@ -2868,7 +3123,7 @@ def _check_certificates(
 
 def _check_one_certificate(
     s: _Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
-    run_paths: dict[str, Any], answers: _AnswerSource, verdicts: dict[str, str], now: _Clock,
+    run_paths: dict[str, Any], answers: "_AnswerSource", verdicts: dict[str, str], now: "_Clock",
 ) -> None:
     report = s.report
     serial = r.get("serial")
@@ -3020,15 +3275,19 @@ def _site_key(report: Report) -> bytes:
 
 
 def _check_verifier(s: _Site, manifest: dict[str, Any]) -> None:
-    p = s.path(manifest["verifier"], "verifier")
-    if p is None:
+    """SPEC §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    failure, whatever it does: readers who run the site's own copy would run other code."""
+    rel = manifest["verifier"]
+    theirs = s.read(rel, "verifier")
+    if theirs is None:
         return
     try:
         mine = Path(__file__).read_bytes()
-    except OSError:
+    except OSError as e:
+        s.report.check(False, rel, "this verifier cannot read its own file to compare", "a readable verify.py", e.strerror or str(e))
         return
-    if p.read_bytes() != mine:
-        s.report.notes.append(f"the site's {manifest['verifier']} differs from this verifier; this report is this verifier's")
+    s.report.check(theirs == mine, rel, "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+                   f"SHA-256 {sha256_hex(mine)} (this verifier)", f"SHA-256 {sha256_hex(theirs)}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -3050,24 +3309,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
-    if nacl is None:
-        print("verify.py: PyNaCl is required: pip install pynacl", file=sys.stderr)
-        return 2
     site = args.site if args.site is not None else str(Path(__file__).resolve().parent)
+    hijacked = foreign_modules([site, os.path.dirname(os.path.abspath(__file__))])
+    if hijacked:
+        for name, origin in hijacked:
+            print(f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the current folder, "
+                  "not from Python's own library: a site's code could have run; refusing to verify", file=sys.stderr)
+        print("Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the project.", file=sys.stderr)
+        return 1
+    if nacl is None:
+        print("verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)", file=sys.stderr)
+        return 2
     try:
         report = verify_site(site, args.key)
     except (SiteUnreadable, OSError) as e:
-        print(f"verify.py: {e}", file=sys.stderr)
+        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
         return 2
     except FormatError as e:
-        print(f"verify.py: --key: {e}", file=sys.stderr)
+        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
-    else:
-        print(report.render())
+    print(safe_json(report.to_json()) if args.json else report.render())
     return 0 if report.ok else 1
 
 
+def foreign_modules(untrusted: Iterable[str]) -> list[tuple[str, str]]:
+    """Loaded modules that came from the current folder, or from inside an untrusted folder
+    (the site, this file's folder), as (name, file). A module's search-path entry is found by
+    walking up from its file once per dotted part of its name."""
+    roots = [_real(d) for d in untrusted]
+    cwd = _untrusted_dirs()
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) if spec is not None and getattr(spec, "has_location", False) else None
+        if name == "__main__" or not isinstance(origin, str):
+            continue
+        entry = os.path.dirname(_real(origin))
+        for _ in range(name.count(".") + (os.path.basename(origin).startswith("__init__.") and 1)):
+            entry = os.path.dirname(entry)
+        if entry in cwd or any(entry == r or entry.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            found.append((name, origin))
+    return found
+
+
 if __name__ == "__main__":
+    # A terminal that cannot show a character gets an escape, never a traceback.
+    for _stream in (sys.stdout, sys.stderr):
+        if hasattr(_stream, "reconfigure"):
+            _stream.reconfigure(errors="backslashreplace")
     sys.exit(main())

@@ -8,6 +8,7 @@ last good site untouched and a reader never sees half a release.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import hashlib
 import json
 import os
@@ -101,9 +102,52 @@ def is_replaceable_site(out: Path) -> bool:
     return isinstance(manifest, dict) and manifest.get("type") == "transparency-manifest"
 
 
-def make_staging(out: Path) -> Path:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+def _leftovers(out: Path) -> list[Path]:
+    return sorted(p for p in out.parent.glob(f".{out.name}.*-*") if p.name.startswith((f".{out.name}.staging-", f".{out.name}.old-")))
+
+
+def remove_leftovers(out: Path) -> list[Path]:
+    """Remove what killed builds left beside `out`: staging folders (a full site each) and old
+    copies of a swap. A folder whose build is still running holds a lock on it and is kept.
+    If a kill fell between the two renames of a swap, `out` is missing and its old copy is put
+    back first."""
+    removed = []
+    for p in _leftovers(out):
+        if not p.is_dir() or p.is_symlink():
+            continue
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # another build is writing it
+            if not out.exists() and p.name.startswith(f".{out.name}.old-") and is_replaceable_site(p):
+                os.rename(p, out)
+                continue
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+        finally:
+            os.close(fd)
+    return removed
+
+
+class Staging:
+    """A fresh staging folder beside `out`, locked for as long as the build runs."""
+
+    def __init__(self, out: Path) -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+        self._fd = os.open(self.path, os.O_RDONLY)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.close()
 
 
 _RENAME_EXCHANGE = 2
@@ -131,7 +175,7 @@ def swap_in(staging: Path, out: Path) -> None:
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         os.rmdir(old)
-        os.rename(out, old)
+        os.rename(out, old)  # a kill here leaves no `out`: remove_leftovers puts `old` back
         try:
             os.rename(staging, out)
         except OSError:

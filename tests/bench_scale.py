@@ -82,7 +82,7 @@ for r in range(RUNS):
                 items.append(f"b-{next_secret:07d}")
             next_secret += 1
     spec = {"type": "run-spec", "v": 1, "id": f"run-{r:06d}", "previous_run": None,
-            "subject": {"name": f"Subject {r}", "version": "1", "organization": f"Org {r}"},
+            "subject": {"id": f"subject-{r}", "name": f"Subject {r}", "version": "1", "organization": f"Org {r}"},
             "gate": "a" if public else "b", "question": "Bench?", "items": items, "budget": {}, "repetitions": 1,
             "metrics": ["pass_rate"], "exclusion_rules": ["none"], "methodology": pin,
             "judge": {"provider": "Judge Co", "model": "j", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}}

@@ -24,7 +24,7 @@ def methodology_pin(paths: Paths, version: str = "2026.1") -> dict[str, str]:
 def run_spec(paths: Paths, run_id: str, gate: str, items: list[str], **over: Any) -> dict[str, Any]:
     spec = {
         "type": "run-spec", "v": 1, "id": run_id, "previous_run": None,
-        "subject": {"name": "Extractor", "version": "1.0", "organization": "Acme AI"},
+        "subject": {"id": "extractor", "name": "Extractor", "version": "1.0", "organization": "Acme AI"},
         "gate": gate, "question": "Does Extractor 1.0 extract customer-message fields reliably?",
         "items": items, "budget": {"max_tokens_per_item": 4096}, "repetitions": 1,
         "metrics": ["pass_rate"], "exclusion_rules": ["The item's message is not in a supported language."],

@@ -25,7 +25,7 @@ def register_by_hand(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> No
     data = canonical.dumps(spec)
     paths.runs_dir.mkdir(parents=True, exist_ok=True)
     (paths.runs_dir / f"{spec['id']}.json").write_bytes(data)
-    with appending(paths) as app:
+    with appending(paths, "test") as app:
         app.append([{"type": "run", "v": 1, "id": spec["id"], "sha256": sha256_hex(data),
                      "subject": spec["subject"], "gate": spec["gate"], "at": at}])
 
@@ -49,7 +49,7 @@ def certify_by_hand(paths: Paths, spec: dict[str, Any], serial: str, at: str = C
     data = canonical.dumps(cert)
     paths.certificates_dir.mkdir(parents=True, exist_ok=True)
     (paths.certificates_dir / f"{serial}.json").write_bytes(data)
-    with appending(paths) as app:
+    with appending(paths, "test") as app:
         app.append([{"type": "certificate", "v": 1, "serial": serial, "run": spec["id"], "sha256": sha256_hex(data), "at": at}])
     return cert
 

@@ -125,7 +125,7 @@ def test_malformed_similarity(prog: Paths, sim: str) -> None:
 
 def test_similarity_on_a_critical_text_field(prog: Paths) -> None:
     """Only non-critical text fields take a reported similarity; a critical one is exact."""
-    register(prog, run_spec(prog, "run-c", "a", ["a-crit"], subject={"name": "Other", "version": "1", "organization": "B"}), "2026-03-01T01:00:00Z")
+    register(prog, run_spec(prog, "run-c", "a", ["a-crit"], subject={"id": "other", "name": "Other", "version": "1", "organization": "B"}), "2026-03-01T01:00:00Z")
     rows = [{"item": "a-crit", "status": "scored", "fields": [{"name": "name", "output": "Ada Lovelace", "similarity": "1"}]}]
     err = refused(prog, results("run-c", rows))
     named(err, "a critical text field's similarity is computed from its output", "results[0] (a-crit).fields[0] (name).similarity")

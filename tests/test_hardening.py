@@ -148,12 +148,13 @@ def test_a_refused_commit_leaves_no_public_reveal_file(make_program: Callable[..
     write_items(paths, [item("a-100", "a")], "more.yaml")
     before = sorted(p.name for p in paths.reveals_dir.iterdir())
     ledger = paths.ledger_file.read_bytes()
-    # Fails after the reveal files are written, before the ledger is touched.
-    monkeypatch.setattr("generator.commitments.fsync_dir", lambda d: (_ for _ in ()).throw(OSError("disk full (simulated)")))
+    # Fails after everything is staged, before the commit point.
+    monkeypatch.setattr("generator.journal.os.sync", lambda: (_ for _ in ()).throw(OSError("disk full (simulated)")))
     with pytest.raises(OSError, match="disk full"):
         commit_new_items(paths, "2026-03-01T00:00:00Z")
     assert sorted(p.name for p in paths.reveals_dir.iterdir()) == before
     assert paths.ledger_file.read_bytes() == ledger
+    assert not (paths.private / ".pending").exists()
 
 
 def test_retire_names_the_id_given_twice(make_program: Callable[..., Paths]) -> None:

@@ -37,7 +37,7 @@ T3 = "2026-03-01T00:00:00Z"
 T4 = "2026-04-01T00:00:00Z"
 T5 = "2026-05-01T00:00:00Z"
 
-SUBJECT = {"name": "ExtractBot", "version": "1.0", "organization": "Acme Corp"}
+SUBJECT = {"id": "extractbot", "name": "ExtractBot", "version": "1.0", "organization": "Acme Corp"}
 
 
 def h(text: str) -> str:
@@ -192,12 +192,14 @@ CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, int | None]] =
     ("methodology-hash-malformed", [], methodology(sha256="abc"), "malformed hash", None),
     ("run-id-twice", WITH_RUN, run("run-1", "a", at=T3), "run run-1 is registered twice", None),
     ("run-on-undeclared-gate", WITH_ITEMS, run("run-1", "z"), "gate that was not declared", None),
-    ("run-subject-without-name", WITH_ITEMS, with_(run("run-1", "a"), subject={"organization": "Acme"}),
-     "subject must be an object with a name", None),
+    ("run-subject-without-name", WITH_ITEMS, with_(run("run-1", "a"), subject={"id": "acme", "organization": "Acme"}),
+     "missing 'name'", None),
+    ("run-subject-without-id", WITH_ITEMS, with_(run("run-1", "a"), subject={"name": "X", "version": "1", "organization": "Acme"}),
+     "missing 'id'", None),
     ("certificate-unregistered-run", WITH_RUN, certificate("cert-1", "run-9"), "run that was not registered", None),
     ("two-certificates-for-one-run", [*WITH_RUN, certificate("cert-1", "run-1")], certificate("cert-2", "run-1", at=T4),
      "run run-1 already has a certificate", None),
-    ("serial-used-twice", [*WITH_RUN, run("run-2", "a", at=T2, subject={**SUBJECT, "name": "Other"}),
+    ("serial-used-twice", [*WITH_RUN, run("run-2", "a", at=T2, subject={**SUBJECT, "id": "other", "name": "Other"}),
                            certificate("cert-1", "run-1")],
      certificate("cert-1", "run-2", at=T4), "serial cert-1 is used twice", None),
     ("leaf-over-65535-bytes", PREFIX, reveal("a-001", note=BIG_NOTE), "larger than a C2SP entry bundle allows", None),
@@ -528,7 +530,7 @@ def test_public_gate_has_no_minimum_and_may_reuse_items() -> None:
 def test_other_subject_may_use_the_same_sealed_items() -> None:
     """One observation per sealed item per subject: another subject's run is its own chain."""
     s1 = spec("run-1")
-    other = {**SUBJECT, "name": "OtherBot", "organization": "Other Inc"}
+    other = {**SUBJECT, "id": "otherbot", "name": "OtherBot", "organization": "Other Inc"}
     s2 = spec("run-2", subject=other)
     ledger = replay([*base_leaves(), run_leaf(s1, T2), run_leaf(s2, T3)])
     assert rules(ledger, s2, {"run-1": s1}) == [], messages(rules(ledger, s2, {"run-1": s1}))

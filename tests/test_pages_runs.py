@@ -40,7 +40,7 @@ from generator.verify import (
 
 PUBLIC10 = [f"a-{i:03d}" for i in range(1, 11)]
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
-OTHER = {"name": "Other Reader", "version": "2.1", "organization": "Other Org"}
+OTHER = {"id": "other-reader", "name": "Other Reader", "version": "2.1", "organization": "Other Org"}
 FORBIDDEN = re.compile(r"percentile|\brank|top\s*\d+\s*%|leaderboard|better than \d+\s*%", re.IGNORECASE)
 
 
@@ -158,7 +158,7 @@ def test_run_rows_are_linear_in_the_number_of_runs() -> None:
     n = 30000
     runs = []
     for i in range(n):
-        subject = {"name": f"S{i % 5000}", "version": "1", "organization": "O"}
+        subject = {"id": f"s{i % 5000}", "name": f"S{i % 5000}", "version": "1", "organization": "O"}
         prev = f"r{i - 5000}" if i >= 5000 else None
         runs.append(RunInfo(f"r{i}", {"subject": subject, "gate": "b", "items": ["x"], "previous_run": prev}, b"", day(1), i, None, "open"))
     started = time.monotonic()

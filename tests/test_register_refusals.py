@@ -192,17 +192,59 @@ def test_secret_item_this_subject_already_ran(make_program: Callable[..., Paths]
     assert next(p for p in err.problems if "reuses" in p.message).found == "b-0005"
 
 
-def test_a_renamed_subject_cannot_start_a_fresh_chain(make_program: Callable[..., Paths]) -> None:
-    """SPEC §6 compares subject names exactly, so "extractor " would start a new chain and see
-    the same sealed items again; registration refuses a name that differs only in case or
-    spaces from a registered one."""
-    paths = make_program(public_items=1, secret_items=20, retired=0)
+LOOK_ALIKES = [
+    ("case", "extractor", "looks like the name of subject extractor"),
+    ("spaces", "Extractor ", "begins or ends with a space"),
+    ("zero-width space", "Ex\u200btractor", "holds invisible, control or format characters"),
+    ("right-to-left override", "\u202eExtractor", "holds invisible, control or format characters"),
+    ("Hangul filler", "Extractor\u3164", "holds invisible, control or format characters"),
+    ("Cyrillic E", "\u0415xtractor", "mixes letters of scripts that are not written together"),
+    ("decomposed", "Extracto\u0072\u0301", "not in Unicode normal form NFC"),
+    ("fullwidth", "\uff25xtractor", "holds compatibility characters"),
+    ("digit zero for O", "Extract0r", "looks like the name of subject extractor"),
+]
+
+
+@pytest.mark.parametrize(("what", "name", "message"), LOOK_ALIKES, ids=[c[0] for c in LOOK_ALIKES])
+def test_a_look_alike_subject_cannot_start_a_fresh_chain(make_program: Callable[..., Paths], what: str, name: str, message: str) -> None:
+    """A name a reader would take for "Extractor", under a new subject id, would start a new
+    chain of attempts and see the same sealed items again; so would the same id under a new
+    name. Refused, each naming the rule, by the ledger's own replay rules."""
+    paths = make_program(public_items=1, secret_items=12, retired=0)
     items = [f"b-{i:04d}" for i in range(1, 11)]
     register(paths, run_spec(paths, "run-a", "b", items))
     certified(paths, "run-a", items, "2026-03-02T00:00:00Z")
-    renamed = {"name": " extractor", "version": "1.1", "organization": "Acme AI"}
+    renamed = {"id": "extractor-2", "name": name, "version": "1.1", "organization": "Acme AI"}
     err = refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
-    named(err, "differs from the registered subject 'Extractor' only in case or spaces", "subject.name")
+    named(err, message, "subject.name")
+
+
+def test_a_subject_keeps_its_name(make_program: Callable[..., Paths]) -> None:
+    paths = make_program(public_items=1, secret_items=12, retired=0)
+    items = [f"b-{i:04d}" for i in range(1, 11)]
+    register(paths, run_spec(paths, "run-a", "b", items))
+    certified(paths, "run-a", items, "2026-03-02T00:00:00Z")
+    renamed = {"id": "extractor", "name": "Extractor Pro", "version": "1.1", "organization": "Acme AI"}
+    err = refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
+    named(err, "subject extractor was registered as 'Extractor': a subject keeps its name", "subject.name")
+
+
+def test_a_name_in_another_script_that_looks_the_same_is_refused(prog: Paths) -> None:
+    """"Сора" in Cyrillic letters is one script, and reads exactly as the Latin "Copa"."""
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"], subject={"id": "copa", "name": "Copa", "version": "1", "organization": "Acme AI"}))
+    spec = run_spec(prog, "run-b", "a", ["a-001"], subject={"id": "copa-2", "name": "\u0421\u043e\u0440\u0430", "version": "1", "organization": "Acme AI"})
+    named(refused(prog, spec), "looks like the name of subject copa", "subject.name")
+
+
+def test_a_subject_needs_an_id(prog: Paths) -> None:
+    spec = run_spec(prog, "run-x", "a", ["a-001"], subject={"name": "Extractor", "version": "1.0", "organization": "Acme AI"})
+    named(refused(prog, spec), "missing 'id'", "subject")
+
+
+@pytest.mark.parametrize("name", ["LedgerLens 2", "한국어 추출기 v2", "日本語エクストラクタ", "Quill-Extract (beta)", "Ünïcödé"])
+def test_real_names_in_one_script_or_the_usual_mixes_are_accepted(prog: Paths, name: str) -> None:
+    reg = register(prog, run_spec(prog, "run-x", "a", ["a-001"], subject={"id": "s1", "name": name, "version": "1.0", "organization": "Acme AI"}))
+    assert reg.id == "run-x"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +254,7 @@ def test_a_renamed_subject_cannot_start_a_fresh_chain(make_program: Callable[...
 def test_another_subject_may_use_the_same_sealed_items(prog: Paths) -> None:
     items = [f"b-{i:04d}" for i in range(2, 12)]
     register(prog, run_spec(prog, "run-a", "b", items))
-    other = {"name": "Other Extractor", "version": "2.0", "organization": "Beta Labs"}
+    other = {"id": "other-extractor", "name": "Other Extractor", "version": "2.0", "organization": "Beta Labs"}
     reg = register(prog, run_spec(prog, "run-o", "b", items, subject=other), LATER)
     assert reg.previous_run is None and reg.items == 10
     leaf = loads_strict(prog.ledger_file.read_bytes().splitlines()[-1])
