@@ -16,7 +16,7 @@ site: $(STAMP)
 	@# git does not keep file modes: the demo key comes out of a clone world-readable.
 	chmod 600 data/private/signing.key
 	$(BIN)/transparency build
-	$(BIN)/python public/verify.py public
+	$(BIN)/python -P public/verify.py public
 	@echo
 	@echo "Browse the site: open public/index.html in a browser, or run: $(BIN)/transparency serve"
 
@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 verify: $(STAMP)
-	$(BIN)/python public/verify.py public
+	$(BIN)/python -P public/verify.py public
 
 serve: $(STAMP)
 	$(BIN)/transparency serve

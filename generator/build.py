@@ -17,7 +17,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from generator import canonical, layout, views
+from generator import __version__, canonical, layout, views
 from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
 from generator.examples import worked_examples
@@ -26,7 +26,7 @@ from generator.methodology import describe
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
 from generator.render import NavItem, Renderer
 from generator.site import RevealedItem, SiteContext, event_link, event_summary, gather
-from generator.verify import loads_strict, parse_vkey, public_key_pem, verify_site
+from generator.verify import loads_strict, parse_vkey, public_key_pem, sha256_hex, verify_site
 from generator.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 
 Progress = Callable[[str, int, int], None]
@@ -110,11 +110,16 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
         w.write(layout.run_spec(run.id), run.spec_bytes)
     # Certificates, their details and grader records are written with their pages
     # (_write_runs_and_certificates), so that each is read from data/ once.
-    w.write(layout.VERIFIER, (files("generator") / "verify.py").read_bytes())
+    w.write(layout.VERIFIER, verifier_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))
     write_pages(ctx, w, progress)
     w.finish(signer)
+
+
+def verifier_bytes() -> bytes:
+    """The standalone verifier, as every site ships it (SPEC §8)."""
+    return (files("generator") / "verify.py").read_bytes()
 
 
 def keys_document(ctx: SiteContext) -> dict[str, Any]:
@@ -319,6 +324,7 @@ def write_pages(ctx: SiteContext, w: SiteWriter, progress: Progress | None = Non
     w.write_text(layout.VERIFY_PAGE, r.page(
         "verify.html", layout.VERIFY_PAGE, "Verify it yourself", layout.MANIFEST,
         vkey=key.vkey, example=example, cert_example=_certificate_example(ctx),
+        verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
     ))
 
 

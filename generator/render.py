@@ -13,6 +13,7 @@ from importlib.resources import files
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from generator import layout
 
@@ -28,6 +29,12 @@ def _url(ctx: jinja2.runtime.Context, target: str) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _bdi(value: Any) -> markupsafe.Markup:
+    """Text from data, isolated: a right-to-left override in a name cannot reorder the page
+    around it (escaped like any value; the markup is ours)."""
+    return markupsafe.Markup("<bdi>%s</bdi>") % value
 
 
 def _short(digest: str, n: int = 12) -> str:
@@ -47,6 +54,7 @@ def make_environment() -> jinja2.Environment:
     env.globals["layout"] = layout
     env.filters["json"] = _json
     env.filters["short"] = _short
+    env.filters["bdi"] = _bdi
     return env
 
 

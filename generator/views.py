@@ -10,6 +10,7 @@ as plain text for the templates to escape.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -67,6 +68,10 @@ def _subject_text(subject: Any) -> tuple[str, str, str]:
     return str(s.get("name", "")), str(s.get("version", "")), str(s.get("organization", ""))
 
 
+def _subject_id(subject: Any) -> str:
+    return str(subject.get("id", "")) if isinstance(subject, dict) else ""
+
+
 # ---------------------------------------------------------------------------------------------
 # Runs
 
@@ -75,6 +80,7 @@ def _subject_text(subject: Any) -> tuple[str, str, str]:
 class RunRow:
     id: str
     spec_path: str
+    subject_id: str
     subject_name: str
     subject_version: str
     organization: str
@@ -102,6 +108,7 @@ class RunRow:
 
 @dataclass(frozen=True)
 class RunGroup:
+    subject_id: str
     subject_name: str
     gate: str
     gate_name: str
@@ -111,16 +118,16 @@ class RunGroup:
 
 
 def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], gate_names: dict[str, str]) -> list[RunRow]:
-    """Every run, grouped by subject name and gate (groups in the order of their first run),
-    each group's runs in ledger order, with its place in the chain of attempts. Linear."""
+    """Every run, grouped by subject and gate (groups in the order of their first run), each
+    group's runs in ledger order, with its place in the chain of attempts. Linear."""
     by_serial = {c.serial: c for c in certificates}
     groups: dict[tuple[str, str], list[RunInfo]] = {}
     for r in runs:  # ledger order
-        name, _, _ = _subject_text(r.spec.get("subject"))
-        groups.setdefault((name, str(r.spec.get("gate"))), []).append(r)
+        groups.setdefault((_subject_id(r.spec.get("subject")), str(r.spec.get("gate"))), []).append(r)
     rows: list[RunRow] = []
     links: dict[str, str] = {}
-    for (name, gate), members in groups.items():
+    for (subject_id, gate), members in groups.items():
+        name, _, _ = _subject_text(members[0].spec.get("subject"))
         for n, r in enumerate(members, start=1):
             page = layout.runs_page(len(rows) // layout.PAGE_SIZE + 1)
             _, version, org = _subject_text(r.spec.get("subject"))
@@ -135,7 +142,7 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
                 if cert is not None:
                     status_text += f", grade {cert.grade}, score {cert.score}"
             rows.append(RunRow(
-                id=r.id, spec_path=layout.run_spec(r.id), subject_name=name, subject_version=version, organization=org,
+                id=r.id, spec_path=layout.run_spec(r.id), subject_id=subject_id, subject_name=name, subject_version=version, organization=org,
                 gate=gate, gate_name=gate_names.get(gate, gate), at=r.at, index=r.index, items=len(r.spec.get("items", [])),
                 attempt=n, attempts=len(members), previous=previous if isinstance(previous, str) else None,
                 previous_link=links.get(previous) if isinstance(previous, str) else None, attempt_text=attempt_text, status=status, status_text=status_text, certificate=r.certificate,
@@ -146,17 +153,16 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
 
 
 def group_rows(rows: Sequence[RunRow]) -> list[RunGroup]:
-    """One page's rows as consecutive groups of the same subject name and gate."""
+    """One page's rows as consecutive groups of the same subject and gate."""
     out: list[RunGroup] = []
     for r in rows:
-        if out and (out[-1].subject_name, out[-1].gate) == (r.subject_name, r.gate):
+        if out and (out[-1].subject_id, out[-1].gate) == (r.subject_id, r.gate):
             out[-1].rows.append(r)
         else:
-            out.append(RunGroup(r.subject_name, r.gate, r.gate_name, [r], continued=r.attempt > 1, continues=False))
+            out.append(RunGroup(r.subject_id, r.subject_name, r.gate, r.gate_name, [r], continued=r.attempt > 1, continues=False))
     if out:
         last = out[-1]
-        out[-1] = RunGroup(last.subject_name, last.gate, last.gate_name, last.rows, last.continued,
-                           continues=last.rows[-1].attempt < last.rows[-1].attempts)
+        out[-1] = dataclasses.replace(last, continues=last.rows[-1].attempt < last.rows[-1].attempts)
     return out
 
 
