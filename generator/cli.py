@@ -68,6 +68,13 @@ class Progress:
         self.phase = None
 
 
+class _NoteHandler(logging.Handler):
+    """What a command says besides its result (an interrupted command it finished), on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"note: {printable(record.getMessage())}", err=True)
+
+
 class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     """The standard handler, refusing anything but a regular file or folder inside the site,
     reached without following a link."""
@@ -127,11 +134,8 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
     """
     ctx.obj = Paths.resolve(data, private)
     log = logging.getLogger("transparency")
-    if not log.handlers:  # what a command says besides its result (an interrupted command finished)
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("note: %(message)s"))
-        log.addHandler(handler)
-        log.propagate = False
+    if not any(isinstance(h, _NoteHandler) for h in log.handlers):
+        log.addHandler(_NoteHandler())
 
 
 @main.command()

@@ -166,25 +166,30 @@ class Transaction:
     def commit(self, ledger: BinaryIO | None) -> None:
         """Make the staged changes real: the ledger appended (`ledger` is its open, locked
         file; None creates the ledger, for `init`), then every file moved into place."""
-        self._lines.close()
-        self._open.clear()
-        os.sync()  # every staged byte on disk before the commit point says they are there
-        ready = {
-            "v": 1,
-            "ledger_bytes": None if ledger is None else ledger.seek(0, os.SEEK_END),
-            "lines_bytes": self._lines_bytes,
-            "lines_sha256": self._lines_hash.hexdigest(),
-            "moves": [dataclasses.asdict(m) for m in self._moves],
-        }
-        tmp = self.dir / (READY + ".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            json.dump(ready, f)
-            f.flush()
-            os.fsync(f.fileno())
-        crash_point("wrote ready.json")
-        os.replace(tmp, self.dir / READY)
-        fsync_dir(self.dir)
+        try:
+            self._lines.close()
+            self._open.clear()
+            os.sync()  # every staged byte on disk before the commit point says they are there
+            ready = {
+                "v": 1,
+                "ledger_bytes": None if ledger is None else ledger.seek(0, os.SEEK_END),
+                "lines_bytes": self._lines_bytes,
+                "lines_sha256": self._lines_hash.hexdigest(),
+                "moves": [dataclasses.asdict(m) for m in self._moves],
+            }
+            tmp = self.dir / (READY + ".tmp")
+            with tmp.open("w", encoding="utf-8") as f:
+                json.dump(ready, f)
+                f.flush()
+                os.fsync(f.fileno())
+            crash_point("wrote ready.json")
+            os.replace(tmp, self.dir / READY)
+            fsync_dir(self.dir)
+        except BaseException:
+            self.abort()  # before the commit point: as if the command had never run
+            raise
         crash_point("committed")
+        # Past the commit point an error leaves the folder for the next command to finish.
         _roll_forward(self.paths, self.dir, ready, ledger)
 
     def abort(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -177,3 +178,94 @@ def test_serve_on_a_busy_port_is_a_clear_error(built_program: BuiltSite) -> None
 def test_a_signer_never_shows_its_seed(built_program: BuiltSite) -> None:
     signer = load_key(built_program.paths.key_file)
     assert signer.seed.hex() not in repr(signer)
+
+
+# -- bounded input
+
+
+BILLION_LAUGHS = """\
+a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+items:
+  - {id: b-0100, gate: b, prompt: *i, answer: {x: {kind: text, tier: low, value: *i}}}
+"""
+
+
+def test_a_yaml_bomb_is_refused_at_once(make_program: Callable[..., Paths]) -> None:
+    paths = make_program(public_items=1, secret_items=0, retired=0)
+    (paths.items_dir / "bomb.yaml").write_text(BILLION_LAUGHS)
+    result = CliRunner().invoke(main, ["--data", str(paths.data), "commit", "--at", "2026-03-01T00:00:00Z"])
+    assert result.exit_code == 2
+    assert "bomb.yaml [line 2, column 8]: malformed YAML: aliases (*name) are not allowed" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("deep.yaml", "items: " + "[" * 200 + "]" * 200, "nested more than 64 levels deep"),
+    ("deep.json", '{"items": ' + "[" * 200 + "]" * 200 + "}", "nested more than 64 levels deep"),
+    ("deeper.json", '{"items": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+])
+def test_deep_nesting_in_a_source_is_refused(make_program: Callable[..., Paths], name: str, text: str, message: str) -> None:
+    paths = make_program(public_items=1, secret_items=0, retired=0)
+    (paths.items_dir / name).write_text(text)
+    with pytest.raises(InputError, match=message):
+        commit_new_items(paths, "2026-03-01T00:00:00Z")
+
+
+def test_a_source_too_large_is_refused_before_it_is_read(make_program: Callable[..., Paths]) -> None:
+    paths = make_program(public_items=1, secret_items=0, retired=0)
+    huge = paths.items_dir / "huge.yaml"
+    with huge.open("wb") as f:  # sparse: 200 MB of nothing, read back only if the size is not checked first
+        f.truncate(200 * 1024 * 1024)
+    with pytest.raises(InputError) as e:
+        commit_new_items(paths, "2026-03-01T00:00:00Z")
+    hit = [p for p in e.value.problems if "too large" in p.message]
+    assert hit and hit[0].file.endswith("huge.yaml") and "209,715,200 bytes" in (hit[0].found or "")
+
+
+def test_keygen_never_leaves_half_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.keys import generate_signer, write_key
+
+    target = tmp_path / "signing.key"
+    monkeypatch.setattr("generator.keys.os.link", lambda a, b: (_ for _ in ()).throw(OSError("killed (simulated)")))
+    with pytest.raises(OSError):
+        write_key(target, generate_signer("test.example.org/k"))
+    assert not target.exists() and not list(tmp_path.iterdir())
+
+
+# -- pages isolate text from data
+
+
+def test_untrusted_text_is_isolated_on_pages(make_program: Callable[..., Paths], tmp_path: Path) -> None:
+    from bs4 import BeautifulSoup
+
+    paths = make_program(public_items=1, secret_items=2, retired=0)
+    retire_items(paths, ["b-0002"], "Leaked \u202eto a forum\u202c today.", "2026-03-01T00:00:00Z")
+    out = tmp_path / "site"
+    build(paths, out)
+    page = BeautifulSoup((out / "items" / "b-0002.html").read_text(), "html.parser")
+    isolated = [b.get_text() for b in page.find_all("bdi")]
+    assert "Leaked \u202eto a forum\u202c today." in isolated
+    assert page.find("pre", class_="prompt")["dir"] == "auto"
+
+
+# -- the verifier's published hash
+
+
+def test_the_readme_publishes_this_release_s_verifier_hash() -> None:
+    """README's "Verifier releases" table names the SHA-256 of the verify.py this release
+    ships, so that anyone can tell a genuine copy from a site's own."""
+    from conftest import REPO
+
+    from generator import __version__
+
+    digest = hashlib.sha256((REPO / "generator" / "verify.py").read_bytes()).hexdigest()
+    readme = (REPO / "README.md").read_text()
+    assert f"| {__version__} | `{digest}` |" in readme, f"README's Verifier releases table needs: | {__version__} | `{digest}` |"

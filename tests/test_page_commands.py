@@ -83,8 +83,8 @@ def test_pages_carry_the_essential_commands(demo_site: BuiltSite) -> None:
         "sha256sum -c": lambda t: t.startswith("sha256sum --quiet -c SHA256SUMS"),
         "openssl pkeyutl -verify": lambda t: t.startswith("openssl pkeyutl -verify -pubin -inkey keys/") and "SHA256SUMS.sig" in t,
         "fingerprint pipeline": lambda t: t.startswith("openssl pkey -pubin -in keys/") and t.endswith("| tail -c 32 | sha256sum"),
-        "verify.py": lambda t: t == "python3 verify.py .",
-        "verify.py --key": lambda t: t.startswith("python3 verify.py . --key '"),
+        "verify.py": lambda t: t == "python3 -P verify.py .",
+        "verify.py --key": lambda t: t.startswith("python3 -P verify.py . --key '"),
     }
     for name, matches in wanted.items():
         assert any(matches(t) for t in verify_page), f"{layout.VERIFY_PAGE}: no {name} command among {verify_page}"
@@ -134,7 +134,7 @@ def test_the_checksum_command_catches_a_changed_byte(demo_copy: BuiltSite) -> No
     assert r.returncode != 0, f"`{sums[0].text}` passed on a site whose {target} was changed:\n{output}"
     assert target in output and "FAILED" in output, f"`{sums[0].text}` does not name {target} as FAILED:\n{output}"
 
-    for cmd in (c for c in cmds if c.text.startswith("python3 verify.py")):
+    for cmd in (c for c in cmds if c.text.startswith("python3 -P verify.py")):
         r = run(cmd, root)
         output = r.stdout + r.stderr
         assert r.returncode == 1, f"`{cmd.text}` exited {r.returncode} on a tampered site (expected 1):\n{output[-2000:]}"

@@ -105,7 +105,7 @@ def test_runs_page_shows_every_run_grouped_with_its_chain(make_program: Callable
     rows = run_rows_on(out, layout.RUNS_PAGE)
     assert list(rows) == ["run-001", "run-002", "run-003", "run-004", "run-s"], "grouped by subject and gate, each group in ledger order"
     groups = [text_of(th) for th in soup(out, layout.RUNS_PAGE).select("table.runs th[scope=rowgroup]")]
-    assert groups == ["Extractor on Gate A (gate a )", "Other Reader on Gate B (gate b )"]
+    assert groups == ["Extractor (subject extractor ) on Gate A (gate a )", "Other Reader (subject other-reader ) on Gate B (gate b )"]
 
     def cells(run: str) -> list[str]:
         return [text_of(td) for td in rows[run].find_all(["th", "td"])]
