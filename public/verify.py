@@ -3298,7 +3298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
-        "ledger rule and reveal, and every certificate recomputed. Needs only Python 3.11+ and PyNaCl.",
+        "ledger rule and reveal, and every certificate recomputed. Needs only Python 3.11+ and PyNaCl. "
+        "Run a copy obtained from the project, not the site's own, as: python3 -P verify.py SITE "
+        "(-P keeps Python from importing modules from the site's folder).",
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
         "could not be read or the arguments are wrong.",
     )
