@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: site test lint verify serve bench conformance clean demo-data
+.PHONY: site test lint verify serve bench conformance clean demo-data bundle
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ verify: $(STAMP)
 
 serve: $(STAMP)
 	$(BIN)/transparency serve
+
+# generator/verify.py is generated from generator/verifier/; README's "Verifier releases" row of
+# this version carries its SHA-256.
+bundle: $(STAMP)
+	$(BIN)/python -m generator.verifier.bundle
+	$(BIN)/python -c 'import hashlib, re, generator as g; p = "README.md"; t = open(p).read(); h = hashlib.sha256(open("generator/verify.py", "rb").read()).hexdigest(); open(p, "w").write(re.sub(r"\| " + re.escape(g.__version__) + r" \| `[0-9a-f]{64}` \|", f"| {g.__version__} | `{h}` |", t))'
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench_scale.py

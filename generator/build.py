@@ -26,7 +26,7 @@ from generator.methodology import describe
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
 from generator.render import NavItem, Renderer
 from generator.site import RevealedItem, SiteContext, event_link, event_summary, gather
-from generator.verify import loads_strict, parse_vkey, public_key_pem, sha256_hex, verify_site
+from generator.verifier import loads_strict, parse_vkey, public_key_pem, sha256_hex, verify_site
 from generator.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 
 Progress = Callable[[str, int, int], None]

@@ -11,7 +11,7 @@ from typing import Any
 
 import rfc8785
 
-from generator.verify import Problem, canonical_bytes, number_rule_problems
+from generator.verifier import Problem, canonical_bytes, number_rule_problems
 
 __all__ = ["NotCanonicalizable", "dumps", "dumps_checked", "dumps_validated"]
 

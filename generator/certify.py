@@ -30,7 +30,7 @@ from generator.errors import InputError, problem
 from generator.ledgerfile import LedgerAppender, appending, event_time
 from generator.runs import load_spec, methodology_params
 from generator.sources import read_text
-from generator.verify import (
+from generator.verifier import (
     MAX_SAFE_INTEGER,
     SCORED,
     STATUSES,
@@ -38,13 +38,11 @@ from generator.verify import (
     Ledger,
     Problem,
     RunEvent,
-    _check_no_surrogates,
-    _pairs_without_duplicates,
-    _reject_constant,
     band_score,
     build_open_result,
     check_certificate,
     check_keys,
+    check_no_surrogates,
     grade_counts,
     is_id,
     is_reported_field,
@@ -55,6 +53,7 @@ from generator.verify import (
     sha256_hex,
     show,
     similarity_form_problem,
+    strict_decoder,
     value_kind_problem,
 )
 
@@ -80,8 +79,7 @@ def _int_or_number(text: str) -> Any:
     return int(text)
 
 
-_RESULTS_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_without_duplicates, parse_float=JsonNumber, parse_int=_int_or_number,
-                                    parse_constant=_reject_constant)
+_RESULTS_DECODER = strict_decoder(parse_float=JsonNumber, parse_int=_int_or_number)
 _SKIPPER = json.JSONDecoder(parse_float=str, parse_int=str, parse_constant=str)
 _WS = " \t\n\r"
 
@@ -142,7 +140,7 @@ def read_results(path: Path, file: str) -> RunResults:
     text = read_text(path, file)
     try:
         doc = _RESULTS_DECODER.decode(text)
-        _check_no_surrogates(doc)
+        check_no_surrogates(doc)
     except json.JSONDecodeError as e:
         raise InputError([problem(file, f"malformed JSON: {e.msg}", f"line {e.lineno} column {e.colno}")]) from None
     except (FormatError, RecursionError, ValueError) as e:

@@ -21,7 +21,7 @@ from generator import __version__
 from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths, load_program
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import generate_signer, write_key
-from generator.verify import FormatError, SiteUnreadable, printable, safe_json, verify_site
+from generator.verifier import FormatError, SiteUnreadable, printable, safe_json, verify_site
 
 DEMO_WARNING = (
     "WARNING: this site is signed with the DEMO key, which is published in the repository "

@@ -29,7 +29,7 @@ from generator.errors import InputError, problem
 from generator.ledgerfile import appending, event_time
 from generator.runs import load_spec
 from generator.sources import load_data_file
-from generator.verify import (
+from generator.verifier import (
     GATE_RE,
     ID_RE,
     MAX_LEAF_BYTES,

@@ -16,7 +16,7 @@ from typing import Any
 from generator import layout
 from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
-from generator.verify import PUBLISHED_PRIVATE_KEYS, FormatError, Problem, is_origin, is_time, parse_vkey
+from generator.verifier import PUBLISHED_PRIVATE_KEYS, FormatError, Problem, is_origin, is_time, parse_vkey
 
 __all__ = ["ENV_DATA", "ENV_PRIVATE", "PUBLISHED_PRIVATE_KEYS", "Paths", "Program", "PublicKey", "load_program", "load_public_keys"]
 

@@ -16,7 +16,7 @@ from typing import Any
 from generator.datadir import Paths
 from generator.errors import problem
 from generator.site import read_document
-from generator.verify import Ledger, Problem, due_records, recheckable, sha256_hex
+from generator.verifier import Ledger, Problem, due_records, recheckable, sha256_hex
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.verify import Problem
+from generator.verifier import Problem
 
 
 class TransparencyError(Exception):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from generator.verify import (
+from generator.verifier import (
     band_score,
     build_open_result,
     grade_counts,

@@ -32,7 +32,7 @@ from typing import BinaryIO
 
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.verify import is_safe_path
+from generator.verifier import is_safe_path
 
 log = logging.getLogger("transparency")
 

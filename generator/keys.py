@@ -17,7 +17,7 @@ from pathlib import Path
 import nacl.signing
 
 from generator.errors import KeyFileError
-from generator.verify import (
+from generator.verifier import (
     FormatError,
     VerifierKey,
     b64decode_strict,

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from generator import canonical, journal
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.verify import (
+from generator.verifier import (
     FormatError,
     Ledger,
     Problem,

@@ -21,7 +21,7 @@ from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.ledgerfile import LedgerAppender, appending, event_time
 from generator.sources import load_data_file, read_text
-from generator.verify import check_methodology, sha256_hex
+from generator.verifier import check_methodology, sha256_hex
 
 _PROSE_ENV = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
 

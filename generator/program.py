@@ -14,7 +14,7 @@ from generator.errors import InputError, problem
 from generator.keys import Signer, generate_signer
 from generator.ledgerfile import appending, creating, event_time, finish_interrupted
 from generator.methodology import stage_methodology
-from generator.verify import GATE_RE, Ledger, Problem, is_gate_id, is_origin
+from generator.verifier import GATE_RE, Ledger, Problem, is_gate_id, is_origin
 
 DEFAULTS = files("generator") / "defaults"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from generator import layout
 from generator.errors import InputError, KeyFileError, problem
 from generator.keys import Signer
-from generator.verify import SUMS_LINE_RE, FormatError, iter_canonical_array, parse_canonical
+from generator.verifier import SUMS_LINE_RE, FormatError, iter_canonical_array, parse_canonical
 
 # Artifacts under these folders are bound by hash to the ledger or to a reader's trust; pages
 # (.html) beside them are presentation and may change with the templates.

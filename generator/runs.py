@@ -19,7 +19,7 @@ from generator.ledgerfile import appending, event_time
 from generator.methodology import params_file
 from generator.site import read_document
 from generator.sources import load_json
-from generator.verify import MAX_LEAF_BYTES, Ledger, Problem, RunEvent, check_run_rules, check_run_spec, sha256_hex
+from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, RunEvent, check_run_rules, check_run_spec, sha256_hex
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from generator.keys import Signer, load_key
 from generator.ledgerfile import replay_ledger
 from generator.methodology import params_file, prose_file, prose_html, render_prose
 from generator.sources import read_text
-from generator.verify import (
+from generator.verifier import (
     FormatError,
     Ledger,
     MerkleStream,

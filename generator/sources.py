@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from generator.errors import InputError, problem
-from generator.verify import FormatError, loads_strict
+from generator.verifier import FormatError, loads_strict
 
 # Limits on the operator's files, checked before they are parsed. The largest real source
 # (50,000 items of the scale benchmark) is a sixth of this; a bigger one is split in several.

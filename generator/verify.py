@@ -1,32 +1,52 @@
 #!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
-    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json]
+    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
-Needs only Python 3.11+ and PyNaCl.
-Exit status: 0 every check passed, 1 at least one failed, 2 the site could not be read or the
-arguments are wrong.
-
-This file is published byte for byte inside every site, and the generator imports its hashing,
-signature, proof and scoring code, so a site can never publish a proof or a score this file
-rejects. For that reason it must stay standalone: the standard library and PyNaCl, nothing else.
+Needs only Python 3.11+ and PyNaCl. Exit status: 0 every check passed, 1 at least one failed,
+2 the site could not be read or the arguments are wrong.
 
 A copy found inside a site proves nothing by itself: it was shipped by the party being checked.
-Obtain verify.py from the project's own repository and compare its SHA-256 with the one the
-project publishes for the release (README, "Verifier releases").
+Obtain verify.py from the transparency-site project and compare its SHA-256 with the one the
+project publishes for the release (README, "Verifier releases"); -P keeps Python from
+importing modules from the site's folder.
+
+GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
+`python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
+
+    generator/verifier/isolation.py         lines    40 to   138
+    generator/verifier/text.py              lines   139 to   220
+    generator/verifier/errors.py            lines   221 to   289
+    generator/verifier/canonical.py         lines   290 to   559
+    generator/verifier/formats.py           lines   560 to   759
+    generator/verifier/sodium.py            lines   760 to   803
+    generator/verifier/keys.py              lines   804 to   928
+    generator/verifier/note.py              lines   929 to  1022
+    generator/verifier/merkle.py            lines  1023 to  1163
+    generator/verifier/idindex.py           lines  1164 to  1225
+    generator/verifier/methodology.py       lines  1226 to  1349
+    generator/verifier/scoring.py           lines  1350 to  1647
+    generator/verifier/subjects.py          lines  1648 to  1741
+    generator/verifier/ledger.py            lines  1742 to  2079
+    generator/verifier/runs.py              lines  2080 to  2209
+    generator/verifier/certificates.py      lines  2210 to  2592
+    generator/verifier/report.py            lines  2593 to  2678
+    generator/verifier/site.py              lines  2679 to  3416
+    generator/verifier/cli.py               lines  3417 to  3470
 """
 
-# Before any other import: Python puts the folder of the script it runs first on sys.path, and
-# this file runs from inside the site it checks, so a site shipping `json.py` or `nacl/` would
-# otherwise replace the modules below with its own code. `-P` (Python 3.11+) does the same;
-# this covers the plain `python3 verify.py`. No `from __future__` import either: it is a real
-# import of a module named __future__, looked up on sys.path like any other.
+# ==============================================================================================
+# generator/verifier/isolation.py: Keeping the site's code out of the verifier.
+# ==============================================================================================
+
 import sys
+
 
 if __name__ == "__main__" and not sys.flags.safe_path and sys.path:
     del sys.path[0]
+
 
 import os  # already loaded (frozen) by every interpreter that runs a script
 
@@ -53,6 +73,40 @@ if __name__ == "__main__":
     _UNTRUSTED = _untrusted_dirs()
     sys.path[:] = [p for p in sys.path if p not in ("", ".") and _real(p) not in _UNTRUSTED]
 
+
+def own_file() -> str:
+    """The verify.py this code is: this very file in the bundle, else the bundle the project
+    generates beside the package (generator/verify.py)."""
+    here = os.path.abspath(__file__)
+    if os.path.basename(here) == "verify.py":
+        return here
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "verify.py")
+
+
+def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
+    """Loaded modules that came from the current folder, or from inside an untrusted folder
+    (the site, this file's folder), as (name, file). A module's search-path entry is found by
+    walking up from its file once per dotted part of its name."""
+    roots = [_real(d) for d in untrusted]
+    cwd = _untrusted_dirs()
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) if spec is not None and getattr(spec, "has_location", False) else None
+        if name == "__main__" or not isinstance(origin, str):
+            continue
+        entry = os.path.dirname(_real(origin))
+        for _ in range(name.count(".") + (os.path.basename(origin).startswith("__init__.") and 1)):
+            entry = os.path.dirname(entry)
+        if entry in cwd or any(entry == r or entry.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            found.append((name, origin))
+    return found
+
+
+# ==============================================================================================
+# The standard library, imported once the site's folder is off sys.path
+# ==============================================================================================
+
 import argparse
 import base64
 import bisect
@@ -63,108 +117,28 @@ import functools
 import hashlib
 import json
 import math
+import os
 import re
+import sys
 import unicodedata
 from array import array
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
+from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-try:
-    import nacl.exceptions
-    import nacl.signing
-except ImportError:  # pragma: no cover - exercised by hand on machines without PyNaCl
-    nacl = None
 
-FORMAT_VERSION = 1
-MAX_SAFE_INTEGER = 2**53 - 1
-MAX_LEAF_BYTES = 65535
-# A decimal string of the methodology or a similarity: far more digits than any real quantity,
-# far fewer than the 4,300 that Python's int() refuses to convert.
-MAX_DECIMAL_LENGTH = 1000
-
-HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
-VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
-DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
-TIME_RE = re.compile(
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
-)
-SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
-
-KINDS = ("scalar", "text", "array")
-TIERS = ("critical", "high", "low")
-REVEAL_REASONS = ("public-gate", "retired")
-KEY_STATUSES = ("active", "retired", "revoked")
-
-MANIFEST_PATH = "transparency.json"
-SUMS_PATH = "SHA256SUMS"
-SUMS_SIG_PATH = "SHA256SUMS.sig"
-
-# RFC 6962 domain separation: a leaf can never be confused with an interior node.
-_LEAF_HASH_PREFIX = b"\x00"
-_NODE_HASH_PREFIX = b"\x01"
-# C2SP signed-note: the signature type byte of an Ed25519 key.
-_ALG_ED25519 = b"\x01"
-# DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 key bytes follow.
-_SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
-_NOTE_SIG_PREFIX = "\u2014 "
-
-# Keys whose private half is published (the demo program's, in the project's repository):
-# anyone can sign with them, so a site they sign proves nothing, however well it verifies.
-PUBLISHED_PRIVATE_KEYS = frozenset({
-    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
-})
-DEMO_KEY_WARNING = (
-    "this site is signed with the project's published DEMO key, whose private half anyone can "
-    "download: its signatures prove nothing, and its systems, organizations and results are invented"
-)
-
-PASS_MEANING = (
-    "A pass means the artifacts are authentic (signed by the key above) and consistent with "
-    "each other, with the ledger and with the methodology. It does not mean the evaluation "
-    "itself was right, nor that the times the operator wrote are true: a ledger's order proves "
-    "sequence only from a checkpoint someone else saved."
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# Errors
-
-
-class VerifyError(Exception):
-    """Base of every error this module raises on purpose."""
-
-
-class FormatError(VerifyError, ValueError):
-    """Bytes that are not what the format says they must be."""
-
-
-class ProofError(VerifyError, ValueError):
-    """A Merkle proof that is malformed or does not prove what it claims."""
-
-
-class RootMismatchError(ProofError):
-    """A proof recomputes to a root other than the expected one."""
-
-    def __init__(self, expected: bytes, computed: bytes) -> None:
-        super().__init__(
-            f"computed root {computed.hex()} does not match expected root {expected.hex()}"
-        )
-        self.expected = expected
-        self.computed = computed
-
-
-class NoteError(VerifyError, ValueError):
-    """A signed note that is malformed or lacks a valid signature by a known key."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Text from the site, made safe to print
-
+# ==============================================================================================
+# generator/verifier/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
+# ==============================================================================================
 
 def printable(text: str) -> str:
     r"""`text` with everything that could change how a terminal shows it escaped.
@@ -216,6 +190,65 @@ def safe_json(value: Any) -> str:
     return _JSON_UNSAFE_RE.sub(_json_escape, json.dumps(value, ensure_ascii=False, indent=2))
 
 
+def type_name(value: Any) -> str:
+    """A JSON value's type in words, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a fraction"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A short printable rendering of a found value for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ==============================================================================================
+# generator/verifier/errors.py: The verifier's exceptions, and Problem: one failed check, located and explained.
+# ==============================================================================================
+
+class VerifyError(Exception):
+    """Base of every error the verifier raises on purpose."""
+
+
+class FormatError(VerifyError, ValueError):
+    """Bytes that are not what the format says they must be."""
+
+
+class ProofError(VerifyError, ValueError):
+    """A Merkle proof that is malformed or does not prove what it claims."""
+
+
+class RootMismatchError(ProofError):
+    """A proof recomputes to a root other than the expected one."""
+
+    def __init__(self, expected: bytes, computed: bytes) -> None:
+        super().__init__(
+            f"computed root {computed.hex()} does not match expected root {expected.hex()}"
+        )
+        self.expected = expected
+        self.computed = computed
+
+
+class NoteError(VerifyError, ValueError):
+    """A signed note that is malformed or lacks a valid signature by a known key."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One failed check: where it is, what is wrong, and the two values that disagree."""
@@ -245,8 +278,20 @@ class Problem:
         return text
 
 
-# ---------------------------------------------------------------------------------------------
-# Canonical JSON (SPEC §1)
+class SiteUnreadable(VerifyError):
+    """The site could not be read at all (exit status 2)."""
+
+
+class ScoringError(VerifyError, ValueError):
+    """The scoring engine was given what SPEC §5 cannot score (a bug in its caller, or data a
+    shape check should have refused first)."""
+
+
+# ==============================================================================================
+# generator/verifier/canonical.py: Canonical JSON (SPEC §1): strict parsing, the number rules, canonical bytes, and a streaming reader for documents of a million elements.
+# ==============================================================================================
+
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def _reject_constant(name: str) -> Any:
@@ -266,13 +311,20 @@ def _reject_fraction(text: str) -> Any:
     raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
 
 
-_STRICT_DECODER = json.JSONDecoder(
-    object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant, parse_float=_reject_fraction
-)
+def strict_decoder(parse_float: Callable[[str], Any] = _reject_fraction, parse_int: Callable[[str], Any] | None = None) -> json.JSONDecoder:
+    """A JSON decoder that refuses duplicate keys and NaN; numbers as `parse_float` and
+    `parse_int` say (a results file keeps a fraction to quote it in an error)."""
+    return json.JSONDecoder(object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant,
+                            parse_float=parse_float, parse_int=parse_int)
+
+
+_STRICT_DECODER = strict_decoder()
+
+
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
-def _check_no_surrogates(value: Any) -> None:
+def check_no_surrogates(value: Any) -> None:
     # json.loads turns "\ud800" escapes into lone surrogates, which no UTF-8 document can hold.
     stack = [value]
     while stack:
@@ -304,7 +356,7 @@ def loads_strict(data: bytes) -> Any:
         raise FormatError("JSON nested too deeply") from None
     except ValueError as e:  # an integer of thousands of digits, beyond what int() converts
         raise FormatError(f"not valid JSON: {str(e)[:100]}") from None
-    _check_no_surrogates(value)
+    check_no_surrogates(value)
     return value
 
 
@@ -363,6 +415,8 @@ def _parse_int_checked(text: str) -> int:
 # Parses with the C decoder: no Python hook per object. Fractions, NaN and integers beyond
 # 2^53 - 1 are refused as they are read.
 _FAST_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_reject_fraction, parse_int=_parse_int_checked)
+
+
 # Only a 4-byte UTF-8 sequence (lead byte 0xF0-0xF4) can put a key outside the BMP: without
 # one, walking the value for the number rules finds nothing the decoder did not refuse.
 _NEEDS_WALK_RE = re.compile(rb"[\xf0-\xf4]")
@@ -400,7 +454,7 @@ def _require_canonical(value: Any, text: str, raw: bytes) -> None:
         raise FormatError("JSON nested too deeply") from None
     if canonical != text:
         _STRICT_DECODER.decode(text)  # raises for a duplicate key
-        _check_no_surrogates(value)
+        check_no_surrogates(value)
         raise FormatError("bytes are not in canonical (RFC 8785) form")
 
 
@@ -503,216 +557,225 @@ def iter_canonical_array(
     return elements(), rest
 
 
+# ==============================================================================================
+# generator/verifier/formats.py: The field formats of SPEC §1 and §3: identifiers, times, hashes, decimals, origins, paths, equality of JSON values, and the shapes of items and reveal documents.
+# ==============================================================================================
+
+FORMAT_VERSION = 1
+
+
+# A decimal string of the methodology or a similarity: far more digits than any real quantity,
+# far fewer than the 4,300 that Python's int() refuses to convert.
+MAX_DECIMAL_LENGTH = 1000
+
+
+HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
+
+
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
+
+
+DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
+
+
+TIME_RE = re.compile(
+    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
+)
+
+
+KINDS = ("scalar", "text", "array")
+
+
+TIERS = ("critical", "high", "low")
+
+
+REVEAL_REASONS = ("public-gate", "retired")
+
+
 def sha256_hex(data: bytes) -> str:
+    """A hash as JSON holds it (SPEC §1): lowercase hex SHA-256."""
     return hashlib.sha256(data).hexdigest()
 
 
-# ---------------------------------------------------------------------------------------------
-# RFC 6962 / RFC 9162 Merkle trees
+def is_valid_key_name(name: Any) -> bool:
+    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
+    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
-def leaf_hash(data: bytes) -> bytes:
-    return hashlib.sha256(_LEAF_HASH_PREFIX + data).digest()
+def is_id(value: Any) -> bool:
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
 
 
-def node_hash(left: bytes, right: bytes) -> bytes:
-    return hashlib.sha256(_NODE_HASH_PREFIX + left + right).digest()
+def is_gate_id(value: Any) -> bool:
+    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
 
 
-EMPTY_ROOT = hashlib.sha256(b"").digest()
+def is_time(value: Any) -> bool:
+    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
 
 
-class MerkleStream:
-    """The root of a growing tree in O(log n) memory: one hash per perfect subtree."""
-
-    def __init__(self) -> None:
-        self.size = 0
-        self._stack: list[bytes] = []  # perfect subtrees, largest first
-
-    def append(self, leaf: bytes) -> None:
-        """Add a leaf hash (not the leaf's bytes)."""
-        h = leaf
-        n = self.size
-        while n & 1:
-            h = node_hash(self._stack.pop(), h)
-            n >>= 1
-        self._stack.append(h)
-        self.size += 1
-
-    def root(self) -> bytes:
-        if not self._stack:
-            return EMPTY_ROOT
-        # RFC 6962 splits at the largest power of two below n, so the perfect subtrees of the
-        # binary decomposition of n fold together from the right.
-        h = self._stack[-1]
-        for left in reversed(self._stack[:-1]):
-            h = node_hash(left, h)
-        return h
+def is_hex64(value: Any) -> bool:
+    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
 
 
-def merkle_root(leaf_hashes: Iterable[bytes]) -> bytes:
-    stream = MerkleStream()
-    for h in leaf_hashes:
-        stream.append(h)
-    return stream.root()
+def is_decimal(value: Any) -> bool:
+    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
 
 
-def _largest_power_of_two_below(n: int) -> int:
-    return 1 << ((n - 1).bit_length() - 1)
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _subtree_root(hashes: Sequence[bytes], lo: int, hi: int) -> bytes:
-    if hi - lo == 1:
-        return hashes[lo]
-    k = _largest_power_of_two_below(hi - lo)
-    return node_hash(_subtree_root(hashes, lo, lo + k), _subtree_root(hashes, lo + k, hi))
+def is_origin(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and bool(value)
+        and not value.startswith("{")
+        and "://" not in value
+        and is_valid_key_name(value)
+        and value.isprintable()
+    )
 
 
-def inclusion_proof(leaf_hashes: Sequence[bytes], index: int) -> list[bytes]:
-    """RFC 9162 §2.1.3.1 PATH(index, D[n]), leaf to root."""
-    n = len(leaf_hashes)
-    if not 0 <= index < n:
-        raise ProofError(f"index {index} is outside a tree of size {n}")
-    proof: list[bytes] = []
-    lo, hi = 0, n
-    while hi - lo > 1:
-        k = _largest_power_of_two_below(hi - lo)
-        if index < lo + k:
-            proof.append(_subtree_root(leaf_hashes, lo + k, hi))
-            hi = lo + k
-        else:
-            proof.append(_subtree_root(leaf_hashes, lo, lo + k))
-            lo = lo + k
-    proof.reverse()
-    return proof
+def is_safe_path(value: Any) -> bool:
+    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
+    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
+        return False
+    parts = value.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
 
 
-def _check_hashes(proof: Sequence[bytes], *others: bytes) -> None:
-    for h in (*proof, *others):
-        if not isinstance(h, bytes) or len(h) != 32:
-            raise ProofError("every hash must be 32 bytes")
+_SCALAR_TYPES = (str, int, bool, type(None))
 
 
-def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:
-    """RFC 9162 §2.1.3.2: the root that `proof` yields for the leaf hash at `index`."""
-    if size <= 0 or not 0 <= index < size:
-        raise ProofError(f"index {index} is outside a tree of size {size}")
-    _check_hashes(proof, leaf)
-    fn, sn = index, size - 1
-    r = leaf
-    for p in proof:
-        if sn == 0:
-            raise ProofError(f"proof has {len(proof)} hashes, more than a tree of size {size} needs")
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
-        else:
-            r = node_hash(r, p)
-        fn >>= 1
-        sn >>= 1
-    if sn != 0:
-        raise ProofError(f"proof has {len(proof)} hashes, fewer than index {index} of size {size} needs")
-    return r
+def same(a: Any, b: Any) -> bool:
+    """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
+    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
+        # For strings, integers, booleans and null, equal canonical bytes means same type and
+        # value (bool is not int here: type() is exact). Most comparisons are these.
+        return type(a) is type(b) and a == b
+    try:
+        return canonical_text(a) == canonical_text(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
-def verify_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes], root: bytes) -> None:
-    _check_hashes((), root)
-    computed = root_from_inclusion_proof(index, size, leaf, proof)
-    if computed != root:
-        raise RootMismatchError(root, computed)
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool)) or is_int(v)
 
 
-def consistency_proof(leaf_hashes: Sequence[bytes], old_size: int) -> list[bytes]:
-    """RFC 9162 §2.1.4.1 PROOF(m, D[n]) from the tree of the first `old_size` leaves."""
-    n = len(leaf_hashes)
-    if not 0 <= old_size <= n:
-        raise ProofError(f"old size {old_size} is outside 0..{n}")
-    if old_size in (0, n):
-        return []
-    proof: list[bytes] = []
-    lo, hi, m, complete = 0, n, old_size, True
-    while True:
-        if m == hi - lo:
-            if not complete:
-                proof.append(_subtree_root(leaf_hashes, lo, hi))
-            break
-        k = _largest_power_of_two_below(hi - lo)
-        if m <= k:
-            proof.append(_subtree_root(leaf_hashes, lo + k, hi))
-            hi = lo + k
-        else:
-            proof.append(_subtree_root(leaf_hashes, lo, lo + k))
-            lo, m, complete = lo + k, m - k, False
-    proof.reverse()
-    return proof
+def value_kind_problem(kind: str, value: Any) -> str | None:
+    """Why `value` cannot be the value of a field of `kind`, or None (SPEC §5 answer values)."""
+    if kind == "scalar" and not _is_scalar(value):
+        return "a string, an integer, a boolean or null"
+    if kind == "text" and not isinstance(value, str):
+        return "a string"
+    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
+        return "a list of strings, integers, booleans or nulls"
+    return None
 
 
-def verify_consistency(
-    old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes
-) -> None:
-    """RFC 9162 §2.1.4.2: raise ProofError unless `proof` shows old_root is a prefix of new_root."""
-    _check_hashes(proof, old_root, new_root)
-    if old_size < 0 or new_size < old_size:
-        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
-    if old_size == new_size:
-        if proof:
-            raise ProofError("a proof between equal sizes must be empty")
-        if old_root != new_root:
-            raise RootMismatchError(old_root, new_root)
-        return
-    if old_size == 0:
-        if proof:
-            raise ProofError("a proof from the empty tree must be empty")
-        return
-    if not proof:
-        raise ProofError("empty consistency proof between different sizes")
-    hashes = list(proof)
-    if old_size & (old_size - 1) == 0:
-        hashes.insert(0, old_root)
-    fn, sn = old_size - 1, new_size - 1
-    while fn & 1:
-        fn >>= 1
-        sn >>= 1
-    fr = sr = hashes[0]
-    for c in hashes[1:]:
-        if sn == 0:
-            raise ProofError(f"proof has {len(proof)} hashes, more than {old_size} → {new_size} needs")
-        if fn & 1 or fn == sn:
-            fr = node_hash(c, fr)
-            sr = node_hash(c, sr)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
-        else:
-            sr = node_hash(sr, c)
-        fn >>= 1
-        sn >>= 1
-    if sn != 0:
-        raise ProofError(f"proof has {len(proof)} hashes, fewer than {old_size} → {new_size} needs")
-    if fr != old_root:
-        raise RootMismatchError(old_root, fr)
-    if sr != new_root:
-        raise RootMismatchError(new_root, sr)
+def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
+    """Problems with the member names of an object: missing required ones, unknown ones."""
+    if not isinstance(obj, dict):
+        return [Problem("must be an object", where=where, found=type_name(obj))]
+    req, opt = list(required), set(optional)
+    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
+    unknown = sorted(k for k in obj if k not in req and k not in opt)
+    if unknown:
+        problems.append(Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where))
+    return problems
 
 
-# ---------------------------------------------------------------------------------------------
-# Keys, detached signatures and C2SP signed notes (SPEC §2)
+def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
+    """Problems with an item's answer: fields, kinds, tiers and value types (SPEC §3, §5)."""
+    if not isinstance(answer, dict) or not answer:
+        return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
+    problems: list[Problem] = []
+    for name, f in answer.items():
+        w = f"{where}.{name}"
+        if not name:
+            problems.append(Problem("field names must not be empty", where=where))
+        keys = check_keys(f, ("kind", "tier", "value"), where=w)
+        if keys:
+            problems.extend(keys)
+            if not isinstance(f, dict):
+                continue
+        kind, tier = f.get("kind"), f.get("tier")
+        if "kind" in f and kind not in KINDS:
+            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
+        if "tier" in f and tier not in TIERS:
+            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
+        if kind in KINDS and "value" in f:
+            want = value_kind_problem(kind, f["value"])
+            if want:
+                problems.append(Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"])))
+    return problems
+
+
+def check_item(item: Any, where: str = "item") -> list[Problem]:
+    """Problems with a committed item: a prompt string and a well-formed answer."""
+    if not isinstance(item, dict):
+        return [Problem("must be an object", where=where, found=type_name(item))]
+    problems: list[Problem] = []
+    if not isinstance(item.get("prompt"), str):
+        problems.append(Problem("'prompt' must be a string", where=where, found=type_name(item.get("prompt"))))
+    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
+    problems += number_rule_problems(item, where)
+    return problems
+
+
+REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
+
+
+def check_reveal_document(doc: Any) -> list[Problem]:
+    """Problems with a reveal document's shape (SPEC §3); its hash is checked elsewhere."""
+    problems = check_keys(doc, REVEAL_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "item-reveal" or not is_v1(doc):
+        problems.append(Problem("wrong type or version", expected='"item-reveal", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if not is_id(doc.get("id")):
+        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
+    if not is_gate_id(doc.get("gate")):
+        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    if "item" in doc:
+        problems += check_item(doc["item"])
+    return problems
+
+
+def is_v1(doc: dict[str, Any]) -> bool:
+    """The document's `v` is the integer 1 (true is not 1)."""
+    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
+
+
+# ==============================================================================================
+# generator/verifier/sodium.py: PyNaCl, and libsodium's detached Ed25519 functions reached through ctypes.
+# ==============================================================================================
+
+try:
+    import nacl.exceptions
+    import nacl.signing
+
+    NACL = True
+except ImportError:  # pragma: no cover - exercised by hand on machines without PyNaCl
+    NACL = False
 
 
 def sodium_function(name: str, argtypes: list[Any]) -> Any:
-    """A libsodium function from PyNaCl's own library, through ctypes, or None.
-
-    PyNaCl's `verify` and `sign` copy the message two or three times (signature + message, an
-    output buffer, the returned bytes): three copies of a 160 MB ledger. libsodium's detached
-    functions take a pointer to the caller's bytes; `crypto_sign_open` is itself built on
-    `crypto_sign_verify_detached`, so both accept exactly the same signatures.
-    """
-    if nacl is None:
+    """A libsodium function from PyNaCl's own library, through ctypes, or None."""
+    if not NACL:
         return None
     try:
-        from nacl import _sodium
+        from nacl import _sodium  # type: ignore[attr-defined]
 
         f = getattr(ctypes.CDLL(_sodium.__file__), name)
     except (ImportError, OSError, AttributeError):
@@ -727,12 +790,8 @@ _VERIFY_DETACHED = sodium_function(
 )
 
 
-def ed25519_verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
-    """True iff `signature` is a valid RFC 8032 Ed25519 signature of `message`."""
-    if nacl is None:
-        raise VerifyError("PyNaCl is not installed: pip install pynacl")
-    if len(public_key) != 32 or len(signature) != 64:
-        return False
+def verify_detached(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    """libsodium's verdict on a 64-byte signature by a 32-byte key (PyNaCl must be there)."""
     if _VERIFY_DETACHED is not None:
         return bool(_VERIFY_DETACHED(bytes(signature), bytes(message), len(message), bytes(public_key)) == 0)
     try:
@@ -742,14 +801,46 @@ def ed25519_verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
         return False
 
 
+# ==============================================================================================
+# generator/verifier/keys.py: Keys and signatures (SPEC §2): Ed25519 verification, key IDs, verifier keys, fingerprints, PEM files, and pinning a key from the command line.
+# ==============================================================================================
+
+KEY_STATUSES = ("active", "retired", "revoked")
+
+
+# C2SP signed-note: the signature type byte of an Ed25519 key.
+_ALG_ED25519 = b"\x01"
+
+
+# DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 key bytes follow.
+_SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
+
+
+# Keys whose private half is published (the demo program's, in the project's repository):
+# anyone can sign with them, so a site they sign proves nothing, however well it verifies.
+PUBLISHED_PRIVATE_KEYS = frozenset({
+    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+})
+
+
+DEMO_KEY_WARNING = (
+    "this site is signed with the project's published DEMO key, whose private half anyone can "
+    "download: its signatures prove nothing, and its systems, organizations and results are invented"
+)
+
+
+def ed25519_verify(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    """True iff `signature` is a valid RFC 8032 Ed25519 signature of `message`."""
+    if not NACL:
+        raise VerifyError("PyNaCl is not installed: python3 -m pip install pynacl (or apt install python3-nacl)")
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
+    return verify_detached(public_key, signature, message)
+
+
 def key_id(name: str, public_key: bytes) -> bytes:
     """C2SP signed-note key ID: SHA-256(name ‖ 0x0A ‖ 0x01 ‖ key)[:4]."""
     return hashlib.sha256(name.encode("utf-8") + b"\n" + _ALG_ED25519 + public_key).digest()[:4]
-
-
-def is_valid_key_name(name: str) -> bool:
-    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
-    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
 def make_vkey(name: str, public_key: bytes) -> str:
@@ -787,7 +878,7 @@ def b64decode_strict(text: str) -> bytes:
 def parse_vkey(vkey: str) -> VerifierKey:
     """Parse `<name>+<8 hex key ID>+<base64(0x01 ‖ key)>`; the base64 part may hold '+'."""
     if not isinstance(vkey, str):
-        raise FormatError(f"a verifier key is a string, not {_type_name(vkey)}")
+        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
     parts = vkey.split("+", 2)
     if len(parts) != 3:
         raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
@@ -823,6 +914,23 @@ def public_key_from_pem(pem: bytes) -> bytes:
     if len(der) != 44 or not der.startswith(_SPKI_ED25519_PREFIX):
         raise FormatError("not an Ed25519 SubjectPublicKeyInfo")
     return der[len(_SPKI_ED25519_PREFIX):]
+
+
+def check_key_pin(pin: str) -> None:
+    """Raise FormatError unless `pin` is a verifier key or a `SHA256:<64 hex>` fingerprint."""
+    pin = pin.strip()
+    if pin.startswith("SHA256:"):
+        if not HEX64_RE.fullmatch(pin[7:]):
+            raise FormatError("a fingerprint is SHA256: followed by 64 lowercase hex digits")
+    else:
+        parse_vkey(pin)
+
+
+# ==============================================================================================
+# generator/verifier/note.py: C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's sumdb/note.Open opens them.
+# ==============================================================================================
+
+_NOTE_SIG_PREFIX = "\u2014 "
 
 
 @dataclass(frozen=True)
@@ -912,188 +1020,212 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
     return origin, int(size), root
 
 
-# ---------------------------------------------------------------------------------------------
-# Field formats (SPEC §1, §3)
+# ==============================================================================================
+# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (SPEC §4): leaf and node hashes, the root of a stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's work (generator/proofs.py); checking them is this module's.
+# ==============================================================================================
+
+_LEAF_HASH_PREFIX = b"\x00"
 
 
-def is_id(value: Any) -> bool:
-    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+_NODE_HASH_PREFIX = b"\x01"
 
 
-def is_gate_id(value: Any) -> bool:
-    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
+def leaf_hash(data: bytes) -> bytes:
+    return hashlib.sha256(_LEAF_HASH_PREFIX + data).digest()
 
 
-def is_time(value: Any) -> bool:
-    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(_NODE_HASH_PREFIX + left + right).digest()
 
 
-def is_hex64(value: Any) -> bool:
-    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
+EMPTY_ROOT = hashlib.sha256(b"").digest()
 
 
-def is_decimal(value: Any) -> bool:
-    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
+class MerkleStream:
+    """The root of a growing tree in O(log n) memory: one hash per perfect subtree."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._stack: list[bytes] = []  # perfect subtrees, largest first
+
+    def append(self, leaf: bytes) -> None:
+        """Add a leaf hash (not the leaf's bytes)."""
+        h = leaf
+        n = self.size
+        while n & 1:
+            h = node_hash(self._stack.pop(), h)
+            n >>= 1
+        self._stack.append(h)
+        self.size += 1
+
+    def root(self) -> bytes:
+        if not self._stack:
+            return EMPTY_ROOT
+        # RFC 6962 splits at the largest power of two below n, so the perfect subtrees of the
+        # binary decomposition of n fold together from the right.
+        h = self._stack[-1]
+        for left in reversed(self._stack[:-1]):
+            h = node_hash(left, h)
+        return h
 
 
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def merkle_root(leaf_hashes: Iterable[bytes]) -> bytes:
+    stream = MerkleStream()
+    for h in leaf_hashes:
+        stream.append(h)
+    return stream.root()
 
 
-def is_origin(value: Any) -> bool:
-    return (
-        isinstance(value, str)
-        and bool(value)
-        and not value.startswith("{")
-        and "://" not in value
-        and is_valid_key_name(value)
-        and value.isprintable()
-    )
+def _check_hashes(proof: Sequence[bytes], *others: bytes) -> None:
+    for h in (*proof, *others):
+        if not isinstance(h, bytes) or len(h) != 32:
+            raise ProofError("every hash must be 32 bytes")
 
 
-def is_safe_path(value: Any) -> bool:
-    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
-    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
-        return False
-    parts = value.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:
+    """RFC 9162 §2.1.3.2: the root that `proof` yields for the leaf hash at `index`."""
+    if size <= 0 or not 0 <= index < size:
+        raise ProofError(f"index {index} is outside a tree of size {size}")
+    _check_hashes(proof, leaf)
+    fn, sn = index, size - 1
+    r = leaf
+    for p in proof:
+        if sn == 0:
+            raise ProofError(f"proof has {len(proof)} hashes, more than a tree of size {size} needs")
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            r = node_hash(r, p)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(f"proof has {len(proof)} hashes, fewer than index {index} of size {size} needs")
+    return r
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a fraction"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+def verify_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes], root: bytes) -> None:
+    _check_hashes((), root)
+    computed = root_from_inclusion_proof(index, size, leaf, proof)
+    if computed != root:
+        raise RootMismatchError(root, computed)
 
 
-_SCALAR_TYPES = (str, int, bool, type(None))
+def verify_consistency(
+    old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes
+) -> None:
+    """RFC 9162 §2.1.4.2: raise ProofError unless `proof` shows old_root is a prefix of new_root."""
+    _check_hashes(proof, old_root, new_root)
+    if old_size < 0 or new_size < old_size:
+        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
+    if old_size == new_size:
+        if proof:
+            raise ProofError("a proof between equal sizes must be empty")
+        if old_root != new_root:
+            raise RootMismatchError(old_root, new_root)
+        return
+    if old_size == 0:
+        if proof:
+            raise ProofError("a proof from the empty tree must be empty")
+        return
+    if not proof:
+        raise ProofError("empty consistency proof between different sizes")
+    hashes = list(proof)
+    if old_size & (old_size - 1) == 0:
+        hashes.insert(0, old_root)
+    fn, sn = old_size - 1, new_size - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = hashes[0]
+    for c in hashes[1:]:
+        if sn == 0:
+            raise ProofError(f"proof has {len(proof)} hashes, more than {old_size} → {new_size} needs")
+        if fn & 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, c)
+        fn >>= 1
+        sn >>= 1
+    if sn != 0:
+        raise ProofError(f"proof has {len(proof)} hashes, fewer than {old_size} → {new_size} needs")
+    if fr != old_root:
+        raise RootMismatchError(old_root, fr)
+    if sr != new_root:
+        raise RootMismatchError(new_root, sr)
 
 
-def same(a: Any, b: Any) -> bool:
-    """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
-    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
-        # For strings, integers, booleans and null, equal canonical bytes means same type and
-        # value (bool is not int here: type() is exact). Most comparisons are these.
-        return type(a) is type(b) and a == b
-    try:
-        return canonical_text(a) == canonical_text(b)
-    except (TypeError, ValueError, RecursionError):
-        return False
+# ==============================================================================================
+# generator/verifier/idindex.py: A compact set of ids in insertion order: the speed and memory work of the ledger replay, kept apart from its rules.
+# ==============================================================================================
+
+class IdIndex:
+    """Ids numbered in insertion order, held in flat arrays: no Python object per id.
+
+    A million ids as a million str keys of a dict cost about 150 MiB, and, interleaved with the
+    short-lived objects of parsing, fragment the heap so that the process never gives the
+    memory back. Here they cost about 26 bytes each: the UTF-8 bytes in one blob, an end offset,
+    and a slot in an open-addressing table of ordinals.
+    """
+
+    def __init__(self) -> None:
+        self._blob = bytearray()
+        self._ends = array("Q")
+        self._table = array("i", [-1]) * 1024
+        self._mask = 1023
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _slot(self, key: bytes) -> int:
+        """The table slot holding `key`, or the empty slot where it would go."""
+        table, ends, blob, mask = self._table, self._ends, self._blob, self._mask
+        h = hash(key) & mask
+        while True:
+            o = table[h]
+            if o < 0 or blob[(ends[o - 1] if o else 0) : ends[o]] == key:
+                return h
+            h = (h + 1) & mask
+
+    def get(self, key: str) -> int | None:
+        o = self._table[self._slot(key.encode())]
+        return None if o < 0 else o
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def add(self, key: str) -> int:
+        """Number a new key (the caller has checked it is not there)."""
+        raw = key.encode()
+        o = len(self._ends)
+        self._blob += raw
+        self._ends.append(len(self._blob))
+        self._table[self._slot(raw)] = o
+        if 2 * len(self._ends) > len(self._table):
+            self._grow()
+        return o
+
+    def key(self, o: int) -> str:
+        return self._blob[(self._ends[o - 1] if o else 0) : self._ends[o]].decode()
+
+    def _grow(self) -> None:
+        self._table = array("i", [-1]) * (2 * len(self._table))
+        self._mask = len(self._table) - 1
+        start = 0
+        for o, end in enumerate(self._ends):
+            self._table[self._slot(bytes(self._blob[start:end]))] = o
+            start = end
 
 
-def show(value: Any, limit: int = 80) -> str:
-    """A short printable rendering of a found value for an error message."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _is_scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (str, bool)) or is_int(v)
-
-
-def value_kind_problem(kind: str, value: Any) -> str | None:
-    """Why `value` cannot be the value of a field of `kind`, or None (SPEC §5 answer values)."""
-    if kind == "scalar" and not _is_scalar(value):
-        return "a string, an integer, a boolean or null"
-    if kind == "text" and not isinstance(value, str):
-        return "a string"
-    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
-        return "a list of strings, integers, booleans or nulls"
-    return None
-
-
-def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
-    """Problems with the member names of an object: missing required ones, unknown ones."""
-    if not isinstance(obj, dict):
-        return [Problem("must be an object", where=where, found=_type_name(obj))]
-    req, opt = list(required), set(optional)
-    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
-    unknown = sorted(k for k in obj if k not in req and k not in opt)
-    if unknown:
-        problems.append(Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where))
-    return problems
-
-
-def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
-    """Problems with an item's answer: fields, kinds, tiers and value types (SPEC §3, §5)."""
-    if not isinstance(answer, dict) or not answer:
-        return [Problem("must be an object with at least one field", where=where, found=_type_name(answer))]
-    problems: list[Problem] = []
-    for name, f in answer.items():
-        w = f"{where}.{name}"
-        if not name:
-            problems.append(Problem("field names must not be empty", where=where))
-        keys = check_keys(f, ("kind", "tier", "value"), where=w)
-        if keys:
-            problems.extend(keys)
-            if not isinstance(f, dict):
-                continue
-        kind, tier = f.get("kind"), f.get("tier")
-        if "kind" in f and kind not in KINDS:
-            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
-        if "tier" in f and tier not in TIERS:
-            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
-        if kind in KINDS and "value" in f:
-            want = value_kind_problem(kind, f["value"])
-            if want:
-                problems.append(Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"])))
-    return problems
-
-
-def check_item(item: Any, where: str = "item") -> list[Problem]:
-    """Problems with a committed item: a prompt string and a well-formed answer."""
-    if not isinstance(item, dict):
-        return [Problem("must be an object", where=where, found=_type_name(item))]
-    problems: list[Problem] = []
-    if not isinstance(item.get("prompt"), str):
-        problems.append(Problem("'prompt' must be a string", where=where, found=_type_name(item.get("prompt"))))
-    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
-    problems += number_rule_problems(item, where)
-    return problems
-
-
-REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
-
-
-def check_reveal_document(doc: Any) -> list[Problem]:
-    """Problems with a reveal document's shape (SPEC §3); its hash is checked elsewhere."""
-    problems = check_keys(doc, REVEAL_KEYS)
-    if not isinstance(doc, dict):
-        return problems
-    if doc.get("type") != "item-reveal" or not _is_v1(doc):
-        problems.append(Problem("wrong type or version", expected='"item-reveal", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
-    if not is_id(doc.get("id")):
-        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
-    if not is_gate_id(doc.get("gate")):
-        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
-    if not is_hex64(doc.get("salt")):
-        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
-    if "item" in doc:
-        problems += check_item(doc["item"])
-    return problems
-
-
-def _is_v1(doc: dict[str, Any]) -> bool:
-    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
-
-
-# ---------------------------------------------------------------------------------------------
-# Methodology parameters (SPEC §5)
-
+# ==============================================================================================
+# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the grade order.
+# ==============================================================================================
 
 METHODOLOGY_KEYS = (
     "type", "v", "version", "tiers", "item_threshold", "text_similarity", "grade_cutoffs",
@@ -1113,7 +1245,7 @@ def check_methodology(params: Any) -> list[Problem]:
     problems = check_keys(params, METHODOLOGY_KEYS)
     if not isinstance(params, dict):
         return problems
-    if params.get("type") != "methodology" or not _is_v1(params):
+    if params.get("type") != "methodology" or not is_v1(params):
         problems.append(Problem("wrong type or version", expected='"methodology", v 1', found=f"{show(params.get('type'))}, v {show(params.get('v'))}"))
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
         problems.append(Problem("malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))))
@@ -1144,7 +1276,7 @@ def check_methodology(params: Any) -> list[Problem]:
     grades: list[str] = []
     cutoffs = params.get("grade_cutoffs")
     if "grade_cutoffs" in params and not isinstance(cutoffs, list):
-        problems.append(Problem("must be a list", where="grade_cutoffs", found=_type_name(cutoffs)))
+        problems.append(Problem("must be a list", where="grade_cutoffs", found=type_name(cutoffs)))
     elif isinstance(cutoffs, list):
         previous: Fraction | None = None
         for i, c in enumerate(cutoffs):
@@ -1174,7 +1306,7 @@ def check_methodology(params: Any) -> list[Problem]:
         problems.append(Problem("grades must be distinct", where="grade_cutoffs", found=", ".join(dup)))
     bands = params.get("bands")
     if "bands" in params and not isinstance(bands, dict):
-        problems.append(Problem("must be an object", where="bands", found=_type_name(bands)))
+        problems.append(Problem("must be an object", where="bands", found=type_name(bands)))
     elif isinstance(bands, dict):
         for g in grades:
             if g not in bands:
@@ -1215,16 +1347,25 @@ def grade_order(params: dict[str, Any]) -> list[str]:
     return [c["grade"] for c in params["grade_cutoffs"]] + [params["lowest_grade"]]
 
 
-# ---------------------------------------------------------------------------------------------
-# Scoring (SPEC §5). Exact rationals throughout; the rounded strings are only for reading and
-# no decision is ever taken on them. The generator scores with these functions and the
-# verifier re-scores with them: one implementation, so the two cannot disagree.
+# ==============================================================================================
+# generator/verifier/scoring.py: The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson interval, grades, the score inside the band, the grader's bullets and the verdict.
+# ==============================================================================================
 
 Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
+
+
 REPORTED_SIMILARITY_RE = re.compile(r"^(0(\.[0-9]+)?|1(\.0+)?)$")
+
+
 RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+
+
 PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
+
+
 SCORED = "scored"
+
+
 NON_SCORED = ("infra_error", "not_run", "missing_label", "excluded")
 
 
@@ -1501,8 +1642,108 @@ def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) ->
     return Grading(summary, grade, list(params["bands"][grade]), wg, bg, verdict_for(grade, wg, bg, scored, total, params))
 
 
-# ---------------------------------------------------------------------------------------------
-# The ledger (SPEC §4)
+STATUSES = ("scored", "infra_error", "not_run", "missing_label", "excluded")
+
+
+# ==============================================================================================
+# generator/verifier/subjects.py: Subjects (SPEC §6, FORMAT.md reading 22): a subject is known by its id; its name is what people read, so a name must look like nothing but itself. The rules use only the standard library's Unicode database, so every verifier applies them the same way.
+# ==============================================================================================
+
+SUBJECT_KEYS = ("id", "name", "version", "organization")
+
+
+# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
+# Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
+_IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+
+
+# The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
+# profile does (UTS #39 §5.2): Japanese, Korean and Chinese writing mix them by nature.
+_SCRIPT_SETS = (
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+)
+
+
+_SCRIPT_ALIASES = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
+
+
+# Letters of other scripts that look like Latin ones, and digits that look like letters: a
+# subset of UTS #39's confusables, enough that "Оrca" (Cyrillic О) or "0rca" reads as "Orca".
+_CONFUSABLES = str.maketrans({
+    **dict(zip("АВЕЅІЈКМНОРСТХУаеіјорсхуѕһԁԛԝӏ", "ABESIJKMHOPCTXYaeijopcxyshdqwl", strict=True)),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ", "ABEZHIKMNOPTYXaikvoptux", strict=True)),
+    "0": "O", "1": "l", "I": "l", "|": "l",
+})
+
+
+def _script(ch: str) -> str | None:
+    """The script of a letter or digit, from its Unicode name ("CYRILLIC CAPITAL LETTER O"), or
+    None for what every script shares: punctuation, symbols, spaces, marks, ASCII digits."""
+    category = unicodedata.category(ch)
+    if category[0] not in "LN" or "0" <= ch <= "9":
+        return None
+    word = unicodedata.name(ch, "UNKNOWN").split()[0]
+    if word == "DIGIT":
+        return None
+    return _SCRIPT_ALIASES.get(word, word)
+
+
+def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
+    """Why a subject's name, version or organization could mislead a reader, if it could.
+
+    Refused: anything but a non-empty string; text not in NFC, or holding compatibility forms
+    (fullwidth letters, ligatures, styled letters) whose plain form differs; control, format,
+    private-use, unassigned or invisible characters (zero-width spaces, bidi controls, Hangul
+    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters
+    of scripts that are not written together (Latin with Cyrillic, say).
+    """
+    if not isinstance(text, str) or not text.strip():
+        return [Problem("must be a non-empty string", where=where, found=show(text))]
+    problems = []
+    if not unicodedata.is_normalized("NFC", text):
+        problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
+    elif not unicodedata.is_normalized("NFKC", text):
+        problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
+                                where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
+    hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
+    if hidden:
+        problems.append(Problem("holds invisible, control or format characters", where=where, expected="visible characters and single spaces", found=", ".join(hidden[:10])))
+    if text != " ".join(text.split(" ")).strip() or "  " in text:
+        problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
+    if scripts:
+        used = {sc for c in text if (sc := _script(c)) is not None}
+        if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
+            problems.append(Problem("mixes letters of scripts that are not written together", where=where,
+                                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
+    return problems
+
+
+def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
+    """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
+    that each read as what they are."""
+    problems = check_keys(subject, SUBJECT_KEYS, where=where)
+    if not isinstance(subject, dict):
+        return problems
+    if "id" in subject and not is_id(subject["id"]):
+        problems.append(Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"])))
+    for k in ("name", "organization", "version"):
+        if k in subject:
+            problems += name_problems(subject[k], f"{where}.{k}", scripts=k != "version")
+    return problems
+
+
+def subject_fold(name: str) -> str:
+    """What a name looks like: two names with the same fold would be read as one subject."""
+    return " ".join(unicodedata.normalize("NFKC", name).translate(_CONFUSABLES).casefold().split())
+
+
+# ==============================================================================================
+# generator/verifier/ledger.py: The ledger (SPEC §4): its event types, and the replay that checks every rule in order.
+# ==============================================================================================
+
+MAX_LEAF_BYTES = 65535
 
 
 LEAF_KEYS: dict[str, tuple[str, ...]] = {
@@ -1516,6 +1757,8 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
+
+
 # The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
 _LEAF_TYPES: dict[str, dict[str, type]] = {
     "gate": {"id": str, "name": str, "public": bool},
@@ -1525,65 +1768,9 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "run": {"id": str, "sha256": str, "subject": dict, "gate": str},
     "certificate": {"serial": str, "run": str, "sha256": str},
 }
+
+
 _TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object"}
-
-
-class IdIndex:
-    """Ids numbered in insertion order, held in flat arrays: no Python object per id.
-
-    A million ids as a million str keys of a dict cost about 150 MiB, and, interleaved with the
-    short-lived objects of parsing, fragment the heap so that the process never gives the
-    memory back. Here they cost about 26 bytes each: the UTF-8 bytes in one blob, an end offset,
-    and a slot in an open-addressing table of ordinals.
-    """
-
-    def __init__(self) -> None:
-        self._blob = bytearray()
-        self._ends = array("Q")
-        self._table = array("i", [-1]) * 1024
-        self._mask = 1023
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-    def _slot(self, key: bytes) -> int:
-        """The table slot holding `key`, or the empty slot where it would go."""
-        table, ends, blob, mask = self._table, self._ends, self._blob, self._mask
-        h = hash(key) & mask
-        while True:
-            o = table[h]
-            if o < 0 or blob[(ends[o - 1] if o else 0) : ends[o]] == key:
-                return h
-            h = (h + 1) & mask
-
-    def get(self, key: str) -> int | None:
-        o = self._table[self._slot(key.encode())]
-        return None if o < 0 else o
-
-    def __contains__(self, key: str) -> bool:
-        return self.get(key) is not None
-
-    def add(self, key: str) -> int:
-        """Number a new key (the caller has checked it is not there)."""
-        raw = key.encode()
-        o = len(self._ends)
-        self._blob += raw
-        self._ends.append(len(self._blob))
-        self._table[self._slot(raw)] = o
-        if 2 * len(self._ends) > len(self._table):
-            self._grow()
-        return o
-
-    def key(self, o: int) -> str:
-        return self._blob[(self._ends[o - 1] if o else 0) : self._ends[o]].decode()
-
-    def _grow(self) -> None:
-        self._table = array("i", [-1]) * (2 * len(self._table))
-        self._mask = len(self._table) - 1
-        start = 0
-        for o, end in enumerate(self._ends):
-            self._table[self._slot(bytes(self._blob[start:end]))] = o
-            start = end
 
 
 @dataclass(frozen=True)
@@ -1719,7 +1906,7 @@ class Ledger:
 
     def _apply(self, index: int, leaf: Any, leaf_size: int | None) -> list[Problem]:
         if not isinstance(leaf, dict):
-            return [Problem("a leaf must be an object", found=_type_name(leaf))]
+            return [Problem("a leaf must be an object", found=type_name(leaf))]
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
             return [Problem("leaf is larger than a C2SP entry bundle allows", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{leaf_size} bytes")]
         kind = leaf.get("type")
@@ -1727,7 +1914,7 @@ class Ledger:
         if keys is None:
             return [Problem("unknown event type (a v1 verifier never skips one)", where="type", expected=" | ".join(LEAF_KEYS), found=show(kind))]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
-        if not _is_v1(leaf):
+        if not is_v1(leaf):
             problems.append(Problem("unsupported version", where="v", expected="1", found=show(leaf.get("v"))))
         at = leaf.get("at")
         if not is_time(at):
@@ -1814,7 +2001,7 @@ class Ledger:
             if reason != want:
                 problems.append(Problem(f"reason does not match gate {c.gate}", where="reason", expected=want, found=reason))
         if not isinstance(note, str):
-            problems.append(Problem("note must be a string", where="note", found=_type_name(note)))
+            problems.append(Problem("note must be a string", where="note", found=type_name(note)))
         if not problems:
             self.reveals[item_id] = Reveal(item_id, reason, note, index, leaf["at"])
         return problems
@@ -1890,95 +2077,9 @@ class Ledger:
         return problems
 
 
-# ---------------------------------------------------------------------------------------------
-# Runs (SPEC §4, §6): the rules that need no scoring engine
-
-
-# Subjects (FORMAT.md, reading 22): a subject is known by its id; its name is what people read,
-# so a name must look like nothing but itself. The rules use only the standard library's
-# Unicode database, so every verifier applies them the same way.
-
-SUBJECT_KEYS = ("id", "name", "version", "organization")
-# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
-# Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
-_IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
-# The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
-# profile does (UTS #39 §5.2): Japanese, Korean and Chinese writing mix them by nature.
-_SCRIPT_SETS = (
-    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
-    frozenset({"LATIN", "HAN", "HANGUL"}),
-    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
-)
-_SCRIPT_ALIASES = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
-# Letters of other scripts that look like Latin ones, and digits that look like letters: a
-# subset of UTS #39's confusables, enough that "Оrca" (Cyrillic О) or "0rca" reads as "Orca".
-_CONFUSABLES = str.maketrans({
-    **dict(zip("АВЕЅІЈКМНОРСТХУаеіјорсхуѕһԁԛԝӏ", "ABESIJKMHOPCTXYaeijopcxyshdqwl", strict=True)),
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ", "ABEZHIKMNOPTYXaikvoptux", strict=True)),
-    "0": "O", "1": "l", "I": "l", "|": "l",
-})
-
-
-def _script(ch: str) -> str | None:
-    """The script of a letter or digit, from its Unicode name ("CYRILLIC CAPITAL LETTER O"), or
-    None for what every script shares: punctuation, symbols, spaces, marks, ASCII digits."""
-    category = unicodedata.category(ch)
-    if category[0] not in "LN" or "0" <= ch <= "9":
-        return None
-    word = unicodedata.name(ch, "UNKNOWN").split()[0]
-    if word == "DIGIT":
-        return None
-    return _SCRIPT_ALIASES.get(word, word)
-
-
-def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
-    """Why a subject's name, version or organization could mislead a reader, if it could.
-
-    Refused: anything but a non-empty string; text not in NFC, or holding compatibility forms
-    (fullwidth letters, ligatures, styled letters) whose plain form differs; control, format,
-    private-use, unassigned or invisible characters (zero-width spaces, bidi controls, Hangul
-    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters
-    of scripts that are not written together (Latin with Cyrillic, say).
-    """
-    if not isinstance(text, str) or not text.strip():
-        return [Problem("must be a non-empty string", where=where, found=show(text))]
-    problems = []
-    if not unicodedata.is_normalized("NFC", text):
-        problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
-    elif not unicodedata.is_normalized("NFKC", text):
-        problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
-                                where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
-    hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
-    if hidden:
-        problems.append(Problem("holds invisible, control or format characters", where=where, expected="visible characters and single spaces", found=", ".join(hidden[:10])))
-    if text != " ".join(text.split(" ")).strip() or "  " in text:
-        problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
-    if scripts:
-        used = {sc for c in text if (sc := _script(c)) is not None}
-        if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
-            problems.append(Problem("mixes letters of scripts that are not written together", where=where,
-                                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
-    return problems
-
-
-def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
-    """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
-    that each read as what they are."""
-    problems = check_keys(subject, SUBJECT_KEYS, where=where)
-    if not isinstance(subject, dict):
-        return problems
-    if "id" in subject and not is_id(subject["id"]):
-        problems.append(Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"])))
-    for k in ("name", "organization", "version"):
-        if k in subject:
-            problems += name_problems(subject[k], f"{where}.{k}", scripts=k != "version")
-    return problems
-
-
-def subject_fold(name: str) -> str:
-    """What a name looks like: two names with the same fold would be read as one subject."""
-    return " ".join(unicodedata.normalize("NFKC", name).translate(_CONFUSABLES).casefold().split())
-
+# ==============================================================================================
+# generator/verifier/runs.py: Runs (SPEC §4, §6): the run spec's shape and the rules a registered run obeys.
+# ==============================================================================================
 
 RUN_SPEC_KEYS = (
     "type", "v", "id", "previous_run", "subject", "gate", "question", "items", "budget",
@@ -1991,7 +2092,7 @@ def check_run_spec(spec: Any) -> list[Problem]:
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
-    if spec.get("type") != "run-spec" or not _is_v1(spec):
+    if spec.get("type") != "run-spec" or not is_v1(spec):
         problems.append(Problem("wrong type or version", expected='"run-spec", v 1', found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}"))
     if not is_id(spec.get("id")):
         problems.append(Problem("malformed run id", where="id", found=show(spec.get("id"))))
@@ -2106,8 +2207,399 @@ def check_run_rules(
     return problems
 
 
-# ---------------------------------------------------------------------------------------------
-# The report
+# ==============================================================================================
+# generator/verifier/certificates.py: Certificates (SPEC §6): their shape, their binding to the ledger and the run spec, when their private documents fall due, and the recomputation of every derived field. Pure: no I/O.
+# ==============================================================================================
+
+CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
+
+
+SCORE_RULES = ("as-proposed", "clamped", "midpoint-fallback")
+
+
+CERTIFICATE_KEYS = (
+    "type", "v", "serial", "run", "issued_at", "expires_at", "subject", "gate", "methodology",
+    "run_spec", "finished_at", "results", "summary", "grade", "band", "worst_case_grade",
+    "best_case_grade", "grader", "score", "score_rule", "verdict",
+)
+
+
+SUMMARY_KEYS = (
+    "total", "scored", "passed", "infra_error", "not_run", "missing_label", "excluded",
+    "pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate",
+)
+
+
+RATE_RE = re.compile(r"^(0|[1-9][0-9]{0,2})\.[0-9]{4}$")
+
+
+ITEM_SCORE_RE = re.compile(r"^[01]\.[0-9]{6}$")
+
+
+def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tuple[list[Problem], str | None, bool | None]:
+    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one.
+    Returns the problems, the status and, for an open scored result, whether it passed."""
+    if not isinstance(r, dict):
+        return [Problem("a result must be an object", where=where, found=type_name(r))], None, None
+    status = r.get("status")
+    if status not in STATUSES:
+        return [Problem("unknown status", where=f"{where}.status", expected=" | ".join(STATUSES), found=show(status))], None, None
+    if not public:
+        problems = check_keys(r, ("item", "status", "details"), where=where)
+        if "details" in r and not is_hex64(r["details"]):
+            problems.append(Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"])))
+        return problems, status, None
+    if status == "scored":
+        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), where=where)
+        if "score" in r and not (isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1):
+            problems.append(Problem("an item score has exactly 6 decimals, in [0, 1]", where=f"{where}.score", found=show(r["score"])))
+        if "passed" in r and not isinstance(r["passed"], bool):
+            problems.append(Problem("must be true or false", where=f"{where}.passed", found=show(r["passed"])))
+        fields = r.get("fields")
+        if not isinstance(fields, list) or not fields:
+            problems.append(Problem("a scored result lists its fields", where=f"{where}.fields", found=show(fields)))
+            fields = []
+        names = []
+        for j, f in enumerate(fields):
+            fw = f"{where}.fields[{j}]"
+            problems += check_keys(f, ("name", "kind", "tier", "similarity", "output"), where=fw)
+            if not isinstance(f, dict):
+                continue
+            names.append(f.get("name"))
+            if not (isinstance(f.get("name"), str) and f["name"]):
+                problems.append(Problem("a field name is a non-empty string", where=f"{fw}.name", found=show(f.get("name"))))
+            if f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+                problems.append(Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}"))
+            sim = f.get("similarity")
+            if not (isinstance(sim, str) and (REPORTED_SIMILARITY_RE.fullmatch(sim) or RATIO_RE.fullmatch(sim))):
+                problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
+        if all(isinstance(n, str) for n in names) and names != sorted(names):
+            problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
+        return problems, status, r.get("passed") if isinstance(r.get("passed"), bool) else None
+    optional = ("rule",) if status == "excluded" else ()
+    problems = check_keys(r, ("item", "status", "note", *optional), where=where)
+    if status == "excluded":
+        rule = r.get("rule")
+        if not (is_int(rule) and 0 <= rule < exclusion_rules):
+            problems.append(Problem("an excluded result names one of the run spec's exclusion rules", where=f"{where}.rule", expected=f"an index below {exclusion_rules}", found=show(rule)))
+    if "note" in r and not isinstance(r["note"], str):
+        problems.append(Problem("must be a string", where=f"{where}.note", found=show(r["note"])))
+    return problems, status, None
+
+
+def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
+    """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
+    its binding to the run spec, the shape of each result, counts that add up, and grades,
+    band, score, rule and verdict that exist under the pinned methodology."""
+    problems = check_keys(cert, CERTIFICATE_KEYS)
+    if not isinstance(cert, dict):
+        return problems
+    if cert.get("type") != "certificate" or not is_v1(cert):
+        problems.append(Problem("wrong type or version", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
+    for k in ("issued_at", "finished_at"):
+        if k in cert and not is_time(cert[k]):
+            problems.append(Problem("malformed time", where=k, expected="YYYY-MM-DDTHH:MM:SSZ", found=show(cert[k])))
+    if "expires_at" in cert and not (cert["expires_at"] is None or is_time(cert["expires_at"])):
+        problems.append(Problem("must be a time or null", where="expires_at", found=show(cert["expires_at"])))
+    want_spec = {"path": spec_path, "sha256": spec_sha256}
+    if "run_spec" in cert and not same(cert["run_spec"], want_spec):
+        problems.append(Problem("run_spec must name the published run spec and its hash", where="run_spec", expected=canonical_text(want_spec), found=show(cert["run_spec"], 200)))
+    results = cert.get("results")
+    counts = dict.fromkeys(STATUSES, 0)
+    open_passed: list[bool | None] = []
+    if not isinstance(results, list):
+        problems.append(Problem("must be a list", where="results", found=type_name(results)))
+        results = []
+    rules = spec.get("exclusion_rules") if isinstance(spec.get("exclusion_rules"), list) else []
+    for i, r in enumerate(results):
+        found, status, passed = _check_result(r, f"results[{i}]", public, len(rules))
+        problems += found
+        if status is not None:
+            counts[status] += 1
+            if status == "scored":
+                open_passed.append(passed)
+    summary = cert.get("summary")
+    problems += check_keys(summary, SUMMARY_KEYS, where="summary")
+    if isinstance(summary, dict):
+        want_counts = {"total": len(results), **counts}
+        for k, v in want_counts.items():
+            if k in summary and not (is_int(summary[k]) and summary[k] == v):
+                problems.append(Problem(f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])))
+        passed = summary.get("passed")
+        if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
+            problems.append(Problem("passed must be an integer between 0 and the scored count", where="summary.passed", expected=f"0..{counts['scored']}", found=show(passed)))
+        elif public and open_passed and all(p is not None for p in open_passed) and passed != sum(bool(p) for p in open_passed):
+            problems.append(Problem("passed does not count the results marked passed", where="summary.passed", expected=str(sum(bool(p) for p in open_passed)), found=show(passed)))
+        for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
+            if k in summary and not (isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100):
+                problems.append(Problem("a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])))
+        ci = summary.get("pass_rate_ci95")
+        if "pass_rate_ci95" in summary and not (isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci) and Fraction(ci[0]) <= Fraction(ci[1]) <= 100):
+            problems.append(Problem("the interval is two ordered percentages with 4 decimals", where="summary.pass_rate_ci95", found=show(ci)))
+    grader = cert.get("grader")
+    problems += check_keys(grader, ("record", "kept", "dropped"), where="grader")
+    if isinstance(grader, dict):
+        if "record" in grader and not is_hex64(grader["record"]):
+            problems.append(Problem("the grader record is a SHA-256", where="grader.record", found=show(grader["record"])))
+        for k in ("kept", "dropped"):
+            if k in grader and not (is_int(grader[k]) and grader[k] >= 0):
+                problems.append(Problem("must be a count", where=f"grader.{k}", found=show(grader[k])))
+    if cert.get("score_rule") not in SCORE_RULES:
+        problems.append(Problem("unknown score rule", where="score_rule", expected=" | ".join(SCORE_RULES), found=show(cert.get("score_rule"))))
+    if cert.get("verdict") not in CERTIFICATE_VERDICTS:
+        problems.append(Problem("unknown verdict", where="verdict", expected=" | ".join(CERTIFICATE_VERDICTS), found=show(cert.get("verdict"))))
+    if params is not None:
+        grades = grade_order(params)
+        for k in ("grade", "worst_case_grade", "best_case_grade"):
+            if k in cert and cert[k] not in grades:
+                problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
+        grade = cert.get("grade")
+        band = params["bands"].get(grade) if isinstance(grade, str) else None
+        if band is not None:
+            if "band" in cert and not same(cert["band"], band):
+                problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
+            score = cert.get("score")
+            if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
+                problems.append(Problem("score lies outside the grade's band", where="score", expected=f"an integer in {band[0]}..{band[1]}", found=show(score)))
+            elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
+                problems.append(Problem("a midpoint fallback scores the band's midpoint", where="score", expected=str((band[0] + band[1]) // 2), found=show(score)))
+            elif cert.get("score_rule") == "clamped" and score not in band:
+                problems.append(Problem("a clamped score is a band edge", where="score", expected=f"{band[0]} or {band[1]}", found=show(score)))
+    return problems
+
+
+def due_records(results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]) -> tuple[list[dict[str, Any]], bool]:
+    """When a certificate's private documents fall due (SPEC §6): the sealed results whose
+    details document is due (their item is revealed), in result order, and whether the grader
+    record is due (at once on a public gate, else once every item of the run is revealed).
+    The verifier, the build and `retire` all ask here."""
+    sealed = [r for r in results if isinstance(r.get("details"), str) and isinstance(r.get("item"), str) and r["item"] in revealed]
+    return sealed, public or all(i in revealed for i in items)
+
+
+DETAILS_KEYS = ("type", "v", "serial", "salt", "result")
+
+
+GRADER_RECORD_KEYS = ("type", "v", "serial", "salt", "proposed_json", "rationale")
+
+
+def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> list[Problem]:
+    """A published details document against the sealed result whose hash it matched."""
+    problems = _salted_document_problems(doc, "result-details", DETAILS_KEYS, serial)
+    if not isinstance(doc, dict):
+        return problems
+    r = doc.get("result")
+    if isinstance(r, dict):
+        for k in ("item", "status"):
+            if r.get(k) != sealed.get(k):
+                problems.append(Problem(f"{k} differs from the sealed result's", where=f"result.{k}", expected=show(sealed.get(k)), found=show(r.get(k))))
+    return problems
+
+
+def _salted_document_problems(doc: Any, kind: str, keys: tuple[str, ...], serial: str) -> list[Problem]:
+    """The members, type, serial and salt of a certificate's details document or grader record."""
+    problems = check_keys(doc, keys)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != kind or not is_v1(doc):
+        problems.append(Problem("wrong type or version", expected=f'"{kind}", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+    if doc.get("serial") != serial:
+        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    return problems
+
+
+def check_grader_record(doc: Any, serial: str) -> list[Problem]:
+    problems = _salted_document_problems(doc, "grader-record", GRADER_RECORD_KEYS, serial)
+    if not isinstance(doc, dict):
+        return problems
+    if not (doc.get("proposed_json") is None or isinstance(doc.get("proposed_json"), str)):
+        problems.append(Problem("the proposal is kept as its JSON text, or null", where="proposed_json", found=show(doc.get("proposed_json"))))
+    return problems
+
+
+def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params: dict[str, Any], where: str) -> tuple[list[Problem], bool | None]:
+    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
+    tier and computed similarity; always the item score and pass. Returns the problems and the
+    recomputed pass (None if the result is too malformed to score)."""
+    problems: list[Problem] = []
+    fields = r.get("fields") if isinstance(r.get("fields"), list) else []
+    names = [f.get("name") if isinstance(f, dict) else None for f in fields]
+    if not all(isinstance(n, str) for n in names):
+        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(names))], None
+    if answer is not None and sorted(names) != sorted(answer):
+        problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
+        return problems, None
+    scored: list[tuple[str, str, Fraction]] = []
+    for j, f in enumerate(fields):
+        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+            return problems, None  # the shape check has reported it
+        name, kind, tier, sim = f.get("name"), f["kind"], f["tier"], f.get("similarity")
+        fw = f"{where}.fields[{j}]"
+        a = answer.get(name) if answer is not None else None
+        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
+            problems.append(Problem("kind or tier differs from the revealed answer", where=fw, expected=f"{a['kind']}, {a['tier']}", found=f"{kind}, {tier}"))
+            kind, tier = a["kind"], a["tier"]
+        bad_output = value_kind_problem(kind, f.get("output"))
+        if bad_output:
+            problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
+        form = similarity_form_problem(kind, tier, sim)
+        if form:
+            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=form, found=show(sim)))
+            return problems, None
+        if a is not None and not bad_output:
+            want = computed_similarity(kind, tier, f.get("output"), a["value"])
+            if want is not None and want != sim:
+                problems.append(Problem("similarity does not follow from the output and the revealed answer", where=f"{fw}.similarity", expected=want, found=show(sim)))
+                sim = want
+        scored.append((str(name), tier, similarity_value(sim)))
+    if not scored:
+        return problems, None
+    s = score_item(scored, params)
+    if r.get("score") != s.text:
+        problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
+    if r.get("passed") is not s.passed:
+        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
+        problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
+    return problems, s.passed
+
+
+def certificate_binding_problems(cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None) -> list[Problem]:
+    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
+    times, and the subject, gate, methodology and items of the registered run."""
+    p: list[Problem] = []
+    if cert.get("type") != "certificate" or not is_v1(cert):
+        p.append(Problem("wrong type or version", where="type", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
+    for k, want in (("serial", ev.serial), ("run", ev.run)):
+        if cert.get(k) != want:
+            p.append(Problem(f"{k} differs from the ledger", where=k, expected=want, found=show(cert.get(k))))
+    if cert.get("issued_at") != ev.at:
+        p.append(Problem("issued_at differs from the certificate leaf's time", where="issued_at", expected=ev.at, found=show(cert.get("issued_at"))))
+    fin = cert.get("finished_at")
+    if not (is_time(fin) and run.at <= fin <= ev.at):
+        p.append(Problem("finished_at must lie between the run's registration and the issue time", where="finished_at", expected=f"{run.at} ≤ finished_at ≤ {ev.at}", found=show(fin)))
+    if spec is None:
+        return p
+    for k in ("subject", "gate", "methodology"):
+        if not same(cert.get(k), spec.get(k)):
+            p.append(Problem(f"{k} differs from the run spec's", where=k, expected=show(spec.get(k)), found=show(cert.get(k))))
+    results = cert.get("results")
+    got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
+    if got != spec["items"]:
+        p.append(Problem("results do not name the run spec's items in its order", where="results", expected=show(spec["items"]), found=show(got)))
+    return p
+
+
+def recheckable(cert: Any) -> bool:
+    """Whether a certificate has the structure recheck_certificate reads (its other problems are
+    reported by check_certificate, and recomputing still names the fields that do not follow)."""
+    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
+        return False
+    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
+    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
+        return False
+    scored = sum(r["status"] == SCORED for r in results)
+    passed = summary.get("passed")
+    return is_int(passed) and 0 <= passed <= scored
+
+
+@dataclass
+class Recheck:
+    problems: list[Problem] = field(default_factory=list)
+    asserted: list[str] = field(default_factory=list)
+
+
+def recheck_certificate(
+    cert: dict[str, Any],
+    params: dict[str, Any],
+    public: bool,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+    exclusion_rules: int,
+) -> Recheck:
+    """Recompute every derived field of a certificate whose shape check_certificate accepted.
+
+    `answers` holds the answers of the certificate's revealed items, `details` the published
+    details documents by item, `record` the published grader record. What cannot be recomputed
+    yet is reported as asserted, never as verified.
+    """
+    out = Recheck()
+    serial = cert["serial"]
+    results = cert["results"]
+    counts = dict.fromkeys(STATUSES, 0)
+    passed = 0
+    unknown = 0
+    scored_ids: set[str] = set()
+    for i, r in enumerate(results):
+        item, status = r["item"], r["status"]
+        counts[status] += 1
+        where = f"results[{i}] ({item})"
+        opened: dict[str, Any] | None = r if public else None
+        if not public and item in details:
+            d = details[item]
+            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            res = d.get("result") if isinstance(d, dict) else None
+            shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
+            out.problems += shape
+            opened = res if not shape else None
+        if status == SCORED:
+            scored_ids.add(item)
+            if opened is None:
+                unknown += 1
+                continue
+            problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            out.problems += problems
+            passed += bool(ok)
+    summary = cert["summary"]
+    if unknown and not passed <= summary["passed"] <= passed + unknown:
+        out.problems.append(Problem("passed cannot be: the published results already show how many pass, and only the sealed ones are unknown",
+                                    where="summary.passed", expected=f"{passed} to {passed + unknown}", found=show(summary["passed"])))
+    if unknown:
+        passed = summary["passed"]
+        out.asserted.append(f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the certificate states; "
+                            f"{unknown} sealed result(s) can be rechecked once their items are retired")
+    elif summary["passed"] != passed:
+        out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
+    g = grade_counts(counts, passed, params)
+    for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
+        if not same(summary.get(k), g.summary[k]):
+            out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
+    for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
+        if not same(cert.get(k), getattr(g, k)):
+            out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
+    grader = cert["grader"]
+    if record is not None:
+        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
+        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
+        score, rule = band_score(pj, g.band)
+        if cert.get("score") != score:
+            out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
+        if cert.get("score_rule") != rule:
+            out.problems.append(Problem("score_rule does not follow from the proposal", where="score_rule", expected=rule, found=show(cert.get("score_rule"))))
+        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
+        for k, v in (("kept", len(kept)), ("dropped", dropped)):
+            if grader.get(k) != v:
+                out.problems.append(Problem(f"{k} does not count the rationale's bullets", where=f"grader.{k}", expected=str(v), found=show(grader.get(k))))
+    else:
+        out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
+                            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
+    return out
+
+
+# ==============================================================================================
+# generator/verifier/report.py: The report: what passed, what failed, and what could only be taken as asserted.
+# ==============================================================================================
+
+PASS_MEANING = (
+    "A pass means the artifacts are authentic (signed by the key above) and consistent with "
+    "each other, with the ledger and with the methodology. It does not mean the evaluation "
+    "itself was right, nor that the times the operator wrote are true: a ledger's order proves "
+    "sequence only from a checkpoint someone else saved."
+)
 
 
 @dataclass
@@ -2184,12 +2676,20 @@ class Report:
         return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------
-# Verifying a site (SPEC §2-4, §7-8)
+# ==============================================================================================
+# generator/verifier/site.py: Verifying a site folder (SPEC §2-4, §6-8): the only module that reads files.
+# ==============================================================================================
+
+SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
 
-class SiteUnreadable(VerifyError):
-    """The site could not be read at all (exit status 2)."""
+MANIFEST_PATH = "transparency.json"
+
+
+SUMS_PATH = "SHA256SUMS"
+
+
+SUMS_SIG_PATH = "SHA256SUMS.sig"
 
 
 class _Site:
@@ -2256,17 +2756,7 @@ class _Site:
         )
 
 
-def check_key_pin(pin: str) -> None:
-    """Raise FormatError unless `pin` is a verifier key or a `SHA256:<64 hex>` fingerprint."""
-    pin = pin.strip()
-    if pin.startswith("SHA256:"):
-        if not HEX64_RE.fullmatch(pin[7:]):
-            raise FormatError("a fingerprint is SHA256: followed by 64 lowercase hex digits")
-    else:
-        parse_vkey(pin)
-
-
-def verify_site(site: Path | str, key: str | None = None) -> Report:
+def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -> Report:
     """Verify a site directory.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
@@ -2338,7 +2828,7 @@ MANIFEST_KEYS = (
 def _check_manifest_shape(m: Any, report: Report) -> bool:
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
-        if m.get("type") != "transparency-manifest" or not _is_v1(m):
+        if m.get("type") != "transparency-manifest" or not is_v1(m):
             problems.append(Problem("wrong type or version", expected='"transparency-manifest", v 1', found=f"{show(m.get('type'))}, v {show(m.get('v'))}"))
         if not is_origin(m.get("origin")):
             problems.append(Problem("malformed origin", where="origin", expected="a URL without scheme, spaces or '+'", found=show(m.get("origin"))))
@@ -2346,7 +2836,7 @@ def _check_manifest_shape(m: Any, report: Report) -> bool:
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
         for k in ("gates", "methodology", "reveals", "runs", "certificates"):
             if k in m and not isinstance(m[k], list):
-                problems.append(Problem("must be a list", where=k, found=_type_name(m[k])))
+                problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
         problems += check_keys(m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger")
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):
@@ -2368,7 +2858,7 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
         return None
     rel, doc = manifest["keys"], loaded[1]
     problems = check_keys(doc, ("type", "v", "origin", "keys"))
-    if problems or doc.get("type") != "keys" or not _is_v1(doc) or not isinstance(doc.get("keys"), list):
+    if problems or doc.get("type") != "keys" or not is_v1(doc) or not isinstance(doc.get("keys"), list):
         report.add(problems or [Problem("not a v1 keys document")], rel)
         return None
     report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, doc["origin"])
@@ -2426,6 +2916,8 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
 # A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
 # folder far deeper is refused where it is, instead of being walked until Python gives up.
 MAX_SITE_DEPTH = 32
+
+
 # Files Python would import or run if they sat next to a module search path: a site has no
 # business shipping any, apart from the verifier the manifest names.
 PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
@@ -2546,7 +3038,7 @@ def _check_ledger(s: _Site, manifest: dict[str, Any], origin: str, key: bytes) -
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "ledger-entries" and _is_v1(rest), rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
+    report.check(rest.get("type") == "ledger-entries" and is_v1(rest), rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
     report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
     report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
     report.check(same(led["tree_size"], ledger.size), MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
@@ -2584,7 +3076,7 @@ def _check_commitment_list(s: _Site, rel: str, origin: str, key: bytes, ledger: 
         report.check(False, rel, f"ends before the ledger's commit of {missing.id}", where="commitments")
     report.checks += ledger.commit_count
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "commitment-list" and _is_v1(rest), rel, "wrong type or version", '"commitment-list", v 1', show(rest.get("type")))
+    report.check(rest.get("type") == "commitment-list" and is_v1(rest), rel, "wrong type or version", '"commitment-list", v 1', show(rest.get("type")))
     report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
     report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the ledger's", ledger.size, show(rest.get("tree_size")))
 
@@ -2729,374 +3221,6 @@ def _check_runs(s: _Site, manifest: dict[str, Any], ledger: Ledger, params: dict
         report.add(check_run_rules(ledger, run, spec, params.get(version) if isinstance(version, str) else None, specs), rel)
         specs[run.id] = spec
     return specs
-
-
-CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
-SCORE_RULES = ("as-proposed", "clamped", "midpoint-fallback")
-STATUSES = ("scored", "infra_error", "not_run", "missing_label", "excluded")
-CERTIFICATE_KEYS = (
-    "type", "v", "serial", "run", "issued_at", "expires_at", "subject", "gate", "methodology",
-    "run_spec", "finished_at", "results", "summary", "grade", "band", "worst_case_grade",
-    "best_case_grade", "grader", "score", "score_rule", "verdict",
-)
-SUMMARY_KEYS = (
-    "total", "scored", "passed", "infra_error", "not_run", "missing_label", "excluded",
-    "pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate",
-)
-RATE_RE = re.compile(r"^(0|[1-9][0-9]{0,2})\.[0-9]{4}$")
-ITEM_SCORE_RE = re.compile(r"^[01]\.[0-9]{6}$")
-
-
-def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tuple[list[Problem], str | None, bool | None]:
-    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one.
-    Returns the problems, the status and, for an open scored result, whether it passed."""
-    if not isinstance(r, dict):
-        return [Problem("a result must be an object", where=where, found=_type_name(r))], None, None
-    status = r.get("status")
-    if status not in STATUSES:
-        return [Problem("unknown status", where=f"{where}.status", expected=" | ".join(STATUSES), found=show(status))], None, None
-    if not public:
-        problems = check_keys(r, ("item", "status", "details"), where=where)
-        if "details" in r and not is_hex64(r["details"]):
-            problems.append(Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"])))
-        return problems, status, None
-    if status == "scored":
-        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), where=where)
-        if "score" in r and not (isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1):
-            problems.append(Problem("an item score has exactly 6 decimals, in [0, 1]", where=f"{where}.score", found=show(r["score"])))
-        if "passed" in r and not isinstance(r["passed"], bool):
-            problems.append(Problem("must be true or false", where=f"{where}.passed", found=show(r["passed"])))
-        fields = r.get("fields")
-        if not isinstance(fields, list) or not fields:
-            problems.append(Problem("a scored result lists its fields", where=f"{where}.fields", found=show(fields)))
-            fields = []
-        names = []
-        for j, f in enumerate(fields):
-            fw = f"{where}.fields[{j}]"
-            problems += check_keys(f, ("name", "kind", "tier", "similarity", "output"), where=fw)
-            if not isinstance(f, dict):
-                continue
-            names.append(f.get("name"))
-            if not (isinstance(f.get("name"), str) and f["name"]):
-                problems.append(Problem("a field name is a non-empty string", where=f"{fw}.name", found=show(f.get("name"))))
-            if f.get("kind") not in KINDS or f.get("tier") not in TIERS:
-                problems.append(Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}"))
-            sim = f.get("similarity")
-            if not (isinstance(sim, str) and (REPORTED_SIMILARITY_RE.fullmatch(sim) or RATIO_RE.fullmatch(sim))):
-                problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
-        if all(isinstance(n, str) for n in names) and names != sorted(names):
-            problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
-        return problems, status, r.get("passed") if isinstance(r.get("passed"), bool) else None
-    optional = ("rule",) if status == "excluded" else ()
-    problems = check_keys(r, ("item", "status", "note", *optional), where=where)
-    if status == "excluded":
-        rule = r.get("rule")
-        if not (is_int(rule) and 0 <= rule < exclusion_rules):
-            problems.append(Problem("an excluded result names one of the run spec's exclusion rules", where=f"{where}.rule", expected=f"an index below {exclusion_rules}", found=show(rule)))
-    if "note" in r and not isinstance(r["note"], str):
-        problems.append(Problem("must be a string", where=f"{where}.note", found=show(r["note"])))
-    return problems, status, None
-
-
-def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
-    """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
-    its binding to the run spec, the shape of each result, counts that add up, and grades,
-    band, score, rule and verdict that exist under the pinned methodology."""
-    problems = check_keys(cert, CERTIFICATE_KEYS)
-    if not isinstance(cert, dict):
-        return problems
-    if cert.get("type") != "certificate" or not _is_v1(cert):
-        problems.append(Problem("wrong type or version", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
-    for k in ("issued_at", "finished_at"):
-        if k in cert and not is_time(cert[k]):
-            problems.append(Problem("malformed time", where=k, expected="YYYY-MM-DDTHH:MM:SSZ", found=show(cert[k])))
-    if "expires_at" in cert and not (cert["expires_at"] is None or is_time(cert["expires_at"])):
-        problems.append(Problem("must be a time or null", where="expires_at", found=show(cert["expires_at"])))
-    want_spec = {"path": spec_path, "sha256": spec_sha256}
-    if "run_spec" in cert and not same(cert["run_spec"], want_spec):
-        problems.append(Problem("run_spec must name the published run spec and its hash", where="run_spec", expected=canonical_text(want_spec), found=show(cert["run_spec"], 200)))
-    results = cert.get("results")
-    counts = dict.fromkeys(STATUSES, 0)
-    open_passed: list[bool | None] = []
-    if not isinstance(results, list):
-        problems.append(Problem("must be a list", where="results", found=_type_name(results)))
-        results = []
-    rules = spec.get("exclusion_rules") if isinstance(spec.get("exclusion_rules"), list) else []
-    for i, r in enumerate(results):
-        found, status, passed = _check_result(r, f"results[{i}]", public, len(rules))
-        problems += found
-        if status is not None:
-            counts[status] += 1
-            if status == "scored":
-                open_passed.append(passed)
-    summary = cert.get("summary")
-    problems += check_keys(summary, SUMMARY_KEYS, where="summary")
-    if isinstance(summary, dict):
-        want_counts = {"total": len(results), **counts}
-        for k, v in want_counts.items():
-            if k in summary and not (is_int(summary[k]) and summary[k] == v):
-                problems.append(Problem(f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])))
-        passed = summary.get("passed")
-        if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
-            problems.append(Problem("passed must be an integer between 0 and the scored count", where="summary.passed", expected=f"0..{counts['scored']}", found=show(passed)))
-        elif public and open_passed and all(p is not None for p in open_passed) and passed != sum(bool(p) for p in open_passed):
-            problems.append(Problem("passed does not count the results marked passed", where="summary.passed", expected=str(sum(bool(p) for p in open_passed)), found=show(passed)))
-        for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
-            if k in summary and not (isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100):
-                problems.append(Problem("a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])))
-        ci = summary.get("pass_rate_ci95")
-        if "pass_rate_ci95" in summary and not (isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci) and Fraction(ci[0]) <= Fraction(ci[1]) <= 100):
-            problems.append(Problem("the interval is two ordered percentages with 4 decimals", where="summary.pass_rate_ci95", found=show(ci)))
-    grader = cert.get("grader")
-    problems += check_keys(grader, ("record", "kept", "dropped"), where="grader")
-    if isinstance(grader, dict):
-        if "record" in grader and not is_hex64(grader["record"]):
-            problems.append(Problem("the grader record is a SHA-256", where="grader.record", found=show(grader["record"])))
-        for k in ("kept", "dropped"):
-            if k in grader and not (is_int(grader[k]) and grader[k] >= 0):
-                problems.append(Problem("must be a count", where=f"grader.{k}", found=show(grader[k])))
-    if cert.get("score_rule") not in SCORE_RULES:
-        problems.append(Problem("unknown score rule", where="score_rule", expected=" | ".join(SCORE_RULES), found=show(cert.get("score_rule"))))
-    if cert.get("verdict") not in CERTIFICATE_VERDICTS:
-        problems.append(Problem("unknown verdict", where="verdict", expected=" | ".join(CERTIFICATE_VERDICTS), found=show(cert.get("verdict"))))
-    if params is not None:
-        grades = grade_order(params)
-        for k in ("grade", "worst_case_grade", "best_case_grade"):
-            if k in cert and cert[k] not in grades:
-                problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
-        grade = cert.get("grade")
-        band = params["bands"].get(grade) if isinstance(grade, str) else None
-        if band is not None:
-            if "band" in cert and not same(cert["band"], band):
-                problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
-            score = cert.get("score")
-            if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
-                problems.append(Problem("score lies outside the grade's band", where="score", expected=f"an integer in {band[0]}..{band[1]}", found=show(score)))
-            elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
-                problems.append(Problem("a midpoint fallback scores the band's midpoint", where="score", expected=str((band[0] + band[1]) // 2), found=show(score)))
-            elif cert.get("score_rule") == "clamped" and score not in band:
-                problems.append(Problem("a clamped score is a band edge", where="score", expected=f"{band[0]} or {band[1]}", found=show(score)))
-    return problems
-
-
-def due_records(results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]) -> tuple[list[dict[str, Any]], bool]:
-    """When a certificate's private documents fall due (SPEC §6): the sealed results whose
-    details document is due (their item is revealed), in result order, and whether the grader
-    record is due (at once on a public gate, else once every item of the run is revealed).
-    The verifier, the build and `retire` all ask here."""
-    sealed = [r for r in results if isinstance(r.get("details"), str) and isinstance(r.get("item"), str) and r["item"] in revealed]
-    return sealed, public or all(i in revealed for i in items)
-
-
-DETAILS_KEYS = ("type", "v", "serial", "salt", "result")
-GRADER_RECORD_KEYS = ("type", "v", "serial", "salt", "proposed_json", "rationale")
-
-
-def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> list[Problem]:
-    """A published details document against the sealed result whose hash it matched."""
-    problems = _salted_document_problems(doc, "result-details", DETAILS_KEYS, serial)
-    if not isinstance(doc, dict):
-        return problems
-    r = doc.get("result")
-    if isinstance(r, dict):
-        for k in ("item", "status"):
-            if r.get(k) != sealed.get(k):
-                problems.append(Problem(f"{k} differs from the sealed result's", where=f"result.{k}", expected=show(sealed.get(k)), found=show(r.get(k))))
-    return problems
-
-
-def _salted_document_problems(doc: Any, kind: str, keys: tuple[str, ...], serial: str) -> list[Problem]:
-    """The members, type, serial and salt of a certificate's details document or grader record."""
-    problems = check_keys(doc, keys)
-    if not isinstance(doc, dict):
-        return problems
-    if doc.get("type") != kind or not _is_v1(doc):
-        problems.append(Problem("wrong type or version", expected=f'"{kind}", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
-    if doc.get("serial") != serial:
-        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
-    if not is_hex64(doc.get("salt")):
-        problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
-    return problems
-
-
-def check_grader_record(doc: Any, serial: str) -> list[Problem]:
-    problems = _salted_document_problems(doc, "grader-record", GRADER_RECORD_KEYS, serial)
-    if not isinstance(doc, dict):
-        return problems
-    if not (doc.get("proposed_json") is None or isinstance(doc.get("proposed_json"), str)):
-        problems.append(Problem("the proposal is kept as its JSON text, or null", where="proposed_json", found=show(doc.get("proposed_json"))))
-    return problems
-
-
-def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params: dict[str, Any], where: str) -> tuple[list[Problem], bool | None]:
-    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
-    tier and computed similarity; always the item score and pass. Returns the problems and the
-    recomputed pass (None if the result is too malformed to score)."""
-    problems: list[Problem] = []
-    fields = r.get("fields") if isinstance(r.get("fields"), list) else []
-    names = [f.get("name") if isinstance(f, dict) else None for f in fields]
-    if not all(isinstance(n, str) for n in names):
-        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(names))], None
-    if answer is not None and sorted(names) != sorted(answer):
-        problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
-        return problems, None
-    scored: list[tuple[str, str, Fraction]] = []
-    for j, f in enumerate(fields):
-        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
-            return problems, None  # the shape check has reported it
-        name, kind, tier, sim = f.get("name"), f["kind"], f["tier"], f.get("similarity")
-        fw = f"{where}.fields[{j}]"
-        a = answer.get(name) if answer is not None else None
-        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
-            problems.append(Problem("kind or tier differs from the revealed answer", where=fw, expected=f"{a['kind']}, {a['tier']}", found=f"{kind}, {tier}"))
-            kind, tier = a["kind"], a["tier"]
-        bad_output = value_kind_problem(kind, f.get("output"))
-        if bad_output:
-            problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
-        form = similarity_form_problem(kind, tier, sim)
-        if form:
-            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=form, found=show(sim)))
-            return problems, None
-        if a is not None and not bad_output:
-            want = computed_similarity(kind, tier, f.get("output"), a["value"])
-            if want is not None and want != sim:
-                problems.append(Problem("similarity does not follow from the output and the revealed answer", where=f"{fw}.similarity", expected=want, found=show(sim)))
-                sim = want
-        scored.append((str(name), tier, similarity_value(sim)))
-    if not scored:
-        return problems, None
-    s = score_item(scored, params)
-    if r.get("score") != s.text:
-        problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
-    if r.get("passed") is not s.passed:
-        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
-        problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
-    return problems, s.passed
-
-
-def certificate_binding_problems(cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None) -> list[Problem]:
-    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
-    times, and the subject, gate, methodology and items of the registered run."""
-    p: list[Problem] = []
-    if cert.get("type") != "certificate" or not _is_v1(cert):
-        p.append(Problem("wrong type or version", where="type", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
-    for k, want in (("serial", ev.serial), ("run", ev.run)):
-        if cert.get(k) != want:
-            p.append(Problem(f"{k} differs from the ledger", where=k, expected=want, found=show(cert.get(k))))
-    if cert.get("issued_at") != ev.at:
-        p.append(Problem("issued_at differs from the certificate leaf's time", where="issued_at", expected=ev.at, found=show(cert.get("issued_at"))))
-    fin = cert.get("finished_at")
-    if not (is_time(fin) and run.at <= fin <= ev.at):
-        p.append(Problem("finished_at must lie between the run's registration and the issue time", where="finished_at", expected=f"{run.at} ≤ finished_at ≤ {ev.at}", found=show(fin)))
-    if spec is None:
-        return p
-    for k in ("subject", "gate", "methodology"):
-        if not same(cert.get(k), spec.get(k)):
-            p.append(Problem(f"{k} differs from the run spec's", where=k, expected=show(spec.get(k)), found=show(cert.get(k))))
-    results = cert.get("results")
-    got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
-    if got != spec["items"]:
-        p.append(Problem("results do not name the run spec's items in its order", where="results", expected=show(spec["items"]), found=show(got)))
-    return p
-
-
-def recheckable(cert: Any) -> bool:
-    """Whether a certificate has the structure recheck_certificate reads (its other problems are
-    reported by check_certificate, and recomputing still names the fields that do not follow)."""
-    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
-        return False
-    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
-    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
-        return False
-    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
-        return False
-    scored = sum(r["status"] == SCORED for r in results)
-    passed = summary.get("passed")
-    return is_int(passed) and 0 <= passed <= scored
-
-
-@dataclass
-class Recheck:
-    problems: list[Problem] = field(default_factory=list)
-    asserted: list[str] = field(default_factory=list)
-
-
-def recheck_certificate(
-    cert: dict[str, Any],
-    params: dict[str, Any],
-    public: bool,
-    answers: dict[str, dict[str, Any]],
-    details: dict[str, dict[str, Any]],
-    record: dict[str, Any] | None,
-    exclusion_rules: int,
-) -> Recheck:
-    """Recompute every derived field of a certificate whose shape check_certificate accepted.
-
-    `answers` holds the answers of the certificate's revealed items, `details` the published
-    details documents by item, `record` the published grader record. What cannot be recomputed
-    yet is reported as asserted, never as verified.
-    """
-    out = Recheck()
-    serial = cert["serial"]
-    results = cert["results"]
-    counts = dict.fromkeys(STATUSES, 0)
-    passed = 0
-    unknown = 0
-    scored_ids: set[str] = set()
-    for i, r in enumerate(results):
-        item, status = r["item"], r["status"]
-        counts[status] += 1
-        where = f"results[{i}] ({item})"
-        opened: dict[str, Any] | None = r if public else None
-        if not public and item in details:
-            d = details[item]
-            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
-            res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
-            out.problems += shape
-            opened = res if not shape else None
-        if status == SCORED:
-            scored_ids.add(item)
-            if opened is None:
-                unknown += 1
-                continue
-            problems, ok = recheck_open_result(opened, answers.get(item), params, where)
-            out.problems += problems
-            passed += bool(ok)
-    summary = cert["summary"]
-    if unknown and not passed <= summary["passed"] <= passed + unknown:
-        out.problems.append(Problem("passed cannot be: the published results already show how many pass, and only the sealed ones are unknown",
-                                    where="summary.passed", expected=f"{passed} to {passed + unknown}", found=show(summary["passed"])))
-    if unknown:
-        passed = summary["passed"]
-        out.asserted.append(f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the certificate states; "
-                            f"{unknown} sealed result(s) can be rechecked once their items are retired")
-    elif summary["passed"] != passed:
-        out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
-    g = grade_counts(counts, passed, params)
-    for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
-        if not same(summary.get(k), g.summary[k]):
-            out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
-    for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
-        if not same(cert.get(k), getattr(g, k)):
-            out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
-    grader = cert["grader"]
-    if record is not None:
-        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
-        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
-        score, rule = band_score(pj, g.band)
-        if cert.get("score") != score:
-            out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
-        if cert.get("score_rule") != rule:
-            out.problems.append(Problem("score_rule does not follow from the proposal", where="score_rule", expected=rule, found=show(cert.get("score_rule"))))
-        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
-        for k, v in (("kept", len(kept)), ("dropped", dropped)):
-            if grader.get(k) != v:
-                out.problems.append(Problem(f"{k} does not count the rationale's bullets", where=f"grader.{k}", expected=str(v), found=show(grader.get(k))))
-    else:
-        out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
-                            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
-    return out
 
 
 def _check_certificates(
@@ -3282,7 +3406,7 @@ def _check_verifier(s: _Site, manifest: dict[str, Any]) -> None:
     if theirs is None:
         return
     try:
-        mine = Path(__file__).read_bytes()
+        mine = Path(own_file()).read_bytes()
     except OSError as e:
         s.report.check(False, rel, "this verifier cannot read its own file to compare", "a readable verify.py", e.strerror or str(e))
         return
@@ -3290,9 +3414,9 @@ def _check_verifier(s: _Site, manifest: dict[str, Any]) -> None:
                    f"SHA-256 {sha256_hex(mine)} (this verifier)", f"SHA-256 {sha256_hex(theirs)}")
 
 
-# ---------------------------------------------------------------------------------------------
-# Command line
-
+# ==============================================================================================
+# generator/verifier/cli.py: The command line of verify.py (SPEC §8): `python3 -P verify.py [SITE] [--key K] [--json]`.
+# ==============================================================================================
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -3307,23 +3431,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("site", nargs="?", default=None, help="the site directory (default: the directory holding this file)")
     parser.add_argument("--key", metavar="VKEY_OR_FINGERPRINT", help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in the site is trusted")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--debug", action="store_true", help="on an internal error of the verifier, print its traceback too")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
-    site = args.site if args.site is not None else str(Path(__file__).resolve().parent)
-    hijacked = foreign_modules([site, os.path.dirname(os.path.abspath(__file__))])
-    if hijacked:
-        for name, origin in hijacked:
-            print(f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the current folder, "
-                  "not from Python's own library: a site's code could have run; refusing to verify", file=sys.stderr)
-        print("Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the project.", file=sys.stderr)
-        return 1
-    if nacl is None:
+    site = args.site if args.site is not None else os.path.dirname(own_file())
+    if os.path.abspath(__file__) == own_file():  # run as verify.py: the site's folder is near
+        hijacked = foreign_modules([site, os.path.dirname(own_file())])
+        if hijacked:
+            for name, origin in hijacked:
+                print(f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the current folder, "
+                      "not from Python's own library: a site's code could have run; refusing to verify", file=sys.stderr)
+            print("Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the project.", file=sys.stderr)
+            return 1
+    if not NACL:
         print("verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)", file=sys.stderr)
         return 2
     try:
-        report = verify_site(site, args.key)
+        report = verify_site(site, args.key, debug=args.debug)
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
         return 2
@@ -3332,26 +3458,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(safe_json(report.to_json()) if args.json else report.render())
     return 0 if report.ok else 1
-
-
-def foreign_modules(untrusted: Iterable[str]) -> list[tuple[str, str]]:
-    """Loaded modules that came from the current folder, or from inside an untrusted folder
-    (the site, this file's folder), as (name, file). A module's search-path entry is found by
-    walking up from its file once per dotted part of its name."""
-    roots = [_real(d) for d in untrusted]
-    cwd = _untrusted_dirs()
-    found = []
-    for name, module in sorted(sys.modules.items()):
-        spec = getattr(module, "__spec__", None)
-        origin = getattr(spec, "origin", None) if spec is not None and getattr(spec, "has_location", False) else None
-        if name == "__main__" or not isinstance(origin, str):
-            continue
-        entry = os.path.dirname(_real(origin))
-        for _ in range(name.count(".") + (os.path.basename(origin).startswith("__init__.") and 1)):
-            entry = os.path.dirname(entry)
-        if entry in cwd or any(entry == r or entry.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
-            found.append((name, origin))
-    return found
 
 
 if __name__ == "__main__":

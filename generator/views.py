@@ -19,7 +19,7 @@ from typing import Any
 
 from generator import layout
 from generator.site import CertificateInfo, CertificateRecord, RunInfo
-from generator.verify import (
+from generator.verifier import (
     NON_SCORED,
     SCORED,
     ItemScore,

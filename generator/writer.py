@@ -20,7 +20,7 @@ from pathlib import Path
 from generator import layout
 from generator.errors import TransparencyError
 from generator.keys import Signer
-from generator.verify import is_safe_path, sha256_hex
+from generator.verifier import is_safe_path, sha256_hex
 
 
 class OutputPathError(TransparencyError):

@@ -1,0 +1,212 @@
+"""Bundle the verifier's modules into the one file every site ships: generator/verify.py.
+
+    python -m generator.verifier.bundle           # write generator/verify.py
+    python -m generator.verifier.bundle --check   # exit 1 if it is not what the modules give
+
+As SQLite's amalgamation: the modules are the source of truth, and the single file people
+download is generated from them, with a table of contents and a banner before each module.
+The bundle is the modules' statements in dependency order, their intra-package imports
+removed and their standard-library imports gathered after the isolation prelude (which must
+run before any of them). Anything that could change meaning when files become one is refused
+rather than bundled: a name defined in two modules, an import form other than
+`from generator.verifier.<module> import <names>` for the package's own modules, an import of
+anything but the standard library and PyNaCl, `from __future__`, or `__all__`.
+
+This module is the project's tool, not part of the verifier: it is not bundled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = "generator.verifier"
+HERE = Path(__file__).resolve().parent
+TARGET = HERE.parent / "verify.py"
+
+# Dependency order; the first runs before every other import, the last holds the __main__ block.
+MODULES = (
+    "isolation", "text", "errors", "canonical", "formats", "sodium", "keys", "note", "merkle", "idindex",
+    "methodology", "scoring", "subjects", "ledger", "runs", "certificates", "report", "site", "cli",
+)
+PRELUDE = "isolation"
+NOT_BUNDLED = {"__init__", "bundle"}
+
+HEADER = '''#!/usr/bin/env python3
+"""Offline verifier for a transparency site (public formats v1).
+
+    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+
+Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
+recomputes what follows from it, every certificate's scores, grades and verdict included.
+Needs only Python 3.11+ and PyNaCl. Exit status: 0 every check passed, 1 at least one failed,
+2 the site could not be read or the arguments are wrong.
+
+A copy found inside a site proves nothing by itself: it was shipped by the party being checked.
+Obtain verify.py from the transparency-site project and compare its SHA-256 with the one the
+project publishes for the release (README, "Verifier releases"); -P keeps Python from
+importing modules from the site's folder.
+
+GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
+`python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
+
+{toc}
+"""
+'''
+
+
+class BundleError(Exception):
+    """A module the bundler cannot join to the others without changing what it means."""
+
+
+@dataclass
+class _Module:
+    name: str
+    doc: str
+    imports: list[str]  # hoisted standard-library import statements, as source
+    body: list[str]  # the other top-level statements, as source
+    defined: set[str]
+
+
+def _defined_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    elif isinstance(node, (ast.For, ast.With)):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    elif isinstance(node, (ast.If, ast.Try)):
+        out: set[str] = set()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                out |= _defined_names(child)
+            elif isinstance(child, ast.ExceptHandler):
+                for c in child.body:
+                    out |= _defined_names(c)
+        return out
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _is_stdlib(module: str) -> bool:
+    return module.split(".")[0] in sys.stdlib_module_names
+
+
+def _read(name: str) -> _Module:
+    path = HERE / f"{name}.py"
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, str(path))
+    lines = source.split("\n")
+    doc = ast.get_docstring(tree) or ""
+    module = _Module(name, doc, [], [], set())
+    body = tree.body[1:] if doc else tree.body
+    for node in body:
+        text = "\n".join(lines[_start(node, lines) - 1 : node.end_lineno])
+        where = f"generator/verifier/{name}.py line {node.lineno}"
+        if isinstance(node, ast.ImportFrom):
+            if node.level or node.module is None:
+                raise BundleError(f"{where}: a relative import; write `from {PACKAGE}.<module> import <names>`")
+            if node.module == "__future__":
+                raise BundleError(f"{where}: `from __future__` is a real import of a module on sys.path; the verifier has none")
+            if node.module == PACKAGE or node.module.startswith(PACKAGE + "."):
+                inner = node.module[len(PACKAGE) + 1 :]
+                if inner not in MODULES or any(a.asname for a in node.names) or any(a.name == "*" for a in node.names):
+                    raise BundleError(f"{where}: import only plain names from a bundled module, as `from {PACKAGE}.<module> import a, b`")
+                if name != PRELUDE and MODULES.index(inner) >= MODULES.index(name):
+                    raise BundleError(f"{where}: imports {inner}, which comes later in MODULES: the order must follow the imports")
+                continue  # the names are defined earlier in the same file
+            if not _is_stdlib(node.module):
+                raise BundleError(f"{where}: imports {node.module}, which is neither the standard library nor the package itself")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("generator"):
+                    raise BundleError(f"{where}: `import {a.name}`; write `from {PACKAGE}.<module> import <names>`")
+                if not _is_stdlib(a.name):
+                    raise BundleError(f"{where}: imports {a.name}, which is not the standard library (PyNaCl is imported inside sodium's try)")
+        names = _defined_names(node)
+        if "__all__" in names:
+            raise BundleError(f"{where}: __all__ belongs in the package's __init__, not in a bundled module")
+        if name != PRELUDE and isinstance(node, (ast.Import, ast.ImportFrom)):
+            module.imports.append(text.strip())
+        else:
+            module.body.append(text)
+        module.defined |= names if not isinstance(node, (ast.Import, ast.ImportFrom)) else set()
+    return module
+
+
+def _start(node: ast.stmt, lines: list[str]) -> int:
+    """The first line of a statement, its decorators and the comment lines just above it."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    while first > 1 and lines[first - 2].startswith("#"):
+        first -= 1
+    return first
+
+
+def bundle() -> str:
+    """The bundled verify.py, as text."""
+    present = {p.stem for p in HERE.glob("*.py")} - NOT_BUNDLED
+    if present != set(MODULES):
+        raise BundleError(f"generator/verifier holds {sorted(present - set(MODULES))} and lacks {sorted(set(MODULES) - present)}: "
+                          "list every module in bundle.MODULES, in dependency order")
+    modules = [_read(m) for m in MODULES]
+    owner: dict[str, str] = {}
+    for m in modules:
+        for n in sorted(m.defined):
+            if n in owner:
+                raise BundleError(f"{n} is defined in both {owner[n]}.py and {m.name}.py: one bundle cannot hold both; rename one")
+            owner[n] = m.name
+    imports = sorted({i for m in modules for i in m.imports}, key=lambda s: (s.startswith("from "), s))
+    sections: list[tuple[str, list[str]]] = []
+    for m in modules:
+        first = m.doc.split("\n\n")[0].replace("\n", " ")
+        banner = ["# " + "=" * 94, f"# generator/verifier/{m.name}.py: {first}", "# " + "=" * 94, ""]
+        code = "\n\n\n".join(s for s in m.body)
+        if m.name == PRELUDE:
+            sections.append((m.name, [*banner, code, "", "", "# " + "=" * 94, "# The standard library, imported once the site's folder is off sys.path", "# " + "=" * 94, "", *imports, "", ""]))
+        else:
+            sections.append((m.name, [*banner, code, "", ""]))
+    toc_lines = len(MODULES)
+    start = HEADER.count("\n") + toc_lines + 1
+    toc = []
+    line = start
+    spans = []
+    for name, lines in sections:
+        text = "\n".join(lines)
+        n = text.count("\n") + 1
+        spans.append((name, line, line + n - 1))
+        line += n
+    for name, a, b in spans:
+        toc.append(f"    generator/verifier/{name + '.py':<20} lines {a:>5} to {b:>5}")
+    out = HEADER.format(toc="\n".join(toc)) + "\n" + "\n".join("\n".join(lines) for _, lines in sections)
+    return out.rstrip("\n") + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m generator.verifier.bundle", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail (exit 1) if generator/verify.py is not what the modules give")
+    args = parser.parse_args(argv)
+    try:
+        text = bundle()
+    except BundleError as e:
+        print(f"bundle: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        if TARGET.read_text(encoding="utf-8") != text:
+            print(f"bundle: {TARGET} is stale; run `make bundle` (python -m generator.verifier.bundle) and commit it", file=sys.stderr)
+            return 1
+        print(f"bundle: {TARGET} is current")
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"bundle: wrote {TARGET} ({text.count(chr(10))} lines from {len(MODULES)} modules)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Methodology parameters (SPEC §5): every rule of a valid parameter file, and the grade order."""
+
+from fractions import Fraction
+from typing import Any
+
+from generator.verifier.errors import Problem
+from generator.verifier.formats import MAX_DECIMAL_LENGTH, TIERS, VERSION_RE, check_keys, is_decimal, is_int, is_v1
+from generator.verifier.text import show, type_name
+
+METHODOLOGY_KEYS = (
+    "type", "v", "version", "tiers", "item_threshold", "text_similarity", "grade_cutoffs",
+    "lowest_grade", "bands", "certify",
+)
+
+
+def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) -> bool:
+    if not is_decimal(value) or len(value) > MAX_DECIMAL_LENGTH:
+        return False
+    x = Fraction(value)
+    return (lo < x if lo_open else lo <= x) and x <= hi
+
+
+def check_methodology(params: Any) -> list[Problem]:
+    """Every way a methodology parameter file breaks SPEC §5 (empty when it is valid)."""
+    problems = check_keys(params, METHODOLOGY_KEYS)
+    if not isinstance(params, dict):
+        return problems
+    if params.get("type") != "methodology" or not is_v1(params):
+        problems.append(Problem("wrong type or version", expected='"methodology", v 1', found=f"{show(params.get('type'))}, v {show(params.get('v'))}"))
+    if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
+        problems.append(Problem("malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))))
+    tiers = params.get("tiers")
+    problems += check_keys(tiers, TIERS, where="tiers")
+    if isinstance(tiers, dict):
+        for t in TIERS:
+            tier = tiers.get(t)
+            if not isinstance(tier, dict):
+                continue
+            problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
+            w = tier.get("weight")
+            if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
+                problems.append(Problem("weight must be a decimal string above 0", where=f"tiers.{t}.weight", expected='a string such as "0.7"', found=show(w)))
+            f = tier.get("min_similarity")
+            if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
+                problems.append(Problem("floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)))
+    if "item_threshold" in params and not _fraction_in(params["item_threshold"], Fraction(0), Fraction(1)):
+        problems.append(Problem("threshold must be a decimal string in [0, 1]", where="item_threshold", found=show(params["item_threshold"])))
+    ts = params.get("text_similarity")
+    problems += check_keys(ts, ("measure", "model", "version"), where="text_similarity")
+    if isinstance(ts, dict):
+        if "measure" in ts and ts["measure"] != "cosine":
+            problems.append(Problem("unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])))
+        for k in ("model", "version"):
+            if k in ts and not (isinstance(ts[k], str) and ts[k]):
+                problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
+    grades: list[str] = []
+    cutoffs = params.get("grade_cutoffs")
+    if "grade_cutoffs" in params and not isinstance(cutoffs, list):
+        problems.append(Problem("must be a list", where="grade_cutoffs", found=type_name(cutoffs)))
+    elif isinstance(cutoffs, list):
+        previous: Fraction | None = None
+        for i, c in enumerate(cutoffs):
+            w = f"grade_cutoffs[{i}]"
+            keys = check_keys(c, ("grade", "min_pass_rate"), where=w)
+            problems += keys
+            if not isinstance(c, dict):
+                continue
+            if isinstance(c.get("grade"), str) and c["grade"]:
+                grades.append(c["grade"])
+            elif "grade" in c:
+                problems.append(Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade"))))
+            rate = c.get("min_pass_rate")
+            if not _fraction_in(rate, Fraction(0), Fraction(100)):
+                problems.append(Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate)))
+                continue
+            if previous is not None and Fraction(rate) >= previous:
+                problems.append(Problem("cut-offs must be strictly descending", where=f"{w}.min_pass_rate", expected=f"below {previous}", found=rate))
+            previous = Fraction(rate)
+    lowest = params.get("lowest_grade")
+    if isinstance(lowest, str) and lowest:
+        grades.append(lowest)
+    elif "lowest_grade" in params:
+        problems.append(Problem("must be a non-empty string", where="lowest_grade", found=show(lowest)))
+    if len(set(grades)) != len(grades):
+        dup = sorted({g for g in grades if grades.count(g) > 1})
+        problems.append(Problem("grades must be distinct", where="grade_cutoffs", found=", ".join(dup)))
+    bands = params.get("bands")
+    if "bands" in params and not isinstance(bands, dict):
+        problems.append(Problem("must be an object", where="bands", found=type_name(bands)))
+    elif isinstance(bands, dict):
+        for g in grades:
+            if g not in bands:
+                problems.append(Problem(f"grade {g!r} has no band", where="bands"))
+        for g in sorted(set(bands) - set(grades)):
+            problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
+        previous_band: tuple[str, list[int]] | None = None
+        # With a grade named twice the order of bands means nothing; that error is reported above.
+        ordered = len(set(grades)) == len(grades)
+        for g in grades:
+            b = bands.get(g)
+            if b is None:
+                continue
+            if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
+                problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
+                previous_band = None
+                continue
+            if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
+                problems.append(Problem(f"band of {previous_band[0]} must lie wholly above the band of {g}", where=f"bands.{g}", expected=f"max below {previous_band[1][0]}", found=show(b)))
+            previous_band = (g, b)
+    certify = params.get("certify")
+    problems += check_keys(certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify")
+    if isinstance(certify, dict):
+        if "min_grade" in certify and certify["min_grade"] not in grades:
+            problems.append(Problem("must be one of the grades", where="certify.min_grade", expected=", ".join(grades), found=show(certify["min_grade"])))
+        if "min_scored_fraction" in certify and not _fraction_in(certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True):
+            problems.append(Problem("must be a decimal string in (0, 1]", where="certify.min_scored_fraction", found=show(certify["min_scored_fraction"])))
+        if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
+            problems.append(Problem("must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])))
+        m = certify.get("min_items_secret_gate")
+        if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
+            problems.append(Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m)))
+    return problems
+
+
+def grade_order(params: dict[str, Any]) -> list[str]:
+    """Grades, best first: the cut-offs' order, then the lowest grade."""
+    return [c["grade"] for c in params["grade_cutoffs"]] + [params["lowest_grade"]]

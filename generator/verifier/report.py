@@ -1,0 +1,90 @@
+"""The report: what passed, what failed, and what could only be taken as asserted."""
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.verifier.errors import Problem
+from generator.verifier.text import printable
+
+PASS_MEANING = (
+    "A pass means the artifacts are authentic (signed by the key above) and consistent with "
+    "each other, with the ledger and with the methodology. It does not mean the evaluation "
+    "itself was right, nor that the times the operator wrote are true: a ledger's order proves "
+    "sequence only from a checkpoint someone else saved."
+)
+
+
+@dataclass
+class Report:
+    """What passed, what failed and what could only be taken as asserted."""
+
+    site: str
+    checks: int = 0
+    failures: list[Problem] = field(default_factory=list)
+    asserted: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    key: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    demo_key: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def check(self, ok: bool, file: str, message: str, expected: Any = None, found: Any = None, where: str = "") -> bool:
+        self.checks += 1
+        if not ok:
+            self.failures.append(Problem(message, file, where, None if expected is None else str(expected), None if found is None else str(found)))
+        return ok
+
+    def add(self, problems: Iterable[Problem], file: str, checks: int = 1) -> bool:
+        """Count `checks` checks and record each problem as located in `file`."""
+        self.checks += checks
+        before = len(self.failures)
+        self.failures.extend(p.at(file) if not p.file else p for p in problems)
+        return len(self.failures) == before
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "site": self.site,
+            "checks": self.checks,
+            "failed": len(self.failures),
+            "failures": [dataclasses.asdict(p) for p in self.failures],
+            "asserted": self.asserted,
+            "notes": self.notes,
+            "warnings": self.warnings,
+            "key": self.key,
+            "demo_key": self.demo_key,
+            "counts": self.counts,
+            "meaning": PASS_MEANING,
+        }
+
+    def render(self) -> str:
+        """The report for a person. Every text that came from the site goes through printable()."""
+        lines = [f"Verifying {printable(self.site)}"]
+        if self.key:
+            lines.append(f"Key: {printable(self.key.get('source', ''))}")
+            if self.key.get("fingerprint"):
+                lines.append(f"  fingerprint {printable(self.key['fingerprint'])}")
+        for w in self.warnings:
+            lines.append(f"WARNING: {printable(w)}")
+        if self.counts:
+            lines.append("Read: " + ", ".join(f"{v} {printable(k)}" for k, v in self.counts.items()))
+        for n in self.notes:
+            lines.append(f"Note: {printable(n)}")
+        for a in self.asserted:
+            lines.append(f"Asserted, not verified: {printable(a)}")
+        for p in self.failures[:200]:
+            lines.append("FAIL " + p.describe())
+        if len(self.failures) > 200:
+            lines.append(f"... and {len(self.failures) - 200} more failures (use --json for all)")
+        if self.ok:
+            lines.append(f"PASS: all {self.checks} checks passed.")
+            lines.append(PASS_MEANING)
+        else:
+            lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
+        return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""Runs (SPEC §4, §6): the run spec's shape and the rules a registered run obeys."""
+
+from typing import Any
+
+from generator.verifier.errors import Problem
+from generator.verifier.formats import check_keys, is_hex64, is_id, is_int, is_v1, same
+from generator.verifier.ledger import Ledger, RunEvent
+from generator.verifier.subjects import check_subject
+from generator.verifier.text import show
+
+RUN_SPEC_KEYS = (
+    "type", "v", "id", "previous_run", "subject", "gate", "question", "items", "budget",
+    "repetitions", "metrics", "exclusion_rules", "methodology", "judge",
+)
+
+
+def check_run_spec(spec: Any) -> list[Problem]:
+    """Problems with a run spec's shape (SPEC §6)."""
+    problems = check_keys(spec, RUN_SPEC_KEYS)
+    if not isinstance(spec, dict):
+        return problems
+    if spec.get("type") != "run-spec" or not is_v1(spec):
+        problems.append(Problem("wrong type or version", expected='"run-spec", v 1', found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}"))
+    if not is_id(spec.get("id")):
+        problems.append(Problem("malformed run id", where="id", found=show(spec.get("id"))))
+    prev = spec.get("previous_run")
+    if prev is not None and not is_id(prev):
+        problems.append(Problem("must be a run id or null", where="previous_run", found=show(prev)))
+    problems += check_subject(spec.get("subject"), "subject")
+    items = spec.get("items")
+    if not (isinstance(items, list) and items and all(is_id(i) for i in items)):
+        problems.append(Problem("must be a non-empty list of item ids", where="items", found=show(items)))
+    elif len(set(items)) != len(items):
+        dup = sorted({i for i in items if items.count(i) > 1})
+        problems.append(Problem("items must be distinct", where="items", found=", ".join(dup)))
+    if spec.get("repetitions") != 1 or not is_int(spec.get("repetitions")):
+        problems.append(Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions"))))
+    rules = spec.get("exclusion_rules")
+    if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
+        problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
+    m = spec.get("methodology")
+    problems += check_keys(m, ("version", "sha256"), where="methodology")
+    if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
+        problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
+    judge = spec.get("judge")
+    problems += check_keys(judge, ("provider", "model", "version", "rubric_sha256", "seed"), where="judge")
+    if isinstance(judge, dict):
+        if "provider" in judge and not isinstance(judge["provider"], str):
+            problems.append(Problem("must be a string", where="judge.provider", found=show(judge["provider"])))
+        if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
+            problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
+        if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
+            problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    return problems
+
+
+def _fold(text: Any) -> str:
+    return str(text).strip().casefold()
+
+
+def check_run_rules(
+    ledger: Ledger,
+    run: RunEvent,
+    spec: dict[str, Any],
+    params: dict[str, Any] | None,
+    earlier_specs: dict[str, dict[str, Any]],
+) -> list[Problem]:
+    """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
+
+    `earlier_specs` holds the specs of runs registered before this one, for the
+    one-observation rule. Used by the verifier and by `register`.
+    """
+    problems: list[Problem] = []
+    if spec.get("id") != run.id:
+        problems.append(Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id"))))
+    if not same(spec.get("subject"), run.subject):
+        problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
+    if spec.get("gate") != run.gate:
+        problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
+    m = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
+    version = m.get("version")
+    published = ledger.methodologies.get(version) if isinstance(version, str) else None
+    if published is None or published.index > run.index:
+        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(m.get("version"))))
+    elif published.sha256 != m.get("sha256"):
+        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(m.get("sha256"))))
+    gate = ledger.gates.get(run.gate)
+    secret = gate is not None and not gate.public
+    cert_serial = ledger.certificate_of_run.get(run.id)
+    cert_index = ledger.certificates[cert_serial].index if cert_serial else None
+    items = spec.get("items") if isinstance(spec.get("items"), list) else []
+    for item_id in items:
+        c = ledger.commit(item_id) if isinstance(item_id, str) else None
+        if c is None or c.index > run.index:
+            problems.append(Problem(f"item {item_id} was not committed before the run", where="items"))
+            continue
+        if c.gate != run.gate:
+            problems.append(Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate))
+        r = ledger.reveals.get(item_id)
+        if not secret:
+            if r is None or r.index > run.index:
+                problems.append(Problem(f"public-gate item {item_id} was not revealed before the run", where="items"))
+        elif r is not None and r.index < run.index:
+            problems.append(Problem(f"item {item_id} of a secret gate was already revealed when the run was registered: its result would be contaminated", where="items", expected="a sealed item", found=f"revealed at entries[{r.index}]"))
+        elif r is not None and (cert_index is None or r.index < cert_index):
+            problems.append(Problem(f"sealed item {item_id} was revealed while the run was open", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
+    # previous_run: the last run of the same subject name and gate, decided before this one.
+    same_subject = ledger.runs_before(run)
+    prev = same_subject[-1].id if same_subject else None
+    if spec.get("previous_run") != prev:
+        problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))
+    if prev is not None:
+        serial = ledger.certificate_of_run.get(prev)
+        if serial is None or ledger.certificates[serial].index > run.index:
+            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    if params is not None:
+        certify = params.get("certify", {})
+        if certify.get("independent_judge"):
+            judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
+            subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
+            provider = _fold(judge.get("provider", ""))
+            if not provider or provider == _fold(subject.get("organization", "")):
+                problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
+        if secret:
+            need = certify.get("min_items_secret_gate", 1)
+            if len(items) < need:
+                problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
+    if secret:
+        mine = set(items)
+        for r in same_subject:
+            reused = sorted(mine & set(earlier_specs.get(r.id, {}).get("items", [])))
+            if reused:
+                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {r.id}", where="items", found=", ".join(reused[:5])))
+    return problems
