@@ -43,6 +43,7 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
 
 import sys
 
+
 if __name__ == "__main__" and not sys.flags.safe_path and sys.path:
     del sys.path[0]
 
@@ -116,15 +117,24 @@ import functools
 import hashlib
 import json
 import math
+import os
 import re
 import sys
 import unicodedata
 from array import array
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
+from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
 
 # ==============================================================================================
 # generator/verifier/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.

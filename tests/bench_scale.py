@@ -130,7 +130,7 @@ from generator.datadir import Paths
 build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
 """,
     "verify": """
-from generator.verify import verify_site
+from generator.verifier import verify_site
 r = verify_site(Path(d) / "public")
 assert r.ok, r.render()[-2000:]
 print(json.dumps({"checks": r.checks}))

@@ -6,11 +6,15 @@ temporary directory first (the demo key's file mode, in particular, is not their
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -23,6 +27,24 @@ from generator.program import GateSpec, init_program
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DATA = REPO / "data"
+BUNDLE = REPO / "generator" / "verify.py"
+
+
+def load_bundle() -> ModuleType:
+    """generator/verify.py, the one file every site ships, imported as a module of its own."""
+    spec = importlib.util.spec_from_file_location("verify_bundle", BUNDLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verify_bundle"] = module  # dataclasses look their module up while they are made
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session", params=["package", "bundle"])
+def verifier(request: pytest.FixtureRequest) -> ModuleType:
+    """The verifier twice over: the package the generator imports, and the bundled file the
+    site ships. Vector tests run on both, so the two can never drift apart."""
+    return importlib.import_module("generator.verifier") if request.param == "package" else load_bundle()
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from typing import Any
 from generator.certify import Certified, certify_run
 from generator.datadir import Paths
 from generator.runs import Registered, register_run
-from generator.verify import sha256_hex
+from generator.verifier import sha256_hex
 
 RUN_AT = "2026-03-01T00:00:00Z"
 FINISHED_AT = "2026-03-01T12:00:00Z"

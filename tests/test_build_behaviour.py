@@ -15,7 +15,7 @@ from generator.build import build
 from generator.commitments import commit_new_items, retire_item
 from generator.errors import InputError, KeyFileError, VerificationFailed
 from generator.keys import Signer, generate_signer, write_key
-from generator.verify import Report, verify_site
+from generator.verifier import Report, verify_site
 
 
 def tree_digest(root: Path) -> dict[str, str]:

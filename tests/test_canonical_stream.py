@@ -11,7 +11,7 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.verify import (
+from generator.verifier import (
     MAX_SAFE_INTEGER,
     FormatError,
     canonical_bytes,

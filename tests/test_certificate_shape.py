@@ -18,7 +18,7 @@ from generator.build import build
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.ledgerfile import appending
-from generator.verify import sha256_hex
+from generator.verifier import sha256_hex
 
 
 def register_by_hand(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> None:
@@ -81,7 +81,7 @@ def test_the_build_refuses_a_malformed_certificate(make_program: Callable[..., P
 
 
 def test_summary_counts_must_add_up(make_program: Callable[..., Paths]) -> None:
-    from generator.verify import check_certificate
+    from generator.verifier import check_certificate
 
     paths = make_program(public_items=3, secret_items=0, retired=0)
     spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])

@@ -27,7 +27,8 @@ from generator.build import build, write_site
 from generator.commitments import retire_items
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.verify import Problem, Recheck, Report, band_score, grade_counts, loads_strict, verify_site
+from generator.verifier import Problem, Report, band_score, grade_counts, loads_strict, verify_site
+from generator.verifier.certificates import Recheck
 from generator.writer import SiteWriter
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
@@ -46,7 +47,7 @@ def forge(paths: Paths, serial: str, mutate: Mutate) -> None:
     for n, line in enumerate(lines):
         leaf = loads_strict(line)
         if leaf["type"] == "certificate" and leaf["serial"] == serial:
-            leaf["sha256"] = generator.verify.sha256_hex(data)
+            leaf["sha256"] = generator.verifier.sha256_hex(data)
             lines[n] = canonical.dumps(leaf)
     paths.ledger_file.write_bytes(b"".join(line + b"\n" for line in lines))
 

@@ -18,7 +18,7 @@ from runkit import CERT_AT, RUN_AT, certify, named, register, results, run_spec,
 from generator.build import build
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.verify import loads_strict, verify_site
+from generator.verifier import loads_strict, verify_site
 
 ITEMS = ["a-001", "a-002"]
 CRITICAL_TEXT = item("a-crit", "a", name={"kind": "text", "tier": "critical", "value": "Ada Lovelace"})

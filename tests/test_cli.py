@@ -27,7 +27,7 @@ from generator.cli import main
 from generator.commitments import iter_sealed
 from generator.datadir import Paths
 from generator.keys import generate_signer
-from generator.verify import sha256_hex
+from generator.verifier import sha256_hex
 
 DEFAULT_PARAMS = REPO / "generator" / "defaults" / "methodology.json"
 DEFAULT_PROSE = REPO / "generator" / "defaults" / "methodology.md"

@@ -29,7 +29,7 @@ from generator.errors import InputError
 from generator.ledgerfile import finish_interrupted
 from generator.program import GateSpec, init_program
 from generator.runs import register_run
-from generator.verify import verify_site
+from generator.verifier import verify_site
 
 T0 = "2026-01-05T09:00:00Z"
 T_CMD = "2026-04-01T00:00:00Z"

@@ -26,7 +26,7 @@ from generator.datadir import Paths
 from generator.errors import InputError
 from generator.methodology import load_params
 from generator.sources import parse_yaml
-from generator.verify import Problem, sha256_hex
+from generator.verifier import Problem, sha256_hex
 
 AT = "2026-03-01T00:00:00Z"
 DEFAULT_PARAMS = REPO / "generator" / "defaults" / "methodology.json"

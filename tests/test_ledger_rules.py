@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import rfc8785
 
-from generator.verify import (
+from generator.verifier import (
     MAX_LEAF_BYTES,
     Ledger,
     Problem,

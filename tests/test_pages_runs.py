@@ -27,16 +27,14 @@ from generator.datadir import Paths
 from generator.examples import worked_examples
 from generator.methodology import publish as publish_methodology
 from generator.site import RunInfo
-from generator.verify import (
+from generator.verifier import (
     band_score,
     check_methodology,
     grade_counts,
-    item_score_text,
     loads_strict,
-    rate_text,
     score_item,
-    wilson_interval,
 )
+from generator.verifier.scoring import item_score_text, rate_text, wilson_interval
 
 PUBLIC10 = [f"a-{i:03d}" for i in range(1, 11)]
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]

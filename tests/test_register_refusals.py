@@ -19,7 +19,7 @@ from generator.cli import main
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.runs import register_run
-from generator.verify import loads_strict
+from generator.verifier import loads_strict
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 LATER = "2026-03-03T00:00:00Z"

@@ -16,7 +16,7 @@ from generator.build import build
 from generator.commitments import retire_item, retire_items
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.verify import loads_strict, sha256_hex, verify_site
+from generator.verifier import loads_strict, sha256_hex, verify_site
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 

@@ -22,30 +22,32 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from generator.verify import (
+from generator.verifier import (
     MAX_SAFE_INTEGER,
     NON_SCORED,
     ItemScore,
     band_score,
     build_open_result,
     check_methodology,
-    computed_similarity,
     grade_counts,
-    grade_for,
     grade_order,
     is_exact_field,
     is_reported_field,
-    item_score_text,
-    jaccard_similarity,
     keep_bullets,
-    pass_rates,
-    proposal_integer,
-    rate_text,
     round_half_up,
     score_item,
     similarity_form_problem,
-    similarity_text,
     similarity_value,
+)
+from generator.verifier.scoring import (
+    computed_similarity,
+    grade_for,
+    item_score_text,
+    jaccard_similarity,
+    pass_rates,
+    proposal_integer,
+    rate_text,
+    similarity_text,
     verdict_for,
     wilson_interval,
 )
@@ -1100,7 +1102,7 @@ JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**
 def test_same_is_equality_of_canonical_bytes(a: Any, b: Any):
     """same() takes a shortcut for scalars; it must still mean equal canonical bytes (SPEC §1),
     so 1 is not true and "1" is not 1."""
-    from generator.verify import canonical_bytes, same
+    from generator.verifier import canonical_bytes, same
 
     assert same(a, b) == (canonical_bytes(a) == canonical_bytes(b))
     assert same(a, a)

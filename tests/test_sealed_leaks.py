@@ -23,7 +23,7 @@ from runkit import certify, register, results, run_spec, scored
 from generator.build import build
 from generator.commitments import iter_sealed, retire_items
 from generator.datadir import Paths
-from generator.verify import loads_strict, verify_site
+from generator.verifier import loads_strict, verify_site
 
 SERIAL = "cert-s"
 S_ITEMS = [f"s-{i:02d}" for i in range(1, 11)]

@@ -7,7 +7,6 @@ generator.verify.canonical_bytes. generator.verify.loads_strict must reject
 every malformed input with FormatError.
 """
 
-import importlib
 import json
 import math
 import pathlib
@@ -49,9 +48,9 @@ def _data(case):
     return bytes.fromhex(case["input_hex"]) if "input_hex" in case else case["input"].encode("utf-8")
 
 
-@pytest.fixture(scope="module")
-def verify():
-    return importlib.import_module("generator.verify")
+@pytest.fixture
+def verify(verifier):
+    return verifier
 
 
 # ---------------------------------------------------------------- reference implementation (rfc8785 package)
@@ -99,8 +98,17 @@ def test_project_canonical_bytes(verify, case):
 
 @pytest.mark.parametrize("case", MALFORMED, ids=_ids(MALFORMED))
 def test_project_loads_strict_rejects(verify, case):
-    with pytest.raises(verify.FormatError):
+    with pytest.raises(verify.FormatError) as e:
         verify.loads_strict(_data(case))
+    assert f"{type(e.value).__name__}: {e.value}" == case["error"]
+
+
+@pytest.mark.parametrize("case", NON_CANONICAL, ids=_ids(NON_CANONICAL))
+def test_project_refuses_non_canonical_bytes(verify, case):
+    """What a verifier does with published bytes: refuse them, saying why."""
+    with pytest.raises(verify.FormatError) as e:
+        verify.parse_canonical(case["input"].encode("utf-8"))
+    assert f"{type(e.value).__name__}: {e.value}" == case["error"]
 
 
 @pytest.mark.parametrize("case", NON_CANONICAL, ids=_ids(NON_CANONICAL))

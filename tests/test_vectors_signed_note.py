@@ -37,9 +37,9 @@ def _key_id_bytes(x):
     return bytes.fromhex(x)
 
 
-@pytest.fixture(scope="module")
-def verify():
-    return importlib.import_module("generator.verify")
+@pytest.fixture
+def verify(verifier):
+    return verifier
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +100,9 @@ BAD_VKEYS = VECTORS["bad_vkeys"]
 
 @pytest.mark.parametrize("case", BAD_VKEYS, ids=_ids(BAD_VKEYS))
 def test_parse_vkey_rejects(verify, case):
-    with pytest.raises(verify.FormatError):
+    with pytest.raises(verify.FormatError) as e:
         verify.parse_vkey(case["vkey"])
+    assert f"{type(e.value).__name__}: {e.value}" == case["error"]
 
 
 # ---------------------------------------------------------------- generator.keys: signing side
@@ -125,10 +126,9 @@ BAD_SKEYS = VECTORS["bad_skeys"]
 
 @pytest.mark.parametrize("case", BAD_SKEYS, ids=_ids(BAD_SKEYS))
 def test_parse_signer_key_rejects(verify, keys, case):
-    # The API does not pin the exception type for signer keys; FormatError
-    # (or any ValueError) is accepted.
-    with pytest.raises((verify.FormatError, ValueError)):
+    with pytest.raises(ValueError) as e:
         keys.parse_signer_key(case["skey"])
+    assert f"{type(e.value).__name__}: {e.value}" == case["error"]
 
 
 # ---------------------------------------------------------------- generator.verify: open_note
@@ -148,8 +148,9 @@ def test_open_cases(verify, case):
         assert verify.open_note(_note_bytes(case), verifiers).text == case["text"]
     else:
         assert case["expect"] == "error"
-        with pytest.raises(verify.NoteError):
+        with pytest.raises(verify.NoteError) as e:
             verify.open_note(_note_bytes(case), verifiers)
+        assert f"{type(e.value).__name__}: {e.value}" == case["error"]
 
 
 MALFORMED = VECTORS["malformed"]
@@ -157,8 +158,9 @@ MALFORMED = VECTORS["malformed"]
 
 @pytest.mark.parametrize("case", MALFORMED, ids=_ids(MALFORMED))
 def test_malformed_rejected(verify, case):
-    with pytest.raises(verify.NoteError):
+    with pytest.raises(verify.NoteError) as e:
         verify.open_note(_note_bytes(case), [verify.parse_vkey(VECTORS["vkey"])])
+    assert f"{type(e.value).__name__}: {e.value}" == case["error"]
 
 
 def test_open_checkpoint(verify):

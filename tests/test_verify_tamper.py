@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import rfc8785
 
-from generator import verify as v
+import generator.verifier as v
 from generator.keys import Signer, load_key
 
 REPO = Path(__file__).resolve().parent.parent
