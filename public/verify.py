@@ -16,25 +16,30 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    40 to   138
-    generator/verifier/text.py              lines   139 to   220
-    generator/verifier/errors.py            lines   221 to   289
-    generator/verifier/canonical.py         lines   290 to   559
-    generator/verifier/formats.py           lines   560 to   759
-    generator/verifier/sodium.py            lines   760 to   803
-    generator/verifier/keys.py              lines   804 to   928
-    generator/verifier/note.py              lines   929 to  1022
-    generator/verifier/merkle.py            lines  1023 to  1163
-    generator/verifier/idindex.py           lines  1164 to  1225
-    generator/verifier/methodology.py       lines  1226 to  1349
-    generator/verifier/scoring.py           lines  1350 to  1647
-    generator/verifier/subjects.py          lines  1648 to  1741
-    generator/verifier/ledger.py            lines  1742 to  2079
-    generator/verifier/runs.py              lines  2080 to  2209
-    generator/verifier/certificates.py      lines  2210 to  2592
-    generator/verifier/report.py            lines  2593 to  2678
-    generator/verifier/site.py              lines  2679 to  3416
-    generator/verifier/cli.py               lines  3417 to  3470
+    generator/verifier/isolation.py         lines    45 to   145
+    generator/verifier/text.py              lines   146 to   227
+    generator/verifier/errors.py            lines   228 to   296
+    generator/verifier/canonical.py         lines   297 to   566
+    generator/verifier/formats.py           lines   567 to   766
+    generator/verifier/sodium.py            lines   767 to   810
+    generator/verifier/keys.py              lines   811 to  1014
+    generator/verifier/note.py              lines  1015 to  1108
+    generator/verifier/merkle.py            lines  1109 to  1249
+    generator/verifier/idindex.py           lines  1250 to  1311
+    generator/verifier/methodology.py       lines  1312 to  1435
+    generator/verifier/scoring.py           lines  1436 to  1733
+    generator/verifier/subjects.py          lines  1734 to  1827
+    generator/verifier/ledger.py            lines  1828 to  2165
+    generator/verifier/answers.py           lines  2166 to  2228
+    generator/verifier/runs.py              lines  2229 to  2358
+    generator/verifier/certificates.py      lines  2359 to  2784
+    generator/verifier/report.py            lines  2785 to  2885
+    generator/verifier/folder.py            lines  2886 to  3027
+    generator/verifier/release.py           lines  3028 to  3173
+    generator/verifier/publication.py       lines  3174 to  3392
+    generator/verifier/certificate_files.py lines  3393 to  3530
+    generator/verifier/site.py              lines  3531 to  3599
+    generator/verifier/cli.py               lines  3600 to  3655
 """
 
 # ==============================================================================================
@@ -120,8 +125,10 @@ import math
 import os
 import re
 import sys
+import traceback
 import unicodedata
 from array import array
+from collections.abc import Callable, Iterable
 from collections.abc import Callable, Iterator
 from collections.abc import Container, Iterable
 from collections.abc import Container, Iterable, Sequence
@@ -924,6 +931,85 @@ def check_key_pin(pin: str) -> None:
             raise FormatError("a fingerprint is SHA256: followed by 64 lowercase hex digits")
     else:
         parse_vkey(pin)
+
+
+PUBLISHED_KEY_MEMBERS = ("vkey", "public_key", "fingerprint", "pem", "valid_from", "valid_until", "status")
+
+
+DATA_KEY_MEMBERS = ("vkey", "valid_from", "valid_until", "status")
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    """One key as keys.json lists it, its rules already checked."""
+
+    key: VerifierKey
+    valid_from: str
+    valid_until: str | None
+    status: str
+    reason: str | None
+    pem: str | None  # the PEM file's site path (published keys only)
+
+
+def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRow], list[Problem]]:
+    """The keys of a keys.json `keys` list (every one with a valid shape and verifier key, even
+    if it breaks another rule), and every rule they break (SPEC §2): well-formed
+    verifier keys named by the origin, the published public key and fingerprint agreeing with
+    them, known statuses, a reason for a revoked key, times in order, no key twice, and exactly
+    one active key in v1. `published` is the site's document (with public_key, fingerprint and
+    pem); otherwise the program's own data/keys.json."""
+    if not isinstance(rows, list) or not rows:
+        return [], [Problem("must be a non-empty list of keys", where="keys", found=show(rows))]
+    members = PUBLISHED_KEY_MEMBERS if published else DATA_KEY_MEMBERS
+    out: list[KeyRow] = []
+    problems: list[Problem] = []
+    previous_from = ""
+    seen: set[str] = set()
+    for i, k in enumerate(rows):
+        w = f"keys[{i}]"
+        shape = check_keys(k, members, ("reason",), where=w)
+        if shape:
+            problems += shape
+            continue
+        try:
+            vk = parse_vkey(k["vkey"])
+        except FormatError as e:
+            problems.append(Problem(f"vkey: {e}", where=f"{w}.vkey", found=show(k["vkey"])))
+            continue
+        if origin is not None and vk.name != origin:
+            problems.append(Problem("key name must be the origin", where=f"{w}.vkey", expected=origin, found=vk.name))
+        if vk.vkey in seen:
+            problems.append(Problem("the same key is listed twice", where=f"{w}.vkey", found=vk.vkey))
+        seen.add(vk.vkey)
+        if published:
+            b64 = base64.b64encode(vk.public_key).decode()
+            if k["public_key"] != b64:
+                problems.append(Problem("public_key differs from the vkey's key", where=f"{w}.public_key", expected=b64, found=show(k["public_key"])))
+            if k["fingerprint"] != vk.fingerprint:
+                problems.append(Problem("fingerprint differs from the key", where=f"{w}.fingerprint", expected=vk.fingerprint, found=show(k["fingerprint"])))
+        status = k["status"]
+        if status not in KEY_STATUSES:
+            problems.append(Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)))
+        reason = k.get("reason")
+        if status == "revoked" and not isinstance(reason, str):
+            problems.append(Problem("a revoked key needs a reason", where=f"{w}.reason", expected="a string 'reason'", found=show(reason)))
+        if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
+            problems.append(Problem("valid_from malformed or out of order", where=f"{w}.valid_from",
+                                    expected=f"YYYY-MM-DDTHH:MM:SSZ, {previous_from or 'the first'} or later", found=show(k["valid_from"])))
+        else:
+            previous_from = k["valid_from"]
+        if not (k["valid_until"] is None or is_time(k["valid_until"])):
+            problems.append(Problem("valid_until must be a time or null", where=f"{w}.valid_until", found=show(k["valid_until"])))
+        if published and not is_safe_path(k["pem"]):
+            problems.append(Problem("unsafe or malformed path", where=f"{w}.pem", found=show(k["pem"])))
+        # Kept with its problems: a reader still learns which key the site claims, and what
+        # else it publishes is checked against that key.
+        out.append(KeyRow(vk, str(k["valid_from"]), k["valid_until"] if is_time(k["valid_until"]) else None, str(status),
+                          reason if isinstance(reason, str) else None, k["pem"] if published and is_safe_path(k["pem"]) else None))
+    active = sum(1 for k in rows if isinstance(k, dict) and k.get("status") == "active")
+    if active != 1:
+        problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))
+    return out, problems
 
 
 # ==============================================================================================
@@ -2078,6 +2164,69 @@ class Ledger:
 
 
 # ==============================================================================================
+# generator/verifier/answers.py: The answers certificates are scored and rechecked against, read from reveal documents.
+# ==============================================================================================
+
+# Answers kept at once: far more than the items of one run, far fewer than a million.
+ANSWER_CACHE = 20_000
+
+
+class RevealedAnswers:
+    """Answers by item id. `fetch(item_id)` returns the bytes of the item's reveal document,
+    or None if there are none to read; with `sealed=True` the items need not be revealed yet
+    (the private store of `certify`)."""
+
+    def __init__(self, ledger: Ledger, fetch: Callable[[str], bytes | None], sealed: bool = False) -> None:
+        self.ledger = ledger
+        self.fetch = fetch
+        self.sealed = sealed
+        self._cache: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
+
+    def load(self, item_id: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(the answer, None), or (None, why there is none)."""
+        hit = self._cache.get(item_id)
+        if hit is not None:
+            return hit
+        found = self._load(item_id)
+        if len(self._cache) >= ANSWER_CACHE:
+            self._cache.clear()
+        self._cache[item_id] = found
+        return found
+
+    def _load(self, item_id: str) -> tuple[dict[str, Any] | None, str | None]:
+        commit = self.ledger.commit(item_id)
+        if commit is None:
+            return None, f"item {item_id} was never committed"
+        if not self.sealed and item_id not in self.ledger.reveals:
+            return None, f"item {item_id} is not revealed"
+        data = self.fetch(item_id)
+        if data is None:
+            return None, f"the reveal document of {item_id} is missing"
+        digest = sha256_hex(data)
+        if digest != commit.commitment:
+            return None, f"the reveal document of {item_id} does not hash to its commitment (expected {commit.commitment}, found {digest})"
+        try:
+            doc = parse_canonical(data)
+        except FormatError as e:
+            return None, f"the reveal document of {item_id}: {e}"
+        if check_reveal_document(doc):
+            return None, f"the reveal document of {item_id} is not an item-reveal document of SPEC §3"
+        return doc["item"]["answer"], None
+
+    def answer(self, item_id: str) -> dict[str, Any] | None:
+        return self.load(item_id)[0]
+
+    def answers(self, items: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The answers of those of `items` that have one."""
+        out = {}
+        for i in items:
+            a = self.answer(i)
+            if a is not None:
+                out[i] = a
+        return out
+
+
+# ==============================================================================================
 # generator/verifier/runs.py: Runs (SPEC §4, §6): the run spec's shape and the rules a registered run obeys.
 # ==============================================================================================
 
@@ -2508,8 +2657,12 @@ def recheckable(cert: Any) -> bool:
 
 @dataclass
 class Recheck:
+    """What recomputing a certificate found, what it could only take as asserted, and how
+    many comparisons it made (each one counted where it is made)."""
+
     problems: list[Problem] = field(default_factory=list)
     asserted: list[str] = field(default_factory=list)
+    checks: int = 0
 
 
 def recheck_certificate(
@@ -2542,6 +2695,7 @@ def recheck_certificate(
         if not public and item in details:
             d = details[item]
             out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            out.checks += 1
             res = d.get("result") if isinstance(d, dict) else None
             shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
             out.problems += shape
@@ -2552,9 +2706,11 @@ def recheck_certificate(
                 unknown += 1
                 continue
             problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            out.checks += 1
             out.problems += problems
             passed += bool(ok)
     summary = cert["summary"]
+    out.checks += 1  # passed: bounded by the open results, or equal to their count
     if unknown and not passed <= summary["passed"] <= passed + unknown:
         out.problems.append(Problem("passed cannot be: the published results already show how many pass, and only the sealed ones are unknown",
                                     where="summary.passed", expected=f"{passed} to {passed + unknown}", found=show(summary["passed"])))
@@ -2566,9 +2722,11 @@ def recheck_certificate(
         out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
     g = grade_counts(counts, passed, params)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
+        out.checks += 1
         if not same(summary.get(k), g.summary[k]):
             out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
     for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
+        out.checks += 1
         if not same(cert.get(k), getattr(g, k)):
             out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
     grader = cert["grader"]
@@ -2576,6 +2734,7 @@ def recheck_certificate(
         out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
         pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
         score, rule = band_score(pj, g.band)
+        out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
         if cert.get("score") != score:
             out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
         if cert.get("score_rule") != rule:
@@ -2587,6 +2746,39 @@ def recheck_certificate(
     else:
         out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
                             f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
+    return out
+
+
+def examine_certificate(
+    cert: Any,
+    ev: CertificateEvent,
+    run: RunEvent,
+    spec: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    public: bool,
+    spec_path: str,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+) -> Recheck:
+    """Every rule of SPEC §6 for one certificate, given what is published of it: its binding to
+    the ledger and the run spec, its shape, and (when the binding holds) every derived field
+    recomputed. The verifier and the build both ask here, each after reading the documents its
+    own way, so that the two apply one pipeline."""
+    if not isinstance(cert, dict):
+        return Recheck([Problem("a certificate must be an object", found=type_name(cert))], checks=1)
+    binding = certificate_binding_problems(cert, ev, run, spec)
+    out = Recheck(list(binding), checks=1)
+    if spec is None:
+        return out
+    out.problems += check_certificate(cert, spec, params, public, spec_path, run.sha256)
+    out.checks += 1
+    if binding or params is None or not recheckable(cert):
+        return out
+    redo = recheck_certificate(cert, params, public, answers, details, record, len(spec["exclusion_rules"]))
+    out.problems += redo.problems
+    out.asserted += redo.asserted
+    out.checks += redo.checks
     return out
 
 
@@ -2604,7 +2796,11 @@ PASS_MEANING = (
 
 @dataclass
 class Report:
-    """What passed, what failed and what could only be taken as asserted."""
+    """What passed, what failed and what could only be taken as asserted.
+
+    `checks` counts real comparisons: each hash compared, signature verified, document parsed
+    in canonical form, rule set applied to one document or leaf, and derived field recomputed.
+    """
 
     site: str
     checks: int = 0
@@ -2615,6 +2811,7 @@ class Report:
     key: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     demo_key: bool = False
+    debug: list[str] = field(default_factory=list)  # tracebacks of internal errors, with --debug
 
     @property
     def ok(self) -> bool:
@@ -2625,6 +2822,16 @@ class Report:
         if not ok:
             self.failures.append(Problem(message, file, where, None if expected is None else str(expected), None if found is None else str(found)))
         return ok
+
+    def internal_error(self, file: str, error: Exception, trace: str | None) -> None:
+        """A bug in the verifier met while checking `file`: a failure (fail closed), said as
+        what it is, never as a verdict on the site."""
+        self.failures.append(Problem(
+            f"internal error of the verifier while checking this file ({type(error).__name__}: {str(error)[:300]}); "
+            "the rest of the site was not checked. This is a bug in the verifier: run it with --debug and report the traceback",
+            file))
+        if trace is not None:
+            self.debug.append(trace)
 
     def add(self, problems: Iterable[Problem], file: str, checks: int = 1) -> bool:
         """Count `checks` checks and record each problem as located in `file`."""
@@ -2677,11 +2884,8 @@ class Report:
 
 
 # ==============================================================================================
-# generator/verifier/site.py: Verifying a site folder (SPEC §2-4, §6-8): the only module that reads files.
+# generator/verifier/folder.py: A site's folder: the only code of the verifier that reads files.
 # ==============================================================================================
-
-SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
-
 
 MANIFEST_PATH = "transparency.json"
 
@@ -2692,17 +2896,31 @@ SUMS_PATH = "SHA256SUMS"
 SUMS_SIG_PATH = "SHA256SUMS.sig"
 
 
-class _Site:
+# A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
+# folder far deeper is refused where it is, instead of being walked until Python gives up.
+MAX_SITE_DEPTH = 32
+
+
+# Files Python would import or run if they sat next to a module search path: a site has no
+# business shipping any, apart from the verifier the manifest names.
+PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
+
+
+class Site:
+    """A site folder, read only through the paths its documents name."""
+
     def __init__(self, root: Path, report: Report) -> None:
         self.root = root
         self.resolved = root.resolve()
         self.report = report
+        self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
         if not is_safe_path(rel):
             self.report.check(False, MANIFEST_PATH, f"{what}: unsafe or malformed path", "a relative path with '/', no '..'", show(rel))
             return None
+        self.current = rel
         p = self.root / rel
         try:
             real = p.resolve()
@@ -2745,6 +2963,7 @@ class _Site:
         return data, value
 
     def signed(self, rel: str, data: bytes, key: bytes, what: str) -> bool:
+        """Whether `rel`.sig is a valid detached signature of `data` by `key` (a failure if not)."""
         sig = self.read(rel + ".sig", f"signature of {what}")
         if sig is None:
             return False
@@ -2755,68 +2974,62 @@ class _Site:
             f"{len(sig)} bytes that are not",
         )
 
+    def file_sha256(self, rel: str) -> str:
+        h = hashlib.sha256()
+        with (self.root / rel).open("rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
 
-def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -> Report:
-    """Verify a site directory.
+    def files(self, verifier: str) -> Iterator[str]:
+        """Every regular file of the site, as a '/' path; failures for anything else found:
+        links, devices, empty folders, Python code other than the verifier, folders nested
+        deeper than MAX_SITE_DEPTH. An explicit stack rather than recursion (a folder 1,200
+        levels deep is data, not a crash), and never a link followed."""
+        report = self.report
+        stack: list[tuple[str, int]] = [("", 0)]
+        while stack:
+            rel_dir, depth = stack.pop()
+            folder = self.root / rel_dir if rel_dir else self.root
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+                continue
+            if rel_dir and not entries:
+                report.check(False, rel_dir, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    if entry.is_symlink():
+                        report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
+                    elif entry.is_dir(follow_symlinks=False):
+                        if entry.name == "__pycache__":
+                            report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
+                        if depth + 1 >= MAX_SITE_DEPTH:
+                            report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
+                        else:
+                            stack.append((rel, depth + 1))
+                    elif entry.is_file(follow_symlinks=False):
+                        if entry.name.endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+                            report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
+                        yield rel
+                    else:
+                        report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
+                except OSError as e:
+                    report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
 
-    Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
-    a verifier key nor a fingerprint: both are the caller's errors, not the site's.
-    """
-    if key is not None:
-        check_key_pin(key)
-    root = Path(site)
-    report = Report(str(site))
-    if not root.is_dir():
-        raise SiteUnreadable(f"{site}: not a directory")
-    if not (root / MANIFEST_PATH).is_file():
-        raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
-    s = _Site(root, report)
-    loaded = s.document(MANIFEST_PATH, "manifest")
-    if loaded is None:
-        return report
-    manifest = loaded[1]
-    if not _check_manifest_shape(manifest, report):
-        return report
-    origin = manifest["origin"]
-
-    public_key = _guarded(report, "keys", None, _check_keys, s, manifest, origin, key)
-    if public_key is None:
-        return report
-    _guarded(report, SUMS_PATH, None, _check_sums, s, public_key, manifest["verifier"])
-    ledger = _guarded(report, "ledger", None, _check_ledger, s, manifest, origin, public_key)
-    if ledger is None:
-        return report
-    params = _guarded(report, "methodology", {}, _check_methodology, s, manifest, ledger)
-    _guarded(report, "gates", None, _check_gates, s, manifest, ledger)
-    _guarded(report, "reveals", None, _check_reveals, s, manifest, ledger)
-    specs = _guarded(report, "runs", {}, _check_runs, s, manifest, ledger, params)
-    _guarded(report, "certificates", None, _check_certificates, s, manifest, ledger, specs, params)
-    _guarded(report, "verifier", None, _check_verifier, s, manifest)
-    report.counts = {
-        "ledger entries": ledger.size,
-        "gates": len(ledger.gates),
-        "commitments": ledger.commit_count,
-        "revealed": len(ledger.reveals),
-        "runs": len(ledger.runs),
-        "certificates": len(ledger.certificates),
-        "methodology versions": len(ledger.methodologies),
-    }
-    open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
-    if open_runs:
-        report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
-    return report
+    def own_verifier(self) -> bytes:
+        """The bytes of the verify.py this code is (OSError if it cannot read itself)."""
+        return Path(own_file()).read_bytes()
 
 
-def _guarded(report: Report, part: str, default: Any, check: Any, *args: Any) -> Any:
-    """Run one part of the verification; an error the checks did not foresee (a value of a shape
-    nobody expected) becomes a failure of that part, never a traceback and never a pass."""
-    try:
-        return check(*args)
-    except SiteUnreadable:
-        raise
-    except Exception as e:  # fail closed on anything unforeseen
-        report.check(False, MANIFEST_PATH, f"the {part} could not be checked: the site holds a value of an unexpected shape ({type(e).__name__}: {str(e)[:200]})")
-        return default
+# ==============================================================================================
+# generator/verifier/release.py: A release as a whole (SPEC §2, §7, §8): the manifest, the keys, SHA256SUMS over every file, and the verifier copy the site ships.
+# ==============================================================================================
+
+SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
 
 MANIFEST_KEYS = (
@@ -2825,7 +3038,11 @@ MANIFEST_KEYS = (
 )
 
 
-def _check_manifest_shape(m: Any, report: Report) -> bool:
+MANIFEST_LISTS = ("gates", "methodology", "reveals", "runs", "certificates")
+
+
+def check_manifest_shape(m: Any, report: Report) -> bool:
+    """transparency.json's members and their types (SPEC §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
         if m.get("type") != "transparency-manifest" or not is_v1(m):
@@ -2834,7 +3051,7 @@ def _check_manifest_shape(m: Any, report: Report) -> bool:
             problems.append(Problem("malformed origin", where="origin", expected="a URL without scheme, spaces or '+'", found=show(m.get("origin"))))
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
-        for k in ("gates", "methodology", "reveals", "runs", "certificates"):
+        for k in MANIFEST_LISTS:
             if k in m and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
         problems += check_keys(m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger")
@@ -2851,47 +3068,33 @@ def _check_manifest_shape(m: Any, report: Report) -> bool:
     return report.add(problems, MANIFEST_PATH)
 
 
-def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None) -> bytes | None:
+def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str | None) -> bytes | None:
+    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned."""
     report = s.report
-    loaded = s.document(manifest["keys"], "keys")
+    rel = manifest["keys"]
+    loaded = s.document(rel, "keys")
     if loaded is None:
         return None
-    rel, doc = manifest["keys"], loaded[1]
+    doc = loaded[1]
     problems = check_keys(doc, ("type", "v", "origin", "keys"))
-    if problems or doc.get("type") != "keys" or not is_v1(doc) or not isinstance(doc.get("keys"), list):
+    if problems or doc.get("type") != "keys" or not is_v1(doc):
         report.add(problems or [Problem("not a v1 keys document")], rel)
         return None
-    report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, doc["origin"])
-    active: list[VerifierKey] = []
-    previous_from = ""
-    for i, k in enumerate(doc["keys"]):
-        w = f"keys[{i}]"
-        kp = check_keys(k, ("vkey", "public_key", "fingerprint", "pem", "valid_from", "valid_until", "status"), ("reason",), where=w)
-        if not report.add(kp, rel):
-            continue
-        try:
-            vk = parse_vkey(k["vkey"])
-        except FormatError as e:
-            report.check(False, rel, f"vkey: {e}", where=w, found=show(k["vkey"]))
-            continue
-        report.check(vk.name == origin, rel, "key name must be the origin", origin, vk.name, where=w)
-        report.check(k["public_key"] == base64.b64encode(vk.public_key).decode(), rel, "public_key differs from the vkey's key", base64.b64encode(vk.public_key).decode(), k["public_key"], where=w)
-        report.check(k["fingerprint"] == vk.fingerprint, rel, "fingerprint differs from the key", vk.fingerprint, k["fingerprint"], where=w)
-        report.check(k["status"] in KEY_STATUSES, rel, "unknown key status", " | ".join(KEY_STATUSES), show(k["status"]), where=w)
-        report.check(k["status"] != "revoked" or isinstance(k.get("reason"), str), rel, "a revoked key needs a reason", "a string 'reason'", show(k.get("reason")), where=w)
-        report.check(is_time(k["valid_from"]) and k["valid_from"] >= previous_from, rel, "valid_from malformed or out of order", found=show(k["valid_from"]), where=w)
-        previous_from = k["valid_from"] if is_time(k["valid_from"]) else previous_from
-        report.check(k["valid_until"] is None or is_time(k["valid_until"]), rel, "valid_until must be a time or null", found=show(k["valid_until"]), where=w)
-        pem = s.read(k["pem"], f"PEM of {w}")
+    report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
+    rows, problems = key_rows(doc["keys"], origin, published=True)
+    report.add(problems, rel)
+    for row in rows:
+        if row.pem is None:
+            continue  # an unsafe path, reported
+        pem = s.read(row.pem, f"PEM of {row.key.vkey}")
         if pem is not None:
             try:
                 pem_key = public_key_from_pem(pem)
-                report.check(pem_key == vk.public_key, k["pem"], "PEM holds a different key than keys.json", vk.fingerprint, fingerprint(pem_key))
-            except FormatError as e:
-                report.check(False, k["pem"], str(e))
-        if k["status"] == "active":
-            active.append(vk)
-    if not report.check(len(active) == 1, rel, "v1 has exactly one active key", "1", str(len(active))):
+                report.check(pem_key == row.key.public_key, row.pem, "PEM holds a different key than keys.json", row.key.fingerprint, fingerprint(pem_key))
+            except ValueError as e:
+                report.check(False, row.pem, str(e))
+    active = [r.key for r in rows if r.status == "active"]
+    if len(active) != 1:
         return None
     vk = active[0]
     report.key = {"vkey": vk.vkey, "fingerprint": vk.fingerprint}
@@ -2900,71 +3103,21 @@ def _check_keys(s: _Site, manifest: dict[str, Any], origin: str, pin: str | None
         report.warnings.append(DEMO_KEY_WARNING)
     if pin is None:
         report.key["source"] = "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it with --key"
+        return vk.public_key
+    pinned = pin.strip()
+    if pinned.startswith("SHA256:"):
+        match = pinned == vk.fingerprint
     else:
-        pinned = pin.strip()
-        if pinned.startswith("SHA256:"):
-            match = pinned == vk.fingerprint
-        else:
-            pk = parse_vkey(pinned)
-            match = pk.public_key == vk.public_key and pk.name == vk.name
-        report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
-        if not report.check(match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"):
-            return None
+        pk = parse_vkey(pinned)
+        match = pk.public_key == vk.public_key and pk.name == vk.name
+    report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
+    if not report.check(match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"):
+        return None
     return vk.public_key
 
 
-# A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
-# folder far deeper is refused where it is, instead of being walked until Python gives up.
-MAX_SITE_DEPTH = 32
-
-
-# Files Python would import or run if they sat next to a module search path: a site has no
-# business shipping any, apart from the verifier the manifest names.
-PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
-
-
-def _site_files(s: _Site, verifier: str) -> Iterator[str]:
-    """Every regular file of the site, as a '/' path; failures for anything else found.
-
-    An explicit stack rather than recursion (a folder 1,200 levels deep is data, not a crash),
-    and never a link followed.
-    """
-    report = s.report
-    stack: list[tuple[str, int]] = [("", 0)]
-    while stack:
-        rel_dir, depth = stack.pop()
-        folder = s.root / rel_dir if rel_dir else s.root
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as e:
-            report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
-            continue
-        if rel_dir and not entries:
-            report.check(False, rel_dir, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                if entry.is_symlink():
-                    report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
-                elif entry.is_dir(follow_symlinks=False):
-                    if entry.name == "__pycache__":
-                        report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
-                    if depth + 1 >= MAX_SITE_DEPTH:
-                        report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
-                    else:
-                        stack.append((rel, depth + 1))
-                elif entry.is_file(follow_symlinks=False):
-                    if entry.name.endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
-                        report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
-                    yield rel
-                else:
-                    report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
-            except OSError as e:
-                report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
-
-
-def _check_sums(s: _Site, key: bytes, verifier: str) -> None:
+def check_sums(s: Site, key: bytes, verifier: str) -> None:
+    """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files."""
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
@@ -2990,26 +3143,39 @@ def _check_sums(s: _Site, key: bytes, verifier: str) -> None:
         listed[path] = m.group(1)
     if not text.endswith("\n"):
         report.check(False, SUMS_PATH, "last line does not end with a newline")
-    actual = set(_site_files(s, verifier))
+    actual = set(s.files(verifier))
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
         report.check(False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file")
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     for rel in sorted(actual & set(listed)):
-        digest = _file_sha256(s.root / rel)
+        s.current = rel
+        digest = s.file_sha256(rel)
         report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest)
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
+    """SPEC §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    failure, whatever it does: readers who run the site's own copy would run other code."""
+    rel = manifest["verifier"]
+    theirs = s.read(rel, "verifier")
+    if theirs is None:
+        return
+    try:
+        mine = s.own_verifier()
+    except OSError as e:
+        s.report.check(False, rel, "this verifier cannot read its own file to compare", "a readable verify.py", e.strerror or str(e))
+        return
+    s.report.check(theirs == mine, rel, "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+                   f"SHA-256 {sha256_hex(mine)} (this verifier)", f"SHA-256 {sha256_hex(theirs)}")
 
 
-def _check_ledger(s: _Site, manifest: dict[str, Any], origin: str, key: bytes) -> Ledger | None:
+# ==============================================================================================
+# generator/verifier/publication.py: What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology parameters, reveal documents and run specs, each against its leaf.
+# ==============================================================================================
+
+def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
     One large document at a time: the entries are replayed and released before the
@@ -3042,12 +3208,12 @@ def _check_ledger(s: _Site, manifest: dict[str, Any], origin: str, key: bytes) -
     report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
     report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
     report.check(same(led["tree_size"], ledger.size), MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
-    _check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    _check_commitment_list(s, led["commitment_list"], origin, key, ledger)
+    check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
+    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
 
 
-def _check_commitment_list(s: _Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
+def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
     """The signed list must hold every commit leaf, in ledger order, with its current status."""
     report = s.report
     data = s.read(rel, "commitment list")
@@ -3095,7 +3261,7 @@ def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Prob
     )
 
 
-def _check_checkpoint(s: _Site, rel: str, origin: str, key: bytes, size: int, root: bytes) -> None:
+def check_checkpoint(s: Site, rel: str, origin: str, key: bytes, size: int, root: bytes) -> None:
     report = s.report
     data = s.read(rel, "checkpoint")
     if data is None:
@@ -3111,7 +3277,7 @@ def _check_checkpoint(s: _Site, rel: str, origin: str, key: bytes, size: int, ro
     report.check(cp_root == root, rel, "checkpoint root differs from the RFC 6962 root of the entries", base64.b64encode(root).decode(), base64.b64encode(cp_root).decode())
 
 
-def _ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
+def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
     """Check a manifest list names exactly `want`, in ledger order; return its well-formed rows."""
     rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
     got = [r.get(key) for r in rows]
@@ -3127,8 +3293,8 @@ def _ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, wa
     return rows
 
 
-def _check_gates(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
-    rows = _ordered_ids(s.report, manifest["gates"], MANIFEST_PATH, "gates", "id", list(ledger.gates))
+def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
+    rows = ordered_ids(s.report, manifest["gates"], MANIFEST_PATH, "gates", "id", list(ledger.gates))
     for r in rows:
         g = ledger.gates.get(r["id"]) if isinstance(r.get("id"), str) else None
         if g is not None:
@@ -3136,9 +3302,9 @@ def _check_gates(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
             s.report.check(same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
 
 
-def _check_methodology(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, dict[str, Any]]:
+def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, dict[str, Any]]:
     report = s.report
-    rows = _ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
+    rows = ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
     params: dict[str, dict[str, Any]] = {}
     for r in rows:
         version = r.get("version")
@@ -3155,17 +3321,18 @@ def _check_methodology(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> di
         rel = str(r.get("parameters"))
         digest = sha256_hex(data)
         report.check(digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest)
-        report.add(check_methodology(doc), rel)
+        rules = check_methodology(doc)
+        report.add(rules, rel)
         report.check(isinstance(doc, dict) and doc.get("version") == version, rel, "version inside the file differs", version, show(doc.get("version") if isinstance(doc, dict) else None))
-        if isinstance(doc, dict) and not check_methodology(doc):
+        if not rules:
             params[str(version)] = doc
     return params
 
 
-def _check_reveals(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
+def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
     report = s.report
     want = sorted(ledger.reveals, key=lambda i: ledger.reveals[i].index)
-    rows = _ordered_ids(report, manifest["reveals"], MANIFEST_PATH, "reveals", "id", want)
+    rows = ordered_ids(report, manifest["reveals"], MANIFEST_PATH, "reveals", "id", want)
     salts: dict[str, str] = {}
     for r in rows:
         item_id = r.get("id")
@@ -3198,9 +3365,9 @@ def _check_reveals(s: _Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         salts[doc["salt"]] = item_id
 
 
-def _check_runs(s: _Site, manifest: dict[str, Any], ledger: Ledger, params: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, params: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     report = s.report
-    rows = _ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
+    rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
     by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
     for run in ledger.runs.values():
@@ -3223,31 +3390,43 @@ def _check_runs(s: _Site, manifest: dict[str, Any], ledger: Ledger, params: dict
     return specs
 
 
-def _check_certificates(
-    s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]]
+# ==============================================================================================
+# generator/verifier/certificate_files.py: A site's certificates (SPEC §6): each certificate file against its ledger leaf and signature, its details documents and grader record against its hashes and against when each falls due, and then every rule of certificates.examine_certificate.
+# ==============================================================================================
+
+def check_certificates(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]], key: bytes
 ) -> None:
     report = s.report
-    run_rows = manifest["runs"] if isinstance(manifest["runs"], list) else []
+    run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
-    rows = _ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
-    answers = _AnswerSource(s, manifest, ledger, specs)
+    rows = ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
+    reveal_paths = {r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    answers = RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item)))
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        try:
-            _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts, now)
-        except Exception as e:  # one hostile certificate must not stop the others being checked
-            report.check(False, MANIFEST_PATH, f"certificate {show(r.get('serial'))} could not be checked: it holds a value of an unexpected shape "
-                         f"({type(e).__name__}: {str(e)[:200]})")
+        _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts, now, key)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
             report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
 
 
+def _read_quietly(s: Site, rel: Any) -> bytes | None:
+    """A reveal document for scoring: publication.check_reveals reports whatever is wrong with
+    it, so a file that cannot be read here is simply no answer."""
+    if not is_safe_path(rel) or s.path(rel, "reveal") is None:
+        return None
+    try:
+        return (s.root / rel).read_bytes()
+    except OSError:
+        return None
+
+
 def _check_one_certificate(
-    s: _Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
-    run_paths: dict[str, Any], answers: "_AnswerSource", verdicts: dict[str, str], now: "_Clock",
+    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
+    run_paths: dict[str, Any], answers: RevealedAnswers, verdicts: dict[str, str], now: "_Clock", key: bytes,
 ) -> None:
     report = s.report
     serial = r.get("serial")
@@ -3261,32 +3440,27 @@ def _check_one_certificate(
         return
     data, cert = loaded
     rel = str(r.get("path"))
-    s.signed(rel, data, _site_key(report), f"certificate {serial}")
+    s.signed(rel, data, key, f"certificate {serial}")
     digest = sha256_hex(data)
     report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
-    if not isinstance(cert, dict):
-        report.check(False, rel, "a certificate must be an object")
-        return
     run = ledger.runs[ev.run]
     spec = specs.get(ev.run)
-    bound = report.add(certificate_binding_problems(cert, ev, run, spec), rel, checks=9)
-    verdicts[ev.run] = str(cert.get("verdict"))
-    expires = cert.get("expires_at")
-    if is_time(expires) and expires < now():
-        report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
-    if spec is None:
-        return
+    if isinstance(cert, dict):
+        verdicts[ev.run] = str(cert.get("verdict"))
+        expires = cert.get("expires_at")
+        if is_time(expires) and expires < now():
+            report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
-    version = spec["methodology"].get("version")
+    version = spec["methodology"].get("version") if spec is not None else None
     pinned = params.get(version) if isinstance(version, str) else None
-    report.add(check_certificate(cert, spec, pinned, public, run_paths.get(ev.run, ""), run.sha256), rel)
-    details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-    if not (bound and recheckable(cert)) or pinned is None:
-        return
-    results = cert["results"]
-    found = recheck_certificate(cert, pinned, public, answers.answers(spec["items"]), details, record, len(spec["exclusion_rules"]))
-    report.add(found.problems, rel, checks=len(results) + 8)
+    details: dict[str, dict[str, Any]] = {}
+    record = None
+    if isinstance(cert, dict) and spec is not None:
+        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+    found = examine_certificate(cert, ev, run, spec, pinned, public, run_paths.get(ev.run, ""),
+                                answers.answers(spec["items"]) if spec is not None else {}, details, record)
+    report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
 
 
@@ -3304,49 +3478,8 @@ class _Clock:
         return self._now
 
 
-class _AnswerSource:
-    """The revealed answers of the items certificates use, read from their reveal files on
-    demand: a site may reveal a million items, and only those in runs are needed here."""
-
-    def __init__(self, s: _Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]]) -> None:
-        used = {i for spec in specs.values() for i in spec["items"]}
-        rows = manifest["reveals"] if isinstance(manifest["reveals"], list) else []
-        self.paths = {r["id"]: r.get("path") for r in rows if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"] in used}
-        self.s = s
-        self.ledger = ledger
-        self.cache: dict[str, dict[str, Any] | None] = {}
-
-    def answer(self, item_id: str) -> dict[str, Any] | None:
-        if item_id in self.cache:
-            return self.cache[item_id]
-        value = None
-        commit = self.ledger.commit(item_id)
-        rel = self.paths.get(item_id)
-        if commit is not None and item_id in self.ledger.reveals and is_safe_path(rel):
-            try:
-                data = (self.s.root / rel).read_bytes()
-                if sha256_hex(data) == commit.commitment:  # _check_reveals reports any other case
-                    doc = parse_canonical(data)
-                    if not check_reveal_document(doc):
-                        value = doc["item"]["answer"]
-            except (OSError, FormatError):
-                value = None
-        if len(self.cache) > 50_000:
-            self.cache.clear()
-        self.cache[item_id] = value
-        return value
-
-    def answers(self, items: list[str]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for i in items:
-            a = self.answer(i)
-            if a is not None:
-                out[i] = a
-        return out
-
-
 def _published_records(
-    s: _Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
+    s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The details documents and grader record the manifest lists for a certificate, checked
     against its hashes and against when each is due (SPEC §6): a details document once its
@@ -3370,6 +3503,7 @@ def _published_records(
         sealed = by_hash.get(digest)
         if not report.check(sealed is not None, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest):
             continue
+        assert sealed is not None
         item = sealed.get("item")
         report.check(item in ledger.reveals, str(path), f"details of {item} published while the item is sealed: they would reveal its answer", "published after the item's reveal", "published")
         details[str(item)] = loaded[1]
@@ -3394,24 +3528,73 @@ def _published_records(
     return details, record
 
 
-def _site_key(report: Report) -> bytes:
-    return parse_vkey(report.key["vkey"]).public_key
+# ==============================================================================================
+# generator/verifier/site.py: Verifying a site (SPEC §2-§8): the checks in their order, and the one last-resort catch.
+# ==============================================================================================
+
+# The test suite sets this, so that a bug in a check fails the test that met it instead of
+# being reported, like any other failure, as an internal error of the verifier.
+RAISE_INTERNAL_ERRORS = False
 
 
-def _check_verifier(s: _Site, manifest: dict[str, Any]) -> None:
-    """SPEC §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
-    failure, whatever it does: readers who run the site's own copy would run other code."""
-    rel = manifest["verifier"]
-    theirs = s.read(rel, "verifier")
-    if theirs is None:
-        return
+def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -> Report:
+    """Verify a site directory.
+
+    Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
+    a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
+    the verifier itself is reported as an internal error against the file it was checking (with
+    its traceback under `debug`), never as a pass.
+    """
+    if key is not None:
+        check_key_pin(key)
+    root = Path(site)
+    report = Report(str(site))
+    if not root.is_dir():
+        raise SiteUnreadable(f"{site}: not a directory")
+    if not (root / MANIFEST_PATH).is_file():
+        raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
+    s = Site(root, report)
     try:
-        mine = Path(own_file()).read_bytes()
-    except OSError as e:
-        s.report.check(False, rel, "this verifier cannot read its own file to compare", "a readable verify.py", e.strerror or str(e))
+        _check(s, key)
+    except Exception as e:  # the last resort: a bug must never read as a pass
+        if RAISE_INTERNAL_ERRORS:
+            raise
+        report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
+    return report
+
+
+def _check(s: Site, key: str | None) -> None:
+    report = s.report
+    loaded = s.document(MANIFEST_PATH, "manifest")
+    if loaded is None or not check_manifest_shape(loaded[1], report):
         return
-    s.report.check(theirs == mine, rel, "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
-                   f"SHA-256 {sha256_hex(mine)} (this verifier)", f"SHA-256 {sha256_hex(theirs)}")
+    manifest = loaded[1]
+    origin = manifest["origin"]
+    public_key = check_keys_document(s, manifest, origin, key)
+    if public_key is None:
+        return
+    check_sums(s, public_key, manifest["verifier"])
+    ledger = check_ledger(s, manifest, origin, public_key)
+    if ledger is None:
+        return
+    params = check_methodology_files(s, manifest, ledger)
+    check_gates(s, manifest, ledger)
+    check_reveals(s, manifest, ledger)
+    specs = check_runs(s, manifest, ledger, params)
+    check_certificates(s, manifest, ledger, specs, params, public_key)
+    check_verifier_copy(s, manifest)
+    report.counts = {
+        "ledger entries": ledger.size,
+        "gates": len(ledger.gates),
+        "commitments": ledger.commit_count,
+        "revealed": len(ledger.reveals),
+        "runs": len(ledger.runs),
+        "certificates": len(ledger.certificates),
+        "methodology versions": len(ledger.methodologies),
+    }
+    open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
+    if open_runs:
+        report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
 
 
 # ==============================================================================================
@@ -3457,6 +3640,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
         return 2
     print(safe_json(report.to_json()) if args.json else report.render())
+    for trace in report.debug:
+        print(trace, file=sys.stderr)
     return 0 if report.ok else 1
 
 

@@ -48,6 +48,13 @@ def verifier(request: pytest.FixtureRequest) -> ModuleType:
 
 
 @pytest.fixture(autouse=True)
+def _verifier_bugs_fail_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the tests an error inside the verifier raises, instead of being reported as an
+    internal error: a bug can never hide as a failure some test expected."""
+    monkeypatch.setattr("generator.verifier.site.RAISE_INTERNAL_ERRORS", True)
+
+
+@pytest.fixture(autouse=True)
 def _no_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stray SOURCE_DATE_EPOCH in the environment would change every build's bytes."""
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)

@@ -60,7 +60,9 @@ def _commands(site: Path, tmp: Path) -> dict[str, tuple[list[str], Path]]:
 def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     full.update(env)
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=full, encoding="utf-8", errors="strict")
+    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=full, encoding="utf-8", errors="strict")
+    assert "internal error of the verifier" not in r.stdout, r.stdout[-3000:]  # a bug, not a verdict
+    return r
 
 
 # Every command with the modules the first report named; the plain, unprotected command with

@@ -67,12 +67,16 @@ class Run:
         return any(line.startswith((f"FAIL {rel}: ", f"FAIL {rel} [")) for line in self.fail_lines())
 
 
+INTERNAL = "internal error of the verifier"
+
+
 def run_verifier(
     script: Path, *args: str, cwd: Path | None = None, isolated: bool = False
 ) -> Run:
     cmd = [sys.executable, *(["-I"] if isolated else []), str(script), *args]
     env = {k: val for k, val in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert INTERNAL not in p.stdout + p.stderr, f"a bug in the verifier, not a verdict:\n{p.stdout[-3000:]}"
     return Run(p.returncode, p.stdout, p.stderr)
 
 

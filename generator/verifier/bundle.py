@@ -30,7 +30,8 @@ TARGET = HERE.parent / "verify.py"
 # Dependency order; the first runs before every other import, the last holds the __main__ block.
 MODULES = (
     "isolation", "text", "errors", "canonical", "formats", "sodium", "keys", "note", "merkle", "idindex",
-    "methodology", "scoring", "subjects", "ledger", "runs", "certificates", "report", "site", "cli",
+    "methodology", "scoring", "subjects", "ledger", "answers", "runs", "certificates", "report", "folder",
+    "release", "publication", "certificate_files", "site", "cli",
 )
 PRELUDE = "isolation"
 NOT_BUNDLED = {"__init__", "bundle"}
@@ -107,6 +108,11 @@ def _read(name: str) -> _Module:
     doc = ast.get_docstring(tree) or ""
     module = _Module(name, doc, [], [], set())
     body = tree.body[1:] if doc else tree.body
+    for node in ast.walk(tree):  # an import inside a function would look for a module the bundle does not have
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in body:
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m == "generator" or m.startswith("generator.") or m == "__future__" for m in modules) or getattr(node, "level", 0):
+                raise BundleError(f"generator/verifier/{name}.py line {node.lineno}: an import of the package inside a function or block; import at the top")
     for node in body:
         text = "\n".join(lines[_start(node, lines) - 1 : node.end_lineno])
         where = f"generator/verifier/{name}.py line {node.lineno}"

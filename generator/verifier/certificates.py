@@ -319,8 +319,12 @@ def recheckable(cert: Any) -> bool:
 
 @dataclass
 class Recheck:
+    """What recomputing a certificate found, what it could only take as asserted, and how
+    many comparisons it made (each one counted where it is made)."""
+
     problems: list[Problem] = field(default_factory=list)
     asserted: list[str] = field(default_factory=list)
+    checks: int = 0
 
 
 def recheck_certificate(
@@ -353,6 +357,7 @@ def recheck_certificate(
         if not public and item in details:
             d = details[item]
             out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            out.checks += 1
             res = d.get("result") if isinstance(d, dict) else None
             shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
             out.problems += shape
@@ -363,9 +368,11 @@ def recheck_certificate(
                 unknown += 1
                 continue
             problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            out.checks += 1
             out.problems += problems
             passed += bool(ok)
     summary = cert["summary"]
+    out.checks += 1  # passed: bounded by the open results, or equal to their count
     if unknown and not passed <= summary["passed"] <= passed + unknown:
         out.problems.append(Problem("passed cannot be: the published results already show how many pass, and only the sealed ones are unknown",
                                     where="summary.passed", expected=f"{passed} to {passed + unknown}", found=show(summary["passed"])))
@@ -377,9 +384,11 @@ def recheck_certificate(
         out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
     g = grade_counts(counts, passed, params)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
+        out.checks += 1
         if not same(summary.get(k), g.summary[k]):
             out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
     for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
+        out.checks += 1
         if not same(cert.get(k), getattr(g, k)):
             out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
     grader = cert["grader"]
@@ -387,6 +396,7 @@ def recheck_certificate(
         out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
         pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
         score, rule = band_score(pj, g.band)
+        out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
         if cert.get("score") != score:
             out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
         if cert.get("score_rule") != rule:
@@ -398,4 +408,37 @@ def recheck_certificate(
     else:
         out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
                             f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
+    return out
+
+
+def examine_certificate(
+    cert: Any,
+    ev: CertificateEvent,
+    run: RunEvent,
+    spec: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    public: bool,
+    spec_path: str,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+) -> Recheck:
+    """Every rule of SPEC §6 for one certificate, given what is published of it: its binding to
+    the ledger and the run spec, its shape, and (when the binding holds) every derived field
+    recomputed. The verifier and the build both ask here, each after reading the documents its
+    own way, so that the two apply one pipeline."""
+    if not isinstance(cert, dict):
+        return Recheck([Problem("a certificate must be an object", found=type_name(cert))], checks=1)
+    binding = certificate_binding_problems(cert, ev, run, spec)
+    out = Recheck(list(binding), checks=1)
+    if spec is None:
+        return out
+    out.problems += check_certificate(cert, spec, params, public, spec_path, run.sha256)
+    out.checks += 1
+    if binding or params is None or not recheckable(cert):
+        return out
+    redo = recheck_certificate(cert, params, public, answers, details, record, len(spec["exclusion_rules"]))
+    out.problems += redo.problems
+    out.asserted += redo.asserted
+    out.checks += redo.checks
     return out

@@ -51,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
         return 2
     print(safe_json(report.to_json()) if args.json else report.render())
+    for trace in report.debug:
+        print(trace, file=sys.stderr)
     return 0 if report.ok else 1
 
 

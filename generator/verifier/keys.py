@@ -5,11 +5,12 @@ import base64
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from generator.verifier.errors import FormatError, VerifyError
-from generator.verifier.formats import HEX64_RE, is_valid_key_name, sha256_hex
+from generator.verifier.errors import FormatError, Problem, VerifyError
+from generator.verifier.formats import HEX64_RE, check_keys, is_safe_path, is_time, is_valid_key_name, sha256_hex
 from generator.verifier.sodium import NACL, verify_detached
-from generator.verifier.text import type_name
+from generator.verifier.text import show, type_name
 
 KEY_STATUSES = ("active", "retired", "revoked")
 # C2SP signed-note: the signature type byte of an Ed25519 key.
@@ -122,3 +123,84 @@ def check_key_pin(pin: str) -> None:
             raise FormatError("a fingerprint is SHA256: followed by 64 lowercase hex digits")
     else:
         parse_vkey(pin)
+
+
+# ---------------------------------------------------------------------------------------------
+# keys.json (SPEC §2): one rule set, for the published document and the program's own copy
+
+
+PUBLISHED_KEY_MEMBERS = ("vkey", "public_key", "fingerprint", "pem", "valid_from", "valid_until", "status")
+DATA_KEY_MEMBERS = ("vkey", "valid_from", "valid_until", "status")
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    """One key as keys.json lists it, its rules already checked."""
+
+    key: VerifierKey
+    valid_from: str
+    valid_until: str | None
+    status: str
+    reason: str | None
+    pem: str | None  # the PEM file's site path (published keys only)
+
+
+def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRow], list[Problem]]:
+    """The keys of a keys.json `keys` list (every one with a valid shape and verifier key, even
+    if it breaks another rule), and every rule they break (SPEC §2): well-formed
+    verifier keys named by the origin, the published public key and fingerprint agreeing with
+    them, known statuses, a reason for a revoked key, times in order, no key twice, and exactly
+    one active key in v1. `published` is the site's document (with public_key, fingerprint and
+    pem); otherwise the program's own data/keys.json."""
+    if not isinstance(rows, list) or not rows:
+        return [], [Problem("must be a non-empty list of keys", where="keys", found=show(rows))]
+    members = PUBLISHED_KEY_MEMBERS if published else DATA_KEY_MEMBERS
+    out: list[KeyRow] = []
+    problems: list[Problem] = []
+    previous_from = ""
+    seen: set[str] = set()
+    for i, k in enumerate(rows):
+        w = f"keys[{i}]"
+        shape = check_keys(k, members, ("reason",), where=w)
+        if shape:
+            problems += shape
+            continue
+        try:
+            vk = parse_vkey(k["vkey"])
+        except FormatError as e:
+            problems.append(Problem(f"vkey: {e}", where=f"{w}.vkey", found=show(k["vkey"])))
+            continue
+        if origin is not None and vk.name != origin:
+            problems.append(Problem("key name must be the origin", where=f"{w}.vkey", expected=origin, found=vk.name))
+        if vk.vkey in seen:
+            problems.append(Problem("the same key is listed twice", where=f"{w}.vkey", found=vk.vkey))
+        seen.add(vk.vkey)
+        if published:
+            b64 = base64.b64encode(vk.public_key).decode()
+            if k["public_key"] != b64:
+                problems.append(Problem("public_key differs from the vkey's key", where=f"{w}.public_key", expected=b64, found=show(k["public_key"])))
+            if k["fingerprint"] != vk.fingerprint:
+                problems.append(Problem("fingerprint differs from the key", where=f"{w}.fingerprint", expected=vk.fingerprint, found=show(k["fingerprint"])))
+        status = k["status"]
+        if status not in KEY_STATUSES:
+            problems.append(Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)))
+        reason = k.get("reason")
+        if status == "revoked" and not isinstance(reason, str):
+            problems.append(Problem("a revoked key needs a reason", where=f"{w}.reason", expected="a string 'reason'", found=show(reason)))
+        if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
+            problems.append(Problem("valid_from malformed or out of order", where=f"{w}.valid_from",
+                                    expected=f"YYYY-MM-DDTHH:MM:SSZ, {previous_from or 'the first'} or later", found=show(k["valid_from"])))
+        else:
+            previous_from = k["valid_from"]
+        if not (k["valid_until"] is None or is_time(k["valid_until"])):
+            problems.append(Problem("valid_until must be a time or null", where=f"{w}.valid_until", found=show(k["valid_until"])))
+        if published and not is_safe_path(k["pem"]):
+            problems.append(Problem("unsafe or malformed path", where=f"{w}.pem", found=show(k["pem"])))
+        # Kept with its problems: a reader still learns which key the site claims, and what
+        # else it publishes is checked against that key.
+        out.append(KeyRow(vk, str(k["valid_from"]), k["valid_until"] if is_time(k["valid_until"]) else None, str(status),
+                          reason if isinstance(reason, str) else None, k["pem"] if published and is_safe_path(k["pem"]) else None))
+    active = sum(1 for k in rows if isinstance(k, dict) and k.get("status") == "active")
+    if active != 1:
+        problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))
+    return out, problems

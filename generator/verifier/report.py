@@ -18,7 +18,11 @@ PASS_MEANING = (
 
 @dataclass
 class Report:
-    """What passed, what failed and what could only be taken as asserted."""
+    """What passed, what failed and what could only be taken as asserted.
+
+    `checks` counts real comparisons: each hash compared, signature verified, document parsed
+    in canonical form, rule set applied to one document or leaf, and derived field recomputed.
+    """
 
     site: str
     checks: int = 0
@@ -29,6 +33,7 @@ class Report:
     key: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     demo_key: bool = False
+    debug: list[str] = field(default_factory=list)  # tracebacks of internal errors, with --debug
 
     @property
     def ok(self) -> bool:
@@ -39,6 +44,16 @@ class Report:
         if not ok:
             self.failures.append(Problem(message, file, where, None if expected is None else str(expected), None if found is None else str(found)))
         return ok
+
+    def internal_error(self, file: str, error: Exception, trace: str | None) -> None:
+        """A bug in the verifier met while checking `file`: a failure (fail closed), said as
+        what it is, never as a verdict on the site."""
+        self.failures.append(Problem(
+            f"internal error of the verifier while checking this file ({type(error).__name__}: {str(error)[:300]}); "
+            "the rest of the site was not checked. This is a bug in the verifier: run it with --debug and report the traceback",
+            file))
+        if trace is not None:
+            self.debug.append(trace)
 
     def add(self, problems: Iterable[Problem], file: str, checks: int = 1) -> bool:
         """Count `checks` checks and record each problem as located in `file`."""
