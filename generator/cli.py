@@ -76,21 +76,32 @@ class _NoteHandler(logging.Handler):
 
 
 class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
-    """The standard handler, refusing anything but a regular file or folder inside the site,
-    reached without following a link."""
+    """The standard handler, serving only regular files inside the site reached without a
+    link: the file finally opened is checked (a folder's index.html included), and folders
+    are never listed."""
 
     def send_head(self) -> Any:
-        target = Path(self.translate_path(self.path))
-        root = Path(self.directory).resolve()
-        try:
-            inside = target.resolve().is_relative_to(root) and not any(
-                q.is_symlink() for q in (target, *target.parents) if q.is_relative_to(root) and q != root)
-        except (OSError, RuntimeError, ValueError):
-            inside = False
-        if not inside:
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and not path.is_symlink():
+            if not self.path.split("?", 1)[0].split("#", 1)[0].endswith("/"):
+                return super().send_head()  # the standard redirect to the folder's URL; nothing served
+            path = path / "index.html"  # what the standard handler would open: checked first
+        if not self._servable(path):
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
         return super().send_head()
+
+    def _servable(self, target: Path) -> bool:
+        root = Path(self.directory).resolve()
+        try:
+            return (target.resolve().is_relative_to(root) and target.is_file()
+                    and not any(q.is_symlink() for q in (target, *target.parents) if q.is_relative_to(root) and q != root))
+        except (OSError, RuntimeError, ValueError):
+            return False
+
+    def list_directory(self, path: Any) -> Any:
+        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+        return None
 
     def log_message(self, format: str, *args: Any) -> None:
         sys.stderr.write(printable(format % args) + "\n")

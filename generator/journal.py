@@ -20,19 +20,23 @@ the rest of the moves, each checked against its recorded SHA-256. Either way it 
 from __future__ import annotations
 
 import dataclasses
+import errno
+import fcntl
 import hashlib
 import json
 import logging
 import os
+import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.verifier import is_safe_path
+from generator.verifier import is_hex64, is_safe_path
 
 log = logging.getLogger("transparency")
 
@@ -40,6 +44,28 @@ PENDING = ".pending"
 READY = "ready.json"
 LINES = "ledger.lines"
 COMMAND = "command"
+
+
+LOCK = ".lock"
+STAGED_RE = re.compile(r"^files/[0-9]{4}/[0-9]{7}$")
+MODES = (0o644, 0o600)
+
+
+@contextmanager
+def locked(paths: Paths) -> Iterator[None]:
+    """The private directory's lock: one command at a time changes the program, `init` and the
+    finishing of an interrupted command included (the ledger's own lock cannot serve before the
+    ledger exists)."""
+    paths.private.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(paths.private / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError([problem(paths.show(paths.private), "another transparency command is changing the program; try again when it ends")]) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def crash_point(label: str) -> None:
@@ -103,8 +129,9 @@ class Transaction:
         self._named = 0
         self._targets: set[tuple[str, str]] = set()
         self.dir.mkdir(parents=True, mode=0o700)
-        (self.dir / COMMAND).write_text(command, encoding="utf-8")
-        self._lines = (self.dir / LINES).open("wb")
+        with os.fdopen(os.open(self.dir / COMMAND, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
+            f.write(command)
+        self._lines = os.fdopen(os.open(self.dir / LINES, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
         self._lines_hash = hashlib.sha256()
         self._lines_bytes = 0
         self._events = 0
@@ -178,7 +205,7 @@ class Transaction:
                 "moves": [dataclasses.asdict(m) for m in self._moves],
             }
             tmp = self.dir / (READY + ".tmp")
-            with tmp.open("w", encoding="utf-8") as f:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
                 json.dump(ready, f)
                 f.flush()
                 os.fsync(f.fileno())
@@ -204,8 +231,11 @@ class _StagedFile:
         self.tx, self.root, self.rel, self.mode = tx, root, rel, mode
         self.name = tx._staged_name()
         path = tx.dir / self.name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = path.open("wb")
+        if not tx.dir.is_dir():  # removed under the command's feet: never made again silently
+            raise InputError([problem(tx.paths.show(tx.dir), "the staging folder of this command disappeared while it ran; nothing was changed")])
+        path.parent.mkdir(exist_ok=True, parents=True, mode=0o700)
+        # 0600: a staged file may be the signing key, or a sealed item's text
+        self._f = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
         self.writer = _HashingWriter(self._f)
 
     def __enter__(self) -> _HashingWriter:
@@ -223,6 +253,26 @@ class _StagedFile:
 # Finishing a committed transaction, now or after a crash
 
 
+def _ready_problems(ready: Any) -> list[str]:
+    """What makes a ready.json unsafe to act on: it names files to move and a mode to give
+    them, so every member is checked before anything is done."""
+    if not isinstance(ready, dict) or set(ready) != {"v", "ledger_bytes", "lines_bytes", "lines_sha256", "moves"} or ready["v"] != 1:
+        return ["not a v1 record with ledger_bytes, lines_bytes, lines_sha256 and moves"]
+    out = []
+    if not (ready["ledger_bytes"] is None or (type(ready["ledger_bytes"]) is int and ready["ledger_bytes"] >= 0)):
+        out.append("ledger_bytes is not a length or null")
+    if not (type(ready["lines_bytes"]) is int and ready["lines_bytes"] >= 0) or not is_hex64(ready["lines_sha256"]):
+        out.append("lines_bytes or lines_sha256 is malformed")
+    if not isinstance(ready["moves"], list):
+        return [*out, "moves is not a list"]
+    for i, m in enumerate(ready["moves"]):
+        if not (isinstance(m, dict) and set(m) == {"staged", "root", "path", "sha256", "mode"} and isinstance(m["staged"], str)
+                and STAGED_RE.fullmatch(m["staged"]) and m["root"] in ("data", "private") and is_safe_path(m["path"])
+                and not m["path"].startswith(PENDING) and is_hex64(m["sha256"]) and m["mode"] in MODES and type(m["mode"]) is int):
+            out.append(f"moves[{i}] is malformed")
+    return out
+
+
 def _root(paths: Paths, name: str) -> Path:
     return paths.private if name == "private" else paths.data
 
@@ -238,9 +288,11 @@ def _append_rest(paths: Paths, pending: Path, ready: dict, ledger: BinaryIO | No
             if _sha256_file(paths.ledger_file) != ready["lines_sha256"]:
                 raise InputError([problem(file, "an interrupted 'init' left a ledger that is not the one it was creating; move it away and run init again")])
             return 0
-        if lines.exists():
-            os.replace(lines, paths.ledger_file)
-            fsync_dir(paths.ledger_file.parent)
+        if not lines.exists() or _sha256_file(lines) != ready["lines_sha256"]:
+            raise InputError([problem(paths.show(lines), "an interrupted 'init' lost the ledger it was creating; remove the program's files and run init again")],
+                             "cannot finish an interrupted command")
+        _place(lines, paths.ledger_file, 0o644)
+        fsync_dir(paths.ledger_file.parent)
         return size
     assert ledger is not None
     end = ledger.seek(0, os.SEEK_END)
@@ -248,6 +300,9 @@ def _append_rest(paths: Paths, pending: Path, ready: dict, ledger: BinaryIO | No
     if done < 0 or done > size:
         raise InputError([problem(file, f"the ledger is {end} bytes long, but an interrupted command recorded it at {start} bytes before appending {size}; "
                                   f"someone else changed it. Compare it with {paths.show(pending)} by hand")], "cannot finish an interrupted command")
+    if not lines.exists():
+        raise InputError([problem(paths.show(lines), "the ledger lines an interrupted command was appending are gone; compare the ledger with a backup by hand")],
+                         "cannot finish an interrupted command")
     h = hashlib.sha256()
     with lines.open("rb") as src:
         ledger.seek(start)
@@ -278,40 +333,58 @@ def _append_rest(paths: Paths, pending: Path, ready: dict, ledger: BinaryIO | No
     return size - done
 
 
-def _move(paths: Paths, pending: Path, m: dict) -> None:
+def _check_move(paths: Paths, pending: Path, m: dict[str, Any]) -> None:
+    """A move of an interrupted command can be finished: the staged copy holds the recorded
+    bytes, or the file was moved already."""
     staged = pending / m["staged"]
     target = _root(paths, m["root"]) / m["path"]
-    if not is_safe_path(m["path"]) or m["root"] not in ("data", "private"):  # pragma: no cover - we wrote it
-        raise InputError([problem(paths.show(pending / READY), "names an unsafe path", found=m["path"])])
     if not staged.exists():
         if target.exists() and _sha256_file(target) == m["sha256"]:
-            return  # moved before the interruption
+            return
         raise InputError([problem(paths.show(target), "an interrupted command had staged this file, but neither the staged copy nor the file itself is there "
                                   "with the recorded content", expected=f"SHA-256 {m['sha256']}")], "cannot finish an interrupted command")
+    if _sha256_file(staged) != m["sha256"]:
+        raise InputError([problem(paths.show(staged), f"the staged copy of {paths.show(target)} is not what the command recorded; nothing was changed",
+                                  expected=f"SHA-256 {m['sha256']}")], "cannot finish an interrupted command")
+
+
+def _move(paths: Paths, pending: Path, m: dict[str, Any]) -> None:
+    staged = pending / m["staged"]
+    if not staged.exists():
+        return  # moved before the interruption (checked by _check_move)
+    _place(staged, _root(paths, m["root"]) / m["path"], m["mode"])
+    crash_point("moved a file")
+
+
+def _place(staged: Path, target: Path, mode: int) -> None:
+    """Put a staged file in place in one rename, or where the data directory is on another file
+    system, as a copy made whole beside the target and renamed over it."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(staged, m["mode"])
+    os.chmod(staged, mode)
     try:
         os.replace(staged, target)
     except OSError as e:
-        if e.errno != 18:  # EXDEV: the data directory is on another file system
+        if e.errno != errno.EXDEV:
             raise
         tmp = target.with_name(f".{target.name}.tmp")
         shutil.copyfile(staged, tmp)
         with tmp.open("rb+") as f:
             os.fsync(f.fileno())
-        os.chmod(tmp, m["mode"])
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
         staged.unlink()
-    crash_point("moved a file")
 
 
-def _roll_forward(paths: Paths, pending: Path, ready: dict, ledger: BinaryIO | None) -> int:
+def _roll_forward(paths: Paths, pending: Path, ready: dict[str, Any], ledger: BinaryIO | None, recovering: bool = False) -> int:
+    if recovering:  # every file checked before anything is changed: a damaged record changes nothing
+        for m in ready["moves"]:
+            _check_move(paths, pending, m)
     appended = _append_rest(paths, pending, ready, ledger)
     folders: set[Path] = set()
     for m in ready["moves"]:
         _move(paths, pending, m)
         folders.add((_root(paths, m["root"]) / m["path"]).parent)
-    for folder in sorted(folders):
+    for folder in sorted(folders):  # once each, not once a file: a batch moves a quarter of a million
         fsync_dir(folder)
     crash_point("moved every file")
     shutil.rmtree(pending)
@@ -341,7 +414,11 @@ def recover(paths: Paths, ledger: BinaryIO | None) -> str | None:
     except (OSError, ValueError) as e:
         raise InputError([problem(paths.show(pending / READY), f"an interrupted '{command}' left a record that cannot be read ({e})")],
                          "cannot finish an interrupted command") from None
-    _roll_forward(paths, pending, ready, ledger)
+    damaged = _ready_problems(ready)
+    if damaged:
+        raise InputError([problem(paths.show(pending / READY), f"the record of an interrupted '{command}' is damaged: {d}; nothing was changed") for d in damaged],
+                         "cannot finish an interrupted command")
+    _roll_forward(paths, pending, ready, ledger, recovering=True)
     message = f"completed an interrupted '{command}': its ledger events and files are now all in place"
     log.warning(message)
     return message

@@ -175,10 +175,15 @@ def _locked(paths: Paths, exclusive: bool) -> Iterator[BinaryIO]:
 
 
 def finish_interrupted(paths: Paths) -> str | None:
-    """Complete or undo a command that was killed, under the ledger's exclusive lock; what was
-    done, or None if nothing was pending."""
+    """Complete or undo a command that was killed, under the program's locks; what was done,
+    or None if nothing was pending."""
     if not (paths.private / journal.PENDING).is_dir():
         return None
+    with journal.locked(paths):
+        return _recover_locked(paths)
+
+
+def _recover_locked(paths: Paths) -> str | None:
     if not paths.ledger_file.exists():
         return journal.recover(paths, None)  # an interrupted init, which creates the ledger
     with _locked(paths, exclusive=True) as f:
@@ -187,41 +192,43 @@ def finish_interrupted(paths: Paths) -> str | None:
 
 @contextmanager
 def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
-    """Lock the ledger, finish any interrupted command, replay the ledger, and yield an
+    """Lock the program, finish any interrupted command, replay the ledger, and yield an
     appender. Everything staged is committed when the block ends without an error, and
     forgotten when it raises: the ledger and the files change together or not at all."""
-    if not paths.ledger_file.exists():
-        finish_interrupted(paths)
-    with _locked(paths, exclusive=True) as f:
-        journal.recover(paths, f)
-        f.seek(0)
-        file = paths.show(paths.ledger_file)
-        ledger, problems = _replay_stream(f, file, None)
-        if problems:
-            raise InputError(problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events")
-        tx = journal.Transaction(paths, command)
-        try:
-            yield LedgerAppender(paths, ledger, tx)
-        except BaseException:
-            tx.abort()
-            raise
-        if tx.events or tx.staged:
-            tx.commit(f)
-        else:
-            tx.abort()
+    with journal.locked(paths):
+        if not paths.ledger_file.exists():
+            _recover_locked(paths)
+        with _locked(paths, exclusive=True) as f:
+            journal.recover(paths, f)
+            f.seek(0)
+            file = paths.show(paths.ledger_file)
+            ledger, problems = _replay_stream(f, file, None)
+            if problems:
+                raise InputError(problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events")
+            tx = journal.Transaction(paths, command)
+            try:
+                yield LedgerAppender(paths, ledger, tx)
+            except BaseException:
+                tx.abort()
+                raise
+            if tx.events or tx.staged:
+                tx.commit(f)
+            else:
+                tx.abort()
 
 
 @contextmanager
 def creating(paths: Paths, command: str) -> Iterator[LedgerAppender]:
     """`appending` for a program that has no ledger yet (`init`): the ledger is created whole,
     with its first events, when the block ends."""
-    finish_interrupted(paths)
-    if paths.ledger_file.exists():
-        raise InputError([problem(paths.show(paths.ledger_file), "a program is already there; refusing to overwrite it")])
-    tx = journal.Transaction(paths, command)
-    try:
-        yield LedgerAppender(paths, Ledger(), tx)
-    except BaseException:
-        tx.abort()
-        raise
-    tx.commit(None)
+    with journal.locked(paths):
+        _recover_locked(paths)
+        if paths.ledger_file.exists():
+            raise InputError([problem(paths.show(paths.ledger_file), "a program is already there; refusing to overwrite it")])
+        tx = journal.Transaction(paths, command)
+        try:
+            yield LedgerAppender(paths, Ledger(), tx)
+        except BaseException:
+            tx.abort()
+            raise
+        tx.commit(None)

@@ -24,6 +24,9 @@ from generator.verifier import FormatError, loads_strict
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 # Items nest four levels (items, item, answer, field, value); nothing real comes near this.
 MAX_DEPTH = 64
+# PyYAML holds a few hundred bytes per node while it reads: a YAML file of tiny values that fits
+# the size limit could need gigabytes. About 20 nodes an item, so 50,000 items a file.
+MAX_YAML_NODES = 1_000_000
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -34,6 +37,10 @@ class _StrictLoader(yaml.SafeLoader):
     """
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+        self._nodes = getattr(self, "_nodes", 0) + 1
+        if self._nodes > MAX_YAML_NODES:
+            raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_NODES:,} values in one YAML file; split it, or write it as JSON",
+                                              self.peek_event().start_mark)
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed; write the value out", event.start_mark)

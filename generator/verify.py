@@ -16,30 +16,30 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    45 to   145
-    generator/verifier/text.py              lines   146 to   227
-    generator/verifier/errors.py            lines   228 to   296
-    generator/verifier/canonical.py         lines   297 to   566
-    generator/verifier/formats.py           lines   567 to   766
-    generator/verifier/sodium.py            lines   767 to   810
-    generator/verifier/keys.py              lines   811 to  1014
-    generator/verifier/note.py              lines  1015 to  1108
-    generator/verifier/merkle.py            lines  1109 to  1249
-    generator/verifier/idindex.py           lines  1250 to  1311
-    generator/verifier/methodology.py       lines  1312 to  1435
-    generator/verifier/scoring.py           lines  1436 to  1733
-    generator/verifier/subjects.py          lines  1734 to  1827
-    generator/verifier/ledger.py            lines  1828 to  2165
-    generator/verifier/answers.py           lines  2166 to  2228
-    generator/verifier/runs.py              lines  2229 to  2358
-    generator/verifier/certificates.py      lines  2359 to  2784
-    generator/verifier/report.py            lines  2785 to  2885
-    generator/verifier/folder.py            lines  2886 to  3027
-    generator/verifier/release.py           lines  3028 to  3173
-    generator/verifier/publication.py       lines  3174 to  3392
-    generator/verifier/certificate_files.py lines  3393 to  3530
-    generator/verifier/site.py              lines  3531 to  3599
-    generator/verifier/cli.py               lines  3600 to  3655
+    generator/verifier/isolation.py         lines    45 to   131
+    generator/verifier/text.py              lines   132 to   215
+    generator/verifier/errors.py            lines   216 to   284
+    generator/verifier/canonical.py         lines   285 to   554
+    generator/verifier/formats.py           lines   555 to   754
+    generator/verifier/sodium.py            lines   755 to   798
+    generator/verifier/keys.py              lines   799 to  1002
+    generator/verifier/note.py              lines  1003 to  1096
+    generator/verifier/merkle.py            lines  1097 to  1237
+    generator/verifier/idindex.py           lines  1238 to  1299
+    generator/verifier/methodology.py       lines  1300 to  1423
+    generator/verifier/scoring.py           lines  1424 to  1721
+    generator/verifier/subjects.py          lines  1722 to  1857
+    generator/verifier/ledger.py            lines  1858 to  2195
+    generator/verifier/answers.py           lines  2196 to  2258
+    generator/verifier/runs.py              lines  2259 to  2386
+    generator/verifier/certificates.py      lines  2387 to  2812
+    generator/verifier/report.py            lines  2813 to  2913
+    generator/verifier/folder.py            lines  2914 to  3055
+    generator/verifier/release.py           lines  3056 to  3201
+    generator/verifier/publication.py       lines  3202 to  3420
+    generator/verifier/certificate_files.py lines  3421 to  3558
+    generator/verifier/site.py              lines  3559 to  3627
+    generator/verifier/cli.py               lines  3628 to  3683
 """
 
 # ==============================================================================================
@@ -48,10 +48,8 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
 
 import sys
 
-
 if __name__ == "__main__" and not sys.flags.safe_path and sys.path:
     del sys.path[0]
-
 
 import os  # already loaded (frozen) by every interpreter that runs a script
 
@@ -111,7 +109,6 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
 # ==============================================================================================
 # The standard library, imported once the site's folder is off sys.path
 # ==============================================================================================
-
 import argparse
 import base64
 import bisect
@@ -122,26 +119,15 @@ import functools
 import hashlib
 import json
 import math
-import os
 import re
-import sys
 import traceback
 import unicodedata
 from array import array
-from collections.abc import Callable, Iterable
-from collections.abc import Callable, Iterator
-from collections.abc import Container, Iterable
-from collections.abc import Container, Iterable, Sequence
-from collections.abc import Iterable
-from collections.abc import Iterable, Sequence
-from collections.abc import Iterator
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
-
 
 # ==============================================================================================
 # generator/verifier/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
@@ -153,17 +139,19 @@ def printable(text: str) -> str:
     Names and values come from files an attacker chose: a file named "x\nPASS: all checks
     passed.\x1b[8m" must print as one visible line, not as a fake verdict hiding the real one.
     Escaped: control characters, bidi overrides and other format characters, separators other
-    than the space, unassigned code points, and the bytes of a file name that is not UTF-8
-    (Python's surrogate escapes, shown as \xNN). A backslash is doubled, so every escape can be
-    told from the same text written literally.
+    than the space, runs of three spaces or more, unassigned code points, and the bytes of a file
+    name that is not UTF-8 (Python's surrogate escapes, shown as \xNN). A backslash is doubled,
+    so every escape can be told from the same text written literally.
     """
-    if text.isprintable() and "\\" not in text:
+    if text.isprintable() and "\\" not in text and "   " not in text:
         return text
     out = []
-    for ch in text:
+    for i, ch in enumerate(text):
         o = ord(ch)
         if ch == "\\":
             out.append("\\\\")
+        elif ch == " " and (text[i - 2 : i] == "  " or text[i + 1 : i + 3] == "  " or text[i - 1 : i + 2] == "   "):
+            out.append("\\x20")  # a run of spaces could push a fake line onto the terminal's next row
         elif ch.isprintable():
             out.append(ch)
         elif 0xDC80 <= o <= 0xDCFF:  # an undecodable byte of a file name (surrogateescape)
@@ -1732,7 +1720,7 @@ STATUSES = ("scored", "infra_error", "not_run", "missing_label", "excluded")
 
 
 # ==============================================================================================
-# generator/verifier/subjects.py: Subjects (SPEC §6, FORMAT.md reading 22): a subject is known by its id; its name is what people read, so a name must look like nothing but itself. The rules use only the standard library's Unicode database, so every verifier applies them the same way.
+# generator/verifier/subjects.py: Subjects and the names people read (SPEC §6, FORMAT.md reading 22).
 # ==============================================================================================
 
 SUBJECT_KEYS = ("id", "name", "version", "organization")
@@ -1741,6 +1729,16 @@ SUBJECT_KEYS = ("id", "name", "version", "organization")
 # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
 # Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
 _IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+
+
+# Unicode's recommended scripts for identifiers (UTS #31 table 4), by the first word of their
+# letters' names. Scripts of limited use (Cherokee, whose letters look like Latin capitals, say)
+# are not for names.
+_RECOMMENDED_SCRIPTS = frozenset({
+    "LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "HEBREW", "ARABIC", "GEORGIAN", "HAN", "HIRAGANA", "KATAKANA",
+    "HANGUL", "BOPOMOFO", "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA",
+    "MALAYALAM", "SINHALA", "THAI", "LAO", "TIBETAN", "MYANMAR", "ETHIOPIC", "KHMER", "THAANA",
+})
 
 
 # The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
@@ -1755,12 +1753,21 @@ _SCRIPT_SETS = (
 _SCRIPT_ALIASES = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
 
 
-# Letters of other scripts that look like Latin ones, and digits that look like letters: a
-# subset of UTS #39's confusables, enough that "Оrca" (Cyrillic О) or "0rca" reads as "Orca".
+# Latin letters of real alphabets that are not an ASCII letter with marks. Any other Latin
+# letter (phonetic letters, small capitals, clicks: "ᴄ", "ɑ", "ǀ") is refused: they exist to look
+# like the plain ones.
+_LATIN_EXTRA = frozenset("ßæÆøØœŒđĐłŁþÞðÐŋŊħĦ")
+
+
+# What a letter looks like (after case folding): the Cyrillic, Greek and Armenian letters that
+# look like Latin ones, Han characters that look like Katakana, and digits that look like
+# letters. A subset of UTS #39's confusables, applied by subject_fold.
 _CONFUSABLES = str.maketrans({
-    **dict(zip("АВЕЅІЈКМНОРСТХУаеіјорсхуѕһԁԛԝӏ", "ABESIJKMHOPCTXYaeijopcxyshdqwl", strict=True)),
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ", "ABEZHIKMNOPTYXaikvoptux", strict=True)),
-    "0": "O", "1": "l", "I": "l", "|": "l",
+    **dict(zip("асԁеһіјӏорԛѕуԝхүѵ", "acdehijlopqsywxyv", strict=True)),  # Cyrillic
+    **dict(zip("αικνορτυχγω", "aikvoptuxyw", strict=True)),  # Greek
+    **dict(zip("օսհոզ", "ouhnq", strict=True)),  # Armenian
+    **dict(zip("力口工二八卜夕〇一", "カロエニハトタoー", strict=True)),  # Han that reads as Katakana, ideographic zero
+    "0": "o", "1": "i", "|": "i", "l": "i", "ı": "i",  # l, I and 1 look alike in most fonts
 })
 
 
@@ -1776,21 +1783,32 @@ def _script(ch: str) -> str | None:
     return _SCRIPT_ALIASES.get(word, word)
 
 
-def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
-    """Why a subject's name, version or organization could mislead a reader, if it could.
+def _odd_latin(ch: str) -> bool:
+    """A Latin letter that is neither an ASCII letter (with or without marks) nor one of the
+    ordinary letters of a real alphabet."""
+    if ch.isascii() or ch in _LATIN_EXTRA or _script(ch) != "LATIN":
+        return False
+    base = unicodedata.normalize("NFD", ch)[0]
+    return not (base.isascii() and base.isalpha())
 
-    Refused: anything but a non-empty string; text not in NFC, or holding compatibility forms
-    (fullwidth letters, ligatures, styled letters) whose plain form differs; control, format,
+
+def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
+    """Why a subject's name, version or organization (or a judge's provider) could mislead a
+    reader, if it could.
+
+    Refused: anything but a non-empty string; text not in NFC, or holding compatibility letters
+    or digits (fullwidth, ligature or styled) whose plain form differs; control, format,
     private-use, unassigned or invisible characters (zero-width spaces, bidi controls, Hangul
-    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters
-    of scripts that are not written together (Latin with Cyrillic, say).
+    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters of
+    scripts not recommended for identifiers, odd Latin letters, and letters of scripts that are
+    not written together (Latin with Cyrillic, say).
     """
     if not isinstance(text, str) or not text.strip():
         return [Problem("must be a non-empty string", where=where, found=show(text))]
     problems = []
     if not unicodedata.is_normalized("NFC", text):
         problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
-    elif not unicodedata.is_normalized("NFKC", text):
+    elif any(unicodedata.category(c)[0] in "LN" and unicodedata.normalize("NFKC", c) != c for c in text):
         problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
                                 where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
     hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
@@ -1800,6 +1818,14 @@ def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
         problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
     if scripts:
         used = {sc for c in text if (sc := _script(c)) is not None}
+        odd = sorted(used - _RECOMMENDED_SCRIPTS)
+        if odd:
+            problems.append(Problem("holds letters of a script not recommended for names (UTS #31)", where=where,
+                                    expected="letters of a script in common use", found=", ".join(odd)))
+        latin = sorted({f"{c} U+{ord(c):04X}" for c in text if _odd_latin(c)})
+        if latin:
+            problems.append(Problem("holds Latin letters made to look like others (phonetic letters, small capitals, clicks)", where=where,
+                                    expected="letters of an alphabet, with or without accents", found=", ".join(latin[:10])))
         if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
             problems.append(Problem("mixes letters of scripts that are not written together", where=where,
                                     expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
@@ -1821,8 +1847,12 @@ def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
 
 
 def subject_fold(name: str) -> str:
-    """What a name looks like: two names with the same fold would be read as one subject."""
-    return " ".join(unicodedata.normalize("NFKC", name).translate(_CONFUSABLES).casefold().split())
+    """What a name looks like: two names with the same fold would be read as one.
+
+    NFKC, case folding, the confusables above (l, i and 1 become one letter), case folding
+    again, and runs of spaces made one."""
+    t = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(t.translate(_CONFUSABLES).casefold().split())
 
 
 # ==============================================================================================
@@ -2267,17 +2297,15 @@ def check_run_spec(spec: Any) -> list[Problem]:
     judge = spec.get("judge")
     problems += check_keys(judge, ("provider", "model", "version", "rubric_sha256", "seed"), where="judge")
     if isinstance(judge, dict):
-        if "provider" in judge and not isinstance(judge["provider"], str):
-            problems.append(Problem("must be a string", where="judge.provider", found=show(judge["provider"])))
+        if "provider" in judge:
+            # The independence rule compares it with the subject's organization: it must read
+            # as what it is, like the organization itself.
+            problems += name_problems(judge["provider"], "judge.provider")
         if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
             problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
     return problems
-
-
-def _fold(text: Any) -> str:
-    return str(text).strip().casefold()
 
 
 def check_run_rules(
@@ -2340,8 +2368,8 @@ def check_run_rules(
         if certify.get("independent_judge"):
             judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
             subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
-            provider = _fold(judge.get("provider", ""))
-            if not provider or provider == _fold(subject.get("organization", "")):
+            provider, organization = judge.get("provider"), subject.get("organization")
+            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
                 problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
         if secret:
             need = certify.get("min_items_secret_gate", 1)
@@ -3005,14 +3033,14 @@ class Site:
                     if entry.is_symlink():
                         report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
                     elif entry.is_dir(follow_symlinks=False):
-                        if entry.name == "__pycache__":
+                        if entry.name.lower() == "__pycache__":
                             report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
                         if depth + 1 >= MAX_SITE_DEPTH:
                             report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
                         else:
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
-                        if entry.name.endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+                        if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
                             report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
                         yield rel
                     else:

@@ -280,3 +280,80 @@ def test_a_ledger_changed_behind_an_interrupted_command_is_refused(base: Path, t
     with pytest.raises(InputError, match=r"someone else changed it|not the lines an interrupted command was appending"):
         finish_interrupted(paths)
     assert argv
+
+
+# -- what a review found: the journal under odd conditions
+
+
+def test_init_and_commands_work_across_file_systems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """data/ and the private directory on different file systems (as a real program keeps
+    them): no file can be renamed from one to the other, so each is copied whole, then renamed."""
+    import errno
+    import os as real_os
+
+    data, private = tmp_path / "fs1" / "data", tmp_path / "fs2" / "private"
+    rename = real_os.replace
+
+    def replace(src: object, dst: object) -> None:
+        if (str(tmp_path / "fs1") in str(src)) != (str(tmp_path / "fs1") in str(dst)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        rename(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("generator.journal.os.replace", replace)
+    paths = Paths(data, private)
+    init_program(paths, "P", "crash.example.org/xfs", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0)
+    write_items(paths, [item("a-001", "a"), item("b-0001", "b")])
+    commit_new_items(paths, "2026-01-12T10:00:00Z")
+    retire_item(paths, "b-0001", "Rotation.", "2026-02-01T00:00:00Z")
+    assert not (private / ".pending").exists()
+    build(paths, tmp_path / "public")
+    assert verify_site(tmp_path / "public").ok
+
+
+def test_one_command_at_a_time(base: Path, tmp_path: Path) -> None:
+    from generator import journal
+
+    paths = _copy(base, tmp_path / "p")
+    with journal.locked(paths):
+        r = CliRunner().invoke(main, _args(paths, "gate", "add", "c", "--name", "Gate C", "--public", "--at", T_CMD))
+        assert r.exit_code == 2 and "another transparency command is changing the program" in r.output
+    fresh = Paths(tmp_path / "fresh" / "data", tmp_path / "fresh" / "private")
+    with journal.locked(fresh):  # an init under way: a second one waits its turn
+        r = CliRunner().invoke(main, ["--data", str(fresh.data), "--private", str(fresh.private), "init", "--name", "P", "--origin", "x.example.org/p"])
+        assert r.exit_code == 2 and "another transparency command is changing the program" in r.output
+    assert not fresh.key_file.exists()
+
+
+def test_staged_files_are_private(base: Path, tmp_path: Path) -> None:
+    paths = _copy(base, tmp_path / "p")
+    labels = step_labels(_retire(_copy(base, tmp_path / "q"), tmp_path / "q"), tmp_path)
+    assert run_cli(_retire(paths, tmp_path / "p"), crash_at=labels.index("committed") + 1).returncode == 137
+    pending = paths.private / ".pending"
+    assert pending.stat().st_mode & 0o777 == 0o700
+    staged = [p for p in pending.rglob("*") if p.is_file()]
+    assert staged and all(p.stat().st_mode & 0o077 == 0 for p in staged), "a staged reveal or key must not be readable by others"
+
+
+@pytest.mark.parametrize("tamper", ["staged-outside", "wrong-hash", "set-uid-mode", "not-an-object", "bad-length"])
+def test_a_damaged_record_of_an_interrupted_command_is_refused(base: Path, tmp_path: Path, tamper: str) -> None:
+    paths = _copy(base, tmp_path / "p")
+    labels = step_labels(_retire(_copy(base, tmp_path / "q"), tmp_path / "q"), tmp_path)
+    assert run_cli(_retire(paths, tmp_path / "p"), crash_at=labels.index("committed") + 1).returncode == 137
+    ready_file = paths.private / ".pending" / "ready.json"
+    ready = json.loads(ready_file.read_text())
+    move = ready["moves"][0]
+    if tamper == "staged-outside":
+        move["staged"] = "../signing.key"
+    elif tamper == "wrong-hash":
+        move["sha256"] = "0" * 64
+    elif tamper == "set-uid-mode":
+        move["mode"] = 0o4777
+    elif tamper == "not-an-object":
+        ready = []
+    else:
+        ready["ledger_bytes"] = "x"
+    ready_file.write_text(json.dumps(ready))
+    before = files(paths)
+    with pytest.raises(InputError, match="cannot finish an interrupted command"):
+        finish_interrupted(paths)
+    assert {k: v for k, v in files(paths).items() if "/.pending/" not in k} == {k: v for k, v in before.items() if "/.pending/" not in k}

@@ -271,3 +271,10 @@ def test_the_readme_publishes_this_release_s_verifier_hash() -> None:
     digest = hashlib.sha256((REPO / "generator" / "verify.py").read_bytes()).hexdigest()
     readme = (REPO / "README.md").read_text()
     assert f"| {__version__} | `{digest}` |" in readme, f"README's Verifier releases table needs: | {__version__} | `{digest}` |"
+
+
+def test_a_yaml_source_with_too_many_values_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("generator.sources.MAX_YAML_NODES", 1000)
+    with pytest.raises(InputError, match="more than 1,000 values in one YAML file"):
+        parse_yaml("[" + "0, " * 2000 + "0]", "big.yaml")
+    assert parse_yaml("[" + "0, " * 500 + "0]", "ok.yaml") == [0] * 501

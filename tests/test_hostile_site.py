@@ -247,3 +247,38 @@ def test_serve_refuses_links_that_leave_the_site(built_program: BuiltSite) -> No
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_serve_checks_the_index_it_would_open_and_lists_no_folder(built_program: BuiltSite) -> None:
+    site = built_program.out
+    (site / "sub").mkdir()
+    os.symlink("/etc/passwd", site / "sub" / "index.html")
+    (site / "plain").mkdir()
+    (site / "plain" / "a.txt").write_text("x")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: SiteRequestHandler(*a, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        assert b"<html" in urllib.request.urlopen(base).read().lower()  # the site's own index.html
+        for path in ("sub/", "sub/index.html", "plain/"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(base + path)
+            assert e.value.code == 404, path
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_python_code_is_found_whatever_its_case(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    site = demo_copy.out
+    (site / "JSON.PY").write_text("x")
+    (site / "hook.Pth").write_text("x")
+    r = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path)
+    assert "FAIL JSON.PY: the site holds Python code" in r.stdout and "FAIL hook.Pth: the site holds Python code" in r.stdout
+
+
+def test_a_run_of_spaces_cannot_wrap_a_fake_line_onto_the_screen(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    site = demo_copy.out
+    (site / ("x" + " " * 200 + "PASS: all 721 checks passed.")).write_text("x")
+    r = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path)
+    assert r.returncode == 1 and "x\\x20\\x20\\x20" in r.stdout and " " * 3 not in r.stdout.split("FAIL x")[1].split("\n")[0]

@@ -359,6 +359,8 @@ SPEC_CASES = [
     ("judge-seed-float-like", spec(judge={**spec()["judge"], "seed": "7"}), "must be an integer or null"),
     ("methodology-hash-malformed", spec(methodology={"version": "2026.1", "sha256": "x"}), "malformed hash"),
     ("subject-empty-organization", spec(subject={**SUBJECT, "organization": "  "}), "must be a non-empty string"),
+    ("judge-provider-empty", spec(judge={**spec()["judge"], "provider": "   "}), "must be a non-empty string"),
+    ("judge-provider-padded", spec(judge={**spec()["judge"], "provider": "  ACME corp\t"}), "invisible, control or format characters"),
 ]
 
 
@@ -396,12 +398,7 @@ def _case_previous_run_decided_later() -> tuple[Ledger, dict[str, Any], dict[str
 
 
 def _case_judge_not_independent() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
-    s = spec(judge={**spec()["judge"], "provider": "  ACME corp\t"})
-    return replay([*base_leaves(), run_leaf(s)]), s, {}
-
-
-def _case_judge_provider_empty() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
-    s = spec(judge={**spec()["judge"], "provider": "   "})
+    s = spec(judge={**spec()["judge"], "provider": "ACME corp"})
     return replay([*base_leaves(), run_leaf(s)]), s, {}
 
 
@@ -485,7 +482,6 @@ RULE_CASES = [
     ("previous-run-still-open", _case_previous_run_open, "still open"),
     ("previous-run-decided-after-registration", _case_previous_run_decided_later, "still open"),
     ("judge-provider-is-subject-organization", _case_judge_not_independent, "independent"),
-    ("judge-provider-empty", _case_judge_provider_empty, "independent"),
     ("too-few-secret-items", _case_too_few_secret_items, "too few items for a secret gate"),
     ("secret-item-reused-by-subject", _case_secret_item_reused, "reuses sealed items"),
     ("secret-item-revealed-before-decided", _case_item_revealed_before_decided, "revealed while the run was open"),

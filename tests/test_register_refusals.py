@@ -137,10 +137,22 @@ def test_too_few_items_on_a_secret_gate(prog: Paths) -> None:
     assert (p.expected, p.found) == ("at least 10", "9")
 
 
-def test_judge_of_the_subjects_own_organization(prog: Paths) -> None:
-    judge = {"provider": " ACME ai ", "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
+@pytest.mark.parametrize("provider", ["ACME ai", "Acme Al", "Acme A1"], ids=["case", "l-for-i", "one-for-i"])
+def test_judge_of_the_subjects_own_organization(prog: Paths, provider: str) -> None:
+    """The subject's organization "Acme AI", in other case or with a look-alike letter, is
+    still the subject's organization."""
+    judge = {"provider": provider, "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
     err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge))
     named(err, "the judge must be independent of the subject's organization", "judge.provider")
+
+
+@pytest.mark.parametrize(("provider", "message"), [
+    (" Acme AI ", "begins or ends with a space"), ("Acme\u200b AI", "invisible, control or format"), ("Acme  AI", "two in a row"),
+    ("Acme A\u0406", "mixes letters of scripts"),
+])
+def test_a_judge_provider_that_hides_its_name_is_refused(prog: Paths, provider: str, message: str) -> None:
+    judge = {"provider": provider, "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
+    named(refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge)), message, "judge.provider")
 
 
 def test_duplicate_run_id(prog: Paths) -> None:
@@ -202,6 +214,11 @@ LOOK_ALIKES = [
     ("decomposed", "Extracto\u0072\u0301", "not in Unicode normal form NFC"),
     ("fullwidth", "\uff25xtractor", "holds compatibility characters"),
     ("digit zero for O", "Extract0r", "looks like the name of subject extractor"),
+    ("small capital c", "Extra\u1d04tor", "Latin letters made to look like others"),
+    ("phonetic r", "Extracto\u027e", "Latin letters made to look like others"),
+    ("dental click for l", "Extr\u01c0ctor", "Latin letters made to look like others"),
+    ("capitals", "EXTRACTOR", "looks like the name of subject extractor"),
+    ("Cyrillic capital T", "Ex\u0422ractor", "mixes letters of scripts"),
 ]
 
 
@@ -236,12 +253,24 @@ def test_a_name_in_another_script_that_looks_the_same_is_refused(prog: Paths) ->
     named(refused(prog, spec), "looks like the name of subject copa", "subject.name")
 
 
+@pytest.mark.parametrize(("first", "second", "message"), [
+    ("\u30ab\u30e1\u30e9", "\u529b\u30e1\u30e9", "looks like the name of subject first"),  # Katakana ka, Han chikara
+    ("MARS", "\u13b7\u13aa\u13d2\u13da", "script not recommended for names"),  # Cherokee
+    ("Iris", "lris", "looks like the name of subject first"),
+])
+def test_look_alikes_across_scripts_and_letters(prog: Paths, first: str, second: str, message: str) -> None:
+    register(prog, run_spec(prog, "run-a", "a", ["a-001"], subject={"id": "first", "name": first, "version": "1", "organization": "Acme AI"}))
+    spec = run_spec(prog, "run-b", "a", ["a-001"], subject={"id": "second", "name": second, "version": "1", "organization": "Acme AI"})
+    named(refused(prog, spec), message, "subject.name")
+
+
 def test_a_subject_needs_an_id(prog: Paths) -> None:
     spec = run_spec(prog, "run-x", "a", ["a-001"], subject={"name": "Extractor", "version": "1.0", "organization": "Acme AI"})
     named(refused(prog, spec), "missing 'id'", "subject")
 
 
-@pytest.mark.parametrize("name", ["LedgerLens 2", "한국어 추출기 v2", "日本語エクストラクタ", "Quill-Extract (beta)", "Ünïcödé"])
+@pytest.mark.parametrize("name", ["LedgerLens 2", "한국어 추출기 v2", "日本語エクストラクタ", "Quill-Extract (beta)", "Ünïcödé",
+                                  "Straße GmbH", "Łódź AI", "株式会社（テスト）", "삼성 三星", "Phở", "GPT-4o mini"])
 def test_real_names_in_one_script_or_the_usual_mixes_are_accepted(prog: Paths, name: str) -> None:
     reg = register(prog, run_spec(prog, "run-x", "a", ["a-001"], subject={"id": "s1", "name": name, "version": "1.0", "organization": "Acme AI"}))
     assert reg.id == "run-x"

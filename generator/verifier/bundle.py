@@ -147,6 +147,32 @@ def _read(name: str) -> _Module:
     return module
 
 
+def _prelude_source() -> str:
+    source = (HERE / f"{PRELUDE}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    first = tree.body[1] if ast.get_docstring(tree) else tree.body[0]
+    return "\n".join(source.split("\n")[first.lineno - 1 :]).strip("\n")
+
+
+def _read_prelude_names(prelude: _Module) -> set[str]:
+    """The modules the prelude imports itself (sys, os): not imported a second time."""
+    return {a.name for stmt in prelude.body for node in ast.parse(stmt).body if isinstance(node, ast.Import) for a in node.names}
+
+
+def _merged_imports(statements: list[str], already: set[str]) -> list[str]:
+    """The modules' standard-library imports as one sorted block: `import x` lines, then one
+    `from m import a, b` line per module, each name once."""
+    plain: set[str] = set()
+    names: dict[str, set[str]] = {}
+    for stmt in statements:
+        node = ast.parse(stmt).body[0]
+        if isinstance(node, ast.Import):
+            plain |= {a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names if a.name not in already}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.setdefault(node.module, set()).update(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names)
+    return [f"import {m}" for m in sorted(plain)] + [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(names.items())]
+
+
 def _start(node: ast.stmt, lines: list[str]) -> int:
     """The first line of a statement, its decorators and the comment lines just above it."""
     first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
@@ -168,14 +194,15 @@ def bundle() -> str:
             if n in owner:
                 raise BundleError(f"{n} is defined in both {owner[n]}.py and {m.name}.py: one bundle cannot hold both; rename one")
             owner[n] = m.name
-    imports = sorted({i for m in modules for i in m.imports}, key=lambda s: (s.startswith("from "), s))
+    imports = _merged_imports([i for m in modules for i in m.imports], _read_prelude_names(modules[0]))
     sections: list[tuple[str, list[str]]] = []
     for m in modules:
         first = m.doc.split("\n\n")[0].replace("\n", " ")
         banner = ["# " + "=" * 94, f"# generator/verifier/{m.name}.py: {first}", "# " + "=" * 94, ""]
         code = "\n\n\n".join(s for s in m.body)
         if m.name == PRELUDE:
-            sections.append((m.name, [*banner, code, "", "", "# " + "=" * 94, "# The standard library, imported once the site's folder is off sys.path", "# " + "=" * 94, "", *imports, "", ""]))
+            code = _prelude_source()  # as written: its statements' order and spacing are the point
+            sections.append((m.name, [*banner, code, "", "", "# " + "=" * 94, "# The standard library, imported once the site's folder is off sys.path", "# " + "=" * 94, *imports, ""]))
         else:
             sections.append((m.name, [*banner, code, "", ""]))
     toc_lines = len(MODULES)

@@ -1,4 +1,5 @@
-"""Certificates (SPEC §6): their shape, their binding to the ledger and the run spec, when their\nprivate documents fall due, and the recomputation of every derived field. Pure: no I/O."""
+"""Certificates (SPEC §6): their shape, their binding to the ledger and the run spec, when their
+private documents fall due, and the recomputation of every derived field. Pure: no I/O."""
 
 import re
 from collections.abc import Container, Iterable

@@ -128,14 +128,14 @@ class Site:
                     if entry.is_symlink():
                         report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
                     elif entry.is_dir(follow_symlinks=False):
-                        if entry.name == "__pycache__":
+                        if entry.name.lower() == "__pycache__":
                             report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
                         if depth + 1 >= MAX_SITE_DEPTH:
                             report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
                         else:
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
-                        if entry.name.endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+                        if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
                             report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
                         yield rel
                     else:

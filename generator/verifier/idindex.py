@@ -1,4 +1,5 @@
-"""A compact set of ids in insertion order: the speed and memory work of the ledger replay,\nkept apart from its rules."""
+"""A compact set of ids in insertion order: the speed and memory work of the ledger replay,
+kept apart from its rules."""
 
 from array import array
 

@@ -1,4 +1,5 @@
-"""C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's\nsumdb/note.Open opens them."""
+"""C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's
+sumdb/note.Open opens them."""
 
 import base64
 import re

@@ -5,7 +5,7 @@ from typing import Any
 from generator.verifier.errors import Problem
 from generator.verifier.formats import check_keys, is_hex64, is_id, is_int, is_v1, same
 from generator.verifier.ledger import Ledger, RunEvent
-from generator.verifier.subjects import check_subject
+from generator.verifier.subjects import check_subject, name_problems, subject_fold
 from generator.verifier.text import show
 
 RUN_SPEC_KEYS = (
@@ -45,17 +45,15 @@ def check_run_spec(spec: Any) -> list[Problem]:
     judge = spec.get("judge")
     problems += check_keys(judge, ("provider", "model", "version", "rubric_sha256", "seed"), where="judge")
     if isinstance(judge, dict):
-        if "provider" in judge and not isinstance(judge["provider"], str):
-            problems.append(Problem("must be a string", where="judge.provider", found=show(judge["provider"])))
+        if "provider" in judge:
+            # The independence rule compares it with the subject's organization: it must read
+            # as what it is, like the organization itself.
+            problems += name_problems(judge["provider"], "judge.provider")
         if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
             problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
     return problems
-
-
-def _fold(text: Any) -> str:
-    return str(text).strip().casefold()
 
 
 def check_run_rules(
@@ -118,8 +116,8 @@ def check_run_rules(
         if certify.get("independent_judge"):
             judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
             subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
-            provider = _fold(judge.get("provider", ""))
-            if not provider or provider == _fold(subject.get("organization", "")):
+            provider, organization = judge.get("provider"), subject.get("organization")
+            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
                 problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
         if secret:
             need = certify.get("min_items_secret_gate", 1)

@@ -1,4 +1,9 @@
-"""The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson interval, grades,\nthe score inside the band, the grader's bullets and the verdict.\n\nExact rationals throughout; the rounded strings are only for reading and no decision is ever\ntaken on them. The generator scores with these functions and the verifier re-scores with them:\none implementation, so the two cannot disagree."""
+"""The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson interval, grades,
+the score inside the band, the grader's bullets and the verdict.
+
+Exact rationals throughout; the rounded strings are only for reading and no decision is ever
+taken on them. The generator scores with these functions and the verifier re-scores with them:
+one implementation, so the two cannot disagree."""
 
 import functools
 import math

@@ -1,4 +1,10 @@
-"""Subjects (SPEC §6, FORMAT.md reading 22): a subject is known by its id; its name is what people\nread, so a name must look like nothing but itself. The rules use only the standard library's\nUnicode database, so every verifier applies them the same way."""
+"""Subjects and the names people read (SPEC §6, FORMAT.md reading 22).
+
+A subject is known by its id; its name is what people read, so a name must look like nothing
+but itself. The same goes for an organization and a judge's provider: the independence rule
+compares them. The rules use only the standard library's Unicode database, so every verifier
+applies them the same way.
+"""
 
 import re
 import unicodedata
@@ -12,6 +18,14 @@ SUBJECT_KEYS = ("id", "name", "version", "organization")
 # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
 # Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
 _IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+# Unicode's recommended scripts for identifiers (UTS #31 table 4), by the first word of their
+# letters' names. Scripts of limited use (Cherokee, whose letters look like Latin capitals, say)
+# are not for names.
+_RECOMMENDED_SCRIPTS = frozenset({
+    "LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "HEBREW", "ARABIC", "GEORGIAN", "HAN", "HIRAGANA", "KATAKANA",
+    "HANGUL", "BOPOMOFO", "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA",
+    "MALAYALAM", "SINHALA", "THAI", "LAO", "TIBETAN", "MYANMAR", "ETHIOPIC", "KHMER", "THAANA",
+})
 # The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
 # profile does (UTS #39 §5.2): Japanese, Korean and Chinese writing mix them by nature.
 _SCRIPT_SETS = (
@@ -20,12 +34,19 @@ _SCRIPT_SETS = (
     frozenset({"LATIN", "HAN", "BOPOMOFO"}),
 )
 _SCRIPT_ALIASES = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
-# Letters of other scripts that look like Latin ones, and digits that look like letters: a
-# subset of UTS #39's confusables, enough that "Оrca" (Cyrillic О) or "0rca" reads as "Orca".
+# Latin letters of real alphabets that are not an ASCII letter with marks. Any other Latin
+# letter (phonetic letters, small capitals, clicks: "ᴄ", "ɑ", "ǀ") is refused: they exist to look
+# like the plain ones.
+_LATIN_EXTRA = frozenset("ßæÆøØœŒđĐłŁþÞðÐŋŊħĦ")
+# What a letter looks like (after case folding): the Cyrillic, Greek and Armenian letters that
+# look like Latin ones, Han characters that look like Katakana, and digits that look like
+# letters. A subset of UTS #39's confusables, applied by subject_fold.
 _CONFUSABLES = str.maketrans({
-    **dict(zip("АВЕЅІЈКМНОРСТХУаеіјорсхуѕһԁԛԝӏ", "ABESIJKMHOPCTXYaeijopcxyshdqwl", strict=True)),
-    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ", "ABEZHIKMNOPTYXaikvoptux", strict=True)),
-    "0": "O", "1": "l", "I": "l", "|": "l",
+    **dict(zip("асԁеһіјӏорԛѕуԝхүѵ", "acdehijlopqsywxyv", strict=True)),  # Cyrillic
+    **dict(zip("αικνορτυχγω", "aikvoptuxyw", strict=True)),  # Greek
+    **dict(zip("օսհոզ", "ouhnq", strict=True)),  # Armenian
+    **dict(zip("力口工二八卜夕〇一", "カロエニハトタoー", strict=True)),  # Han that reads as Katakana, ideographic zero
+    "0": "o", "1": "i", "|": "i", "l": "i", "ı": "i",  # l, I and 1 look alike in most fonts
 })
 
 
@@ -41,21 +62,32 @@ def _script(ch: str) -> str | None:
     return _SCRIPT_ALIASES.get(word, word)
 
 
-def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
-    """Why a subject's name, version or organization could mislead a reader, if it could.
+def _odd_latin(ch: str) -> bool:
+    """A Latin letter that is neither an ASCII letter (with or without marks) nor one of the
+    ordinary letters of a real alphabet."""
+    if ch.isascii() or ch in _LATIN_EXTRA or _script(ch) != "LATIN":
+        return False
+    base = unicodedata.normalize("NFD", ch)[0]
+    return not (base.isascii() and base.isalpha())
 
-    Refused: anything but a non-empty string; text not in NFC, or holding compatibility forms
-    (fullwidth letters, ligatures, styled letters) whose plain form differs; control, format,
+
+def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
+    """Why a subject's name, version or organization (or a judge's provider) could mislead a
+    reader, if it could.
+
+    Refused: anything but a non-empty string; text not in NFC, or holding compatibility letters
+    or digits (fullwidth, ligature or styled) whose plain form differs; control, format,
     private-use, unassigned or invisible characters (zero-width spaces, bidi controls, Hangul
-    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters
-    of scripts that are not written together (Latin with Cyrillic, say).
+    fillers); spaces other than U+0020, at either end or doubled; and, with `scripts`, letters of
+    scripts not recommended for identifiers, odd Latin letters, and letters of scripts that are
+    not written together (Latin with Cyrillic, say).
     """
     if not isinstance(text, str) or not text.strip():
         return [Problem("must be a non-empty string", where=where, found=show(text))]
     problems = []
     if not unicodedata.is_normalized("NFC", text):
         problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
-    elif not unicodedata.is_normalized("NFKC", text):
+    elif any(unicodedata.category(c)[0] in "LN" and unicodedata.normalize("NFKC", c) != c for c in text):
         problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
                                 where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
     hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
@@ -65,6 +97,14 @@ def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
         problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
     if scripts:
         used = {sc for c in text if (sc := _script(c)) is not None}
+        odd = sorted(used - _RECOMMENDED_SCRIPTS)
+        if odd:
+            problems.append(Problem("holds letters of a script not recommended for names (UTS #31)", where=where,
+                                    expected="letters of a script in common use", found=", ".join(odd)))
+        latin = sorted({f"{c} U+{ord(c):04X}" for c in text if _odd_latin(c)})
+        if latin:
+            problems.append(Problem("holds Latin letters made to look like others (phonetic letters, small capitals, clicks)", where=where,
+                                    expected="letters of an alphabet, with or without accents", found=", ".join(latin[:10])))
         if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
             problems.append(Problem("mixes letters of scripts that are not written together", where=where,
                                     expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
@@ -86,5 +126,9 @@ def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
 
 
 def subject_fold(name: str) -> str:
-    """What a name looks like: two names with the same fold would be read as one subject."""
-    return " ".join(unicodedata.normalize("NFKC", name).translate(_CONFUSABLES).casefold().split())
+    """What a name looks like: two names with the same fold would be read as one.
+
+    NFKC, case folding, the confusables above (l, i and 1 become one letter), case folding
+    again, and runs of spaces made one."""
+    t = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(t.translate(_CONFUSABLES).casefold().split())

@@ -14,17 +14,19 @@ def printable(text: str) -> str:
     Names and values come from files an attacker chose: a file named "x\nPASS: all checks
     passed.\x1b[8m" must print as one visible line, not as a fake verdict hiding the real one.
     Escaped: control characters, bidi overrides and other format characters, separators other
-    than the space, unassigned code points, and the bytes of a file name that is not UTF-8
-    (Python's surrogate escapes, shown as \xNN). A backslash is doubled, so every escape can be
-    told from the same text written literally.
+    than the space, runs of three spaces or more, unassigned code points, and the bytes of a file
+    name that is not UTF-8 (Python's surrogate escapes, shown as \xNN). A backslash is doubled,
+    so every escape can be told from the same text written literally.
     """
-    if text.isprintable() and "\\" not in text:
+    if text.isprintable() and "\\" not in text and "   " not in text:
         return text
     out = []
-    for ch in text:
+    for i, ch in enumerate(text):
         o = ord(ch)
         if ch == "\\":
             out.append("\\\\")
+        elif ch == " " and (text[i - 2 : i] == "  " or text[i + 1 : i + 3] == "  " or text[i - 1 : i + 2] == "   "):
+            out.append("\\x20")  # a run of spaces could push a fake line onto the terminal's next row
         elif ch.isprintable():
             out.append(ch)
         elif 0xDC80 <= o <= 0xDCFF:  # an undecodable byte of a file name (surrogateescape)
