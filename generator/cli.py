@@ -1,4 +1,4 @@
-"""The `transparency` command: a thin layer of click over the generator's modules.
+"""The `transparency` command: a thin layer of click over generator.commands.
 
 Each command resolves the program's directories, calls one function, and prints what happened.
 Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
@@ -6,21 +6,17 @@ Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import logging
 import sys
 import time
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 import click
 
 from generator import __version__
-from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths, load_program
+from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths
 from generator.errors import InputError, TransparencyError, problem
-from generator.keys import generate_signer, write_key
 from generator.verifier import FormatError, SiteUnreadable, printable, safe_json, verify_site
 
 DEMO_WARNING = (
@@ -41,7 +37,7 @@ class _Group(click.Group):
             ctx.exit(e.exit_code)
 
 
-class Progress:
+class ProgressPrinter:
     """Progress on stderr: a live counter on a terminal, one line per phase elsewhere."""
 
     def __init__(self) -> None:
@@ -73,38 +69,6 @@ class _NoteHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         click.echo(f"note: {printable(record.getMessage())}", err=True)
-
-
-class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
-    """The standard handler, serving only regular files inside the site reached without a
-    link: the file finally opened is checked (a folder's index.html included), and folders
-    are never listed."""
-
-    def send_head(self) -> Any:
-        path = Path(self.translate_path(self.path))
-        if path.is_dir() and not path.is_symlink():
-            if not self.path.split("?", 1)[0].split("#", 1)[0].endswith("/"):
-                return super().send_head()  # the standard redirect to the folder's URL; nothing served
-            path = path / "index.html"  # what the standard handler would open: checked first
-        if not self._servable(path):
-            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
-            return None
-        return super().send_head()
-
-    def _servable(self, target: Path) -> bool:
-        root = Path(self.directory).resolve()
-        try:
-            return (target.resolve().is_relative_to(root) and target.is_file()
-                    and not any(q.is_symlink() for q in (target, *target.parents) if q.is_relative_to(root) and q != root))
-        except (OSError, RuntimeError, ValueError):
-            return False
-
-    def list_directory(self, path: Any) -> Any:
-        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
-        return None
-
-    def log_message(self, format: str, *args: Any) -> None:
-        sys.stderr.write(printable(format % args) + "\n")
 
 
 def _paths(ctx: click.Context) -> Paths:
@@ -164,7 +128,7 @@ def init(ctx: click.Context, name: str, origin: str, gates: tuple[str, ...], des
     methodology as its first events), and PRIVATE/signing.key (mode 0600). Refuses to touch an
     existing program or key.
     """
-    from generator.program import init_program
+    from generator.commands.init import init_program
 
     paths = _paths(ctx)
     signer = init_program(paths, name, origin, list(gates or ("a:Gate A:public", "b:Gate B:secret")), description, at)
@@ -189,14 +153,9 @@ def keygen(ctx: click.Context, origin: str | None, out: Path | None) -> None:
     The key file uses the C2SP signed-note format (PRIVATE+KEY+<origin>+...), which
     golang.org/x/mod/sumdb/note reads too. Prints the verifier key and its fingerprint.
     """
-    paths = _paths(ctx)
-    if origin is None:
-        if not paths.program_file.exists():
-            raise InputError([problem("--origin", "give the key's name with --origin (no program.yaml to take it from)")])
-        origin = load_program(paths)[0].origin
-    target = out or paths.key_file
-    signer = generate_signer(origin)
-    write_key(target, signer)
+    from generator.commands.init import keygen as make_key
+
+    target, signer = make_key(_paths(ctx), origin, out)
     click.echo(f"Wrote {target} (mode 0600).")
     click.echo(f"  verifier key {signer.vkey}")
     click.echo(f"  fingerprint  {signer.fingerprint}")
@@ -215,7 +174,7 @@ def gate() -> None:
 @click.pass_context
 def gate_add(ctx: click.Context, gate_id: str, name: str, public: bool, at: str | None) -> None:
     """Declare gate ID (1-16 lowercase letters or digits) in the ledger."""
-    from generator.program import GateSpec, add_gate
+    from generator.commands.gate import GateSpec, add_gate
 
     leaf = add_gate(_paths(ctx), GateSpec(gate_id, name, public), at)
     click.echo(f"Declared gate {gate_id} ({'public' if public else 'secret'}) at {leaf['at']}.")
@@ -238,7 +197,7 @@ def methodology_publish(ctx: click.Context, params: Path, prose: Path, at: str |
     The parameter file is stored in canonical form and its SHA-256 enters the ledger; runs pin
     it by version and hash. A published version never changes: publish a new version instead.
     """
-    from generator.methodology import publish
+    from generator.commands.methodology import publish
 
     pub = publish(_paths(ctx), params, prose, at)
     click.echo(f"Published methodology {pub.version} (sha256 {pub.sha256}) at {pub.at}.")
@@ -255,9 +214,9 @@ def commit(ctx: click.Context, at: str | None) -> None:
     are sealed in PRIVATE/sealed until retired. Any problem in any source file stops the whole
     batch before anything is written.
     """
-    from generator.commitments import commit_new_items
+    from generator.commands.commit import commit_new_items
 
-    progress = Progress()
+    progress = ProgressPrinter()
     result = commit_new_items(_paths(ctx), at, progress)
     progress.done()
     sealed = result.committed - result.revealed
@@ -278,7 +237,7 @@ def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | N
     certificate that used them, and the grader record of each certificate whose items are then
     all revealed.
     """
-    from generator.commitments import retire_items
+    from generator.commands.retire import retire_items
 
     leaves = retire_items(_paths(ctx), list(item_ids), note, at)
     click.echo(f"Retired {', '.join(item_ids)} at {leaves[0]['at']}; run 'transparency build' to publish.")
@@ -303,7 +262,7 @@ def register(ctx: click.Context, specs: tuple[Path, ...], at: str | None) -> Non
     Several specs register together, all or nothing, with one ledger replay: the way to
     register thousands of runs.
     """
-    from generator.runs import register_runs
+    from generator.commands.register import register_runs
 
     for reg in register_runs(_paths(ctx), list(specs), at):
         chain = f", after run {reg.previous_run}" if reg.previous_run else ", the subject's first on this gate"
@@ -330,9 +289,9 @@ def certify(ctx: click.Context, results: tuple[Path, ...], serial: str | None, e
     output of the wrong type or with a non-integer number; finished_at outside the run's time.
     Several files are decided together, all or nothing, with one ledger replay.
     """
-    from generator.certify import certify_runs
+    from generator.commands.certify import certify_runs
 
-    progress = Progress()
+    progress = ProgressPrinter()
     decided = certify_runs(_paths(ctx), list(results), at, serial, expires_at, progress)
     progress.done()
     for c in decided:
@@ -358,9 +317,9 @@ def build(ctx: click.Context, out: Path, strict: bool) -> None:
     artifact it published. Deterministic: the time comes from SOURCE_DATE_EPOCH or the newest
     ledger event, never from the clock.
     """
-    from generator.build import build as build_site
+    from generator.commands.build import build as build_site
 
-    progress = Progress()
+    progress = ProgressPrinter()
     result = build_site(_paths(ctx), out, progress, strict)
     progress.done()
     for w in result.warnings:
@@ -406,11 +365,9 @@ def serve(site: Path, port: int, bind: str) -> None:
 
     Serves regular files inside SITE only: a symbolic link, or a path that leaves SITE, is
     answered 404 (a site is data from elsewhere, and a link in it could point at any file)."""
-    handler = functools.partial(SiteRequestHandler, directory=str(site))
-    try:
-        httpd = http.server.ThreadingHTTPServer((bind, port), handler)
-    except OSError as e:
-        raise InputError([problem("--port", f"cannot listen on {bind}:{port}: {e.strerror or e}")], "cannot serve") from None
+    from generator.commands.serve import open_server
+
+    httpd = open_server(site, port, bind)
     with httpd:
         click.echo(f"Serving {site} at http://{bind}:{httpd.server_address[1]}/ (Ctrl-C to stop)")
         try:

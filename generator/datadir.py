@@ -16,7 +16,7 @@ from typing import Any
 from generator import layout
 from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
-from generator.verifier import PUBLISHED_PRIVATE_KEYS, FormatError, Problem, is_origin, is_time, parse_vkey
+from generator.verifier import PUBLISHED_PRIVATE_KEYS, Problem, is_origin, key_rows
 
 __all__ = ["ENV_DATA", "ENV_PRIVATE", "PUBLISHED_PRIVATE_KEYS", "Paths", "Program", "PublicKey", "load_program", "load_public_keys"]
 
@@ -159,51 +159,15 @@ class PublicKey:
 
 
 def load_public_keys(paths: Paths, origin: str | None) -> list[PublicKey]:
-    """The program's published keys (data/keys.json), validated against the origin."""
+    """The program's published keys (data/keys.json), by the verifier's own keys.json rules."""
     file = paths.show(paths.keys_file)
     raw = load_json(paths.keys_file, file)
-    problems: list[Problem] = []
-    keys: list[PublicKey] = []
-    rows = raw.get("keys") if isinstance(raw, dict) else None
-    seen: set[str] = set()
-    previous_from = ""
-    if not isinstance(rows, list) or not rows:
-        raise InputError([problem(file, "must be an object with a non-empty list 'keys'")])
-    for i, k in enumerate(rows):
-        w = f"keys[{i}]"
-        if not isinstance(k, dict):
-            problems.append(problem(file, "must be an object", where=w))
-            continue
-        try:
-            vk = parse_vkey(str(k.get("vkey")))
-            if origin is not None and vk.name != origin:
-                problems.append(problem(file, "key name must be the program's origin", where=f"{w}.vkey", expected=origin, found=vk.name))
-        except FormatError as e:
-            problems.append(problem(file, f"not a verifier key: {e}", where=f"{w}.vkey", found=k.get("vkey")))
-        if not is_time(k.get("valid_from")):
-            problems.append(problem(file, "malformed time", where=f"{w}.valid_from", expected="YYYY-MM-DDTHH:MM:SSZ", found=k.get("valid_from")))
-        elif k["valid_from"] < previous_from:
-            problems.append(problem(file, "keys must be listed by valid_from", where=f"{w}.valid_from", expected=f"{previous_from} or later", found=k["valid_from"]))
-        else:
-            previous_from = k["valid_from"]
-        if not (k.get("valid_until") is None or is_time(k.get("valid_until"))):
-            problems.append(problem(file, "must be a time or null", where=f"{w}.valid_until", expected="YYYY-MM-DDTHH:MM:SSZ or null", found=k.get("valid_until")))
-        if k.get("status") == "revoked" and not isinstance(k.get("reason"), str):
-            problems.append(problem(file, "a revoked key needs a reason", where=f"{w}.reason", expected="a string", found=k.get("reason")))
-        unknown = sorted(set(k) - {"vkey", "valid_from", "valid_until", "status", "reason"})
-        if unknown:
-            problems.append(problem(file, f"unknown member(s) {', '.join(unknown)}", where=w))
-        if k.get("vkey") in seen:
-            problems.append(problem(file, "the same key is listed twice", where=f"{w}.vkey", found=k.get("vkey")))
-        seen.add(str(k.get("vkey")))
-        if k.get("status") not in ("active", "retired", "revoked"):
-            problems.append(problem(file, "unknown status", where=f"{w}.status", expected="active | retired | revoked", found=k.get("status")))
-        keys.append(PublicKey(str(k.get("vkey")), str(k.get("valid_from")), k.get("valid_until"), str(k.get("status")), k.get("reason")))
-    if sum(k.status == "active" for k in keys) != 1:
-        problems.append(problem(file, "v1 has exactly one active key", expected="1 active key", found=sum(k.status == "active" for k in keys)))
+    if not isinstance(raw, dict) or set(raw) != {"keys"}:
+        raise InputError([problem(file, "must be an object with a non-empty list 'keys' and nothing else")])
+    rows, problems = key_rows(raw["keys"], origin, published=False)
     if problems:
-        raise InputError(problems)
-    return keys
+        raise InputError([p.at(file) for p in problems])
+    return [PublicKey(r.key.vkey, r.valid_from, r.valid_until, r.status, r.reason) for r in rows]
 
 
 def public_keys_document(keys: list[PublicKey]) -> dict[str, Any]:

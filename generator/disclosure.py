@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.datadir import Paths
+from generator.documents import read_document
 from generator.errors import problem
-from generator.site import read_document
 from generator.verifier import Ledger, Problem, due_records, recheckable, sha256_hex
 
 

@@ -15,11 +15,10 @@ from fractions import Fraction
 from typing import Any
 
 from generator.verifier import (
+    Methodology,
     band_score,
     build_open_result,
     grade_counts,
-    grade_order,
-    grade_reaches,
     is_exact_field,
     is_reported_field,
     round_half_up,
@@ -99,7 +98,7 @@ def _field_names(spec: FieldSpec) -> list[str]:
     return [spec.name] if spec.count == 1 else [f"{spec.name}_{i:02d}" for i in range(1, spec.count + 1)]
 
 
-def score_example(params: dict[str, Any], key: str, title: str, setup: str, specs: Sequence[FieldSpec]) -> ItemExample:
+def score_example(m: Methodology, key: str, title: str, setup: str, specs: Sequence[FieldSpec]) -> ItemExample:
     """Score an example item through the engine (build_open_result) and describe how."""
     answer: dict[str, Any] = {}
     given: dict[str, tuple[Any, str | None]] = {}
@@ -116,15 +115,14 @@ def score_example(params: dict[str, Any], key: str, title: str, setup: str, spec
                 output = ACCOUNT if spec.right else ACCOUNT_WRONG
             answer[name] = {"kind": spec.kind, "tier": spec.tier, "value": value}
             given[name] = (output, spec.similarity if is_reported_field(spec.kind, spec.tier) else None)
-    result = build_open_result(key, answer, given, params)
+    result = build_open_result(key, answer, given, m)
     sims = {f["name"]: f["similarity"] for f in result["fields"]}
-    tiers = params["tiers"]
     rows = []
     num_terms = []
     den_terms = []
     for spec in specs:
         sim = sims[_field_names(spec)[0]]
-        t = tiers[spec.tier]
+        t = m.tiers[spec.tier]
         if is_exact_field(spec.kind, spec.tier):
             how = "exact comparison: " + ("equal to the answer" if sim == "1" else "differs from the answer")
         elif is_reported_field(spec.kind, spec.tier):
@@ -132,49 +130,49 @@ def score_example(params: dict[str, Any], key: str, title: str, setup: str, spec
         else:
             how = "Jaccard similarity of the two sets"
         rows.append(ExampleField(spec.name if spec.count == 1 else f"{spec.name}_01 … {spec.name}_{spec.count:02d}", spec.count,
-                                 spec.kind, spec.tier, t["weight"], t["min_similarity"], sim, how,
-                                 similarity_value(sim) >= Fraction(t["min_similarity"])))
+                                 spec.kind, spec.tier, t.weight_text, t.min_similarity_text, sim, how,
+                                 similarity_value(sim) >= t.min_similarity))
         times = f"{spec.count} × " if spec.count > 1 else ""
-        num_terms.append(f"{times}{t['weight']} × {sim}")
-        den_terms.append(f"{times}{t['weight']}")
-    exact = score_item(((f["name"], f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), params).score
+        num_terms.append(f"{times}{t.weight_text} × {sim}")
+        den_terms.append(f"{times}{t.weight_text}")
+    exact = score_item(((f["name"], f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), m).score
     return ItemExample(
         key=key, title=title, setup=setup, fields=tuple(rows),
         formula=f"({' + '.join(num_terms)}) / ({' + '.join(den_terms)})",
-        exact=str(exact), score=result["score"], passed=result["passed"], outcome=outcome_text(result, params),
+        exact=str(exact), score=result["score"], passed=result["passed"], outcome=outcome_text(result, m),
     )
 
 
-def _below_floor(params: dict[str, Any]) -> ItemExample | Skipped:
+def _below_floor(m: Methodology) -> ItemExample | Skipped:
     key, title = "example-high-below-floor", "A high field below its floor, though the score clears the threshold"
-    floor_text = params["tiers"]["high"]["min_similarity"]
-    floor = Fraction(floor_text)
+    floor_text = m.tiers["high"].min_similarity_text
+    floor = m.tiers["high"].min_similarity
     if floor == 0:
         return Skipped(key, title, f"The high tier's floor is {floor_text}: no similarity falls below it, so this cannot happen.")
     places = len(floor_text.partition(".")[2]) + 1
     below = round_half_up(floor - Fraction(1, 10**places), places)
-    threshold = Fraction(params["item_threshold"])
+    threshold = m.item_threshold
     for extra in range(0, 51):
         specs = [FieldSpec("account_number", "scalar", "critical")]
         if extra:
             specs.append(FieldSpec("reference", "scalar", "critical", count=extra))
         specs.append(FieldSpec("summary", "text", "high", similarity=below))
         fields = "The account number" + (f" and {extra} more critical field{'s' if extra > 1 else ''}" if extra else "")
-        ex = score_example(params, key, title,
+        ex = score_example(m, key, title,
                            f"{fields} right; the summary (high tier) at a reported similarity of {below}, "
                            f"just below the high floor of {floor_text}.", specs)
         if Fraction(ex.exact) >= threshold:
             return ex
-    return Skipped(key, title, f"With these weights no item with a high field at {below} scores {params['item_threshold']} or more.")
+    return Skipped(key, title, f"With these weights no item with a high field at {below} scores {m.item_threshold_text} or more.")
 
 
-def _on_threshold(params: dict[str, Any]) -> ItemExample | Skipped:
+def _on_threshold(m: Methodology) -> ItemExample | Skipped:
     """An item whose exact score equals the threshold: solve for the reported similarity s of one
     text field that makes it so, in a few shapes of item, and keep the first s that is a short
     terminating decimal in [0, 1] at or above its tier's floor (so that the item passes)."""
     key, title = "example-on-threshold", "A score exactly on the threshold"
-    tiers = params["tiers"]
-    threshold = Fraction(params["item_threshold"])
+    tiers = m.tiers
+    threshold = m.item_threshold
     shapes: list[tuple[list[FieldSpec], str]] = [
         ([FieldSpec("account_number", "scalar", "critical")], "high"),
         ([FieldSpec("account_number", "scalar", "critical"), FieldSpec("amount", "scalar", "high")], "low"),
@@ -184,11 +182,11 @@ def _on_threshold(params: dict[str, Any]) -> ItemExample | Skipped:
     ]
     candidates: list[tuple[list[FieldSpec], str, Fraction, str]] = []
     for right, tier in shapes:
-        w = Fraction(tiers[tier]["weight"])
-        a = sum((Fraction(tiers[f.tier]["weight"]) for f in right), Fraction(0))
+        w = tiers[tier].weight
+        a = sum((tiers[f.tier].weight for f in right), Fraction(0))
         s = (threshold * (a + w) - a) / w
         text = decimal_text(s)
-        if text is None or not 0 <= s <= 1 or s < Fraction(tiers[tier]["min_similarity"]):
+        if text is None or not 0 <= s <= 1 or s < tiers[tier].min_similarity:
             continue
         candidates.append((right, tier, s, text))
     candidates.sort(key=lambda c: not 0 < c[2] < 1)  # an inner similarity reads better than 0 or 1
@@ -197,28 +195,28 @@ def _on_threshold(params: dict[str, Any]) -> ItemExample | Skipped:
         specs = [*right, FieldSpec(name, "text", tier, similarity=text)]
         rest = " and ".join(f"the {f.name.replace('_', ' ')}" for f in right)
         setup = (f"{rest[0].upper()}{rest[1:]} right; " if rest else "A single field: ") + \
-                f"the {name} ({tier} tier) at a reported similarity of {text}, the value that puts the score exactly on {params['item_threshold']}."
-        ex = score_example(params, key, title, setup, specs)
+                f"the {name} ({tier} tier) at a reported similarity of {text}, the value that puts the score exactly on {m.item_threshold_text}."
+        ex = score_example(m, key, title, setup, specs)
         if Fraction(ex.exact) == threshold and ex.passed:
             return ex
-    return Skipped(key, title, f"No simple item here has a reported similarity that is a short decimal in [0, 1] and lands the score exactly on {params['item_threshold']}.")
+    return Skipped(key, title, f"No simple item here has a reported similarity that is a short decimal in [0, 1] and lands the score exactly on {m.item_threshold_text}.")
 
 
-def item_examples(params: dict[str, Any]) -> list[ItemExample | Skipped]:
+def item_examples(m: Methodology) -> list[ItemExample | Skipped]:
     """Seed 001's cases under this methodology's tiers and threshold."""
     out: list[ItemExample | Skipped] = [
-        score_example(params, "example-summary-off", "The account number right, the summary slightly off",
+        score_example(m, "example-summary-off", "The account number right, the summary slightly off",
                       "A critical account number given exactly; a high-tier summary worded differently, reported at a similarity of 0.90.",
                       [FieldSpec("account_number", "scalar", "critical"), FieldSpec("summary", "text", "high", similarity="0.90")]),
-        score_example(params, "example-account-wrong", "The summary perfect, the account number wrong",
+        score_example(m, "example-account-wrong", "The summary perfect, the account number wrong",
                       "The summary matches in meaning (reported similarity 1); the account number is off by one digit.",
                       [FieldSpec("account_number", "scalar", "critical", right=False), FieldSpec("summary", "text", "high", similarity="1")]),
-        score_example(params, "example-ten-high", "One wrong critical field among ten right high fields",
+        score_example(m, "example-ten-high", "One wrong critical field among ten right high fields",
                       "A wrong account number, and ten high-tier single-value fields all given exactly: the weights alone would let "
                       "the ten outvote the one, which is what the floors are for.",
                       [FieldSpec("account_number", "scalar", "critical", right=False), FieldSpec("detail", "scalar", "high", count=10)]),
-        _below_floor(params),
-        _on_threshold(params),
+        _below_floor(m),
+        _on_threshold(m),
     ]
     return out
 
@@ -258,11 +256,11 @@ PROPOSALS: tuple[tuple[str | None, str], ...] = (
 )
 
 
-def grade_example(params: dict[str, Any], passed: int = 8, scored: int = 10) -> tuple[GradeExample, list[ProposalExample]]:
-    g = grade_counts({"scored": scored}, passed, params)
+def grade_example(m: Methodology, passed: int = 8, scored: int = 10) -> tuple[GradeExample, list[ProposalExample]]:
+    g = grade_counts({"scored": scored}, passed, m)
     lo, hi = g.band
     example = GradeExample(passed, scored, g.summary["pass_rate"], g.summary["pass_rate_ci95"][0], g.summary["pass_rate_ci95"][1],
-                           g.grade, grade_reason(g.grade, params), (lo, hi))
+                           g.grade, grade_reason(g.grade, m), (lo, hi))
     proposals = []
     for written, what in PROPOSALS:
         score, rule = band_score(written, g.band)
@@ -297,8 +295,8 @@ class VerdictExample:
         return ", ".join(f"{words}: {n}" for words, n in self.not_scored if n) or "none"
 
 
-def verdict_example(params: dict[str, Any], key: str, title: str, counts: dict[str, int], passed: int) -> VerdictExample:
-    g = grade_counts(counts, passed, params)
+def verdict_example(m: Methodology, key: str, title: str, counts: dict[str, int], passed: int) -> VerdictExample:
+    g = grade_counts(counts, passed, m)
     s = g.summary
     doc = {"summary": s, "grade": g.grade, "worst_case_grade": g.worst_case_grade, "best_case_grade": g.best_case_grade, "verdict": g.verdict}
     return VerdictExample(
@@ -306,13 +304,13 @@ def verdict_example(params: dict[str, Any], key: str, title: str, counts: dict[s
         not_scored=tuple((STATUS_WORDS[k], counts[k]) for k in counts if k != "scored"),
         pass_rate=s["pass_rate"], worst_case_rate=s["worst_case_pass_rate"], best_case_rate=s["best_case_pass_rate"],
         grade=g.grade, worst_case_grade=g.worst_case_grade, best_case_grade=g.best_case_grade,
-        verdict=g.verdict, verdict_words=VERDICT_WORDS[g.verdict], why=verdict_sentence(doc, params),
+        verdict=g.verdict, verdict_words=VERDICT_WORDS[g.verdict], why=verdict_sentence(doc, m),
     )
 
 
-def _first(params: dict[str, Any], key: str, title: str, tries: Sequence[tuple[dict[str, int], int]], want: str, extra: Any = None) -> VerdictExample | None:
+def _first(m: Methodology, key: str, title: str, tries: Sequence[tuple[dict[str, int], int]], want: str, extra: Any = None) -> VerdictExample | None:
     for counts, passed in tries:
-        ex = verdict_example(params, key, title, counts, passed)
+        ex = verdict_example(m, key, title, counts, passed)
         if ex.verdict == want and (extra is None or extra(ex)):
             return ex
     return None
@@ -324,10 +322,10 @@ class Relabelling:
     steps: tuple[VerdictExample, ...]
 
 
-def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skipped], Relabelling | Skipped]:
+def verdict_examples(m: Methodology) -> tuple[list[VerdictExample | Skipped], Relabelling | Skipped]:
     n = EXAMPLE_TOTAL
-    least = params["certify"]["min_grade"]
-    order = grade_order(params)
+    least = m.min_grade
+    order = m.grade_order
     out: list[VerdictExample | Skipped] = []
 
     key, title = "example-certified", "Certified"
@@ -335,7 +333,7 @@ def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skip
     for k in (1, 0):
         scored = n - k
         tries += [({"scored": scored, "infra_error": k}, p) for p in [*range(scored - 1, -1, -1), scored]]
-    ex = _first(params, key, title, tries, "certified")
+    ex = _first(m, key, title, tries, "certified")
     out.append(ex or Skipped(key, title, f"No run of {n} items reaches the minimum grade {least} under these parameters."))
 
     key, title = "example-best-case-below", "Not certified: even the best case is below the minimum grade"
@@ -343,18 +341,18 @@ def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skip
         out.append(Skipped(key, title, f"The minimum grade {least} is the lowest grade: every pass rate reaches it."))
     else:
         tries = [({"scored": n - 2, "infra_error": 1, "not_run": 1}, p) for p in range(n - 2, -1, -1)]
-        ex = _first(params, key, title, tries, "not-certified", lambda e: not grade_reaches(e.best_case_grade, least, params))
+        ex = _first(m, key, title, tries, "not-certified", lambda e: not m.reaches(e.best_case_grade, least))
         out.append(ex or Skipped(key, title, f"No run of {n} items has a best case below {least} under these parameters."))
 
     key, title = "example-incomplete", "Incomplete: too few results scored"
-    fraction = Fraction(params["certify"]["min_scored_fraction"])
+    fraction = m.min_scored_fraction
     tries = [({"scored": s, "not_run": n - s}, p) for s in range(n - 1, -1, -1) if Fraction(s, n) < fraction for p in range(s, -1, -1)]
-    ex = _first(params, key, title, tries, "incomplete")
+    ex = _first(m, key, title, tries, "incomplete")
     out.append(ex or Skipped(key, title, f"Every run of {n} items scores enough of them under these parameters."))
 
     # Relabelling: a run that failed with every result scored, then its failures called infrastructure errors.
     key, title = "example-relabel", "Relabelling failures as infrastructure errors"
-    base = _first(params, f"{key}-0", "As run: every result scored", [({"scored": n}, p) for p in range(n - 1, -1, -1)], "not-certified")
+    base = _first(m, f"{key}-0", "As run: every result scored", [({"scored": n}, p) for p in range(n - 1, -1, -1)], "not-certified")
     if base is None:
         return out, Skipped(key, title, f"Every run of {n} fully scored items is certified under these parameters.")
     failures = n - base.passed
@@ -365,12 +363,12 @@ def verdict_examples(params: dict[str, Any]) -> tuple[list[VerdictExample | Skip
         return f"{r} of the {failures} failures relabelled"
 
     for r in range(1, failures + 1):
-        e = verdict_example(params, f"{key}-{r}", relabelled(r), {"scored": n - r, "infra_error": r}, base.passed)
-        if grade_reaches(e.grade, least, params) or r == failures:
+        e = verdict_example(m, f"{key}-{r}", relabelled(r), {"scored": n - r, "infra_error": r}, base.passed)
+        if m.reaches(e.grade, least) or r == failures:
             steps.append(e)
             break
     if failures > 1 and steps and steps[-1].scored != base.passed:
-        steps.append(verdict_example(params, f"{key}-{failures}", relabelled(failures), {"scored": base.passed, "infra_error": failures}, base.passed))
+        steps.append(verdict_example(m, f"{key}-{failures}", relabelled(failures), {"scored": base.passed, "infra_error": failures}, base.passed))
     if any(s.verdict == "certified" for s in steps):  # pragma: no cover - the worst case never moves, see the module docstring
         raise AssertionError("relabelling failures bought a certificate")
     return out, Relabelling(base, tuple(steps))
@@ -392,12 +390,12 @@ class WorkedExamples:
     total: int
 
 
-def worked_examples(params: dict[str, Any]) -> WorkedExamples:
+def worked_examples(m: Methodology) -> WorkedExamples:
     """Everything the methodology page's "Worked examples" section shows, for these parameters."""
-    grade, proposals = grade_example(params)
-    verdicts, relabelling = verdict_examples(params)
+    grade, proposals = grade_example(m)
+    verdicts, relabelling = verdict_examples(m)
     return WorkedExamples(
-        items=item_examples(params), threshold=params["item_threshold"], grade=grade, proposals=proposals,
-        verdicts=verdicts, relabelling=relabelling, min_grade=params["certify"]["min_grade"],
-        min_scored_fraction=params["certify"]["min_scored_fraction"], total=EXAMPLE_TOTAL,
+        items=item_examples(m), threshold=m.item_threshold_text, grade=grade, proposals=proposals,
+        verdicts=verdicts, relabelling=relabelling, min_grade=m.min_grade,
+        min_scored_fraction=m.min_scored_fraction_text, total=EXAMPLE_TOTAL,
     )

@@ -7,7 +7,6 @@ the published explanation cannot drift from the parameters it explains.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,11 @@ from jinja2.sandbox import SandboxedEnvironment
 from generator import canonical
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.ledgerfile import LedgerAppender, appending, event_time
-from generator.sources import load_data_file, read_text
-from generator.verifier import check_methodology, sha256_hex
+from generator.sources import load_data_file
+from generator.verifier import check_methodology
 
 _PROSE_ENV = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
 
 # What Markdown may produce on the site; anything else (scripts, styles, event handlers) is dropped.
 ALLOWED_TAGS = {
@@ -80,38 +79,9 @@ def describe(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class Published:
-    version: str
-    sha256: str
-    at: str
-
-
 def params_file(paths: Paths, version: str) -> Path:
     return paths.methodology_dir / f"{version}.json"
 
 
 def prose_file(paths: Paths, version: str) -> Path:
     return paths.methodology_dir / f"{version}.md"
-
-
-def publish(paths: Paths, params_path: Path, prose_path: Path, at: str | None = None) -> Published:
-    """Validate and publish a methodology version: its files in data/, its leaf in the ledger."""
-    with appending(paths, "methodology publish") as app:
-        return stage_methodology(app, params_path, prose_path, at)
-
-
-def stage_methodology(app: LedgerAppender, params_path: Path, prose_path: Path, at: str | None = None) -> Published:
-    """Validate a methodology version and stage its files and leaf in `app`'s transaction."""
-    params = load_params(params_path)
-    prose = read_text(prose_path)
-    render_prose(prose, params, str(prose_path))  # refuse a prose whose placeholders do not resolve
-    data = canonical.dumps(params)
-    version = params["version"]
-    if version in app.ledger.methodologies:
-        raise InputError([problem(str(params_path), f"methodology {version} is already published; a published version never changes, publish a new version", "version")])
-    leaf = {"type": "methodology", "v": 1, "version": version, "sha256": sha256_hex(data), "at": event_time(at, app.ledger)}
-    app.append([leaf])
-    app.stage(params_file(app.paths, version), data)
-    app.stage(prose_file(app.paths, version), prose.encode("utf-8"))
-    return Published(version, leaf["sha256"], leaf["at"])

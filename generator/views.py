@@ -18,12 +18,12 @@ from fractions import Fraction
 from typing import Any
 
 from generator import layout
-from generator.site import CertificateInfo, CertificateRecord, RunInfo
+from generator.gather import CertificateInfo, CertificateRecord, RunInfo
 from generator.verifier import (
     NON_SCORED,
     SCORED,
     ItemScore,
-    grade_reaches,
+    Methodology,
     is_exact_field,
     is_reported_field,
     keep_bullets,
@@ -97,6 +97,7 @@ class RunRow:
     status: str  # "open" or the verdict
     status_text: str
     certificate: str | None  # the certificate's serial
+    certificate_page: str | None
     page: str  # the runs page that lists this row
     anchor: str
 
@@ -146,6 +147,7 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
                 gate=gate, gate_name=gate_names.get(gate, gate), at=r.at, index=r.index, items=len(r.spec.get("items", [])),
                 attempt=n, attempts=len(members), previous=previous if isinstance(previous, str) else None,
                 previous_link=links.get(previous) if isinstance(previous, str) else None, attempt_text=attempt_text, status=status, status_text=status_text, certificate=r.certificate,
+                certificate_page=layout.certificate_page(r.certificate) if r.certificate else None,
                 page=page, anchor=f"run-{r.id}",
             ))
             links[r.id] = rows[-1].link
@@ -281,21 +283,21 @@ class CertificateView:
     asserted: tuple[str, ...]
 
 
-def grade_reason(grade: str, params: dict[str, Any]) -> str:
+def grade_reason(grade: str, m: Methodology) -> str:
     """Which cut-off a grade stands for, in words."""
-    for c in params["grade_cutoffs"]:
-        if c["grade"] == grade:
-            return f"a pass rate of at least {c['min_pass_rate']} %"
+    for g in m.grades:
+        if g.name == grade and g.min_pass_rate_text is not None:
+            return f"a pass rate of at least {g.min_pass_rate_text} %"
     return "a pass rate below every cut-off"
 
 
-def verdict_sentence(doc: dict[str, Any], params: dict[str, Any]) -> str:
+def verdict_sentence(doc: dict[str, Any], m: dict[str, Any]) -> str:
     """Why the certificate's verdict is what it is: the rule of SPEC §5 that applied, in words."""
     s = doc["summary"]
     total, scored = s["total"], s["scored"]
     non_scored = total - scored
-    least = params["certify"]["min_grade"]
-    fraction = params["certify"]["min_scored_fraction"]
+    least = m.min_grade
+    fraction = m.min_scored_fraction_text
     g, wg, bg = doc["grade"], doc["worst_case_grade"], doc["best_case_grade"]
     verdict = doc["verdict"]
     if verdict == "certified":
@@ -307,12 +309,12 @@ def verdict_sentence(doc: dict[str, Any], params: dict[str, Any]) -> str:
             return "No result was scored, so there is nothing to grade: the run is incomplete, not a pass and not a failure."
         return (f"Only {scored} of {total} results were scored; the methodology requires at least {fraction} of them. "
                 f"The run cannot be decided either way on so few scored results.")
-    if not grade_reaches(bg, least, params):
+    if not m.reaches(bg, least):
         if non_scored:
             return (f"Even counting every one of the {_plural(non_scored, 'non-scored result')} as a pass, the grade would be "
                     f"{bg}, below the minimum grade {least}.")
         return f"The grade {g} is below the minimum grade {least}."
-    if not grade_reaches(g, least, params):
+    if not m.reaches(g, least):
         return f"The grade {g} is below the minimum grade {least}."
     return (f"The grade {g} reaches the minimum grade {least}, but the worst-case grade {wg} does not: counted as failures, "
             f"the {_plural(non_scored, 'non-scored result')} would bring the pass rate to {s['worst_case_pass_rate']} %. "
@@ -347,16 +349,16 @@ _HOW_REPORTED = "cosine, as reported by the evaluator"
 _HOW_JACCARD = "Jaccard, shared elements over all distinct elements"
 
 
-def _field_view(f: dict[str, Any], value: Fraction, params: dict[str, Any], floors: dict[str, Fraction]) -> FieldView:
+def _field_view(f: dict[str, Any], value: Fraction, m: Methodology) -> FieldView:
     kind, tier, sim = f["kind"], f["tier"], f["similarity"]
-    t = params["tiers"][tier]
+    t = m.tiers[tier]
     if is_exact_field(kind, tier):
         how = _HOW_EXACT.get(sim, "differs from the answer")
     elif is_reported_field(kind, tier):
         how = _HOW_REPORTED
     else:
         how = _HOW_JACCARD
-    return FieldView(str(f["name"]), kind, tier, t["weight"], t["min_similarity"], sim, how, value >= floors[tier],
+    return FieldView(str(f["name"]), kind, tier, t.weight_text, t.min_similarity_text, sim, how, value >= t.min_similarity,
                      json.dumps(f.get("output"), ensure_ascii=False))
 
 
@@ -369,10 +371,10 @@ def _outcome(s: ItemScore, threshold: str) -> str:
     return f"failed: score {s.text} is below the threshold {threshold}" + (f", and {floors}" if s.below_floor else "")
 
 
-def outcome_text(result: dict[str, Any], params: dict[str, Any]) -> str:
+def outcome_text(result: dict[str, Any], m: dict[str, Any]) -> str:
     """Why a scored result passed or failed, from the engine's own scoring of its fields."""
-    s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), params)
-    return _outcome(s, params["item_threshold"])
+    s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), m)
+    return _outcome(s, m.item_threshold_text)
 
 
 def judge_text(judge: Any) -> str:
@@ -387,9 +389,8 @@ def certificate_view(
     run_row: RunRow | None,
     generated_at: str,
 ) -> CertificateView:
-    doc, params, spec = c.doc, c.params, c.spec
+    doc, m, spec = c.doc, c.methodology, c.spec
     rules = spec.get("exclusion_rules", [])
-    floors = {tier: Fraction(t["min_similarity"]) for tier, t in params["tiers"].items()}
     shown: list[ResultView] = []
     sealed: list[ResultView] = []
     not_scored: list[ResultView] = []
@@ -407,12 +408,12 @@ def certificate_view(
                 sealed.append(ResultView(**base))
                 continue
             values = [similarity_value(f["similarity"]) for f in opened["fields"]]
-            fields = tuple(_field_view(f, v, params, floors) for f, v in zip(opened["fields"], values, strict=True))
+            fields = tuple(_field_view(f, v, m) for f, v in zip(opened["fields"], values, strict=True))
             if opened["passed"] is True:  # rechecked by the build: the score reaches the threshold and every floor is met
-                outcome = f"passed: score {opened['score']} is at least the threshold {params['item_threshold']} and every field reaches its tier's floor"
+                outcome = f"passed: score {opened['score']} is at least the threshold {m.item_threshold_text} and every field reaches its tier's floor"
             else:
-                engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), params)
-                outcome = _outcome(engine, params["item_threshold"])
+                engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), m)
+                outcome = _outcome(engine, m.item_threshold_text)
             shown.append(ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome, fields=fields))
         else:
             rule = opened.get("rule") if opened is not None else None
@@ -474,10 +475,10 @@ def certificate_view(
         index=c.index, subject_name=name, subject_version=version, organization=org, gate=gate,
         gate_name=gate_names.get(gate, gate), public=c.public, run_row=run_row,
         verdict=doc["verdict"], verdict_words=VERDICT_WORDS.get(doc["verdict"], doc["verdict"]),
-        verdict_sentence=verdict_sentence(doc, params),
-        grade=doc["grade"], grade_reason=grade_reason(doc["grade"], params),
+        verdict_sentence=verdict_sentence(doc, m),
+        grade=doc["grade"], grade_reason=grade_reason(doc["grade"], m),
         worst_case_grade=doc["worst_case_grade"], best_case_grade=doc["best_case_grade"],
-        min_grade=params["certify"]["min_grade"], band=(lo, hi),
+        min_grade=m.min_grade, band=(lo, hi),
         score=doc["score"], score_rule=doc["score_rule"], score_rule_words=SCORE_RULE_WORDS.get(doc["score_rule"], doc["score_rule"]),
         score_sentence=score_sentence(doc, grader.proposed_json, record is not None),
         pass_rate=s["pass_rate"], ci_low=s["pass_rate_ci95"][0], ci_high=s["pass_rate_ci95"][1],

@@ -16,30 +16,30 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    45 to   131
-    generator/verifier/text.py              lines   132 to   215
-    generator/verifier/errors.py            lines   216 to   284
-    generator/verifier/canonical.py         lines   285 to   554
-    generator/verifier/formats.py           lines   555 to   754
-    generator/verifier/sodium.py            lines   755 to   798
-    generator/verifier/keys.py              lines   799 to  1002
-    generator/verifier/note.py              lines  1003 to  1096
-    generator/verifier/merkle.py            lines  1097 to  1237
-    generator/verifier/idindex.py           lines  1238 to  1299
-    generator/verifier/methodology.py       lines  1300 to  1423
-    generator/verifier/scoring.py           lines  1424 to  1721
-    generator/verifier/subjects.py          lines  1722 to  1857
-    generator/verifier/ledger.py            lines  1858 to  2195
-    generator/verifier/answers.py           lines  2196 to  2258
-    generator/verifier/runs.py              lines  2259 to  2386
-    generator/verifier/certificates.py      lines  2387 to  2812
-    generator/verifier/report.py            lines  2813 to  2913
-    generator/verifier/folder.py            lines  2914 to  3055
-    generator/verifier/release.py           lines  3056 to  3201
-    generator/verifier/publication.py       lines  3202 to  3420
-    generator/verifier/certificate_files.py lines  3421 to  3558
-    generator/verifier/site.py              lines  3559 to  3627
-    generator/verifier/cli.py               lines  3628 to  3683
+    generator/verifier/isolation.py         lines    45 to   132
+    generator/verifier/text.py              lines   133 to   216
+    generator/verifier/errors.py            lines   217 to   285
+    generator/verifier/canonical.py         lines   286 to   555
+    generator/verifier/formats.py           lines   556 to   755
+    generator/verifier/sodium.py            lines   756 to   799
+    generator/verifier/keys.py              lines   800 to  1003
+    generator/verifier/note.py              lines  1004 to  1097
+    generator/verifier/merkle.py            lines  1098 to  1238
+    generator/verifier/idindex.py           lines  1239 to  1300
+    generator/verifier/methodology.py       lines  1301 to  1500
+    generator/verifier/scoring.py           lines  1501 to  1791
+    generator/verifier/subjects.py          lines  1792 to  1927
+    generator/verifier/ledger.py            lines  1928 to  2265
+    generator/verifier/answers.py           lines  2266 to  2328
+    generator/verifier/runs.py              lines  2329 to  2455
+    generator/verifier/certificates.py      lines  2456 to  2881
+    generator/verifier/report.py            lines  2882 to  2982
+    generator/verifier/folder.py            lines  2983 to  3124
+    generator/verifier/release.py           lines  3125 to  3270
+    generator/verifier/publication.py       lines  3271 to  3489
+    generator/verifier/certificate_files.py lines  3490 to  3627
+    generator/verifier/site.py              lines  3628 to  3696
+    generator/verifier/cli.py               lines  3697 to  3752
 """
 
 # ==============================================================================================
@@ -123,10 +123,11 @@ import re
 import traceback
 import unicodedata
 from array import array
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 # ==============================================================================================
@@ -1298,7 +1299,7 @@ class IdIndex:
 
 
 # ==============================================================================================
-# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the grade order.
+# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the file parsed once into the immutable object the scoring engine reads.
 # ==============================================================================================
 
 METHODOLOGY_KEYS = (
@@ -1416,9 +1417,85 @@ def check_methodology(params: Any) -> list[Problem]:
     return problems
 
 
-def grade_order(params: dict[str, Any]) -> list[str]:
-    """Grades, best first: the cut-offs' order, then the lowest grade."""
-    return [c["grade"] for c in params["grade_cutoffs"]] + [params["lowest_grade"]]
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    weight: Fraction
+    min_similarity: Fraction
+    weight_text: str  # as published, for pages
+    min_similarity_text: str
+
+
+@dataclass(frozen=True)
+class Grade:
+    name: str
+    min_pass_rate: Fraction | None  # None for the lowest grade, below every cut-off
+    min_pass_rate_text: str | None
+    band: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Methodology:
+    """A valid parameter file, parsed once (parse_methodology): the engine's only input besides
+    the results. Grades run best first, the lowest last."""
+
+    version: str
+    tiers: Mapping[str, Tier]
+    item_threshold: Fraction
+    item_threshold_text: str
+    grades: tuple[Grade, ...]
+    min_grade: str
+    min_scored_fraction: Fraction
+    min_scored_fraction_text: str
+    independent_judge: bool
+    min_items_secret_gate: int
+    similarity_model: str
+    similarity_version: str
+    document: Mapping[str, Any]  # the parameter file as published, for pages
+    _rank: dict[str, int] = field(init=False, repr=False, compare=False)
+    _by_name: dict[str, Grade] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rank", {g.name: i for i, g in enumerate(self.grades)})
+        object.__setattr__(self, "_by_name", {g.name: g for g in self.grades})
+
+    @property
+    def grade_order(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.grades)
+
+    @property
+    def lowest_grade(self) -> str:
+        return self.grades[-1].name
+
+    def band(self, grade: str) -> tuple[int, int]:
+        return self._by_name[grade].band
+
+    def reaches(self, grade: str, least: str) -> bool:
+        """Whether `grade` is `least` or better."""
+        return self._rank[grade] <= self._rank[least]
+
+    def is_grade(self, grade: Any) -> bool:
+        return isinstance(grade, str) and grade in self._rank
+
+
+def parse_methodology(doc: Any) -> Methodology:
+    """The methodology of a parameter file; FormatError naming the first rule it breaks."""
+    problems = check_methodology(doc)
+    if problems:
+        p = problems[0]
+        raise FormatError(f"not a valid methodology: {p.message}" + (f" at {p.where}" if p.where else "") + (f" ({p.found})" if p.found else ""))
+    tiers = {t: Tier(t, Fraction(doc["tiers"][t]["weight"]), Fraction(doc["tiers"][t]["min_similarity"]),
+                     doc["tiers"][t]["weight"], doc["tiers"][t]["min_similarity"]) for t in TIERS}
+    grades = [Grade(c["grade"], Fraction(c["min_pass_rate"]), c["min_pass_rate"], (doc["bands"][c["grade"]][0], doc["bands"][c["grade"]][1]))
+              for c in doc["grade_cutoffs"]]
+    lowest = doc["lowest_grade"]
+    grades.append(Grade(lowest, None, None, (doc["bands"][lowest][0], doc["bands"][lowest][1])))
+    c = doc["certify"]
+    return Methodology(
+        doc["version"], MappingProxyType(tiers), Fraction(doc["item_threshold"]), doc["item_threshold"], tuple(grades),
+        c["min_grade"], Fraction(c["min_scored_fraction"]), c["min_scored_fraction"], c["independent_judge"],
+        c["min_items_secret_gate"], doc["text_similarity"]["model"], doc["text_similarity"]["version"], MappingProxyType(doc),
+    )
 
 
 # ==============================================================================================
@@ -1437,10 +1514,14 @@ RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
 
 
+# The statuses of a result (SPEC §5), defined here once: scored, or one of the non-scored.
 SCORED = "scored"
 
 
 NON_SCORED = ("infra_error", "not_run", "missing_label", "excluded")
+
+
+STATUSES = (SCORED, *NON_SCORED)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1453,7 +1534,7 @@ def decimal_value(text: str) -> Fraction:
 def round_half_up(x: Fraction, places: int) -> str:
     """A non-negative exact value as a decimal string with exactly `places` decimals."""
     if x < 0:
-        raise ValueError("round_half_up takes a non-negative value")
+        raise ScoringError("round_half_up takes a non-negative value")
     scaled = x * 10**places
     n = scaled.numerator // scaled.denominator
     if 2 * (scaled - n) >= 1:
@@ -1514,15 +1595,15 @@ def computed_similarity(kind: str, tier: str, output: Any, answer: Any) -> str |
 def _is_reduced_ratio(text: str) -> bool:
     try:
         similarity_value(text)
-    except ValueError:
+    except ScoringError:
         return False
     return True
 
 
 def similarity_value(text: str) -> Fraction:
-    """The exact value of a similarity string (a decimal or p/q); ValueError if it is neither."""
+    """The exact value of a similarity string (a decimal or p/q); ScoringError if it is neither."""
     if not isinstance(text, str) or len(text) > MAX_DECIMAL_LENGTH:
-        raise ValueError(f"not a similarity: {text!r}")
+        raise ScoringError(f"not a similarity: {text!r}")
     if REPORTED_SIMILARITY_RE.fullmatch(text):
         return decimal_value(text)
     m = RATIO_RE.fullmatch(text)
@@ -1530,7 +1611,7 @@ def similarity_value(text: str) -> Fraction:
         s = Fraction(int(m[1]), int(m[2]))
         if s < 1 and f"{s.numerator}/{s.denominator}" == text:
             return s
-    raise ValueError(f"not a similarity: {text!r}")
+    raise ScoringError(f"not a similarity: {text!r}")
 
 
 def similarity_form_problem(kind: str, tier: str, text: Any) -> str | None:
@@ -1557,24 +1638,23 @@ class ItemScore:
         return item_score_text(self.score)
 
 
-def score_item(fields: Iterable[tuple[str, str, Fraction]], params: dict[str, Any]) -> ItemScore:
+def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> ItemScore:
     """Σ S·W / Σ W over (name, tier, S); passes iff ≥ item_threshold and every floor is met."""
-    tiers = params["tiers"]
     num = den = Fraction(0)
     below: list[str] = []
-    for name, tier, s in fields:
-        w = decimal_value(tiers[tier]["weight"])
-        num += s * w
-        den += w
-        if s < decimal_value(tiers[tier]["min_similarity"]):
+    for name, tier_name, s in fields:
+        tier = m.tiers[tier_name]
+        num += s * tier.weight
+        den += tier.weight
+        if s < tier.min_similarity:
             below.append(name)
     if not den:
-        raise ValueError("an item has at least one field")
+        raise ScoringError("an item has at least one field")
     score = num / den
-    return ItemScore(score, score >= decimal_value(params["item_threshold"]) and not below, tuple(below))
+    return ItemScore(score, score >= m.item_threshold and not below, tuple(below))
 
 
-def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], params: dict[str, Any]) -> dict[str, Any]:
+def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology) -> dict[str, Any]:
     """The open form of a scored result (SPEC §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
@@ -1586,11 +1666,11 @@ def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tup
         if sim is None:
             form = similarity_form_problem(a["kind"], a["tier"], reported)
             if form:
-                raise ValueError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
+                raise ScoringError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
             sim = str(reported)
         fields.append({"name": name, "kind": a["kind"], "tier": a["tier"], "similarity": sim, "output": output})
         scored.append((name, a["tier"], similarity_value(sim)))
-    s = score_item(scored, params)
+    s = score_item(scored, m)
     return {"item": item_id, "status": SCORED, "score": s.text, "passed": s.passed, "fields": fields}
 
 
@@ -1605,7 +1685,7 @@ def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction
 def wilson_interval(x: int, n: int) -> list[str]:
     """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
     if not 0 <= x <= n:
-        raise ValueError("0 ≤ passed ≤ scored")
+        raise ScoringError("0 ≤ passed ≤ scored")
     if n == 0:
         return ["0.0000", "100.0000"]
     z2 = Z * Z
@@ -1619,12 +1699,12 @@ def wilson_interval(x: int, n: int) -> list[str]:
     return bounds
 
 
-def grade_for(rate: Fraction, params: dict[str, Any]) -> str:
+def grade_for(rate: Fraction, m: Methodology) -> str:
     """The first grade whose cut-off the rate reaches, else the lowest grade."""
-    for c in params["grade_cutoffs"]:
-        if rate >= decimal_value(c["min_pass_rate"]):
-            return str(c["grade"])
-    return str(params["lowest_grade"])
+    for g in m.grades:
+        if g.min_pass_rate is None or rate >= g.min_pass_rate:
+            return g.name
+    raise ScoringError("a methodology ends with its lowest grade")  # pragma: no cover - parse_methodology makes it so
 
 
 def proposal_integer(proposed_json: str | None) -> int | None:
@@ -1662,22 +1742,15 @@ def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
     return isinstance(refs, list) and bool(refs) and all(isinstance(r, str) and r in scored_ids for r in refs)
 
 
-def grade_reaches(grade: str, least: str, params: dict[str, Any]) -> bool:
-    """Whether `grade` is `least` or better in the methodology's grade order."""
-    order = grade_order(params)
-    return order.index(grade) <= order.index(least)
-
-
-def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, params: dict[str, Any]) -> str:
+def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, m: Methodology) -> str:
     """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
-    certify = params["certify"]
 
     def reaches(g: str) -> bool:
-        return grade_reaches(g, certify["min_grade"], params)
+        return m.reaches(g, m.min_grade)
 
     if not reaches(best_grade):
         return "not-certified"
-    if scored == 0 or Fraction(scored, total) < decimal_value(certify["min_scored_fraction"]):
+    if scored == 0 or Fraction(scored, total) < m.min_scored_fraction:
         return "incomplete"
     if reaches(grade) and reaches(worst_grade):
         return "certified"
@@ -1696,15 +1769,15 @@ class Grading:
     verdict: str
 
 
-def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) -> Grading:
+def grade_counts(counts: dict[str, int], passed: int, m: Methodology) -> Grading:
     """Summary, grades, band and verdict from the status counts and the number passed."""
     unknown = sorted(set(counts) - set(STATUSES))
     if unknown:
-        raise ValueError(f"unknown status(es): {', '.join(unknown)}")
+        raise ScoringError(f"unknown status(es): {', '.join(unknown)}")
     total = sum(counts.get(s, 0) for s in STATUSES)
     scored = counts.get(SCORED, 0)
     if not 0 <= passed <= scored:
-        raise ValueError("0 ≤ passed ≤ scored")
+        raise ScoringError("0 ≤ passed ≤ scored")
     rate, worst, best = pass_rates(passed, scored, total)
     summary = {
         "total": total, "scored": scored, "passed": passed,
@@ -1712,11 +1785,8 @@ def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) ->
         "pass_rate": rate_text(rate), "pass_rate_ci95": wilson_interval(passed, scored),
         "worst_case_pass_rate": rate_text(worst), "best_case_pass_rate": rate_text(best),
     }
-    grade, wg, bg = grade_for(rate, params), grade_for(worst, params), grade_for(best, params)
-    return Grading(summary, grade, list(params["bands"][grade]), wg, bg, verdict_for(grade, wg, bg, scored, total, params))
-
-
-STATUSES = ("scored", "infra_error", "not_run", "missing_label", "excluded")
+    grade, wg, bg = grade_for(rate, m), grade_for(worst, m), grade_for(best, m)
+    return Grading(summary, grade, list(m.band(grade)), wg, bg, verdict_for(grade, wg, bg, scored, total, m))
 
 
 # ==============================================================================================
@@ -2312,7 +2382,7 @@ def check_run_rules(
     ledger: Ledger,
     run: RunEvent,
     spec: dict[str, Any],
-    params: dict[str, Any] | None,
+    m: Methodology | None,
     earlier_specs: dict[str, dict[str, Any]],
 ) -> list[Problem]:
     """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
@@ -2327,13 +2397,13 @@ def check_run_rules(
         problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
     if spec.get("gate") != run.gate:
         problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
-    m = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
-    version = m.get("version")
+    pin = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
+    version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(m.get("version"))))
-    elif published.sha256 != m.get("sha256"):
-        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(m.get("sha256"))))
+        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(pin.get("version"))))
+    elif published.sha256 != pin.get("sha256"):
+        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(pin.get("sha256"))))
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
     cert_serial = ledger.certificate_of_run.get(run.id)
@@ -2363,16 +2433,15 @@ def check_run_rules(
         serial = ledger.certificate_of_run.get(prev)
         if serial is None or ledger.certificates[serial].index > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
-    if params is not None:
-        certify = params.get("certify", {})
-        if certify.get("independent_judge"):
+    if m is not None:
+        if m.independent_judge:
             judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
             subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
             provider, organization = judge.get("provider"), subject.get("organization")
             if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
                 problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
         if secret:
-            need = certify.get("min_items_secret_gate", 1)
+            need = m.min_items_secret_gate
             if len(items) < need:
                 problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
     if secret:
@@ -2464,7 +2533,7 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
     return problems, status, None
 
 
-def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
+def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
@@ -2525,13 +2594,13 @@ def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | 
         problems.append(Problem("unknown score rule", where="score_rule", expected=" | ".join(SCORE_RULES), found=show(cert.get("score_rule"))))
     if cert.get("verdict") not in CERTIFICATE_VERDICTS:
         problems.append(Problem("unknown verdict", where="verdict", expected=" | ".join(CERTIFICATE_VERDICTS), found=show(cert.get("verdict"))))
-    if params is not None:
-        grades = grade_order(params)
+    if m is not None:
+        grades = m.grade_order
         for k in ("grade", "worst_case_grade", "best_case_grade"):
             if k in cert and cert[k] not in grades:
                 problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
         grade = cert.get("grade")
-        band = params["bands"].get(grade) if isinstance(grade, str) else None
+        band = list(m.band(grade)) if m.is_grade(grade) else None
         if band is not None:
             if "band" in cert and not same(cert["band"], band):
                 problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
@@ -2596,7 +2665,7 @@ def check_grader_record(doc: Any, serial: str) -> list[Problem]:
     return problems
 
 
-def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params: dict[str, Any], where: str) -> tuple[list[Problem], bool | None]:
+def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str) -> tuple[list[Problem], bool | None]:
     """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
@@ -2633,11 +2702,11 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params
         scored.append((str(name), tier, similarity_value(sim)))
     if not scored:
         return problems, None
-    s = score_item(scored, params)
+    s = score_item(scored, m)
     if r.get("score") != s.text:
         problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
     if r.get("passed") is not s.passed:
-        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
+        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {m.item_threshold_text}"
         problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
     return problems, s.passed
 
@@ -2695,7 +2764,7 @@ class Recheck:
 
 def recheck_certificate(
     cert: dict[str, Any],
-    params: dict[str, Any],
+    m: Methodology,
     public: bool,
     answers: dict[str, dict[str, Any]],
     details: dict[str, dict[str, Any]],
@@ -2733,7 +2802,7 @@ def recheck_certificate(
             if opened is None:
                 unknown += 1
                 continue
-            problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
             out.checks += 1
             out.problems += problems
             passed += bool(ok)
@@ -2748,7 +2817,7 @@ def recheck_certificate(
                             f"{unknown} sealed result(s) can be rechecked once their items are retired")
     elif summary["passed"] != passed:
         out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
-    g = grade_counts(counts, passed, params)
+    g = grade_counts(counts, passed, m)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
         out.checks += 1
         if not same(summary.get(k), g.summary[k]):
@@ -2782,7 +2851,7 @@ def examine_certificate(
     ev: CertificateEvent,
     run: RunEvent,
     spec: dict[str, Any] | None,
-    params: dict[str, Any] | None,
+    m: Methodology | None,
     public: bool,
     spec_path: str,
     answers: dict[str, dict[str, Any]],
@@ -2799,11 +2868,11 @@ def examine_certificate(
     out = Recheck(list(binding), checks=1)
     if spec is None:
         return out
-    out.problems += check_certificate(cert, spec, params, public, spec_path, run.sha256)
+    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256)
     out.checks += 1
-    if binding or params is None or not recheckable(cert):
+    if binding or m is None or not recheckable(cert):
         return out
-    redo = recheck_certificate(cert, params, public, answers, details, record, len(spec["exclusion_rules"]))
+    redo = recheck_certificate(cert, m, public, answers, details, record, len(spec["exclusion_rules"]))
     out.problems += redo.problems
     out.asserted += redo.asserted
     out.checks += redo.checks
@@ -3330,10 +3399,10 @@ def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
             s.report.check(same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
 
 
-def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, dict[str, Any]]:
+def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, Methodology]:
     report = s.report
     rows = ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
-    params: dict[str, dict[str, Any]] = {}
+    methodologies: dict[str, Methodology] = {}
     for r in rows:
         version = r.get("version")
         event = ledger.methodologies.get(version) if isinstance(version, str) else None
@@ -3353,8 +3422,8 @@ def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -
         report.add(rules, rel)
         report.check(isinstance(doc, dict) and doc.get("version") == version, rel, "version inside the file differs", version, show(doc.get("version") if isinstance(doc, dict) else None))
         if not rules:
-            params[str(version)] = doc
-    return params
+            methodologies[str(version)] = parse_methodology(doc)
+    return methodologies
 
 
 def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
@@ -3393,7 +3462,7 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         salts[doc["salt"]] = item_id
 
 
-def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, params: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]) -> dict[str, dict[str, Any]]:
     report = s.report
     rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
@@ -3413,7 +3482,7 @@ def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, params: dict[s
         if not report.add(check_run_spec(spec), rel):
             continue
         version = spec["methodology"].get("version")
-        report.add(check_run_rules(ledger, run, spec, params.get(version) if isinstance(version, str) else None, specs), rel)
+        report.add(check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs), rel)
         specs[run.id] = spec
     return specs
 
@@ -3423,7 +3492,7 @@ def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, params: dict[s
 # ==============================================================================================
 
 def check_certificates(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]], key: bytes
+    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology], key: bytes
 ) -> None:
     report = s.report
     run_rows = manifest["runs"]
@@ -3434,7 +3503,7 @@ def check_certificates(
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts, now, key)
+        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
@@ -3453,7 +3522,7 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
 
 
 def _check_one_certificate(
-    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
+    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology],
     run_paths: dict[str, Any], answers: RevealedAnswers, verdicts: dict[str, str], now: "_Clock", key: bytes,
 ) -> None:
     report = s.report
@@ -3481,7 +3550,7 @@ def _check_one_certificate(
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
-    pinned = params.get(version) if isinstance(version, str) else None
+    pinned = methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
     if isinstance(cert, dict) and spec is not None:
@@ -3605,11 +3674,11 @@ def _check(s: Site, key: str | None) -> None:
     ledger = check_ledger(s, manifest, origin, public_key)
     if ledger is None:
         return
-    params = check_methodology_files(s, manifest, ledger)
+    methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
-    specs = check_runs(s, manifest, ledger, params)
-    check_certificates(s, manifest, ledger, specs, params, public_key)
+    specs = check_runs(s, manifest, ledger, methodologies)
+    check_certificates(s, manifest, ledger, specs, methodologies, public_key)
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,

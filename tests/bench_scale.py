@@ -23,7 +23,8 @@ from pathlib import Path
 PHASES = {
     "init": """
 from generator.datadir import Paths
-from generator.program import GateSpec, init_program
+from generator.commands.gate import GateSpec
+from generator.commands.init import init_program
 p = Paths(Path(d), Path(d) / "private")
 init_program(p, "Bench", "bench.example.org/scale", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", "2026-01-01T00:00:00Z")
 """,
@@ -46,12 +47,12 @@ with open(p / "a.json", "w") as f:
     json.dump({"items": [item(i, "a") for i in range(PUBLIC)]}, f)
 """,
     "commit": """
-from generator.commitments import commit_new_items
+from generator.commands.commit import commit_new_items
 from generator.datadir import Paths
 commit_new_items(Paths(Path(d), Path(d) / "private"), "2026-01-02T00:00:00Z")
 """,
     "retire": """
-from generator.commitments import retire_items
+from generator.commands.retire import retire_items
 from generator.datadir import Paths
 p = Paths(Path(d), Path(d) / "private")
 if RETIRED:
@@ -62,7 +63,7 @@ if RETIRED:
     "register": """
 import hashlib
 from generator.datadir import Paths
-from generator.runs import register_runs
+from generator.commands.register import register_runs
 p = Paths(Path(d), Path(d) / "private")
 pin = {"version": "2026.1", "sha256": hashlib.sha256((Path(d) / "methodology" / "2026.1.json").read_bytes()).hexdigest()}
 out = Path(d).parent / "runs-in"
@@ -93,7 +94,7 @@ register_runs(p, files, "2026-03-01T00:00:00Z")
 print(json.dumps({"runs": RUNS}))
 """,
     "certify": """
-from generator.certify import certify_runs
+from generator.commands.certify import certify_runs
 from generator.datadir import Paths
 p = Paths(Path(d), Path(d) / "private")
 out = Path(d).parent / "results-in"
@@ -119,13 +120,13 @@ certify_runs(p, files, "2026-03-02T00:00:00Z")
 print(json.dumps({"certificates": len(files)}))
 """,
     "build": """
-from generator.build import build
+from generator.commands.build import build
 from generator.datadir import Paths
 r = build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
 print(json.dumps({"files": r.files, "checks": r.checks}))
 """,
     "rebuild": """
-from generator.build import build
+from generator.commands.build import build
 from generator.datadir import Paths
 build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
 """,

@@ -20,10 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.build import build
-from generator.commitments import commit_new_items, retire_item
+from generator.commands.build import build
+from generator.commands.commit import commit_new_items
+from generator.commands.retire import retire_item
 from generator.datadir import Paths
-from generator.program import GateSpec, init_program
+from generator.commands.gate import GateSpec
+from generator.commands.init import init_program
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DATA = REPO / "data"
@@ -52,6 +54,7 @@ def _verifier_bugs_fail_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """In the tests an error inside the verifier raises, instead of being reported as an
     internal error: a bug can never hide as a failure some test expected."""
     monkeypatch.setattr("generator.verifier.site.RAISE_INTERNAL_ERRORS", True)
+    monkeypatch.setattr("generator.commands.build.RAISE_INTERNAL_ERRORS", True)
 
 
 @pytest.fixture(autouse=True)

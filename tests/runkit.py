@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.certify import Certified, certify_run
+from generator.commands.certify import Certified, certify_run
 from generator.datadir import Paths
-from generator.runs import Registered, register_run
+from generator.commands.register import Registered, register_run
 from generator.verifier import sha256_hex
 
 RUN_AT = "2026-03-01T00:00:00Z"

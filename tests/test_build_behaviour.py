@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, BuiltSite, copy_demo_data, item, write_items
 
-from generator import build as build_module
-from generator.build import build
-from generator.commitments import commit_new_items, retire_item
+from generator.commands import build as build_module
+from generator.commands.build import build
+from generator.commands.commit import commit_new_items
+from generator.commands.retire import retire_item
 from generator.errors import InputError, KeyFileError, VerificationFailed
 from generator.keys import Signer, generate_signer, write_key
 from generator.verifier import Report, verify_site
@@ -80,7 +81,7 @@ def test_failure_while_writing_leaves_public_untouched(built_program: BuiltSite,
     before = tree_digest(built_program.out)
     write_items(built_program.paths, [item("a-100", "a")], "more.yaml")
     commit_new_items(built_program.paths, "2026-03-01T00:00:00Z")
-    monkeypatch.setattr(build_module, "write_pages", _fail_midway)
+    monkeypatch.setattr("generator.pages.write_lists", _fail_midway)
     with pytest.raises(RuntimeError, match="disk full"):
         build(built_program.paths, built_program.out)
     assert tree_digest(built_program.out) == before
@@ -97,7 +98,7 @@ def test_failed_self_verification_leaves_public_untouched(built_program: BuiltSi
         r.check(False, "ledger/checkpoint", "simulated failure")
         return r
 
-    monkeypatch.setattr(build_module, "verify_site", failing)
+    monkeypatch.setattr(build_module, "self_check", failing)
     with pytest.raises(VerificationFailed, match="simulated failure"):
         build(built_program.paths, built_program.out)
     assert tree_digest(built_program.out) == before

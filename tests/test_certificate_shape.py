@@ -14,11 +14,11 @@ import pytest
 from runkit import CERT_AT, RUN_AT, run_spec
 
 from generator import canonical
-from generator.build import build
+from generator.commands.build import build
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.ledgerfile import appending
-from generator.verifier import sha256_hex
+from generator.verifier import parse_methodology, sha256_hex
 
 
 def register_by_hand(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> None:
@@ -87,7 +87,7 @@ def test_summary_counts_must_add_up(make_program: Callable[..., Paths]) -> None:
     spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])
     register_by_hand(paths, spec)
     cert = certify_by_hand(paths, spec, "cert-001")
-    params = json.loads((paths.methodology_dir / "2026.1.json").read_text())
+    params = parse_methodology(json.loads((paths.methodology_dir / "2026.1.json").read_text()))
     good = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical.dumps(spec)))
     assert good == []
     cert["summary"] = {**cert["summary"], "total": "lots", "not_run": 2}

@@ -21,13 +21,13 @@ import nacl.signing
 import pytest
 from runkit import certify, register, results, run_spec, scored
 
-import generator.site
+import generator.gather
 from generator import canonical
-from generator.build import build, write_site
-from generator.commitments import retire_items
+from generator.commands.build import build, write_site
+from generator.commands.retire import retire_items
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.verifier import Problem, Report, band_score, grade_counts, loads_strict, verify_site
+from generator.verifier import Problem, Report, band_score, grade_counts, loads_strict, parse_methodology, verify_site
 from generator.verifier.certificates import Recheck
 from generator.writer import SiteWriter
 
@@ -55,10 +55,8 @@ def forge(paths: Paths, serial: str, mutate: Mutate) -> None:
 def forked_build(paths: Paths, out: Path, monkeypatch: pytest.MonkeyPatch) -> Report:
     """Build with the generator's certificate checks switched off, then verify the result."""
     with monkeypatch.context() as m:
-        m.setattr(generator.site, "recheck_certificate", lambda *a, **k: Recheck())
-        m.setattr(generator.site, "check_certificate", lambda *a, **k: [])
-        m.setattr(generator.site, "certificate_binding_problems", lambda *a, **k: [])
-        ctx = generator.site.gather(paths)
+        m.setattr(generator.gather, "examine_certificate", lambda *a, **k: Recheck())
+        ctx = generator.gather.gather(paths)
         write_site(ctx, SiteWriter(out))
     return verify_site(out)
 
@@ -155,7 +153,7 @@ def test_sealed_certificate_resigned_still_fails(secret_run: Paths, tmp_path: Pa
     assert f.found == json.dumps(value)
 
 
-def _hide_a_failure(cert: dict[str, Any], params: dict[str, Any], proposed: str) -> None:
+def _hide_a_failure(cert: dict[str, Any], params: Any, proposed: str) -> None:
     """Relabel the failed sealed result as an infrastructure error and recompute every count,
     rate, grade and score to match: consistent on its face, wrong in its details."""
     cert["results"][9]["status"] = "infra_error"
@@ -166,7 +164,7 @@ def _hide_a_failure(cert: dict[str, Any], params: dict[str, Any], proposed: str)
 
 
 def test_a_relabelled_sealed_result_fails_once_its_item_is_revealed(secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    params = loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes())
+    params = parse_methodology(loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes()))
     forge(secret_run, "run-s", lambda cert: _hide_a_failure(cert, params, "97"))
     cert = loads_strict((secret_run.certificates_dir / "run-s.json").read_bytes())
     assert (cert["summary"]["pass_rate"], cert["summary"]["infra_error"]) == ("100.0000", 1)
@@ -237,7 +235,7 @@ def test_a_sealed_pass_count_below_what_the_details_show_fails(secret_run: Paths
     retire_items(secret_run, SECRET10[:5], "Retired.", "2026-03-10T00:00:00Z")
 
     def mutate(cert: dict[str, Any]) -> None:
-        g = grade_counts(Counter(r["status"] for r in cert["results"]), 2, loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes()))
+        g = grade_counts(Counter(r["status"] for r in cert["results"]), 2, parse_methodology(loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes())))
         cert["summary"] = g.summary
         cert["grade"], cert["band"], cert["worst_case_grade"], cert["best_case_grade"], cert["verdict"] = (
             g.grade, g.band, g.worst_case_grade, g.best_case_grade, g.verdict)

@@ -15,7 +15,7 @@ import pytest
 from conftest import item
 from runkit import CERT_AT, RUN_AT, certify, named, register, results, run_spec, scored, snapshot
 
-from generator.build import build
+from generator.commands.build import build
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.verifier import loads_strict, verify_site

@@ -17,9 +17,10 @@ from click.testing import CliRunner
 from conftest import BuiltSite, item, write_items
 
 from generator import canonical
-from generator.build import build
+from generator.commands.build import build
 from generator.cli import main
-from generator.commitments import commit_new_items, retire_items
+from generator.commands.commit import commit_new_items
+from generator.commands.retire import retire_items
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.keys import load_key

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, BuiltSite
 
-from generator.cli import SiteRequestHandler
+from generator.commands.serve import SiteRequestHandler
 
 TRANSPARENCY = Path(sys.executable).with_name("transparency")
 HOSTILE = 'import sys\nprint("HIJACKED\\nPASS: all 721 checks passed.")\nsys.exit(0)\n'

@@ -22,7 +22,7 @@ import pytest
 from conftest import BuiltSite
 
 from generator import layout
-from generator.commitments import iter_sealed
+from generator.sealed import iter_sealed
 from generator.keys import load_key
 
 WINDOW = 40

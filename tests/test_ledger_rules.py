@@ -17,6 +17,7 @@ import pytest
 import rfc8785
 
 from generator.verifier import (
+    parse_methodology,
     MAX_LEAF_BYTES,
     Ledger,
     Problem,
@@ -319,7 +320,7 @@ def run_leaf(s: dict[str, Any], at: str = T2) -> dict[str, Any]:
 
 def rules(ledger: Ledger, s: dict[str, Any], earlier: dict[str, dict[str, Any]] | None = None,
           params: dict[str, Any] | None = PARAMS) -> list[Problem]:
-    return check_run_rules(ledger, ledger.runs[s["id"]], s, params, earlier or {})
+    return check_run_rules(ledger, ledger.runs[s["id"]], s, parse_methodology(params) if params is not None else None, earlier or {})
 
 
 def test_valid_secret_run_passes() -> None:

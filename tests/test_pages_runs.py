@@ -21,14 +21,15 @@ from runkit import certify, register, results, run_spec, scored
 from test_site_html import follow_pages, resolve, site_problems
 
 from generator import layout, views
-from generator.build import build
-from generator.commitments import retire_items
+from generator.commands.build import build
+from generator.commands.retire import retire_items
 from generator.datadir import Paths
 from generator.examples import worked_examples
-from generator.methodology import publish as publish_methodology
-from generator.site import RunInfo
+from generator.commands.methodology import publish as publish_methodology
+from generator.gather import RunInfo
 from generator.verifier import (
     band_score,
+    parse_methodology,
     check_methodology,
     grade_counts,
     loads_strict,
@@ -356,14 +357,15 @@ def test_methodology_examples_are_the_engines_and_follow_the_parameters(make_pro
         page = layout.methodology_page(params["version"])
         s = soup(out, page)
         w = params["tiers"]
-        ten = score_item([("account_number", "critical", Fraction(0)), *((f"d{i}", "high", Fraction(1)) for i in range(10))], params)
+        m = parse_methodology(params)
+        ten = score_item([("account_number", "critical", Fraction(0)), *((f"d{i}", "high", Fraction(1)) for i in range(10))], m)
         assert ten.score == 10 * Fraction(w["high"]["weight"]) / (Fraction(w["critical"]["weight"]) + 10 * Fraction(w["high"]["weight"]))
         text = example_text(s, "example-ten-high")
         assert f"shown as {ten.text}" in text and str(ten.score) in text and "failed" in text and "account_number" in text
         assert f"(1 + 10 × {w['high']['weight']}" not in text  # the weights are the parameter file's strings
         assert f"{w['critical']['weight']} × 0 + 10 × {w['high']['weight']} × 1" in text
 
-        off = score_item([("account_number", "critical", Fraction(1)), ("summary", "high", Fraction("0.90"))], params)
+        off = score_item([("account_number", "critical", Fraction(1)), ("summary", "high", Fraction("0.90"))], m)
         assert f"shown as {off.text}" in example_text(s, "example-summary-off")
         assert ("passed" if off.passed else "failed") in example_text(s, "example-summary-off")
 
@@ -373,7 +375,7 @@ def test_methodology_examples_are_the_engines_and_follow_the_parameters(make_pro
         below = example_text(s, "example-high-below-floor")
         assert "Result: failed" in below and "clears the threshold" in below and "summary" in below
 
-        g = grade_counts({"scored": 10}, 8, params)
+        g = grade_counts({"scored": 10}, 8, m)
         grade = example_text(s, "example-grade")
         assert f"{g.summary['pass_rate']} %" in grade and "{} % to {} %".format(*g.summary["pass_rate_ci95"]) in grade
         assert f"The grade is {g.grade}" in grade and f"{g.band[0]} to {g.band[1]}" in grade
@@ -410,9 +412,10 @@ VARIANTS: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("change", VARIANTS)
 def test_worked_examples_hold_for_any_valid_parameters(change: dict[str, Any]) -> None:
-    params = {**json.loads((Path(__file__).parent.parent / "generator/defaults/methodology.json").read_text()), **change}
-    assert not check_methodology(params), check_methodology(params)
-    ex = worked_examples(params)
+    doc = {**json.loads((Path(__file__).parent.parent / "generator/defaults/methodology.json").read_text()), **change}
+    assert not check_methodology(doc), check_methodology(doc)
+    ex = worked_examples(parse_methodology(doc))
+    params = doc
     threshold = Fraction(params["item_threshold"])
     by_key = {e.key: e for e in ex.items}
     on = by_key["example-on-threshold"]

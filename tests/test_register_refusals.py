@@ -18,7 +18,7 @@ from runkit import certify, methodology_pin, named, register, results, run_spec,
 from generator.cli import main
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.runs import register_run
+from generator.commands.register import register_run
 from generator.verifier import loads_strict
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]

@@ -12,8 +12,8 @@ from bs4 import BeautifulSoup
 from runkit import CERT_AT, certify, register, results, run_spec, scored
 
 from generator import layout
-from generator.build import build
-from generator.commitments import retire_item, retire_items
+from generator.commands.build import build
+from generator.commands.retire import retire_item, retire_items
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.verifier import loads_strict, sha256_hex, verify_site
@@ -196,7 +196,7 @@ def test_an_open_run_is_shown_as_open_and_blocks_retiring_its_items(make_program
 
 def test_records_named_index_do_not_collide_with_list_pages(make_program: Callable[..., Paths], tmp_path: Path) -> None:
     """A methodology version or a serial may be called 'index'; its page must not replace the list."""
-    from generator.methodology import publish as publish_methodology
+    from generator.commands.methodology import publish as publish_methodology
 
     paths = make_program(public_items=2, secret_items=0, retired=0)
     params = json.loads((paths.methodology_dir / "2026.1.json").read_text())

@@ -30,7 +30,7 @@ from generator.verifier import (
     build_open_result,
     check_methodology,
     grade_counts,
-    grade_order,
+    parse_methodology,
     is_exact_field,
     is_reported_field,
     keep_bullets,
@@ -55,6 +55,7 @@ from generator.verifier.scoring import (
 F = Fraction
 REPO = Path(__file__).resolve().parent.parent
 DEMO: dict[str, Any] = json.loads((REPO / "data" / "methodology" / "2026.1.json").read_text(encoding="utf-8"))
+DEMO_M = parse_methodology(DEMO)  # what the engine reads
 THRESHOLD = F(DEMO["item_threshold"])
 SUMMARY_KEYS = {
     "total", "scored", "passed", "infra_error", "not_run", "missing_label", "excluded",
@@ -85,7 +86,7 @@ def test_demo_parameters_are_the_ones_these_vectors_assume():
         "critical": ("1.0", "1"), "high": ("0.7", "0.8"), "low": ("0.3", "0"),
     }
     assert DEMO["item_threshold"] == "0.85"
-    assert grade_order(DEMO) == ["S", "A", "B", "C", "D"]
+    assert DEMO_M.grade_order == ("S", "A", "B", "C", "D")
     assert [c["min_pass_rate"] for c in DEMO["grade_cutoffs"]] == ["90", "75", "55", "35"]
     assert DEMO["bands"] == {"S": [96, 100], "A": [85, 95], "B": [70, 84], "C": [55, 69], "D": [0, 54]}
     assert DEMO["certify"]["min_grade"] == "B"
@@ -157,7 +158,7 @@ def test_round_half_up_matches_integer_arithmetic(x: Fraction, places: int):
 
 def test_account_number_right_and_summary_slightly_off_passes():
     """Seed 001: "the account number right, the summary a little wrong" is a PASS."""
-    s = score_item([("account_number", "critical", F(1)), ("summary", "high", F("0.9"))], DEMO)
+    s = score_item([("account_number", "critical", F(1)), ("summary", "high", F("0.9"))], DEMO_M)
     assert s.score == F(163, 170)  # (1·1 + 0.9·0.7) / 1.7
     assert s.text == "0.958824"
     assert s.passed
@@ -166,7 +167,7 @@ def test_account_number_right_and_summary_slightly_off_passes():
 
 def test_summary_perfect_but_account_number_wrong_fails():
     """Seed 001: "the summary perfect, one digit of the account number wrong" is a FAIL."""
-    s = score_item([("account_number", "critical", F(0)), ("summary", "high", F(1))], DEMO)
+    s = score_item([("account_number", "critical", F(0)), ("summary", "high", F(1))], DEMO_M)
     assert s.score == F(7, 17)  # 0.7 / 1.7
     assert s.text == "0.411765"
     assert not s.passed
@@ -176,7 +177,7 @@ def test_summary_perfect_but_account_number_wrong_fails():
 def test_score_exactly_at_threshold_passes():
     """score ≥ threshold: equality passes. Two high fields 0.9 and 0.8 average exactly 0.85, and
     0.8 is exactly the high floor, which is also reached (S < floor fails, S = floor does not)."""
-    s = score_item([("address", "high", F("0.9")), ("defect", "high", F("0.8"))], DEMO)
+    s = score_item([("address", "high", F("0.9")), ("defect", "high", F("0.8"))], DEMO_M)
     assert s.score == THRESHOLD
     assert s.text == "0.850000"
     assert s.passed
@@ -185,14 +186,14 @@ def test_score_exactly_at_threshold_passes():
 
 def test_score_exactly_at_threshold_with_a_critical_and_a_low_field():
     """(1·1.0 + 0.35·0.3) / 1.3 = 1.105 / 1.3 = 0.85 exactly: passes."""
-    s = score_item([("account_number", "critical", F(1)), ("greeting", "low", F("0.35"))], DEMO)
+    s = score_item([("account_number", "critical", F(1)), ("greeting", "low", F("0.35"))], DEMO_M)
     assert s.score == F(17, 20)
     assert s.passed
 
 
 def test_just_below_threshold_fails():
     """A hair under 0.85 fails although its 6-decimal text reads "0.850000"."""
-    s = score_item([("account_number", "critical", F(1)), ("greeting", "low", F("0.3499999"))], DEMO)
+    s = score_item([("account_number", "critical", F(1)), ("greeting", "low", F("0.3499999"))], DEMO_M)
     assert s.score < THRESHOLD
     assert s.text == "0.850000"
     assert not s.passed
@@ -202,7 +203,7 @@ def test_just_below_threshold_fails():
 def test_one_wrong_critical_field_among_ten_right_high_fields_fails_on_the_floor():
     """SPEC §5's own example: 7/8 = 0.875 ≥ 0.85, so only the critical floor stops it."""
     fields = [("account_number", "critical", F(0))] + [(f"high_{i}", "high", F(1)) for i in range(10)]
-    s = score_item(fields, DEMO)
+    s = score_item(fields, DEMO_M)
     assert s.score == F(7, 8)
     assert s.text == "0.875000"
     assert s.score >= THRESHOLD
@@ -218,7 +219,7 @@ def test_high_field_below_its_floor_fails_although_the_score_passes():
         ("greeting", "low", F(1)),
         ("tone", "low", F(1)),
     ]
-    s = score_item(fields, DEMO)
+    s = score_item(fields, DEMO_M)
     assert s.score == (1 + F("0.553") + F("0.6")) / F("2.3")
     assert s.score >= THRESHOLD
     assert not s.passed
@@ -227,7 +228,7 @@ def test_high_field_below_its_floor_fails_although_the_score_passes():
 
 def test_low_fields_have_no_floor():
     """A low field at 0 misses no floor (its floor is 0); only the score decides."""
-    s = score_item([("account_number", "critical", F(1)), ("greeting", "low", F(0))], DEMO)
+    s = score_item([("account_number", "critical", F(1)), ("greeting", "low", F(0))], DEMO_M)
     assert s.below_floor == ()
     assert s.score == F(10, 13)
     assert not s.passed  # 0.769 < 0.85
@@ -235,18 +236,18 @@ def test_low_fields_have_no_floor():
 
 def test_below_floor_names_every_field_in_the_order_given():
     fields = [("b", "high", F("0.5")), ("a", "critical", F(0)), ("c", "low", F(0)), ("d", "high", F("0.8"))]
-    s = score_item(fields, DEMO)
+    s = score_item(fields, DEMO_M)
     assert s.below_floor == ("b", "a")
     assert not s.passed
 
 
 def test_an_item_without_fields_is_refused():
     with pytest.raises(ValueError):
-        score_item([], DEMO)
+        score_item([], DEMO_M)
 
 
 def test_item_score_is_a_frozen_value():
-    s = score_item([("a", "critical", F(1))], DEMO)
+    s = score_item([("a", "critical", F(1))], DEMO_M)
     assert s == ItemScore(F(1), True, ())
     with pytest.raises(AttributeError):
         s.passed = False  # type: ignore[misc]
@@ -325,7 +326,7 @@ def test_open_result_all_right_with_reported_similarity_kept_verbatim():
         "Amount": (1500, None),
         "ürgent": (True, None),
     }
-    r = build_open_result("item-1", ANSWER, given, DEMO)
+    r = build_open_result("item-1", ANSWER, given, DEMO_M)
     assert set(r) == {"item", "status", "score", "passed", "fields"}
     assert r["item"] == "item-1"
     assert r["status"] == "scored"
@@ -350,7 +351,7 @@ def test_open_result_with_type_confusions_and_partial_jaccard():
         "Amount": ("1500", None),
         "ürgent": (1, None),
     }
-    r = build_open_result("item-2", ANSWER, given, DEMO)
+    r = build_open_result("item-2", ANSWER, given, DEMO_M)
     sims = [f["similarity"] for f in r["fields"]]
     assert sims == ["0", "1", "1.000", "1/2", "0"]
     # (0·0.7 + 1·1.0 + 1·0.7 + 0.5·0.3 + 0·0.3) / 3.0 = 1.85 / 3 = 0.61666…
@@ -366,7 +367,7 @@ def test_open_result_critical_wrong_fails_even_with_everything_else_right():
         "Amount": (1500, None),
         "ürgent": (True, None),
     }
-    r = build_open_result("item-3", ANSWER, given, DEMO)
+    r = build_open_result("item-3", ANSWER, given, DEMO_M)
     assert r["fields"][1]["name"] == "account_number"
     assert r["fields"][1]["similarity"] == "0"
     assert r["score"] == "0.666667"  # 2.0 / 3.0
@@ -387,7 +388,7 @@ def test_open_result_refuses_a_malformed_reported_similarity(bad: Any):
     error, never a silently scored field."""
     answer = {"summary": {"kind": "text", "tier": "low", "value": "x"}}
     with pytest.raises(ValueError):
-        build_open_result("i", answer, {"summary": ("y", bad)}, DEMO)
+        build_open_result("i", answer, {"summary": ("y", bad)}, DEMO_M)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,7 +409,7 @@ def _exact_score(fields: list[tuple[str, str]], params: dict[str, Any]) -> Fract
 
 
 def _check_engine(fields: list[tuple[str, str]], params: dict[str, Any]) -> ItemScore:
-    s = score_item([(f"f{i}", t, F(v)) for i, (t, v) in enumerate(fields)], params)
+    s = score_item([(f"f{i}", t, F(v)) for i, (t, v) in enumerate(fields)], parse_methodology(params))
     assert s.score == _exact_score(fields, params)
     return s
 
@@ -593,7 +594,7 @@ def test_jaccard_agrees_with_typed_python_sets(a: list[Any], b: list[Any]):
     ],
 )
 def test_seed_003_grade_and_band_table(rate: Fraction, grade: str, band: list[int]):
-    assert grade_for(rate, DEMO) == grade
+    assert grade_for(rate, DEMO_M) == grade
     assert DEMO["bands"][grade] == band
 
 
@@ -732,7 +733,7 @@ def run(total: int, scored: int, passed: int, **non_scored: int) -> Any:
     assert rest >= 0
     if rest:
         counts["infra_error"] = counts.get("infra_error", 0) + rest
-    return grade_counts(counts, passed, DEMO)
+    return grade_counts(counts, passed, DEMO_M)
 
 
 def test_verdict_certified():
@@ -786,7 +787,7 @@ def test_verdict_rule_4_worst_case_below_min_grade():
 
 def test_verdict_rule_4_grade_below_min_grade():
     """The grade itself below B while the best case still reaches it."""
-    assert verdict_for("C", "C", "B", 100, 100, DEMO) == "not-certified"
+    assert verdict_for("C", "C", "B", 100, 100, DEMO_M) == "not-certified"
     g = run(100, 90, 45)
     assert (g.grade, g.worst_case_grade, g.best_case_grade) == ("C", "C", "B")
     assert g.verdict == "not-certified"
@@ -806,7 +807,7 @@ def test_verdict_rule_4_grade_below_min_grade():
     ],
 )
 def test_verdict_for_table(grade: str, worst: str, best: str, scored: int, total: int, verdict: str):
-    assert verdict_for(grade, worst, best, scored, total, DEMO) == verdict
+    assert verdict_for(grade, worst, best, scored, total, DEMO_M) == verdict
 
 
 def test_summary_keys_and_rates():
@@ -829,17 +830,17 @@ def test_pass_rates_are_exact():
 
 def test_grade_counts_refuses_more_passes_than_scored():
     with pytest.raises(ValueError):
-        grade_counts({"scored": 2}, 3, DEMO)
+        grade_counts({"scored": 2}, 3, DEMO_M)
     with pytest.raises(ValueError):
-        grade_counts({"scored": 2}, -1, DEMO)
+        grade_counts({"scored": 2}, -1, DEMO_M)
 
 
 def test_min_grade_from_the_parameters_is_used():
     """With min_grade S, an A run is not certified."""
     p = params_with(certify__min_grade="S")
-    g = grade_counts({"scored": 100}, 80, p)
+    g = grade_counts({"scored": 100}, 80, parse_methodology(p))
     assert g.verdict == "not-certified"
-    g = grade_counts({"scored": 100}, 90, p)
+    g = grade_counts({"scored": 100}, 90, parse_methodology(p))
     assert g.verdict == "certified"
 
 
@@ -983,15 +984,21 @@ def cutoff_params(draw: st.DrawFn) -> dict[str, Any]:
     rates = draw(st.lists(st.integers(0, 100 * 10**4), min_size=1, max_size=6, unique=True))
     rates.sort(reverse=True)
     cutoffs = [{"grade": f"g{i}", "min_pass_rate": f"{r // 10**4}.{r % 10**4:04d}"} for i, r in enumerate(rates)]
-    return {"grade_cutoffs": cutoffs, "lowest_grade": "bottom"}
+    grades = [c["grade"] for c in cutoffs] + ["bottom"]
+    width = 100 // len(grades)
+    bands = {g: [100 - (i + 1) * width + 1, 100 - i * width] for i, g in enumerate(grades)}
+    bands["bottom"] = [0, 100 - (len(grades) - 1) * width]
+    return {**copy.deepcopy(DEMO), "grade_cutoffs": cutoffs, "lowest_grade": "bottom", "bands": bands,
+            "certify": {**DEMO["certify"], "min_grade": "bottom"}}
 
 
 @settings(max_examples=300)
 @given(st.one_of(st.just(DEMO), cutoff_params()), st.fractions(0, 100), st.fractions(0, 100))
 def test_grade_never_falls_as_the_rate_rises(params: dict[str, Any], r1: Fraction, r2: Fraction):
     lo, hi = min(r1, r2), max(r1, r2)
-    order = grade_order(params)
-    assert order.index(grade_for(hi, params)) <= order.index(grade_for(lo, params))
+    m = parse_methodology(params)
+    order = m.grade_order
+    assert order.index(grade_for(hi, m)) <= order.index(grade_for(lo, m))
 
 
 @st.composite
@@ -1023,8 +1030,8 @@ def test_relabelling_failures_never_buys_a_certificate(case: tuple[dict[str, int
     """Relabelling failed scored items as infrastructure errors leaves the worst case unchanged,
     so a not-certified run can never become certified (SPEC §5 rule 3's stated purpose)."""
     counts, passed, k = case
-    before = grade_counts(counts, passed, DEMO)
-    after = grade_counts(_relabel(counts, k), passed, DEMO)
+    before = grade_counts(counts, passed, DEMO_M)
+    after = grade_counts(_relabel(counts, k), passed, DEMO_M)
     assert after.summary["worst_case_pass_rate"] == before.summary["worst_case_pass_rate"]
     if before.verdict == "not-certified":
         assert after.verdict != "certified"
@@ -1039,9 +1046,9 @@ def test_relabelling_can_reach_incomplete_the_spec_gloss_overstates():
     17): relabelling raises the best case, here from 50 % (C) to 61 % (B), and with 89 of 100
     results scored rule 2 then says incomplete. This project follows the rules as written; the
     next test pins down what they do guarantee."""
-    before = grade_counts({"scored": 100}, 50, DEMO)
+    before = grade_counts({"scored": 100}, 50, DEMO_M)
     assert (before.best_case_grade, before.verdict) == ("C", "not-certified")
-    after = grade_counts({"scored": 89, "infra_error": 11}, 50, DEMO)
+    after = grade_counts({"scored": 89, "infra_error": 11}, 50, DEMO_M)
     assert (after.best_case_grade, after.verdict) == ("B", "incomplete")
 
 
@@ -1054,9 +1061,9 @@ def test_relabelling_reaches_incomplete_only_by_showing_too_few_scored(case: tup
     and into incomplete only when the relabelled run has fewer than min_scored_fraction of its
     results scored, which its certificate shows, and which earns no certificate."""
     counts, passed, k = case
-    if grade_counts(counts, passed, DEMO).verdict != "not-certified":
+    if grade_counts(counts, passed, DEMO_M).verdict != "not-certified":
         return
-    after = grade_counts(_relabel(counts, k), passed, DEMO)
+    after = grade_counts(_relabel(counts, k), passed, DEMO_M)
     assert after.verdict != "certified"
     if after.verdict == "incomplete":
         assert F(after.summary["scored"], after.summary["total"]) < F(DEMO["certify"]["min_scored_fraction"])

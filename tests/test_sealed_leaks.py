@@ -20,8 +20,9 @@ import pytest
 from conftest import item
 from runkit import certify, register, results, run_spec, scored
 
-from generator.build import build
-from generator.commitments import iter_sealed, retire_items
+from generator.commands.build import build
+from generator.commands.retire import retire_items
+from generator.sealed import iter_sealed
 from generator.datadir import Paths
 from generator.verifier import loads_strict, verify_site
 

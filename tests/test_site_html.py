@@ -18,10 +18,12 @@ from bs4 import BeautifulSoup, Tag
 from conftest import AT0, BuiltSite, item, write_items
 
 from generator import layout
-from generator.build import build
-from generator.commitments import commit_new_items, retire_item
+from generator.commands.build import build
+from generator.commands.commit import commit_new_items
+from generator.commands.retire import retire_item
 from generator.datadir import Paths
-from generator.program import GateSpec, init_program
+from generator.commands.gate import GateSpec
+from generator.commands.init import init_program
 
 # Elements whose src/href/data/srcset/poster the browser fetches by itself.
 LOADED = ("link", "script", "img", "iframe", "frame", "source", "audio", "video", "track", "embed", "object", "input", "image", "use")

@@ -81,7 +81,7 @@ from generator.verifier.merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from generator.verifier.methodology import check_methodology, grade_order
+from generator.verifier.methodology import Grade, Methodology, Tier, check_methodology, parse_methodology
 from generator.verifier.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
 from generator.verifier.release import SUMS_LINE_RE
 from generator.verifier.report import Report
@@ -94,7 +94,6 @@ from generator.verifier.scoring import (
     band_score,
     build_open_result,
     grade_counts,
-    grade_reaches,
     is_exact_field,
     is_reported_field,
     keep_bullets,
@@ -119,11 +118,13 @@ __all__ = [
     "STATUSES",
     "SUMS_LINE_RE",
     "FormatError",
+    "Grade",
     "IdIndex",
     "ItemScore",
     "KeyRow",
     "Ledger",
     "MerkleStream",
+    "Methodology",
     "NoteError",
     "Problem",
     "ProofError",
@@ -133,6 +134,7 @@ __all__ = [
     "RunEvent",
     "ScoringError",
     "SiteUnreadable",
+    "Tier",
     "VerifierKey",
     "VerifyError",
     "b64decode_strict",
@@ -155,8 +157,6 @@ __all__ = [
     "examine_certificate",
     "fingerprint",
     "grade_counts",
-    "grade_order",
-    "grade_reaches",
     "is_exact_field",
     "is_gate_id",
     "is_hex64",
@@ -180,6 +180,7 @@ __all__ = [
     "open_note",
     "parse_canonical",
     "parse_checkpoint",
+    "parse_methodology",
     "parse_vkey",
     "printable",
     "public_key_from_pem",

@@ -10,12 +10,13 @@ from generator.verifier.certificates import due_records, examine_certificate
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.ledger import Ledger
+from generator.verifier.methodology import Methodology
 from generator.verifier.publication import ordered_ids
 from generator.verifier.text import show
 
 
 def check_certificates(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]], key: bytes
+    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology], key: bytes
 ) -> None:
     report = s.report
     run_rows = manifest["runs"]
@@ -26,7 +27,7 @@ def check_certificates(
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        _check_one_certificate(s, r, ledger, specs, params, run_paths, answers, verdicts, now, key)
+        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
@@ -45,7 +46,7 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
 
 
 def _check_one_certificate(
-    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
+    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology],
     run_paths: dict[str, Any], answers: RevealedAnswers, verdicts: dict[str, str], now: "_Clock", key: bytes,
 ) -> None:
     report = s.report
@@ -73,7 +74,7 @@ def _check_one_certificate(
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
-    pinned = params.get(version) if isinstance(version, str) else None
+    pinned = methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
     if isinstance(cert, dict) and spec is not None:

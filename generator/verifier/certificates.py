@@ -21,7 +21,7 @@ from generator.verifier.formats import (
     value_kind_problem,
 )
 from generator.verifier.ledger import CertificateEvent, RunEvent
-from generator.verifier.methodology import grade_order
+from generator.verifier.methodology import Methodology
 from generator.verifier.scoring import (
     RATIO_RE,
     REPORTED_SIMILARITY_RE,
@@ -103,7 +103,7 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
     return problems, status, None
 
 
-def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
+def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
@@ -164,13 +164,13 @@ def check_certificate(cert: Any, spec: dict[str, Any], params: dict[str, Any] | 
         problems.append(Problem("unknown score rule", where="score_rule", expected=" | ".join(SCORE_RULES), found=show(cert.get("score_rule"))))
     if cert.get("verdict") not in CERTIFICATE_VERDICTS:
         problems.append(Problem("unknown verdict", where="verdict", expected=" | ".join(CERTIFICATE_VERDICTS), found=show(cert.get("verdict"))))
-    if params is not None:
-        grades = grade_order(params)
+    if m is not None:
+        grades = m.grade_order
         for k in ("grade", "worst_case_grade", "best_case_grade"):
             if k in cert and cert[k] not in grades:
                 problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
         grade = cert.get("grade")
-        band = params["bands"].get(grade) if isinstance(grade, str) else None
+        band = list(m.band(grade)) if m.is_grade(grade) else None
         if band is not None:
             if "band" in cert and not same(cert["band"], band):
                 problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
@@ -231,7 +231,7 @@ def check_grader_record(doc: Any, serial: str) -> list[Problem]:
     return problems
 
 
-def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params: dict[str, Any], where: str) -> tuple[list[Problem], bool | None]:
+def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str) -> tuple[list[Problem], bool | None]:
     """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
@@ -268,11 +268,11 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, params
         scored.append((str(name), tier, similarity_value(sim)))
     if not scored:
         return problems, None
-    s = score_item(scored, params)
+    s = score_item(scored, m)
     if r.get("score") != s.text:
         problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
     if r.get("passed") is not s.passed:
-        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {params['item_threshold']}"
+        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {m.item_threshold_text}"
         problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
     return problems, s.passed
 
@@ -330,7 +330,7 @@ class Recheck:
 
 def recheck_certificate(
     cert: dict[str, Any],
-    params: dict[str, Any],
+    m: Methodology,
     public: bool,
     answers: dict[str, dict[str, Any]],
     details: dict[str, dict[str, Any]],
@@ -368,7 +368,7 @@ def recheck_certificate(
             if opened is None:
                 unknown += 1
                 continue
-            problems, ok = recheck_open_result(opened, answers.get(item), params, where)
+            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
             out.checks += 1
             out.problems += problems
             passed += bool(ok)
@@ -383,7 +383,7 @@ def recheck_certificate(
                             f"{unknown} sealed result(s) can be rechecked once their items are retired")
     elif summary["passed"] != passed:
         out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
-    g = grade_counts(counts, passed, params)
+    g = grade_counts(counts, passed, m)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
         out.checks += 1
         if not same(summary.get(k), g.summary[k]):
@@ -417,7 +417,7 @@ def examine_certificate(
     ev: CertificateEvent,
     run: RunEvent,
     spec: dict[str, Any] | None,
-    params: dict[str, Any] | None,
+    m: Methodology | None,
     public: bool,
     spec_path: str,
     answers: dict[str, dict[str, Any]],
@@ -434,11 +434,11 @@ def examine_certificate(
     out = Recheck(list(binding), checks=1)
     if spec is None:
         return out
-    out.problems += check_certificate(cert, spec, params, public, spec_path, run.sha256)
+    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256)
     out.checks += 1
-    if binding or params is None or not recheckable(cert):
+    if binding or m is None or not recheckable(cert):
         return out
-    redo = recheck_certificate(cert, params, public, answers, details, record, len(spec["exclusion_rules"]))
+    redo = recheck_certificate(cert, m, public, answers, details, record, len(spec["exclusion_rules"]))
     out.problems += redo.problems
     out.asserted += redo.asserted
     out.checks += redo.checks

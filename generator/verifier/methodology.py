@@ -1,9 +1,13 @@
-"""Methodology parameters (SPEC §5): every rule of a valid parameter file, and the grade order."""
+"""Methodology parameters (SPEC §5): every rule of a valid parameter file, and the file parsed
+once into the immutable object the scoring engine reads."""
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
-from generator.verifier.errors import Problem
+from generator.verifier.errors import FormatError, Problem
 from generator.verifier.formats import MAX_DECIMAL_LENGTH, TIERS, VERSION_RE, check_keys, is_decimal, is_int, is_v1
 from generator.verifier.text import show, type_name
 
@@ -122,6 +126,86 @@ def check_methodology(params: Any) -> list[Problem]:
     return problems
 
 
-def grade_order(params: dict[str, Any]) -> list[str]:
-    """Grades, best first: the cut-offs' order, then the lowest grade."""
-    return [c["grade"] for c in params["grade_cutoffs"]] + [params["lowest_grade"]]
+# ---------------------------------------------------------------------------------------------
+# The parsed methodology: what the engine reads, every quantity an exact Fraction
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    weight: Fraction
+    min_similarity: Fraction
+    weight_text: str  # as published, for pages
+    min_similarity_text: str
+
+
+@dataclass(frozen=True)
+class Grade:
+    name: str
+    min_pass_rate: Fraction | None  # None for the lowest grade, below every cut-off
+    min_pass_rate_text: str | None
+    band: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Methodology:
+    """A valid parameter file, parsed once (parse_methodology): the engine's only input besides
+    the results. Grades run best first, the lowest last."""
+
+    version: str
+    tiers: Mapping[str, Tier]
+    item_threshold: Fraction
+    item_threshold_text: str
+    grades: tuple[Grade, ...]
+    min_grade: str
+    min_scored_fraction: Fraction
+    min_scored_fraction_text: str
+    independent_judge: bool
+    min_items_secret_gate: int
+    similarity_model: str
+    similarity_version: str
+    document: Mapping[str, Any]  # the parameter file as published, for pages
+    _rank: dict[str, int] = field(init=False, repr=False, compare=False)
+    _by_name: dict[str, Grade] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rank", {g.name: i for i, g in enumerate(self.grades)})
+        object.__setattr__(self, "_by_name", {g.name: g for g in self.grades})
+
+    @property
+    def grade_order(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.grades)
+
+    @property
+    def lowest_grade(self) -> str:
+        return self.grades[-1].name
+
+    def band(self, grade: str) -> tuple[int, int]:
+        return self._by_name[grade].band
+
+    def reaches(self, grade: str, least: str) -> bool:
+        """Whether `grade` is `least` or better."""
+        return self._rank[grade] <= self._rank[least]
+
+    def is_grade(self, grade: Any) -> bool:
+        return isinstance(grade, str) and grade in self._rank
+
+
+def parse_methodology(doc: Any) -> Methodology:
+    """The methodology of a parameter file; FormatError naming the first rule it breaks."""
+    problems = check_methodology(doc)
+    if problems:
+        p = problems[0]
+        raise FormatError(f"not a valid methodology: {p.message}" + (f" at {p.where}" if p.where else "") + (f" ({p.found})" if p.found else ""))
+    tiers = {t: Tier(t, Fraction(doc["tiers"][t]["weight"]), Fraction(doc["tiers"][t]["min_similarity"]),
+                     doc["tiers"][t]["weight"], doc["tiers"][t]["min_similarity"]) for t in TIERS}
+    grades = [Grade(c["grade"], Fraction(c["min_pass_rate"]), c["min_pass_rate"], (doc["bands"][c["grade"]][0], doc["bands"][c["grade"]][1]))
+              for c in doc["grade_cutoffs"]]
+    lowest = doc["lowest_grade"]
+    grades.append(Grade(lowest, None, None, (doc["bands"][lowest][0], doc["bands"][lowest][1])))
+    c = doc["certify"]
+    return Methodology(
+        doc["version"], MappingProxyType(tiers), Fraction(doc["item_threshold"]), doc["item_threshold"], tuple(grades),
+        c["min_grade"], Fraction(c["min_scored_fraction"]), c["min_scored_fraction"], c["independent_judge"],
+        c["min_items_secret_gate"], doc["text_similarity"]["model"], doc["text_similarity"]["version"], MappingProxyType(doc),
+    )

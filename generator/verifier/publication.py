@@ -12,7 +12,7 @@ from generator.verifier.formats import check_keys, check_reveal_document, is_v1,
 from generator.verifier.keys import VerifierKey, fingerprint, key_id
 from generator.verifier.ledger import Ledger
 from generator.verifier.merkle import MerkleStream, leaf_hash
-from generator.verifier.methodology import check_methodology
+from generator.verifier.methodology import Methodology, check_methodology, parse_methodology
 from generator.verifier.note import open_note, parse_checkpoint
 from generator.verifier.report import Report
 from generator.verifier.runs import check_run_rules, check_run_spec
@@ -146,10 +146,10 @@ def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
             s.report.check(same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
 
 
-def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, dict[str, Any]]:
+def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, Methodology]:
     report = s.report
     rows = ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
-    params: dict[str, dict[str, Any]] = {}
+    methodologies: dict[str, Methodology] = {}
     for r in rows:
         version = r.get("version")
         event = ledger.methodologies.get(version) if isinstance(version, str) else None
@@ -169,8 +169,8 @@ def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -
         report.add(rules, rel)
         report.check(isinstance(doc, dict) and doc.get("version") == version, rel, "version inside the file differs", version, show(doc.get("version") if isinstance(doc, dict) else None))
         if not rules:
-            params[str(version)] = doc
-    return params
+            methodologies[str(version)] = parse_methodology(doc)
+    return methodologies
 
 
 def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
@@ -209,7 +209,7 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         salts[doc["salt"]] = item_id
 
 
-def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, params: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]) -> dict[str, dict[str, Any]]:
     report = s.report
     rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
@@ -229,6 +229,6 @@ def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, params: dict[s
         if not report.add(check_run_spec(spec), rel):
             continue
         version = spec["methodology"].get("version")
-        report.add(check_run_rules(ledger, run, spec, params.get(version) if isinstance(version, str) else None, specs), rel)
+        report.add(check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs), rel)
         specs[run.id] = spec
     return specs

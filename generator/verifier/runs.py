@@ -5,6 +5,7 @@ from typing import Any
 from generator.verifier.errors import Problem
 from generator.verifier.formats import check_keys, is_hex64, is_id, is_int, is_v1, same
 from generator.verifier.ledger import Ledger, RunEvent
+from generator.verifier.methodology import Methodology
 from generator.verifier.subjects import check_subject, name_problems, subject_fold
 from generator.verifier.text import show
 
@@ -60,7 +61,7 @@ def check_run_rules(
     ledger: Ledger,
     run: RunEvent,
     spec: dict[str, Any],
-    params: dict[str, Any] | None,
+    m: Methodology | None,
     earlier_specs: dict[str, dict[str, Any]],
 ) -> list[Problem]:
     """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
@@ -75,13 +76,13 @@ def check_run_rules(
         problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
     if spec.get("gate") != run.gate:
         problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
-    m = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
-    version = m.get("version")
+    pin = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
+    version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(m.get("version"))))
-    elif published.sha256 != m.get("sha256"):
-        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(m.get("sha256"))))
+        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(pin.get("version"))))
+    elif published.sha256 != pin.get("sha256"):
+        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(pin.get("sha256"))))
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
     cert_serial = ledger.certificate_of_run.get(run.id)
@@ -111,16 +112,15 @@ def check_run_rules(
         serial = ledger.certificate_of_run.get(prev)
         if serial is None or ledger.certificates[serial].index > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
-    if params is not None:
-        certify = params.get("certify", {})
-        if certify.get("independent_judge"):
+    if m is not None:
+        if m.independent_judge:
             judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
             subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
             provider, organization = judge.get("provider"), subject.get("organization")
             if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
                 problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
         if secret:
-            need = certify.get("min_items_secret_gate", 1)
+            need = m.min_items_secret_gate
             if len(items) < need:
                 problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
     if secret:

@@ -14,16 +14,19 @@ from fractions import Fraction
 from typing import Any
 
 from generator.verifier.canonical import MAX_SAFE_INTEGER, canonical_bytes
+from generator.verifier.errors import ScoringError
 from generator.verifier.formats import MAX_DECIMAL_LENGTH, same
-from generator.verifier.methodology import grade_order
+from generator.verifier.methodology import Methodology
 from generator.verifier.text import show
 
 Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
 REPORTED_SIMILARITY_RE = re.compile(r"^(0(\.[0-9]+)?|1(\.0+)?)$")
 RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
+# The statuses of a result (SPEC §5), defined here once: scored, or one of the non-scored.
 SCORED = "scored"
 NON_SCORED = ("infra_error", "not_run", "missing_label", "excluded")
+STATUSES = (SCORED, *NON_SCORED)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -36,7 +39,7 @@ def decimal_value(text: str) -> Fraction:
 def round_half_up(x: Fraction, places: int) -> str:
     """A non-negative exact value as a decimal string with exactly `places` decimals."""
     if x < 0:
-        raise ValueError("round_half_up takes a non-negative value")
+        raise ScoringError("round_half_up takes a non-negative value")
     scaled = x * 10**places
     n = scaled.numerator // scaled.denominator
     if 2 * (scaled - n) >= 1:
@@ -97,15 +100,15 @@ def computed_similarity(kind: str, tier: str, output: Any, answer: Any) -> str |
 def _is_reduced_ratio(text: str) -> bool:
     try:
         similarity_value(text)
-    except ValueError:
+    except ScoringError:
         return False
     return True
 
 
 def similarity_value(text: str) -> Fraction:
-    """The exact value of a similarity string (a decimal or p/q); ValueError if it is neither."""
+    """The exact value of a similarity string (a decimal or p/q); ScoringError if it is neither."""
     if not isinstance(text, str) or len(text) > MAX_DECIMAL_LENGTH:
-        raise ValueError(f"not a similarity: {text!r}")
+        raise ScoringError(f"not a similarity: {text!r}")
     if REPORTED_SIMILARITY_RE.fullmatch(text):
         return decimal_value(text)
     m = RATIO_RE.fullmatch(text)
@@ -113,7 +116,7 @@ def similarity_value(text: str) -> Fraction:
         s = Fraction(int(m[1]), int(m[2]))
         if s < 1 and f"{s.numerator}/{s.denominator}" == text:
             return s
-    raise ValueError(f"not a similarity: {text!r}")
+    raise ScoringError(f"not a similarity: {text!r}")
 
 
 def similarity_form_problem(kind: str, tier: str, text: Any) -> str | None:
@@ -140,24 +143,23 @@ class ItemScore:
         return item_score_text(self.score)
 
 
-def score_item(fields: Iterable[tuple[str, str, Fraction]], params: dict[str, Any]) -> ItemScore:
+def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> ItemScore:
     """Σ S·W / Σ W over (name, tier, S); passes iff ≥ item_threshold and every floor is met."""
-    tiers = params["tiers"]
     num = den = Fraction(0)
     below: list[str] = []
-    for name, tier, s in fields:
-        w = decimal_value(tiers[tier]["weight"])
-        num += s * w
-        den += w
-        if s < decimal_value(tiers[tier]["min_similarity"]):
+    for name, tier_name, s in fields:
+        tier = m.tiers[tier_name]
+        num += s * tier.weight
+        den += tier.weight
+        if s < tier.min_similarity:
             below.append(name)
     if not den:
-        raise ValueError("an item has at least one field")
+        raise ScoringError("an item has at least one field")
     score = num / den
-    return ItemScore(score, score >= decimal_value(params["item_threshold"]) and not below, tuple(below))
+    return ItemScore(score, score >= m.item_threshold and not below, tuple(below))
 
 
-def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], params: dict[str, Any]) -> dict[str, Any]:
+def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology) -> dict[str, Any]:
     """The open form of a scored result (SPEC §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
@@ -169,11 +171,11 @@ def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tup
         if sim is None:
             form = similarity_form_problem(a["kind"], a["tier"], reported)
             if form:
-                raise ValueError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
+                raise ScoringError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
             sim = str(reported)
         fields.append({"name": name, "kind": a["kind"], "tier": a["tier"], "similarity": sim, "output": output})
         scored.append((name, a["tier"], similarity_value(sim)))
-    s = score_item(scored, params)
+    s = score_item(scored, m)
     return {"item": item_id, "status": SCORED, "score": s.text, "passed": s.passed, "fields": fields}
 
 
@@ -188,7 +190,7 @@ def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction
 def wilson_interval(x: int, n: int) -> list[str]:
     """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
     if not 0 <= x <= n:
-        raise ValueError("0 ≤ passed ≤ scored")
+        raise ScoringError("0 ≤ passed ≤ scored")
     if n == 0:
         return ["0.0000", "100.0000"]
     z2 = Z * Z
@@ -202,12 +204,12 @@ def wilson_interval(x: int, n: int) -> list[str]:
     return bounds
 
 
-def grade_for(rate: Fraction, params: dict[str, Any]) -> str:
+def grade_for(rate: Fraction, m: Methodology) -> str:
     """The first grade whose cut-off the rate reaches, else the lowest grade."""
-    for c in params["grade_cutoffs"]:
-        if rate >= decimal_value(c["min_pass_rate"]):
-            return str(c["grade"])
-    return str(params["lowest_grade"])
+    for g in m.grades:
+        if g.min_pass_rate is None or rate >= g.min_pass_rate:
+            return g.name
+    raise ScoringError("a methodology ends with its lowest grade")  # pragma: no cover - parse_methodology makes it so
 
 
 def proposal_integer(proposed_json: str | None) -> int | None:
@@ -245,22 +247,15 @@ def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
     return isinstance(refs, list) and bool(refs) and all(isinstance(r, str) and r in scored_ids for r in refs)
 
 
-def grade_reaches(grade: str, least: str, params: dict[str, Any]) -> bool:
-    """Whether `grade` is `least` or better in the methodology's grade order."""
-    order = grade_order(params)
-    return order.index(grade) <= order.index(least)
-
-
-def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, params: dict[str, Any]) -> str:
+def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, m: Methodology) -> str:
     """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
-    certify = params["certify"]
 
     def reaches(g: str) -> bool:
-        return grade_reaches(g, certify["min_grade"], params)
+        return m.reaches(g, m.min_grade)
 
     if not reaches(best_grade):
         return "not-certified"
-    if scored == 0 or Fraction(scored, total) < decimal_value(certify["min_scored_fraction"]):
+    if scored == 0 or Fraction(scored, total) < m.min_scored_fraction:
         return "incomplete"
     if reaches(grade) and reaches(worst_grade):
         return "certified"
@@ -279,15 +274,15 @@ class Grading:
     verdict: str
 
 
-def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) -> Grading:
+def grade_counts(counts: dict[str, int], passed: int, m: Methodology) -> Grading:
     """Summary, grades, band and verdict from the status counts and the number passed."""
     unknown = sorted(set(counts) - set(STATUSES))
     if unknown:
-        raise ValueError(f"unknown status(es): {', '.join(unknown)}")
+        raise ScoringError(f"unknown status(es): {', '.join(unknown)}")
     total = sum(counts.get(s, 0) for s in STATUSES)
     scored = counts.get(SCORED, 0)
     if not 0 <= passed <= scored:
-        raise ValueError("0 ≤ passed ≤ scored")
+        raise ScoringError("0 ≤ passed ≤ scored")
     rate, worst, best = pass_rates(passed, scored, total)
     summary = {
         "total": total, "scored": scored, "passed": passed,
@@ -295,6 +290,5 @@ def grade_counts(counts: dict[str, int], passed: int, params: dict[str, Any]) ->
         "pass_rate": rate_text(rate), "pass_rate_ci95": wilson_interval(passed, scored),
         "worst_case_pass_rate": rate_text(worst), "best_case_pass_rate": rate_text(best),
     }
-    grade, wg, bg = grade_for(rate, params), grade_for(worst, params), grade_for(best, params)
-    return Grading(summary, grade, list(params["bands"][grade]), wg, bg, verdict_for(grade, wg, bg, scored, total, params))
-STATUSES = ("scored", "infra_error", "not_run", "missing_label", "excluded")
+    grade, wg, bg = grade_for(rate, m), grade_for(worst, m), grade_for(best, m)
+    return Grading(summary, grade, list(m.band(grade)), wg, bg, verdict_for(grade, wg, bg, scored, total, m))

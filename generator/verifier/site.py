@@ -56,11 +56,11 @@ def _check(s: Site, key: str | None) -> None:
     ledger = check_ledger(s, manifest, origin, public_key)
     if ledger is None:
         return
-    params = check_methodology_files(s, manifest, ledger)
+    methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
-    specs = check_runs(s, manifest, ledger, params)
-    check_certificates(s, manifest, ledger, specs, params, public_key)
+    specs = check_runs(s, manifest, ledger, methodologies)
+    check_certificates(s, manifest, ledger, specs, methodologies, public_key)
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,

@@ -1,4 +1,4 @@
-"""Registering a run (SPEC §4, §6): its spec is fixed in the ledger before the run happens.
+"""`transparency register`: a run's spec fixed in the ledger before the run happens (SPEC §4, §6).
 
 A run spec names the subject, the gate, the items and the methodology it will be judged by.
 Registering it first is what makes a certificate worth reading: the operator cannot pick the
@@ -14,10 +14,9 @@ from typing import Any
 
 from generator import canonical
 from generator.datadir import Paths
+from generator.documents import load_spec, methodology
 from generator.errors import InputError, problem
 from generator.ledgerfile import appending, event_time
-from generator.methodology import params_file
-from generator.site import read_document
 from generator.sources import load_json
 from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, RunEvent, check_run_rules, check_run_spec, sha256_hex
 
@@ -29,15 +28,6 @@ class Registered:
     at: str
     items: int
     previous_run: str | None
-
-
-def methodology_params(paths: Paths, ledger: Ledger, version: Any, problems: list[Problem]) -> dict[str, Any] | None:
-    """The published parameters of `version`, checked against the ledger's hash; None if unknown."""
-    event = ledger.methodologies.get(version) if isinstance(version, str) else None
-    if event is None:
-        return None
-    loaded = read_document(paths, params_file(paths, event.version), event.sha256, f"parameters of methodology {event.version}", problems)
-    return loaded[1] if loaded else None
 
 
 def earlier_specs(paths: Paths, ledger: Ledger, subject_name: Any, gate: Any, problems: list[Problem]) -> dict[str, dict[str, Any]]:
@@ -120,7 +110,7 @@ def _check_new_run(
     # Look-alike names and a subject id under another name: the ledger's own rule, reported
     # against the spec rather than the ledger line it would have become.
     problems += [p.at(file) for p in ledger.subject_problems(spec["subject"])]
-    params = methodology_params(paths, ledger, spec["methodology"]["version"], problems)
+    params = methodology(paths, ledger, spec["methodology"]["version"], problems)
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
     problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params, earlier)]
@@ -128,10 +118,3 @@ def _check_new_run(
     if size > MAX_LEAF_BYTES:
         problems.append(problem(file, "the run's ledger leaf would be too large (its subject is too long)", "subject", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
     return leaf if len(problems) == before else None
-
-
-def load_spec(paths: Paths, ledger: Ledger, run_id: str, problems: list[Problem]) -> dict[str, Any] | None:
-    run = ledger.runs[run_id]
-    loaded = read_document(paths, paths.run_spec_file(run_id), run.sha256, f"run spec {run_id}", problems)
-    return loaded[1] if loaded else None
-

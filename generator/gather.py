@@ -1,7 +1,7 @@
-"""Gathering a site: read and validate every input, derive everything pages need.
+"""Gathering a site: read and validate every input, derive what the artifacts and pages need.
 
-The first of the build's two phases. Nothing is written here; every problem in the data is
-collected and raised together, so one run shows them all.
+The first of the build's phases. Nothing is written and nothing is signed here; every problem in
+the data is collected and raised together, so one run shows them all.
 """
 
 from __future__ import annotations
@@ -9,41 +9,36 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator import layout
 from generator.datadir import PUBLISHED_PRIVATE_KEYS, Paths, Program, PublicKey, load_program, load_public_keys
+from generator.documents import read_document, read_or_none
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import Signer, load_key
 from generator.ledgerfile import replay_ledger
 from generator.methodology import params_file, prose_file, prose_html, render_prose
+from generator.progress import Progress
 from generator.sources import read_text
 from generator.verifier import (
-    FormatError,
     Ledger,
     MerkleStream,
+    Methodology,
     Problem,
-    certificate_binding_problems,
-    check_certificate,
+    RevealedAnswers,
     check_methodology,
     check_reveal_document,
     check_run_rules,
     check_run_spec,
-    checkpoint_text,
     due_records,
+    examine_certificate,
     leaf_hash,
-    loads_strict,
-    parse_canonical,
+    parse_methodology,
     parse_vkey,
-    recheck_certificate,
     recheckable,
-    sha256_hex,
 )
-
-Progress = Callable[[str, int, int], None]
 
 LATEST_EVENTS = 12
 
@@ -61,6 +56,15 @@ class RevealedItem:
     revealed_at: str
     field_names: tuple[str, ...]
 
+    def load(self, paths: Paths) -> tuple[bytes, dict[str, Any]]:
+        """The reveal document's bytes and parsed form, read again when the site is written and
+        checked against the commitment (a file changed since the gather is an error)."""
+        problems: list[Problem] = []
+        loaded = read_document(paths, paths.reveal_file(self.id), self.commitment, f"reveal document of {self.id}", problems)
+        if loaded is None:
+            raise InputError(problems, "a reveal document changed while the site was being built")
+        return loaded[0], loaded[1]
+
 
 @dataclass(frozen=True)
 class MethodologyVersion:
@@ -69,6 +73,7 @@ class MethodologyVersion:
     at: str
     index: int
     params: dict[str, Any]
+    methodology: Methodology
     params_bytes: bytes
     document: str  # the prose with its numbers filled in (Markdown)
     html: str
@@ -106,7 +111,7 @@ class CertificateInfo:
     at: str
     index: int
     public: bool
-    params: dict[str, Any]
+    methodology: Methodology
     spec: dict[str, Any]
     subject: dict[str, Any]
     gate: str
@@ -172,8 +177,8 @@ class CertificateRecord:
         return self.info.public
 
     @property
-    def params(self) -> dict[str, Any]:
-        return self.info.params
+    def methodology(self) -> Methodology:
+        return self.info.methodology
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -194,7 +199,6 @@ class SiteContext:
     public_keys: list[PublicKey]
     ledger: Ledger
     root: bytes
-    checkpoint: bytes
     latest: list[tuple[int, dict[str, Any]]]
     methodologies: list[MethodologyVersion]
     revealed: list[RevealedItem]
@@ -264,8 +268,6 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")
     assert signer is not None and program is not None
-    root = merkle.root()
-    note = signer.sign_note(checkpoint_text(program.origin, ledger.size, root))
     return SiteContext(
         paths=paths,
         program=program,
@@ -274,8 +276,7 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         demo=paths.is_demo or signer.fingerprint in PUBLISHED_PRIVATE_KEYS,
         public_keys=keys,
         ledger=ledger,
-        root=root,
-        checkpoint=note,
+        root=merkle.root(),
         latest=list(reversed(latest)),
         methodologies=methodologies,
         revealed=revealed,
@@ -284,25 +285,6 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         generated_at=generated_at(ledger),
         warnings=warnings,
     )
-
-
-def read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]) -> tuple[bytes, Any] | None:
-    file = paths.show(path)  # type: ignore[arg-type]
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        problems.append(problem(file, f"{what} is missing; the ledger refers to it"))
-        return None
-    digest = sha256_hex(data)
-    if digest != want_sha:
-        problems.append(problem(file, f"{what} does not hash to the value in the ledger (a published document never changes)", expected=want_sha, found=digest))
-        return None
-    try:
-        return data, parse_canonical(data)
-    except FormatError as e:
-        problems.append(problem(file, f"{what}: {e}"))
-        return None
 
 
 def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem]) -> list[MethodologyVersion]:
@@ -323,7 +305,7 @@ def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem])
         except InputError as e:
             problems += e.problems
             continue
-        out.append(MethodologyVersion(m.version, m.sha256, m.at, m.index, params, data, document, prose_html(document)))
+        out.append(MethodologyVersion(m.version, m.sha256, m.at, m.index, params, parse_methodology(params), data, document, prose_html(document)))
     return out
 
 
@@ -361,7 +343,7 @@ def _gather_reveals(paths: Paths, ledger: Ledger, problems: list[Problem], progr
 def _gather_runs(
     paths: Paths, ledger: Ledger, methodologies: list[MethodologyVersion], problems: list[Problem]
 ) -> tuple[list[RunInfo], list[CertificateInfo]]:
-    params = {m.version: m.params for m in methodologies}
+    methodologies_by_version = {m.version: m.methodology for m in methodologies}
     specs: dict[str, dict[str, Any]] = {}
     spec_bytes: dict[str, bytes] = {}
     for run in ledger.runs.values():
@@ -375,28 +357,26 @@ def _gather_runs(
         if shape:
             problems += [p.at(file) for p in shape]
             continue
-        problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params.get(spec["methodology"]["version"]), specs)]
+        problems += [p.at(file) for p in check_run_rules(ledger, run, spec, methodologies_by_version.get(spec["methodology"]["version"]), specs)]
         specs[run.id] = spec
         spec_bytes[run.id] = data
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
     due: set[Path] = set()
-    answer_cache: dict[str, dict[str, Any] | None] = {}
+    answers = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
     for cert in ledger.certificates.values():
         path = paths.certificate_file(cert.serial)
         loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
         spec = specs.get(cert.run)
         run = ledger.runs[cert.run]
-        pinned = params.get(spec["methodology"]["version"]) if spec else None
+        pinned = methodologies_by_version.get(spec["methodology"]["version"]) if spec else None
         if loaded is None or spec is None or pinned is None:
             continue
         data, doc = loaded
         file = paths.show(path)
         public = ledger.gates[run.gate].public
-        found = certificate_binding_problems(doc, cert, run, spec) if isinstance(doc, dict) else [problem(file, "a certificate must be an object")]
-        found += check_certificate(doc, spec, pinned, public, layout.run_spec(run.id), run.sha256)
-        problems += [p.at(file) for p in found]
         if not recheckable(doc) or doc["serial"] != cert.serial:
+            problems += [p.at(file) for p in examine_certificate(doc, cert, run, spec, pinned, public, layout.run_spec(run.id), {}, {}, None).problems]
             # Already refused; its folder's files are not reported again as strays.
             folder = paths.certificates_dir / cert.serial
             if folder.is_dir():
@@ -407,17 +387,14 @@ def _gather_runs(
         if record_due:
             due.add(paths.grader_record_file(cert.serial))
         details, record = _read_records(paths, doc, sealed_due, record_due, problems)
-        answers = {i: a for i in spec["items"] if (a := _revealed_answer(paths, ledger, i, answer_cache)) is not None}
-        # Recomputed even when the shape check failed: a grade altered alone is then named as
-        # the grade, not only as a band and a score that no longer fit it.
-        redo = recheck_certificate(doc, pinned, public, answers, {i: d.doc for i, d in details.items()},
-                                   record.doc if record else None, len(spec["exclusion_rules"]))
-        problems += [p.at(file) for p in redo.problems]
-        if found or redo.problems:
+        found = examine_certificate(doc, cert, run, spec, pinned, public, layout.run_spec(run.id), answers.answers(spec["items"]),
+                                    {i: d.doc for i, d in details.items()}, record.doc if record else None)
+        problems += [p.at(file) for p in found.problems]
+        if found.problems:
             continue
         certificates.append(CertificateInfo(
             cert.serial, cert.run, cert.sha256, cert.at, cert.index, public, pinned, spec, doc["subject"], doc["gate"],
-            doc["verdict"], doc["grade"], doc["score"], doc["score_rule"], tuple(details), record is not None, tuple(redo.asserted)))
+            doc["verdict"], doc["grade"], doc["score"], doc["score_rule"], tuple(details), record is not None, tuple(found.asserted)))
         verdicts[cert.run] = str(doc.get("verdict"))
     _refuse_stray_records(paths, ledger, due, problems)
     runs = [
@@ -426,23 +403,6 @@ def _gather_runs(
         for r in ledger.runs.values() if r.id in specs
     ]
     return runs, certificates
-
-
-def _revealed_answer(paths: Paths, ledger: Ledger, item_id: str, cache: dict[str, dict[str, Any] | None]) -> dict[str, Any] | None:
-    """A revealed item's answer. Public-gate items serve many runs: their answers are kept in a
-    bounded cache for the one build rather than read again for every certificate."""
-    if item_id not in ledger.reveals:
-        return None
-    if item_id in cache:
-        return cache[item_id]
-    try:
-        answer = loads_strict(paths.reveal_file(item_id).read_bytes())["item"]["answer"]
-    except (OSError, FormatError, KeyError, TypeError):
-        answer = None  # _gather_reveals reports it
-    if len(cache) >= 20_000:
-        cache.clear()
-    cache[item_id] = answer
-    return answer
 
 
 def _read_records(
@@ -485,29 +445,3 @@ def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems
         if f.is_file() and f not in expected and not f.name.startswith("."):
             problems.append(problem(paths.show(f), "not published: no certificate in the ledger makes this file due; a details document or grader "
                                     "record is published only once its items are revealed (SPEC §6). If it is private, it belongs in the private directory"))
-
-
-_EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
-    "gate": lambda e: f"Gate {e['id']} declared ({'public' if e['public'] else 'secret'}): {e['name']}",
-    "methodology": lambda e: f"Methodology {e['version']} published",
-    "commit": lambda e: f"Item {e['id']} committed to gate {e['gate']}",
-    "reveal": lambda e: f"Item {e['id']} revealed ({e['reason']})",
-    "run": lambda e: f"Run {e['id']} registered for {e['subject'].get('name')} on gate {e['gate']}",
-    "certificate": lambda e: f"Certificate {e['serial']} issued for run {e['run']}",
-}
-_EVENT_PAGE: dict[str, Callable[[dict[str, Any]], str]] = {
-    "reveal": lambda e: layout.item_page(e["id"]),
-    "methodology": lambda e: layout.methodology_page(e["version"]),
-    "certificate": lambda e: layout.certificate_page(e["serial"]),
-}
-
-
-def event_summary(leaf: dict[str, Any]) -> str:
-    """One line of plain words for a ledger event, for the home page."""
-    return _EVENT_TEXT[leaf["type"]](leaf)
-
-
-def event_link(leaf: dict[str, Any]) -> str | None:
-    """The page that shows what an event is about, if there is one."""
-    page = _EVENT_PAGE.get(leaf["type"])
-    return page(leaf) if page else None

@@ -1,22 +1,24 @@
-"""Creating a program (`init`) and declaring its gates (`gate add`)."""
+"""`transparency init`: a new program, created whole or not at all.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
 import yaml
 
 from generator import canonical
-from generator.datadir import Paths, PublicKey, public_keys_document
+from generator.commands.gate import GateSpec, gate_leaf
+from generator.commands.methodology import stage_methodology
+from generator.datadir import Paths, PublicKey, load_program, public_keys_document
 from generator.errors import InputError, problem
-from generator.keys import Signer, generate_signer
-from generator.ledgerfile import appending, creating, event_time, finish_interrupted
-from generator.methodology import stage_methodology
+from generator.keys import Signer, generate_signer, write_key
+from generator.ledgerfile import creating, event_time, finish_interrupted
 from generator.verifier import GATE_RE, Ledger, Problem, is_gate_id, is_origin
 
 DEFAULTS = files("generator") / "defaults"
+
 
 PRIVATE_README = """\
 # Private program material
@@ -33,22 +35,11 @@ with `--private DIR` or `TRANSPARENCY_PRIVATE=DIR`.
 """
 
 
-@dataclass(frozen=True)
-class GateSpec:
-    id: str
-    name: str
-    public: bool
-
-
 def _parse_gate_option(text: str) -> GateSpec | Problem:
     parts = text.split(":")
     if len(parts) != 3 or parts[2] not in ("public", "secret") or not is_gate_id(parts[0]) or not parts[1].strip():
         return problem("--gate", "expected ID:NAME:public or ID:NAME:secret", expected=f"ID matching {GATE_RE.pattern}", found=text)
     return GateSpec(parts[0], parts[1].strip(), parts[2] == "public")
-
-
-def gate_leaf(gate: GateSpec, at: str) -> dict[str, object]:
-    return {"type": "gate", "v": 1, "id": gate.id, "name": gate.name, "public": gate.public, "at": at}
 
 
 def init_program(
@@ -106,8 +97,14 @@ def init_program(
     return signer
 
 
-def add_gate(paths: Paths, gate: GateSpec, at: str | None = None) -> dict[str, object]:
-    with appending(paths, "gate add") as app:
-        leaf = gate_leaf(gate, event_time(at, app.ledger))
-        app.append([leaf])
-    return leaf
+def keygen(paths: Paths, origin: str | None = None, out: Path | None = None) -> tuple[Path, Signer]:
+    """A new Ed25519 signing key named `origin` (default: the program's), written to `out`
+    (default: PRIVATE/signing.key) with mode 0600; never over an existing file."""
+    if origin is None:
+        if not paths.program_file.exists():
+            raise InputError([problem("--origin", "give the key's name with --origin (no program.yaml to take it from)")])
+        origin = load_program(paths)[0].origin
+    target = out or paths.key_file
+    signer = generate_signer(origin)
+    write_key(target, signer)
+    return target, signer

@@ -1,0 +1,155 @@
+"""The site's artifacts (SPEC §2, §4, §7, §8): keys, the ledger documents, the signed checkpoint,
+the manifest and the verifier, streamed where they are large.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from importlib.resources import files
+from typing import Any
+
+from generator import canonical, layout
+from generator.gather import CertificateRecord, SiteContext
+from generator.ledgerfile import ledger_lines
+from generator.verifier import checkpoint_text, parse_vkey, public_key_pem
+from generator.writer import SiteWriter
+
+
+def verifier_bytes() -> bytes:
+    """The standalone verifier, as every site ships it (SPEC §8)."""
+    return (files("generator") / "verify.py").read_bytes()
+
+
+def keys_document(ctx: SiteContext) -> dict[str, Any]:
+    rows = []
+    for k in ctx.public_keys:
+        vk = parse_vkey(k.vkey)
+        row: dict[str, Any] = {
+            "vkey": k.vkey,
+            "public_key": base64.b64encode(vk.public_key).decode(),
+            "fingerprint": vk.fingerprint,
+            "pem": layout.key_pem(vk.key_id.hex()),
+            "valid_from": k.valid_from,
+            "valid_until": k.valid_until,
+            "status": k.status,
+        }
+        if k.reason is not None:
+            row["reason"] = k.reason
+        rows.append(row)
+    return {"type": "keys", "v": 1, "origin": ctx.origin, "keys": rows}
+
+
+def commitment_rows(ctx: SiteContext, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
+    revealed = ctx.ledger.reveals
+    for c in ctx.ledger.commits(start, stop):
+        yield {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index,
+               "status": "revealed" if c.id in revealed else "sealed"}
+
+
+def _list_document(key: str, elements: Iterator[bytes], tail: dict[str, Any]) -> Iterator[bytes]:
+    """A canonical document {key: [...], **tail} whose list comes as element bytes, in chunks.
+
+    `key` sorts before every key of `tail`, so the list comes first in canonical form.
+    """
+    yield b'{"' + key.encode() + b'":['
+    buf: list[bytes] = []
+    for i, raw in enumerate(elements):
+        buf.append(b"," + raw if i else raw)
+        if len(buf) >= 4096:
+            yield b"".join(buf)
+            buf.clear()
+    yield b"".join(buf)
+    yield b"]," + canonical.dumps(tail)[1:]
+
+
+def entries_document(ctx: SiteContext) -> Iterator[bytes]:
+    """The ledger entries, re-read from the ledger file (which the build holds locked)."""
+    count = 0
+
+    def leaves() -> Iterator[bytes]:
+        nonlocal count
+        for raw in ledger_lines(ctx.paths):
+            count += 1
+            yield raw
+
+    yield from _list_document("entries", leaves(), {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "ledger-entries", "v": 1})
+    if count != ctx.ledger.size:  # pragma: no cover - the lock prevents it
+        raise RuntimeError("the ledger changed while the site was being built")
+
+
+def commitment_list(ctx: SiteContext) -> Iterator[bytes]:
+    """The signed list of every commitment, row by row for a million items.
+
+    Rows hold only ASCII strings and small integers, for which the standard library's form is
+    byte for byte RFC 8785 (SPEC §1); the tail still goes through rfc8785.
+    """
+    rows = (canonical.dumps_validated(row) for row in commitment_rows(ctx))
+    return _list_document("commitments", rows, {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "commitment-list", "v": 1})
+
+
+def manifest(ctx: SiteContext) -> dict[str, Any]:
+    ledger = ctx.ledger
+    return {
+        "type": "transparency-manifest",
+        "v": 1,
+        "origin": ctx.origin,
+        "name": ctx.program.name,
+        "generated_at": ctx.generated_at,
+        "keys": layout.KEYS,
+        "verifier": layout.VERIFIER,
+        "gates": [{"id": g.id, "name": g.name, "public": g.public} for g in ledger.gates.values()],
+        "methodology": [
+            {"version": m.version, "document": layout.methodology_document(m.version),
+             "parameters": layout.methodology_parameters(m.version), "sha256": m.sha256}
+            for m in ctx.methodologies
+        ],
+        "ledger": {"entries": layout.ENTRIES, "checkpoint": layout.CHECKPOINT, "tree_size": ledger.size,
+                   "commitment_list": layout.COMMITMENTS},
+        "reveals": [
+            {"id": r.id, "gate": r.gate, "path": layout.reveal(r.id), "reason": r.reason, "revealed_at": r.revealed_at}
+            for r in ctx.revealed
+        ],
+        "runs": [{"id": r.id, "spec": layout.run_spec(r.id), "status": r.status} for r in ctx.runs],
+        "certificates": [
+            {"serial": c.serial, "run": c.run, "path": layout.certificate(c.serial),
+             "details": c.detail_paths, "grader_record": c.grader_record_path}
+            for c in ctx.certificates
+        ],
+    }
+
+
+def checkpoint_note(ctx: SiteContext) -> bytes:
+    """The checkpoint (SPEC §4): the C2SP tlog-checkpoint body, signed as a note."""
+    return ctx.signer.sign_note(checkpoint_text(ctx.origin, ctx.ledger.size, ctx.root))
+
+
+def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes) -> None:
+    """The ledger's documents (SPEC §4): the entries, the checkpoint, the commitment list."""
+    w.write_signed_stream(layout.ENTRIES, entries_document(ctx), ctx.signer)
+    w.write(layout.CHECKPOINT, checkpoint)
+    w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
+
+
+def write_keys(ctx: SiteContext, w: SiteWriter) -> None:
+    """keys.json and each key as a PEM file (SPEC §2)."""
+    w.write(layout.KEYS, canonical.dumps(keys_document(ctx)))
+    for k in ctx.public_keys:
+        vk = parse_vkey(k.vkey)
+        w.write(layout.key_pem(vk.key_id.hex()), public_key_pem(vk.public_key))
+
+
+def write_certificate(ctx: SiteContext, w: SiteWriter, cert: CertificateRecord) -> None:
+    """A certificate, signed, with its published details documents and grader record."""
+    w.write_signed(layout.certificate(cert.serial), cert.data, ctx.signer)
+    for d in cert.details.values():
+        w.write(d.path, d.data)
+    if cert.grader_record is not None:
+        w.write(cert.grader_record.path, cert.grader_record.data)
+
+
+def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
+    """The verifier, the stylesheet and the manifest (SPEC §7, §8)."""
+    w.write(layout.VERIFIER, verifier_bytes())
+    w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
+    w.write(layout.MANIFEST, canonical.dumps(manifest(ctx)))

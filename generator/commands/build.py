@@ -1,0 +1,138 @@
+"""`transparency build`: read, gather, write, verify, swap in.
+
+Data flows one way: read and validate `data/` (generator.gather) → refuse anything that would
+rewrite the last release (generator.release) → write every artifact (generator.artifacts) and
+page (generator.pages) into a staging directory → run the very verifier the site ships on it,
+pinned to our own key → swap it in. A failure at any step leaves the previous site byte for byte
+as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import artifacts, layout, pages, views
+from generator.datadir import Paths
+from generator.errors import InputError, VerificationFailed, problem
+from generator.gather import SiteContext, gather
+from generator.ledgerfile import ledger_lines, reading
+from generator.progress import Progress
+from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
+from generator.verifier import sha256_hex
+from generator.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
+
+# Set by the test suite: a bug in the published verifier raises there, instead of being reported
+# as an internal error that fails the build like any other failure.
+RAISE_INTERNAL_ERRORS = False
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    files: int
+    tree_size: int
+    checks: int
+    seconds: float
+    demo: bool
+    warnings: list[str]
+    fingerprint: str
+
+
+def build(paths: Paths, out: Path, progress: Progress | None = None, strict: bool = False) -> BuildResult:
+    """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem.
+
+    With strict=True, warnings (such as unknown keys in program.yaml) are errors too."""
+    started = time.monotonic()
+    remove_leftovers(out)
+    if not is_replaceable_site(out):
+        raise InputError([problem(str(out), "the output exists and is not a site built by transparency (no transparency.json); refusing to replace it")])
+    with reading(paths):
+        ctx = gather(paths, progress)
+        if strict and ctx.warnings:
+            raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
+        check_key_matches(out, ctx.signer)
+        check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
+        staging = Staging(out)
+        try:
+            writer = SiteWriter(staging.path)
+            write_site(ctx, writer, progress)
+            check_published_unchanged(out, writer.hashes)
+        except BaseException:
+            staging.discard()
+            raise
+    result = BuildResult(out, len(writer.hashes) + 2, ctx.ledger.size, 0, 0.0, ctx.demo, ctx.warnings, ctx.signer.fingerprint)
+    vkey = ctx.signer.vkey
+    del ctx  # a million-item ledger's state is not needed twice: free it before verifying
+    try:
+        if progress:
+            progress("verifying the built site", 0, 1)
+        report = self_check(staging.path, vkey)
+        if not report.ok:
+            raise VerificationFailed(report.render())
+        swap_in(staging.path, out)
+    except BaseException:
+        staging.discard()
+        raise
+    staging.close()
+    return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
+
+
+def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None) -> None:
+    """Every artifact and page, each input file read once and checked against its hash."""
+    r = pages.renderer(ctx)
+    checkpoint = artifacts.checkpoint_note(ctx)
+    artifacts.write_ledger(ctx, w, checkpoint)
+    if progress:
+        progress("writing the ledger", 1, 1)
+    artifacts.write_keys(ctx, w)
+    for m in ctx.methodologies:
+        w.write(layout.methodology_parameters(m.version), m.params_bytes)
+        w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
+    pages.write_methodology_pages(ctx, w, r)
+    for i, item in enumerate(ctx.revealed, start=1):
+        data, doc = item.load(ctx.paths)
+        w.write(layout.reveal(item.id), data)
+        pages.write_item_page(ctx, w, r, item, doc)
+        if progress and (i % 1000 == 0 or i == len(ctx.revealed)):
+            progress("writing reveals and their pages", i, len(ctx.revealed))
+    for run in ctx.runs:
+        w.write(layout.run_spec(run.id), run.spec_bytes)
+    run_rows = views.run_rows(ctx.runs, ctx.certificates, {g.id: g.name for g in ctx.ledger.gates.values()})
+    by_run = {row.id: row for row in run_rows}
+    chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
+    example = None
+    for i, info in enumerate(ctx.certificates, start=1):
+        cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
+        artifacts.write_certificate(ctx, w, cert)
+        pages.write_certificate_page(ctx, w, r, cert, by_run.get(cert.run))
+        if info is chosen:
+            example = pages.certificate_example(cert)
+        if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
+            progress("writing certificates and their pages", i, len(ctx.certificates))
+    pages.write_lists(ctx, w, r, run_rows, progress)
+    pages.write_home(ctx, w, r, checkpoint)
+    pages.write_keys_and_verify_pages(ctx, w, r, example)
+    artifacts.write_release_files(ctx, w)
+    w.finish(ctx.signer)
+
+
+def self_check(site: Path, vkey: str) -> Any:
+    """The site verified by the very verify.py it ships: those bytes, loaded as a module of
+    their own, pinned to our key. The report is that module's Report."""
+    name = f"_published_verifier_{sha256_hex(site.as_posix().encode())[:12]}"
+    spec = importlib.util.spec_from_file_location(name, site / layout.VERIFIER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while they are made
+    try:
+        spec.loader.exec_module(module)
+        module.RAISE_INTERNAL_ERRORS = RAISE_INTERNAL_ERRORS
+        return module.verify_site(site, vkey)
+    finally:
+        del sys.modules[name]

@@ -1,0 +1,261 @@
+"""`transparency certify`: from the evaluator's results to a verdict (SPEC §5, §6).
+
+Everything on the certificate that can be computed is computed here, with the verifier's own
+engine, from the outputs and the private answers: the similarity of exact and list fields, every
+item score, the counts and rates, the grades and band, the verdict. The grader's proposal only
+moves the score inside the band.
+
+On a secret gate each result is published sealed, as the hash of a salted details document
+kept in the private directory; `retire` publishes it with the item. The grader record (its
+proposal and rationale) follows once every item of the certificate is revealed, since the
+judge's words may quote answers. On a public gate results are open and the record is
+published at once.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import canonical, layout
+from generator.datadir import Paths
+from generator.documents import load_spec, methodology, read_or_none
+from generator.errors import InputError, problem
+from generator.ledgerfile import LedgerAppender, appending, event_time
+from generator.progress import Progress
+from generator.results import RunResults, _numbers, _plain, check_results_shape, read_results
+from generator.sealed import locate_sealed, read_located
+from generator.verifier import (
+    SCORED,
+    Ledger,
+    Methodology,
+    Problem,
+    RevealedAnswers,
+    RunEvent,
+    band_score,
+    build_open_result,
+    check_certificate,
+    grade_counts,
+    is_id,
+    is_time,
+    keep_bullets,
+    number_rule_problems,
+    sha256_hex,
+    show,
+)
+
+
+@dataclass(frozen=True)
+class Certified:
+    serial: str
+    run: str
+    verdict: str
+    grade: str
+    score: int
+    score_rule: str
+    summary: dict[str, Any]
+    sealed: bool
+    at: str
+
+
+@dataclass
+class _Decided:
+    certified: Certified
+    leaf: dict[str, Any]
+    data: bytes
+    record: bytes
+    details: list[tuple[str, bytes]]
+
+
+def certify_run(
+    paths: Paths, source: Path, at: str | None = None, serial: str | None = None, expires_at: str | None = None
+) -> Certified:
+    """Decide the run the results in `source` belong to; refuse (writing nothing) on any problem."""
+    return certify_runs(paths, [source], at, serial, expires_at)[0]
+
+
+def certify_runs(
+    paths: Paths, sources: list[Path], at: str | None = None, serial: str | None = None, expires_at: str | None = None,
+    progress: Progress | None = None,
+) -> list[Certified]:
+    """Decide the runs of several results files under one lock and one ledger replay, all or
+    nothing: any problem in any file refuses the whole batch, which writes nothing. Files are
+    decided one at a time, so memory holds one run, not the batch."""
+    if serial is not None and len(sources) != 1:
+        raise InputError([problem("--serial", "a serial names one certificate: give one results file with --serial")])
+    with appending(paths, "certify") as app:
+        ledger = app.ledger
+        when = event_time(at, ledger)
+        problems: list[Problem] = []
+        if expires_at is not None and not (is_time(expires_at) and expires_at > when):
+            problems.append(problem("--expires-at", "must be a time after the issue time", expected=f"YYYY-MM-DDTHH:MM:SSZ after {when}", found=expires_at))
+        plan = _plan(paths, ledger, sources, problems, progress)
+        sealed = locate_sealed(paths, {i: c.commitment for _, run, spec in plan if not ledger.gates[run.gate].public
+                                       for i in spec["items"] if (c := ledger.commit(i)) is not None})
+        methodology_of: dict[str, Methodology | None] = {}
+        leaves: list[dict[str, Any]] = []
+        certified: list[Certified] = []
+        for n, (source, run, spec) in enumerate(plan, start=1):
+            file = str(source)
+            res = read_results(source, file)  # again: a batch's parsed results are not all kept
+            version = spec["methodology"]["version"]
+            if version not in methodology_of:
+                methodology_of[version] = methodology(paths, ledger, version, problems)
+            m = methodology_of[version]
+            if m is None:
+                problems.append(problem(file, f"the methodology {version} pinned by run {run.id} is not published"))
+                continue
+            answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
+            d = _decide(ledger, file, res, run, spec, m, answers, serial or run.id, when, expires_at, problems)
+            if d is not None and not problems:
+                _stage_decided(app, d)
+                leaves.append(d.leaf)
+                certified.append(d.certified)
+            if progress:
+                progress("certifying", n, len(plan))
+        if problems:
+            what = f"run {show(_plain(plan[0][1].id))}" if len(sources) == 1 and plan else f"these {len(sources)} runs"
+            raise InputError(problems, f"cannot certify {what}; nothing was written")
+        app.append(leaves)
+    return certified
+
+
+def _plan(
+    paths: Paths, ledger: Ledger, sources: list[Path], problems: list[Problem], progress: Progress | None
+) -> list[tuple[Path, RunEvent, dict[str, Any]]]:
+    """Which registered, undecided run each results file decides, and that run's spec."""
+    plan: list[tuple[Path, RunEvent, dict[str, Any]]] = []
+    named: dict[str, str] = {}
+    for n, source in enumerate(sources, start=1):
+        file = str(source)
+        try:
+            run_id = read_results(source, file).doc.get("run")
+        except InputError as e:
+            problems += e.problems
+            continue
+        run = ledger.runs.get(run_id) if isinstance(run_id, str) else None
+        if run is None:
+            problems.append(problem(file, f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency register'", "run"))
+        elif run.id in ledger.certificate_of_run:
+            s = ledger.certificate_of_run[run.id]
+            problems.append(problem(file, f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run gets exactly one certificate", "run"))
+        elif run.id in named:
+            problems.append(problem(file, f"run {run.id} is decided twice in this batch (also by {named[run.id]})", "run"))
+        else:
+            named[run.id] = file
+            spec = load_spec(paths, ledger, run.id, problems)
+            if spec is not None:
+                plan.append((source, run, spec))
+        if progress and n % 1000 == 0:
+            progress("reading results", n, len(sources))
+    return plan
+
+
+def _stage_decided(app: LedgerAppender, d: _Decided) -> None:
+    """A decided run's private documents and its certificate, written when the batch commits."""
+    c, paths = d.certified, app.paths
+    for item_id, data in d.details:
+        app.stage(paths.details_file(c.serial, item_id, private=True), data, mode=0o600)
+    app.stage(paths.grader_record_file(c.serial, private=c.sealed), d.record, mode=0o600 if c.sealed else 0o644)
+    app.stage(paths.certificate_file(c.serial), d.data)
+
+
+def _decide(
+    ledger: Ledger, file: str, res: RunResults, run: RunEvent, spec: dict[str, Any], m: Methodology,
+    answers: dict[str, dict[str, Any]], serial: str, when: str, expires_at: str | None, problems: list[Problem],
+) -> _Decided | None:
+    """The certificate of one run, or None (with the problems recorded)."""
+    before = len(problems)
+    doc = res.doc
+    if not is_id(serial):
+        problems.append(problem("--serial", "malformed serial", expected="^[a-z0-9][a-z0-9_-]{0,63}$", found=serial))
+    elif serial in ledger.certificates:
+        problems.append(problem(file, f"serial {serial} is already used by the certificate of run {ledger.certificates[serial].run}; choose another with --serial"))
+    finished = doc.get("finished_at")
+    if not is_time(finished):
+        problems.append(problem(file, "malformed time", "finished_at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(_plain(finished))))
+    elif not run.at <= finished <= when:
+        problems.append(problem(file, "finished_at must lie between the run's registration and the certificate's issue time", "finished_at",
+                                expected=f"{run.at} ≤ finished_at ≤ {when}", found=finished))
+    public = ledger.gates[run.gate].public
+    problems += [p.at(file) for p in check_results_shape(doc, spec, answers)]
+    bad = _numbers(res.rationale, "grader.rationale")
+    for nw, ntext in bad:
+        problems.append(problem(file, "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as received", nw, found=ntext))
+    if not bad:
+        problems += [p.at(file) for p in number_rule_problems(res.rationale, "grader.rationale")]
+    if len(problems) > before:
+        return None
+
+    by_item = {r["item"]: r for r in doc["results"]}
+    open_results: list[dict[str, Any]] = []
+    for item_id in spec["items"]:
+        r = by_item[item_id]
+        if r["status"] == SCORED:
+            given = {f["name"]: (f["output"], f.get("similarity")) for f in r["fields"]}
+            open_results.append(build_open_result(item_id, answers[item_id], given, m))
+        else:
+            o = {"item": item_id, "status": r["status"], "note": r["note"]}
+            if r["status"] == "excluded":
+                o["rule"] = r["rule"]
+            open_results.append(o)
+    counts = Counter(r["status"] for r in open_results)
+    passed = sum(1 for r in open_results if r.get("passed") is True)
+    grading = grade_counts(dict(counts), passed, m)
+    score, rule = band_score(res.proposed_json, grading.band)
+    scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
+    kept, dropped = keep_bullets(res.rationale, scored_ids)
+    record = canonical.dumps({"type": "grader-record", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(),
+                              "proposed_json": res.proposed_json, "rationale": res.rationale})
+    details: list[tuple[str, bytes]] = []
+    if public:
+        results = open_results
+    else:
+        results = []
+        for o in open_results:
+            data = canonical.dumps({"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o})
+            details.append((o["item"], data))
+            results.append({"item": o["item"], "status": o["status"], "details": sha256_hex(data)})
+    cert = {
+        "type": "certificate", "v": 1, "serial": serial, "run": run.id, "issued_at": when, "expires_at": expires_at,
+        "subject": spec["subject"], "gate": spec["gate"], "methodology": spec["methodology"],
+        "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256}, "finished_at": finished,
+        "results": results, "summary": grading.summary,
+        "grade": grading.grade, "band": grading.band, "worst_case_grade": grading.worst_case_grade,
+        "best_case_grade": grading.best_case_grade,
+        "grader": {"record": sha256_hex(record), "kept": len(kept), "dropped": dropped},
+        "score": score, "score_rule": rule, "verdict": grading.verdict,
+    }
+    data = canonical.dumps(cert)
+    own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256)
+    if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
+        raise AssertionError("certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own))
+    leaf = {"type": "certificate", "v": 1, "serial": serial, "run": run.id, "sha256": sha256_hex(data), "at": when}
+    certified = Certified(serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when)
+    return _Decided(certified, leaf, data, record, details)
+
+
+def _answers(
+    paths: Paths, ledger: Ledger, items: list[str], public: bool, sealed: dict[str, tuple[Path, int, int]], problems: list[Problem]
+) -> dict[str, dict[str, Any]]:
+    """The answer of every item of a run: from the published reveal on a public gate, from the
+    sealed document on a secret one, each checked against its commitment."""
+    if public:
+        source = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
+    else:
+        source = RevealedAnswers(ledger, lambda item: read_located(sealed[item]) if item in sealed else None, sealed=True)
+    out: dict[str, dict[str, Any]] = {}
+    for item_id in items:
+        if ledger.commit(item_id) is None:
+            continue
+        answer, why = source.load(item_id)
+        if answer is not None:
+            out[item_id] = answer
+        elif not public and item_id not in sealed:
+            problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it"))
+        else:
+            problems.append(problem(paths.show(paths.reveal_file(item_id) if public else paths.sealed_dir), str(why)))
+    return out

@@ -1,0 +1,98 @@
+"""`transparency commit`: every new item of the sources committed (SPEC §3).
+
+An item is committed by publishing the SHA-256 of its reveal document, whose 32-byte random
+salt keeps the hash from being tested against guesses. The reveal document is written once, at
+commit time, and never rebuilt: revealing an item publishes those exact bytes, so their hash
+is the commitment signed long before.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import canonical
+from generator.datadir import Paths
+from generator.errors import InputError, problem
+from generator.itemsources import scan_item_sources
+from generator.ledgerfile import appending, event_time
+from generator.progress import Progress
+from generator.verifier import IdIndex, sha256_hex
+
+PUBLIC_GATE_NOTE = "Public gate: revealed when committed."
+
+
+def reveal_document(item_id: str, gate: str, salt: str, item: dict[str, Any]) -> bytes:
+    """The committed preimage: the canonical bytes of the item-reveal document.
+
+    The item has passed `check_item` (number rules included), so the fast canonical form is
+    RFC 8785 byte for byte (SPEC §1); the tests check that equality on generated documents.
+    """
+    return canonical.dumps_validated({"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item})
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """Counts, not ids: a commit may hold a million."""
+
+    committed: int
+    revealed: int
+    unchanged: int
+
+
+def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | None = None) -> CommitResult:
+    """Commit every item source not yet in the ledger; reveal public-gate items at once.
+
+    Two passes over the sources: the first validates everything (any problem stops the batch
+    before a byte is written), the second seals and stages, so memory holds ids, not items.
+    Nothing is written outside the transaction's staging folder until every leaf is durable
+    (generator.journal).
+    """
+    with appending(paths, "commit") as app:
+        ledger = app.ledger
+        when = event_time(at, ledger)
+        new = IdIndex()
+        total = 0
+        for src in scan_item_sources(paths, ledger):
+            total += 1
+            if not ledger.is_committed(src.id):
+                new.add(src.id)
+            if progress and total % 10000 == 0:
+                progress("checking item sources", total, 0)
+        if not len(new):
+            return CommitResult(0, 0, total)
+        public = ledger.public_gates()
+        revealed = 0
+        done = 0
+        with app.tx.stage_stream(_new_batch(paths, ledger.size), mode=0o600) as sealed:
+            for src in scan_item_sources(paths, ledger, wanted=new):
+                data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
+                leaves: list[dict[str, Any]] = [
+                    {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
+                ]
+                if src.gate in public:
+                    leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
+                    app.stage(paths.reveal_file(src.id), data)
+                    revealed += 1
+                else:
+                    sealed.write(data + b"\n")
+                # Validates against the replayed state: an id seen twice fails here, unwritten.
+                app.tx.add_lines(app.prepare(leaves, bulk=True))
+                done += 1
+                if progress and (done % 10000 == 0 or done == len(new)):
+                    progress("sealing items", done, len(new))
+        if done != len(new):
+            raise InputError([problem(paths.show(paths.items_dir), "the item sources changed while they were being committed; nothing was committed, run 'transparency commit' again")])
+        return CommitResult(len(new), revealed, total - len(new))
+
+
+def _new_batch(paths: Paths, size: int) -> Path:
+    """A sealed batch named by the ledger size it starts at, never over an existing file."""
+    batch = paths.sealed_dir / f"{size:09d}.jsonl"
+    n = 1
+    while batch.exists():
+        batch = paths.sealed_dir / f"{size:09d}-{n}.jsonl"
+        n += 1
+    return batch

@@ -1,0 +1,27 @@
+"""`transparency gate add`: a gate declared in the ledger, public or secret for good.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.datadir import Paths
+from generator.ledgerfile import appending, event_time
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    id: str
+    name: str
+    public: bool
+
+
+def gate_leaf(gate: GateSpec, at: str) -> dict[str, object]:
+    return {"type": "gate", "v": 1, "id": gate.id, "name": gate.name, "public": gate.public, "at": at}
+
+
+def add_gate(paths: Paths, gate: GateSpec, at: str | None = None) -> dict[str, object]:
+    with appending(paths, "gate add") as app:
+        leaf = gate_leaf(gate, event_time(at, app.ledger))
+        app.append([leaf])
+    return leaf

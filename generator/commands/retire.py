@@ -1,0 +1,116 @@
+"""`transparency retire`: sealed items revealed, with what their reveal makes due (SPEC §3, §6).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from generator import canonical
+from generator.datadir import Paths
+from generator.disclosure import due_documents, read_due
+from generator.documents import load_spec
+from generator.errors import InputError, problem
+from generator.itemsources import scan_item_sources
+from generator.ledgerfile import appending, event_time
+from generator.sealed import find_sealed_many
+from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, is_id, loads_strict
+
+
+def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = None) -> list[dict[str, Any]]:
+    """Reveal sealed items of a secret gate: publish their committed bytes, append the reveals.
+
+    Refuses (writing nothing) an unknown or already revealed item, one whose source changed
+    since it was committed, one whose sealed document is missing, and one used by an open run.
+    """
+    with appending(paths, "retire") as app:
+        ledger = app.ledger
+        problems: list[Problem] = []
+        when = event_time(at, ledger)
+        if not note.strip():
+            problems.append(problem("--note", "a retirement needs a note saying why"))
+        twice = sorted(i for i, n in Counter(item_ids).items() if n > 1)
+        if twice:
+            problems.append(problem("retire", f"an id is given twice: {', '.join(twice)}"))
+        open_specs = _open_run_items(paths, ledger, problems)
+        known = {i: c.commitment for i in item_ids if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals}
+        # One pass over the sealed batches and one over the sources, however many items retire.
+        sealed = find_sealed_many(paths, known)
+        try:
+            sources = {src.id: src for src in scan_item_sources(paths, ledger, wanted=set(known), mentioning=set(known))}
+        except InputError as e:
+            problems += e.problems
+            sources = {}
+        documents: list[tuple[str, bytes]] = []
+        leaves: list[dict[str, Any]] = []
+        for item_id in item_ids:
+            c = ledger.commit(item_id) if is_id(item_id) else None
+            if c is None:
+                problems.append(problem("retire", f"unknown item {item_id!r}: it was never committed"))
+                continue
+            if item_id in ledger.reveals:
+                r = ledger.reveals[item_id]
+                problems.append(problem("retire", f"item {item_id} is already revealed ({r.reason}, {r.at})"))
+                continue
+            for run_id, items in open_specs.items():
+                if item_id in items:
+                    problems.append(problem("retire", f"item {item_id} is used by run {run_id}, which is still open; certify the run first"))
+            data = sealed.get(item_id)
+            if data is None:
+                problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the item cannot be revealed"))
+                continue
+            src = sources.get(item_id)
+            if src is None:
+                problems.append(problem(paths.show(paths.items_dir), f"no item source for {item_id}: cannot confirm its text is the one committed"))
+            elif canonical.dumps_validated(src.item) != canonical.dumps_validated(loads_strict(data)["item"]):
+                problems.append(problem(src.file, f"item {item_id} changed since it was committed; a committed item cannot change (revert the edit, or commit a new item)", src.where))
+            leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
+            size = len(canonical.dumps(leaf))
+            if size > MAX_LEAF_BYTES:
+                problems.append(problem("--note", "the note makes the ledger leaf too large", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
+            documents.append((item_id, data))
+            leaves.append(leaf)
+        # Retiring makes due the details of every certificate that used these items, and the
+        # grader record of every certificate whose items are now all revealed (SPEC §6).
+        retiring = set(item_ids)
+        revealed = _RevealedAfter(ledger, retiring)
+        published = [(due, read_due(paths, due, problems)) for due in due_documents(paths, ledger, revealed, problems, only_items=retiring)]
+        if problems:
+            raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
+        app.append(leaves)
+        # Staged: the item's text reaches data/ only once its reveal is in the ledger.
+        for item_id, data in documents:
+            app.stage(paths.reveal_file(item_id), data)
+        for due, data in published:
+            assert data is not None
+            app.stage(due.target, data)
+        return leaves
+
+
+class _RevealedAfter:
+    """The items revealed once a retire lands: the ledger's reveals and the ones retiring."""
+
+    def __init__(self, ledger: Ledger, retiring: set[str]) -> None:
+        self.ledger = ledger
+        self.retiring = retiring
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self.retiring or item_id in self.ledger.reveals
+
+
+def retire_item(paths: Paths, item_id: str, note: str, at: str | None = None) -> dict[str, Any]:
+    return retire_items(paths, [item_id], note, at)[0]
+
+
+def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> dict[str, set[str]]:
+    """The items of every run still open: such items cannot be retired (it would contaminate the run)."""
+    out: dict[str, set[str]] = {}
+    for run in ledger.runs.values():
+        if run.id in ledger.certificate_of_run:
+            continue
+        spec = load_spec(paths, ledger, run.id, problems)
+        if isinstance(spec, dict) and isinstance(spec.get("items"), list):
+            out[run.id] = set(spec["items"])
+        elif spec is not None:
+            problems.append(problem(paths.show(paths.run_spec_file(run.id)), f"the spec of open run {run.id} lists no items; cannot check which items it uses"))
+    return out
