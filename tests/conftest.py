@@ -22,10 +22,10 @@ import yaml
 
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
-from generator.commands.retire import retire_item
-from generator.datadir import Paths
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
+from generator.commands.retire import retire_item
+from generator.datadir import Paths
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DATA = REPO / "data"

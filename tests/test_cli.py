@@ -24,9 +24,9 @@ from click.testing import CliRunner, Result
 from conftest import REPO, BuiltSite, item, write_items
 
 from generator.cli import main
-from generator.sealed import iter_sealed
 from generator.datadir import Paths
 from generator.keys import generate_signer
+from generator.sealed import iter_sealed
 from generator.verifier import sha256_hex
 
 DEFAULT_PARAMS = REPO / "generator" / "defaults" / "methodology.json"

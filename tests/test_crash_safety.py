@@ -20,17 +20,17 @@ from conftest import item, write_items
 from crashkit import crash_points, files, kill_after, run_cli, step_labels, steps_worth_testing
 from runkit import results, run_spec, scored, write_json
 
+from generator.cli import main
 from generator.commands.build import build
 from generator.commands.certify import certify_run
-from generator.cli import main
 from generator.commands.commit import commit_new_items
+from generator.commands.gate import GateSpec
+from generator.commands.init import init_program
+from generator.commands.register import register_run
 from generator.commands.retire import retire_item
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.ledgerfile import finish_interrupted
-from generator.commands.gate import GateSpec
-from generator.commands.init import init_program
-from generator.commands.register import register_run
 from generator.verifier import verify_site
 
 T0 = "2026-01-05T09:00:00Z"

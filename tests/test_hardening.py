@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from conftest import BuiltSite, item, write_items
 
 from generator import canonical
-from generator.commands.build import build
 from generator.cli import main
+from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_items
 from generator.datadir import Paths

@@ -19,8 +19,8 @@ import yaml
 from click.testing import CliRunner
 from conftest import REPO, BuiltSite, item, write_items
 
-from generator.commands.build import build
 from generator.cli import main
+from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.datadir import Paths
 from generator.errors import InputError

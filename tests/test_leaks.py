@@ -22,8 +22,8 @@ import pytest
 from conftest import BuiltSite
 
 from generator import layout
-from generator.sealed import iter_sealed
 from generator.keys import load_key
+from generator.sealed import iter_sealed
 
 WINDOW = 40
 MIN_NEEDLE = 12

@@ -17,13 +17,13 @@ import pytest
 import rfc8785
 
 from generator.verifier import (
-    parse_methodology,
     MAX_LEAF_BYTES,
     Ledger,
     Problem,
     check_methodology,
     check_run_rules,
     check_run_spec,
+    parse_methodology,
 )
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,17 +22,17 @@ from test_site_html import follow_pages, resolve, site_problems
 
 from generator import layout, views
 from generator.commands.build import build
+from generator.commands.methodology import publish as publish_methodology
 from generator.commands.retire import retire_items
 from generator.datadir import Paths
 from generator.examples import worked_examples
-from generator.commands.methodology import publish as publish_methodology
 from generator.gather import RunInfo
 from generator.verifier import (
     band_score,
-    parse_methodology,
     check_methodology,
     grade_counts,
     loads_strict,
+    parse_methodology,
     score_item,
 )
 from generator.verifier.scoring import item_score_text, rate_text, wilson_interval

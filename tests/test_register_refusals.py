@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from runkit import certify, methodology_pin, named, register, results, run_spec, scored, snapshot
 
 from generator.cli import main
+from generator.commands.register import register_run
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.commands.register import register_run
 from generator.verifier import loads_strict
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]

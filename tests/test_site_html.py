@@ -20,10 +20,10 @@ from conftest import AT0, BuiltSite, item, write_items
 from generator import layout
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
-from generator.commands.retire import retire_item
-from generator.datadir import Paths
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
+from generator.commands.retire import retire_item
+from generator.datadir import Paths
 
 # Elements whose src/href/data/srcset/poster the browser fetches by itself.
 LOADED = ("link", "script", "img", "iframe", "frame", "source", "audio", "video", "track", "embed", "object", "input", "image", "use")
