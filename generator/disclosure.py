@@ -51,9 +51,10 @@ def due_documents(paths: Paths, ledger: Ledger, revealed: Container[str], proble
             continue
         # The results name the run spec's items in its order (the build checks it), so the
         # certificate alone says which items it used.
-        results = cert.get("results") if isinstance(cert.get("results"), list) else []
-        items = [r.get("item") for r in results if isinstance(r, dict)]
-        if only_items is not None and not any(isinstance(i, str) and i in only_items for i in items):
+        raw = cert.get("results")
+        results: list[Any] = raw if isinstance(raw, list) else []
+        items = [r["item"] for r in results if isinstance(r, dict) and isinstance(r.get("item"), str)]
+        if only_items is not None and not any(i in only_items for i in items):
             continue
         if not recheckable(cert) or any(not isinstance(r.get("details"), str) for r in cert["results"]):
             problems.append(problem(paths.show(paths.certificate_file(cert_ev.serial)),

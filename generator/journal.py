@@ -277,11 +277,12 @@ def _root(paths: Paths, name: str) -> Path:
     return paths.private if name == "private" else paths.data
 
 
-def _append_rest(paths: Paths, pending: Path, ready: dict, ledger: BinaryIO | None) -> int:
+def _append_rest(paths: Paths, pending: Path, ready: dict[str, Any], ledger: BinaryIO | None) -> int:
     """Bring the ledger to its length before the command plus the staged lines; return how
     many bytes of them this call appended. Refuses a ledger that holds anything else."""
     lines = pending / LINES
-    size, start = ready["lines_bytes"], ready["ledger_bytes"]
+    size: int = ready["lines_bytes"]
+    start: int | None = ready["ledger_bytes"]
     file = paths.show(paths.ledger_file)
     if start is None:  # `init`: the ledger is created whole, by a rename
         if paths.ledger_file.exists():

@@ -7,11 +7,14 @@ downloaded folder, where a browser does not resolve a directory to its index.
 
 from __future__ import annotations
 
-MANIFEST = "transparency.json"
+from generator.verifier import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
+
+# What a verifier reads without the manifest naming it: one definition, the verifier's.
+MANIFEST = MANIFEST_PATH
+SUMS = SUMS_PATH
+SUMS_SIG = SUMS_SIG_PATH
 KEYS = "keys.json"
 VERIFIER = "verify.py"
-SUMS = "SHA256SUMS"
-SUMS_SIG = "SHA256SUMS.sig"
 STYLE = "style.css"
 
 LEDGER_PREFIX = "ledger"

@@ -43,6 +43,7 @@ def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
         problems += [p.at(file) for p in e.problems]
     if problems:
         raise InputError(problems, f"{file}: not a valid methodology parameter file (SPEC §5)")
+    assert isinstance(params, dict)  # check_methodology refuses anything else
     return params
 
 

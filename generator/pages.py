@@ -5,6 +5,7 @@ is already a site path (templates build none), and every list paged the one way 
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -128,8 +129,8 @@ def write_lists(ctx: SiteContext, w: SiteWriter, r: Renderer, run_rows: Sequence
     for g in ctx.ledger.gates.values():
         if g.public:
             items = [_item_row(i) for i in ctx.revealed if i.gate == g.id]
-            _paged(w, r, len(items), lambda p, gid=g.id: layout.gate_page(gid, p), g.name, "gate.html", layout.MANIFEST,
-                   lambda lo, hi, rows=items: {"items": rows[lo:hi]}, gate=g)
+            _paged(w, r, len(items), functools.partial(layout.gate_page, g.id), g.name, "gate.html", layout.MANIFEST,
+                   functools.partial(_slice, items), gate=g)
     retired = [_item_row(i) for i in ctx.revealed if i.reason == "retired"]
     _paged(w, r, len(retired), layout.retired_page, "Retired items", "retired.html", layout.MANIFEST, lambda lo, hi: {"items": retired[lo:hi]})
 
@@ -176,6 +177,10 @@ def certificate_example(cert: CertificateRecord) -> dict[str, str | None]:
         out |= {"item": item, "details_path": layout.details(cert.serial, item),
                 "details_sha256": next(r["details"] for r in cert.doc["results"] if r["item"] == item)}
     return out
+
+
+def _slice(rows: Sequence[Any], lo: int, hi: int) -> dict[str, Any]:
+    return {"items": rows[lo:hi]}
 
 
 def _paged(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from generator import layout
 from generator.errors import InputError, KeyFileError, problem
@@ -24,7 +25,7 @@ def is_immutable(path: str) -> bool:
     return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith(".html")
 
 
-def _old_manifest(out: Path) -> dict | None:
+def _old_manifest(out: Path) -> dict[str, Any] | None:
     path = out / layout.MANIFEST
     if not path.is_file():
         return None

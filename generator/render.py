@@ -34,7 +34,7 @@ def _json(value: Any) -> str:
 def _bdi(value: Any) -> markupsafe.Markup:
     """Text from data, isolated: a right-to-left override in a name cannot reorder the page
     around it (escaped like any value; the markup is ours)."""
-    return markupsafe.Markup("<bdi>%s</bdi>") % value
+    return markupsafe.Markup("<bdi>{}</bdi>").format(value)
 
 
 def _short(digest: str, n: int = 12) -> str:

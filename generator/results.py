@@ -23,6 +23,7 @@ from generator.verifier import (
     check_keys,
     check_no_surrogates,
     is_reported_field,
+    non_scored_problems,
     number_rule_problems,
     show,
     similarity_form_problem,
@@ -179,14 +180,7 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
             problems.append(Problem("unknown status", where=f"{w}.status", expected=" | ".join(STATUSES), found=show(_plain(status))))
             continue
         if status != SCORED:
-            problems += check_keys(r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=w)
-            if "note" in r and not isinstance(r["note"], str):
-                problems.append(Problem("a note is text", where=f"{w}.note", found=show(_plain(r["note"]))))
-            if status == "excluded":
-                rule = r.get("rule")
-                if not (isinstance(rule, int) and not isinstance(rule, bool) and 0 <= rule < len(rules)):
-                    problems.append(Problem("an excluded result names the index of one of the run spec's exclusion rules", where=f"{w}.rule",
-                                            expected=f"an integer from 0 to {len(rules) - 1}" if rules else "an exclusion rule (the run spec has none)", found=show(_plain(rule))))
+            problems += non_scored_problems(r, w, len(rules), lambda v: show(_plain(v)))
             continue
         problems += check_keys(r, ("item", "status", "fields"), where=w)
         answer = answers.get(item) if isinstance(item, str) else None

@@ -36,23 +36,26 @@ class _StrictLoader(yaml.SafeLoader):
     expand to billions of values. Item sources have no use for them, so they are refused.
     """
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+    def _here(self) -> yaml.Mark:
+        mark: yaml.Mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        return mark
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._nodes = getattr(self, "_nodes", 0) + 1
         if self._nodes > MAX_YAML_NODES:
             raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_NODES:,} values in one YAML file; split it, or write it as JSON",
-                                              self.peek_event().start_mark)
+                                              self._here())
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed; write the value out", event.start_mark)
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed; write the value out", self._here())
         if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
             self._depth = getattr(self, "_depth", 0) + 1
             try:
                 if self._depth > MAX_DEPTH:
-                    raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
-                return super().compose_node(parent, index)  # type: ignore[no-any-return]
+                    raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", self._here())
+                return super().compose_node(parent, index)
             finally:
                 self._depth -= 1
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 _LEADING_ZERO_TAG = "tag:transparency,2026:leading-zero"

@@ -20,26 +20,26 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/text.py              lines   133 to   216
     generator/verifier/errors.py            lines   217 to   285
     generator/verifier/canonical.py         lines   286 to   555
-    generator/verifier/formats.py           lines   556 to   755
-    generator/verifier/sodium.py            lines   756 to   799
-    generator/verifier/keys.py              lines   800 to  1003
-    generator/verifier/note.py              lines  1004 to  1097
-    generator/verifier/merkle.py            lines  1098 to  1238
-    generator/verifier/idindex.py           lines  1239 to  1300
-    generator/verifier/methodology.py       lines  1301 to  1500
-    generator/verifier/scoring.py           lines  1501 to  1791
-    generator/verifier/subjects.py          lines  1792 to  1927
-    generator/verifier/ledger.py            lines  1928 to  2265
-    generator/verifier/answers.py           lines  2266 to  2328
-    generator/verifier/runs.py              lines  2329 to  2455
-    generator/verifier/certificates.py      lines  2456 to  2881
-    generator/verifier/report.py            lines  2882 to  2982
-    generator/verifier/folder.py            lines  2983 to  3124
-    generator/verifier/release.py           lines  3125 to  3270
-    generator/verifier/publication.py       lines  3271 to  3489
-    generator/verifier/certificate_files.py lines  3490 to  3627
-    generator/verifier/site.py              lines  3628 to  3696
-    generator/verifier/cli.py               lines  3697 to  3752
+    generator/verifier/formats.py           lines   556 to   766
+    generator/verifier/sodium.py            lines   767 to   810
+    generator/verifier/keys.py              lines   811 to  1014
+    generator/verifier/note.py              lines  1015 to  1108
+    generator/verifier/merkle.py            lines  1109 to  1249
+    generator/verifier/idindex.py           lines  1250 to  1311
+    generator/verifier/methodology.py       lines  1312 to  1511
+    generator/verifier/scoring.py           lines  1512 to  1802
+    generator/verifier/subjects.py          lines  1803 to  1938
+    generator/verifier/ledger.py            lines  1939 to  2277
+    generator/verifier/answers.py           lines  2278 to  2340
+    generator/verifier/runs.py              lines  2341 to  2466
+    generator/verifier/certificates.py      lines  2467 to  2903
+    generator/verifier/report.py            lines  2904 to  3004
+    generator/verifier/folder.py            lines  3005 to  3146
+    generator/verifier/release.py           lines  3147 to  3292
+    generator/verifier/publication.py       lines  3293 to  3511
+    generator/verifier/certificate_files.py lines  3512 to  3649
+    generator/verifier/site.py              lines  3650 to  3718
+    generator/verifier/cli.py               lines  3719 to  3772
 """
 
 # ==============================================================================================
@@ -128,7 +128,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeGuard
 
 # ==============================================================================================
 # generator/verifier/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
@@ -599,36 +599,36 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def is_valid_key_name(name: Any) -> bool:
+def is_valid_key_name(name: Any) -> TypeGuard[str]:
     """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
     return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
-def is_id(value: Any) -> bool:
+def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None
 
 
-def is_gate_id(value: Any) -> bool:
+def is_gate_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
 
 
-def is_time(value: Any) -> bool:
+def is_time(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
 
 
-def is_hex64(value: Any) -> bool:
+def is_hex64(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
 
 
-def is_decimal(value: Any) -> bool:
+def is_decimal(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_origin(value: Any) -> bool:
+def is_origin(value: Any) -> TypeGuard[str]:
     return (
         isinstance(value, str)
         and bool(value)
@@ -639,7 +639,7 @@ def is_origin(value: Any) -> bool:
     )
 
 
-def is_safe_path(value: Any) -> bool:
+def is_safe_path(value: Any) -> TypeGuard[str]:
     """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
     if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
         return False
@@ -748,6 +748,17 @@ def check_reveal_document(doc: Any) -> list[Problem]:
     return problems
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: for reading a member of a document
+    whose shape another check reports."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a JSON list, else an empty one (as as_dict)."""
+    return value if isinstance(value, list) else []
+
+
 def is_v1(doc: dict[str, Any]) -> bool:
     """The document's `v` is the integer 1 (true is not 1)."""
     return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
@@ -771,7 +782,7 @@ def sodium_function(name: str, argtypes: list[Any]) -> Any:
     if not NACL:
         return None
     try:
-        from nacl import _sodium  # type: ignore[attr-defined]
+        from nacl import _sodium
 
         f = getattr(ctypes.CDLL(_sodium.__file__), name)
     except (ImportError, OSError, AttributeError):
@@ -1272,8 +1283,8 @@ class IdIndex:
         o = self._table[self._slot(key.encode())]
         return None if o < 0 else o
 
-    def __contains__(self, key: str) -> bool:
-        return self.get(key) is not None
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
 
     def add(self, key: str) -> int:
         """Number a new key (the caller has checked it is not there)."""
@@ -1365,7 +1376,7 @@ def check_methodology(params: Any) -> list[Problem]:
             elif "grade" in c:
                 problems.append(Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade"))))
             rate = c.get("min_pass_rate")
-            if not _fraction_in(rate, Fraction(0), Fraction(100)):
+            if not _fraction_in(rate, Fraction(0), Fraction(100)) or not isinstance(rate, str):
                 problems.append(Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate)))
                 continue
             if previous is not None and Fraction(rate) >= previous:
@@ -2097,7 +2108,7 @@ class Ledger:
             return [Problem("leaf is larger than a C2SP entry bundle allows", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{leaf_size} bytes")]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
-        if keys is None:
+        if keys is None or not isinstance(kind, str):
             return [Problem("unknown event type (a v1 verifier never skips one)", where="type", expected=" | ".join(LEAF_KEYS), found=show(kind))]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         if not is_v1(leaf):
@@ -2114,7 +2125,8 @@ class Ledger:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
-        return getattr(self, f"_apply_{kind}")(index, leaf)
+        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind}")
+        return apply(index, leaf)
 
     def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         gid = leaf["id"]
@@ -2397,7 +2409,7 @@ def check_run_rules(
         problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
     if spec.get("gate") != run.gate:
         problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
-    pin = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
+    pin = as_dict(spec.get("methodology"))
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
@@ -2408,7 +2420,7 @@ def check_run_rules(
     secret = gate is not None and not gate.public
     cert_serial = ledger.certificate_of_run.get(run.id)
     cert_index = ledger.certificates[cert_serial].index if cert_serial else None
-    items = spec.get("items") if isinstance(spec.get("items"), list) else []
+    items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
         if c is None or c.index > run.index:
@@ -2435,8 +2447,7 @@ def check_run_rules(
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
     if m is not None:
         if m.independent_judge:
-            judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
-            subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
+            judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
             provider, organization = judge.get("provider"), subject.get("organization")
             if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
                 problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
@@ -2446,10 +2457,10 @@ def check_run_rules(
                 problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
     if secret:
         mine = set(items)
-        for r in same_subject:
-            reused = sorted(mine & set(earlier_specs.get(r.id, {}).get("items", [])))
+        for earlier in same_subject:
+            reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
             if reused:
-                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {r.id}", where="items", found=", ".join(reused[:5])))
+                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {earlier.id}", where="items", found=", ".join(reused[:5])))
     return problems
 
 
@@ -2519,18 +2530,28 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
             sim = f.get("similarity")
             if not (isinstance(sim, str) and (REPORTED_SIMILARITY_RE.fullmatch(sim) or RATIO_RE.fullmatch(sim))):
                 problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
-        if all(isinstance(n, str) for n in names) and names != sorted(names):
+        texts = [n for n in names if isinstance(n, str)]
+        if len(texts) == len(names) and texts != sorted(texts):
             problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
         return problems, status, r.get("passed") if isinstance(r.get("passed"), bool) else None
-    optional = ("rule",) if status == "excluded" else ()
-    problems = check_keys(r, ("item", "status", "note", *optional), where=where)
+    return non_scored_problems(r, where, exclusion_rules), status, None
+
+
+def non_scored_problems(r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show) -> list[Problem]:
+    """A non-scored result (SPEC §6): its members, its note, and for an excluded one the index
+    of the run spec's exclusion rule. One rule for the results file `certify` reads and for the
+    certificate the verifier reads; `render` shows a found value."""
+    status = r.get("status")
+    problems = check_keys(r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=where)
+    if "note" in r and not isinstance(r["note"], str):
+        problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
     if status == "excluded":
         rule = r.get("rule")
         if not (is_int(rule) and 0 <= rule < exclusion_rules):
-            problems.append(Problem("an excluded result names one of the run spec's exclusion rules", where=f"{where}.rule", expected=f"an index below {exclusion_rules}", found=show(rule)))
-    if "note" in r and not isinstance(r["note"], str):
-        problems.append(Problem("must be a string", where=f"{where}.note", found=show(r["note"])))
-    return problems, status, None
+            problems.append(Problem("an excluded result names the index of one of the run spec's exclusion rules", where=f"{where}.rule",
+                                    expected=f"an integer from 0 to {exclusion_rules - 1}" if exclusion_rules else "an exclusion rule (the run spec has none)",
+                                    found=render(rule)))
+    return problems
 
 
 def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
@@ -2556,7 +2577,7 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
     if not isinstance(results, list):
         problems.append(Problem("must be a list", where="results", found=type_name(results)))
         results = []
-    rules = spec.get("exclusion_rules") if isinstance(spec.get("exclusion_rules"), list) else []
+    rules = as_list(spec.get("exclusion_rules"))
     for i, r in enumerate(results):
         found, status, passed = _check_result(r, f"results[{i}]", public, len(rules))
         problems += found
@@ -2600,7 +2621,7 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
             if k in cert and cert[k] not in grades:
                 problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
         grade = cert.get("grade")
-        band = list(m.band(grade)) if m.is_grade(grade) else None
+        band = list(m.band(grade)) if isinstance(grade, str) and m.is_grade(grade) else None
         if band is not None:
             if "band" in cert and not same(cert["band"], band):
                 problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
@@ -2670,10 +2691,11 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
     problems: list[Problem] = []
-    fields = r.get("fields") if isinstance(r.get("fields"), list) else []
-    names = [f.get("name") if isinstance(f, dict) else None for f in fields]
-    if not all(isinstance(n, str) for n in names):
-        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(names))], None
+    fields = as_list(r.get("fields"))
+    found_names = [f.get("name") if isinstance(f, dict) else None for f in fields]
+    names = [n for n in found_names if isinstance(n, str)]
+    if len(names) != len(found_names):
+        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(found_names))], None
     if answer is not None and sorted(names) != sorted(answer):
         problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
         return problems, None
@@ -2681,7 +2703,7 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
     for j, f in enumerate(fields):
         if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
             return problems, None  # the shape check has reported it
-        name, kind, tier, sim = f.get("name"), f["kind"], f["tier"], f.get("similarity")
+        name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
         fw = f"{where}.fields[{j}]"
         a = answer.get(name) if answer is not None else None
         if a is not None and (a["kind"], a["tier"]) != (kind, tier):
@@ -2691,8 +2713,8 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
         if bad_output:
             problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
         form = similarity_form_problem(kind, tier, sim)
-        if form:
-            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=form, found=show(sim)))
+        if form or not isinstance(sim, str):
+            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=str(form), found=show(sim)))
             return problems, None
         if a is not None and not bad_output:
             want = computed_similarity(kind, tier, f.get("output"), a["value"])
@@ -3459,7 +3481,7 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         report.check(doc["gate"] == commit.gate, rel, "gate differs from the commit leaf", commit.gate, doc["gate"])
         if doc["salt"] in salts:
             report.check(False, rel, f"salt reused (also in the reveal of {salts[doc['salt']]})")
-        salts[doc["salt"]] = item_id
+        salts[doc["salt"]] = str(item_id)
 
 
 def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]) -> dict[str, dict[str, Any]]:

@@ -291,7 +291,7 @@ def grade_reason(grade: str, m: Methodology) -> str:
     return "a pass rate below every cut-off"
 
 
-def verdict_sentence(doc: dict[str, Any], m: dict[str, Any]) -> str:
+def verdict_sentence(doc: dict[str, Any], m: Methodology) -> str:
     """Why the certificate's verdict is what it is: the rule of SPEC §5 that applied, in words."""
     s = doc["summary"]
     total, scored = s["total"], s["scored"]
@@ -371,7 +371,7 @@ def _outcome(s: ItemScore, threshold: str) -> str:
     return f"failed: score {s.text} is below the threshold {threshold}" + (f", and {floors}" if s.below_floor else "")
 
 
-def outcome_text(result: dict[str, Any], m: dict[str, Any]) -> str:
+def outcome_text(result: dict[str, Any], m: Methodology) -> str:
     """Why a scored result passed or failed, from the engine's own scoring of its fields."""
     s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), m)
     return _outcome(s, m.item_threshold_text)

@@ -132,7 +132,7 @@ def self_check(site: Path, vkey: str) -> Any:
     sys.modules[name] = module  # dataclasses look their module up while they are made
     try:
         spec.loader.exec_module(module)
-        module.RAISE_INTERNAL_ERRORS = RAISE_INTERNAL_ERRORS
+        vars(module)["RAISE_INTERNAL_ERRORS"] = RAISE_INTERNAL_ERRORS
         return module.verify_site(site, vkey)
     finally:
         del sys.modules[name]

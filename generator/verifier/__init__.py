@@ -25,6 +25,7 @@ from generator.verifier.certificates import (
     check_certificate,
     due_records,
     examine_certificate,
+    non_scored_problems,
     recheck_certificate,
     recheckable,
 )
@@ -38,6 +39,7 @@ from generator.verifier.errors import (
     SiteUnreadable,
     VerifyError,
 )
+from generator.verifier.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
 from generator.verifier.formats import (
     GATE_RE,
     ID_RE,
@@ -110,6 +112,7 @@ __all__ = [
     "EMPTY_ROOT",
     "GATE_RE",
     "ID_RE",
+    "MANIFEST_PATH",
     "MAX_LEAF_BYTES",
     "MAX_SAFE_INTEGER",
     "NON_SCORED",
@@ -117,6 +120,8 @@ __all__ = [
     "SCORED",
     "STATUSES",
     "SUMS_LINE_RE",
+    "SUMS_PATH",
+    "SUMS_SIG_PATH",
     "FormatError",
     "Grade",
     "IdIndex",
@@ -175,6 +180,7 @@ __all__ = [
     "make_vkey",
     "merkle_root",
     "node_hash",
+    "non_scored_problems",
     "note_signature_line",
     "number_rule_problems",
     "open_note",

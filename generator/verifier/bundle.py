@@ -100,8 +100,8 @@ def _is_stdlib(module: str) -> bool:
     return module.split(".")[0] in sys.stdlib_module_names
 
 
-def _read(name: str) -> _Module:
-    path = HERE / f"{name}.py"
+def _read(name: str, folder: Path = HERE, modules: tuple[str, ...] = MODULES) -> _Module:
+    path = folder / f"{name}.py"
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     lines = source.split("\n")
@@ -110,8 +110,9 @@ def _read(name: str) -> _Module:
     body = tree.body[1:] if doc else tree.body
     for node in ast.walk(tree):  # an import inside a function would look for a module the bundle does not have
         if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in body:
-            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if any(m == "generator" or m.startswith("generator.") or m == "__future__" for m in modules) or getattr(node, "level", 0):
+            named = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            relative = isinstance(node, ast.ImportFrom) and node.level > 0
+            if relative or any(m == "generator" or m.startswith("generator.") or m == "__future__" for m in named):
                 raise BundleError(f"generator/verifier/{name}.py line {node.lineno}: an import of the package inside a function or block; import at the top")
     for node in body:
         text = "\n".join(lines[_start(node, lines) - 1 : node.end_lineno])
@@ -123,9 +124,9 @@ def _read(name: str) -> _Module:
                 raise BundleError(f"{where}: `from __future__` is a real import of a module on sys.path; the verifier has none")
             if node.module == PACKAGE or node.module.startswith(PACKAGE + "."):
                 inner = node.module[len(PACKAGE) + 1 :]
-                if inner not in MODULES or any(a.asname for a in node.names) or any(a.name == "*" for a in node.names):
+                if inner not in modules or any(a.asname for a in node.names) or any(a.name == "*" for a in node.names):
                     raise BundleError(f"{where}: import only plain names from a bundled module, as `from {PACKAGE}.<module> import a, b`")
-                if name != PRELUDE and MODULES.index(inner) >= MODULES.index(name):
+                if name != PRELUDE and modules.index(inner) >= modules.index(name):
                     raise BundleError(f"{where}: imports {inner}, which comes later in MODULES: the order must follow the imports")
                 continue  # the names are defined earlier in the same file
             if not _is_stdlib(node.module):
@@ -147,8 +148,8 @@ def _read(name: str) -> _Module:
     return module
 
 
-def _prelude_source() -> str:
-    source = (HERE / f"{PRELUDE}.py").read_text(encoding="utf-8")
+def _prelude_source(folder: Path) -> str:
+    source = (folder / f"{PRELUDE}.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     first = tree.body[1] if ast.get_docstring(tree) else tree.body[0]
     return "\n".join(source.split("\n")[first.lineno - 1 :]).strip("\n")
@@ -175,19 +176,20 @@ def _merged_imports(statements: list[str], already: set[str]) -> list[str]:
 
 def _start(node: ast.stmt, lines: list[str]) -> int:
     """The first line of a statement, its decorators and the comment lines just above it."""
-    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
     while first > 1 and lines[first - 2].startswith("#"):
         first -= 1
     return first
 
 
-def bundle() -> str:
-    """The bundled verify.py, as text."""
-    present = {p.stem for p in HERE.glob("*.py")} - NOT_BUNDLED
-    if present != set(MODULES):
-        raise BundleError(f"generator/verifier holds {sorted(present - set(MODULES))} and lacks {sorted(set(MODULES) - present)}: "
+def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
+    """The bundled verify.py, as text, from the modules in `folder` in `order`."""
+    present = {p.stem for p in folder.glob("*.py")} - NOT_BUNDLED
+    if present != set(order):
+        raise BundleError(f"generator/verifier holds {sorted(present - set(order))} and lacks {sorted(set(order) - present)}: "
                           "list every module in bundle.MODULES, in dependency order")
-    modules = [_read(m) for m in MODULES]
+    modules = [_read(m, folder, order) for m in order]
     owner: dict[str, str] = {}
     for m in modules:
         for n in sorted(m.defined):
@@ -201,24 +203,26 @@ def bundle() -> str:
         banner = ["# " + "=" * 94, f"# generator/verifier/{m.name}.py: {first}", "# " + "=" * 94, ""]
         code = "\n\n\n".join(s for s in m.body)
         if m.name == PRELUDE:
-            code = _prelude_source()  # as written: its statements' order and spacing are the point
+            code = _prelude_source(folder)  # as written: its statements' order and spacing are the point
             sections.append((m.name, [*banner, code, "", "", "# " + "=" * 94, "# The standard library, imported once the site's folder is off sys.path", "# " + "=" * 94, *imports, ""]))
         else:
             sections.append((m.name, [*banner, code, "", ""]))
-    toc_lines = len(MODULES)
-    start = HEADER.count("\n") + toc_lines + 1
-    toc = []
-    line = start
-    spans = []
-    for name, lines in sections:
-        text = "\n".join(lines)
-        n = text.count("\n") + 1
-        spans.append((name, line, line + n - 1))
-        line += n
-    for name, a, b in spans:
-        toc.append(f"    generator/verifier/{name + '.py':<20} lines {a:>5} to {b:>5}")
-    out = HEADER.format(toc="\n".join(toc)) + "\n" + "\n".join("\n".join(lines) for _, lines in sections)
-    return out.rstrip("\n") + "\n"
+    body = "\n".join("\n".join(lines) for _, lines in sections).rstrip("\n") + "\n"
+    # The table of contents has one line a module and fixed-width numbers: lay the file out
+    # once with zeros, find each module's banner, then write the real numbers in.
+    draft = HEADER.format(toc="\n".join(_toc_line(name, 0, 0) for name, _ in sections)) + "\n" + body
+    lines = draft.split("\n")
+    starts = [next(i for i, line in enumerate(lines) if line.startswith(f"# generator/verifier/{name}.py: ")) for name, _ in sections]
+    total = len(lines) - 1  # the file ends with a newline
+    ends = [start - 1 for start in starts[1:]] + [total]
+    toc = "\n".join(_toc_line(name, start, end) for (name, _), start, end in zip(sections, starts, ends, strict=True))
+    return HEADER.format(toc=toc) + "\n" + body
+
+
+def _toc_line(name: str, start: int, end: int) -> str:
+    """A module's line range, from its opening banner (1-based) to the line before the next."""
+    return f"    generator/verifier/{name + '.py':<20} lines {start:>5} to {end:>5}"
+
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 private documents fall due, and the recomputation of every derived field. Pure: no I/O."""
 
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -12,6 +12,7 @@ from generator.verifier.errors import Problem
 from generator.verifier.formats import (
     KINDS,
     TIERS,
+    as_list,
     check_keys,
     is_hex64,
     is_int,
@@ -89,18 +90,28 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
             sim = f.get("similarity")
             if not (isinstance(sim, str) and (REPORTED_SIMILARITY_RE.fullmatch(sim) or RATIO_RE.fullmatch(sim))):
                 problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
-        if all(isinstance(n, str) for n in names) and names != sorted(names):
+        texts = [n for n in names if isinstance(n, str)]
+        if len(texts) == len(names) and texts != sorted(texts):
             problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
         return problems, status, r.get("passed") if isinstance(r.get("passed"), bool) else None
-    optional = ("rule",) if status == "excluded" else ()
-    problems = check_keys(r, ("item", "status", "note", *optional), where=where)
+    return non_scored_problems(r, where, exclusion_rules), status, None
+
+
+def non_scored_problems(r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show) -> list[Problem]:
+    """A non-scored result (SPEC §6): its members, its note, and for an excluded one the index
+    of the run spec's exclusion rule. One rule for the results file `certify` reads and for the
+    certificate the verifier reads; `render` shows a found value."""
+    status = r.get("status")
+    problems = check_keys(r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=where)
+    if "note" in r and not isinstance(r["note"], str):
+        problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
     if status == "excluded":
         rule = r.get("rule")
         if not (is_int(rule) and 0 <= rule < exclusion_rules):
-            problems.append(Problem("an excluded result names one of the run spec's exclusion rules", where=f"{where}.rule", expected=f"an index below {exclusion_rules}", found=show(rule)))
-    if "note" in r and not isinstance(r["note"], str):
-        problems.append(Problem("must be a string", where=f"{where}.note", found=show(r["note"])))
-    return problems, status, None
+            problems.append(Problem("an excluded result names the index of one of the run spec's exclusion rules", where=f"{where}.rule",
+                                    expected=f"an integer from 0 to {exclusion_rules - 1}" if exclusion_rules else "an exclusion rule (the run spec has none)",
+                                    found=render(rule)))
+    return problems
 
 
 def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
@@ -126,7 +137,7 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
     if not isinstance(results, list):
         problems.append(Problem("must be a list", where="results", found=type_name(results)))
         results = []
-    rules = spec.get("exclusion_rules") if isinstance(spec.get("exclusion_rules"), list) else []
+    rules = as_list(spec.get("exclusion_rules"))
     for i, r in enumerate(results):
         found, status, passed = _check_result(r, f"results[{i}]", public, len(rules))
         problems += found
@@ -170,7 +181,7 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
             if k in cert and cert[k] not in grades:
                 problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
         grade = cert.get("grade")
-        band = list(m.band(grade)) if m.is_grade(grade) else None
+        band = list(m.band(grade)) if isinstance(grade, str) and m.is_grade(grade) else None
         if band is not None:
             if "band" in cert and not same(cert["band"], band):
                 problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
@@ -236,10 +247,11 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
     problems: list[Problem] = []
-    fields = r.get("fields") if isinstance(r.get("fields"), list) else []
-    names = [f.get("name") if isinstance(f, dict) else None for f in fields]
-    if not all(isinstance(n, str) for n in names):
-        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(names))], None
+    fields = as_list(r.get("fields"))
+    found_names = [f.get("name") if isinstance(f, dict) else None for f in fields]
+    names = [n for n in found_names if isinstance(n, str)]
+    if len(names) != len(found_names):
+        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(found_names))], None
     if answer is not None and sorted(names) != sorted(answer):
         problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
         return problems, None
@@ -247,7 +259,7 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
     for j, f in enumerate(fields):
         if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
             return problems, None  # the shape check has reported it
-        name, kind, tier, sim = f.get("name"), f["kind"], f["tier"], f.get("similarity")
+        name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
         fw = f"{where}.fields[{j}]"
         a = answer.get(name) if answer is not None else None
         if a is not None and (a["kind"], a["tier"]) != (kind, tier):
@@ -257,8 +269,8 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
         if bad_output:
             problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
         form = similarity_form_problem(kind, tier, sim)
-        if form:
-            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=form, found=show(sim)))
+        if form or not isinstance(sim, str):
+            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=str(form), found=show(sim)))
             return problems, None
         if a is not None and not bad_output:
             want = computed_similarity(kind, tier, f.get("output"), a["value"])

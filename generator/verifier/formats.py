@@ -4,7 +4,7 @@ equality of JSON values, and the shapes of items and reveal documents."""
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from generator.verifier.canonical import canonical_text, number_rule_problems
 from generator.verifier.errors import Problem
@@ -33,36 +33,36 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def is_valid_key_name(name: Any) -> bool:
+def is_valid_key_name(name: Any) -> TypeGuard[str]:
     """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
     return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
 
 
-def is_id(value: Any) -> bool:
+def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None
 
 
-def is_gate_id(value: Any) -> bool:
+def is_gate_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
 
 
-def is_time(value: Any) -> bool:
+def is_time(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
 
 
-def is_hex64(value: Any) -> bool:
+def is_hex64(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
 
 
-def is_decimal(value: Any) -> bool:
+def is_decimal(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_origin(value: Any) -> bool:
+def is_origin(value: Any) -> TypeGuard[str]:
     return (
         isinstance(value, str)
         and bool(value)
@@ -73,7 +73,7 @@ def is_origin(value: Any) -> bool:
     )
 
 
-def is_safe_path(value: Any) -> bool:
+def is_safe_path(value: Any) -> TypeGuard[str]:
     """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
     if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
         return False
@@ -176,6 +176,17 @@ def check_reveal_document(doc: Any) -> list[Problem]:
     if "item" in doc:
         problems += check_item(doc["item"])
     return problems
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: for reading a member of a document
+    whose shape another check reports."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a JSON list, else an empty one (as as_dict)."""
+    return value if isinstance(value, list) else []
 
 
 def is_v1(doc: dict[str, Any]) -> bool:

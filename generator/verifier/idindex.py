@@ -36,8 +36,8 @@ class IdIndex:
         o = self._table[self._slot(key.encode())]
         return None if o < 0 else o
 
-    def __contains__(self, key: str) -> bool:
-        return self.get(key) is not None
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
 
     def add(self, key: str) -> int:
         """Number a new key (the caller has checked it is not there)."""

@@ -2,7 +2,7 @@
 
 import bisect
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,7 +183,7 @@ class Ledger:
             return [Problem("leaf is larger than a C2SP entry bundle allows", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{leaf_size} bytes")]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
-        if keys is None:
+        if keys is None or not isinstance(kind, str):
             return [Problem("unknown event type (a v1 verifier never skips one)", where="type", expected=" | ".join(LEAF_KEYS), found=show(kind))]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         if not is_v1(leaf):
@@ -200,7 +200,8 @@ class Ledger:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
-        return getattr(self, f"_apply_{kind}")(index, leaf)
+        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind}")
+        return apply(index, leaf)
 
     def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         gid = leaf["id"]

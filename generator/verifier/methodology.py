@@ -74,7 +74,7 @@ def check_methodology(params: Any) -> list[Problem]:
             elif "grade" in c:
                 problems.append(Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade"))))
             rate = c.get("min_pass_rate")
-            if not _fraction_in(rate, Fraction(0), Fraction(100)):
+            if not _fraction_in(rate, Fraction(0), Fraction(100)) or not isinstance(rate, str):
                 problems.append(Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate)))
                 continue
             if previous is not None and Fraction(rate) >= previous:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.verifier.errors import FormatError, NoteError
-from generator.verifier.keys import VerifierKey, b64decode_strict, ed25519_verify, is_valid_key_name
+from generator.verifier.formats import is_valid_key_name
+from generator.verifier.keys import VerifierKey, b64decode_strict, ed25519_verify
 
 _NOTE_SIG_PREFIX = "\u2014 "
 

@@ -206,7 +206,7 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         report.check(doc["gate"] == commit.gate, rel, "gate differs from the commit leaf", commit.gate, doc["gate"])
         if doc["salt"] in salts:
             report.check(False, rel, f"salt reused (also in the reveal of {salts[doc['salt']]})")
-        salts[doc["salt"]] = item_id
+        salts[doc["salt"]] = str(item_id)
 
 
 def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]) -> dict[str, dict[str, Any]]:

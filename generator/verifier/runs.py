@@ -3,7 +3,7 @@
 from typing import Any
 
 from generator.verifier.errors import Problem
-from generator.verifier.formats import check_keys, is_hex64, is_id, is_int, is_v1, same
+from generator.verifier.formats import as_dict, as_list, check_keys, is_hex64, is_id, is_int, is_v1, same
 from generator.verifier.ledger import Ledger, RunEvent
 from generator.verifier.methodology import Methodology
 from generator.verifier.subjects import check_subject, name_problems, subject_fold
@@ -76,7 +76,7 @@ def check_run_rules(
         problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
     if spec.get("gate") != run.gate:
         problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
-    pin = spec.get("methodology") if isinstance(spec.get("methodology"), dict) else {}
+    pin = as_dict(spec.get("methodology"))
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
@@ -87,7 +87,7 @@ def check_run_rules(
     secret = gate is not None and not gate.public
     cert_serial = ledger.certificate_of_run.get(run.id)
     cert_index = ledger.certificates[cert_serial].index if cert_serial else None
-    items = spec.get("items") if isinstance(spec.get("items"), list) else []
+    items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
         if c is None or c.index > run.index:
@@ -114,8 +114,7 @@ def check_run_rules(
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
     if m is not None:
         if m.independent_judge:
-            judge = spec.get("judge") if isinstance(spec.get("judge"), dict) else {}
-            subject = spec.get("subject") if isinstance(spec.get("subject"), dict) else {}
+            judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
             provider, organization = judge.get("provider"), subject.get("organization")
             if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
                 problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
@@ -125,8 +124,8 @@ def check_run_rules(
                 problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
     if secret:
         mine = set(items)
-        for r in same_subject:
-            reused = sorted(mine & set(earlier_specs.get(r.id, {}).get("items", [])))
+        for earlier in same_subject:
+            reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
             if reused:
-                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {r.id}", where="items", found=", ".join(reused[:5])))
+                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {earlier.id}", where="items", found=", ".join(reused[:5])))
     return problems

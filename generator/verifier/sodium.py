@@ -25,7 +25,7 @@ def sodium_function(name: str, argtypes: list[Any]) -> Any:
     if not NACL:
         return None
     try:
-        from nacl import _sodium  # type: ignore[attr-defined]
+        from nacl import _sodium
 
         f = getattr(ctypes.CDLL(_sodium.__file__), name)
     except (ImportError, OSError, AttributeError):
