@@ -23,6 +23,8 @@ site: $(STAMP)
 test: $(STAMP)
 	chmod 600 data/private/signing.key
 	$(BIN)/ruff check .
+	$(BIN)/python -m generator.verifier.bundle --check
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 verify: $(STAMP)

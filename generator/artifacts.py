@@ -43,8 +43,14 @@ def keys_document(ctx: SiteContext) -> dict[str, Any]:
 def commitment_rows(ctx: SiteContext, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
     revealed = ctx.ledger.reveals
     for c in ctx.ledger.commits(start, stop):
-        yield {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index,
-               "status": "revealed" if c.id in revealed else "sealed"}
+        yield {
+            "at": c.at,
+            "commitment": c.commitment,
+            "gate": c.gate,
+            "id": c.id,
+            "index": c.index,
+            "status": "revealed" if c.id in revealed else "sealed",
+        }
 
 
 def _list_document(key: str, elements: Iterator[bytes], tail: dict[str, Any]) -> Iterator[bytes]:
@@ -73,7 +79,9 @@ def entries_document(ctx: SiteContext) -> Iterator[bytes]:
             count += 1
             yield raw
 
-    yield from _list_document("entries", leaves(), {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "ledger-entries", "v": 1})
+    yield from _list_document(
+        "entries", leaves(), {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "ledger-entries", "v": 1}
+    )
     if count != ctx.ledger.size:  # pragma: no cover - the lock prevents it
         raise RuntimeError("the ledger changed while the site was being built")
 
@@ -85,7 +93,9 @@ def commitment_list(ctx: SiteContext) -> Iterator[bytes]:
     byte for byte RFC 8785 (SPEC §1); the tail still goes through rfc8785.
     """
     rows = (canonical.dumps_validated(row) for row in commitment_rows(ctx))
-    return _list_document("commitments", rows, {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "commitment-list", "v": 1})
+    return _list_document(
+        "commitments", rows, {"origin": ctx.origin, "tree_size": ctx.ledger.size, "type": "commitment-list", "v": 1}
+    )
 
 
 def manifest(ctx: SiteContext) -> dict[str, Any]:
@@ -100,20 +110,33 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
         "verifier": layout.VERIFIER,
         "gates": [{"id": g.id, "name": g.name, "public": g.public} for g in ledger.gates.values()],
         "methodology": [
-            {"version": m.version, "document": layout.methodology_document(m.version),
-             "parameters": layout.methodology_parameters(m.version), "sha256": m.sha256}
+            {
+                "version": m.version,
+                "document": layout.methodology_document(m.version),
+                "parameters": layout.methodology_parameters(m.version),
+                "sha256": m.sha256,
+            }
             for m in ctx.methodologies
         ],
-        "ledger": {"entries": layout.ENTRIES, "checkpoint": layout.CHECKPOINT, "tree_size": ledger.size,
-                   "commitment_list": layout.COMMITMENTS},
+        "ledger": {
+            "entries": layout.ENTRIES,
+            "checkpoint": layout.CHECKPOINT,
+            "tree_size": ledger.size,
+            "commitment_list": layout.COMMITMENTS,
+        },
         "reveals": [
             {"id": r.id, "gate": r.gate, "path": layout.reveal(r.id), "reason": r.reason, "revealed_at": r.revealed_at}
             for r in ctx.revealed
         ],
         "runs": [{"id": r.id, "spec": layout.run_spec(r.id), "status": r.status} for r in ctx.runs],
         "certificates": [
-            {"serial": c.serial, "run": c.run, "path": layout.certificate(c.serial),
-             "details": c.detail_paths, "grader_record": c.grader_record_path}
+            {
+                "serial": c.serial,
+                "run": c.run,
+                "path": layout.certificate(c.serial),
+                "details": c.detail_paths,
+                "grader_record": c.grader_record_path,
+            }
             for c in ctx.certificates
         ],
     }

@@ -76,18 +76,30 @@ def _paths(ctx: click.Context) -> Paths:
 
 
 _AT = click.option(
-    "--at", metavar="TIME",
+    "--at",
+    metavar="TIME",
     help="Time of the new ledger event, YYYY-MM-DDTHH:MM:SSZ (UTC). Default: now. "
     "Never earlier than the ledger's last event.",
 )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--data", type=click.Path(path_type=Path, file_okay=False), envvar=ENV_DATA, default="data", show_default=True,
-              help=f"The program's public data directory (or ${ENV_DATA}).")
-@click.option("--private", type=click.Path(path_type=Path, file_okay=False), envvar=ENV_PRIVATE, default=None,
-              help=f"The private directory: signing key, item sources, sealed items (or ${ENV_PRIVATE}). "
-              "Default: DATA/private, which is only right for the demo.")
+@click.option(
+    "--data",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar=ENV_DATA,
+    default="data",
+    show_default=True,
+    help=f"The program's public data directory (or ${ENV_DATA}).",
+)
+@click.option(
+    "--private",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar=ENV_PRIVATE,
+    default=None,
+    help=f"The private directory: signing key, item sources, sealed items (or ${ENV_PRIVATE}). "
+    "Default: DATA/private, which is only right for the demo.",
+)
 @click.version_option(__version__, prog_name="transparency")
 @click.pass_context
 def main(ctx: click.Context, data: Path, private: Path | None) -> None:
@@ -115,9 +127,18 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
 
 @main.command()
 @click.option("--name", required=True, help="The program's name, shown on every page.")
-@click.option("--origin", required=True, help="The program's identity and key name: a URL without scheme, e.g. transparency.example.org/oracle.")
-@click.option("--gate", "gates", multiple=True, metavar="ID:NAME:public|secret",
-              help="A gate to declare; repeat for several. Default: a:Gate A:public and b:Gate B:secret.")
+@click.option(
+    "--origin",
+    required=True,
+    help="The program's identity and key name: a URL without scheme, e.g. transparency.example.org/oracle.",
+)
+@click.option(
+    "--gate",
+    "gates",
+    multiple=True,
+    metavar="ID:NAME:public|secret",
+    help="A gate to declare; repeat for several. Default: a:Gate A:public and b:Gate B:secret.",
+)
 @click.option("--description", default="", help="A paragraph (Markdown) for the home page.")
 @_AT
 @click.pass_context
@@ -137,15 +158,23 @@ def init(ctx: click.Context, name: str, origin: str, gates: tuple[str, ...], des
     click.echo(f"  verifier key {signer.vkey}")
     click.echo(f"  fingerprint  {signer.fingerprint}")
     if paths.is_demo:
-        click.echo(f"warning: the private directory {paths.show(paths.private)} is inside the data directory. Fine for a "
-                   "trial; a real program moves it out of any repository and uses --private or TRANSPARENCY_PRIVATE "
-                   "(sites signed with a key kept in the data directory say they are demos).", err=True)
+        click.echo(
+            f"warning: the private directory {paths.show(paths.private)} is inside the data directory. Fine for a "
+            "trial; a real program moves it out of any repository and uses --private or TRANSPARENCY_PRIVATE "
+            "(sites signed with a key kept in the data directory say they are demos).",
+            err=True,
+        )
     click.echo("Next: add item sources to PRIVATE/items/*.yaml, then run 'transparency commit'.")
 
 
 @main.command()
 @click.option("--origin", help="The key's name: the program's origin. Default: the origin in DATA/program.yaml.")
-@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), help="Where to write the key. Default: PRIVATE/signing.key.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the key. Default: PRIVATE/signing.key.",
+)
 @click.pass_context
 def keygen(ctx: click.Context, origin: str | None, out: Path | None) -> None:
     """Generate an Ed25519 signing key (mode 0600); never overwrites a file.
@@ -169,7 +198,12 @@ def gate() -> None:
 @gate.command("add")
 @click.argument("gate_id", metavar="ID")
 @click.option("--name", required=True, help="The gate's name, e.g. 'Gate C'.")
-@click.option("--public/--secret", "public", required=True, help="Public: items are revealed when committed. Secret: items stay sealed until retired.")
+@click.option(
+    "--public/--secret",
+    "public",
+    required=True,
+    help="Public: items are revealed when committed. Secret: items stay sealed until retired.",
+)
 @_AT
 @click.pass_context
 def gate_add(ctx: click.Context, gate_id: str, name: str, public: bool, at: str | None) -> None:
@@ -187,8 +221,12 @@ def methodology() -> None:
 
 @methodology.command("publish")
 @click.argument("params", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--prose", required=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="The methodology's explanation in Markdown; write numbers as placeholders such as {{ item_threshold }}.")
+@click.option(
+    "--prose",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="The methodology's explanation in Markdown; write numbers as placeholders such as {{ item_threshold }}.",
+)
 @_AT
 @click.pass_context
 def methodology_publish(ctx: click.Context, params: Path, prose: Path, at: str | None) -> None:
@@ -220,7 +258,10 @@ def commit(ctx: click.Context, at: str | None) -> None:
     result = commit_new_items(_paths(ctx), at, progress)
     progress.done()
     sealed = result.committed - result.revealed
-    click.echo(f"Committed {result.committed} new item(s): {result.revealed} revealed (public gate), {sealed} sealed; {result.unchanged} already committed.")
+    click.echo(
+        f"Committed {result.committed} new item(s): {result.revealed} revealed (public gate), {sealed} sealed; "
+        f"{result.unchanged} already committed."
+    )
 
 
 @main.command()
@@ -244,7 +285,9 @@ def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | N
 
 
 @main.command()
-@click.argument("specs", metavar="RUN_SPEC.json...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument(
+    "specs", metavar="RUN_SPEC.json...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False)
+)
 @_AT
 @click.pass_context
 def register(ctx: click.Context, specs: tuple[Path, ...], at: str | None) -> None:
@@ -271,12 +314,18 @@ def register(ctx: click.Context, specs: tuple[Path, ...], at: str | None) -> Non
 
 
 @main.command()
-@click.argument("results", metavar="RESULTS.json...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument(
+    "results", metavar="RESULTS.json...", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False)
+)
 @click.option("--serial", help="The certificate's serial (one results file only). Default: the run id.")
-@click.option("--expires-at", metavar="TIME", help="When the certificates expire (YYYY-MM-DDTHH:MM:SSZ). Default: never.")
+@click.option(
+    "--expires-at", metavar="TIME", help="When the certificates expire (YYYY-MM-DDTHH:MM:SSZ). Default: never."
+)
 @_AT
 @click.pass_context
-def certify(ctx: click.Context, results: tuple[Path, ...], serial: str | None, expires_at: str | None, at: str | None) -> None:
+def certify(
+    ctx: click.Context, results: tuple[Path, ...], serial: str | None, expires_at: str | None, at: str | None
+) -> None:
     """Decide registered runs from the evaluator's RESULTS.json files and issue their certificates.
 
     Every run gets exactly one certificate, whatever its verdict. Scores every item with the
@@ -297,15 +346,23 @@ def certify(ctx: click.Context, results: tuple[Path, ...], serial: str | None, e
     for c in decided:
         s = c.summary
         click.echo(f"Certificate {c.serial} for run {c.run}: {c.verdict.upper()}.")
-        click.echo(f"  grade {c.grade}, score {c.score} ({c.score_rule}); {s['passed']} of {s['scored']} scored items passed "
-                   f"({s['pass_rate']} %), {s['total'] - s['scored']} not scored.")
+        click.echo(
+            f"  grade {c.grade}, score {c.score} ({c.score_rule}); {s['passed']} of {s['scored']} scored items passed "
+            f"({s['pass_rate']} %), {s['total'] - s['scored']} not scored."
+        )
         if c.sealed:
             click.echo("  Results are sealed; their details stay private until each item is retired.")
     click.echo("Run 'transparency build' to publish.")
 
 
 @main.command()
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default="public", show_default=True, help="The site directory to (re)build.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default="public",
+    show_default=True,
+    help="The site directory to (re)build.",
+)
 @click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys in program.yaml) as errors.")
 @click.pass_context
 def build(ctx: click.Context, out: Path, strict: bool) -> None:
@@ -326,14 +383,21 @@ def build(ctx: click.Context, out: Path, strict: bool) -> None:
         click.echo(f"warning: {w}", err=True)
     if result.demo:
         click.echo(DEMO_WARNING, err=True)
-    click.echo(f"Built {out}: {result.files} files, ledger of {result.tree_size} entries, "
-               f"{result.checks} verification checks passed, {result.seconds:.1f} s.")
+    click.echo(
+        f"Built {out}: {result.files} files, ledger of {result.tree_size} entries, "
+        f"{result.checks} verification checks passed, {result.seconds:.1f} s."
+    )
     click.echo(f"Signed by {result.fingerprint}.")
 
 
 @main.command()
 @click.argument("site", type=click.Path(path_type=Path, file_okay=False), default="public")
-@click.option("--key", metavar="VKEY_OR_FINGERPRINT", help="Pin the signing key (a verifier key or SHA256:<hex>). Default: trust the key in the site and print its fingerprint.")
+@click.option(
+    "--key",
+    metavar="VKEY_OR_FINGERPRINT",
+    help="Pin the signing key (a verifier key or SHA256:<hex>). Default: trust the key in the site and print its "
+    "fingerprint.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def verify(site: Path, key: str | None, as_json: bool) -> None:
     """Verify SITE (default: public) with this installation's verifier, the code every site
@@ -359,7 +423,9 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
 @main.command()
 @click.argument("site", type=click.Path(path_type=Path, file_okay=False, exists=True), default="public")
 @click.option("--port", default=8000, show_default=True, help="Port to listen on.")
-@click.option("--bind", default="127.0.0.1", show_default=True, help="Address to listen on (localhost only by default).")
+@click.option(
+    "--bind", default="127.0.0.1", show_default=True, help="Address to listen on (localhost only by default)."
+)
 def serve(site: Path, port: int, bind: str) -> None:
     """Preview SITE on http://127.0.0.1:PORT/ (Ctrl-C to stop). For previews, not production.
 

@@ -18,7 +18,16 @@ from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
 from generator.verifier import PUBLISHED_PRIVATE_KEYS, Problem, is_origin, key_rows
 
-__all__ = ["ENV_DATA", "ENV_PRIVATE", "PUBLISHED_PRIVATE_KEYS", "Paths", "Program", "PublicKey", "load_program", "load_public_keys"]
+__all__ = [
+    "ENV_DATA",
+    "ENV_PRIVATE",
+    "PUBLISHED_PRIVATE_KEYS",
+    "Paths",
+    "Program",
+    "PublicKey",
+    "load_program",
+    "load_public_keys",
+]
 
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"
@@ -139,7 +148,15 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
         if not isinstance(raw.get(k), str) or not raw[k].strip():
             problems.append(problem(file, "missing or empty", where=k, expected="a non-empty string", found=raw.get(k)))
     if isinstance(raw.get("origin"), str) and not is_origin(raw["origin"]):
-        problems.append(problem(file, "not a valid origin", where="origin", expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle", found=raw["origin"]))
+        problems.append(
+            problem(
+                file,
+                "not a valid origin",
+                where="origin",
+                expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle",
+                found=raw["origin"],
+            )
+        )
     if "description" in raw and not isinstance(raw["description"], str):
         problems.append(problem(file, "must be text", where="description", found=raw["description"]))
     for k in sorted(set(raw) - set(PROGRAM_KEYS)):
@@ -173,7 +190,12 @@ def load_public_keys(paths: Paths, origin: str | None) -> list[PublicKey]:
 def public_keys_document(keys: list[PublicKey]) -> dict[str, Any]:
     rows = []
     for k in keys:
-        row: dict[str, Any] = {"vkey": k.vkey, "valid_from": k.valid_from, "valid_until": k.valid_until, "status": k.status}
+        row: dict[str, Any] = {
+            "vkey": k.vkey,
+            "valid_from": k.valid_from,
+            "valid_until": k.valid_until,
+            "status": k.status,
+        }
         if k.reason is not None:
             row["reason"] = k.reason
         rows.append(row)

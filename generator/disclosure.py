@@ -36,7 +36,13 @@ def certificate_document(paths: Paths, ledger: Ledger, serial: str, problems: li
     return loaded[1] if loaded and isinstance(loaded[1], dict) else None
 
 
-def due_documents(paths: Paths, ledger: Ledger, revealed: Container[str], problems: list[Problem], only_items: Container[str] | None = None) -> Iterator[Due]:
+def due_documents(
+    paths: Paths,
+    ledger: Ledger,
+    revealed: Container[str],
+    problems: list[Problem],
+    only_items: Container[str] | None = None,
+) -> Iterator[Due]:
     """The secret-gate documents due once the items in `revealed` are revealed.
 
     With `only_items`, only certificates that used one of those items are looked at (a retire
@@ -57,18 +63,33 @@ def due_documents(paths: Paths, ledger: Ledger, revealed: Container[str], proble
         if only_items is not None and not any(i in only_items for i in items):
             continue
         if not recheckable(cert) or any(not isinstance(r.get("details"), str) for r in cert["results"]):
-            problems.append(problem(paths.show(paths.certificate_file(cert_ev.serial)),
-                                    "a secret-gate certificate without the sealed results of SPEC §6; run 'transparency build' to see why"))
+            problems.append(
+                problem(
+                    paths.show(paths.certificate_file(cert_ev.serial)),
+                    "a secret-gate certificate without the sealed results of SPEC §6; run 'transparency build' "
+                    "to see why",
+                )
+            )
             continue
         serial = cert_ev.serial
         sealed_due, record_due = due_records(cert["results"], items, False, revealed)
         for r in sealed_due:
             if only_items is None or r["item"] in only_items:
-                yield Due(serial, f"details of {r['item']}", paths.details_file(serial, r["item"], private=True),
-                          paths.details_file(serial, r["item"]), r["details"])
+                yield Due(
+                    serial,
+                    f"details of {r['item']}",
+                    paths.details_file(serial, r["item"], private=True),
+                    paths.details_file(serial, r["item"]),
+                    r["details"],
+                )
         if record_due:
-            yield Due(serial, "grader record", paths.grader_record_file(serial, private=True),
-                      paths.grader_record_file(serial), cert["grader"]["record"])
+            yield Due(
+                serial,
+                "grader record",
+                paths.grader_record_file(serial, private=True),
+                paths.grader_record_file(serial),
+                cert["grader"]["record"],
+            )
 
 
 def read_due(paths: Paths, due: Due, problems: list[Problem]) -> bytes | None:
@@ -76,9 +97,22 @@ def read_due(paths: Paths, due: Due, problems: list[Problem]) -> bytes | None:
     try:
         data = due.source.read_bytes()
     except OSError:
-        problems.append(problem(paths.show(due.source), f"certificate {due.serial}: the {due.what} is missing from the private directory; it must be published now"))
+        problems.append(
+            problem(
+                paths.show(due.source),
+                f"certificate {due.serial}: the {due.what} is missing from the private directory; it must be "
+                "published now",
+            )
+        )
         return None
     if sha256_hex(data) != due.sha256:
-        problems.append(problem(paths.show(due.source), f"certificate {due.serial}: the {due.what} does not hash to the value in the certificate", expected=due.sha256, found=sha256_hex(data)))
+        problems.append(
+            problem(
+                paths.show(due.source),
+                f"certificate {due.serial}: the {due.what} does not hash to the value in the certificate",
+                expected=due.sha256,
+                found=sha256_hex(data),
+            )
+        )
         return None
     return data

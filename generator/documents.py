@@ -16,7 +16,9 @@ from generator.methodology import params_file
 from generator.verifier import FormatError, Ledger, Methodology, Problem, parse_canonical, parse_methodology, sha256_hex
 
 
-def read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]) -> tuple[bytes, Any] | None:
+def read_document(
+    paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]
+) -> tuple[bytes, Any] | None:
     file = paths.show(path)  # type: ignore[arg-type]
     try:
         with open(path, "rb") as f:
@@ -26,7 +28,14 @@ def read_document(paths: Paths, path: os.PathLike[str], want_sha: str, what: str
         return None
     digest = sha256_hex(data)
     if digest != want_sha:
-        problems.append(problem(file, f"{what} does not hash to the value in the ledger (a published document never changes)", expected=want_sha, found=digest))
+        problems.append(
+            problem(
+                file,
+                f"{what} does not hash to the value in the ledger (a published document never changes)",
+                expected=want_sha,
+                found=digest,
+            )
+        )
         return None
     try:
         return data, parse_canonical(data)

@@ -43,7 +43,9 @@ class VerificationFailed(TransparencyError):
 def problem(file: str, message: str, where: str = "", expected: object = None, found: object = None) -> Problem:
     """A Problem located in `file`, with expected and found rendered as text."""
     return Problem(
-        message, file, where,
+        message,
+        file,
+        where,
         None if expected is None else str(expected),
         None if found is None else str(found),
     )

@@ -1,5 +1,4 @@
-"""A ledger event in a few plain words, and the page that shows what it is about.
-"""
+"""A ledger event in a few plain words, and the page that shows what it is about."""
 
 from __future__ import annotations
 

@@ -129,17 +129,33 @@ def score_example(m: Methodology, key: str, title: str, setup: str, specs: Seque
             how = "cosine similarity, as the evaluator reports it"
         else:
             how = "Jaccard similarity of the two sets"
-        rows.append(ExampleField(spec.name if spec.count == 1 else f"{spec.name}_01 … {spec.name}_{spec.count:02d}", spec.count,
-                                 spec.kind, spec.tier, t.weight_text, t.min_similarity_text, sim, how,
-                                 similarity_value(sim) >= t.min_similarity))
+        rows.append(
+            ExampleField(
+                spec.name if spec.count == 1 else f"{spec.name}_01 … {spec.name}_{spec.count:02d}",
+                spec.count,
+                spec.kind,
+                spec.tier,
+                t.weight_text,
+                t.min_similarity_text,
+                sim,
+                how,
+                similarity_value(sim) >= t.min_similarity,
+            )
+        )
         times = f"{spec.count} × " if spec.count > 1 else ""
         num_terms.append(f"{times}{t.weight_text} × {sim}")
         den_terms.append(f"{times}{t.weight_text}")
     exact = score_item(((f["name"], f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), m).score
     return ItemExample(
-        key=key, title=title, setup=setup, fields=tuple(rows),
+        key=key,
+        title=title,
+        setup=setup,
+        fields=tuple(rows),
         formula=f"({' + '.join(num_terms)}) / ({' + '.join(den_terms)})",
-        exact=str(exact), score=result["score"], passed=result["passed"], outcome=outcome_text(result, m),
+        exact=str(exact),
+        score=result["score"],
+        passed=result["passed"],
+        outcome=outcome_text(result, m),
     )
 
 
@@ -148,7 +164,9 @@ def _below_floor(m: Methodology) -> ItemExample | Skipped:
     floor_text = m.tiers["high"].min_similarity_text
     floor = m.tiers["high"].min_similarity
     if floor == 0:
-        return Skipped(key, title, f"The high tier's floor is {floor_text}: no similarity falls below it, so this cannot happen.")
+        return Skipped(
+            key, title, f"The high tier's floor is {floor_text}: no similarity falls below it, so this cannot happen."
+        )
     places = len(floor_text.partition(".")[2]) + 1
     below = round_half_up(floor - Fraction(1, 10**places), places)
     threshold = m.item_threshold
@@ -158,12 +176,19 @@ def _below_floor(m: Methodology) -> ItemExample | Skipped:
             specs.append(FieldSpec("reference", "scalar", "critical", count=extra))
         specs.append(FieldSpec("summary", "text", "high", similarity=below))
         fields = "The account number" + (f" and {extra} more critical field{'s' if extra > 1 else ''}" if extra else "")
-        ex = score_example(m, key, title,
-                           f"{fields} right; the summary (high tier) at a reported similarity of {below}, "
-                           f"just below the high floor of {floor_text}.", specs)
+        ex = score_example(
+            m,
+            key,
+            title,
+            f"{fields} right; the summary (high tier) at a reported similarity of {below}, "
+            f"just below the high floor of {floor_text}.",
+            specs,
+        )
         if Fraction(ex.exact) >= threshold:
             return ex
-    return Skipped(key, title, f"With these weights no item with a high field at {below} scores {m.item_threshold_text} or more.")
+    return Skipped(
+        key, title, f"With these weights no item with a high field at {below} scores {m.item_threshold_text} or more."
+    )
 
 
 def _on_threshold(m: Methodology) -> ItemExample | Skipped:
@@ -194,27 +219,58 @@ def _on_threshold(m: Methodology) -> ItemExample | Skipped:
         name = "summary" if tier == "high" else "comment"
         specs = [*right, FieldSpec(name, "text", tier, similarity=text)]
         rest = " and ".join(f"the {f.name.replace('_', ' ')}" for f in right)
-        setup = (f"{rest[0].upper()}{rest[1:]} right; " if rest else "A single field: ") + \
-                f"the {name} ({tier} tier) at a reported similarity of {text}, the value that puts the score exactly on {m.item_threshold_text}."
+        setup = (
+            (f"{rest[0].upper()}{rest[1:]} right; " if rest else "A single field: ")
+            + f"the {name} ({tier} tier) at a reported similarity of {text}, the value that puts the score "
+            f"exactly on {m.item_threshold_text}."
+        )
         ex = score_example(m, key, title, setup, specs)
         if Fraction(ex.exact) == threshold and ex.passed:
             return ex
-    return Skipped(key, title, f"No simple item here has a reported similarity that is a short decimal in [0, 1] and lands the score exactly on {m.item_threshold_text}.")
+    return Skipped(
+        key,
+        title,
+        "No simple item here has a reported similarity that is a short decimal in [0, 1] and lands the score "
+        f"exactly on {m.item_threshold_text}.",
+    )
 
 
 def item_examples(m: Methodology) -> list[ItemExample | Skipped]:
     """Seed 001's cases under this methodology's tiers and threshold."""
     out: list[ItemExample | Skipped] = [
-        score_example(m, "example-summary-off", "The account number right, the summary slightly off",
-                      "A critical account number given exactly; a high-tier summary worded differently, reported at a similarity of 0.90.",
-                      [FieldSpec("account_number", "scalar", "critical"), FieldSpec("summary", "text", "high", similarity="0.90")]),
-        score_example(m, "example-account-wrong", "The summary perfect, the account number wrong",
-                      "The summary matches in meaning (reported similarity 1); the account number is off by one digit.",
-                      [FieldSpec("account_number", "scalar", "critical", right=False), FieldSpec("summary", "text", "high", similarity="1")]),
-        score_example(m, "example-ten-high", "One wrong critical field among ten right high fields",
-                      "A wrong account number, and ten high-tier single-value fields all given exactly: the weights alone would let "
-                      "the ten outvote the one, which is what the floors are for.",
-                      [FieldSpec("account_number", "scalar", "critical", right=False), FieldSpec("detail", "scalar", "high", count=10)]),
+        score_example(
+            m,
+            "example-summary-off",
+            "The account number right, the summary slightly off",
+            "A critical account number given exactly; a high-tier summary worded differently, reported at a "
+            "similarity of 0.90.",
+            [
+                FieldSpec("account_number", "scalar", "critical"),
+                FieldSpec("summary", "text", "high", similarity="0.90"),
+            ],
+        ),
+        score_example(
+            m,
+            "example-account-wrong",
+            "The summary perfect, the account number wrong",
+            "The summary matches in meaning (reported similarity 1); the account number is off by one digit.",
+            [
+                FieldSpec("account_number", "scalar", "critical", right=False),
+                FieldSpec("summary", "text", "high", similarity="1"),
+            ],
+        ),
+        score_example(
+            m,
+            "example-ten-high",
+            "One wrong critical field among ten right high fields",
+            "A wrong account number, and ten high-tier single-value fields all given exactly: the weights alone "
+            "would let "
+            "the ten outvote the one, which is what the floors are for.",
+            [
+                FieldSpec("account_number", "scalar", "critical", right=False),
+                FieldSpec("detail", "scalar", "high", count=10),
+            ],
+        ),
         _below_floor(m),
         _on_threshold(m),
     ]
@@ -259,8 +315,16 @@ PROPOSALS: tuple[tuple[str | None, str], ...] = (
 def grade_example(m: Methodology, passed: int = 8, scored: int = 10) -> tuple[GradeExample, list[ProposalExample]]:
     g = grade_counts({"scored": scored}, passed, m)
     lo, hi = g.band
-    example = GradeExample(passed, scored, g.summary["pass_rate"], g.summary["pass_rate_ci95"][0], g.summary["pass_rate_ci95"][1],
-                           g.grade, grade_reason(g.grade, m), (lo, hi))
+    example = GradeExample(
+        passed,
+        scored,
+        g.summary["pass_rate"],
+        g.summary["pass_rate_ci95"][0],
+        g.summary["pass_rate_ci95"][1],
+        g.grade,
+        grade_reason(g.grade, m),
+        (lo, hi),
+    )
     proposals = []
     for written, what in PROPOSALS:
         score, rule = band_score(written, g.band)
@@ -298,17 +362,35 @@ class VerdictExample:
 def verdict_example(m: Methodology, key: str, title: str, counts: dict[str, int], passed: int) -> VerdictExample:
     g = grade_counts(counts, passed, m)
     s = g.summary
-    doc = {"summary": s, "grade": g.grade, "worst_case_grade": g.worst_case_grade, "best_case_grade": g.best_case_grade, "verdict": g.verdict}
+    doc = {
+        "summary": s,
+        "grade": g.grade,
+        "worst_case_grade": g.worst_case_grade,
+        "best_case_grade": g.best_case_grade,
+        "verdict": g.verdict,
+    }
     return VerdictExample(
-        key=key, title=title, total=s["total"], scored=s["scored"], passed=passed,
+        key=key,
+        title=title,
+        total=s["total"],
+        scored=s["scored"],
+        passed=passed,
         not_scored=tuple((STATUS_WORDS[k], counts[k]) for k in counts if k != "scored"),
-        pass_rate=s["pass_rate"], worst_case_rate=s["worst_case_pass_rate"], best_case_rate=s["best_case_pass_rate"],
-        grade=g.grade, worst_case_grade=g.worst_case_grade, best_case_grade=g.best_case_grade,
-        verdict=g.verdict, verdict_words=VERDICT_WORDS[g.verdict], why=verdict_sentence(doc, m),
+        pass_rate=s["pass_rate"],
+        worst_case_rate=s["worst_case_pass_rate"],
+        best_case_rate=s["best_case_pass_rate"],
+        grade=g.grade,
+        worst_case_grade=g.worst_case_grade,
+        best_case_grade=g.best_case_grade,
+        verdict=g.verdict,
+        verdict_words=VERDICT_WORDS[g.verdict],
+        why=verdict_sentence(doc, m),
     )
 
 
-def _first(m: Methodology, key: str, title: str, tries: Sequence[tuple[dict[str, int], int]], want: str, extra: Any = None) -> VerdictExample | None:
+def _first(
+    m: Methodology, key: str, title: str, tries: Sequence[tuple[dict[str, int], int]], want: str, extra: Any = None
+) -> VerdictExample | None:
     for counts, passed in tries:
         ex = verdict_example(m, key, title, counts, passed)
         if ex.verdict == want and (extra is None or extra(ex)):
@@ -334,7 +416,9 @@ def verdict_examples(m: Methodology) -> tuple[list[VerdictExample | Skipped], Re
         scored = n - k
         tries += [({"scored": scored, "infra_error": k}, p) for p in [*range(scored - 1, -1, -1), scored]]
     ex = _first(m, key, title, tries, "certified")
-    out.append(ex or Skipped(key, title, f"No run of {n} items reaches the minimum grade {least} under these parameters."))
+    out.append(
+        ex or Skipped(key, title, f"No run of {n} items reaches the minimum grade {least} under these parameters.")
+    )
 
     key, title = "example-best-case-below", "Not certified: even the best case is below the minimum grade"
     if order.index(least) == len(order) - 1:
@@ -342,21 +426,35 @@ def verdict_examples(m: Methodology) -> tuple[list[VerdictExample | Skipped], Re
     else:
         tries = [({"scored": n - 2, "infra_error": 1, "not_run": 1}, p) for p in range(n - 2, -1, -1)]
         ex = _first(m, key, title, tries, "not-certified", lambda e: not m.reaches(e.best_case_grade, least))
-        out.append(ex or Skipped(key, title, f"No run of {n} items has a best case below {least} under these parameters."))
+        out.append(
+            ex or Skipped(key, title, f"No run of {n} items has a best case below {least} under these parameters.")
+        )
 
     key, title = "example-incomplete", "Incomplete: too few results scored"
     fraction = m.min_scored_fraction
-    tries = [({"scored": s, "not_run": n - s}, p) for s in range(n - 1, -1, -1) if Fraction(s, n) < fraction for p in range(s, -1, -1)]
+    tries = [
+        ({"scored": s, "not_run": n - s}, p)
+        for s in range(n - 1, -1, -1)
+        if Fraction(s, n) < fraction
+        for p in range(s, -1, -1)
+    ]
     ex = _first(m, key, title, tries, "incomplete")
     out.append(ex or Skipped(key, title, f"Every run of {n} items scores enough of them under these parameters."))
 
     # Relabelling: a run that failed with every result scored, then its failures called infrastructure errors.
     key, title = "example-relabel", "Relabelling failures as infrastructure errors"
-    base = _first(m, f"{key}-0", "As run: every result scored", [({"scored": n}, p) for p in range(n - 1, -1, -1)], "not-certified")
+    base = _first(
+        m,
+        f"{key}-0",
+        "As run: every result scored",
+        [({"scored": n}, p) for p in range(n - 1, -1, -1)],
+        "not-certified",
+    )
     if base is None:
         return out, Skipped(key, title, f"Every run of {n} fully scored items is certified under these parameters.")
     failures = n - base.passed
     steps = []
+
     def relabelled(r: int) -> str:
         if r == failures:
             return "The one failure relabelled" if r == 1 else f"All {r} failures relabelled"
@@ -368,8 +466,18 @@ def verdict_examples(m: Methodology) -> tuple[list[VerdictExample | Skipped], Re
             steps.append(e)
             break
     if failures > 1 and steps and steps[-1].scored != base.passed:
-        steps.append(verdict_example(m, f"{key}-{failures}", relabelled(failures), {"scored": base.passed, "infra_error": failures}, base.passed))
-    if any(s.verdict == "certified" for s in steps):  # pragma: no cover - the worst case never moves, see the module docstring
+        steps.append(
+            verdict_example(
+                m,
+                f"{key}-{failures}",
+                relabelled(failures),
+                {"scored": base.passed, "infra_error": failures},
+                base.passed,
+            )
+        )
+    if any(
+        s.verdict == "certified" for s in steps
+    ):  # pragma: no cover - the worst case never moves, see the module docstring
         raise AssertionError("relabelling failures bought a certificate")
     return out, Relabelling(base, tuple(steps))
 
@@ -395,7 +503,13 @@ def worked_examples(m: Methodology) -> WorkedExamples:
     grade, proposals = grade_example(m)
     verdicts, relabelling = verdict_examples(m)
     return WorkedExamples(
-        items=item_examples(m), threshold=m.item_threshold_text, grade=grade, proposals=proposals,
-        verdicts=verdicts, relabelling=relabelling, min_grade=m.min_grade,
-        min_scored_fraction=m.min_scored_fraction_text, total=EXAMPLE_TOTAL,
+        items=item_examples(m),
+        threshold=m.item_threshold_text,
+        grade=grade,
+        proposals=proposals,
+        verdicts=verdicts,
+        relabelling=relabelling,
+        min_grade=m.min_grade,
+        min_scored_fraction=m.min_scored_fraction_text,
+        total=EXAMPLE_TOTAL,
     )

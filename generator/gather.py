@@ -60,7 +60,9 @@ class RevealedItem:
         """The reveal document's bytes and parsed form, read again when the site is written and
         checked against the commitment (a file changed since the gather is an error)."""
         problems: list[Problem] = []
-        loaded = read_document(paths, paths.reveal_file(self.id), self.commitment, f"reveal document of {self.id}", problems)
+        loaded = read_document(
+            paths, paths.reveal_file(self.id), self.commitment, f"reveal document of {self.id}", problems
+        )
         if loaded is None:
             raise InputError(problems, "a reveal document changed while the site was being built")
         return loaded[0], loaded[1]
@@ -135,12 +137,16 @@ class CertificateInfo:
         """The certificate's bytes and its published documents, read again and re-checked
         against the hashes the build verified (a file changed since then is an error)."""
         problems: list[Problem] = []
-        loaded = read_document(paths, paths.certificate_file(self.serial), self.sha256, f"certificate {self.serial}", problems)
+        loaded = read_document(
+            paths, paths.certificate_file(self.serial), self.sha256, f"certificate {self.serial}", problems
+        )
         if loaded is None:
             raise InputError(problems, "a certificate changed while the site was being built")
         data, doc = loaded
         by_item = {r["item"]: r for r in doc["results"]}
-        details, record = _read_records(paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems)
+        details, record = _read_records(
+            paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems
+        )
         if problems:
             raise InputError(problems, "a certificate's documents changed while the site was being built")
         return CertificateRecord(self, doc, data, details, record)
@@ -219,7 +225,9 @@ def generated_at(ledger: Ledger) -> str:
         try:
             return _dt.datetime.fromtimestamp(int(epoch), _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         except (ValueError, OverflowError):
-            raise InputError([problem("SOURCE_DATE_EPOCH", "must be a whole number of seconds since 1970", found=epoch)]) from None
+            raise InputError(
+                [problem("SOURCE_DATE_EPOCH", "must be a whole number of seconds since 1970", found=epoch)]
+            ) from None
     return ledger.last_at or "1970-01-01T00:00:00Z"
 
 
@@ -246,7 +254,14 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
     if signer is not None and keys:
         active = next(k for k in keys if k.status == "active")
         if signer.vkey != active.vkey:
-            problems.append(problem(paths.show(paths.key_file), "the signing key does not match the published key in keys.json", expected=f"{active.vkey} ({parse_vkey(active.vkey).fingerprint})", found=f"{signer.vkey} ({signer.fingerprint})"))
+            problems.append(
+                problem(
+                    paths.show(paths.key_file),
+                    "the signing key does not match the published key in keys.json",
+                    expected=f"{active.vkey} ({parse_vkey(active.vkey).fingerprint})",
+                    found=f"{signer.vkey} ({signer.fingerprint})",
+                )
+            )
 
     merkle = MerkleStream()
     latest: deque[tuple[int, dict[str, Any]]] = deque(maxlen=LATEST_EVENTS)
@@ -290,7 +305,9 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
 def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem]) -> list[MethodologyVersion]:
     out = []
     for m in ledger.methodologies.values():
-        loaded = read_document(paths, params_file(paths, m.version), m.sha256, f"parameters of methodology {m.version}", problems)
+        loaded = read_document(
+            paths, params_file(paths, m.version), m.sha256, f"parameters of methodology {m.version}", problems
+        )
         if loaded is None:
             continue
         data, params = loaded
@@ -305,11 +322,25 @@ def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem])
         except InputError as e:
             problems += e.problems
             continue
-        out.append(MethodologyVersion(m.version, m.sha256, m.at, m.index, params, parse_methodology(params), data, document, prose_html(document)))
+        out.append(
+            MethodologyVersion(
+                m.version,
+                m.sha256,
+                m.at,
+                m.index,
+                params,
+                parse_methodology(params),
+                data,
+                document,
+                prose_html(document),
+            )
+        )
     return out
 
 
-def _gather_reveals(paths: Paths, ledger: Ledger, problems: list[Problem], progress: Progress | None) -> list[RevealedItem]:
+def _gather_reveals(
+    paths: Paths, ledger: Ledger, problems: list[Problem], progress: Progress | None
+) -> list[RevealedItem]:
     out = []
     events = sorted(ledger.reveals.values(), key=lambda r: r.index)
     for n, r in enumerate(events, start=1):
@@ -327,16 +358,33 @@ def _gather_reveals(paths: Paths, ledger: Ledger, problems: list[Problem], progr
             problems += [p.at(file) for p in shape]
             continue
         if doc["id"] != r.id or doc["gate"] != c.gate:
-            problems.append(problem(file, "id or gate differs from the ledger", expected=f"{r.id} on gate {c.gate}", found=f"{doc['id']} on gate {doc['gate']}"))
+            problems.append(
+                problem(
+                    file,
+                    "id or gate differs from the ledger",
+                    expected=f"{r.id} on gate {c.gate}",
+                    found=f"{doc['id']} on gate {doc['gate']}",
+                )
+            )
             continue
-        out.append(RevealedItem(r.id, c.gate, r.reason, r.note, c.commitment, c.index, c.at, r.index, r.at, tuple(doc["item"]["answer"])))
+        out.append(
+            RevealedItem(
+                r.id, c.gate, r.reason, r.note, c.commitment, c.index, c.at, r.index, r.at, tuple(doc["item"]["answer"])
+            )
+        )
     if paths.reveals_dir.is_dir():
         known = set(ledger.reveals)
         for p in sorted(paths.reveals_dir.iterdir()):
             if p.name.startswith("."):
                 continue
             if p.suffix != ".json" or p.stem not in known:
-                problems.append(problem(paths.show(p), "a file in the reveals directory without a reveal event in the ledger; it would not be published (if it is a sealed item's document, it belongs in the private directory)"))
+                problems.append(
+                    problem(
+                        paths.show(p),
+                        "a file in the reveals directory without a reveal event in the ledger; it would not be "
+                        "published (if it is a sealed item's document, it belongs in the private directory)",
+                    )
+                )
     return out
 
 
@@ -357,7 +405,12 @@ def _gather_runs(
         if shape:
             problems += [p.at(file) for p in shape]
             continue
-        problems += [p.at(file) for p in check_run_rules(ledger, run, spec, methodologies_by_version.get(spec["methodology"]["version"]), specs)]
+        problems += [
+            p.at(file)
+            for p in check_run_rules(
+                ledger, run, spec, methodologies_by_version.get(spec["methodology"]["version"]), specs
+            )
+        ]
         specs[run.id] = spec
         spec_bytes[run.id] = data
     certificates: list[CertificateInfo] = []
@@ -376,7 +429,12 @@ def _gather_runs(
         file = paths.show(path)
         public = ledger.gates[run.gate].public
         if not recheckable(doc) or doc["serial"] != cert.serial:
-            problems += [p.at(file) for p in examine_certificate(doc, cert, run, spec, pinned, public, layout.run_spec(run.id), {}, {}, None).problems]
+            problems += [
+                p.at(file)
+                for p in examine_certificate(
+                    doc, cert, run, spec, pinned, public, layout.run_spec(run.id), {}, {}, None
+                ).problems
+            ]
             # Already refused; its folder's files are not reported again as strays.
             folder = paths.certificates_dir / cert.serial
             if folder.is_dir():
@@ -387,20 +445,56 @@ def _gather_runs(
         if record_due:
             due.add(paths.grader_record_file(cert.serial))
         details, record = _read_records(paths, doc, sealed_due, record_due, problems)
-        found = examine_certificate(doc, cert, run, spec, pinned, public, layout.run_spec(run.id), answers.answers(spec["items"]),
-                                    {i: d.doc for i, d in details.items()}, record.doc if record else None)
+        found = examine_certificate(
+            doc,
+            cert,
+            run,
+            spec,
+            pinned,
+            public,
+            layout.run_spec(run.id),
+            answers.answers(spec["items"]),
+            {i: d.doc for i, d in details.items()},
+            record.doc if record else None,
+        )
         problems += [p.at(file) for p in found.problems]
         if found.problems:
             continue
-        certificates.append(CertificateInfo(
-            cert.serial, cert.run, cert.sha256, cert.at, cert.index, public, pinned, spec, doc["subject"], doc["gate"],
-            doc["verdict"], doc["grade"], doc["score"], doc["score_rule"], tuple(details), record is not None, tuple(found.asserted)))
+        certificates.append(
+            CertificateInfo(
+                cert.serial,
+                cert.run,
+                cert.sha256,
+                cert.at,
+                cert.index,
+                public,
+                pinned,
+                spec,
+                doc["subject"],
+                doc["gate"],
+                doc["verdict"],
+                doc["grade"],
+                doc["score"],
+                doc["score_rule"],
+                tuple(details),
+                record is not None,
+                tuple(found.asserted),
+            )
+        )
         verdicts[cert.run] = str(doc.get("verdict"))
     _refuse_stray_records(paths, ledger, due, problems)
     runs = [
-        RunInfo(r.id, specs[r.id], spec_bytes[r.id], r.at, r.index,
-                ledger.certificate_of_run.get(r.id), verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open")
-        for r in ledger.runs.values() if r.id in specs
+        RunInfo(
+            r.id,
+            specs[r.id],
+            spec_bytes[r.id],
+            r.at,
+            r.index,
+            ledger.certificate_of_run.get(r.id),
+            verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open",
+        )
+        for r in ledger.runs.values()
+        if r.id in specs
     ]
     return runs, certificates
 
@@ -413,21 +507,43 @@ def _read_records(
     serial = cert["serial"]
     details: dict[str, PublishedRecord] = {}
     for r in sealed_due:
-        got = _read_record(paths, paths.details_file(serial, r["item"]), r["details"], f"details of {r['item']} in certificate {serial}",
-                           paths.details_file(serial, r["item"], private=True), layout.details(serial, r["item"]), problems)
+        got = _read_record(
+            paths,
+            paths.details_file(serial, r["item"]),
+            r["details"],
+            f"details of {r['item']} in certificate {serial}",
+            paths.details_file(serial, r["item"], private=True),
+            layout.details(serial, r["item"]),
+            problems,
+        )
         if got is not None:
             details[r["item"]] = got
     record = None
     if record_due:
-        record = _read_record(paths, paths.grader_record_file(serial), cert["grader"]["record"], f"grader record of certificate {serial}",
-                              paths.grader_record_file(serial, private=True), layout.grader_record(serial), problems)
+        record = _read_record(
+            paths,
+            paths.grader_record_file(serial),
+            cert["grader"]["record"],
+            f"grader record of certificate {serial}",
+            paths.grader_record_file(serial, private=True),
+            layout.grader_record(serial),
+            problems,
+        )
     return details, record
 
 
-def _read_record(paths: Paths, file: Path, sha: str, what: str, private: Path, site_path: str, problems: list[Problem]) -> PublishedRecord | None:
+def _read_record(
+    paths: Paths, file: Path, sha: str, what: str, private: Path, site_path: str, problems: list[Problem]
+) -> PublishedRecord | None:
     if not file.exists():
-        problems.append(problem(paths.show(file), f"the {what} is due (SPEC §6) but missing from the data directory",
-                                expected=f"a copy of {paths.show(private)}", found="nothing"))
+        problems.append(
+            problem(
+                paths.show(file),
+                f"the {what} is due (SPEC §6) but missing from the data directory",
+                expected=f"a copy of {paths.show(private)}",
+                found="nothing",
+            )
+        )
         return None
     loaded = read_document(paths, file, sha, what, problems)
     if loaded is None or not isinstance(loaded[1], dict):
@@ -443,5 +559,11 @@ def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems
         return
     for f in sorted(paths.certificates_dir.rglob("*")):
         if f.is_file() and f not in expected and not f.name.startswith("."):
-            problems.append(problem(paths.show(f), "not published: no certificate in the ledger makes this file due; a details document or grader "
-                                    "record is published only once its items are revealed (SPEC §6). If it is private, it belongs in the private directory"))
+            problems.append(
+                problem(
+                    paths.show(f),
+                    "not published: no certificate in the ledger makes this file due; a details document or grader "
+                    "record is published only once its items are revealed (SPEC §6). If it is private, it belongs in "
+                    "the private directory",
+                )
+            )

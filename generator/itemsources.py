@@ -32,8 +32,17 @@ class ItemSource:
 
 def _source_files(paths: Paths) -> list[Path]:
     if not paths.items_dir.is_dir():
-        raise InputError([problem(paths.show(paths.items_dir), "no item sources directory (it holds *.yaml or *.json files with an 'items' list)")])
-    return sorted(p for p in paths.items_dir.iterdir() if p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith("."))
+        raise InputError(
+            [
+                problem(
+                    paths.show(paths.items_dir),
+                    "no item sources directory (it holds *.yaml or *.json files with an 'items' list)",
+                )
+            ]
+        )
+    return sorted(
+        p for p in paths.items_dir.iterdir() if p.suffix in (".yaml", ".yml", ".json") and not p.name.startswith(".")
+    )
 
 
 def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any] | None:
@@ -90,14 +99,22 @@ def scan_item_sources(
                     found = _check_source(row, file, f"items[{i}]", ledger, _Seen(), place)
                     problems += found
                     if not found:
-                        yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, f"items[{i}]")
+                        yield ItemSource(
+                            row["id"],
+                            row["gate"],
+                            {"prompt": row["prompt"], "answer": row["answer"]},
+                            file,
+                            f"items[{i}]",
+                        )
                 continue
             where = f"items[{i}]"
             found = _check_source(row, file, where, ledger, seen, place)
             problems += found
             if not found:
                 seen.add(row["id"], (file_no << 32) | i)
-                yield ItemSource(row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, where)
+                yield ItemSource(
+                    row["id"], row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, where
+                )
             elif isinstance(row, dict) and is_id(row.get("id")) and row["id"] not in seen:
                 seen.add(row["id"], (file_no << 32) | i)
     if problems:
@@ -134,23 +151,52 @@ class _Seen:
         return self._where[o]
 
 
-def _check_source(row: Any, file: str, where: str, ledger: Ledger, seen: _Seen, place: Callable[[int], str]) -> list[Problem]:
+def _check_source(
+    row: Any, file: str, where: str, ledger: Ledger, seen: _Seen, place: Callable[[int], str]
+) -> list[Problem]:
     if not isinstance(row, dict):
         return [problem(file, "an item must be a mapping", where, found=type(row).__name__)]
     problems: list[Problem] = []
     item_id = row.get("id")
     label = f"{where} ({item_id})" if isinstance(item_id, str) else where
     if not is_id(item_id):
-        problems.append(problem(file, "malformed item id (lowercase letters, digits, '_' and '-', at most 64, starting with a letter or digit)", f"{where}.id", expected=ID_RE.pattern, found=show(item_id)))
+        problems.append(
+            problem(
+                file,
+                "malformed item id (lowercase letters, digits, '_' and '-', at most 64, starting with a letter "
+                "or digit)",
+                f"{where}.id",
+                expected=ID_RE.pattern,
+                found=show(item_id),
+            )
+        )
     elif item_id in seen:
-        problems.append(problem(file, f"duplicate item id {item_id}", f"{where}.id", expected="ids unique across all item files", found=f"also at {place(seen[item_id])}"))
+        problems.append(
+            problem(
+                file,
+                f"duplicate item id {item_id}",
+                f"{where}.id",
+                expected="ids unique across all item files",
+                found=f"also at {place(seen[item_id])}",
+            )
+        )
     gate = row.get("gate")
     if not is_gate_id(gate):
         problems.append(problem(file, "malformed gate id", f"{label}.gate", expected=GATE_RE.pattern, found=show(gate)))
     elif gate not in ledger.gates:
-        problems.append(problem(file, "unknown gate (declare it first with 'transparency gate add')", f"{label}.gate", expected=", ".join(ledger.gates) or "a declared gate", found=gate))
+        problems.append(
+            problem(
+                file,
+                "unknown gate (declare it first with 'transparency gate add')",
+                f"{label}.gate",
+                expected=", ".join(ledger.gates) or "a declared gate",
+                found=gate,
+            )
+        )
     unknown = sorted(set(row) - set(ITEM_SOURCE_KEYS))
     if unknown:
-        problems.append(problem(file, f"unknown key(s) {', '.join(unknown)}", label, expected=", ".join(ITEM_SOURCE_KEYS)))
+        problems.append(
+            problem(file, f"unknown key(s) {', '.join(unknown)}", label, expected=", ".join(ITEM_SOURCE_KEYS))
+        )
     problems += [p.at(file, label) for p in check_item({"prompt": row.get("prompt"), "answer": row.get("answer")}, "")]
     return problems

@@ -62,7 +62,14 @@ def locked(paths: Paths) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError([problem(paths.show(paths.private), "another transparency command is changing the program; try again when it ends")]) from None
+            raise InputError(
+                [
+                    problem(
+                        paths.show(paths.private),
+                        "another transparency command is changing the program; try again when it ends",
+                    )
+                ]
+            ) from None
         yield
     finally:
         os.close(fd)
@@ -129,7 +136,9 @@ class Transaction:
         self._named = 0
         self._targets: set[tuple[str, str]] = set()
         self.dir.mkdir(parents=True, mode=0o700)
-        with os.fdopen(os.open(self.dir / COMMAND, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as f:
+        with os.fdopen(
+            os.open(self.dir / COMMAND, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8"
+        ) as f:
             f.write(command)
         self._lines = os.fdopen(os.open(self.dir / LINES, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
         self._lines_hash = hashlib.sha256()
@@ -232,7 +241,14 @@ class _StagedFile:
         self.name = tx._staged_name()
         path = tx.dir / self.name
         if not tx.dir.is_dir():  # removed under the command's feet: never made again silently
-            raise InputError([problem(tx.paths.show(tx.dir), "the staging folder of this command disappeared while it ran; nothing was changed")])
+            raise InputError(
+                [
+                    problem(
+                        tx.paths.show(tx.dir),
+                        "the staging folder of this command disappeared while it ran; nothing was changed",
+                    )
+                ]
+            )
         path.parent.mkdir(exist_ok=True, parents=True, mode=0o700)
         # 0600: a staged file may be the signing key, or a sealed item's text
         self._f = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
@@ -256,7 +272,11 @@ class _StagedFile:
 def _ready_problems(ready: Any) -> list[str]:
     """What makes a ready.json unsafe to act on: it names files to move and a mode to give
     them, so every member is checked before anything is done."""
-    if not isinstance(ready, dict) or set(ready) != {"v", "ledger_bytes", "lines_bytes", "lines_sha256", "moves"} or ready["v"] != 1:
+    if (
+        not isinstance(ready, dict)
+        or set(ready) != {"v", "ledger_bytes", "lines_bytes", "lines_sha256", "moves"}
+        or ready["v"] != 1
+    ):
         return ["not a v1 record with ledger_bytes, lines_bytes, lines_sha256 and moves"]
     out = []
     if not (ready["ledger_bytes"] is None or (type(ready["ledger_bytes"]) is int and ready["ledger_bytes"] >= 0)):
@@ -266,9 +286,18 @@ def _ready_problems(ready: Any) -> list[str]:
     if not isinstance(ready["moves"], list):
         return [*out, "moves is not a list"]
     for i, m in enumerate(ready["moves"]):
-        if not (isinstance(m, dict) and set(m) == {"staged", "root", "path", "sha256", "mode"} and isinstance(m["staged"], str)
-                and STAGED_RE.fullmatch(m["staged"]) and m["root"] in ("data", "private") and is_safe_path(m["path"])
-                and not m["path"].startswith(PENDING) and is_hex64(m["sha256"]) and m["mode"] in MODES and type(m["mode"]) is int):
+        if not (
+            isinstance(m, dict)
+            and set(m) == {"staged", "root", "path", "sha256", "mode"}
+            and isinstance(m["staged"], str)
+            and STAGED_RE.fullmatch(m["staged"])
+            and m["root"] in ("data", "private")
+            and is_safe_path(m["path"])
+            and not m["path"].startswith(PENDING)
+            and is_hex64(m["sha256"])
+            and m["mode"] in MODES
+            and type(m["mode"]) is int
+        ):
             out.append(f"moves[{i}] is malformed")
     return out
 
@@ -287,11 +316,27 @@ def _append_rest(paths: Paths, pending: Path, ready: dict[str, Any], ledger: Bin
     if start is None:  # `init`: the ledger is created whole, by a rename
         if paths.ledger_file.exists():
             if _sha256_file(paths.ledger_file) != ready["lines_sha256"]:
-                raise InputError([problem(file, "an interrupted 'init' left a ledger that is not the one it was creating; move it away and run init again")])
+                raise InputError(
+                    [
+                        problem(
+                            file,
+                            "an interrupted 'init' left a ledger that is not the one it was creating; move it away "
+                            "and run init again",
+                        )
+                    ]
+                )
             return 0
         if not lines.exists() or _sha256_file(lines) != ready["lines_sha256"]:
-            raise InputError([problem(paths.show(lines), "an interrupted 'init' lost the ledger it was creating; remove the program's files and run init again")],
-                             "cannot finish an interrupted command")
+            raise InputError(
+                [
+                    problem(
+                        paths.show(lines),
+                        "an interrupted 'init' lost the ledger it was creating; remove the program's files and run "
+                        "init again",
+                    )
+                ],
+                "cannot finish an interrupted command",
+            )
         _place(lines, paths.ledger_file, 0o644)
         fsync_dir(paths.ledger_file.parent)
         return size
@@ -299,11 +344,28 @@ def _append_rest(paths: Paths, pending: Path, ready: dict[str, Any], ledger: Bin
     end = ledger.seek(0, os.SEEK_END)
     done = end - start
     if done < 0 or done > size:
-        raise InputError([problem(file, f"the ledger is {end} bytes long, but an interrupted command recorded it at {start} bytes before appending {size}; "
-                                  f"someone else changed it. Compare it with {paths.show(pending)} by hand")], "cannot finish an interrupted command")
+        raise InputError(
+            [
+                problem(
+                    file,
+                    f"the ledger is {end} bytes long, but an interrupted command recorded it at {start} bytes before "
+                    f"appending {size}; "
+                    f"someone else changed it. Compare it with {paths.show(pending)} by hand",
+                )
+            ],
+            "cannot finish an interrupted command",
+        )
     if not lines.exists():
-        raise InputError([problem(paths.show(lines), "the ledger lines an interrupted command was appending are gone; compare the ledger with a backup by hand")],
-                         "cannot finish an interrupted command")
+        raise InputError(
+            [
+                problem(
+                    paths.show(lines),
+                    "the ledger lines an interrupted command was appending are gone; compare the ledger with a "
+                    "backup by hand",
+                )
+            ],
+            "cannot finish an interrupted command",
+        )
     h = hashlib.sha256()
     with lines.open("rb") as src:
         ledger.seek(start)
@@ -311,8 +373,16 @@ def _append_rest(paths: Paths, pending: Path, ready: dict[str, Any], ledger: Bin
         while remaining:
             chunk = ledger.read(min(remaining, 1 << 20))
             if not chunk or src.read(len(chunk)) != chunk:
-                raise InputError([problem(file, f"the ledger's last {done} bytes are not the lines an interrupted command was appending; "
-                                          f"compare them with {paths.show(lines)} by hand")], "cannot finish an interrupted command")
+                raise InputError(
+                    [
+                        problem(
+                            file,
+                            f"the ledger's last {done} bytes are not the lines an interrupted command was appending; "
+                            f"compare them with {paths.show(lines)} by hand",
+                        )
+                    ],
+                    "cannot finish an interrupted command",
+                )
             h.update(chunk)
             remaining -= len(chunk)
         ledger.seek(end)
@@ -327,7 +397,10 @@ def _append_rest(paths: Paths, pending: Path, ready: dict[str, Any], ledger: Bin
                 half = False
             ledger.write(chunk)
     if h.hexdigest() != ready["lines_sha256"]:  # pragma: no cover - the staged lines were damaged
-        raise InputError([problem(paths.show(lines), "the staged ledger lines do not hash to what the command recorded")], "cannot finish an interrupted command")
+        raise InputError(
+            [problem(paths.show(lines), "the staged ledger lines do not hash to what the command recorded")],
+            "cannot finish an interrupted command",
+        )
     ledger.flush()
     os.fsync(ledger.fileno())
     crash_point("appended the ledger")
@@ -342,11 +415,29 @@ def _check_move(paths: Paths, pending: Path, m: dict[str, Any]) -> None:
     if not staged.exists():
         if target.exists() and _sha256_file(target) == m["sha256"]:
             return
-        raise InputError([problem(paths.show(target), "an interrupted command had staged this file, but neither the staged copy nor the file itself is there "
-                                  "with the recorded content", expected=f"SHA-256 {m['sha256']}")], "cannot finish an interrupted command")
+        raise InputError(
+            [
+                problem(
+                    paths.show(target),
+                    "an interrupted command had staged this file, but neither the staged copy nor the file itself "
+                    "is there "
+                    "with the recorded content",
+                    expected=f"SHA-256 {m['sha256']}",
+                )
+            ],
+            "cannot finish an interrupted command",
+        )
     if _sha256_file(staged) != m["sha256"]:
-        raise InputError([problem(paths.show(staged), f"the staged copy of {paths.show(target)} is not what the command recorded; nothing was changed",
-                                  expected=f"SHA-256 {m['sha256']}")], "cannot finish an interrupted command")
+        raise InputError(
+            [
+                problem(
+                    paths.show(staged),
+                    f"the staged copy of {paths.show(target)} is not what the command recorded; nothing was changed",
+                    expected=f"SHA-256 {m['sha256']}",
+                )
+            ],
+            "cannot finish an interrupted command",
+        )
 
 
 def _move(paths: Paths, pending: Path, m: dict[str, Any]) -> None:
@@ -376,7 +467,9 @@ def _place(staged: Path, target: Path, mode: int) -> None:
         staged.unlink()
 
 
-def _roll_forward(paths: Paths, pending: Path, ready: dict[str, Any], ledger: BinaryIO | None, recovering: bool = False) -> int:
+def _roll_forward(
+    paths: Paths, pending: Path, ready: dict[str, Any], ledger: BinaryIO | None, recovering: bool = False
+) -> int:
     if recovering:  # every file checked before anything is changed: a damaged record changes nothing
         for m in ready["moves"]:
             _check_move(paths, pending, m)
@@ -409,16 +502,32 @@ def recover(paths: Paths, ledger: BinaryIO | None) -> str | None:
     except FileNotFoundError:
         shutil.rmtree(pending)
         fsync_dir(paths.private)
-        message = f"rolled back an interrupted '{command}': it had not reached its commit point, so nothing of it was kept"
+        message = (
+            f"rolled back an interrupted '{command}': it had not reached its commit point, so nothing of it was kept"
+        )
         log.warning(message)
         return message
     except (OSError, ValueError) as e:
-        raise InputError([problem(paths.show(pending / READY), f"an interrupted '{command}' left a record that cannot be read ({e})")],
-                         "cannot finish an interrupted command") from None
+        raise InputError(
+            [
+                problem(
+                    paths.show(pending / READY), f"an interrupted '{command}' left a record that cannot be read ({e})"
+                )
+            ],
+            "cannot finish an interrupted command",
+        ) from None
     damaged = _ready_problems(ready)
     if damaged:
-        raise InputError([problem(paths.show(pending / READY), f"the record of an interrupted '{command}' is damaged: {d}; nothing was changed") for d in damaged],
-                         "cannot finish an interrupted command")
+        raise InputError(
+            [
+                problem(
+                    paths.show(pending / READY),
+                    f"the record of an interrupted '{command}' is damaged: {d}; nothing was changed",
+                )
+                for d in damaged
+            ],
+            "cannot finish an interrupted command",
+        )
     _roll_forward(paths, pending, ready, ledger, recovering=True)
     message = f"completed an interrupted '{command}': its ledger events and files are now all in place"
     log.warning(message)

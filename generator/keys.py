@@ -104,7 +104,7 @@ def parse_signer_key(skey: str) -> Signer:
     """Parse a signed-note private key; raise FormatError naming what is wrong."""
     if not skey.startswith(_SKEY_PREFIX):
         raise FormatError("a signing key starts with 'PRIVATE+KEY+'")
-    parts = skey[len(_SKEY_PREFIX):].split("+", 2)
+    parts = skey[len(_SKEY_PREFIX) :].split("+", 2)
     if len(parts) != 3:
         raise FormatError("a signing key has the form PRIVATE+KEY+<name>+<key ID>+<base64 key>")
     name, hexid, b64 = parts

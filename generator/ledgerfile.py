@@ -55,7 +55,15 @@ def _replay_stream(f: BinaryIO, file: str, on_leaf: LeafHook | None) -> tuple[Le
                 rules = number_rule_problems(parsed)
                 found += [p.at(file, where) for p in rules]
                 if not rules:
-                    found.append(problem(file, "leaf is not in canonical (RFC 8785) form", where, expected=canonical_bytes(parsed).decode(), found=raw.decode("utf-8", "replace")))
+                    found.append(
+                        problem(
+                            file,
+                            "leaf is not in canonical (RFC 8785) form",
+                            where,
+                            expected=canonical_bytes(parsed).decode(),
+                            found=raw.decode("utf-8", "replace"),
+                        )
+                    )
                 leaf = parsed
             except FormatError:
                 found.append(problem(file, f"not a JSON leaf: {e}", where))
@@ -110,9 +118,20 @@ def event_time(at: str | None, ledger: Ledger) -> str:
     if at is None:
         at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     elif not is_time(at):
-        raise InputError([problem("--at", "malformed time", expected="YYYY-MM-DDTHH:MM:SSZ (UTC, whole seconds)", found=at)])
+        raise InputError(
+            [problem("--at", "malformed time", expected="YYYY-MM-DDTHH:MM:SSZ (UTC, whole seconds)", found=at)]
+        )
     if at < ledger.last_at:
-        raise InputError([problem("--at", "an event cannot come before the ledger's last event", expected=f"{ledger.last_at} or later", found=at)])
+        raise InputError(
+            [
+                problem(
+                    "--at",
+                    "an event cannot come before the ledger's last event",
+                    expected=f"{ledger.last_at} or later",
+                    found=at,
+                )
+            ]
+        )
     return at
 
 
@@ -170,7 +189,9 @@ def _locked(paths: Paths, exclusive: bool) -> Iterator[BinaryIO]:
             fcntl.flock(f.fileno(), (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except BlockingIOError:
             busy = "using" if exclusive else "writing"
-            raise InputError([problem(file, f"another transparency command is {busy} the ledger; try again when it ends")]) from None
+            raise InputError(
+                [problem(file, f"another transparency command is {busy} the ledger; try again when it ends")]
+            ) from None
         yield f
 
 
@@ -204,7 +225,9 @@ def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
             file = paths.show(paths.ledger_file)
             ledger, problems = _replay_stream(f, file, None)
             if problems:
-                raise InputError(problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events")
+                raise InputError(
+                    problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events"
+                )
             tx = journal.Transaction(paths, command)
             try:
                 yield LedgerAppender(paths, ledger, tx)
@@ -224,7 +247,9 @@ def creating(paths: Paths, command: str) -> Iterator[LedgerAppender]:
     with journal.locked(paths):
         _recover_locked(paths)
         if paths.ledger_file.exists():
-            raise InputError([problem(paths.show(paths.ledger_file), "a program is already there; refusing to overwrite it")])
+            raise InputError(
+                [problem(paths.show(paths.ledger_file), "a program is already there; refusing to overwrite it")]
+            )
         tx = journal.Transaction(paths, command)
         try:
             yield LedgerAppender(paths, Ledger(), tx)

@@ -26,9 +26,38 @@ _PROSE_ENV = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=F
 
 # What Markdown may produce on the site; anything else (scripts, styles, event handlers) is dropped.
 ALLOWED_TAGS = {
-    "a", "abbr", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h2", "h3",
-    "h4", "h5", "h6", "hr", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
-    "tbody", "td", "th", "thead", "tr", "ul",
+    "a",
+    "abbr",
+    "blockquote",
+    "br",
+    "code",
+    "dd",
+    "del",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "th",
+    "thead",
+    "tr",
+    "ul",
 }
 
 
@@ -59,7 +88,9 @@ def render_prose(template: str, params: dict[str, Any], file: str) -> str:
 def prose_html(markdown_text: str) -> str:
     """Markdown to HTML, sanitised: the operator's prose cannot inject script into the site."""
     html = markdown.markdown(markdown_text, extensions=["tables", "fenced_code", "sane_lists"], output_format="html")
-    return nh3.clean(html, tags=ALLOWED_TAGS, attributes={"a": {"href", "title"}, "td": {"align"}, "th": {"align"}}, link_rel=None)
+    return nh3.clean(
+        html, tags=ALLOWED_TAGS, attributes={"a": {"href", "title"}, "td": {"align"}, "th": {"align"}}, link_rel=None
+    )
 
 
 def _grades(params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -44,12 +44,18 @@ class GateView:
 
 
 def _item_row(item: RevealedItem) -> ItemRow:
-    return ItemRow(item.id, item.gate, item.field_names, item.committed_at, item.revealed_at, item.note, layout.item_page(item.id))
+    return ItemRow(
+        item.id, item.gate, item.field_names, item.committed_at, item.revealed_at, item.note, layout.item_page(item.id)
+    )
 
 
 def _methodology_view(m: MethodologyVersion) -> dict[str, Any]:
-    return {"m": m, "page": layout.methodology_page(m.version), "parameters": layout.methodology_parameters(m.version),
-            "document": layout.methodology_document(m.version)}
+    return {
+        "m": m,
+        "page": layout.methodology_page(m.version),
+        "parameters": layout.methodology_parameters(m.version),
+        "document": layout.methodology_document(m.version),
+    }
 
 
 def navigation(ctx: SiteContext) -> list[NavItem]:
@@ -72,8 +78,14 @@ def renderer(ctx: SiteContext) -> Renderer:
     """The renderer with what every page shares: the program, its key, the demo banner."""
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
     return Renderer(
-        {"program": ctx.program, "demo": ctx.demo, "generated_at": ctx.generated_at, "origin": ctx.origin,
-         "fingerprint": key.fingerprint, "key_pem": layout.key_pem(key.key_id.hex())},
+        {
+            "program": ctx.program,
+            "demo": ctx.demo,
+            "generated_at": ctx.generated_at,
+            "origin": ctx.origin,
+            "fingerprint": key.fingerprint,
+            "key_pem": layout.key_pem(key.key_id.hex()),
+        },
         navigation(ctx),
     )
 
@@ -82,19 +94,39 @@ def write_home(ctx: SiteContext, w: SiteWriter, r: Renderer, checkpoint: bytes) 
     ledger = ctx.ledger
     revealed = len(ledger.reveals)
     counts = {
-        "ledger entries": ledger.size, "gates": len(ledger.gates), "committed items": ledger.commit_count,
-        "revealed items": revealed, "sealed items": ledger.commit_count - revealed, "runs": len(ledger.runs),
+        "ledger entries": ledger.size,
+        "gates": len(ledger.gates),
+        "committed items": ledger.commit_count,
+        "revealed items": revealed,
+        "sealed items": ledger.commit_count - revealed,
+        "runs": len(ledger.runs),
         "certificates": len(ledger.certificates),
     }
     current = ctx.methodologies[-1] if ctx.methodologies else None
-    w.write_text(layout.HOME, r.page(
-        "home.html", layout.HOME, ctx.program.name, layout.MANIFEST,
-        description=ctx.program_html, checkpoint=checkpoint.decode("utf-8"), tree_size=ledger.size,
-        root_b64=base64.b64encode(ctx.root).decode(), root_hex=ctx.root.hex(), counts=counts,
-        latest=[{"index": i, "at": leaf["at"], "text": event_summary(leaf), "link": event_link(leaf)} for i, leaf in ctx.latest],
-        gates=[GateView(g.id, g.name, g.public, layout.gate_page(g.id) if g.public else None) for g in ledger.gates.values()],
-        methodology=_methodology_view(current) if current else None,
-    ))
+    w.write_text(
+        layout.HOME,
+        r.page(
+            "home.html",
+            layout.HOME,
+            ctx.program.name,
+            layout.MANIFEST,
+            description=ctx.program_html,
+            checkpoint=checkpoint.decode("utf-8"),
+            tree_size=ledger.size,
+            root_b64=base64.b64encode(ctx.root).decode(),
+            root_hex=ctx.root.hex(),
+            counts=counts,
+            latest=[
+                {"index": i, "at": leaf["at"], "text": event_summary(leaf), "link": event_link(leaf)}
+                for i, leaf in ctx.latest
+            ],
+            gates=[
+                GateView(g.id, g.name, g.public, layout.gate_page(g.id) if g.public else None)
+                for g in ledger.gates.values()
+            ],
+            methodology=_methodology_view(current) if current else None,
+        ),
+    )
 
 
 def write_methodology_pages(ctx: SiteContext, w: SiteWriter, r: Renderer) -> None:
@@ -106,76 +138,172 @@ def write_methodology_pages(ctx: SiteContext, w: SiteWriter, r: Renderer) -> Non
         pages.append((current, layout.METHODOLOGY_PAGE, "Methodology", True))
     examples = {m.version: worked_examples(m.methodology) for m in ctx.methodologies}
     for m, page, title, is_index in pages:
-        w.write_text(page, r.page(
-            "methodology.html", page, title, layout.methodology_parameters(m.version),
-            this=_methodology_view(m), m=m, table=describe(m.params), versions=versions,
-            current=_methodology_view(current) if current else None, is_index=is_index, examples=examples[m.version],
-        ))
+        w.write_text(
+            page,
+            r.page(
+                "methodology.html",
+                page,
+                title,
+                layout.methodology_parameters(m.version),
+                this=_methodology_view(m),
+                m=m,
+                table=describe(m.params),
+                versions=versions,
+                current=_methodology_view(current) if current else None,
+                is_index=is_index,
+                examples=examples[m.version],
+            ),
+        )
 
 
 def write_item_page(ctx: SiteContext, w: SiteWriter, r: Renderer, item: RevealedItem, doc: dict[str, Any]) -> None:
     """A revealed item's page, from its reveal document (read once, with the artifact)."""
     page = layout.item_page(item.id)
-    w.write_text(page, r.page(
-        "item.html", page, f"Item {item.id}", layout.reveal(item.id),
-        item=item, reveal_path=layout.reveal(item.id), doc=doc, gate=ctx.ledger.gates[item.gate],
-        answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
-    ))
+    w.write_text(
+        page,
+        r.page(
+            "item.html",
+            page,
+            f"Item {item.id}",
+            layout.reveal(item.id),
+            item=item,
+            reveal_path=layout.reveal(item.id),
+            doc=doc,
+            gate=ctx.ledger.gates[item.gate],
+            answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
+        ),
+    )
 
 
-def write_lists(ctx: SiteContext, w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], progress: Progress | None = None) -> None:
+def write_lists(
+    ctx: SiteContext, w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], progress: Progress | None = None
+) -> None:
     """Every list of the site, paged: each public gate's items, the retired items, the
     commitments, the runs and the certificates."""
     for g in ctx.ledger.gates.values():
         if g.public:
             items = [_item_row(i) for i in ctx.revealed if i.gate == g.id]
-            _paged(w, r, len(items), functools.partial(layout.gate_page, g.id), g.name, "gate.html", layout.MANIFEST,
-                   functools.partial(_slice, items), gate=g)
+            _paged(
+                w,
+                r,
+                len(items),
+                functools.partial(layout.gate_page, g.id),
+                g.name,
+                "gate.html",
+                layout.MANIFEST,
+                functools.partial(_slice, items),
+                gate=g,
+            )
     retired = [_item_row(i) for i in ctx.revealed if i.reason == "retired"]
-    _paged(w, r, len(retired), layout.retired_page, "Retired items", "retired.html", layout.MANIFEST, lambda lo, hi: {"items": retired[lo:hi]})
+    _paged(
+        w,
+        r,
+        len(retired),
+        layout.retired_page,
+        "Retired items",
+        "retired.html",
+        layout.MANIFEST,
+        lambda lo, hi: {"items": retired[lo:hi]},
+    )
 
     def pool(lo: int, hi: int) -> dict[str, Any]:
-        rows = [{**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None} for row in commitment_rows(ctx, lo, hi)]
+        rows = [
+            {**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None}
+            for row in commitment_rows(ctx, lo, hi)
+        ]
         return {"rows": rows, "first": lo + 1}
 
-    _paged(w, r, ctx.ledger.commit_count, layout.pool_page, "Commitments", "pool.html", layout.COMMITMENTS, pool,
-           gates=ctx.ledger.gates, commitments_sig=layout.sig(layout.COMMITMENTS), progress=progress)
-    _paged(w, r, len(run_rows), layout.runs_page, "Runs", "runs.html", layout.MANIFEST,
-           lambda lo, hi: {"groups": views.group_rows(run_rows[lo:hi]), "count": len(run_rows[lo:hi]), "first": lo + 1})
+    _paged(
+        w,
+        r,
+        ctx.ledger.commit_count,
+        layout.pool_page,
+        "Commitments",
+        "pool.html",
+        layout.COMMITMENTS,
+        pool,
+        gates=ctx.ledger.gates,
+        commitments_sig=layout.sig(layout.COMMITMENTS),
+        progress=progress,
+    )
+    _paged(
+        w,
+        r,
+        len(run_rows),
+        layout.runs_page,
+        "Runs",
+        "runs.html",
+        layout.MANIFEST,
+        lambda lo, hi: {"groups": views.group_rows(run_rows[lo:hi]), "count": len(run_rows[lo:hi]), "first": lo + 1},
+    )
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     cert_rows = views.certificate_rows(ctx.certificates, gate_names)
-    _paged(w, r, len(cert_rows), layout.certificates_page, "Certificates", "certificates.html", layout.MANIFEST,
-           lambda lo, hi: {"rows": cert_rows[lo:hi], "first": lo + 1})
+    _paged(
+        w,
+        r,
+        len(cert_rows),
+        layout.certificates_page,
+        "Certificates",
+        "certificates.html",
+        layout.MANIFEST,
+        lambda lo, hi: {"rows": cert_rows[lo:hi], "first": lo + 1},
+    )
 
 
-def write_certificate_page(ctx: SiteContext, w: SiteWriter, r: Renderer, cert: CertificateRecord, run_row: views.RunRow | None) -> None:
+def write_certificate_page(
+    ctx: SiteContext, w: SiteWriter, r: Renderer, cert: CertificateRecord, run_row: views.RunRow | None
+) -> None:
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     page = layout.certificate_page(cert.serial)
     view = views.certificate_view(cert, ctx.ledger.reveals, gate_names, run_row, ctx.generated_at)
-    w.write_text(page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view))
+    w.write_text(
+        page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view)
+    )
 
 
-def write_keys_and_verify_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, certificate_example: dict[str, str | None] | None) -> None:
+def write_keys_and_verify_pages(
+    ctx: SiteContext, w: SiteWriter, r: Renderer, certificate_example: dict[str, str | None] | None
+) -> None:
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
-    w.write_text(layout.KEYS_PAGE, r.page("keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"]))
+    w.write_text(
+        layout.KEYS_PAGE, r.page("keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"])
+    )
     example = next((i for i in ctx.revealed if i.reason == "retired"), ctx.revealed[0] if ctx.revealed else None)
-    w.write_text(layout.VERIFY_PAGE, r.page(
-        "verify.html", layout.VERIFY_PAGE, "Verify it yourself", layout.MANIFEST,
-        vkey=key.vkey, example=example, cert_example=certificate_example,
-        example_paths={"page": layout.item_page(example.id), "reveal": layout.reveal(example.id)} if example else None,
-        verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
-    ))
+    w.write_text(
+        layout.VERIFY_PAGE,
+        r.page(
+            "verify.html",
+            layout.VERIFY_PAGE,
+            "Verify it yourself",
+            layout.MANIFEST,
+            vkey=key.vkey,
+            example=example,
+            cert_example=certificate_example,
+            example_paths={"page": layout.item_page(example.id), "reveal": layout.reveal(example.id)}
+            if example
+            else None,
+            verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
+        ),
+    )
 
 
 def certificate_example(cert: CertificateRecord) -> dict[str, str | None]:
     """A certificate for the "by hand" commands of the verify page (one with a published
     details document if there is one, so that the page can show a sealed result being opened)."""
-    out: dict[str, str | None] = {"serial": cert.serial, "path": layout.certificate(cert.serial), "page": layout.certificate_page(cert.serial),
-                                  "sha256": cert.info.sha256, "item": None}
+    out: dict[str, str | None] = {
+        "serial": cert.serial,
+        "path": layout.certificate(cert.serial),
+        "page": layout.certificate_page(cert.serial),
+        "sha256": cert.info.sha256,
+        "item": None,
+    }
     if cert.details:
         item = next(iter(cert.details))
-        out |= {"item": item, "details_path": layout.details(cert.serial, item),
-                "details_sha256": next(r["details"] for r in cert.doc["results"] if r["item"] == item)}
+        out |= {
+            "item": item,
+            "details_path": layout.details(cert.serial, item),
+            "details_sha256": next(r["details"] for r in cert.doc["results"] if r["item"] == item),
+        }
     return out
 
 
@@ -184,8 +312,16 @@ def _slice(rows: Sequence[Any], lo: int, hi: int) -> dict[str, Any]:
 
 
 def _paged(
-    w: SiteWriter, r: Renderer, total: int, page_of: Callable[[int], str], title: str, template: str, twin: str,
-    rows: Callable[[int, int], dict[str, Any]], progress: Progress | None = None, **extra: Any,
+    w: SiteWriter,
+    r: Renderer,
+    total: int,
+    page_of: Callable[[int], str],
+    title: str,
+    template: str,
+    twin: str,
+    rows: Callable[[int, int], dict[str, Any]],
+    progress: Progress | None = None,
+    **extra: Any,
 ) -> None:
     """A list of `total` rows as pages of layout.PAGE_SIZE; `rows(lo, hi)` gives one page's
     context. Every list of the site goes through here."""
@@ -193,10 +329,19 @@ def _paged(
     for p in range(1, pages + 1):
         lo, hi = (p - 1) * layout.PAGE_SIZE, p * layout.PAGE_SIZE
         page = page_of(p)
-        w.write_text(page, r.page(
-            template, page, title if p == 1 else f"{title}, page {p}", twin,
-            total=total, pager=_pager(p, pages, page_of), **rows(lo, hi), **extra,
-        ))
+        w.write_text(
+            page,
+            r.page(
+                template,
+                page,
+                title if p == 1 else f"{title}, page {p}",
+                twin,
+                total=total,
+                pager=_pager(p, pages, page_of),
+                **rows(lo, hi),
+                **extra,
+            ),
+        )
         if progress and (p % 20 == 0 or p == pages):
             progress(f"rendering {title.lower()} pages", p, pages)
 

@@ -43,8 +43,6 @@ def inclusion_proof(leaf_hashes: Sequence[bytes], index: int) -> list[bytes]:
     return proof
 
 
-
-
 def consistency_proof(leaf_hashes: Sequence[bytes], old_size: int) -> list[bytes]:
     """RFC 9162 §2.1.4.1 PROOF(m, D[n]) from the tree of the first `old_size` leaves."""
     n = len(leaf_hashes)

@@ -32,7 +32,15 @@ def _old_manifest(out: Path) -> dict[str, Any] | None:
     try:
         m = parse_canonical(path.read_bytes())
     except FormatError as e:
-        raise InputError([problem(str(path), f"the last release's manifest is unreadable ({e}); refusing to build over it. Move {out} away to start a new history.")]) from None
+        raise InputError(
+            [
+                problem(
+                    str(path),
+                    f"the last release's manifest is unreadable ({e}); refusing to build over it. Move {out} away to "
+                    "start a new history.",
+                )
+            ]
+        ) from None
     return m if isinstance(m, dict) else None
 
 
@@ -45,7 +53,10 @@ def check_key_matches(out: Path, signer: Signer) -> None:
         doc = parse_canonical(path.read_bytes())
         active = [k["vkey"] for k in doc["keys"] if k.get("status") == "active"]
     except (OSError, FormatError, KeyError, TypeError, AttributeError) as e:
-        raise KeyFileError(f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move {out} away to start a new history.") from None
+        raise KeyFileError(
+            f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move {out} away to "
+            "start a new history."
+        ) from None
     if active and active[0] != signer.vkey:
         raise KeyFileError(
             f"the signing key does not match the key the last release published in {path}\n"
@@ -66,14 +77,28 @@ def check_ledger_extends(out: Path, new_leaves: Iterator[bytes], ledger_name: st
         for i, (_, raw) in enumerate(elements):
             new = next(new_leaves, None)
             if new != raw:
-                raise InputError([problem(
-                    ledger_name,
-                    f"the ledger does not extend the last release: its leaf {i} differs from the published one (or is missing)",
-                    expected=raw.decode("utf-8", "replace")[:200],
-                    found=new.decode("utf-8", "replace")[:200] if new is not None else "(no such leaf)",
-                )], "refusing to publish a ledger that rewrites history")
+                raise InputError(
+                    [
+                        problem(
+                            ledger_name,
+                            f"the ledger does not extend the last release: its leaf {i} differs from the published "
+                            "one (or is missing)",
+                            expected=raw.decode("utf-8", "replace")[:200],
+                            found=new.decode("utf-8", "replace")[:200] if new is not None else "(no such leaf)",
+                        )
+                    ],
+                    "refusing to publish a ledger that rewrites history",
+                )
     except (OSError, FormatError) as e:
-        raise InputError([problem(str(path), f"cannot read the last release's ledger ({e}); refusing to build over it. Move {out} away to start a new history.")]) from None
+        raise InputError(
+            [
+                problem(
+                    str(path),
+                    f"cannot read the last release's ledger ({e}); refusing to build over it. Move {out} away to "
+                    "start a new history.",
+                )
+            ]
+        ) from None
 
 
 def check_published_unchanged(out: Path, new_hashes: dict[str, str]) -> None:
@@ -90,6 +115,8 @@ def check_published_unchanged(out: Path, new_hashes: dict[str, str]) -> None:
         if rel not in new_hashes:
             problems.append(problem(rel, "published in the last release but missing from this build"))
         elif new_hashes[rel] != digest:
-            problems.append(problem(rel, "would change a file the last release published", expected=digest, found=new_hashes[rel]))
+            problems.append(
+                problem(rel, "would change a file the last release published", expected=digest, found=new_hashes[rel])
+            )
     if problems:
         raise InputError(problems, "this build would rewrite what the last release published; nothing was changed")

@@ -145,7 +145,13 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
     """Every way the results break SPEC §6's input rules, naming item and field."""
     problems = check_keys(doc, RESULTS_KEYS, optional=("grader",))
     if doc.get("type") != "run-results" or doc.get("v") != 1 or isinstance(doc.get("v"), bool):
-        problems.append(Problem("wrong type or version", expected='"run-results", v 1', found=f"{show(doc.get('type'))}, v {show(_plain(doc.get('v')))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"run-results", v 1',
+                found=f"{show(doc.get('type'))}, v {show(_plain(doc.get('v')))}",
+            )
+        )
     grader = doc.get("grader")
     if "grader" in doc:
         problems += check_keys(grader, (), optional=("proposed_score", "rationale"), where="grader")
@@ -160,8 +166,13 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
     named_ids = {x for x in named if isinstance(x, str)}
     missing = [i for i in items if i not in named_ids]
     if missing:
-        problems.append(Problem(f"no result for item(s) of the run spec: {', '.join(missing[:20])}{' …' if len(missing) > 20 else ''}", where="results",
-                                expected="exactly one result per run-spec item"))
+        problems.append(
+            Problem(
+                f"no result for item(s) of the run spec: {', '.join(missing[:20])}{' …' if len(missing) > 20 else ''}",
+                where="results",
+                expected="exactly one result per run-spec item",
+            )
+        )
     spec_items = set(items)
     extra = [show(_plain(x)) for x in named if not isinstance(x, str) or x not in spec_items]
     if extra:
@@ -177,7 +188,11 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
             w = f"results[{i}] ({item})"
         status = r.get("status")
         if status not in STATUSES:
-            problems.append(Problem("unknown status", where=f"{w}.status", expected=" | ".join(STATUSES), found=show(_plain(status))))
+            problems.append(
+                Problem(
+                    "unknown status", where=f"{w}.status", expected=" | ".join(STATUSES), found=show(_plain(status))
+                )
+            )
             continue
         if status != SCORED:
             problems += non_scored_problems(r, w, len(rules), lambda v: show(_plain(v)))
@@ -186,7 +201,9 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
         answer = answers.get(item) if isinstance(item, str) else None
         fields = r.get("fields")
         if not isinstance(fields, list):
-            problems.append(Problem("a scored result lists its fields", where=f"{w}.fields", found=show(_plain(fields))))
+            problems.append(
+                Problem("a scored result lists its fields", where=f"{w}.fields", found=show(_plain(fields)))
+            )
             continue
         if answer is None:
             continue
@@ -194,13 +211,21 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
         for j, f in enumerate(fields):
             fw = f"{w}.fields[{j}]"
             if not isinstance(f, dict):
-                problems.append(Problem("a field must be an object with name and output", where=fw, found=show(_plain(f))))
+                problems.append(
+                    Problem("a field must be an object with name and output", where=fw, found=show(_plain(f)))
+                )
                 continue
             name = f.get("name")
             if isinstance(name, str):
                 fw = f"{w}.fields[{j}] ({name})"
             if not isinstance(name, str) or name not in answer:
-                problems.append(Problem(f"names a field the item's answer lacks: {show(_plain(name))}", where=f"{fw}.name", expected=", ".join(sorted(answer))))
+                problems.append(
+                    Problem(
+                        f"names a field the item's answer lacks: {show(_plain(name))}",
+                        where=f"{fw}.name",
+                        expected=", ".join(sorted(answer)),
+                    )
+                )
                 continue
             if name in seen:
                 problems.append(Problem(f"field {name} is given twice", where=fw))
@@ -208,27 +233,72 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
             a = answer[name]
             reported = is_reported_field(a["kind"], a["tier"])
             if "similarity" in f and not reported:
-                problems.append(Problem(f"a {a['tier']} {a['kind']} field's similarity is computed from its output; only non-critical text fields "
-                                        "take a reported similarity", where=f"{fw}.similarity", expected="no similarity member", found=show(_plain(f["similarity"]))))
-            problems += check_keys({k: v for k, v in f.items() if reported or k != "similarity"}, ("name", "output"),
-                                   optional=("similarity",) if reported else (), where=fw)
+                problems.append(
+                    Problem(
+                        f"a {a['tier']} {a['kind']} field's similarity is computed from its output; only "
+                        "non-critical text fields "
+                        "take a reported similarity",
+                        where=f"{fw}.similarity",
+                        expected="no similarity member",
+                        found=show(_plain(f["similarity"])),
+                    )
+                )
+            problems += check_keys(
+                {k: v for k, v in f.items() if reported or k != "similarity"},
+                ("name", "output"),
+                optional=("similarity",) if reported else (),
+                where=fw,
+            )
             if "output" in f:
                 bad_numbers = _numbers(f["output"], f"{fw}.output")
                 for nw, ntext in bad_numbers:
-                    problems.append(Problem("an output holds a number that is not an integer within ±(2^53−1)", where=nw, expected="an integer, or the value as a string", found=ntext))
+                    problems.append(
+                        Problem(
+                            "an output holds a number that is not an integer within ±(2^53−1)",
+                            where=nw,
+                            expected="an integer, or the value as a string",
+                            found=ntext,
+                        )
+                    )
                 if not bad_numbers:
                     want = value_kind_problem(a["kind"], f["output"])
                     if want:
                         article = "an" if a["kind"] == "array" else "a"
-                        problems.append(Problem(f"wrong type of output for {article} {a['kind']} field", where=f"{fw}.output", expected=want, found=show(f["output"])))
+                        problems.append(
+                            Problem(
+                                f"wrong type of output for {article} {a['kind']} field",
+                                where=f"{fw}.output",
+                                expected=want,
+                                found=show(f["output"]),
+                            )
+                        )
                     problems += number_rule_problems(f["output"], f"{fw}.output")
             if reported:
                 sim = f.get("similarity")
                 if "similarity" not in f:
-                    problems.append(Problem(f"a {a['tier']} text field needs the reported similarity", where=f"{fw}.similarity", expected='a decimal string in [0, 1], such as "0.93"'))
+                    problems.append(
+                        Problem(
+                            f"a {a['tier']} text field needs the reported similarity",
+                            where=f"{fw}.similarity",
+                            expected='a decimal string in [0, 1], such as "0.93"',
+                        )
+                    )
                 elif similarity_form_problem(a["kind"], a["tier"], sim):
-                    problems.append(Problem("a similarity is a decimal string in [0, 1]", where=f"{fw}.similarity", expected='a string such as "0.93"', found=show(_plain(sim))))
+                    problems.append(
+                        Problem(
+                            "a similarity is a decimal string in [0, 1]",
+                            where=f"{fw}.similarity",
+                            expected='a string such as "0.93"',
+                            found=show(_plain(sim)),
+                        )
+                    )
         absent = sorted(set(answer) - seen)
         if absent:
-            problems.append(Problem(f"missing field(s) of the item's answer: {', '.join(absent)}", where=f"{w}.fields", expected="every field of the answer, once"))
+            problems.append(
+                Problem(
+                    f"missing field(s) of the item's answer: {', '.join(absent)}",
+                    where=f"{w}.fields",
+                    expected="every field of the answer, once",
+                )
+            )
     return problems

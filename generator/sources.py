@@ -43,15 +43,23 @@ class _StrictLoader(yaml.SafeLoader):
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._nodes = getattr(self, "_nodes", 0) + 1
         if self._nodes > MAX_YAML_NODES:
-            raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_NODES:,} values in one YAML file; split it, or write it as JSON",
-                                              self._here())
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"more than {MAX_YAML_NODES:,} values in one YAML file; split it, or write it as JSON",
+                self._here(),
+            )
         if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed; write the value out", self._here())
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed; write the value out", self._here()
+            )
         if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
             self._depth = getattr(self, "_depth", 0) + 1
             try:
                 if self._depth > MAX_DEPTH:
-                    raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", self._here())
+                    raise yaml.composer.ComposerError(
+                        None, None, f"nested more than {MAX_DEPTH} levels deep", self._here()
+                    )
                 return super().compose_node(parent, index)
             finally:
                 self._depth -= 1
@@ -66,7 +74,11 @@ for _tag, _regexp, _first in (
     ("tag:yaml.org,2002:int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
     # YAML 1.1 reads 0123 as octal 83, YAML 1.2 as 123: an account number either way. Refused.
     (_LEADING_ZERO_TAG, r"^[-+]?0[0-9]+$", "-+0"),
-    ("tag:yaml.org,2002:float", r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$", "-+0123456789."),
+    (
+        "tag:yaml.org,2002:float",
+        r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$",
+        "-+0123456789.",
+    ),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
 ):
     _StrictLoader.add_implicit_resolver(_tag, re.compile(_regexp), list(_first))
@@ -82,9 +94,7 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
                 None, None, f"mapping keys must be strings, found {key!r}", key_node.start_mark
             )
         if key in result:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         result[key] = loader.construct_object(value_node, deep=True)
     return result
 
@@ -92,14 +102,20 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     text = loader.construct_scalar(node)  # decimal only: the resolver admits nothing else
     if len(text.lstrip("+-")) > 19:  # beyond 2^63 and far beyond the 2^53 - 1 of SPEC §1
-        raise yaml.constructor.ConstructorError(None, None, f"the integer {text[:30]}… is too large (at most ±(2^53−1)); quote it if it is text", node.start_mark)
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"the integer {text[:30]}… is too large (at most ±(2^53−1)); quote it if it is text",
+            node.start_mark,
+        )
     return int(text)
 
 
 def _leading_zero(loader: _StrictLoader, node: yaml.ScalarNode) -> Any:
     raise yaml.constructor.ConstructorError(
-        None, None,
-        f"the number {node.value} has a leading zero; quote it if it is text (\"{node.value}\"), or drop the zero",
+        None,
+        None,
+        f'the number {node.value} has a leading zero; quote it if it is text ("{node.value}"), or drop the zero',
         node.start_mark,
     )
 
@@ -111,8 +127,13 @@ def _refuse(loader: _StrictLoader, node: yaml.Node) -> Any:
 _StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _StrictLoader.add_constructor(_LEADING_ZERO_TAG, _leading_zero)
-for _tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary", "tag:yaml.org,2002:set",
-             "tag:yaml.org,2002:omap", "tag:yaml.org,2002:pairs"):
+for _tag in (
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:binary",
+    "tag:yaml.org,2002:set",
+    "tag:yaml.org,2002:omap",
+    "tag:yaml.org,2002:pairs",
+):
     _StrictLoader.add_constructor(_tag, _refuse)
 
 
@@ -137,8 +158,16 @@ def read_bytes(path: Path, display: str | None = None) -> bytes:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_SOURCE_BYTES:
-                raise InputError([problem(name, "file is too large to read", expected=f"at most {MAX_SOURCE_BYTES:,} bytes (split it into several files)",
-                                          found=f"{size:,} bytes")])
+                raise InputError(
+                    [
+                        problem(
+                            name,
+                            "file is too large to read",
+                            expected=f"at most {MAX_SOURCE_BYTES:,} bytes (split it into several files)",
+                            found=f"{size:,} bytes",
+                        )
+                    ]
+                )
             return f.read(MAX_SOURCE_BYTES + 1)
     except FileNotFoundError:
         raise InputError([problem(name, "file is missing")]) from None

@@ -16,30 +16,32 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    45 to   132
-    generator/verifier/text.py              lines   133 to   216
-    generator/verifier/errors.py            lines   217 to   285
-    generator/verifier/canonical.py         lines   286 to   555
-    generator/verifier/formats.py           lines   556 to   766
-    generator/verifier/sodium.py            lines   767 to   810
-    generator/verifier/keys.py              lines   811 to  1014
-    generator/verifier/note.py              lines  1015 to  1108
-    generator/verifier/merkle.py            lines  1109 to  1249
-    generator/verifier/idindex.py           lines  1250 to  1311
-    generator/verifier/methodology.py       lines  1312 to  1511
-    generator/verifier/scoring.py           lines  1512 to  1802
-    generator/verifier/subjects.py          lines  1803 to  1938
-    generator/verifier/ledger.py            lines  1939 to  2277
-    generator/verifier/answers.py           lines  2278 to  2340
-    generator/verifier/runs.py              lines  2341 to  2466
-    generator/verifier/certificates.py      lines  2467 to  2903
-    generator/verifier/report.py            lines  2904 to  3004
-    generator/verifier/folder.py            lines  3005 to  3146
-    generator/verifier/release.py           lines  3147 to  3292
-    generator/verifier/publication.py       lines  3293 to  3511
-    generator/verifier/certificate_files.py lines  3512 to  3649
-    generator/verifier/site.py              lines  3650 to  3718
-    generator/verifier/cli.py               lines  3719 to  3772
+    generator/verifier/isolation.py         lines    47 to   134
+    generator/verifier/text.py              lines   135 to   218
+    generator/verifier/errors.py            lines   219 to   285
+    generator/verifier/canonical.py         lines   286 to   568
+    generator/verifier/formats.py           lines   569 to   788
+    generator/verifier/sodium.py            lines   789 to   832
+    generator/verifier/keys.py              lines   833 to  1080
+    generator/verifier/note.py              lines  1081 to  1175
+    generator/verifier/merkle.py            lines  1176 to  1316
+    generator/verifier/idindex.py           lines  1317 to  1379
+    generator/verifier/methodology.py       lines  1380 to  1691
+    generator/verifier/scoring.py           lines  1692 to  1991
+    generator/verifier/subjects.py          lines  1992 to  2202
+    generator/verifier/ledger.py            lines  2203 to  2642
+    generator/verifier/answers.py           lines  2643 to  2710
+    generator/verifier/runs.py              lines  2711 to  2929
+    generator/verifier/certificates.py      lines  2930 to  3339
+    generator/verifier/certificate_documents.py lines  3340 to  3424
+    generator/verifier/recheck.py           lines  3425 to  3718
+    generator/verifier/report.py            lines  3719 to  3834
+    generator/verifier/folder.py            lines  3835 to  4025
+    generator/verifier/release.py           lines  4026 to  4230
+    generator/verifier/publication.py       lines  4231 to  4557
+    generator/verifier/certificate_files.py lines  4558 to  4784
+    generator/verifier/site.py              lines  4785 to  4853
+    generator/verifier/cli.py               lines  4854 to  4928
 """
 
 # ==============================================================================================
@@ -234,9 +236,7 @@ class RootMismatchError(ProofError):
     """A proof recomputes to a root other than the expected one."""
 
     def __init__(self, expected: bytes, computed: bytes) -> None:
-        super().__init__(
-            f"computed root {computed.hex()} does not match expected root {expected.hex()}"
-        )
+        super().__init__(f"computed root {computed.hex()} does not match expected root {expected.hex()}")
         self.expected = expected
         self.computed = computed
 
@@ -284,7 +284,8 @@ class ScoringError(VerifyError, ValueError):
 
 
 # ==============================================================================================
-# generator/verifier/canonical.py: Canonical JSON (SPEC §1): strict parsing, the number rules, canonical bytes, and a streaming reader for documents of a million elements.
+# generator/verifier/canonical.py: Canonical JSON (SPEC §1): strict parsing, the number rules, canonical bytes, and a
+#     streaming reader for documents of a million elements.
 # ==============================================================================================
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -307,11 +308,17 @@ def _reject_fraction(text: str) -> Any:
     raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
 
 
-def strict_decoder(parse_float: Callable[[str], Any] = _reject_fraction, parse_int: Callable[[str], Any] | None = None) -> json.JSONDecoder:
+def strict_decoder(
+    parse_float: Callable[[str], Any] = _reject_fraction, parse_int: Callable[[str], Any] | None = None
+) -> json.JSONDecoder:
     """A JSON decoder that refuses duplicate keys and NaN; numbers as `parse_float` and
     `parse_int` say (a results file keeps a fraction to quote it in an error)."""
-    return json.JSONDecoder(object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant,
-                            parse_float=parse_float, parse_int=parse_int)
+    return json.JSONDecoder(
+        object_pairs_hook=_pairs_without_duplicates,
+        parse_constant=_reject_constant,
+        parse_float=parse_float,
+        parse_int=parse_int,
+    )
 
 
 _STRICT_DECODER = strict_decoder()
@@ -382,7 +389,9 @@ def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
         if isinstance(v, bool) or v is None or isinstance(v, str):
             continue
         if isinstance(v, float):
-            problems.append(Problem("a non-integer number", where=path, expected="an integer or a string", found=repr(v)))
+            problems.append(
+                Problem("a non-integer number", where=path, expected="an integer or a string", found=repr(v))
+            )
         elif isinstance(v, int):
             if abs(v) > MAX_SAFE_INTEGER:
                 problems.append(Problem("an integer beyond ±(2^53−1)", where=path, found=str(v)))
@@ -391,7 +400,9 @@ def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
         elif isinstance(v, dict):
             for k, x in v.items():
                 if _NON_BMP_RE.search(k):
-                    problems.append(Problem("object key outside the Basic Multilingual Plane", where=path, found=repr(k)))
+                    problems.append(
+                        Problem("object key outside the Basic Multilingual Plane", where=path, found=repr(k))
+                    )
                 stack.append((f"{path}.{k}" if path else k, x))
         else:
             problems.append(Problem("not a JSON value", where=path, found=type(v).__name__))
@@ -410,7 +421,9 @@ def _parse_int_checked(text: str) -> int:
 
 # Parses with the C decoder: no Python hook per object. Fractions, NaN and integers beyond
 # 2^53 - 1 are refused as they are read.
-_FAST_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_reject_fraction, parse_int=_parse_int_checked)
+_FAST_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_reject_fraction, parse_int=_parse_int_checked
+)
 
 
 # Only a 4-byte UTF-8 sequence (lead byte 0xF0-0xF4) can put a key outside the BMP: without
@@ -554,7 +567,8 @@ def iter_canonical_array(
 
 
 # ==============================================================================================
-# generator/verifier/formats.py: The field formats of SPEC §1 and §3: identifiers, times, hashes, decimals, origins, paths, equality of JSON values, and the shapes of items and reveal documents.
+# generator/verifier/formats.py: The field formats of SPEC §1 and §3: identifiers, times, hashes, decimals, origins,
+#     paths, equality of JSON values, and the shapes of items and reveal documents.
 # ==============================================================================================
 
 FORMAT_VERSION = 1
@@ -580,9 +594,7 @@ VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
 DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
 
 
-TIME_RE = re.compile(
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
-)
+TIME_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$")
 
 
 KINDS = ("scalar", "text", "array")
@@ -685,7 +697,9 @@ def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), 
     problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
     unknown = sorted(k for k in obj if k not in req and k not in opt)
     if unknown:
-        problems.append(Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where))
+        problems.append(
+            Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where)
+        )
     return problems
 
 
@@ -711,7 +725,9 @@ def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
         if kind in KINDS and "value" in f:
             want = value_kind_problem(kind, f["value"])
             if want:
-                problems.append(Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"])))
+                problems.append(
+                    Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"]))
+                )
     return problems
 
 
@@ -736,7 +752,13 @@ def check_reveal_document(doc: Any) -> list[Problem]:
     if not isinstance(doc, dict):
         return problems
     if doc.get("type") != "item-reveal" or not is_v1(doc):
-        problems.append(Problem("wrong type or version", expected='"item-reveal", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"item-reveal", v 1',
+                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
+            )
+        )
     if not is_id(doc.get("id")):
         problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
     if not is_gate_id(doc.get("gate")):
@@ -809,7 +831,8 @@ def verify_detached(public_key: bytes, signature: bytes, message: bytes) -> bool
 
 
 # ==============================================================================================
-# generator/verifier/keys.py: Keys and signatures (SPEC §2): Ed25519 verification, key IDs, verifier keys, fingerprints, PEM files, and pinning a key from the command line.
+# generator/verifier/keys.py: Keys and signatures (SPEC §2): Ed25519 verification, key IDs, verifier keys,
+#     fingerprints, PEM files, and pinning a key from the command line.
 # ==============================================================================================
 
 KEY_STATUSES = ("active", "retired", "revoked")
@@ -825,9 +848,11 @@ _SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
 
 # Keys whose private half is published (the demo program's, in the project's repository):
 # anyone can sign with them, so a site they sign proves nothing, however well it verifies.
-PUBLISHED_PRIVATE_KEYS = frozenset({
-    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
-})
+PUBLISHED_PRIVATE_KEYS = frozenset(
+    {
+        "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+    }
+)
 
 
 DEMO_KEY_WARNING = (
@@ -920,7 +945,7 @@ def public_key_from_pem(pem: bytes) -> bytes:
     der = b64decode_strict("".join(lines[1:-1]))
     if len(der) != 44 or not der.startswith(_SPKI_ED25519_PREFIX):
         raise FormatError("not an Ed25519 SubjectPublicKeyInfo")
-    return der[len(_SPKI_ED25519_PREFIX):]
+    return der[len(_SPKI_ED25519_PREFIX) :]
 
 
 def check_key_pin(pin: str) -> None:
@@ -984,28 +1009,69 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
         if published:
             b64 = base64.b64encode(vk.public_key).decode()
             if k["public_key"] != b64:
-                problems.append(Problem("public_key differs from the vkey's key", where=f"{w}.public_key", expected=b64, found=show(k["public_key"])))
+                problems.append(
+                    Problem(
+                        "public_key differs from the vkey's key",
+                        where=f"{w}.public_key",
+                        expected=b64,
+                        found=show(k["public_key"]),
+                    )
+                )
             if k["fingerprint"] != vk.fingerprint:
-                problems.append(Problem("fingerprint differs from the key", where=f"{w}.fingerprint", expected=vk.fingerprint, found=show(k["fingerprint"])))
+                problems.append(
+                    Problem(
+                        "fingerprint differs from the key",
+                        where=f"{w}.fingerprint",
+                        expected=vk.fingerprint,
+                        found=show(k["fingerprint"]),
+                    )
+                )
         status = k["status"]
         if status not in KEY_STATUSES:
-            problems.append(Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)))
+            problems.append(
+                Problem(
+                    "unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)
+                )
+            )
         reason = k.get("reason")
         if status == "revoked" and not isinstance(reason, str):
-            problems.append(Problem("a revoked key needs a reason", where=f"{w}.reason", expected="a string 'reason'", found=show(reason)))
+            problems.append(
+                Problem(
+                    "a revoked key needs a reason",
+                    where=f"{w}.reason",
+                    expected="a string 'reason'",
+                    found=show(reason),
+                )
+            )
         if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
-            problems.append(Problem("valid_from malformed or out of order", where=f"{w}.valid_from",
-                                    expected=f"YYYY-MM-DDTHH:MM:SSZ, {previous_from or 'the first'} or later", found=show(k["valid_from"])))
+            problems.append(
+                Problem(
+                    "valid_from malformed or out of order",
+                    where=f"{w}.valid_from",
+                    expected=f"YYYY-MM-DDTHH:MM:SSZ, {previous_from or 'the first'} or later",
+                    found=show(k["valid_from"]),
+                )
+            )
         else:
             previous_from = k["valid_from"]
         if not (k["valid_until"] is None or is_time(k["valid_until"])):
-            problems.append(Problem("valid_until must be a time or null", where=f"{w}.valid_until", found=show(k["valid_until"])))
+            problems.append(
+                Problem("valid_until must be a time or null", where=f"{w}.valid_until", found=show(k["valid_until"]))
+            )
         if published and not is_safe_path(k["pem"]):
             problems.append(Problem("unsafe or malformed path", where=f"{w}.pem", found=show(k["pem"])))
         # Kept with its problems: a reader still learns which key the site claims, and what
         # else it publishes is checked against that key.
-        out.append(KeyRow(vk, str(k["valid_from"]), k["valid_until"] if is_time(k["valid_until"]) else None, str(status),
-                          reason if isinstance(reason, str) else None, k["pem"] if published and is_safe_path(k["pem"]) else None))
+        out.append(
+            KeyRow(
+                vk,
+                str(k["valid_from"]),
+                k["valid_until"] if is_time(k["valid_until"]) else None,
+                str(status),
+                reason if isinstance(reason, str) else None,
+                k["pem"] if published and is_safe_path(k["pem"]) else None,
+            )
+        )
     active = sum(1 for k in rows if isinstance(k, dict) and k.get("status") == "active")
     if active != 1:
         problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))
@@ -1013,7 +1079,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
 
 
 # ==============================================================================================
-# generator/verifier/note.py: C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's sumdb/note.Open opens them.
+# generator/verifier/note.py: C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's
+#     sumdb/note.Open opens them.
 # ==============================================================================================
 
 _NOTE_SIG_PREFIX = "\u2014 "
@@ -1107,7 +1174,9 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
 
 
 # ==============================================================================================
-# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (SPEC §4): leaf and node hashes, the root of a stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's work (generator/proofs.py); checking them is this module's.
+# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (SPEC §4): leaf and node hashes, the root of a stream
+#     of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's work
+#     (generator/proofs.py); checking them is this module's.
 # ==============================================================================================
 
 _LEAF_HASH_PREFIX = b"\x00"
@@ -1199,9 +1268,7 @@ def verify_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes],
         raise RootMismatchError(root, computed)
 
 
-def verify_consistency(
-    old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes
-) -> None:
+def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes) -> None:
     """RFC 9162 §2.1.4.2: raise ProofError unless `proof` shows old_root is a prefix of new_root."""
     _check_hashes(proof, old_root, new_root)
     if old_size < 0 or new_size < old_size:
@@ -1248,7 +1315,8 @@ def verify_consistency(
 
 
 # ==============================================================================================
-# generator/verifier/idindex.py: A compact set of ids in insertion order: the speed and memory work of the ledger replay, kept apart from its rules.
+# generator/verifier/idindex.py: A compact set of ids in insertion order: the speed and memory work of the ledger
+#     replay, kept apart from its rules.
 # ==============================================================================================
 
 class IdIndex:
@@ -1310,12 +1378,21 @@ class IdIndex:
 
 
 # ==============================================================================================
-# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the file parsed once into the immutable object the scoring engine reads.
+# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the
+#     file parsed once into the immutable object the scoring engine reads.
 # ==============================================================================================
 
 METHODOLOGY_KEYS = (
-    "type", "v", "version", "tiers", "item_threshold", "text_similarity", "grade_cutoffs",
-    "lowest_grade", "bands", "certify",
+    "type",
+    "v",
+    "version",
+    "tiers",
+    "item_threshold",
+    "text_similarity",
+    "grade_cutoffs",
+    "lowest_grade",
+    "bands",
+    "certify",
 )
 
 
@@ -1332,9 +1409,19 @@ def check_methodology(params: Any) -> list[Problem]:
     if not isinstance(params, dict):
         return problems
     if params.get("type") != "methodology" or not is_v1(params):
-        problems.append(Problem("wrong type or version", expected='"methodology", v 1', found=f"{show(params.get('type'))}, v {show(params.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"methodology", v 1',
+                found=f"{show(params.get('type'))}, v {show(params.get('v'))}",
+            )
+        )
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
-        problems.append(Problem("malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))))
+        problems.append(
+            Problem(
+                "malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))
+            )
+        )
     tiers = params.get("tiers")
     problems += check_keys(tiers, TIERS, where="tiers")
     if isinstance(tiers, dict):
@@ -1345,17 +1432,38 @@ def check_methodology(params: Any) -> list[Problem]:
             problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
             w = tier.get("weight")
             if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
-                problems.append(Problem("weight must be a decimal string above 0", where=f"tiers.{t}.weight", expected='a string such as "0.7"', found=show(w)))
+                problems.append(
+                    Problem(
+                        "weight must be a decimal string above 0",
+                        where=f"tiers.{t}.weight",
+                        expected='a string such as "0.7"',
+                        found=show(w),
+                    )
+                )
             f = tier.get("min_similarity")
             if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
-                problems.append(Problem("floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)))
+                problems.append(
+                    Problem(
+                        "floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)
+                    )
+                )
     if "item_threshold" in params and not _fraction_in(params["item_threshold"], Fraction(0), Fraction(1)):
-        problems.append(Problem("threshold must be a decimal string in [0, 1]", where="item_threshold", found=show(params["item_threshold"])))
+        problems.append(
+            Problem(
+                "threshold must be a decimal string in [0, 1]",
+                where="item_threshold",
+                found=show(params["item_threshold"]),
+            )
+        )
     ts = params.get("text_similarity")
     problems += check_keys(ts, ("measure", "model", "version"), where="text_similarity")
     if isinstance(ts, dict):
         if "measure" in ts and ts["measure"] != "cosine":
-            problems.append(Problem("unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])))
+            problems.append(
+                Problem(
+                    "unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])
+                )
+            )
         for k in ("model", "version"):
             if k in ts and not (isinstance(ts[k], str) and ts[k]):
                 problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
@@ -1374,13 +1482,24 @@ def check_methodology(params: Any) -> list[Problem]:
             if isinstance(c.get("grade"), str) and c["grade"]:
                 grades.append(c["grade"])
             elif "grade" in c:
-                problems.append(Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade"))))
+                problems.append(
+                    Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade")))
+                )
             rate = c.get("min_pass_rate")
             if not _fraction_in(rate, Fraction(0), Fraction(100)) or not isinstance(rate, str):
-                problems.append(Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate)))
+                problems.append(
+                    Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate))
+                )
                 continue
             if previous is not None and Fraction(rate) >= previous:
-                problems.append(Problem("cut-offs must be strictly descending", where=f"{w}.min_pass_rate", expected=f"below {previous}", found=rate))
+                problems.append(
+                    Problem(
+                        "cut-offs must be strictly descending",
+                        where=f"{w}.min_pass_rate",
+                        expected=f"below {previous}",
+                        found=rate,
+                    )
+                )
             previous = Fraction(rate)
     lowest = params.get("lowest_grade")
     if isinstance(lowest, str) and lowest:
@@ -1407,24 +1526,56 @@ def check_methodology(params: Any) -> list[Problem]:
             if b is None:
                 continue
             if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
-                problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
+                problems.append(
+                    Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b))
+                )
                 previous_band = None
                 continue
             if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
-                problems.append(Problem(f"band of {previous_band[0]} must lie wholly above the band of {g}", where=f"bands.{g}", expected=f"max below {previous_band[1][0]}", found=show(b)))
+                problems.append(
+                    Problem(
+                        f"band of {previous_band[0]} must lie wholly above the band of {g}",
+                        where=f"bands.{g}",
+                        expected=f"max below {previous_band[1][0]}",
+                        found=show(b),
+                    )
+                )
             previous_band = (g, b)
     certify = params.get("certify")
-    problems += check_keys(certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify")
+    problems += check_keys(
+        certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify"
+    )
     if isinstance(certify, dict):
         if "min_grade" in certify and certify["min_grade"] not in grades:
-            problems.append(Problem("must be one of the grades", where="certify.min_grade", expected=", ".join(grades), found=show(certify["min_grade"])))
-        if "min_scored_fraction" in certify and not _fraction_in(certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True):
-            problems.append(Problem("must be a decimal string in (0, 1]", where="certify.min_scored_fraction", found=show(certify["min_scored_fraction"])))
+            problems.append(
+                Problem(
+                    "must be one of the grades",
+                    where="certify.min_grade",
+                    expected=", ".join(grades),
+                    found=show(certify["min_grade"]),
+                )
+            )
+        if "min_scored_fraction" in certify and not _fraction_in(
+            certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True
+        ):
+            problems.append(
+                Problem(
+                    "must be a decimal string in (0, 1]",
+                    where="certify.min_scored_fraction",
+                    found=show(certify["min_scored_fraction"]),
+                )
+            )
         if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
-            problems.append(Problem("must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])))
+            problems.append(
+                Problem(
+                    "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
+                )
+            )
         m = certify.get("min_items_secret_gate")
         if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
-            problems.append(Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m)))
+            problems.append(
+                Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m))
+            )
     return problems
 
 
@@ -1494,23 +1645,53 @@ def parse_methodology(doc: Any) -> Methodology:
     problems = check_methodology(doc)
     if problems:
         p = problems[0]
-        raise FormatError(f"not a valid methodology: {p.message}" + (f" at {p.where}" if p.where else "") + (f" ({p.found})" if p.found else ""))
-    tiers = {t: Tier(t, Fraction(doc["tiers"][t]["weight"]), Fraction(doc["tiers"][t]["min_similarity"]),
-                     doc["tiers"][t]["weight"], doc["tiers"][t]["min_similarity"]) for t in TIERS}
-    grades = [Grade(c["grade"], Fraction(c["min_pass_rate"]), c["min_pass_rate"], (doc["bands"][c["grade"]][0], doc["bands"][c["grade"]][1]))
-              for c in doc["grade_cutoffs"]]
+        raise FormatError(
+            f"not a valid methodology: {p.message}"
+            + (f" at {p.where}" if p.where else "")
+            + (f" ({p.found})" if p.found else "")
+        )
+    tiers = {
+        t: Tier(
+            t,
+            Fraction(doc["tiers"][t]["weight"]),
+            Fraction(doc["tiers"][t]["min_similarity"]),
+            doc["tiers"][t]["weight"],
+            doc["tiers"][t]["min_similarity"],
+        )
+        for t in TIERS
+    }
+    grades = [
+        Grade(
+            c["grade"],
+            Fraction(c["min_pass_rate"]),
+            c["min_pass_rate"],
+            (doc["bands"][c["grade"]][0], doc["bands"][c["grade"]][1]),
+        )
+        for c in doc["grade_cutoffs"]
+    ]
     lowest = doc["lowest_grade"]
     grades.append(Grade(lowest, None, None, (doc["bands"][lowest][0], doc["bands"][lowest][1])))
     c = doc["certify"]
     return Methodology(
-        doc["version"], MappingProxyType(tiers), Fraction(doc["item_threshold"]), doc["item_threshold"], tuple(grades),
-        c["min_grade"], Fraction(c["min_scored_fraction"]), c["min_scored_fraction"], c["independent_judge"],
-        c["min_items_secret_gate"], doc["text_similarity"]["model"], doc["text_similarity"]["version"], MappingProxyType(doc),
+        doc["version"],
+        MappingProxyType(tiers),
+        Fraction(doc["item_threshold"]),
+        doc["item_threshold"],
+        tuple(grades),
+        c["min_grade"],
+        Fraction(c["min_scored_fraction"]),
+        c["min_scored_fraction"],
+        c["independent_judge"],
+        c["min_items_secret_gate"],
+        doc["text_similarity"]["model"],
+        doc["text_similarity"]["version"],
+        MappingProxyType(doc),
     )
 
 
 # ==============================================================================================
-# generator/verifier/scoring.py: The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson interval, grades, the score inside the band, the grader's bullets and the verdict.
+# generator/verifier/scoring.py: The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson
+#     interval, grades, the score inside the band, the grader's bullets and the verdict.
 # ==============================================================================================
 
 Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
@@ -1635,7 +1816,7 @@ def similarity_form_problem(kind: str, tier: str, text: Any) -> str | None:
         return '"0", "1" or a reduced fraction "p/q" with 0 < p < q (a Jaccard similarity)'
     if isinstance(text, str) and len(text) <= MAX_DECIMAL_LENGTH and REPORTED_SIMILARITY_RE.fullmatch(text):
         return None
-    return "a decimal string in [0, 1], as reported (such as \"0.93\")"
+    return 'a decimal string in [0, 1], as reported (such as "0.93")'
 
 
 @dataclass(frozen=True)
@@ -1665,7 +1846,9 @@ def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> I
     return ItemScore(score, score >= m.item_threshold and not below, tuple(below))
 
 
-def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology) -> dict[str, Any]:
+def build_open_result(
+    item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology
+) -> dict[str, Any]:
     """The open form of a scored result (SPEC §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
@@ -1677,7 +1860,9 @@ def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tup
         if sim is None:
             form = similarity_form_problem(a["kind"], a["tier"], reported)
             if form:
-                raise ScoringError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
+                raise ScoringError(
+                    f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}"
+                )
             sim = str(reported)
         fields.append({"name": name, "kind": a["kind"], "tier": a["tier"], "similarity": sim, "output": output})
         scored.append((name, a["tier"], similarity_value(sim)))
@@ -1791,10 +1976,14 @@ def grade_counts(counts: dict[str, int], passed: int, m: Methodology) -> Grading
         raise ScoringError("0 ≤ passed ≤ scored")
     rate, worst, best = pass_rates(passed, scored, total)
     summary = {
-        "total": total, "scored": scored, "passed": passed,
+        "total": total,
+        "scored": scored,
+        "passed": passed,
         **{s: counts.get(s, 0) for s in NON_SCORED},
-        "pass_rate": rate_text(rate), "pass_rate_ci95": wilson_interval(passed, scored),
-        "worst_case_pass_rate": rate_text(worst), "best_case_pass_rate": rate_text(best),
+        "pass_rate": rate_text(rate),
+        "pass_rate_ci95": wilson_interval(passed, scored),
+        "worst_case_pass_rate": rate_text(worst),
+        "best_case_pass_rate": rate_text(best),
     }
     grade, wg, bg = grade_for(rate, m), grade_for(worst, m), grade_for(best, m)
     return Grading(summary, grade, list(m.band(grade)), wg, bg, verdict_for(grade, wg, bg, scored, total, m))
@@ -1809,17 +1998,47 @@ SUBJECT_KEYS = ("id", "name", "version", "organization")
 
 # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
 # Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
-_IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+_IGNORABLE_RE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
 
 
 # Unicode's recommended scripts for identifiers (UTS #31 table 4), by the first word of their
 # letters' names. Scripts of limited use (Cherokee, whose letters look like Latin capitals, say)
 # are not for names.
-_RECOMMENDED_SCRIPTS = frozenset({
-    "LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "HEBREW", "ARABIC", "GEORGIAN", "HAN", "HIRAGANA", "KATAKANA",
-    "HANGUL", "BOPOMOFO", "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA",
-    "MALAYALAM", "SINHALA", "THAI", "LAO", "TIBETAN", "MYANMAR", "ETHIOPIC", "KHMER", "THAANA",
-})
+_RECOMMENDED_SCRIPTS = frozenset(
+    {
+        "LATIN",
+        "GREEK",
+        "CYRILLIC",
+        "ARMENIAN",
+        "HEBREW",
+        "ARABIC",
+        "GEORGIAN",
+        "HAN",
+        "HIRAGANA",
+        "KATAKANA",
+        "HANGUL",
+        "BOPOMOFO",
+        "DEVANAGARI",
+        "BENGALI",
+        "GURMUKHI",
+        "GUJARATI",
+        "ORIYA",
+        "TAMIL",
+        "TELUGU",
+        "KANNADA",
+        "MALAYALAM",
+        "SINHALA",
+        "THAI",
+        "LAO",
+        "TIBETAN",
+        "MYANMAR",
+        "ETHIOPIC",
+        "KHMER",
+        "THAANA",
+    }
+)
 
 
 # The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
@@ -1843,13 +2062,21 @@ _LATIN_EXTRA = frozenset("ßæÆøØœŒđĐłŁþÞðÐŋŊħĦ")
 # What a letter looks like (after case folding): the Cyrillic, Greek and Armenian letters that
 # look like Latin ones, Han characters that look like Katakana, and digits that look like
 # letters. A subset of UTS #39's confusables, applied by subject_fold.
-_CONFUSABLES = str.maketrans({
-    **dict(zip("асԁеһіјӏорԛѕуԝхүѵ", "acdehijlopqsywxyv", strict=True)),  # Cyrillic
-    **dict(zip("αικνορτυχγω", "aikvoptuxyw", strict=True)),  # Greek
-    **dict(zip("օսհոզ", "ouhnq", strict=True)),  # Armenian
-    **dict(zip("力口工二八卜夕〇一", "カロエニハトタoー", strict=True)),  # Han that reads as Katakana, ideographic zero
-    "0": "o", "1": "i", "|": "i", "l": "i", "ı": "i",  # l, I and 1 look alike in most fonts
-})
+_CONFUSABLES = str.maketrans(
+    {
+        **dict(zip("асԁеһіјӏорԛѕуԝхүѵ", "acdehijlopqsywxyv", strict=True)),  # Cyrillic
+        **dict(zip("αικνορτυχγω", "aikvoptuxyw", strict=True)),  # Greek
+        **dict(zip("օսհոզ", "ouhnq", strict=True)),  # Armenian
+        **dict(
+            zip("力口工二八卜夕〇一", "カロエニハトタoー", strict=True)
+        ),  # Han that reads as Katakana, ideographic zero
+        "0": "o",
+        "1": "i",
+        "|": "i",
+        "l": "i",
+        "ı": "i",  # l, I and 1 look alike in most fonts
+    }
+)
 
 
 def _script(ch: str) -> str | None:
@@ -1888,28 +2115,63 @@ def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
         return [Problem("must be a non-empty string", where=where, found=show(text))]
     problems = []
     if not unicodedata.is_normalized("NFC", text):
-        problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
+        problems.append(
+            Problem(
+                "not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)
+            )
+        )
     elif any(unicodedata.category(c)[0] in "LN" and unicodedata.normalize("NFKC", c) != c for c in text):
-        problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
-                                where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
+        problems.append(
+            Problem(
+                "holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
+                where=where,
+                expected=unicodedata.normalize("NFKC", text),
+                found=ascii(text),
+            )
+        )
     hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
     if hidden:
-        problems.append(Problem("holds invisible, control or format characters", where=where, expected="visible characters and single spaces", found=", ".join(hidden[:10])))
+        problems.append(
+            Problem(
+                "holds invisible, control or format characters",
+                where=where,
+                expected="visible characters and single spaces",
+                found=", ".join(hidden[:10]),
+            )
+        )
     if text != " ".join(text.split(" ")).strip() or "  " in text:
         problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
     if scripts:
         used = {sc for c in text if (sc := _script(c)) is not None}
         odd = sorted(used - _RECOMMENDED_SCRIPTS)
         if odd:
-            problems.append(Problem("holds letters of a script not recommended for names (UTS #31)", where=where,
-                                    expected="letters of a script in common use", found=", ".join(odd)))
+            problems.append(
+                Problem(
+                    "holds letters of a script not recommended for names (UTS #31)",
+                    where=where,
+                    expected="letters of a script in common use",
+                    found=", ".join(odd),
+                )
+            )
         latin = sorted({f"{c} U+{ord(c):04X}" for c in text if _odd_latin(c)})
         if latin:
-            problems.append(Problem("holds Latin letters made to look like others (phonetic letters, small capitals, clicks)", where=where,
-                                    expected="letters of an alphabet, with or without accents", found=", ".join(latin[:10])))
+            problems.append(
+                Problem(
+                    "holds Latin letters made to look like others (phonetic letters, small capitals, clicks)",
+                    where=where,
+                    expected="letters of an alphabet, with or without accents",
+                    found=", ".join(latin[:10]),
+                )
+            )
         if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
-            problems.append(Problem("mixes letters of scripts that are not written together", where=where,
-                                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
+            problems.append(
+                Problem(
+                    "mixes letters of scripts that are not written together",
+                    where=where,
+                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)",
+                    found=", ".join(sorted(used)),
+                )
+            )
     return problems
 
 
@@ -1920,7 +2182,9 @@ def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
     if not isinstance(subject, dict):
         return problems
     if "id" in subject and not is_id(subject["id"]):
-        problems.append(Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"])))
+        problems.append(
+            Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"]))
+        )
     for k in ("name", "organization", "version"):
         if k in subject:
             problems += name_problems(subject[k], f"{where}.{k}", scripts=k != "version")
@@ -2028,8 +2292,8 @@ class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
     Built for a million commits: per committed item it keeps about 70 bytes in flat arrays (id,
-    commitment, leaf index, gate, time) and no Python object, never the leaf itself. Used by the verifier on a site and by the generator on
-    its data, so both enforce the same rules.
+    commitment, leaf index, gate, time) and no Python object, never the leaf itself. Used by the
+    verifier on a site and by the generator on its data, so both enforce the same rules.
     """
 
     def __init__(self) -> None:
@@ -2105,11 +2369,24 @@ class Ledger:
         if not isinstance(leaf, dict):
             return [Problem("a leaf must be an object", found=type_name(leaf))]
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
-            return [Problem("leaf is larger than a C2SP entry bundle allows", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{leaf_size} bytes")]
+            return [
+                Problem(
+                    "leaf is larger than a C2SP entry bundle allows",
+                    expected=f"at most {MAX_LEAF_BYTES} bytes",
+                    found=f"{leaf_size} bytes",
+                )
+            ]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
-            return [Problem("unknown event type (a v1 verifier never skips one)", where="type", expected=" | ".join(LEAF_KEYS), found=show(kind))]
+            return [
+                Problem(
+                    "unknown event type (a v1 verifier never skips one)",
+                    where="type",
+                    expected=" | ".join(LEAF_KEYS),
+                    found=show(kind),
+                )
+            ]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         if not is_v1(leaf):
             problems.append(Problem("unsupported version", where="v", expected="1", found=show(leaf.get("v"))))
@@ -2138,7 +2415,14 @@ class Ledger:
         if not isinstance(leaf["public"], bool):
             problems.append(Problem("must be true or false", where="public", found=show(leaf["public"])))
         if gid in self.gates:
-            problems.append(Problem(f"gate {gid} is declared twice", where="id", expected="declared once", found=f"declared before at entries[{self.gates[gid].index}]"))
+            problems.append(
+                Problem(
+                    f"gate {gid} is declared twice",
+                    where="id",
+                    expected="declared once",
+                    found=f"declared before at entries[{self.gates[gid].index}]",
+                )
+            )
         if problems:
             return problems
         if len(self._gate_ids) >= 65535:
@@ -2152,11 +2436,23 @@ class Ledger:
         version, digest = leaf["version"], leaf["sha256"]
         problems = []
         if not (isinstance(version, str) and VERSION_RE.fullmatch(version)):
-            problems.append(Problem("malformed methodology version", where="version", expected=VERSION_RE.pattern, found=show(version)))
+            problems.append(
+                Problem(
+                    "malformed methodology version", where="version", expected=VERSION_RE.pattern, found=show(version)
+                )
+            )
         if not is_hex64(digest):
-            problems.append(Problem("malformed hash", where="sha256", expected="64 lowercase hex digits", found=show(digest)))
+            problems.append(
+                Problem("malformed hash", where="sha256", expected="64 lowercase hex digits", found=show(digest))
+            )
         if version in self.methodologies:
-            problems.append(Problem(f"methodology {version} is published twice", where="version", found=f"published before at entries[{self.methodologies[version].index}]"))
+            problems.append(
+                Problem(
+                    f"methodology {version} is published twice",
+                    where="version",
+                    found=f"published before at entries[{self.methodologies[version].index}]",
+                )
+            )
         if not problems:
             self.methodologies[version] = MethodologyEvent(version, digest, index, leaf["at"])
         return problems
@@ -2167,11 +2463,31 @@ class Ledger:
         if not is_id(item_id):
             problems.append(Problem("malformed item id", where="id", expected=ID_RE.pattern, found=show(item_id)))
         elif (earlier := self._commit_ids.get(item_id)) is not None:
-            problems.append(Problem(f"item {item_id} is committed twice", where="id", found=f"committed before at entries[{self._commit_index[earlier]}]"))
+            problems.append(
+                Problem(
+                    f"item {item_id} is committed twice",
+                    where="id",
+                    found=f"committed before at entries[{self._commit_index[earlier]}]",
+                )
+            )
         if gate not in self.gates:
-            problems.append(Problem("commit to a gate that was not declared before", where="gate", expected=", ".join(self.gates) or "a declared gate", found=show(gate)))
+            problems.append(
+                Problem(
+                    "commit to a gate that was not declared before",
+                    where="gate",
+                    expected=", ".join(self.gates) or "a declared gate",
+                    found=show(gate),
+                )
+            )
         if not is_hex64(commitment):
-            problems.append(Problem("malformed commitment", where="commitment", expected="64 lowercase hex digits", found=show(commitment)))
+            problems.append(
+                Problem(
+                    "malformed commitment",
+                    where="commitment",
+                    expected="64 lowercase hex digits",
+                    found=show(commitment),
+                )
+            )
         if problems:
             return problems
         self._commit_ids.add(item_id)
@@ -2190,14 +2506,26 @@ class Ledger:
         if c is None:
             problems.append(Problem("reveal of an item that was not committed before", where="id", found=show(item_id)))
         elif item_id in self.reveals:
-            problems.append(Problem(f"item {item_id} is revealed twice", where="id", found=f"revealed before at entries[{self.reveals[item_id].index}]"))
+            problems.append(
+                Problem(
+                    f"item {item_id} is revealed twice",
+                    where="id",
+                    found=f"revealed before at entries[{self.reveals[item_id].index}]",
+                )
+            )
         if reason not in REVEAL_REASONS:
-            problems.append(Problem("unknown reveal reason", where="reason", expected=" | ".join(REVEAL_REASONS), found=show(reason)))
+            problems.append(
+                Problem(
+                    "unknown reveal reason", where="reason", expected=" | ".join(REVEAL_REASONS), found=show(reason)
+                )
+            )
         elif c is not None:
             # The reason states which kind of gate the item is from; a mismatch misleads readers.
             want = "public-gate" if self.gates[c.gate].public else "retired"
             if reason != want:
-                problems.append(Problem(f"reason does not match gate {c.gate}", where="reason", expected=want, found=reason))
+                problems.append(
+                    Problem(f"reason does not match gate {c.gate}", where="reason", expected=want, found=reason)
+                )
         if not isinstance(note, str):
             problems.append(Problem("note must be a string", where="note", found=type_name(note)))
         if not problems:
@@ -2210,12 +2538,20 @@ class Ledger:
         if not is_id(run_id):
             problems.append(Problem("malformed run id", where="id", expected=ID_RE.pattern, found=show(run_id)))
         elif run_id in self.runs:
-            problems.append(Problem(f"run {run_id} is registered twice", where="id", found=f"registered before at entries[{self.runs[run_id].index}]"))
+            problems.append(
+                Problem(
+                    f"run {run_id} is registered twice",
+                    where="id",
+                    found=f"registered before at entries[{self.runs[run_id].index}]",
+                )
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         problems += self.subject_problems(leaf["subject"])
         if leaf["gate"] not in self.gates:
-            problems.append(Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"])))
+            problems.append(
+                Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"]))
+            )
         if not problems:
             sid, name = leaf["subject"]["id"], leaf["subject"]["name"]
             self.subject_names.setdefault(sid, name)
@@ -2235,12 +2571,26 @@ class Ledger:
         sid, name = subject["id"], subject["name"]
         known = self.subject_names.get(sid)
         if known is not None and known != name:
-            return [Problem(f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new subject, with a new id)",
-                            where="subject.name", expected=known, found=name)]
+            return [
+                Problem(
+                    f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new "
+                    "subject, with a new id)",
+                    where="subject.name",
+                    expected=known,
+                    found=name,
+                )
+            ]
         other = self._subject_folds.get(subject_fold(name))
         if other is not None and other != sid:
-            return [Problem(f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects cannot have names a reader would confuse",
-                            where="subject.name", expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}", found=f"{name!r} for subject id {sid}")]
+            return [
+                Problem(
+                    f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects "
+                    "cannot have names a reader would confuse",
+                    where="subject.name",
+                    expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}",
+                    found=f"{name!r} for subject id {sid}",
+                )
+            ]
         return []
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -2249,11 +2599,21 @@ class Ledger:
         if not is_id(serial):
             problems.append(Problem("malformed serial", where="serial", expected=ID_RE.pattern, found=show(serial)))
         elif serial in self.certificates:
-            problems.append(Problem(f"serial {serial} is used twice", where="serial", found=f"used before at entries[{self.certificates[serial].index}]"))
+            problems.append(
+                Problem(
+                    f"serial {serial} is used twice",
+                    where="serial",
+                    found=f"used before at entries[{self.certificates[serial].index}]",
+                )
+            )
         if run_id not in self.runs:
-            problems.append(Problem("certificate for a run that was not registered before", where="run", found=show(run_id)))
+            problems.append(
+                Problem("certificate for a run that was not registered before", where="run", found=show(run_id))
+            )
         elif run_id in self.certificate_of_run:
-            problems.append(Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id]))
+            problems.append(
+                Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id])
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         if not problems:
@@ -2271,12 +2631,18 @@ class Ledger:
                 continue
             item_id, gate = self._commit_ids.key(n), self._gate_ids[gate_ordinal]
             if item_id not in self.reveals:
-                problems.append(Problem(f"item {item_id} of public gate {gate} is never revealed", where=f"entries[{self._commit_index[n]}]"))
+                problems.append(
+                    Problem(
+                        f"item {item_id} of public gate {gate} is never revealed",
+                        where=f"entries[{self._commit_index[n]}]",
+                    )
+                )
         return problems
 
 
 # ==============================================================================================
-# generator/verifier/answers.py: The answers certificates are scored and rechecked against, read from reveal documents.
+# generator/verifier/answers.py: The answers certificates are scored and rechecked against, read from reveal
+#     documents.
 # ==============================================================================================
 
 # Answers kept at once: far more than the items of one run, far fewer than a million.
@@ -2316,7 +2682,11 @@ class RevealedAnswers:
             return None, f"the reveal document of {item_id} is missing"
         digest = sha256_hex(data)
         if digest != commit.commitment:
-            return None, f"the reveal document of {item_id} does not hash to its commitment (expected {commit.commitment}, found {digest})"
+            return (
+                None,
+                f"the reveal document of {item_id} does not hash to its commitment (expected {commit.commitment}, "
+                f"found {digest})",
+            )
         try:
             doc = parse_canonical(data)
         except FormatError as e:
@@ -2343,8 +2713,20 @@ class RevealedAnswers:
 # ==============================================================================================
 
 RUN_SPEC_KEYS = (
-    "type", "v", "id", "previous_run", "subject", "gate", "question", "items", "budget",
-    "repetitions", "metrics", "exclusion_rules", "methodology", "judge",
+    "type",
+    "v",
+    "id",
+    "previous_run",
+    "subject",
+    "gate",
+    "question",
+    "items",
+    "budget",
+    "repetitions",
+    "metrics",
+    "exclusion_rules",
+    "methodology",
+    "judge",
 )
 
 
@@ -2354,7 +2736,13 @@ def check_run_spec(spec: Any) -> list[Problem]:
     if not isinstance(spec, dict):
         return problems
     if spec.get("type") != "run-spec" or not is_v1(spec):
-        problems.append(Problem("wrong type or version", expected='"run-spec", v 1', found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"run-spec", v 1',
+                found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
+            )
+        )
     if not is_id(spec.get("id")):
         problems.append(Problem("malformed run id", where="id", found=show(spec.get("id"))))
     prev = spec.get("previous_run")
@@ -2368,7 +2756,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
         dup = sorted({i for i in items if items.count(i) > 1})
         problems.append(Problem("items must be distinct", where="items", found=", ".join(dup)))
     if spec.get("repetitions") != 1 or not is_int(spec.get("repetitions")):
-        problems.append(Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions"))))
+        problems.append(
+            Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions")))
+        )
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
@@ -2404,18 +2794,44 @@ def check_run_rules(
     """
     problems: list[Problem] = []
     if spec.get("id") != run.id:
-        problems.append(Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id"))))
+        problems.append(
+            Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id")))
+        )
     if not same(spec.get("subject"), run.subject):
-        problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
+        problems.append(
+            Problem(
+                "subject differs from the run's ledger leaf",
+                where="subject",
+                expected=show(run.subject),
+                found=show(spec.get("subject")),
+            )
+        )
     if spec.get("gate") != run.gate:
-        problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
+        problems.append(
+            Problem(
+                "gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))
+            )
+        )
     pin = as_dict(spec.get("methodology"))
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(pin.get("version"))))
+        problems.append(
+            Problem(
+                "pins a methodology version not published before the run",
+                where="methodology.version",
+                found=show(pin.get("version")),
+            )
+        )
     elif published.sha256 != pin.get("sha256"):
-        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(pin.get("sha256"))))
+        problems.append(
+            Problem(
+                "pinned methodology hash differs from the published one",
+                where="methodology.sha256",
+                expected=published.sha256,
+                found=show(pin.get("sha256")),
+            )
+        )
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
     cert_serial = ledger.certificate_of_run.get(run.id)
@@ -2427,20 +2843,44 @@ def check_run_rules(
             problems.append(Problem(f"item {item_id} was not committed before the run", where="items"))
             continue
         if c.gate != run.gate:
-            problems.append(Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate))
+            problems.append(
+                Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate)
+            )
         r = ledger.reveals.get(item_id)
         if not secret:
             if r is None or r.index > run.index:
                 problems.append(Problem(f"public-gate item {item_id} was not revealed before the run", where="items"))
         elif r is not None and r.index < run.index:
-            problems.append(Problem(f"item {item_id} of a secret gate was already revealed when the run was registered: its result would be contaminated", where="items", expected="a sealed item", found=f"revealed at entries[{r.index}]"))
+            problems.append(
+                Problem(
+                    f"item {item_id} of a secret gate was already revealed when the run was registered: its result "
+                    "would be contaminated",
+                    where="items",
+                    expected="a sealed item",
+                    found=f"revealed at entries[{r.index}]",
+                )
+            )
         elif r is not None and (cert_index is None or r.index < cert_index):
-            problems.append(Problem(f"sealed item {item_id} was revealed while the run was open", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
+            problems.append(
+                Problem(
+                    f"sealed item {item_id} was revealed while the run was open",
+                    where="items",
+                    expected="revealed after the certificate",
+                    found=f"revealed at entries[{r.index}]",
+                )
+            )
     # previous_run: the last run of the same subject name and gate, decided before this one.
     same_subject = ledger.runs_before(run)
     prev = same_subject[-1].id if same_subject else None
     if spec.get("previous_run") != prev:
-        problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))
+        problems.append(
+            Problem(
+                "previous_run is not the last run of this subject on this gate",
+                where="previous_run",
+                expected=show(prev),
+                found=show(spec.get("previous_run")),
+            )
+        )
     if prev is not None:
         serial = ledger.certificate_of_run.get(prev)
         if serial is None or ledger.certificates[serial].index > run.index:
@@ -2449,23 +2889,47 @@ def check_run_rules(
         if m.independent_judge:
             judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
             provider, organization = judge.get("provider"), subject.get("organization")
-            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
-                problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
+            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
+                "",
+                subject_fold(organization),
+            ):
+                problems.append(
+                    Problem(
+                        "the judge must be independent of the subject's organization",
+                        where="judge.provider",
+                        expected=f"not {subject.get('organization')!r}",
+                        found=show(judge.get("provider")),
+                    )
+                )
         if secret:
             need = m.min_items_secret_gate
             if len(items) < need:
-                problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
+                problems.append(
+                    Problem(
+                        "too few items for a secret gate",
+                        where="items",
+                        expected=f"at least {need}",
+                        found=str(len(items)),
+                    )
+                )
     if secret:
         mine = set(items)
         for earlier in same_subject:
             reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
             if reused:
-                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {earlier.id}", where="items", found=", ".join(reused[:5])))
+                problems.append(
+                    Problem(
+                        f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
+                        where="items",
+                        found=", ".join(reused[:5]),
+                    )
+                )
     return problems
 
 
 # ==============================================================================================
-# generator/verifier/certificates.py: Certificates (SPEC §6): their shape, their binding to the ledger and the run spec, when their private documents fall due, and the recomputation of every derived field. Pure: no I/O.
+# generator/verifier/certificates.py: Certificates (SPEC §6): their shape and their binding to the ledger and the run
+#     spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
 # ==============================================================================================
 
 CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
@@ -2475,15 +2939,42 @@ SCORE_RULES = ("as-proposed", "clamped", "midpoint-fallback")
 
 
 CERTIFICATE_KEYS = (
-    "type", "v", "serial", "run", "issued_at", "expires_at", "subject", "gate", "methodology",
-    "run_spec", "finished_at", "results", "summary", "grade", "band", "worst_case_grade",
-    "best_case_grade", "grader", "score", "score_rule", "verdict",
+    "type",
+    "v",
+    "serial",
+    "run",
+    "issued_at",
+    "expires_at",
+    "subject",
+    "gate",
+    "methodology",
+    "run_spec",
+    "finished_at",
+    "results",
+    "summary",
+    "grade",
+    "band",
+    "worst_case_grade",
+    "best_case_grade",
+    "grader",
+    "score",
+    "score_rule",
+    "verdict",
 )
 
 
 SUMMARY_KEYS = (
-    "total", "scored", "passed", "infra_error", "not_run", "missing_label", "excluded",
-    "pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate",
+    "total",
+    "scored",
+    "passed",
+    "infra_error",
+    "not_run",
+    "missing_label",
+    "excluded",
+    "pass_rate",
+    "pass_rate_ci95",
+    "worst_case_pass_rate",
+    "best_case_pass_rate",
 )
 
 
@@ -2493,23 +2984,37 @@ RATE_RE = re.compile(r"^(0|[1-9][0-9]{0,2})\.[0-9]{4}$")
 ITEM_SCORE_RE = re.compile(r"^[01]\.[0-9]{6}$")
 
 
-def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tuple[list[Problem], str | None, bool | None]:
+def check_result(
+    r: Any, where: str, public: bool, exclusion_rules: int
+) -> tuple[list[Problem], str | None, bool | None]:
     """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one.
     Returns the problems, the status and, for an open scored result, whether it passed."""
     if not isinstance(r, dict):
         return [Problem("a result must be an object", where=where, found=type_name(r))], None, None
     status = r.get("status")
     if status not in STATUSES:
-        return [Problem("unknown status", where=f"{where}.status", expected=" | ".join(STATUSES), found=show(status))], None, None
+        return (
+            [Problem("unknown status", where=f"{where}.status", expected=" | ".join(STATUSES), found=show(status))],
+            None,
+            None,
+        )
     if not public:
         problems = check_keys(r, ("item", "status", "details"), where=where)
         if "details" in r and not is_hex64(r["details"]):
-            problems.append(Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"])))
+            problems.append(
+                Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"]))
+            )
         return problems, status, None
     if status == "scored":
         problems = check_keys(r, ("item", "status", "score", "passed", "fields"), where=where)
-        if "score" in r and not (isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1):
-            problems.append(Problem("an item score has exactly 6 decimals, in [0, 1]", where=f"{where}.score", found=show(r["score"])))
+        if "score" in r and not (
+            isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
+        ):
+            problems.append(
+                Problem(
+                    "an item score has exactly 6 decimals, in [0, 1]", where=f"{where}.score", found=show(r["score"])
+                )
+            )
         if "passed" in r and not isinstance(r["passed"], bool):
             problems.append(Problem("must be true or false", where=f"{where}.passed", found=show(r["passed"])))
         fields = r.get("fields")
@@ -2524,12 +3029,22 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
                 continue
             names.append(f.get("name"))
             if not (isinstance(f.get("name"), str) and f["name"]):
-                problems.append(Problem("a field name is a non-empty string", where=f"{fw}.name", found=show(f.get("name"))))
+                problems.append(
+                    Problem("a field name is a non-empty string", where=f"{fw}.name", found=show(f.get("name")))
+                )
             if f.get("kind") not in KINDS or f.get("tier") not in TIERS:
-                problems.append(Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}"))
+                problems.append(
+                    Problem("unknown kind or tier", where=fw, found=f"{show(f.get('kind'))}, {show(f.get('tier'))}")
+                )
             sim = f.get("similarity")
             if not (isinstance(sim, str) and (REPORTED_SIMILARITY_RE.fullmatch(sim) or RATIO_RE.fullmatch(sim))):
-                problems.append(Problem("a similarity is a decimal string in [0, 1] or a fraction p/q", where=f"{fw}.similarity", found=show(sim)))
+                problems.append(
+                    Problem(
+                        "a similarity is a decimal string in [0, 1] or a fraction p/q",
+                        where=f"{fw}.similarity",
+                        found=show(sim),
+                    )
+                )
         texts = [n for n in names if isinstance(n, str)]
         if len(texts) == len(names) and texts != sorted(texts):
             problems.append(Problem("fields are sorted by name", where=f"{where}.fields", found=show(names)))
@@ -2537,24 +3052,37 @@ def _check_result(r: Any, where: str, public: bool, exclusion_rules: int) -> tup
     return non_scored_problems(r, where, exclusion_rules), status, None
 
 
-def non_scored_problems(r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show) -> list[Problem]:
+def non_scored_problems(
+    r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show
+) -> list[Problem]:
     """A non-scored result (SPEC §6): its members, its note, and for an excluded one the index
     of the run spec's exclusion rule. One rule for the results file `certify` reads and for the
     certificate the verifier reads; `render` shows a found value."""
     status = r.get("status")
-    problems = check_keys(r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=where)
+    problems = check_keys(
+        r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=where
+    )
     if "note" in r and not isinstance(r["note"], str):
         problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
     if status == "excluded":
         rule = r.get("rule")
         if not (is_int(rule) and 0 <= rule < exclusion_rules):
-            problems.append(Problem("an excluded result names the index of one of the run spec's exclusion rules", where=f"{where}.rule",
-                                    expected=f"an integer from 0 to {exclusion_rules - 1}" if exclusion_rules else "an exclusion rule (the run spec has none)",
-                                    found=render(rule)))
+            problems.append(
+                Problem(
+                    "an excluded result names the index of one of the run spec's exclusion rules",
+                    where=f"{where}.rule",
+                    expected=f"an integer from 0 to {exclusion_rules - 1}"
+                    if exclusion_rules
+                    else "an exclusion rule (the run spec has none)",
+                    found=render(rule),
+                )
+            )
     return problems
 
 
-def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str) -> list[Problem]:
+def check_certificate(
+    cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str
+) -> list[Problem]:
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
@@ -2562,7 +3090,13 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
     if not isinstance(cert, dict):
         return problems
     if cert.get("type") != "certificate" or not is_v1(cert):
-        problems.append(Problem("wrong type or version", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"certificate", v 1',
+                found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}",
+            )
+        )
     for k in ("issued_at", "finished_at"):
         if k in cert and not is_time(cert[k]):
             problems.append(Problem("malformed time", where=k, expected="YYYY-MM-DDTHH:MM:SSZ", found=show(cert[k])))
@@ -2570,7 +3104,14 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
         problems.append(Problem("must be a time or null", where="expires_at", found=show(cert["expires_at"])))
     want_spec = {"path": spec_path, "sha256": spec_sha256}
     if "run_spec" in cert and not same(cert["run_spec"], want_spec):
-        problems.append(Problem("run_spec must name the published run spec and its hash", where="run_spec", expected=canonical_text(want_spec), found=show(cert["run_spec"], 200)))
+        problems.append(
+            Problem(
+                "run_spec must name the published run spec and its hash",
+                where="run_spec",
+                expected=canonical_text(want_spec),
+                found=show(cert["run_spec"], 200),
+            )
+        )
     results = cert.get("results")
     counts = dict.fromkeys(STATUSES, 0)
     open_passed: list[bool | None] = []
@@ -2579,7 +3120,7 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
         results = []
     rules = as_list(spec.get("exclusion_rules"))
     for i, r in enumerate(results):
-        found, status, passed = _check_result(r, f"results[{i}]", public, len(rules))
+        found, status, passed = check_result(r, f"results[{i}]", public, len(rules))
         problems += found
         if status is not None:
             counts[status] += 1
@@ -2591,56 +3132,228 @@ def check_certificate(cert: Any, spec: dict[str, Any], m: Methodology | None, pu
         want_counts = {"total": len(results), **counts}
         for k, v in want_counts.items():
             if k in summary and not (is_int(summary[k]) and summary[k] == v):
-                problems.append(Problem(f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])))
+                problems.append(
+                    Problem(
+                        f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])
+                    )
+                )
         passed = summary.get("passed")
         if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
-            problems.append(Problem("passed must be an integer between 0 and the scored count", where="summary.passed", expected=f"0..{counts['scored']}", found=show(passed)))
-        elif public and open_passed and all(p is not None for p in open_passed) and passed != sum(bool(p) for p in open_passed):
-            problems.append(Problem("passed does not count the results marked passed", where="summary.passed", expected=str(sum(bool(p) for p in open_passed)), found=show(passed)))
+            problems.append(
+                Problem(
+                    "passed must be an integer between 0 and the scored count",
+                    where="summary.passed",
+                    expected=f"0..{counts['scored']}",
+                    found=show(passed),
+                )
+            )
+        elif (
+            public
+            and open_passed
+            and all(p is not None for p in open_passed)
+            and passed != sum(bool(p) for p in open_passed)
+        ):
+            problems.append(
+                Problem(
+                    "passed does not count the results marked passed",
+                    where="summary.passed",
+                    expected=str(sum(bool(p) for p in open_passed)),
+                    found=show(passed),
+                )
+            )
         for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
-            if k in summary and not (isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100):
-                problems.append(Problem("a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])))
+            if k in summary and not (
+                isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100
+            ):
+                problems.append(
+                    Problem(
+                        "a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])
+                    )
+                )
         ci = summary.get("pass_rate_ci95")
-        if "pass_rate_ci95" in summary and not (isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci) and Fraction(ci[0]) <= Fraction(ci[1]) <= 100):
-            problems.append(Problem("the interval is two ordered percentages with 4 decimals", where="summary.pass_rate_ci95", found=show(ci)))
+        if "pass_rate_ci95" in summary and not (
+            isinstance(ci, list)
+            and len(ci) == 2
+            and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci)
+            and Fraction(ci[0]) <= Fraction(ci[1]) <= 100
+        ):
+            problems.append(
+                Problem(
+                    "the interval is two ordered percentages with 4 decimals",
+                    where="summary.pass_rate_ci95",
+                    found=show(ci),
+                )
+            )
     grader = cert.get("grader")
     problems += check_keys(grader, ("record", "kept", "dropped"), where="grader")
     if isinstance(grader, dict):
         if "record" in grader and not is_hex64(grader["record"]):
-            problems.append(Problem("the grader record is a SHA-256", where="grader.record", found=show(grader["record"])))
+            problems.append(
+                Problem("the grader record is a SHA-256", where="grader.record", found=show(grader["record"]))
+            )
         for k in ("kept", "dropped"):
             if k in grader and not (is_int(grader[k]) and grader[k] >= 0):
                 problems.append(Problem("must be a count", where=f"grader.{k}", found=show(grader[k])))
     if cert.get("score_rule") not in SCORE_RULES:
-        problems.append(Problem("unknown score rule", where="score_rule", expected=" | ".join(SCORE_RULES), found=show(cert.get("score_rule"))))
+        problems.append(
+            Problem(
+                "unknown score rule",
+                where="score_rule",
+                expected=" | ".join(SCORE_RULES),
+                found=show(cert.get("score_rule")),
+            )
+        )
     if cert.get("verdict") not in CERTIFICATE_VERDICTS:
-        problems.append(Problem("unknown verdict", where="verdict", expected=" | ".join(CERTIFICATE_VERDICTS), found=show(cert.get("verdict"))))
+        problems.append(
+            Problem(
+                "unknown verdict",
+                where="verdict",
+                expected=" | ".join(CERTIFICATE_VERDICTS),
+                found=show(cert.get("verdict")),
+            )
+        )
     if m is not None:
         grades = m.grade_order
         for k in ("grade", "worst_case_grade", "best_case_grade"):
             if k in cert and cert[k] not in grades:
-                problems.append(Problem("not a grade of the pinned methodology", where=k, expected=", ".join(grades), found=show(cert[k])))
+                problems.append(
+                    Problem(
+                        "not a grade of the pinned methodology",
+                        where=k,
+                        expected=", ".join(grades),
+                        found=show(cert[k]),
+                    )
+                )
         grade = cert.get("grade")
         band = list(m.band(grade)) if isinstance(grade, str) and m.is_grade(grade) else None
         if band is not None:
             if "band" in cert and not same(cert["band"], band):
-                problems.append(Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"])))
+                problems.append(
+                    Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"]))
+                )
             score = cert.get("score")
             if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
-                problems.append(Problem("score lies outside the grade's band", where="score", expected=f"an integer in {band[0]}..{band[1]}", found=show(score)))
+                problems.append(
+                    Problem(
+                        "score lies outside the grade's band",
+                        where="score",
+                        expected=f"an integer in {band[0]}..{band[1]}",
+                        found=show(score),
+                    )
+                )
             elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
-                problems.append(Problem("a midpoint fallback scores the band's midpoint", where="score", expected=str((band[0] + band[1]) // 2), found=show(score)))
+                problems.append(
+                    Problem(
+                        "a midpoint fallback scores the band's midpoint",
+                        where="score",
+                        expected=str((band[0] + band[1]) // 2),
+                        found=show(score),
+                    )
+                )
             elif cert.get("score_rule") == "clamped" and score not in band:
-                problems.append(Problem("a clamped score is a band edge", where="score", expected=f"{band[0]} or {band[1]}", found=show(score)))
+                problems.append(
+                    Problem(
+                        "a clamped score is a band edge",
+                        where="score",
+                        expected=f"{band[0]} or {band[1]}",
+                        found=show(score),
+                    )
+                )
     return problems
 
 
-def due_records(results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]) -> tuple[list[dict[str, Any]], bool]:
+def certificate_binding_problems(
+    cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None
+) -> list[Problem]:
+    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
+    times, and the subject, gate, methodology and items of the registered run."""
+    p: list[Problem] = []
+    if cert.get("type") != "certificate" or not is_v1(cert):
+        p.append(
+            Problem(
+                "wrong type or version",
+                where="type",
+                expected='"certificate", v 1',
+                found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}",
+            )
+        )
+    for k, want in (("serial", ev.serial), ("run", ev.run)):
+        if cert.get(k) != want:
+            p.append(Problem(f"{k} differs from the ledger", where=k, expected=want, found=show(cert.get(k))))
+    if cert.get("issued_at") != ev.at:
+        p.append(
+            Problem(
+                "issued_at differs from the certificate leaf's time",
+                where="issued_at",
+                expected=ev.at,
+                found=show(cert.get("issued_at")),
+            )
+        )
+    fin = cert.get("finished_at")
+    if not (is_time(fin) and run.at <= fin <= ev.at):
+        p.append(
+            Problem(
+                "finished_at must lie between the run's registration and the issue time",
+                where="finished_at",
+                expected=f"{run.at} ≤ finished_at ≤ {ev.at}",
+                found=show(fin),
+            )
+        )
+    if spec is None:
+        return p
+    for k in ("subject", "gate", "methodology"):
+        if not same(cert.get(k), spec.get(k)):
+            p.append(
+                Problem(
+                    f"{k} differs from the run spec's", where=k, expected=show(spec.get(k)), found=show(cert.get(k))
+                )
+            )
+    results = cert.get("results")
+    got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
+    if got != spec["items"]:
+        p.append(
+            Problem(
+                "results do not name the run spec's items in its order",
+                where="results",
+                expected=show(spec["items"]),
+                found=show(got),
+            )
+        )
+    return p
+
+
+def recheckable(cert: Any) -> bool:
+    """Whether a certificate has the structure recheck_certificate reads (its other problems are
+    reported by check_certificate, and recomputing still names the fields that do not follow)."""
+    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
+        return False
+    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
+    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
+        return False
+    scored = sum(r["status"] == SCORED for r in results)
+    passed = summary.get("passed")
+    return is_int(passed) and 0 <= passed <= scored
+
+
+# ==============================================================================================
+# generator/verifier/certificate_documents.py: The private documents of a certificate (SPEC §6): result details and
+#     the grader record, their shapes, and when they fall due. Pure: no I/O.
+# ==============================================================================================
+
+def due_records(
+    results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]
+) -> tuple[list[dict[str, Any]], bool]:
     """When a certificate's private documents fall due (SPEC §6): the sealed results whose
     details document is due (their item is revealed), in result order, and whether the grader
     record is due (at once on a public gate, else once every item of the run is revealed).
     The verifier, the build and `retire` all ask here."""
-    sealed = [r for r in results if isinstance(r.get("details"), str) and isinstance(r.get("item"), str) and r["item"] in revealed]
+    sealed = [
+        r
+        for r in results
+        if isinstance(r.get("details"), str) and isinstance(r.get("item"), str) and r["item"] in revealed
+    ]
     return sealed, public or all(i in revealed for i in items)
 
 
@@ -2659,7 +3372,14 @@ def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> lis
     if isinstance(r, dict):
         for k in ("item", "status"):
             if r.get(k) != sealed.get(k):
-                problems.append(Problem(f"{k} differs from the sealed result's", where=f"result.{k}", expected=show(sealed.get(k)), found=show(r.get(k))))
+                problems.append(
+                    Problem(
+                        f"{k} differs from the sealed result's",
+                        where=f"result.{k}",
+                        expected=show(sealed.get(k)),
+                        found=show(r.get(k)),
+                    )
+                )
     return problems
 
 
@@ -2669,9 +3389,19 @@ def _salted_document_problems(doc: Any, kind: str, keys: tuple[str, ...], serial
     if not isinstance(doc, dict):
         return problems
     if doc.get("type") != kind or not is_v1(doc):
-        problems.append(Problem("wrong type or version", expected=f'"{kind}", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected=f'"{kind}", v 1',
+                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
+            )
+        )
     if doc.get("serial") != serial:
-        problems.append(Problem("serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))))
+        problems.append(
+            Problem(
+                "serial differs from the certificate's", where="serial", expected=serial, found=show(doc.get("serial"))
+            )
+        )
     if not is_hex64(doc.get("salt")):
         problems.append(Problem("a salt is 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
     return problems
@@ -2682,11 +3412,25 @@ def check_grader_record(doc: Any, serial: str) -> list[Problem]:
     if not isinstance(doc, dict):
         return problems
     if not (doc.get("proposed_json") is None or isinstance(doc.get("proposed_json"), str)):
-        problems.append(Problem("the proposal is kept as its JSON text, or null", where="proposed_json", found=show(doc.get("proposed_json"))))
+        problems.append(
+            Problem(
+                "the proposal is kept as its JSON text, or null",
+                where="proposed_json",
+                found=show(doc.get("proposed_json")),
+            )
+        )
     return problems
 
 
-def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str) -> tuple[list[Problem], bool | None]:
+# ==============================================================================================
+# generator/verifier/recheck.py: Recomputing a certificate (SPEC §5, §6): every derived field from its results, the
+#     revealed answers and the methodology, and the one pipeline that applies every rule of SPEC §6 to a certificate.
+#     Pure: no I/O.
+# ==============================================================================================
+
+def recheck_open_result(
+    r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str
+) -> tuple[list[Problem], bool | None]:
     """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
@@ -2695,9 +3439,19 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
     found_names = [f.get("name") if isinstance(f, dict) else None for f in fields]
     names = [n for n in found_names if isinstance(n, str)]
     if len(names) != len(found_names):
-        return [*problems, Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(found_names))], None
+        return [
+            *problems,
+            Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(found_names)),
+        ], None
     if answer is not None and sorted(names) != sorted(answer):
-        problems.append(Problem("fields differ from the revealed answer's", where=f"{where}.fields", expected=", ".join(sorted(answer)), found=", ".join(map(show, names))))
+        problems.append(
+            Problem(
+                "fields differ from the revealed answer's",
+                where=f"{where}.fields",
+                expected=", ".join(sorted(answer)),
+                found=", ".join(map(show, names)),
+            )
+        )
         return problems, None
     scored: list[tuple[str, str, Fraction]] = []
     for j, f in enumerate(fields):
@@ -2707,71 +3461,76 @@ def recheck_open_result(r: dict[str, Any], answer: dict[str, Any] | None, m: Met
         fw = f"{where}.fields[{j}]"
         a = answer.get(name) if answer is not None else None
         if a is not None and (a["kind"], a["tier"]) != (kind, tier):
-            problems.append(Problem("kind or tier differs from the revealed answer", where=fw, expected=f"{a['kind']}, {a['tier']}", found=f"{kind}, {tier}"))
+            problems.append(
+                Problem(
+                    "kind or tier differs from the revealed answer",
+                    where=fw,
+                    expected=f"{a['kind']}, {a['tier']}",
+                    found=f"{kind}, {tier}",
+                )
+            )
             kind, tier = a["kind"], a["tier"]
         bad_output = value_kind_problem(kind, f.get("output"))
         if bad_output:
-            problems.append(Problem(f"the output of a {kind} field", where=f"{fw}.output", expected=bad_output, found=show(f.get("output"))))
+            problems.append(
+                Problem(
+                    f"the output of a {kind} field",
+                    where=f"{fw}.output",
+                    expected=bad_output,
+                    found=show(f.get("output")),
+                )
+            )
         form = similarity_form_problem(kind, tier, sim)
         if form or not isinstance(sim, str):
-            problems.append(Problem(f"malformed similarity for a {tier} {kind} field", where=f"{fw}.similarity", expected=str(form), found=show(sim)))
+            problems.append(
+                Problem(
+                    f"malformed similarity for a {tier} {kind} field",
+                    where=f"{fw}.similarity",
+                    expected=str(form),
+                    found=show(sim),
+                )
+            )
             return problems, None
         if a is not None and not bad_output:
             want = computed_similarity(kind, tier, f.get("output"), a["value"])
             if want is not None and want != sim:
-                problems.append(Problem("similarity does not follow from the output and the revealed answer", where=f"{fw}.similarity", expected=want, found=show(sim)))
+                problems.append(
+                    Problem(
+                        "similarity does not follow from the output and the revealed answer",
+                        where=f"{fw}.similarity",
+                        expected=want,
+                        found=show(sim),
+                    )
+                )
                 sim = want
         scored.append((str(name), tier, similarity_value(sim)))
     if not scored:
         return problems, None
     s = score_item(scored, m)
     if r.get("score") != s.text:
-        problems.append(Problem("item score does not follow from the similarities", where=f"{where}.score", expected=s.text, found=show(r.get("score"))))
+        problems.append(
+            Problem(
+                "item score does not follow from the similarities",
+                where=f"{where}.score",
+                expected=s.text,
+                found=show(r.get("score")),
+            )
+        )
     if r.get("passed") is not s.passed:
-        why = f"below the floor: {', '.join(s.below_floor)}" if s.below_floor else f"score {s.text} against threshold {m.item_threshold_text}"
-        problems.append(Problem(f"passed does not follow from the score and the floors ({why})", where=f"{where}.passed", expected=str(s.passed).lower(), found=show(r.get("passed"))))
+        why = (
+            f"below the floor: {', '.join(s.below_floor)}"
+            if s.below_floor
+            else f"score {s.text} against threshold {m.item_threshold_text}"
+        )
+        problems.append(
+            Problem(
+                f"passed does not follow from the score and the floors ({why})",
+                where=f"{where}.passed",
+                expected=str(s.passed).lower(),
+                found=show(r.get("passed")),
+            )
+        )
     return problems, s.passed
-
-
-def certificate_binding_problems(cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None) -> list[Problem]:
-    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
-    times, and the subject, gate, methodology and items of the registered run."""
-    p: list[Problem] = []
-    if cert.get("type") != "certificate" or not is_v1(cert):
-        p.append(Problem("wrong type or version", where="type", expected='"certificate", v 1', found=f"{show(cert.get('type'))}, v {show(cert.get('v'))}"))
-    for k, want in (("serial", ev.serial), ("run", ev.run)):
-        if cert.get(k) != want:
-            p.append(Problem(f"{k} differs from the ledger", where=k, expected=want, found=show(cert.get(k))))
-    if cert.get("issued_at") != ev.at:
-        p.append(Problem("issued_at differs from the certificate leaf's time", where="issued_at", expected=ev.at, found=show(cert.get("issued_at"))))
-    fin = cert.get("finished_at")
-    if not (is_time(fin) and run.at <= fin <= ev.at):
-        p.append(Problem("finished_at must lie between the run's registration and the issue time", where="finished_at", expected=f"{run.at} ≤ finished_at ≤ {ev.at}", found=show(fin)))
-    if spec is None:
-        return p
-    for k in ("subject", "gate", "methodology"):
-        if not same(cert.get(k), spec.get(k)):
-            p.append(Problem(f"{k} differs from the run spec's", where=k, expected=show(spec.get(k)), found=show(cert.get(k))))
-    results = cert.get("results")
-    got = [x.get("item") if isinstance(x, dict) else None for x in results] if isinstance(results, list) else None
-    if got != spec["items"]:
-        p.append(Problem("results do not name the run spec's items in its order", where="results", expected=show(spec["items"]), found=show(got)))
-    return p
-
-
-def recheckable(cert: Any) -> bool:
-    """Whether a certificate has the structure recheck_certificate reads (its other problems are
-    reported by check_certificate, and recomputing still names the fields that do not follow)."""
-    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
-        return False
-    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
-    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
-        return False
-    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
-        return False
-    scored = sum(r["status"] == SCORED for r in results)
-    passed = summary.get("passed")
-    return is_int(passed) and 0 <= passed <= scored
 
 
 @dataclass
@@ -2816,7 +3575,7 @@ def recheck_certificate(
             out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
             out.checks += 1
             res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = _check_result(res, f"{where} details.result", True, exclusion_rules)
+            shape, _, _ = check_result(res, f"{where} details.result", True, exclusion_rules)
             out.problems += shape
             opened = res if not shape else None
         if status == SCORED:
@@ -2831,23 +3590,54 @@ def recheck_certificate(
     summary = cert["summary"]
     out.checks += 1  # passed: bounded by the open results, or equal to their count
     if unknown and not passed <= summary["passed"] <= passed + unknown:
-        out.problems.append(Problem("passed cannot be: the published results already show how many pass, and only the sealed ones are unknown",
-                                    where="summary.passed", expected=f"{passed} to {passed + unknown}", found=show(summary["passed"])))
+        out.problems.append(
+            Problem(
+                "passed cannot be: the published results already show how many pass, and only the sealed ones "
+                "are unknown",
+                where="summary.passed",
+                expected=f"{passed} to {passed + unknown}",
+                found=show(summary["passed"]),
+            )
+        )
     if unknown:
         passed = summary["passed"]
-        out.asserted.append(f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the certificate states; "
-                            f"{unknown} sealed result(s) can be rechecked once their items are retired")
+        out.asserted.append(
+            f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the "
+            "certificate states; "
+            f"{unknown} sealed result(s) can be rechecked once their items are retired"
+        )
     elif summary["passed"] != passed:
-        out.problems.append(Problem("passed does not count the results that pass", where="summary.passed", expected=str(passed), found=show(summary["passed"])))
+        out.problems.append(
+            Problem(
+                "passed does not count the results that pass",
+                where="summary.passed",
+                expected=str(passed),
+                found=show(summary["passed"]),
+            )
+        )
     g = grade_counts(counts, passed, m)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
         out.checks += 1
         if not same(summary.get(k), g.summary[k]):
-            out.problems.append(Problem(f"{k} does not follow from the counts", where=f"summary.{k}", expected=show(g.summary[k]), found=show(summary.get(k))))
+            out.problems.append(
+                Problem(
+                    f"{k} does not follow from the counts",
+                    where=f"summary.{k}",
+                    expected=show(g.summary[k]),
+                    found=show(summary.get(k)),
+                )
+            )
     for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
         out.checks += 1
         if not same(cert.get(k), getattr(g, k)):
-            out.problems.append(Problem(f"{k} does not follow from the pass rates", where=k, expected=show(getattr(g, k)), found=show(cert.get(k))))
+            out.problems.append(
+                Problem(
+                    f"{k} does not follow from the pass rates",
+                    where=k,
+                    expected=show(getattr(g, k)),
+                    found=show(cert.get(k)),
+                )
+            )
     grader = cert["grader"]
     if record is not None:
         out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
@@ -2855,16 +3645,41 @@ def recheck_certificate(
         score, rule = band_score(pj, g.band)
         out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
         if cert.get("score") != score:
-            out.problems.append(Problem(f"score does not follow from the proposal {show(pj)} and the band {g.band}", where="score", expected=str(score), found=show(cert.get("score"))))
+            out.problems.append(
+                Problem(
+                    f"score does not follow from the proposal {show(pj)} and the band {g.band}",
+                    where="score",
+                    expected=str(score),
+                    found=show(cert.get("score")),
+                )
+            )
         if cert.get("score_rule") != rule:
-            out.problems.append(Problem("score_rule does not follow from the proposal", where="score_rule", expected=rule, found=show(cert.get("score_rule"))))
+            out.problems.append(
+                Problem(
+                    "score_rule does not follow from the proposal",
+                    where="score_rule",
+                    expected=rule,
+                    found=show(cert.get("score_rule")),
+                )
+            )
         kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
         for k, v in (("kept", len(kept)), ("dropped", dropped)):
             if grader.get(k) != v:
-                out.problems.append(Problem(f"{k} does not count the rationale's bullets", where=f"grader.{k}", expected=str(v), found=show(grader.get(k))))
+                out.problems.append(
+                    Problem(
+                        f"{k} does not count the rationale's bullets",
+                        where=f"grader.{k}",
+                        expected=str(v),
+                        found=show(grader.get(k)),
+                    )
+                )
     else:
-        out.asserted.append(f"certificate {serial}: the grader's proposal behind score {cert.get('score')} ({cert.get('score_rule')}) and the "
-                            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published once every item is revealed")
+        out.asserted.append(
+            f"certificate {serial}: the grader's proposal behind score {cert.get('score')} "
+            f"({cert.get('score_rule')}) and the "
+            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published "
+            "once every item is revealed"
+        )
     return out
 
 
@@ -2936,19 +3751,34 @@ class Report:
     def ok(self) -> bool:
         return not self.failures
 
-    def check(self, ok: bool, file: str, message: str, expected: Any = None, found: Any = None, where: str = "") -> bool:
+    def check(
+        self, ok: bool, file: str, message: str, expected: Any = None, found: Any = None, where: str = ""
+    ) -> bool:
         self.checks += 1
         if not ok:
-            self.failures.append(Problem(message, file, where, None if expected is None else str(expected), None if found is None else str(found)))
+            self.failures.append(
+                Problem(
+                    message,
+                    file,
+                    where,
+                    None if expected is None else str(expected),
+                    None if found is None else str(found),
+                )
+            )
         return ok
 
     def internal_error(self, file: str, error: Exception, trace: str | None) -> None:
         """A bug in the verifier met while checking `file`: a failure (fail closed), said as
         what it is, never as a verdict on the site."""
-        self.failures.append(Problem(
-            f"internal error of the verifier while checking this file ({type(error).__name__}: {str(error)[:300]}); "
-            "the rest of the site was not checked. This is a bug in the verifier: run it with --debug and report the traceback",
-            file))
+        self.failures.append(
+            Problem(
+                f"internal error of the verifier while checking this file ({type(error).__name__}: "
+                f"{str(error)[:300]}); "
+                "the rest of the site was not checked. This is a bug in the verifier: run it with --debug and report "
+                "the traceback",
+                file,
+            )
+        )
         if trace is not None:
             self.debug.append(trace)
 
@@ -3037,7 +3867,13 @@ class Site:
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
         if not is_safe_path(rel):
-            self.report.check(False, MANIFEST_PATH, f"{what}: unsafe or malformed path", "a relative path with '/', no '..'", show(rel))
+            self.report.check(
+                False,
+                MANIFEST_PATH,
+                f"{what}: unsafe or malformed path",
+                "a relative path with '/', no '..'",
+                show(rel),
+            )
             return None
         self.current = rel
         p = self.root / rel
@@ -3051,7 +3887,13 @@ class Site:
             inside = is_file = False
             real = p
         if not inside:
-            self.report.check(False, rel, f"{what}: the path leaves the site or passes through a link", "a regular file inside the site", str(real))
+            self.report.check(
+                False,
+                rel,
+                f"{what}: the path leaves the site or passes through a link",
+                "a regular file inside the site",
+                str(real),
+            )
             return None
         if not is_file:
             self.report.check(False, rel, f"{what}: the file is missing", "a regular file", "nothing")
@@ -3087,7 +3929,8 @@ class Site:
         if sig is None:
             return False
         return self.report.check(
-            ed25519_verify(key, sig, data), rel + ".sig",
+            ed25519_verify(key, sig, data),
+            rel + ".sig",
             f"detached signature of {rel} does not verify with the site key",
             f"a valid Ed25519 signature by {fingerprint(key)} of the file's {len(data)} bytes",
             f"{len(sig)} bytes that are not",
@@ -3117,25 +3960,61 @@ class Site:
                 report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
                 continue
             if rel_dir and not entries:
-                report.check(False, rel_dir, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
+                report.check(
+                    False,
+                    rel_dir,
+                    "the site holds an empty folder, which no SHA256SUMS line can list",
+                    "no empty folders",
+                    "an empty folder",
+                )
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 try:
                     if entry.is_symlink():
-                        report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
+                        report.check(
+                            False,
+                            rel,
+                            "the site holds a symbolic link",
+                            "regular files and folders only",
+                            f"a link to {os.readlink(entry.path)}",
+                        )
                     elif entry.is_dir(follow_symlinks=False):
                         if entry.name.lower() == "__pycache__":
-                            report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
+                            report.check(
+                                False,
+                                rel,
+                                "the site holds a Python bytecode cache",
+                                "no Python code but the verifier",
+                                "a __pycache__ folder",
+                            )
                         if depth + 1 >= MAX_SITE_DEPTH:
-                            report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
+                            report.check(
+                                False,
+                                rel,
+                                "folder nested too deeply to be part of a site",
+                                f"at most {MAX_SITE_DEPTH} levels",
+                                "deeper (not read further)",
+                            )
                         else:
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
                         if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
-                            report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
+                            report.check(
+                                False,
+                                rel,
+                                "the site holds Python code a verifier could be made to import",
+                                "no Python code but the verifier",
+                                "a Python file",
+                            )
                         yield rel
                     else:
-                        report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
+                        report.check(
+                            False,
+                            rel,
+                            "the site holds something that is neither a file nor a folder",
+                            "regular files and folders only",
+                            "a device, socket or pipe",
+                        )
                 except OSError as e:
                     report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
 
@@ -3145,15 +4024,27 @@ class Site:
 
 
 # ==============================================================================================
-# generator/verifier/release.py: A release as a whole (SPEC §2, §7, §8): the manifest, the keys, SHA256SUMS over every file, and the verifier copy the site ships.
+# generator/verifier/release.py: A release as a whole (SPEC §2, §7, §8): the manifest, the keys, SHA256SUMS over every
+#     file, and the verifier copy the site ships.
 # ==============================================================================================
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
 
 MANIFEST_KEYS = (
-    "type", "v", "origin", "name", "generated_at", "keys", "verifier", "gates", "methodology",
-    "ledger", "reveals", "runs", "certificates",
+    "type",
+    "v",
+    "origin",
+    "name",
+    "generated_at",
+    "keys",
+    "verifier",
+    "gates",
+    "methodology",
+    "ledger",
+    "reveals",
+    "runs",
+    "certificates",
 )
 
 
@@ -3165,20 +4056,37 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
         if m.get("type") != "transparency-manifest" or not is_v1(m):
-            problems.append(Problem("wrong type or version", expected='"transparency-manifest", v 1', found=f"{show(m.get('type'))}, v {show(m.get('v'))}"))
+            problems.append(
+                Problem(
+                    "wrong type or version",
+                    expected='"transparency-manifest", v 1',
+                    found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
+                )
+            )
         if not is_origin(m.get("origin")):
-            problems.append(Problem("malformed origin", where="origin", expected="a URL without scheme, spaces or '+'", found=show(m.get("origin"))))
+            problems.append(
+                Problem(
+                    "malformed origin",
+                    where="origin",
+                    expected="a URL without scheme, spaces or '+'",
+                    found=show(m.get("origin")),
+                )
+            )
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
         for k in MANIFEST_LISTS:
             if k in m and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
-        problems += check_keys(m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger")
+        problems += check_keys(
+            m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger"
+        )
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):
                 problems.append(Problem("unsafe or malformed path", where=k, found=show(m[k])))
         if "name" in m and not (isinstance(m["name"], str) and m["name"].strip()):
-            problems.append(Problem("the program's name must be a non-empty string", where="name", found=show(m["name"])))
+            problems.append(
+                Problem("the program's name must be a non-empty string", where="name", found=show(m["name"]))
+            )
         led = m.get("ledger")
         if isinstance(led, dict):
             for k in ("entries", "checkpoint", "commitment_list"):
@@ -3209,7 +4117,13 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         if pem is not None:
             try:
                 pem_key = public_key_from_pem(pem)
-                report.check(pem_key == row.key.public_key, row.pem, "PEM holds a different key than keys.json", row.key.fingerprint, fingerprint(pem_key))
+                report.check(
+                    pem_key == row.key.public_key,
+                    row.pem,
+                    "PEM holds a different key than keys.json",
+                    row.key.fingerprint,
+                    fingerprint(pem_key),
+                )
             except ValueError as e:
                 report.check(False, row.pem, str(e))
     active = [r.key for r in rows if r.status == "active"]
@@ -3221,7 +4135,10 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         report.demo_key = True
         report.warnings.append(DEMO_KEY_WARNING)
     if pin is None:
-        report.key["source"] = "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it with --key"
+        report.key["source"] = (
+            "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it "
+            "with --key"
+        )
         return vk.public_key
     pinned = pin.strip()
     if pinned.startswith("SHA256:"):
@@ -3230,7 +4147,9 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         pk = parse_vkey(pinned)
         match = pk.public_key == vk.public_key and pk.name == vk.name
     report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
-    if not report.check(match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"):
+    if not report.check(
+        match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"
+    ):
         return None
     return vk.public_key
 
@@ -3257,7 +4176,13 @@ def check_sums(s: Site, key: bytes, verifier: str) -> None:
         path = m.group(2)
         key_bytes = path.encode()
         if key_bytes <= previous:
-            report.check(False, SUMS_PATH, "lines not sorted by path bytes (or a path listed twice)", where=f"line {n}", found=path)
+            report.check(
+                False,
+                SUMS_PATH,
+                "lines not sorted by path bytes (or a path listed twice)",
+                where=f"line {n}",
+                found=path,
+            )
         previous = key_bytes
         listed[path] = m.group(1)
     if not text.endswith("\n"):
@@ -3265,7 +4190,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> None:
     actual = set(s.files(verifier))
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
-        report.check(False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file")
+        report.check(
+            False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
+        )
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     for rel in sorted(actual & set(listed)):
@@ -3284,14 +4211,27 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
     try:
         mine = s.own_verifier()
     except OSError as e:
-        s.report.check(False, rel, "this verifier cannot read its own file to compare", "a readable verify.py", e.strerror or str(e))
+        s.report.check(
+            False,
+            rel,
+            "this verifier cannot read its own file to compare",
+            "a readable verify.py",
+            e.strerror or str(e),
+        )
         return
-    s.report.check(theirs == mine, rel, "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
-                   f"SHA-256 {sha256_hex(mine)} (this verifier)", f"SHA-256 {sha256_hex(theirs)}")
+    s.report.check(
+        theirs == mine,
+        rel,
+        "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+        f"SHA-256 {sha256_hex(mine)} (this verifier)",
+        f"SHA-256 {sha256_hex(theirs)}",
+    )
 
 
 # ==============================================================================================
-# generator/verifier/publication.py: What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology parameters, reveal documents and run specs, each against its leaf.
+# generator/verifier/publication.py: What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle
+#     root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology
+#     parameters, reveal documents and run specs, each against its leaf.
 # ==============================================================================================
 
 def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> Ledger | None:
@@ -3323,10 +4263,30 @@ def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> 
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "ledger-entries" and is_v1(rest), rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
-    report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
-    report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
-    report.check(same(led["tree_size"], ledger.size), MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
+    report.check(
+        rest.get("type") == "ledger-entries" and is_v1(rest),
+        rel,
+        "wrong type or version",
+        '"ledger-entries", v 1',
+        f"{show(rest.get('type'))}, v {show(rest.get('v'))}",
+    )
+    report.check(
+        rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
+    )
+    report.check(
+        same(rest.get("tree_size"), ledger.size),
+        rel,
+        "tree_size differs from the number of entries",
+        ledger.size,
+        show(rest.get("tree_size")),
+    )
+    report.check(
+        same(led["tree_size"], ledger.size),
+        MANIFEST_PATH,
+        "ledger.tree_size differs from the number of entries",
+        ledger.size,
+        show(led["tree_size"]),
+    )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
     check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
@@ -3347,8 +4307,14 @@ def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Le
             if c is None:
                 report.check(False, rel, "lists an item the ledger never committed", found=show(row))
                 break
-            want = {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index,
-                    "status": "revealed" if c.id in ledger.reveals else "sealed"}
+            want = {
+                "at": c.at,
+                "commitment": c.commitment,
+                "gate": c.gate,
+                "id": c.id,
+                "index": c.index,
+                "status": "revealed" if c.id in ledger.reveals else "sealed",
+            }
             if row != want or type(row.get("index")) is not int:  # a dict compares true == 1
                 report.failures.append(_row_problem(rel, c.id, want, row))
         for _ in rows:
@@ -3361,9 +4327,23 @@ def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Le
         report.check(False, rel, f"ends before the ledger's commit of {missing.id}", where="commitments")
     report.checks += ledger.commit_count
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "commitment-list" and is_v1(rest), rel, "wrong type or version", '"commitment-list", v 1', show(rest.get("type")))
-    report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
-    report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the ledger's", ledger.size, show(rest.get("tree_size")))
+    report.check(
+        rest.get("type") == "commitment-list" and is_v1(rest),
+        rel,
+        "wrong type or version",
+        '"commitment-list", v 1',
+        show(rest.get("type")),
+    )
+    report.check(
+        rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
+    )
+    report.check(
+        same(rest.get("tree_size"), ledger.size),
+        rel,
+        "tree_size differs from the ledger's",
+        ledger.size,
+        show(rest.get("tree_size")),
+    )
 
 
 def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Problem:
@@ -3373,10 +4353,19 @@ def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Prob
     diffs = [k for k in want if not same(row[k], want[k])]
     if diffs == ["status"]:
         told = "revealed it" if want["status"] == "revealed" else "never revealed it"
-        return Problem(f"item {item_id} is marked {row['status']} but the ledger {told}", rel, where, want["status"], show(row["status"]))
+        return Problem(
+            f"item {item_id} is marked {row['status']} but the ledger {told}",
+            rel,
+            where,
+            want["status"],
+            show(row["status"]),
+        )
     return Problem(
-        f"row differs from the ledger's commit leaf ({', '.join(diffs)})", rel, where,
-        ", ".join(f"{k}={show(want[k])}" for k in diffs), ", ".join(f"{k}={show(row[k])}" for k in diffs),
+        f"row differs from the ledger's commit leaf ({', '.join(diffs)})",
+        rel,
+        where,
+        ", ".join(f"{k}={show(want[k])}" for k in diffs),
+        ", ".join(f"{k}={show(row[k])}" for k in diffs),
     )
 
 
@@ -3389,11 +4378,23 @@ def check_checkpoint(s: Site, rel: str, origin: str, key: bytes, size: int, root
         note = open_note(data, [VerifierKey(origin, key_id(origin, key), key)])
         cp_origin, cp_size, cp_root = parse_checkpoint(note.text)
     except (NoteError, FormatError) as e:
-        report.check(False, rel, f"checkpoint does not verify: {e}", f"a signed note by {origin} ({fingerprint(key)}) with a checkpoint body", "a note that is not")
+        report.check(
+            False,
+            rel,
+            f"checkpoint does not verify: {e}",
+            f"a signed note by {origin} ({fingerprint(key)}) with a checkpoint body",
+            "a note that is not",
+        )
         return
     report.check(cp_origin == origin, rel, "checkpoint origin differs", origin, cp_origin)
     report.check(cp_size == size, rel, "checkpoint size differs from the number of entries", size, cp_size)
-    report.check(cp_root == root, rel, "checkpoint root differs from the RFC 6962 root of the entries", base64.b64encode(root).decode(), base64.b64encode(cp_root).decode())
+    report.check(
+        cp_root == root,
+        rel,
+        "checkpoint root differs from the RFC 6962 root of the entries",
+        base64.b64encode(root).decode(),
+        base64.b64encode(cp_root).decode(),
+    )
 
 
 def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
@@ -3405,8 +4406,14 @@ def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, wan
         want_set = set(want)
         missing = [x for x in want if x not in got_set]
         extra = [x for x in got if not isinstance(x, str) or x not in want_set]
-        detail = f"missing {show(missing[:5])}, extra {show(extra[:5])}" if missing or extra else "same entries in another order"
-        report.check(False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5]))
+        detail = (
+            f"missing {show(missing[:5])}, extra {show(extra[:5])}"
+            if missing or extra
+            else "same entries in another order"
+        )
+        report.check(
+            False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5])
+        )
     else:
         report.checks += 1
     return rows
@@ -3418,20 +4425,33 @@ def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         g = ledger.gates.get(r["id"]) if isinstance(r.get("id"), str) else None
         if g is not None:
             want = {"id": g.id, "name": g.name, "public": g.public}
-            s.report.check(same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
+            s.report.check(
+                same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r)
+            )
 
 
 def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, Methodology]:
     report = s.report
-    rows = ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
+    rows = ordered_ids(
+        report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies)
+    )
     methodologies: dict[str, Methodology] = {}
     for r in rows:
         version = r.get("version")
         event = ledger.methodologies.get(version) if isinstance(version, str) else None
-        report.add(check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"), MANIFEST_PATH)
+        report.add(
+            check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"),
+            MANIFEST_PATH,
+        )
         if event is None:
             continue
-        report.check(r.get("sha256") == event.sha256, MANIFEST_PATH, f"methodology {version}: hash differs from the ledger", event.sha256, show(r.get("sha256")))
+        report.check(
+            r.get("sha256") == event.sha256,
+            MANIFEST_PATH,
+            f"methodology {version}: hash differs from the ledger",
+            event.sha256,
+            show(r.get("sha256")),
+        )
         s.path(r.get("document"), f"methodology {version} document")
         loaded = s.document(r.get("parameters"), f"methodology {version} parameters")
         if loaded is None:
@@ -3439,10 +4459,18 @@ def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -
         data, doc = loaded
         rel = str(r.get("parameters"))
         digest = sha256_hex(data)
-        report.check(digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest)
+        report.check(
+            digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest
+        )
         rules = check_methodology(doc)
         report.add(rules, rel)
-        report.check(isinstance(doc, dict) and doc.get("version") == version, rel, "version inside the file differs", version, show(doc.get("version") if isinstance(doc, dict) else None))
+        report.check(
+            isinstance(doc, dict) and doc.get("version") == version,
+            rel,
+            "version inside the file differs",
+            version,
+            show(doc.get("version") if isinstance(doc, dict) else None),
+        )
         if not rules:
             methodologies[str(version)] = parse_methodology(doc)
     return methodologies
@@ -3463,13 +4491,26 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
             continue
         want_row = {"gate": commit.gate, "reason": ev.reason, "revealed_at": ev.at}
         got_row = {k: r.get(k) for k in want_row}
-        report.check(same(got_row, want_row), MANIFEST_PATH, f"reveal of {item_id} differs from its ledger leaves", canonical_text(want_row), show(got_row), where=w)
+        report.check(
+            same(got_row, want_row),
+            MANIFEST_PATH,
+            f"reveal of {item_id} differs from its ledger leaves",
+            canonical_text(want_row),
+            show(got_row),
+            where=w,
+        )
         data = s.read(r.get("path"), f"reveal of {item_id}")
         if data is None:
             continue
         rel = str(r.get("path"))
         digest = sha256_hex(data)
-        report.check(digest == commit.commitment, rel, f"SHA-256 of the reveal file is not the commitment of {item_id}", f"{commit.commitment} (ledger entries[{commit.index}])", digest)
+        report.check(
+            digest == commit.commitment,
+            rel,
+            f"SHA-256 of the reveal file is not the commitment of {item_id}",
+            f"{commit.commitment} (ledger entries[{commit.index}])",
+            digest,
+        )
         try:
             doc = parse_canonical(data)
         except FormatError as e:
@@ -3484,7 +4525,9 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         salts[doc["salt"]] = str(item_id)
 
 
-def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]) -> dict[str, dict[str, Any]]:
+def check_runs(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]
+) -> dict[str, dict[str, Any]]:
     report = s.report
     rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
@@ -3504,23 +4547,37 @@ def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies:
         if not report.add(check_run_spec(spec), rel):
             continue
         version = spec["methodology"].get("version")
-        report.add(check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs), rel)
+        report.add(
+            check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
+            rel,
+        )
         specs[run.id] = spec
     return specs
 
 
 # ==============================================================================================
-# generator/verifier/certificate_files.py: A site's certificates (SPEC §6): each certificate file against its ledger leaf and signature, its details documents and grader record against its hashes and against when each falls due, and then every rule of certificates.examine_certificate.
+# generator/verifier/certificate_files.py: A site's certificates (SPEC §6): each certificate file against its ledger
+#     leaf and signature, its details documents and grader record against its hashes and against when each falls due,
+#     and then every rule of certificates.examine_certificate.
 # ==============================================================================================
 
 def check_certificates(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology], key: bytes
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+    key: bytes,
 ) -> None:
     report = s.report
     run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
-    rows = ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
-    reveal_paths = {r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    rows = ordered_ids(
+        report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates)
+    )
+    reveal_paths = {
+        r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
+    }
     answers = RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item)))
     verdicts: dict[str, str] = {}
     now = _Clock()
@@ -3529,7 +4586,13 @@ def check_certificates(
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
-            report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
+            report.check(
+                row.get("status") == want,
+                MANIFEST_PATH,
+                f"run {row['id']}: status differs from its certificate",
+                want,
+                show(row.get("status")),
+            )
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -3544,16 +4607,33 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
 
 
 def _check_one_certificate(
-    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology],
-    run_paths: dict[str, Any], answers: RevealedAnswers, verdicts: dict[str, str], now: "_Clock", key: bytes,
+    s: Site,
+    r: dict[str, Any],
+    ledger: Ledger,
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+    run_paths: dict[str, Any],
+    answers: RevealedAnswers,
+    verdicts: dict[str, str],
+    now: "_Clock",
+    key: bytes,
 ) -> None:
     report = s.report
     serial = r.get("serial")
     ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
-    report.add(check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"), MANIFEST_PATH)
+    report.add(
+        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        MANIFEST_PATH,
+    )
     if ev is None:
         return
-    report.check(r.get("run") == ev.run, MANIFEST_PATH, f"certificate {serial}: run differs from the ledger", ev.run, show(r.get("run")))
+    report.check(
+        r.get("run") == ev.run,
+        MANIFEST_PATH,
+        f"certificate {serial}: run differs from the ledger",
+        ev.run,
+        show(r.get("run")),
+    )
     loaded = s.document(r.get("path"), f"certificate {serial}")
     if loaded is None:
         return
@@ -3577,8 +4657,18 @@ def _check_one_certificate(
     record = None
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-    found = examine_certificate(cert, ev, run, spec, pinned, public, run_paths.get(ev.run, ""),
-                                answers.answers(spec["items"]) if spec is not None else {}, details, record)
+    found = examine_certificate(
+        cert,
+        ev,
+        run,
+        spec,
+        pinned,
+        public,
+        run_paths.get(ev.run, ""),
+        answers.answers(spec["items"]) if spec is not None else {},
+        details,
+        record,
+    )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
 
@@ -3606,7 +4696,11 @@ def _published_records(
     published early would leak answers; one missing when due hides evidence."""
     report = s.report
     serial = cert.get("serial")
-    results = [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)] if isinstance(cert.get("results"), list) else []
+    results = (
+        [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
+        if isinstance(cert.get("results"), list)
+        else []
+    )
     listed = row.get("details")
     if not isinstance(listed, list):
         report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
@@ -3620,29 +4714,70 @@ def _published_records(
             continue
         digest = sha256_hex(loaded[0])
         sealed = by_hash.get(digest)
-        if not report.check(sealed is not None, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest):
+        if not report.check(
+            sealed is not None,
+            str(path),
+            "details document whose hash no sealed result of the certificate holds",
+            f"one of the results' details hashes in {rel}",
+            digest,
+        ):
             continue
         assert sealed is not None
         item = sealed.get("item")
-        report.check(item in ledger.reveals, str(path), f"details of {item} published while the item is sealed: they would reveal its answer", "published after the item's reveal", "published")
+        report.check(
+            item in ledger.reveals,
+            str(path),
+            f"details of {item} published while the item is sealed: they would reveal its answer",
+            "published after the item's reveal",
+            "published",
+        )
         details[str(item)] = loaded[1]
         order.append(str(item))
     sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
     for r in sealed_due:
-        report.check(r["item"] in details, MANIFEST_PATH, f"certificate {serial}: item {r['item']} is revealed but its details document is not published", "listed in details", "missing")
+        report.check(
+            r["item"] in details,
+            MANIFEST_PATH,
+            f"certificate {serial}: item {r['item']} is revealed but its details document is not published",
+            "listed in details",
+            "missing",
+        )
     want_order = [r.get("item") for r in results if r.get("item") in details]
-    report.check(order == want_order, MANIFEST_PATH, f"certificate {serial}: details are listed in result order", show(want_order), show(order))
+    report.check(
+        order == want_order,
+        MANIFEST_PATH,
+        f"certificate {serial}: details are listed in result order",
+        show(want_order),
+        show(order),
+    )
     path = row.get("grader_record")
     record = None
     if path is None:
-        report.check(not due, MANIFEST_PATH, f"certificate {serial}: the grader record is due but not published",
-                     "published (a public gate's at once, a secret gate's once every item is revealed)", "null")
+        report.check(
+            not due,
+            MANIFEST_PATH,
+            f"certificate {serial}: the grader record is due but not published",
+            "published (a public gate's at once, a secret gate's once every item is revealed)",
+            "null",
+        )
         return details, None
-    report.check(due, str(path), f"certificate {serial}: grader record published before every item of the certificate is revealed", "not yet published", "published")
+    report.check(
+        due,
+        str(path),
+        f"certificate {serial}: grader record published before every item of the certificate is revealed",
+        "not yet published",
+        "published",
+    )
     loaded = s.document(path, f"grader record of {serial}")
     if loaded is not None:
         want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-        if report.check(sha256_hex(loaded[0]) == want, str(path), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0])):
+        if report.check(
+            sha256_hex(loaded[0]) == want,
+            str(path),
+            "grader record does not hash to the certificate's grader.record",
+            show(want),
+            sha256_hex(loaded[0]),
+        ):
             record = loaded[1] if isinstance(loaded[1], dict) else None
     return details, record
 
@@ -3717,7 +4852,8 @@ def _check(s: Site, key: str | None) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/cli.py: The command line of verify.py (SPEC §8): `python3 -P verify.py [SITE] [--key K] [--json]`.
+# generator/verifier/cli.py: The command line of verify.py (SPEC §8): `python3 -P verify.py [SITE] [--key K]
+#     [--json]`.
 # ==============================================================================================
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -3730,10 +4866,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
         "could not be read or the arguments are wrong.",
     )
-    parser.add_argument("site", nargs="?", default=None, help="the site directory (default: the directory holding this file)")
-    parser.add_argument("--key", metavar="VKEY_OR_FINGERPRINT", help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in the site is trusted")
+    parser.add_argument(
+        "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
+    )
+    parser.add_argument(
+        "--key",
+        metavar="VKEY_OR_FINGERPRINT",
+        help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in "
+        "the site is trusted",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--debug", action="store_true", help="on an internal error of the verifier, print its traceback too")
+    parser.add_argument(
+        "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
@@ -3743,12 +4888,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         hijacked = foreign_modules([site, os.path.dirname(own_file())])
         if hijacked:
             for name, origin in hijacked:
-                print(f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the current folder, "
-                      "not from Python's own library: a site's code could have run; refusing to verify", file=sys.stderr)
-            print("Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the project.", file=sys.stderr)
+                print(
+                    f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the "
+                    "current folder, "
+                    "not from Python's own library: a site's code could have run; refusing to verify",
+                    file=sys.stderr,
+                )
+            print(
+                "Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the "
+                "project.",
+                file=sys.stderr,
+            )
             return 1
     if not NACL:
-        print("verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)", file=sys.stderr)
+        print(
+            "verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)",
+            file=sys.stderr,
+        )
         return 2
     try:
         report = verify_site(site, args.key, debug=args.debug)

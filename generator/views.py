@@ -118,7 +118,9 @@ class RunGroup:
     continues: bool  # the group goes on on the next page
 
 
-def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], gate_names: dict[str, str]) -> list[RunRow]:
+def run_rows(
+    runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], gate_names: dict[str, str]
+) -> list[RunRow]:
     """Every run, grouped by subject and gate (groups in the order of their first run), each
     group's runs in ledger order, with its place in the chain of attempts. Linear."""
     by_serial = {c.serial: c for c in certificates}
@@ -133,7 +135,9 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
             page = layout.runs_page(len(rows) // layout.PAGE_SIZE + 1)
             _, version, org = _subject_text(r.spec.get("subject"))
             previous = r.spec.get("previous_run")
-            attempt_text = f"attempt {n} of {len(members)}, " + (f"after run {previous}" if previous else "the first run")
+            attempt_text = f"attempt {n} of {len(members)}, " + (
+                f"after run {previous}" if previous else "the first run"
+            )
             cert = by_serial.get(r.certificate) if r.certificate else None
             if r.certificate is None:
                 status, status_text = "open", OPEN_STATUS
@@ -142,14 +146,32 @@ def run_rows(runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], g
                 status_text = VERDICT_WORDS.get(status, status).lower()
                 if cert is not None:
                     status_text += f", grade {cert.grade}, score {cert.score}"
-            rows.append(RunRow(
-                id=r.id, spec_path=layout.run_spec(r.id), subject_id=subject_id, subject_name=name, subject_version=version, organization=org,
-                gate=gate, gate_name=gate_names.get(gate, gate), at=r.at, index=r.index, items=len(r.spec.get("items", [])),
-                attempt=n, attempts=len(members), previous=previous if isinstance(previous, str) else None,
-                previous_link=links.get(previous) if isinstance(previous, str) else None, attempt_text=attempt_text, status=status, status_text=status_text, certificate=r.certificate,
-                certificate_page=layout.certificate_page(r.certificate) if r.certificate else None,
-                page=page, anchor=f"run-{r.id}",
-            ))
+            rows.append(
+                RunRow(
+                    id=r.id,
+                    spec_path=layout.run_spec(r.id),
+                    subject_id=subject_id,
+                    subject_name=name,
+                    subject_version=version,
+                    organization=org,
+                    gate=gate,
+                    gate_name=gate_names.get(gate, gate),
+                    at=r.at,
+                    index=r.index,
+                    items=len(r.spec.get("items", [])),
+                    attempt=n,
+                    attempts=len(members),
+                    previous=previous if isinstance(previous, str) else None,
+                    previous_link=links.get(previous) if isinstance(previous, str) else None,
+                    attempt_text=attempt_text,
+                    status=status,
+                    status_text=status_text,
+                    certificate=r.certificate,
+                    certificate_page=layout.certificate_page(r.certificate) if r.certificate else None,
+                    page=page,
+                    anchor=f"run-{r.id}",
+                )
+            )
             links[r.id] = rows[-1].link
     return rows
 
@@ -161,7 +183,11 @@ def group_rows(rows: Sequence[RunRow]) -> list[RunGroup]:
         if out and (out[-1].subject_id, out[-1].gate) == (r.subject_id, r.gate):
             out[-1].rows.append(r)
         else:
-            out.append(RunGroup(r.subject_id, r.subject_name, r.gate, r.gate_name, [r], continued=r.attempt > 1, continues=False))
+            out.append(
+                RunGroup(
+                    r.subject_id, r.subject_name, r.gate, r.gate_name, [r], continued=r.attempt > 1, continues=False
+                )
+            )
     if out:
         last = out[-1]
         out[-1] = dataclasses.replace(last, continues=last.rows[-1].attempt < last.rows[-1].attempts)
@@ -301,24 +327,37 @@ def verdict_sentence(doc: dict[str, Any], m: Methodology) -> str:
     g, wg, bg = doc["grade"], doc["worst_case_grade"], doc["best_case_grade"]
     verdict = doc["verdict"]
     if verdict == "certified":
-        return (f"Its grade {g} and its worst-case grade {wg} (every non-scored result counted as a failure) both reach "
-                f"the minimum grade {least}, and {scored} of {total} results were scored, at least the {fraction} "
-                f"the methodology requires.")
+        return (
+            f"Its grade {g} and its worst-case grade {wg} (every non-scored result counted as a failure) both reach "
+            f"the minimum grade {least}, and {scored} of {total} results were scored, at least the {fraction} "
+            f"the methodology requires."
+        )
     if verdict == "incomplete":
         if scored == 0:
-            return "No result was scored, so there is nothing to grade: the run is incomplete, not a pass and not a failure."
-        return (f"Only {scored} of {total} results were scored; the methodology requires at least {fraction} of them. "
-                f"The run cannot be decided either way on so few scored results.")
+            return (
+                "No result was scored, so there is nothing to grade: the run is incomplete, not a pass and not a "
+                "failure."
+            )
+        return (
+            f"Only {scored} of {total} results were scored; the methodology requires at least {fraction} of them. "
+            f"The run cannot be decided either way on so few scored results."
+        )
     if not m.reaches(bg, least):
         if non_scored:
-            return (f"Even counting every one of the {_plural(non_scored, 'non-scored result')} as a pass, the grade would be "
-                    f"{bg}, below the minimum grade {least}.")
+            return (
+                f"Even counting every one of the {_plural(non_scored, 'non-scored result')} as a pass, the grade "
+                "would be "
+                f"{bg}, below the minimum grade {least}."
+            )
         return f"The grade {g} is below the minimum grade {least}."
     if not m.reaches(g, least):
         return f"The grade {g} is below the minimum grade {least}."
-    return (f"The grade {g} reaches the minimum grade {least}, but the worst-case grade {wg} does not: counted as failures, "
-            f"the {_plural(non_scored, 'non-scored result')} would bring the pass rate to {s['worst_case_pass_rate']} %. "
-            f"Results that were not scored cannot buy a certificate.")
+    return (
+        f"The grade {g} reaches the minimum grade {least}, but the worst-case grade {wg} does not: counted as "
+        "failures, "
+        f"the {_plural(non_scored, 'non-scored result')} would bring the pass rate to {s['worst_case_pass_rate']} %. "
+        f"Results that were not scored cannot buy a certificate."
+    )
 
 
 def score_sentence(doc: dict[str, Any], proposed_json: str | None, published: bool) -> str:
@@ -328,20 +367,29 @@ def score_sentence(doc: dict[str, Any], proposed_json: str | None, published: bo
     band = f"the band {lo} to {hi}"
     if rule == "as-proposed":
         if published:
-            return f"The grader proposed {proposed_json}, which lies inside {band}, so the score is {score}, as proposed."
+            return (
+                f"The grader proposed {proposed_json}, which lies inside {band}, so the score is {score}, as proposed."
+            )
         return f"The grader's proposal lay inside {band}, so the score is the proposal itself, {score}."
     if rule == "clamped":
         if published:
-            return (f"The grader proposed {proposed_json}, outside {band}. The grader can only move the score inside the band, "
-                    f"so the proposal is clamped to the nearest edge: {score}.")
+            return (
+                f"The grader proposed {proposed_json}, outside {band}. The grader can only move the score inside "
+                "the band, "
+                f"so the proposal is clamped to the nearest edge: {score}."
+            )
         return f"The grader's proposal lay outside {band}, so the score is clamped to the nearest band edge: {score}."
     mid = f"the band's midpoint, ⌊({lo} + {hi}) / 2⌋ = {score}"
     if published:
         if proposed_json is None:
             return f"The grader made no proposal, so the score is {mid}."
-        return (f"The grader's proposal, written as {proposed_json}, is not a plain integer (such as 90, without quotes, "
-                f"decimals or exponent), so it does not count and the score is {mid}.")
-    return f"The grader's proposal was not a plain integer, or there was none, so it did not count and the score is {mid}."
+        return (
+            f"The grader's proposal, written as {proposed_json}, is not a plain integer (such as 90, without quotes, "
+            f"decimals or exponent), so it does not count and the score is {mid}."
+        )
+    return (
+        f"The grader's proposal was not a plain integer, or there was none, so it did not count and the score is {mid}."
+    )
 
 
 _HOW_EXACT = {"1": "exact match", "0": "differs from the answer"}
@@ -358,14 +406,25 @@ def _field_view(f: dict[str, Any], value: Fraction, m: Methodology) -> FieldView
         how = _HOW_REPORTED
     else:
         how = _HOW_JACCARD
-    return FieldView(str(f["name"]), kind, tier, t.weight_text, t.min_similarity_text, sim, how, value >= t.min_similarity,
-                     json.dumps(f.get("output"), ensure_ascii=False))
+    return FieldView(
+        str(f["name"]),
+        kind,
+        tier,
+        t.weight_text,
+        t.min_similarity_text,
+        sim,
+        how,
+        value >= t.min_similarity,
+        json.dumps(f.get("output"), ensure_ascii=False),
+    )
 
 
 def _outcome(s: ItemScore, threshold: str) -> str:
     if s.passed:
         return f"passed: score {s.text} is at least the threshold {threshold} and every field reaches its tier's floor"
-    floors = ("a field is" if len(s.below_floor) == 1 else "fields are") + f" below its tier's floor ({', '.join(s.below_floor)})"
+    floors = (
+        "a field is" if len(s.below_floor) == 1 else "fields are"
+    ) + f" below its tier's floor ({', '.join(s.below_floor)})"
     if s.score >= Fraction(threshold):
         return f"failed: score {s.text} clears the threshold {threshold}, but {floors}"
     return f"failed: score {s.text} is below the threshold {threshold}" + (f", and {floors}" if s.below_floor else "")
@@ -399,9 +458,14 @@ def certificate_view(
         details = c.details.get(item)
         opened: dict[str, Any] | None = r if c.public else (details.doc["result"] if details is not None else None)
         base = {
-            "item": item, "anchor": f"result-{item}", "status": status, "status_text": STATUS_WORDS.get(status, status),
-            "item_page": layout.item_page(item) if item in revealed else None, "shown": opened is not None,
-            "details_hash": r.get("details"), "details_path": details.path if details is not None else None,
+            "item": item,
+            "anchor": f"result-{item}",
+            "status": status,
+            "status_text": STATUS_WORDS.get(status, status),
+            "item_page": layout.item_page(item) if item in revealed else None,
+            "shown": opened is not None,
+            "details_hash": r.get("details"),
+            "details_path": details.path if details is not None else None,
         }
         if status == SCORED:
             if opened is None:
@@ -409,16 +473,27 @@ def certificate_view(
                 continue
             values = [similarity_value(f["similarity"]) for f in opened["fields"]]
             fields = tuple(_field_view(f, v, m) for f, v in zip(opened["fields"], values, strict=True))
-            if opened["passed"] is True:  # rechecked by the build: the score reaches the threshold and every floor is met
-                outcome = f"passed: score {opened['score']} is at least the threshold {m.item_threshold_text} and every field reaches its tier's floor"
+            if (
+                opened["passed"] is True
+            ):  # rechecked by the build: the score reaches the threshold and every floor is met
+                outcome = (
+                    f"passed: score {opened['score']} is at least the threshold {m.item_threshold_text} and "
+                    "every field reaches its tier's floor"
+                )
             else:
                 engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), m)
                 outcome = _outcome(engine, m.item_threshold_text)
-            shown.append(ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome, fields=fields))
+            shown.append(
+                ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome, fields=fields)
+            )
         else:
             rule = opened.get("rule") if opened is not None else None
             rule_text = rules[rule] if isinstance(rule, int) and 0 <= rule < len(rules) else None
-            not_scored.append(ResultView(**base, note=opened.get("note") if opened is not None else None, rule=rule, rule_text=rule_text))
+            not_scored.append(
+                ResultView(
+                    **base, note=opened.get("note") if opened is not None else None, rule=rule, rule_text=rule_text
+                )
+            )
 
     s = doc["summary"]
     counts = [
@@ -429,17 +504,24 @@ def certificate_view(
     ]
     counts += [CountRow(f"Not scored: {STATUS_WORDS[k]}", s[k], STATUS_MEANING[k], k) for k in NON_SCORED]
     if s["scored"]:
-        rate_sentence = (f"{s['passed']} of {s['scored']} scored results passed: a pass rate of {s['pass_rate']} %, with a 95 % "
-                         f"Wilson score interval of {s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %.")
+        rate_sentence = (
+            f"{s['passed']} of {s['scored']} scored results passed: a pass rate of {s['pass_rate']} %, with a 95 % "
+            f"Wilson score interval of {s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %."
+        )
     else:
-        rate_sentence = ("No result was scored: the pass rate is taken as 0 % and its interval spans everything, "
-                         f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %.")
+        rate_sentence = (
+            "No result was scored: the pass rate is taken as 0 % and its interval spans everything, "
+            f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %."
+        )
     non_scored = s["total"] - s["scored"]
     if non_scored:
-        rate_sentence += (f" The {_plural(non_scored, 'non-scored result')} {'is' if non_scored == 1 else 'are'} not counted as failures; "
-                          f"counted as failures {'it' if non_scored == 1 else 'they'} would "
-                          f"give {s['worst_case_pass_rate']} % (the worst case, grade {doc['worst_case_grade']}), counted as passes "
-                          f"{s['best_case_pass_rate']} % (the best case, grade {doc['best_case_grade']}).")
+        rate_sentence += (
+            f" The {_plural(non_scored, 'non-scored result')} {'is' if non_scored == 1 else 'are'} not counted as "
+            "failures; "
+            f"counted as failures {'it' if non_scored == 1 else 'they'} would "
+            f"give {s['worst_case_pass_rate']} % (the worst case, grade {doc['worst_case_grade']}), counted as passes "
+            f"{s['best_case_pass_rate']} % (the best case, grade {doc['best_case_grade']})."
+        )
     else:
         rate_sentence += " Every result was scored, so the worst and best cases equal the pass rate."
 
@@ -454,11 +536,23 @@ def certificate_view(
     else:
         items = spec.get("items", [])
         sealed_left = sum(1 for i in items if i not in revealed)
-        waiting = (f"The grader record is not published yet: on a secret gate the grading model's words may quote the answers of "
-                   f"sealed items, so the record is published once every item of this certificate has been revealed "
-                   f"({len(items) - sealed_left} of {len(items)} revealed so far). Its hash is fixed in the signed certificate above.")
-    grader = GraderView(doc["grader"]["record"], doc["grader"]["kept"], doc["grader"]["dropped"], record is not None,
-                        record.path if record is not None else None, proposed if isinstance(proposed, str) else None, bullets, waiting)
+        waiting = (
+            "The grader record is not published yet: on a secret gate the grading model's words may quote the "
+            "answers of "
+            f"sealed items, so the record is published once every item of this certificate has been revealed "
+            f"({len(items) - sealed_left} of {len(items)} revealed so far). Its hash is fixed in the signed "
+            "certificate above."
+        )
+    grader = GraderView(
+        doc["grader"]["record"],
+        doc["grader"]["kept"],
+        doc["grader"]["dropped"],
+        record is not None,
+        record.path if record is not None else None,
+        proposed if isinstance(proposed, str) else None,
+        bullets,
+        waiting,
+    )
 
     expires = doc.get("expires_at")
     if expires is None:
@@ -471,24 +565,52 @@ def certificate_view(
     lo, hi = doc["band"]
     gate = str(doc.get("gate"))
     return CertificateView(
-        serial=c.serial, run=c.run, json_path=layout.certificate(c.serial), sig_path=layout.sig(layout.certificate(c.serial)),
-        index=c.index, subject_name=name, subject_version=version, organization=org, gate=gate,
-        gate_name=gate_names.get(gate, gate), public=c.public, run_row=run_row,
-        verdict=doc["verdict"], verdict_words=VERDICT_WORDS.get(doc["verdict"], doc["verdict"]),
+        serial=c.serial,
+        run=c.run,
+        json_path=layout.certificate(c.serial),
+        sig_path=layout.sig(layout.certificate(c.serial)),
+        index=c.index,
+        subject_name=name,
+        subject_version=version,
+        organization=org,
+        gate=gate,
+        gate_name=gate_names.get(gate, gate),
+        public=c.public,
+        run_row=run_row,
+        verdict=doc["verdict"],
+        verdict_words=VERDICT_WORDS.get(doc["verdict"], doc["verdict"]),
         verdict_sentence=verdict_sentence(doc, m),
-        grade=doc["grade"], grade_reason=grade_reason(doc["grade"], m),
-        worst_case_grade=doc["worst_case_grade"], best_case_grade=doc["best_case_grade"],
-        min_grade=m.min_grade, band=(lo, hi),
-        score=doc["score"], score_rule=doc["score_rule"], score_rule_words=SCORE_RULE_WORDS.get(doc["score_rule"], doc["score_rule"]),
+        grade=doc["grade"],
+        grade_reason=grade_reason(doc["grade"], m),
+        worst_case_grade=doc["worst_case_grade"],
+        best_case_grade=doc["best_case_grade"],
+        min_grade=m.min_grade,
+        band=(lo, hi),
+        score=doc["score"],
+        score_rule=doc["score_rule"],
+        score_rule_words=SCORE_RULE_WORDS.get(doc["score_rule"], doc["score_rule"]),
         score_sentence=score_sentence(doc, grader.proposed_json, record is not None),
-        pass_rate=s["pass_rate"], ci_low=s["pass_rate_ci95"][0], ci_high=s["pass_rate_ci95"][1],
-        worst_case_rate=s["worst_case_pass_rate"], best_case_rate=s["best_case_pass_rate"], rate_sentence=rate_sentence,
-        counts=tuple(counts), scored_shown=tuple(shown), scored_sealed=tuple(sealed), not_scored=tuple(not_scored),
-        grader=grader, judge=judge_text(spec.get("judge")),
-        methodology_version=doc["methodology"]["version"], methodology_sha256=doc["methodology"]["sha256"],
+        pass_rate=s["pass_rate"],
+        ci_low=s["pass_rate_ci95"][0],
+        ci_high=s["pass_rate_ci95"][1],
+        worst_case_rate=s["worst_case_pass_rate"],
+        best_case_rate=s["best_case_pass_rate"],
+        rate_sentence=rate_sentence,
+        counts=tuple(counts),
+        scored_shown=tuple(shown),
+        scored_sealed=tuple(sealed),
+        not_scored=tuple(not_scored),
+        grader=grader,
+        judge=judge_text(spec.get("judge")),
+        methodology_version=doc["methodology"]["version"],
+        methodology_sha256=doc["methodology"]["sha256"],
         methodology_page=layout.methodology_page(doc["methodology"]["version"]),
-        run_spec_path=doc["run_spec"]["path"], run_spec_sha256=doc["run_spec"]["sha256"],
-        issued_at=doc["issued_at"], finished_at=doc["finished_at"], expires_at=expires, expiry_text=expiry_text,
+        run_spec_path=doc["run_spec"]["path"],
+        run_spec_sha256=doc["run_spec"]["sha256"],
+        issued_at=doc["issued_at"],
+        finished_at=doc["finished_at"],
+        expires_at=expires,
+        expiry_text=expiry_text,
         asserted=c.asserted,
     )
 
@@ -515,9 +637,21 @@ def certificate_rows(certificates: Iterable[CertificateInfo], gate_names: dict[s
     for c in certificates:
         name, version, org = _subject_text(c.subject)
         gate = c.gate
-        rows.append(CertificateRow(
-            c.serial, layout.certificate_page(c.serial), name, version, org, gate, gate_names.get(gate, gate),
-            c.verdict, VERDICT_WORDS.get(c.verdict, c.verdict), c.grade, c.score,
-            SCORE_RULE_WORDS.get(c.score_rule, c.score_rule), c.at,
-        ))
+        rows.append(
+            CertificateRow(
+                c.serial,
+                layout.certificate_page(c.serial),
+                name,
+                version,
+                org,
+                gate,
+                gate_names.get(gate, gate),
+                c.verdict,
+                VERDICT_WORDS.get(c.verdict, c.verdict),
+                c.grade,
+                c.score,
+                SCORE_RULE_WORDS.get(c.score_rule, c.score_rule),
+                c.at,
+            )
+        )
     return rows

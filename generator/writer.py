@@ -103,7 +103,11 @@ def is_replaceable_site(out: Path) -> bool:
 
 
 def _leftovers(out: Path) -> list[Path]:
-    return sorted(p for p in out.parent.glob(f".{out.name}.*-*") if p.name.startswith((f".{out.name}.staging-", f".{out.name}.old-")))
+    return sorted(
+        p
+        for p in out.parent.glob(f".{out.name}.*-*")
+        if p.name.startswith((f".{out.name}.staging-", f".{out.name}.old-"))
+    )
 
 
 def remove_leftovers(out: Path) -> list[Path]:

@@ -26,14 +26,17 @@ from generator.datadir import Paths
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 p = Paths(Path(d), Path(d) / "private")
-init_program(p, "Bench", "bench.example.org/scale", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", "2026-01-01T00:00:00Z")
+gates = [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)]
+init_program(p, "Bench", "bench.example.org/scale", gates, "", "2026-01-01T00:00:00Z")
 """,
     "sources": """
 import json
 p = Path(d) / "private" / "items"
 p.mkdir(parents=True, exist_ok=True)
 def item(i, gate):
-    return {"id": f"{gate}-{i:07d}", "gate": gate, "prompt": f"Extract the fields from message {i}: I sent {i * 7} won from 110-{i:06d} and my parcel went to {i} Main Street.",
+    prompt = (f"Extract the fields from message {i}: I sent {i * 7} won from 110-{i:06d}"
+              f" and my parcel went to {i} Main Street.")
+    return {"id": f"{gate}-{i:07d}", "gate": gate, "prompt": prompt,
             "answer": {"account": {"kind": "scalar", "tier": "critical", "value": f"110-{i:06d}"},
                        "amount": {"kind": "scalar", "tier": "critical", "value": i * 7},
                        "address": {"kind": "text", "tier": "high", "value": f"{i} Main Street"},
@@ -65,7 +68,8 @@ import hashlib
 from generator.datadir import Paths
 from generator.commands.register import register_runs
 p = Paths(Path(d), Path(d) / "private")
-pin = {"version": "2026.1", "sha256": hashlib.sha256((Path(d) / "methodology" / "2026.1.json").read_bytes()).hexdigest()}
+params = (Path(d) / "methodology" / "2026.1.json").read_bytes()
+pin = {"version": "2026.1", "sha256": hashlib.sha256(params).hexdigest()}
 out = Path(d).parent / "runs-in"
 out.mkdir(exist_ok=True)
 step = SECRET // max(RETIRED, 1) if RETIRED else SECRET + 1
@@ -140,7 +144,12 @@ print(json.dumps({"checks": r.checks}))
 
 
 def run_phase(name: str, d: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    code = "import json\nfrom pathlib import Path\n" + "\n".join(f"{k} = {v}" for k, v in env.items()) + f"\nd = {str(d)!r}\n" + PHASES[name]
+    code = (
+        "import json\nfrom pathlib import Path\n"
+        + "\n".join(f"{k} = {v}" for k, v in env.items())
+        + f"\nd = {str(d)!r}\n"
+        + PHASES[name]
+    )
     script = f"""
 import resource, sys, time
 t = time.perf_counter()
@@ -159,19 +168,31 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=1_000_000, help="secret items (default 1,000,000)")
     ap.add_argument("--public", type=int, default=1000, help="public-gate items (default 1,000)")
     ap.add_argument("--retired", type=int, default=1000, help="secret items retired, in one command (default 1,000)")
-    ap.add_argument("--runs", type=int, default=20_000, help="runs registered and certified, half on each gate (default 20,000)")
+    ap.add_argument(
+        "--runs", type=int, default=20_000, help="runs registered and certified, half on each gate (default 20,000)"
+    )
     ap.add_argument("--run-items", type=int, default=25, help="items per run (default 25)")
     ap.add_argument("--dir", type=Path, help="work directory (default: a temporary one, removed afterwards)")
-    ap.add_argument("--phases", default="init,sources,commit,retire,register,certify,build,rebuild,verify",
-                    help="comma-separated phases to run (e.g. build,verify on an existing --dir)")
+    ap.add_argument(
+        "--phases",
+        default="init,sources,commit,retire,register,certify,build,rebuild,verify",
+        help="comma-separated phases to run (e.g. build,verify on an existing --dir)",
+    )
     args = ap.parse_args()
     work = args.dir or Path(tempfile.mkdtemp(prefix="transparency-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     d = work / "data"
-    env = {"SECRET": str(args.items), "PUBLIC": str(args.public), "RETIRED": str(args.retired),
-           "RUNS": str(args.runs), "RUN_ITEMS": str(args.run_items)}
-    print(f"program: {args.items:,} secret items, {args.public:,} public items, {args.retired:,} retired, "
-          f"{args.runs:,} runs of {args.run_items} items; in {work}")
+    env = {
+        "SECRET": str(args.items),
+        "PUBLIC": str(args.public),
+        "RETIRED": str(args.retired),
+        "RUNS": str(args.runs),
+        "RUN_ITEMS": str(args.run_items),
+    }
+    print(
+        f"program: {args.items:,} secret items, {args.public:,} public items, {args.retired:,} retired, "
+        f"{args.runs:,} runs of {args.run_items} items; in {work}"
+    )
     print(f"{'phase':<10}{'seconds':>10}{'peak MiB':>11}  notes")
     try:
         for name in args.phases.split(","):
@@ -187,7 +208,9 @@ def main() -> None:
     finally:
         if args.dir is None:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; max RSS from getrusage, {time.strftime('%Y-%m-%d')}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; max RSS from getrusage, {time.strftime('%Y-%m-%d')}"
+    )
 
 
 if __name__ == "__main__":

@@ -133,8 +133,14 @@ def make_program(tmp_path: Path) -> Callable[..., Paths]:
     ) -> Paths:
         data = tmp_path / name / "data"
         paths = Paths(data, data / "private")
-        init_program(paths, "Test program", "test.example.org/prog",
-                     [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "A *test* program.", AT0)
+        init_program(
+            paths,
+            "Test program",
+            "test.example.org/prog",
+            [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)],
+            "A *test* program.",
+            AT0,
+        )
         items = [item(f"a-{i:03d}", "a") for i in range(1, public_items + 1)]
         items += [item(f"b-{i:04d}", "b") for i in range(1, secret_items + 1)]
         items += extra_items or []

@@ -34,12 +34,16 @@ main()
 """
 
 
-def run_cli(args: list[str], crash_at: int = 0, count_file: Path | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: list[str], crash_at: int = 0, count_file: Path | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CRASH_AT": str(crash_at)}
     env.pop("SOURCE_DATE_EPOCH", None)
     if count_file is not None:
         env["CRASH_COUNT"] = str(count_file)
-    return subprocess.run([sys.executable, "-c", _BOOT, *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-c", _BOOT, *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd
+    )
 
 
 def crash_points(args: list[str], tmp: Path) -> int:
@@ -71,7 +75,9 @@ def steps_worth_testing(labels: list[str]) -> list[int]:
 def kill_after(args: list[str], seconds: float) -> int:
     """Start the command and SIGKILL it after `seconds` (if it is still running)."""
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
-    p = subprocess.Popen([sys.executable, "-c", _BOOT, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    p = subprocess.Popen(
+        [sys.executable, "-c", _BOOT, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     time.sleep(seconds)
     if p.poll() is None:
         p.send_signal(signal.SIGKILL)

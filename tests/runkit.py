@@ -23,14 +23,26 @@ def methodology_pin(paths: Paths, version: str = "2026.1") -> dict[str, str]:
 
 def run_spec(paths: Paths, run_id: str, gate: str, items: list[str], **over: Any) -> dict[str, Any]:
     spec = {
-        "type": "run-spec", "v": 1, "id": run_id, "previous_run": None,
+        "type": "run-spec",
+        "v": 1,
+        "id": run_id,
+        "previous_run": None,
         "subject": {"id": "extractor", "name": "Extractor", "version": "1.0", "organization": "Acme AI"},
-        "gate": gate, "question": "Does Extractor 1.0 extract customer-message fields reliably?",
-        "items": items, "budget": {"max_tokens_per_item": 4096}, "repetitions": 1,
-        "metrics": ["pass_rate"], "exclusion_rules": ["The item's message is not in a supported language."],
+        "gate": gate,
+        "question": "Does Extractor 1.0 extract customer-message fields reliably?",
+        "items": items,
+        "budget": {"max_tokens_per_item": 4096},
+        "repetitions": 1,
+        "metrics": ["pass_rate"],
+        "exclusion_rules": ["The item's message is not in a supported language."],
         "methodology": methodology_pin(paths),
-        "judge": {"provider": "Independent Grading Co", "model": "grader-large", "version": "3",
-                  "rubric_sha256": "ab" * 32, "seed": 7},
+        "judge": {
+            "provider": "Independent Grading Co",
+            "model": "grader-large",
+            "version": "3",
+            "rubric_sha256": "ab" * 32,
+            "seed": 7,
+        },
     }
     spec.update(over)
     return spec
@@ -80,14 +92,18 @@ def scored(item_id: str, passing: bool = True, similarity: str = "0.95", **field
     return {"item": item_id, "status": "scored", "fields": list(out.values())}
 
 
-def results(run_id: str, rows: list[dict[str, Any]], proposed: Any = 90, rationale: Any = None, finished_at: str = FINISHED_AT) -> dict[str, Any]:
+def results(
+    run_id: str, rows: list[dict[str, Any]], proposed: Any = 90, rationale: Any = None, finished_at: str = FINISHED_AT
+) -> dict[str, Any]:
     grader: dict[str, Any] = {"proposed_score": proposed}
     if rationale is not None:
         grader["rationale"] = rationale
     return {"type": "run-results", "v": 1, "run": run_id, "finished_at": finished_at, "results": rows, "grader": grader}
 
 
-def certify(paths: Paths, doc: dict[str, Any] | None = None, raw: str | None = None, at: str = CERT_AT, **kw: Any) -> Certified:
+def certify(
+    paths: Paths, doc: dict[str, Any] | None = None, raw: str | None = None, at: str = CERT_AT, **kw: Any
+) -> Certified:
     name = (doc or {}).get("run", "raw")
     f = write_json(paths.data.parent / "in" / f"results-{name}.json", doc, raw)
     return certify_run(paths, f, at, **kw)

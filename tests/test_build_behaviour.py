@@ -46,7 +46,9 @@ def test_committed_public_equals_a_fresh_build(tmp_path: Path) -> None:
     assert not stale, f"public/ is not what the code builds now (run `make site`): {stale[:10]}"
 
 
-def test_time_comes_from_the_ledger_or_source_date_epoch(built_program: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_time_comes_from_the_ledger_or_source_date_epoch(
+    built_program: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     manifest = json.loads((built_program.out / "transparency.json").read_bytes())
     last = [json.loads(line)["at"] for line in built_program.paths.ledger_file.read_text().splitlines()][-1]
     assert manifest["generated_at"] == last
@@ -77,7 +79,9 @@ def _fail_midway(*args: object, **kwargs: object) -> None:
     raise RuntimeError("disk full (simulated)")
 
 
-def test_failure_while_writing_leaves_public_untouched(built_program: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_while_writing_leaves_public_untouched(
+    built_program: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = tree_digest(built_program.out)
     write_items(built_program.paths, [item("a-100", "a")], "more.yaml")
     commit_new_items(built_program.paths, "2026-03-01T00:00:00Z")
@@ -88,7 +92,9 @@ def test_failure_while_writing_leaves_public_untouched(built_program: BuiltSite,
     assert not [p for p in built_program.out.parent.iterdir() if ".staging-" in p.name or ".old-" in p.name]
 
 
-def test_failed_self_verification_leaves_public_untouched(built_program: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_self_verification_leaves_public_untouched(
+    built_program: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = tree_digest(built_program.out)
     write_items(built_program.paths, [item("a-100", "a")], "more.yaml")
     commit_new_items(built_program.paths, "2026-03-01T00:00:00Z")
@@ -186,4 +192,3 @@ def test_the_build_verifies_with_its_own_key_pinned(built_program: BuiltSite) ->
     assert verify_site(built_program.out, signer.vkey).ok
     assert verify_site(built_program.out, signer.fingerprint).ok
     assert not verify_site(built_program.out, generate_signer("test.example.org/prog").vkey).ok
-

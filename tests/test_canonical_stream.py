@@ -27,7 +27,9 @@ WINDOW_IDS = ["window-1", "window-7", "window-64", "window-default"]
 
 def stream(data: bytes, key: str, window: int | None) -> tuple[list[tuple[Any, bytes]], dict[str, Any]]:
     """Run the iterator to its end; return (elements, rest)."""
-    elements, rest = iter_canonical_array(data, key) if window is None else iter_canonical_array(data, key, window=window)
+    elements, rest = (
+        iter_canonical_array(data, key) if window is None else iter_canonical_array(data, key, window=window)
+    )
     got = list(elements)
     return got, rest
 
@@ -54,18 +56,28 @@ def same(a: Any, b: Any) -> bool:
 
 KOREAN = "계좌번호는 110-482-339201입니다. 환불 요청 건 확인 부탁드립니다."
 EMOJI = "👍🏽 배송 완료 🎉📦 — ok"
-CONTROLS = "tab\there\nnew line \"quoted\" back\\slash \u0000\u0001\u001f\u007f \u2028\u2029 \b\f\r"
+CONTROLS = 'tab\there\nnew line "quoted" back\\slash \u0000\u0001\u001f\u007f \u2028\u2029 \b\f\r'
 
 
 def leaf(i: int, note: str) -> dict[str, Any]:
-    return {"type": "reveal", "v": 1, "id": f"b-{i:04d}", "reason": "retired", "note": note, "at": "2026-02-01T00:00:00Z"}
+    return {
+        "type": "reveal",
+        "v": 1,
+        "id": f"b-{i:04d}",
+        "reason": "retired",
+        "note": note,
+        "at": "2026-02-01T00:00:00Z",
+    }
 
 
 BIG = leaf(99, (KOREAN + EMOJI + CONTROLS) * 40)  # several kilobytes: larger than every small window
 
 DOCS = {
     "ledger-korean-emoji-controls": {
-        "type": "ledger-entries", "v": 1, "origin": "transparency.example.org/시험", "tree_size": 5,
+        "type": "ledger-entries",
+        "v": 1,
+        "origin": "transparency.example.org/시험",
+        "tree_size": 5,
         "entries": [leaf(1, KOREAN), leaf(2, EMOJI), leaf(3, CONTROLS), BIG, leaf(4, "")],
     },
     "only-the-list": {"entries": [leaf(1, "a"), leaf(2, "b")]},
@@ -73,15 +85,37 @@ DOCS = {
     "empty-list-alone": {"entries": []},
     "one-big-element": {"entries": [BIG], "z": {"nested": [KOREAN, {"k": EMOJI}]}},
     "mixed-non-number-elements": {
-        "entries": ["문자열", EMOJI, True, False, None, [], {}, [1, [2, "三"], {"a": None}], {"k": -5},
-                    "\u0000", "", [-(2**53 - 1), 2**53 - 1]],
+        "entries": [
+            "문자열",
+            EMOJI,
+            True,
+            False,
+            None,
+            [],
+            {},
+            [1, [2, "三"], {"a": None}],
+            {"k": -5},
+            "\u0000",
+            "",
+            [-(2**53 - 1), 2**53 - 1],
+        ],
         "tail": "끝",
     },
     "commitment-list": {
-        "type": "commitment-list", "v": 1, "origin": "o", "tree_size": 3,
+        "type": "commitment-list",
+        "v": 1,
+        "origin": "o",
+        "tree_size": 3,
         "commitments": [
-            {"id": f"b-{i:04d}", "gate": "b", "commitment": f"{i:064x}", "index": i, "at": "2026-01-12T10:00:00Z",
-             "status": "sealed"} for i in range(3)
+            {
+                "id": f"b-{i:04d}",
+                "gate": "b",
+                "commitment": f"{i:064x}",
+                "index": i,
+                "at": "2026-01-12T10:00:00Z",
+                "status": "sealed",
+            }
+            for i in range(3)
         ],
     },
 }
@@ -261,7 +295,9 @@ def test_booleans_are_not_numbers() -> None:
     assert number_rule_problems([True, False, None, "1.5"]) == []
 
 
-@pytest.mark.parametrize("data", [b"1.5", b"1.0", b"1e3", b"1E3", b"-0.0", b'{"a":0.1}', b"NaN", b"Infinity", b"-Infinity"])
+@pytest.mark.parametrize(
+    "data", [b"1.5", b"1.0", b"1e3", b"1E3", b"-0.0", b'{"a":0.1}', b"NaN", b"Infinity", b"-Infinity"]
+)
 def test_fractions_and_constants_rejected(data: bytes) -> None:
     with pytest.raises(FormatError):
         loads_strict(data)
@@ -309,8 +345,17 @@ def test_duplicate_key_in_stream_element_is_named() -> None:
 @pytest.mark.parametrize(
     "data",
     [b'{"b":1,"a":2}', b'{"a": 1}', b'{"a":1}\n', b' {"a":1}', b"-0", b'"\\u00e9"', b'"\\/"', b'"\\u001F"', b"[1,2 ]"],
-    ids=["unsorted", "space", "trailing-newline", "leading-space", "negative-zero", "escaped-non-ascii",
-         "escaped-slash", "uppercase-hex-escape", "space-in-list"],
+    ids=[
+        "unsorted",
+        "space",
+        "trailing-newline",
+        "leading-space",
+        "negative-zero",
+        "escaped-non-ascii",
+        "escaped-slash",
+        "uppercase-hex-escape",
+        "space-in-list",
+    ],
 )
 def test_non_canonical_rejected(data: bytes) -> None:
     loads_strict(data)  # valid JSON ...
@@ -337,7 +382,10 @@ JSON_VALUE = st.recursive(
     max_leaves=25,
 )
 PROPERTY_SETTINGS = settings(
-    max_examples=300, deadline=None, derandomize=True, database=None,
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 

@@ -26,58 +26,123 @@ def register_by_hand(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> No
     paths.runs_dir.mkdir(parents=True, exist_ok=True)
     (paths.runs_dir / f"{spec['id']}.json").write_bytes(data)
     with appending(paths, "test") as app:
-        app.append([{"type": "run", "v": 1, "id": spec["id"], "sha256": sha256_hex(data),
-                     "subject": spec["subject"], "gate": spec["gate"], "at": at}])
+        app.append(
+            [
+                {
+                    "type": "run",
+                    "v": 1,
+                    "id": spec["id"],
+                    "sha256": sha256_hex(data),
+                    "subject": spec["subject"],
+                    "gate": spec["gate"],
+                    "at": at,
+                }
+            ]
+        )
 
 
 def certify_by_hand(paths: Paths, spec: dict[str, Any], serial: str, at: str = CERT_AT, **over: Any) -> dict[str, Any]:
     n = len(spec["items"])
     cert = {
-        "type": "certificate", "v": 1, "serial": serial, "run": spec["id"], "issued_at": at, "expires_at": None,
-        "subject": spec["subject"], "gate": spec["gate"], "methodology": spec["methodology"],
+        "type": "certificate",
+        "v": 1,
+        "serial": serial,
+        "run": spec["id"],
+        "issued_at": at,
+        "expires_at": None,
+        "subject": spec["subject"],
+        "gate": spec["gate"],
+        "methodology": spec["methodology"],
         "run_spec": {"path": f"runs/{spec['id']}.json", "sha256": sha256_hex(canonical.dumps(spec))},
         "finished_at": at,
         "results": [{"item": i, "status": "not_run", "note": "Not attempted."} for i in spec["items"]],
-        "summary": {"total": n, "scored": 0, "passed": 0, "infra_error": 0, "not_run": n, "missing_label": 0,
-                    "excluded": 0, "pass_rate": "0.0000", "pass_rate_ci95": ["0.0000", "100.0000"],
-                    "worst_case_pass_rate": "0.0000", "best_case_pass_rate": "100.0000"},
-        "grade": "D", "band": [0, 54], "worst_case_grade": "D", "best_case_grade": "S",
+        "summary": {
+            "total": n,
+            "scored": 0,
+            "passed": 0,
+            "infra_error": 0,
+            "not_run": n,
+            "missing_label": 0,
+            "excluded": 0,
+            "pass_rate": "0.0000",
+            "pass_rate_ci95": ["0.0000", "100.0000"],
+            "worst_case_pass_rate": "0.0000",
+            "best_case_pass_rate": "100.0000",
+        },
+        "grade": "D",
+        "band": [0, 54],
+        "worst_case_grade": "D",
+        "best_case_grade": "S",
         "grader": {"record": "cd" * 32, "kept": 0, "dropped": 0},
-        "score": 27, "score_rule": "midpoint-fallback", "verdict": "incomplete",
+        "score": 27,
+        "score_rule": "midpoint-fallback",
+        "verdict": "incomplete",
     }
     cert.update(over)
     data = canonical.dumps(cert)
     paths.certificates_dir.mkdir(parents=True, exist_ok=True)
     (paths.certificates_dir / f"{serial}.json").write_bytes(data)
     with appending(paths, "test") as app:
-        app.append([{"type": "certificate", "v": 1, "serial": serial, "run": spec["id"], "sha256": sha256_hex(data), "at": at}])
+        app.append(
+            [{"type": "certificate", "v": 1, "serial": serial, "run": spec["id"], "sha256": sha256_hex(data), "at": at}]
+        )
     return cert
 
 
-@pytest.mark.parametrize(("over", "where", "message"), [
-    ({"verdict": "whatever"}, "verdict", "unknown verdict"),
-    ({"grade": "Z"}, "grade", "not a grade of the pinned methodology"),
-    ({"band": [0, 1]}, "band", "band is not the grade's band"),
-    ({"score": -5}, "score", "score lies outside the grade's band"),
-    ({"score": 30}, "score", "a midpoint fallback scores the band's midpoint"),
-    ({"score_rule": "whatever"}, "score_rule", "unknown score rule"),
-    ({"run_spec": {"path": "../../etc/passwd", "sha256": "00" * 32}}, "run_spec", "run_spec must name the published run spec"),
-    ({"expires_at": 12345}, "expires_at", "must be a time or null"),
-    ({"results": [{"item": "a-001", "status": "bogus", "note": "x"}, {"item": "a-002", "status": "not_run", "note": "x"}, {"item": "a-003", "status": "not_run", "note": "x"}]},
-     "results[0].status", "unknown status"),
-    ({"results": [{"item": "a-001", "status": "not_run", "details": "ab" * 32}, {"item": "a-002", "status": "not_run", "note": "x"}, {"item": "a-003", "status": "not_run", "note": "x"}]},
-     "results[0]", "unknown member"),
-    ({"grader": {"record": "x", "kept": -1, "dropped": 0}}, "grader.record", "the grader record is a SHA-256"),
-    ({"extra": 1}, "", "unknown member"),
-])
-def test_the_build_refuses_a_malformed_certificate(make_program: Callable[..., Paths], over: dict[str, Any], where: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("over", "where", "message"),
+    [
+        ({"verdict": "whatever"}, "verdict", "unknown verdict"),
+        ({"grade": "Z"}, "grade", "not a grade of the pinned methodology"),
+        ({"band": [0, 1]}, "band", "band is not the grade's band"),
+        ({"score": -5}, "score", "score lies outside the grade's band"),
+        ({"score": 30}, "score", "a midpoint fallback scores the band's midpoint"),
+        ({"score_rule": "whatever"}, "score_rule", "unknown score rule"),
+        (
+            {"run_spec": {"path": "../../etc/passwd", "sha256": "00" * 32}},
+            "run_spec",
+            "run_spec must name the published run spec",
+        ),
+        ({"expires_at": 12345}, "expires_at", "must be a time or null"),
+        (
+            {
+                "results": [
+                    {"item": "a-001", "status": "bogus", "note": "x"},
+                    {"item": "a-002", "status": "not_run", "note": "x"},
+                    {"item": "a-003", "status": "not_run", "note": "x"},
+                ]
+            },
+            "results[0].status",
+            "unknown status",
+        ),
+        (
+            {
+                "results": [
+                    {"item": "a-001", "status": "not_run", "details": "ab" * 32},
+                    {"item": "a-002", "status": "not_run", "note": "x"},
+                    {"item": "a-003", "status": "not_run", "note": "x"},
+                ]
+            },
+            "results[0]",
+            "unknown member",
+        ),
+        ({"grader": {"record": "x", "kept": -1, "dropped": 0}}, "grader.record", "the grader record is a SHA-256"),
+        ({"extra": 1}, "", "unknown member"),
+    ],
+)
+def test_the_build_refuses_a_malformed_certificate(
+    make_program: Callable[..., Paths], over: dict[str, Any], where: str, message: str
+) -> None:
     paths = make_program(public_items=3, secret_items=0, retired=0)
     spec = run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"])
     register_by_hand(paths, spec)
     certify_by_hand(paths, spec, "cert-001", **over)
     with pytest.raises(InputError) as e:
         build(paths, paths.data.parent / "public")
-    assert any(message in p.message and p.where.startswith(where) and p.file.endswith("cert-001.json") for p in e.value.problems), e.value.describe()
+    assert any(
+        message in p.message and p.where.startswith(where) and p.file.endswith("cert-001.json")
+        for p in e.value.problems
+    ), e.value.describe()
 
 
 def test_summary_counts_must_add_up(make_program: Callable[..., Paths]) -> None:

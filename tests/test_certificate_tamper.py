@@ -28,7 +28,7 @@ from generator.commands.retire import retire_items
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.verifier import Problem, Report, band_score, grade_counts, loads_strict, parse_methodology, verify_site
-from generator.verifier.certificates import Recheck
+from generator.verifier.recheck import Recheck
 from generator.writer import SiteWriter
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
@@ -114,23 +114,34 @@ def secret_run(make_program: Callable[..., Paths]) -> Paths:
     return paths
 
 
-def test_the_forgery_machinery_alone_leaves_a_valid_site(public_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_forgery_machinery_alone_leaves_a_valid_site(
+    public_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Control: forging with no change verifies, so each failure below is the alteration's."""
     forge(public_run, "run-001", lambda cert: None)
     report = forked_build(public_run, tmp_path / "site", monkeypatch)
     assert report.ok, report.render()
 
 
-@pytest.mark.parametrize(("where", "value", "expected", "found"), [
-    ("grade", "A", '"S"', '"A"'),
-    ("score", 97, "99", "97"),
-    ("verdict", "not-certified", '"certified"', '"not-certified"'),
-    ("results.0.score", "0.990000", "0.982500", '"0.990000"'),
-    ("summary.pass_rate", "95.0000", '"100.0000"', '"95.0000"'),
-    ("summary.passed", 1, "2", "1"),
-])
+@pytest.mark.parametrize(
+    ("where", "value", "expected", "found"),
+    [
+        ("grade", "A", '"S"', '"A"'),
+        ("score", 97, "99", "97"),
+        ("verdict", "not-certified", '"certified"', '"not-certified"'),
+        ("results.0.score", "0.990000", "0.982500", '"0.990000"'),
+        ("summary.pass_rate", "95.0000", '"100.0000"', '"95.0000"'),
+        ("summary.passed", 1, "2", "1"),
+    ],
+)
 def test_public_certificate_resigned_still_fails(
-    public_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, value: Any, expected: str, found: str
+    public_run: Paths,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    value: Any,
+    expected: str,
+    found: str,
 ) -> None:
     forge(public_run, "run-001", setter(where, value))
     out = tmp_path / "site"
@@ -143,7 +154,9 @@ def test_public_certificate_resigned_still_fails(
 
 
 @pytest.mark.parametrize(("where", "value"), [("verdict", "not-certified"), ("summary.pass_rate", "80.0000")])
-def test_sealed_certificate_resigned_still_fails(secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, value: Any) -> None:
+def test_sealed_certificate_resigned_still_fails(
+    secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, value: Any
+) -> None:
     """Even with every result sealed, the rates and verdict follow from the published counts."""
     forge(secret_run, "run-s", setter(where, value))
     out = tmp_path / "site"
@@ -158,12 +171,20 @@ def _hide_a_failure(cert: dict[str, Any], params: Any, proposed: str) -> None:
     rate, grade and score to match: consistent on its face, wrong in its details."""
     cert["results"][9]["status"] = "infra_error"
     g = grade_counts(dict(Counter(r["status"] for r in cert["results"])), 9, params)
-    cert.update(summary=g.summary, grade=g.grade, band=g.band, worst_case_grade=g.worst_case_grade,
-                best_case_grade=g.best_case_grade, verdict=g.verdict)
+    cert.update(
+        summary=g.summary,
+        grade=g.grade,
+        band=g.band,
+        worst_case_grade=g.worst_case_grade,
+        best_case_grade=g.best_case_grade,
+        verdict=g.verdict,
+    )
     cert["score"], cert["score_rule"] = band_score(proposed, g.band)
 
 
-def test_a_relabelled_sealed_result_fails_once_its_item_is_revealed(secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_relabelled_sealed_result_fails_once_its_item_is_revealed(
+    secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     params = parse_methodology(loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes()))
     forge(secret_run, "run-s", lambda cert: _hide_a_failure(cert, params, "97"))
     cert = loads_strict((secret_run.certificates_dir / "run-s.json").read_bytes())
@@ -183,20 +204,25 @@ def test_a_relabelled_sealed_result_fails_once_its_item_is_revealed(secret_run: 
     assert (f.expected, f.found) == ('"infra_error"', '"scored"')
 
 
-@pytest.mark.parametrize(("where", "value"), [
-    ("grade", "A"),  # named as the grade, not only as a band and a score that no longer fit it
-    ("score", 97),
-    ("verdict", "not-certified"),
-    ("results.0.score", "0.990000"),
-    ("summary.pass_rate", "95.0000"),
-    ("summary.passed", 1),
-])
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        ("grade", "A"),  # named as the grade, not only as a band and a score that no longer fit it
+        ("score", 97),
+        ("verdict", "not-certified"),
+        ("results.0.score", "0.990000"),
+        ("summary.pass_rate", "95.0000"),
+        ("summary.passed", 1),
+    ],
+)
 def test_the_real_build_refuses_the_tampered_data(public_run: Paths, tmp_path: Path, where: str, value: Any) -> None:
     forge(public_run, "run-001", setter(where, value))
     with pytest.raises(InputError) as e:
         build(public_run, tmp_path / "site")
     reported = "results[0] (a-001).score" if where == "results.0.score" else where
-    assert any(p.file.endswith("certificates/run-001.json") and p.where == reported for p in e.value.problems), e.value.describe()
+    assert any(p.file.endswith("certificates/run-001.json") and p.where == reported for p in e.value.problems), (
+        e.value.describe()
+    )
     assert not (tmp_path / "site").exists()
 
 
@@ -206,17 +232,23 @@ def test_a_refused_certificate_does_not_make_its_records_stray(public_run: Paths
     with pytest.raises(InputError) as e:
         build(public_run, tmp_path / "site")
     assert any(p.where == "score" for p in e.value.problems), e.value.describe()
-    assert not [p for p in e.value.problems if "no certificate in the ledger makes this file due" in p.message], e.value.describe()
+    assert not [p for p in e.value.problems if "no certificate in the ledger makes this file due" in p.message], (
+        e.value.describe()
+    )
 
 
 def test_the_real_build_refuses_a_tampered_sealed_certificate(secret_run: Paths, tmp_path: Path) -> None:
     forge(secret_run, "run-s", setter("verdict", "incomplete"))
     with pytest.raises(InputError) as e:
         build(secret_run, tmp_path / "site")
-    assert any(p.file.endswith("certificates/run-s.json") and p.where == "verdict" for p in e.value.problems), e.value.describe()
+    assert any(p.file.endswith("certificates/run-s.json") and p.where == "verdict" for p in e.value.problems), (
+        e.value.describe()
+    )
 
 
-def test_a_field_name_that_is_not_a_string_is_no_escape(public_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_field_name_that_is_not_a_string_is_no_escape(
+    public_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A field renamed to a non-string could dodge the comparison with the revealed answer and
     so the recomputation of its similarity; the verifier refuses the name itself."""
 
@@ -226,19 +258,32 @@ def test_a_field_name_that_is_not_a_string_is_no_escape(public_run: Paths, tmp_p
 
     forge(public_run, "run-001", mutate)
     report = forked_build(public_run, tmp_path / "site", monkeypatch)
-    assert any(f.where == "results[0].fields[0].name" and "non-empty string" in f.message for f in report.failures), report.render()
+    assert any(f.where == "results[0].fields[0].name" and "non-empty string" in f.message for f in report.failures), (
+        report.render()
+    )
 
 
-def test_a_sealed_pass_count_below_what_the_details_show_fails(secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sealed_pass_count_below_what_the_details_show_fails(
+    secret_run: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With five passing results opened, a summary claiming two passes cannot be taken on
     trust, even while the other five are sealed."""
     retire_items(secret_run, SECRET10[:5], "Retired.", "2026-03-10T00:00:00Z")
 
     def mutate(cert: dict[str, Any]) -> None:
-        g = grade_counts(Counter(r["status"] for r in cert["results"]), 2, parse_methodology(loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes())))
+        g = grade_counts(
+            Counter(r["status"] for r in cert["results"]),
+            2,
+            parse_methodology(loads_strict((secret_run.methodology_dir / "2026.1.json").read_bytes())),
+        )
         cert["summary"] = g.summary
         cert["grade"], cert["band"], cert["worst_case_grade"], cert["best_case_grade"], cert["verdict"] = (
-            g.grade, g.band, g.worst_case_grade, g.best_case_grade, g.verdict)
+            g.grade,
+            g.band,
+            g.worst_case_grade,
+            g.best_case_grade,
+            g.verdict,
+        )
         cert["score"], cert["score_rule"] = band_score("97", g.band)
 
     forge(secret_run, "run-s", mutate)
@@ -246,7 +291,9 @@ def test_a_sealed_pass_count_below_what_the_details_show_fails(secret_run: Paths
     assert (failure.expected, failure.found) == ("5 to 10", "2")
 
 
-def test_one_hostile_certificate_does_not_stop_the_others_being_checked(make_program: Callable[..., Paths], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_hostile_certificate_does_not_stop_the_others_being_checked(
+    make_program: Callable[..., Paths], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = make_program(public_items=2, secret_items=0, retired=0)
     register(paths, run_spec(paths, "run-001", "a", ["a-001"]))
     certify(paths, results("run-001", [scored("a-001")]))

@@ -62,10 +62,13 @@ def test_already_certified_run(prog: Paths) -> None:
     named(err, "run run-001 is already certified (certificate run-001", "run")
 
 
-@pytest.mark.parametrize(("finished_at", "at"), [
-    ("2026-02-28T23:59:59Z", CERT_AT),  # before the run was registered
-    ("2026-03-02T00:00:01Z", CERT_AT),  # after the certificate's issue time
-])
+@pytest.mark.parametrize(
+    ("finished_at", "at"),
+    [
+        ("2026-02-28T23:59:59Z", CERT_AT),  # before the run was registered
+        ("2026-03-02T00:00:01Z", CERT_AT),  # after the certificate's issue time
+    ],
+)
 def test_finished_at_outside_the_run(prog: Paths, finished_at: str, at: str) -> None:
     err = refused(prog, results("run-001", ok_rows(), finished_at=finished_at), at=at)
     named(err, "finished_at must lie between the run's registration and the certificate's issue time", "finished_at")
@@ -78,7 +81,9 @@ def test_finished_at_outside_the_run(prog: Paths, finished_at: str, at: str) -> 
 
 
 def test_missing_item(prog: Paths) -> None:
-    named(refused(prog, results("run-001", [scored("a-001")])), "no result for item(s) of the run spec: a-002", "results")
+    named(
+        refused(prog, results("run-001", [scored("a-001")])), "no result for item(s) of the run spec: a-002", "results"
+    )
 
 
 def test_extra_item(prog: Paths) -> None:
@@ -97,18 +102,59 @@ def test_item_twice(prog: Paths) -> None:
 W0 = "results[0] (a-001)"
 
 
-@pytest.mark.parametrize(("fields", "message", "where"), [
-    ({"tags": None}, "missing field(s) of the item's answer: tags", f"{W0}.fields"),
-    ({"extra": {"name": "extra", "output": "x"}}, "names a field the item's answer lacks: \"extra\"", f"{W0}.fields[3] (extra).name"),
-    ({"tags": {"name": "tags"}}, "missing 'output'", f"{W0}.fields[2] (tags)"),
-    ({"summary": {"name": "summary", "output": "Summary of a-001"}}, "a high text field needs the reported similarity", f"{W0}.fields[1] (summary).similarity"),
-    ({"account_number": {"name": "account_number", "output": "110-482-339201", "similarity": "0.93"}}, "similarity is computed from its output", f"{W0}.fields[0] (account_number).similarity"),
-    ({"tags": {"name": "tags", "output": ["transfer"], "similarity": "1"}}, "similarity is computed from its output", f"{W0}.fields[2] (tags).similarity"),
-    ({"summary": {"name": "summary", "output": 5, "similarity": "0.9"}}, "wrong type of output for a text field", f"{W0}.fields[1] (summary).output"),
-    ({"tags": {"name": "tags", "output": "transfer"}}, "wrong type of output for an array field", f"{W0}.fields[2] (tags).output"),
-    ({"account_number": {"name": "account_number", "output": {"a": 1}}}, "wrong type of output for a scalar field", f"{W0}.fields[0] (account_number).output"),
-], ids=["missing-field", "unknown-field", "no-output", "no-similarity", "similarity-on-exact", "similarity-on-array",
-        "text-given-int", "array-given-string", "scalar-given-object"])
+@pytest.mark.parametrize(
+    ("fields", "message", "where"),
+    [
+        ({"tags": None}, "missing field(s) of the item's answer: tags", f"{W0}.fields"),
+        (
+            {"extra": {"name": "extra", "output": "x"}},
+            'names a field the item\'s answer lacks: "extra"',
+            f"{W0}.fields[3] (extra).name",
+        ),
+        ({"tags": {"name": "tags"}}, "missing 'output'", f"{W0}.fields[2] (tags)"),
+        (
+            {"summary": {"name": "summary", "output": "Summary of a-001"}},
+            "a high text field needs the reported similarity",
+            f"{W0}.fields[1] (summary).similarity",
+        ),
+        (
+            {"account_number": {"name": "account_number", "output": "110-482-339201", "similarity": "0.93"}},
+            "similarity is computed from its output",
+            f"{W0}.fields[0] (account_number).similarity",
+        ),
+        (
+            {"tags": {"name": "tags", "output": ["transfer"], "similarity": "1"}},
+            "similarity is computed from its output",
+            f"{W0}.fields[2] (tags).similarity",
+        ),
+        (
+            {"summary": {"name": "summary", "output": 5, "similarity": "0.9"}},
+            "wrong type of output for a text field",
+            f"{W0}.fields[1] (summary).output",
+        ),
+        (
+            {"tags": {"name": "tags", "output": "transfer"}},
+            "wrong type of output for an array field",
+            f"{W0}.fields[2] (tags).output",
+        ),
+        (
+            {"account_number": {"name": "account_number", "output": {"a": 1}}},
+            "wrong type of output for a scalar field",
+            f"{W0}.fields[0] (account_number).output",
+        ),
+    ],
+    ids=[
+        "missing-field",
+        "unknown-field",
+        "no-output",
+        "no-similarity",
+        "similarity-on-exact",
+        "similarity-on-array",
+        "text-given-int",
+        "array-given-string",
+        "scalar-given-object",
+    ],
+)
 def test_field_problem(prog: Paths, fields: dict[str, Any], message: str, where: str) -> None:
     named(refused(prog, results("run-001", [scored("a-001", **fields), scored("a-002")])), message, where)
 
@@ -125,21 +171,47 @@ def test_malformed_similarity(prog: Paths, sim: str) -> None:
 
 def test_similarity_on_a_critical_text_field(prog: Paths) -> None:
     """Only non-critical text fields take a reported similarity; a critical one is exact."""
-    register(prog, run_spec(prog, "run-c", "a", ["a-crit"], subject={"id": "other", "name": "Other", "version": "1", "organization": "B"}), "2026-03-01T01:00:00Z")
-    rows = [{"item": "a-crit", "status": "scored", "fields": [{"name": "name", "output": "Ada Lovelace", "similarity": "1"}]}]
+    register(
+        prog,
+        run_spec(
+            prog,
+            "run-c",
+            "a",
+            ["a-crit"],
+            subject={"id": "other", "name": "Other", "version": "1", "organization": "B"},
+        ),
+        "2026-03-01T01:00:00Z",
+    )
+    rows = [
+        {
+            "item": "a-crit",
+            "status": "scored",
+            "fields": [{"name": "name", "output": "Ada Lovelace", "similarity": "1"}],
+        }
+    ]
     err = refused(prog, results("run-c", rows))
-    named(err, "a critical text field's similarity is computed from its output", "results[0] (a-crit).fields[0] (name).similarity")
+    named(
+        err,
+        "a critical text field's similarity is computed from its output",
+        "results[0] (a-crit).fields[0] (name).similarity",
+    )
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ("1.5", "fields[0] (account_number).output"),
-    ("1e3", "fields[0] (account_number).output"),
-    (str(2**60), "fields[0] (account_number).output"),
-    ('["transfer", 1.5]', "fields[2] (tags).output[1]"),
-], ids=["fraction", "exponent", "huge", "inside-array"])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("1.5", "fields[0] (account_number).output"),
+        ("1e3", "fields[0] (account_number).output"),
+        (str(2**60), "fields[0] (account_number).output"),
+        ('["transfer", 1.5]', "fields[2] (tags).output[1]"),
+    ],
+    ids=["fraction", "exponent", "huge", "inside-array"],
+)
 def test_output_with_a_number_spec_1_forbids(prog: Paths, text: str, where: str) -> None:
     field = "tags" if text.startswith("[") else "account_number"
-    raw = json.dumps(results("run-001", [scored("a-001", **{field: {"name": field, "output": "__OUT__"}}), scored("a-002")]))
+    raw = json.dumps(
+        results("run-001", [scored("a-001", **{field: {"name": field, "output": "__OUT__"}}), scored("a-002")])
+    )
     err = refused(prog, raw=raw.replace('"__OUT__"', text))
     named(err, "an output holds a number that is not an integer within ±(2^53−1)", f"{W0}.{where}")
 
@@ -166,14 +238,18 @@ def test_unknown_status(prog: Paths) -> None:
 
 
 def test_rationale_holding_a_float(prog: Paths) -> None:
-    raw = json.dumps(results("run-001", ok_rows(), rationale=[{"text": "Fine.", "evidence_refs": ["a-001"], "confidence": "__F__"}]))
+    raw = json.dumps(
+        results("run-001", ok_rows(), rationale=[{"text": "Fine.", "evidence_refs": ["a-001"], "confidence": "__F__"}])
+    )
     err = refused(prog, raw=raw.replace('"__F__"', "0.9"))
     named(err, "the rationale holds a number SPEC §1 does not allow", "grader.rationale[0].confidence")
 
 
 def test_every_problem_is_reported_at_once(prog: Paths) -> None:
     """One refusal lists the problems of both results, so the evaluator fixes them in one pass."""
-    err = refused(prog, results("run-001", [scored("a-001", tags=None), {"item": "a-002", "status": "skipped", "note": "x"}]))
+    err = refused(
+        prog, results("run-001", [scored("a-001", tags=None), {"item": "a-002", "status": "skipped", "note": "x"}])
+    )
     assert {p.where for p in err.problems} >= {f"{W0}.fields", "results[1] (a-002).status"}, err.describe()
 
 
@@ -190,23 +266,26 @@ def test_results_in_another_order_give_the_spec_order(prog: Paths) -> None:
 ABSENT = object()
 
 
-@pytest.mark.parametrize(("text", "score", "rule"), [
-    ("98", 98, "as-proposed"),
-    ("96", 96, "as-proposed"),
-    ("90", 96, "clamped"),
-    ("1000", 100, "clamped"),
-    ("-5", 96, "clamped"),
-    ("-0", 96, "clamped"),
-    ("90.0", 98, "midpoint-fallback"),
-    ("9e1", 98, "midpoint-fallback"),
-    ("true", 98, "midpoint-fallback"),
-    ('"90"', 98, "midpoint-fallback"),
-    ("null", 98, "midpoint-fallback"),
-    ("1E2", 98, "midpoint-fallback"),
-    (str(2**60), 98, "midpoint-fallback"),
-    ("[97]", 98, "midpoint-fallback"),
-    (ABSENT, 98, "midpoint-fallback"),
-])
+@pytest.mark.parametrize(
+    ("text", "score", "rule"),
+    [
+        ("98", 98, "as-proposed"),
+        ("96", 96, "as-proposed"),
+        ("90", 96, "clamped"),
+        ("1000", 100, "clamped"),
+        ("-5", 96, "clamped"),
+        ("-0", 96, "clamped"),
+        ("90.0", 98, "midpoint-fallback"),
+        ("9e1", 98, "midpoint-fallback"),
+        ("true", 98, "midpoint-fallback"),
+        ('"90"', 98, "midpoint-fallback"),
+        ("null", 98, "midpoint-fallback"),
+        ("1E2", 98, "midpoint-fallback"),
+        (str(2**60), 98, "midpoint-fallback"),
+        ("[97]", 98, "midpoint-fallback"),
+        (ABSENT, 98, "midpoint-fallback"),
+    ],
+)
 def test_proposal_inside_band_s(prog: Paths, text: Any, score: int, rule: str) -> None:
     """Both items pass: grade S, band [96, 100], midpoint 98."""
     doc = results("run-001", ok_rows(), proposed="__P__")
@@ -233,12 +312,24 @@ def test_finished_at_may_equal_both_ends(prog: Paths) -> None:
     assert loads_strict((prog.certificates_dir / "run-001.json").read_bytes())["finished_at"] == RUN_AT
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d["results"][0].update(item=["a-001"]), "results for item(s) not in the run spec"),
-    (lambda d: d["results"][0]["fields"][0].update(name=["account_number"]), "names a field the item's answer lacks"),
-    (lambda d: d["grader"].update(rationale=[{"\U0001F600": 1}]), "object key outside the Basic Multilingual Plane"),
-], ids=["item-is-a-list", "field-name-is-a-list", "rationale-key-beyond-the-bmp"])
-def test_hostile_shapes_are_refused_not_crashed_on(prog: Paths, change: Callable[[dict[str, Any]], None], message: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["results"][0].update(item=["a-001"]), "results for item(s) not in the run spec"),
+        (
+            lambda d: d["results"][0]["fields"][0].update(name=["account_number"]),
+            "names a field the item's answer lacks",
+        ),
+        (
+            lambda d: d["grader"].update(rationale=[{"\U0001f600": 1}]),
+            "object key outside the Basic Multilingual Plane",
+        ),
+    ],
+    ids=["item-is-a-list", "field-name-is-a-list", "rationale-key-beyond-the-bmp"],
+)
+def test_hostile_shapes_are_refused_not_crashed_on(
+    prog: Paths, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
     """Values of a type nobody expects get a clear refusal, never a traceback."""
     doc = results("run-001", [scored("a-001"), scored("a-002")])
     change(doc)

@@ -126,7 +126,9 @@ def test_version() -> None:
 
 
 def test_python_dash_m_generator_help() -> None:
-    proc = subprocess.run([sys.executable, "-m", "generator", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Usage:" in proc.stdout and "verify" in proc.stdout
 
@@ -139,8 +141,20 @@ def test_program_life(tmp_path: Path) -> None:
     data, private = tmp_path / "data", tmp_path / "private"
     paths = Paths(data, private)
 
-    out = run(["init", "--name", "Life program", "--origin", "test.example.org/x", "--description", "A *test*.",
-               "--at", "2026-01-05T09:00:00Z"], paths=paths).stdout
+    out = run(
+        [
+            "init",
+            "--name",
+            "Life program",
+            "--origin",
+            "test.example.org/x",
+            "--description",
+            "A *test*.",
+            "--at",
+            "2026-01-05T09:00:00Z",
+        ],
+        paths=paths,
+    ).stdout
     assert "verifier key test.example.org/x+" in out and "fingerprint  SHA256:" in out
     for f in (paths.program_file, paths.keys_file, paths.ledger_file, paths.key_file):
         assert f.is_file(), f
@@ -168,15 +182,30 @@ def test_program_life(tmp_path: Path) -> None:
     # Committing again is a no-op.
     assert "Committed 0 new item(s)" in run(["commit", "--at", "2026-01-06T10:00:00Z"], paths=paths).stdout
 
-    out = run(["retire", "b-001", "--note", "Retired: seen in the wild.", "--at", "2026-01-07T00:00:00Z"], paths=paths).stdout
+    out = run(
+        ["retire", "b-001", "--note", "Retired: seen in the wild.", "--at", "2026-01-07T00:00:00Z"], paths=paths
+    ).stdout
     assert "Retired b-001 at 2026-01-07T00:00:00Z" in out
     assert (paths.reveals_dir / "b-001.json").read_bytes() == sealed["b-001"]
-    assert ledger_lines(paths)[-1] == {"type": "reveal", "v": 1, "id": "b-001", "reason": "retired",
-                                       "note": "Retired: seen in the wild.", "at": "2026-01-07T00:00:00Z"}
+    assert ledger_lines(paths)[-1] == {
+        "type": "reveal",
+        "v": 1,
+        "id": "b-001",
+        "reason": "retired",
+        "note": "Retired: seen in the wild.",
+        "at": "2026-01-07T00:00:00Z",
+    }
 
     out = run(["gate", "add", "c", "--name", "Gate C", "--secret", "--at", "2026-01-08T00:00:00Z"], paths=paths).stdout
     assert "Declared gate c (secret)" in out
-    assert ledger_lines(paths)[-1] == {"type": "gate", "v": 1, "id": "c", "name": "Gate C", "public": False, "at": "2026-01-08T00:00:00Z"}
+    assert ledger_lines(paths)[-1] == {
+        "type": "gate",
+        "v": 1,
+        "id": "c",
+        "name": "Gate C",
+        "public": False,
+        "at": "2026-01-08T00:00:00Z",
+    }
 
     params = json.loads(DEFAULT_PARAMS.read_text())
     params["version"] = "2026.2"
@@ -184,7 +213,9 @@ def test_program_life(tmp_path: Path) -> None:
     params_path.write_text(json.dumps(params, indent=2))
     prose_path = tmp_path / "prose.md"
     shutil.copy(DEFAULT_PROSE, prose_path)
-    out = run(["methodology", "publish", params_path, "--prose", prose_path, "--at", "2026-01-09T00:00:00Z"], paths=paths).stdout
+    out = run(
+        ["methodology", "publish", params_path, "--prose", prose_path, "--at", "2026-01-09T00:00:00Z"], paths=paths
+    ).stdout
     assert "Published methodology 2026.2" in out
     last = ledger_lines(paths)[-1]
     assert last["type"] == "methodology" and last["version"] == "2026.2" and last["at"] == "2026-01-09T00:00:00Z"
@@ -271,7 +302,9 @@ def test_init_uppercase_gate_id(tmp_path: Path) -> None:
 def test_init_reports_every_bad_option_at_once(tmp_path: Path) -> None:
     """One run lists all problems: a bad origin and two bad gates, not just the first found."""
     paths = Paths(tmp_path / "data", tmp_path / "private")
-    err = refused(["init", "--name", "X", "--origin", "bad origin", "--gate", "A:x:public", "--gate", "b:y:maybe"], paths)
+    err = refused(
+        ["init", "--name", "X", "--origin", "bad origin", "--gate", "A:x:public", "--gate", "b:y:maybe"], paths
+    )
     assert "A:x:public" in err
     assert "b:y:maybe" in err
     assert "--origin" in err and "bad origin" in err
@@ -350,8 +383,17 @@ def test_retire_after_source_edit(program: Paths) -> None:
     assert not program.reveal_file("b-0002").exists()
 
 
-@pytest.mark.parametrize("at", ["2026-03-01", "2026-03-01 00:00:00Z", "2026-03-01T00:00:00+01:00",
-                                "2026-13-01T00:00:00Z", "2026-03-01T00:00:00.5Z", "now"])
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-03-01",
+        "2026-03-01 00:00:00Z",
+        "2026-03-01T00:00:00+01:00",
+        "2026-13-01T00:00:00Z",
+        "2026-03-01T00:00:00.5Z",
+        "now",
+    ],
+)
 def test_at_malformed(program: Paths, at: str) -> None:
     before = tree(program.data)
     err = refused(["gate", "add", "c", "--name", "Gate C", "--public", "--at", at], program)
@@ -360,11 +402,14 @@ def test_at_malformed(program: Paths, at: str) -> None:
     assert tree(program.data) == before
 
 
-@pytest.mark.parametrize("command", [
-    ["gate", "add", "c", "--name", "Gate C", "--public"],
-    ["commit"],
-    ["retire", "b-0002", "--note", "x"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["gate", "add", "c", "--name", "Gate C", "--public"],
+        ["commit"],
+        ["retire", "b-0002", "--note", "x"],
+    ],
+)
 def test_at_before_last_event(program: Paths, command: list[str]) -> None:
     write_items(program, [item("b-0100", "b")], "more.yaml")  # something new for commit to do
     before = tree(program.data)
@@ -376,7 +421,9 @@ def test_at_before_last_event(program: Paths, command: list[str]) -> None:
 
 def test_methodology_publish_existing_version(program: Paths) -> None:
     before = tree(program.data)
-    err = refused(["methodology", "publish", DEFAULT_PARAMS, "--prose", DEFAULT_PROSE, "--at", "2026-03-01T00:00:00Z"], program)
+    err = refused(
+        ["methodology", "publish", DEFAULT_PARAMS, "--prose", DEFAULT_PROSE, "--at", "2026-03-01T00:00:00Z"], program
+    )
     assert "2026.1" in err and "already published" in err
     assert "methodology.json" in err
     assert tree(program.data) == before
@@ -469,17 +516,20 @@ def test_verify_malformed_key_is_a_usage_error(built_program: BuiltSite) -> None
     assert "--key" in result.stderr
 
 
-@pytest.mark.parametrize("argv", [
-    ["--bogus"],
-    ["build", "--bogus"],
-    ["verify", "--bogus"],
-    ["nosuchcommand"],
-    ["retire"],  # missing ID
-    ["retire", "b-0002"],  # missing --note
-    ["gate", "add", "c", "--name", "C"],  # missing --public/--secret
-    ["init", "--name", "X"],  # missing --origin
-    ["serve", "--port", "notanumber"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--bogus"],
+        ["build", "--bogus"],
+        ["verify", "--bogus"],
+        ["nosuchcommand"],
+        ["retire"],  # missing ID
+        ["retire", "b-0002"],  # missing --note
+        ["gate", "add", "c", "--name", "C"],  # missing --public/--secret
+        ["init", "--name", "X"],  # missing --origin
+        ["serve", "--port", "notanumber"],
+    ],
+)
 def test_usage_errors(argv: list[str], tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--data", str(tmp_path / "d"), *argv])
     assert result.exit_code == 2, result.output
@@ -517,7 +567,10 @@ def test_verify_tampered_reveal(built_program: BuiltSite, tmp_path: Path) -> Non
 def test_serve(built_program: BuiltSite) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "generator", "serve", str(built_program.out), "--port", "0"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = _readline(proc, 20)

@@ -42,7 +42,14 @@ def _base(root: Path) -> Paths:
     """A program with a certified secret-gate run, ready for every command below."""
     data = root / "data"
     paths = Paths(data, root / "private")
-    init_program(paths, "Crash program", "crash.example.org/prog", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0)
+    init_program(
+        paths,
+        "Crash program",
+        "crash.example.org/prog",
+        [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)],
+        "",
+        T0,
+    )
     write_items(paths, [item(f"a-{i:03d}", "a") for i in range(1, 3)] + [item(f"b-{i:04d}", "b") for i in range(1, 15)])
     commit_new_items(paths, "2026-01-12T10:00:00Z")
     retire_item(paths, "b-0014", "Retired before any run.", "2026-02-01T00:00:00Z")
@@ -58,7 +65,9 @@ def _args(paths: Paths, *command: str) -> list[str]:
 
 
 def _commit(paths: Paths, root: Path) -> list[str]:
-    write_items(paths, [item("a-100", "a"), item("a-101", "a")] + [item(f"b-01{i:02d}", "b") for i in range(5)], "more.yaml")
+    write_items(
+        paths, [item("a-100", "a"), item("a-101", "a")] + [item(f"b-01{i:02d}", "b") for i in range(5)], "more.yaml"
+    )
     return _args(paths, "commit", "--at", T_CMD)
 
 
@@ -74,9 +83,15 @@ def _register(paths: Paths, root: Path) -> list[str]:
 
 def _certify(paths: Paths, root: Path) -> list[str]:
     other = {"id": "other", "name": "Other Reader", "version": "2", "organization": "Other Org"}
-    register_run(paths, write_json(root / "in" / "run-2.json", run_spec(paths, "run-2", "b", SECRET10, subject=other)), "2026-03-10T00:00:00Z")
-    f = write_json(root / "in" / "results-2.json", results("run-2", [scored(i) for i in SECRET10], proposed=95,
-                                                            finished_at="2026-03-11T00:00:00Z"))
+    register_run(
+        paths,
+        write_json(root / "in" / "run-2.json", run_spec(paths, "run-2", "b", SECRET10, subject=other)),
+        "2026-03-10T00:00:00Z",
+    )
+    f = write_json(
+        root / "in" / "results-2.json",
+        results("run-2", [scored(i) for i in SECRET10], proposed=95, finished_at="2026-03-11T00:00:00Z"),
+    )
     return _args(paths, "certify", str(f), "--at", T_CMD)
 
 
@@ -94,8 +109,12 @@ def _gate(paths: Paths, root: Path) -> list[str]:
 
 
 SCENARIOS: dict[str, Callable[[Paths, Path], list[str]]] = {
-    "commit": _commit, "retire": _retire, "register": _register, "certify": _certify,
-    "methodology publish": _methodology, "gate add": _gate,
+    "commit": _commit,
+    "retire": _retire,
+    "register": _register,
+    "certify": _certify,
+    "methodology publish": _methodology,
+    "gate add": _gate,
 }
 
 
@@ -115,7 +134,14 @@ def _ledger(paths: Paths) -> list[bytes]:
     return paths.ledger_file.read_bytes().splitlines()
 
 
-def _check_recovered(paths: Paths, out: Path, before_files: dict[str, bytes | None], before: list[bytes], new_events: int, argv: list[str]) -> str:
+def _check_recovered(
+    paths: Paths,
+    out: Path,
+    before_files: dict[str, bytes | None],
+    before: list[bytes],
+    new_events: int,
+    argv: list[str],
+) -> str:
     """The next command (a build) finishes or undoes the interrupted one; return which."""
     build(paths, out)
     report = verify_site(out)
@@ -167,7 +193,10 @@ def test_recovery_says_what_it_did(base: Path, tmp_path: Path) -> None:
     assert probe.ledger_file.exists()
     paths = _copy(base, tmp_path / "r")
     assert run_cli(_retire(paths, tmp_path / "r"), crash_at=steps - 1).returncode == 137
-    assert finish_interrupted(paths) == "completed an interrupted 'retire': its ledger events and files are now all in place"
+    assert (
+        finish_interrupted(paths)
+        == "completed an interrupted 'retire': its ledger events and files are now all in place"
+    )
 
 
 def test_a_sealed_text_never_reaches_the_public_data_before_its_reveal(base: Path, tmp_path: Path) -> None:
@@ -178,14 +207,29 @@ def test_a_sealed_text_never_reaches_the_public_data_before_its_reveal(base: Pat
         paths = _copy(base, tmp_path / f"at-{n}")
         assert run_cli(_retire(paths, tmp_path / f"at-{n}"), crash_at=n).returncode == 137
         revealed = b'"id":"b-0001","note":"Rotation."' in paths.ledger_file.read_bytes()
-        if paths.reveal_file("b-0001").exists() or (paths.data / "certificates" / "run-1" / "details" / "b-0001.json").exists():
+        if (
+            paths.reveal_file("b-0001").exists()
+            or (paths.data / "certificates" / "run-1" / "details" / "b-0001.json").exists()
+        ):
             assert revealed, f"step {n}: the item's text is public before its reveal is in the ledger"
         shutil.rmtree(tmp_path / f"at-{n}")
 
 
 def test_init_killed_at_any_step(tmp_path: Path) -> None:
     def argv(root: Path) -> list[str]:
-        return ["--data", str(root / "data"), "--private", str(root / "private"), "init", "--name", "P", "--origin", "crash.example.org/init", "--at", T0]
+        return [
+            "--data",
+            str(root / "data"),
+            "--private",
+            str(root / "private"),
+            "init",
+            "--name",
+            "P",
+            "--origin",
+            "crash.example.org/init",
+            "--at",
+            T0,
+        ]
 
     steps = crash_points(argv(tmp_path / "probe"), tmp_path)
     outcomes = set()
@@ -213,7 +257,9 @@ def test_sigkill_during_a_large_commit(tmp_path: Path) -> None:
 
     base = tmp_path / "base"
     paths = Paths(base / "data", base / "private")
-    init_program(paths, "P", "crash.example.org/big", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0)
+    init_program(
+        paths, "P", "crash.example.org/big", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0
+    )
     rows = [item(f"b-{i:05d}", "b") for i in range(6000)] + [item(f"a-{i:03d}", "a") for i in range(30)]
     paths.items_dir.mkdir(parents=True, exist_ok=True)
     (paths.items_dir / "big.json").write_text(json.dumps({"items": rows}))
@@ -303,7 +349,9 @@ def test_init_and_commands_work_across_file_systems(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr("generator.journal.os.replace", replace)
     paths = Paths(data, private)
-    init_program(paths, "P", "crash.example.org/xfs", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0)
+    init_program(
+        paths, "P", "crash.example.org/xfs", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0
+    )
     write_items(paths, [item("a-001", "a"), item("b-0001", "b")])
     commit_new_items(paths, "2026-01-12T10:00:00Z")
     retire_item(paths, "b-0001", "Rotation.", "2026-02-01T00:00:00Z")
@@ -321,7 +369,20 @@ def test_one_command_at_a_time(base: Path, tmp_path: Path) -> None:
         assert r.exit_code == 2 and "another transparency command is changing the program" in r.output
     fresh = Paths(tmp_path / "fresh" / "data", tmp_path / "fresh" / "private")
     with journal.locked(fresh):  # an init under way: a second one waits its turn
-        r = CliRunner().invoke(main, ["--data", str(fresh.data), "--private", str(fresh.private), "init", "--name", "P", "--origin", "x.example.org/p"])
+        r = CliRunner().invoke(
+            main,
+            [
+                "--data",
+                str(fresh.data),
+                "--private",
+                str(fresh.private),
+                "init",
+                "--name",
+                "P",
+                "--origin",
+                "x.example.org/p",
+            ],
+        )
         assert r.exit_code == 2 and "another transparency command is changing the program" in r.output
     assert not fresh.key_file.exists()
 
@@ -333,7 +394,9 @@ def test_staged_files_are_private(base: Path, tmp_path: Path) -> None:
     pending = paths.private / ".pending"
     assert pending.stat().st_mode & 0o777 == 0o700
     staged = [p for p in pending.rglob("*") if p.is_file()]
-    assert staged and all(p.stat().st_mode & 0o077 == 0 for p in staged), "a staged reveal or key must not be readable by others"
+    assert staged and all(p.stat().st_mode & 0o077 == 0 for p in staged), (
+        "a staged reveal or key must not be readable by others"
+    )
 
 
 @pytest.mark.parametrize("tamper", ["staged-outside", "wrong-hash", "set-uid-mode", "not-an-object", "bad-length"])
@@ -358,4 +421,6 @@ def test_a_damaged_record_of_an_interrupted_command_is_refused(base: Path, tmp_p
     before = files(paths)
     with pytest.raises(InputError, match="cannot finish an interrupted command"):
         finish_interrupted(paths)
-    assert {k: v for k, v in files(paths).items() if "/.pending/" not in k} == {k: v for k, v in before.items() if "/.pending/" not in k}
+    assert {k: v for k, v in files(paths).items() if "/.pending/" not in k} == {
+        k: v for k, v in before.items() if "/.pending/" not in k
+    }

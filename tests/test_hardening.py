@@ -44,7 +44,8 @@ def test_an_integer_too_long_to_convert_is_refused() -> None:
 def test_leading_zero_answers_are_never_committed(make_program: Callable[..., Paths]) -> None:
     paths = make_program(public_items=1, secret_items=0, retired=0)
     (paths.items_dir / "more.yaml").write_text(
-        "items:\n  - id: b-0100\n    gate: b\n    prompt: p\n    answer:\n      account: {kind: scalar, tier: critical, value: 0110482339}\n"
+        "items:\n  - id: b-0100\n    gate: b\n    prompt: p\n    answer:\n      account: {kind: scalar, tier: "
+        "critical, value: 0110482339}\n"
     )
     before = paths.ledger_file.read_bytes()
     with pytest.raises(InputError, match="leading zero"):
@@ -56,7 +57,9 @@ def test_leading_zero_answers_are_never_committed(make_program: Callable[..., Pa
 
 
 def _run(site: Path) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run([sys.executable, str(site / "verify.py"), str(site)], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, str(site / "verify.py"), str(site)], capture_output=True, text=True, timeout=120
+    )
     assert "internal error of the verifier" not in p.stdout, p.stdout[-3000:]  # a bug, not a verdict
     return p
 
@@ -93,17 +96,20 @@ def _plant(site: Path, name: str) -> None:
         p.write_bytes(p.read_bytes().replace(b'"type":"ledger-entries","v":1}', b'"type":"ledger-entries","v":true}'))
 
 
-@pytest.mark.parametrize(("name", "file"), [
-    ("gate-id-list", "transparency.json"),
-    ("reveal-id-object", "transparency.json"),
-    ("huge-integer", "transparency.json"),
-    ("deep-nesting", "transparency.json"),
-    ("symlink-loop", "keys.json"),
-    ("vkey-integer", "keys.json"),
-    ("fifo", "fifo"),
-    ("empty-folder", "empty"),
-    ("v-true", "ledger/entries.json"),
-])
+@pytest.mark.parametrize(
+    ("name", "file"),
+    [
+        ("gate-id-list", "transparency.json"),
+        ("reveal-id-object", "transparency.json"),
+        ("huge-integer", "transparency.json"),
+        ("deep-nesting", "transparency.json"),
+        ("symlink-loop", "keys.json"),
+        ("vkey-integer", "keys.json"),
+        ("fifo", "fifo"),
+        ("empty-folder", "empty"),
+        ("v-true", "ledger/entries.json"),
+    ],
+)
 def test_malformed_shapes_fail_cleanly(demo_copy: BuiltSite, name: str, file: str) -> None:
     _plant(demo_copy.out, name)
     p = _run(demo_copy.out)
@@ -147,7 +153,9 @@ def test_a_directory_with_a_bogus_manifest_is_not_replaced(built_program: BuiltS
     assert (other / "notes.txt").read_text() == "mine"
 
 
-def test_a_refused_commit_leaves_no_public_reveal_file(make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_commit_leaves_no_public_reveal_file(
+    make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = make_program(public_items=1, secret_items=0, retired=0)
     write_items(paths, [item("a-100", "a")], "more.yaml")
     before = sorted(p.name for p in paths.reveals_dir.iterdir())
@@ -210,12 +218,17 @@ def test_a_yaml_bomb_is_refused_at_once(make_program: Callable[..., Paths]) -> N
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("deep.yaml", "items: " + "[" * 200 + "]" * 200, "nested more than 64 levels deep"),
-    ("deep.json", '{"items": ' + "[" * 200 + "]" * 200 + "}", "nested more than 64 levels deep"),
-    ("deeper.json", '{"items": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
-])
-def test_deep_nesting_in_a_source_is_refused(make_program: Callable[..., Paths], name: str, text: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("deep.yaml", "items: " + "[" * 200 + "]" * 200, "nested more than 64 levels deep"),
+        ("deep.json", '{"items": ' + "[" * 200 + "]" * 200 + "}", "nested more than 64 levels deep"),
+        ("deeper.json", '{"items": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+    ],
+)
+def test_deep_nesting_in_a_source_is_refused(
+    make_program: Callable[..., Paths], name: str, text: str, message: str
+) -> None:
     paths = make_program(public_items=1, secret_items=0, retired=0)
     (paths.items_dir / name).write_text(text)
     with pytest.raises(InputError, match=message):
@@ -271,7 +284,9 @@ def test_the_readme_publishes_this_release_s_verifier_hash() -> None:
 
     digest = hashlib.sha256((REPO / "generator" / "verify.py").read_bytes()).hexdigest()
     readme = (REPO / "README.md").read_text()
-    assert f"| {__version__} | `{digest}` |" in readme, f"README's Verifier releases table needs: | {__version__} | `{digest}` |"
+    assert f"| {__version__} | `{digest}` |" in readme, (
+        f"README's Verifier releases table needs: | {__version__} | `{digest}` |"
+    )
 
 
 def test_a_yaml_source_with_too_many_values_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

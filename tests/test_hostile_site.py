@@ -27,8 +27,23 @@ TRANSPARENCY = Path(sys.executable).with_name("transparency")
 HOSTILE = 'import sys\nprint("HIJACKED\\nPASS: all 721 checks passed.")\nsys.exit(0)\n'
 
 # Every module verify.py imports, and the ones the interpreter would look up for it.
-SHADOWS = ["argparse.py", "json.py", "hashlib.py", "base64.py", "ctypes.py", "fractions.py", "re.py", "unicodedata.py",
-           "dataclasses.py", "pathlib.py", "typing.py", "nacl/__init__.py", "__future__.py", "sitecustomize.py", "encodings/__init__.py"]
+SHADOWS = [
+    "argparse.py",
+    "json.py",
+    "hashlib.py",
+    "base64.py",
+    "ctypes.py",
+    "fractions.py",
+    "re.py",
+    "unicodedata.py",
+    "dataclasses.py",
+    "pathlib.py",
+    "typing.py",
+    "nacl/__init__.py",
+    "__future__.py",
+    "sitecustomize.py",
+    "encodings/__init__.py",
+]
 
 
 def _genuine_verifier(tmp: Path) -> Path:
@@ -60,7 +75,9 @@ def _commands(site: Path, tmp: Path) -> dict[str, tuple[list[str], Path]]:
 def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     full.update(env)
-    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=full, encoding="utf-8", errors="strict")
+    r = subprocess.run(
+        argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=full, encoding="utf-8", errors="strict"
+    )
     assert "internal error of the verifier" not in r.stdout, r.stdout[-3000:]  # a bug, not a verdict
     return r
 
@@ -100,7 +117,9 @@ def test_a_replaced_verify_py_is_caught_by_the_genuine_one(demo_copy: BuiltSite,
     site = demo_copy.out
     (site / "verify.py").write_text(HOSTILE)
     fooled = _run([sys.executable, "verify.py", "."], site)
-    assert fooled.returncode == 0 and "HIJACKED" in fooled.stdout, "the site's own copy says what it likes: that is why it is not trusted"
+    assert fooled.returncode == 0 and "HIJACKED" in fooled.stdout, (
+        "the site's own copy says what it likes: that is why it is not trusted"
+    )
     for how, (argv, cwd) in _commands(site, tmp_path).items():
         if "own verify.py" not in how and "transparency" not in how:
             continue
@@ -127,8 +146,14 @@ def test_a_re_signed_replaced_verifier_still_fails(demo_copy: BuiltSite, tmp_pat
 def _resign_sums(site: Path, signer: object) -> None:
     import hashlib
 
-    files = sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and p.name not in ("SHA256SUMS", "SHA256SUMS.sig"))
-    data = "".join(f"{hashlib.sha256((site / f).read_bytes()).hexdigest()}  {f}\n" for f in sorted(files, key=str.encode)).encode()
+    files = sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*")
+        if p.is_file() and p.name not in ("SHA256SUMS", "SHA256SUMS.sig")
+    )
+    data = "".join(
+        f"{hashlib.sha256((site / f).read_bytes()).hexdigest()}  {f}\n" for f in sorted(files, key=str.encode)
+    ).encode()
     (site / "SHA256SUMS").write_bytes(data)
     (site / "SHA256SUMS.sig").write_bytes(signer.sign(data))  # type: ignore[attr-defined]
 
@@ -172,8 +197,13 @@ def test_hostile_file_names_cannot_spoof_the_report(demo_copy: BuiltSite, tmp_pa
 
 def test_a_terminal_that_cannot_show_unicode_gets_escapes_not_a_traceback(demo_copy: BuiltSite) -> None:
     site = demo_copy.out
-    r = subprocess.run([sys.executable, "-P", "verify.py", "."], cwd=site, capture_output=True, timeout=120,
-                       env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    r = subprocess.run(
+        [sys.executable, "-P", "verify.py", "."],
+        cwd=site,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+    )
     assert r.returncode == 0, r.stderr.decode()
     assert b"PASS: all" in r.stdout
 
@@ -219,12 +249,18 @@ def test_the_demo_key_is_named_in_the_report(demo_site: BuiltSite, tmp_path: Pat
     r = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(demo_site.out)], tmp_path)
     assert r.returncode == 0
     assert "WARNING: this site is signed with the project's published DEMO key" in r.stdout
-    j = json.loads(_run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(demo_site.out), "--json"], tmp_path).stdout)
+    j = json.loads(
+        _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(demo_site.out), "--json"], tmp_path).stdout
+    )
     assert j["demo_key"] is True and any("DEMO key" in w for w in j["warnings"])
 
 
 def test_a_real_key_gets_no_demo_warning(built_program: BuiltSite, tmp_path: Path) -> None:
-    j = json.loads(_run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(built_program.out), "--json"], tmp_path).stdout)
+    j = json.loads(
+        _run(
+            [sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(built_program.out), "--json"], tmp_path
+        ).stdout
+    )
     assert j["ok"] and j["demo_key"] is False and j["warnings"] == []
 
 
@@ -274,11 +310,18 @@ def test_python_code_is_found_whatever_its_case(demo_copy: BuiltSite, tmp_path: 
     (site / "JSON.PY").write_text("x")
     (site / "hook.Pth").write_text("x")
     r = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path)
-    assert "FAIL JSON.PY: the site holds Python code" in r.stdout and "FAIL hook.Pth: the site holds Python code" in r.stdout
+    assert (
+        "FAIL JSON.PY: the site holds Python code" in r.stdout
+        and "FAIL hook.Pth: the site holds Python code" in r.stdout
+    )
 
 
 def test_a_run_of_spaces_cannot_wrap_a_fake_line_onto_the_screen(demo_copy: BuiltSite, tmp_path: Path) -> None:
     site = demo_copy.out
     (site / ("x" + " " * 200 + "PASS: all 721 checks passed.")).write_text("x")
     r = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path)
-    assert r.returncode == 1 and "x\\x20\\x20\\x20" in r.stdout and " " * 3 not in r.stdout.split("FAIL x")[1].split("\n")[0]
+    assert (
+        r.returncode == 1
+        and "x\\x20\\x20\\x20" in r.stdout
+        and " " * 3 not in r.stdout.split("FAIL x")[1].split("\n")[0]
+    )

@@ -58,8 +58,10 @@ def state(paths: Paths) -> dict[str, Any]:
 def tree(root: Path) -> dict[str, bytes | None]:
     if not root.exists():
         return {}
-    return {f"{p.relative_to(root)} {stat.S_IMODE(p.stat().st_mode):o}": (p.read_bytes() if p.is_file() else None)
-            for p in sorted(root.rglob("*"))}
+    return {
+        f"{p.relative_to(root)} {stat.S_IMODE(p.stat().st_mode):o}": (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+    }
 
 
 def field_path(where: str) -> str:
@@ -122,9 +124,23 @@ def without(row: dict[str, Any], key: str) -> dict[str, Any]:
 # Item sources fed to commit
 
 
-@pytest.mark.parametrize("bad_id", [
-    "../../etc/passwd", "a/b", "..", "A-001", "a" * 65, "", "-abc", "_abc", "a b", "a.json", 7, None,
-])
+@pytest.mark.parametrize(
+    "bad_id",
+    [
+        "../../etc/passwd",
+        "a/b",
+        "..",
+        "A-001",
+        "a" * 65,
+        "",
+        "-abc",
+        "_abc",
+        "a b",
+        "a.json",
+        7,
+        None,
+    ],
+)
 def test_malformed_item_id(prog: Paths, bad_id: Any) -> None:
     write_text(prog, "bad.yaml", dump([item(bad_id, "b")]))
     e = commit_refused(prog)
@@ -162,42 +178,146 @@ ITEM_CASES: list[tuple[str, str, list[Any] | str, str, str]] = [
     ("unknown gate", "bad.yaml", [item("bad-1", "z")], "items[0].gate", "unknown gate"),
     ("malformed gate id", "bad.yaml", [item("bad-1", "Gate-B")], "items[0].gate", "malformed gate id"),
     ("gate missing", "bad.yaml", [without(item("bad-1", "b"), "gate")], "items[0].gate", "malformed gate id"),
-    ("unknown kind", "bad.yaml", [amount(kind="number", tier="high", value=1)], "items[0].answer.amount.kind", "unknown kind"),
-    ("unknown tier", "bad.yaml", [amount(kind="scalar", tier="medium", value=1)], "items[0].answer.amount.tier", "unknown tier"),
+    (
+        "unknown kind",
+        "bad.yaml",
+        [amount(kind="number", tier="high", value=1)],
+        "items[0].answer.amount.kind",
+        "unknown kind",
+    ),
+    (
+        "unknown tier",
+        "bad.yaml",
+        [amount(kind="scalar", tier="medium", value=1)],
+        "items[0].answer.amount.tier",
+        "unknown tier",
+    ),
     ("missing value", "bad.yaml", [amount(kind="scalar", tier="high")], "items[0].answer.amount", "missing 'value'"),
-    ("extra member", "bad.yaml", [amount(kind="scalar", tier="high", value=1, unit="EUR")], "items[0].answer.amount", "unknown member 'unit'"),
-    ("scalar holding a list", "bad.yaml", [amount(kind="scalar", tier="high", value=[1, 2])], "items[0].answer.amount.value", "scalar field"),
-    ("text holding an integer", "bad.yaml", [amount(kind="text", tier="low", value=12)], "items[0].answer.amount.value", "text field"),
-    ("array holding an object", "bad.yaml", [amount(kind="array", tier="low", value=[{"a": 1}])], "items[0].answer.amount.value", "array field"),
-    ("array holding a list", "bad.yaml", [amount(kind="array", tier="low", value=[[1]])], "items[0].answer.amount.value", "array field"),
-    ("field that is not an object", "bad.yaml", [item("bad-1", "b", amount="12")], "items[0].answer.amount", "must be an object"),
-    ("float value", "bad.yaml", [amount(kind="scalar", tier="critical", value=12.5)], "items[0].answer.amount.value", "non-integer"),
-    ("float in an array", "bad.yaml", [amount(kind="array", tier="low", value=["x", 0.5])], "items[0].answer.amount.value[1]", "non-integer"),
-    ("integer beyond 2^53-1", "bad.yaml", [amount(kind="scalar", tier="critical", value=2**53)], "items[0].answer.amount.value", "beyond"),
-    ("negative integer beyond", "bad.yaml", [amount(kind="scalar", tier="critical", value=-(2**53))], "items[0].answer.amount.value", "beyond"),
+    (
+        "extra member",
+        "bad.yaml",
+        [amount(kind="scalar", tier="high", value=1, unit="EUR")],
+        "items[0].answer.amount",
+        "unknown member 'unit'",
+    ),
+    (
+        "scalar holding a list",
+        "bad.yaml",
+        [amount(kind="scalar", tier="high", value=[1, 2])],
+        "items[0].answer.amount.value",
+        "scalar field",
+    ),
+    (
+        "text holding an integer",
+        "bad.yaml",
+        [amount(kind="text", tier="low", value=12)],
+        "items[0].answer.amount.value",
+        "text field",
+    ),
+    (
+        "array holding an object",
+        "bad.yaml",
+        [amount(kind="array", tier="low", value=[{"a": 1}])],
+        "items[0].answer.amount.value",
+        "array field",
+    ),
+    (
+        "array holding a list",
+        "bad.yaml",
+        [amount(kind="array", tier="low", value=[[1]])],
+        "items[0].answer.amount.value",
+        "array field",
+    ),
+    (
+        "field that is not an object",
+        "bad.yaml",
+        [item("bad-1", "b", amount="12")],
+        "items[0].answer.amount",
+        "must be an object",
+    ),
+    (
+        "float value",
+        "bad.yaml",
+        [amount(kind="scalar", tier="critical", value=12.5)],
+        "items[0].answer.amount.value",
+        "non-integer",
+    ),
+    (
+        "float in an array",
+        "bad.yaml",
+        [amount(kind="array", tier="low", value=["x", 0.5])],
+        "items[0].answer.amount.value[1]",
+        "non-integer",
+    ),
+    (
+        "integer beyond 2^53-1",
+        "bad.yaml",
+        [amount(kind="scalar", tier="critical", value=2**53)],
+        "items[0].answer.amount.value",
+        "beyond",
+    ),
+    (
+        "negative integer beyond",
+        "bad.yaml",
+        [amount(kind="scalar", tier="critical", value=-(2**53))],
+        "items[0].answer.amount.value",
+        "beyond",
+    ),
     ("missing prompt", "bad.yaml", [without(item("bad-1", "b"), "prompt")], "items[0]", "'prompt' must be a string"),
     ("prompt not a string", "bad.yaml", [item("bad-1", "b", prompt=["a"])], "items[0]", "'prompt' must be a string"),
-    ("empty answer", "bad.yaml", [{"id": "bad-1", "gate": "b", "prompt": "p", "answer": {}}], "items[0].answer", "at least one field"),
+    (
+        "empty answer",
+        "bad.yaml",
+        [{"id": "bad-1", "gate": "b", "prompt": "p", "answer": {}}],
+        "items[0].answer",
+        "at least one field",
+    ),
     ("missing answer", "bad.yaml", [without(item("bad-1", "b"), "answer")], "items[0].answer", "at least one field"),
     ("unknown key in an item", "bad.yaml", [{**item("bad-1", "b"), "notes": "x"}], "items[0]", "unknown key(s) notes"),
     ("item that is not a mapping", "bad.yaml", ["just a string"], "items[0]", "must be a mapping"),
-    ("second item of a file", "bad.yaml", [item("ok-1", "b"), amount(kind="scalar", tier="top", value=1)], "items[1].answer.amount.tier", "unknown tier"),
+    (
+        "second item of a file",
+        "bad.yaml",
+        [item("ok-1", "b"), amount(kind="scalar", tier="top", value=1)],
+        "items[1].answer.amount.tier",
+        "unknown tier",
+    ),
     ("unknown top-level key", "bad.yaml", "items: []\nowner: me\n", "", "unknown top-level key(s) owner"),
     ("top level is a list", "bad.yaml", "- id: bad-1\n  gate: b\n", "", "must be a mapping with a list 'items'"),
     ("items is not a list", "bad.yaml", "items: {id: bad-1}\n", "", "must be a mapping with a list 'items'"),
     ("bad indentation", "bad.yaml", "items:\n- id: bad-1\n  gate: b\n   prompt: x\n", "line 4,", "malformed YAML"),
     ("tab indentation", "bad.yaml", "items:\n- id: bad-1\n\tgate: b\n", "line 3,", "malformed YAML"),
-    ("YAML duplicate key", "bad.yaml", "items:\n- id: bad-1\n  gate: b\n  id: bad-2\n", "line 4,", "duplicate key 'id'"),
+    (
+        "YAML duplicate key",
+        "bad.yaml",
+        "items:\n- id: bad-1\n  gate: b\n  id: bad-2\n",
+        "line 4,",
+        "duplicate key 'id'",
+    ),
     ("YAML timestamp tag", "bad.yml", "items:\n- id: !!timestamp 2026-03-04\n", "line 2,", "malformed YAML"),
     ("malformed JSON", "bad.json", '{"items": [{"id": "bad-1",}]}', "", "malformed JSON"),
     ("JSON duplicate key", "bad.json", '{"items": [], "items": []}', "", "duplicate key 'items'"),
-    ("JSON fraction", "bad.json", json.dumps({"items": [amount(kind="scalar", tier="high", value=1)]}).replace('"value": 1', '"value": 12.5'), "", "non-integer number 12.5"),
-    ("JSON item with a bad id", "bad.json", json.dumps({"items": [item("Bad_1", "b")]}), "items[0].id", "malformed item id"),
+    (
+        "JSON fraction",
+        "bad.json",
+        json.dumps({"items": [amount(kind="scalar", tier="high", value=1)]}).replace('"value": 1', '"value": 12.5'),
+        "",
+        "non-integer number 12.5",
+    ),
+    (
+        "JSON item with a bad id",
+        "bad.json",
+        json.dumps({"items": [item("Bad_1", "b")]}),
+        "items[0].id",
+        "malformed item id",
+    ),
     ("not UTF-8", "bad.yaml", "items:\n- id: caf\udce9\n", "", "not valid UTF-8"),
 ]
 
 
-@pytest.mark.parametrize(("name", "rows", "where", "message"), [c[1:] for c in ITEM_CASES], ids=[c[0] for c in ITEM_CASES])
+@pytest.mark.parametrize(
+    ("name", "rows", "where", "message"), [c[1:] for c in ITEM_CASES], ids=[c[0] for c in ITEM_CASES]
+)
 def test_item_source_problem(prog: Paths, name: str, rows: list[Any] | str, where: str, message: str) -> None:
     if isinstance(rows, str):
         (prog.items_dir / name).write_bytes(rows.encode("utf-8", "surrogateescape"))
@@ -224,13 +344,17 @@ def test_float_value_message(prog: Paths) -> None:
     assert "string" in (p.expected or "")
 
 
-@pytest.mark.parametrize(("rows", "where"), [
-    ([amount(kind="number", tier="high", value=1)], "items[0].answer.amount.kind"),
-    ([amount(kind="scalar", tier="high")], "items[0].answer.amount"),
-    ([amount(kind="text", tier="low", value=12)], "items[0].answer.amount.value"),
-    ([{"id": "bad-1", "gate": "b", "prompt": "p", "answer": {}}], "items[0].answer"),
-    ([amount(kind="scalar", tier="critical", value=12.5)], "items[0].answer.amount.value"),
-], ids=["kind", "missing value", "value type", "empty answer", "float"])
+@pytest.mark.parametrize(
+    ("rows", "where"),
+    [
+        ([amount(kind="number", tier="high", value=1)], "items[0].answer.amount.kind"),
+        ([amount(kind="scalar", tier="high")], "items[0].answer.amount"),
+        ([amount(kind="text", tier="low", value=12)], "items[0].answer.amount.value"),
+        ([{"id": "bad-1", "gate": "b", "prompt": "p", "answer": {}}], "items[0].answer"),
+        ([amount(kind="scalar", tier="critical", value=12.5)], "items[0].answer.amount.value"),
+    ],
+    ids=["kind", "missing value", "value type", "empty answer", "float"],
+)
 def test_field_paths_are_well_formed(prog: Paths, rows: list[Any], where: str) -> None:
     """A problem's location reads as one path: 'items[0] (bad-1).answer.amount.kind', with the item's
     id as a label and no doubled or stray dots, whichever check found it."""
@@ -252,18 +376,30 @@ def test_yaml_error_names_file_and_line(prog: Paths) -> None:
 
 
 def test_all_problems_across_two_files(prog: Paths) -> None:
-    write_text(prog, "one.yaml", dump([
-        item("BAD-ID", "b"),
-        item("u-1", "z"),
-        item("f-1", "b", amount={"kind": "scalar", "tier": "critical", "value": 12.5}),
-        without(item("p-1", "b"), "prompt"),
-    ]))
-    write_text(prog, "two.yaml", dump([
-        item("k-1", "b", amount={"kind": "number", "tier": "high", "value": 1}),
-        item("m-1", "b", amount={"kind": "scalar", "tier": "high", "value": 1, "unit": "EUR"}),
-        item("f-1", "a"),
-        {**item("x-1", "b"), "notes": "x"},
-    ]))
+    write_text(
+        prog,
+        "one.yaml",
+        dump(
+            [
+                item("BAD-ID", "b"),
+                item("u-1", "z"),
+                item("f-1", "b", amount={"kind": "scalar", "tier": "critical", "value": 12.5}),
+                without(item("p-1", "b"), "prompt"),
+            ]
+        ),
+    )
+    write_text(
+        prog,
+        "two.yaml",
+        dump(
+            [
+                item("k-1", "b", amount={"kind": "number", "tier": "high", "value": 1}),
+                item("m-1", "b", amount={"kind": "scalar", "tier": "high", "value": 1, "unit": "EUR"}),
+                item("f-1", "a"),
+                {**item("x-1", "b"), "notes": "x"},
+            ]
+        ),
+    )
     e = commit_refused(prog)
     expected = [
         ("one.yaml", "items[0].id", "malformed item id"),
@@ -298,8 +434,18 @@ def test_commit_command_lists_every_problem(prog: Paths) -> None:
     err = result.stderr
     assert err.startswith("error:") and "nothing was" in err
     assert "Traceback" not in err
-    for text in ("one.yaml", "two.yaml", "items[0].id", "malformed item id", "BAD-ID", "items[1] (u-1).gate",
-                 "unknown gate", "answer.amount.value", "non-integer", "12.5"):
+    for text in (
+        "one.yaml",
+        "two.yaml",
+        "items[0].id",
+        "malformed item id",
+        "BAD-ID",
+        "items[1] (u-1).gate",
+        "unknown gate",
+        "answer.amount.value",
+        "non-integer",
+        "12.5",
+    ):
         assert text in err, text
     assert state(prog) == before
 
@@ -342,8 +488,18 @@ PARAM_CASES: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
     ("floor 1.5", mutate(["tiers", "low", "min_similarity"], "1.5"), "tiers.low.min_similarity", "[0, 1]"),
     ("threshold 2", mutate(["item_threshold"], "2"), "item_threshold", "[0, 1]"),
     ("missing tier", lambda p: p["tiers"].pop("low"), "tiers", "missing 'low'"),
-    ("cut-offs not descending", mutate(["grade_cutoffs", 2, "min_pass_rate"], "80"), "grade_cutoffs[2].min_pass_rate", "strictly descending"),
-    ("equal cut-offs", mutate(["grade_cutoffs", 1, "min_pass_rate"], "90"), "grade_cutoffs[1].min_pass_rate", "strictly descending"),
+    (
+        "cut-offs not descending",
+        mutate(["grade_cutoffs", 2, "min_pass_rate"], "80"),
+        "grade_cutoffs[2].min_pass_rate",
+        "strictly descending",
+    ),
+    (
+        "equal cut-offs",
+        mutate(["grade_cutoffs", 1, "min_pass_rate"], "90"),
+        "grade_cutoffs[1].min_pass_rate",
+        "strictly descending",
+    ),
     ("duplicate grades", _rename_grade, "grade_cutoffs", "grades must be distinct"),
     ("lowest grade repeats a cut-off", mutate(["lowest_grade"], "C"), "grade_cutoffs", "grades must be distinct"),
     ("band for an unknown grade", _extra_band, "bands", "band for unknown grade 'E'"),
@@ -353,10 +509,30 @@ PARAM_CASES: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
     ("band beyond 100", mutate(["bands", "S"], [96, 101]), "bands.S", "≤ 100"),
     ("min_grade not a grade", mutate(["certify", "min_grade"], "Q"), "certify.min_grade", "one of the grades"),
     ("min_scored_fraction 0", mutate(["certify", "min_scored_fraction"], "0"), "certify.min_scored_fraction", "(0, 1]"),
-    ("min_scored_fraction 1.1", mutate(["certify", "min_scored_fraction"], "1.1"), "certify.min_scored_fraction", "(0, 1]"),
-    ("min_items_secret_gate 0", mutate(["certify", "min_items_secret_gate"], 0), "certify.min_items_secret_gate", "at least 1"),
-    ("min_items_secret_gate as text", mutate(["certify", "min_items_secret_gate"], "10"), "certify.min_items_secret_gate", "integer"),
-    ("independent_judge not a boolean", mutate(["certify", "independent_judge"], "yes"), "certify.independent_judge", "true or false"),
+    (
+        "min_scored_fraction 1.1",
+        mutate(["certify", "min_scored_fraction"], "1.1"),
+        "certify.min_scored_fraction",
+        "(0, 1]",
+    ),
+    (
+        "min_items_secret_gate 0",
+        mutate(["certify", "min_items_secret_gate"], 0),
+        "certify.min_items_secret_gate",
+        "at least 1",
+    ),
+    (
+        "min_items_secret_gate as text",
+        mutate(["certify", "min_items_secret_gate"], "10"),
+        "certify.min_items_secret_gate",
+        "integer",
+    ),
+    (
+        "independent_judge not a boolean",
+        mutate(["certify", "independent_judge"], "yes"),
+        "certify.independent_judge",
+        "true or false",
+    ),
     ("unknown top-level key", mutate(["colour"], "blue"), "", "unknown member 'colour'"),
     ("malformed version", mutate(["version"], "../x"), "version", "malformed version"),
     ("unknown measure", mutate(["text_similarity", "measure"], "euclid"), "text_similarity.measure", "unknown measure"),
@@ -364,7 +540,9 @@ PARAM_CASES: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
 
 
 @pytest.mark.parametrize(("change", "where", "message"), [c[1:] for c in PARAM_CASES], ids=[c[0] for c in PARAM_CASES])
-def test_methodology_parameter_problem(tmp_path: Path, change: Callable[[dict[str, Any]], None], where: str, message: str) -> None:
+def test_methodology_parameter_problem(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], where: str, message: str
+) -> None:
     params = base_params()
     change(params)
     f = tmp_path / "params.json"
@@ -446,8 +624,22 @@ def test_publish_command_refuses_bad_parameters(make_program: Callable[..., Path
     f = tmp_path / "params.json"
     f.write_text(json.dumps(params))
     before = state(paths)
-    result = CliRunner().invoke(main, ["--data", str(paths.data), "--private", str(paths.private),
-                                       "methodology", "publish", str(f), "--prose", str(DEFAULT_PROSE), "--at", AT])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--data",
+            str(paths.data),
+            "--private",
+            str(paths.private),
+            "methodology",
+            "publish",
+            str(f),
+            "--prose",
+            str(DEFAULT_PROSE),
+            "--at",
+            AT,
+        ],
+    )
     assert result.exit_code == 2, result.output
     err = result.stderr
     assert err.startswith("error:") and "Traceback" not in err
@@ -463,8 +655,22 @@ def test_publish_command_accepts_yaml(make_program: Callable[..., Paths], tmp_pa
     params["version"] = "2026.2"
     f = tmp_path / "params.yaml"
     f.write_text(yaml.safe_dump(params, sort_keys=False))
-    result = CliRunner().invoke(main, ["--data", str(paths.data), "--private", str(paths.private),
-                                       "methodology", "publish", str(f), "--prose", str(DEFAULT_PROSE), "--at", AT])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--data",
+            str(paths.data),
+            "--private",
+            str(paths.private),
+            "methodology",
+            "publish",
+            str(f),
+            "--prose",
+            str(DEFAULT_PROSE),
+            "--at",
+            AT,
+        ],
+    )
     assert result.exit_code == 0, result.output
     stored = (paths.methodology_dir / "2026.2.json").read_bytes()
     assert json.loads(stored) == params
@@ -481,8 +687,22 @@ def test_publish_command_refuses_unknown_placeholder(make_program: Callable[...,
     prose = tmp_path / "prose.md"
     prose.write_text("# Methodology\n\nThe threshold is {{ item_treshold }}.\n")
     before = state(paths)
-    result = CliRunner().invoke(main, ["--data", str(paths.data), "--private", str(paths.private),
-                                       "methodology", "publish", str(f), "--prose", str(prose), "--at", AT])
+    result = CliRunner().invoke(
+        main,
+        [
+            "--data",
+            str(paths.data),
+            "--private",
+            str(paths.private),
+            "methodology",
+            "publish",
+            str(f),
+            "--prose",
+            str(prose),
+            "--at",
+            AT,
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "prose.md" in result.stderr and "item_treshold" in result.stderr
     assert state(paths) == before
@@ -492,16 +712,51 @@ def test_publish_command_refuses_unknown_placeholder(make_program: Callable[...,
 # Strict YAML
 
 
-@pytest.mark.parametrize("text", ["yes", "no", "on", "off", "Yes", "NO", "y", "n", "12:30", "2026-03-04",
-                                  "2026-03-04T10:00:00Z", "0x1F", "0o17", "1_000", "+12:00", "1e3x", ".", "<<"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yes",
+        "no",
+        "on",
+        "off",
+        "Yes",
+        "NO",
+        "y",
+        "n",
+        "12:30",
+        "2026-03-04",
+        "2026-03-04T10:00:00Z",
+        "0x1F",
+        "0o17",
+        "1_000",
+        "+12:00",
+        "1e3x",
+        ".",
+        "<<",
+    ],
+)
 def test_yaml_strings_stay_strings(text: str) -> None:
     assert parse_yaml(f"v: {text}\n", "f.yaml") == {"v": text}
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("true", True), ("false", False), ("True", True), ("FALSE", False), ("null", None), ("~", None), ("", None),
-    ("42", 42), ("-7", -7), ("0", 0), ("'42'", "42"), ('"yes"', "yes"), ("[1, 'a']", [1, "a"]),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("true", True),
+        ("false", False),
+        ("True", True),
+        ("FALSE", False),
+        ("null", None),
+        ("~", None),
+        ("", None),
+        ("42", 42),
+        ("-7", -7),
+        ("0", 0),
+        ("'42'", "42"),
+        ('"yes"', "yes"),
+        ("[1, 'a']", [1, "a"]),
+    ],
+)
 def test_yaml_json_compatible_values(text: str, value: Any) -> None:
     got = parse_yaml(f"v: {text}\n", "f.yaml")["v"]
     assert got == value and type(got) is type(value)
@@ -512,15 +767,18 @@ def test_yaml_fraction_is_a_float_to_be_refused_later() -> None:
     assert isinstance(got, float) and got == 1.5
 
 
-@pytest.mark.parametrize(("text", "line", "message"), [
-    ("a: 1\nb: 2\na: 3\n", 3, "duplicate key 'a'"),
-    ("items:\n- id: x\n  id: y\n", 3, "duplicate key 'id'"),
-    ("a: 1\nb: !!python/object:os.system {}\n", 2, ""),
-    ("a: 1\nb: !!python/name:os.system ''\n", 2, ""),
-    ("x: !!binary aGVsbG8=\n", 1, "unsupported YAML type"),
-    ("x: !!set {a: null}\n", 1, "unsupported YAML type"),
-    ("1: one\n", 1, "keys must be strings"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("a: 1\nb: 2\na: 3\n", 3, "duplicate key 'a'"),
+        ("items:\n- id: x\n  id: y\n", 3, "duplicate key 'id'"),
+        ("a: 1\nb: !!python/object:os.system {}\n", 2, ""),
+        ("a: 1\nb: !!python/name:os.system ''\n", 2, ""),
+        ("x: !!binary aGVsbG8=\n", 1, "unsupported YAML type"),
+        ("x: !!set {a: null}\n", 1, "unsupported YAML type"),
+        ("1: one\n", 1, "keys must be strings"),
+    ],
+)
 def test_yaml_refusals_name_the_line(text: str, line: int, message: str) -> None:
     with pytest.raises(InputError) as info:
         parse_yaml(text, "src/f.yaml")
@@ -640,8 +898,11 @@ def test_ledger_last_line_without_newline(make_program: Callable[..., Paths], tm
 def test_changed_reveal_file(built_program: BuiltSite) -> None:
     paths, out = built_program.paths, built_program.out
     target = paths.reveal_file("a-002")
-    commitment = next(json.loads(line)["commitment"] for line in paths.ledger_file.read_bytes().splitlines()
-                      if b'"commit"' in line and b'"a-002"' in line)
+    commitment = next(
+        json.loads(line)["commitment"]
+        for line in paths.ledger_file.read_bytes().splitlines()
+        if b'"commit"' in line and b'"a-002"' in line
+    )
     assert sha256_hex(target.read_bytes()) == commitment
     data = bytearray(target.read_bytes())
     i = data.index(b"Extract")

@@ -128,8 +128,16 @@ def sealed_needles(demo: BuiltSite) -> tuple[list[Needle], list[str]]:
             needles += [Needle(label, form) for form in text_forms(text)]
         salt = doc["salt"]
         raw = bytes.fromhex(salt)
-        needles += [Needle(f"{item_id} salt", form) for form in
-                    (salt.encode(), salt.upper().encode(), raw, base64.b64encode(raw), base64.b64encode(raw).rstrip(b"="))]
+        needles += [
+            Needle(f"{item_id} salt", form)
+            for form in (
+                salt.encode(),
+                salt.upper().encode(),
+                raw,
+                base64.b64encode(raw),
+                base64.b64encode(raw).rstrip(b"="),
+            )
+        ]
     return needles, sealed
 
 
@@ -143,12 +151,25 @@ def key_needles(private: Path) -> list[Needle]:
     der_b64 = base64.b64encode(der)
     pem = b"-----BEGIN PRIVATE KEY-----\n" + der_b64 + b"\n-----END PRIVATE KEY-----\n"
     key_text = (private / "signing.key").read_text(encoding="utf-8").strip()
-    assert key_text.split("+", 4)[4].encode() == base64.b64encode(b"\x01" + seed), "the key file holds base64(0x01 || seed)"
+    assert key_text.split("+", 4)[4].encode() == base64.b64encode(b"\x01" + seed), (
+        "the key file holds base64(0x01 || seed)"
+    )
     out = []
-    for label, secret in (("seed", seed), ("expanded secret key", expanded), ("PKCS#8 DER", der), ("0x01||seed", b"\x01" + seed)):
+    for label, secret in (
+        ("seed", seed),
+        ("expanded secret key", expanded),
+        ("PKCS#8 DER", der),
+        ("0x01||seed", b"\x01" + seed),
+    ):
         b64 = base64.b64encode(secret)
-        for form in (secret, secret.hex().encode(), secret.hex().upper().encode(), b64, b64.rstrip(b"="),
-                     base64.urlsafe_b64encode(secret).rstrip(b"=")):
+        for form in (
+            secret,
+            secret.hex().encode(),
+            secret.hex().upper().encode(),
+            b64,
+            b64.rstrip(b"="),
+            base64.urlsafe_b64encode(secret).rstrip(b"="),
+        ):
             out.append(Needle(label, form))
     out += [
         Needle("PKCS#8 PEM", pem),
@@ -175,16 +196,22 @@ def test_sealed_items_never_reach_the_site(demo_site: BuiltSite) -> None:
     assert len(sealed) >= 10, f"the demo should keep many items sealed, found {sealed}"
     commitments = json.loads((demo_site.out / layout.COMMITMENTS).read_bytes())["commitments"]
     listed_sealed = sorted(c["id"] for c in commitments if c["status"] == "sealed")
-    assert listed_sealed == sealed, f"{layout.COMMITMENTS}: sealed items {listed_sealed} differ from the private sealed set {sealed}"
+    assert listed_sealed == sealed, (
+        f"{layout.COMMITMENTS}: sealed items {listed_sealed} differ from the private sealed set {sealed}"
+    )
     labels = {n.label.split()[0] for n in needles if n.label.endswith("salt")}
     assert labels == set(sealed), "every sealed item contributes its salt"
     hits = search(site_files(demo_site.out), needles)
-    assert not hits, "sealed material found in the site:\n" + "\n".join(f"{label} in {file}" for label, file in hits[:40])
+    assert not hits, "sealed material found in the site:\n" + "\n".join(
+        f"{label} in {file}" for label, file in hits[:40]
+    )
 
 
 def test_signing_key_never_reaches_the_site(demo_site: BuiltSite) -> None:
     hits = search(site_files(demo_site.out), key_needles(demo_site.paths.private))
-    assert not hits, "signing key material found in the site:\n" + "\n".join(f"{label} in {file}" for label, file in hits)
+    assert not hits, "signing key material found in the site:\n" + "\n".join(
+        f"{label} in {file}" for label, file in hits
+    )
 
 
 def test_the_search_finds_planted_secrets(demo_site: BuiltSite, tmp_path: Path) -> None:
@@ -217,8 +244,13 @@ def test_the_search_finds_planted_secrets(demo_site: BuiltSite, tmp_path: Path) 
     manifest = root / layout.MANIFEST
     manifest.write_bytes(manifest.read_bytes()[:-1] + b',"x":' + json.dumps(prompt).encode() + b"}")
     hits = set(search(site_files(root), needles))
-    for label, file in ((f"{victim} salt", f"reveals/{victim}.json"), (f"{victim} prompt", f"reveals/{victim}.json"),
-                        ("seed", layout.HOME), (f"{other} prompt", layout.MANIFEST), (f"{other} prompt piece 0", layout.MANIFEST)):
+    for label, file in (
+        (f"{victim} salt", f"reveals/{victim}.json"),
+        (f"{victim} prompt", f"reveals/{victim}.json"),
+        ("seed", layout.HOME),
+        (f"{other} prompt", layout.MANIFEST),
+        (f"{other} prompt piece 0", layout.MANIFEST),
+    ):
         assert (label, file) in hits, f"the search did not find the planted {label} in {file}"
 
 
@@ -230,15 +262,19 @@ def test_revealed_salts_are_found(demo_site: BuiltSite) -> None:
     assert retired, "the demo should have retired items whose sealed documents are in the private directory"
     public = sorted(revealed - set(docs))
     salts = [Needle(f"{i} salt", docs[i]["salt"].encode()) for i in retired]
-    salts += [Needle(f"{i} salt", json.loads((demo_site.paths.reveals_dir / f"{i}.json").read_bytes())["salt"].encode()) for i in public]
+    salts += [
+        Needle(f"{i} salt", json.loads((demo_site.paths.reveals_dir / f"{i}.json").read_bytes())["salt"].encode())
+        for i in public
+    ]
     hits = search(site_files(demo_site.out), salts)
     found = {label for label, _ in hits}
     assert found, "no revealed item's salt was found: the search is broken"
     missing = sorted({n.label for n in salts} - found)
     assert not missing, f"salts of revealed items not shown anywhere in the site: {missing}"
     for i in retired:
-        assert (f"{i} salt", layout.reveal(i)) in hits and (f"{i} salt", layout.item_page(i)) in hits, \
+        assert (f"{i} salt", layout.reveal(i)) in hits and (f"{i} salt", layout.item_page(i)) in hits, (
             f"the salt of retired item {i} is not in its reveal file and its page"
+        )
 
 
 @pytest.mark.parametrize("word", ["private", "sealed", "signing"])
@@ -252,14 +288,21 @@ def test_no_private_file_is_published(demo_site: BuiltSite) -> None:
     the certificate documents that fell due (copied to the same path in the data directory)."""
     private = demo_site.paths.private
     revealed = revealed_ids(demo_site.out)
-    due = {p.relative_to(demo_site.paths.data).as_posix() for p in (demo_site.paths.data / "certificates").rglob("*") if p.is_file()}
+    due = {
+        p.relative_to(demo_site.paths.data).as_posix()
+        for p in (demo_site.paths.data / "certificates").rglob("*")
+        if p.is_file()
+    }
     secret_files = {
         p.relative_to(private).as_posix(): p.read_bytes()
         for p in sorted(private.rglob("*"))
-        if p.is_file() and not (p.parent.name == "sealed" and p.stem in revealed)
+        if p.is_file()
+        and not (p.parent.name == "sealed" and p.stem in revealed)
         and p.relative_to(private).as_posix() not in due
     }
-    assert any(k.startswith("certificates/") for k in secret_files), "the demo keeps sealed details: this test must see them"
+    assert any(k.startswith("certificates/") for k in secret_files), (
+        "the demo keeps sealed details: this test must see them"
+    )
     assert "signing.key" in secret_files and any(k.startswith("items/") for k in secret_files)
     published = {data: name for name, data in site_files(demo_site.out).items()}
     same = [(name, published[data]) for name, data in secret_files.items() if data in published]

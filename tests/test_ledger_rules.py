@@ -58,18 +58,36 @@ def methodology(version: str = "2026.1", sha256: str = PARAMS_SHA, at: str = T0)
 
 
 def commit(item_id: str, gate_id: str, at: str = T1, commitment: str | None = None) -> dict[str, Any]:
-    return {"type": "commit", "v": 1, "id": item_id, "gate": gate_id,
-            "commitment": commitment if commitment is not None else h(item_id), "at": at}
+    return {
+        "type": "commit",
+        "v": 1,
+        "id": item_id,
+        "gate": gate_id,
+        "commitment": commitment if commitment is not None else h(item_id),
+        "at": at,
+    }
 
 
 def reveal(item_id: str, reason: str = "public-gate", at: str = T1, note: str = "revealed") -> dict[str, Any]:
     return {"type": "reveal", "v": 1, "id": item_id, "reason": reason, "note": note, "at": at}
 
 
-def run(run_id: str = "run-1", gate_id: str = "b", at: str = T2, subject: dict[str, Any] | None = None,
-        sha256: str | None = None) -> dict[str, Any]:
-    return {"type": "run", "v": 1, "id": run_id, "sha256": sha256 or h(run_id),
-            "subject": dict(subject or SUBJECT), "gate": gate_id, "at": at}
+def run(
+    run_id: str = "run-1",
+    gate_id: str = "b",
+    at: str = T2,
+    subject: dict[str, Any] | None = None,
+    sha256: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "type": "run",
+        "v": 1,
+        "id": run_id,
+        "sha256": sha256 or h(run_id),
+        "subject": dict(subject or SUBJECT),
+        "gate": gate_id,
+        "at": at,
+    }
 
 
 def certificate(serial: str = "cert-1", run_id: str = "run-1", at: str = T3) -> dict[str, Any]:
@@ -176,50 +194,113 @@ CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, int | None]] =
     ("gate-public-not-bool", [], with_(gate("a"), public=1), "must be true or false", None),
     ("commit-to-undeclared-gate", PREFIX, commit("c-001", "c"), "gate that was not declared", None),
     ("commit-before-gate-declared", [gate("a")], commit("b-0001", "b"), "gate that was not declared", None),
-    ("item-committed-twice", [*PREFIX, commit("b-0001", "b")], commit("b-0001", "b", commitment=h("other")),
-     "item b-0001 is committed twice", None),
+    (
+        "item-committed-twice",
+        [*PREFIX, commit("b-0001", "b")],
+        commit("b-0001", "b", commitment=h("other")),
+        "item b-0001 is committed twice",
+        None,
+    ),
     ("item-id-malformed", PREFIX, commit("B-0001", "b"), "malformed item id", None),
     ("commitment-uppercase", PREFIX, commit("b-0001", "b", commitment=h("x").upper()), "malformed commitment", None),
     ("commitment-short", PREFIX, commit("b-0001", "b", commitment=h("x")[:63]), "malformed commitment", None),
     ("reveal-uncommitted", PREFIX, reveal("a-009"), "not committed before", None),
     ("reveal-twice", WITH_ITEMS, reveal("a-001", at=T2), "item a-001 is revealed twice", None),
     ("reveal-secret-as-public-gate", WITH_ITEMS, reveal("b-0001", "public-gate"), "reason does not match gate b", None),
-    ("reveal-public-as-retired", [*PREFIX, commit("a-001", "a")], reveal("a-001", "retired"),
-     "reason does not match gate a", None),
+    (
+        "reveal-public-as-retired",
+        [*PREFIX, commit("a-001", "a")],
+        reveal("a-001", "retired"),
+        "reason does not match gate a",
+        None,
+    ),
     ("reveal-unknown-reason", WITH_ITEMS, reveal("b-0001", "leaked"), "unknown reveal reason", None),
     ("reveal-note-not-string", WITH_ITEMS, reveal("b-0001", "retired", note=None), "note must be a string", None),  # type: ignore[arg-type]
-    ("methodology-published-twice", PREFIX, methodology(sha256=h("other"), at=T1), "methodology 2026.1 is published twice", None),
+    (
+        "methodology-published-twice",
+        PREFIX,
+        methodology(sha256=h("other"), at=T1),
+        "methodology 2026.1 is published twice",
+        None,
+    ),
     ("methodology-version-malformed", [], methodology(version="v 1"), "malformed methodology version", None),
     ("methodology-hash-malformed", [], methodology(sha256="abc"), "malformed hash", None),
     ("run-id-twice", WITH_RUN, run("run-1", "a", at=T3), "run run-1 is registered twice", None),
     ("run-on-undeclared-gate", WITH_ITEMS, run("run-1", "z"), "gate that was not declared", None),
-    ("run-subject-without-name", WITH_ITEMS, with_(run("run-1", "a"), subject={"id": "acme", "organization": "Acme"}),
-     "missing 'name'", None),
-    ("run-subject-look-alike", WITH_RUN, run("run-2", "a", at=T3, subject={**SUBJECT, "id": "other", "name": "extractb0t"}),
-     "the name looks like the name of subject extractbot", None),
-    ("run-subject-cyrillic-look-alike", WITH_RUN, run("run-2", "a", at=T3, subject={**SUBJECT, "id": "other", "name": "\u0415xtract\u0412ot"}),
-     "mixes letters of scripts that are not written together", None),
-    ("run-subject-renamed", WITH_RUN, run("run-2", "a", at=T3, subject={**SUBJECT, "name": "ExtractBot Pro"}),
-     "subject extractbot was registered as 'ExtractBot': a subject keeps its name", None),
-    ("run-subject-zero-width", WITH_ITEMS, run("run-1", "a", subject={**SUBJECT, "name": "Extract\u200bBot"}),
-     "holds invisible, control or format characters", None),
-    ("run-subject-decomposed", WITH_ITEMS, run("run-1", "a", subject={**SUBJECT, "organization": "Acme Corp\u0301"}),
-     "not in Unicode normal form NFC", None),
-    ("run-subject-without-id", WITH_ITEMS, with_(run("run-1", "a"), subject={"name": "X", "version": "1", "organization": "Acme"}),
-     "missing 'id'", None),
+    (
+        "run-subject-without-name",
+        WITH_ITEMS,
+        with_(run("run-1", "a"), subject={"id": "acme", "organization": "Acme"}),
+        "missing 'name'",
+        None,
+    ),
+    (
+        "run-subject-look-alike",
+        WITH_RUN,
+        run("run-2", "a", at=T3, subject={**SUBJECT, "id": "other", "name": "extractb0t"}),
+        "the name looks like the name of subject extractbot",
+        None,
+    ),
+    (
+        "run-subject-cyrillic-look-alike",
+        WITH_RUN,
+        run("run-2", "a", at=T3, subject={**SUBJECT, "id": "other", "name": "\u0415xtract\u0412ot"}),
+        "mixes letters of scripts that are not written together",
+        None,
+    ),
+    (
+        "run-subject-renamed",
+        WITH_RUN,
+        run("run-2", "a", at=T3, subject={**SUBJECT, "name": "ExtractBot Pro"}),
+        "subject extractbot was registered as 'ExtractBot': a subject keeps its name",
+        None,
+    ),
+    (
+        "run-subject-zero-width",
+        WITH_ITEMS,
+        run("run-1", "a", subject={**SUBJECT, "name": "Extract\u200bBot"}),
+        "holds invisible, control or format characters",
+        None,
+    ),
+    (
+        "run-subject-decomposed",
+        WITH_ITEMS,
+        run("run-1", "a", subject={**SUBJECT, "organization": "Acme Corp\u0301"}),
+        "not in Unicode normal form NFC",
+        None,
+    ),
+    (
+        "run-subject-without-id",
+        WITH_ITEMS,
+        with_(run("run-1", "a"), subject={"name": "X", "version": "1", "organization": "Acme"}),
+        "missing 'id'",
+        None,
+    ),
     ("certificate-unregistered-run", WITH_RUN, certificate("cert-1", "run-9"), "run that was not registered", None),
-    ("two-certificates-for-one-run", [*WITH_RUN, certificate("cert-1", "run-1")], certificate("cert-2", "run-1", at=T4),
-     "run run-1 already has a certificate", None),
-    ("serial-used-twice", [*WITH_RUN, run("run-2", "a", at=T2, subject={**SUBJECT, "id": "other", "name": "Other"}),
-                           certificate("cert-1", "run-1")],
-     certificate("cert-1", "run-2", at=T4), "serial cert-1 is used twice", None),
+    (
+        "two-certificates-for-one-run",
+        [*WITH_RUN, certificate("cert-1", "run-1")],
+        certificate("cert-2", "run-1", at=T4),
+        "run run-1 already has a certificate",
+        None,
+    ),
+    (
+        "serial-used-twice",
+        [
+            *WITH_RUN,
+            run("run-2", "a", at=T2, subject={**SUBJECT, "id": "other", "name": "Other"}),
+            certificate("cert-1", "run-1"),
+        ],
+        certificate("cert-1", "run-2", at=T4),
+        "serial cert-1 is used twice",
+        None,
+    ),
     ("leaf-over-65535-bytes", PREFIX, reveal("a-001", note=BIG_NOTE), "larger than a C2SP entry bundle allows", None),
     ("leaf-size-argument-over-limit", [], gate("a"), "larger than a C2SP entry bundle allows", MAX_LEAF_BYTES + 1),
 ]
 
 
-@pytest.mark.parametrize(("prefix", "leaf", "fragment", "leaf_size"),
-                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("prefix", "leaf", "fragment", "leaf_size"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_rule_broken(prefix: list[dict[str, Any]], leaf: dict[str, Any], fragment: str, leaf_size: int | None) -> None:
     ledger = replay(copy.deepcopy(prefix))
     size = leaf_size if leaf_size is not None else len(rfc8785.dumps(leaf))
@@ -228,7 +309,9 @@ def test_rule_broken(prefix: list[dict[str, Any]], leaf: dict[str, Any], fragmen
         f"expected a problem saying {fragment!r}, got: {messages(problems)}"
     )
     where = f"entries[{len(prefix)}]"
-    assert all(p.where.startswith(where) for p in problems), f"every problem is located at {where}: {messages(problems)}"
+    assert all(p.where.startswith(where) for p in problems), (
+        f"every problem is located at {where}: {messages(problems)}"
+    )
     assert ledger.size == len(prefix) + 1, "a rejected leaf still takes its place in the log"
 
 
@@ -298,17 +381,34 @@ def base_leaves() -> list[dict[str, Any]]:
     return leaves
 
 
-def spec(run_id: str = "run-1", gate_id: str = "b", items: list[str] | None = None, previous_run: str | None = None,
-         **changes: Any) -> dict[str, Any]:
+def spec(
+    run_id: str = "run-1",
+    gate_id: str = "b",
+    items: list[str] | None = None,
+    previous_run: str | None = None,
+    **changes: Any,
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "type": "run-spec", "v": 1, "id": run_id, "previous_run": previous_run,
-        "subject": dict(SUBJECT), "gate": gate_id, "question": "Does it extract the fields?",
+        "type": "run-spec",
+        "v": 1,
+        "id": run_id,
+        "previous_run": previous_run,
+        "subject": dict(SUBJECT),
+        "gate": gate_id,
+        "question": "Does it extract the fields?",
         "items": list(items if items is not None else secret_items(1, MIN_SECRET)),
-        "budget": {"max_tokens": 4096}, "repetitions": 1, "metrics": ["pass_rate"],
+        "budget": {"max_tokens": 4096},
+        "repetitions": 1,
+        "metrics": ["pass_rate"],
         "exclusion_rules": ["The item's source document was unreadable."],
         "methodology": {"version": "2026.1", "sha256": PARAMS_SHA},
-        "judge": {"provider": "Independent Judges Ltd", "model": "judge-1", "version": "1", "rubric_sha256": h("rubric"),
-                  "seed": 7},
+        "judge": {
+            "provider": "Independent Judges Ltd",
+            "model": "judge-1",
+            "version": "1",
+            "rubric_sha256": h("rubric"),
+            "seed": 7,
+        },
     }
     doc.update(changes)
     return doc
@@ -318,9 +418,15 @@ def run_leaf(s: dict[str, Any], at: str = T2) -> dict[str, Any]:
     return run(s["id"], s["gate"], at=at, subject=s["subject"], sha256=hashlib.sha256(rfc8785.dumps(s)).hexdigest())
 
 
-def rules(ledger: Ledger, s: dict[str, Any], earlier: dict[str, dict[str, Any]] | None = None,
-          params: dict[str, Any] | None = PARAMS) -> list[Problem]:
-    return check_run_rules(ledger, ledger.runs[s["id"]], s, parse_methodology(params) if params is not None else None, earlier or {})
+def rules(
+    ledger: Ledger,
+    s: dict[str, Any],
+    earlier: dict[str, dict[str, Any]] | None = None,
+    params: dict[str, Any] | None = PARAMS,
+) -> list[Problem]:
+    return check_run_rules(
+        ledger, ledger.runs[s["id"]], s, parse_methodology(params) if params is not None else None, earlier or {}
+    )
 
 
 def test_valid_secret_run_passes() -> None:
@@ -342,8 +448,15 @@ def test_valid_second_run_passes() -> None:
     items may be retired once it is decided."""
     s1 = spec("run-1", items=secret_items(1, 10))
     s2 = spec("run-2", items=secret_items(11, 10), previous_run="run-1")
-    ledger = replay([*base_leaves(), run_leaf(s1, T2), certificate("cert-1", "run-1", T3),
-                     reveal("b-0001", "retired", at=T3), run_leaf(s2, T4)])
+    ledger = replay(
+        [
+            *base_leaves(),
+            run_leaf(s1, T2),
+            certificate("cert-1", "run-1", T3),
+            reveal("b-0001", "retired", at=T3),
+            run_leaf(s2, T4),
+        ]
+    )
     assert rules(ledger, s1) == [], messages(rules(ledger, s1))
     assert rules(ledger, s2, {"run-1": s1}) == [], messages(rules(ledger, s2, {"run-1": s1}))
 
@@ -361,7 +474,11 @@ SPEC_CASES = [
     ("methodology-hash-malformed", spec(methodology={"version": "2026.1", "sha256": "x"}), "malformed hash"),
     ("subject-empty-organization", spec(subject={**SUBJECT, "organization": "  "}), "must be a non-empty string"),
     ("judge-provider-empty", spec(judge={**spec()["judge"], "provider": "   "}), "must be a non-empty string"),
-    ("judge-provider-padded", spec(judge={**spec()["judge"], "provider": "  ACME corp\t"}), "invisible, control or format characters"),
+    (
+        "judge-provider-padded",
+        spec(judge={**spec()["judge"], "provider": "  ACME corp\t"}),
+        "invisible, control or format characters",
+    ),
 ]
 
 
@@ -423,8 +540,9 @@ def _case_item_revealed_before_decided() -> tuple[Ledger, dict[str, Any], dict[s
 
 def _case_item_revealed_before_run() -> tuple[Ledger, dict[str, Any], dict[str, dict[str, Any]]]:
     s = spec()
-    ledger = replay([*base_leaves(), reveal("b-0003", "retired", at=T2), run_leaf(s, T3),
-                     certificate("cert-1", "run-1", T4)])
+    ledger = replay(
+        [*base_leaves(), reveal("b-0003", "retired", at=T2), run_leaf(s, T3), certificate("cert-1", "run-1", T4)]
+    )
     return ledger, s, {}
 
 
@@ -546,6 +664,7 @@ def test_other_subject_may_use_the_same_sealed_items() -> None:
 def test_run_rules_after_certificate_reveal_is_fine() -> None:
     """A sealed item retired after the run's certificate is what SPEC §4 asks for."""
     s = spec()
-    ledger = replay([*base_leaves(), run_leaf(s, T2), certificate("cert-1", "run-1", T3),
-                     reveal("b-0001", "retired", at=T5)])
+    ledger = replay(
+        [*base_leaves(), run_leaf(s, T2), certificate("cert-1", "run-1", T3), reveal("b-0001", "retired", at=T5)]
+    )
     assert rules(ledger, s) == [], messages(rules(ledger, s))

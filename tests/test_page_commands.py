@@ -31,7 +31,7 @@ class PageCommand:
     def shell(self) -> str:
         """The command to run: this test's Python stands in for `python3`."""
         if self.text.startswith("python3 "):
-            return f'"{sys.executable}" ' + self.text[len("python3 "):]
+            return f'"{sys.executable}" ' + self.text[len("python3 ") :]
         return self.text
 
     @property
@@ -56,7 +56,12 @@ def pages_under_test(root: Path) -> list[str]:
     public = [r["id"] for r in manifest["reveals"] if r["reason"] == "public-gate"]
     retired = [r["id"] for r in manifest["reveals"] if r["reason"] == "retired"]
     assert public and len(retired) >= 2, f"{layout.MANIFEST}: the demo needs public and retired items"
-    return [layout.VERIFY_PAGE, layout.item_page(public[0]), layout.item_page(retired[0]), layout.item_page(retired[-1])]
+    return [
+        layout.VERIFY_PAGE,
+        layout.item_page(public[0]),
+        layout.item_page(retired[0]),
+        layout.item_page(retired[-1]),
+    ]
 
 
 def run(cmd: PageCommand, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -81,8 +86,12 @@ def test_pages_carry_the_essential_commands(demo_site: BuiltSite) -> None:
     verify_page = [c.text for c in cmds if c.page == layout.VERIFY_PAGE]
     wanted = {
         "sha256sum -c": lambda t: t.startswith("sha256sum --quiet -c SHA256SUMS"),
-        "openssl pkeyutl -verify": lambda t: t.startswith("openssl pkeyutl -verify -pubin -inkey keys/") and "SHA256SUMS.sig" in t,
-        "fingerprint pipeline": lambda t: t.startswith("openssl pkey -pubin -in keys/") and t.endswith("| tail -c 32 | sha256sum"),
+        "openssl pkeyutl -verify": lambda t: (
+            t.startswith("openssl pkeyutl -verify -pubin -inkey keys/") and "SHA256SUMS.sig" in t
+        ),
+        "fingerprint pipeline": lambda t: (
+            t.startswith("openssl pkey -pubin -in keys/") and t.endswith("| tail -c 32 | sha256sum")
+        ),
         "verify.py": lambda t: t == "python3 -P verify.py .",
         "verify.py --key": lambda t: t.startswith("python3 -P verify.py . --key '"),
     }
@@ -112,7 +121,9 @@ def test_every_page_command_runs_and_prints_what_the_page_says(demo_site: BuiltS
         elif cmd.expect not in output:
             failures.append(f"{cmd.page}: `{cmd.text}` did not print {cmd.expect!r}; it printed:\n{output[-2000:]}")
         elif cmd.text.startswith("sha256sum --quiet") and output.strip():
-            failures.append(f"{cmd.page}: `{cmd.text}` should print nothing when every file matches; it printed:\n{output[-2000:]}")
+            failures.append(
+                f"{cmd.page}: `{cmd.text}` should print nothing when every file matches; it printed:\n{output[-2000:]}"
+            )
     assert not failures, "\n\n".join(failures)
     assert ran >= (len(cmds) if have_openssl else 1), f"only {ran} of {len(cmds)} commands ran"
 
@@ -137,5 +148,7 @@ def test_the_checksum_command_catches_a_changed_byte(demo_copy: BuiltSite) -> No
     for cmd in (c for c in cmds if c.text.startswith("python3 -P verify.py")):
         r = run(cmd, root)
         output = r.stdout + r.stderr
-        assert r.returncode == 1, f"`{cmd.text}` exited {r.returncode} on a tampered site (expected 1):\n{output[-2000:]}"
+        assert r.returncode == 1, (
+            f"`{cmd.text}` exited {r.returncode} on a tampered site (expected 1):\n{output[-2000:]}"
+        )
         assert target in output, f"`{cmd.text}` does not name the tampered file {target}:\n{output[-2000:]}"

@@ -62,8 +62,17 @@ def day(n: int, hour: int = 0) -> str:
     return f"2026-03-{n:02d}T{hour:02d}:00:00Z"
 
 
-def decide(paths: Paths, run_id: str, gate: str, items: list[str], rows: list[dict[str, Any]] | None, when: int,
-           previous: str | None = None, subject: dict[str, str] | None = None, **kw: Any) -> None:
+def decide(
+    paths: Paths,
+    run_id: str,
+    gate: str,
+    items: list[str],
+    rows: list[dict[str, Any]] | None,
+    when: int,
+    previous: str | None = None,
+    subject: dict[str, str] | None = None,
+    **kw: Any,
+) -> None:
     """Register a run on day `when` and, with rows, certify it the same day at noon."""
     over: dict[str, Any] = {"previous_run": previous}
     if subject:
@@ -79,13 +88,41 @@ def several(make_program: Callable[..., Paths]) -> Paths:
     paths = make_program(public_items=10, secret_items=12, retired=0)
     rationale = [{"text": "Every account number was copied exactly.", "evidence_refs": ["a-001", "a-002"]}]
     decide(paths, "run-001", "a", PUBLIC10, [scored(i) for i in PUBLIC10], 1, proposed=99, rationale=rationale)
-    decide(paths, "run-002", "a", PUBLIC10, [scored(i, passing=n >= 5) for n, i in enumerate(PUBLIC10)], 3, previous="run-001",
-           proposed="90.0", rationale=[{"text": "Half of the account numbers were wrong.", "evidence_refs": ["a-001"]}])
-    decide(paths, "run-003", "a", PUBLIC10,
-           [scored("a-001"), *({"item": i, "status": "not_run", "note": "Skipped by the evaluator."} for i in PUBLIC10[1:])], 5,
-           previous="run-002", proposed=1000)
-    decide(paths, "run-s", "b", SECRET10, [scored(i) for i in SECRET10], 6, subject=OTHER, proposed=-5,
-           rationale=[{"text": "The summaries read well.", "evidence_refs": ["b-0001"]}])
+    decide(
+        paths,
+        "run-002",
+        "a",
+        PUBLIC10,
+        [scored(i, passing=n >= 5) for n, i in enumerate(PUBLIC10)],
+        3,
+        previous="run-001",
+        proposed="90.0",
+        rationale=[{"text": "Half of the account numbers were wrong.", "evidence_refs": ["a-001"]}],
+    )
+    decide(
+        paths,
+        "run-003",
+        "a",
+        PUBLIC10,
+        [
+            scored("a-001"),
+            *({"item": i, "status": "not_run", "note": "Skipped by the evaluator."} for i in PUBLIC10[1:]),
+        ],
+        5,
+        previous="run-002",
+        proposed=1000,
+    )
+    decide(
+        paths,
+        "run-s",
+        "b",
+        SECRET10,
+        [scored(i) for i in SECRET10],
+        6,
+        subject=OTHER,
+        proposed=-5,
+        rationale=[{"text": "The summaries read well.", "evidence_refs": ["b-0001"]}],
+    )
     decide(paths, "run-004", "a", PUBLIC10, None, 7, previous="run-003")
     return paths
 
@@ -102,9 +139,14 @@ def test_runs_page_shows_every_run_grouped_with_its_chain(make_program: Callable
     paths = several(make_program)
     out = publish(paths)
     rows = run_rows_on(out, layout.RUNS_PAGE)
-    assert list(rows) == ["run-001", "run-002", "run-003", "run-004", "run-s"], "grouped by subject and gate, each group in ledger order"
+    assert list(rows) == ["run-001", "run-002", "run-003", "run-004", "run-s"], (
+        "grouped by subject and gate, each group in ledger order"
+    )
     groups = [text_of(th) for th in soup(out, layout.RUNS_PAGE).select("table.runs th[scope=rowgroup]")]
-    assert groups == ["Extractor (subject extractor ) on Gate A (gate a )", "Other Reader (subject other-reader ) on Gate B (gate b )"]
+    assert groups == [
+        "Extractor (subject extractor ) on Gate A (gate a )",
+        "Other Reader (subject other-reader ) on Gate B (gate b )",
+    ]
 
     def cells(run: str) -> list[str]:
         return [text_of(td) for td in rows[run].find_all(["th", "td"])]
@@ -113,12 +155,21 @@ def test_runs_page_shows_every_run_grouped_with_its_chain(make_program: Callable
     assert cells("run-002")[1] == "attempt 2 of 4, after run run-001"
     assert cells("run-004")[1] == "attempt 4 of 4, after run run-003"
     prev = rows["run-003"].find_all("td")[0].find("a")
-    assert prev is not None and resolve(out, layout.RUNS_PAGE, prev["href"])[0] == layout.RUNS_PAGE and prev["href"].endswith("#run-run-002")
+    assert (
+        prev is not None
+        and resolve(out, layout.RUNS_PAGE, prev["href"])[0] == layout.RUNS_PAGE
+        and prev["href"].endswith("#run-run-002")
+    )
     assert cells("run-s")[1] == "attempt 1 of 1, the first run"
 
     assert "open: not yet decided" in cells("run-004")[5]
     assert rows["run-004"].find("a", href=re.compile("certificates/")) is None, "an open run has no certificate to link"
-    for run, words in (("run-001", "certified"), ("run-002", "not certified"), ("run-003", "incomplete"), ("run-s", "certified")):
+    for run, words in (
+        ("run-001", "certified"),
+        ("run-002", "not certified"),
+        ("run-003", "incomplete"),
+        ("run-s", "certified"),
+    ):
         status = rows[run].find_all("td")[4]
         assert text_of(status).startswith(words + ","), (run, text_of(status))
         link = status.find("a")
@@ -132,7 +183,9 @@ def test_runs_page_shows_every_run_grouped_with_its_chain(make_program: Callable
     assert not site_problems(out)
 
 
-def test_runs_and_certificates_lists_are_paged(make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_and_certificates_lists_are_paged(
+    make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(layout, "PAGE_SIZE", 2)
     paths = several(make_program)
     out = publish(paths)
@@ -143,7 +196,9 @@ def test_runs_and_certificates_lists_are_paged(make_program: Callable[..., Paths
     page2 = soup(out, "runs/page-2.html")
     assert "continued from the previous page" in text_of(page2.select_one("th[scope=rowgroup]"))
     prev = run_rows_on(out, "runs/page-2.html")["run-003"].find_all("td")[0].find("a")
-    assert prev is not None and resolve(out, "runs/page-2.html", prev["href"])[0] == layout.RUNS_PAGE, "a previous run on another page is linked there"
+    assert prev is not None and resolve(out, "runs/page-2.html", prev["href"])[0] == layout.RUNS_PAGE, (
+        "a previous run on another page is linked there"
+    )
 
     certs = follow_pages(out, layout.CERTIFICATES_PAGE)
     assert certs == [layout.CERTIFICATES_PAGE, "certificates/page-2.html"]
@@ -159,12 +214,27 @@ def test_run_rows_are_linear_in_the_number_of_runs() -> None:
     for i in range(n):
         subject = {"id": f"s{i % 5000}", "name": f"S{i % 5000}", "version": "1", "organization": "O"}
         prev = f"r{i - 5000}" if i >= 5000 else None
-        runs.append(RunInfo(f"r{i}", {"subject": subject, "gate": "b", "items": ["x"], "previous_run": prev}, b"", day(1), i, None, "open"))
+        runs.append(
+            RunInfo(
+                f"r{i}",
+                {"subject": subject, "gate": "b", "items": ["x"], "previous_run": prev},
+                b"",
+                day(1),
+                i,
+                None,
+                "open",
+            )
+        )
     started = time.monotonic()
     rows = views.run_rows(runs, [], {"b": "Gate B"})
     pages = [views.group_rows(rows[p : p + layout.PAGE_SIZE]) for p in range(0, n, layout.PAGE_SIZE)]
     assert time.monotonic() - started < 5
-    assert len(rows) == n and rows[0].id == "r0" and rows[1].id == "r5000" and rows[1].attempt_text == "attempt 2 of 6, after run r0"
+    assert (
+        len(rows) == n
+        and rows[0].id == "r0"
+        and rows[1].id == "r5000"
+        and rows[1].attempt_text == "attempt 2 of 6, after run r0"
+    )
     assert sum(len(g.rows) for groups in pages for g in groups) == n
 
 
@@ -182,8 +252,10 @@ def test_public_certificate_page_in_words(make_program: Callable[..., Paths]) ->
     rows[0] = scored("a-001", summary={"name": "summary", "output": HOSTILE, "similarity": "0.91"})
     rows[2] = {"item": "a-003", "status": "infra_error", "note": "The sandbox crashed twice."}
     rows[3] = {"item": "a-004", "status": "excluded", "rule": 0, "note": "The message is in Latin."}
-    rationale = [{"text": "Account numbers were copied exactly.", "evidence_refs": ["a-001", "a-005"]},
-                 {"text": "Cites an item that was not scored.", "evidence_refs": ["a-003"]}]
+    rationale = [
+        {"text": "Account numbers were copied exactly.", "evidence_refs": ["a-001", "a-005"]},
+        {"text": "Cites an item that was not scored.", "evidence_refs": ["a-003"]},
+    ]
     decide(paths, "run-001", "a", items, rows, 1, proposed=2000, rationale=rationale)
     out = publish(paths)
     cert = loads_strict((out / layout.certificate("run-001")).read_bytes())
@@ -199,14 +271,24 @@ def test_public_certificate_page_in_words(make_program: Callable[..., Paths]) ->
     assert text_of(s.select_one(".score")) == str(cert["score"]) == str(cert["band"][1])
     assert "clamped to the nearest edge" in text_of(s.select_one(".score-sentence")) and "proposed 2000" in main
     summary = cert["summary"]
-    assert (summary["total"], summary["scored"], summary["passed"], summary["infra_error"], summary["excluded"]) == (20, 18, 10, 1, 1)
-    assert text_of(s.select_one(".pass-rate")) == f"{rate_text(Fraction(100 * 10, 18))} %", "the pass rate leaves non-scored results out"
+    assert (summary["total"], summary["scored"], summary["passed"], summary["infra_error"], summary["excluded"]) == (
+        20,
+        18,
+        10,
+        1,
+        1,
+    )
+    assert text_of(s.select_one(".pass-rate")) == f"{rate_text(Fraction(100 * 10, 18))} %", (
+        "the pass rate leaves non-scored results out"
+    )
     assert rate_text(Fraction(100 * 10, 20)) != rate_text(Fraction(100 * 10, 18))
     assert text_of(s.select_one(".ci")) == "{} % to {} %".format(*wilson_interval(10, 18))
     assert f"{summary['worst_case_pass_rate']} %" in main and f"{summary['best_case_pass_rate']} %" in main
 
     scored_items = [t["id"] for t in s.select("table.results tbody")]
-    assert scored_items == [f"result-{i}" for i in items if i not in ("a-003", "a-004")], "non-scored results are not in the scored table"
+    assert scored_items == [f"result-{i}" for i in items if i not in ("a-003", "a-004")], (
+        "non-scored results are not in the scored table"
+    )
     apart = {tr["id"]: text_of(tr) for tr in s.select("table.not-scored tbody tr")}
     assert set(apart) == {"result-a-003", "result-a-004"}
     assert "infrastructure error" in apart["result-a-003"] and "The sandbox crashed twice." in apart["result-a-003"]
@@ -232,7 +314,12 @@ def test_public_certificate_page_in_words(make_program: Callable[..., Paths]) ->
     assert cert["methodology"]["sha256"] in main and cert["run_spec"]["sha256"] in main
     assert "does not expire" in text_of(s.select_one(".expiry"))
     claims = text_of(s.find(id="claims"))
-    for words in ("ran the system honestly", "reported text similarities", "times", "not a comparison with other systems"):
+    for words in (
+        "ran the system honestly",
+        "reported text similarities",
+        "times",
+        "not a comparison with other systems",
+    ):
         assert words in claims
     twin = s.select_one("footer a.twin")
     assert twin is not None and resolve(out, page, twin["href"])[0] == layout.certificate("run-001")
@@ -307,8 +394,13 @@ def test_no_percentile_or_rank_language(make_program: Callable[..., Paths], tmp_
     (tmp_path / "p.json").write_text(json.dumps(alt))
     publish_methodology(paths, tmp_path / "p.json", paths.methodology_dir / "2026.1.md", "2026-03-20T00:00:00Z")
     out = publish(paths)
-    pages = [layout.RUNS_PAGE, layout.CERTIFICATES_PAGE, layout.METHODOLOGY_PAGE, layout.methodology_page("2026.1"),
-             layout.methodology_page("2026.9")]
+    pages = [
+        layout.RUNS_PAGE,
+        layout.CERTIFICATES_PAGE,
+        layout.METHODOLOGY_PAGE,
+        layout.methodology_page("2026.1"),
+        layout.methodology_page("2026.9"),
+    ]
     pages += [layout.certificate_page(s) for s in ("run-001", "run-002", "run-003", "run-s")]
     for page in pages:
         text = visible_text(out, page)
@@ -318,7 +410,14 @@ def test_no_percentile_or_rank_language(make_program: Callable[..., Paths], tmp_
 
 
 def test_forbidden_words_pattern_catches_what_it_should() -> None:
-    for bad in ("90th percentile", "Ranked first", "rank", "in the top 10 %", "on the leaderboard", "better than 80% of systems"):
+    for bad in (
+        "90th percentile",
+        "Ranked first",
+        "rank",
+        "in the top 10 %",
+        "on the leaderboard",
+        "better than 80% of systems",
+    ):
         assert FORBIDDEN.search(bad), bad
     for fine in ("frank", "a grade of A", "the 95 % Wilson interval", "the top of the band"):
         assert not FORBIDDEN.search(fine), fine
@@ -330,13 +429,21 @@ def test_forbidden_words_pattern_catches_what_it_should() -> None:
 
 ALT = {
     "version": "2027.1",
-    "tiers": {"critical": {"weight": "2", "min_similarity": "1"}, "high": {"weight": "0.5", "min_similarity": "0.6"},
-              "low": {"weight": "0.25", "min_similarity": "0.1"}},
+    "tiers": {
+        "critical": {"weight": "2", "min_similarity": "1"},
+        "high": {"weight": "0.5", "min_similarity": "0.6"},
+        "low": {"weight": "0.25", "min_similarity": "0.1"},
+    },
     "item_threshold": "0.8",
     "grade_cutoffs": [{"grade": "Gold", "min_pass_rate": "85"}, {"grade": "Silver", "min_pass_rate": "60"}],
     "lowest_grade": "Bronze",
     "bands": {"Gold": [90, 100], "Silver": [60, 89], "Bronze": [0, 59]},
-    "certify": {"min_grade": "Silver", "min_scored_fraction": "0.75", "independent_judge": True, "min_items_secret_gate": 5},
+    "certify": {
+        "min_grade": "Silver",
+        "min_scored_fraction": "0.75",
+        "independent_judge": True,
+        "min_items_secret_gate": 5,
+    },
 }
 
 
@@ -344,7 +451,9 @@ def example_text(s: BeautifulSoup, key: str) -> str:
     return text_of(s.find(id=key))
 
 
-def test_methodology_examples_are_the_engines_and_follow_the_parameters(make_program: Callable[..., Paths], tmp_path: Path) -> None:
+def test_methodology_examples_are_the_engines_and_follow_the_parameters(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
     paths = make_program(public_items=1, secret_items=0, retired=0)
     base = json.loads((paths.methodology_dir / "2026.1.json").read_text())
     alt = {**base, **ALT}
@@ -358,10 +467,16 @@ def test_methodology_examples_are_the_engines_and_follow_the_parameters(make_pro
         s = soup(out, page)
         w = params["tiers"]
         m = parse_methodology(params)
-        ten = score_item([("account_number", "critical", Fraction(0)), *((f"d{i}", "high", Fraction(1)) for i in range(10))], m)
-        assert ten.score == 10 * Fraction(w["high"]["weight"]) / (Fraction(w["critical"]["weight"]) + 10 * Fraction(w["high"]["weight"]))
+        ten = score_item(
+            [("account_number", "critical", Fraction(0)), *((f"d{i}", "high", Fraction(1)) for i in range(10))], m
+        )
+        assert ten.score == 10 * Fraction(w["high"]["weight"]) / (
+            Fraction(w["critical"]["weight"]) + 10 * Fraction(w["high"]["weight"])
+        )
         text = example_text(s, "example-ten-high")
-        assert f"shown as {ten.text}" in text and str(ten.score) in text and "failed" in text and "account_number" in text
+        assert (
+            f"shown as {ten.text}" in text and str(ten.score) in text and "failed" in text and "account_number" in text
+        )
         assert f"(1 + 10 × {w['high']['weight']}" not in text  # the weights are the parameter file's strings
         assert f"{w['critical']['weight']} × 0 + 10 × {w['high']['weight']} × 1" in text
 
@@ -388,7 +503,9 @@ def test_methodology_examples_are_the_engines_and_follow_the_parameters(make_pro
         assert verdicts["example-certified"].endswith("Certified")
         assert verdicts["example-best-case-below"].endswith("Not certified")
         assert verdicts["example-incomplete"].endswith("Incomplete")
-        assert "example-relabel-0" in verdicts and not any(v.endswith(" Certified") for k, v in verdicts.items() if k.startswith("example-relabel"))
+        assert "example-relabel-0" in verdicts and not any(
+            v.endswith(" Certified") for k, v in verdicts.items() if k.startswith("example-relabel")
+        )
         shown[params["version"]] = {"ten": ten.text, "grade": g.grade, "threshold": on}
     assert shown["2026.1"]["ten"] != shown["2027.1"]["ten"] and shown["2026.1"]["grade"] != shown["2027.1"]["grade"]
     assert shown["2026.1"]["threshold"] != shown["2027.1"]["threshold"]
@@ -399,14 +516,41 @@ VARIANTS: list[dict[str, Any]] = [
     {},
     {"item_threshold": "1"},
     {"item_threshold": "0"},
-    {"tiers": {"critical": {"weight": "1", "min_similarity": "0"}, "high": {"weight": "3", "min_similarity": "0"},
-               "low": {"weight": "0.001", "min_similarity": "1"}}},
-    {"tiers": {"critical": {"weight": "0.3", "min_similarity": "1"}, "high": {"weight": "0.7", "min_similarity": "0.95"},
-               "low": {"weight": "0.3", "min_similarity": "0.5"}}, "item_threshold": "0.97"},
+    {
+        "tiers": {
+            "critical": {"weight": "1", "min_similarity": "0"},
+            "high": {"weight": "3", "min_similarity": "0"},
+            "low": {"weight": "0.001", "min_similarity": "1"},
+        }
+    },
+    {
+        "tiers": {
+            "critical": {"weight": "0.3", "min_similarity": "1"},
+            "high": {"weight": "0.7", "min_similarity": "0.95"},
+            "low": {"weight": "0.3", "min_similarity": "0.5"},
+        },
+        "item_threshold": "0.97",
+    },
     {"certify": {"min_grade": "D", "min_scored_fraction": "1", "independent_judge": False, "min_items_secret_gate": 1}},
-    {"certify": {"min_grade": "S", "min_scored_fraction": "0.01", "independent_judge": True, "min_items_secret_gate": 1}},
-    {"grade_cutoffs": [{"grade": "P", "min_pass_rate": "100"}], "lowest_grade": "F", "bands": {"P": [100, 100], "F": [0, 0]},
-     "certify": {"min_grade": "P", "min_scored_fraction": "0.5", "independent_judge": True, "min_items_secret_gate": 1}},
+    {
+        "certify": {
+            "min_grade": "S",
+            "min_scored_fraction": "0.01",
+            "independent_judge": True,
+            "min_items_secret_gate": 1,
+        }
+    },
+    {
+        "grade_cutoffs": [{"grade": "P", "min_pass_rate": "100"}],
+        "lowest_grade": "F",
+        "bands": {"P": [100, 100], "F": [0, 0]},
+        "certify": {
+            "min_grade": "P",
+            "min_scored_fraction": "0.5",
+            "independent_judge": True,
+            "min_items_secret_gate": 1,
+        },
+    },
 ]
 
 
@@ -429,7 +573,12 @@ def test_worked_examples_hold_for_any_valid_parameters(change: dict[str, Any]) -
         assert params["tiers"]["high"]["min_similarity"] == "0" or "no item" in below.reason
     for e in ex.verdicts:
         if hasattr(e, "verdict"):
-            assert e.key.split("-", 1)[1].startswith({"certified": "certified", "not-certified": "best-case", "incomplete": "incomplete"}[e.verdict])
+            assert e.key.split("-", 1)[1].startswith(
+                {"certified": "certified", "not-certified": "best-case", "incomplete": "incomplete"}[e.verdict]
+            )
     if hasattr(ex.relabelling, "before"):
         assert ex.relabelling.before.verdict == "not-certified"
-        assert all(s.verdict != "certified" and s.worst_case_rate == ex.relabelling.before.worst_case_rate for s in ex.relabelling.steps)
+        assert all(
+            s.verdict != "certified" and s.worst_case_rate == ex.relabelling.before.worst_case_rate
+            for s in ex.relabelling.steps
+        )

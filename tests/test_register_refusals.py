@@ -58,11 +58,14 @@ def prog(make_program: Callable[..., Paths]) -> Paths:
 # The spec alone
 
 
-@pytest.mark.parametrize(("over", "message", "where"), [
-    ({"items": []}, "must be a non-empty list of item ids", "items"),
-    ({"items": ["a-001", "a-002", "a-001"]}, "items must be distinct", "items"),
-    ({"repetitions": 2}, "repetitions is 1 in v1", "repetitions"),
-])
+@pytest.mark.parametrize(
+    ("over", "message", "where"),
+    [
+        ({"items": []}, "must be a non-empty list of item ids", "items"),
+        ({"items": ["a-001", "a-002", "a-001"]}, "items must be distinct", "items"),
+        ({"repetitions": 2}, "repetitions is 1 in v1", "repetitions"),
+    ],
+)
 def test_spec_shape_is_refused(prog: Paths, over: dict[str, Any], message: str, where: str) -> None:
     spec = {**run_spec(prog, "run-x", "a", ["a-001"]), **over}
     named(refused(prog, spec), message, where)
@@ -78,10 +81,13 @@ def test_malformed_json_is_refused(prog: Paths) -> None:
     named(err, "malformed JSON")
 
 
-@pytest.mark.parametrize(("budget", "found"), [
-    ('{"temperature": 0.5}', "0.5"),
-    ('{"max_tokens": 1e3}', "1e3"),
-])
+@pytest.mark.parametrize(
+    ("budget", "found"),
+    [
+        ('{"temperature": 0.5}', "0.5"),
+        ('{"max_tokens": 1e3}', "1e3"),
+    ],
+)
 def test_a_fraction_anywhere_in_the_spec_is_refused(prog: Paths, budget: str, found: str) -> None:
     text = json.dumps(run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": "PLACEHOLDER"}))
     raw = text.replace('{"max_tokens": "PLACEHOLDER"}', budget)
@@ -146,10 +152,15 @@ def test_judge_of_the_subjects_own_organization(prog: Paths, provider: str) -> N
     named(err, "the judge must be independent of the subject's organization", "judge.provider")
 
 
-@pytest.mark.parametrize(("provider", "message"), [
-    (" Acme AI ", "begins or ends with a space"), ("Acme\u200b AI", "invisible, control or format"), ("Acme  AI", "two in a row"),
-    ("Acme A\u0406", "mixes letters of scripts"),
-])
+@pytest.mark.parametrize(
+    ("provider", "message"),
+    [
+        (" Acme AI ", "begins or ends with a space"),
+        ("Acme\u200b AI", "invisible, control or format"),
+        ("Acme  AI", "two in a row"),
+        ("Acme A\u0406", "mixes letters of scripts"),
+    ],
+)
 def test_a_judge_provider_that_hides_its_name_is_refused(prog: Paths, provider: str, message: str) -> None:
     judge = {"provider": provider, "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
     named(refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge)), message, "judge.provider")
@@ -223,7 +234,9 @@ LOOK_ALIKES = [
 
 
 @pytest.mark.parametrize(("what", "name", "message"), LOOK_ALIKES, ids=[c[0] for c in LOOK_ALIKES])
-def test_a_look_alike_subject_cannot_start_a_fresh_chain(make_program: Callable[..., Paths], what: str, name: str, message: str) -> None:
+def test_a_look_alike_subject_cannot_start_a_fresh_chain(
+    make_program: Callable[..., Paths], what: str, name: str, message: str
+) -> None:
     """A name a reader would take for "Extractor", under a new subject id, would start a new
     chain of attempts and see the same sealed items again; so would the same id under a new
     name. Refused, each naming the rule, by the ledger's own replay rules."""
@@ -247,32 +260,94 @@ def test_a_subject_keeps_its_name(make_program: Callable[..., Paths]) -> None:
 
 
 def test_a_name_in_another_script_that_looks_the_same_is_refused(prog: Paths) -> None:
-    """"Сора" in Cyrillic letters is one script, and reads exactly as the Latin "Copa"."""
-    register(prog, run_spec(prog, "run-a", "a", ["a-001"], subject={"id": "copa", "name": "Copa", "version": "1", "organization": "Acme AI"}))
-    spec = run_spec(prog, "run-b", "a", ["a-001"], subject={"id": "copa-2", "name": "\u0421\u043e\u0440\u0430", "version": "1", "organization": "Acme AI"})
+    """ "Сора" in Cyrillic letters is one script, and reads exactly as the Latin "Copa"."""
+    register(
+        prog,
+        run_spec(
+            prog,
+            "run-a",
+            "a",
+            ["a-001"],
+            subject={"id": "copa", "name": "Copa", "version": "1", "organization": "Acme AI"},
+        ),
+    )
+    spec = run_spec(
+        prog,
+        "run-b",
+        "a",
+        ["a-001"],
+        subject={"id": "copa-2", "name": "\u0421\u043e\u0440\u0430", "version": "1", "organization": "Acme AI"},
+    )
     named(refused(prog, spec), "looks like the name of subject copa", "subject.name")
 
 
-@pytest.mark.parametrize(("first", "second", "message"), [
-    ("\u30ab\u30e1\u30e9", "\u529b\u30e1\u30e9", "looks like the name of subject first"),  # Katakana ka, Han chikara
-    ("MARS", "\u13b7\u13aa\u13d2\u13da", "script not recommended for names"),  # Cherokee
-    ("Iris", "lris", "looks like the name of subject first"),
-])
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        (
+            "\u30ab\u30e1\u30e9",
+            "\u529b\u30e1\u30e9",
+            "looks like the name of subject first",
+        ),  # Katakana ka, Han chikara
+        ("MARS", "\u13b7\u13aa\u13d2\u13da", "script not recommended for names"),  # Cherokee
+        ("Iris", "lris", "looks like the name of subject first"),
+    ],
+)
 def test_look_alikes_across_scripts_and_letters(prog: Paths, first: str, second: str, message: str) -> None:
-    register(prog, run_spec(prog, "run-a", "a", ["a-001"], subject={"id": "first", "name": first, "version": "1", "organization": "Acme AI"}))
-    spec = run_spec(prog, "run-b", "a", ["a-001"], subject={"id": "second", "name": second, "version": "1", "organization": "Acme AI"})
+    register(
+        prog,
+        run_spec(
+            prog,
+            "run-a",
+            "a",
+            ["a-001"],
+            subject={"id": "first", "name": first, "version": "1", "organization": "Acme AI"},
+        ),
+    )
+    spec = run_spec(
+        prog,
+        "run-b",
+        "a",
+        ["a-001"],
+        subject={"id": "second", "name": second, "version": "1", "organization": "Acme AI"},
+    )
     named(refused(prog, spec), message, "subject.name")
 
 
 def test_a_subject_needs_an_id(prog: Paths) -> None:
-    spec = run_spec(prog, "run-x", "a", ["a-001"], subject={"name": "Extractor", "version": "1.0", "organization": "Acme AI"})
+    spec = run_spec(
+        prog, "run-x", "a", ["a-001"], subject={"name": "Extractor", "version": "1.0", "organization": "Acme AI"}
+    )
     named(refused(prog, spec), "missing 'id'", "subject")
 
 
-@pytest.mark.parametrize("name", ["LedgerLens 2", "한국어 추출기 v2", "日本語エクストラクタ", "Quill-Extract (beta)", "Ünïcödé",
-                                  "Straße GmbH", "Łódź AI", "株式会社（テスト）", "삼성 三星", "Phở", "GPT-4o mini"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LedgerLens 2",
+        "한국어 추출기 v2",
+        "日本語エクストラクタ",
+        "Quill-Extract (beta)",
+        "Ünïcödé",
+        "Straße GmbH",
+        "Łódź AI",
+        "株式会社（テスト）",
+        "삼성 三星",
+        "Phở",
+        "GPT-4o mini",
+    ],
+)
 def test_real_names_in_one_script_or_the_usual_mixes_are_accepted(prog: Paths, name: str) -> None:
-    reg = register(prog, run_spec(prog, "run-x", "a", ["a-001"], subject={"id": "s1", "name": name, "version": "1.0", "organization": "Acme AI"}))
+    reg = register(
+        prog,
+        run_spec(
+            prog,
+            "run-x",
+            "a",
+            ["a-001"],
+            subject={"id": "s1", "name": name, "version": "1.0", "organization": "Acme AI"},
+        ),
+    )
     assert reg.id == "run-x"
 
 
@@ -291,7 +366,13 @@ def test_another_subject_may_use_the_same_sealed_items(prog: Paths) -> None:
 
 
 def test_a_chain_of_attempts_registers_when_each_previous_is_decided(prog: Paths) -> None:
-    times = ["2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z", "2026-03-03T00:00:00Z", "2026-03-04T00:00:00Z", "2026-03-05T00:00:00Z"]
+    times = [
+        "2026-03-01T00:00:00Z",
+        "2026-03-02T00:00:00Z",
+        "2026-03-03T00:00:00Z",
+        "2026-03-04T00:00:00Z",
+        "2026-03-05T00:00:00Z",
+    ]
     register(prog, run_spec(prog, "run-a", "a", ["a-001"]), times[0])
     certified(prog, "run-a", ["a-001"], times[1])
     register(prog, run_spec(prog, "run-b", "a", ["a-001", "a-002"], previous_run="run-a"), times[2])
@@ -313,7 +394,9 @@ def test_cli_refusal_exits_2_and_says_why(prog: Paths) -> None:
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(json.dumps(spec), encoding="utf-8")
     before = snapshot(prog)
-    result = CliRunner().invoke(main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER])
+    result = CliRunner().invoke(
+        main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER]
+    )
     assert result.exit_code == 2, result.output
     text = result.output + (result.stderr or "")
     assert "cannot register run run-x; nothing was written" in text
@@ -326,8 +409,9 @@ def test_cli_registers_a_good_spec(prog: Paths) -> None:
     source = prog.data.parent / "in" / "spec.json"
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(json.dumps(run_spec(prog, "run-x", "a", ["a-001"])), encoding="utf-8")
-    result = CliRunner().invoke(main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER])
+    result = CliRunner().invoke(
+        main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER]
+    )
     assert result.exit_code == 0, result.output
     assert "Registered run run-x (1 items, the subject's first on this gate)" in result.output
     assert (prog.runs_dir / "run-x.json").is_file()
-

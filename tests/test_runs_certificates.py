@@ -22,7 +22,11 @@ SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and "/in/" not in p.as_posix()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "/in/" not in p.as_posix()
+    }
 
 
 def publish(paths: Paths) -> Path:
@@ -34,8 +38,18 @@ def publish(paths: Paths) -> Path:
 def test_public_gate_run_is_certified_open_and_verifies(make_program: Callable[..., Paths]) -> None:
     paths = make_program(public_items=3, secret_items=0, retired=0)
     register(paths, run_spec(paths, "run-001", "a", ["a-001", "a-002", "a-003"]))
-    c = certify(paths, results("run-001", [scored("a-001"), scored("a-002"), scored("a-003")], proposed=99,
-                               rationale=[{"text": "All three right.", "evidence_refs": ["a-001", "a-002"]}, {"text": "uncited", "evidence_refs": []}]))
+    c = certify(
+        paths,
+        results(
+            "run-001",
+            [scored("a-001"), scored("a-002"), scored("a-003")],
+            proposed=99,
+            rationale=[
+                {"text": "All three right.", "evidence_refs": ["a-001", "a-002"]},
+                {"text": "uncited", "evidence_refs": []},
+            ],
+        ),
+    )
     assert (c.verdict, c.grade, c.score, c.score_rule) == ("certified", "S", 99, "as-proposed")
     out = publish(paths)
     report = verify_site(out)
@@ -43,20 +57,39 @@ def test_public_gate_run_is_certified_open_and_verifies(make_program: Callable[.
     assert not report.asserted, report.asserted
     manifest = json.loads((out / "transparency.json").read_bytes())
     assert manifest["runs"] == [{"id": "run-001", "spec": "runs/run-001.json", "status": "certified"}]
-    assert manifest["certificates"] == [{"serial": "run-001", "run": "run-001", "path": "certificates/run-001.json",
-                                         "details": [], "grader_record": "certificates/run-001/grader-record.json"}]
+    assert manifest["certificates"] == [
+        {
+            "serial": "run-001",
+            "run": "run-001",
+            "path": "certificates/run-001.json",
+            "details": [],
+            "grader_record": "certificates/run-001/grader-record.json",
+        }
+    ]
     cert = json.loads((out / "certificates/run-001.json").read_bytes())
     assert cert["results"][0] == {
-        "item": "a-001", "status": "scored", "score": "0.982500", "passed": True,  # (1·1 + 0.95·0.7 + 1·0.3) / 2
+        "item": "a-001",
+        "status": "scored",
+        "score": "0.982500",
+        "passed": True,  # (1·1 + 0.95·0.7 + 1·0.3) / 2
         "fields": [
-            {"name": "account_number", "kind": "scalar", "tier": "critical", "similarity": "1", "output": "110-482-339201"},
+            {
+                "name": "account_number",
+                "kind": "scalar",
+                "tier": "critical",
+                "similarity": "1",
+                "output": "110-482-339201",
+            },
             {"name": "summary", "kind": "text", "tier": "high", "similarity": "0.95", "output": "Summary of a-001"},
             {"name": "tags", "kind": "array", "tier": "low", "similarity": "1", "output": ["transfer"]},
         ],
     }
     assert cert["grader"]["kept"] == 1 and cert["grader"]["dropped"] == 1
     record = loads_strict((out / "certificates/run-001/grader-record.json").read_bytes())
-    assert record["proposed_json"] == "99" and sha256_hex((out / "certificates/run-001/grader-record.json").read_bytes()) == cert["grader"]["record"]
+    assert (
+        record["proposed_json"] == "99"
+        and sha256_hex((out / "certificates/run-001/grader-record.json").read_bytes()) == cert["grader"]["record"]
+    )
 
 
 def test_the_proposal_is_kept_as_written(make_program: Callable[..., Paths]) -> None:
@@ -70,12 +103,17 @@ def test_the_proposal_is_kept_as_written(make_program: Callable[..., Paths]) -> 
     assert record["proposed_json"] == "90.0"
 
 
-@pytest.mark.parametrize(("grader", "recorded", "dropped"), [
-    ({"proposed_score": 90}, [], 0),                      # missing: no elements, recorded as []
-    ({"proposed_score": 90, "rationale": None}, None, 1),  # null: not a list, one dropped
-    (None, [], 0),                                         # no grader block at all
-])
-def test_missing_and_null_rationales(make_program: Callable[..., Paths], grader: Any, recorded: Any, dropped: int) -> None:
+@pytest.mark.parametrize(
+    ("grader", "recorded", "dropped"),
+    [
+        ({"proposed_score": 90}, [], 0),  # missing: no elements, recorded as []
+        ({"proposed_score": 90, "rationale": None}, None, 1),  # null: not a list, one dropped
+        (None, [], 0),  # no grader block at all
+    ],
+)
+def test_missing_and_null_rationales(
+    make_program: Callable[..., Paths], grader: Any, recorded: Any, dropped: int
+) -> None:
     paths = make_program(public_items=2, secret_items=0, retired=0)
     register(paths, run_spec(paths, "run-001", "a", ["a-001", "a-002"]))
     doc = results("run-001", [scored("a-001"), scored("a-002")])
@@ -92,10 +130,12 @@ def test_missing_and_null_rationales(make_program: Callable[..., Paths], grader:
 
 
 def test_a_compound_proposal_is_kept_byte_for_byte(make_program: Callable[..., Paths]) -> None:
-    """"As written" includes the whitespace inside the value, line ends too (SPEC §6)."""
+    """ "As written" includes the whitespace inside the value, line ends too (SPEC §6)."""
     paths = make_program(public_items=2, secret_items=0, retired=0)
     register(paths, run_spec(paths, "run-001", "a", ["a-001", "a-002"]))
-    raw = json.dumps(results("run-001", [scored("a-001"), scored("a-002")])).replace('"proposed_score": 90', '"proposed_score": [97,\r\n 98]')
+    raw = json.dumps(results("run-001", [scored("a-001"), scored("a-002")])).replace(
+        '"proposed_score": 90', '"proposed_score": [97,\r\n 98]'
+    )
     assert certify(paths, raw=raw).score_rule == "midpoint-fallback"
     record = loads_strict((paths.data / "certificates/run-001/grader-record.json").read_bytes())
     assert record["proposed_json"] == "[97,\r\n 98]"
@@ -106,7 +146,16 @@ def test_secret_gate_results_are_sealed_until_retired(make_program: Callable[...
     register(paths, run_spec(paths, "run-s", "b", SECRET10))
     rows = [scored(i, passing=n % 4 != 0) for n, i in enumerate(SECRET10)]
     rows[9] = {"item": SECRET10[9], "status": "infra_error", "note": "The sandbox crashed."}
-    c = certify(paths, results("run-s", rows, proposed=50, rationale=[{"text": "Mostly right; b-0001 is fine.", "evidence_refs": ["b-0001"]}]), serial="cert-s")
+    c = certify(
+        paths,
+        results(
+            "run-s",
+            rows,
+            proposed=50,
+            rationale=[{"text": "Mostly right; b-0001 is fine.", "evidence_refs": ["b-0001"]}],
+        ),
+        serial="cert-s",
+    )
     assert c.sealed and c.summary["passed"] == 6 and c.summary["scored"] == 9
     cert = loads_strict((paths.data / "certificates/cert-s.json").read_bytes())
     assert all(set(r) == {"item", "status", "details"} for r in cert["results"])
@@ -126,17 +175,25 @@ def test_secret_gate_results_are_sealed_until_retired(make_program: Callable[...
 
     # Retire two items: their details are published; the grader record still waits.
     retire_items(paths, ["b-0001", "b-0004"], "Retired after use.", "2026-03-10T00:00:00Z")
-    assert sorted(p.name for p in (paths.data / "certificates/cert-s/details").iterdir()) == ["b-0001.json", "b-0004.json"]
+    assert sorted(p.name for p in (paths.data / "certificates/cert-s/details").iterdir()) == [
+        "b-0001.json",
+        "b-0004.json",
+    ]
     out = publish(paths)
     report = verify_site(out)
     assert report.ok, report.render()
     manifest = json.loads((out / "transparency.json").read_bytes())
-    assert manifest["certificates"][0]["details"] == ["certificates/cert-s/details/b-0001.json", "certificates/cert-s/details/b-0004.json"]
+    assert manifest["certificates"][0]["details"] == [
+        "certificates/cert-s/details/b-0001.json",
+        "certificates/cert-s/details/b-0004.json",
+    ]
     assert manifest["certificates"][0]["grader_record"] is None
     assert any("6 of 9" in a for a in report.asserted)
 
     # Retire the rest: everything is published and rechecked; nothing is asserted any more.
-    retire_items(paths, [i for i in SECRET10 if i not in ("b-0001", "b-0004")], "Retired after use.", "2026-03-11T00:00:00Z")
+    retire_items(
+        paths, [i for i in SECRET10 if i not in ("b-0001", "b-0004")], "Retired after use.", "2026-03-11T00:00:00Z"
+    )
     out = publish(paths)
     report = verify_site(out)
     assert report.ok, report.render()
@@ -168,11 +225,17 @@ def test_retire_refuses_when_a_due_details_document_is_missing(make_program: Cal
     assert paths.ledger_file.read_bytes() == before and not paths.reveal_file("b-0003").exists()
 
 
-@pytest.mark.parametrize(("rows", "verdict"), [
-    ([scored(f"a-{i:03d}") for i in range(1, 11)], "certified"),
-    ([scored(f"a-{i:03d}", passing=i > 5) for i in range(1, 11)], "not-certified"),
-    ([scored("a-001"), *({"item": f"a-{i:03d}", "status": "not_run", "note": "Skipped."} for i in range(2, 11))], "incomplete"),
-])
+@pytest.mark.parametrize(
+    ("rows", "verdict"),
+    [
+        ([scored(f"a-{i:03d}") for i in range(1, 11)], "certified"),
+        ([scored(f"a-{i:03d}", passing=i > 5) for i in range(1, 11)], "not-certified"),
+        (
+            [scored("a-001"), *({"item": f"a-{i:03d}", "status": "not_run", "note": "Skipped."} for i in range(2, 11))],
+            "incomplete",
+        ),
+    ],
+)
 def test_every_verdict(make_program: Callable[..., Paths], rows: list[dict[str, Any]], verdict: str) -> None:
     paths = make_program(public_items=10, secret_items=0, retired=0)
     register(paths, run_spec(paths, "run-001", "a", [f"a-{i:03d}" for i in range(1, 11)]))
@@ -207,8 +270,14 @@ def test_records_named_index_do_not_collide_with_list_pages(make_program: Callab
     certify(paths, results("run-001", [scored("a-001"), scored("a-002")]), serial="index")
     out = publish(paths)
     assert verify_site(out).ok
-    for listing, record in (("methodology/index.html", "methodology/index/index.html"), ("certificates/index.html", "certificates/index/index.html")):
-        assert BeautifulSoup((out / listing).read_text(), "html.parser").h1.get_text() in ("Methodology", "Certificates")
+    for listing, record in (
+        ("methodology/index.html", "methodology/index/index.html"),
+        ("certificates/index.html", "certificates/index/index.html"),
+    ):
+        assert BeautifulSoup((out / listing).read_text(), "html.parser").h1.get_text() in (
+            "Methodology",
+            "Certificates",
+        )
         assert (out / record).is_file()
     assert layout.certificate_page("index") == "certificates/index/index.html"
 
@@ -227,4 +296,6 @@ def test_issued_at_is_the_leaf_time(make_program: Callable[..., Paths]) -> None:
     certify(paths, results("run-001", [scored("a-001"), scored("a-002")]))
     cert = loads_strict((paths.data / "certificates/run-001.json").read_bytes())
     leaf = loads_strict(paths.ledger_file.read_bytes().splitlines()[-1])
-    assert cert["issued_at"] == leaf["at"] == CERT_AT and leaf["sha256"] == sha256_hex((paths.data / "certificates/run-001.json").read_bytes())
+    assert cert["issued_at"] == leaf["at"] == CERT_AT and leaf["sha256"] == sha256_hex(
+        (paths.data / "certificates/run-001.json").read_bytes()
+    )

@@ -58,8 +58,17 @@ DEMO: dict[str, Any] = json.loads((REPO / "data" / "methodology" / "2026.1.json"
 DEMO_M = parse_methodology(DEMO)  # what the engine reads
 THRESHOLD = F(DEMO["item_threshold"])
 SUMMARY_KEYS = {
-    "total", "scored", "passed", "infra_error", "not_run", "missing_label", "excluded",
-    "pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate",
+    "total",
+    "scored",
+    "passed",
+    "infra_error",
+    "not_run",
+    "missing_label",
+    "excluded",
+    "pass_rate",
+    "pass_rate_ci95",
+    "worst_case_pass_rate",
+    "best_case_pass_rate",
 }
 RULES = {"as-proposed", "clamped", "midpoint-fallback"}
 VERDICTS = {"certified", "not-certified", "incomplete"}
@@ -83,7 +92,9 @@ def test_demo_parameters_are_the_ones_these_vectors_assume():
     """If someone edits the demo file, the vectors below stop meaning anything: fail loudly."""
     assert check_methodology(DEMO) == []
     assert {t: (v["weight"], v["min_similarity"]) for t, v in DEMO["tiers"].items()} == {
-        "critical": ("1.0", "1"), "high": ("0.7", "0.8"), "low": ("0.3", "0"),
+        "critical": ("1.0", "1"),
+        "high": ("0.7", "0.8"),
+        "low": ("0.3", "0"),
     }
     assert DEMO["item_threshold"] == "0.85"
     assert DEMO_M.grade_order == ("S", "A", "B", "C", "D")
@@ -343,7 +354,7 @@ def test_open_result_all_right_with_reported_similarity_kept_verbatim():
 
 
 def test_open_result_with_type_confusions_and_partial_jaccard():
-    """"1500" is not 1500, 1 is not true; {card, refund} vs four tags is 2/4 = "1/2"."""
+    """ "1500" is not 1500, 1 is not true; {card, refund} vs four tags is 2/4 = "1/2"."""
     given = {
         "summary": ("Card declined", "1.000"),
         "account_number": ("110-234-5678", "0"),  # a reported value on an exact field is ignored
@@ -377,7 +388,14 @@ def test_open_result_critical_wrong_fails_even_with_everything_else_right():
 @pytest.mark.parametrize(
     "bad",
     [
-        "1.5", "0.9e0", ".9", "0.", "-0.1", "0.5 ", None, True,
+        "1.5",
+        "0.9e0",
+        ".9",
+        "0.",
+        "-0.1",
+        "0.5 ",
+        None,
+        True,
         "1/2",
         0.9,
         1,
@@ -433,7 +451,9 @@ def test_float_would_pass_an_item_just_below_threshold():
     assert not s.passed
 
 
-def _float_traps(params: dict[str, Any], tier_sets: list[tuple[str, ...]], sims: list[str]) -> list[list[tuple[str, str]]]:
+def _float_traps(
+    params: dict[str, Any], tier_sets: list[tuple[str, ...]], sims: list[str]
+) -> list[list[tuple[str, str]]]:
     """Every field list (critical S only "0"/"1") whose float verdict differs from the exact one."""
     thr_f, thr = float(params["item_threshold"]), F(params["item_threshold"])
     found = []
@@ -524,13 +544,44 @@ def test_similarity_text_forms():
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("0", F(0)), ("1", F(1)), ("1.0", F(1)), ("1.000", F(1)), ("0.90", F(9, 10)), ("0.5", F(1, 2)), ("1/2", F(1, 2)), ("2/3", F(2, 3))],
+    [
+        ("0", F(0)),
+        ("1", F(1)),
+        ("1.0", F(1)),
+        ("1.000", F(1)),
+        ("0.90", F(9, 10)),
+        ("0.5", F(1, 2)),
+        ("1/2", F(1, 2)),
+        ("2/3", F(2, 3)),
+    ],
 )
 def test_similarity_value_accepts(text: str, value: Fraction):
     assert similarity_value(text) == value
 
 
-@pytest.mark.parametrize("text", ["2/4", "1/1", "3/2", "0/3", "01/2", "1.01", "1.5", ".5", "0.", "-0", "00.5", "0.5 ", "", "1e0", "٠.5", 0.5, 1, None])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2/4",
+        "1/1",
+        "3/2",
+        "0/3",
+        "01/2",
+        "1.01",
+        "1.5",
+        ".5",
+        "0.",
+        "-0",
+        "00.5",
+        "0.5 ",
+        "",
+        "1e0",
+        "٠.5",
+        0.5,
+        1,
+        None,
+    ],
+)
 def test_similarity_value_refuses(text: Any):
     with pytest.raises(ValueError):
         similarity_value(text)
@@ -769,10 +820,17 @@ def test_verdict_rule_2_nothing_scored():
     g = run(10, 0, 0, not_run=4, missing_label=3, excluded=3)
     assert g.verdict == "incomplete"
     assert g.summary == {
-        "total": 10, "scored": 0, "passed": 0,
-        "infra_error": 0, "not_run": 4, "missing_label": 3, "excluded": 3,
-        "pass_rate": "0.0000", "pass_rate_ci95": ["0.0000", "100.0000"],
-        "worst_case_pass_rate": "0.0000", "best_case_pass_rate": "100.0000",
+        "total": 10,
+        "scored": 0,
+        "passed": 0,
+        "infra_error": 0,
+        "not_run": 4,
+        "missing_label": 3,
+        "excluded": 3,
+        "pass_rate": "0.0000",
+        "pass_rate_ci95": ["0.0000", "100.0000"],
+        "worst_case_pass_rate": "0.0000",
+        "best_case_pass_rate": "100.0000",
     }
     assert (g.grade, g.worst_case_grade, g.best_case_grade) == ("D", "D", "S")
     assert g.band == [0, 54]
@@ -988,8 +1046,13 @@ def cutoff_params(draw: st.DrawFn) -> dict[str, Any]:
     width = 100 // len(grades)
     bands = {g: [100 - (i + 1) * width + 1, 100 - i * width] for i, g in enumerate(grades)}
     bands["bottom"] = [0, 100 - (len(grades) - 1) * width]
-    return {**copy.deepcopy(DEMO), "grade_cutoffs": cutoffs, "lowest_grade": "bottom", "bands": bands,
-            "certify": {**DEMO["certify"], "min_grade": "bottom"}}
+    return {
+        **copy.deepcopy(DEMO),
+        "grade_cutoffs": cutoffs,
+        "lowest_grade": "bottom",
+        "bands": bands,
+        "certify": {**DEMO["certify"], "min_grade": "bottom"},
+    }
 
 
 @settings(max_examples=300)
@@ -1071,7 +1134,9 @@ def test_relabelling_reaches_incomplete_only_by_showing_too_few_scored(case: tup
 
 IDS = ["i1", "i2", "i3", "x9"]
 BULLETS = st.one_of(
-    st.builds(lambda t, r: {"text": t, "evidence_refs": r}, st.text(max_size=5), st.lists(st.sampled_from(IDS), max_size=3)),
+    st.builds(
+        lambda t, r: {"text": t, "evidence_refs": r}, st.text(max_size=5), st.lists(st.sampled_from(IDS), max_size=3)
+    ),
     st.builds(lambda r: {"text": "t", "evidence_refs": r, "extra": 1}, st.lists(st.sampled_from(IDS), max_size=2)),
     st.builds(lambda t: {"text": t, "evidence_refs": ["i1"]}, st.one_of(st.none(), st.integers(), st.booleans())),
     st.sampled_from(["bare", None, 3, [], {}, ["i1"], {"text": "t"}]),
@@ -1084,7 +1149,9 @@ BULLETS = st.one_of(
     bands(),
     PROPOSALS,
 )
-def test_dropping_a_bullet_never_changes_the_score(rationale: list[Any] | None, band: tuple[int, int], proposal: str | None):
+def test_dropping_a_bullet_never_changes_the_score(
+    rationale: list[Any] | None, band: tuple[int, int], proposal: str | None
+):
     """The score and its rule come from the proposal and the band only; a bullet affects only
     what is kept. Removing one bullet keeps the others' order and lowers kept by at most 1."""
     scored_ids = {"i1", "i2", "i3"}
@@ -1105,7 +1172,10 @@ JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**
 
 
 @settings(max_examples=500)
-@given(st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)), st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)))
+@given(
+    st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)),
+    st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)),
+)
 def test_same_is_equality_of_canonical_bytes(a: Any, b: Any):
     """same() takes a shortcut for scalars; it must still mean equal canonical bytes (SPEC §1),
     so 1 is not true and "1" is not 1."""

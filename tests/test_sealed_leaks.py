@@ -39,7 +39,9 @@ _U_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 def s_item(item_id: str) -> dict[str, Any]:
     """A sealed item whose prompt, field names and values are all distinctive."""
     return item(
-        item_id, "b", prompt=f"PROMPT-ORCA-{item_id}",
+        item_id,
+        "b",
+        prompt=f"PROMPT-ORCA-{item_id}",
         acct_wombat={"kind": "scalar", "tier": "critical", "value": f"ACCT-OCELOT-{item_id}"},
         summary_quokka={"kind": "text", "tier": "high", "value": f"ANSWER-IBIS-{item_id}"},
         tags_narwhal={"kind": "array", "tier": "low", "value": [f"TAG-KUDU-{item_id}"]},
@@ -48,11 +50,15 @@ def s_item(item_id: str) -> dict[str, Any]:
 
 def s_row(item_id: str) -> dict[str, Any]:
     acct = f"WRONG-HERON-{item_id}" if item_id in WRONG else f"ACCT-OCELOT-{item_id}"
-    return {"item": item_id, "status": "scored", "fields": [
-        {"name": "acct_wombat", "output": acct},
-        {"name": "summary_quokka", "output": f"ZEBRA-{item_id}-SECRET", "similarity": "0.91"},
-        {"name": "tags_narwhal", "output": [f"TAG-KUDU-{item_id}"]},
-    ]}
+    return {
+        "item": item_id,
+        "status": "scored",
+        "fields": [
+            {"name": "acct_wombat", "output": acct},
+            {"name": "summary_quokka", "output": f"ZEBRA-{item_id}-SECRET", "similarity": "0.91"},
+            {"name": "tags_narwhal", "output": [f"TAG-KUDU-{item_id}"]},
+        ],
+    }
 
 
 def b_row(item_id: str) -> dict[str, Any]:
@@ -68,13 +74,21 @@ def decoded_forms(data: bytes) -> list[str]:
 
 
 def site_index(out: Path) -> dict[str, tuple[bytes, list[str]]]:
-    return {p.relative_to(out).as_posix(): (p.read_bytes(), decoded_forms(p.read_bytes())) for p in sorted(out.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(out).as_posix(): (p.read_bytes(), decoded_forms(p.read_bytes()))
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
 
 
 def found_in(index: dict[str, tuple[bytes, list[str]]], needles: Iterable[str]) -> list[tuple[str, str]]:
     """Every (needle, site file) where the needle occurs, raw or decoded."""
-    return [(n, rel) for n in needles for rel, (data, forms) in index.items()
-            if n.encode() in data or any(n in f for f in forms)]
+    return [
+        (n, rel)
+        for n in needles
+        for rel, (data, forms) in index.items()
+        if n.encode() in data or any(n in f for f in forms)
+    ]
 
 
 def secrets_of(paths: Paths, item_id: str) -> list[str]:
@@ -93,7 +107,15 @@ def secrets_of(paths: Paths, item_id: str) -> list[str]:
 def shared_secrets(paths: Paths) -> list[str]:
     """What stays private until every item of the certificate is revealed."""
     record = loads_strict(paths.grader_record_file(SERIAL, private=True).read_bytes())
-    return ["RATIONALE-PANGOLIN", "DROPPED-TAPIR", "NOTE-AXOLOTL", "acct_wombat", "summary_quokka", "tags_narwhal", record["salt"]]
+    return [
+        "RATIONALE-PANGOLIN",
+        "DROPPED-TAPIR",
+        "NOTE-AXOLOTL",
+        "acct_wombat",
+        "summary_quokka",
+        "tags_narwhal",
+        record["salt"],
+    ]
 
 
 @pytest.fixture
@@ -103,7 +125,10 @@ def sealed_site(make_program: Callable[..., Paths]) -> tuple[Paths, Path]:
     register(paths, run_spec(paths, "run-s", "b", RUN_ITEMS))
     rows = [s_row(i) for i in S_ITEMS] + [b_row(i) for i in B_ITEMS[:-1]]
     rows.append({"item": B_ITEMS[-1], "status": "infra_error", "note": "NOTE-AXOLOTL: the sandbox crashed."})
-    rationale = [{"text": "RATIONALE-PANGOLIN: s-01 matched.", "evidence_refs": ["s-01"]}, {"text": "DROPPED-TAPIR", "evidence_refs": []}]
+    rationale = [
+        {"text": "RATIONALE-PANGOLIN: s-01 matched.", "evidence_refs": ["s-01"]},
+        {"text": "DROPPED-TAPIR", "evidence_refs": []},
+    ]
     c = certify(paths, results("run-s", rows, proposed=60, rationale=rationale), serial=SERIAL)
     assert c.sealed and c.summary["scored"] == 14 and c.summary["infra_error"] == 1
     out = paths.data.parent / "public"
@@ -117,8 +142,14 @@ def test_the_search_sees_escaped_and_raw_needles(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text('{"x":"\\u005aEBRA-s-02-SECRET"}')
     (tmp_path / "c.html").write_text("<p>ZEBRA&#45;s-03-SECRET</p>")
     (tmp_path / "d.txt").write_text("nothing here")
-    hits = found_in(site_index(tmp_path), ["ZEBRA-s-01-SECRET", "ZEBRA-s-02-SECRET", "ZEBRA-s-03-SECRET", "ZEBRA-s-04-SECRET"])
-    assert sorted(hits) == [("ZEBRA-s-01-SECRET", "a.json"), ("ZEBRA-s-02-SECRET", "b.json"), ("ZEBRA-s-03-SECRET", "c.html")]
+    hits = found_in(
+        site_index(tmp_path), ["ZEBRA-s-01-SECRET", "ZEBRA-s-02-SECRET", "ZEBRA-s-03-SECRET", "ZEBRA-s-04-SECRET"]
+    )
+    assert sorted(hits) == [
+        ("ZEBRA-s-01-SECRET", "a.json"),
+        ("ZEBRA-s-02-SECRET", "b.json"),
+        ("ZEBRA-s-03-SECRET", "c.html"),
+    ]
 
 
 def test_nothing_sealed_reaches_the_site(sealed_site: tuple[Paths, Path]) -> None:
@@ -131,7 +162,9 @@ def test_nothing_sealed_reaches_the_site(sealed_site: tuple[Paths, Path]) -> Non
     assert found_in(index, needles) == []
     # The certificate is there, sealed: the search looked at the right site.
     cert = loads_strict(index["certificates/cert-s.json"][0])
-    assert [r["item"] for r in cert["results"]] == RUN_ITEMS and all(set(r) == {"item", "status", "details"} for r in cert["results"])
+    assert [r["item"] for r in cert["results"]] == RUN_ITEMS and all(
+        set(r) == {"item", "status", "details"} for r in cert["results"]
+    )
 
 
 def test_retiring_one_item_publishes_exactly_its_details(sealed_site: tuple[Paths, Path]) -> None:

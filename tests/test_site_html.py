@@ -26,7 +26,22 @@ from generator.commands.retire import retire_item
 from generator.datadir import Paths
 
 # Elements whose src/href/data/srcset/poster the browser fetches by itself.
-LOADED = ("link", "script", "img", "iframe", "frame", "source", "audio", "video", "track", "embed", "object", "input", "image", "use")
+LOADED = (
+    "link",
+    "script",
+    "img",
+    "iframe",
+    "frame",
+    "source",
+    "audio",
+    "video",
+    "track",
+    "embed",
+    "object",
+    "input",
+    "image",
+    "use",
+)
 LOAD_ATTRS = ("src", "href", "data", "srcset", "poster", "xlink:href")
 REMOTE_CSS = re.compile(r"""(@import|url\(\s*['"]?\s*(?:[a-z][a-z0-9+.-]*:|//))""", re.IGNORECASE)
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
@@ -212,7 +227,9 @@ def check_pool(root: Path, page_size: int) -> list[str]:
     commitments = json.loads((root / layout.COMMITMENTS).read_bytes())["commitments"]
     chain = follow_pages(root, layout.POOL_PAGE)
     on_disk = sorted(p.relative_to(root).as_posix() for p in (root / "pool").glob("*.html"))
-    assert sorted(chain) == on_disk, f"pool pages reachable by rel=next {chain} differ from the pool pages on disk {on_disk}"
+    assert sorted(chain) == on_disk, (
+        f"pool pages reachable by rel=next {chain} differ from the pool pages on disk {on_disk}"
+    )
     listed: list[tuple[str, str]] = []
     for page in chain:
         rows = pool_rows(root, page)
@@ -245,8 +262,17 @@ def check_pool(root: Path, page_size: int) -> list[str]:
 def test_every_demo_page_is_well_formed_linked_and_self_contained(demo_site: BuiltSite) -> None:
     root = demo_site.out
     pages = html_pages(root)
-    for must in (layout.HOME, layout.POOL_PAGE, layout.RETIRED_PAGE, layout.RUNS_PAGE, layout.CERTIFICATES_PAGE,
-                 layout.KEYS_PAGE, layout.VERIFY_PAGE, layout.METHODOLOGY_PAGE, layout.item_page("a-006")):
+    for must in (
+        layout.HOME,
+        layout.POOL_PAGE,
+        layout.RETIRED_PAGE,
+        layout.RUNS_PAGE,
+        layout.CERTIFICATES_PAGE,
+        layout.KEYS_PAGE,
+        layout.VERIFY_PAGE,
+        layout.METHODOLOGY_PAGE,
+        layout.item_page("a-006"),
+    ):
         assert must in pages, f"the demo build has no page {must}"
     problems = site_problems(root)
     assert not problems, "site problems:\n" + "\n".join(problems)
@@ -257,13 +283,24 @@ def test_link_checker_catches_broken_links(demo_copy: BuiltSite) -> None:
     root = demo_copy.out
     page = root / layout.HOME
     text = page.read_text(encoding="utf-8")
-    text = text.replace("</main>", '<a href="/etc/passwd">a</a><a href="../../x.html">b</a><a href="pool/">c</a>'
-                        '<a href="nowhere.html">d</a><img src="https://example.org/t.png"><script>1</script>'
-                        '<p style="background:url(http://example.org/x)">e</p></main>', 1)
+    text = text.replace(
+        "</main>",
+        '<a href="/etc/passwd">a</a><a href="../../x.html">b</a><a href="pool/">c</a>'
+        '<a href="nowhere.html">d</a><img src="https://example.org/t.png"><script>1</script>'
+        '<p style="background:url(http://example.org/x)">e</p></main>',
+        1,
+    )
     page.write_text(text, encoding="utf-8")
     found = "\n".join(page_problems(root, layout.HOME))
-    for expected in ("'/etc/passwd'", "leaves the site", "is a directory", "names no file", "example.org/t.png",
-                     "<script>", "inline style"):
+    for expected in (
+        "'/etc/passwd'",
+        "leaves the site",
+        "is a directory",
+        "names no file",
+        "example.org/t.png",
+        "<script>",
+        "inline style",
+    ):
         assert expected in found, f"the checker missed {expected!r}; it reported:\n{found}"
 
 
@@ -308,7 +345,9 @@ def test_demo_hostile_item_is_shown_as_text(demo_site: BuiltSite) -> None:
         assert text in prompt.get_text(), f"{page}: {text!r} is not in pre.prompt as text"
         assert text in table_text, f"{page}: {text!r} is not in the answer table as text"
     for name, f in doc["item"]["answer"].items():
-        assert cells.get(name) == json.dumps(f["value"], ensure_ascii=False), f"{page}: the value of {name} is not shown as its JSON"
+        assert cells.get(name) == json.dumps(f["value"], ensure_ascii=False), (
+            f"{page}: the value of {name} is not shown as its JSON"
+        )
     assert_inert(page, s)
 
 
@@ -323,7 +362,9 @@ HOSTILE_FIELD = "<img src=y onerror=alert(2)>"
 
 def test_fresh_hostile_item_is_shown_as_text(make_program: Callable[..., Paths]) -> None:
     hostile = item(
-        "a-900", "a", prompt=HOSTILE_TEXT,
+        "a-900",
+        "a",
+        prompt=HOSTILE_TEXT,
         note={"kind": "text", "tier": "high", "value": HOSTILE_TEXT},
         snippets={"kind": "array", "tier": "low", "value": [HOSTILE, HOSTILE_ATTR, TEMPLATE, ENTITY, KOREAN]},
         code={"kind": "scalar", "tier": "critical", "value": HOSTILE_ATTR},
@@ -349,7 +390,9 @@ def test_fresh_hostile_item_is_shown_as_text(make_program: Callable[..., Paths])
     assert "49" not in cells["note"], f"{page}: {TEMPLATE!r} was evaluated in the answer table"
     assert_inert(page, s)
     raw = (out / page).read_text(encoding="utf-8")
-    assert "</pre><script>" not in raw and "<img src" not in raw, f"{page}: hostile markup is in the HTML source unescaped"
+    assert "</pre><script>" not in raw and "<img src" not in raw, (
+        f"{page}: hostile markup is in the HTML source unescaped"
+    )
     # The gate list shows field names: the hostile one must be text there too.
     gate = layout.gate_page("a")
     gs = soup_of(out, gate)
@@ -381,11 +424,17 @@ def test_pagination_chains_pages(make_program: Callable[..., Paths], monkeypatch
     for n, page in enumerate(chain, start=1):
         text = soup_of(out, page).get_text(" ", strip=True)
         assert f"Page {n} of 3" in text, f"{page}: does not say 'Page {n} of 3'"
-    assert not soup_of(out, layout.POOL_PAGE).select('a[rel~="prev"]'), f"{layout.POOL_PAGE}: page 1 has a previous page"
+    assert not soup_of(out, layout.POOL_PAGE).select('a[rel~="prev"]'), (
+        f"{layout.POOL_PAGE}: page 1 has a previous page"
+    )
     # The public gate's list is paged the same way: 4 items, 2 pages.
     gate_chain = follow_pages(out, layout.gate_page("a"))
     assert gate_chain == [layout.gate_page("a"), layout.gate_page("a", 2)], f"gate pages: {gate_chain}"
-    listed = [a.get_text(strip=True) for p in gate_chain for a in soup_of(out, p).select("main table tbody tr td:first-child a")]
+    listed = [
+        a.get_text(strip=True)
+        for p in gate_chain
+        for a in soup_of(out, p).select("main table tbody tr td:first-child a")
+    ]
     assert listed == [f"a-{i:03d}" for i in range(1, 5)], f"gate pages list {listed}"
     problems = site_problems(out)
     assert not problems, "site problems:\n" + "\n".join(problems)
@@ -447,8 +496,14 @@ def test_demo_banner_on_every_demo_page(demo_site: BuiltSite) -> None:
 def build_private_outside(tmp_path: Path) -> Path:
     """A program whose private directory is not inside its data directory: a real one."""
     paths = Paths(tmp_path / "data", tmp_path / "private")
-    init_program(paths, "Real program", "test.example.org/real",
-                 [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "A *real* program.", AT0)
+    init_program(
+        paths,
+        "Real program",
+        "test.example.org/real",
+        [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)],
+        "A *real* program.",
+        AT0,
+    )
     items: list[dict[str, Any]] = [item("a-001", "a"), item("b-0001", "b"), item("b-0002", "b")]
     write_items(paths, items)
     commit_new_items(paths, "2026-01-12T10:00:00Z")
@@ -463,5 +518,9 @@ def test_no_banner_when_private_dir_is_outside_data(tmp_path: Path) -> None:
     out = build_private_outside(tmp_path)
     pages = html_pages(out)
     assert layout.item_page("b-0001") in pages
-    with_banner = [p for p in pages if soup_of(out, p).select(".demo-banner") or "Demo build" in (out / p).read_text(encoding="utf-8")]
+    with_banner = [
+        p
+        for p in pages
+        if soup_of(out, p).select(".demo-banner") or "Demo build" in (out / p).read_text(encoding="utf-8")
+    ]
     assert not with_banner, f"pages of a non-demo build with the demo banner: {with_banner}"

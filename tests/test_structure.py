@@ -34,11 +34,19 @@ def _imports(path: Path) -> list[tuple[int, str, list[str], int]]:
 
 def test_the_bundled_verify_py_is_current() -> None:
     """generator/verify.py is generated: `make bundle` regenerates it after any change."""
-    assert bundler.TARGET.read_text(encoding="utf-8") == bundler.bundle(), "generator/verify.py is stale: run `make bundle`"
+    assert bundler.TARGET.read_text(encoding="utf-8") == bundler.bundle(), (
+        "generator/verify.py is stale: run `make bundle`"
+    )
 
 
 def test_the_bundle_check_command_passes() -> None:
-    r = subprocess.run([sys.executable, "-m", "generator.verifier.bundle", "--check"], capture_output=True, text=True, cwd=REPO, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "generator.verifier.bundle", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "is current" in r.stdout
 
@@ -46,7 +54,7 @@ def test_the_bundle_check_command_passes() -> None:
 def test_the_table_of_contents_points_at_each_module() -> None:
     text = bundler.TARGET.read_text(encoding="utf-8")
     lines = text.split("\n")
-    toc = [line.split() for line in lines[: 60] if line.strip().startswith("generator/verifier/") and "lines" in line]
+    toc = [line.split() for line in lines[:60] if line.strip().startswith("generator/verifier/") and "lines" in line]
     assert [row[0] for row in toc] == [f"generator/verifier/{m}.py" for m in bundler.MODULES]
     for row in toc:
         start, end = int(row[2]), int(row[4])
@@ -66,11 +74,17 @@ def test_the_verifier_imports_only_itself_the_standard_library_and_pynacl() -> N
             top = module.split(".")[0]
             where = f"{path.relative_to(REPO)}:{line}"
             assert level == 0, f"{where}: a relative import"
-            assert module != "__future__" or path.name == "bundle.py", f"{where}: `from __future__` is a real import on sys.path"
+            assert module != "__future__" or path.name == "bundle.py", (
+                f"{where}: `from __future__` is a real import on sys.path"
+            )
             if top == "generator":
-                assert module.startswith("generator.verifier"), f"{where}: the verifier imports {module} of the generator"
+                assert module.startswith("generator.verifier"), (
+                    f"{where}: the verifier imports {module} of the generator"
+                )
             else:
-                assert top in sys.stdlib_module_names or (top == "nacl" and path.name == "sodium.py"), f"{where}: imports {module}"
+                assert top in sys.stdlib_module_names or (top == "nacl" and path.name == "sodium.py"), (
+                    f"{where}: imports {module}"
+                )
 
 
 def test_the_generator_uses_only_what_the_verifier_declares() -> None:
@@ -80,9 +94,13 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
             where = f"{path.relative_to(REPO)}:{line}"
             if module == "generator.verifier":
                 undeclared = [n for n in names if n not in declared]
-                assert not undeclared, f"{where}: imports {undeclared}, which generator.verifier.__all__ does not declare"
+                assert not undeclared, (
+                    f"{where}: imports {undeclared}, which generator.verifier.__all__ does not declare"
+                )
             else:
-                assert not module.startswith("generator.verifier"), f"{where}: imports the verifier's module {module}; use its __all__"
+                assert not module.startswith("generator.verifier"), (
+                    f"{where}: imports the verifier's module {module}; use its __all__"
+                )
                 assert module != "generator.verify", f"{where}: imports the bundle; use the package"
 
 
@@ -90,18 +108,55 @@ def test_every_declared_name_exists() -> None:
     assert [n for n in generator.verifier.__all__ if not hasattr(generator.verifier, n)] == []
 
 
-@pytest.mark.parametrize(("edit", "error"), [
-    (("text.py", "\ndef show(", "\ndef report(value: object) -> None:\n    pass\n\n\ndef show("), None),  # a fine change
-    (("report.py", "\nPASS_MEANING = (", "\ndef show(value: object) -> str:\n    return ''\n\n\nPASS_MEANING = ("), "show is defined in both text.py and report.py"),
-    (("keys.py", "import base64\n", "import base64\nfrom .formats import is_time\n"), "a relative import"),
-    (("keys.py", "import base64\n", "import base64\nimport generator.verifier.formats\n"), "write `from generator.verifier.<module> import <names>`"),
-    (("keys.py", "import base64\n", "import base64\nimport yaml\n"), "imports yaml, which is not the standard library"),
-    (("text.py", "import json\n", "from __future__ import annotations\nimport json\n"), "`from __future__` is a real import"),
-    (("text.py", "import json\n", "import json\n__all__ = ['show']\n"), "__all__ belongs in the package's __init__"),
-    (("text.py", "import json\n", "import json\nfrom generator.verifier.keys import fingerprint\n"), "comes later in MODULES"),
-    (("text.py", "    if text.isprintable()", "    from generator.verifier.keys import fingerprint  # noqa\n    if text.isprintable()"), "inside a function or block"),
-])
-def test_the_bundler_refuses_what_it_cannot_join_safely(tmp_path: Path, edit: tuple[str, str, str], error: str | None) -> None:
+@pytest.mark.parametrize(
+    ("edit", "error"),
+    [
+        (
+            ("text.py", "\ndef show(", "\ndef report(value: object) -> None:\n    pass\n\n\ndef show("),
+            None,
+        ),  # a fine change
+        (
+            (
+                "report.py",
+                "\nPASS_MEANING = (",
+                "\ndef show(value: object) -> str:\n    return ''\n\n\nPASS_MEANING = (",
+            ),
+            "show is defined in both text.py and report.py",
+        ),
+        (("keys.py", "import base64\n", "import base64\nfrom .formats import is_time\n"), "a relative import"),
+        (
+            ("keys.py", "import base64\n", "import base64\nimport generator.verifier.formats\n"),
+            "write `from generator.verifier.<module> import <names>`",
+        ),
+        (
+            ("keys.py", "import base64\n", "import base64\nimport yaml\n"),
+            "imports yaml, which is not the standard library",
+        ),
+        (
+            ("text.py", "import json\n", "from __future__ import annotations\nimport json\n"),
+            "`from __future__` is a real import",
+        ),
+        (
+            ("text.py", "import json\n", "import json\n__all__ = ['show']\n"),
+            "__all__ belongs in the package's __init__",
+        ),
+        (
+            ("text.py", "import json\n", "import json\nfrom generator.verifier.keys import fingerprint\n"),
+            "comes later in MODULES",
+        ),
+        (
+            (
+                "text.py",
+                "    if text.isprintable()",
+                "    from generator.verifier.keys import fingerprint  # noqa\n    if text.isprintable()",
+            ),
+            "inside a function or block",
+        ),
+    ],
+)
+def test_the_bundler_refuses_what_it_cannot_join_safely(
+    tmp_path: Path, edit: tuple[str, str, str], error: str | None
+) -> None:
     folder = tmp_path / "verifier"
     shutil.copytree(VERIFIER, folder)
     name, old, new = edit
@@ -126,7 +181,9 @@ def test_the_bundler_refuses_a_module_it_does_not_list(tmp_path: Path) -> None:
 # -- the last-resort catch
 
 
-def test_a_bug_in_a_check_is_reported_as_an_internal_error_never_a_pass(demo_site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_in_a_check_is_reported_as_an_internal_error_never_a_pass(
+    demo_site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from generator.verifier import site as verifier_site
 
     def broken(*args: object) -> None:
@@ -149,9 +206,16 @@ def test_the_command_line_prints_the_traceback_under_debug(demo_copy: BuiltSite,
     broken = tmp_path / "verify.py"
     text = bundler.TARGET.read_text()
     assert "def check_gates(" in text
-    broken.write_text(text.replace("def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:\n",
-                                   "def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:\n    raise KeyError('planted')\n"))
-    r = subprocess.run([sys.executable, "-P", str(broken), str(demo_copy.out), "--debug"], capture_output=True, text=True, timeout=120)
+    broken.write_text(
+        text.replace(
+            "def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:\n",
+            "def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:\n    raise "
+            "KeyError('planted')\n",
+        )
+    )
+    r = subprocess.run(
+        [sys.executable, "-P", str(broken), str(demo_copy.out), "--debug"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 1
     assert "internal error of the verifier while checking this file (KeyError: 'planted')" in r.stdout
     assert "Traceback" in r.stderr and "planted" in r.stderr

@@ -51,11 +51,15 @@ def test_pynacl_rejects_negative(n):
 
 @pytest.mark.parametrize("v", POSITIVE, ids=_ids(POSITIVE))
 def test_project_accepts_vector(verify, v):
-    ok = verify.ed25519_verify(bytes.fromhex(v["public_key"]), bytes.fromhex(v["signature"]), bytes.fromhex(v["message"]))
+    ok = verify.ed25519_verify(
+        bytes.fromhex(v["public_key"]), bytes.fromhex(v["signature"]), bytes.fromhex(v["message"])
+    )
     assert ok is True
 
 
 @pytest.mark.parametrize("n", NEGATIVE, ids=_ids(NEGATIVE))
 def test_project_rejects_negative(verify, n):
-    ok = verify.ed25519_verify(bytes.fromhex(n["public_key"]), bytes.fromhex(n["signature"]), bytes.fromhex(n["message"]))
+    ok = verify.ed25519_verify(
+        bytes.fromhex(n["public_key"]), bytes.fromhex(n["signature"]), bytes.fromhex(n["message"])
+    )
     assert ok is False

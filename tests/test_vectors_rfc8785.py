@@ -55,6 +55,7 @@ def verify(verifier):
 
 # ---------------------------------------------------------------- reference implementation (rfc8785 package)
 
+
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_rfc8785_package(case):
     obj = json.loads(case["input"])

@@ -17,8 +17,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "signed_note.json").read_text(encoding="utf-8"))
 PETER = {k: VECTORS[k] for k in ("vkey", "name", "key_id", "public_key")}
-KEYS = [PETER, VECTORS["other_keys"]["EnochRoot"],
-        {k: VECTORS["checkpoint"][k] for k in ("vkey", "name", "key_id", "public_key")}]
+KEYS = [
+    PETER,
+    VECTORS["other_keys"]["EnochRoot"],
+    {k: VECTORS["checkpoint"][k] for k in ("vkey", "name", "key_id", "public_key")},
+]
 
 
 def _ids(cases):
@@ -49,6 +52,7 @@ def keys():
 
 # ---------------------------------------------------------------- vector file sanity (PyNaCl only)
 
+
 def test_pynacl_reproduces_signed_note():
     seed = bytes.fromhex(VECTORS["seed"])
     sk = SigningKey(seed)
@@ -76,6 +80,7 @@ def test_vkey_fields_are_consistent(k):
 
 
 # ---------------------------------------------------------------- generator.verify: keys
+
 
 @pytest.mark.parametrize("k", KEYS, ids=[k["name"] for k in KEYS])
 def test_key_id(verify, k):
@@ -107,6 +112,7 @@ def test_parse_vkey_rejects(verify, case):
 
 # ---------------------------------------------------------------- generator.keys: signing side
 
+
 def test_signer_reproduces_signed_note(keys):
     signer = keys.parse_signer_key(VECTORS["skey"])
     assert signer.name == VECTORS["name"]
@@ -132,6 +138,7 @@ def test_parse_signer_key_rejects(verify, keys, case):
 
 
 # ---------------------------------------------------------------- generator.verify: open_note
+
 
 def test_open_expected_signed_note(verify):
     note = verify.open_note(VECTORS["signed"].encode("utf-8"), [verify.parse_vkey(VECTORS["vkey"])])

@@ -41,7 +41,9 @@ MANIFEST = "transparency.json"
 KEYS = "keys.json"
 METHODOLOGY_PARAMS = "methodology/2026.1.json"
 REVEAL = "reveals/a-001.json"  # a public-gate item of the demo
-DEMO_CERTIFICATE_SIGS = tuple(f"certificates/{s}.json.sig" for s in ("ledgerlens-a-1", "quill-a-1", "ledgerlens-b-1", "orca-b-1", "quill-a-2"))
+DEMO_CERTIFICATE_SIGS = tuple(
+    f"certificates/{s}.json.sig" for s in ("ledgerlens-a-1", "quill-a-1", "ledgerlens-b-1", "orca-b-1", "quill-a-2")
+)
 SEALED_ITEM = "b-0028"  # a secret-gate item of the demo that was never retired nor used by a run
 
 
@@ -70,9 +72,7 @@ class Run:
 INTERNAL = "internal error of the verifier"
 
 
-def run_verifier(
-    script: Path, *args: str, cwd: Path | None = None, isolated: bool = False
-) -> Run:
+def run_verifier(script: Path, *args: str, cwd: Path | None = None, isolated: bool = False) -> Run:
     cmd = [sys.executable, *(["-I"] if isolated else []), str(script), *args]
     env = {k: val for k, val in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=60, env=env, check=False)
@@ -106,11 +106,7 @@ def sums_bytes(site: Path) -> bytes:
         (p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()),
         key=lambda r: r.encode("utf-8"),
     )
-    lines = [
-        f"{hashlib.sha256((site / r).read_bytes()).hexdigest()}  {r}\n"
-        for r in rels
-        if r not in (SUMS, SUMS_SIG)
-    ]
+    lines = [f"{hashlib.sha256((site / r).read_bytes()).hexdigest()}  {r}\n" for r in rels if r not in (SUMS, SUMS_SIG)]
     return "".join(lines).encode("utf-8")
 
 
@@ -355,41 +351,76 @@ def _f(*files: str) -> frozenset[str]:
 
 
 TAMPERS = [
-    Tamper("reveal-byte-changed-resigned", t_reveal_byte_changed, REVEAL,
-           "is not the commitment of a-001", _f(REVEAL)),
-    Tamper("reveal-recanonicalized-new-salt", t_reveal_resalted, REVEAL,
-           "is not the commitment of a-001", _f(REVEAL)),
-    Tamper("ledger-leaf-changed-unsigned", t_leaf_changed_unsigned, ENTRIES,
-           f"SHA-256 differs from {SUMS}", _f(ENTRIES, f"{ENTRIES}.sig", CHECKPOINT)),
-    Tamper("ledger-leaf-changed-resigned", t_leaf_changed_resigned, CHECKPOINT,
-           "checkpoint root differs", _f(CHECKPOINT)),
-    Tamper("checkpoint-root-changed", t_checkpoint_root_changed, CHECKPOINT,
-           "checkpoint root differs", _f(CHECKPOINT)),
-    Tamper("checkpoint-signature-corrupted", t_checkpoint_sig_corrupted, CHECKPOINT,
-           "does not verify", _f(CHECKPOINT)),
-    Tamper("commitment-list-status-flipped", t_clist_status_flipped, CLIST,
-           f"item {SEALED_ITEM} is marked revealed but the ledger never revealed it", _f(CLIST)),
-    Tamper("commitment-list-commitment-changed", t_clist_commitment_changed, CLIST,
-           "row differs from the ledger's commit leaf", _f(CLIST)),
-    Tamper("detached-sig-of-other-bytes", t_detached_sig_of_other_bytes, f"{CLIST}.sig",
-           "does not verify", _f(f"{CLIST}.sig")),
-    Tamper("sha256sums-hash-edited", t_sums_hash_edited, SUMS_SIG,
-           f"detached signature of {SUMS} does not verify", _f(SUMS_SIG, "index.html")),
-    Tamper("sha256sums-sig-truncated", t_sums_sig_truncated, SUMS_SIG,
-           "does not verify", _f(SUMS_SIG)),
-    Tamper("extra-file-added", t_extra_file, "extra.txt",
-           f"not listed in {SUMS}", _f("extra.txt")),
-    Tamper("listed-file-deleted", t_listed_file_deleted, "items/a-001.html",
-           f"listed in {SUMS} but missing", _f("items/a-001.html")),
-    Tamper("keys-public-key-swapped-resigned", t_keys_public_key_swapped, KEYS,
-           "public_key differs from the vkey's key",
-           _f(KEYS, SUMS_SIG, f"{ENTRIES}.sig", f"{CLIST}.sig", CHECKPOINT, *DEMO_CERTIFICATE_SIGS), pin_original_key=True),
-    Tamper("manifest-indented-resigned", t_manifest_indented, MANIFEST,
-           "not in canonical (RFC 8785) form", _f(MANIFEST)),
-    Tamper("methodology-parameter-changed", t_methodology_params_changed, METHODOLOGY_PARAMS,
-           "SHA-256 differs from the ledger's methodology leaf", _f(METHODOLOGY_PARAMS)),
-    Tamper("unknown-event-appended-resigned", t_unknown_event_appended, ENTRIES,
-           "unknown event type", _f(ENTRIES)),
+    Tamper("reveal-byte-changed-resigned", t_reveal_byte_changed, REVEAL, "is not the commitment of a-001", _f(REVEAL)),
+    Tamper("reveal-recanonicalized-new-salt", t_reveal_resalted, REVEAL, "is not the commitment of a-001", _f(REVEAL)),
+    Tamper(
+        "ledger-leaf-changed-unsigned",
+        t_leaf_changed_unsigned,
+        ENTRIES,
+        f"SHA-256 differs from {SUMS}",
+        _f(ENTRIES, f"{ENTRIES}.sig", CHECKPOINT),
+    ),
+    Tamper(
+        "ledger-leaf-changed-resigned", t_leaf_changed_resigned, CHECKPOINT, "checkpoint root differs", _f(CHECKPOINT)
+    ),
+    Tamper("checkpoint-root-changed", t_checkpoint_root_changed, CHECKPOINT, "checkpoint root differs", _f(CHECKPOINT)),
+    Tamper("checkpoint-signature-corrupted", t_checkpoint_sig_corrupted, CHECKPOINT, "does not verify", _f(CHECKPOINT)),
+    Tamper(
+        "commitment-list-status-flipped",
+        t_clist_status_flipped,
+        CLIST,
+        f"item {SEALED_ITEM} is marked revealed but the ledger never revealed it",
+        _f(CLIST),
+    ),
+    Tamper(
+        "commitment-list-commitment-changed",
+        t_clist_commitment_changed,
+        CLIST,
+        "row differs from the ledger's commit leaf",
+        _f(CLIST),
+    ),
+    Tamper(
+        "detached-sig-of-other-bytes",
+        t_detached_sig_of_other_bytes,
+        f"{CLIST}.sig",
+        "does not verify",
+        _f(f"{CLIST}.sig"),
+    ),
+    Tamper(
+        "sha256sums-hash-edited",
+        t_sums_hash_edited,
+        SUMS_SIG,
+        f"detached signature of {SUMS} does not verify",
+        _f(SUMS_SIG, "index.html"),
+    ),
+    Tamper("sha256sums-sig-truncated", t_sums_sig_truncated, SUMS_SIG, "does not verify", _f(SUMS_SIG)),
+    Tamper("extra-file-added", t_extra_file, "extra.txt", f"not listed in {SUMS}", _f("extra.txt")),
+    Tamper(
+        "listed-file-deleted",
+        t_listed_file_deleted,
+        "items/a-001.html",
+        f"listed in {SUMS} but missing",
+        _f("items/a-001.html"),
+    ),
+    Tamper(
+        "keys-public-key-swapped-resigned",
+        t_keys_public_key_swapped,
+        KEYS,
+        "public_key differs from the vkey's key",
+        _f(KEYS, SUMS_SIG, f"{ENTRIES}.sig", f"{CLIST}.sig", CHECKPOINT, *DEMO_CERTIFICATE_SIGS),
+        pin_original_key=True,
+    ),
+    Tamper(
+        "manifest-indented-resigned", t_manifest_indented, MANIFEST, "not in canonical (RFC 8785) form", _f(MANIFEST)
+    ),
+    Tamper(
+        "methodology-parameter-changed",
+        t_methodology_params_changed,
+        METHODOLOGY_PARAMS,
+        "SHA-256 differs from the ledger's methodology leaf",
+        _f(METHODOLOGY_PARAMS),
+    ),
+    Tamper("unknown-event-appended-resigned", t_unknown_event_appended, ENTRIES, "unknown event type", _f(ENTRIES)),
 ]
 
 
@@ -417,9 +448,8 @@ def test_tamper_is_caught(tamper: Tamper, demo_copy: Any) -> None:
         f"{sorted(failed_files)}:\n" + "\n".join(p.describe() for p in report.failures)
     )
     targeted = [p for p in report.failures if p.file == tamper.target and tamper.message in p.message]
-    assert targeted, (
-        f"{tamper.id}: no failure in {tamper.target} says {tamper.message!r}:\n"
-        + "\n".join(p.describe() for p in report.failures)
+    assert targeted, f"{tamper.id}: no failure in {tamper.target} says {tamper.message!r}:\n" + "\n".join(
+        p.describe() for p in report.failures
     )
     for f in tamper.files:
         assert r.names_file(f), f"{tamper.id}: the CLI output has no FAIL line for {f}\n{r.out}"
@@ -514,8 +544,10 @@ def test_full_rekey_passes_unpinned_but_fails_pinned(demo_copy: Any) -> None:
     new_pem = f"keys/{other.key_id.hex()}.pem"
     (root / new_pem).write_bytes(other.pem)
     doc["keys"][0].update(
-        vkey=other.vkey, public_key=base64.b64encode(other.public_key).decode(),
-        fingerprint=other.fingerprint, pem=new_pem,
+        vkey=other.vkey,
+        public_key=base64.b64encode(other.public_key).decode(),
+        fingerprint=other.fingerprint,
+        pem=new_pem,
     )
     write_canonical(root, KEYS, doc)
     _resign_everything(root, other, origin)
@@ -603,8 +635,10 @@ def test_verify_py_imports_only_stdlib_and_nacl() -> None:
     assert not bad, f"generator/verify.py imports non-stdlib modules: {bad}"
     # Dynamic imports would dodge this check.
     calls = [
-        n.lineno for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and (
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and (
             (isinstance(n.func, ast.Name) and n.func.id == "__import__")
             or (isinstance(n.func, ast.Attribute) and n.func.attr == "import_module")
         )

@@ -51,7 +51,15 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
     started = time.monotonic()
     remove_leftovers(out)
     if not is_replaceable_site(out):
-        raise InputError([problem(str(out), "the output exists and is not a site built by transparency (no transparency.json); refusing to replace it")])
+        raise InputError(
+            [
+                problem(
+                    str(out),
+                    "the output exists and is not a site built by transparency (no transparency.json); refusing to "
+                    "replace it",
+                )
+            ]
+        )
     with reading(paths):
         ctx = gather(paths, progress)
         if strict and ctx.warnings:
@@ -66,7 +74,9 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
         except BaseException:
             staging.discard()
             raise
-    result = BuildResult(out, len(writer.hashes) + 2, ctx.ledger.size, 0, 0.0, ctx.demo, ctx.warnings, ctx.signer.fingerprint)
+    result = BuildResult(
+        out, len(writer.hashes) + 2, ctx.ledger.size, 0, 0.0, ctx.demo, ctx.warnings, ctx.signer.fingerprint
+    )
     vkey = ctx.signer.vkey
     del ctx  # a million-item ledger's state is not needed twice: free it before verifying
     try:

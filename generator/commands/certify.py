@@ -78,7 +78,11 @@ def certify_run(
 
 
 def certify_runs(
-    paths: Paths, sources: list[Path], at: str | None = None, serial: str | None = None, expires_at: str | None = None,
+    paths: Paths,
+    sources: list[Path],
+    at: str | None = None,
+    serial: str | None = None,
+    expires_at: str | None = None,
     progress: Progress | None = None,
 ) -> list[Certified]:
     """Decide the runs of several results files under one lock and one ledger replay, all or
@@ -91,10 +95,25 @@ def certify_runs(
         when = event_time(at, ledger)
         problems: list[Problem] = []
         if expires_at is not None and not (is_time(expires_at) and expires_at > when):
-            problems.append(problem("--expires-at", "must be a time after the issue time", expected=f"YYYY-MM-DDTHH:MM:SSZ after {when}", found=expires_at))
+            problems.append(
+                problem(
+                    "--expires-at",
+                    "must be a time after the issue time",
+                    expected=f"YYYY-MM-DDTHH:MM:SSZ after {when}",
+                    found=expires_at,
+                )
+            )
         plan = _plan(paths, ledger, sources, problems, progress)
-        sealed = locate_sealed(paths, {i: c.commitment for _, run, spec in plan if not ledger.gates[run.gate].public
-                                       for i in spec["items"] if (c := ledger.commit(i)) is not None})
+        sealed = locate_sealed(
+            paths,
+            {
+                i: c.commitment
+                for _, run, spec in plan
+                if not ledger.gates[run.gate].public
+                for i in spec["items"]
+                if (c := ledger.commit(i)) is not None
+            },
+        )
         methodology_of: dict[str, Methodology | None] = {}
         leaves: list[dict[str, Any]] = []
         certified: list[Certified] = []
@@ -138,12 +157,28 @@ def _plan(
             continue
         run = ledger.runs.get(run_id) if isinstance(run_id, str) else None
         if run is None:
-            problems.append(problem(file, f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency register'", "run"))
+            problems.append(
+                problem(
+                    file,
+                    f"run {show(_plain(run_id))} is not registered; register its spec first with 'transparency "
+                    "register'",
+                    "run",
+                )
+            )
         elif run.id in ledger.certificate_of_run:
             s = ledger.certificate_of_run[run.id]
-            problems.append(problem(file, f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run gets exactly one certificate", "run"))
+            problems.append(
+                problem(
+                    file,
+                    f"run {run.id} is already certified (certificate {s}, {ledger.certificates[s].at}); every run "
+                    "gets exactly one certificate",
+                    "run",
+                )
+            )
         elif run.id in named:
-            problems.append(problem(file, f"run {run.id} is decided twice in this batch (also by {named[run.id]})", "run"))
+            problems.append(
+                problem(file, f"run {run.id} is decided twice in this batch (also by {named[run.id]})", "run")
+            )
         else:
             named[run.id] = file
             spec = load_spec(paths, ledger, run.id, problems)
@@ -164,8 +199,17 @@ def _stage_decided(app: LedgerAppender, d: _Decided) -> None:
 
 
 def _decide(
-    ledger: Ledger, file: str, res: RunResults, run: RunEvent, spec: dict[str, Any], m: Methodology,
-    answers: dict[str, dict[str, Any]], serial: str, when: str, expires_at: str | None, problems: list[Problem],
+    ledger: Ledger,
+    file: str,
+    res: RunResults,
+    run: RunEvent,
+    spec: dict[str, Any],
+    m: Methodology,
+    answers: dict[str, dict[str, Any]],
+    serial: str,
+    when: str,
+    expires_at: str | None,
+    problems: list[Problem],
 ) -> _Decided | None:
     """The certificate of one run, or None (with the problems recorded)."""
     before = len(problems)
@@ -173,18 +217,43 @@ def _decide(
     if not is_id(serial):
         problems.append(problem("--serial", "malformed serial", expected="^[a-z0-9][a-z0-9_-]{0,63}$", found=serial))
     elif serial in ledger.certificates:
-        problems.append(problem(file, f"serial {serial} is already used by the certificate of run {ledger.certificates[serial].run}; choose another with --serial"))
+        problems.append(
+            problem(
+                file,
+                f"serial {serial} is already used by the certificate of run {ledger.certificates[serial].run}; "
+                "choose another with --serial",
+            )
+        )
     finished = doc.get("finished_at")
     if not is_time(finished):
-        problems.append(problem(file, "malformed time", "finished_at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(_plain(finished))))
+        problems.append(
+            problem(
+                file, "malformed time", "finished_at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(_plain(finished))
+            )
+        )
     elif not run.at <= finished <= when:
-        problems.append(problem(file, "finished_at must lie between the run's registration and the certificate's issue time", "finished_at",
-                                expected=f"{run.at} ≤ finished_at ≤ {when}", found=finished))
+        problems.append(
+            problem(
+                file,
+                "finished_at must lie between the run's registration and the certificate's issue time",
+                "finished_at",
+                expected=f"{run.at} ≤ finished_at ≤ {when}",
+                found=finished,
+            )
+        )
     public = ledger.gates[run.gate].public
     problems += [p.at(file) for p in check_results_shape(doc, spec, answers)]
     bad = _numbers(res.rationale, "grader.rationale")
     for nw, ntext in bad:
-        problems.append(problem(file, "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as received", nw, found=ntext))
+        problems.append(
+            problem(
+                file,
+                "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as "
+                "received",
+                nw,
+                found=ntext,
+            )
+        )
     if not bad:
         problems += [p.at(file) for p in number_rule_problems(res.rationale, "grader.rationale")]
     if len(problems) > before:
@@ -208,45 +277,79 @@ def _decide(
     score, rule = band_score(res.proposed_json, grading.band)
     scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
     kept, dropped = keep_bullets(res.rationale, scored_ids)
-    record = canonical.dumps({"type": "grader-record", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(),
-                              "proposed_json": res.proposed_json, "rationale": res.rationale})
+    record = canonical.dumps(
+        {
+            "type": "grader-record",
+            "v": 1,
+            "serial": serial,
+            "salt": secrets.token_bytes(32).hex(),
+            "proposed_json": res.proposed_json,
+            "rationale": res.rationale,
+        }
+    )
     details: list[tuple[str, bytes]] = []
     if public:
         results = open_results
     else:
         results = []
         for o in open_results:
-            data = canonical.dumps({"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o})
+            data = canonical.dumps(
+                {"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o}
+            )
             details.append((o["item"], data))
             results.append({"item": o["item"], "status": o["status"], "details": sha256_hex(data)})
     cert = {
-        "type": "certificate", "v": 1, "serial": serial, "run": run.id, "issued_at": when, "expires_at": expires_at,
-        "subject": spec["subject"], "gate": spec["gate"], "methodology": spec["methodology"],
-        "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256}, "finished_at": finished,
-        "results": results, "summary": grading.summary,
-        "grade": grading.grade, "band": grading.band, "worst_case_grade": grading.worst_case_grade,
+        "type": "certificate",
+        "v": 1,
+        "serial": serial,
+        "run": run.id,
+        "issued_at": when,
+        "expires_at": expires_at,
+        "subject": spec["subject"],
+        "gate": spec["gate"],
+        "methodology": spec["methodology"],
+        "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256},
+        "finished_at": finished,
+        "results": results,
+        "summary": grading.summary,
+        "grade": grading.grade,
+        "band": grading.band,
+        "worst_case_grade": grading.worst_case_grade,
         "best_case_grade": grading.best_case_grade,
         "grader": {"record": sha256_hex(record), "kept": len(kept), "dropped": dropped},
-        "score": score, "score_rule": rule, "verdict": grading.verdict,
+        "score": score,
+        "score_rule": rule,
+        "verdict": grading.verdict,
     }
     data = canonical.dumps(cert)
     own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256)
     if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
-        raise AssertionError("certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own))
+        raise AssertionError(
+            "certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own)
+        )
     leaf = {"type": "certificate", "v": 1, "serial": serial, "run": run.id, "sha256": sha256_hex(data), "at": when}
-    certified = Certified(serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when)
+    certified = Certified(
+        serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when
+    )
     return _Decided(certified, leaf, data, record, details)
 
 
 def _answers(
-    paths: Paths, ledger: Ledger, items: list[str], public: bool, sealed: dict[str, tuple[Path, int, int]], problems: list[Problem]
+    paths: Paths,
+    ledger: Ledger,
+    items: list[str],
+    public: bool,
+    sealed: dict[str, tuple[Path, int, int]],
+    problems: list[Problem],
 ) -> dict[str, dict[str, Any]]:
     """The answer of every item of a run: from the published reveal on a public gate, from the
     sealed document on a secret one, each checked against its commitment."""
     if public:
         source = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
     else:
-        source = RevealedAnswers(ledger, lambda item: read_located(sealed[item]) if item in sealed else None, sealed=True)
+        source = RevealedAnswers(
+            ledger, lambda item: read_located(sealed[item]) if item in sealed else None, sealed=True
+        )
     out: dict[str, dict[str, Any]] = {}
     for item_id in items:
         if ledger.commit(item_id) is None:
@@ -255,7 +358,12 @@ def _answers(
         if answer is not None:
             out[item_id] = answer
         elif not public and item_id not in sealed:
-            problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it"))
+            problems.append(
+                problem(
+                    paths.show(paths.sealed_dir),
+                    f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it",
+                )
+            )
         else:
             problems.append(problem(paths.show(paths.reveal_file(item_id) if public else paths.sealed_dir), str(why)))
     return out

@@ -30,7 +30,9 @@ def reveal_document(item_id: str, gate: str, salt: str, item: dict[str, Any]) ->
     The item has passed `check_item` (number rules included), so the fast canonical form is
     RFC 8785 byte for byte (SPEC §1); the tests check that equality on generated documents.
     """
-    return canonical.dumps_validated({"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item})
+    return canonical.dumps_validated(
+        {"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item}
+    )
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,26 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
             for src in scan_item_sources(paths, ledger, wanted=new):
                 data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
                 leaves: list[dict[str, Any]] = [
-                    {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": sha256_hex(data), "at": when}
+                    {
+                        "type": "commit",
+                        "v": 1,
+                        "id": src.id,
+                        "gate": src.gate,
+                        "commitment": sha256_hex(data),
+                        "at": when,
+                    }
                 ]
                 if src.gate in public:
-                    leaves.append({"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when})
+                    leaves.append(
+                        {
+                            "type": "reveal",
+                            "v": 1,
+                            "id": src.id,
+                            "reason": "public-gate",
+                            "note": PUBLIC_GATE_NOTE,
+                            "at": when,
+                        }
+                    )
                     app.stage(paths.reveal_file(src.id), data)
                     revealed += 1
                 else:
@@ -84,7 +102,15 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
                 if progress and (done % 10000 == 0 or done == len(new)):
                     progress("sealing items", done, len(new))
         if done != len(new):
-            raise InputError([problem(paths.show(paths.items_dir), "the item sources changed while they were being committed; nothing was committed, run 'transparency commit' again")])
+            raise InputError(
+                [
+                    problem(
+                        paths.show(paths.items_dir),
+                        "the item sources changed while they were being committed; nothing was committed, run "
+                        "'transparency commit' again",
+                    )
+                ]
+            )
         return CommitResult(len(new), revealed, total - len(new))
 
 

@@ -1,5 +1,4 @@
-"""`transparency gate add`: a gate declared in the ledger, public or secret for good.
-"""
+"""`transparency gate add`: a gate declared in the ledger, public or secret for good."""
 
 from __future__ import annotations
 

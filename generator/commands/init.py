@@ -1,5 +1,4 @@
-"""`transparency init`: a new program, created whole or not at all.
-"""
+"""`transparency init`: a new program, created whole or not at all."""
 
 from __future__ import annotations
 
@@ -38,7 +37,9 @@ with `--private DIR` or `TRANSPARENCY_PRIVATE=DIR`.
 def _parse_gate_option(text: str) -> GateSpec | Problem:
     parts = text.split(":")
     if len(parts) != 3 or parts[2] not in ("public", "secret") or not is_gate_id(parts[0]) or not parts[1].strip():
-        return problem("--gate", "expected ID:NAME:public or ID:NAME:secret", expected=f"ID matching {GATE_RE.pattern}", found=text)
+        return problem(
+            "--gate", "expected ID:NAME:public or ID:NAME:secret", expected=f"ID matching {GATE_RE.pattern}", found=text
+        )
     return GateSpec(parts[0], parts[1].strip(), parts[2] == "public")
 
 
@@ -61,9 +62,21 @@ def init_program(
     problems += [g for g in parsed if isinstance(g, Problem)]
     gates = [g for g in parsed if isinstance(g, GateSpec)]
     if paths.program_file.exists() or paths.ledger_file.exists():
-        problems.append(problem(paths.show(paths.data), "a program is already there (program.yaml or ledger.jsonl exists); refusing to overwrite it"))
+        problems.append(
+            problem(
+                paths.show(paths.data),
+                "a program is already there (program.yaml or ledger.jsonl exists); refusing to overwrite it",
+            )
+        )
     if not is_origin(origin):
-        problems.append(problem("--origin", "not a valid origin", expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle", found=origin))
+        problems.append(
+            problem(
+                "--origin",
+                "not a valid origin",
+                expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle",
+                found=origin,
+            )
+        )
     if not name.strip():
         problems.append(problem("--name", "the program needs a name"))
     if not gate_options:
@@ -102,7 +115,9 @@ def keygen(paths: Paths, origin: str | None = None, out: Path | None = None) -> 
     (default: PRIVATE/signing.key) with mode 0600; never over an existing file."""
     if origin is None:
         if not paths.program_file.exists():
-            raise InputError([problem("--origin", "give the key's name with --origin (no program.yaml to take it from)")])
+            raise InputError(
+                [problem("--origin", "give the key's name with --origin (no program.yaml to take it from)")]
+            )
         origin = load_program(paths)[0].origin
     target = out or paths.key_file
     signer = generate_signer(origin)

@@ -1,5 +1,4 @@
-"""`transparency methodology publish`: a methodology version, its files and its ledger leaf.
-"""
+"""`transparency methodology publish`: a methodology version, its files and its ledger leaf."""
 
 from __future__ import annotations
 
@@ -36,8 +35,23 @@ def stage_methodology(app: LedgerAppender, params_path: Path, prose_path: Path, 
     data = canonical.dumps(params)
     version = params["version"]
     if version in app.ledger.methodologies:
-        raise InputError([problem(str(params_path), f"methodology {version} is already published; a published version never changes, publish a new version", "version")])
-    leaf = {"type": "methodology", "v": 1, "version": version, "sha256": sha256_hex(data), "at": event_time(at, app.ledger)}
+        raise InputError(
+            [
+                problem(
+                    str(params_path),
+                    f"methodology {version} is already published; a published version never changes, publish a "
+                    "new version",
+                    "version",
+                )
+            ]
+        )
+    leaf = {
+        "type": "methodology",
+        "v": 1,
+        "version": version,
+        "sha256": sha256_hex(data),
+        "at": event_time(at, app.ledger),
+    }
     app.append([leaf])
     app.stage(params_file(app.paths, version), data)
     app.stage(prose_file(app.paths, version), prose.encode("utf-8"))

@@ -30,7 +30,9 @@ class Registered:
     previous_run: str | None
 
 
-def earlier_specs(paths: Paths, ledger: Ledger, subject_name: Any, gate: Any, problems: list[Problem]) -> dict[str, dict[str, Any]]:
+def earlier_specs(
+    paths: Paths, ledger: Ledger, subject_name: Any, gate: Any, problems: list[Problem]
+) -> dict[str, dict[str, Any]]:
     """The specs of the runs already registered for this subject name on this gate."""
     out: dict[str, dict[str, Any]] = {}
     for run in ledger.runs_by_subject.get((str(subject_name), str(gate)), []):
@@ -100,12 +102,30 @@ def _check_new_run(
     run_id = spec["id"]
     if run_id in ledger.runs:
         prior = ledger.runs[run_id]
-        problems.append(problem(file, f"run {run_id} is already registered (ledger entry {prior.index}, {prior.at}); a run id is used once", "id"))
+        problems.append(
+            problem(
+                file,
+                f"run {run_id} is already registered (ledger entry {prior.index}, {prior.at}); a run id is used once",
+                "id",
+            )
+        )
         return None
     digest = sha256_hex(data)
-    leaf = {"type": "run", "v": 1, "id": run_id, "sha256": digest, "subject": spec["subject"], "gate": spec["gate"], "at": when}
+    leaf = {
+        "type": "run",
+        "v": 1,
+        "id": run_id,
+        "sha256": digest,
+        "subject": spec["subject"],
+        "gate": spec["gate"],
+        "at": when,
+    }
     if spec["gate"] not in ledger.gates:
-        problems.append(problem(file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"))
+        problems.append(
+            problem(
+                file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"
+            )
+        )
         return None
     # Look-alike names and a subject id under another name: the ledger's own rule, reported
     # against the spec rather than the ledger line it would have become.
@@ -116,5 +136,13 @@ def _check_new_run(
     problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params, earlier)]
     size = len(canonical.dumps(leaf))
     if size > MAX_LEAF_BYTES:
-        problems.append(problem(file, "the run's ledger leaf would be too large (its subject is too long)", "subject", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
+        problems.append(
+            problem(
+                file,
+                "the run's ledger leaf would be too large (its subject is too long)",
+                "subject",
+                expected=f"at most {MAX_LEAF_BYTES} bytes",
+                found=f"{size} bytes",
+            )
+        )
     return leaf if len(problems) == before else None

@@ -1,5 +1,4 @@
-"""`transparency retire`: sealed items revealed, with what their reveal makes due (SPEC §3, §6).
-"""
+"""`transparency retire`: sealed items revealed, with what their reveal makes due (SPEC §3, §6)."""
 
 from __future__ import annotations
 
@@ -33,11 +32,17 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         if twice:
             problems.append(problem("retire", f"an id is given twice: {', '.join(twice)}"))
         open_specs = _open_run_items(paths, ledger, problems)
-        known = {i: c.commitment for i in item_ids if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals}
+        known = {
+            i: c.commitment
+            for i in item_ids
+            if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals
+        }
         # One pass over the sealed batches and one over the sources, however many items retire.
         sealed = find_sealed_many(paths, known)
         try:
-            sources = {src.id: src for src in scan_item_sources(paths, ledger, wanted=set(known), mentioning=set(known))}
+            sources = {
+                src.id: src for src in scan_item_sources(paths, ledger, wanted=set(known), mentioning=set(known))
+            }
         except InputError as e:
             problems += e.problems
             sources = {}
@@ -54,27 +59,60 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
                 continue
             for run_id, items in open_specs.items():
                 if item_id in items:
-                    problems.append(problem("retire", f"item {item_id} is used by run {run_id}, which is still open; certify the run first"))
+                    problems.append(
+                        problem(
+                            "retire",
+                            f"item {item_id} is used by run {run_id}, which is still open; certify the run first",
+                        )
+                    )
             data = sealed.get(item_id)
             if data is None:
-                problems.append(problem(paths.show(paths.sealed_dir), f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the item cannot be revealed"))
+                problems.append(
+                    problem(
+                        paths.show(paths.sealed_dir),
+                        f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the "
+                        "item cannot be revealed",
+                    )
+                )
                 continue
             src = sources.get(item_id)
             if src is None:
-                problems.append(problem(paths.show(paths.items_dir), f"no item source for {item_id}: cannot confirm its text is the one committed"))
+                problems.append(
+                    problem(
+                        paths.show(paths.items_dir),
+                        f"no item source for {item_id}: cannot confirm its text is the one committed",
+                    )
+                )
             elif canonical.dumps_validated(src.item) != canonical.dumps_validated(loads_strict(data)["item"]):
-                problems.append(problem(src.file, f"item {item_id} changed since it was committed; a committed item cannot change (revert the edit, or commit a new item)", src.where))
+                problems.append(
+                    problem(
+                        src.file,
+                        f"item {item_id} changed since it was committed; a committed item cannot change (revert the "
+                        "edit, or commit a new item)",
+                        src.where,
+                    )
+                )
             leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
             size = len(canonical.dumps(leaf))
             if size > MAX_LEAF_BYTES:
-                problems.append(problem("--note", "the note makes the ledger leaf too large", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{size} bytes"))
+                problems.append(
+                    problem(
+                        "--note",
+                        "the note makes the ledger leaf too large",
+                        expected=f"at most {MAX_LEAF_BYTES} bytes",
+                        found=f"{size} bytes",
+                    )
+                )
             documents.append((item_id, data))
             leaves.append(leaf)
         # Retiring makes due the details of every certificate that used these items, and the
         # grader record of every certificate whose items are now all revealed (SPEC §6).
         retiring = set(item_ids)
         revealed = _RevealedAfter(ledger, retiring)
-        published = [(due, read_due(paths, due, problems)) for due in due_documents(paths, ledger, revealed, problems, only_items=retiring)]
+        published = [
+            (due, read_due(paths, due, problems))
+            for due in due_documents(paths, ledger, revealed, problems, only_items=retiring)
+        ]
         if problems:
             raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
         app.append(leaves)
@@ -112,5 +150,10 @@ def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> di
         if isinstance(spec, dict) and isinstance(spec.get("items"), list):
             out[run.id] = set(spec["items"])
         elif spec is not None:
-            problems.append(problem(paths.show(paths.run_spec_file(run.id)), f"the spec of open run {run.id} lists no items; cannot check which items it uses"))
+            problems.append(
+                problem(
+                    paths.show(paths.run_spec_file(run.id)),
+                    f"the spec of open run {run.id} lists no items; cannot check which items it uses",
+                )
+            )
     return out

@@ -1,5 +1,4 @@
-"""`transparency serve`: a local preview of a built site, never serving anything outside it.
-"""
+"""`transparency serve`: a local preview of a built site, never serving anything outside it."""
 
 from __future__ import annotations
 
@@ -33,8 +32,11 @@ class SiteRequestHandler(http.server.SimpleHTTPRequestHandler):
     def _servable(self, target: Path) -> bool:
         root = Path(self.directory).resolve()
         try:
-            return (target.resolve().is_relative_to(root) and target.is_file()
-                    and not any(q.is_symlink() for q in (target, *target.parents) if q.is_relative_to(root) and q != root))
+            return (
+                target.resolve().is_relative_to(root)
+                and target.is_file()
+                and not any(q.is_symlink() for q in (target, *target.parents) if q.is_relative_to(root) and q != root)
+            )
         except (OSError, RuntimeError, ValueError):
             return False
 
@@ -52,4 +54,6 @@ def open_server(site: Path, port: int, bind: str) -> http.server.ThreadingHTTPSe
     try:
         return http.server.ThreadingHTTPServer((bind, port), handler)
     except OSError as e:
-        raise InputError([problem("--port", f"cannot listen on {bind}:{port}: {e.strerror or e}")], "cannot serve") from None
+        raise InputError(
+            [problem("--port", f"cannot listen on {bind}:{port}: {e.strerror or e}")], "cannot serve"
+        ) from None

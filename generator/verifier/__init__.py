@@ -20,13 +20,11 @@ from generator.verifier.canonical import (
     parse_canonical,
     strict_decoder,
 )
+from generator.verifier.certificate_documents import due_records
 from generator.verifier.certificates import (
     certificate_binding_problems,
     check_certificate,
-    due_records,
-    examine_certificate,
     non_scored_problems,
-    recheck_certificate,
     recheckable,
 )
 from generator.verifier.errors import (
@@ -85,6 +83,7 @@ from generator.verifier.merkle import (
 )
 from generator.verifier.methodology import Grade, Methodology, Tier, check_methodology, parse_methodology
 from generator.verifier.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
+from generator.verifier.recheck import examine_certificate, recheck_certificate
 from generator.verifier.release import SUMS_LINE_RE
 from generator.verifier.report import Report
 from generator.verifier.runs import check_run_rules, check_run_spec

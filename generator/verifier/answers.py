@@ -51,7 +51,11 @@ class RevealedAnswers:
             return None, f"the reveal document of {item_id} is missing"
         digest = sha256_hex(data)
         if digest != commit.commitment:
-            return None, f"the reveal document of {item_id} does not hash to its commitment (expected {commit.commitment}, found {digest})"
+            return (
+                None,
+                f"the reveal document of {item_id} does not hash to its commitment (expected {commit.commitment}, "
+                f"found {digest})",
+            )
         try:
             doc = parse_canonical(data)
         except FormatError as e:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +30,32 @@ TARGET = HERE.parent / "verify.py"
 
 # Dependency order; the first runs before every other import, the last holds the __main__ block.
 MODULES = (
-    "isolation", "text", "errors", "canonical", "formats", "sodium", "keys", "note", "merkle", "idindex",
-    "methodology", "scoring", "subjects", "ledger", "answers", "runs", "certificates", "report", "folder",
-    "release", "publication", "certificate_files", "site", "cli",
+    "isolation",
+    "text",
+    "errors",
+    "canonical",
+    "formats",
+    "sodium",
+    "keys",
+    "note",
+    "merkle",
+    "idindex",
+    "methodology",
+    "scoring",
+    "subjects",
+    "ledger",
+    "answers",
+    "runs",
+    "certificates",
+    "certificate_documents",
+    "recheck",
+    "report",
+    "folder",
+    "release",
+    "publication",
+    "certificate_files",
+    "site",
+    "cli",
 )
 PRELUDE = "isolation"
 NOT_BUNDLED = {"__init__", "bundle"}
@@ -113,7 +137,10 @@ def _read(name: str, folder: Path = HERE, modules: tuple[str, ...] = MODULES) ->
             named = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             relative = isinstance(node, ast.ImportFrom) and node.level > 0
             if relative or any(m == "generator" or m.startswith("generator.") or m == "__future__" for m in named):
-                raise BundleError(f"generator/verifier/{name}.py line {node.lineno}: an import of the package inside a function or block; import at the top")
+                raise BundleError(
+                    f"generator/verifier/{name}.py line {node.lineno}: an import of the package inside a function or "
+                    "block; import at the top"
+                )
     for node in body:
         text = "\n".join(lines[_start(node, lines) - 1 : node.end_lineno])
         where = f"generator/verifier/{name}.py line {node.lineno}"
@@ -121,22 +148,34 @@ def _read(name: str, folder: Path = HERE, modules: tuple[str, ...] = MODULES) ->
             if node.level or node.module is None:
                 raise BundleError(f"{where}: a relative import; write `from {PACKAGE}.<module> import <names>`")
             if node.module == "__future__":
-                raise BundleError(f"{where}: `from __future__` is a real import of a module on sys.path; the verifier has none")
+                raise BundleError(
+                    f"{where}: `from __future__` is a real import of a module on sys.path; the verifier has none"
+                )
             if node.module == PACKAGE or node.module.startswith(PACKAGE + "."):
                 inner = node.module[len(PACKAGE) + 1 :]
                 if inner not in modules or any(a.asname for a in node.names) or any(a.name == "*" for a in node.names):
-                    raise BundleError(f"{where}: import only plain names from a bundled module, as `from {PACKAGE}.<module> import a, b`")
+                    raise BundleError(
+                        f"{where}: import only plain names from a bundled module, as `from {PACKAGE}.<module> "
+                        "import a, b`"
+                    )
                 if name != PRELUDE and modules.index(inner) >= modules.index(name):
-                    raise BundleError(f"{where}: imports {inner}, which comes later in MODULES: the order must follow the imports")
+                    raise BundleError(
+                        f"{where}: imports {inner}, which comes later in MODULES: the order must follow the imports"
+                    )
                 continue  # the names are defined earlier in the same file
             if not _is_stdlib(node.module):
-                raise BundleError(f"{where}: imports {node.module}, which is neither the standard library nor the package itself")
+                raise BundleError(
+                    f"{where}: imports {node.module}, which is neither the standard library nor the package itself"
+                )
         elif isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.startswith("generator"):
                     raise BundleError(f"{where}: `import {a.name}`; write `from {PACKAGE}.<module> import <names>`")
                 if not _is_stdlib(a.name):
-                    raise BundleError(f"{where}: imports {a.name}, which is not the standard library (PyNaCl is imported inside sodium's try)")
+                    raise BundleError(
+                        f"{where}: imports {a.name}, which is not the standard library (PyNaCl is imported inside "
+                        "sodium's try)"
+                    )
         names = _defined_names(node)
         if "__all__" in names:
             raise BundleError(f"{where}: __all__ belongs in the package's __init__, not in a bundled module")
@@ -157,7 +196,13 @@ def _prelude_source(folder: Path) -> str:
 
 def _read_prelude_names(prelude: _Module) -> set[str]:
     """The modules the prelude imports itself (sys, os): not imported a second time."""
-    return {a.name for stmt in prelude.body for node in ast.parse(stmt).body if isinstance(node, ast.Import) for a in node.names}
+    return {
+        a.name
+        for stmt in prelude.body
+        for node in ast.parse(stmt).body
+        if isinstance(node, ast.Import)
+        for a in node.names
+    }
 
 
 def _merged_imports(statements: list[str], already: set[str]) -> list[str]:
@@ -168,10 +213,16 @@ def _merged_imports(statements: list[str], already: set[str]) -> list[str]:
     for stmt in statements:
         node = ast.parse(stmt).body[0]
         if isinstance(node, ast.Import):
-            plain |= {a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names if a.name not in already}
+            plain |= {
+                a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names if a.name not in already
+            }
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names.setdefault(node.module, set()).update(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names)
-    return [f"import {m}" for m in sorted(plain)] + [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(names.items())]
+            names.setdefault(node.module, set()).update(
+                a.name if a.asname is None else f"{a.name} as {a.asname}" for a in node.names
+            )
+    return [f"import {m}" for m in sorted(plain)] + [
+        f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(names.items())
+    ]
 
 
 def _start(node: ast.stmt, lines: list[str]) -> int:
@@ -187,24 +238,44 @@ def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
     """The bundled verify.py, as text, from the modules in `folder` in `order`."""
     present = {p.stem for p in folder.glob("*.py")} - NOT_BUNDLED
     if present != set(order):
-        raise BundleError(f"generator/verifier holds {sorted(present - set(order))} and lacks {sorted(set(order) - present)}: "
-                          "list every module in bundle.MODULES, in dependency order")
+        raise BundleError(
+            f"generator/verifier holds {sorted(present - set(order))} and lacks {sorted(set(order) - present)}: "
+            "list every module in bundle.MODULES, in dependency order"
+        )
     modules = [_read(m, folder, order) for m in order]
     owner: dict[str, str] = {}
     for m in modules:
         for n in sorted(m.defined):
             if n in owner:
-                raise BundleError(f"{n} is defined in both {owner[n]}.py and {m.name}.py: one bundle cannot hold both; rename one")
+                raise BundleError(
+                    f"{n} is defined in both {owner[n]}.py and {m.name}.py: one bundle cannot hold both; rename one"
+                )
             owner[n] = m.name
     imports = _merged_imports([i for m in modules for i in m.imports], _read_prelude_names(modules[0]))
     sections: list[tuple[str, list[str]]] = []
     for m in modules:
         first = m.doc.split("\n\n")[0].replace("\n", " ")
-        banner = ["# " + "=" * 94, f"# generator/verifier/{m.name}.py: {first}", "# " + "=" * 94, ""]
+        title = textwrap.wrap(f"generator/verifier/{m.name}.py: {first}", 116, subsequent_indent="    ")
+        banner = ["# " + "=" * 94, *("# " + t for t in title), "# " + "=" * 94, ""]
         code = "\n\n\n".join(s for s in m.body)
         if m.name == PRELUDE:
             code = _prelude_source(folder)  # as written: its statements' order and spacing are the point
-            sections.append((m.name, [*banner, code, "", "", "# " + "=" * 94, "# The standard library, imported once the site's folder is off sys.path", "# " + "=" * 94, *imports, ""]))
+            sections.append(
+                (
+                    m.name,
+                    [
+                        *banner,
+                        code,
+                        "",
+                        "",
+                        "# " + "=" * 94,
+                        "# The standard library, imported once the site's folder is off sys.path",
+                        "# " + "=" * 94,
+                        *imports,
+                        "",
+                    ],
+                )
+            )
         else:
             sections.append((m.name, [*banner, code, "", ""]))
     body = "\n".join("\n".join(lines) for _, lines in sections).rstrip("\n") + "\n"
@@ -212,7 +283,10 @@ def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
     # once with zeros, find each module's banner, then write the real numbers in.
     draft = HEADER.format(toc="\n".join(_toc_line(name, 0, 0) for name, _ in sections)) + "\n" + body
     lines = draft.split("\n")
-    starts = [next(i for i, line in enumerate(lines) if line.startswith(f"# generator/verifier/{name}.py: ")) for name, _ in sections]
+    starts = [
+        next(i for i, line in enumerate(lines) if line.startswith(f"# generator/verifier/{name}.py: "))
+        for name, _ in sections
+    ]
     total = len(lines) - 1  # the file ends with a newline
     ends = [start - 1 for start in starts[1:]] + [total]
     toc = "\n".join(_toc_line(name, start, end) for (name, _), start, end in zip(sections, starts, ends, strict=True))
@@ -224,10 +298,11 @@ def _toc_line(name: str, start: int, end: int) -> str:
     return f"    generator/verifier/{name + '.py':<20} lines {start:>5} to {end:>5}"
 
 
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator.verifier.bundle", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail (exit 1) if generator/verify.py is not what the modules give")
+    parser.add_argument(
+        "--check", action="store_true", help="fail (exit 1) if generator/verify.py is not what the modules give"
+    )
     args = parser.parse_args(argv)
     try:
         text = bundle()
@@ -236,7 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.check:
         if TARGET.read_text(encoding="utf-8") != text:
-            print(f"bundle: {TARGET} is stale; run `make bundle` (python -m generator.verifier.bundle) and commit it", file=sys.stderr)
+            print(
+                f"bundle: {TARGET} is stale; run `make bundle` (python -m generator.verifier.bundle) and commit it",
+                file=sys.stderr,
+            )
             return 1
         print(f"bundle: {TARGET} is current")
         return 0

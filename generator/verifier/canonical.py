@@ -33,11 +33,17 @@ def _reject_fraction(text: str) -> Any:
     raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
 
 
-def strict_decoder(parse_float: Callable[[str], Any] = _reject_fraction, parse_int: Callable[[str], Any] | None = None) -> json.JSONDecoder:
+def strict_decoder(
+    parse_float: Callable[[str], Any] = _reject_fraction, parse_int: Callable[[str], Any] | None = None
+) -> json.JSONDecoder:
     """A JSON decoder that refuses duplicate keys and NaN; numbers as `parse_float` and
     `parse_int` say (a results file keeps a fraction to quote it in an error)."""
-    return json.JSONDecoder(object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant,
-                            parse_float=parse_float, parse_int=parse_int)
+    return json.JSONDecoder(
+        object_pairs_hook=_pairs_without_duplicates,
+        parse_constant=_reject_constant,
+        parse_float=parse_float,
+        parse_int=parse_int,
+    )
 
 
 _STRICT_DECODER = strict_decoder()
@@ -108,7 +114,9 @@ def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
         if isinstance(v, bool) or v is None or isinstance(v, str):
             continue
         if isinstance(v, float):
-            problems.append(Problem("a non-integer number", where=path, expected="an integer or a string", found=repr(v)))
+            problems.append(
+                Problem("a non-integer number", where=path, expected="an integer or a string", found=repr(v))
+            )
         elif isinstance(v, int):
             if abs(v) > MAX_SAFE_INTEGER:
                 problems.append(Problem("an integer beyond ±(2^53−1)", where=path, found=str(v)))
@@ -117,7 +125,9 @@ def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
         elif isinstance(v, dict):
             for k, x in v.items():
                 if _NON_BMP_RE.search(k):
-                    problems.append(Problem("object key outside the Basic Multilingual Plane", where=path, found=repr(k)))
+                    problems.append(
+                        Problem("object key outside the Basic Multilingual Plane", where=path, found=repr(k))
+                    )
                 stack.append((f"{path}.{k}" if path else k, x))
         else:
             problems.append(Problem("not a JSON value", where=path, found=type(v).__name__))
@@ -136,7 +146,9 @@ def _parse_int_checked(text: str) -> int:
 
 # Parses with the C decoder: no Python hook per object. Fractions, NaN and integers beyond
 # 2^53 - 1 are refused as they are read.
-_FAST_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_reject_fraction, parse_int=_parse_int_checked)
+_FAST_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_reject_fraction, parse_int=_parse_int_checked
+)
 
 
 # Only a 4-byte UTF-8 sequence (lead byte 0xF0-0xF4) can put a key outside the BMP: without

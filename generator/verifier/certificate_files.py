@@ -6,23 +6,33 @@ import datetime
 from typing import Any
 
 from generator.verifier.answers import RevealedAnswers
-from generator.verifier.certificates import due_records, examine_certificate
+from generator.verifier.certificate_documents import due_records
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.ledger import Ledger
 from generator.verifier.methodology import Methodology
 from generator.verifier.publication import ordered_ids
+from generator.verifier.recheck import examine_certificate
 from generator.verifier.text import show
 
 
 def check_certificates(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology], key: bytes
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+    key: bytes,
 ) -> None:
     report = s.report
     run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
-    rows = ordered_ids(report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates))
-    reveal_paths = {r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    rows = ordered_ids(
+        report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates)
+    )
+    reveal_paths = {
+        r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
+    }
     answers = RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item)))
     verdicts: dict[str, str] = {}
     now = _Clock()
@@ -31,7 +41,13 @@ def check_certificates(
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
-            report.check(row.get("status") == want, MANIFEST_PATH, f"run {row['id']}: status differs from its certificate", want, show(row.get("status")))
+            report.check(
+                row.get("status") == want,
+                MANIFEST_PATH,
+                f"run {row['id']}: status differs from its certificate",
+                want,
+                show(row.get("status")),
+            )
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -46,16 +62,33 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
 
 
 def _check_one_certificate(
-    s: Site, r: dict[str, Any], ledger: Ledger, specs: dict[str, dict[str, Any]], methodologies: dict[str, Methodology],
-    run_paths: dict[str, Any], answers: RevealedAnswers, verdicts: dict[str, str], now: "_Clock", key: bytes,
+    s: Site,
+    r: dict[str, Any],
+    ledger: Ledger,
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+    run_paths: dict[str, Any],
+    answers: RevealedAnswers,
+    verdicts: dict[str, str],
+    now: "_Clock",
+    key: bytes,
 ) -> None:
     report = s.report
     serial = r.get("serial")
     ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
-    report.add(check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"), MANIFEST_PATH)
+    report.add(
+        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        MANIFEST_PATH,
+    )
     if ev is None:
         return
-    report.check(r.get("run") == ev.run, MANIFEST_PATH, f"certificate {serial}: run differs from the ledger", ev.run, show(r.get("run")))
+    report.check(
+        r.get("run") == ev.run,
+        MANIFEST_PATH,
+        f"certificate {serial}: run differs from the ledger",
+        ev.run,
+        show(r.get("run")),
+    )
     loaded = s.document(r.get("path"), f"certificate {serial}")
     if loaded is None:
         return
@@ -79,8 +112,18 @@ def _check_one_certificate(
     record = None
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-    found = examine_certificate(cert, ev, run, spec, pinned, public, run_paths.get(ev.run, ""),
-                                answers.answers(spec["items"]) if spec is not None else {}, details, record)
+    found = examine_certificate(
+        cert,
+        ev,
+        run,
+        spec,
+        pinned,
+        public,
+        run_paths.get(ev.run, ""),
+        answers.answers(spec["items"]) if spec is not None else {},
+        details,
+        record,
+    )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
 
@@ -108,7 +151,11 @@ def _published_records(
     published early would leak answers; one missing when due hides evidence."""
     report = s.report
     serial = cert.get("serial")
-    results = [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)] if isinstance(cert.get("results"), list) else []
+    results = (
+        [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
+        if isinstance(cert.get("results"), list)
+        else []
+    )
     listed = row.get("details")
     if not isinstance(listed, list):
         report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
@@ -122,28 +169,69 @@ def _published_records(
             continue
         digest = sha256_hex(loaded[0])
         sealed = by_hash.get(digest)
-        if not report.check(sealed is not None, str(path), "details document whose hash no sealed result of the certificate holds", f"one of the results' details hashes in {rel}", digest):
+        if not report.check(
+            sealed is not None,
+            str(path),
+            "details document whose hash no sealed result of the certificate holds",
+            f"one of the results' details hashes in {rel}",
+            digest,
+        ):
             continue
         assert sealed is not None
         item = sealed.get("item")
-        report.check(item in ledger.reveals, str(path), f"details of {item} published while the item is sealed: they would reveal its answer", "published after the item's reveal", "published")
+        report.check(
+            item in ledger.reveals,
+            str(path),
+            f"details of {item} published while the item is sealed: they would reveal its answer",
+            "published after the item's reveal",
+            "published",
+        )
         details[str(item)] = loaded[1]
         order.append(str(item))
     sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
     for r in sealed_due:
-        report.check(r["item"] in details, MANIFEST_PATH, f"certificate {serial}: item {r['item']} is revealed but its details document is not published", "listed in details", "missing")
+        report.check(
+            r["item"] in details,
+            MANIFEST_PATH,
+            f"certificate {serial}: item {r['item']} is revealed but its details document is not published",
+            "listed in details",
+            "missing",
+        )
     want_order = [r.get("item") for r in results if r.get("item") in details]
-    report.check(order == want_order, MANIFEST_PATH, f"certificate {serial}: details are listed in result order", show(want_order), show(order))
+    report.check(
+        order == want_order,
+        MANIFEST_PATH,
+        f"certificate {serial}: details are listed in result order",
+        show(want_order),
+        show(order),
+    )
     path = row.get("grader_record")
     record = None
     if path is None:
-        report.check(not due, MANIFEST_PATH, f"certificate {serial}: the grader record is due but not published",
-                     "published (a public gate's at once, a secret gate's once every item is revealed)", "null")
+        report.check(
+            not due,
+            MANIFEST_PATH,
+            f"certificate {serial}: the grader record is due but not published",
+            "published (a public gate's at once, a secret gate's once every item is revealed)",
+            "null",
+        )
         return details, None
-    report.check(due, str(path), f"certificate {serial}: grader record published before every item of the certificate is revealed", "not yet published", "published")
+    report.check(
+        due,
+        str(path),
+        f"certificate {serial}: grader record published before every item of the certificate is revealed",
+        "not yet published",
+        "published",
+    )
     loaded = s.document(path, f"grader record of {serial}")
     if loaded is not None:
         want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-        if report.check(sha256_hex(loaded[0]) == want, str(path), "grader record does not hash to the certificate's grader.record", show(want), sha256_hex(loaded[0])):
+        if report.check(
+            sha256_hex(loaded[0]) == want,
+            str(path),
+            "grader record does not hash to the certificate's grader.record",
+            show(want),
+            sha256_hex(loaded[0]),
+        ):
             record = loaded[1] if isinstance(loaded[1], dict) else None
     return details, record

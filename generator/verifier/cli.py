@@ -22,10 +22,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
         "could not be read or the arguments are wrong.",
     )
-    parser.add_argument("site", nargs="?", default=None, help="the site directory (default: the directory holding this file)")
-    parser.add_argument("--key", metavar="VKEY_OR_FINGERPRINT", help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in the site is trusted")
+    parser.add_argument(
+        "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
+    )
+    parser.add_argument(
+        "--key",
+        metavar="VKEY_OR_FINGERPRINT",
+        help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in "
+        "the site is trusted",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--debug", action="store_true", help="on an internal error of the verifier, print its traceback too")
+    parser.add_argument(
+        "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
@@ -35,12 +44,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         hijacked = foreign_modules([site, os.path.dirname(own_file())])
         if hijacked:
             for name, origin in hijacked:
-                print(f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the current folder, "
-                      "not from Python's own library: a site's code could have run; refusing to verify", file=sys.stderr)
-            print("Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the project.", file=sys.stderr)
+                print(
+                    f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the "
+                    "current folder, "
+                    "not from Python's own library: a site's code could have run; refusing to verify",
+                    file=sys.stderr,
+                )
+            print(
+                "Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the "
+                "project.",
+                file=sys.stderr,
+            )
             return 1
     if not NACL:
-        print("verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)", file=sys.stderr)
+        print(
+            "verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)",
+            file=sys.stderr,
+        )
         return 2
     try:
         report = verify_site(site, args.key, debug=args.debug)

@@ -27,9 +27,7 @@ class RootMismatchError(ProofError):
     """A proof recomputes to a root other than the expected one."""
 
     def __init__(self, expected: bytes, computed: bytes) -> None:
-        super().__init__(
-            f"computed root {computed.hex()} does not match expected root {expected.hex()}"
-        )
+        super().__init__(f"computed root {computed.hex()} does not match expected root {expected.hex()}")
         self.expected = expected
         self.computed = computed
 

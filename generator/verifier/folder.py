@@ -41,7 +41,13 @@ class Site:
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
         if not is_safe_path(rel):
-            self.report.check(False, MANIFEST_PATH, f"{what}: unsafe or malformed path", "a relative path with '/', no '..'", show(rel))
+            self.report.check(
+                False,
+                MANIFEST_PATH,
+                f"{what}: unsafe or malformed path",
+                "a relative path with '/', no '..'",
+                show(rel),
+            )
             return None
         self.current = rel
         p = self.root / rel
@@ -55,7 +61,13 @@ class Site:
             inside = is_file = False
             real = p
         if not inside:
-            self.report.check(False, rel, f"{what}: the path leaves the site or passes through a link", "a regular file inside the site", str(real))
+            self.report.check(
+                False,
+                rel,
+                f"{what}: the path leaves the site or passes through a link",
+                "a regular file inside the site",
+                str(real),
+            )
             return None
         if not is_file:
             self.report.check(False, rel, f"{what}: the file is missing", "a regular file", "nothing")
@@ -91,7 +103,8 @@ class Site:
         if sig is None:
             return False
         return self.report.check(
-            ed25519_verify(key, sig, data), rel + ".sig",
+            ed25519_verify(key, sig, data),
+            rel + ".sig",
             f"detached signature of {rel} does not verify with the site key",
             f"a valid Ed25519 signature by {fingerprint(key)} of the file's {len(data)} bytes",
             f"{len(sig)} bytes that are not",
@@ -121,25 +134,61 @@ class Site:
                 report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
                 continue
             if rel_dir and not entries:
-                report.check(False, rel_dir, "the site holds an empty folder, which no SHA256SUMS line can list", "no empty folders", "an empty folder")
+                report.check(
+                    False,
+                    rel_dir,
+                    "the site holds an empty folder, which no SHA256SUMS line can list",
+                    "no empty folders",
+                    "an empty folder",
+                )
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 try:
                     if entry.is_symlink():
-                        report.check(False, rel, "the site holds a symbolic link", "regular files and folders only", f"a link to {os.readlink(entry.path)}")
+                        report.check(
+                            False,
+                            rel,
+                            "the site holds a symbolic link",
+                            "regular files and folders only",
+                            f"a link to {os.readlink(entry.path)}",
+                        )
                     elif entry.is_dir(follow_symlinks=False):
                         if entry.name.lower() == "__pycache__":
-                            report.check(False, rel, "the site holds a Python bytecode cache", "no Python code but the verifier", "a __pycache__ folder")
+                            report.check(
+                                False,
+                                rel,
+                                "the site holds a Python bytecode cache",
+                                "no Python code but the verifier",
+                                "a __pycache__ folder",
+                            )
                         if depth + 1 >= MAX_SITE_DEPTH:
-                            report.check(False, rel, "folder nested too deeply to be part of a site", f"at most {MAX_SITE_DEPTH} levels", "deeper (not read further)")
+                            report.check(
+                                False,
+                                rel,
+                                "folder nested too deeply to be part of a site",
+                                f"at most {MAX_SITE_DEPTH} levels",
+                                "deeper (not read further)",
+                            )
                         else:
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
                         if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
-                            report.check(False, rel, "the site holds Python code a verifier could be made to import", "no Python code but the verifier", "a Python file")
+                            report.check(
+                                False,
+                                rel,
+                                "the site holds Python code a verifier could be made to import",
+                                "no Python code but the verifier",
+                                "a Python file",
+                            )
                         yield rel
                     else:
-                        report.check(False, rel, "the site holds something that is neither a file nor a folder", "regular files and folders only", "a device, socket or pipe")
+                        report.check(
+                            False,
+                            rel,
+                            "the site holds something that is neither a file nor a folder",
+                            "regular files and folders only",
+                            "a device, socket or pipe",
+                        )
                 except OSError as e:
                     report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
 

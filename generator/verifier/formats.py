@@ -20,9 +20,7 @@ ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
 VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
 DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
-TIME_RE = re.compile(
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$"
-)
+TIME_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\dZ$")
 KINDS = ("scalar", "text", "array")
 TIERS = ("critical", "high", "low")
 REVEAL_REASONS = ("public-gate", "retired")
@@ -79,6 +77,8 @@ def is_safe_path(value: Any) -> TypeGuard[str]:
         return False
     parts = value.split("/")
     return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+
+
 _SCALAR_TYPES = (str, int, bool, type(None))
 
 
@@ -117,7 +117,9 @@ def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), 
     problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
     unknown = sorted(k for k in obj if k not in req and k not in opt)
     if unknown:
-        problems.append(Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where))
+        problems.append(
+            Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where)
+        )
     return problems
 
 
@@ -143,7 +145,9 @@ def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
         if kind in KINDS and "value" in f:
             want = value_kind_problem(kind, f["value"])
             if want:
-                problems.append(Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"])))
+                problems.append(
+                    Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"]))
+                )
     return problems
 
 
@@ -157,6 +161,8 @@ def check_item(item: Any, where: str = "item") -> list[Problem]:
     problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
     problems += number_rule_problems(item, where)
     return problems
+
+
 REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
 
 
@@ -166,7 +172,13 @@ def check_reveal_document(doc: Any) -> list[Problem]:
     if not isinstance(doc, dict):
         return problems
     if doc.get("type") != "item-reveal" or not is_v1(doc):
-        problems.append(Problem("wrong type or version", expected='"item-reveal", v 1', found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"item-reveal", v 1',
+                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
+            )
+        )
     if not is_id(doc.get("id")):
         problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
     if not is_gate_id(doc.get("gate")):

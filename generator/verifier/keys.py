@@ -19,9 +19,11 @@ _ALG_ED25519 = b"\x01"
 _SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
 # Keys whose private half is published (the demo program's, in the project's repository):
 # anyone can sign with them, so a site they sign proves nothing, however well it verifies.
-PUBLISHED_PRIVATE_KEYS = frozenset({
-    "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
-})
+PUBLISHED_PRIVATE_KEYS = frozenset(
+    {
+        "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+    }
+)
 DEMO_KEY_WARNING = (
     "this site is signed with the project's published DEMO key, whose private half anyone can "
     "download: its signatures prove nothing, and its systems, organizations and results are invented"
@@ -112,7 +114,7 @@ def public_key_from_pem(pem: bytes) -> bytes:
     der = b64decode_strict("".join(lines[1:-1]))
     if len(der) != 44 or not der.startswith(_SPKI_ED25519_PREFIX):
         raise FormatError("not an Ed25519 SubjectPublicKeyInfo")
-    return der[len(_SPKI_ED25519_PREFIX):]
+    return der[len(_SPKI_ED25519_PREFIX) :]
 
 
 def check_key_pin(pin: str) -> None:
@@ -178,28 +180,69 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
         if published:
             b64 = base64.b64encode(vk.public_key).decode()
             if k["public_key"] != b64:
-                problems.append(Problem("public_key differs from the vkey's key", where=f"{w}.public_key", expected=b64, found=show(k["public_key"])))
+                problems.append(
+                    Problem(
+                        "public_key differs from the vkey's key",
+                        where=f"{w}.public_key",
+                        expected=b64,
+                        found=show(k["public_key"]),
+                    )
+                )
             if k["fingerprint"] != vk.fingerprint:
-                problems.append(Problem("fingerprint differs from the key", where=f"{w}.fingerprint", expected=vk.fingerprint, found=show(k["fingerprint"])))
+                problems.append(
+                    Problem(
+                        "fingerprint differs from the key",
+                        where=f"{w}.fingerprint",
+                        expected=vk.fingerprint,
+                        found=show(k["fingerprint"]),
+                    )
+                )
         status = k["status"]
         if status not in KEY_STATUSES:
-            problems.append(Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)))
+            problems.append(
+                Problem(
+                    "unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)
+                )
+            )
         reason = k.get("reason")
         if status == "revoked" and not isinstance(reason, str):
-            problems.append(Problem("a revoked key needs a reason", where=f"{w}.reason", expected="a string 'reason'", found=show(reason)))
+            problems.append(
+                Problem(
+                    "a revoked key needs a reason",
+                    where=f"{w}.reason",
+                    expected="a string 'reason'",
+                    found=show(reason),
+                )
+            )
         if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
-            problems.append(Problem("valid_from malformed or out of order", where=f"{w}.valid_from",
-                                    expected=f"YYYY-MM-DDTHH:MM:SSZ, {previous_from or 'the first'} or later", found=show(k["valid_from"])))
+            problems.append(
+                Problem(
+                    "valid_from malformed or out of order",
+                    where=f"{w}.valid_from",
+                    expected=f"YYYY-MM-DDTHH:MM:SSZ, {previous_from or 'the first'} or later",
+                    found=show(k["valid_from"]),
+                )
+            )
         else:
             previous_from = k["valid_from"]
         if not (k["valid_until"] is None or is_time(k["valid_until"])):
-            problems.append(Problem("valid_until must be a time or null", where=f"{w}.valid_until", found=show(k["valid_until"])))
+            problems.append(
+                Problem("valid_until must be a time or null", where=f"{w}.valid_until", found=show(k["valid_until"]))
+            )
         if published and not is_safe_path(k["pem"]):
             problems.append(Problem("unsafe or malformed path", where=f"{w}.pem", found=show(k["pem"])))
         # Kept with its problems: a reader still learns which key the site claims, and what
         # else it publishes is checked against that key.
-        out.append(KeyRow(vk, str(k["valid_from"]), k["valid_until"] if is_time(k["valid_until"]) else None, str(status),
-                          reason if isinstance(reason, str) else None, k["pem"] if published and is_safe_path(k["pem"]) else None))
+        out.append(
+            KeyRow(
+                vk,
+                str(k["valid_from"]),
+                k["valid_until"] if is_time(k["valid_until"]) else None,
+                str(status),
+                reason if isinstance(reason, str) else None,
+                k["pem"] if published and is_safe_path(k["pem"]) else None,
+            )
+        )
     active = sum(1 for k in rows if isinstance(k, dict) and k.get("status") == "active")
     if active != 1:
         problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))

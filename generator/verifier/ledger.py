@@ -103,8 +103,8 @@ class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
     Built for a million commits: per committed item it keeps about 70 bytes in flat arrays (id,
-    commitment, leaf index, gate, time) and no Python object, never the leaf itself. Used by the verifier on a site and by the generator on
-    its data, so both enforce the same rules.
+    commitment, leaf index, gate, time) and no Python object, never the leaf itself. Used by the
+    verifier on a site and by the generator on its data, so both enforce the same rules.
     """
 
     def __init__(self) -> None:
@@ -180,11 +180,24 @@ class Ledger:
         if not isinstance(leaf, dict):
             return [Problem("a leaf must be an object", found=type_name(leaf))]
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
-            return [Problem("leaf is larger than a C2SP entry bundle allows", expected=f"at most {MAX_LEAF_BYTES} bytes", found=f"{leaf_size} bytes")]
+            return [
+                Problem(
+                    "leaf is larger than a C2SP entry bundle allows",
+                    expected=f"at most {MAX_LEAF_BYTES} bytes",
+                    found=f"{leaf_size} bytes",
+                )
+            ]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
-            return [Problem("unknown event type (a v1 verifier never skips one)", where="type", expected=" | ".join(LEAF_KEYS), found=show(kind))]
+            return [
+                Problem(
+                    "unknown event type (a v1 verifier never skips one)",
+                    where="type",
+                    expected=" | ".join(LEAF_KEYS),
+                    found=show(kind),
+                )
+            ]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         if not is_v1(leaf):
             problems.append(Problem("unsupported version", where="v", expected="1", found=show(leaf.get("v"))))
@@ -213,7 +226,14 @@ class Ledger:
         if not isinstance(leaf["public"], bool):
             problems.append(Problem("must be true or false", where="public", found=show(leaf["public"])))
         if gid in self.gates:
-            problems.append(Problem(f"gate {gid} is declared twice", where="id", expected="declared once", found=f"declared before at entries[{self.gates[gid].index}]"))
+            problems.append(
+                Problem(
+                    f"gate {gid} is declared twice",
+                    where="id",
+                    expected="declared once",
+                    found=f"declared before at entries[{self.gates[gid].index}]",
+                )
+            )
         if problems:
             return problems
         if len(self._gate_ids) >= 65535:
@@ -227,11 +247,23 @@ class Ledger:
         version, digest = leaf["version"], leaf["sha256"]
         problems = []
         if not (isinstance(version, str) and VERSION_RE.fullmatch(version)):
-            problems.append(Problem("malformed methodology version", where="version", expected=VERSION_RE.pattern, found=show(version)))
+            problems.append(
+                Problem(
+                    "malformed methodology version", where="version", expected=VERSION_RE.pattern, found=show(version)
+                )
+            )
         if not is_hex64(digest):
-            problems.append(Problem("malformed hash", where="sha256", expected="64 lowercase hex digits", found=show(digest)))
+            problems.append(
+                Problem("malformed hash", where="sha256", expected="64 lowercase hex digits", found=show(digest))
+            )
         if version in self.methodologies:
-            problems.append(Problem(f"methodology {version} is published twice", where="version", found=f"published before at entries[{self.methodologies[version].index}]"))
+            problems.append(
+                Problem(
+                    f"methodology {version} is published twice",
+                    where="version",
+                    found=f"published before at entries[{self.methodologies[version].index}]",
+                )
+            )
         if not problems:
             self.methodologies[version] = MethodologyEvent(version, digest, index, leaf["at"])
         return problems
@@ -242,11 +274,31 @@ class Ledger:
         if not is_id(item_id):
             problems.append(Problem("malformed item id", where="id", expected=ID_RE.pattern, found=show(item_id)))
         elif (earlier := self._commit_ids.get(item_id)) is not None:
-            problems.append(Problem(f"item {item_id} is committed twice", where="id", found=f"committed before at entries[{self._commit_index[earlier]}]"))
+            problems.append(
+                Problem(
+                    f"item {item_id} is committed twice",
+                    where="id",
+                    found=f"committed before at entries[{self._commit_index[earlier]}]",
+                )
+            )
         if gate not in self.gates:
-            problems.append(Problem("commit to a gate that was not declared before", where="gate", expected=", ".join(self.gates) or "a declared gate", found=show(gate)))
+            problems.append(
+                Problem(
+                    "commit to a gate that was not declared before",
+                    where="gate",
+                    expected=", ".join(self.gates) or "a declared gate",
+                    found=show(gate),
+                )
+            )
         if not is_hex64(commitment):
-            problems.append(Problem("malformed commitment", where="commitment", expected="64 lowercase hex digits", found=show(commitment)))
+            problems.append(
+                Problem(
+                    "malformed commitment",
+                    where="commitment",
+                    expected="64 lowercase hex digits",
+                    found=show(commitment),
+                )
+            )
         if problems:
             return problems
         self._commit_ids.add(item_id)
@@ -265,14 +317,26 @@ class Ledger:
         if c is None:
             problems.append(Problem("reveal of an item that was not committed before", where="id", found=show(item_id)))
         elif item_id in self.reveals:
-            problems.append(Problem(f"item {item_id} is revealed twice", where="id", found=f"revealed before at entries[{self.reveals[item_id].index}]"))
+            problems.append(
+                Problem(
+                    f"item {item_id} is revealed twice",
+                    where="id",
+                    found=f"revealed before at entries[{self.reveals[item_id].index}]",
+                )
+            )
         if reason not in REVEAL_REASONS:
-            problems.append(Problem("unknown reveal reason", where="reason", expected=" | ".join(REVEAL_REASONS), found=show(reason)))
+            problems.append(
+                Problem(
+                    "unknown reveal reason", where="reason", expected=" | ".join(REVEAL_REASONS), found=show(reason)
+                )
+            )
         elif c is not None:
             # The reason states which kind of gate the item is from; a mismatch misleads readers.
             want = "public-gate" if self.gates[c.gate].public else "retired"
             if reason != want:
-                problems.append(Problem(f"reason does not match gate {c.gate}", where="reason", expected=want, found=reason))
+                problems.append(
+                    Problem(f"reason does not match gate {c.gate}", where="reason", expected=want, found=reason)
+                )
         if not isinstance(note, str):
             problems.append(Problem("note must be a string", where="note", found=type_name(note)))
         if not problems:
@@ -285,12 +349,20 @@ class Ledger:
         if not is_id(run_id):
             problems.append(Problem("malformed run id", where="id", expected=ID_RE.pattern, found=show(run_id)))
         elif run_id in self.runs:
-            problems.append(Problem(f"run {run_id} is registered twice", where="id", found=f"registered before at entries[{self.runs[run_id].index}]"))
+            problems.append(
+                Problem(
+                    f"run {run_id} is registered twice",
+                    where="id",
+                    found=f"registered before at entries[{self.runs[run_id].index}]",
+                )
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         problems += self.subject_problems(leaf["subject"])
         if leaf["gate"] not in self.gates:
-            problems.append(Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"])))
+            problems.append(
+                Problem("run on a gate that was not declared before", where="gate", found=show(leaf["gate"]))
+            )
         if not problems:
             sid, name = leaf["subject"]["id"], leaf["subject"]["name"]
             self.subject_names.setdefault(sid, name)
@@ -310,12 +382,26 @@ class Ledger:
         sid, name = subject["id"], subject["name"]
         known = self.subject_names.get(sid)
         if known is not None and known != name:
-            return [Problem(f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new subject, with a new id)",
-                            where="subject.name", expected=known, found=name)]
+            return [
+                Problem(
+                    f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new "
+                    "subject, with a new id)",
+                    where="subject.name",
+                    expected=known,
+                    found=name,
+                )
+            ]
         other = self._subject_folds.get(subject_fold(name))
         if other is not None and other != sid:
-            return [Problem(f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects cannot have names a reader would confuse",
-                            where="subject.name", expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}", found=f"{name!r} for subject id {sid}")]
+            return [
+                Problem(
+                    f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects "
+                    "cannot have names a reader would confuse",
+                    where="subject.name",
+                    expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}",
+                    found=f"{name!r} for subject id {sid}",
+                )
+            ]
         return []
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -324,11 +410,21 @@ class Ledger:
         if not is_id(serial):
             problems.append(Problem("malformed serial", where="serial", expected=ID_RE.pattern, found=show(serial)))
         elif serial in self.certificates:
-            problems.append(Problem(f"serial {serial} is used twice", where="serial", found=f"used before at entries[{self.certificates[serial].index}]"))
+            problems.append(
+                Problem(
+                    f"serial {serial} is used twice",
+                    where="serial",
+                    found=f"used before at entries[{self.certificates[serial].index}]",
+                )
+            )
         if run_id not in self.runs:
-            problems.append(Problem("certificate for a run that was not registered before", where="run", found=show(run_id)))
+            problems.append(
+                Problem("certificate for a run that was not registered before", where="run", found=show(run_id))
+            )
         elif run_id in self.certificate_of_run:
-            problems.append(Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id]))
+            problems.append(
+                Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id])
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         if not problems:
@@ -346,5 +442,10 @@ class Ledger:
                 continue
             item_id, gate = self._commit_ids.key(n), self._gate_ids[gate_ordinal]
             if item_id not in self.reveals:
-                problems.append(Problem(f"item {item_id} of public gate {gate} is never revealed", where=f"entries[{self._commit_index[n]}]"))
+                problems.append(
+                    Problem(
+                        f"item {item_id} of public gate {gate} is never revealed",
+                        where=f"entries[{self._commit_index[n]}]",
+                    )
+                )
         return problems

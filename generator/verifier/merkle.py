@@ -19,6 +19,8 @@ def leaf_hash(data: bytes) -> bytes:
 
 def node_hash(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(_NODE_HASH_PREFIX + left + right).digest()
+
+
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 
 
@@ -94,9 +96,7 @@ def verify_inclusion(index: int, size: int, leaf: bytes, proof: Sequence[bytes],
         raise RootMismatchError(root, computed)
 
 
-def verify_consistency(
-    old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes
-) -> None:
+def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old_root: bytes, new_root: bytes) -> None:
     """RFC 9162 §2.1.4.2: raise ProofError unless `proof` shows old_root is a prefix of new_root."""
     _check_hashes(proof, old_root, new_root)
     if old_size < 0 or new_size < old_size:

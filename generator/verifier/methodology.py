@@ -12,8 +12,16 @@ from generator.verifier.formats import MAX_DECIMAL_LENGTH, TIERS, VERSION_RE, ch
 from generator.verifier.text import show, type_name
 
 METHODOLOGY_KEYS = (
-    "type", "v", "version", "tiers", "item_threshold", "text_similarity", "grade_cutoffs",
-    "lowest_grade", "bands", "certify",
+    "type",
+    "v",
+    "version",
+    "tiers",
+    "item_threshold",
+    "text_similarity",
+    "grade_cutoffs",
+    "lowest_grade",
+    "bands",
+    "certify",
 )
 
 
@@ -30,9 +38,19 @@ def check_methodology(params: Any) -> list[Problem]:
     if not isinstance(params, dict):
         return problems
     if params.get("type") != "methodology" or not is_v1(params):
-        problems.append(Problem("wrong type or version", expected='"methodology", v 1', found=f"{show(params.get('type'))}, v {show(params.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"methodology", v 1',
+                found=f"{show(params.get('type'))}, v {show(params.get('v'))}",
+            )
+        )
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
-        problems.append(Problem("malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))))
+        problems.append(
+            Problem(
+                "malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))
+            )
+        )
     tiers = params.get("tiers")
     problems += check_keys(tiers, TIERS, where="tiers")
     if isinstance(tiers, dict):
@@ -43,17 +61,38 @@ def check_methodology(params: Any) -> list[Problem]:
             problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
             w = tier.get("weight")
             if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
-                problems.append(Problem("weight must be a decimal string above 0", where=f"tiers.{t}.weight", expected='a string such as "0.7"', found=show(w)))
+                problems.append(
+                    Problem(
+                        "weight must be a decimal string above 0",
+                        where=f"tiers.{t}.weight",
+                        expected='a string such as "0.7"',
+                        found=show(w),
+                    )
+                )
             f = tier.get("min_similarity")
             if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
-                problems.append(Problem("floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)))
+                problems.append(
+                    Problem(
+                        "floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)
+                    )
+                )
     if "item_threshold" in params and not _fraction_in(params["item_threshold"], Fraction(0), Fraction(1)):
-        problems.append(Problem("threshold must be a decimal string in [0, 1]", where="item_threshold", found=show(params["item_threshold"])))
+        problems.append(
+            Problem(
+                "threshold must be a decimal string in [0, 1]",
+                where="item_threshold",
+                found=show(params["item_threshold"]),
+            )
+        )
     ts = params.get("text_similarity")
     problems += check_keys(ts, ("measure", "model", "version"), where="text_similarity")
     if isinstance(ts, dict):
         if "measure" in ts and ts["measure"] != "cosine":
-            problems.append(Problem("unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])))
+            problems.append(
+                Problem(
+                    "unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])
+                )
+            )
         for k in ("model", "version"):
             if k in ts and not (isinstance(ts[k], str) and ts[k]):
                 problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
@@ -72,13 +111,24 @@ def check_methodology(params: Any) -> list[Problem]:
             if isinstance(c.get("grade"), str) and c["grade"]:
                 grades.append(c["grade"])
             elif "grade" in c:
-                problems.append(Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade"))))
+                problems.append(
+                    Problem("grade must be a non-empty string", where=f"{w}.grade", found=show(c.get("grade")))
+                )
             rate = c.get("min_pass_rate")
             if not _fraction_in(rate, Fraction(0), Fraction(100)) or not isinstance(rate, str):
-                problems.append(Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate)))
+                problems.append(
+                    Problem("must be a decimal string in [0, 100]", where=f"{w}.min_pass_rate", found=show(rate))
+                )
                 continue
             if previous is not None and Fraction(rate) >= previous:
-                problems.append(Problem("cut-offs must be strictly descending", where=f"{w}.min_pass_rate", expected=f"below {previous}", found=rate))
+                problems.append(
+                    Problem(
+                        "cut-offs must be strictly descending",
+                        where=f"{w}.min_pass_rate",
+                        expected=f"below {previous}",
+                        found=rate,
+                    )
+                )
             previous = Fraction(rate)
     lowest = params.get("lowest_grade")
     if isinstance(lowest, str) and lowest:
@@ -105,24 +155,56 @@ def check_methodology(params: Any) -> list[Problem]:
             if b is None:
                 continue
             if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
-                problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
+                problems.append(
+                    Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b))
+                )
                 previous_band = None
                 continue
             if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
-                problems.append(Problem(f"band of {previous_band[0]} must lie wholly above the band of {g}", where=f"bands.{g}", expected=f"max below {previous_band[1][0]}", found=show(b)))
+                problems.append(
+                    Problem(
+                        f"band of {previous_band[0]} must lie wholly above the band of {g}",
+                        where=f"bands.{g}",
+                        expected=f"max below {previous_band[1][0]}",
+                        found=show(b),
+                    )
+                )
             previous_band = (g, b)
     certify = params.get("certify")
-    problems += check_keys(certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify")
+    problems += check_keys(
+        certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify"
+    )
     if isinstance(certify, dict):
         if "min_grade" in certify and certify["min_grade"] not in grades:
-            problems.append(Problem("must be one of the grades", where="certify.min_grade", expected=", ".join(grades), found=show(certify["min_grade"])))
-        if "min_scored_fraction" in certify and not _fraction_in(certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True):
-            problems.append(Problem("must be a decimal string in (0, 1]", where="certify.min_scored_fraction", found=show(certify["min_scored_fraction"])))
+            problems.append(
+                Problem(
+                    "must be one of the grades",
+                    where="certify.min_grade",
+                    expected=", ".join(grades),
+                    found=show(certify["min_grade"]),
+                )
+            )
+        if "min_scored_fraction" in certify and not _fraction_in(
+            certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True
+        ):
+            problems.append(
+                Problem(
+                    "must be a decimal string in (0, 1]",
+                    where="certify.min_scored_fraction",
+                    found=show(certify["min_scored_fraction"]),
+                )
+            )
         if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
-            problems.append(Problem("must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])))
+            problems.append(
+                Problem(
+                    "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
+                )
+            )
         m = certify.get("min_items_secret_gate")
         if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
-            problems.append(Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m)))
+            problems.append(
+                Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m))
+            )
     return problems
 
 
@@ -196,16 +278,45 @@ def parse_methodology(doc: Any) -> Methodology:
     problems = check_methodology(doc)
     if problems:
         p = problems[0]
-        raise FormatError(f"not a valid methodology: {p.message}" + (f" at {p.where}" if p.where else "") + (f" ({p.found})" if p.found else ""))
-    tiers = {t: Tier(t, Fraction(doc["tiers"][t]["weight"]), Fraction(doc["tiers"][t]["min_similarity"]),
-                     doc["tiers"][t]["weight"], doc["tiers"][t]["min_similarity"]) for t in TIERS}
-    grades = [Grade(c["grade"], Fraction(c["min_pass_rate"]), c["min_pass_rate"], (doc["bands"][c["grade"]][0], doc["bands"][c["grade"]][1]))
-              for c in doc["grade_cutoffs"]]
+        raise FormatError(
+            f"not a valid methodology: {p.message}"
+            + (f" at {p.where}" if p.where else "")
+            + (f" ({p.found})" if p.found else "")
+        )
+    tiers = {
+        t: Tier(
+            t,
+            Fraction(doc["tiers"][t]["weight"]),
+            Fraction(doc["tiers"][t]["min_similarity"]),
+            doc["tiers"][t]["weight"],
+            doc["tiers"][t]["min_similarity"],
+        )
+        for t in TIERS
+    }
+    grades = [
+        Grade(
+            c["grade"],
+            Fraction(c["min_pass_rate"]),
+            c["min_pass_rate"],
+            (doc["bands"][c["grade"]][0], doc["bands"][c["grade"]][1]),
+        )
+        for c in doc["grade_cutoffs"]
+    ]
     lowest = doc["lowest_grade"]
     grades.append(Grade(lowest, None, None, (doc["bands"][lowest][0], doc["bands"][lowest][1])))
     c = doc["certify"]
     return Methodology(
-        doc["version"], MappingProxyType(tiers), Fraction(doc["item_threshold"]), doc["item_threshold"], tuple(grades),
-        c["min_grade"], Fraction(c["min_scored_fraction"]), c["min_scored_fraction"], c["independent_judge"],
-        c["min_items_secret_gate"], doc["text_similarity"]["model"], doc["text_similarity"]["version"], MappingProxyType(doc),
+        doc["version"],
+        MappingProxyType(tiers),
+        Fraction(doc["item_threshold"]),
+        doc["item_threshold"],
+        tuple(grades),
+        c["min_grade"],
+        Fraction(c["min_scored_fraction"]),
+        c["min_scored_fraction"],
+        c["independent_judge"],
+        c["min_items_secret_gate"],
+        doc["text_similarity"]["model"],
+        doc["text_similarity"]["version"],
+        MappingProxyType(doc),
     )

@@ -48,10 +48,30 @@ def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> 
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "ledger-entries" and is_v1(rest), rel, "wrong type or version", '"ledger-entries", v 1', f"{show(rest.get('type'))}, v {show(rest.get('v'))}")
-    report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
-    report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the number of entries", ledger.size, show(rest.get("tree_size")))
-    report.check(same(led["tree_size"], ledger.size), MANIFEST_PATH, "ledger.tree_size differs from the number of entries", ledger.size, show(led["tree_size"]))
+    report.check(
+        rest.get("type") == "ledger-entries" and is_v1(rest),
+        rel,
+        "wrong type or version",
+        '"ledger-entries", v 1',
+        f"{show(rest.get('type'))}, v {show(rest.get('v'))}",
+    )
+    report.check(
+        rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
+    )
+    report.check(
+        same(rest.get("tree_size"), ledger.size),
+        rel,
+        "tree_size differs from the number of entries",
+        ledger.size,
+        show(rest.get("tree_size")),
+    )
+    report.check(
+        same(led["tree_size"], ledger.size),
+        MANIFEST_PATH,
+        "ledger.tree_size differs from the number of entries",
+        ledger.size,
+        show(led["tree_size"]),
+    )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
     check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
@@ -72,8 +92,14 @@ def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Le
             if c is None:
                 report.check(False, rel, "lists an item the ledger never committed", found=show(row))
                 break
-            want = {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index,
-                    "status": "revealed" if c.id in ledger.reveals else "sealed"}
+            want = {
+                "at": c.at,
+                "commitment": c.commitment,
+                "gate": c.gate,
+                "id": c.id,
+                "index": c.index,
+                "status": "revealed" if c.id in ledger.reveals else "sealed",
+            }
             if row != want or type(row.get("index")) is not int:  # a dict compares true == 1
                 report.failures.append(_row_problem(rel, c.id, want, row))
         for _ in rows:
@@ -86,9 +112,23 @@ def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Le
         report.check(False, rel, f"ends before the ledger's commit of {missing.id}", where="commitments")
     report.checks += ledger.commit_count
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
-    report.check(rest.get("type") == "commitment-list" and is_v1(rest), rel, "wrong type or version", '"commitment-list", v 1', show(rest.get("type")))
-    report.check(rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin")))
-    report.check(same(rest.get("tree_size"), ledger.size), rel, "tree_size differs from the ledger's", ledger.size, show(rest.get("tree_size")))
+    report.check(
+        rest.get("type") == "commitment-list" and is_v1(rest),
+        rel,
+        "wrong type or version",
+        '"commitment-list", v 1',
+        show(rest.get("type")),
+    )
+    report.check(
+        rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
+    )
+    report.check(
+        same(rest.get("tree_size"), ledger.size),
+        rel,
+        "tree_size differs from the ledger's",
+        ledger.size,
+        show(rest.get("tree_size")),
+    )
 
 
 def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Problem:
@@ -98,10 +138,19 @@ def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Prob
     diffs = [k for k in want if not same(row[k], want[k])]
     if diffs == ["status"]:
         told = "revealed it" if want["status"] == "revealed" else "never revealed it"
-        return Problem(f"item {item_id} is marked {row['status']} but the ledger {told}", rel, where, want["status"], show(row["status"]))
+        return Problem(
+            f"item {item_id} is marked {row['status']} but the ledger {told}",
+            rel,
+            where,
+            want["status"],
+            show(row["status"]),
+        )
     return Problem(
-        f"row differs from the ledger's commit leaf ({', '.join(diffs)})", rel, where,
-        ", ".join(f"{k}={show(want[k])}" for k in diffs), ", ".join(f"{k}={show(row[k])}" for k in diffs),
+        f"row differs from the ledger's commit leaf ({', '.join(diffs)})",
+        rel,
+        where,
+        ", ".join(f"{k}={show(want[k])}" for k in diffs),
+        ", ".join(f"{k}={show(row[k])}" for k in diffs),
     )
 
 
@@ -114,11 +163,23 @@ def check_checkpoint(s: Site, rel: str, origin: str, key: bytes, size: int, root
         note = open_note(data, [VerifierKey(origin, key_id(origin, key), key)])
         cp_origin, cp_size, cp_root = parse_checkpoint(note.text)
     except (NoteError, FormatError) as e:
-        report.check(False, rel, f"checkpoint does not verify: {e}", f"a signed note by {origin} ({fingerprint(key)}) with a checkpoint body", "a note that is not")
+        report.check(
+            False,
+            rel,
+            f"checkpoint does not verify: {e}",
+            f"a signed note by {origin} ({fingerprint(key)}) with a checkpoint body",
+            "a note that is not",
+        )
         return
     report.check(cp_origin == origin, rel, "checkpoint origin differs", origin, cp_origin)
     report.check(cp_size == size, rel, "checkpoint size differs from the number of entries", size, cp_size)
-    report.check(cp_root == root, rel, "checkpoint root differs from the RFC 6962 root of the entries", base64.b64encode(root).decode(), base64.b64encode(cp_root).decode())
+    report.check(
+        cp_root == root,
+        rel,
+        "checkpoint root differs from the RFC 6962 root of the entries",
+        base64.b64encode(root).decode(),
+        base64.b64encode(cp_root).decode(),
+    )
 
 
 def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
@@ -130,8 +191,14 @@ def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, wan
         want_set = set(want)
         missing = [x for x in want if x not in got_set]
         extra = [x for x in got if not isinstance(x, str) or x not in want_set]
-        detail = f"missing {show(missing[:5])}, extra {show(extra[:5])}" if missing or extra else "same entries in another order"
-        report.check(False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5]))
+        detail = (
+            f"missing {show(missing[:5])}, extra {show(extra[:5])}"
+            if missing or extra
+            else "same entries in another order"
+        )
+        report.check(
+            False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5])
+        )
     else:
         report.checks += 1
     return rows
@@ -143,20 +210,33 @@ def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         g = ledger.gates.get(r["id"]) if isinstance(r.get("id"), str) else None
         if g is not None:
             want = {"id": g.id, "name": g.name, "public": g.public}
-            s.report.check(same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r))
+            s.report.check(
+                same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r)
+            )
 
 
 def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, Methodology]:
     report = s.report
-    rows = ordered_ids(report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies))
+    rows = ordered_ids(
+        report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies)
+    )
     methodologies: dict[str, Methodology] = {}
     for r in rows:
         version = r.get("version")
         event = ledger.methodologies.get(version) if isinstance(version, str) else None
-        report.add(check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"), MANIFEST_PATH)
+        report.add(
+            check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"),
+            MANIFEST_PATH,
+        )
         if event is None:
             continue
-        report.check(r.get("sha256") == event.sha256, MANIFEST_PATH, f"methodology {version}: hash differs from the ledger", event.sha256, show(r.get("sha256")))
+        report.check(
+            r.get("sha256") == event.sha256,
+            MANIFEST_PATH,
+            f"methodology {version}: hash differs from the ledger",
+            event.sha256,
+            show(r.get("sha256")),
+        )
         s.path(r.get("document"), f"methodology {version} document")
         loaded = s.document(r.get("parameters"), f"methodology {version} parameters")
         if loaded is None:
@@ -164,10 +244,18 @@ def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -
         data, doc = loaded
         rel = str(r.get("parameters"))
         digest = sha256_hex(data)
-        report.check(digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest)
+        report.check(
+            digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest
+        )
         rules = check_methodology(doc)
         report.add(rules, rel)
-        report.check(isinstance(doc, dict) and doc.get("version") == version, rel, "version inside the file differs", version, show(doc.get("version") if isinstance(doc, dict) else None))
+        report.check(
+            isinstance(doc, dict) and doc.get("version") == version,
+            rel,
+            "version inside the file differs",
+            version,
+            show(doc.get("version") if isinstance(doc, dict) else None),
+        )
         if not rules:
             methodologies[str(version)] = parse_methodology(doc)
     return methodologies
@@ -188,13 +276,26 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
             continue
         want_row = {"gate": commit.gate, "reason": ev.reason, "revealed_at": ev.at}
         got_row = {k: r.get(k) for k in want_row}
-        report.check(same(got_row, want_row), MANIFEST_PATH, f"reveal of {item_id} differs from its ledger leaves", canonical_text(want_row), show(got_row), where=w)
+        report.check(
+            same(got_row, want_row),
+            MANIFEST_PATH,
+            f"reveal of {item_id} differs from its ledger leaves",
+            canonical_text(want_row),
+            show(got_row),
+            where=w,
+        )
         data = s.read(r.get("path"), f"reveal of {item_id}")
         if data is None:
             continue
         rel = str(r.get("path"))
         digest = sha256_hex(data)
-        report.check(digest == commit.commitment, rel, f"SHA-256 of the reveal file is not the commitment of {item_id}", f"{commit.commitment} (ledger entries[{commit.index}])", digest)
+        report.check(
+            digest == commit.commitment,
+            rel,
+            f"SHA-256 of the reveal file is not the commitment of {item_id}",
+            f"{commit.commitment} (ledger entries[{commit.index}])",
+            digest,
+        )
         try:
             doc = parse_canonical(data)
         except FormatError as e:
@@ -209,7 +310,9 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
         salts[doc["salt"]] = str(item_id)
 
 
-def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]) -> dict[str, dict[str, Any]]:
+def check_runs(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]
+) -> dict[str, dict[str, Any]]:
     report = s.report
     rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
@@ -229,6 +332,9 @@ def check_runs(s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies:
         if not report.add(check_run_spec(spec), rel):
             continue
         version = spec["methodology"].get("version")
-        report.add(check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs), rel)
+        report.add(
+            check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
+            rel,
+        )
         specs[run.id] = spec
     return specs

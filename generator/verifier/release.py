@@ -20,8 +20,19 @@ from generator.verifier.text import show, type_name
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 MANIFEST_KEYS = (
-    "type", "v", "origin", "name", "generated_at", "keys", "verifier", "gates", "methodology",
-    "ledger", "reveals", "runs", "certificates",
+    "type",
+    "v",
+    "origin",
+    "name",
+    "generated_at",
+    "keys",
+    "verifier",
+    "gates",
+    "methodology",
+    "ledger",
+    "reveals",
+    "runs",
+    "certificates",
 )
 MANIFEST_LISTS = ("gates", "methodology", "reveals", "runs", "certificates")
 
@@ -31,20 +42,37 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
         if m.get("type") != "transparency-manifest" or not is_v1(m):
-            problems.append(Problem("wrong type or version", expected='"transparency-manifest", v 1', found=f"{show(m.get('type'))}, v {show(m.get('v'))}"))
+            problems.append(
+                Problem(
+                    "wrong type or version",
+                    expected='"transparency-manifest", v 1',
+                    found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
+                )
+            )
         if not is_origin(m.get("origin")):
-            problems.append(Problem("malformed origin", where="origin", expected="a URL without scheme, spaces or '+'", found=show(m.get("origin"))))
+            problems.append(
+                Problem(
+                    "malformed origin",
+                    where="origin",
+                    expected="a URL without scheme, spaces or '+'",
+                    found=show(m.get("origin")),
+                )
+            )
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
         for k in MANIFEST_LISTS:
             if k in m and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
-        problems += check_keys(m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger")
+        problems += check_keys(
+            m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger"
+        )
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):
                 problems.append(Problem("unsafe or malformed path", where=k, found=show(m[k])))
         if "name" in m and not (isinstance(m["name"], str) and m["name"].strip()):
-            problems.append(Problem("the program's name must be a non-empty string", where="name", found=show(m["name"])))
+            problems.append(
+                Problem("the program's name must be a non-empty string", where="name", found=show(m["name"]))
+            )
         led = m.get("ledger")
         if isinstance(led, dict):
             for k in ("entries", "checkpoint", "commitment_list"):
@@ -75,7 +103,13 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         if pem is not None:
             try:
                 pem_key = public_key_from_pem(pem)
-                report.check(pem_key == row.key.public_key, row.pem, "PEM holds a different key than keys.json", row.key.fingerprint, fingerprint(pem_key))
+                report.check(
+                    pem_key == row.key.public_key,
+                    row.pem,
+                    "PEM holds a different key than keys.json",
+                    row.key.fingerprint,
+                    fingerprint(pem_key),
+                )
             except ValueError as e:
                 report.check(False, row.pem, str(e))
     active = [r.key for r in rows if r.status == "active"]
@@ -87,7 +121,10 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         report.demo_key = True
         report.warnings.append(DEMO_KEY_WARNING)
     if pin is None:
-        report.key["source"] = "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it with --key"
+        report.key["source"] = (
+            "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it "
+            "with --key"
+        )
         return vk.public_key
     pinned = pin.strip()
     if pinned.startswith("SHA256:"):
@@ -96,7 +133,9 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         pk = parse_vkey(pinned)
         match = pk.public_key == vk.public_key and pk.name == vk.name
     report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
-    if not report.check(match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"):
+    if not report.check(
+        match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"
+    ):
         return None
     return vk.public_key
 
@@ -123,7 +162,13 @@ def check_sums(s: Site, key: bytes, verifier: str) -> None:
         path = m.group(2)
         key_bytes = path.encode()
         if key_bytes <= previous:
-            report.check(False, SUMS_PATH, "lines not sorted by path bytes (or a path listed twice)", where=f"line {n}", found=path)
+            report.check(
+                False,
+                SUMS_PATH,
+                "lines not sorted by path bytes (or a path listed twice)",
+                where=f"line {n}",
+                found=path,
+            )
         previous = key_bytes
         listed[path] = m.group(1)
     if not text.endswith("\n"):
@@ -131,7 +176,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> None:
     actual = set(s.files(verifier))
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
-        report.check(False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file")
+        report.check(
+            False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
+        )
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     for rel in sorted(actual & set(listed)):
@@ -150,7 +197,18 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
     try:
         mine = s.own_verifier()
     except OSError as e:
-        s.report.check(False, rel, "this verifier cannot read its own file to compare", "a readable verify.py", e.strerror or str(e))
+        s.report.check(
+            False,
+            rel,
+            "this verifier cannot read its own file to compare",
+            "a readable verify.py",
+            e.strerror or str(e),
+        )
         return
-    s.report.check(theirs == mine, rel, "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
-                   f"SHA-256 {sha256_hex(mine)} (this verifier)", f"SHA-256 {sha256_hex(theirs)}")
+    s.report.check(
+        theirs == mine,
+        rel,
+        "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+        f"SHA-256 {sha256_hex(mine)} (this verifier)",
+        f"SHA-256 {sha256_hex(theirs)}",
+    )

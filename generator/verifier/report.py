@@ -39,19 +39,34 @@ class Report:
     def ok(self) -> bool:
         return not self.failures
 
-    def check(self, ok: bool, file: str, message: str, expected: Any = None, found: Any = None, where: str = "") -> bool:
+    def check(
+        self, ok: bool, file: str, message: str, expected: Any = None, found: Any = None, where: str = ""
+    ) -> bool:
         self.checks += 1
         if not ok:
-            self.failures.append(Problem(message, file, where, None if expected is None else str(expected), None if found is None else str(found)))
+            self.failures.append(
+                Problem(
+                    message,
+                    file,
+                    where,
+                    None if expected is None else str(expected),
+                    None if found is None else str(found),
+                )
+            )
         return ok
 
     def internal_error(self, file: str, error: Exception, trace: str | None) -> None:
         """A bug in the verifier met while checking `file`: a failure (fail closed), said as
         what it is, never as a verdict on the site."""
-        self.failures.append(Problem(
-            f"internal error of the verifier while checking this file ({type(error).__name__}: {str(error)[:300]}); "
-            "the rest of the site was not checked. This is a bug in the verifier: run it with --debug and report the traceback",
-            file))
+        self.failures.append(
+            Problem(
+                f"internal error of the verifier while checking this file ({type(error).__name__}: "
+                f"{str(error)[:300]}); "
+                "the rest of the site was not checked. This is a bug in the verifier: run it with --debug and report "
+                "the traceback",
+                file,
+            )
+        )
         if trace is not None:
             self.debug.append(trace)
 

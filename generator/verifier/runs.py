@@ -10,8 +10,20 @@ from generator.verifier.subjects import check_subject, name_problems, subject_fo
 from generator.verifier.text import show
 
 RUN_SPEC_KEYS = (
-    "type", "v", "id", "previous_run", "subject", "gate", "question", "items", "budget",
-    "repetitions", "metrics", "exclusion_rules", "methodology", "judge",
+    "type",
+    "v",
+    "id",
+    "previous_run",
+    "subject",
+    "gate",
+    "question",
+    "items",
+    "budget",
+    "repetitions",
+    "metrics",
+    "exclusion_rules",
+    "methodology",
+    "judge",
 )
 
 
@@ -21,7 +33,13 @@ def check_run_spec(spec: Any) -> list[Problem]:
     if not isinstance(spec, dict):
         return problems
     if spec.get("type") != "run-spec" or not is_v1(spec):
-        problems.append(Problem("wrong type or version", expected='"run-spec", v 1', found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}"))
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"run-spec", v 1',
+                found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
+            )
+        )
     if not is_id(spec.get("id")):
         problems.append(Problem("malformed run id", where="id", found=show(spec.get("id"))))
     prev = spec.get("previous_run")
@@ -35,7 +53,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
         dup = sorted({i for i in items if items.count(i) > 1})
         problems.append(Problem("items must be distinct", where="items", found=", ".join(dup)))
     if spec.get("repetitions") != 1 or not is_int(spec.get("repetitions")):
-        problems.append(Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions"))))
+        problems.append(
+            Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions")))
+        )
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
@@ -71,18 +91,44 @@ def check_run_rules(
     """
     problems: list[Problem] = []
     if spec.get("id") != run.id:
-        problems.append(Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id"))))
+        problems.append(
+            Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id")))
+        )
     if not same(spec.get("subject"), run.subject):
-        problems.append(Problem("subject differs from the run's ledger leaf", where="subject", expected=show(run.subject), found=show(spec.get("subject"))))
+        problems.append(
+            Problem(
+                "subject differs from the run's ledger leaf",
+                where="subject",
+                expected=show(run.subject),
+                found=show(spec.get("subject")),
+            )
+        )
     if spec.get("gate") != run.gate:
-        problems.append(Problem("gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))))
+        problems.append(
+            Problem(
+                "gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))
+            )
+        )
     pin = as_dict(spec.get("methodology"))
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(Problem("pins a methodology version not published before the run", where="methodology.version", found=show(pin.get("version"))))
+        problems.append(
+            Problem(
+                "pins a methodology version not published before the run",
+                where="methodology.version",
+                found=show(pin.get("version")),
+            )
+        )
     elif published.sha256 != pin.get("sha256"):
-        problems.append(Problem("pinned methodology hash differs from the published one", where="methodology.sha256", expected=published.sha256, found=show(pin.get("sha256"))))
+        problems.append(
+            Problem(
+                "pinned methodology hash differs from the published one",
+                where="methodology.sha256",
+                expected=published.sha256,
+                found=show(pin.get("sha256")),
+            )
+        )
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
     cert_serial = ledger.certificate_of_run.get(run.id)
@@ -94,20 +140,44 @@ def check_run_rules(
             problems.append(Problem(f"item {item_id} was not committed before the run", where="items"))
             continue
         if c.gate != run.gate:
-            problems.append(Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate))
+            problems.append(
+                Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate)
+            )
         r = ledger.reveals.get(item_id)
         if not secret:
             if r is None or r.index > run.index:
                 problems.append(Problem(f"public-gate item {item_id} was not revealed before the run", where="items"))
         elif r is not None and r.index < run.index:
-            problems.append(Problem(f"item {item_id} of a secret gate was already revealed when the run was registered: its result would be contaminated", where="items", expected="a sealed item", found=f"revealed at entries[{r.index}]"))
+            problems.append(
+                Problem(
+                    f"item {item_id} of a secret gate was already revealed when the run was registered: its result "
+                    "would be contaminated",
+                    where="items",
+                    expected="a sealed item",
+                    found=f"revealed at entries[{r.index}]",
+                )
+            )
         elif r is not None and (cert_index is None or r.index < cert_index):
-            problems.append(Problem(f"sealed item {item_id} was revealed while the run was open", where="items", expected="revealed after the certificate", found=f"revealed at entries[{r.index}]"))
+            problems.append(
+                Problem(
+                    f"sealed item {item_id} was revealed while the run was open",
+                    where="items",
+                    expected="revealed after the certificate",
+                    found=f"revealed at entries[{r.index}]",
+                )
+            )
     # previous_run: the last run of the same subject name and gate, decided before this one.
     same_subject = ledger.runs_before(run)
     prev = same_subject[-1].id if same_subject else None
     if spec.get("previous_run") != prev:
-        problems.append(Problem("previous_run is not the last run of this subject on this gate", where="previous_run", expected=show(prev), found=show(spec.get("previous_run"))))
+        problems.append(
+            Problem(
+                "previous_run is not the last run of this subject on this gate",
+                where="previous_run",
+                expected=show(prev),
+                found=show(spec.get("previous_run")),
+            )
+        )
     if prev is not None:
         serial = ledger.certificate_of_run.get(prev)
         if serial is None or ledger.certificates[serial].index > run.index:
@@ -116,16 +186,39 @@ def check_run_rules(
         if m.independent_judge:
             judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
             provider, organization = judge.get("provider"), subject.get("organization")
-            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in ("", subject_fold(organization)):
-                problems.append(Problem("the judge must be independent of the subject's organization", where="judge.provider", expected=f"not {subject.get('organization')!r}", found=show(judge.get("provider"))))
+            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
+                "",
+                subject_fold(organization),
+            ):
+                problems.append(
+                    Problem(
+                        "the judge must be independent of the subject's organization",
+                        where="judge.provider",
+                        expected=f"not {subject.get('organization')!r}",
+                        found=show(judge.get("provider")),
+                    )
+                )
         if secret:
             need = m.min_items_secret_gate
             if len(items) < need:
-                problems.append(Problem("too few items for a secret gate", where="items", expected=f"at least {need}", found=str(len(items))))
+                problems.append(
+                    Problem(
+                        "too few items for a secret gate",
+                        where="items",
+                        expected=f"at least {need}",
+                        found=str(len(items)),
+                    )
+                )
     if secret:
         mine = set(items)
         for earlier in same_subject:
             reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
             if reused:
-                problems.append(Problem(f"reuses sealed items already run by this subject on this gate in run {earlier.id}", where="items", found=", ".join(reused[:5])))
+                problems.append(
+                    Problem(
+                        f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
+                        where="items",
+                        found=", ".join(reused[:5]),
+                    )
+                )
     return problems

@@ -129,7 +129,7 @@ def similarity_form_problem(kind: str, tier: str, text: Any) -> str | None:
         return '"0", "1" or a reduced fraction "p/q" with 0 < p < q (a Jaccard similarity)'
     if isinstance(text, str) and len(text) <= MAX_DECIMAL_LENGTH and REPORTED_SIMILARITY_RE.fullmatch(text):
         return None
-    return "a decimal string in [0, 1], as reported (such as \"0.93\")"
+    return 'a decimal string in [0, 1], as reported (such as "0.93")'
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,9 @@ def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> I
     return ItemScore(score, score >= m.item_threshold and not below, tuple(below))
 
 
-def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology) -> dict[str, Any]:
+def build_open_result(
+    item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology
+) -> dict[str, Any]:
     """The open form of a scored result (SPEC §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
@@ -171,7 +173,9 @@ def build_open_result(item_id: str, answer: dict[str, Any], given: dict[str, tup
         if sim is None:
             form = similarity_form_problem(a["kind"], a["tier"], reported)
             if form:
-                raise ScoringError(f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}")
+                raise ScoringError(
+                    f"field {name} of item {item_id}: the reported similarity must be {form}, not {show(reported)}"
+                )
             sim = str(reported)
         fields.append({"name": name, "kind": a["kind"], "tier": a["tier"], "similarity": sim, "output": output})
         scored.append((name, a["tier"], similarity_value(sim)))
@@ -285,10 +289,14 @@ def grade_counts(counts: dict[str, int], passed: int, m: Methodology) -> Grading
         raise ScoringError("0 ≤ passed ≤ scored")
     rate, worst, best = pass_rates(passed, scored, total)
     summary = {
-        "total": total, "scored": scored, "passed": passed,
+        "total": total,
+        "scored": scored,
+        "passed": passed,
         **{s: counts.get(s, 0) for s in NON_SCORED},
-        "pass_rate": rate_text(rate), "pass_rate_ci95": wilson_interval(passed, scored),
-        "worst_case_pass_rate": rate_text(worst), "best_case_pass_rate": rate_text(best),
+        "pass_rate": rate_text(rate),
+        "pass_rate_ci95": wilson_interval(passed, scored),
+        "worst_case_pass_rate": rate_text(worst),
+        "best_case_pass_rate": rate_text(best),
     }
     grade, wg, bg = grade_for(rate, m), grade_for(worst, m), grade_for(best, m)
     return Grading(summary, grade, list(m.band(grade)), wg, bg, verdict_for(grade, wg, bg, scored, total, m))

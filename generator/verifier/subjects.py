@@ -17,15 +17,45 @@ from generator.verifier.text import show
 SUBJECT_KEYS = ("id", "name", "version", "organization")
 # Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties) that are not Cf already: the
 # Hangul fillers, combining grapheme joiner, Mongolian and variation selectors, and the like.
-_IGNORABLE_RE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+_IGNORABLE_RE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
 # Unicode's recommended scripts for identifiers (UTS #31 table 4), by the first word of their
 # letters' names. Scripts of limited use (Cherokee, whose letters look like Latin capitals, say)
 # are not for names.
-_RECOMMENDED_SCRIPTS = frozenset({
-    "LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "HEBREW", "ARABIC", "GEORGIAN", "HAN", "HIRAGANA", "KATAKANA",
-    "HANGUL", "BOPOMOFO", "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI", "ORIYA", "TAMIL", "TELUGU", "KANNADA",
-    "MALAYALAM", "SINHALA", "THAI", "LAO", "TIBETAN", "MYANMAR", "ETHIOPIC", "KHMER", "THAANA",
-})
+_RECOMMENDED_SCRIPTS = frozenset(
+    {
+        "LATIN",
+        "GREEK",
+        "CYRILLIC",
+        "ARMENIAN",
+        "HEBREW",
+        "ARABIC",
+        "GEORGIAN",
+        "HAN",
+        "HIRAGANA",
+        "KATAKANA",
+        "HANGUL",
+        "BOPOMOFO",
+        "DEVANAGARI",
+        "BENGALI",
+        "GURMUKHI",
+        "GUJARATI",
+        "ORIYA",
+        "TAMIL",
+        "TELUGU",
+        "KANNADA",
+        "MALAYALAM",
+        "SINHALA",
+        "THAI",
+        "LAO",
+        "TIBETAN",
+        "MYANMAR",
+        "ETHIOPIC",
+        "KHMER",
+        "THAANA",
+    }
+)
 # The single scripts a name may combine with Latin and Han, as Unicode's "highly restrictive"
 # profile does (UTS #39 §5.2): Japanese, Korean and Chinese writing mix them by nature.
 _SCRIPT_SETS = (
@@ -41,13 +71,21 @@ _LATIN_EXTRA = frozenset("ßæÆøØœŒđĐłŁþÞðÐŋŊħĦ")
 # What a letter looks like (after case folding): the Cyrillic, Greek and Armenian letters that
 # look like Latin ones, Han characters that look like Katakana, and digits that look like
 # letters. A subset of UTS #39's confusables, applied by subject_fold.
-_CONFUSABLES = str.maketrans({
-    **dict(zip("асԁеһіјӏорԛѕуԝхүѵ", "acdehijlopqsywxyv", strict=True)),  # Cyrillic
-    **dict(zip("αικνορτυχγω", "aikvoptuxyw", strict=True)),  # Greek
-    **dict(zip("օսհոզ", "ouhnq", strict=True)),  # Armenian
-    **dict(zip("力口工二八卜夕〇一", "カロエニハトタoー", strict=True)),  # Han that reads as Katakana, ideographic zero
-    "0": "o", "1": "i", "|": "i", "l": "i", "ı": "i",  # l, I and 1 look alike in most fonts
-})
+_CONFUSABLES = str.maketrans(
+    {
+        **dict(zip("асԁеһіјӏорԛѕуԝхүѵ", "acdehijlopqsywxyv", strict=True)),  # Cyrillic
+        **dict(zip("αικνορτυχγω", "aikvoptuxyw", strict=True)),  # Greek
+        **dict(zip("օսհոզ", "ouhnq", strict=True)),  # Armenian
+        **dict(
+            zip("力口工二八卜夕〇一", "カロエニハトタoー", strict=True)
+        ),  # Han that reads as Katakana, ideographic zero
+        "0": "o",
+        "1": "i",
+        "|": "i",
+        "l": "i",
+        "ı": "i",  # l, I and 1 look alike in most fonts
+    }
+)
 
 
 def _script(ch: str) -> str | None:
@@ -86,28 +124,63 @@ def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
         return [Problem("must be a non-empty string", where=where, found=show(text))]
     problems = []
     if not unicodedata.is_normalized("NFC", text):
-        problems.append(Problem("not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)))
+        problems.append(
+            Problem(
+                "not in Unicode normal form NFC (the same letters written another way)", where=where, found=ascii(text)
+            )
+        )
     elif any(unicodedata.category(c)[0] in "LN" and unicodedata.normalize("NFKC", c) != c for c in text):
-        problems.append(Problem("holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
-                                where=where, expected=unicodedata.normalize("NFKC", text), found=ascii(text)))
+        problems.append(
+            Problem(
+                "holds compatibility characters (fullwidth, ligature or styled letters); write their plain form",
+                where=where,
+                expected=unicodedata.normalize("NFKC", text),
+                found=ascii(text),
+            )
+        )
     hidden = sorted({f"U+{ord(c):04X}" for c in text if (not c.isprintable() and c != " ") or _IGNORABLE_RE.match(c)})
     if hidden:
-        problems.append(Problem("holds invisible, control or format characters", where=where, expected="visible characters and single spaces", found=", ".join(hidden[:10])))
+        problems.append(
+            Problem(
+                "holds invisible, control or format characters",
+                where=where,
+                expected="visible characters and single spaces",
+                found=", ".join(hidden[:10]),
+            )
+        )
     if text != " ".join(text.split(" ")).strip() or "  " in text:
         problems.append(Problem("begins or ends with a space, or holds two in a row", where=where, found=show(text)))
     if scripts:
         used = {sc for c in text if (sc := _script(c)) is not None}
         odd = sorted(used - _RECOMMENDED_SCRIPTS)
         if odd:
-            problems.append(Problem("holds letters of a script not recommended for names (UTS #31)", where=where,
-                                    expected="letters of a script in common use", found=", ".join(odd)))
+            problems.append(
+                Problem(
+                    "holds letters of a script not recommended for names (UTS #31)",
+                    where=where,
+                    expected="letters of a script in common use",
+                    found=", ".join(odd),
+                )
+            )
         latin = sorted({f"{c} U+{ord(c):04X}" for c in text if _odd_latin(c)})
         if latin:
-            problems.append(Problem("holds Latin letters made to look like others (phonetic letters, small capitals, clicks)", where=where,
-                                    expected="letters of an alphabet, with or without accents", found=", ".join(latin[:10])))
+            problems.append(
+                Problem(
+                    "holds Latin letters made to look like others (phonetic letters, small capitals, clicks)",
+                    where=where,
+                    expected="letters of an alphabet, with or without accents",
+                    found=", ".join(latin[:10]),
+                )
+            )
         if len(used) > 1 and not any(used <= allowed for allowed in _SCRIPT_SETS):
-            problems.append(Problem("mixes letters of scripts that are not written together", where=where,
-                                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)", found=", ".join(sorted(used))))
+            problems.append(
+                Problem(
+                    "mixes letters of scripts that are not written together",
+                    where=where,
+                    expected="one script (Latin, Han and Kana, or Latin, Han and Hangul, may mix)",
+                    found=", ".join(sorted(used)),
+                )
+            )
     return problems
 
 
@@ -118,7 +191,9 @@ def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
     if not isinstance(subject, dict):
         return problems
     if "id" in subject and not is_id(subject["id"]):
-        problems.append(Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"])))
+        problems.append(
+            Problem("a subject id is an id", where=f"{where}.id", expected=ID_RE.pattern, found=show(subject["id"]))
+        )
     for k in ("name", "organization", "version"):
         if k in subject:
             problems += name_problems(subject[k], f"{where}.{k}", scripts=k != "version")
