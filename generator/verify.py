@@ -31,17 +31,17 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/subjects.py          lines  1992 to  2202
     generator/verifier/ledger.py            lines  2203 to  2642
     generator/verifier/answers.py           lines  2643 to  2710
-    generator/verifier/runs.py              lines  2711 to  2929
-    generator/verifier/certificates.py      lines  2930 to  3339
-    generator/verifier/certificate_documents.py lines  3340 to  3424
-    generator/verifier/recheck.py           lines  3425 to  3718
-    generator/verifier/report.py            lines  3719 to  3834
-    generator/verifier/folder.py            lines  3835 to  4025
-    generator/verifier/release.py           lines  4026 to  4230
-    generator/verifier/publication.py       lines  4231 to  4557
-    generator/verifier/certificate_files.py lines  4558 to  4784
-    generator/verifier/site.py              lines  4785 to  4853
-    generator/verifier/cli.py               lines  4854 to  4928
+    generator/verifier/runs.py              lines  2711 to  2940
+    generator/verifier/certificates.py      lines  2941 to  3350
+    generator/verifier/certificate_documents.py lines  3351 to  3435
+    generator/verifier/recheck.py           lines  3436 to  3729
+    generator/verifier/report.py            lines  3730 to  3845
+    generator/verifier/folder.py            lines  3846 to  4036
+    generator/verifier/release.py           lines  4037 to  4241
+    generator/verifier/publication.py       lines  4242 to  4568
+    generator/verifier/certificate_files.py lines  4569 to  4795
+    generator/verifier/site.py              lines  4796 to  4864
+    generator/verifier/cli.py               lines  4865 to  4939
 """
 
 # ==============================================================================================
@@ -2759,6 +2759,14 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(
             Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions")))
         )
+    question = spec.get("question")
+    if not (isinstance(question, str) and question.strip()):
+        problems.append(Problem("must be a non-empty string", where="question", found=show(question)))
+    if "budget" in spec and not isinstance(spec["budget"], dict):
+        problems.append(Problem("must be an object", where="budget", found=show(spec["budget"])))
+    metrics = spec.get("metrics")
+    if "metrics" in spec and not (isinstance(metrics, list) and all(isinstance(x, str) for x in metrics)):
+        problems.append(Problem("must be a list of strings", where="metrics", found=show(metrics)))
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
@@ -2773,6 +2781,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
             # The independence rule compares it with the subject's organization: it must read
             # as what it is, like the organization itself.
             problems += name_problems(judge["provider"], "judge.provider")
+        for k in ("model", "version"):
+            if k in judge and not isinstance(judge[k], str):
+                problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
         if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from runkit import certify, methodology_pin, named, register, results, run_spec, scored, snapshot
+from conftest import refused, tree
+from runkit import certify, methodology_pin, named, register, results, run_spec, scored
 
 from generator.cli import main
 from generator.commands.register import register_run
@@ -25,23 +26,15 @@ SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 LATER = "2026-03-03T00:00:00Z"
 
 
-def refused(paths: Paths, spec: dict[str, Any] | None = None, raw: str | None = None) -> InputError:
+def register_refused(paths: Paths, spec: dict[str, Any] | None = None, raw: str | None = None) -> InputError:
     """Register `spec` (or the raw file text), require an InputError and an unchanged tree."""
-    before = snapshot(paths)
-    ledger = paths.ledger_file.read_bytes()
-    if raw is not None:
-        source = paths.data.parent / "in" / "raw-spec.json"
-        source.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text(raw, encoding="utf-8")
-        with pytest.raises(InputError) as e:
-            register_run(paths, source, LATER)
-    else:
+    if raw is None:
         assert spec is not None
-        with pytest.raises(InputError) as e:
-            register(paths, spec, LATER)
-    assert paths.ledger_file.read_bytes() == ledger
-    assert snapshot(paths) == before
-    return e.value
+        return refused(lambda: register(paths, spec, LATER), paths.data, paths.private)
+    source = paths.data.parent / "in" / "raw-spec.json"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(raw, encoding="utf-8")
+    return refused(lambda: register_run(paths, source, LATER), paths.data, paths.private)
 
 
 def certified(paths: Paths, run_id: str, items: list[str], at: str) -> None:
@@ -64,20 +57,26 @@ def prog(make_program: Callable[..., Paths]) -> Paths:
         ({"items": []}, "must be a non-empty list of item ids", "items"),
         ({"items": ["a-001", "a-002", "a-001"]}, "items must be distinct", "items"),
         ({"repetitions": 2}, "repetitions is 1 in v1", "repetitions"),
+        # Found by the fuzz corpus: the example's `…`, `{…}` and `[…]` are types (FORMAT.md 4).
+        ({"question": ["Why?"]}, "must be a non-empty string", "question"),
+        ({"question": "  "}, "must be a non-empty string", "question"),
+        ({"budget": 7200}, "must be an object", "budget"),
+        ({"metrics": "pass_rate"}, "must be a list of strings", "metrics"),
+        ({"metrics": [1]}, "must be a list of strings", "metrics"),
     ],
 )
 def test_spec_shape_is_refused(prog: Paths, over: dict[str, Any], message: str, where: str) -> None:
     spec = {**run_spec(prog, "run-x", "a", ["a-001"]), **over}
-    named(refused(prog, spec), message, where)
+    named(register_refused(prog, spec), message, where)
 
 
 def test_repeated_items_name_the_repeated_id(prog: Paths) -> None:
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001", "a-002", "a-001"]))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001", "a-002", "a-001"]))
     assert any(p.where == "items" and p.found == "a-001" for p in err.problems), err.describe()
 
 
 def test_malformed_json_is_refused(prog: Paths) -> None:
-    err = refused(prog, raw='{"type": "run-spec", "id": "run-x",')
+    err = register_refused(prog, raw='{"type": "run-spec", "id": "run-x",')
     named(err, "malformed JSON")
 
 
@@ -92,13 +91,13 @@ def test_a_fraction_anywhere_in_the_spec_is_refused(prog: Paths, budget: str, fo
     text = json.dumps(run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": "PLACEHOLDER"}))
     raw = text.replace('{"max_tokens": "PLACEHOLDER"}', budget)
     assert budget in raw
-    err = refused(prog, raw=raw)
+    err = register_refused(prog, raw=raw)
     named(err, f"a non-integer number {found}")
     assert "integers only" in err.describe()
 
 
 def test_an_integer_beyond_2_53_in_the_spec_is_refused(prog: Paths) -> None:
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": 2**60}))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": 2**60}))
     assert any(p.where.startswith("budget") and p.found == str(2**60) for p in err.problems), err.describe()
 
 
@@ -108,36 +107,36 @@ def test_an_integer_beyond_2_53_in_the_spec_is_refused(prog: Paths) -> None:
 
 def test_unknown_methodology_version(prog: Paths) -> None:
     pin = {**methodology_pin(prog), "version": "2099.9"}
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], methodology=pin))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], methodology=pin))
     named(err, "pins a methodology version not published before the run", "methodology.version")
 
 
 def test_wrong_methodology_hash(prog: Paths) -> None:
     pin = {**methodology_pin(prog), "sha256": "00" * 32}
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], methodology=pin))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], methodology=pin))
     named(err, "pinned methodology hash differs from the published one", "methodology.sha256")
     p = next(p for p in err.problems if p.where == "methodology.sha256")
     assert (p.expected, p.found) == (methodology_pin(prog)["sha256"], json.dumps("00" * 32))
 
 
 def test_item_never_committed(prog: Paths) -> None:
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001", "a-999"]))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001", "a-999"]))
     named(err, "item a-999 was not committed before the run", "items")
 
 
 def test_item_of_another_gate(prog: Paths) -> None:
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001", "b-0005"]))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001", "b-0005"]))
     named(err, "item b-0005 is not of the run's gate", "items")
 
 
 def test_secret_item_already_revealed(prog: Paths) -> None:
     items = ["b-0001", *SECRET10[1:], "b-0011"]  # b-0001 was retired by the fixture
-    err = refused(prog, run_spec(prog, "run-x", "b", items))
+    err = register_refused(prog, run_spec(prog, "run-x", "b", items))
     named(err, "item b-0001 of a secret gate was already revealed when the run was registered", "items")
 
 
 def test_too_few_items_on_a_secret_gate(prog: Paths) -> None:
-    err = refused(prog, run_spec(prog, "run-x", "b", SECRET10[1:]))  # 9 items
+    err = register_refused(prog, run_spec(prog, "run-x", "b", SECRET10[1:]))  # 9 items
     named(err, "too few items for a secret gate", "items")
     p = next(p for p in err.problems if "too few" in p.message)
     assert (p.expected, p.found) == ("at least 10", "9")
@@ -148,7 +147,7 @@ def test_judge_of_the_subjects_own_organization(prog: Paths, provider: str) -> N
     """The subject's organization "Acme AI", in other case or with a look-alike letter, is
     still the subject's organization."""
     judge = {"provider": provider, "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge))
     named(err, "the judge must be independent of the subject's organization", "judge.provider")
 
 
@@ -163,17 +162,17 @@ def test_judge_of_the_subjects_own_organization(prog: Paths, provider: str) -> N
 )
 def test_a_judge_provider_that_hides_its_name_is_refused(prog: Paths, provider: str, message: str) -> None:
     judge = {"provider": provider, "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
-    named(refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge)), message, "judge.provider")
+    named(register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge)), message, "judge.provider")
 
 
 def test_duplicate_run_id(prog: Paths) -> None:
     register(prog, run_spec(prog, "run-a", "a", ["a-001"]))
-    err = refused(prog, run_spec(prog, "run-a", "a", ["a-002"], previous_run="run-a"))
+    err = register_refused(prog, run_spec(prog, "run-a", "a", ["a-002"], previous_run="run-a"))
     named(err, "run run-a is already registered", "id")
 
 
 def test_previous_run_naming_no_run(prog: Paths) -> None:
-    err = refused(prog, run_spec(prog, "run-x", "a", ["a-001"], previous_run="run-nowhere"))
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], previous_run="run-nowhere"))
     named(err, "previous_run is not the last run of this subject on this gate", "previous_run")
     p = next(p for p in err.problems if p.where == "previous_run")
     assert (p.expected, p.found) == ("null", '"run-nowhere"')
@@ -182,7 +181,7 @@ def test_previous_run_naming_no_run(prog: Paths) -> None:
 def test_previous_run_null_after_an_earlier_run(prog: Paths) -> None:
     register(prog, run_spec(prog, "run-a", "a", ["a-001"]))
     certified(prog, "run-a", ["a-001"], "2026-03-02T00:00:00Z")
-    err = refused(prog, run_spec(prog, "run-b", "a", ["a-002"]))
+    err = register_refused(prog, run_spec(prog, "run-b", "a", ["a-002"]))
     named(err, "previous_run is not the last run of this subject on this gate", "previous_run")
 
 
@@ -192,7 +191,7 @@ def test_previous_run_naming_an_older_attempt(prog: Paths) -> None:
     certified(prog, "run-a", ["a-001"], "2026-03-01T06:00:00Z")
     register(prog, run_spec(prog, "run-b", "a", ["a-002"], previous_run="run-a"), "2026-03-01T12:00:00Z")
     certified(prog, "run-b", ["a-002"], "2026-03-02T00:00:00Z")
-    err = refused(prog, run_spec(prog, "run-c", "a", ["a-003"], previous_run="run-a"))
+    err = register_refused(prog, run_spec(prog, "run-c", "a", ["a-003"], previous_run="run-a"))
     named(err, "previous_run is not the last run of this subject on this gate", "previous_run")
     p = next(p for p in err.problems if p.where == "previous_run")
     assert (p.expected, p.found) == ('"run-b"', '"run-a"')
@@ -200,7 +199,7 @@ def test_previous_run_naming_an_older_attempt(prog: Paths) -> None:
 
 def test_previous_run_still_open(prog: Paths) -> None:
     register(prog, run_spec(prog, "run-a", "a", ["a-001"]))
-    err = refused(prog, run_spec(prog, "run-b", "a", ["a-002"], previous_run="run-a"))
+    err = register_refused(prog, run_spec(prog, "run-b", "a", ["a-002"], previous_run="run-a"))
     named(err, "registered while the previous run run-a was still open", "previous_run")
 
 
@@ -210,7 +209,7 @@ def test_secret_item_this_subject_already_ran(make_program: Callable[..., Paths]
     register(paths, run_spec(paths, "run-a", "b", items_a))
     certified(paths, "run-a", items_a, "2026-03-02T00:00:00Z")
     items_b = [f"b-{i:04d}" for i in range(11, 20)] + ["b-0005"]  # one sealed item seen before
-    err = refused(paths, run_spec(paths, "run-b", "b", items_b, previous_run="run-a"))
+    err = register_refused(paths, run_spec(paths, "run-b", "b", items_b, previous_run="run-a"))
     named(err, "reuses sealed items already run by this subject on this gate in run run-a", "items")
     assert next(p for p in err.problems if "reuses" in p.message).found == "b-0005"
 
@@ -245,7 +244,7 @@ def test_a_look_alike_subject_cannot_start_a_fresh_chain(
     register(paths, run_spec(paths, "run-a", "b", items))
     certified(paths, "run-a", items, "2026-03-02T00:00:00Z")
     renamed = {"id": "extractor-2", "name": name, "version": "1.1", "organization": "Acme AI"}
-    err = refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
+    err = register_refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
     named(err, message, "subject.name")
 
 
@@ -255,7 +254,7 @@ def test_a_subject_keeps_its_name(make_program: Callable[..., Paths]) -> None:
     register(paths, run_spec(paths, "run-a", "b", items))
     certified(paths, "run-a", items, "2026-03-02T00:00:00Z")
     renamed = {"id": "extractor", "name": "Extractor Pro", "version": "1.1", "organization": "Acme AI"}
-    err = refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
+    err = register_refused(paths, run_spec(paths, "run-b", "b", items, subject=renamed))
     named(err, "subject extractor was registered as 'Extractor': a subject keeps its name", "subject.name")
 
 
@@ -278,7 +277,7 @@ def test_a_name_in_another_script_that_looks_the_same_is_refused(prog: Paths) ->
         ["a-001"],
         subject={"id": "copa-2", "name": "\u0421\u043e\u0440\u0430", "version": "1", "organization": "Acme AI"},
     )
-    named(refused(prog, spec), "looks like the name of subject copa", "subject.name")
+    named(register_refused(prog, spec), "looks like the name of subject copa", "subject.name")
 
 
 @pytest.mark.parametrize(
@@ -311,14 +310,14 @@ def test_look_alikes_across_scripts_and_letters(prog: Paths, first: str, second:
         ["a-001"],
         subject={"id": "second", "name": second, "version": "1", "organization": "Acme AI"},
     )
-    named(refused(prog, spec), message, "subject.name")
+    named(register_refused(prog, spec), message, "subject.name")
 
 
 def test_a_subject_needs_an_id(prog: Paths) -> None:
     spec = run_spec(
         prog, "run-x", "a", ["a-001"], subject={"name": "Extractor", "version": "1.0", "organization": "Acme AI"}
     )
-    named(refused(prog, spec), "missing 'id'", "subject")
+    named(register_refused(prog, spec), "missing 'id'", "subject")
 
 
 @pytest.mark.parametrize(
@@ -393,7 +392,7 @@ def test_cli_refusal_exits_2_and_says_why(prog: Paths) -> None:
     source = prog.data.parent / "in" / "spec.json"
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(json.dumps(spec), encoding="utf-8")
-    before = snapshot(prog)
+    before = tree(prog.data, prog.private)
     result = CliRunner().invoke(
         main, ["--data", str(prog.data), "--private", str(prog.private), "register", str(source), "--at", LATER]
     )
@@ -401,7 +400,7 @@ def test_cli_refusal_exits_2_and_says_why(prog: Paths) -> None:
     text = result.output + (result.stderr or "")
     assert "cannot register run run-x; nothing was written" in text
     assert "pinned methodology hash differs from the published one" in text and "[methodology.sha256]" in text
-    assert snapshot(prog) == before
+    assert tree(prog.data, prog.private) == before
 
 
 def test_cli_registers_a_good_spec(prog: Paths) -> None:
@@ -415,3 +414,11 @@ def test_cli_registers_a_good_spec(prog: Paths) -> None:
     assert result.exit_code == 0, result.output
     assert "Registered run run-x (1 items, the subject's first on this gate)" in result.output
     assert (prog.runs_dir / "run-x.json").is_file()
+
+
+@pytest.mark.parametrize("key", ["model", "version"])
+def test_a_judge_model_or_version_that_is_not_text_is_refused(prog: Paths, key: str) -> None:
+    judge = {"provider": "Judges Inc", "model": "m", "version": "1", "rubric_sha256": "ab" * 32, "seed": None}
+    judge[key] = {"name": "m"}
+    err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge))
+    named(err, "must be a string", f"judge.{key}")

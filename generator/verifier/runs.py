@@ -56,6 +56,14 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(
             Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions")))
         )
+    question = spec.get("question")
+    if not (isinstance(question, str) and question.strip()):
+        problems.append(Problem("must be a non-empty string", where="question", found=show(question)))
+    if "budget" in spec and not isinstance(spec["budget"], dict):
+        problems.append(Problem("must be an object", where="budget", found=show(spec["budget"])))
+    metrics = spec.get("metrics")
+    if "metrics" in spec and not (isinstance(metrics, list) and all(isinstance(x, str) for x in metrics)):
+        problems.append(Problem("must be a list of strings", where="metrics", found=show(metrics)))
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
@@ -70,6 +78,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
             # The independence rule compares it with the subject's organization: it must read
             # as what it is, like the organization itself.
             problems += name_problems(judge["provider"], "judge.provider")
+        for k in ("model", "version"):
+            if k in judge and not isinstance(judge[k], str):
+                problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
         if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
