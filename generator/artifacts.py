@@ -10,6 +10,7 @@ from importlib.resources import files
 from typing import Any
 
 from generator import canonical, layout
+from generator.datadir import public_key_row
 from generator.gather import CertificateRecord, SiteContext
 from generator.ledgerfile import ledger_lines
 from generator.verifier import checkpoint_text, parse_vkey, public_key_pem
@@ -25,18 +26,14 @@ def keys_document(ctx: SiteContext) -> dict[str, Any]:
     rows = []
     for k in ctx.public_keys:
         vk = parse_vkey(k.vkey)
-        row: dict[str, Any] = {
-            "vkey": k.vkey,
-            "public_key": base64.b64encode(vk.public_key).decode(),
-            "fingerprint": vk.fingerprint,
-            "pem": layout.key_pem(vk.key_id.hex()),
-            "valid_from": k.valid_from,
-            "valid_until": k.valid_until,
-            "status": k.status,
-        }
-        if k.reason is not None:
-            row["reason"] = k.reason
-        rows.append(row)
+        rows.append(
+            public_key_row(k)
+            | {
+                "public_key": base64.b64encode(vk.public_key).decode(),
+                "fingerprint": vk.fingerprint,
+                "pem": layout.key_pem(vk.key_id.hex()),
+            }
+        )
     return {"type": "keys", "v": 1, "origin": ctx.origin, "keys": rows}
 
 

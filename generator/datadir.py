@@ -187,16 +187,13 @@ def load_public_keys(paths: Paths, origin: str | None) -> list[PublicKey]:
     return [PublicKey(r.key.vkey, r.valid_from, r.valid_until, r.status, r.reason) for r in rows]
 
 
+def public_key_row(k: PublicKey) -> dict[str, Any]:
+    """A key as data/keys.json holds it; the site's keys.json adds what follows from the vkey."""
+    row: dict[str, Any] = {"vkey": k.vkey, "valid_from": k.valid_from, "valid_until": k.valid_until, "status": k.status}
+    if k.reason is not None:
+        row["reason"] = k.reason
+    return row
+
+
 def public_keys_document(keys: list[PublicKey]) -> dict[str, Any]:
-    rows = []
-    for k in keys:
-        row: dict[str, Any] = {
-            "vkey": k.vkey,
-            "valid_from": k.valid_from,
-            "valid_until": k.valid_until,
-            "status": k.status,
-        }
-        if k.reason is not None:
-            row["reason"] = k.reason
-        rows.append(row)
-    return {"keys": rows}
+    return {"keys": [public_key_row(k) for k in keys]}

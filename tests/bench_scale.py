@@ -143,7 +143,7 @@ print(json.dumps({"checks": r.checks}))
 }
 
 
-def run_phase(name: str, d: Path, env: dict[str, str]) -> tuple[float, float, str]:
+def run_phase(name: str, d: Path, env: dict[str, str]) -> tuple[float, float, float, str]:
     code = (
         "import json\nfrom pathlib import Path\n"
         + "\n".join(f"{k} = {v}" for k, v in env.items())
@@ -154,13 +154,14 @@ def run_phase(name: str, d: Path, env: dict[str, str]) -> tuple[float, float, st
 import resource, sys, time
 t = time.perf_counter()
 exec(compile({code!r}, {name!r}, "exec"))
-sys.stderr.write("BENCH %f %d\\n" % (time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+u = resource.getrusage(resource.RUSAGE_SELF)
+sys.stderr.write("BENCH %f %f %d\\n" % (time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss))
 """
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     if p.returncode:
         sys.exit(f"phase {name} failed:\n{p.stderr[-3000:]}")
     line = [ln for ln in p.stderr.splitlines() if ln.startswith("BENCH ")][-1].split()
-    return float(line[1]), int(line[2]) / 1024, p.stdout.strip()
+    return float(line[1]), float(line[2]), int(line[3]) / 1024, p.stdout.strip()
 
 
 def main() -> None:
@@ -193,10 +194,12 @@ def main() -> None:
         f"program: {args.items:,} secret items, {args.public:,} public items, {args.retired:,} retired, "
         f"{args.runs:,} runs of {args.run_items} items; in {work}"
     )
-    print(f"{'phase':<10}{'seconds':>10}{'peak MiB':>11}  notes")
+    # CPU seconds (user + system) beside the wall clock: on a shared machine, or one whose disk
+    # is slow today, the wall clock of an fsync-heavy phase says more about the disk than the code.
+    print(f"{'phase':<10}{'seconds':>10}{'cpu s':>9}{'peak MiB':>11}  notes")
     try:
         for name in args.phases.split(","):
-            secs, mib, out = run_phase(name, d, env)
+            secs, cpu, mib, out = run_phase(name, d, env)
             note = out
             if name == "retire" and args.retired:
                 note = f"{args.retired:,} items in one command"
@@ -204,7 +207,7 @@ def main() -> None:
                 site = d / "public"
                 size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
                 note = f"{out + '; ' if out else ''}site {size / 2**20:.0f} MiB"
-            print(f"{name:<10}{secs:>10.1f}{mib:>11.0f}  {note}")
+            print(f"{name:<10}{secs:>10.1f}{cpu:>9.1f}{mib:>11.0f}  {note}")
     finally:
         if args.dir is None:
             shutil.rmtree(work, ignore_errors=True)

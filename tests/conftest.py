@@ -1,4 +1,5 @@
-"""Shared fixtures: the demo site built once per session, and small programs built per test.
+"""Shared fixtures and helpers: the demo site built once per session, small programs built per
+test, a snapshot of a tree of files, and `refused`, which runs a command that must be refused.
 
 Tests never touch the repository's data/ or public/: they copy what they need into a
 temporary directory first (the demo key's file mode, in particular, is not theirs to change).
@@ -10,6 +11,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 from generator.commands.retire import retire_item
 from generator.datadir import Paths
+from generator.errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DATA = REPO / "data"
@@ -120,37 +123,62 @@ def write_items(paths: Paths, items: list[dict[str, Any]], name: str = "items.ya
     return f
 
 
+def new_program(
+    data: Path,
+    private: Path | None = None,
+    public_items: int = 2,
+    secret_items: int = 3,
+    retired: int | list[str] = 1,
+    extra_items: list[dict[str, Any]] | None = None,
+) -> Paths:
+    """A small program: gates a (public) and b (secret); items a-001.. and b-0001.. committed;
+    `retired` secret items retired (the first N, or the ids given), one a day from 2026-02-01."""
+    paths = Paths(data, private or data / "private")
+    gates = [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)]
+    init_program(paths, "Test program", "test.example.org/prog", gates, "A *test* program.", AT0)
+    items = [item(f"a-{i:03d}", "a") for i in range(1, public_items + 1)]
+    items += [item(f"b-{i:04d}", "b") for i in range(1, secret_items + 1)]
+    items += extra_items or []
+    write_items(paths, items)
+    commit_new_items(paths, "2026-01-12T10:00:00Z")
+    ids = [f"b-{i:04d}" for i in range(1, retired + 1)] if isinstance(retired, int) else retired
+    for n, item_id in enumerate(ids, 1):
+        retire_item(paths, item_id, f"Retired for test reason {n}.", f"2026-02-{n:02d}T00:00:00Z")
+    return paths
+
+
 @pytest.fixture
 def make_program(tmp_path: Path) -> Callable[..., Paths]:
-    """A small program: gates a (public) and b (secret), items committed, some retired."""
+    """new_program in this test's folder: `make_program(name="other", ...)` for a second one."""
 
-    def make(
-        public_items: int = 2,
-        secret_items: int = 3,
-        retired: int = 1,
-        extra_items: list[dict[str, Any]] | None = None,
-        name: str = "prog",
-    ) -> Paths:
-        data = tmp_path / name / "data"
-        paths = Paths(data, data / "private")
-        init_program(
-            paths,
-            "Test program",
-            "test.example.org/prog",
-            [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)],
-            "A *test* program.",
-            AT0,
-        )
-        items = [item(f"a-{i:03d}", "a") for i in range(1, public_items + 1)]
-        items += [item(f"b-{i:04d}", "b") for i in range(1, secret_items + 1)]
-        items += extra_items or []
-        write_items(paths, items)
-        commit_new_items(paths, "2026-01-12T10:00:00Z")
-        for i in range(1, retired + 1):
-            retire_item(paths, f"b-{i:04d}", f"Retired for test reason {i}.", f"2026-02-{i:02d}T00:00:00Z")
-        return paths
+    def make(name: str = "prog", **options: Any) -> Paths:
+        return new_program(tmp_path / name / "data", **options)
 
     return make
+
+
+def tree(*roots: Path, under: Path | None = None) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under the roots, keyed by path and mode: what a
+    refused command must leave exactly as it was. A root that does not exist holds nothing.
+    With `under`, paths are relative to it, so that two copies of a program compare equal."""
+    out: dict[str, bytes | None] = {}
+    for root in roots:
+        if root.exists():
+            for p in sorted(root.rglob("*")):
+                name = p.relative_to(under).as_posix() if under else str(p)
+                out[f"{name} {stat.S_IMODE(p.lstat().st_mode):o}"] = p.read_bytes() if p.is_file() else None
+    return out
+
+
+def refused(command: Callable[[], object], *roots: Path) -> InputError:
+    """Run a command that must be refused: it raises InputError, carrying its problems, and
+    changes nothing under the roots. Returns the error, for the test to read."""
+    before = tree(*roots)
+    with pytest.raises(InputError) as info:
+        command()
+    assert info.value.problems, "an InputError must carry its problems"
+    assert tree(*roots) == before, "a refused command changed a file"
+    return info.value
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from runkit import snapshot
+from conftest import tree
 
 from generator.datadir import Paths
 
@@ -87,5 +87,4 @@ def kill_after(args: list[str], seconds: float) -> int:
 def files(paths: Paths) -> dict[str, bytes | None]:
     """Every file under the data and private trees, by its path relative to the folder that
     holds both (folders left out: an empty folder made on the way is no change)."""
-    top = paths.data.parent
-    return {str(Path(k).relative_to(top)): v for k, v in snapshot(paths).items() if v is not None}
+    return {k: v for k, v in tree(paths.data, paths.private, under=paths.data.parent).items() if v is not None}

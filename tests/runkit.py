@@ -48,16 +48,6 @@ def run_spec(paths: Paths, run_id: str, gate: str, items: list[str], **over: Any
     return spec
 
 
-def snapshot(paths: Paths) -> dict[str, bytes | None]:
-    """Every file (bytes) and directory (None) under the data and private trees: a refused
-    command must leave both exactly as they were."""
-    out: dict[str, bytes | None] = {}
-    for root in (paths.data, paths.private):
-        for p in sorted(root.rglob("*")):
-            out[str(p)] = p.read_bytes() if p.is_file() else None
-    return out
-
-
 def named(err: Any, text: str, where: str | None = None) -> None:
     """Some problem of the InputError `err` says `text` (and sits at `where`, when given)."""
     hits = [p for p in err.problems if text in p.message]

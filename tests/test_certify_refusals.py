@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import item
-from runkit import CERT_AT, RUN_AT, certify, named, register, results, run_spec, scored, snapshot
+from conftest import item, refused
+from runkit import CERT_AT, RUN_AT, certify, named, register, results, run_spec, scored
 
 from generator.commands.build import build
 from generator.datadir import Paths
@@ -24,15 +24,9 @@ ITEMS = ["a-001", "a-002"]
 CRITICAL_TEXT = item("a-crit", "a", name={"kind": "text", "tier": "critical", "value": "Ada Lovelace"})
 
 
-def refused(paths: Paths, doc: dict[str, Any] | None = None, raw: str | None = None, **kw: Any) -> InputError:
+def certify_refused(paths: Paths, doc: dict[str, Any] | None = None, raw: str | None = None, **kw: Any) -> InputError:
     """Certify, require an InputError and unchanged data and private trees."""
-    before = snapshot(paths)
-    ledger = paths.ledger_file.read_bytes()
-    with pytest.raises(InputError) as e:
-        certify(paths, doc, raw=raw, **kw)
-    assert paths.ledger_file.read_bytes() == ledger
-    assert snapshot(paths) == before
-    return e.value
+    return refused(lambda: certify(paths, doc, raw=raw, **kw), paths.data, paths.private)
 
 
 @pytest.fixture
@@ -52,13 +46,13 @@ def ok_rows() -> list[dict[str, Any]]:
 
 
 def test_unregistered_run(prog: Paths) -> None:
-    err = refused(prog, results("run-zzz", ok_rows()))
+    err = certify_refused(prog, results("run-zzz", ok_rows()))
     named(err, 'run "run-zzz" is not registered', "run")
 
 
 def test_already_certified_run(prog: Paths) -> None:
     certify(prog, results("run-001", ok_rows()))
-    err = refused(prog, results("run-001", ok_rows()), at="2026-03-03T00:00:00Z", serial="second")
+    err = certify_refused(prog, results("run-001", ok_rows()), at="2026-03-03T00:00:00Z", serial="second")
     named(err, "run run-001 is already certified (certificate run-001", "run")
 
 
@@ -70,7 +64,7 @@ def test_already_certified_run(prog: Paths) -> None:
     ],
 )
 def test_finished_at_outside_the_run(prog: Paths, finished_at: str, at: str) -> None:
-    err = refused(prog, results("run-001", ok_rows(), finished_at=finished_at), at=at)
+    err = certify_refused(prog, results("run-001", ok_rows(), finished_at=finished_at), at=at)
     named(err, "finished_at must lie between the run's registration and the certificate's issue time", "finished_at")
     p = next(p for p in err.problems if p.where == "finished_at")
     assert (p.expected, p.found) == (f"{RUN_AT} ≤ finished_at ≤ {at}", finished_at)
@@ -82,17 +76,19 @@ def test_finished_at_outside_the_run(prog: Paths, finished_at: str, at: str) -> 
 
 def test_missing_item(prog: Paths) -> None:
     named(
-        refused(prog, results("run-001", [scored("a-001")])), "no result for item(s) of the run spec: a-002", "results"
+        certify_refused(prog, results("run-001", [scored("a-001")])),
+        "no result for item(s) of the run spec: a-002",
+        "results",
     )
 
 
 def test_extra_item(prog: Paths) -> None:
-    err = refused(prog, results("run-001", [*ok_rows(), scored("a-003")]))
+    err = certify_refused(prog, results("run-001", [*ok_rows(), scored("a-003")]))
     named(err, 'results for item(s) not in the run spec: "a-003"', "results")
 
 
 def test_item_twice(prog: Paths) -> None:
-    err = refused(prog, results("run-001", [scored("a-001"), scored("a-001"), scored("a-002")]))
+    err = certify_refused(prog, results("run-001", [scored("a-001"), scored("a-001"), scored("a-002")]))
     named(err, "results name item(s) more than once: a-001", "results")
 
 
@@ -156,7 +152,7 @@ W0 = "results[0] (a-001)"
     ],
 )
 def test_field_problem(prog: Paths, fields: dict[str, Any], message: str, where: str) -> None:
-    named(refused(prog, results("run-001", [scored("a-001", **fields), scored("a-002")])), message, where)
+    named(certify_refused(prog, results("run-001", [scored("a-001", **fields), scored("a-002")])), message, where)
 
 
 @pytest.mark.parametrize("sim", ["1.2", "-0.1", "0.93", "1.", ".5", "0,9"])
@@ -164,7 +160,7 @@ def test_malformed_similarity(prog: Paths, sim: str) -> None:
     """`sim` is the JSON text written: a number (0.93) is refused as well as a bad string."""
     raw = json.dumps(results("run-001", [scored("a-001", similarity="__SIM__"), scored("a-002")]))
     raw = raw.replace('"__SIM__"', sim if sim == "0.93" else json.dumps(sim))
-    err = refused(prog, raw=raw)
+    err = certify_refused(prog, raw=raw)
     named(err, "a similarity is a decimal string in [0, 1]", f"{W0}.fields[1] (summary).similarity")
     assert next(p for p in err.problems if "similarity" in p.message).found == json.dumps(sim)
 
@@ -189,7 +185,7 @@ def test_similarity_on_a_critical_text_field(prog: Paths) -> None:
             "fields": [{"name": "name", "output": "Ada Lovelace", "similarity": "1"}],
         }
     ]
-    err = refused(prog, results("run-c", rows))
+    err = certify_refused(prog, results("run-c", rows))
     named(
         err,
         "a critical text field's similarity is computed from its output",
@@ -212,7 +208,7 @@ def test_output_with_a_number_spec_1_forbids(prog: Paths, text: str, where: str)
     raw = json.dumps(
         results("run-001", [scored("a-001", **{field: {"name": field, "output": "__OUT__"}}), scored("a-002")])
     )
-    err = refused(prog, raw=raw.replace('"__OUT__"', text))
+    err = certify_refused(prog, raw=raw.replace('"__OUT__"', text))
     named(err, "an output holds a number that is not an integer within ±(2^53−1)", f"{W0}.{where}")
 
 
@@ -223,17 +219,19 @@ def test_output_with_a_number_spec_1_forbids(prog: Paths, text: str, where: str)
 @pytest.mark.parametrize("rule", [1, -1, True, "0", None])
 def test_excluded_rule_out_of_range(prog: Paths, rule: Any) -> None:
     row = {"item": "a-002", "status": "excluded", "rule": rule, "note": "Not supported."}
-    err = refused(prog, results("run-001", [scored("a-001"), row]))
+    err = certify_refused(prog, results("run-001", [scored("a-001"), row]))
     named(err, "an excluded result names the index of one of the run spec's exclusion rules", "results[1] (a-002).rule")
 
 
 def test_non_scored_result_without_note(prog: Paths) -> None:
-    err = refused(prog, results("run-001", [scored("a-001"), {"item": "a-002", "status": "infra_error"}]))
+    err = certify_refused(prog, results("run-001", [scored("a-001"), {"item": "a-002", "status": "infra_error"}]))
     named(err, "missing 'note'", "results[1] (a-002)")
 
 
 def test_unknown_status(prog: Paths) -> None:
-    err = refused(prog, results("run-001", [scored("a-001"), {"item": "a-002", "status": "skipped", "note": "x"}]))
+    err = certify_refused(
+        prog, results("run-001", [scored("a-001"), {"item": "a-002", "status": "skipped", "note": "x"}])
+    )
     named(err, "unknown status", "results[1] (a-002).status")
 
 
@@ -241,13 +239,13 @@ def test_rationale_holding_a_float(prog: Paths) -> None:
     raw = json.dumps(
         results("run-001", ok_rows(), rationale=[{"text": "Fine.", "evidence_refs": ["a-001"], "confidence": "__F__"}])
     )
-    err = refused(prog, raw=raw.replace('"__F__"', "0.9"))
+    err = certify_refused(prog, raw=raw.replace('"__F__"', "0.9"))
     named(err, "the rationale holds a number SPEC §1 does not allow", "grader.rationale[0].confidence")
 
 
 def test_every_problem_is_reported_at_once(prog: Paths) -> None:
     """One refusal lists the problems of both results, so the evaluator fixes them in one pass."""
-    err = refused(
+    err = certify_refused(
         prog, results("run-001", [scored("a-001", tags=None), {"item": "a-002", "status": "skipped", "note": "x"}])
     )
     assert {p.where for p in err.problems} >= {f"{W0}.fields", "results[1] (a-002).status"}, err.describe()
@@ -333,11 +331,11 @@ def test_hostile_shapes_are_refused_not_crashed_on(
     """Values of a type nobody expects get a clear refusal, never a traceback."""
     doc = results("run-001", [scored("a-001"), scored("a-002")])
     change(doc)
-    named(refused(prog, doc), message)
+    named(certify_refused(prog, doc), message)
 
 
 def test_a_lone_surrogate_is_refused(prog: Paths) -> None:
     """No UTF-8 document can hold "\\ud800": the results file is refused, not half-read."""
     raw = json.dumps(results("run-001", [scored("a-001"), {"item": "a-002", "status": "not_run", "note": "__NOTE__"}]))
-    err = refused(prog, raw=raw.replace("__NOTE__", "\\ud800"))
+    err = certify_refused(prog, raw=raw.replace("__NOTE__", "\\ud800"))
     named(err, "lone surrogate")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner, Result
-from conftest import REPO, BuiltSite, item, write_items
+from conftest import REPO, BuiltSite, item, tree, write_items
 
 from generator.cli import main
 from generator.datadir import Paths
@@ -51,24 +51,15 @@ def run(args: list[str], code: int = 0, paths: Paths | None = None) -> Result:
     return result
 
 
-def refused(args: list[str], paths: Paths | None = None) -> str:
-    """Run a command that must be refused with exit 2; return its stderr, which starts with 'error:'."""
+def cli_refused(args: list[str], paths: Paths | None = None) -> str:
+    """Run a command that must be refused with exit 2 and change nothing of the program; return
+    its stderr, which says why."""
+    before = tree(paths.data, paths.private) if paths else {}
     result = run(args, 2, paths)
     err = result.stderr
     assert err.strip(), "a refusal must say why on stderr"
+    assert (tree(paths.data, paths.private) if paths else {}) == before, "a refused command changed a file"
     return err
-
-
-def tree(*roots: Path) -> dict[str, bytes | None]:
-    """Every file (its bytes) and directory (None) under the roots, with modes: a refused command changes none."""
-    out: dict[str, bytes | None] = {}
-    for root in roots:
-        if not root.exists():
-            continue
-        for p in sorted(root.rglob("*")):
-            key = f"{p} {stat.S_IMODE(p.stat().st_mode):o}"
-            out[key] = p.read_bytes() if p.is_file() else None
-    return out
 
 
 def ledger_lines(paths: Paths) -> list[dict]:
@@ -275,7 +266,7 @@ def test_keygen_with_origin_needs_no_program(tmp_path: Path) -> None:
 
 def test_init_over_existing_program(program: Paths) -> None:
     before = tree(program.data, program.private)
-    err = refused(["init", "--name", "Again", "--origin", "test.example.org/prog"], program)
+    err = cli_refused(["init", "--name", "Again", "--origin", "test.example.org/prog"], program)
     assert err.startswith("error:")
     assert "already there" in err and "refusing to overwrite" in err
     assert str(program.data) in err or "program.yaml" in err
@@ -284,7 +275,7 @@ def test_init_over_existing_program(program: Paths) -> None:
 
 def test_init_bad_origin(tmp_path: Path) -> None:
     paths = Paths(tmp_path / "data", tmp_path / "private")
-    err = refused(["init", "--name", "X", "--origin", "bad origin with spaces"], paths)
+    err = cli_refused(["init", "--name", "X", "--origin", "bad origin with spaces"], paths)
     assert "--origin" in err and "not a valid origin" in err
     assert "bad origin with spaces" in err  # what was found
     assert "URL without scheme" in err  # what was expected
@@ -293,7 +284,7 @@ def test_init_bad_origin(tmp_path: Path) -> None:
 
 def test_init_uppercase_gate_id(tmp_path: Path) -> None:
     paths = Paths(tmp_path / "data", tmp_path / "private")
-    err = refused(["init", "--name", "X", "--origin", "test.example.org/x", "--gate", "A:x:public"], paths)
+    err = cli_refused(["init", "--name", "X", "--origin", "test.example.org/x", "--gate", "A:x:public"], paths)
     assert "--gate" in err and "A:x:public" in err
     assert "^[a-z0-9]{1,16}$" in err
     assert not paths.data.exists() and not paths.private.exists()
@@ -302,7 +293,7 @@ def test_init_uppercase_gate_id(tmp_path: Path) -> None:
 def test_init_reports_every_bad_option_at_once(tmp_path: Path) -> None:
     """One run lists all problems: a bad origin and two bad gates, not just the first found."""
     paths = Paths(tmp_path / "data", tmp_path / "private")
-    err = refused(
+    err = cli_refused(
         ["init", "--name", "X", "--origin", "bad origin", "--gate", "A:x:public", "--gate", "b:y:maybe"], paths
     )
     assert "A:x:public" in err
@@ -314,26 +305,28 @@ def test_init_reports_every_bad_option_at_once(tmp_path: Path) -> None:
 def test_keygen_refuses_to_overwrite(program: Paths, tmp_path: Path) -> None:
     target = tmp_path / "existing.key"
     target.write_text("precious\n")
-    err = refused(["keygen", "--origin", "test.example.org/prog", "--out", target], program)
+    err = cli_refused(["keygen", "--origin", "test.example.org/prog", "--out", target], program)
     assert str(target) in err and "refusing to overwrite" in err
     assert target.read_text() == "precious\n"
     # The default target, the program's key, is refused the same way.
     key_before = program.key_file.read_bytes()
-    err = refused(["keygen"], program)
+    err = cli_refused(["keygen"], program)
     assert "signing.key" in err and "refusing to overwrite" in err
     assert program.key_file.read_bytes() == key_before
 
 
 def test_keygen_without_program_or_origin(tmp_path: Path) -> None:
     paths = Paths(tmp_path / "data", tmp_path / "private")
-    err = refused(["keygen"], paths)
+    err = cli_refused(["keygen"], paths)
     assert "--origin" in err and "program.yaml" in err
     assert not paths.private.exists() and not paths.data.exists()
 
 
 def test_gate_add_existing_id(program: Paths) -> None:
     before = tree(program.data)
-    err = refused(["gate", "add", "b", "--name", "Gate B again", "--secret", "--at", "2026-03-01T00:00:00Z"], program)
+    err = cli_refused(
+        ["gate", "add", "b", "--name", "Gate B again", "--secret", "--at", "2026-03-01T00:00:00Z"], program
+    )
     assert "ledger.jsonl" in err and "gate b is declared twice" in err
     assert "nothing was written" in err
     assert tree(program.data) == before
@@ -342,7 +335,7 @@ def test_gate_add_existing_id(program: Paths) -> None:
 @pytest.mark.parametrize("gate_id", ["C", "c!", "a-b", "x" * 17, ""])
 def test_gate_add_malformed_id(program: Paths, gate_id: str) -> None:
     before = tree(program.data)
-    err = refused(["gate", "add", gate_id, "--name", "Bad", "--public", "--at", "2026-03-01T00:00:00Z"], program)
+    err = cli_refused(["gate", "add", gate_id, "--name", "Bad", "--public", "--at", "2026-03-01T00:00:00Z"], program)
     assert "malformed gate id" in err
     assert "^[a-z0-9]{1,16}$" in err
     assert tree(program.data) == before
@@ -350,21 +343,21 @@ def test_gate_add_malformed_id(program: Paths, gate_id: str) -> None:
 
 def test_retire_unknown_id(program: Paths) -> None:
     before = tree(program.data)
-    err = refused(["retire", "nope-1", "--note", "x", "--at", "2026-03-01T00:00:00Z"], program)
+    err = cli_refused(["retire", "nope-1", "--note", "x", "--at", "2026-03-01T00:00:00Z"], program)
     assert "nope-1" in err and "never committed" in err
     assert tree(program.data) == before
 
 
 def test_retire_twice(program: Paths) -> None:
     before = tree(program.data)
-    err = refused(["retire", "b-0001", "--note", "again", "--at", "2026-03-01T00:00:00Z"], program)
+    err = cli_refused(["retire", "b-0001", "--note", "again", "--at", "2026-03-01T00:00:00Z"], program)
     assert "b-0001" in err and "already revealed" in err and "retired" in err
     assert tree(program.data) == before
 
 
 def test_retire_public_item(program: Paths) -> None:
     before = tree(program.data)
-    err = refused(["retire", "a-001", "--note", "x", "--at", "2026-03-01T00:00:00Z"], program)
+    err = cli_refused(["retire", "a-001", "--note", "x", "--at", "2026-03-01T00:00:00Z"], program)
     assert "a-001" in err and "already revealed" in err and "public-gate" in err
     assert tree(program.data) == before
 
@@ -376,7 +369,7 @@ def test_retire_after_source_edit(program: Paths) -> None:
     row["prompt"] = "A different prompt."
     src.write_text(yaml.safe_dump(doc, sort_keys=False))
     before = tree(program.data)
-    err = refused(["retire", "b-0002", "--note", "x", "--at", "2026-03-01T00:00:00Z"], program)
+    err = cli_refused(["retire", "b-0002", "--note", "x", "--at", "2026-03-01T00:00:00Z"], program)
     assert "b-0002" in err and "changed since it was committed" in err
     assert "items.yaml" in err
     assert tree(program.data) == before
@@ -396,7 +389,7 @@ def test_retire_after_source_edit(program: Paths) -> None:
 )
 def test_at_malformed(program: Paths, at: str) -> None:
     before = tree(program.data)
-    err = refused(["gate", "add", "c", "--name", "Gate C", "--public", "--at", at], program)
+    err = cli_refused(["gate", "add", "c", "--name", "Gate C", "--public", "--at", at], program)
     assert "--at" in err and "malformed time" in err
     assert "YYYY-MM-DDTHH:MM:SSZ" in err and at in err
     assert tree(program.data) == before
@@ -413,7 +406,7 @@ def test_at_malformed(program: Paths, at: str) -> None:
 def test_at_before_last_event(program: Paths, command: list[str]) -> None:
     write_items(program, [item("b-0100", "b")], "more.yaml")  # something new for commit to do
     before = tree(program.data)
-    err = refused([*command, "--at", "2026-01-31T23:59:59Z"], program)
+    err = cli_refused([*command, "--at", "2026-01-31T23:59:59Z"], program)
     assert "--at" in err and "before the ledger's last event" in err
     assert "2026-02-01T00:00:00Z or later" in err
     assert tree(program.data) == before
@@ -421,7 +414,7 @@ def test_at_before_last_event(program: Paths, command: list[str]) -> None:
 
 def test_methodology_publish_existing_version(program: Paths) -> None:
     before = tree(program.data)
-    err = refused(
+    err = cli_refused(
         ["methodology", "publish", DEFAULT_PARAMS, "--prose", DEFAULT_PROSE, "--at", "2026-03-01T00:00:00Z"], program
     )
     assert "2026.1" in err and "already published" in err
@@ -439,7 +432,7 @@ def test_methodology_publish_missing_file(program: Paths, tmp_path: Path) -> Non
 def test_build_key_readable_by_others(program: Paths, tmp_path: Path) -> None:
     os.chmod(program.key_file, 0o644)
     out = tmp_path / "site"
-    err = refused(["build", "--out", out], program)
+    err = cli_refused(["build", "--out", out], program)
     assert "signing.key" in err and "readable by others" in err and "0644" in err
     assert "chmod 600" in err
     assert not out.exists()
@@ -448,7 +441,7 @@ def test_build_key_readable_by_others(program: Paths, tmp_path: Path) -> None:
 def test_build_key_missing(program: Paths, tmp_path: Path) -> None:
     program.key_file.unlink()
     out = tmp_path / "site"
-    err = refused(["build", "--out", out], program)
+    err = cli_refused(["build", "--out", out], program)
     assert "signing.key" in err and "no signing key" in err
     assert "keygen" in err
     assert not out.exists()
@@ -460,7 +453,7 @@ def test_build_with_another_key(built_program: BuiltSite) -> None:
     paths.key_file.unlink()
     run(["keygen"], paths=paths)  # a fresh key, same origin, at the key path
     before = tree(site)
-    err = refused(["build", "--out", site], paths)
+    err = cli_refused(["build", "--out", site], paths)
     assert "signing.key" in err and "does not match the published key" in err
     assert published in err  # expected
     assert tree(site) == before
@@ -473,7 +466,7 @@ def test_build_refuses_a_foreign_directory(program: Paths, tmp_path: Path) -> No
     (out / "sub").mkdir()
     (out / "sub" / "x.bin").write_bytes(b"\x00\x01")
     before = tree(out)
-    err = refused(["build", "--out", out], program)
+    err = cli_refused(["build", "--out", out], program)
     assert str(out) in err and "not a site built by transparency" in err
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "prog"]  # no staging left behind
@@ -493,19 +486,19 @@ def test_build_strict_refuses_warnings(program: Paths, tmp_path: Path) -> None:
     result = run(["build", "--out", out], paths=program)
     assert "colour" in result.stderr and "warning" in result.stderr
     shutil.rmtree(out)
-    err = refused(["build", "--strict", "--out", out], program)
+    err = cli_refused(["build", "--strict", "--out", out], program)
     assert "--strict" in err and "colour" in err
     assert not out.exists()
 
 
 def test_verify_missing_directory(tmp_path: Path) -> None:
-    err = refused(["verify", tmp_path / "nowhere"])
+    err = cli_refused(["verify", tmp_path / "nowhere"])
     assert "nowhere" in err and "not a directory" in err
 
 
 def test_verify_directory_that_is_not_a_site(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("hi")
-    err = refused(["verify", tmp_path])
+    err = cli_refused(["verify", tmp_path])
     assert "transparency.json" in err
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import item, write_items
+from conftest import item, new_program, write_items
 from crashkit import crash_points, files, kill_after, run_cli, step_labels, steps_worth_testing
 from runkit import results, run_spec, scored, write_json
 
@@ -40,19 +40,7 @@ SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 
 def _base(root: Path) -> Paths:
     """A program with a certified secret-gate run, ready for every command below."""
-    data = root / "data"
-    paths = Paths(data, root / "private")
-    init_program(
-        paths,
-        "Crash program",
-        "crash.example.org/prog",
-        [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)],
-        "",
-        T0,
-    )
-    write_items(paths, [item(f"a-{i:03d}", "a") for i in range(1, 3)] + [item(f"b-{i:04d}", "b") for i in range(1, 15)])
-    commit_new_items(paths, "2026-01-12T10:00:00Z")
-    retire_item(paths, "b-0014", "Retired before any run.", "2026-02-01T00:00:00Z")
+    paths = new_program(root / "data", root / "private", secret_items=14, retired=["b-0014"])
     spec = run_spec(paths, "run-1", "b", SECRET10)
     register_run(paths, write_json(root / "in" / "run-1.json", spec), "2026-03-01T00:00:00Z")
     doc = results("run-1", [scored(i, passing=n % 3 != 0) for n, i in enumerate(SECRET10)], proposed=80)

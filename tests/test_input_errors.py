@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import REPO, BuiltSite, item, write_items
+from conftest import REPO, BuiltSite, item, refused, tree, write_items
 
 from generator.cli import main
 from generator.commands.build import build
@@ -35,33 +34,6 @@ DEFAULT_PROSE = REPO / "generator" / "defaults" / "methodology.md"
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def state(paths: Paths) -> dict[str, Any]:
-    """What a refused command must not change: the ledger, sealed items, reveals, methodology."""
-
-    def files(d: Path) -> dict[str, bytes] | None:
-        if not d.exists():
-            return None
-        return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
-
-    return {
-        "ledger": paths.ledger_file.read_bytes(),
-        "sealed": files(paths.sealed_dir),
-        "reveals": files(paths.reveals_dir),
-        "methodology": files(paths.methodology_dir),
-        "keys": paths.keys_file.read_bytes(),
-        "program": paths.program_file.read_bytes(),
-    }
-
-
-def tree(root: Path) -> dict[str, bytes | None]:
-    if not root.exists():
-        return {}
-    return {
-        f"{p.relative_to(root)} {stat.S_IMODE(p.stat().st_mode):o}": (p.read_bytes() if p.is_file() else None)
-        for p in sorted(root.rglob("*"))
-    }
 
 
 def field_path(where: str) -> str:
@@ -83,13 +55,9 @@ def find(problems: list[Problem], file: str, where: str, message: str) -> Proble
 
 def commit_refused(paths: Paths) -> InputError:
     """Run commit on sources that must be refused; check nothing was written; return the error."""
-    before = state(paths)
-    with pytest.raises(InputError) as info:
-        commit_new_items(paths, AT)
-    assert state(paths) == before, "a refused commit wrote something"
-    assert info.value.problems, "an InputError must carry its problems"
-    assert "nothing was" in info.value.summary  # "...; nothing was committed/written"
-    return info.value
+    e = refused(lambda: commit_new_items(paths, AT), paths.data, paths.private)
+    assert "nothing was" in e.summary  # "...; nothing was committed/written"
+    return e
 
 
 @pytest.fixture
@@ -428,7 +396,7 @@ def test_malformed_file_does_not_hide_other_files(prog: Paths) -> None:
 def test_commit_command_lists_every_problem(prog: Paths) -> None:
     write_text(prog, "one.yaml", dump([item("BAD-ID", "b"), item("u-1", "z")]))
     write_text(prog, "two.yaml", dump([amount(kind="scalar", tier="critical", value=12.5)]))
-    before = state(prog)
+    before = tree(prog.data, prog.private)
     result = CliRunner().invoke(main, ["--data", str(prog.data), "--private", str(prog.private), "commit", "--at", AT])
     assert result.exit_code == 2, result.output
     err = result.stderr
@@ -447,7 +415,7 @@ def test_commit_command_lists_every_problem(prog: Paths) -> None:
         "12.5",
     ):
         assert text in err, text
-    assert state(prog) == before
+    assert tree(prog.data, prog.private) == before
 
 
 # ---------------------------------------------------------------------------------------------
@@ -623,7 +591,7 @@ def test_publish_command_refuses_bad_parameters(make_program: Callable[..., Path
     params["certify"]["min_items_secret_gate"] = 0
     f = tmp_path / "params.json"
     f.write_text(json.dumps(params))
-    before = state(paths)
+    before = tree(paths.data, paths.private)
     result = CliRunner().invoke(
         main,
         [
@@ -645,7 +613,7 @@ def test_publish_command_refuses_bad_parameters(make_program: Callable[..., Path
     assert err.startswith("error:") and "Traceback" not in err
     for text in ("params.json", "tiers.high.weight", "0.7a", "certify.min_items_secret_gate", "at least 1"):
         assert text in err, text
-    assert state(paths) == before
+    assert tree(paths.data, paths.private) == before
     assert not (paths.methodology_dir / "2026.2.json").exists()
 
 
@@ -686,7 +654,7 @@ def test_publish_command_refuses_unknown_placeholder(make_program: Callable[...,
     f.write_text(json.dumps(params))
     prose = tmp_path / "prose.md"
     prose.write_text("# Methodology\n\nThe threshold is {{ item_treshold }}.\n")
-    before = state(paths)
+    before = tree(paths.data, paths.private)
     result = CliRunner().invoke(
         main,
         [
@@ -705,7 +673,7 @@ def test_publish_command_refuses_unknown_placeholder(make_program: Callable[...,
     )
     assert result.exit_code == 2, result.output
     assert "prose.md" in result.stderr and "item_treshold" in result.stderr
-    assert state(paths) == before
+    assert tree(paths.data, paths.private) == before
 
 
 # ---------------------------------------------------------------------------------------------
@@ -799,13 +767,9 @@ def _edit_ledger_line(paths: Paths, n: int, edit: Callable[[bytes], bytes]) -> N
 
 
 def build_refused(paths: Paths, out: Path) -> InputError:
-    before_out, before_data = tree(out), tree(paths.data)
-    with pytest.raises(InputError) as info:
-        build(paths, out)
-    assert tree(out) == before_out, "a refused build changed the site"
-    assert tree(paths.data) == before_data, "a refused build changed the data"
+    e = refused(lambda: build(paths, out), out, paths.data)
     assert not [p for p in out.parent.iterdir() if ".staging-" in p.name or ".old-" in p.name]
-    return info.value
+    return e
 
 
 def test_build_reports_every_data_problem_in_one_run(built_program: BuiltSite) -> None:

@@ -104,6 +104,54 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
                 assert module != "generator.verify", f"{where}: imports the bundle; use the package"
 
 
+# The generator's phases, lowest first (ARCHITECTURE.md). A module imports from its own layer
+# or a lower one, never a higher: data flows from the inputs to the site and never back.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs"),
+    ("datadir", "journal", "ledgerfile"),
+    ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
+    ("gather",),
+    ("writer", "release", "artifacts", "views", "examples", "events", "render", "pages"),
+    ("commands",),
+    ("cli", "__main__"),
+)
+
+
+def _layer_of(module: str) -> int:
+    top = module.removeprefix("generator.").split(".")[0]
+    found = [i for i, names in enumerate(LAYERS) if top in names]
+    assert found, f"generator.{top} is in no layer of test_structure.LAYERS: add it where it belongs"
+    return found[0]
+
+
+def test_data_flows_one_way_through_the_generator_s_layers() -> None:
+    for path in sorted(p for p in GENERATOR.rglob("*.py") if VERIFIER not in p.parents and p.name != "verify.py"):
+        rel = path.relative_to(GENERATOR).with_suffix("")
+        if rel.parts in (("__init__",), ("commands", "__init__")):
+            continue
+        own = _layer_of(".".join(rel.parts))
+        for line, module, names, _ in _imports(path):
+            targets = [f"{module}.{n}" for n in names] if module == "generator" else [module]
+            for target in targets:
+                if not target.startswith("generator.") or target.startswith("generator.verifier"):
+                    continue
+                if target == "generator.__version__":
+                    continue
+                assert _layer_of(target) <= own, (
+                    f"generator/{rel}.py:{line} imports {target}, a later phase: data must flow one way"
+                )
+
+
+def test_gathering_signs_nothing_and_words_no_page() -> None:
+    """The gather phase reads and derives; signing is the artifacts' work, words the pages'."""
+    source = (GENERATOR / "gather.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    assert not calls & {"sign", "sign_note", "sign_file"}, calls & {"sign", "sign_note", "sign_file"}
+    imported = {m for _, m, _, _ in _imports(GENERATOR / "gather.py")}
+    assert not imported & {"jinja2", "markupsafe", "generator.render", "generator.views", "generator.pages"}
+
+
 def test_every_declared_name_exists() -> None:
     assert [n for n in generator.verifier.__all__ if not hasattr(generator.verifier, n)] == []
 
