@@ -23,6 +23,7 @@ site: $(STAMP)
 test: $(STAMP)
 	chmod 600 data/private/signing.key
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m generator.verifier.bundle --check
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
