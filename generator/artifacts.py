@@ -5,7 +5,7 @@ the manifest and the verifier, streamed where they are large.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib.resources import files
 from typing import Any
 
@@ -66,13 +66,16 @@ def _list_document(key: str, elements: Iterator[bytes], tail: dict[str, Any]) ->
     yield b"]," + canonical.dumps(tail)[1:]
 
 
-def entries_document(ctx: SiteContext) -> Iterator[bytes]:
-    """The ledger entries, re-read from the ledger file (which the build holds locked)."""
+def entries_document(ctx: SiteContext, each: Callable[[int, bytes], None] | None = None) -> Iterator[bytes]:
+    """The ledger entries, re-read from the ledger file (which the build holds locked); `each`
+    sees every leaf on the way, so that other artifacts of the leaves need no second pass."""
     count = 0
 
     def leaves() -> Iterator[bytes]:
         nonlocal count
         for raw in ledger_lines(ctx.paths):
+            if each is not None:
+                each(count, raw)
             count += 1
             yield raw
 
@@ -144,9 +147,11 @@ def checkpoint_note(ctx: SiteContext) -> bytes:
     return ctx.signer.sign_note(checkpoint_text(ctx.origin, ctx.ledger.size, ctx.root))
 
 
-def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes) -> None:
+def write_ledger(
+    ctx: SiteContext, w: SiteWriter, checkpoint: bytes, each: Callable[[int, bytes], None] | None = None
+) -> None:
     """The ledger's documents (SPEC §4): the entries, the checkpoint, the commitment list."""
-    w.write_signed_stream(layout.ENTRIES, entries_document(ctx), ctx.signer)
+    w.write_signed_stream(layout.ENTRIES, entries_document(ctx, each), ctx.signer)
     w.write(layout.CHECKPOINT, checkpoint)
     w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
 

@@ -364,8 +364,13 @@ def certify(
     help="The site directory to (re)build.",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings (such as unknown keys in program.yaml) as errors.")
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Ask no witness over the network for a cosignature; those kept in data/cosignatures/ are still published.",
+)
 @click.pass_context
-def build(ctx: click.Context, out: Path, strict: bool) -> None:
+def build(ctx: click.Context, out: Path, strict: bool, offline: bool) -> None:
     """Render, sign and verify the site, then swap it into OUT.
 
     Reads and validates everything first, builds into a staging directory beside OUT, runs the
@@ -373,11 +378,16 @@ def build(ctx: click.Context, out: Path, strict: bool) -> None:
     site untouched. Refuses a ledger that does not extend the last release and any change to an
     artifact it published. Deterministic: the time comes from SOURCE_DATE_EPOCH or the newest
     ledger event, never from the clock.
+
+    History (format v2): the ledger is also written as C2SP tiles, every checkpoint is archived
+    with a consistency proof to today's, and every reveal and certificate gets an inclusion
+    proof. With data/policy.txt, each witness it lists with a URL is asked to cosign the
+    checkpoint (10 s timeout each; a witness that fails is named in a warning).
     """
     from generator.commands.build import build as build_site
 
     progress = ProgressPrinter()
-    result = build_site(_paths(ctx), out, progress, strict)
+    result = build_site(_paths(ctx), out, progress, strict, offline)
     progress.done()
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)

@@ -21,10 +21,10 @@ from generator.keys import Signer, load_key
 from generator.ledgerfile import replay_ledger
 from generator.methodology import params_file, prose_file, prose_html, render_prose
 from generator.progress import Progress
+from generator.proofs import MerkleTree
 from generator.sources import read_text
 from generator.verifier import (
     Ledger,
-    MerkleStream,
     Methodology,
     Problem,
     RevealedAnswers,
@@ -205,6 +205,7 @@ class SiteContext:
     public_keys: list[PublicKey]
     ledger: Ledger
     root: bytes
+    tree: MerkleTree
     latest: list[tuple[int, dict[str, Any]]]
     methodologies: list[MethodologyVersion]
     revealed: list[RevealedItem]
@@ -263,7 +264,7 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
                 )
             )
 
-    merkle = MerkleStream()
+    merkle = MerkleTree()
     latest: deque[tuple[int, dict[str, Any]]] = deque(maxlen=LATEST_EVENTS)
 
     def on_leaf(index: int, leaf: dict[str, Any], raw: bytes) -> None:
@@ -292,6 +293,7 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
         public_keys=keys,
         ledger=ledger,
         root=merkle.root(),
+        tree=merkle,
         latest=list(reversed(latest)),
         methodologies=methodologies,
         revealed=revealed,

@@ -7,7 +7,7 @@ downloaded folder, where a browser does not resolve a directory to its index.
 
 from __future__ import annotations
 
-from generator.verifier import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
+from generator.verifier import HISTORY_PATH, MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
 
 # What a verifier reads without the manifest naming it: one definition, the verifier's.
 MANIFEST = MANIFEST_PATH
@@ -21,6 +21,10 @@ LEDGER_PREFIX = "ledger"
 ENTRIES = f"{LEDGER_PREFIX}/entries.json"
 CHECKPOINT = f"{LEDGER_PREFIX}/checkpoint"
 COMMITMENTS = f"{LEDGER_PREFIX}/commitments.json"
+# History (FORMAT.md v2): the checkpoints every build published, and proofs from each to today's.
+HISTORY = HISTORY_PATH
+# The program's trust policy (C2SP tlog-policy): its log key, its witnesses and their quorum.
+POLICY = f"{LEDGER_PREFIX}/policy.txt"
 
 HOME = "index.html"
 METHODOLOGY_PAGE = "methodology/index.html"
@@ -30,6 +34,7 @@ RUNS_PAGE = "runs/index.html"
 CERTIFICATES_PAGE = "certificates/index.html"
 KEYS_PAGE = "keys/index.html"
 VERIFY_PAGE = "verify/index.html"
+HISTORY_PAGE = "history/index.html"
 
 # A page never lists more rows than this: a pool of a million items becomes a thousand pages.
 PAGE_SIZE = 1000
@@ -37,6 +42,24 @@ PAGE_SIZE = 1000
 
 def sig(path: str) -> str:
     return f"{path}.sig"
+
+
+def archived_checkpoint(size: int) -> str:
+    return f"{LEDGER_PREFIX}/checkpoints/{size}"
+
+
+def consistency_proof(old_size: int) -> str:
+    return f"{LEDGER_PREFIX}/consistency/{old_size}.json"
+
+
+def tile(rel: str) -> str:
+    """A C2SP tile (`tile/…`) under the log prefix, beside the checkpoint."""
+    return f"{LEDGER_PREFIX}/{rel}"
+
+
+def tlog_proof(artifact: str) -> str:
+    """An artifact's inclusion proof sits beside it, as a detached signature does."""
+    return f"{artifact}.tlog-proof"
 
 
 def key_pem(key_id_hex: str) -> str:

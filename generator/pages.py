@@ -68,6 +68,7 @@ def navigation(ctx: SiteContext) -> list[NavItem]:
         NavItem("Retired items", layout.RETIRED_PAGE),
         NavItem("Runs", layout.RUNS_PAGE),
         NavItem("Certificates", layout.CERTIFICATES_PAGE),
+        NavItem("History", layout.HISTORY_PAGE),
         NavItem("Keys", layout.KEYS_PAGE),
         NavItem("Verify it yourself", layout.VERIFY_PAGE),
     ]
@@ -262,7 +263,11 @@ def write_certificate_page(
 
 
 def write_keys_and_verify_pages(
-    ctx: SiteContext, w: SiteWriter, r: Renderer, certificate_example: dict[str, str | None] | None
+    ctx: SiteContext,
+    w: SiteWriter,
+    r: Renderer,
+    certificate_example: dict[str, str | None] | None,
+    oldest_checkpoint: str = layout.CHECKPOINT,
 ) -> None:
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
     w.write_text(
@@ -283,6 +288,18 @@ def write_keys_and_verify_pages(
             if example
             else None,
             verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
+            oldest_checkpoint=oldest_checkpoint,
+        ),
+    )
+
+
+def write_history_page(w: SiteWriter, r: Renderer, rows: list[dict[str, Any]]) -> None:
+    """The archived checkpoints, newest first; its JSON twin is the signed history document."""
+    shown = [{**row, "root_b64": base64.b64encode(bytes.fromhex(row["root"])).decode()} for row in reversed(rows)]
+    w.write_text(
+        layout.HISTORY_PAGE,
+        r.page(
+            "history.html", layout.HISTORY_PAGE, "History", layout.HISTORY, rows=shown, verify_page=layout.VERIFY_PAGE
         ),
     )
 

@@ -22,7 +22,8 @@ IMMUTABLE_PREFIXES = ("reveals/", "methodology/", "runs/", "certificates/", "key
 
 
 def is_immutable(path: str) -> bool:
-    return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith(".html")
+    # An inclusion proof is remade against each new checkpoint: derived, like a page.
+    return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith((".html", ".tlog-proof"))
 
 
 def _old_manifest(out: Path) -> dict[str, Any] | None:

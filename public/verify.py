@@ -16,32 +16,39 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    47 to   134
-    generator/verifier/text.py              lines   135 to   218
-    generator/verifier/errors.py            lines   219 to   285
-    generator/verifier/canonical.py         lines   286 to   568
-    generator/verifier/formats.py           lines   569 to   788
-    generator/verifier/sodium.py            lines   789 to   832
-    generator/verifier/keys.py              lines   833 to  1080
-    generator/verifier/note.py              lines  1081 to  1175
-    generator/verifier/merkle.py            lines  1176 to  1316
-    generator/verifier/idindex.py           lines  1317 to  1379
-    generator/verifier/methodology.py       lines  1380 to  1691
-    generator/verifier/scoring.py           lines  1692 to  1991
-    generator/verifier/subjects.py          lines  1992 to  2202
-    generator/verifier/ledger.py            lines  2203 to  2642
-    generator/verifier/answers.py           lines  2643 to  2710
-    generator/verifier/runs.py              lines  2711 to  2929
-    generator/verifier/certificates.py      lines  2930 to  3339
-    generator/verifier/certificate_documents.py lines  3340 to  3424
-    generator/verifier/recheck.py           lines  3425 to  3718
-    generator/verifier/report.py            lines  3719 to  3834
-    generator/verifier/folder.py            lines  3835 to  4025
-    generator/verifier/release.py           lines  4026 to  4230
-    generator/verifier/publication.py       lines  4231 to  4557
-    generator/verifier/certificate_files.py lines  4558 to  4784
-    generator/verifier/site.py              lines  4785 to  4853
-    generator/verifier/cli.py               lines  4854 to  4928
+    generator/verifier/isolation.py         lines    54 to   142
+    generator/verifier/text.py              lines   143 to   226
+    generator/verifier/errors.py            lines   227 to   293
+    generator/verifier/canonical.py         lines   294 to   576
+    generator/verifier/formats.py           lines   577 to   796
+    generator/verifier/sodium.py            lines   797 to   840
+    generator/verifier/keys.py              lines   841 to  1088
+    generator/verifier/note.py              lines  1089 to  1183
+    generator/verifier/merkle.py            lines  1184 to  1324
+    generator/verifier/tlogproof.py         lines  1325 to  1396
+    generator/verifier/tiles.py             lines  1397 to  1628
+    generator/verifier/cosignature.py       lines  1629 to  1824
+    generator/verifier/policy.py            lines  1825 to  2107
+    generator/verifier/witnessing.py        lines  2108 to  2131
+    generator/verifier/idindex.py           lines  2132 to  2194
+    generator/verifier/methodology.py       lines  2195 to  2506
+    generator/verifier/scoring.py           lines  2507 to  2806
+    generator/verifier/subjects.py          lines  2807 to  3017
+    generator/verifier/ledger.py            lines  3018 to  3457
+    generator/verifier/answers.py           lines  3458 to  3525
+    generator/verifier/runs.py              lines  3526 to  3755
+    generator/verifier/certificates.py      lines  3756 to  4165
+    generator/verifier/certificate_documents.py lines  4166 to  4250
+    generator/verifier/recheck.py           lines  4251 to  4544
+    generator/verifier/report.py            lines  4545 to  4665
+    generator/verifier/folder.py            lines  4666 to  4856
+    generator/verifier/release.py           lines  4857 to  5061
+    generator/verifier/history.py           lines  5062 to  5369
+    generator/verifier/publication.py       lines  5370 to  5728
+    generator/verifier/certificate_files.py lines  5729 to  5955
+    generator/verifier/site.py              lines  5956 to  6081
+    generator/verifier/state.py             lines  6082 to  6163
+    generator/verifier/cli.py               lines  6164 to  6413
 """
 
 # ==============================================================================================
@@ -122,6 +129,7 @@ import hashlib
 import json
 import math
 import re
+import tempfile
 import traceback
 import unicodedata
 from array import array
@@ -1312,6 +1320,813 @@ def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old
         raise RootMismatchError(old_root, fr)
     if sr != new_root:
         raise RootMismatchError(new_root, sr)
+
+
+# ==============================================================================================
+# generator/verifier/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, SPEC §9): one artifact's inclusion proof,
+#     with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
+# ==============================================================================================
+
+TLOG_PROOF_HEADER = "c2sp.org/tlog-proof@v1"
+
+
+# 2^63 hashes would need a tree no log reaches; the bound keeps a hostile file from making us
+# read a million lines before we notice.
+_MAX_PROOF_HASHES = 63
+
+
+_DECIMAL_RE = re.compile(r"0|[1-9][0-9]{0,18}")
+
+
+@dataclass(frozen=True)
+class TlogProof:
+    extra: bytes | None
+    index: int
+    hashes: tuple[bytes, ...]
+    checkpoint: bytes
+
+
+def format_tlog_proof(extra: bytes | None, index: int, hashes: list[bytes], checkpoint: bytes) -> bytes:
+    lines = [TLOG_PROOF_HEADER]
+    if extra is not None:
+        lines.append("extra " + base64.b64encode(extra).decode())
+    lines.append(f"index {index}")
+    lines += [base64.b64encode(h).decode() for h in hashes]
+    return ("\n".join(lines) + "\n\n").encode() + checkpoint
+
+
+def parse_tlog_proof(data: bytes) -> TlogProof:
+    head, sep, checkpoint = data.partition(b"\n\n")
+    if not sep:
+        raise FormatError("no empty line before the checkpoint")
+    try:
+        text = head.decode("ascii")
+    except UnicodeDecodeError:
+        raise FormatError("the lines before the checkpoint must be ASCII") from None
+    lines = text.split("\n")
+    if lines[0] != TLOG_PROOF_HEADER:
+        raise FormatError(f"line 1 must be {TLOG_PROOF_HEADER!r}")
+    k = 1
+    extra = None
+    if k < len(lines) and lines[k].startswith("extra "):
+        extra = _base64_field(lines[k][len("extra ") :], k + 1, "extra")
+        k += 1
+    if k >= len(lines) or not lines[k].startswith("index "):
+        raise FormatError(f"line {k + 1} must be 'index N'")
+    number = lines[k][len("index ") :]
+    if not _DECIMAL_RE.fullmatch(number) or int(number) >= 2**63:
+        raise FormatError(f"line {k + 1}: the index must be a decimal without leading zeros, below 2^63")
+    hashes = []
+    for n, line in enumerate(lines[k + 1 :], start=k + 2):
+        h = _base64_field(line, n, "hash")
+        if len(h) != 32:
+            raise FormatError(f"line {n}: a hash must be 32 bytes, found {len(h)}")
+        hashes.append(h)
+    if len(hashes) > _MAX_PROOF_HASHES:
+        raise FormatError(f"{len(hashes)} hashes: no tree below 2^63 leaves needs more than {_MAX_PROOF_HASHES}")
+    return TlogProof(extra, int(number), tuple(hashes), checkpoint)
+
+
+def _base64_field(text: str, line: int, what: str) -> bytes:
+    try:
+        return b64decode_strict(text)
+    except (FormatError, ValueError):
+        raise FormatError(f"line {line}: the {what} is not canonical base64") from None
+
+
+# ==============================================================================================
+# generator/verifier/tiles.py: C2SP tlog-tiles (SPEC §9): the paths of a log's hash tiles and entry bundles, the
+#     building of every tile as the log's leaves stream in, and the reading of a tiled log with every tile checked.
+# ==============================================================================================
+
+_TILE_HEIGHT = 8  # a tile is the bottom of a height-8 subtree: 256 hashes
+
+
+TILE_WIDTH = 1 << _TILE_HEIGHT
+
+
+_TILE_HASH_BYTES = 32
+
+
+_TILE_MAX_LEVEL = 63  # C2SP: <L> is 0..63
+
+
+_ENTRY_MAX_BYTES = 0xFFFF  # the big-endian uint16 length before each leaf of a bundle
+
+
+_ENTRIES_PREFIX = "tile/entries/"
+
+
+def tile_number_path(n: int) -> str:
+    """<N> of a tile path: 3-digit groups, each but the last prefixed by x, so that no name is
+    both a file and a directory (1234067 is x001/x234/067, 5 is 005)."""
+    if n < 0:
+        raise FormatError(f"tile index {n} is negative")
+    digits = str(n)
+    digits = "0" * (-len(digits) % 3) + digits
+    groups = [digits[i : i + 3] for i in range(0, len(digits), 3)]
+    return "/".join(["x" + g for g in groups[:-1]] + groups[-1:])
+
+
+def _tile_width_suffix(width: int) -> str:
+    if not 1 <= width <= TILE_WIDTH:
+        raise FormatError(f"tile width {width} is outside 1..{TILE_WIDTH}")
+    return "" if width == TILE_WIDTH else f".p/{width}"
+
+
+def hash_tile_path(level: int, index: int, width: int) -> str:
+    if not 0 <= level <= _TILE_MAX_LEVEL:
+        raise FormatError(f"tile level {level} is outside 0..{_TILE_MAX_LEVEL}")
+    return f"tile/{level}/{tile_number_path(index)}{_tile_width_suffix(width)}"
+
+
+def entry_bundle_path(index: int, width: int) -> str:
+    return f"{_ENTRIES_PREFIX}{tile_number_path(index)}{_tile_width_suffix(width)}"
+
+
+def _tiles_of_row(count: int, path: Callable[[int, int], str]) -> list[tuple[str, int]]:
+    """The tiles holding `count` consecutive hashes (or entries): full ones, then the partial."""
+    full, rest = divmod(count, TILE_WIDTH)
+    row = [(path(i, TILE_WIDTH), TILE_WIDTH) for i in range(full)]
+    return [*row, (path(full, rest), rest)] if rest else row
+
+
+def tile_paths(size: int) -> list[tuple[str, int]]:
+    """Every tile of a log of `size` leaves, with its width: the hash tiles level by level (a hash
+    tile is 32 bytes × width), then the entry bundles (whose bytes depend on the leaves).
+
+    Level L has floor(size / 256**L) hashes, so its partial tile has that many mod 256; an empty
+    tile does not exist, and the levels end where no complete 256**L-leaf subtree is left."""
+    if size < 0:
+        raise FormatError(f"a log cannot have {size} leaves")
+    out: list[tuple[str, int]] = []
+    count, level = size, 0
+    while count:
+        out += _tiles_of_row(count, functools.partial(hash_tile_path, level))
+        count, level = count // TILE_WIDTH, level + 1
+    return out + _tiles_of_row(size, entry_bundle_path)
+
+
+def parse_entry_bundle(data: bytes, width: int, where: str = "entry bundle") -> list[bytes]:
+    """The `width` leaves of an entry bundle, each stored as its length (big-endian uint16) then
+    its bytes. Fewer entries, a length running past the end or bytes after the last are refused."""
+    _tile_width_suffix(width)
+    leaves: list[bytes] = []
+    pos = 0
+    for i in range(width):
+        if pos == len(data):
+            raise FormatError(f"{where}: ends after {i} of its {width} entries")
+        if pos + 1 == len(data):
+            raise FormatError(f"{where}: the length of entry {i} is cut off after its first byte")
+        n = int.from_bytes(data[pos : pos + 2], "big")
+        pos += 2
+        if len(data) - pos < n:
+            raise FormatError(f"{where}: entry {i} claims {n} bytes but only {len(data) - pos} remain")
+        leaves.append(data[pos : pos + n])
+        pos += n
+    if pos != len(data):
+        raise FormatError(f"{where}: {len(data) - pos} bytes after its {width} entries")
+    return leaves
+
+
+class TileBuilder:
+    """Every tile of a log, built as its leaves are appended. Memory: one unfinished tile per level
+    (log_256 of the size levels) and the unfinished entry bundle. Work: each leaf costs one leaf
+    hash, and each full tile the 255 node hashes of its root, which goes one level up."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._levels: list[list[bytes]] = [[]]  # hashes of each level's rightmost, unfinished tile
+        self._entries = bytearray()  # the unfinished entry bundle
+
+    def append(self, leaf: bytes) -> list[tuple[str, bytes]]:
+        """Add a leaf; return the full tiles (entry bundle, hash tiles of any level) it completes."""
+        if len(leaf) > _ENTRY_MAX_BYTES:
+            raise FormatError(
+                f"leaf {self.size} is {len(leaf)} bytes, more than the {_ENTRY_MAX_BYTES} that the uint16"
+                f" length prefix of {entry_bundle_path(self.size >> _TILE_HEIGHT, TILE_WIDTH)} allows"
+            )
+        self._entries += len(leaf).to_bytes(2, "big")
+        self._entries += leaf
+        self._levels[0].append(leaf_hash(leaf))
+        self.size += 1
+        if self.size % TILE_WIDTH:
+            return []  # 255 leaves in 256 stop here
+        # The leaf completes a bundle, a level-0 tile and perhaps one tile on each level above. A
+        # full tile never changes again: publish it, and carry its root one level up.
+        done = [(entry_bundle_path((self.size >> _TILE_HEIGHT) - 1, TILE_WIDTH), bytes(self._entries))]
+        self._entries.clear()
+        level = 0
+        while len(row := self._levels[level]) == TILE_WIDTH:
+            index = (self.size >> (_TILE_HEIGHT * (level + 1))) - 1
+            done.append((hash_tile_path(level, index, TILE_WIDTH), b"".join(row)))
+            self._levels[level] = []
+            if level + 1 == len(self._levels):
+                self._levels.append([])
+            self._levels[level + 1].append(merkle_root(row))
+            level += 1
+        return done
+
+    def finish(self) -> list[tuple[str, bytes]]:
+        """The partial tiles of the log at its current size (a checkpoint's): each level's
+        unfinished tile and the unfinished entry bundle. Appending may go on afterwards."""
+        out = [
+            (hash_tile_path(level, self.size >> (_TILE_HEIGHT * (level + 1)), len(row)), b"".join(row))
+            for level, row in enumerate(self._levels)
+            if row
+        ]
+        if self.size % TILE_WIDTH:
+            out.append((entry_bundle_path(self.size >> _TILE_HEIGHT, self.size % TILE_WIDTH), bytes(self._entries)))
+        return out
+
+    def root(self) -> bytes:
+        """The RFC 6962 root of the leaves so far, from the unfinished tiles alone: read from the top
+        level down, their hashes are the roots of the tree's complete subtrees, largest first, once
+        each tile is split into complete subtrees by the binary digits of its width."""
+        subtrees: list[bytes] = []
+        for row in reversed(self._levels):
+            start = 0
+            for bit in (1 << k for k in reversed(range(_TILE_HEIGHT))):
+                if len(row) & bit:
+                    subtrees.append(merkle_root(row[start : start + bit]))
+                    start += bit
+        if not subtrees:
+            return EMPTY_ROOT
+        # RFC 6962 splits at the largest power of two below the size, so they fold from the right.
+        root = subtrees.pop()
+        while subtrees:
+            root = node_hash(subtrees.pop(), root)
+        return root
+
+
+class TiledLog(Iterator[bytes]):
+    """The leaves of a tiled log of `size` leaves, in order, read from its entry bundles through
+    `read` (a path to its bytes, or None when missing). Every hash tile of the log is compared with
+    the one the leaves give, and a bundle's leaves are yielded only once every tile they complete
+    has been checked. After the last leaf, root() is their RFC 6962 root, for the caller to compare
+    with its checkpoint. Memory: one bundle, and one tile per level."""
+
+    def __init__(self, read: Callable[[str], bytes | None], size: int) -> None:
+        if size < 0:
+            raise FormatError(f"a log cannot have {size} leaves")
+        self.size = size
+        self._read = read
+        self._built = TileBuilder()
+        self._root: bytes | None = None
+        self._leaves = self._each_leaf()
+
+    def __next__(self) -> bytes:
+        return next(self._leaves)
+
+    def root(self) -> bytes:
+        if self._root is None:
+            raise RuntimeError("the root of a tiled log is known only once its last leaf has been read")
+        return self._root
+
+    def _each_leaf(self) -> Iterator[bytes]:
+        bundles = -(-self.size // TILE_WIDTH)
+        for index in range(bundles):
+            width = min(TILE_WIDTH, self.size - index * TILE_WIDTH)
+            bundle = entry_bundle_path(index, width)
+            leaves = parse_entry_bundle(self._fetch_tile(bundle), width, where=bundle)
+            made = [tile for leaf in leaves for tile in self._built.append(leaf)]
+            if index == bundles - 1:
+                made += self._built.finish()
+            for path, expected in made:
+                # A bundle parsed strictly re-encodes to its own bytes: only hash tiles need reading.
+                if not path.startswith(_ENTRIES_PREFIX):
+                    self._check_hash_tile(path, expected, bundle)
+            yield from leaves
+        self._root = self._built.root()
+
+    def _fetch_tile(self, path: str) -> bytes:
+        data = self._read(path)
+        if data is None:
+            raise FormatError(f"{path}: missing")
+        return data
+
+    def _check_hash_tile(self, path: str, expected: bytes, bundle: str) -> None:
+        data = self._fetch_tile(path)
+        if len(data) != len(expected):
+            raise FormatError(
+                f"{path}: {len(data)} bytes, not the {len(expected)} of its {len(expected) // _TILE_HASH_BYTES} hashes"
+            )
+        if data == expected:
+            return
+        n = _TILE_HASH_BYTES
+        i = next(i for i in range(0, len(data), n) if data[i : i + n] != expected[i : i + n]) // n
+        # A level-0 tile is checked right after the bundle under it, so hash i is that bundle's leaf i.
+        source = f"leaf {i} of {bundle} hashes" if path.startswith("tile/0/") else "the leaves under it hash"
+        found, computed = data[i * n : (i + 1) * n].hex(), expected[i * n : (i + 1) * n].hex()
+        raise ProofError(f"{path}: hash {i} is {found}, but {source} to {computed}")
+
+
+def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
+    """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog)."""
+    return TiledLog(read, size)
+
+
+# ==============================================================================================
+# generator/verifier/cosignature.py: Witness cosignatures (c2sp.org/tlog-cosignature, Ed25519 `cosignature/v1`):
+#     cosigner keys and their vkeys, the signed message, the signature line, and checking a checkpoint's cosignatures.
+# ==============================================================================================
+
+# c2sp.org/signed-note signature types.
+_COSIG_TYPE_ED25519 = 0x04
+
+
+_COSIG_TYPE_ML_DSA_44 = 0x06
+
+
+_COSIG_TYPE_NOTE_ED25519 = 0x01
+
+
+_COSIG_HEADER = b"cosignature/v1\n"
+
+
+_COSIG_LINE_PREFIX = "\u2014 "
+
+
+# As open_note: more signature lines than this reject the note (C2SP asks for at least 16).
+_COSIG_MAX_LINES = 100
+
+
+# key ID (4) ‖ timestamp (8) ‖ Ed25519 signature (64)
+_COSIG_RAW_LENGTH = 76
+
+
+MAX_COSIGNATURE_TIMESTAMP = 2**63 - 1
+
+
+def cosignature_key_id(name: str, public_key: bytes) -> bytes:
+    """The key ID of an Ed25519 cosigner: SHA-256(name ‖ 0x0A ‖ 0x04 ‖ 32-byte key)[:4]."""
+    return hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([_COSIG_TYPE_ED25519]) + public_key).digest()[:4]
+
+
+@dataclass(frozen=True)
+class CosignerKey:
+    """A witness's public key as a verifier knows it: the name on its signature lines and the
+    32-byte Ed25519 key."""
+
+    name: str
+    public_key: bytes
+
+    def __post_init__(self) -> None:
+        if not is_valid_key_name(self.name):
+            raise FormatError(f"{self.name!r} is not a valid key name")
+        if not isinstance(self.public_key, bytes) or len(self.public_key) != 32:
+            raise FormatError("an Ed25519 cosigner key is 32 bytes")
+
+    @property
+    def key_id(self) -> bytes:
+        return cosignature_key_id(self.name, self.public_key)
+
+    @property
+    def vkey(self) -> str:
+        return make_cosigner_vkey(self.name, self.public_key)
+
+
+def make_cosigner_vkey(name: str, public_key: bytes) -> str:
+    """`<name>+<hex key ID>+<base64(0x04 ‖ key)>`."""
+    key = CosignerKey(name, public_key)  # checks the name and the key's length
+    b64 = base64.b64encode(bytes([_COSIG_TYPE_ED25519]) + key.public_key).decode()
+    return f"{name}+{key.key_id.hex()}+{b64}"
+
+
+def parse_cosigner_vkey(vkey: str) -> CosignerKey:
+    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
+    that the key ID is the one the name and key give."""
+    if not isinstance(vkey, str):
+        raise FormatError("a verifier key is a string")
+    parts = vkey.split("+", 2)
+    if len(parts) != 3:
+        raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
+    name, hexid, b64 = parts
+    if not is_valid_key_name(name):
+        raise FormatError(f"{name!r} is not a valid key name")
+    if not re.fullmatch(r"[0-9a-f]{8}", hexid):
+        raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
+    raw = b64decode_strict(b64)
+    kind = raw[0] if raw else None
+    if kind == _COSIG_TYPE_NOTE_ED25519:
+        raise FormatError(
+            "this is an Ed25519 note key (type 0x01), as a log signs with; a witness's key is a "
+            "cosignature/v1 key (type 0x04)"
+        )
+    if kind == _COSIG_TYPE_ML_DSA_44:
+        raise FormatError("ML-DSA-44 cosigner keys (type 0x06) are not supported; only Ed25519 (type 0x04)")
+    if kind != _COSIG_TYPE_ED25519 or len(raw) != 33:
+        raise FormatError("the key is not an Ed25519 cosigner key (0x04 followed by 32 bytes)")
+    key = CosignerKey(name, raw[1:])
+    if key.key_id.hex() != hexid:
+        raise FormatError(f"key ID {hexid} does not match the name and key (they give {key.key_id.hex()})")
+    return key
+
+
+def _check_timestamp(timestamp: int) -> None:
+    if isinstance(timestamp, bool) or not isinstance(timestamp, int):
+        raise FormatError("a cosignature timestamp is an integer")
+    if not 0 <= timestamp <= MAX_COSIGNATURE_TIMESTAMP:
+        raise FormatError(f"cosignature timestamp {timestamp} is outside 0..2^63-1")
+
+
+def cosignature_message(checkpoint_text: str, timestamp: int) -> bytes:
+    """The bytes an Ed25519 cosigner signs: `cosignature/v1`, `time <decimal timestamp>`, then
+    the whole note text (every line of the checkpoint, its final newline included)."""
+    _check_timestamp(timestamp)
+    if not checkpoint_text.endswith("\n"):
+        raise FormatError("a note text ends with a newline")
+    return _COSIG_HEADER + f"time {timestamp}\n".encode("ascii") + checkpoint_text.encode("utf-8")
+
+
+def cosignature_line(name: str, key_id: bytes, timestamp: int, signature: bytes) -> str:
+    """The note signature line of a cosignature, newline included."""
+    if not is_valid_key_name(name):
+        raise FormatError(f"{name!r} is not a valid key name")
+    if len(key_id) != 4 or len(signature) != 64:
+        raise FormatError("a cosignature has a 4-byte key ID and a 64-byte Ed25519 signature")
+    _check_timestamp(timestamp)
+    return note_signature_line(name, key_id, timestamp.to_bytes(8, "big") + signature)
+
+
+def _note_text_and_signatures(data: bytes) -> tuple[str, list[tuple[str, bytes]]]:
+    """Split a signed note as open_note does, with the same refusals: its text, and the name and
+    decoded bytes of each signature line."""
+    try:
+        msg = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NoteError("note is not valid UTF-8") from None
+    if any(c < " " and c != "\n" for c in msg):
+        raise NoteError("note holds a control character other than newline")
+    split = msg.rfind("\n\n")
+    if split < 0:
+        raise NoteError("note has no empty line before its signatures")
+    text, sigs = msg[: split + 1], msg[split + 2 :]
+    if not sigs or not sigs.endswith("\n"):
+        raise NoteError("note's signature block is empty or does not end with a newline")
+    out: list[tuple[str, bytes]] = []
+    for count, line in enumerate(sigs[:-1].split("\n"), start=1):
+        if count > _COSIG_MAX_LINES:
+            raise NoteError(f"note has more than {_COSIG_MAX_LINES} signatures")
+        if not line.startswith(_COSIG_LINE_PREFIX):
+            raise NoteError(f"signature line {line[:40]!r} does not start with '— '")
+        name, sep, b64 = line[len(_COSIG_LINE_PREFIX) :].partition(" ")
+        try:
+            raw = base64.b64decode(b64.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise NoteError(f"signature by {name!r} is not base64") from None
+        if not sep or not b64 or not is_valid_key_name(name) or len(raw) < 5:
+            raise NoteError(f"malformed signature line {line[:60]!r}")
+        out.append((name, raw))
+    return text, out
+
+
+def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> dict[str, int]:
+    """The witnesses that validly cosigned the checkpoint note, by name, with the timestamp of
+    each one's cosignature.
+
+    As signed-note asks: a line whose name and key ID are not both a given witness's is ignored
+    (the log's own signature among them: checking it is open_note's work); a line that is a
+    given witness's must verify, or the note is rejected (NoteError), as it is if it is
+    malformed or its text is not a checkpoint. As Go's note.Open, only the first line of each
+    witness counts; later ones are dropped unchecked. Timestamps are returned, not judged: a
+    caller that rejects cosignatures from the future (the spec allows it) compares them with
+    its clock. The names must be distinct (ValueError otherwise): they key the result.
+    """
+    known: dict[tuple[str, bytes], CosignerKey] = {}
+    for w in witnesses:
+        if any(name == w.name for name, _ in known):
+            raise ValueError(f"witness name {w.name!r} is given twice; verify them one at a time")
+        known[(w.name, w.key_id)] = w
+    text, lines = _note_text_and_signatures(note_bytes)
+    if any(not line for line in text[:-1].split("\n")):
+        raise NoteError("the cosigned note is not a checkpoint: its text holds an empty line")
+    try:
+        parse_checkpoint(text)
+    except FormatError as e:
+        raise NoteError(f"the cosigned note is not a checkpoint: {e}") from None
+    out: dict[str, int] = {}
+    for name, raw in lines:
+        key = known.get((name, raw[:4]))
+        if key is None or name in out:
+            continue
+        where = f"cosignature by {name} (key ID {raw[:4].hex()})"
+        if len(raw) != _COSIG_RAW_LENGTH:
+            raise NoteError(f"{where} is {len(raw)} bytes, not 4 + 8 + 64")
+        timestamp = int.from_bytes(raw[4:12], "big")
+        if timestamp > MAX_COSIGNATURE_TIMESTAMP:
+            raise NoteError(f"{where} has timestamp {timestamp}, beyond 2^63-1")
+        if not ed25519_verify(key.public_key, raw[12:], cosignature_message(text, timestamp)):
+            raise NoteError(f"{where} does not verify")
+        out[name] = timestamp
+    return out
+
+
+# ==============================================================================================
+# generator/verifier/policy.py: Trust policies (c2sp.org/tlog-policy): which logs and witnesses a verifier knows, and
+#     the quorum of witness cosignatures a checkpoint needs.
+# ==============================================================================================
+
+QUORUM_NONE = "none"
+
+
+_POLICY_SPACE_RE = re.compile(rb"[ \t]+")
+
+
+_POLICY_THRESHOLD_RE = re.compile(r"[1-9][0-9]{0,8}|0")
+
+
+@dataclass(frozen=True)
+class PolicyLog:
+    key: VerifierKey
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicyWitness:
+    """A witness: its name in the policy (which is not its key's name), key and URL."""
+
+    name: str
+    key: CosignerKey
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicyGroup:
+    """A group witnesses a checkpoint iff at least `threshold` of its members do."""
+
+    name: str
+    threshold: int
+    members: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A parsed policy: groups in the order defined (every member before its group), and the
+    name of the quorum: a witness, a group, or `none`."""
+
+    logs: tuple[PolicyLog, ...]
+    witnesses: tuple[PolicyWitness, ...]
+    groups: tuple[PolicyGroup, ...]
+    quorum: str
+
+    @property
+    def log_keys(self) -> tuple[VerifierKey, ...]:
+        """The keys to open a checkpoint with (open_note): any one of the logs may sign it."""
+        return tuple(log.key for log in self.logs)
+
+
+class _PolicyParser:
+    def __init__(self, later: dict[str, int]) -> None:
+        self.later = later  # every name a witness or group line defines, and the first such line
+        self.defined: dict[str, int] = {QUORUM_NONE: 0}
+        self.member_of: dict[str, tuple[str, int]] = {}
+        self.logs: list[PolicyLog] = []
+        self.log_lines: dict[bytes, int] = {}
+        self.witnesses: list[PolicyWitness] = []
+        self.witness_lines: dict[bytes, int] = {}
+        self.groups: list[PolicyGroup] = []
+        self.quorum: tuple[str, int] | None = None
+
+    def new_name(self, name: str) -> None:
+        if name == QUORUM_NONE:
+            raise FormatError("'none' is predefined (the empty quorum); expected another name")
+        if name in self.defined:
+            raise FormatError(f"duplicate name {name!r} (defined on line {self.defined[name]}); expected a new name")
+
+    def reference(self, name: str, role: str) -> None:
+        if name in self.defined:
+            return
+        if name in self.later:
+            raise FormatError(
+                f"{role} {name!r} is defined later, on line {self.later[name]}; expected a witness or group "
+                "defined on an earlier line"
+            )
+        raise FormatError(f"{role} {name!r} is not defined; expected a witness or group defined on an earlier line")
+
+    def log(self, args: list[str], lineno: int) -> None:
+        if not 1 <= len(args) <= 2:
+            raise FormatError(f"a log line is `log <vkey> [<url>]`; found {_counted(args)} after `log`")
+        try:
+            key = parse_vkey(_vkey_text(args[0]))
+        except FormatError as e:
+            hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
+            raise FormatError(f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01)") from None
+        if key.public_key in self.log_lines:
+            raise FormatError(f"duplicate log: the same public key as line {self.log_lines[key.public_key]}")
+        self.log_lines[key.public_key] = lineno
+        self.logs.append(PolicyLog(key, _url(args[1:])))
+
+    def witness(self, args: list[str], lineno: int) -> None:
+        if not 2 <= len(args) <= 3:
+            raise FormatError(
+                f"a witness line is `witness <name> <vkey> [<url>]`; found {_counted(args)} after `witness`"
+            )
+        self.new_name(args[0])
+        try:
+            key = parse_cosigner_vkey(_vkey_text(args[1]))
+        except FormatError as e:
+            raise FormatError(f"witness {args[0]!r} key: {e}; expected a cosigner vkey (type 0x04)") from None
+        if key.public_key in self.witness_lines:
+            raise FormatError(f"duplicate witness: the same public key as line {self.witness_lines[key.public_key]}")
+        self.witness_lines[key.public_key] = lineno
+        self.defined[args[0]] = lineno
+        self.witnesses.append(PolicyWitness(args[0], key, _url(args[2:])))
+
+    def group(self, args: list[str], lineno: int) -> None:
+        if len(args) < 3:
+            raise FormatError("a group line is `group <name> all|any|<k> <member>...` with at least one member")
+        name, word, members = args[0], args[1], args[2:]
+        self.new_name(name)
+        n = len(members)
+        if word == "all":
+            k = n
+        elif word == "any":
+            k = 1
+        elif _POLICY_THRESHOLD_RE.fullmatch(word):
+            k = int(word)
+            if not 1 <= k <= n:
+                raise FormatError(f"group {name!r}: threshold {k} is out of range; expected 1 <= k <= {n}")
+        else:
+            raise FormatError(f"group {name!r}: threshold {word!r}; expected all, any or a decimal number 1..{n}")
+        for m in members:
+            if m == QUORUM_NONE:
+                raise FormatError(f"group {name!r}: 'none' cannot be a group member")
+            if m == name:
+                raise FormatError(f"group {name!r} lists itself; expected witnesses or groups defined earlier")
+            if m in self.member_of:
+                parent, where = self.member_of[m]
+                raise FormatError(
+                    f"group {name!r}: {m!r} is already a member of group {parent!r} (line {where}); a name can be "
+                    "a group member only once"
+                )
+            self.reference(m, f"group {name!r}: member")
+            self.member_of[m] = (name, lineno)
+        self.defined[name] = lineno
+        self.groups.append(PolicyGroup(name, k, tuple(members)))
+
+    def set_quorum(self, args: list[str], lineno: int) -> None:
+        if len(args) != 1:
+            raise FormatError(f"a quorum line is `quorum <name>`; found {_counted(args)} after `quorum`")
+        if self.quorum is not None:
+            raise FormatError(f"a second quorum line (the first is line {self.quorum[1]}); expected exactly one")
+        self.reference(args[0], "quorum")
+        self.quorum = (args[0], lineno)
+
+
+def _counted(args: list[str]) -> str:
+    hint = " (a comment must be on a line of its own)" if any(a.startswith("#") for a in args) else ""
+    return f"{len(args)} item{'' if len(args) == 1 else 's'}{hint}"
+
+
+def _vkey_text(item: str) -> str:
+    raw = item.encode("utf-8", "surrogateescape")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError("a vkey is UTF-8 text") from None
+
+
+def _is_cosigner_vkey(item: str) -> bool:
+    try:
+        parse_cosigner_vkey(_vkey_text(item))
+    except FormatError:
+        return False
+    return True
+
+
+def _url(rest: list[str]) -> str | None:
+    if not rest:
+        return None
+    if rest[0].startswith("#"):
+        raise FormatError("a comment must be on a line of its own (a URL cannot start with '#')")
+    return rest[0]
+
+
+def _policy_raw_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line
+    return lines
+
+
+def _policy_lines(data: bytes) -> list[tuple[int, list[str]]]:
+    """The numbered lines that are neither blank nor comments, split into items."""
+    lines = _policy_raw_lines(data)
+    out: list[tuple[int, list[str]]] = []
+    for lineno, line in enumerate(lines, start=1):
+        bad = next((b for b in line if (b < 0x20 and b != 0x09) or b == 0x7F), None)
+        if bad is not None:
+            hint = " (a Windows line ending?)" if bad == 0x0D else ""
+            raise FormatError(f"policy line {lineno}: control character 0x{bad:02x}{hint}; only tab and newline")
+        items = [i for i in _POLICY_SPACE_RE.split(line) if i]
+        if not items or items[0].startswith(b"#"):
+            continue
+        out.append((lineno, [i.decode("utf-8", "surrogateescape") for i in items]))
+    return out
+
+
+def parse_policy(data: bytes | str) -> Policy:
+    """Parse a policy file; raise FormatError naming the line and what was expected there."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    lines = _policy_lines(data)
+    later: dict[str, int] = {}
+    for lineno, items in lines:
+        if items[0] in ("witness", "group") and len(items) > 1:
+            later.setdefault(items[1], lineno)
+    p = _PolicyParser(later)
+    actions = {"log": p.log, "witness": p.witness, "group": p.group, "quorum": p.set_quorum}
+    for lineno, items in lines:
+        action = actions.get(items[0])
+        try:
+            if action is None:
+                raise FormatError(f"unknown keyword {items[0]!r}; expected log, witness, group or quorum")
+            action(items[1:], lineno)
+        except FormatError as e:
+            raise FormatError(f"policy line {lineno}: {e}") from None
+    if p.quorum is None:
+        count = len(_policy_raw_lines(data))
+        raise FormatError(
+            f"policy: {f'ends after line {count}' if count else 'is empty'} without a quorum line; expected exactly "
+            "one `quorum <name>` line (`quorum none` requires no cosignature)"
+        )
+    return Policy(tuple(p.logs), tuple(p.witnesses), tuple(p.groups), p.quorum[0])
+
+
+def evaluate(policy: Policy, valid_witness_names: Iterable[str]) -> tuple[bool, list[str]]:
+    """Whether the witnesses named (by their policy names) satisfy the quorum and, if not, the
+    sorted names of the witnesses whose missing cosignature keeps it from being satisfied.
+
+    Those are the witnesses without a valid cosignature that sit below the quorum along
+    unsatisfied groups only: any one of them cosigning brings an unsatisfied group closer to
+    its threshold, while a witness in an already satisfied group would change nothing. Names
+    that are not witnesses of the policy are ignored. The list is empty iff the quorum holds.
+    """
+    valid = set(valid_witness_names)
+    witness_names = {w.name for w in policy.witnesses}
+    holds: dict[str, bool] = {QUORUM_NONE: True}
+    holds.update({name: name in valid for name in witness_names})
+    members: dict[str, tuple[str, ...]] = {}
+    for g in policy.groups:
+        missing = [m for m in g.members if m not in holds]
+        if missing:
+            raise ValueError(f"group {g.name!r} lists {missing[0]!r} before it is defined")
+        holds[g.name] = sum(holds[m] for m in g.members) >= g.threshold
+        members[g.name] = g.members
+    if policy.quorum not in holds:
+        raise ValueError(f"the quorum {policy.quorum!r} is not defined")
+    if holds[policy.quorum]:
+        return True, []
+    blocking: set[str] = set()
+    seen: set[str] = set()
+    stack = [policy.quorum]
+    while stack:
+        name = stack.pop()
+        if name in seen or holds[name]:
+            continue
+        seen.add(name)
+        if name in members:
+            stack.extend(members[name])
+        else:
+            blocking.add(name)
+    return False, sorted(blocking)
+
+
+def witnessed_by(policy: Policy, note_bytes: bytes) -> dict[str, int]:
+    """The policy's witnesses that validly cosigned the checkpoint note, by policy name, with
+    each cosignature's timestamp (NoteError as verify_cosignatures). Each is checked on its own,
+    since two witnesses of a policy may share a key name."""
+    out: dict[str, int] = {}
+    for w in policy.witnesses:
+        found = verify_cosignatures(note_bytes, [w.key])
+        if w.key.name in found:
+            out[w.name] = found[w.key.name]
+    return out
+
+
+# ==============================================================================================
+# generator/verifier/witnessing.py: Witnessed checkpoints under a trust policy (c2sp.org/tlog-policy, tlog-
+#     cosignature): the log's key must be one the policy names, and the checkpoint must carry valid cosignatures from
+#     enough of the policy's witnesses for its quorum. A checkpoint a quorum of independent witnesses cosigned is one
+#     the operator could not show to anyone else with a different history.
+# ==============================================================================================
+
+def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: bytes) -> list[str]:
+    """What keeps `checkpoint` (a note by `origin`'s `public_key`) from satisfying `policy`."""
+    if not any(k.name == origin and k.public_key == public_key for k in policy.log_keys):
+        return [f"the policy names no log key {origin} with this site's key; it trusts another log"]
+    try:
+        cosigned = witnessed_by(policy, checkpoint)
+    except NoteError as e:
+        return [f"a cosignature by a witness of the policy does not verify: {e}"]
+    ok, missing = evaluate(policy, cosigned)
+    if ok:
+        return []
+    return [
+        f"the checkpoint lacks the cosignatures the policy's quorum ({policy.quorum}) needs; "
+        f"cosigned by {', '.join(sorted(cosigned)) or 'no witness of the policy'}; missing: {', '.join(missing)}"
+    ]
 
 
 # ==============================================================================================
@@ -2759,6 +3574,14 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(
             Problem("repetitions is 1 in v1", where="repetitions", expected="1", found=show(spec.get("repetitions")))
         )
+    question = spec.get("question")
+    if not (isinstance(question, str) and question.strip()):
+        problems.append(Problem("must be a non-empty string", where="question", found=show(question)))
+    if "budget" in spec and not isinstance(spec["budget"], dict):
+        problems.append(Problem("must be an object", where="budget", found=show(spec["budget"])))
+    metrics = spec.get("metrics")
+    if "metrics" in spec and not (isinstance(metrics, list) and all(isinstance(x, str) for x in metrics)):
+        problems.append(Problem("must be a list of strings", where="metrics", found=show(metrics)))
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
@@ -2773,6 +3596,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
             # The independence rule compares it with the subject's organization: it must read
             # as what it is, like the organization itself.
             problems += name_problems(judge["provider"], "judge.provider")
+        for k in ("model", "version"):
+            if k in judge and not isinstance(judge[k], str):
+                problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
         if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
@@ -3746,6 +4572,10 @@ class Report:
     counts: dict[str, int] = field(default_factory=dict)
     demo_key: bool = False
     debug: list[str] = field(default_factory=list)  # tracebacks of internal errors, with --debug
+    # The checkpoint this run verified (origin, tree_size, root in base64), for the state file
+    # and for readers of --json; its note's bytes too, so a state can be rechecked later.
+    tree: dict[str, Any] = field(default_factory=dict)
+    checkpoint: bytes = b""
 
     @property
     def ok(self) -> bool:
@@ -3802,6 +4632,7 @@ class Report:
             "key": self.key,
             "demo_key": self.demo_key,
             "counts": self.counts,
+            "tree": self.tree,
             "meaning": PASS_MEANING,
         }
 
@@ -4229,39 +5060,389 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 
 
 # ==============================================================================================
+# generator/verifier/history.py: History (FORMAT.md v2, SPEC §9): archived checkpoints, consistency proofs, each
+#     artifact's inclusion proof, and the checkpoints an auditor saved.
+# ==============================================================================================
+
+HISTORY_PATH = "ledger/history.json"
+
+
+# The C2SP tlog-tiles of the log sit beside its checkpoint, under the same prefix.
+TILE_FOLDER = "ledger/tile"
+
+
+@dataclass(frozen=True)
+class SavedCheckpoint:
+    """A checkpoint from outside the site: an auditor's file, or the state of an earlier run."""
+
+    label: str
+    origin: str
+    size: int
+    root: bytes
+
+
+def open_checkpoint(data: bytes, origin: str, key: bytes) -> tuple[str, int, bytes]:
+    """The (origin, size, root) of a checkpoint note signed by `key` under `origin`."""
+    note = open_note(data, [VerifierKey(origin, key_id(origin, key), key)])
+    return parse_checkpoint(note.text)
+
+
+def saved_checkpoint(label: str, data: bytes, origin: str, key: bytes) -> SavedCheckpoint:
+    """An auditor's saved checkpoint, which must be signed by the key being checked: a site
+    re-keyed behind the auditor's back fails here."""
+    cp_origin, size, root = open_checkpoint(data, origin, key)
+    if cp_origin != origin:
+        raise FormatError(f"its origin {cp_origin!r} is not the site's {origin!r}")
+    return SavedCheckpoint(label, cp_origin, size, root)
+
+
+def signed_tree(checkpoint: bytes, origin: str, key: bytes) -> tuple[int, bytes] | None:
+    """The (size, root) a checkpoint signs, or None if it does not verify (reported elsewhere)."""
+    try:
+        cp_origin, size, root = open_checkpoint(checkpoint, origin, key)
+    except (NoteError, FormatError):
+        return None
+    return (size, root) if cp_origin == origin else None
+
+
+def b64(h: bytes) -> str:
+    return base64.b64encode(h).decode()
+
+
+def check_extends(s: Site, saved: Iterable[SavedCheckpoint], size: int, roots_at: dict[int, bytes]) -> None:
+    """Today's ledger must begin with the tree each saved checkpoint names."""
+    for cp in saved:
+        if cp.size > size:
+            s.report.check(
+                False,
+                cp.label,
+                f"the site's ledger has {size} entries, fewer than the {cp.size} of this checkpoint: history was "
+                "rolled back or forked",
+                f"a ledger of at least {cp.size} entries, root at {cp.size} {b64(cp.root)}",
+                f"{size} entries",
+            )
+            continue
+        today = roots_at.get(cp.size)
+        s.report.check(
+            today == cp.root,
+            cp.label,
+            f"today's ledger does not extend this checkpoint: its first {cp.size} entries have another root "
+            "(history was rewritten)",
+            f"root {b64(cp.root)} at size {cp.size}",
+            f"root {b64(today) if today else '(none)'} at size {cp.size}, today's size {size}",
+        )
+
+
+def tile_reader(s: Site) -> Callable[[str], bytes | None]:
+    """What TiledLog reads through: `tile/…` under the ledger prefix, every path checked by the
+    site's own rules (inside the site, no links); None for a tile that is not there."""
+
+    def read(rel: str) -> bytes | None:
+        path = f"ledger/{rel}"
+        if not (s.root / path).is_file():
+            return None
+        return s.read(path, "tile")
+
+    return read
+
+
+def check_tiles(s: Site, size: int, root: bytes) -> None:
+    """The tiles hold the same log as the entries: every tile checked, the same root."""
+    try:
+        tiled = read_tiled_log(tile_reader(s), size)
+        for _ in tiled:
+            pass
+        s.report.check(
+            tiled.root() == root,
+            TILE_FOLDER,
+            "the tiles' root differs from the entries'",
+            base64.b64encode(root).decode(),
+            base64.b64encode(tiled.root()).decode(),
+        )
+    except (FormatError, ProofError) as e:
+        s.report.check(False, TILE_FOLDER, f"the tiles do not hold the ledger: {e}")
+
+
+def read_history(s: Site) -> dict[str, Any] | None:
+    """ledger/history.json if the site has one (a v1 site does not), shape-checked."""
+    if not (s.root / HISTORY_PATH).is_file():
+        return None
+    loaded = s.document(HISTORY_PATH, "checkpoint history")
+    if loaded is None:
+        return None
+    doc = loaded[1]
+    report = s.report
+    problems = check_keys(doc, ("checkpoints", "origin", "tree_size", "type", "v"))
+    report.add(problems, HISTORY_PATH)
+    rows = doc.get("checkpoints") if isinstance(doc, dict) else None
+    ok = (
+        not problems
+        and doc.get("type") == "checkpoint-history"
+        and is_v1(doc)
+        and is_int(doc.get("tree_size"))
+        and isinstance(rows, list)
+        and bool(rows)
+    )
+    if not report.check(ok, HISTORY_PATH, "not a checkpoint history", '"checkpoint-history", v 1, rows', show(doc)):
+        return None
+    assert isinstance(rows, list)
+    last = -1
+    for i, row in enumerate(rows):
+        where = f"checkpoints[{i}]"
+        bad = check_keys(row, ("checkpoint", "consistency", "root", "tree_size"), where=where)
+        if bad or not is_int(row["tree_size"]) or not is_hex64(row["root"]) or row["tree_size"] <= last:
+            report.check(False, HISTORY_PATH, "malformed or out-of-order row", "sizes increasing", show(row), where)
+            return None
+        last = row["tree_size"]
+    return {**doc, "data": loaded[0]}
+
+
+def history_sizes(history: dict[str, Any] | None) -> set[int]:
+    return {r["tree_size"] for r in history["checkpoints"]} if history else set()
+
+
+def check_history(
+    s: Site,
+    history: dict[str, Any],
+    origin: str,
+    key: bytes,
+    size: int,
+    roots_at: dict[int, bytes],
+    checkpoint: bytes | None,
+) -> None:
+    """Every archived checkpoint: signed, its root recomputed, and proved consistent with today's.
+    Today's row is the published checkpoint byte for byte (which is checked on its own; None
+    when it failed, and today's row is then not compared with it)."""
+    report = s.report
+    s.signed(HISTORY_PATH, history["data"], key, "checkpoint history")
+    report.check(history["origin"] == origin, HISTORY_PATH, "origin differs from the manifest's", origin)
+    report.check(same(history["tree_size"], size), HISTORY_PATH, "tree_size differs from the ledger's", size)
+    rows = history["checkpoints"]
+    today = roots_at.get(size)
+    report.check(rows[-1]["tree_size"] == size, HISTORY_PATH, "the last row is not today's checkpoint", size)
+    for row in rows:
+        m, rel = row["tree_size"], row["checkpoint"]
+        want = roots_at.get(m)
+        if m > size or want is None:
+            report.check(False, HISTORY_PATH, f"archives a checkpoint of size {m} beyond the ledger's {size}")
+            continue
+        if m < size:  # today's root is the checkpoint's, compared with the entries once, there
+            report.check(row["root"] == want.hex(), HISTORY_PATH, f"root of size {m} is not the ledger's", want.hex())
+        elif checkpoint is not None:
+            report.check(row["root"] == want.hex(), HISTORY_PATH, "today's root is not the checkpoint's", want.hex())
+        if m == size:
+            if checkpoint is not None:
+                data = s.read(rel, "today's archived checkpoint")
+                report.check(data == checkpoint, rel, "today's archived checkpoint is not the published checkpoint")
+            report.check(row["consistency"] is None, HISTORY_PATH, "today's row needs no consistency proof")
+            continue
+        data = s.read(rel, f"archived checkpoint of size {m}")
+        if data is not None:
+            try:
+                _, cp_size, cp_root = open_checkpoint(data, origin, key)
+                report.check(
+                    (cp_size, cp_root) == (m, want),
+                    rel,
+                    "archived checkpoint differs from the ledger's tree at its size",
+                    f"size {m}, root {b64(want)}",
+                    f"size {cp_size}, root {b64(cp_root)}",
+                )
+            except (NoteError, FormatError) as e:
+                report.check(False, rel, f"archived checkpoint does not verify: {e}")
+        if not is_safe_path(row["consistency"]):
+            report.check(False, HISTORY_PATH, f"the consistency proof of size {m} has no safe path")
+        elif today is not None:
+            _check_consistency_document(s, row["consistency"], m, size, want, today)
+
+
+def _check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:
+    loaded = s.document(rel, f"consistency proof from {old}")
+    if loaded is None:
+        return
+    doc = loaded[1]
+    want = {"type": "consistency-proof", "v": 1, "old_size": old, "new_size": new}
+    bad = check_keys(doc, ("hashes", "new_root", "new_size", "old_root", "old_size", "type", "v"))
+    if bad or any(not same(doc.get(k), v) for k, v in want.items()):
+        s.report.check(False, str(rel), "not the consistency proof it should be", show(want), show(doc, 200))
+        return
+    s.report.check(
+        (doc["old_root"], doc["new_root"]) == (old_root.hex(), new_root.hex()),
+        str(rel),
+        "roots differ from the ledger's",
+        f"{old_root.hex()} → {new_root.hex()}",
+        f"{show(doc['old_root'])} → {show(doc['new_root'])}",
+    )
+    hashes = doc["hashes"]
+    try:
+        if not isinstance(hashes, list) or not all(is_hex64(h) for h in hashes):
+            raise ProofError("hashes must be a list of 64 lowercase hex digits each")
+        verify_consistency(old, new, [bytes.fromhex(h) for h in hashes], old_root, new_root)
+        s.report.checks += 1
+    except ProofError as e:
+        s.report.check(False, str(rel), f"consistency proof {old} → {new} fails: {e}")
+
+
+def leaf_binds(leaf: Any, data: bytes) -> bool:
+    """Whether a ledger leaf commits to these file bytes: a commit by its commitment, a run,
+    methodology or certificate by its sha256."""
+    if not isinstance(leaf, dict):
+        return False
+    field = "commitment" if leaf.get("type") == "commit" else "sha256"
+    return leaf.get(field) == sha256_hex(data) and leaf.get("type") in ("commit", "run", "methodology", "certificate")
+
+
+def check_artifact_proofs(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, checkpoint: bytes, size: int, root: bytes
+) -> None:
+    """Each reveal's and certificate's .tlog-proof proves its leaf against today's checkpoint."""
+    wanted: list[tuple[str, int]] = []
+    for row in manifest["reveals"]:
+        item = row.get("id") if isinstance(row, dict) else None
+        c = ledger.commit(item) if isinstance(item, str) else None
+        if c is not None and isinstance(row.get("path"), str):
+            wanted.append((row["path"], c.index))
+    for row in manifest["certificates"]:
+        serial = row.get("serial") if isinstance(row, dict) else None
+        cert = ledger.certificates.get(serial) if isinstance(serial, str) else None
+        if cert is not None and isinstance(row.get("path"), str):
+            wanted.append((row["path"], cert.index))
+    for rel, index in wanted:
+        # The artifact itself is checked against its leaf elsewhere; here, the proof's leaf is
+        # proved to be the ledger's at the artifact's index.
+        proof_data = s.read(rel + ".tlog-proof", "inclusion proof")
+        if proof_data is None:
+            continue
+        problem = artifact_proof_problem(None, proof_data, index, size, root)
+        s.report.check(problem is None, rel + ".tlog-proof", problem or "")
+        s.report.check(
+            proof_data.endswith(checkpoint) and proof_data.partition(b"\n\n")[2] == checkpoint,
+            rel + ".tlog-proof",
+            "the proof is not made against today's checkpoint",
+        )
+
+
+def artifact_proof_problem(
+    data: bytes | None, proof_data: bytes, index: int | None, size: int, root: bytes
+) -> str | None:
+    """What is wrong with a tlog-proof of `data` (None: of whatever leaf sits at `index`)
+    against a tree of `size` and `root`, or None."""
+    try:
+        proof = parse_tlog_proof(proof_data)
+        if proof.extra is None:
+            return "no extra line: the proven leaf is missing"
+        leaf = parse_canonical(proof.extra)
+        if data is not None and not leaf_binds(leaf, data):
+            return "the leaf in its extra line does not commit to this file's SHA-256"
+        if index is not None and proof.index != index:
+            return f"proves leaf {proof.index}, but the ledger puts this file's leaf at {index}"
+        verify_inclusion(proof.index, size, leaf_hash(proof.extra), list(proof.hashes), root)
+    except (FormatError, ProofError) as e:
+        return f"inclusion proof fails: {e}"
+    return None
+
+
+@dataclass(frozen=True)
+class ArtifactCheck:
+    """What `verify.py proof` found for one file."""
+
+    problems: list[str]
+    origin: str = ""
+    size: int = 0
+    index: int = 0
+    leaf: Any = None
+
+
+def verify_artifact(data: bytes, proof_data: bytes, log: VerifierKey) -> ArtifactCheck:
+    """One artifact alone, offline: its proof's checkpoint signed by `log`, its leaf committing
+    to the file, and the leaf included in the checkpoint's tree."""
+    try:
+        proof = parse_tlog_proof(proof_data)
+        origin, size, root = parse_checkpoint(open_note(proof.checkpoint, [log]).text)
+    except (FormatError, NoteError) as e:
+        return ArtifactCheck([f"the proof's checkpoint does not verify with {log.name}'s key: {e}"])
+    if origin != log.name:
+        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {log.name!r}"])
+    problem = artifact_proof_problem(data, proof_data, None, size, root)
+    leaf = parse_canonical(proof.extra) if problem is None and proof.extra is not None else None
+    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf)
+
+
+# ==============================================================================================
 # generator/verifier/publication.py: What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle
 #     root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology
 #     parameters, reveal documents and run specs, each against its leaf.
 # ==============================================================================================
 
-def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> Ledger | None:
+def check_ledger(
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    key: bytes,
+    roots_at: dict[int, bytes] | None = None,
+    from_tiles: bool = False,
+) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
     One large document at a time: the entries are replayed and released before the
-    commitment list is read, which is then checked against the replayed state.
+    commitment list is read, which is then checked against the replayed state. `roots_at`
+    names earlier tree sizes whose roots the history checks need; each is filled in on the way.
+    `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
+    then never read: a log too large for one file is checked all the same.
     """
     report = s.report
     led = manifest["ledger"]
-    rel = led["entries"]
-    data = s.read(rel, "ledger entries")
-    if data is None:
-        return None
-    s.signed(rel, data, key, "ledger entries")
+    rest: dict[str, Any] | None = None
+    if from_tiles:
+        rel = TILE_FOLDER
+        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        data = b""
+    else:
+        rel = led["entries"]
+        loaded = s.read(rel, "ledger entries")
+        if loaded is None:
+            return None
+        data = loaded
+        s.signed(rel, data, key, "ledger entries")
     ledger = Ledger()
     merkle = MerkleStream()
     try:
-        entries, rest = iter_canonical_array(data, "entries")
+        if from_tiles:
+            entries: Iterator[tuple[Any, bytes]] = (
+                (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
+            )
+        else:
+            entries, rest = iter_canonical_array(data, "entries")
         for leaf, raw in entries:
             problems = ledger.apply(leaf, len(raw))
             merkle.append(leaf_hash(raw))
+            if roots_at is not None and merkle.size in roots_at:
+                roots_at[merkle.size] = merkle.root()
             if problems:
                 report.add(problems, rel, checks=0)
         report.checks += ledger.size
-    except FormatError as e:
+        if roots_at is not None:
+            roots_at[0] = EMPTY_ROOT
+            roots_at[merkle.size] = merkle.root()
+    except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
+    if rest is not None:
+        _check_entries_tail(report, rel, rest, origin, ledger.size)
+    report.check(
+        same(led["tree_size"], ledger.size),
+        MANIFEST_PATH,
+        "ledger.tree_size differs from the number of entries",
+        ledger.size,
+        show(led["tree_size"]),
+    )
+    check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
+    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
+    return ledger
+
+
+def _check_entries_tail(report: Report, rel: str, rest: dict[str, Any], origin: str, size: int) -> None:
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
     report.check(
         rest.get("type") == "ledger-entries" and is_v1(rest),
@@ -4274,22 +5455,12 @@ def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> 
         rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
     )
     report.check(
-        same(rest.get("tree_size"), ledger.size),
+        same(rest.get("tree_size"), size),
         rel,
         "tree_size differs from the number of entries",
-        ledger.size,
+        size,
         show(rest.get("tree_size")),
     )
-    report.check(
-        same(led["tree_size"], ledger.size),
-        MANIFEST_PATH,
-        "ledger.tree_size differs from the number of entries",
-        ledger.size,
-        show(led["tree_size"]),
-    )
-    check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
-    return ledger
 
 
 def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
@@ -4791,8 +5962,20 @@ def _published_records(
 RAISE_INTERNAL_ERRORS = False
 
 
-def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -> Report:
-    """Verify a site directory.
+def verify_site(
+    site: Path | str,
+    key: str | None = None,
+    debug: bool = False,
+    since: Sequence[tuple[str, bytes, str | None]] = (),
+    from_tiles: bool = False,
+    policy: Policy | None = None,
+) -> Report:
+    """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
+    must extend: a label for the report, the note's bytes, and the origin it was remembered for
+    (None for one the caller named: it must be this site's; a remembered one of another log is
+    skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
+    `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
+    witness cosignatures.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -4809,7 +5992,7 @@ def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report)
     try:
-        _check(s, key)
+        _check(s, key, since, from_tiles, policy)
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -4817,7 +6000,9 @@ def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -
     return report
 
 
-def _check(s: Site, key: str | None) -> None:
+def _check(
+    s: Site, key: str | None, since: Sequence[tuple[str, bytes, str | None]], from_tiles: bool, policy: Policy | None
+) -> None:
     report = s.report
     loaded = s.document(MANIFEST_PATH, "manifest")
     if loaded is None or not check_manifest_shape(loaded[1], report):
@@ -4828,9 +6013,50 @@ def _check(s: Site, key: str | None) -> None:
     if public_key is None:
         return
     check_sums(s, public_key, manifest["verifier"])
-    ledger = check_ledger(s, manifest, origin, public_key)
+    saved = []
+    for label, data, remembered_for in since:
+        if remembered_for is not None and remembered_for != origin:
+            continue
+        try:
+            saved.append(saved_checkpoint(label, data, origin, public_key))
+        except (NoteError, FormatError) as e:
+            report.check(
+                False,
+                label,
+                f"this saved checkpoint is not one of the site's: {e}",
+                f"a checkpoint of {origin} signed by the site's key",
+                "a checkpoint that is not: the site was re-keyed, or the file is not a checkpoint of this log",
+            )
+    history = read_history(s)
+    roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles)
     if ledger is None:
         return
+    roots_at = {size: root for size, root in roots_at.items() if root}
+    root = roots_at[ledger.size]
+    check_extends(s, saved, ledger.size, roots_at)
+    checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
+    if policy is not None:
+        for problem in policy_problems(policy, origin, public_key, checkpoint):
+            report.check(False, manifest["ledger"]["checkpoint"], problem)
+        report.checks += 1
+    if history is not None:
+        # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
+        # not verify, or signs another tree than the entries', that is reported once, at the
+        # checkpoint, and what restates it cannot be judged: it is not checked.
+        agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
+        check_history(s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None)
+        if agreed:
+            if not from_tiles:
+                check_tiles(s, ledger.size, root)
+            check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
+        else:
+            report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    else:
+        report.notes.append(
+            "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
+            "can show that its ledger extends an earlier one"
+        )
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -4846,17 +6072,107 @@ def _check(s: Site, key: str | None) -> None:
         "certificates": len(ledger.certificates),
         "methodology versions": len(ledger.methodologies),
     }
+    report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
+    report.checkpoint = checkpoint
     open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
 
 
 # ==============================================================================================
-# generator/verifier/cli.py: The command line of verify.py (SPEC §8): `python3 -P verify.py [SITE] [--key K]
-#     [--json]`.
+# generator/verifier/state.py: The verifier's memory (FORMAT.md v2): the last checkpoint it verified, per log origin.
 # ==============================================================================================
 
+STATE_MAX_BYTES = 1 << 24
+
+
+def default_state_path() -> Path | None:
+    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "transparency-verify" / "state.json"
+
+
+def read_state(path: Path) -> dict[str, dict[str, Any]]:
+    """origin -> {"tree_size", "root", "checkpoint"}; {} if the file does not exist yet."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(STATE_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise FormatError(f"{path}: cannot read the verifier's state ({e.strerror or e})") from None
+    if len(data) > STATE_MAX_BYTES:
+        raise FormatError(f"{path}: larger than {STATE_MAX_BYTES} bytes: not a state file of this verifier")
+    try:
+        doc = parse_canonical(data)
+        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or doc["v"] != 1:
+            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
+        logs = doc["logs"]
+        if not isinstance(logs, dict):
+            raise FormatError("logs is not an object")
+        for origin, row in logs.items():
+            if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size")):
+                raise FormatError(f"the row of {origin!r} is malformed")
+            if not is_int(row["tree_size"]) or len(b64decode_strict(row["root"])) != 32:
+                raise FormatError(f"the row of {origin!r} has a malformed size or root")
+            b64decode_strict(row["checkpoint"])
+    except FormatError as e:
+        raise FormatError(
+            f"{path}: the verifier's state is damaged ({e}); it was left as it is. Move it away to start "
+            "remembering afresh (and lose what it remembered)"
+        ) from None
+    return logs
+
+
+def saved_from_state(logs: dict[str, dict[str, Any]], origin: str) -> bytes | None:
+    row = logs.get(origin)
+    return base64.b64decode(row["checkpoint"]) if row else None
+
+
+def write_state(path: Path, logs: dict[str, dict[str, Any]], tree: dict[str, Any], checkpoint: bytes) -> None:
+    """Remember `tree` (a verified checkpoint) for its origin, replacing the file atomically."""
+    logs = dict(logs)
+    logs[tree["origin"]] = {
+        "checkpoint": base64.b64encode(checkpoint).decode(),
+        "root": tree["root"],
+        "tree_size": tree["tree_size"],
+    }
+    data = canonical_bytes({"logs": logs, "type": "verifier-state", "v": 1})
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".state-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+# ==============================================================================================
+# generator/verifier/cli.py: The command line of verify.py (SPEC §8, FORMAT.md v2):
+# ==============================================================================================
+
+# A saved checkpoint is a few hundred bytes; a bound keeps a wrong argument from being read whole.
+_MAX_CHECKPOINT_BYTES = 1 << 16
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["proof"]:
+        return _proof_main(args_list[1:])
     parser = argparse.ArgumentParser(
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
@@ -4875,17 +6191,95 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="pin the signing key: a signed-note verifier key or 'SHA256:<hex>'; without it the key shipped in "
         "the site is trusted",
     )
+    parser.add_argument(
+        "--since",
+        metavar="CHECKPOINT",
+        action="append",
+        default=[],
+        help="a checkpoint saved earlier (e.g. the ledger/checkpoint of the last release): fail unless today's "
+        "ledger extends it; may be repeated",
+    )
+    parser.add_argument(
+        "--state",
+        metavar="FILE",
+        help="where to remember the last verified checkpoint of each log, so that a later run catches a rollback "
+        "or a rewritten history by itself (default: $XDG_CACHE_HOME/transparency-verify/state.json); written "
+        "only when every check passed",
+    )
+    parser.add_argument("--no-state", action="store_true", help="neither read nor write the state file")
+    parser.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="a C2SP tlog-policy file: the site's key must be one of its logs, and today's checkpoint must carry "
+        "valid cosignatures from its quorum of witnesses (the missing ones are named)",
+    )
+    parser.add_argument(
+        "--from-tiles",
+        action="store_true",
+        help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
+        "never read: for a log too large to read as one file",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
     )
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as e:
         return 2 if e.code else 0
+    if args.state and args.no_state:
+        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
+        return 2
     site = args.site if args.site is not None else os.path.dirname(own_file())
+    refused = _refused_to_run([site])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
+        return 2
+    since: list[tuple[str, bytes, str | None]] = []
+    for name in args.since:
+        data = _read_small(name, "--since")
+        if data is None:
+            return 2
+        since.append((name, data, None))
+    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
+    try:
+        logs = read_state(state_path) if state_path else {}
+    except FormatError as e:
+        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
+        return 2
+    for origin in sorted(logs):
+        # Which origin is this site's is known only once its manifest is read: offer every
+        # remembered log, and the checks keep those of the site's origin.
+        remembered = saved_from_state(logs, origin)
+        if remembered is not None:
+            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
+    try:
+        report = verify_site(site, args.key, debug=args.debug, since=since, from_tiles=args.from_tiles, policy=policy)
+    except (SiteUnreadable, OSError) as e:
+        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
+        return 2
+    except FormatError as e:
+        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
+        return 2
+    if report.ok and state_path is not None and report.tree:
+        try:
+            write_state(state_path, logs, report.tree, report.checkpoint)
+            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
+        except OSError as e:
+            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
+    print(safe_json(report.to_json()) if args.json else report.render())
+    for trace in report.debug:
+        print(trace, file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _refused_to_run(folders: list[str]) -> int | None:
+    """The exit status (after saying why) if a site's code may have run (1) or PyNaCl is
+    missing (2); None when the checks may go on."""
     if os.path.abspath(__file__) == own_file():  # run as verify.py: the site's folder is near
-        hijacked = foreign_modules([site, os.path.dirname(own_file())])
+        hijacked = foreign_modules([*folders, os.path.dirname(own_file())])
         if hijacked:
             for name, origin in hijacked:
                 print(
@@ -4906,18 +6300,109 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    return None
+
+
+def _load_policy(name: str) -> Policy | None:
+    data = _read_small(name, "--policy")
+    if data is None:
+        return None
     try:
-        report = verify_site(site, args.key, debug=args.debug)
-    except (SiteUnreadable, OSError) as e:
-        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
-        return 2
+        return parse_policy(data)
     except FormatError as e:
-        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
+        print(f"verify.py: --policy {printable(name)}: {printable(str(e))}", file=sys.stderr)
+        return None
+
+
+def _read_small(name: str, what: str) -> bytes | None:
+    try:
+        with open(name, "rb") as f:
+            data = f.read(_MAX_CHECKPOINT_BYTES + 1)
+    except OSError as e:
+        print(f"verify.py: {what} {printable(name)}: {printable(e.strerror or str(e))}", file=sys.stderr)
+        return None
+    if len(data) > _MAX_CHECKPOINT_BYTES:
+        print(f"verify.py: {what} {printable(name)}: larger than {_MAX_CHECKPOINT_BYTES} bytes", file=sys.stderr)
+        return None
+    return data
+
+
+def _proof_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="verify.py proof",
+        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
+        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
+        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
+        "the checkpoint's tree.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read or the arguments are "
+        "wrong. A pass says the file was logged; the whole site's check (verify.py SITE) is what recomputes "
+        "its rules.",
+    )
+    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
+    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
+    trust = parser.add_mutually_exclusive_group(required=True)
+    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
+    trust.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
+        "cosigned it",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    refused = _refused_to_run([os.path.dirname(os.path.abspath(p)) for p in (args.file, args.proof)])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
         return 2
-    print(safe_json(report.to_json()) if args.json else report.render())
-    for trace in report.debug:
-        print(trace, file=sys.stderr)
-    return 0 if report.ok else 1
+    try:
+        keys = list(policy.log_keys) if policy else [parse_vkey(args.key)]
+    except FormatError as e:
+        print(f"verify.py proof: --key: {printable(str(e))}", file=sys.stderr)
+        return 2
+    try:
+        with open(args.file, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        print(f"verify.py proof: {printable(args.file)}: {printable(e.strerror or str(e))}", file=sys.stderr)
+        return 2
+    proof = _read_small(args.proof, "proof")
+    if proof is None:
+        return 2
+    origin_line = proof.split(b"\n\n", 1)[-1].split(b"\n", 1)[0].decode("utf-8", "replace")
+    log = next((k for k in keys if k.name == origin_line), keys[0])
+    result = verify_artifact(data, proof, log)
+    if policy is not None and not result.problems:
+        checkpoint = parse_tlog_proof(proof).checkpoint
+        result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
+    if args.json:
+        print(
+            safe_json(
+                {
+                    "ok": not result.problems,
+                    "file": args.file,
+                    "problems": result.problems,
+                    "origin": result.origin,
+                    "tree_size": result.size,
+                    "index": result.index,
+                    "leaf": result.leaf,
+                }
+            )
+        )
+    elif result.problems:
+        for p in result.problems:
+            print(f"FAIL {printable(args.proof)}: {printable(p)}")
+    else:
+        print(
+            f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
+            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint}."
+        )
+        print(f"  leaf: {printable(canonical_text(result.leaf))}")
+    return 1 if result.problems else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/golang.org/x/mod 
   GO111MODULE=off GOPATH="$(cd "$SHARED/conformance/go" && pwd):/usr/share/gocode" GOCACHE="$tmp/cache" \
     go build -o "$tmp/interop" interop
   set -- $($PY "$SHARED/conformance/ledger_leaves.py" "$SITE" "$tmp/leaves")
-  "$tmp/interop" "$1" "$2" "$tmp/leaves"
+  "$tmp/interop" "$1" "$2" "$tmp/leaves" $(find "$SITE" -name "*.tlog-proof" | LC_ALL=C sort)
   rm -rf "$tmp"
 else
   echo "== Go check skipped: install golang-go and golang-golang-x-mod-dev to run it"

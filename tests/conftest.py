@@ -68,6 +68,15 @@ def _no_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TRANSPARENCY_PRIVATE", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _own_verifier_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """verify.py remembers checkpoints under $XDG_CACHE_HOME: each test gets a cache of its own,
+    so that no test reads another's memory, nor the memory of the person running them."""
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
+
+
 def copy_demo_data(target: Path) -> Paths:
     shutil.copytree(DEMO_DATA, target)
     os.chmod(target / "private" / "signing.key", 0o600)

@@ -107,11 +107,11 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
 # The generator's phases, lowest first (ARCHITECTURE.md). A module imports from its own layer
 # or a lower one, never a higher: data flows from the inputs to the site and never back.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs"),
+    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs", "witness"),
     ("datadir", "journal", "ledgerfile"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
-    ("gather",),
-    ("writer", "release", "artifacts", "views", "examples", "events", "render", "pages"),
+    ("gather", "cosigning"),
+    ("writer", "release", "artifacts", "history", "views", "examples", "events", "render", "pages"),
     ("commands",),
     ("cli", "__main__"),
 )

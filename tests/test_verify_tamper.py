@@ -28,6 +28,7 @@ import rfc8785
 
 import generator.verifier as v
 from generator.keys import Signer, load_key
+from generator.proofs import MerkleTree
 
 REPO = Path(__file__).resolve().parent.parent
 VERIFY_SRC = REPO / "generator" / "verify.py"
@@ -130,8 +131,32 @@ def entries_doc(site: Path) -> dict[str, Any]:
 
 
 def write_checkpoint(site: Path, signer: Signer, origin: str, leaves: Sequence[Any]) -> None:
-    root = v.merkle_root(v.leaf_hash(rfc8785.dumps(leaf)) for leaf in leaves)
-    (site / CHECKPOINT).write_bytes(signer.sign_note(v.checkpoint_text(origin, len(leaves), root)))
+    """A new checkpoint over `leaves`, and, as a key holder rewriting history would, the format-v2
+    files that restate it remade from scratch: tiles, a one-row history, every inclusion proof."""
+    raw = [rfc8785.dumps(leaf) for leaf in leaves]
+    tree = MerkleTree(v.leaf_hash(r) for r in raw)
+    note = signer.sign_note(v.checkpoint_text(origin, len(leaves), tree.root()))
+    (site / CHECKPOINT).write_bytes(note)
+    if not (site / v.HISTORY_PATH).exists():
+        return
+    for folder in ("ledger/tile", "ledger/checkpoints", "ledger/consistency"):
+        shutil.rmtree(site / folder, ignore_errors=True)
+    tiles = v.TileBuilder()
+    made = [tile for r in raw for tile in tiles.append(r)] + tiles.finish()
+    for rel, data in made:
+        (site / "ledger" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / "ledger" / rel).write_bytes(data)
+    archived = f"ledger/checkpoints/{len(leaves)}"
+    (site / archived).parent.mkdir(parents=True)
+    (site / archived).write_bytes(note)
+    row = {"checkpoint": archived, "consistency": None, "root": tree.root().hex(), "tree_size": len(leaves)}
+    history = {"checkpoints": [row], "origin": origin, "tree_size": len(leaves), "type": "checkpoint-history", "v": 1}
+    write_canonical(site, v.HISTORY_PATH, history)
+    resign(site, v.HISTORY_PATH, signer)
+    for proof_file in sorted(site.rglob("*.tlog-proof")):
+        index = v.parse_tlog_proof(proof_file.read_bytes()).index
+        if index < len(raw):
+            proof_file.write_bytes(v.format_tlog_proof(raw[index], index, tree.inclusion_proof(index), note))
 
 
 def rewrite_ledger(
@@ -407,7 +432,15 @@ TAMPERS = [
         t_keys_public_key_swapped,
         KEYS,
         "public_key differs from the vkey's key",
-        _f(KEYS, SUMS_SIG, f"{ENTRIES}.sig", f"{CLIST}.sig", CHECKPOINT, *DEMO_CERTIFICATE_SIGS),
+        _f(
+            KEYS,
+            SUMS_SIG,
+            f"{ENTRIES}.sig",
+            f"{CLIST}.sig",
+            CHECKPOINT,
+            f"{v.HISTORY_PATH}.sig",
+            *DEMO_CERTIFICATE_SIGS,
+        ),
         pin_original_key=True,
     ),
     Tamper(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import artifacts, layout, pages, views
+from generator import artifacts, cosigning, history, layout, pages, views
 from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
 from generator.gather import SiteContext, gather
@@ -44,10 +44,13 @@ class BuildResult:
     fingerprint: str
 
 
-def build(paths: Paths, out: Path, progress: Progress | None = None, strict: bool = False) -> BuildResult:
+def build(
+    paths: Paths, out: Path, progress: Progress | None = None, strict: bool = False, offline: bool = False
+) -> BuildResult:
     """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem.
 
-    With strict=True, warnings (such as unknown keys in program.yaml) are errors too."""
+    With strict=True, warnings (such as unknown keys in program.yaml) are errors too. With
+    offline=True no witness is asked for a cosignature (those stored in data/ are still used)."""
     started = time.monotonic()
     remove_leftovers(out)
     if not is_replaceable_site(out):
@@ -66,10 +69,11 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
         check_key_matches(out, ctx.signer)
         check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
+        carried = history.carried_checkpoints(out, ctx.origin, ctx.signer.vkey, ctx.tree)
         staging = Staging(out)
         try:
             writer = SiteWriter(staging.path)
-            write_site(ctx, writer, progress)
+            write_site(ctx, writer, progress, carried, out, offline)
             check_published_unchanged(out, writer.hashes)
         except BaseException:
             staging.discard()
@@ -93,13 +97,53 @@ def build(paths: Paths, out: Path, progress: Progress | None = None, strict: boo
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
-def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None) -> None:
-    """Every artifact and page, each input file read once and checked against its hash."""
+def write_site(
+    ctx: SiteContext,
+    w: SiteWriter,
+    progress: Progress | None = None,
+    carried: list[history.Archived] | None = None,
+    previous: Path | None = None,
+    offline: bool = False,
+) -> None:
+    """Every artifact and page, each input file read once and checked against its hash.
+
+    `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
+    checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness."""
     r = pages.renderer(ctx)
-    checkpoint = artifacts.checkpoint_note(ctx)
-    artifacts.write_ledger(ctx, w, checkpoint)
+    policy = cosigning.load_policy(ctx.paths)
+    cosigned = cosigning.cosign(
+        ctx.paths,
+        policy,
+        artifacts.checkpoint_note(ctx),
+        ctx.tree,
+        previous,
+        carried[-1].size if carried else 0,
+        offline=offline,
+    )
+    checkpoint = cosigned.note
+    ctx.warnings.extend(cosigned.warnings)
+    policy_data = cosigning.policy_bytes(ctx.paths)
+    if policy_data is not None:
+        w.write(layout.POLICY, policy_data)
+    # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.
+    proven = {item.commit_index: layout.reveal(item.id) for item in ctx.revealed}
+    proven.update({info.index: layout.certificate(info.serial) for info in ctx.certificates})
+    leaves: dict[int, bytes] = {}
+    tiles = history.Tiles(w, previous)
+
+    def keep(index: int, raw: bytes) -> None:
+        tiles.append(raw)
+        if index in proven:
+            leaves[index] = raw
+
+    artifacts.write_ledger(ctx, w, checkpoint, keep)
+    tiles.finish(ctx.root)
+    history_rows = history.write_history(w, ctx.signer, ctx.origin, ctx.tree, checkpoint, carried or [])
+    history.write_inclusion_proofs(
+        w, ctx.tree, checkpoint, ((rel, index) for index, rel in sorted(proven.items())), leaves.__getitem__
+    )
     if progress:
-        progress("writing the ledger", 1, 1)
+        progress("writing the ledger, its history and proofs", 1, 1)
     artifacts.write_keys(ctx, w)
     for m in ctx.methodologies:
         w.write(layout.methodology_parameters(m.version), m.params_bytes)
@@ -127,7 +171,8 @@ def write_site(ctx: SiteContext, w: SiteWriter, progress: Progress | None = None
             progress("writing certificates and their pages", i, len(ctx.certificates))
     pages.write_lists(ctx, w, r, run_rows, progress)
     pages.write_home(ctx, w, r, checkpoint)
-    pages.write_keys_and_verify_pages(ctx, w, r, example)
+    pages.write_keys_and_verify_pages(ctx, w, r, example, history_rows[0]["checkpoint"])
+    pages.write_history_page(w, r, history_rows)
     artifacts.write_release_files(ctx, w)
     w.finish(ctx.signer)
 

@@ -27,6 +27,15 @@ from generator.verifier.certificates import (
     non_scored_problems,
     recheckable,
 )
+from generator.verifier.cosignature import (
+    MAX_COSIGNATURE_TIMESTAMP,
+    CosignerKey,
+    cosignature_line,
+    cosignature_message,
+    make_cosigner_vkey,
+    parse_cosigner_vkey,
+    verify_cosignatures,
+)
 from generator.verifier.errors import (
     FormatError,
     NoteError,
@@ -55,6 +64,7 @@ from generator.verifier.formats import (
     sha256_hex,
     value_kind_problem,
 )
+from generator.verifier.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
 from generator.verifier.idindex import IdIndex
 from generator.verifier.keys import (
     PUBLISHED_PRIVATE_KEYS,
@@ -83,6 +93,7 @@ from generator.verifier.merkle import (
 )
 from generator.verifier.methodology import Grade, Methodology, Tier, check_methodology, parse_methodology
 from generator.verifier.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
+from generator.verifier.policy import Policy, evaluate, parse_policy, witnessed_by
 from generator.verifier.recheck import examine_certificate, recheck_certificate
 from generator.verifier.release import SUMS_LINE_RE
 from generator.verifier.report import Report
@@ -106,12 +117,16 @@ from generator.verifier.scoring import (
 from generator.verifier.site import verify_site
 from generator.verifier.sodium import sodium_function
 from generator.verifier.text import printable, safe_json, show
+from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
+from generator.verifier.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
 
 __all__ = [
     "EMPTY_ROOT",
     "GATE_RE",
+    "HISTORY_PATH",
     "ID_RE",
     "MANIFEST_PATH",
+    "MAX_COSIGNATURE_TIMESTAMP",
     "MAX_LEAF_BYTES",
     "MAX_SAFE_INTEGER",
     "NON_SCORED",
@@ -121,6 +136,8 @@ __all__ = [
     "SUMS_LINE_RE",
     "SUMS_PATH",
     "SUMS_SIG_PATH",
+    "TILE_WIDTH",
+    "CosignerKey",
     "FormatError",
     "Grade",
     "IdIndex",
@@ -130,6 +147,7 @@ __all__ = [
     "MerkleStream",
     "Methodology",
     "NoteError",
+    "Policy",
     "Problem",
     "ProofError",
     "Report",
@@ -139,8 +157,12 @@ __all__ = [
     "ScoringError",
     "SiteUnreadable",
     "Tier",
+    "TileBuilder",
+    "TiledLog",
+    "TlogProof",
     "VerifierKey",
     "VerifyError",
+    "artifact_proof_problem",
     "b64decode_strict",
     "band_score",
     "build_open_result",
@@ -156,10 +178,14 @@ __all__ = [
     "check_run_rules",
     "check_run_spec",
     "checkpoint_text",
+    "cosignature_line",
+    "cosignature_message",
     "due_records",
     "ed25519_verify",
+    "evaluate",
     "examine_certificate",
     "fingerprint",
+    "format_tlog_proof",
     "grade_counts",
     "is_exact_field",
     "is_gate_id",
@@ -176,20 +202,26 @@ __all__ = [
     "key_rows",
     "leaf_hash",
     "loads_strict",
+    "make_cosigner_vkey",
     "make_vkey",
     "merkle_root",
     "node_hash",
     "non_scored_problems",
     "note_signature_line",
     "number_rule_problems",
+    "open_checkpoint",
     "open_note",
     "parse_canonical",
     "parse_checkpoint",
+    "parse_cosigner_vkey",
     "parse_methodology",
+    "parse_policy",
+    "parse_tlog_proof",
     "parse_vkey",
     "printable",
     "public_key_from_pem",
     "public_key_pem",
+    "read_tiled_log",
     "recheck_certificate",
     "recheckable",
     "root_from_inclusion_proof",
@@ -203,8 +235,12 @@ __all__ = [
     "similarity_value",
     "sodium_function",
     "strict_decoder",
+    "tile_paths",
     "value_kind_problem",
+    "verify_artifact",
     "verify_consistency",
+    "verify_cosignatures",
     "verify_inclusion",
     "verify_site",
+    "witnessed_by",
 ]

@@ -39,6 +39,11 @@ MODULES = (
     "keys",
     "note",
     "merkle",
+    "tlogproof",
+    "tiles",
+    "cosignature",
+    "policy",
+    "witnessing",
     "idindex",
     "methodology",
     "scoring",
@@ -52,9 +57,11 @@ MODULES = (
     "report",
     "folder",
     "release",
+    "history",
     "publication",
     "certificate_files",
     "site",
+    "state",
     "cli",
 )
 PRELUDE = "isolation"

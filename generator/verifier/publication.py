@@ -3,50 +3,95 @@ checkpoint, the commitment list, and the documents every leaf refers to: gates, 
 parameters, reveal documents and run specs, each against its leaf."""
 
 import base64
+from collections.abc import Iterator
 from typing import Any
 
 from generator.verifier.canonical import canonical_text, iter_canonical_array, parse_canonical
-from generator.verifier.errors import FormatError, NoteError, Problem
+from generator.verifier.errors import FormatError, NoteError, Problem, ProofError
 from generator.verifier.folder import MANIFEST_PATH, Site
-from generator.verifier.formats import check_keys, check_reveal_document, is_v1, same, sha256_hex
+from generator.verifier.formats import check_keys, check_reveal_document, is_int, is_v1, same, sha256_hex
+from generator.verifier.history import TILE_FOLDER, tile_reader
 from generator.verifier.keys import VerifierKey, fingerprint, key_id
 from generator.verifier.ledger import Ledger
-from generator.verifier.merkle import MerkleStream, leaf_hash
+from generator.verifier.merkle import EMPTY_ROOT, MerkleStream, leaf_hash
 from generator.verifier.methodology import Methodology, check_methodology, parse_methodology
 from generator.verifier.note import open_note, parse_checkpoint
 from generator.verifier.report import Report
 from generator.verifier.runs import check_run_rules, check_run_spec
 from generator.verifier.text import show
+from generator.verifier.tiles import read_tiled_log
 
 
-def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> Ledger | None:
+def check_ledger(
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    key: bytes,
+    roots_at: dict[int, bytes] | None = None,
+    from_tiles: bool = False,
+) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
     One large document at a time: the entries are replayed and released before the
-    commitment list is read, which is then checked against the replayed state.
+    commitment list is read, which is then checked against the replayed state. `roots_at`
+    names earlier tree sizes whose roots the history checks need; each is filled in on the way.
+    `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
+    then never read: a log too large for one file is checked all the same.
     """
     report = s.report
     led = manifest["ledger"]
-    rel = led["entries"]
-    data = s.read(rel, "ledger entries")
-    if data is None:
-        return None
-    s.signed(rel, data, key, "ledger entries")
+    rest: dict[str, Any] | None = None
+    if from_tiles:
+        rel = TILE_FOLDER
+        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        data = b""
+    else:
+        rel = led["entries"]
+        loaded = s.read(rel, "ledger entries")
+        if loaded is None:
+            return None
+        data = loaded
+        s.signed(rel, data, key, "ledger entries")
     ledger = Ledger()
     merkle = MerkleStream()
     try:
-        entries, rest = iter_canonical_array(data, "entries")
+        if from_tiles:
+            entries: Iterator[tuple[Any, bytes]] = (
+                (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
+            )
+        else:
+            entries, rest = iter_canonical_array(data, "entries")
         for leaf, raw in entries:
             problems = ledger.apply(leaf, len(raw))
             merkle.append(leaf_hash(raw))
+            if roots_at is not None and merkle.size in roots_at:
+                roots_at[merkle.size] = merkle.root()
             if problems:
                 report.add(problems, rel, checks=0)
         report.checks += ledger.size
-    except FormatError as e:
+        if roots_at is not None:
+            roots_at[0] = EMPTY_ROOT
+            roots_at[merkle.size] = merkle.root()
+    except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
+    if rest is not None:
+        _check_entries_tail(report, rel, rest, origin, ledger.size)
+    report.check(
+        same(led["tree_size"], ledger.size),
+        MANIFEST_PATH,
+        "ledger.tree_size differs from the number of entries",
+        ledger.size,
+        show(led["tree_size"]),
+    )
+    check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
+    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
+    return ledger
+
+
+def _check_entries_tail(report: Report, rel: str, rest: dict[str, Any], origin: str, size: int) -> None:
     report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
     report.check(
         rest.get("type") == "ledger-entries" and is_v1(rest),
@@ -59,22 +104,12 @@ def check_ledger(s: Site, manifest: dict[str, Any], origin: str, key: bytes) -> 
         rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
     )
     report.check(
-        same(rest.get("tree_size"), ledger.size),
+        same(rest.get("tree_size"), size),
         rel,
         "tree_size differs from the number of entries",
-        ledger.size,
+        size,
         show(rest.get("tree_size")),
     )
-    report.check(
-        same(led["tree_size"], ledger.size),
-        MANIFEST_PATH,
-        "ledger.tree_size differs from the number of entries",
-        ledger.size,
-        show(led["tree_size"]),
-    )
-    check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
-    return ledger
 
 
 def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:

@@ -34,6 +34,10 @@ class Report:
     counts: dict[str, int] = field(default_factory=dict)
     demo_key: bool = False
     debug: list[str] = field(default_factory=list)  # tracebacks of internal errors, with --debug
+    # The checkpoint this run verified (origin, tree_size, root in base64), for the state file
+    # and for readers of --json; its note's bytes too, so a state can be rechecked later.
+    tree: dict[str, Any] = field(default_factory=dict)
+    checkpoint: bytes = b""
 
     @property
     def ok(self) -> bool:
@@ -90,6 +94,7 @@ class Report:
             "key": self.key,
             "demo_key": self.demo_key,
             "counts": self.counts,
+            "tree": self.tree,
             "meaning": PASS_MEANING,
         }
 

@@ -1,23 +1,49 @@
 """Verifying a site (SPEC §2-§8): the checks in their order, and the one last-resort catch."""
 
+import base64
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 
 from generator.verifier.certificate_files import check_certificates
-from generator.verifier.errors import SiteUnreadable
+from generator.verifier.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.folder import MANIFEST_PATH, Site
+from generator.verifier.history import (
+    check_artifact_proofs,
+    check_extends,
+    check_history,
+    check_tiles,
+    history_sizes,
+    read_history,
+    saved_checkpoint,
+    signed_tree,
+)
 from generator.verifier.keys import check_key_pin
+from generator.verifier.policy import Policy
 from generator.verifier.publication import check_gates, check_ledger, check_methodology_files, check_reveals, check_runs
 from generator.verifier.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
 from generator.verifier.report import Report
+from generator.verifier.witnessing import policy_problems
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
 # being reported, like any other failure, as an internal error of the verifier.
 RAISE_INTERNAL_ERRORS = False
 
 
-def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -> Report:
-    """Verify a site directory.
+def verify_site(
+    site: Path | str,
+    key: str | None = None,
+    debug: bool = False,
+    since: Sequence[tuple[str, bytes, str | None]] = (),
+    from_tiles: bool = False,
+    policy: Policy | None = None,
+) -> Report:
+    """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
+    must extend: a label for the report, the note's bytes, and the origin it was remembered for
+    (None for one the caller named: it must be this site's; a remembered one of another log is
+    skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
+    `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
+    witness cosignatures.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -34,7 +60,7 @@ def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report)
     try:
-        _check(s, key)
+        _check(s, key, since, from_tiles, policy)
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -42,7 +68,9 @@ def verify_site(site: Path | str, key: str | None = None, debug: bool = False) -
     return report
 
 
-def _check(s: Site, key: str | None) -> None:
+def _check(
+    s: Site, key: str | None, since: Sequence[tuple[str, bytes, str | None]], from_tiles: bool, policy: Policy | None
+) -> None:
     report = s.report
     loaded = s.document(MANIFEST_PATH, "manifest")
     if loaded is None or not check_manifest_shape(loaded[1], report):
@@ -53,9 +81,50 @@ def _check(s: Site, key: str | None) -> None:
     if public_key is None:
         return
     check_sums(s, public_key, manifest["verifier"])
-    ledger = check_ledger(s, manifest, origin, public_key)
+    saved = []
+    for label, data, remembered_for in since:
+        if remembered_for is not None and remembered_for != origin:
+            continue
+        try:
+            saved.append(saved_checkpoint(label, data, origin, public_key))
+        except (NoteError, FormatError) as e:
+            report.check(
+                False,
+                label,
+                f"this saved checkpoint is not one of the site's: {e}",
+                f"a checkpoint of {origin} signed by the site's key",
+                "a checkpoint that is not: the site was re-keyed, or the file is not a checkpoint of this log",
+            )
+    history = read_history(s)
+    roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles)
     if ledger is None:
         return
+    roots_at = {size: root for size, root in roots_at.items() if root}
+    root = roots_at[ledger.size]
+    check_extends(s, saved, ledger.size, roots_at)
+    checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
+    if policy is not None:
+        for problem in policy_problems(policy, origin, public_key, checkpoint):
+            report.check(False, manifest["ledger"]["checkpoint"], problem)
+        report.checks += 1
+    if history is not None:
+        # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
+        # not verify, or signs another tree than the entries', that is reported once, at the
+        # checkpoint, and what restates it cannot be judged: it is not checked.
+        agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
+        check_history(s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None)
+        if agreed:
+            if not from_tiles:
+                check_tiles(s, ledger.size, root)
+            check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
+        else:
+            report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    else:
+        report.notes.append(
+            "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
+            "can show that its ledger extends an earlier one"
+        )
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -71,6 +140,8 @@ def _check(s: Site, key: str | None) -> None:
         "certificates": len(ledger.certificates),
         "methodology versions": len(ledger.methodologies),
     }
+    report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
+    report.checkpoint = checkpoint
     open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")

@@ -1,0 +1,164 @@
+"""Witness cosignatures for the build's checkpoint (c2sp.org/tlog-witness, tlog-cosignature).
+
+The program lists its witnesses in `data/policy.txt`, a C2SP tlog-policy file that is also
+published for verifiers to start from. A checkpoint's cosignatures come from three places, each
+line checked against the witness's key before it is kept:
+
+1. the last release's checkpoint, when it has the same text (a rebuild keeps what it had);
+2. `data/cosignatures/<size>.txt`, lines a witness gave offline (`transparency witness cosign`);
+3. each witness with a URL, asked over HTTP (`add-checkpoint`) with bounded timeouts, unless
+   the build is offline. A witness that does not answer, or refuses, is named in a warning: the
+   site is still published, and a verifier's policy decides whether that is enough.
+"""
+
+from __future__ import annotations
+
+import base64
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.datadir import Paths
+from generator.errors import InputError, problem
+from generator.proofs import MerkleTree
+from generator.verifier import (
+    FormatError,
+    NoteError,
+    Policy,
+    parse_policy,
+    verify_cosignatures,
+)
+
+POLICY_FILE = "policy.txt"
+COSIGNATURES_DIR = "cosignatures"
+MAX_RESPONSE_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Cosigned:
+    note: bytes
+    witnesses: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def load_policy(paths: Paths) -> Policy | None:
+    path = paths.data / POLICY_FILE
+    if not path.is_file():
+        return None
+    try:
+        return parse_policy(path.read_bytes())
+    except FormatError as e:
+        raise InputError([problem(paths.show(path), str(e))], "the trust policy is malformed") from None
+
+
+def policy_bytes(paths: Paths) -> bytes | None:
+    path = paths.data / POLICY_FILE
+    return path.read_bytes() if path.is_file() else None
+
+
+def _signature_lines(note: bytes) -> list[str]:
+    text = note.decode("utf-8", "replace")
+    return [line for line in text[text.rfind("\n\n") + 2 :].split("\n") if line]
+
+
+def _note_text(note: bytes) -> bytes:
+    return note[: note.rfind(b"\n\n") + 1]
+
+
+Post = Callable[[str, bytes, float], tuple[int, bytes]]
+
+
+def http_post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
+    """POST to a witness; (status, body), the body bounded. Network failures raise OSError."""
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "text/plain"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read(MAX_RESPONSE_BYTES)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(MAX_RESPONSE_BYTES)
+
+
+def cosign(
+    paths: Paths,
+    policy: Policy | None,
+    note: bytes,
+    tree: MerkleTree,
+    previous: Path | None,
+    last_size: int,
+    offline: bool = False,
+    timeout: float = 10.0,
+    post: Post = http_post,
+) -> Cosigned:
+    """`note` (the log-signed checkpoint of `tree`) with every valid cosignature found."""
+    if policy is None:
+        return Cosigned(note, (), ())
+    text = _note_text(note)
+    found: dict[str, str] = {}  # policy witness name -> its line
+    warnings: list[str] = []
+
+    def keep(line: str, source: str, strict: bool) -> None:
+        candidate = text + b"\n" + line.encode() + b"\n"
+        for w in policy.witnesses:
+            try:
+                if w.key.name in verify_cosignatures(candidate, [w.key]):
+                    found.setdefault(w.name, line)
+                    return
+            except NoteError as e:
+                if strict:
+                    raise InputError([problem(source, f"a cosignature by {w.name} does not verify: {e}")]) from None
+                warnings.append(f"{source}: a cosignature by {w.name} does not verify ({e}); left out")
+                return
+        if strict:
+            raise InputError([problem(source, "a line that is no cosignature by a witness of the policy", found=line)])
+
+    old = previous / "ledger" / "checkpoint" if previous else None
+    if old is not None and old.is_file() and _note_text(old.read_bytes()) == text:
+        for line in _signature_lines(old.read_bytes())[1:]:
+            keep(line, str(old), strict=False)
+    stored = paths.data / COSIGNATURES_DIR / f"{tree.size}.txt"
+    if stored.is_file():
+        for line in stored.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                keep(line, paths.show(stored), strict=True)
+    if not offline:
+        for w in policy.witnesses:
+            if w.name in found or not w.url:
+                continue
+            line_or_error = _ask(w.url, note, tree, last_size, timeout, post)
+            if line_or_error.startswith("\u2014 "):
+                before = len(warnings)
+                keep(line_or_error.strip(), f"witness {w.name} ({w.url})", strict=False)
+                if w.name not in found and len(warnings) == before:
+                    warnings.append(f"witness {w.name} ({w.url}) answered with another witness's cosignature")
+            else:
+                warnings.append(f"witness {w.name} ({w.url}): {line_or_error}")
+    names = [w.name for w in policy.witnesses if w.name in found]
+    out = note + "".join(found[n] + "\n" for n in names).encode()
+    return Cosigned(out, tuple(names), tuple(warnings))
+
+
+def _ask(url: str, note: bytes, tree: MerkleTree, old: int, timeout: float, post: Post) -> str:
+    """One witness's cosignature line, or what went wrong. A witness that knows another size
+    answers 409 with it: asked once more, from there."""
+    if not url.startswith(("https://", "http://")):
+        return "its URL is neither https:// nor http://"
+    endpoint = url.rstrip("/") + "/add-checkpoint"
+    for _ in range(2):
+        if not 0 <= old <= tree.size:
+            return f"it knows a size {old} beyond this ledger's {tree.size}: it saw another history"
+        proof = "".join(base64.b64encode(h).decode() + "\n" for h in tree.consistency_proof(old))
+        body = f"old {old}\n{proof}\n".encode() + note
+        try:
+            status, answer = post(endpoint, body, timeout)
+        except (OSError, ValueError) as e:
+            return f"no answer ({e})"
+        reply = answer.decode("utf-8", "replace").strip()
+        if status == 200:
+            return reply.splitlines()[0] if reply else "an empty answer"
+        if status == 409 and reply.isdigit():
+            old = int(reply)
+            continue
+        return f"refused with HTTP {status}: {reply[:300]}"
+    return "it answered 409 twice"
