@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -450,3 +451,127 @@ def serve(site: Path, port: int, bind: str) -> None:
             httpd.serve_forever()
         except KeyboardInterrupt:
             click.echo("stopped")
+
+
+@main.group(cls=_Group)
+def witness() -> None:
+    """Run a witness: an independent party that cosigns a log's checkpoints (C2SP tlog-witness).
+
+    A witness keeps, per log, the last checkpoint it cosigned and cosigns a new one only if it is
+    signed by the log and provably extends that one (an RFC 9162 consistency proof): a log that
+    showed two histories to two witnesses could not get both cosigned. Run it with your own key
+    and state, apart from the program's operator:
+
+    \b
+      transparency witness key witness.example.org --key witness.key
+      echo 'LOG_VKEY' > logs.txt          # the logs it will cosign (keys.json's vkey)
+      transparency witness serve --key witness.key --name witness.example.org --state wstate --logs logs.txt
+      transparency witness cosign SITE --key witness.key --name witness.example.org --state wstate --logs logs.txt
+    """
+
+
+@witness.command("key")
+@click.argument("name")
+@click.option("--key", "key_path", type=click.Path(path_type=Path, dir_okay=False), required=True, help="Key file.")
+def witness_key(name: str, key_path: Path) -> None:
+    """Create a witness key NAME (e.g. your domain) in a new file (mode 0600); print its vkey,
+    which the program lists in its policy (data/policy.txt) and verifiers in theirs."""
+    from generator.witness import create_key
+
+    click.echo(create_key(key_path, name))
+
+
+def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--key", "key_path", type=click.Path(path_type=Path, dir_okay=False), required=True, help="Key file."
+        ),
+        click.option("--name", required=True, help="The witness's name, as in its key."),
+        click.option(
+            "--state",
+            "state_dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            required=True,
+            help="Folder of the last checkpoint cosigned per log (created if missing). Keep it: it is the witness.",
+        ),
+        click.option(
+            "--logs",
+            "logs_path",
+            type=click.Path(path_type=Path, dir_okay=False, exists=True),
+            required=True,
+            help="The logs to cosign: one log vkey a line.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _open_witness(key_path: Path, name: str, state_dir: Path, logs_path: Path, rules: Any) -> Any:
+    from generator.witness import Witness
+
+    try:
+        return Witness.from_files(key_path, name, state_dir, logs_path, rules=rules)
+    except (FormatError, ValueError) as e:
+        raise InputError([problem(str(logs_path), str(e))], "cannot start the witness") from None
+
+
+@witness.command("serve")
+@_witness_options
+@click.option("--listen", default="127.0.0.1:7380", show_default=True, help="HOST:PORT to listen on.")
+@click.option(
+    "--rules",
+    "rules_site",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Also replay the program's rules (SPEC §4) over the log read from this copy of its site (a mirror "
+    "folder), and refuse a checkpoint whose new entries break them.",
+)
+def witness_serve(
+    key_path: Path, name: str, state_dir: Path, logs_path: Path, listen: str, rules_site: Path | None
+) -> None:
+    """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted."""
+    from generator.witness_site import folder_reader, site_rules
+
+    host, _, port = listen.rpartition(":")
+    rules = site_rules(folder_reader(rules_site)) if rules_site else None
+    w = _open_witness(key_path, name, state_dir, logs_path, rules)
+    server = w.make_server(host or "127.0.0.1", int(port))
+    with server:
+        click.echo(f"Witness {w.vkey} at http://{host}:{server.server_address[1]}/add-checkpoint (Ctrl-C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            click.echo("stopped")
+
+
+@witness.command("cosign")
+@click.argument("site", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@_witness_options
+@click.option(
+    "--rules", is_flag=True, help="Also replay the program's rules (SPEC §4) over the site's log before cosigning."
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the cosignature line here (e.g. the program's data/cosignatures/<size>.txt) instead of printing it.",
+)
+def witness_cosign(
+    site: Path, key_path: Path, name: str, state_dir: Path, logs_path: Path, rules: bool, out: Path | None
+) -> None:
+    """Cosign SITE's checkpoint offline, from a downloaded site folder: the same checks as
+    serve, the consistency proof computed from the site's own tiles. Exit 1 if refused."""
+    from generator.witness_site import cosign_site, folder_reader, site_rules
+
+    read = folder_reader(site)
+    w = _open_witness(key_path, name, state_dir, logs_path, site_rules(read) if rules else None)
+    status, answer = cosign_site(w, read)
+    if status != 200:
+        click.echo(f"refused ({status}): {printable(answer)}", err=True)
+        sys.exit(1)
+    if out is None:
+        click.echo(answer)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8") as f:  # beside other witnesses' lines, never over them
+            f.write(answer + "\n")
+        click.echo(f"added the cosignature to {out}")

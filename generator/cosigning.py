@@ -27,6 +27,8 @@ from generator.verifier import (
     FormatError,
     NoteError,
     Policy,
+    VerifierKey,
+    open_note,
     parse_policy,
     verify_cosignatures,
 )
@@ -56,6 +58,14 @@ def load_policy(paths: Paths) -> Policy | None:
 def policy_bytes(paths: Paths) -> bytes | None:
     path = paths.data / POLICY_FILE
     return path.read_bytes() if path.is_file() else None
+
+
+def _signed_by(note: bytes, key: VerifierKey) -> bool:
+    try:
+        open_note(note, [key])
+    except NoteError:
+        return False
+    return True
 
 
 def _signature_lines(note: bytes) -> list[str]:
@@ -94,6 +104,11 @@ def cosign(
     """`note` (the log-signed checkpoint of `tree`) with every valid cosignature found."""
     if policy is None:
         return Cosigned(note, (), ())
+    if not any(_signed_by(note, k) for k in policy.log_keys):
+        raise InputError(
+            [problem(paths.show(paths.data / POLICY_FILE), "names no log key that signs this program's checkpoint")],
+            "the trust policy is not this program's",
+        )
     text = _note_text(note)
     found: dict[str, str] = {}  # policy witness name -> its line
     warnings: list[str] = []

@@ -63,7 +63,7 @@ from generator.verifier import (
     verify_cosignatures,
 )
 
-Rules = Callable[[str, int, int], list[str]]
+Rules = Callable[[str, int, int, bytes], list[str]]
 Response = tuple[int, dict[str, str], bytes]
 
 ADD_CHECKPOINT_PATH = "/add-checkpoint"
@@ -190,7 +190,7 @@ class Witness:
     """A witness: its name and Ed25519 key, its state folder and the logs it knows.
 
     `clock` gives the cosignatures' POSIX timestamps (injected for tests). `rules`, if given,
-    is called as rules(origin, old_size, new_size) once the checkpoint is validly signed and
+    is called as rules(origin, old_size, new_size, new_root) once the checkpoint is validly signed and
     proven consistent, before anything is recorded or signed; a non-empty list of problems
     refuses the checkpoint (422, the problems in the body)."""
 
@@ -319,7 +319,7 @@ class Witness:
             logger.warning("refused a checkpoint of %r signed by the log, size %d: %s", origin, size, e)
             raise _Refusal(422, f"consistency proof from {old} to {size} does not verify: {e}") from None
         if self._rules is not None:
-            problems = self._rules(origin, old, size)
+            problems = self._rules(origin, old, size, root)
             if problems:
                 logger.warning("the rules refused a checkpoint of %r, size %d: %s", origin, size, problems)
                 raise _Refusal(422, "refused by the witness's rules:\n" + "".join(f"- {p}\n" for p in problems))

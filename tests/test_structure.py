@@ -107,7 +107,7 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
 # The generator's phases, lowest first (ARCHITECTURE.md). A module imports from its own layer
 # or a lower one, never a higher: data flows from the inputs to the site and never back.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs", "witness"),
+    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs", "witness", "witness_site"),
     ("datadir", "journal", "ledgerfile"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
     ("gather", "cosigning"),

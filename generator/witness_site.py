@@ -1,0 +1,135 @@
+"""A witness reading a site: cosigning its checkpoint offline, and, with `--rules`, checking
+beyond consistency: the program's own rules (SPEC §4),
+replayed over the log it is asked to cosign, so that it refuses a checkpoint whose new entries
+break them (a reveal whose document does not hash to its commitment, a retired item of an open
+run, an event out of order), not only one that rewrites history.
+
+The witness reads the log from a copy of the site it trusts no more than the log itself: a
+folder (e.g. a mirror) or the log's tiles. Every tile is checked against the leaves and the
+whole against the checkpoint's root, so the entries replayed are the ones the checkpoint signs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from generator.proofs import MerkleTree
+from generator.verifier import (
+    FormatError,
+    Ledger,
+    ProofError,
+    is_id,
+    leaf_hash,
+    parse_canonical,
+    read_tiled_log,
+)
+from generator.witness import Witness
+
+Reader = Callable[[str], bytes | None]
+MAX_FILE_BYTES = 1 << 25  # a full entry bundle may hold 256 leaves of 64 KiB
+
+
+def folder_reader(site: Path) -> Reader:
+    """Files of a site folder by site-relative path: None for one that is missing, or that a
+    link would take outside the folder."""
+    root = site.resolve()
+
+    def read(rel: str) -> bytes | None:
+        path = site / rel
+        try:
+            if path.is_symlink() or not path.resolve().is_relative_to(root) or not path.is_file():
+                return None
+            with path.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+        return data if len(data) <= MAX_FILE_BYTES else None  # no file of a site is that large
+
+    return read
+
+
+def tile_reader(read: Reader) -> Reader:
+    return lambda rel: read(f"ledger/{rel}")
+
+
+def replayed_tree(read: Reader, size: int, root: bytes) -> tuple[MerkleTree, list[str]]:
+    """The log of `size` leaves read from a site's tiles (every tile checked), its tree, and what
+    the site's tiles got wrong about the checkpoint."""
+    tree = MerkleTree()
+    tiled = read_tiled_log(tile_reader(read), size)
+    for raw in tiled:
+        tree.append(leaf_hash(raw))
+    if tiled.root() != root:
+        return tree, ["the site's tiles do not hold the tree the checkpoint signs"]
+    return tree, []
+
+
+def rule_problems(read: Reader, old: int, size: int, root: bytes) -> list[str]:
+    """SPEC §4's replay rules broken by entries old..size-1 of the log a site serves, and each new
+    reveal's document checked against its commitment."""
+    ledger = Ledger()
+    problems: list[str] = []
+    try:
+        tiled = read_tiled_log(tile_reader(read), size)
+        for index, raw in enumerate(tiled):
+            leaf = parse_canonical(raw)
+            found = ledger.apply(leaf, len(raw))
+            if index < old:
+                continue
+            problems += [f"entry {index}: {p.describe()}" for p in found]
+            if isinstance(leaf, dict) and leaf.get("type") == "reveal" and is_id(leaf.get("id")):
+                problems += _reveal_problems(read, ledger, leaf["id"], index)
+        if tiled.root() != root:
+            problems.append("the site's tiles do not hold the tree the checkpoint signs")
+        problems += [f"at the end of the log: {p.describe()}" for p in ledger.final_problems()]
+    except (FormatError, ProofError) as e:
+        problems.append(f"the log cannot be read from the site: {e}")
+    return problems
+
+
+def _reveal_problems(read: Reader, ledger: Ledger, item_id: str, index: int) -> list[str]:
+    commit = ledger.commit(item_id)
+    if commit is None:
+        return []  # the replay already reported a reveal of an item never committed
+    data = read(f"reveals/{item_id}.json")
+    if data is None:
+        return [f"entry {index}: reveals {item_id}, but the site has no reveals/{item_id}.json"]
+    if hashlib.sha256(data).hexdigest() != commit.commitment:
+        return [f"entry {index}: reveals/{item_id}.json does not hash to the commitment of {item_id}"]
+    return []
+
+
+def site_rules(read: Reader) -> Callable[[str, int, int, bytes], list[str]]:
+    """The witness's rules hook over one site's copy of the log."""
+    return lambda origin, old, size, root: rule_problems(read, old, size, root)
+
+
+def cosign_site(witness: Witness, read: Reader) -> tuple[int, str]:
+    """Offer a site's checkpoint to `witness` as an add-checkpoint request would, with the
+    consistency proof from the size it last cosigned computed from the site's own tiles:
+    (HTTP-like status, the cosignature line or why not)."""
+    note = read("ledger/checkpoint")
+    if note is None:
+        return 400, "the site has no ledger/checkpoint"
+    head = note.decode("utf-8", "replace").split("\n", 3)
+    try:
+        origin, size = head[0], int(head[1])
+        root = base64.b64decode(head[2], validate=True)
+    except (IndexError, ValueError):
+        return 400, "ledger/checkpoint is not a checkpoint"
+    known = witness.latest(origin)
+    old = known[0] if known else 0
+    if not 0 <= old <= size:
+        return 409, f"the witness last cosigned size {old}, more than this checkpoint's {size}: a rollback or a fork"
+    try:
+        tree, problems = replayed_tree(read, size, root)
+    except (FormatError, ProofError) as e:
+        return 422, f"the log cannot be read from the site's tiles: {e}"
+    if problems:
+        return 422, "; ".join(problems)
+    proof = "".join(base64.b64encode(h).decode() + "\n" for h in tree.consistency_proof(old))
+    status, _, body = witness.add_checkpoint(f"old {old}\n{proof}\n".encode() + note)
+    return status, body.decode("utf-8", "replace").strip()

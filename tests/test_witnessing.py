@@ -1,0 +1,278 @@
+"""Witnesses and trust policies through the real commands: a witness cosigns offline and over
+HTTP (a separate process), refuses an inconsistent history and, with --rules, a ledger that breaks
+the program's rules; the build publishes cosigned checkpoints; verify.py --policy requires them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import rfc8785
+from click.testing import CliRunner
+from conftest import BUNDLE, BuiltSite
+from test_history import grow, size_of, vkey_of
+
+from generator import layout
+from generator.cli import main
+from generator.commands.build import build
+from generator.datadir import Paths
+from generator.keys import load_key
+from generator.proofs import MerkleTree
+from generator.verifier import TileBuilder, checkpoint_text, leaf_hash, verify_site
+
+
+def cli(*argv: str | Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(a) for a in argv], prog_name="transparency")
+    return result.exit_code, result.output
+
+
+def run_verifier(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    state = [] if args and args[0] == "proof" else ["--no-state"]
+    return subprocess.run(
+        [sys.executable, "-P", str(BUNDLE), *map(str, args), *state], capture_output=True, text=True, check=False
+    )
+
+
+class WitnessFiles:
+    def __init__(self, root: Path, name: str, log_vkey: str) -> None:
+        self.name = name
+        self.key = root / f"{name}.key"
+        self.state = root / f"{name}-state"
+        self.logs = root / f"{name}-logs.txt"
+        self.logs.write_text(f"# the program's log\n{log_vkey}\n")
+        code, out = cli("witness", "key", name, "--key", self.key)
+        assert code == 0, out
+        self.vkey = out.strip()
+
+    def args(self) -> list[str | Path]:
+        return ["--key", self.key, "--name", self.name, "--state", self.state, "--logs", self.logs]
+
+    def cosign(self, site: Path, *extra: str | Path) -> tuple[int, str]:
+        return cli("witness", "cosign", site, *self.args(), *extra)
+
+
+@pytest.fixture
+def witnessed(built_program: BuiltSite, tmp_path: Path) -> tuple[BuiltSite, WitnessFiles, WitnessFiles]:
+    log_vkey = vkey_of(built_program.out)
+    return (
+        built_program,
+        WitnessFiles(tmp_path, "w1.example.org", log_vkey),
+        WitnessFiles(tmp_path, "w2.example.org", log_vkey),
+    )
+
+
+def write_policy(
+    paths: Paths, log_vkey: str, witnesses: list[tuple[str, str, str | None]], quorum: str, name: str = "policy.txt"
+) -> Path:
+    """A policy file: the program's own (data/policy.txt) by default, or one beside it."""
+    lines = [f"log {log_vkey}"]
+    lines += [f"witness {name} {vkey}" + (f" {url}" if url else "") for name, vkey, url in witnesses]
+    if quorum.startswith("group"):
+        lines.append(quorum)
+        quorum = quorum.split()[1]
+    lines.append(f"quorum {quorum}")
+    path = paths.data / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_offline_cosignature_is_published_and_a_policy_requires_it(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles],
+) -> None:
+    site, w1, w2 = witnessed
+    n = size_of(site.out)
+    code, line = w1.cosign(site.out, "--out", site.paths.data / "cosignatures" / f"{n}.txt")
+    assert code == 0, line
+    policy = write_policy(
+        site.paths, vkey_of(site.out), [("w1", w1.vkey, None), ("w2", w2.vkey, None)], "group both all w1 w2"
+    )
+    build(site.paths, site.out)
+    checkpoint = (site.out / layout.CHECKPOINT).read_text()
+    assert f"\u2014 {w1.name} " in checkpoint
+    assert (site.out / layout.POLICY).read_bytes() == policy.read_bytes()
+    r = run_verifier(site.out, "--policy", policy)
+    assert r.returncode == 1 and "missing: w2" in r.stdout, r.stdout
+    one = write_policy(
+        site.paths,
+        vkey_of(site.out),
+        [("w1", w1.vkey, None), ("w2", w2.vkey, None)],
+        "group one any w1 w2",
+        name="any-policy.txt",
+    )
+    assert run_verifier(site.out, "--policy", one).returncode == 0
+    # The single-file check applies the same policy.
+    manifest = json.loads((site.out / layout.MANIFEST).read_bytes())
+    reveal = manifest["reveals"][0]["path"]
+    args = ("proof", site.out / reveal, site.out / layout.tlog_proof(reveal))
+    assert run_verifier(*args, "--policy", one).returncode == 0
+    r = run_verifier(*args, "--policy", policy)
+    assert r.returncode == 1 and "missing: w2" in r.stdout
+    # A rebuild at the same size keeps the cosignature; a policy of another log fails.
+    build(site.paths, site.out)
+    assert f"\u2014 {w1.name} " in (site.out / layout.CHECKPOINT).read_text()
+    other = write_policy(site.paths, load_other_log_vkey(), [("w1", w1.vkey, None)], "w1")
+    r = run_verifier(site.out, "--policy", other)
+    assert r.returncode == 1 and "trusts another log" in r.stdout
+    code, out = cli("--data", site.paths.data, "build", "--out", site.out)
+    assert code != 0 and "names no log key" in out
+
+
+def load_other_log_vkey() -> str:
+    from generator.keys import generate_signer
+
+    return generate_signer("test.example.org/prog").vkey
+
+
+def test_a_forged_cosignature_line_in_the_data_stops_the_build(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles],
+) -> None:
+    site, w1, _ = witnessed
+    n = size_of(site.out)
+    code, line = w1.cosign(site.out)
+    assert code == 0
+    write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, None)], "w1")
+    stored = site.paths.data / "cosignatures" / f"{n}.txt"
+    stored.parent.mkdir()
+    stored.write_text(line[:-6] + "AAAAA=\n")
+    code, out = cli("--data", site.paths.data, "build", "--out", site.out)
+    assert code != 0 and "does not verify" in out and f"cosignatures/{n}.txt" in out
+
+
+def test_the_witness_cosigns_only_a_consistent_history(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles],
+    make_program: Callable[..., Paths],
+    tmp_path: Path,
+) -> None:
+    site, w1, _ = witnessed
+    assert w1.cosign(site.out)[0] == 0
+    grow(site.paths, 1, "2026-03-01T00:00:00Z")
+    build(site.paths, site.out)
+    assert w1.cosign(site.out)[0] == 0, "a consistent growth is cosigned"
+    # The same origin and key, a history rewritten from scratch with one more item.
+    forged_paths = make_program(name="forged", secret_items=6)
+    shutil.copy(site.paths.key_file, forged_paths.key_file)
+    shutil.copy(site.paths.data / "keys.json", forged_paths.data / "keys.json")
+    forged = tmp_path / "forged-site"
+    build(forged_paths, forged)
+    assert size_of(forged) > size_of(site.out)
+    code, out = w1.cosign(forged)
+    assert code == 1 and "consistency proof" in out and "(422)" in out, out
+    older = tmp_path / "older"
+    shutil.copytree(site.out, older)
+    grow(site.paths, 2, "2026-03-02T00:00:00Z")
+    build(site.paths, site.out)
+    assert w1.cosign(site.out)[0] == 0
+    code, out = w1.cosign(older)
+    assert code == 1 and "rollback" in out
+
+
+def _break_the_rules(site: Path, key_file: Path) -> None:
+    """A key holder appends an entry that breaks SPEC §4 (a second commit of an item id) and
+    republishes tiles and checkpoint consistently: the log grows consistently, yet is wrong."""
+    entries = json.loads((site / layout.ENTRIES).read_bytes())["entries"]
+    first_commit = next(e for e in entries if e["type"] == "commit")
+    raw = [rfc8785.dumps(e) for e in entries] + [rfc8785.dumps({**first_commit, "at": entries[-1]["at"]})]
+    shutil.rmtree(site / "ledger" / "tile")
+    tiles = TileBuilder()
+    for rel, data in [t for r in raw for t in tiles.append(r)] + tiles.finish():
+        (site / "ledger" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / "ledger" / rel).write_bytes(data)
+    tree = MerkleTree(leaf_hash(r) for r in raw)
+    origin = first_commit and json.loads((site / layout.MANIFEST).read_bytes())["origin"]
+    note = load_key(key_file).sign_note(checkpoint_text(origin, len(raw), tree.root()))
+    (site / layout.CHECKPOINT).write_bytes(note)
+
+
+def test_a_witness_with_rules_refuses_a_ledger_that_breaks_them(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], tmp_path: Path
+) -> None:
+    site, w1, w2 = witnessed
+    assert w1.cosign(site.out, "--rules")[0] == 0, "an honest ledger passes the rules"
+    assert w2.cosign(site.out)[0] == 0
+    broken = tmp_path / "broken"
+    shutil.copytree(site.out, broken)
+    _break_the_rules(broken, site.paths.key_file)
+    code, out = w1.cosign(broken, "--rules")
+    assert code == 1 and "refused by the witness's rules" in out and "committed" in out, out
+    assert w2.cosign(broken)[0] == 0, "a plain witness sees only a consistent growth"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served_witness(witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles]) -> Iterator[tuple[str, WitnessFiles]]:
+    _, w1, _ = witnessed
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", "witness", "serve", *map(str, w1.args()), "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("the witness did not start")
+        yield f"http://127.0.0.1:{port}", w1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_the_build_collects_a_cosignature_over_http_from_a_separate_witness(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], served_witness: tuple[str, WitnessFiles]
+) -> None:
+    site, _, _ = witnessed
+    url, w1 = served_witness
+    policy = write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, url)], "w1")
+    result = build(site.paths, site.out)
+    assert not result.warnings, result.warnings
+    assert f"\u2014 {w1.name} " in (site.out / layout.CHECKPOINT).read_text()
+    assert run_verifier(site.out, "--policy", policy).returncode == 0
+    grow(site.paths, 1, "2026-03-01T00:00:00Z")
+    build(site.paths, site.out)
+    assert f"\u2014 {w1.name} " in (site.out / layout.CHECKPOINT).read_text(), "the growth is cosigned too"
+    assert run_verifier(site.out, "--policy", policy).returncode == 0
+    assert verify_site(site.out).ok
+
+
+def test_an_unreachable_witness_is_named_and_the_site_still_published(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles],
+) -> None:
+    site, w1, _ = witnessed
+    url = f"http://127.0.0.1:{_free_port()}"
+    policy = write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, url)], "w1")
+    started = time.monotonic()
+    result = build(site.paths, site.out)
+    assert time.monotonic() - started < 60
+    assert any("witness w1" in w and "no answer" in w for w in result.warnings), result.warnings
+    r = run_verifier(site.out, "--policy", policy)
+    assert r.returncode == 1 and "missing: w1" in r.stdout
+    offline = build(site.paths, site.out, offline=True)
+    assert not offline.warnings
+
+
+def test_a_malformed_policy_is_the_caller_s_error(demo_site: BuiltSite, tmp_path: Path) -> None:
+    bad = tmp_path / "policy.txt"
+    bad.write_text("log nonsense\nquorum none\n")
+    r = run_verifier(demo_site.out, "--policy", bad)
+    assert r.returncode == 2 and "--policy" in r.stderr
