@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key
 
 .PHONY: site test lint verify serve bench conformance clean demo-data bundle
 
@@ -13,15 +14,15 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 site: $(STAMP)
-	@# git does not keep file modes: the demo key comes out of a clone world-readable.
-	chmod 600 data/private/signing.key
-	$(BIN)/transparency build
-	$(BIN)/python -P public/verify.py public
+	@# git does not keep file modes: the demo keys come out of a clone world-readable.
+	chmod 600 $(DEMO_KEYS)
+	$(BIN)/transparency build --offline
+	$(BIN)/python -P public/verify.py public --no-state --policy public/ledger/policy.txt
 	@echo
 	@echo "Browse the site: open public/index.html in a browser, or run: $(BIN)/transparency serve"
 
 test: $(STAMP)
-	chmod 600 data/private/signing.key
+	chmod 600 $(DEMO_KEYS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m generator.verifier.bundle --check
@@ -29,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 verify: $(STAMP)
-	$(BIN)/python -P public/verify.py public
+	$(BIN)/python -P public/verify.py public --policy public/ledger/policy.txt
 
 serve: $(STAMP)
 	$(BIN)/transparency serve

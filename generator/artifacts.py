@@ -7,13 +7,16 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Iterator
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from generator import canonical, layout
 from generator.datadir import public_key_row
+from generator.errors import InputError, problem
 from generator.gather import CertificateRecord, SiteContext
 from generator.ledgerfile import ledger_lines
-from generator.verifier import checkpoint_text, parse_vkey, public_key_pem
+from generator.signing import BuildKeys
+from generator.verifier import ed25519_verify, parse_vkey, public_key_pem, revocation_list
 from generator.writer import SiteWriter
 
 
@@ -142,18 +145,26 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
     }
 
 
-def checkpoint_note(ctx: SiteContext) -> bytes:
-    """The checkpoint (SPEC §4): the C2SP tlog-checkpoint body, signed as a note."""
-    return ctx.signer.sign_note(checkpoint_text(ctx.origin, ctx.ledger.size, ctx.root))
+def build_keys(ctx: SiteContext) -> BuildKeys:
+    return BuildKeys(ctx.paths.private, ctx.signer, ctx.ledger.keys)
+
+
+def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None) -> bytes:
+    """The checkpoint (SPEC §4): the C2SP tlog-checkpoint body, signed as a note by the keys
+    valid for its size (two at a key rotation's hand-over)."""
+    return (keys or build_keys(ctx)).checkpoint(ctx.origin, ctx.ledger.size, ctx.root)
 
 
 def write_ledger(
     ctx: SiteContext, w: SiteWriter, checkpoint: bytes, each: Callable[[int, bytes], None] | None = None
 ) -> None:
-    """The ledger's documents (SPEC §4): the entries, the checkpoint, the commitment list."""
+    """The ledger's documents (SPEC §4): the entries, the checkpoint, the commitment list, and
+    format v2's revocation list."""
     w.write_signed_stream(layout.ENTRIES, entries_document(ctx, each), ctx.signer)
     w.write(layout.CHECKPOINT, checkpoint)
     w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
+    # Written even when empty: a reader can then tell "nothing revoked" from "not published".
+    w.write_signed(layout.REVOCATIONS, canonical.dumps(revocation_list(ctx.origin, ctx.ledger)), ctx.signer)
 
 
 def write_keys(ctx: SiteContext, w: SiteWriter) -> None:
@@ -164,9 +175,39 @@ def write_keys(ctx: SiteContext, w: SiteWriter) -> None:
         w.write(layout.key_pem(vk.key_id.hex()), public_key_pem(vk.public_key))
 
 
-def write_certificate(ctx: SiteContext, w: SiteWriter, cert: CertificateRecord) -> None:
-    """A certificate, signed, with its published details documents and grader record."""
-    w.write_signed(layout.certificate(cert.serial), cert.data, ctx.signer)
+def write_certificate(
+    ctx: SiteContext, w: SiteWriter, cert: CertificateRecord, keys: BuildKeys, previous: Path | None = None
+) -> None:
+    """A certificate, signed by the key valid when it was issued, with its published details
+    documents and grader record. A key rotated out since then signs no more: the signature the
+    last release published is kept (checked first), as it was made."""
+    rel = layout.certificate(cert.serial)
+    key = keys.for_leaf(cert.info.index)
+    private = keys.private_key(key) if key is not None else None
+    w.write(rel, cert.data)
+    if private is not None:
+        w.write(layout.sig(rel), private.sign(cert.data))
+        _write_records(w, cert)
+        return
+    old = previous / layout.sig(rel) if previous is not None else None
+    sig = old.read_bytes() if old is not None and old.is_file() else b""
+    if key is None or not ed25519_verify(key.public_key, sig, cert.data):
+        raise InputError(
+            [
+                problem(
+                    rel,
+                    "was issued under a key this program no longer holds, and the last release has no valid "
+                    "signature of it to keep",
+                    expected=key.fingerprint if key else "a key valid when it was issued",
+                )
+            ],
+            "cannot sign a certificate",
+        )
+    w.write(layout.sig(rel), sig)
+    _write_records(w, cert)
+
+
+def _write_records(w: SiteWriter, cert: CertificateRecord) -> None:
     for d in cert.details.values():
         w.write(d.path, d.data)
     if cert.grader_record is not None:

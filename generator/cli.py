@@ -18,6 +18,7 @@ import click
 from generator import __version__
 from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths
 from generator.errors import InputError, TransparencyError, problem
+from generator.monitor import EVENT_TYPES
 from generator.verifier import FormatError, SiteUnreadable, printable, safe_json, verify_site
 
 DEMO_WARNING = (
@@ -113,8 +114,10 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency retire ID --note TEXT              reveal a retired secret item
       transparency register RUN_SPEC.json             fix a run before it happens
       transparency certify RESULTS.json               decide the run, issue its certificate
+      transparency revoke SERIAL --reason TEXT        withdraw a certificate, publicly and for good
       transparency build                              render and sign the site into public/
       transparency verify public                      check it as an outsider would
+      transparency monitor SITE                       follow a published log, event by event
       transparency serve                              preview it on localhost
 
     Every artifact is signed with Ed25519 and checked by public/verify.py, which needs only
@@ -189,6 +192,54 @@ def keygen(ctx: click.Context, origin: str | None, out: Path | None) -> None:
     click.echo(f"Wrote {target} (mode 0600).")
     click.echo(f"  verifier key {signer.vkey}")
     click.echo(f"  fingerprint  {signer.fingerprint}")
+
+
+@main.group(cls=_Group)
+def key() -> None:
+    """Rotate the program's signing key, or record a key's compromise (format v2 ledger events)."""
+
+
+@key.command("rotate")
+@click.option("--at", metavar="TIME", help="Event time (UTC, YYYY-MM-DDTHH:MM:SSZ); default now.")
+@click.pass_context
+def key_rotate(ctx: click.Context, at: str | None) -> None:
+    """Introduce a new signing key, in the ledger.
+
+    Appends a key-rotation event, writes a new PRIVATE/signing.key and keeps the old one in
+    PRIVATE/retired-keys/ until the next build, which signs the hand-over checkpoint (the tree
+    that first holds the rotation) with both keys: readers who trusted the old key can follow to
+    the new one. The old key stays valid for what it signed before; anything it signs for a
+    later tree fails verification. Run 'transparency build' next, then destroy the retired key.
+    """
+    from generator.commands.keys import rotate_key
+
+    old, new = rotate_key(_paths(ctx), at)
+    click.echo(f"Rotated: {old.fingerprint} -> {new.fingerprint}")
+    click.echo(f"  new verifier key {new.vkey}")
+    click.echo("Run 'transparency build' to publish the hand-over checkpoint, signed by both keys.")
+
+
+@key.command("revoke")
+@click.argument("key_id", metavar="KEY")
+@click.option("--reason", required=True, help="Why, in plain words (shown on the keys page and by verifiers).")
+@click.option(
+    "--compromised-at",
+    required=True,
+    metavar="TIME",
+    help="From when the key must be distrusted (UTC, YYYY-MM-DDTHH:MM:SSZ): it stays valid only for trees whose "
+    "every entry is older.",
+)
+@click.option("--at", metavar="TIME", help="Event time (UTC); default now.")
+@click.pass_context
+def key_revoke(ctx: click.Context, key_id: str, reason: str, compromised_at: str, at: str | None) -> None:
+    """Record that KEY (a retired key's vkey or SHA256 fingerprint) was compromised.
+
+    The active key cannot be revoked: rotate first, then revoke the old one. Permanent and
+    public: the keys page and every verifier show it."""
+    from generator.commands.keys import revoke_key
+
+    row = revoke_key(_paths(ctx), key_id, reason, compromised_at, at)
+    click.echo(f"Revoked {row.vkey} (valid until {row.valid_until}). Run 'transparency build' to publish.")
 
 
 @main.group(cls=_Group)
@@ -357,6 +408,34 @@ def certify(
 
 
 @main.command()
+@click.argument("serial", metavar="SERIAL")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why the certificate is withdrawn, in one line; published in the ledger and on its page, for good.",
+)
+@_AT
+@click.pass_context
+def revoke(ctx: click.Context, serial: str, reason: str, at: str | None) -> None:
+    """Revoke certificate SERIAL: append a revocation event to the ledger (format v2).
+
+    \b
+    A revocation is permanent: it cannot be undone, and a certificate is revoked once.
+    It is public: the reason is published in the ledger, on the certificate's page and in
+    ledger/revocations.json, and verify.py reports the certificate as revoked, never as valid.
+    It removes nothing: the certificate stays published exactly as issued, so anyone can still
+    check what it claimed. To decide the run's question again, register a new run.
+
+    Refuses, writing nothing: a serial no certificate has, one already revoked, and an empty
+    reason or one holding control or format characters (a newline, a tab, a bidi override).
+    """
+    from generator.commands.revoke import revoke_certificate
+
+    leaf = revoke_certificate(_paths(ctx), serial, reason, at)
+    click.echo(f"Revoked certificate {serial} at {leaf['at']}; run 'transparency build' to publish.")
+
+
+@main.command()
 @click.option(
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
@@ -429,6 +508,86 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
         raise InputError([problem("--key", str(e))], "bad --key") from None
     click.echo(safe_json(report.to_json()) if as_json else report.render())
     sys.exit(0 if report.ok else 1)
+
+
+@main.command()
+@click.argument("site", metavar="SITE")
+@click.option(
+    "--key",
+    metavar="VKEY_OR_FINGERPRINT",
+    help="First run: trust this key (a verifier key, or SHA256:<hex> of the key the site's keys.json lists) "
+    "instead of the site's word. Later runs use the pinned key; another --key is an inconsistency.",
+)
+@click.option(
+    "--state",
+    "state_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The monitor's memory, one file per log. Default: $XDG_CACHE_HOME/transparency-monitor "
+    "(else ~/.cache/transparency-monitor).",
+)
+@click.option(
+    "--type", "types", multiple=True, type=click.Choice(EVENT_TYPES), help="Print only events of this type (repeat)."
+)
+@click.option(
+    "--gate",
+    "gates",
+    multiple=True,
+    metavar="GATE",
+    help="Print only events about this gate: its declaration, its items' commits and reveals, its runs and their "
+    "certificates (repeat).",
+)
+@click.option(
+    "--subject",
+    "subjects",
+    multiple=True,
+    metavar="NAME_OR_ID",
+    help="Print only the runs of this subject (its id or exact name) and their certificates (repeat).",
+)
+@click.option("--json", "as_json", is_flag=True, help='One JSON object per new event: {"index": N, "leaf": {...}}.')
+def monitor(
+    site: str,
+    key: str | None,
+    state_dir: Path | None,
+    types: tuple[str, ...],
+    gates: tuple[str, ...],
+    subjects: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Follow SITE's ledger over time: print each new event, fail on any inconsistency.
+
+    SITE is a site's folder or its https:// URL. Each run opens the site's signed checkpoint
+    (ledger/checkpoint) with the key pinned on the first run; checks that the log only grew
+    since the checkpoint this monitor saw last (a smaller tree is a rollback, another root at
+    the remembered size a rewritten history: both are printed); reads every entry from the
+    C2SP tiles under ledger/tile/, each tile checked, up to the checkpoint's root; and replays
+    the ledger's rules. Only then does it print the new events, one line each
+    (INDEX TIME TYPE ID DETAIL), and remember the new checkpoint.
+
+    On the first run it trusts --key or, without it, the site's keys.json, and prints the
+    key's fingerprint: compare it out of band. The key is pinned from then on: a checkpoint
+    that another key signed is an inconsistency.
+
+    The state is one file per log under --state, replaced atomically and only after a run
+    that found nothing wrong (an interrupted run prints its events again next time, never
+    skips one). A damaged state stops the run and is left as it is.
+
+    \b
+    Examples:
+      transparency monitor https://transparency.example.org/oracle/
+      transparency monitor public --key 'ORIGIN+KEYID+BASE64KEY'
+      transparency monitor SITE --type certificate --subject acme-extractor
+      transparency monitor SITE --gate b --json | jq .leaf
+
+    Filters choose what is printed, never what is checked. A summary goes to stderr. Exit
+    status: 0 consistent, 1 an inconsistency (the state is not moved), 2 the site or the
+    state cannot be read, or a bad argument.
+    """
+    from generator.monitor import run_monitor
+
+    status = run_monitor(
+        site, key=key, state_dir=state_dir, types=types, gates=gates, subjects=subjects, as_json=as_json
+    )
+    sys.exit(status)
 
 
 @main.command()

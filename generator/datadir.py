@@ -57,6 +57,11 @@ class Paths:
         return self.data / "keys.json"
 
     @property
+    def checkpoints_dir(self) -> Path:
+        """Every checkpoint a build published, kept with the program: the archive survives the site."""
+        return self.data / "checkpoints"
+
+    @property
     def ledger_file(self) -> Path:
         return self.data / "ledger.jsonl"
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator import layout
+from generator.verifier import parse_vkey
 
 _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
     "gate": lambda e: f"Gate {e['id']} declared ({'public' if e['public'] else 'secret'}): {e['name']}",
@@ -14,6 +15,9 @@ _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
     "reveal": lambda e: f"Item {e['id']} revealed ({e['reason']})",
     "run": lambda e: f"Run {e['id']} registered for {e['subject'].get('name')} on gate {e['gate']}",
     "certificate": lambda e: f"Certificate {e['serial']} issued for run {e['run']}",
+    "revocation": lambda e: f"Certificate {e['serial']} revoked",
+    "key-rotation": lambda e: f"Signing key rotated to {parse_vkey(e['vkey']).fingerprint}",
+    "key-revocation": lambda e: f"Key {parse_vkey(e['vkey']).fingerprint} revoked (compromised {e['compromised_at']})",
 }
 
 
@@ -21,6 +25,9 @@ _EVENT_PAGE: dict[str, Callable[[dict[str, Any]], str]] = {
     "reveal": lambda e: layout.item_page(e["id"]),
     "methodology": lambda e: layout.methodology_page(e["version"]),
     "certificate": lambda e: layout.certificate_page(e["serial"]),
+    "revocation": lambda e: layout.certificate_page(e["serial"]),
+    "key-rotation": lambda e: layout.KEYS_PAGE,
+    "key-revocation": lambda e: layout.KEYS_PAGE,
 }
 
 

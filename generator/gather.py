@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from generator import layout
-from generator.datadir import PUBLISHED_PRIVATE_KEYS, Paths, Program, PublicKey, load_program, load_public_keys
+from generator.datadir import (
+    PUBLISHED_PRIVATE_KEYS,
+    Paths,
+    Program,
+    PublicKey,
+    load_program,
+    load_public_keys,
+    public_key_row,
+)
 from generator.documents import read_document, read_or_none
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import Signer, load_key
@@ -28,6 +36,7 @@ from generator.verifier import (
     Methodology,
     Problem,
     RevealedAnswers,
+    canonical_text,
     check_methodology,
     check_reveal_document,
     check_run_rules,
@@ -124,6 +133,7 @@ class CertificateInfo:
     details_items: tuple[str, ...]  # items whose details document is published, in result order
     grader_record_due: bool
     asserted: tuple[str, ...]
+    expires_at: str | None = None
 
     @property
     def detail_paths(self) -> list[str]:
@@ -275,6 +285,20 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
 
     ledger, ledger_problems = replay_ledger(paths, on_leaf)
     problems += ledger_problems
+    if keys:
+        # data/keys.json must say what the ledger's key events make of the keys, row for row.
+        ledger.keys.start(parse_vkey(keys[0].vkey))
+        want = ledger.keys.rows(keys[0].valid_from)
+        got = [public_key_row(k) for k in keys]
+        if got != want:
+            problems.append(
+                problem(
+                    paths.show(paths.keys_file),
+                    "the keys differ from what the ledger's key events make them (status, validity, reason)",
+                    expected=canonical_text(want),
+                    found=canonical_text(got),
+                )
+            )
     if progress:
         progress("reading the ledger", ledger.size, ledger.size)
 
@@ -481,6 +505,7 @@ def _gather_runs(
                 tuple(details),
                 record is not None,
                 tuple(found.asserted),
+                doc["expires_at"],
             )
         )
         verdicts[cert.run] = str(doc.get("verdict"))

@@ -9,6 +9,7 @@ can never be dropped or replaced without the build refusing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,15 +19,17 @@ from generator import canonical, layout
 from generator.errors import InputError, problem
 from generator.keys import Signer
 from generator.proofs import MerkleTree
+from generator.signing import BuildKeys
 from generator.verifier import (
     FormatError,
+    KeyRing,
     NoteError,
     TileBuilder,
+    checkpoint_signers,
     format_tlog_proof,
     is_safe_path,
-    open_checkpoint,
     parse_canonical,
-    parse_vkey,
+    signer_problems,
 )
 from generator.writer import SiteWriter
 
@@ -44,10 +47,17 @@ def _refuse(path: Path, why: str) -> InputError:
     )
 
 
-def carried_checkpoints(out: Path, origin: str, vkey: str, tree: MerkleTree) -> list[Archived]:
-    """The checkpoints the last release published, each checked against this build's tree."""
-    key = parse_vkey(vkey).public_key
+def carried_checkpoints(
+    out: Path, origin: str, ring: KeyRing, tree: MerkleTree, kept: Path | None = None
+) -> list[Archived]:
+    """The checkpoints published before: those the program keeps (`kept`, data/checkpoints/,
+    written after every build, so that a lost site loses no history) and those the last release
+    in `out` archived, each checked against this build's tree and signed by the keys the ledger
+    made valid for its size. The two must agree where both hold a size."""
     found: list[tuple[Path, bytes]] = []
+    if kept is not None and kept.is_dir():
+        names = sorted((p for p in kept.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+        found += [(p, p.read_bytes()) for p in names if p.is_file() and not p.is_symlink()]
     history_file = out / layout.HISTORY
     if history_file.is_file():
         try:
@@ -55,23 +65,69 @@ def carried_checkpoints(out: Path, origin: str, vkey: str, tree: MerkleTree) -> 
             rels = [row["checkpoint"] for row in doc["checkpoints"]]
             if not all(is_safe_path(rel) and rel.startswith(f"{layout.LEDGER_PREFIX}/") for rel in rels):
                 raise FormatError("a checkpoint path leaves the ledger folder")
-            found = [(out / rel, (out / rel).read_bytes()) for rel in rels]
+            found += [(out / rel, (out / rel).read_bytes()) for rel in rels]
         except (OSError, FormatError, KeyError, TypeError) as e:
             raise _refuse(history_file, f"the last release's checkpoint history is unreadable ({e})") from None
     elif (out / layout.CHECKPOINT).is_file():  # a v1 release: its one checkpoint starts the history
-        found = [(out / layout.CHECKPOINT, (out / layout.CHECKPOINT).read_bytes())]
-    archived: list[Archived] = []
+        found.append((out / layout.CHECKPOINT, (out / layout.CHECKPOINT).read_bytes()))
+    by_size: dict[int, Archived] = {}
     for path, data in found:
         try:
-            _, size, root = open_checkpoint(data, origin, key)
+            (cp_origin, size, root), signers = checkpoint_signers(data, ring)
+            wrong = signer_problems(ring, size, signers)
+            if wrong or cp_origin != origin:
+                raise FormatError("; ".join(wrong) or f"origin {cp_origin!r}")
         except (NoteError, FormatError) as e:
-            raise _refuse(path, f"an archived checkpoint does not verify with this key ({e})") from None
+            raise _refuse(path, f"an archived checkpoint does not verify with the ledger's keys ({e})") from None
         if size > tree.size or tree.root(size) != root:
             raise _refuse(path, f"the archived checkpoint of size {size} is not a prefix of this ledger")
-        if archived and size <= archived[-1].size:
-            raise _refuse(path, "archived checkpoints are not in increasing size")
-        archived.append(Archived(size, data))
-    return archived
+        if size in by_size and by_size[size].checkpoint != data and size < tree.size:
+            raise _refuse(path, f"two different archived checkpoints of size {size} (data/ and the last release)")
+        by_size.setdefault(size, Archived(size, data))
+    return [by_size[size] for size in sorted(by_size)]
+
+
+def remember_published(site: Path, kept: Path) -> None:
+    """Keep every checkpoint the site just published archived (see remember)."""
+    doc = parse_canonical((site / layout.HISTORY).read_bytes())
+    for row in doc["checkpoints"]:
+        remember(kept, row["tree_size"], (site / row["checkpoint"]).read_bytes())
+
+
+def remember(kept: Path, size: int, checkpoint: bytes) -> None:
+    """Keep a published checkpoint in the program's data (atomically: a kill leaves the old file
+    or the new one): the archive then survives the loss of the site."""
+    kept.mkdir(parents=True, exist_ok=True)
+    target = kept / str(size)
+    if target.is_file() and target.read_bytes() == checkpoint:
+        return
+    tmp = kept / f".{size}.tmp"
+    with tmp.open("wb") as f:
+        f.write(checkpoint)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
+    fd = os.open(kept, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def with_hand_overs(carried: list[Archived], keys: BuildKeys, origin: str, tree: MerkleTree) -> list[Archived]:
+    """The archive with a hand-over checkpoint for every key rotation: the tree that first holds
+    the rotation, signed by the key it retires and the one it introduces, so that a reader who
+    trusted the old key can follow to the new one. Made once, by the build after the rotation
+    (while the retired key is still here), then carried forward like any archived checkpoint."""
+    have = {a.size for a in carried}
+    # Every key valid for the hand-over signs it, a key revoked later included while the
+    # compromise it records came after (BuildKeys).
+    made = [
+        Archived(span.first_size, keys.checkpoint(origin, span.first_size, tree.root(span.first_size)))
+        for span in keys.ring.spans[1:]
+        if span.first_size not in have and span.first_size < tree.size
+    ]
+    return sorted(carried + made, key=lambda a: a.size)
 
 
 def write_history(

@@ -143,6 +143,14 @@ def write_key(path: Path, signer: Signer) -> None:
         tmp.unlink(missing_ok=True)
 
 
+# A rotated-out signing key, kept only until the build that signs the hand-over checkpoint.
+RETIRED_KEYS = "retired-keys"
+
+
+def retired_key_file(private: Path, key_id_hex: str) -> Path:
+    return private / RETIRED_KEYS / f"{key_id_hex}.key"
+
+
 def load_key(path: Path) -> Signer:
     """Load the signing key, refusing a missing, malformed or group/world-readable one."""
     try:

@@ -7,7 +7,7 @@ downloaded folder, where a browser does not resolve a directory to its index.
 
 from __future__ import annotations
 
-from generator.verifier import HISTORY_PATH, MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
+from generator.verifier import HISTORY_PATH, MANIFEST_PATH, REVOCATIONS_PATH, SUMS_PATH, SUMS_SIG_PATH
 
 # What a verifier reads without the manifest naming it: one definition, the verifier's.
 MANIFEST = MANIFEST_PATH
@@ -21,6 +21,8 @@ LEDGER_PREFIX = "ledger"
 ENTRIES = f"{LEDGER_PREFIX}/entries.json"
 CHECKPOINT = f"{LEDGER_PREFIX}/checkpoint"
 COMMITMENTS = f"{LEDGER_PREFIX}/commitments.json"
+# Format v2: every revoked certificate, at a fixed path (the v1 manifest has no member for it).
+REVOCATIONS = REVOCATIONS_PATH
 # History (FORMAT.md v2): the checkpoints every build published, and proofs from each to today's.
 HISTORY = HISTORY_PATH
 # The program's trust policy (C2SP tlog-policy): its log key, its witnesses and their quorum.

@@ -169,6 +169,7 @@ def write_item_page(ctx: SiteContext, w: SiteWriter, r: Renderer, item: Revealed
             layout.reveal(item.id),
             item=item,
             reveal_path=layout.reveal(item.id),
+            proof_path=layout.tlog_proof(layout.reveal(item.id)),
             doc=doc,
             gate=ctx.ledger.gates[item.gate],
             answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
@@ -238,7 +239,7 @@ def write_lists(
         lambda lo, hi: {"groups": views.group_rows(run_rows[lo:hi]), "count": len(run_rows[lo:hi]), "first": lo + 1},
     )
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    cert_rows = views.certificate_rows(ctx.certificates, gate_names)
+    cert_rows = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
     _paged(
         w,
         r,
@@ -248,6 +249,7 @@ def write_lists(
         "certificates.html",
         layout.MANIFEST,
         lambda lo, hi: {"rows": cert_rows[lo:hi], "first": lo + 1},
+        revocations=layout.REVOCATIONS,
     )
 
 
@@ -256,7 +258,8 @@ def write_certificate_page(
 ) -> None:
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     page = layout.certificate_page(cert.serial)
-    view = views.certificate_view(cert, ctx.ledger.reveals, gate_names, run_row, ctx.generated_at)
+    revocation = ctx.ledger.revocations.get(cert.serial)
+    view = views.certificate_view(cert, ctx.ledger.reveals, gate_names, run_row, ctx.generated_at, revocation)
     w.write_text(
         page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view)
     )
@@ -268,6 +271,7 @@ def write_keys_and_verify_pages(
     r: Renderer,
     certificate_example: dict[str, str | None] | None,
     oldest_checkpoint: str = layout.CHECKPOINT,
+    policy: str | None = None,
 ) -> None:
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
     w.write_text(
@@ -289,6 +293,7 @@ def write_keys_and_verify_pages(
             else None,
             verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
             oldest_checkpoint=oldest_checkpoint,
+            policy=policy,
         ),
     )
 
@@ -304,10 +309,12 @@ def write_history_page(w: SiteWriter, r: Renderer, rows: list[dict[str, Any]]) -
     )
 
 
-def certificate_example(cert: CertificateRecord) -> dict[str, str | None]:
+def certificate_example(cert: CertificateRecord, key_pem: str) -> dict[str, str | None]:
     """A certificate for the "by hand" commands of the verify page (one with a published
-    details document if there is one, so that the page can show a sealed result being opened)."""
+    details document if there is one, so that the page can show a sealed result being opened);
+    `key_pem` is the PEM of the key that signed it (the key valid when it was issued)."""
     out: dict[str, str | None] = {
+        "key_pem": key_pem,
         "serial": cert.serial,
         "path": layout.certificate(cert.serial),
         "page": layout.certificate_page(cert.serial),

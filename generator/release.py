@@ -14,7 +14,7 @@ from typing import Any
 from generator import layout
 from generator.errors import InputError, KeyFileError, problem
 from generator.keys import Signer
-from generator.verifier import SUMS_LINE_RE, FormatError, iter_canonical_array, parse_canonical
+from generator.verifier import SUMS_LINE_RE, FormatError, KeyRing, iter_canonical_array, parse_canonical
 
 # Artifacts under these folders are bound by hash to the ledger or to a reader's trust; pages
 # (.html) beside them are presentation and may change with the templates.
@@ -45,8 +45,9 @@ def _old_manifest(out: Path) -> dict[str, Any] | None:
     return m if isinstance(m, dict) else None
 
 
-def check_key_matches(out: Path, signer: Signer) -> None:
-    """v1 has one key for life: the signer must be the key the last release published."""
+def check_key_matches(out: Path, signer: Signer, ring: KeyRing | None = None) -> None:
+    """The signer must be the key the last release published, or one that replaced it through
+    the ledger's key rotations (format v2): a key never changes behind the ledger's back."""
     path = out / layout.KEYS
     if not path.is_file():
         return
@@ -58,6 +59,8 @@ def check_key_matches(out: Path, signer: Signer) -> None:
             f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move {out} away to "
             "start a new history."
         ) from None
+    if active and ring is not None and active[0] != signer.vkey and ring.span(active[0]) is not None:
+        return  # rotated since: the ledger introduced the signer, and the hand-over shows it
     if active and active[0] != signer.vkey:
         raise KeyFileError(
             f"the signing key does not match the key the last release published in {path}\n"

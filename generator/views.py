@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -24,6 +24,7 @@ from generator.verifier import (
     SCORED,
     ItemScore,
     Methodology,
+    Revocation,
     is_exact_field,
     is_reported_field,
     keep_bullets,
@@ -70,6 +71,12 @@ def _subject_text(subject: Any) -> tuple[str, str, str]:
 
 def _subject_id(subject: Any) -> str:
     return str(subject.get("id", "")) if isinstance(subject, dict) else ""
+
+
+def is_expired(expires_at: str | None, generated_at: str) -> bool:
+    """Expired as of this release: after `expires_at` (SPEC §6), judged at the release's time,
+    never the clock's, so that the same data builds the same pages."""
+    return expires_at is not None and expires_at < generated_at
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,10 +126,14 @@ class RunGroup:
 
 
 def run_rows(
-    runs: Sequence[RunInfo], certificates: Iterable[CertificateInfo], gate_names: dict[str, str]
+    runs: Sequence[RunInfo],
+    certificates: Iterable[CertificateInfo],
+    gate_names: dict[str, str],
+    revocations: Mapping[str, Revocation] | None = None,
 ) -> list[RunRow]:
     """Every run, grouped by subject and gate (groups in the order of their first run), each
     group's runs in ledger order, with its place in the chain of attempts. Linear."""
+    revoked = revocations or {}
     by_serial = {c.serial: c for c in certificates}
     groups: dict[tuple[str, str], list[RunInfo]] = {}
     for r in runs:  # ledger order
@@ -146,6 +157,8 @@ def run_rows(
                 status_text = VERDICT_WORDS.get(status, status).lower()
                 if cert is not None:
                     status_text += f", grade {cert.grade}, score {cert.score}"
+                if r.certificate in revoked:
+                    status_text += f"; certificate revoked on {revoked[r.certificate].at}"
             rows.append(
                 RunRow(
                     id=r.id,
@@ -264,6 +277,7 @@ class CertificateView:
     run: str
     json_path: str
     sig_path: str
+    proof_path: str
     index: int
     subject_name: str
     subject_version: str
@@ -307,6 +321,12 @@ class CertificateView:
     expires_at: str | None
     expiry_text: str
     asserted: tuple[str, ...]
+    expired: bool
+    # Format v2: the certificate's revocation, if the ledger holds one (its reason is the operator's words).
+    revoked_at: str | None
+    revocation_reason: str | None
+    revocation_index: int | None
+    revocations_path: str
 
 
 def grade_reason(grade: str, m: Methodology) -> str:
@@ -447,6 +467,7 @@ def certificate_view(
     gate_names: dict[str, str],
     run_row: RunRow | None,
     generated_at: str,
+    revocation: Revocation | None = None,
 ) -> CertificateView:
     doc, m, spec = c.doc, c.methodology, c.spec
     rules = spec.get("exclusion_rules", [])
@@ -557,7 +578,7 @@ def certificate_view(
     expires = doc.get("expires_at")
     if expires is None:
         expiry_text = "does not expire"
-    elif generated_at >= expires:
+    elif is_expired(expires, generated_at):
         expiry_text = f"{expires}: expired as of this release ({generated_at}); expiry is a state, not a failure"
     else:
         expiry_text = expires
@@ -569,6 +590,7 @@ def certificate_view(
         run=c.run,
         json_path=layout.certificate(c.serial),
         sig_path=layout.sig(layout.certificate(c.serial)),
+        proof_path=layout.tlog_proof(layout.certificate(c.serial)),
         index=c.index,
         subject_name=name,
         subject_version=version,
@@ -612,6 +634,11 @@ def certificate_view(
         expires_at=expires,
         expiry_text=expiry_text,
         asserted=c.asserted,
+        expired=is_expired(expires, generated_at),
+        revoked_at=revocation.at if revocation else None,
+        revocation_reason=revocation.reason if revocation else None,
+        revocation_index=revocation.index if revocation else None,
+        revocations_path=layout.REVOCATIONS,
     )
 
 
@@ -630,9 +657,21 @@ class CertificateRow:
     score: int
     score_rule_words: str
     issued_at: str
+    expires_at: str | None
+    expired: bool
+    revoked_at: str | None
+    revocation_reason: str | None
 
 
-def certificate_rows(certificates: Iterable[CertificateInfo], gate_names: dict[str, str]) -> list[CertificateRow]:
+def certificate_rows(
+    certificates: Iterable[CertificateInfo],
+    gate_names: dict[str, str],
+    revocations: Mapping[str, Revocation] | None = None,
+    generated_at: str = "",
+) -> list[CertificateRow]:
+    """One row per certificate, each marked when it is revoked or, as of the release time
+    `generated_at`, expired."""
+    revoked = revocations or {}
     rows = []
     for c in certificates:
         name, version, org = _subject_text(c.subject)
@@ -652,6 +691,10 @@ def certificate_rows(certificates: Iterable[CertificateInfo], gate_names: dict[s
                 c.score,
                 SCORE_RULE_WORDS.get(c.score_rule, c.score_rule),
                 c.at,
+                c.expires_at,
+                is_expired(c.expires_at, generated_at),
+                revoked[c.serial].at if c.serial in revoked else None,
+                revoked[c.serial].reason if c.serial in revoked else None,
             )
         )
     return rows

@@ -134,6 +134,36 @@ from generator.commands.build import build
 from generator.datadir import Paths
 build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
 """,
+    "onemore": """
+import hashlib, os
+from generator.commands.build import build
+from generator.commands.commit import commit_new_items
+from generator.datadir import Paths
+p = Paths(Path(d), Path(d) / "private")
+site = Path(d) / "public"
+def sums():
+    rows = (line.split("  ", 1) for line in (site / "SHA256SUMS").read_text().splitlines())
+    return {path: digest for digest, path in rows}
+def inodes():
+    tiles = (site / "ledger" / "tile").rglob("*")
+    return {q.relative_to(site).as_posix(): q.stat().st_ino for q in tiles if q.is_file()}
+before, tiles_before = sums(), inodes()
+i = SECRET + 1
+item = {"id": f"b-{i:07d}", "gate": "b", "prompt": f"One more message, {i}.",
+        "answer": {"account": {"kind": "scalar", "tier": "critical", "value": "110-000001"}}}
+(Path(d) / "private" / "items" / "one-more.json").write_text(json.dumps({"items": [item]}))
+commit_new_items(p, "2026-03-05T00:00:00Z")
+build(p, site)
+after, tiles_after = sums(), inodes()
+changed = sorted(k for k in before if k in after and before[k] != after[k])
+kept_tiles = sum(1 for k, n in tiles_after.items() if tiles_before.get(k) == n)
+folders = {}
+for k in changed:
+    top = k.split("/")[0] if k.count("/") < 2 or not k.startswith("ledger/") else "/".join(k.split("/")[:2])
+    folders[top] = folders.get(top, 0) + 1
+print(json.dumps({"files": len(after), "changed": len(changed), "added": len(set(after) - set(before)),
+                  "tiles kept (same inode)": kept_tiles, "changed by folder": dict(sorted(folders.items()))}))
+""",
     "verify": """
 from generator.verifier import verify_site
 r = verify_site(Path(d) / "public")
@@ -176,7 +206,7 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, help="work directory (default: a temporary one, removed afterwards)")
     ap.add_argument(
         "--phases",
-        default="init,sources,commit,retire,register,certify,build,rebuild,verify",
+        default="init,sources,commit,retire,register,certify,build,rebuild,verify,onemore",
         help="comma-separated phases to run (e.g. build,verify on an existing --dir)",
     )
     args = ap.parse_args()
@@ -203,7 +233,7 @@ def main() -> None:
             note = out
             if name == "retire" and args.retired:
                 note = f"{args.retired:,} items in one command"
-            if name in ("build", "rebuild"):
+            if name in ("build", "rebuild", "onemore"):
                 site = d / "public"
                 size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
                 note = f"{out + '; ' if out else ''}site {size / 2**20:.0f} MiB"

@@ -78,8 +78,9 @@ def _own_verifier_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
 
 
 def copy_demo_data(target: Path) -> Paths:
-    shutil.copytree(DEMO_DATA, target)
-    os.chmod(target / "private" / "signing.key", 0o600)
+    shutil.copytree(DEMO_DATA, target, ignore=shutil.ignore_patterns(".lock", ".pending"))
+    for key in [target / "private" / "signing.key", *(target / "private").glob("**/*.key")]:
+        os.chmod(key, 0o600)  # git keeps no file modes: a clone's keys are world-readable
     return Paths(target, target / "private")
 
 

@@ -26,6 +26,7 @@ from generator.commands.certify import certify_run
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
+from generator.commands.keys import rotate_key
 from generator.commands.register import register_run
 from generator.commands.retire import retire_item
 from generator.datadir import Paths
@@ -96,6 +97,21 @@ def _gate(paths: Paths, root: Path) -> list[str]:
     return _args(paths, "gate", "add", "c", "--name", "Gate C", "--secret", "--at", T_CMD)
 
 
+def _revoke(paths: Paths, root: Path) -> list[str]:
+    return _args(paths, "revoke", "run-1", "--reason", "A grading bug was found.", "--at", T_CMD)
+
+
+def _key_rotate(paths: Paths, root: Path) -> list[str]:
+    return _args(paths, "key", "rotate", "--at", T_CMD)
+
+
+def _key_revoke(paths: Paths, root: Path) -> list[str]:
+    old, _ = rotate_key(paths, "2026-03-03T00:00:00Z")
+    return _args(
+        paths, "key", "revoke", old.fingerprint, "--reason", "Leaked.", "--compromised-at", T_CMD, "--at", T_CMD
+    )
+
+
 SCENARIOS: dict[str, Callable[[Paths, Path], list[str]]] = {
     "commit": _commit,
     "retire": _retire,
@@ -103,6 +119,9 @@ SCENARIOS: dict[str, Callable[[Paths, Path], list[str]]] = {
     "certify": _certify,
     "methodology publish": _methodology,
     "gate add": _gate,
+    "revoke": _revoke,
+    "key rotate": _key_rotate,
+    "key revoke": _key_revoke,
 }
 
 

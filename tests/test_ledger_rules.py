@@ -94,6 +94,11 @@ def certificate(serial: str = "cert-1", run_id: str = "run-1", at: str = T3) -> 
     return {"type": "certificate", "v": 1, "serial": serial, "run": run_id, "sha256": h(serial), "at": at}
 
 
+def revocation(serial: str = "cert-1", reason: str = "Withdrawn.", at: str = T4) -> dict[str, Any]:
+    """A format v2 event: v is 2."""
+    return {"type": "revocation", "v": 2, "serial": serial, "reason": reason, "at": at}
+
+
 def with_(leaf: dict[str, Any], **changes: Any) -> dict[str, Any]:
     out = dict(leaf)
     out.update(changes)
@@ -168,6 +173,7 @@ def test_time_may_repeat() -> None:
 PREFIX = [gate("a", True), gate("b", False), methodology()]
 WITH_ITEMS = [*PREFIX, commit("a-001", "a"), reveal("a-001"), commit("b-0001", "b")]
 WITH_RUN = [*WITH_ITEMS, run("run-1", "a")]
+WITH_CERTIFICATE = [*WITH_RUN, certificate("cert-1", "run-1")]
 
 BIG_NOTE = "x" * (MAX_LEAF_BYTES + 1)
 
@@ -295,6 +301,50 @@ CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any], str, int | None]] =
         "serial cert-1 is used twice",
         None,
     ),
+    (
+        "revocation-unknown-serial",
+        WITH_CERTIFICATE,
+        revocation("cert-9"),
+        "revocation of a certificate that was not issued before",
+        None,
+    ),
+    (
+        "revocation-before-its-certificate",
+        WITH_RUN,
+        revocation("cert-1"),
+        "revocation of a certificate that was not issued before",
+        None,
+    ),
+    (
+        "revocation-twice",
+        [*WITH_CERTIFICATE, revocation()],
+        revocation(reason="Again.", at=T5),
+        "certificate cert-1 is revoked twice",
+        None,
+    ),
+    ("revocation-v1", WITH_CERTIFICATE, with_(revocation(), v=1), "unsupported version", None),
+    ("revocation-v-true", WITH_CERTIFICATE, with_(revocation(), v=True), "unsupported version", None),
+    ("revocation-time-backwards", WITH_CERTIFICATE, revocation(at=T2), "time goes backwards", None),
+    ("revocation-missing-reason", WITH_CERTIFICATE, without(revocation(), "reason"), "missing 'reason'", None),
+    ("revocation-extra-member", WITH_CERTIFICATE, with_(revocation(), note="x"), "unknown member 'note'", None),
+    ("revocation-reason-not-string", WITH_CERTIFICATE, with_(revocation(), reason=1), "reason must be a string", None),
+    ("revocation-reason-empty", WITH_CERTIFICATE, revocation(reason=""), "must be a non-empty string", None),
+    ("revocation-reason-blank", WITH_CERTIFICATE, revocation(reason=" \u3000"), "must be a non-empty string", None),
+    (
+        "revocation-reason-newline",
+        WITH_CERTIFICATE,
+        revocation(reason="Withdrawn.\nPASS"),
+        "holds invisible, control or format characters",
+        None,
+    ),
+    (
+        "revocation-reason-bidi-override",
+        WITH_CERTIFICATE,
+        revocation(reason="\u202etext"),
+        "holds invisible, control or format characters",
+        None,
+    ),
+    ("revocation-serial-not-string", WITH_CERTIFICATE, with_(revocation(), serial=1), "serial must be a string", None),
     ("leaf-over-65535-bytes", PREFIX, reveal("a-001", note=BIG_NOTE), "larger than a C2SP entry bundle allows", None),
     ("leaf-size-argument-over-limit", [], gate("a"), "larger than a C2SP entry bundle allows", MAX_LEAF_BYTES + 1),
 ]
@@ -313,6 +363,30 @@ def test_rule_broken(prefix: list[dict[str, Any]], leaf: dict[str, Any], fragmen
         f"every problem is located at {where}: {messages(problems)}"
     )
     assert ledger.size == len(prefix) + 1, "a rejected leaf still takes its place in the log"
+
+
+def test_revocation_is_recorded_in_ledger_order() -> None:
+    ledger = replay(
+        [
+            *WITH_CERTIFICATE,
+            run("run-2", "a", at=T3, subject={**SUBJECT, "id": "other", "name": "Other"}),
+            certificate("cert-2", "run-2", at=T3),
+            revocation("cert-2", "Second first.", at=T4),
+            revocation("cert-1", at=T4),
+        ]
+    )
+    assert list(ledger.revocations) == ["cert-2", "cert-1"]
+    r = ledger.revocations["cert-2"]
+    assert (r.serial, r.reason, r.index, r.at) == ("cert-2", "Second first.", 10, T4)
+    assert ledger.final_problems() == []
+
+
+def test_a_rejected_revocation_is_not_recorded() -> None:
+    ledger = replay(WITH_CERTIFICATE)
+    assert ledger.apply(revocation(reason="bad\x00"))
+    assert ledger.revocations == {}
+    assert ledger.apply(revocation()) == []
+    assert list(ledger.revocations) == ["cert-1"]
 
 
 def test_leaf_at_exactly_the_limit_is_accepted() -> None:

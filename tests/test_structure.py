@@ -107,12 +107,12 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
 # The generator's phases, lowest first (ARCHITECTURE.md). A module imports from its own layer
 # or a lower one, never a higher: data flows from the inputs to the site and never back.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs", "witness", "witness_site"),
+    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs", "witness", "witness_site", "signing"),
     ("datadir", "journal", "ledgerfile"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
     ("gather", "cosigning"),
     ("writer", "release", "artifacts", "history", "views", "examples", "events", "render", "pages"),
-    ("commands",),
+    ("commands", "monitor"),
     ("cli", "__main__"),
 )
 

@@ -38,6 +38,7 @@ SUMS_SIG = "SHA256SUMS.sig"
 ENTRIES = "ledger/entries.json"
 CHECKPOINT = "ledger/checkpoint"
 CLIST = "ledger/commitments.json"
+REVOCATIONS = "ledger/revocations.json"  # format v2's list of revoked certificates
 MANIFEST = "transparency.json"
 KEYS = "keys.json"
 METHODOLOGY_PARAMS = "methodology/2026.1.json"
@@ -139,6 +140,12 @@ def write_checkpoint(site: Path, signer: Signer, origin: str, leaves: Sequence[A
     (site / CHECKPOINT).write_bytes(note)
     if not (site / v.HISTORY_PATH).exists():
         return
+    # Archived checkpoints the new leaves still extend are kept as they are (a key holder
+    # rewriting only the end keeps the rest of the history); the others are dropped.
+    n = len(leaves)
+    old_rows = read_json(site, v.HISTORY_PATH)["checkpoints"]
+    kept = [r for r in old_rows if r["tree_size"] < n and tree.root(r["tree_size"]).hex() == r["root"]]
+    saved = {r["checkpoint"]: (site / r["checkpoint"]).read_bytes() for r in kept}
     for folder in ("ledger/tile", "ledger/checkpoints", "ledger/consistency"):
         shutil.rmtree(site / folder, ignore_errors=True)
     tiles = v.TileBuilder()
@@ -146,11 +153,28 @@ def write_checkpoint(site: Path, signer: Signer, origin: str, leaves: Sequence[A
     for rel, data in made:
         (site / "ledger" / rel).parent.mkdir(parents=True, exist_ok=True)
         (site / "ledger" / rel).write_bytes(data)
-    archived = f"ledger/checkpoints/{len(leaves)}"
-    (site / archived).parent.mkdir(parents=True)
+    (site / "ledger" / "checkpoints").mkdir(parents=True)
+    rows = []
+    for r in kept:
+        (site / r["checkpoint"]).write_bytes(saved[r["checkpoint"]])
+        m = r["tree_size"]
+        proof = {
+            "hashes": [h.hex() for h in tree.consistency_proof(m)],
+            "new_root": tree.root().hex(),
+            "new_size": n,
+            "old_root": tree.root(m).hex(),
+            "old_size": m,
+            "type": "consistency-proof",
+            "v": 1,
+        }
+        rel = f"ledger/consistency/{m}.json"
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_canonical(site, rel, proof)
+        rows.append({**r, "consistency": rel})
+    archived = f"ledger/checkpoints/{n}"
     (site / archived).write_bytes(note)
-    row = {"checkpoint": archived, "consistency": None, "root": tree.root().hex(), "tree_size": len(leaves)}
-    history = {"checkpoints": [row], "origin": origin, "tree_size": len(leaves), "type": "checkpoint-history", "v": 1}
+    rows.append({"checkpoint": archived, "consistency": None, "root": tree.root().hex(), "tree_size": n})
+    history = {"checkpoints": rows, "origin": origin, "tree_size": n, "type": "checkpoint-history", "v": 1}
     write_canonical(site, v.HISTORY_PATH, history)
     resign(site, v.HISTORY_PATH, signer)
     for proof_file in sorted(site.rglob("*.tlog-proof")):
@@ -163,7 +187,7 @@ def rewrite_ledger(
     site: Path, signer: Signer, leaves: list[Any], *, sign_entries: bool = True, checkpoint: bool = True
 ) -> None:
     """Write `leaves` as the entries document; by default also its signature, a checkpoint
-    over them and every `tree_size` of the release (manifest, commitment list), all signed.
+    over them and every `tree_size` of the release (manifest, commitment and revocation lists), all signed.
     SHA256SUMS is not touched: call resign_sums afterwards."""
     doc = entries_doc(site)
     origin = doc["origin"]
@@ -178,10 +202,11 @@ def rewrite_ledger(
     if manifest["ledger"]["tree_size"] != len(leaves):
         manifest["ledger"]["tree_size"] = len(leaves)
         write_canonical(site, MANIFEST, manifest)
-        clist = read_json(site, CLIST)
-        clist["tree_size"] = len(leaves)
-        write_canonical(site, CLIST, clist)
-        resign(site, CLIST, signer)
+        for rel in (CLIST, REVOCATIONS) if (site / REVOCATIONS).is_file() else (CLIST,):
+            listed = read_json(site, rel)
+            listed["tree_size"] = len(leaves)
+            write_canonical(site, rel, listed)
+            resign(site, rel, signer)
 
 
 def commitment_of(site: Path, item_id: str) -> tuple[str, int]:
@@ -255,11 +280,13 @@ def t_checkpoint_sig_corrupted(s: Site) -> None:
     """One base64 character of the checkpoint's signature line changed (still base64, same
     length); SHA256SUMS re-signed, so only the note signature check catches it."""
     data = (s.root / CHECKPOINT).read_text(encoding="utf-8")
-    body, sig_line = data.rsplit("\n\n", 1)
-    prefix, b64 = sig_line.rstrip("\n").rsplit(" ", 1)
+    body, sig_lines = data.rsplit("\n\n", 1)
+    first, *others = sig_lines.splitlines()  # the log's own line comes first; cosignatures follow
+    prefix, b64 = first.rsplit(" ", 1)
     raw = bytearray(base64.b64decode(b64))
     raw[10] ^= 0x01  # inside the 64-byte signature (after the 4-byte key ID)
-    new = f"{body}\n\n{prefix} {base64.b64encode(bytes(raw)).decode()}\n"
+    lines = [f"{prefix} {base64.b64encode(bytes(raw)).decode()}", *others]
+    new = f"{body}\n\n" + "".join(line + "\n" for line in lines)
     (s.root / CHECKPOINT).write_bytes(new.encode("utf-8"))
     resign_sums(s.root, s.signer)
 
@@ -371,6 +398,13 @@ class Tamper:
     pin_original_key: bool = False  # also run with --key <the demo's vkey>, which must fail
 
 
+# The demo's archived checkpoints before today's: a leaf changed before them is caught there too
+# (history rewritten), besides the checkpoint.
+ARCHIVED = tuple(
+    r["checkpoint"] for r in json.loads((REPO / "public" / "ledger" / "history.json").read_bytes())["checkpoints"][:-1]
+)
+
+
 def _f(*files: str) -> frozenset[str]:
     return frozenset(files)
 
@@ -383,10 +417,14 @@ TAMPERS = [
         t_leaf_changed_unsigned,
         ENTRIES,
         f"SHA-256 differs from {SUMS}",
-        _f(ENTRIES, f"{ENTRIES}.sig", CHECKPOINT),
+        _f(ENTRIES, f"{ENTRIES}.sig", CHECKPOINT, *ARCHIVED),
     ),
     Tamper(
-        "ledger-leaf-changed-resigned", t_leaf_changed_resigned, CHECKPOINT, "checkpoint root differs", _f(CHECKPOINT)
+        "ledger-leaf-changed-resigned",
+        t_leaf_changed_resigned,
+        CHECKPOINT,
+        "checkpoint root differs",
+        _f(CHECKPOINT, *ARCHIVED),
     ),
     Tamper("checkpoint-root-changed", t_checkpoint_root_changed, CHECKPOINT, "checkpoint root differs", _f(CHECKPOINT)),
     Tamper("checkpoint-signature-corrupted", t_checkpoint_sig_corrupted, CHECKPOINT, "does not verify", _f(CHECKPOINT)),
@@ -437,6 +475,7 @@ TAMPERS = [
             SUMS_SIG,
             f"{ENTRIES}.sig",
             f"{CLIST}.sig",
+            f"{REVOCATIONS}.sig",
             CHECKPOINT,
             f"{v.HISTORY_PATH}.sig",
             *DEMO_CERTIFICATE_SIGS,
@@ -563,20 +602,22 @@ def test_pin_with_other_name_same_key_fails(demo_site: Any) -> None:
     assert "is not the key given with --key" in r.out, r.out
 
 
-def test_full_rekey_passes_unpinned_but_fails_pinned(demo_copy: Any) -> None:
-    """A site re-keyed completely (keys.json, PEM and every signature by another key) is
-    self-consistent: unpinned, SPEC §8 trusts the shipped key, so it passes, but it prints the
-    new fingerprint for the out-of-band comparison; pinned with the original key it fails."""
+def test_a_full_rekey_fails_even_unpinned_once_the_ledger_names_its_keys(demo_copy: Any) -> None:
+    """A site re-keyed completely (keys.json, PEM and every signature by another key). Under
+    v1 it was self-consistent and passed unpinned; the demo's ledger now records its keys (a
+    rotation and a revocation, format v2), so keys.json must follow the ledger's key events and
+    the archived checkpoints carry the keys of their time: the re-key fails without --key, and
+    with the original key pinned."""
     root = demo_copy.out
     original = load_key(demo_copy.paths.key_file)
     doc = read_json(root, KEYS)
     origin = doc["origin"]
     other = other_signer(origin)
-    old_pem = doc["keys"][0]["pem"]
-    (root / old_pem).unlink()
+    active = next(k for k in doc["keys"] if k["status"] == "active")
+    (root / active["pem"]).unlink()
     new_pem = f"keys/{other.key_id.hex()}.pem"
     (root / new_pem).write_bytes(other.pem)
-    doc["keys"][0].update(
+    active.update(
         vkey=other.vkey,
         public_key=base64.b64encode(other.public_key).decode(),
         fingerprint=other.fingerprint,
@@ -586,8 +627,8 @@ def test_full_rekey_passes_unpinned_but_fails_pinned(demo_copy: Any) -> None:
     _resign_everything(root, other, origin)
 
     unpinned = verify_cli(root)
-    assert unpinned.rc == 0, f"a consistently re-keyed site is valid under its own key\n{unpinned.text}"
-    assert other.fingerprint in unpinned.out and original.fingerprint not in unpinned.out, unpinned.out
+    assert unpinned.rc == 1, f"a re-key the ledger's key events contradict must fail\n{unpinned.text}"
+    assert "key events" in unpinned.out and other.fingerprint in unpinned.out, unpinned.out
     for pin in (original.vkey, original.fingerprint):
         r = verify_cli(root, "--key", pin)
         assert r.rc == 1, f"--key {pin} must catch the re-keyed site\n{r.text}"

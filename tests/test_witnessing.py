@@ -276,3 +276,54 @@ def test_a_malformed_policy_is_the_caller_s_error(demo_site: BuiltSite, tmp_path
     bad.write_text("log nonsense\nquorum none\n")
     r = run_verifier(demo_site.out, "--policy", bad)
     assert r.returncode == 2 and "--policy" in r.stderr
+
+
+def test_the_demo_witness_cosigns_the_demo_over_http_and_the_policy_requires_it(
+    demo_copy: BuiltSite, tmp_path: Path
+) -> None:
+    """The demo's witness, run as a separate process with a copy of its key and state, is asked
+    by a build over HTTP; the demo's own policy then requires its cosignature."""
+    paths = demo_copy.paths
+    witness_dir = paths.private / "demo-witness"
+    state = tmp_path / "wstate"
+    shutil.copytree(witness_dir / "state", state)
+    name = "witness.demo.example.org"
+    port = _free_port()
+    args = ["--key", witness_dir / "witness.key", "--name", name, "--state", state, "--logs", witness_dir / "logs.txt"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", "witness", "serve", *map(str, args), "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the witness did not start"
+                time.sleep(0.1)
+        policy = paths.data / "policy.txt"
+        policy.write_text(
+            policy.read_text().replace(
+                (witness_dir / "witness.vkey").read_text().strip(),
+                (witness_dir / "witness.vkey").read_text().strip() + f" http://127.0.0.1:{port}",
+            )
+        )
+        shutil.rmtree(paths.data / "cosignatures")
+        fresh = tmp_path / "fresh-site"
+        result = build(paths, fresh)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not result.warnings, result.warnings
+    assert f"\u2014 {name} " in (fresh / layout.CHECKPOINT).read_text()
+    r = run_verifier(fresh, "--policy", fresh / layout.POLICY)
+    assert r.returncode == 0, r.stdout
+    stripped = tmp_path / "stripped"
+    shutil.copytree(fresh, stripped)
+    cp = stripped / layout.CHECKPOINT
+    cp.write_text("".join(line for line in cp.read_text().splitlines(keepends=True) if name not in line))
+    r = run_verifier(stripped, "--policy", fresh / layout.POLICY)
+    assert r.returncode == 1 and "missing: demo-witness" in r.stdout

@@ -67,9 +67,15 @@ def build(
         ctx = gather(paths, progress)
         if strict and ctx.warnings:
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
-        check_key_matches(out, ctx.signer)
+        check_key_matches(out, ctx.signer, ctx.ledger.keys)
         check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
-        carried = history.carried_checkpoints(out, ctx.origin, ctx.signer.vkey, ctx.tree)
+        keys = artifacts.build_keys(ctx)
+        carried = history.with_hand_overs(
+            history.carried_checkpoints(out, ctx.origin, ctx.ledger.keys, ctx.tree, paths.checkpoints_dir),
+            keys,
+            ctx.origin,
+            ctx.tree,
+        )
         staging = Staging(out)
         try:
             writer = SiteWriter(staging.path)
@@ -94,6 +100,9 @@ def build(
         staging.discard()
         raise
     staging.close()
+    # Published, then kept: a kill in between leaves them in the site, whence the next build
+    # carries them, so no checkpoint is lost either way.
+    history.remember_published(out, paths.checkpoints_dir)
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
@@ -110,11 +119,12 @@ def write_site(
     `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
     checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness."""
     r = pages.renderer(ctx)
+    keys = artifacts.build_keys(ctx)
     policy = cosigning.load_policy(ctx.paths)
     cosigned = cosigning.cosign(
         ctx.paths,
         policy,
-        artifacts.checkpoint_note(ctx),
+        artifacts.checkpoint_note(ctx, keys),
         ctx.tree,
         previous,
         carried[-1].size if carried else 0,
@@ -157,21 +167,25 @@ def write_site(
             progress("writing reveals and their pages", i, len(ctx.revealed))
     for run in ctx.runs:
         w.write(layout.run_spec(run.id), run.spec_bytes)
-    run_rows = views.run_rows(ctx.runs, ctx.certificates, {g.id: g.name for g in ctx.ledger.gates.values()})
+    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
+    run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations)
     by_run = {row.id: row for row in run_rows}
     chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
     example = None
     for i, info in enumerate(ctx.certificates, start=1):
         cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
-        artifacts.write_certificate(ctx, w, cert)
+        artifacts.write_certificate(ctx, w, cert, keys, previous)
         pages.write_certificate_page(ctx, w, r, cert, by_run.get(cert.run))
         if info is chosen:
-            example = pages.certificate_example(cert)
+            signer = keys.for_leaf(cert.info.index) or ctx.signer.verifier
+            example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
         if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
             progress("writing certificates and their pages", i, len(ctx.certificates))
     pages.write_lists(ctx, w, r, run_rows, progress)
     pages.write_home(ctx, w, r, checkpoint)
-    pages.write_keys_and_verify_pages(ctx, w, r, example, history_rows[0]["checkpoint"])
+    pages.write_keys_and_verify_pages(
+        ctx, w, r, example, history_rows[0]["checkpoint"], policy_data.decode("utf-8") if policy_data else None
+    )
     pages.write_history_page(w, r, history_rows)
     artifacts.write_release_files(ctx, w)
     w.finish(ctx.signer)

@@ -66,6 +66,7 @@ from generator.verifier.formats import (
 )
 from generator.verifier.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
 from generator.verifier.idindex import IdIndex
+from generator.verifier.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing, KeySpan
 from generator.verifier.keys import (
     PUBLISHED_PRIVATE_KEYS,
     KeyRow,
@@ -80,7 +81,7 @@ from generator.verifier.keys import (
     public_key_from_pem,
     public_key_pem,
 )
-from generator.verifier.ledger import MAX_LEAF_BYTES, Ledger, RunEvent
+from generator.verifier.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, Revocation, RunEvent
 from generator.verifier.merkle import (
     EMPTY_ROOT,
     MerkleStream,
@@ -97,6 +98,8 @@ from generator.verifier.policy import Policy, evaluate, parse_policy, witnessed_
 from generator.verifier.recheck import examine_certificate, recheck_certificate
 from generator.verifier.release import SUMS_LINE_RE
 from generator.verifier.report import Report
+from generator.verifier.revocations import REVOCATIONS_PATH, revocation_list
+from generator.verifier.rotation import checkpoint_signers, signer_problems
 from generator.verifier.runs import check_run_rules, check_run_spec
 from generator.verifier.scoring import (
     NON_SCORED,
@@ -116,6 +119,7 @@ from generator.verifier.scoring import (
 )
 from generator.verifier.site import verify_site
 from generator.verifier.sodium import sodium_function
+from generator.verifier.subjects import prose_problems
 from generator.verifier.text import printable, safe_json, show
 from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
 from generator.verifier.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
@@ -125,12 +129,16 @@ __all__ = [
     "GATE_RE",
     "HISTORY_PATH",
     "ID_RE",
+    "KEY_REVOCATION",
+    "KEY_ROTATION",
+    "LEAF_KEYS",
     "MANIFEST_PATH",
     "MAX_COSIGNATURE_TIMESTAMP",
     "MAX_LEAF_BYTES",
     "MAX_SAFE_INTEGER",
     "NON_SCORED",
     "PUBLISHED_PRIVATE_KEYS",
+    "REVOCATIONS_PATH",
     "SCORED",
     "STATUSES",
     "SUMS_LINE_RE",
@@ -142,7 +150,9 @@ __all__ = [
     "Grade",
     "IdIndex",
     "ItemScore",
+    "KeyRing",
     "KeyRow",
+    "KeySpan",
     "Ledger",
     "MerkleStream",
     "Methodology",
@@ -152,6 +162,7 @@ __all__ = [
     "ProofError",
     "Report",
     "RevealedAnswers",
+    "Revocation",
     "RootMismatchError",
     "RunEvent",
     "ScoringError",
@@ -177,6 +188,7 @@ __all__ = [
     "check_reveal_document",
     "check_run_rules",
     "check_run_spec",
+    "checkpoint_signers",
     "checkpoint_text",
     "cosignature_line",
     "cosignature_message",
@@ -219,11 +231,13 @@ __all__ = [
     "parse_tlog_proof",
     "parse_vkey",
     "printable",
+    "prose_problems",
     "public_key_from_pem",
     "public_key_pem",
     "read_tiled_log",
     "recheck_certificate",
     "recheckable",
+    "revocation_list",
     "root_from_inclusion_proof",
     "round_half_up",
     "safe_json",
@@ -231,6 +245,7 @@ __all__ = [
     "score_item",
     "sha256_hex",
     "show",
+    "signer_problems",
     "similarity_form_problem",
     "similarity_value",
     "sodium_function",

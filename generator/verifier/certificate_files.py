@@ -94,7 +94,9 @@ def _check_one_certificate(
         return
     data, cert = loaded
     rel = str(r.get("path"))
-    s.signed(rel, data, key, f"certificate {serial}")
+    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
+    valid = ledger.keys.valid_at(ev.index + 1)
+    s.signed(rel, data, valid[-1].public_key if valid else key, f"certificate {serial}")
     digest = sha256_hex(data)
     report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
     run = ledger.runs[ev.run]
@@ -104,6 +106,7 @@ def _check_one_certificate(
         expires = cert.get("expires_at")
         if is_time(expires) and expires < now():
             report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+            report.expired.append({"serial": serial, "expires_at": expires})
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None

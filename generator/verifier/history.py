@@ -17,10 +17,12 @@ from generator.verifier.canonical import parse_canonical
 from generator.verifier.errors import FormatError, NoteError, ProofError
 from generator.verifier.folder import Site
 from generator.verifier.formats import check_keys, is_hex64, is_int, is_safe_path, is_v1, same, sha256_hex
+from generator.verifier.keyring import KeyRing
 from generator.verifier.keys import VerifierKey, key_id
 from generator.verifier.ledger import Ledger
 from generator.verifier.merkle import leaf_hash, verify_consistency, verify_inclusion
 from generator.verifier.note import open_note, parse_checkpoint
+from generator.verifier.rotation import checkpoint_signers, signer_problems
 from generator.verifier.text import show
 from generator.verifier.tiles import read_tiled_log
 from generator.verifier.tlogproof import parse_tlog_proof
@@ -38,6 +40,7 @@ class SavedCheckpoint:
     origin: str
     size: int
     root: bytes
+    data: bytes = b""
 
 
 def open_checkpoint(data: bytes, origin: str, key: bytes) -> tuple[str, int, bytes]:
@@ -46,13 +49,33 @@ def open_checkpoint(data: bytes, origin: str, key: bytes) -> tuple[str, int, byt
     return parse_checkpoint(note.text)
 
 
-def saved_checkpoint(label: str, data: bytes, origin: str, key: bytes) -> SavedCheckpoint:
-    """An auditor's saved checkpoint, which must be signed by the key being checked: a site
-    re-keyed behind the auditor's back fails here."""
-    cp_origin, size, root = open_checkpoint(data, origin, key)
+def saved_checkpoint(label: str, data: bytes, origin: str) -> SavedCheckpoint:
+    """An auditor's saved checkpoint, read but not yet verified: its signature is checked once
+    the ledger's keys are known (verify_saved)."""
+    text = data.decode("utf-8", "replace")
+    cp_origin, size, root = parse_checkpoint(text[: text.find("\n\n") + 1])
     if cp_origin != origin:
         raise FormatError(f"its origin {cp_origin!r} is not the site's {origin!r}")
-    return SavedCheckpoint(label, cp_origin, size, root)
+    return SavedCheckpoint(label, cp_origin, size, root, data)
+
+
+def verify_saved(s: Site, cp: SavedCheckpoint, ring: KeyRing) -> bool:
+    """A saved checkpoint must be signed by a key of this site valid for its size: a site
+    re-keyed behind the auditor's back fails here."""
+    try:
+        _, signers = checkpoint_signers(cp.data, ring)
+        problems = [p for p in signer_problems(ring, cp.size, signers) if not p.startswith("not signed by")]
+        if not signers:
+            problems.append("no key of the site signed it")
+    except (NoteError, FormatError) as e:
+        problems = [str(e)]
+    return s.report.check(
+        not problems,
+        cp.label,
+        f"this saved checkpoint is not one of the site's: {'; '.join(problems)}",
+        f"a checkpoint of {cp.origin} signed by a key of the site valid for {cp.size} entries",
+        "a checkpoint that is not: the site was re-keyed, or the file is not a checkpoint of this log",
+    )
 
 
 def signed_tree(checkpoint: bytes, origin: str, key: bytes) -> tuple[int, bytes] | None:
@@ -168,10 +191,14 @@ def check_history(
     size: int,
     roots_at: dict[int, bytes],
     checkpoint: bytes | None,
-) -> None:
+    ring: KeyRing | None = None,
+) -> dict[int, tuple[str, bytes]]:
     """Every archived checkpoint: signed, its root recomputed, and proved consistent with today's.
     Today's row is the published checkpoint byte for byte (which is checked on its own; None
-    when it failed, and today's row is then not compared with it)."""
+    when it failed, and today's row is then not compared with it). An archived checkpoint is
+    signed by the keys the ledger made valid for its size (`ring`). Returns the archived
+    checkpoints read, by size (path, bytes), for the hand-over checks."""
+    archived: dict[int, tuple[str, bytes]] = {}
     report = s.report
     s.signed(HISTORY_PATH, history["data"], key, "checkpoint history")
     report.check(history["origin"] == origin, HISTORY_PATH, "origin differs from the manifest's", origin)
@@ -185,33 +212,47 @@ def check_history(
         if m > size or want is None:
             report.check(False, HISTORY_PATH, f"archives a checkpoint of size {m} beyond the ledger's {size}")
             continue
-        if m < size:  # today's root is the checkpoint's, compared with the entries once, there
-            report.check(row["root"] == want.hex(), HISTORY_PATH, f"root of size {m} is not the ledger's", want.hex())
-        elif checkpoint is not None:
-            report.check(row["root"] == want.hex(), HISTORY_PATH, "today's root is not the checkpoint's", want.hex())
         if m == size:
             if checkpoint is not None:
+                report.check(
+                    row["root"] == want.hex(), HISTORY_PATH, "today's root is not the checkpoint's", want.hex()
+                )
                 data = s.read(rel, "today's archived checkpoint")
                 report.check(data == checkpoint, rel, "today's archived checkpoint is not the published checkpoint")
+                if data is not None:
+                    archived[m] = (rel, data)
             report.check(row["consistency"] is None, HISTORY_PATH, "today's row needs no consistency proof")
             continue
         data = s.read(rel, f"archived checkpoint of size {m}")
-        if data is not None:
-            try:
+        if data is None:
+            continue
+        archived[m] = (rel, data)
+        try:
+            if ring is not None and ring.spans:
+                (_, cp_size, cp_root), signers = checkpoint_signers(data, ring)
+                for problem in signer_problems(ring, m, signers):
+                    report.check(False, rel, problem)
+            else:
                 _, cp_size, cp_root = open_checkpoint(data, origin, key)
-                report.check(
-                    (cp_size, cp_root) == (m, want),
-                    rel,
-                    "archived checkpoint differs from the ledger's tree at its size",
-                    f"size {m}, root {b64(want)}",
-                    f"size {cp_size}, root {b64(cp_root)}",
-                )
-            except (NoteError, FormatError) as e:
-                report.check(False, rel, f"archived checkpoint does not verify: {e}")
+        except (NoteError, FormatError) as e:
+            report.check(False, rel, f"archived checkpoint does not verify: {e}")
+            continue
+        # The one finding that matters is reported once, here: what restates this checkpoint (its
+        # row, its consistency proof) cannot agree with a ledger that no longer holds its tree.
+        if not report.check(
+            (cp_size, cp_root) == (m, want),
+            rel,
+            f"history rewritten: the ledger's first {m} entries no longer have the root this archived checkpoint signs",
+            f"size {m}, root {b64(want)} (recomputed from today's entries)",
+            f"size {cp_size}, root {b64(cp_root)}",
+        ):
+            continue
+        report.check(row["root"] == want.hex(), HISTORY_PATH, f"root of size {m} is not the ledger's", want.hex())
         if not is_safe_path(row["consistency"]):
             report.check(False, HISTORY_PATH, f"the consistency proof of size {m} has no safe path")
         elif today is not None:
             _check_consistency_document(s, row["consistency"], m, size, want, today)
+    return archived
 
 
 def _check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:

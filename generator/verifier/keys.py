@@ -21,7 +21,8 @@ _SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
 # anyone can sign with them, so a site they sign proves nothing, however well it verifies.
 PUBLISHED_PRIVATE_KEYS = frozenset(
     {
-        "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+        "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",  # the first, rotated out
+        "SHA256:13fa4089af669bb603a137d0ff19e2ff39fa83fc2fd6947f0454bd6b240a7183",
     }
 )
 DEMO_KEY_WARNING = (

@@ -1,4 +1,4 @@
-"""The ledger (SPEC §4): its event types, and the replay that checks every rule in order."""
+"""The ledger (SPEC §4, and format v2's events): its event types, and the replay that checks every rule in order."""
 
 import bisect
 from array import array
@@ -16,11 +16,12 @@ from generator.verifier.formats import (
     is_gate_id,
     is_hex64,
     is_id,
+    is_int,
     is_time,
-    is_v1,
 )
 from generator.verifier.idindex import IdIndex
-from generator.verifier.subjects import check_subject, subject_fold
+from generator.verifier.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing
+from generator.verifier.subjects import check_subject, prose_problems, subject_fold
 from generator.verifier.text import show, type_name
 
 MAX_LEAF_BYTES = 65535
@@ -31,7 +32,12 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "reveal": ("type", "v", "id", "reason", "note", "at"),
     "run": ("type", "v", "id", "sha256", "subject", "gate", "at"),
     "certificate": ("type", "v", "serial", "run", "sha256", "at"),
+    "revocation": ("type", "v", "serial", "reason", "at"),
+    KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
+    KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
 }
+# An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
+LEAF_VERSIONS = {"revocation": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
 # The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
 _LEAF_TYPES: dict[str, dict[str, type]] = {
@@ -41,6 +47,9 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "reveal": {"id": str, "reason": str, "note": str},
     "run": {"id": str, "sha256": str, "subject": dict, "gate": str},
     "certificate": {"serial": str, "run": str, "sha256": str},
+    "revocation": {"serial": str, "reason": str},
+    KEY_ROTATION: {"vkey": str, "replaces": str},
+    KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
 }
 _TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object"}
 
@@ -99,6 +108,14 @@ class CertificateEvent:
     at: str
 
 
+@dataclass(frozen=True)
+class Revocation:
+    serial: str
+    reason: str
+    index: int
+    at: str
+
+
 class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
@@ -116,6 +133,8 @@ class Ledger:
         self.runs: dict[str, RunEvent] = {}
         self.certificates: dict[str, CertificateEvent] = {}
         self.certificate_of_run: dict[str, str] = {}
+        self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
+        self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
         self.runs_by_subject: dict[tuple[str, str], list[RunEvent]] = {}
@@ -199,8 +218,9 @@ class Ledger:
                 )
             ]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
-        if not is_v1(leaf):
-            problems.append(Problem("unsupported version", where="v", expected="1", found=show(leaf.get("v"))))
+        version = LEAF_VERSIONS.get(kind, 1)
+        if not (is_int(leaf.get("v")) and leaf["v"] == version):
+            problems.append(Problem("unsupported version", where="v", expected=str(version), found=show(leaf.get("v"))))
         at = leaf.get("at")
         if not is_time(at):
             problems.append(Problem("malformed time", where="at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(at)))
@@ -208,12 +228,13 @@ class Ledger:
             problems.append(Problem("time goes backwards", where="at", expected=f"{self.last_at} or later", found=at))
         else:
             self.last_at = at
+            self.keys.note_time(index, at)
         for k, t in _LEAF_TYPES[kind].items():
             if k in leaf and type(leaf[k]) is not t:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
-        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind}")
+        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind.replace('-', '_')}")
         return apply(index, leaf)
 
     def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -430,6 +451,30 @@ class Ledger:
         if not problems:
             self.certificates[serial] = CertificateEvent(serial, run_id, leaf["sha256"], index, leaf["at"])
             self.certificate_of_run[run_id] = serial
+        return problems
+
+    def _apply_key_rotation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        return self.keys.apply_rotation(index, leaf)
+
+    def _apply_key_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        if not is_time(leaf["compromised_at"]):
+            return [Problem("malformed time", where="compromised_at", expected="YYYY-MM-DDTHH:MM:SSZ")]
+        problems = prose_problems(leaf["reason"], "reason")
+        return problems or self.keys.apply_revocation(index, leaf)
+
+    def _apply_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        serial, earlier = leaf["serial"], self.revocations.get(leaf["serial"])
+        problems = prose_problems(leaf["reason"], "reason")
+        if serial not in self.certificates:
+            problems.append(
+                Problem("revocation of a certificate that was not issued before", "", "serial", found=serial)
+            )
+        elif earlier is not None:
+            problems.append(
+                Problem(f"certificate {serial} is revoked twice (first at entries[{earlier.index}])", where="serial")
+            )
+        if not problems:
+            self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
         return problems
 
     def final_problems(self) -> list[Problem]:

@@ -10,6 +10,7 @@ from generator.verifier.formats import check_keys, is_origin, is_safe_path, is_t
 from generator.verifier.keys import (
     DEMO_KEY_WARNING,
     PUBLISHED_PRIVATE_KEYS,
+    VerifierKey,
     fingerprint,
     key_rows,
     parse_vkey,
@@ -81,8 +82,12 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     return report.add(problems, MANIFEST_PATH)
 
 
-def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str | None) -> bytes | None:
-    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned."""
+def check_keys_document(
+    s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
+) -> bytes | None:
+    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned. A pin
+    of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
+    ledger's rotations) instead of failing here."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -127,11 +132,19 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         )
         return vk.public_key
     pinned = pin.strip()
-    if pinned.startswith("SHA256:"):
-        match = pinned == vk.fingerprint
-    else:
+
+    def is_pinned(k: VerifierKey) -> bool:
+        if pinned.startswith("SHA256:"):
+            return pinned == k.fingerprint
         pk = parse_vkey(pinned)
-        match = pk.public_key == vk.public_key and pk.name == vk.name
+        return pk.public_key == k.public_key and pk.name == k.name
+
+    match = is_pinned(vk)
+    older = next((r.key for r in rows if r.key != vk and is_pinned(r.key)), None)
+    if not match and older is not None and earlier is not None:
+        earlier.append(older)
+        report.key["source"] = "pinned with --key to an earlier key, followed through the ledger's key rotations"
+        return vk.public_key
     report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
     if not report.check(
         match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"

@@ -38,6 +38,9 @@ class Report:
     # and for readers of --json; its note's bytes too, so a state can be rechecked later.
     tree: dict[str, Any] = field(default_factory=dict)
     checkpoint: bytes = b""
+    # States of certificates, not failures: a pass never makes a revoked or expired one valid.
+    revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
+    expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
 
     @property
     def ok(self) -> bool:
@@ -95,6 +98,8 @@ class Report:
             "demo_key": self.demo_key,
             "counts": self.counts,
             "tree": self.tree,
+            "revoked": self.revoked,
+            "expired": self.expired,
             "meaning": PASS_MEANING,
         }
 
@@ -120,6 +125,11 @@ class Report:
         if self.ok:
             lines.append(f"PASS: all {self.checks} checks passed.")
             lines.append(PASS_MEANING)
+            if self.revoked or self.expired:
+                lines.append(
+                    f"{len(self.revoked)} certificate(s) revoked and {len(self.expired)} expired (named in the notes "
+                    "above): the pass says their files are authentic, not that they are still valid."
+                )
         else:
             lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
         return "\n".join(lines)

@@ -17,12 +17,20 @@ from generator.verifier.history import (
     read_history,
     saved_checkpoint,
     signed_tree,
+    verify_saved,
 )
-from generator.verifier.keys import check_key_pin
+from generator.verifier.keys import VerifierKey, check_key_pin
 from generator.verifier.policy import Policy
 from generator.verifier.publication import check_gates, check_ledger, check_methodology_files, check_reveals, check_runs
 from generator.verifier.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
 from generator.verifier.report import Report
+from generator.verifier.revocations import check_revocations
+from generator.verifier.rotation import (
+    check_checkpoint_keys,
+    check_hand_overs,
+    check_keys_follow_the_ledger,
+    check_pin_followed,
+)
 from generator.verifier.witnessing import policy_problems
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
@@ -77,7 +85,8 @@ def _check(
         return
     manifest = loaded[1]
     origin = manifest["origin"]
-    public_key = check_keys_document(s, manifest, origin, key)
+    earlier: list[VerifierKey] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
     check_sums(s, public_key, manifest["verifier"])
@@ -86,14 +95,14 @@ def _check(
         if remembered_for is not None and remembered_for != origin:
             continue
         try:
-            saved.append(saved_checkpoint(label, data, origin, public_key))
+            saved.append(saved_checkpoint(label, data, origin))
         except (NoteError, FormatError) as e:
             report.check(
                 False,
                 label,
                 f"this saved checkpoint is not one of the site's: {e}",
-                f"a checkpoint of {origin} signed by the site's key",
-                "a checkpoint that is not: the site was re-keyed, or the file is not a checkpoint of this log",
+                f"a checkpoint of {origin}",
+                "a file that is not",
             )
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
@@ -102,8 +111,14 @@ def _check(
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
     root = roots_at[ledger.size]
-    check_extends(s, saved, ledger.size, roots_at)
+    keys_rel = manifest["keys"]
+    keys_doc = s.document(keys_rel, "keys")
+    rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
+    check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
+    check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+    check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
     checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
+    check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
     if policy is not None:
         for problem in policy_problems(policy, origin, public_key, checkpoint):
             report.check(False, manifest["ledger"]["checkpoint"], problem)
@@ -113,7 +128,10 @@ def _check(
         # not verify, or signs another tree than the entries', that is reported once, at the
         # checkpoint, and what restates it cannot be judged: it is not checked.
         agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
-        check_history(s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None)
+        archived = check_history(
+            s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
+        )
+        check_hand_overs(s, ledger.keys, archived)
         if agreed:
             if not from_tiles:
                 check_tiles(s, ledger.size, root)
@@ -130,6 +148,7 @@ def _check(
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
     check_certificates(s, manifest, ledger, specs, methodologies, public_key)
+    check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,
@@ -138,6 +157,7 @@ def _check(
         "revealed": len(ledger.reveals),
         "runs": len(ledger.runs),
         "certificates": len(ledger.certificates),
+        "revocations": len(ledger.revocations),
         "methodology versions": len(ledger.methodologies),
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}

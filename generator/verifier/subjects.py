@@ -184,6 +184,26 @@ def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
     return problems
 
 
+def prose_problems(text: Any, where: str) -> list[Problem]:
+    """Why a note people read beside a verdict (a revocation's reason) could mislead them, if it
+    could: it must be a non-empty string of visible characters and plain spaces, on one line.
+    A control or format character could hide words, reorder them (a bidi override) or forge a
+    line of a terminal's report; a page shows the text as written."""
+    if not isinstance(text, str) or not text.strip():
+        return [Problem("must be a non-empty string", where=where, found=show(text))]
+    hidden = sorted({f"U+{ord(c):04X}" for c in text if not c.isprintable() or _IGNORABLE_RE.match(c)})
+    if hidden:
+        return [
+            Problem(
+                "holds invisible, control or format characters",
+                where=where,
+                expected="visible characters and spaces, on one line",
+                found=", ".join(hidden[:10]),
+            )
+        ]
+    return []
+
+
 def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
     """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
     that each read as what they are."""
