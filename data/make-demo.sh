@@ -4,7 +4,8 @@
 # Running it again makes a *new* program: a new key and new salts, so every commitment and
 # signature changes. It refuses to run over an existing program; to start over, remove
 # data/program.yaml, data/keys.json, data/ledger.jsonl, data/methodology, data/reveals,
-# data/runs, data/certificates, data/private/signing.key, data/private/sealed and
+# data/runs, data/certificates, data/policy.txt, data/cosignatures, data/private/signing.key,
+# data/private/retired-keys, data/private/demo-witness, data/private/sealed and
 # data/private/certificates first.
 set -eu
 cd "$(dirname "$0")/.."
@@ -33,4 +34,7 @@ done
 # Runs and certificates: register, certify, and retire items after the runs that used them.
 sh data/make-demo-runs.sh
 
-$T build
+$T build --offline
+
+# Format v2: a revoked certificate, a key rotation and revocation, a witness cosignature.
+sh data/make-demo-history.sh

@@ -16,39 +16,42 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    54 to   142
-    generator/verifier/text.py              lines   143 to   226
-    generator/verifier/errors.py            lines   227 to   293
-    generator/verifier/canonical.py         lines   294 to   576
-    generator/verifier/formats.py           lines   577 to   796
-    generator/verifier/sodium.py            lines   797 to   840
-    generator/verifier/keys.py              lines   841 to  1088
-    generator/verifier/note.py              lines  1089 to  1183
-    generator/verifier/merkle.py            lines  1184 to  1324
-    generator/verifier/tlogproof.py         lines  1325 to  1396
-    generator/verifier/tiles.py             lines  1397 to  1628
-    generator/verifier/cosignature.py       lines  1629 to  1824
-    generator/verifier/policy.py            lines  1825 to  2107
-    generator/verifier/witnessing.py        lines  2108 to  2131
-    generator/verifier/idindex.py           lines  2132 to  2194
-    generator/verifier/methodology.py       lines  2195 to  2506
-    generator/verifier/scoring.py           lines  2507 to  2806
-    generator/verifier/subjects.py          lines  2807 to  3017
-    generator/verifier/ledger.py            lines  3018 to  3457
-    generator/verifier/answers.py           lines  3458 to  3525
-    generator/verifier/runs.py              lines  3526 to  3755
-    generator/verifier/certificates.py      lines  3756 to  4165
-    generator/verifier/certificate_documents.py lines  4166 to  4250
-    generator/verifier/recheck.py           lines  4251 to  4544
-    generator/verifier/report.py            lines  4545 to  4665
-    generator/verifier/folder.py            lines  4666 to  4856
-    generator/verifier/release.py           lines  4857 to  5061
-    generator/verifier/history.py           lines  5062 to  5369
-    generator/verifier/publication.py       lines  5370 to  5728
-    generator/verifier/certificate_files.py lines  5729 to  5955
-    generator/verifier/site.py              lines  5956 to  6081
-    generator/verifier/state.py             lines  6082 to  6163
-    generator/verifier/cli.py               lines  6164 to  6413
+    generator/verifier/isolation.py         lines    57 to   145
+    generator/verifier/text.py              lines   146 to   229
+    generator/verifier/errors.py            lines   230 to   296
+    generator/verifier/canonical.py         lines   297 to   579
+    generator/verifier/formats.py           lines   580 to   799
+    generator/verifier/sodium.py            lines   800 to   843
+    generator/verifier/keys.py              lines   844 to  1092
+    generator/verifier/note.py              lines  1093 to  1187
+    generator/verifier/merkle.py            lines  1188 to  1328
+    generator/verifier/tlogproof.py         lines  1329 to  1400
+    generator/verifier/tiles.py             lines  1401 to  1632
+    generator/verifier/cosignature.py       lines  1633 to  1828
+    generator/verifier/policy.py            lines  1829 to  2111
+    generator/verifier/witnessing.py        lines  2112 to  2135
+    generator/verifier/idindex.py           lines  2136 to  2198
+    generator/verifier/methodology.py       lines  2199 to  2510
+    generator/verifier/scoring.py           lines  2511 to  2810
+    generator/verifier/subjects.py          lines  2811 to  3041
+    generator/verifier/keyring.py           lines  3042 to  3173
+    generator/verifier/ledger.py            lines  3174 to  3660
+    generator/verifier/answers.py           lines  3661 to  3728
+    generator/verifier/runs.py              lines  3729 to  3958
+    generator/verifier/certificates.py      lines  3959 to  4368
+    generator/verifier/certificate_documents.py lines  4369 to  4453
+    generator/verifier/recheck.py           lines  4454 to  4747
+    generator/verifier/report.py            lines  4748 to  4878
+    generator/verifier/folder.py            lines  4879 to  5069
+    generator/verifier/release.py           lines  5070 to  5286
+    generator/verifier/rotation.py          lines  5287 to  5395
+    generator/verifier/history.py           lines  5396 to  5742
+    generator/verifier/publication.py       lines  5743 to  6101
+    generator/verifier/revocations.py       lines  6102 to  6221
+    generator/verifier/certificate_files.py lines  6222 to  6451
+    generator/verifier/site.py              lines  6452 to  6589
+    generator/verifier/state.py             lines  6590 to  6671
+    generator/verifier/cli.py               lines  6672 to  6927
 """
 
 # ==============================================================================================
@@ -858,7 +861,8 @@ _SPKI_ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
 # anyone can sign with them, so a site they sign proves nothing, however well it verifies.
 PUBLISHED_PRIVATE_KEYS = frozenset(
     {
-        "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
+        "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",  # the first, rotated out
+        "SHA256:13fa4089af669bb603a137d0ff19e2ff39fa83fc2fd6947f0454bd6b240a7183",
     }
 )
 
@@ -2990,6 +2994,26 @@ def name_problems(text: Any, where: str, scripts: bool = True) -> list[Problem]:
     return problems
 
 
+def prose_problems(text: Any, where: str) -> list[Problem]:
+    """Why a note people read beside a verdict (a revocation's reason) could mislead them, if it
+    could: it must be a non-empty string of visible characters and plain spaces, on one line.
+    A control or format character could hide words, reorder them (a bidi override) or forge a
+    line of a terminal's report; a page shows the text as written."""
+    if not isinstance(text, str) or not text.strip():
+        return [Problem("must be a non-empty string", where=where, found=show(text))]
+    hidden = sorted({f"U+{ord(c):04X}" for c in text if not c.isprintable() or _IGNORABLE_RE.match(c)})
+    if hidden:
+        return [
+            Problem(
+                "holds invisible, control or format characters",
+                where=where,
+                expected="visible characters and spaces, on one line",
+                found=", ".join(hidden[:10]),
+            )
+        ]
+    return []
+
+
 def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
     """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
     that each read as what they are."""
@@ -3016,7 +3040,140 @@ def subject_fold(name: str) -> str:
 
 
 # ==============================================================================================
-# generator/verifier/ledger.py: The ledger (SPEC §4): its event types, and the replay that checks every rule in order.
+# generator/verifier/keyring.py: The program's keys over the ledger's history (format v2): which key may sign a tree
+#     of which size.
+# ==============================================================================================
+
+KEY_ROTATION = "key-rotation"
+
+
+KEY_REVOCATION = "key-revocation"
+
+
+@dataclass
+class KeySpan:
+    key: VerifierKey
+    valid_from: str | None  # the rotation's time; None for the first key (keys.json says)
+    first_size: int
+    valid_until: str | None = None
+    last_size: int | None = None  # None: still valid for every later tree
+    reason: str | None = None  # set when revoked
+    compromised_at: str | None = None
+
+    def covers(self, size: int) -> bool:
+        return self.first_size <= size and (self.last_size is None or size <= self.last_size)
+
+    @property
+    def status(self) -> str:
+        if self.reason is not None:
+            return "revoked"
+        return "active" if self.last_size is None else "retired"
+
+
+@dataclass
+class KeyRing:
+    """Replayed from the ledger's key events. The first key is learnt from the first rotation's
+    `replaces` (or, without rotations, from keys.json), so the ledger needs no key of its own."""
+
+    spans: list[KeySpan] = field(default_factory=list)
+    _time_starts: list[str] = field(default_factory=list)  # each distinct leaf time, in order
+    _time_index: list[int] = field(default_factory=list)  # the first leaf index with that time
+
+    def note_time(self, index: int, at: str) -> None:
+        if not self._time_starts or at != self._time_starts[-1]:
+            self._time_starts.append(at)
+            self._time_index.append(index)
+
+    def leaves_before(self, at: str, size: int) -> int:
+        """How many of the first `size` leaves are older than `at`."""
+        i = bisect.bisect_left(self._time_starts, at)
+        return min(size, self._time_index[i]) if i < len(self._time_index) else size
+
+    def span(self, vkey: str) -> KeySpan | None:
+        return next((s for s in self.spans if s.key.vkey == vkey), None)
+
+    @property
+    def active(self) -> KeySpan | None:
+        return self.spans[-1] if self.spans and self.spans[-1].reason is None else None
+
+    def valid_at(self, size: int) -> list[VerifierKey]:
+        return [s.key for s in self.spans if s.covers(size)]
+
+    def newest_at(self, size: int) -> VerifierKey | None:
+        """The key that must sign a checkpoint of `size`: the newest key valid for it."""
+        valid = [s.key for s in self.spans if s.covers(size) and s.reason is None] or self.valid_at(size)
+        return valid[-1] if valid else None
+
+    def start(self, key: VerifierKey) -> None:
+        if not self.spans:
+            self.spans.append(KeySpan(key, None, 0))
+
+    def apply_rotation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        try:
+            new = parse_vkey(leaf["vkey"])
+            old = parse_vkey(leaf["replaces"])
+        except FormatError as e:
+            return [Problem(f"not a verifier key: {e}", where="vkey")]
+        self.start(old)
+        current = self.active
+        if current is None or current.key != old:
+            want = current.key.vkey if current else "(no active key: the last one was revoked)"
+            return [
+                Problem("replaces a key that is not the active one", where="replaces", expected=want, found=old.vkey)
+            ]
+        if new.name != old.name:
+            return [Problem("the new key must have the log's name", where="vkey", expected=old.name, found=new.name)]
+        if self.span(new.vkey) is not None:
+            return [Problem("this key was used before: a key is introduced once", where="vkey", found=new.vkey)]
+        current.valid_until, current.last_size = leaf["at"], index + 1
+        self.spans.append(KeySpan(new, leaf["at"], index + 1))
+        return []
+
+    def apply_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        span = self.span(leaf["vkey"]) if isinstance(leaf["vkey"], str) else None
+        if span is None:
+            return [Problem("revokes a key the ledger never introduced", where="vkey", found=show(leaf["vkey"]))]
+        if span.reason is not None:
+            return [Problem("this key is already revoked", where="vkey", found=span.key.vkey)]
+        if span is self.active:
+            return [Problem("the active key cannot be revoked: rotate to a new key first", where="vkey")]
+        problems = []
+        if not leaf["reason"].strip():
+            problems.append(Problem("a revocation needs a reason", where="reason"))
+        compromised = leaf["compromised_at"]
+        if compromised > leaf["at"]:
+            problems.append(
+                Problem("a compromise cannot be recorded before it happens", where="compromised_at", found=compromised)
+            )
+        if problems:
+            return problems
+        span.reason, span.compromised_at = leaf["reason"], compromised
+        span.valid_until = min(span.valid_until or compromised, compromised)
+        # The trees whose every leaf is older than the compromise: none of them can hold a leaf
+        # an attacker with the key could have signed.
+        last = self.leaves_before(compromised, index + 1)
+        span.last_size = last if span.last_size is None else min(span.last_size, last)
+        return []
+
+    def rows(self, first_valid_from: str) -> list[dict[str, Any]]:
+        """keys.json's rows as the ledger implies them (without public_key, fingerprint, pem)."""
+        out = []
+        for s in self.spans:
+            row: dict[str, Any] = {
+                "status": s.status,
+                "valid_from": s.valid_from or first_valid_from,
+                "valid_until": s.valid_until,
+                "vkey": s.key.vkey,
+            }
+            if s.reason is not None:
+                row["reason"] = s.reason
+            out.append(row)
+        return out
+
+
+# ==============================================================================================
+# generator/verifier/ledger.py: The ledger (SPEC §4, and format v2's events): its event types, and the replay that
+#     checks every rule in order.
 # ==============================================================================================
 
 MAX_LEAF_BYTES = 65535
@@ -3029,7 +3186,14 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "reveal": ("type", "v", "id", "reason", "note", "at"),
     "run": ("type", "v", "id", "sha256", "subject", "gate", "at"),
     "certificate": ("type", "v", "serial", "run", "sha256", "at"),
+    "revocation": ("type", "v", "serial", "reason", "at"),
+    KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
+    KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
 }
+
+
+# An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
+LEAF_VERSIONS = {"revocation": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
@@ -3043,6 +3207,9 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "reveal": {"id": str, "reason": str, "note": str},
     "run": {"id": str, "sha256": str, "subject": dict, "gate": str},
     "certificate": {"serial": str, "run": str, "sha256": str},
+    "revocation": {"serial": str, "reason": str},
+    KEY_ROTATION: {"vkey": str, "replaces": str},
+    KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
 }
 
 
@@ -3103,6 +3270,14 @@ class CertificateEvent:
     at: str
 
 
+@dataclass(frozen=True)
+class Revocation:
+    serial: str
+    reason: str
+    index: int
+    at: str
+
+
 class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
@@ -3120,6 +3295,8 @@ class Ledger:
         self.runs: dict[str, RunEvent] = {}
         self.certificates: dict[str, CertificateEvent] = {}
         self.certificate_of_run: dict[str, str] = {}
+        self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
+        self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
         self.runs_by_subject: dict[tuple[str, str], list[RunEvent]] = {}
@@ -3203,8 +3380,9 @@ class Ledger:
                 )
             ]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
-        if not is_v1(leaf):
-            problems.append(Problem("unsupported version", where="v", expected="1", found=show(leaf.get("v"))))
+        version = LEAF_VERSIONS.get(kind, 1)
+        if not (is_int(leaf.get("v")) and leaf["v"] == version):
+            problems.append(Problem("unsupported version", where="v", expected=str(version), found=show(leaf.get("v"))))
         at = leaf.get("at")
         if not is_time(at):
             problems.append(Problem("malformed time", where="at", expected="YYYY-MM-DDTHH:MM:SSZ", found=show(at)))
@@ -3212,12 +3390,13 @@ class Ledger:
             problems.append(Problem("time goes backwards", where="at", expected=f"{self.last_at} or later", found=at))
         else:
             self.last_at = at
+            self.keys.note_time(index, at)
         for k, t in _LEAF_TYPES[kind].items():
             if k in leaf and type(leaf[k]) is not t:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
-        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind}")
+        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind.replace('-', '_')}")
         return apply(index, leaf)
 
     def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -3434,6 +3613,30 @@ class Ledger:
         if not problems:
             self.certificates[serial] = CertificateEvent(serial, run_id, leaf["sha256"], index, leaf["at"])
             self.certificate_of_run[run_id] = serial
+        return problems
+
+    def _apply_key_rotation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        return self.keys.apply_rotation(index, leaf)
+
+    def _apply_key_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        if not is_time(leaf["compromised_at"]):
+            return [Problem("malformed time", where="compromised_at", expected="YYYY-MM-DDTHH:MM:SSZ")]
+        problems = prose_problems(leaf["reason"], "reason")
+        return problems or self.keys.apply_revocation(index, leaf)
+
+    def _apply_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        serial, earlier = leaf["serial"], self.revocations.get(leaf["serial"])
+        problems = prose_problems(leaf["reason"], "reason")
+        if serial not in self.certificates:
+            problems.append(
+                Problem("revocation of a certificate that was not issued before", "", "serial", found=serial)
+            )
+        elif earlier is not None:
+            problems.append(
+                Problem(f"certificate {serial} is revoked twice (first at entries[{earlier.index}])", where="serial")
+            )
+        if not problems:
+            self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
         return problems
 
     def final_problems(self) -> list[Problem]:
@@ -4576,6 +4779,9 @@ class Report:
     # and for readers of --json; its note's bytes too, so a state can be rechecked later.
     tree: dict[str, Any] = field(default_factory=dict)
     checkpoint: bytes = b""
+    # States of certificates, not failures: a pass never makes a revoked or expired one valid.
+    revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
+    expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
 
     @property
     def ok(self) -> bool:
@@ -4633,6 +4839,8 @@ class Report:
             "demo_key": self.demo_key,
             "counts": self.counts,
             "tree": self.tree,
+            "revoked": self.revoked,
+            "expired": self.expired,
             "meaning": PASS_MEANING,
         }
 
@@ -4658,6 +4866,11 @@ class Report:
         if self.ok:
             lines.append(f"PASS: all {self.checks} checks passed.")
             lines.append(PASS_MEANING)
+            if self.revoked or self.expired:
+                lines.append(
+                    f"{len(self.revoked)} certificate(s) revoked and {len(self.expired)} expired (named in the notes "
+                    "above): the pass says their files are authentic, not that they are still valid."
+                )
         else:
             lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
         return "\n".join(lines)
@@ -4926,8 +5139,12 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     return report.add(problems, MANIFEST_PATH)
 
 
-def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str | None) -> bytes | None:
-    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned."""
+def check_keys_document(
+    s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
+) -> bytes | None:
+    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned. A pin
+    of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
+    ledger's rotations) instead of failing here."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -4972,11 +5189,19 @@ def check_keys_document(s: Site, manifest: dict[str, Any], origin: str, pin: str
         )
         return vk.public_key
     pinned = pin.strip()
-    if pinned.startswith("SHA256:"):
-        match = pinned == vk.fingerprint
-    else:
+
+    def is_pinned(k: VerifierKey) -> bool:
+        if pinned.startswith("SHA256:"):
+            return pinned == k.fingerprint
         pk = parse_vkey(pinned)
-        match = pk.public_key == vk.public_key and pk.name == vk.name
+        return pk.public_key == k.public_key and pk.name == k.name
+
+    match = is_pinned(vk)
+    older = next((r.key for r in rows if r.key != vk and is_pinned(r.key)), None)
+    if not match and older is not None and earlier is not None:
+        earlier.append(older)
+        report.key["source"] = "pinned with --key to an earlier key, followed through the ledger's key rotations"
+        return vk.public_key
     report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
     if not report.check(
         match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"
@@ -5060,6 +5285,115 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 
 
 # ==============================================================================================
+# generator/verifier/rotation.py: Key rotation and revocation on a site (format v2): keys.json as the ledger's key
+#     events imply it, every checkpoint signed only by keys valid for its size, each rotation handed over by a
+#     checkpoint both keys signed, and a pinned key followed through those hand-overs.
+# ==============================================================================================
+
+def check_keys_follow_the_ledger(s: Site, rel: str, rows: list[dict[str, Any]], ring: KeyRing) -> None:
+    """keys.json's rows (status, times, reason) equal the ledger's key events'."""
+    if not rows:
+        return
+    first = rows[0].get("vkey") if isinstance(rows[0], dict) else None
+    try:
+        ring.start(parse_vkey(first if isinstance(first, str) else ""))
+    except FormatError:
+        return  # reported with keys.json
+    want = ring.rows(str(rows[0].get("valid_from")))
+    members = ("reason", "status", "valid_from", "valid_until", "vkey")
+    got = [{k: r[k] for k in members if k in r} if isinstance(r, dict) else r for r in rows]
+    s.report.check(
+        got == want,
+        rel,
+        "the keys differ from what the ledger's key events make them (status, validity, reason)",
+        show(want, 400),
+        show(got, 400),
+    )
+
+
+def checkpoint_signers(data: bytes, ring: KeyRing) -> tuple[tuple[str, int, bytes], list[VerifierKey]]:
+    """A checkpoint's (origin, size, root) and the ring's keys that signed it; NoteError if one
+    of them failed, or none signed it."""
+    note = open_note(data, [s.key for s in ring.spans])
+    tree = parse_checkpoint(note.text)
+    signers = [k for k in (s.key for s in ring.spans) if any(v.key_id == k.key_id for v in note.verified)]
+    return tree, signers
+
+
+def signer_problems(ring: KeyRing, size: int, signers: list[VerifierKey]) -> list[str]:
+    """Why these signers may not sign a tree of `size`, if they may not."""
+    problems = []
+    for k in signers:
+        span = ring.span(k.vkey)
+        if span is not None and not span.covers(size):
+            until = f"up to size {span.last_size}" if span.last_size is not None else f"from size {span.first_size}"
+            why = f"revoked ({span.reason})" if span.reason else "not valid for it"
+            problems.append(f"signed by {k.fingerprint}, {why}: that key signs trees {until} only, this one has {size}")
+    newest = ring.newest_at(size)
+    if newest is not None and newest not in signers:
+        problems.append(f"not signed by {newest.fingerprint}, the key valid for a tree of {size} entries")
+    return problems
+
+
+def check_checkpoint_keys(s: Site, rel: str, data: bytes, ring: KeyRing) -> None:
+    try:
+        (_, size, _), signers = checkpoint_signers(data, ring)
+    except (NoteError, FormatError) as e:
+        s.report.check(False, rel, f"checkpoint does not verify with the ledger's keys: {e}")
+        return
+    for problem in signer_problems(ring, size, signers):
+        s.report.check(False, rel, problem)
+    s.report.checks += 1
+
+
+def check_hand_overs(s: Site, ring: KeyRing, archived: dict[int, tuple[str, bytes]]) -> None:
+    """Every rotation is handed over: the archived checkpoint of the tree that first holds it is
+    signed by the key it retires and the key it introduces."""
+    for old, new in zip(ring.spans, ring.spans[1:], strict=False):
+        size = new.first_size
+        rel, data = archived.get(size, ("", b""))
+        if not data:
+            s.report.check(
+                False,
+                "ledger/history.json",
+                f"no archived hand-over checkpoint of size {size} for the rotation to {new.key.fingerprint}",
+            )
+            continue
+        try:
+            _, signers = checkpoint_signers(data, ring)
+        except (NoteError, FormatError) as e:
+            s.report.check(False, rel, f"hand-over checkpoint does not verify: {e}")
+            continue
+        s.report.check(
+            old.key in signers and new.key in signers,
+            rel,
+            "the hand-over checkpoint is not signed by both the retired and the new key",
+            f"{old.key.fingerprint} and {new.key.fingerprint}",
+            ", ".join(k.fingerprint for k in signers),
+        )
+
+
+def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | None) -> None:
+    """A key pinned with --key that is no longer the active one is followed to it, through the
+    hand-overs (checked above), unless it was revoked."""
+    if pinned is None or (ring.active is not None and ring.active.key == pinned):
+        return
+    span = ring.span(pinned.vkey)
+    if span is None:
+        s.report.check(False, rel, "the key given with --key is not one of the ledger's keys", pinned.vkey)
+    elif span.reason is not None:
+        s.report.check(
+            False, rel, f"the key given with --key was revoked: {span.reason} (compromised at {span.compromised_at})"
+        )
+    else:
+        s.report.notes.append(
+            f"the key given with --key ({pinned.fingerprint}) was rotated; followed through the ledger's hand-over "
+            f"checkpoint(s) to {ring.active.key.fingerprint if ring.active else 'no active key'}"
+        )
+        s.report.checks += 1
+
+
+# ==============================================================================================
 # generator/verifier/history.py: History (FORMAT.md v2, SPEC §9): archived checkpoints, consistency proofs, each
 #     artifact's inclusion proof, and the checkpoints an auditor saved.
 # ==============================================================================================
@@ -5079,6 +5413,7 @@ class SavedCheckpoint:
     origin: str
     size: int
     root: bytes
+    data: bytes = b""
 
 
 def open_checkpoint(data: bytes, origin: str, key: bytes) -> tuple[str, int, bytes]:
@@ -5087,13 +5422,33 @@ def open_checkpoint(data: bytes, origin: str, key: bytes) -> tuple[str, int, byt
     return parse_checkpoint(note.text)
 
 
-def saved_checkpoint(label: str, data: bytes, origin: str, key: bytes) -> SavedCheckpoint:
-    """An auditor's saved checkpoint, which must be signed by the key being checked: a site
-    re-keyed behind the auditor's back fails here."""
-    cp_origin, size, root = open_checkpoint(data, origin, key)
+def saved_checkpoint(label: str, data: bytes, origin: str) -> SavedCheckpoint:
+    """An auditor's saved checkpoint, read but not yet verified: its signature is checked once
+    the ledger's keys are known (verify_saved)."""
+    text = data.decode("utf-8", "replace")
+    cp_origin, size, root = parse_checkpoint(text[: text.find("\n\n") + 1])
     if cp_origin != origin:
         raise FormatError(f"its origin {cp_origin!r} is not the site's {origin!r}")
-    return SavedCheckpoint(label, cp_origin, size, root)
+    return SavedCheckpoint(label, cp_origin, size, root, data)
+
+
+def verify_saved(s: Site, cp: SavedCheckpoint, ring: KeyRing) -> bool:
+    """A saved checkpoint must be signed by a key of this site valid for its size: a site
+    re-keyed behind the auditor's back fails here."""
+    try:
+        _, signers = checkpoint_signers(cp.data, ring)
+        problems = [p for p in signer_problems(ring, cp.size, signers) if not p.startswith("not signed by")]
+        if not signers:
+            problems.append("no key of the site signed it")
+    except (NoteError, FormatError) as e:
+        problems = [str(e)]
+    return s.report.check(
+        not problems,
+        cp.label,
+        f"this saved checkpoint is not one of the site's: {'; '.join(problems)}",
+        f"a checkpoint of {cp.origin} signed by a key of the site valid for {cp.size} entries",
+        "a checkpoint that is not: the site was re-keyed, or the file is not a checkpoint of this log",
+    )
 
 
 def signed_tree(checkpoint: bytes, origin: str, key: bytes) -> tuple[int, bytes] | None:
@@ -5209,10 +5564,14 @@ def check_history(
     size: int,
     roots_at: dict[int, bytes],
     checkpoint: bytes | None,
-) -> None:
+    ring: KeyRing | None = None,
+) -> dict[int, tuple[str, bytes]]:
     """Every archived checkpoint: signed, its root recomputed, and proved consistent with today's.
     Today's row is the published checkpoint byte for byte (which is checked on its own; None
-    when it failed, and today's row is then not compared with it)."""
+    when it failed, and today's row is then not compared with it). An archived checkpoint is
+    signed by the keys the ledger made valid for its size (`ring`). Returns the archived
+    checkpoints read, by size (path, bytes), for the hand-over checks."""
+    archived: dict[int, tuple[str, bytes]] = {}
     report = s.report
     s.signed(HISTORY_PATH, history["data"], key, "checkpoint history")
     report.check(history["origin"] == origin, HISTORY_PATH, "origin differs from the manifest's", origin)
@@ -5226,33 +5585,47 @@ def check_history(
         if m > size or want is None:
             report.check(False, HISTORY_PATH, f"archives a checkpoint of size {m} beyond the ledger's {size}")
             continue
-        if m < size:  # today's root is the checkpoint's, compared with the entries once, there
-            report.check(row["root"] == want.hex(), HISTORY_PATH, f"root of size {m} is not the ledger's", want.hex())
-        elif checkpoint is not None:
-            report.check(row["root"] == want.hex(), HISTORY_PATH, "today's root is not the checkpoint's", want.hex())
         if m == size:
             if checkpoint is not None:
+                report.check(
+                    row["root"] == want.hex(), HISTORY_PATH, "today's root is not the checkpoint's", want.hex()
+                )
                 data = s.read(rel, "today's archived checkpoint")
                 report.check(data == checkpoint, rel, "today's archived checkpoint is not the published checkpoint")
+                if data is not None:
+                    archived[m] = (rel, data)
             report.check(row["consistency"] is None, HISTORY_PATH, "today's row needs no consistency proof")
             continue
         data = s.read(rel, f"archived checkpoint of size {m}")
-        if data is not None:
-            try:
+        if data is None:
+            continue
+        archived[m] = (rel, data)
+        try:
+            if ring is not None and ring.spans:
+                (_, cp_size, cp_root), signers = checkpoint_signers(data, ring)
+                for problem in signer_problems(ring, m, signers):
+                    report.check(False, rel, problem)
+            else:
                 _, cp_size, cp_root = open_checkpoint(data, origin, key)
-                report.check(
-                    (cp_size, cp_root) == (m, want),
-                    rel,
-                    "archived checkpoint differs from the ledger's tree at its size",
-                    f"size {m}, root {b64(want)}",
-                    f"size {cp_size}, root {b64(cp_root)}",
-                )
-            except (NoteError, FormatError) as e:
-                report.check(False, rel, f"archived checkpoint does not verify: {e}")
+        except (NoteError, FormatError) as e:
+            report.check(False, rel, f"archived checkpoint does not verify: {e}")
+            continue
+        # The one finding that matters is reported once, here: what restates this checkpoint (its
+        # row, its consistency proof) cannot agree with a ledger that no longer holds its tree.
+        if not report.check(
+            (cp_size, cp_root) == (m, want),
+            rel,
+            f"history rewritten: the ledger's first {m} entries no longer have the root this archived checkpoint signs",
+            f"size {m}, root {b64(want)} (recomputed from today's entries)",
+            f"size {cp_size}, root {b64(cp_root)}",
+        ):
+            continue
+        report.check(row["root"] == want.hex(), HISTORY_PATH, f"root of size {m} is not the ledger's", want.hex())
         if not is_safe_path(row["consistency"]):
             report.check(False, HISTORY_PATH, f"the consistency proof of size {m} has no safe path")
         elif today is not None:
             _check_consistency_document(s, row["consistency"], m, size, want, today)
+    return archived
 
 
 def _check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:
@@ -5727,6 +6100,126 @@ def check_runs(
 
 
 # ==============================================================================================
+# generator/verifier/revocations.py: Certificate revocations (format v2, FORMAT.md): the signed list at its fixed
+#     path, which must restate the ledger's revocation events exactly, and what the report says of each revoked
+#     certificate. A revocation is a state, like expiry: the site still verifies, and the certificate is reported as
+#     revoked, never as valid.
+# ==============================================================================================
+
+# Beside the commitment list, the other signed list the ledger's replay gives. Not under
+# certificates/: a serial may be any id, "revocations" too, and what is published there never
+# changes, while this list grows.
+REVOCATIONS_PATH = "ledger/revocations.json"
+
+
+_KEYS = ("origin", "revocations", "tree_size", "type", "v")
+
+
+def revocation_rows(ledger: Ledger) -> list[dict[str, Any]]:
+    """The list's rows as the replay gives them: one per revocation event, in ledger order."""
+    return [{"at": r.at, "index": r.index, "reason": r.reason, "serial": r.serial} for r in ledger.revocations.values()]
+
+
+def revocation_list(origin: str, ledger: Ledger) -> dict[str, Any]:
+    """The whole document, as the generator publishes it and the verifier expects it."""
+    return {
+        "type": "certificate-revocations",
+        "v": 1,
+        "origin": origin,
+        "tree_size": ledger.size,
+        "revocations": revocation_rows(ledger),
+    }
+
+
+def check_revocations(s: Site, origin: str, key: bytes, ledger: Ledger) -> None:
+    """Report every revoked certificate, and check the signed list against the ledger."""
+    report = s.report
+    for r in ledger.revocations.values():
+        run = ledger.certificates[r.serial].run
+        report.revoked.append({"serial": r.serial, "run": run, "at": r.at, "reason": r.reason, "index": r.index})
+        report.notes.append(
+            f"certificate {r.serial} REVOKED at {r.at}: {r.reason} (it is not valid, whatever its verdict)"
+        )
+    rel = REVOCATIONS_PATH
+    if not ledger.revocations and not (s.root / rel).is_file():
+        return  # a site from before revocations has no list, and with nothing revoked needs none
+    loaded = s.document(rel, "revocation list")
+    if loaded is None:
+        return
+    data, doc = loaded
+    s.signed(rel, data, key, "revocation list")
+    bad = check_keys(doc, _KEYS)
+    if not report.add(bad, rel):
+        return
+    report.check(
+        doc["type"] == "certificate-revocations" and is_v1(doc),
+        rel,
+        "wrong type or version",
+        '"certificate-revocations", v 1',
+        f"{show(doc['type'])}, v {show(doc['v'])}",
+    )
+    report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
+    report.check(
+        same(doc["tree_size"], ledger.size),
+        rel,
+        "tree_size differs from the ledger's",
+        ledger.size,
+        show(doc["tree_size"]),
+    )
+    rows = doc["revocations"]
+    if report.check(isinstance(rows, list), rel, "revocations must be a list", "a list", type_name(rows)):
+        report.add(_row_problems(rows, revocation_rows(ledger)), rel)
+
+
+def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
+    """What makes the rows differ from the ledger's, most telling first: a revocation left out,
+    one the ledger does not hold or listed twice, the order, then a row's members."""
+    if same(rows, want):
+        return []
+    wanted = {w["serial"]: w for w in want}
+    listed = [r["serial"] if isinstance(r, dict) and isinstance(r.get("serial"), str) else None for r in rows]
+    problems = [
+        Problem(
+            f"omits the revocation of certificate {w['serial']} (ledger entries[{w['index']}])",
+            where="revocations",
+            expected=canonical_text(w),
+            found="no row",
+        )
+        for w in want
+        if w["serial"] not in listed
+    ]
+    for n, serial in enumerate(listed):
+        if serial not in wanted or listed.index(serial) != n:
+            problems.append(
+                Problem(
+                    "lists a revocation the ledger does not hold" if serial not in wanted else f"lists {serial} twice",
+                    where=f"revocations[{n}]",
+                    expected="only the ledger's revocation events, each once",
+                    found=show(rows[n], 300),
+                )
+            )
+    if problems:
+        return problems
+    order = [w["serial"] for w in want]
+    if listed != order:
+        return [
+            Problem(
+                "revocations are not in ledger order", where="revocations", expected=show(order), found=show(listed)
+            )
+        ]
+    return [
+        Problem(
+            f"the row of certificate {w['serial']} differs from the ledger's revocation event",
+            where=f"revocations[{n}]",
+            expected=canonical_text(w),
+            found=show(row, 300),
+        )
+        for n, (row, w) in enumerate(zip(rows, want, strict=True))
+        if not same(row, w)
+    ]
+
+
+# ==============================================================================================
 # generator/verifier/certificate_files.py: A site's certificates (SPEC §6): each certificate file against its ledger
 #     leaf and signature, its details documents and grader record against its hashes and against when each falls due,
 #     and then every rule of certificates.examine_certificate.
@@ -5810,7 +6303,9 @@ def _check_one_certificate(
         return
     data, cert = loaded
     rel = str(r.get("path"))
-    s.signed(rel, data, key, f"certificate {serial}")
+    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
+    valid = ledger.keys.valid_at(ev.index + 1)
+    s.signed(rel, data, valid[-1].public_key if valid else key, f"certificate {serial}")
     digest = sha256_hex(data)
     report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
     run = ledger.runs[ev.run]
@@ -5820,6 +6315,7 @@ def _check_one_certificate(
         expires = cert.get("expires_at")
         if is_time(expires) and expires < now():
             report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+            report.expired.append({"serial": serial, "expires_at": expires})
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
@@ -6009,7 +6505,8 @@ def _check(
         return
     manifest = loaded[1]
     origin = manifest["origin"]
-    public_key = check_keys_document(s, manifest, origin, key)
+    earlier: list[VerifierKey] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
     check_sums(s, public_key, manifest["verifier"])
@@ -6018,14 +6515,14 @@ def _check(
         if remembered_for is not None and remembered_for != origin:
             continue
         try:
-            saved.append(saved_checkpoint(label, data, origin, public_key))
+            saved.append(saved_checkpoint(label, data, origin))
         except (NoteError, FormatError) as e:
             report.check(
                 False,
                 label,
                 f"this saved checkpoint is not one of the site's: {e}",
-                f"a checkpoint of {origin} signed by the site's key",
-                "a checkpoint that is not: the site was re-keyed, or the file is not a checkpoint of this log",
+                f"a checkpoint of {origin}",
+                "a file that is not",
             )
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
@@ -6034,8 +6531,14 @@ def _check(
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
     root = roots_at[ledger.size]
-    check_extends(s, saved, ledger.size, roots_at)
+    keys_rel = manifest["keys"]
+    keys_doc = s.document(keys_rel, "keys")
+    rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
+    check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
+    check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+    check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
     checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
+    check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
     if policy is not None:
         for problem in policy_problems(policy, origin, public_key, checkpoint):
             report.check(False, manifest["ledger"]["checkpoint"], problem)
@@ -6045,7 +6548,10 @@ def _check(
         # not verify, or signs another tree than the entries', that is reported once, at the
         # checkpoint, and what restates it cannot be judged: it is not checked.
         agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
-        check_history(s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None)
+        archived = check_history(
+            s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
+        )
+        check_hand_overs(s, ledger.keys, archived)
         if agreed:
             if not from_tiles:
                 check_tiles(s, ledger.size, root)
@@ -6062,6 +6568,7 @@ def _check(
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
     check_certificates(s, manifest, ledger, specs, methodologies, public_key)
+    check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,
@@ -6070,6 +6577,7 @@ def _check(
         "revealed": len(ledger.reveals),
         "runs": len(ledger.runs),
         "certificates": len(ledger.certificates),
+        "revocations": len(ledger.revocations),
         "methodology versions": len(ledger.methodologies),
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
@@ -6402,6 +6910,12 @@ def _proof_main(argv: list[str]) -> int:
             f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
+        if isinstance(result.leaf, dict) and result.leaf.get("type") == "certificate":
+            # A later leaf may revoke it, and one proof cannot show that no such leaf exists.
+            print(
+                "  not checked: whether the certificate was revoked since (a state only the whole ledger shows: "
+                f"verify.py SITE reports it, and {REVOCATIONS_PATH} lists every revocation)"
+            )
     return 1 if result.problems else 0
 
 
