@@ -470,7 +470,7 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool) -> None:
     result = build_site(_paths(ctx), out, progress, strict, offline)
     progress.done()
     for w in result.warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(f"warning: {printable(w)}", err=True)  # a witness's answer is in some: never raw
     if result.demo:
         click.echo(DEMO_WARNING, err=True)
     click.echo(

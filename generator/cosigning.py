@@ -14,11 +14,14 @@ line checked against the witness's key before it is kept:
 from __future__ import annotations
 
 import base64
+import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from generator.datadir import Paths
 from generator.errors import InputError, problem
@@ -34,6 +37,8 @@ from generator.verifier import (
 )
 
 POLICY_FILE = "policy.txt"
+# A tree size as a witness's 409 answer gives it: ASCII digits, no more than a 64-bit size has.
+_SIZE_RE = re.compile(r"(0|[1-9][0-9]{0,18})")
 COSIGNATURES_DIR = "cosignatures"
 MAX_RESPONSE_BYTES = 1 << 16
 
@@ -81,13 +86,30 @@ Post = Callable[[str, bytes, float], tuple[int, bytes]]
 
 
 def http_post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
-    """POST to a witness; (status, body), the body bounded. Network failures raise OSError."""
+    """POST to a witness; (status, body), the body bounded in size and the whole exchange in
+    time (`timeout` bounds each socket wait, the deadline the answer: a witness sending a byte
+    now and then cannot hold the build). Network failures raise OSError."""
+    deadline = time.monotonic() + 3 * timeout
     request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "text/plain"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read(MAX_RESPONSE_BYTES)
+            return response.status, _read_until(response, deadline)
     except urllib.error.HTTPError as e:
-        return e.code, e.read(MAX_RESPONSE_BYTES)
+        return e.code, _read_until(e, deadline)
+
+
+def _read_until(response: Any, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < MAX_RESPONSE_BYTES:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the witness took too long to answer")
+        chunk = response.read1(min(4096, MAX_RESPONSE_BYTES - size)) if hasattr(response, "read1") else b""
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def cosign(
@@ -172,7 +194,7 @@ def _ask(url: str, note: bytes, tree: MerkleTree, old: int, timeout: float, post
         reply = answer.decode("utf-8", "replace").strip()
         if status == 200:
             return reply.splitlines()[0] if reply else "an empty answer"
-        if status == 409 and reply.isdigit():
+        if status == 409 and _SIZE_RE.fullmatch(reply):
             old = int(reply)
             continue
         return f"refused with HTTP {status}: {reply[:300]}"

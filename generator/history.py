@@ -9,7 +9,6 @@ can never be dropped or replaced without the build refusing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from generator.verifier import (
     format_tlog_proof,
     is_safe_path,
     parse_canonical,
+    replace_atomically,
     signer_problems,
 )
 from generator.writer import SiteWriter
@@ -101,17 +101,7 @@ def remember(kept: Path, size: int, checkpoint: bytes) -> None:
     target = kept / str(size)
     if target.is_file() and target.read_bytes() == checkpoint:
         return
-    tmp = kept / f".{size}.tmp"
-    with tmp.open("wb") as f:
-        f.write(checkpoint)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
-    fd = os.open(kept, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    replace_atomically(target, checkpoint, 0o644)
 
 
 def with_hand_overs(carried: list[Archived], keys: BuildKeys, origin: str, tree: MerkleTree) -> list[Archived]:

@@ -42,6 +42,7 @@ from generator import __version__, layout
 from generator.errors import TransparencyError
 from generator.verifier import (
     EMPTY_ROOT,
+    KEY_ROTATION,
     LEAF_KEYS,
     MAX_LEAF_BYTES,
     PUBLISHED_PRIVATE_KEYS,
@@ -68,7 +69,9 @@ from generator.verifier import (
     parse_vkey,
     printable,
     read_tiled_log,
+    replace_atomically,
     show,
+    signer_problems,
 )
 
 # Every type the verifier's Ledger knows: one it does not know is a rule problem, never printed.
@@ -343,21 +346,7 @@ def write_state(path: Path, r: Remembered) -> None:
         "v": 1,
         "vkey": r.key.vkey,
     }
-    fd, tmp = tempfile.mkstemp(prefix=".state-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(canonical_bytes(doc))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    replace_atomically(path, canonical_bytes(doc))
 
 
 @contextmanager
@@ -546,7 +535,7 @@ def _follow(
     as_json: bool,
     spool: IO[str],
     progress: Callable[[int], None],
-) -> tuple[int, KeyRing]:
+) -> tuple[int, KeyRing, dict[int, bytes]]:
     """Read and check every entry of the log of `size` and `root`; write the new entries that
     `filters` selects to `spool`; return how many were written, and the log's keys as its key
     events make them. Raise Inconsistent."""
@@ -557,12 +546,15 @@ def _follow(
     since, since_root = (seen.size, seen.root) if seen else (0, EMPTY_ROOT)
     ledger = Ledger()
     stream = MerkleStream()
+    full = MerkleStream()  # every leaf: the roots of the trees that first hold a key rotation
+    hand_over_roots: dict[int, bytes] = {}
     problems: list[str] = []
     broken = 0
     shown = 0
     tiled = read_tiled_log(tile, size)
     try:
         for index, raw in enumerate(tiled):
+            full.append(leaf_hash(raw))
             if index < since:
                 stream.append(leaf_hash(raw))
                 if stream.size == since and stream.root() != since_root:
@@ -580,6 +572,8 @@ def _follow(
                 found = [Problem(f"not canonical JSON: {e}", where=f"entries[{index}]")]
             else:
                 found = ledger.apply(leaf, len(raw))
+                if isinstance(leaf, dict) and leaf.get("type") == KEY_ROTATION:
+                    hand_over_roots[index + 1] = full.root()
             if found:
                 broken += len(found)
                 problems += [_problem_text(p) for p in found][: max(0, _SHOWN_PROBLEMS - len(problems))]
@@ -600,10 +594,24 @@ def _follow(
     if broken:
         more = [f"… and {broken - len(problems)} more"] if broken > len(problems) else []
         raise Inconsistent([f"the ledger breaks its rules ({broken} problem(s)):", *problems, *more])
-    return shown, ledger.keys
+    return shown, ledger.keys, hand_over_roots
 
 
-def _check_handed_over(fetch: Fetch, ring: KeyRing, pinned: VerifierKey, successor: VerifierKey) -> None:
+def _check_signers(note: bytes, ring: KeyRing, size: int) -> None:
+    """Today's checkpoint signed only by keys the replayed ledger makes valid for its size: a
+    retired or revoked key that still signs is an inconsistency, even the key this monitor pinned."""
+    try:
+        _, signers = checkpoint_signers(note, ring)
+    except (NoteError, FormatError) as e:
+        raise Inconsistent([f"{layout.CHECKPOINT} does not verify with the ledger's keys: {e}"]) from None
+    problems = signer_problems(ring, size, signers)
+    if problems:
+        raise Inconsistent([f"{layout.CHECKPOINT}: {p}" for p in problems])
+
+
+def _check_handed_over(
+    fetch: Fetch, ring: KeyRing, pinned: VerifierKey, successor: VerifierKey, roots: dict[int, bytes]
+) -> None:
     """The pinned key handed over to `successor` through the ledger's rotations: each one's
     hand-over checkpoint (the tree that first holds it) signed by the key it retired and the one
     it introduced. Never learnt from keys.json alone."""
@@ -618,9 +626,12 @@ def _check_handed_over(fetch: Fetch, ring: KeyRing, pinned: VerifierKey, success
         rel = layout.archived_checkpoint(new.first_size)
         data = fetch(rel, _MAX_CHECKPOINT_BYTES)
         try:
-            _, signers = checkpoint_signers(data or b"", ring)
+            (_, cp_size, cp_root), signers = checkpoint_signers(data or b"", ring)
         except (NoteError, FormatError):
-            signers = []
+            cp_size, cp_root, signers = -1, b"", []
+        if (cp_size, cp_root) != (new.first_size, roots.get(new.first_size)):
+            # Signed by both, but of another tree: the old key endorsed some other history.
+            raise Inconsistent([f"{rel}: the hand-over checkpoint is not of this log's tree at its size"])
         if old.key not in signers or new.key not in signers:
             raise Inconsistent(
                 [f"{rel}: the rotation to {new.key.fingerprint} has no hand-over checkpoint signed by both keys"]
@@ -710,11 +721,13 @@ def monitor(
             _say(err, f"read {n:,} of {size:,} entries")
 
         with tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as spool:
-            shown, ring = _follow(fetch, size, root, seen, filters, as_json, spool, progress)
+            shown, ring, hand_over_roots = _follow(fetch, size, root, seen, filters, as_json, spool, progress)
+            ring.start(log_key)  # a ledger without rotations: the pinned key is its only one
             if successor is not None:
-                _check_handed_over(fetch, ring, log_key, successor)
+                _check_handed_over(fetch, ring, log_key, successor, hand_over_roots)
                 _say(err, f"the log rotated its key: followed {log_key.fingerprint} to {successor.fingerprint}")
                 log_key = successor
+            _check_signers(note, ring, size)
             spool.seek(0)
             shutil.copyfileobj(spool, out)
         out.flush()

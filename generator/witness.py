@@ -59,11 +59,12 @@ from generator.verifier import (
     open_note,
     parse_checkpoint,
     parse_vkey,
+    replace_atomically,
     verify_consistency,
     verify_cosignatures,
 )
 
-Rules = Callable[[str, int, int, bytes], list[str]]
+Rules = Callable[[str, int, int, bytes, bytes], list[str]]
 Response = tuple[int, dict[str, str], bytes]
 
 ADD_CHECKPOINT_PATH = "/add-checkpoint"
@@ -190,7 +191,7 @@ class Witness:
     """A witness: its name and Ed25519 key, its state folder and the logs it knows.
 
     `clock` gives the cosignatures' POSIX timestamps (injected for tests). `rules`, if given,
-    is called as rules(origin, old_size, new_size, new_root) once the checkpoint is validly signed and
+    is called as rules(origin, old_size, new_size, new_root, note) once the checkpoint is validly signed and
     proven consistent, before anything is recorded or signed; a non-empty list of problems
     refuses the checkpoint (422, the problems in the body)."""
 
@@ -259,18 +260,7 @@ class Witness:
 
     def _record(self, origin: str, size: int, root: bytes) -> None:
         path = self._state_path(origin)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(checkpoint_text(origin, size, root).encode("utf-8"))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        _fsync_dir(self.state_dir)
+        replace_atomically(path, checkpoint_text(origin, size, root).encode("utf-8"))
 
     # --------------------------------------------------------------------------- protocol
 
@@ -319,7 +309,7 @@ class Witness:
             logger.warning("refused a checkpoint of %r signed by the log, size %d: %s", origin, size, e)
             raise _Refusal(422, f"consistency proof from {old} to {size} does not verify: {e}") from None
         if self._rules is not None:
-            problems = self._rules(origin, old, size, root)
+            problems = self._rules(origin, old, size, root, note)
             if problems:
                 logger.warning("the rules refused a checkpoint of %r, size %d: %s", origin, size, problems)
                 raise _Refusal(422, "refused by the witness's rules:\n" + "".join(f"- {p}\n" for p in problems))
@@ -388,6 +378,9 @@ class _WitnessHandler(http.server.BaseHTTPRequestHandler):
             return
         if not length_text.isdigit() or not length_text.isascii():
             self._send(400, b"malformed Content-Length\n", close=True)
+            return
+        if len(length_text) > len(str(MAX_REQUEST_BYTES)):  # no int() of a thousand digits
+            self._send(413, b"the request body is too long\n", close=True)
             return
         length = int(length_text)
         if length > MAX_REQUEST_BYTES:

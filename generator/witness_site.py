@@ -20,11 +20,14 @@ from generator.proofs import MerkleTree
 from generator.verifier import (
     FormatError,
     Ledger,
+    NoteError,
     ProofError,
+    checkpoint_signers,
     is_id,
     leaf_hash,
     parse_canonical,
     read_tiled_log,
+    signer_problems,
 )
 from generator.witness import Witness
 
@@ -67,9 +70,11 @@ def replayed_tree(read: Reader, size: int, root: bytes) -> tuple[MerkleTree, lis
     return tree, []
 
 
-def rule_problems(read: Reader, old: int, size: int, root: bytes) -> list[str]:
-    """SPEC §4's replay rules broken by entries old..size-1 of the log a site serves, and each new
-    reveal's document checked against its commitment."""
+def rule_problems(read: Reader, old: int, size: int, root: bytes, note: bytes | None = None) -> list[str]:
+    """SPEC §4's replay rules broken by entries old..size-1 of the log a site serves, each new
+    reveal's document checked against its commitment, and (with the checkpoint's `note`) its
+    signers valid for its size by the ledger's key events: a retired or revoked key that still
+    signs gets no cosignature, whichever keys the witness's logs file lists."""
     ledger = Ledger()
     problems: list[str] = []
     try:
@@ -85,7 +90,10 @@ def rule_problems(read: Reader, old: int, size: int, root: bytes) -> list[str]:
         if tiled.root() != root:
             problems.append("the site's tiles do not hold the tree the checkpoint signs")
         problems += [f"at the end of the log: {p.describe()}" for p in ledger.final_problems()]
-    except (FormatError, ProofError) as e:
+        if note is not None and ledger.keys.spans:
+            _, signers = checkpoint_signers(note, ledger.keys)
+            problems += signer_problems(ledger.keys, size, signers)
+    except (FormatError, ProofError, NoteError) as e:
         problems.append(f"the log cannot be read from the site: {e}")
     return problems
 
@@ -102,9 +110,9 @@ def _reveal_problems(read: Reader, ledger: Ledger, item_id: str, index: int) -> 
     return []
 
 
-def site_rules(read: Reader) -> Callable[[str, int, int, bytes], list[str]]:
+def site_rules(read: Reader) -> Callable[[str, int, int, bytes, bytes], list[str]]:
     """The witness's rules hook over one site's copy of the log."""
-    return lambda origin, old, size, root: rule_problems(read, old, size, root)
+    return lambda origin, old, size, root, note: rule_problems(read, old, size, root, note)
 
 
 def cosign_site(witness: Witness, read: Reader) -> tuple[int, str]:

@@ -49,9 +49,9 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/publication.py       lines  5743 to  6101
     generator/verifier/revocations.py       lines  6102 to  6221
     generator/verifier/certificate_files.py lines  6222 to  6451
-    generator/verifier/site.py              lines  6452 to  6589
-    generator/verifier/state.py             lines  6590 to  6671
-    generator/verifier/cli.py               lines  6672 to  6927
+    generator/verifier/site.py              lines  6452 to  6612
+    generator/verifier/state.py             lines  6613 to  6706
+    generator/verifier/cli.py               lines  6707 to  6962
 """
 
 # ==============================================================================================
@@ -5200,7 +5200,7 @@ def check_keys_document(
     older = next((r.key for r in rows if r.key != vk and is_pinned(r.key)), None)
     if not match and older is not None and earlier is not None:
         earlier.append(older)
-        report.key["source"] = "pinned with --key to an earlier key, followed through the ledger's key rotations"
+        report.key["source"] = "pinned with --key to an earlier key: trusted only through the ledger's hand-overs"
         return vk.public_key
     report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
     if not report.check(
@@ -6513,6 +6513,15 @@ def _check(
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
+            # Another log; unless its name only looks like this one's, which would let a
+            # look-alike origin start afresh beside the history this verifier remembers.
+            report.check(
+                subject_fold(remembered_for) != subject_fold(origin),
+                MANIFEST_PATH,
+                "the site's origin looks like the origin of a log this verifier remembers, but is not it",
+                remembered_for,
+                origin,
+            )
             continue
         try:
             saved.append(saved_checkpoint(label, data, origin))
@@ -6535,7 +6544,6 @@ def _check(
     keys_doc = s.document(keys_rel, "keys")
     rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
     check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
-    check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
     check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
     checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
     check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
@@ -6552,13 +6560,28 @@ def _check(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
         check_hand_overs(s, ledger.keys, archived)
+        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        if from_tiles:
+            report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
         if agreed:
             if not from_tiles:
                 check_tiles(s, ledger.size, root)
             check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
         else:
             report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    elif len(ledger.keys.spans) > 1 or ledger.revocations or any(k.reason for k in ledger.keys.spans):
+        # Format-v2 events come with a v2 site: a rotation without its hand-over checkpoint is a key
+        # nobody endorsed, which a v1 reading of the site would never notice.
+        report.check(
+            False,
+            HISTORY_PATH,
+            "the ledger holds format-v2 events (a key rotation, a revocation) but the site publishes no "
+            "checkpoint history, so no hand-over checkpoint shows the old key endorsing the new",
+            "ledger/history.json with a hand-over checkpoint for every rotation",
+            "no ledger/history.json",
+        )
     else:
+        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
         report.notes.append(
             "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
             "can show that its ledger extends an earlier one"
@@ -6618,7 +6641,9 @@ def read_state(path: Path) -> dict[str, dict[str, Any]]:
         raise FormatError(f"{path}: larger than {STATE_MAX_BYTES} bytes: not a state file of this verifier")
     try:
         doc = parse_canonical(data)
-        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or doc["v"] != 1:
+        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or type(doc["v"]) is not int:
+            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
+        if doc["v"] != 1:
             raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
         logs = doc["logs"]
         if not isinstance(logs, dict):
@@ -6626,6 +6651,8 @@ def read_state(path: Path) -> dict[str, dict[str, Any]]:
         for origin, row in logs.items():
             if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size")):
                 raise FormatError(f"the row of {origin!r} is malformed")
+            if not (isinstance(row["root"], str) and isinstance(row["checkpoint"], str)):
+                raise FormatError(f"the row of {origin!r} holds a root or checkpoint that is not text")
             if not is_int(row["tree_size"]) or len(b64decode_strict(row["root"])) != 32:
                 raise FormatError(f"the row of {origin!r} has a malformed size or root")
             b64decode_strict(row["checkpoint"])
@@ -6652,15 +6679,23 @@ def write_state(path: Path, logs: dict[str, dict[str, Any]], tree: dict[str, Any
     }
     data = canonical_bytes({"logs": logs, "type": "verifier-state", "v": 1})
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".state-", dir=path.parent)
+    replace_atomically(path, data)
+
+
+def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write `data` to `path` so that a kill at any moment leaves the old file or the new one,
+    whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        os.unlink(tmp)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

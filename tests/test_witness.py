@@ -250,7 +250,7 @@ def test_a_body_over_the_limit_is_413(w):
 def test_rules_run_after_the_proof_checks_and_can_refuse(state, clock):
     calls = []
 
-    def rules(origin, old, new, root):
+    def rules(origin, old, new, root, note):
         calls.append((origin, old, new))
         return [f"entries {old}..{new} break rule 7", "and rule 8"] if new > 10 else []
 
@@ -266,7 +266,7 @@ def test_rules_run_after_the_proof_checks_and_can_refuse(state, clock):
 
 
 def test_a_broken_rule_or_clock_is_500_and_nothing_is_cosigned(state, clock):
-    def rules(origin, old, new, root):
+    def rules(origin, old, new, root, note):
         raise RuntimeError("the replay crashed")
 
     w = Witness(WITNESS_NAME, WITNESS_SEED, state, {ORIGIN: [LOG_KEY]}, clock=clock, rules=rules)

@@ -119,6 +119,7 @@ from generator.verifier.scoring import (
 )
 from generator.verifier.site import verify_site
 from generator.verifier.sodium import sodium_function
+from generator.verifier.state import replace_atomically
 from generator.verifier.subjects import prose_problems
 from generator.verifier.text import printable, safe_json, show
 from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
@@ -237,6 +238,7 @@ __all__ = [
     "read_tiled_log",
     "recheck_certificate",
     "recheckable",
+    "replace_atomically",
     "revocation_list",
     "root_from_inclusion_proof",
     "round_half_up",

@@ -143,7 +143,7 @@ def check_keys_document(
     older = next((r.key for r in rows if r.key != vk and is_pinned(r.key)), None)
     if not match and older is not None and earlier is not None:
         earlier.append(older)
-        report.key["source"] = "pinned with --key to an earlier key, followed through the ledger's key rotations"
+        report.key["source"] = "pinned with --key to an earlier key: trusted only through the ledger's hand-overs"
         return vk.public_key
     report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
     if not report.check(

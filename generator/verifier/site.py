@@ -9,6 +9,7 @@ from generator.verifier.certificate_files import check_certificates
 from generator.verifier.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.history import (
+    HISTORY_PATH,
     check_artifact_proofs,
     check_extends,
     check_history,
@@ -31,6 +32,7 @@ from generator.verifier.rotation import (
     check_keys_follow_the_ledger,
     check_pin_followed,
 )
+from generator.verifier.subjects import subject_fold
 from generator.verifier.witnessing import policy_problems
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
@@ -93,6 +95,15 @@ def _check(
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
+            # Another log; unless its name only looks like this one's, which would let a
+            # look-alike origin start afresh beside the history this verifier remembers.
+            report.check(
+                subject_fold(remembered_for) != subject_fold(origin),
+                MANIFEST_PATH,
+                "the site's origin looks like the origin of a log this verifier remembers, but is not it",
+                remembered_for,
+                origin,
+            )
             continue
         try:
             saved.append(saved_checkpoint(label, data, origin))
@@ -115,7 +126,6 @@ def _check(
     keys_doc = s.document(keys_rel, "keys")
     rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
     check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
-    check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
     check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
     checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
     check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
@@ -132,13 +142,28 @@ def _check(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
         check_hand_overs(s, ledger.keys, archived)
+        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        if from_tiles:
+            report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
         if agreed:
             if not from_tiles:
                 check_tiles(s, ledger.size, root)
             check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
         else:
             report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    elif len(ledger.keys.spans) > 1 or ledger.revocations or any(k.reason for k in ledger.keys.spans):
+        # Format-v2 events come with a v2 site: a rotation without its hand-over checkpoint is a key
+        # nobody endorsed, which a v1 reading of the site would never notice.
+        report.check(
+            False,
+            HISTORY_PATH,
+            "the ledger holds format-v2 events (a key rotation, a revocation) but the site publishes no "
+            "checkpoint history, so no hand-over checkpoint shows the old key endorsing the new",
+            "ledger/history.json with a hand-over checkpoint for every rotation",
+            "no ledger/history.json",
+        )
     else:
+        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
         report.notes.append(
             "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
             "can show that its ledger extends an earlier one"

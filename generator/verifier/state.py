@@ -46,7 +46,9 @@ def read_state(path: Path) -> dict[str, dict[str, Any]]:
         raise FormatError(f"{path}: larger than {STATE_MAX_BYTES} bytes: not a state file of this verifier")
     try:
         doc = parse_canonical(data)
-        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or doc["v"] != 1:
+        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or type(doc["v"]) is not int:
+            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
+        if doc["v"] != 1:
             raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
         logs = doc["logs"]
         if not isinstance(logs, dict):
@@ -54,6 +56,8 @@ def read_state(path: Path) -> dict[str, dict[str, Any]]:
         for origin, row in logs.items():
             if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size")):
                 raise FormatError(f"the row of {origin!r} is malformed")
+            if not (isinstance(row["root"], str) and isinstance(row["checkpoint"], str)):
+                raise FormatError(f"the row of {origin!r} holds a root or checkpoint that is not text")
             if not is_int(row["tree_size"]) or len(b64decode_strict(row["root"])) != 32:
                 raise FormatError(f"the row of {origin!r} has a malformed size or root")
             b64decode_strict(row["checkpoint"])
@@ -80,15 +84,23 @@ def write_state(path: Path, logs: dict[str, dict[str, Any]], tree: dict[str, Any
     }
     data = canonical_bytes({"logs": logs, "type": "verifier-state", "v": 1})
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".state-", dir=path.parent)
+    replace_atomically(path, data)
+
+
+def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write `data` to `path` so that a kill at any moment leaves the old file or the new one,
+    whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        os.unlink(tmp)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
