@@ -72,6 +72,7 @@ from generator.verifier import (
     replace_atomically,
     show,
     signer_problems,
+    user_cache_dir,
 )
 
 # Every type the verifier's Ledger knows: one it does not know is a rule problem, never printed.
@@ -286,13 +287,7 @@ def _http_source(url: str) -> Fetch:
 
 def default_state_dir() -> Path | None:
     """$XDG_CACHE_HOME/transparency-monitor, or under ~/.cache; None without a home."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(base):
-        home = os.path.expanduser("~")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    return Path(base) / STATE_FOLDER
+    return user_cache_dir(STATE_FOLDER)
 
 
 def state_path(folder: Path, origin: str) -> Path:

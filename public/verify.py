@@ -50,8 +50,8 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/revocations.py       lines  6102 to  6221
     generator/verifier/certificate_files.py lines  6222 to  6451
     generator/verifier/site.py              lines  6452 to  6612
-    generator/verifier/state.py             lines  6613 to  6706
-    generator/verifier/cli.py               lines  6707 to  6962
+    generator/verifier/state.py             lines  6613 to  6712
+    generator/verifier/cli.py               lines  6713 to  6968
 """
 
 # ==============================================================================================
@@ -6617,15 +6617,21 @@ def _check(
 STATE_MAX_BYTES = 1 << 24
 
 
-def default_state_path() -> Path | None:
-    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
+def user_cache_dir(name: str) -> Path | None:
+    """$XDG_CACHE_HOME/NAME, or ~/.cache/NAME (the XDG base directory rule); None without a home."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    return Path(base) / "transparency-verify" / "state.json"
+    return Path(base) / name
+
+
+def default_state_path() -> Path | None:
+    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
+    folder = user_cache_dir("transparency-verify")
+    return folder / "state.json" if folder else None
 
 
 def read_state(path: Path) -> dict[str, dict[str, Any]]:

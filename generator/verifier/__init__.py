@@ -119,7 +119,7 @@ from generator.verifier.scoring import (
 )
 from generator.verifier.site import verify_site
 from generator.verifier.sodium import sodium_function
-from generator.verifier.state import replace_atomically
+from generator.verifier.state import replace_atomically, user_cache_dir
 from generator.verifier.subjects import prose_problems
 from generator.verifier.text import printable, safe_json, show
 from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
@@ -253,6 +253,7 @@ __all__ = [
     "sodium_function",
     "strict_decoder",
     "tile_paths",
+    "user_cache_dir",
     "value_kind_problem",
     "verify_artifact",
     "verify_consistency",

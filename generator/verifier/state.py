@@ -22,15 +22,21 @@ from generator.verifier.keys import b64decode_strict
 STATE_MAX_BYTES = 1 << 24
 
 
-def default_state_path() -> Path | None:
-    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
+def user_cache_dir(name: str) -> Path | None:
+    """$XDG_CACHE_HOME/NAME, or ~/.cache/NAME (the XDG base directory rule); None without a home."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    return Path(base) / "transparency-verify" / "state.json"
+    return Path(base) / name
+
+
+def default_state_path() -> Path | None:
+    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
+    folder = user_cache_dir("transparency-verify")
+    return folder / "state.json" if folder else None
 
 
 def read_state(path: Path) -> dict[str, dict[str, Any]]:
