@@ -23,35 +23,35 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/formats.py           lines   580 to   799
     generator/verifier/sodium.py            lines   800 to   843
     generator/verifier/keys.py              lines   844 to  1092
-    generator/verifier/note.py              lines  1093 to  1187
-    generator/verifier/merkle.py            lines  1188 to  1328
-    generator/verifier/tlogproof.py         lines  1329 to  1400
-    generator/verifier/tiles.py             lines  1401 to  1632
-    generator/verifier/cosignature.py       lines  1633 to  1828
-    generator/verifier/policy.py            lines  1829 to  2111
-    generator/verifier/witnessing.py        lines  2112 to  2135
-    generator/verifier/idindex.py           lines  2136 to  2198
-    generator/verifier/methodology.py       lines  2199 to  2510
-    generator/verifier/scoring.py           lines  2511 to  2810
-    generator/verifier/subjects.py          lines  2811 to  3041
-    generator/verifier/keyring.py           lines  3042 to  3173
-    generator/verifier/ledger.py            lines  3174 to  3660
-    generator/verifier/answers.py           lines  3661 to  3728
-    generator/verifier/runs.py              lines  3729 to  3958
-    generator/verifier/certificates.py      lines  3959 to  4368
-    generator/verifier/certificate_documents.py lines  4369 to  4453
-    generator/verifier/recheck.py           lines  4454 to  4747
-    generator/verifier/report.py            lines  4748 to  4878
-    generator/verifier/folder.py            lines  4879 to  5069
-    generator/verifier/release.py           lines  5070 to  5286
-    generator/verifier/rotation.py          lines  5287 to  5395
-    generator/verifier/history.py           lines  5396 to  5742
-    generator/verifier/publication.py       lines  5743 to  6101
-    generator/verifier/revocations.py       lines  6102 to  6221
-    generator/verifier/certificate_files.py lines  6222 to  6451
-    generator/verifier/site.py              lines  6452 to  6612
-    generator/verifier/state.py             lines  6613 to  6712
-    generator/verifier/cli.py               lines  6713 to  6968
+    generator/verifier/note.py              lines  1093 to  1200
+    generator/verifier/merkle.py            lines  1201 to  1341
+    generator/verifier/tlogproof.py         lines  1342 to  1413
+    generator/verifier/tiles.py             lines  1414 to  1645
+    generator/verifier/cosignature.py       lines  1646 to  1802
+    generator/verifier/policy.py            lines  1803 to  2085
+    generator/verifier/witnessing.py        lines  2086 to  2109
+    generator/verifier/idindex.py           lines  2110 to  2172
+    generator/verifier/methodology.py       lines  2173 to  2484
+    generator/verifier/scoring.py           lines  2485 to  2784
+    generator/verifier/subjects.py          lines  2785 to  3015
+    generator/verifier/keyring.py           lines  3016 to  3147
+    generator/verifier/ledger.py            lines  3148 to  3634
+    generator/verifier/answers.py           lines  3635 to  3702
+    generator/verifier/runs.py              lines  3703 to  3932
+    generator/verifier/certificates.py      lines  3933 to  4342
+    generator/verifier/certificate_documents.py lines  4343 to  4427
+    generator/verifier/recheck.py           lines  4428 to  4721
+    generator/verifier/report.py            lines  4722 to  4852
+    generator/verifier/folder.py            lines  4853 to  5043
+    generator/verifier/release.py           lines  5044 to  5260
+    generator/verifier/rotation.py          lines  5261 to  5369
+    generator/verifier/history.py           lines  5370 to  5716
+    generator/verifier/publication.py       lines  5717 to  6075
+    generator/verifier/revocations.py       lines  6076 to  6195
+    generator/verifier/certificate_files.py lines  6196 to  6425
+    generator/verifier/site.py              lines  6426 to  6586
+    generator/verifier/state.py             lines  6587 to  6686
+    generator/verifier/cli.py               lines  6687 to  6942
 """
 
 # ==============================================================================================
@@ -1116,12 +1116,12 @@ def note_signature_line(name: str, kid: bytes, signature: bytes) -> str:
     return f"{_NOTE_SIG_PREFIX}{name} {base64.b64encode(kid + signature).decode()}\n"
 
 
-def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
-    """Open a C2SP signed note as golang.org/x/mod/sumdb/note.Open does.
+_MAX_NOTE_SIGNATURES = 100
 
-    Signatures by unknown keys are ignored; a failing signature by a known key rejects the
-    note; at least one signature by a known key must verify.
-    """
+
+def split_note(data: bytes) -> tuple[str, list[tuple[str, bytes]]]:
+    """A signed note's text, and the name and decoded bytes (key ID first) of each signature
+    line, every line's form checked: what open_note and the cosignature check both read."""
     try:
         msg = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -1134,13 +1134,10 @@ def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
     text, sigs = msg[: split + 1], msg[split + 2 :]
     if not sigs or not sigs.endswith("\n"):
         raise NoteError("note's signature block is empty or does not end with a newline")
-    known = {(v.name, v.key_id): v for v in verifiers}
-    verified: list[NoteSignature] = []
-    unverified: list[NoteSignature] = []
-    seen: set[tuple[str, bytes]] = set()
+    out: list[tuple[str, bytes]] = []
     for count, line in enumerate(sigs[:-1].split("\n"), start=1):
-        if count > 100:
-            raise NoteError("note has more than 100 signatures")
+        if count > _MAX_NOTE_SIGNATURES:
+            raise NoteError(f"note has more than {_MAX_NOTE_SIGNATURES} signatures")
         if not line.startswith(_NOTE_SIG_PREFIX):
             raise NoteError(f"signature line {line[:40]!r} does not start with '— '")
         name, sep, b64 = line[len(_NOTE_SIG_PREFIX) :].partition(" ")
@@ -1150,6 +1147,22 @@ def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
             raise NoteError(f"signature by {name!r} is not base64") from None
         if not sep or not b64 or not is_valid_key_name(name) or len(raw) < 5:
             raise NoteError(f"malformed signature line {line[:60]!r}")
+        out.append((name, raw))
+    return text, out
+
+
+def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
+    """Open a C2SP signed note as golang.org/x/mod/sumdb/note.Open does.
+
+    Signatures by unknown keys are ignored; a failing signature by a known key rejects the
+    note; at least one signature by a known key must verify.
+    """
+    text, lines = split_note(data)
+    known = {(v.name, v.key_id): v for v in verifiers}
+    verified: list[NoteSignature] = []
+    unverified: list[NoteSignature] = []
+    seen: set[tuple[str, bytes]] = set()
+    for name, raw in lines:
         sig = NoteSignature(name, raw[:4], raw[4:])
         v = known.get((name, raw[:4]))
         if v is None:
@@ -1648,13 +1661,6 @@ _COSIG_TYPE_NOTE_ED25519 = 0x01
 _COSIG_HEADER = b"cosignature/v1\n"
 
 
-_COSIG_LINE_PREFIX = "\u2014 "
-
-
-# As open_note: more signature lines than this reject the note (C2SP asks for at least 16).
-_COSIG_MAX_LINES = 100
-
-
 # key ID (4) ‖ timestamp (8) ‖ Ed25519 signature (64)
 _COSIG_RAW_LENGTH = 76
 
@@ -1753,38 +1759,6 @@ def cosignature_line(name: str, key_id: bytes, timestamp: int, signature: bytes)
     return note_signature_line(name, key_id, timestamp.to_bytes(8, "big") + signature)
 
 
-def _note_text_and_signatures(data: bytes) -> tuple[str, list[tuple[str, bytes]]]:
-    """Split a signed note as open_note does, with the same refusals: its text, and the name and
-    decoded bytes of each signature line."""
-    try:
-        msg = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise NoteError("note is not valid UTF-8") from None
-    if any(c < " " and c != "\n" for c in msg):
-        raise NoteError("note holds a control character other than newline")
-    split = msg.rfind("\n\n")
-    if split < 0:
-        raise NoteError("note has no empty line before its signatures")
-    text, sigs = msg[: split + 1], msg[split + 2 :]
-    if not sigs or not sigs.endswith("\n"):
-        raise NoteError("note's signature block is empty or does not end with a newline")
-    out: list[tuple[str, bytes]] = []
-    for count, line in enumerate(sigs[:-1].split("\n"), start=1):
-        if count > _COSIG_MAX_LINES:
-            raise NoteError(f"note has more than {_COSIG_MAX_LINES} signatures")
-        if not line.startswith(_COSIG_LINE_PREFIX):
-            raise NoteError(f"signature line {line[:40]!r} does not start with '— '")
-        name, sep, b64 = line[len(_COSIG_LINE_PREFIX) :].partition(" ")
-        try:
-            raw = base64.b64decode(b64.encode("ascii"), validate=True)
-        except (ValueError, UnicodeEncodeError):
-            raise NoteError(f"signature by {name!r} is not base64") from None
-        if not sep or not b64 or not is_valid_key_name(name) or len(raw) < 5:
-            raise NoteError(f"malformed signature line {line[:60]!r}")
-        out.append((name, raw))
-    return text, out
-
-
 def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> dict[str, int]:
     """The witnesses that validly cosigned the checkpoint note, by name, with the timestamp of
     each one's cosignature.
@@ -1802,7 +1776,7 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
         if any(name == w.name for name, _ in known):
             raise ValueError(f"witness name {w.name!r} is given twice; verify them one at a time")
         known[(w.name, w.key_id)] = w
-    text, lines = _note_text_and_signatures(note_bytes)
+    text, lines = split_note(note_bytes)
     if any(not line for line in text[:-1].split("\n")):
         raise NoteError("the cosigned note is not a checkpoint: its text holds an empty line")
     try:

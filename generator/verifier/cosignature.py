@@ -24,16 +24,13 @@ from dataclasses import dataclass
 from generator.verifier.errors import FormatError, NoteError
 from generator.verifier.formats import is_valid_key_name
 from generator.verifier.keys import b64decode_strict, ed25519_verify
-from generator.verifier.note import note_signature_line, parse_checkpoint
+from generator.verifier.note import note_signature_line, parse_checkpoint, split_note
 
 # c2sp.org/signed-note signature types.
 _COSIG_TYPE_ED25519 = 0x04
 _COSIG_TYPE_ML_DSA_44 = 0x06
 _COSIG_TYPE_NOTE_ED25519 = 0x01
 _COSIG_HEADER = b"cosignature/v1\n"
-_COSIG_LINE_PREFIX = "\u2014 "
-# As open_note: more signature lines than this reject the note (C2SP asks for at least 16).
-_COSIG_MAX_LINES = 100
 # key ID (4) ‖ timestamp (8) ‖ Ed25519 signature (64)
 _COSIG_RAW_LENGTH = 76
 MAX_COSIGNATURE_TIMESTAMP = 2**63 - 1
@@ -130,38 +127,6 @@ def cosignature_line(name: str, key_id: bytes, timestamp: int, signature: bytes)
     return note_signature_line(name, key_id, timestamp.to_bytes(8, "big") + signature)
 
 
-def _note_text_and_signatures(data: bytes) -> tuple[str, list[tuple[str, bytes]]]:
-    """Split a signed note as open_note does, with the same refusals: its text, and the name and
-    decoded bytes of each signature line."""
-    try:
-        msg = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise NoteError("note is not valid UTF-8") from None
-    if any(c < " " and c != "\n" for c in msg):
-        raise NoteError("note holds a control character other than newline")
-    split = msg.rfind("\n\n")
-    if split < 0:
-        raise NoteError("note has no empty line before its signatures")
-    text, sigs = msg[: split + 1], msg[split + 2 :]
-    if not sigs or not sigs.endswith("\n"):
-        raise NoteError("note's signature block is empty or does not end with a newline")
-    out: list[tuple[str, bytes]] = []
-    for count, line in enumerate(sigs[:-1].split("\n"), start=1):
-        if count > _COSIG_MAX_LINES:
-            raise NoteError(f"note has more than {_COSIG_MAX_LINES} signatures")
-        if not line.startswith(_COSIG_LINE_PREFIX):
-            raise NoteError(f"signature line {line[:40]!r} does not start with '— '")
-        name, sep, b64 = line[len(_COSIG_LINE_PREFIX) :].partition(" ")
-        try:
-            raw = base64.b64decode(b64.encode("ascii"), validate=True)
-        except (ValueError, UnicodeEncodeError):
-            raise NoteError(f"signature by {name!r} is not base64") from None
-        if not sep or not b64 or not is_valid_key_name(name) or len(raw) < 5:
-            raise NoteError(f"malformed signature line {line[:60]!r}")
-        out.append((name, raw))
-    return text, out
-
-
 def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> dict[str, int]:
     """The witnesses that validly cosigned the checkpoint note, by name, with the timestamp of
     each one's cosignature.
@@ -179,7 +144,7 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
         if any(name == w.name for name, _ in known):
             raise ValueError(f"witness name {w.name!r} is given twice; verify them one at a time")
         known[(w.name, w.key_id)] = w
-    text, lines = _note_text_and_signatures(note_bytes)
+    text, lines = split_note(note_bytes)
     if any(not line for line in text[:-1].split("\n")):
         raise NoteError("the cosigned note is not a checkpoint: its text holds an empty line")
     try:

@@ -31,12 +31,12 @@ def note_signature_line(name: str, kid: bytes, signature: bytes) -> str:
     return f"{_NOTE_SIG_PREFIX}{name} {base64.b64encode(kid + signature).decode()}\n"
 
 
-def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
-    """Open a C2SP signed note as golang.org/x/mod/sumdb/note.Open does.
+_MAX_NOTE_SIGNATURES = 100
 
-    Signatures by unknown keys are ignored; a failing signature by a known key rejects the
-    note; at least one signature by a known key must verify.
-    """
+
+def split_note(data: bytes) -> tuple[str, list[tuple[str, bytes]]]:
+    """A signed note's text, and the name and decoded bytes (key ID first) of each signature
+    line, every line's form checked: what open_note and the cosignature check both read."""
     try:
         msg = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -49,13 +49,10 @@ def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
     text, sigs = msg[: split + 1], msg[split + 2 :]
     if not sigs or not sigs.endswith("\n"):
         raise NoteError("note's signature block is empty or does not end with a newline")
-    known = {(v.name, v.key_id): v for v in verifiers}
-    verified: list[NoteSignature] = []
-    unverified: list[NoteSignature] = []
-    seen: set[tuple[str, bytes]] = set()
+    out: list[tuple[str, bytes]] = []
     for count, line in enumerate(sigs[:-1].split("\n"), start=1):
-        if count > 100:
-            raise NoteError("note has more than 100 signatures")
+        if count > _MAX_NOTE_SIGNATURES:
+            raise NoteError(f"note has more than {_MAX_NOTE_SIGNATURES} signatures")
         if not line.startswith(_NOTE_SIG_PREFIX):
             raise NoteError(f"signature line {line[:40]!r} does not start with '— '")
         name, sep, b64 = line[len(_NOTE_SIG_PREFIX) :].partition(" ")
@@ -65,6 +62,22 @@ def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
             raise NoteError(f"signature by {name!r} is not base64") from None
         if not sep or not b64 or not is_valid_key_name(name) or len(raw) < 5:
             raise NoteError(f"malformed signature line {line[:60]!r}")
+        out.append((name, raw))
+    return text, out
+
+
+def open_note(data: bytes, verifiers: Sequence[VerifierKey]) -> SignedNote:
+    """Open a C2SP signed note as golang.org/x/mod/sumdb/note.Open does.
+
+    Signatures by unknown keys are ignored; a failing signature by a known key rejects the
+    note; at least one signature by a known key must verify.
+    """
+    text, lines = split_note(data)
+    known = {(v.name, v.key_id): v for v in verifiers}
+    verified: list[NoteSignature] = []
+    unverified: list[NoteSignature] = []
+    seen: set[tuple[str, bytes]] = set()
+    for name, raw in lines:
         sig = NoteSignature(name, raw[:4], raw[4:])
         v = known.get((name, raw[:4]))
         if v is None:
