@@ -540,8 +540,7 @@ def _follow(
 
     since, since_root = (seen.size, seen.root) if seen else (0, EMPTY_ROOT)
     ledger = Ledger()
-    stream = MerkleStream()
-    full = MerkleStream()  # every leaf: the roots of the trees that first hold a key rotation
+    full = MerkleStream()  # every leaf: the root at the size seen last, and at each hand-over
     hand_over_roots: dict[int, bytes] = {}
     problems: list[str] = []
     broken = 0
@@ -550,16 +549,14 @@ def _follow(
     try:
         for index, raw in enumerate(tiled):
             full.append(leaf_hash(raw))
-            if index < since:
-                stream.append(leaf_hash(raw))
-                if stream.size == since and stream.root() != since_root:
-                    raise Inconsistent(
-                        [
-                            f"history rewritten: the site's first {since} entries have root {_b64(stream.root())}, but "
-                            f"this monitor saw root {_b64(since_root)} at size {since} (today's checkpoint: size "
-                            f"{size}, root {_b64(root)})"
-                        ]
-                    )
+            if full.size == since and full.root() != since_root:  # the tree this monitor saw last
+                raise Inconsistent(
+                    [
+                        f"history rewritten: the site's first {since} entries have root {_b64(full.root())}, but "
+                        f"this monitor saw root {_b64(since_root)} at size {since} (today's checkpoint: size "
+                        f"{size}, root {_b64(root)})"
+                    ]
+                )
             try:
                 leaf = parse_canonical(raw)
             except FormatError as e:
