@@ -36,6 +36,14 @@ from generator.verifier.cosignature import (
     parse_cosigner_vkey,
     verify_cosignatures,
 )
+from generator.verifier.download import (
+    ARCHIVE_PATH,
+    ARCHIVE_SUMS_PATH,
+    DOWNLOAD_DIR,
+    archive_sums,
+    archive_sums_line,
+    in_download,
+)
 from generator.verifier.errors import (
     FormatError,
     NoteError,
@@ -126,6 +134,9 @@ from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_til
 from generator.verifier.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
 
 __all__ = [
+    "ARCHIVE_PATH",
+    "ARCHIVE_SUMS_PATH",
+    "DOWNLOAD_DIR",
     "EMPTY_ROOT",
     "GATE_RE",
     "HISTORY_PATH",
@@ -174,6 +185,8 @@ __all__ = [
     "TlogProof",
     "VerifierKey",
     "VerifyError",
+    "archive_sums",
+    "archive_sums_line",
     "artifact_proof_problem",
     "b64decode_strict",
     "band_score",
@@ -200,6 +213,7 @@ __all__ = [
     "fingerprint",
     "format_tlog_proof",
     "grade_counts",
+    "in_download",
     "is_exact_field",
     "is_gate_id",
     "is_hex64",

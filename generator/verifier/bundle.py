@@ -59,6 +59,7 @@ MODULES = (
     "report",
     "folder",
     "release",
+    "download",
     "rotation",
     "history",
     "publication",

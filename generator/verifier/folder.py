@@ -6,9 +6,10 @@ a link or leaving the folder, each failure to read reported against the file.
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from generator.verifier.canonical import parse_canonical
 from generator.verifier.errors import FormatError
@@ -109,6 +110,25 @@ class Site:
             f"a valid Ed25519 signature by {fingerprint(key)} of the file's {len(data)} bytes",
             f"{len(sig)} bytes that are not",
         )
+
+    def open(self, rel: str, what: str) -> BinaryIO | None:
+        """A file to read in place (an archive), by the same rules as read()."""
+        p = self.path(rel, what)
+        if p is None:
+            return None
+        try:
+            return p.open("rb")
+        except OSError as e:
+            self.report.check(False, rel, f"{what}: cannot be read", "a readable file", e.strerror or str(e))
+            return None
+
+    def file_size(self, rel: str) -> int | None:
+        """The size of a file SHA256SUMS lists; None if it is not there (which that check reports)."""
+        try:
+            st = (self.root / rel).lstat()
+        except OSError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def file_sha256(self, rel: str) -> str:
         h = hashlib.sha256()

@@ -159,6 +159,9 @@ class Ledger:
     def is_committed(self, item_id: str) -> bool:
         return item_id in self._commit_ids
 
+    def commit_position(self, item_id: str) -> int | None:
+        return self._commit_ids.get(item_id)  # its row in the commitment list, counted from 0
+
     def commit(self, item_id: str) -> Commit | None:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)

@@ -2,6 +2,7 @@
 and the verifier copy the site ships."""
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.errors import Problem
@@ -153,18 +154,28 @@ def check_keys_document(
     return vk.public_key
 
 
-def check_sums(s: Site, key: bytes, verifier: str) -> None:
-    """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files."""
+@dataclass(frozen=True)
+class Listing:
+    """SHA256SUMS as read, for the checks of what restates it (the site's archive)."""
+
+    files: dict[str, str]  # path to SHA-256, as listed
+    signed: bool  # its signature verified with the site key
+    matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
+
+
+def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
+    """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
+    what it lists, or None if it cannot be read."""
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
-        return
-    s.signed(SUMS_PATH, data, key, "checksum list")
+        return None
+    signed = s.signed(SUMS_PATH, data, key, "checksum list")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         report.check(False, SUMS_PATH, "not valid UTF-8")
-        return
+        return None
     listed: dict[str, str] = {}
     previous = b""
     for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
@@ -194,10 +205,13 @@ def check_sums(s: Site, key: bytes, verifier: str) -> None:
         )
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
+    matched = set()
     for rel in sorted(actual & set(listed)):
         s.current = rel
         digest = s.file_sha256(rel)
-        report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest)
+        if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
+            matched.add(rel)
+    return Listing(listed, signed, frozenset(matched))
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:

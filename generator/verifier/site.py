@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from generator.verifier.certificate_files import check_certificates
+from generator.verifier.download import check_download
 from generator.verifier.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.history import (
@@ -91,7 +92,9 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
-    check_sums(s, public_key, manifest["verifier"])
+    sums = check_sums(s, public_key, manifest["verifier"])
+    if sums is not None:
+        check_download(s, public_key, sums)
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:

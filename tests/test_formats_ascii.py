@@ -1,0 +1,25 @@
+"""SPEC §1's patterns are ASCII: Python's `\\d` also matches Arabic-Indic and other digits, and
+times are compared as strings, so a time written in them would sort apart from every other."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\u0662\u0660\u0662\u0666-01-05T09:00:00Z",  # Arabic-Indic digits
+        "2026-01-05T0\uff19:00:00Z",  # a fullwidth nine
+        "2026-01-05T09:00:0\u0969Z",  # a Devanagari three
+        "2026-01-05T09:00:00Z\n",
+    ],
+)
+def test_a_time_in_other_digits_is_refused(verifier: ModuleType, value: str) -> None:
+    assert not verifier.is_time(value)
+
+
+def test_an_ascii_time_is_accepted(verifier: ModuleType) -> None:
+    assert verifier.is_time("2026-01-05T09:00:00Z")
