@@ -5,13 +5,25 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key
 
-.PHONY: site test lint verify serve bench conformance clean demo-data bundle
+.PHONY: site test lint verify serve bench conformance clean demo-data bundle screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
+
+# axe-core, which the browser tests inject into pages. Without npm they skip, saying so; with CI
+# set, where npm and Chromium must be installed (.ci/run), a missing npm stops here.
+NODE_STAMP := tests/browser/node_modules/.installed
+$(NODE_STAMP): tests/browser/package.json tests/browser/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error && touch $@; \
+	elif [ -n "$$CI" ]; then \
+	  echo "npm is missing: CI must run the browser tests (see .ci/run)" >&2; exit 1; \
+	else \
+	  echo "npm is missing: the browser tests will skip (install nodejs and npm)" >&2; \
+	fi
 
 site: $(STAMP)
 	@# git does not keep file modes: the demo keys come out of a clone world-readable.
@@ -21,7 +33,7 @@ site: $(STAMP)
 	@echo
 	@echo "Browse the site: open public/index.html in a browser, or run: $(BIN)/transparency serve"
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	chmod 600 $(DEMO_KEYS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -40,6 +52,10 @@ serve: $(STAMP)
 bundle: $(STAMP)
 	$(BIN)/python -m generator.verifier.bundle
 	$(BIN)/python -c 'import hashlib, re, generator as g; p = "README.md"; t = open(p).read(); h = hashlib.sha256(open("generator/verify.py", "rb").read()).hexdigest(); open(p, "w").write(re.sub(r"\| " + re.escape(g.__version__) + r" \| `[0-9a-f]{64}` \|", f"| {g.__version__} | `{h}` |", t))'
+
+# PNGs of every kind of page at 390 and 1280 px, of a fresh build of the demo, for review.
+screenshots: $(STAMP)
+	$(BIN)/python tests/screenshots.py
 
 bench: $(STAMP)
 	$(BIN)/python tests/bench_scale.py
