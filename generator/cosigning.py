@@ -31,6 +31,7 @@ from generator.verifier import (
     NoteError,
     Policy,
     VerifierKey,
+    evaluate,
     open_note,
     parse_policy,
     verify_cosignatures,
@@ -173,6 +174,17 @@ def cosign(
                 warnings.append(f"witness {w.name} ({w.url}): {line_or_error}")
     names = [w.name for w in policy.witnesses if w.name in found]
     out = note + "".join(found[n] + "\n" for n in names).encode()
+    holds, missing = evaluate(policy, names)
+    if not holds:
+        # The site still verifies with verify.py (which follows the policy only with --policy),
+        # but every reader who applies the published policy, the in-browser check among them,
+        # will refuse this checkpoint: the operator must hear it before publishing.
+        warnings.append(
+            f"today's checkpoint (size {tree.size}) does not meet the quorum of "
+            f"{paths.show(paths.data / POLICY_FILE)}: no cosignature yet by {', '.join(missing)}; readers who apply "
+            f"the policy will not accept it until one is stored in {paths.show(paths.data / COSIGNATURES_DIR)}/"
+            f"{tree.size}.txt or a witness answers"
+        )
     return Cosigned(out, tuple(names), tuple(warnings))
 
 

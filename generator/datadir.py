@@ -9,6 +9,8 @@ through --private or TRANSPARENCY_PRIVATE and defaults to `<data>/private` only 
 from __future__ import annotations
 
 import os
+import re
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,11 @@ __all__ = [
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"
 
-PROGRAM_KEYS = ("name", "origin", "description")
+PROGRAM_KEYS = ("name", "origin", "description", "site_url", "download_archive", "operator")
+# A URL's characters (RFC 3986): anything else (a space, a quote, '<', a non-ASCII letter) must
+# be percent-encoded before it can stand in a feed, a sitemap or robots.txt.
+_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,26 @@ class Program:
     name: str
     origin: str
     description: str
+    site_url: str | None = None  # where the site is served, ending with '/' (FORMAT.md, feeds)
+    download_archive: bool = True  # publish download/site.zip (FORMAT.md, format v2)
+    operator: str = ""  # who runs the program, for the home page (the operator's words)
+
+
+def site_url(value: Any) -> str | None:
+    """An https URL of the folder the site is served from, as a base URL ending with '/';
+    None if `value` is not one (no user, query or fragment; only URL characters)."""
+    if not isinstance(value, str) or not value.startswith("https://") or not _URL_CHARS.fullmatch(value):
+        return None
+    if _BAD_PERCENT.search(value):
+        return None
+    try:
+        parts = urllib.parse.urlsplit(value)
+        _ = parts.port  # raises ValueError on a port that is not a number in range
+    except ValueError:
+        return None
+    if not parts.hostname or "@" in parts.netloc or "?" in value or "#" in value:
+        return None
+    return value if value.endswith("/") else value + "/"
 
 
 def load_program(paths: Paths) -> tuple[Program, list[str]]:
@@ -164,11 +190,44 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
         )
     if "description" in raw and not isinstance(raw["description"], str):
         problems.append(problem(file, "must be text", where="description", found=raw["description"]))
+    if "site_url" in raw and site_url(raw["site_url"]) is None:
+        problems.append(
+            problem(
+                file,
+                "not an https URL of the folder the site is served from",
+                where="site_url",
+                expected="https://HOST/PATH/ with only URL characters (percent-encode others), no user, query or "
+                "fragment, such as https://transparency.example.org/oracle/",
+                found=raw["site_url"],
+            )
+        )
+    if "operator" in raw and (not isinstance(raw["operator"], str) or not raw["operator"].strip()):
+        problems.append(
+            problem(
+                file,
+                "must be a non-empty name",
+                where="operator",
+                expected="who runs the program, such as 'Example Evaluation Institute'",
+                found=raw["operator"],
+            )
+        )
+    if "download_archive" in raw and not isinstance(raw["download_archive"], bool):
+        problems.append(problem(file, "must be true or false", where="download_archive", found=raw["download_archive"]))
     for k in sorted(set(raw) - set(PROGRAM_KEYS)):
         warnings.append(f"{file}: unknown key {k!r} ignored (known: {', '.join(PROGRAM_KEYS)})")
     if problems:
         raise InputError(problems)
-    return Program(raw["name"].strip(), raw["origin"], raw.get("description", "")), warnings
+    return (
+        Program(
+            raw["name"].strip(),
+            raw["origin"],
+            raw.get("description", ""),
+            site_url(raw["site_url"]) if "site_url" in raw else None,
+            raw.get("download_archive", True),
+            raw["operator"].strip() if "operator" in raw else "",
+        ),
+        warnings,
+    )
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,18 @@ downloaded folder, where a browser does not resolve a directory to its index.
 
 from __future__ import annotations
 
-from generator.verifier import HISTORY_PATH, MANIFEST_PATH, REVOCATIONS_PATH, SUMS_PATH, SUMS_SIG_PATH
+import re
+
+from generator.verifier import (
+    ARCHIVE_PATH,
+    ARCHIVE_SUMS_PATH,
+    DOWNLOAD_DIR,
+    HISTORY_PATH,
+    MANIFEST_PATH,
+    REVOCATIONS_PATH,
+    SUMS_PATH,
+    SUMS_SIG_PATH,
+)
 
 # What a verifier reads without the manifest naming it: one definition, the verifier's.
 MANIFEST = MANIFEST_PATH
@@ -16,6 +27,8 @@ SUMS_SIG = SUMS_SIG_PATH
 KEYS = "keys.json"
 VERIFIER = "verify.py"
 STYLE = "style.css"
+# The in-browser check of an artifact and of a file someone was sent (FORMAT.md, "In-browser verification").
+BROWSER_CHECK = "check.js"
 
 LEDGER_PREFIX = "ledger"
 ENTRIES = f"{LEDGER_PREFIX}/entries.json"
@@ -37,6 +50,16 @@ CERTIFICATES_PAGE = "certificates/index.html"
 KEYS_PAGE = "keys/index.html"
 VERIFY_PAGE = "verify/index.html"
 HISTORY_PAGE = "history/index.html"
+CHECK_PAGE = "check/index.html"
+# Beside the ledger's documents: no entry, tile or checkpoint is named index.html or page-N.html.
+LEDGER_PAGE = f"{LEDGER_PREFIX}/index.html"
+SYSTEMS_PAGE = "systems/index.html"
+SEARCH_PAGE = "search/index.html"
+# The search index (Pagefind's bundle, generator/search.py) and the search page's script beside
+# it: presentation, like the pages.
+SEARCH_INDEX_DIR = "pagefind"
+SEARCH_SCRIPT = f"{SEARCH_INDEX_DIR}/pagefind.js"
+SEARCH_PAGE_SCRIPT = f"{SEARCH_INDEX_DIR}/search.js"
 
 # A page never lists more rows than this: a pool of a million items becomes a thousand pages.
 PAGE_SIZE = 1000
@@ -114,6 +137,34 @@ def certificates_page(page: int = 1) -> str:
     return CERTIFICATES_PAGE if page == 1 else f"certificates/page-{page}.html"
 
 
+def page_of(position: int) -> int:
+    """The page (from 1) of a paged list that shows the row at `position` (from 0)."""
+    return position // PAGE_SIZE + 1
+
+
+def ledger_page(page: int = 1) -> str:
+    return LEDGER_PAGE if page == 1 else f"{LEDGER_PREFIX}/page-{page}.html"
+
+
+def ledger_entry(index: int) -> str:
+    """Ledger entry `index`: the ledger page that lists it, at its row."""
+    return f"{ledger_page(page_of(index))}#entry-{index}"
+
+
+def commitment_row(position: int, item_id: str) -> str:
+    """The row of the `position`-th commitment (from 0), item `item_id`, on the pool pages."""
+    return f"{pool_page(page_of(position))}#item-{item_id}"
+
+
+def systems_page(page: int = 1) -> str:
+    return SYSTEMS_PAGE if page == 1 else f"systems/page-{page}.html"
+
+
+def system_page(subject_id: str, page: int = 1) -> str:
+    """A system's page: a subject id is an id (SPEC §6), so never "index.html" nor "page-2.html"."""
+    return f"systems/{subject_id}/index.html" if page == 1 else f"systems/{subject_id}/page-{page}.html"
+
+
 def run_spec(run_id: str) -> str:
     return f"runs/{run_id}.json"
 
@@ -139,3 +190,69 @@ def relative(from_page: str, target: str) -> str:
     """A link from one site path to another that works under any prefix and from disk."""
     depth = from_page.count("/")
     return "../" * depth + target
+
+
+# Feeds (Atom, RFC 4287), the sitemap and robots.txt: for feed readers and crawlers, which need
+# absolute URLs (FORMAT.md, "Feeds, sitemap, robots.txt").
+FEED_CERTIFICATES = "feeds/certificates.xml"
+FEED_REVEALS = "feeds/reveals.xml"
+FEED_CHECKPOINTS = "feeds/checkpoints.xml"
+# A feed carries the newest entries only: tens of thousands of certificates would make a file
+# every reader fetches again and again weigh megabytes.
+FEED_ENTRIES = 100
+SITEMAP = "sitemap.xml"
+SITEMAP_URLS = 50_000  # the sitemaps.org limit for one file; more pages make SITEMAP an index
+ROBOTS = "robots.txt"
+
+
+def sitemap_part(n: int) -> str:
+    """Part n (from 1) of a sitemap split by an index. At the site's root: a sitemap may list
+    only the URLs under its own folder."""
+    return f"sitemap-{n}.xml"
+
+
+# The downloadable copy of the site (FORMAT.md, format v2): one definition, the verifier's.
+DOWNLOAD = DOWNLOAD_DIR
+ARCHIVE = ARCHIVE_PATH
+ARCHIVE_SUMS = ARCHIVE_SUMS_PATH
+
+
+# JSON Schemas (draft 2020-12) of every JSON document the site publishes, served from the
+# package's site_templates/schemas/ (FORMAT.md, "JSON Schemas").
+SCHEMAS = "schemas"
+SCHEMA_INDEX = f"{SCHEMAS}/index.json"
+# Every published JSON path, as a pattern whose `*` stands for one or more characters other
+# than `/`, and the schema file that describes it; no path matches two patterns. The patterns
+# come from the path functions above, so a document and its schema row cannot drift apart.
+JSON_SCHEMAS: tuple[tuple[str, str], ...] = (
+    (MANIFEST, "transparency-manifest.schema.json"),
+    (KEYS, "keys.schema.json"),
+    (ENTRIES, "ledger-entries.schema.json"),
+    (COMMITMENTS, "commitment-list.schema.json"),
+    (HISTORY, "checkpoint-history.schema.json"),
+    (REVOCATIONS, "certificate-revocations.schema.json"),
+    (f"{LEDGER_PREFIX}/consistency/*.json", "consistency-proof.schema.json"),
+    (reveal("*"), "item-reveal.schema.json"),
+    (methodology_parameters("*"), "methodology.schema.json"),
+    (run_spec("*"), "run-spec.schema.json"),
+    (certificate("*"), "certificate.schema.json"),
+    (details("*", "*"), "result-details.schema.json"),
+    (grader_record("*"), "grader-record.schema.json"),
+    (SCHEMA_INDEX, "schema-index.schema.json"),
+)
+# The schemas themselves are described by the dialect's metaschema, which the site does not copy.
+SCHEMA_FILES = f"{SCHEMAS}/*.schema.json"
+METASCHEMA = "https://json-schema.org/draft/2020-12/schema"
+_SCHEMA_PATTERNS = tuple(
+    (re.compile(re.escape(pattern).replace(r"\*", "[^/]+")), name) for pattern, name in JSON_SCHEMAS
+)
+
+
+def schema(name: str) -> str:
+    return f"{SCHEMAS}/{name}"
+
+
+def schema_for(path: str) -> str | None:
+    """The site path of the schema describing the JSON document at `path`, or None: what a
+    page links as its twin's `describedby`."""
+    return next((schema(name) for pattern, name in _SCHEMA_PATTERNS if pattern.fullmatch(path)), None)

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import base64
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator import __version__, layout, views
+from generator import __version__, layout, ledger_view, links, search, systems, views
 from generator.artifacts import commitment_rows, keys_document, verifier_bytes
 from generator.events import event_link, event_summary
 from generator.examples import worked_examples
 from generator.gather import CertificateRecord, MethodologyVersion, RevealedItem, SiteContext
+from generator.ledgerfile import ledger_lines
 from generator.methodology import describe
 from generator.progress import Progress
 from generator.render import NavItem, Renderer
@@ -58,16 +59,29 @@ def _methodology_view(m: MethodologyVersion) -> dict[str, Any]:
     }
 
 
+# The home page shows this many of the newest certificates and results; the list has them all.
+LATEST_CERTIFICATES = 6
+
+
 def navigation(ctx: SiteContext) -> list[NavItem]:
-    nav = [NavItem("Home", layout.HOME), NavItem("Methodology", layout.METHODOLOGY_PAGE)]
+    """What a first-time visitor looks for first (certificates, systems, search, checking a file),
+    then what an auditor reads."""
+    nav = [
+        NavItem("Home", layout.HOME),
+        NavItem("Certificates", layout.CERTIFICATES_PAGE),
+        NavItem("Systems", layout.SYSTEMS_PAGE),
+        NavItem("Search", layout.SEARCH_PAGE),
+        NavItem("Check a file", layout.CHECK_PAGE),
+        NavItem("Methodology", layout.METHODOLOGY_PAGE),
+    ]
     for g in ctx.ledger.gates.values():
         if g.public:
             nav.append(NavItem(g.name, layout.gate_page(g.id)))
     nav += [
-        NavItem("Commitments", layout.POOL_PAGE),
         NavItem("Retired items", layout.RETIRED_PAGE),
+        NavItem("Commitments", layout.POOL_PAGE),
         NavItem("Runs", layout.RUNS_PAGE),
-        NavItem("Certificates", layout.CERTIFICATES_PAGE),
+        NavItem("Ledger", layout.LEDGER_PAGE),
         NavItem("History", layout.HISTORY_PAGE),
         NavItem("Keys", layout.KEYS_PAGE),
         NavItem("Verify it yourself", layout.VERIFY_PAGE),
@@ -126,6 +140,16 @@ def write_home(ctx: SiteContext, w: SiteWriter, r: Renderer, checkpoint: bytes) 
                 for g in ledger.gates.values()
             ],
             methodology=_methodology_view(current) if current else None,
+            latest_certificates=list(
+                reversed(
+                    views.certificate_rows(
+                        ctx.certificates[-LATEST_CERTIFICATES:],
+                        {g.id: g.name for g in ledger.gates.values()},
+                        ledger.revocations,
+                        ctx.generated_at,
+                    )
+                )
+            ),
         ),
     )
 
@@ -153,12 +177,21 @@ def write_methodology_pages(ctx: SiteContext, w: SiteWriter, r: Renderer) -> Non
                 current=_methodology_view(current) if current else None,
                 is_index=is_index,
                 examples=examples[m.version],
+                search_record=None if is_index else search.methodology_record(m),
             ),
         )
 
 
-def write_item_page(ctx: SiteContext, w: SiteWriter, r: Renderer, item: RevealedItem, doc: dict[str, Any]) -> None:
-    """A revealed item's page, from its reveal document (read once, with the artifact)."""
+def write_item_page(
+    ctx: SiteContext,
+    w: SiteWriter,
+    r: Renderer,
+    item: RevealedItem,
+    doc: dict[str, Any],
+    used_by: Sequence[systems.SystemRun] = (),
+) -> None:
+    """A revealed item's page, from its reveal document (read once, with the artifact), and
+    `used_by`, the runs whose run spec lists it (links.used_by), the first PAGE_SIZE shown."""
     page = layout.item_page(item.id)
     w.write_text(
         page,
@@ -173,6 +206,10 @@ def write_item_page(ctx: SiteContext, w: SiteWriter, r: Renderer, item: Revealed
             doc=doc,
             gate=ctx.ledger.gates[item.gate],
             answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
+            commitment_row=links.commitment_link(ctx.ledger, item.id),
+            used_by=used_by[: layout.PAGE_SIZE],
+            used_by_total=len(used_by),
+            search_record=search.item_record(item, ctx.ledger.gates[item.gate].name),
         ),
     )
 
@@ -181,7 +218,7 @@ def write_lists(
     ctx: SiteContext, w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], progress: Progress | None = None
 ) -> None:
     """Every list of the site, paged: each public gate's items, the retired items, the
-    commitments, the runs and the certificates."""
+    commitments, the runs, the certificates, the systems and the ledger."""
     for g in ctx.ledger.gates.values():
         if g.public:
             items = [_item_row(i) for i in ctx.revealed if i.gate == g.id]
@@ -240,28 +277,96 @@ def write_lists(
     )
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     cert_rows = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
+    listed = systems.listed_certificates(cert_rows, {c.serial: str(c.subject["id"]) for c in ctx.certificates})
     _paged(
         w,
         r,
-        len(cert_rows),
+        len(listed),
         layout.certificates_page,
         "Certificates",
         "certificates.html",
         layout.MANIFEST,
-        lambda lo, hi: {"rows": cert_rows[lo:hi], "first": lo + 1},
+        lambda lo, hi: {"rows": listed[lo:hi], "first": lo + 1},
         revocations=layout.REVOCATIONS,
+        certified=sum(1 for c in cert_rows if c.verdict == "certified"),
     )
+    write_system_pages(w, r, run_rows, cert_rows)
+    write_ledger_pages(ctx, w, r, run_rows, progress)
+
+
+def write_system_pages(
+    w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], cert_rows: Sequence[views.CertificateRow]
+) -> None:
+    """The systems, by name, and a page per system: its runs on every gate and where each of
+    its certificates stands. `cert_rows` are in ledger order, which tells a system's latest."""
+    found = systems.systems(systems.system_runs(run_rows, cert_rows), {c.serial: n for n, c in enumerate(cert_rows)})
+    _paged(
+        w,
+        r,
+        len(found),
+        layout.systems_page,
+        "Systems",
+        "systems.html",
+        layout.MANIFEST,
+        lambda lo, hi: {"rows": found[lo:hi], "first": lo + 1},
+    )
+    for s in found:
+        _paged(
+            w,
+            r,
+            len(s.runs),
+            functools.partial(layout.system_page, s.id),
+            s.name,
+            "system.html",
+            layout.MANIFEST,
+            functools.partial(_system_rows, s),
+            system=s,
+            search_record=search.system_record(s.name, s.versions, s.organizations, f"Latest: {s.latest_text}."),
+        )
+
+
+def _system_rows(s: systems.SystemView, lo: int, hi: int) -> dict[str, Any]:
+    return {"rows": s.runs[lo:hi], "first": lo + 1}
+
+
+def write_ledger_pages(
+    ctx: SiteContext, w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], progress: Progress | None = None
+) -> None:
+    """Every ledger entry, a page at a time, from one more pass over the ledger file (which the
+    build holds locked): its JSON twin is the signed entries document."""
+    rows = ledger_view.EntryPages(ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows})
+    _paged(w, r, ctx.ledger.size, layout.ledger_page, "Ledger", "ledger.html", layout.ENTRIES, rows, progress=progress)
+    rows.finish()
 
 
 def write_certificate_page(
-    ctx: SiteContext, w: SiteWriter, r: Renderer, cert: CertificateRecord, run_row: views.RunRow | None
+    ctx: SiteContext,
+    w: SiteWriter,
+    r: Renderer,
+    cert: CertificateRecord,
+    run_row: views.RunRow | None,
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
+    """`answers`: the public gates' answer keys by item, shown beside the outputs."""
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     page = layout.certificate_page(cert.serial)
     revocation = ctx.ledger.revocations.get(cert.serial)
-    view = views.certificate_view(cert, ctx.ledger.reveals, gate_names, run_row, ctx.generated_at, revocation)
+    view = views.certificate_view(
+        cert,
+        ctx.ledger.reveals,
+        gate_names,
+        run_row,
+        ctx.generated_at,
+        revocation,
+        answers,
+        functools.partial(links.commitment_link, ctx.ledger),
+    )
+    title = f"{view.subject_name} {view.subject_version}: {view.noun} {cert.serial}"
+    gate_name = gate_names.get(cert.info.gate, cert.info.gate)
+    record = search.certificate_record(cert, gate_name, revocation, ctx.generated_at)
     w.write_text(
-        page, r.page("certificate.html", page, f"Certificate {cert.serial}", layout.certificate(cert.serial), view=view)
+        page,
+        r.page("certificate.html", page, title, layout.certificate(cert.serial), view=view, search_record=record),
     )
 
 
@@ -294,6 +399,15 @@ def write_keys_and_verify_pages(
             verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
             oldest_checkpoint=oldest_checkpoint,
             policy=policy,
+            check_page=layout.CHECK_PAGE,
+            download={
+                "path": layout.ARCHIVE,
+                "name": layout.ARCHIVE.rsplit("/", 1)[-1],
+                "checksum": layout.ARCHIVE_SUMS,
+                "checksum_name": layout.ARCHIVE_SUMS.rsplit("/", 1)[-1],
+            }
+            if ctx.program.download_archive
+            else None,
         ),
     )
 
@@ -382,3 +496,67 @@ def _pager(page: int, pages: int, page_of: Callable[[int], str]) -> dict[str, An
         "last": page_of(pages),
         "window": [(p, page_of(p)) for p in window],
     }
+
+
+def write_check_page(ctx: SiteContext, w: SiteWriter, r: Renderer, policy: bool = False) -> None:
+    """The check-a-file page: a certificate, reveal document or .tlog-proof someone was sent, checked in the
+    browser against this site's ledger by check.js; without JavaScript, how verify.py does the same. `policy`:
+    the site publishes its trust policy, whose witnesses the check also asks for. Its JSON twin is keys.json,
+    what the check trusts."""
+    key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
+    w.write_text(
+        layout.CHECK_PAGE,
+        r.page(
+            "check.html", layout.CHECK_PAGE, "Check a file you were sent", layout.KEYS, vkey=key.vkey, policy=policy
+        ),
+    )
+
+
+def write_search_page(ctx: SiteContext, w: SiteWriter, r: Renderer, indexed: search.Indexed) -> None:
+    """The search page: a form whose script searches the index search.write_index published
+    (`indexed` says what it holds), and the sorted lists, which work without JavaScript."""
+    nouns = {
+        "certificate": ("certificate or result", "certificates and results"),
+        "item": ("revealed item", "revealed items"),
+        "system": ("system", "systems"),
+        "methodology": ("methodology version", "methodology versions"),
+    }
+    held = [f"{n} {nouns[kind][0] if n == 1 else nouns[kind][1]}" for kind, n in indexed.counts if n]
+    if held:
+        listed = held[0] if len(held) == 1 else ", ".join(held[:-1]) + " and " + held[-1]
+        coverage = f"The index holds {listed}: each found by its names, ids and hashes."
+    else:
+        coverage = "Nothing to search yet: this site has no certificate, revealed item or methodology version."
+    browse = [
+        {"label": "Certificates", "path": layout.CERTIFICATES_PAGE, "about": "every certificate and result"},
+        {"label": "Systems", "path": layout.SYSTEMS_PAGE, "about": "every system that has a run, by name"},
+        {"label": "Runs", "path": layout.RUNS_PAGE, "about": "every registered run, by system and gate"},
+        {"label": "Retired items", "path": layout.RETIRED_PAGE, "about": "every retired item, published in full"},
+    ]
+    browse += [
+        {"label": g.name, "path": layout.gate_page(g.id), "about": "the public items of this gate"}
+        for g in ctx.ledger.gates.values()
+        if g.public
+    ]
+    browse += [
+        {
+            "label": "Commitments",
+            "path": layout.POOL_PAGE,
+            "about": "every committed item, sealed or revealed, in ledger order",
+        },
+        {"label": "Ledger", "path": layout.LEDGER_PAGE, "about": "every ledger entry, in order"},
+        {"label": "Methodology", "path": layout.METHODOLOGY_PAGE, "about": "the scoring rules, every version"},
+    ]
+    search.write_script(w)
+    w.write_text(
+        layout.SEARCH_PAGE,
+        r.page(
+            "search.html",
+            layout.SEARCH_PAGE,
+            "Search",
+            layout.MANIFEST,  # what it searches, as data: every certificate and reveal
+            bundle=layout.SEARCH_SCRIPT if indexed.total else None,
+            coverage=coverage,
+            browse=browse,
+        ),
+    )

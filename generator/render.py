@@ -8,6 +8,7 @@ not be published looking complete.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -31,10 +32,26 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# Hangul syllables, jamo and compatibility jamo: text in them is Korean, whatever page holds it.
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff]")
+
+
+def language_of(value: Any) -> str | None:
+    """The language a text from data is in, when the page's own (English) would be wrong for it:
+    a screen reader reads Korean with an English voice otherwise (WCAG 3.1.2)."""
+    return "ko" if _HANGUL.search(str(value)) else None
+
+
+def _lang(value: Any) -> markupsafe.Markup:
+    """` lang="ko"` for an element whose text is Korean, nothing otherwise."""
+    lang = language_of(value)
+    return markupsafe.Markup(' lang="{}"').format(lang) if lang else markupsafe.Markup("")
+
+
 def _bdi(value: Any) -> markupsafe.Markup:
     """Text from data, isolated: a right-to-left override in a name cannot reorder the page
-    around it (escaped like any value; the markup is ours)."""
-    return markupsafe.Markup("<bdi>{}</bdi>").format(value)
+    around it (escaped like any value; the markup is ours), and marked with its language."""
+    return markupsafe.Markup("<bdi{}>{}</bdi>").format(_lang(value), value)
 
 
 def _short(digest: str, n: int = 12) -> str:
@@ -55,6 +72,7 @@ def make_environment() -> jinja2.Environment:
     env.filters["json"] = _json
     env.filters["short"] = _short
     env.filters["bdi"] = _bdi
+    env.filters["lang"] = _lang
     return env
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from generator import layout
+from generator import layout, readable
 from generator.gather import CertificateInfo, CertificateRecord, RunInfo
 from generator.verifier import (
     NON_SCORED,
@@ -222,6 +222,7 @@ class FieldView:
     how: str  # how the similarity was obtained, in words
     meets_floor: bool
     output_json: str
+    expected_json: str | None = None  # the answer key's value, where the gate is public
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,7 @@ class ResultView:
     details_path: str | None
     # scored results shown in full
     score: str | None = None
+    score_short: str | None = None  # rounded for reading
     passed: bool | None = None
     outcome: str = ""
     fields: tuple[FieldView, ...] = ()
@@ -243,6 +245,7 @@ class ResultView:
     note: str | None = None
     rule: int | None = None
     rule_text: str | None = None
+    commitment_link: str | None = None  # a sealed item's row in the commitment list
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,75 @@ class CertificateView:
     revocation_reason: str | None
     revocation_index: int | None
     revocations_path: str
+    # For people: what to call it, whether it stands, and the one sentence that says so.
+    noun: str = "certificate"  # "result" unless certified
+    validity: str = "valid"  # valid, revoked, expired, not-certified, incomplete
+    label: str = ""  # the big label, symbol and words
+    headline: str = ""
+    decisive: bool = True  # false for an incomplete run: its grade and score decide nothing
+    pass_rate_short: str = ""
+    worst_case_rate_short: str = ""
+    best_case_rate_short: str = ""
+    interval_words: str = ""
+    what_failed: tuple[str, ...] = ()
+    exact: tuple[tuple[str, str], ...] = ()  # (what, exact value) for the exact-values table
+    entry: str = ""  # this record's row on the ledger pages
+    revocation_entry: str | None = None
+    system_page: str | None = None
+
+
+LABELS = {
+    "valid": "✓ Certified",
+    "revoked": "⊘ Revoked: no longer valid",
+    "expired": "⌛ Expired: no longer valid",
+    "not-certified": "✗ Not certified",
+    "incomplete": "? Incomplete: not decided",
+}
+
+
+def validity(verdict: str, revoked: bool, expired: bool) -> str:
+    """Whether a decided run's record stands today, as one word: a revocation or an expiry
+    outranks the verdict, which stays what it was when issued."""
+    if verdict != "certified":
+        return verdict
+    return "revoked" if revoked else "expired" if expired else "valid"
+
+
+def headline(doc: dict[str, Any], m: Methodology, system: str, gate: str, state: str, revoked_at: str | None) -> str:
+    """The verdict in one plain sentence, naming the system, for the top of the page."""
+    s = doc["summary"]
+    scored, total, passed = s["scored"], s["total"], s["passed"]
+    g, wg, least = doc["grade"], doc["worst_case_grade"], m.min_grade
+    if state == "revoked":
+        return (
+            f"{system} was certified on {gate}, but the program revoked the certificate on {revoked_at}: "
+            "it is no longer valid."
+        )
+    if state == "expired":
+        return f"{system} was certified on {gate}, but the certificate expired on {doc.get('expires_at')}."
+    if state == "valid":
+        until = f", valid until {doc['expires_at']}" if doc.get("expires_at") else ""
+        return (
+            f"{system} is certified on {gate}: it passed {passed} of {scored} scored items, grade {g}, "
+            f"at least the minimum grade {least} even in the worst case{until}."
+        )
+    if state == "incomplete":
+        return (
+            f"{system} was not decided on {gate}: only {scored} of {total} items were scored, less than the "
+            f"fraction {m.min_scored_fraction_text} of them that the methodology needs, so this result neither passes "
+            "nor fails."
+        )
+    if not m.reaches(g, least):
+        return (
+            f"{system} was not certified on {gate}: it passed {passed} of {scored} scored items, grade {g}, "
+            f"below the minimum grade {least}."
+        )
+    non = total - scored
+    return (
+        f"{system} was not certified on {gate}: its grade {g} reaches the minimum {least}, but with the "
+        f"{_plural(non, 'item')} that could not be scored counted as {'a failure' if non == 1 else 'failures'} it "
+        f"falls to grade {wg}."
+    )
 
 
 def grade_reason(grade: str, m: Methodology) -> str:
@@ -417,8 +489,11 @@ _HOW_REPORTED = "cosine, as reported by the evaluator"
 _HOW_JACCARD = "Jaccard, shared elements over all distinct elements"
 
 
-def _field_view(f: dict[str, Any], value: Fraction, m: Methodology) -> FieldView:
+def _field_view(
+    f: dict[str, Any], value: Fraction, m: Methodology, answer: Mapping[str, Any] | None = None
+) -> FieldView:
     kind, tier, sim = f["kind"], f["tier"], f["similarity"]
+    expected = answer.get(str(f["name"])) if answer is not None else None
     t = m.tiers[tier]
     if is_exact_field(kind, tier):
         how = _HOW_EXACT.get(sim, "differs from the answer")
@@ -436,6 +511,9 @@ def _field_view(f: dict[str, Any], value: Fraction, m: Methodology) -> FieldView
         how,
         value >= t.min_similarity,
         json.dumps(f.get("output"), ensure_ascii=False),
+        json.dumps(expected["value"], ensure_ascii=False)
+        if isinstance(expected, dict) and "value" in expected
+        else None,
     )
 
 
@@ -468,7 +546,12 @@ def certificate_view(
     run_row: RunRow | None,
     generated_at: str,
     revocation: Revocation | None = None,
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
+    commitment: Callable[[str], str | None] | None = None,
 ) -> CertificateView:
+    """`answers` holds the answer keys of public-gate items (item id → field → {value, …}), so
+    that a public result shows each expected value beside its output; `commitment` gives a sealed
+    item's row in the commitment list."""
     doc, m, spec = c.doc, c.methodology, c.spec
     rules = spec.get("exclusion_rules", [])
     shown: list[ResultView] = []
@@ -487,13 +570,15 @@ def certificate_view(
             "shown": opened is not None,
             "details_hash": r.get("details"),
             "details_path": details.path if details is not None else None,
+            "commitment_link": commitment(item) if commitment is not None and item not in revealed else None,
         }
         if status == SCORED:
             if opened is None:
                 sealed.append(ResultView(**base))
                 continue
             values = [similarity_value(f["similarity"]) for f in opened["fields"]]
-            fields = tuple(_field_view(f, v, m) for f, v in zip(opened["fields"], values, strict=True))
+            answer = answers.get(item) if answers is not None and c.public else None
+            fields = tuple(_field_view(f, v, m, answer) for f, v in zip(opened["fields"], values, strict=True))
             if (
                 opened["passed"] is True
             ):  # rechecked by the build: the score reaches the threshold and every floor is met
@@ -505,7 +590,14 @@ def certificate_view(
                 engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), m)
                 outcome = _outcome(engine, m.item_threshold_text)
             shown.append(
-                ResultView(**base, score=opened["score"], passed=opened["passed"], outcome=outcome, fields=fields)
+                ResultView(
+                    **base,
+                    score=opened["score"],
+                    score_short=readable.rounded(opened["score"], 2),
+                    passed=opened["passed"],
+                    outcome=outcome,
+                    fields=fields,
+                )
             )
         else:
             rule = opened.get("rule") if opened is not None else None
@@ -585,6 +677,25 @@ def certificate_view(
     name, version, org = _subject_text(doc.get("subject"))
     lo, hi = doc["band"]
     gate = str(doc.get("gate"))
+    gate_name = gate_names.get(gate, gate)
+    state = validity(doc["verdict"], revocation is not None, is_expired(expires, generated_at))
+    system = f"{name} {version}".strip()
+    failed = [r for r in shown if r.passed is False]
+    what_failed = [f"Item {r.item}: {r.outcome}." for r in failed]
+    sealed_failed = (s["scored"] - s["passed"]) - len(failed)
+    if sealed_failed > 0:
+        what_failed.append(
+            f"{_plural(sealed_failed, 'sealed result')} failed, by the certificate's count; which ones stays sealed "
+            "until their items are retired."
+        )
+    for r in not_scored:
+        what_failed.append(f"Item {r.item} was not scored ({r.status_text}); it is counted apart, not as a failure.")
+    exact = [
+        ("Pass rate", f"{s['pass_rate']} %"),
+        ("95 % Wilson interval", f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %"),
+        ("Worst-case pass rate", f"{s['worst_case_pass_rate']} %"),
+        ("Best-case pass rate", f"{s['best_case_pass_rate']} %"),
+    ] + [(f"Item score of {r.item}", str(r.score)) for r in shown]
     return CertificateView(
         serial=c.serial,
         run=c.run,
@@ -596,7 +707,7 @@ def certificate_view(
         subject_version=version,
         organization=org,
         gate=gate,
-        gate_name=gate_names.get(gate, gate),
+        gate_name=gate_name,
         public=c.public,
         run_row=run_row,
         verdict=doc["verdict"],
@@ -639,6 +750,20 @@ def certificate_view(
         revocation_reason=revocation.reason if revocation else None,
         revocation_index=revocation.index if revocation else None,
         revocations_path=layout.REVOCATIONS,
+        noun=readable.noun(doc["verdict"]),
+        validity=state,
+        label=LABELS[state],
+        headline=headline(doc, m, system, gate_name, state, revocation.at if revocation else None),
+        decisive=doc["verdict"] != "incomplete",
+        pass_rate_short=readable.percent(s["pass_rate"]),
+        worst_case_rate_short=readable.percent(s["worst_case_pass_rate"]),
+        best_case_rate_short=readable.percent(s["best_case_pass_rate"]),
+        interval_words=readable.interval_words(s["scored"], *s["pass_rate_ci95"]),
+        what_failed=tuple(what_failed),
+        exact=tuple(exact),
+        entry=layout.ledger_entry(c.index),
+        revocation_entry=layout.ledger_entry(revocation.index) if revocation else None,
+        system_page=layout.system_page(_subject_id(doc.get("subject"))) if _subject_id(doc.get("subject")) else None,
     )
 
 
@@ -661,6 +786,18 @@ class CertificateRow:
     expired: bool
     revoked_at: str | None
     revocation_reason: str | None
+
+    @property
+    def validity(self) -> str:
+        return validity(self.verdict, self.revoked_at is not None, self.expired)
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.validity]
+
+    @property
+    def noun(self) -> str:
+        return readable.noun(self.verdict)
 
 
 def certificate_rows(

@@ -14,8 +14,9 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from generator import layout
 from generator.errors import TransparencyError
@@ -87,6 +88,19 @@ class SiteWriter:
         never held twice."""
         path = self.write_stream(rel, chunks)
         self.write(layout.sig(rel), signer.sign(path.read_bytes()))
+
+    def write_file(self, rel: str, fill: Callable[[BinaryIO], None]) -> str:
+        """A file made by code that needs a real, seekable file (a ZIP archive completes each
+        member's header after its data), hashed by reading it back once; returns its SHA-256."""
+        path = self._target(rel)
+        with open(path, "xb") as f:
+            fill(f)
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        self.hashes[rel] = h.hexdigest()
+        return self.hashes[rel]
 
     def write_text(self, rel: str, text: str) -> None:
         self.write(rel, text.encode("utf-8"))

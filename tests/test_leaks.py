@@ -8,9 +8,12 @@ and requires the same search to find them, so a pass means the search works.
 from __future__ import annotations
 
 import base64
+import gzip
 import html
+import io
 import json
 import shutil
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +43,34 @@ class Needle:
 # Reading the site and the private material
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
+# The Pagefind files that are gzip streams: fragments, index chunks, metadata, the wasm.
+PAGEFIND_GZIPPED = (".pf_fragment", ".pf_index", ".pf_meta", ".pagefind")
+
+
 def site_files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file of the site by its path, and, under derived names, what is compressed inside
+    it: the gunzipped Pagefind files (`<path> (gunzipped)`) and each member of the download
+    archive (`<archive>!<member>`, its Pagefind files gunzipped too), where a byte search of
+    the raw files would see nothing."""
+    files: dict[str, bytes] = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            files.update(unpacked(p.relative_to(root).as_posix(), p.read_bytes()))
+    return files
+
+
+def unpacked(name: str, data: bytes) -> dict[str, bytes]:
+    """A file, and the decompressed contents it carries (see site_files)."""
+    out = {name: data}
+    if name.endswith(PAGEFIND_GZIPPED) and data.startswith(GZIP_MAGIC):
+        out[f"{name} (gunzipped)"] = gzip.decompress(data)
+    elif name.endswith(".zip") and data.startswith(ZIP_MAGIC):
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for info in zf.infolist():
+                out.update(unpacked(f"{name}!{info.filename}", zf.read(info)))
+    return out
 
 
 def search(files: dict[str, bytes], needles: Iterable[Needle]) -> list[tuple[str, str]]:
@@ -252,6 +281,38 @@ def test_the_search_finds_planted_secrets(demo_site: BuiltSite, tmp_path: Path) 
         (f"{other} prompt piece 0", layout.MANIFEST),
     ):
         assert (label, file) in hits, f"the search did not find the planted {label} in {file}"
+
+
+def test_the_search_sees_inside_compressed_files(demo_site: BuiltSite, tmp_path: Path) -> None:
+    """Self-check: a needle in a gzipped Pagefind file, and in a member of the download archive
+    (deflated, and gzipped inside it), is found, though no raw file holds its bytes."""
+    root = tmp_path / "site"
+    shutil.copytree(demo_site.out, root)
+    needle = Needle("needle", b"planted-needle-" + bytes(range(97, 123)))
+    fragments = sorted((root / "pagefind").rglob("*.pf_fragment"))
+    assert fragments and gzip.decompress(fragments[0].read_bytes()), "the demo's Pagefind fragments are gzip"
+    plain = gzip.decompress(fragments[0].read_bytes())
+    fragments[0].write_bytes(gzip.compress(plain.replace(b"{", b'{"x":"' + needle.data + b'",', 1)))
+    archive = root / layout.ARCHIVE
+    with zipfile.ZipFile(archive) as zf:
+        items = [(info, zf.read(info)) for info in zf.infolist()]
+    fragment_member = fragments[0].relative_to(root).as_posix()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, data in items:
+            if info.filename == layout.HOME:
+                data = data.replace(b"</main>", b"<!-- " + needle.data + b" --></main>", 1)
+            if info.filename == fragment_member:
+                data = fragments[0].read_bytes()
+            zf.writestr(info, data)
+    files = site_files(root)
+    assert not [n for n, d in files.items() if needle.data in d and "!" not in n and "(gunzipped)" not in n], (
+        "the needle lies in a raw file: the check would prove nothing"
+    )
+    assert set(search(files, [needle])) == {
+        ("needle", f"{fragment_member} (gunzipped)"),
+        ("needle", f"{layout.ARCHIVE}!{layout.HOME}"),
+        ("needle", f"{layout.ARCHIVE}!{fragment_member} (gunzipped)"),
+    }
 
 
 def test_revealed_salts_are_found(demo_site: BuiltSite) -> None:

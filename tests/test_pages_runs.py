@@ -14,6 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from bs4 import BeautifulSoup, Tag
@@ -296,8 +297,9 @@ def test_public_certificate_page_in_words(make_program: Callable[..., Paths]) ->
     failing = text_of(s.select_one("#result-a-002 th[scope=rowgroup]"))
     assert "failed" in failing and "account_number" in failing and cert["results"][1]["score"] in failing
 
-    # Outputs are text, never markup.
-    assert not s.find_all("script")
+    # Outputs are text, never markup: the one script is the site's own check, loaded from its file.
+    assert [str(el.get("src")) for el in s.find_all("script")] == ["../../check.js"]
+    assert not any(el.get_text().strip() for el in s.find_all("script"))
     outputs = [c.get_text() for c in s.select("#result-a-001 code.output")]
     assert json.dumps(HOSTILE) in outputs
 
@@ -312,7 +314,8 @@ def test_public_certificate_page_in_words(make_program: Callable[..., Paths]) ->
 
     # Pins, times, claims, and the JSON twin.
     assert cert["methodology"]["sha256"] in main and cert["run_spec"]["sha256"] in main
-    assert "does not expire" in text_of(s.select_one(".expiry"))
+    # Not certified: a result, which has no expiry to speak of.
+    assert text_of(s.select_one(".expiry")).startswith("not applicable: a result does not expire")
     claims = text_of(s.find(id="claims"))
     for words in (
         "ran the system honestly",
@@ -403,10 +406,16 @@ def test_no_percentile_or_rank_language(make_program: Callable[..., Paths], tmp_
     ]
     pages += [layout.certificate_page(s) for s in ("run-001", "run-002", "run-003", "run-s")]
     for page in pages:
-        text = visible_text(out, page)
-        assert len(text) > 200, page
-        found = FORBIDDEN.findall(text)
+        assert len(visible_text(out, page)) > 200, page
+    # Every page of the site, the systems, search, check and ledger pages among them, and the feeds.
+    every = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.html"))
+    assert set(pages) <= set(every) and layout.SYSTEMS_PAGE in every and layout.SEARCH_PAGE in every
+    for page in every:
+        found = FORBIDDEN.findall(visible_text(out, page))
         assert not found, f"{page}: comparison language {found}"
+    for feed in (layout.FEED_CERTIFICATES, layout.FEED_REVEALS, layout.FEED_CHECKPOINTS):
+        words = " ".join(ElementTree.fromstring((out / feed).read_bytes()).itertext())
+        assert not FORBIDDEN.findall(words), feed
 
 
 def test_forbidden_words_pattern_catches_what_it_should() -> None:

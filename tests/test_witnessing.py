@@ -94,7 +94,9 @@ def test_an_offline_cosignature_is_published_and_a_policy_requires_it(
     policy = write_policy(
         site.paths, vkey_of(site.out), [("w1", w1.vkey, None), ("w2", w2.vkey, None)], "group both all w1 w2"
     )
-    build(site.paths, site.out)
+    result = build(site.paths, site.out)
+    # The operator hears that the published policy is not met before a reader's check refuses it.
+    assert [w for w in result.warnings if "does not meet the quorum" in w and "by w2" in w], result.warnings
     checkpoint = (site.out / layout.CHECKPOINT).read_text()
     assert f"\u2014 {w1.name} " in checkpoint
     assert (site.out / layout.POLICY).read_bytes() == policy.read_bytes()

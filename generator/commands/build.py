@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import artifacts, cosigning, history, layout, pages, views
+from generator import artifacts, cosigning, download, feeds, history, layout, links, pages, schemas, search, views
 from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
 from generator.gather import SiteContext, gather
@@ -159,23 +159,28 @@ def write_site(
         w.write(layout.methodology_parameters(m.version), m.params_bytes)
         w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
     pages.write_methodology_pages(ctx, w, r)
+    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
+    run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations)
+    used_by = links.used_by(ctx, run_rows)  # each revealed item's runs, for its page
+    public_gates = {g.id for g in ctx.ledger.gates.values() if g.public}
+    answers: dict[str, Any] = {}  # public gates' answer keys, shown beside outputs: a thousand items, not a million
     for i, item in enumerate(ctx.revealed, start=1):
         data, doc = item.load(ctx.paths)
+        if item.gate in public_gates:
+            answers[item.id] = doc["item"]["answer"]
         w.write(layout.reveal(item.id), data)
-        pages.write_item_page(ctx, w, r, item, doc)
+        pages.write_item_page(ctx, w, r, item, doc, used_by.get(item.id, ()))
         if progress and (i % 1000 == 0 or i == len(ctx.revealed)):
             progress("writing reveals and their pages", i, len(ctx.revealed))
     for run in ctx.runs:
         w.write(layout.run_spec(run.id), run.spec_bytes)
-    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations)
     by_run = {row.id: row for row in run_rows}
     chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
     example = None
     for i, info in enumerate(ctx.certificates, start=1):
         cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
         artifacts.write_certificate(ctx, w, cert, keys, previous)
-        pages.write_certificate_page(ctx, w, r, cert, by_run.get(cert.run))
+        pages.write_certificate_page(ctx, w, r, cert, by_run.get(cert.run), answers)
         if info is chosen:
             signer = keys.for_leaf(cert.info.index) or ctx.signer.verifier
             example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
@@ -187,7 +192,12 @@ def write_site(
         ctx, w, r, example, history_rows[0]["checkpoint"], policy_data.decode("utf-8") if policy_data else None
     )
     pages.write_history_page(w, r, history_rows)
+    pages.write_check_page(ctx, w, r, policy=policy_data is not None)
+    pages.write_search_page(ctx, w, r, search.write_index(w, progress))  # after the last record page, which it indexes
+    schemas.write_schemas(w)
+    feeds.write_feeds(ctx, w, history_rows)  # after the last page: the sitemap lists them all
     artifacts.write_release_files(ctx, w)
+    download.write_download(ctx, w)  # after every other file, which it holds; before SHA256SUMS, which lists it
     w.finish(ctx.signer)
 
 
