@@ -6,11 +6,11 @@ Each is worked out once per build and answered in O(1): pages link thousands of 
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable
 
-from generator import layout, views
-from generator.gather import RunInfo, SiteContext
-from generator.systems import SystemRun, system_runs
+from generator import layout
+from generator.gather import RunInfo
+from generator.systems import SystemRun
 from generator.verifier import Ledger
 
 
@@ -42,10 +42,3 @@ def runs_by_item(
             if item_id in revealed:
                 used.setdefault(item_id, []).append(row)
     return used
-
-
-def used_by(ctx: SiteContext, run_rows: Sequence[views.RunRow]) -> dict[str, list[SystemRun]]:
-    """Each revealed item's runs, with their certificates' standing as of this release."""
-    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    certificates = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
-    return runs_by_item(ctx.runs, system_runs(run_rows, certificates), ctx.ledger.reveals)

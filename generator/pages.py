@@ -191,7 +191,7 @@ def write_item_page(
     used_by: Sequence[systems.SystemRun] = (),
 ) -> None:
     """A revealed item's page, from its reveal document (read once, with the artifact), and
-    `used_by`, the runs whose run spec lists it (links.used_by), the first PAGE_SIZE shown."""
+    `used_by`, the runs whose run spec lists it (links.runs_by_item), the first PAGE_SIZE shown."""
     page = layout.item_page(item.id)
     w.write_text(
         page,
@@ -215,10 +215,18 @@ def write_item_page(
 
 
 def write_lists(
-    ctx: SiteContext, w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], progress: Progress | None = None
+    ctx: SiteContext,
+    w: SiteWriter,
+    r: Renderer,
+    run_rows: Sequence[views.RunRow],
+    cert_rows: Sequence[views.CertificateRow],
+    runs_of_systems: Sequence[systems.SystemRun],
+    progress: Progress | None = None,
 ) -> None:
     """Every list of the site, paged: each public gate's items, the retired items, the
-    commitments, the runs, the certificates, the systems and the ledger."""
+    commitments, the runs, the certificates, the systems and the ledger. `cert_rows` and
+    `runs_of_systems` are the build's, made once (systems.system_runs of the run and
+    certificate rows)."""
     for g in ctx.ledger.gates.values():
         if g.public:
             items = [_item_row(i) for i in ctx.revealed if i.gate == g.id]
@@ -275,8 +283,6 @@ def write_lists(
         layout.MANIFEST,
         lambda lo, hi: {"groups": views.group_rows(run_rows[lo:hi]), "count": len(run_rows[lo:hi]), "first": lo + 1},
     )
-    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    cert_rows = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
     listed = systems.listed_certificates(cert_rows, {c.serial: str(c.subject["id"]) for c in ctx.certificates})
     _paged(
         w,
@@ -290,16 +296,19 @@ def write_lists(
         revocations=layout.REVOCATIONS,
         certified=sum(1 for c in cert_rows if c.verdict == "certified"),
     )
-    write_system_pages(w, r, run_rows, cert_rows)
+    write_system_pages(w, r, runs_of_systems, cert_rows)
     write_ledger_pages(ctx, w, r, run_rows, progress)
 
 
 def write_system_pages(
-    w: SiteWriter, r: Renderer, run_rows: Sequence[views.RunRow], cert_rows: Sequence[views.CertificateRow]
+    w: SiteWriter,
+    r: Renderer,
+    runs_of_systems: Sequence[systems.SystemRun],
+    cert_rows: Sequence[views.CertificateRow],
 ) -> None:
     """The systems, by name, and a page per system: its runs on every gate and where each of
     its certificates stands. `cert_rows` are in ledger order, which tells a system's latest."""
-    found = systems.systems(systems.system_runs(run_rows, cert_rows), {c.serial: n for n, c in enumerate(cert_rows)})
+    found = systems.systems(runs_of_systems, {c.serial: n for n, c in enumerate(cert_rows)})
     _paged(
         w,
         r,

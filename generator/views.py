@@ -675,6 +675,7 @@ def certificate_view(
     else:
         expiry_text = expires
     name, version, org = _subject_text(doc.get("subject"))
+    subject_id = _subject_id(doc.get("subject"))
     lo, hi = doc["band"]
     gate = str(doc.get("gate"))
     gate_name = gate_names.get(gate, gate)
@@ -763,7 +764,7 @@ def certificate_view(
         exact=tuple(exact),
         entry=layout.ledger_entry(c.index),
         revocation_entry=layout.ledger_entry(revocation.index) if revocation else None,
-        system_page=layout.system_page(_subject_id(doc.get("subject"))) if _subject_id(doc.get("subject")) else None,
+        system_page=layout.system_page(subject_id) if subject_id else None,
     )
 
 

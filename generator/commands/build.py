@@ -17,7 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import artifacts, cosigning, download, feeds, history, layout, links, pages, schemas, search, views
+from generator import (
+    artifacts,
+    cosigning,
+    download,
+    feeds,
+    history,
+    layout,
+    links,
+    pages,
+    schemas,
+    search,
+    systems,
+    views,
+)
 from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
 from generator.gather import SiteContext, gather
@@ -161,7 +174,10 @@ def write_site(
     pages.write_methodology_pages(ctx, w, r)
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations)
-    used_by = links.used_by(ctx, run_rows)  # each revealed item's runs, for its page
+    # Made once, for the lists, the system pages and each revealed item's "used by".
+    cert_rows = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
+    runs_of_systems = systems.system_runs(run_rows, cert_rows)
+    used_by = links.runs_by_item(ctx.runs, runs_of_systems, ctx.ledger.reveals)
     public_gates = {g.id for g in ctx.ledger.gates.values() if g.public}
     answers: dict[str, Any] = {}  # public gates' answer keys, shown beside outputs: a thousand items, not a million
     for i, item in enumerate(ctx.revealed, start=1):
@@ -186,7 +202,7 @@ def write_site(
             example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
         if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
             progress("writing certificates and their pages", i, len(ctx.certificates))
-    pages.write_lists(ctx, w, r, run_rows, progress)
+    pages.write_lists(ctx, w, r, run_rows, cert_rows, runs_of_systems, progress)
     pages.write_home(ctx, w, r, checkpoint)
     pages.write_keys_and_verify_pages(
         ctx, w, r, example, history_rows[0]["checkpoint"], policy_data.decode("utf-8") if policy_data else None
