@@ -449,8 +449,14 @@ def revoke(ctx: click.Context, serial: str, reason: str, at: str | None) -> None
     is_flag=True,
     help="Ask no witness over the network for a cosignature; those kept in data/cosignatures/ are still published.",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Build from scratch: replay every ledger line and render every page, using none of what the "
+    "private directory's cache/ remembers (the result is the same bytes; use it to rule the cache out).",
+)
 @click.pass_context
-def build(ctx: click.Context, out: Path, strict: bool, offline: bool) -> None:
+def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool) -> None:
     """Render, sign and verify the site, then swap it into OUT.
 
     Reads and validates everything first, builds into a staging directory beside OUT, runs the
@@ -463,11 +469,15 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool) -> None:
     with a consistency proof to today's, and every reveal and certificate gets an inclusion
     proof. With data/policy.txt, each witness it lists with a URL is asked to cosign the
     checkpoint (10 s timeout each; a witness that fails is named in a warning).
+
+    Incremental: the replayed ledger and what each page was made from are remembered in the
+    private directory's cache/, so a build after one event replays one line and renders only
+    the pages that changed; the bytes are those of a build from scratch (--full).
     """
     from generator.commands.build import build as build_site
 
     progress = ProgressPrinter()
-    result = build_site(_paths(ctx), out, progress, strict, offline)
+    result = build_site(_paths(ctx), out, progress, strict, offline, full)
     progress.done()
     for w in result.warnings:
         click.echo(f"warning: {printable(w)}", err=True)  # a witness's answer is in some: never raw
@@ -477,6 +487,7 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool) -> None:
         f"Built {out}: {result.files} files, ledger of {result.tree_size} entries, "
         f"{result.checks} verification checks passed, {result.seconds:.1f} s."
     )
+    click.echo(f"{result.rendered} pages rendered; {result.kept} files kept as the last release had them.")
     click.echo(f"Signed by {result.fingerprint}.")
 
 

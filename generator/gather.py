@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,11 @@ from generator.datadir import (
 from generator.documents import read_document, read_or_none
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import Signer, load_key
-from generator.ledgerfile import replay_ledger
+from generator.ledgerfile import ledger_lines, replay_from
 from generator.methodology import params_file, prose_file, prose_html, render_prose
 from generator.progress import Progress
 from generator.proofs import MerkleTree
+from generator.rechecks import RecheckMemo
 from generator.sources import read_text
 from generator.verifier import (
     Ledger,
@@ -48,8 +48,6 @@ from generator.verifier import (
     parse_vkey,
     recheckable,
 )
-
-LATEST_EVENTS = 12
 
 
 @dataclass(frozen=True)
@@ -242,8 +240,12 @@ def generated_at(ledger: Ledger) -> str:
     return ledger.last_at or "1970-01-01T00:00:00Z"
 
 
-def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
-    """Read and validate the whole data directory; raise InputError with every problem."""
+def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = True) -> SiteContext:
+    """Read and validate the whole data directory; raise InputError with every problem.
+
+    The ledger is replayed from its saved state when that still describes it (generator.ledgercache),
+    and certificates recomputed before are not recomputed again (generator.rechecks);
+    `use_snapshot=False` replays every line, recomputes every certificate and touches no cache."""
     problems: list[Problem] = []
     warnings: list[str] = []
     program: Program | None = None
@@ -274,17 +276,20 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
                 )
             )
 
-    merkle = MerkleTree()
-    latest: deque[tuple[int, dict[str, Any]]] = deque(maxlen=LATEST_EVENTS)
-
     def on_leaf(index: int, leaf: dict[str, Any], raw: bytes) -> None:
-        merkle.append(leaf_hash(raw))
-        latest.append((index, leaf))
         if progress and index % 10000 == 0:
             progress("reading the ledger", index, 0)
 
-    ledger, ledger_problems = replay_ledger(paths, on_leaf)
+    ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot)
     problems += ledger_problems
+    merkle = MerkleTree()
+    if not ledger_problems:
+        # Every leaf's hash, for the proofs: a pass over the bytes, parsing none of them.
+        for raw in ledger_lines(paths):
+            merkle.append(leaf_hash(raw))
+        if merkle.root() != replayed.stream.root():
+            problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
+    latest = replayed.latest
     if keys:
         # data/keys.json must say what the ledger's key events make of the keys, row for row.
         ledger.keys.start(parse_vkey(keys[0].vkey))
@@ -304,9 +309,11 @@ def gather(paths: Paths, progress: Progress | None = None) -> SiteContext:
 
     methodologies = _gather_methodologies(paths, ledger, problems)
     revealed = _gather_reveals(paths, ledger, problems, progress)
-    runs, certificates = _gather_runs(paths, ledger, methodologies, problems)
+    rechecks = RecheckMemo(paths.private if use_snapshot else None)
+    runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")
+    rechecks.save()
     assert signer is not None and program is not None
     return SiteContext(
         paths=paths,
@@ -415,7 +422,11 @@ def _gather_reveals(
 
 
 def _gather_runs(
-    paths: Paths, ledger: Ledger, methodologies: list[MethodologyVersion], problems: list[Problem]
+    paths: Paths,
+    ledger: Ledger,
+    methodologies: list[MethodologyVersion],
+    problems: list[Problem],
+    rechecks: RecheckMemo,
 ) -> tuple[list[RunInfo], list[CertificateInfo]]:
     methodologies_by_version = {m.version: m.methodology for m in methodologies}
     specs: dict[str, dict[str, Any]] = {}
@@ -471,21 +482,30 @@ def _gather_runs(
         if record_due:
             due.add(paths.grader_record_file(cert.serial))
         details, record = _read_records(paths, doc, sealed_due, record_due, problems)
-        found = examine_certificate(
-            doc,
-            cert,
-            run,
-            spec,
-            pinned,
-            public,
-            layout.run_spec(run.id),
-            answers.answers(spec["items"]),
-            {i: d.doc for i, d in details.items()},
-            record.doc if record else None,
+        version = spec["methodology"]["version"]
+        revealed = [(i, c.commitment) for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
+        key = rechecks.key(
+            cert, run, version, ledger.methodologies[version].sha256, public, revealed, sorted(details), bool(record)
         )
-        problems += [p.at(file) for p in found.problems]
-        if found.problems:
-            continue
+        asserted = rechecks.get(key)
+        if asserted is None:
+            found = examine_certificate(
+                doc,
+                cert,
+                run,
+                spec,
+                pinned,
+                public,
+                layout.run_spec(run.id),
+                answers.answers(spec["items"]),
+                {i: d.doc for i, d in details.items()},
+                record.doc if record else None,
+            )
+            problems += [p.at(file) for p in found.problems]
+            if found.problems:
+                continue
+            asserted = list(found.asserted)
+            rechecks.put(key, asserted)
         certificates.append(
             CertificateInfo(
                 cert.serial,
@@ -504,7 +524,7 @@ def _gather_runs(
                 doc["score_rule"],
                 tuple(details),
                 record is not None,
-                tuple(found.asserted),
+                tuple(asserted),
                 doc["expires_at"],
             )
         )

@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generator import canonical, journal
+from generator import canonical, journal, ledgercache
 from generator.datadir import Paths
 from generator.errors import InputError, problem
+from generator.ledgercache import ReplayStart
 from generator.verifier import (
     FormatError,
     Ledger,
@@ -35,11 +36,15 @@ LeafHook = Callable[[int, dict[str, Any], bytes], None]
 MAX_REPORTED = 100
 
 
-def _replay_stream(f: BinaryIO, file: str, on_leaf: LeafHook | None) -> tuple[Ledger, list[Problem]]:
-    ledger = Ledger()
+def _replay_stream(
+    f: BinaryIO, file: str, on_leaf: LeafHook | None, start: ReplayStart | None = None
+) -> tuple[Ledger, list[Problem]]:
+    """Replay `f` from `start` (the beginning, or where a snapshot left off: `f` is there)."""
+    start = start or ReplayStart()
+    ledger = start.ledger
     problems: list[Problem] = []
     extra = 0
-    for lineno, line in enumerate(f, start=1):
+    for lineno, line in enumerate(f, start=ledger.size + 1):
         where = f"line {lineno}"
         found: list[Problem] = []
         raw = line[:-1] if line.endswith(b"\n") else line
@@ -69,8 +74,10 @@ def _replay_stream(f: BinaryIO, file: str, on_leaf: LeafHook | None) -> tuple[Le
                 found.append(problem(file, f"not a JSON leaf: {e}", where))
         if leaf is not None:
             found += [p.at(file, where) for p in ledger.apply(leaf, len(raw))]
-            if not found and on_leaf is not None:
-                on_leaf(ledger.size - 1, leaf, raw)
+            if not found:
+                start.take(ledger.size - 1, leaf, line, raw)
+                if on_leaf is not None:
+                    on_leaf(ledger.size - 1, leaf, raw)
         else:
             ledger.size += 1  # keep line numbers and leaf indexes aligned in later messages
         if len(problems) < MAX_REPORTED:
@@ -83,15 +90,33 @@ def _replay_stream(f: BinaryIO, file: str, on_leaf: LeafHook | None) -> tuple[Le
     return ledger, problems
 
 
-def replay_ledger(paths: Paths, on_leaf: LeafHook | None = None) -> tuple[Ledger, list[Problem]]:
-    """Replay the ledger file: the state of its valid leaves, and every problem (up to a limit)."""
+def replay_ledger(
+    paths: Paths, on_leaf: LeafHook | None = None, use_snapshot: bool = True
+) -> tuple[Ledger, list[Problem]]:
+    """Replay the ledger file: the state of its valid leaves, and every problem (up to a limit).
+
+    With `use_snapshot`, from the saved state when it still describes the ledger's first bytes
+    (generator.ledgercache), `on_leaf` then seeing only the leaves after it; the state reached
+    is saved for the next reader. Without, from the first line, touching no cache."""
+    ledger, problems, _ = replay_from(paths, on_leaf, use_snapshot)
+    return ledger, problems
+
+
+def replay_from(
+    paths: Paths, on_leaf: LeafHook | None = None, use_snapshot: bool = True
+) -> tuple[Ledger, list[Problem], ReplayStart]:
+    """`replay_ledger`, with where it ended: its tree, its latest events, whether a snapshot helped."""
     file = paths.show(paths.ledger_file)
     try:
         f = paths.ledger_file.open("rb")
     except FileNotFoundError:
-        return Ledger(), [problem(file, "no ledger file; create a program with 'transparency init'")]
+        return Ledger(), [problem(file, "no ledger file; create a program with 'transparency init'")], ReplayStart()
     with f:
-        return _replay_stream(f, file, on_leaf)
+        start = ledgercache.start_replay(paths, f) if use_snapshot else ReplayStart()
+        ledger, problems = _replay_stream(f, file, on_leaf, start)
+    if use_snapshot and not problems and start.moved_on():
+        ledgercache.save(paths, start)
+    return ledger, problems, start
 
 
 def ledger_lines(paths: Paths) -> Iterator[bytes]:
@@ -223,7 +248,8 @@ def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
             journal.recover(paths, f)
             f.seek(0)
             file = paths.show(paths.ledger_file)
-            ledger, problems = _replay_stream(f, file, None)
+            start = ledgercache.start_replay(paths, f)
+            ledger, problems = _replay_stream(f, file, None, start)
             if problems:
                 raise InputError(
                     problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events"
@@ -236,8 +262,11 @@ def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
                 raise
             if tx.events or tx.staged:
                 tx.commit(f)
+                ledgercache.follow_appended(paths, start, f)
             else:
                 tx.abort()
+                if start.moved_on():
+                    ledgercache.save(paths, start)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from generator.events import event_link, event_summary
 from generator.examples import worked_examples
 from generator.gather import CertificateRecord, MethodologyVersion, RevealedItem, SiteContext
 from generator.ledgerfile import ledger_lines
+from generator.memo import PageMemo
 from generator.methodology import describe
 from generator.progress import Progress
 from generator.render import NavItem, Renderer
@@ -89,19 +90,20 @@ def navigation(ctx: SiteContext) -> list[NavItem]:
     return nav
 
 
-def renderer(ctx: SiteContext) -> Renderer:
-    """The renderer with what every page shares: the program, its key, the demo banner."""
+def renderer(ctx: SiteContext, memo: PageMemo | None = None) -> Renderer:
+    """The renderer with what every page shares: the program, its key, the demo banner; with
+    a `memo`, pages made from the same values as last time are not rendered again."""
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
     return Renderer(
         {
             "program": ctx.program,
             "demo": ctx.demo,
-            "generated_at": ctx.generated_at,
             "origin": ctx.origin,
             "fingerprint": key.fingerprint,
             "key_pem": layout.key_pem(key.key_id.hex()),
         },
         navigation(ctx),
+        memo,
     )
 
 
@@ -118,38 +120,37 @@ def write_home(ctx: SiteContext, w: SiteWriter, r: Renderer, checkpoint: bytes) 
         "certificates": len(ledger.certificates),
     }
     current = ctx.methodologies[-1] if ctx.methodologies else None
-    w.write_text(
+    r.write(
+        w,
+        "home.html",
         layout.HOME,
-        r.page(
-            "home.html",
-            layout.HOME,
-            ctx.program.name,
-            layout.MANIFEST,
-            description=ctx.program_html,
-            checkpoint=checkpoint.decode("utf-8"),
-            tree_size=ledger.size,
-            root_b64=base64.b64encode(ctx.root).decode(),
-            root_hex=ctx.root.hex(),
-            counts=counts,
-            latest=[
-                {"index": i, "at": leaf["at"], "text": event_summary(leaf), "link": event_link(leaf)}
-                for i, leaf in ctx.latest
-            ],
-            gates=[
-                GateView(g.id, g.name, g.public, layout.gate_page(g.id) if g.public else None)
-                for g in ledger.gates.values()
-            ],
-            methodology=_methodology_view(current) if current else None,
-            latest_certificates=list(
-                reversed(
-                    views.certificate_rows(
-                        ctx.certificates[-LATEST_CERTIFICATES:],
-                        {g.id: g.name for g in ledger.gates.values()},
-                        ledger.revocations,
-                        ctx.generated_at,
-                    )
+        ctx.program.name,
+        layout.MANIFEST,
+        description=ctx.program_html,
+        released_at=ctx.generated_at,
+        checkpoint=checkpoint.decode("utf-8"),
+        tree_size=ledger.size,
+        root_b64=base64.b64encode(ctx.root).decode(),
+        root_hex=ctx.root.hex(),
+        counts=counts,
+        latest=[
+            {"index": i, "at": leaf["at"], "text": event_summary(leaf), "link": event_link(leaf)}
+            for i, leaf in ctx.latest
+        ],
+        gates=[
+            GateView(g.id, g.name, g.public, layout.gate_page(g.id) if g.public else None)
+            for g in ledger.gates.values()
+        ],
+        methodology=_methodology_view(current) if current else None,
+        latest_certificates=list(
+            reversed(
+                views.certificate_rows(
+                    ctx.certificates[-LATEST_CERTIFICATES:],
+                    {g.id: g.name for g in ledger.gates.values()},
+                    ledger.revocations,
+                    ctx.generated_at,
                 )
-            ),
+            )
         ),
     )
 
@@ -163,22 +164,20 @@ def write_methodology_pages(ctx: SiteContext, w: SiteWriter, r: Renderer) -> Non
         pages.append((current, layout.METHODOLOGY_PAGE, "Methodology", True))
     examples = {m.version: worked_examples(m.methodology) for m in ctx.methodologies}
     for m, page, title, is_index in pages:
-        w.write_text(
+        r.write(
+            w,
+            "methodology.html",
             page,
-            r.page(
-                "methodology.html",
-                page,
-                title,
-                layout.methodology_parameters(m.version),
-                this=_methodology_view(m),
-                m=m,
-                table=describe(m.params),
-                versions=versions,
-                current=_methodology_view(current) if current else None,
-                is_index=is_index,
-                examples=examples[m.version],
-                search_record=None if is_index else search.methodology_record(m),
-            ),
+            title,
+            layout.methodology_parameters(m.version),
+            this=_methodology_view(m),
+            m=m,
+            table=describe(m.params),
+            versions=versions,
+            current=_methodology_view(current) if current else None,
+            is_index=is_index,
+            examples=examples[m.version],
+            search_record=None if is_index else search.methodology_record(m),
         )
 
 
@@ -193,24 +192,22 @@ def write_item_page(
     """A revealed item's page, from its reveal document (read once, with the artifact), and
     `used_by`, the runs whose run spec lists it (links.runs_by_item), the first PAGE_SIZE shown."""
     page = layout.item_page(item.id)
-    w.write_text(
+    r.write(
+        w,
+        "item.html",
         page,
-        r.page(
-            "item.html",
-            page,
-            f"Item {item.id}",
-            layout.reveal(item.id),
-            item=item,
-            reveal_path=layout.reveal(item.id),
-            proof_path=layout.tlog_proof(layout.reveal(item.id)),
-            doc=doc,
-            gate=ctx.ledger.gates[item.gate],
-            answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
-            commitment_row=links.commitment_link(ctx.ledger, item.id),
-            used_by=used_by[: layout.PAGE_SIZE],
-            used_by_total=len(used_by),
-            search_record=search.item_record(item, ctx.ledger.gates[item.gate].name),
-        ),
+        f"Item {item.id}",
+        layout.reveal(item.id),
+        item=item,
+        reveal_path=layout.reveal(item.id),
+        proof_path=layout.tlog_proof(layout.reveal(item.id)),
+        doc=doc,
+        gate=ctx.ledger.gates[item.gate],
+        answer=[{"name": k, **v} for k, v in doc["item"]["answer"].items()],
+        commitment_row=links.commitment_link(ctx.ledger, item.id),
+        used_by=used_by[: layout.PAGE_SIZE],
+        used_by_total=len(used_by),
+        search_record=search.item_record(item, ctx.ledger.gates[item.gate].name),
     )
 
 
@@ -373,10 +370,7 @@ def write_certificate_page(
     title = f"{view.subject_name} {view.subject_version}: {view.noun} {cert.serial}"
     gate_name = gate_names.get(cert.info.gate, cert.info.gate)
     record = search.certificate_record(cert, gate_name, revocation, ctx.generated_at)
-    w.write_text(
-        page,
-        r.page("certificate.html", page, title, layout.certificate(cert.serial), view=view, search_record=record),
-    )
+    r.write(w, "certificate.html", page, title, layout.certificate(cert.serial), view=view, search_record=record)
 
 
 def write_keys_and_verify_pages(
@@ -388,47 +382,38 @@ def write_keys_and_verify_pages(
     policy: str | None = None,
 ) -> None:
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
-    w.write_text(
-        layout.KEYS_PAGE, r.page("keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"])
-    )
+    r.write(w, "keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"])
     example = next((i for i in ctx.revealed if i.reason == "retired"), ctx.revealed[0] if ctx.revealed else None)
-    w.write_text(
+    r.write(
+        w,
+        "verify.html",
         layout.VERIFY_PAGE,
-        r.page(
-            "verify.html",
-            layout.VERIFY_PAGE,
-            "Verify it yourself",
-            layout.MANIFEST,
-            vkey=key.vkey,
-            example=example,
-            cert_example=certificate_example,
-            example_paths={"page": layout.item_page(example.id), "reveal": layout.reveal(example.id)}
-            if example
-            else None,
-            verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
-            oldest_checkpoint=oldest_checkpoint,
-            policy=policy,
-            check_page=layout.CHECK_PAGE,
-            download={
-                "path": layout.ARCHIVE,
-                "name": layout.ARCHIVE.rsplit("/", 1)[-1],
-                "checksum": layout.ARCHIVE_SUMS,
-                "checksum_name": layout.ARCHIVE_SUMS.rsplit("/", 1)[-1],
-            }
-            if ctx.program.download_archive
-            else None,
-        ),
+        "Verify it yourself",
+        layout.MANIFEST,
+        vkey=key.vkey,
+        example=example,
+        cert_example=certificate_example,
+        example_paths={"page": layout.item_page(example.id), "reveal": layout.reveal(example.id)} if example else None,
+        verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
+        oldest_checkpoint=oldest_checkpoint,
+        policy=policy,
+        check_page=layout.CHECK_PAGE,
+        download={
+            "path": layout.ARCHIVE,
+            "name": layout.ARCHIVE.rsplit("/", 1)[-1],
+            "checksum": layout.ARCHIVE_SUMS,
+            "checksum_name": layout.ARCHIVE_SUMS.rsplit("/", 1)[-1],
+        }
+        if ctx.program.download_archive
+        else None,
     )
 
 
 def write_history_page(w: SiteWriter, r: Renderer, rows: list[dict[str, Any]]) -> None:
     """The archived checkpoints, newest first; its JSON twin is the signed history document."""
     shown = [{**row, "root_b64": base64.b64encode(bytes.fromhex(row["root"])).decode()} for row in reversed(rows)]
-    w.write_text(
-        layout.HISTORY_PAGE,
-        r.page(
-            "history.html", layout.HISTORY_PAGE, "History", layout.HISTORY, rows=shown, verify_page=layout.VERIFY_PAGE
-        ),
+    r.write(
+        w, "history.html", layout.HISTORY_PAGE, "History", layout.HISTORY, rows=shown, verify_page=layout.VERIFY_PAGE
     )
 
 
@@ -476,18 +461,16 @@ def _paged(
     for p in range(1, pages + 1):
         lo, hi = (p - 1) * layout.PAGE_SIZE, p * layout.PAGE_SIZE
         page = page_of(p)
-        w.write_text(
+        r.write(
+            w,
+            template,
             page,
-            r.page(
-                template,
-                page,
-                title if p == 1 else f"{title}, page {p}",
-                twin,
-                total=total,
-                pager=_pager(p, pages, page_of),
-                **rows(lo, hi),
-                **extra,
-            ),
+            title if p == 1 else f"{title}, page {p}",
+            twin,
+            total=total,
+            pager=_pager(p, pages, page_of),
+            **rows(lo, hi),
+            **extra,
         )
         if progress and (p % 20 == 0 or p == pages):
             progress(f"rendering {title.lower()} pages", p, pages)
@@ -513,12 +496,7 @@ def write_check_page(ctx: SiteContext, w: SiteWriter, r: Renderer, policy: bool 
     the site publishes its trust policy, whose witnesses the check also asks for. Its JSON twin is keys.json,
     what the check trusts."""
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
-    w.write_text(
-        layout.CHECK_PAGE,
-        r.page(
-            "check.html", layout.CHECK_PAGE, "Check a file you were sent", layout.KEYS, vkey=key.vkey, policy=policy
-        ),
-    )
+    r.write(w, "check.html", layout.CHECK_PAGE, "Check a file you were sent", layout.KEYS, vkey=key.vkey, policy=policy)
 
 
 def write_search_page(ctx: SiteContext, w: SiteWriter, r: Renderer, indexed: search.Indexed) -> None:
@@ -557,15 +535,13 @@ def write_search_page(ctx: SiteContext, w: SiteWriter, r: Renderer, indexed: sea
         {"label": "Methodology", "path": layout.METHODOLOGY_PAGE, "about": "the scoring rules, every version"},
     ]
     search.write_script(w)
-    w.write_text(
+    r.write(
+        w,
+        "search.html",
         layout.SEARCH_PAGE,
-        r.page(
-            "search.html",
-            layout.SEARCH_PAGE,
-            "Search",
-            layout.MANIFEST,  # what it searches, as data: every certificate and reveal
-            bundle=layout.SEARCH_SCRIPT if indexed.total else None,
-            coverage=coverage,
-            browse=browse,
-        ),
+        "Search",
+        layout.MANIFEST,  # what it searches, as data: every certificate and reveal
+        bundle=layout.SEARCH_SCRIPT if indexed.total else None,
+        coverage=coverage,
+        browse=browse,
     )

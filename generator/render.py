@@ -7,6 +7,7 @@ not be published looking complete.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ import jinja2
 import markupsafe
 
 from generator import layout
+from generator.memo import PageMemo
+from generator.writer import SiteWriter
 
 
 def template_dir() -> str:
@@ -58,7 +61,10 @@ def _short(digest: str, n: int = 12) -> str:
     return digest[:n] + "…" if len(digest) > n else digest
 
 
+@functools.cache
 def make_environment() -> jinja2.Environment:
+    """One environment per process: its templates are compiled once, not once per build (it
+    holds no build's values: those are passed to each render)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(template_dir()),
         autoescape=True,
@@ -85,10 +91,17 @@ class NavItem:
 class Renderer:
     """Renders pages with what every page shares: the program, the navigation, the demo banner."""
 
-    def __init__(self, common: dict[str, Any], nav: list[NavItem]) -> None:
+    def __init__(self, common: dict[str, Any], nav: list[NavItem], memo: PageMemo | None = None) -> None:
         self.env = make_environment()
         self.common = common
         self.nav = nav
+        self.memo = memo or PageMemo(None, None)
+
+    def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
+        """Render a page into `w`, or take the last release's file when the memo has it made from
+        the very same values (generator.memo)."""
+        key = (template, page_path, title, twin, context, self.common, self.nav)
+        self.memo.write(w, page_path, key, lambda: self.page(template, page_path, title, twin, **context))
 
     def page(self, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> str:
         section = page_path.split("/", 1)[0] if "/" in page_path else page_path

@@ -16,43 +16,44 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    58 to   150
-    generator/verifier/text.py              lines   151 to   234
-    generator/verifier/errors.py            lines   235 to   301
-    generator/verifier/canonical.py         lines   302 to   584
-    generator/verifier/formats.py           lines   585 to   804
-    generator/verifier/sodium.py            lines   805 to   848
-    generator/verifier/keys.py              lines   849 to  1097
-    generator/verifier/note.py              lines  1098 to  1205
-    generator/verifier/merkle.py            lines  1206 to  1346
-    generator/verifier/tlogproof.py         lines  1347 to  1418
-    generator/verifier/tiles.py             lines  1419 to  1650
-    generator/verifier/cosignature.py       lines  1651 to  1807
-    generator/verifier/policy.py            lines  1808 to  2090
-    generator/verifier/witnessing.py        lines  2091 to  2114
-    generator/verifier/idindex.py           lines  2115 to  2177
-    generator/verifier/methodology.py       lines  2178 to  2489
-    generator/verifier/scoring.py           lines  2490 to  2789
-    generator/verifier/subjects.py          lines  2790 to  3020
-    generator/verifier/keyring.py           lines  3021 to  3152
-    generator/verifier/ledger.py            lines  3153 to  3642
-    generator/verifier/answers.py           lines  3643 to  3710
-    generator/verifier/runs.py              lines  3711 to  3940
-    generator/verifier/certificates.py      lines  3941 to  4350
-    generator/verifier/certificate_documents.py lines  4351 to  4435
-    generator/verifier/recheck.py           lines  4436 to  4729
-    generator/verifier/report.py            lines  4730 to  4860
-    generator/verifier/folder.py            lines  4861 to  5070
-    generator/verifier/release.py           lines  5071 to  5300
-    generator/verifier/download.py          lines  5301 to  5713
-    generator/verifier/rotation.py          lines  5714 to  5822
-    generator/verifier/history.py           lines  5823 to  6169
-    generator/verifier/publication.py       lines  6170 to  6528
-    generator/verifier/revocations.py       lines  6529 to  6648
-    generator/verifier/certificate_files.py lines  6649 to  6878
-    generator/verifier/site.py              lines  6879 to  7041
-    generator/verifier/state.py             lines  7042 to  7141
-    generator/verifier/cli.py               lines  7142 to  7397
+    generator/verifier/isolation.py         lines    59 to   152
+    generator/verifier/text.py              lines   153 to   236
+    generator/verifier/errors.py            lines   237 to   303
+    generator/verifier/canonical.py         lines   304 to   586
+    generator/verifier/formats.py           lines   587 to   806
+    generator/verifier/sodium.py            lines   807 to   850
+    generator/verifier/keys.py              lines   851 to  1099
+    generator/verifier/note.py              lines  1100 to  1207
+    generator/verifier/merkle.py            lines  1208 to  1348
+    generator/verifier/tlogproof.py         lines  1349 to  1420
+    generator/verifier/tiles.py             lines  1421 to  1652
+    generator/verifier/cosignature.py       lines  1653 to  1809
+    generator/verifier/policy.py            lines  1810 to  2092
+    generator/verifier/witnessing.py        lines  2093 to  2116
+    generator/verifier/idindex.py           lines  2117 to  2200
+    generator/verifier/methodology.py       lines  2201 to  2512
+    generator/verifier/scoring.py           lines  2513 to  2812
+    generator/verifier/subjects.py          lines  2813 to  3043
+    generator/verifier/keyring.py           lines  3044 to  3175
+    generator/verifier/ledger.py            lines  3176 to  3665
+    generator/verifier/snapshot.py          lines  3666 to  3831
+    generator/verifier/answers.py           lines  3832 to  3899
+    generator/verifier/runs.py              lines  3900 to  4129
+    generator/verifier/certificates.py      lines  4130 to  4539
+    generator/verifier/certificate_documents.py lines  4540 to  4624
+    generator/verifier/recheck.py           lines  4625 to  4918
+    generator/verifier/report.py            lines  4919 to  5049
+    generator/verifier/folder.py            lines  5050 to  5259
+    generator/verifier/release.py           lines  5260 to  5489
+    generator/verifier/download.py          lines  5490 to  5902
+    generator/verifier/rotation.py          lines  5903 to  6011
+    generator/verifier/history.py           lines  6012 to  6358
+    generator/verifier/publication.py       lines  6359 to  6717
+    generator/verifier/revocations.py       lines  6718 to  6837
+    generator/verifier/certificate_files.py lines  6838 to  7067
+    generator/verifier/site.py              lines  7068 to  7230
+    generator/verifier/state.py             lines  7231 to  7330
+    generator/verifier/cli.py               lines  7331 to  7586
 """
 
 # ==============================================================================================
@@ -144,6 +145,7 @@ from array import array
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from hashlib import blake2b
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, BinaryIO, TypeGuard
@@ -2124,13 +2126,22 @@ class IdIndex:
     short-lived objects of parsing, fragment the heap so that the process never gives the
     memory back. Here they cost about 26 bytes each: the UTF-8 bytes in one blob, an end offset,
     and a slot in an open-addressing table of ordinals.
+
+    The table's hash is BLAKE2b keyed with a salt of its own rather than Python's `hash`, which
+    changes with every process: a saved index (generator.verifier.snapshot) is loaded as it
+    was, without hashing a million ids again, and the salt, never shown to whoever chose the
+    ids, still keeps them from crowding one slot.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, salt: bytes | None = None) -> None:
+        self._salt = os.urandom(16) if salt is None else salt
         self._blob = bytearray()
         self._ends = array("Q")
         self._table = array("i", [-1]) * 1024
         self._mask = 1023
+
+    def _hash(self, key: bytes) -> int:
+        return int.from_bytes(blake2b(key, digest_size=8, key=self._salt).digest(), "little")
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -2138,7 +2149,7 @@ class IdIndex:
     def _slot(self, key: bytes) -> int:
         """The table slot holding `key`, or the empty slot where it would go."""
         table, ends, blob, mask = self._table, self._ends, self._blob, self._mask
-        h = hash(key) & mask
+        h = self._hash(key) & mask
         while True:
             o = table[h]
             if o < 0 or blob[(ends[o - 1] if o else 0) : ends[o]] == key:
@@ -2173,6 +2184,18 @@ class IdIndex:
         for o, end in enumerate(self._ends):
             self._table[self._slot(bytes(self._blob[start:end]))] = o
             start = end
+
+    def parts(self) -> "tuple[bytes, bytearray, array[int], array[int]]":
+        """What a snapshot saves: the salt, the blob, the ends and the table."""
+        return self._salt, self._blob, self._ends, self._table
+
+    @classmethod
+    def from_parts(cls, salt: bytes, blob: bytearray, ends: "array[int]", table: "array[int]") -> "IdIndex":
+        """An index from `parts()`; the caller has checked their sizes agree (a power-of-two
+        table more than twice as long as the ends, ends never past the blob)."""
+        index = cls(salt)
+        index._blob, index._ends, index._table, index._mask = blob, ends, table, len(table) - 1
+        return index
 
 
 # ==============================================================================================
@@ -3638,6 +3661,172 @@ class Ledger:
                     )
                 )
         return problems
+
+
+# ==============================================================================================
+# generator/verifier/snapshot.py: A replayed ledger saved and loaded whole (FORMAT.md, "State snapshots"): what lets a
+#     command, a build or a verifier start from the last event it saw instead of replaying a million.
+# ==============================================================================================
+
+SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
+
+
+# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
+_SECTIONS = (
+    ("ids_blob", "B"),
+    ("ids_ends", "Q"),
+    ("ids_table", "i"),
+    ("commit_index", "q"),
+    ("commit_gate", "H"),
+    ("commitments", "B"),
+    ("commit_time", "I"),
+)
+
+
+_ = Commit  # the rows these arrays hold, one per committed item
+
+
+def frontier_of(stream: MerkleStream) -> dict[str, Any]:
+    """The compact range of a tree: its size and one hash per perfect subtree, largest first."""
+    return {"size": stream.size, "hashes": [h.hex() for h in stream._stack]}
+
+
+def stream_from(frontier: dict[str, Any]) -> MerkleStream:
+    stream = MerkleStream()
+    stream.size = frontier["size"]
+    stream._stack = [bytes.fromhex(h) for h in frontier["hashes"]]
+    if len(stream._stack) != bin(stream.size).count("1"):
+        raise FormatError("the compact range does not fit its size")
+    return stream
+
+
+def snapshot_bytes(ledger: Ledger, extra: dict[str, Any]) -> bytes:
+    """`ledger` (a replay's state, before anything outside the replay touched it) and the
+    caller's `extra` JSON (what binds it to its ledger bytes), as one file's bytes."""
+    salt, blob, ends, table = ledger._commit_ids.parts()
+    arrays: dict[str, Any] = {
+        "ids_blob": blob,
+        "ids_ends": ends,
+        "ids_table": table,
+        "commit_index": ledger._commit_index,
+        "commit_gate": ledger._commit_gate,
+        "commitments": ledger._commitments,
+        "commit_time": ledger._commit_time,
+    }
+    raw = [bytes(arrays[name]) for name, _ in _SECTIONS]
+    ring = ledger.keys
+    header = {
+        "byteorder": sys.byteorder,
+        "sections": [[name, code, len(data)] for (name, code), data in zip(_SECTIONS, raw, strict=True)],
+        "ids_salt": salt.hex(),
+        "size": ledger.size,
+        "last_at": ledger.last_at,
+        "gates": [[g.id, g.name, g.public, g.index, g.at] for g in ledger.gates.values()],
+        "gate_ids": ledger._gate_ids,
+        "methodologies": [[m.version, m.sha256, m.index, m.at] for m in ledger.methodologies.values()],
+        "reveals": [[r.id, r.reason, r.note, r.index, r.at] for r in ledger.reveals.values()],
+        "runs": [[r.id, r.sha256, r.subject, r.gate, r.index, r.at] for r in ledger.runs.values()],
+        "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
+        "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
+        "subject_names": list(ledger.subject_names.items()),
+        "subject_folds": list(ledger._subject_folds.items()),
+        "times": ledger._times,
+        "key_spans": [
+            [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
+            for s in ring.spans
+        ],
+        "key_time_starts": ring._time_starts,
+        "key_time_index": ring._time_index,
+        "extra": extra,
+    }
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    body = b"".join([SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw])
+    return body + hashlib.sha256(body).digest()
+
+
+def load_snapshot(data: bytes) -> tuple[Ledger, dict[str, Any]]:
+    """The Ledger and `extra` saved by snapshot_bytes; FormatError for anything else (a torn
+    file, an edited one, one from a machine of another byte order)."""
+    if len(data) < len(SNAPSHOT_MAGIC) + 40 or not data.startswith(SNAPSHOT_MAGIC):
+        raise FormatError("not a ledger snapshot of this version")
+    body, digest = data[:-32], data[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    try:
+        return _load(body)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        # Only a file written by hand gets here: its checksum held, its fields did not.
+        raise FormatError(f"the snapshot's fields are malformed ({type(e).__name__}: {e})") from None
+
+
+def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
+    at = len(SNAPSHOT_MAGIC)
+    length = int.from_bytes(body[at : at + 8], "big")
+    at += 8
+    header = json.loads(body[at : at + length])
+    at += length
+    if header["byteorder"] != sys.byteorder:
+        raise FormatError(f"the snapshot was made on a {header['byteorder']}-endian machine")
+    sections: dict[str, Any] = {}
+    if [s[:2] for s in header["sections"]] != [list(s) for s in _SECTIONS]:
+        raise FormatError("the snapshot's sections are not this version's")
+    for name, code, size in header["sections"]:
+        chunk = body[at : at + size]
+        if len(chunk) != size:
+            raise FormatError(f"the snapshot's section {name} is cut short")
+        at += size
+        if code == "B":
+            sections[name] = bytearray(chunk)
+        else:
+            a = array(code)
+            if size % a.itemsize:
+                raise FormatError(f"the snapshot's section {name} is not whole {code} words")
+            a.frombytes(chunk)
+            sections[name] = a
+    if at != len(body):
+        raise FormatError("the snapshot has bytes after its last section")
+    ends, table, blob = sections["ids_ends"], sections["ids_table"], sections["ids_blob"]
+    commits = len(ends)
+    if (
+        len(table) < 2 * commits
+        or len(table) & (len(table) - 1)
+        or (commits and ends[-1] != len(blob))
+        or any(len(sections[n]) != commits for n in ("commit_index", "commit_gate", "commit_time"))
+        or len(sections["commitments"]) != 32 * commits
+    ):
+        raise FormatError("the snapshot's commit arrays disagree in length")
+    ledger = Ledger()
+    ledger.size, ledger.last_at = header["size"], header["last_at"]
+    ledger._commit_ids = IdIndex.from_parts(bytes.fromhex(header["ids_salt"]), blob, ends, table)
+    ledger._commit_index = sections["commit_index"]
+    ledger._commit_gate = sections["commit_gate"]
+    ledger._commitments = sections["commitments"]
+    ledger._commit_time = sections["commit_time"]
+    ledger._times = header["times"]
+    ledger._gate_ids = header["gate_ids"]
+    ledger._gate_ordinals = {g: n for n, g in enumerate(ledger._gate_ids)}
+    ledger.gates = {g[0]: Gate(*g) for g in header["gates"]}
+    ledger.methodologies = {m[0]: MethodologyEvent(*m) for m in header["methodologies"]}
+    ledger.reveals = {r[0]: Reveal(*r) for r in header["reveals"]}
+    for row in header["runs"]:
+        run = RunEvent(*row)
+        ledger.runs[run.id] = run
+        ledger.runs_by_subject.setdefault((run.subject["name"], run.gate), []).append(run)
+    for row in header["certificates"]:
+        cert = CertificateEvent(*row)
+        ledger.certificates[cert.serial] = cert
+        ledger.certificate_of_run[cert.run] = cert.serial
+    ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
+    ledger.subject_names = dict(header["subject_names"])
+    ledger._subject_folds = dict(header["subject_folds"])
+    ring = ledger.keys
+    ring.spans = [KeySpan(parse_vkey(s[0]), *s[1:]) for s in header["key_spans"]]
+    ring._time_starts, ring._time_index = header["key_time_starts"], header["key_time_index"]
+    if max(ledger._commit_gate, default=0) >= max(len(ledger._gate_ids), 1) or max(
+        ledger._commit_time, default=0
+    ) >= max(len(ledger._times), 1):
+        raise FormatError("the snapshot's commits point past its gates or times")
+    return ledger, header["extra"]
 
 
 # ==============================================================================================

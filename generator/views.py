@@ -671,7 +671,7 @@ def certificate_view(
     if expires is None:
         expiry_text = "does not expire"
     elif is_expired(expires, generated_at):
-        expiry_text = f"{expires}: expired as of this release ({generated_at}); expiry is a state, not a failure"
+        expiry_text = f"{expires}: expired as of this release; expiry is a state, not a failure"
     else:
         expiry_text = expires
     name, version, org = _subject_text(doc.get("subject"))

@@ -29,11 +29,18 @@ class OutputPathError(TransparencyError):
 
 
 class SiteWriter:
-    def __init__(self, root: Path) -> None:
+    """Writes a release into `root`. With `previous` (the last release), a file whose bytes are
+    those the last release published under the same path is that file, hard-linked: a release
+    rewrites only what changed, and a mirror syncing it copies only that."""
+
+    def __init__(self, root: Path, previous: Path | None = None) -> None:
         self.root = root
         self._resolved = root.resolve()
         self.hashes: dict[str, str] = {}
         self._dirs: set[Path] = set()
+        self.previous = previous
+        self._previous_sums = _read_sums(previous) if previous is not None else {}
+        self.linked = 0
 
     def _target(self, rel: str) -> Path:
         if not is_safe_path(rel):
@@ -50,10 +57,17 @@ class SiteWriter:
         return path
 
     def write(self, rel: str, data: bytes) -> None:
+        digest = sha256_hex(data)
+        if (
+            self.previous is not None
+            and self._previous_sums.get(rel) == digest
+            and self.link_previous(rel, self.previous / rel, digest)
+        ):
+            return
         path = self._target(rel)
         with open(path, "xb") as f:
             f.write(data)
-        self.hashes[rel] = sha256_hex(data)
+        self.hashes[rel] = digest
 
     def write_unchanged(self, rel: str, data: bytes, previous: Path) -> bool:
         """Write `data`, as a hard link to `previous` when that file holds exactly these bytes:
@@ -71,6 +85,24 @@ class SiteWriter:
             f.write(data)
         self.hashes[rel] = sha256_hex(data)
         return False
+
+    def link_previous(self, rel: str, previous: Path, digest: str) -> bool:
+        """Take the last release's file for `rel` as it is (a hard link), if it still holds the
+        bytes whose SHA-256 is `digest`: a page the memo says is unchanged is not rendered again,
+        and a file someone edited in the published folder is never carried into the next."""
+        try:
+            if previous.is_symlink() or not previous.is_file():
+                return False
+            with open(previous, "rb") as f:
+                if hashlib.file_digest(f, "sha256").hexdigest() != digest:
+                    return False
+            path = self._target(rel)
+            os.link(previous, path)
+        except OSError:
+            return False
+        self.hashes[rel] = digest
+        self.linked += 1
+        return True
 
     def write_stream(self, rel: str, chunks: Iterable[bytes]) -> Path:
         """Write a large file piece by piece, hashing as it goes; return its path."""
@@ -116,6 +148,20 @@ class SiteWriter:
         path = self.root / layout.SUMS
         path.write_bytes(data)
         (self.root / layout.SUMS_SIG).write_bytes(signer.sign(data))
+
+
+def _read_sums(site: Path) -> dict[str, str]:
+    """path -> SHA-256 from a release's SHA256SUMS; nothing if it has none or it is not ours."""
+    try:
+        text = (site / layout.SUMS).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    sums = {}
+    for line in text.splitlines():
+        digest, sep, rel = line.partition("  ")
+        if sep and len(digest) == 64:
+            sums[rel] = digest
+    return sums
 
 
 def is_replaceable_site(out: Path) -> bool:

@@ -87,9 +87,10 @@ def kill_after(args: list[str], seconds: float) -> int:
 def files(paths: Paths) -> dict[str, bytes | None]:
     """Every file under the data and private trees, by its path relative to the folder that
     holds both (folders left out: an empty folder made on the way is no change; and the
-    checkpoints a build keeps in data/checkpoints/, which are the build's, not the command's)."""
+    checkpoints a build keeps in data/checkpoints/, which are the build's, not the command's, and
+    the caches a command or build keeps in private/cache/, which hold nothing but a shortcut)."""
     return {
         k: v
         for k, v in tree(paths.data, paths.private, under=paths.data.parent).items()
-        if v is not None and not k.startswith("data/checkpoints/")
+        if v is not None and not k.startswith(("data/checkpoints/", "data/private/cache/", "private/cache/"))
     }

@@ -107,12 +107,25 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
 # The generator's phases, lowest first (ARCHITECTURE.md). A module imports from its own layer
 # or a lower one, never a higher: data flows from the inputs to the site and never back.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "canonical", "layout", "progress", "sources", "keys", "proofs", "witness", "witness_site", "signing"),
-    ("datadir", "journal", "ledgerfile"),
+    (
+        "errors",
+        "digest",
+        "canonical",
+        "layout",
+        "progress",
+        "sources",
+        "keys",
+        "proofs",
+        "witness",
+        "witness_site",
+        "signing",
+    ),
+    ("datadir", "journal", "ledgercache", "ledgerfile"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
-    ("gather", "cosigning"),
+    ("rechecks", "gather", "cosigning"),
     (
         "writer",
+        "memo",
         "release",
         "artifacts",
         "history",

@@ -35,6 +35,7 @@ from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
 from generator.gather import SiteContext, gather
 from generator.ledgerfile import ledger_lines, reading
+from generator.memo import PageMemo, memo_path
 from generator.progress import Progress
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
 from generator.verifier import sha256_hex
@@ -55,15 +56,27 @@ class BuildResult:
     demo: bool
     warnings: list[str]
     fingerprint: str
+    rendered: int = 0  # pages rendered
+    kept: int = 0  # files taken as they were from the last release (pages the memo knew, and
+    # artifacts whose bytes did not change)
 
 
 def build(
-    paths: Paths, out: Path, progress: Progress | None = None, strict: bool = False, offline: bool = False
+    paths: Paths,
+    out: Path,
+    progress: Progress | None = None,
+    strict: bool = False,
+    offline: bool = False,
+    full: bool = False,
 ) -> BuildResult:
     """Build the site from `paths` into `out`; raise (leaving `out` untouched) on any problem.
 
     With strict=True, warnings (such as unknown keys in program.yaml) are errors too. With
-    offline=True no witness is asked for a cosignature (those stored in data/ are still used)."""
+    offline=True no witness is asked for a cosignature (those stored in data/ are still used).
+    A build starts from what the caches under the private directory remember (the replayed
+    ledger, what each page was made from) and is byte for byte the build from scratch that
+    full=True forces: it reads no cache, replays every line and renders every page (and
+    remembers its pages for the next build)."""
     started = time.monotonic()
     remove_leftovers(out)
     if not is_replaceable_site(out):
@@ -77,7 +90,7 @@ def build(
             ]
         )
     with reading(paths):
-        ctx = gather(paths, progress)
+        ctx = gather(paths, progress, use_snapshot=not full)
         if strict and ctx.warnings:
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
         check_key_matches(out, ctx.signer, ctx.ledger.keys)
@@ -90,15 +103,25 @@ def build(
             ctx.tree,
         )
         staging = Staging(out)
+        memo = PageMemo(memo_path(paths.private), None if full else out)
         try:
-            writer = SiteWriter(staging.path)
-            write_site(ctx, writer, progress, carried, out, offline)
+            writer = SiteWriter(staging.path, None if full else out)
+            write_site(ctx, writer, progress, carried, out, offline, memo)
             check_published_unchanged(out, writer.hashes)
         except BaseException:
             staging.discard()
             raise
     result = BuildResult(
-        out, len(writer.hashes) + 2, ctx.ledger.size, 0, 0.0, ctx.demo, ctx.warnings, ctx.signer.fingerprint
+        out,
+        len(writer.hashes) + 2,
+        ctx.ledger.size,
+        0,
+        0.0,
+        ctx.demo,
+        ctx.warnings,
+        ctx.signer.fingerprint,
+        memo.rendered,
+        writer.linked,
     )
     vkey = ctx.signer.vkey
     del ctx  # a million-item ledger's state is not needed twice: free it before verifying
@@ -113,6 +136,7 @@ def build(
         staging.discard()
         raise
     staging.close()
+    memo.save(writer.hashes, (out / layout.SUMS).read_bytes())
     # Published, then kept: a kill in between leaves them in the site, whence the next build
     # carries them, so no checkpoint is lost either way.
     history.remember_published(out, paths.checkpoints_dir)
@@ -126,12 +150,14 @@ def write_site(
     carried: list[history.Archived] | None = None,
     previous: Path | None = None,
     offline: bool = False,
+    memo: PageMemo | None = None,
 ) -> None:
     """Every artifact and page, each input file read once and checked against its hash.
 
     `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
-    checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness."""
-    r = pages.renderer(ctx)
+    checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness.
+    `memo` knows what each of the last release's pages was made from (generator.memo)."""
+    r = pages.renderer(ctx, memo)
     keys = artifacts.build_keys(ctx)
     policy = cosigning.load_policy(ctx.paths)
     cosigned = cosigning.cosign(

@@ -126,6 +126,7 @@ from generator.verifier.scoring import (
     similarity_value,
 )
 from generator.verifier.site import verify_site
+from generator.verifier.snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
 from generator.verifier.sodium import sodium_function
 from generator.verifier.state import replace_atomically, user_cache_dir
 from generator.verifier.subjects import prose_problems
@@ -212,6 +213,7 @@ __all__ = [
     "examine_certificate",
     "fingerprint",
     "format_tlog_proof",
+    "frontier_of",
     "grade_counts",
     "in_download",
     "is_exact_field",
@@ -228,6 +230,7 @@ __all__ = [
     "key_id",
     "key_rows",
     "leaf_hash",
+    "load_snapshot",
     "loads_strict",
     "make_cosigner_vkey",
     "make_vkey",
@@ -264,7 +267,9 @@ __all__ = [
     "signer_problems",
     "similarity_form_problem",
     "similarity_value",
+    "snapshot_bytes",
     "sodium_function",
+    "stream_from",
     "strict_decoder",
     "tile_paths",
     "user_cache_dir",

@@ -51,6 +51,7 @@ MODULES = (
     "subjects",
     "keyring",
     "ledger",
+    "snapshot",
     "answers",
     "runs",
     "certificates",
