@@ -1,0 +1,175 @@
+"""Hugo on the same pages, for tests/bench_scale.py: the yardstick of "a static site generator
+building this many pages of this size", with the site's other files copied as static files.
+
+prepare() writes a Hugo source folder (untimed): one Markdown page per HTML page of the built
+site, at the same path (front matter `url`), with a body sized so that the rendered pages
+average the built site's page size, a base template with a header and footer partial, and
+every non-HTML file of the site hard-linked (or copied) into `static/`. command() is what is
+timed: `hugo --quiet` into a fresh folder.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+INSTALL = "apt-get install -y hugo  (Debian's package; the figures quoted are of Hugo 0.111)"
+
+_CONFIG = """baseURL = "/"
+title = "Bench"
+disableKinds = ["taxonomy", "term", "RSS", "sitemap", "robotsTXT", "404", "section"]
+enableRobotsTXT = false
+"""
+
+_BASEOF = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ .Title }} · {{ site.Title }}</title>
+<link rel="stylesheet" href="{{ "style.css" | relURL }}">
+</head>
+<body>
+{{ partial "header.html" . }}
+<main id="main">
+{{ block "main" . }}{{ end }}
+</main>
+{{ partial "footer.html" . }}
+</body>
+</html>
+"""
+
+_HEADER = """<header><nav aria-label="Site">
+<a href="{{ "index.html" | relURL }}">{{ site.Title }}</a>
+{{ range $name, $path := dict "Items" "items/" "Runs" "runs/" "Certificates" "certificates/" "Ledger" "ledger/" }}
+<a href="{{ $path | relURL }}">{{ $name }}</a>
+{{ end }}
+</nav></header>
+"""
+
+_FOOTER = """<footer><p>{{ .Params.summary }} Page {{ .Params.n }} of {{ site.Params.pages }}.</p></footer>
+"""
+
+_SINGLE = """{{ define "main" }}<h1>{{ .Title }}</h1>
+{{ .Content }}
+{{ end }}
+"""
+
+_WORDS = [
+    *("ledger", "item", "commit", "reveal", "certificate", "run", "gate", "secret", "public", "score"),
+    *("result", "field", "answer", "account", "amount", "address", "delivery", "transfer", "methodology"),
+    *("judge", "rubric", "checkpoint", "signature", "proof", "tree", "leaf", "root", "consistency"),
+]
+
+
+def hugo_binary() -> str | None:
+    return shutil.which("hugo")
+
+
+def hugo_version(binary: str) -> str:
+    p = subprocess.run([binary, "version"], capture_output=True, text=True)
+    return p.stdout.strip().split(" BuildDate")[0]
+
+
+def _body(rng: random.Random, size: int) -> str:
+    """Markdown of about `size` bytes: headings, paragraphs, a list and a table, as a page of
+    the site holds; plain words, so that the rendered size follows the Markdown's."""
+    parts: list[str] = []
+    length = 0
+    k = 0
+    while length < size:
+        k += 1
+        if k % 4 == 1:
+            block = f"## Section {k}\n"
+        elif k % 4 == 3:
+            rows = [f"| {rng.choice(_WORDS)} | {rng.randrange(10**6)} | {rng.choice(_WORDS)} |" for _ in range(4)]
+            block = "| name | value | note |\n| --- | ---: | --- |\n" + "\n".join(rows) + "\n"
+        elif k % 8 == 0:
+            block = "".join(f"- {' '.join(rng.choices(_WORDS, k=6))}\n" for _ in range(4))
+        else:
+            block = " ".join(rng.choices(_WORDS, k=60)).capitalize() + ".\n"
+        parts.append(block)
+        length += len(block) + 1
+    return "\n".join(parts)
+
+
+def _write_pages(src: Path, pages: list[str], body_size: int) -> None:
+    content = src / "content"
+    if content.exists():
+        shutil.rmtree(content)
+    (content / "p").mkdir(parents=True)
+    for n, rel in enumerate(pages):
+        rng = random.Random(n)  # deterministic: the same pages every run
+        front = f'---\ntitle: "Page {n}"\nn: {n}\nsummary: "A page of the bench."\n'
+        body = _body(rng, body_size)
+        if rel == "index.html":
+            (content / "_index.md").write_text(front + "---\n" + body)
+        else:
+            (content / "p" / f"{n:07d}.md").write_text(front + f'url: "/{rel}"\n---\n' + body)
+
+
+def _average_html(folder: Path) -> tuple[int, float]:
+    sizes = [p.stat().st_size for p in folder.rglob("*.html")]
+    return len(sizes), (sum(sizes) / len(sizes) if sizes else 0.0)
+
+
+def prepare(site: Path, src: Path, binary: str) -> dict[str, Any]:
+    """Write the Hugo source for `site` into `src`; return what it will build."""
+    html = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    if "index.html" not in html:
+        raise AssertionError("the built site has no index.html")
+    target = sum((site / rel).stat().st_size for rel in html) / len(html)
+    if src.exists():
+        shutil.rmtree(src)
+    for rel, text in [
+        ("hugo.toml", _CONFIG + f"[params]\npages = {len(html)}\n"),
+        ("layouts/_default/baseof.html", _BASEOF),
+        ("layouts/_default/single.html", _SINGLE),
+        ("layouts/index.html", _SINGLE),
+        ("layouts/partials/header.html", _HEADER),
+        ("layouts/partials/footer.html", _FOOTER),
+    ]:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    # The rendered size is a + b × the Markdown size: two small builds find a and b, untimed.
+    probe = src.parent / (src.name + "-probe")
+    points = []
+    for size in (1000, 8000):
+        _write_pages(src, ["index.html", *(f"p{n}.html" for n in range(1, 8))], size)
+        shutil.rmtree(probe, ignore_errors=True)
+        subprocess.run([binary, "--quiet", "--source", str(src), "--destination", str(probe)], check=True)
+        points.append((size, _average_html(probe)[1]))
+    shutil.rmtree(probe, ignore_errors=True)
+    (s1, o1), (s2, o2) = points
+    slope = (o2 - o1) / (s2 - s1)
+    body_size = max(0, round(s1 + (target - o1) / slope))
+    _write_pages(src, html, body_size)
+    static = src / "static"
+    linked = copied = 0
+    for p in sorted(site.rglob("*")):
+        if p.is_dir() or p.suffix == ".html":
+            continue
+        rel = p.relative_to(site)
+        (static / rel).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(p, static / rel)  # the same bytes, no copy: preparing is not what is timed
+            linked += 1
+        except OSError:
+            shutil.copyfile(p, static / rel)
+            copied += 1
+    return {"pages": len(html), "target page bytes": round(target), "static files": linked + copied}
+
+
+def command(binary: str, src: Path, dest: Path) -> list[str]:
+    return [binary, "--quiet", "--source", str(src), "--destination", str(dest), "--cacheDir", str(src / ".cache")]
+
+
+def built(dest: Path) -> dict[str, Any]:
+    """What Hugo made: its pages and their average size, and every file."""
+    pages, average = _average_html(dest)
+    files = sum(1 for p in dest.rglob("*") if p.is_file())
+    return {"pages": pages, "page bytes": round(average), "files": files}
