@@ -16,6 +16,7 @@ import fractions
 import functools
 import hashlib
 import importlib.metadata
+import pickle
 import types
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,14 @@ def _feed(h: Any, value: Any) -> None:
 
 
 def digest_of(value: Any) -> str:
-    h = hashlib.sha256()
-    _feed(h, value)
-    return h.hexdigest()
+    """The key of `value`. Pickled first, which is exact for the plain data and dataclasses the
+    views are made of and fast (C); a value pickle cannot take is hashed by `_feed`. Equal
+    values may pickle differently (shared references, a set's order): that costs a render, never
+    a stale page, since different values never pickle alike."""
+    try:
+        data = pickle.dumps(value, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        h = hashlib.sha256(b"feed\0")
+        _feed(h, value)
+        return h.hexdigest()
+    return hashlib.sha256(b"pickle5\0" + data).hexdigest()

@@ -16,44 +16,45 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    59 to   152
-    generator/verifier/text.py              lines   153 to   236
-    generator/verifier/errors.py            lines   237 to   303
-    generator/verifier/canonical.py         lines   304 to   586
-    generator/verifier/formats.py           lines   587 to   806
-    generator/verifier/sodium.py            lines   807 to   850
-    generator/verifier/keys.py              lines   851 to  1099
-    generator/verifier/note.py              lines  1100 to  1207
-    generator/verifier/merkle.py            lines  1208 to  1348
-    generator/verifier/tlogproof.py         lines  1349 to  1420
-    generator/verifier/tiles.py             lines  1421 to  1652
-    generator/verifier/cosignature.py       lines  1653 to  1809
-    generator/verifier/policy.py            lines  1810 to  2092
-    generator/verifier/witnessing.py        lines  2093 to  2116
-    generator/verifier/idindex.py           lines  2117 to  2200
-    generator/verifier/methodology.py       lines  2201 to  2512
-    generator/verifier/scoring.py           lines  2513 to  2812
-    generator/verifier/subjects.py          lines  2813 to  3043
-    generator/verifier/keyring.py           lines  3044 to  3175
-    generator/verifier/ledger.py            lines  3176 to  3665
-    generator/verifier/snapshot.py          lines  3666 to  3831
-    generator/verifier/answers.py           lines  3832 to  3899
-    generator/verifier/runs.py              lines  3900 to  4129
-    generator/verifier/certificates.py      lines  4130 to  4539
-    generator/verifier/certificate_documents.py lines  4540 to  4624
-    generator/verifier/recheck.py           lines  4625 to  4918
-    generator/verifier/report.py            lines  4919 to  5049
-    generator/verifier/folder.py            lines  5050 to  5259
-    generator/verifier/release.py           lines  5260 to  5489
-    generator/verifier/download.py          lines  5490 to  5902
-    generator/verifier/rotation.py          lines  5903 to  6011
-    generator/verifier/history.py           lines  6012 to  6358
-    generator/verifier/publication.py       lines  6359 to  6717
-    generator/verifier/revocations.py       lines  6718 to  6837
-    generator/verifier/certificate_files.py lines  6838 to  7067
-    generator/verifier/site.py              lines  7068 to  7230
-    generator/verifier/state.py             lines  7231 to  7330
-    generator/verifier/cli.py               lines  7331 to  7586
+    generator/verifier/isolation.py         lines    60 to   154
+    generator/verifier/text.py              lines   155 to   238
+    generator/verifier/errors.py            lines   239 to   305
+    generator/verifier/canonical.py         lines   306 to   594
+    generator/verifier/formats.py           lines   595 to   814
+    generator/verifier/sodium.py            lines   815 to   858
+    generator/verifier/keys.py              lines   859 to  1107
+    generator/verifier/note.py              lines  1108 to  1215
+    generator/verifier/merkle.py            lines  1216 to  1356
+    generator/verifier/tlogproof.py         lines  1357 to  1428
+    generator/verifier/tiles.py             lines  1429 to  1660
+    generator/verifier/cosignature.py       lines  1661 to  1817
+    generator/verifier/policy.py            lines  1818 to  2100
+    generator/verifier/witnessing.py        lines  2101 to  2124
+    generator/verifier/idindex.py           lines  2125 to  2208
+    generator/verifier/methodology.py       lines  2209 to  2520
+    generator/verifier/scoring.py           lines  2521 to  2820
+    generator/verifier/subjects.py          lines  2821 to  3051
+    generator/verifier/keyring.py           lines  3052 to  3183
+    generator/verifier/ledger.py            lines  3184 to  3673
+    generator/verifier/snapshot.py          lines  3674 to  3839
+    generator/verifier/state.py             lines  3840 to  3939
+    generator/verifier/memory.py            lines  3940 to  4123
+    generator/verifier/answers.py           lines  4124 to  4191
+    generator/verifier/runs.py              lines  4192 to  4421
+    generator/verifier/certificates.py      lines  4422 to  4831
+    generator/verifier/certificate_documents.py lines  4832 to  4916
+    generator/verifier/recheck.py           lines  4917 to  5210
+    generator/verifier/report.py            lines  5211 to  5341
+    generator/verifier/folder.py            lines  5342 to  5576
+    generator/verifier/release.py           lines  5577 to  5818
+    generator/verifier/download.py          lines  5819 to  6231
+    generator/verifier/rotation.py          lines  6232 to  6340
+    generator/verifier/history.py           lines  6341 to  6687
+    generator/verifier/publication.py       lines  6688 to  7060
+    generator/verifier/revocations.py       lines  7061 to  7180
+    generator/verifier/certificate_files.py lines  7181 to  7441
+    generator/verifier/site.py              lines  7442 to  7625
+    generator/verifier/cli.py               lines  7626 to  7899
 """
 
 # ==============================================================================================
@@ -126,6 +127,7 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
 import argparse
 import base64
 import bisect
+import contextlib
 import ctypes
 import dataclasses
 import datetime
@@ -143,9 +145,9 @@ import zipfile
 import zlib
 from array import array
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from hashlib import blake2b
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, BinaryIO, TypeGuard
@@ -495,7 +497,7 @@ def parse_canonical(data: bytes) -> Any:
 
 
 def iter_canonical_array(
-    data: bytes, key: str, window: int = 1 << 20
+    data: bytes, key: str, window: int = 1 << 20, start: int = 0, ends_at: list[int] | None = None
 ) -> tuple[Iterator[tuple[Any, bytes]], dict[str, Any]]:
     """Stream the elements of a large canonical document's first-sorted list `key`.
 
@@ -505,6 +507,10 @@ def iter_canonical_array(
     checked for canonical form on its own. Returns (elements, rest): the iterator yields
     (element, its canonical bytes); `rest` holds the document's other members once the
     iterator is exhausted. Raises FormatError for anything that is not canonical.
+
+    `start`, if not 0, is the offset just after an element (where an earlier run stopped, whose
+    bytes up to there the caller has checked): the elements after it are yielded. `ends_at`, if
+    given, receives the offset just after the last element.
     """
     prefix = b'{"' + key.encode() + b'":['
     if not data.startswith(prefix):
@@ -512,11 +518,13 @@ def iter_canonical_array(
     rest: dict[str, Any] = {}
 
     def elements() -> Iterator[tuple[Any, bytes]]:
-        pos = len(prefix)
+        pos = start or len(prefix)
         n = len(data)
-        first = True
+        first = not start
         while True:
             if data[pos : pos + 1] == b"]":
+                if ends_at is not None:
+                    ends_at.append(pos)
                 pos += 1
                 break
             if not first:
@@ -2141,7 +2149,7 @@ class IdIndex:
         self._mask = 1023
 
     def _hash(self, key: bytes) -> int:
-        return int.from_bytes(blake2b(key, digest_size=8, key=self._salt).digest(), "little")
+        return int.from_bytes(hashlib.blake2b(key, digest_size=8, key=self._salt).digest(), "little")
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -3830,6 +3838,290 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
 
 
 # ==============================================================================================
+# generator/verifier/state.py: The verifier's memory (FORMAT.md v2): the last checkpoint it verified, per log origin.
+# ==============================================================================================
+
+STATE_MAX_BYTES = 1 << 24
+
+
+def user_cache_dir(name: str) -> Path | None:
+    """$XDG_CACHE_HOME/NAME, or ~/.cache/NAME (the XDG base directory rule); None without a home."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / name
+
+
+def default_state_path() -> Path | None:
+    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
+    folder = user_cache_dir("transparency-verify")
+    return folder / "state.json" if folder else None
+
+
+def read_state(path: Path) -> dict[str, dict[str, Any]]:
+    """origin -> {"tree_size", "root", "checkpoint"}; {} if the file does not exist yet."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(STATE_MAX_BYTES + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise FormatError(f"{path}: cannot read the verifier's state ({e.strerror or e})") from None
+    if len(data) > STATE_MAX_BYTES:
+        raise FormatError(f"{path}: larger than {STATE_MAX_BYTES} bytes: not a state file of this verifier")
+    try:
+        doc = parse_canonical(data)
+        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or type(doc["v"]) is not int:
+            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
+        if doc["v"] != 1:
+            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
+        logs = doc["logs"]
+        if not isinstance(logs, dict):
+            raise FormatError("logs is not an object")
+        for origin, row in logs.items():
+            if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size")):
+                raise FormatError(f"the row of {origin!r} is malformed")
+            if not (isinstance(row["root"], str) and isinstance(row["checkpoint"], str)):
+                raise FormatError(f"the row of {origin!r} holds a root or checkpoint that is not text")
+            if not is_int(row["tree_size"]) or len(b64decode_strict(row["root"])) != 32:
+                raise FormatError(f"the row of {origin!r} has a malformed size or root")
+            b64decode_strict(row["checkpoint"])
+    except FormatError as e:
+        raise FormatError(
+            f"{path}: the verifier's state is damaged ({e}); it was left as it is. Move it away to start "
+            "remembering afresh (and lose what it remembered)"
+        ) from None
+    return logs
+
+
+def saved_from_state(logs: dict[str, dict[str, Any]], origin: str) -> bytes | None:
+    row = logs.get(origin)
+    return base64.b64decode(row["checkpoint"]) if row else None
+
+
+def write_state(path: Path, logs: dict[str, dict[str, Any]], tree: dict[str, Any], checkpoint: bytes) -> None:
+    """Remember `tree` (a verified checkpoint) for its origin, replacing the file atomically."""
+    logs = dict(logs)
+    logs[tree["origin"]] = {
+        "checkpoint": base64.b64encode(checkpoint).decode(),
+        "root": tree["root"],
+        "tree_size": tree["tree_size"],
+    }
+    data = canonical_bytes({"logs": logs, "type": "verifier-state", "v": 1})
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomically(path, data)
+
+
+def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write `data` to `path` so that a kill at any moment leaves the old file or the new one,
+    whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+# ==============================================================================================
+# generator/verifier/memory.py: What the verifier remembers of the last release it verified (FORMAT.md, "The
+#     verifier's memory"), so that it verifies the next release from there instead of from nothing.
+# ==============================================================================================
+
+MEMORY_VERSION = 1
+
+
+def rules_version() -> str:
+    """The SHA-256 of the code verifying: the one-file bundle, or every module of the package."""
+    here = Path(os.path.abspath(__file__))
+    files = [here] if here.name != "memory.py" else sorted(here.parent.glob("*.py"))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def memory_file(folder: Path, origin: str) -> Path:
+    return folder / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.release"
+
+
+def file_identity(path: Path) -> list[int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+class Memory:
+    """The memory read for this run (if any: `ledger` is None otherwise), and what this run
+    learns for the next."""
+
+    def __init__(self, folder: Path, origin: str, full: bool = False) -> None:
+        self.folder = folder
+        self.origin = origin
+        self.path = memory_file(folder, origin)
+        self.ledger: Ledger | None = None
+        self.extra: dict[str, Any] = {}
+        self.why_not: str | None = None
+        self.rules = rules_version()
+        self.bound = False  # the memory is of the release the state file remembers
+        self.used = False  # the replay resumed from it
+        # What this run learns, saved only when it passes.
+        self.new_files: dict[str, list[Any]] = {}
+        self.new_rechecks: dict[str, list[Any]] = {}
+        self.new_snapshot: tuple[Ledger, dict[str, Any]] | None = None
+        if not full:
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            self.why_not = f"{self.path} cannot be read ({e.strerror or e})"
+            return
+        try:
+            ledger, extra = load_snapshot(data)
+            if extra.get("v") != MEMORY_VERSION or extra.get("origin") != self.origin:
+                raise FormatError("not a memory of this log by this version")
+            if extra.get("rules") != self.rules:
+                raise FormatError("made by another version of the verifier")
+            stream_from(extra["frontier"])
+        except (FormatError, KeyError, TypeError, ValueError) as e:
+            self.why_not = f"{self.path}: not used ({e})"
+            return
+        self.ledger, self.extra = ledger, extra
+
+    def bind(self, remembered: list[tuple[int, bytes]]) -> None:
+        """Use this memory only if it is of a release whose checkpoint (size, root) the state
+        file remembers: the memory and the state are written by the same passing run."""
+        if self.ledger is None:
+            return
+        self.bound = (self.extra["tree_size"], self.extra["root"]) in [(n, r.hex()) for n, r in remembered]
+        if not self.bound:
+            self.why_not = f"{self.path} is not of the release the state file remembers"
+            self.ledger = None
+
+    # -- the ledger
+
+    def resume(self, rel: str, data: bytes, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        """Where to resume the replay of entries document `data`: the remembered state and the
+        offset just after its last leaf, if `data` begins with exactly the bytes remembered and
+        every root the checks ask for up to that size is remembered; else None."""
+        if self.ledger is None or not self.bound:
+            return None
+        entries = self.extra["entries"]
+        offset = entries["bytes"]
+        if entries["path"] != rel or not 0 < offset < len(data) or data[offset : offset + 1] not in (b",", b"]"):
+            self.why_not = "the entries document does not continue the remembered one"
+            return None
+        if hashlib.sha256(memoryview(data)[:offset]).hexdigest() != entries["sha256"]:
+            self.why_not = "the entries document's first bytes differ from the release verified last"
+            return None
+        size = self.ledger.size
+        roots = {int(k): bytes.fromhex(v) for k, v in self.extra["roots"].items()}
+        asked = [n for n in roots_at if 0 < n <= size]
+        if any(n not in roots for n in asked):
+            self.why_not = "the history names a tree size the release verified last did not"
+            return None
+        for n in asked:
+            roots_at[n] = roots[n]
+        ledger, self.ledger = self.ledger, None  # the replay goes on in it: it is no longer the memory's
+        self.used = True
+        return ledger, stream_from(self.extra["frontier"]), offset
+
+    def took(
+        self, rel: str, data: bytes, end: int, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]
+    ) -> None:
+        """The replay ended: remember its state, made now, before any later check touches it."""
+        extra: dict[str, Any] = {
+            "entries": {"path": rel, "bytes": end, "sha256": hashlib.sha256(memoryview(data)[:end]).hexdigest()},
+            "frontier": frontier_of(stream),
+            "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
+        }
+        # Later checks may give the key ring its first key from keys.json (rotation.py): the
+        # replay's own state has only the spans its events made.
+        extra["spans"] = len(ledger.keys.spans)
+        self.new_snapshot = (ledger, extra)
+
+    # -- files
+
+    def unchanged(self, rel: str, digest: str, path: Path) -> bool:
+        """Whether `rel`, listed with `digest`, is the very file verified last time. Remembers
+        its identity for the next run either way (the caller hashes it when not)."""
+        ident = file_identity(path)
+        if ident is None:
+            return False
+        self.new_files[rel] = [digest, *ident]
+        if not self.bound:
+            return False
+        old = self.extra["files"].get(rel)
+        return bool(old == [digest, *ident])
+
+    def forget_file(self, rel: str) -> None:
+        self.new_files.pop(rel, None)
+
+    # -- certificate recomputations
+
+    def recheck_key(self, *inputs: Any) -> str:
+        return hashlib.sha256(canonical_bytes([self.rules, *inputs])).hexdigest()
+
+    def recheck(self, key: str) -> tuple[int, list[str]] | None:
+        """The checks counted and the assertions of a recomputation under `key` that passed."""
+        found = self.extra.get("rechecks", {}).get(key) if self.bound else None
+        if found is None:
+            return None
+        self.new_rechecks[key] = found
+        return found[0], list(found[1])
+
+    def passed(self, key: str, checks: int, asserted: list[str]) -> None:
+        self.new_rechecks[key] = [checks, asserted]
+
+    # -- saving
+
+    def save(self, tree: dict[str, Any], root: bytes) -> None:
+        """Remember this run (which passed) for the next; the caller writes the state file after."""
+        if self.new_snapshot is None:
+            return
+        ledger, extra = self.new_snapshot
+        spans = ledger.keys.spans
+        ledger.keys.spans = spans[: extra.pop("spans")]
+        extra.update(
+            {
+                "v": MEMORY_VERSION,
+                "origin": self.origin,
+                "tree_size": tree["tree_size"],
+                "root": root.hex(),
+                "rules": self.rules,
+                "files": dict(sorted(self.new_files.items())),
+                "rechecks": dict(sorted(self.new_rechecks.items())),
+            }
+        )
+        try:
+            data = snapshot_bytes(ledger, extra)
+        finally:
+            ledger.keys.spans = spans
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        replace_atomically(self.path, data)
+
+
+# ==============================================================================================
 # generator/verifier/answers.py: The answers certificates are scored and rechecked against, read from reveal
 #     documents.
 # ==============================================================================================
@@ -5078,6 +5370,7 @@ class Site:
         self.resolved = root.resolve()
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
+        self._folders: dict[str, bool] = {}  # folder -> no link on its way down from the root
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -5092,16 +5385,20 @@ class Site:
             return None
         self.current = rel
         p = self.root / rel
+        # No component inside the site may be a link (each folder looked at once, however many
+        # files it holds), and the path has no '..': then it cannot leave the site.
+        real = p
         try:
-            real = p.resolve()
-            inside = real.is_relative_to(self.resolved) and not any(
-                q.is_symlink() for q in (p, *p.parents) if q.is_relative_to(self.root) and q != self.root
-            )
-            is_file = p.is_file()
-        except (OSError, RuntimeError):  # a link loop, a name too long, a permission
+            st = os.lstat(p)
+            inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
+            is_file = stat.S_ISREG(st.st_mode)
+        except FileNotFoundError:
+            inside, is_file = self._link_free(rel.rpartition("/")[0]), False
+        except (OSError, RuntimeError):  # a name too long, a permission
             inside = is_file = False
-            real = p
         if not inside:
+            with contextlib.suppress(OSError, RuntimeError):  # only to say where it leads
+                real = p.resolve()
             self.report.check(
                 False,
                 rel,
@@ -5114,6 +5411,26 @@ class Site:
             self.report.check(False, rel, f"{what}: the file is missing", "a regular file", "nothing")
             return None
         return p
+
+    def _link_free(self, rel_dir: str) -> bool:
+        """Whether no component of folder `rel_dir` (inside the site) is a link; one that does
+        not exist is none (the file under it is then missing)."""
+        ok = True
+        folder = ""
+        for part in rel_dir.split("/") if rel_dir else ():
+            folder = f"{folder}/{part}" if folder else part
+            known = self._folders.get(folder)
+            if known is None:
+                try:
+                    known = not stat.S_ISLNK(os.lstat(self.root / folder).st_mode)
+                except FileNotFoundError:
+                    known = True
+                except OSError:
+                    known = False
+                known = known and ok
+                self._folders[folder] = known
+            ok = known
+        return ok
 
     def read(self, rel: Any, what: str) -> bytes | None:
         p = self.path(rel, what)
@@ -5409,9 +5726,10 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
 
 
-def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
+def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None) -> Listing | None:
     """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
-    what it lists, or None if it cannot be read."""
+    what it lists, or None if it cannot be read. With a `memory`, a file listed with the SHA-256
+    it had when it was verified last, and still the same file on this disk, is not hashed again."""
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
@@ -5452,11 +5770,22 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     matched = set()
+    todo = []
     for rel in sorted(actual & set(listed)):
-        s.current = rel
-        digest = s.file_sha256(rel)
-        if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
+        if memory is not None and memory.unchanged(rel, listed[rel], s.root / rel):
+            report.checks += 1
             matched.add(rel)
+        else:
+            todo.append(rel)
+    # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
+    # results are taken in path order, so the report is the same whatever finishes first.
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        for rel, digest in zip(todo, pool.map(s.file_sha256, todo), strict=True):
+            s.current = rel
+            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
+                matched.add(rel)
+            elif memory is not None:
+                memory.forget_file(rel)
     return Listing(listed, signed, frozenset(matched))
 
 
@@ -6369,6 +6698,7 @@ def check_ledger(
     key: bytes,
     roots_at: dict[int, bytes] | None = None,
     from_tiles: bool = False,
+    memory: Memory | None = None,
 ) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
@@ -6376,7 +6706,9 @@ def check_ledger(
     commitment list is read, which is then checked against the replayed state. `roots_at`
     names earlier tree sizes whose roots the history checks need; each is filled in on the way.
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
-    then never read: a log too large for one file is checked all the same.
+    then never read: a log too large for one file is checked all the same. With a `memory` of
+    the release verified last, only the entries after its last leaf are replayed, from its state,
+    when the document begins with exactly the bytes it remembers (generator/verifier/memory.py).
     """
     report = s.report
     led = manifest["ledger"]
@@ -6394,13 +6726,22 @@ def check_ledger(
         s.signed(rel, data, key, "ledger entries")
     ledger = Ledger()
     merkle = MerkleStream()
+    start = 0
+    resumed = memory.resume(rel, data, roots_at) if memory is not None and roots_at is not None and data else None
+    if resumed is not None:
+        ledger, merkle, start = resumed
+        report.notes.append(
+            f"{rel}: the first {ledger.size} entries are those of the release verified last (their bytes' SHA-256 "
+            "is the one remembered); only the entries after them were replayed"
+        )
+    end: list[int] = []
     try:
         if from_tiles:
             entries: Iterator[tuple[Any, bytes]] = (
                 (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
             )
         else:
-            entries, rest = iter_canonical_array(data, "entries")
+            entries, rest = iter_canonical_array(data, "entries", start=start, ends_at=end)
         for leaf, raw in entries:
             problems = ledger.apply(leaf, len(raw))
             merkle.append(leaf_hash(raw))
@@ -6415,6 +6756,8 @@ def check_ledger(
     except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
+    if memory is not None and end and roots_at is not None and ledger.size:
+        memory.took(rel, data, end[0], ledger, merkle, roots_at)
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
     if rest is not None:
@@ -6848,6 +7191,7 @@ def check_certificates(
     specs: dict[str, dict[str, Any]],
     methodologies: dict[str, Methodology],
     key: bytes,
+    memory: Memory | None = None,
 ) -> None:
     report = s.report
     run_rows = manifest["runs"]
@@ -6862,7 +7206,7 @@ def check_certificates(
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key)
+        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, memory)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
@@ -6897,6 +7241,7 @@ def _check_one_certificate(
     verdicts: dict[str, str],
     now: "_Clock",
     key: bytes,
+    memory: Memory | None = None,
 ) -> None:
     report = s.report
     serial = r.get("serial")
@@ -6940,6 +7285,33 @@ def _check_one_certificate(
     record = None
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+    recheck = None
+    if memory is not None and spec is not None:
+        # Every input of the recomputation, exactly: a key that passed before passes again.
+        revealed = [[i, c.commitment] for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
+        recheck = memory.recheck_key(
+            sha256_hex(data),
+            [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+            [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
+            sha256_hex(canonical_bytes(spec)),
+            [
+                version,
+                ledger.methodologies[version].sha256
+                if isinstance(version, str) and version in ledger.methodologies
+                else None,
+            ],
+            pinned is not None,
+            public,
+            str(run_paths.get(ev.run, "")),
+            revealed,
+            [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
+            sha256_hex(canonical_bytes(record)) if record is not None else None,
+        )
+        known = memory.recheck(recheck)
+        if known is not None:
+            report.checks += known[0]
+            report.asserted += known[1]
+            return
     found = examine_certificate(
         cert,
         ev,
@@ -6954,6 +7326,8 @@ def _check_one_certificate(
     )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
+    if recheck is not None and memory is not None and not found.problems:
+        memory.passed(recheck, found.checks, found.asserted)
 
 
 class _Clock:
@@ -7081,13 +7455,18 @@ def verify_site(
     since: Sequence[tuple[str, bytes, str | None]] = (),
     from_tiles: bool = False,
     policy: Policy | None = None,
+    memory: Path | None = None,
+    full: bool = False,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
     (None for one the caller named: it must be this site's; a remembered one of another log is
     skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
     `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
-    witness cosignatures.
+    witness cosignatures. With `memory`, a folder where the verifier remembers the last release
+    it verified (generator/verifier/memory.py): the site is verified from the release remembered
+    there, if it is the one `since` remembers, and what this run verified is remembered when
+    every check passes; `full` verifies from nothing all the same.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -7104,7 +7483,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report)
     try:
-        _check(s, key, since, from_tiles, policy)
+        _check(s, key, since, from_tiles, policy, memory, full)
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -7113,7 +7492,13 @@ def verify_site(
 
 
 def _check(
-    s: Site, key: str | None, since: Sequence[tuple[str, bytes, str | None]], from_tiles: bool, policy: Policy | None
+    s: Site,
+    key: str | None,
+    since: Sequence[tuple[str, bytes, str | None]],
+    from_tiles: bool,
+    policy: Policy | None,
+    memory_folder: Path | None = None,
+    full: bool = False,
 ) -> None:
     report = s.report
     loaded = s.document(MANIFEST_PATH, "manifest")
@@ -7125,9 +7510,6 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
-    sums = check_sums(s, public_key, manifest["verifier"])
-    if sums is not None:
-        check_download(s, public_key, sums)
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
@@ -7151,9 +7533,18 @@ def _check(
                 f"a checkpoint of {origin}",
                 "a file that is not",
             )
+    memory = None
+    if memory_folder is not None and not from_tiles:
+        memory = Memory(memory_folder, origin, full)
+        memory.bind([(cp.size, cp.root) for cp in saved])
+        if memory.why_not:
+            report.notes.append(f"verified in full: {memory.why_not}")
+    sums = check_sums(s, public_key, manifest["verifier"], memory)
+    if sums is not None:
+        check_download(s, public_key, sums)
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
-    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles)
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -7208,7 +7599,7 @@ def _check(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
-    check_certificates(s, manifest, ledger, specs, methodologies, public_key)
+    check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
@@ -7223,109 +7614,13 @@ def _check(
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
+    if memory is not None and memory.bound and not memory.used and memory.why_not:
+        report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
+    if memory is not None and report.ok:
+        memory.save(report.tree, root)
     open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
-
-
-# ==============================================================================================
-# generator/verifier/state.py: The verifier's memory (FORMAT.md v2): the last checkpoint it verified, per log origin.
-# ==============================================================================================
-
-STATE_MAX_BYTES = 1 << 24
-
-
-def user_cache_dir(name: str) -> Path | None:
-    """$XDG_CACHE_HOME/NAME, or ~/.cache/NAME (the XDG base directory rule); None without a home."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(base):
-        home = os.path.expanduser("~")
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    return Path(base) / name
-
-
-def default_state_path() -> Path | None:
-    """$XDG_CACHE_HOME/transparency-verify/state.json, or under ~/.cache; None without a home."""
-    folder = user_cache_dir("transparency-verify")
-    return folder / "state.json" if folder else None
-
-
-def read_state(path: Path) -> dict[str, dict[str, Any]]:
-    """origin -> {"tree_size", "root", "checkpoint"}; {} if the file does not exist yet."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(STATE_MAX_BYTES + 1)
-    except FileNotFoundError:
-        return {}
-    except OSError as e:
-        raise FormatError(f"{path}: cannot read the verifier's state ({e.strerror or e})") from None
-    if len(data) > STATE_MAX_BYTES:
-        raise FormatError(f"{path}: larger than {STATE_MAX_BYTES} bytes: not a state file of this verifier")
-    try:
-        doc = parse_canonical(data)
-        if check_keys(doc, ("logs", "type", "v")) or doc["type"] != "verifier-state" or type(doc["v"]) is not int:
-            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
-        if doc["v"] != 1:
-            raise FormatError('not {"type":"verifier-state","v":1,"logs":{…}}')
-        logs = doc["logs"]
-        if not isinstance(logs, dict):
-            raise FormatError("logs is not an object")
-        for origin, row in logs.items():
-            if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size")):
-                raise FormatError(f"the row of {origin!r} is malformed")
-            if not (isinstance(row["root"], str) and isinstance(row["checkpoint"], str)):
-                raise FormatError(f"the row of {origin!r} holds a root or checkpoint that is not text")
-            if not is_int(row["tree_size"]) or len(b64decode_strict(row["root"])) != 32:
-                raise FormatError(f"the row of {origin!r} has a malformed size or root")
-            b64decode_strict(row["checkpoint"])
-    except FormatError as e:
-        raise FormatError(
-            f"{path}: the verifier's state is damaged ({e}); it was left as it is. Move it away to start "
-            "remembering afresh (and lose what it remembered)"
-        ) from None
-    return logs
-
-
-def saved_from_state(logs: dict[str, dict[str, Any]], origin: str) -> bytes | None:
-    row = logs.get(origin)
-    return base64.b64decode(row["checkpoint"]) if row else None
-
-
-def write_state(path: Path, logs: dict[str, dict[str, Any]], tree: dict[str, Any], checkpoint: bytes) -> None:
-    """Remember `tree` (a verified checkpoint) for its origin, replacing the file atomically."""
-    logs = dict(logs)
-    logs[tree["origin"]] = {
-        "checkpoint": base64.b64encode(checkpoint).decode(),
-        "root": tree["root"],
-        "tree_size": tree["tree_size"],
-    }
-    data = canonical_bytes({"logs": logs, "type": "verifier-state", "v": 1})
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomically(path, data)
-
-
-def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write `data` to `path` so that a kill at any moment leaves the old file or the new one,
-    whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 # ==============================================================================================
@@ -7373,7 +7668,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "or a rewritten history by itself (default: $XDG_CACHE_HOME/transparency-verify/state.json); written "
         "only when every check passed",
     )
-    parser.add_argument("--no-state", action="store_true", help="neither read nor write the state file")
+    parser.add_argument(
+        "--no-state", action="store_true", help="neither read nor write the state file (nor the memory beside it)"
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="verify everything from nothing, even when the state file's folder remembers the release verified "
+        "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
+        "its new ledger entries are replayed, only changed files hashed, only changed certificates recomputed",
+    )
     parser.add_argument(
         "--policy",
         metavar="FILE",
@@ -7423,7 +7727,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if remembered is not None:
             since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
     try:
-        report = verify_site(site, args.key, debug=args.debug, since=since, from_tiles=args.from_tiles, policy=policy)
+        report = verify_site(
+            site,
+            args.key,
+            debug=args.debug,
+            since=since,
+            from_tiles=args.from_tiles,
+            policy=policy,
+            memory=state_path.parent / "releases" if state_path else None,
+            full=args.full,
+        )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
         return 2

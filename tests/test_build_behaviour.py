@@ -99,7 +99,7 @@ def test_failed_self_verification_leaves_public_untouched(
     write_items(built_program.paths, [item("a-100", "a")], "more.yaml")
     commit_new_items(built_program.paths, "2026-03-01T00:00:00Z")
 
-    def failing(site: Path, key: str | None = None) -> Report:
+    def failing(site: Path, key: str | None = None, *_: object) -> Report:
         r = Report(str(site))
         r.check(False, "ledger/checkpoint", "simulated failure")
         return r

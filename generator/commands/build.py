@@ -128,7 +128,7 @@ def build(
     try:
         if progress:
             progress("verifying the built site", 0, 1)
-        report = self_check(staging.path, vkey)
+        report = self_check(staging.path, vkey, paths.private / "cache" / "verify", out, full)
         if not report.ok:
             raise VerificationFailed(report.render())
         swap_in(staging.path, out)
@@ -243,9 +243,19 @@ def write_site(
     w.finish(ctx.signer)
 
 
-def self_check(site: Path, vkey: str) -> Any:
+def self_check(
+    site: Path, vkey: str, memory: Path | None = None, previous: Path | None = None, full: bool = False
+) -> Any:
     """The site verified by the very verify.py it ships: those bytes, loaded as a module of
-    their own, pinned to our key. The report is that module's Report."""
+    their own, pinned to our key. The report is that module's Report.
+
+    With `memory` (a folder of the private cache) and the last release in `previous`, the new
+    release must extend the last one's checkpoint, and is verified from what the verifier
+    remembers of that release when it verified it (only new ledger entries replayed, only
+    changed certificates recomputed); `full` verifies from nothing, remembering all the same."""
+    since: list[tuple[str, bytes, str | None]] = []
+    if previous is not None and (previous / layout.CHECKPOINT).is_file():
+        since.append(("the last release's checkpoint", (previous / layout.CHECKPOINT).read_bytes(), None))
     name = f"_published_verifier_{sha256_hex(site.as_posix().encode())[:12]}"
     spec = importlib.util.spec_from_file_location(name, site / layout.VERIFIER)
     assert spec is not None and spec.loader is not None
@@ -254,6 +264,6 @@ def self_check(site: Path, vkey: str) -> Any:
     try:
         spec.loader.exec_module(module)
         vars(module)["RAISE_INTERNAL_ERRORS"] = RAISE_INTERNAL_ERRORS
-        return module.verify_site(site, vkey)
+        return module.verify_site(site, vkey, since=since, memory=memory, full=full)
     finally:
         del sys.modules[name]

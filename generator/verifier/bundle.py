@@ -52,6 +52,8 @@ MODULES = (
     "keyring",
     "ledger",
     "snapshot",
+    "state",
+    "memory",
     "answers",
     "runs",
     "certificates",
@@ -67,7 +69,6 @@ MODULES = (
     "revocations",
     "certificate_files",
     "site",
-    "state",
     "cli",
 )
 PRELUDE = "isolation"

@@ -202,7 +202,7 @@ def parse_canonical(data: bytes) -> Any:
 
 
 def iter_canonical_array(
-    data: bytes, key: str, window: int = 1 << 20
+    data: bytes, key: str, window: int = 1 << 20, start: int = 0, ends_at: list[int] | None = None
 ) -> tuple[Iterator[tuple[Any, bytes]], dict[str, Any]]:
     """Stream the elements of a large canonical document's first-sorted list `key`.
 
@@ -212,6 +212,10 @@ def iter_canonical_array(
     checked for canonical form on its own. Returns (elements, rest): the iterator yields
     (element, its canonical bytes); `rest` holds the document's other members once the
     iterator is exhausted. Raises FormatError for anything that is not canonical.
+
+    `start`, if not 0, is the offset just after an element (where an earlier run stopped, whose
+    bytes up to there the caller has checked): the elements after it are yielded. `ends_at`, if
+    given, receives the offset just after the last element.
     """
     prefix = b'{"' + key.encode() + b'":['
     if not data.startswith(prefix):
@@ -219,11 +223,13 @@ def iter_canonical_array(
     rest: dict[str, Any] = {}
 
     def elements() -> Iterator[tuple[Any, bytes]]:
-        pos = len(prefix)
+        pos = start or len(prefix)
         n = len(data)
-        first = True
+        first = not start
         while True:
             if data[pos : pos + 1] == b"]":
+                if ends_at is not None:
+                    ends_at.append(pos)
                 pos += 1
                 break
             if not first:

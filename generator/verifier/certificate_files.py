@@ -6,10 +6,12 @@ import datetime
 from typing import Any
 
 from generator.verifier.answers import RevealedAnswers
+from generator.verifier.canonical import canonical_bytes
 from generator.verifier.certificate_documents import due_records
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.ledger import Ledger
+from generator.verifier.memory import Memory
 from generator.verifier.methodology import Methodology
 from generator.verifier.publication import ordered_ids
 from generator.verifier.recheck import examine_certificate
@@ -23,6 +25,7 @@ def check_certificates(
     specs: dict[str, dict[str, Any]],
     methodologies: dict[str, Methodology],
     key: bytes,
+    memory: Memory | None = None,
 ) -> None:
     report = s.report
     run_rows = manifest["runs"]
@@ -37,7 +40,7 @@ def check_certificates(
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key)
+        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, memory)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
@@ -72,6 +75,7 @@ def _check_one_certificate(
     verdicts: dict[str, str],
     now: "_Clock",
     key: bytes,
+    memory: Memory | None = None,
 ) -> None:
     report = s.report
     serial = r.get("serial")
@@ -115,6 +119,33 @@ def _check_one_certificate(
     record = None
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+    recheck = None
+    if memory is not None and spec is not None:
+        # Every input of the recomputation, exactly: a key that passed before passes again.
+        revealed = [[i, c.commitment] for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
+        recheck = memory.recheck_key(
+            sha256_hex(data),
+            [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+            [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
+            sha256_hex(canonical_bytes(spec)),
+            [
+                version,
+                ledger.methodologies[version].sha256
+                if isinstance(version, str) and version in ledger.methodologies
+                else None,
+            ],
+            pinned is not None,
+            public,
+            str(run_paths.get(ev.run, "")),
+            revealed,
+            [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
+            sha256_hex(canonical_bytes(record)) if record is not None else None,
+        )
+        known = memory.recheck(recheck)
+        if known is not None:
+            report.checks += known[0]
+            report.asserted += known[1]
+            return
     found = examine_certificate(
         cert,
         ev,
@@ -129,6 +160,8 @@ def _check_one_certificate(
     )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
+    if recheck is not None and memory is not None and not found.problems:
+        memory.passed(recheck, found.checks, found.asserted)
 
 
 class _Clock:

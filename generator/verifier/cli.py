@@ -65,7 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "or a rewritten history by itself (default: $XDG_CACHE_HOME/transparency-verify/state.json); written "
         "only when every check passed",
     )
-    parser.add_argument("--no-state", action="store_true", help="neither read nor write the state file")
+    parser.add_argument(
+        "--no-state", action="store_true", help="neither read nor write the state file (nor the memory beside it)"
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="verify everything from nothing, even when the state file's folder remembers the release verified "
+        "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
+        "its new ledger entries are replayed, only changed files hashed, only changed certificates recomputed",
+    )
     parser.add_argument(
         "--policy",
         metavar="FILE",
@@ -115,7 +124,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if remembered is not None:
             since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
     try:
-        report = verify_site(site, args.key, debug=args.debug, since=since, from_tiles=args.from_tiles, policy=policy)
+        report = verify_site(
+            site,
+            args.key,
+            debug=args.debug,
+            since=since,
+            from_tiles=args.from_tiles,
+            policy=policy,
+            memory=state_path.parent / "releases" if state_path else None,
+            full=args.full,
+        )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
         return 2

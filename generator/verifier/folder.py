@@ -4,6 +4,7 @@
 a link or leaving the folder, each failure to read reported against the file.
 """
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -38,6 +39,7 @@ class Site:
         self.resolved = root.resolve()
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
+        self._folders: dict[str, bool] = {}  # folder -> no link on its way down from the root
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -52,16 +54,20 @@ class Site:
             return None
         self.current = rel
         p = self.root / rel
+        # No component inside the site may be a link (each folder looked at once, however many
+        # files it holds), and the path has no '..': then it cannot leave the site.
+        real = p
         try:
-            real = p.resolve()
-            inside = real.is_relative_to(self.resolved) and not any(
-                q.is_symlink() for q in (p, *p.parents) if q.is_relative_to(self.root) and q != self.root
-            )
-            is_file = p.is_file()
-        except (OSError, RuntimeError):  # a link loop, a name too long, a permission
+            st = os.lstat(p)
+            inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
+            is_file = stat.S_ISREG(st.st_mode)
+        except FileNotFoundError:
+            inside, is_file = self._link_free(rel.rpartition("/")[0]), False
+        except (OSError, RuntimeError):  # a name too long, a permission
             inside = is_file = False
-            real = p
         if not inside:
+            with contextlib.suppress(OSError, RuntimeError):  # only to say where it leads
+                real = p.resolve()
             self.report.check(
                 False,
                 rel,
@@ -74,6 +80,26 @@ class Site:
             self.report.check(False, rel, f"{what}: the file is missing", "a regular file", "nothing")
             return None
         return p
+
+    def _link_free(self, rel_dir: str) -> bool:
+        """Whether no component of folder `rel_dir` (inside the site) is a link; one that does
+        not exist is none (the file under it is then missing)."""
+        ok = True
+        folder = ""
+        for part in rel_dir.split("/") if rel_dir else ():
+            folder = f"{folder}/{part}" if folder else part
+            known = self._folders.get(folder)
+            if known is None:
+                try:
+                    known = not stat.S_ISLNK(os.lstat(self.root / folder).st_mode)
+                except FileNotFoundError:
+                    known = True
+                except OSError:
+                    known = False
+                known = known and ok
+                self._folders[folder] = known
+            ok = known
+        return ok
 
     def read(self, rel: Any, what: str) -> bytes | None:
         p = self.path(rel, what)

@@ -1,9 +1,9 @@
 """A compact set of ids in insertion order: the speed and memory work of the ledger replay,
 kept apart from its rules."""
 
+import hashlib
 import os
 from array import array
-from hashlib import blake2b
 
 
 class IdIndex:
@@ -28,7 +28,7 @@ class IdIndex:
         self._mask = 1023
 
     def _hash(self, key: bytes) -> int:
-        return int.from_bytes(blake2b(key, digest_size=8, key=self._salt).digest(), "little")
+        return int.from_bytes(hashlib.blake2b(key, digest_size=8, key=self._salt).digest(), "little")
 
     def __len__(self) -> int:
         return len(self._ends)

@@ -13,6 +13,7 @@ from generator.verifier.formats import check_keys, check_reveal_document, is_int
 from generator.verifier.history import TILE_FOLDER, tile_reader
 from generator.verifier.keys import VerifierKey, fingerprint, key_id
 from generator.verifier.ledger import Ledger
+from generator.verifier.memory import Memory
 from generator.verifier.merkle import EMPTY_ROOT, MerkleStream, leaf_hash
 from generator.verifier.methodology import Methodology, check_methodology, parse_methodology
 from generator.verifier.note import open_note, parse_checkpoint
@@ -29,6 +30,7 @@ def check_ledger(
     key: bytes,
     roots_at: dict[int, bytes] | None = None,
     from_tiles: bool = False,
+    memory: Memory | None = None,
 ) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
@@ -36,7 +38,9 @@ def check_ledger(
     commitment list is read, which is then checked against the replayed state. `roots_at`
     names earlier tree sizes whose roots the history checks need; each is filled in on the way.
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
-    then never read: a log too large for one file is checked all the same.
+    then never read: a log too large for one file is checked all the same. With a `memory` of
+    the release verified last, only the entries after its last leaf are replayed, from its state,
+    when the document begins with exactly the bytes it remembers (generator/verifier/memory.py).
     """
     report = s.report
     led = manifest["ledger"]
@@ -54,13 +58,22 @@ def check_ledger(
         s.signed(rel, data, key, "ledger entries")
     ledger = Ledger()
     merkle = MerkleStream()
+    start = 0
+    resumed = memory.resume(rel, data, roots_at) if memory is not None and roots_at is not None and data else None
+    if resumed is not None:
+        ledger, merkle, start = resumed
+        report.notes.append(
+            f"{rel}: the first {ledger.size} entries are those of the release verified last (their bytes' SHA-256 "
+            "is the one remembered); only the entries after them were replayed"
+        )
+    end: list[int] = []
     try:
         if from_tiles:
             entries: Iterator[tuple[Any, bytes]] = (
                 (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
             )
         else:
-            entries, rest = iter_canonical_array(data, "entries")
+            entries, rest = iter_canonical_array(data, "entries", start=start, ends_at=end)
         for leaf, raw in entries:
             problems = ledger.apply(leaf, len(raw))
             merkle.append(leaf_hash(raw))
@@ -75,6 +88,8 @@ def check_ledger(
     except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
+    if memory is not None and end and roots_at is not None and ledger.size:
+        memory.took(rel, data, end[0], ledger, merkle, roots_at)
     del data, entries  # the iterator holds the bytes too: free both before the next large document
     report.add(ledger.final_problems(), rel)
     if rest is not None:

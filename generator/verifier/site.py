@@ -22,6 +22,7 @@ from generator.verifier.history import (
     verify_saved,
 )
 from generator.verifier.keys import VerifierKey, check_key_pin
+from generator.verifier.memory import Memory
 from generator.verifier.policy import Policy
 from generator.verifier.publication import check_gates, check_ledger, check_methodology_files, check_reveals, check_runs
 from generator.verifier.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
@@ -48,13 +49,18 @@ def verify_site(
     since: Sequence[tuple[str, bytes, str | None]] = (),
     from_tiles: bool = False,
     policy: Policy | None = None,
+    memory: Path | None = None,
+    full: bool = False,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
     (None for one the caller named: it must be this site's; a remembered one of another log is
     skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
     `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
-    witness cosignatures.
+    witness cosignatures. With `memory`, a folder where the verifier remembers the last release
+    it verified (generator/verifier/memory.py): the site is verified from the release remembered
+    there, if it is the one `since` remembers, and what this run verified is remembered when
+    every check passes; `full` verifies from nothing all the same.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -71,7 +77,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report)
     try:
-        _check(s, key, since, from_tiles, policy)
+        _check(s, key, since, from_tiles, policy, memory, full)
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -80,7 +86,13 @@ def verify_site(
 
 
 def _check(
-    s: Site, key: str | None, since: Sequence[tuple[str, bytes, str | None]], from_tiles: bool, policy: Policy | None
+    s: Site,
+    key: str | None,
+    since: Sequence[tuple[str, bytes, str | None]],
+    from_tiles: bool,
+    policy: Policy | None,
+    memory_folder: Path | None = None,
+    full: bool = False,
 ) -> None:
     report = s.report
     loaded = s.document(MANIFEST_PATH, "manifest")
@@ -92,9 +104,6 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
-    sums = check_sums(s, public_key, manifest["verifier"])
-    if sums is not None:
-        check_download(s, public_key, sums)
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
@@ -118,9 +127,18 @@ def _check(
                 f"a checkpoint of {origin}",
                 "a file that is not",
             )
+    memory = None
+    if memory_folder is not None and not from_tiles:
+        memory = Memory(memory_folder, origin, full)
+        memory.bind([(cp.size, cp.root) for cp in saved])
+        if memory.why_not:
+            report.notes.append(f"verified in full: {memory.why_not}")
+    sums = check_sums(s, public_key, manifest["verifier"], memory)
+    if sums is not None:
+        check_download(s, public_key, sums)
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
-    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles)
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -175,7 +193,7 @@ def _check(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
-    check_certificates(s, manifest, ledger, specs, methodologies, public_key)
+    check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
@@ -190,6 +208,10 @@ def _check(
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
+    if memory is not None and memory.bound and not memory.used and memory.why_not:
+        report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
+    if memory is not None and report.ok:
+        memory.save(report.tree, root)
     open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
