@@ -114,10 +114,12 @@ class Paths:
 
     def show(self, path: Path) -> str:
         """A path as the user should read it in a message: relative to the working directory."""
-        try:
-            return str(path.resolve().relative_to(Path.cwd().resolve()))
-        except ValueError:
-            return str(path)
+        # Without resolving links (a system call per component, and a build names a hundred
+        # thousand files): a path under the working directory is shown from it.
+        full, here = os.path.abspath(path), os.getcwd()
+        if full.startswith(here.rstrip(os.sep) + os.sep):
+            return full[len(here.rstrip(os.sep)) + 1 :]
+        return str(path)
 
     def run_spec_file(self, run_id: str) -> Path:
         return self.runs_dir / f"{run_id}.json"

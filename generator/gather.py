@@ -7,12 +7,14 @@ the data is collected and raised together, so one run shows them all.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import layout
+from generator import layout, ledgercache
 from generator.datadir import (
     PUBLISHED_PRIVATE_KEYS,
     Paths,
@@ -25,12 +27,13 @@ from generator.datadir import (
 from generator.documents import read_document, read_or_none
 from generator.errors import InputError, TransparencyError, problem
 from generator.keys import Signer, load_key
-from generator.ledgerfile import ledger_lines, replay_from
+from generator.ledgerfile import replay_from
 from generator.methodology import params_file, prose_file, prose_html, render_prose
 from generator.progress import Progress
 from generator.proofs import MerkleTree
 from generator.rechecks import RecheckMemo
 from generator.sources import read_text
+from generator.treecache import grow, load_tree, save_tree
 from generator.verifier import (
     Ledger,
     Methodology,
@@ -43,7 +46,6 @@ from generator.verifier import (
     check_run_spec,
     due_records,
     examine_certificate,
-    leaf_hash,
     parse_methodology,
     parse_vkey,
     recheckable,
@@ -221,6 +223,10 @@ class SiteContext:
     certificates: list[CertificateInfo]
     generated_at: str
     warnings: list[str] = field(default_factory=list)
+    # What the caches should remember of this reading (the replayed ledger, the tree, the
+    # certificate rechecks): written by the build once the release is published, so that a
+    # refused or failed build changes nothing.
+    remember: list[Callable[[], None]] = field(default_factory=list)
 
     @property
     def origin(self) -> str:
@@ -280,15 +286,25 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         if progress and index % 10000 == 0:
             progress("reading the ledger", index, 0)
 
-    ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot)
+    remember: list[Callable[[], None]] = []
+    ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot, save=False)
+    if use_snapshot and not ledger_problems and replayed.moved_on():
+        remember.append(functools.partial(ledgercache.save, paths, replayed))
     problems += ledger_problems
     merkle = MerkleTree()
     if not ledger_problems:
-        # Every leaf's hash, for the proofs: a pass over the bytes, parsing none of them.
-        for raw in ledger_lines(paths):
-            merkle.append(leaf_hash(raw))
+        # Every leaf's hash, for the proofs: the remembered tree, grown by the lines after it,
+        # parsing none of them; or, when it disagrees with the replay's root, every line.
+        merkle, offset = load_tree(paths) if use_snapshot else (MerkleTree(), 0)
+        cached = merkle.size
+        end = grow(paths, merkle, offset)
+        if cached and merkle.root() != replayed.stream.root():
+            merkle, cached = MerkleTree(), 0
+            end = grow(paths, merkle, 0)
         if merkle.root() != replayed.stream.root():
             problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
+        elif use_snapshot and merkle.size != cached:
+            remember.append(functools.partial(save_tree, paths, merkle, end))
     latest = replayed.latest
     if keys:
         # data/keys.json must say what the ledger's key events make of the keys, row for row.
@@ -313,7 +329,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
     runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")
-    rechecks.save()
+    remember.append(rechecks.save)
     assert signer is not None and program is not None
     return SiteContext(
         paths=paths,
@@ -332,6 +348,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         certificates=certificates,
         generated_at=generated_at(ledger),
         warnings=warnings,
+        remember=remember,
     )
 
 

@@ -103,9 +103,10 @@ def replay_ledger(
 
 
 def replay_from(
-    paths: Paths, on_leaf: LeafHook | None = None, use_snapshot: bool = True
+    paths: Paths, on_leaf: LeafHook | None = None, use_snapshot: bool = True, save: bool = True
 ) -> tuple[Ledger, list[Problem], ReplayStart]:
-    """`replay_ledger`, with where it ended: its tree, its latest events, whether a snapshot helped."""
+    """`replay_ledger`, with where it ended: its tree, its latest events, whether a snapshot
+    helped. `save=False` leaves saving the state reached to the caller (ledgercache.save)."""
     file = paths.show(paths.ledger_file)
     try:
         f = paths.ledger_file.open("rb")
@@ -114,7 +115,7 @@ def replay_from(
     with f:
         start = ledgercache.start_replay(paths, f) if use_snapshot else ReplayStart()
         ledger, problems = _replay_stream(f, file, on_leaf, start)
-    if use_snapshot and not problems and start.moved_on():
+    if save and use_snapshot and not problems and start.moved_on():
         ledgercache.save(paths, start)
     return ledger, problems, start
 

@@ -17,6 +17,7 @@ the number of threads): the same data builds the same bytes.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -318,6 +319,13 @@ def write_index(w: SiteWriter, progress: Progress | None = None) -> Indexed:
     counts = tuple((kind, sum(1 for _, k in pages if k == kind)) for kind, _ in RECORD_PAGES)
     if not pages:
         return Indexed(counts)
+    kept = _unchanged_bundle(w, pages)
+    if kept is not None:
+        for rel in kept:  # each the very file the last release published: linked, not rewritten
+            w.write(
+                f"{layout.SEARCH_INDEX_DIR}/{rel}", (w.previous_file(f"{layout.SEARCH_INDEX_DIR}/{rel}")).read_bytes()
+            )
+        return Indexed(counts)
     with _scratch(w.root) as work:
         site, bundle = work / "site", work / "bundle"
         for rel, _ in pages:
@@ -333,6 +341,37 @@ def write_index(w: SiteWriter, progress: Progress | None = None) -> Indexed:
         for rel in bundle_files(bundle):
             w.write(f"{layout.SEARCH_INDEX_DIR}/{rel}", (bundle / rel).read_bytes())
     return Indexed(counts)
+
+
+def _unchanged_bundle(w: SiteWriter, pages: list[tuple[str, str]]) -> list[str] | None:
+    """The last release's bundle files, when the index would be its own: the same record pages,
+    each with the same bytes, indexed by the same version of Pagefind (whose bundle is a
+    function of the pages alone). None otherwise, and Pagefind runs."""
+    previous = w.previous_paths()
+    if not previous:
+        return None
+    was = {rel for rel in previous if any(p.fullmatch(rel) for _, p in _RECORD_PATTERNS)}
+    if was != {rel for rel, _ in pages} or any(w.previous_digest(rel) != w.hashes[rel] for rel, _ in pages):
+        return None
+    prefix = f"{layout.SEARCH_INDEX_DIR}/"
+    try:
+        entry = json.loads(w.previous_file(f"{prefix}pagefind-entry.json").read_bytes())
+        version = importlib.metadata.version("pagefind_bin")
+        wasm = {f"wasm.{lang.get('wasm') or 'unknown'}.pagefind" for lang in entry["languages"].values()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
+        return None
+    if entry.get("version") != version:
+        return None
+    # The bundle's files, by the rules bundle_files keeps them by (the folder holds the search
+    # script too, which is not Pagefind's).
+    return sorted(
+        (
+            rel
+            for rel in (p.removeprefix(prefix) for p in previous if p.startswith(prefix))
+            if rel in _BUNDLE_FILES or rel in wasm or _BUNDLE_META.fullmatch(rel) or _BUNDLE_CHUNKS.fullmatch(rel)
+        ),
+        key=str.encode,
+    )
 
 
 def write_script(w: SiteWriter) -> None:

@@ -35,7 +35,6 @@ class SiteWriter:
 
     def __init__(self, root: Path, previous: Path | None = None) -> None:
         self.root = root
-        self._resolved = root.resolve()
         self.hashes: dict[str, str] = {}
         self._dirs: set[Path] = set()
         self.previous = previous
@@ -50,9 +49,11 @@ class SiteWriter:
         path = self.root / rel
         parent = path.parent
         if parent not in self._dirs:
+            # A safe path (no '..', not absolute) under a folder only this build creates, which
+            # holds no link, cannot lead outside it: no need to resolve each of 100,000 folders.
             parent.mkdir(parents=True, exist_ok=True)
-            if not parent.resolve().is_relative_to(self._resolved):
-                raise OutputPathError(f"refusing to write {rel}: it resolves outside the site")
+            if parent.is_symlink():
+                raise OutputPathError(f"refusing to write {rel}: its folder is a link")
             self._dirs.add(parent)
         return path
 
@@ -85,6 +86,19 @@ class SiteWriter:
             f.write(data)
         self.hashes[rel] = sha256_hex(data)
         return False
+
+    def previous_paths(self) -> list[str]:
+        """Every path the last release's SHA256SUMS lists (none without a last release)."""
+        return list(self._previous_sums)
+
+    def previous_file(self, rel: str) -> Path:
+        """Where the last release holds `rel` (the caller checks it is listed)."""
+        assert self.previous is not None
+        return self.previous / rel
+
+    def previous_digest(self, rel: str) -> str | None:
+        """The SHA-256 the last release's SHA256SUMS lists for `rel`, if any."""
+        return self._previous_sums.get(rel)
 
     def link_previous(self, rel: str, previous: Path, digest: str) -> bool:
         """Take the last release's file for `rel` as it is (a hard link), if it still holds the

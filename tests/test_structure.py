@@ -120,7 +120,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "witness_site",
         "signing",
     ),
-    ("datadir", "journal", "ledgercache", "ledgerfile"),
+    ("datadir", "journal", "ledgercache", "treecache", "ledgerfile"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
     ("rechecks", "gather", "cosigning"),
     (

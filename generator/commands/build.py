@@ -124,6 +124,7 @@ def build(
         writer.linked,
     )
     vkey = ctx.signer.vkey
+    remember = ctx.remember
     del ctx  # a million-item ledger's state is not needed twice: free it before verifying
     try:
         if progress:
@@ -137,6 +138,8 @@ def build(
         raise
     staging.close()
     memo.save(writer.hashes, (out / layout.SUMS).read_bytes())
+    for keep in remember:
+        keep()
     # Published, then kept: a kill in between leaves them in the site, whence the next build
     # carries them, so no checkpoint is lost either way.
     history.remember_published(out, paths.checkpoints_dir)
