@@ -86,14 +86,22 @@ def _feed(h: Any, value: Any) -> None:
         raise Unhashable(f"cannot hash a {t.__module__}.{t.__qualname__} exactly")
 
 
-def digest_of(value: Any) -> str:
-    """The key of `value`. Pickled first, which is exact for the plain data and dataclasses the
-    views are made of and fast (C); a value pickle cannot take is hashed by `_feed`. Equal
-    values may pickle differently (shared references, a set's order): that costs a render, never
-    a stale page, since different values never pickle alike."""
+def pickled(value: Any) -> bytes | None:
+    """`value` pickled, or None if pickle cannot take it."""
     try:
-        data = pickle.dumps(value, protocol=5)
+        return pickle.dumps(value, protocol=5)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+def digest_of(value: Any, data: bytes | None = None) -> str:
+    """The key of `value` (`data`: its pickle, if the caller has it). Pickled first, which is
+    exact for the plain data and dataclasses the views are made of and fast (C); a value pickle
+    cannot take is hashed by `_feed`. Equal values may pickle differently (shared references,
+    a set's order): that costs a render, never a stale page, since different values never
+    pickle alike."""
+    data = data if data is not None else pickled(value)
+    if data is None:
         h = hashlib.sha256(b"feed\0")
         _feed(h, value)
         return h.hexdigest()

@@ -288,6 +288,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
 
     remember: list[Callable[[], None]] = []
     ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot, save=False)
+    replayed.spans = len(ledger.keys.spans)  # before keys.json's first key joins the ring below
     if use_snapshot and not ledger_problems and replayed.moved_on():
         remember.append(functools.partial(ledgercache.save, paths, replayed))
     problems += ledger_problems

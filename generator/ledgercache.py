@@ -55,6 +55,9 @@ class ReplayStart:
     latest: deque[tuple[int, dict[str, Any]]] = field(default_factory=lambda: deque(maxlen=LATEST_EVENTS))
     why_not: str | None = None  # why the snapshot was not used, when there was one
     loaded: int = 0  # the leaves the snapshot held
+    # The key spans the replay made, when something after it gave the ring its first key from
+    # keys.json (gather does): a snapshot holds what a replay makes, nothing else.
+    spans: int | None = None
 
     def moved_on(self) -> bool:
         """Whether a replay from here reached further than the snapshot, and nothing was
@@ -75,10 +78,12 @@ class ReplayStart:
 
 @functools.cache
 def rules_version() -> str:
-    """The SHA-256 of the verifier's sources: a snapshot replayed under other rules (an older
-    version that let a leaf through) is replayed again rather than believed."""
+    """The SHA-256 of the verifier's sources and of the ledger file's reader: a snapshot replayed
+    under other rules (an older version that let a leaf through) is replayed again rather than
+    believed."""
     h = hashlib.sha256()
-    for source in sorted((Path(__file__).parent / "verifier").glob("*.py")):
+    here = Path(__file__).parent
+    for source in [*sorted((here / "verifier").glob("*.py")), here / "ledgercache.py", here / "ledgerfile.py"]:
         h.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -161,12 +166,20 @@ def save(paths: Paths, start: ReplayStart) -> None:
         "rules": rules_version(),
     }
     path = snapshot_path(paths)
+    ring = start.ledger.keys
+    spans = ring.spans
+    if start.spans is not None:
+        ring.spans = spans[: start.spans]
+    try:
+        data = snapshot_bytes(start.ledger, extra)
+    finally:
+        ring.spans = spans
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(snapshot_bytes(start.ledger, extra))
+                out.write(data)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):

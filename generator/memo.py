@@ -20,12 +20,10 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from generator import layout
-from generator.digest import Unhashable, digest_of, rules_version
+from generator.digest import rules_version
 from generator.writer import SiteWriter
 
 MEMO_NAME = "pages.json"
@@ -44,18 +42,17 @@ class PageMemo:
         if path is not None and previous is not None:
             self.old = _load(path, previous)
 
-    def write(self, w: SiteWriter, rel: str, key_parts: Any, render: Callable[[], str]) -> None:
-        """Write page `rel`: the last release's file when it was made from the same values,
-        else `render()`."""
+    @property
+    def knows_last_release(self) -> bool:
+        """Whether the last release was made by this very code, and is the one in the output
+        folder: what else a build may take from it as it is, the memo vouches for."""
+        return bool(self.old)
+
+    def reuse(self, w: SiteWriter, rel: str, key: str) -> bool:
+        """Take page `rel` from the last release (and say so) when it was made from the values
+        whose key is `key`; else the caller renders it. Either way `key` is this release's."""
         if self.path is None:
-            w.write_text(rel, render())
-            return
-        try:
-            key = digest_of(key_parts)
-        except Unhashable:
-            w.write_text(rel, render())
-            self.rendered += 1
-            return
+            return False
         self.new[rel] = key
         old = self.old.get(rel)
         if (
@@ -65,9 +62,8 @@ class PageMemo:
             and w.link_previous(rel, self.previous / rel, old[1])
         ):
             self.reused += 1
-            return
-        w.write_text(rel, render())
-        self.rendered += 1
+            return True
+        return False
 
     def save(self, hashes: dict[str, str], sums: bytes) -> None:
         """Remember this release's keys, once it is the site in the output folder (whose

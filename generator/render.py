@@ -10,14 +10,16 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import Any, Protocol
 
 import jinja2
 import markupsafe
 
 from generator import layout
+from generator.digest import Unhashable, digest_of, pickled
 from generator.memo import PageMemo
 from generator.writer import SiteWriter
 
@@ -88,29 +90,60 @@ class NavItem:
     path: str
 
 
+def render_page(
+    template: str,
+    page_path: str,
+    title: str,
+    twin: str | None,
+    context: dict[str, Any],
+    common: dict[str, Any],
+    nav: list[NavItem],
+) -> str:
+    """A page, from nothing but its arguments (so that any process renders it the same)."""
+    section = page_path.split("/", 1)[0] if "/" in page_path else page_path
+    return (
+        make_environment()
+        .get_template(template)
+        .render(**common, **context, nav=nav, section=section, page_path=page_path, title=title, twin=twin)
+    )
+
+
+class PagePool(Protocol):
+    def render(self, w: SiteWriter, rel: str, payload: bytes | None, local: Callable[[], str]) -> None: ...
+
+
 class Renderer:
     """Renders pages with what every page shares: the program, the navigation, the demo banner."""
 
-    def __init__(self, common: dict[str, Any], nav: list[NavItem], memo: PageMemo | None = None) -> None:
+    def __init__(
+        self, common: dict[str, Any], nav: list[NavItem], memo: PageMemo | None = None, pool: PagePool | None = None
+    ) -> None:
         self.env = make_environment()
         self.common = common
         self.nav = nav
         self.memo = memo or PageMemo(None, None)
+        self.pool = pool
 
     def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
-        """Render a page into `w`, or take the last release's file when the memo has it made from
-        the very same values (generator.memo)."""
-        key = (template, page_path, title, twin, context, self.common, self.nav)
-        self.memo.write(w, page_path, key, lambda: self.page(template, page_path, title, twin, **context))
+        """Render a page into `w` (on another core, with a `pool`), or take the last release's file
+        when the memo has it made from the very same values (generator.memo)."""
+        parts = (template, page_path, title, twin, context, self.common, self.nav)
+        payload = pickled(parts)
+        try:
+            key: str | None = digest_of(parts, payload)
+        except Unhashable:
+            key = None
+        if key is not None and self.memo.reuse(w, page_path, key):
+            return
+        self.memo.rendered += 1
+
+        def local() -> str:
+            return self.page(template, page_path, title, twin, **context)
+
+        if self.pool is None:
+            w.write_text(page_path, local())
+        else:
+            self.pool.render(w, page_path, payload, local)
 
     def page(self, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> str:
-        section = page_path.split("/", 1)[0] if "/" in page_path else page_path
-        return self.env.get_template(template).render(
-            **self.common,
-            **context,
-            nav=self.nav,
-            section=section,
-            page_path=page_path,
-            title=title,
-            twin=twin,
-        )
+        return render_page(template, page_path, title, twin, context, self.common, self.nav)

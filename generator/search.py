@@ -17,6 +17,7 @@ the number of threads): the same data builds the same bytes.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -309,22 +310,20 @@ def bundle_files(bundle: Path) -> list[str]:
     return kept
 
 
-def write_index(w: SiteWriter, progress: Progress | None = None) -> Indexed:
+def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = False) -> Indexed:
     """Index every record page written so far and publish the bundle under
     layout.SEARCH_INDEX_DIR. Called after the last record page. With no record page, nothing
-    is published (Pagefind refuses an empty site) and the search page says so."""
+    is published (Pagefind refuses an empty site) and the search page says so. With `reuse`
+    (the last release was made by this very code: the build's page memo says so), the last
+    release's bundle is taken as it is when every record page is the same."""
     pages = record_pages(w)
     if progress:
         progress(f"indexing {len(pages)} record pages for search", 0, 1)
     counts = tuple((kind, sum(1 for _, k in pages if k == kind)) for kind, _ in RECORD_PAGES)
     if not pages:
         return Indexed(counts)
-    kept = _unchanged_bundle(w, pages)
-    if kept is not None:
-        for rel in kept:  # each the very file the last release published: linked, not rewritten
-            w.write(
-                f"{layout.SEARCH_INDEX_DIR}/{rel}", (w.previous_file(f"{layout.SEARCH_INDEX_DIR}/{rel}")).read_bytes()
-            )
+    kept = _unchanged_bundle(w, pages) if reuse else None
+    if kept is not None and _take_bundle(w, kept):
         return Indexed(counts)
     with _scratch(w.root) as work:
         site, bundle = work / "site", work / "bundle"
@@ -341,6 +340,25 @@ def write_index(w: SiteWriter, progress: Progress | None = None) -> Indexed:
         for rel in bundle_files(bundle):
             w.write(f"{layout.SEARCH_INDEX_DIR}/{rel}", (bundle / rel).read_bytes())
     return Indexed(counts)
+
+
+def _take_bundle(w: SiteWriter, kept: list[str]) -> bool:
+    """Take the last release's bundle, each file only if it still has the SHA-256 its
+    SHA256SUMS lists (a file edited in the published folder is never carried over): all of it,
+    or, if any file is missing or differs, none (False, and Pagefind runs)."""
+    prefix = f"{layout.SEARCH_INDEX_DIR}/"
+    taken = []
+    for rel in kept:
+        try:
+            data = w.previous_file(prefix + rel).read_bytes()
+        except OSError:
+            return False
+        if hashlib.sha256(data).hexdigest() != w.previous_digest(prefix + rel):
+            return False
+        taken.append((prefix + rel, data))
+    for rel, data in taken:
+        w.write(rel, data)
+    return True
 
 
 def _unchanged_bundle(w: SiteWriter, pages: list[tuple[str, str]]) -> list[str] | None:

@@ -38,23 +38,23 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/ledger.py            lines  3184 to  3673
     generator/verifier/snapshot.py          lines  3674 to  3839
     generator/verifier/state.py             lines  3840 to  3939
-    generator/verifier/memory.py            lines  3940 to  4123
-    generator/verifier/answers.py           lines  4124 to  4191
-    generator/verifier/runs.py              lines  4192 to  4421
-    generator/verifier/certificates.py      lines  4422 to  4831
-    generator/verifier/certificate_documents.py lines  4832 to  4916
-    generator/verifier/recheck.py           lines  4917 to  5210
-    generator/verifier/report.py            lines  5211 to  5341
-    generator/verifier/folder.py            lines  5342 to  5576
-    generator/verifier/release.py           lines  5577 to  5818
-    generator/verifier/download.py          lines  5819 to  6231
-    generator/verifier/rotation.py          lines  6232 to  6340
-    generator/verifier/history.py           lines  6341 to  6687
-    generator/verifier/publication.py       lines  6688 to  7060
-    generator/verifier/revocations.py       lines  7061 to  7180
-    generator/verifier/certificate_files.py lines  7181 to  7441
-    generator/verifier/site.py              lines  7442 to  7625
-    generator/verifier/cli.py               lines  7626 to  7899
+    generator/verifier/memory.py            lines  3940 to  4113
+    generator/verifier/answers.py           lines  4114 to  4181
+    generator/verifier/runs.py              lines  4182 to  4411
+    generator/verifier/certificates.py      lines  4412 to  4821
+    generator/verifier/certificate_documents.py lines  4822 to  4906
+    generator/verifier/recheck.py           lines  4907 to  5200
+    generator/verifier/report.py            lines  5201 to  5331
+    generator/verifier/folder.py            lines  5332 to  5573
+    generator/verifier/release.py           lines  5574 to  5808
+    generator/verifier/download.py          lines  5809 to  6221
+    generator/verifier/rotation.py          lines  6222 to  6330
+    generator/verifier/history.py           lines  6331 to  6677
+    generator/verifier/publication.py       lines  6678 to  7050
+    generator/verifier/revocations.py       lines  7051 to  7170
+    generator/verifier/certificate_files.py lines  7171 to  7431
+    generator/verifier/site.py              lines  7432 to  7618
+    generator/verifier/cli.py               lines  7619 to  7892
 """
 
 # ==============================================================================================
@@ -3959,12 +3959,17 @@ def memory_file(folder: Path, origin: str) -> Path:
     return folder / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.release"
 
 
-def file_identity(path: Path) -> list[int] | None:
+def _private(path: Path) -> bool:
+    """Whether `path` is this user's and nobody else may write it: a memory another user could
+    write could tell this verifier that a certificate passed before. (Where the system has no
+    owners, as on Windows, its folder's permissions are the user's own business.)"""
+    if not hasattr(os, "getuid"):
+        return True
     try:
-        st = os.lstat(path)
+        st = os.stat(path)
     except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 class Memory:
@@ -3982,13 +3987,16 @@ class Memory:
         self.bound = False  # the memory is of the release the state file remembers
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
-        self.new_files: dict[str, list[Any]] = {}
         self.new_rechecks: dict[str, list[Any]] = {}
         self.new_snapshot: tuple[Ledger, dict[str, Any]] | None = None
         if not full:
             self._load()
 
     def _load(self) -> None:
+        if not _private(self.folder) or not _private(self.path):
+            if self.path.exists():
+                self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
+            return
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -4060,23 +4068,6 @@ class Memory:
         extra["spans"] = len(ledger.keys.spans)
         self.new_snapshot = (ledger, extra)
 
-    # -- files
-
-    def unchanged(self, rel: str, digest: str, path: Path) -> bool:
-        """Whether `rel`, listed with `digest`, is the very file verified last time. Remembers
-        its identity for the next run either way (the caller hashes it when not)."""
-        ident = file_identity(path)
-        if ident is None:
-            return False
-        self.new_files[rel] = [digest, *ident]
-        if not self.bound:
-            return False
-        old = self.extra["files"].get(rel)
-        return bool(old == [digest, *ident])
-
-    def forget_file(self, rel: str) -> None:
-        self.new_files.pop(rel, None)
-
     # -- certificate recomputations
 
     def recheck_key(self, *inputs: Any) -> str:
@@ -4109,7 +4100,6 @@ class Memory:
                 "tree_size": tree["tree_size"],
                 "root": root.hex(),
                 "rules": self.rules,
-                "files": dict(sorted(self.new_files.items())),
                 "rechecks": dict(sorted(self.new_rechecks.items())),
             }
         )
@@ -5389,12 +5379,19 @@ class Site:
         # files it holds), and the path has no '..': then it cannot leave the site.
         real = p
         try:
-            st = os.lstat(p)
-            inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
-            is_file = stat.S_ISREG(st.st_mode)
+            if os.name == "nt":  # junctions are not links to lstat there: resolve each path
+                real = p.resolve()
+                inside = real.is_relative_to(self.resolved) and not any(
+                    q.is_symlink() for q in (p, *p.parents) if q.is_relative_to(self.root) and q != self.root
+                )
+                is_file = p.is_file()
+            else:
+                st = os.lstat(p)
+                inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
+                is_file = stat.S_ISREG(st.st_mode)
         except FileNotFoundError:
             inside, is_file = self._link_free(rel.rpartition("/")[0]), False
-        except (OSError, RuntimeError):  # a name too long, a permission
+        except (OSError, RuntimeError):  # a link loop, a name too long, a permission
             inside = is_file = False
         if not inside:
             with contextlib.suppress(OSError, RuntimeError):  # only to say where it leads
@@ -5726,10 +5723,11 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
 
 
-def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None) -> Listing | None:
+def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
-    what it lists, or None if it cannot be read. With a `memory`, a file listed with the SHA-256
-    it had when it was verified last, and still the same file on this disk, is not hashed again."""
+    what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
+    times and inode on disk are no proof that it is unchanged (some file systems let them be
+    set back), and hashing is what the floor of a verification is."""
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
@@ -5770,13 +5768,7 @@ def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None)
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     matched = set()
-    todo = []
-    for rel in sorted(actual & set(listed)):
-        if memory is not None and memory.unchanged(rel, listed[rel], s.root / rel):
-            report.checks += 1
-            matched.add(rel)
-        else:
-            todo.append(rel)
+    todo = sorted(actual & set(listed))
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
     # results are taken in path order, so the report is the same whatever finishes first.
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
@@ -5784,8 +5776,6 @@ def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None)
             s.current = rel
             if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
                 matched.add(rel)
-            elif memory is not None:
-                memory.forget_file(rel)
     return Listing(listed, signed, frozenset(matched))
 
 
@@ -7539,7 +7529,7 @@ def _check(
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
-    sums = check_sums(s, public_key, manifest["verifier"], memory)
+    sums = check_sums(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums)
     history = read_history(s)
@@ -7617,7 +7607,10 @@ def _check(
     if memory is not None and memory.bound and not memory.used and memory.why_not:
         report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
     if memory is not None and report.ok:
-        memory.save(report.tree, root)
+        try:
+            memory.save(report.tree, root)
+        except OSError as e:  # the site passed; only the next run's shortcut is lost
+            report.warnings.append(f"could not remember this release in {memory.folder}: {e.strerror or e}")
     open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -40,6 +41,9 @@ class SiteWriter:
         self.previous = previous
         self._previous_sums = _read_sums(previous) if previous is not None else {}
         self.linked = 0
+        umask = os.umask(0)
+        os.umask(umask)
+        self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
 
     def _target(self, rel: str) -> Path:
         if not is_safe_path(rel):
@@ -105,7 +109,8 @@ class SiteWriter:
         bytes whose SHA-256 is `digest`: a page the memo says is unchanged is not rendered again,
         and a file someone edited in the published folder is never carried into the next."""
         try:
-            if previous.is_symlink() or not previous.is_file():
+            st = os.lstat(previous)
+            if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
                 return False
             with open(previous, "rb") as f:
                 if hashlib.file_digest(f, "sha256").hexdigest() != digest:

@@ -13,17 +13,19 @@ import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from conftest import BuiltSite
 
-from generator import layout
+from generator import download, layout
 from generator.commands.build import build
+from generator.commands.retire import retire_items
 from generator.datadir import Paths
 from generator.download import zip_time
 from generator.keys import Signer, load_key
-from generator.verifier import Report, verify_site
+from generator.verifier import Report, in_download, verify_site
 
 Member = tuple[zipfile.ZipInfo, bytes]
 
@@ -444,3 +446,125 @@ def test_bytes_outside_the_listed_members_fail_the_archive(demo_copy: BuiltSite,
 
 def test_the_genuine_archive_passes_the_strict_check(demo_site: BuiltSite) -> None:
     assert failures(demo_site.out) == []
+
+
+# A rebuild copies the compressed bytes of every member whose file did not change from the last
+# release's archive, instead of deflating it again, and still writes the bytes of a full build.
+
+RETIRED_AT = "2026-12-01T09:00:00Z"  # after the demo ledger's last event
+
+
+def deflated_members(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the members zipfile deflates from now on: a copied member is never opened
+    for writing."""
+    names: list[str] = []
+    real = zipfile.ZipFile.open
+
+    def spy(self: zipfile.ZipFile, name: str | zipfile.ZipInfo, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if mode == "w":
+            names.append(name.filename if isinstance(name, zipfile.ZipInfo) else name)
+        return real(self, name, mode, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    return names
+
+
+def listed(site: Path) -> dict[str, str]:
+    """Path to SHA-256, as the site's SHA256SUMS lists them."""
+    lines = (line.split("  ", 1) for line in (site / layout.SUMS).read_text().splitlines())
+    return {rel: digest for digest, rel in lines}
+
+
+def archive_members(site: Path) -> list[str]:
+    with zipfile.ZipFile(site / layout.ARCHIVE) as zf:
+        return [info.filename for info in zf.infolist()]
+
+
+def full_build(paths: Paths, out: Path) -> bytes:
+    """The archive of a build from scratch into a fresh folder."""
+    build(paths, out, full=True)
+    return (out / layout.ARCHIVE).read_bytes()
+
+
+def test_a_rebuild_copies_unchanged_members_and_writes_the_archive_of_a_full_build(
+    demo_copy: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths, site = demo_copy.paths, demo_copy.out
+    build(paths, site)  # by this builder, which remembers the archive it wrote
+    before = listed(site)
+    retire_items(paths, ["b-0016"], "Retired to test the archive.", RETIRED_AT)
+    deflated = deflated_members(monkeypatch)
+    build(paths, site)
+    after = listed(site)
+    changed = {p for p, d in after.items() if not in_download(p) and before.get(p) != d}
+    assert changed and layout.reveal("b-0016") in changed
+    # Only what changed is deflated, and the archive's own SHA256SUMS and its signature, which
+    # are not files of the site; every other member is copied.
+    assert sorted(deflated, key=str.encode) == sorted(changed | {layout.SUMS, layout.SUMS_SIG}, key=str.encode)
+    assert len(deflated) < len(archive_members(site)) // 2
+    deflated.clear()
+    assert full_build(paths, tmp_path / "full") == (site / layout.ARCHIVE).read_bytes()
+    assert len(deflated) == len(archive_members(site)), "the full build deflates every member"
+
+
+RECORD = "download.json"  # under PRIVATE/cache: the archive the last build wrote, and what deflated it
+
+
+def _flip_member_byte(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    _corrupt_data(built.out, layout.HOME)
+
+
+def _flip_and_republish(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As one who can write into the published folder and holds the key might: the archive's
+    checksum and the site's SHA256SUMS say the edited archive is the release's."""
+    _corrupt_data(built.out, layout.HOME)
+    republish(built.out, signer_of(built))
+
+
+def _truncate(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = built.out / layout.ARCHIVE
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _replace_with_a_link(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = built.out / layout.ARCHIVE
+    kept = built.out.parent / "site.zip"
+    path.rename(kept)
+    path.symlink_to(kept)
+
+
+def _forget(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    (built.paths.private / "cache" / RECORD).unlink()
+
+
+def _another_zlib(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if zlib had been upgraded since the last build: it might deflate otherwise."""
+    monkeypatch.setattr(download, "_DEFLATER", "zlib 0.0.0, Python 3.11")
+
+
+PREVIOUS: dict[str, Callable[[BuiltSite, pytest.MonkeyPatch], None]] = {
+    "one byte of a member's compressed data flipped": _flip_member_byte,
+    "the same, with the checksums updated and signed again": _flip_and_republish,
+    "cut in half": _truncate,
+    "a symbolic link to the same bytes": _replace_with_a_link,
+    "not remembered by the cache": _forget,
+    "written by another zlib": _another_zlib,
+}
+
+
+@pytest.mark.parametrize("case", list(PREVIOUS))
+def test_a_previous_archive_not_known_to_be_ours_is_not_copied_from(
+    demo_copy: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Every member deflated again, and the archive the same bytes as the full build's."""
+    paths, site = demo_copy.paths, demo_copy.out
+    build(paths, site)
+    genuine = (site / layout.ARCHIVE).read_bytes()
+    assert (paths.private / "cache" / RECORD).is_file(), "the build remembers the archive it wrote"
+    PREVIOUS[case](demo_copy, monkeypatch)
+    deflated = deflated_members(monkeypatch)
+    build(paths, site)  # nothing changed but the archive in the published folder, or what is known of it
+    assert sorted(deflated, key=str.encode) == archive_members(site)
+    assert (site / layout.ARCHIVE).read_bytes() == genuine
+    assert not (site / layout.ARCHIVE).is_symlink()
+    assert full_build(paths, tmp_path / "full") == genuine

@@ -126,6 +126,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "writer",
         "memo",
+        "parallel",
         "release",
         "artifacts",
         "history",

@@ -26,6 +26,7 @@ from generator import (
     layout,
     links,
     pages,
+    parallel,
     schemas,
     search,
     systems,
@@ -209,36 +210,45 @@ def write_site(
     used_by = links.runs_by_item(ctx.runs, runs_of_systems, ctx.ledger.reveals)
     public_gates = {g.id for g in ctx.ledger.gates.values() if g.public}
     answers: dict[str, Any] = {}  # public gates' answer keys, shown beside outputs: a thousand items, not a million
-    for i, item in enumerate(ctx.revealed, start=1):
-        data, doc = item.load(ctx.paths)
-        if item.gate in public_gates:
-            answers[item.id] = doc["item"]["answer"]
-        w.write(layout.reveal(item.id), data)
-        pages.write_item_page(ctx, w, r, item, doc, used_by.get(item.id, ()))
-        if progress and (i % 1000 == 0 or i == len(ctx.revealed)):
-            progress("writing reveals and their pages", i, len(ctx.revealed))
-    for run in ctx.runs:
-        w.write(layout.run_spec(run.id), run.spec_bytes)
-    by_run = {row.id: row for row in run_rows}
-    chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
-    example = None
-    for i, info in enumerate(ctx.certificates, start=1):
-        cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
-        artifacts.write_certificate(ctx, w, cert, keys, previous)
-        pages.write_certificate_page(ctx, w, r, cert, by_run.get(cert.run), answers)
-        if info is chosen:
-            signer = keys.for_leaf(cert.info.index) or ctx.signer.verifier
-            example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
-        if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
-            progress("writing certificates and their pages", i, len(ctx.certificates))
-    pages.write_lists(ctx, w, r, run_rows, cert_rows, runs_of_systems, progress)
+    # The bulk of the pages (items, certificates, lists) rendered on every core; all written
+    # by the end of the block, before anything reads them back.
+    with parallel.RenderPool(len(ctx.revealed) + 2 * len(ctx.certificates)) as pool:
+        r.pool = pool
+        for i, item in enumerate(ctx.revealed, start=1):
+            data, doc = item.load(ctx.paths)
+            if item.gate in public_gates:
+                answers[item.id] = doc["item"]["answer"]
+            w.write(layout.reveal(item.id), data)
+            pages.write_item_page(ctx, w, r, item, doc, used_by.get(item.id, ()))
+            if progress and (i % 1000 == 0 or i == len(ctx.revealed)):
+                progress("writing reveals and their pages", i, len(ctx.revealed))
+        for run in ctx.runs:
+            w.write(layout.run_spec(run.id), run.spec_bytes)
+        by_run = {row.id: row for row in run_rows}
+        chosen = next(
+            (c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None
+        )
+        example = None
+        for i, info in enumerate(ctx.certificates, start=1):
+            cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
+            artifacts.write_certificate(ctx, w, cert, keys, previous)
+            pages.write_certificate_page(ctx, w, r, cert, by_run.get(cert.run), answers)
+            if info is chosen:
+                signer = keys.for_leaf(cert.info.index) or ctx.signer.verifier
+                example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
+            if progress and (i % 1000 == 0 or i == len(ctx.certificates)):
+                progress("writing certificates and their pages", i, len(ctx.certificates))
+        pages.write_lists(ctx, w, r, run_rows, cert_rows, runs_of_systems, progress)
+    r.pool = None
     pages.write_home(ctx, w, r, checkpoint)
     pages.write_keys_and_verify_pages(
         ctx, w, r, example, history_rows[0]["checkpoint"], policy_data.decode("utf-8") if policy_data else None
     )
     pages.write_history_page(w, r, history_rows)
     pages.write_check_page(ctx, w, r, policy=policy_data is not None)
-    pages.write_search_page(ctx, w, r, search.write_index(w, progress))  # after the last record page, which it indexes
+    pages.write_search_page(
+        ctx, w, r, search.write_index(w, progress, reuse=memo is not None and memo.knows_last_release)
+    )  # after the last record page, which it indexes
     schemas.write_schemas(w)
     feeds.write_feeds(ctx, w, history_rows)  # after the last page: the sitemap lists them all
     artifacts.write_release_files(ctx, w)

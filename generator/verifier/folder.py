@@ -58,12 +58,19 @@ class Site:
         # files it holds), and the path has no '..': then it cannot leave the site.
         real = p
         try:
-            st = os.lstat(p)
-            inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
-            is_file = stat.S_ISREG(st.st_mode)
+            if os.name == "nt":  # junctions are not links to lstat there: resolve each path
+                real = p.resolve()
+                inside = real.is_relative_to(self.resolved) and not any(
+                    q.is_symlink() for q in (p, *p.parents) if q.is_relative_to(self.root) and q != self.root
+                )
+                is_file = p.is_file()
+            else:
+                st = os.lstat(p)
+                inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
+                is_file = stat.S_ISREG(st.st_mode)
         except FileNotFoundError:
             inside, is_file = self._link_free(rel.rpartition("/")[0]), False
-        except (OSError, RuntimeError):  # a name too long, a permission
+        except (OSError, RuntimeError):  # a link loop, a name too long, a permission
             inside = is_file = False
         if not inside:
             with contextlib.suppress(OSError, RuntimeError):  # only to say where it leads

@@ -4,18 +4,16 @@ memory"), so that it verifies the next release from there instead of from nothin
 After a run in which every check passed, it keeps, beside its state file: the ledger's replayed
 state (a snapshot, generator/verifier/snapshot.py), the length and SHA-256 of the entries
 document's bytes up to its last leaf, the tree's compact range and the roots at every archived
-size, each file's SHA-256 with the file's identity on this disk (size, modification and
-change times, inode), and the key of every certificate recomputation that passed.
+size, and the key of every certificate recomputation that passed.
 
-The next run uses it only for the release its state file remembers (same origin, size and root)
-and only with the code that made it. Then: the entries document must begin with exactly the
-bytes remembered (one SHA-256 over them), so its first leaves, their state and their roots
-are those already verified, and only the new leaves are replayed, under every rule; a file
-whose listed SHA-256 and identity on disk are both unchanged is not hashed again (anything
-that writes a file changes its change time, which no program can set back); a certificate is
-recomputed unless every input of its recomputation (its bytes, its run spec, its methodology,
-its revealed items and their commitments, its published details and grader record) hashes to a
-key that passed before. Everything else is checked in full, every time.
+The next run uses it only for the release its state file remembers (same origin, size and root),
+only with the code that made it, and only if the memory is this user's alone. Then: the entries
+document must begin with exactly the bytes remembered (one SHA-256 over them), so its first
+leaves, their state and their roots are those already verified, and only the new leaves are
+replayed, under every rule; a certificate is recomputed unless every input of its
+recomputation (its bytes, its run spec, its methodology, its revealed items and their
+commitments, its published details and grader record) hashes to a key that passed before.
+Everything else, every file's SHA-256 included, is checked in full, every time.
 """
 
 import hashlib
@@ -47,12 +45,17 @@ def memory_file(folder: Path, origin: str) -> Path:
     return folder / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.release"
 
 
-def file_identity(path: Path) -> list[int] | None:
+def _private(path: Path) -> bool:
+    """Whether `path` is this user's and nobody else may write it: a memory another user could
+    write could tell this verifier that a certificate passed before. (Where the system has no
+    owners, as on Windows, its folder's permissions are the user's own business.)"""
+    if not hasattr(os, "getuid"):
+        return True
     try:
-        st = os.lstat(path)
+        st = os.stat(path)
     except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 class Memory:
@@ -70,13 +73,16 @@ class Memory:
         self.bound = False  # the memory is of the release the state file remembers
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
-        self.new_files: dict[str, list[Any]] = {}
         self.new_rechecks: dict[str, list[Any]] = {}
         self.new_snapshot: tuple[Ledger, dict[str, Any]] | None = None
         if not full:
             self._load()
 
     def _load(self) -> None:
+        if not _private(self.folder) or not _private(self.path):
+            if self.path.exists():
+                self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
+            return
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -148,23 +154,6 @@ class Memory:
         extra["spans"] = len(ledger.keys.spans)
         self.new_snapshot = (ledger, extra)
 
-    # -- files
-
-    def unchanged(self, rel: str, digest: str, path: Path) -> bool:
-        """Whether `rel`, listed with `digest`, is the very file verified last time. Remembers
-        its identity for the next run either way (the caller hashes it when not)."""
-        ident = file_identity(path)
-        if ident is None:
-            return False
-        self.new_files[rel] = [digest, *ident]
-        if not self.bound:
-            return False
-        old = self.extra["files"].get(rel)
-        return bool(old == [digest, *ident])
-
-    def forget_file(self, rel: str) -> None:
-        self.new_files.pop(rel, None)
-
     # -- certificate recomputations
 
     def recheck_key(self, *inputs: Any) -> str:
@@ -197,7 +186,6 @@ class Memory:
                 "tree_size": tree["tree_size"],
                 "root": root.hex(),
                 "rules": self.rules,
-                "files": dict(sorted(self.new_files.items())),
                 "rechecks": dict(sorted(self.new_rechecks.items())),
             }
         )

@@ -19,7 +19,6 @@ from generator.verifier.keys import (
     parse_vkey,
     public_key_from_pem,
 )
-from generator.verifier.memory import Memory
 from generator.verifier.report import Report
 from generator.verifier.text import show, type_name
 
@@ -166,10 +165,11 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
 
 
-def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None) -> Listing | None:
+def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
-    what it lists, or None if it cannot be read. With a `memory`, a file listed with the SHA-256
-    it had when it was verified last, and still the same file on this disk, is not hashed again."""
+    what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
+    times and inode on disk are no proof that it is unchanged (some file systems let them be
+    set back), and hashing is what the floor of a verification is."""
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
@@ -210,13 +210,7 @@ def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None)
     for rel in sorted(set(listed) - actual):
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     matched = set()
-    todo = []
-    for rel in sorted(actual & set(listed)):
-        if memory is not None and memory.unchanged(rel, listed[rel], s.root / rel):
-            report.checks += 1
-            matched.add(rel)
-        else:
-            todo.append(rel)
+    todo = sorted(actual & set(listed))
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
     # results are taken in path order, so the report is the same whatever finishes first.
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
@@ -224,8 +218,6 @@ def check_sums(s: Site, key: bytes, verifier: str, memory: Memory | None = None)
             s.current = rel
             if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
                 matched.add(rel)
-            elif memory is not None:
-                memory.forget_file(rel)
     return Listing(listed, signed, frozenset(matched))
 
 

@@ -133,7 +133,7 @@ def _check(
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
-    sums = check_sums(s, public_key, manifest["verifier"], memory)
+    sums = check_sums(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums)
     history = read_history(s)
@@ -211,7 +211,10 @@ def _check(
     if memory is not None and memory.bound and not memory.used and memory.why_not:
         report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
     if memory is not None and report.ok:
-        memory.save(report.tree, root)
+        try:
+            memory.save(report.tree, root)
+        except OSError as e:  # the site passed; only the next run's shortcut is lost
+            report.warnings.append(f"could not remember this release in {memory.folder}: {e.strerror or e}")
     open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
