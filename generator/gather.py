@@ -251,7 +251,8 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
 
     The ledger is replayed from its saved state when that still describes it (generator.ledgercache),
     and certificates recomputed before are not recomputed again (generator.rechecks);
-    `use_snapshot=False` replays every line, recomputes every certificate and touches no cache."""
+    `use_snapshot=False` replays every line and recomputes every certificate, reading no cache
+    (and leaving each, through `remember`, for the next build)."""
     problems: list[Problem] = []
     warnings: list[str] = []
     program: Program | None = None
@@ -289,7 +290,8 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
     remember: list[Callable[[], None]] = []
     ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot, save=False)
     replayed.spans = len(ledger.keys.spans)  # before keys.json's first key joins the ring below
-    if use_snapshot and not ledger_problems and replayed.moved_on():
+    # A build from scratch reads no cache but leaves every one for the next build.
+    if not ledger_problems and replayed.moved_on():
         remember.append(functools.partial(ledgercache.save, paths, replayed))
     problems += ledger_problems
     merkle = MerkleTree()
@@ -304,7 +306,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
             end = grow(paths, merkle, 0)
         if merkle.root() != replayed.stream.root():
             problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
-        elif use_snapshot and merkle.size != cached:
+        elif merkle.size != cached:
             remember.append(functools.partial(save_tree, paths, merkle, end))
     latest = replayed.latest
     if keys:
@@ -326,7 +328,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
 
     methodologies = _gather_methodologies(paths, ledger, problems)
     revealed = _gather_reveals(paths, ledger, problems, progress)
-    rechecks = RecheckMemo(paths.private if use_snapshot else None)
+    rechecks = RecheckMemo(paths.private, read=use_snapshot)
     runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")

@@ -30,12 +30,13 @@ RECHECKS_NAME = "rechecks.json"
 
 
 class RecheckMemo:
-    def __init__(self, private: Path | None) -> None:
-        """`private`: the private directory whose cache/ holds the memo; None remembers nothing."""
+    def __init__(self, private: Path | None, read: bool = True) -> None:
+        """`private`: the private directory whose cache/ holds the memo; None remembers nothing.
+        `read=False` uses nothing remembered but remembers this build's."""
         self.path = private / "cache" / RECHECKS_NAME if private is not None else None
         self.old: dict[str, list[str]] = {}
         self.new: dict[str, list[str]] = {}
-        if self.path is not None:
+        if self.path is not None and read:
             self.old = _load(self.path)
 
     @staticmethod

@@ -76,8 +76,8 @@ def build(
     offline=True no witness is asked for a cosignature (those stored in data/ are still used).
     A build starts from what the caches under the private directory remember (the replayed
     ledger, what each page was made from) and is byte for byte the build from scratch that
-    full=True forces: it reads no cache, replays every line and renders every page (and
-    remembers its pages for the next build)."""
+    full=True forces: it reads no cache, replays every line, recomputes every certificate and
+    renders every page (and leaves every cache for the next build)."""
     started = time.monotonic()
     remove_leftovers(out)
     if not is_replaceable_site(out):
