@@ -19,13 +19,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from generator.cachefile import hash_prefix, write_cache
 from generator.datadir import Paths
 from generator.verifier import (
     FormatError,
@@ -41,7 +40,6 @@ from generator.verifier import (
 SNAPSHOT_NAME = "ledger.snapshot"
 # The home page lists the latest events: kept here so that a build from the snapshot has them.
 LATEST_EVENTS = 12
-_CHUNK = 1 << 20
 
 
 @dataclass
@@ -117,15 +115,10 @@ def start_replay(paths: Paths, f: BinaryIO) -> ReplayStart:
     del data
     if not isinstance(offset, int) or offset < 0:
         return ReplayStart(why_not=f"{paths.show(path)} is damaged (a malformed length)")
-    hasher = hashlib.sha256()
-    left = offset
-    while left:
-        chunk = f.read(min(_CHUNK, left))
-        if not chunk:
-            f.seek(0)
-            return ReplayStart(why_not=f"{paths.show(path)} describes a longer ledger than today's")
-        hasher.update(chunk)
-        left -= len(chunk)
+    hasher = hash_prefix(f, offset)
+    if hasher is None:
+        f.seek(0)
+        return ReplayStart(why_not=f"{paths.show(path)} describes a longer ledger than today's")
     if hasher.hexdigest() != digest:
         f.seek(0)
         return ReplayStart(why_not=f"{paths.show(path)} was made from another ledger (its first bytes differ)")
@@ -174,16 +167,4 @@ def save(paths: Paths, start: ReplayStart) -> None:
         data = snapshot_bytes(start.ledger, extra)
     finally:
         ring.spans = spans
-    try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    except OSError:
-        pass
+    write_cache(path, data)

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from generator import layout
+from generator.cachefile import write_cache
 from generator.digest import rules_version
 from generator.writer import SiteWriter
 
@@ -76,19 +75,7 @@ class PageMemo:
             "release": hashlib.sha256(sums).hexdigest(),
             "pages": {rel: [key, hashes[rel]] for rel, key in sorted(self.new.items()) if rel in hashes},
         }
-        try:
-            self.path.parent.mkdir(mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(doc, f, separators=(",", ":"))
-                os.replace(tmp, self.path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
-        except OSError:
-            pass
+        write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
 
 
 def _load(path: Path, previous: Path) -> dict[str, list[str]]:

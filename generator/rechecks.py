@@ -19,11 +19,10 @@ it then refuses.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from generator.cachefile import write_cache
 from generator.digest import digest_of, rules_version
 
 RECHECKS_NAME = "rechecks.json"
@@ -59,19 +58,7 @@ class RecheckMemo:
         if self.path is None or self.new == self.old:
             return
         doc = {"v": 1, "rules": rules_version(), "certificates": dict(sorted(self.new.items()))}
-        try:
-            self.path.parent.mkdir(mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(doc, f, separators=(",", ":"))
-                os.replace(tmp, self.path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
-        except OSError:
-            pass
+        write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
 
 
 def _load(path: Path) -> dict[str, list[str]]:

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from generator.cachefile import hash_prefix, write_cache
 from generator.datadir import Paths
 from generator.proofs import MerkleTree
 from generator.verifier import leaf_hash
 
 TREE_NAME = "tree.levels"
 _MAGIC = b"transparency tree levels v1\n"
-_CHUNK = 1 << 20
 
 
 def tree_path(paths: Paths) -> Path:
@@ -50,16 +48,9 @@ def load_tree(paths: Paths) -> tuple[MerkleTree, int]:
         size, offset, prefix = header["size"], header["ledger_bytes"], header["ledger_sha256"]
         if at != len(body) or not levels or len(levels[0]) != 32 * size:
             return MerkleTree(), 0
-        h = hashlib.sha256()
         with paths.ledger_file.open("rb") as f:
-            left = offset
-            while left:
-                chunk = f.read(min(_CHUNK, left))
-                if not chunk:
-                    return MerkleTree(), 0
-                h.update(chunk)
-                left -= len(chunk)
-        if h.hexdigest() != prefix:
+            h = hash_prefix(f, offset)
+        if h is None or h.hexdigest() != prefix:
             return MerkleTree(), 0
     except (OSError, ValueError, KeyError, TypeError):
         return MerkleTree(), 0
@@ -81,16 +72,11 @@ def grow(paths: Paths, tree: MerkleTree, offset: int) -> int:
 def save_tree(paths: Paths, tree: MerkleTree, offset: int) -> None:
     """Remember `tree`, the tree of the ledger's first `offset` bytes (a failure to write costs
     the next build one pass over the ledger, no more)."""
-    h = hashlib.sha256()
     try:
         with paths.ledger_file.open("rb") as f:
-            left = offset
-            while left:
-                chunk = f.read(min(_CHUNK, left))
-                if not chunk:
-                    return
-                h.update(chunk)
-                left -= len(chunk)
+            h = hash_prefix(f, offset)
+        if h is None:
+            return
         header = json.dumps(
             {
                 "size": tree.size,
@@ -100,16 +86,6 @@ def save_tree(paths: Paths, tree: MerkleTree, offset: int) -> None:
             }
         ).encode()
         body = b"".join([_MAGIC, len(header).to_bytes(8, "big"), header, *tree._levels])
-        path = tree_path(paths)
-        path.parent.mkdir(mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(body + hashlib.sha256(body).digest())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
     except OSError:
-        pass
+        return
+    write_cache(tree_path(paths), body + hashlib.sha256(body).digest())

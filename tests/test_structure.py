@@ -109,6 +109,7 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "errors",
+        "cachefile",
         "digest",
         "canonical",
         "layout",
