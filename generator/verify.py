@@ -54,7 +54,7 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/revocations.py       lines  7051 to  7170
     generator/verifier/certificate_files.py lines  7171 to  7431
     generator/verifier/site.py              lines  7432 to  7618
-    generator/verifier/cli.py               lines  7619 to  7892
+    generator/verifier/cli.py               lines  7619 to  7893
 """
 
 # ==============================================================================================
@@ -7669,7 +7669,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="verify everything from nothing, even when the state file's folder remembers the release verified "
         "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
-        "its new ledger entries are replayed, only changed files hashed, only changed certificates recomputed",
+        "its new ledger entries are replayed and only certificates whose inputs changed are recomputed (every "
+        "file is still hashed, every other check still made)",
     )
     parser.add_argument(
         "--policy",

@@ -73,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="verify everything from nothing, even when the state file's folder remembers the release verified "
         "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
-        "its new ledger entries are replayed, only changed files hashed, only changed certificates recomputed",
+        "its new ledger entries are replayed and only certificates whose inputs changed are recomputed (every "
+        "file is still hashed, every other check still made)",
     )
     parser.add_argument(
         "--policy",
