@@ -186,23 +186,16 @@ class Tiles:
         self._w = w
         self._previous = previous
         self._builder = TileBuilder()
-        self.kept = 0
 
     def append(self, leaf: bytes) -> None:
         for rel, data in self._builder.append(leaf):
             self._full(layout.tile(rel), data)
 
     def _full(self, rel: str, data: bytes) -> None:
-        if self._previous is None:
-            self._w.write(rel, data)
-            return
-        old = self._previous / rel
-        if old.is_file() and old.stat().st_size != len(data):
+        old = self._previous / rel if self._previous is not None else None
+        if old is not None and old.is_file() and (old.stat().st_size != len(data) or old.read_bytes() != data):
             raise _refuse(old, "a full tile of the last release differs from this ledger's")
-        if self._w.write_unchanged(rel, data, old):
-            self.kept += 1
-        elif old.is_file():
-            raise _refuse(old, "a full tile of the last release differs from this ledger's")
+        self._w.write(rel, data)  # the writer links the last release's file, which holds these bytes
 
     def finish(self, root: bytes) -> None:
         for rel, data in self._builder.finish():

@@ -74,23 +74,6 @@ class SiteWriter:
             f.write(data)
         self.hashes[rel] = digest
 
-    def write_unchanged(self, rel: str, data: bytes, previous: Path) -> bool:
-        """Write `data`, as a hard link to `previous` when that file holds exactly these bytes:
-        what never changes once published (a full tile) keeps its file, and a build does not
-        rewrite it. Returns whether it was linked."""
-        path = self._target(rel)
-        try:
-            if previous.is_file() and not previous.is_symlink() and previous.read_bytes() == data:
-                os.link(previous, path)
-                self.hashes[rel] = sha256_hex(data)
-                return True
-        except OSError:  # another file system, or links not allowed: a copy will do
-            pass
-        with open(path, "xb") as f:
-            f.write(data)
-        self.hashes[rel] = sha256_hex(data)
-        return False
-
     def previous_paths(self) -> list[str]:
         """Every path the last release's SHA256SUMS lists (none without a last release)."""
         return list(self._previous_sums)
