@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from generator import layout
+from generator.cachefile import write_cache
 from generator.gather import SiteContext
-from generator.verifier import archive_sums, archive_sums_line, in_download, replace_atomically
+from generator.verifier import archive_sums, archive_sums_line, in_download
 from generator.writer import SiteWriter
 
 # A ZIP time is local DOS time from 1980 to 2107, in two-second steps; the release's UTC time
@@ -209,12 +210,8 @@ def _copy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, previous: _Previous, diges
 
 
 def _remember(record: Path, sha256: str) -> None:
-    """Tell the next build which archive this one wrote, and with what. Written atomically, and
-    true of those bytes whether or not this release is published; a cache: a failure to write it
+    """Tell the next build which archive this one wrote, and with what: true of those bytes
+    whether or not this release is published. A cache (generator.cachefile): a failure to write it
     costs the next build a full deflate, no more."""
     doc = {"v": 1, "archive": sha256, "deflater": _DEFLATER}
-    try:
-        record.parent.mkdir(mode=0o700, exist_ok=True)
-        replace_atomically(record, json.dumps(doc, sort_keys=True).encode() + b"\n")
-    except OSError:
-        pass
+    write_cache(record, json.dumps(doc, sort_keys=True).encode() + b"\n")

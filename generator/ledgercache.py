@@ -62,15 +62,15 @@ class ReplayStart:
         applied beyond what it read: the state is worth saving, and still the file's."""
         return self.stream.size == self.ledger.size != self.loaded
 
-    @property
-    def from_snapshot(self) -> bool:
-        return self.offset > 0
-
-    def take(self, index: int, leaf: dict[str, Any], line: bytes, raw: bytes) -> None:
-        """Follow one more valid line (`line` with its newline, `raw` without)."""
+    def advance(self, line: bytes) -> None:
+        """Count one more line of the ledger (with its newline) as read: its bytes and its leaf."""
         self.hasher.update(line)
         self.offset += len(line)
-        self.stream.append(leaf_hash(raw))
+        self.stream.append(leaf_hash(line[:-1] if line.endswith(b"\n") else line))
+
+    def take(self, index: int, leaf: dict[str, Any], line: bytes) -> None:
+        """Follow one more valid line, parsed as `leaf`."""
+        self.advance(line)
         self.latest.append((index, leaf))
 
 
@@ -133,11 +133,8 @@ def follow_appended(paths: Paths, start: ReplayStart, f: BinaryIO) -> None:
     for line in f:
         if not line.endswith(b"\n"):
             return  # not what a command appends: leave it to the next replay
-        raw = line[:-1]
-        start.hasher.update(line)
-        start.offset += len(line)
-        start.stream.append(leaf_hash(raw))
-        tail.append((start.stream.size - 1, raw))
+        start.advance(line)
+        tail.append((start.stream.size - 1, line[:-1]))
     if start.stream.size != start.ledger.size:
         return
     try:
@@ -158,13 +155,4 @@ def save(paths: Paths, start: ReplayStart) -> None:
         "latest": [[i, leaf] for i, leaf in start.latest],
         "rules": rules_version(),
     }
-    path = snapshot_path(paths)
-    ring = start.ledger.keys
-    spans = ring.spans
-    if start.spans is not None:
-        ring.spans = spans[: start.spans]
-    try:
-        data = snapshot_bytes(start.ledger, extra)
-    finally:
-        ring.spans = spans
-    write_cache(path, data)
+    write_cache(snapshot_path(paths), snapshot_bytes(start.ledger, extra, start.spans))

@@ -75,7 +75,7 @@ def _replay_stream(
         if leaf is not None:
             found += [p.at(file, where) for p in ledger.apply(leaf, len(raw))]
             if not found:
-                start.take(ledger.size - 1, leaf, line, raw)
+                start.take(ledger.size - 1, leaf, line)
                 if on_leaf is not None:
                     on_leaf(ledger.size - 1, leaf, raw)
         else:

@@ -25,7 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.resources import files
@@ -288,17 +288,23 @@ def run_pagefind(site: Path, bundle: Path) -> None:
         raise SearchIndexError(f"pagefind failed (exit status {done.returncode}): {said}")
 
 
-def bundle_files(bundle: Path) -> list[str]:
-    """The files of Pagefind's bundle that the search page uses, sorted; refuses a bundle
-    without its API or entry file, and one with filters."""
-    entry = json.loads((bundle / "pagefind-entry.json").read_bytes())
+def _used(present: Iterable[str], entry: Any) -> list[str]:
+    """Of a bundle's files (sorted), those the search page uses, its entry file `entry` naming the
+    language indexes."""
     wasm = {f"wasm.{lang.get('wasm') or 'unknown'}.pagefind" for lang in entry["languages"].values()}
-    present = sorted((p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()), key=str.encode)
-    kept = [
+    return [
         rel
         for rel in present
         if rel in _BUNDLE_FILES or rel in wasm or _BUNDLE_META.fullmatch(rel) or _BUNDLE_CHUNKS.fullmatch(rel)
     ]
+
+
+def bundle_files(bundle: Path) -> list[str]:
+    """The files of Pagefind's bundle that the search page uses, sorted; refuses a bundle
+    without its API or entry file, and one with filters."""
+    entry = json.loads((bundle / "pagefind-entry.json").read_bytes())
+    present = sorted((p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()), key=str.encode)
+    kept = _used(present, entry)
     if any(rel.startswith(_FILTERS) for rel in present):
         raise SearchIndexError(
             "a record page sets a Pagefind filter (data-pagefind-filter): Pagefind writes filters in an order that "
@@ -374,22 +380,14 @@ def _unchanged_bundle(w: SiteWriter, pages: list[tuple[str, str]]) -> list[str] 
     prefix = f"{layout.SEARCH_INDEX_DIR}/"
     try:
         entry = json.loads(w.previous_file(f"{prefix}pagefind-entry.json").read_bytes())
-        version = importlib.metadata.version("pagefind_bin")
-        wasm = {f"wasm.{lang.get('wasm') or 'unknown'}.pagefind" for lang in entry["languages"].values()}
+        if entry.get("version") != importlib.metadata.version("pagefind_bin"):
+            return None
+        # The bundle's files, kept by bundle_files' rules (the folder holds the search script
+        # too, which is not Pagefind's).
+        in_folder = sorted((p.removeprefix(prefix) for p in previous if p.startswith(prefix)), key=str.encode)
+        return _used(in_folder, entry)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
         return None
-    if entry.get("version") != version:
-        return None
-    # The bundle's files, by the rules bundle_files keeps them by (the folder holds the search
-    # script too, which is not Pagefind's).
-    return sorted(
-        (
-            rel
-            for rel in (p.removeprefix(prefix) for p in previous if p.startswith(prefix))
-            if rel in _BUNDLE_FILES or rel in wasm or _BUNDLE_META.fullmatch(rel) or _BUNDLE_CHUNKS.fullmatch(rel)
-        ),
-        key=str.encode,
-    )
 
 
 def write_script(w: SiteWriter) -> None:

@@ -36,25 +36,25 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/subjects.py          lines  2821 to  3051
     generator/verifier/keyring.py           lines  3052 to  3183
     generator/verifier/ledger.py            lines  3184 to  3673
-    generator/verifier/snapshot.py          lines  3674 to  3839
-    generator/verifier/state.py             lines  3840 to  3939
-    generator/verifier/memory.py            lines  3940 to  4113
-    generator/verifier/answers.py           lines  4114 to  4181
-    generator/verifier/runs.py              lines  4182 to  4411
-    generator/verifier/certificates.py      lines  4412 to  4821
-    generator/verifier/certificate_documents.py lines  4822 to  4906
-    generator/verifier/recheck.py           lines  4907 to  5200
-    generator/verifier/report.py            lines  5201 to  5331
-    generator/verifier/folder.py            lines  5332 to  5573
-    generator/verifier/release.py           lines  5574 to  5808
-    generator/verifier/download.py          lines  5809 to  6221
-    generator/verifier/rotation.py          lines  6222 to  6330
-    generator/verifier/history.py           lines  6331 to  6677
-    generator/verifier/publication.py       lines  6678 to  7050
-    generator/verifier/revocations.py       lines  7051 to  7170
-    generator/verifier/certificate_files.py lines  7171 to  7431
-    generator/verifier/site.py              lines  7432 to  7618
-    generator/verifier/cli.py               lines  7619 to  7893
+    generator/verifier/snapshot.py          lines  3674 to  3841
+    generator/verifier/state.py             lines  3842 to  3941
+    generator/verifier/memory.py            lines  3942 to  4108
+    generator/verifier/answers.py           lines  4109 to  4176
+    generator/verifier/runs.py              lines  4177 to  4406
+    generator/verifier/certificates.py      lines  4407 to  4816
+    generator/verifier/certificate_documents.py lines  4817 to  4901
+    generator/verifier/recheck.py           lines  4902 to  5195
+    generator/verifier/report.py            lines  5196 to  5326
+    generator/verifier/folder.py            lines  5327 to  5568
+    generator/verifier/release.py           lines  5569 to  5803
+    generator/verifier/download.py          lines  5804 to  6216
+    generator/verifier/rotation.py          lines  6217 to  6325
+    generator/verifier/history.py           lines  6326 to  6672
+    generator/verifier/publication.py       lines  6673 to  7045
+    generator/verifier/revocations.py       lines  7046 to  7165
+    generator/verifier/certificate_files.py lines  7166 to  7426
+    generator/verifier/site.py              lines  7427 to  7613
+    generator/verifier/cli.py               lines  7614 to  7888
 """
 
 # ==============================================================================================
@@ -3708,9 +3708,11 @@ def stream_from(frontier: dict[str, Any]) -> MerkleStream:
     return stream
 
 
-def snapshot_bytes(ledger: Ledger, extra: dict[str, Any]) -> bytes:
-    """`ledger` (a replay's state, before anything outside the replay touched it) and the
-    caller's `extra` JSON (what binds it to its ledger bytes), as one file's bytes."""
+def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+    """`ledger` (a replay's state) and the caller's `extra` JSON (what binds it to its ledger
+    bytes), as one file's bytes. `spans`: how many key spans the replay itself made, when a check
+    after it has since given the ring its first key from keys.json (rotation.py, gather): a
+    snapshot holds what a replay makes, nothing else."""
     salt, blob, ends, table = ledger._commit_ids.parts()
     arrays: dict[str, Any] = {
         "ids_blob": blob,
@@ -3741,7 +3743,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any]) -> bytes:
         "times": ledger._times,
         "key_spans": [
             [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
-            for s in ring.spans
+            for s in ring.spans[:spans]
         ],
         "key_time_starts": ring._time_starts,
         "key_time_index": ring._time_index,
@@ -3988,7 +3990,8 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
-        self.new_snapshot: tuple[Ledger, dict[str, Any]] | None = None
+        # The replay's state, its binding, and the key spans its events made.
+        self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
             self._load()
 
@@ -4063,10 +4066,7 @@ class Memory:
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }
-        # Later checks may give the key ring its first key from keys.json (rotation.py): the
-        # replay's own state has only the spans its events made.
-        extra["spans"] = len(ledger.keys.spans)
-        self.new_snapshot = (ledger, extra)
+        self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
 
     # -- certificate recomputations
 
@@ -4090,9 +4090,7 @@ class Memory:
         """Remember this run (which passed) for the next; the caller writes the state file after."""
         if self.new_snapshot is None:
             return
-        ledger, extra = self.new_snapshot
-        spans = ledger.keys.spans
-        ledger.keys.spans = spans[: extra.pop("spans")]
+        ledger, extra, spans = self.new_snapshot
         extra.update(
             {
                 "v": MEMORY_VERSION,
@@ -4103,10 +4101,7 @@ class Memory:
                 "rechecks": dict(sorted(self.new_rechecks.items())),
             }
         )
-        try:
-            data = snapshot_bytes(ledger, extra)
-        finally:
-            ledger.keys.spans = spans
+        data = snapshot_bytes(ledger, extra, spans)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_atomically(self.path, data)
 

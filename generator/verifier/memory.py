@@ -74,7 +74,8 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
-        self.new_snapshot: tuple[Ledger, dict[str, Any]] | None = None
+        # The replay's state, its binding, and the key spans its events made.
+        self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
             self._load()
 
@@ -149,10 +150,7 @@ class Memory:
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }
-        # Later checks may give the key ring its first key from keys.json (rotation.py): the
-        # replay's own state has only the spans its events made.
-        extra["spans"] = len(ledger.keys.spans)
-        self.new_snapshot = (ledger, extra)
+        self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
 
     # -- certificate recomputations
 
@@ -176,9 +174,7 @@ class Memory:
         """Remember this run (which passed) for the next; the caller writes the state file after."""
         if self.new_snapshot is None:
             return
-        ledger, extra = self.new_snapshot
-        spans = ledger.keys.spans
-        ledger.keys.spans = spans[: extra.pop("spans")]
+        ledger, extra, spans = self.new_snapshot
         extra.update(
             {
                 "v": MEMORY_VERSION,
@@ -189,9 +185,6 @@ class Memory:
                 "rechecks": dict(sorted(self.new_rechecks.items())),
             }
         )
-        try:
-            data = snapshot_bytes(ledger, extra)
-        finally:
-            ledger.keys.spans = spans
+        data = snapshot_bytes(ledger, extra, spans)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_atomically(self.path, data)

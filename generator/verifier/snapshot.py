@@ -59,9 +59,11 @@ def stream_from(frontier: dict[str, Any]) -> MerkleStream:
     return stream
 
 
-def snapshot_bytes(ledger: Ledger, extra: dict[str, Any]) -> bytes:
-    """`ledger` (a replay's state, before anything outside the replay touched it) and the
-    caller's `extra` JSON (what binds it to its ledger bytes), as one file's bytes."""
+def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+    """`ledger` (a replay's state) and the caller's `extra` JSON (what binds it to its ledger
+    bytes), as one file's bytes. `spans`: how many key spans the replay itself made, when a check
+    after it has since given the ring its first key from keys.json (rotation.py, gather): a
+    snapshot holds what a replay makes, nothing else."""
     salt, blob, ends, table = ledger._commit_ids.parts()
     arrays: dict[str, Any] = {
         "ids_blob": blob,
@@ -92,7 +94,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any]) -> bytes:
         "times": ledger._times,
         "key_spans": [
             [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
-            for s in ring.spans
+            for s in ring.spans[:spans]
         ],
         "key_time_starts": ring._time_starts,
         "key_time_index": ring._time_index,
