@@ -472,7 +472,10 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
 
     Incremental: the replayed ledger and what each page was made from are remembered in the
     private directory's cache/, so a build after one event replays one line and renders only
-    the pages that changed; the bytes are those of a build from scratch (--full).
+    the pages that changed; the bytes are those of a build from scratch (--full). A build whose
+    inputs (every file of the data and private directories, the code, the libraries,
+    SOURCE_DATE_EPOCH, --offline) are those the last build read, into a site still byte for byte
+    the one it published, writes nothing (unless it would ask witnesses: a policy, no --offline).
     """
     from generator.commands.build import build as build_site
 
@@ -483,11 +486,18 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
         click.echo(f"warning: {printable(w)}", err=True)  # a witness's answer is in some: never raw
     if result.demo:
         click.echo(DEMO_WARNING, err=True)
-    click.echo(
-        f"Built {out}: {result.files} files, ledger of {result.tree_size} entries, "
-        f"{result.checks} verification checks passed, {result.seconds:.1f} s."
-    )
-    click.echo(f"{result.rendered} pages rendered; {result.kept} files kept as the last release had them.")
+    if result.unchanged:
+        click.echo(
+            f"Nothing to build: every input is as the last build read it, and {out} is still the release it "
+            f"published and verified ({result.files} files, ledger of {result.tree_size} entries), byte for byte; "
+            f"nothing was written ({result.seconds:.1f} s). --full builds and verifies it again."
+        )
+    else:
+        click.echo(
+            f"Built {out}: {result.files} files, ledger of {result.tree_size} entries, "
+            f"{result.checks} verification checks passed, {result.seconds:.1f} s."
+        )
+        click.echo(f"{result.rendered} pages rendered; {result.kept} files kept as the last release had them.")
     click.echo(f"Signed by {result.fingerprint}.")
 
 

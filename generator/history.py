@@ -87,21 +87,27 @@ def carried_checkpoints(
     return [by_size[size] for size in sorted(by_size)]
 
 
-def remember_published(site: Path, kept: Path) -> None:
-    """Keep every checkpoint the site just published archived (see remember)."""
+def remember_published(site: Path, kept: Path) -> list[tuple[str, bytes]]:
+    """Keep every checkpoint the site just published archived (see remember); the files it
+    wrote, by name."""
     doc = parse_canonical((site / layout.HISTORY).read_bytes())
+    written = []
     for row in doc["checkpoints"]:
-        remember(kept, row["tree_size"], (site / row["checkpoint"]).read_bytes())
+        checkpoint = (site / row["checkpoint"]).read_bytes()
+        if remember(kept, row["tree_size"], checkpoint):
+            written.append((str(row["tree_size"]), checkpoint))
+    return written
 
 
-def remember(kept: Path, size: int, checkpoint: bytes) -> None:
+def remember(kept: Path, size: int, checkpoint: bytes) -> bool:
     """Keep a published checkpoint in the program's data (atomically: a kill leaves the old file
-    or the new one): the archive then survives the loss of the site."""
+    or the new one): the archive then survives the loss of the site. False if it was kept already."""
     kept.mkdir(parents=True, exist_ok=True)
     target = kept / str(size)
     if target.is_file() and target.read_bytes() == checkpoint:
-        return
+        return False
     replace_atomically(target, checkpoint, 0o644)
+    return True
 
 
 def with_hand_overs(carried: list[Archived], keys: BuildKeys, origin: str, tree: MerkleTree) -> list[Archived]:

@@ -30,6 +30,7 @@ from generator import (
     schemas,
     search,
     systems,
+    unchanged,
     views,
 )
 from generator.datadir import Paths
@@ -60,6 +61,7 @@ class BuildResult:
     rendered: int = 0  # pages rendered
     kept: int = 0  # files taken as they were from the last release (pages the memo knew, and
     # artifacts whose bytes did not change)
+    unchanged: bool = False  # nothing to do: the inputs and the site were as the last build left them
 
 
 def build(
@@ -91,6 +93,11 @@ def build(
             ]
         )
     with reading(paths):
+        inputs = unchanged.read_inputs(paths, out, offline)
+        asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
+        last = None if full or asks_witnesses else unchanged.unchanged(paths, inputs, out)
+        if last is not None:
+            return _nothing_to_do(out, last, strict, started)
         ctx = gather(paths, progress, use_snapshot=not full)
         if strict and ctx.warnings:
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
@@ -143,8 +150,29 @@ def build(
         keep()
     # Published, then kept: a kill in between leaves them in the site, whence the next build
     # carries them, so no checkpoint is lost either way.
-    history.remember_published(out, paths.checkpoints_dir)
+    for name, data in history.remember_published(out, paths.checkpoints_dir):
+        inputs.archived(paths.checkpoints_dir, name, data)
+    said = unchanged.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
+    unchanged.save(paths, inputs, unchanged.site_digest(out, writer.hashes), said)
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
+
+
+def _nothing_to_do(out: Path, last: unchanged.Published, strict: bool, started: float) -> BuildResult:
+    """The result of a build whose inputs and site are those the last build read and published:
+    that build's, with nothing written (and its warnings, errors under --strict, said again)."""
+    if strict and last.warnings:
+        raise InputError([problem("--strict", w) for w in last.warnings], "warnings are errors under --strict")
+    return BuildResult(
+        out,
+        last.files,
+        last.tree_size,
+        0,
+        time.monotonic() - started,
+        last.demo,
+        list(last.warnings),
+        last.fingerprint,
+        unchanged=True,
+    )
 
 
 def write_site(

@@ -1,0 +1,256 @@
+"""A build with nothing to do: the inputs are the bytes the last build read, and the output
+folder is, byte for byte, the release it published.
+
+A build is a pure function of its inputs: every file of the data and private directories (the
+caches aside), the code that renders them (`digest.rules_version`, and the version of every
+installed library), SOURCE_DATE_EPOCH and `--offline`. After a build publishes, it records the
+digest of those inputs as it read them (with the checkpoints it then archived in the data
+directory added) and the digest of the site it swapped in: every path, mode and SHA-256. The
+next build computes both again, reading every input and every published byte; when both match,
+building again would write those very bytes, so it writes nothing. Anything else (one input
+byte, a file added to or taken from the site, a mode, another library, no record) is a build.
+
+The record is a shortcut like the other caches: a missing or unreadable one costs a build. A
+build killed after it swapped its site in, before its record, leaves the last build's record,
+which no longer matches the site: it costs a build too.
+What it cannot know is a witness's answer, so a build that would ask witnesses over the
+network (a policy, and not `--offline`) is never skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.cachefile import write_cache
+from generator.datadir import Paths
+from generator.digest import rules_version
+
+RECORD_NAME = "build.json"
+_VERSION = 1
+
+
+def record_path(paths: Paths) -> Path:
+    return paths.private / "cache" / RECORD_NAME
+
+
+@dataclass
+class Inputs:
+    """What a build read: each input file's mode and SHA-256, by its place ("data/…",
+    "private/…"), and what else its output depends on."""
+
+    files: dict[str, tuple[int, str]] | None  # None: not all plain files and folders, or unreadable
+    setting: str
+    checkpoints: str = ""  # the checkpoints folder's place among `files`
+    added: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def archived(self, folder: Path, name: str, data: bytes) -> None:
+        """The build archived a published checkpoint, `data`, as `name` in the checkpoints
+        `folder`: the next build reads it, so it is an input of the record of this one."""
+        if self.checkpoints:
+            if self.files is not None and self.checkpoints not in self.files:
+                self.added[self.checkpoints] = (os.lstat(folder).st_mode, "")  # made by this build
+            mode = os.lstat(folder / name).st_mode
+            self.added[f"{self.checkpoints}/{name}"] = (mode, hashlib.sha256(data).hexdigest())
+
+    def digest(self) -> str | None:
+        if self.files is None:
+            return None
+        files = {**self.files, **self.added}
+        return _digest(self.setting, ((rel, *files[rel]) for rel in sorted(files)))
+
+
+def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
+    """Hash every input of a build of `paths` into `out`, under the ledger's lock (so that no
+    command appends while they are read)."""
+    private = paths.private.resolve()
+    data = paths.data.resolve()
+    site = out.resolve()
+    # The output, the staging and old folders beside it, the caches the build itself rewrites,
+    # and the private directory when it lies inside the data one (it is read on its own) are
+    # not inputs of the data directory.
+    skip = {str(private / "cache"), str(site)}
+    inner = {str(private)} if private.is_relative_to(data) else set()
+    beside = str(site.parent) + os.sep + f".{site.name}."
+
+    def skipped(p: str) -> bool:
+        return p in skip or p.startswith(beside)
+
+    files: dict[str, tuple[int, str]] | None
+    try:
+        files = _hash_tree(str(data), "data", lambda p: skipped(p) or p in inner)
+        files.update(_hash_tree(str(private), "private", skipped))
+    except (OSError, _NotPlain):
+        # The build itself reports what it cannot read; a link is read through, to a target
+        # this record would not follow: either way, build.
+        files = None
+    checkpoints = paths.checkpoints_dir.resolve()
+    place = ""
+    if checkpoints.is_relative_to(data) and not (inner and checkpoints.is_relative_to(private)):
+        place = "data/" + checkpoints.relative_to(data).as_posix()
+    return Inputs(files, _setting(offline), place)
+
+
+def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
+    """The digest of the site in `out`: every folder and file, its mode and its SHA-256 (taken
+    from `known`, by path, for the files the build just wrote, else read); None if the folder
+    holds anything else (a link, a device) or cannot be read."""
+    try:
+        entries = list(_walk(str(out.resolve()), ""))
+    except OSError:
+        return None
+    if any(not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) for _, mode, _ in entries):
+        return None
+    known = known or {}
+    todo = [(rel, p) for rel, mode, p in entries if stat.S_ISREG(mode) and rel not in known]
+    try:
+        hashed = dict(zip((rel for rel, _ in todo), _hash_all(p for _, p in todo), strict=True))
+    except OSError:
+        return None
+    rows = []
+    for rel, mode, _ in entries:
+        sha = "" if stat.S_ISDIR(mode) else known.get(rel) or hashed[rel]
+        rows.append((rel, mode, sha))
+    return _digest("site", rows)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a build said of the release it published, said again when nothing has changed."""
+
+    files: int
+    tree_size: int
+    demo: bool
+    fingerprint: str
+    warnings: list[str]
+
+
+def unchanged(paths: Paths, inputs: Inputs, out: Path) -> Published | None:
+    """What the last build said when it read these very inputs and `out` is still the site it
+    published; else None (build)."""
+    digest = inputs.digest()
+    try:
+        doc = json.loads(record_path(paths).read_bytes())
+        if digest is None or doc.get("v") != _VERSION or doc.get("inputs") != digest:
+            return None
+        said = Published(**doc["published"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    types = (int, int, bool, str, list)
+    if not all(type(getattr(said, f.name)) is t for f, t in zip(dataclasses.fields(said), types, strict=True)):
+        return None
+    if not all(type(w) is str for w in said.warnings) or site_digest(out) != doc.get("site"):
+        return None
+    return said
+
+
+def save(paths: Paths, inputs: Inputs, site: str | None, said: Published) -> None:
+    """Record a build just published: what it read, the site it swapped in, what it said."""
+    digest = inputs.digest()
+    if site is None or digest is None:
+        return
+    doc = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
+    write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
+
+
+def _libraries() -> list[str]:
+    """This project and every library it runs on, each with its version: its requirements and
+    theirs (not the extras, such as the test tools), whatever else happens to be installed aside."""
+    found: dict[str, str] = {}
+    todo = ["transparency-site"]
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in found:
+            continue
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[key] = f"{key} (not installed)"
+            continue
+        found[key] = f"{key}=={dist.version}"
+        for requirement in dist.requires or ():
+            if "extra ==" not in requirement and (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)):
+                todo.append(m.group())
+    return sorted(found.values())
+
+
+def _setting(offline: bool) -> str:
+    return json.dumps(
+        {
+            "rules": rules_version(),
+            "python": sys.version,
+            "libraries": _libraries(),
+            "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH"),
+            "offline": offline,
+        },
+        sort_keys=True,
+    )
+
+
+def _digest(setting: str, rows: Iterable[tuple[str, int, str]]) -> str:
+    h = hashlib.sha256(f"transparency build record v{_VERSION}\0{setting}\0".encode())
+    for rel, mode, sha in rows:
+        h.update(f"{rel}\0{mode:o}\0{sha}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _walk(base: str, prefix: str, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, int, str]]:
+    """(place, mode, path) of everything under `base`, in sorted order, not following links."""
+    with os.scandir(base) as it:
+        found = sorted(it, key=lambda e: e.name)
+    for e in found:
+        if skip is not None and skip(e.path):
+            continue
+        rel = f"{prefix}{e.name}"
+        mode = e.stat(follow_symlinks=False).st_mode
+        yield rel, mode, e.path
+        if stat.S_ISDIR(mode):
+            yield from _walk(e.path, rel + "/", skip)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _hash_tree(base: str, label: str, skip: Callable[[str], bool]) -> dict[str, tuple[int, str]]:
+    if not os.path.isdir(base):
+        return {}
+    entries = list(_walk(base, f"{label}/", skip))
+    if any(not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) for _, mode, _ in entries):
+        raise _NotPlain
+    regular = [(rel, p) for rel, mode, p in entries if stat.S_ISREG(mode)]
+    hashed = dict(zip((rel for rel, _ in regular), _hash_all(p for _, p in regular), strict=True))
+    return {rel: (mode, hashed.get(rel, "")) for rel, mode, _ in entries}
+
+
+def _hash_files(files: list[str]) -> list[str]:
+    out = []
+    for p in files:
+        with open(p, "rb") as f:
+            out.append(hashlib.file_digest(f, "sha256").hexdigest())
+    return out
+
+
+def _hash_all(files: Iterable[str]) -> list[str]:
+    # Reading and hashing release the GIL: a share of the files per core, each share read in
+    # one thread (a thread per file costs more than hashing a small one).
+    todo = list(files)
+    n = max(1, min(4, os.cpu_count() or 1))
+    shares = [todo[i::n] for i in range(n)]
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        done = list(pool.map(_hash_files, shares))
+    out = [""] * len(todo)
+    for i, share in enumerate(done):
+        out[i::n] = share
+    return out

@@ -1,0 +1,256 @@
+"""A build with nothing to do writes nothing, and anything that could change its output builds.
+
+A build records what it read (every file of the data and private directories but the caches,
+the code and libraries, SOURCE_DATE_EPOCH, --offline) and the site it published. The next
+build, finding both as recorded, writes nothing; each test here changes one thing a build
+depends on, or one thing in the published site, and checks that the build then builds, and that
+its site is the one a build from scratch makes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import BuiltSite, copy_demo_data, item, new_program, tree, write_items
+from test_history import vkey_of
+from test_witnessing import WitnessFiles, write_policy
+
+from generator import unchanged
+from generator.commands import build as build_module
+from generator.commands.build import build
+from generator.commands.commit import commit_new_items
+from generator.datadir import Paths
+from generator.errors import InputError
+
+
+def state(out: Path) -> dict[str, tuple[int, int, int, int]]:
+    """Every entry of the site with its inode, size, mode and modification time: what a build
+    that writes nothing leaves exactly as it was."""
+    found = {}
+    for p in sorted(out.rglob("*")):
+        st = p.lstat()
+        found[p.relative_to(out).as_posix()] = (st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns)
+    return found
+
+
+def from_scratch(paths: Paths, tmp_path: Path) -> dict[str, bytes]:
+    """The site a full build makes of a copy of this program, the caches left behind."""
+    copy = tmp_path / "scratch"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(paths.data, copy / "data", ignore=shutil.ignore_patterns("cache", "public", ".public.*"))
+    out = copy / "public"
+    build(Paths(copy / "data", copy / "data" / "private"), out, full=True)
+    return BuiltSite(paths, out).files()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> BuiltSite:
+    paths = new_program(tmp_path / "prog" / "data")
+    out = tmp_path / "prog" / "public"
+    build(paths, out)
+    return BuiltSite(paths, out)
+
+
+def test_a_build_with_nothing_changed_writes_nothing(site: BuiltSite) -> None:
+    before = state(site.out)
+    parent = sorted(p.name for p in site.out.parent.iterdir())
+    result = build(site.paths, site.out)
+    assert result.unchanged
+    assert state(site.out) == before
+    assert sorted(p.name for p in site.out.parent.iterdir()) == parent  # not even a staging folder
+    # What it says is what the last build said of the same release.
+    sums = (site.out / "SHA256SUMS").read_text().splitlines()
+    assert result.files == len(sums) + 2
+    assert result.tree_size == json.loads((site.out / "ledger" / "history.json").read_bytes())["tree_size"]
+    assert result.rendered == 0 and result.checks == 0
+
+
+def test_full_always_builds(site: BuiltSite) -> None:
+    assert not build(site.paths, site.out, full=True).unchanged
+
+
+def _append_event(site: BuiltSite) -> None:
+    write_items(site.paths, [item("b-0100", "b")], "more.yaml")
+    commit_new_items(site.paths, "2026-03-01T00:00:00Z")
+
+
+def _new_source(site: BuiltSite) -> None:
+    # An item source not yet committed changes no page, but it is an input: build, not guess.
+    write_items(site.paths, [item("b-0101", "b")], "later.yaml")
+
+
+def _edit_private_byte(site: BuiltSite) -> None:
+    f = next(site.paths.items_dir.glob("*.yaml"))
+    f.write_bytes(f.read_bytes() + b"\n")
+
+
+def _chmod_input(site: BuiltSite) -> None:
+    os.chmod(site.paths.program_file, 0o600)
+
+
+def _empty_folder_in_data(site: BuiltSite) -> None:
+    (site.paths.data / "notes").mkdir()
+
+
+def _link_in_data(site: BuiltSite) -> None:
+    # A build reads through a link, to a target the record does not follow: never skipped.
+    os.symlink(site.paths.program_file, site.paths.data / "program-link.yaml")
+
+
+INPUT_CHANGES: dict[str, Callable[[BuiltSite], None]] = {
+    "a ledger event": _append_event,
+    "a new item source": _new_source,
+    "a byte of a private file": _edit_private_byte,
+    "the mode of an input": _chmod_input,
+    "an empty folder in data": _empty_folder_in_data,
+    "a link in data": _link_in_data,
+}
+
+
+@pytest.mark.parametrize("change", sorted(INPUT_CHANGES))
+def test_any_change_to_an_input_builds(site: BuiltSite, change: str, tmp_path: Path) -> None:
+    INPUT_CHANGES[change](site)
+    result = build(site.paths, site.out)
+    assert not result.unchanged
+    assert site.files() == from_scratch(site.paths, tmp_path)
+    again = build(site.paths, site.out)
+    # Once built, the same inputs are nothing to do again (but a link is never taken on trust).
+    assert again.unchanged is (change != "a link in data")
+
+
+def _edit_page(out: Path) -> None:
+    (out / "index.html").write_bytes((out / "index.html").read_bytes().replace(b"</body>", b"<p>x</p></body>"))
+
+
+def _extra_file(out: Path) -> None:
+    (out / "extra.html").write_text("<p>not ours</p>")
+
+
+def _extra_folder(out: Path) -> None:
+    (out / "empty").mkdir()
+
+
+def _chmod_page(out: Path) -> None:
+    os.chmod(out / "index.html", 0o600)
+
+
+def _remove_file(out: Path) -> None:
+    (out / "robots.txt").unlink() if (out / "robots.txt").exists() else (out / "sitemap.xml").unlink()
+
+
+SITE_CHANGES: dict[str, Callable[[Path], None]] = {
+    "an edited page": _edit_page,
+    "a file added": _extra_file,
+    "a folder added": _extra_folder,
+    "a mode changed": _chmod_page,
+    "a file removed": _remove_file,
+}
+
+
+@pytest.mark.parametrize("change", sorted(SITE_CHANGES))
+def test_a_site_not_as_published_is_built_again(site: BuiltSite, change: str, tmp_path: Path) -> None:
+    expected = site.files()
+    SITE_CHANGES[change](site.out)
+    result = build(site.paths, site.out)
+    assert not result.unchanged
+    assert site.files() == expected == from_scratch(site.paths, tmp_path)
+    assert not (site.out / "empty").exists()
+    assert os.stat(site.out / "index.html").st_mode & 0o777 != 0o600
+
+
+def test_settings_the_output_depends_on_build(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")
+    assert not build(site.paths, site.out).unchanged
+    assert build(site.paths, site.out).unchanged
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert not build(site.paths, site.out).unchanged
+    assert not build(site.paths, site.out, offline=True).unchanged
+    assert build(site.paths, site.out, offline=True).unchanged
+
+
+def test_other_code_builds(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(unchanged, "rules_version", lambda: "other code")
+    assert not build(site.paths, site.out).unchanged
+    monkeypatch.setattr(unchanged, "_libraries", lambda: ["jinja2==0.0"])
+    assert not build(site.paths, site.out).unchanged
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "wrong types", "other inputs", "other site"])
+def test_a_damaged_record_costs_a_build_never_a_stale_site(site: BuiltSite, damage: str) -> None:
+    record = unchanged.record_path(site.paths)
+    doc = json.loads(record.read_bytes())
+    if damage == "missing":
+        record.unlink()
+    elif damage == "garbage":
+        record.write_bytes(b"\x00not json")
+    elif damage == "wrong types":
+        doc["published"]["files"] = "many"
+        record.write_text(json.dumps(doc))
+    elif damage == "other inputs":
+        doc["inputs"] = "0" * 64
+        record.write_text(json.dumps(doc))
+    else:
+        doc["site"] = "0" * 64
+        record.write_text(json.dumps(doc))
+    assert not build(site.paths, site.out).unchanged
+    assert build(site.paths, site.out).unchanged
+
+
+def test_a_build_killed_before_its_record_costs_a_build(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    _append_event(site)
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    # Killed once its site is in: the record is still the last build's, of another site.
+    monkeypatch.setattr(unchanged, "save", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build(site.paths, site.out)
+    monkeypatch.undo()
+    assert not build(site.paths, site.out).unchanged
+    assert build(site.paths, site.out).unchanged
+
+
+def test_a_refused_build_changes_nothing(site: BuiltSite) -> None:
+    _append_event(site)
+    before = tree(site.paths.data, site.paths.private, site.out)
+    (site.paths.private / "signing.key").rename(site.paths.private / "elsewhere.key")
+    with pytest.raises(InputError):
+        build(site.paths, site.out)
+    (site.paths.private / "elsewhere.key").rename(site.paths.private / "signing.key")
+    assert tree(site.paths.data, site.paths.private, site.out) == before
+
+
+def test_warnings_are_said_again_and_are_errors_under_strict(site: BuiltSite) -> None:
+    program = site.paths.program_file
+    program.write_text(program.read_text() + "unknown_key: 1\n")
+    first = build(site.paths, site.out)
+    assert first.warnings and not first.unchanged
+    again = build(site.paths, site.out)
+    assert again.unchanged and again.warnings == first.warnings
+    with pytest.raises(InputError, match="warnings are errors"):
+        build(site.paths, site.out, strict=True)
+
+
+def test_a_build_that_would_ask_witnesses_is_never_skipped(site: BuiltSite, tmp_path: Path) -> None:
+    w1 = WitnessFiles(tmp_path, "w1.example.org", vkey_of(site.out))
+    write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, None)], "w1")
+    assert not build(site.paths, site.out).unchanged
+    # What a witness would answer today, a build not told --offline cannot know without asking.
+    assert not build(site.paths, site.out).unchanged
+    assert not build(site.paths, site.out, offline=True).unchanged
+    assert build(site.paths, site.out, offline=True).unchanged
+
+
+def test_the_demo_program_built_twice_writes_nothing(tmp_path: Path) -> None:
+    paths = copy_demo_data(tmp_path / "data")
+    out = tmp_path / "public"
+    build(paths, out, offline=True)
+    before = state(out)
+    assert build(paths, out, offline=True).unchanged
+    assert state(out) == before
