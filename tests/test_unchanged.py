@@ -21,7 +21,6 @@ from test_history import vkey_of
 from test_witnessing import WitnessFiles, write_policy
 
 from generator import unchanged
-from generator.commands import build as build_module
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.datadir import Paths
