@@ -121,7 +121,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "witness_site",
         "signing",
     ),
-    ("datadir", "journal", "ledgercache", "treecache", "ledgerfile"),
+    ("datadir", "journal", "ledgercache", "treecache", "ledgerfile", "unchanged"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
     ("rechecks", "gather", "cosigning"),
     (
