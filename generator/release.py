@@ -7,14 +7,22 @@ copies disagree with ours, so the generator refuses instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from generator import layout
 from generator.errors import InputError, KeyFileError, problem
 from generator.keys import Signer
-from generator.verifier import SUMS_LINE_RE, FormatError, KeyRing, iter_canonical_array, parse_canonical
+from generator.proofs import MerkleTree
+from generator.verifier import (
+    SUMS_LINE_RE,
+    FormatError,
+    KeyRing,
+    iter_canonical_array,
+    parse_canonical,
+    parse_checkpoint,
+)
 
 # Artifacts under these folders are bound by hash to the ledger or to a reader's trust; pages
 # (.html) beside them are presentation and may change with the templates.
@@ -68,11 +76,38 @@ def check_key_matches(out: Path, signer: Signer, ring: KeyRing | None = None) ->
         )
 
 
-def check_ledger_extends(out: Path, new_leaves: Iterator[bytes], ledger_name: str = "ledger.jsonl") -> None:
-    """Refuse a ledger that does not begin with every leaf of the last release, in order."""
+def check_ledger_extends(
+    out: Path,
+    new_leaves: Callable[[], Iterator[bytes]],
+    ledger_name: str = "ledger.jsonl",
+    tree: MerkleTree | None = None,
+) -> None:
+    """Refuse a ledger that does not begin with every leaf of the last release, in order.
+
+    With `tree` (the new ledger's Merkle tree), a last release whose manifest and checkpoint give
+    the size and root that tree has at that size is extended: equal roots are equal leaves, and
+    the tree answers in O(log n) what reading both ledgers answers in O(n). Anything else is
+    read leaf by leaf, which also names the first leaf that differs."""
     m = _old_manifest(out)
     if m is None:
         return
+    if tree is not None and _same_root(out, m, tree):
+        return
+    _compare_leaves(out, m, new_leaves(), ledger_name)
+
+
+def _same_root(out: Path, m: dict[str, Any], tree: MerkleTree) -> bool:
+    ledger = m.get("ledger")
+    if not isinstance(ledger, dict) or ledger.get("checkpoint") != layout.CHECKPOINT:
+        return False
+    try:
+        _, size, root = parse_checkpoint((out / layout.CHECKPOINT).read_bytes().decode("utf-8").split("\n\n")[0] + "\n")
+    except (OSError, UnicodeDecodeError, FormatError):
+        return False
+    return bool(size == ledger.get("tree_size") and size <= tree.size and tree.root(size) == root)
+
+
+def _compare_leaves(out: Path, m: dict[str, Any], new_leaves: Iterator[bytes], ledger_name: str) -> None:
     rel = m.get("ledger", {}).get("entries")
     path = out / str(rel)
     try:

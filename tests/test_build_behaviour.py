@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,10 @@ from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
 from generator.errors import InputError, KeyFileError, VerificationFailed
 from generator.keys import Signer, generate_signer, write_key
-from generator.verifier import Report, verify_site
+from generator.ledgerfile import ledger_lines
+from generator.proofs import MerkleTree
+from generator.release import check_ledger_extends
+from generator.verifier import Report, leaf_hash, verify_site
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -149,6 +153,23 @@ def test_refuses_a_ledger_that_does_not_extend_the_last_release(built_program: B
         build(built_program.paths, built_program.out)
     assert any(f"leaf {len(lines) - 1} differs" in p.message for p in e.value.problems)
     assert tree_digest(built_program.out) == before
+
+
+def test_a_ledger_that_extends_is_known_by_its_root(built_program: BuiltSite) -> None:
+    lines = list(ledger_lines(built_program.paths))
+    read: list[int] = []
+
+    def leaves() -> Iterator[bytes]:
+        read.append(1)
+        return iter(lines)
+
+    # The new tree has the last release's root at its size: nothing is read leaf by leaf.
+    check_ledger_extends(built_program.out, leaves, "ledger", MerkleTree(leaf_hash(raw) for raw in lines))
+    assert not read
+    # Another tree: read leaf by leaf, which names the leaf that differs.
+    other = [*lines[:-1], lines[-1].replace(b"Retired", b"Rewritten")]
+    with pytest.raises(InputError, match=f"leaf {len(lines) - 1} differs"):
+        check_ledger_extends(built_program.out, lambda: iter(other), "ledger", MerkleTree(map(leaf_hash, other)))
 
 
 def _drop_last_retirement(site: BuiltSite, lines: list[bytes]) -> None:

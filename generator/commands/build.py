@@ -102,7 +102,7 @@ def build(
         if strict and ctx.warnings:
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
         check_key_matches(out, ctx.signer, ctx.ledger.keys)
-        check_ledger_extends(out, ledger_lines(paths), paths.show(paths.ledger_file))
+        check_ledger_extends(out, lambda: ledger_lines(paths), paths.show(paths.ledger_file), ctx.tree)
         keys = artifacts.build_keys(ctx)
         carried = history.with_hand_overs(
             history.carried_checkpoints(out, ctx.origin, ctx.ledger.keys, ctx.tree, paths.checkpoints_dir),
