@@ -50,6 +50,8 @@ _STRICT_DECODER = strict_decoder()
 
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+# Conservative: an escaped backslash followed by "ud800" matches too, and is then walked.
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def check_no_surrogates(value: Any) -> None:
@@ -84,7 +86,10 @@ def loads_strict(data: bytes) -> Any:
         raise FormatError("JSON nested too deeply") from None
     except ValueError as e:  # an integer of thousands of digits, beyond what int() converts
         raise FormatError(f"not valid JSON: {str(e)[:100]}") from None
-    check_no_surrogates(value)
+    # A lone surrogate can only come from a \uD800-\uDFFF escape (strict UTF-8 decoding refuses
+    # encoded ones): a text without one needs no walk over every string it holds.
+    if _SURROGATE_ESCAPE_RE.search(text):
+        check_no_surrogates(value)
     return value
 
 
