@@ -8,6 +8,7 @@ failure to write is not an error either; it costs the next reader its shortcut.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -32,17 +33,43 @@ def hash_prefix(f: BinaryIO, n: int) -> Any:
 
 def write_cache(path: Path, data: bytes) -> bool:
     """Replace `path` with `data` (a temporary file renamed over it); False if it could not."""
+    staged = stage_cache(path, data)
+    return staged is not None and staged.commit()
+
+
+class Staged:
+    """A cache file written beside its place, not yet in it: a build stages its caches before
+    it verifies (so that the state they are made from can be freed first) and puts them in
+    place only once its release is published."""
+
+    def __init__(self, tmp: str, path: Path) -> None:
+        self.tmp = tmp
+        self.path = path
+
+    def commit(self) -> bool:
+        try:
+            os.replace(self.tmp, self.path)
+        except OSError:
+            self.discard()
+            return False
+        return True
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.tmp)
+
+
+def stage_cache(path: Path, data: bytes) -> Staged | None:
+    """`data` written to a temporary file beside `path`; None if it could not be."""
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
-            os.replace(tmp, path)
         except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            os.unlink(tmp)
             raise
     except OSError:
-        return False
-    return True
+        return None
+    return Staged(tmp, path)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import layout, ledgercache
+from generator.cachefile import Staged
 from generator.datadir import (
     PUBLISHED_PRIVATE_KEYS,
     Paths,
@@ -33,7 +34,7 @@ from generator.progress import Progress
 from generator.proofs import MerkleTree
 from generator.rechecks import RecheckMemo
 from generator.sources import read_text
-from generator.treecache import grow, load_tree, save_tree
+from generator.treecache import grow, load_tree, stage_tree
 from generator.verifier import (
     Ledger,
     Methodology,
@@ -224,9 +225,10 @@ class SiteContext:
     generated_at: str
     warnings: list[str] = field(default_factory=list)
     # What the caches should remember of this reading (the replayed ledger, the tree, the
-    # certificate rechecks): written by the build once the release is published, so that a
-    # refused or failed build changes nothing.
-    remember: list[Callable[[], None]] = field(default_factory=list)
+    # certificate rechecks): each writes its cache beside its place (so that this state can be
+    # freed before the build verifies) and the build puts them in place once the release is
+    # published, so that a refused or failed build changes nothing.
+    remember: list[Callable[[], Staged | None]] = field(default_factory=list)
 
     @property
     def origin(self) -> str:
@@ -287,12 +289,12 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         if progress and index % 10000 == 0:
             progress("reading the ledger", index, 0)
 
-    remember: list[Callable[[], None]] = []
+    remember: list[Callable[[], Staged | None]] = []
     ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot, save=False)
     replayed.spans = len(ledger.keys.spans)  # before keys.json's first key joins the ring below
     # A build from scratch reads no cache but leaves every one for the next build.
     if not ledger_problems and replayed.moved_on():
-        remember.append(functools.partial(ledgercache.save, paths, replayed))
+        remember.append(functools.partial(ledgercache.stage, paths, replayed))
     problems += ledger_problems
     merkle = MerkleTree()
     if not ledger_problems:
@@ -307,7 +309,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         if merkle.root() != replayed.stream.root():
             problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
         elif merkle.size != cached:
-            remember.append(functools.partial(save_tree, paths, merkle, end))
+            remember.append(functools.partial(stage_tree, paths, merkle, end))
     latest = replayed.latest
     if keys:
         # data/keys.json must say what the ledger's key events make of the keys, row for row.
@@ -332,7 +334,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
     runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")
-    remember.append(rechecks.save)
+    remember.append(rechecks.stage)
     assert signer is not None and program is not None
     return SiteContext(
         paths=paths,

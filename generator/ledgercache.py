@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generator.cachefile import hash_prefix, write_cache
+from generator.cachefile import Staged, hash_prefix, stage_cache, write_cache
 from generator.datadir import Paths
 from generator.verifier import (
     FormatError,
@@ -147,6 +147,15 @@ def follow_appended(paths: Paths, start: ReplayStart, f: BinaryIO) -> None:
 def save(paths: Paths, start: ReplayStart) -> None:
     """Remember `start` (a replay that reached the end of a valid ledger) for the next reader.
     A failure to write is not an error: the next reader replays."""
+    write_cache(snapshot_path(paths), _snapshot(start))
+
+
+def stage(paths: Paths, start: ReplayStart) -> Staged | None:
+    """`save`, written beside its place until the caller commits it."""
+    return stage_cache(snapshot_path(paths), _snapshot(start))
+
+
+def _snapshot(start: ReplayStart) -> bytes:
     extra = {
         "ledger_bytes": start.offset,
         "ledger_sha256": start.hasher.hexdigest(),
@@ -155,4 +164,4 @@ def save(paths: Paths, start: ReplayStart) -> None:
         "latest": [[i, leaf] for i, leaf in start.latest],
         "rules": rules_version(),
     }
-    write_cache(snapshot_path(paths), snapshot_bytes(start.ledger, extra, start.spans))
+    return snapshot_bytes(start.ledger, extra, start.spans)

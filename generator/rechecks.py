@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from generator.cachefile import write_cache
+from generator.cachefile import Staged, stage_cache
 from generator.digest import digest_of, rules_version
 
 RECHECKS_NAME = "rechecks.json"
@@ -52,13 +52,14 @@ class RecheckMemo:
     def put(self, key: str, asserted: list[str]) -> None:
         self.new[key] = asserted
 
-    def save(self) -> None:
-        """Keep the certificates of this build (those no longer in the ledger are forgotten). A
-        failure to write costs the next build its recomputations, no more."""
+    def stage(self) -> Staged | None:
+        """Keep the certificates of this build (those no longer in the ledger are forgotten),
+        written beside the memo's place until the caller commits it. A failure to write costs
+        the next build its recomputations, no more."""
         if self.path is None or self.new == self.old:
-            return
+            return None
         doc = {"v": 1, "rules": rules_version(), "certificates": dict(sorted(self.new.items()))}
-        write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
+        return stage_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
 
 
 def _load(path: Path) -> dict[str, list[str]]:

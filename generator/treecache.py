@@ -16,7 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from generator.cachefile import hash_prefix, write_cache
+from generator.cachefile import Staged, hash_prefix, stage_cache, write_cache
 from generator.datadir import Paths
 from generator.proofs import MerkleTree
 from generator.verifier import leaf_hash
@@ -72,11 +72,23 @@ def grow(paths: Paths, tree: MerkleTree, offset: int) -> int:
 def save_tree(paths: Paths, tree: MerkleTree, offset: int) -> None:
     """Remember `tree`, the tree of the ledger's first `offset` bytes (a failure to write costs
     the next build one pass over the ledger, no more)."""
+    data = _tree_bytes(paths, tree, offset)
+    if data is not None:
+        write_cache(tree_path(paths), data)
+
+
+def stage_tree(paths: Paths, tree: MerkleTree, offset: int) -> Staged | None:
+    """`save_tree`, written beside its place until the caller commits it."""
+    data = _tree_bytes(paths, tree, offset)
+    return None if data is None else stage_cache(tree_path(paths), data)
+
+
+def _tree_bytes(paths: Paths, tree: MerkleTree, offset: int) -> bytes | None:
     try:
         with paths.ledger_file.open("rb") as f:
             h = hash_prefix(f, offset)
         if h is None:
-            return
+            return None
         header = json.dumps(
             {
                 "size": tree.size,
@@ -87,5 +99,5 @@ def save_tree(paths: Paths, tree: MerkleTree, offset: int) -> None:
         ).encode()
         body = b"".join([_MAGIC, len(header).to_bytes(8, "big"), header, *tree._levels])
     except OSError:
-        return
-    write_cache(tree_path(paths), body + hashlib.sha256(body).digest())
+        return None
+    return body + hashlib.sha256(body).digest()

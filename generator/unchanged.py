@@ -27,6 +27,7 @@ import os
 import re
 import stat
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -53,6 +54,23 @@ class Inputs:
     setting: str
     checkpoints: str = ""  # the checkpoints folder's place among `files`
     added: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # Each entry's identity and times when it was hashed, and how to look again: an input
+    # edited while the build read it (and perhaps put back) must not be recorded as read.
+    stats: Callable[[], dict[str, tuple[int, ...]]] | None = None
+    seen: dict[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def still_as_read(self) -> bool:
+        if self.stats is None:
+            return False
+        try:
+            now = self.stats()
+        except OSError:
+            return False
+        folder = {self.checkpoints} if self.checkpoints else set()
+        ignore = set(self.added) | folder
+        return {k: v for k, v in now.items() if k not in ignore} == {
+            k: v for k, v in self.seen.items() if k not in ignore
+        }
 
     def archived(self, folder: Path, name: str, data: bytes) -> None:
         """The build archived a published checkpoint, `data`, as `name` in the checkpoints
@@ -81,24 +99,50 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
     # not inputs of the data directory.
     skip = {str(private / "cache"), str(site)}
     inner = {str(private)} if private.is_relative_to(data) else set()
-    beside = str(site.parent) + os.sep + f".{site.name}."
+    # Exactly the folders a build leaves beside its output (generator.writer), no others.
+    beside = tuple(str(site.parent / f".{site.name}.{kind}-") for kind in ("staging", "old"))
 
     def skipped(p: str) -> bool:
-        return p in skip or p.startswith(beside)
+        return p in skip or (os.path.dirname(p) == str(site.parent) and p.startswith(beside))
 
+    look = _stats(data, private, skipped, inner)
     files: dict[str, tuple[int, str]] | None
     try:
+        seen = look()  # before the bytes are read: an edit after this changes what save sees
         files = _hash_tree(str(data), "data", lambda p: skipped(p) or p in inner)
         files.update(_hash_tree(str(private), "private", skipped))
     except (OSError, _NotPlain):
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
-        files = None
+        files, seen = None, {}
     checkpoints = paths.checkpoints_dir.resolve()
     place = ""
     if checkpoints.is_relative_to(data) and not (inner and checkpoints.is_relative_to(private)):
         place = "data/" + checkpoints.relative_to(data).as_posix()
-    return Inputs(files, _setting(offline), place)
+    layout: dict[str, object] = {
+        "private": private.relative_to(data).as_posix() if private.is_relative_to(data) else None,
+        "data in private": data.is_relative_to(private),
+        "demo": paths.is_demo,
+    }
+    return Inputs(files, _setting(offline, layout), place, stats=look, seen=seen)
+
+
+def _stats(
+    data: Path, private: Path, skipped: Callable[[str], bool], inner: set[str]
+) -> Callable[[], dict[str, tuple[int, ...]]]:
+    def look() -> dict[str, tuple[int, ...]]:
+        found: dict[str, tuple[int, ...]] = {}
+        for base, label, skip in (
+            (str(data), "data", lambda p: skipped(p) or p in inner),
+            (str(private), "private", skipped),
+        ):
+            if os.path.isdir(base):
+                for rel, _, p in _walk(base, f"{label}/", skip):
+                    st = os.lstat(p)
+                    found[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        return found
+
+    return look
 
 
 def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
@@ -117,7 +161,10 @@ def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
         hashed = dict(zip((rel for rel, _ in todo), _hash_all(p for _, p in todo), strict=True))
     except OSError:
         return None
-    rows = []
+    try:
+        rows = [("", os.stat(out).st_mode, "")]  # the folder's own mode: swap_in sets it
+    except OSError:
+        return None
     for rel, mode, _ in entries:
         sha = "" if stat.S_ISDIR(mode) else known.get(rel) or hashed[rel]
         rows.append((rel, mode, sha))
@@ -157,7 +204,7 @@ def unchanged(paths: Paths, inputs: Inputs, out: Path) -> Published | None:
 def save(paths: Paths, inputs: Inputs, site: str | None, said: Published) -> None:
     """Record a build just published: what it read, the site it swapped in, what it said."""
     digest = inputs.digest()
-    if site is None or digest is None:
+    if site is None or digest is None or not inputs.still_as_read():
         return
     doc = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
@@ -185,11 +232,22 @@ def _libraries() -> list[str]:
     return sorted(found.values())
 
 
-def _setting(offline: bool) -> str:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _setting(offline: bool, layout: dict[str, object]) -> str:
+    # The umask sets the site's modes; zlib (a system library) deflates the download archive;
+    # where the private directory lies decides what is read from where, and the demo banner.
     return json.dumps(
         {
             "rules": rules_version(),
             "python": sys.version,
+            "zlib": zlib.ZLIB_RUNTIME_VERSION,
+            "umask": _umask(),
+            "layout": layout,
             "libraries": _libraries(),
             "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH"),
             "offline": offline,

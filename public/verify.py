@@ -19,42 +19,42 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/isolation.py         lines    60 to   154
     generator/verifier/text.py              lines   155 to   238
     generator/verifier/errors.py            lines   239 to   305
-    generator/verifier/canonical.py         lines   306 to   594
-    generator/verifier/formats.py           lines   595 to   814
-    generator/verifier/sodium.py            lines   815 to   858
-    generator/verifier/keys.py              lines   859 to  1107
-    generator/verifier/note.py              lines  1108 to  1215
-    generator/verifier/merkle.py            lines  1216 to  1356
-    generator/verifier/tlogproof.py         lines  1357 to  1428
-    generator/verifier/tiles.py             lines  1429 to  1660
-    generator/verifier/cosignature.py       lines  1661 to  1817
-    generator/verifier/policy.py            lines  1818 to  2100
-    generator/verifier/witnessing.py        lines  2101 to  2124
-    generator/verifier/idindex.py           lines  2125 to  2208
-    generator/verifier/methodology.py       lines  2209 to  2520
-    generator/verifier/scoring.py           lines  2521 to  2820
-    generator/verifier/subjects.py          lines  2821 to  3051
-    generator/verifier/keyring.py           lines  3052 to  3183
-    generator/verifier/ledger.py            lines  3184 to  3673
-    generator/verifier/snapshot.py          lines  3674 to  3841
-    generator/verifier/state.py             lines  3842 to  3941
-    generator/verifier/memory.py            lines  3942 to  4108
-    generator/verifier/answers.py           lines  4109 to  4176
-    generator/verifier/runs.py              lines  4177 to  4406
-    generator/verifier/certificates.py      lines  4407 to  4816
-    generator/verifier/certificate_documents.py lines  4817 to  4901
-    generator/verifier/recheck.py           lines  4902 to  5195
-    generator/verifier/report.py            lines  5196 to  5326
-    generator/verifier/folder.py            lines  5327 to  5568
-    generator/verifier/release.py           lines  5569 to  5803
-    generator/verifier/download.py          lines  5804 to  6216
-    generator/verifier/rotation.py          lines  6217 to  6325
-    generator/verifier/history.py           lines  6326 to  6672
-    generator/verifier/publication.py       lines  6673 to  7045
-    generator/verifier/revocations.py       lines  7046 to  7165
-    generator/verifier/certificate_files.py lines  7166 to  7426
-    generator/verifier/site.py              lines  7427 to  7613
-    generator/verifier/cli.py               lines  7614 to  7888
+    generator/verifier/canonical.py         lines   306 to   601
+    generator/verifier/formats.py           lines   602 to   821
+    generator/verifier/sodium.py            lines   822 to   865
+    generator/verifier/keys.py              lines   866 to  1114
+    generator/verifier/note.py              lines  1115 to  1222
+    generator/verifier/merkle.py            lines  1223 to  1363
+    generator/verifier/tlogproof.py         lines  1364 to  1435
+    generator/verifier/tiles.py             lines  1436 to  1667
+    generator/verifier/cosignature.py       lines  1668 to  1824
+    generator/verifier/policy.py            lines  1825 to  2107
+    generator/verifier/witnessing.py        lines  2108 to  2131
+    generator/verifier/idindex.py           lines  2132 to  2215
+    generator/verifier/methodology.py       lines  2216 to  2527
+    generator/verifier/scoring.py           lines  2528 to  2827
+    generator/verifier/subjects.py          lines  2828 to  3058
+    generator/verifier/keyring.py           lines  3059 to  3190
+    generator/verifier/ledger.py            lines  3191 to  3680
+    generator/verifier/snapshot.py          lines  3681 to  3848
+    generator/verifier/state.py             lines  3849 to  3948
+    generator/verifier/memory.py            lines  3949 to  4115
+    generator/verifier/answers.py           lines  4116 to  4183
+    generator/verifier/runs.py              lines  4184 to  4413
+    generator/verifier/certificates.py      lines  4414 to  4823
+    generator/verifier/certificate_documents.py lines  4824 to  4908
+    generator/verifier/recheck.py           lines  4909 to  5202
+    generator/verifier/report.py            lines  5203 to  5333
+    generator/verifier/folder.py            lines  5334 to  5575
+    generator/verifier/release.py           lines  5576 to  5810
+    generator/verifier/download.py          lines  5811 to  6223
+    generator/verifier/rotation.py          lines  6224 to  6332
+    generator/verifier/history.py           lines  6333 to  6679
+    generator/verifier/publication.py       lines  6680 to  7052
+    generator/verifier/revocations.py       lines  7053 to  7172
+    generator/verifier/certificate_files.py lines  7173 to  7433
+    generator/verifier/site.py              lines  7434 to  7620
+    generator/verifier/cli.py               lines  7621 to  7895
 """
 
 # ==============================================================================================
@@ -347,6 +347,10 @@ _STRICT_DECODER = strict_decoder()
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
+# Conservative: an escaped backslash followed by "ud800" matches too, and is then walked.
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def check_no_surrogates(value: Any) -> None:
     # json.loads turns "\ud800" escapes into lone surrogates, which no UTF-8 document can hold.
     stack = [value]
@@ -379,7 +383,10 @@ def loads_strict(data: bytes) -> Any:
         raise FormatError("JSON nested too deeply") from None
     except ValueError as e:  # an integer of thousands of digits, beyond what int() converts
         raise FormatError(f"not valid JSON: {str(e)[:100]}") from None
-    check_no_surrogates(value)
+    # A lone surrogate can only come from a \uD800-\uDFFF escape (strict UTF-8 decoding refuses
+    # encoded ones): a text without one needs no walk over every string it holds.
+    if _SURROGATE_ESCAPE_RE.search(text):
+        check_no_surrogates(value)
     return value
 
 

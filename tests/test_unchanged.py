@@ -14,6 +14,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import BuiltSite, copy_demo_data, item, new_program, tree, write_items
@@ -253,3 +254,62 @@ def test_the_demo_program_built_twice_writes_nothing(tmp_path: Path) -> None:
     before = state(out)
     assert build(paths, out, offline=True).unchanged
     assert state(out) == before
+
+
+def test_the_umask_and_the_folder_mode_are_part_of_the_site(site: BuiltSite) -> None:
+    old = os.umask(0o077)
+    try:
+        assert not build(site.paths, site.out).unchanged  # another umask: other modes
+        assert os.stat(site.out / "index.html").st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+    assert not build(site.paths, site.out).unchanged
+    assert os.stat(site.out / "index.html").st_mode & 0o777 == 0o666 & ~old
+    os.chmod(site.out, 0o700)
+    assert not build(site.paths, site.out).unchanged
+    assert os.stat(site.out).st_mode & 0o777 != 0o700
+
+
+def test_a_folder_named_like_a_staging_one_is_still_an_input(tmp_path: Path) -> None:
+    # Only the build's own ".public.staging-*" and ".public.old-*" folders are left out.
+    data = tmp_path / ".public.data"
+    paths = new_program(data)
+    out = tmp_path / "public"
+    build(paths, out)
+    assert build(paths, out).unchanged
+    program = paths.program_file
+    program.write_text(program.read_text().replace("Test program", "Renamed program"))
+    assert not build(paths, out).unchanged
+    assert "Renamed program" in (out / "index.html").read_text()
+
+
+def test_moving_the_private_directory_into_the_data_one_builds(tmp_path: Path) -> None:
+    data, apart = tmp_path / "data", tmp_path / "private"
+    paths = new_program(data, apart)
+    out = tmp_path / "public"
+    assert not build(paths, out).demo
+    shutil.move(apart, data / "private")
+    moved = Paths(data, data / "private")
+    result = build(moved, out)
+    assert not result.unchanged and result.demo
+
+
+def test_an_input_edited_while_the_build_read_it_is_not_recorded(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _append_event(site)
+    real = unchanged.read_inputs
+    program = site.paths.program_file
+    text = program.read_text()
+
+    def then_edited(*args: Any, **kwargs: Any) -> unchanged.Inputs:
+        inputs = real(*args, **kwargs)
+        program.write_text(text.replace("Test program", "Edited program"))  # read by gather, later
+        return inputs
+
+    monkeypatch.setattr(unchanged, "read_inputs", then_edited)
+    build(site.paths, site.out)
+    monkeypatch.undo()
+    program.write_text(text)  # put back: the inputs are those first hashed, the site is not
+    assert not build(site.paths, site.out).unchanged
+    assert "Edited program" not in (site.out / "index.html").read_text()

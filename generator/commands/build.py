@@ -93,9 +93,10 @@ def build(
             ]
         )
     with reading(paths):
-        inputs = unchanged.read_inputs(paths, out, offline)
         asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
-        last = None if full or asks_witnesses else unchanged.unchanged(paths, inputs, out)
+        # A build that asks witnesses is never skipped, so its inputs are not worth reading.
+        inputs = None if asks_witnesses else unchanged.read_inputs(paths, out, offline)
+        last = None if full or inputs is None else unchanged.unchanged(paths, inputs, out)
         if last is not None:
             return _nothing_to_do(out, last, strict, started)
         ctx = gather(paths, progress, use_snapshot=not full)
@@ -132,8 +133,10 @@ def build(
         writer.linked,
     )
     vkey = ctx.signer.vkey
-    remember = ctx.remember
-    del ctx  # a million-item ledger's state is not needed twice: free it before verifying
+    # A million-item ledger's state is not needed twice: what the caches keep of it is written
+    # now, beside their places, and the state freed before the verifier makes its own.
+    staged = [s for s in (stage() for stage in ctx.remember) if s is not None]
+    del ctx
     try:
         if progress:
             progress("verifying the built site", 0, 1)
@@ -143,17 +146,21 @@ def build(
         swap_in(staging.path, out)
     except BaseException:
         staging.discard()
+        for s in staged:
+            s.discard()
         raise
     staging.close()
     memo.save(writer.hashes, (out / layout.SUMS).read_bytes())
-    for keep in remember:
-        keep()
+    for s in staged:
+        s.commit()
     # Published, then kept: a kill in between leaves them in the site, whence the next build
     # carries them, so no checkpoint is lost either way.
     for name, data in history.remember_published(out, paths.checkpoints_dir):
-        inputs.archived(paths.checkpoints_dir, name, data)
-    said = unchanged.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
-    unchanged.save(paths, inputs, unchanged.site_digest(out, writer.hashes), said)
+        if inputs is not None:
+            inputs.archived(paths.checkpoints_dir, name, data)
+    if inputs is not None:
+        said = unchanged.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
+        unchanged.save(paths, inputs, unchanged.site_digest(out, writer.hashes), said)
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
