@@ -105,12 +105,21 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
     def skipped(p: str) -> bool:
         return p in skip or (os.path.dirname(p) == str(site.parent) and p.startswith(beside))
 
-    look = _stats(data, private, skipped, inner)
+    trees = ((str(data), "data", lambda p: skipped(p) or p in inner), (str(private), "private", skipped))
+
+    def look() -> list[tuple[str, os.stat_result, str]]:
+        return [entry for base, label, skip in trees if os.path.isdir(base) for entry in _walk(base, f"{label}/", skip)]
+
     files: dict[str, tuple[int, str]] | None
     try:
-        seen = look()  # before the bytes are read: an edit after this changes what save sees
-        files = _hash_tree(str(data), "data", lambda p: skipped(p) or p in inner)
-        files.update(_hash_tree(str(private), "private", skipped))
+        # One walk, before the bytes are read: an edit after it changes what save sees.
+        entries = look()
+        seen = {rel: _identity(st) for rel, st, _ in entries}
+        if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
+            raise _NotPlain
+        regular = [(rel, p) for rel, st, p in entries if stat.S_ISREG(st.st_mode)]
+        hashed = dict(zip((rel for rel, _ in regular), _hash_all(p for _, p in regular), strict=True))
+        files = {rel: (st.st_mode, hashed.get(rel, "")) for rel, st, _ in entries}
     except (OSError, _NotPlain):
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
@@ -124,25 +133,13 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         "data in private": data.is_relative_to(private),
         "demo": paths.is_demo,
     }
-    return Inputs(files, _setting(offline, layout), place, stats=look, seen=seen)
+    return Inputs(
+        files, _setting(offline, layout), place, stats=lambda: {rel: _identity(st) for rel, st, _ in look()}, seen=seen
+    )
 
 
-def _stats(
-    data: Path, private: Path, skipped: Callable[[str], bool], inner: set[str]
-) -> Callable[[], dict[str, tuple[int, ...]]]:
-    def look() -> dict[str, tuple[int, ...]]:
-        found: dict[str, tuple[int, ...]] = {}
-        for base, label, skip in (
-            (str(data), "data", lambda p: skipped(p) or p in inner),
-            (str(private), "private", skipped),
-        ):
-            if os.path.isdir(base):
-                for rel, _, p in _walk(base, f"{label}/", skip):
-                    st = os.lstat(p)
-                    found[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-        return found
-
-    return look
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
@@ -153,10 +150,10 @@ def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
         entries = list(_walk(str(out.resolve()), ""))
     except OSError:
         return None
-    if any(not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) for _, mode, _ in entries):
+    if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
         return None
     known = known or {}
-    todo = [(rel, p) for rel, mode, p in entries if stat.S_ISREG(mode) and rel not in known]
+    todo = [(rel, p) for rel, st, p in entries if stat.S_ISREG(st.st_mode) and rel not in known]
     try:
         hashed = dict(zip((rel for rel, _ in todo), _hash_all(p for _, p in todo), strict=True))
     except OSError:
@@ -165,9 +162,9 @@ def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
         rows = [("", os.stat(out).st_mode, "")]  # the folder's own mode: swap_in sets it
     except OSError:
         return None
-    for rel, mode, _ in entries:
-        sha = "" if stat.S_ISDIR(mode) else known.get(rel) or hashed[rel]
-        rows.append((rel, mode, sha))
+    for rel, st, _ in entries:
+        sha = "" if stat.S_ISDIR(st.st_mode) else known.get(rel) or hashed[rel]
+        rows.append((rel, st.st_mode, sha))
     return _digest("site", rows)
 
 
@@ -263,33 +260,24 @@ def _digest(setting: str, rows: Iterable[tuple[str, int, str]]) -> str:
     return h.hexdigest()
 
 
-def _walk(base: str, prefix: str, skip: Callable[[str], bool] | None = None) -> Iterator[tuple[str, int, str]]:
-    """(place, mode, path) of everything under `base`, in sorted order, not following links."""
+def _walk(
+    base: str, prefix: str, skip: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, os.stat_result, str]]:
+    """(place, lstat, path) of everything under `base`, in sorted order, not following links."""
     with os.scandir(base) as it:
         found = sorted(it, key=lambda e: e.name)
     for e in found:
         if skip is not None and skip(e.path):
             continue
         rel = f"{prefix}{e.name}"
-        mode = e.stat(follow_symlinks=False).st_mode
-        yield rel, mode, e.path
-        if stat.S_ISDIR(mode):
+        st = e.stat(follow_symlinks=False)
+        yield rel, st, e.path
+        if stat.S_ISDIR(st.st_mode):
             yield from _walk(e.path, rel + "/", skip)
 
 
 class _NotPlain(Exception):
     pass
-
-
-def _hash_tree(base: str, label: str, skip: Callable[[str], bool]) -> dict[str, tuple[int, str]]:
-    if not os.path.isdir(base):
-        return {}
-    entries = list(_walk(base, f"{label}/", skip))
-    if any(not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) for _, mode, _ in entries):
-        raise _NotPlain
-    regular = [(rel, p) for rel, mode, p in entries if stat.S_ISREG(mode)]
-    hashed = dict(zip((rel for rel, _ in regular), _hash_all(p for _, p in regular), strict=True))
-    return {rel: (mode, hashed.get(rel, "")) for rel, mode, _ in entries}
 
 
 def _hash_files(files: list[str]) -> list[str]:
