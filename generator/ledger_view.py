@@ -7,6 +7,8 @@ are the only ones held, never the ledger's.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import json
 from collections.abc import Iterator, Mapping
@@ -15,7 +17,19 @@ from typing import Any
 
 from generator import layout
 from generator.events import event_link, event_summary
+from generator.proofs import MerkleTree
 from generator.verifier import Ledger, leaf_hash
+
+
+def commit_leaf(ledger: Ledger, position: int) -> int:
+    """The ledger entry of the `position`-th commit."""
+    return next(ledger.commits(position, position + 1)).index
+
+
+def commits_before(ledger: Ledger, index: int) -> int:
+    """How many commit entries the ledger holds before entry `index` (a search: commits are in
+    ledger order)."""
+    return bisect.bisect_left(range(ledger.commit_count), index, key=functools.partial(commit_leaf, ledger))
 
 
 @dataclass(frozen=True)
@@ -35,9 +49,12 @@ class EntryPages:
 
     `run_links`: each run's row on the runs pages, by run id."""
 
-    def __init__(self, leaves: Iterator[bytes], ledger: Ledger, run_links: Mapping[str, str]) -> None:
+    def __init__(self, leaves: Iterator[bytes], ledger: Ledger, run_links: Mapping[str, str], tree: MerkleTree) -> None:
         self._leaves = leaves
+        self._ledger = ledger
+        self._tree = tree
         self._size = ledger.size
+        self._run_at = {run.index: run.id for run in ledger.runs.values()}
         self._next = 0
         self._commits = 0  # commits so far: the next commit's place in the commitment list
         self._public = ledger.public_gates()
@@ -47,11 +64,36 @@ class EntryPages:
         if lo != self._next:
             raise RuntimeError(f"ledger pages are read in one pass: asked for entry {lo}, at entry {self._next}")
         stop = min(hi, self._size)
+        self._commits = commits_before(self._ledger, lo)
         rows = [self._row(index, raw) for index, raw in enumerate(itertools.islice(self._leaves, stop - lo), lo)]
         self._next = lo + len(rows)
         if self._next != stop:  # pragma: no cover - the build holds the ledger locked
             raise RuntimeError("the ledger changed while the site was being built")
         return {"rows": rows, "first": lo}
+
+    def skip(self, lo: int, hi: int) -> None:
+        """Pass over entries lo..hi unread: a page the memo already has."""
+        if lo != self._next:
+            raise RuntimeError(f"ledger pages are read in one pass: asked for entry {lo}, at entry {self._next}")
+        stop = min(hi, self._size)
+        self._next = lo + sum(1 for _ in itertools.islice(self._leaves, stop - lo))
+        if self._next != stop:  # pragma: no cover - the build holds the ledger locked
+            raise RuntimeError("the ledger changed while the site was being built")
+
+    def inputs(self, lo: int, hi: int) -> tuple[Any, ...]:
+        """What the rows of entries lo..hi are made from, without reading them: the entries
+        (by their leaf hashes, which the tree holds), the place of the first commit among them in
+        the commitment list, the runs pages' rows of the runs among them, the public gates."""
+        stop = min(hi, self._size)
+        runs = [(i, self._run_links.get(self._run_at[i])) for i in range(lo, stop) if i in self._run_at]
+        return (
+            lo,
+            stop,
+            self._tree.leaf_hashes(lo, stop),
+            commits_before(self._ledger, lo),
+            runs,
+            sorted(self._public),
+        )
 
     def finish(self) -> None:
         """Every leaf was shown, and there was none beyond the ledger the build replayed."""

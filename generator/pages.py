@@ -5,6 +5,7 @@ is already a site path (templates build none), and every list paged the one way 
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -250,26 +251,7 @@ def write_lists(
         lambda lo, hi: {"items": retired[lo:hi]},
     )
 
-    def pool(lo: int, hi: int) -> dict[str, Any]:
-        rows = [
-            {**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None}
-            for row in commitment_rows(ctx, lo, hi)
-        ]
-        return {"rows": rows, "first": lo + 1}
-
-    _paged(
-        w,
-        r,
-        ctx.ledger.commit_count,
-        layout.pool_page,
-        "Commitments",
-        "pool.html",
-        layout.COMMITMENTS,
-        pool,
-        gates=ctx.ledger.gates,
-        commitments_sig=layout.sig(layout.COMMITMENTS),
-        progress=progress,
-    )
+    write_pool_pages(ctx, w, r, progress)
     _paged(
         w,
         r,
@@ -295,6 +277,53 @@ def write_lists(
     )
     write_system_pages(w, r, runs_of_systems, cert_rows)
     write_ledger_pages(ctx, w, r, run_rows, progress)
+
+
+def write_pool_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Progress | None = None) -> None:
+    """The commitment list, a page at a time, each keyed by its inputs: its commits (by the
+    leaf hashes of the entries that hold them: the ledger only grows, so a full page's commits
+    never change) and which of them are revealed. As on the ledger pages, only the first page
+    and the last say the count, so that new commits re-render those and the pages they fill."""
+    ledger = ctx.ledger
+    total = ledger.commit_count
+    revealed = sorted(p for i in ledger.reveals if (p := ledger.commit_position(i)) is not None)
+    count = max(1, -(-total // layout.PAGE_SIZE))
+    extra = {"gates": ledger.gates, "commitments_sig": layout.sig(layout.COMMITMENTS)}
+    for p in range(1, count + 1):
+        lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
+        pager = _pager(p, count, layout.pool_page)
+        shown_total = total if p in (1, count) else None
+        title = "Commitments" if p == 1 else f"Commitments, page {p}"
+        entries = (
+            ctx.tree.leaf_hashes(ledger_view.commit_leaf(ledger, lo), ledger_view.commit_leaf(ledger, hi - 1) + 1)
+            if hi > lo
+            else b""
+        )
+        opened = revealed[bisect.bisect_left(revealed, lo) : bisect.bisect_left(revealed, hi)]
+
+        def make(
+            lo: int = lo,
+            hi: int = hi,
+            pager: dict[str, Any] = pager,
+            shown: int | None = shown_total,
+            title: str = title,
+        ) -> tuple[str, dict[str, Any]]:
+            rows = [
+                {**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None}
+                for row in commitment_rows(ctx, lo, hi)
+            ]
+            return title, {"total": shown, "pager": pager, "rows": rows, "first": lo + 1, **extra}
+
+        r.write_keyed(
+            w,
+            "pool.html",
+            layout.pool_page(p),
+            layout.COMMITMENTS,
+            (lo, hi, entries, opened, pager, shown_total, title, extra),
+            make,
+        )
+        if progress and (p % 20 == 0 or p == count):
+            progress("rendering commitments pages", p, count)
 
 
 def write_system_pages(
@@ -340,8 +369,37 @@ def write_ledger_pages(
 ) -> None:
     """Every ledger entry, a page at a time, from one more pass over the ledger file (which the
     build holds locked): its JSON twin is the signed entries document."""
-    rows = ledger_view.EntryPages(ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows})
-    _paged(w, r, ctx.ledger.size, layout.ledger_page, "Ledger", "ledger.html", layout.ENTRIES, rows, progress=progress)
+    rows = ledger_view.EntryPages(ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows}, ctx.tree)
+    total = ctx.ledger.size
+    count = max(1, -(-total // layout.PAGE_SIZE))
+    for p in range(1, count + 1):
+        lo, hi = (p - 1) * layout.PAGE_SIZE, p * layout.PAGE_SIZE
+        pager = _pager(p, count, layout.ledger_page)
+        # The ledger only grows: a full page's entries never change, so only the first page (the
+        # way in) and the last say the count, and a new entry re-renders those two, not them all.
+        shown_total = total if p in (1, count) else None
+        title = "Ledger" if p == 1 else f"Ledger, page {p}"
+
+        def make(
+            lo: int = lo,
+            hi: int = hi,
+            pager: dict[str, Any] = pager,
+            shown: int | None = shown_total,
+            title: str = title,
+        ) -> tuple[str, dict[str, Any]]:
+            return title, {"total": shown, "pager": pager, **rows(lo, hi)}
+
+        if not r.write_keyed(
+            w,
+            "ledger.html",
+            layout.ledger_page(p),
+            layout.ENTRIES,
+            (rows.inputs(lo, hi), pager, shown_total, title),
+            make,
+        ):
+            rows.skip(lo, hi)
+        if progress and (p % 20 == 0 or p == count):
+            progress("rendering ledger pages", p, count)
     rows.finish()
 
 
@@ -353,24 +411,46 @@ def write_certificate_page(
     run_row: views.RunRow | None,
     answers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """`answers`: the public gates' answer keys by item, shown beside the outputs."""
+    """`answers`: the public gates' answer keys by item, shown beside the outputs.
+
+    Keyed by its inputs (Renderer.write_keyed): a certificate's view is the costliest of the
+    site's, and tens of thousands of them stay the same from one release to the next."""
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
     page = layout.certificate_page(cert.serial)
     revocation = ctx.ledger.revocations.get(cert.serial)
-    view = views.certificate_view(
-        cert,
-        ctx.ledger.reveals,
+    reveals = ctx.ledger.reveals
+    commitment = functools.partial(links.commitment_link, ctx.ledger)
+    # What certificate_view and the search record read, each by a value that changes whenever
+    # what is read does: the document and its details by the certificate's hash (which binds the
+    # details' hashes), the run spec and methodology by theirs, each result's item by whether it
+    # is revealed, its commitment row and, on a public gate, its answer key.
+    items = [res["item"] for res in cert.doc["results"]]
+    shown_answers = answers if cert.public else None
+    inputs = (
+        cert.info.sha256,
+        ctx.ledger.runs[cert.run].sha256,
+        cert.methodology.version,
+        ctx.ledger.methodologies[cert.info.spec["methodology"]["version"]].sha256,
+        cert.public,
+        tuple(sorted(cert.details)),
+        tuple((d.path, d.data) for d in cert.details.values()),
+        [(i, i in reveals, commitment(i), shown_answers.get(i) if shown_answers is not None else None) for i in items],
         gate_names,
         run_row,
-        ctx.generated_at,
+        views.is_expired(cert.info.expires_at, ctx.generated_at),  # all the release's date changes in it
         revocation,
-        answers,
-        functools.partial(links.commitment_link, ctx.ledger),
     )
-    title = f"{view.subject_name} {view.subject_version}: {view.noun} {cert.serial}"
-    gate_name = gate_names.get(cert.info.gate, cert.info.gate)
-    record = search.certificate_record(cert, gate_name, revocation, ctx.generated_at)
-    r.write(w, "certificate.html", page, title, layout.certificate(cert.serial), view=view, search_record=record)
+
+    def make() -> tuple[str, dict[str, Any]]:
+        view = views.certificate_view(
+            cert, reveals, gate_names, run_row, ctx.generated_at, revocation, answers, commitment
+        )
+        title = f"{view.subject_name} {view.subject_version}: {view.noun} {cert.serial}"
+        gate_name = gate_names.get(cert.info.gate, cert.info.gate)
+        record = search.certificate_record(cert, gate_name, revocation, ctx.generated_at)
+        return title, {"view": view, "search_record": record}
+
+    r.write_keyed(w, "certificate.html", page, layout.certificate(cert.serial), inputs, make)
 
 
 def write_keys_and_verify_pages(

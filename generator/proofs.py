@@ -48,6 +48,10 @@ class MerkleTree:
             self._levels[level] += combined
             n //= 2
 
+    def leaf_hashes(self, lo: int, hi: int) -> bytes:
+        """The hashes of leaves lo..hi, end to end: what binds those leaves' bytes."""
+        return bytes(self._levels[0][32 * lo : 32 * hi])
+
     def _complete(self, level: int, index: int) -> bytes:
         return bytes(self._levels[level][32 * index : 32 * index + 32])
 

@@ -145,5 +145,38 @@ class Renderer:
         else:
             self.pool.render(w, page_path, payload, local)
 
+    def write_keyed(
+        self,
+        w: SiteWriter,
+        template: str,
+        page_path: str,
+        twin: str | None,
+        inputs: Any,
+        make: Callable[[], tuple[str, dict[str, Any]]],
+    ) -> bool:
+        """A page keyed by what it is made *from* rather than by its values: `inputs` must hold
+        everything `make()` (which gives the title and the context) reads, so that a page the
+        memo knows costs a hash of its inputs, not the building of its view. The key is tagged
+        apart from `write`'s, so that the two kinds never answer for each other. Returns whether
+        the page was made (`make` called), not taken from the last release."""
+        try:
+            key: str | None = digest_of(("inputs", template, page_path, twin, inputs, self.common, self.nav))
+        except Unhashable:
+            key = None
+        if key is not None and self.memo.reuse(w, page_path, key):
+            return False
+        self.memo.rendered += 1
+        title, context = make()
+        payload = pickled((template, page_path, title, twin, context, self.common, self.nav))
+
+        def local() -> str:
+            return self.page(template, page_path, title, twin, **context)
+
+        if self.pool is None:
+            w.write_text(page_path, local())
+        else:
+            self.pool.render(w, page_path, payload, local)
+        return True
+
     def page(self, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> str:
         return render_page(template, page_path, title, twin, context, self.common, self.nav)

@@ -35,6 +35,7 @@ import pytest
 from conftest import item, new_program, write_items
 from runkit import certify, register, results, run_spec, scored, write_json
 
+from generator import layout
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec, add_gate
@@ -550,6 +551,21 @@ def test_incremental_build_equals_full_build_at_every_step(seed: int, tmp_path: 
         run_event(p, event)
         history.append(event.describe())
         check_step(p, k, f"after step {k} of seed {seed}:\n    " + "\n    ".join(history) + "\n")
+
+
+@pytest.mark.parametrize("seed", SEEDS[:2])
+def test_incremental_equals_full_with_many_pages(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same, with pages of three rows: every list spans many pages, so that the pages a
+    build keys by their inputs (the ledger's, whose full pages it does not read again) are
+    many, and an event lands on the first, a middle and the last of them."""
+    monkeypatch.setattr(layout, "PAGE_SIZE", 3)
+    p = start(tmp_path)
+    check_step(p, 0, "on the first build")
+    history: list[str] = []
+    for k, event in enumerate(plan(seed, STEPS, focus=FOCUS[seed]), start=1):
+        run_event(p, event)
+        history.append(event.describe())
+        check_step(p, k, f"after step {k} of seed {seed}, pages of 3:\n    " + "\n    ".join(history) + "\n")
 
 
 # The ways a cache goes wrong: one file cut short, one bit flipped, one file or the whole cache
