@@ -38,7 +38,7 @@ from generator.datadir import Paths
 from generator.digest import rules_version
 
 RECORD_NAME = "build.json"
-_VERSION = 1
+_VERSION = 2
 
 
 def record_path(paths: Paths) -> Path:
@@ -47,45 +47,51 @@ def record_path(paths: Paths) -> Path:
 
 @dataclass
 class Inputs:
-    """What a build read: each input file's mode and SHA-256, by its place ("data/…",
-    "private/…"), and what else its output depends on."""
+    """What a build read, and what else its output depends on. A million-item program has
+    hundreds of thousands of input files, and this is held for the whole build: so the files
+    are kept as two digests of their rows in walk order (place, mode and SHA-256; place and
+    identity), and only the checkpoints folder, to which the build itself adds, row by row."""
 
-    files: dict[str, tuple[int, str]] | None  # None: not all plain files and folders, or unreadable
+    outside: str | None  # None: not all plain files and folders, or unreadable
     setting: str
-    checkpoints: str = ""  # the checkpoints folder's place among `files`
+    checkpoints: str = ""  # the checkpoints folder's place among the inputs
+    inside: dict[str, tuple[int, str]] = field(default_factory=dict)  # the checkpoints folder's rows
     added: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Each entry's identity and times when it was hashed, and how to look again: an input
     # edited while the build read it (and perhaps put back) must not be recorded as read.
-    stats: Callable[[], dict[str, tuple[int, ...]]] | None = None
-    seen: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    stats: Callable[[], tuple[str, dict[str, tuple[int, ...]]]] | None = None
+    seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
 
     def still_as_read(self) -> bool:
         if self.stats is None:
             return False
         try:
-            now = self.stats()
+            outside, inside = self.stats()
         except OSError:
             return False
-        folder = {self.checkpoints} if self.checkpoints else set()
-        ignore = set(self.added) | folder
-        return {k: v for k, v in now.items() if k not in ignore} == {
-            k: v for k, v in self.seen.items() if k not in ignore
+        ignore = set(self.added) | ({self.checkpoints} if self.checkpoints else set())
+        return outside == self.seen[0] and {k: v for k, v in inside.items() if k not in ignore} == {
+            k: v for k, v in self.seen[1].items() if k not in ignore
         }
 
     def archived(self, folder: Path, name: str, data: bytes) -> None:
         """The build archived a published checkpoint, `data`, as `name` in the checkpoints
         `folder`: the next build reads it, so it is an input of the record of this one."""
         if self.checkpoints:
-            if self.files is not None and self.checkpoints not in self.files:
+            if self.outside is not None and self.checkpoints not in self.inside:
                 self.added[self.checkpoints] = (os.lstat(folder).st_mode, "")  # made by this build
             mode = os.lstat(folder / name).st_mode
             self.added[f"{self.checkpoints}/{name}"] = (mode, hashlib.sha256(data).hexdigest())
 
     def digest(self) -> str | None:
-        if self.files is None:
+        if self.outside is None:
             return None
-        files = {**self.files, **self.added}
-        return _digest(self.setting, ((rel, *files[rel]) for rel in sorted(files)))
+        rows = {**self.inside, **self.added}
+        return _digest(self.setting, [("", 0, self.outside), *((rel, *rows[rel]) for rel in sorted(rows))])
+
+
+def _within(place: str, rel: str) -> bool:
+    return bool(place) and (rel == place or rel.startswith(place + "/"))
 
 
 def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
@@ -106,36 +112,59 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         return p in skip or (os.path.dirname(p) == str(site.parent) and p.startswith(beside))
 
     trees = ((str(data), "data", lambda p: skipped(p) or p in inner), (str(private), "private", skipped))
-
-    def look() -> list[tuple[str, os.stat_result, str]]:
-        return [entry for base, label, skip in trees if os.path.isdir(base) for entry in _walk(base, f"{label}/", skip)]
-
-    files: dict[str, tuple[int, str]] | None
-    try:
-        # One walk, before the bytes are read: an edit after it changes what save sees.
-        entries = look()
-        seen = {rel: _identity(st) for rel, st, _ in entries}
-        if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
-            raise _NotPlain
-        regular = [(rel, p) for rel, st, p in entries if stat.S_ISREG(st.st_mode)]
-        hashed = dict(zip((rel for rel, _ in regular), _hash_all(p for _, p in regular), strict=True))
-        files = {rel: (st.st_mode, hashed.get(rel, "")) for rel, st, _ in entries}
-    except (OSError, _NotPlain):
-        # The build itself reports what it cannot read; a link is read through, to a target
-        # this record would not follow: either way, build.
-        files, seen = None, {}
     checkpoints = paths.checkpoints_dir.resolve()
     place = ""
     if checkpoints.is_relative_to(data) and not (inner and checkpoints.is_relative_to(private)):
         place = "data/" + checkpoints.relative_to(data).as_posix()
+
+    def look() -> Iterator[tuple[str, os.stat_result, str]]:
+        for base, label, skip in trees:
+            if os.path.isdir(base):
+                yield from _walk(base, f"{label}/", skip)
+
+    def identities() -> tuple[str, dict[str, tuple[int, ...]]]:
+        h = hashlib.sha256()
+        inside: dict[str, tuple[int, ...]] = {}
+        for rel, st, _ in look():
+            if _within(place, rel):
+                inside[rel] = _identity(st)
+            else:
+                h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+        return h.hexdigest(), inside
+
+    outside: str | None
+    inside: dict[str, tuple[int, str]] = {}
+    seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
+    try:
+        # One walk, before the bytes are read: an edit after it changes what save sees. The
+        # walk's list is let go once hashed: only the digests are kept.
+        entries = list(look())
+        if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
+            raise _NotPlain
+        h, ids = hashlib.sha256(), hashlib.sha256()
+        seen_inside: dict[str, tuple[int, ...]] = {}
+        regular = [p for _, st, p in entries if stat.S_ISREG(st.st_mode)]
+        digests = iter(_hash_all(regular))
+        del regular
+        for rel, st, _ in entries:
+            row = (st.st_mode, next(digests) if stat.S_ISREG(st.st_mode) else "")
+            if _within(place, rel):
+                inside[rel], seen_inside[rel] = row, _identity(st)
+            else:
+                h.update(f"{rel}\0{row[0]:o}\0{row[1]}\n".encode("utf-8", "surrogateescape"))
+                ids.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+        del entries
+        outside, seen = h.hexdigest(), (ids.hexdigest(), seen_inside)
+    except (OSError, _NotPlain):
+        # The build itself reports what it cannot read; a link is read through, to a target
+        # this record would not follow: either way, build.
+        outside, inside, seen = None, {}, ("", {})
     layout: dict[str, object] = {
         "private": private.relative_to(data).as_posix() if private.is_relative_to(data) else None,
         "data in private": data.is_relative_to(private),
         "demo": paths.is_demo,
     }
-    return Inputs(
-        files, _setting(offline, layout), place, stats=lambda: {rel: _identity(st) for rel, st, _ in look()}, seen=seen
-    )
+    return Inputs(outside, _setting(offline, layout), place, inside, stats=identities, seen=seen)
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
