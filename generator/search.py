@@ -17,6 +17,7 @@ the number of threads): the same data builds the same bytes.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -243,14 +244,19 @@ def _has_marker(path: Path) -> bool:
 
 
 @contextmanager
-def _scratch(root: Path) -> Iterator[Path]:
-    """A folder inside the staging directory (so that its hard links work and a killed build
-    leaves nothing behind the staging's own clean-up), removed before the build goes on."""
-    path = Path(tempfile.mkdtemp(prefix=".search-", dir=root))
+def _scratch(w: SiteWriter) -> Iterator[Path]:
+    """A folder beside the staging directory, named as its own (so that its hard links work, and
+    a killed build's is removed by the next build's clean-up of leftovers), and locked like it
+    while in use; removed in the background once the bundle is read (generator.cleanup)."""
+    root = w.root
+    path = Path(tempfile.mkdtemp(prefix=f"{root.name}-search-", dir=root.parent))
+    fd = os.open(path, os.O_RDONLY)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        os.close(fd)
+        w.cleanup.remove(path)
 
 
 def _place(source: Path, target: Path) -> None:
@@ -331,7 +337,7 @@ def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = F
     kept = _unchanged_bundle(w, pages) if reuse else None
     if kept is not None and _take_bundle(w, kept):
         return Indexed(counts)
-    with _scratch(w.root) as work:
+    with _scratch(w) as work:
         site, bundle = work / "site", work / "bundle"
         for rel, _ in pages:
             _place(w.root / rel, site / rel)

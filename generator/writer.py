@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from generator import layout
+from generator.cleanup import Cleanup
 from generator.errors import TransparencyError
 from generator.keys import Signer
 from generator.verifier import is_safe_path, sha256_hex
@@ -34,8 +35,9 @@ class SiteWriter:
     those the last release published under the same path is that file, hard-linked: a release
     rewrites only what changed, and a mirror syncing it copies only that."""
 
-    def __init__(self, root: Path, previous: Path | None = None) -> None:
+    def __init__(self, root: Path, previous: Path | None = None, cleanup: Cleanup | None = None) -> None:
         self.root = root
+        self.cleanup = cleanup or Cleanup()  # removes what the build made and no longer needs
         self.hashes: dict[str, str] = {}
         self._dirs: set[Path] = set()
         self.previous = previous
@@ -248,12 +250,17 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
 
 
-def swap_in(staging: Path, out: Path) -> None:
+def swap_in(staging: Path, out: Path, cleanup: Cleanup | None = None) -> None:
     """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
-    atomic exchange where the system offers it, else two renames, the old copy removed last."""
+    atomic exchange where the system offers it, else two renames, the old copy removed last
+    (by `cleanup`, in the background, when given)."""
     os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
     if out.exists() and not out.is_symlink() and _exchange(staging, out):
-        shutil.rmtree(staging, ignore_errors=True)  # now holds the previous site
+        # `staging` now holds the previous site, under a leftover's name.
+        if cleanup is not None:
+            cleanup.remove(staging)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
         return
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

@@ -33,6 +33,7 @@ from generator import (
     unchanged,
     views,
 )
+from generator.cleanup import Cleanup
 from generator.datadir import Paths
 from generator.errors import InputError, VerificationFailed, problem
 from generator.gather import SiteContext, gather
@@ -81,6 +82,23 @@ def build(
     full=True forces: it reads no cache, replays every line, recomputes every certificate and
     renders every page (and leaves every cache for the next build)."""
     started = time.monotonic()
+    cleanup = Cleanup()
+    try:
+        return _build(paths, out, progress, strict, offline, full, started, cleanup)
+    finally:
+        cleanup.wait()  # a build returns (or fails) with nothing of its own left beside the site
+
+
+def _build(
+    paths: Paths,
+    out: Path,
+    progress: Progress | None,
+    strict: bool,
+    offline: bool,
+    full: bool,
+    started: float,
+    cleanup: Cleanup,
+) -> BuildResult:
     remove_leftovers(out)
     if not is_replaceable_site(out):
         raise InputError(
@@ -114,7 +132,7 @@ def build(
         staging = Staging(out)
         memo = PageMemo(memo_path(paths.private), None if full else out)
         try:
-            writer = SiteWriter(staging.path, None if full else out)
+            writer = SiteWriter(staging.path, None if full else out, cleanup)
             write_site(ctx, writer, progress, carried, out, offline, memo)
             check_published_unchanged(out, writer.hashes)
         except BaseException:
@@ -143,7 +161,7 @@ def build(
         report = self_check(staging.path, vkey, paths.private / "cache" / "verify", out, full)
         if not report.ok:
             raise VerificationFailed(report.render())
-        swap_in(staging.path, out)
+        swap_in(staging.path, out, cleanup)
     except BaseException:
         staging.discard()
         for s in staged:
