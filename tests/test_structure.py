@@ -120,6 +120,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "witness",
         "witness_site",
         "signing",
+        "cleanup",
+        "heap",
     ),
     ("datadir", "journal", "ledgercache", "treecache", "ledgerfile", "unchanged"),
     ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),

@@ -22,6 +22,7 @@ from generator import (
     cosigning,
     download,
     feeds,
+    heap,
     history,
     layout,
     links,
@@ -155,6 +156,7 @@ def _build(
     # now, beside their places, and the state freed before the verifier makes its own.
     staged = [s for s in (stage() for stage in ctx.remember) if s is not None]
     del ctx
+    heap.release()
     try:
         if progress:
             progress("verifying the built site", 0, 1)
