@@ -17,7 +17,6 @@ the number of threads): the same data builds the same bytes.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -245,18 +244,21 @@ def _has_marker(path: Path) -> bool:
 
 @contextmanager
 def _scratch(w: SiteWriter) -> Iterator[Path]:
-    """A folder beside the staging directory, named as its own (so that its hard links work, and
-    a killed build's is removed by the next build's clean-up of leftovers), and locked like it
-    while in use; removed in the background once the bundle is read (generator.cleanup)."""
+    """A folder inside the staging directory (so that its hard links work, and a killed build
+    leaves nothing behind the staging's own clean-up). Once the bundle is read it is moved out
+    beside the staging folder, under a leftover's name, and removed in the background
+    (generator.cleanup); where it cannot be moved, it is removed here."""
     root = w.root
-    path = Path(tempfile.mkdtemp(prefix=f"{root.name}-search-", dir=root.parent))
-    fd = os.open(path, os.O_RDONLY)
+    path = Path(tempfile.mkdtemp(prefix=".search-", dir=root))
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield path
     finally:
-        os.close(fd)
-        w.cleanup.remove(path)
+        aside = Path(tempfile.mkdtemp(prefix=f"{root.name}-search-", dir=root.parent))
+        try:
+            os.rename(path, aside / "site")
+        except OSError:  # taken by another build's clean-up of leftovers meanwhile, or not movable
+            shutil.rmtree(path, ignore_errors=True)
+        w.cleanup.remove(aside)
 
 
 def _place(source: Path, target: Path) -> None:

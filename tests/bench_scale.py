@@ -294,10 +294,10 @@ c = resource.getrusage(resource.RUSAGE_CHILDREN)
 TIMED_CPU, TIMED_RSS = c.ru_utime + c.ru_stime, c.ru_maxrss
 if ran["stopped"]:
     pages = json.loads((src / PREPARED).read_text())["pages"]
-    said = f"stopped unfinished after {TIMED:.0f} s, past {HUGO_CAP_MIB / 1024:g} GiB"
+    said = f"stopped unfinished after {TIMED:.0f} s, past {HUGO_CAP_MIB / 1024:g} GiB held"
     print(json.dumps({"pages": pages, "stopped": said}))
 else:
-    print(json.dumps(built(dest)))
+    print(json.dumps({**built(dest), **({} if ran["capped"] else {"uncapped": "no /proc: the cap was not watched"})}))
 """,
 }
 PHASES["rebuild-retire-one"] = PHASES["rebuild-register-one"] = PHASES["rebuild"]
@@ -683,6 +683,8 @@ def print_old_beside_new(results: dict[str, Result]) -> None:
             now = f"{fl:.1f} s" + ("" if key.endswith("+json") else f" ({parts})")
         elif name == "build":
             now = f"{r.seconds:.0f} s ({r.site_files:,} files, {r.site_bytes / 1e9:.1f} GB), peak {r.mib:.0f} MiB"
+        elif name == "hugo" and r.info.get("stopped"):
+            now = f"over {r.seconds:.0f} s: {r.info['stopped']} ({r.info.get('pages', 0):,} pages)"
         elif name == "hugo":
             now = f"{r.seconds:.0f} s, peak {r.mib:,.0f} MiB ({r.info.get('pages', 0):,} pages)"
         else:
@@ -706,8 +708,10 @@ def _units(name: str, s: Scale, results: dict[str, Result]) -> tuple[str, float]
     if name in ("register", "certify"):
         return "1,000 runs", s.runs / 1000
     if name == "hugo":
-        pages = (results.get("hugo") or Result("")).info.get("pages", 0)
-        return "1,000 pages", pages / 1000
+        hugo = results.get("hugo") or Result("")
+        if hugo.info.get("stopped"):
+            return None  # stopped unfinished: its seconds are not the cost of its pages
+        return "1,000 pages", hugo.info.get("pages", 0) / 1000
     if name in REBUILDS or name in ("verify", "verify-full", "verify-next", "floor"):
         return "1,000 site files", files / 1000
     if name.endswith("-one"):

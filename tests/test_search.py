@@ -276,7 +276,9 @@ def test_write_index_indexes_the_pages_with_a_record_among_the_record_pages(tmp_
     assert indexed.count("item") == 1 and indexed.total == 1
     assert [f["url"] for f in fragments(w.root)] == ["/" + layout.item_page("x-1")]
     assert all(rel in w.hashes for rel in index_files(w.root))
+    w.cleanup.wait()
     assert not [p for p in w.root.iterdir() if p.name.startswith(".search-")], "the scratch folder was left behind"
+    assert [p.name for p in w.root.parent.iterdir()] == [w.root.name], "the scratch folder was left beside the site"
 
 
 def test_each_kind_of_record_page_is_indexed_as_its_kind(tmp_path: Path) -> None:
