@@ -207,6 +207,8 @@ def run_capped(cmd: list[str], cap_mib: float, poll: float = 0.25) -> dict[str, 
                 pass
             held = _held_mib(proc.pid)
             if held is None:
+                if proc.poll() is not None:  # it ended between the wait and the look: a zombie has no memory lines
+                    break
                 watched = False
                 proc.wait()
                 break
