@@ -280,50 +280,75 @@ def write_lists(
 
 
 def write_pool_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Progress | None = None) -> None:
-    """The commitment list, a page at a time, each keyed by its inputs: its commits (by the
-    leaf hashes of the entries that hold them: the ledger only grows, so a full page's commits
-    never change) and which of them are revealed. As on the ledger pages, only the first page
-    and the last say the count, so that new commits re-render those and the pages they fill."""
+    """The commitment list, a page at a time, each keyed by its commits (by the leaf hashes of
+    the entries that hold them) and which of them are revealed."""
     ledger = ctx.ledger
-    total = ledger.commit_count
     revealed = sorted(p for i in ledger.reveals if (p := ledger.commit_position(i)) is not None)
-    count = max(1, -(-total // layout.PAGE_SIZE))
     extra = {"gates": ledger.gates, "commitments_sig": layout.sig(layout.COMMITMENTS)}
-    for p in range(1, count + 1):
-        lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
-        pager = _pager(p, count, layout.pool_page)
-        shown_total = total if p in (1, count) else None
-        title = "Commitments" if p == 1 else f"Commitments, page {p}"
-        entries = (
-            ctx.tree.leaf_hashes(ledger_view.commit_leaf(ledger, lo), ledger_view.commit_leaf(ledger, hi - 1) + 1)
-            if hi > lo
-            else b""
+
+    def inputs(lo: int, hi: int) -> tuple[Any, ...]:
+        first, last = (
+            (ledger_view.commit_leaf(ledger, lo), ledger_view.commit_leaf(ledger, hi - 1)) if hi > lo else (0, -1)
         )
         opened = revealed[bisect.bisect_left(revealed, lo) : bisect.bisect_left(revealed, hi)]
+        return (lo, hi, ctx.tree.leaf_hashes(first, last + 1), opened, extra)
+
+    def rows(lo: int, hi: int) -> dict[str, Any]:
+        listed = [
+            {**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None}
+            for row in commitment_rows(ctx, lo, hi)
+        ]
+        return {"rows": listed, "first": lo + 1, **extra}
+
+    _growing_list(
+        w,
+        r,
+        ledger.commit_count,
+        layout.pool_page,
+        "Commitments",
+        "pool.html",
+        layout.COMMITMENTS,
+        inputs,
+        rows,
+        progress=progress,
+    )
+
+
+def _growing_list(
+    w: SiteWriter,
+    r: Renderer,
+    total: int,
+    page_of: Callable[[int], str],
+    title: str,
+    template: str,
+    twin: str,
+    inputs: Callable[[int, int], Any],
+    rows: Callable[[int, int], dict[str, Any]],
+    unread: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """A list that only grows (the ledger, the commitment list) as pages of layout.PAGE_SIZE,
+    each keyed by `inputs(lo, hi)` (Renderer.write_keyed) and made by `rows(lo, hi)` only when
+    the memo lacks it (else `unread(lo, hi)` is told). A full page's rows never change, so only
+    the first page (the way in) and the last say the total: a new row re-renders those two, not
+    every page, but for the row that opens a new page (each pager then says one page more)."""
+    count = max(1, -(-total // layout.PAGE_SIZE))
+    for p in range(1, count + 1):
+        lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
+        pager = _pager(p, count, page_of)
+        shown = total if p in (1, count) else None
+        heading = title if p == 1 else f"{title}, page {p}"
 
         def make(
-            lo: int = lo,
-            hi: int = hi,
-            pager: dict[str, Any] = pager,
-            shown: int | None = shown_total,
-            title: str = title,
+            lo: int = lo, hi: int = hi, pager: dict[str, Any] = pager, shown: int | None = shown, heading: str = heading
         ) -> tuple[str, dict[str, Any]]:
-            rows = [
-                {**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None}
-                for row in commitment_rows(ctx, lo, hi)
-            ]
-            return title, {"total": shown, "pager": pager, "rows": rows, "first": lo + 1, **extra}
+            return heading, {"total": shown, "pager": pager, **rows(lo, hi)}
 
-        r.write_keyed(
-            w,
-            "pool.html",
-            layout.pool_page(p),
-            layout.COMMITMENTS,
-            (lo, hi, entries, opened, pager, shown_total, title, extra),
-            make,
-        )
+        made = r.write_keyed(w, template, page_of(p), twin, (inputs(lo, hi), pager, shown, heading), make)
+        if not made and unread is not None:
+            unread(lo, hi)
         if progress and (p % 20 == 0 or p == count):
-            progress("rendering commitments pages", p, count)
+            progress(f"rendering {title.lower()} pages", p, count)
 
 
 def write_system_pages(
@@ -370,36 +395,19 @@ def write_ledger_pages(
     """Every ledger entry, a page at a time, from one more pass over the ledger file (which the
     build holds locked): its JSON twin is the signed entries document."""
     rows = ledger_view.EntryPages(ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows}, ctx.tree)
-    total = ctx.ledger.size
-    count = max(1, -(-total // layout.PAGE_SIZE))
-    for p in range(1, count + 1):
-        lo, hi = (p - 1) * layout.PAGE_SIZE, p * layout.PAGE_SIZE
-        pager = _pager(p, count, layout.ledger_page)
-        # The ledger only grows: a full page's entries never change, so only the first page (the
-        # way in) and the last say the count, and a new entry re-renders those two, not them all.
-        shown_total = total if p in (1, count) else None
-        title = "Ledger" if p == 1 else f"Ledger, page {p}"
-
-        def make(
-            lo: int = lo,
-            hi: int = hi,
-            pager: dict[str, Any] = pager,
-            shown: int | None = shown_total,
-            title: str = title,
-        ) -> tuple[str, dict[str, Any]]:
-            return title, {"total": shown, "pager": pager, **rows(lo, hi)}
-
-        if not r.write_keyed(
-            w,
-            "ledger.html",
-            layout.ledger_page(p),
-            layout.ENTRIES,
-            (rows.inputs(lo, hi), pager, shown_total, title),
-            make,
-        ):
-            rows.skip(lo, hi)
-        if progress and (p % 20 == 0 or p == count):
-            progress("rendering ledger pages", p, count)
+    _growing_list(
+        w,
+        r,
+        ctx.ledger.size,
+        layout.ledger_page,
+        "Ledger",
+        "ledger.html",
+        layout.ENTRIES,
+        rows.inputs,
+        rows,
+        unread=rows.skip,
+        progress=progress,
+    )
     rows.finish()
 
 

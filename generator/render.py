@@ -135,15 +135,7 @@ class Renderer:
             key = None
         if key is not None and self.memo.reuse(w, page_path, key):
             return
-        self.memo.rendered += 1
-
-        def local() -> str:
-            return self.page(template, page_path, title, twin, **context)
-
-        if self.pool is None:
-            w.write_text(page_path, local())
-        else:
-            self.pool.render(w, page_path, payload, local)
+        self._render(w, template, page_path, title, twin, context, payload)
 
     def write_keyed(
         self,
@@ -165,9 +157,23 @@ class Renderer:
             key = None
         if key is not None and self.memo.reuse(w, page_path, key):
             return False
-        self.memo.rendered += 1
         title, context = make()
         payload = pickled((template, page_path, title, twin, context, self.common, self.nav))
+        self._render(w, template, page_path, title, twin, context, payload)
+        return True
+
+    def _render(
+        self,
+        w: SiteWriter,
+        template: str,
+        page_path: str,
+        title: str,
+        twin: str | None,
+        context: dict[str, Any],
+        payload: bytes | None,
+    ) -> None:
+        """Render into `w`: here, or on another core from `payload` (the pickled arguments)."""
+        self.memo.rendered += 1
 
         def local() -> str:
             return self.page(template, page_path, title, twin, **context)
@@ -176,7 +182,6 @@ class Renderer:
             w.write_text(page_path, local())
         else:
             self.pool.render(w, page_path, payload, local)
-        return True
 
     def page(self, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> str:
         return render_page(template, page_path, title, twin, context, self.common, self.nav)

@@ -542,15 +542,20 @@ def test_the_sequences_cover_every_event_kind() -> None:
     assert outcomes == {"pass", "fail", "excluded"}, outcomes
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_incremental_build_equals_full_build_at_every_step(seed: int, tmp_path: Path) -> None:
-    p = start(tmp_path)
+def check_sequence(root: Path, seed: int, label: str = "") -> None:
+    """Build after every event of seed `seed`'s sequence, each time both ways, and compare."""
+    p = start(root)
     check_step(p, 0, "on the first build")
     history: list[str] = []
     for k, event in enumerate(plan(seed, STEPS, focus=FOCUS[seed]), start=1):
         run_event(p, event)
         history.append(event.describe())
-        check_step(p, k, f"after step {k} of seed {seed}:\n    " + "\n    ".join(history) + "\n")
+        check_step(p, k, f"after step {k} of seed {seed}{label}:\n    " + "\n    ".join(history) + "\n")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_incremental_build_equals_full_build_at_every_step(seed: int, tmp_path: Path) -> None:
+    check_sequence(tmp_path, seed)
 
 
 @pytest.mark.parametrize("seed", SEEDS[:2])
@@ -559,13 +564,7 @@ def test_incremental_equals_full_with_many_pages(seed: int, tmp_path: Path, monk
     build keys by their inputs (the ledger's, whose full pages it does not read again) are
     many, and an event lands on the first, a middle and the last of them."""
     monkeypatch.setattr(layout, "PAGE_SIZE", 3)
-    p = start(tmp_path)
-    check_step(p, 0, "on the first build")
-    history: list[str] = []
-    for k, event in enumerate(plan(seed, STEPS, focus=FOCUS[seed]), start=1):
-        run_event(p, event)
-        history.append(event.describe())
-        check_step(p, k, f"after step {k} of seed {seed}, pages of 3:\n    " + "\n    ".join(history) + "\n")
+    check_sequence(tmp_path, seed, ", pages of 3")
 
 
 # The ways a cache goes wrong: one file cut short, one bit flipped, one file or the whole cache
