@@ -61,22 +61,22 @@ class EntryPages:
         self._run_links = run_links
 
     def __call__(self, lo: int, hi: int) -> dict[str, Any]:
-        if lo != self._next:
-            raise RuntimeError(f"ledger pages are read in one pass: asked for entry {lo}, at entry {self._next}")
-        stop = min(hi, self._size)
         self._commits = commits_before(self._ledger, lo)
-        rows = [self._row(index, raw) for index, raw in enumerate(itertools.islice(self._leaves, stop - lo), lo)]
-        self._next = lo + len(rows)
-        if self._next != stop:  # pragma: no cover - the build holds the ledger locked
-            raise RuntimeError("the ledger changed while the site was being built")
-        return {"rows": rows, "first": lo}
+        return {"rows": [self._row(index, raw) for index, raw in self._take(lo, hi)], "first": lo}
 
     def skip(self, lo: int, hi: int) -> None:
         """Pass over entries lo..hi unread: a page the memo already has."""
+        for _ in self._take(lo, hi):
+            pass
+
+    def _take(self, lo: int, hi: int) -> Iterator[tuple[int, bytes]]:
+        """Entries lo..hi (index, leaf bytes), the next ones of the single pass."""
         if lo != self._next:
             raise RuntimeError(f"ledger pages are read in one pass: asked for entry {lo}, at entry {self._next}")
         stop = min(hi, self._size)
-        self._next = lo + sum(1 for _ in itertools.islice(self._leaves, stop - lo))
+        for index, raw in enumerate(itertools.islice(self._leaves, stop - lo), lo):
+            self._next = index + 1
+            yield index, raw
         if self._next != stop:  # pragma: no cover - the build holds the ledger locked
             raise RuntimeError("the ledger changed while the site was being built")
 

@@ -437,11 +437,9 @@ def write_certificate_page(
     inputs = (
         cert.info.sha256,
         ctx.ledger.runs[cert.run].sha256,
-        cert.methodology.version,
         ctx.ledger.methodologies[cert.info.spec["methodology"]["version"]].sha256,
         cert.public,
-        tuple(sorted(cert.details)),
-        tuple((d.path, d.data) for d in cert.details.values()),
+        tuple((d.path, d.data) for d in cert.details.values()),  # each path names its item
         [(i, i in reveals, commitment(i), shown_answers.get(i) if shown_answers is not None else None) for i in items],
         gate_names,
         run_row,

@@ -16,7 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from generator.cachefile import Staged, hash_prefix, stage_cache, write_cache
+from generator.cachefile import Staged, hash_prefix, stage_cache
 from generator.datadir import Paths
 from generator.proofs import MerkleTree
 from generator.verifier import leaf_hash
@@ -69,16 +69,10 @@ def grow(paths: Paths, tree: MerkleTree, offset: int) -> int:
     return offset
 
 
-def save_tree(paths: Paths, tree: MerkleTree, offset: int) -> None:
-    """Remember `tree`, the tree of the ledger's first `offset` bytes (a failure to write costs
-    the next build one pass over the ledger, no more)."""
-    data = _tree_bytes(paths, tree, offset)
-    if data is not None:
-        write_cache(tree_path(paths), data)
-
-
 def stage_tree(paths: Paths, tree: MerkleTree, offset: int) -> Staged | None:
-    """`save_tree`, written beside its place until the caller commits it."""
+    """Remember `tree`, the tree of the ledger's first `offset` bytes: written beside its place
+    until the caller commits it (a failure to write costs the next build one pass over the
+    ledger, no more)."""
     data = _tree_bytes(paths, tree, offset)
     return None if data is None else stage_cache(tree_path(paths), data)
 

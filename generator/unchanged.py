@@ -122,16 +122,6 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
             if os.path.isdir(base):
                 yield from _walk(base, f"{label}/", skip)
 
-    def identities() -> tuple[str, dict[str, tuple[int, ...]]]:
-        h = hashlib.sha256()
-        inside: dict[str, tuple[int, ...]] = {}
-        for rel, st, _ in look():
-            if _within(place, rel):
-                inside[rel] = _identity(st)
-            else:
-                h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
-        return h.hexdigest(), inside
-
     outside: str | None
     inside: dict[str, tuple[int, str]] = {}
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
@@ -141,20 +131,18 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         entries = list(look())
         if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
             raise _NotPlain
-        h, ids = hashlib.sha256(), hashlib.sha256()
-        seen_inside: dict[str, tuple[int, ...]] = {}
+        h = hashlib.sha256()
         regular = [p for _, st, p in entries if stat.S_ISREG(st.st_mode)]
         digests = iter(_hash_all(regular))
         del regular
         for rel, st, _ in entries:
             row = (st.st_mode, next(digests) if stat.S_ISREG(st.st_mode) else "")
             if _within(place, rel):
-                inside[rel], seen_inside[rel] = row, _identity(st)
+                inside[rel] = row
             else:
                 h.update(f"{rel}\0{row[0]:o}\0{row[1]}\n".encode("utf-8", "surrogateescape"))
-                ids.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+        outside, seen = h.hexdigest(), _identities(entries, place)
         del entries
-        outside, seen = h.hexdigest(), (ids.hexdigest(), seen_inside)
     except (OSError, _NotPlain):
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
@@ -164,7 +152,24 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         "data in private": data.is_relative_to(private),
         "demo": paths.is_demo,
     }
-    return Inputs(outside, _setting(offline, layout), place, inside, stats=identities, seen=seen)
+    return Inputs(
+        outside, _setting(offline, layout), place, inside, stats=lambda: _identities(look(), place), seen=seen
+    )
+
+
+def _identities(
+    entries: Iterable[tuple[str, os.stat_result, str]], place: str
+) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """Every entry's identity and times: one digest of those outside the checkpoints folder at
+    `place`, in walk order, and those inside it by place (the build adds to it)."""
+    h = hashlib.sha256()
+    inside: dict[str, tuple[int, ...]] = {}
+    for rel, st, _ in entries:
+        if _within(place, rel):
+            inside[rel] = _identity(st)
+        else:
+            h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest(), inside
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:

@@ -250,17 +250,13 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
 
 
-def swap_in(staging: Path, out: Path, cleanup: Cleanup | None = None) -> None:
+def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> None:
     """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
-    atomic exchange where the system offers it, else two renames, the old copy removed last
-    (by `cleanup`, in the background, when given)."""
+    atomic exchange where the system offers it, else two renames; the old copy, under a
+    leftover's name, is then removed by `cleanup`, in the background."""
     os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
     if out.exists() and not out.is_symlink() and _exchange(staging, out):
-        # `staging` now holds the previous site, under a leftover's name.
-        if cleanup is not None:
-            cleanup.remove(staging)
-        else:
-            shutil.rmtree(staging, ignore_errors=True)
+        cleanup.remove(staging)  # now holds the previous site
         return
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -271,6 +267,6 @@ def swap_in(staging: Path, out: Path, cleanup: Cleanup | None = None) -> None:
         except OSError:
             os.rename(old, out)
             raise
-        shutil.rmtree(old, ignore_errors=True)
+        cleanup.remove(old)
     else:
         os.rename(staging, out)
