@@ -55,10 +55,9 @@ CHECK_PAGE = "check/index.html"
 LEDGER_PAGE = f"{LEDGER_PREFIX}/index.html"
 SYSTEMS_PAGE = "systems/index.html"
 SEARCH_PAGE = "search/index.html"
-# The search index (Pagefind's bundle, generator/search.py) and the search page's script beside
-# it: presentation, like the pages.
+# The search index (Pagefind's bundles, one folder a shard, generator/search.py) and the search
+# page's script beside them: presentation, like the pages.
 SEARCH_INDEX_DIR = "pagefind"
-SEARCH_SCRIPT = f"{SEARCH_INDEX_DIR}/pagefind.js"
 SEARCH_PAGE_SCRIPT = f"{SEARCH_INDEX_DIR}/search.js"
 
 # A page never lists more rows than this: a pool of a million items becomes a thousand pages.

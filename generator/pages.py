@@ -627,7 +627,8 @@ def write_search_page(ctx: SiteContext, w: SiteWriter, r: Renderer, indexed: sea
         layout.SEARCH_PAGE,
         "Search",
         layout.MANIFEST,  # what it searches, as data: every certificate and reveal
-        bundle=layout.SEARCH_SCRIPT if indexed.total else None,
+        bundle=indexed.script,
+        shards=[f"{folder}/" for folder in indexed.shards[1:]],
         coverage=coverage,
         browse=browse,
     )

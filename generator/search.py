@@ -8,11 +8,12 @@ What is indexed is each record page's *search record* (`SearchRecord`): a few li
 of memory a page (9 GiB for 25,000 certificate pages); the records cost about 8 kB. List
 pages are never indexed: a page of the commitments holds a thousand rows.
 
-The build runs the pinned `pagefind` binary (PyPI pagefind-bin) on hard links to the record
-pages, in a scratch folder of the staging directory, and publishes the part of its bundle the
-search page uses through the SiteWriter, so that every file of it is listed in SHA256SUMS.
-Pagefind's output depends only on the pages given to it (not on their folder, the clock or
-the number of threads): the same data builds the same bytes.
+The build runs the pinned `pagefind` binary (PyPI pagefind-bin) on each shard of the record
+pages in turn (SHARD_PAGES), given each page's record alone, in a scratch folder of the staging
+directory, and publishes the part of each bundle the search page uses through the SiteWriter,
+so that every file of it is listed in SHA256SUMS. A shard whose pages are unchanged since the
+last release is taken from it. Pagefind's output depends only on the pages given to it (not on
+their folder, the clock or the number of threads): the same data builds the same bytes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.resources import files
@@ -86,11 +87,13 @@ _RECORD_PATTERNS = tuple(
     (kind, re.compile(re.escape(pattern).replace(r"\*", "[^/]+"))) for kind, pattern in RECORD_PAGES
 )
 
-# The part of Pagefind's bundle a search through its JavaScript API loads: the API and its
-# worker, the entry and metadata files, the index and fragment chunks, and the wasm of each
-# indexed language. Its ready-made interfaces (pagefind-ui, modular and component UI,
-# highlight) are not published: the search page has its own.
-_BUNDLE_FILES = ("pagefind.js", "pagefind-worker.js", "pagefind-entry.json")
+# The part of Pagefind's bundle a search through its JavaScript API loads: of every shard, the
+# entry and metadata files and the index and fragment chunks; of the primary shard (the one
+# whose script the search page loads, which merges the others), the API, its worker and the
+# wasm of each indexed language too. Its ready-made interfaces (pagefind-ui, modular and
+# component UI, highlight) are not published: the search page has its own.
+_ENTRY = "pagefind-entry.json"
+_RUNTIME_FILES = ("pagefind.js", "pagefind-worker.js")
 _BUNDLE_META = re.compile(r"pagefind\.[A-Za-z0-9_-]+\.pf_meta")
 _BUNDLE_CHUNKS = re.compile(r"(index/[A-Za-z0-9_-]+\.pf_index|fragment/[A-Za-z0-9_-]+\.pf_fragment)")
 # Filter chunks: written in no fixed order (SearchRecord), so refused.
@@ -102,9 +105,16 @@ LANGUAGE = "en"
 
 @dataclass(frozen=True)
 class Indexed:
-    """What the index holds: the number of record pages of each kind (RECORD_PAGES' order)."""
+    """What the index holds: the number of record pages of each kind (RECORD_PAGES' order), and
+    the folders of its shards, the primary first (none when nothing is indexed)."""
 
     counts: tuple[tuple[str, int], ...]
+    shards: tuple[str, ...] = ()
+
+    @property
+    def script(self) -> str | None:
+        """Pagefind's script, in the primary shard's folder."""
+        return f"{self.shards[0]}/pagefind.js" if self.shards else None
 
     @property
     def total(self) -> int:
@@ -207,6 +217,36 @@ def methodology_record(m: MethodologyVersion) -> SearchRecord:
 
 # ---- the index ------------------------------------------------------------------------------
 
+# A shard of the index holds about this many record pages, at most, on average. Pagefind needs
+# about 50 kB of memory for each page it indexes, all at once: 1.4 GiB for the 42,000 record
+# pages of a full-scale program. Indexed a shard at a time, it needs about 100 MB; and a changed
+# record re-indexes its shard, not the whole site.
+SHARD_PAGES = 2048
+
+
+def shard_bits(candidates: int) -> int:
+    """How many bits of a page's hash choose its shard: the fewest that give `candidates` record
+    pages no more than SHARD_PAGES a shard on average. The count doubles the shards each time it
+    doubles: every page is then re-indexed once, as a hash table grows."""
+    bits = 0
+    while candidates > SHARD_PAGES << bits:
+        bits += 1
+    return bits
+
+
+def shard_of(rel: str, bits: int) -> int:
+    """The shard of the page at `rel`: the first `bits` bits of the SHA-256 of its path, which
+    neither an insertion nor the order of the pages moves."""
+    if bits == 0:
+        return 0
+    return int.from_bytes(hashlib.sha256(rel.encode("utf-8")).digest()[:4], "big") >> (32 - bits)
+
+
+def shard_name(shard: int, bits: int) -> str:
+    """The shard's folder under layout.SEARCH_INDEX_DIR: its number in hex, of a width the bit
+    count fixes (0 for a site of one shard; 00 to ff for 256)."""
+    return f"{shard:0{max(1, -(-bits // 4))}x}"
+
 
 def executable() -> Path:
     """The pagefind binary of the installed pagefind-bin package."""
@@ -220,34 +260,56 @@ def executable() -> Path:
         ) from None
 
 
+def _kind(rel: str) -> str | None:
+    return next((k for k, pattern in _RECORD_PATTERNS if pattern.fullmatch(rel)), None)
+
+
 def record_pages(w: SiteWriter) -> list[tuple[str, str]]:
     """Every page written so far that carries a search record, with its kind, sorted by path."""
     found = []
     for rel in sorted(w.hashes, key=lambda p: p.encode()):
-        kind = next((k for k, pattern in _RECORD_PATTERNS if pattern.fullmatch(rel)), None)
-        if kind is not None and _has_marker(w.root / rel):
+        kind = _kind(rel)
+        if kind is not None and _record_of(w.root / rel) is not None:
             found.append((rel, kind))
     return found
 
 
-def _has_marker(path: Path) -> bool:
-    """Whether the page holds MARKER: read a piece at a time, and only as far as the record,
-    which comes before the page's content."""
+def _record_of(path: Path) -> bytes | None:
+    """The page's search record, from MARKER to its end tag (search_macros.html puts no element
+    inside it that ends with one), or None for a page without one. The page is read a piece at a
+    time, and only as far as the record, which comes before the page's content."""
     with open(path, "rb") as f:
-        tail = b""
+        seen = b""
         while chunk := f.read(1 << 16):
-            if MARKER in tail + chunk:
-                return True
-            tail = chunk[-(len(MARKER) - 1) :]
-    return False
+            seen += chunk
+            start = seen.find(MARKER)
+            if start < 0:
+                seen = seen[-(len(MARKER) - 1) :]
+                continue
+            end = seen.find(_RECORD_END, start)
+            while end < 0 and (more := f.read(1 << 16)):
+                seen += more
+                end = seen.find(_RECORD_END, start)
+            if end < 0:
+                raise SearchIndexError(f"{path.name}: its search record does not end (no {_RECORD_END.decode()})")
+            return seen[start : end + len(_RECORD_END)]
+    return None
+
+
+_RECORD_END = b"</div>"
+# What Pagefind is given for a record page: its record alone, in a page of its own at the same
+# path. The bundle is the same as the whole page's (the record is all Pagefind reads of it),
+# made in a sixth of the time.
+_STUB_HEAD = b'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"></head><body>'
+_STUB_TAIL = b"</body></html>"
 
 
 @contextmanager
 def _scratch(w: SiteWriter) -> Iterator[Path]:
-    """A folder inside the staging directory (so that its hard links work, and a killed build
-    leaves nothing behind the staging's own clean-up). Once the bundle is read it is moved out
-    beside the staging folder, under a leftover's name, and removed in the background
-    (generator.cleanup); where it cannot be moved, it is removed here."""
+    """A folder inside the staging directory (so that a killed build leaves nothing behind the
+    staging's own clean-up). Once the bundles are read it is moved out beside the staging
+    folder, under a leftover's name, and removed in the background (generator.cleanup); where it
+    cannot be moved, it is removed here."""
     root = w.root
     path = Path(tempfile.mkdtemp(prefix=".search-", dir=root))
     try:
@@ -259,14 +321,6 @@ def _scratch(w: SiteWriter) -> Iterator[Path]:
         except OSError:  # taken by another build's clean-up of leftovers meanwhile, or not movable
             shutil.rmtree(path, ignore_errors=True)
         w.cleanup.remove(aside)
-
-
-def _place(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:  # links not allowed here: a copy will do
-        shutil.copyfile(source, target)
 
 
 def run_pagefind(site: Path, bundle: Path) -> None:
@@ -296,108 +350,197 @@ def run_pagefind(site: Path, bundle: Path) -> None:
         raise SearchIndexError(f"pagefind failed (exit status {done.returncode}): {said}")
 
 
-def _used(present: Iterable[str], entry: Any) -> list[str]:
+def _wasm(entry: Any) -> set[str]:
+    return {f"wasm.{lang.get('wasm') or 'unknown'}.pagefind" for lang in entry["languages"].values()}
+
+
+def _used(present: Iterable[str], entry: Any, primary: bool) -> list[str]:
     """Of a bundle's files (sorted), those the search page uses, its entry file `entry` naming the
-    language indexes."""
-    wasm = {f"wasm.{lang.get('wasm') or 'unknown'}.pagefind" for lang in entry["languages"].values()}
+    language indexes: a shard's index files, and in the primary shard's folder, where
+    Pagefind's script looks for them, its script, worker and wasm too."""
+    runtime = {*_RUNTIME_FILES, *_wasm(entry)} if primary else set()
     return [
         rel
         for rel in present
-        if rel in _BUNDLE_FILES or rel in wasm or _BUNDLE_META.fullmatch(rel) or _BUNDLE_CHUNKS.fullmatch(rel)
+        if rel == _ENTRY or rel in runtime or _BUNDLE_META.fullmatch(rel) or _BUNDLE_CHUNKS.fullmatch(rel)
     ]
 
 
-def bundle_files(bundle: Path) -> list[str]:
-    """The files of Pagefind's bundle that the search page uses, sorted; refuses a bundle
-    without its API or entry file, and one with filters."""
-    entry = json.loads((bundle / "pagefind-entry.json").read_bytes())
+def bundle_files(bundle: Path, primary: bool) -> list[str]:
+    """The files of a shard's bundle that the search page uses, sorted; refuses a bundle
+    without its script or entry file, and one with filters."""
+    entry = json.loads((bundle / _ENTRY).read_bytes())
     present = sorted((p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()), key=str.encode)
-    kept = _used(present, entry)
+    kept = _used(present, entry, primary)
     if any(rel.startswith(_FILTERS) for rel in present):
         raise SearchIndexError(
             "a record page sets a Pagefind filter (data-pagefind-filter): Pagefind writes filters in an order that "
             "changes from run to run, so the site would not build the same bytes twice"
         )
-    missing = sorted(set(_BUNDLE_FILES) - set(kept))
+    missing = sorted({*_RUNTIME_FILES, _ENTRY} - set(kept)) if primary else ([] if _ENTRY in kept else [_ENTRY])
     if missing:
         raise SearchIndexError(f"pagefind's bundle lacks {', '.join(missing)}: not the pinned version?")
     return kept
 
 
+@dataclass(frozen=True)
+class _Shard:
+    number: int
+    name: str
+    candidates: tuple[str, ...]  # the pages of RECORD_PAGES' patterns that fall in it, sorted
+    pages: tuple[str, ...]  # those of them that carry a record
+
+    @property
+    def folder(self) -> str:
+        return f"{layout.SEARCH_INDEX_DIR}/{self.name}"
+
+
+def _shards(paths: Iterable[str], marked: Callable[[str], bool] | None) -> tuple[int, dict[int, _Shard]]:
+    """The shards of a site whose files are `paths`; `marked` says which candidates carry a
+    record (None: not asked, for the last release, whose shards are compared by bytes)."""
+    candidates = sorted((rel for rel in paths if _kind(rel) is not None), key=str.encode)
+    bits = shard_bits(len(candidates))
+    groups: dict[int, list[str]] = {}
+    for rel in candidates:
+        groups.setdefault(shard_of(rel, bits), []).append(rel)
+    return bits, {
+        n: _Shard(n, shard_name(n, bits), tuple(group), tuple(r for r in group if marked is None or marked(r)))
+        for n, group in sorted(groups.items())
+    }
+
+
 def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = False) -> Indexed:
-    """Index every record page written so far and publish the bundle under
-    layout.SEARCH_INDEX_DIR. Called after the last record page. With no record page, nothing
-    is published (Pagefind refuses an empty site) and the search page says so. With `reuse`
-    (the last release was made by this very code: the build's page memo says so), the last
-    release's bundle is taken as it is when every record page is the same."""
-    pages = record_pages(w)
+    """Index every record page written so far and publish the index under
+    layout.SEARCH_INDEX_DIR, in shards (SHARD_PAGES): each a Pagefind bundle of its own, which
+    the search page merges. Called after the last record page. With no record page, nothing is
+    published (Pagefind refuses an empty site) and the search page says so. With `reuse` (the
+    last release was made by this very code: the build's page memo says so), a shard whose
+    pages all have the bytes they had in the last release is taken from it as it is."""
+    kinds = dict(record_pages(w))
+    counts = tuple((kind, sum(1 for k in kinds.values() if k == kind)) for kind, _ in RECORD_PAGES)
+    bits, every = _shards(w.hashes, kinds.__contains__)
+    shards = [s for s in every.values() if s.pages]
+    if not shards:
+        return Indexed(counts, ())
+    primary = shards[0]
+    reusable = _reusable(w, bits, shards) if reuse else {}
+    runtime = _previous_runtime(w, primary) if primary.number in reusable else None
+    if runtime is None:  # its script, worker and wasm are not in the last release: Pagefind makes them
+        reusable.pop(primary.number, None)
+    stale = []
+    for s in shards:
+        files = _previous_bytes(w, reusable[s.number]) if s.number in reusable else None
+        if files is None:
+            stale.append(s)
+        else:
+            _take(w, files)
+    if primary not in stale and runtime is not None:
+        _take(w, runtime)
     if progress:
-        progress(f"indexing {len(pages)} record pages for search", 0, 1)
-    counts = tuple((kind, sum(1 for _, k in pages if k == kind)) for kind, _ in RECORD_PAGES)
-    if not pages:
-        return Indexed(counts)
-    kept = _unchanged_bundle(w, pages) if reuse else None
-    if kept is not None and _take_bundle(w, kept):
-        return Indexed(counts)
-    with _scratch(w) as work:
-        site, bundle = work / "site", work / "bundle"
-        for rel, _ in pages:
-            _place(w.root / rel, site / rel)
-        run_pagefind(site, bundle)
-        entry = json.loads((bundle / "pagefind-entry.json").read_bytes())
-        indexed = sum(int(lang.get("page_count", 0)) for lang in entry.get("languages", {}).values())
-        if indexed != len(pages):
-            raise SearchIndexError(
-                f"pagefind indexed {indexed} pages of the {len(pages)} search records given to it: a record page "
-                f"whose record it did not read"
-            )
-        for rel in bundle_files(bundle):
-            w.write(f"{layout.SEARCH_INDEX_DIR}/{rel}", (bundle / rel).read_bytes())
-    return Indexed(counts)
+        progress(f"indexing {len(kinds)} record pages for search, in {len(shards)} shards ({len(stale)} changed)", 0, 1)
+    if stale:
+        with _scratch(w) as work:
+            for i, s in enumerate(stale, 1):
+                _index_shard(w, s, work / s.name, primary=s is primary)
+                if progress:
+                    progress(f"indexing {len(kinds)} record pages for search, in {len(shards)} shards", i, len(stale))
+    return Indexed(counts, tuple(s.folder for s in shards))
 
 
-def _take_bundle(w: SiteWriter, kept: list[str]) -> bool:
-    """Take the last release's bundle, each file only if it still has the SHA-256 its
-    SHA256SUMS lists (a file edited in the published folder is never carried over): all of it,
-    or, if any file is missing or differs, none (False, and Pagefind runs)."""
-    prefix = f"{layout.SEARCH_INDEX_DIR}/"
-    taken = []
-    for rel in kept:
-        try:
-            data = w.previous_file(prefix + rel).read_bytes()
-        except OSError:
-            return False
-        if hashlib.sha256(data).hexdigest() != w.previous_digest(prefix + rel):
-            return False
-        taken.append((prefix + rel, data))
-    for rel, data in taken:
+def _index_shard(w: SiteWriter, shard: _Shard, work: Path, primary: bool) -> None:
+    """Run Pagefind on the shard's records alone, and publish its bundle."""
+    site, bundle = work / "site", work / "bundle"
+    for rel in shard.pages:
+        record = _record_of(w.root / rel)
+        assert record is not None
+        target = site / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(_STUB_HEAD + record + _STUB_TAIL)
+    run_pagefind(site, bundle)
+    entry = json.loads((bundle / _ENTRY).read_bytes())
+    indexed = sum(int(lang.get("page_count", 0)) for lang in entry.get("languages", {}).values())
+    if indexed != len(shard.pages):
+        raise SearchIndexError(
+            f"pagefind indexed {indexed} pages of the {len(shard.pages)} search records given to it: a record page "
+            f"whose record it did not read"
+        )
+    for rel in bundle_files(bundle, primary):
+        w.write(f"{shard.folder}/{rel}", (bundle / rel).read_bytes())
+
+
+def _take(w: SiteWriter, files: list[tuple[str, bytes]]) -> None:
+    for rel, data in files:
         w.write(rel, data)
-    return True
 
 
-def _unchanged_bundle(w: SiteWriter, pages: list[tuple[str, str]]) -> list[str] | None:
-    """The last release's bundle files, when the index would be its own: the same record pages,
-    each with the same bytes, indexed by the same version of Pagefind (whose bundle is a
-    function of the pages alone). None otherwise, and Pagefind runs."""
+def _previous_bytes(w: SiteWriter, rels: Iterable[str]) -> list[tuple[str, bytes]] | None:
+    """The last release's files `rels`, each only if it still has the SHA-256 its SHA256SUMS
+    lists (a file edited in the published folder is never carried over): all, or None."""
+    taken = []
+    for rel in rels:
+        try:
+            data = w.previous_file(rel).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != w.previous_digest(rel):
+            return None
+        taken.append((rel, data))
+    return taken
+
+
+def _previous_entry(w: SiteWriter, folder: str) -> Any:
+    """A shard's entry file in the last release, if it was made by the installed Pagefind."""
+    entry = json.loads(w.previous_file(f"{folder}/{_ENTRY}").read_bytes())
+    if entry.get("version") != importlib.metadata.version("pagefind_bin"):
+        raise ValueError("another version of Pagefind")
+    return entry
+
+
+def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, list[str]]:
+    """The shards whose bundle the last release may already hold, with the paths of its files:
+    the same candidate pages as then, each with the same bytes, indexed by the same version of
+    Pagefind (whose bundle is a function of the pages alone). Whether those files still have
+    their listed bytes is checked as they are taken."""
     previous = w.previous_paths()
     if not previous:
-        return None
-    was = {rel for rel in previous if any(p.fullmatch(rel) for _, p in _RECORD_PATTERNS)}
-    if was != {rel for rel, _ in pages} or any(w.previous_digest(rel) != w.hashes[rel] for rel, _ in pages):
-        return None
+        return {}
+    was_bits, was = _shards(previous, None)
+    if was_bits != bits:
+        return {}
     prefix = f"{layout.SEARCH_INDEX_DIR}/"
+    listed: dict[str, list[str]] = {}
+    for rel in previous:
+        folder, _, name = rel.removeprefix(prefix).partition("/")
+        if rel.startswith(prefix) and name:
+            listed.setdefault(folder, []).append(name)
+    found = {}
+    for s in shards:
+        old = was.get(s.number)
+        if old is None or old.candidates != s.candidates:
+            continue
+        if any(w.previous_digest(rel) != w.hashes[rel] for rel in s.candidates):
+            continue
+        try:
+            names = _used(sorted(listed.get(s.name, []), key=str.encode), _previous_entry(w, s.folder), primary=False)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
+            continue
+        if _ENTRY in names:
+            found[s.number] = [f"{s.folder}/{n}" for n in names]
+    return found
+
+
+def _previous_runtime(w: SiteWriter, primary: _Shard) -> list[tuple[str, bytes]] | None:
+    """Pagefind's script, worker and wasm from the last release's primary shard, when that was
+    the same shard and they are as its SHA256SUMS lists them."""
     try:
-        entry = json.loads(w.previous_file(f"{prefix}pagefind-entry.json").read_bytes())
-        if entry.get("version") != importlib.metadata.version("pagefind_bin"):
-            return None
-        # The bundle's files, kept by bundle_files' rules (the folder holds the search script
-        # too, which is not Pagefind's).
-        in_folder = sorted((p.removeprefix(prefix) for p in previous if p.startswith(prefix)), key=str.encode)
-        return _used(in_folder, entry)
+        names = [*_RUNTIME_FILES, *sorted(_wasm(_previous_entry(w, primary.folder)))]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
         return None
+    if any(w.previous_digest(f"{primary.folder}/{n}") is None for n in names):
+        return None
+    return _previous_bytes(w, (f"{primary.folder}/{n}" for n in names))
 
 
 def write_script(w: SiteWriter) -> None:
-    """The search page's script (site_templates/search.js), beside the bundle it reads."""
+    """The search page's script (site_templates/search.js), beside the index it reads."""
     w.write(layout.SEARCH_PAGE_SCRIPT, (files("site_templates") / "search.js").read_bytes())

@@ -35,7 +35,7 @@ import pytest
 from conftest import item, new_program, write_items
 from runkit import certify, register, results, run_spec, scored, write_json
 
-from generator import layout
+from generator import layout, search
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec, add_gate
@@ -560,11 +560,13 @@ def test_incremental_build_equals_full_build_at_every_step(seed: int, tmp_path: 
 
 @pytest.mark.parametrize("seed", SEEDS[:2])
 def test_incremental_equals_full_with_many_pages(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same, with pages of three rows: every list spans many pages, so that the pages a
-    build keys by their inputs (the ledger's, whose full pages it does not read again) are
-    many, and an event lands on the first, a middle and the last of them."""
+    """The same, with pages of three rows and search shards of two records: every list spans
+    many pages, so that the pages a build keys by their inputs (the ledger's, whose full pages
+    it does not read again) are many, and an event lands on the first, a middle and the last of
+    them; and the search index is in many shards, of which a build indexes only the changed."""
     monkeypatch.setattr(layout, "PAGE_SIZE", 3)
-    check_sequence(tmp_path, seed, ", pages of 3")
+    monkeypatch.setattr(search, "SHARD_PAGES", 2)
+    check_sequence(tmp_path, seed, ", pages of 3, search shards of 2")
 
 
 # The ways a cache goes wrong: one file cut short, one bit flipped, one file or the whole cache

@@ -33,16 +33,21 @@ from generator.verifier import verify_site
 from generator.writer import SiteWriter
 
 # pagefind.js in Node: its fetches of bundle files are served from disk, as a browser would
-# fetch them from the site; it prints, for each query, every result's URL and metadata.
+# fetch them from the site; it merges the other shards the way search.js does, and prints, for
+# each query, every result's URL and metadata.
 NODE_QUERY = r"""
 import { readFile } from "node:fs/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
-const [bundle, ...queries] = process.argv.slice(2);
-const base = pathToFileURL(bundle.endsWith("/") ? bundle : bundle + "/");
+const [primary, shards, ...queries] = process.argv.slice(2);
+const base = pathToFileURL(primary);
 globalThis.fetch = async (url) => new Response(await readFile(fileURLToPath(new URL(url, base))));
 const pagefind = await import(new URL("pagefind.js", base).href);
-await pagefind.options({ basePath: base.href, baseUrl: "/" });
+const options = { baseUrl: "/" };
+await pagefind.options({ basePath: base.href, ...options });
 await pagefind.init();
+for (const shard of JSON.parse(shards)) {
+  await pagefind.mergeIndex(pathToFileURL(shard).href, options);
+}
 const out = {};
 for (const q of queries) {
   const found = await pagefind.search(q);
@@ -61,14 +66,28 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def node_query(bundle: Path, queries: list[str], tmp_path: Path) -> dict[str, list[dict[str, Any]]]:
+def shard_folders(index: Path) -> list[Path]:
+    """The index's shards, the primary (the one holding Pagefind's script) first, the others in
+    order, as the search page lists them."""
+    shards = sorted((p.parent for p in index.glob("*/pagefind-entry.json")), key=lambda p: p.name)
+    primary = [p for p in shards if (p / "pagefind.js").is_file()]
+    assert len(primary) == 1, f"not one primary shard in {index}: {primary}"
+    return primary + [p for p in shards if p != primary[0]]
+
+
+def node_query(index: Path, queries: list[str], tmp_path: Path) -> dict[str, list[dict[str, Any]]]:
     node = shutil.which("node")
     if node is None:
         unavailable("Node is not installed (Debian: apt install nodejs)")
     script = tmp_path / "query.mjs"
     script.write_text(NODE_QUERY, encoding="utf-8")
+    primary, *others = (f"{p}/" for p in shard_folders(index))
     done = subprocess.run(
-        [str(node), str(script), str(bundle), *queries], capture_output=True, text=True, timeout=120, check=False
+        [str(node), str(script), primary, json.dumps(others), *queries],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
@@ -94,8 +113,9 @@ def marked_pages(site: Path) -> set[str]:
     return {rel for rel in site_pages(site) if search.MARKER in (site / rel).read_bytes()}
 
 
-def index_files(site: Path) -> dict[str, bytes]:
-    root = site / layout.SEARCH_INDEX_DIR
+def index_files(site: Path, shard: Path | None = None) -> dict[str, bytes]:
+    """The index's files (or one shard's), by path from the site's root."""
+    root = shard or site / layout.SEARCH_INDEX_DIR
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
@@ -104,10 +124,11 @@ def unpacked(data: bytes) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def fragments(site: Path) -> list[dict[str, Any]]:
-    """Every page record of the index, as Pagefind stored it (url, content, meta, filters)."""
+def fragments(site: Path, shard: Path | None = None) -> list[dict[str, Any]]:
+    """Every page record of the index (or of one shard), as Pagefind stored it (url, content,
+    meta, filters)."""
     out = []
-    for rel, data in index_files(site).items():
+    for rel, data in index_files(site, shard).items():
         if rel.endswith(".pf_fragment"):
             raw = unpacked(data)
             assert raw.startswith(b"pagefind_dcd"), rel
@@ -131,7 +152,8 @@ def test_the_index_is_published_whole_and_listed_in_sha256sums(demo_site: BuiltS
     assert files, "no search index in the built site"
     for rel, data in files.items():
         assert listed.get(rel) == hashlib.sha256(data).hexdigest(), f"{rel} is not listed in SHA256SUMS as it is"
-    names = {rel.removeprefix(f"{layout.SEARCH_INDEX_DIR}/") for rel in files}
+    primary = shard_folders(site / layout.SEARCH_INDEX_DIR)[0].relative_to(site).as_posix()
+    names = {rel.removeprefix(f"{primary}/") for rel in files}
     assert {"pagefind.js", "pagefind-worker.js", "pagefind-entry.json", "wasm.en.pagefind"} <= names
     # Pagefind's ready-made interfaces are not published: the search page has its own.
     assert not {n for n in names if "-ui" in n or "highlight" in n or n.startswith("wasm.unknown")}, names
@@ -163,8 +185,8 @@ def test_only_record_pages_are_indexed_and_each_of_them_is(demo_site: BuiltSite)
     for rel in (layout.POOL_PAGE, layout.CERTIFICATES_PAGE, layout.RETIRED_PAGE, layout.RUNS_PAGE, layout.HOME):
         assert rel not in indexed
     assert layout.SEARCH_PAGE not in indexed
-    entry = read_json(site, f"{layout.SEARCH_INDEX_DIR}/pagefind-entry.json")
-    assert sum(lang["page_count"] for lang in entry["languages"].values()) == len(indexed)
+    entries = [read_json(p, "pagefind-entry.json") for p in shard_folders(site / layout.SEARCH_INDEX_DIR)]
+    assert sum(lang["page_count"] for e in entries for lang in e["languages"].values()) == len(indexed)
 
 
 def test_what_is_indexed_is_the_record_not_the_page(demo_site: BuiltSite) -> None:
@@ -260,8 +282,8 @@ def record_page(title: str, record: bool = True, hidden_marker: bool = False, ex
         macro = env.from_string('{% from "search_macros.html" import hidden_record %}{{ hidden_record(r) }}')
         r = search.SearchRecord("item", title, f"Summary of {title}.", (search.Fact("item", "Item", title),))
         body = macro.render(r=r)
-    if hidden_marker:  # the marker's bytes where Pagefind reads no element
-        body += f"<!-- {search.MARKER.decode()} -->"
+    if hidden_marker:  # the marker's bytes where Pagefind reads no element: an empty record
+        body += f"<!-- {search.MARKER.decode()}</div> -->"
     body += extra
     head = f'<!DOCTYPE html><html lang="en"><head><title>{title}</title></head>'
     return f"{head}<body><main><h1>{title}</h1>{body}<p>page text {title}</p></main></body></html>".encode()
@@ -328,11 +350,72 @@ def test_write_index_refuses_when_pagefind_skips_a_page_given_to_it(tmp_path: Pa
         search.write_index(w)
 
 
+def test_a_record_without_its_end_is_refused_naming_the_page(tmp_path: Path) -> None:
+    w = SiteWriter(tmp_path / "site")
+    w.write(layout.item_page("x-1"), record_page("x-1").replace(b"</div>", b""))
+    with pytest.raises(search.SearchIndexError, match="search record does not end"):
+        search.write_index(w)
+
+
 def test_a_pagefind_filter_is_refused_since_pagefind_writes_it_in_no_fixed_order(tmp_path: Path) -> None:
     w = SiteWriter(tmp_path / "site")
-    w.write(layout.item_page("x-1"), record_page("x-1", extra='<span data-pagefind-filter="kind:item"></span>'))
+    page = record_page("x-1").replace(b"</div>", b'<span data-pagefind-filter="kind:item"></span></div>', 1)
+    w.write(layout.item_page("x-1"), page)
     with pytest.raises(search.SearchIndexError, match="filter"):
         search.write_index(w)
+
+
+def test_only_the_record_reaches_pagefind(tmp_path: Path) -> None:
+    """Whatever else the page holds (here a filter, after the record) is not given to Pagefind."""
+    w = SiteWriter(tmp_path / "site")
+    w.write(layout.item_page("x-1"), record_page("x-1", extra='<span data-pagefind-filter="kind:item">aside</span>'))
+    assert search.write_index(w).total == 1
+    assert [(f["filters"], "aside" in f["content"]) for f in fragments(w.root)] == [({}, False)]
+
+
+def sharded_site(root: Path, names: list[str]) -> SiteWriter:
+    w = SiteWriter(root)
+    for name in names:
+        w.write(layout.item_page(name), record_page(name))
+    w.write(layout.item_page("no-record"), record_page("no-record", record=False))
+    return w
+
+
+def test_the_index_comes_in_shards_each_page_in_one_of_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past SHARD_PAGES record pages a shard, the pages are split by the hash of their path, each
+    shard indexed alone; searched merged, as the search page does, every page is found once."""
+    monkeypatch.setattr(search, "SHARD_PAGES", 2)
+    names = [f"x-{n}" for n in range(9)]
+    w = sharded_site(tmp_path / "site", names)
+    indexed = search.write_index(w)
+    assert indexed.total == 9
+    assert search.shard_bits(10) == 3  # ten candidates (one without a record): 8 shards of up to 2
+    folders = shard_folders(w.root / layout.SEARCH_INDEX_DIR)
+    assert [f"{layout.SEARCH_INDEX_DIR}/{p.name}" for p in folders] == list(indexed.shards)
+    assert indexed.script == f"{indexed.shards[0]}/pagefind.js"
+    assert 1 < len(folders) <= 8 and all(len(p.name) == 1 for p in folders)
+    for p in folders[1:]:  # only the primary carries Pagefind's script, worker and wasm
+        assert not {q.name for q in p.iterdir()} & {"pagefind.js", "pagefind-worker.js", "wasm.en.pagefind"}
+    for p in folders:
+        entry = read_json(p, "pagefind-entry.json")
+        held = sorted(f"x-{n}" for n in range(9) if search.shard_of(layout.item_page(f"x-{n}"), 3) == int(p.name, 16))
+        assert entry["languages"]["en"]["page_count"] == len(held) > 0, (p.name, held)
+    found = node_query(w.root / layout.SEARCH_INDEX_DIR, [*names, "Summary"], tmp_path)
+    for name in names:
+        assert urls(found[name]) == [layout.item_page(name)], name
+    assert sorted(urls(found["Summary"])) == sorted(layout.item_page(n) for n in names)
+
+
+def test_the_shards_are_the_index_of_the_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split or not, the same records are indexed with the same texts and metadata."""
+    names = [f"x-{n}" for n in range(9)]
+    whole = sharded_site(tmp_path / "whole", names)
+    search.write_index(whole)
+    monkeypatch.setattr(search, "SHARD_PAGES", 2)
+    split = sharded_site(tmp_path / "split", names)
+    search.write_index(split)
+    assert len(shard_folders(split.root / layout.SEARCH_INDEX_DIR)) > 1
+    assert sorted(map(json.dumps, fragments(whole.root))) == sorted(map(json.dumps, fragments(split.root)))
 
 
 def test_pagefind_s_own_configuration_sources_change_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -432,6 +515,39 @@ def test_the_search_page_finds_a_system_by_name_and_a_certificate_by_serial_and_
     assert result_links(tab) == []
     assert tab.errors == [], tab.errors
     tab.close()
+
+
+def test_the_search_page_merges_every_shard(served: Browsing, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the index in many shards, a system's certificates, spread over several of them, are
+    all found by the search page, which merges the shards the page names."""
+    monkeypatch.setattr(search, "SHARD_PAGES", 4)
+    paths = copy_demo_data(tmp_path / "data")
+    out = tmp_path / "public"
+    build(paths, out)
+    manifest = read_json(out, layout.MANIFEST)
+    name = read_json(out, manifest["certificates"][0]["path"])["subject"]["name"]
+    pages = {
+        layout.certificate_page(c["serial"])
+        for c in manifest["certificates"]
+        if read_json(out, c["path"])["subject"]["name"] == name
+    }
+    folders = shard_folders(out / layout.SEARCH_INDEX_DIR)
+    held = {f["url"].lstrip("/"): p.name for p in folders for f in fragments(out, p)}
+    assert len({held[page] for page in pages}) > 1, "the system's certificates are all in one shard"
+    html = (out / layout.SEARCH_PAGE).read_text(encoding="utf-8")
+    named = html.split('data-shards="', 1)[1].split('"', 1)[0].split()
+    assert [n.rstrip("/").rsplit("/", 1)[1] for n in named] == [p.name for p in folders[1:]]
+    with serve(out) as base_url:  # in the browser the other tests use: one Playwright at a time
+        b = Browsing(base_url, served.chromium)
+        tab = search_for(b, name)
+        while tab.page.is_visible("#search-more"):
+            before = len(result_links(tab))
+            tab.page.click("#search-more")
+            tab.page.wait_for_function("n => document.querySelectorAll('#search-results a').length > n", arg=before)
+        links = {link.removeprefix(b.base_url) for link in result_links(tab)}
+        assert pages <= links, sorted(pages - links)
+        assert tab.errors == [], tab.errors
+        tab.close()
 
 
 def test_search_by_keyboard_and_follow_a_result(served: Browsing, demo_site: BuiltSite) -> None:
@@ -559,3 +675,59 @@ def test_a_site_written_to_a_relative_folder_is_indexed(tmp_path: Path, monkeypa
     w.write(layout.item_page("x-1"), record_page("x-1"))
     search.write_index(w)
     assert any(rel.startswith(layout.SEARCH_INDEX_DIR + "/") for rel in w.hashes)
+
+
+def released(w: SiteWriter) -> Path:
+    """The writer's folder as a last release: its SHA256SUMS lists what it wrote."""
+    w.cleanup.wait()
+    lines = [f"{digest}  {rel}\n" for rel, digest in sorted(w.hashes.items())]
+    (w.root / layout.SUMS).write_text("".join(lines), encoding="utf-8")
+    return w.root
+
+
+def test_a_rebuild_indexes_only_the_shards_whose_pages_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One changed record re-indexes its shard; the others are taken from the last release, and
+    the index is the one a build from scratch makes. A shard file edited in the last release is
+    never taken: that shard is indexed again."""
+    monkeypatch.setattr(search, "SHARD_PAGES", 2)
+    names = [f"x-{n}" for n in range(9)]
+    ran: list[str] = []
+    real = search.run_pagefind
+
+    def counted(site: Path, bundle: Path) -> None:
+        ran.append(bundle.parent.name)
+        real(site, bundle)
+
+    monkeypatch.setattr(search, "run_pagefind", counted)
+
+    def site(name: str, previous: Path | None, changed: str | None) -> SiteWriter:
+        w = SiteWriter(tmp_path / name, previous=previous)
+        for n in names:
+            w.write(layout.item_page(n), record_page(n + (" changed" if n == changed else "")))
+        w.write(layout.item_page("no-record"), record_page("no-record", record=False))
+        search.write_index(w, reuse=previous is not None)
+        return w
+
+    first = released(site("first", None, None))
+    assert len(ran) == len(shard_folders(first / layout.SEARCH_INDEX_DIR)) > 2
+    shard = search.shard_name(search.shard_of(layout.item_page("x-4"), 3), 3)
+
+    ran.clear()
+    second = site("second", first, "x-4")
+    assert ran == [shard]
+    ran.clear()
+    scratch = site("scratch", None, "x-4")
+    assert index_files(second.root) == {
+        rel.replace("scratch", "second"): data for rel, data in index_files(scratch.root).items()
+    }
+    for p in (second.root / layout.SEARCH_INDEX_DIR).rglob("*"):  # an unchanged shard's are the last release's
+        rel = p.relative_to(second.root)
+        if p.is_file() and rel.parts[1] != shard:
+            assert p.stat().st_ino == (first / rel).stat().st_ino, rel
+
+    ran.clear()
+    victim = next(p for p in shard_folders(first / layout.SEARCH_INDEX_DIR) if p.name != shard)
+    fragment = next(victim.glob("fragment/*"))
+    fragment.write_bytes(fragment.read_bytes() + b"\0")
+    site("third", first, "x-4")
+    assert sorted(ran) == sorted({shard, victim.name})

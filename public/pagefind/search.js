@@ -1,7 +1,7 @@
-// The search page's script (search/index.html): searches the site's Pagefind index through
-// Pagefind's JavaScript API (pagefind.js, beside this file) and lists the results. A classic
-// script, not a module, so that it runs from a folder opened from disk too, where browsers load
-// no module and no index, and can say so. Every text of a result is set as text; Pagefind's
+// The search page's script (search/index.html): searches the site's Pagefind index, in shards,
+// through Pagefind's JavaScript API (pagefind.js, in the first shard's folder) and lists the
+// results. A classic script, not a module, so that it runs from a folder opened from disk too,
+// where browsers load no module and no index, and can say so. Every text of a result is set as text; Pagefind's
 // excerpt is rebuilt from its text, its matches in bold, so nothing from the index becomes markup.
 "use strict";
 
@@ -41,8 +41,15 @@
           // A script's import() resolves against the script's address: the page's is meant.
           const pagefind = await import(new URL(form.dataset.bundle, document.baseURI).href);
           // Result URLs from the site's root, whatever folder the site is served from: made relative in entry().
-          await pagefind.options({ baseUrl: "/", excerptLength: 24 });
+          const options = { baseUrl: "/", excerptLength: 24 };
+          await pagefind.options(options);
           await pagefind.init();
+          // The index comes in shards, the script's own the first: each other is merged, with the
+          // same options (Pagefind gives a merged index none of the first one's).
+          const shards = (form.dataset.shards || "").split(" ").filter((s) => s);
+          for (const shard of shards) {
+            await pagefind.mergeIndex(new URL(shard, document.baseURI).href, options);
+          }
           return pagefind;
         } catch (error) {
           return unavailable("search-failed", "The search index could not be loaded: see below.");
