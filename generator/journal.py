@@ -135,6 +135,7 @@ class Transaction:
         self._moves: list[_Move] = []
         self._named = 0
         self._targets: set[tuple[str, str]] = set()
+        self._folders: set[Path] = set()  # those that hold staged files
         self.dir.mkdir(parents=True, mode=0o700)
         with os.fdopen(
             os.open(self.dir / COMMAND, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8"
@@ -203,9 +204,11 @@ class Transaction:
         """Make the staged changes real: the ledger appended (`ledger` is its open, locked
         file; None creates the ledger, for `init`), then every file moved into place."""
         try:
+            self._lines.flush()
+            os.fsync(self._lines.fileno())
             self._lines.close()
             self._open.clear()
-            os.sync()  # every staged byte on disk before the commit point says they are there
+            self._sync_folders()  # every staged byte on disk before the commit point says they are there
             ready = {
                 "v": 1,
                 "ledger_bytes": None if ledger is None else ledger.seek(0, os.SEEK_END),
@@ -227,6 +230,18 @@ class Transaction:
         crash_point("committed")
         # Past the commit point an error leaves the folder for the next command to finish.
         _roll_forward(self.paths, self.dir, ready, ledger)
+
+    def _sync_folders(self) -> None:
+        """Make the staged files' names durable: each file was fsynced as it was closed, and
+        this fsyncs every folder that holds one, and the pending folder's own entry. Not
+        os.sync(), which waits for every dirty byte of the machine (a build writing gigabytes
+        beside this command)."""
+        for folder in sorted(self._folders):
+            fsync_dir(folder)
+        if self._folders:
+            fsync_dir(self.dir / "files")
+        fsync_dir(self.dir)
+        fsync_dir(self.paths.private)
 
     def abort(self) -> None:
         """Forget everything staged: nothing outside the pending folder was touched."""
@@ -250,6 +265,7 @@ class _StagedFile:
                 ]
             )
         path.parent.mkdir(exist_ok=True, parents=True, mode=0o700)
+        tx._folders.add(path.parent)
         # 0600: a staged file may be the signing key, or a sealed item's text
         self._f = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
         self.writer = _HashingWriter(self._f)
@@ -259,6 +275,9 @@ class _StagedFile:
         return self.writer
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
+        if kind is None:  # on disk before the commit point (Transaction._sync_folders)
+            self._f.flush()
+            os.fsync(self._f.fileno())
         self._f.close()
         self.tx._open.remove(self._f)
         if kind is None:

@@ -160,8 +160,12 @@ def test_a_refused_commit_leaves_no_public_reveal_file(
     write_items(paths, [item("a-100", "a")], "more.yaml")
     before = sorted(p.name for p in paths.reveals_dir.iterdir())
     ledger = paths.ledger_file.read_bytes()
+
     # Fails after everything is staged, before the commit point.
-    monkeypatch.setattr("generator.journal.os.sync", lambda: (_ for _ in ()).throw(OSError("disk full (simulated)")))
+    def full(*_: object) -> None:
+        raise OSError("disk full (simulated)")
+
+    monkeypatch.setattr("generator.journal.Transaction._sync_folders", full)
     with pytest.raises(OSError, match="disk full"):
         commit_new_items(paths, "2026-03-01T00:00:00Z")
     assert sorted(p.name for p in paths.reveals_dir.iterdir()) == before
