@@ -476,6 +476,8 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     inputs (every file of the data and private directories, the code, the libraries,
     SOURCE_DATE_EPOCH, --offline) are those the last build read, into a site still byte for byte
     the one it published, writes nothing (unless it would ask witnesses: a policy, no --offline).
+    When no file has changed since that build recorded it (same size, times and inode), this is
+    told without reading them; otherwise by reading every byte.
     """
     from generator.commands.build import build as build_site
 

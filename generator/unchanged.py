@@ -10,6 +10,11 @@ next build computes both again, reading every input and every published byte; wh
 building again would write those very bytes, so it writes nothing. Anything else (one input
 byte, a file added to or taken from the site, a mode, another library, no record) is a build.
 
+The record also holds, when it can be trusted, one digest of every input's and published
+file's identity (size, times, inode: `unchanged_by_identity`), so that a build after nothing
+at all tells so from a look at each file, as Git does, and reads no byte; anything else
+decides by reading, as above.
+
 The record is a shortcut like the other caches: a missing or unreadable one costs a build. A
 build killed after it swapped its site in, before its record, leaves the last build's record,
 which no longer matches the site: it costs a build too.
@@ -27,18 +32,20 @@ import os
 import re
 import stat
 import sys
+import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator.cachefile import write_cache
 from generator.datadir import Paths
 from generator.digest import rules_version
 
 RECORD_NAME = "build.json"
-_VERSION = 2
+_VERSION = 3
 
 
 def record_path(paths: Paths) -> Path:
@@ -94,9 +101,22 @@ def _within(place: str, rel: str) -> bool:
     return bool(place) and (rel == place or rel.startswith(place + "/"))
 
 
-def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
-    """Hash every input of a build of `paths` into `out`, under the ledger's lock (so that no
-    command appends while they are read)."""
+@dataclass(frozen=True)
+class _Places:
+    """Where a build of `paths` into `out` reads its inputs: the data and private trees with
+    what each leaves out, and the checkpoints folder's place among them."""
+
+    trees: tuple[tuple[str, str, Callable[[str], bool]], ...]
+    checkpoints: str
+    layout: dict[str, object]
+
+    def look(self) -> Iterator[tuple[str, os.stat_result, str]]:
+        for base, label, skip in self.trees:
+            if os.path.isdir(base):
+                yield from _walk(base, f"{label}/", skip)
+
+
+def _places(paths: Paths, out: Path) -> _Places:
     private = paths.private.resolve()
     data = paths.data.resolve()
     site = out.resolve()
@@ -116,12 +136,19 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
     place = ""
     if checkpoints.is_relative_to(data) and not (inner and checkpoints.is_relative_to(private)):
         place = "data/" + checkpoints.relative_to(data).as_posix()
+    layout: dict[str, object] = {
+        "private": private.relative_to(data).as_posix() if private.is_relative_to(data) else None,
+        "data in private": data.is_relative_to(private),
+        "demo": paths.is_demo,
+    }
+    return _Places(trees, place, layout)
 
-    def look() -> Iterator[tuple[str, os.stat_result, str]]:
-        for base, label, skip in trees:
-            if os.path.isdir(base):
-                yield from _walk(base, f"{label}/", skip)
 
+def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
+    """Hash every input of a build of `paths` into `out`, under the ledger's lock (so that no
+    command appends while they are read)."""
+    places = _places(paths, out)
+    look, place = places.look, places.checkpoints
     outside: str | None
     inside: dict[str, tuple[int, str]] = {}
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
@@ -147,13 +174,8 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
         outside, inside, seen = None, {}, ("", {})
-    layout: dict[str, object] = {
-        "private": private.relative_to(data).as_posix() if private.is_relative_to(data) else None,
-        "data in private": data.is_relative_to(private),
-        "demo": paths.is_demo,
-    }
     return Inputs(
-        outside, _setting(offline, layout), place, inside, stats=lambda: _identities(look(), place), seen=seen
+        outside, _setting(offline, places.layout), place, inside, stats=lambda: _identities(look(), place), seen=seen
     )
 
 
@@ -221,24 +243,153 @@ def unchanged(paths: Paths, inputs: Inputs, out: Path) -> Published | None:
         doc = json.loads(record_path(paths).read_bytes())
         if digest is None or doc.get("v") != _VERSION or doc.get("inputs") != digest:
             return None
-        said = Published(**doc["published"])
+        said = _published(doc)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    types = (int, int, bool, str, list)
-    if not all(type(getattr(said, f.name)) is t for f, t in zip(dataclasses.fields(said), types, strict=True)):
-        return None
-    if not all(type(w) is str for w in said.warnings) or site_digest(out) != doc.get("site"):
+    if said is None or site_digest(out) != doc.get("site"):
         return None
     return said
 
 
-def save(paths: Paths, inputs: Inputs, site: str | None, said: Published) -> None:
-    """Record a build just published: what it read, the site it swapped in, what it said."""
+def save(
+    paths: Paths, inputs: Inputs, site: str | None, said: Published, out: Path, offline: bool, shape: str | None
+) -> None:
+    """Record a build just published: what it read, the site it swapped in, what it said; and,
+    when it can be told safely, every input's and published file's identity (`identities`).
+    Called once nothing of the build's is left beside the site: removing the last release
+    changes the identity (the link count, so the change time) of every file it shared.
+    `shape` is the site's when it was swapped in (`site_shape`)."""
     digest = inputs.digest()
     if site is None or digest is None or not inputs.still_as_read():
         return
-    doc = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
+    doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
+    seen = _settled_identities(paths, out, offline, shape)
+    if seen is not None and inputs.still_as_read():
+        doc["identities"] = {**seen, "record": _record_digest(doc)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
+
+
+# Timestamps come from a coarse clock (a kernel tick, 1 to 10 ms): a file changed twice within
+# one tick keeps its first change time. An identity is trusted only for files last changed
+# more than this before a mark written before they were looked at, so that any later change
+# gives a later time.
+_TICK_NS = 20_000_000
+MARK_NAME = "build.mark"
+
+
+def _mark(paths: Paths) -> int | None:
+    """Write the mark, a file whose modification time is the filesystem's time now; None on a
+    filesystem whose times are whole milliseconds or coarser (FAT, some network shares), whose
+    identities are never trusted."""
+    path = paths.private / "cache" / MARK_NAME
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+        ns = os.lstat(path).st_mtime_ns
+    except OSError:
+        return None
+    return None if ns % 1_000_000 == 0 else ns
+
+
+def _site_entries(out: Path) -> list[tuple[str, os.stat_result, str]]:
+    site = out.resolve()
+    return [("site", os.lstat(site), str(site)), *_walk(str(site), "site/")]
+
+
+def site_shape(out: Path) -> str | None:
+    """A digest of the site's files as they are, bar their change times (place, mode, size,
+    modification time, inode): taken when a build has swapped its site in, and again when it
+    records identities, once removing the last release has changed the change times of the
+    files they shared. A file written in between, in place, changes its modification time."""
+    try:
+        entries = _site_entries(out)
+    except OSError:
+        return None
+    return _shape(entries)
+
+
+def _shape(entries: Iterable[tuple[str, os.stat_result, str]]) -> str:
+    h = hashlib.sha256()
+    for rel, st, _ in entries:
+        h.update(f"{rel}\0{_identity(st)[:3]}\0{st.st_ino}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _identity_digest(paths: Paths, out: Path, offline: bool) -> tuple[str, int, str] | None:
+    """One digest of every input's and every published file's identity (place, mode, size,
+    modification and change times, inode), with the settings (code, libraries, umask); the
+    newest time among them; and the site's shape (`site_shape`). None if anything is not a
+    plain file or folder."""
+    places = _places(paths, out)
+    h = hashlib.sha256(f"transparency identities v{_VERSION}\0{_setting(offline, places.layout)}\0".encode())
+    newest = 0
+    try:
+        site = _site_entries(out)
+        entries = [*places.look(), *site]
+    except OSError:
+        return None
+    for rel, st, _ in entries:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return None
+        newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
+        h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest(), newest, _shape(site)
+
+
+def _settled_identities(paths: Paths, out: Path, offline: bool, shape: str | None) -> dict[str, object] | None:
+    """The identities to record, with the mark they were taken after; None when some file
+    changed too recently to be told from a change to come (once more after a tick's wait), or
+    the site is no longer as it was swapped in (`shape`)."""
+    for attempt in range(2):
+        mark = _mark(paths)
+        if mark is None:
+            return None
+        seen = _identity_digest(paths, out, offline)
+        if seen is None or shape is None or seen[2] != shape:
+            return None
+        if seen[1] < mark - _TICK_NS:
+            return {"digest": seen[0], "mark": mark}
+        if attempt == 0:
+            time.sleep(2 * _TICK_NS / 1e9)
+    return None
+
+
+def unchanged_by_identity(paths: Paths, out: Path, offline: bool) -> Published | None:
+    """What the last build said, when every input and published file has the very identity it
+    had when that build recorded them (and the mark is the one written then): nothing can have
+    been written since, short of resetting a change time, which takes the system's clock.
+    Costs a look at each file, not a read. None: decide by content (`unchanged`)."""
+    try:
+        doc = json.loads(record_path(paths).read_bytes())
+        if doc.get("v") != _VERSION or not isinstance(doc.get("identities"), dict):
+            return None
+        recorded = doc["identities"]
+        if os.lstat(paths.private / "cache" / MARK_NAME).st_mtime_ns != recorded.get("mark"):
+            return None
+        said = _published(doc) if recorded.get("record") == _record_digest(doc) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    seen = _identity_digest(paths, out, offline)
+    if said is None or seen is None or seen[0] != recorded.get("digest"):
+        return None
+    return said
+
+
+def _record_digest(doc: Any) -> str:
+    """The rest of the record, which the identities vouch for with it: an edited record is
+    not one to skip a build on."""
+    rest = {k: doc[k] for k in ("v", "inputs", "site", "published")}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _published(doc: Any) -> Published | None:
+    said = Published(**doc["published"])
+    types = (int, int, bool, str, list)
+    if not all(type(getattr(said, f.name)) is t for f, t in zip(dataclasses.fields(said), types, strict=True)):
+        return None
+    if not all(type(w) is str for w in said.warnings):
+        return None
+    return said
 
 
 def _libraries() -> list[str]:

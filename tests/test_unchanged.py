@@ -313,3 +313,88 @@ def test_an_input_edited_while_the_build_read_it_is_not_recorded(
     program.write_text(text)  # put back: the inputs are those first hashed, the site is not
     assert not build(site.paths, site.out).unchanged
     assert "Edited program" not in (site.out / "index.html").read_text()
+
+
+# ---- the shortcut by identity: size, times and inode, no byte read -------------------------------
+
+
+def _reading_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the inputs were read: the identities did not vouch for them")
+
+    monkeypatch.setattr(unchanged, "read_inputs", refuse)
+
+
+def test_nothing_changed_is_told_from_the_files_identities_without_reading_them(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert "identities" in json.loads(unchanged.record_path(site.paths).read_bytes())
+    _reading_forbidden(monkeypatch)
+    assert build(site.paths, site.out).unchanged
+
+
+def _rewritten_in_place(path: Path) -> None:
+    """The same number of bytes, other bytes, and the modification time put back: what only
+    the change time (which no user can set) still tells."""
+    st = path.lstat()
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x01
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.lstat().st_size == st.st_size and path.lstat().st_mtime_ns == st.st_mtime_ns
+
+
+@pytest.mark.parametrize("where", ["site", "data", "private"])
+def test_a_file_rewritten_with_its_size_and_time_put_back_builds(tmp_path: Path, site: BuiltSite, where: str) -> None:
+    if where == "site":
+        victim = site.out / "index.html"
+    elif where == "data":
+        victim = site.paths.data / "program.yaml"
+    else:
+        victim = next(
+            p
+            for p in sorted(site.paths.private.rglob("*"))
+            if p.is_file() and "cache" not in p.parts and p.stat().st_size
+        )
+    before = victim.read_bytes()
+    _rewritten_in_place(victim)
+    if where == "site":
+        assert not build(site.paths, site.out).unchanged
+        assert victim.read_bytes() == before, "the build did not put the published page back"
+    else:
+        victim.write_bytes(before)  # the bytes back too: only the identity differs
+        result = build(site.paths, site.out)
+        assert result.unchanged, "the same bytes, read again, are the same inputs"
+    assert build(site.paths, site.out).unchanged
+
+
+def test_a_record_edited_or_a_new_mark_is_decided_by_reading(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = unchanged.record_path(site.paths)
+    doc = json.loads(record.read_bytes())
+    doc["published"]["warnings"] = ["edited"]
+    record.write_text(json.dumps(doc))
+    with monkeypatch.context() as m:
+        _reading_forbidden(m)
+        with pytest.raises(AssertionError, match="inputs were read"):
+            build(site.paths, site.out)
+    assert build(site.paths, site.out).unchanged  # by reading every byte
+    mark = site.paths.private / "cache" / unchanged.MARK_NAME
+    build(site.paths, site.out, full=True)
+    mark.write_bytes(b"")  # written again: its time is not the one recorded
+    with monkeypatch.context() as m:
+        _reading_forbidden(m)
+        with pytest.raises(AssertionError, match="inputs were read"):
+            build(site.paths, site.out)
+
+
+def test_identities_taken_too_soon_after_a_change_are_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file changed within a clock tick of the mark could change again unseen: with a tick
+    longer than the whole build, no identity is recorded, and the next build reads."""
+    monkeypatch.setattr(unchanged, "_TICK_NS", 10**18)
+    paths = new_program(tmp_path / "prog" / "data")
+    out = tmp_path / "prog" / "public"
+    build(paths, out)
+    assert "identities" not in json.loads(unchanged.record_path(paths).read_bytes())
+    assert build(paths, out).unchanged

@@ -113,6 +113,10 @@ def _build(
         )
     with reading(paths):
         asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
+        if not full and not asks_witnesses:
+            last = unchanged.unchanged_by_identity(paths, out, offline)
+            if last is not None:
+                return _nothing_to_do(out, last, strict, started)
         # A build that asks witnesses is never skipped, so its inputs are not worth reading.
         inputs = None if asks_witnesses else unchanged.read_inputs(paths, out, offline)
         last = None if full or inputs is None else unchanged.unchanged(paths, inputs, out)
@@ -164,6 +168,7 @@ def _build(
         if not report.ok:
             raise VerificationFailed(report.render())
         swap_in(staging.path, out, cleanup)
+        shape = unchanged.site_shape(out) if inputs is not None else None
     except BaseException:
         staging.discard()
         for s in staged:
@@ -180,7 +185,9 @@ def _build(
             inputs.archived(paths.checkpoints_dir, name, data)
     if inputs is not None:
         said = unchanged.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
-        unchanged.save(paths, inputs, unchanged.site_digest(out, writer.hashes), said)
+        site = unchanged.site_digest(out, writer.hashes)
+        cleanup.wait()  # the last release gone: the identities recorded are those that stay
+        unchanged.save(paths, inputs, site, said, out, offline, shape)
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
