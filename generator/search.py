@@ -5,7 +5,8 @@ without JavaScript.
 What is indexed is each record page's *search record* (`SearchRecord`): a few lines of facts
 (title, summary, names, serial, ids, hashes) that base.html renders hidden, marked
 `data-pagefind-body`, never the whole page. Indexing whole pages costs Pagefind about 400 kB
-of memory a page (9 GiB for 25,000 certificate pages); the records cost about 8 kB. List
+of memory a page (9 GiB for 25,000 certificate pages); the records cost about 35 to 50 kB,
+held all at once, hence the shards (SHARD_PAGES). List
 pages are never indexed: a page of the commitments holds a thousand rows.
 
 The build runs the pinned `pagefind` binary (PyPI pagefind-bin) on each shard of the record
@@ -218,8 +219,8 @@ def methodology_record(m: MethodologyVersion) -> SearchRecord:
 # ---- the index ------------------------------------------------------------------------------
 
 # A shard of the index holds about this many record pages, at most, on average. Pagefind needs
-# about 50 kB of memory for each page it indexes, all at once: 1.4 GiB for the 42,000 record
-# pages of a full-scale program. Indexed a shard at a time, it needs about 100 MB; and a changed
+# about 35 to 50 kB of memory for each page it indexes, all at once: 1.4 GiB for the 42,000
+# record pages of a full-scale program. Indexed a shard at a time, it needs about 100 MB; and a changed
 # record re-indexes its shard, not the whole site.
 SHARD_PAGES = 2048
 
@@ -269,12 +270,12 @@ def record_pages(w: SiteWriter) -> list[tuple[str, str]]:
     found = []
     for rel in sorted(w.hashes, key=lambda p: p.encode()):
         kind = _kind(rel)
-        if kind is not None and _record_of(w.root / rel) is not None:
+        if kind is not None and _record_of(w.root / rel, rel) is not None:
             found.append((rel, kind))
     return found
 
 
-def _record_of(path: Path) -> bytes | None:
+def _record_of(path: Path, rel: str) -> bytes | None:
     """The page's search record, from MARKER to its end tag (search_macros.html puts no element
     inside it that ends with one), or None for a page without one. The page is read a piece at a
     time, and only as far as the record, which comes before the page's content."""
@@ -291,7 +292,7 @@ def _record_of(path: Path) -> bytes | None:
                 seen += more
                 end = seen.find(_RECORD_END, start)
             if end < 0:
-                raise SearchIndexError(f"{path.name}: its search record does not end (no {_RECORD_END.decode()})")
+                raise SearchIndexError(f"{rel}: its search record does not end (no {_RECORD_END.decode()})")
             return seen[start : end + len(_RECORD_END)]
     return None
 
@@ -451,7 +452,7 @@ def _index_shard(w: SiteWriter, shard: _Shard, work: Path, primary: bool) -> Non
     """Run Pagefind on the shard's records alone, and publish its bundle."""
     site, bundle = work / "site", work / "bundle"
     for rel in shard.pages:
-        record = _record_of(w.root / rel)
+        record = _record_of(w.root / rel, rel)
         assert record is not None
         target = site / rel
         target.parent.mkdir(parents=True, exist_ok=True)

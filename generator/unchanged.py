@@ -24,6 +24,7 @@ network (a policy, and not `--offline`) is never skipped.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib.metadata
@@ -32,6 +33,7 @@ import os
 import re
 import stat
 import sys
+import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -68,6 +70,11 @@ class Inputs:
     # edited while the build read it (and perhaps put back) must not be recorded as read.
     stats: Callable[[], tuple[str, dict[str, tuple[int, ...]]]] | None = None
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
+    # The mark written just before the inputs were looked at, and their newest time: an input
+    # written again within a tick of its reading keeps its times, so none may be that recent
+    # for the identities to be recorded (`save`).
+    read_mark: tuple[int, int] | None = None
+    newest: int = 0
 
     def still_as_read(self) -> bool:
         if self.stats is None:
@@ -127,9 +134,10 @@ def _places(paths: Paths, out: Path) -> _Places:
     inner = {str(private)} if private.is_relative_to(data) else set()
     # Exactly the folders a build leaves beside its output (generator.writer), no others.
     beside = tuple(str(site.parent / f".{site.name}.{kind}-") for kind in ("staging", "old"))
+    parent = str(site.parent)
 
-    def skipped(p: str) -> bool:
-        return p in skip or (os.path.dirname(p) == str(site.parent) and p.startswith(beside))
+    def skipped(p: str) -> bool:  # called for every input: the cheap test first
+        return p in skip or (p.startswith(beside) and os.path.dirname(p) == parent)
 
     trees = ((str(data), "data", lambda p: skipped(p) or p in inner), (str(private), "private", skipped))
     checkpoints = paths.checkpoints_dir.resolve()
@@ -152,10 +160,13 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
     outside: str | None
     inside: dict[str, tuple[int, str]] = {}
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
+    read_mark = _clock(paths)
+    newest = 0
     try:
         # One walk, before the bytes are read: an edit after it changes what save sees. The
         # walk's list is let go once hashed: only the digests are kept.
         entries = list(look())
+        newest = max((max(st.st_ctime_ns, st.st_mtime_ns) for _, st, _ in entries), default=0)
         if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
             raise _NotPlain
         h = hashlib.sha256()
@@ -175,7 +186,14 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         # this record would not follow: either way, build.
         outside, inside, seen = None, {}, ("", {})
     return Inputs(
-        outside, _setting(offline, places.layout), place, inside, stats=lambda: _identities(look(), place), seen=seen
+        outside,
+        _setting(offline, places.layout),
+        place,
+        inside,
+        stats=lambda: _identities(look(), place),
+        seen=seen,
+        read_mark=read_mark,
+        newest=newest,
     )
 
 
@@ -263,7 +281,9 @@ def save(
     if site is None or digest is None or not inputs.still_as_read():
         return
     doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
-    seen = _settled_identities(paths, out, offline, shape)
+    read = inputs.read_mark
+    settled = read is not None and inputs.newest < read[0] - _TICK_NS
+    seen = _settled_identities(paths, out, offline, shape) if settled else None
     if seen is not None and inputs.still_as_read():
         doc["identities"] = {**seen, "record": _record_digest(doc)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
@@ -277,18 +297,18 @@ _TICK_NS = 20_000_000
 MARK_NAME = "build.mark"
 
 
-def _mark(paths: Paths) -> int | None:
-    """Write the mark, a file whose modification time is the filesystem's time now; None on a
-    filesystem whose times are whole milliseconds or coarser (FAT, some network shares), whose
-    identities are never trusted."""
+def _mark(paths: Paths) -> tuple[int, int] | None:
+    """Write the mark, a file whose modification time is the filesystem's time now; return
+    that time and the filesystem's device. None on a filesystem whose times are whole
+    milliseconds or coarser (FAT, some network shares), whose identities are never trusted."""
     path = paths.private / "cache" / MARK_NAME
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
-        ns = os.lstat(path).st_mtime_ns
+        st = os.lstat(path)
     except OSError:
         return None
-    return None if ns % 1_000_000 == 0 else ns
+    return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
 
 
 def _site_entries(out: Path) -> list[tuple[str, os.stat_result, str]]:
@@ -298,9 +318,10 @@ def _site_entries(out: Path) -> list[tuple[str, os.stat_result, str]]:
 
 def site_shape(out: Path) -> str | None:
     """A digest of the site's files as they are, bar their change times (place, mode, size,
-    modification time, inode): taken when a build has swapped its site in, and again when it
-    records identities, once removing the last release has changed the change times of the
-    files they shared. A file written in between, in place, changes its modification time."""
+    modification time, inode): taken of the staged site before the build verifies it (whose
+    first step hashes every file), and again when the build records identities, once removing
+    the last release has changed the change times of the files they shared. A file written in
+    between, in place, changes its modification time."""
     try:
         entries = _site_entries(out)
     except OSError:
@@ -309,17 +330,41 @@ def site_shape(out: Path) -> str | None:
 
 
 def _shape(entries: Iterable[tuple[str, os.stat_result, str]]) -> str:
+    # The folder's own entry aside: swap_in sets its mode, and it is another folder before.
     h = hashlib.sha256()
     for rel, st, _ in entries:
+        if rel == "site":
+            continue
         h.update(f"{rel}\0{_identity(st)[:3]}\0{st.st_ino}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
-def _identity_digest(paths: Paths, out: Path, offline: bool) -> tuple[str, int, str] | None:
+def _clock(paths: Paths) -> tuple[int, int] | None:
+    """The filesystem's time now, as `_mark` gives it, from a file made and removed at once in
+    the cache folder (a build that is then refused must leave no file changed); None without
+    that folder, as before a first build."""
+    folder = paths.private / "cache"
+    if not folder.is_dir():
+        return None
+    try:
+        fd, name = tempfile.mkstemp(prefix=".clock-", dir=folder)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
+
+
+def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None = None) -> tuple[str, int, str] | None:
     """One digest of every input's and every published file's identity (place, mode, size,
     modification and change times, inode), with the settings (code, libraries, umask); the
     newest time among them; and the site's shape (`site_shape`). None if anything is not a
-    plain file or folder."""
+    plain file or folder, or (given `device`) lies on another filesystem than the mark, whose
+    clock the mark does not read."""
     places = _places(paths, out)
     h = hashlib.sha256(f"transparency identities v{_VERSION}\0{_setting(offline, places.layout)}\0".encode())
     newest = 0
@@ -330,6 +375,8 @@ def _identity_digest(paths: Paths, out: Path, offline: bool) -> tuple[str, int, 
         return None
     for rel, st, _ in entries:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return None
+        if device is not None and st.st_dev != device:
             return None
         newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
         h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
@@ -344,11 +391,11 @@ def _settled_identities(paths: Paths, out: Path, offline: bool, shape: str | Non
         mark = _mark(paths)
         if mark is None:
             return None
-        seen = _identity_digest(paths, out, offline)
+        seen = _identity_digest(paths, out, offline, device=mark[1])
         if seen is None or shape is None or seen[2] != shape:
             return None
-        if seen[1] < mark - _TICK_NS:
-            return {"digest": seen[0], "mark": mark}
+        if seen[1] < mark[0] - _TICK_NS:
+            return {"digest": seen[0], "mark": mark[0]}
         if attempt == 0:
             time.sleep(2 * _TICK_NS / 1e9)
     return None

@@ -45,11 +45,10 @@
           await pagefind.options(options);
           await pagefind.init();
           // The index comes in shards, the script's own the first: each other is merged, with the
-          // same options (Pagefind gives a merged index none of the first one's).
+          // same options (Pagefind gives a merged index none of the first one's), all at once.
+          // Pagefind lists each in the order merged before it loads it, so results tie in order.
           const shards = (form.dataset.shards || "").split(" ").filter((s) => s);
-          for (const shard of shards) {
-            await pagefind.mergeIndex(new URL(shard, document.baseURI).href, options);
-          }
+          await Promise.all(shards.map((s) => pagefind.mergeIndex(new URL(s, document.baseURI).href, options)));
           return pagefind;
         } catch (error) {
           return unavailable("search-failed", "The search index could not be loaded: see below.");

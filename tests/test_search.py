@@ -353,7 +353,7 @@ def test_write_index_refuses_when_pagefind_skips_a_page_given_to_it(tmp_path: Pa
 def test_a_record_without_its_end_is_refused_naming_the_page(tmp_path: Path) -> None:
     w = SiteWriter(tmp_path / "site")
     w.write(layout.item_page("x-1"), record_page("x-1").replace(b"</div>", b""))
-    with pytest.raises(search.SearchIndexError, match="search record does not end"):
+    with pytest.raises(search.SearchIndexError, match=f"^{layout.item_page('x-1')}: its search record does not end"):
         search.write_index(w)
 
 

@@ -164,11 +164,11 @@ def _build(
     try:
         if progress:
             progress("verifying the built site", 0, 1)
+        shape = unchanged.site_shape(staging.path) if inputs is not None else None
         report = self_check(staging.path, vkey, paths.private / "cache" / "verify", out, full)
         if not report.ok:
             raise VerificationFailed(report.render())
         swap_in(staging.path, out, cleanup)
-        shape = unchanged.site_shape(out) if inputs is not None else None
     except BaseException:
         staging.discard()
         for s in staged:
