@@ -209,8 +209,6 @@ class Transaction:
         """Make the staged changes real: the ledger appended (`ledger` is its open, locked
         file; None creates the ledger, for `init`), then every file moved into place."""
         try:
-            self._lines.flush()
-            os.fsync(self._lines.fileno())
             self._lines.close()
             self._open.clear()
             self._sync_folders()  # every staged byte on disk before the commit point says they are there
@@ -237,8 +235,8 @@ class Transaction:
         _roll_forward(self.paths, self.dir, ready, ledger)
 
     def _sync_folders(self) -> None:
-        """Make the staged files durable. A command of a few files (one event) fsyncs each and
-        every folder that holds one, and the pending folder's own entry: not os.sync(), which
+        """Make the staged files durable. A command of a few files (one event) fsyncs each, its
+        ledger lines, every folder that holds one, and the pending folder's own entry: not os.sync(), which
         waits for every dirty byte of the machine (a build writing gigabytes beside it). A
         batch of many (a commit of a million items stages one file a revealed item), and `init`
         (which makes the program's folders before its transaction), call os.sync() once: a
@@ -246,8 +244,8 @@ class Transaction:
         if self._command == "init" or len(self._moves) > _FSYNC_EACH:
             os.sync()
             return
-        for m in self._moves:
-            fd = os.open(self.dir / m.staged, os.O_RDONLY)
+        for name in (LINES, *(m.staged for m in self._moves)):
+            fd = os.open(self.dir / name, os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:

@@ -220,8 +220,8 @@ def methodology_record(m: MethodologyVersion) -> SearchRecord:
 
 # A shard of the index holds about this many record pages, at most, on average. Pagefind needs
 # about 35 to 50 kB of memory for each page it indexes, all at once: 1.4 GiB for the 42,000
-# record pages of a full-scale program. Indexed a shard at a time, it needs about 100 MB; and a changed
-# record re-indexes its shard, not the whole site.
+# record pages of a full-scale program. Indexed a shard at a time, it needs about 100 MB; and a
+# changed record re-indexes its shard, not the whole site.
 SHARD_PAGES = 2048
 
 
@@ -425,12 +425,12 @@ def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = F
         return Indexed(counts, ())
     primary = shards[0]
     reusable = _reusable(w, bits, shards) if reuse else {}
-    runtime = _previous_runtime(w, primary) if primary.number in reusable else None
+    runtime = _previous_runtime(w, primary, reusable[primary.number][1]) if primary.number in reusable else None
     if runtime is None:  # its script, worker and wasm are not in the last release: Pagefind makes them
         reusable.pop(primary.number, None)
     stale = []
     for s in shards:
-        files = _previous_bytes(w, reusable[s.number]) if s.number in reusable else None
+        files = _previous_bytes(w, reusable[s.number][0]) if s.number in reusable else None
         if files is None:
             stale.append(s)
         else:
@@ -489,16 +489,22 @@ def _previous_bytes(w: SiteWriter, rels: Iterable[str]) -> list[tuple[str, bytes
     return taken
 
 
-def _previous_entry(w: SiteWriter, folder: str) -> Any:
-    """A shard's entry file in the last release, if it was made by the installed Pagefind."""
+# What reading a last release's entry file may raise: then its shard is indexed again.
+_UNREADABLE_ENTRY = (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError)
+
+
+def _previous_entry(w: SiteWriter, folder: str, version: str) -> Any:
+    """A shard's entry file in the last release, if it was made by Pagefind `version` (the
+    installed one)."""
     entry = json.loads(w.previous_file(f"{folder}/{_ENTRY}").read_bytes())
-    if entry.get("version") != importlib.metadata.version("pagefind_bin"):
+    if entry.get("version") != version:
         raise ValueError("another version of Pagefind")
     return entry
 
 
-def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, list[str]]:
-    """The shards whose bundle the last release may already hold, with the paths of its files:
+def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, tuple[list[str], Any]]:
+    """The shards whose bundle the last release may already hold, with the paths of its files
+    and its entry file:
     the same candidate pages as then, each with the same bytes, indexed by the same version of
     Pagefind (whose bundle is a function of the pages alone). Whether those files still have
     their listed bytes is checked as they are taken."""
@@ -514,6 +520,10 @@ def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, list[
         folder, _, name = rel.removeprefix(prefix).partition("/")
         if rel.startswith(prefix) and name:
             listed.setdefault(folder, []).append(name)
+    try:
+        version = importlib.metadata.version("pagefind_bin")
+    except importlib.metadata.PackageNotFoundError:
+        return {}
     found = {}
     for s in shards:
         old = was.get(s.number)
@@ -522,22 +532,22 @@ def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, list[
         if any(w.previous_digest(rel) != w.hashes[rel] for rel in s.candidates):
             continue
         try:
-            names = _used(sorted(listed.get(s.name, []), key=str.encode), _previous_entry(w, s.folder), primary=False)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
+            entry = _previous_entry(w, s.folder, version)
+            names = _used(sorted(listed.get(s.name, []), key=str.encode), entry, primary=False)
+        except _UNREADABLE_ENTRY:
             continue
         if _ENTRY in names:
-            found[s.number] = [f"{s.folder}/{n}" for n in names]
+            found[s.number] = ([f"{s.folder}/{n}" for n in names], entry)
     return found
 
 
-def _previous_runtime(w: SiteWriter, primary: _Shard) -> list[tuple[str, bytes]] | None:
-    """Pagefind's script, worker and wasm from the last release's primary shard, when that was
-    the same shard and they are as its SHA256SUMS lists them."""
+def _previous_runtime(w: SiteWriter, primary: _Shard, entry: Any) -> list[tuple[str, bytes]] | None:
+    """Pagefind's script, worker and wasm from the last release's folder of the primary shard
+    (whose entry file is `entry`), when they are there as its SHA256SUMS lists them: so when
+    that shard was the primary then too."""
     try:
-        names = [*_RUNTIME_FILES, *sorted(_wasm(_previous_entry(w, primary.folder)))]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
-        return None
-    if any(w.previous_digest(f"{primary.folder}/{n}") is None for n in names):
+        names = [*_RUNTIME_FILES, *sorted(_wasm(entry))]
+    except _UNREADABLE_ENTRY:
         return None
     return _previous_bytes(w, (f"{primary.folder}/{n}" for n in names))
 

@@ -70,9 +70,9 @@ class Inputs:
     # edited while the build read it (and perhaps put back) must not be recorded as read.
     stats: Callable[[], tuple[str, dict[str, tuple[int, ...]]]] | None = None
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
-    # The mark written just before the inputs were looked at, and their newest time: an input
-    # written again within a tick of its reading keeps its times, so none may be that recent
-    # for the identities to be recorded (`save`).
+    # The filesystem's time just before the inputs were looked at (`_clock`), and their newest
+    # time: an input written again within a tick of its reading keeps its times, so none may be
+    # that recent for the identities to be recorded (`save`).
     read_mark: tuple[int, int] | None = None
     newest: int = 0
 
@@ -276,7 +276,7 @@ def save(
     when it can be told safely, every input's and published file's identity (`identities`).
     Called once nothing of the build's is left beside the site: removing the last release
     changes the identity (the link count, so the change time) of every file it shared.
-    `shape` is the site's when it was swapped in (`site_shape`)."""
+    `shape` is the staged site's before the build's check hashed it (`site_shape`)."""
     digest = inputs.digest()
     if site is None or digest is None or not inputs.still_as_read():
         return
@@ -305,9 +305,14 @@ def _mark(paths: Paths) -> tuple[int, int] | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
-        st = os.lstat(path)
+        return _fine_time(os.lstat(path))
     except OSError:
         return None
+
+
+def _fine_time(st: os.stat_result) -> tuple[int, int] | None:
+    """A just-written file's modification time and device, or None where the times are whole
+    milliseconds or coarser."""
     return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
 
 
@@ -351,12 +356,11 @@ def _clock(paths: Paths) -> tuple[int, int] | None:
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
+        return _fine_time(os.fstat(fd))
     finally:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(name)
-    return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
 
 
 def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None = None) -> tuple[str, int, str] | None:
@@ -386,7 +390,7 @@ def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None 
 def _settled_identities(paths: Paths, out: Path, offline: bool, shape: str | None) -> dict[str, object] | None:
     """The identities to record, with the mark they were taken after; None when some file
     changed too recently to be told from a change to come (once more after a tick's wait), or
-    the site is no longer as it was swapped in (`shape`)."""
+    the site is no longer as it was before the build's check hashed it (`shape`)."""
     for attempt in range(2):
         mark = _mark(paths)
         if mark is None:
