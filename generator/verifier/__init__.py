@@ -103,6 +103,7 @@ from generator.verifier.merkle import (
 from generator.verifier.methodology import Grade, Methodology, Tier, check_methodology, parse_methodology
 from generator.verifier.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
 from generator.verifier.policy import Policy, evaluate, parse_policy, witnessed_by
+from generator.verifier.publication import commitment_rows_bytes
 from generator.verifier.recheck import examine_certificate, recheck_certificate
 from generator.verifier.release import SUMS_LINE_RE
 from generator.verifier.report import Report
@@ -205,6 +206,7 @@ __all__ = [
     "check_run_spec",
     "checkpoint_signers",
     "checkpoint_text",
+    "commitment_rows_bytes",
     "cosignature_line",
     "cosignature_message",
     "due_records",
