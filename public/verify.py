@@ -38,23 +38,23 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/ledger.py            lines  3193 to  3682
     generator/verifier/snapshot.py          lines  3683 to  3850
     generator/verifier/state.py             lines  3851 to  3950
-    generator/verifier/memory.py            lines  3951 to  4117
-    generator/verifier/answers.py           lines  4118 to  4185
-    generator/verifier/runs.py              lines  4186 to  4415
-    generator/verifier/certificates.py      lines  4416 to  4825
-    generator/verifier/certificate_documents.py lines  4826 to  4910
-    generator/verifier/recheck.py           lines  4911 to  5204
-    generator/verifier/report.py            lines  5205 to  5335
-    generator/verifier/folder.py            lines  5336 to  5577
-    generator/verifier/release.py           lines  5578 to  5812
-    generator/verifier/download.py          lines  5813 to  6225
-    generator/verifier/rotation.py          lines  6226 to  6334
-    generator/verifier/history.py           lines  6335 to  6681
-    generator/verifier/publication.py       lines  6682 to  7127
-    generator/verifier/revocations.py       lines  7128 to  7247
-    generator/verifier/certificate_files.py lines  7248 to  7508
-    generator/verifier/site.py              lines  7509 to  7695
-    generator/verifier/cli.py               lines  7696 to  7970
+    generator/verifier/memory.py            lines  3951 to  4142
+    generator/verifier/answers.py           lines  4143 to  4210
+    generator/verifier/runs.py              lines  4211 to  4440
+    generator/verifier/certificates.py      lines  4441 to  4850
+    generator/verifier/certificate_documents.py lines  4851 to  4935
+    generator/verifier/recheck.py           lines  4936 to  5229
+    generator/verifier/report.py            lines  5230 to  5360
+    generator/verifier/folder.py            lines  5361 to  5602
+    generator/verifier/release.py           lines  5603 to  5837
+    generator/verifier/download.py          lines  5838 to  6287
+    generator/verifier/rotation.py          lines  6288 to  6396
+    generator/verifier/history.py           lines  6397 to  6743
+    generator/verifier/publication.py       lines  6744 to  7189
+    generator/verifier/revocations.py       lines  7190 to  7309
+    generator/verifier/certificate_files.py lines  7310 to  7570
+    generator/verifier/site.py              lines  7571 to  7757
+    generator/verifier/cli.py               lines  7758 to  8032
 """
 
 # ==============================================================================================
@@ -3999,6 +3999,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
+        self.new_members: set[str] = set()
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -4093,6 +4094,29 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
+    # -- archive members
+
+    def member_key(self, method: int, compressed_sha256: str, content_sha256: str) -> str:
+        return hashlib.sha256(f"{self.rules}\0{method}\0{compressed_sha256}\0{content_sha256}".encode()).hexdigest()
+
+    def member_known(self, key: str) -> bool:
+        """Whether compressed bytes of this SHA-256, by this method, were read back before to
+        content of this SHA-256: inflating is a function of the bytes, so they do again."""
+        if not self.bound or key not in self._members():
+            return False
+        self.new_members.add(key)
+        return True
+
+    def member_passed(self, key: str) -> None:
+        self.new_members.add(key)
+
+    def _members(self) -> frozenset[str]:
+        known = self.extra.get("members")
+        if not isinstance(known, frozenset):
+            known = frozenset(k for k in known if isinstance(k, str)) if isinstance(known, list) else frozenset()
+            self.extra["members"] = known
+        return known
+
     # -- saving
 
     def save(self, tree: dict[str, Any], root: bytes) -> None:
@@ -4108,6 +4132,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
+                "members": sorted(self.new_members),
             }
         )
         data = snapshot_bytes(ledger, extra, spans)
@@ -5889,14 +5914,16 @@ def archive_sums_line(sha256: str) -> bytes:
     return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
 
 
-def check_download(s: Site, key: bytes, sums: Listing) -> None:
+def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
     """The archive, if the site has one (it is optional): its checksum line, and its members
     exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
     the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
     with the files, the archive's bytes included.
 
     Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
-    signature failed, nor a member with a site file that differs from its line."""
+    signature failed, nor a member with a site file that differs from its line. With a `memory`
+    (generator/verifier/memory.py), a member whose compressed bytes were read back before to
+    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
     report = s.report
     listed = sums.files
     if ARCHIVE_PATH not in listed:
@@ -5939,8 +5966,8 @@ def check_download(s: Site, key: bytes, sums: Listing) -> None:
                 f"{where.count} entries",
             ):
                 return
-            _check_layout(s, f, infos, where)
-            _check_members(s, zf, key, sums)
+            data_at = _check_layout(s, f, infos, where)
+            _check_members(s, zf, key, sums, _Known(f, data_at, memory) if memory and data_at else None)
 
 
 def _expected(listed: dict[str, str]) -> set[str]:
@@ -6024,33 +6051,40 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
     return _Directory(count, cd_offset, cd_size)
 
 
-def _check_layout(s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory) -> None:
+def _check_layout(
+    s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
+) -> dict[str, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
     descriptor, no extra field but zip64's, and the central directory right after the last.
     Only headers are read; a data size is trusted only to find the next header, which must lie
-    before the central directory. The first discrepancy is reported, where the walk stops."""
+    before the central directory. The first discrepancy is reported, where the walk stops.
+    Returns where each member's data lies (offset, size), if the layout is the build's."""
     pos = 0
+    data_at: dict[str, tuple[int, int]] = {}
     for info in infos:
         name = info.orig_filename
         at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         problem = _local_problem(f, info, pos)
         if isinstance(problem, str):
             s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
-            return
+            return None
         pos = problem
+        data_at[name] = (pos - info.compress_size, info.compress_size)
         if pos > where.offset:
             s.report.check(
                 False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
             )
-            return
-    s.report.check(
+            return None
+    if not s.report.check(
         pos == where.offset,
         ARCHIVE_PATH,
         "bytes between the last member and the central directory, which lists none there (a hidden entry?)",
         f"the central directory at offset {pos}",
         f"{where.offset - pos} bytes more",
-    )
+    ):
+        return None
+    return data_at
 
 
 def _local_problem(f: BinaryIO, info: zipfile.ZipInfo, pos: int) -> str | int:
@@ -6101,7 +6135,28 @@ def _local_sizes(usize: int, csize: int, extra: bytes) -> tuple[int, int]:
     return usize, csize
 
 
-def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing) -> None:
+class _Known:
+    """What the verifier's memory knows of members: compressed bytes already read back to the
+    SHA-256 their file is listed with."""
+
+    def __init__(self, f: BinaryIO, data_at: dict[str, tuple[int, int]], memory: Memory) -> None:
+        self.f, self.data_at, self.memory = f, data_at, memory
+
+    def key(self, info: zipfile.ZipInfo, listed: str) -> str | None:
+        """The memory's key of the member's compressed bytes read back to `listed`."""
+        at = self.data_at.get(info.orig_filename)
+        if at is None:
+            return None
+        h = hashlib.sha256()
+        self.f.seek(at[0])
+        left = at[1]
+        while left > 0 and (chunk := self.f.read(min(_CHUNK, left))):
+            h.update(chunk)
+            left -= len(chunk)
+        return None if left else self.memory.member_key(info.compress_type, h.hexdigest(), listed)
+
+
+def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:
     report = s.report
     listed = listing.files
     sums = archive_sums(listed)
@@ -6153,16 +6208,23 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing) -
             else:
                 sig_member = data
             continue
+        remembered = known.key(info, listed[name]) if known is not None else None
+        if remembered is not None and known is not None and known.memory.member_known(remembered):
+            report.checks += 1
+            continue
         digest = _read_member(s, zf, info, where)
-        if digest is not None:
-            report.check(
-                digest.decode() == listed[name],
-                ARCHIVE_PATH,
-                f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
-                listed[name],
-                digest.decode(),
-                where=where,
-            )
+        if digest is None:
+            continue
+        same_bytes = report.check(
+            digest.decode() == listed[name],
+            ARCHIVE_PATH,
+            f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
+            listed[name],
+            digest.decode(),
+            where=where,
+        )
+        if same_bytes and remembered is not None and known is not None:
+            known.memory.member_passed(remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None:
@@ -7608,7 +7670,7 @@ def _check(
             report.notes.append(f"verified in full: {memory.why_not}")
     sums = check_sums(s, public_key, manifest["verifier"])
     if sums is not None:
-        check_download(s, public_key, sums)
+        check_download(s, public_key, sums, memory)
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)

@@ -568,3 +568,70 @@ def test_a_previous_archive_not_known_to_be_ours_is_not_copied_from(
     assert (site / layout.ARCHIVE).read_bytes() == genuine
     assert not (site / layout.ARCHIVE).is_symlink()
     assert full_build(paths, tmp_path / "full") == genuine
+
+
+# -- from the verifier's memory: a member whose compressed bytes were read back before is not
+# inflated again; any other is, and fails as it fails from nothing.
+
+
+def _remembered(site: Path) -> list[tuple[str, bytes, str | None]]:
+    origin = verify_site(site).tree["origin"]
+    return [("state", (site / "ledger" / "checkpoint").read_bytes(), origin)]
+
+
+def _inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The members the verifier inflates from now on, but for its own SHA256SUMS and signature."""
+    from generator.verifier import download as checks
+
+    seen: list[str] = []
+    read = checks._read_member
+
+    def counting(s: Any, zf: Any, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
+        if not keep:
+            seen.append(info.filename)
+        return read(s, zf, info, where, keep)
+
+    monkeypatch.setattr(checks, "_read_member", counting)
+    return seen
+
+
+def test_a_second_verification_inflates_no_member(
+    demo_copy: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, memory = demo_copy.out, tmp_path / "releases"
+    since = _remembered(site)
+    first = verify_site(site, since=since, memory=memory)
+    assert first.ok
+    inflated = _inflated(monkeypatch)
+    again = verify_site(site, since=since, memory=memory)
+    assert again.ok and again.checks == first.checks
+    assert inflated == []
+    # What the run used it remembers again: a third run inflates nothing either.
+    assert verify_site(site, since=since, memory=memory).ok and inflated == []
+    # Without the memory every member is read back, as before.
+    assert verify_site(site).ok and len(inflated) == len(archive_members(site)) - 2
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+@pytest.mark.parametrize("case", list(TAMPERED))
+def test_a_tampered_archive_fails_from_the_memory_as_from_nothing(
+    demo_copy: BuiltSite, tmp_path: Path, case: str
+) -> None:
+    site, memory = demo_copy.out, tmp_path / "releases"
+    since = _remembered(site)
+    assert verify_site(site, since=since, memory=memory).ok
+    rezip(site, TAMPERED[case][0])
+    republish(site, signer_of(demo_copy))
+    from_memory = verify_site(site, since=since, memory=memory)
+    assert not from_memory.ok
+    assert sorted(p.describe() for p in from_memory.failures) == sorted(failures(site))
+
+
+def test_corrupt_compressed_bytes_are_inflated_and_fail_from_the_memory(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    site, memory = demo_copy.out, tmp_path / "releases"
+    since = _remembered(site)
+    assert verify_site(site, since=since, memory=memory).ok
+    _corrupt_data(site, layout.HOME)
+    republish(site, signer_of(demo_copy))
+    found = [p.describe() for p in verify_site(site, since=since, memory=memory).failures]
+    assert any(f.startswith(layout.ARCHIVE) and "member cannot be read" in f for f in found), found

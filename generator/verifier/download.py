@@ -25,6 +25,7 @@ from typing import BinaryIO
 from generator.verifier.folder import SUMS_PATH, SUMS_SIG_PATH, Site
 from generator.verifier.formats import is_safe_path
 from generator.verifier.keys import ed25519_verify, fingerprint
+from generator.verifier.memory import Memory
 from generator.verifier.release import Listing
 from generator.verifier.text import show
 
@@ -75,14 +76,16 @@ def archive_sums_line(sha256: str) -> bytes:
     return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
 
 
-def check_download(s: Site, key: bytes, sums: Listing) -> None:
+def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
     """The archive, if the site has one (it is optional): its checksum line, and its members
     exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
     the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
     with the files, the archive's bytes included.
 
     Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
-    signature failed, nor a member with a site file that differs from its line."""
+    signature failed, nor a member with a site file that differs from its line. With a `memory`
+    (generator/verifier/memory.py), a member whose compressed bytes were read back before to
+    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
     report = s.report
     listed = sums.files
     if ARCHIVE_PATH not in listed:
@@ -125,8 +128,8 @@ def check_download(s: Site, key: bytes, sums: Listing) -> None:
                 f"{where.count} entries",
             ):
                 return
-            _check_layout(s, f, infos, where)
-            _check_members(s, zf, key, sums)
+            data_at = _check_layout(s, f, infos, where)
+            _check_members(s, zf, key, sums, _Known(f, data_at, memory) if memory and data_at else None)
 
 
 def _expected(listed: dict[str, str]) -> set[str]:
@@ -210,33 +213,40 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
     return _Directory(count, cd_offset, cd_size)
 
 
-def _check_layout(s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory) -> None:
+def _check_layout(
+    s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
+) -> dict[str, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
     descriptor, no extra field but zip64's, and the central directory right after the last.
     Only headers are read; a data size is trusted only to find the next header, which must lie
-    before the central directory. The first discrepancy is reported, where the walk stops."""
+    before the central directory. The first discrepancy is reported, where the walk stops.
+    Returns where each member's data lies (offset, size), if the layout is the build's."""
     pos = 0
+    data_at: dict[str, tuple[int, int]] = {}
     for info in infos:
         name = info.orig_filename
         at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         problem = _local_problem(f, info, pos)
         if isinstance(problem, str):
             s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
-            return
+            return None
         pos = problem
+        data_at[name] = (pos - info.compress_size, info.compress_size)
         if pos > where.offset:
             s.report.check(
                 False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
             )
-            return
-    s.report.check(
+            return None
+    if not s.report.check(
         pos == where.offset,
         ARCHIVE_PATH,
         "bytes between the last member and the central directory, which lists none there (a hidden entry?)",
         f"the central directory at offset {pos}",
         f"{where.offset - pos} bytes more",
-    )
+    ):
+        return None
+    return data_at
 
 
 def _local_problem(f: BinaryIO, info: zipfile.ZipInfo, pos: int) -> str | int:
@@ -287,7 +297,28 @@ def _local_sizes(usize: int, csize: int, extra: bytes) -> tuple[int, int]:
     return usize, csize
 
 
-def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing) -> None:
+class _Known:
+    """What the verifier's memory knows of members: compressed bytes already read back to the
+    SHA-256 their file is listed with."""
+
+    def __init__(self, f: BinaryIO, data_at: dict[str, tuple[int, int]], memory: Memory) -> None:
+        self.f, self.data_at, self.memory = f, data_at, memory
+
+    def key(self, info: zipfile.ZipInfo, listed: str) -> str | None:
+        """The memory's key of the member's compressed bytes read back to `listed`."""
+        at = self.data_at.get(info.orig_filename)
+        if at is None:
+            return None
+        h = hashlib.sha256()
+        self.f.seek(at[0])
+        left = at[1]
+        while left > 0 and (chunk := self.f.read(min(_CHUNK, left))):
+            h.update(chunk)
+            left -= len(chunk)
+        return None if left else self.memory.member_key(info.compress_type, h.hexdigest(), listed)
+
+
+def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:
     report = s.report
     listed = listing.files
     sums = archive_sums(listed)
@@ -339,16 +370,23 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing) -
             else:
                 sig_member = data
             continue
+        remembered = known.key(info, listed[name]) if known is not None else None
+        if remembered is not None and known is not None and known.memory.member_known(remembered):
+            report.checks += 1
+            continue
         digest = _read_member(s, zf, info, where)
-        if digest is not None:
-            report.check(
-                digest.decode() == listed[name],
-                ARCHIVE_PATH,
-                f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
-                listed[name],
-                digest.decode(),
-                where=where,
-            )
+        if digest is None:
+            continue
+        same_bytes = report.check(
+            digest.decode() == listed[name],
+            ARCHIVE_PATH,
+            f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
+            listed[name],
+            digest.decode(),
+            where=where,
+        )
+        if same_bytes and remembered is not None and known is not None:
+            known.memory.member_passed(remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None:

@@ -12,8 +12,10 @@ document must begin with exactly the bytes remembered (one SHA-256 over them), s
 leaves, their state and their roots are those already verified, and only the new leaves are
 replayed, under every rule; a certificate is recomputed unless every input of its
 recomputation (its bytes, its run spec, its methodology, its revealed items and their
-commitments, its published details and grader record) hashes to a key that passed before.
-Everything else, every file's SHA-256 included, is checked in full, every time.
+commitments, its published details and grader record) hashes to a key that passed before; and a
+member of the download archive is inflated unless its compressed bytes, hashed, are bytes that
+were read back before to the SHA-256 its file is listed with. Everything else, every file's
+SHA-256 included, is checked in full, every time.
 """
 
 import hashlib
@@ -74,6 +76,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
+        self.new_members: set[str] = set()
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -168,6 +171,29 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
+    # -- archive members
+
+    def member_key(self, method: int, compressed_sha256: str, content_sha256: str) -> str:
+        return hashlib.sha256(f"{self.rules}\0{method}\0{compressed_sha256}\0{content_sha256}".encode()).hexdigest()
+
+    def member_known(self, key: str) -> bool:
+        """Whether compressed bytes of this SHA-256, by this method, were read back before to
+        content of this SHA-256: inflating is a function of the bytes, so they do again."""
+        if not self.bound or key not in self._members():
+            return False
+        self.new_members.add(key)
+        return True
+
+    def member_passed(self, key: str) -> None:
+        self.new_members.add(key)
+
+    def _members(self) -> frozenset[str]:
+        known = self.extra.get("members")
+        if not isinstance(known, frozenset):
+            known = frozenset(k for k in known if isinstance(k, str)) if isinstance(known, list) else frozenset()
+            self.extra["members"] = known
+        return known
+
     # -- saving
 
     def save(self, tree: dict[str, Any], root: bytes) -> None:
@@ -183,6 +209,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
+                "members": sorted(self.new_members),
             }
         )
         data = snapshot_bytes(ledger, extra, spans)

@@ -135,7 +135,7 @@ def _check(
             report.notes.append(f"verified in full: {memory.why_not}")
     sums = check_sums(s, public_key, manifest["verifier"])
     if sums is not None:
-        check_download(s, public_key, sums)
+        check_download(s, public_key, sums, memory)
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
