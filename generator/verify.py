@@ -19,42 +19,42 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/isolation.py         lines    60 to   156
     generator/verifier/text.py              lines   157 to   240
     generator/verifier/errors.py            lines   241 to   307
-    generator/verifier/canonical.py         lines   308 to   603
-    generator/verifier/formats.py           lines   604 to   823
-    generator/verifier/sodium.py            lines   824 to   867
-    generator/verifier/keys.py              lines   868 to  1116
-    generator/verifier/note.py              lines  1117 to  1224
-    generator/verifier/merkle.py            lines  1225 to  1365
-    generator/verifier/tlogproof.py         lines  1366 to  1437
-    generator/verifier/tiles.py             lines  1438 to  1669
-    generator/verifier/cosignature.py       lines  1670 to  1826
-    generator/verifier/policy.py            lines  1827 to  2109
-    generator/verifier/witnessing.py        lines  2110 to  2133
-    generator/verifier/idindex.py           lines  2134 to  2217
-    generator/verifier/methodology.py       lines  2218 to  2529
-    generator/verifier/scoring.py           lines  2530 to  2829
-    generator/verifier/subjects.py          lines  2830 to  3060
-    generator/verifier/keyring.py           lines  3061 to  3192
-    generator/verifier/ledger.py            lines  3193 to  3682
-    generator/verifier/snapshot.py          lines  3683 to  3850
-    generator/verifier/state.py             lines  3851 to  3950
-    generator/verifier/memory.py            lines  3951 to  4142
-    generator/verifier/answers.py           lines  4143 to  4210
-    generator/verifier/runs.py              lines  4211 to  4440
-    generator/verifier/certificates.py      lines  4441 to  4850
-    generator/verifier/certificate_documents.py lines  4851 to  4935
-    generator/verifier/recheck.py           lines  4936 to  5229
-    generator/verifier/report.py            lines  5230 to  5360
-    generator/verifier/folder.py            lines  5361 to  5602
-    generator/verifier/release.py           lines  5603 to  5837
-    generator/verifier/download.py          lines  5838 to  6287
-    generator/verifier/rotation.py          lines  6288 to  6396
-    generator/verifier/history.py           lines  6397 to  6743
-    generator/verifier/publication.py       lines  6744 to  7189
-    generator/verifier/revocations.py       lines  7190 to  7309
-    generator/verifier/certificate_files.py lines  7310 to  7570
-    generator/verifier/site.py              lines  7571 to  7757
-    generator/verifier/cli.py               lines  7758 to  8032
+    generator/verifier/canonical.py         lines   308 to   609
+    generator/verifier/formats.py           lines   610 to   829
+    generator/verifier/sodium.py            lines   830 to   873
+    generator/verifier/keys.py              lines   874 to  1122
+    generator/verifier/note.py              lines  1123 to  1230
+    generator/verifier/merkle.py            lines  1231 to  1371
+    generator/verifier/tlogproof.py         lines  1372 to  1443
+    generator/verifier/tiles.py             lines  1444 to  1675
+    generator/verifier/cosignature.py       lines  1676 to  1832
+    generator/verifier/policy.py            lines  1833 to  2115
+    generator/verifier/witnessing.py        lines  2116 to  2139
+    generator/verifier/idindex.py           lines  2140 to  2223
+    generator/verifier/methodology.py       lines  2224 to  2535
+    generator/verifier/scoring.py           lines  2536 to  2835
+    generator/verifier/subjects.py          lines  2836 to  3066
+    generator/verifier/keyring.py           lines  3067 to  3198
+    generator/verifier/ledger.py            lines  3199 to  3688
+    generator/verifier/snapshot.py          lines  3689 to  3856
+    generator/verifier/state.py             lines  3857 to  3956
+    generator/verifier/memory.py            lines  3957 to  4148
+    generator/verifier/answers.py           lines  4149 to  4216
+    generator/verifier/runs.py              lines  4217 to  4446
+    generator/verifier/certificates.py      lines  4447 to  4856
+    generator/verifier/certificate_documents.py lines  4857 to  4941
+    generator/verifier/recheck.py           lines  4942 to  5235
+    generator/verifier/report.py            lines  5236 to  5366
+    generator/verifier/folder.py            lines  5367 to  5608
+    generator/verifier/release.py           lines  5609 to  5843
+    generator/verifier/download.py          lines  5844 to  6293
+    generator/verifier/rotation.py          lines  6294 to  6402
+    generator/verifier/history.py           lines  6403 to  6749
+    generator/verifier/publication.py       lines  6750 to  7187
+    generator/verifier/revocations.py       lines  7188 to  7307
+    generator/verifier/certificate_files.py lines  7308 to  7568
+    generator/verifier/site.py              lines  7569 to  7755
+    generator/verifier/cli.py               lines  7756 to  8030
 """
 
 # ==============================================================================================
@@ -588,17 +588,23 @@ def iter_canonical_array(
                     break
                 pos += 1
                 idx += 1
-        tail = data[pos:]
-        if tail == b"}":
-            return
-        if not tail.startswith(b","):
-            raise FormatError(f"expected ',' or '}}' after the {key!r} list at byte {pos}")
-        others = parse_canonical(b"{" + tail[1:])
-        if not isinstance(others, dict) or any(k <= key for k in others):
-            raise FormatError(f"members after {key!r} are not in canonical order")
-        rest.update(others)
+        rest.update(members_after(data, pos, key))
 
     return elements(), rest
+
+
+def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
+    """The members of a canonical document after its first-sorted list `key`, which ends just
+    before `pos`. Raises FormatError unless they are canonical and sort after `key`."""
+    tail = data[pos:]
+    if tail == b"}":
+        return {}
+    if not tail.startswith(b","):
+        raise FormatError(f"expected ',' or '}}' after the {key!r} list at byte {pos}")
+    others = parse_canonical(b"{" + tail[1:])
+    if not isinstance(others, dict) or any(k <= key for k in others):
+        raise FormatError(f"members after {key!r} are not in canonical order")
+    return others
 
 
 # ==============================================================================================
@@ -6932,18 +6938,10 @@ def _rows_as_expected(data: bytes, ledger: Ledger) -> dict[str, Any] | None:
         return None
     if data[pos : pos + 1] != b"]":
         return None
-    tail = data[pos + 1 :]
-    if tail == b"}":
-        return {}
-    if not tail.startswith(b","):
-        return None
     try:
-        rest = parse_canonical(b"{" + tail[1:])
+        return members_after(data, pos + 1, "commitments")
     except FormatError:
         return None
-    if not isinstance(rest, dict) or any(k <= "commitments" for k in rest):
-        return None
-    return rest
 
 
 def _check_rows(report: Report, rel: str, data: bytes, ledger: Ledger) -> dict[str, Any] | None:

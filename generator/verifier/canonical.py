@@ -289,14 +289,20 @@ def iter_canonical_array(
                     break
                 pos += 1
                 idx += 1
-        tail = data[pos:]
-        if tail == b"}":
-            return
-        if not tail.startswith(b","):
-            raise FormatError(f"expected ',' or '}}' after the {key!r} list at byte {pos}")
-        others = parse_canonical(b"{" + tail[1:])
-        if not isinstance(others, dict) or any(k <= key for k in others):
-            raise FormatError(f"members after {key!r} are not in canonical order")
-        rest.update(others)
+        rest.update(members_after(data, pos, key))
 
     return elements(), rest
+
+
+def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
+    """The members of a canonical document after its first-sorted list `key`, which ends just
+    before `pos`. Raises FormatError unless they are canonical and sort after `key`."""
+    tail = data[pos:]
+    if tail == b"}":
+        return {}
+    if not tail.startswith(b","):
+        raise FormatError(f"expected ',' or '}}' after the {key!r} list at byte {pos}")
+    others = parse_canonical(b"{" + tail[1:])
+    if not isinstance(others, dict) or any(k <= key for k in others):
+        raise FormatError(f"members after {key!r} are not in canonical order")
+    return others

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-from generator.verifier.canonical import canonical_text, iter_canonical_array, parse_canonical
+from generator.verifier.canonical import canonical_text, iter_canonical_array, members_after, parse_canonical
 from generator.verifier.errors import FormatError, NoteError, Problem, ProofError
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.formats import check_keys, check_reveal_document, is_int, is_v1, same, sha256_hex
@@ -210,18 +210,10 @@ def _rows_as_expected(data: bytes, ledger: Ledger) -> dict[str, Any] | None:
         return None
     if data[pos : pos + 1] != b"]":
         return None
-    tail = data[pos + 1 :]
-    if tail == b"}":
-        return {}
-    if not tail.startswith(b","):
-        return None
     try:
-        rest = parse_canonical(b"{" + tail[1:])
+        return members_after(data, pos + 1, "commitments")
     except FormatError:
         return None
-    if not isinstance(rest, dict) or any(k <= "commitments" for k in rest):
-        return None
-    return rest
 
 
 def _check_rows(report: Report, rel: str, data: bytes, ledger: Ledger) -> dict[str, Any] | None:
