@@ -38,23 +38,23 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/ledger.py            lines  3199 to  3688
     generator/verifier/snapshot.py          lines  3689 to  3856
     generator/verifier/state.py             lines  3857 to  3956
-    generator/verifier/memory.py            lines  3957 to  4148
-    generator/verifier/answers.py           lines  4149 to  4216
-    generator/verifier/runs.py              lines  4217 to  4446
-    generator/verifier/certificates.py      lines  4447 to  4856
-    generator/verifier/certificate_documents.py lines  4857 to  4941
-    generator/verifier/recheck.py           lines  4942 to  5235
-    generator/verifier/report.py            lines  5236 to  5366
-    generator/verifier/folder.py            lines  5367 to  5608
-    generator/verifier/release.py           lines  5609 to  5843
-    generator/verifier/download.py          lines  5844 to  6293
-    generator/verifier/rotation.py          lines  6294 to  6402
-    generator/verifier/history.py           lines  6403 to  6749
-    generator/verifier/publication.py       lines  6750 to  7187
-    generator/verifier/revocations.py       lines  7188 to  7307
-    generator/verifier/certificate_files.py lines  7308 to  7568
-    generator/verifier/site.py              lines  7569 to  7755
-    generator/verifier/cli.py               lines  7756 to  8030
+    generator/verifier/memory.py            lines  3957 to  4152
+    generator/verifier/answers.py           lines  4153 to  4220
+    generator/verifier/runs.py              lines  4221 to  4450
+    generator/verifier/certificates.py      lines  4451 to  4860
+    generator/verifier/certificate_documents.py lines  4861 to  4945
+    generator/verifier/recheck.py           lines  4946 to  5239
+    generator/verifier/report.py            lines  5240 to  5370
+    generator/verifier/folder.py            lines  5371 to  5612
+    generator/verifier/release.py           lines  5613 to  5847
+    generator/verifier/download.py          lines  5848 to  6300
+    generator/verifier/rotation.py          lines  6301 to  6409
+    generator/verifier/history.py           lines  6410 to  6756
+    generator/verifier/publication.py       lines  6757 to  7194
+    generator/verifier/revocations.py       lines  7195 to  7314
+    generator/verifier/certificate_files.py lines  7315 to  7575
+    generator/verifier/site.py              lines  7576 to  7762
+    generator/verifier/cli.py               lines  7763 to  8037
 """
 
 # ==============================================================================================
@@ -4102,12 +4102,16 @@ class Memory:
 
     # -- archive members
 
-    def member_key(self, method: int, compressed_sha256: str, content_sha256: str) -> str:
-        return hashlib.sha256(f"{self.rules}\0{method}\0{compressed_sha256}\0{content_sha256}".encode()).hexdigest()
+    def member_key(self, method: int, crc: int, size: int, compressed_sha256: str, content_sha256: str) -> str:
+        # The declared CRC-32 and size too: reading a member back checks both, so bytes read
+        # before under another header must be read again, and fail as they fail from nothing.
+        fields = f"{self.rules}\0{method}\0{crc}\0{size}\0{compressed_sha256}\0{content_sha256}"
+        return hashlib.sha256(fields.encode()).hexdigest()
 
     def member_known(self, key: str) -> bool:
-        """Whether compressed bytes of this SHA-256, by this method, were read back before to
-        content of this SHA-256: inflating is a function of the bytes, so they do again."""
+        """Whether compressed bytes of this SHA-256, by this method and under this CRC-32 and
+        size, were read back before to content of this SHA-256: inflating is a function of the
+        bytes, so they do again."""
         if not self.bound or key not in self._members():
             return False
         self.new_members.add(key)
@@ -6059,15 +6063,16 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
 
 def _check_layout(
     s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
-) -> dict[str, tuple[int, int]] | None:
+) -> dict[int, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
     descriptor, no extra field but zip64's, and the central directory right after the last.
     Only headers are read; a data size is trusted only to find the next header, which must lie
     before the central directory. The first discrepancy is reported, where the walk stops.
-    Returns where each member's data lies (offset, size), if the layout is the build's."""
+    Returns where each member's data lies (offset, size) by the offset of its header, which
+    the walk saw to be each member's own, if the layout is the build's."""
     pos = 0
-    data_at: dict[str, tuple[int, int]] = {}
+    data_at: dict[int, tuple[int, int]] = {}
     for info in infos:
         name = info.orig_filename
         at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
@@ -6075,8 +6080,8 @@ def _check_layout(
         if isinstance(problem, str):
             s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
             return None
+        data_at[info.header_offset] = (problem - info.compress_size, info.compress_size)
         pos = problem
-        data_at[name] = (pos - info.compress_size, info.compress_size)
         if pos > where.offset:
             s.report.check(
                 False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
@@ -6145,12 +6150,12 @@ class _Known:
     """What the verifier's memory knows of members: compressed bytes already read back to the
     SHA-256 their file is listed with."""
 
-    def __init__(self, f: BinaryIO, data_at: dict[str, tuple[int, int]], memory: Memory) -> None:
+    def __init__(self, f: BinaryIO, data_at: dict[int, tuple[int, int]], memory: Memory) -> None:
         self.f, self.data_at, self.memory = f, data_at, memory
 
     def key(self, info: zipfile.ZipInfo, listed: str) -> str | None:
         """The memory's key of the member's compressed bytes read back to `listed`."""
-        at = self.data_at.get(info.orig_filename)
+        at = self.data_at.get(info.header_offset)
         if at is None:
             return None
         h = hashlib.sha256()
@@ -6159,7 +6164,9 @@ class _Known:
         while left > 0 and (chunk := self.f.read(min(_CHUNK, left))):
             h.update(chunk)
             left -= len(chunk)
-        return None if left else self.memory.member_key(info.compress_type, h.hexdigest(), listed)
+        if left:
+            return None
+        return self.memory.member_key(info.compress_type, info.CRC, info.file_size, h.hexdigest(), listed)
 
 
 def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:

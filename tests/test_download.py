@@ -635,3 +635,64 @@ def test_corrupt_compressed_bytes_are_inflated_and_fail_from_the_memory(demo_cop
     republish(site, signer_of(demo_copy))
     found = [p.describe() for p in verify_site(site, since=since, memory=memory).failures]
     assert any(f.startswith(layout.ARCHIVE) and "member cannot be read" in f for f in found), found
+
+
+def _set_crc(site: Path, name: str, crc: int) -> None:
+    """Give member `name` another CRC-32 in its local header and its central entry alike, so
+    that the layout still agrees with itself and only reading the member back can tell."""
+    with zipfile.ZipFile(site / layout.ARCHIVE) as zf:
+        info = zf.getinfo(name)
+    raw = bytearray((site / layout.ARCHIVE).read_bytes())
+    value = crc.to_bytes(4, "little")
+    raw[info.header_offset + 14 : info.header_offset + 18] = value
+    encoded = name.encode()
+    pos = raw.find(b"PK\x01\x02")
+    while pos >= 0:
+        name_len = int.from_bytes(raw[pos + 28 : pos + 30], "little")
+        if raw[pos + 46 : pos + 46 + name_len] == encoded:
+            raw[pos + 16 : pos + 20] = value
+            break
+        pos = raw.find(b"PK\x01\x02", pos + 4)
+    assert pos >= 0, f"no central entry for {name}"
+    (site / layout.ARCHIVE).write_bytes(bytes(raw))
+
+
+def test_remembered_bytes_under_another_crc_fail_from_the_memory(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    site, memory = demo_copy.out, tmp_path / "releases"
+    since = _remembered(site)
+    assert verify_site(site, since=since, memory=memory).ok
+    with zipfile.ZipFile(site / layout.ARCHIVE) as zf:
+        crc = zf.getinfo(layout.HOME).CRC
+    _set_crc(site, layout.HOME, crc ^ 1)
+    republish(site, signer_of(demo_copy))
+    from_nothing = sorted(failures(site))
+    assert any("member cannot be read" in f for f in from_nothing), from_nothing
+    assert sorted(p.describe() for p in verify_site(site, since=since, memory=memory).failures) == from_nothing
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_a_name_twice_is_read_at_each_entry_from_the_memory(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    """Two entries of one name and one header, the first with corrupt compressed bytes, the
+    second with the remembered ones: each entry is looked up where it lies, not by its name,
+    so the first is read back and fails as it fails from nothing."""
+    site, memory = demo_copy.out, tmp_path / "releases"
+    since = _remembered(site)
+    assert verify_site(site, since=since, memory=memory).ok
+
+    def twice(ms: list[Member]) -> list[Member]:
+        first, data = next((i, d) for i, d in ms if i.filename == layout.HOME)
+        rest = [(i, d) for i, d in ms if i.filename != layout.HOME]
+        return [(first, data), *rest[:-1], (renamed(first, layout.HOME), data)]
+
+    rezip(site, twice)
+    with zipfile.ZipFile(site / layout.ARCHIVE) as zf:
+        first = zf.infolist()[0]  # getinfo would give the last entry of the name
+    assert first.filename == layout.HOME
+    raw = bytearray((site / layout.ARCHIVE).read_bytes())
+    start = first.header_offset + 30 + len(first.filename.encode()) + len(first.extra)
+    raw[start + first.compress_size // 2] ^= 0xFF
+    (site / layout.ARCHIVE).write_bytes(bytes(raw))
+    republish(site, signer_of(demo_copy))
+    from_nothing = sorted(failures(site))
+    assert any("member cannot be read" in f for f in from_nothing), from_nothing
+    assert sorted(p.describe() for p in verify_site(site, since=since, memory=memory).failures) == from_nothing

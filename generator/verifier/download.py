@@ -215,15 +215,16 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
 
 def _check_layout(
     s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
-) -> dict[str, tuple[int, int]] | None:
+) -> dict[int, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
     descriptor, no extra field but zip64's, and the central directory right after the last.
     Only headers are read; a data size is trusted only to find the next header, which must lie
     before the central directory. The first discrepancy is reported, where the walk stops.
-    Returns where each member's data lies (offset, size), if the layout is the build's."""
+    Returns where each member's data lies (offset, size) by the offset of its header, which
+    the walk saw to be each member's own, if the layout is the build's."""
     pos = 0
-    data_at: dict[str, tuple[int, int]] = {}
+    data_at: dict[int, tuple[int, int]] = {}
     for info in infos:
         name = info.orig_filename
         at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
@@ -231,8 +232,8 @@ def _check_layout(
         if isinstance(problem, str):
             s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
             return None
+        data_at[info.header_offset] = (problem - info.compress_size, info.compress_size)
         pos = problem
-        data_at[name] = (pos - info.compress_size, info.compress_size)
         if pos > where.offset:
             s.report.check(
                 False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
@@ -301,12 +302,12 @@ class _Known:
     """What the verifier's memory knows of members: compressed bytes already read back to the
     SHA-256 their file is listed with."""
 
-    def __init__(self, f: BinaryIO, data_at: dict[str, tuple[int, int]], memory: Memory) -> None:
+    def __init__(self, f: BinaryIO, data_at: dict[int, tuple[int, int]], memory: Memory) -> None:
         self.f, self.data_at, self.memory = f, data_at, memory
 
     def key(self, info: zipfile.ZipInfo, listed: str) -> str | None:
         """The memory's key of the member's compressed bytes read back to `listed`."""
-        at = self.data_at.get(info.orig_filename)
+        at = self.data_at.get(info.header_offset)
         if at is None:
             return None
         h = hashlib.sha256()
@@ -315,7 +316,9 @@ class _Known:
         while left > 0 and (chunk := self.f.read(min(_CHUNK, left))):
             h.update(chunk)
             left -= len(chunk)
-        return None if left else self.memory.member_key(info.compress_type, h.hexdigest(), listed)
+        if left:
+            return None
+        return self.memory.member_key(info.compress_type, info.CRC, info.file_size, h.hexdigest(), listed)
 
 
 def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:

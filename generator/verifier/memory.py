@@ -173,12 +173,16 @@ class Memory:
 
     # -- archive members
 
-    def member_key(self, method: int, compressed_sha256: str, content_sha256: str) -> str:
-        return hashlib.sha256(f"{self.rules}\0{method}\0{compressed_sha256}\0{content_sha256}".encode()).hexdigest()
+    def member_key(self, method: int, crc: int, size: int, compressed_sha256: str, content_sha256: str) -> str:
+        # The declared CRC-32 and size too: reading a member back checks both, so bytes read
+        # before under another header must be read again, and fail as they fail from nothing.
+        fields = f"{self.rules}\0{method}\0{crc}\0{size}\0{compressed_sha256}\0{content_sha256}"
+        return hashlib.sha256(fields.encode()).hexdigest()
 
     def member_known(self, key: str) -> bool:
-        """Whether compressed bytes of this SHA-256, by this method, were read back before to
-        content of this SHA-256: inflating is a function of the bytes, so they do again."""
+        """Whether compressed bytes of this SHA-256, by this method and under this CRC-32 and
+        size, were read back before to content of this SHA-256: inflating is a function of the
+        bytes, so they do again."""
         if not self.bound or key not in self._members():
             return False
         self.new_members.add(key)
