@@ -23,6 +23,9 @@ from generator.verifier import (
     check_keys,
     check_no_surrogates,
     is_reported_field,
+    is_time,
+    lineage_keys,
+    lineage_problems,
     non_scored_problems,
     number_rule_problems,
     show,
@@ -141,8 +144,17 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict[str, dict[str, Any]]) -> list[Problem]:
-    """Every way the results break SPEC §6's input rules, naming item and field."""
+def check_results_shape(
+    doc: dict[str, Any],
+    spec: dict[str, Any],
+    answers: dict[str, dict[str, Any]],
+    *,
+    max_attempts: int | None = None,
+    not_before: str | None = None,
+) -> list[Problem]:
+    """Every way the results break SPEC §6's input rules and the attempt chain rules
+    (lineage.py: none before `not_before`, the run's registration, none after `finished_at`, at
+    most `max_attempts`), naming item and field."""
     problems = check_keys(doc, RESULTS_KEYS, optional=("grader",))
     if doc.get("type") != "run-results" or doc.get("v") != 1 or isinstance(doc.get("v"), bool):
         problems.append(
@@ -194,10 +206,31 @@ def check_results_shape(doc: dict[str, Any], spec: dict[str, Any], answers: dict
                 )
             )
             continue
+        problems += lineage_problems(
+            r,
+            w,
+            sealed=False,
+            max_attempts=max_attempts,
+            not_before=not_before,
+            not_after=finished if is_time(finished := doc.get("finished_at")) else None,
+            render=lambda v: show(_plain(v)),
+        )
+        earlier = r.get("attempts")
+        for j, a in enumerate(earlier if isinstance(earlier, list) else []):
+            if isinstance(a, dict) and "native" in a:
+                for nw, ntext in _numbers(a["native"], f"{w}.attempts[{j}].native"):
+                    problems.append(
+                        Problem(
+                            "a native result holds a number that is not an integer within ±(2^53−1)",
+                            where=nw,
+                            expected="an integer, or the value as a string",
+                            found=ntext,
+                        )
+                    )
         if status != SCORED:
             problems += non_scored_problems(r, w, len(rules), lambda v: show(_plain(v)))
             continue
-        problems += check_keys(r, ("item", "status", "fields"), where=w)
+        problems += check_keys(r, ("item", "status", "fields"), optional=lineage_keys(r), where=w)
         answer = answers.get(item) if isinstance(item, str) else None
         fields = r.get("fields")
         if not isinstance(fields, list):

@@ -19,6 +19,7 @@ from typing import Any
 
 from generator import layout, readable
 from generator.gather import CertificateInfo, CertificateRecord, RunInfo
+from generator.lineage_view import Lineage, lineage_of
 from generator.verifier import (
     NON_SCORED,
     SCORED,
@@ -338,6 +339,7 @@ class CertificateView:
     decisive: bool = True  # false for an incomplete run: its grade and score decide nothing
     pass_rate_short: str = ""
     worst_case_rate_short: str = ""
+    lineage: tuple[Lineage, ...] = ()  # the results tried more than once, in result order
     best_case_rate_short: str = ""
     interval_words: str = ""
     what_failed: tuple[str, ...] = ()
@@ -557,10 +559,14 @@ def certificate_view(
     shown: list[ResultView] = []
     sealed: list[ResultView] = []
     not_scored: list[ResultView] = []
+    lineage: list[Lineage] = []
     for r in doc["results"]:
         item, status = r["item"], r["status"]
         details = c.details.get(item)
         opened: dict[str, Any] | None = r if c.public else (details.doc["result"] if details is not None else None)
+        tried = lineage_of(item, opened if opened is not None else r, opened is not None, rules, STATUS_WORDS)
+        if tried is not None:
+            lineage.append(tried)
         base = {
             "item": item,
             "anchor": f"result-{item}",
@@ -758,6 +764,7 @@ def certificate_view(
         decisive=doc["verdict"] != "incomplete",
         pass_rate_short=readable.percent(s["pass_rate"]),
         worst_case_rate_short=readable.percent(s["worst_case_pass_rate"]),
+        lineage=tuple(lineage),
         best_case_rate_short=readable.percent(s["best_case_pass_rate"]),
         interval_words=readable.interval_words(s["scored"], *s["pass_rate_ci95"]),
         what_failed=tuple(what_failed),

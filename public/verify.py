@@ -16,45 +16,46 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    60 to   156
-    generator/verifier/text.py              lines   157 to   240
-    generator/verifier/errors.py            lines   241 to   307
-    generator/verifier/canonical.py         lines   308 to   609
-    generator/verifier/formats.py           lines   610 to   829
-    generator/verifier/sodium.py            lines   830 to   873
-    generator/verifier/keys.py              lines   874 to  1122
-    generator/verifier/note.py              lines  1123 to  1230
-    generator/verifier/merkle.py            lines  1231 to  1371
-    generator/verifier/tlogproof.py         lines  1372 to  1443
-    generator/verifier/tiles.py             lines  1444 to  1675
-    generator/verifier/cosignature.py       lines  1676 to  1832
-    generator/verifier/policy.py            lines  1833 to  2115
-    generator/verifier/witnessing.py        lines  2116 to  2139
-    generator/verifier/idindex.py           lines  2140 to  2223
-    generator/verifier/methodology.py       lines  2224 to  2535
-    generator/verifier/scoring.py           lines  2536 to  2835
-    generator/verifier/subjects.py          lines  2836 to  3066
-    generator/verifier/keyring.py           lines  3067 to  3198
-    generator/verifier/ledger.py            lines  3199 to  3688
-    generator/verifier/snapshot.py          lines  3689 to  3856
-    generator/verifier/state.py             lines  3857 to  3956
-    generator/verifier/memory.py            lines  3957 to  4152
-    generator/verifier/answers.py           lines  4153 to  4220
-    generator/verifier/runs.py              lines  4221 to  4450
-    generator/verifier/certificates.py      lines  4451 to  4860
-    generator/verifier/certificate_documents.py lines  4861 to  4945
-    generator/verifier/recheck.py           lines  4946 to  5239
-    generator/verifier/report.py            lines  5240 to  5370
-    generator/verifier/folder.py            lines  5371 to  5612
-    generator/verifier/release.py           lines  5613 to  5847
-    generator/verifier/download.py          lines  5848 to  6300
-    generator/verifier/rotation.py          lines  6301 to  6409
-    generator/verifier/history.py           lines  6410 to  6756
-    generator/verifier/publication.py       lines  6757 to  7194
-    generator/verifier/revocations.py       lines  7195 to  7314
-    generator/verifier/certificate_files.py lines  7315 to  7575
-    generator/verifier/site.py              lines  7576 to  7762
-    generator/verifier/cli.py               lines  7763 to  8037
+    generator/verifier/isolation.py         lines    61 to   157
+    generator/verifier/text.py              lines   158 to   241
+    generator/verifier/errors.py            lines   242 to   308
+    generator/verifier/canonical.py         lines   309 to   610
+    generator/verifier/formats.py           lines   611 to   830
+    generator/verifier/sodium.py            lines   831 to   874
+    generator/verifier/keys.py              lines   875 to  1123
+    generator/verifier/note.py              lines  1124 to  1231
+    generator/verifier/merkle.py            lines  1232 to  1372
+    generator/verifier/tlogproof.py         lines  1373 to  1444
+    generator/verifier/tiles.py             lines  1445 to  1676
+    generator/verifier/cosignature.py       lines  1677 to  1833
+    generator/verifier/policy.py            lines  1834 to  2116
+    generator/verifier/witnessing.py        lines  2117 to  2140
+    generator/verifier/idindex.py           lines  2141 to  2224
+    generator/verifier/methodology.py       lines  2225 to  2546
+    generator/verifier/scoring.py           lines  2547 to  2846
+    generator/verifier/subjects.py          lines  2847 to  3077
+    generator/verifier/keyring.py           lines  3078 to  3209
+    generator/verifier/ledger.py            lines  3210 to  3699
+    generator/verifier/snapshot.py          lines  3700 to  3867
+    generator/verifier/state.py             lines  3868 to  3967
+    generator/verifier/memory.py            lines  3968 to  4163
+    generator/verifier/answers.py           lines  4164 to  4231
+    generator/verifier/runs.py              lines  4232 to  4461
+    generator/verifier/lineage.py           lines  4462 to  4682
+    generator/verifier/certificates.py      lines  4683 to  5127
+    generator/verifier/certificate_documents.py lines  5128 to  5223
+    generator/verifier/recheck.py           lines  5224 to  5517
+    generator/verifier/report.py            lines  5518 to  5648
+    generator/verifier/folder.py            lines  5649 to  5890
+    generator/verifier/release.py           lines  5891 to  6125
+    generator/verifier/download.py          lines  6126 to  6578
+    generator/verifier/rotation.py          lines  6579 to  6687
+    generator/verifier/history.py           lines  6688 to  7034
+    generator/verifier/publication.py       lines  7035 to  7472
+    generator/verifier/revocations.py       lines  7473 to  7592
+    generator/verifier/certificate_files.py lines  7593 to  7853
+    generator/verifier/site.py              lines  7854 to  8040
+    generator/verifier/cli.py               lines  8041 to  8315
 """
 
 # ==============================================================================================
@@ -2387,7 +2388,10 @@ def check_methodology(params: Any) -> list[Problem]:
             previous_band = (g, b)
     certify = params.get("certify")
     problems += check_keys(
-        certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify"
+        certify,
+        ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"),
+        optional=("max_attempts",),
+        where="certify",
     )
     if isinstance(certify, dict):
         if "min_grade" in certify and certify["min_grade"] not in grades:
@@ -2414,6 +2418,11 @@ def check_methodology(params: Any) -> list[Problem]:
                 Problem(
                     "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
                 )
+            )
+        limit = certify.get("max_attempts")
+        if "max_attempts" in certify and not (is_int(limit) and limit >= 1):
+            problems.append(
+                Problem("must be an integer of at least 1", where="certify.max_attempts", found=show(limit))
             )
         m = certify.get("min_items_secret_gate")
         if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
@@ -2458,6 +2467,7 @@ class Methodology:
     similarity_model: str
     similarity_version: str
     document: Mapping[str, Any]  # the parameter file as published, for pages
+    max_attempts: int | None = None  # the retry limit, when the methodology sets one
     _rank: dict[str, int] = field(init=False, repr=False, compare=False)
     _by_name: dict[str, Grade] = field(init=False, repr=False, compare=False)
 
@@ -2530,6 +2540,7 @@ def parse_methodology(doc: Any) -> Methodology:
         doc["text_similarity"]["model"],
         doc["text_similarity"]["version"],
         MappingProxyType(doc),
+        c.get("max_attempts"),
     )
 
 
@@ -4449,6 +4460,227 @@ def check_run_rules(
 
 
 # ==============================================================================================
+# generator/verifier/lineage.py: A result's attempts (FORMAT.md, "Attempts and lineage"): every earlier try of an item
+#     kept with its result, each retry tied to the attempt it repeats, an exclusion to the attempt it set aside. One
+#     set of rules for the results file `certify` reads and the certificate the verifier reads, so that what certify
+#     accepts is exactly what the verifier passes.
+# ==============================================================================================
+
+# The statuses after which trying again is fair: nothing about the subject's answer was learned.
+RETRIABLE = ("infra_error", "not_run")
+
+
+# What an earlier attempt may have come to (an exclusion ends a chain, it is not an attempt).
+ATTEMPT_STATUSES = ("scored", "infra_error", "not_run", "missing_label")
+
+
+ATTEMPT_KEYS = ("attempt", "retry_of", "status", "at")
+
+
+# Notes and the harness's own result are the operator's and the tool's words: on a secret gate they
+# may speak of the item, so a sealed result keeps only the skeleton and its details document the rest.
+ATTEMPT_OPEN_KEYS = ("note", "native")
+
+
+def lineage_keys(r: dict[str, Any]) -> tuple[str, ...]:
+    """The members a result may carry besides its v1 ones: none without earlier attempts."""
+    if "attempts" not in r:
+        return ()
+    if r.get("status") == "excluded":
+        return ("attempts", "excludes", "at")
+    return ("attempts", "attempt", "retry_of", "at")
+
+
+def lineage_skeleton(r: dict[str, Any]) -> dict[str, Any]:
+    """The lineage members of a result as a sealed result carries them: every number, status and
+    time, no note and no native result."""
+    out = {k: r[k] for k in lineage_keys(r) if k in r and k != "attempts"}
+    if isinstance(r.get("attempts"), list):
+        out["attempts"] = [
+            {k: a[k] for k in ATTEMPT_KEYS if k in a} if isinstance(a, dict) else a for a in r["attempts"]
+        ]
+    elif "attempts" in r:
+        out["attempts"] = r["attempts"]
+    return out
+
+
+def attempts_made(r: dict[str, Any]) -> int:
+    """How many times the item was tried: the earlier attempts, and the final result unless it is
+    an exclusion."""
+    earlier = r.get("attempts")
+    n = len(earlier) if isinstance(earlier, list) else 0
+    return n + (0 if r.get("status") == "excluded" else 1)
+
+
+def lineage_problems(
+    r: dict[str, Any],
+    where: str,
+    *,
+    sealed: bool,
+    max_attempts: int | None = None,
+    not_before: str | None = None,
+    not_after: str | None = None,
+    render: Callable[[Any], str] = show,
+) -> list[Problem]:
+    """Every way a result's attempts break the chain rules. The result's own v1 members (and that
+    no other member is present) are checked by its caller; `not_before` is the run's
+    registration, `not_after` the results' `finished_at`, when they are known times."""
+    if "attempts" not in r:
+        stray = sorted(k for k in ("attempt", "retry_of", "excludes", "at") if k in r)
+        if stray:
+            return [
+                Problem(
+                    f"{', '.join(stray)} belong(s) to a result with earlier attempts, and this one lists none",
+                    where=where,
+                    expected="an 'attempts' list, or none of these members",
+                )
+            ]
+        return []
+    earlier = r["attempts"]
+    if not isinstance(earlier, list) or not earlier:
+        return [
+            Problem(
+                "attempts is a non-empty list of the earlier attempts, oldest first",
+                where=f"{where}.attempts",
+                found=render(earlier),
+            )
+        ]
+    problems: list[Problem] = []
+    times: list[tuple[str, str]] = []
+    excluded = r.get("status") == "excluded"
+    for i, a in enumerate(earlier):
+        aw = f"{where}.attempts[{i}]"
+        problems += check_keys(a, ATTEMPT_KEYS, optional=() if sealed else ATTEMPT_OPEN_KEYS, where=aw)
+        if not isinstance(a, dict):
+            continue
+        if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
+            problems.append(
+                Problem(
+                    "attempts are numbered 1, 2, … in order, with no gap",
+                    where=f"{aw}.attempt",
+                    expected=str(i + 1),
+                    found=render(a["attempt"]),
+                )
+            )
+        want_of = None if i == 0 else i
+        if "retry_of" in a and not (a["retry_of"] is None if want_of is None else _is_int_of(a["retry_of"], want_of)):
+            problems.append(
+                Problem(
+                    "the first attempt repeats nothing; every later one repeats the attempt just before it",
+                    where=f"{aw}.retry_of",
+                    expected=show(want_of),
+                    found=render(a["retry_of"]),
+                )
+            )
+        status = a.get("status")
+        last = i == len(earlier) - 1
+        if "status" in a and status not in ATTEMPT_STATUSES:
+            problems.append(
+                Problem(
+                    "an earlier attempt's status is what that attempt came to",
+                    where=f"{aw}.status",
+                    expected=" | ".join(ATTEMPT_STATUSES),
+                    found=render(status),
+                )
+            )
+        elif "status" in a and status not in RETRIABLE and not (last and excluded):
+            problems.append(
+                Problem(
+                    f"an attempt that came to {status} was tried again: only an infrastructure error or an item "
+                    "that did not run may be retried",
+                    where=f"{aw}.status",
+                    expected=" | ".join(RETRIABLE),
+                    found=render(status),
+                )
+            )
+        if "note" in a and not isinstance(a["note"], str):
+            problems.append(Problem("a note is text", where=f"{aw}.note", found=render(a["note"])))
+        if "at" in a:
+            if is_time(a["at"]):
+                times.append((f"{aw}.at", a["at"]))
+            else:
+                problems.append(
+                    Problem("malformed time", where=f"{aw}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(a["at"]))
+                )
+    n = len(earlier)
+    if excluded:
+        if "excludes" not in r:
+            problems.append(Problem("missing 'excludes'", where=where))
+        elif not _is_int_of(r["excludes"], n):
+            problems.append(
+                Problem(
+                    "an exclusion after attempts excludes the last of them, which ended the chain",
+                    where=f"{where}.excludes",
+                    expected=str(n),
+                    found=render(r["excludes"]),
+                )
+            )
+    else:
+        for k, want in (("attempt", n + 1), ("retry_of", n)):
+            if k not in r:
+                problems.append(Problem(f"missing {k!r}", where=where))
+            elif not _is_int_of(r[k], want):
+                problems.append(
+                    Problem(
+                        "the final result is the attempt after the last earlier one, and repeats it",
+                        where=f"{where}.{k}",
+                        expected=str(want),
+                        found=render(r[k]),
+                    )
+                )
+    if "at" not in r:
+        problems.append(Problem("missing 'at'", where=where))
+    else:
+        if is_time(r["at"]):
+            times.append((f"{where}.at", r["at"]))
+        else:
+            problems.append(
+                Problem("malformed time", where=f"{where}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(r["at"]))
+            )
+    problems += _time_order(times, not_before, not_after)
+    made = attempts_made(r)
+    if max_attempts is not None and made > max_attempts:
+        problems.append(
+            Problem(
+                f"{made} attempts, more than the methodology's retry limit allows",
+                where=f"{where}.attempts",
+                expected=f"at most {max_attempts} attempts",
+                found=str(made),
+            )
+        )
+    return problems
+
+
+def _time_order(times: list[tuple[str, str]], not_before: str | None, not_after: str | None) -> list[Problem]:
+    """Attempts in the order they were made, none before the run was registered and none after
+    the final one or after the run finished (times of one form compare as text)."""
+    problems = []
+    previous: tuple[str, str] | None = None
+    for w, t in times:
+        if not_before is not None and t < not_before:
+            problems.append(
+                Problem("an attempt before the run was registered", where=w, expected=f"≥ {not_before}", found=t)
+            )
+        if not_after is not None and t > not_after:
+            problems.append(Problem("an attempt after the run finished", where=w, expected=f"≤ {not_after}", found=t))
+        if previous is not None and t < previous[1]:
+            problems.append(
+                Problem(
+                    f"an attempt made before the one it follows ({previous[0]})",
+                    where=w,
+                    expected=f"≥ {previous[1]}",
+                    found=t,
+                )
+            )
+        previous = (w, t)
+    return problems
+
+
+def _is_int_of(value: Any, want: int) -> bool:
+    return is_int(value) and value == want
+
+
+# ==============================================================================================
 # generator/verifier/certificates.py: Certificates (SPEC §6): their shape and their binding to the ledger and the run
 #     spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
 # ==============================================================================================
@@ -4506,10 +4738,28 @@ ITEM_SCORE_RE = re.compile(r"^[01]\.[0-9]{6}$")
 
 
 def check_result(
+    r: Any,
+    where: str,
+    public: bool,
+    exclusion_rules: int,
+    max_attempts: int | None = None,
+    not_before: str | None = None,
+    not_after: str | None = None,
+) -> tuple[list[Problem], str | None, bool | None]:
+    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
+    attempts (lineage.py) checked against the retry limit and the run's times when given.
+    Returns the problems, the status and, for an open scored result, whether it passed."""
+    found, status, passed = _check_result(r, where, public, exclusion_rules)
+    if status is not None:
+        found += lineage_problems(
+            r, where, sealed=not public, max_attempts=max_attempts, not_before=not_before, not_after=not_after
+        )
+    return found, status, passed
+
+
+def _check_result(
     r: Any, where: str, public: bool, exclusion_rules: int
 ) -> tuple[list[Problem], str | None, bool | None]:
-    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one.
-    Returns the problems, the status and, for an open scored result, whether it passed."""
     if not isinstance(r, dict):
         return [Problem("a result must be an object", where=where, found=type_name(r))], None, None
     status = r.get("status")
@@ -4520,14 +4770,14 @@ def check_result(
             None,
         )
     if not public:
-        problems = check_keys(r, ("item", "status", "details"), where=where)
+        problems = check_keys(r, ("item", "status", "details"), optional=lineage_keys(r), where=where)
         if "details" in r and not is_hex64(r["details"]):
             problems.append(
                 Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"]))
             )
         return problems, status, None
     if status == "scored":
-        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), where=where)
+        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), optional=lineage_keys(r), where=where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):
@@ -4581,7 +4831,10 @@ def non_scored_problems(
     certificate the verifier reads; `render` shows a found value."""
     status = r.get("status")
     problems = check_keys(
-        r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=where
+        r,
+        ("item", "status", "note"),
+        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r),
+        where=where,
     )
     if "note" in r and not isinstance(r["note"], str):
         problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
@@ -4602,7 +4855,13 @@ def non_scored_problems(
 
 
 def check_certificate(
-    cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str
+    cert: Any,
+    spec: dict[str, Any],
+    m: Methodology | None,
+    public: bool,
+    spec_path: str,
+    spec_sha256: str,
+    run_at: str | None = None,
 ) -> list[Problem]:
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
@@ -4641,7 +4900,15 @@ def check_certificate(
         results = []
     rules = as_list(spec.get("exclusion_rules"))
     for i, r in enumerate(results):
-        found, status, passed = check_result(r, f"results[{i}]", public, len(rules))
+        found, status, passed = check_result(
+            r,
+            f"results[{i}]",
+            public,
+            len(rules),
+            m.max_attempts if m is not None else None,
+            run_at,
+            cert["finished_at"] if is_time(cert.get("finished_at")) else None,
+        )
         problems += found
         if status is not None:
             counts[status] += 1
@@ -4901,6 +5168,17 @@ def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> lis
                         found=show(r.get(k)),
                     )
                 )
+        # The sealed result shows every attempt's number, status and time; the opened one must
+        # tell the same chain, or the published lineage would not be the one that was signed.
+        if not same(lineage_skeleton(r), lineage_skeleton(sealed)):
+            problems.append(
+                Problem(
+                    "the attempts differ from the sealed result's",
+                    where="result",
+                    expected=show(lineage_skeleton(sealed), 200),
+                    found=show(lineage_skeleton(r), 200),
+                )
+            )
     return problems
 
 
@@ -5226,7 +5504,7 @@ def examine_certificate(
     out = Recheck(list(binding), checks=1)
     if spec is None:
         return out
-    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256)
+    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256, run.at)
     out.checks += 1
     if binding or m is None or not recheckable(cert):
         return out

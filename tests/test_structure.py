@@ -135,6 +135,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "history",
         "readable",
         "views",
+        "lineage_view",
         "systems",
         "links",
         "ledger_view",

@@ -42,6 +42,8 @@ from generator.verifier import (
     is_id,
     is_time,
     keep_bullets,
+    lineage_keys,
+    lineage_skeleton,
     number_rule_problems,
     sha256_hex,
     show,
@@ -242,7 +244,9 @@ def _decide(
             )
         )
     public = ledger.gates[run.gate].public
-    problems += [p.at(file) for p in check_results_shape(doc, spec, answers)]
+    problems += [
+        p.at(file) for p in check_results_shape(doc, spec, answers, max_attempts=m.max_attempts, not_before=run.at)
+    ]
     bad = _numbers(res.rationale, "grader.rationale")
     for nw, ntext in bad:
         problems.append(
@@ -265,12 +269,15 @@ def _decide(
         r = by_item[item_id]
         if r["status"] == SCORED:
             given = {f["name"]: (f["output"], f.get("similarity")) for f in r["fields"]}
-            open_results.append(build_open_result(item_id, answers[item_id], given, m))
+            o = build_open_result(item_id, answers[item_id], given, m)
         else:
             o = {"item": item_id, "status": r["status"], "note": r["note"]}
             if r["status"] == "excluded":
                 o["rule"] = r["rule"]
-            open_results.append(o)
+        # Every attempt goes into the certificate as received: a retry or an exclusion that
+        # left no trace there could not be audited.
+        o.update({k: _plain(r[k]) for k in lineage_keys(r)})
+        open_results.append(o)
     counts = Counter(r["status"] for r in open_results)
     passed = sum(1 for r in open_results if r.get("passed") is True)
     grading = grade_counts(dict(counts), passed, m)
@@ -297,7 +304,9 @@ def _decide(
                 {"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o}
             )
             details.append((o["item"], data))
-            results.append({"item": o["item"], "status": o["status"], "details": sha256_hex(data)})
+            results.append(
+                {"item": o["item"], "status": o["status"], "details": sha256_hex(data), **lineage_skeleton(o)}
+            )
     cert = {
         "type": "certificate",
         "v": 1,
@@ -322,7 +331,7 @@ def _decide(
         "verdict": grading.verdict,
     }
     data = canonical.dumps(cert)
-    own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256)
+    own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256, run.at)
     if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
         raise AssertionError(
             "certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own)

@@ -90,6 +90,7 @@ from generator.verifier.keys import (
     public_key_pem,
 )
 from generator.verifier.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, Revocation, RunEvent
+from generator.verifier.lineage import lineage_keys, lineage_problems, lineage_skeleton
 from generator.verifier.merkle import (
     EMPTY_ROOT,
     MerkleStream,
@@ -232,6 +233,9 @@ __all__ = [
     "key_id",
     "key_rows",
     "leaf_hash",
+    "lineage_keys",
+    "lineage_problems",
+    "lineage_skeleton",
     "load_snapshot",
     "loads_strict",
     "make_cosigner_vkey",

@@ -56,6 +56,7 @@ MODULES = (
     "memory",
     "answers",
     "runs",
+    "lineage",
     "certificates",
     "certificate_documents",
     "recheck",

@@ -9,7 +9,9 @@ from generator.verifier.formats import (
     check_keys,
     is_hex64,
     is_v1,
+    same,
 )
+from generator.verifier.lineage import lineage_skeleton
 from generator.verifier.text import show
 
 
@@ -49,6 +51,17 @@ def check_details_document(doc: Any, serial: str, sealed: dict[str, Any]) -> lis
                         found=show(r.get(k)),
                     )
                 )
+        # The sealed result shows every attempt's number, status and time; the opened one must
+        # tell the same chain, or the published lineage would not be the one that was signed.
+        if not same(lineage_skeleton(r), lineage_skeleton(sealed)):
+            problems.append(
+                Problem(
+                    "the attempts differ from the sealed result's",
+                    where="result",
+                    expected=show(lineage_skeleton(sealed), 200),
+                    found=show(lineage_skeleton(r), 200),
+                )
+            )
     return problems
 
 

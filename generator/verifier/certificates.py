@@ -20,6 +20,7 @@ from generator.verifier.formats import (
     same,
 )
 from generator.verifier.ledger import CertificateEvent, RunEvent
+from generator.verifier.lineage import lineage_keys, lineage_problems
 from generator.verifier.methodology import Methodology
 from generator.verifier.scoring import (
     RATIO_RE,
@@ -72,10 +73,28 @@ ITEM_SCORE_RE = re.compile(r"^[01]\.[0-9]{6}$")
 
 
 def check_result(
+    r: Any,
+    where: str,
+    public: bool,
+    exclusion_rules: int,
+    max_attempts: int | None = None,
+    not_before: str | None = None,
+    not_after: str | None = None,
+) -> tuple[list[Problem], str | None, bool | None]:
+    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
+    attempts (lineage.py) checked against the retry limit and the run's times when given.
+    Returns the problems, the status and, for an open scored result, whether it passed."""
+    found, status, passed = _check_result(r, where, public, exclusion_rules)
+    if status is not None:
+        found += lineage_problems(
+            r, where, sealed=not public, max_attempts=max_attempts, not_before=not_before, not_after=not_after
+        )
+    return found, status, passed
+
+
+def _check_result(
     r: Any, where: str, public: bool, exclusion_rules: int
 ) -> tuple[list[Problem], str | None, bool | None]:
-    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one.
-    Returns the problems, the status and, for an open scored result, whether it passed."""
     if not isinstance(r, dict):
         return [Problem("a result must be an object", where=where, found=type_name(r))], None, None
     status = r.get("status")
@@ -86,14 +105,14 @@ def check_result(
             None,
         )
     if not public:
-        problems = check_keys(r, ("item", "status", "details"), where=where)
+        problems = check_keys(r, ("item", "status", "details"), optional=lineage_keys(r), where=where)
         if "details" in r and not is_hex64(r["details"]):
             problems.append(
                 Problem("a sealed result's details is a SHA-256", where=f"{where}.details", found=show(r["details"]))
             )
         return problems, status, None
     if status == "scored":
-        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), where=where)
+        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), optional=lineage_keys(r), where=where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):
@@ -147,7 +166,10 @@ def non_scored_problems(
     certificate the verifier reads; `render` shows a found value."""
     status = r.get("status")
     problems = check_keys(
-        r, ("item", "status", "note"), optional=("rule",) if status == "excluded" else (), where=where
+        r,
+        ("item", "status", "note"),
+        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r),
+        where=where,
     )
     if "note" in r and not isinstance(r["note"], str):
         problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
@@ -168,7 +190,13 @@ def non_scored_problems(
 
 
 def check_certificate(
-    cert: Any, spec: dict[str, Any], m: Methodology | None, public: bool, spec_path: str, spec_sha256: str
+    cert: Any,
+    spec: dict[str, Any],
+    m: Methodology | None,
+    public: bool,
+    spec_path: str,
+    spec_sha256: str,
+    run_at: str | None = None,
 ) -> list[Problem]:
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
@@ -207,7 +235,15 @@ def check_certificate(
         results = []
     rules = as_list(spec.get("exclusion_rules"))
     for i, r in enumerate(results):
-        found, status, passed = check_result(r, f"results[{i}]", public, len(rules))
+        found, status, passed = check_result(
+            r,
+            f"results[{i}]",
+            public,
+            len(rules),
+            m.max_attempts if m is not None else None,
+            run_at,
+            cert["finished_at"] if is_time(cert.get("finished_at")) else None,
+        )
         problems += found
         if status is not None:
             counts[status] += 1

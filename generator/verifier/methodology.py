@@ -172,7 +172,10 @@ def check_methodology(params: Any) -> list[Problem]:
             previous_band = (g, b)
     certify = params.get("certify")
     problems += check_keys(
-        certify, ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"), where="certify"
+        certify,
+        ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"),
+        optional=("max_attempts",),
+        where="certify",
     )
     if isinstance(certify, dict):
         if "min_grade" in certify and certify["min_grade"] not in grades:
@@ -199,6 +202,11 @@ def check_methodology(params: Any) -> list[Problem]:
                 Problem(
                     "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
                 )
+            )
+        limit = certify.get("max_attempts")
+        if "max_attempts" in certify and not (is_int(limit) and limit >= 1):
+            problems.append(
+                Problem("must be an integer of at least 1", where="certify.max_attempts", found=show(limit))
             )
         m = certify.get("min_items_secret_gate")
         if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
@@ -247,6 +255,7 @@ class Methodology:
     similarity_model: str
     similarity_version: str
     document: Mapping[str, Any]  # the parameter file as published, for pages
+    max_attempts: int | None = None  # the retry limit, when the methodology sets one
     _rank: dict[str, int] = field(init=False, repr=False, compare=False)
     _by_name: dict[str, Grade] = field(init=False, repr=False, compare=False)
 
@@ -319,4 +328,5 @@ def parse_methodology(doc: Any) -> Methodology:
         doc["text_similarity"]["model"],
         doc["text_similarity"]["version"],
         MappingProxyType(doc),
+        c.get("max_attempts"),
     )

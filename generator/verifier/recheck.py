@@ -317,7 +317,7 @@ def examine_certificate(
     out = Recheck(list(binding), checks=1)
     if spec is None:
         return out
-    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256)
+    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256, run.at)
     out.checks += 1
     if binding or m is None or not recheckable(cert):
         return out
