@@ -211,6 +211,8 @@ def _write_records(w: SiteWriter, cert: CertificateRecord) -> None:
         w.write(d.path, d.data)
     if cert.grader_record is not None:
         w.write(cert.grader_record.path, cert.grader_record.data)
+    for rel, data in cert.evidence:
+        w.write(rel, data)
 
 
 def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:

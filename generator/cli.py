@@ -113,6 +113,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency commit                             commit new items from PRIVATE/items
       transparency retire ID --note TEXT              reveal a retired secret item
       transparency register RUN_SPEC.json             fix a run before it happens
+      transparency results from-inspect LOG.eval ...  its results file, from an Inspect log
       transparency certify RESULTS.json               decide the run, issue its certificate
       transparency revoke SERIAL --reason TEXT        withdraw a certificate, publicly and for good
       transparency build                              render and sign the site into public/
@@ -405,6 +406,73 @@ def certify(
         if c.sealed:
             click.echo("  Results are sealed; their details stay private until each item is retired.")
     click.echo("Run 'transparency build' to publish.")
+
+
+@main.group("results", cls=_Group)
+def results_group() -> None:
+    """Make the results file 'transparency certify' reads from an evaluation harness's log."""
+
+
+@results_group.command("from-inspect")
+@click.argument("log", metavar="LOG.eval", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--run", "run_id", required=True, metavar="RUN_ID", help="The registered run the log is of.")
+@click.option(
+    "--map",
+    "mapping",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The mapping file (YAML or JSON): the task and model the log must be of, and where the outputs are.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
+)
+@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
+@click.pass_context
+def results_from_inspect(
+    ctx: click.Context, log: Path, run_id: str, mapping: Path, out: Path | None, force: bool
+) -> None:
+    """Turn an Inspect evaluation log into the results file of run RUN_ID.
+
+    Reads LOG.eval with inspect_ai (pip install 'transparency-site[inspect]'), checks it is of
+    the task and model the mapping states, finished, and started after the run was registered;
+    maps each sample to an item and its outputs to the item's answer fields; and writes a
+    results file (SPEC §6) that 'transparency certify' takes, with the log's SHA-256 and size
+    under "source". A sample that errored is an infra_error, one stopped by a limit, cancelled
+    or without output is not_run, never a failure; errors Inspect retried (retry_on_error) are
+    kept as the result's earlier attempts. Refuses, writing nothing: another task or model, an
+    unfinished log, a sample of no item of the run, two samples of one item (epochs > 1), an
+    item without a sample (unless the log was cancelled or stopped by an error: not_run), a
+    missing or extra field, a non-critical text field without its similarity.
+
+    \b
+    The mapping (unknown keys are errors):
+      task: extract_fields        # required: the log's eval.task
+      model: openai/gpt-4o        # required: the log's eval.model
+      item: metadata.item_id      # default: id (the sample id is the item id)
+      fields:                     # default for each field: completion.<field>,
+        tags: store.tags          #   the completion read as a JSON object
+      similarity:                 # required for every non-critical text field
+        summary: score.similarity.metadata.summary
+    A source is completion, completion.<key>, metadata.<key>, store.<key>,
+    score.<scorer>.value, score.<scorer>.answer or score.<scorer>.metadata.<key>;
+    each further .<key> goes one member deeper.
+
+    \b
+    Example:
+      transparency results from-inspect logs/extract.eval --run quill-a-3 --map inspect-map.yaml
+      transparency certify PRIVATE/results/quill-a-3.json
+    """
+    from generator.inspect_import import import_inspect_log
+
+    paths = _paths(ctx)
+    done = import_inspect_log(paths, log, run_id, mapping, out, force)
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(done.counts.items()))
+    retried = f"; {done.retried} retried (kept as earlier attempts)" if done.retried else ""
+    click.echo(f"Wrote {paths.show(done.out)}: {sum(done.counts.values())} results ({counts}){retried}.")
+    click.echo(f"  run {done.run}, finished at {done.finished_at}; log sha256 {done.log_sha256}")
+    click.echo(f"Next: transparency certify {paths.show(done.out)}")
 
 
 @main.command()

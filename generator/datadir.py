@@ -135,6 +135,9 @@ class Paths:
     def grader_record_file(self, serial: str, private: bool = False) -> Path:
         return (self.private if private else self.data) / layout.grader_record(serial)
 
+    def evidence_file(self, serial: str, name: str, private: bool = False) -> Path:
+        return (self.private if private else self.data) / layout.evidence(serial, name)
+
     def reveal_file(self, item_id: str) -> Path:
         return self.reveals_dir / f"{item_id}.json"
 

@@ -1,7 +1,8 @@
 """When a certificate's private documents fall due, and publishing them (SPEC §6).
 
 A sealed result's details document is due once its item is revealed; a grader record once
-every item of its certificate is revealed (at once on a public gate). `certify` writes both
+every item of its certificate is revealed (at once on a public gate); an evidence file once
+every item it concerns is. `certify` writes both
 into the private directory; `retire` copies what its reveals make due into the data
 directory, at the same relative path, before it appends the reveal leaves.
 """
@@ -16,7 +17,15 @@ from typing import Any
 from generator.datadir import Paths
 from generator.documents import read_document
 from generator.errors import problem
-from generator.verifier import Ledger, Problem, due_records, recheckable, sha256_hex
+from generator.verifier import (
+    Ledger,
+    Problem,
+    due_records,
+    evidence_due,
+    is_evidence_name,
+    recheckable,
+    sha256_hex,
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,22 @@ def due_documents(
                     paths.details_file(serial, r["item"], private=True),
                     paths.details_file(serial, r["item"]),
                     r["details"],
+                )
+        listed = cert.get("evidence")
+        for e in listed if isinstance(listed, list) else []:
+            if (
+                isinstance(e, dict)
+                and is_evidence_name(e.get("name"))
+                and isinstance(e.get("items"), list)
+                and evidence_due(e, False, revealed)
+                and (only_items is None or any(i in only_items for i in e["items"]))
+            ):
+                yield Due(
+                    serial,
+                    f"evidence file {e['name']}",
+                    paths.evidence_file(serial, e["name"], private=True),
+                    paths.evidence_file(serial, e["name"]),
+                    str(e.get("sha256")),
                 )
         if record_due:
             yield Due(

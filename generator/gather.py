@@ -27,6 +27,7 @@ from generator.datadir import (
 )
 from generator.documents import read_document, read_or_none
 from generator.errors import InputError, TransparencyError, problem
+from generator.evidence_files import published_evidence
 from generator.keys import Signer, load_key
 from generator.ledgerfile import replay_from
 from generator.methodology import params_file, prose_file, prose_html, render_prose
@@ -135,6 +136,7 @@ class CertificateInfo:
     grader_record_due: bool
     asserted: tuple[str, ...]
     expires_at: str | None = None
+    evidence_paths: tuple[str, ...] = ()  # site paths of its evidence files that are due
 
     @property
     def detail_paths(self) -> list[str]:
@@ -158,9 +160,12 @@ class CertificateInfo:
         details, record = _read_records(
             paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems
         )
+        # The files due when the build checked the certificate, read again and re-checked.
+        names = {p.rpartition("/")[2] for p in self.evidence_paths}
+        evidence = published_evidence(paths, doc, self.public, (), problems, names)
         if problems:
             raise InputError(problems, "a certificate's documents changed while the site was being built")
-        return CertificateRecord(self, doc, data, details, record)
+        return CertificateRecord(self, doc, data, details, record, tuple(evidence))
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,7 @@ class CertificateRecord:
     data: bytes
     details: dict[str, PublishedRecord]  # by item, in result order
     grader_record: PublishedRecord | None
+    evidence: tuple[tuple[str, bytes], ...] = ()  # due evidence files: site path, bytes
 
     @property
     def serial(self) -> str:
@@ -503,6 +509,8 @@ def _gather_runs(
         due.update(paths.details_file(cert.serial, r["item"]) for r in sealed_due)
         if record_due:
             due.add(paths.grader_record_file(cert.serial))
+        evidence = published_evidence(paths, doc, public, ledger.reveals, problems)
+        due.update(paths.data / rel for rel, _ in evidence)
         details, record = _read_records(paths, doc, sealed_due, record_due, problems)
         version = spec["methodology"]["version"]
         revealed = [(i, c.commitment) for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
@@ -548,6 +556,7 @@ def _gather_runs(
                 record is not None,
                 tuple(asserted),
                 doc["expires_at"],
+                tuple(rel for rel, _ in evidence),
             )
         )
         verdicts[cert.run] = str(doc.get("verdict"))

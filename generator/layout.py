@@ -18,6 +18,7 @@ from generator.verifier import (
     REVOCATIONS_PATH,
     SUMS_PATH,
     SUMS_SIG_PATH,
+    evidence_path,
 )
 
 # What a verifier reads without the manifest naming it: one definition, the verifier's.
@@ -175,6 +176,11 @@ def certificate(serial: str) -> str:
 def details(serial: str, item_id: str) -> str:
     """A sealed result's details document, published once its item is revealed (SPEC §6)."""
     return f"certificates/{serial}/details/{item_id}.json"
+
+
+def evidence(serial: str, name: str) -> str:
+    """A raw evidence file, published once every item it concerns is revealed (FORMAT.md)."""
+    return evidence_path(serial, name)
 
 
 def grader_record(serial: str) -> str:

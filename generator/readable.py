@@ -44,3 +44,14 @@ def noun(verdict: str) -> str:
     """What the site calls the signed record of a decided run: only a certified run holds a
     certificate; calling a failed run's record a certificate reads as an endorsement."""
     return "certificate" if verdict == "certified" else "result"
+
+
+def size(n: int) -> str:
+    """A byte count for reading: exact below 1 KiB, else to one decimal in KiB, MiB or GiB."""
+    if n < 1024:
+        return f"{n} byte{'s' if n != 1 else ''}"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            tenths = (n * 10 + scale // 2) // scale  # half up, in integers: no float formatting
+            return f"{tenths // 10}.{tenths % 10} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover

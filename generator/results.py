@@ -155,7 +155,16 @@ def check_results_shape(
     """Every way the results break SPEC §6's input rules and the attempt chain rules
     (lineage.py: none before `not_before`, the run's registration, none after `finished_at`, at
     most `max_attempts`), naming item and field."""
-    problems = check_keys(doc, RESULTS_KEYS, optional=("grader",))
+    # `evidence` is read and checked by evidence_files.read_evidence, which needs the file system.
+    problems = check_keys(doc, RESULTS_KEYS, optional=("grader", "evidence", "source"))
+    if "source" in doc and not isinstance(doc["source"], dict):
+        problems.append(
+            Problem(
+                "source records where the results came from, as an object",
+                where="source",
+                found=show(doc["source"], 80),
+            )
+        )
     if doc.get("type") != "run-results" or doc.get("v") != 1 or isinstance(doc.get("v"), bool):
         problems.append(
             Problem(

@@ -16,46 +16,48 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    61 to   157
-    generator/verifier/text.py              lines   158 to   241
-    generator/verifier/errors.py            lines   242 to   308
-    generator/verifier/canonical.py         lines   309 to   610
-    generator/verifier/formats.py           lines   611 to   830
-    generator/verifier/sodium.py            lines   831 to   874
-    generator/verifier/keys.py              lines   875 to  1123
-    generator/verifier/note.py              lines  1124 to  1231
-    generator/verifier/merkle.py            lines  1232 to  1372
-    generator/verifier/tlogproof.py         lines  1373 to  1444
-    generator/verifier/tiles.py             lines  1445 to  1676
-    generator/verifier/cosignature.py       lines  1677 to  1833
-    generator/verifier/policy.py            lines  1834 to  2116
-    generator/verifier/witnessing.py        lines  2117 to  2140
-    generator/verifier/idindex.py           lines  2141 to  2224
-    generator/verifier/methodology.py       lines  2225 to  2546
-    generator/verifier/scoring.py           lines  2547 to  2846
-    generator/verifier/subjects.py          lines  2847 to  3077
-    generator/verifier/keyring.py           lines  3078 to  3209
-    generator/verifier/ledger.py            lines  3210 to  3699
-    generator/verifier/snapshot.py          lines  3700 to  3867
-    generator/verifier/state.py             lines  3868 to  3967
-    generator/verifier/memory.py            lines  3968 to  4163
-    generator/verifier/answers.py           lines  4164 to  4231
-    generator/verifier/runs.py              lines  4232 to  4461
-    generator/verifier/lineage.py           lines  4462 to  4682
-    generator/verifier/certificates.py      lines  4683 to  5127
-    generator/verifier/certificate_documents.py lines  5128 to  5223
-    generator/verifier/recheck.py           lines  5224 to  5517
-    generator/verifier/report.py            lines  5518 to  5648
-    generator/verifier/folder.py            lines  5649 to  5890
-    generator/verifier/release.py           lines  5891 to  6125
-    generator/verifier/download.py          lines  6126 to  6578
-    generator/verifier/rotation.py          lines  6579 to  6687
-    generator/verifier/history.py           lines  6688 to  7034
-    generator/verifier/publication.py       lines  7035 to  7472
-    generator/verifier/revocations.py       lines  7473 to  7592
-    generator/verifier/certificate_files.py lines  7593 to  7853
-    generator/verifier/site.py              lines  7854 to  8040
-    generator/verifier/cli.py               lines  8041 to  8315
+    generator/verifier/isolation.py         lines    63 to   159
+    generator/verifier/text.py              lines   160 to   243
+    generator/verifier/errors.py            lines   244 to   310
+    generator/verifier/canonical.py         lines   311 to   612
+    generator/verifier/formats.py           lines   613 to   837
+    generator/verifier/sodium.py            lines   838 to   881
+    generator/verifier/keys.py              lines   882 to  1130
+    generator/verifier/note.py              lines  1131 to  1238
+    generator/verifier/merkle.py            lines  1239 to  1379
+    generator/verifier/tlogproof.py         lines  1380 to  1451
+    generator/verifier/tiles.py             lines  1452 to  1683
+    generator/verifier/cosignature.py       lines  1684 to  1840
+    generator/verifier/policy.py            lines  1841 to  2123
+    generator/verifier/witnessing.py        lines  2124 to  2147
+    generator/verifier/idindex.py           lines  2148 to  2231
+    generator/verifier/methodology.py       lines  2232 to  2553
+    generator/verifier/scoring.py           lines  2554 to  2853
+    generator/verifier/agreement.py         lines  2854 to  3102
+    generator/verifier/subjects.py          lines  3103 to  3333
+    generator/verifier/keyring.py           lines  3334 to  3465
+    generator/verifier/ledger.py            lines  3466 to  3955
+    generator/verifier/snapshot.py          lines  3956 to  4123
+    generator/verifier/state.py             lines  4124 to  4223
+    generator/verifier/memory.py            lines  4224 to  4419
+    generator/verifier/answers.py           lines  4420 to  4487
+    generator/verifier/runs.py              lines  4488 to  4770
+    generator/verifier/lineage.py           lines  4771 to  4991
+    generator/verifier/evidence.py          lines  4992 to  5086
+    generator/verifier/certificates.py      lines  5087 to  5533
+    generator/verifier/certificate_documents.py lines  5534 to  5629
+    generator/verifier/recheck.py           lines  5630 to  5923
+    generator/verifier/report.py            lines  5924 to  6054
+    generator/verifier/folder.py            lines  6055 to  6291
+    generator/verifier/release.py           lines  6292 to  6526
+    generator/verifier/download.py          lines  6527 to  6979
+    generator/verifier/rotation.py          lines  6980 to  7088
+    generator/verifier/history.py           lines  7089 to  7435
+    generator/verifier/publication.py       lines  7436 to  7873
+    generator/verifier/revocations.py       lines  7874 to  7993
+    generator/verifier/certificate_files.py lines  7994 to  8300
+    generator/verifier/site.py              lines  8301 to  8487
+    generator/verifier/cli.py               lines  8488 to  8762
 """
 
 # ==============================================================================================
@@ -153,7 +155,7 @@ from fractions import Fraction
 from json.encoder import encode_basestring
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, BinaryIO, TypeGuard
+from typing import Any, BinaryIO, Literal, TypedDict, TypeGuard
 
 # ==============================================================================================
 # generator/verifier/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
@@ -691,6 +693,11 @@ def is_origin(value: Any) -> TypeGuard[str]:
         and is_valid_key_name(value)
         and value.isprintable()
     )
+
+
+# Files Python would import or run if they sat next to a module search path: a site has no
+# business shipping any, apart from the verifier the manifest names.
+PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
 
 
 def is_safe_path(value: Any) -> TypeGuard[str]:
@@ -2845,6 +2852,255 @@ def grade_counts(counts: dict[str, int], passed: int, m: Methodology) -> Grading
 
 
 # ==============================================================================================
+# generator/verifier/agreement.py: Judge agreement: how far an automated judge's ordinal labels agree with human
+#     labellers'.
+# ==============================================================================================
+
+AGREEMENT_PLACES = 6
+
+
+KappaWeights = Literal["linear", "quadratic"] | None
+
+
+class AgreementError(VerifyError, ValueError):
+    """Labels the agreement statistics cannot take: an empty set, a label outside the scale, a
+    labeller labelling the same item and dimension twice."""
+
+
+class AgreementRow(TypedDict):
+    """The agreement of the judge with the human labellers on one dimension."""
+
+    sample_size: int  # items with a judge label and at least one human label
+    pairs: int  # (judge, human) pairs: one per human label on a sampled item
+    human_labels_without_judge: int  # human labels on items the judge did not label: not in the sample
+    raw_agreement: Fraction | None
+    kappa_linear: Fraction | None
+    kappa_quadratic: Fraction | None
+    alpha_ordinal: Fraction | None
+    disagreements: list[tuple[str, str, int, int]]  # (item, labeller, human label, judge label)
+
+
+def _is_label(value: object) -> bool:
+    # bool is an int to Python, but True is no point of an ordinal scale.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def agreement_scale(categories: Sequence[int]) -> dict[int, int]:
+    """Each category's position on the scale. The scale must be non-empty, strictly increasing
+    integers: the positions are what the kappa weights and the ordinal metric are taken on."""
+    if len(categories) == 0:
+        raise AgreementError("the scale of categories is empty")
+    for i, c in enumerate(categories):
+        if not _is_label(c):
+            raise AgreementError(f"category {i} of the scale is {show(c)}, not an integer")
+        if i and c <= categories[i - 1]:
+            raise AgreementError(f"the scale {show(list(categories))} is not strictly increasing at category {i}")
+    return {c: i for i, c in enumerate(categories)}
+
+
+def _position(label: object, scale: dict[int, int], record: str) -> int:
+    if isinstance(label, bool) or not isinstance(label, int) or label not in scale:
+        raise AgreementError(f"{record}: label {show(label)} is not one of the categories {show(list(scale))}")
+    return scale[label]
+
+
+def _paired_positions(
+    first: Sequence[int], second: Sequence[int], categories: Sequence[int]
+) -> tuple[list[int], list[int], int]:
+    scale = agreement_scale(categories)
+    if len(first) != len(second):
+        raise AgreementError(f"the two raters have {len(first)} and {len(second)} labels: they must be paired")
+    if len(first) == 0:
+        raise AgreementError("no paired labels")
+    a = [_position(x, scale, f"pair {i} {show([x, y])}") for i, (x, y) in enumerate(zip(first, second, strict=True))]
+    b = [_position(y, scale, f"pair {i} {show([x, y])}") for i, (x, y) in enumerate(zip(first, second, strict=True))]
+    return a, b, len(categories)
+
+
+def raw_agreement(first: Sequence[int], second: Sequence[int], categories: Sequence[int]) -> Fraction:
+    """The share of pairs on which the two raters gave the same label."""
+    a, b, _ = _paired_positions(first, second, categories)
+    return Fraction(sum(1 for x, y in zip(a, b, strict=True) if x == y), len(a))
+
+
+def _kappa_weight(i: int, j: int, weights: KappaWeights) -> int:
+    if weights is None:
+        return 0 if i == j else 1
+    if weights == "linear":
+        return abs(i - j)
+    return (i - j) ** 2
+
+
+def cohen_kappa(
+    first: Sequence[int], second: Sequence[int], categories: Sequence[int], weights: KappaWeights = None
+) -> Fraction | None:
+    """Cohen's kappa of two raters over paired labels, 1 - Σ w·O / Σ w·E.
+
+    O is the k×k table of counts of (first, second) label pairs, E the table the marginals
+    give by chance, E_ij = r_i·c_j / n, and w the disagreement weights on the positions i, j of
+    the labels in `categories`: 1 off the diagonal (unweighted), |i-j| (linear), (i-j)²
+    (quadratic). None when Σ w·E is 0, which happens exactly when every label of both raters is
+    the same category: no disagreement was possible, so none can be corrected for."""
+    if weights not in (None, "linear", "quadratic"):
+        raise AgreementError(f"kappa weights {show(weights)}: use None, 'linear' or 'quadratic'")
+    a, b, k = _paired_positions(first, second, categories)
+    observed = [[0] * k for _ in range(k)]
+    for x, y in zip(a, b, strict=True):
+        observed[x][y] += 1
+    rows = [sum(r) for r in observed]
+    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
+    n = len(a)
+    # Scaled by n so that both sums stay integers: Σ w·E = Σ w·r·c / n.
+    disagreement = n * sum(_kappa_weight(i, j, weights) * observed[i][j] for i in range(k) for j in range(k))
+    chance = sum(_kappa_weight(i, j, weights) * rows[i] * cols[j] for i in range(k) for j in range(k))
+    if chance == 0:
+        return None
+    return 1 - Fraction(disagreement, chance)
+
+
+def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories: Sequence[int]) -> Fraction | None:
+    """Krippendorff's alpha, ordinal metric, of the labels `units[u][r]` (rater r on unit u,
+    None where missing): 1 - (n-1) · Σ o_ck·δ²_ck / Σ n_c·n_k·δ²_ck.
+
+    The coincidence o_ck adds, for every unit with m ≥ 2 labels, 1/(m-1) for each ordered pair
+    of two different raters' labels (c, k); n_c = Σ_k o_ck and n = Σ n_c, the number of pairable
+    labels. δ²_ck = (Σ_{g from c to k} n_g - (n_c + n_k)/2)², the sum over the categories of the
+    scale between c and k inclusive, so that a category nobody used changes nothing. None when no
+    unit has two labels or all pairable labels are one category (the expected disagreement is 0)."""
+    scale = agreement_scale(categories)
+    if len(units) == 0:
+        raise AgreementError("no units")
+    k = len(categories)
+    raters = len(units[0])
+    coincidence = [[Fraction(0)] * k for _ in range(k)]
+    for u, unit in enumerate(units):
+        if len(unit) != raters:
+            raise AgreementError(f"unit {u} has {len(unit)} raters' labels, unit 0 has {raters}")
+        counts = [0] * k
+        for r, label in enumerate(unit):
+            if label is not None:
+                counts[_position(label, scale, f"unit {u} rater {r}")] += 1
+        m = sum(counts)
+        if m < 2:
+            continue  # a lone label has no other to be compared with
+        for c in range(k):
+            for d in range(k):
+                pairs = counts[c] * counts[d] - (counts[c] if c == d else 0)
+                if pairs:
+                    coincidence[c][d] += Fraction(pairs, m - 1)
+    marginal = [sum(row, Fraction(0)) for row in coincidence]
+    n = sum(marginal)
+    if n == 0:
+        return None
+    below = [Fraction(0)]  # below[g] = n_0 + … + n_(g-1)
+    for g in range(k):
+        below.append(below[-1] + marginal[g])
+
+    def delta(c: int, d: int) -> Fraction:
+        lo, hi = min(c, d), max(c, d)
+        return (below[hi + 1] - below[lo] - (marginal[lo] + marginal[hi]) / 2) ** 2
+
+    observed = sum((coincidence[c][d] * delta(c, d) for c in range(k) for d in range(k) if c != d), Fraction(0))
+    expected = sum((marginal[c] * marginal[d] * delta(c, d) for c in range(k) for d in range(k) if c != d), Fraction(0))
+    if expected == 0:
+        return None
+    return 1 - (n - 1) * observed / expected
+
+
+def _record_text(index: int, record: object) -> str:
+    return f"human label record {index} {show(list(record) if isinstance(record, tuple) else record)}"
+
+
+def agreement_report(
+    human_labels: Iterable[tuple[str, str, str, int]],
+    judge_labels: Mapping[tuple[str, str], int],
+    categories: Sequence[int],
+) -> dict[str, AgreementRow]:
+    """Per dimension, the judge's agreement with the human labellers.
+
+    `human_labels` are (labeller, item, dimension, label) records, `judge_labels` the judge's
+    label by (item, dimension). The sample of a dimension is its items with a judge label and at
+    least one human label; human labels on other items are counted, not used. Every human label
+    on a sampled item makes one (judge, human) pair: raw agreement and kappa are over these
+    pairs, judge first. Alpha takes the sampled items as units and the judge and each labeller
+    as raters. Disagreements are the pairs whose labels differ, as (item, labeller, human label,
+    judge label), sorted by item then labeller. A dimension with an empty sample has None for
+    every statistic. Dimensions are those of either input, in sorted order."""
+    scale = agreement_scale(categories)
+    human: dict[str, dict[str, dict[str, int]]] = {}  # dimension -> item -> labeller -> label
+    count = 0
+    for index, record in enumerate(human_labels):
+        count += 1
+        if not isinstance(record, tuple) or len(record) != 4:
+            raise AgreementError(f"{_record_text(index, record)}: not (labeller, item, dimension, label)")
+        labeller, item, dimension, label = record
+        if not all(isinstance(s, str) for s in (labeller, item, dimension)):
+            raise AgreementError(f"{_record_text(index, record)}: labeller, item and dimension must be strings")
+        _position(label, scale, _record_text(index, record))
+        by_labeller = human.setdefault(dimension, {}).setdefault(item, {})
+        if labeller in by_labeller:
+            raise AgreementError(
+                f"{_record_text(index, record)}: labeller {show(labeller)} already labelled item {show(item)} "
+                f"on dimension {show(dimension)}"
+            )
+        by_labeller[labeller] = label
+    if count == 0:
+        raise AgreementError("no human labels")
+    if len(judge_labels) == 0:
+        raise AgreementError("no judge labels")
+    judged: dict[str, dict[str, int]] = {}
+    for key, label in judge_labels.items():
+        where = f"judge label {show(list(key) if isinstance(key, tuple) else key)}"
+        if not isinstance(key, tuple) or len(key) != 2 or not all(isinstance(s, str) for s in key):
+            raise AgreementError(f"{where}: the key must be (item, dimension), two strings")
+        _position(label, scale, where)
+        judged.setdefault(key[1], {})[key[0]] = label
+    return {d: _agreement_row(human.get(d, {}), judged.get(d, {}), categories) for d in sorted(human.keys() | judged)}
+
+
+def _agreement_row(human: dict[str, dict[str, int]], judge: dict[str, int], categories: Sequence[int]) -> AgreementRow:
+    sample = sorted(item for item in human if item in judge)
+    labellers = sorted({labeller for item in sample for labeller in human[item]})
+    judge_side: list[int] = []
+    human_side: list[int] = []
+    disagreements: list[tuple[str, str, int, int]] = []
+    for item in sample:
+        for labeller in sorted(human[item]):
+            judge_side.append(judge[item])
+            human_side.append(human[item][labeller])
+            if human[item][labeller] != judge[item]:
+                disagreements.append((item, labeller, human[item][labeller], judge[item]))
+    units = [[judge[item], *(human[item].get(labeller) for labeller in labellers)] for item in sample]
+    pairs = len(judge_side)
+    return {
+        "sample_size": len(sample),
+        "pairs": pairs,
+        "human_labels_without_judge": sum(len(labels) for item, labels in human.items() if item not in judge),
+        "raw_agreement": raw_agreement(judge_side, human_side, categories) if pairs else None,
+        "kappa_linear": cohen_kappa(judge_side, human_side, categories, "linear") if pairs else None,
+        "kappa_quadratic": cohen_kappa(judge_side, human_side, categories, "quadratic") if pairs else None,
+        "alpha_ordinal": krippendorff_alpha_ordinal(units, categories) if units else None,
+        "disagreements": disagreements,
+    }
+
+
+def agreement_decimal(value: Fraction | None) -> str | None:
+    """An exact statistic as published: 6 decimals, the 7th and beyond rounded half away from
+    zero from the exact value (never through a float), zero always unsigned; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (Fraction, int)):
+        raise AgreementError(f"{show(repr(value))} is not an exact value: a float has already been rounded")
+    scaled = abs(Fraction(value)) * 10**AGREEMENT_PLACES
+    digits = scaled.numerator // scaled.denominator
+    if 2 * (scaled - digits) >= 1:
+        digits += 1
+    text = str(digits).rjust(AGREEMENT_PLACES + 1, "0")
+    sign = "-" if value < 0 and digits else ""
+    return f"{sign}{text[:-AGREEMENT_PLACES]}.{text[-AGREEMENT_PLACES:]}"
+
+
+# ==============================================================================================
 # generator/verifier/subjects.py: Subjects and the names people read (SPEC §6, FORMAT.md reading 22).
 # ==============================================================================================
 
@@ -4296,8 +4552,11 @@ def check_run_spec(spec: Any) -> list[Problem]:
     if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
     judge = spec.get("judge")
-    problems += check_keys(judge, ("provider", "model", "version", "rubric_sha256", "seed"), where="judge")
+    problems += check_keys(
+        judge, ("provider", "model", "version", "rubric_sha256", "seed"), optional=JUDGE_PINS, where="judge"
+    )
     if isinstance(judge, dict):
+        problems += judge_pin_problems(judge)
         if "provider" in judge:
             # The independence rule compares it with the subject's organization: it must read
             # as what it is, like the organization itself.
@@ -4309,6 +4568,56 @@ def check_run_spec(spec: Any) -> list[Problem]:
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
             problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    return problems
+
+
+# Format v2 (FORMAT.md, "Judge pinning"): what else must be fixed before a judge is trusted.
+JUDGE_PINS = ("rubric", "score_direction", "route", "transcript_scope")
+
+
+SCORE_DIRECTIONS = ("higher_is_better", "lower_is_better")
+
+
+def judge_pin_problems(judge: dict[str, Any]) -> list[Problem]:
+    """A pinned judge gives all four pins or none: a rubric hash without its text cannot be
+    read, and a text without a direction or a scope cannot be applied the same way twice."""
+    given = [k for k in JUDGE_PINS if k in judge]
+    if not given:
+        return []
+    problems = []
+    missing = [k for k in JUDGE_PINS if k not in judge]
+    if missing:
+        problems.append(
+            Problem(
+                f"a pinned judge gives {', '.join(JUDGE_PINS)} together; missing {', '.join(missing)}",
+                where="judge",
+            )
+        )
+    rubric = judge.get("rubric")
+    if "rubric" in judge:
+        if not (isinstance(rubric, str) and rubric.strip()):
+            problems.append(Problem("the rubric's own text, non-empty", where="judge.rubric", found=show(rubric, 80)))
+        elif is_hex64(judge.get("rubric_sha256")) and sha256_hex(rubric.encode("utf-8")) != judge["rubric_sha256"]:
+            problems.append(
+                Problem(
+                    "rubric_sha256 is not the SHA-256 of the rubric's text (UTF-8)",
+                    where="judge.rubric_sha256",
+                    expected=sha256_hex(rubric.encode("utf-8")),
+                    found=judge["rubric_sha256"],
+                )
+            )
+    if "score_direction" in judge and judge["score_direction"] not in SCORE_DIRECTIONS:
+        problems.append(
+            Problem(
+                "unknown score direction",
+                where="judge.score_direction",
+                expected=" | ".join(SCORE_DIRECTIONS),
+                found=show(judge["score_direction"]),
+            )
+        )
+    for k in ("route", "transcript_scope"):
+        if k in judge and not (isinstance(judge[k], str) and judge[k].strip()):
+            problems.append(Problem("must be a non-empty string", where=f"judge.{k}", found=show(judge[k])))
     return problems
 
 
@@ -4681,6 +4990,101 @@ def _is_int_of(value: Any, want: int) -> bool:
 
 
 # ==============================================================================================
+# generator/verifier/evidence.py: Raw evidence bound by hash (FORMAT.md, "Evidence files"): the files an evaluation
+#     produced (an Inspect `.eval` log, trajectories, a judge's raw outputs), listed in the certificate by name,
+#     SHA-256, size and the items they concern, kept privately and published by the rule of details documents, so that
+#     a certificate can be traced to the exact bytes its evaluator produced.
+# ==============================================================================================
+
+# A name is one path segment the verifier joins to a folder it chose: nothing in it can climb out,
+# hide (a leading dot), pass for a signature or proof of another file, or be Python code.
+EVIDENCE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$(?!\n)")
+
+
+EVIDENCE_NAME_MAX = 128
+
+
+EVIDENCE_KEYS = ("name", "sha256", "size", "items")
+
+
+MAX_EVIDENCE_SIZE = 2**53 - 1
+
+
+def evidence_path(serial: str, name: str) -> str:
+    return f"certificates/{serial}/evidence/{name}"
+
+
+def is_evidence_name(name: Any) -> bool:
+    return (
+        isinstance(name, str)
+        and len(name) <= EVIDENCE_NAME_MAX
+        and EVIDENCE_NAME_RE.fullmatch(name) is not None
+        and not name.lower().endswith((".sig", ".tlog-proof", *PYTHON_CODE_SUFFIXES))
+    )
+
+
+def evidence_due(entry: dict[str, Any], public: bool, revealed: Container[str]) -> bool:
+    return public or all(i in revealed for i in entry["items"])
+
+
+def evidence_problems(evidence: Any, items: list[str], where: str = "evidence") -> list[Problem]:
+    """The shape of a certificate's evidence list: named files, sorted and distinct, each with a
+    SHA-256, a size and the run's items it concerns."""
+    if not isinstance(evidence, list) or not evidence:
+        return [Problem("evidence is a non-empty list of files", where=where, found=show(evidence, 80))]
+    problems: list[Problem] = []
+    spec_items = set(items)
+    names: list[Any] = []
+    for i, e in enumerate(evidence):
+        w = f"{where}[{i}]"
+        problems += check_keys(e, EVIDENCE_KEYS, where=w)
+        if not isinstance(e, dict):
+            continue
+        names.append(e.get("name"))
+        problems += evidence_entry_problems(e, w, spec_items)
+    texts = [n for n in names if isinstance(n, str)]
+    if len(texts) == len(names) and texts != sorted(set(texts)):
+        problems.append(
+            Problem("evidence files are sorted by name, each name once", where=where, found=show(names, 200))
+        )
+    return problems
+
+
+def evidence_entry_problems(e: dict[str, Any], w: str, spec_items: Container[str]) -> list[Problem]:
+    """One evidence file's members other than the list's order."""
+    problems = []
+    if "name" in e and not is_evidence_name(e["name"]):
+        problems.append(
+            Problem(
+                "an evidence file's name is one safe path segment",
+                where=f"{w}.name",
+                expected=f"letters, digits, '_', '-' and inner dots, at most {EVIDENCE_NAME_MAX} characters",
+                found=show(e["name"]),
+            )
+        )
+    if "sha256" in e and not is_hex64(e["sha256"]):
+        problems.append(Problem("a SHA-256 is 64 lowercase hex digits", where=f"{w}.sha256", found=show(e["sha256"])))
+    if "size" in e and not (is_int(e["size"]) and 0 <= e["size"] <= MAX_EVIDENCE_SIZE):
+        problems.append(Problem("a size is a count of bytes", where=f"{w}.size", found=show(e["size"])))
+    concerned = e.get("items")
+    if "items" in e and not (
+        isinstance(concerned, list)
+        and concerned
+        and all(isinstance(i, str) and i in spec_items for i in concerned)
+        and len(set(concerned)) == len(concerned)
+    ):
+        problems.append(
+            Problem(
+                "an evidence file names the run's items it concerns, each once",
+                where=f"{w}.items",
+                expected="a non-empty list of the run spec's item ids",
+                found=show(concerned, 120),
+            )
+        )
+    return problems
+
+
+# ==============================================================================================
 # generator/verifier/certificates.py: Certificates (SPEC §6): their shape and their binding to the ledger and the run
 #     spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
 # ==============================================================================================
@@ -4866,9 +5270,11 @@ def check_certificate(
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
-    problems = check_keys(cert, CERTIFICATE_KEYS)
+    problems = check_keys(cert, CERTIFICATE_KEYS, optional=("evidence",))
     if not isinstance(cert, dict):
         return problems
+    if "evidence" in cert:
+        problems += evidence_problems(cert["evidence"], as_list(spec.get("items")))
     if cert.get("type") != "certificate" or not is_v1(cert):
         problems.append(
             Problem(
@@ -5662,11 +6068,6 @@ SUMS_SIG_PATH = "SHA256SUMS.sig"
 # A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
 # folder far deeper is refused where it is, instead of being walked until Python gives up.
 MAX_SITE_DEPTH = 32
-
-
-# Files Python would import or run if they sat next to a module search path: a site has no
-# business shipping any, apart from the verifier the manifest names.
-PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
 
 
 class Site:
@@ -7697,6 +8098,7 @@ def _check_one_certificate(
     record = None
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+        _check_evidence_files(s, cert, public, ledger)
     recheck = None
     if memory is not None and spec is not None:
         # Every input of the recomputation, exactly: a key that passed before passes again.
@@ -7740,6 +8142,51 @@ def _check_one_certificate(
     report.asserted += found.asserted
     if recheck is not None and memory is not None and not found.problems:
         memory.passed(recheck, found.checks, found.asserted)
+
+
+def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
+    """Each evidence file the certificate lists, against its hash and size once it is due, and
+    absent before: a secret gate's log published early would give its answers away. An entry
+    check_certificate refuses (a bad name, no items) is not looked for."""
+    serial, listed = cert.get("serial"), cert.get("evidence")
+    if not isinstance(serial, str) or not isinstance(listed, list):
+        return
+    report = s.report
+    for e in listed:
+        if not (
+            isinstance(e, dict)
+            and is_evidence_name(e.get("name"))
+            and isinstance(e.get("items"), list)
+            and all(isinstance(i, str) for i in e["items"])
+        ):
+            continue
+        rel = evidence_path(serial, e["name"])
+        if not evidence_due(e, public, ledger.reveals):
+            report.check(
+                not os.path.lexists(s.root / rel),
+                rel,
+                f"certificate {serial}: evidence file published before every item it concerns is revealed",
+                "not yet published",
+                "published",
+            )
+            continue
+        if s.path(rel, f"evidence of certificate {serial}") is None:
+            continue  # missing: reported by path(), naming the file
+        size, digest = s.file_size(rel), s.file_sha256(rel)
+        report.check(
+            size == e.get("size"),
+            rel,
+            "evidence file's size differs from the certificate's",
+            show(e.get("size")),
+            show(size),
+        )
+        report.check(
+            digest == e.get("sha256"),
+            rel,
+            "evidence file does not hash to the SHA-256 the certificate lists",
+            str(e.get("sha256")),
+            digest,
+        )
 
 
 class _Clock:

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator import layout, readable
+from generator.evidence_view import EvidenceRow, evidence_rows
 from generator.gather import CertificateInfo, CertificateRecord, RunInfo
 from generator.lineage_view import Lineage, lineage_of
 from generator.verifier import (
@@ -340,6 +341,8 @@ class CertificateView:
     pass_rate_short: str = ""
     worst_case_rate_short: str = ""
     lineage: tuple[Lineage, ...] = ()  # the results tried more than once, in result order
+    evidence: tuple[EvidenceRow, ...] = ()  # the raw files the certificate binds, by name
+    judge_pins: JudgePins | None = None  # format v2: the judge's rubric, direction, route and scope
     best_case_rate_short: str = ""
     interval_words: str = ""
     what_failed: tuple[str, ...] = ()
@@ -534,6 +537,35 @@ def outcome_text(result: dict[str, Any], m: Methodology) -> str:
     """Why a scored result passed or failed, from the engine's own scoring of its fields."""
     s = score_item(((str(f["name"]), f["tier"], similarity_value(f["similarity"])) for f in result["fields"]), m)
     return _outcome(s, m.item_threshold_text)
+
+
+@dataclass(frozen=True)
+class JudgePins:
+    rubric: str
+    rubric_sha256: str
+    direction: str
+    route: str
+    transcript_scope: str
+
+
+DIRECTION_WORDS: dict[str, str] = {
+    "higher_is_better": "a higher score is better",
+    "lower_is_better": "a lower score is better",
+}
+
+
+def judge_pins(judge: Any) -> JudgePins | None:
+    """The pins of a judge the run spec pinned (the verifier checked that all four are there)."""
+    j = judge if isinstance(judge, dict) else {}
+    if "rubric" not in j:
+        return None
+    return JudgePins(
+        j["rubric"],
+        j["rubric_sha256"],
+        DIRECTION_WORDS.get(j["score_direction"], str(j["score_direction"])),
+        j["route"],
+        j["transcript_scope"],
+    )
 
 
 def judge_text(judge: Any) -> str:
@@ -742,6 +774,7 @@ def certificate_view(
         not_scored=tuple(not_scored),
         grader=grader,
         judge=judge_text(spec.get("judge")),
+        judge_pins=judge_pins(spec.get("judge")),
         methodology_version=doc["methodology"]["version"],
         methodology_sha256=doc["methodology"]["sha256"],
         methodology_page=layout.methodology_page(doc["methodology"]["version"]),
@@ -765,6 +798,7 @@ def certificate_view(
         pass_rate_short=readable.percent(s["pass_rate"]),
         worst_case_rate_short=readable.percent(s["worst_case_pass_rate"]),
         lineage=tuple(lineage),
+        evidence=evidence_rows(doc, {rel for rel, _ in c.evidence}, revealed),
         best_case_rate_short=readable.percent(s["best_case_pass_rate"]),
         interval_words=readable.interval_words(s["scored"], *s["pass_rate_ci95"]),
         what_failed=tuple(what_failed),

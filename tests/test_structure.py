@@ -124,7 +124,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "heap",
     ),
     ("datadir", "journal", "ledgercache", "treecache", "ledgerfile", "unchanged"),
-    ("methodology", "documents", "itemsources", "sealed", "results", "disclosure"),
+    ("methodology", "documents", "itemsources", "sealed", "results", "evidence_files", "disclosure"),
     ("rechecks", "gather", "cosigning"),
     (
         "writer",
@@ -136,6 +136,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "readable",
         "views",
         "lineage_view",
+        "evidence_view",
         "systems",
         "links",
         "ledger_view",
@@ -148,7 +149,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "download",
         "search",
     ),
-    ("commands", "monitor"),
+    ("commands", "monitor", "inspect_import"),
     ("cli", "__main__"),
 )
 

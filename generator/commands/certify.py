@@ -24,6 +24,7 @@ from generator import canonical, layout
 from generator.datadir import Paths
 from generator.documents import load_spec, methodology, read_or_none
 from generator.errors import InputError, problem
+from generator.evidence_files import EvidenceFile, read_evidence
 from generator.ledgerfile import LedgerAppender, appending, event_time
 from generator.progress import Progress
 from generator.results import RunResults, _numbers, _plain, check_results_shape, read_results
@@ -70,6 +71,7 @@ class _Decided:
     data: bytes
     record: bytes
     details: list[tuple[str, bytes]]
+    evidence: list[EvidenceFile]
 
 
 def certify_run(
@@ -130,7 +132,11 @@ def certify_runs(
                 problems.append(problem(file, f"the methodology {version} pinned by run {run.id} is not published"))
                 continue
             answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
-            d = _decide(ledger, file, res, run, spec, m, answers, serial or run.id, when, expires_at, problems)
+            evidence, found = read_evidence(res.doc, source, file, spec["items"])
+            problems += found
+            d = _decide(
+                ledger, file, res, run, spec, m, answers, serial or run.id, when, expires_at, problems, evidence
+            )
             if d is not None and not problems:
                 _stage_decided(app, d)
                 leaves.append(d.leaf)
@@ -197,6 +203,11 @@ def _stage_decided(app: LedgerAppender, d: _Decided) -> None:
     for item_id, data in d.details:
         app.stage(paths.details_file(c.serial, item_id, private=True), data, mode=0o600)
     app.stage(paths.grader_record_file(c.serial, private=c.sealed), d.record, mode=0o600 if c.sealed else 0o644)
+    for f in d.evidence:
+        # On a secret gate the log holds the subject's outputs: private until its items are revealed.
+        app.stage(
+            paths.evidence_file(c.serial, f.entry["name"], private=c.sealed), f.data, mode=0o600 if c.sealed else 0o644
+        )
     app.stage(paths.certificate_file(c.serial), d.data)
 
 
@@ -212,6 +223,7 @@ def _decide(
     when: str,
     expires_at: str | None,
     problems: list[Problem],
+    evidence: list[EvidenceFile],
 ) -> _Decided | None:
     """The certificate of one run, or None (with the problems recorded)."""
     before = len(problems)
@@ -330,6 +342,8 @@ def _decide(
         "score_rule": rule,
         "verdict": grading.verdict,
     }
+    if evidence:
+        cert["evidence"] = [f.entry for f in evidence]
     data = canonical.dumps(cert)
     own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256, run.at)
     if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
@@ -340,7 +354,7 @@ def _decide(
     certified = Certified(
         serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when
     )
-    return _Decided(certified, leaf, data, record, details)
+    return _Decided(certified, leaf, data, record, details, evidence)
 
 
 def _answers(

@@ -8,6 +8,17 @@ nothing of the generator: the generator imports this package, never the other wa
 `__all__` is what the generator may use; a test fails on any other import.
 """
 
+from generator.verifier.agreement import (
+    AGREEMENT_PLACES,
+    AgreementError,
+    AgreementRow,
+    agreement_decimal,
+    agreement_report,
+    agreement_scale,
+    cohen_kappa,
+    krippendorff_alpha_ordinal,
+    raw_agreement,
+)
 from generator.verifier.answers import RevealedAnswers
 from generator.verifier.canonical import (
     MAX_SAFE_INTEGER,
@@ -53,6 +64,13 @@ from generator.verifier.errors import (
     ScoringError,
     SiteUnreadable,
     VerifyError,
+)
+from generator.verifier.evidence import (
+    EVIDENCE_KEYS,
+    evidence_due,
+    evidence_entry_problems,
+    evidence_path,
+    is_evidence_name,
 )
 from generator.verifier.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
 from generator.verifier.formats import (
@@ -137,10 +155,12 @@ from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_til
 from generator.verifier.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
 
 __all__ = [
+    "AGREEMENT_PLACES",
     "ARCHIVE_PATH",
     "ARCHIVE_SUMS_PATH",
     "DOWNLOAD_DIR",
     "EMPTY_ROOT",
+    "EVIDENCE_KEYS",
     "GATE_RE",
     "HISTORY_PATH",
     "ID_RE",
@@ -160,6 +180,8 @@ __all__ = [
     "SUMS_PATH",
     "SUMS_SIG_PATH",
     "TILE_WIDTH",
+    "AgreementError",
+    "AgreementRow",
     "CosignerKey",
     "FormatError",
     "Grade",
@@ -188,6 +210,9 @@ __all__ = [
     "TlogProof",
     "VerifierKey",
     "VerifyError",
+    "agreement_decimal",
+    "agreement_report",
+    "agreement_scale",
     "archive_sums",
     "archive_sums_line",
     "artifact_proof_problem",
@@ -207,18 +232,23 @@ __all__ = [
     "check_run_spec",
     "checkpoint_signers",
     "checkpoint_text",
+    "cohen_kappa",
     "commitment_rows_bytes",
     "cosignature_line",
     "cosignature_message",
     "due_records",
     "ed25519_verify",
     "evaluate",
+    "evidence_due",
+    "evidence_entry_problems",
+    "evidence_path",
     "examine_certificate",
     "fingerprint",
     "format_tlog_proof",
     "frontier_of",
     "grade_counts",
     "in_download",
+    "is_evidence_name",
     "is_exact_field",
     "is_gate_id",
     "is_hex64",
@@ -232,6 +262,7 @@ __all__ = [
     "keep_bullets",
     "key_id",
     "key_rows",
+    "krippendorff_alpha_ordinal",
     "leaf_hash",
     "lineage_keys",
     "lineage_problems",
@@ -258,6 +289,7 @@ __all__ = [
     "prose_problems",
     "public_key_from_pem",
     "public_key_pem",
+    "raw_agreement",
     "read_tiled_log",
     "recheck_certificate",
     "recheckable",

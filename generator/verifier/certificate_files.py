@@ -3,11 +3,13 @@ its details documents and grader record against its hashes and against when each
 and then every rule of certificates.examine_certificate."""
 
 import datetime
+import os
 from typing import Any
 
 from generator.verifier.answers import RevealedAnswers
 from generator.verifier.canonical import canonical_bytes
 from generator.verifier.certificate_documents import due_records
+from generator.verifier.evidence import evidence_due, evidence_path, is_evidence_name
 from generator.verifier.folder import MANIFEST_PATH, Site
 from generator.verifier.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.ledger import Ledger
@@ -119,6 +121,7 @@ def _check_one_certificate(
     record = None
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
+        _check_evidence_files(s, cert, public, ledger)
     recheck = None
     if memory is not None and spec is not None:
         # Every input of the recomputation, exactly: a key that passed before passes again.
@@ -162,6 +165,51 @@ def _check_one_certificate(
     report.asserted += found.asserted
     if recheck is not None and memory is not None and not found.problems:
         memory.passed(recheck, found.checks, found.asserted)
+
+
+def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
+    """Each evidence file the certificate lists, against its hash and size once it is due, and
+    absent before: a secret gate's log published early would give its answers away. An entry
+    check_certificate refuses (a bad name, no items) is not looked for."""
+    serial, listed = cert.get("serial"), cert.get("evidence")
+    if not isinstance(serial, str) or not isinstance(listed, list):
+        return
+    report = s.report
+    for e in listed:
+        if not (
+            isinstance(e, dict)
+            and is_evidence_name(e.get("name"))
+            and isinstance(e.get("items"), list)
+            and all(isinstance(i, str) for i in e["items"])
+        ):
+            continue
+        rel = evidence_path(serial, e["name"])
+        if not evidence_due(e, public, ledger.reveals):
+            report.check(
+                not os.path.lexists(s.root / rel),
+                rel,
+                f"certificate {serial}: evidence file published before every item it concerns is revealed",
+                "not yet published",
+                "published",
+            )
+            continue
+        if s.path(rel, f"evidence of certificate {serial}") is None:
+            continue  # missing: reported by path(), naming the file
+        size, digest = s.file_size(rel), s.file_sha256(rel)
+        report.check(
+            size == e.get("size"),
+            rel,
+            "evidence file's size differs from the certificate's",
+            show(e.get("size")),
+            show(size),
+        )
+        report.check(
+            digest == e.get("sha256"),
+            rel,
+            "evidence file does not hash to the SHA-256 the certificate lists",
+            str(e.get("sha256")),
+            digest,
+        )
 
 
 class _Clock:

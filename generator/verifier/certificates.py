@@ -8,6 +8,7 @@ from typing import Any
 
 from generator.verifier.canonical import canonical_text
 from generator.verifier.errors import Problem
+from generator.verifier.evidence import evidence_problems
 from generator.verifier.formats import (
     KINDS,
     TIERS,
@@ -201,9 +202,11 @@ def check_certificate(
     """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
-    problems = check_keys(cert, CERTIFICATE_KEYS)
+    problems = check_keys(cert, CERTIFICATE_KEYS, optional=("evidence",))
     if not isinstance(cert, dict):
         return problems
+    if "evidence" in cert:
+        problems += evidence_problems(cert["evidence"], as_list(spec.get("items")))
     if cert.get("type") != "certificate" or not is_v1(cert):
         problems.append(
             Problem(

@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 from generator.verifier.canonical import parse_canonical
 from generator.verifier.errors import FormatError
-from generator.verifier.formats import is_safe_path
+from generator.verifier.formats import PYTHON_CODE_SUFFIXES, is_safe_path
 from generator.verifier.isolation import own_file
 from generator.verifier.keys import ed25519_verify, fingerprint
 from generator.verifier.report import Report
@@ -26,9 +26,6 @@ SUMS_SIG_PATH = "SHA256SUMS.sig"
 # A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
 # folder far deeper is refused where it is, instead of being walked until Python gives up.
 MAX_SITE_DEPTH = 32
-# Files Python would import or run if they sat next to a module search path: a site has no
-# business shipping any, apart from the verifier the manifest names.
-PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
 
 
 class Site:

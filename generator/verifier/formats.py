@@ -71,6 +71,11 @@ def is_origin(value: Any) -> TypeGuard[str]:
     )
 
 
+# Files Python would import or run if they sat next to a module search path: a site has no
+# business shipping any, apart from the verifier the manifest names.
+PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
+
+
 def is_safe_path(value: Any) -> TypeGuard[str]:
     """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
     if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:

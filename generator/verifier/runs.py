@@ -3,7 +3,7 @@
 from typing import Any
 
 from generator.verifier.errors import Problem
-from generator.verifier.formats import as_dict, as_list, check_keys, is_hex64, is_id, is_int, is_v1, same
+from generator.verifier.formats import as_dict, as_list, check_keys, is_hex64, is_id, is_int, is_v1, same, sha256_hex
 from generator.verifier.ledger import Ledger, RunEvent
 from generator.verifier.methodology import Methodology
 from generator.verifier.subjects import check_subject, name_problems, subject_fold
@@ -72,8 +72,11 @@ def check_run_spec(spec: Any) -> list[Problem]:
     if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
     judge = spec.get("judge")
-    problems += check_keys(judge, ("provider", "model", "version", "rubric_sha256", "seed"), where="judge")
+    problems += check_keys(
+        judge, ("provider", "model", "version", "rubric_sha256", "seed"), optional=JUDGE_PINS, where="judge"
+    )
     if isinstance(judge, dict):
+        problems += judge_pin_problems(judge)
         if "provider" in judge:
             # The independence rule compares it with the subject's organization: it must read
             # as what it is, like the organization itself.
@@ -85,6 +88,54 @@ def check_run_spec(spec: Any) -> list[Problem]:
             problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
         if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
             problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    return problems
+
+
+# Format v2 (FORMAT.md, "Judge pinning"): what else must be fixed before a judge is trusted.
+JUDGE_PINS = ("rubric", "score_direction", "route", "transcript_scope")
+SCORE_DIRECTIONS = ("higher_is_better", "lower_is_better")
+
+
+def judge_pin_problems(judge: dict[str, Any]) -> list[Problem]:
+    """A pinned judge gives all four pins or none: a rubric hash without its text cannot be
+    read, and a text without a direction or a scope cannot be applied the same way twice."""
+    given = [k for k in JUDGE_PINS if k in judge]
+    if not given:
+        return []
+    problems = []
+    missing = [k for k in JUDGE_PINS if k not in judge]
+    if missing:
+        problems.append(
+            Problem(
+                f"a pinned judge gives {', '.join(JUDGE_PINS)} together; missing {', '.join(missing)}",
+                where="judge",
+            )
+        )
+    rubric = judge.get("rubric")
+    if "rubric" in judge:
+        if not (isinstance(rubric, str) and rubric.strip()):
+            problems.append(Problem("the rubric's own text, non-empty", where="judge.rubric", found=show(rubric, 80)))
+        elif is_hex64(judge.get("rubric_sha256")) and sha256_hex(rubric.encode("utf-8")) != judge["rubric_sha256"]:
+            problems.append(
+                Problem(
+                    "rubric_sha256 is not the SHA-256 of the rubric's text (UTF-8)",
+                    where="judge.rubric_sha256",
+                    expected=sha256_hex(rubric.encode("utf-8")),
+                    found=judge["rubric_sha256"],
+                )
+            )
+    if "score_direction" in judge and judge["score_direction"] not in SCORE_DIRECTIONS:
+        problems.append(
+            Problem(
+                "unknown score direction",
+                where="judge.score_direction",
+                expected=" | ".join(SCORE_DIRECTIONS),
+                found=show(judge["score_direction"]),
+            )
+        )
+    for k in ("route", "transcript_scope"):
+        if k in judge and not (isinstance(judge[k], str) and judge[k].strip()):
+            problems.append(Problem("must be a non-empty string", where=f"judge.{k}", found=show(judge[k])))
     return problems
 
 

@@ -1,0 +1,655 @@
+"""`transparency results from-inspect`: an Inspect log, made here with Inspect's mock model (no
+network), turned into the results file of a registered run, and every way it must be refused.
+
+Each test runs a small task in its own folder. The mock model answers each sample from what
+its input says (the item id), so that the order Inspect runs samples in changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from conftest import REPO, copy_demo_data, item, refused
+from runkit import named, register, run_spec
+
+from generator.cli import main
+from generator.commands.certify import certify_run
+from generator.datadir import Paths
+from generator.errors import InputError
+from generator.inspect_import import InspectNotInstalled, import_inspect_log, note_text
+from generator.results import check_results_shape, read_results
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+from inspect_ai.util import store, token_limit
+
+# Inspect's own retry helper warns about a tenacity parameter on every model call.
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+ITEMS = ["a-001", "a-002", "a-003"]
+TASK = "extract"
+MODEL = "mockllm/model"
+MAPPING = {"task": TASK, "model": MODEL, "similarity": {"summary": "score.similarity.metadata.summary"}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def good(item_id: str) -> dict[str, Any]:
+    """The right outputs for conftest.item(): account_number, summary, tags."""
+    return {"account_number": "110-482-339201", "summary": f"Summary of {item_id}", "tags": ["transfer"]}
+
+
+@scorer(metrics=[mean()])
+def similarity() -> Any:
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=0.95, metadata={"summary": "0.95"})
+
+    return score
+
+
+def make_log(
+    where: Path,
+    ids: list[str] = ITEMS,
+    replies: dict[str, str] | None = None,
+    solver: Solver | None = None,
+    name: str = TASK,
+    metadata: Callable[[str], dict[str, Any]] | None = None,
+    **options: Any,
+) -> Path:
+    """Run a task of one sample per id (its input the id) with the mock model; the log's path.
+    The model answers good(id) as JSON, or replies[id]."""
+
+    def respond(messages: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        text = messages[-1].text
+        out = ModelOutput.from_content(MODEL, (replies or {}).get(text, json.dumps(good(text))))
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # else mockllm counts with tiktoken
+        return out
+
+    task = Task(
+        dataset=[Sample(id=i, input=i, metadata=metadata(i) if metadata else {}) for i in ids],
+        solver=solver or generate(),
+        scorer=similarity(),
+        name=name,
+    )
+    where.mkdir(parents=True, exist_ok=True)
+    [log] = inspect_eval(
+        task, model=get_model(MODEL, custom_outputs=respond), log_dir=str(where), display="none", **options
+    )
+    return Path(log.location)
+
+
+def rewrite(log_path: Path, out: Path, **changes: Any) -> Path:
+    """The log written again (through Inspect's own writer) with some members changed."""
+    log = read_eval_log(str(log_path))
+    for key, value in changes.items():
+        target: Any = log
+        *parents, last = key.split("__")
+        for p in parents:
+            target = getattr(target, p)
+        setattr(target, last, value)
+    write_eval_log(log, str(out))
+    return out
+
+
+def write_mapping(where: Path, mapping: dict[str, Any] | None = None, **over: Any) -> Path:
+    m = dict(mapping or MAPPING)
+    m.update(over)
+    path = where / "map.yaml"
+    path.write_text(yaml.safe_dump(m, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def time_of(value: Any) -> str:
+    """A time of the log in the project's form, computed here without the module's help."""
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    return value.astimezone(dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def scored(item_id: str, **fields: Any) -> dict[str, Any]:
+    out = {**good(item_id), **fields}
+    return {
+        "item": item_id,
+        "status": "scored",
+        "fields": [
+            {"name": "account_number", "output": out["account_number"]},
+            {"name": "summary", "output": out["summary"], "similarity": "0.95"},
+            {"name": "tags", "output": out["tags"]},
+        ],
+    }
+
+
+def answers() -> dict[str, dict[str, Any]]:
+    return {i: item(i, "a")["answer"] for i in ITEMS}
+
+
+def spec_of(paths: Paths, run_id: str = "run-1") -> dict[str, Any]:
+    return json.loads(paths.run_spec_file(run_id).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _inspect_keeps_its_files_here(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Inspect writes traces and sample buffers under the user's data folder: this module's own."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("inspect-data")))
+        yield
+
+
+@pytest.fixture
+def program(make_program: Callable[..., Paths]) -> Paths:
+    """gates a (public) and b (secret); run-1 registered on gate a with a-001, a-002, a-003."""
+    paths = make_program(public_items=3)
+    register(paths, run_spec(paths, "run-1", "a", ITEMS))
+    return paths
+
+
+def importing(paths: Paths, log: Path, mapping: Path, **kw: Any) -> Callable[[], Any]:
+    return lambda: import_inspect_log(paths, log, kw.pop("run", "run-1"), mapping, **kw)
+
+
+def results_of(paths: Paths, run_id: str = "run-1") -> dict[str, Any]:
+    return json.loads((paths.private / "results" / f"{run_id}.json").read_text(encoding="utf-8"))
+
+
+def by_item(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["item"]: r for r in doc["results"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# A log that converts
+
+
+def test_a_log_converts_to_the_expected_results(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    data = log_path.read_bytes()
+    log = read_eval_log(str(log_path))
+    done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path))
+    out = program.private / "results" / "run-1.json"
+    assert done.out == out and done.counts == {"scored": 3} and done.retried == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc == {
+        "type": "run-results",
+        "v": 1,
+        "run": "run-1",
+        "finished_at": time_of(log.stats.completed_at),
+        "results": [scored(i) for i in ITEMS],
+        "source": {
+            "kind": "inspect",
+            "task": TASK,
+            "model": MODEL,
+            "scorers": ["similarity"],
+            "log_sha256": hashlib.sha256(data).hexdigest(),
+            "log_size": len(data),
+            "eval_id": log.eval.eval_id,
+            "inspect_version": importlib.metadata.version("inspect_ai"),
+        },
+    }
+    # Written as the project's results files are, private, and read and checked as certify does.
+    assert out.read_text(encoding="utf-8") == json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert check_results_shape(read_results(out, str(out)).doc, spec_of(program), answers()) == []
+    cert = certify_run(program, out)
+    assert cert.summary["scored"] == 3 and cert.summary["passed"] == 3
+
+
+def test_fields_from_metadata_store_and_scores_and_items_from_metadata(program: Paths, tmp_path: Path) -> None:
+    @solver
+    def keep_tags() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            store().set("tags", ["transfer"])
+            state = await generate(state)
+            return state
+
+        return solve
+
+    ids = {"s1": "a-001", "s2": "a-002", "s3": "a-003"}
+    log_path = make_log(
+        tmp_path / "logs",
+        ids=list(ids),
+        replies={s: f"Summary of {i}" for s, i in ids.items()},  # plain text, not JSON
+        solver=keep_tags(),
+        metadata=lambda s: {"case": {"item": ids[s]}, "account": "110-482-339201"},
+    )
+    mapping = write_mapping(
+        tmp_path,
+        item="metadata.case.item",
+        fields={"account_number": "metadata.account", "summary": "completion", "tags": "store.tags"},
+        similarity={"summary": "score.similarity.value"},  # a number in the log: its shortest decimal text
+    )
+    import_inspect_log(program, log_path, "run-1", mapping)
+    assert results_of(program)["results"] == [scored(i) for i in ITEMS]
+
+
+# ---------------------------------------------------------------------------------------------
+# Samples that do not match the run's items
+
+
+@pytest.mark.parametrize(
+    ("ids", "options", "message"),
+    [
+        ([*ITEMS, "a-009"], {}, "sample a-009 is of item a-009, which run run-1 does not have"),
+        (ITEMS[:2], {}, "no sample of item(s) a-003 of run run-1"),
+        (ITEMS, {"epochs": 2}, "item a-001 has 2 samples (sample a-001; sample a-001 (epoch 2))"),
+    ],
+    ids=["extra", "missing", "duplicated"],
+)
+def test_samples_that_do_not_match_the_items_are_refused(
+    program: Paths, tmp_path: Path, ids: list[str], options: dict[str, Any], message: str
+) -> None:
+    log_path = make_log(tmp_path / "logs", ids=ids, **options)
+    err = refused(importing(program, log_path, write_mapping(tmp_path)), program.data, program.private)
+    named(err, message)
+    assert "nothing was written" in err.summary
+
+
+def test_two_samples_naming_one_item_by_metadata_are_refused(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", ids=["x", "y", "z"], metadata=lambda s: {"item": "a-001"})
+    err = refused(
+        importing(program, log_path, write_mapping(tmp_path, item="metadata.item")), program.data, program.private
+    )
+    named(err, "item a-001 has 3 samples (sample x; sample y; sample z)")
+    named(err, "no sample of item(s) a-002, a-003")
+
+
+def test_every_problem_is_reported_at_once(program: Paths, tmp_path: Path) -> None:
+    replies = {"a-002": json.dumps({**good("a-002"), "colour": "red"}), "a-003": "I cannot help with that."}
+    log_path = make_log(tmp_path / "logs", ids=["a-001", "a-002", "a-003", "a-010"], replies=replies)
+    mapping = write_mapping(tmp_path, similarity={})
+    err = refused(importing(program, log_path, mapping), program.data, program.private)
+    named(err, "sample a-010 is of item a-010")
+    named(err, "sample a-002: the completion gives colour, which item a-002's answer does not have")
+    named(err, "sample a-003: the completion should be a JSON object of the item's fields, and is not JSON")
+    named(err, "sample a-001, field summary: a high text field needs its reported similarity")
+    assert {p.file for p in err.problems} == {str(log_path), str(mapping)}
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ({"account_number": "110-482-339201", "tags": ["transfer"]}, "sample a-001, field summary: no value at"),
+        ({**good("a-001"), "account_number": 1.5}, "a non-integer number"),
+        ({**good("a-001"), "tags": "transfer"}, "wrong type of output for an array field"),
+    ],
+    ids=["missing-field", "float", "wrong-kind"],
+)
+def test_outputs_that_break_the_results_rules_are_refused(
+    program: Paths, tmp_path: Path, reply: dict[str, Any], message: str
+) -> None:
+    log_path = make_log(tmp_path / "logs", replies={"a-001": json.dumps(reply)})
+    err = refused(importing(program, log_path, write_mapping(tmp_path)), program.data, program.private)
+    named(err, message)
+
+
+def test_a_missing_similarity_names_the_sample_and_field(program: Paths, tmp_path: Path) -> None:
+    mapping = write_mapping(tmp_path, similarity={"summary": "score.similarity.metadata.nothing"})
+    err = refused(importing(program, make_log(tmp_path / "logs"), mapping), program.data, program.private)
+    for i in ITEMS:
+        named(err, f"sample {i}, field summary: no similarity at score.similarity.metadata.nothing")
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors, limits, cancellation: never a failure
+
+
+@solver
+def failing(item_id: str, times: int | None = None, after_model: bool = False) -> Solver:
+    """Raises for `item_id` on its first `times` calls (on every call when None), before the
+    model call or after it."""
+    calls = 0
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        nonlocal calls
+        if state.sample_id != item_id:
+            return await generate(state)
+        calls += 1
+        if after_model:
+            state = await generate(state)
+        if times is None or calls <= times:
+            raise ConnectionResetError(f"the endpoint reset the connection (call {calls})")
+        return state if after_model else await generate(state)
+
+    return solve
+
+
+@pytest.mark.parametrize("fail_on_error", [False, True], ids=["log-success", "log-error"])
+def test_an_errored_sample_is_an_infra_error(program: Paths, tmp_path: Path, fail_on_error: bool) -> None:
+    log_path = make_log(tmp_path / "logs", solver=failing("a-002"), fail_on_error=fail_on_error)
+    assert read_eval_log(str(log_path)).status == ("error" if fail_on_error else "success")
+    import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path))
+    doc = results_of(program)
+    assert by_item(doc)["a-002"] == {
+        "item": "a-002",
+        "status": "infra_error",
+        "note": "ConnectionResetError('the endpoint reset the connection (call 1)')",
+    }
+    assert by_item(doc)["a-001"] == scored("a-001")
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    assert cert.summary["infra_error"] == 1 and cert.summary["scored"] == 2
+
+
+def test_a_sample_stopped_by_a_limit_is_not_run(program: Paths, tmp_path: Path) -> None:
+    @solver
+    def tight() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            if state.sample_id == "a-003":
+                with token_limit(1):
+                    return await generate(state)
+            return await generate(state)
+
+        return solve
+
+    import_inspect_log(program, make_log(tmp_path / "logs", solver=tight()), "run-1", write_mapping(tmp_path))
+    assert by_item(results_of(program))["a-003"] == {
+        "item": "a-003",
+        "status": "not_run",
+        "note": "stopped by its token limit (1): Token limit exceeded. value: 2; limit: 1",
+    }
+
+
+def test_a_log_s_message_limit_leaves_every_sample_not_run(program: Paths, tmp_path: Path) -> None:
+    import_inspect_log(program, make_log(tmp_path / "logs", message_limit=1), "run-1", write_mapping(tmp_path))
+    assert {r["status"] for r in results_of(program)["results"]} == {"not_run"}
+
+
+def test_a_sample_without_output_is_not_run(program: Paths, tmp_path: Path) -> None:
+    import_inspect_log(program, make_log(tmp_path / "logs", replies={"a-002": ""}), "run-1", write_mapping(tmp_path))
+    assert by_item(results_of(program))["a-002"] == {
+        "item": "a-002",
+        "status": "not_run",
+        "note": "the model gave no output",
+    }
+
+
+def test_a_cancelled_log_leaves_its_unrun_samples_not_run(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    log = read_eval_log(str(log_path))
+    samples = [s for s in log.samples or [] if s.id != "a-003"]
+    samples[1].error = EvalError(
+        message="CancelledError('Cancelled via cancel scope')", traceback="", traceback_ansi=""
+    )
+    cancelled = rewrite(log_path, tmp_path / "cancelled.eval", status="cancelled", samples=samples)
+    import_inspect_log(program, cancelled, "run-1", write_mapping(tmp_path))
+    results = by_item(results_of(program))
+    assert results["a-001"] == scored("a-001")
+    assert results["a-002"] == {
+        "item": "a-002",
+        "status": "not_run",
+        "note": "cancelled: CancelledError('Cancelled via cancel scope')",
+    }
+    assert results["a-003"] == {"item": "a-003", "status": "not_run", "note": "the evaluation was cancelled"}
+
+
+def test_an_unfinished_log_is_refused(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    started = rewrite(log_path, tmp_path / "started.eval", status="started", stats__completed_at="")
+    err = refused(importing(program, started, write_mapping(tmp_path)), program.data, program.private)
+    named(err, "the evaluation did not finish", "stats.completed_at")
+
+
+def test_a_log_of_an_evaluation_started_before_the_run_was_registered_is_refused(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
+    log_path = make_log(tmp_path / "logs")
+    paths = make_program(public_items=3)
+    register(paths, run_spec(paths, "run-1", "a", ITEMS), at="2099-01-01T00:00:00Z")
+    err = refused(importing(paths, log_path, write_mapping(tmp_path)), paths.data, paths.private)
+    named(err, "the evaluation started before run run-1 was registered", "stats.started_at")
+
+
+# ---------------------------------------------------------------------------------------------
+# Retries become attempts
+
+
+def test_a_retried_sample_gives_its_attempts(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", solver=failing("a-002", times=2), retry_on_error=2)
+    log = read_eval_log(str(log_path))
+    [sample] = [s for s in log.samples or [] if s.id == "a-002"]
+    assert len(sample.error_retries or []) == 2
+    done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path))
+    assert done.retried == 1
+    results = by_item(results_of(program))
+    # The error was raised before the model was called, so Inspect kept no event with it: the
+    # attempt's time is the start of the final attempt, the latest it can have ended.
+    before = time_of(sample.started_at)
+    assert results["a-002"] == {
+        **scored("a-002"),
+        "attempt": 3,
+        "retry_of": 2,
+        "at": time_of(sample.completed_at),
+        "attempts": [
+            {
+                "attempt": 1,
+                "retry_of": None,
+                "status": "infra_error",
+                "note": "ConnectionResetError('the endpoint reset the connection (call 1)')",
+                "at": before,
+            },
+            {
+                "attempt": 2,
+                "retry_of": 1,
+                "status": "infra_error",
+                "note": "ConnectionResetError('the endpoint reset the connection (call 2)')",
+                "at": before,
+            },
+        ],
+    }
+    # A sample tried once carries none of the attempt members.
+    assert results["a-001"] == scored("a-001")
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    assert cert.summary["scored"] == 3 and cert.summary["infra_error"] == 0
+
+
+def test_an_attempt_that_reached_the_model_is_dated_by_its_last_event(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", solver=failing("a-001", times=1, after_model=True), retry_on_error=1)
+    [sample] = [s for s in read_eval_log(str(log_path)).samples or [] if s.id == "a-001"]
+    [retry] = sample.error_retries or []
+    assert retry.events, "Inspect keeps the events since the last model call with a retried error"
+    [attempt] = by_item(_imported(program, log_path, tmp_path))["a-001"]["attempts"]
+    assert attempt["at"] == time_of(max(e.timestamp for e in retry.events))
+    assert attempt["at"] <= time_of(sample.started_at)
+
+
+def test_a_sample_that_failed_after_its_retries_is_an_infra_error_with_its_attempts(
+    program: Paths, tmp_path: Path
+) -> None:
+    log_path = make_log(tmp_path / "logs", solver=failing("a-003"), retry_on_error=1)
+    r = by_item(_imported(program, log_path, tmp_path))["a-003"]
+    assert (r["status"], r["attempt"], r["retry_of"], [a["status"] for a in r["attempts"]]) == (
+        "infra_error",
+        2,
+        1,
+        ["infra_error"],
+    )
+
+
+def _imported(paths: Paths, log_path: Path, tmp_path: Path) -> dict[str, Any]:
+    import_inspect_log(paths, log_path, "run-1", write_mapping(tmp_path))
+    return results_of(paths)
+
+
+# ---------------------------------------------------------------------------------------------
+# The log must be the one the mapping states; the mapping must be valid
+
+
+@pytest.mark.parametrize(
+    ("over", "where", "expected"),
+    [({"task": "summarise"}, "eval.task", "summarise"), ({"model": "openai/gpt-4o"}, "eval.model", "openai/gpt-4o")],
+    ids=["task", "model"],
+)
+def test_a_log_of_another_task_or_model_is_refused(
+    program: Paths, tmp_path: Path, over: dict[str, str], where: str, expected: str
+) -> None:
+    err = refused(
+        importing(program, make_log(tmp_path / "logs"), write_mapping(tmp_path, **over)), program.data, program.private
+    )
+    named(err, "the log is of another", where)
+    [p] = [p for p in err.problems if p.where == where]
+    assert (p.expected, p.found) == (expected, TASK if where == "eval.task" else MODEL)
+
+
+def test_a_mapping_is_validated_strictly(program: Paths, tmp_path: Path) -> None:
+    mapping = write_mapping(
+        tmp_path,
+        {
+            "model": "",
+            "itme": "id",
+            "item": "sample.id",
+            "fields": {"summary": "output.text", "tags": "score.similarity"},
+            "similarity": {"summary": "score.similarity.metadata"},
+        },
+    )
+    err = refused(importing(program, make_log(tmp_path / "logs"), mapping), program.data, program.private)
+    named(err, "unknown key 'itme'")
+    named(err, "the mapping states the task", "task")
+    named(err, "the mapping states the model", "model")
+    named(err, "where a sample's item id is", "item")
+    named(err, "not a source", "fields.summary")
+    named(err, "not a source", "fields.tags")
+    named(err, "not a source", "similarity.summary")
+
+
+def test_a_mapping_naming_fields_no_item_has_is_refused(program: Paths, tmp_path: Path) -> None:
+    mapping = write_mapping(
+        tmp_path,
+        fields={"sumary": "completion"},
+        similarity={"summary": "score.similarity.metadata.summary", "tags": "score.similarity.metadata.tags"},
+    )
+    err = refused(importing(program, make_log(tmp_path / "logs"), mapping), program.data, program.private)
+    named(err, "no item of run run-1 has a field sumary", "fields.sumary")
+    named(err, "no item of run run-1 has a non-critical text field tags", "similarity.tags")
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def test_an_existing_results_file_is_kept_unless_forced(program: Paths, tmp_path: Path) -> None:
+    log_path, mapping = make_log(tmp_path / "logs"), write_mapping(tmp_path)
+    out = tmp_path / "out" / "results.json"
+    out.parent.mkdir()
+    out.write_text("mine\n", encoding="utf-8")
+    err = refused(importing(program, log_path, mapping, out=out), program.data, program.private, out.parent)
+    named(err, "already exists; refusing to overwrite it")
+    import_inspect_log(program, log_path, "run-1", mapping, out=out, force=True)
+    assert json.loads(out.read_text(encoding="utf-8"))["run"] == "run-1"
+    assert [p.name for p in out.parent.iterdir()] == ["results.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("run_id", "message"),
+    [("run-9", "run run-9 is not registered"), ("../run-1", "malformed run id")],
+)
+def test_an_unknown_or_malformed_run_is_refused(program: Paths, tmp_path: Path, run_id: str, message: str) -> None:
+    err = refused(
+        importing(program, make_log(tmp_path / "logs"), write_mapping(tmp_path), run=run_id),
+        program.data,
+        program.private,
+    )
+    named(err, message)
+
+
+def test_a_file_that_is_not_an_inspect_log_is_refused(program: Paths, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(b"not a zip")
+    err = refused(importing(program, bad, write_mapping(tmp_path)), program.data, program.private)
+    named(err, "not an Inspect log that inspect_ai can read")
+
+
+def test_notes_are_one_line_of_bounded_length() -> None:
+    assert note_text("Traceback:\n  line 1\x1b[31m\u202e  end  ") == "Traceback: line 1 [31m end"
+    assert len(note_text("x" * 10_000)) == 500 and note_text("x" * 10_000).endswith("…")
+    assert note_text("") == "no message"
+
+
+# ---------------------------------------------------------------------------------------------
+# Without Inspect
+
+
+def test_without_inspect_the_error_says_how_to_install_it(
+    program: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mapping = write_mapping(tmp_path)
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    with pytest.raises(InspectNotInstalled) as info:
+        import_inspect_log(program, tmp_path / "log.eval", "run-1", mapping)
+    assert "pip install 'transparency-site[inspect]'" in str(info.value)
+    assert not isinstance(info.value, InputError) and info.value.exit_code == 2
+    argv = ["--data", str(program.data), "--private", str(program.private), "results", "from-inspect"]
+    result = CliRunner().invoke(main, [*argv, str(tmp_path / "log.eval"), "--run", "run-1", "--map", str(mapping)])
+    assert result.exit_code == 2 and "pip install 'transparency-site[inspect]'" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+
+def test_the_command_line(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", solver=failing("a-002", times=1), retry_on_error=1)
+    argv = ["--data", str(program.data), "--private", str(program.private), "results", "from-inspect"]
+    argv += [str(log_path), "--run", "run-1", "--map", str(write_mapping(tmp_path))]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
+    assert "3 results (3 scored); 1 retried" in result.stdout
+    assert "Next: transparency certify" in result.stdout
+    again = CliRunner().invoke(main, argv)
+    assert again.exit_code == 2 and "already exists" in again.stderr
+
+
+def test_the_help_teaches_the_mapping() -> None:
+    out = CliRunner().invoke(main, ["results", "from-inspect", "--help"]).stdout
+    for text in ("task:", "model:", "item:", "fields:", "similarity:", "score.<scorer>.metadata.<key>", "Example:"):
+        assert text in out, text
+    assert "from-inspect" in CliRunner().invoke(main, ["results", "--help"]).stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The demo's fixture
+
+
+def test_the_fixture_script_makes_a_log_of_the_demo_run_that_imports_and_certifies(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("make_inspect_fixture", REPO / "tests" / "make_inspect_fixture.py")
+    assert spec is not None and spec.loader is not None
+    fixture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixture)
+    out = tmp_path / "quill-a-3.eval"
+    mapping = fixture.make_log(out)
+    paths = copy_demo_data(tmp_path / "data")
+    (tmp_path / "map.json").write_text(json.dumps(mapping), encoding="utf-8")
+    results = tmp_path / "results.json"
+    done = import_inspect_log(paths, out, "quill-a-3", tmp_path / "map.json", out=results)
+    assert (done.counts, done.retried, done.finished_at) == ({"scored": 8}, 1, "2026-11-28T10:09:00Z")
+    a004 = by_item(json.loads(results.read_text(encoding="utf-8")))["a-004"]
+    assert a004["attempts"] == [
+        {
+            "attempt": 1,
+            "retry_of": None,
+            "status": "infra_error",
+            "note": "ConnectionResetError('simulated: the model endpoint reset the connection')",
+            "at": "2026-11-28T10:04:00Z",
+        }
+    ]
+    assert (a004["attempt"], a004["retry_of"], a004["at"]) == (2, 1, "2026-11-28T10:04:30Z")
+    cert = certify_run(paths, results, at="2026-12-01T09:00:00Z")
+    assert cert.summary["scored"] == 8
