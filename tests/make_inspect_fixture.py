@@ -11,9 +11,10 @@ so the import has an earlier attempt to record. Prints the mapping that imports 
     transparency results from-inspect OUT.eval --run quill-a-3 --map MAPPING --out RESULTS.json
 
 As deterministic as Inspect allows: the samples run one at a time, and the log's ids, times
-(from 2026-11-28T10:00:00Z, after the run's registration), sample uuids, event times and
-tracebacks are set to fixed values before it is written. What stays random is Inspect's own:
-the ids of events, spans and messages, and the times of the zip members.
+(from 2026-11-28T10:00:00Z, after the run's registration), sample uuids, event and model-call
+times and tracebacks are set to fixed values before it is written. What stays random is
+Inspect's own: the ids of events, spans and messages, and the times of the zip members (an .eval
+file is a zip whose members are compressed with zstd, which Python's zipfile cannot read).
 """
 
 from __future__ import annotations
@@ -142,8 +143,14 @@ def _normalize(log: Any) -> None:
         sample.uuid = f"quill-a-3-fixture-{sample.id}"
         sample.started_at, sample.completed_at = at(begin), at(begin + 30)
         sample.total_time = sample.working_time = 30.0
+        if sample.output.time is not None:
+            sample.output.time = 1.0
         for k, event in enumerate(sample.events):
             event.timestamp, event.working_start = START + dt.timedelta(seconds=begin + k / 10), k / 10
+            if getattr(event, "completed", None) is not None:  # a model event: when its call returned
+                event.completed, event.working_time = event.timestamp, 0.0
+            if getattr(getattr(event, "output", None), "time", None) is not None:
+                event.output.time = 1.0
         for r in sample.error_retries or []:
             r.traceback = r.traceback_ansi = r.message
             for k, event in enumerate(r.events or []):
