@@ -6,6 +6,7 @@ Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -114,7 +115,9 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency retire ID --note TEXT              reveal a retired secret item
       transparency register RUN_SPEC.json             fix a run before it happens
       transparency results from-inspect LOG.eval ...  its results file, from an Inspect log
+      transparency agreement register LABELS --run R  commit blind human labels of a run's items
       transparency certify RESULTS.json               decide the run, issue its certificate
+      transparency agreement report LABEL_SET         how far the judge agrees with the labels
       transparency revoke SERIAL --reason TEXT        withdraw a certificate, publicly and for good
       transparency build                              render and sign the site into public/
       transparency verify public                      check it as an outsider would
@@ -429,9 +432,27 @@ def results_group() -> None:
     help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
 )
 @click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
+@click.option(
+    "--evidence-name",
+    metavar="NAME",
+    help="The log's name as an evidence file of the certificate (certificates/SERIAL/evidence/NAME). "
+    "Default: its file name.",
+)
+@click.option(
+    "--no-evidence",
+    is_flag=True,
+    help="Do not list the log as evidence: the certificate then binds the results, not the log they came from.",
+)
 @click.pass_context
 def results_from_inspect(
-    ctx: click.Context, log: Path, run_id: str, mapping: Path, out: Path | None, force: bool
+    ctx: click.Context,
+    log: Path,
+    run_id: str,
+    mapping: Path,
+    out: Path | None,
+    force: bool,
+    evidence_name: str | None,
+    no_evidence: bool,
 ) -> None:
     """Turn an Inspect evaluation log into the results file of run RUN_ID.
 
@@ -441,10 +462,15 @@ def results_from_inspect(
     results file (SPEC §6) that 'transparency certify' takes, with the log's SHA-256 and size
     under "source". A sample that errored is an infra_error, one stopped by a limit, cancelled
     or without output is not_run, never a failure; errors Inspect retried (retry_on_error) are
-    kept as the result's earlier attempts. Refuses, writing nothing: another task or model, an
-    unfinished log, a sample of no item of the run, two samples of one item (epochs > 1), an
-    item without a sample (unless the log was cancelled or stopped by an error: not_run), a
-    missing or extra field, a non-critical text field without its similarity.
+    kept as the result's earlier attempts. An item the mapping excludes is excluded, what its
+    sample came to kept as the attempt the exclusion sets aside. The log itself is listed as an
+    evidence file of every item, by its path from the results file's folder, so the certificate
+    binds it by hash and publishes it as details documents are (not with --no-evidence).
+    Refuses, writing nothing: another task or model, an unfinished log, a sample of no item of
+    the run, two samples of one item (epochs > 1), an item without a sample (unless the log was
+    cancelled or stopped by an error: not_run), a missing or extra field, a non-critical text
+    field without its similarity, a judge label that is not an integer, an exclusion of an item
+    or under a rule the run spec does not have, a log name that cannot be an evidence name.
 
     \b
     The mapping (unknown keys are errors):
@@ -455,6 +481,13 @@ def results_from_inspect(
         tags: store.tags          #   the completion read as a JSON object
       similarity:                 # required for every non-critical text field
         summary: score.similarity.metadata.summary
+      judge_labels:               # optional: the judge's integer labels, by dimension
+        correctness: score.judge.metadata.correctness
+      exclude:                    # optional: items set aside under a rule of the run spec
+        a-006:
+          rule: 0                 # index into the run spec's exclusion_rules
+          note: Pasted HTML, which the subject's input filter strips by design.
+          at: "2026-11-28T12:00:00Z"  # when decided: not after the log's end
     A source is completion, completion.<key>, metadata.<key>, store.<key>,
     score.<scorer>.value, score.<scorer>.answer or score.<scorer>.metadata.<key>;
     each further .<key> goes one member deeper.
@@ -467,12 +500,82 @@ def results_from_inspect(
     from generator.inspect_import import import_inspect_log
 
     paths = _paths(ctx)
-    done = import_inspect_log(paths, log, run_id, mapping, out, force)
+    done = import_inspect_log(paths, log, run_id, mapping, out, force, evidence_name, not no_evidence)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(done.counts.items()))
     retried = f"; {done.retried} retried (kept as earlier attempts)" if done.retried else ""
     click.echo(f"Wrote {paths.show(done.out)}: {sum(done.counts.values())} results ({counts}){retried}.")
     click.echo(f"  run {done.run}, finished at {done.finished_at}; log sha256 {done.log_sha256}")
+    if done.evidence is not None:
+        click.echo(f"  the log is evidence {done.evidence['name']} (at {done.evidence['path']} from the results)")
     click.echo(f"Next: transparency certify {paths.show(done.out)}")
+
+
+@main.group("agreement", cls=_Group)
+def agreement_group() -> None:
+    """Measure the judge against blind human labels: commit the labels first, report after."""
+
+
+@agreement_group.command("register")
+@click.argument("labels", metavar="LABELS.json", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--run", "run_id", required=True, metavar="RUN_ID", help="The registered run whose items were labelled.")
+@click.option("--id", "set_id", required=True, metavar="ID", help="The label set's id, new in the ledger.")
+@_AT
+@click.pass_context
+def agreement_register(ctx: click.Context, labels: Path, run_id: str, set_id: str, at: str | None) -> None:
+    """Commit a blind human label set for run RUN_ID in the ledger (format v2).
+
+    Humans label the subject's outputs with the run spec's rubric before they see the judge's
+    scores. This fixes their labels: the ledger holds the SHA-256 of the salted label set,
+    the labels stay in PRIVATE/agreement/ID.json, and the build publishes them with the
+    report once the run's certificate has disclosed the judge's labels (on a secret gate,
+    once every item of the run is revealed).
+
+    \b
+    LABELS.json:
+      {"scale": [1, 2, 3, 4],
+       "labels": [{"labeller": "h1", "item": "a-001", "dimension": "correctness", "label": 3}, ...]}
+    The scale is the rubric's ordinal categories, in order; labellers and dimensions are ids.
+
+    Refuses, writing nothing: a run whose certificate is already issued (its judge's scores
+    are disclosed, so labels made now are not blind), an item that is not the run's, a label
+    off the scale, a labeller labelling one item's dimension twice, an id already used.
+
+    \b
+    Example:
+      transparency agreement register labels.json --run quill-a-3 --id quill-a-3-humans
+      transparency certify PRIVATE/results/quill-a-3.json
+      transparency agreement report quill-a-3-humans
+    """
+    from generator.commands.agreement import register_label_set
+
+    done = register_label_set(_paths(ctx), labels, run_id, set_id, at)
+    click.echo(
+        f"Committed label set {done.id} for run {done.run} at {done.at}: {done.labels} labels by "
+        f"{done.labellers} labeller(s) on {', '.join(done.dimensions)}; sha256 {done.sha256}."
+    )
+    click.echo("The labels stay private until the run's certificate is issued and its items are disclosed.")
+
+
+@agreement_group.command("report")
+@click.argument("set_id", metavar="LABEL_SET")
+@click.option("--json", "as_json", is_flag=True, help="Print the report document the build publishes.")
+@click.pass_context
+def agreement_report(ctx: click.Context, set_id: str, as_json: bool) -> None:
+    """How far the judge agrees with label set LABEL_SET, per rubric dimension.
+
+    The judge's labels are those of the run's certificate (its scored results' judge_labels).
+    For each dimension: the sample (items with a judge label and a human one), raw agreement,
+    Cohen's kappa with linear and quadratic weights, Krippendorff's ordinal alpha, each as a
+    6-decimal figure and an exact fraction, and every disagreeing case. The build publishes the
+    same document at agreement/LABEL_SET.json once it is due, and verify.py recomputes it.
+    """
+    from generator.commands.agreement import label_set_report, report_text
+
+    done = label_set_report(_paths(ctx), set_id)
+    if as_json:
+        click.echo(json.dumps(done.report, indent=1, ensure_ascii=False))
+    else:
+        click.echo(report_text(done), nl=False)
 
 
 @main.command()

@@ -138,6 +138,10 @@ class Paths:
     def evidence_file(self, serial: str, name: str, private: bool = False) -> Path:
         return (self.private if private else self.data) / layout.evidence(serial, name)
 
+    def label_set_file(self, set_id: str) -> Path:
+        """A blind human label set as committed, private until its report is due (FORMAT.md)."""
+        return self.private / "agreement" / f"{set_id}.json"
+
     def reveal_file(self, item_id: str) -> Path:
         return self.reveals_dir / f"{item_id}.json"
 

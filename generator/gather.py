@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import layout, ledgercache
+from generator.agreement_files import agreement_files
 from generator.cachefile import Staged
 from generator.datadir import (
     PUBLISHED_PRIVATE_KEYS,
@@ -137,6 +138,8 @@ class CertificateInfo:
     asserted: tuple[str, ...]
     expires_at: str | None = None
     evidence_paths: tuple[str, ...] = ()  # site paths of its evidence files that are due
+    # Its run's due label sets and their reports (site path, bytes): few and small, made once.
+    agreement: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def detail_paths(self) -> list[str]:
@@ -165,7 +168,7 @@ class CertificateInfo:
         evidence = published_evidence(paths, doc, self.public, (), problems, names)
         if problems:
             raise InputError(problems, "a certificate's documents changed while the site was being built")
-        return CertificateRecord(self, doc, data, details, record, tuple(evidence))
+        return CertificateRecord(self, doc, data, details, record, tuple(evidence) + self.agreement)
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,7 @@ class CertificateRecord:
     data: bytes
     details: dict[str, PublishedRecord]  # by item, in result order
     grader_record: PublishedRecord | None
-    evidence: tuple[tuple[str, bytes], ...] = ()  # due evidence files: site path, bytes
+    evidence: tuple[tuple[str, bytes], ...] = ()  # due evidence files and agreement files: site path, bytes
 
     @property
     def serial(self) -> str:
@@ -557,6 +560,15 @@ def _gather_runs(
                 tuple(asserted),
                 doc["expires_at"],
                 tuple(rel for rel, _ in evidence),
+                agreement_files(
+                    paths,
+                    ledger,
+                    doc,
+                    spec,
+                    public,
+                    [d.doc["result"] for d in details.values()] if not public else doc["results"],
+                    problems,
+                ),
             )
         )
         verdicts[cert.run] = str(doc.get("verdict"))

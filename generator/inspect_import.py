@@ -15,12 +15,17 @@ Inspect log"):
       tags: store.tags
     similarity:                   # needed for every non-critical text field
       requested_action: score.similarity.metadata.requested_action
+    judge_labels:                 # the judge's ordinal label of each scored result, by dimension
+      correctness: score.judge.metadata.correctness
+    exclude:                      # items the operator sets aside under a rule of the run spec
+      a-006: {rule: 0, note: "pasted HTML, stripped by the input filter", at: "2026-11-28T12:00:00Z"}
 
 A source is `completion` (the final completion's text), `completion.<key>…` (a member of the
 completion parsed as a JSON object), `metadata.<key>…`, `store.<key>…`, or a scorer's
 `score.<scorer>.value[.<key>…]`, `score.<scorer>.answer`, `score.<scorer>.metadata.<key>…`; each
 `.<key>` goes one object member deeper. Every key of the mapping is checked, an unknown one is an
-error, and a field or similarity that no item of the run has is an error too (a typo).
+error, and a field or similarity that no item of the run has is an error too (a typo), as is an
+exclusion of an item the run does not have or under a rule it does not have.
 
 What each sample becomes, the sample's final attempt deciding:
 - an error (`sample.error`): `infra_error`, the error message as the note; a cancellation that
@@ -31,7 +36,11 @@ What each sample becomes, the sample's final attempt deciding:
 Errors that Inspect retried (`retry_on_error`: `sample.error_retries`, oldest first) become the
 result's earlier attempts (FORMAT.md, "Attempts and lineage"). In a log that was cancelled or
 stopped by an error, an item whose sample never ran is `not_run`; in a log that succeeded it is
-refused as missing.
+refused as missing. An item the mapping excludes is `excluded`: what its sample came to is the
+last of its attempts, the one the exclusion sets aside.
+
+The results list the log itself as an evidence file (FORMAT.md, "Evidence files"), so that the
+certificate binds the bytes Inspect wrote, not only the results read from them.
 """
 
 from __future__ import annotations
@@ -57,18 +66,24 @@ from generator.commands.certify import _answers
 from generator.datadir import Paths
 from generator.documents import load_spec, methodology
 from generator.errors import InputError, TransparencyError, problem
+from generator.evidence_files import read_evidence
 from generator.journal import fsync_dir
 from generator.ledgerfile import reading, replay_from
 from generator.results import check_results_shape, read_results
 from generator.sealed import locate_sealed
 from generator.sources import load_data_file
 from generator.verifier import (
+    ID_RE,
+    MAX_SAFE_INTEGER,
     SCORED,
     FormatError,
     Problem,
     check_no_surrogates,
+    is_evidence_name,
     is_id,
+    is_int,
     is_reported_field,
+    is_time,
     number_rule_problems,
     show,
 )
@@ -77,7 +92,8 @@ if TYPE_CHECKING:  # inspect_ai ships its types (py.typed); at run time it is im
     from inspect_ai.log import EvalLog, EvalRetryError, EvalSample
 
 INSTALL_HINT = "pip install 'transparency-site[inspect]'"
-MAPPING_KEYS = ("task", "model", "item", "fields", "similarity")
+MAPPING_KEYS = ("task", "model", "item", "fields", "similarity", "judge_labels", "exclude")
+EXCLUSION_KEYS = ("rule", "note", "at")
 SOURCE_FORMS = (
     "completion, completion.<key>, metadata.<key>, store.<key>, score.<scorer>.value, score.<scorer>.answer or "
     "score.<scorer>.metadata.<key>"
@@ -139,12 +155,24 @@ def parse_source(text: Any, for_item: bool = False) -> Source | None:
 
 
 @dataclass(frozen=True)
+class Exclusion:
+    """The operator's decision to set an item aside: the index of the run spec's exclusion rule,
+    their words, and when they decided."""
+
+    rule: int
+    note: str
+    at: str
+
+
+@dataclass(frozen=True)
 class Mapping:
     task: str
     model: str
     item: Source
     fields: dict[str, Source]
     similarity: dict[str, Source]
+    judge_labels: dict[str, Source]  # by rubric dimension
+    exclude: dict[str, Exclusion]  # by item id
 
     def source_of(self, field: str) -> Source:
         return self.fields.get(field) or Source(f"completion.{field}", "completion", (field,))
@@ -186,21 +214,38 @@ def parse_mapping(value: Any, file: str) -> Mapping:
         problems.append(
             problem(file, "where a sample's item id is", "item", expected=ITEM_FORMS, found=show(value["item"]))
         )
-    tables = {key: _source_table(value, key, file, problems) for key in ("fields", "similarity")}
+    tables = {key: _source_table(value, key, file, problems) for key in ("fields", "similarity", "judge_labels")}
+    exclude = _exclusions(value, file, problems)
     if problems:
         raise InputError(problems, "not a valid mapping of an Inspect log; nothing was written")
-    return Mapping(value["task"], value["model"], item or DEFAULT_ITEM, tables["fields"], tables["similarity"])
+    return Mapping(
+        value["task"],
+        value["model"],
+        item or DEFAULT_ITEM,
+        tables["fields"],
+        tables["similarity"],
+        tables["judge_labels"],
+        exclude,
+    )
 
 
 def _source_table(value: dict[Any, Any], key: str, file: str, problems: list[Problem]) -> dict[str, Source]:
     table = value.get(key, {})
     if not isinstance(table, dict):
-        problems.append(problem(file, f"{key} maps field names to sources", key, found=show(table)))
+        names = "rubric dimensions" if key == "judge_labels" else "field names"
+        problems.append(problem(file, f"{key} maps {names} to sources", key, found=show(table)))
         return {}
     out: dict[str, Source] = {}
     for name, text in table.items():
         source = parse_source(text)
-        if not isinstance(name, str) or not name:
+        if key == "judge_labels" and not is_id(name):
+            # The name is the certificate's key of the label, and what label sets measure it by.
+            problems.append(
+                problem(
+                    file, "a judge label's name is its rubric dimension", key, expected=ID_RE.pattern, found=show(name)
+                )
+            )
+        elif not isinstance(name, str) or not name:
             problems.append(problem(file, "a field name is a non-empty string", key, found=show(name)))
         elif source is None:
             problems.append(problem(file, "not a source", f"{key}.{name}", expected=SOURCE_FORMS, found=show(text)))
@@ -209,10 +254,133 @@ def _source_table(value: dict[Any, Any], key: str, file: str, problems: list[Pro
     return out
 
 
+def _exclusions(value: dict[Any, Any], file: str, problems: list[Problem]) -> dict[str, Exclusion]:
+    """The mapping's `exclude`, checked for its form; its items and rules are checked against
+    the run spec by exclusion_problems, once the spec is read."""
+    table = value.get("exclude", {})
+    if not isinstance(table, dict):
+        problems.append(
+            problem(
+                file,
+                "exclude maps item ids to the operator's exclusions",
+                "exclude",
+                expected="{ITEM: {rule: <index>, note: <text>, at: <time>}, …}",
+                found=show(table),
+            )
+        )
+        return {}
+    out: dict[str, Exclusion] = {}
+    for item, e in table.items():
+        w = f"exclude.{item}"
+        if not isinstance(item, str):
+            problems.append(problem(file, "an item id is a string", w, found=show(item)))
+            continue
+        if not isinstance(e, dict):
+            problems.append(
+                problem(
+                    file,
+                    "an exclusion is an object of rule, note and at",
+                    w,
+                    expected="{rule, note, at}",
+                    found=show(e),
+                )
+            )
+            continue
+        before = len(problems)
+        unknown = sorted(str(k) for k in e if k not in EXCLUSION_KEYS)
+        if unknown:
+            problems.append(
+                problem(
+                    file,
+                    f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}",
+                    w,
+                    expected=", ".join(EXCLUSION_KEYS),
+                )
+            )
+        missing = [k for k in EXCLUSION_KEYS if k not in e]
+        if missing:
+            problems.append(
+                problem(
+                    file,
+                    f"an exclusion states its rule, note and time; missing {', '.join(map(repr, missing))}",
+                    w,
+                    expected=", ".join(EXCLUSION_KEYS),
+                )
+            )
+        rule, note, at = e.get("rule"), e.get("note"), e.get("at")
+        if "rule" in e and not (is_int(rule) and rule >= 0):
+            problems.append(
+                problem(
+                    file,
+                    "an exclusion names the index of one of the run spec's exclusion_rules",
+                    f"{w}.rule",
+                    expected="an integer from 0",
+                    found=show(rule),
+                )
+            )
+        if "note" in e and not (isinstance(note, str) and note.strip()):
+            problems.append(
+                problem(
+                    file,
+                    "an exclusion's note says why, in the operator's words; it is published with the result",
+                    f"{w}.note",
+                    expected="text other than white space",
+                    found=show(note),
+                )
+            )
+        elif isinstance(note, str):
+            try:
+                check_no_surrogates(note)
+            except FormatError as err:
+                problems.append(problem(file, str(err), f"{w}.note"))
+        if "at" in e and not is_time(at):
+            problems.append(
+                problem(
+                    file,
+                    "malformed time: when the operator decided the exclusion, in UTC",
+                    f"{w}.at",
+                    expected="YYYY-MM-DDTHH:MM:SSZ",
+                    found=show(at),
+                )
+            )
+        if len(problems) == before:
+            out[item] = Exclusion(e["rule"], e["note"], e["at"])
+    return out
+
+
 def load_mapping(path: Path, file: str | None = None) -> Mapping:
     """A mapping file, YAML (.yaml, .yml) or JSON."""
     shown = file or str(path)
     return parse_mapping(load_data_file(path, shown), shown)
+
+
+def exclusion_problems(mapping: Mapping, run_id: str, items: list[str], rules: int, file: str) -> list[Problem]:
+    """An exclusion of an item the run does not have, or under a rule its spec does not have."""
+    problems: list[Problem] = []
+    known = set(items)
+    for item, e in mapping.exclude.items():
+        if item not in known:
+            problems.append(
+                problem(
+                    file,
+                    f"run {run_id} has no item {item} to exclude",
+                    f"exclude.{item}",
+                    expected=show(items, 120),
+                )
+            )
+        if e.rule >= rules:
+            problems.append(
+                problem(
+                    file,
+                    f"run {run_id}'s spec has {rules} exclusion rule{'' if rules == 1 else 's'}, and no rule {e.rule}",
+                    f"exclude.{item}.rule",
+                    expected=f"an integer from 0 to {rules - 1}"
+                    if rules
+                    else "nothing: the run spec has no exclusion rule",
+                    found=str(e.rule),
+                )
+            )
+    return problems
 
 
 def mapping_problems(
@@ -334,6 +502,30 @@ def parse_completion(text: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message (bool before int: Python's True is an int)."""
+    for t, name in ((bool, "a boolean"), (int, "an integer out of range"), (float, "a float"), (str, "a string")):
+        if isinstance(value, t):
+            return name
+    if value is None:
+        return "null"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def native_value(value: Any) -> Any:
+    """A score value of Inspect's as the results file holds it: a float (and an integer past
+    ±(2^53−1)) as its Python text, the text Inspect wrote in its log; the rest as it is."""
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if abs(value) <= MAX_SAFE_INTEGER else str(value)
+    if isinstance(value, list | tuple):
+        return [native_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): native_value(v) for k, v in value.items()}
+    return value
+
+
 def similarity_text(value: Any) -> str | None:
     """A reported similarity as the results file holds it: a string as it is (its form is
     checked with the results), a number as the shortest decimal text that reads back as it
@@ -362,14 +554,82 @@ class _Reader:
     def result(self, item: str, sample: EvalSample) -> dict[str, Any] | None:
         before = len(self.problems)
         r = self.final(item, sample)
-        if sample.error_retries:
-            r.update(self.lineage(sample, sample.error_retries))
+        exclusion = self.mapping.exclude.get(item)
+        if exclusion is not None:
+            r = self.excluded(r, sample, exclusion)
+        elif sample.error_retries:
+            earlier, at = self.lineage(sample, sample.error_retries)
+            n = len(earlier)
+            r.update({"attempt": n + 1, "retry_of": n, "at": at, "attempts": earlier})
         return r if len(self.problems) == before else None
+
+    def excluded(self, final: dict[str, Any], sample: EvalSample, exclusion: Exclusion) -> dict[str, Any]:
+        """The excluded result of an item whose sample came to `final`: that outcome is the last
+        attempt of the chain, the one the exclusion sets aside (FORMAT.md, "Attempts and
+        lineage"), kept with the scores Inspect gave it, since an exclusion that hid what it
+        excluded could drop a failure unseen."""
+        earlier, at = self.lineage(sample, sample.error_retries or [])
+        n = len(earlier)
+        last: dict[str, Any] = {"attempt": n + 1, "retry_of": n or None, "status": final["status"]}
+        if "note" in final:
+            last["note"] = final["note"]
+        last["at"] = at
+        native = self.native(sample)
+        if native:
+            last["native"] = native
+        w = f"exclude.{final['item']}.at"
+        if exclusion.at < at:
+            self.problems.append(
+                problem(
+                    self.map_file,
+                    f"the exclusion of item {final['item']} is dated before the attempt it sets aside "
+                    f"({sample_label(sample)}, {last['status']} at {at})",
+                    w,
+                    expected=f"{at} or later",
+                    found=exclusion.at,
+                )
+            )
+        elif self.finished and exclusion.at > self.finished:
+            # The chain rules bound every time of a result by the results' finished_at.
+            self.problems.append(
+                problem(
+                    self.map_file,
+                    "the exclusion is dated after the evaluation finished (the log's stats.completed_at, the "
+                    "results' finished_at), and no time of a result may be later",
+                    w,
+                    expected=f"{at} to {self.finished}",
+                    found=exclusion.at,
+                )
+            )
+        return {
+            "item": final["item"],
+            "status": "excluded",
+            "rule": exclusion.rule,
+            "note": exclusion.note,
+            "attempts": [*earlier, last],
+            "excludes": n + 1,
+            "at": exclusion.at,
+        }
+
+    def native(self, sample: EvalSample) -> dict[str, Any]:
+        """What Inspect itself made of the sample: its score values by scorer (a float as its
+        Python text, as SPEC §1 numbers require), or nothing when no scorer ran."""
+        if not sample.scores:
+            return {}
+        out = {"scores": {name: native_value(score.value) for name, score in sorted(sample.scores.items())}}
+        try:
+            check_no_surrogates(out)
+        except FormatError as e:
+            self.add(f"{sample_label(sample)}: its scores: {e}")
+        return out
 
     def final(self, item: str, sample: EvalSample) -> dict[str, Any]:
         label = sample_label(sample)
-        if sample.invalidation is not None:
-            self.add(f"{label} is marked invalid in the log: give its item a status by hand, or clear the mark")
+        if sample.invalidation is not None and item not in self.mapping.exclude:
+            self.add(
+                f"{label} is marked invalid in the log: give its item a status by hand (exclude it in the mapping), "
+                "or clear the mark"
+            )
         if sample.error is not None:
             if is_cancellation(sample.error.message):
                 return {"item": item, "status": "not_run", "note": note_text(f"cancelled: {sample.error.message}")}
@@ -390,6 +650,7 @@ class _Reader:
         if from_completion and not sample.output.completion.strip():
             error = f": {sample.output.error}" if sample.output.error else ""
             return {"item": item, "status": "not_run", "note": note_text(f"the model gave no output{error}")}
+        from_completion += [s for s in self.mapping.judge_labels.values() if s.root == "completion"]
         completion: dict[str, Any] | None = None
         if any(s.path for s in from_completion):
             completion, why = parse_completion(sample.output.completion)
@@ -409,7 +670,34 @@ class _Reader:
                     expected=", ".join(sorted(read)),
                 )
         fields = [self.field(label, sample, answer, name, sources[name], completion) for name in sorted(answer)]
-        return {"item": item, "status": SCORED, "fields": fields}
+        r: dict[str, Any] = {"item": item, "status": SCORED, "fields": fields}
+        if self.mapping.judge_labels:
+            r["judge_labels"] = {
+                dim: self.judge_label(label, sample, dim, source, completion)
+                for dim, source in sorted(self.mapping.judge_labels.items())
+            }
+        return r
+
+    def judge_label(
+        self, label: str, sample: EvalSample, dim: str, source: Source, completion: dict[str, Any] | None
+    ) -> int | None:
+        """The judge's label of the sample on rubric dimension `dim`: an integer, never a
+        boolean (Python's True is 1) nor a float that happens to be whole (3.0 is a judge's
+        mean or a cast, not a point of an ordinal scale)."""
+        where = f"{label}, judge label {dim}"
+        value = _lookup(source, sample, completion)
+        if value is _MISSING:
+            self.add(f"{where}: no value at {source.text}", expected=f"the judge's integer label at {source.text}")
+            return None
+        if not (is_int(value) and abs(value) <= MAX_SAFE_INTEGER):
+            self.add(
+                f"{where}: a judge label is an integer on the rubric's scale, and this is {_kind(value)}",
+                source.text,
+                expected="an integer such as 3",
+                found=show(value),
+            )
+            return None
+        return value
 
     def field(
         self,
@@ -456,9 +744,9 @@ class _Reader:
             f["similarity"] = text
         return f
 
-    def lineage(self, sample: EvalSample, retries: Iterable[EvalRetryError]) -> dict[str, Any]:
-        """The final result's attempt members: every error Inspect retried, oldest first, as an
-        earlier attempt. An attempt's time is that of the last event Inspect kept with its
+    def lineage(self, sample: EvalSample, retries: Iterable[EvalRetryError]) -> tuple[list[dict[str, Any]], str]:
+        """Every error Inspect retried, oldest first, as an earlier attempt, and the time of the
+        final attempt. An attempt's time is that of the last event Inspect kept with its
         error; when it kept none, the time of the attempt after it (the start of the final
         attempt, for the last), the latest the failed attempt can have ended."""
         retries = list(retries)
@@ -480,8 +768,7 @@ class _Reader:
             }
             for i, (r, at) in enumerate(zip(retries, times, strict=True))
         ]
-        n = len(attempts)
-        return {"attempt": n + 1, "retry_of": n, "at": final_at, "attempts": attempts}
+        return attempts, final_at
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,9 +800,11 @@ def results_from_log(
     mapping: Mapping,
     file: str,
     map_file: str,
+    evidence: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[Problem]]:
     """The run-results document of `log` (whose file's bytes are `data`) for the run `run_id`
-    registered at `run_at` with `items`, and every problem found."""
+    registered at `run_at` with `items`, listing `evidence` (the log's entry) if given, and
+    every problem found."""
     problems: list[Problem] = []
     ev = log.eval
     for key, want, found in (("task", mapping.task, ev.task), ("model", mapping.model, ev.model)):
@@ -605,20 +894,20 @@ def results_from_log(
         "cancelled" if log.status == "cancelled" else f"stopped by an error: {(log.error and log.error.message) or '?'}"
     )
     for item in items:
-        if item in unrun:
+        exclusion = mapping.exclude.get(item)
+        if item in unrun and exclusion is not None:
+            # Never tried, so no attempt to set aside: the exclusion as v1 has it.
+            results.append({"item": item, "status": "excluded", "rule": exclusion.rule, "note": exclusion.note})
+        elif item in unrun:
             results.append({"item": item, "status": "not_run", "note": note_text(f"the evaluation was {why}")})
         elif len(by_item.get(item, [])) == 1:
             r = reader.result(item, by_item[item][0])
             if r is not None:
                 results.append(r)
-    doc = {
-        "type": "run-results",
-        "v": 1,
-        "run": run_id,
-        "finished_at": finished,
-        "results": results,
-        "source": source_member(log, data),
-    }
+    doc: dict[str, Any] = {"type": "run-results", "v": 1, "run": run_id, "finished_at": finished, "results": results}
+    if evidence is not None:
+        doc["evidence"] = [evidence]
+    doc["source"] = source_member(log, data)
     return doc, problems
 
 
@@ -632,8 +921,9 @@ class Imported:
     run: str
     finished_at: str
     counts: dict[str, int]  # results by status
-    retried: int  # results with earlier attempts
+    retried: int  # results with an attempt Inspect retried
     log_sha256: str
+    evidence: dict[str, Any] | None  # the log's entry in the results' evidence list
 
 
 def inspect_log_module() -> ModuleType:
@@ -667,11 +957,71 @@ def default_results_file(paths: Paths, run_id: str) -> Path:
     return paths.private / "results" / f"{run_id}.json"
 
 
+def evidence_entry(
+    log_path: Path, target: Path, name: str | None, file: str, problems: list[Problem]
+) -> dict[str, Any] | None:
+    """The log's evidence entry, without its hash, size and items (known once it is read):
+    its name and its path from the folder of the results file `target`. None, with the
+    problem recorded, when it cannot be one."""
+    given = name is not None
+    name = name if given else log_path.name
+    if not is_evidence_name(name):
+        if given:
+            problems.append(
+                problem(
+                    "--evidence-name",
+                    "not a name an evidence file can have: it is one path segment the certificate's folder joins",
+                    expected="letters, digits, '_', '-' and inner dots, at most 128 characters, not ending in .sig, "
+                    ".tlog-proof or a Python suffix",
+                    found=show(name),
+                )
+            )
+        else:
+            problems.append(
+                problem(
+                    file,
+                    f"the log's file name {show(name)} cannot be the name of an evidence file: pass "
+                    "--evidence-name NAME, such as --evidence-name run.eval, or --no-evidence to leave the log out "
+                    "of the results",
+                    expected="letters, digits, '_', '-' and inner dots, at most 128 characters",
+                )
+            )
+        return None
+    if log_path.is_symlink():
+        problems.append(
+            problem(
+                file,
+                "is a symbolic link, and certify reads an evidence file only as a regular file (a link's target "
+                "may change): give the log's own path, or --no-evidence",
+            )
+        )
+        return None
+    # Real folders on both sides: the kernel resolves a '..' after a linked folder from the
+    # link's target, so a path computed from the names as given could miss the log.
+    log_real = Path(os.path.realpath(log_path.parent)) / log_path.name
+    try:
+        rel = os.path.relpath(log_real, os.path.realpath(target.parent))
+    except ValueError:  # another drive, on Windows: no relative path reaches it
+        problems.append(
+            problem(file, "has no path from the folder of the results file, which lists it: put them on one drive")
+        )
+        return None
+    return {"name": name, "path": Path(rel).as_posix()}
+
+
 def import_inspect_log(
-    paths: Paths, log_path: Path, run_id: str, mapping_path: Path, out: Path | None = None, force: bool = False
+    paths: Paths,
+    log_path: Path,
+    run_id: str,
+    mapping_path: Path,
+    out: Path | None = None,
+    force: bool = False,
+    evidence_name: str | None = None,
+    evidence: bool = True,
 ) -> Imported:
     """Write the run-results file of registered run `run_id` from the Inspect log at `log_path`,
-    as `mapping_path` says; refuse (writing nothing) with every problem found."""
+    as `mapping_path` says, listing the log as an evidence file named `evidence_name` (default:
+    its file name) unless `evidence` is false; refuse (writing nothing) with every problem found."""
     inspect_log_module()  # before anything else: without Inspect nothing below can be done
     if not is_id(run_id):
         raise InputError([problem("--run", "malformed run id", expected="^[a-z0-9][a-z0-9_-]{0,63}$", found=run_id)])
@@ -679,9 +1029,14 @@ def import_inspect_log(
     shown_out, file, map_file = paths.show(target), paths.show(log_path), paths.show(mapping_path)
     if not force and (target.exists() or target.is_symlink()):
         raise InputError([problem(shown_out, "already exists; refusing to overwrite it (--force replaces it)")])
+    if evidence_name is not None and not evidence:
+        raise InputError(
+            [problem("--evidence-name", "names the log's evidence file, which --no-evidence leaves out: give one")]
+        )
     mapping = load_mapping(mapping_path, map_file)
     log, data = read_log(log_path, file)
     problems: list[Problem] = []
+    entry = evidence_entry(log_path, target, evidence_name, file, problems) if evidence else None
     with reading(paths):
         ledger, found, _ = replay_from(paths, save=False)
         if found:
@@ -712,25 +1067,35 @@ def import_inspect_log(
         wanted = {} if public else {i: c.commitment for i in items if (c := ledger.commit(i)) is not None}
         answers = _answers(paths, ledger, items, public, locate_sealed(paths, wanted) if wanted else {}, problems)
     problems += mapping_problems(mapping, run_id, items, answers, map_file)
-    doc, found = results_from_log(log, data, run_id, run.at, items, answers, mapping, file, map_file)
+    problems += exclusion_problems(mapping, run_id, items, len(spec["exclusion_rules"]), map_file)
+    if entry is not None:
+        # The whole log concerns every item: on a secret gate it is published once all are revealed.
+        entry.update(sha256=hashlib.sha256(data).hexdigest(), size=len(data), items=list(items))
+    doc, found = results_from_log(log, data, run_id, run.at, items, answers, mapping, file, map_file, entry)
     problems += found
     if problems:
         raise InputError(problems, f"cannot import {file} as the results of run {run_id}; nothing was written")
     max_attempts = m.max_attempts if m is not None else None
-    write_results(
-        doc,
-        target,
-        force,
-        lambda d: check_results_shape(d, spec, answers, max_attempts=max_attempts, not_before=run.at),
-    )
+
+    def check(d: dict[str, Any]) -> list[Problem]:
+        # The log read again through the path written, as certify will read it: a path that
+        # misses, or a log changed since it was read, is found now rather than at certify.
+        shape = check_results_shape(d, spec, answers, max_attempts=max_attempts, not_before=run.at)
+        unread: list[Problem] = read_evidence(d, target, shown_out, items)[1]
+        return shape + unread
+
+    write_results(doc, target, force, check)
     counts = Counter(r["status"] for r in doc["results"])
+    # An exclusion's last attempt is the sample's final one, not a retry.
+    retried = sum(1 for r in doc["results"] if len(r.get("attempts", [])) > (1 if r["status"] == "excluded" else 0))
     return Imported(
         target,
         run_id,
         doc["finished_at"],
         dict(counts),
-        sum(1 for r in doc["results"] if "attempts" in r),
+        retried,
         doc["source"]["log_sha256"],
+        entry,
     )
 
 

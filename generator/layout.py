@@ -243,6 +243,8 @@ JSON_SCHEMAS: tuple[tuple[str, str], ...] = (
     (certificate("*"), "certificate.schema.json"),
     (details("*", "*"), "result-details.schema.json"),
     (grader_record("*"), "grader-record.schema.json"),
+    ("agreement/*/labels.json", "label-set.schema.json"),
+    ("agreement/*.json", "agreement-report.schema.json"),
     (SCHEMA_INDEX, "schema-index.schema.json"),
 )
 # The schemas themselves are described by the dialect's metaschema, which the site does not copy.

@@ -15,6 +15,7 @@ from typing import Any
 from generator.errors import InputError, problem
 from generator.sources import read_text
 from generator.verifier import (
+    JUDGE_LABELS,
     MAX_SAFE_INTEGER,
     SCORED,
     STATUSES,
@@ -24,6 +25,7 @@ from generator.verifier import (
     check_no_surrogates,
     is_reported_field,
     is_time,
+    judge_labels_problems,
     lineage_keys,
     lineage_problems,
     non_scored_problems,
@@ -239,7 +241,9 @@ def check_results_shape(
         if status != SCORED:
             problems += non_scored_problems(r, w, len(rules), lambda v: show(_plain(v)))
             continue
-        problems += check_keys(r, ("item", "status", "fields"), optional=lineage_keys(r), where=w)
+        problems += check_keys(r, ("item", "status", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=w)
+        if JUDGE_LABELS in r:
+            problems += judge_labels_problems(_plain(r[JUDGE_LABELS]), w, lambda v: show(_plain(v)))
         answer = answers.get(item) if isinstance(item, str) else None
         fields = r.get("fields")
         if not isinstance(fields, list):

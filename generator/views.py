@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator import layout, readable
+from generator.agreement_view import AgreementView, agreement_views
 from generator.evidence_view import EvidenceRow, evidence_rows
 from generator.gather import CertificateInfo, CertificateRecord, RunInfo
 from generator.lineage_view import Lineage, lineage_of
@@ -342,6 +343,7 @@ class CertificateView:
     worst_case_rate_short: str = ""
     lineage: tuple[Lineage, ...] = ()  # the results tried more than once, in result order
     evidence: tuple[EvidenceRow, ...] = ()  # the raw files the certificate binds, by name
+    agreement: tuple[AgreementView, ...] = ()  # format v2: the judge against blind human labels
     judge_pins: JudgePins | None = None  # format v2: the judge's rubric, direction, route and scope
     best_case_rate_short: str = ""
     interval_words: str = ""
@@ -799,6 +801,7 @@ def certificate_view(
         worst_case_rate_short=readable.percent(s["worst_case_pass_rate"]),
         lineage=tuple(lineage),
         evidence=evidence_rows(doc, {rel for rel, _ in c.evidence}, revealed),
+        agreement=agreement_views(c.evidence),
         best_case_rate_short=readable.percent(s["best_case_pass_rate"]),
         interval_words=readable.interval_words(s["scored"], *s["pass_rate_ci95"]),
         what_failed=tuple(what_failed),

@@ -3,8 +3,10 @@
     python tests/make_inspect_fixture.py OUT.eval
 
 Runs a small Inspect task over the run's eight Gate A items with Inspect's mock model (no
-network): the "model" answers each item with its answer's values, a few of them wrong, and a
-scorer named `similarity` reports each text field's similarity in its metadata. The first
+network): the "model" answers each item with its answer's values, a few of them wrong, a
+scorer named `similarity` reports each text field's similarity in its metadata, and a scorer
+named `judge` gives two ordinal labels (1 to 4) in its metadata, `correctness` and
+`completeness`, made from the fields the model got wrong and those it left empty. The first
 attempt of a-004 fails before it reaches the model and Inspect retries it (`retry_on_error=1`),
 so the import has an earlier attempt to record. Prints the mapping that imports the log:
 
@@ -44,12 +46,31 @@ WRONG: dict[str, dict[str, Any]] = {
 }
 
 
+# The judge's rubric dimensions, each labelled 1 (worst) to 4 (best).
+DIMENSIONS = ("completeness", "correctness")
+
+
+def judge_labels(given: dict[str, Any], want: dict[str, Any]) -> dict[str, int]:
+    """The judge's labels of one answer: correctness falls by 2 for each wrong field, completeness
+    by 1 for each wrong field and 1 more for each one left empty that should not be, neither
+    below 1."""
+    wrong = sum(given.get(n) != v for n, v in want.items())
+    empty = sum(given.get(n) in ("", [], None) and v not in ("", [], None) for n, v in want.items())
+    return {"correctness": max(1, 4 - 2 * wrong), "completeness": max(1, 4 - wrong - empty)}
+
+
 def mapping(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The mapping that imports the log: every non-critical text field's similarity from the scorer."""
+    """The mapping that imports the log: every non-critical text field's similarity from the
+    `similarity` scorer, and the `judge` scorer's labels."""
     texts = sorted(
         {n for a in answers.values() for n, f in a.items() if f["kind"] == "text" and f["tier"] != "critical"}
     )
-    return {"task": TASK, "model": MODEL, "similarity": {n: f"score.similarity.metadata.{n}" for n in texts}}
+    return {
+        "task": TASK,
+        "model": MODEL,
+        "similarity": {n: f"score.similarity.metadata.{n}" for n in texts},
+        "judge_labels": {d: f"score.judge.metadata.{d}" for d in DIMENSIONS},
+    }
 
 
 def demo_items() -> tuple[list[str], dict[str, str], dict[str, dict[str, Any]]]:
@@ -102,13 +123,21 @@ def make_log(out: Path) -> dict[str, Any]:
 
         return score
 
+    @scorer(metrics=[mean()])
+    def judge() -> Any:
+        async def score(state: TaskState, target: Target) -> Score:
+            labels = judge_labels(json.loads(state.output.completion), json.loads(target.text))
+            return Score(value=labels["correctness"], metadata=labels)
+
+        return score
+
     task = Task(
         dataset=[
             Sample(id=i, input=prompts[i], target=json.dumps({n: f["value"] for n, f in answers[i].items()}))
             for i in items
         ],
         solver=flaky_generate(),
-        scorer=similarity(),
+        scorer=[similarity(), judge()],
         name=TASK,
     )
     log_dir = out.parent / f".{out.name}.logs"

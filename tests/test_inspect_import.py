@@ -12,6 +12,8 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
+import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -25,20 +27,22 @@ from conftest import REPO, copy_demo_data, item, refused
 from runkit import named, register, run_spec
 
 from generator.cli import main
+from generator.commands.build import build
 from generator.commands.certify import certify_run
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.inspect_import import InspectNotInstalled, import_inspect_log, note_text
 from generator.results import check_results_shape, read_results
+from generator.verifier import loads_strict, verify_site
 
 pytest.importorskip("inspect_ai")
 
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+from inspect_ai.log import EvalError, ProvenanceData, read_eval_log, write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from inspect_ai.util import store, token_limit
 
@@ -75,10 +79,11 @@ def make_log(
     solver: Solver | None = None,
     name: str = TASK,
     metadata: Callable[[str], dict[str, Any]] | None = None,
+    scorers: list[Scorer] | None = None,
     **options: Any,
 ) -> Path:
     """Run a task of one sample per id (its input the id) with the mock model; the log's path.
-    The model answers good(id) as JSON, or replies[id]."""
+    The model answers good(id) as JSON, or replies[id]; the scorers are similarity() and `scorers`."""
 
     def respond(messages: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         text = messages[-1].text
@@ -89,7 +94,7 @@ def make_log(
     task = Task(
         dataset=[Sample(id=i, input=i, metadata=metadata(i) if metadata else {}) for i in ids],
         solver=solver or generate(),
-        scorer=similarity(),
+        scorer=[similarity(), *(scorers or [])],
         name=name,
     )
     where.mkdir(parents=True, exist_ok=True)
@@ -194,6 +199,16 @@ def test_a_log_converts_to_the_expected_results(program: Paths, tmp_path: Path) 
         "run": "run-1",
         "finished_at": time_of(log.stats.completed_at),
         "results": [scored(i) for i in ITEMS],
+        # The log itself, by its path from the results file's folder, as evidence of every item.
+        "evidence": [
+            {
+                "name": log_path.name,
+                "path": os.path.relpath(log_path, out.parent),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "size": len(data),
+                "items": ITEMS,
+            }
+        ],
         "source": {
             "kind": "inspect",
             "task": TASK,
@@ -211,6 +226,7 @@ def test_a_log_converts_to_the_expected_results(program: Paths, tmp_path: Path) 
     assert check_results_shape(read_results(out, str(out)).doc, spec_of(program), answers()) == []
     cert = certify_run(program, out)
     assert cert.summary["scored"] == 3 and cert.summary["passed"] == 3
+    assert program.evidence_file(cert.serial, log_path.name).read_bytes() == data
 
 
 def test_fields_from_metadata_store_and_scores_and_items_from_metadata(program: Paths, tmp_path: Path) -> None:
@@ -489,6 +505,384 @@ def _imported(paths: Paths, log_path: Path, tmp_path: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Judge labels
+
+LABELS = {
+    "a-001": {"correctness": 4, "completeness": 3},
+    "a-002": {"correctness": 2, "completeness": 2},
+    "a-003": {"correctness": 1, "completeness": 4},
+}
+JUDGED = {
+    **MAPPING,
+    "judge_labels": {
+        "correctness": "score.judge.metadata.correctness",
+        "completeness": "score.judge.metadata.completeness",
+    },
+}
+
+
+@scorer(metrics=[mean()])
+def judge(labels: dict[str, dict[str, Any]]) -> Scorer:
+    """A judge whose labels of each item are in its score's metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=1, metadata=labels.get(str(state.sample_id), {}))
+
+    return score
+
+
+def test_judge_labels_are_imported_for_every_scored_result(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", solver=failing("a-002"), scorers=[judge(LABELS)], fail_on_error=False)
+    done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path, JUDGED))
+    assert done.counts == {"scored": 2, "infra_error": 1}
+    results = by_item(results_of(program))
+    # Sorted by dimension; an errored sample, which no judge read, has none.
+    assert results["a-001"] == {**scored("a-001"), "judge_labels": {"completeness": 3, "correctness": 4}}
+    assert list(results["a-001"]["judge_labels"]) == ["completeness", "correctness"]
+    assert results["a-003"] == {**scored("a-003"), "judge_labels": {"completeness": 4, "correctness": 1}}
+    assert "judge_labels" not in results["a-002"] and results["a-002"]["status"] == "infra_error"
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    assert cert.summary["scored"] == 2
+
+
+def test_judge_labels_that_are_not_integers_are_refused_naming_sample_and_dimension(
+    program: Paths, tmp_path: Path
+) -> None:
+    labels = {
+        "a-001": {"correctness": 4},  # no completeness
+        "a-002": {"correctness": 3.0, "completeness": 2},  # a whole float is not a point of the scale
+        "a-003": {"correctness": True, "completeness": "4"},  # Python's True is 1
+    }
+    log_path = make_log(tmp_path / "logs", scorers=[judge(labels)])
+    [a002] = [s for s in read_eval_log(str(log_path)).samples or [] if s.id == "a-002"]
+    assert isinstance((a002.scores or {})["judge"].metadata["correctness"], float)  # Inspect keeps it a float
+    err = refused(importing(program, log_path, write_mapping(tmp_path, JUDGED)), program.data, program.private)
+    named(err, "sample a-001, judge label completeness: no value at score.judge.metadata.completeness")
+    named(
+        err,
+        "sample a-002, judge label correctness: a judge label is an integer on the rubric's scale, and this is a float",
+    )
+    named(
+        err,
+        "sample a-003, judge label correctness: a judge label is an integer on the rubric's scale, and this is a bool",
+    )
+    named(
+        err, "sample a-003, judge label completeness: a judge label is an integer", "score.judge.metadata.completeness"
+    )
+    assert len(err.problems) == 4, err.describe()
+    assert "nothing was written" in err.summary
+
+
+def test_a_judge_labels_mapping_is_validated(program: Paths, tmp_path: Path) -> None:
+    mapping = write_mapping(tmp_path, judge_labels={"Correctness": "score.judge.metadata.c", "ok": "judge.ok"})
+    err = refused(importing(program, make_log(tmp_path / "logs"), mapping), program.data, program.private)
+    named(err, "a judge label's name is its rubric dimension", "judge_labels")
+    named(err, "not a source", "judge_labels.ok")
+    mapping = write_mapping(tmp_path, judge_labels=["correctness"])
+    err = refused(importing(program, make_log(tmp_path / "logs2"), mapping), program.data, program.private)
+    named(err, "judge_labels maps rubric dimensions to sources", "judge_labels")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exclusions decided by the operator
+
+
+EXCLUSION_NOTE = "The message is in Latin, which the subject does not support."
+
+
+@solver
+def one_error_and_one_retry() -> Solver:
+    """a-001 fails on every call; a-002 fails on its first and is retried."""
+    calls: dict[str, int] = {}
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        n = calls[str(state.sample_id)] = calls.get(str(state.sample_id), 0) + 1
+        if state.sample_id == "a-001" or (state.sample_id == "a-002" and n == 1):
+            raise ConnectionResetError(f"the endpoint reset the connection (call {n})")
+        return await generate(state)
+
+    return solve
+
+
+def test_an_exclusion_sets_aside_the_sample_s_final_attempt_and_certifies(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", solver=one_error_and_one_retry(), retry_on_error=1, fail_on_error=False)
+    log = read_eval_log(str(log_path))
+    samples = {str(s.id): s for s in log.samples or []}
+    decided = time_of(log.stats.completed_at)  # no time of a result is after the results' finished_at
+    exclude = {i: {"rule": 0, "note": EXCLUSION_NOTE, "at": decided} for i in ITEMS}
+    done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path, exclude=exclude))
+    assert done.counts == {"excluded": 3} and done.retried == 2
+    results = by_item(results_of(program))
+
+    def excluded(item_id: str, *attempts: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "item": item_id,
+            "status": "excluded",
+            "rule": 0,
+            "note": EXCLUSION_NOTE,
+            "attempts": list(attempts),
+            "excludes": len(attempts),
+            "at": decided,
+        }
+
+    def error(n: int) -> str:
+        return f"ConnectionResetError('the endpoint reset the connection (call {n})')"
+
+    # a-001 errored after its retry: its final attempt, an infra_error with its note, is set aside.
+    a1 = samples["a-001"]
+    assert results["a-001"] == excluded(
+        "a-001",
+        {"attempt": 1, "retry_of": None, "status": "infra_error", "note": error(1), "at": time_of(a1.started_at)},
+        {"attempt": 2, "retry_of": 1, "status": "infra_error", "note": error(2), "at": time_of(a1.completed_at)},
+    )
+    # a-002 scored on its retry: the scored attempt is set aside, with what the scorer made of it.
+    a2 = samples["a-002"]
+    assert results["a-002"] == excluded(
+        "a-002",
+        {"attempt": 1, "retry_of": None, "status": "infra_error", "note": error(1), "at": time_of(a2.started_at)},
+        {
+            "attempt": 2,
+            "retry_of": 1,
+            "status": "scored",
+            "at": time_of(a2.completed_at),
+            "native": {"scores": {"similarity": "0.95"}},
+        },
+    )
+    # a-003 was tried once: a chain of one.
+    assert results["a-003"] == excluded(
+        "a-003",
+        {
+            "attempt": 1,
+            "retry_of": None,
+            "status": "scored",
+            "at": time_of(samples["a-003"].completed_at),
+            "native": {"scores": {"similarity": "0.95"}},
+        },
+    )
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    assert cert.summary["excluded"] == 3
+
+
+def test_an_excluded_item_keeps_the_judge_labels_out_of_its_result(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs", scorers=[judge(LABELS)])
+    decided = time_of(read_eval_log(str(log_path)).stats.completed_at)
+    exclude = {"a-002": {"rule": 0, "note": EXCLUSION_NOTE, "at": decided}}
+    import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path, JUDGED, exclude=exclude))
+    results = by_item(results_of(program))
+    assert results["a-001"]["judge_labels"] == {"completeness": 3, "correctness": 4}
+    [last] = results["a-002"]["attempts"]
+    assert "judge_labels" not in results["a-002"]
+    assert last["native"] == {"scores": {"judge": 1, "similarity": "0.95"}}
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    assert cert.summary["excluded"] == 1 and cert.summary["scored"] == 2
+
+
+def test_an_excluded_item_that_never_ran_is_an_exclusion_without_attempts(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    log = read_eval_log(str(log_path))
+    cancelled = rewrite(
+        log_path,
+        tmp_path / "cancelled.eval",
+        status="cancelled",
+        samples=[s for s in log.samples or [] if s.id != "a-003"],
+    )
+    exclude = {"a-003": {"rule": 0, "note": EXCLUSION_NOTE, "at": time_of(log.stats.completed_at)}}
+    import_inspect_log(program, cancelled, "run-1", write_mapping(tmp_path, exclude=exclude))
+    assert by_item(results_of(program))["a-003"] == {
+        "item": "a-003",
+        "status": "excluded",
+        "rule": 0,
+        "note": EXCLUSION_NOTE,
+    }
+
+
+LOG_END = "<the log's end>"  # a time only known once the log is made: its stats.completed_at
+GOOD_EXCLUSION = {"rule": 0, "note": EXCLUSION_NOTE, "at": LOG_END}
+
+
+def test_a_sample_marked_invalid_is_imported_once_its_item_is_excluded(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    log = read_eval_log(str(log_path))
+    samples = log.samples or []
+    samples[0].invalidation = ProvenanceData(author="operator", reason="the message is in Latin")
+    marked = rewrite(log_path, tmp_path / "marked.eval", samples=samples)
+    err = refused(importing(program, marked, write_mapping(tmp_path)), program.data, program.private)
+    named(err, f"sample {samples[0].id} is marked invalid in the log: give its item a status by hand")
+    exclude = {str(samples[0].id): {**GOOD_EXCLUSION, "at": time_of(log.stats.completed_at)}}
+    import_inspect_log(program, marked, "run-1", write_mapping(tmp_path, exclude=exclude))
+    assert by_item(results_of(program))[str(samples[0].id)]["status"] == "excluded"
+
+
+@pytest.mark.parametrize(
+    ("exclude", "message", "where"),
+    [
+        ({"a-009": GOOD_EXCLUSION}, "run run-1 has no item a-009 to exclude", "exclude.a-009"),
+        (
+            {"a-001": {**GOOD_EXCLUSION, "rule": 1}},
+            "run run-1's spec has 1 exclusion rule, and no rule 1",
+            "exclude.a-001.rule",
+        ),
+        (
+            {"a-001": {**GOOD_EXCLUSION, "rule": -1}},
+            "names the index of one of the run spec's exclusion_rules",
+            "exclude.a-001.rule",
+        ),
+        (
+            {"a-001": {**GOOD_EXCLUSION, "rule": True}},
+            "names the index of one of the run spec's exclusion_rules",
+            "exclude.a-001.rule",
+        ),
+        (
+            {"a-001": {**GOOD_EXCLUSION, "rule": "0"}},
+            "names the index of one of the run spec's exclusion_rules",
+            "exclude.a-001.rule",
+        ),
+        ({"a-001": {**GOOD_EXCLUSION, "at": "2026-11-28 10:00:00"}}, "malformed time", "exclude.a-001.at"),
+        ({"a-001": {**GOOD_EXCLUSION, "at": "2026-11-28T10:00:00.5Z"}}, "malformed time", "exclude.a-001.at"),
+        ({"a-001": {"rule": 0, "at": GOOD_EXCLUSION["at"]}}, "missing 'note'", "exclude.a-001"),
+        ({"a-001": {**GOOD_EXCLUSION, "note": 7}}, "an exclusion's note says why", "exclude.a-001.note"),
+        ({"a-001": {**GOOD_EXCLUSION, "note": " \t "}}, "an exclusion's note says why", "exclude.a-001.note"),
+        ({"a-001": {**GOOD_EXCLUSION, "reason": "x"}}, "unknown member 'reason'", "exclude.a-001"),
+        ({"a-001": 0}, "an exclusion is an object of rule, note and at", "exclude.a-001"),
+        (["a-001"], "exclude maps item ids to the operator's exclusions", "exclude"),
+    ],
+    ids=[
+        "unknown-item",
+        "rule-out-of-range",
+        "rule-negative",
+        "rule-bool",
+        "rule-text",
+        "time-form",
+        "time-fraction",
+        "no-note",
+        "note-not-text",
+        "note-blank",
+        "unknown-member",
+        "not-an-object",
+        "not-a-table",
+    ],
+)
+def test_a_bad_exclusion_is_refused_naming_its_key(
+    program: Paths, tmp_path: Path, exclude: Any, message: str, where: str
+) -> None:
+    log_path = make_log(tmp_path / "logs")
+    end = time_of(read_eval_log(str(log_path)).stats.completed_at)
+    if isinstance(exclude, dict):
+        exclude = {
+            i: {**e, "at": end} if isinstance(e, dict) and e.get("at") == LOG_END else e for i, e in exclude.items()
+        }
+    mapping = write_mapping(tmp_path, exclude=exclude)
+    err = refused(importing(program, log_path, mapping), program.data, program.private)
+    named(err, message, where)
+    assert len(err.problems) == 1 and err.problems[0].file == str(mapping), err.describe()
+
+
+@pytest.mark.parametrize(
+    ("at", "message"),
+    [
+        ("2000-01-01T00:00:00Z", "the exclusion of item a-001 is dated before the attempt it sets aside"),
+        ("2999-01-01T00:00:00Z", "the exclusion is dated after the evaluation finished"),
+    ],
+    ids=["before-the-attempt", "after-the-run"],
+)
+def test_an_exclusion_out_of_the_chain_s_time_order_is_refused(
+    program: Paths, tmp_path: Path, at: str, message: str
+) -> None:
+    mapping = write_mapping(tmp_path, exclude={"a-001": {**GOOD_EXCLUSION, "at": at}})
+    err = refused(importing(program, make_log(tmp_path / "logs"), mapping), program.data, program.private)
+    named(err, message, "exclude.a-001.at")
+    assert len(err.problems) == 1, err.describe()
+
+
+# ---------------------------------------------------------------------------------------------
+# The log as evidence
+
+
+def test_the_log_is_evidence_that_certify_keeps_and_the_site_publishes(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    data = log_path.read_bytes()
+    out = tmp_path / "results" / "run-1" / "results.json"
+    done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path), out=out, evidence_name="run.eval")
+    entry = {
+        "name": "run.eval",
+        "path": f"../../logs/{log_path.name}",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "items": ITEMS,
+    }
+    assert done.evidence == entry
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["evidence"] == [entry] and list(doc) == [
+        "type",
+        "v",
+        "run",
+        "finished_at",
+        "results",
+        "evidence",
+        "source",
+    ]
+    cert = certify_run(program, out)
+    signed = loads_strict(program.certificate_file(cert.serial).read_bytes())
+    assert signed["evidence"] == [{k: v for k, v in entry.items() if k != "path"}]
+    # A public gate: the log is in the data directory at once, and on the built site.
+    assert program.evidence_file(cert.serial, "run.eval").read_bytes() == data
+    site = tmp_path / "site"
+    build(program, site)
+    assert (site / "certificates" / cert.serial / "evidence" / "run.eval").read_bytes() == data
+    report = verify_site(site)
+    assert report.ok, report.render()
+
+
+def test_without_evidence_the_results_list_none(program: Paths, tmp_path: Path) -> None:
+    log_path = make_log(tmp_path / "logs")
+    done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path), evidence=False)
+    assert done.evidence is None and "evidence" not in results_of(program)
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    assert "evidence" not in loads_strict(program.certificate_file(cert.serial).read_bytes())
+
+
+@pytest.mark.parametrize("name", ["../run.eval", "run.py", ".hidden", "run.eval.sig", "a b.eval", "x" * 129])
+def test_a_bad_evidence_name_is_refused(program: Paths, tmp_path: Path, name: str) -> None:
+    log_path = make_log(tmp_path / "logs")
+    err = refused(
+        importing(program, log_path, write_mapping(tmp_path), evidence_name=name), program.data, program.private
+    )
+    named(err, "not a name an evidence file can have")
+    assert [p.file for p in err.problems] == ["--evidence-name"]
+
+
+def test_a_log_whose_file_name_cannot_be_an_evidence_name_needs_one(program: Paths, tmp_path: Path) -> None:
+    renamed = tmp_path / "my log (final).eval"
+    shutil.copyfile(make_log(tmp_path / "logs"), renamed)
+    mapping = write_mapping(tmp_path)
+    err = refused(importing(program, renamed, mapping), program.data, program.private)
+    named(err, "cannot be the name of an evidence file: pass --evidence-name NAME")
+    import_inspect_log(program, renamed, "run-1", mapping, evidence_name="final.eval")
+    assert results_of(program)["evidence"][0]["path"] == os.path.relpath(renamed, program.private / "results")
+    certify_run(program, program.private / "results" / "run-1.json")
+
+
+def test_a_linked_log_is_not_evidence(program: Paths, tmp_path: Path) -> None:
+    link = tmp_path / "run.eval"
+    link.symlink_to(make_log(tmp_path / "logs"))
+    mapping = write_mapping(tmp_path)
+    err = refused(importing(program, link, mapping), program.data, program.private)
+    named(err, "is a symbolic link, and certify reads an evidence file only as a regular file")
+    import_inspect_log(program, link, "run-1", mapping, evidence=False)
+
+
+def test_an_evidence_name_with_no_evidence_is_refused(program: Paths, tmp_path: Path) -> None:
+    err = refused(
+        importing(
+            program, make_log(tmp_path / "logs"), write_mapping(tmp_path), evidence_name="run.eval", evidence=False
+        ),
+        program.data,
+        program.private,
+    )
+    named(err, "which --no-evidence leaves out")
+
+
+# ---------------------------------------------------------------------------------------------
 # The log must be the one the mapping states; the mapping must be valid
 
 
@@ -612,14 +1006,38 @@ def test_the_command_line(program: Paths, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 0, result.output
     assert "3 results (3 scored); 1 retried" in result.stdout
+    assert f"the log is evidence {log_path.name}" in result.stdout
     assert "Next: transparency certify" in result.stdout
     again = CliRunner().invoke(main, argv)
     assert again.exit_code == 2 and "already exists" in again.stderr
+    named_log = CliRunner().invoke(main, [*argv, "--force", "--evidence-name", "run.eval"])
+    assert named_log.exit_code == 0, named_log.output
+    assert [e["name"] for e in results_of(program)["evidence"]] == ["run.eval"]
+    left_out = CliRunner().invoke(main, [*argv, "--force", "--no-evidence"])
+    assert left_out.exit_code == 0 and "evidence" not in left_out.stdout, left_out.output
+    assert "evidence" not in results_of(program)
+    bad = CliRunner().invoke(main, [*argv, "--force", "--evidence-name", "run.py"])
+    assert bad.exit_code == 2 and "--evidence-name" in bad.stderr, bad.output
 
 
 def test_the_help_teaches_the_mapping() -> None:
     out = CliRunner().invoke(main, ["results", "from-inspect", "--help"]).stdout
-    for text in ("task:", "model:", "item:", "fields:", "similarity:", "score.<scorer>.metadata.<key>", "Example:"):
+    for text in (
+        "task:",
+        "model:",
+        "item:",
+        "fields:",
+        "similarity:",
+        "judge_labels:",
+        "exclude:",
+        "rule:",
+        "note:",
+        "at:",
+        "score.<scorer>.metadata.<key>",
+        "--evidence-name",
+        "--no-evidence",
+        "Example:",
+    ):
         assert text in out, text
     assert "from-inspect" in CliRunner().invoke(main, ["results", "--help"]).stdout
 
@@ -640,7 +1058,31 @@ def test_the_fixture_script_makes_a_log_of_the_demo_run_that_imports_and_certifi
     results = tmp_path / "results.json"
     done = import_inspect_log(paths, out, "quill-a-3", tmp_path / "map.json", out=results)
     assert (done.counts, done.retried, done.finished_at) == ({"scored": 8}, 1, "2026-11-28T10:09:00Z")
-    a004 = by_item(json.loads(results.read_text(encoding="utf-8")))["a-004"]
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    assert doc["source"]["scorers"] == ["similarity", "judge"]
+    assert doc["evidence"] == [
+        {
+            "name": "quill-a-3.eval",
+            "path": "quill-a-3.eval",
+            "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+            "size": out.stat().st_size,
+            "items": [f"a-00{i}" for i in range(1, 9)],
+        }
+    ]
+    # The judge's labels: 4 and 4 for an answer without a wrong field, less for one with.
+    labels = {r["item"]: r["judge_labels"] for r in doc["results"]}
+    assert labels == {
+        **{i: {"completeness": 4, "correctness": 4} for i in ("a-001", "a-002", "a-004", "a-007")},
+        "a-003": {"completeness": 3, "correctness": 2},
+        "a-005": {"completeness": 3, "correctness": 2},
+        "a-006": {"completeness": 2, "correctness": 2},  # the snippets left empty
+        "a-008": {"completeness": 3, "correctness": 2},
+    }
+    assert mapping["judge_labels"] == {
+        "completeness": "score.judge.metadata.completeness",
+        "correctness": "score.judge.metadata.correctness",
+    }
+    a004 = by_item(doc)["a-004"]
     assert a004["attempts"] == [
         {
             "attempt": 1,

@@ -25,9 +25,15 @@ from conftest import REPO, BuiltSite
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+from runkit import certify, register, results, run_spec, scored
+from test_agreement import HUMAN, ITEMS, JUDGE, LABEL_AT, SCALE, SECRET10, judged, labels_file
 from test_ledger_rules import CASES, SPEC_CASES, replay
 
 from generator import layout, schemas
+from generator.commands.agreement import register_label_set
+from generator.commands.build import build
+from generator.commands.retire import retire_items
+from generator.datadir import Paths
 from generator.verifier import (
     check_certificate,
     check_methodology,
@@ -38,6 +44,7 @@ from generator.verifier import (
     parse_methodology,
     prose_problems,
 )
+from generator.verifier.labelsets import label_set_problems, report_document
 
 PACKAGE_SCHEMAS = REPO / "site_templates" / "schemas"
 METASCHEMA = "https://json-schema.org/draft/2020-12/schema"
@@ -744,3 +751,220 @@ def test_the_invisible_characters_are_the_verifier_s() -> None:
             continue
         text = f"a{c}b"
         assert (prose.search(text) is None) == bool(prose_problems(text, "reason")), f"U+{cp:04X}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Judge agreement (format v2): the demo holds no label set, so a program of its own is built.
+
+
+def _agreement_site(make_program: Callable[..., Paths], tmp_path: Path, gate: str) -> BuiltSite:
+    """A run whose blind label set is committed, certified with the judge's labels and built
+    once the label set is due: at once on the public gate, on the secret one once every item
+    of the run is revealed (its judge labels are then in the details documents)."""
+    if gate == "public":
+        paths = make_program(public_items=3, secret_items=0, retired=0)
+        register(paths, run_spec(paths, "run-001", "a", ITEMS))
+        register_label_set(paths, labels_file(paths.data.parent), "run-001", "humans-1", LABEL_AT)
+        certify(paths, results("run-001", [judged(i) for i in ITEMS]))
+    else:
+        paths = make_program(public_items=1, secret_items=10, retired=0)
+        register(paths, run_spec(paths, "run-s", "b", SECRET10))
+        rows = [("h1", i, "correctness", 2 + n % 2) for n, i in enumerate(SECRET10)]
+        register_label_set(paths, labels_file(paths.data.parent, rows), "run-s", "blind-s", LABEL_AT)
+        certify(paths, results("run-s", [{**scored(i), "judge_labels": {"correctness": 3}} for i in SECRET10]))
+        retire_items(paths, SECRET10, "Retired after use.", "2026-03-10T00:00:00Z")
+    out = tmp_path / "site"
+    build(paths, out)
+    return BuiltSite(paths, out)
+
+
+@pytest.mark.parametrize("gate", ["public", "secret"])
+def test_the_agreement_files_certificate_and_ledger_validate_through_the_index(
+    make_program: Callable[..., Paths], tmp_path: Path, gate: str
+) -> None:
+    site = _agreement_site(make_program, tmp_path, gate)
+    rows = index_rows(site)
+    assert {(r["path"], r["schema"]) for r in rows} >= {
+        ("agreement/*/labels.json", layout.schema("label-set.schema.json")),
+        ("agreement/*.json", layout.schema("agreement-report.schema.json")),
+    }
+    docs = site_json(site)
+    set_id, serial = ("humans-1", "run-001") if gate == "public" else ("blind-s", "run-s")
+    details = sorted(rel for rel in docs if rel.startswith(f"certificates/{serial}/details/"))
+    agreement = sorted(rel for rel in docs if rel.startswith("agreement/"))
+    assert agreement == [f"agreement/{set_id}.json", f"agreement/{set_id}/labels.json"]
+    assert len(details) == (0 if gate == "public" else len(SECRET10))
+    wanted = [*agreement, f"certificates/{serial}.json", *details, layout.ENTRIES]
+    problems: list[str] = []
+    types: dict[str, str] = {}
+    for rel in wanted:
+        doc = docs[rel]
+        hits = [r for r in rows if matches(r["path"], rel)]
+        assert len(hits) == 1, f"{rel}: matched by {len(hits)} rows of {layout.SCHEMA_INDEX}"
+        assert layout.schema_for(rel) == hits[0]["schema"]
+        types[rel] = doc["type"]
+        # A schema is named by the `type` of the documents it describes.
+        if doc["type"] != Path(hits[0]["schema"]).name.removesuffix(".schema.json"):
+            problems.append(f"{rel}: a {doc['type']!r} document, described by {hits[0]['schema']}")
+        schema = loads_strict((site.out / hits[0]["schema"]).read_bytes())
+        v = Draft202012Validator(schema, registry=REGISTRY)
+        problems += [f"{rel} at {e.json_path}: {e.message[:300]}" for e in v.iter_errors(doc)]
+    assert problems == []
+    assert types[f"agreement/{set_id}.json"] == "agreement-report"
+    assert types[f"agreement/{set_id}/labels.json"] == "label-set"
+    # What was validated holds the new members: the label-set leaf and the judge's labels.
+    leaves = [e for e in docs[layout.ENTRIES]["entries"] if e["type"] == "label-set"]
+    assert [(e["id"], e["v"]) for e in leaves] == [(set_id, 2)]
+    opened = (
+        docs[f"certificates/{serial}.json"]["results"] if gate == "public" else [docs[rel]["result"] for rel in details]
+    )
+    assert opened and all("judge_labels" in r for r in opened)
+
+
+def _label_set() -> dict[str, Any]:
+    return {
+        "type": "label-set",
+        "v": 2,
+        "id": "humans-1",
+        "run": "run-001",
+        "rubric_sha256": "ab" * 32,
+        "scale": SCALE,
+        "labels": [
+            {"labeller": a, "item": i, "dimension": d, "label": v}
+            for a, i, d, v in sorted(HUMAN, key=lambda r: (r[2], r[1], r[0]))
+        ],
+        "salt": "cd" * 32,
+    }
+
+
+LABEL_SPEC = {"items": ITEMS, "judge": {"rubric_sha256": "ab" * 32}}
+JUDGE_BY_KEY = {(item, dim): label for item, dims in JUDGE.items() for dim, label in dims.items()}
+
+
+def _report() -> dict[str, Any]:
+    return report_document(_label_set(), "ef" * 32, "run-001", JUDGE_BY_KEY)
+
+
+def _refused_at(name: str, doc: Any, where: tuple[Any, ...]) -> None:
+    errors = list(validator(name).iter_errors(doc))
+    assert errors, f"the {name} schema accepts it"
+    found = set(locations(errors))
+    assert any(loc[: len(where)] == where for loc in found), f"no error at {where}: {sorted(map(str, found))}"
+
+
+# (id, a change of a valid label set, where the schema must say the problem is); the verifier refuses each too.
+LABEL_SET_CASES: list[tuple[str, Callable[[dict[str, Any]], Any], tuple[Any, ...]]] = [
+    ("label-a-bool", _set(("labels", 0, "label"), True), ("labels", 0, "label")),
+    ("label-a-float", _set(("labels", 0, "label"), 2.5), ("labels", 0, "label")),
+    ("labeller-not-an-id", _set(("labels", 0, "labeller"), "H 1"), ("labels", 0, "labeller")),
+    ("label-member-missing", _delete(("labels", 0, "dimension")), ("labels", 0)),
+    ("labels-empty", _set(("labels",), []), ("labels",)),
+    ("scale-of-one", _set(("scale",), [1]), ("scale",)),
+    ("scale-repeated", _set(("scale",), [1, 2, 2]), ("scale",)),
+    ("salt-short", _set(("salt",), "cd" * 31), ("salt",)),
+    ("v-1", _set(("v",), 1), ("v",)),
+    ("extra-member", _set(("note",), "x"), ()),
+]
+
+
+@pytest.mark.parametrize(("change", "where"), [c[1:] for c in LABEL_SET_CASES], ids=[c[0] for c in LABEL_SET_CASES])
+def test_the_label_set_schema_refuses_a_bad_shape_as_the_verifier_does(
+    change: Callable[[dict[str, Any]], Any], where: tuple[Any, ...]
+) -> None:
+    doc = _label_set()
+    assert label_set_problems(doc, "humans-1", "run-001", LABEL_SPEC) == []
+    validator("label-set").validate(doc)
+    change(doc)
+    assert label_set_problems(doc, "humans-1", "run-001", LABEL_SPEC), "the verifier refuses it"
+    _refused_at("label-set", doc, where)
+
+
+def _figure(dim: int, stat: str, **over: Any) -> Callable[[dict[str, Any]], Any]:
+    return lambda d: d["dimensions"][dim][stat].update(over)
+
+
+REPORT_CASES: list[tuple[str, Callable[[dict[str, Any]], Any], tuple[Any, ...]]] = [
+    ("value-5-decimals", _figure(0, "raw_agreement", value="0.50000"), ("dimensions", 0, "raw_agreement")),
+    ("value-7-decimals", _figure(1, "kappa_linear", value="0.8000000"), ("dimensions", 1, "kappa_linear")),
+    ("value-minus-zero", _figure(1, "alpha_ordinal", value="-0.000000"), ("dimensions", 1, "alpha_ordinal")),
+    ("value-a-number", _figure(0, "raw_agreement", value=0.5), ("dimensions", 0, "raw_agreement")),
+    ("exact-a-decimal", _figure(0, "raw_agreement", exact="0.5"), ("dimensions", 0, "raw_agreement")),
+    ("exact-over-zero", _figure(0, "raw_agreement", exact="1/0"), ("dimensions", 0, "raw_agreement")),
+    ("figure-extra-member", _figure(0, "raw_agreement", rounded="0.5"), ("dimensions", 0, "raw_agreement")),
+    ("statistic-missing", _delete(("dimensions", 0, "kappa_quadratic")), ("dimensions", 0)),
+    ("sample-size-negative", _set(("dimensions", 0, "sample_size"), -1), ("dimensions", 0, "sample_size")),
+    (
+        "disagreement-label-a-bool",
+        _set(("dimensions", 1, "disagreements", 0, "human"), True),
+        ("dimensions", 1, "disagreements", 0, "human"),
+    ),
+    ("labels-hash-short", _set(("labels", "sha256"), "ef" * 31), ("labels", "sha256")),
+    ("dimensions-empty", _set(("dimensions",), []), ("dimensions",)),
+    ("v-1", _set(("v",), 1), ("v",)),
+]
+
+
+@pytest.mark.parametrize(("change", "where"), [c[1:] for c in REPORT_CASES], ids=[c[0] for c in REPORT_CASES])
+def test_the_agreement_report_schema_refuses_a_bad_shape(
+    change: Callable[[dict[str, Any]], Any], where: tuple[Any, ...]
+) -> None:
+    doc = _report()
+    assert [r["dimension"] for r in doc["dimensions"]] == ["completeness", "correctness"]
+    assert doc["dimensions"][1]["disagreements"]
+    validator("agreement-report").validate(doc)
+    changed = copy.deepcopy(doc)
+    change(changed)
+    assert changed != doc
+    _refused_at("agreement-report", changed, where)
+
+
+def test_a_figure_may_be_negative_an_integer_or_null() -> None:
+    doc = _report()
+    row = doc["dimensions"][0]
+    row["kappa_linear"] = {"exact": "-3/7", "value": "-0.428571"}
+    row["kappa_quadratic"] = {"exact": "1", "value": "1.000000"}
+    row["alpha_ordinal"] = None
+    validator("agreement-report").validate(doc)
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [{"correctness": True}, {"correctness": 2.5}, {}, {"Correctness": 2}, {"c": 2**53}, ["correctness", 2]],
+    ids=["bool", "float", "empty", "dimension-not-an-id", "beyond-2-53", "a-list"],
+)
+def test_the_certificate_schema_refuses_bad_judge_labels_as_the_verifier_does(
+    demo_site: BuiltSite, labels: Any
+) -> None:
+    cert = _demo(demo_site, "certificates/quill-a-1.json")
+    spec_bytes = (demo_site.out / "runs/quill-a-1.json").read_bytes()
+    m = parse_methodology(_demo(demo_site, "methodology/2026.1.json"))
+    args = (loads_strict(spec_bytes), m, True, "runs/quill-a-1.json", hashlib.sha256(spec_bytes).hexdigest())
+    first = next(i for i, r in enumerate(cert["results"]) if r["status"] == "scored")
+    cert["results"][first]["judge_labels"] = {"correctness": 3, "completeness": -2}
+    assert check_certificate(cert, *args) == []
+    validator("certificate").validate(cert)
+    details = {"type": "result-details", "v": 1, "serial": "x-1", "salt": "ab" * 32, "result": cert["results"][first]}
+    validator("result-details").validate(details)
+    cert["results"][first]["judge_labels"] = labels
+    assert any("judge_labels" in p.where for p in check_certificate(cert, *args)), "the verifier refuses it"
+    _refused_at("certificate", cert, ("results",))
+    _refused_at("result-details", details, ("result",))
+    # A sealed result never carries them.
+    sealed = _demo(demo_site, "certificates/orca-b-1.json")
+    sealed["results"][0]["judge_labels"] = {"correctness": 3}
+    assert refuses("certificate", sealed)
+
+
+def test_the_label_set_leaf_is_a_ledger_event_of_v2() -> None:
+    leaf = {"type": "label-set", "v": 2, "id": "humans-1", "run": "run-001", "sha256": "ab" * 32, "at": LABEL_AT}
+    validator("ledger-event").validate(leaf)
+    for change in (
+        {"v": 1},
+        {"id": "Humans"},
+        {"sha256": "AB" * 32},
+        {"at": "2026-03-01 13:00:00Z"},
+        {"extra": 1},
+        {"run": None},
+    ):
+        assert refuses("ledger-event", {**leaf, **change}), change
+    assert refuses("ledger-event", {k: v for k, v in leaf.items() if k != "sha256"})

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import canonical, layout
+from generator.agreement_files import judge_scale_problems
 from generator.datadir import Paths
 from generator.documents import load_spec, methodology, read_or_none
 from generator.errors import InputError, problem
@@ -30,6 +31,7 @@ from generator.progress import Progress
 from generator.results import RunResults, _numbers, _plain, check_results_shape, read_results
 from generator.sealed import locate_sealed, read_located
 from generator.verifier import (
+    JUDGE_LABELS,
     SCORED,
     Ledger,
     Methodology,
@@ -134,6 +136,7 @@ def certify_runs(
             answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
             evidence, found = read_evidence(res.doc, source, file, spec["items"])
             problems += found
+            problems += judge_scale_problems(paths, ledger, run.id, res.doc, file)
             d = _decide(
                 ledger, file, res, run, spec, m, answers, serial or run.id, when, expires_at, problems, evidence
             )
@@ -282,6 +285,8 @@ def _decide(
         if r["status"] == SCORED:
             given = {f["name"]: (f["output"], f.get("similarity")) for f in r["fields"]}
             o = build_open_result(item_id, answers[item_id], given, m)
+            if JUDGE_LABELS in r:
+                o[JUDGE_LABELS] = _plain(r[JUDGE_LABELS])
         else:
             o = {"item": item_id, "status": r["status"], "note": r["note"]}
             if r["status"] == "excluded":

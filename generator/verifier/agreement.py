@@ -178,14 +178,15 @@ def agreement_report(
 ) -> dict[str, AgreementRow]:
     """Per dimension, the judge's agreement with the human labellers.
 
-    `human_labels` are (labeller, item, dimension, label) records, `judge_labels` the judge's
-    label by (item, dimension). The sample of a dimension is its items with a judge label and at
-    least one human label; human labels on other items are counted, not used. Every human label
-    on a sampled item makes one (judge, human) pair: raw agreement and kappa are over these
-    pairs, judge first. Alpha takes the sampled items as units and the judge and each labeller
-    as raters. Disagreements are the pairs whose labels differ, as (item, labeller, human label,
-    judge label), sorted by item then labeller. A dimension with an empty sample has None for
-    every statistic. Dimensions are those of either input, in sorted order."""
+        `human_labels` are (labeller, item, dimension, label) records, `judge_labels` the judge's
+        label by (item, dimension). The sample of a dimension is its items with a judge label and at
+        least one human label; human labels on other items are counted, not used. Every human label
+        on a sampled item makes one (judge, human) pair: raw agreement and kappa are over these
+        pairs, judge first. Alpha takes the sampled items as units and the judge and each labeller
+        as raters. Disagreements are the pairs whose labels differ, as (item, labeller, human label,
+        judge label), sorted by item then labeller. A dimension with an empty sample has None for
+        every statistic (so does every dimension when the judge labelled nothing: a run whose scored
+    results carry no judge labels). Dimensions are those of either input, in sorted order."""
     scale = agreement_scale(categories)
     human: dict[str, dict[str, dict[str, int]]] = {}  # dimension -> item -> labeller -> label
     count = 0
@@ -206,8 +207,6 @@ def agreement_report(
         by_labeller[labeller] = label
     if count == 0:
         raise AgreementError("no human labels")
-    if len(judge_labels) == 0:
-        raise AgreementError("no judge labels")
     judged: dict[str, dict[str, int]] = {}
     for key, label in judge_labels.items():
         where = f"judge label {show(list(key) if isinstance(key, tuple) else key)}"

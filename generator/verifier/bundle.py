@@ -49,6 +49,7 @@ MODULES = (
     "methodology",
     "scoring",
     "agreement",
+    "labelsets",
     "subjects",
     "keyring",
     "ledger",
@@ -71,6 +72,7 @@ MODULES = (
     "publication",
     "revocations",
     "certificate_files",
+    "agreement_files",
     "site",
     "cli",
 )

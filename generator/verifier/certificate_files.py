@@ -28,8 +28,11 @@ def check_certificates(
     methodologies: dict[str, Methodology],
     key: bytes,
     memory: Memory | None = None,
-) -> None:
+) -> dict[str, tuple[str, list[Any]]]:
+    """Check every certificate; return, by run, the serial and the open results the judge's
+    labels of each certificate read are taken from (agreement_files)."""
     report = s.report
+    judged: dict[str, tuple[str, list[Any]]] = {}
     run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
@@ -42,7 +45,9 @@ def check_certificates(
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, memory)
+        _check_one_certificate(
+            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, memory
+        )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
@@ -53,6 +58,7 @@ def check_certificates(
                 want,
                 show(row.get("status")),
             )
+    return judged
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -77,6 +83,7 @@ def _check_one_certificate(
     verdicts: dict[str, str],
     now: "_Clock",
     key: bytes,
+    judged: dict[str, tuple[str, list[Any]]],
     memory: Memory | None = None,
 ) -> None:
     report = s.report
@@ -122,6 +129,8 @@ def _check_one_certificate(
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
         _check_evidence_files(s, cert, public, ledger)
+        opened = cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
+        judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
     if memory is not None and spec is not None:
         # Every input of the recomputation, exactly: a key that passed before passes again.

@@ -20,6 +20,7 @@ from generator.verifier.formats import (
     is_v1,
     same,
 )
+from generator.verifier.labelsets import JUDGE_LABELS, judge_labels_problems
 from generator.verifier.ledger import CertificateEvent, RunEvent
 from generator.verifier.lineage import lineage_keys, lineage_problems
 from generator.verifier.methodology import Methodology
@@ -113,7 +114,11 @@ def _check_result(
             )
         return problems, status, None
     if status == "scored":
-        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), optional=lineage_keys(r), where=where)
+        problems = check_keys(
+            r, ("item", "status", "score", "passed", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=where
+        )
+        if JUDGE_LABELS in r:
+            problems += judge_labels_problems(r[JUDGE_LABELS], where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):

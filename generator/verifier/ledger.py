@@ -21,7 +21,8 @@ from generator.verifier.formats import (
 )
 from generator.verifier.idindex import IdIndex
 from generator.verifier.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing
-from generator.verifier.subjects import check_subject, prose_problems, subject_fold
+from generator.verifier.labelsets import LabelSetEvent, label_set_event_problems
+from generator.verifier.subjects import known_subject_problems, prose_problems, subject_fold
 from generator.verifier.text import show, type_name
 
 MAX_LEAF_BYTES = 65535
@@ -33,11 +34,12 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "run": ("type", "v", "id", "sha256", "subject", "gate", "at"),
     "certificate": ("type", "v", "serial", "run", "sha256", "at"),
     "revocation": ("type", "v", "serial", "reason", "at"),
+    "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
 }
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
-LEAF_VERSIONS = {"revocation": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
+LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
 # The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
 _LEAF_TYPES: dict[str, dict[str, type]] = {
@@ -48,6 +50,7 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "run": {"id": str, "sha256": str, "subject": dict, "gate": str},
     "certificate": {"serial": str, "run": str, "sha256": str},
     "revocation": {"serial": str, "reason": str},
+    "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
 }
@@ -134,6 +137,7 @@ class Ledger:
         self.certificates: dict[str, CertificateEvent] = {}
         self.certificate_of_run: dict[str, str] = {}
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
+        self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -396,37 +400,8 @@ class Ledger:
         return problems
 
     def subject_problems(self, subject: Any) -> list[Problem]:
-        """A new run's subject: well formed (check_subject), with one id for one name, and no
-        two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
-        follow it by its id as well, and a look-alike name cannot start a fresh chain of
-        attempts that sees sealed items again."""
-        shape = check_subject(subject)
-        if shape:
-            return shape
-        sid, name = subject["id"], subject["name"]
-        known = self.subject_names.get(sid)
-        if known is not None and known != name:
-            return [
-                Problem(
-                    f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new "
-                    "subject, with a new id)",
-                    where="subject.name",
-                    expected=known,
-                    found=name,
-                )
-            ]
-        other = self._subject_folds.get(subject_fold(name))
-        if other is not None and other != sid:
-            return [
-                Problem(
-                    f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects "
-                    "cannot have names a reader would confuse",
-                    where="subject.name",
-                    expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}",
-                    found=f"{name!r} for subject id {sid}",
-                )
-            ]
-        return []
+        """A new run's subject: subjects.known_subject_problems, against the subjects so far."""
+        return known_subject_problems(subject, self.subject_names, self._subject_folds)
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         serial, run_id = leaf["serial"], leaf["run"]
@@ -478,6 +453,18 @@ class Ledger:
             )
         if not problems:
             self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
+        return problems
+
+    def _apply_label_set(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        certified = self.certificate_of_run.get(leaf["run"])
+        problems = label_set_event_problems(
+            leaf,
+            self.label_sets.get(leaf["id"]),
+            leaf["run"] in self.runs,
+            None if certified is None else (certified, self.certificates[certified].index),
+        )
+        if not problems:
+            self.label_sets[leaf["id"]] = LabelSetEvent(leaf["id"], leaf["run"], leaf["sha256"], index, leaf["at"])
         return problems
 
     def final_problems(self) -> list[Problem]:

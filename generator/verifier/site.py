@@ -5,6 +5,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from generator.verifier.agreement_files import check_label_sets
 from generator.verifier.certificate_files import check_certificates
 from generator.verifier.download import check_download
 from generator.verifier.errors import FormatError, NoteError, SiteUnreadable
@@ -193,7 +194,8 @@ def _check(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
-    check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    check_label_sets(s, ledger, specs, judged)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
@@ -204,6 +206,7 @@ def _check(
         "runs": len(ledger.runs),
         "certificates": len(ledger.certificates),
         "revocations": len(ledger.revocations),
+        "label sets": len(ledger.label_sets),
         "methodology versions": len(ledger.methodologies),
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}

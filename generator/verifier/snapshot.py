@@ -19,6 +19,7 @@ from generator.verifier.errors import FormatError
 from generator.verifier.idindex import IdIndex
 from generator.verifier.keyring import KeySpan
 from generator.verifier.keys import parse_vkey
+from generator.verifier.labelsets import LabelSetEvent
 from generator.verifier.ledger import (
     CertificateEvent,
     Commit,
@@ -89,6 +90,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "runs": [[r.id, r.sha256, r.subject, r.gate, r.index, r.at] for r in ledger.runs.values()],
         "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
+        "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -178,6 +180,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
         ledger.certificates[cert.serial] = cert
         ledger.certificate_of_run[cert.run] = cert.serial
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
+    ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys

@@ -227,3 +227,38 @@ def subject_fold(name: str) -> str:
     again, and runs of spaces made one."""
     t = unicodedata.normalize("NFKC", name).casefold()
     return " ".join(t.translate(_CONFUSABLES).casefold().split())
+
+
+def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str, str]) -> list[Problem]:
+    """A new run's subject, against the subjects registered so far (`names`: id -> name, `folds`:
+    subject_fold(name) -> id): well formed (check_subject), with one id for one name, and no
+    two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
+    follow it by its id as well, and a look-alike name cannot start a fresh chain of
+    attempts that sees sealed items again."""
+    shape = check_subject(subject)
+    if shape:
+        return shape
+    sid, name = subject["id"], subject["name"]
+    known = names.get(sid)
+    if known is not None and known != name:
+        return [
+            Problem(
+                f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new "
+                "subject, with a new id)",
+                where="subject.name",
+                expected=known,
+                found=name,
+            )
+        ]
+    other = folds.get(subject_fold(name))
+    if other is not None and other != sid:
+        return [
+            Problem(
+                f"the name looks like the name of subject {other} ({names[other]!r}): two subjects "
+                "cannot have names a reader would confuse",
+                where="subject.name",
+                expected=f"a name unlike {names[other]!r}, or subject id {other}",
+                found=f"{name!r} for subject id {sid}",
+            )
+        ]
+    return []

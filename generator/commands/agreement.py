@@ -1,0 +1,246 @@
+"""`transparency agreement register` and `agreement report` (FORMAT.md, "Judge agreement (v2)").
+
+`register` commits a blind human label set in the ledger: salted, hashed, the labels kept in the
+private directory. It refuses a run whose certificate is issued, because the certificate
+discloses the judge's labels and labels made after that are not blind. `report` measures the
+judge against the labels with the verifier's own statistics, from the certificate's judge labels;
+the build publishes the same report once it is due.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import canonical
+from generator.datadir import Paths
+from generator.documents import load_spec, read_document
+from generator.errors import InputError, problem
+from generator.ledgerfile import appending, event_time, reading, replay_from
+from generator.sources import load_json
+from generator.verifier import (
+    ID_RE,
+    MAX_LEAF_BYTES,
+    AgreementError,
+    Ledger,
+    Problem,
+    check_keys,
+    is_hex64,
+    is_id,
+    judge_labels_of,
+    label_rows_problems,
+    label_set_due,
+    parse_canonical,
+    report_document,
+    scale_problems,
+    sha256_hex,
+    show,
+)
+
+INPUT_KEYS = ("scale", "labels")
+
+
+@dataclass(frozen=True)
+class RegisteredLabels:
+    id: str
+    run: str
+    sha256: str
+    at: str
+    labels: int
+    labellers: int
+    dimensions: tuple[str, ...]
+
+
+def label_set_leaf(set_id: str, run_id: str, digest: str, at: str) -> dict[str, Any]:
+    return {"type": "label-set", "v": 2, "id": set_id, "run": run_id, "sha256": digest, "at": at}
+
+
+def _sorted_rows(rows: list[Any]) -> list[Any]:
+    def key(r: Any) -> tuple[str, str, str]:
+        if isinstance(r, dict):
+            return tuple(str(r.get(k)) for k in ("dimension", "item", "labeller"))  # type: ignore[return-value]
+        return ("", "", "")
+
+    return sorted(rows, key=key)
+
+
+def register_label_set(paths: Paths, source: Path, run_id: str, set_id: str, at: str | None = None) -> RegisteredLabels:
+    """Commit the human labels of `source` (JSON: `scale` and `labels`) for run `run_id` as label
+    set `set_id`; refuse, writing nothing, labels of a decided run, of an item not in the run,
+    off the scale, or given twice."""
+    file = paths.show(source)
+    given = load_json(source, file)
+    problems: list[Problem] = []
+    if not is_id(set_id):
+        problems.append(problem("--id", "malformed label-set id", expected=ID_RE.pattern, found=show(set_id)))
+    if not is_id(run_id):
+        problems.append(problem("--run", "malformed run id", expected=ID_RE.pattern, found=show(run_id)))
+    problems += [p.at(file) for p in check_keys(given, INPUT_KEYS)]
+    if problems:
+        raise InputError(problems, "cannot register the label set; nothing was written")
+    with appending(paths, "agreement register") as app:
+        ledger = app.ledger
+        when = event_time(at, ledger)
+        ledger_file = paths.show(paths.ledger_file)
+        run = ledger.runs.get(run_id)
+        if set_id in ledger.label_sets:
+            problems.append(
+                problem(
+                    ledger_file,
+                    f"label set {set_id} is already committed (entries[{ledger.label_sets[set_id].index}])",
+                    "id",
+                    expected="a new label-set id",
+                )
+            )
+        if run is None:
+            problems.append(problem("--run", f"run {run_id} is not registered; labels are of a registered run's items"))
+            raise InputError(problems, "cannot register the label set; nothing was written")
+        if run_id in ledger.certificate_of_run:
+            serial = ledger.certificate_of_run[run_id]
+            problems.append(
+                problem(
+                    "--run",
+                    f"run {run_id}'s certificate {serial} (entries[{ledger.certificates[serial].index}]) has already "
+                    "disclosed the judge's scores: labels committed now would not be blind, and are refused",
+                    expected="a run whose certificate is not yet issued",
+                    found=f"certificate {serial}",
+                )
+            )
+        spec = load_spec(paths, ledger, run_id, problems)
+        if spec is None:
+            raise InputError(problems, "cannot register the label set; nothing was written")
+        scale = given["scale"]
+        found = scale_problems(scale)
+        rows = given["labels"]
+        if not found:
+            found = label_rows_problems(
+                _sorted_rows(rows) if isinstance(rows, list) else rows, scale, set(spec["items"])
+            )
+        problems += [p.at(file) for p in found]
+        rubric = spec["judge"]["rubric_sha256"]
+        if problems:
+            raise InputError(problems, f"cannot register label set {set_id}; nothing was written")
+        labels = [
+            {"dimension": r["dimension"], "item": r["item"], "label": r["label"], "labeller": r["labeller"]}
+            for r in _sorted_rows(rows)
+        ]
+        doc = {
+            "type": "label-set",
+            "v": 2,
+            "id": set_id,
+            "run": run_id,
+            "rubric_sha256": rubric,
+            "scale": scale,
+            "labels": labels,
+            "salt": secrets.token_bytes(32).hex(),
+        }
+        data = canonical.dumps(doc)
+        leaf = label_set_leaf(set_id, run_id, sha256_hex(data), when)
+        if len(canonical.dumps(leaf)) > MAX_LEAF_BYTES:  # an id is short: only a broken rule gets here
+            raise InputError([problem(ledger_file, "the label-set leaf is too large")])
+        app.append([leaf])
+        app.stage(paths.label_set_file(set_id), data, mode=0o600)
+    return RegisteredLabels(
+        set_id,
+        run_id,
+        leaf["sha256"],
+        when,
+        len(labels),
+        len({r["labeller"] for r in labels}),
+        tuple(sorted({r["dimension"] for r in labels})),
+    )
+
+
+@dataclass(frozen=True)
+class LabelSetReport:
+    report: dict[str, Any]
+    due: bool  # whether the build publishes it now
+
+
+def _opened_results(
+    paths: Paths, ledger: Ledger, serial: str, cert: dict[str, Any], public: bool, problems: list[Problem]
+) -> list[Any]:
+    """The certificate's open results: its own on a public gate; on a secret one each details
+    document (published or still private), checked against the sealed result's hash."""
+    if public:
+        return list(cert["results"])
+    out = []
+    for r in cert["results"]:
+        if not is_hex64(r.get("details")):
+            continue
+        for private in (False, True):
+            path = paths.details_file(serial, r["item"], private=private)
+            if path.is_file():
+                break
+        loaded = read_document(paths, path, r["details"], f"details of {r['item']} in certificate {serial}", problems)
+        if loaded is not None:
+            out.append(loaded[1].get("result"))
+    return out
+
+
+def label_set_report(paths: Paths, set_id: str) -> LabelSetReport:
+    """The report of label set `set_id` against its run's certificate, as the build publishes it."""
+    problems: list[Problem] = []
+    with reading(paths):
+        ledger, found, _ = replay_from(paths, save=False)
+        if found:
+            raise InputError(found, "cannot read the program's ledger")
+        event = ledger.label_sets.get(set_id)
+        if event is None:
+            known = ", ".join(ledger.label_sets) or "none"
+            raise InputError([problem("LABEL_SET", f"no label set {set_id} is committed (committed: {known})")])
+        serial = ledger.certificate_of_run.get(event.run)
+        if serial is None:
+            raise InputError(
+                [
+                    problem(
+                        "LABEL_SET",
+                        f"run {event.run} has no certificate yet: the judge's labels are the ones its certificate "
+                        "binds, so certify the run first ('transparency certify')",
+                    )
+                ]
+            )
+        loaded = read_document(paths, paths.label_set_file(set_id), event.sha256, f"label set {set_id}", problems)
+        cert = read_document(
+            paths, paths.certificate_file(serial), ledger.certificates[serial].sha256, f"certificate {serial}", problems
+        )
+        spec = load_spec(paths, ledger, event.run, problems)
+        if loaded is None or cert is None or spec is None:
+            raise InputError(problems, f"cannot report on label set {set_id}")
+        run = ledger.runs[event.run]
+        public = ledger.gates[run.gate].public
+        opened = _opened_results(paths, ledger, serial, cert[1], public, problems)
+        if problems:
+            raise InputError(problems, f"cannot report on label set {set_id}")
+        try:
+            report = report_document(parse_canonical(loaded[0]), sha256_hex(loaded[0]), serial, judge_labels_of(opened))
+        except AgreementError as e:
+            raise InputError(
+                [problem(paths.show(paths.label_set_file(set_id)), f"the judge's labels cannot be measured: {e}")]
+            ) from None
+        return LabelSetReport(report, label_set_due(public, True, spec["items"], ledger.reveals))
+
+
+def report_text(r: LabelSetReport) -> str:
+    """The report for a terminal: per dimension, its sample and the four figures."""
+    doc = r.report
+    lines = [
+        f"label set {doc['id']}: run {doc['run']}, certificate {doc['serial']}, scale {show(doc['scale'])}",
+        "published by the next build" if r.due else "not yet due: published once every item of the run is revealed",
+    ]
+    for d in doc["dimensions"]:
+        lines.append(
+            f"  {d['dimension']}: {d['sample_size']} item(s), {d['pairs']} judge-human pair(s), "
+            f"{len(d['disagreements'])} disagreement(s)"
+        )
+        for k, label in (
+            ("raw_agreement", "raw agreement"),
+            ("kappa_linear", "Cohen's kappa, linear weights"),
+            ("kappa_quadratic", "Cohen's kappa, quadratic weights"),
+            ("alpha_ordinal", "Krippendorff's alpha, ordinal"),
+        ):
+            v = d[k]
+            lines.append(f"    {label}: {'undefined' if v is None else v['value'] + ' (' + v['exact'] + ')'}")
+    return "\n".join(lines) + "\n"

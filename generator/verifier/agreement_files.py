@@ -1,0 +1,130 @@
+"""A site's judge-agreement files (FORMAT.md, "Judge agreement (v2)"): each label set the ledger
+commits, absent until it is due and then published byte for byte as committed, and its report,
+which must be exactly the one recomputed here from the published labels and the judge's labels
+of the run's certificate. A key holder can sign any figure; only a recomputed one is evidence."""
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from generator.verifier.agreement import AgreementError
+from generator.verifier.canonical import canonical_bytes
+from generator.verifier.folder import Site
+from generator.verifier.formats import sha256_hex
+from generator.verifier.labelsets import (
+    judge_labels_of,
+    label_set_due,
+    label_set_problems,
+    labels_path,
+    report_document,
+    report_path,
+)
+from generator.verifier.ledger import Ledger
+from generator.verifier.text import show
+
+# What the certificate check hands over for each run it read: the certificate's serial and the
+# open results the judge's labels are read from (a public certificate's own, or the results of
+# its published details documents).
+Judged = Mapping[str, tuple[str, list[Any]]]
+
+
+def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]], judged: Judged) -> None:
+    report = s.report
+    for event in ledger.label_sets.values():
+        run = ledger.runs[event.run]
+        spec = specs.get(event.run)
+        if spec is None:
+            continue  # the run spec's own failure is reported by the run check
+        gate = ledger.gates.get(run.gate)
+        public = bool(gate and gate.public)
+        due = label_set_due(public, event.run in ledger.certificate_of_run, spec["items"], ledger.reveals)
+        lrel, rrel = labels_path(event.id), report_path(event.id)
+        if not due:
+            for rel in (lrel, rrel):
+                report.check(
+                    not os.path.lexists(s.root / rel),
+                    rel,
+                    f"label set {event.id} published before the judge's labels of run {event.run} are: "
+                    "human labels of sealed items say how good the subject's answers were",
+                    "not yet published",
+                    "published",
+                )
+            continue
+        loaded = s.document(lrel, f"label set {event.id}")
+        if loaded is None:
+            continue
+        data, doc = loaded
+        digest = sha256_hex(data)
+        if not report.check(
+            digest == event.sha256,
+            lrel,
+            f"label set {event.id} is not the one committed in the ledger at entries[{event.index}]",
+            event.sha256,
+            digest,
+        ):
+            continue
+        shape = label_set_problems(doc, event.id, event.run, spec)
+        if not report.add(shape, lrel, checks=1):
+            continue
+        got = s.document(rrel, f"agreement report of label set {event.id}")
+        if got is None:
+            continue
+        if event.run not in judged:
+            report.check(
+                False,
+                rrel,
+                f"agreement report of label set {event.id} cannot be recomputed: the certificate of run "
+                f"{event.run} could not be read",
+            )
+            continue
+        serial, results = judged[event.run]
+        try:
+            want = report_document(doc, digest, serial, judge_labels_of(results))
+        except AgreementError as e:
+            report.check(False, rrel, f"the judge's labels of certificate {serial} cannot be measured: {e}")
+            continue
+        if canonical_bytes(want) == got[0]:
+            report.checks += 1
+            dims = len(want["dimensions"])
+            report.notes.append(
+                f"label set {event.id}: the judge's agreement with blind human labels on {dims} dimension(s) "
+                "recomputed exactly"
+            )
+            continue
+        report.check(False, rrel, *_first_difference(want, got[1]))
+
+
+def _first_difference(want: dict[str, Any], found: Any) -> tuple[str, str, str, str]:
+    """The message, expected and found values and the member of the first place a published
+    report differs from the recomputed one."""
+    if not isinstance(found, dict):
+        return ("an agreement report is an object", "the recomputed report", show(found, 80), "")
+    for k in sorted(want.keys() | found.keys()):
+        if k not in want or k not in found or k == "dimensions":
+            continue
+        if canonical_bytes(want[k]) != canonical_bytes(found[k]):
+            return ("differs from the recomputed report", show(want[k], 120), show(found[k], 120), k)
+    extra = sorted(found.keys() - want.keys())
+    missing = sorted(want.keys() - found.keys())
+    if extra or missing:
+        return ("the report's members are not a report's", show(sorted(want)), show(sorted(found)), "")
+    rows, published = want["dimensions"], found["dimensions"]
+    if not isinstance(published, list) or len(published) != len(rows):
+        return (
+            "the report's dimensions are not the label set's and the judge's",
+            show([r["dimension"] for r in rows]),
+            show(published, 120),
+            "dimensions",
+        )
+    for i, (w, f) in enumerate(zip(rows, published, strict=True)):
+        if not isinstance(f, dict):
+            return ("a dimension's row is an object", show(w, 120), show(f, 120), f"dimensions[{i}]")
+        for k in sorted(w.keys() | f.keys()):
+            if k not in w or k not in f or canonical_bytes(w[k]) != canonical_bytes(f[k]):
+                return (
+                    f"the figure differs from the one recomputed from the published labels ({w['dimension']})",
+                    show(w.get(k), 120),
+                    show(f.get(k), 120),
+                    f"dimensions[{i}].{k}",
+                )
+    return ("differs from the recomputed report", "", "", "")
