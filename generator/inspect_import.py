@@ -907,6 +907,11 @@ def results_from_log(
     doc: dict[str, Any] = {"type": "run-results", "v": 1, "run": run_id, "finished_at": finished, "results": results}
     if evidence is not None:
         doc["evidence"] = [evidence]
+        # Every earlier attempt is in the log too (Inspect keeps a retried error with its
+        # sample): a reader of the chain is told which bytes hold each attempt.
+        for r in results:
+            for a in r.get("attempts", []):
+                a["evidence"] = [evidence["name"]]
     doc["source"] = source_member(log, data)
     return doc, problems
 

@@ -225,6 +225,11 @@ def check_results_shape(
             not_before=not_before,
             not_after=finished if is_time(finished := doc.get("finished_at")) else None,
             render=lambda v: show(_plain(v)),
+            evidence_names={
+                e["name"]
+                for e in (doc["evidence"] if isinstance(doc.get("evidence"), list) else [])
+                if isinstance(e, dict) and isinstance(e.get("name"), str)
+            },
         )
         earlier = r.get("attempts")
         for j, a in enumerate(earlier if isinstance(earlier, list) else []):

@@ -43,23 +43,23 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/memory.py            lines  4527 to  4722
     generator/verifier/answers.py           lines  4723 to  4790
     generator/verifier/runs.py              lines  4791 to  5073
-    generator/verifier/lineage.py           lines  5074 to  5294
-    generator/verifier/evidence.py          lines  5295 to  5389
-    generator/verifier/certificates.py      lines  5390 to  5840
-    generator/verifier/certificate_documents.py lines  5841 to  5936
-    generator/verifier/recheck.py           lines  5937 to  6230
-    generator/verifier/report.py            lines  6231 to  6361
-    generator/verifier/folder.py            lines  6362 to  6598
-    generator/verifier/release.py           lines  6599 to  6833
-    generator/verifier/download.py          lines  6834 to  7286
-    generator/verifier/rotation.py          lines  7287 to  7395
-    generator/verifier/history.py           lines  7396 to  7742
-    generator/verifier/publication.py       lines  7743 to  8180
-    generator/verifier/revocations.py       lines  8181 to  8300
-    generator/verifier/certificate_files.py lines  8301 to  8616
-    generator/verifier/agreement_files.py   lines  8617 to  8731
-    generator/verifier/site.py              lines  8732 to  8920
-    generator/verifier/cli.py               lines  8921 to  9195
+    generator/verifier/lineage.py           lines  5074 to  5335
+    generator/verifier/evidence.py          lines  5336 to  5430
+    generator/verifier/certificates.py      lines  5431 to  5894
+    generator/verifier/certificate_documents.py lines  5895 to  5990
+    generator/verifier/recheck.py           lines  5991 to  6284
+    generator/verifier/report.py            lines  6285 to  6415
+    generator/verifier/folder.py            lines  6416 to  6652
+    generator/verifier/release.py           lines  6653 to  6887
+    generator/verifier/download.py          lines  6888 to  7340
+    generator/verifier/rotation.py          lines  7341 to  7449
+    generator/verifier/history.py           lines  7450 to  7796
+    generator/verifier/publication.py       lines  7797 to  8234
+    generator/verifier/revocations.py       lines  8235 to  8354
+    generator/verifier/certificate_files.py lines  8355 to  8670
+    generator/verifier/agreement_files.py   lines  8671 to  8785
+    generator/verifier/site.py              lines  8786 to  8974
+    generator/verifier/cli.py               lines  8975 to  9249
 """
 
 # ==============================================================================================
@@ -5094,6 +5094,11 @@ ATTEMPT_KEYS = ("attempt", "retry_of", "status", "at")
 ATTEMPT_OPEN_KEYS = ("note", "native")
 
 
+# The evidence files an attempt produced, by name: which bytes to read for it. Names of files the
+# certificate lists in any case, so a sealed attempt keeps them.
+ATTEMPT_EVIDENCE = "evidence"
+
+
 def lineage_keys(r: dict[str, Any]) -> tuple[str, ...]:
     """The members a result may carry besides its v1 ones: none without earlier attempts."""
     if "attempts" not in r:
@@ -5109,7 +5114,8 @@ def lineage_skeleton(r: dict[str, Any]) -> dict[str, Any]:
     out = {k: r[k] for k in lineage_keys(r) if k in r and k != "attempts"}
     if isinstance(r.get("attempts"), list):
         out["attempts"] = [
-            {k: a[k] for k in ATTEMPT_KEYS if k in a} if isinstance(a, dict) else a for a in r["attempts"]
+            {k: a[k] for k in (*ATTEMPT_KEYS, ATTEMPT_EVIDENCE) if k in a} if isinstance(a, dict) else a
+            for a in r["attempts"]
         ]
     elif "attempts" in r:
         out["attempts"] = r["attempts"]
@@ -5133,10 +5139,12 @@ def lineage_problems(
     not_before: str | None = None,
     not_after: str | None = None,
     render: Callable[[Any], str] = show,
+    evidence_names: Container[str] = (),
 ) -> list[Problem]:
     """Every way a result's attempts break the chain rules. The result's own v1 members (and that
     no other member is present) are checked by its caller; `not_before` is the run's
-    registration, `not_after` the results' `finished_at`, when they are known times."""
+    registration, `not_after` the results' `finished_at`, when they are known times;
+    `evidence_names` the names of the evidence files an attempt may name."""
     if "attempts" not in r:
         stray = sorted(k for k in ("attempt", "retry_of", "excludes", "at") if k in r)
         if stray:
@@ -5162,9 +5170,18 @@ def lineage_problems(
     excluded = r.get("status") == "excluded"
     for i, a in enumerate(earlier):
         aw = f"{where}.attempts[{i}]"
-        problems += check_keys(a, ATTEMPT_KEYS, optional=() if sealed else ATTEMPT_OPEN_KEYS, where=aw)
+        problems += check_keys(
+            a,
+            ATTEMPT_KEYS,
+            optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
+            where=aw,
+        )
         if not isinstance(a, dict):
             continue
+        if ATTEMPT_EVIDENCE in a:
+            problems += _attempt_evidence_problems(
+                a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render
+            )
         if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
             problems.append(
                 Problem(
@@ -5286,6 +5303,30 @@ def _time_order(times: list[tuple[str, str]], not_before: str | None, not_after:
             )
         previous = (w, t)
     return problems
+
+
+def _attempt_evidence_problems(
+    names: Any, where: str, listed: Container[str], render: Callable[[Any], str]
+) -> list[Problem]:
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        return [
+            Problem(
+                "an attempt's evidence is a non-empty list of evidence file names", where=where, found=render(names)
+            )
+        ]
+    if names != sorted(set(names)):
+        return [Problem("evidence names are sorted and distinct", where=where, found=render(names))]
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        return [
+            Problem(
+                "names an evidence file the certificate does not list",
+                where=where,
+                expected="names of the evidence list",
+                found=render(unknown),
+            )
+        ]
+    return []
 
 
 def _is_int_of(value: Any, want: int) -> bool:
@@ -5452,14 +5493,22 @@ def check_result(
     max_attempts: int | None = None,
     not_before: str | None = None,
     not_after: str | None = None,
+    evidence_names: Container[str] = (),
 ) -> tuple[list[Problem], str | None, bool | None]:
     """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
-    attempts (lineage.py) checked against the retry limit and the run's times when given.
+    attempts (lineage.py) checked against the retry limit and the run's times when given, and
+    the names of the certificate's evidence files its attempts may name.
     Returns the problems, the status and, for an open scored result, whether it passed."""
     found, status, passed = _check_result(r, where, public, exclusion_rules)
     if status is not None:
         found += lineage_problems(
-            r, where, sealed=not public, max_attempts=max_attempts, not_before=not_before, not_after=not_after
+            r,
+            where,
+            sealed=not public,
+            max_attempts=max_attempts,
+            not_before=not_before,
+            not_after=not_after,
+            evidence_names=evidence_names,
         )
     return found, status, passed
 
@@ -5621,6 +5670,11 @@ def check_certificate(
             m.max_attempts if m is not None else None,
             run_at,
             cert["finished_at"] if is_time(cert.get("finished_at")) else None,
+            {
+                e["name"]
+                for e in as_list(cert.get("evidence"))
+                if isinstance(e, dict) and isinstance(e.get("name"), str)
+            },
         )
         problems += found
         if status is not None:

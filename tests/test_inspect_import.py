@@ -460,6 +460,7 @@ def test_a_retried_sample_gives_its_attempts(program: Paths, tmp_path: Path) -> 
                 "status": "infra_error",
                 "note": "ConnectionResetError('the endpoint reset the connection (call 1)')",
                 "at": before,
+                "evidence": [log_path.name],
             },
             {
                 "attempt": 2,
@@ -467,6 +468,7 @@ def test_a_retried_sample_gives_its_attempts(program: Paths, tmp_path: Path) -> 
                 "status": "infra_error",
                 "note": "ConnectionResetError('the endpoint reset the connection (call 2)')",
                 "at": before,
+                "evidence": [log_path.name],
             },
         ],
     }
@@ -620,7 +622,7 @@ def test_an_exclusion_sets_aside_the_sample_s_final_attempt_and_certifies(progra
             "status": "excluded",
             "rule": 0,
             "note": EXCLUSION_NOTE,
-            "attempts": list(attempts),
+            "attempts": [{**a, "evidence": [log_path.name]} for a in attempts],
             "excludes": len(attempts),
             "at": decided,
         }
@@ -1046,6 +1048,36 @@ def test_the_help_teaches_the_mapping() -> None:
 # The demo's fixture
 
 
+def demo_before_quill_a_3(target: Path) -> Paths:
+    """A copy of the demo program as it was before its run quill-a-3 was decided: the ledger up
+    to that run's first event after its registration (data/make-demo-evidence.sh), and none of
+    the files those events wrote."""
+    paths = copy_demo_data(target)
+    lines = paths.ledger_file.read_bytes().splitlines(keepends=True)
+    first = next(i for i, raw in enumerate(lines) if b'"type":"label-set"' in raw)
+    paths.ledger_file.write_bytes(b"".join(lines[:first]))
+    for stale in (paths.certificates_dir / "quill-a-3", paths.private / "agreement", paths.private / "cache"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for stale in (paths.certificate_file("quill-a-3"), paths.private / "results" / "quill-a-3.json"):
+        stale.unlink(missing_ok=True)
+    return paths
+
+
+def test_the_demo_s_results_are_what_the_importer_makes_of_its_committed_log(tmp_path: Path) -> None:
+    """The demo is reproducible from its inputs: the committed Inspect log and mapping import to
+    the committed results file, byte for byte."""
+    paths = demo_before_quill_a_3(tmp_path / "data")
+    inputs = REPO / "data" / "demo" / "inspect"
+    # The results file sits where the demo keeps it, so that its evidence path is the same.
+    (paths.data / "demo" / "inspect").mkdir(parents=True, exist_ok=True)
+    shutil.copy(inputs / "quill-a-3.eval", paths.data / "demo" / "inspect" / "quill-a-3.eval")
+    out = paths.private / "results" / "quill-a-3.json"
+    import_inspect_log(
+        paths, paths.data / "demo" / "inspect" / "quill-a-3.eval", "quill-a-3", inputs / "quill-a-3.map.yaml", out=out
+    )
+    assert out.read_bytes() == (REPO / "data" / "private" / "results" / "quill-a-3.json").read_bytes()
+
+
 def test_the_fixture_script_makes_a_log_of_the_demo_run_that_imports_and_certifies(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("make_inspect_fixture", REPO / "tests" / "make_inspect_fixture.py")
     assert spec is not None and spec.loader is not None
@@ -1053,7 +1085,7 @@ def test_the_fixture_script_makes_a_log_of_the_demo_run_that_imports_and_certifi
     spec.loader.exec_module(fixture)
     out = tmp_path / "quill-a-3.eval"
     mapping = fixture.make_log(out)
-    paths = copy_demo_data(tmp_path / "data")
+    paths = demo_before_quill_a_3(tmp_path / "data")
     (tmp_path / "map.json").write_text(json.dumps(mapping), encoding="utf-8")
     results = tmp_path / "results.json"
     done = import_inspect_log(paths, out, "quill-a-3", tmp_path / "map.json", out=results)
@@ -1090,6 +1122,7 @@ def test_the_fixture_script_makes_a_log_of_the_demo_run_that_imports_and_certifi
             "status": "infra_error",
             "note": "ConnectionResetError('simulated: the model endpoint reset the connection')",
             "at": "2026-11-28T10:04:00Z",
+            "evidence": ["quill-a-3.eval"],
         }
     ]
     assert (a004["attempt"], a004["retry_of"], a004["at"]) == (2, 1, "2026-11-28T10:04:30Z")

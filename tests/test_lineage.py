@@ -241,3 +241,31 @@ def test_a_secret_gate_shows_the_chain_and_seals_the_notes(make_program: Callabl
     details["result"]["attempts"][0]["status"] = "not_run"
     (p,) = check_details_document(details, "run-s", sealed)
     assert p.message == "the attempts differ from the sealed result's"
+
+
+def test_an_attempt_names_the_evidence_files_it_produced(
+    prog: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attempt may name the evidence files that hold it; a name the evidence list lacks is
+    refused by certify and, forged into a re-signed certificate, failed by the verifier. A sealed
+    result keeps the names: the certificate lists every evidence file in any case."""
+    from test_evidence import LOG, listed
+
+    entry = listed(prog.data.parent, "run.eval", LOG, ITEMS)
+    row = retried(scored("a-001"), attempt(1, evidence=["run.eval"]))
+    bad = retried(scored("a-001"), attempt(1, evidence=["other.eval"]))
+    err = refused(lambda: certify(prog, {**results("run-001", [bad, scored("a-002")]), "evidence": [entry]}), prog.data)
+    named(err, "names an evidence file the certificate does not list", "results[0] (a-001).attempts[0].evidence")
+    for wrong in ([], "run.eval", ["run.eval", "run.eval"]):
+        row_w = retried(scored("a-001"), attempt(1, evidence=wrong))
+        err = refused(
+            lambda r=row_w: certify(prog, {**results("run-001", [r, scored("a-002")]), "evidence": [entry]}), prog.data
+        )
+        assert any(p.where == "results[0] (a-001).attempts[0].evidence" for p in err.problems), err.describe()
+    certify(prog, {**results("run-001", [row, scored("a-002")]), "evidence": [entry]})
+    assert certificate(prog)["results"][0]["attempts"][0]["evidence"] == ["run.eval"]
+    assert lineage_problems(row, "r", sealed=True, evidence_names={"run.eval"}) == []
+    forge(prog, "run-001", lambda c: c["results"][0]["attempts"][0].update(evidence=["forged.eval"]))
+    report = forked_build(prog, tmp_path / "site", monkeypatch)
+    hits = [f for f in report.failures if "does not list" in f.message]
+    assert [h.where for h in hits] == ["results[0].attempts[0].evidence"], report.render()

@@ -2,7 +2,7 @@
 Pure: no I/O; recomputing their derived fields is recheck.py's work."""
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from fractions import Fraction
 from typing import Any
 
@@ -82,14 +82,22 @@ def check_result(
     max_attempts: int | None = None,
     not_before: str | None = None,
     not_after: str | None = None,
+    evidence_names: Container[str] = (),
 ) -> tuple[list[Problem], str | None, bool | None]:
     """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
-    attempts (lineage.py) checked against the retry limit and the run's times when given.
+    attempts (lineage.py) checked against the retry limit and the run's times when given, and
+    the names of the certificate's evidence files its attempts may name.
     Returns the problems, the status and, for an open scored result, whether it passed."""
     found, status, passed = _check_result(r, where, public, exclusion_rules)
     if status is not None:
         found += lineage_problems(
-            r, where, sealed=not public, max_attempts=max_attempts, not_before=not_before, not_after=not_after
+            r,
+            where,
+            sealed=not public,
+            max_attempts=max_attempts,
+            not_before=not_before,
+            not_after=not_after,
+            evidence_names=evidence_names,
         )
     return found, status, passed
 
@@ -251,6 +259,11 @@ def check_certificate(
             m.max_attempts if m is not None else None,
             run_at,
             cert["finished_at"] if is_time(cert.get("finished_at")) else None,
+            {
+                e["name"]
+                for e in as_list(cert.get("evidence"))
+                if isinstance(e, dict) and isinstance(e.get("name"), str)
+            },
         )
         problems += found
         if status is not None:

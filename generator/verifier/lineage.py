@@ -8,7 +8,7 @@ exclusion how one could drop it. Only an infrastructure error or an item that di
 tried again; an exclusion may follow any attempt, but it is on record beside the attempt it
 excludes, so a reader sees what was set aside and under which rule."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from generator.verifier.errors import Problem
@@ -23,6 +23,9 @@ ATTEMPT_KEYS = ("attempt", "retry_of", "status", "at")
 # Notes and the harness's own result are the operator's and the tool's words: on a secret gate they
 # may speak of the item, so a sealed result keeps only the skeleton and its details document the rest.
 ATTEMPT_OPEN_KEYS = ("note", "native")
+# The evidence files an attempt produced, by name: which bytes to read for it. Names of files the
+# certificate lists in any case, so a sealed attempt keeps them.
+ATTEMPT_EVIDENCE = "evidence"
 
 
 def lineage_keys(r: dict[str, Any]) -> tuple[str, ...]:
@@ -40,7 +43,8 @@ def lineage_skeleton(r: dict[str, Any]) -> dict[str, Any]:
     out = {k: r[k] for k in lineage_keys(r) if k in r and k != "attempts"}
     if isinstance(r.get("attempts"), list):
         out["attempts"] = [
-            {k: a[k] for k in ATTEMPT_KEYS if k in a} if isinstance(a, dict) else a for a in r["attempts"]
+            {k: a[k] for k in (*ATTEMPT_KEYS, ATTEMPT_EVIDENCE) if k in a} if isinstance(a, dict) else a
+            for a in r["attempts"]
         ]
     elif "attempts" in r:
         out["attempts"] = r["attempts"]
@@ -64,10 +68,12 @@ def lineage_problems(
     not_before: str | None = None,
     not_after: str | None = None,
     render: Callable[[Any], str] = show,
+    evidence_names: Container[str] = (),
 ) -> list[Problem]:
     """Every way a result's attempts break the chain rules. The result's own v1 members (and that
     no other member is present) are checked by its caller; `not_before` is the run's
-    registration, `not_after` the results' `finished_at`, when they are known times."""
+    registration, `not_after` the results' `finished_at`, when they are known times;
+    `evidence_names` the names of the evidence files an attempt may name."""
     if "attempts" not in r:
         stray = sorted(k for k in ("attempt", "retry_of", "excludes", "at") if k in r)
         if stray:
@@ -93,9 +99,18 @@ def lineage_problems(
     excluded = r.get("status") == "excluded"
     for i, a in enumerate(earlier):
         aw = f"{where}.attempts[{i}]"
-        problems += check_keys(a, ATTEMPT_KEYS, optional=() if sealed else ATTEMPT_OPEN_KEYS, where=aw)
+        problems += check_keys(
+            a,
+            ATTEMPT_KEYS,
+            optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
+            where=aw,
+        )
         if not isinstance(a, dict):
             continue
+        if ATTEMPT_EVIDENCE in a:
+            problems += _attempt_evidence_problems(
+                a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render
+            )
         if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
             problems.append(
                 Problem(
@@ -217,6 +232,30 @@ def _time_order(times: list[tuple[str, str]], not_before: str | None, not_after:
             )
         previous = (w, t)
     return problems
+
+
+def _attempt_evidence_problems(
+    names: Any, where: str, listed: Container[str], render: Callable[[Any], str]
+) -> list[Problem]:
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        return [
+            Problem(
+                "an attempt's evidence is a non-empty list of evidence file names", where=where, found=render(names)
+            )
+        ]
+    if names != sorted(set(names)):
+        return [Problem("evidence names are sorted and distinct", where=where, found=render(names))]
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        return [
+            Problem(
+                "names an evidence file the certificate does not list",
+                where=where,
+                expected="names of the evidence list",
+                found=render(unknown),
+            )
+        ]
+    return []
 
 
 def _is_int_of(value: Any, want: int) -> bool:
