@@ -36,5 +36,6 @@ $T retire b-0021 \
   --note "Suspected contamination: a freezer-temperature complaint with the same model number and readings was posted on a public support forum." \
   --at 2026-11-27T14:00:00Z
 
-# Quill Extract's third attempt: registered, not yet decided (shown as open).
+# Quill Extract's third attempt: registered here, decided from its Inspect log by
+# make-demo-evidence.sh.
 $T register $S/quill-a-3.json --at 2026-11-28T09:00:00Z

@@ -5,8 +5,8 @@
 # signature changes. It refuses to run over an existing program; to start over, remove
 # data/program.yaml, data/keys.json, data/ledger.jsonl, data/methodology, data/reveals,
 # data/runs, data/certificates, data/policy.txt, data/cosignatures, data/private/signing.key,
-# data/private/retired-keys, data/private/demo-witness, data/private/sealed and
-# data/private/certificates first.
+# data/private/retired-keys, data/private/demo-witness, data/private/sealed,
+# data/private/certificates, data/private/agreement and data/private/results/quill-a-3.json first.
 set -eu
 cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
@@ -38,3 +38,7 @@ $T build --offline
 
 # Format v2: a revoked certificate, a key rotation and revocation, a witness cosignature.
 sh data/make-demo-history.sh
+
+# Format v2: a run imported from an Inspect log, its evidence, a retry, an exclusion, and the
+# judge measured against blind human labels.
+sh data/make-demo-evidence.sh

@@ -16,48 +16,50 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
 
-    generator/verifier/isolation.py         lines    63 to   159
-    generator/verifier/text.py              lines   160 to   243
-    generator/verifier/errors.py            lines   244 to   310
-    generator/verifier/canonical.py         lines   311 to   612
-    generator/verifier/formats.py           lines   613 to   837
-    generator/verifier/sodium.py            lines   838 to   881
-    generator/verifier/keys.py              lines   882 to  1130
-    generator/verifier/note.py              lines  1131 to  1238
-    generator/verifier/merkle.py            lines  1239 to  1379
-    generator/verifier/tlogproof.py         lines  1380 to  1451
-    generator/verifier/tiles.py             lines  1452 to  1683
-    generator/verifier/cosignature.py       lines  1684 to  1840
-    generator/verifier/policy.py            lines  1841 to  2123
-    generator/verifier/witnessing.py        lines  2124 to  2147
-    generator/verifier/idindex.py           lines  2148 to  2231
-    generator/verifier/methodology.py       lines  2232 to  2553
-    generator/verifier/scoring.py           lines  2554 to  2853
-    generator/verifier/agreement.py         lines  2854 to  3102
-    generator/verifier/subjects.py          lines  3103 to  3333
-    generator/verifier/keyring.py           lines  3334 to  3465
-    generator/verifier/ledger.py            lines  3466 to  3955
-    generator/verifier/snapshot.py          lines  3956 to  4123
-    generator/verifier/state.py             lines  4124 to  4223
-    generator/verifier/memory.py            lines  4224 to  4419
-    generator/verifier/answers.py           lines  4420 to  4487
-    generator/verifier/runs.py              lines  4488 to  4770
-    generator/verifier/lineage.py           lines  4771 to  4991
-    generator/verifier/evidence.py          lines  4992 to  5086
-    generator/verifier/certificates.py      lines  5087 to  5533
-    generator/verifier/certificate_documents.py lines  5534 to  5629
-    generator/verifier/recheck.py           lines  5630 to  5923
-    generator/verifier/report.py            lines  5924 to  6054
-    generator/verifier/folder.py            lines  6055 to  6291
-    generator/verifier/release.py           lines  6292 to  6526
-    generator/verifier/download.py          lines  6527 to  6979
-    generator/verifier/rotation.py          lines  6980 to  7088
-    generator/verifier/history.py           lines  7089 to  7435
-    generator/verifier/publication.py       lines  7436 to  7873
-    generator/verifier/revocations.py       lines  7874 to  7993
-    generator/verifier/certificate_files.py lines  7994 to  8300
-    generator/verifier/site.py              lines  8301 to  8487
-    generator/verifier/cli.py               lines  8488 to  8762
+    generator/verifier/isolation.py         lines    65 to   161
+    generator/verifier/text.py              lines   162 to   245
+    generator/verifier/errors.py            lines   246 to   312
+    generator/verifier/canonical.py         lines   313 to   614
+    generator/verifier/formats.py           lines   615 to   839
+    generator/verifier/sodium.py            lines   840 to   883
+    generator/verifier/keys.py              lines   884 to  1132
+    generator/verifier/note.py              lines  1133 to  1240
+    generator/verifier/merkle.py            lines  1241 to  1381
+    generator/verifier/tlogproof.py         lines  1382 to  1453
+    generator/verifier/tiles.py             lines  1454 to  1685
+    generator/verifier/cosignature.py       lines  1686 to  1842
+    generator/verifier/policy.py            lines  1843 to  2125
+    generator/verifier/witnessing.py        lines  2126 to  2149
+    generator/verifier/idindex.py           lines  2150 to  2233
+    generator/verifier/methodology.py       lines  2234 to  2555
+    generator/verifier/scoring.py           lines  2556 to  2855
+    generator/verifier/agreement.py         lines  2856 to  3103
+    generator/verifier/labelsets.py         lines  3104 to  3382
+    generator/verifier/subjects.py          lines  3383 to  3648
+    generator/verifier/keyring.py           lines  3649 to  3780
+    generator/verifier/ledger.py            lines  3781 to  4256
+    generator/verifier/snapshot.py          lines  4257 to  4426
+    generator/verifier/state.py             lines  4427 to  4526
+    generator/verifier/memory.py            lines  4527 to  4722
+    generator/verifier/answers.py           lines  4723 to  4790
+    generator/verifier/runs.py              lines  4791 to  5073
+    generator/verifier/lineage.py           lines  5074 to  5335
+    generator/verifier/evidence.py          lines  5336 to  5430
+    generator/verifier/certificates.py      lines  5431 to  5894
+    generator/verifier/certificate_documents.py lines  5895 to  5990
+    generator/verifier/recheck.py           lines  5991 to  6284
+    generator/verifier/report.py            lines  6285 to  6415
+    generator/verifier/folder.py            lines  6416 to  6652
+    generator/verifier/release.py           lines  6653 to  6887
+    generator/verifier/download.py          lines  6888 to  7340
+    generator/verifier/rotation.py          lines  7341 to  7449
+    generator/verifier/history.py           lines  7450 to  7796
+    generator/verifier/publication.py       lines  7797 to  8234
+    generator/verifier/revocations.py       lines  8235 to  8354
+    generator/verifier/certificate_files.py lines  8355 to  8670
+    generator/verifier/agreement_files.py   lines  8671 to  8785
+    generator/verifier/site.py              lines  8786 to  8974
+    generator/verifier/cli.py               lines  8975 to  9249
 """
 
 # ==============================================================================================
@@ -3018,14 +3020,15 @@ def agreement_report(
 ) -> dict[str, AgreementRow]:
     """Per dimension, the judge's agreement with the human labellers.
 
-    `human_labels` are (labeller, item, dimension, label) records, `judge_labels` the judge's
-    label by (item, dimension). The sample of a dimension is its items with a judge label and at
-    least one human label; human labels on other items are counted, not used. Every human label
-    on a sampled item makes one (judge, human) pair: raw agreement and kappa are over these
-    pairs, judge first. Alpha takes the sampled items as units and the judge and each labeller
-    as raters. Disagreements are the pairs whose labels differ, as (item, labeller, human label,
-    judge label), sorted by item then labeller. A dimension with an empty sample has None for
-    every statistic. Dimensions are those of either input, in sorted order."""
+        `human_labels` are (labeller, item, dimension, label) records, `judge_labels` the judge's
+        label by (item, dimension). The sample of a dimension is its items with a judge label and at
+        least one human label; human labels on other items are counted, not used. Every human label
+        on a sampled item makes one (judge, human) pair: raw agreement and kappa are over these
+        pairs, judge first. Alpha takes the sampled items as units and the judge and each labeller
+        as raters. Disagreements are the pairs whose labels differ, as (item, labeller, human label,
+        judge label), sorted by item then labeller. A dimension with an empty sample has None for
+        every statistic (so does every dimension when the judge labelled nothing: a run whose scored
+    results carry no judge labels). Dimensions are those of either input, in sorted order."""
     scale = agreement_scale(categories)
     human: dict[str, dict[str, dict[str, int]]] = {}  # dimension -> item -> labeller -> label
     count = 0
@@ -3046,8 +3049,6 @@ def agreement_report(
         by_labeller[labeller] = label
     if count == 0:
         raise AgreementError("no human labels")
-    if len(judge_labels) == 0:
-        raise AgreementError("no judge labels")
     judged: dict[str, dict[str, int]] = {}
     for key, label in judge_labels.items():
         where = f"judge label {show(list(key) if isinstance(key, tuple) else key)}"
@@ -3098,6 +3099,285 @@ def agreement_decimal(value: Fraction | None) -> str | None:
     text = str(digits).rjust(AGREEMENT_PLACES + 1, "0")
     sign = "-" if value < 0 and digits else ""
     return f"{sign}{text[:-AGREEMENT_PLACES]}.{text[-AGREEMENT_PLACES:]}"
+
+
+# ==============================================================================================
+# generator/verifier/labelsets.py: Judge agreement (FORMAT.md, "Judge agreement (v2)"): blind human label sets,
+#     committed in the ledger before the judge's scores are disclosed, and the report that measures the judge against
+#     them, one document the generator publishes and the verifier recomputes from the same code.
+# ==============================================================================================
+
+@dataclass(frozen=True)
+class LabelSetEvent:
+    id: str
+    run: str
+    sha256: str
+    index: int
+    at: str
+
+
+LABEL_SET_KEYS = ("type", "v", "id", "run", "rubric_sha256", "scale", "labels", "salt")
+
+
+LABEL_KEYS = ("labeller", "item", "dimension", "label")
+
+
+JUDGE_LABELS = "judge_labels"
+
+
+# An ordinal rubric has a handful of points; the bound keeps kappa's k×k tables small whatever a
+# hostile site lists.
+MAX_SCALE = 101
+
+
+MAX_LABEL = 2**53 - 1
+
+
+REPORT_TYPE = "agreement-report"
+
+
+STATISTICS = ("raw_agreement", "kappa_linear", "kappa_quadratic", "alpha_ordinal")
+
+
+def labels_path(set_id: str) -> str:
+    return f"agreement/{set_id}/labels.json"
+
+
+def report_path(set_id: str) -> str:
+    return f"agreement/{set_id}.json"
+
+
+def label_set_event_problems(
+    leaf: dict[str, Any], earlier: Any, registered: bool, certificate: tuple[str, int] | None
+) -> list[Problem]:
+    """A label-set ledger leaf (its members' types already checked): a new id, of a run
+    registered before and not yet certified (`certificate`: its serial and leaf index, if it is)."""
+    set_id, run_id = leaf["id"], leaf["run"]
+    problems = []
+    if not is_id(set_id):
+        problems.append(Problem("malformed label-set id", where="id", expected=ID_RE.pattern, found=show(set_id)))
+    elif earlier is not None:
+        problems.append(
+            Problem(
+                f"label set {set_id} is committed twice",
+                where="id",
+                found=f"committed before at entries[{earlier.index}]",
+            )
+        )
+    if not registered:
+        problems.append(Problem("label set for a run that was not registered before", where="run", found=show(run_id)))
+    elif certificate is not None:
+        # The certificate discloses the judge's labels: a label set after it is not blind.
+        problems.append(
+            Problem(
+                f"label set committed after certificate {certificate[0]} (entries[{certificate[1]}]) disclosed the "
+                f"judge's scores of run {run_id}: human labels must be committed blind",
+                where="run",
+                expected="a run whose certificate is not yet issued",
+                found=run_id,
+            )
+        )
+    if not is_hex64(leaf["sha256"]):
+        problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
+    return problems
+
+
+def _is_point(value: Any) -> bool:
+    return is_int(value) and abs(value) <= MAX_LABEL
+
+
+def judge_labels_problems(value: Any, where: str, render: Any = show) -> list[Problem]:
+    """A scored result's `judge_labels`: the judge's ordinal label by rubric dimension, an object
+    of id -> integer with at least one dimension."""
+    w = f"{where}.{JUDGE_LABELS}"
+    if not isinstance(value, dict) or not value:
+        return [
+            Problem(
+                "the judge's labels are an object of rubric dimension -> integer label",
+                where=w,
+                found=render(value),
+            )
+        ]
+    problems = []
+    for k, v in value.items():
+        if not is_id(k):
+            problems.append(Problem("a rubric dimension is an id", where=w, expected=ID_RE.pattern, found=render(k)))
+        elif not _is_point(v):
+            problems.append(
+                Problem("a judge's label is an integer on the rubric's scale", where=f"{w}.{k}", found=render(v))
+            )
+    return problems
+
+
+def scale_problems(scale: Any, where: str = "scale") -> list[Problem]:
+    if not isinstance(scale, list) or not 2 <= len(scale) <= MAX_SCALE or not all(_is_point(c) for c in scale):
+        return [
+            Problem(
+                "the scale is the rubric's ordinal categories, 2 to 101 integers",
+                where=where,
+                found=show(scale, 80),
+            )
+        ]
+    try:
+        agreement_scale(scale)
+    except AgreementError as e:
+        return [Problem(str(e), where=where, expected="strictly increasing integers")]
+    return []
+
+
+def label_rows_problems(rows: Any, scale: list[int], items: Container[str], where: str = "labels") -> list[Problem]:
+    """Human label rows: each labeller's ordinal label of one item on one dimension, sorted by
+    dimension, item and labeller, no labeller labelling an item's dimension twice."""
+    if not isinstance(rows, list) or not rows:
+        return [Problem("labels are a non-empty list of human labels", where=where, found=show(rows, 80))]
+    problems: list[Problem] = []
+    keys: list[tuple[str, str, str]] = []
+    points = set(scale)
+    for i, r in enumerate(rows):
+        w = f"{where}[{i}]"
+        found = check_keys(r, LABEL_KEYS, where=w)
+        if not isinstance(r, dict):
+            problems += found
+            continue
+        for k in ("labeller", "dimension"):
+            if k in r and not is_id(r[k]):
+                found.append(Problem(f"a {k} is an id", where=f"{w}.{k}", expected=ID_RE.pattern, found=show(r[k])))
+        if "item" in r and not (isinstance(r["item"], str) and r["item"] in items):
+            found.append(Problem("labels an item that is not the run's", where=f"{w}.item", found=show(r["item"])))
+        if "label" in r and not (_is_point(r["label"]) and r["label"] in points):
+            found.append(
+                Problem(
+                    "a label is one of the scale's categories",
+                    where=f"{w}.label",
+                    expected=show(scale),
+                    found=show(r["label"]),
+                )
+            )
+        problems += found
+        if not found:
+            keys.append((r["dimension"], r["item"], r["labeller"]))
+    if len(keys) == len(rows):
+        for i in range(1, len(keys)):
+            if keys[i] <= keys[i - 1]:
+                same = keys[i] == keys[i - 1]
+                problems.append(
+                    Problem(
+                        f"labeller {keys[i][2]} labels item {keys[i][1]} on {keys[i][0]} twice"
+                        if same
+                        else "labels are sorted by dimension, then item, then labeller",
+                        where=f"{where}[{i}]",
+                        found=show(list(keys[i])),
+                    )
+                )
+                break
+    return problems
+
+
+def label_set_problems(doc: Any, set_id: str, run_id: str, spec: dict[str, Any]) -> list[Problem]:
+    """A label-set document against its ledger leaf (id, run) and its run spec (items, rubric)."""
+    if not isinstance(doc, dict):
+        return [Problem("a label set is an object", found=show(doc, 80))]
+    problems = check_keys(doc, LABEL_SET_KEYS)
+    if doc.get("type") != "label-set" or not (is_int(doc.get("v")) and doc["v"] == 2):
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"label-set", v 2',
+                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
+            )
+        )
+    if doc.get("id") != set_id:
+        problems.append(
+            Problem(
+                "id differs from the ledger's label-set leaf", where="id", expected=set_id, found=show(doc.get("id"))
+            )
+        )
+    if doc.get("run") != run_id:
+        problems.append(
+            Problem(
+                "run differs from the ledger's label-set leaf", where="run", expected=run_id, found=show(doc.get("run"))
+            )
+        )
+    rubric = spec.get("judge", {}).get("rubric_sha256") if isinstance(spec.get("judge"), dict) else None
+    if doc.get("rubric_sha256") != rubric:
+        problems.append(
+            Problem(
+                "the labellers' rubric is not the judge's: humans label with the rubric the run spec pins",
+                where="rubric_sha256",
+                expected=show(rubric),
+                found=show(doc.get("rubric_sha256")),
+            )
+        )
+    if "salt" in doc and not is_hex64(doc["salt"]):
+        problems.append(Problem("a salt is 32 bytes in hex", where="salt", found=show(doc["salt"])))
+    scale = doc.get("scale")
+    bad_scale = scale_problems(scale)
+    problems += bad_scale
+    if not bad_scale and isinstance(scale, list):
+        problems += label_rows_problems(doc.get("labels"), scale, set(spec.get("items", [])))
+    return problems
+
+
+def label_set_due(public: bool, certified: bool, items: Iterable[str], revealed: Container[str]) -> bool:
+    """A label set and its report are published once the certificate has disclosed the judge's
+    labels: at once on a public gate, on a secret one when every item of the run is revealed (a
+    human label of a sealed item says how good the subject's answer was, as a pass would)."""
+    return certified and (public or all(i in revealed for i in items))
+
+
+def judge_labels_of(results: Iterable[Any]) -> dict[tuple[str, str], int]:
+    """The judge's label by (item, dimension), from open results (a public certificate's, or the
+    `result` of each published details document)."""
+    out: dict[tuple[str, str], int] = {}
+    for r in results:
+        if (
+            isinstance(r, dict)
+            and isinstance(r.get("item"), str)
+            and r.get("status") == "scored"
+            and isinstance(r.get(JUDGE_LABELS), dict)
+        ):
+            for dim, label in r[JUDGE_LABELS].items():
+                out[(r["item"], dim)] = label
+    return out
+
+
+def _figure(value: Fraction | None) -> dict[str, str] | None:
+    if value is None:
+        return None
+    exact = f"{value.numerator}/{value.denominator}" if value.denominator != 1 else str(value.numerator)
+    return {"exact": exact, "value": agreement_decimal(value) or ""}
+
+
+def report_document(
+    label_set: dict[str, Any], labels_sha256: str, serial: str, judge: Mapping[tuple[str, str], int]
+) -> dict[str, Any]:
+    """The published report of a valid label set against the judge's labels of certificate
+    `serial`. AgreementError if a judge's label is not on the label set's scale."""
+    human = [(r["labeller"], r["item"], r["dimension"], r["label"]) for r in label_set["labels"]]
+    rows = agreement_report(human, judge, label_set["scale"])
+    return {
+        "type": REPORT_TYPE,
+        "v": 2,
+        "id": label_set["id"],
+        "run": label_set["run"],
+        "serial": serial,
+        "labels": {"path": labels_path(label_set["id"]), "sha256": labels_sha256},
+        "scale": label_set["scale"],
+        "dimensions": [
+            {
+                "dimension": dim,
+                "sample_size": row["sample_size"],
+                "pairs": row["pairs"],
+                "human_labels_without_judge": row["human_labels_without_judge"],
+                **{k: _figure(row[k]) for k in STATISTICS},  # type: ignore[literal-required]
+                "disagreements": [
+                    {"item": item, "labeller": labeller, "human": h, "judge": j}
+                    for item, labeller, h, j in row["disagreements"]
+                ],
+            }
+            for dim, row in rows.items()
+        ],
+    }
 
 
 # ==============================================================================================
@@ -3331,6 +3611,41 @@ def subject_fold(name: str) -> str:
     return " ".join(t.translate(_CONFUSABLES).casefold().split())
 
 
+def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str, str]) -> list[Problem]:
+    """A new run's subject, against the subjects registered so far (`names`: id -> name, `folds`:
+    subject_fold(name) -> id): well formed (check_subject), with one id for one name, and no
+    two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
+    follow it by its id as well, and a look-alike name cannot start a fresh chain of
+    attempts that sees sealed items again."""
+    shape = check_subject(subject)
+    if shape:
+        return shape
+    sid, name = subject["id"], subject["name"]
+    known = names.get(sid)
+    if known is not None and known != name:
+        return [
+            Problem(
+                f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new "
+                "subject, with a new id)",
+                where="subject.name",
+                expected=known,
+                found=name,
+            )
+        ]
+    other = folds.get(subject_fold(name))
+    if other is not None and other != sid:
+        return [
+            Problem(
+                f"the name looks like the name of subject {other} ({names[other]!r}): two subjects "
+                "cannot have names a reader would confuse",
+                where="subject.name",
+                expected=f"a name unlike {names[other]!r}, or subject id {other}",
+                found=f"{name!r} for subject id {sid}",
+            )
+        ]
+    return []
+
+
 # ==============================================================================================
 # generator/verifier/keyring.py: The program's keys over the ledger's history (format v2): which key may sign a tree
 #     of which size.
@@ -3479,13 +3794,14 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "run": ("type", "v", "id", "sha256", "subject", "gate", "at"),
     "certificate": ("type", "v", "serial", "run", "sha256", "at"),
     "revocation": ("type", "v", "serial", "reason", "at"),
+    "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
 }
 
 
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
-LEAF_VERSIONS = {"revocation": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
+LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
@@ -3500,6 +3816,7 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "run": {"id": str, "sha256": str, "subject": dict, "gate": str},
     "certificate": {"serial": str, "run": str, "sha256": str},
     "revocation": {"serial": str, "reason": str},
+    "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
 }
@@ -3588,6 +3905,7 @@ class Ledger:
         self.certificates: dict[str, CertificateEvent] = {}
         self.certificate_of_run: dict[str, str] = {}
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
+        self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -3850,37 +4168,8 @@ class Ledger:
         return problems
 
     def subject_problems(self, subject: Any) -> list[Problem]:
-        """A new run's subject: well formed (check_subject), with one id for one name, and no
-        two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
-        follow it by its id as well, and a look-alike name cannot start a fresh chain of
-        attempts that sees sealed items again."""
-        shape = check_subject(subject)
-        if shape:
-            return shape
-        sid, name = subject["id"], subject["name"]
-        known = self.subject_names.get(sid)
-        if known is not None and known != name:
-            return [
-                Problem(
-                    f"subject {sid} was registered as {known!r}: a subject keeps its name (a new name is a new "
-                    "subject, with a new id)",
-                    where="subject.name",
-                    expected=known,
-                    found=name,
-                )
-            ]
-        other = self._subject_folds.get(subject_fold(name))
-        if other is not None and other != sid:
-            return [
-                Problem(
-                    f"the name looks like the name of subject {other} ({self.subject_names[other]!r}): two subjects "
-                    "cannot have names a reader would confuse",
-                    where="subject.name",
-                    expected=f"a name unlike {self.subject_names[other]!r}, or subject id {other}",
-                    found=f"{name!r} for subject id {sid}",
-                )
-            ]
-        return []
+        """A new run's subject: subjects.known_subject_problems, against the subjects so far."""
+        return known_subject_problems(subject, self.subject_names, self._subject_folds)
 
     def _apply_certificate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         serial, run_id = leaf["serial"], leaf["run"]
@@ -3932,6 +4221,18 @@ class Ledger:
             )
         if not problems:
             self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
+        return problems
+
+    def _apply_label_set(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        certified = self.certificate_of_run.get(leaf["run"])
+        problems = label_set_event_problems(
+            leaf,
+            self.label_sets.get(leaf["id"]),
+            leaf["run"] in self.runs,
+            None if certified is None else (certified, self.certificates[certified].index),
+        )
+        if not problems:
+            self.label_sets[leaf["id"]] = LabelSetEvent(leaf["id"], leaf["run"], leaf["sha256"], index, leaf["at"])
         return problems
 
     def final_problems(self) -> list[Problem]:
@@ -4020,6 +4321,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "runs": [[r.id, r.sha256, r.subject, r.gate, r.index, r.at] for r in ledger.runs.values()],
         "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
+        "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -4109,6 +4411,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
         ledger.certificates[cert.serial] = cert
         ledger.certificate_of_run[cert.run] = cert.serial
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
+    ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
@@ -4791,6 +5094,11 @@ ATTEMPT_KEYS = ("attempt", "retry_of", "status", "at")
 ATTEMPT_OPEN_KEYS = ("note", "native")
 
 
+# The evidence files an attempt produced, by name: which bytes to read for it. Names of files the
+# certificate lists in any case, so a sealed attempt keeps them.
+ATTEMPT_EVIDENCE = "evidence"
+
+
 def lineage_keys(r: dict[str, Any]) -> tuple[str, ...]:
     """The members a result may carry besides its v1 ones: none without earlier attempts."""
     if "attempts" not in r:
@@ -4806,7 +5114,8 @@ def lineage_skeleton(r: dict[str, Any]) -> dict[str, Any]:
     out = {k: r[k] for k in lineage_keys(r) if k in r and k != "attempts"}
     if isinstance(r.get("attempts"), list):
         out["attempts"] = [
-            {k: a[k] for k in ATTEMPT_KEYS if k in a} if isinstance(a, dict) else a for a in r["attempts"]
+            {k: a[k] for k in (*ATTEMPT_KEYS, ATTEMPT_EVIDENCE) if k in a} if isinstance(a, dict) else a
+            for a in r["attempts"]
         ]
     elif "attempts" in r:
         out["attempts"] = r["attempts"]
@@ -4830,10 +5139,12 @@ def lineage_problems(
     not_before: str | None = None,
     not_after: str | None = None,
     render: Callable[[Any], str] = show,
+    evidence_names: Container[str] = (),
 ) -> list[Problem]:
     """Every way a result's attempts break the chain rules. The result's own v1 members (and that
     no other member is present) are checked by its caller; `not_before` is the run's
-    registration, `not_after` the results' `finished_at`, when they are known times."""
+    registration, `not_after` the results' `finished_at`, when they are known times;
+    `evidence_names` the names of the evidence files an attempt may name."""
     if "attempts" not in r:
         stray = sorted(k for k in ("attempt", "retry_of", "excludes", "at") if k in r)
         if stray:
@@ -4859,9 +5170,18 @@ def lineage_problems(
     excluded = r.get("status") == "excluded"
     for i, a in enumerate(earlier):
         aw = f"{where}.attempts[{i}]"
-        problems += check_keys(a, ATTEMPT_KEYS, optional=() if sealed else ATTEMPT_OPEN_KEYS, where=aw)
+        problems += check_keys(
+            a,
+            ATTEMPT_KEYS,
+            optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
+            where=aw,
+        )
         if not isinstance(a, dict):
             continue
+        if ATTEMPT_EVIDENCE in a:
+            problems += _attempt_evidence_problems(
+                a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render
+            )
         if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
             problems.append(
                 Problem(
@@ -4983,6 +5303,30 @@ def _time_order(times: list[tuple[str, str]], not_before: str | None, not_after:
             )
         previous = (w, t)
     return problems
+
+
+def _attempt_evidence_problems(
+    names: Any, where: str, listed: Container[str], render: Callable[[Any], str]
+) -> list[Problem]:
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        return [
+            Problem(
+                "an attempt's evidence is a non-empty list of evidence file names", where=where, found=render(names)
+            )
+        ]
+    if names != sorted(set(names)):
+        return [Problem("evidence names are sorted and distinct", where=where, found=render(names))]
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        return [
+            Problem(
+                "names an evidence file the certificate does not list",
+                where=where,
+                expected="names of the evidence list",
+                found=render(unknown),
+            )
+        ]
+    return []
 
 
 def _is_int_of(value: Any, want: int) -> bool:
@@ -5149,14 +5493,22 @@ def check_result(
     max_attempts: int | None = None,
     not_before: str | None = None,
     not_after: str | None = None,
+    evidence_names: Container[str] = (),
 ) -> tuple[list[Problem], str | None, bool | None]:
     """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
-    attempts (lineage.py) checked against the retry limit and the run's times when given.
+    attempts (lineage.py) checked against the retry limit and the run's times when given, and
+    the names of the certificate's evidence files its attempts may name.
     Returns the problems, the status and, for an open scored result, whether it passed."""
     found, status, passed = _check_result(r, where, public, exclusion_rules)
     if status is not None:
         found += lineage_problems(
-            r, where, sealed=not public, max_attempts=max_attempts, not_before=not_before, not_after=not_after
+            r,
+            where,
+            sealed=not public,
+            max_attempts=max_attempts,
+            not_before=not_before,
+            not_after=not_after,
+            evidence_names=evidence_names,
         )
     return found, status, passed
 
@@ -5181,7 +5533,11 @@ def _check_result(
             )
         return problems, status, None
     if status == "scored":
-        problems = check_keys(r, ("item", "status", "score", "passed", "fields"), optional=lineage_keys(r), where=where)
+        problems = check_keys(
+            r, ("item", "status", "score", "passed", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=where
+        )
+        if JUDGE_LABELS in r:
+            problems += judge_labels_problems(r[JUDGE_LABELS], where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):
@@ -5314,6 +5670,11 @@ def check_certificate(
             m.max_attempts if m is not None else None,
             run_at,
             cert["finished_at"] if is_time(cert.get("finished_at")) else None,
+            {
+                e["name"]
+                for e in as_list(cert.get("evidence"))
+                if isinstance(e, dict) and isinstance(e.get("name"), str)
+            },
         )
         problems += found
         if status is not None:
@@ -8005,8 +8366,11 @@ def check_certificates(
     methodologies: dict[str, Methodology],
     key: bytes,
     memory: Memory | None = None,
-) -> None:
+) -> dict[str, tuple[str, list[Any]]]:
+    """Check every certificate; return, by run, the serial and the open results the judge's
+    labels of each certificate read are taken from (agreement_files)."""
     report = s.report
+    judged: dict[str, tuple[str, list[Any]]] = {}
     run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
@@ -8019,7 +8383,9 @@ def check_certificates(
     verdicts: dict[str, str] = {}
     now = _Clock()
     for r in rows:
-        _check_one_certificate(s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, memory)
+        _check_one_certificate(
+            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, memory
+        )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
@@ -8030,6 +8396,7 @@ def check_certificates(
                 want,
                 show(row.get("status")),
             )
+    return judged
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -8054,6 +8421,7 @@ def _check_one_certificate(
     verdicts: dict[str, str],
     now: "_Clock",
     key: bytes,
+    judged: dict[str, tuple[str, list[Any]]],
     memory: Memory | None = None,
 ) -> None:
     report = s.report
@@ -8099,6 +8467,8 @@ def _check_one_certificate(
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
         _check_evidence_files(s, cert, public, ledger)
+        opened = cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
+        judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
     if memory is not None and spec is not None:
         # Every input of the recomputation, exactly: a key that passed before passes again.
@@ -8299,6 +8669,121 @@ def _published_records(
 
 
 # ==============================================================================================
+# generator/verifier/agreement_files.py: A site's judge-agreement files (FORMAT.md, "Judge agreement (v2)"): each
+#     label set the ledger commits, absent until it is due and then published byte for byte as committed, and its
+#     report, which must be exactly the one recomputed here from the published labels and the judge's labels of the
+#     run's certificate. A key holder can sign any figure; only a recomputed one is evidence.
+# ==============================================================================================
+
+# What the certificate check hands over for each run it read: the certificate's serial and the
+# open results the judge's labels are read from (a public certificate's own, or the results of
+# its published details documents).
+Judged = Mapping[str, tuple[str, list[Any]]]
+
+
+def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]], judged: Judged) -> None:
+    report = s.report
+    for event in ledger.label_sets.values():
+        run = ledger.runs[event.run]
+        spec = specs.get(event.run)
+        if spec is None:
+            continue  # the run spec's own failure is reported by the run check
+        gate = ledger.gates.get(run.gate)
+        public = bool(gate and gate.public)
+        due = label_set_due(public, event.run in ledger.certificate_of_run, spec["items"], ledger.reveals)
+        lrel, rrel = labels_path(event.id), report_path(event.id)
+        if not due:
+            for rel in (lrel, rrel):
+                report.check(
+                    not os.path.lexists(s.root / rel),
+                    rel,
+                    f"label set {event.id} published before the judge's labels of run {event.run} are: "
+                    "human labels of sealed items say how good the subject's answers were",
+                    "not yet published",
+                    "published",
+                )
+            continue
+        loaded = s.document(lrel, f"label set {event.id}")
+        if loaded is None:
+            continue
+        data, doc = loaded
+        digest = sha256_hex(data)
+        if not report.check(
+            digest == event.sha256,
+            lrel,
+            f"label set {event.id} is not the one committed in the ledger at entries[{event.index}]",
+            event.sha256,
+            digest,
+        ):
+            continue
+        shape = label_set_problems(doc, event.id, event.run, spec)
+        if not report.add(shape, lrel, checks=1):
+            continue
+        got = s.document(rrel, f"agreement report of label set {event.id}")
+        if got is None:
+            continue
+        if event.run not in judged:
+            report.check(
+                False,
+                rrel,
+                f"agreement report of label set {event.id} cannot be recomputed: the certificate of run "
+                f"{event.run} could not be read",
+            )
+            continue
+        serial, results = judged[event.run]
+        try:
+            want = report_document(doc, digest, serial, judge_labels_of(results))
+        except AgreementError as e:
+            report.check(False, rrel, f"the judge's labels of certificate {serial} cannot be measured: {e}")
+            continue
+        if canonical_bytes(want) == got[0]:
+            report.checks += 1
+            dims = len(want["dimensions"])
+            report.notes.append(
+                f"label set {event.id}: the judge's agreement with blind human labels on {dims} dimension(s) "
+                "recomputed exactly"
+            )
+            continue
+        report.check(False, rrel, *_first_difference(want, got[1]))
+
+
+def _first_difference(want: dict[str, Any], found: Any) -> tuple[str, str, str, str]:
+    """The message, expected and found values and the member of the first place a published
+    report differs from the recomputed one."""
+    if not isinstance(found, dict):
+        return ("an agreement report is an object", "the recomputed report", show(found, 80), "")
+    for k in sorted(want.keys() | found.keys()):
+        if k not in want or k not in found or k == "dimensions":
+            continue
+        if canonical_bytes(want[k]) != canonical_bytes(found[k]):
+            return ("differs from the recomputed report", show(want[k], 120), show(found[k], 120), k)
+    extra = sorted(found.keys() - want.keys())
+    missing = sorted(want.keys() - found.keys())
+    if extra or missing:
+        return ("the report's members are not a report's", show(sorted(want)), show(sorted(found)), "")
+    rows, published = want["dimensions"], found["dimensions"]
+    if not isinstance(published, list) or len(published) != len(rows):
+        return (
+            "the report's dimensions are not the label set's and the judge's",
+            show([r["dimension"] for r in rows]),
+            show(published, 120),
+            "dimensions",
+        )
+    for i, (w, f) in enumerate(zip(rows, published, strict=True)):
+        if not isinstance(f, dict):
+            return ("a dimension's row is an object", show(w, 120), show(f, 120), f"dimensions[{i}]")
+        for k in sorted(w.keys() | f.keys()):
+            if k not in w or k not in f or canonical_bytes(w[k]) != canonical_bytes(f[k]):
+                return (
+                    f"the figure differs from the one recomputed from the published labels ({w['dimension']})",
+                    show(w.get(k), 120),
+                    show(f.get(k), 120),
+                    f"dimensions[{i}].{k}",
+                )
+    return ("differs from the recomputed report", "", "", "")
+
+
+# ==============================================================================================
 # generator/verifier/site.py: Verifying a site (SPEC §2-§8): the checks in their order, and the one last-resort catch.
 # ==============================================================================================
 
@@ -8458,7 +8943,8 @@ def _check(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
-    check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    check_label_sets(s, ledger, specs, judged)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
@@ -8469,6 +8955,7 @@ def _check(
         "runs": len(ledger.runs),
         "certificates": len(ledger.certificates),
         "revocations": len(ledger.revocations),
+        "label sets": len(ledger.label_sets),
         "methodology versions": len(ledger.methodologies),
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
