@@ -62,7 +62,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from generator.commands.certify import _answers
 from generator.datadir import Paths
 from generator.documents import load_spec, methodology
 from generator.errors import InputError, TransparencyError, problem
@@ -70,7 +69,7 @@ from generator.evidence_files import read_evidence
 from generator.journal import fsync_dir
 from generator.ledgerfile import reading, replay_from
 from generator.results import check_results_shape, read_results
-from generator.sealed import locate_sealed
+from generator.sealed import locate_sealed, run_answers
 from generator.sources import load_data_file
 from generator.verifier import (
     ID_RE,
@@ -1070,7 +1069,7 @@ def import_inspect_log(
         m = methodology(paths, ledger, spec["methodology"]["version"], problems)
         public = ledger.gates[run.gate].public
         wanted = {} if public else {i: c.commitment for i in items if (c := ledger.commit(i)) is not None}
-        answers = _answers(paths, ledger, items, public, locate_sealed(paths, wanted) if wanted else {}, problems)
+        answers = run_answers(paths, ledger, items, public, locate_sealed(paths, wanted) if wanted else {}, problems)
     problems += mapping_problems(mapping, run_id, items, answers, map_file)
     problems += exclusion_problems(mapping, run_id, items, len(spec["exclusion_rules"]), map_file)
     if entry is not None:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from generator.datadir import Paths
-from generator.verifier import sha256_hex
+from generator.documents import read_or_none
+from generator.errors import problem
+from generator.verifier import Ledger, Problem, RevealedAnswers, sha256_hex
 
 _SEALED_ID_RE = re.compile(rb'^\{"gate":"[a-z0-9]{1,16}","id":"([a-z0-9][a-z0-9_-]{0,63})","item":', re.M)
 
@@ -63,3 +66,38 @@ def read_located(where: tuple[Path, int, int]) -> bytes:
     with batch.open("rb") as f:
         f.seek(offset)
         return f.read(length)
+
+
+def run_answers(
+    paths: Paths,
+    ledger: Ledger,
+    items: list[str],
+    public: bool,
+    sealed: dict[str, tuple[Path, int, int]],
+    problems: list[Problem],
+) -> dict[str, dict[str, Any]]:
+    """The answer of every item of a run: from the published reveal on a public gate, from the
+    sealed document on a secret one, each checked against its commitment."""
+    if public:
+        source = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
+    else:
+        source = RevealedAnswers(
+            ledger, lambda item: read_located(sealed[item]) if item in sealed else None, sealed=True
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for item_id in items:
+        if ledger.commit(item_id) is None:
+            continue
+        answer, why = source.load(item_id)
+        if answer is not None:
+            out[item_id] = answer
+        elif not public and item_id not in sealed:
+            problems.append(
+                problem(
+                    paths.show(paths.sealed_dir),
+                    f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it",
+                )
+            )
+        else:
+            problems.append(problem(paths.show(paths.reveal_file(item_id) if public else paths.sealed_dir), str(why)))
+    return out

@@ -23,20 +23,19 @@ from typing import Any
 from generator import canonical, layout
 from generator.agreement_files import judge_scale_problems
 from generator.datadir import Paths
-from generator.documents import load_spec, methodology, read_or_none
+from generator.documents import load_spec, methodology
 from generator.errors import InputError, problem
 from generator.evidence_files import EvidenceFile, read_evidence
 from generator.ledgerfile import LedgerAppender, appending, event_time
 from generator.progress import Progress
 from generator.results import RunResults, _numbers, _plain, check_results_shape, read_results
-from generator.sealed import locate_sealed, read_located
+from generator.sealed import locate_sealed, run_answers
 from generator.verifier import (
     JUDGE_LABELS,
     SCORED,
     Ledger,
     Methodology,
     Problem,
-    RevealedAnswers,
     RunEvent,
     band_score,
     build_open_result,
@@ -133,7 +132,7 @@ def certify_runs(
             if m is None:
                 problems.append(problem(file, f"the methodology {version} pinned by run {run.id} is not published"))
                 continue
-            answers = _answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
+            answers = run_answers(paths, ledger, spec["items"], ledger.gates[run.gate].public, sealed, problems)
             evidence, found = read_evidence(res.doc, source, file, spec["items"])
             problems += found
             problems += judge_scale_problems(paths, ledger, run.id, res.doc, file)
@@ -360,38 +359,3 @@ def _decide(
         serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when
     )
     return _Decided(certified, leaf, data, record, details, evidence)
-
-
-def _answers(
-    paths: Paths,
-    ledger: Ledger,
-    items: list[str],
-    public: bool,
-    sealed: dict[str, tuple[Path, int, int]],
-    problems: list[Problem],
-) -> dict[str, dict[str, Any]]:
-    """The answer of every item of a run: from the published reveal on a public gate, from the
-    sealed document on a secret one, each checked against its commitment."""
-    if public:
-        source = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
-    else:
-        source = RevealedAnswers(
-            ledger, lambda item: read_located(sealed[item]) if item in sealed else None, sealed=True
-        )
-    out: dict[str, dict[str, Any]] = {}
-    for item_id in items:
-        if ledger.commit(item_id) is None:
-            continue
-        answer, why = source.load(item_id)
-        if answer is not None:
-            out[item_id] = answer
-        elif not public and item_id not in sealed:
-            problems.append(
-                problem(
-                    paths.show(paths.sealed_dir),
-                    f"no sealed document of {item_id} hashes to its commitment; its answer is needed to score it",
-                )
-            )
-        else:
-            problems.append(problem(paths.show(paths.reveal_file(item_id) if public else paths.sealed_dir), str(why)))
-    return out
