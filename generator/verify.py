@@ -31,35 +31,35 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/policy.py            lines  1843 to  2125
     generator/verifier/witnessing.py        lines  2126 to  2149
     generator/verifier/idindex.py           lines  2150 to  2233
-    generator/verifier/methodology.py       lines  2234 to  2555
-    generator/verifier/scoring.py           lines  2556 to  2855
-    generator/verifier/agreement.py         lines  2856 to  3103
-    generator/verifier/labelsets.py         lines  3104 to  3382
-    generator/verifier/subjects.py          lines  3383 to  3648
-    generator/verifier/keyring.py           lines  3649 to  3780
-    generator/verifier/ledger.py            lines  3781 to  4256
-    generator/verifier/snapshot.py          lines  4257 to  4426
-    generator/verifier/state.py             lines  4427 to  4526
-    generator/verifier/memory.py            lines  4527 to  4722
-    generator/verifier/answers.py           lines  4723 to  4790
-    generator/verifier/runs.py              lines  4791 to  5073
-    generator/verifier/lineage.py           lines  5074 to  5335
-    generator/verifier/evidence.py          lines  5336 to  5430
-    generator/verifier/certificates.py      lines  5431 to  5894
-    generator/verifier/certificate_documents.py lines  5895 to  5990
-    generator/verifier/recheck.py           lines  5991 to  6284
-    generator/verifier/report.py            lines  6285 to  6415
-    generator/verifier/folder.py            lines  6416 to  6652
-    generator/verifier/release.py           lines  6653 to  6887
-    generator/verifier/download.py          lines  6888 to  7340
-    generator/verifier/rotation.py          lines  7341 to  7449
-    generator/verifier/history.py           lines  7450 to  7796
-    generator/verifier/publication.py       lines  7797 to  8234
-    generator/verifier/revocations.py       lines  8235 to  8354
-    generator/verifier/certificate_files.py lines  8355 to  8670
-    generator/verifier/agreement_files.py   lines  8671 to  8785
-    generator/verifier/site.py              lines  8786 to  8974
-    generator/verifier/cli.py               lines  8975 to  9249
+    generator/verifier/methodology.py       lines  2234 to  2557
+    generator/verifier/scoring.py           lines  2558 to  2857
+    generator/verifier/agreement.py         lines  2858 to  3105
+    generator/verifier/labelsets.py         lines  3106 to  3384
+    generator/verifier/subjects.py          lines  3385 to  3650
+    generator/verifier/keyring.py           lines  3651 to  3782
+    generator/verifier/ledger.py            lines  3783 to  4258
+    generator/verifier/snapshot.py          lines  4259 to  4428
+    generator/verifier/state.py             lines  4429 to  4528
+    generator/verifier/memory.py            lines  4529 to  4724
+    generator/verifier/answers.py           lines  4725 to  4792
+    generator/verifier/runs.py              lines  4793 to  5075
+    generator/verifier/lineage.py           lines  5076 to  5337
+    generator/verifier/evidence.py          lines  5338 to  5432
+    generator/verifier/certificates.py      lines  5433 to  5896
+    generator/verifier/certificate_documents.py lines  5897 to  5992
+    generator/verifier/recheck.py           lines  5993 to  6286
+    generator/verifier/report.py            lines  6287 to  6417
+    generator/verifier/folder.py            lines  6418 to  6654
+    generator/verifier/release.py           lines  6655 to  6889
+    generator/verifier/download.py          lines  6890 to  7342
+    generator/verifier/rotation.py          lines  7343 to  7451
+    generator/verifier/history.py           lines  7452 to  7798
+    generator/verifier/publication.py       lines  7799 to  8236
+    generator/verifier/revocations.py       lines  8237 to  8356
+    generator/verifier/certificate_files.py lines  8357 to  8672
+    generator/verifier/agreement_files.py   lines  8673 to  8787
+    generator/verifier/site.py              lines  8788 to  8976
+    generator/verifier/cli.py               lines  8977 to  9251
 """
 
 # ==============================================================================================
@@ -2282,6 +2282,8 @@ def check_methodology(params: Any) -> list[Problem]:
         for t in TIERS:
             tier = tiers.get(t)
             if not isinstance(tier, dict):
+                if t in tiers:  # a missing tier is check_keys' to report
+                    problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
                 continue
             problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
             w = tier.get("weight")

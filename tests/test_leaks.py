@@ -27,6 +27,7 @@ from conftest import BuiltSite
 from generator import layout
 from generator.keys import load_key
 from generator.sealed import iter_sealed
+from generator.verifier import loads_strict
 
 WINDOW = 40
 MIN_NEEDLE = 12
@@ -354,6 +355,15 @@ def test_no_private_file_is_published(demo_site: BuiltSite) -> None:
         for p in (demo_site.paths.data / "certificates").rglob("*")
         if p.is_file()
     }
+    # A label set is published byte for byte once due (FORMAT.md, "Judge agreement"): the demo's is
+    # of a public-gate run whose certificate is issued, which verify_site checks is due.
+    entries = loads_strict((demo_site.out / "ledger" / "entries.json").read_bytes())["entries"]
+    certified = {e["run"] for e in entries if e["type"] == "certificate"}
+    public_runs = {e["id"] for e in entries if e["type"] == "run" and e["gate"] == "a"}
+    for e in entries:
+        if e["type"] == "label-set" and e["run"] in certified and e["run"] in public_runs:
+            assert (demo_site.out / "agreement" / e["id"] / "labels.json").is_file()
+            due.add(f"agreement/{e['id']}.json")
     secret_files = {
         p.relative_to(private).as_posix(): p.read_bytes()
         for p in sorted(private.rglob("*"))

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from generator.verifier import (
     MAX_SAFE_INTEGER,
     NON_SCORED,
+    FormatError,
     ItemScore,
     band_score,
     build_open_result,
@@ -1183,3 +1184,14 @@ def test_same_is_equality_of_canonical_bytes(a: Any, b: Any):
 
     assert same(a, b) == (canonical_bytes(a) == canonical_bytes(b))
     assert same(a, a)
+
+
+@pytest.mark.parametrize("value", ["1.0", 1, None, ["1.0", "1"]])
+def test_a_tier_that_is_not_an_object_is_refused_not_a_crash(value: Any) -> None:
+    """Found by the fuzz corpus: a tier that was a string passed the shape check and made
+    parse_methodology index into a string."""
+    p = copy.deepcopy(DEMO)
+    p["tiers"]["high"] = value
+    assert [(x.message, x.where) for x in check_methodology(p)] == [("a tier is an object", "tiers.high")]
+    with pytest.raises(FormatError, match=r"a tier is an object at tiers\.high"):
+        parse_methodology(p)

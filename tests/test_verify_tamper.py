@@ -44,7 +44,8 @@ KEYS = "keys.json"
 METHODOLOGY_PARAMS = "methodology/2026.1.json"
 REVEAL = "reveals/a-001.json"  # a public-gate item of the demo
 DEMO_CERTIFICATE_SIGS = tuple(
-    f"certificates/{s}.json.sig" for s in ("ledgerlens-a-1", "quill-a-1", "ledgerlens-b-1", "orca-b-1", "quill-a-2")
+    f"certificates/{s}.json.sig"
+    for s in ("ledgerlens-a-1", "quill-a-1", "ledgerlens-b-1", "orca-b-1", "quill-a-2", "quill-a-3")
 )
 SEALED_ITEM = "b-0028"  # a secret-gate item of the demo that was never retired nor used by a run
 

@@ -57,6 +57,8 @@ def check_methodology(params: Any) -> list[Problem]:
         for t in TIERS:
             tier = tiers.get(t)
             if not isinstance(tier, dict):
+                if t in tiers:  # a missing tier is check_keys' to report
+                    problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
                 continue
             problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
             w = tier.get("weight")
