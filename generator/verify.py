@@ -47,19 +47,19 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/evidence.py          lines  5338 to  5432
     generator/verifier/certificates.py      lines  5433 to  5896
     generator/verifier/certificate_documents.py lines  5897 to  5992
-    generator/verifier/recheck.py           lines  5993 to  6286
-    generator/verifier/report.py            lines  6287 to  6417
-    generator/verifier/folder.py            lines  6418 to  6654
-    generator/verifier/release.py           lines  6655 to  6889
-    generator/verifier/download.py          lines  6890 to  7342
-    generator/verifier/rotation.py          lines  7343 to  7451
-    generator/verifier/history.py           lines  7452 to  7798
-    generator/verifier/publication.py       lines  7799 to  8236
-    generator/verifier/revocations.py       lines  8237 to  8356
-    generator/verifier/certificate_files.py lines  8357 to  8672
-    generator/verifier/agreement_files.py   lines  8673 to  8787
-    generator/verifier/site.py              lines  8788 to  8976
-    generator/verifier/cli.py               lines  8977 to  9251
+    generator/verifier/recheck.py           lines  5993 to  6292
+    generator/verifier/report.py            lines  6293 to  6423
+    generator/verifier/folder.py            lines  6424 to  6660
+    generator/verifier/release.py           lines  6661 to  6895
+    generator/verifier/download.py          lines  6896 to  7348
+    generator/verifier/rotation.py          lines  7349 to  7457
+    generator/verifier/history.py           lines  7458 to  7804
+    generator/verifier/publication.py       lines  7805 to  8242
+    generator/verifier/revocations.py       lines  8243 to  8362
+    generator/verifier/certificate_files.py lines  8363 to  8678
+    generator/verifier/agreement_files.py   lines  8679 to  8793
+    generator/verifier/site.py              lines  8794 to  8982
+    generator/verifier/cli.py               lines  8983 to  9257
 """
 
 # ==============================================================================================
@@ -6133,6 +6133,10 @@ def recheck_certificate(
     passed = 0
     unknown = 0
     scored_ids: set[str] = set()
+    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
+    evidence_names = {
+        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
     for i, r in enumerate(results):
         item, status = r["item"], r["status"]
         counts[status] += 1
@@ -6143,7 +6147,9 @@ def recheck_certificate(
             out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
             out.checks += 1
             res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = check_result(res, f"{where} details.result", True, exclusion_rules)
+            shape, _, _ = check_result(
+                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
+            )
             out.problems += shape
             opened = res if not shape else None
         if status == SCORED:

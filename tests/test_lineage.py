@@ -269,3 +269,24 @@ def test_an_attempt_names_the_evidence_files_it_produced(
     report = forked_build(prog, tmp_path / "site", monkeypatch)
     hits = [f for f in report.failures if "does not list" in f.message]
     assert [h.where for h in hits] == ["results[0].attempts[0].evidence"], report.render()
+
+
+def test_a_revealed_attempt_naming_its_evidence_verifies(make_program: Callable[..., Paths], tmp_path: Path) -> None:
+    """On a secret gate the sealed attempt keeps its evidence names, and so does the details
+    document published on retirement, which the verifier checks against the certificate's list."""
+    from test_evidence import LOG, listed
+
+    paths = make_program(public_items=1, secret_items=10, retired=0)
+    register(paths, run_spec(paths, "run-s", "b", SECRET10))
+    entry = listed(paths.data.parent, "run.eval", LOG, SECRET10)
+    first = retried(scored("b-0001"), attempt(1, note=ERROR_NOTE, evidence=["run.eval"]))
+    certify(paths, {**results("run-s", [first, *(scored(i) for i in SECRET10[1:])]), "evidence": [entry]})
+    sealed = certificate(paths, "run-s")["results"][0]
+    assert sealed["attempts"][0]["evidence"] == ["run.eval"] and "note" not in sealed["attempts"][0]
+    retire_items(paths, SECRET10, "Retired after use.", "2026-03-10T00:00:00Z")
+    out = tmp_path / "site"
+    build(paths, out)
+    report = verify_site(out)
+    assert report.ok, report.render()
+    details = loads_strict((out / "certificates" / "run-s" / "details" / "b-0001.json").read_bytes())
+    assert details["result"]["attempts"][0]["evidence"] == ["run.eval"]

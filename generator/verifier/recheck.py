@@ -177,6 +177,10 @@ def recheck_certificate(
     passed = 0
     unknown = 0
     scored_ids: set[str] = set()
+    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
+    evidence_names = {
+        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
     for i, r in enumerate(results):
         item, status = r["item"], r["status"]
         counts[status] += 1
@@ -187,7 +191,9 @@ def recheck_certificate(
             out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
             out.checks += 1
             res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = check_result(res, f"{where} details.result", True, exclusion_rules)
+            shape, _, _ = check_result(
+                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
+            )
             out.problems += shape
             opened = res if not shape else None
         if status == SCORED:
