@@ -477,6 +477,14 @@
   const TIERS = ["critical", "high", "low"], KINDS = ["scalar", "text", "array"];
   const NON_SCORED = ["infra_error", "not_run", "missing_label", "excluded"], STATUSES = ["scored", ...NON_SCORED];
 
+  // certify.max_attempts, optional (methodology.py Methodology.max_attempts): null without a limit. One that is
+  // not an integer of at least 1 makes the file one the engine cannot read, as verify.py refuses it.
+  function retryLimit(certify) {
+    if (!has(certify, "max_attempts")) return null;
+    if (!(isInt(certify.max_attempts) && certify.max_attempts >= 1)) throw new Error("max_attempts");
+    return certify.max_attempts;
+  }
+
   // The parameter file a certificate pins by hash, read into what the engine needs. verify.py also checks it
   // against its ledger leaf and every rule of §5; here one the engine cannot read stops the check.
   function parseMethodology(doc) {
@@ -492,6 +500,7 @@
         tiers, grades, rank, minGrade: doc.certify.min_grade,
         threshold: decimalValue(doc.item_threshold), thresholdText: doc.item_threshold,
         minScoredFraction: decimalValue(doc.certify.min_scored_fraction),
+        maxAttempts: retryLimit(doc.certify),
         band: (g) => [...grades[rank.get(g)].band],
         reaches: (g, least) => rank.get(g) <= rank.get(least),
       };
@@ -622,20 +631,209 @@
   const atMost = (text, limit) => cmp(decimalValue(text), Q(limit)) <= 0;
   const isRate = (x) => typeof x === "string" && RATE_RE.test(x) && atMost(x, 100);
 
-  // One result's shape, open on a public gate and sealed on a secret one: [problems, status, passed] (check_result).
-  function checkResult(r, where, isPublic, rules) {
+  // ------------------------------------------------------------ attempts and lineage (lineage.py, FORMAT.md v2)
+  // A retry is how an operator could re-roll a failure until it passes: only what taught nothing about the subject's
+  // answer may be tried again, and every earlier attempt stays on record beside the result.
+  const RETRIABLE = ["infra_error", "not_run"], ATTEMPT_STATUSES = ["scored", "infra_error", "not_run", "missing_label"];
+  const ATTEMPT_KEYS = ["attempt", "retry_of", "status", "at"], ATTEMPT_OPEN_KEYS = ["note", "native"];
+  const ATTEMPT_EVIDENCE = "evidence";
+  const isIntOf = (v, want) => isInt(v) && v === want;
+  // Times of one form compare as text, by code point as Python compares them (TIME_RE admits astral digits).
+  const before = (a, b) => cpCompare(a, b) < 0;
+
+  // The members a result may carry besides its v1 ones: none without earlier attempts (lineage_keys).
+  function lineageKeys(r) {
+    if (!has(r, "attempts")) return [];
+    return r.status === "excluded" ? ["attempts", "excludes", "at"] : ["attempts", "attempt", "retry_of", "at"];
+  }
+
+  // What a sealed result shows of its chain (lineage_skeleton), members in Python's order so that show() reads alike.
+  function lineageSkeleton(r) {
+    const out = {};
+    for (const k of lineageKeys(r)) if (k !== "attempts" && has(r, k)) out[k] = r[k];
+    if (Array.isArray(r.attempts))
+      out.attempts = r.attempts.map((a) => isObj(a)
+        ? Object.fromEntries([...ATTEMPT_KEYS, ATTEMPT_EVIDENCE].filter((k) => has(a, k)).map((k) => [k, a[k]])) : a);
+    else if (has(r, "attempts")) out.attempts = r.attempts;
+    return out;
+  }
+
+  // How many times the item was tried: the earlier attempts, and the final result unless it is an exclusion.
+  const attemptsMade = (r) => (Array.isArray(r.attempts) ? r.attempts.length : 0) + (r.status === "excluded" ? 0 : 1);
+
+  function attemptEvidenceProblems(names, where, listed) {
+    if (!(Array.isArray(names) && names.length && names.every((n) => typeof n === "string")))
+      return [problem("an attempt's evidence is a non-empty list of evidence file names", where, undefined, show(names))];
+    if (!same(names, cpSorted(new Set(names))))
+      return [problem("evidence names are sorted and distinct", where, undefined, show(names))];
+    const unknown = names.filter((n) => !listed.has(n));
+    return unknown.length
+      ? [problem("names an evidence file the certificate does not list", where, "names of the evidence list", show(unknown))] : [];
+  }
+
+  // Attempts in the order they were made, none before the run was registered, none after it finished (_time_order).
+  function timeOrder(times, notBefore, notAfter) {
+    const out = [];
+    let previous = null;
+    for (const [w, t] of times) {
+      if (notBefore !== null && before(t, notBefore))
+        out.push(problem("an attempt before the run was registered", w, `≥ ${notBefore}`, t));
+      if (notAfter !== null && before(notAfter, t)) out.push(problem("an attempt after the run finished", w, `≤ ${notAfter}`, t));
+      if (previous !== null && before(t, previous[1]))
+        out.push(problem(`an attempt made before the one it follows (${previous[0]})`, w, `≥ ${previous[1]}`, t));
+      previous = [w, t];
+    }
+    return out;
+  }
+
+  // Every way a result's attempts break the chain rules (lineage_problems). `o`: {sealed, maxAttempts, notBefore,
+  // notAfter, evidenceNames}, null where unknown; the result's own v1 members are its caller's to check.
+  function lineageProblems(r, where, { sealed, maxAttempts = null, notBefore = null, notAfter = null, evidenceNames = new Set() }) {
+    if (!has(r, "attempts")) {
+      const stray = ["at", "attempt", "excludes", "retry_of"].filter((k) => has(r, k));
+      return stray.length ? [problem(`${stray.join(", ")} belong(s) to a result with earlier attempts, and this one lists none`,
+        where, "an 'attempts' list, or none of these members")] : [];
+    }
+    const earlier = r.attempts;
+    if (!Array.isArray(earlier) || !earlier.length)
+      return [problem("attempts is a non-empty list of the earlier attempts, oldest first", `${where}.attempts`, undefined,
+        show(earlier))];
+    const out = [], times = [], excluded = r.status === "excluded", P = (...a) => out.push(problem(...a));
+    earlier.forEach((a, i) => {
+      const aw = `${where}.attempts[${i}]`;
+      out.push(...checkKeys(a, ATTEMPT_KEYS, sealed ? [ATTEMPT_EVIDENCE] : [ATTEMPT_EVIDENCE, ...ATTEMPT_OPEN_KEYS], aw));
+      if (!isObj(a)) return;
+      if (has(a, ATTEMPT_EVIDENCE))
+        out.push(...attemptEvidenceProblems(a[ATTEMPT_EVIDENCE], `${aw}.${ATTEMPT_EVIDENCE}`, evidenceNames));
+      if (has(a, "attempt") && !isIntOf(a.attempt, i + 1))
+        P("attempts are numbered 1, 2, … in order, with no gap", `${aw}.attempt`, String(i + 1), show(a.attempt));
+      const wantOf = i === 0 ? null : i;
+      if (has(a, "retry_of") && !(wantOf === null ? a.retry_of === null : isIntOf(a.retry_of, wantOf)))
+        P("the first attempt repeats nothing; every later one repeats the attempt just before it", `${aw}.retry_of`,
+          show(wantOf), show(a.retry_of));
+      const status = a.status, last = i === earlier.length - 1;
+      if (has(a, "status") && !ATTEMPT_STATUSES.includes(status))
+        P("an earlier attempt's status is what that attempt came to", `${aw}.status`, ATTEMPT_STATUSES.join(" | "), show(status));
+      else if (has(a, "status") && !RETRIABLE.includes(status) && !(last && excluded))
+        P(`an attempt that came to ${status} was tried again: only an infrastructure error or an item that did not run may be ` +
+          "retried", `${aw}.status`, RETRIABLE.join(" | "), show(status));
+      if (has(a, "note") && typeof a.note !== "string") P("a note is text", `${aw}.note`, undefined, show(a.note));
+      if (has(a, "at")) {
+        if (isTime(a.at)) times.push([`${aw}.at`, a.at]);
+        else P("malformed time", `${aw}.at`, "YYYY-MM-DDTHH:MM:SSZ", show(a.at));
+      }
+    });
+    const n = earlier.length;
+    if (excluded) {
+      if (!has(r, "excludes")) P("missing 'excludes'", where);
+      else if (!isIntOf(r.excludes, n))
+        P("an exclusion after attempts excludes the last of them, which ended the chain", `${where}.excludes`, String(n),
+          show(r.excludes));
+    } else {
+      for (const [k, want] of [["attempt", n + 1], ["retry_of", n]]) {
+        if (!has(r, k)) P(`missing '${k}'`, where);
+        else if (!isIntOf(r[k], want))
+          P("the final result is the attempt after the last earlier one, and repeats it", `${where}.${k}`, String(want), show(r[k]));
+      }
+    }
+    if (!has(r, "at")) P("missing 'at'", where);
+    else if (isTime(r.at)) times.push([`${where}.at`, r.at]);
+    else P("malformed time", `${where}.at`, "YYYY-MM-DDTHH:MM:SSZ", show(r.at));
+    out.push(...timeOrder(times, notBefore, notAfter));
+    const made = attemptsMade(r);
+    if (maxAttempts !== null && made > maxAttempts)
+      P(`${made} attempts, more than the methodology's retry limit allows`, `${where}.attempts`, `at most ${maxAttempts} attempts`,
+        String(made));
+    return out;
+  }
+
+  // ------------------------------------------------------------------------ evidence files (evidence.py)
+  // A name is one path segment the verifier joins to a folder it chose: nothing in it can climb out, hide (a leading
+  // dot), pass for a signature or proof of another file, or be Python code (formats.py PYTHON_CODE_SUFFIXES).
+  const EVIDENCE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/, EVIDENCE_NAME_MAX = 128;
+  const EVIDENCE_KEYS = ["name", "sha256", "size", "items"], MAX_EVIDENCE_SIZE = 2 ** 53 - 1;
+  const UNSAFE_SUFFIXES = [".sig", ".tlog-proof", ".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so"];
+  const isEvidenceName = (n) => typeof n === "string" && Array.from(n).length <= EVIDENCE_NAME_MAX && EVIDENCE_NAME_RE.test(n) &&
+    !UNSAFE_SUFFIXES.some((x) => n.toLowerCase().endsWith(x));
+
+  // One evidence file's members other than the list's order (evidence_entry_problems).
+  function evidenceEntryProblems(e, w, specItems) {
+    const out = [], P = (...a) => out.push(problem(...a));
+    if (has(e, "name") && !isEvidenceName(e.name))
+      P("an evidence file's name is one safe path segment", `${w}.name`,
+        `letters, digits, '_', '-' and inner dots, at most ${EVIDENCE_NAME_MAX} characters`, show(e.name));
+    if (has(e, "sha256") && !isHex64(e.sha256)) P("a SHA-256 is 64 lowercase hex digits", `${w}.sha256`, undefined, show(e.sha256));
+    if (has(e, "size") && !(isInt(e.size) && e.size >= 0 && e.size <= MAX_EVIDENCE_SIZE))
+      P("a size is a count of bytes", `${w}.size`, undefined, show(e.size));
+    const c = e.items;
+    if (has(e, "items") && !(Array.isArray(c) && c.length && c.every((i) => typeof i === "string" && specItems.has(i)) &&
+        new Set(c).size === c.length))
+      P("an evidence file names the run's items it concerns, each once", `${w}.items`, "a non-empty list of the run spec's item ids",
+        show(c, 120));
+    return out;
+  }
+
+  // The shape of a certificate's evidence list (evidence_problems). The files themselves, due by the rule of details
+  // documents, are verify.py's to hash: a log can be large, and the list's hash is what the signed certificate binds.
+  function evidenceProblems(evidence, items, where = "evidence") {
+    if (!Array.isArray(evidence) || !evidence.length)
+      return [problem("evidence is a non-empty list of files", where, undefined, show(evidence, 80))];
+    const out = [], specItems = new Set(items), names = [];
+    evidence.forEach((e, i) => {
+      const w = `${where}[${i}]`;
+      out.push(...checkKeys(e, EVIDENCE_KEYS, [], w));
+      if (!isObj(e)) return;
+      names.push(e.name);
+      out.push(...evidenceEntryProblems(e, w, specItems));
+    });
+    const texts = names.filter((n) => typeof n === "string");
+    if (texts.length === names.length && !same(texts, cpSorted(new Set(texts))))
+      out.push(problem("evidence files are sorted by name, each name once", where, undefined, show(names, 200)));
+    return out;
+  }
+
+  // ---------------------------------------------------------------------- the judge's labels (labelsets.py)
+  const JUDGE_LABELS = "judge_labels";
+  const isPoint = (v) => isInt(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER;
+
+  // A scored result's judge_labels: rubric dimension -> integer label, at least one (judge_labels_problems). Keys in
+  // code-point order, which is the file's order once it passed parseCanonical (Object.keys puts "10" after "9").
+  function judgeLabelsProblems(value, where) {
+    const w = `${where}.${JUDGE_LABELS}`;
+    if (!isObj(value) || !Object.keys(value).length)
+      return [problem("the judge's labels are an object of rubric dimension -> integer label", w, undefined, show(value))];
+    const out = [];
+    for (const k of cpSorted(Object.keys(value))) {
+      if (!ID_RE.test(k)) out.push(problem("a rubric dimension is an id", w, ID_RE.source, show(k)));
+      else if (!isPoint(value[k])) out.push(problem("a judge's label is an integer on the rubric's scale", `${w}.${k}`, undefined,
+        show(value[k])));
+    }
+    return out;
+  }
+
+  // One result's shape, open on a public gate and sealed on a secret one, with its attempts checked against `lineage`
+  // ({maxAttempts, notBefore, notAfter, evidenceNames}, each null or empty where unknown): [problems, status, passed]
+  // (check_result).
+  function checkResult(r, where, isPublic, rules, lineage = {}) {
+    const [out, status, passed] = shapeOfResult(r, where, isPublic, rules);
+    if (status !== null) out.push(...lineageProblems(r, where, { ...lineage, sealed: !isPublic }));
+    return [out, status, passed];
+  }
+
+  // A result's v1 members, as _check_result: its attempts are checkResult's.
+  function shapeOfResult(r, where, isPublic, rules) {
     if (!isObj(r)) return [[problem("a result must be an object", where, undefined, typeName(r))], null, null];
     const status = r.status, out = [];
     if (!STATUSES.includes(status))
       return [[problem("unknown status", `${where}.status`, STATUSES.join(" | "), show(status))], null, null];
     if (!isPublic) {
-      out.push(...checkKeys(r, ["item", "status", "details"], [], where));
+      out.push(...checkKeys(r, ["item", "status", "details"], lineageKeys(r), where));
       if (has(r, "details") && !isHex64(r.details))
         out.push(problem("a sealed result's details is a SHA-256", `${where}.details`, undefined, show(r.details)));
       return [out, status, null];
     }
     if (status !== "scored") {
-      out.push(...checkKeys(r, ["item", "status", "note"], status === "excluded" ? ["rule"] : [], where));
+      out.push(...checkKeys(r, ["item", "status", "note"], [...(status === "excluded" ? ["rule"] : []), ...lineageKeys(r)], where));
       if (has(r, "note") && typeof r.note !== "string")
         out.push(problem("a note is text", `${where}.note`, undefined, show(r.note)));
       if (status === "excluded" && !(isInt(r.rule) && r.rule >= 0 && r.rule < rules))
@@ -643,7 +841,8 @@
           rules ? `an integer from 0 to ${rules - 1}` : "an exclusion rule (the run spec has none)", show(r.rule)));
       return [out, status, null];
     }
-    out.push(...checkKeys(r, ["item", "status", "score", "passed", "fields"], [], where));
+    out.push(...checkKeys(r, ["item", "status", "score", "passed", "fields"], [...lineageKeys(r), JUDGE_LABELS], where));
+    if (has(r, JUDGE_LABELS)) out.push(...judgeLabelsProblems(r[JUDGE_LABELS], where));
     if (has(r, "score") && !(typeof r.score === "string" && ITEM_SCORE_RE.test(r.score) && atMost(r.score, 1)))
       out.push(problem("an item score has exactly 6 decimals, in [0, 1]", `${where}.score`, undefined, show(r.score)));
     if (has(r, "passed") && typeof r.passed !== "boolean")
@@ -678,9 +877,12 @@
   const SCORE_RULES = ["as-proposed", "clamped", "midpoint-fallback"], VERDICTS = ["certified", "not-certified", "incomplete"];
 
   // Every rule of SPEC §6 a certificate obeys that needs no scoring engine (check_certificate).
-  function checkCertificate(cert, spec, m, isPublic, specPath, specSha256) {
-    const out = checkKeys(cert, CERTIFICATE_KEYS), P = (...a) => out.push(problem(...a));
+  // `runAt`, the run's registration, bounds the attempts' times; the page leaves it null, since it needs the run's
+  // leaf, which only verify.py's replay of the ledger has.
+  function checkCertificate(cert, spec, m, isPublic, specPath, specSha256, runAt = null) {
+    const out = checkKeys(cert, CERTIFICATE_KEYS, ["evidence"]), P = (...a) => out.push(problem(...a));
     if (!isObj(cert)) return out;
+    if (has(cert, "evidence")) out.push(...evidenceProblems(cert.evidence, Array.isArray(spec.items) ? spec.items : []));
     if (cert.type !== "certificate" || cert.v !== 1)
       P("wrong type or version", "", '"certificate", v 1', `${show(cert.type)}, v ${show(cert.v)}`);
     for (const k of ["issued_at", "finished_at"])
@@ -694,8 +896,13 @@
     if (!Array.isArray(cert.results)) P("must be a list", "results", undefined, typeName(cert.results));
     const rules = Array.isArray(spec.exclusion_rules) ? spec.exclusion_rules.length : 0;
     const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])), open = [];
+    const lineage = {
+      maxAttempts: m ? m.maxAttempts : null, notBefore: runAt, notAfter: isTime(cert.finished_at) ? cert.finished_at : null,
+      evidenceNames: new Set((Array.isArray(cert.evidence) ? cert.evidence : []).filter((e) => isObj(e) && typeof e.name === "string")
+        .map((e) => e.name)),
+    };
     results.forEach((r, i) => {
-      const [found, status, passed] = checkResult(r, `results[${i}]`, isPublic, rules);
+      const [found, status, passed] = checkResult(r, `results[${i}]`, isPublic, rules, lineage);
       out.push(...found);
       if (status !== null) counts[status] += 1;
       if (status === "scored") open.push(passed);
@@ -845,6 +1052,11 @@
         for (const k of ["item", "status"])
           if (isObj(d) && isObj(d.result) && d.result[k] !== r[k])
             found.push(problem(`${k} differs from the sealed result's`, `result.${k}`, show(r[k]), show(d.result[k])));
+        // The sealed result shows every attempt's number, status and time; the opened one must tell the same chain, or
+        // the published lineage would not be the one that was signed (check_details_document).
+        if (isObj(d) && isObj(d.result) && !same(lineageSkeleton(d.result), lineageSkeleton(r)))
+          found.push(problem("the attempts differ from the sealed result's", "result", show(lineageSkeleton(r), 200),
+            show(lineageSkeleton(d.result), 200)));
         out.problems.push(...found.map((p) => at(p, `${where} details`)));
         const [shape] = checkResult(isObj(d) ? d.result : undefined, `${where} details.result`, true, rules);
         out.problems.push(...shape);
@@ -1146,7 +1358,8 @@
 
   function describeProblems(problems) {
     const one = (p) => `${p.where ? p.where + ": " : ""}${p.message}` +
-      (p.expected !== undefined ? ` (expected ${p.expected}, found ${p.found})` : p.found !== undefined ? ` (found ${p.found})` : "");
+      (p.expected !== undefined ? ` (expected ${p.expected}${p.found !== undefined ? `, found ${p.found}` : ""})`
+        : p.found !== undefined ? ` (found ${p.found})` : "");
     return problems.slice(0, 3).map(one).join("; ") + (problems.length > 3 ? `; and ${problems.length - 3} more` : "");
   }
 

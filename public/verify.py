@@ -31,35 +31,35 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/policy.py            lines  1843 to  2125
     generator/verifier/witnessing.py        lines  2126 to  2149
     generator/verifier/idindex.py           lines  2150 to  2233
-    generator/verifier/methodology.py       lines  2234 to  2555
-    generator/verifier/scoring.py           lines  2556 to  2855
-    generator/verifier/agreement.py         lines  2856 to  3103
-    generator/verifier/labelsets.py         lines  3104 to  3382
-    generator/verifier/subjects.py          lines  3383 to  3648
-    generator/verifier/keyring.py           lines  3649 to  3780
-    generator/verifier/ledger.py            lines  3781 to  4256
-    generator/verifier/snapshot.py          lines  4257 to  4426
-    generator/verifier/state.py             lines  4427 to  4526
-    generator/verifier/memory.py            lines  4527 to  4722
-    generator/verifier/answers.py           lines  4723 to  4790
-    generator/verifier/runs.py              lines  4791 to  5073
-    generator/verifier/lineage.py           lines  5074 to  5335
-    generator/verifier/evidence.py          lines  5336 to  5430
-    generator/verifier/certificates.py      lines  5431 to  5894
-    generator/verifier/certificate_documents.py lines  5895 to  5990
-    generator/verifier/recheck.py           lines  5991 to  6284
-    generator/verifier/report.py            lines  6285 to  6415
-    generator/verifier/folder.py            lines  6416 to  6652
-    generator/verifier/release.py           lines  6653 to  6887
-    generator/verifier/download.py          lines  6888 to  7340
-    generator/verifier/rotation.py          lines  7341 to  7449
-    generator/verifier/history.py           lines  7450 to  7796
-    generator/verifier/publication.py       lines  7797 to  8234
-    generator/verifier/revocations.py       lines  8235 to  8354
-    generator/verifier/certificate_files.py lines  8355 to  8670
-    generator/verifier/agreement_files.py   lines  8671 to  8785
-    generator/verifier/site.py              lines  8786 to  8974
-    generator/verifier/cli.py               lines  8975 to  9249
+    generator/verifier/methodology.py       lines  2234 to  2557
+    generator/verifier/scoring.py           lines  2558 to  2857
+    generator/verifier/agreement.py         lines  2858 to  3105
+    generator/verifier/labelsets.py         lines  3106 to  3384
+    generator/verifier/subjects.py          lines  3385 to  3650
+    generator/verifier/keyring.py           lines  3651 to  3782
+    generator/verifier/ledger.py            lines  3783 to  4258
+    generator/verifier/snapshot.py          lines  4259 to  4428
+    generator/verifier/state.py             lines  4429 to  4528
+    generator/verifier/memory.py            lines  4529 to  4724
+    generator/verifier/answers.py           lines  4725 to  4792
+    generator/verifier/runs.py              lines  4793 to  5075
+    generator/verifier/lineage.py           lines  5076 to  5337
+    generator/verifier/evidence.py          lines  5338 to  5432
+    generator/verifier/certificates.py      lines  5433 to  5896
+    generator/verifier/certificate_documents.py lines  5897 to  5992
+    generator/verifier/recheck.py           lines  5993 to  6292
+    generator/verifier/report.py            lines  6293 to  6423
+    generator/verifier/folder.py            lines  6424 to  6660
+    generator/verifier/release.py           lines  6661 to  6895
+    generator/verifier/download.py          lines  6896 to  7348
+    generator/verifier/rotation.py          lines  7349 to  7457
+    generator/verifier/history.py           lines  7458 to  7804
+    generator/verifier/publication.py       lines  7805 to  8242
+    generator/verifier/revocations.py       lines  8243 to  8362
+    generator/verifier/certificate_files.py lines  8363 to  8678
+    generator/verifier/agreement_files.py   lines  8679 to  8793
+    generator/verifier/site.py              lines  8794 to  8982
+    generator/verifier/cli.py               lines  8983 to  9257
 """
 
 # ==============================================================================================
@@ -2282,6 +2282,8 @@ def check_methodology(params: Any) -> list[Problem]:
         for t in TIERS:
             tier = tiers.get(t)
             if not isinstance(tier, dict):
+                if t in tiers:  # a missing tier is check_keys' to report
+                    problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
                 continue
             problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
             w = tier.get("weight")
@@ -6131,6 +6133,10 @@ def recheck_certificate(
     passed = 0
     unknown = 0
     scored_ids: set[str] = set()
+    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
+    evidence_names = {
+        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
     for i, r in enumerate(results):
         item, status = r["item"], r["status"]
         counts[status] += 1
@@ -6141,7 +6147,9 @@ def recheck_certificate(
             out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
             out.checks += 1
             res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = check_result(res, f"{where} details.result", True, exclusion_rules)
+            shape, _, _ = check_result(
+                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
+            )
             out.problems += shape
             opened = res if not shape else None
         if status == SCORED:
