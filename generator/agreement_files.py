@@ -9,13 +9,14 @@ from typing import Any
 
 from generator import canonical
 from generator.datadir import Paths
-from generator.documents import read_document
+from generator.documents import load_spec, read_document
 from generator.errors import problem
 from generator.verifier import (
     JUDGE_LABELS,
     AgreementError,
     Ledger,
     Problem,
+    judge_coverage_problems,
     judge_labels_of,
     label_set_due,
     label_set_problems,
@@ -52,6 +53,10 @@ def agreement_files(
         if shape:
             problems += [p.at(file) for p in shape]
             continue
+        coverage = judge_coverage_problems(doc, opened)
+        if coverage:
+            problems += [p.at(paths.show(paths.certificate_file(cert["serial"]))) for p in coverage]
+            continue
         try:
             report = report_document(doc, sha256_hex(data), cert["serial"], judge_labels_of(opened))
         except AgreementError as e:
@@ -64,19 +69,28 @@ def agreement_files(
 
 
 def judge_scale_problems(paths: Paths, ledger: Ledger, run_id: str, doc: dict[str, Any], file: str) -> list[Problem]:
-    """For `certify`: every judge label of the results that is off the scale of a label set of
-    the run. The certificate is final, so a report it could never be measured by is refused now,
-    not at the build that would publish it."""
+    """For `certify`: the judge's labels of the results against every label set of the run: each
+    on the set's scale, and every scored result labelled on every dimension the humans labelled.
+    The certificate is final, so a report it could never be measured by is refused now, not at
+    the build that would publish it."""
     problems: list[Problem] = []
     rows = doc.get("results")
+    results = rows if isinstance(rows, list) else []
+    spec = load_spec(paths, ledger, run_id, problems)
     for event in ledger.label_sets.values():
-        if event.run != run_id:
+        if event.run != run_id or spec is None:
             continue
-        loaded = read_document(paths, paths.label_set_file(event.id), event.sha256, f"label set {event.id}", problems)
-        if loaded is None or not isinstance(loaded[1], dict) or not isinstance(loaded[1].get("scale"), list):
+        path = paths.label_set_file(event.id)
+        loaded = read_document(paths, path, event.sha256, f"label set {event.id}", problems)
+        if loaded is None:
             continue
-        scale = set(loaded[1]["scale"])
-        for i, r in enumerate(rows if isinstance(rows, list) else []):
+        shape = label_set_problems(loaded[1], event.id, event.run, spec)
+        if shape:
+            problems += [p.at(paths.show(path)) for p in shape]
+            continue
+        label_set = loaded[1]
+        scale = set(label_set["scale"])
+        for i, r in enumerate(results):
             labels = r.get(JUDGE_LABELS) if isinstance(r, dict) else None
             for dim, label in labels.items() if isinstance(labels, dict) else ():
                 if isinstance(label, int) and not isinstance(label, bool) and label not in scale:
@@ -85,8 +99,9 @@ def judge_scale_problems(paths: Paths, ledger: Ledger, run_id: str, doc: dict[st
                             file,
                             f"the judge's label is not on the scale of label set {event.id}, which measures it",
                             f"results[{i}] ({r.get('item')}).{JUDGE_LABELS}.{dim}",
-                            expected=show(loaded[1]["scale"]),
+                            expected=show(label_set["scale"]),
                             found=show(label),
                         )
                     )
+        problems += [p.at(file) for p in judge_coverage_problems(label_set, results)]
     return problems

@@ -266,3 +266,93 @@ def test_judge_labels_must_be_integers_and_on_the_scale(prog: Paths) -> None:
     off = {**scored("a-001"), "judge_labels": {"correctness": 9}}
     err = refused(lambda: certify(prog, results("run-001", [off, judged("a-002"), judged("a-003")])), prog.data)
     named(err, "not on the scale of label set humans-1")
+
+
+def test_a_judge_left_silent_where_it_would_disagree_is_refused_and_fails(
+    prog: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leaving out the judge's label of an item the humans labelled would raise every figure:
+    certify refuses it, and a certificate forged to drop it, re-signed, fails the verifier."""
+    from test_certificate_tamper import forge
+
+    import generator.agreement_files
+    import generator.gather
+    from generator.commands.build import write_site
+    from generator.verifier.recheck import Recheck
+    from generator.writer import SiteWriter
+
+    register_label_set(prog, labels_file(prog.data.parent), "run-001", "humans-1", LABEL_AT)
+    silent = {**judged("a-002"), "judge_labels": {"completeness": 3}}  # no correctness label
+    err = refused(lambda: certify(prog, results("run-001", [judged("a-001"), silent, judged("a-003")])), prog.data)
+    named(err, "the judge did not label scored item a-002 on correctness, which label set humans-1 measures it on")
+    certify(prog, results("run-001", [judged(i) for i in ITEMS]))
+    forge(prog, "run-001", lambda c: c["results"][1]["judge_labels"].pop("correctness"))
+    with monkeypatch.context() as m:
+        m.setattr(generator.gather, "examine_certificate", lambda *a, **k: Recheck())
+        m.setattr(generator.agreement_files, "judge_coverage_problems", lambda *a: [])
+        write_site(generator.gather.gather(prog), SiteWriter(tmp_path / "site"))
+    report = verify_site(tmp_path / "site")
+    assert any(
+        f.file == "certificates/run-001.json"
+        and "the judge did not label scored item a-002 on correctness" in f.message
+        for f in report.failures
+    ), report.render()
+
+
+def test_too_many_dimensions_are_refused(prog: Paths) -> None:
+    """A rubric has a few dimensions: a label set or a judge with more cannot make a verifier
+    compute for hours."""
+    rows = [("h1", "a-001", f"d{n:03d}", 1) for n in range(65)]
+    err = refused(
+        lambda: register_label_set(prog, labels_file(prog.data.parent, rows), "run-001", "wide", LABEL_AT), prog.data
+    )
+    named(err, "too many rubric dimensions", "labels")
+    wide = {**scored("a-001"), "judge_labels": {f"d{n:03d}": 1 for n in range(65)}}
+    err = refused(lambda: certify(prog, results("run-001", [wide, judged("a-002"), judged("a-003")])), prog.data)
+    named(err, "too many rubric dimensions")
+
+
+def test_register_reports_every_problem_at_its_row_in_the_file(prog: Paths) -> None:
+    rows = [("h1", "a-002", "correctness", 3), ("h1", "a-001", "correctness", 5), ("h2", "a-009", "correctness", 1)]
+    src = labels_file(prog.data.parent, rows)
+    err = refused(lambda: register_label_set(prog, src, "run-001", "Bad Id", LABEL_AT), prog.data)
+    assert {(p.file, p.where) for p in err.problems} >= {
+        ("--id", ""),
+        (prog.show(src), "labels[1].label"),
+        (prog.show(src), "labels[2].item"),
+    }, err.describe()
+    err = refused(
+        lambda: register_label_set(prog, labels_file(prog.data.parent, rows, [1, 1]), "run-001", "x", LABEL_AT),
+        prog.data,
+    )
+    assert {p.where for p in err.problems} >= {"scale", "labels[2].item"}, err.describe()
+
+
+def test_a_malformed_committed_label_set_is_refused_not_a_crash(prog: Paths) -> None:
+    """An operator who commits a document that is no label set: certify and the report refuse
+    it by name."""
+    bad = json.dumps({"type": "label-set", "labels": "none"}, separators=(",", ":"), sort_keys=True).encode()
+    prog.label_set_file("odd").parent.mkdir(parents=True, exist_ok=True)
+    prog.label_set_file("odd").write_bytes(bad)
+    leaf = {"type": "label-set", "v": 2, "id": "odd", "run": "run-001", "sha256": sha256_hex(bad), "at": LABEL_AT}
+    with prog.ledger_file.open("ab") as f:
+        f.write(json.dumps(leaf, separators=(",", ":"), sort_keys=True).encode() + b"\n")
+    err = refused(lambda: certify(prog, results("run-001", [judged(i) for i in ITEMS])), prog.data)
+    assert any(p.file == prog.show(prog.label_set_file("odd")) for p in err.problems), err.describe()
+
+
+def test_a_stray_file_under_agreement_fails(prog: Paths, tmp_path: Path) -> None:
+    """A report of labels no ledger entry committed would read as evidence it is not."""
+    register_label_set(prog, labels_file(prog.data.parent), "run-001", "humans-1", LABEL_AT)
+    certify(prog, results("run-001", [judged(i) for i in ITEMS]))
+    out = tmp_path / "site"
+    build(prog, out)
+    (out / "agreement" / "humans-2.json").write_bytes((out / "agreement" / "humans-1.json").read_bytes())
+    (out / "agreement" / "humans-1" / "deeper").mkdir()
+    (out / "agreement" / "humans-1" / "deeper" / "x.json").write_bytes(b"{}")
+    resign_sums(out, load_key(prog.key_file))
+    report = verify_site(out)
+    assert sorted(f.file for f in report.failures if "no label set of the ledger has" in f.message) == [
+        "agreement/humans-1/deeper",
+        "agreement/humans-2.json",
+    ], report.render()

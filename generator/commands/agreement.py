@@ -29,9 +29,11 @@ from generator.verifier import (
     check_keys,
     is_hex64,
     is_id,
+    judge_coverage_problems,
     judge_labels_of,
     label_rows_problems,
     label_set_due,
+    label_set_problems,
     parse_canonical,
     report_document,
     scale_problems,
@@ -78,8 +80,7 @@ def register_label_set(paths: Paths, source: Path, run_id: str, set_id: str, at:
     if not is_id(run_id):
         problems.append(problem("--run", "malformed run id", expected=ID_RE.pattern, found=show(run_id)))
     problems += [p.at(file) for p in check_keys(given, INPUT_KEYS)]
-    if problems:
-        raise InputError(problems, "cannot register the label set; nothing was written")
+    fields = given if isinstance(given, dict) else {}
     with appending(paths, "agreement register") as app:
         ledger = app.ledger
         when = event_time(at, ledger)
@@ -94,31 +95,35 @@ def register_label_set(paths: Paths, source: Path, run_id: str, set_id: str, at:
                     expected="a new label-set id",
                 )
             )
-        if run is None:
+        spec = None
+        if run is None and is_id(run_id):
             problems.append(problem("--run", f"run {run_id} is not registered; labels are of a registered run's items"))
-            raise InputError(problems, "cannot register the label set; nothing was written")
-        if run_id in ledger.certificate_of_run:
-            serial = ledger.certificate_of_run[run_id]
-            problems.append(
-                problem(
-                    "--run",
-                    f"run {run_id}'s certificate {serial} (entries[{ledger.certificates[serial].index}]) has already "
-                    "disclosed the judge's scores: labels committed now would not be blind, and are refused",
-                    expected="a run whose certificate is not yet issued",
-                    found=f"certificate {serial}",
+        elif run is not None:
+            if run_id in ledger.certificate_of_run:
+                serial = ledger.certificate_of_run[run_id]
+                problems.append(
+                    problem(
+                        "--run",
+                        f"run {run_id}'s certificate {serial} (entries[{ledger.certificates[serial].index}]) has "
+                        "already disclosed the judge's scores: labels committed now would not be blind, and are "
+                        "refused",
+                        expected="a run whose certificate is not yet issued",
+                        found=f"certificate {serial}",
+                    )
                 )
-            )
-        spec = load_spec(paths, ledger, run_id, problems)
-        if spec is None:
-            raise InputError(problems, "cannot register the label set; nothing was written")
-        scale = given["scale"]
-        found = scale_problems(scale)
-        rows = given["labels"]
-        if not found:
-            found = label_rows_problems(
-                _sorted_rows(rows) if isinstance(rows, list) else rows, scale, set(spec["items"])
-            )
-        problems += [p.at(file) for p in found]
+            spec = load_spec(paths, ledger, run_id, problems)
+        # Every row is checked, at its index in the file, whatever else is wrong.
+        scale = fields.get("scale")
+        bad_scale = [p.at(file) for p in scale_problems(scale)] if "scale" in fields else []
+        rows = fields.get("labels")
+        found = (
+            label_rows_problems(rows, None if bad_scale else scale, set(spec["items"]) if spec else None, ordered=False)
+            if "labels" in fields
+            else []
+        )
+        problems += bad_scale + [p.at(file) for p in found]
+        if problems or spec is None or not isinstance(rows, list) or not isinstance(scale, list):
+            raise InputError(problems, f"cannot register label set {show(set_id)}; nothing was written")
         rubric = spec["judge"]["rubric_sha256"]
         if problems:
             raise InputError(problems, f"cannot register label set {set_id}; nothing was written")
@@ -212,6 +217,12 @@ def label_set_report(paths: Paths, set_id: str) -> LabelSetReport:
         run = ledger.runs[event.run]
         public = ledger.gates[run.gate].public
         opened = _opened_results(paths, ledger, serial, cert[1], public, problems)
+        label_file = paths.show(paths.label_set_file(set_id))
+        problems += [p.at(label_file) for p in label_set_problems(loaded[1], set_id, event.run, spec)]
+        if not problems:
+            problems += [
+                p.at(paths.show(paths.certificate_file(serial))) for p in judge_coverage_problems(loaded[1], opened)
+            ]
         if problems:
             raise InputError(problems, f"cannot report on label set {set_id}")
         try:

@@ -110,6 +110,7 @@ from generator.verifier.keys import (
 )
 from generator.verifier.labelsets import (
     JUDGE_LABELS,
+    judge_coverage_problems,
     judge_labels_of,
     judge_labels_problems,
     label_rows_problems,
@@ -274,6 +275,7 @@ __all__ = [
     "is_time",
     "is_valid_key_name",
     "iter_canonical_array",
+    "judge_coverage_problems",
     "judge_labels_of",
     "judge_labels_problems",
     "keep_bullets",

@@ -110,9 +110,15 @@ def cohen_kappa(
     rows = [sum(r) for r in observed]
     cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
     n = len(a)
+    # Only the categories somebody used add to either sum: a 101-point scale costs what its used
+    # points cost, whatever a hostile label set lists.
+    used_rows = [i for i in range(k) if rows[i]]
+    used_cols = [j for j in range(k) if cols[j]]
     # Scaled by n so that both sums stay integers: Σ w·E = Σ w·r·c / n.
-    disagreement = n * sum(_kappa_weight(i, j, weights) * observed[i][j] for i in range(k) for j in range(k))
-    chance = sum(_kappa_weight(i, j, weights) * rows[i] * cols[j] for i in range(k) for j in range(k))
+    disagreement = n * sum(
+        _kappa_weight(i, j, weights) * observed[i][j] for i in used_rows for j in used_cols if observed[i][j]
+    )
+    chance = sum(_kappa_weight(i, j, weights) * rows[i] * cols[j] for i in used_rows for j in used_cols)
     if chance == 0:
         return None
     return 1 - Fraction(disagreement, chance)
@@ -132,7 +138,9 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories
         raise AgreementError("no units")
     k = len(categories)
     raters = len(units[0])
-    coincidence = [[Fraction(0)] * k for _ in range(k)]
+    # Sparse, by (c, d): only pairs of categories some unit holds, so a 101-point scale costs what
+    # its used points cost.
+    coincidence: dict[tuple[int, int], Fraction] = {}
     for u, unit in enumerate(units):
         if len(unit) != raters:
             raise AgreementError(f"unit {u} has {len(unit)} raters' labels, unit 0 has {raters}")
@@ -143,12 +151,15 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories
         m = sum(counts)
         if m < 2:
             continue  # a lone label has no other to be compared with
-        for c in range(k):
-            for d in range(k):
+        present = [c for c in range(k) if counts[c]]  # at most m categories, not the whole scale
+        for c in present:
+            for d in present:
                 pairs = counts[c] * counts[d] - (counts[c] if c == d else 0)
                 if pairs:
-                    coincidence[c][d] += Fraction(pairs, m - 1)
-    marginal = [sum(row, Fraction(0)) for row in coincidence]
+                    coincidence[(c, d)] = coincidence.get((c, d), Fraction(0)) + Fraction(pairs, m - 1)
+    marginal = [Fraction(0)] * k
+    for (c, _), o in coincidence.items():
+        marginal[c] += o
     n = sum(marginal)
     if n == 0:
         return None
@@ -160,8 +171,9 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories
         lo, hi = min(c, d), max(c, d)
         return (below[hi + 1] - below[lo] - (marginal[lo] + marginal[hi]) / 2) ** 2
 
-    observed = sum((coincidence[c][d] * delta(c, d) for c in range(k) for d in range(k) if c != d), Fraction(0))
-    expected = sum((marginal[c] * marginal[d] * delta(c, d) for c in range(k) for d in range(k) if c != d), Fraction(0))
+    used = [c for c in range(k) if marginal[c]]  # a category nobody used adds 0 to both sums
+    observed = sum((o * delta(c, d) for (c, d), o in coincidence.items() if c != d), Fraction(0))
+    expected = sum((marginal[c] * marginal[d] * delta(c, d) for c in used for d in used if c != d), Fraction(0))
     if expected == 0:
         return None
     return 1 - (n - 1) * observed / expected

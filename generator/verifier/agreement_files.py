@@ -12,6 +12,7 @@ from generator.verifier.canonical import canonical_bytes
 from generator.verifier.folder import Site
 from generator.verifier.formats import sha256_hex
 from generator.verifier.labelsets import (
+    judge_coverage_problems,
     judge_labels_of,
     label_set_due,
     label_set_problems,
@@ -30,6 +31,7 @@ Judged = Mapping[str, tuple[str, list[Any]]]
 
 def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]], judged: Judged) -> None:
     report = s.report
+    _check_no_stray_files(s, ledger)
     for event in ledger.label_sets.values():
         run = ledger.runs[event.run]
         spec = specs.get(event.run)
@@ -78,6 +80,8 @@ def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]
             )
             continue
         serial, results = judged[event.run]
+        if not report.add(judge_coverage_problems(doc, results), f"certificates/{serial}.json", checks=1):
+            continue
         try:
             want = report_document(doc, digest, serial, judge_labels_of(results))
         except AgreementError as e:
@@ -128,3 +132,29 @@ def _first_difference(want: dict[str, Any], found: Any) -> tuple[str, str, str, 
                     f"dimensions[{i}].{k}",
                 )
     return ("differs from the recomputed report", "", "", "")
+
+
+def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
+    """Nothing under agreement/ but the files of committed label sets: a report of labels no
+    ledger entry committed would read as evidence it is not. (A committed set's files published
+    before they are due are the due check's to report.)"""
+    folder = s.root / "agreement"
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    known = {p for e in ledger.label_sets.values() for p in (labels_path(e.id), report_path(e.id))}
+    for here, dirs, names in os.walk(folder):
+        rel_dir = os.path.relpath(here, s.root).replace(os.sep, "/")
+        if rel_dir.count("/") >= 1:
+            # Deeper than agreement/<id>/ nothing of a label set lives: report the folder, not its tree.
+            for d in sorted(dirs):
+                s.report.check(False, f"{rel_dir}/{d}", "a folder under agreement/ that no label set of the ledger has")
+            dirs.clear()
+        for name in sorted(names):
+            rel = f"{rel_dir}/{name}"
+            s.report.check(
+                rel in known,
+                rel,
+                "a file under agreement/ that no label set of the ledger has",
+                "agreement/<id>.json or agreement/<id>/labels.json of a committed label set",
+                "a stray file",
+            )

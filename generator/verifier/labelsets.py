@@ -9,8 +9,12 @@ the methodology page says so. The salt keeps the commitment from telling a handf
 labels apart by guessing.
 
 Why the judge's labels come from the certificate: it is signed and bound in the ledger after the
-label set, so neither side can be fitted to the other once both are known; a report is only
-ever recomputed, never taken on trust."""
+label set, so the published labels of neither side can change once the other is public, and the
+report is only ever recomputed, never taken on trust. What the ledger cannot order is the
+operator's private access: it holds both sides before it certifies, and could fit the judge's
+labels to the committed ones (or choose which human labels to commit) unnoticed. Every scored
+result must label every dimension the humans labelled, so that leaving out the judge where it
+disagrees is refused; the rest is said on the methodology page."""
 
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
@@ -38,6 +42,9 @@ JUDGE_LABELS = "judge_labels"
 # An ordinal rubric has a handful of points; the bound keeps kappa's k×k tables small whatever a
 # hostile site lists.
 MAX_SCALE = 101
+# A rubric has a few dimensions; the bounds keep one small file from costing a verifier hours.
+MAX_DIMENSIONS = 64
+MAX_LABELS = 1_000_000
 MAX_LABEL = 2**53 - 1
 REPORT_TYPE = "agreement-report"
 STATISTICS = ("raw_agreement", "kappa_linear", "kappa_quadratic", "alpha_ordinal")
@@ -102,6 +109,10 @@ def judge_labels_problems(value: Any, where: str, render: Any = show) -> list[Pr
                 found=render(value),
             )
         ]
+    if len(value) > MAX_DIMENSIONS:
+        return [
+            Problem("too many rubric dimensions", where=w, expected=f"at most {MAX_DIMENSIONS}", found=str(len(value)))
+        ]
     problems = []
     for k, v in value.items():
         if not is_id(k):
@@ -129,48 +140,75 @@ def scale_problems(scale: Any, where: str = "scale") -> list[Problem]:
     return []
 
 
-def label_rows_problems(rows: Any, scale: list[int], items: Container[str], where: str = "labels") -> list[Problem]:
-    """Human label rows: each labeller's ordinal label of one item on one dimension, sorted by
-    dimension, item and labeller, no labeller labelling an item's dimension twice."""
+def label_rows_problems(
+    rows: Any, scale: list[int] | None, items: Container[str] | None, where: str = "labels", ordered: bool = True
+) -> list[Problem]:
+    """Human label rows, each problem at the row's own index: each labeller's ordinal label of
+    one item on one dimension (on `scale` and of `items`, when known), no labeller labelling an
+    item's dimension twice, at most MAX_DIMENSIONS dimensions and MAX_LABELS rows, and, when
+    `ordered` (a committed label set), sorted by dimension, item and labeller."""
     if not isinstance(rows, list) or not rows:
         return [Problem("labels are a non-empty list of human labels", where=where, found=show(rows, 80))]
+    if len(rows) > MAX_LABELS:
+        return [Problem("too many labels", where=where, expected=f"at most {MAX_LABELS}", found=str(len(rows)))]
     problems: list[Problem] = []
-    keys: list[tuple[str, str, str]] = []
-    points = set(scale)
+    keys: list[tuple[str, str, str] | None] = []
+    points = set(scale) if scale is not None else None
     for i, r in enumerate(rows):
         w = f"{where}[{i}]"
         found = check_keys(r, LABEL_KEYS, where=w)
         if not isinstance(r, dict):
             problems += found
+            keys.append(None)
             continue
         for k in ("labeller", "dimension"):
             if k in r and not is_id(r[k]):
                 found.append(Problem(f"a {k} is an id", where=f"{w}.{k}", expected=ID_RE.pattern, found=show(r[k])))
-        if "item" in r and not (isinstance(r["item"], str) and r["item"] in items):
+        if "item" in r and not (isinstance(r["item"], str) and (items is None or r["item"] in items)):
             found.append(Problem("labels an item that is not the run's", where=f"{w}.item", found=show(r["item"])))
-        if "label" in r and not (_is_point(r["label"]) and r["label"] in points):
+        if "label" in r and not (_is_point(r["label"]) and (points is None or r["label"] in points)):
             found.append(
                 Problem(
                     "a label is one of the scale's categories",
                     where=f"{w}.label",
-                    expected=show(scale),
+                    expected=show(scale) if scale is not None else "an integer",
                     found=show(r["label"]),
                 )
             )
         problems += found
-        if not found:
-            keys.append((r["dimension"], r["item"], r["labeller"]))
-    if len(keys) == len(rows):
+        keys.append((r["dimension"], r["item"], r["labeller"]) if not found else None)
+    dimensions = {k[0] for k in keys if k is not None}
+    if len(dimensions) > MAX_DIMENSIONS:
+        problems.append(
+            Problem(
+                "too many rubric dimensions",
+                where=where,
+                expected=f"at most {MAX_DIMENSIONS}",
+                found=str(len(dimensions)),
+            )
+        )
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        if key in seen:
+            problems.append(
+                Problem(
+                    f"labeller {key[2]} labels item {key[1]} on {key[0]} twice (first at {where}[{seen[key]}])",
+                    where=f"{where}[{i}]",
+                    found=show(list(key)),
+                )
+            )
+        seen.setdefault(key, i)
+    if ordered and not problems:
         for i in range(1, len(keys)):
-            if keys[i] <= keys[i - 1]:
-                same = keys[i] == keys[i - 1]
+            a, b = keys[i - 1], keys[i]
+            if a is not None and b is not None and b < a:
                 problems.append(
                     Problem(
-                        f"labeller {keys[i][2]} labels item {keys[i][1]} on {keys[i][0]} twice"
-                        if same
-                        else "labels are sorted by dimension, then item, then labeller",
+                        "labels are sorted by dimension, then item, then labeller",
                         where=f"{where}[{i}]",
-                        found=show(list(keys[i])),
+                        found=show(list(b)),
                     )
                 )
                 break
@@ -217,8 +255,7 @@ def label_set_problems(doc: Any, set_id: str, run_id: str, spec: dict[str, Any])
     scale = doc.get("scale")
     bad_scale = scale_problems(scale)
     problems += bad_scale
-    if not bad_scale and isinstance(scale, list):
-        problems += label_rows_problems(doc.get("labels"), scale, set(spec.get("items", [])))
+    problems += label_rows_problems(doc.get("labels"), None if bad_scale else scale, set(spec.get("items", [])))
     return problems
 
 
@@ -243,6 +280,29 @@ def judge_labels_of(results: Iterable[Any]) -> dict[tuple[str, str], int]:
             for dim, label in r[JUDGE_LABELS].items():
                 out[(r["item"], dim)] = label
     return out
+
+
+def judge_coverage_problems(label_set: dict[str, Any], results: Iterable[Any]) -> list[Problem]:
+    """Every scored result labelled by the judge on every dimension the label set's humans
+    labelled: a judge's label left out where it would disagree would raise every figure."""
+    dimensions = sorted({r["dimension"] for r in label_set["labels"]})
+    problems = []
+    for r in results:
+        if not (isinstance(r, dict) and r.get("status") == "scored" and isinstance(r.get("item"), str)):
+            continue
+        labels = r.get(JUDGE_LABELS)
+        missing = [d for d in dimensions if not (isinstance(labels, dict) and d in labels)]
+        if missing:
+            problems.append(
+                Problem(
+                    f"the judge did not label scored item {r['item']} on {', '.join(missing)}, which label set "
+                    f"{label_set['id']} measures it on",
+                    where=f"{r['item']}.{JUDGE_LABELS}",
+                    expected=f"a label on each of {', '.join(dimensions)}",
+                    found=show(sorted(labels) if isinstance(labels, dict) else None),
+                )
+            )
+    return problems
 
 
 def _figure(value: Fraction | None) -> dict[str, str] | None:
