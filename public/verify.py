@@ -33,33 +33,33 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/idindex.py           lines  2150 to  2233
     generator/verifier/methodology.py       lines  2234 to  2557
     generator/verifier/scoring.py           lines  2558 to  2857
-    generator/verifier/agreement.py         lines  2858 to  3105
-    generator/verifier/labelsets.py         lines  3106 to  3384
-    generator/verifier/subjects.py          lines  3385 to  3650
-    generator/verifier/keyring.py           lines  3651 to  3782
-    generator/verifier/ledger.py            lines  3783 to  4258
-    generator/verifier/snapshot.py          lines  4259 to  4428
-    generator/verifier/state.py             lines  4429 to  4528
-    generator/verifier/memory.py            lines  4529 to  4724
-    generator/verifier/answers.py           lines  4725 to  4792
-    generator/verifier/runs.py              lines  4793 to  5075
-    generator/verifier/lineage.py           lines  5076 to  5337
-    generator/verifier/evidence.py          lines  5338 to  5432
-    generator/verifier/certificates.py      lines  5433 to  5896
-    generator/verifier/certificate_documents.py lines  5897 to  5992
-    generator/verifier/recheck.py           lines  5993 to  6292
-    generator/verifier/report.py            lines  6293 to  6423
-    generator/verifier/folder.py            lines  6424 to  6660
-    generator/verifier/release.py           lines  6661 to  6895
-    generator/verifier/download.py          lines  6896 to  7348
-    generator/verifier/rotation.py          lines  7349 to  7457
-    generator/verifier/history.py           lines  7458 to  7804
-    generator/verifier/publication.py       lines  7805 to  8242
-    generator/verifier/revocations.py       lines  8243 to  8362
-    generator/verifier/certificate_files.py lines  8363 to  8678
-    generator/verifier/agreement_files.py   lines  8679 to  8793
-    generator/verifier/site.py              lines  8794 to  8982
-    generator/verifier/cli.py               lines  8983 to  9257
+    generator/verifier/agreement.py         lines  2858 to  3117
+    generator/verifier/labelsets.py         lines  3118 to  3456
+    generator/verifier/subjects.py          lines  3457 to  3722
+    generator/verifier/keyring.py           lines  3723 to  3854
+    generator/verifier/ledger.py            lines  3855 to  4330
+    generator/verifier/snapshot.py          lines  4331 to  4500
+    generator/verifier/state.py             lines  4501 to  4600
+    generator/verifier/memory.py            lines  4601 to  4796
+    generator/verifier/answers.py           lines  4797 to  4864
+    generator/verifier/runs.py              lines  4865 to  5147
+    generator/verifier/lineage.py           lines  5148 to  5409
+    generator/verifier/evidence.py          lines  5410 to  5504
+    generator/verifier/certificates.py      lines  5505 to  5968
+    generator/verifier/certificate_documents.py lines  5969 to  6064
+    generator/verifier/recheck.py           lines  6065 to  6364
+    generator/verifier/report.py            lines  6365 to  6495
+    generator/verifier/folder.py            lines  6496 to  6732
+    generator/verifier/release.py           lines  6733 to  6967
+    generator/verifier/download.py          lines  6968 to  7420
+    generator/verifier/rotation.py          lines  7421 to  7529
+    generator/verifier/history.py           lines  7530 to  7876
+    generator/verifier/publication.py       lines  7877 to  8314
+    generator/verifier/revocations.py       lines  8315 to  8434
+    generator/verifier/certificate_files.py lines  8435 to  8750
+    generator/verifier/agreement_files.py   lines  8751 to  8894
+    generator/verifier/site.py              lines  8895 to  9083
+    generator/verifier/cli.py               lines  9084 to  9358
 """
 
 # ==============================================================================================
@@ -2954,9 +2954,15 @@ def cohen_kappa(
     rows = [sum(r) for r in observed]
     cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
     n = len(a)
+    # Only the categories somebody used add to either sum: a 101-point scale costs what its used
+    # points cost, whatever a hostile label set lists.
+    used_rows = [i for i in range(k) if rows[i]]
+    used_cols = [j for j in range(k) if cols[j]]
     # Scaled by n so that both sums stay integers: Σ w·E = Σ w·r·c / n.
-    disagreement = n * sum(_kappa_weight(i, j, weights) * observed[i][j] for i in range(k) for j in range(k))
-    chance = sum(_kappa_weight(i, j, weights) * rows[i] * cols[j] for i in range(k) for j in range(k))
+    disagreement = n * sum(
+        _kappa_weight(i, j, weights) * observed[i][j] for i in used_rows for j in used_cols if observed[i][j]
+    )
+    chance = sum(_kappa_weight(i, j, weights) * rows[i] * cols[j] for i in used_rows for j in used_cols)
     if chance == 0:
         return None
     return 1 - Fraction(disagreement, chance)
@@ -2976,7 +2982,9 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories
         raise AgreementError("no units")
     k = len(categories)
     raters = len(units[0])
-    coincidence = [[Fraction(0)] * k for _ in range(k)]
+    # Sparse, by (c, d): only pairs of categories some unit holds, so a 101-point scale costs what
+    # its used points cost.
+    coincidence: dict[tuple[int, int], Fraction] = {}
     for u, unit in enumerate(units):
         if len(unit) != raters:
             raise AgreementError(f"unit {u} has {len(unit)} raters' labels, unit 0 has {raters}")
@@ -2987,12 +2995,15 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories
         m = sum(counts)
         if m < 2:
             continue  # a lone label has no other to be compared with
-        for c in range(k):
-            for d in range(k):
+        present = [c for c in range(k) if counts[c]]  # at most m categories, not the whole scale
+        for c in present:
+            for d in present:
                 pairs = counts[c] * counts[d] - (counts[c] if c == d else 0)
                 if pairs:
-                    coincidence[c][d] += Fraction(pairs, m - 1)
-    marginal = [sum(row, Fraction(0)) for row in coincidence]
+                    coincidence[(c, d)] = coincidence.get((c, d), Fraction(0)) + Fraction(pairs, m - 1)
+    marginal = [Fraction(0)] * k
+    for (c, _), o in coincidence.items():
+        marginal[c] += o
     n = sum(marginal)
     if n == 0:
         return None
@@ -3004,8 +3015,9 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int | None]], categories
         lo, hi = min(c, d), max(c, d)
         return (below[hi + 1] - below[lo] - (marginal[lo] + marginal[hi]) / 2) ** 2
 
-    observed = sum((coincidence[c][d] * delta(c, d) for c in range(k) for d in range(k) if c != d), Fraction(0))
-    expected = sum((marginal[c] * marginal[d] * delta(c, d) for c in range(k) for d in range(k) if c != d), Fraction(0))
+    used = [c for c in range(k) if marginal[c]]  # a category nobody used adds 0 to both sums
+    observed = sum((o * delta(c, d) for (c, d), o in coincidence.items() if c != d), Fraction(0))
+    expected = sum((marginal[c] * marginal[d] * delta(c, d) for c in used for d in used if c != d), Fraction(0))
     if expected == 0:
         return None
     return 1 - (n - 1) * observed / expected
@@ -3132,6 +3144,13 @@ JUDGE_LABELS = "judge_labels"
 MAX_SCALE = 101
 
 
+# A rubric has a few dimensions; the bounds keep one small file from costing a verifier hours.
+MAX_DIMENSIONS = 64
+
+
+MAX_LABELS = 1_000_000
+
+
 MAX_LABEL = 2**53 - 1
 
 
@@ -3200,6 +3219,10 @@ def judge_labels_problems(value: Any, where: str, render: Any = show) -> list[Pr
                 found=render(value),
             )
         ]
+    if len(value) > MAX_DIMENSIONS:
+        return [
+            Problem("too many rubric dimensions", where=w, expected=f"at most {MAX_DIMENSIONS}", found=str(len(value)))
+        ]
     problems = []
     for k, v in value.items():
         if not is_id(k):
@@ -3227,48 +3250,75 @@ def scale_problems(scale: Any, where: str = "scale") -> list[Problem]:
     return []
 
 
-def label_rows_problems(rows: Any, scale: list[int], items: Container[str], where: str = "labels") -> list[Problem]:
-    """Human label rows: each labeller's ordinal label of one item on one dimension, sorted by
-    dimension, item and labeller, no labeller labelling an item's dimension twice."""
+def label_rows_problems(
+    rows: Any, scale: list[int] | None, items: Container[str] | None, where: str = "labels", ordered: bool = True
+) -> list[Problem]:
+    """Human label rows, each problem at the row's own index: each labeller's ordinal label of
+    one item on one dimension (on `scale` and of `items`, when known), no labeller labelling an
+    item's dimension twice, at most MAX_DIMENSIONS dimensions and MAX_LABELS rows, and, when
+    `ordered` (a committed label set), sorted by dimension, item and labeller."""
     if not isinstance(rows, list) or not rows:
         return [Problem("labels are a non-empty list of human labels", where=where, found=show(rows, 80))]
+    if len(rows) > MAX_LABELS:
+        return [Problem("too many labels", where=where, expected=f"at most {MAX_LABELS}", found=str(len(rows)))]
     problems: list[Problem] = []
-    keys: list[tuple[str, str, str]] = []
-    points = set(scale)
+    keys: list[tuple[str, str, str] | None] = []
+    points = set(scale) if scale is not None else None
     for i, r in enumerate(rows):
         w = f"{where}[{i}]"
         found = check_keys(r, LABEL_KEYS, where=w)
         if not isinstance(r, dict):
             problems += found
+            keys.append(None)
             continue
         for k in ("labeller", "dimension"):
             if k in r and not is_id(r[k]):
                 found.append(Problem(f"a {k} is an id", where=f"{w}.{k}", expected=ID_RE.pattern, found=show(r[k])))
-        if "item" in r and not (isinstance(r["item"], str) and r["item"] in items):
+        if "item" in r and not (isinstance(r["item"], str) and (items is None or r["item"] in items)):
             found.append(Problem("labels an item that is not the run's", where=f"{w}.item", found=show(r["item"])))
-        if "label" in r and not (_is_point(r["label"]) and r["label"] in points):
+        if "label" in r and not (_is_point(r["label"]) and (points is None or r["label"] in points)):
             found.append(
                 Problem(
                     "a label is one of the scale's categories",
                     where=f"{w}.label",
-                    expected=show(scale),
+                    expected=show(scale) if scale is not None else "an integer",
                     found=show(r["label"]),
                 )
             )
         problems += found
-        if not found:
-            keys.append((r["dimension"], r["item"], r["labeller"]))
-    if len(keys) == len(rows):
+        keys.append((r["dimension"], r["item"], r["labeller"]) if not found else None)
+    dimensions = {k[0] for k in keys if k is not None}
+    if len(dimensions) > MAX_DIMENSIONS:
+        problems.append(
+            Problem(
+                "too many rubric dimensions",
+                where=where,
+                expected=f"at most {MAX_DIMENSIONS}",
+                found=str(len(dimensions)),
+            )
+        )
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        if key in seen:
+            problems.append(
+                Problem(
+                    f"labeller {key[2]} labels item {key[1]} on {key[0]} twice (first at {where}[{seen[key]}])",
+                    where=f"{where}[{i}]",
+                    found=show(list(key)),
+                )
+            )
+        seen.setdefault(key, i)
+    if ordered and not problems:
         for i in range(1, len(keys)):
-            if keys[i] <= keys[i - 1]:
-                same = keys[i] == keys[i - 1]
+            a, b = keys[i - 1], keys[i]
+            if a is not None and b is not None and b < a:
                 problems.append(
                     Problem(
-                        f"labeller {keys[i][2]} labels item {keys[i][1]} on {keys[i][0]} twice"
-                        if same
-                        else "labels are sorted by dimension, then item, then labeller",
+                        "labels are sorted by dimension, then item, then labeller",
                         where=f"{where}[{i}]",
-                        found=show(list(keys[i])),
+                        found=show(list(b)),
                     )
                 )
                 break
@@ -3315,8 +3365,7 @@ def label_set_problems(doc: Any, set_id: str, run_id: str, spec: dict[str, Any])
     scale = doc.get("scale")
     bad_scale = scale_problems(scale)
     problems += bad_scale
-    if not bad_scale and isinstance(scale, list):
-        problems += label_rows_problems(doc.get("labels"), scale, set(spec.get("items", [])))
+    problems += label_rows_problems(doc.get("labels"), None if bad_scale else scale, set(spec.get("items", [])))
     return problems
 
 
@@ -3341,6 +3390,29 @@ def judge_labels_of(results: Iterable[Any]) -> dict[tuple[str, str], int]:
             for dim, label in r[JUDGE_LABELS].items():
                 out[(r["item"], dim)] = label
     return out
+
+
+def judge_coverage_problems(label_set: dict[str, Any], results: Iterable[Any]) -> list[Problem]:
+    """Every scored result labelled by the judge on every dimension the label set's humans
+    labelled: a judge's label left out where it would disagree would raise every figure."""
+    dimensions = sorted({r["dimension"] for r in label_set["labels"]})
+    problems = []
+    for r in results:
+        if not (isinstance(r, dict) and r.get("status") == "scored" and isinstance(r.get("item"), str)):
+            continue
+        labels = r.get(JUDGE_LABELS)
+        missing = [d for d in dimensions if not (isinstance(labels, dict) and d in labels)]
+        if missing:
+            problems.append(
+                Problem(
+                    f"the judge did not label scored item {r['item']} on {', '.join(missing)}, which label set "
+                    f"{label_set['id']} measures it on",
+                    where=f"{r['item']}.{JUDGE_LABELS}",
+                    expected=f"a label on each of {', '.join(dimensions)}",
+                    found=show(sorted(labels) if isinstance(labels, dict) else None),
+                )
+            )
+    return problems
 
 
 def _figure(value: Fraction | None) -> dict[str, str] | None:
@@ -8691,6 +8763,7 @@ Judged = Mapping[str, tuple[str, list[Any]]]
 
 def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]], judged: Judged) -> None:
     report = s.report
+    _check_no_stray_files(s, ledger)
     for event in ledger.label_sets.values():
         run = ledger.runs[event.run]
         spec = specs.get(event.run)
@@ -8739,6 +8812,8 @@ def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]
             )
             continue
         serial, results = judged[event.run]
+        if not report.add(judge_coverage_problems(doc, results), f"certificates/{serial}.json", checks=1):
+            continue
         try:
             want = report_document(doc, digest, serial, judge_labels_of(results))
         except AgreementError as e:
@@ -8789,6 +8864,32 @@ def _first_difference(want: dict[str, Any], found: Any) -> tuple[str, str, str, 
                     f"dimensions[{i}].{k}",
                 )
     return ("differs from the recomputed report", "", "", "")
+
+
+def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
+    """Nothing under agreement/ but the files of committed label sets: a report of labels no
+    ledger entry committed would read as evidence it is not. (A committed set's files published
+    before they are due are the due check's to report.)"""
+    folder = s.root / "agreement"
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    known = {p for e in ledger.label_sets.values() for p in (labels_path(e.id), report_path(e.id))}
+    for here, dirs, names in os.walk(folder):
+        rel_dir = os.path.relpath(here, s.root).replace(os.sep, "/")
+        if rel_dir.count("/") >= 1:
+            # Deeper than agreement/<id>/ nothing of a label set lives: report the folder, not its tree.
+            for d in sorted(dirs):
+                s.report.check(False, f"{rel_dir}/{d}", "a folder under agreement/ that no label set of the ledger has")
+            dirs.clear()
+        for name in sorted(names):
+            rel = f"{rel_dir}/{name}"
+            s.report.check(
+                rel in known,
+                rel,
+                "a file under agreement/ that no label set of the ledger has",
+                "agreement/<id>.json or agreement/<id>/labels.json of a committed label set",
+                "a stray file",
+            )
 
 
 # ==============================================================================================
