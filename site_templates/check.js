@@ -798,10 +798,13 @@
 
   // A scored result's judge_labels: rubric dimension -> integer label, at least one (judge_labels_problems). Keys in
   // code-point order, which is the file's order once it passed parseCanonical (Object.keys puts "10" after "9").
+  const MAX_DIMENSIONS = 64; // labelsets.py: a rubric has a few dimensions
   function judgeLabelsProblems(value, where) {
     const w = `${where}.${JUDGE_LABELS}`;
     if (!isObj(value) || !Object.keys(value).length)
       return [problem("the judge's labels are an object of rubric dimension -> integer label", w, undefined, show(value))];
+    if (Object.keys(value).length > MAX_DIMENSIONS)
+      return [problem("too many rubric dimensions", w, `at most ${MAX_DIMENSIONS}`, String(Object.keys(value).length))];
     const out = [];
     for (const k of cpSorted(Object.keys(value))) {
       if (!ID_RE.test(k)) out.push(problem("a rubric dimension is an id", w, ID_RE.source, show(k)));

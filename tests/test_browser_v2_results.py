@@ -197,6 +197,7 @@ def test_check_certificate_agrees_with_python_on_v2_members(demo_site: BuiltSite
         (_mutated(cert, f"results.{EXCLUDED}.excludes", 2), doc, True),
         (_mutated(cert, "evidence.0.name", "log.py"), doc, True),
         (_mutated(cert, "evidence", []), doc, True),
+        (_mutated(cert, "results.0.judge_labels", {f"d{n:03d}": 1 for n in range(65)}), doc, True),
         (cert, doc, False),  # as if sealed: the attempts' notes and native results are not a sealed result's
     ]
     for c, methodology, public in cases:
