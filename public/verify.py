@@ -57,9 +57,9 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/publication.py       lines  7877 to  8314
     generator/verifier/revocations.py       lines  8315 to  8434
     generator/verifier/certificate_files.py lines  8435 to  8750
-    generator/verifier/agreement_files.py   lines  8751 to  8894
-    generator/verifier/site.py              lines  8895 to  9083
-    generator/verifier/cli.py               lines  9084 to  9358
+    generator/verifier/agreement_files.py   lines  8751 to  8895
+    generator/verifier/site.py              lines  8896 to  9084
+    generator/verifier/cli.py               lines  9085 to  9359
 """
 
 # ==============================================================================================
@@ -8812,7 +8812,8 @@ def check_label_sets(s: Site, ledger: Ledger, specs: Mapping[str, dict[str, Any]
             )
             continue
         serial, results = judged[event.run]
-        if not report.add(judge_coverage_problems(doc, results), f"certificates/{serial}.json", checks=1):
+        # Reported at the report: it is the measurement that a silent judge would flatter.
+        if not report.add(judge_coverage_problems(doc, results), rrel, checks=1):
             continue
         try:
             want = report_document(doc, digest, serial, judge_labels_of(results))

@@ -293,8 +293,7 @@ def test_a_judge_left_silent_where_it_would_disagree_is_refused_and_fails(
         write_site(generator.gather.gather(prog), SiteWriter(tmp_path / "site"))
     report = verify_site(tmp_path / "site")
     assert any(
-        f.file == "certificates/run-001.json"
-        and "the judge did not label scored item a-002 on correctness" in f.message
+        f.file == "agreement/humans-1.json" and "the judge did not label scored item a-002 on correctness" in f.message
         for f in report.failures
     ), report.render()
 

@@ -38,6 +38,7 @@ from browser_kit import Browsing, browser, serve, unavailable
 from conftest import REPO, BuiltSite, copy_demo_data
 from test_certificate_tamper import forge, setter
 
+import generator.agreement_files
 import generator.gather
 from generator import layout
 from generator.commands.build import write_site
@@ -465,6 +466,8 @@ def forged_demo(tmp: Path, serial: str, where: str, value: Any, monkeypatch: pyt
         stale.unlink()  # they cosign the ledger as it was
     with monkeypatch.context() as m:
         m.setattr(generator.gather, "examine_certificate", lambda *a, **k: Recheck())
+        # A forged judge label may leave the judge silent on a dimension the humans labelled.
+        m.setattr(generator.agreement_files, "judge_coverage_problems", lambda *a: [])
         ctx = generator.gather.gather(paths)
         witness = paths.private / "demo-witness"
         key = parse_cosigner_vkey((witness / "witness.vkey").read_text().strip())
