@@ -14,6 +14,7 @@ from generator.errors import problem
 from generator.verifier import (
     JUDGE_LABELS,
     AgreementError,
+    LabelSetEvent,
     Ledger,
     Problem,
     judge_coverage_problems,
@@ -28,43 +29,67 @@ from generator.verifier import (
 )
 
 
+def committed_label_set(
+    paths: Paths, event: LabelSetEvent, spec: dict[str, Any], problems: list[Problem]
+) -> tuple[bytes, dict[str, Any]] | None:
+    """The private label set of a ledger event, its bytes hashing to the leaf and its document a
+    label set of the run; None, with the problems recorded, when it is not."""
+    path = paths.label_set_file(event.id)
+    loaded = read_document(paths, path, event.sha256, f"label set {event.id}", problems)
+    if loaded is None:
+        return None
+    shape = label_set_problems(loaded[1], event.id, event.run, spec)
+    if shape:
+        problems += [p.at(paths.show(path)) for p in shape]
+        return None
+    return loaded
+
+
+def measured_report(
+    paths: Paths, event: LabelSetEvent, spec: dict[str, Any], serial: str, opened: list[Any], problems: list[Problem]
+) -> tuple[bytes, dict[str, Any]] | None:
+    """The committed label set's bytes and its report against the judge's labels of certificate
+    `serial` (its open results: its own, or its details documents'), as the build publishes it and
+    `agreement report` shows it; None, with the problems recorded, when it cannot be made."""
+    loaded = committed_label_set(paths, event, spec, problems)
+    if loaded is None:
+        return None
+    data, doc = loaded
+    coverage = judge_coverage_problems(doc, opened)
+    if coverage:
+        problems += [p.at(paths.show(paths.certificate_file(serial))) for p in coverage]
+        return None
+    try:
+        return data, report_document(doc, sha256_hex(data), serial, judge_labels_of(opened))
+    except AgreementError as e:
+        problems.append(
+            problem(
+                paths.show(paths.label_set_file(event.id)),
+                f"the judge's labels of certificate {serial} cannot be measured: {e}",
+            )
+        )
+        return None
+
+
 def agreement_files(
     paths: Paths,
     ledger: Ledger,
+    events: list[LabelSetEvent],
     cert: dict[str, Any],
     spec: dict[str, Any],
     public: bool,
     opened: list[Any],
     problems: list[Problem],
 ) -> tuple[tuple[str, bytes], ...]:
-    """The site path and bytes of every due label set of the certificate's run and of its report;
-    problems for a private label set that is missing, changed or malformed."""
+    """The site path and bytes of every due label set of the certificate's run (`events`) and of
+    its report; problems for a private label set that is missing, changed or malformed."""
     out: list[tuple[str, bytes]] = []
-    for event in ledger.label_sets.values():
-        if event.run != cert["run"] or not label_set_due(public, True, spec["items"], ledger.reveals):
-            continue
-        path = paths.label_set_file(event.id)
-        loaded = read_document(paths, path, event.sha256, f"label set {event.id}", problems)
-        if loaded is None:
-            continue
-        data, doc = loaded
-        file = paths.show(path)
-        shape = label_set_problems(doc, event.id, event.run, spec)
-        if shape:
-            problems += [p.at(file) for p in shape]
-            continue
-        coverage = judge_coverage_problems(doc, opened)
-        if coverage:
-            problems += [p.at(paths.show(paths.certificate_file(cert["serial"]))) for p in coverage]
-            continue
-        try:
-            report = report_document(doc, sha256_hex(data), cert["serial"], judge_labels_of(opened))
-        except AgreementError as e:
-            problems.append(
-                problem(file, f"the judge's labels of certificate {cert['serial']} cannot be measured: {e}")
-            )
-            continue
-        out += [(labels_path(event.id), data), (report_path(event.id), canonical.dumps(report))]
+    if not events or not label_set_due(public, True, spec["items"], ledger.reveals):
+        return ()
+    for event in events:
+        made = measured_report(paths, event, spec, cert["serial"], opened, problems)
+        if made is not None:
+            out += [(labels_path(event.id), made[0]), (report_path(event.id), canonical.dumps(made[1]))]
     return tuple(out)
 
 
@@ -80,13 +105,8 @@ def judge_scale_problems(paths: Paths, ledger: Ledger, run_id: str, doc: dict[st
     for event in ledger.label_sets.values():
         if event.run != run_id or spec is None:
             continue
-        path = paths.label_set_file(event.id)
-        loaded = read_document(paths, path, event.sha256, f"label set {event.id}", problems)
+        loaded = committed_label_set(paths, event, spec, problems)
         if loaded is None:
-            continue
-        shape = label_set_problems(loaded[1], event.id, event.run, spec)
-        if shape:
-            problems += [p.at(paths.show(path)) for p in shape]
             continue
         label_set = loaded[1]
         scale = set(label_set["scale"])

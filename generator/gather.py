@@ -38,6 +38,7 @@ from generator.rechecks import RecheckMemo
 from generator.sources import read_text
 from generator.treecache import grow, load_tree, stage_tree
 from generator.verifier import (
+    LabelSetEvent,
     Ledger,
     Methodology,
     Problem,
@@ -485,6 +486,10 @@ def _gather_runs(
     verdicts: dict[str, str] = {}
     due: set[Path] = set()
     answers = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
+    # By run, once: a certificate looks only at its own run's label sets.
+    label_sets: dict[str, list[LabelSetEvent]] = {}
+    for event in ledger.label_sets.values():
+        label_sets.setdefault(event.run, []).append(event)
     for cert in ledger.certificates.values():
         path = paths.certificate_file(cert.serial)
         loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
@@ -563,6 +568,7 @@ def _gather_runs(
                 agreement_files(
                     paths,
                     ledger,
+                    label_sets.get(cert.run, []),
                     doc,
                     spec,
                     public,

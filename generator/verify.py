@@ -56,10 +56,10 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/history.py           lines  7530 to  7876
     generator/verifier/publication.py       lines  7877 to  8314
     generator/verifier/revocations.py       lines  8315 to  8434
-    generator/verifier/certificate_files.py lines  8435 to  8750
-    generator/verifier/agreement_files.py   lines  8751 to  8895
-    generator/verifier/site.py              lines  8896 to  9084
-    generator/verifier/cli.py               lines  9085 to  9359
+    generator/verifier/certificate_files.py lines  8435 to  8755
+    generator/verifier/agreement_files.py   lines  8756 to  8900
+    generator/verifier/site.py              lines  8901 to  9089
+    generator/verifier/cli.py               lines  9090 to  9364
 """
 
 # ==============================================================================================
@@ -3169,7 +3169,7 @@ def report_path(set_id: str) -> str:
 
 
 def label_set_event_problems(
-    leaf: dict[str, Any], earlier: Any, registered: bool, certificate: tuple[str, int] | None
+    leaf: dict[str, Any], earlier: LabelSetEvent | None, registered: bool, certificate: tuple[str, int] | None
 ) -> list[Problem]:
     """A label-set ledger leaf (its members' types already checked): a new id, of a run
     registered before and not yet certified (`certificate`: its serial and leaf index, if it is)."""
@@ -8447,10 +8447,11 @@ def check_certificates(
     key: bytes,
     memory: Memory | None = None,
 ) -> dict[str, tuple[str, list[Any]]]:
-    """Check every certificate; return, by run, the serial and the open results the judge's
-    labels of each certificate read are taken from (agreement_files)."""
+    """Check every certificate; return, for each run a label set measures, the serial and the
+    open results the judge's labels of its certificate are taken from (agreement_files)."""
     report = s.report
     judged: dict[str, tuple[str, list[Any]]] = {}
+    measured = {e.run for e in ledger.label_sets.values()}
     run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
@@ -8464,7 +8465,7 @@ def check_certificates(
     now = _Clock()
     for r in rows:
         _check_one_certificate(
-            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, memory
+            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, measured, memory
         )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
@@ -8502,6 +8503,7 @@ def _check_one_certificate(
     now: "_Clock",
     key: bytes,
     judged: dict[str, tuple[str, list[Any]]],
+    measured: set[str],
     memory: Memory | None = None,
 ) -> None:
     report = s.report
@@ -8547,8 +8549,11 @@ def _check_one_certificate(
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
         _check_evidence_files(s, cert, public, ledger)
-        opened = cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
-        judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
+        if ev.run in measured:  # kept only for a run some label set measures: a verifier's memory stays flat
+            opened = (
+                cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
+            )
+            judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
     if memory is not None and spec is not None:
         # Every input of the recomputation, exactly: a key that passed before passes again.

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import canonical
+from generator.agreement_files import measured_report
 from generator.datadir import Paths
 from generator.documents import load_spec, read_document
 from generator.errors import InputError, problem
@@ -23,19 +24,12 @@ from generator.sources import load_json
 from generator.verifier import (
     ID_RE,
     MAX_LEAF_BYTES,
-    AgreementError,
-    Ledger,
     Problem,
     check_keys,
     is_hex64,
     is_id,
-    judge_coverage_problems,
-    judge_labels_of,
     label_rows_problems,
     label_set_due,
-    label_set_problems,
-    parse_canonical,
-    report_document,
     scale_problems,
     sha256_hex,
     show,
@@ -125,8 +119,6 @@ def register_label_set(paths: Paths, source: Path, run_id: str, set_id: str, at:
         if problems or spec is None or not isinstance(rows, list) or not isinstance(scale, list):
             raise InputError(problems, f"cannot register label set {show(set_id)}; nothing was written")
         rubric = spec["judge"]["rubric_sha256"]
-        if problems:
-            raise InputError(problems, f"cannot register label set {set_id}; nothing was written")
         labels = [
             {"dimension": r["dimension"], "item": r["item"], "label": r["label"], "labeller": r["labeller"]}
             for r in _sorted_rows(rows)
@@ -165,7 +157,7 @@ class LabelSetReport:
 
 
 def _opened_results(
-    paths: Paths, ledger: Ledger, serial: str, cert: dict[str, Any], public: bool, problems: list[Problem]
+    paths: Paths, serial: str, cert: dict[str, Any], public: bool, problems: list[Problem]
 ) -> list[Any]:
     """The certificate's open results: its own on a public gate; on a secret one each details
     document (published or still private), checked against the sealed result's hash."""
@@ -207,30 +199,18 @@ def label_set_report(paths: Paths, set_id: str) -> LabelSetReport:
                     )
                 ]
             )
-        loaded = read_document(paths, paths.label_set_file(set_id), event.sha256, f"label set {set_id}", problems)
         cert = read_document(
             paths, paths.certificate_file(serial), ledger.certificates[serial].sha256, f"certificate {serial}", problems
         )
         spec = load_spec(paths, ledger, event.run, problems)
-        if loaded is None or cert is None or spec is None:
+        if cert is None or spec is None:
             raise InputError(problems, f"cannot report on label set {set_id}")
-        run = ledger.runs[event.run]
-        public = ledger.gates[run.gate].public
-        opened = _opened_results(paths, ledger, serial, cert[1], public, problems)
-        label_file = paths.show(paths.label_set_file(set_id))
-        problems += [p.at(label_file) for p in label_set_problems(loaded[1], set_id, event.run, spec)]
-        if not problems:
-            problems += [
-                p.at(paths.show(paths.certificate_file(serial))) for p in judge_coverage_problems(loaded[1], opened)
-            ]
-        if problems:
+        public = ledger.gates[ledger.runs[event.run].gate].public
+        opened = _opened_results(paths, serial, cert[1], public, problems)
+        made = measured_report(paths, event, spec, serial, opened, problems) if not problems else None
+        if made is None:
             raise InputError(problems, f"cannot report on label set {set_id}")
-        try:
-            report = report_document(parse_canonical(loaded[0]), sha256_hex(loaded[0]), serial, judge_labels_of(opened))
-        except AgreementError as e:
-            raise InputError(
-                [problem(paths.show(paths.label_set_file(set_id)), f"the judge's labels cannot be measured: {e}")]
-            ) from None
+        report = made[1]
         return LabelSetReport(report, label_set_due(public, True, spec["items"], ledger.reveals))
 
 

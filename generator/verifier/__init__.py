@@ -110,6 +110,7 @@ from generator.verifier.keys import (
 )
 from generator.verifier.labelsets import (
     JUDGE_LABELS,
+    LabelSetEvent,
     judge_coverage_problems,
     judge_labels_of,
     judge_labels_problems,
@@ -205,6 +206,7 @@ __all__ = [
     "KeyRing",
     "KeyRow",
     "KeySpan",
+    "LabelSetEvent",
     "Ledger",
     "MerkleStream",
     "Methodology",

@@ -29,10 +29,11 @@ def check_certificates(
     key: bytes,
     memory: Memory | None = None,
 ) -> dict[str, tuple[str, list[Any]]]:
-    """Check every certificate; return, by run, the serial and the open results the judge's
-    labels of each certificate read are taken from (agreement_files)."""
+    """Check every certificate; return, for each run a label set measures, the serial and the
+    open results the judge's labels of its certificate are taken from (agreement_files)."""
     report = s.report
     judged: dict[str, tuple[str, list[Any]]] = {}
+    measured = {e.run for e in ledger.label_sets.values()}
     run_rows = manifest["runs"]
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
@@ -46,7 +47,7 @@ def check_certificates(
     now = _Clock()
     for r in rows:
         _check_one_certificate(
-            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, memory
+            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, measured, memory
         )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
@@ -84,6 +85,7 @@ def _check_one_certificate(
     now: "_Clock",
     key: bytes,
     judged: dict[str, tuple[str, list[Any]]],
+    measured: set[str],
     memory: Memory | None = None,
 ) -> None:
     report = s.report
@@ -129,8 +131,11 @@ def _check_one_certificate(
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(s, r, cert, spec, public, ledger, rel)
         _check_evidence_files(s, cert, public, ledger)
-        opened = cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
-        judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
+        if ev.run in measured:  # kept only for a run some label set measures: a verifier's memory stays flat
+            opened = (
+                cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
+            )
+            judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
     if memory is not None and spec is not None:
         # Every input of the recomputation, exactly: a key that passed before passes again.

@@ -59,7 +59,7 @@ def report_path(set_id: str) -> str:
 
 
 def label_set_event_problems(
-    leaf: dict[str, Any], earlier: Any, registered: bool, certificate: tuple[str, int] | None
+    leaf: dict[str, Any], earlier: LabelSetEvent | None, registered: bool, certificate: tuple[str, int] | None
 ) -> list[Problem]:
     """A label-set ledger leaf (its members' types already checked): a new id, of a run
     registered before and not yet certified (`certificate`: its serial and leaf index, if it is)."""
