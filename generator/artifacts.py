@@ -1,4 +1,4 @@
-"""The site's artifacts (SPEC §2, §4, §7, §8): keys, the ledger documents, the signed checkpoint,
+"""The site's artifacts (format v1 §2, §4, §7, §8): keys, the ledger documents, the signed checkpoint,
 the manifest and the verifier, streamed where they are large.
 """
 
@@ -21,7 +21,7 @@ from generator.writer import SiteWriter
 
 
 def verifier_bytes() -> bytes:
-    """The standalone verifier, as every site ships it (SPEC §8)."""
+    """The standalone verifier, as every site ships it (format v1 §8)."""
     return (files("generator") / "verify.py").read_bytes()
 
 
@@ -149,7 +149,7 @@ def build_keys(ctx: SiteContext) -> BuildKeys:
 
 
 def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None) -> bytes:
-    """The checkpoint (SPEC §4): the C2SP tlog-checkpoint body, signed as a note by the keys
+    """The checkpoint (format v1 §4): the C2SP tlog-checkpoint body, signed as a note by the keys
     valid for its size (two at a key rotation's hand-over)."""
     return (keys or build_keys(ctx)).checkpoint(ctx.origin, ctx.ledger.size, ctx.root)
 
@@ -157,7 +157,7 @@ def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None) -> bytes:
 def write_ledger(
     ctx: SiteContext, w: SiteWriter, checkpoint: bytes, each: Callable[[int, bytes], None] | None = None
 ) -> None:
-    """The ledger's documents (SPEC §4): the entries, the checkpoint, the commitment list, and
+    """The ledger's documents (format v1 §4): the entries, the checkpoint, the commitment list, and
     format v2's revocation list."""
     w.write_signed_stream(layout.ENTRIES, entries_document(ctx, each), ctx.signer)
     w.write(layout.CHECKPOINT, checkpoint)
@@ -167,7 +167,7 @@ def write_ledger(
 
 
 def write_keys(ctx: SiteContext, w: SiteWriter) -> None:
-    """keys.json and each key as a PEM file (SPEC §2)."""
+    """keys.json and each key as a PEM file (format v1 §2)."""
     w.write(layout.KEYS, canonical.dumps(keys_document(ctx)))
     for k in ctx.public_keys:
         vk = parse_vkey(k.vkey)
@@ -216,7 +216,7 @@ def _write_records(w: SiteWriter, cert: CertificateRecord) -> None:
 
 
 def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
-    """The verifier, the stylesheet and the manifest (SPEC §7, §8)."""
+    """The verifier, the stylesheet and the manifest (format v1 §7, §8)."""
     w.write(layout.VERIFIER, verifier_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.BROWSER_CHECK, (files("site_templates") / "check.js").read_bytes())

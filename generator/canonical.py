@@ -1,7 +1,7 @@
 """Canonical JSON (RFC 8785) for everything the generator hashes or signs.
 
 Documents are produced with the `rfc8785` package and must also satisfy the number rules of
-SPEC §1, under which they equal the standard-library form the verifier checks. Producing them
+format v1 §1, under which they equal the standard-library form the verifier checks. Producing them
 through both guards against either implementation drifting.
 """
 
@@ -46,7 +46,7 @@ def dumps_validated(value: Any) -> bytes:
     """Canonical bytes of a value already checked against the number rules, without rfc8785.
 
     For the bulk paths (a million reveal documents and commitment rows), where the pure-Python
-    rfc8785 costs more than everything else together. Under the rules of SPEC §1 the two forms
+    rfc8785 costs more than everything else together. Under the rules of format v1 §1 the two forms
     are byte for byte equal; tests/test_canonical_stream.py checks it on generated values.
     """
     return canonical_bytes(value)

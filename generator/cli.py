@@ -286,7 +286,7 @@ def methodology() -> None:
 @_AT
 @click.pass_context
 def methodology_publish(ctx: click.Context, params: Path, prose: Path, at: str | None) -> None:
-    """Validate PARAMS (JSON or YAML, SPEC §5) and publish it with its prose.
+    """Validate PARAMS (JSON or YAML, format v1 §5) and publish it with its prose.
 
     The parameter file is stored in canonical form and its SHA-256 enters the ledger; runs pin
     it by version and hash. A published version never changes: publish a new version instead.
@@ -349,7 +349,7 @@ def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | N
 def register(ctx: click.Context, specs: tuple[Path, ...], at: str | None) -> None:
     """Fix runs before they happen: validate each RUN_SPEC.json and append its `run` leaf.
 
-    A spec (SPEC §6) names the subject, the gate, the items, the budget, the exclusion rules,
+    A spec (format v1 §6) names the subject, the gate, the items, the budget, the exclusion rules,
     the judge and the pinned methodology version and hash. Refuses, writing nothing: an
     unpublished methodology or a wrong hash; empty or repeated items, or repetitions other than
     1; an item not committed, not of the gate, already revealed (secret gate) or not yet
@@ -385,7 +385,7 @@ def certify(
     """Decide registered runs from the evaluator's RESULTS.json files and issue their certificates.
 
     Every run gets exactly one certificate, whatever its verdict. Scores every item with the
-    private answers, computes the summary, grades, band and verdict (SPEC §5), applies the
+    private answers, computes the summary, grades, band and verdict (format v1 §5), applies the
     grader's proposal inside the band and appends the certificate's leaf; the build signs it.
     On a secret gate each result is sealed: its salted details document stays in
     PRIVATE/certificates/<serial>/ until 'retire' reveals the item. Refuses, writing nothing:
@@ -459,7 +459,7 @@ def results_from_inspect(
     Reads LOG.eval with inspect_ai (pip install 'transparency-site[inspect]'), checks it is of
     the task and model the mapping states, finished, and started after the run was registered;
     maps each sample to an item and its outputs to the item's answer fields; and writes a
-    results file (SPEC §6) that 'transparency certify' takes, with the log's SHA-256 and size
+    results file (format v1 §6) that 'transparency certify' takes, with the log's SHA-256 and size
     under "source". A sample that errored is an infra_error, one stopped by a limit, cancelled
     or without output is not_run, never a failure; errors Inspect retried (retry_on_error) are
     kept as the result's earlier attempts. An item the mapping excludes is excluded, what its
@@ -876,7 +876,7 @@ def _open_witness(key_path: Path, name: str, state_dir: Path, logs_path: Path, r
     "--rules",
     "rules_site",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
-    help="Also replay the program's rules (SPEC §4) over the log read from this copy of its site (a mirror "
+    help="Also replay the program's rules (format v1 §4) over the log read from this copy of its site (a mirror "
     "folder), and refuse a checkpoint whose new entries break them.",
 )
 def witness_serve(
@@ -901,7 +901,7 @@ def witness_serve(
 @click.argument("site", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @_witness_options
 @click.option(
-    "--rules", is_flag=True, help="Also replay the program's rules (SPEC §4) over the site's log before cosigning."
+    "--rules", is_flag=True, help="Also replay the program's rules (format v1 §4) over the site's log before cosigning."
 )
 @click.option(
     "--out",

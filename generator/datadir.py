@@ -128,7 +128,7 @@ class Paths:
         return self.certificates_dir / f"{serial}.json"
 
     # A certificate's details documents and grader record are written privately by `certify`
-    # and copied to the same relative place in the data directory when they fall due (SPEC §6).
+    # and copied to the same relative place in the data directory when they fall due (format v1 §6).
     def details_file(self, serial: str, item_id: str, private: bool = False) -> Path:
         return (self.private if private else self.data) / layout.details(serial, item_id)
 

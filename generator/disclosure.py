@@ -1,4 +1,4 @@
-"""When a certificate's private documents fall due, and publishing them (SPEC §6).
+"""When a certificate's private documents fall due, and publishing them (format v1 §6).
 
 A sealed result's details document is due once its item is revealed; a grader record once
 every item of its certificate is revealed (at once on a public gate); an evidence file once
@@ -75,7 +75,7 @@ def due_documents(
             problems.append(
                 problem(
                     paths.show(paths.certificate_file(cert_ev.serial)),
-                    "a secret-gate certificate without the sealed results of SPEC §6; run 'transparency build' "
+                    "a secret-gate certificate without the sealed results of format v1 §6; run 'transparency build' "
                     "to see why",
                 )
             )

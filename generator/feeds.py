@@ -43,7 +43,7 @@ def clean(text: str) -> str:
 
 
 def origin_url(origin: str) -> str:
-    """`https://<origin>/`: the program's identity (SPEC §1) as a base URL."""
+    """`https://<origin>/`: the program's identity (format v1 §1) as a base URL."""
     return "https://" + urllib.parse.quote(origin.rstrip("/"), safe=_URL_SAFE) + "/"
 
 

@@ -635,7 +635,7 @@ def _read_record(
         problems.append(
             problem(
                 paths.show(file),
-                f"the {what} is due (SPEC §6) but missing from the data directory",
+                f"the {what} is due (format v1 §6) but missing from the data directory",
                 expected=f"a copy of {paths.show(private)}",
                 found="nothing",
             )
@@ -659,7 +659,7 @@ def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems
                 problem(
                     paths.show(f),
                     "not published: no certificate in the ledger makes this file due; a details document or grader "
-                    "record is published only once its items are revealed (SPEC §6). If it is private, it belongs in "
+                    "record is published only once its items are revealed (format v1 §6). If it is private, it belongs in "
                     "the private directory",
                 )
             )

@@ -1,4 +1,4 @@
-"""An Inspect evaluation log turned into a run-results file (SPEC §6): `transparency results from-inspect`.
+"""An Inspect evaluation log turned into a run-results file (format v1 §6): `transparency results from-inspect`.
 
 Inspect (the `inspect_ai` package) is optional. It is imported when a log is read and at no
 other time, so every other command works without it. The log is read through `inspect_ai.log`'s
@@ -419,7 +419,7 @@ _MISSING = object()
 
 
 def _time(value: str | _dt.datetime | None) -> str | None:
-    """A time of the log in the project's form (SPEC §1): UTC, whole seconds (rounded down, so
+    """A time of the log in the project's form (format v1 §1): UTC, whole seconds (rounded down, so
     never later than the time Inspect recorded), or None when there is none."""
     if value is None or value == "":
         return None
@@ -612,7 +612,7 @@ class _Reader:
 
     def native(self, sample: EvalSample) -> dict[str, Any]:
         """What Inspect itself made of the sample: its score values by scorer (a float as its
-        Python text, as SPEC §1 numbers require), or nothing when no scorer ran."""
+        Python text, as format v1 §1 numbers require), or nothing when no scorer ran."""
         if not sample.scores:
             return {}
         out = {"scores": {name: native_value(score.value) for name, score in sorted(sample.scores.items())}}

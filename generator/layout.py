@@ -161,7 +161,7 @@ def systems_page(page: int = 1) -> str:
 
 
 def system_page(subject_id: str, page: int = 1) -> str:
-    """A system's page: a subject id is an id (SPEC §6), so never "index.html" nor "page-2.html"."""
+    """A system's page: a subject id is an id (format v1 §6), so never "index.html" nor "page-2.html"."""
     return f"systems/{subject_id}/index.html" if page == 1 else f"systems/{subject_id}/page-{page}.html"
 
 
@@ -174,7 +174,7 @@ def certificate(serial: str) -> str:
 
 
 def details(serial: str, item_id: str) -> str:
-    """A sealed result's details document, published once its item is revealed (SPEC §6)."""
+    """A sealed result's details document, published once its item is revealed (format v1 §6)."""
     return f"certificates/{serial}/details/{item_id}.json"
 
 

@@ -191,7 +191,7 @@ class LedgerAppender:
             problems += [p.at(file) for p in self.ledger.apply(leaf, len(raw))]
             lines.append(raw + b"\n")
         if problems:
-            raise InputError(problems, "the new ledger events would break the rules of SPEC §4; nothing was written")
+            raise InputError(problems, "the new ledger events would break the rules of format v1 §4; nothing was written")
         return lines
 
     def append(self, leaves: list[dict[str, Any]]) -> None:
@@ -253,7 +253,7 @@ def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
             ledger, problems = _replay_stream(f, file, None, start)
             if problems:
                 raise InputError(
-                    problems, f"{file}: the ledger breaks the rules of SPEC §4; fix it before adding events"
+                    problems, f"{file}: the ledger breaks the rules of format v1 §4; fix it before adding events"
                 )
             tx = journal.Transaction(paths, command)
             try:

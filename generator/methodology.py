@@ -1,4 +1,4 @@
-"""Methodology versions: the parameter file (SPEC §5) and the prose that explains it.
+"""Methodology versions: the parameter file (format v1 §5) and the prose that explains it.
 
 The prose is Markdown in which every number is a placeholder filled from the parameter file
 (`{{ item_threshold }}`, `{{ tiers.critical.weight }}`), so a number is never typed twice and
@@ -62,7 +62,7 @@ ALLOWED_TAGS = {
 
 
 def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
-    """A parameter file (JSON or YAML), validated against SPEC §5; all problems at once."""
+    """A parameter file (JSON or YAML), validated against format v1 §5; all problems at once."""
     file = display or str(path)
     params = load_data_file(path, file)
     problems = [p.at(file) for p in check_methodology(params)]
@@ -71,7 +71,7 @@ def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
     except canonical.NotCanonicalizable as e:
         problems += [p.at(file) for p in e.problems]
     if problems:
-        raise InputError(problems, f"{file}: not a valid methodology parameter file (SPEC §5)")
+        raise InputError(problems, f"{file}: not a valid methodology parameter file (format v1 §5)")
     assert isinstance(params, dict)  # check_methodology refuses anything else
     return params
 

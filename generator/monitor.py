@@ -420,7 +420,7 @@ def _pin_text(pin: VerifierKey | str) -> str:
 
 
 def _site_key(fetch: Fetch, origin: str) -> VerifierKey:
-    """The active key of the site's keys.json, its rules checked (SPEC §2)."""
+    """The active key of the site's keys.json, its rules checked (format v1 §2)."""
     data = fetch(layout.KEYS, _MAX_KEYS_BYTES)
     if data is None:
         raise Unreadable(f"no {layout.KEYS}: the site names no key to trust; pin one with --key")

@@ -11,7 +11,7 @@ from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decim
 
 
 def rounded(text: str, places: int, rounding: str = ROUND_HALF_UP) -> str:
-    """A decimal string rounded to `places` decimals, half-up by default as SPEC §1 rounds (a
+    """A decimal string rounded to `places` decimals, half-up by default as format v1 §1 rounds (a
     reader who rounds "55.55" by hand must get the same "55.6")."""
     q = Decimal(1).scaleb(-places)
     return str(Decimal(text).quantize(q, rounding=rounding))

@@ -1,7 +1,7 @@
-"""The evaluator's run-results file (SPEC §6), read strictly and checked against the run spec.
+"""The evaluator's run-results file (format v1 §6), read strictly and checked against the run spec.
 
 The grader's proposal is kept as the JSON text it was written in, so that `90.0` can never
-become `90`; a number SPEC §1 does not allow is kept as its text, so that the error can quote it.
+become `90`; a number format v1 §1 does not allow is kept as its text, so that the error can quote it.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ RESULTS_KEYS = ("type", "v", "run", "finished_at", "results")
 
 
 class JsonNumber:
-    """A number of the results file that SPEC §1 does not allow in a document (a fraction, an
+    """A number of the results file that format v1 §1 does not allow in a document (a fraction, an
     exponent, an integer beyond ±(2^53−1)). Kept as its text so the error can quote it."""
 
     def __init__(self, text: str) -> None:
@@ -95,7 +95,7 @@ def raw_member_text(text: str, path: tuple[str, ...]) -> str | None:
 
 
 def _numbers(value: Any, where: str) -> list[tuple[str, str]]:
-    """Where a value holds numbers SPEC §1 does not allow, as (path, text)."""
+    """Where a value holds numbers format v1 §1 does not allow, as (path, text)."""
     out: list[tuple[str, str]] = []
     stack = [(where, value)]
     while stack:
@@ -127,10 +127,10 @@ def read_results(path: Path, file: str) -> RunResults:
     except (FormatError, RecursionError, ValueError) as e:
         raise InputError([problem(file, f"malformed JSON: {str(e)[:200]}")]) from None
     if not isinstance(doc, dict):
-        raise InputError([problem(file, "must be a run-results object (SPEC §6)", found=type(doc).__name__)])
+        raise InputError([problem(file, "must be a run-results object (format v1 §6)", found=type(doc).__name__)])
     grader = doc.get("grader")
     proposed = raw_member_text(text, ("grader", "proposed_score")) if isinstance(grader, dict) else None
-    # A missing rationale counts as no elements (SPEC §5) and is recorded as []; anything
+    # A missing rationale counts as no elements (format v1 §5) and is recorded as []; anything
     # received, null included, is recorded as it came and judged by keep_bullets.
     rationale = grader.get("rationale", []) if isinstance(grader, dict) else []
     return RunResults(doc, proposed, rationale)
@@ -154,7 +154,7 @@ def check_results_shape(
     max_attempts: int | None = None,
     not_before: str | None = None,
 ) -> list[Problem]:
-    """Every way the results break SPEC §6's input rules and the attempt chain rules
+    """Every way the results break format v1 §6's input rules and the attempt chain rules
     (lineage.py: none before `not_before`, the run's registration, none after `finished_at`, at
     most `max_attempts`), naming item and field."""
     # `evidence` is read and checked by evidence_files.read_evidence, which needs the file system.

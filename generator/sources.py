@@ -101,7 +101,7 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     text = loader.construct_scalar(node)  # decimal only: the resolver admits nothing else
-    if len(text.lstrip("+-")) > 19:  # beyond 2^63 and far beyond the 2^53 - 1 of SPEC §1
+    if len(text.lstrip("+-")) > 19:  # beyond 2^63 and far beyond the 2^53 - 1 of format v1 §1
         raise yaml.constructor.ConstructorError(
             None,
             None,

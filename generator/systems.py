@@ -1,6 +1,6 @@
 """The systems a program evaluates, and where each of their certificates stands today.
 
-A system is a run spec's subject, known by its id (SPEC §6: one id, one name, for good). Its page
+A system is a run spec's subject, known by its id (format v1 §6: one id, one name, for good). Its page
 gathers every run registered for it, on every gate, with each certificate's standing: valid,
 revoked, expired, or not a certificate at all but a result (a run that was not certified). The
 standing is read, like everything on the pages, from what the build has already checked: the

@@ -77,7 +77,7 @@ def _subject_id(subject: Any) -> str:
 
 
 def is_expired(expires_at: str | None, generated_at: str) -> bool:
-    """Expired as of this release: after `expires_at` (SPEC §6), judged at the release's time,
+    """Expired as of this release: after `expires_at` (format v1 §6), judged at the release's time,
     never the clock's, so that the same data builds the same pages."""
     return expires_at is not None and expires_at < generated_at
 
@@ -417,7 +417,7 @@ def grade_reason(grade: str, m: Methodology) -> str:
 
 
 def verdict_sentence(doc: dict[str, Any], m: Methodology) -> str:
-    """Why the certificate's verdict is what it is: the rule of SPEC §5 that applied, in words."""
+    """Why the certificate's verdict is what it is: the rule of format v1 §5 that applied, in words."""
     s = doc["summary"]
     total, scored = s["total"], s["scored"]
     non_scored = total - scored
@@ -460,7 +460,7 @@ def verdict_sentence(doc: dict[str, Any], m: Methodology) -> str:
 
 
 def score_sentence(doc: dict[str, Any], proposed_json: str | None, published: bool) -> str:
-    """How the score inside the band came about (SPEC §5, the agent tier), in words."""
+    """How the score inside the band came about (format v1 §5, the agent tier), in words."""
     lo, hi = doc["band"]
     score, rule = doc["score"], doc["score_rule"]
     band = f"the band {lo} to {hi}"

@@ -1,5 +1,5 @@
 """A witness reading a site: cosigning its checkpoint offline, and, with `--rules`, checking
-beyond consistency: the program's own rules (SPEC §4),
+beyond consistency: the program's own rules (format v1 §4),
 replayed over the log it is asked to cosign, so that it refuses a checkpoint whose new entries
 break them (a reveal whose document does not hash to its commitment, a retired item of an open
 run, an event out of order), not only one that rewrites history.
@@ -71,7 +71,7 @@ def replayed_tree(read: Reader, size: int, root: bytes) -> tuple[MerkleTree, lis
 
 
 def rule_problems(read: Reader, old: int, size: int, root: bytes, note: bytes | None = None) -> list[str]:
-    """SPEC §4's replay rules broken by entries old..size-1 of the log a site serves, each new
+    """format v1 §4's replay rules broken by entries old..size-1 of the log a site serves, each new
     reveal's document checked against its commitment, and (with the checkpoint's `note`) its
     signers valid for its size by the ledger's key events: a retired or revoked key that still
     signs gets no cosignature, whichever keys the witness's logs file lists."""

@@ -82,7 +82,7 @@
     return ed25519Raw(pub, sig, msg).catch(() => false); // a key that is no curve point verifies nothing
   }
 
-  // ------------------------------------------------------------------------------- canonical JSON (SPEC §1)
+  // ------------------------------------------------------------------------------- canonical JSON (format v1 §1)
   const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
   function canonical(v) {
@@ -461,7 +461,7 @@
     return x;
   }
 
-  // The 95 % Wilson interval of SPEC §5, in percent: z = 49/25, √R taken as ⌊√⌊R·10^80⌋⌋ / 10^40.
+  // The 95 % Wilson interval of format v1 §5, in percent: z = 49/25, √R taken as ⌊√⌊R·10^80⌋⌋ / 10^40.
   function wilsonInterval(x, n) {
     [x, n] = [BigInt(x), BigInt(n)];
     if (x < 0n || x > n) throw new Error("0 ≤ passed ≤ scored");
@@ -505,7 +505,7 @@
         reaches: (g, least) => rank.get(g) <= rank.get(least),
       };
     } catch (e) {
-      throw new Failed("the methodology parameters are not a parameter file of SPEC §5");
+      throw new Failed("the methodology parameters are not a parameter file of format v1 §5");
     }
   }
 
@@ -528,7 +528,7 @@
     return similarityValue(text) && REPORTED_RE.test(text) ? null : 'a decimal string in [0, 1], as reported (such as "0.93")';
   }
 
-  // Equality of JSON values as SPEC §1 defines it: equal canonical bytes (1 is not true).
+  // Equality of JSON values as format v1 §1 defines it: equal canonical bytes (1 is not true).
   function same(a, b) {
     try {
       return canonical(a) === canonical(b);
@@ -567,7 +567,7 @@
   ];
   const gradeFor = (rate, m) => m.grades.find((g) => g.min === null || cmp(rate, g.min) >= 0).name;
 
-  // The fail-closed verdict: the first of SPEC §5's four rules that applies.
+  // The fail-closed verdict: the first of format v1 §5's four rules that applies.
   function verdictFor(grade, worst, best, scored, total, m) {
     if (!m.reaches(best, m.minGrade)) return "not-certified";
     if (scored === 0 || cmp(Q(scored, total), m.minScoredFraction) < 0) return "incomplete";
@@ -879,7 +879,7 @@
     "best_case_pass_rate"];
   const SCORE_RULES = ["as-proposed", "clamped", "midpoint-fallback"], VERDICTS = ["certified", "not-certified", "incomplete"];
 
-  // Every rule of SPEC §6 a certificate obeys that needs no scoring engine (check_certificate).
+  // Every rule of format v1 §6 a certificate obeys that needs no scoring engine (check_certificate).
   // `runAt`, the run's registration, bounds the attempts' times; the page leaves it null, since it needs the run's
   // leaf, which only verify.py's replay of the ledger has.
   function checkCertificate(cert, spec, m, isPublic, specPath, specSha256, runAt = null) {
@@ -1346,7 +1346,7 @@
       !valueKindProblem(f.kind, f.value);
     const answers = isObj(answer) && Object.keys(answer).length && Object.values(answer).every(field);
     if (!(doc.type === "item-reveal" && doc.id === item && answers))
-      throw new Failed(`${path} is not an item-reveal document of SPEC §3`);
+      throw new Failed(`${path} is not an item-reveal document of format v1 §3`);
     return answer;
   }
 

@@ -8,7 +8,7 @@ SITE="${1:-public}"
 PY=.venv/bin/python
 echo "== check_site.py (cryptography + rfc8785, independent of this project)"
 # A v1 reading: on a site whose ledger holds format-v2 events (a revocation, a key rotation) it
-# fails those events and the certificates signed by the retired key, as SPEC §4 says a v1
+# fails those events and the certificates signed by the retired key, as format v1 §4 says a v1
 # verifier must. Its result is reported; the Go checks run either way.
 status=0
 $PY "$SHARED/conformance/check_site.py" "$SITE" --certificates || status=$?

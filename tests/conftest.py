@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, settings
 
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
@@ -33,6 +34,23 @@ from generator.errors import InputError
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DATA = REPO / "data"
 BUNDLE = REPO / "generator" / "verify.py"
+
+# Every property test draws the same examples on every machine and every run, not only under CI: a
+# test that passes on one clone and fails on the next by luck is a defect of the suite, and a case
+# worth keeping belongs in an @example, not in a local .hypothesis/ folder nobody else has. No
+# deadline and no too_slow health check either, as both depend on how busy the machine is. The
+# settings objects of the test modules inherit this profile, so it is loaded here, before they are
+# imported. `pytest --hypothesis-profile=explore` draws new examples, to hunt for cases to keep.
+settings.register_profile(
+    "deterministic",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("deterministic")
 
 
 def load_bundle() -> ModuleType:

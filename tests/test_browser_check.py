@@ -122,7 +122,7 @@ def sha(data: bytes) -> str:
 
 
 def jcs(value: Any) -> bytes:
-    """Canonical JSON under SPEC §1's number rules (FORMAT.md, reading 15)."""
+    """Canonical JSON under format v1 §1's number rules (FORMAT.md, reading 15)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
 

@@ -1,4 +1,4 @@
-"""Canonical JSON in the verifier (SPEC §1): strict parsing, the number rules, and the
+"""Canonical JSON in the verifier (format v1 §1): strict parsing, the number rules, and the
 streaming reader of large documents (`iter_canonical_array`), checked against `rfc8785`."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def expected_stream(data: bytes, key: str) -> tuple[list[tuple[Any, bytes]], dic
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality that tells 1 from true and 1 from 1.0 (SPEC §1 equality)."""
+    """Equality that tells 1 from true and 1 from 1.0 (format v1 §1 equality)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
@@ -318,7 +318,7 @@ def test_keys_outside_bmp() -> None:
 
 def test_non_bmp_key_is_where_jcs_and_python_disagree() -> None:
     """JCS sorts keys by UTF-16 code units, Python by code points: they differ only for keys
-    beyond the BMP, which is why SPEC §1 forbids them."""
+    beyond the BMP, which is why format v1 §1 forbids them."""
     value = {"\ue000": 1, "😀": 2}
     assert rfc8785.dumps(value) != canonical_bytes(value)
     with pytest.raises(FormatError):
@@ -394,7 +394,7 @@ PROPERTY_SETTINGS = settings(
 @given(JSON_VALUE)
 def test_canonical_round_trip(value: Any) -> None:
     data = canonical_bytes(value)
-    assert data == rfc8785.dumps(value), "the stdlib serialisation must equal RFC 8785 under SPEC §1's rules"
+    assert data == rfc8785.dumps(value), "the stdlib serialisation must equal RFC 8785 under format v1 §1's rules"
     assert same(parse_canonical(data), value)
     assert number_rule_problems(value) == []
 

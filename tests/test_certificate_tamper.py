@@ -190,7 +190,7 @@ def test_a_relabelled_sealed_result_fails_once_its_item_is_revealed(
     cert = loads_strict((secret_run.certificates_dir / "run-s.json").read_bytes())
     assert (cert["summary"]["pass_rate"], cert["summary"]["infra_error"]) == ("100.0000", 1)
 
-    # Sealed, the forgery is consistent: passed is asserted, not verified (SPEC §6).
+    # Sealed, the forgery is consistent: passed is asserted, not verified (format v1 §6).
     report = forked_build(secret_run, tmp_path / "sealed", monkeypatch)
     assert report.ok, report.render()
     assert any("9 of 9 scored results passed, as the certificate states" in a for a in report.asserted)

@@ -1,6 +1,6 @@
-"""`certify` refuses results that break SPEC §1/§6, naming item and field, and writes nothing.
+"""`certify` refuses results that break format v1 §1/§6, naming item and field, and writes nothing.
 
-A certificate is computed from the results; any result it cannot score exactly as SPEC §5
+A certificate is computed from the results; any result it cannot score exactly as format v1 §5
 says must stop it before a leaf, a certificate, a details document or a grader record exists.
 The positive cases pin the proposal rules of §5: only a plain integer's JSON text counts.
 """
@@ -240,7 +240,7 @@ def test_rationale_holding_a_float(prog: Paths) -> None:
         results("run-001", ok_rows(), rationale=[{"text": "Fine.", "evidence_refs": ["a-001"], "confidence": "__F__"}])
     )
     err = certify_refused(prog, raw=raw.replace('"__F__"', "0.9"))
-    named(err, "the rationale holds a number SPEC §1 does not allow", "grader.rationale[0].confidence")
+    named(err, "the rationale holds a number format v1 §1 does not allow", "grader.rationale[0].confidence")
 
 
 def test_every_problem_is_reported_at_once(prog: Paths) -> None:

@@ -154,7 +154,12 @@ def test_every_edit_gets_the_report_rows_read_one_by_one_give(
             assert publication._rows_as_expected(edited, ledger) is None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# The list replaces the profile's (tests/conftest.py), so it names too_slow again.
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_any_byte_changed_gets_the_same_report(
     data: st.DataObject, replayed: tuple[Path, Ledger, str, bytes], tmp_path: Path

@@ -1,4 +1,4 @@
-"""The ledger's replay rules (SPEC §4) and the run rules (SPEC §6), table-driven.
+"""The ledger's replay rules (format v1 §4) and the run rules (format v1 §6), table-driven.
 
 `generator.verify.Ledger` is shared by the verifier and the generator, so every rule here is
 enforced on a published site and refused at the source.
@@ -46,7 +46,7 @@ def h(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Leaf builders (SPEC §4 table)
+# Leaf builders (format v1 §4 table)
 
 
 def gate(gid: str = "a", public: bool = True, at: str = T0, name: str | None = None) -> dict[str, Any]:
@@ -430,7 +430,7 @@ def test_secret_item_never_revealed_is_fine() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Run specs and run rules (SPEC §6)
+# Run specs and run rules (format v1 §6)
 
 
 def test_default_methodology_is_valid() -> None:
@@ -736,7 +736,7 @@ def test_other_subject_may_use_the_same_sealed_items() -> None:
 
 
 def test_run_rules_after_certificate_reveal_is_fine() -> None:
-    """A sealed item retired after the run's certificate is what SPEC §4 asks for."""
+    """A sealed item retired after the run's certificate is what format v1 §4 asks for."""
     s = spec()
     ledger = replay(
         [*base_leaves(), run_leaf(s, T2), certificate("cert-1", "run-1", T3), reveal("b-0001", "retired", at=T5)]

@@ -1,4 +1,4 @@
-"""`register` refuses every run spec that breaks SPEC §4/§6, naming the rule, and writes nothing.
+"""`register` refuses every run spec that breaks format v1 §4/§6, naming the rule, and writes nothing.
 
 A refused registration that still appended a leaf or left a spec file behind would put a run
 in the ledger that no rule vouches for; so each refusal also compares the data and private

@@ -123,7 +123,7 @@ def test_missing_and_null_rationales(
 
 
 def test_a_compound_proposal_is_kept_byte_for_byte(make_program: Callable[..., Paths]) -> None:
-    """ "As written" includes the whitespace inside the value, line ends too (SPEC §6)."""
+    """ "As written" includes the whitespace inside the value, line ends too (format v1 §6)."""
     paths = make_program(public_items=2, secret_items=0, retired=0)
     register(paths, run_spec(paths, "run-001", "a", ["a-001", "a-002"]))
     raw = json.dumps(results("run-001", [scored("a-001"), scored("a-002")])).replace(

@@ -1,4 +1,4 @@
-"""The scoring engine of SPEC §5 (generator/verify.py, section "Scoring"), tested as vectors.
+"""The scoring engine of format v1 §5 (generator/verify.py, section "Scoring"), tested as vectors.
 
 Every expected value below is worked out by hand or by an independent computation (plain
 integer arithmetic, a float formula, a set of Python objects), never by calling the function
@@ -106,7 +106,7 @@ def test_demo_parameters_are_the_ones_these_vectors_assume():
 
 
 # ---------------------------------------------------------------------------------------------
-# Rounding (SPEC §1): half-up, fixed decimals, for reading only
+# Rounding (format v1 §1): half-up, fixed decimals, for reading only
 
 
 @pytest.mark.parametrize(
@@ -144,7 +144,7 @@ def test_round_half_up_refuses_negative_values_so_minus_zero_cannot_appear():
 
 
 def test_published_widths():
-    """An item score has exactly 6 decimals, a rate exactly 4 (SPEC §1)."""
+    """An item score has exactly 6 decimals, a rate exactly 4 (format v1 §1)."""
     assert item_score_text(F(1)) == "1.000000"
     assert item_score_text(F(0)) == "0.000000"
     assert rate_text(F(0)) == "0.0000"
@@ -213,7 +213,7 @@ def test_just_below_threshold_fails():
 
 
 def test_one_wrong_critical_field_among_ten_right_high_fields_fails_on_the_floor():
-    """SPEC §5's own example: 7/8 = 0.875 ≥ 0.85, so only the critical floor stops it."""
+    """format v1 §5's own example: 7/8 = 0.875 ≥ 0.85, so only the critical floor stops it."""
     fields = [("account_number", "critical", F(0))] + [(f"high_{i}", "high", F(1)) for i in range(10)]
     s = score_item(fields, DEMO_M)
     assert s.score == F(7, 8)
@@ -266,7 +266,7 @@ def test_item_score_is_a_frozen_value():
 
 
 # ---------------------------------------------------------------------------------------------
-# Which fields are exact, which are reported (SPEC §5 "Field similarity S")
+# Which fields are exact, which are reported (format v1 §5 "Field similarity S")
 
 
 @pytest.mark.parametrize(
@@ -290,7 +290,7 @@ def test_field_classes(kind: str, tier: str, exact: bool, reported: bool):
 
 
 def test_exact_fields_compare_canonical_bytes():
-    """1 is not true, "1" is not 1, arrays compare in order (SPEC §1 equality)."""
+    """1 is not true, "1" is not 1, arrays compare in order (format v1 §1 equality)."""
     assert computed_similarity("scalar", "critical", "110-234", "110-234") == "1"
     assert computed_similarity("scalar", "critical", "110-235", "110-234") == "0"
     assert computed_similarity("scalar", "high", 1, True) == "0"
@@ -316,7 +316,7 @@ def test_non_critical_array_uses_jaccard_and_a_non_list_output_scores_zero():
 
 
 # ---------------------------------------------------------------------------------------------
-# build_open_result: the open form of a scored result (SPEC §6)
+# build_open_result: the open form of a scored result (format v1 §6)
 
 ANSWER: dict[str, Any] = {
     "summary": {"kind": "text", "tier": "high", "value": "Card declined twice"},
@@ -403,7 +403,7 @@ def test_open_result_critical_wrong_fails_even_with_everything_else_right():
     ],
 )
 def test_open_result_refuses_a_malformed_reported_similarity(bad: Any):
-    """A reported similarity must be a decimal string in [0, 1] (SPEC §1); anything else is an
+    """A reported similarity must be a decimal string in [0, 1] (format v1 §1); anything else is an
     error, never a silently scored field."""
     answer = {"summary": {"kind": "text", "tier": "low", "value": "x"}}
     with pytest.raises(ValueError):
@@ -1092,7 +1092,7 @@ def _relabel(counts: dict[str, int], k: int) -> dict[str, int]:
 @given(runs_with_relabelling())
 def test_relabelling_failures_never_buys_a_certificate(case: tuple[dict[str, int], int, int]):
     """Relabelling failed scored items as infrastructure errors leaves the worst case unchanged,
-    so a not-certified run can never become certified (SPEC §5 rule 3's stated purpose)."""
+    so a not-certified run can never become certified (format v1 §5 rule 3's stated purpose)."""
     counts, passed, k = case
     before = grade_counts(counts, passed, DEMO_M)
     after = grade_counts(_relabel(counts, k), passed, DEMO_M)
@@ -1105,7 +1105,7 @@ def test_relabelling_failures_never_buys_a_certificate(case: tuple[dict[str, int
 
 
 def test_relabelling_can_reach_incomplete_the_spec_gloss_overstates():
-    """SPEC §5 glosses rule 1 as "relabelling failures as infrastructure errors cannot turn a
+    """format v1 §5 glosses rule 1 as "relabelling failures as infrastructure errors cannot turn a
     failure into incomplete". The rules themselves do not quite deliver it (FORMAT.md, reading
     17): relabelling raises the best case, here from 50 % (C) to 61 % (B), and with 89 of 100
     results scored rule 2 then says incomplete. This project follows the rules as written; the
@@ -1178,7 +1178,7 @@ JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**
     st.one_of(JSON_SCALARS, st.lists(JSON_SCALARS, max_size=3)),
 )
 def test_same_is_equality_of_canonical_bytes(a: Any, b: Any):
-    """same() takes a shortcut for scalars; it must still mean equal canonical bytes (SPEC §1),
+    """same() takes a shortcut for scalars; it must still mean equal canonical bytes (format v1 §1),
     so 1 is not true and "1" is not 1."""
     from generator.verifier import canonical_bytes, same
 

@@ -1,4 +1,4 @@
-"""A sealed certificate publishes nothing a subject could learn answers from (SPEC §3, §6).
+"""A sealed certificate publishes nothing a subject could learn answers from (format v1 §3, §6).
 
 On a secret gate the outputs, notes, similarities and the judge's words sit in salted
 details documents and a grader record kept private; the site carries only their hashes until

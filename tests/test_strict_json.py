@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from generator.sources import MAX_DEPTH, _depth
@@ -32,15 +32,28 @@ documents = st.recursive(
 )
 
 
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Keys are compared once unescaped, as the reader does: json.loads alone keeps the last of two
+    # equal keys, and an oracle that accepts what the reader rightly refuses fails by chance.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise FormatError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
 def walked(text: str) -> Any:
-    """The reading without the shortcut: parse, then walk every string."""
-    value = json.loads(text)
+    """The reading without the shortcut: parse (refusing duplicate keys), then walk every string."""
+    value = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
     check_no_surrogates(value)
     return value
 
 
 @settings(max_examples=400, deadline=None)
 @given(documents)
+# Two keys that differ as text but are equal once unescaped: found by chance once, kept for good.
+@example('{"éaé":"","éa\\u00e9":""}')
 def test_the_surrogate_shortcut_decides_as_the_walk(text: str) -> None:
     try:
         expected: Any = walked(text)

@@ -1,4 +1,4 @@
-"""The standalone verifier (`verify.py`, SPEC §8) against the demo site and a tamper matrix.
+"""The standalone verifier (`verify.py`, format v1 §8) against the demo site and a tamper matrix.
 
 Every mutation is applied to a fresh copy of the demo site and then made as consistent as an
 attacker holding the signing key could make it (SHA256SUMS recomputed and re-signed, detached
@@ -553,7 +553,7 @@ def test_demo_site_passes(demo_site: Any) -> None:
     assert r.rc == 0, f"verify.py on the demo site exited {r.rc}\n{r.text}"
     assert "PASS" in r.out, r.out
     assert not r.fail_lines(), r.out
-    # Unpinned, it says it trusts the shipped key and prints the fingerprint (SPEC §8).
+    # Unpinned, it says it trusts the shipped key and prints the fingerprint (format v1 §8).
     fp = load_key(demo_site.paths.key_file).fingerprint
     assert fp in r.out, f"the fingerprint {fp} is not printed\n{r.out}"
     assert "trusting the key shipped inside the site" in r.out, r.out

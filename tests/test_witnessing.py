@@ -177,7 +177,7 @@ def test_the_witness_cosigns_only_a_consistent_history(
 
 
 def _break_the_rules(site: Path, key_file: Path) -> None:
-    """A key holder appends an entry that breaks SPEC §4 (a second commit of an item id) and
+    """A key holder appends an entry that breaks format v1 §4 (a second commit of an item id) and
     republishes tiles and checkpoint consistently: the log grows consistently, yet is wrong."""
     entries = json.loads((site / layout.ENTRIES).read_bytes())["entries"]
     first_commit = next(e for e in entries if e["type"] == "commit")

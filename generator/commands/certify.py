@@ -1,4 +1,4 @@
-"""`transparency certify`: from the evaluator's results to a verdict (SPEC §5, §6).
+"""`transparency certify`: from the evaluator's results to a verdict (format v1 §5, §6).
 
 Everything on the certificate that can be computed is computed here, with the verifier's own
 engine, from the outputs and the private answers: the similarity of exact and list fields, every
@@ -266,7 +266,7 @@ def _decide(
         problems.append(
             problem(
                 file,
-                "the rationale holds a number SPEC §1 does not allow, so the grader record could not keep it as "
+                "the rationale holds a number format v1 §1 does not allow, so the grader record could not keep it as "
                 "received",
                 nw,
                 found=ntext,

@@ -1,4 +1,4 @@
-"""`transparency commit`: every new item of the sources committed (SPEC §3).
+"""`transparency commit`: every new item of the sources committed (format v1 §3).
 
 An item is committed by publishing the SHA-256 of its reveal document, whose 32-byte random
 salt keeps the hash from being tested against guesses. The reveal document is written once, at
@@ -28,7 +28,7 @@ def reveal_document(item_id: str, gate: str, salt: str, item: dict[str, Any]) ->
     """The committed preimage: the canonical bytes of the item-reveal document.
 
     The item has passed `check_item` (number rules included), so the fast canonical form is
-    RFC 8785 byte for byte (SPEC §1); the tests check that equality on generated documents.
+    RFC 8785 byte for byte (format v1 §1); the tests check that equality on generated documents.
     """
     return canonical.dumps_validated(
         {"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item}

@@ -1,4 +1,4 @@
-"""`transparency register`: a run's spec fixed in the ledger before the run happens (SPEC §4, §6).
+"""`transparency register`: a run's spec fixed in the ledger before the run happens (format v1 §4, §6).
 
 A run spec names the subject, the gate, the items and the methodology it will be judged by.
 Registering it first is what makes a certificate worth reading: the operator cannot pick the
@@ -69,7 +69,7 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
                 shape += [p.at(file) for p in e.problems]
         problems += shape
     if problems:
-        raise InputError(problems, "not a valid run spec (SPEC §6); nothing was registered")
+        raise InputError(problems, "not a valid run spec (format v1 §6); nothing was registered")
     with appending(paths, "register") as app:
         ledger = app.ledger
         when = event_time(at, ledger)

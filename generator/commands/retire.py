@@ -1,4 +1,4 @@
-"""`transparency retire`: sealed items revealed, with what their reveal makes due (SPEC §3, §6)."""
+"""`transparency retire`: sealed items revealed, with what their reveal makes due (format v1 §3, §6)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
             documents.append((item_id, data))
             leaves.append(leaf)
         # Retiring makes due the details of every certificate that used these items, and the
-        # grader record of every certificate whose items are now all revealed (SPEC §6).
+        # grader record of every certificate whose items are now all revealed (format v1 §6).
         retiring = set(item_ids)
         revealed = _RevealedAfter(ledger, retiring)
         published = [

@@ -2,7 +2,7 @@
 
 One loader for every reader: the verifier (reveal files of a site), the build (reveal files
 of the data directory) and `certify` (the sealed store, for a secret gate). Each document is
-checked against the item's commitment in the ledger and against the shape of SPEC §3 before its
+checked against the item's commitment in the ledger and against the shape of format v1 §3 before its
 answer is used; answers are cached, a bounded number, since a public item serves many runs.
 """
 
@@ -61,7 +61,7 @@ class RevealedAnswers:
         except FormatError as e:
             return None, f"the reveal document of {item_id}: {e}"
         if check_reveal_document(doc):
-            return None, f"the reveal document of {item_id} is not an item-reveal document of SPEC §3"
+            return None, f"the reveal document of {item_id} is not an item-reveal document of format v1 §3"
         return doc["item"]["answer"], None
 
     def answer(self, item_id: str) -> dict[str, Any] | None:

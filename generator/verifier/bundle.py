@@ -95,7 +95,7 @@ project publishes for the release (README, "Verifier releases"); -P keeps Python
 importing modules from the site's folder.
 
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
-`python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
+`python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
 {toc}
 """

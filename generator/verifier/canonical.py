@@ -1,4 +1,4 @@
-"""Canonical JSON (SPEC §1): strict parsing, the number rules, canonical bytes, and a streaming
+"""Canonical JSON (format v1 §1): strict parsing, the number rules, canonical bytes, and a streaming
 reader for documents of a million elements.
 
 Under the number rules (integers within ±(2^53−1), no fractions or exponents, object keys in
@@ -30,7 +30,7 @@ def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _reject_fraction(text: str) -> Any:
-    raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
+    raise FormatError(f"a non-integer number {text} (format v1 §1: integers only; write other quantities as strings)")
 
 
 def strict_decoder(
@@ -73,7 +73,7 @@ def check_no_surrogates(value: Any) -> None:
 
 def loads_strict(data: bytes) -> Any:
     """Parse JSON bytes strictly: UTF-8 only, no duplicate keys, no lone surrogates, no NaN,
-    and no fractions or exponents, which no document of SPEC §1 may hold."""
+    and no fractions or exponents, which no document of format v1 §1 may hold."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -94,12 +94,12 @@ def loads_strict(data: bytes) -> Any:
 
 
 def canonical_text(value: Any) -> str:
-    """The canonical (RFC 8785) text of a value that obeys the number rules of SPEC §1."""
+    """The canonical (RFC 8785) text of a value that obeys the number rules of format v1 §1."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def canonical_bytes(value: Any) -> bytes:
-    """The canonical (RFC 8785) bytes of a value that obeys the number rules of SPEC §1.
+    """The canonical (RFC 8785) bytes of a value that obeys the number rules of format v1 §1.
 
     Under those rules JCS equals this standard-library serialisation, which lets the verifier
     check canonical form without any third-party package.
@@ -111,7 +111,7 @@ _NON_BMP_RE = re.compile("[\U00010000-\U0010ffff]")
 
 
 def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
-    """Where a value breaks SPEC §1: fractions, exponents, huge integers, keys beyond the BMP."""
+    """Where a value breaks format v1 §1: fractions, exponents, huge integers, keys beyond the BMP."""
     problems: list[Problem] = []
     stack: list[tuple[str, Any]] = [(where, value)]
     while stack:

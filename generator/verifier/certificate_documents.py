@@ -1,4 +1,4 @@
-"""The private documents of a certificate (SPEC §6): result details and the grader record, their
+"""The private documents of a certificate (format v1 §6): result details and the grader record, their
 shapes, and when they fall due. Pure: no I/O."""
 
 from collections.abc import Container, Iterable
@@ -18,7 +18,7 @@ from generator.verifier.text import show
 def due_records(
     results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]
 ) -> tuple[list[dict[str, Any]], bool]:
-    """When a certificate's private documents fall due (SPEC §6): the sealed results whose
+    """When a certificate's private documents fall due (format v1 §6): the sealed results whose
     details document is due (their item is revealed), in result order, and whether the grader
     record is due (at once on a public gate, else once every item of the run is revealed).
     The verifier, the build and `retire` all ask here."""

@@ -1,4 +1,4 @@
-"""A site's certificates (SPEC §6): each certificate file against its ledger leaf and signature,
+"""A site's certificates (format v1 §6): each certificate file against its ledger leaf and signature,
 its details documents and grader record against its hashes and against when each falls due,
 and then every rule of certificates.examine_certificate."""
 
@@ -244,7 +244,7 @@ def _published_records(
     s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The details documents and grader record the manifest lists for a certificate, checked
-    against its hashes and against when each is due (SPEC §6): a details document once its
+    against its hashes and against when each is due (format v1 §6): a details document once its
     item is revealed, the grader record once every item is (at once on a public gate). One
     published early would leak answers; one missing when due hides evidence."""
     report = s.report

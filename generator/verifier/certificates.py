@@ -1,4 +1,4 @@
-"""Certificates (SPEC §6): their shape and their binding to the ledger and the run spec.
+"""Certificates (format v1 §6): their shape and their binding to the ledger and the run spec.
 Pure: no I/O; recomputing their derived fields is recheck.py's work."""
 
 import re
@@ -84,7 +84,7 @@ def check_result(
     not_after: str | None = None,
     evidence_names: Container[str] = (),
 ) -> tuple[list[Problem], str | None, bool | None]:
-    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
+    """The shape of one result (format v1 §6): open on a public gate, sealed on a secret one, with its
     attempts (lineage.py) checked against the retry limit and the run's times when given, and
     the names of the certificate's evidence files its attempts may name.
     Returns the problems, the status and, for an open scored result, whether it passed."""
@@ -175,7 +175,7 @@ def _check_result(
 def non_scored_problems(
     r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show
 ) -> list[Problem]:
-    """A non-scored result (SPEC §6): its members, its note, and for an excluded one the index
+    """A non-scored result (format v1 §6): its members, its note, and for an excluded one the index
     of the run spec's exclusion rule. One rule for the results file `certify` reads and for the
     certificate the verifier reads; `render` shows a found value."""
     status = r.get("status")
@@ -212,7 +212,7 @@ def check_certificate(
     spec_sha256: str,
     run_at: str | None = None,
 ) -> list[Problem]:
-    """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
+    """Every rule of format v1 §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
     problems = check_keys(cert, CERTIFICATE_KEYS, optional=("evidence",))
@@ -409,7 +409,7 @@ def check_certificate(
 def certificate_binding_problems(
     cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None
 ) -> list[Problem]:
-    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
+    """A certificate against its ledger leaf and its run spec (format v1 §4, §6): type, serial, run,
     times, and the subject, gate, methodology and items of the registered run."""
     p: list[Problem] = []
     if cert.get("type") != "certificate" or not is_v1(cert):

@@ -1,4 +1,4 @@
-"""The command line of verify.py (SPEC §8, FORMAT.md v2):
+"""The command line of verify.py (format v1 §8, FORMAT.md v2):
 
 python3 -P verify.py [SITE] [--key K] [--since CHECKPOINT]... [--state FILE | --no-state] [--json]
 python3 -P verify.py proof FILE FILE.tlog-proof --key VKEY

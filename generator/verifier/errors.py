@@ -70,5 +70,5 @@ class SiteUnreadable(VerifyError):
 
 
 class ScoringError(VerifyError, ValueError):
-    """The scoring engine was given what SPEC §5 cannot score (a bug in its caller, or data a
+    """The scoring engine was given what format v1 §5 cannot score (a bug in its caller, or data a
     shape check should have refused first)."""

@@ -1,4 +1,4 @@
-"""The field formats of SPEC §1 and §3: identifiers, times, hashes, decimals, origins, paths,
+"""The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals, origins, paths,
 equality of JSON values, and the shapes of items and reveal documents."""
 
 import hashlib
@@ -27,7 +27,7 @@ REVEAL_REASONS = ("public-gate", "retired")
 
 
 def sha256_hex(data: bytes) -> str:
-    """A hash as JSON holds it (SPEC §1): lowercase hex SHA-256."""
+    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -88,7 +88,7 @@ _SCALAR_TYPES = (str, int, bool, type(None))
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
+    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
     if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
         # For strings, integers, booleans and null, equal canonical bytes means same type and
         # value (bool is not int here: type() is exact). Most comparisons are these.
@@ -104,7 +104,7 @@ def _is_scalar(v: Any) -> bool:
 
 
 def value_kind_problem(kind: str, value: Any) -> str | None:
-    """Why `value` cannot be the value of a field of `kind`, or None (SPEC §5 answer values)."""
+    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
     if kind == "scalar" and not _is_scalar(value):
         return "a string, an integer, a boolean or null"
     if kind == "text" and not isinstance(value, str):
@@ -129,7 +129,7 @@ def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), 
 
 
 def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
-    """Problems with an item's answer: fields, kinds, tiers and value types (SPEC §3, §5)."""
+    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
     if not isinstance(answer, dict) or not answer:
         return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
     problems: list[Problem] = []
@@ -172,7 +172,7 @@ REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
 
 
 def check_reveal_document(doc: Any) -> list[Problem]:
-    """Problems with a reveal document's shape (SPEC §3); its hash is checked elsewhere."""
+    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
     problems = check_keys(doc, REVEAL_KEYS)
     if not isinstance(doc, dict):
         return problems

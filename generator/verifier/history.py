@@ -1,4 +1,4 @@
-"""History (FORMAT.md v2, SPEC §9): archived checkpoints, consistency proofs, each artifact's
+"""History (FORMAT.md v2, format v1 §9): archived checkpoints, consistency proofs, each artifact's
 inclusion proof, and the checkpoints an auditor saved.
 
 A key holder can re-sign a whole new history, so nothing here is taken from the site's word:

@@ -1,4 +1,4 @@
-"""Keys and signatures (SPEC §2): Ed25519 verification, key IDs, verifier keys, fingerprints,
+"""Keys and signatures (format v1 §2): Ed25519 verification, key IDs, verifier keys, fingerprints,
 PEM files, and pinning a key from the command line."""
 
 import base64
@@ -129,7 +129,7 @@ def check_key_pin(pin: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# keys.json (SPEC §2): one rule set, for the published document and the program's own copy
+# keys.json (format v1 §2): one rule set, for the published document and the program's own copy
 
 
 PUBLISHED_KEY_MEMBERS = ("vkey", "public_key", "fingerprint", "pem", "valid_from", "valid_until", "status")
@@ -150,7 +150,7 @@ class KeyRow:
 
 def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRow], list[Problem]]:
     """The keys of a keys.json `keys` list (every one with a valid shape and verifier key, even
-    if it breaks another rule), and every rule they break (SPEC §2): well-formed
+    if it breaks another rule), and every rule they break (format v1 §2): well-formed
     verifier keys named by the origin, the published public key and fingerprint agreeing with
     them, known statuses, a reason for a revoked key, times in order, no key twice, and exactly
     one active key in v1. `published` is the site's document (with public_key, fingerprint and

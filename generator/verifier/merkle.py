@@ -1,4 +1,4 @@
-"""RFC 6962 / RFC 9162 Merkle trees (SPEC §4): leaf and node hashes, the root of a stream of
+"""RFC 6962 / RFC 9162 Merkle trees (format v1 §4): leaf and node hashes, the root of a stream of
 leaves, and the verification of inclusion and consistency proofs. Making proofs is the
 generator's work (generator/proofs.py); checking them is this module's."""
 

@@ -1,4 +1,4 @@
-"""Methodology parameters (SPEC §5): every rule of a valid parameter file, and the file parsed
+"""Methodology parameters (format v1 §5): every rule of a valid parameter file, and the file parsed
 once into the immutable object the scoring engine reads."""
 
 from collections.abc import Mapping
@@ -33,7 +33,7 @@ def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) 
 
 
 def check_methodology(params: Any) -> list[Problem]:
-    """Every way a methodology parameter file breaks SPEC §5 (empty when it is valid)."""
+    """Every way a methodology parameter file breaks format v1 §5 (empty when it is valid)."""
     problems = check_keys(params, METHODOLOGY_KEYS)
     if not isinstance(params, dict):
         return problems

@@ -1,4 +1,4 @@
-"""C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's
+"""C2SP signed notes (format v1 §2) and tlog checkpoints (format v1 §4), opened as Go's
 sumdb/note.Open opens them."""
 
 import base64

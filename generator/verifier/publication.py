@@ -1,4 +1,4 @@
-"""What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle root, the signed
+"""What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their Merkle root, the signed
 checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology
 parameters, reveal documents and run specs, each against its leaf."""
 

@@ -1,5 +1,5 @@
-"""Recomputing a certificate (SPEC §5, §6): every derived field from its results, the revealed
-answers and the methodology, and the one pipeline that applies every rule of SPEC §6 to a
+"""Recomputing a certificate (format v1 §5, §6): every derived field from its results, the revealed
+answers and the methodology, and the one pipeline that applies every rule of format v1 §6 to a
 certificate. Pure: no I/O."""
 
 from dataclasses import dataclass, field
@@ -43,7 +43,7 @@ from generator.verifier.text import show, type_name
 def recheck_open_result(
     r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str
 ) -> tuple[list[Problem], bool | None]:
-    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
+    """Recompute an open scored result (format v1 §6): with the revealed answer, each field's kind,
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
     problems: list[Problem] = []
@@ -313,7 +313,7 @@ def examine_certificate(
     details: dict[str, dict[str, Any]],
     record: dict[str, Any] | None,
 ) -> Recheck:
-    """Every rule of SPEC §6 for one certificate, given what is published of it: its binding to
+    """Every rule of format v1 §6 for one certificate, given what is published of it: its binding to
     the ledger and the run spec, its shape, and (when the binding holds) every derived field
     recomputed. The verifier and the build both ask here, each after reading the documents its
     own way, so that the two apply one pipeline."""

@@ -1,4 +1,4 @@
-"""A release as a whole (SPEC §2, §7, §8): the manifest, the keys, SHA256SUMS over every file,
+"""A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS over every file,
 and the verifier copy the site ships."""
 
 import os
@@ -42,7 +42,7 @@ MANIFEST_LISTS = ("gates", "methodology", "reveals", "runs", "certificates")
 
 
 def check_manifest_shape(m: Any, report: Report) -> bool:
-    """transparency.json's members and their types (SPEC §7): what every later check reads."""
+    """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
         if m.get("type") != "transparency-manifest" or not is_v1(m):
@@ -88,7 +88,7 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
 def check_keys_document(
     s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
 ) -> bytes | None:
-    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned. A pin
+    """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
     ledger's rotations) instead of failing here."""
     report = s.report
@@ -166,7 +166,7 @@ class Listing:
 
 
 def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
-    """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
+    """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
     set back), and hashing is what the floor of a verification is."""
@@ -222,7 +222,7 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
-    """SPEC §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    """format v1 §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
     failure, whatever it does: readers who run the site's own copy would run other code."""
     rel = manifest["verifier"]
     theirs = s.read(rel, "verifier")
@@ -242,7 +242,7 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
     s.report.check(
         theirs == mine,
         rel,
-        "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+        "the site's verifier differs from this verifier (format v1 §8: byte for byte the project's verify.py)",
         f"SHA-256 {sha256_hex(mine)} (this verifier)",
         f"SHA-256 {sha256_hex(theirs)}",
     )

@@ -1,4 +1,4 @@
-"""Runs (SPEC §4, §6): the run spec's shape and the rules a registered run obeys."""
+"""Runs (format v1 §4, §6): the run spec's shape and the rules a registered run obeys."""
 
 from typing import Any
 
@@ -28,7 +28,7 @@ RUN_SPEC_KEYS = (
 
 
 def check_run_spec(spec: Any) -> list[Problem]:
-    """Problems with a run spec's shape (SPEC §6)."""
+    """Problems with a run spec's shape (format v1 §6)."""
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
@@ -146,7 +146,7 @@ def check_run_rules(
     m: Methodology | None,
     earlier_specs: dict[str, dict[str, Any]],
 ) -> list[Problem]:
-    """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
+    """The rules a registered run must obey given the ledger around it (format v1 §4, §6).
 
     `earlier_specs` holds the specs of runs registered before this one, for the
     one-observation rule. Used by the verifier and by `register`.

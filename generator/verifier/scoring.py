@@ -1,4 +1,4 @@
-"""The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson interval, grades,
+"""The scoring engine (format v1 §5): similarity, item score, pass rates, the Wilson interval, grades,
 the score inside the band, the grader's bullets and the verdict.
 
 Exact rationals throughout; the rounded strings are only for reading and no decision is ever
@@ -19,11 +19,11 @@ from generator.verifier.formats import MAX_DECIMAL_LENGTH, same
 from generator.verifier.methodology import Methodology
 from generator.verifier.text import show
 
-Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
+Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of format v1 §5
 REPORTED_SIMILARITY_RE = re.compile(r"^(0(\.[0-9]+)?|1(\.0+)?)$")
 RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
-# The statuses of a result (SPEC §5), defined here once: scored, or one of the non-scored.
+# The statuses of a result (format v1 §5), defined here once: scored, or one of the non-scored.
 SCORED = "scored"
 NON_SCORED = ("infra_error", "not_run", "missing_label", "excluded")
 STATUSES = (SCORED, *NON_SCORED)
@@ -59,7 +59,7 @@ def rate_text(rate: Fraction) -> str:
 
 
 def is_exact_field(kind: str, tier: str) -> bool:
-    """Critical fields and scalar fields are compared for equality (SPEC §5)."""
+    """Critical fields and scalar fields are compared for equality (format v1 §5)."""
     return tier == "critical" or kind == "scalar"
 
 
@@ -162,7 +162,7 @@ def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> I
 def build_open_result(
     item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology
 ) -> dict[str, Any]:
-    """The open form of a scored result (SPEC §6) from each field's output (and, for a
+    """The open form of a scored result (format v1 §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
     scored = []
@@ -192,7 +192,7 @@ def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction
 
 
 def wilson_interval(x: int, n: int) -> list[str]:
-    """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
+    """The 95 % Wilson score interval of x/n in percent, exactly as format v1 §5 defines it."""
     if not 0 <= x <= n:
         raise ScoringError("0 ≤ passed ≤ scored")
     if n == 0:
@@ -252,7 +252,7 @@ def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
 
 
 def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, m: Methodology) -> str:
-    """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
+    """The fail-closed verdict: the first of format v1 §5's four rules that applies."""
 
     def reaches(g: str) -> bool:
         return m.reaches(g, m.min_grade)

@@ -1,4 +1,4 @@
-"""Verifying a site (SPEC §2-§8): the checks in their order, and the one last-resort catch."""
+"""Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort catch."""
 
 import base64
 import traceback

@@ -1,4 +1,4 @@
-"""Subjects and the names people read (SPEC §6, FORMAT.md reading 22).
+"""Subjects and the names people read (format v1 §6, FORMAT.md reading 22).
 
 A subject is known by its id; its name is what people read, so a name must look like nothing
 but itself. The same goes for an organization and a judge's provider: the independence rule
@@ -205,7 +205,7 @@ def prose_problems(text: Any, where: str) -> list[Problem]:
 
 
 def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
-    """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
+    """A run's subject (format v1 §6 and FORMAT.md): an id, and a name, version and organization
     that each read as what they are."""
     problems = check_keys(subject, SUBJECT_KEYS, where=where)
     if not isinstance(subject, dict):
@@ -232,7 +232,7 @@ def subject_fold(name: str) -> str:
 def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str, str]) -> list[Problem]:
     """A new run's subject, against the subjects registered so far (`names`: id -> name, `folds`:
     subject_fold(name) -> id): well formed (check_subject), with one id for one name, and no
-    two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
+    two names that look alike. Then format v1 §6's rules, which follow a subject by its name,
     follow it by its id as well, and a look-alike name cannot start a fresh chain of
     attempts that sees sealed items again."""
     shape = check_subject(subject)

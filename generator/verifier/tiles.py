@@ -1,4 +1,4 @@
-"""C2SP tlog-tiles (SPEC §9): the paths of a log's hash tiles and entry bundles, the building of
+"""C2SP tlog-tiles (format v1 §9): the paths of a log's hash tiles and entry bundles, the building of
 every tile as the log's leaves stream in, and the reading of a tiled log with every tile checked.
 
 A level-L tile holds 256 consecutive level-8L tree hashes, the roots of complete 256**L-leaf

@@ -1,4 +1,4 @@
-"""C2SP tlog-proof (c2sp.org/tlog-proof@v1, SPEC §9): one artifact's inclusion proof, with the
+"""C2SP tlog-proof (c2sp.org/tlog-proof@v1, format v1 §9): one artifact's inclusion proof, with the
 proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
 
     c2sp.org/tlog-proof@v1
