@@ -658,8 +658,8 @@ def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems
             problems.append(
                 problem(
                     paths.show(f),
-                    "not published: no certificate in the ledger makes this file due; a details document or grader "
-                    "record is published only once its items are revealed (format v1 §6). If it is private, it belongs in "
-                    "the private directory",
+                    "not published: no certificate in the ledger makes this file due; a details document or "
+                    "grader record is published only once its items are revealed (format v1 §6). If it is private, it "
+                    "belongs in the private directory",
                 )
             )

@@ -191,7 +191,9 @@ class LedgerAppender:
             problems += [p.at(file) for p in self.ledger.apply(leaf, len(raw))]
             lines.append(raw + b"\n")
         if problems:
-            raise InputError(problems, "the new ledger events would break the rules of format v1 §4; nothing was written")
+            raise InputError(
+                problems, "the new ledger events would break the rules of format v1 §4; nothing was written"
+            )
         return lines
 
     def append(self, leaves: list[dict[str, Any]]) -> None:

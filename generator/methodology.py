@@ -71,7 +71,7 @@ def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
     except canonical.NotCanonicalizable as e:
         problems += [p.at(file) for p in e.problems]
     if problems:
-        raise InputError(problems, f"{file}: not a valid methodology parameter file (format v1 §5)")
+        raise InputError(problems, f"{file}: not a valid methodology parameter file (format v1 §5, docs/formats/v1.md)")
     assert isinstance(params, dict)  # check_methodology refuses anything else
     return params
 

@@ -127,7 +127,9 @@ def read_results(path: Path, file: str) -> RunResults:
     except (FormatError, RecursionError, ValueError) as e:
         raise InputError([problem(file, f"malformed JSON: {str(e)[:200]}")]) from None
     if not isinstance(doc, dict):
-        raise InputError([problem(file, "must be a run-results object (format v1 §6)", found=type(doc).__name__)])
+        raise InputError(
+            [problem(file, "must be a run-results object (format v1 §6, docs/formats/v1.md)", found=type(doc).__name__)]
+        )
     grader = doc.get("grader")
     proposed = raw_member_text(text, ("grader", "proposed_score")) if isinstance(grader, dict) else None
     # A missing rationale counts as no elements (format v1 §5) and is recorded as []; anything

@@ -14,7 +14,7 @@ project publishes for the release (README, "Verifier releases"); -P keeps Python
 importing modules from the site's folder.
 
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
-`python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
+`python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
     generator/verifier/isolation.py         lines    65 to   161
     generator/verifier/text.py              lines   162 to   245
@@ -58,8 +58,8 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/revocations.py       lines  8315 to  8434
     generator/verifier/certificate_files.py lines  8435 to  8755
     generator/verifier/agreement_files.py   lines  8756 to  8900
-    generator/verifier/site.py              lines  8901 to  9089
-    generator/verifier/cli.py               lines  9090 to  9364
+    generator/verifier/site.py              lines  8901 to  9090
+    generator/verifier/cli.py               lines  9091 to  9365
 """
 
 # ==============================================================================================
@@ -306,13 +306,13 @@ class SiteUnreadable(VerifyError):
 
 
 class ScoringError(VerifyError, ValueError):
-    """The scoring engine was given what SPEC §5 cannot score (a bug in its caller, or data a
+    """The scoring engine was given what format v1 §5 cannot score (a bug in its caller, or data a
     shape check should have refused first)."""
 
 
 # ==============================================================================================
-# generator/verifier/canonical.py: Canonical JSON (SPEC §1): strict parsing, the number rules, canonical bytes, and a
-#     streaming reader for documents of a million elements.
+# generator/verifier/canonical.py: Canonical JSON (format v1 §1): strict parsing, the number rules, canonical bytes,
+#     and a streaming reader for documents of a million elements.
 # ==============================================================================================
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -332,7 +332,7 @@ def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _reject_fraction(text: str) -> Any:
-    raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
+    raise FormatError(f"a non-integer number {text} (format v1 §1: integers only; write other quantities as strings)")
 
 
 def strict_decoder(
@@ -377,7 +377,7 @@ def check_no_surrogates(value: Any) -> None:
 
 def loads_strict(data: bytes) -> Any:
     """Parse JSON bytes strictly: UTF-8 only, no duplicate keys, no lone surrogates, no NaN,
-    and no fractions or exponents, which no document of SPEC §1 may hold."""
+    and no fractions or exponents, which no document of format v1 §1 may hold."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -398,12 +398,12 @@ def loads_strict(data: bytes) -> Any:
 
 
 def canonical_text(value: Any) -> str:
-    """The canonical (RFC 8785) text of a value that obeys the number rules of SPEC §1."""
+    """The canonical (RFC 8785) text of a value that obeys the number rules of format v1 §1."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def canonical_bytes(value: Any) -> bytes:
-    """The canonical (RFC 8785) bytes of a value that obeys the number rules of SPEC §1.
+    """The canonical (RFC 8785) bytes of a value that obeys the number rules of format v1 §1.
 
     Under those rules JCS equals this standard-library serialisation, which lets the verifier
     check canonical form without any third-party package.
@@ -415,7 +415,7 @@ _NON_BMP_RE = re.compile("[\U00010000-\U0010ffff]")
 
 
 def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
-    """Where a value breaks SPEC §1: fractions, exponents, huge integers, keys beyond the BMP."""
+    """Where a value breaks format v1 §1: fractions, exponents, huge integers, keys beyond the BMP."""
     problems: list[Problem] = []
     stack: list[tuple[str, Any]] = [(where, value)]
     while stack:
@@ -613,8 +613,8 @@ def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
 
 
 # ==============================================================================================
-# generator/verifier/formats.py: The field formats of SPEC §1 and §3: identifiers, times, hashes, decimals, origins,
-#     paths, equality of JSON values, and the shapes of items and reveal documents.
+# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
+#     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
 # ==============================================================================================
 
 FORMAT_VERSION = 1
@@ -653,7 +653,7 @@ REVEAL_REASONS = ("public-gate", "retired")
 
 
 def sha256_hex(data: bytes) -> str:
-    """A hash as JSON holds it (SPEC §1): lowercase hex SHA-256."""
+    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -714,7 +714,7 @@ _SCALAR_TYPES = (str, int, bool, type(None))
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
+    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
     if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
         # For strings, integers, booleans and null, equal canonical bytes means same type and
         # value (bool is not int here: type() is exact). Most comparisons are these.
@@ -730,7 +730,7 @@ def _is_scalar(v: Any) -> bool:
 
 
 def value_kind_problem(kind: str, value: Any) -> str | None:
-    """Why `value` cannot be the value of a field of `kind`, or None (SPEC §5 answer values)."""
+    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
     if kind == "scalar" and not _is_scalar(value):
         return "a string, an integer, a boolean or null"
     if kind == "text" and not isinstance(value, str):
@@ -755,7 +755,7 @@ def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), 
 
 
 def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
-    """Problems with an item's answer: fields, kinds, tiers and value types (SPEC §3, §5)."""
+    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
     if not isinstance(answer, dict) or not answer:
         return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
     problems: list[Problem] = []
@@ -798,7 +798,7 @@ REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
 
 
 def check_reveal_document(doc: Any) -> list[Problem]:
-    """Problems with a reveal document's shape (SPEC §3); its hash is checked elsewhere."""
+    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
     problems = check_keys(doc, REVEAL_KEYS)
     if not isinstance(doc, dict):
         return problems
@@ -882,7 +882,7 @@ def verify_detached(public_key: bytes, signature: bytes, message: bytes) -> bool
 
 
 # ==============================================================================================
-# generator/verifier/keys.py: Keys and signatures (SPEC §2): Ed25519 verification, key IDs, verifier keys,
+# generator/verifier/keys.py: Keys and signatures (format v1 §2): Ed25519 verification, key IDs, verifier keys,
 #     fingerprints, PEM files, and pinning a key from the command line.
 # ==============================================================================================
 
@@ -1030,7 +1030,7 @@ class KeyRow:
 
 def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRow], list[Problem]]:
     """The keys of a keys.json `keys` list (every one with a valid shape and verifier key, even
-    if it breaks another rule), and every rule they break (SPEC §2): well-formed
+    if it breaks another rule), and every rule they break (format v1 §2): well-formed
     verifier keys named by the origin, the published public key and fingerprint agreeing with
     them, known statuses, a reason for a revoked key, times in order, no key twice, and exactly
     one active key in v1. `published` is the site's document (with public_key, fingerprint and
@@ -1131,7 +1131,7 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
 
 
 # ==============================================================================================
-# generator/verifier/note.py: C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's
+# generator/verifier/note.py: C2SP signed notes (format v1 §2) and tlog checkpoints (format v1 §4), opened as Go's
 #     sumdb/note.Open opens them.
 # ==============================================================================================
 
@@ -1239,9 +1239,9 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
 
 
 # ==============================================================================================
-# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (SPEC §4): leaf and node hashes, the root of a stream
-#     of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's work
-#     (generator/proofs.py); checking them is this module's.
+# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (format v1 §4): leaf and node hashes, the root of a
+#     stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's
+#     work (generator/proofs.py); checking them is this module's.
 # ==============================================================================================
 
 _LEAF_HASH_PREFIX = b"\x00"
@@ -1380,8 +1380,8 @@ def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old
 
 
 # ==============================================================================================
-# generator/verifier/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, SPEC §9): one artifact's inclusion proof,
-#     with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
+# generator/verifier/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, format v1 §9): one artifact's inclusion
+#     proof, with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
 # ==============================================================================================
 
 TLOG_PROOF_HEADER = "c2sp.org/tlog-proof@v1"
@@ -1452,7 +1452,7 @@ def _base64_field(text: str, line: int, what: str) -> bytes:
 
 
 # ==============================================================================================
-# generator/verifier/tiles.py: C2SP tlog-tiles (SPEC §9): the paths of a log's hash tiles and entry bundles, the
+# generator/verifier/tiles.py: C2SP tlog-tiles (format v1 §9): the paths of a log's hash tiles and entry bundles, the
 #     building of every tile as the log's leaves stream in, and the reading of a tiled log with every tile checked.
 # ==============================================================================================
 
@@ -2232,8 +2232,8 @@ class IdIndex:
 
 
 # ==============================================================================================
-# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the
-#     file parsed once into the immutable object the scoring engine reads.
+# generator/verifier/methodology.py: Methodology parameters (format v1 §5): every rule of a valid parameter file, and
+#     the file parsed once into the immutable object the scoring engine reads.
 # ==============================================================================================
 
 METHODOLOGY_KEYS = (
@@ -2258,7 +2258,7 @@ def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) 
 
 
 def check_methodology(params: Any) -> list[Problem]:
-    """Every way a methodology parameter file breaks SPEC §5 (empty when it is valid)."""
+    """Every way a methodology parameter file breaks format v1 §5 (empty when it is valid)."""
     problems = check_keys(params, METHODOLOGY_KEYS)
     if not isinstance(params, dict):
         return problems
@@ -2556,11 +2556,11 @@ def parse_methodology(doc: Any) -> Methodology:
 
 
 # ==============================================================================================
-# generator/verifier/scoring.py: The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson
+# generator/verifier/scoring.py: The scoring engine (format v1 §5): similarity, item score, pass rates, the Wilson
 #     interval, grades, the score inside the band, the grader's bullets and the verdict.
 # ==============================================================================================
 
-Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
+Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of format v1 §5
 
 
 REPORTED_SIMILARITY_RE = re.compile(r"^(0(\.[0-9]+)?|1(\.0+)?)$")
@@ -2572,7 +2572,7 @@ RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
 
 
-# The statuses of a result (SPEC §5), defined here once: scored, or one of the non-scored.
+# The statuses of a result (format v1 §5), defined here once: scored, or one of the non-scored.
 SCORED = "scored"
 
 
@@ -2612,7 +2612,7 @@ def rate_text(rate: Fraction) -> str:
 
 
 def is_exact_field(kind: str, tier: str) -> bool:
-    """Critical fields and scalar fields are compared for equality (SPEC §5)."""
+    """Critical fields and scalar fields are compared for equality (format v1 §5)."""
     return tier == "critical" or kind == "scalar"
 
 
@@ -2715,7 +2715,7 @@ def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> I
 def build_open_result(
     item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology
 ) -> dict[str, Any]:
-    """The open form of a scored result (SPEC §6) from each field's output (and, for a
+    """The open form of a scored result (format v1 §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
     scored = []
@@ -2745,7 +2745,7 @@ def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction
 
 
 def wilson_interval(x: int, n: int) -> list[str]:
-    """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
+    """The 95 % Wilson score interval of x/n in percent, exactly as format v1 §5 defines it."""
     if not 0 <= x <= n:
         raise ScoringError("0 ≤ passed ≤ scored")
     if n == 0:
@@ -2805,7 +2805,7 @@ def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
 
 
 def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, m: Methodology) -> str:
-    """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
+    """The fail-closed verdict: the first of format v1 §5's four rules that applies."""
 
     def reaches(g: str) -> bool:
         return m.reaches(g, m.min_grade)
@@ -3455,7 +3455,7 @@ def report_document(
 
 
 # ==============================================================================================
-# generator/verifier/subjects.py: Subjects and the names people read (SPEC §6, FORMAT.md reading 22).
+# generator/verifier/subjects.py: Subjects and the names people read (format v1 §6, FORMAT.md reading 22).
 # ==============================================================================================
 
 SUBJECT_KEYS = ("id", "name", "version", "organization")
@@ -3661,7 +3661,7 @@ def prose_problems(text: Any, where: str) -> list[Problem]:
 
 
 def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
-    """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
+    """A run's subject (format v1 §6 and FORMAT.md): an id, and a name, version and organization
     that each read as what they are."""
     problems = check_keys(subject, SUBJECT_KEYS, where=where)
     if not isinstance(subject, dict):
@@ -3688,7 +3688,7 @@ def subject_fold(name: str) -> str:
 def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str, str]) -> list[Problem]:
     """A new run's subject, against the subjects registered so far (`names`: id -> name, `folds`:
     subject_fold(name) -> id): well formed (check_subject), with one id for one name, and no
-    two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
+    two names that look alike. Then format v1 §6's rules, which follow a subject by its name,
     follow it by its id as well, and a look-alike name cannot start a fresh chain of
     attempts that sees sealed items again."""
     shape = check_subject(subject)
@@ -3853,8 +3853,8 @@ class KeyRing:
 
 
 # ==============================================================================================
-# generator/verifier/ledger.py: The ledger (SPEC §4, and format v2's events): its event types, and the replay that
-#     checks every rule in order.
+# generator/verifier/ledger.py: The ledger (format v1 §4, and format v2's events): its event types, and the replay
+#     checking every rule in order.
 # ==============================================================================================
 
 MAX_LEAF_BYTES = 65535
@@ -4846,7 +4846,7 @@ class RevealedAnswers:
         except FormatError as e:
             return None, f"the reveal document of {item_id}: {e}"
         if check_reveal_document(doc):
-            return None, f"the reveal document of {item_id} is not an item-reveal document of SPEC §3"
+            return None, f"the reveal document of {item_id} is not an item-reveal document of format v1 §3"
         return doc["item"]["answer"], None
 
     def answer(self, item_id: str) -> dict[str, Any] | None:
@@ -4863,7 +4863,7 @@ class RevealedAnswers:
 
 
 # ==============================================================================================
-# generator/verifier/runs.py: Runs (SPEC §4, §6): the run spec's shape and the rules a registered run obeys.
+# generator/verifier/runs.py: Runs (format v1 §4, §6): the run spec's shape and the rules a registered run obeys.
 # ==============================================================================================
 
 RUN_SPEC_KEYS = (
@@ -4885,7 +4885,7 @@ RUN_SPEC_KEYS = (
 
 
 def check_run_spec(spec: Any) -> list[Problem]:
-    """Problems with a run spec's shape (SPEC §6)."""
+    """Problems with a run spec's shape (format v1 §6)."""
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
@@ -5005,7 +5005,7 @@ def check_run_rules(
     m: Methodology | None,
     earlier_specs: dict[str, dict[str, Any]],
 ) -> list[Problem]:
-    """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
+    """The rules a registered run must obey given the ledger around it (format v1 §4, §6).
 
     `earlier_specs` holds the specs of runs registered before this one, for the
     one-observation rule. Used by the verifier and by `register`.
@@ -5503,8 +5503,8 @@ def evidence_entry_problems(e: dict[str, Any], w: str, spec_items: Container[str
 
 
 # ==============================================================================================
-# generator/verifier/certificates.py: Certificates (SPEC §6): their shape and their binding to the ledger and the run
-#     spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
+# generator/verifier/certificates.py: Certificates (format v1 §6): their shape and their binding to the ledger and the
+#     run spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
 # ==============================================================================================
 
 CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
@@ -5569,7 +5569,7 @@ def check_result(
     not_after: str | None = None,
     evidence_names: Container[str] = (),
 ) -> tuple[list[Problem], str | None, bool | None]:
-    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
+    """The shape of one result (format v1 §6): open on a public gate, sealed on a secret one, with its
     attempts (lineage.py) checked against the retry limit and the run's times when given, and
     the names of the certificate's evidence files its attempts may name.
     Returns the problems, the status and, for an open scored result, whether it passed."""
@@ -5660,7 +5660,7 @@ def _check_result(
 def non_scored_problems(
     r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show
 ) -> list[Problem]:
-    """A non-scored result (SPEC §6): its members, its note, and for an excluded one the index
+    """A non-scored result (format v1 §6): its members, its note, and for an excluded one the index
     of the run spec's exclusion rule. One rule for the results file `certify` reads and for the
     certificate the verifier reads; `render` shows a found value."""
     status = r.get("status")
@@ -5697,7 +5697,7 @@ def check_certificate(
     spec_sha256: str,
     run_at: str | None = None,
 ) -> list[Problem]:
-    """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
+    """Every rule of format v1 §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
     problems = check_keys(cert, CERTIFICATE_KEYS, optional=("evidence",))
@@ -5894,7 +5894,7 @@ def check_certificate(
 def certificate_binding_problems(
     cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None
 ) -> list[Problem]:
-    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
+    """A certificate against its ledger leaf and its run spec (format v1 §4, §6): type, serial, run,
     times, and the subject, gate, methodology and items of the registered run."""
     p: list[Problem] = []
     if cert.get("type") != "certificate" or not is_v1(cert):
@@ -5967,14 +5967,14 @@ def recheckable(cert: Any) -> bool:
 
 
 # ==============================================================================================
-# generator/verifier/certificate_documents.py: The private documents of a certificate (SPEC §6): result details and
-#     the grader record, their shapes, and when they fall due. Pure: no I/O.
+# generator/verifier/certificate_documents.py: The private documents of a certificate (format v1 §6): result details
+#     and the grader record, their shapes, and when they fall due. Pure: no I/O.
 # ==============================================================================================
 
 def due_records(
     results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]
 ) -> tuple[list[dict[str, Any]], bool]:
-    """When a certificate's private documents fall due (SPEC §6): the sealed results whose
+    """When a certificate's private documents fall due (format v1 §6): the sealed results whose
     details document is due (their item is revealed), in result order, and whether the grader
     record is due (at once on a public gate, else once every item of the run is revealed).
     The verifier, the build and `retire` all ask here."""
@@ -6063,15 +6063,15 @@ def check_grader_record(doc: Any, serial: str) -> list[Problem]:
 
 
 # ==============================================================================================
-# generator/verifier/recheck.py: Recomputing a certificate (SPEC §5, §6): every derived field from its results, the
-#     revealed answers and the methodology, and the one pipeline that applies every rule of SPEC §6 to a certificate.
-#     Pure: no I/O.
+# generator/verifier/recheck.py: Recomputing a certificate (format v1 §5, §6): every derived field from its results,
+#     the revealed answers and the methodology, and the one pipeline that applies every rule of format v1 §6 to a
+#     certificate. Pure: no I/O.
 # ==============================================================================================
 
 def recheck_open_result(
     r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str
 ) -> tuple[list[Problem], bool | None]:
-    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
+    """Recompute an open scored result (format v1 §6): with the revealed answer, each field's kind,
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
     problems: list[Problem] = []
@@ -6341,7 +6341,7 @@ def examine_certificate(
     details: dict[str, dict[str, Any]],
     record: dict[str, Any] | None,
 ) -> Recheck:
-    """Every rule of SPEC §6 for one certificate, given what is published of it: its binding to
+    """Every rule of format v1 §6 for one certificate, given what is published of it: its binding to
     the ledger and the run spec, its shape, and (when the binding holds) every derived field
     recomputed. The verifier and the build both ask here, each after reading the documents its
     own way, so that the two apply one pipeline."""
@@ -6731,8 +6731,8 @@ class Site:
 
 
 # ==============================================================================================
-# generator/verifier/release.py: A release as a whole (SPEC §2, §7, §8): the manifest, the keys, SHA256SUMS over every
-#     file, and the verifier copy the site ships.
+# generator/verifier/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS over
+#     every file, and the verifier copy the site ships.
 # ==============================================================================================
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
@@ -6759,7 +6759,7 @@ MANIFEST_LISTS = ("gates", "methodology", "reveals", "runs", "certificates")
 
 
 def check_manifest_shape(m: Any, report: Report) -> bool:
-    """transparency.json's members and their types (SPEC §7): what every later check reads."""
+    """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
         if m.get("type") != "transparency-manifest" or not is_v1(m):
@@ -6805,7 +6805,7 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
 def check_keys_document(
     s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
 ) -> bytes | None:
-    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned. A pin
+    """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
     ledger's rotations) instead of failing here."""
     report = s.report
@@ -6883,7 +6883,7 @@ class Listing:
 
 
 def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
-    """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
+    """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
     set back), and hashing is what the floor of a verification is."""
@@ -6939,7 +6939,7 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
-    """SPEC §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    """Format v1 §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
     failure, whatever it does: readers who run the site's own copy would run other code."""
     rel = manifest["verifier"]
     theirs = s.read(rel, "verifier")
@@ -6959,7 +6959,7 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
     s.report.check(
         theirs == mine,
         rel,
-        "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+        "the site's verifier differs from this verifier (format v1 §8: byte for byte the project's verify.py)",
         f"SHA-256 {sha256_hex(mine)} (this verifier)",
         f"SHA-256 {sha256_hex(theirs)}",
     )
@@ -7528,7 +7528,7 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 
 
 # ==============================================================================================
-# generator/verifier/history.py: History (FORMAT.md v2, SPEC §9): archived checkpoints, consistency proofs, each
+# generator/verifier/history.py: History (FORMAT.md v2, format v1 §9): archived checkpoints, consistency proofs, each
 #     artifact's inclusion proof, and the checkpoints an auditor saved.
 # ==============================================================================================
 
@@ -7875,9 +7875,9 @@ def verify_artifact(data: bytes, proof_data: bytes, log: VerifierKey) -> Artifac
 
 
 # ==============================================================================================
-# generator/verifier/publication.py: What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle
-#     root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology
-#     parameters, reveal documents and run specs, each against its leaf.
+# generator/verifier/publication.py: What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their
+#     Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates,
+#     methodology parameters, reveal documents and run specs, each against its leaf.
 # ==============================================================================================
 
 def check_ledger(
@@ -8433,9 +8433,9 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 
 
 # ==============================================================================================
-# generator/verifier/certificate_files.py: A site's certificates (SPEC §6): each certificate file against its ledger
-#     leaf and signature, its details documents and grader record against its hashes and against when each falls due,
-#     and then every rule of certificates.examine_certificate.
+# generator/verifier/certificate_files.py: A site's certificates (format v1 §6): each certificate file against its
+#     ledger leaf and signature, its details documents and grader record against its hashes and against when each
+#     falls due, and then every rule of certificates.examine_certificate.
 # ==============================================================================================
 
 def check_certificates(
@@ -8662,7 +8662,7 @@ def _published_records(
     s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The details documents and grader record the manifest lists for a certificate, checked
-    against its hashes and against when each is due (SPEC §6): a details document once its
+    against its hashes and against when each is due (format v1 §6): a details document once its
     item is revealed, the grader record once every item is (at once on a public gate). One
     published early would leak answers; one missing when due hides evidence."""
     report = s.report
@@ -8899,7 +8899,8 @@ def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/site.py: Verifying a site (SPEC §2-§8): the checks in their order, and the one last-resort catch.
+# generator/verifier/site.py: Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort
+#     catch.
 # ==============================================================================================
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
@@ -9088,7 +9089,7 @@ def _check(
 
 
 # ==============================================================================================
-# generator/verifier/cli.py: The command line of verify.py (SPEC §8, FORMAT.md v2):
+# generator/verifier/cli.py: The command line of verify.py (format v1 §8, FORMAT.md v2):
 # ==============================================================================================
 
 # A saved checkpoint is a few hundred bytes; a bound keeps a wrong argument from being read whole.

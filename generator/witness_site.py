@@ -71,7 +71,7 @@ def replayed_tree(read: Reader, size: int, root: bytes) -> tuple[MerkleTree, lis
 
 
 def rule_problems(read: Reader, old: int, size: int, root: bytes, note: bytes | None = None) -> list[str]:
-    """format v1 §4's replay rules broken by entries old..size-1 of the log a site serves, each new
+    """Format v1 §4's replay rules broken by entries old..size-1 of the log a site serves, each new
     reveal's document checked against its commitment, and (with the checkpoint's `note`) its
     signers valid for its size by the ledger's key events: a retired or revoked key that still
     signs gets no cosignature, whichever keys the witness's logs file lists."""

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Run the independent readings of SPEC.md (../shared/conformance) against the built site.
+# Run independent readings of format v1 (docs/formats/v1.md), kept in the folder CONFORMANCE, against
+# the built site.
 # Go's reference packages need: apt-get install -y golang-go golang-golang-x-mod-dev
 set -eu
 cd "$(dirname "$0")/.."
-SHARED="${SHARED:-../shared}"
+CONFORMANCE="${CONFORMANCE:?set CONFORMANCE to the folder of the independent readings (check_site.py, ledger_leaves.py, go/)}"
 SITE="${1:-public}"
 PY=.venv/bin/python
 echo "== check_site.py (cryptography + rfc8785, independent of this project)"
@@ -11,13 +12,13 @@ echo "== check_site.py (cryptography + rfc8785, independent of this project)"
 # fails those events and the certificates signed by the retired key, as format v1 §4 says a v1
 # verifier must. Its result is reported; the Go checks run either way.
 status=0
-$PY "$SHARED/conformance/check_site.py" "$SITE" --certificates || status=$?
+$PY "$CONFORMANCE/check_site.py" "$SITE" --certificates || status=$?
 if command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/golang.org/x/mod ]; then
   echo "== Go: golang.org/x/mod/sumdb/note and sumdb/tlog"
   tmp=$(mktemp -d)
-  GO111MODULE=off GOPATH="$(cd "$SHARED/conformance/go" && pwd):/usr/share/gocode" GOCACHE="$tmp/cache" \
+  GO111MODULE=off GOPATH="$(cd "$CONFORMANCE/go" && pwd):/usr/share/gocode" GOCACHE="$tmp/cache" \
     go build -o "$tmp/interop" interop
-  set -- $($PY "$SHARED/conformance/ledger_leaves.py" "$SITE" "$tmp/leaves")
+  set -- $($PY "$CONFORMANCE/ledger_leaves.py" "$SITE" "$tmp/leaves")
   "$tmp/interop" "$1" "$2" "$tmp/leaves" $(find "$SITE" -name "*.tlog-proof" | LC_ALL=C sort)
   echo "== Go: the tiles, archived checkpoints and consistency proofs (tests/go/src/historycheck)"
   GO111MODULE=off GOPATH="$PWD/tests/go:/usr/share/gocode" GOCACHE="$tmp/cache" go build -o "$tmp/historycheck" historycheck

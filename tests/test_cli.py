@@ -503,7 +503,7 @@ def test_verify_directory_that_is_not_a_site(tmp_path: Path) -> None:
 
 
 def test_verify_malformed_key_is_a_usage_error(built_program: BuiltSite) -> None:
-    """format v1 §8: exit 2 when the arguments are wrong; a --key that is neither a verifier key nor
+    """Format v1 §8: exit 2 when the arguments are wrong; a --key that is neither a verifier key nor
     SHA256:<hex> is a wrong argument, not a failed verification."""
     result = run(["verify", built_program.out, "--key", "garbage"], 2)
     assert "--key" in result.stderr

@@ -1,4 +1,4 @@
-"""format v1 §1's patterns are ASCII: Python's `\\d` also matches Arabic-Indic and other digits, and
+"""Format v1 §1's patterns are ASCII: Python's `\\d` also matches Arabic-Indic and other digits, and
 times are compared as strings, so a time written in them would sort apart from every other."""
 
 from __future__ import annotations

@@ -488,7 +488,7 @@ def test_a_tampered_document_is_refused_where_it_was_changed(
 
 
 def test_an_item_may_hold_more_than_its_prompt_and_answer(demo_site: BuiltSite) -> None:
-    """format v1 §3: ITEM has *at least* prompt and answer; the schema leaves the rest open, as the
+    """Format v1 §3: ITEM has *at least* prompt and answer; the schema leaves the rest open, as the
     verifier does."""
     doc = loads_strict((demo_site.out / "reveals/a-001.json").read_bytes())
     doc["item"]["source"] = {"kind": "synthetic", "batch": 3}

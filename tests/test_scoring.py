@@ -213,7 +213,7 @@ def test_just_below_threshold_fails():
 
 
 def test_one_wrong_critical_field_among_ten_right_high_fields_fails_on_the_floor():
-    """format v1 §5's own example: 7/8 = 0.875 ≥ 0.85, so only the critical floor stops it."""
+    """Format v1 §5's own example: 7/8 = 0.875 ≥ 0.85, so only the critical floor stops it."""
     fields = [("account_number", "critical", F(0))] + [(f"high_{i}", "high", F(1)) for i in range(10)]
     s = score_item(fields, DEMO_M)
     assert s.score == F(7, 8)
@@ -1105,7 +1105,7 @@ def test_relabelling_failures_never_buys_a_certificate(case: tuple[dict[str, int
 
 
 def test_relabelling_can_reach_incomplete_the_spec_gloss_overstates():
-    """format v1 §5 glosses rule 1 as "relabelling failures as infrastructure errors cannot turn a
+    """Format v1 §5 glosses rule 1 as "relabelling failures as infrastructure errors cannot turn a
     failure into incomplete". The rules themselves do not quite deliver it (FORMAT.md, reading
     17): relabelling raises the best case, here from 50 % (C) to 61 % (B), and with 89 of 100
     results scored rule 2 then says incomplete. This project follows the rules as written; the

@@ -69,7 +69,7 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
                 shape += [p.at(file) for p in e.problems]
         problems += shape
     if problems:
-        raise InputError(problems, "not a valid run spec (format v1 §6); nothing was registered")
+        raise InputError(problems, "not a valid run spec (format v1 §6, docs/formats/v1.md); nothing was registered")
     with appending(paths, "register") as app:
         ledger = app.ledger
         when = event_time(at, ledger)

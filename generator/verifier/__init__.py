@@ -1,6 +1,6 @@
 """The standalone verifier of public formats v1, as a package of small modules.
 
-Each module holds one concept of SPEC.md (see ARCHITECTURE.md for the table). The modules are
+Each module holds one concept of format v1 (docs/formats/v1.md; ARCHITECTURE.md has the table). The modules are
 the source of truth; `generator/verify.py`, the single file every site ships, is generated
 from them by `python -m generator.verifier.bundle`. Standard library and PyNaCl only, and
 nothing of the generator: the generator imports this package, never the other way round.

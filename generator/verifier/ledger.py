@@ -1,4 +1,4 @@
-"""The ledger (format v1 §4, and format v2's events): its event types, and the replay that checks every rule in order."""
+"""The ledger (format v1 §4, and format v2's events): its event types, and the replay checking every rule in order."""
 
 import bisect
 from array import array

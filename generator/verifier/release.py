@@ -222,7 +222,7 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
-    """format v1 §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    """Format v1 §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
     failure, whatever it does: readers who run the site's own copy would run other code."""
     rel = manifest["verifier"]
     theirs = s.read(rel, "verifier")
