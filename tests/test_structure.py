@@ -124,7 +124,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "heap",
     ),
     ("datadir", "journal", "ledgercache", "treecache", "ledgerfile", "unchanged"),
-    ("methodology", "documents", "itemsources", "sealed", "results", "evidence_files", "agreement_files", "disclosure"),
+    (
+        "methodology",
+        "documents",
+        "itemsources",
+        "sealed",
+        "itemdigests",
+        "results",
+        "evidence_files",
+        "agreement_files",
+        "disclosure",
+    ),
     ("rechecks", "gather", "cosigning"),
     (
         "writer",

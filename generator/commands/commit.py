@@ -16,10 +16,11 @@ from typing import Any
 from generator import canonical
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.itemsources import scan_item_sources
+from generator.itemdigests import UNKNOWN, ItemDigests, changed_members, source_digest
+from generator.itemsources import ItemSource, scan_item_sources
 from generator.ledgerfile import appending, event_time
 from generator.progress import Progress
-from generator.verifier import IdIndex, sha256_hex
+from generator.verifier import IdIndex, Ledger, Problem, sha256_hex
 
 PUBLIC_GATE_NOTE = "Public gate: revealed when committed."
 
@@ -57,14 +58,30 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         when = event_time(at, ledger)
         new = IdIndex()
         total = 0
-        for src in scan_item_sources(paths, ledger):
-            total += 1
-            if not ledger.is_committed(src.id):
-                new.add(src.id)
-            if progress and total % 10000 == 0:
-                progress("checking item sources", total, 0)
+        digests = ItemDigests(paths, ledger)
+        edited: list[tuple[ItemSource, bytes]] = []
+        problems: list[Problem] = []
+        try:
+            for src in scan_item_sources(paths, ledger):
+                total += 1
+                if not ledger.is_committed(src.id):
+                    new.add(src.id)
+                else:
+                    # A committed item never changes; certify would score against the old answer key.
+                    was, now = digests.digest(src.id), source_digest(src.gate, src.item)
+                    if was not in (now, UNKNOWN):
+                        edited.append((src, now))
+                if progress and total % 10000 == 0:
+                    progress("checking item sources", total, 0)
+        except InputError as e:
+            problems += e.problems
+        problems += [_edited_problem(paths, ledger, digests, src) for src, _ in edited]
+        if problems:
+            raise InputError(problems, "the item sources have problems; nothing was committed")
         if not len(new):
+            digests.save()
             return CommitResult(0, 0, total)
+        digests.load()
         public = ledger.public_gates()
         revealed = 0
         done = 0
@@ -98,6 +115,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
                     sealed.write(data + b"\n")
                 # Validates against the replayed state: an id seen twice fails here, unwritten.
                 app.tx.add_lines(app.prepare(leaves, bulk=True))
+                digests.add(leaves[0]["commitment"], source_digest(src.gate, src.item))
                 done += 1
                 if progress and (done % 10000 == 0 or done == len(new)):
                     progress("sealing items", done, len(new))
@@ -111,7 +129,24 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
                     )
                 ]
             )
-        return CommitResult(len(new), revealed, total - len(new))
+    # Records of leaves that did not reach the ledger are never used: the cache is bound to its commitments.
+    digests.save()
+    return CommitResult(len(new), revealed, total - len(new))
+
+
+def _edited_problem(paths: Paths, ledger: Ledger, digests: ItemDigests, src: ItemSource) -> Problem:
+    c = ledger.commit(src.id)
+    doc = digests.committed_document(src.id)
+    members = changed_members(doc, src.gate, src.item) if doc is not None else []
+    what = ", ".join(members) if members else "its content"
+    return problem(
+        src.file,
+        f"item {src.id} was committed at ledger entry {c.index if c else '?'} and its source has changed since "
+        f"({what}); certify scores against the committed version",
+        f"{src.where} ({src.id})",
+        expected="the committed item, unchanged (to change an item, restore this one and commit the new version "
+        "under a new id; retire the old one if it is sealed)",
+    )
 
 
 def _new_batch(paths: Paths, size: int) -> Path:

@@ -166,6 +166,9 @@ class Ledger:
     def commit_position(self, item_id: str) -> int | None:
         return self._commit_ids.get(item_id)  # its row in the commitment list, counted from 0
 
+    def commitment_bytes(self, stop: int) -> bytes:
+        return bytes(self._commitments[: 32 * stop])  # the first `stop` commitments, 32 bytes each
+
     def commit(self, item_id: str) -> Commit | None:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)
