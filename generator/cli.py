@@ -456,7 +456,7 @@ def results_from_inspect(
 ) -> None:
     """Turn an Inspect evaluation log into the results file of run RUN_ID.
 
-    Reads LOG.eval with inspect_ai (pip install 'transparency-site[inspect]'), checks it is of
+    Reads LOG.eval with inspect_ai (the 'inspect' extra: README, "Install"), checks it is of
     the task and model the mapping states, finished, and started after the run was registered;
     maps each sample to an item and its outputs to the item's answer fields; and writes a
     results file (format v1 §6) that 'transparency certify' takes, with the log's SHA-256 and size

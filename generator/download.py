@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import sys
 import zipfile
 import zlib
@@ -35,13 +34,13 @@ from typing import BinaryIO
 from generator import layout
 from generator.cachefile import write_cache
 from generator.gather import SiteContext
-from generator.verifier import archive_sums, archive_sums_line, in_download
+from generator.verifier import MEMBER_MODE, archive_sums, archive_sums_line, in_download
 from generator.writer import SiteWriter
 
 # A ZIP time is local DOS time from 1980 to 2107, in two-second steps; the release's UTC time
 # is written as it reads.
 _ZIP_YEARS = (1980, 2107)
-_MODE = (stat.S_IFREG | 0o644) << 16
+_MODE = MEMBER_MODE << 16  # the only mode the verifier accepts besides none
 _UNIX = 3  # "made by" Unix, whatever the build runs on, so that the mode above is read
 _CHUNK = 1 << 20
 _RECORD = "download.json"  # in the private cache: which archive this builder wrote last, and with what

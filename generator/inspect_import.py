@@ -53,6 +53,7 @@ import io
 import json
 import os
 import re
+import sys
 import tempfile
 import unicodedata
 from collections import Counter, defaultdict
@@ -62,6 +63,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from generator import __version__
 from generator.datadir import Paths
 from generator.documents import load_spec, methodology
 from generator.errors import InputError, TransparencyError, problem
@@ -90,7 +92,14 @@ from generator.verifier import (
 if TYPE_CHECKING:  # inspect_ai ships its types (py.typed); at run time it is imported only to read a log
     from inspect_ai.log import EvalLog, EvalRetryError, EvalSample
 
-INSTALL_HINT = "pip install 'transparency-site[inspect]'"
+# The routes that exist: the package is not on PyPI, so it is installed from a checkout or from a wheel built from
+# one, each with the `inspect` extra; or inspect_ai alone is added to the environment that runs this code.
+INSTALL_HINT = (
+    f"{sys.executable} -m pip install 'inspect-ai>=0.3.200' (the environment running transparency); or, in a "
+    "checkout of transparency, pip install -e '.[inspect]'; or from a wheel built there with "
+    "'python3 -m pip wheel . --no-deps -w dist', "
+    f"pip install 'dist/transparency_site-{__version__}-py3-none-any.whl[inspect]' (README, \"Install\")"
+)
 MAPPING_KEYS = ("task", "model", "item", "fields", "similarity", "judge_labels", "exclude")
 EXCLUSION_KEYS = ("rule", "note", "at")
 SOURCE_FORMS = (

@@ -145,6 +145,16 @@ def _mode(name: str, mode: int) -> Callable[[list[Member]], list[Member]]:
     return edit
 
 
+def _attributes(name: str, attributes: int) -> Callable[[list[Member]], list[Member]]:
+    def edit(ms: list[Member]) -> list[Member]:
+        for i, _ in ms:
+            if i.filename == name:
+                i.external_attr = attributes
+        return ms
+
+    return edit
+
+
 def _flip(data: bytes) -> bytes:
     mid = len(data) // 2
     return data[:mid] + bytes([data[mid] ^ 1]) + data[mid + 1 :]
@@ -201,6 +211,13 @@ TAMPERED: dict[str, tuple[Callable[[list[Member]], list[Member]], list[str]]] = 
         _mode(layout.HOME, stat.S_IFLNK | 0o777),
         ["member the site's file cannot be", "a link or a device when unpacked"],
     ),
+    # Info-ZIP restores a Unix mode as it reads: world-writable and setuid, or executable.
+    "a member setuid and world-writable": (
+        _mode(layout.HOME, 0o106777),
+        ["member the site's file cannot be", "mode 106777", "expected: mode 100644 (a regular file, rw-r--r--"],
+    ),
+    "a member executable": (_mode(layout.KEYS, stat.S_IFREG | 0o755), ["mode 100755"]),
+    "a member with MS-DOS attribute bits": (_attributes(layout.KEYS, (stat.S_IFREG | 0o644) << 16 | 0x10), ["0x10"]),
     "a member compressed with LZMA": (_lzma, ["compression method 14"]),
     "the archive's SHA256SUMS changed, not re-signed": (
         _replace(layout.SUMS, _flip_hex),

@@ -108,8 +108,11 @@ def test_a_module_loaded_from_the_site_stops_the_verifier(demo_copy: BuiltSite, 
     _plant(site, "nacl/__init__.py", "raise ImportError('not the real PyNaCl')\n")
     _plant(site, "hashlib.py", "from _sha256 import sha256\nimport _hashlib\n")  # a quiet impostor
     r = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path, PYTHONPATH=str(site))
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert "module hashlib was loaded from inside the site" in r.stderr
+    assert r.returncode == 2, r.stdout + r.stderr  # cannot run: not a verdict on the site
+    assert r.stdout == "" and r.stderr.count("\n") == 1, r.stderr  # one message, saying what to do
+    assert "verify.py: cannot run:" in r.stderr and "hashlib" in r.stderr
+    assert "were loaded from inside the site" in r.stderr
+    assert "python3 -P /path/to/verify.py SITE" in r.stderr
     assert str(site / "hashlib.py") in r.stderr
 
 

@@ -31,7 +31,7 @@ from generator.commands.build import build
 from generator.commands.certify import certify_run
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.inspect_import import InspectNotInstalled, import_inspect_log, note_text
+from generator.inspect_import import INSTALL_HINT, InspectNotInstalled, import_inspect_log, note_text
 from generator.results import check_results_shape, read_results
 from generator.verifier import loads_strict, verify_site
 
@@ -990,11 +990,11 @@ def test_without_inspect_the_error_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
     with pytest.raises(InspectNotInstalled) as info:
         import_inspect_log(program, tmp_path / "log.eval", "run-1", mapping)
-    assert "pip install 'transparency-site[inspect]'" in str(info.value)
+    assert INSTALL_HINT in str(info.value) and "pip install -e '.[inspect]'" in INSTALL_HINT
     assert not isinstance(info.value, InputError) and info.value.exit_code == 2
     argv = ["--data", str(program.data), "--private", str(program.private), "results", "from-inspect"]
     result = CliRunner().invoke(main, [*argv, str(tmp_path / "log.eval"), "--run", "run-1", "--map", str(mapping)])
-    assert result.exit_code == 2 and "pip install 'transparency-site[inspect]'" in result.stderr
+    assert result.exit_code == 2 and "pip install -e '.[inspect]'" in result.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from generator.verifier.policy import Policy, parse_policy
 from generator.verifier.revocations import REVOCATIONS_PATH
 from generator.verifier.site import verify_site
 from generator.verifier.sodium import NACL
-from generator.verifier.state import default_state_path, read_state, saved_from_state, write_state
+from generator.verifier.state import default_state_path, read_state, remembered_keys, saved_from_state, write_state
 from generator.verifier.text import printable, safe_json
 from generator.verifier.tlogproof import parse_tlog_proof
 from generator.verifier.witnessing import policy_problems
@@ -134,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy=policy,
             memory=state_path.parent / "releases" if state_path else None,
             full=args.full,
+            known_logs=remembered_keys(logs),
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if report.ok and state_path is not None and report.tree:
         try:
-            write_state(state_path, logs, report.tree, report.checkpoint)
+            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
             report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
         except OSError as e:
             report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
@@ -154,27 +155,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _refused_to_run(folders: list[str]) -> int | None:
-    """The exit status (after saying why) if a site's code may have run (1) or PyNaCl is
-    missing (2); None when the checks may go on."""
+    """2, after one message saying what to do, if the verifier cannot run: a module may have
+    come from the site (its code could have run, so no verdict of this process is worth
+    anything) or PyNaCl is missing; None when the checks may go on. Never 1: that is a site
+    that failed its checks, and automation must not read "could not look" as "looked and failed"."""
     if os.path.abspath(__file__) == own_file():  # run as verify.py: the site's folder is near
         hijacked = foreign_modules([*folders, os.path.dirname(own_file())])
         if hijacked:
-            for name, origin in hijacked:
-                print(
-                    f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the "
-                    "current folder, "
-                    "not from Python's own library: a site's code could have run; refusing to verify",
-                    file=sys.stderr,
-                )
+            names = ", ".join(printable(name) for name, _ in hijacked[:5]) + (", ..." if len(hijacked) > 5 else "")
             print(
-                "Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the "
-                "project.",
+                f"verify.py: cannot run: {len(hijacked)} module(s) ({names}) were loaded from inside the site or the "
+                f"current folder (first: {printable(hijacked[0][1])}), not from this Python's own installation "
+                f"({printable(sys.prefix)}), so a site's code could have run. Keep the verify.py you obtained outside "
+                "the site's folder, and run it with a Python whose PyNaCl you installed yourself (the system's, or a "
+                "virtual environment you made): python3 -P /path/to/verify.py SITE",
                 file=sys.stderr,
             )
-            return 1
+            return 2
     if not NACL:
         print(
-            "verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)",
+            f"verify.py: cannot run: PyNaCl is not installed for {printable(sys.executable)}. On Debian or Ubuntu: "
+            "sudo apt install python3-nacl, then python3 -P verify.py SITE; elsewhere, in a virtual environment "
+            "of your own: python3 -m venv verify-env && verify-env/bin/python -m pip install pynacl, then "
+            "verify-env/bin/python -P verify.py SITE",
             file=sys.stderr,
         )
         return 2

@@ -34,6 +34,11 @@ ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
 # The archive's `sha256sum -c` line, for a reader who downloaded the archive alone.
 ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
 ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
+# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
+# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
+MEMBER_MODE = stat.S_IFREG | 0o644
+MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
 SIGNATURE_BYTES = 64
 _CHUNK = 1 << 20
 # What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
@@ -423,6 +428,12 @@ def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
         problem = (f"compression method {info.compress_type}", "stored (0) or deflated (8)")
     elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):
         problem = (f"file type {stat.S_IFMT(mode):o} (a link or a device when unpacked)", "a regular file")
+    elif info.external_attr not in MEMBER_ATTRIBUTES:
+        # Unpackers restore these bits: Info-ZIP makes 0106777 a world-writable setuid file.
+        problem = (
+            f"mode {mode:o}, attributes {info.external_attr & 0xFFFF:#x}",
+            f"mode {MEMBER_MODE:o} (a regular file, rw-r--r--, as the build writes it) or no attributes at all",
+        )
     elif info.file_size != size:
         problem = (f"{info.file_size} bytes declared", f"{size} bytes, the size of the site's file")
     if problem is not None:

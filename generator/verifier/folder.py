@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 from generator.verifier.canonical import parse_canonical
 from generator.verifier.errors import FormatError
 from generator.verifier.formats import PYTHON_CODE_SUFFIXES, is_safe_path
-from generator.verifier.isolation import own_file
+from generator.verifier.isolation import interpreter_folder_in, own_file
 from generator.verifier.keys import ed25519_verify, fingerprint
 from generator.verifier.report import Report
 from generator.verifier.text import show
@@ -37,6 +37,10 @@ class Site:
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
         self._folders: dict[str, bool] = {}  # folder -> no link on its way down from the root
+        # A virtual environment the auditor made inside the site's folder and runs this verifier
+        # from: not the site's, so the walk skips it (and says so); SHA256SUMS listing a file in it
+        # is a failure of its own (release.check_sums).
+        self.environment = interpreter_folder_in(str(root))
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -203,6 +207,12 @@ class Site:
                             f"a link to {os.readlink(entry.path)}",
                         )
                     elif entry.is_dir(follow_symlinks=False):
+                        if rel == self.environment:
+                            report.notes.append(
+                                f"{rel}/ was not read: it is the Python environment running this verifier "
+                                "(its sys.prefix), not a file of the site"
+                            )
+                            continue
                         if entry.name.lower() == "__pycache__":
                             report.check(
                                 False,

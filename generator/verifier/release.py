@@ -207,7 +207,18 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
         report.check(
             False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
         )
+    env = s.environment
     for rel in sorted(set(listed) - actual):
+        if env is not None and rel.startswith(env + "/"):
+            report.check(
+                False,
+                rel,
+                f"listed in {SUMS_PATH}, inside the Python environment running this verifier: the site ships "
+                "that environment, so its code ran inside this verifier and no verdict of this run can be trusted",
+                "an environment you made yourself, outside the site's files",
+                "a file of the site",
+            )
+            continue
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     matched = set()
     todo = sorted(actual & set(listed))
