@@ -8,6 +8,7 @@ attempt is a ledger leaf, chained by `previous_run`), or let a subject see a sea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,9 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
     """Register several run specs in order under one lock and one ledger replay, all or
     nothing. A spec may name an earlier spec of the same batch as its previous_run only once
     that run is decided, so a batch holds at most one run per subject and gate."""
-    loaded: list[tuple[str, dict[str, Any], bytes]] = []
+    # Each spec with its canonical bytes, or None when its shape is wrong: the ledger's rules are
+    # still checked on it when the members they read are sound, so that one run reports both.
+    loaded: list[tuple[str, dict[str, Any], bytes | None]] = []
     problems: list[Problem] = []
     for source in sources:
         file = str(source)
@@ -61,14 +64,17 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         except InputError as e:
             problems += e.problems
             continue
-        shape = [p.at(file) for p in check_run_spec(spec)]
+        shape = check_run_spec(spec)
+        data = None
         if not shape:
             try:
-                loaded.append((file, spec, canonical.dumps(spec)))
+                data = canonical.dumps(spec)
             except canonical.NotCanonicalizable as e:
-                shape += [p.at(file) for p in e.problems]
-        problems += shape
-    if problems:
+                shape += e.problems
+        problems += [p.at(file) for p in shape]
+        if isinstance(spec, dict) and not any(_blocks_rules(p) for p in shape):
+            loaded.append((file, spec, data))
+    if problems and not loaded:
         raise InputError(problems, "not a valid run spec (format v1 §6, docs/formats/v1.md); nothing was registered")
     with appending(paths, "register") as app:
         ledger = app.ledger
@@ -76,8 +82,8 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         registered: list[Registered] = []
         lines: list[bytes] = []
         for file, spec, data in loaded:
-            leaf = _check_new_run(paths, ledger, file, spec, data, when, problems)
-            if leaf is None:
+            leaf = _check_new_run(paths, ledger, file, spec, data or b"", when, problems)
+            if leaf is None or data is None:
                 continue
             try:
                 lines += app.prepare([leaf])  # later specs of the batch see this run in the replayed state
@@ -90,8 +96,22 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
             raise InputError(problems, f"cannot register {what}; nothing was written")
         app.tx.add_lines(lines)
         for _, spec, data in loaded:
+            assert data is not None  # a spec without its bytes was refused above
             app.stage(paths.run_spec_file(spec["id"]), data)
     return registered
+
+
+# The members the ledger's rules read (the rest, such as the budget, the question or the
+# metrics, are checked by shape alone).
+_RULE_MEMBERS = ("id", "previous_run", "subject", "gate", "items", "methodology")
+
+
+def _blocks_rules(p: Problem) -> bool:
+    """Whether a shape problem leaves the ledger's rules nothing sound to check."""
+    root = re.split(r"[.\[]", p.where, maxsplit=1)[0]
+    if root:
+        return root in _RULE_MEMBERS
+    return p.message.startswith("missing") and any(repr(k) in p.message for k in _RULE_MEMBERS)
 
 
 def _check_new_run(
@@ -126,11 +146,12 @@ def _check_new_run(
                 file, f"unknown gate {spec['gate']!r}", "gate", expected=", ".join(ledger.gates) or "a declared gate"
             )
         )
-        return None
     # Look-alike names and a subject id under another name: the ledger's own rule, reported
     # against the spec rather than the ledger line it would have become.
     problems += [p.at(file) for p in ledger.subject_problems(spec["subject"])]
     params = methodology(paths, ledger, spec["methodology"]["version"], problems)
+    if spec["gate"] not in ledger.gates:
+        return None  # every item would also be "not of the run's gate": the gate is the one problem
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
     problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params, earlier)]

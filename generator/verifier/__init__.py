@@ -164,7 +164,7 @@ from generator.verifier.scoring import (
 from generator.verifier.site import verify_site
 from generator.verifier.snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
 from generator.verifier.sodium import sodium_function
-from generator.verifier.state import replace_atomically, user_cache_dir
+from generator.verifier.state import other_log_problems, replace_atomically, user_cache_dir
 from generator.verifier.subjects import prose_problems
 from generator.verifier.text import printable, safe_json, show
 from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
@@ -305,6 +305,7 @@ __all__ = [
     "number_rule_problems",
     "open_checkpoint",
     "open_note",
+    "other_log_problems",
     "parse_canonical",
     "parse_checkpoint",
     "parse_cosigner_vkey",

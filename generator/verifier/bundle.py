@@ -36,6 +36,7 @@ MODULES = (
     "errors",
     "canonical",
     "formats",
+    "confusables",
     "sodium",
     "keys",
     "note",

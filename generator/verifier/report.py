@@ -38,6 +38,8 @@ class Report:
     # and for readers of --json; its note's bytes too, so a state can be rechecked later.
     tree: dict[str, Any] = field(default_factory=dict)
     checkpoint: bytes = b""
+    # The raw public keys the log has signed with: the state file remembers them for its origin.
+    log_keys: list[bytes] = field(default_factory=list)
     # States of certificates, not failures: a pass never makes a revoked or expired one valid.
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at

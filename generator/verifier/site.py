@@ -2,7 +2,7 @@
 
 import base64
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from generator.verifier.agreement_files import check_label_sets
@@ -35,7 +35,7 @@ from generator.verifier.rotation import (
     check_keys_follow_the_ledger,
     check_pin_followed,
 )
-from generator.verifier.subjects import subject_fold
+from generator.verifier.state import other_log_problems
 from generator.verifier.witnessing import policy_problems
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
@@ -52,6 +52,7 @@ def verify_site(
     policy: Policy | None = None,
     memory: Path | None = None,
     full: bool = False,
+    known_logs: Mapping[str, Iterable[bytes]] | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -61,7 +62,9 @@ def verify_site(
     witness cosignatures. With `memory`, a folder where the verifier remembers the last release
     it verified (generator/verifier/memory.py): the site is verified from the release remembered
     there, if it is the one `since` remembers, and what this run verified is remembered when
-    every check passes; `full` verifies from nothing all the same.
+    every check passes; `full` verifies from nothing all the same. `known_logs` maps each
+    origin the verifier remembers to the keys remembered for it: a site whose key is another
+    origin's, or whose origin looks like another (the origins of `since` too), fails.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -78,7 +81,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report)
     try:
-        _check(s, key, since, from_tiles, policy, memory, full)
+        _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -94,6 +97,7 @@ def _check(
     policy: Policy | None,
     memory_folder: Path | None = None,
     full: bool = False,
+    known_logs: Mapping[str, Iterable[bytes]] | None = None,
 ) -> None:
     report = s.report
     loaded = s.document(MANIFEST_PATH, "manifest")
@@ -105,18 +109,16 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
+    # Another log's key, or a look-alike of another log's origin, would let this site start
+    # afresh beside the history this verifier remembers for that log.
+    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
+    known.update(known_logs or {})
+    for problem in other_log_problems(origin, [public_key], known):
+        report.check(False, MANIFEST_PATH, problem)
+    report.checks += 1
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
-            # Another log; unless its name only looks like this one's, which would let a
-            # look-alike origin start afresh beside the history this verifier remembers.
-            report.check(
-                subject_fold(remembered_for) != subject_fold(origin),
-                MANIFEST_PATH,
-                "the site's origin looks like the origin of a log this verifier remembers, but is not it",
-                remembered_for,
-                origin,
-            )
             continue
         try:
             saved.append(saved_checkpoint(label, data, origin))
@@ -211,6 +213,7 @@ def _check(
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
+    report.log_keys = sorted({public_key, *(span.key.public_key for span in ledger.keys.spans)})
     if memory is not None and memory.bound and not memory.used and memory.why_not:
         report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
     if memory is not None and report.ok:
