@@ -30,37 +30,37 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/tiles.py             lines  1885 to  2116
     generator/verifier/cosignature.py       lines  2117 to  2273
     generator/verifier/policy.py            lines  2274 to  2556
-    generator/verifier/witnessing.py        lines  2557 to  2580
-    generator/verifier/idindex.py           lines  2581 to  2664
-    generator/verifier/methodology.py       lines  2665 to  2988
-    generator/verifier/scoring.py           lines  2989 to  3288
-    generator/verifier/agreement.py         lines  3289 to  3548
-    generator/verifier/labelsets.py         lines  3549 to  3887
-    generator/verifier/subjects.py          lines  3888 to  4153
-    generator/verifier/keyring.py           lines  4154 to  4285
-    generator/verifier/ledger.py            lines  4286 to  4764
-    generator/verifier/snapshot.py          lines  4765 to  4934
-    generator/verifier/state.py             lines  4935 to  5088
-    generator/verifier/memory.py            lines  5089 to  5284
-    generator/verifier/answers.py           lines  5285 to  5352
-    generator/verifier/runs.py              lines  5353 to  5635
-    generator/verifier/lineage.py           lines  5636 to  5897
-    generator/verifier/evidence.py          lines  5898 to  5992
-    generator/verifier/certificates.py      lines  5993 to  6456
-    generator/verifier/certificate_documents.py lines  6457 to  6552
-    generator/verifier/recheck.py           lines  6553 to  6852
-    generator/verifier/report.py            lines  6853 to  6985
-    generator/verifier/folder.py            lines  6986 to  7232
-    generator/verifier/release.py           lines  7233 to  7478
-    generator/verifier/download.py          lines  7479 to  7946
-    generator/verifier/rotation.py          lines  7947 to  8055
-    generator/verifier/history.py           lines  8056 to  8402
-    generator/verifier/publication.py       lines  8403 to  8840
-    generator/verifier/revocations.py       lines  8841 to  8960
-    generator/verifier/certificate_files.py lines  8961 to  9281
-    generator/verifier/agreement_files.py   lines  9282 to  9426
-    generator/verifier/site.py              lines  9427 to  9619
-    generator/verifier/cli.py               lines  9620 to  9897
+    generator/verifier/witnessing.py        lines  2557 to  2586
+    generator/verifier/idindex.py           lines  2587 to  2670
+    generator/verifier/methodology.py       lines  2671 to  2994
+    generator/verifier/scoring.py           lines  2995 to  3294
+    generator/verifier/agreement.py         lines  3295 to  3554
+    generator/verifier/labelsets.py         lines  3555 to  3893
+    generator/verifier/subjects.py          lines  3894 to  4159
+    generator/verifier/keyring.py           lines  4160 to  4291
+    generator/verifier/ledger.py            lines  4292 to  4770
+    generator/verifier/snapshot.py          lines  4771 to  4940
+    generator/verifier/state.py             lines  4941 to  5094
+    generator/verifier/memory.py            lines  5095 to  5290
+    generator/verifier/answers.py           lines  5291 to  5358
+    generator/verifier/runs.py              lines  5359 to  5641
+    generator/verifier/lineage.py           lines  5642 to  5903
+    generator/verifier/evidence.py          lines  5904 to  5998
+    generator/verifier/certificates.py      lines  5999 to  6462
+    generator/verifier/certificate_documents.py lines  6463 to  6558
+    generator/verifier/recheck.py           lines  6559 to  6858
+    generator/verifier/report.py            lines  6859 to  6991
+    generator/verifier/folder.py            lines  6992 to  7238
+    generator/verifier/release.py           lines  7239 to  7484
+    generator/verifier/download.py          lines  7485 to  7952
+    generator/verifier/rotation.py          lines  7953 to  8061
+    generator/verifier/history.py           lines  8062 to  8415
+    generator/verifier/publication.py       lines  8416 to  8853
+    generator/verifier/revocations.py       lines  8854 to  8973
+    generator/verifier/certificate_files.py lines  8974 to  9294
+    generator/verifier/agreement_files.py   lines  9295 to  9439
+    generator/verifier/site.py              lines  9440 to  9632
+    generator/verifier/cli.py               lines  9633 to  9912
 """
 
 # ==============================================================================================
@@ -2561,9 +2561,15 @@ def witnessed_by(policy: Policy, note_bytes: bytes) -> dict[str, int]:
 #     the operator could not show to anyone else with a different history.
 # ==============================================================================================
 
+def policy_logs(policy: Policy, origin: str) -> list[VerifierKey]:
+    """Every log key `policy` names for `origin`, in its order: during a rotation a policy names
+    the retired key and the active one, and a checkpoint signed by any of them is the log's."""
+    return [k for k in policy.log_keys if k.name == origin]
+
+
 def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: bytes) -> list[str]:
     """What keeps `checkpoint` (a note by `origin`'s `public_key`) from satisfying `policy`."""
-    if not any(k.name == origin and k.public_key == public_key for k in policy.log_keys):
+    if not any(k.public_key == public_key for k in policy_logs(policy, origin)):
         return [f"the policy names no log key {origin} with this site's key; it trusts another log"]
     try:
         cosigned = witnessed_by(policy, checkpoint)
@@ -8383,21 +8389,28 @@ class ArtifactCheck:
     size: int = 0
     index: int = 0
     leaf: Any = None
+    signer: VerifierKey | None = None  # the log key whose signature opened the checkpoint
 
 
-def verify_artifact(data: bytes, proof_data: bytes, log: VerifierKey) -> ArtifactCheck:
-    """One artifact alone, offline: its proof's checkpoint signed by `log`, its leaf committing
-    to the file, and the leaf included in the checkpoint's tree."""
+def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey]) -> ArtifactCheck:
+    """One artifact alone, offline: its proof's checkpoint signed by one of `logs` (a policy names
+    the retired and the active key during a rotation: any of them will do, as in the site's
+    check), its leaf committing to the file, and the leaf included in the checkpoint's tree."""
+    names = " or ".join(sorted({k.name for k in logs}))
     try:
         proof = parse_tlog_proof(proof_data)
-        origin, size, root = parse_checkpoint(open_note(proof.checkpoint, [log]).text)
+        note = open_note(proof.checkpoint, logs)
+        origin, size, root = parse_checkpoint(note.text)
     except (FormatError, NoteError) as e:
-        return ArtifactCheck([f"the proof's checkpoint does not verify with {log.name}'s key: {e}"])
-    if origin != log.name:
-        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {log.name!r}"])
+        return ArtifactCheck([f"the proof's checkpoint does not verify with {names}'s key: {e}"])
+    by_id = {(k.name, k.key_id): k for k in logs}
+    signers = [by_id[(sig.name, sig.key_id)] for sig in note.verified]
+    signer = next((k for k in signers if k.name == origin), signers[0])
+    if origin != signer.name:
+        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {signer.name!r}"])
     problem = artifact_proof_problem(data, proof_data, None, size, root)
     leaf = parse_canonical(proof.extra) if problem is None and proof.extra is not None else None
-    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf)
+    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf, signer)
 
 
 # ==============================================================================================
@@ -9852,9 +9865,11 @@ def _proof_main(argv: list[str]) -> int:
     if proof is None:
         return 2
     origin_line = proof.split(b"\n\n", 1)[-1].split(b"\n", 1)[0].decode("utf-8", "replace")
-    log = next((k for k in keys if k.name == origin_line), keys[0])
-    result = verify_artifact(data, proof, log)
-    if policy is not None and not result.problems:
+    # Every key named for the proof's origin, as the site's check accepts any of them.
+    candidates = (policy_logs(policy, origin_line) if policy else keys) or keys[:1]
+    result = verify_artifact(data, proof, candidates)
+    log = result.signer
+    if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
     if args.json:
@@ -9877,7 +9892,7 @@ def _proof_main(argv: list[str]) -> int:
     else:
         print(
             f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
-            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint}."
+            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
         if isinstance(result.leaf, dict) and result.leaf.get("type") == "certificate":

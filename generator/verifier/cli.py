@@ -22,7 +22,7 @@ from generator.verifier.sodium import NACL
 from generator.verifier.state import default_state_path, read_state, remembered_keys, saved_from_state, write_state
 from generator.verifier.text import printable, safe_json
 from generator.verifier.tlogproof import parse_tlog_proof
-from generator.verifier.witnessing import policy_problems
+from generator.verifier.witnessing import policy_logs, policy_problems
 
 # A saved checkpoint is a few hundred bytes; a bound keeps a wrong argument from being read whole.
 _MAX_CHECKPOINT_BYTES = 1 << 16
@@ -255,9 +255,11 @@ def _proof_main(argv: list[str]) -> int:
     if proof is None:
         return 2
     origin_line = proof.split(b"\n\n", 1)[-1].split(b"\n", 1)[0].decode("utf-8", "replace")
-    log = next((k for k in keys if k.name == origin_line), keys[0])
-    result = verify_artifact(data, proof, log)
-    if policy is not None and not result.problems:
+    # Every key named for the proof's origin, as the site's check accepts any of them.
+    candidates = (policy_logs(policy, origin_line) if policy else keys) or keys[:1]
+    result = verify_artifact(data, proof, candidates)
+    log = result.signer
+    if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
     if args.json:
@@ -280,7 +282,7 @@ def _proof_main(argv: list[str]) -> int:
     else:
         print(
             f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
-            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint}."
+            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
         if isinstance(result.leaf, dict) and result.leaf.get("type") == "certificate":

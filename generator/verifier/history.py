@@ -9,7 +9,7 @@ one an auditor saved (`--since`), or the state file of an earlier run.
 """
 
 import base64
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -350,18 +350,25 @@ class ArtifactCheck:
     size: int = 0
     index: int = 0
     leaf: Any = None
+    signer: VerifierKey | None = None  # the log key whose signature opened the checkpoint
 
 
-def verify_artifact(data: bytes, proof_data: bytes, log: VerifierKey) -> ArtifactCheck:
-    """One artifact alone, offline: its proof's checkpoint signed by `log`, its leaf committing
-    to the file, and the leaf included in the checkpoint's tree."""
+def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey]) -> ArtifactCheck:
+    """One artifact alone, offline: its proof's checkpoint signed by one of `logs` (a policy names
+    the retired and the active key during a rotation: any of them will do, as in the site's
+    check), its leaf committing to the file, and the leaf included in the checkpoint's tree."""
+    names = " or ".join(sorted({k.name for k in logs}))
     try:
         proof = parse_tlog_proof(proof_data)
-        origin, size, root = parse_checkpoint(open_note(proof.checkpoint, [log]).text)
+        note = open_note(proof.checkpoint, logs)
+        origin, size, root = parse_checkpoint(note.text)
     except (FormatError, NoteError) as e:
-        return ArtifactCheck([f"the proof's checkpoint does not verify with {log.name}'s key: {e}"])
-    if origin != log.name:
-        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {log.name!r}"])
+        return ArtifactCheck([f"the proof's checkpoint does not verify with {names}'s key: {e}"])
+    by_id = {(k.name, k.key_id): k for k in logs}
+    signers = [by_id[(sig.name, sig.key_id)] for sig in note.verified]
+    signer = next((k for k in signers if k.name == origin), signers[0])
+    if origin != signer.name:
+        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {signer.name!r}"])
     problem = artifact_proof_problem(data, proof_data, None, size, root)
     leaf = parse_canonical(proof.extra) if problem is None and proof.extra is not None else None
-    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf)
+    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf, signer)

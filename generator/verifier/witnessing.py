@@ -4,12 +4,19 @@ enough of the policy's witnesses for its quorum. A checkpoint a quorum of indepe
 cosigned is one the operator could not show to anyone else with a different history."""
 
 from generator.verifier.errors import NoteError
+from generator.verifier.keys import VerifierKey
 from generator.verifier.policy import Policy, evaluate, witnessed_by
+
+
+def policy_logs(policy: Policy, origin: str) -> list[VerifierKey]:
+    """Every log key `policy` names for `origin`, in its order: during a rotation a policy names
+    the retired key and the active one, and a checkpoint signed by any of them is the log's."""
+    return [k for k in policy.log_keys if k.name == origin]
 
 
 def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: bytes) -> list[str]:
     """What keeps `checkpoint` (a note by `origin`'s `public_key`) from satisfying `policy`."""
-    if not any(k.name == origin and k.public_key == public_key for k in policy.log_keys):
+    if not any(k.public_key == public_key for k in policy_logs(policy, origin)):
         return [f"the policy names no log key {origin} with this site's key; it trusts another log"]
     try:
         cosigned = witnessed_by(policy, checkpoint)
