@@ -16,51 +16,52 @@ importing modules from the site's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    66 to   204
-    generator/verifier/text.py              lines   205 to   288
-    generator/verifier/errors.py            lines   289 to   355
-    generator/verifier/canonical.py         lines   356 to   657
-    generator/verifier/formats.py           lines   658 to   882
-    generator/verifier/confusables.py       lines   883 to  1270
-    generator/verifier/sodium.py            lines  1271 to  1314
-    generator/verifier/keys.py              lines  1315 to  1563
-    generator/verifier/note.py              lines  1564 to  1671
-    generator/verifier/merkle.py            lines  1672 to  1812
-    generator/verifier/tlogproof.py         lines  1813 to  1884
-    generator/verifier/tiles.py             lines  1885 to  2116
-    generator/verifier/cosignature.py       lines  2117 to  2273
-    generator/verifier/policy.py            lines  2274 to  2556
-    generator/verifier/witnessing.py        lines  2557 to  2586
-    generator/verifier/idindex.py           lines  2587 to  2670
-    generator/verifier/methodology.py       lines  2671 to  2994
-    generator/verifier/scoring.py           lines  2995 to  3294
-    generator/verifier/agreement.py         lines  3295 to  3554
-    generator/verifier/labelsets.py         lines  3555 to  3893
-    generator/verifier/subjects.py          lines  3894 to  4159
-    generator/verifier/keyring.py           lines  4160 to  4291
-    generator/verifier/ledger.py            lines  4292 to  4770
-    generator/verifier/snapshot.py          lines  4771 to  4940
-    generator/verifier/state.py             lines  4941 to  5094
-    generator/verifier/memory.py            lines  5095 to  5290
-    generator/verifier/answers.py           lines  5291 to  5358
-    generator/verifier/runs.py              lines  5359 to  5641
-    generator/verifier/lineage.py           lines  5642 to  5903
-    generator/verifier/evidence.py          lines  5904 to  5998
-    generator/verifier/certificates.py      lines  5999 to  6462
-    generator/verifier/certificate_documents.py lines  6463 to  6558
-    generator/verifier/recheck.py           lines  6559 to  6858
-    generator/verifier/report.py            lines  6859 to  6991
-    generator/verifier/folder.py            lines  6992 to  7238
-    generator/verifier/release.py           lines  7239 to  7484
-    generator/verifier/download.py          lines  7485 to  7952
-    generator/verifier/rotation.py          lines  7953 to  8061
-    generator/verifier/history.py           lines  8062 to  8415
-    generator/verifier/publication.py       lines  8416 to  8853
-    generator/verifier/revocations.py       lines  8854 to  8973
-    generator/verifier/certificate_files.py lines  8974 to  9294
-    generator/verifier/agreement_files.py   lines  9295 to  9439
-    generator/verifier/site.py              lines  9440 to  9632
-    generator/verifier/cli.py               lines  9633 to  9912
+    generator/verifier/isolation.py         lines    67 to   205
+    generator/verifier/text.py              lines   206 to   289
+    generator/verifier/errors.py            lines   290 to   356
+    generator/verifier/canonical.py         lines   357 to   658
+    generator/verifier/formats.py           lines   659 to   883
+    generator/verifier/confusables.py       lines   884 to  1271
+    generator/verifier/sodium.py            lines  1272 to  1315
+    generator/verifier/keys.py              lines  1316 to  1564
+    generator/verifier/note.py              lines  1565 to  1672
+    generator/verifier/merkle.py            lines  1673 to  1813
+    generator/verifier/tlogproof.py         lines  1814 to  1885
+    generator/verifier/tiles.py             lines  1886 to  2117
+    generator/verifier/cosignature.py       lines  2118 to  2274
+    generator/verifier/policy.py            lines  2275 to  2557
+    generator/verifier/witnessing.py        lines  2558 to  2587
+    generator/verifier/idindex.py           lines  2588 to  2671
+    generator/verifier/methodology.py       lines  2672 to  2995
+    generator/verifier/scoring.py           lines  2996 to  3295
+    generator/verifier/agreement.py         lines  3296 to  3555
+    generator/verifier/labelsets.py         lines  3556 to  3894
+    generator/verifier/subjects.py          lines  3895 to  4160
+    generator/verifier/keyring.py           lines  4161 to  4292
+    generator/verifier/ledger.py            lines  4293 to  4771
+    generator/verifier/snapshot.py          lines  4772 to  4941
+    generator/verifier/state.py             lines  4942 to  5095
+    generator/verifier/memory.py            lines  5096 to  5291
+    generator/verifier/answers.py           lines  5292 to  5359
+    generator/verifier/runs.py              lines  5360 to  5671
+    generator/verifier/lineage.py           lines  5672 to  5933
+    generator/verifier/score_edits.py       lines  5934 to  6019
+    generator/verifier/evidence.py          lines  6020 to  6114
+    generator/verifier/certificates.py      lines  6115 to  6585
+    generator/verifier/certificate_documents.py lines  6586 to  6681
+    generator/verifier/recheck.py           lines  6682 to  6981
+    generator/verifier/report.py            lines  6982 to  7114
+    generator/verifier/folder.py            lines  7115 to  7361
+    generator/verifier/release.py           lines  7362 to  7607
+    generator/verifier/download.py          lines  7608 to  8075
+    generator/verifier/rotation.py          lines  8076 to  8184
+    generator/verifier/history.py           lines  8185 to  8538
+    generator/verifier/publication.py       lines  8539 to  8976
+    generator/verifier/revocations.py       lines  8977 to  9096
+    generator/verifier/certificate_files.py lines  9097 to  9417
+    generator/verifier/agreement_files.py   lines  9418 to  9562
+    generator/verifier/site.py              lines  9563 to  9755
+    generator/verifier/cli.py               lines  9756 to 10035
 """
 
 # ==============================================================================================
@@ -5378,6 +5379,11 @@ RUN_SPEC_KEYS = (
 )
 
 
+# FORMAT.md reading 4: the budget members this project gives a meaning, each a count (seconds,
+# tokens); other members are the program's own, any JSON value.
+BUDGET_LIMITS = ("max_wall_clock_seconds", "max_output_tokens_per_item")
+
+
 def check_run_spec(spec: Any) -> list[Problem]:
     """Problems with a run spec's shape (format v1 §6)."""
     problems = check_keys(spec, RUN_SPEC_KEYS)
@@ -5410,8 +5416,19 @@ def check_run_spec(spec: Any) -> list[Problem]:
     question = spec.get("question")
     if not (isinstance(question, str) and question.strip()):
         problems.append(Problem("must be a non-empty string", where="question", found=show(question)))
-    if "budget" in spec and not isinstance(spec["budget"], dict):
-        problems.append(Problem("must be an object", where="budget", found=show(spec["budget"])))
+    if not is_gate_id(spec.get("gate")):
+        problems.append(
+            Problem("malformed gate id", where="gate", expected=GATE_RE.pattern, found=show(spec.get("gate")))
+        )
+    budget = spec.get("budget")
+    if "budget" in spec and not isinstance(budget, dict):
+        problems.append(Problem("must be an object", where="budget", found=show(budget)))
+    elif isinstance(budget, dict):
+        for k in BUDGET_LIMITS:
+            if k in budget and not (is_int(budget[k]) and budget[k] >= 1):
+                problems.append(
+                    Problem("must be a whole number, at least 1", where=f"budget.{k}", found=show(budget[k]))
+                )
     metrics = spec.get("metrics")
     if "metrics" in spec and not (isinstance(metrics, list) and all(isinstance(x, str) for x in metrics)):
         problems.append(Problem("must be a list of strings", where="metrics", found=show(metrics)))
@@ -5420,6 +5437,19 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
     m = spec.get("methodology")
     problems += check_keys(m, ("version", "sha256"), where="methodology")
+    if (
+        isinstance(m, dict)
+        and "version" in m
+        and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"]))
+    ):
+        problems.append(
+            Problem(
+                "malformed methodology version",
+                where="methodology.version",
+                expected=VERSION_RE.pattern,
+                found=show(m["version"]),
+            )
+        )
     if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
     judge = spec.get("judge")
@@ -5902,6 +5932,92 @@ def _is_int_of(value: Any, want: int) -> bool:
 
 
 # ==============================================================================================
+# generator/verifier/score_edits.py: A result's score edits (FORMAT.md, "Score edits"): the hand edits of a harness's
+#     scores that the result rests on, each with who made it, when and why. One rule for the results file `certify`
+#     reads and the certificate (or details document) the verifier reads.
+# ==============================================================================================
+
+SCORE_EDITS = "score_edits"
+
+
+SCORE_EDIT_KEYS = ("scorer", "from", "to", "by", "at", "reason")
+
+
+# Bounds of what a page shows and a reader reads: a few edits of a result, names and a sentence or two.
+MAX_SCORE_EDITS = 100
+
+
+MAX_NAME = 200
+
+
+MAX_REASON = 2000
+
+
+def _text_problem(value: Any, limit: int) -> bool:
+    return not (isinstance(value, str) and value.strip() and len(value) <= limit)
+
+
+def score_edits_problems(value: Any, where: str, render: Callable[[Any], str] = show) -> list[Problem]:
+    """Every way a result's `score_edits` breaks its rules: a non-empty list of {scorer, from, to,
+    by, at, reason}, sorted by scorer, each scorer's edits in the order they were made. `from` is
+    the score's value before the edit (null when the edit made the score), `to` its value after."""
+    w = f"{where}.{SCORE_EDITS}"
+    if not isinstance(value, list) or not value:
+        return [
+            Problem(
+                "score edits are a non-empty list of {scorer, from, to, by, at, reason}",
+                where=w,
+                found=render(value),
+            )
+        ]
+    if len(value) > MAX_SCORE_EDITS:
+        return [Problem("too many score edits", where=w, expected=f"at most {MAX_SCORE_EDITS}", found=str(len(value)))]
+    problems: list[Problem] = []
+    keys: list[tuple[str, str]] = []
+    for i, e in enumerate(value):
+        ew = f"{w}[{i}]"
+        problems += check_keys(e, SCORE_EDIT_KEYS, where=ew)
+        if not isinstance(e, dict):
+            continue
+        for k, limit, what in (
+            ("scorer", MAX_NAME, "the name of the scorer whose score was edited"),
+            ("by", MAX_NAME, "who edited the score"),
+            ("reason", MAX_REASON, "why the score was edited, in the editor's words"),
+        ):
+            if k in e and _text_problem(e[k], limit):
+                problems.append(
+                    Problem(
+                        f"{k} is {what}",
+                        where=f"{ew}.{k}",
+                        expected=f"text other than white space, at most {limit} characters",
+                        found=render(e[k]),
+                    )
+                )
+        if "at" in e and not is_time(e["at"]):
+            problems.append(
+                Problem(
+                    "malformed time: when the score was edited, in UTC",
+                    where=f"{ew}.at",
+                    expected="YYYY-MM-DDTHH:MM:SSZ",
+                    found=render(e["at"]),
+                )
+            )
+        if "to" in e and e["to"] is None:
+            problems.append(Problem("an edit gives the score a value", where=f"{ew}.to", found="null"))
+        if isinstance(e.get("scorer"), str) and is_time(e.get("at")):
+            keys.append((e["scorer"], e["at"]))
+    if len(keys) == len(value) and keys != sorted(keys):
+        problems.append(
+            Problem(
+                "score edits are sorted by scorer, and each scorer's in the order they were made",
+                where=w,
+                found=render([f"{s} {t}" for s, t in keys]),
+            )
+        )
+    return problems
+
+
+# ==============================================================================================
 # generator/verifier/evidence.py: Raw evidence bound by hash (FORMAT.md, "Evidence files"): the files an evaluation
 #     produced (an Inspect `.eval` log, trajectories, a judge's raw outputs), listed in the certificate by name,
 #     SHA-256, size and the items they concern, kept privately and published by the rule of details documents, so that
@@ -6102,10 +6218,15 @@ def _check_result(
         return problems, status, None
     if status == "scored":
         problems = check_keys(
-            r, ("item", "status", "score", "passed", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=where
+            r,
+            ("item", "status", "score", "passed", "fields"),
+            optional=(*lineage_keys(r), JUDGE_LABELS, SCORE_EDITS),
+            where=where,
         )
         if JUDGE_LABELS in r:
             problems += judge_labels_problems(r[JUDGE_LABELS], where)
+        if SCORE_EDITS in r:
+            problems += score_edits_problems(r[SCORE_EDITS], where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):
@@ -6161,9 +6282,11 @@ def non_scored_problems(
     problems = check_keys(
         r,
         ("item", "status", "note"),
-        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r),
+        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r) + (SCORE_EDITS,),
         where=where,
     )
+    if SCORE_EDITS in r:
+        problems += score_edits_problems(r[SCORE_EDITS], where, render)
     if "note" in r and not isinstance(r["note"], str):
         problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
     if status == "excluded":

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from conftest import refused, tree
-from runkit import certify, methodology_pin, named, register, results, run_spec, scored
+from runkit import certify, methodology_pin, named, register, results, run_spec, scored, write_json
 
 from generator.cli import main
-from generator.commands.register import register_run
+from generator.commands.register import register_run, register_runs
 from generator.datadir import Paths
 from generator.errors import InputError
 from generator.verifier import loads_strict
@@ -422,3 +422,45 @@ def test_a_judge_model_or_version_that_is_not_text_is_refused(prog: Paths, key: 
     judge[key] = {"name": "m"}
     err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], judge=judge))
     named(err, "must be a string", f"judge.{key}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Every problem of every spec in one run, and every member the format gives a type
+
+
+@pytest.mark.parametrize(
+    ("over", "where"),
+    [
+        ({"budget": {"max_wall_clock_seconds": "ten"}}, "budget.max_wall_clock_seconds"),
+        ({"budget": {"max_wall_clock_seconds": 0}}, "budget.max_wall_clock_seconds"),
+        ({"budget": {"max_output_tokens_per_item": True}}, "budget.max_output_tokens_per_item"),
+        ({"gate": ["a"]}, "gate"),
+        ({"methodology": {"version": 2026, "sha256": "ab" * 32}}, "methodology.version"),
+    ],
+)
+def test_every_typed_member_is_type_checked(prog: Paths, over: dict[str, Any], where: str) -> None:
+    spec = {**run_spec(prog, "run-x", "a", ["a-001"]), **over}
+    err = register_refused(prog, spec)
+    assert any(p.where == where for p in err.problems), err.describe()
+
+
+def test_a_spec_with_a_bad_budget_also_gets_its_ledger_problems_and_other_specs_theirs(prog: Paths) -> None:
+    """Shape and ledger problems, of two specs, in one run: not three rounds of fix and rerun."""
+    first = run_spec(prog, "run-x", "b", ["b-0001", "b-0099"], budget={"max_wall_clock_seconds": "ten"})
+    second = run_spec(prog, "run-y", "z", ["a-001"], question=" ")
+    second["subject"] = {**second["subject"], "id": "other", "name": "Other"}
+    files = [write_json(prog.data.parent / "in" / f"{s['id']}.json", s) for s in (first, second)]
+    err = refused(lambda: register_runs(prog, files, LATER), prog.data, prog.private)
+    by_file = {(p.file.rsplit("/", 1)[-1], p.where) for p in err.problems}
+    assert ("run-x.json", "budget.max_wall_clock_seconds") in by_file, err.describe()  # shape
+    assert any("b-0001" in p.message and p.file.endswith("run-x.json") for p in err.problems)  # revealed item
+    assert any("b-0099" in p.message for p in err.problems), err.describe()  # never committed
+    assert any("too few items" in p.message for p in err.problems), err.describe()
+    assert ("run-y.json", "question") in by_file and ("run-y.json", "gate") in by_file, err.describe()
+
+
+def test_the_verifier_refuses_a_registered_spec_with_an_untyped_budget(verifier: Any) -> None:
+    """check_run_spec is the verifier's: a forged ledger whose spec says "ten" fails verify.py."""
+    spec = {"max_wall_clock_seconds": "ten"}
+    problems = verifier.check_run_spec({"budget": spec})
+    assert any(p.where == "budget.max_wall_clock_seconds" for p in problems)

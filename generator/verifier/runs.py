@@ -3,7 +3,20 @@
 from typing import Any
 
 from generator.verifier.errors import Problem
-from generator.verifier.formats import as_dict, as_list, check_keys, is_hex64, is_id, is_int, is_v1, same, sha256_hex
+from generator.verifier.formats import (
+    GATE_RE,
+    VERSION_RE,
+    as_dict,
+    as_list,
+    check_keys,
+    is_gate_id,
+    is_hex64,
+    is_id,
+    is_int,
+    is_v1,
+    same,
+    sha256_hex,
+)
 from generator.verifier.ledger import Ledger, RunEvent
 from generator.verifier.methodology import Methodology
 from generator.verifier.subjects import check_subject, name_problems, subject_fold
@@ -25,6 +38,9 @@ RUN_SPEC_KEYS = (
     "methodology",
     "judge",
 )
+# FORMAT.md reading 4: the budget members this project gives a meaning, each a count (seconds,
+# tokens); other members are the program's own, any JSON value.
+BUDGET_LIMITS = ("max_wall_clock_seconds", "max_output_tokens_per_item")
 
 
 def check_run_spec(spec: Any) -> list[Problem]:
@@ -59,8 +75,19 @@ def check_run_spec(spec: Any) -> list[Problem]:
     question = spec.get("question")
     if not (isinstance(question, str) and question.strip()):
         problems.append(Problem("must be a non-empty string", where="question", found=show(question)))
-    if "budget" in spec and not isinstance(spec["budget"], dict):
-        problems.append(Problem("must be an object", where="budget", found=show(spec["budget"])))
+    if not is_gate_id(spec.get("gate")):
+        problems.append(
+            Problem("malformed gate id", where="gate", expected=GATE_RE.pattern, found=show(spec.get("gate")))
+        )
+    budget = spec.get("budget")
+    if "budget" in spec and not isinstance(budget, dict):
+        problems.append(Problem("must be an object", where="budget", found=show(budget)))
+    elif isinstance(budget, dict):
+        for k in BUDGET_LIMITS:
+            if k in budget and not (is_int(budget[k]) and budget[k] >= 1):
+                problems.append(
+                    Problem("must be a whole number, at least 1", where=f"budget.{k}", found=show(budget[k]))
+                )
     metrics = spec.get("metrics")
     if "metrics" in spec and not (isinstance(metrics, list) and all(isinstance(x, str) for x in metrics)):
         problems.append(Problem("must be a list of strings", where="metrics", found=show(metrics)))
@@ -69,6 +96,19 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
     m = spec.get("methodology")
     problems += check_keys(m, ("version", "sha256"), where="methodology")
+    if (
+        isinstance(m, dict)
+        and "version" in m
+        and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"]))
+    ):
+        problems.append(
+            Problem(
+                "malformed methodology version",
+                where="methodology.version",
+                expected=VERSION_RE.pattern,
+                found=show(m["version"]),
+            )
+        )
     if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
     judge = spec.get("judge")
