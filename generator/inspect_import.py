@@ -19,6 +19,7 @@ Inspect log"):
       correctness: score.judge.metadata.correctness
     exclude:                      # items the operator sets aside under a rule of the run spec
       a-006: {rule: 0, note: "pasted HTML, stripped by the input filter", at: "2026-11-28T12:00:00Z"}
+    accept_score_edits: false     # default: a score edited by hand after the evaluation is refused
 
 A source is `completion` (the final completion's text), `completion.<key>…` (a member of the
 completion parsed as a JSON object), `metadata.<key>…`, `store.<key>…`, or a scorer's
@@ -38,6 +39,11 @@ result's earlier attempts (FORMAT.md, "Attempts and lineage"). In a log that was
 stopped by an error, an item whose sample never ran is `not_run`; in a log that succeeded it is
 refused as missing. An item the mapping excludes is `excluded`: what its sample came to is the
 last of its attempts, the one the exclusion sets aside.
+
+A score edited after the evaluation (Inspect's `edit_score`, kept in the score's `history` with
+who, when and why) is refused, naming the sample, the scorer and the edit, unless the mapping sets
+`accept_score_edits: true`; then every edit goes into the result as its `score_edits` (FORMAT.md,
+"Score edits"), and the certificate carries them.
 
 The results list the log itself as an evidence file (FORMAT.md, "Evidence files"), so that the
 certificate binds the bytes Inspect wrote, not only the results read from them.
@@ -100,7 +106,7 @@ INSTALL_HINT = (
     "'python3 -m pip wheel . --no-deps -w dist', "
     f"pip install 'dist/transparency_site-{__version__}-py3-none-any.whl[inspect]' (README, \"Install\")"
 )
-MAPPING_KEYS = ("task", "model", "item", "fields", "similarity", "judge_labels", "exclude")
+MAPPING_KEYS = ("task", "model", "item", "fields", "similarity", "judge_labels", "exclude", "accept_score_edits")
 EXCLUSION_KEYS = ("rule", "note", "at")
 SOURCE_FORMS = (
     "completion, completion.<key>, metadata.<key>, store.<key>, score.<scorer>.value, score.<scorer>.answer or "
@@ -181,6 +187,7 @@ class Mapping:
     similarity: dict[str, Source]
     judge_labels: dict[str, Source]  # by rubric dimension
     exclude: dict[str, Exclusion]  # by item id
+    accept_score_edits: bool = False  # carry hand edits of scores into the results, instead of refusing them
 
     def source_of(self, field: str) -> Source:
         return self.fields.get(field) or Source(f"completion.{field}", "completion", (field,))
@@ -224,6 +231,18 @@ def parse_mapping(value: Any, file: str) -> Mapping:
         )
     tables = {key: _source_table(value, key, file, problems) for key in ("fields", "similarity", "judge_labels")}
     exclude = _exclusions(value, file, problems)
+    accept_edits = value.get("accept_score_edits", False)
+    if not isinstance(accept_edits, bool):
+        problems.append(
+            problem(
+                file,
+                "accept_score_edits says whether scores edited by hand after the evaluation are carried into the "
+                "results (true) or refused (false, the default)",
+                "accept_score_edits",
+                expected="true or false",
+                found=show(accept_edits),
+            )
+        )
     if problems:
         raise InputError(problems, "not a valid mapping of an Inspect log; nothing was written")
     return Mapping(
@@ -234,6 +253,7 @@ def parse_mapping(value: Any, file: str) -> Mapping:
         tables["similarity"],
         tables["judge_labels"],
         exclude,
+        accept_edits is True,
     )
 
 
@@ -569,7 +589,78 @@ class _Reader:
             earlier, at = self.lineage(sample, sample.error_retries)
             n = len(earlier)
             r.update({"attempt": n + 1, "retry_of": n, "at": at, "attempts": earlier})
+        edits = self.score_edits(sample)
+        if edits:
+            r["score_edits"] = edits
         return r if len(self.problems) == before else None
+
+    def score_edits(self, sample: EvalSample) -> list[dict[str, Any]]:
+        """Every hand edit of the sample's scores, by scorer and in the order made, as the
+        results carry them; each one a problem unless the mapping accepts edits. A score's
+        `history` starts with the score as its scorer gave it (no provenance) and then lists
+        each edit; a score an edit made starts with that edit."""
+        label = sample_label(sample)
+        out: list[dict[str, Any]] = []
+        for name, score in sorted((sample.scores or {}).items()):
+            history = list(score.history or [])
+            # The events keep each edit too: a log whose history was emptied still shows them.
+            recorded = sum(
+                1 for e in sample.events or [] if e.event == "score_edit" and getattr(e, "score_name", None) == name
+            )
+            original = len(history) > 1 and history[0].provenance is None
+            edits = history[1:] if original else history
+            if len(edits) != recorded and (recorded or edits):
+                self.add(
+                    f"{label}: score {name}: the log's events record {recorded} edit(s) of it and its history "
+                    f"{len(edits)}: the log was changed other than through Inspect's edit_score",
+                    f"scores.{name}.history",
+                )
+                continue
+            value: Any = history[0].value if original else None
+            for k, edit in enumerate(edits):
+                new = value if edit.value == "UNCHANGED" else edit.value
+                p = edit.provenance
+                by = p.author if p is not None else None
+                at = _time(p.timestamp) if p is not None else None
+                reason = p.reason if p is not None else None
+                e = {
+                    "scorer": name,
+                    "from": None if value is None else native_value(value),
+                    "to": native_value(new),
+                    "by": by,
+                    "at": at,
+                    "reason": reason,
+                }
+                value = new
+                told = f"score {name} was edited by {show(by)} at {at or '?'} ({show(reason)}), from {show(e['from'])} "
+                where = f"scores.{name}.history[{k + (1 if original else 0)}]"
+                if not self.mapping.accept_score_edits:
+                    self.add(
+                        f"{label}: {told}to {show(e['to'])}: a certificate would rest on a score changed by hand "
+                        "after the evaluation; import the log as its scorers left it, or set accept_score_edits: true "
+                        "in the mapping to carry every edit (who, when, why) into the results and the certificate",
+                        where,
+                    )
+                elif not (isinstance(by, str) and by.strip() and at and isinstance(reason, str) and reason.strip()):
+                    self.add(
+                        f"{label}: {told}to {show(e['to'])}: an accepted edit states who made it, when and why "
+                        "(Inspect's ProvenanceData author, timestamp and reason), and this one does not",
+                        f"{where}.provenance",
+                    )
+                else:
+                    try:
+                        check_no_surrogates(e)
+                    except FormatError as err:
+                        self.add(f"{label}: score {name}'s edit: {err}", where)
+                        continue
+                    out.append(e)
+            if edits and native_value(value) != native_value(score.value):
+                self.add(
+                    f"{label}: score {name}'s history ends at {show(native_value(value))}, and its value is "
+                    f"{show(native_value(score.value))}: the log was changed other than through Inspect's edit_score",
+                    f"scores.{name}.value",
+                )
+        return out  # by scorer (the loop's order), each scorer's in the order made
 
     def excluded(self, final: dict[str, Any], sample: EvalSample, exclusion: Exclusion) -> dict[str, Any]:
         """The excluded result of an item whose sample came to `final`: that outcome is the last

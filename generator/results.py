@@ -17,6 +17,7 @@ from generator.sources import read_text
 from generator.verifier import (
     JUDGE_LABELS,
     MAX_SAFE_INTEGER,
+    SCORE_EDITS,
     SCORED,
     STATUSES,
     FormatError,
@@ -30,6 +31,7 @@ from generator.verifier import (
     lineage_problems,
     non_scored_problems,
     number_rule_problems,
+    score_edits_problems,
     show,
     similarity_form_problem,
     strict_decoder,
@@ -245,12 +247,25 @@ def check_results_shape(
                             found=ntext,
                         )
                     )
+        for nw, ntext in _numbers(r.get(SCORE_EDITS), f"{w}.{SCORE_EDITS}"):
+            problems.append(
+                Problem(
+                    "a score edit holds a number that is not an integer within ±(2^53−1)",
+                    where=nw,
+                    expected="an integer, or the value as a string",
+                    found=ntext,
+                )
+            )
         if status != SCORED:
             problems += non_scored_problems(r, w, len(rules), lambda v: show(_plain(v)))
             continue
-        problems += check_keys(r, ("item", "status", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=w)
+        problems += check_keys(
+            r, ("item", "status", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS, SCORE_EDITS), where=w
+        )
         if JUDGE_LABELS in r:
             problems += judge_labels_problems(_plain(r[JUDGE_LABELS]), w, lambda v: show(_plain(v)))
+        if SCORE_EDITS in r:
+            problems += score_edits_problems(r[SCORE_EDITS], w, lambda v: show(_plain(v)))
         answer = answers.get(item) if isinstance(item, str) else None
         fields = r.get("fields")
         if not isinstance(fields, list):

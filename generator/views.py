@@ -24,6 +24,7 @@ from generator.gather import CertificateInfo, CertificateRecord, RunInfo
 from generator.lineage_view import Lineage, lineage_of
 from generator.verifier import (
     NON_SCORED,
+    SCORE_EDITS,
     SCORED,
     ItemScore,
     Methodology,
@@ -278,6 +279,20 @@ class GraderView:
 
 
 @dataclass(frozen=True)
+class ScoreEditRow:
+    """One hand edit of a harness's score that a result rests on (FORMAT.md, "Score edits")."""
+
+    item: str
+    anchor: str  # the result's own row on the page
+    scorer: str
+    from_json: str  # the score's value before the edit, as JSON ("null": the edit made the score)
+    to_json: str
+    by: str
+    at: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class CertificateView:
     serial: str
     run: str
@@ -342,6 +357,7 @@ class CertificateView:
     pass_rate_short: str = ""
     worst_case_rate_short: str = ""
     lineage: tuple[Lineage, ...] = ()  # the results tried more than once, in result order
+    score_edits: tuple[ScoreEditRow, ...] = ()  # hand edits of the harness's scores, in result order
     evidence: tuple[EvidenceRow, ...] = ()  # the raw files the certificate binds, by name
     agreement: tuple[AgreementView, ...] = ()  # format v2: the judge against blind human labels
     judge_pins: JudgePins | None = None  # format v2: the judge's rubric, direction, route and scope
@@ -594,6 +610,7 @@ def certificate_view(
     sealed: list[ResultView] = []
     not_scored: list[ResultView] = []
     lineage: list[Lineage] = []
+    score_edits: list[ScoreEditRow] = []
     for r in doc["results"]:
         item, status = r["item"], r["status"]
         details = c.details.get(item)
@@ -601,6 +618,20 @@ def certificate_view(
         tried = lineage_of(item, opened if opened is not None else r, opened is not None, rules, STATUS_WORDS)
         if tried is not None:
             lineage.append(tried)
+        edits = opened.get(SCORE_EDITS) if opened is not None else None
+        score_edits += [
+            ScoreEditRow(
+                item,
+                f"result-{item}",
+                e["scorer"],
+                json.dumps(e["from"], ensure_ascii=False, sort_keys=True),
+                json.dumps(e["to"], ensure_ascii=False, sort_keys=True),
+                e["by"],
+                e["at"],
+                e["reason"],
+            )
+            for e in (edits if isinstance(edits, list) else [])
+        ]
         base = {
             "item": item,
             "anchor": f"result-{item}",
@@ -800,6 +831,7 @@ def certificate_view(
         pass_rate_short=readable.percent(s["pass_rate"]),
         worst_case_rate_short=readable.percent(s["worst_case_pass_rate"]),
         lineage=tuple(lineage),
+        score_edits=tuple(score_edits),
         evidence=evidence_rows(doc, {rel for rel, _ in c.evidence}, revealed),
         agreement=agreement_views(c.evidence),
         best_case_rate_short=readable.percent(s["best_case_pass_rate"]),

@@ -1,6 +1,7 @@
 """Make an Inspect log of the demo's open run quill-a-3, for `transparency results from-inspect`.
 
     python tests/make_inspect_fixture.py OUT.eval
+    python tests/make_inspect_fixture.py --edited OUT.eval
 
 Runs a small Inspect task over the run's eight Gate A items with Inspect's mock model (no
 network): the "model" answers each item with its answer's values, a few of them wrong, a
@@ -11,6 +12,12 @@ attempt of a-004 fails before it reaches the model and Inspect retries it (`retr
 so the import has an earlier attempt to record. Prints the mapping that imports the log:
 
     transparency results from-inspect OUT.eval --run quill-a-3 --map MAPPING --out RESULTS.json
+
+With --edited, the log then has one score changed by hand through Inspect's own edit API
+(`inspect_ai.log.edit_score`, with a `ProvenanceData` saying who, when and why): the judge's
+correctness of a-005 raised from 2 to 3 by a reviewer, as the importer must refuse unless the
+mapping accepts score edits (the mapping printed does: `accept_score_edits: true`). The committed
+tests/fixtures/quill-a-3-edited.eval was made so.
 
 As deterministic as Inspect allows: the samples run one at a time, and the log's ids, times
 (from 2026-11-28T10:00:00Z, after the run's registration), sample uuids, event and model-call
@@ -36,6 +43,11 @@ TASK = "quill_extract"
 MODEL = "mockllm/quill-extract-1.1"
 RETRIED = "a-004"
 START = dt.datetime(2026, 11, 28, 10, 0, 0, tzinfo=dt.UTC)
+# The hand edit of --edited: who, when (after the log finished, before the demo certifies), why.
+EDITED_ITEM = "a-005"
+EDITOR = "reviewer@quill.example"
+EDITED_AT = dt.datetime(2026, 11, 29, 8, 15, 0, tzinfo=dt.UTC)
+EDIT_REASON = "The requested action is a paraphrase the rubric accepts; correctness raised on review."
 
 # What the subject gets wrong, by item and field (the rest of its outputs are the answers).
 WRONG: dict[str, dict[str, Any]] = {
@@ -80,14 +92,15 @@ def demo_items() -> tuple[list[str], dict[str, str], dict[str, dict[str, Any]]]:
     return run_items, {i: sources[i]["prompt"] for i in run_items}, {i: sources[i]["answer"] for i in run_items}
 
 
-def make_log(out: Path) -> dict[str, Any]:
-    """Run the task, write its normalized log to `out`, and return the mapping."""
+def make_log(out: Path, edited: bool = False) -> dict[str, Any]:
+    """Run the task, write its normalized log to `out`, and return the mapping; with `edited`, one
+    score edited by hand (Inspect's edit_score) and a mapping that accepts it."""
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
-    from inspect_ai.log import read_eval_log, write_eval_log
+    from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
     from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
-    from inspect_ai.scorer import Score, Target, mean, scorer
+    from inspect_ai.scorer import Score, ScoreEdit, Target, mean, scorer
     from inspect_ai.solver import Generate, TaskState, solver
     from inspect_ai.tool import ToolChoice, ToolInfo
 
@@ -153,8 +166,26 @@ def make_log(out: Path) -> dict[str, Any]:
     Path(log.location).unlink()
     log_dir.rmdir()
     _normalize(log)
+    if not edited:
+        write_eval_log(log, str(out))
+        return mapping(answers)
+    [sample] = [s for s in log.samples if s.id == EDITED_ITEM]
+    labels = dict(sample.scores["judge"].metadata, correctness=3)
+    edit_score(
+        log,
+        EDITED_ITEM,
+        "judge",
+        ScoreEdit(
+            value=3,
+            metadata=labels,  # replaces the scorer's metadata, where the mapping reads the labels
+            provenance=ProvenanceData(author=EDITOR, timestamp=EDITED_AT, reason=EDIT_REASON),
+        ),
+    )
+    for event in sample.events:  # the edit's event, stamped now by Inspect: at the edit's own time
+        if getattr(event, "event", None) == "score_edit":
+            event.timestamp, event.working_start = EDITED_AT, 0.0
     write_eval_log(log, str(out))
-    return mapping(answers)
+    return {**mapping(answers), "accept_score_edits": True}
 
 
 def _normalize(log: Any) -> None:
@@ -188,11 +219,13 @@ def _normalize(log: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
+    edited = argv[:1] == ["--edited"]
+    argv = argv[1:] if edited else argv
     if len(argv) != 1 or not argv[0].endswith(".eval"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     out = Path(argv[0])
-    found = make_log(out)
+    found = make_log(out, edited)
     print(f"Wrote {out}. Import it with this mapping (YAML):\n")
     print(yaml.safe_dump(found, sort_keys=False).rstrip())
     return 0

@@ -40,9 +40,9 @@ pytest.importorskip("inspect_ai")
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
-from inspect_ai.log import EvalError, ProvenanceData, read_eval_log, write_eval_log
+from inspect_ai.log import EvalError, ProvenanceData, edit_score, read_eval_log, write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.scorer import Score, ScoreEdit, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from inspect_ai.util import store, token_limit
 
@@ -797,6 +797,141 @@ def test_an_exclusion_out_of_the_chain_s_time_order_is_refused(
 
 
 # ---------------------------------------------------------------------------------------------
+# Scores edited by hand after the evaluation
+
+EDITED_AT = dt.datetime(2026, 3, 2, 9, 30, 15, 700000, tzinfo=dt.UTC)  # after the log, before certify
+
+
+def edited(log_path: Path, out: Path, *edits: tuple[str, str, ScoreEdit]) -> Path:
+    """The log with scores edited through Inspect's own API (edit_score), written again by Inspect."""
+    log = read_eval_log(str(log_path))
+    for sample_id, name, edit in edits:
+        edit_score(log, sample_id, name, edit)
+    write_eval_log(log, str(out))
+    return out
+
+
+def by_reviewer(reason: str | None = "the reference answer was wrong", at: dt.datetime = EDITED_AT) -> ProvenanceData:
+    return ProvenanceData(author="reviewer@example.org", timestamp=at, reason=reason)
+
+
+def test_an_edited_score_is_refused_naming_sample_scorer_editor_time_and_reason(program: Paths, tmp_path: Path) -> None:
+    log_path = edited(
+        make_log(tmp_path / "logs"),
+        tmp_path / "edited.eval",
+        ("a-002", "similarity", ScoreEdit(value=1.0, provenance=by_reviewer())),
+    )
+    err = refused(importing(program, log_path, write_mapping(tmp_path)), program.data, program.private)
+    [p] = err.problems
+    assert p.file.endswith("edited.eval") and p.where == "scores.similarity.history[1]", err.describe()
+    assert p.message.startswith(
+        'sample a-002: score similarity was edited by "reviewer@example.org" at 2026-03-02T09:30:15Z '
+        '("the reference answer was wrong"), from "0.95" to "1.0": a certificate would rest on a score changed by hand'
+    ), p.message
+    assert "accept_score_edits: true" in p.message
+    # A mapping that says false is the default, said aloud.
+    refused(importing(program, log_path, write_mapping(tmp_path, accept_score_edits=False)), program.data)
+
+
+def test_accepted_score_edits_are_carried_into_the_results_the_certificate_and_its_page(
+    program: Paths, tmp_path: Path
+) -> None:
+    later = EDITED_AT.replace(hour=11)
+    log_path = edited(
+        make_log(tmp_path / "logs"),
+        tmp_path / "edited.eval",
+        ("a-002", "similarity", ScoreEdit(value=1.0, provenance=by_reviewer())),
+        ("a-002", "similarity", ScoreEdit(value="C", provenance=by_reviewer("second thoughts", later))),
+        # An edit of the metadata the mapping reads: the value stays, the similarity changes.
+        ("a-003", "similarity", ScoreEdit(metadata={"summary": "0.99"}, provenance=by_reviewer("rescored"))),
+    )
+    import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path, accept_score_edits=True))
+    doc = results_of(program)
+    edit = {"scorer": "similarity", "by": "reviewer@example.org", "reason": "the reference answer was wrong"}
+    assert by_item(doc)["a-002"]["score_edits"] == [
+        {**edit, "from": "0.95", "to": "1.0", "at": "2026-03-02T09:30:15Z"},
+        {**edit, "from": "1.0", "to": "C", "at": "2026-03-02T11:30:15Z", "reason": "second thoughts"},
+    ]
+    a003 = by_item(doc)["a-003"]
+    assert a003["score_edits"] == [
+        {**edit, "from": "0.95", "to": "0.95", "at": "2026-03-02T09:30:15Z", "reason": "rescored"}
+    ]
+    assert a003["fields"][1] == {"name": "summary", "output": "Summary of a-003", "similarity": "0.99"}
+    assert "score_edits" not in by_item(doc)["a-001"]
+    cert = certify_run(program, program.private / "results" / "run-1.json")
+    doc_cert = json.loads(program.certificate_file(cert.serial).read_text(encoding="utf-8"))
+    results = {r["item"]: r for r in doc_cert["results"]}
+    assert results["a-002"]["score_edits"] == by_item(doc)["a-002"]["score_edits"]
+    assert results["a-003"]["score_edits"] == a003["score_edits"] and "score_edits" not in results["a-001"]
+    site = tmp_path / "public"
+    build(program, site)
+    report = verify_site(site)
+    assert report.ok, report.render()
+    page = (site / "certificates" / cert.serial / "index.html").read_text(encoding="utf-8")
+    assert "Score <code>similarity</code> edited by <bdi>reviewer@example.org</bdi> at" in page
+    assert '<time datetime="2026-03-02T11:30:15Z">2026-03-02T11:30:15Z</time>: <bdi>second thoughts</bdi>' in page
+    assert "<bdi>the reference answer was wrong</bdi>" in page and "<bdi>rescored</bdi>" in page
+
+
+def test_an_accepted_edit_must_say_who_when_and_why(program: Paths, tmp_path: Path) -> None:
+    log_path = edited(
+        make_log(tmp_path / "logs"),
+        tmp_path / "edited.eval",
+        ("a-001", "similarity", ScoreEdit(value=0.5)),  # no provenance at all
+        ("a-003", "similarity", ScoreEdit(value=0.5, provenance=by_reviewer(None))),  # no reason
+    )
+    err = refused(
+        importing(program, log_path, write_mapping(tmp_path, accept_score_edits=True)), program.data, program.private
+    )
+    assert [(p.message.split(":")[0], p.where) for p in err.problems] == [
+        ("sample a-001", "scores.similarity.history[1].provenance"),
+        ("sample a-003", "scores.similarity.history[1].provenance"),
+    ], err.describe()
+    assert all("an accepted edit states who made it, when and why" in p.message for p in err.problems)
+
+
+def test_an_edit_hidden_from_the_score_s_history_is_refused(program: Paths, tmp_path: Path) -> None:
+    """The events keep each edit too: a history emptied by hand does not hide one."""
+    log_path = edited(
+        make_log(tmp_path / "logs"),
+        tmp_path / "edited.eval",
+        ("a-002", "similarity", ScoreEdit(value=1.0, provenance=by_reviewer())),
+    )
+    log = read_eval_log(str(log_path))
+    assert log.samples is not None
+    [sample] = [s for s in log.samples if s.id == "a-002"]
+    assert sample.scores is not None
+    sample.scores["similarity"].history = []
+    write_eval_log(log, str(tmp_path / "hidden.eval"))
+    err = refused(
+        importing(program, tmp_path / "hidden.eval", write_mapping(tmp_path, accept_score_edits=True)), program.data
+    )
+    assert [p.where for p in err.problems] == ["scores.similarity.history"], err.describe()
+    assert "the log's events record 1 edit(s) of it and its history 0" in err.problems[0].message
+
+
+def test_accept_score_edits_is_a_boolean(program: Paths, tmp_path: Path) -> None:
+    err = refused(
+        importing(program, make_log(tmp_path / "logs"), write_mapping(tmp_path, accept_score_edits="yes")), program.data
+    )
+    assert [(p.where, p.expected) for p in err.problems] == [("accept_score_edits", "true or false")]
+
+
+def test_certify_refuses_a_score_edit_dated_after_the_certificate(program: Paths, tmp_path: Path) -> None:
+    log_path = edited(
+        make_log(tmp_path / "logs"),
+        tmp_path / "edited.eval",
+        ("a-002", "similarity", ScoreEdit(value=1.0, provenance=by_reviewer(at=EDITED_AT.replace(year=2100)))),
+    )
+    import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path, accept_score_edits=True))
+    err = refused(
+        lambda: certify_run(program, program.private / "results" / "run-1.json"),  # now, before the edit
+        program.data,
+    )
+    assert [p.where for p in err.problems] == ["results[1].score_edits[0].at"], err.describe()
+
+
+# ---------------------------------------------------------------------------------------------
 # The log as evidence
 
 
@@ -1128,3 +1263,62 @@ def test_the_fixture_script_makes_a_log_of_the_demo_run_that_imports_and_certifi
     assert (a004["attempt"], a004["retry_of"], a004["at"]) == (2, 1, "2026-11-28T10:04:30Z")
     cert = certify_run(paths, results, at="2026-12-01T09:00:00Z")
     assert cert.summary["scored"] == 8
+    assert not [r for r in doc["results"] if "score_edits" in r]  # no score edited, none to accept
+
+
+def test_the_fixture_script_edits_a_score_with_inspect_s_own_api(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("make_inspect_fixture", REPO / "tests" / "make_inspect_fixture.py")
+    assert spec is not None and spec.loader is not None
+    fixture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixture)
+    out = tmp_path / "quill-a-3-edited.eval"
+    mapping = fixture.make_log(out, edited=True)
+    assert mapping["accept_score_edits"] is True
+    log = read_eval_log(str(out))
+    assert log.samples is not None
+    [sample] = [s for s in log.samples if s.id == "a-005"]
+    assert sample.scores is not None
+    history = sample.scores["judge"].history
+    assert [h.value for h in history] == [2, 3] and history[0].provenance is None
+    assert history[1].provenance is not None and history[1].provenance.author == "reviewer@quill.example"
+    assert [e.score_name for e in sample.events if e.event == "score_edit"] == ["judge"]
+    paths = demo_before_quill_a_3(tmp_path / "data")
+    (tmp_path / "map.json").write_text(json.dumps(mapping), encoding="utf-8")
+    results = tmp_path / "results.json"
+    import_inspect_log(paths, out, "quill-a-3", tmp_path / "map.json", out=results)
+    assert by_item(json.loads(results.read_text(encoding="utf-8")))["a-005"]["score_edits"] == [DEMO_EDIT]
+
+
+EDITED_FIXTURE = REPO / "tests" / "fixtures" / "quill-a-3-edited.eval"
+DEMO_EDIT = {
+    "scorer": "judge",
+    "from": 2,
+    "to": 3,
+    "by": "reviewer@quill.example",
+    "at": "2026-11-29T08:15:00Z",
+    "reason": "The requested action is a paraphrase the rubric accepts; correctness raised on review.",
+}
+
+
+def test_the_committed_edited_fixture_is_refused_without_the_key_and_certified_with_it(tmp_path: Path) -> None:
+    """tests/fixtures/quill-a-3-edited.eval, made with Inspect's own edit API: the demo run's log
+    with one judge score raised by a reviewer."""
+    paths = demo_before_quill_a_3(tmp_path / "data")
+    mapping = yaml.safe_load((REPO / "tests" / "fixtures" / "quill-a-3-edited.map.yaml").read_text(encoding="utf-8"))
+    assert mapping["accept_score_edits"] is True
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({k: v for k, v in mapping.items() if k != "accept_score_edits"}), encoding="utf-8")
+    out = tmp_path / "results.json"
+    err = refused(lambda: import_inspect_log(paths, EDITED_FIXTURE, "quill-a-3", strict, out=out), paths.data, tmp_path)
+    assert [p.message.split(":")[0] for p in err.problems] == ["sample a-005"], err.describe()
+    assert 'score judge was edited by "reviewer@quill.example" at 2026-11-29T08:15:00Z' in err.problems[0].message
+    import_inspect_log(
+        paths, EDITED_FIXTURE, "quill-a-3", REPO / "tests" / "fixtures" / "quill-a-3-edited.map.yaml", out=out
+    )
+    a005 = by_item(json.loads(out.read_text(encoding="utf-8")))["a-005"]
+    assert a005["score_edits"] == [DEMO_EDIT]
+    assert a005["judge_labels"] == {"completeness": 3, "correctness": 3}  # the edited metadata, as the mapping reads it
+    cert = certify_run(paths, out, at="2026-12-01T09:00:00Z")
+    doc = loads_strict(paths.certificate_file(cert.serial).read_bytes())
+    assert [r["item"] for r in doc["results"] if "score_edits" in r] == ["a-005"]
+    assert by_item(doc)["a-005"]["score_edits"] == [DEMO_EDIT]

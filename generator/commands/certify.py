@@ -32,6 +32,7 @@ from generator.results import RunResults, _numbers, _plain, check_results_shape,
 from generator.sealed import locate_sealed, run_answers
 from generator.verifier import (
     JUDGE_LABELS,
+    SCORE_EDITS,
     SCORED,
     Ledger,
     Methodology,
@@ -274,6 +275,19 @@ def _decide(
         )
     if not bad:
         problems += [p.at(file) for p in number_rule_problems(res.rationale, "grader.rationale")]
+    for i, r in enumerate(doc["results"] if isinstance(doc.get("results"), list) else []):
+        edits = r.get(SCORE_EDITS) if isinstance(r, dict) else None
+        for j, e in enumerate(edits if isinstance(edits, list) else []):
+            if isinstance(e, dict) and is_time(e.get("at")) and e["at"] > when:
+                problems.append(
+                    problem(
+                        file,
+                        "a score edit is dated after the certificate's issue time: the certificate cannot rest on it",
+                        f"results[{i}].{SCORE_EDITS}[{j}].at",
+                        expected=f"{when} or earlier",
+                        found=e["at"],
+                    )
+                )
     if len(problems) > before:
         return None
 
@@ -293,6 +307,10 @@ def _decide(
         # Every attempt goes into the certificate as received: a retry or an exclusion that
         # left no trace there could not be audited.
         o.update({k: _plain(r[k]) for k in lineage_keys(r)})
+        # Hand edits of the harness's scores go in beside the result they changed, and on a secret
+        # gate into its details document only: an edit's values and reason may speak of the item.
+        if SCORE_EDITS in r:
+            o[SCORE_EDITS] = _plain(r[SCORE_EDITS])
         open_results.append(o)
     counts = Counter(r["status"] for r in open_results)
     passed = sum(1 for r in open_results if r.get("passed") is True)

@@ -145,6 +145,7 @@ from generator.verifier.report import Report
 from generator.verifier.revocations import REVOCATIONS_PATH, revocation_list
 from generator.verifier.rotation import checkpoint_signers, signer_problems
 from generator.verifier.runs import check_run_rules, check_run_spec
+from generator.verifier.score_edits import SCORE_EDITS, score_edits_problems
 from generator.verifier.scoring import (
     NON_SCORED,
     SCORED,
@@ -193,6 +194,7 @@ __all__ = [
     "PUBLISHED_PRIVATE_KEYS",
     "REVOCATIONS_PATH",
     "SCORED",
+    "SCORE_EDITS",
     "STATUSES",
     "SUMS_LINE_RE",
     "SUMS_PATH",
@@ -330,6 +332,7 @@ __all__ = [
     "safe_json",
     "same",
     "scale_problems",
+    "score_edits_problems",
     "score_item",
     "sha256_hex",
     "show",

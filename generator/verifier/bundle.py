@@ -60,6 +60,7 @@ MODULES = (
     "answers",
     "runs",
     "lineage",
+    "score_edits",
     "evidence",
     "certificates",
     "certificate_documents",

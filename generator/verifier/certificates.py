@@ -24,6 +24,7 @@ from generator.verifier.labelsets import JUDGE_LABELS, judge_labels_problems
 from generator.verifier.ledger import CertificateEvent, RunEvent
 from generator.verifier.lineage import lineage_keys, lineage_problems
 from generator.verifier.methodology import Methodology
+from generator.verifier.score_edits import SCORE_EDITS, score_edits_problems
 from generator.verifier.scoring import (
     RATIO_RE,
     REPORTED_SIMILARITY_RE,
@@ -123,10 +124,15 @@ def _check_result(
         return problems, status, None
     if status == "scored":
         problems = check_keys(
-            r, ("item", "status", "score", "passed", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=where
+            r,
+            ("item", "status", "score", "passed", "fields"),
+            optional=(*lineage_keys(r), JUDGE_LABELS, SCORE_EDITS),
+            where=where,
         )
         if JUDGE_LABELS in r:
             problems += judge_labels_problems(r[JUDGE_LABELS], where)
+        if SCORE_EDITS in r:
+            problems += score_edits_problems(r[SCORE_EDITS], where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):
@@ -182,9 +188,11 @@ def non_scored_problems(
     problems = check_keys(
         r,
         ("item", "status", "note"),
-        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r),
+        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r) + (SCORE_EDITS,),
         where=where,
     )
+    if SCORE_EDITS in r:
+        problems += score_edits_problems(r[SCORE_EDITS], where, render)
     if "note" in r and not isinstance(r["note"], str):
         problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
     if status == "excluded":
