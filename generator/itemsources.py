@@ -15,7 +15,7 @@ from typing import Any
 
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.sources import load_data_file
+from generator.sources import load_data_file, parse_yaml
 from generator.verifier import GATE_RE, ID_RE, IdIndex, Ledger, Problem, check_item, is_gate_id, is_id, show
 
 ITEM_SOURCE_KEYS = ("id", "gate", "prompt", "answer")
@@ -51,7 +51,7 @@ def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any]
         raw = load_data_file(path, file)
     except InputError as e:
         problems += e.problems
-        return None
+        return _rows_before_error(path, e)
     rows = raw.get("items") if isinstance(raw, dict) else None
     if not isinstance(rows, list):
         problems.append(problem(file, "must be a mapping with a list 'items'", found=type(raw).__name__))
@@ -119,6 +119,36 @@ def scan_item_sources(
                 seen.add(row["id"], (file_no << 32) | i)
     if problems:
         raise InputError(problems, "the item sources have problems; nothing was written")
+
+
+_LINE_RE = re.compile(r"^line (\d+),")
+_ENTRY_RE = re.compile(r"^( *)- ", re.M)
+
+
+def _rows_before_error(path: Path, error: InputError) -> list[Any] | None:
+    """The items written before a YAML syntax error, so that their problems are reported in
+    the same run as the error: the text up to the list entry the error falls in, parsed alone.
+    Nothing from a file with an error is ever committed; this only finds more problems."""
+    first = error.problems[0]
+    m = _LINE_RE.match(first.where)
+    if path.suffix not in (".yaml", ".yml") or not first.message.startswith("malformed YAML") or m is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.split("\n")[: int(m.group(1)) - 1]
+    entries = [n for n, line in enumerate(lines) if _ENTRY_RE.match(line)]
+    if not entries:
+        return None
+    indent = len(_ENTRY_RE.match(lines[entries[0]]).group(1))  # type: ignore[union-attr]
+    last = max(n for n in entries if lines[n].startswith(" " * indent + "- "))
+    try:
+        raw = parse_yaml("\n".join(lines[:last]), str(path))
+    except InputError:
+        return None
+    rows = raw.get("items") if isinstance(raw, dict) else None
+    return rows if isinstance(rows, list) else None
 
 
 _ID_TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")

@@ -179,10 +179,31 @@ def read_text(path: Path, display: str | None = None) -> str:
     """A file's text, exactly: UTF-8, no newline translation (a grader's proposal is kept as
     written, byte for byte)."""
     name = display or str(path)
+    return decode_utf8(read_bytes(path, name), name)
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """Bytes as UTF-8 text, or an InputError naming the line and column of the first bad byte
+    and what the file probably is instead."""
     try:
-        return read_bytes(path, name).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError([problem(name, f"not valid UTF-8 at byte {e.start}")]) from None
+        start = data.rfind(b"\n", 0, e.start) + 1
+        line = data.count(b"\n", 0, e.start) + 1
+        column = len(data[start : e.start].decode("utf-8", errors="replace")) + 1
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
+            guess = "it looks like UTF-16"
+        else:
+            guess = "perhaps Latin-1 or Windows-1252"
+        raise InputError(
+            [
+                problem(
+                    name,
+                    f"not valid UTF-8: byte 0x{data[e.start]:02x} ({guess}); save the file as UTF-8",
+                    f"line {line}, column {column}",
+                )
+            ]
+        ) from None
 
 
 def load_yaml(path: Path, display: str | None = None) -> Any:
@@ -193,6 +214,7 @@ def load_json(path: Path, display: str | None = None) -> Any:
     """Read a JSON file strictly (UTF-8, no duplicate keys, no NaN)."""
     name = display or str(path)
     data = read_bytes(path, name)
+    decode_utf8(data, name)  # a bad byte named by its line, not by an offset
     try:
         value = loads_strict(data)
     except FormatError as e:

@@ -279,7 +279,7 @@ ITEM_CASES: list[tuple[str, str, list[Any] | str, str, str]] = [
         "items[0].id",
         "malformed item id",
     ),
-    ("not UTF-8", "bad.yaml", "items:\n- id: caf\udce9\n", "", "not valid UTF-8"),
+    ("not UTF-8", "bad.yaml", "items:\n- id: caf\udce9\n", "line 2,", "not valid UTF-8"),
 ]
 
 
@@ -877,3 +877,54 @@ def test_changed_reveal_file(built_program: BuiltSite) -> None:
     assert p.expected == commitment
     assert p.found == sha256_hex(bytes(data))
     assert commitment in e.describe() and sha256_hex(bytes(data)) in e.describe()
+
+
+# ---------------------------------------------------------------------------------------------
+# A syntax error hides nothing else; a bad byte is named by its line and column
+
+
+def test_a_yaml_syntax_error_is_reported_with_every_other_problem(prog: Paths) -> None:
+    write_text(
+        prog,
+        "broken.yaml",
+        "items:\n  - id: Bad\n    gate: b\n  - id: half-1\n    gate: b\n    prompt: x\n  - id: late\n    gate: [b\n",
+    )
+    write_text(prog, "other.yaml", dump([{**item("other-1", "b"), "gate": "nope"}]))
+    e = commit_refused(prog)
+    syntax = find(e.problems, "broken.yaml", "line ", "malformed YAML")
+    assert re.fullmatch(r"line \d+, column \d+", syntax.where)
+    find(e.problems, "broken.yaml", "items[0].id", "malformed item id")  # before the error, same file
+    find(e.problems, "broken.yaml", "items[1].answer", "must be an object")
+    find(e.problems, "other.yaml", "items[0].gate", "unknown gate")  # another file
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "column", "hint"),
+    [
+        (b"items:\n  - id: x\n    prompt: caf\xe9 au lait\n", 3, 16, "Latin-1"),
+        (b"items:\n\n  - id: \xc3\xa9t\xe9\n", 3, 11, "Latin-1"),
+        ("items: []\n".encode("utf-16"), 1, 1, "UTF-16"),
+    ],
+)
+def test_a_non_utf8_file_names_line_column_and_the_encoding(
+    prog: Paths, data: bytes, line: int, column: int, hint: str
+) -> None:
+    (prog.items_dir / "latin.yaml").write_bytes(data)
+    e = commit_refused(prog)
+    p = find(e.problems, "latin.yaml", "line ", "not valid UTF-8")
+    assert p.where == f"line {line}, column {column}", p.describe()
+    assert hint in p.message and "save the file as UTF-8" in p.message
+    assert "at byte" not in p.describe()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".md"])
+def test_every_reader_names_the_line_of_a_bad_byte(tmp_path: Path, suffix: str) -> None:
+    """Run specs, results, mappings and label sets (load_json), prose and results (read_text)."""
+    from generator.sources import load_json, read_text
+
+    f = tmp_path / f"in{suffix}"
+    f.write_bytes(b'{\n "a":\n "caf\xe9"}\n')
+    with pytest.raises(InputError) as info:
+        (load_json if suffix == ".json" else read_text)(f, f.name)
+    [p] = info.value.problems
+    assert p.file == f.name and p.where == "line 3, column 6" and "UTF-8" in p.message
