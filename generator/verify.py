@@ -1,67 +1,68 @@
 #!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
-    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
 Needs only Python 3.11+ and PyNaCl. Exit status: 0 every check passed, 1 at least one failed,
-2 the site could not be read or the arguments are wrong.
+2 the site could not be read, the arguments are wrong, or the verifier cannot run.
 
 A copy found inside a site proves nothing by itself: it was shipped by the party being checked.
-Obtain verify.py from the transparency-site project and compare its SHA-256 with the one the
-project publishes for the release (README, "Verifier releases"); -P keeps Python from
-importing modules from the site's folder.
+Obtain verify.py from the transparency-site project (generator/verify.py at the release the
+site names), compare its SHA-256 with the one the project publishes for the release (README,
+"Verifier releases"), keep it outside the site's folder and run it there; -P keeps Python from
+importing modules from the script's folder.
 
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    67 to   205
-    generator/verifier/text.py              lines   206 to   289
-    generator/verifier/errors.py            lines   290 to   356
-    generator/verifier/canonical.py         lines   357 to   658
-    generator/verifier/formats.py           lines   659 to   883
-    generator/verifier/confusables.py       lines   884 to  1271
-    generator/verifier/sodium.py            lines  1272 to  1315
-    generator/verifier/keys.py              lines  1316 to  1564
-    generator/verifier/note.py              lines  1565 to  1672
-    generator/verifier/merkle.py            lines  1673 to  1813
-    generator/verifier/tlogproof.py         lines  1814 to  1885
-    generator/verifier/tiles.py             lines  1886 to  2117
-    generator/verifier/cosignature.py       lines  2118 to  2274
-    generator/verifier/policy.py            lines  2275 to  2557
-    generator/verifier/witnessing.py        lines  2558 to  2587
-    generator/verifier/idindex.py           lines  2588 to  2671
-    generator/verifier/methodology.py       lines  2672 to  2995
-    generator/verifier/scoring.py           lines  2996 to  3295
-    generator/verifier/agreement.py         lines  3296 to  3555
-    generator/verifier/labelsets.py         lines  3556 to  3894
-    generator/verifier/subjects.py          lines  3895 to  4160
-    generator/verifier/keyring.py           lines  4161 to  4292
-    generator/verifier/ledger.py            lines  4293 to  4771
-    generator/verifier/snapshot.py          lines  4772 to  4941
-    generator/verifier/state.py             lines  4942 to  5095
-    generator/verifier/memory.py            lines  5096 to  5291
-    generator/verifier/answers.py           lines  5292 to  5359
-    generator/verifier/runs.py              lines  5360 to  5671
-    generator/verifier/lineage.py           lines  5672 to  5933
-    generator/verifier/score_edits.py       lines  5934 to  6019
-    generator/verifier/evidence.py          lines  6020 to  6114
-    generator/verifier/certificates.py      lines  6115 to  6585
-    generator/verifier/certificate_documents.py lines  6586 to  6681
-    generator/verifier/recheck.py           lines  6682 to  6981
-    generator/verifier/report.py            lines  6982 to  7114
-    generator/verifier/folder.py            lines  7115 to  7361
-    generator/verifier/release.py           lines  7362 to  7607
-    generator/verifier/download.py          lines  7608 to  8075
-    generator/verifier/rotation.py          lines  8076 to  8184
-    generator/verifier/history.py           lines  8185 to  8538
-    generator/verifier/publication.py       lines  8539 to  8976
-    generator/verifier/revocations.py       lines  8977 to  9096
-    generator/verifier/certificate_files.py lines  9097 to  9417
-    generator/verifier/agreement_files.py   lines  9418 to  9562
-    generator/verifier/site.py              lines  9563 to  9755
-    generator/verifier/cli.py               lines  9756 to 10035
+    generator/verifier/isolation.py         lines    68 to   206
+    generator/verifier/text.py              lines   207 to   290
+    generator/verifier/errors.py            lines   291 to   357
+    generator/verifier/canonical.py         lines   358 to   659
+    generator/verifier/formats.py           lines   660 to   884
+    generator/verifier/confusables.py       lines   885 to  1272
+    generator/verifier/sodium.py            lines  1273 to  1316
+    generator/verifier/keys.py              lines  1317 to  1565
+    generator/verifier/note.py              lines  1566 to  1673
+    generator/verifier/merkle.py            lines  1674 to  1814
+    generator/verifier/tlogproof.py         lines  1815 to  1886
+    generator/verifier/tiles.py             lines  1887 to  2118
+    generator/verifier/cosignature.py       lines  2119 to  2275
+    generator/verifier/policy.py            lines  2276 to  2558
+    generator/verifier/witnessing.py        lines  2559 to  2588
+    generator/verifier/idindex.py           lines  2589 to  2672
+    generator/verifier/methodology.py       lines  2673 to  2996
+    generator/verifier/scoring.py           lines  2997 to  3296
+    generator/verifier/agreement.py         lines  3297 to  3556
+    generator/verifier/labelsets.py         lines  3557 to  3895
+    generator/verifier/subjects.py          lines  3896 to  4161
+    generator/verifier/keyring.py           lines  4162 to  4293
+    generator/verifier/ledger.py            lines  4294 to  4772
+    generator/verifier/snapshot.py          lines  4773 to  4942
+    generator/verifier/state.py             lines  4943 to  5096
+    generator/verifier/memory.py            lines  5097 to  5292
+    generator/verifier/answers.py           lines  5293 to  5360
+    generator/verifier/runs.py              lines  5361 to  5672
+    generator/verifier/lineage.py           lines  5673 to  5934
+    generator/verifier/score_edits.py       lines  5935 to  6020
+    generator/verifier/evidence.py          lines  6021 to  6115
+    generator/verifier/certificates.py      lines  6116 to  6586
+    generator/verifier/certificate_documents.py lines  6587 to  6682
+    generator/verifier/recheck.py           lines  6683 to  6982
+    generator/verifier/report.py            lines  6983 to  7115
+    generator/verifier/folder.py            lines  7116 to  7362
+    generator/verifier/release.py           lines  7363 to  7608
+    generator/verifier/download.py          lines  7609 to  8076
+    generator/verifier/rotation.py          lines  8077 to  8185
+    generator/verifier/history.py           lines  8186 to  8539
+    generator/verifier/publication.py       lines  8540 to  8977
+    generator/verifier/revocations.py       lines  8978 to  9097
+    generator/verifier/certificate_files.py lines  9098 to  9418
+    generator/verifier/agreement_files.py   lines  9419 to  9563
+    generator/verifier/site.py              lines  9564 to  9756
+    generator/verifier/cli.py               lines  9757 to 10053
 """
 
 # ==============================================================================================
@@ -9769,10 +9770,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
         "ledger rule and reveal, and every certificate recomputed. Needs only Python 3.11+ and PyNaCl. "
-        "Run a copy obtained from the project, not the site's own, as: python3 -P verify.py SITE "
-        "(-P keeps Python from importing modules from the site's folder).",
+        "Run a copy you obtained from the project and keep outside the site's folder, not the site's own, as: "
+        "python3 -P /path/to/verify.py SITE (-P keeps Python from importing modules from the script's folder).",
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
-        "could not be read or the arguments are wrong.",
+        "could not be read, the arguments are wrong, or the verifier cannot run (a module loaded from the site, "
+        "PyNaCl missing, Python older than 3.11).",
     )
     parser.add_argument(
         "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
@@ -9788,8 +9790,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CHECKPOINT",
         action="append",
         default=[],
-        help="a checkpoint saved earlier (e.g. the ledger/checkpoint of the last release): fail unless today's "
-        "ledger extends it; may be repeated",
+        help="a checkpoint saved earlier: fail unless today's "
+        "ledger extends it; may be repeated. Keep it outside the site (a copy of ledger/checkpoint you saved "
+        "after a passing run): a file of the site is the site's word",
     )
     parser.add_argument(
         "--state",
@@ -9812,8 +9815,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--policy",
         metavar="FILE",
-        help="a C2SP tlog-policy file: the site's key must be one of its logs, and today's checkpoint must carry "
-        "valid cosignatures from its quorum of witnesses (the missing ones are named)",
+        help="a C2SP tlog-policy file you obtained out of band and keep yourself: the site's key must be one of "
+        "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
+        "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
     )
     parser.add_argument(
         "--from-tiles",
@@ -9875,6 +9879,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as e:
         print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
         return 2
+    if args.policy and _inside(args.policy, site):
+        report.warnings.append(
+            f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
+            "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
+            "band and kept by you, outside the site, as you would a key"
+        )
     if report.ok and state_path is not None and report.tree:
         try:
             write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
@@ -9917,6 +9927,14 @@ def _refused_to_run(folders: list[str]) -> int | None:
     return None
 
 
+def _inside(name: str, folder: str) -> bool:
+    """Whether file `name` is in `folder`, as written or once every link is followed: a link
+    either way is something the site chose, or leads to what it holds."""
+    folders = {os.path.abspath(folder), os.path.realpath(folder)}
+    files = {os.path.abspath(name), os.path.realpath(name)}
+    return any(f.startswith(d.rstrip(os.sep) + os.sep) for f in files for d in folders)
+
+
 def _load_policy(name: str) -> Policy | None:
     data = _read_small(name, "--policy")
     if data is None:
@@ -9948,9 +9966,9 @@ def _proof_main(argv: list[str]) -> int:
         "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
         "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
         "the checkpoint's tree.",
-        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read or the arguments are "
-        "wrong. A pass says the file was logged; the whole site's check (verify.py SITE) is what recomputes "
-        "its rules.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
+        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
+        "(verify.py SITE) is what recomputes its rules.",
     )
     parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
     parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")

@@ -59,3 +59,29 @@ def test_a_policy_naming_both_keys_of_a_rotation_accepts_a_proof_as_the_site_che
     only_old.write_text(f"log {old}\nquorum none\n")
     r = run_verifier("proof", site.out / reveal, site.out / layout.tlog_proof(reveal), "--policy", only_old)
     assert r.returncode == 1 and "does not verify" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_policy_read_from_inside_the_site_is_flagged_as_the_site_s_word(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    """A fork rewrites its own ledger/policy.txt to need no witness: a policy taken from the site
+    judged proves nothing, which the report says (a warning, not a failure: the check itself is
+    the same), however the path reaches it."""
+    site = demo_copy.out
+    published = site / layout.POLICY
+    own = tmp_path / "my-policy.txt"  # obtained out of band and kept by the auditor
+    own.write_bytes(published.read_bytes())
+    r = run_verifier(site, "--policy", own)
+    assert r.returncode == 0 and WARNING not in r.stdout, r.stdout + r.stderr
+    link_in = tmp_path / "looks-like-mine.txt"
+    link_in.symlink_to(published)
+    for given in (published, Path(f"{site}/ledger/../ledger/policy.txt"), link_in):
+        r = run_verifier(site, "--policy", given)
+        assert r.returncode == 0, r.stdout + r.stderr
+        warnings = [line for line in r.stdout.splitlines() if line.startswith("WARNING: ") and WARNING in line]
+        assert len(warnings) == 1, (given, r.stdout)
+        assert "obtained out of band" in warnings[0]
+    r = run_verifier(site, "--policy", link_in, "--json")
+    assert any(WARNING in w for w in json.loads(r.stdout)["warnings"])
+    # A link inside the site to the auditor's file is the site's too: it chose where it points.
+    (site / "policy-link.txt").symlink_to(own)
+    r = run_verifier(site, "--policy", site / "policy-link.txt")
+    assert r.returncode == 1 and WARNING in r.stdout, r.stdout

@@ -84,17 +84,18 @@ NOT_BUNDLED = {"__init__", "bundle"}
 HEADER = '''#!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
-    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
 Needs only Python 3.11+ and PyNaCl. Exit status: 0 every check passed, 1 at least one failed,
-2 the site could not be read or the arguments are wrong.
+2 the site could not be read, the arguments are wrong, or the verifier cannot run.
 
 A copy found inside a site proves nothing by itself: it was shipped by the party being checked.
-Obtain verify.py from the transparency-site project and compare its SHA-256 with the one the
-project publishes for the release (README, "Verifier releases"); -P keeps Python from
-importing modules from the site's folder.
+Obtain verify.py from the transparency-site project (generator/verify.py at the release the
+site names), compare its SHA-256 with the one the project publishes for the release (README,
+"Verifier releases"), keep it outside the site's folder and run it there; -P keeps Python from
+importing modules from the script's folder.
 
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:

@@ -36,10 +36,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
         "ledger rule and reveal, and every certificate recomputed. Needs only Python 3.11+ and PyNaCl. "
-        "Run a copy obtained from the project, not the site's own, as: python3 -P verify.py SITE "
-        "(-P keeps Python from importing modules from the site's folder).",
+        "Run a copy you obtained from the project and keep outside the site's folder, not the site's own, as: "
+        "python3 -P /path/to/verify.py SITE (-P keeps Python from importing modules from the script's folder).",
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
-        "could not be read or the arguments are wrong.",
+        "could not be read, the arguments are wrong, or the verifier cannot run (a module loaded from the site, "
+        "PyNaCl missing, Python older than 3.11).",
     )
     parser.add_argument(
         "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
@@ -55,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CHECKPOINT",
         action="append",
         default=[],
-        help="a checkpoint saved earlier (e.g. the ledger/checkpoint of the last release): fail unless today's "
-        "ledger extends it; may be repeated",
+        help="a checkpoint saved earlier: fail unless today's "
+        "ledger extends it; may be repeated. Keep it outside the site (a copy of ledger/checkpoint you saved "
+        "after a passing run): a file of the site is the site's word",
     )
     parser.add_argument(
         "--state",
@@ -79,8 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--policy",
         metavar="FILE",
-        help="a C2SP tlog-policy file: the site's key must be one of its logs, and today's checkpoint must carry "
-        "valid cosignatures from its quorum of witnesses (the missing ones are named)",
+        help="a C2SP tlog-policy file you obtained out of band and keep yourself: the site's key must be one of "
+        "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
+        "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
     )
     parser.add_argument(
         "--from-tiles",
@@ -142,6 +145,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as e:
         print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
         return 2
+    if args.policy and _inside(args.policy, site):
+        report.warnings.append(
+            f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
+            "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
+            "band and kept by you, outside the site, as you would a key"
+        )
     if report.ok and state_path is not None and report.tree:
         try:
             write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
@@ -184,6 +193,14 @@ def _refused_to_run(folders: list[str]) -> int | None:
     return None
 
 
+def _inside(name: str, folder: str) -> bool:
+    """Whether file `name` is in `folder`, as written or once every link is followed: a link
+    either way is something the site chose, or leads to what it holds."""
+    folders = {os.path.abspath(folder), os.path.realpath(folder)}
+    files = {os.path.abspath(name), os.path.realpath(name)}
+    return any(f.startswith(d.rstrip(os.sep) + os.sep) for f in files for d in folders)
+
+
 def _load_policy(name: str) -> Policy | None:
     data = _read_small(name, "--policy")
     if data is None:
@@ -215,9 +232,9 @@ def _proof_main(argv: list[str]) -> int:
         "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
         "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
         "the checkpoint's tree.",
-        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read or the arguments are "
-        "wrong. A pass says the file was logged; the whole site's check (verify.py SITE) is what recomputes "
-        "its rules.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
+        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
+        "(verify.py SITE) is what recomputes its rules.",
     )
     parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
     parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
