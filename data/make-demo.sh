@@ -12,10 +12,13 @@ cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
 PY="${PYTHON:-.venv/bin/python}"
 
+# The demo's own methodology (2026.1, for its customer-message extraction task), given to init:
+# without --methodology init publishes none.
 $T init \
   --name "Customer Message Extraction Certification (demo)" \
   --origin "transparency.example.org/extraction" \
   --gate "a:Gate A:public" --gate "b:Gate B:secret" \
+  --methodology generator/defaults/methodology.json --prose generator/defaults/methodology.md \
   --description "This program certifies AI systems that turn customer messages for a bank and an online shop into structured records: account numbers, transfer amounts, product defects, delivery addresses, summaries and tags. Systems are tested against a pool of secret items; the public Gate A shows what the items look like. *This is demonstration data: the program, its items and its key are invented.*" \
   --at 2026-01-05T09:00:00Z
 

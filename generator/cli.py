@@ -101,7 +101,8 @@ _AT = click.option(
     envvar=ENV_PRIVATE,
     default=None,
     help=f"The private directory: signing key, item sources, sealed items (or ${ENV_PRIVATE}). "
-    "Default: DATA/private, which is only right for the demo.",
+    "Default: DATA/private, which is only right for the demo: a real program's private directory lies outside "
+    "the data directory and any git work tree.",
 )
 @click.version_option(__version__, prog_name="transparency")
 @click.pass_context
@@ -148,29 +149,66 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
     help="A gate to declare; repeat for several. Default: a:Gate A:public and b:Gate B:secret.",
 )
 @click.option("--description", default="", help="A paragraph (Markdown) for the home page.")
+@click.option(
+    "--methodology",
+    "params",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PARAMS.(json|yaml)",
+    help="The program's methodology parameters, published as the ledger's first methodology (with --prose). "
+    "Without them none is published: publish it later with 'transparency methodology publish'.",
+)
+@click.option(
+    "--prose",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PROSE.md",
+    help="The methodology's prose (Markdown with {{ placeholders }} from the parameters); with --methodology.",
+)
 @_AT
 @click.pass_context
-def init(ctx: click.Context, name: str, origin: str, gates: tuple[str, ...], description: str, at: str | None) -> None:
-    """Create a new program: the data skeleton, a signing key, its gates and first methodology.
+def init(
+    ctx: click.Context,
+    name: str,
+    origin: str,
+    gates: tuple[str, ...],
+    description: str,
+    params: Path | None,
+    prose: Path | None,
+    at: str | None,
+) -> None:
+    """Create a new program: the data skeleton, a signing key, its gates and, if given, its
+    methodology.
 
-    Writes DATA/program.yaml, DATA/keys.json and DATA/ledger.jsonl (the gates and the default
-    methodology as its first events), and PRIVATE/signing.key (mode 0600). Refuses to touch an
-    existing program or key.
+    Writes DATA/program.yaml, DATA/keys.json and DATA/ledger.jsonl (the gates, and the
+    methodology given with --methodology and --prose, as its first events), and
+    PRIVATE/signing.key (mode 0600). Without --methodology no methodology is published, and no
+    run can be registered until 'transparency methodology publish PARAMS --prose PROSE' publishes
+    the program's own. Refuses to touch an existing program or key. Warns when the private
+    directory lies inside the data directory or a git work tree, where it would be published.
     """
+    from generator.commands.gate import GateSpec
     from generator.commands.init import init_program
+    from generator.datadir import unsafe_private_place
 
+    if (params is None) != (prose is None):
+        given, missing = ("--methodology", "--prose") if prose is None else ("--prose", "--methodology")
+        raise InputError(
+            [problem(given, f"comes with {missing}: a methodology is its parameters and its prose, published together")]
+        )
     paths = _paths(ctx)
-    signer = init_program(paths, name, origin, list(gates or ("a:Gate A:public", "b:Gate B:secret")), description, at)
+    methodology = (params, prose) if params is not None and prose is not None else None
+    gate_list: list[GateSpec | str] = list(gates or ("a:Gate A:public", "b:Gate B:secret"))
+    signer = init_program(paths, name, origin, gate_list, description, at, methodology=methodology)
     click.echo(f"Created the program in {paths.show(paths.data)} (private material in {paths.show(paths.private)}).")
     click.echo(f"Signing key: {paths.show(paths.key_file)}")
     click.echo(f"  verifier key {signer.vkey}")
     click.echo(f"  fingerprint  {signer.fingerprint}")
-    if paths.is_demo:
+    unsafe = unsafe_private_place(paths)
+    if unsafe is not None:
+        click.echo(f"warning: {unsafe}", err=True)
+    if methodology is None:
         click.echo(
-            f"warning: the private directory {paths.show(paths.private)} is inside the data directory. Fine for a "
-            "trial; a real program moves it out of any repository and uses --private or TRANSPARENCY_PRIVATE "
-            "(sites signed with a key kept in the data directory say they are demos).",
-            err=True,
+            "No methodology is published yet: write the program's own parameters and prose, then run "
+            "'transparency methodology publish PARAMS.json --prose PROSE.md' (before registering any run)."
         )
     click.echo("Next: add item sources to PRIVATE/items/*.yaml, then run 'transparency commit'.")
 
@@ -214,12 +252,20 @@ def key_rotate(ctx: click.Context, at: str | None) -> None:
     that first holds the rotation) with both keys: readers who trusted the old key can follow to
     the new one. The old key stays valid for what it signed before; anything it signs for a
     later tree fails verification. Run 'transparency build' next, then destroy the retired key.
-    """
-    from generator.commands.keys import rotate_key
 
-    old, new = rotate_key(_paths(ctx), at)
-    click.echo(f"Rotated: {old.fingerprint} -> {new.fingerprint}")
-    click.echo(f"  new verifier key {new.vkey}")
+    DATA/policy.txt, the trust policy, gets the new key in place of the old on its log lines, in
+    the same transaction; every other small file of the data and private directories that still
+    names the old key (a witness's logs file, say) is named in a warning.
+    """
+    from generator.commands.keys import rotate
+
+    done = rotate(_paths(ctx), at)
+    click.echo(f"Rotated: {done.old.fingerprint} -> {done.new.fingerprint}")
+    click.echo(f"  new verifier key {done.new.vkey}")
+    for line in done.updated:
+        click.echo(f"Updated {line}.")
+    for line in done.flagged:
+        click.echo(f"warning: {line}.", err=True)
     click.echo("Run 'transparency build' to publish the hand-over checkpoint, signed by both keys.")
 
 
@@ -470,7 +516,8 @@ def results_from_inspect(
     the run, two samples of one item (epochs > 1), an item without a sample (unless the log was
     cancelled or stopped by an error: not_run), a missing or extra field, a non-critical text
     field without its similarity, a judge label that is not an integer, an exclusion of an item
-    or under a rule the run spec does not have, a log name that cannot be an evidence name.
+    or under a rule the run spec does not have, a log name that cannot be an evidence name, a
+    score edited by hand after the evaluation (unless the mapping accepts score edits).
 
     \b
     The mapping (unknown keys are errors):
@@ -488,6 +535,8 @@ def results_from_inspect(
           rule: 0                 # index into the run spec's exclusion_rules
           note: Pasted HTML, which the subject's input filter strips by design.
           at: "2026-11-28T12:00:00Z"  # when decided: not after the log's end
+      accept_score_edits: false   # default: refuse a score edited by hand after the
+                                  #   evaluation; true carries each edit into the results
     A source is completion, completion.<key>, metadata.<key>, store.<key>,
     score.<scorer>.value, score.<scorer>.answer or score.<scorer>.metadata.<key>;
     each further .<key> goes one member deeper.
@@ -651,14 +700,19 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     told without reading them; otherwise by reading every byte.
     """
     from generator.commands.build import build as build_site
+    from generator.datadir import unsafe_private_place
 
     progress = ProgressPrinter()
-    result = build_site(_paths(ctx), out, progress, strict, offline, full)
+    paths = _paths(ctx)
+    result = build_site(paths, out, progress, strict, offline, full)
     progress.done()
     for w in result.warnings:
         click.echo(f"warning: {printable(w)}", err=True)  # a witness's answer is in some: never raw
+    unsafe = unsafe_private_place(paths)
     if result.demo:
-        click.echo(DEMO_WARNING, err=True)
+        click.echo(DEMO_WARNING, err=True)  # which says where the demo keeps its published key
+    elif unsafe is not None:
+        click.echo(f"warning: {unsafe}", err=True)
     if result.unchanged:
         click.echo(
             f"Nothing to build: every input is as the last build read it, and {out} is still the release it "

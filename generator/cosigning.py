@@ -8,13 +8,20 @@ line checked against the witness's key before it is kept:
 2. `data/cosignatures/<size>.txt`, lines a witness gave offline (`transparency witness cosign`);
 3. each witness with a URL, asked over HTTP (`add-checkpoint`) with bounded timeouts, unless
    the build is offline. A witness that does not answer, or refuses, is named in a warning: the
-   site is still published, and a verifier's policy decides whether that is enough.
+   site is still published, and a verifier's policy decides whether that is enough;
+4. for the demo alone (the program signed with the published demo key), its demo witness, whose
+   key the repository publishes too (PRIVATE/demo-witness/witness.key): the build runs that
+   witness itself and says so, so that the demo still meets its own policy after a change.
+   Its cosignature proves nothing, like every signature of the demo.
 """
 
 from __future__ import annotations
 
 import base64
+import calendar
+import logging
 import re
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +33,9 @@ from typing import Any
 from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.proofs import MerkleTree
+from generator.witness import Witness, load_seed
 from generator.verifier import (
+    CosignerKey,
     FormatError,
     NoteError,
     Policy,
@@ -42,6 +51,10 @@ POLICY_FILE = "policy.txt"
 _SIZE_RE = re.compile(r"(0|[1-9][0-9]{0,18})")
 COSIGNATURES_DIR = "cosignatures"
 MAX_RESPONSE_BYTES = 1 << 16
+# Where the demo keeps its witness's key, in its private directory (data/make-demo-history.sh).
+DEMO_WITNESS_KEY = "demo-witness/witness.key"
+
+log = logging.getLogger("transparency")
 
 
 @dataclass(frozen=True)
@@ -123,8 +136,12 @@ def cosign(
     offline: bool = False,
     timeout: float = 10.0,
     post: Post = http_post,
+    demo_at: str | None = None,
 ) -> Cosigned:
-    """`note` (the log-signed checkpoint of `tree`) with every valid cosignature found."""
+    """`note` (the log-signed checkpoint of `tree`) with every valid cosignature found.
+
+    `demo_at`, given only when the program is the demo, is the release time: a policy witness
+    still missing whose key is the demo witness's own cosigns then, with that time."""
     if policy is None:
         return Cosigned(note, (), ())
     if not any(_signed_by(note, k) for k in policy.log_keys):
@@ -172,6 +189,18 @@ def cosign(
                     warnings.append(f"witness {w.name} ({w.url}) answered with another witness's cosignature")
             else:
                 warnings.append(f"witness {w.name} ({w.url}): {line_or_error}")
+    if demo_at is not None:
+        for w in policy.witnesses:
+            made = None if w.name in found else _demo_cosignature(paths, w.key, note, demo_at, policy.log_keys)
+            if made is not None:
+                keep(made, f"the demo witness {w.name}", strict=True)
+                log.warning(
+                    "demo: the checkpoint of size %d is cosigned by the demo's witness %s, run by this build with the "
+                    "key the repository publishes (%s); a demo cosignature proves nothing",
+                    tree.size,
+                    w.name,
+                    paths.show(paths.private / DEMO_WITNESS_KEY),
+                )
     names = [w.name for w in policy.witnesses if w.name in found]
     out = note + "".join(found[n] + "\n" for n in names).encode()
     holds, missing = evaluate(policy, names)
@@ -186,6 +215,29 @@ def cosign(
             f"{tree.size}.txt or a witness answers"
         )
     return Cosigned(out, tuple(names), tuple(warnings))
+
+
+def _demo_cosignature(
+    paths: Paths, key: CosignerKey, note: bytes, at: str, log_keys: tuple[VerifierKey, ...]
+) -> str | None:
+    """The demo witness's cosignature line of `note`, made by the witness's own code (a fresh
+    state: the demo's committed one stays as it is) at time `at`, so that a rebuild makes the
+    same bytes; None unless PRIVATE holds the demo witness's key and it is `key`."""
+    path = paths.private / DEMO_WITNESS_KEY
+    if not path.is_file():
+        return None
+    seed = load_seed(path)
+    origin = note.split(b"\n", 1)[0].decode("utf-8", "replace")
+    when = max(1, calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
+    logs = {origin: tuple(k for k in log_keys if k.name == origin)}
+    with tempfile.TemporaryDirectory(prefix="demo-witness-") as state:
+        witness = Witness(key.name, seed, Path(state), logs, clock=lambda: when)
+        if witness.cosigner.public_key != key.public_key:
+            return None
+        status, _, answer = witness.add_checkpoint(b"old 0\n\n" + note)
+    if status != 200:
+        raise InputError([problem(paths.show(path), f"the demo witness refused the checkpoint: {answer.decode()}")])
+    return answer.decode().strip()
 
 
 def _ask(url: str, note: bytes, tree: MerkleTree, old: int, timeout: float, post: Post) -> str:

@@ -3,7 +3,9 @@
 A program has two directories. The data directory is public: it can sit in a public
 repository and everything the site shows is built from it. The private directory holds the
 signing key, the item sources and the sealed reveal documents (with their salts); it is found
-through --private or TRANSPARENCY_PRIVATE and defaults to `<data>/private` only for the demo.
+through --private or TRANSPARENCY_PRIVATE and defaults to `<data>/private`, which is right only
+for the demo (whose key is published on purpose): `unsafe_private_place` says why anywhere inside
+the data directory or a git work tree is wrong for a real program.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "PublicKey",
     "load_program",
     "load_public_keys",
+    "unsafe_private_place",
 ]
 
 ENV_DATA = "TRANSPARENCY_DATA"
@@ -101,12 +104,9 @@ class Paths:
         return self.private / "sealed"
 
     @property
-    def is_demo(self) -> bool:
-        """True when the private directory lies inside the public data directory.
-
-        Whatever sits in the data directory is meant to be published (it is committed with the
-        demo), so a key kept there is not secret and its signatures prove nothing.
-        """
+    def private_in_data(self) -> bool:
+        """True when the private directory lies inside the public data directory. It says where
+        the files are, not whether the program is the demo: that is the demo key's to say."""
         try:
             return self.private.resolve().is_relative_to(self.data.resolve())
         except OSError:
@@ -147,6 +147,40 @@ class Paths:
 
     def sealed_file(self, item_id: str) -> Path:
         return self.sealed_dir / f"{item_id}.json"
+
+
+def _git_work_tree(path: Path) -> Path | None:
+    """The nearest folder at or above `path` holding `.git` (a folder, or a file in a linked
+    work tree or submodule): where `git add` would take the path in."""
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def unsafe_private_place(paths: Paths) -> str | None:
+    """Why the private directory is where it will be published or committed (inside the data
+    directory, or inside a git work tree), with what to do; None when it is apart from both.
+
+    The key, the item sources and the salts are the program's secrets: in the data directory
+    they are published with it, in a work tree one `git add` away from a public repository."""
+    try:
+        private, data = paths.private.resolve(), paths.data.resolve()
+    except OSError:
+        return None
+    if private.is_relative_to(data):
+        place = f"inside the data directory {paths.show(paths.data)}, whose files are published"
+    else:
+        work_tree = _git_work_tree(private)
+        if work_tree is None:
+            return None
+        place = f"inside the git work tree {work_tree}, whence it will be committed and published"
+    return (
+        f"the private directory {paths.show(paths.private)} (the signing key, the item sources, the salts) is "
+        f"{place}: anyone who gets it can sign as the program and read the secret items. Move it outside any "
+        f"repository and point --private or {ENV_PRIVATE} at it (for instance: mv {paths.show(paths.private)} "
+        f"~/program-private && export {ENV_PRIVATE}=~/program-private)."
+    )
 
 
 @dataclass(frozen=True)

@@ -351,7 +351,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         program=program,
         program_html=prose_html(program.description),
         signer=signer,
-        demo=paths.is_demo or signer.fingerprint in PUBLISHED_PRIVATE_KEYS,
+        demo=signer.fingerprint in PUBLISHED_PRIVATE_KEYS,  # the key alone: where it is kept says nothing
         public_keys=keys,
         ledger=ledger,
         root=merkle.root(),

@@ -147,7 +147,6 @@ def _places(paths: Paths, out: Path) -> _Places:
     layout: dict[str, object] = {
         "private": private.relative_to(data).as_posix() if private.is_relative_to(data) else None,
         "data in private": data.is_relative_to(private),
-        "demo": paths.is_demo,
     }
     return _Places(trees, place, layout)
 
@@ -473,7 +472,7 @@ def _umask() -> int:
 
 def _setting(offline: bool, layout: dict[str, object]) -> str:
     # The umask sets the site's modes; zlib (a system library) deflates the download archive;
-    # where the private directory lies decides what is read from where, and the demo banner.
+    # where the private directory lies decides what is read from where.
     return json.dumps(
         {
             "rules": rules_version(),

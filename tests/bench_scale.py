@@ -104,7 +104,10 @@ from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 p = Paths(Path(d), Path(d) / "private")
 gates = [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)]
-init_program(p, "Bench", "bench.example.org/scale", gates, "", "2026-01-01T00:00:00Z")
+import generator
+defaults = Path(generator.__file__).parent / "defaults"
+methodology = (defaults / "methodology.json", defaults / "methodology.md")
+init_program(p, "Bench", "bench.example.org/scale", gates, "", "2026-01-01T00:00:00Z", methodology=methodology)
 """,
     "sources": """
 import json

@@ -132,6 +132,8 @@ def demo_copy(demo_site: BuiltSite, tmp_path: Path) -> BuiltSite:
 
 
 AT0 = "2026-01-05T09:00:00Z"
+# The demo's methodology (2026.1), which init publishes only when given: the test programs pin it.
+METHODOLOGY = (REPO / "generator" / "defaults" / "methodology.json", REPO / "generator" / "defaults" / "methodology.md")
 
 
 def item(item_id: str, gate: str, prompt: str = "Extract the account number.", **fields: Any) -> dict[str, Any]:
@@ -163,7 +165,9 @@ def new_program(
     `retired` secret items retired (the first N, or the ids given), one a day from 2026-02-01."""
     paths = Paths(data, private or data / "private")
     gates = [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)]
-    init_program(paths, "Test program", "test.example.org/prog", gates, "A *test* program.", AT0)
+    init_program(
+        paths, "Test program", "test.example.org/prog", gates, "A *test* program.", AT0, methodology=METHODOLOGY
+    )
     items = [item(f"a-{i:03d}", "a") for i in range(1, public_items + 1)]
     items += [item(f"b-{i:04d}", "b") for i in range(1, secret_items + 1)]
     items += extra_items or []

@@ -128,7 +128,7 @@ def test_the_demo_key_is_a_demo_wherever_it_is_kept(demo_site: BuiltSite, tmp_pa
     shutil.copytree(demo_site.paths.private, private)
     os.chmod(private / "signing.key", 0o600)
     paths = Paths(data, private)
-    assert not paths.is_demo
+    assert not paths.private_in_data
     out = tmp_path / "public"
     build(paths, out)
     assert "demo-banner" in (out / "index.html").read_text()

@@ -1167,6 +1167,7 @@ def test_the_help_teaches_the_mapping() -> None:
         "similarity:",
         "judge_labels:",
         "exclude:",
+        "accept_score_edits:",
         "rule:",
         "note:",
         "at:",

@@ -509,7 +509,7 @@ def test_runs_and_certificates_pages_say_there_are_none(built_program: BuiltSite
 
 
 def test_demo_banner_on_every_demo_page(demo_site: BuiltSite) -> None:
-    assert demo_site.paths.is_demo
+    assert demo_site.paths.private_in_data
     missing = [p for p in html_pages(demo_site.out) if len(soup_of(demo_site.out, p).select(".demo-banner")) != 1]
     assert not missing, f"pages of the demo build without exactly one .demo-banner: {missing}"
 
@@ -529,7 +529,7 @@ def build_private_outside(tmp_path: Path) -> Path:
     write_items(paths, items)
     commit_new_items(paths, "2026-01-12T10:00:00Z")
     retire_item(paths, "b-0001", "Retired for a test.", "2026-02-01T00:00:00Z")
-    assert not paths.is_demo
+    assert not paths.private_in_data
     out = tmp_path / "public"
     build(paths, out)
     return out

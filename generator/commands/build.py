@@ -234,6 +234,7 @@ def write_site(
         previous,
         carried[-1].size if carried else 0,
         offline=offline,
+        demo_at=ctx.generated_at if ctx.demo else None,  # the demo runs its own published witness
     )
     checkpoint = cosigned.note
     ctx.warnings.extend(cosigned.warnings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
 
 import yaml
@@ -14,10 +13,9 @@ from generator.datadir import Paths, PublicKey, load_program, public_keys_docume
 from generator.errors import InputError, problem
 from generator.keys import Signer, generate_signer, write_key
 from generator.ledgerfile import creating, event_time, finish_interrupted
+from generator.methodology import load_params, render_prose
+from generator.sources import read_text
 from generator.verifier import GATE_RE, Ledger, Problem, is_gate_id, is_origin
-
-DEFAULTS = files("generator") / "defaults"
-
 
 PRIVATE_README = """\
 # Private program material
@@ -51,9 +49,14 @@ def init_program(
     description: str = "",
     at: str | None = None,
     signer: Signer | None = None,
+    methodology: tuple[Path, Path] | None = None,
 ) -> Signer:
-    """Create a program: data skeleton, signing key, gates and first methodology in the ledger.
+    """Create a program: data skeleton, signing key, gates and, if given as (parameters, prose),
+    its first methodology in the ledger.
 
+    Without a methodology none is published: the ledger is permanent, and a methodology that is
+    not the program's own (the demo's, say) would stay in it for good; `transparency methodology
+    publish` adds the program's own later, and no run can be registered before it.
     Gates are GateSpecs or `ID:NAME:public|secret` strings; every problem is reported at once.
     """
     finish_interrupted(paths)  # a killed init is completed (then refused below) or undone
@@ -85,6 +88,8 @@ def init_program(
         problems.append(problem("--gate", "gate ids must be distinct"))
     if paths.key_file.exists() and signer is None:
         problems.append(problem(paths.show(paths.key_file), "a signing key is already there; refusing to overwrite it"))
+    if methodology is not None:
+        problems += _methodology_problems(*methodology)
     if problems:
         raise InputError(problems, "cannot create the program")
     when = event_time(at, Ledger())
@@ -106,8 +111,19 @@ def init_program(
         if not (paths.private / "README.md").exists():
             app.stage(paths.private / "README.md", PRIVATE_README.encode())
         app.append([gate_leaf(g, when) for g in gates])
-        stage_methodology(app, Path(str(DEFAULTS / "methodology.json")), Path(str(DEFAULTS / "methodology.md")), when)
+        if methodology is not None:
+            stage_methodology(app, methodology[0], methodology[1], when)
     return signer
+
+
+def _methodology_problems(params_path: Path, prose_path: Path) -> list[Problem]:
+    """What is wrong with a methodology given to init, found before anything is created (the
+    transaction would undo its files, but not the directories made for them)."""
+    try:
+        render_prose(read_text(prose_path), load_params(params_path), str(prose_path))
+    except InputError as e:
+        return e.problems
+    return []
 
 
 def keygen(paths: Paths, origin: str | None = None, out: Path | None = None) -> tuple[Path, Signer]:

@@ -12,18 +12,93 @@ the old key or the new one in place, never neither.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from generator import canonical
+from generator.cosigning import COSIGNATURES_DIR, POLICY_FILE
 from generator.datadir import Paths, PublicKey, load_public_keys, public_keys_document
 from generator.errors import InputError, problem
 from generator.keys import Signer, generate_signer, load_key, retired_key_file
 from generator.ledgerfile import appending, event_time
-from generator.verifier import KEY_REVOCATION, KEY_ROTATION, is_time, parse_vkey
+from generator.verifier import KEY_REVOCATION, KEY_ROTATION, FormatError, is_time, parse_policy, parse_vkey
+
+_POLICY_ITEM_SEP = re.compile(rb"[ \t]+")
+# Folders of the data and private directories that hold the program's records (each file checked
+# by its own rules, and there may be a million): never searched for a key's name.
+_RECORD_DIRS = frozenset(
+    {"reveals", "runs", "certificates", "methodology", "checkpoints", COSIGNATURES_DIR, "sealed", "items", "results"}
+    | {"cache", "agreement", "retired-keys", "private", ".pending"}
+)
+_MAX_SEARCHED_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """A rotation done: the keys, and what it did about the files that name a key."""
+
+    old: Signer
+    new: Signer
+    updated: tuple[str, ...] = ()  # files changed in the rotation's own transaction, and how
+    flagged: tuple[str, ...] = ()  # files that still name the old key, left as they are
+
+
+def rotated_policy(policy: bytes, old: str, new: str) -> tuple[bytes, int]:
+    """The trust policy with the old key replaced by the new one on every `log` line that names
+    it (every other byte kept), and how many lines changed.
+
+    Replaced, not joined: from the next build on, the checkpoint is signed by the new key (the
+    hand-over by both), so the new key alone is what a reader's policy needs; a policy that still
+    trusted the retired key would go on accepting checkpoints signed by a key the program has
+    given up, which is how a fork made by whoever holds the old key would pass."""
+    out: list[bytes] = []
+    changed = 0
+    for line in policy.splitlines(keepends=True):
+        body = line.rstrip(b"\r\n")
+        items = _POLICY_ITEM_SEP.split(body.strip(b" \t"))
+        if len(items) >= 2 and items[0] == b"log" and items[1] == old.encode():
+            start = body.index(b"log") + 3
+            line = body[:start] + body[start:].replace(old.encode(), new.encode(), 1) + line[len(body) :]
+            changed += 1
+        out.append(line)
+    return b"".join(out), changed
+
+
+def _files_naming(paths: Paths, vkey: str) -> list[Path]:
+    """Small files of the data and private directories, and one folder down (the program's
+    records aside), whose bytes hold `vkey`: a witness's logs file kept beside the program, a
+    copy of the policy, a note. keys.json, the ledger and the policy are the rotation's own."""
+    needle = vkey.encode()
+    own = {paths.keys_file.resolve(), paths.ledger_file.resolve(), (paths.data / POLICY_FILE).resolve()}
+    found: list[Path] = []
+    for root in (paths.data, paths.private):
+        if not root.is_dir():
+            continue
+        for entry in sorted(root.iterdir()):
+            inside = entry.is_dir() and not entry.is_symlink() and entry.name not in _RECORD_DIRS
+            for f in sorted(entry.iterdir()) if inside else [entry]:
+                try:
+                    if f.is_symlink() or not f.is_file() or f.resolve() in own or f in found:
+                        continue
+                    if f.stat().st_size <= _MAX_SEARCHED_BYTES and needle in f.read_bytes():
+                        found.append(f)
+                except OSError:
+                    continue
+    return found
 
 
 def rotate_key(paths: Paths, at: str | None = None) -> tuple[Signer, Signer]:
     """Introduce a new signing key; returns (old, new)."""
+    done = rotate(paths, at)
+    return done.old, done.new
+
+
+def rotate(paths: Paths, at: str | None = None) -> Rotation:
+    """Introduce a new signing key, and put it in place of the old one on the trust policy's
+    `log` lines in the same transaction; say which other files still name the old key."""
+    updated: list[str] = []
+    policy_path = paths.data / POLICY_FILE
     with appending(paths, "key rotate") as app:
         old = load_key(paths.key_file)
         keys = load_public_keys(paths, old.name)
@@ -41,8 +116,32 @@ def rotate_key(paths: Paths, at: str | None = None) -> tuple[Signer, Signer]:
         app.tx.stage(retired_key_file(paths.private, old.key_id.hex()), old.skey.encode() + b"\n", 0o600)
         app.tx.stage(paths.key_file, new.skey.encode() + b"\n", 0o600)
         app.tx.stage(paths.keys_file, canonical.dumps(public_keys_document(rows)) + b"\n")
+        if policy_path.is_file():
+            policy, changed = rotated_policy(policy_path.read_bytes(), old.vkey, new.vkey)
+            try:
+                parse_policy(policy)
+            except FormatError as e:
+                raise InputError(
+                    [problem(paths.show(policy_path), f"not a valid trust policy ({e}); fix it, then rotate")],
+                    "the key was not rotated",
+                ) from None
+            if changed:
+                app.tx.stage(policy_path, policy)
+                lines_word = "line" if changed == 1 else "lines"
+                updated.append(f"{paths.show(policy_path)}: the log key on {changed} {lines_word} is now the new key")
         app.tx.add_lines(lines)
-    return old, new
+    flagged = [
+        f"{paths.show(f)} still names the old key: update it if it follows the program's key (a witness's logs "
+        "file: replace the old key by the new one, do not add it)"
+        for f in _files_naming(paths, old.vkey)
+    ]
+    if policy_path.is_file() and not updated:
+        flagged.insert(
+            0,
+            f"{paths.show(policy_path)} has no log line with the old key, so it was left as it is: the build refuses "
+            "a policy that names no key signing the program's checkpoint",
+        )
+    return Rotation(old, new, tuple(updated), tuple(flagged))
 
 
 def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str | None = None) -> PublicKey:

@@ -154,7 +154,22 @@ def _check_new_run(
         return None  # every item would also be "not of the run's gate": the gate is the one problem
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
-    problems += [p.at(file) for p in check_run_rules(ledger, run, spec, params, earlier)]
+    rules = check_run_rules(ledger, run, spec, params, earlier)
+    if not ledger.methodologies:
+        # A new program publishes no methodology until it gives its own (init --methodology, or
+        # later): say how, rather than only that the pinned version is unknown.
+        problems.append(
+            problem(
+                file,
+                "the program has published no methodology yet, so no run can pin one: publish the program's own "
+                "first with 'transparency methodology publish PARAMS.json --prose PROSE.md', then pin its version "
+                "and SHA-256 in the run spec",
+                "methodology.version",
+                found=spec["methodology"]["version"],
+            )
+        )
+        rules = [p for p in rules if p.where != "methodology.version"]
+    problems += [p.at(file) for p in rules]
     size = len(canonical.dumps(leaf))
     if size > MAX_LEAF_BYTES:
         problems.append(
