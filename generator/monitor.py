@@ -29,6 +29,7 @@ import itertools
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -65,6 +66,7 @@ from generator.verifier import (
     key_rows,
     leaf_hash,
     open_checkpoint,
+    other_log_problems,
     parse_canonical,
     parse_vkey,
     printable,
@@ -342,6 +344,40 @@ def write_state(path: Path, r: Remembered) -> None:
         "vkey": r.key.vkey,
     }
     replace_atomically(path, canonical_bytes(doc))
+
+
+def other_logs(folder: Path, path: Path) -> tuple[dict[str, list[bytes]], list[str]]:
+    """The other logs this state folder remembers (origin -> the key pinned for it), and the
+    state files that could not be read as one: a log is its key as much as its origin, and the
+    verifier's rule for a key or an origin seen before under another name applies to them."""
+    known: dict[str, list[bytes]] = {}
+    skipped: list[str] = []
+    for other in sorted(folder.glob("*.json")):
+        if other == path:
+            continue
+        try:
+            # Not following a link, not waiting on a FIFO: only a regular file is a state.
+            fd = os.open(other, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise OSError(f"{other.name} is not a regular file")
+                data = f.read(_MAX_STATE_BYTES + 1)
+            doc = parse_canonical(data)
+            known[doc["origin"]] = [parse_vkey(doc["vkey"]).public_key]
+        except (OSError, FormatError, KeyError, TypeError):
+            skipped.append(other.name)
+    return known, skipped
+
+
+def _refuse_another_log(err: TextIO, folder: Path, path: Path, origin: str, key: VerifierKey) -> None:
+    """The same site re-served under another origin (a look-alike, or any name at all with a key
+    this monitor pinned for another log) is not a first contact: it is that log."""
+    known, skipped = other_logs(folder, path)
+    if skipped:
+        _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
+    problems = other_log_problems(origin, [key.public_key], known)
+    if problems:
+        raise Inconsistent(problems)
 
 
 @contextmanager
@@ -662,6 +698,7 @@ def monitor(
     with _locked(path):
         seen = read_state(path, origin)
         log_key, source = _trusted_key(fetch, origin, pin, seen)
+        _refuse_another_log(err, folder, path, origin, log_key)
         if source is not None:
             _say(
                 err,
@@ -680,6 +717,7 @@ def monitor(
                 # Perhaps rotated: the candidate is the site's active key, trusted only once the
                 # ledger shows the pinned key handing over to it (checked after the replay).
                 successor = _site_key(fetch, origin)
+                _refuse_another_log(err, folder, path, origin, successor)
                 cp_origin, size, root = open_checkpoint(note, origin, successor.public_key)
                 if size <= seen.size:  # a rotation is a leaf: a log that rotated has grown
                     raise NoteError(f"signed by {successor.fingerprint} instead, on a log that did not grow") from None
