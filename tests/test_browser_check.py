@@ -1043,3 +1043,30 @@ def test_without_javascript_the_pages_say_how_to_check_with_verify_py(sites: Sit
         )
     finally:
         context.close()
+
+
+def test_a_malformed_score_edit_re_signed_with_the_demo_keys_fails_as_python_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A certificate's score edits (FORMAT.md, "Score edits") are checked alike by verify.py and
+    the page: here one with no value after the edit, an editor who is only white space, and two
+    scorers out of order."""
+    edits = [
+        {"scorer": "sim", "from": 2, "to": 3, "by": "r", "at": "2026-11-29T08:15:00Z", "reason": "why"},
+        {"scorer": "judge", "from": 2, "to": None, "by": " \u3000", "at": "2026-11-29T08:15:00Z", "reason": "why"},
+    ]
+    out = forged_demo(tmp_path, "ledgerlens-a-1", "results.0.score_edits", edits, monkeypatch)
+    rel = layout.certificate("ledgerlens-a-1")
+    python = [f for f in verify_site(out).failures if f.file == rel]
+    assert [(f.where, f.message) for f in python] == [
+        ("results[0].score_edits[1].by", "by is who edited the score"),
+        ("results[0].score_edits[1].to", "an edit gives the score a value"),
+        ("results[0].score_edits", "score edits are sorted by scorer, and each scorer's in the order they were made"),
+    ]
+    step = failed_step(js("page", site=str(out), kind="certificate", path=rel))
+    assert step["name"] == "Recomputing the verdict"
+    # The page shows a found value without an expected one too, which describe_problem leaves out.
+    assert step["detail"] == "; ".join(
+        describe_problem(p) + (f" (found {p.found})" if p.expected is None and p.found is not None else "")
+        for p in python
+    ), step
