@@ -154,12 +154,14 @@ def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None) -> bytes:
     return (keys or build_keys(ctx)).checkpoint(ctx.origin, ctx.ledger.size, ctx.root)
 
 
-def write_ledger(
-    ctx: SiteContext, w: SiteWriter, checkpoint: bytes, each: Callable[[int, bytes], None] | None = None
-) -> None:
-    """The ledger's documents (format v1 §4): the entries, the checkpoint, the commitment list, and
-    format v2's revocation list."""
+def write_entries(ctx: SiteContext, w: SiteWriter, each: Callable[[int, bytes], None] | None = None) -> None:
+    """The ledger's entries document (format v1 §4), `each` called with every leaf's index and bytes."""
     w.write_signed_stream(layout.ENTRIES, entries_document(ctx, each), ctx.signer)
+
+
+def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes) -> None:
+    """The ledger's other documents (format v1 §4): the checkpoint, the commitment list, and
+    format v2's revocation list."""
     w.write(layout.CHECKPOINT, checkpoint)
     w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
     # Written even when empty: a reader can then tell "nothing revoked" from "not published".

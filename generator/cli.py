@@ -78,6 +78,15 @@ def _paths(ctx: click.Context) -> Paths:
     return ctx.find_object(Paths)  # type: ignore[return-value]
 
 
+def _echo_lines(prefix: str, text: str) -> None:
+    """`text` from elsewhere (a witness's answer) on stderr, its lines as lines, each escaped: a
+    newline in it starts a line of its own, never shows as \\x0a, and can never start a fake one."""
+    first, *rest = text.split("\n")
+    click.echo(f"{prefix}{printable(first)}", err=True)
+    for line in rest:
+        click.echo(f"  | {printable(line)}", err=True)
+
+
 _AT = click.option(
     "--at",
     metavar="TIME",
@@ -707,7 +716,7 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     result = build_site(paths, out, progress, strict, offline, full)
     progress.done()
     for w in result.warnings:
-        click.echo(f"warning: {printable(w)}", err=True)  # a witness's answer is in some: never raw
+        _echo_lines("warning: ", w)  # a witness's answer is in some: never raw
     unsafe = unsafe_private_place(paths)
     if result.demo:
         click.echo(DEMO_WARNING, err=True)  # which says where the demo keeps its published key
@@ -774,7 +783,11 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
     "(else ~/.cache/transparency-monitor).",
 )
 @click.option(
-    "--type", "types", multiple=True, type=click.Choice(EVENT_TYPES), help="Print only events of this type (repeat)."
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(EVENT_TYPES),
+    help="Print only events of this type (repeat). 'certificate' also prints revocations of certificates.",
 )
 @click.option(
     "--gate",
@@ -973,7 +986,7 @@ def witness_cosign(
     w = _open_witness(key_path, name, state_dir, logs_path, site_rules(read) if rules else None)
     status, answer = cosign_site(w, read)
     if status != 200:
-        click.echo(f"refused ({status}): {printable(answer)}", err=True)
+        _echo_lines(f"refused ({status}): ", answer)
         sys.exit(1)
     if out is None:
         click.echo(answer)

@@ -13,6 +13,12 @@ line checked against the witness's key before it is kept:
    key the repository publishes too (PRIVATE/demo-witness/witness.key): the build runs that
    witness itself and says so, so that the demo still meets its own policy after a change.
    Its cosignature proves nothing, like every signature of the demo.
+
+A witness that replays the program's rules reads the log from a copy of the site, which cannot
+hold the release being built. So the build asks first at `add-checkpoint-with-files`, sending
+the files of the new entries (the tiles the log at the witness's size did not have, the new
+reveals' documents), already written to the staging folder; a witness that speaks only C2SP
+answers 404 there and is asked at `add-checkpoint`.
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ from typing import Any
 from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.proofs import MerkleTree
-from generator.witness import Witness, load_seed
 from generator.verifier import (
     CosignerKey,
     FormatError,
@@ -45,12 +50,14 @@ from generator.verifier import (
     parse_policy,
     verify_cosignatures,
 )
+from generator.witness import ADD_CHECKPOINT_PATH, ADD_WITH_FILES_PATH, Witness, files_request, load_seed
 
 POLICY_FILE = "policy.txt"
 # A tree size as a witness's 409 answer gives it: ASCII digits, no more than a 64-bit size has.
 _SIZE_RE = re.compile(r"(0|[1-9][0-9]{0,18})")
 COSIGNATURES_DIR = "cosignatures"
 MAX_RESPONSE_BYTES = 1 << 16
+MAX_SHOWN_REPLY = 2000  # of a refusal: the problems a rules witness lists, one a line
 # Where the demo keeps its witness's key, in its private directory (data/make-demo-history.sh).
 DEMO_WITNESS_KEY = "demo-witness/witness.key"
 
@@ -97,6 +104,9 @@ def _note_text(note: bytes) -> bytes:
 
 
 Post = Callable[[str, bytes, float], tuple[int, bytes]]
+# The site files (path, bytes) a witness replaying the rules needs beyond a copy of the site at the
+# size it last cosigned (its argument): the new tiles and reveals.
+NewFiles = Callable[[int], list[tuple[str, bytes]]]
 
 
 def http_post(url: str, body: bytes, timeout: float) -> tuple[int, bytes]:
@@ -136,6 +146,7 @@ def cosign(
     offline: bool = False,
     timeout: float = 10.0,
     post: Post = http_post,
+    files: NewFiles | None = None,
     demo_at: str | None = None,
 ) -> Cosigned:
     """`note` (the log-signed checkpoint of `tree`) with every valid cosignature found.
@@ -181,7 +192,7 @@ def cosign(
         for w in policy.witnesses:
             if w.name in found or not w.url:
                 continue
-            line_or_error = _ask(w.url, note, tree, last_size, timeout, post)
+            line_or_error = _ask(w.url, note, tree, last_size, timeout, post, files)
             if line_or_error.startswith("\u2014 "):
                 before = len(warnings)
                 keep(line_or_error.strip(), f"witness {w.name} ({w.url})", strict=False)
@@ -240,19 +251,26 @@ def _demo_cosignature(
     return answer.decode().strip()
 
 
-def _ask(url: str, note: bytes, tree: MerkleTree, old: int, timeout: float, post: Post) -> str:
-    """One witness's cosignature line, or what went wrong. A witness that knows another size
-    answers 409 with it: asked once more, from there."""
+def _ask(
+    url: str, note: bytes, tree: MerkleTree, old: int, timeout: float, post: Post, files: NewFiles | None = None
+) -> str:
+    """One witness's cosignature line, or what went wrong (its answer's lines kept as lines). A
+    witness that knows another size answers 409 with it: asked once more, from there."""
     if not url.startswith(("https://", "http://")):
         return "its URL is neither https:// nor http://"
-    endpoint = url.rstrip("/") + "/add-checkpoint"
+    endpoint = url.rstrip("/") + ADD_CHECKPOINT_PATH
+    with_files = files is not None
     for _ in range(2):
         if not 0 <= old <= tree.size:
             return f"it knows a size {old} beyond this ledger's {tree.size}: it saw another history"
         proof = "".join(base64.b64encode(h).decode() + "\n" for h in tree.consistency_proof(old))
         body = f"old {old}\n{proof}\n".encode() + note
         try:
-            status, answer = post(endpoint, body, timeout)
+            if files is not None and with_files:
+                status, answer = post(url.rstrip("/") + ADD_WITH_FILES_PATH, files_request(body, files(old)), timeout)
+                with_files = status not in (404, 405)  # a witness of the C2SP protocol alone
+            if not with_files:
+                status, answer = post(endpoint, body, timeout)
         except (OSError, ValueError) as e:
             return f"no answer ({e})"
         reply = answer.decode("utf-8", "replace").strip()
@@ -261,5 +279,7 @@ def _ask(url: str, note: bytes, tree: MerkleTree, old: int, timeout: float, post
         if status == 409 and _SIZE_RE.fullmatch(reply):
             old = int(reply)
             continue
-        return f"refused with HTTP {status}: {reply[:300]}"
+        if len(reply) > MAX_SHOWN_REPLY:
+            reply = reply[:MAX_SHOWN_REPLY] + "…"
+        return f"refused with HTTP {status}: {reply}"
     return "it answered 409 twice"

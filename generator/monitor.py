@@ -41,6 +41,7 @@ from typing import IO, Any, TextIO
 
 from generator import __version__, layout
 from generator.errors import TransparencyError
+from generator.regularfile import TooLarge, read_regular
 from generator.verifier import (
     EMPTY_ROOT,
     KEY_ROTATION,
@@ -114,9 +115,15 @@ class Unreadable(TransparencyError):
     """The site or the state could not be read, or an argument is wrong (exit status 2)."""
 
 
+# What following a type also prints: a revocation is news about a certificate, and whoever
+# follows certificates must never miss that one was withdrawn.
+_ALSO_SHOWN = {"certificate": ("revocation",)}
+
+
 @dataclass(frozen=True)
 class Filters:
-    """What to print. Given kinds combine with and; the values of one kind with or."""
+    """What to print. Given kinds combine with and; the values of one kind with or. `--type
+    certificate` also prints revocations (of certificates): see _ALSO_SHOWN."""
 
     types: frozenset[str] = frozenset()
     gates: frozenset[str] = frozenset()
@@ -127,7 +134,8 @@ class Filters:
         unknown = sorted(set(types) - set(EVENT_TYPES))
         if unknown:
             raise Unreadable(f"--type {', '.join(unknown)}: not an event type (one of {', '.join(EVENT_TYPES)})")
-        return cls(frozenset(types), frozenset(gates), frozenset(subjects))
+        shown = set(types).union(*(_ALSO_SHOWN.get(t, ()) for t in types))
+        return cls(frozenset(shown), frozenset(gates), frozenset(subjects))
 
     def match(self, leaf: dict[str, Any], ledger: Ledger) -> bool:
         """Whether an entry the ledger has just applied (so that what it refers to is known) is shown."""
@@ -183,15 +191,11 @@ def _folder_source(root: Path) -> Fetch:
             if path.is_symlink():
                 return None
         try:
-            with path.open("rb") as f:
-                data = f.read(limit + 1)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return read_regular(path, limit)  # a FIFO there would otherwise hold the run forever
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             raise Unreadable(f"{path}: {e.strerror or e}") from None
-        if len(data) > limit:
-            raise Unreadable(f"{path}: larger than the {limit} bytes such a file can have")
-        return data
 
     return get
 
@@ -301,15 +305,17 @@ def read_state(path: Path, origin: str) -> Remembered | None:
     """The log's state, None before the first run; a file that is not a valid state of this
     origin, whose checkpoint does not open with its key or name its tree, is refused and kept:
     replacing it would silently forget the key and the tree it exists to remember."""
+    data: bytes | None = None
     try:
-        with path.open("rb") as f:
-            data = f.read(_MAX_STATE_BYTES + 1)
+        data = read_regular(path, _MAX_STATE_BYTES)
     except FileNotFoundError:
         return None
+    except TooLarge:
+        pass  # damaged, as below
     except OSError as e:
         raise Unreadable(f"{path}: cannot read the monitor's state ({e.strerror or e})") from None
     try:
-        if len(data) > _MAX_STATE_BYTES:
+        if data is None:
             raise FormatError(f"larger than {_MAX_STATE_BYTES} bytes")
         doc = parse_canonical(data)
         members = ("checkpoint", "origin", "root", "tree_size", "type", "v", "vkey")

@@ -21,11 +21,21 @@ allows a witness to refuse a validly signed checkpoint with the consistency fail
 a rule the log broke is one more reason the checkpoint cannot be cosigned; 500 the witness's own
 failure (its state unreadable, its clock or its rules broken), nothing cosigned.
 
+A witness that replays the program's rules needs the new entries, which no copy of the site
+holds before the build that adds them is published. So it also serves POST
+/add-checkpoint-with-files: the add-checkpoint body, then the log's files the rules read (the new
+tiles, the new reveals' documents), each checked like any other copy of the site (every tile
+against the signed checkpoint's root, every reveal against its commitment) and overlaid on the
+witness's mirror for that one request. The answers are add-checkpoint's.
+
+Roots in messages are base64, as in a checkpoint, the verifier's report and the monitor.
+
 One process serves a state folder: the lock that makes check-and-record atomic is in memory.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.server
 import logging
@@ -49,6 +59,7 @@ from generator.verifier import (
     FormatError,
     NoteError,
     ProofError,
+    RootMismatchError,
     VerifierKey,
     b64decode_strict,
     checkpoint_text,
@@ -64,15 +75,23 @@ from generator.verifier import (
     verify_cosignatures,
 )
 
-Rules = Callable[[str, int, int, bytes, bytes], list[str]]
+Rules = Callable[[str, int, int, bytes, bytes, Mapping[str, bytes]], list[str]]
 Response = tuple[int, dict[str, str], bytes]
 
 ADD_CHECKPOINT_PATH = "/add-checkpoint"
+ADD_WITH_FILES_PATH = "/add-checkpoint-with-files"
 MAX_REQUEST_BYTES = 256 * 1024  # 63 proof lines are 3 KB; the rest is a checkpoint and its signatures
+# The new tiles and reveals of one release: a 20,000-item commit is about 6 MiB of entries.
+MAX_FILES_REQUEST_BYTES = 1 << 26
 MAX_PROOF_LINES = 63
 SIZE_CONTENT_TYPE = "text/x.tlog.size"
 _TEXT = "text/plain; charset=utf-8"
 _OLD_RE = re.compile(rb"old (0|[1-9][0-9]{0,19})")
+_LENGTH_RE = re.compile(rb"0|[1-9][0-9]{0,9}")
+# The files a rules replay reads: tiles under the log prefix, and reveal documents.
+_FILE_PATH_RE = re.compile(
+    r"ledger/tile/(entries|[0-9]{1,2})(/x[0-9]{3})*/[0-9]{3}(\.p/[0-9]{1,3})?|reveals/[a-z0-9_-]{1,64}\.json"
+)
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +206,47 @@ def _parse_request(body: bytes) -> tuple[int, list[bytes], bytes]:
     return int(m.group(1)), proof, rest
 
 
+def _parse_with_files(body: bytes) -> tuple[bytes, dict[str, bytes]]:
+    """The add-checkpoint body and the files of an add-checkpoint-with-files body:
+    `<length>\\n<add-checkpoint body>` then, per file, `<path> <length>\\n<bytes>`."""
+    head, sep, rest = body.partition(b"\n")
+    if not sep or not _LENGTH_RE.fullmatch(head) or int(head) > min(len(rest), MAX_REQUEST_BYTES):
+        raise _Refusal(400, "the body must start with the add-checkpoint body's length, then that body")
+    inner, rest = rest[: int(head)], rest[int(head) :]
+    files: dict[str, bytes] = {}
+    while rest:
+        line, sep, rest = rest.partition(b"\n")
+        path_bytes, _, length = line.partition(b" ")
+        path = path_bytes.decode("ascii", "replace")
+        if not sep or not _LENGTH_RE.fullmatch(length) or int(length) > len(rest):
+            raise _Refusal(400, f"file {len(files) + 1}: not `<path> <length>` then that many bytes")
+        if not _FILE_PATH_RE.fullmatch(path):
+            raise _Refusal(400, f"file {len(files) + 1}: {path!r} is neither a tile of the log nor a reveal")
+        if path in files:
+            raise _Refusal(400, f"file {len(files) + 1}: {path} is sent twice")
+        files[path], rest = rest[: int(length)], rest[int(length) :]
+    return inner, files
+
+
+def files_request(body: bytes, files: Sequence[tuple[str, bytes]]) -> bytes:
+    """An add-checkpoint-with-files body: the add-checkpoint `body`, then each (site path, bytes)."""
+    parts = [f"{len(body)}\n".encode(), body]
+    for path, data in files:
+        parts += [f"{path} {len(data)}\n".encode(), data]
+    return b"".join(parts)
+
+
+def _b64(h: bytes) -> str:
+    return base64.b64encode(h).decode()
+
+
+def _proof_failure(e: ProofError) -> str:
+    """A consistency failure with its roots in base64, as a checkpoint writes them."""
+    if isinstance(e, RootMismatchError):
+        return f"it leads to root {_b64(e.computed)}, not {_b64(e.expected)}"
+    return str(e)
+
+
 class Witness:
     """A witness: its name and Ed25519 key, its state folder and the logs it knows.
 
@@ -264,18 +324,33 @@ class Witness:
 
     # --------------------------------------------------------------------------- protocol
 
-    def add_checkpoint(self, body: bytes) -> Response:
-        """Answer an add-checkpoint request body: (HTTP status, headers, response body)."""
+    def add_checkpoint(self, body: bytes, files: Mapping[str, bytes] | None = None) -> Response:
+        """Answer an add-checkpoint request body: (HTTP status, headers, response body). `files`
+        (site path -> bytes) are read by the rules before the witness's own copy of the site."""
         with self._lock:
             try:
-                return self._add_checkpoint(body)
+                return self._add_checkpoint(body, files or {})
             except _Refusal as r:
                 return r.status, {"Content-Type": r.content_type}, r.body.encode("utf-8")
             except Exception:  # the witness's own failure: refuse, and cosign nothing
                 logger.exception("add-checkpoint failed")
                 return 500, {"Content-Type": _TEXT}, b"internal error: nothing was cosigned\n"
 
-    def _add_checkpoint(self, body: bytes) -> Response:
+    def add_checkpoint_with_files(self, body: bytes) -> Response:
+        """Answer an add-checkpoint-with-files request body, as add_checkpoint() would."""
+        if len(body) > MAX_FILES_REQUEST_BYTES:
+            return (
+                413,
+                {"Content-Type": _TEXT},
+                f"the request body is larger than {MAX_FILES_REQUEST_BYTES} bytes\n".encode(),
+            )
+        try:
+            inner, files = _parse_with_files(body)
+        except _Refusal as r:
+            return r.status, {"Content-Type": r.content_type}, r.body.encode("utf-8")
+        return self.add_checkpoint(inner, files)
+
+    def _add_checkpoint(self, body: bytes, files: Mapping[str, bytes]) -> Response:
         if len(body) > MAX_REQUEST_BYTES:
             raise _Refusal(413, f"the request body is larger than {MAX_REQUEST_BYTES} bytes")
         old, proof, note = _parse_request(body)
@@ -306,12 +381,17 @@ class Witness:
         try:
             verify_consistency(old, size, proof, known_root, root)
         except ProofError as e:
-            logger.warning("refused a checkpoint of %r signed by the log, size %d: %s", origin, size, e)
-            raise _Refusal(422, f"consistency proof from {old} to {size} does not verify: {e}") from None
+            why = _proof_failure(e)
+            logger.warning(
+                "refused a checkpoint of %r signed by the log, size %d, root %s: %s", origin, size, _b64(root), why
+            )
+            raise _Refusal(422, f"consistency proof from {old} to {size} does not verify: {why}") from None
         if self._rules is not None:
-            problems = self._rules(origin, old, size, root, note)
+            problems = self._rules(origin, old, size, root, note, files)
             if problems:
-                logger.warning("the rules refused a checkpoint of %r, size %d: %s", origin, size, problems)
+                logger.warning(
+                    "the rules refused a checkpoint of %r, size %d, root %s: %s", origin, size, _b64(root), problems
+                )
                 raise _Refusal(422, "refused by the witness's rules:\n" + "".join(f"- {p}\n" for p in problems))
         if state != (size, root):
             self._record(origin, size, root)  # before anything is signed, let alone returned
@@ -366,9 +446,11 @@ class _WitnessHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def do_POST(self) -> None:
-        if urlsplit(self.path).path != ADD_CHECKPOINT_PATH:
+        path = urlsplit(self.path).path
+        if path not in (ADD_CHECKPOINT_PATH, ADD_WITH_FILES_PATH):
             self._send(404, b"not found\n", close=True)
             return
+        limit = MAX_REQUEST_BYTES if path == ADD_CHECKPOINT_PATH else MAX_FILES_REQUEST_BYTES
         if self.headers.get("Transfer-Encoding") is not None:
             self._send(411, b"send the body with a Content-Length\n", close=True)
             return
@@ -379,22 +461,26 @@ class _WitnessHandler(http.server.BaseHTTPRequestHandler):
         if not length_text.isdigit() or not length_text.isascii():
             self._send(400, b"malformed Content-Length\n", close=True)
             return
-        if len(length_text) > len(str(MAX_REQUEST_BYTES)):  # no int() of a thousand digits
+        if len(length_text) > len(str(limit)):  # no int() of a thousand digits
             self._send(413, b"the request body is too long\n", close=True)
             return
         length = int(length_text)
-        if length > MAX_REQUEST_BYTES:
-            self._send(413, f"the request body is larger than {MAX_REQUEST_BYTES} bytes\n".encode(), close=True)
+        if length > limit:
+            self._send(413, f"the request body is larger than {limit} bytes\n".encode(), close=True)
             return
         body = self.rfile.read(length)
         if len(body) != length:
             self.close_connection = True  # the client went away mid-body
             return
-        status, headers, payload = cast(WitnessServer, self.server).witness.add_checkpoint(body)
+        witness = cast(WitnessServer, self.server).witness
+        if path == ADD_CHECKPOINT_PATH:
+            status, headers, payload = witness.add_checkpoint(body)
+        else:
+            status, headers, payload = witness.add_checkpoint_with_files(body)
         self._send(status, payload, headers)
 
     def _not_post(self) -> None:
-        if urlsplit(self.path).path == ADD_CHECKPOINT_PATH:
+        if urlsplit(self.path).path in (ADD_CHECKPOINT_PATH, ADD_WITH_FILES_PATH):
             self._send(405, b"add-checkpoint takes POST\n", {"Content-Type": _TEXT, "Allow": "POST"}, close=True)
         else:
             self._send(404, b"not found\n", close=True)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from generator.proofs import MerkleTree
+from generator.regularfile import read_regular
 from generator.verifier import (
     FormatError,
     Ledger,
@@ -29,29 +30,33 @@ from generator.verifier import (
     read_tiled_log,
     signer_problems,
 )
-from generator.witness import Witness
+from generator.witness import Rules, Witness
 
 Reader = Callable[[str], bytes | None]
 MAX_FILE_BYTES = 1 << 25  # a full entry bundle may hold 256 leaves of 64 KiB
 
 
 def folder_reader(site: Path) -> Reader:
-    """Files of a site folder by site-relative path: None for one that is missing, or that a
-    link would take outside the folder."""
+    """Files of a site folder by site-relative path: None for one that is missing, that a link
+    would take outside the folder, that is no regular file (a FIFO would wait forever), or that
+    is larger than any file of a site."""
     root = site.resolve()
 
     def read(rel: str) -> bytes | None:
         path = site / rel
         try:
-            if path.is_symlink() or not path.resolve().is_relative_to(root) or not path.is_file():
+            if not path.resolve().is_relative_to(root):
                 return None
-            with path.open("rb") as f:
-                data = f.read(MAX_FILE_BYTES + 1)
-        except OSError:
+            return read_regular(path, MAX_FILE_BYTES)
+        except (OSError, RuntimeError):  # RuntimeError: a loop of links
             return None
-        return data if len(data) <= MAX_FILE_BYTES else None  # no file of a site is that large
 
     return read
+
+
+def with_files(files: Mapping[str, bytes], read: Reader) -> Reader:
+    """`files` (sent with the request) before the copy `read` gives: both are checked alike."""
+    return lambda rel: files[rel] if rel in files else read(rel)
 
 
 def tile_reader(read: Reader) -> Reader:
@@ -110,9 +115,10 @@ def _reveal_problems(read: Reader, ledger: Ledger, item_id: str, index: int) -> 
     return []
 
 
-def site_rules(read: Reader) -> Callable[[str, int, int, bytes, bytes], list[str]]:
-    """The witness's rules hook over one site's copy of the log."""
-    return lambda origin, old, size, root, note: rule_problems(read, old, size, root, note)
+def site_rules(read: Reader) -> Rules:
+    """The witness's rules hook over one site's copy of the log, with the files a request sent
+    read first (the new entries, which the copy holds only once the release is published)."""
+    return lambda origin, old, size, root, note, files: rule_problems(with_files(files, read), old, size, root, note)
 
 
 def cosign_site(witness: Witness, read: Reader) -> tuple[int, str]:

@@ -11,6 +11,9 @@ import http.server
 import json
 import os
 import shutil
+import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +39,7 @@ from generator.verifier import (
     checkpoint_text,
     parse_canonical,
     parse_checkpoint,
+    tile_paths,
 )
 
 ORIGIN = "test.example.org/prog"
@@ -180,10 +184,14 @@ def test_filters_choose_what_is_printed_never_what_is_checked(demo_site: BuiltSi
         assert r.stderr.splitlines()[-1].startswith(f"checked {len(leaves)} new entries ({len(indices(r))} shown)")
         return indices(r)
 
-    certificates = expect(lambda leaf: leaf["type"] == "certificate")
-    assert certificates and shown("--type", "certificate") == certificates
+    # Following certificates never hides that one was revoked: a revocation is news about a certificate.
+    certificates = expect(lambda leaf: leaf["type"] in ("certificate", "revocation"))
+    revocations = expect(lambda leaf: leaf["type"] == "revocation")
+    assert revocations and set(revocations) < set(certificates)
+    assert shown("--type", "certificate") == certificates
+    assert shown("--type", "revocation") == revocations
     assert shown("--type", "run", "--type", "certificate") == expect(
-        lambda leaf: leaf["type"] in ("run", "certificate")
+        lambda leaf: leaf["type"] in ("run", "certificate", "revocation")
     )
     on_b = expect(lambda leaf: gate(leaf) == "b")
     assert {leaves[i]["type"] for i in on_b} >= {"gate", "commit", "reveal", "run", "certificate"}
@@ -199,7 +207,7 @@ def test_filters_choose_what_is_printed_never_what_is_checked(demo_site: BuiltSi
     assert shown("--subject", subject["id"]) == theirs
     assert shown("--subject", subject["name"]) == theirs
     assert shown("--subject", subject["id"], "--gate", "a", "--type", "certificate") == expect(
-        lambda leaf: of_subject(leaf) and gate(leaf) == "a" and leaf["type"] == "certificate"
+        lambda leaf: of_subject(leaf) and gate(leaf) == "a" and leaf["type"] in ("certificate", "revocation")
     )
     assert shown("--subject", "nobody-at-all") == []
     monitor(site, "--type", "nonsense", code=2)
@@ -506,3 +514,39 @@ def test_names_from_the_site_cannot_write_to_the_terminal() -> None:
     assert line.isprintable() and "\x1b" not in line and "\u202e" not in line
     assert json.loads(monitor_module.event_json(0, leaf))["leaf"] == leaf
     assert monitor_module.event_json(0, leaf).isascii()
+
+
+def _monitor_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The monitor as its own process, with a deadline: a read that blocks fails the test instead
+    of holding the suite forever."""
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "monitor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_fifo_in_the_site_or_the_state_is_refused_not_waited_on(built_program: BuiltSite, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(built_program.out, site)
+    for rel in [layout.CHECKPOINT, layout.KEYS, layout.tile(tile_paths(checkpoint(site)[0])[0][0])]:
+        copy = tmp_path / f"site-{len(os.listdir(tmp_path))}"
+        shutil.copytree(site, copy)
+        (copy / rel).unlink()
+        os.mkfifo(copy / rel)
+        r = _monitor_process(copy, "--state", tmp_path / f"state-{len(os.listdir(tmp_path))}")
+        assert r.returncode == 2 and f"{rel}: not a regular file" in r.stderr, (rel, r.stderr)
+    # The monitor's own state, a FIFO too: refused, and kept as it is.
+    state = tmp_path / "fifo-state"
+    state.mkdir()
+    os.mkfifo(state_file(state))
+    r = _monitor_process(site, "--state", state)
+    assert r.returncode == 2 and "cannot read the monitor's state (not a regular file" in r.stderr, r.stderr
+    assert stat.S_ISFIFO(os.lstat(state_file(state)).st_mode)
+    # A link at the checkpoint's place is not followed either.
+    (site / layout.CHECKPOINT).unlink()
+    (site / layout.CHECKPOINT).symlink_to(built_program.out / layout.CHECKPOINT)
+    r = _monitor_process(site, "--state", tmp_path / "state-link")
+    assert r.returncode == 2, r.stderr

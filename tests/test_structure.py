@@ -117,6 +117,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "sources",
         "keys",
         "proofs",
+        "regularfile",
         "witness",
         "witness_site",
         "signing",

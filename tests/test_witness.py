@@ -32,7 +32,7 @@ from generator.verifier import (
     note_signature_line,
 )
 from generator.verifier.cosignature import CosignerKey, parse_cosigner_vkey, verify_cosignatures
-from generator.witness import MAX_REQUEST_BYTES, Witness, create_key, load_logs, load_seed
+from generator.witness import MAX_REQUEST_BYTES, Witness, create_key, files_request, load_logs, load_seed
 
 REPO = Path(__file__).resolve().parent.parent
 ORIGIN = "example.com/test-log"
@@ -178,6 +178,21 @@ def test_an_inconsistent_proof_is_refused_422(w):
     assert w.latest(ORIGIN) == (5, merkle_root(LEAVES[:5]))
 
 
+def test_a_refusal_names_roots_in_base64_as_checkpoints_do(w, caplog):
+    """The roots a consistency failure names are written as a checkpoint, the verifier's report and
+    the monitor write them (base64), in the answer and in the witness's log alike."""
+    assert w.add_checkpoint(grow(0, 5))[0] == 200
+    with caplog.at_level("WARNING", logger="generator.witness"):
+        _, _, body = w.add_checkpoint(request(5, [], note(5, FORK)))
+    ours, theirs = merkle_root(LEAVES[:5]), merkle_root(FORK[:5])
+    message = body.decode() + caplog.text
+    assert (
+        f"it leads to root {base64.b64encode(theirs).decode()}, not {base64.b64encode(ours).decode()}" in body.decode()
+    )
+    assert base64.b64encode(theirs).decode() in caplog.text
+    assert ours.hex() not in message and theirs.hex() not in message
+
+
 def test_a_different_root_at_the_recorded_size_is_refused_422(w):
     assert w.add_checkpoint(grow(0, 5))[0] == 200
     assert_refused(w.add_checkpoint(request(5, [], note(5, FORK))), 422, "does not verify")
@@ -250,7 +265,7 @@ def test_a_body_over_the_limit_is_413(w):
 def test_rules_run_after_the_proof_checks_and_can_refuse(state, clock):
     calls = []
 
-    def rules(origin, old, new, root, note):
+    def rules(origin, old, new, root, note, files):
         calls.append((origin, old, new))
         return [f"entries {old}..{new} break rule 7", "and rule 8"] if new > 10 else []
 
@@ -266,7 +281,7 @@ def test_rules_run_after_the_proof_checks_and_can_refuse(state, clock):
 
 
 def test_a_broken_rule_or_clock_is_500_and_nothing_is_cosigned(state, clock):
-    def rules(origin, old, new, root, note):
+    def rules(origin, old, new, root, note, files):
         raise RuntimeError("the replay crashed")
 
     w = Witness(WITNESS_NAME, WITNESS_SEED, state, {ORIGIN: [LOG_KEY]}, clock=clock, rules=rules)
@@ -275,6 +290,51 @@ def test_a_broken_rule_or_clock_is_500_and_nothing_is_cosigned(state, clock):
     for i, bad in enumerate([lambda: 0, lambda: 1.5, lambda: 2**63, lambda: True]):
         w = Witness(WITNESS_NAME, WITNESS_SEED, state.with_name(f"clock-{i}"), {ORIGIN: [LOG_KEY]}, clock=bad)
         assert_refused(w.add_checkpoint(grow(0, 5)), 500)
+
+
+def test_files_sent_with_the_checkpoint_reach_the_rules_for_that_request_only(state, clock):
+    seen = []
+
+    def rules(origin, old, new, root, note, files):
+        seen.append(dict(files))
+        return [] if files.get("reveals/b-1.json") == b"doc" else ["reveals/b-1.json: missing"]
+
+    w = Witness(WITNESS_NAME, WITNESS_SEED, state, {ORIGIN: [LOG_KEY]}, clock=clock, rules=rules)
+    sent = [("ledger/tile/0/000.p/5", bytes(160)), ("reveals/b-1.json", b"doc")]
+    assert w.add_checkpoint_with_files(files_request(grow(0, 5), sent))[0] == 200
+    assert seen == [dict(sent)]
+    # Nothing sent is kept: the next request is judged on its own files.
+    assert_refused(w.add_checkpoint(grow(5, 9)), 422, "refused by the witness's rules:\n- reveals/b-1.json: missing")
+    assert seen[-1] == {}
+
+
+@pytest.mark.parametrize(
+    ("files", "fragment"),
+    [
+        ([("ledger/checkpoint", b"x")], "neither a tile of the log nor a reveal"),
+        ([("ledger/tile/../../etc/passwd", b"x")], "neither a tile of the log nor a reveal"),
+        ([("reveals/B-1.json", b"x")], "neither a tile of the log nor a reveal"),
+        ([("reveals/b-1.json", b"x"), ("reveals/b-1.json", b"y")], "sent twice"),
+    ],
+)
+def test_files_other_than_tiles_and_reveals_are_refused_400(w, files, fragment):
+    assert_refused(w.add_checkpoint_with_files(files_request(grow(0, 5), files)), 400, fragment)
+    assert w.latest(ORIGIN) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"5\nold 0",
+        b"05\n" + grow(0, 5),
+        b"x\n" + grow(0, 5),
+        files_request(grow(0, 5), []) + b"reveals/a.json 9\nab",
+    ],
+)
+def test_a_malformed_files_request_is_400(w, body):
+    assert_refused(w.add_checkpoint_with_files(body), 400)
+    assert w.latest(ORIGIN) is None
 
 
 # ---------------------------------------------------------------- state: atomic, written first, kept

@@ -12,21 +12,23 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import rfc8785
 from click.testing import CliRunner
-from conftest import BUNDLE, BuiltSite
+from conftest import BUNDLE, BuiltSite, item, write_items
 from test_history import grow, size_of, vkey_of
 
 from generator import layout
 from generator.cli import main
 from generator.commands.build import build
+from generator.commands.commit import commit_new_items
 from generator.datadir import Paths
 from generator.keys import load_key
 from generator.proofs import MerkleTree
-from generator.verifier import TileBuilder, checkpoint_text, leaf_hash, verify_site
+from generator.verifier import TILE_WIDTH, TileBuilder, checkpoint_text, leaf_hash, verify_site
 
 
 def cli(*argv: str | Path) -> tuple[int, str]:
@@ -331,3 +333,76 @@ def test_the_demo_witness_cosigns_the_demo_over_http_and_the_policy_requires_it(
     cp.write_text("".join(line for line in cp.read_text().splitlines(keepends=True) if name not in line))
     r = run_verifier(stripped, "--policy", fresh / layout.POLICY)
     assert r.returncode == 1 and "missing: demo-witness" in r.stdout
+
+
+@contextmanager
+def _serving(w: WitnessFiles, *extra: str | Path) -> Iterator[str]:
+    """`transparency witness serve` as a separate process on a free loopback port: its URL."""
+    port = _free_port()
+    argv = ["witness", "serve", *w.args(), *extra, "--listen", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", *map(str, argv)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the witness did not start"
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_witness_with_rules_over_a_mirror_cosigns_the_build_that_grows_the_log(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], tmp_path: Path
+) -> None:
+    """The witness's mirror holds the last release, never the one being built: the build sends the
+    new tiles and reveals with its request, and the witness replays the rules over them and the
+    mirror's older entries, in the one build that needs the cosignature."""
+    site, w1, _ = witnessed
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()  # first contact: the mirror holds nothing yet, the build sends the whole log
+    with _serving(w1, "--rules", mirror) as url:
+        policy = write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, url)], "w1")
+        first = build(site.paths, site.out)
+        assert not first.warnings, first.warnings
+        n1 = size_of(site.out)
+        shutil.rmtree(mirror)
+        shutil.copytree(site.out, mirror)  # the mirror syncs the published release
+        grow(site.paths, 1, "2026-03-01T00:00:00Z")
+        retire = cli("--data", site.paths.data, "retire", "b-0901", "--note", "Retired", "--at", "2026-03-01T00:00:01Z")
+        assert retire[0] == 0, retire[1]
+        code, out = cli("--data", site.paths.data, "build", "--out", site.out)
+        assert code == 0 and "witness w1" not in out and "quorum" not in out, out
+    assert size_of(site.out) > n1 and f"\u2014 {w1.name} " in (site.out / layout.CHECKPOINT).read_text()
+    assert run_verifier(site.out, "--policy", policy).returncode == 0
+    assert (mirror / layout.CHECKPOINT).read_bytes() != (site.out / layout.CHECKPOINT).read_bytes()
+
+
+def test_a_witness_refusal_prints_as_escaped_lines(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], tmp_path: Path
+) -> None:
+    """A mirror that lags behind what the witness last cosigned cannot give it the older entries:
+    the witness refuses, listing the problems one a line, and the build prints them as lines."""
+    site, w1, _ = witnessed
+    # Past one full tile: the build then sends only the tiles the log at the witness's size lacked.
+    write_items(site.paths, [item(f"b-{i:04d}", "b") for i in range(1000, 1000 + TILE_WIDTH)], "bulk.yaml")
+    commit_new_items(site.paths, "2026-02-28T00:00:00Z")
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()  # and never synced: it lacks the full tile the witness already replayed
+    with _serving(w1, "--rules", mirror) as url:
+        write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, url)], "w1")
+        assert not [w for w in build(site.paths, site.out).warnings if "witness w1" in w]
+        grow(site.paths, 1, "2026-03-01T00:00:00Z")
+        code, out = cli("--data", site.paths.data, "build", "--out", site.out)
+    assert code == 0, out
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("warning: witness w1"))
+    assert lines[start].endswith("refused with HTTP 422: refused by the witness's rules:"), lines[start]
+    assert lines[start + 1].startswith("  | - the log cannot be read from the site: ") and "missing" in lines[start + 1]
+    assert "\\x0a" not in out

@@ -10,6 +10,7 @@ as it was.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import sys
 import time
@@ -42,7 +43,7 @@ from generator.ledgerfile import ledger_lines, reading
 from generator.memo import PageMemo, memo_path
 from generator.progress import Progress
 from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
-from generator.verifier import sha256_hex
+from generator.verifier import sha256_hex, tile_paths
 from generator.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 
 # Set by the test suite: a bug in the published verifier raises there, instead of being reported
@@ -225,22 +226,6 @@ def write_site(
     `memo` knows what each of the last release's pages was made from (generator.memo)."""
     r = pages.renderer(ctx, memo)
     keys = artifacts.build_keys(ctx)
-    policy = cosigning.load_policy(ctx.paths)
-    cosigned = cosigning.cosign(
-        ctx.paths,
-        policy,
-        artifacts.checkpoint_note(ctx, keys),
-        ctx.tree,
-        previous,
-        carried[-1].size if carried else 0,
-        offline=offline,
-        demo_at=ctx.generated_at if ctx.demo else None,  # the demo runs its own published witness
-    )
-    checkpoint = cosigned.note
-    ctx.warnings.extend(cosigned.warnings)
-    policy_data = cosigning.policy_bytes(ctx.paths)
-    if policy_data is not None:
-        w.write(layout.POLICY, policy_data)
     # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.
     proven = {item.commit_index: layout.reveal(item.id) for item in ctx.revealed}
     proven.update({info.index: layout.certificate(info.serial) for info in ctx.certificates})
@@ -252,8 +237,28 @@ def write_site(
         if index in proven:
             leaves[index] = raw
 
-    artifacts.write_ledger(ctx, w, checkpoint, keep)
+    # The entries and their tiles first: they do not depend on the checkpoint's cosignatures,
+    # and a witness that replays the rules is sent the new ones before it cosigns.
+    artifacts.write_entries(ctx, w, keep)
     tiles.finish(ctx.root)
+    policy = cosigning.load_policy(ctx.paths)
+    cosigned = cosigning.cosign(
+        ctx.paths,
+        policy,
+        artifacts.checkpoint_note(ctx, keys),
+        ctx.tree,
+        previous,
+        carried[-1].size if carried else 0,
+        offline=offline,
+        files=functools.partial(_new_files, ctx, w),
+        demo_at=ctx.generated_at if ctx.demo else None,  # the demo runs its own published witness
+    )
+    checkpoint = cosigned.note
+    ctx.warnings.extend(cosigned.warnings)
+    policy_data = cosigning.policy_bytes(ctx.paths)
+    if policy_data is not None:
+        w.write(layout.POLICY, policy_data)
+    artifacts.write_ledger(ctx, w, checkpoint)
     history_rows = history.write_history(w, ctx.signer, ctx.origin, ctx.tree, checkpoint, carried or [])
     history.write_inclusion_proofs(
         w, ctx.tree, checkpoint, ((rel, index) for index, rel in sorted(proven.items())), leaves.__getitem__
@@ -317,6 +322,18 @@ def write_site(
     artifacts.write_release_files(ctx, w)
     download.write_download(ctx, w)  # after every other file, which it holds; before SHA256SUMS, which lists it
     w.finish(ctx.signer)
+
+
+def _new_files(ctx: SiteContext, w: SiteWriter, old: int) -> list[tuple[str, bytes]]:
+    """What a copy of the site at size `old` lacks to replay the rules up to today's checkpoint:
+    the tiles of today's log that the log of `old` did not have (full ones that have filled, the
+    partial ones of today's width), as staged, and the documents of the reveals since `old`."""
+    if not 0 <= old <= ctx.tree.size:
+        return []  # the witness saw another history: it refuses whatever it is sent
+    known = {rel for rel, _ in tile_paths(old)}
+    rels = [layout.tile(rel) for rel, _ in tile_paths(ctx.tree.size) if rel not in known]
+    files = [(rel, (w.root / rel).read_bytes()) for rel in rels]
+    return files + [(layout.reveal(i.id), i.load(ctx.paths)[0]) for i in ctx.revealed if i.reveal_index >= old]
 
 
 def self_check(
