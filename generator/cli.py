@@ -136,6 +136,10 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
 
     Every artifact is signed with Ed25519 and checked by public/verify.py, which needs only
     Python and PyNaCl. Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
+
+    The input formats ("format v1 §N" in these texts and in error messages) are
+    docs/formats/v1.md and FORMAT.md of the source repository; examples/ holds a whole file of
+    each kind and docs/tutorial.md makes a program from nothing with them.
     """
     ctx.obj = Paths.resolve(data, private)
     log = logging.getLogger("transparency")
