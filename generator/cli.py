@@ -948,12 +948,15 @@ def _open_witness(key_path: Path, name: str, state_dir: Path, logs_path: Path, r
     "rules_site",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
     help="Also replay the program's rules (format v1 §4) over the log read from this copy of its site (a mirror "
-    "folder), and refuse a checkpoint whose new entries break them.",
+    "folder, holding at least the release last cosigned; a build sends the newer tiles and reveals with its "
+    "request), and refuse a checkpoint whose new entries break them.",
 )
 def witness_serve(
     key_path: Path, name: str, state_dir: Path, logs_path: Path, listen: str, rules_site: Path | None
 ) -> None:
-    """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted."""
+    """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted, and POST
+    /add-checkpoint-with-files: the same request followed by the new tiles and reveals, which a
+    build sends so that --rules can replay entries its mirror does not hold yet."""
     from generator.witness_site import folder_reader, site_rules
 
     host, _, port = listen.rpartition(":")
