@@ -29,15 +29,18 @@ MAX_DEPTH = 64
 MAX_YAML_NODES = 1_000_000
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader restricted to the YAML 1.2 core schema, without timestamps, merges or aliases.
+class _StrictComposing(yaml.composer.Composer):
+    """The composer's limits, shared by both loaders below.
 
     An alias repeats a node without repeating its text: ten lines of them ("billion laughs")
     expand to billions of values. Item sources have no use for them, so they are refused.
     """
 
+    peek_event: Any
+    check_event: Any
+
     def _here(self) -> yaml.Mark:
-        mark: yaml.Mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        mark: yaml.Mark = self.peek_event().start_mark
         return mark
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
@@ -64,6 +67,10 @@ class _StrictLoader(yaml.SafeLoader):
             finally:
                 self._depth -= 1
         return super().compose_node(parent, index)
+
+
+class _StrictLoader(_StrictComposing, yaml.SafeLoader):
+    """SafeLoader restricted to the YAML 1.2 core schema, without timestamps, merges or aliases."""
 
 
 _LEADING_ZERO_TAG = "tag:transparency,2026:leading-zero"
@@ -137,10 +144,48 @@ for _tag in (
     _StrictLoader.add_constructor(_tag, _refuse)
 
 
-def parse_yaml(text: str, file: str) -> Any:
-    """Parse YAML text strictly; raise InputError naming the file and line."""
+# libyaml's parser, when PyYAML was built with it (its wheels are).
+_CParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
+
+
+def _c_loader() -> type | None:
+    if _CParser is None:  # pragma: no cover
+        return None
+
+    class _CStrictLoader(_CParser, _StrictLoader):  # type: ignore[misc]
+        """The same loader with libyaml's scanner and parser, several times as fast on a large file.
+
+        Only the scanning and parsing are libyaml's: the events it gives are composed by the same
+        Python composer (its limits above), resolved by the same resolvers and constructed by the
+        same constructors (the class's tables are _StrictLoader's), so both read and refuse alike
+        (tests/test_yaml_loaders.py compares them on a corpus of tricky inputs).
+        """
+
+        # CParser composes in C, past compose_node's limits: use the Python composer's methods.
+        check_node = yaml.composer.Composer.check_node
+        get_node = yaml.composer.Composer.get_node
+        get_single_node = yaml.composer.Composer.get_single_node
+
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    return _CStrictLoader
+
+
+_C_LOADER = _c_loader()
+
+
+LOADERS: tuple[type, ...] = (_StrictLoader,) if _C_LOADER is None else (_C_LOADER, _StrictLoader)
+
+
+def parse_yaml(text: str, file: str, loader: type | None = None) -> Any:
+    """Parse YAML text strictly; raise InputError naming the file and line. `loader` is one of
+    LOADERS (default the first, libyaml's when present)."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        return yaml.load(text, Loader=loader or LOADERS[0])
     except RecursionError:
         raise InputError([problem(file, "malformed YAML: nested too deeply")]) from None
     except yaml.MarkedYAMLError as e:
