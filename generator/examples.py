@@ -236,7 +236,7 @@ def _on_threshold(m: Methodology) -> ItemExample | Skipped:
 
 
 def item_examples(m: Methodology) -> list[ItemExample | Skipped]:
-    """The worked cases of weighted similarity (a critical field right or wrong) under this methodology's tiers and threshold."""
+    """The worked cases of weighted similarity (a critical field right, or wrong) under these tiers and threshold."""
     out: list[ItemExample | Skipped] = [
         score_example(
             m,
