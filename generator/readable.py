@@ -7,7 +7,13 @@ rechecked, on exact values before a page is written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from generator.verifier import round_half_up
+
+_PLACES_WORDS = {2: "two", 3: "three", 4: "four"}
 
 
 def rounded(text: str, places: int, rounding: str = ROUND_HALF_UP) -> str:
@@ -18,14 +24,44 @@ def rounded(text: str, places: int, rounding: str = ROUND_HALF_UP) -> str:
 
 
 def percent(text: str, places: int = 1, rounding: str = ROUND_DOWN) -> str:
-    """A pass rate ("55.5556") as a reader wants it: "55.5 %"; whole numbers lose the ".0".
-
-    Cut down, never up: a grade needs a pass rate of *at least* its cut-off, and 54.95 % shown as
-    "55 %" beside grade C would read as a wrong grade."""
+    """A percentage ("55.5556") rounded as asked, cut down by default ("55.5 %"); whole numbers
+    lose the ".0". The interval's ends use it, rounded outward; a headline pass rate is
+    `rate_for_reading`'s, which rounds as a reader does unless that would cross a cut-off."""
     r = rounded(text, places, rounding)
     if "." in r:
         r = r.rstrip("0").rstrip(".")
     return f"{r} %"
+
+
+def _shown(r: str) -> str:
+    return f"{r.rstrip('0').rstrip('.') if '.' in r else r} %"
+
+
+def rate_for_reading(rate: Fraction, cutoffs: Sequence[tuple[str, Fraction, str]]) -> tuple[str, str]:
+    """A pass rate (the exact percentage) as a headline shows it, and a note to print beside it,
+    empty unless needed: rounded half-up to one decimal, as a reader rounds ("55.6 %" for 5 of 9),
+    unless that figure would lie on the other side of a grade's cut-off (`cutoffs`: grade,
+    minimum pass rate, and that minimum as published) than the exact rate does, as 79.96 %
+    would read "80 %" beside a cut-off of 80 %; then it is given with as many more decimals as
+    keep it on its own side, and the note says why."""
+
+    def crossed(shown: str) -> tuple[str, Fraction, str] | None:
+        return next((c for c in cutoffs if (rate >= c[1]) != (Fraction(shown) >= c[1])), None)
+
+    one = round_half_up(rate, 1)
+    cut = crossed(one)
+    if cut is None:
+        return _shown(one), ""
+    places = 2
+    while crossed(round_half_up(rate, places)) is not None and places < 40:
+        places += 1
+    grade, minimum, text = cut
+    side = "which it reaches" if rate >= minimum else "which it does not reach"
+    note = (
+        f"given to {_PLACES_WORDS.get(places, str(places))} decimals: rounded to one it would read {_shown(one)}, "
+        f"the other side of grade {grade}'s cut-off of {text} %, {side}"
+    )
+    return f"{round_half_up(rate, places)} %", note
 
 
 def interval_words(scored: int, low: str, high: str) -> str:

@@ -355,6 +355,7 @@ class CertificateView:
     headline: str = ""
     decisive: bool = True  # false for an incomplete run: its grade and score decide nothing
     pass_rate_short: str = ""
+    pass_rate_note: str = ""  # why the headline rate has more than one decimal, when it does
     worst_case_rate_short: str = ""
     lineage: tuple[Lineage, ...] = ()  # the results tried more than once, in result order
     score_edits: tuple[ScoreEditRow, ...] = ()  # hand edits of the harness's scores, in result order
@@ -738,6 +739,14 @@ def certificate_view(
         waiting,
     )
 
+    # The headline rates from the counts, exactly (format v1 §5), to be rounded for reading on
+    # the right side of every grade's cut-off; the published 4-decimal figures are the table's.
+    passed, scored, total = s["passed"], s["scored"], s["total"]
+    rate = Fraction(100 * passed, scored) if scored else Fraction(0)
+    worst = Fraction(100 * passed, total) if total else Fraction(0)
+    best = Fraction(100 * (passed + total - scored), total) if total else Fraction(0)
+    cutoffs = [(g.name, g.min_pass_rate, g.min_pass_rate_text or "") for g in m.grades if g.min_pass_rate is not None]
+    rate_short, rate_note = readable.rate_for_reading(rate, cutoffs)
     expires = doc.get("expires_at")
     if expires is None:
         expiry_text = "does not expire"
@@ -828,13 +837,14 @@ def certificate_view(
         label=LABELS[state],
         headline=headline(doc, m, system, gate_name, state, revocation.at if revocation else None),
         decisive=doc["verdict"] != "incomplete",
-        pass_rate_short=readable.percent(s["pass_rate"]),
-        worst_case_rate_short=readable.percent(s["worst_case_pass_rate"]),
+        pass_rate_short=rate_short,
+        pass_rate_note=rate_note,
+        worst_case_rate_short=readable.rate_for_reading(worst, cutoffs)[0],
         lineage=tuple(lineage),
         score_edits=tuple(score_edits),
         evidence=evidence_rows(doc, {rel for rel, _ in c.evidence}, revealed),
         agreement=agreement_views(c.evidence),
-        best_case_rate_short=readable.percent(s["best_case_pass_rate"]),
+        best_case_rate_short=readable.rate_for_reading(best, cutoffs)[0],
         interval_words=readable.interval_words(s["scored"], *s["pass_rate_ci95"]),
         what_failed=tuple(what_failed),
         exact=tuple(exact),

@@ -7,17 +7,22 @@ into the test, so a page that drifts from its document fails here.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import yaml
 from bs4 import BeautifulSoup, Tag
-from conftest import BuiltSite
+from conftest import METHODOLOGY, BuiltSite
+from runkit import certify, methodology_pin, register, results, run_spec, scored, write_json
 from test_site_html import resolve
 
 from generator import layout, readable
-from generator.datadir import load_program
+from generator.commands.build import build
+from generator.commands.methodology import publish
+from generator.datadir import Paths, load_program
 from generator.errors import InputError
 from generator.verifier import loads_strict
 
@@ -66,6 +71,62 @@ def test_percentages_are_cut_down_and_drop_a_trailing_zero() -> None:
     # 1099 of 2000 is 54.95 %: grade C when B needs 55 %, so it must never read "55 %".
     assert readable.percent("54.9500") == "54.9 %" and readable.percent("54.9500", 0) == "54 %"
     assert readable.percent("89.9999") == "89.9 %"
+
+
+CUTOFFS = [("S", Fraction(90), "90"), ("A", Fraction(75), "75"), ("B", Fraction(55), "55"), ("C", Fraction(35), "35")]
+
+
+@pytest.mark.parametrize(
+    ("passed", "scored", "shown"),
+    [(5, 9, "55.6 %"), (22, 24, "91.7 %"), (1, 2, "50 %"), (9, 9, "100 %"), (0, 9, "0 %"), (1101, 2000, "55.1 %")],
+)
+def test_a_headline_pass_rate_is_rounded_as_a_reader_rounds(passed: int, scored: int, shown: str) -> None:
+    assert readable.rate_for_reading(Fraction(100 * passed, scored), CUTOFFS) == (shown, "")
+
+
+def test_a_headline_pass_rate_never_reads_across_a_cut_off() -> None:
+    b80 = [("A", Fraction(90), "90"), ("B", Fraction(80), "80")]
+    # 1999 of 2500 is 79.96 %: "80 %" would read as grade B, which it does not reach.
+    shown, note = readable.rate_for_reading(Fraction(100 * 1999, 2500), b80)
+    assert shown == "79.96 %"
+    assert note == (
+        "given to two decimals: rounded to one it would read 80 %, the other side of grade B's cut-off of 80 %, "
+        "which it does not reach"
+    )
+    # 1099 of 2000 is 54.95 %: "55 %" beside B's cut-off of 55 % would be wrong the same way.
+    assert readable.rate_for_reading(Fraction(100 * 1099, 2000), [("B", Fraction(55), "55")])[0] == "54.95 %"
+    # And down: exactly at a cut-off of two decimals, one decimal would read below it.
+    shown, note = readable.rate_for_reading(Fraction(100 * 2001, 2500), [("B", Fraction("80.04"), "80.04")])
+    assert shown == "80.04 %" and note.endswith("which it reaches")
+    # As many decimals as it takes: 79.9996 % needs four.
+    assert readable.rate_for_reading(Fraction("79.9996"), b80)[0] == "79.9996 %"
+
+
+def test_the_certificate_page_rounds_its_headline_and_says_when_it_cannot(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
+    """5 of 9 (55.5556 %) reads "55.6 %" beside cut-offs of whole numbers, and "55.56 %", with a
+    note saying why, under a methodology whose grade B starts at 55.6 %."""
+    paths = make_program(public_items=9)
+    params = json.loads(METHODOLOGY[0].read_text())
+    params["version"] = "2026.2"
+    params["grade_cutoffs"][2]["min_pass_rate"] = "55.6"
+    publish(paths, write_json(tmp_path / "2026.2.json", params), METHODOLOGY[1], "2026-02-20T00:00:00Z")
+    items = [f"a-{i:03d}" for i in range(1, 10)]
+    rows = [scored(i, passing=n < 5) for n, i in enumerate(items)]
+    other = {"id": "other", "name": "Other", "version": "1", "organization": "Other Org"}
+    register(paths, run_spec(paths, "whole", "a", items))
+    register(paths, run_spec(paths, "tenths", "a", items, subject=other, methodology=methodology_pin(paths, "2026.2")))
+    certify(paths, results("whole", rows))
+    certify(paths, results("tenths", rows), at="2026-03-03T00:00:00Z")
+    out = tmp_path / "public"
+    build(paths, out)
+    for serial, shown, note in (("whole", "55.6 %", None), ("tenths", "55.56 %", "grade B's cut-off of 55.6 %")):
+        page = soup(out, layout.certificate_page(serial))
+        assert text(page.select_one(".pass-rate-short")) == shown
+        said = page.select_one(".pass-rate-note")
+        assert (said is None) if note is None else (note in text(said) and "does not reach" in text(said))
+        assert "55.5556 %" in text(page.select_one("#exact")), "the exact figure stays in the table"
 
 
 def test_the_interval_in_words_is_rounded_outward() -> None:
@@ -136,7 +197,8 @@ def test_numbers_are_rounded_for_reading_and_exact_one_link_away(demo_site: Buil
     for serial, doc in certificates(site).items():
         s = soup(site, layout.certificate_page(serial))
         summary = doc["summary"]
-        assert text(s.select_one(".pass-rate-short")) == readable.percent(summary["pass_rate"])
+        rate = Fraction(100 * summary["passed"], summary["scored"] or 1)
+        assert text(s.select_one(".pass-rate-short")) == readable.rate_for_reading(rate, CUTOFFS)[0]
         words = text(s.select_one(".interval-words"))
         low, high = summary["pass_rate_ci95"]
         if summary["scored"]:
