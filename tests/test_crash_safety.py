@@ -276,7 +276,13 @@ def test_sigkill_during_a_large_commit(tmp_path: Path) -> None:
     assert run_cli(_args(probe, "commit", "--at", T_CMD)).returncode == 0
     took = time.monotonic() - started
     outcomes = set()
-    for k, fraction in enumerate((0.4, 0.6, 0.75, 0.85, 0.95)):
+    fractions = [0.4, 0.6, 0.75, 0.85, 0.95]
+    for k, fraction in enumerate(fractions):
+        if k == len(fractions) - 1 and "rolled back" not in outcomes and fraction > 0.005:
+            # A probe slowed by a busy machine can put every kill after the commit finished: kill
+            # earlier and earlier until one interrupts it (one before any write leaves the files as
+            # they were), so that the outcome this test needs never rests on the machine's load.
+            fractions.append(min(fractions) / 2)
         paths = _copy(base, tmp_path / f"k{k}")
         code = kill_after(_args(paths, "commit", "--at", T_CMD), took * fraction)
         finish_interrupted(paths)
