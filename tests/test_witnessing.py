@@ -406,3 +406,24 @@ def test_a_witness_refusal_prints_as_escaped_lines(
     assert lines[start].endswith("refused with HTTP 422: refused by the witness's rules:"), lines[start]
     assert lines[start + 1].startswith("  | - the log cannot be read from the site: ") and "missing" in lines[start + 1]
     assert "\\x0a" not in out
+
+
+def test_witness_cosign_refuses_a_fifo_in_the_site_instead_of_waiting(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], tmp_path: Path
+) -> None:
+    site, w1, _ = witnessed
+    n = size_of(site.out)
+    for rel in [layout.CHECKPOINT, layout.tile(f"tile/entries/000.p/{n}"), layout.tile(f"tile/0/000.p/{n}")]:
+        copy = tmp_path / f"site-{len(os.listdir(tmp_path))}"
+        shutil.copytree(site.out, copy)
+        (copy / rel).unlink()
+        os.mkfifo(copy / rel)
+        r = subprocess.run(
+            [sys.executable, "-m", "generator", "witness", "cosign", str(copy), *map(str, w1.args()), "--rules"],
+            capture_output=True,
+            text=True,
+            timeout=60,  # a read that blocks fails the test instead of holding the suite
+            check=False,
+        )
+        assert r.returncode == 1 and "refused" in r.stderr, (rel, r.stderr)
+        assert rel.rpartition("/")[2] in r.stderr or "no ledger/checkpoint" in r.stderr, (rel, r.stderr)
