@@ -701,7 +701,8 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     History (format v2): the ledger is also written as C2SP tiles, every checkpoint is archived
     with a consistency proof to today's, and every reveal and certificate gets an inclusion
     proof. With data/policy.txt, each witness it lists with a URL is asked to cosign the
-    checkpoint (10 s timeout each; a witness that fails is named in a warning).
+    checkpoint (10 s timeout each; a witness that fails is named in a warning), and is sent the
+    new tiles and reveals, which a witness replaying the rules cannot find on its mirror yet.
 
     Incremental: the replayed ledger and what each page was made from are remembered in the
     private directory's cache/, so a build after one event replays one line and renders only
