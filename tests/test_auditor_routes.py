@@ -14,6 +14,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,7 +24,8 @@ from pathlib import Path
 
 import nacl
 import pytest
-from conftest import BUNDLE, BuiltSite
+from bs4 import BeautifulSoup
+from conftest import BUNDLE, REPO, BuiltSite
 
 from generator import layout
 from generator.keys import load_key
@@ -230,3 +233,52 @@ def test_a_python_older_than_3_11_cannot_run_and_says_so(audit: Audit) -> None:
     assert_cannot_run(r, "needs Python 3.11 or newer")
     # With -P such a Python refuses by itself, also with 2: it does not know the option.
     assert run([old, "-P", audit.verifier, audit.site], audit.work).returncode == 2
+
+
+# --- what the README and the site's page tell the auditor agree with the verifier
+
+
+def _verify_commands(texts: list[str]) -> list[list[str]]:
+    """The arguments after `verify.py` of every command that runs it (comments dropped)."""
+    out = []
+    for text in texts:
+        for line in text.splitlines():
+            words = shlex.split(line.split(" #", 1)[0].replace("\\", "/"))
+            at = next((i for i, w in enumerate(words) if w.endswith("verify.py") and i and words[i - 1] == "-P"), None)
+            if at is not None:
+                out.append(words[at + 1 :])
+    return out
+
+
+def _options(argv: list[str]) -> set[str]:
+    help_text = subprocess.run(
+        [sys.executable, BUNDLE, *argv, "--help"], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    return set(re.findall(r"--[a-z][a-z-]*", help_text))
+
+
+def test_the_documented_commands_use_the_verifier_s_own_options(demo_site: BuiltSite) -> None:
+    page = BeautifulSoup((demo_site.out / layout.VERIFY_PAGE).read_text(encoding="utf-8"), "html.parser")
+    on_page = [pre.get_text() for pre in page.select("pre.cmd")]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Verify a site yourself") : readme.index("## The public site")]
+    in_readme = re.findall(r"```sh\n(.*?)```", section, re.S)
+    site_options, proof_options = _options([]), _options(["proof"])
+    commands = _verify_commands(on_page) + _verify_commands(in_readme)
+    assert len(commands) >= 12, commands
+    for args in commands:
+        known = proof_options if args[:1] == ["proof"] else site_options
+        assert {a for a in args if a.startswith("--")} <= known, args
+    # Every command runs the auditor's own copy, kept outside the site; nothing the site holds is
+    # offered as the saved checkpoint or the trust policy.
+    runs_own = [c for c in on_page if "-P " in c and "verify.py" in c]
+    assert runs_own and all("../verify.py" in c.replace("\\", "/") for c in runs_own), runs_own
+    for args in commands:
+        for option in ("--since", "--policy"):
+            if option in args:
+                value = args[args.index(option) + 1]
+                assert not value.startswith(("ledger/", "site/ledger/")), (option, value)
+    assert "download our verify.py" not in page.get_text()
+    # The Windows commands are the Linux ones with the launcher's names.
+    windows = [c for c in on_page if "Scripts\\python -P" in c]
+    assert windows and all(c.split(" -P ", 1)[1].replace("\\", "/") in " ".join(on_page) for c in windows), windows

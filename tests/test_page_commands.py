@@ -2,7 +2,8 @@
 
 Every `<pre class="cmd" data-run="site" data-expect="…">` on the "verify it yourself" page and on
 item pages is run in the built site's folder, exactly as printed (with this test's Python for
-`python3`), and must exit 0 and print what `data-expect` promises.
+`python3`), and must exit 0 and print what `data-expect` promises. The page has the auditor keep
+their own verify.py in the folder above the site, so the tests put the project's copy there.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bs4 import BeautifulSoup
-from conftest import BuiltSite
+from conftest import BUNDLE, BuiltSite
 
 from generator import layout
 
@@ -65,6 +66,9 @@ def pages_under_test(root: Path) -> list[str]:
 
 
 def run(cmd: PageCommand, cwd: Path) -> subprocess.CompletedProcess[str]:
+    own = cwd.parent / "verify.py"  # the auditor's copy, obtained from the project, outside the site
+    if not own.exists():
+        shutil.copyfile(BUNDLE, own)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", LC_ALL="C")
     return subprocess.run(cmd.shell, shell=True, cwd=cwd, capture_output=True, text=True, timeout=60, env=env)
 
@@ -92,8 +96,9 @@ def test_pages_carry_the_essential_commands(demo_site: BuiltSite) -> None:
         "fingerprint pipeline": lambda t: (
             t.startswith("openssl pkey -pubin -in keys/") and t.endswith("| tail -c 32 | sha256sum")
         ),
-        "verify.py": lambda t: t == "python3 -P verify.py .",
-        "verify.py --key": lambda t: t.startswith("python3 -P verify.py . --key '"),
+        "verify.py": lambda t: t == "python3 -P ../verify.py .",
+        "verify.py --key": lambda t: t.startswith("python3 -P ../verify.py . --key '"),
+        "the auditor's own saved checkpoint": lambda t: t == "python3 -P ../verify.py . --since ../saved-checkpoint",
     }
     for name, matches in wanted.items():
         assert any(matches(t) for t in verify_page), f"{layout.VERIFY_PAGE}: no {name} command among {verify_page}"
@@ -146,7 +151,9 @@ def test_the_checksum_command_catches_a_changed_byte(demo_copy: BuiltSite) -> No
     assert target in output and "FAILED" in output, f"`{sums[0].text}` does not name {target} as FAILED:\n{output}"
 
     # A whole-site check must catch the changed byte; a one-file proof only when it is that file's.
-    checks = [c for c in cmds if c.text.startswith("python3 -P verify.py")]
+    shutil.copyfile(root / layout.CHECKPOINT, root.parent / "saved-checkpoint")  # as the page's `cp` would
+    checks = [c for c in cmds if c.text.startswith("python3 -P ../verify.py")]
+    assert checks, f"{layout.VERIFY_PAGE}: no verify.py command"
     for cmd in (c for c in checks if " proof " not in c.text or f" {target} " in c.text):
         r = run(cmd, root)
         output = r.stdout + r.stderr
