@@ -703,6 +703,11 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     proof. With data/policy.txt, each witness it lists with a URL is asked to cosign the
     checkpoint (10 s timeout each; a witness that fails is named in a warning), and is sent the
     new tiles and reveals, which a witness replaying the rules cannot find on its mirror yet.
+    The demo (signed with its published key) cosigns as its own published witness when its
+    checkpoint lacks that witness's cosignature, and says so.
+
+    Warns when the private directory lies inside the data directory or a git work tree, where it
+    would be published or committed.
 
     Incremental: the replayed ledger and what each page was made from are remembered in the
     private directory's cache/, so a build after one event replays one line and renders only
