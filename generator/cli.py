@@ -129,6 +129,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency certify RESULTS.json               decide the run, issue its certificate
       transparency agreement report LABEL_SET         how far the judge agrees with the labels
       transparency revoke SERIAL --reason TEXT        withdraw a certificate, publicly and for good
+      transparency withdraw RUN --reason TEXT         withdraw a registered run that will never be run
       transparency build                              render and sign the site into public/
       transparency verify public                      check it as an outsider would
       transparency monitor SITE                       follow a published log, event by event
@@ -666,6 +667,34 @@ def revoke(ctx: click.Context, serial: str, reason: str, at: str | None) -> None
 
     leaf = revoke_certificate(_paths(ctx), serial, reason, at)
     click.echo(f"Revoked certificate {serial} at {leaf['at']}; run 'transparency build' to publish.")
+
+
+@main.command()
+@click.argument("run_id", metavar="RUN")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why the run will never be run, in one line; published in the ledger and on the runs page, for good.",
+)
+@_AT
+@click.pass_context
+def withdraw(ctx: click.Context, run_id: str, reason: str, at: str | None) -> None:
+    """Withdraw registered run RUN, which will never be run: append a run-withdrawn event (format v2).
+
+    \b
+    A withdrawal decides the run for good: it never gets a certificate, the subject's next run
+    may follow it, and its items may be retired. Its items stay counted as seen by the subject
+    (nothing proves the run did not start), so a later run of the subject on the gate cannot
+    reuse them. The reason is published in the ledger and on the runs page.
+
+    Refuses, writing nothing: a run that is not registered, one that has a certificate (revoke
+    it instead), one already withdrawn, and an empty reason or one holding control or format
+    characters.
+    """
+    from generator.commands.withdraw import withdraw_run
+
+    leaf = withdraw_run(_paths(ctx), run_id, reason, at)
+    click.echo(f"Withdrew run {run_id} at {leaf['at']}; run 'transparency build' to publish.")
 
 
 @main.command()

@@ -16,6 +16,7 @@ _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
     "run": lambda e: f"Run {e['id']} registered for {e['subject'].get('name')} on gate {e['gate']}",
     "certificate": lambda e: f"Certificate {e['serial']} issued for run {e['run']}",
     "revocation": lambda e: f"Certificate {e['serial']} revoked",
+    "run-withdrawn": lambda e: f"Run {e['run']} withdrawn, never to be run",
     "label-set": lambda e: f"Blind human labels {e['id']} committed for run {e['run']}",
     "key-rotation": lambda e: f"Signing key rotated to {parse_vkey(e['vkey']).fingerprint}",
     "key-revocation": lambda e: f"Key {parse_vkey(e['vkey']).fingerprint} revoked (compromised {e['compromised_at']})",

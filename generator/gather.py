@@ -587,7 +587,11 @@ def _gather_runs(
             r.at,
             r.index,
             ledger.certificate_of_run.get(r.id),
-            verdicts.get(r.id, "open") if r.id in ledger.certificate_of_run else "open",
+            verdicts.get(r.id, "open")
+            if r.id in ledger.certificate_of_run
+            else "withdrawn"
+            if r.id in ledger.withdrawals
+            else "open",
         )
         for r in ledger.runs.values()
         if r.id in specs

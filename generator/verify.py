@@ -17,52 +17,54 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    68 to   206
-    generator/verifier/text.py              lines   207 to   290
-    generator/verifier/errors.py            lines   291 to   357
-    generator/verifier/canonical.py         lines   358 to   659
-    generator/verifier/formats.py           lines   660 to   884
-    generator/verifier/confusables.py       lines   885 to  1272
-    generator/verifier/sodium.py            lines  1273 to  1316
-    generator/verifier/keys.py              lines  1317 to  1565
-    generator/verifier/note.py              lines  1566 to  1673
-    generator/verifier/merkle.py            lines  1674 to  1814
-    generator/verifier/tlogproof.py         lines  1815 to  1886
-    generator/verifier/tiles.py             lines  1887 to  2118
-    generator/verifier/cosignature.py       lines  2119 to  2275
-    generator/verifier/policy.py            lines  2276 to  2558
-    generator/verifier/witnessing.py        lines  2559 to  2588
-    generator/verifier/idindex.py           lines  2589 to  2672
-    generator/verifier/methodology.py       lines  2673 to  2996
-    generator/verifier/scoring.py           lines  2997 to  3296
-    generator/verifier/agreement.py         lines  3297 to  3556
-    generator/verifier/labelsets.py         lines  3557 to  3895
-    generator/verifier/subjects.py          lines  3896 to  4161
-    generator/verifier/keyring.py           lines  4162 to  4293
-    generator/verifier/ledger.py            lines  4294 to  4772
-    generator/verifier/snapshot.py          lines  4773 to  4942
-    generator/verifier/state.py             lines  4943 to  5096
-    generator/verifier/memory.py            lines  5097 to  5292
-    generator/verifier/answers.py           lines  5293 to  5360
-    generator/verifier/runs.py              lines  5361 to  5672
-    generator/verifier/lineage.py           lines  5673 to  5934
-    generator/verifier/score_edits.py       lines  5935 to  6020
-    generator/verifier/evidence.py          lines  6021 to  6115
-    generator/verifier/certificates.py      lines  6116 to  6586
-    generator/verifier/certificate_documents.py lines  6587 to  6682
-    generator/verifier/recheck.py           lines  6683 to  6982
-    generator/verifier/report.py            lines  6983 to  7115
-    generator/verifier/folder.py            lines  7116 to  7362
-    generator/verifier/release.py           lines  7363 to  7608
-    generator/verifier/download.py          lines  7609 to  8076
-    generator/verifier/rotation.py          lines  8077 to  8185
-    generator/verifier/history.py           lines  8186 to  8539
-    generator/verifier/publication.py       lines  8540 to  8977
-    generator/verifier/revocations.py       lines  8978 to  9097
-    generator/verifier/certificate_files.py lines  9098 to  9418
-    generator/verifier/agreement_files.py   lines  9419 to  9563
-    generator/verifier/site.py              lines  9564 to  9756
-    generator/verifier/cli.py               lines  9757 to 10053
+    generator/verifier/isolation.py         lines    70 to   208
+    generator/verifier/text.py              lines   209 to   292
+    generator/verifier/errors.py            lines   293 to   359
+    generator/verifier/canonical.py         lines   360 to   661
+    generator/verifier/formats.py           lines   662 to   886
+    generator/verifier/confusables.py       lines   887 to  1274
+    generator/verifier/sodium.py            lines  1275 to  1318
+    generator/verifier/keys.py              lines  1319 to  1567
+    generator/verifier/note.py              lines  1568 to  1675
+    generator/verifier/merkle.py            lines  1676 to  1816
+    generator/verifier/tlogproof.py         lines  1817 to  1888
+    generator/verifier/tiles.py             lines  1889 to  2120
+    generator/verifier/cosignature.py       lines  2121 to  2277
+    generator/verifier/policy.py            lines  2278 to  2560
+    generator/verifier/witnessing.py        lines  2561 to  2590
+    generator/verifier/idindex.py           lines  2591 to  2674
+    generator/verifier/methodology.py       lines  2675 to  2998
+    generator/verifier/scoring.py           lines  2999 to  3298
+    generator/verifier/agreement.py         lines  3299 to  3558
+    generator/verifier/labelsets.py         lines  3559 to  3897
+    generator/verifier/subjects.py          lines  3898 to  4163
+    generator/verifier/withdrawals.py       lines  4164 to  4202
+    generator/verifier/keyring.py           lines  4203 to  4334
+    generator/verifier/ledger.py            lines  4335 to  4823
+    generator/verifier/snapshot.py          lines  4824 to  4995
+    generator/verifier/state.py             lines  4996 to  5149
+    generator/verifier/memory.py            lines  5150 to  5345
+    generator/verifier/answers.py           lines  5346 to  5413
+    generator/verifier/runs.py              lines  5414 to  5724
+    generator/verifier/lineage.py           lines  5725 to  5986
+    generator/verifier/score_edits.py       lines  5987 to  6072
+    generator/verifier/evidence.py          lines  6073 to  6167
+    generator/verifier/certificates.py      lines  6168 to  6638
+    generator/verifier/certificate_documents.py lines  6639 to  6734
+    generator/verifier/recheck.py           lines  6735 to  7034
+    generator/verifier/report.py            lines  7035 to  7167
+    generator/verifier/folder.py            lines  7168 to  7417
+    generator/verifier/release.py           lines  7418 to  7664
+    generator/verifier/download.py          lines  7665 to  8132
+    generator/verifier/rotation.py          lines  8133 to  8241
+    generator/verifier/history.py           lines  8242 to  8595
+    generator/verifier/publication.py       lines  8596 to  9033
+    generator/verifier/revocations.py       lines  9034 to  9153
+    generator/verifier/certificate_files.py lines  9154 to  9475
+    generator/verifier/agreement_files.py   lines  9476 to  9620
+    generator/verifier/accounting.py        lines  9621 to  9754
+    generator/verifier/site.py              lines  9755 to  9948
+    generator/verifier/cli.py               lines  9949 to 10245
 """
 
 # ==============================================================================================
@@ -4160,6 +4162,45 @@ def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str,
 
 
 # ==============================================================================================
+# generator/verifier/withdrawals.py: Withdrawn runs (format v2, FORMAT.md "Events v2 adds: run withdrawal"): a
+#     registered run that will never be run.
+# ==============================================================================================
+
+RUN_WITHDRAWN = "run-withdrawn"
+
+
+@dataclass(frozen=True)
+class Revocation:
+    serial: str
+    reason: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    run: str
+    reason: str
+    index: int
+    at: str
+
+
+def withdrawal_problems(
+    leaf: dict[str, Any], registered: bool, certificate: str | None, earlier: Withdrawal | None
+) -> list[Problem]:
+    """The rules of a run-withdrawn leaf, given what the ledger says of its run so far."""
+    run = leaf["run"]
+    problems = prose_problems(leaf["reason"], "reason")
+    if not registered:
+        problems.append(Problem("withdrawal of a run that was not registered before", where="run", found=run))
+    elif certificate is not None:
+        problems.append(Problem(f"run {run} already has a certificate ({certificate}): revoke it instead", where="run"))
+    elif earlier is not None:
+        problems.append(Problem(f"run {run} is withdrawn twice (first at entries[{earlier.index}])", where="run"))
+    return problems
+
+
+# ==============================================================================================
 # generator/verifier/keyring.py: The program's keys over the ledger's history (format v2): which key may sign a tree
 #     of which size.
 # ==============================================================================================
@@ -4310,11 +4351,12 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
+    RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
 }
 
 
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
-LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
+LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
@@ -4332,6 +4374,7 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
+    RUN_WITHDRAWN: {"run": str, "reason": str},
 }
 
 
@@ -4392,14 +4435,6 @@ class CertificateEvent:
     at: str
 
 
-@dataclass(frozen=True)
-class Revocation:
-    serial: str
-    reason: str
-    index: int
-    at: str
-
-
 class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
@@ -4419,6 +4454,7 @@ class Ledger:
         self.certificate_of_run: dict[str, str] = {}
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
         self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
+        self.withdrawals: dict[str, Withdrawal] = {}  # by run, in ledger order
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -4708,6 +4744,10 @@ class Ledger:
             problems.append(
                 Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id])
             )
+        elif run_id in self.withdrawals:
+            problems.append(
+                Problem(f"run {run_id} was withdrawn at entries[{self.withdrawals[run_id].index}]", "", "run")
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         if not problems:
@@ -4738,6 +4778,17 @@ class Ledger:
         if not problems:
             self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
         return problems
+
+    def _apply_run_withdrawn(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        run = leaf["run"]
+        found = withdrawal_problems(leaf, run in self.runs, self.certificate_of_run.get(run), self.withdrawals.get(run))
+        if not found:
+            self.withdrawals[run] = Withdrawal(run, leaf["reason"], index, leaf["at"])
+        return found
+
+    def decided_at(self, run_id: str) -> int | None:  # the leaf that decided a run: certificate or withdrawal
+        serial, withdrawn = self.certificate_of_run.get(run_id), self.withdrawals.get(run_id)
+        return self.certificates[serial].index if serial else withdrawn.index if withdrawn else None
 
     def _apply_label_set(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         certified = self.certificate_of_run.get(leaf["run"])
@@ -4838,6 +4889,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
         "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
+        "withdrawals": [[w.run, w.reason, w.index, w.at] for w in ledger.withdrawals.values()],
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -4928,6 +4980,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
         ledger.certificate_of_run[cert.run] = cert.serial
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
     ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
+    ledger.withdrawals = {w[0]: Withdrawal(*w) for w in header["withdrawals"]}
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
@@ -5577,8 +5630,7 @@ def check_run_rules(
         )
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
-    cert_serial = ledger.certificate_of_run.get(run.id)
-    cert_index = ledger.certificates[cert_serial].index if cert_serial else None
+    cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
     items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
@@ -5625,8 +5677,8 @@ def check_run_rules(
             )
         )
     if prev is not None:
-        serial = ledger.certificate_of_run.get(prev)
-        if serial is None or ledger.certificates[serial].index > run.index:
+        decided = ledger.decided_at(prev)
+        if decided is None or decided > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
     if m is not None:
         if m.independent_judge:
@@ -7144,6 +7196,9 @@ class Site:
         # from: not the site's, so the walk skips it (and says so); SHA256SUMS listing a file in it
         # is a failure of its own (release.check_sums).
         self.environment = interpreter_folder_in(str(root))
+        # Every regular file the walk of the whole site found (release.check_sums walks it once):
+        # what accounting.py holds against the files the site's documents account for.
+        self.files_found: set[str] = set()
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -7549,6 +7604,7 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     if not text.endswith("\n"):
         report.check(False, SUMS_PATH, "last line does not end with a newline")
     actual = set(s.files(verifier))
+    s.files_found = set(actual)
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
         report.check(
@@ -9132,7 +9188,8 @@ def check_certificates(
         )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
-            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
+            withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
+            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
             report.check(
                 row.get("status") == want,
                 MANIFEST_PATH,
@@ -9562,6 +9619,140 @@ def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
 
 
 # ==============================================================================================
+# generator/verifier/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a certificate's
+#     evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
+# ==============================================================================================
+
+LEDGER_FOLDER = "ledger/"
+
+
+PROOF_SUFFIX = ".tlog-proof"
+
+
+# The ledger's own documents (each checked where its rule is), the trust policy, and its pages.
+_LEDGER_DOCUMENTS = ("ledger/checkpoint", HISTORY_PATH, REVOCATIONS_PATH, "ledger/policy.txt", "ledger/index.html")
+
+
+_LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
+
+
+_EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
+
+
+def check_accounted(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, history: dict[str, Any] | None, roots_at: dict[int, bytes]
+) -> None:
+    """Fail every file under ledger/, named *.tlog-proof, or under certificates/*/evidence/ that
+    no document of the site accounts for; check the partial tiles of archived sizes."""
+    found = s.files_found
+    _check_ledger_folder(
+        s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
+    )
+    proofs = {
+        row["path"] + PROOF_SUFFIX
+        for kind in ("reveals", "certificates")
+        for row in manifest[kind]
+        if isinstance(row, dict) and isinstance(row.get("path"), str)
+    }
+    for rel in sorted(f for f in found if f.endswith(PROOF_SUFFIX) and not f.startswith(LEDGER_FOLDER)):
+        s.report.check(
+            rel in proofs,
+            rel,
+            "an inclusion proof beside no artifact the manifest lists",
+            "FILE.tlog-proof beside a reveal or certificate of the manifest",
+            "a stray proof",
+        )
+    _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+
+
+def _check_ledger_folder(
+    s: Site,
+    manifest: dict[str, Any],
+    size: int,
+    history: dict[str, Any] | None,
+    roots_at: dict[int, bytes],
+    present: list[str],
+) -> None:
+    expected = set(_LEDGER_DOCUMENTS)
+    for value in manifest["ledger"].values():
+        if isinstance(value, str):
+            expected |= {value, value + ".sig"}
+    expected |= {HISTORY_PATH + ".sig", REVOCATIONS_PATH + ".sig"}
+    rows = history["checkpoints"] if history else []
+    expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
+    expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
+    today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()
+    expected |= today
+    archived: dict[int, set[str]] = {}
+    for m in sorted({r["tree_size"] for r in rows} - {size}):
+        if 0 < m < size:
+            archived[m] = {LEDGER_FOLDER + p for p, _ in tile_paths(m)} - today
+            expected |= archived[m]
+    for rel in present:
+        if rel in expected or _LEDGER_PAGE_RE.fullmatch(rel):
+            continue
+        if rel.startswith("ledger/checkpoints/"):
+            why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
+        elif rel.startswith("ledger/consistency/"):
+            why = "a consistency proof of no row of the checkpoint history"
+        elif rel.startswith("ledger/tile/"):
+            why = f"a tile of no size the log published (today's {size} and the history's)"
+        else:
+            why = "a file under ledger/ that no document of the site accounts for"
+        s.report.check(
+            False, rel, why, "only the ledger's documents, the history's files and its tiles", "a stray file"
+        )
+    # A partial tile kept for an archived size restates that size's tree: it must hold that tree.
+    held = set(present)
+    for m, paths in archived.items():
+        kept = sorted(paths & held)
+        if not kept or m not in roots_at:
+            continue
+        try:
+            tiled = read_tiled_log(tile_reader(s), m)
+            for _ in tiled:
+                pass
+            problem = None if tiled.root() == roots_at[m] else "their root is not the ledger's at that size"
+        except (FormatError, ProofError) as e:
+            problem = str(e)
+        for rel in kept:
+            s.report.check(
+                problem is None,
+                rel,
+                f"a tile of archived size {m} that does not hold the ledger's first {m} entries: {problem}",
+            )
+
+
+def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    if not present:
+        return
+    paths = {
+        row["serial"]: row["path"]
+        for row in manifest["certificates"]
+        if isinstance(row, dict) and isinstance(row.get("serial"), str) and isinstance(row.get("path"), str)
+    }
+    listed: dict[str, set[str]] = {}
+    for rel in present:
+        m = _EVIDENCE_RE.fullmatch(rel)
+        assert m is not None
+        serial = m.group(1)
+        if serial not in listed:
+            listed[serial] = set()
+            loaded = s.document(paths[serial], f"certificate {serial}") if serial in paths else None
+            evidence = loaded[1].get("evidence") if loaded and isinstance(loaded[1], dict) else None
+            for e in evidence if isinstance(evidence, list) else []:
+                if isinstance(e, dict) and isinstance(e.get("name"), str):
+                    listed[serial].add(evidence_path(serial, e["name"]))
+        s.report.check(
+            rel in listed[serial],
+            rel,
+            "an evidence file that no certificate of the manifest lists",
+            f"a file certificate {serial}'s evidence list names",
+            "a stray file",
+        )
+
+
+# ==============================================================================================
 # generator/verifier/site.py: Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort
 #     catch.
 # ==============================================================================================
@@ -9726,6 +9917,7 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
+    check_accounted(s, manifest, ledger, history, roots_at)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
@@ -9749,7 +9941,7 @@ def _check(
             memory.save(report.tree, root)
         except OSError as e:  # the site passed; only the next run's shortcut is lost
             report.warnings.append(f"could not remember this release in {memory.folder}: {e.strerror or e}")
-    open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
+    open_runs = [r for r in ledger.runs if ledger.decided_at(r) is None]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
 

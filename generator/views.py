@@ -29,6 +29,7 @@ from generator.verifier import (
     ItemScore,
     Methodology,
     Revocation,
+    Withdrawal,
     is_exact_field,
     is_reported_field,
     keep_bullets,
@@ -134,6 +135,7 @@ def run_rows(
     certificates: Iterable[CertificateInfo],
     gate_names: dict[str, str],
     revocations: Mapping[str, Revocation] | None = None,
+    withdrawals: Mapping[str, Withdrawal] | None = None,
 ) -> list[RunRow]:
     """Every run, grouped by subject and gate (groups in the order of their first run), each
     group's runs in ledger order, with its place in the chain of attempts. Linear."""
@@ -154,7 +156,10 @@ def run_rows(
                 f"after run {previous}" if previous else "the first run"
             )
             cert = by_serial.get(r.certificate) if r.certificate else None
-            if r.certificate is None:
+            withdrawn = (withdrawals or {}).get(r.id)
+            if withdrawn is not None:
+                status, status_text = "withdrawn", f"withdrawn on {withdrawn.at}, never to be run: {withdrawn.reason}"
+            elif r.certificate is None:
                 status, status_text = "open", OPEN_STATUS
             else:
                 status = r.status

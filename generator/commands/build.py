@@ -271,7 +271,7 @@ def write_site(
         w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
     pages.write_methodology_pages(ctx, w, r)
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations)
+    run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations, ctx.ledger.withdrawals)
     # Made once, for the lists, the system pages and each revealed item's "used by".
     cert_rows = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
     runs_of_systems = systems.system_runs(run_rows, cert_rows)

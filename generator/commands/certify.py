@@ -176,6 +176,15 @@ def _plan(
                     "run",
                 )
             )
+        elif run.id in ledger.withdrawals:
+            w = ledger.withdrawals[run.id]
+            problems.append(
+                problem(
+                    file,
+                    f"run {run.id} was withdrawn ({w.at}: {w.reason}); a withdrawn run never gets a certificate",
+                    "run",
+                )
+            )
         elif run.id in ledger.certificate_of_run:
             s = ledger.certificate_of_run[run.id]
             problems.append(

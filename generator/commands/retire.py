@@ -144,7 +144,7 @@ def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> di
     """The items of every run still open: such items cannot be retired (it would contaminate the run)."""
     out: dict[str, set[str]] = {}
     for run in ledger.runs.values():
-        if run.id in ledger.certificate_of_run:
+        if ledger.decided_at(run.id) is not None:  # certified, or withdrawn
             continue
         spec = load_spec(paths, ledger, run.id, problems)
         if isinstance(spec, dict) and isinstance(spec.get("items"), list):

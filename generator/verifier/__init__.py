@@ -123,7 +123,7 @@ from generator.verifier.labelsets import (
     report_path,
     scale_problems,
 )
-from generator.verifier.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, Revocation, RunEvent
+from generator.verifier.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, RunEvent
 from generator.verifier.lineage import lineage_keys, lineage_problems, lineage_skeleton
 from generator.verifier.merkle import (
     EMPTY_ROOT,
@@ -170,6 +170,7 @@ from generator.verifier.subjects import prose_problems
 from generator.verifier.text import printable, safe_json, show
 from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
 from generator.verifier.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
+from generator.verifier.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal
 
 __all__ = [
     "AGREEMENT_PLACES",
@@ -193,6 +194,7 @@ __all__ = [
     "NON_SCORED",
     "PUBLISHED_PRIVATE_KEYS",
     "REVOCATIONS_PATH",
+    "RUN_WITHDRAWN",
     "SCORED",
     "SCORE_EDITS",
     "STATUSES",
@@ -231,6 +233,7 @@ __all__ = [
     "TlogProof",
     "VerifierKey",
     "VerifyError",
+    "Withdrawal",
     "agreement_decimal",
     "agreement_report",
     "agreement_scale",

@@ -52,6 +52,7 @@ MODULES = (
     "agreement",
     "labelsets",
     "subjects",
+    "withdrawals",
     "keyring",
     "ledger",
     "snapshot",

@@ -51,7 +51,8 @@ def check_certificates(
         )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
-            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
+            withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
+            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
             report.check(
                 row.get("status") == want,
                 MANIFEST_PATH,

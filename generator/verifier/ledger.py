@@ -24,6 +24,7 @@ from generator.verifier.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing
 from generator.verifier.labelsets import LabelSetEvent, label_set_event_problems
 from generator.verifier.subjects import known_subject_problems, prose_problems, subject_fold
 from generator.verifier.text import show, type_name
+from generator.verifier.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal, withdrawal_problems
 
 MAX_LEAF_BYTES = 65535
 LEAF_KEYS: dict[str, tuple[str, ...]] = {
@@ -37,9 +38,10 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
+    RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
 }
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
-LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
+LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
 # The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
 _LEAF_TYPES: dict[str, dict[str, type]] = {
@@ -53,6 +55,7 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
+    RUN_WITHDRAWN: {"run": str, "reason": str},
 }
 _TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object"}
 
@@ -111,14 +114,6 @@ class CertificateEvent:
     at: str
 
 
-@dataclass(frozen=True)
-class Revocation:
-    serial: str
-    reason: str
-    index: int
-    at: str
-
-
 class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
@@ -138,6 +133,7 @@ class Ledger:
         self.certificate_of_run: dict[str, str] = {}
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
         self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
+        self.withdrawals: dict[str, Withdrawal] = {}  # by run, in ledger order
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -427,6 +423,10 @@ class Ledger:
             problems.append(
                 Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id])
             )
+        elif run_id in self.withdrawals:
+            problems.append(
+                Problem(f"run {run_id} was withdrawn at entries[{self.withdrawals[run_id].index}]", "", "run")
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         if not problems:
@@ -457,6 +457,17 @@ class Ledger:
         if not problems:
             self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
         return problems
+
+    def _apply_run_withdrawn(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        run = leaf["run"]
+        found = withdrawal_problems(leaf, run in self.runs, self.certificate_of_run.get(run), self.withdrawals.get(run))
+        if not found:
+            self.withdrawals[run] = Withdrawal(run, leaf["reason"], index, leaf["at"])
+        return found
+
+    def decided_at(self, run_id: str) -> int | None:  # the leaf that decided a run: certificate or withdrawal
+        serial, withdrawn = self.certificate_of_run.get(run_id), self.withdrawals.get(run_id)
+        return self.certificates[serial].index if serial else withdrawn.index if withdrawn else None
 
     def _apply_label_set(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         certified = self.certificate_of_run.get(leaf["run"])

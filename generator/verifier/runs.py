@@ -233,8 +233,7 @@ def check_run_rules(
         )
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
-    cert_serial = ledger.certificate_of_run.get(run.id)
-    cert_index = ledger.certificates[cert_serial].index if cert_serial else None
+    cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
     items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
@@ -281,8 +280,8 @@ def check_run_rules(
             )
         )
     if prev is not None:
-        serial = ledger.certificate_of_run.get(prev)
-        if serial is None or ledger.certificates[serial].index > run.index:
+        decided = ledger.decided_at(prev)
+        if decided is None or decided > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
     if m is not None:
         if m.independent_judge:

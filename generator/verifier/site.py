@@ -221,6 +221,6 @@ def _check(
             memory.save(report.tree, root)
         except OSError as e:  # the site passed; only the next run's shortcut is lost
             report.warnings.append(f"could not remember this release in {memory.folder}: {e.strerror or e}")
-    open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
+    open_runs = [r for r in ledger.runs if ledger.decided_at(r) is None]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")

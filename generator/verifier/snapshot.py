@@ -27,10 +27,10 @@ from generator.verifier.ledger import (
     Ledger,
     MethodologyEvent,
     Reveal,
-    Revocation,
     RunEvent,
 )
 from generator.verifier.merkle import MerkleStream
+from generator.verifier.withdrawals import Revocation, Withdrawal
 
 SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
 # The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
@@ -91,6 +91,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
         "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
+        "withdrawals": [[w.run, w.reason, w.index, w.at] for w in ledger.withdrawals.values()],
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -181,6 +182,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
         ledger.certificate_of_run[cert.run] = cert.serial
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
     ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
+    ledger.withdrawals = {w[0]: Withdrawal(*w) for w in header["withdrawals"]}
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
