@@ -76,6 +76,7 @@ MODULES = (
     "revocations",
     "certificate_files",
     "agreement_files",
+    "accounting",
     "site",
     "cli",
 )

@@ -41,6 +41,9 @@ class Site:
         # from: not the site's, so the walk skips it (and says so); SHA256SUMS listing a file in it
         # is a failure of its own (release.check_sums).
         self.environment = interpreter_folder_in(str(root))
+        # Every regular file the walk of the whole site found (release.check_sums walks it once):
+        # what accounting.py holds against the files the site's documents account for.
+        self.files_found: set[str] = set()
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""

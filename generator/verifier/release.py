@@ -202,6 +202,7 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     if not text.endswith("\n"):
         report.check(False, SUMS_PATH, "last line does not end with a newline")
     actual = set(s.files(verifier))
+    s.files_found = set(actual)
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
         report.check(

@@ -5,6 +5,7 @@ import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from generator.verifier.accounting import check_accounted
 from generator.verifier.agreement_files import check_label_sets
 from generator.verifier.certificate_files import check_certificates
 from generator.verifier.download import check_download
@@ -198,6 +199,7 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
+    check_accounted(s, manifest, ledger, history, roots_at)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {

@@ -1,0 +1,141 @@
+"""Every file of the ledger's folder, of an artifact's proof and of a certificate's evidence,
+accounted for (FORMAT.md v2, "History"; "Evidence files").
+
+A signed file that no document of the site names is checked by nothing, yet reads as part of the
+record: a `ledger/checkpoints/77` over another root (a fork), a checkpoint of a size the log
+never had, a consistency proof or a tile of no published size, a `.tlog-proof` beside no
+artifact, an evidence file no certificate lists. Each file there is one the verifier expects,
+and checks where its document is checked, or a failure naming it, as agreement/ is
+(agreement_files.py).
+"""
+
+import re
+from typing import Any
+
+from generator.verifier.errors import FormatError, ProofError
+from generator.verifier.evidence import evidence_path
+from generator.verifier.folder import Site
+from generator.verifier.history import HISTORY_PATH, tile_reader
+from generator.verifier.ledger import Ledger
+from generator.verifier.revocations import REVOCATIONS_PATH
+from generator.verifier.tiles import read_tiled_log, tile_paths
+
+LEDGER_FOLDER = "ledger/"
+PROOF_SUFFIX = ".tlog-proof"
+# The ledger's own documents (each checked where its rule is), the trust policy, and its pages.
+_LEDGER_DOCUMENTS = ("ledger/checkpoint", HISTORY_PATH, REVOCATIONS_PATH, "ledger/policy.txt", "ledger/index.html")
+_LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
+_EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
+
+
+def check_accounted(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, history: dict[str, Any] | None, roots_at: dict[int, bytes]
+) -> None:
+    """Fail every file under ledger/, named *.tlog-proof, or under certificates/*/evidence/ that
+    no document of the site accounts for; check the partial tiles of archived sizes."""
+    found = s.files_found
+    _check_ledger_folder(
+        s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
+    )
+    proofs = {
+        row["path"] + PROOF_SUFFIX
+        for kind in ("reveals", "certificates")
+        for row in manifest[kind]
+        if isinstance(row, dict) and isinstance(row.get("path"), str)
+    }
+    for rel in sorted(f for f in found if f.endswith(PROOF_SUFFIX) and not f.startswith(LEDGER_FOLDER)):
+        s.report.check(
+            rel in proofs,
+            rel,
+            "an inclusion proof beside no artifact the manifest lists",
+            "FILE.tlog-proof beside a reveal or certificate of the manifest",
+            "a stray proof",
+        )
+    _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+
+
+def _check_ledger_folder(
+    s: Site,
+    manifest: dict[str, Any],
+    size: int,
+    history: dict[str, Any] | None,
+    roots_at: dict[int, bytes],
+    present: list[str],
+) -> None:
+    expected = set(_LEDGER_DOCUMENTS)
+    for value in manifest["ledger"].values():
+        if isinstance(value, str):
+            expected |= {value, value + ".sig"}
+    expected |= {HISTORY_PATH + ".sig", REVOCATIONS_PATH + ".sig"}
+    rows = history["checkpoints"] if history else []
+    expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
+    expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
+    today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()
+    expected |= today
+    archived: dict[int, set[str]] = {}
+    for m in sorted({r["tree_size"] for r in rows} - {size}):
+        if 0 < m < size:
+            archived[m] = {LEDGER_FOLDER + p for p, _ in tile_paths(m)} - today
+            expected |= archived[m]
+    for rel in present:
+        if rel in expected or _LEDGER_PAGE_RE.fullmatch(rel):
+            continue
+        if rel.startswith("ledger/checkpoints/"):
+            why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
+        elif rel.startswith("ledger/consistency/"):
+            why = "a consistency proof of no row of the checkpoint history"
+        elif rel.startswith("ledger/tile/"):
+            why = f"a tile of no size the log published (today's {size} and the history's)"
+        else:
+            why = "a file under ledger/ that no document of the site accounts for"
+        s.report.check(
+            False, rel, why, "only the ledger's documents, the history's files and its tiles", "a stray file"
+        )
+    # A partial tile kept for an archived size restates that size's tree: it must hold that tree.
+    held = set(present)
+    for m, paths in archived.items():
+        kept = sorted(paths & held)
+        if not kept or m not in roots_at:
+            continue
+        try:
+            tiled = read_tiled_log(tile_reader(s), m)
+            for _ in tiled:
+                pass
+            problem = None if tiled.root() == roots_at[m] else "their root is not the ledger's at that size"
+        except (FormatError, ProofError) as e:
+            problem = str(e)
+        for rel in kept:
+            s.report.check(
+                problem is None,
+                rel,
+                f"a tile of archived size {m} that does not hold the ledger's first {m} entries: {problem}",
+            )
+
+
+def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    if not present:
+        return
+    paths = {
+        row["serial"]: row["path"]
+        for row in manifest["certificates"]
+        if isinstance(row, dict) and isinstance(row.get("serial"), str) and isinstance(row.get("path"), str)
+    }
+    listed: dict[str, set[str]] = {}
+    for rel in present:
+        m = _EVIDENCE_RE.fullmatch(rel)
+        assert m is not None
+        serial = m.group(1)
+        if serial not in listed:
+            listed[serial] = set()
+            loaded = s.document(paths[serial], f"certificate {serial}") if serial in paths else None
+            evidence = loaded[1].get("evidence") if loaded and isinstance(loaded[1], dict) else None
+            for e in evidence if isinstance(evidence, list) else []:
+                if isinstance(e, dict) and isinstance(e.get("name"), str):
+                    listed[serial].add(evidence_path(serial, e["name"]))
+        s.report.check(
+            rel in listed[serial],
+            rel,
+            "an evidence file that no certificate of the manifest lists",
+            f"a file certificate {serial}'s evidence list names",
+            "a stray file",
+        )
