@@ -130,6 +130,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency agreement report LABEL_SET         how far the judge agrees with the labels
       transparency revoke SERIAL --reason TEXT        withdraw a certificate, publicly and for good
       transparency withdraw RUN --reason TEXT         withdraw a registered run that will never be run
+      transparency status                             the program's state, and what is not built yet
       transparency build                              render and sign the site into public/
       transparency verify public                      check it as an outsider would
       transparency monitor SITE                       follow a published log, event by event
@@ -695,6 +696,24 @@ def withdraw(ctx: click.Context, run_id: str, reason: str, at: str | None) -> No
 
     leaf = withdraw_run(_paths(ctx), run_id, reason, at)
     click.echo(f"Withdrew run {run_id} at {leaf['at']}; run 'transparency build' to publish.")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Print where the program stands: per gate the items committed, sealed and revealed; the
+    open runs (registered, neither certified nor withdrawn) and the withdrawn ones; certificates
+    issued and revoked; the ledger's size and how many of its events the last build did not
+    publish. Read from the saved replay of the ledger when it is current: fast, and it writes
+    nothing but that cache.
+    """
+    import json
+
+    from generator.commands.status import program_status, status_text
+
+    state = program_status(_paths(ctx))
+    click.echo(json.dumps(state, ensure_ascii=False, sort_keys=True) if as_json else status_text(state), nl=as_json)
 
 
 @main.command()

@@ -17,54 +17,54 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    70 to   208
-    generator/verifier/text.py              lines   209 to   292
-    generator/verifier/errors.py            lines   293 to   359
-    generator/verifier/canonical.py         lines   360 to   661
-    generator/verifier/formats.py           lines   662 to   886
-    generator/verifier/confusables.py       lines   887 to  1274
-    generator/verifier/sodium.py            lines  1275 to  1318
-    generator/verifier/keys.py              lines  1319 to  1567
-    generator/verifier/note.py              lines  1568 to  1675
-    generator/verifier/merkle.py            lines  1676 to  1816
-    generator/verifier/tlogproof.py         lines  1817 to  1888
-    generator/verifier/tiles.py             lines  1889 to  2120
-    generator/verifier/cosignature.py       lines  2121 to  2277
-    generator/verifier/policy.py            lines  2278 to  2560
-    generator/verifier/witnessing.py        lines  2561 to  2590
-    generator/verifier/idindex.py           lines  2591 to  2674
-    generator/verifier/methodology.py       lines  2675 to  2998
-    generator/verifier/scoring.py           lines  2999 to  3298
-    generator/verifier/agreement.py         lines  3299 to  3558
-    generator/verifier/labelsets.py         lines  3559 to  3897
-    generator/verifier/subjects.py          lines  3898 to  4163
-    generator/verifier/withdrawals.py       lines  4164 to  4202
-    generator/verifier/keyring.py           lines  4203 to  4334
-    generator/verifier/ledger.py            lines  4335 to  4823
-    generator/verifier/snapshot.py          lines  4824 to  4995
-    generator/verifier/state.py             lines  4996 to  5149
-    generator/verifier/memory.py            lines  5150 to  5345
-    generator/verifier/answers.py           lines  5346 to  5413
-    generator/verifier/runs.py              lines  5414 to  5724
-    generator/verifier/lineage.py           lines  5725 to  5986
-    generator/verifier/score_edits.py       lines  5987 to  6072
-    generator/verifier/evidence.py          lines  6073 to  6167
-    generator/verifier/certificates.py      lines  6168 to  6638
-    generator/verifier/certificate_documents.py lines  6639 to  6734
-    generator/verifier/recheck.py           lines  6735 to  7034
-    generator/verifier/report.py            lines  7035 to  7167
-    generator/verifier/folder.py            lines  7168 to  7417
-    generator/verifier/release.py           lines  7418 to  7664
-    generator/verifier/download.py          lines  7665 to  8132
-    generator/verifier/rotation.py          lines  8133 to  8241
-    generator/verifier/history.py           lines  8242 to  8595
-    generator/verifier/publication.py       lines  8596 to  9033
-    generator/verifier/revocations.py       lines  9034 to  9153
-    generator/verifier/certificate_files.py lines  9154 to  9475
-    generator/verifier/agreement_files.py   lines  9476 to  9620
-    generator/verifier/accounting.py        lines  9621 to  9754
-    generator/verifier/site.py              lines  9755 to  9948
-    generator/verifier/cli.py               lines  9949 to 10245
+    generator/verifier/isolation.py         lines    70 to   209
+    generator/verifier/text.py              lines   210 to   293
+    generator/verifier/errors.py            lines   294 to   360
+    generator/verifier/canonical.py         lines   361 to   662
+    generator/verifier/formats.py           lines   663 to   887
+    generator/verifier/confusables.py       lines   888 to  1275
+    generator/verifier/sodium.py            lines  1276 to  1319
+    generator/verifier/keys.py              lines  1320 to  1568
+    generator/verifier/note.py              lines  1569 to  1676
+    generator/verifier/merkle.py            lines  1677 to  1817
+    generator/verifier/tlogproof.py         lines  1818 to  1889
+    generator/verifier/tiles.py             lines  1890 to  2121
+    generator/verifier/cosignature.py       lines  2122 to  2278
+    generator/verifier/policy.py            lines  2279 to  2561
+    generator/verifier/witnessing.py        lines  2562 to  2591
+    generator/verifier/idindex.py           lines  2592 to  2675
+    generator/verifier/methodology.py       lines  2676 to  2999
+    generator/verifier/scoring.py           lines  3000 to  3299
+    generator/verifier/agreement.py         lines  3300 to  3559
+    generator/verifier/labelsets.py         lines  3560 to  3898
+    generator/verifier/subjects.py          lines  3899 to  4164
+    generator/verifier/withdrawals.py       lines  4165 to  4203
+    generator/verifier/keyring.py           lines  4204 to  4335
+    generator/verifier/ledger.py            lines  4336 to  4818
+    generator/verifier/snapshot.py          lines  4819 to  4990
+    generator/verifier/state.py             lines  4991 to  5144
+    generator/verifier/memory.py            lines  5145 to  5340
+    generator/verifier/answers.py           lines  5341 to  5408
+    generator/verifier/runs.py              lines  5409 to  5719
+    generator/verifier/lineage.py           lines  5720 to  5981
+    generator/verifier/score_edits.py       lines  5982 to  6067
+    generator/verifier/evidence.py          lines  6068 to  6162
+    generator/verifier/certificates.py      lines  6163 to  6633
+    generator/verifier/certificate_documents.py lines  6634 to  6729
+    generator/verifier/recheck.py           lines  6730 to  7029
+    generator/verifier/report.py            lines  7030 to  7162
+    generator/verifier/folder.py            lines  7163 to  7412
+    generator/verifier/release.py           lines  7413 to  7659
+    generator/verifier/download.py          lines  7660 to  8127
+    generator/verifier/rotation.py          lines  8128 to  8236
+    generator/verifier/history.py           lines  8237 to  8590
+    generator/verifier/publication.py       lines  8591 to  9028
+    generator/verifier/revocations.py       lines  9029 to  9148
+    generator/verifier/certificate_files.py lines  9149 to  9470
+    generator/verifier/agreement_files.py   lines  9471 to  9615
+    generator/verifier/accounting.py        lines  9616 to  9749
+    generator/verifier/site.py              lines  9750 to  9943
+    generator/verifier/cli.py               lines  9944 to 10240
 """
 
 # ==============================================================================================
@@ -196,6 +196,7 @@ import unicodedata
 import zipfile
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -4512,6 +4513,11 @@ class Ledger:
     def public_gates(self) -> set[str]:
         return {g.id for g in self.gates.values() if g.public}
 
+    def gate_counts(self) -> dict[str, tuple[int, int]]:  # per gate: its items committed, and revealed
+        committed = Counter(self._commit_gate)
+        revealed = Counter(self._commit_gate[self._commit_ids.get(i) or 0] for i in self.reveals)  # all committed
+        return {g: (committed[o], revealed[o]) for o, g in enumerate(self._gate_ids)}
+
     # -- replay
 
     def apply(self, leaf: Any, leaf_size: int | None = None) -> list[Problem]:
@@ -4526,24 +4532,13 @@ class Ledger:
         if not isinstance(leaf, dict):
             return [Problem("a leaf must be an object", found=type_name(leaf))]
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
-            return [
-                Problem(
-                    "leaf is larger than a C2SP entry bundle allows",
-                    expected=f"at most {MAX_LEAF_BYTES} bytes",
-                    found=f"{leaf_size} bytes",
-                )
-            ]
+            limit, size = f"at most {MAX_LEAF_BYTES} bytes", f"{leaf_size} bytes"
+            return [Problem("leaf is larger than a C2SP entry bundle allows", "", "", limit, size)]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
-            return [
-                Problem(
-                    "unknown event type (a v1 verifier never skips one)",
-                    where="type",
-                    expected=" | ".join(LEAF_KEYS),
-                    found=show(kind),
-                )
-            ]
+            expected = " | ".join(LEAF_KEYS)
+            return [Problem("unknown event type (a v1 verifier never skips one)", "", "type", expected, show(kind))]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         version = LEAF_VERSIONS.get(kind, 1)
         if not (is_int(leaf.get("v")) and leaf["v"] == version):

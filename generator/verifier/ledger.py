@@ -2,6 +2,7 @@
 
 import bisect
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -191,6 +192,11 @@ class Ledger:
     def public_gates(self) -> set[str]:
         return {g.id for g in self.gates.values() if g.public}
 
+    def gate_counts(self) -> dict[str, tuple[int, int]]:  # per gate: its items committed, and revealed
+        committed = Counter(self._commit_gate)
+        revealed = Counter(self._commit_gate[self._commit_ids.get(i) or 0] for i in self.reveals)  # all committed
+        return {g: (committed[o], revealed[o]) for o, g in enumerate(self._gate_ids)}
+
     # -- replay
 
     def apply(self, leaf: Any, leaf_size: int | None = None) -> list[Problem]:
@@ -205,24 +211,13 @@ class Ledger:
         if not isinstance(leaf, dict):
             return [Problem("a leaf must be an object", found=type_name(leaf))]
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
-            return [
-                Problem(
-                    "leaf is larger than a C2SP entry bundle allows",
-                    expected=f"at most {MAX_LEAF_BYTES} bytes",
-                    found=f"{leaf_size} bytes",
-                )
-            ]
+            limit, size = f"at most {MAX_LEAF_BYTES} bytes", f"{leaf_size} bytes"
+            return [Problem("leaf is larger than a C2SP entry bundle allows", "", "", limit, size)]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
-            return [
-                Problem(
-                    "unknown event type (a v1 verifier never skips one)",
-                    where="type",
-                    expected=" | ".join(LEAF_KEYS),
-                    found=show(kind),
-                )
-            ]
+            expected = " | ".join(LEAF_KEYS)
+            return [Problem("unknown event type (a v1 verifier never skips one)", "", "type", expected, show(kind))]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         version = LEAF_VERSIONS.get(kind, 1)
         if not (is_int(leaf.get("v")) and leaf["v"] == version):
