@@ -29,7 +29,7 @@ site: $(STAMP)
 	@# git does not keep file modes: the demo keys come out of a clone world-readable.
 	chmod 600 $(DEMO_KEYS)
 	$(BIN)/transparency build --offline
-	$(BIN)/python -P public/verify.py public --no-state --policy public/ledger/policy.txt
+	$(BIN)/python -P generator/verify.py public --no-state --policy data/policy.txt
 	@echo
 	@echo "Browse the site: open public/index.html in a browser, or run: $(BIN)/transparency serve"
 
@@ -42,7 +42,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 verify: $(STAMP)
-	$(BIN)/python -P public/verify.py public --policy public/ledger/policy.txt
+	$(BIN)/python -P generator/verify.py public --policy data/policy.txt
 
 serve: $(STAMP)
 	$(BIN)/transparency serve

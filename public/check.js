@@ -82,7 +82,7 @@
     return ed25519Raw(pub, sig, msg).catch(() => false); // a key that is no curve point verifies nothing
   }
 
-  // ------------------------------------------------------------------------------- canonical JSON (SPEC §1)
+  // ------------------------------------------------------------------------------- canonical JSON (format v1 §1)
   const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
   function canonical(v) {
@@ -461,7 +461,7 @@
     return x;
   }
 
-  // The 95 % Wilson interval of SPEC §5, in percent: z = 49/25, √R taken as ⌊√⌊R·10^80⌋⌋ / 10^40.
+  // The 95 % Wilson interval of format v1 §5, in percent: z = 49/25, √R taken as ⌊√⌊R·10^80⌋⌋ / 10^40.
   function wilsonInterval(x, n) {
     [x, n] = [BigInt(x), BigInt(n)];
     if (x < 0n || x > n) throw new Error("0 ≤ passed ≤ scored");
@@ -505,7 +505,7 @@
         reaches: (g, least) => rank.get(g) <= rank.get(least),
       };
     } catch (e) {
-      throw new Failed("the methodology parameters are not a parameter file of SPEC §5");
+      throw new Failed("the methodology parameters are not a parameter file of format v1 §5");
     }
   }
 
@@ -528,7 +528,7 @@
     return similarityValue(text) && REPORTED_RE.test(text) ? null : 'a decimal string in [0, 1], as reported (such as "0.93")';
   }
 
-  // Equality of JSON values as SPEC §1 defines it: equal canonical bytes (1 is not true).
+  // Equality of JSON values as format v1 §1 defines it: equal canonical bytes (1 is not true).
   function same(a, b) {
     try {
       return canonical(a) === canonical(b);
@@ -567,7 +567,7 @@
   ];
   const gradeFor = (rate, m) => m.grades.find((g) => g.min === null || cmp(rate, g.min) >= 0).name;
 
-  // The fail-closed verdict: the first of SPEC §5's four rules that applies.
+  // The fail-closed verdict: the first of format v1 §5's four rules that applies.
   function verdictFor(grade, worst, best, scored, total, m) {
     if (!m.reaches(best, m.minGrade)) return "not-certified";
     if (scored === 0 || cmp(Q(scored, total), m.minScoredFraction) < 0) return "incomplete";
@@ -814,6 +814,42 @@
     return out;
   }
 
+  // ---------------------------------------------------------------------- score edits (score_edits.py)
+  const SCORE_EDITS = "score_edits", SCORE_EDIT_KEYS = ["scorer", "from", "to", "by", "at", "reason"];
+  const MAX_SCORE_EDITS = 100, MAX_NAME = 200, MAX_REASON = 2000;
+  // Python's str.strip() and len(): white space as str.isspace(), length in code points.
+  const isText = (v, limit) => typeof v === "string" && !Array.from(v).every((c) => SPACE_RE.test(c)) &&
+    Array.from(v).length <= limit;
+
+  // A result's hand edits of the harness's scores, each with who, when and why (score_edits_problems).
+  function scoreEditsProblems(value, where) {
+    const w = `${where}.${SCORE_EDITS}`;
+    if (!Array.isArray(value) || !value.length)
+      return [problem("score edits are a non-empty list of {scorer, from, to, by, at, reason}", w, undefined, show(value))];
+    if (value.length > MAX_SCORE_EDITS)
+      return [problem("too many score edits", w, `at most ${MAX_SCORE_EDITS}`, String(value.length))];
+    const out = [], keys = [];
+    value.forEach((e, i) => {
+      const ew = `${w}[${i}]`;
+      out.push(...checkKeys(e, SCORE_EDIT_KEYS, [], ew));
+      if (!isObj(e)) return;
+      for (const [k, limit, what] of [["scorer", MAX_NAME, "the name of the scorer whose score was edited"],
+        ["by", MAX_NAME, "who edited the score"], ["reason", MAX_REASON, "why the score was edited, in the editor's words"]])
+        if (has(e, k) && !isText(e[k], limit))
+          out.push(problem(`${k} is ${what}`, `${ew}.${k}`, `text other than white space, at most ${limit} characters`,
+            show(e[k])));
+      if (has(e, "at") && !isTime(e.at))
+        out.push(problem("malformed time: when the score was edited, in UTC", `${ew}.at`, "YYYY-MM-DDTHH:MM:SSZ", show(e.at)));
+      if (has(e, "to") && e.to === null) out.push(problem("an edit gives the score a value", `${ew}.to`, undefined, "null"));
+      if (typeof e.scorer === "string" && isTime(e.at)) keys.push([e.scorer, e.at]);
+    });
+    const byKey = (a, b) => cpCompare(a[0], b[0]) || cpCompare(a[1], b[1]);
+    if (keys.length === value.length && keys.some((k, i) => i > 0 && byKey(keys[i - 1], k) > 0))
+      out.push(problem("score edits are sorted by scorer, and each scorer's in the order they were made", w, undefined,
+        show(keys.map(([s, t]) => `${s} ${t}`))));
+    return out;
+  }
+
   // One result's shape, open on a public gate and sealed on a secret one, with its attempts checked against `lineage`
   // ({maxAttempts, notBefore, notAfter, evidenceNames}, each null or empty where unknown): [problems, status, passed]
   // (check_result).
@@ -836,7 +872,9 @@
       return [out, status, null];
     }
     if (status !== "scored") {
-      out.push(...checkKeys(r, ["item", "status", "note"], [...(status === "excluded" ? ["rule"] : []), ...lineageKeys(r)], where));
+      out.push(...checkKeys(r, ["item", "status", "note"],
+        [...(status === "excluded" ? ["rule"] : []), ...lineageKeys(r), SCORE_EDITS], where));
+      if (has(r, SCORE_EDITS)) out.push(...scoreEditsProblems(r[SCORE_EDITS], where));
       if (has(r, "note") && typeof r.note !== "string")
         out.push(problem("a note is text", `${where}.note`, undefined, show(r.note)));
       if (status === "excluded" && !(isInt(r.rule) && r.rule >= 0 && r.rule < rules))
@@ -844,8 +882,10 @@
           rules ? `an integer from 0 to ${rules - 1}` : "an exclusion rule (the run spec has none)", show(r.rule)));
       return [out, status, null];
     }
-    out.push(...checkKeys(r, ["item", "status", "score", "passed", "fields"], [...lineageKeys(r), JUDGE_LABELS], where));
+    out.push(...checkKeys(r, ["item", "status", "score", "passed", "fields"], [...lineageKeys(r), JUDGE_LABELS, SCORE_EDITS],
+      where));
     if (has(r, JUDGE_LABELS)) out.push(...judgeLabelsProblems(r[JUDGE_LABELS], where));
+    if (has(r, SCORE_EDITS)) out.push(...scoreEditsProblems(r[SCORE_EDITS], where));
     if (has(r, "score") && !(typeof r.score === "string" && ITEM_SCORE_RE.test(r.score) && atMost(r.score, 1)))
       out.push(problem("an item score has exactly 6 decimals, in [0, 1]", `${where}.score`, undefined, show(r.score)));
     if (has(r, "passed") && typeof r.passed !== "boolean")
@@ -879,7 +919,7 @@
     "best_case_pass_rate"];
   const SCORE_RULES = ["as-proposed", "clamped", "midpoint-fallback"], VERDICTS = ["certified", "not-certified", "incomplete"];
 
-  // Every rule of SPEC §6 a certificate obeys that needs no scoring engine (check_certificate).
+  // Every rule of format v1 §6 a certificate obeys that needs no scoring engine (check_certificate).
   // `runAt`, the run's registration, bounds the attempts' times; the page leaves it null, since it needs the run's
   // leaf, which only verify.py's replay of the ledger has.
   function checkCertificate(cert, spec, m, isPublic, specPath, specSha256, runAt = null) {
@@ -1346,7 +1386,7 @@
       !valueKindProblem(f.kind, f.value);
     const answers = isObj(answer) && Object.keys(answer).length && Object.values(answer).every(field);
     if (!(doc.type === "item-reveal" && doc.id === item && answers))
-      throw new Failed(`${path} is not an item-reveal document of SPEC §3`);
+      throw new Failed(`${path} is not an item-reveal document of format v1 §3`);
     return answer;
   }
 

@@ -1,65 +1,70 @@
 #!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
-    python3 -P verify.py [SITE] [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
 Needs only Python 3.11+ and PyNaCl. Exit status: 0 every check passed, 1 at least one failed,
-2 the site could not be read or the arguments are wrong.
+2 the site could not be read, the arguments are wrong, or the verifier cannot run.
 
 A copy found inside a site proves nothing by itself: it was shipped by the party being checked.
-Obtain verify.py from the transparency-site project and compare its SHA-256 with the one the
-project publishes for the release (README, "Verifier releases"); -P keeps Python from
-importing modules from the site's folder.
+Obtain verify.py from the transparency-site project (generator/verify.py at the release the
+site names), compare its SHA-256 with the one the project publishes for the release (README,
+"Verifier releases"), keep it outside the site's folder and run it there; -P keeps Python from
+importing modules from the script's folder.
 
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
-`python -m generator.verifier.bundle`; read them there, one SPEC concept each. Contents:
+`python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    65 to   161
-    generator/verifier/text.py              lines   162 to   245
-    generator/verifier/errors.py            lines   246 to   312
-    generator/verifier/canonical.py         lines   313 to   614
-    generator/verifier/formats.py           lines   615 to   839
-    generator/verifier/sodium.py            lines   840 to   883
-    generator/verifier/keys.py              lines   884 to  1132
-    generator/verifier/note.py              lines  1133 to  1240
-    generator/verifier/merkle.py            lines  1241 to  1381
-    generator/verifier/tlogproof.py         lines  1382 to  1453
-    generator/verifier/tiles.py             lines  1454 to  1685
-    generator/verifier/cosignature.py       lines  1686 to  1842
-    generator/verifier/policy.py            lines  1843 to  2125
-    generator/verifier/witnessing.py        lines  2126 to  2149
-    generator/verifier/idindex.py           lines  2150 to  2233
-    generator/verifier/methodology.py       lines  2234 to  2557
-    generator/verifier/scoring.py           lines  2558 to  2857
-    generator/verifier/agreement.py         lines  2858 to  3117
-    generator/verifier/labelsets.py         lines  3118 to  3456
-    generator/verifier/subjects.py          lines  3457 to  3722
-    generator/verifier/keyring.py           lines  3723 to  3854
-    generator/verifier/ledger.py            lines  3855 to  4330
-    generator/verifier/snapshot.py          lines  4331 to  4500
-    generator/verifier/state.py             lines  4501 to  4600
-    generator/verifier/memory.py            lines  4601 to  4796
-    generator/verifier/answers.py           lines  4797 to  4864
-    generator/verifier/runs.py              lines  4865 to  5147
-    generator/verifier/lineage.py           lines  5148 to  5409
-    generator/verifier/evidence.py          lines  5410 to  5504
-    generator/verifier/certificates.py      lines  5505 to  5968
-    generator/verifier/certificate_documents.py lines  5969 to  6064
-    generator/verifier/recheck.py           lines  6065 to  6364
-    generator/verifier/report.py            lines  6365 to  6495
-    generator/verifier/folder.py            lines  6496 to  6732
-    generator/verifier/release.py           lines  6733 to  6967
-    generator/verifier/download.py          lines  6968 to  7420
-    generator/verifier/rotation.py          lines  7421 to  7529
-    generator/verifier/history.py           lines  7530 to  7876
-    generator/verifier/publication.py       lines  7877 to  8314
-    generator/verifier/revocations.py       lines  8315 to  8434
-    generator/verifier/certificate_files.py lines  8435 to  8755
-    generator/verifier/agreement_files.py   lines  8756 to  8900
-    generator/verifier/site.py              lines  8901 to  9089
-    generator/verifier/cli.py               lines  9090 to  9364
+    generator/verifier/isolation.py         lines    70 to   209
+    generator/verifier/text.py              lines   210 to   293
+    generator/verifier/errors.py            lines   294 to   360
+    generator/verifier/canonical.py         lines   361 to   662
+    generator/verifier/formats.py           lines   663 to   887
+    generator/verifier/confusables.py       lines   888 to  1275
+    generator/verifier/sodium.py            lines  1276 to  1319
+    generator/verifier/keys.py              lines  1320 to  1568
+    generator/verifier/note.py              lines  1569 to  1676
+    generator/verifier/merkle.py            lines  1677 to  1817
+    generator/verifier/tlogproof.py         lines  1818 to  1889
+    generator/verifier/tiles.py             lines  1890 to  2121
+    generator/verifier/cosignature.py       lines  2122 to  2278
+    generator/verifier/policy.py            lines  2279 to  2561
+    generator/verifier/witnessing.py        lines  2562 to  2591
+    generator/verifier/idindex.py           lines  2592 to  2675
+    generator/verifier/methodology.py       lines  2676 to  2999
+    generator/verifier/scoring.py           lines  3000 to  3299
+    generator/verifier/agreement.py         lines  3300 to  3559
+    generator/verifier/labelsets.py         lines  3560 to  3898
+    generator/verifier/subjects.py          lines  3899 to  4164
+    generator/verifier/withdrawals.py       lines  4165 to  4203
+    generator/verifier/keyring.py           lines  4204 to  4335
+    generator/verifier/ledger.py            lines  4336 to  4818
+    generator/verifier/snapshot.py          lines  4819 to  4990
+    generator/verifier/state.py             lines  4991 to  5144
+    generator/verifier/memory.py            lines  5145 to  5340
+    generator/verifier/answers.py           lines  5341 to  5408
+    generator/verifier/runs.py              lines  5409 to  5719
+    generator/verifier/lineage.py           lines  5720 to  5981
+    generator/verifier/score_edits.py       lines  5982 to  6067
+    generator/verifier/evidence.py          lines  6068 to  6162
+    generator/verifier/certificates.py      lines  6163 to  6633
+    generator/verifier/certificate_documents.py lines  6634 to  6729
+    generator/verifier/recheck.py           lines  6730 to  7029
+    generator/verifier/report.py            lines  7030 to  7162
+    generator/verifier/folder.py            lines  7163 to  7412
+    generator/verifier/release.py           lines  7413 to  7659
+    generator/verifier/download.py          lines  7660 to  8127
+    generator/verifier/rotation.py          lines  8128 to  8236
+    generator/verifier/history.py           lines  8237 to  8590
+    generator/verifier/publication.py       lines  8591 to  9028
+    generator/verifier/revocations.py       lines  9029 to  9148
+    generator/verifier/certificate_files.py lines  9149 to  9470
+    generator/verifier/agreement_files.py   lines  9471 to  9615
+    generator/verifier/accounting.py        lines  9616 to  9749
+    generator/verifier/site.py              lines  9750 to  9943
+    generator/verifier/cli.py               lines  9944 to 10240
 """
 
 # ==============================================================================================
@@ -67,6 +72,16 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
 # ==============================================================================================
 
 import sys
+
+if __name__ == "__main__" and sys.version_info < (3, 11):
+    # Before anything an older Python cannot run (sys.flags.safe_path is 3.11's): a verifier that
+    # cannot run says so and exits 2, never 1, the code of a failed verification.
+    sys.stderr.write(
+        f"verify.py: cannot run: it needs Python 3.11 or newer, and {sys.executable} is "
+        f"{sys.version_info[0]}.{sys.version_info[1]}; run it with a newer one: python3.11 -P verify.py SITE "
+        "(or later)\n"
+    )
+    sys.exit(2)
 
 if __name__ == "__main__" and not sys.flags.safe_path and sys.path:
     del sys.path[0]
@@ -106,12 +121,40 @@ def own_file() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(here)), "verify.py")
 
 
+def interpreter_dirs() -> list[str]:
+    """The running interpreter's own installation: its prefixes, that is a virtual environment's
+    folder (whose site-packages the auditor's own pip filled) and the Python it was made from."""
+    return sorted({_real(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix) if p})
+
+
+def interpreter_folder_in(root: str) -> str | None:
+    """The running interpreter's prefix (a virtual environment's folder), as a '/' path relative
+    to `root`, when it lies strictly inside that folder; else None. The site's walk leaves it
+    out: it holds the auditor's Python and PyNaCl, not files of the site."""
+    base, prefix = _real(root), _real(sys.prefix)
+    if prefix == base or not _within(prefix, base):
+        return None
+    return os.path.relpath(prefix, base).replace(os.sep, "/")
+
+
+def _within(entry: str, folder: str) -> bool:
+    return entry == folder or entry.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
     """Loaded modules that came from the current folder, or from inside an untrusted folder
     (the site, this file's folder), as (name, file). A module's search-path entry is found by
-    walking up from its file once per dotted part of its name."""
+    walking up from its file once per dotted part of its name.
+
+    The innermost folder holding the entry decides: a module of the running interpreter's own
+    installation (interpreter_dirs) is not the site's code even when that installation, a virtual
+    environment the auditor made, lies inside the site's folder; but a site inside that
+    installation is still the site, and anything else inside the site is refused. Whoever runs a
+    Python the site shipped has already run the site's code: no check made from inside can undo
+    that, which is why the documentation has the auditor make their own environment."""
     roots = [_real(d) for d in untrusted]
     cwd = _untrusted_dirs()
+    own = interpreter_dirs()
     found = []
     for name, module in sorted(sys.modules.items()):
         spec = getattr(module, "__spec__", None)
@@ -121,7 +164,10 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
         entry = os.path.dirname(_real(origin))
         for _ in range(name.count(".") + (os.path.basename(origin).startswith("__init__.") and 1)):
             entry = os.path.dirname(entry)
-        if entry in cwd or any(entry == r or entry.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+        refused = max([len(r) for r in roots if _within(entry, r)] + [len(entry) if entry in cwd else -1])
+        trusted = max([len(p) for p in own if _within(entry, p)], default=-1)
+        # Both are folders holding the entry, so the longer path is the inner one; a tie is refused.
+        if refused >= 0 and refused >= trusted:
             found.append((name, origin))
     return found
 
@@ -150,10 +196,12 @@ import unicodedata
 import zipfile
 import zlib
 from array import array
+from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cache
 from json.encoder import encode_basestring
 from pathlib import Path
 from types import MappingProxyType
@@ -306,13 +354,13 @@ class SiteUnreadable(VerifyError):
 
 
 class ScoringError(VerifyError, ValueError):
-    """The scoring engine was given what SPEC §5 cannot score (a bug in its caller, or data a
+    """The scoring engine was given what format v1 §5 cannot score (a bug in its caller, or data a
     shape check should have refused first)."""
 
 
 # ==============================================================================================
-# generator/verifier/canonical.py: Canonical JSON (SPEC §1): strict parsing, the number rules, canonical bytes, and a
-#     streaming reader for documents of a million elements.
+# generator/verifier/canonical.py: Canonical JSON (format v1 §1): strict parsing, the number rules, canonical bytes,
+#     and a streaming reader for documents of a million elements.
 # ==============================================================================================
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -332,7 +380,7 @@ def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _reject_fraction(text: str) -> Any:
-    raise FormatError(f"a non-integer number {text} (SPEC §1: integers only; write other quantities as strings)")
+    raise FormatError(f"a non-integer number {text} (format v1 §1: integers only; write other quantities as strings)")
 
 
 def strict_decoder(
@@ -377,7 +425,7 @@ def check_no_surrogates(value: Any) -> None:
 
 def loads_strict(data: bytes) -> Any:
     """Parse JSON bytes strictly: UTF-8 only, no duplicate keys, no lone surrogates, no NaN,
-    and no fractions or exponents, which no document of SPEC §1 may hold."""
+    and no fractions or exponents, which no document of format v1 §1 may hold."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -398,12 +446,12 @@ def loads_strict(data: bytes) -> Any:
 
 
 def canonical_text(value: Any) -> str:
-    """The canonical (RFC 8785) text of a value that obeys the number rules of SPEC §1."""
+    """The canonical (RFC 8785) text of a value that obeys the number rules of format v1 §1."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def canonical_bytes(value: Any) -> bytes:
-    """The canonical (RFC 8785) bytes of a value that obeys the number rules of SPEC §1.
+    """The canonical (RFC 8785) bytes of a value that obeys the number rules of format v1 §1.
 
     Under those rules JCS equals this standard-library serialisation, which lets the verifier
     check canonical form without any third-party package.
@@ -415,7 +463,7 @@ _NON_BMP_RE = re.compile("[\U00010000-\U0010ffff]")
 
 
 def number_rule_problems(value: Any, where: str = "") -> list[Problem]:
-    """Where a value breaks SPEC §1: fractions, exponents, huge integers, keys beyond the BMP."""
+    """Where a value breaks format v1 §1: fractions, exponents, huge integers, keys beyond the BMP."""
     problems: list[Problem] = []
     stack: list[tuple[str, Any]] = [(where, value)]
     while stack:
@@ -613,8 +661,8 @@ def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
 
 
 # ==============================================================================================
-# generator/verifier/formats.py: The field formats of SPEC §1 and §3: identifiers, times, hashes, decimals, origins,
-#     paths, equality of JSON values, and the shapes of items and reveal documents.
+# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
+#     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
 # ==============================================================================================
 
 FORMAT_VERSION = 1
@@ -653,7 +701,7 @@ REVEAL_REASONS = ("public-gate", "retired")
 
 
 def sha256_hex(data: bytes) -> str:
-    """A hash as JSON holds it (SPEC §1): lowercase hex SHA-256."""
+    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -714,7 +762,7 @@ _SCALAR_TYPES = (str, int, bool, type(None))
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality of two JSON values as SPEC §1 defines it (equal canonical bytes): 1 is not true."""
+    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
     if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
         # For strings, integers, booleans and null, equal canonical bytes means same type and
         # value (bool is not int here: type() is exact). Most comparisons are these.
@@ -730,7 +778,7 @@ def _is_scalar(v: Any) -> bool:
 
 
 def value_kind_problem(kind: str, value: Any) -> str | None:
-    """Why `value` cannot be the value of a field of `kind`, or None (SPEC §5 answer values)."""
+    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
     if kind == "scalar" and not _is_scalar(value):
         return "a string, an integer, a boolean or null"
     if kind == "text" and not isinstance(value, str):
@@ -755,7 +803,7 @@ def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), 
 
 
 def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
-    """Problems with an item's answer: fields, kinds, tiers and value types (SPEC §3, §5)."""
+    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
     if not isinstance(answer, dict) or not answer:
         return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
     problems: list[Problem] = []
@@ -798,7 +846,7 @@ REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
 
 
 def check_reveal_document(doc: Any) -> list[Problem]:
-    """Problems with a reveal document's shape (SPEC §3); its hash is checked elsewhere."""
+    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
     problems = check_keys(doc, REVEAL_KEYS)
     if not isinstance(doc, dict):
         return problems
@@ -835,6 +883,394 @@ def as_list(value: Any) -> list[Any]:
 def is_v1(doc: dict[str, Any]) -> bool:
     """The document's `v` is the integer 1 (true is not 1)."""
     return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
+
+
+# ==============================================================================================
+# generator/verifier/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a log's
+#     origin.
+# ==============================================================================================
+
+CONFUSABLES_VERSION = "17.0.0"
+
+
+CONFUSABLES_SHA256 = "ec88ecebcf89f63f813d460842b0cf8322744b40a0b2c06f88a2cea48c0351ea"
+
+
+_TABLE = (
+    "c-m}T+qLAX4*Z`eb_g~Y1L5$@KZILV2)DcMnKip9VGQCafk8O;=OX_9bK$R+KR5r}k&b`<_`BvmfBxO=-<A1$9}IQ(zv%w%@h>)d7I+^23Vi&Z_v"
+    "v2=e<1^fe+3b>{I6botA;;c+rOIN_pjZ5*ZFsae=Yu9c+K7aI#RpzT91D*{p$&-E5dRA-C!d88&PQ>@I;#Ka0)*0*yVpS{oO149Dnincb-p#=ZV)"
+    "hEPv;D!L4vXJ8+WLBb32ykeSYKkg4`}6(A3fznf^%uf~7pbvy`pX-fON^vZ%a^6lVe7B9-{yeb@I08xkIuitPSbBTgDgD3yU<%v9=rNX`cf^mJLN"
+    "DM{<!ix!sul%3sWc(LWN=}{!@|XMvUVv~^)ToIw<)>s)(Yp-QR7QHC|J?|dk*iz9eP*Xbv;Vu)P|kd_>dzckZV^*Pebx001y%n%OF5U%b9mLdN+$"
+    "QeYgo+VDUv)_jU#Yj(^F*SWU&ab8T|#+ELvDRRsscOguIoADBv^&p?_C_DacSUI;2~@o+B-^$(Yx3G|W&|vi1Ip8zM#z2OL{5S7d|^V&;RXM%E6M"
+    "Lt`gd2uYl9E*9|_J78E4^^azMZy4ER*tA+AV$*6_u@Ds&ke*f|`8Af5Q2#p*WVa2t;HAyK6P@Zr7djnM?C0NkA&u_fPPk}L<gFv^8_&nZYE-61Kv"
+    "f&O(IfB{df9p6t$C8~fb^y#ibS3n5DG{OX`{2PZi=RJ{&VbJXl#z%3vJk)to?t^p$rooznn`Yj_P+9apH#eUkh;J-+<%W9#5QK6-bDV<|iCP5X7}"
+    "Z3%!CpL}T0#Wm+r%yRAVDTnmmpNI9?{4F*&rG7(naLE~^iHO9u{LKKv5{yTezTj>6|K7i|Ai5YptAju+SI1XDFRgsaH;oKTu^dNCKQJNf9_^>Ret"
+    "`5U6U64t$-qEyAB#F)t5oJ8r7`%!u`UMd*hBXW#=6DmLRWN*0*3r#eT&2Lk7%!qXSpOp4NmH!mV^s?tpzAB)e5vSjKsFoli!KT#l$)|!g+m_&Qh0"
+    "Py!i@4nCq-vOuW?1=m`j97Fd)%_BDnW3;EKi!g;rrOUUb|uO(a#b<WwzNV%55www%74v7Cu!f*2dJ+u$IpU>sdD(7BhB6ttD)tk}?zJW@r!(fbfc"
+    "=vJ;%bn$8a%Msb?<*y!as%ox-Q^d#Sus9nhc}6ydBS1dU?_9%+W9%^VTF(7=B&9sT$0(4%K_jw1&=8IrE=OiaX2>?s_=~`(1&jv%MA*~AWjA0LG|"
+    "n>eKkpFOpKwpL7VlQ=dlwh&Z?zZiqdJfGdHG*V1QD^*p>O+(@&pM`U^5~1JI152gml7iG$z<aSMg*aq{ZS*R^iVoW;QT-qa=}JRQ^30t!q#<BGm%"
+    "K7$ckQ08p>+5ygQ~-J|K2=ot_ZRXCGlq)#gr2sj91Pq77V(QY9UJ=!aztB1V8Nai80F2tYHmNY&~vGEX87b1j^ate;2xx=BHf-|KEK@>4lh2j}Zp"
+    "{<iAsXK5WR}gd62;!^z>v*H8<9i63b7azCjS;@a-Q0cs@KQAtcr@;l^*~93!a^&)@h(IRYrgqKA<BM&V@MYkWMd1$J7~E~7!qJd3L!xLdawYfiiU"
+    "X5YJEfbpxItXgd%}uI4G>>CJIzPFwhmeHPHSTsw;75Ut(}BmL^p{IG)1Eqe<_i=g#hoe;6V?8n?nj{h()28BYkagt+Hq-Hw0Paq%q&fRgoaq-tCT"
+    "hxC6JwYn3|xz(HNR7GDWS|!rDPF47IN`7A_(mFa^)$et#`n^uo?{#)IhwG#ag9En9@$W)^33N`fd7-zUnlFeh6ypWa<;x8>u(~f-$p+bTjY`(#G*"
+    "UA*XwPT~7c@zf+yy1VWxNkP5-Q>412w%1J<bKZ4C$%%e)(1P7o?v{V9;YU$qX=9@E3GXR^El48R?uX_zV3~ZQ;7q+^*|VRbS|zauOxR1$pSGU?6q"
+    "qX=e&-YZo*RK)4hXCp^Nn>g<AmjdX5>Lr+HKUJ!DoB3}Vz=lKK@Bd94~5O+-Jc3U;QZvQ}PY-masg+`<6c00ME-!kjMfDlkzh%wS(<3xogD(Q%sq"
+    "APw#D6gno4OSQA*JT6OMOD^Pr7CL>G7SxcBgK^^J%yY+R{+1&gDZ0&x>v3^X84Vn`IQI;4%D4twk``%S%Zd$ycOYG-o%(HT^0gk3F_By*;Ap5f^W"
+    "mNv{we`s%ImH+GCNtzUr~nnF}LO+z?II5~{2?I9=_olCh;*TpV83Kz=P{_QH_jG`1soPSkug92eh&$@nJDAMf(=Muk+ms6!0P7nIh^>I!-*TDRe;"
+    "G@+WV3E_o-YR&d8$Xm!wxJ%o*#-T0^xk?4&8qdIaVVJT86b?@H;GiST8!l3haL|v?@&iVXGaqoz)ye~k6QVp|JO~JOvVHvv$nfdP_!p?RI|!_Bv0"
+    "p;n4eT#a>i{}*12~goRDj0FVIiQ?pzntuZ6X9|BVl!mKrIk2LKeyyOC|*L3)D>5+FS-i`Fp$&6DN%!GBWVY**3|}0Y4<EmVq-qyuv9Sl4qwzln{j"
+    "B4(matJ`q?c5a9s=O)h0uhCh_BfMF@1X@!gk)T+P@niU0hsBC)3A0!h6d4On=yIM+Ur;*NFuhiOQWLR&rN)a0MiB285RJhPp@nM`|c^)=_3R6=lh"
+    "M0R<B22%W%RKHQzZNRiYQ>Ez|MA-oI+q;o0|{cly3aLLxz8*$=7wmXzI0=RCkyccq#BzH2YI8iZ^y|%Ht(nf5efi$_4@Djc#G=<!d?DU%x<n2>@b"
+    "|8OgM#JaM866dXL2u8#H+ePUU~IT^*#?_;XXSIuWH5s~c{X47@p=5?xo48kqQAmxg|axpKe-oB>B`I`^&Sa^Gw&aFS%>eZR{QWL4?03=X;|Ofbe7"
+    "2{XVYivq@@dkQc5r@&(P_}-r)jZqjmH9CFD6=Rq1$=6XzOe~I10kYjYj$#PQ=1wes!~vf5UgBU^43FinF!O^mW#_rVaCL)nnk9%4Uj7P$cPXib*?"
+    "Qu_oaGb?Q<xVNKuIq@<^iS8nT%XE25T6V?-~!4Q>1I9ON|hC`CIF#^-~tLf6Aar8@SuK92Pw)ikczYNLwYXSld(5z{zTWVY7unTWNLqGiI(aFy%I"
+    "^`67<a`7ECG^TPp@N`=F)jhWHiS3~M+)VN1_W+yi_N4cvWl;W6H-oSIU$hlf1Rmq#a$O}}PdvaVuP0y78m-;Zy-E+0rX)Shg{s?X+h5c!hkb5!@;"
+    "i0BP1d@yp5lAu~ZaEsW;&I8*oF~FP&E*Wa!Hw#mkt+ml6;=%HDUcZMr@$ihpMrO&{8+U|F5scbMo#>%TU8o4^XCGa-f64ZF-+v*V_ad_udKO8b^~"
+    "f3%tO=KY;2q>|BIt)7>J`UuE$uRCPOE<njpm)mQ()1{Fl-+mdn3XEL%t>sdYQCoz%L6Ve6#|la-xRtXAEU6NxR`hYt<C1g#w|+fIVZp60|{s`pBB"
+    "5XW7VM(5olm7%nH#EY&Pc2aHTs&~MBMhX>cqH^Qb*qA7@R&O#IJf+*PQ&kCbN$hHHletUgB^5IAz(Qu;SjY}#Fb|F4iA|W{*@iK>NOMh-6Q}f$FA"
+    "1&Gv&>NZ9)n{-i==-(@P2S`Kl#mvGgpl>qj6@;hB9Vq89{_GRmzwXWy~`&l##69bf>bBk0Gpgp!N`-XGLeqP<||i6%rGuO|Q`Yq4yitD@6L2p&$v"
+    "9H@`$phLp>7{>#@Y-h9RVHVXYoi-OIcaJ|+RGIiU7^sUe+hOpj4j1W)xzW4{swJbPMJw0pj>|c(HbHyAt*Wf9>_!S+j{1657Cl4pRN*k>pLzd)<B"
+    "CVDkD4Q8_Bsb#og%=}i6etL`1+arAkn8cUShW>YTTUMC{a27~L0y$2{$(^p)z!Jms<8fEe&u2une$*PjRK`+Q;ctZg<s`cP`gFBOTgDk5e>1NEP("
+    "*G;jL@E<rseQ?SBRH+^jD*EUgSz9KuCb9n!{JHe+-zp7G$hC%4Fn)p)TQFBmJ0Th2rmr%&w{h!$}MRfnyskPCE=vTC$&sT6VFD$l|S{bcZ8dDT)$"
+    "R=7!hqM*_WDy^W>3MLc64Y|dzwlIQX%C|70hQPP*D;#EfADUsW7me_oj$!IhFob0&=*1dF!BCSu_{Z>(A@~c1j(j2S&GNMxNWti#*M?eZL3_!VKo"
+    "<-miWP%LhBjZ=av+fFtMk`GtK=1AMO9Wbp6WE*S1b9t%C2%Mp8wUfl*I~_r$XPa6(NwD3bkh828=Y2lbR55P4K_rjzvQ;s0Hyrm{cea%dY}Q!)^I"
+    "9uC^ph?Qzj7w{?Kb0d67-a1j;e7Zuq>6nOmvCL6_Yhd=T)$O7I&F;vKjim`Kralps|<V%HaQz5zPL~@fX!LRZiW&^BD>Z?iN+VNQzZRm_(tyy1e7"
+    "}Xj^x`v^*p_d4wmo!ZCTfSAU4aM9ro`wp4hv!-`rGEg9=HG#v`45E0Gqi&S<*@lR;b}fEe^gz&n9gY!=|ap1LltjFHH_z&sV=M%ZLgN!(#lD)oS>"
+    "Dq1GzvCXc+k#rhARS(AwLHLO{JEcW_@h&aWIpw`eEBBgK<6a)b$WgSy*JZ~#@eq4TwZ_nDi5bTCzKDCFi6Ts(JpUR7FfnLCsKgnRQyw=#!#55l)$"
+    "sBP#eDj_JS$o;?8k#0b`7*<;XMh|XiM`+*;?Wkc|+t7|0dQXF<*pT)9>K=X7Yqxss7(+Y8)*kpMtNHa~^@Qcu{yNl*4h}j-O15M!wRN<IjuPpf_*"
+    "$6Z&s)u_V|w^`Z}p&#kuxGmG!t@w31clJ`PCe;Kw;@9kB)g@try%|{j7U-h6#*!yt&Xbm+MvvXcf!7$sydx{s%X$z9+w-?+zW4y~SCFi*$oj+wK="
+    "vXiFWn*jGF17+CoPfq^StxYvth^lq<+5@<=Yj=5b&>-_|qJJ`RDX<SF^e$tMwQi|+|-on+_JMF_lWSq`0)3NZYiFa$_9RqqtbLkyip*eR9-n|uIz"
+    "i<bem^}f*1xvZY1uGfF4n40Iu-#Cp7#})D;Ewjx8{)^f)Qf`)_6q5_o^}6kpg|4jr30OEU^pERwgU}ipm7W+*8}2ox$$qD=f8o$VW9gBl<0sM9a7"
+    "E9-#`}_=<owoj6dLDeqF=#2&$)nVR1m69LVZ`v>h1s#)-!n$)6Q2{Lw21dgVZU4z!?wUOB2IQ}GT)^1%%f$ofFd4UFUivUXs4H!ji$cOg!U=Ho(~"
+    "%~<G*1$4ww@F*i_?+Zhlo)|?ZWXnXw%{V|i(C~v=HBnJBPWbt6zw?40!b20DP(3G9QT+XzXT`I^KVbNuoqxd7{DJx5$#EkGXs8i0#=lva&WX4W&>"
+    "6IU(TEd`4S&Gh_-y}X+wsG{^Wy>3>)CGrG_mtQw%88OgWt-J!>M%xaM=d#dFXTLdV1<h2VDA`VSA&??<n}`J-;J#nL+hQUS#=@f0g=>y;SfJLj}A"
+    "D)|WAWq?Ugk*RfLOBK^U2$AjAd4s?2Pd2@ctuj>Z}E|6pmoe${VoUR8i#<yQ2uc)|9lDXJ7nNG`%sLY4S8+QeYR7^KekFQed$;uGpcFb_OP<OJdH"
+    "QnYO9O{NBc>a*Qh`fGCCZebxlH8kvF`PdnJ5kdQ_weX7x1&0*hjb*vLo(*`en`fA#wT69t8~NjZhlB@7Al)O^|U@uD@ieQKQZ@*)YI|gND0k{WK`"
+    "~WNHXcphh%=8`;a>V=fC~*+V$;6HeC4jQ+)Tg9}CgN$4}&^0tU&v$y14!hdfEvCor?>+Nbg!zy8hrct~Y`e&xd-56NQp=R@8k-B$*^|ByR+e|_@1"
+    "Gws7ek|BS8W#4~FgZcI8A=y~{6P2>>pXR9S`})-^JhSSXen>KJnlZEcoSG9Ib#tnT(IT1i%ReNudR-66tX|<EnWO98<fW+M^OPC9(nFGsD?g;zD4"
+    "SG{uKJM7(e>$Iii%mdhJHW>W+5E<A*n2kT~@(wQl+8!`+4pxg!qt*IV6R90+(k{U}=Q<^i}3Jw1;GlLf_<icRW3rjppV9jEUFa{;rd|tGIt|ljI6"
+    "R<R-}mCY+lj8+TR&B<qKKg0$tgNtO`5+??E}cXB-4<PH+g<+n+Wpp*IFb~K>p!RL*8CCP+H#)o7r#I$m>pXP_`B+E*CKdld`ciSR22YqFK2ObZp!"
+    "1KvI^OlYexj9Ye<M$L|a*rP)P5vPnX;OVCUDk98AM%Od{tgl!Qt_ol?!fseaaLI>AMy!OUzK7xPwnyhFy0?OaY_{36Z3pXmPS54<c=Vpj~|<Sb|3"
+    "Ny;vYYzk*`JWr;ESm>AgtfImb_Xd4i;eB$GKmB#Vw;p^aqG<@)`uMYW^v`)StGDYWxjj)&yaaxT&sFK$28yTz{xu$asBG*LYbPctKv<$fB7$oL_j"
+    "=+hoHOa9Ux%4ghQ220(7rF;(=<$K5|V~;dt?s20Yk5FgK^?XPU$kjb0tG4=wWV-cw1cBZS56McY_m`Nc@rg7&@#QbMU(18)mn^H#&|Le@TOE6BuX"
+    "B&Z?by7ubF<N&>^J|E8gt&RPa*E?xA3J}wfjq#YVm7)ZfTQ}M=d{vEwX%RTCIK!*R6eu{fV!CDPwIsq!OPWa_6WYU;0{qRo+gwyKg@x)IZhulzqR"
+    "x{8segI~*&Z-=8M%yc@Tl3Zj3MN>)mLl**vM<(t3ykjlchQrY`A<Ksg<eslXN@o_vs*fz$wN#$s`FC}$+lu9N(t}iuje3!<!zY1b}>!%}qsdOWMs"
+    "dS@!>2TvwVn+K?k4FEHkKg#xbH;o~mM*uTofkXAJioN1>Atk3>A&=nd41_6Gi<#?O>f>0N$zKSNcP|PC^0LlysLJ8h9$-F$%n$Vhh)vn{*cPY*rW"
+    "=3&iACo;X&ZR1n0E{1e*V$eI_S283)YtPj1T%5!J>$tK94Dxpn@cdunIAFWSF$a=W5!sppnOoo*;;ZNmi0+7<7)=zY?y>(m1V)=SR^Kbk-VKK2_J"
+    "F}dCD<Q~VsNHNfHmd!o>WQ@BP6=faIu6}N1)X4_V&zF3O-`yA(V-z=<du}nh4}z+VIsk2N^#%qP%nJ7mF>Bn~DEC?{XwFYJ^Ybv=Vl-H2bSHQ8K|"
+    "yyqM&P;VNN#wpgz<85ezVH2dyHdhL*=PWj%)Mw$(@eko?9K6K6mSiA=EW@`Jw5do;qD_O1uboP~;EpNumqcA(Fu-7HSgMk&?sS-~%>UZj4+{oIMF"
+    "7ypTP)?8!|c2-%ZpPYQ`7WKXg^sU(Wfdg7wFb+HR{kZfXdQ+=hs$+4o|<Wx;?7bL&bpWOe*`4M+MGS`BMyR%R3eXP-fSGX&2uY$9eyEdjR|FPKSu"
+    "@CNxBwA0d<B6JI@rU_Zp|JsRqa=|%QK5+ie!H|2JzR)Ycvk1NkUi1nu9I6Q**PyBC18u^)=9m>wsi$%PysOe3C49$VO#J*VE%Qz${u`i0>llO>q&"
+    "n{I)v=Wv?pv*7!Qcnll!zMOr0~NYo`w-Ydv8pbFy^pa^@zWurh{rPR16_E5${W71biTI?=@)KrB=3RG@1Ij~FIeiQH^kF$k^XqKa1$V8RnEOEFn^"
+    "RvxE1K=wq9V<p7>D&}jwDk`2XWKYyQ7DF5@mTx+iud$bG6S1}PWDF{Mn3n8pCmsA)kh_cwb`6o-K`I^+8wwTvD_KLymixrq=OAQHtZ^kay1bA*Q3"
+    "<SwGtaOr-(uleF5F>yB`cR~CBU)r%3a8wSO>{$9#rqS>s3!M{A=jej#F|_ERrJ6E@VM%aMFXRt+Mj3HaJlhamOi<J+a~_BD|12vEnFf{8XB+Vy(Z"
+    "bIK)bg&zZVvje!E=qRPx|vFpjyX)o?PRfxvSQ}N^uR)uKRpPGm!WKXO=HF7~+lY3e9M5m^BcI)a^9-Y~yE(T;_tWZ097F95ASJjhYCBj2}+@eZkP"
+    "pm|`2rpz$tVB9_q1weQuj`35kj{oM7P2Q+DxIZ5bqi=cnfA`0;F$~A6MJWHbfMk?WKXPNO_m@Pmup%HPAh}S0-@3ZWKXONCaZu7%QaW`3Wt@!yhx"
+    "lv_Qc9y@}MIX`D+Gyg31X;)%eS8x+2!l6}Y@alHE9P|H^vCwjNBNg;PWlS}~eH3shzU1sZqzt|!%=Fg~v1hSNAdyFKwFhLAm(_Jn!j`fWHZPwuoQ"
+    "WR+{TK=#Dj6CLopgzSl8qYMfjDuTu2Ehf%>1J^x)?1{ys6Qf-21hOZ=o)i+dkUg=Iag{_8vL{wDJR=ymx(Q@YtYq9E(S+8Mi-JYTLzqS~c&+*m?6"
+    "2JaOtiw96bn@40;L!?LhH%BT41<EWTEwh%U#?DeR6*@<)St?%Vjli{qf@2#lZC`l9U;Nt5f!j9CKlcB;^CQMBB5dpx&Ob(zzbBh$RBJW7-1q<BN7"
+    "qD;(2aLpJlm)gU8Ts9X&)lALiNh$Khtz-1tNM$RY@7O7TCy~#+n&axC)ZnM7FRxm2M)5|CRl{lGL<DoHrOW}5ED(8XfEHgTaxpOJa+(b<kJj`_(_"
+    "~t}H>E4Go33c-ej0U#**aOV1#!JnZd!T`CB651^DaxXr1Uw(ZIM@*7!~G8Op)!!@4%HpE1@HRdLFV`=FoupQu-l50dxtmKNcu%8@pwJY2Fb8VWs6"
+    "IvMv@)2rC{QQn~Kk15{A2qL1ZJ?@=GzIlBh<o&6Z{a2cxn&$gR!faI20Ip4_gh4C~-8UF6}eok*M4Pwt83<l=@HV5QtW>HN!iQ#jm}FAYnUdt{ke"
+    "jMwb6+!L!=USvT>jxP}<?a&4yTViCJj9hh#1=SqE%ixd_^*NZK^*xvoRDO>}60zBL#;8xhU?X<>wihvb8j2enk02j@K9&z&58x<{^-(gd{fKb$a-"
+    "j^KN$1E}3n?I1sje|Av4x~1+Trq8dCf*79yebiAyIgzX0ogCoO)YGWs{o8uI5Q(A$wx7tLgB16|yHLyBZne@)D1<tS5WyQfxM~v%RN&7{OrO24og"
+    "g>duHv!UkkkZQ>#h4|W3a7?tz^o}f<B87M{)=Z=YsGe~l=Ff<+wBiOv}+XyypQ;@m)6ywf*!WNsO5nYF(gt-h7OvrNM>3N^){meD8%;niky(Y6V3"
+    "P;VtnG`q18R8Oa;fiZv<1AcL<<>VN>)MeH5Z4L%!ey<}ZXT;Q^8$tXNg0ex8^6tnK;;LcdUPVs@!}*xLRBa6DIO}v@``y3eujQ{ejX1RzqR3q$K>"
+    "&}Q4}<tn&-(}9ewYXdh6Z}g#dE<6<=asa|+HAVLXH1xrtXk>$DZX+Qtj8_VJ#Ln>i`6yX^?z)*>Fy1JI!^g06FU0PFiUcNFntD!^$TmyU!l+;~*y"
+    "<bI*Zc%2Rc!F4)9-#Nyzn7Jv3h9WvM!ZDCrXL!&LfM=ghh2a6W%ESC>SBwuOTp7>Jv)eKq!M!^?Y|G(*`*!S9kw_jidazqZ-Go_y&x1=R!WRz9=!"
+    "CFYMiAy{#f9oV#(r{_&j)uIXjpjYeBi<p`7;9x-0MSipkwO8y#pO>(y?20PFA`QKQwTA(Al|0o;uUy8u`sG%Z)o|k1PNlsP3cDvVs3Al`~@Qr#S~"
+    "_G~7u;;}zUV!|phy&di<MI&x0xs&gG1hdZ<|HtSj_o0v|p)y-iv7YIGI=sE3;xlWpMZwcfB+|yiVt~d8GH<){y8_iATW^>DO*}gj6(_Ck+H+OwiB"
+    "nl6@?JO1GI^BMp*<2n1rCW_|``|fuygYC|&}kTkd-1RYT<|{(-U}KPEudw@Sw?h@2(CZ=@5GkVHkki9vV|vZrSJX2inr5WMg?>4k5~K(kag()fS$"
+    "`!|J;S+cyf?%$S#dLpwdF}!L`!l$yw1D?WW8f96Tj6*K4%na+>epDJXZS2R>(|KzkVhIKqdO#SIT==>=Mg2=ZZ@g_;IrMZ~oWhKbw(9_dp~nQS>m"
+    "C2{?sIl~Q4w@xGzR92ZwIJk<tjClZ8GkK%^_MqE3RSnelsZ?N@*02Ps+D*I&dAgCH*)geWnI^gD$3q&Owml9Wac1r@S~_m^SyU9|xYp|U)utW>15"
+    "dR&jhv33BNj!o6Z*gamCkWX(8apoX9K=?6Be1#;Icj>vg4M8<#uxiSCQe)eLC6E`VV`6O#jGrTwrkAMYL#s$EADAz6v=)CkbQ$og~nd2|7ujDH9$"
+    "JmD`t#Mu0-Q!irGFOz7Uyg`Kw8RKAa{u%58<F#)GT=#D#QE=AN=!SK*Hd3JNTG`uADT=_>QxL71SV90n-siBioH2%<;6q<hMj1u#`&>5#+W<|Jb<"
+    "&v?bz!KsH@}@Vt?0j&?3Ria=_pk8qyQ5X3Q~AI<<r;kJazK-uaN!i{slw4x09~GZq8k_UJW8h5WiH8`w^hWwP2{-qUWWxYrSpP;(chQ3f$P8P>Aj"
+    "#)@uAEk>1A>W>9gFzQ_t&ZUC^kuYV5XRzsJe}<fMw10+O8T{FOnspiwdc70Dsxq+A|Ux2N}lM#YCR51D+4<S=fx{6#A*NYWKxQN}SOl)9D<K+-jd"
+    "4#;V3A_p{n!LF+P2zO)q;7sdQ&1pheWsipkqWKBR=@atZSvUM1bE_rstME(<HbFEiet**36Nt$Tf?MAz0Ib0{ew$!}aVDEk^_a$JehsX73tUuVqZ"
+    ">7Ff^FGOaaydQJ7oQeLEY-1&JNxR>f|uothIB1!liY%bs3X!js_F_Ci*6}2S!*&N#!W3oIgI~<9BO-cIZH^8}ojdba8=SbIdQChNV3^S_SfJSFNL"
+    "2AYn&b7M6{pA&jZ8qb(rE1LTetf7BfbE5B1vOwlBdR=*s%*RsE(%^mJ1WyU!#HuFA?76`ID`^R%xC2=&rQ@Bitl2LBSJ57j?pXRI>`PofDWEhH^t"
+    "cjANSseI~AsGx=o_&9`akPaa<`@4|v&WMKX=9XePRoqzKd5P@C4gk|4D}#0ZbZ~8sD<N)qa|zIJAP=n(V~_G8m8n~#I!`@9f=~gH`ORG470*B%G="
+    ")>ta)$`*fF`dDb|GM#iA~~y>QS;S^%`Wu{}BWWD$FQB2YB6(&T0CV->#F073VneGW&vHonP2ChQh(F{&6gWtO0Xsj@soku56PxY5dj^R|PBXl_*8"
+    "gTjN#gT_XvddE|Tj-Omnpo7R0v5;sz#;c?U)i)ZHlRl#lntn0}&(^X6sPNvbW_|}lk+WA{vJ1!;_~{AgB%%hF91(Rm_QOk`QPM>ub2PHwCCfE85p"
+    "|^$iKw<F+VQ&C8d9clFWQZgX#i1yl&q?dx<z@TqNvNLBq|t{McqafQPHR>DjC&8Wuv;K&Tr`Q80PVCG|gi(MP+t*7+);b<zcL$ubYQ)rvXbI#$ei"
+    "+-aMwTJ&etCZx7=%MJt)jX<DVmDx)<BXRwGb!77df7cYWcTnG-OFF2Jlq3o#`Ja^HE+Twjteiw?UYnO<qu!}>~y~{#W+yx=(DFsn^7lEj<^DnCI%"
+    "!^VjvQ@Gu@~TCvpuDQkYA3Jyv#Kep@~mFUsyVBavZ~E$q^vr#>L{zitS-u`tzy)ws%lhxx96f(y7c<xp@#ZUYN)r>Xi-C@5iL>5VzexlZV@d?S&W"
+    "v&qAW(sVpSHSWw9!Y(Xv>T#b{Zq%3`!ER%J0-7OS!tEsHh%Q5BF0ne${<ZW!%Y5uKKoD$!V)2+il|xE|-M;W!_J!~#Vqzxd#Xe%${OP9lDSZhRQm"
+    ")GZ)y)cOKiIR<6g;o~|&NDQ2>HP7SHnWKFZM*}F17EU0akNpC(?rC!{)U{p1arqs(g(u<~Q01$f=oymz#mXc&t~x4Mfvc91p`n!rRcSea25&qE%`"
+    "lKEEqDOkdPY+wlH#|Pk_v`SnjFFOCl6W<WG52<AD%-ZZG|{@A@8&Xa?Zk0orXRLX>5=m{FVHDYw?I{Zk^jY9Zh?@JoL-B(Smpg)zLbEYzSKWjhtj"
+    "Qx>J&!)(G_68dRj5t8}3Sqdp`0vm=e3>_o@EDdU6Al#vL%LfadHh`qUBlBni($rLU^Q;~_3NYV%5$fghQ==|BnIB1=)N|(-10OfMyDNR-^4VP!g-"
+    "LlEaR+I0so^EokrxutBm8RsGeZyZggvbxoZA>OrcP(ZaxM9g;HgvC7Q2%&}+-L3;JRGN4nYM0nX55qZC6F4Y;CTk+G1Knf)H)_`QvUPIdRC|#v0W"
+    "5?NL|_=&zD23i9}Rh63r}fWyvKOWDI;tyNO&~a%{-uXm3^6EHCoRij+GZ0XMC!@Gy#sp*XkncVWM<BR0LBQBYs2O9d`m2;zdmK^%#pJ?MojUHVj@"
+    "BD`Lhs;h#=9hZeb;LeUg^N(DeDd!}j7I!jQG+ZfS40%hN#{7d1qKcLOSr*i{y1{$FMRCi+YRg*O4s45B>(;Ef^tHpr+GXK>uDSk`>KoRqNYBC!&-"
+    "2WV8=xIeGXpUIRo|1dqRJ)1lfAj!ahv-B&f8F!<EdUY93JcCrZIqP&Bb}ZH|mMawHgMuwRqD~HXXX9Wx&tz2rVM6L^O27uF@c}so=LXWk1gGZ1C1"
+    "nTRtBXp-r-y?$TU&PM8{D<CKHTOF9}|<+IkN0g|T6jlCra6fLDR8c*cv5f2vA=qnEvt3C2$F$XN3Eanuim1E5vTRGQyL@U~o=XmBg%Dps4Z``UV_"
+    "tt38xL=&M?p%}UD!N%K8Lbq3Gy|wIe+RG@1{y@7Z?f?@^a;-K1T$^WIUZpyG}_^Kh*_#SPciQaAWt%X@U`bbt%eW0*ZABdF{rRN$_W+=EtAUSYL6"
+    "0=buri4u@={OFxpe*HI66DrNk!Rp+e4r;-Dh8@MJFBYOa-V>-&YV%CF5;e%uYpm^;-1#=!3-EFFIKliSSg>-)QF<FIlY=LTS_ljD($V-CT$45ezA"
+    "(n!T~&%14PzxL_@BrWCeu<)YGT0rR6x$Sy8oo;^Shn;7as6F&crok|WT<f)+t8J5R(862~CNg`_XJ<@NkJVASM*qRE{5a6NP+4PH=l3116Y_JxS-"
+    "679^S_=gvSTFnY-oLAUdOeTajpT2bH8zpXZRUB13uP3#-qP$$QaJ{=sBLLa7&C1j(<y%4i10LD<o%+oH-7zS<uiM(13~xHU?M88Hsj;&~>u91wgB"
+    "Kl^|Pv4Gw~mR)dGiZ<?3Yu2VNSvhcet5D!&w5ppC>53Br8bB+W0;1Cix_z#R1fg7fQCMs2#!;k^Qa2O;)mnB;a6JgLG@8G`U$=Vn+tvVYs#3L(d>"
+    "M6BsHo!quJt*TC9_}#o2C`dMEU4+)$aCQ`;mN18Mbz{Ltq?V?$_xz)Y!d?mLv&O!M&Zh>lOGk{qFA5}OfJ$68UW8;;ZR{{u0S-6I0N&6PHy39{!5"
+    "2S1N}B>);l2RlZ$#|ZiG&|(fOBd4tN7<O-gDk&>>RRyXeX(bG3J%Gp8(bzfgKoEqaR7Iy)?nWT$zv*3g&JRQ;hhZ#4h%t#F;@eK=7bI_7X5`^?Zj"
+    "?t%yIF9&wmfzA!Y#QOy_<aa+&C8&AIv@948Ce+JcPEpZUAR2b&vGAO_P$yD+U?@@H8Z?ZP*;U3sx<!?Ofg)Eg6#k$I2_dz?0eN81$U_ZeunBNBKO"
+    "j7z1u4FcCcr*8XcJ|MdvwcKsKO4~N12q4gGR`Qig<eZA>4fC5A(3|Uyg^>gM7S(&I$bpT_6*&3$Q5X!KRZGif6T0HIpA62EV^dXyoDadY4}UZoN^"
+    "7DiKD#lj;qRxQCOo3Lbb5GIu^PX9*|E2{RlZT78};cj6!N<A!xEOU)A<$+1z+6CKH)3dim1CpqA1sYb|oMxI_ji4qUAlV^UX@VDOO26yqoZxx<RX"
+    "Yy->gd2~-qj!6v@u11$0?Zq&+!_LZnO$Jg)@|lkIc4rvT=DxxmT79*yv_W$GcoQ3e!K^wRg@$I{_149T%~P?VlFm>OpJP=DMyY{gVT=bsOi&?_Qd"
+    "!XItS#*4db12u}M2Deex*=Lm<9^;Sj?Q<MVqUnx5vo*=i;~iwqhGpZqQ|)*IlDHVJ^h-=r!!F@y%Sz3FKQ?N%D#Zz^w)>=@33Xikpf|D^d{M{zl6"
+    "%aLEH-Q+p_pcY0myn!S7<mC?`$*wo_sgQ*(prWVzMqgQP{ALo=O7zu4`Q>+$d&-Zd5S1>?L`Jo0-W*Y#o;LOumchlI6BQo^R8Cjtr2&=vahF@|Oq"
+    "Vw6s!BJ=R3Le#iTifyDOY5~JuUtoYU6?X5x7o2F~y84=YfN)*VE_3*FNV8KPc$#VtxaLV5j~TXmdX34Vs)UY`X!H)F-9J4}}~HXhtGl?Cq15QZJ5"
+    "66O-78ZbsyZ$TMxs2c>q?=r!jXlh#y2Vj8lrM;)1_E8-m$3%}NIW=hi%@#aFr<YtMxDn9Uc5BX6uQwebcTO5johW07+W;`fLSQ@mtpDQ`w1`65>0"
+    "|I}AYA;P;#G<n2e7LB0^P^BxyW$6-rv8CB4<aUi{17A|N^=%*CZ$0U#`RvBwSZ{S(@w+^g6feDt{-5a1fmi+6GYRY9*|CoFs2I?Af4**Pyv7#Gv*"
+    "iRRF0qw05LvHF_KfvDFRW&n3!z<DL#lRr@opB#UIm!(vYMcPE0%!E!_cuzgsN_ibP6OBqkIIAjS+u0%DTsV&(zi$oQaAKw$EXOwq|%*n~=vipELI"
+    "K2oD*G@)Fi#*d&A%0;3nBOvhC!~v9xgjog=`0EtK6KY24QL%u(u3mwONE#ZSp?ajzSQ=10($rWC)dOOeZ$R|`Vj6{(<#>0&gzAw`E(J`e9{FtK1+"
+    "x+$<_$_nKD)xj{}#^^+DQ%?A~98gD3%}1foZsg#sZ}18%=^SThLt~s1+$q{_vWD2`wf^b$c2liyHo+&*Z2E2Ym+R%7Va@C9h_S2@6yb#)A1uPMr8"
+    "axu8JT8_`7jtl%$8j6oLyQq15ltHWXzlgoM+{FN@$iS#b`tBwU$X$(%oVWTlTe!`eEktVfZ(nwmR9*U6_3W5eaXi9lRp+KZ}Zz>J)1Ao$2XQLva0"
+    "l7($U@kEq%0tBtJt_}%HRw@5dJ6s~m-c88Ca*!C8r9SQN{wo2AcIDgF~$-(sw3o?D%9k(c2b3!oIKN(OhzmD=e4Z|h3mDiM_W5QxA5?G0BzynLY3"
+    "Dh9xhaQZPz(4V0doSadNfZ>a`PxDwtn;aRy`J$*O}7wNerQyp$NPT`nsgiZLn#o*P_%csT^cnCG<xhfes3hrDJz0QGO8*%LJ)MpraZ@Z3_ONrBfc"
+    "63SiAjU&=g{K4xpr~~+;neG8pm*xaC7He%T&B)Ul45mnAa+v0UzM$=hp1UKYQ+YG<!TTweg^%MQ{p(n;H{%|>*TRQafAVJ1!;Uw5GwH#5FP1eA|B"
+    "!YJ)te!Y@FY}UhrRu>;js^U`(@W-ANKakq{lw&?U$L4ec0P;v&3`Q+nd!7MtZp&-{oI6ZoJw0h&%f0N$7f?@Accv2T|HNU&cM!LzZ=@)SF!omM-m"
+    "+FHU9LV=*}%{^l|r;Fn#GZ8X6zTOYi{VVU{ZXYu_q^Kr8f!}YR$0CFAcC%RuY5BxIy!D}p*)sJmo17!ZSui=*^kZoVXFH0coILipg&Af&Fvbo`x{"
+    "f{r38}OSiUBq+83C%1J*;fUBYQz7wzTsaPToyxEV0U<(z4gm>$UX$`mj#1;2;MJKBKr`$U)lOP*Y1~jk$sTeFY_W_r_cQ|FS1XN`(^fG9~t*6m-|"
+    "q-U&crFp>V&9kL&~Be%T$_N4)(qI<YO~_%r&K;UUl6D?gToJa@AESQ_%nG|9FW<d<oZZ63%k(<H~!PGkPH2jrK1l2;n_We><N`y{W_`s=i~U-n71"
+    "=^nrAlPIe)O|nmh`(>5nVvyusN5TEFMY4~A`(=w{pZ)gB7RmVxBQisxVt-j6Ay?Z1$-7r9GbH^X%gYjoUlvHdEP?oCfn=Nh@XPoJ2jyjVBtLDpAG"
+    "^i&r<3$01Zb-u=*hj7cRY;>Xh!R4PhbuFGz_36A5WVAn)!O|<5@;EBz)X)8tsgBMth^Z(ZT4;=-cS<w=G94`ZhWn9gVI=C!?Fu+2~<(F?t$Z7kzG"
+    "io6)Dy-RRA~K694#<WC<u>ygu<PvyVr0w&SQe~r=jIhFsK+YYb%SK0|(wDRA$iE`1(f8+fSi&p+y%$EMC{I}+Ie9C_tafes_`_XoI<-hw~KBw~EL"
+    ")h;t|1Hh^T={Q2q|?%|BOQ-tznghF<y=GGqLp)saHHL#cg;EFJkWslqObKl@A#DSz{bDm+upa9qaEy02#ikadD!8Vb80X~uMgYtu$(&kwEeulzTY"
+    ">$(_dfk<1SgJOj89nS~bswjYWI=jz6p=`}HM1xni_^%isC;>r*!^M=x6W4?MEJ==HhV#T{PxPyCRv=(yhB`Sr?waMk$td6mbo^73WHzgwbL{zJX3"
+    "r}_19|9-+N{}<Q07Clz_&3d9=`S-!nyVghkyzA>)^*?t{x|DxT5RLYWo|ax)_i}JK!gK!^7o?5g`GJS<+{Lkpi<>w$5x9qA6F0YTY=W!B5239#o5"
+    ";4EWYcAD`82xPmXbyDnlWDDcVHUjxkHQ-dn0&>-9zvr<wI!S$tF5E-UKZ_Jj5i&M({I3dI%c8cnD`4Z`vEjo4$<WO$XZsv+3J5!fZO)R+vriT|t}"
+    "9wjE~E#Wuujy4seQO*h*Vv+4e~?l#@@&^4DI{^q*&a??D`;a>cW)hxJj1!6S|BUZC8Vl@jRR<kf-H47tFvoK;c3nNyuFyd(zMnBEM=%-m2-K>x|-"
+    "K~%}J*<#7J*|+9UU$-bI9oT<e3+Zg3VGAs3VG9)74oKo74oKUE96Z_E96aU8`p=wsoh&I{?xc%{H?o6Km4gMUi@_?_Tq0S@y%c6?w8y1)-mp(3W;"
+    "}zaf3j`Wcj+YcI=hGdzef~xyG`(xs2qIeA%zsLA-YUUi?S}E#~5<rn8>T0k-l9xm3i!8TK`K!4VH^gu`9`g61Um#JoHB@F>B$gy~4%G3W{=-ulQ("
+    "neHCfG&Ce_1m_#P#X-y7ftyG|D)nEeG_z9*{Du~o9m3H{FEU>K-JDjs%3B9-j^<hizAqhs<h?I9wZel>x!vZz124y6&GKXt<P>zZi+8|8T13S-&R"
+    "b>hE)7TD+%0kE+<CtV-W@3M==}U$U5$wyH=WnNsB>7Iw?`aBqiO@<@ED<yr$bk@U>=wba!@_O=~zbOJrug%IGzdU;yNK}C(-^In8ee7bkmjkzjX8"
+    "I?IUjm0S8>BN`)(s#f^Wda$T<`-kE`%CmQljovVmFBHcc@4u{s1__+^1k@sOlpgDOx1@EM2<6q{^RQz;a_we8AX8Gp2)LrAh%tKxHalCH9t#zNwb"
+    "tDvf{#UrAu(;NV+FyZAMKpk}0)z~fEAak-0u7Oes|$C`l_M}5zyEU=1yBLfZ3esmz}1sz0tKeg7!GZv@LVdw1>R$DaQ{Z3-3Y~{J8|fG9xEuk(k#"
+    "fmX)UPG>chntI_-MU<$Z5-t9J4inw<!GzyqFi$2tvOXla613tZCZ>GHm5x{d~p3av^6h8w!Mjew^n=<2@9!aa9^Jh1hPZhy)b4R75yxyNA0+YD$K"
+    "LR<a|EkP(Q8rVuqRpT994kC1U3oqTE?c_y9C-{Z8(Bg#CE1Bob3hhj+gJR{<)u!g#b&~@vN>H!U)5(>oavv+Su19iogN{lTU7*GLB4|y!5d>C)uE"
+    "7C5?T*70Mw>GE68Cu>gI;l6q*{2V6fbiv9M{aSQ@Pi@pv>HzvmHnPEVcow@P;Q|P+D%<59G2f(78-vm7AL}%1JO*HRu|eauCQ4QsIej&nU-S*_!J"
+    "(YvKJz+y+*7<5A)DNBsF$B4-|>65P5GwnV9mx>F)TnU3qW-4dbLM*2|#=>k+hubcD)*Y$dnaNVybxDEydLf$vTqga4RzBgf(uVDH3){k$KZzk;WC"
+    "4|yxC(MA$-W&p4_r@dOv5Puha~E}#z6MuU=IMe!;IeYdDS@&|WrfK^T_$`p4ELtW<#j3IVO@L&SI6-S56)M*y1!UHtZcr+nwBeD+b5IHvc0YMwTD"
+    "Sy@Ho^(G*>~Dx)`hH+T94`)U{*Prc}5x5C%8!<SE>HZ8s`W7N^K(o9jMhjIbD4VrPV%2PG6C#tyxRu|h2>cHN>*(AFi5x-~^zbn^LJRzrD9%AuQc"
+    "O1_V0S@b4(J|u5Fx!pr%lKvqZ$?LUpTJjyfm$~G3zm~a5zT=m@#^sk@3$7)<7R$sz`Cb^4U;Q<~2*37Pm@WCUShhGFFYAjXzZT2L<Y%!=480c17*"
+    "+f>ynX78&x#r2`>dF;f#evzEl-o@_}FPac)d(~>@=@8(r4}V@mr}qNtV4pwVu|;-k_LlTA*61R3-CTZr-j@a=~ChC8A_ZuS)KWiWc&CAx{Z-SdNn"
+    "j4~s6akp@aPsNq+y<LYq7>YlvphT584x?U=mwRNU_)9ynvqKhAi=_Ye^{)%9zr_dC@a=muq0fY^ThK$NvUW0&B!eUULeiv`7z|L~5-1wai0=xDW="
+    "n^jr%eEn0ZgoBst`ZfZwr)cQ;s{MvlMEWN6w<kvPoBH<;6`n41gP3WS$OfxlVz^-uz)Ksjb+@~u75AQZpRM17he0p>vc=jnE`TBbbt_U(Rj@pZn!"
+    "}YK*wlHt!|z82fDQf6W|#)d#oS3%#q~BB(tre_bBVNYsHeca#a5zpCBK*%!)L8>?4!BKicQ>M*P@Ee*Dtomq|W)_)51tq|&G#@`<25eu|)f>={3P"
+    "<K?$sn~xvar7_7(?jY^_*g}5%+~cQPN&F^J?;x+Q{K_P59y>EKiJQk4_w8f1oEdB%^_3T+EVH&Y27>(9Ew{0^$7S30A^Y(fia~w`YFj|>vAfss++"
+    "+X5$0Yl6yTYl!|2JCq__AYbMn~cI8M1BsgkSoypS!~4??IW_>feL+$+GIt;C+e7_W7#uMAct+DuDca>Cn^9;O(~G%fRhT@-u?RU0^ROw@i2VFHS#"
+    "JZujRq_<b^?Nbi>r0vUh5i1awp>x)Q_BfsuX09jsF81y*m_nigI>S*7RgOxJ+x1SPvzJ6Q^GG8A<Fx5I<_Zajz&zI~1>0VzYdz1~_>)6?n4czPa;"
+    "%cti+KkH(?$w?M;v>5h!AF!mWi{WQCVQNZC{xYM`bf6p-{g&lsbR)2dFLUN^NYx>jTw`79;Vjx6yrK)doye69yG(r>kk7D>j1^|eSYd1L_@S=8}v"
+    "q58#90~=i#O-AkKPLx>Q!@O#~6eD+MPnNJQ2cGej~bz>^45VGLwM-0L~{uC7N+ddizJ4{~+#j!eiOAg<AM#&<$0`aXyfrq-C&0A+A>D?aY9nB?!&"
+    "Cw0Zbt$R@%aBJ7Wa^covw_?V``*w_l7x(c_ARumy<1IJY@dBm6a1P}cn!<4}>djbqmYPSQfG|}*JM+P5c{-U7PAOK|JFdZ=EGtf_x;W(t8#h_HuC"
+    "3`i5KkN@mLIq7omFpOj^mVH-b6*SOhBmL0-Y9!7H3rZTvfaW-@vRy8=Qaw@^&yj%t_K6m>Q-esSonUyK$mw9}|+y&7wdkzdp&I=Lw*sH)u&F>S_O"
+    "ryaZ};AwPNLoYxh4mFab?{U$)D-_n`x#k<nG{5-b|D%|ylfuFHJ(@qDkLdqAn#_^IOUT}%o1v$910xv)A@R`gTPsb*e^Tn-?>kZvj%F^K0z25aMm"
+    "5M{@qWyJ86liwFGZsu}QGu-0z^$X5u|SDRN0J{V;AdyfwKKj6(NNDR1pay@&jI{-wY5P0)WV>6C2rgVqJhPxblYyvfy+Hp?^6DHmLJ#Es_Km<9k>"
+    "Z?ax#JWqWq}hMaBm?9lY8QH|(WJPAN2JWg4{SFbm_8u;vv}S*zRPo=a%l$~-wMKxrrqZf$KWHCcKH<VqX%)N-Jvr0Y_A=pUu9OlioWs@KMIZS9&_"
+    "7gQ(4ECaR58}!EHG?q|n^lC3$U<<eWv^7}a^hJwlL~adMYvS>2bRQzLzov5GhCQd&spT@&7Bo%tYx%K%OvapOy!+zQbgnJ6KwNnoECbp_3Qggt*N"
+    "Rh~2;$wGQ+Jhy!cv2Rnu~g9;tr`y4w80A>5a0s@l4)adf$z0JaOx2R5<Q5SDWO{{}I{Rc^@!su*{rkAn_2A=@+KKgF@4hQ);}YN<5=}Y0(de{HZT"
+    "wE>LPj=Z3vQrNIq*(~$#i*t-V#!)zO4zT)F$vX|bap%t~9Oj9dGPidj1GQXU5ACe2)u$R=|xM6SAIS&vG)l6akRXOt}V;@-tJVsPimxUWLy%5J|^"
+    "@XA@a^#s7bndBG%5Lr45Y^S13hzKy-{R>4U&R5&=Syva=M1LGs&Yf-#r$%I9uIo}IgSkS;|@JZA??sRh1fsTr=fetEKa#Y@2q;)RziW$KaRmxSM}"
+    "*%@qxcXV+qu0@T_;awOSI4Cappyf4mEM^=_KAI@L;K5kf7IXBjSy^4y_!M4@Z#g_}I)c;D(h+@W_ny-Qn}s(s!p9#zg<eB<szAj*%6obqekkaTXe"
+    "E_CP(lwSx!v>18oU5<Z}5Zs}+`Z?EDsjUOiytLBg4!v7r1XoxO$9HM@y`PK^3hvzpO9N^xTAdKLeyeml7ql*xX=ndcTZ6i4V;B!U+$z(~_U9BI+n"
+    ">f~uHiL}4E*|aYaAb3T))WGpndp4t_HuUXjB>OAChW=8<q#l89FBPDaJe~e>E~dsZ2?=%A*o%9M^@h>kW>7s!M**8fuB$V0ZEAybL`tVp2<l^1Cu"
+    "QfOeRIWaFg#P(OlBh+1SWd3=H=h$hdZ-cjQQ?^o}QB{ZoY48;=HcIL^Wsgaw{Cl9B_mdVxRhVLdnl;5EihM8QdLGN-Vx1Lh|dX@pdw>S^3c(gS*s"
+    "Ew0nTLTY?Odf58a^s0GzO*jCi-!vWk@TxU#4F(0D|n%D;y%vFYm~Lsc=Gb(%q_{27bk0jF%ZgcteD$6<pf0gR^*SDCqt%?tCM%nb0p-&$&jl|joO"
+    "@ddP;jfO-TC#nA*vshe6@EjKQ{1pv}ch?NHY)LzEDqweyzK$qy>p+&y{nHr<q=JZ=kFn}~Q#wHM+g-&5guK!;k8u4PW_p@n)Fls2LcEl8!|?9<BR"
+    ">Do0~@O<qxIhGV2p*V*89Ls<)^9Y4>!onjIj^iJ%dJdlYbKz&ZkQI(Lm)MGn&h*_(mwQi>N|Jj|)$WUzo}*aoh{xoq-uuY%;}N&@F6B((Qy!r>C("
+    "A%bC@$twM<|B;Jn#A@FFZn#)DCnPJtbJ-5enXyIeFDIB$M8t83d&ZJxr&>fKW5ndP+TU#n-gMgNUcZD9Z|$sx&t!)Wb4$>Ows%s|LfVJsm{c_@9J"
+    "45n~D5_^;C75sE^sfXi*Ms)b1pqeLt`LNPf073g7@kSZKE{zvi$Jq+3~a|t~ReNbuib?OXgJcu9a*pmzNFl2~n+}v27$tm=(RH+#iex9q;+zRxt)"
+    "YJo@hoycnm(as>)@<?yZfkWn<;+kx9uS+XkDKjJy^MPb4$8|yqZOB<peZ*QqzEfft1yf(a?q{}7}?lV>5<=zsBZGaHX5LwvYRcxn@y2fiWDjwx(b"
+    "!9)c~n<;U5vrK5?iik&`+#lh}3#jyw%o$v%`WO!QdfRJx!i15xQJRC#!*c&O?=Qo6eQc%F#Uwvu?T@fHeHRmlOAuKVbEgWpLw;1`-zIaQP??*^S{"
+    "vxgIgLZxdpZ7N+-0eDOK?VAwoc~OzzZRPhB7>-I;P-COgwFV+8U7C*ZwsIg=11+emVTE6=s+t5Xr%2%~w3;HZTX+O>biKiE%T1{4u97)uYe404<?"
+    "1w<N_A0coOF7YIF&9}*bty}*-%(`N+&XnLZx3r0}p5hH4`4t<axu%L-&!#T7m98cv9)Q#T5^2YU)oDv@u?KT8LPFJjj_S2n&?1SgKO%yGv2&YEiL"
+    "JX$VA6x~!Y&n5ViolrHO1P`Z*=IYa46UIQwWt`t>%P`Xl9sX^(2*kF#JbXk|;5z$ihM%hC(l&&P<$a~?f!__@$;vMp-r~~r=>FR_$Kw1-X$pfUT6"
+    "H@7#>UvA*B7ao6PPK6!i*S(~Na><VR(LF8b<vi#c;T^#s50fTh}CU*EFvB9Yr6yUSVWb`(XoiE_-JAwsqkqQ1CS-i-E`h}797uwS9L>v*FMzMp?B"
+    "%qJ5cy@!D#@6;^ji4CPH%xE-sPFGpF+s%2Xy%I^1r-{Z2RGDVPbJU?cP^fIYZ2rDv4LG*US$&rotSVG&gxqa;BgTq(dsR1z3mI3TQG(Viejl}8{s"
+    "hEy%190X4069Eu+XCgfQ$g-_G{m8j?<xz&N*AW*rrK<IlLXfw;0N~0?jOE*j^y(yH89+2|#LJD@U+R_j8y8PO9+n;t^0BwoaBje1fjsdP-vZYLVS"
+    "{@a?G*1JzKQfE@|&Pe%wph@zyfW9z5$Oyl1JV;F2L1*1<nn~-z4xGTpNT9jK7ohb;mc6-b8*Ah3hBAEXC1>Xm6sw3Ghn=v+@(O09OYVI5(i~&dTP"
+    "}zyj9>VFU1+*fJoY45SV61}r~CST|@J^bKgMl<kAp(g;8>88|l}KWq_P3Rr;rurZ{t!Oc|+%Os`Jhe(T1kx@2%h_Z~iu3+^|v_-67{Y_9*F>{hs1"
+    "Qb*YoEv~&$_Rc8GjMGXHlT=7;J88BAa4NvIMVZDnt`@K-+=sZSfJ?u0a^}tnn*d{gnJYIO>jRZn==;%7P$GL5pFa$nVZcm=2ml?x!v5&SJ`|)Al("
+    "{E>S>^p1#d-;LG(q0H*voSc8w$>Iv~=U$cv!-t(?w&h$`ada$N20P4peXpEQix$9lTbnlD0IJXuzp<1XMV4Gx){<$j1g{ER*PjC+H)L9%igd4sZQ"
+    "gq@8|n)^4u==Pym#N5C6MUM|n&7C%PzCGsg_ONoB=YM&+Z%>uu^#A2~eR-~O<^1{oJ@1dFieScHkM!%2U-7VvX8HA~zaDLazQJya)0!gBMLaK25V"
+    "hk~2K=PZj(7e8J^Xh%?YMqD_)Q`02yY`4Su|phNQ+ppW+N0qc@tcPE<3hngktMPD7LYP727m|5uC@HIJa1{7*F@{(7UI9dFYkv*F)b-j0xIQC$Zj"
+    "T{`!tNEn+=k{>FY%j8Fu15i1ynTfc*KBNS{H!OWg>5qby83h!H4!Q8os^#pnIx5Y;5xgr$oGJ>)38xV>04y|v;9V{+lJ)ud&U0?hj#7$r;>avLSg"
+    "yLh@7fZ(PT2Wz~`^hju=}aTYjy@8d_Kr-9pH}ePpYkD?e`gVJZ#0SZPB22j?l%$F07?dwm0i^0eiyYE-bKwlZ6v7v@(PMYD4A}AVjgdT+1WjcYZ="
+    "$>P2&EtsKwUqRx1sQK;R)%ojbPM2*nnSP;6-tE4FNeA}DX7zPcd4J6*d?@YB<^+XTNpUAs+iAD#$CpxcxlLKedoYg9g`y+QqRk1^qTVH*zD3pNZY"
+    "^{t62^{t7nxNPWK5tKK<rgp4BwFT2u7O^FQi19ZERXMI-HK?bP=dBh69Tn8QsgqRNlp|F(<w-S*^L`C_UXNb`J-<k{`~Dd?@7EyDZvgF1KLh8Te?"
+    "4p<Tq#)1t=QXZ@T6WVLa~n5;Hk>lM6`iWvBlE}#-=M8cQ@5%uwt=E4(!2`I`4<LKf~gRF}^$$Yx)^lV}5xk_VP2d#`^2gUR^%+H!)rvn>zDDq~p`"
+    "e)A{PYRG**joBXTCrt3|FSHGk>{d7fL`1lak;gn2%b-q+q4^gS4Y6MFpwO6l7*56bTX}o$>diS?{yqa=0@ujG<i7rK*{j1AlYn_TZhgX-$_nU}6("
+    "m$sk>7QRMQav-5pH`jgm+nOqe;?tW`%C!e@fvyZe6?RH>TapkJTLbV_r<-$eeo}GU#?e+E!Hme{{7SFsJB1Tx}=x1F8L*`OL<A_QeV=V3jHIXOMe"
+    "OIGF}3@%$I<sivI}cdcFj7bw((de@W|ly`*&wFKNyDHy&xti!dK)UDHci^BdqJplf*vXzmky1axgL0bTn`K-cjS&~?59bUR)Gx}7fp&5N2JG2Hx1"
+    "47ckgU|V<z*ml1JY>TfR+S03s@|)o!M)}$B5u^Na_=wTgUfs3zMX)Kf@e-VEz62+a!#skspRc~FuZg>nYFf4{LDRBb37VGeO3<`y%@P}DWm_Qj^b"
+    "v@Cof=Rl?&T!}dwmJP-d;km_g9bZHl<M-^QRAv<GT-XV)k^d;Xa*f_*btP*QeKv@Y8F?s~agmd^Kp!*huI>UikB7`FJS6TY(yH1#0wH#f`VZG3KX"
+    "4_f$;}_7qJIB%Y&*=PB`=H+7M!n+m4Ja?qRin~2siM5H&7tz(ENZ=zaJh-h!3zsf=$<JV)_C<CH%^7SE38<|A7H{osk5plhVV8e%q`%UaYLPUBKu"
+    "liyG?8mFV*a&&2*~eqhqkUH~FFSiYD2e)E`CP<YjELam%io(gKSkd;@%j+{Q}nzk?L~x7(RWU^K1BQ!eLvHi$lt}@&+_Y0UqyemH_=~3e~vdXUq#"
+    "PJ*M~S?Mep33@UNoZldeUCpL)>5>s=2n{?vm@KlR}9Pd&Kuss~NPc0Fh!w(G(5-?YbX+VdxEfBd9PRoljZ&Ux9Z%XhI5cfji-F}n{RiP`=Ak(jg("
+    "`^}S2KRo&T%TswLQ$ND5`*pyVpE<hkFU&*nbY%o!_Hb-v!(I$q`!KbDH|hO&_>aeW<=Se=_Sjl-*st6#59Wk(oyUVY36EN`L*!qNCrN8Rq5gX8rG"
+    "tmlM^)KzjE~29<yl6s5cl!xalSkl>Fquq$}Ly&zdf$4?d&+hug4y#o>$&=zsvPb|K<5LdRaE^ckkXsde{H*Y~P+M&i-GXW9wf#k-2p+3lWcBk3G8"
+    "W!i(<L!+$*1E7!||sc5@lel<wWvV4BO5`R6?%R_N&$@PRNFAs&NzaDL?cl(w8>#=8BPhRH7Lm|?$&apktmj_cx?$^U_1<zVnx_&*vR`hnH_pisEl"
+    "5NH`E&KAwo7j<-kH?CmzC6U(?s~iHr2g?(uWa3N>`3RwLm{$z#lgmxZB1l%rF=c~dLe9Wb9>w`53;5C+H1YBYrgj7kzXEqrEIlod(>Z#w)LwWNB{"
+    "MBCT{zc`5HFqQI21a^ED{S!~J^r&ltEou3wMv83UKcy=!E9#NQBUOO)-AKV#4GC_kf$JnK(qFYVI~mq-6Js^u}Z+P*#JR_e{89<O4Q$1~5^9`4nJ"
+    "<l%oRyk0-Ou7;mZR_~wQU-xwC@p!e76-R!xRD~$7+$z%gibEdlH$?x9bo|s!ox8`GM>}3!NFL8La(nE#*N&t4A3oakGd#BNBTCx+(*j!j=@HYG%l"
+    "A4?*POz=J)B)>x&HKZ{aBjKTxKyed9`)9KCkz1!mq0I44+i?%)4vqu_bC+Q=<M%L9S<N)93n}w*p@K?flDld3*f1<BRPnkFS{J^Z)T~S$gTY!5x*"
+    "@X}@=U&Ou96yvuFUG(9(O(lov9=K(@Y+Ur2;^v-j$0<C=jbt2w}!cCMzSJ&`p1&!A`KMtZogmN9s5_chvt87p=XdCpu!1u3V?p!YIV==9px5~h!a"
+    "B_^4LW%pFXbRuJs#1RR9O-)DU|;M++;1W-+bDrJz3{VGMxwll`X<_&(CulH#!r^3buj>KwHG)ya2t5tLN{r9%RpEgENF7yK-?g0@Y>KZa(NT=O|&"
+    ";*B2$L>7qG<*ndM)=)`(=3e*wS2wSg&Mqud+B4bldAb)BJ=H~}s16SNKb>T^RYZvu0ze-5p<38;e+xDEUU*9Onzi^TmV;+sfsLfwy`Y*0678<4-7"
+    "U~DiAv||IQi3Dx~zrnQu`D0aUI1`8)qz&{1j-YH%H)tDZb&p_dFb!}CYyl0!1a1Sr!L@<Ds1e*7#0}C0d2RX_THX?<8?+6&jUHOg5|{?Gh9zJti("
+    "|MA{07$sVXbYCac>YeNE@uNbc|wdHMg1D*It03l_vrFN;TG!6T!KG+rV#dZLmc$3t`@GB0eLj`ua>ibbe@!AG7?>w#vy~Hrs<`;_amC%+&DYZ3WB"
+    "i%gV##4FIfO+VE!;(t<y$iT3+h6|~vUqNH_xW}deB6*;dW)_avkX(ny)b5l4i@pE@8?eKFuwyf|Uba|+Yu8i7DS<`2H+z6iO7TT_vQ}*lV>TZ}x8"
+    "~RSq`Eibi7-%<NdAMYnWXe)LW0rM%y4)~Am)oo8>Q3A#Tlh@jYAXk_8UmM_w8<g2V>2FZyuRu3#yYyXA867V{gPX>LGN{phj!$-QGU|89tF)DX+_"
+    "Q(okA)9&V%-o5C#tKR2nj>41$-QtgEI;=vLxQ*qx7IJ2ZM=kMj2;`jvGV(0RCZ9~42*Z8k(VYmXq(RtbSD-4JwH1OehbElGf;vjprqSHi&hBjCAN"
+    "f%v!5<8@7y04$*G5S+$A(dFF)ezU^sMa2Pz>y-+xRq9HZ_jGrG)8ekYNJ7BtRwkm$*yQa=WubLtHW3B+B}OrHU3#kJZKX8UejXxy2qBtUe-jF9dg"
+    "tK}W8WXfzCZFREq|ViLw`DB+H;TSB@h>5o_%S7$xDg>q-zN{3&TVC2d~^9_QaVfUA&|%A41nEpX)r=t=WWOF?8{)Zxf)IrKlIU3sn!@y3&~_$jlI"
+    "t-S<UUWQm4IV;e2h=zeGd+Wls^Tr}tyhLD$K2_jwrDNuD+G*PE14247W<98*@d+*e$c*|pO0=zX_Z#QdS7w^-{Vh^IMD-wvH>!?D57KH$G3Exn(D"
+    "797PG?JzIyL!@fVnoZN4bU3H3F=?rp=`j(^OyozcXpjeIBB>+;9d-cGjS9nXse(D?>=GD!CAWvw8Yi~tiE}4h1WO%@eaZv5dZjluV47^n*e@G5N^"
+    "b(e2HvDESa5HlN7dg12K=)S6!-jo+tNg8?qFEc<8YZA^U~LdI%d~71Sk<VDt2{w#T5?se}A7jDE?$IIR`&H~*hM-@M%Q>#xMwl79WO{QLj;H~G*1"
+    "^B?q=g@8-O$1j%u$*W&;R@xYYc<~|84WxK7ZyL~>nKungA>J==3UPb7@&h$AmrG~@1tPT4%z@<OWvsbGAznbF)ObllQEG*!VwDE(T_{R}_bwE1z<"
+    "U>p%7FJS)I*5ruK0MHf#TyG3stf31ZPz&yd9w_9B)Es$}ew1=*ti9Hl<N{qvNez;54Fea{IjyPvCVSZ_R-HC)ec{Wbtaf)HM$!IC)ZCh?eif8!vP"
+    "kOex4nM__vd&M#bqy>J!2gk?ggt}tDgVQ$swE#vi61kW>~&8>^(i6u}8csfI1Y%mu{lw!AlQ+EUK>TUp+L;=7OW&paXb-kB0b_39mroh;tP>kd{("
+    "WsVU(ji#^yK0p%X|w^L$x4Byas5m@<tkR1OrsHO=9+FhB;d&{fm`DeKw3qgn#_(7Y}PQct+Dt_o#smgZhNRN!U9PH764C~5zuO%9zo66rJ5+y77r"
+    "s>8PI5-cz{lODVd=g3<;(^noG2uMYc+c449NL<r6<X^N>$^g$eS>Z=ct@<=5Y0X!5DAkp1OT<ul$spOCUMQe=E&`-G3rieH9CwvX~9TO*Ip>)rJ0"
+    "uNZjxU=5@^QNSI#7+ckzo7!_zdu}p`)HFi$F3WHPOP9h}YZcVB)%oA)c*_PwJA!#f(<Zu&7t*ZUGU!LNUcNQ2bOdePWqIDZsV$+rZz}9k5N=*C#v"
+    "XF(PO*#NTmtEq4xg771i;N2zj?*h(jM+91K0w6DH*q}x^e<V%EL{?+b>{>;my0MJh`UI&0@HDKUL5p+PKIBw3rwLoPp`qO&w?Bjt9QixZQ!8RpVX"
+    "<HowM=4w%Lf6!q7}9S-bVjk_DJDA1+JHSKC>0+X{20G4<akR?k3Ck?G}^8%%N<Hm(cY>cJDHttpk;%7u<zv*I1@iTN=FhNlk8#g2b@xx9eeui#~B"
+    "pAwl;|7Eve&%6m&C^(&wA3r$Rj`el4ZM<|9bYA(OCtrMMvun51zt%|TTv1;eKYS#PtH7bW8>K|jPvGXUcfBFmuGh}e7n%C6g$n}OOkgQyk}-QE!$"
+    "&W1#m7!s?%2erALTz-AYXyto3x-re|4o8KtLXPr}D2BMI77WMy{RnU^I)KxYbVr-}IMUZ|+DI<2(t=rKVokvdDKEp)HPKC0n$SwDA4Npk7Wtq8gH"
+    "xBRMQhBj~Srbw=3O!UNTV71zQnO+aD20s9qSS7gB`T&-i2Ow*!1TuX}u)0sD&0e-XfTGq1u+(vYrq<VK=bfz&Kv&ihOtrp#=|Vq&bCu|I%KR#USL"
+    "*|iNmPQcD(pJfpboIqP5@n8OR$6=0FR9dRE;G7O^Q7LmoEfp$3cLm{RlWYQOw+zpqQQPo)YjJjsT>La_WK=g1fg20*)Ijq1QRxh{`OgI*KJ({}E`"
+    "CqMce|6iZIl{RpNcZNGS-vsj`vQn5s{KVr$tP9DK!)rv7}RV&SqDrU5sRjo8Zs+f6u?25TqwW7_eYSqVofo|36hgB<@)2i0%uxh38Q|0t>R;?TXm"
+    "DB68YQ2J0>vdbTUeT)cN>;5`wrahKRqIu)TCZl+%EfB&!_Czz=4sW+jR=aF9~%^Na8|9{aG;oVluzKc+T=b0MacaF%3#QrcU`+@mB_6E3pA@uUc0"
+    "9}^42|Z!b|tW3Gdt!C%SS^z*%k5>Y_NI`5tk?>-LmK-nJ)}c-fv<x|7u=&Frn1i`C{`tu|@2eZ}0ZHfdXM#XPMx<6$|9r`0AeOHpQ{x7v)C)n*J<"
+    "oAI{V<gsz(RHk|avejlRR+~IBE`E4oT>L~ERWBV66_{3=JT0!A^02u0;g<x(%r6OwnV%69v%Vn++*X_XcA%K~;XpC-tHFx7ShezN!HT(AwXUxO1m"
+    "jb!{8S*253AOETD4-fwW^gSdBhSe@`xoG<Pl5xwrb7Msui=aRjrtWt!mB1s+Fh0#Zqoot-P6LML4ZCsp0E&t_UeG6?^etveio|Rxh-jBUX7Aw<0X"
+    "VsssA{s*ZYCb=1?UgR4hMV%gCpxU4#Au<D@Nr3kr{ue@s+Um#m`aOHkQ*sbunV87y-R`^`77xV43!f)<V_?###5Uk8GQCMZ(qLq0|R^}~RnPcj(%"
+    "Dh!8b6UPpj%fHsoY3x#IHB1aaniTE>s#LSE${l4cYVvdzU5ut@~&@r*SEauTi*38@A{T^eapMP<z3(Mu5Woaw!9l#-i<Bq#+G+u%e%4V-PrPOY<V"
+    "}fyc=8IjV<rSmUm;zyRqfn*z#^{c{jJbn_J$^E$`-*cXP|Tx#it_$-BAb-Q4nSZh1GiyqjCz%`NZdmUnZ@yJ_++947C=Ve&2<Chx*w@-7@E@4{j7"
+    "E*vK2!eL@A946+%VPY;ECe*@VLM<F7)WT^(Eu1FQ!f8T{D`Tp=aGFpHr^&K#nk?g5nW`+DCd<NUvMih?%eaiDDhsEHuyC3P3(iDXa3;cnGZ7Y?iL"
+    "l^IgmLjrHO0j@)f5-sR8zs3EDO$LS#Td&7F^xHWLa<~%Yrjm7M#hl;7yhVZ?Y_SlV!o1EDPRbS@0&yf;U+fyvefQO_l|3vMhKLVZoaS3*JOn@Fv2"
+    "-Ws)mgCb`08k}F&$xp+_1s<O)jR=7+mh0CN;xJ)XA%cN4cOe%%Tq*4ebl|nFK6oLt(5KI__V8SQ_6GkDJFyeJmt6qW$qYz9Og<!%c1QSLfm@o?AB"
+    "aC>r#saqqqi~xr3bzTPaGNj+w+W+gn=lHu38QeEFbcN`qi~xr3bzTPaGNj+w+W*_{b9vyQYqXfl|nqMf~Y?z=4f&%P=8R&>s&E`Nv;r0a`6(1Ra4"
+    "L(R!v2dWg(g@3(;g*h$hPd^#}12O{j%vLM<c{Y9X0W3(169NG8-mGNBfd3AK<+sD)%gEhH0aA(>DM)E`#NCfx${hZVDlxsXiEg=AtbWD|2Co0tpv"
+    "Bj!T(8(dbc+2mcwChtNvc^9(DyO2%Zg>3RJWRrIxo4gCz<Xy-n??N_t7woeWfXTaHpPc|q-i2cFF4*TM0F!s2n7j+c<XtEx??N$o7mCTdP)y#1V)"
+    "8B&lXsz*ybIOjU8pASLN$38s>!=hP2PoS@-9@9ccGfR3)SRZs3z}1HF+1R$-7WZ-i2!NE>x3up_;r4&E#EZChtNsc^8_=yU<MDg=X?Dw2!<CEpA}"
+    ")E;N&Op_#l3&E#EZChtNsc^8_=yU@10>s#LSE${l4cYVvdzU5ut@~+$bF7z$<`WAeB3%<SuU$^-k7pqr}`WA(Ki^9G|;n<>ZY*9G2C>&c9jx7p@&"
+    "F{k4GI4B~IJQh2TPBVz6UUZ`W6Q*0^Sdy%a2#7W&Mh407LIcZ$GL^$+`@5g;W)Q&oLe}~Ega_-j`JlP=N6803&**I<J`h=nsB@i6OQ*`!tp*#INp"
+    "Z|$NMnhcpoMl@56-SeVA~(4-<~}VZ!k~Y@&A`CMEB~q~v}4uc~XivR#E?|F?=$LIS}+Igm&HC0t7~%*@X$C6f)t7;K&jF9{l#ODV@d&(3g{c80sO"
+    "Gu)+};V$hAcWGw~^ek5T9K=A+&KT&~83R2#!=>68F4fL(sTQk&4#K6{87|dQxKv9q(6bc2)l&FYOW|8Bg>SVKzSUCrR_+sI$|-y+ceyI%@U7f)$C"
+    "9S-t=PY~s+HHY5ajT!*o?<&wH&?`+muwTIeaU22C7<f_*U#RSGDHwt=Ju?YR%zWEr)Nl9KO|Z_*To|TP=rgwJUrpR)|!sSNK-!kW{r^;ajmaQq_8"
+    "eZv|tIs`U!rij8Ng)+>CgUEy2p3f~HTA64rWzSXYqtzi67wU+R$R>HSh3EyfZe5;l4tyaRfS_$83C48%u@U2$Dw^|9`Y9)NDmGG@r!naxp-)a`V)"
+    "hv9g*^h4pKUje9t!Cj{&BC{ug>MC8k*d|gx0;1-H4EQr7QWRie5+abR`49DT5I@LtKnO%hHteRz7@v^RjoCAtJUzWR>QYi4c}@te5=*)tyaUgf>K"
+    "G<TEn-3TS?Vg!?#)s-)b#<tF`d0*21@13*Txje5<wat=7V~S_|K5EqtrB@U7Ouw^|F|YAt-LweYRh!naxv-)cR4tM%}$*2A}258q0LD3-MU_*Uz6"
+    "f$*(hj8e7s@U7Ovw^|S1YCU|b_3*9M!?)T9--@fNRIMX?tBvrjhMksrgAKR(diBd=^~+;u&B@W!!jhxaGmmgyhWJOhd_QXeptVv_JqA)WdkmEHQx"
+    "Aev&tNrT(Xo@K3$6YcyhejsKo}&@e`hfMor6V~tCybPSZzMqE9B^n`o>!NAi59j6>@aO^0C9!ReM16Fn=uQ>Z|ha#4Wdg7VEYSUA)OG5E6m(QXl^"
+    "o@m~El_&u^RzqLi>0moP75(`MaRB;|1<w-3(tK)uRDbP_0qj*4l!}@tvKLCCXkOly*&YM@~F;9<?K#>C!J6{|PvPJ<-C_(AnyLbqdb~!+*A@QGYC"
+    "HfvA&buW<#6%rp;f)D`s8i{^Wf{<GVL*tPXh3fZ1A2ce?;T-4?+gQa?`1&m69)9YVL+fklL5s7+(RNX84wmC1@f;9u&OLO_(~X%$4@dKEW^owz7_"
+    "_AbvPLi*fQgXa~lvMC>Gu$C>hYV`cjXe!ho<FA~ak*ijo0U9Nt|9RF7XG)+1VJ1qBCd0DCB8Kou*(G$2qOSEba$fUv{Dl;e!*smHAvtJw2N1H$%;"
+    "`085*R6VSs0aXzDvaTyu2x&m|%wa&Flam2eP*}@=KrOe5=i${)IXuJ)@o@?u5*;DVxg|U!gs5kP5cPb+fI!161F9*4h`QpeigiV%nSLuTMIceJaf"
+    "?L*#dQ3%%77|qdI)+LP)!j^)HK6@YPw}WH9fyGc*B5dih!c#hyg*OCj$bF9t{X2dNLqz=*fUUp%(@O3OyPS2=r(`pwFxNs&50zV`~`e^fDkUU~L1"
+    "+zeUUuVpOb)ss^rO8PIhu1M(<L2INs#7|<1cO9eHYst1G>0(BYC)z(*i8_*ST21xp%u00kD10va?-o49!u5TMq`Dq{J{8bL{wn}`D%OX+Sl}vHUm"
+    "ateDP^n=+*jgLu^<_Y1gaLVMCIj-=Oa@ebE3dp^KpvmTfb3WXWM>$Vr7$4N%Yf_(1G2IV2wW8czncZv>|_Vl!+<<UlL6UW24r^_5U7@AK&b8b;kO"
+    "M43tud}M`|*l8g9RWf-VfGUR%T97Lx(t(C9Xx`ddVVZF<{R4S3uZ22|%VAdlQ+K=oM$R9D~Pp<7f>3!hQjxeN$vVf@O2w`D*czR7@ES#{lP8BnXs"
+    "fLdDy)cQ7{_R~Jv{8bJQ<wAUHcaB8gCC-+xN3>geM7y=8Wk5YI1L_g)f&x+o<nf#gsQ*@8kC+$4kTRe?mH~N0Cj-I)85QOcT^LZ0s2BW@VL;;u0~"
+    ")`Zg~xSaKqF$`8k^)Clx0A}!hl9y2IR3`7|`h3fJOwspre!ljXMm;gS}-y<J}s@#yS}gqP=ZE^S6jIqG6K9sRlgi3j;#fCj*)m286Ir1~gaS0ya2"
+    "R&s;tOd-P;L^Il&)+kj?-#GrSJx<=3^1LEc?y-Ul0unjp3=>BORcllM0+m`ru-HEmk=iU-}$j1>7DBW;+?Id5DY7<9kSlH*_jvx}Vaeofj*fOgR!"
+    "5#DS*e)|6Y!Ia2*dWMkpUNFUq*hbPPhTmImGWFE-z(*3rTngxzexE#B4xyKOnFUyRZ>t8T#+&&Ii?J*b*2oSb*2oCb*2nnYNb3@%5$ZBuauva^1D"
+    "+0B4u#dGG&BtOc{Hqm@@WIF=gzbV#?S<#gxAoIe=tLDU<e`ps$q2N_no7@0IeiQhry;A5(r2m*RZGi*WNCFrK&F%H+j1&*a8K2>#bhG?~VWEuXS1"
+    "hYz6)>IL;V6L=4u*8}1$E<{-;7916wSa76E!GLsu6HuIDaHRWBfOMP+i06Tbbp93S(Qb1`yxoE5<MA&?C$DWHI&~_-5l<Zx>822%YaevOlTH%?{o"
+    "ECeC!N^?YCMn!)OoB8Xz*Yf5U&>?x>qUAXCvIZtX#i^($-npI!lUJ9BlQZt(3HtlD1OPR!Z7RNn0stD<yBG<gJvvm6HFcB5zgXKdQ)E6?rQl?_yu"
+    "O5Z9Ld+Ol6;;%m!!Z8@(kXW7z~EnWE|UD;BUEk)T<l&$iz6>VG5wq>-XXxqZtwnN)u+g7=4McXcb?E=^?K;4S2yC`)RrT!^O-HNV%6kT@_>n>v5m"
+    "R5IR>$bGI?W?UO*><VhE_K^YvaRyB-8S29n{Df)ZJo5OleVj}ZJo5OleTrzwodxiN#8o@TPJ<D$o@w=eQT%x(N5pm>AOYtt*5^A)VH3-R>jz=7+V"
+    "!%YhY{*jIDvOH88dY#@4{t8W>vxV{2e+4a}{9xiv7i2Ikhl{G)-nH8B5ZU~Ub}t%12UFt-L~Xy60ADMlzSF+&?@;RB;6=u3og4r5`E9WU(8=~~$R"
+    "Wm(u=rY-DVsxIt~sx6G!w}m}ZoVI@tJb5pjNUe@|>jNDo9@BbEe9Y@H^YL1b7az-dEPS-}Xnd^evGTF4N1U``q4n7L-?1JCALn|UeB2-3e0<j9!^"
+    "d|$zI^=F<A+C_rQ%~^dCMwqVtLCdZ(@1NDsN(W%PMbTdCMwqVtLCdZ(@1NDsN(W%PMbTdA+NQN0zs&@}}`8UyRN&PT_bpA@KXidz@FLrHh3y%q8#"
+    "#=~A`9bH@u+9J+>hp`zgG{dmE`)MM@!ERLlmMY>p^%Gp1?P?6H}tQV@pvI>oZjLGst*Z^O`zTdhvpZAM6{mWisz<lr3wJ`?hj``D~?>}I0m)~F-b"
+    "NuQXZ-yUsM`KGn-eUtTFw)0%qZ4<PJH})gCIJfZ8Rr>3OqX#S_F;M~_NjlE4ZE}=@Kv6W@X^4luLcOVQB+J?t%&}^)DO;{GEHnG?-=uZn5%%-`Y^"
+    "wsvq2wb7*c|d_%Kxf)({>M#v@PH@rSrNf*E4FswS{L4&E&=_{I~4bG%NTKbmn$fY-*O`{Y&e=mB{>JYrQ|2~UY<oD$&m@90-~?K`?FUia?3Wjc(c"
+    "NMHFco!GKe+E)Rw?9tER(7b!b-{u&Hl#`42UrN|hR=_!!@`HUyPxB<MhUMTq92Pcj|Ld6)(6%&;wUS|5hW|x!h8qQw-7aDpxRJnre_sEk3GJ5K$4"
+    "7uK_+ZNSUwT0QO^UGeHT1EsTN@x2;Jr|Qm|MB@0UDAwbz;<_9fU=^WPk|&-M9cT2=@^nAi9w{2)o1H35Q6`0I^<pe}ot+btUGdI?(?Ezv4Lq{2Y2"
+    "EJLDdI69h|DWol?kI6F%06?skO$4zvmFGy9z)X>=;<)X+~jXt}+Kvy@EGL|=Qr8e+ZaEcWR5M9OjP<$*+v*sPXpvB9CIQ*s$ut1$Mv%}P>_Z5Vog"
+    "RN97sA`f5;@zfK4HE-h4Jfq$O+;^iRZMSyO-x&WuH$^@XIMl(l*JT}D<Fu8FQxG8>Ie02E=u78b1_B7WNNNd6<FtTWhpS9x?ui+@Qx!<KUl~<D(w"
+    "T@bNOb%AfL-p1YGPfO_@OAmrCIYsE-2SJjo^DasNPAMFv-*Of!Sb@e;)3uMu9LV;$5bIwKrx0mNCUlk(uKKq<@^rv-{+z<B{2tOT?lSVd6=2oE+W"
+    "B+d=suq7Z4DBa4<<*lc3yG61G_~0$|j<s)-va$M&`y?EepicyJdE3ikat-_z1ToU5Z*l7WU~OO}yf%tcFt?N`L&4H&W)=lbRK^PLd0sM<0*1d&AJ"
+    "6EU9Aec@0{aL=-IPO|tWtXiU2r!-Ou(x1a*SIo?B&;nTLNBY2-4tjQaB%|l#!T;xyb#|?+o;9%+C;psnCYGi%%)Iiszwk!QGnm!Tf>V>dt=a3m19"
+    "btPl71Wkw#saO}_rHN`u1LP$JMegQ(e`OzHRnUq@!K=1v@KEP>rO92%}N*gtc;|aI=J{(X0HzHt<4%Q+1TJ<j#$FUx%9y<-6O9?-Gt^8c%C(-~@l"
+    "u>V3V}B}jfmQbBW!6|{e_jgYW1;LVl@P2}AM?X%`<qxgthYyh4%g$OLPB^eRV1fu&qje7CW#_DFl<g1#G@dG`rrYiz$6(~gKoH6A$KN+n=9Ur<>>"
+    "ITS$60Hr5~LCc@HQEElahS!CesZYwG7ZZk$S!Md^r%&WBn0P^o+>fRB|NQe7RBJuf8%?=ZcnL)<iVQw3li{vM@_`=&l>0~aD4s?~vcH+h?Z=td3%"
+    "!z@r<0($r64p!JlHizWIpzBmGG)O0?-!(A{0`{M`nBA2p#25@TgMe7JoGcMWVc~Z$3_Azw7vnH6m^z$6vI%&K^&SwzLiKJKizPKZ48~Gn={XXcEG"
+    "JL6sua98spw~zL7NAq<WNk8GkL9(-txXZmXrG(WjDM$N#;EfhE4U|yoX#>$~%;9x+C7AG^lvY`;NpS@xnM6CvP9GddmyuC<HHOkW0L|CQNy-<PVZ"
+    "jK-?f5Z*ddZaZts$TB*n;aJdqWZ34Q)ChvE@|MENqKhcvq#LRGXJ-q2crF(FYR)+p$K$Zxr{~jX~f>gOvh{yhUcthE-Nisjo0w+1b6JV~ms*-SQx"
+    "h7>i!3D|EW4mNkAA~_e&g$JTZ9FAA?qI5N__&3sHp+t|&+a=2lW0}}J#fpHQJ|OXtIPx!GI?x5h)s(p3yPWKDaGS{mVPNU+}krK1U3b9b@@2)G2{"
+    "ubF(6xf0m`<A#lyt%t=<;<DyK^7p?AvOT!>xdsdx_Y_pL^Q4VF_85l?}1iiu5@V8#R_Nhb67&{GWcw;qgp$9m{J?x!2l5w2-kNqd)^@5!3Nj)8kB"
+    "ZOnzMufPr9w?akS{r%9X_k#>zFX1WTTEHZVPC!h2(2zSe4Lr3GmWbpX@;bd!Nr2ijUxe7a!k)Zi2KhC8;63t_GvO5FCm@!YZ{-Zbcpqi$5<j1^#!"
+    "X5}0&^7kE5aaw{F*Qp{B9P?1LO+wN5D%YqJW6rXrJ8!WVc^^Tm9`d2r&X?SlB_Ed`K7EPB8R#BCbv>_6bhXOAyD|6C<t;_T-Zdrem(*$_%c0!etf"
+    "oVBI5R5|;vE4<5U!j>(0~4t?P=r>55~bL#pSdkkv)u&yzXW9-Lc_uFwaHaBJHihda=bsUf7P|KkYMBb@Po*xK)_=|<bft9Q9XE?F~3ROVt%T;Y-o"
+    "99J0*|F{5lRmN4)5Cs349_@JbBrxRGA>L+T{pX$j_n79VRYw_>yz!EW9O%xdhLq#;g>SU=A2KG;^KgET*}BB;rB_@@85Much@1xRzThY$pESI%At"
+    "cUrepF$<4wmGunh9T^(HbEY)Gi=M7jsd8#a-^0(Q}h0^-UMDcytR>)_z0W3Ye7!Z0;OCUjs>$zRIDRqe3|Anpfix1bMF4|eYz^H9YS(;$&^5roLb"
+    "P@rS_pcws7$E9Lm^#*jAJBJ><U^-9D5Vwqh0vd1tDhX_}z4QUDAL~_e=yow01*Rf4#`aAHw%tSK3oB57Q1z6lV`J%5JH#=Y$x&U$)`i4~xf_JOW#"
+    "8CddOu17J1d6Xx}xuw^@&ZUxAcK+rq7`da7mO0!^GYYA2mK4zR8TlI`*4B>Qb=d^p%_*GS^p)7Q0Tfx~htKs%V`aGCNjd!0yvrD89$c{`wI%&|y<"
+    "~9yEKqmxX)OTt78ckDBZE>5CzHUqBbyu1BwLOl~Af?O}5}7<qS(nq$tx@#nAAO4_mJHXK9lhY2=N2Q$R#9yhm><MQrt^L5czbdQ_cDd`Y5kEx$Q="
+    "&I^$h(T+-hiAc-1mHnTQ}EC^;@j?_vqLJ)LudCzO8fO3O*y*Ii4jNl$k_+*eCv_3zhwjHm=s{}-5EDeeR~1wZ2{D`9&scNCpzM0o0;->-0ZI@vWL"
+    "w+Fx1Dc=qxkvu-S*)dg}sbsoBG3AARfX3w~uPpa)aALl2vMgwJn1Y;GFecMqE#GUEY)=11^a6H<<08yevB!HFtW4^IDhSqWX_i$P@fz}ca4agmGM"
+    "@W76ym7~jCI04iL=D@zBEOF})1K*DQu*H}hZbP$ATAbKdcc?YtMxr8_z$<O?G9Z>Vb?;!7HiiQo)Y2vw4{m82f-bWMRfH~cJy_SEm$p|~OmR~Ky2"
+    "w=x2n^FTGIljrHPQ)*IZ){!nXVl8b+Ak~Sr+a+D)RLnI{Pq>@_Oj(kjlceUk!mhcJ`s0U<IUTH<laZA3b*VQ5?02JCZJjRQ=|*v7wK>0oKmJddJ0"
+    "ZHuc(-Z0a^Vc=n+U#qi*nT-ku9D6#?FGVa3s9_$^v)ow9`d8;e*=-In<mJiYMBWLN+bBj0&H_X*f-SdO_{iep{@v}$E`r5VpFs|z!KYN5Mi7<^A<"
+    "@Wg5gH!$P6Ir*z7pnqA#_(c6pr`;IL3fS)`U^sDS>+2x?^6&n|COVd?h&-VrW_tYdyt}}n?tGJBWQ<uJ3s|aL0{Y)r^@sQ+8r^KgbOR%RIPXf?XF"
+    "1)yJ>Xwn;t>CKVrfkL=G+CLaDBPz$0ky@M#bqS+7|>kD$F1*IO*WL|ldt+QTho_+dRs0py2s0#(U@jQpiW5kPzNppV^ok4PG;8<!lpN6;iJ2mBTs"
+    "9zlCg+zGLeR5+h7JcRa+F%jl}*JO+_4qQ1G9~ay{R|$FjoW8BNb?zm^n%6CeWto`|;vtH3K-cqq=`HSi<7~;m$)-Dg=jMFBdg~HDY(4`KwEuu#;E"
+    "2=BG33A$v;VIUyFrh1=#vYWo%-+?y1#5q1LvI{h9tvdXs<?=%46uR`I2#hO+AtufFGgD{GIxl%lu^}=4u}1&OM)4K!@x8AHtuDm;"
+)
+
+
+# A prototype may be a capital (0 -> O), folded only by the next round's casefold: the fold
+# repeats until nothing changes, within a bound that no crafted origin can stretch.
+_FOLD_ROUNDS = 4
+
+
+@cache
+def confusable_prototypes() -> dict[int, str]:
+    """Every source code point of confusables.txt -> its prototype (one or more characters)."""
+    text = zlib.decompress(base64.b85decode("".join(_TABLE))).decode("ascii")
+    table: dict[int, str] = {}
+    for line in text.splitlines():
+        source, *target = line.split(" ")
+        table[int(source, 16)] = "".join(chr(int(t, 16)) for t in target)
+    return table
+
+
+def skeleton(text: str) -> str:
+    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again. Two strings
+    are confusable when their skeletons are equal ("rn" and "m", "l" and "1", "ɑ" and "a")."""
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFD", decomposed.translate(confusable_prototypes()))
+
+
+def _small_capital(ch: str) -> str:
+    # A small capital (ɢ, ʀ) is drawn as its capital at the height of a small letter, so it reads as
+    # the letter itself; UTS #39 leaves most of them out because it does not fold case.
+    name = unicodedata.name(ch, "")
+    if name.startswith("LATIN LETTER SMALL CAPITAL "):
+        letter = name.removeprefix("LATIN LETTER SMALL CAPITAL ")
+        if len(letter) == 1 and "A" <= letter <= "Z":
+            return letter.lower()
+    return ch
+
+
+def origin_fold(origin: str) -> str:
+    """What an origin looks like to a reader: case, compatibility forms, small capitals and every
+    UTS #39 confusable folded, until nothing changes. Two origins with the same fold are one log to
+    whoever reads them."""
+    text = origin
+    for _ in range(_FOLD_ROUNDS):
+        # Skeleton first, case second: UTS #39 maps "I" to "l", which folding case first would lose.
+        # And since case does not matter in an origin (hosts ignore it), "i", whose capital is that
+        # "I", is folded with "l" too.
+        plain = "".join(ch if ch.isascii() else _small_capital(ch) for ch in unicodedata.normalize("NFKC", text))
+        folded = skeleton(plain).casefold().replace("i", "l")
+        if folded == text:
+            break
+        text = folded
+    return text
 
 
 # ==============================================================================================
@@ -882,7 +1318,7 @@ def verify_detached(public_key: bytes, signature: bytes, message: bytes) -> bool
 
 
 # ==============================================================================================
-# generator/verifier/keys.py: Keys and signatures (SPEC §2): Ed25519 verification, key IDs, verifier keys,
+# generator/verifier/keys.py: Keys and signatures (format v1 §2): Ed25519 verification, key IDs, verifier keys,
 #     fingerprints, PEM files, and pinning a key from the command line.
 # ==============================================================================================
 
@@ -1030,7 +1466,7 @@ class KeyRow:
 
 def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRow], list[Problem]]:
     """The keys of a keys.json `keys` list (every one with a valid shape and verifier key, even
-    if it breaks another rule), and every rule they break (SPEC §2): well-formed
+    if it breaks another rule), and every rule they break (format v1 §2): well-formed
     verifier keys named by the origin, the published public key and fingerprint agreeing with
     them, known statuses, a reason for a revoked key, times in order, no key twice, and exactly
     one active key in v1. `published` is the site's document (with public_key, fingerprint and
@@ -1131,7 +1567,7 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
 
 
 # ==============================================================================================
-# generator/verifier/note.py: C2SP signed notes (SPEC §2) and tlog checkpoints (SPEC §4), opened as Go's
+# generator/verifier/note.py: C2SP signed notes (format v1 §2) and tlog checkpoints (format v1 §4), opened as Go's
 #     sumdb/note.Open opens them.
 # ==============================================================================================
 
@@ -1239,9 +1675,9 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
 
 
 # ==============================================================================================
-# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (SPEC §4): leaf and node hashes, the root of a stream
-#     of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's work
-#     (generator/proofs.py); checking them is this module's.
+# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (format v1 §4): leaf and node hashes, the root of a
+#     stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's
+#     work (generator/proofs.py); checking them is this module's.
 # ==============================================================================================
 
 _LEAF_HASH_PREFIX = b"\x00"
@@ -1380,8 +1816,8 @@ def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old
 
 
 # ==============================================================================================
-# generator/verifier/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, SPEC §9): one artifact's inclusion proof,
-#     with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
+# generator/verifier/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, format v1 §9): one artifact's inclusion
+#     proof, with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
 # ==============================================================================================
 
 TLOG_PROOF_HEADER = "c2sp.org/tlog-proof@v1"
@@ -1452,7 +1888,7 @@ def _base64_field(text: str, line: int, what: str) -> bytes:
 
 
 # ==============================================================================================
-# generator/verifier/tiles.py: C2SP tlog-tiles (SPEC §9): the paths of a log's hash tiles and entry bundles, the
+# generator/verifier/tiles.py: C2SP tlog-tiles (format v1 §9): the paths of a log's hash tiles and entry bundles, the
 #     building of every tile as the log's leaves stream in, and the reading of a tiled log with every tile checked.
 # ==============================================================================================
 
@@ -2130,9 +2566,15 @@ def witnessed_by(policy: Policy, note_bytes: bytes) -> dict[str, int]:
 #     the operator could not show to anyone else with a different history.
 # ==============================================================================================
 
+def policy_logs(policy: Policy, origin: str) -> list[VerifierKey]:
+    """Every log key `policy` names for `origin`, in its order: during a rotation a policy names
+    the retired key and the active one, and a checkpoint signed by any of them is the log's."""
+    return [k for k in policy.log_keys if k.name == origin]
+
+
 def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: bytes) -> list[str]:
     """What keeps `checkpoint` (a note by `origin`'s `public_key`) from satisfying `policy`."""
-    if not any(k.name == origin and k.public_key == public_key for k in policy.log_keys):
+    if not any(k.public_key == public_key for k in policy_logs(policy, origin)):
         return [f"the policy names no log key {origin} with this site's key; it trusts another log"]
     try:
         cosigned = witnessed_by(policy, checkpoint)
@@ -2232,8 +2674,8 @@ class IdIndex:
 
 
 # ==============================================================================================
-# generator/verifier/methodology.py: Methodology parameters (SPEC §5): every rule of a valid parameter file, and the
-#     file parsed once into the immutable object the scoring engine reads.
+# generator/verifier/methodology.py: Methodology parameters (format v1 §5): every rule of a valid parameter file, and
+#     the file parsed once into the immutable object the scoring engine reads.
 # ==============================================================================================
 
 METHODOLOGY_KEYS = (
@@ -2258,7 +2700,7 @@ def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) 
 
 
 def check_methodology(params: Any) -> list[Problem]:
-    """Every way a methodology parameter file breaks SPEC §5 (empty when it is valid)."""
+    """Every way a methodology parameter file breaks format v1 §5 (empty when it is valid)."""
     problems = check_keys(params, METHODOLOGY_KEYS)
     if not isinstance(params, dict):
         return problems
@@ -2556,11 +2998,11 @@ def parse_methodology(doc: Any) -> Methodology:
 
 
 # ==============================================================================================
-# generator/verifier/scoring.py: The scoring engine (SPEC §5): similarity, item score, pass rates, the Wilson
+# generator/verifier/scoring.py: The scoring engine (format v1 §5): similarity, item score, pass rates, the Wilson
 #     interval, grades, the score inside the band, the grader's bullets and the verdict.
 # ==============================================================================================
 
-Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of SPEC §5
+Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of format v1 §5
 
 
 REPORTED_SIMILARITY_RE = re.compile(r"^(0(\.[0-9]+)?|1(\.0+)?)$")
@@ -2572,7 +3014,7 @@ RATIO_RE = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
 PROPOSAL_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
 
 
-# The statuses of a result (SPEC §5), defined here once: scored, or one of the non-scored.
+# The statuses of a result (format v1 §5), defined here once: scored, or one of the non-scored.
 SCORED = "scored"
 
 
@@ -2612,7 +3054,7 @@ def rate_text(rate: Fraction) -> str:
 
 
 def is_exact_field(kind: str, tier: str) -> bool:
-    """Critical fields and scalar fields are compared for equality (SPEC §5)."""
+    """Critical fields and scalar fields are compared for equality (format v1 §5)."""
     return tier == "critical" or kind == "scalar"
 
 
@@ -2715,7 +3157,7 @@ def score_item(fields: Iterable[tuple[str, str, Fraction]], m: Methodology) -> I
 def build_open_result(
     item_id: str, answer: dict[str, Any], given: dict[str, tuple[Any, str | None]], m: Methodology
 ) -> dict[str, Any]:
-    """The open form of a scored result (SPEC §6) from each field's output (and, for a
+    """The open form of a scored result (format v1 §6) from each field's output (and, for a
     reported field, its similarity). `given` must name exactly the answer's fields."""
     fields = []
     scored = []
@@ -2745,7 +3187,7 @@ def pass_rates(passed: int, scored: int, total: int) -> tuple[Fraction, Fraction
 
 
 def wilson_interval(x: int, n: int) -> list[str]:
-    """The 95 % Wilson score interval of x/n in percent, exactly as SPEC §5 defines it."""
+    """The 95 % Wilson score interval of x/n in percent, exactly as format v1 §5 defines it."""
     if not 0 <= x <= n:
         raise ScoringError("0 ≤ passed ≤ scored")
     if n == 0:
@@ -2805,7 +3247,7 @@ def _is_grounded_bullet(b: Any, scored_ids: Container[str]) -> bool:
 
 
 def verdict_for(grade: str, worst_grade: str, best_grade: str, scored: int, total: int, m: Methodology) -> str:
-    """The fail-closed verdict: the first of SPEC §5's four rules that applies."""
+    """The fail-closed verdict: the first of format v1 §5's four rules that applies."""
 
     def reaches(g: str) -> bool:
         return m.reaches(g, m.min_grade)
@@ -3455,7 +3897,7 @@ def report_document(
 
 
 # ==============================================================================================
-# generator/verifier/subjects.py: Subjects and the names people read (SPEC §6, FORMAT.md reading 22).
+# generator/verifier/subjects.py: Subjects and the names people read (format v1 §6, FORMAT.md reading 22).
 # ==============================================================================================
 
 SUBJECT_KEYS = ("id", "name", "version", "organization")
@@ -3661,7 +4103,7 @@ def prose_problems(text: Any, where: str) -> list[Problem]:
 
 
 def check_subject(subject: Any, where: str = "subject") -> list[Problem]:
-    """A run's subject (SPEC §6 and FORMAT.md): an id, and a name, version and organization
+    """A run's subject (format v1 §6 and FORMAT.md): an id, and a name, version and organization
     that each read as what they are."""
     problems = check_keys(subject, SUBJECT_KEYS, where=where)
     if not isinstance(subject, dict):
@@ -3688,7 +4130,7 @@ def subject_fold(name: str) -> str:
 def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str, str]) -> list[Problem]:
     """A new run's subject, against the subjects registered so far (`names`: id -> name, `folds`:
     subject_fold(name) -> id): well formed (check_subject), with one id for one name, and no
-    two names that look alike. Then SPEC §6's rules, which follow a subject by its name,
+    two names that look alike. Then format v1 §6's rules, which follow a subject by its name,
     follow it by its id as well, and a look-alike name cannot start a fresh chain of
     attempts that sees sealed items again."""
     shape = check_subject(subject)
@@ -3718,6 +4160,45 @@ def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str,
             )
         ]
     return []
+
+
+# ==============================================================================================
+# generator/verifier/withdrawals.py: Withdrawn runs (format v2, FORMAT.md "Events v2 adds: run withdrawal"): a
+#     registered run that will never be run.
+# ==============================================================================================
+
+RUN_WITHDRAWN = "run-withdrawn"
+
+
+@dataclass(frozen=True)
+class Revocation:
+    serial: str
+    reason: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    run: str
+    reason: str
+    index: int
+    at: str
+
+
+def withdrawal_problems(
+    leaf: dict[str, Any], registered: bool, certificate: str | None, earlier: Withdrawal | None
+) -> list[Problem]:
+    """The rules of a run-withdrawn leaf, given what the ledger says of its run so far."""
+    run = leaf["run"]
+    problems = prose_problems(leaf["reason"], "reason")
+    if not registered:
+        problems.append(Problem("withdrawal of a run that was not registered before", where="run", found=run))
+    elif certificate is not None:
+        problems.append(Problem(f"run {run} already has a certificate ({certificate}): revoke it instead", where="run"))
+    elif earlier is not None:
+        problems.append(Problem(f"run {run} is withdrawn twice (first at entries[{earlier.index}])", where="run"))
+    return problems
 
 
 # ==============================================================================================
@@ -3853,8 +4334,8 @@ class KeyRing:
 
 
 # ==============================================================================================
-# generator/verifier/ledger.py: The ledger (SPEC §4, and format v2's events): its event types, and the replay that
-#     checks every rule in order.
+# generator/verifier/ledger.py: The ledger (format v1 §4, and format v2's events): its event types, and the replay
+#     checking every rule in order.
 # ==============================================================================================
 
 MAX_LEAF_BYTES = 65535
@@ -3871,11 +4352,12 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
+    RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
 }
 
 
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
-LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2}
+LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
@@ -3893,6 +4375,7 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
+    RUN_WITHDRAWN: {"run": str, "reason": str},
 }
 
 
@@ -3953,14 +4436,6 @@ class CertificateEvent:
     at: str
 
 
-@dataclass(frozen=True)
-class Revocation:
-    serial: str
-    reason: str
-    index: int
-    at: str
-
-
 class Ledger:
     """Replays ledger leaves in order, keeping what later checks need and nothing more.
 
@@ -3980,6 +4455,7 @@ class Ledger:
         self.certificate_of_run: dict[str, str] = {}
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
         self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
+        self.withdrawals: dict[str, Withdrawal] = {}  # by run, in ledger order
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -4008,6 +4484,9 @@ class Ledger:
     def commit_position(self, item_id: str) -> int | None:
         return self._commit_ids.get(item_id)  # its row in the commitment list, counted from 0
 
+    def commitment_bytes(self, stop: int) -> bytes:
+        return bytes(self._commitments[: 32 * stop])  # the first `stop` commitments, 32 bytes each
+
     def commit(self, item_id: str) -> Commit | None:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)
@@ -4034,6 +4513,11 @@ class Ledger:
     def public_gates(self) -> set[str]:
         return {g.id for g in self.gates.values() if g.public}
 
+    def gate_counts(self) -> dict[str, tuple[int, int]]:  # per gate: its items committed, and revealed
+        committed = Counter(self._commit_gate)
+        revealed = Counter(self._commit_gate[self._commit_ids.get(i) or 0] for i in self.reveals)  # all committed
+        return {g: (committed[o], revealed[o]) for o, g in enumerate(self._gate_ids)}
+
     # -- replay
 
     def apply(self, leaf: Any, leaf_size: int | None = None) -> list[Problem]:
@@ -4048,24 +4532,13 @@ class Ledger:
         if not isinstance(leaf, dict):
             return [Problem("a leaf must be an object", found=type_name(leaf))]
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
-            return [
-                Problem(
-                    "leaf is larger than a C2SP entry bundle allows",
-                    expected=f"at most {MAX_LEAF_BYTES} bytes",
-                    found=f"{leaf_size} bytes",
-                )
-            ]
+            limit, size = f"at most {MAX_LEAF_BYTES} bytes", f"{leaf_size} bytes"
+            return [Problem("leaf is larger than a C2SP entry bundle allows", "", "", limit, size)]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
-            return [
-                Problem(
-                    "unknown event type (a v1 verifier never skips one)",
-                    where="type",
-                    expected=" | ".join(LEAF_KEYS),
-                    found=show(kind),
-                )
-            ]
+            expected = " | ".join(LEAF_KEYS)
+            return [Problem("unknown event type (a v1 verifier never skips one)", "", "type", expected, show(kind))]
         problems = [] if leaf.keys() == _LEAF_KEY_SETS[kind] else check_keys(leaf, keys)
         version = LEAF_VERSIONS.get(kind, 1)
         if not (is_int(leaf.get("v")) and leaf["v"] == version):
@@ -4266,6 +4739,10 @@ class Ledger:
             problems.append(
                 Problem(f"run {run_id} already has a certificate", where="run", found=self.certificate_of_run[run_id])
             )
+        elif run_id in self.withdrawals:
+            problems.append(
+                Problem(f"run {run_id} was withdrawn at entries[{self.withdrawals[run_id].index}]", "", "run")
+            )
         if not is_hex64(leaf["sha256"]):
             problems.append(Problem("malformed hash", where="sha256", found=show(leaf["sha256"])))
         if not problems:
@@ -4296,6 +4773,17 @@ class Ledger:
         if not problems:
             self.revocations[serial] = Revocation(serial, leaf["reason"], index, leaf["at"])
         return problems
+
+    def _apply_run_withdrawn(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        run = leaf["run"]
+        found = withdrawal_problems(leaf, run in self.runs, self.certificate_of_run.get(run), self.withdrawals.get(run))
+        if not found:
+            self.withdrawals[run] = Withdrawal(run, leaf["reason"], index, leaf["at"])
+        return found
+
+    def decided_at(self, run_id: str) -> int | None:  # the leaf that decided a run: certificate or withdrawal
+        serial, withdrawn = self.certificate_of_run.get(run_id), self.withdrawals.get(run_id)
+        return self.certificates[serial].index if serial else withdrawn.index if withdrawn else None
 
     def _apply_label_set(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         certified = self.certificate_of_run.get(leaf["run"])
@@ -4396,6 +4884,7 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
         "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
+        "withdrawals": [[w.run, w.reason, w.index, w.at] for w in ledger.withdrawals.values()],
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -4486,6 +4975,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
         ledger.certificate_of_run[cert.run] = cert.serial
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
     ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
+    ledger.withdrawals = {w[0]: Withdrawal(*w) for w in header["withdrawals"]}
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
@@ -4523,7 +5013,9 @@ def default_state_path() -> Path | None:
 
 
 def read_state(path: Path) -> dict[str, dict[str, Any]]:
-    """origin -> {"tree_size", "root", "checkpoint"}; {} if the file does not exist yet."""
+    """origin -> {"tree_size", "root", "checkpoint", "keys"}; {} if the file does not exist yet.
+    A row written before rows remembered keys has none: its log is known by its origin alone
+    until the next passing run of that log adds them."""
     try:
         with path.open("rb") as f:
             data = f.read(STATE_MAX_BYTES + 1)
@@ -4543,8 +5035,13 @@ def read_state(path: Path) -> dict[str, dict[str, Any]]:
         if not isinstance(logs, dict):
             raise FormatError("logs is not an object")
         for origin, row in logs.items():
-            if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size")):
+            if not is_origin(origin) or check_keys(row, ("checkpoint", "root", "tree_size"), ("keys",)):
                 raise FormatError(f"the row of {origin!r} is malformed")
+            keys = row.get("keys", [])
+            if not isinstance(keys, list) or not all(
+                isinstance(k, str) and len(b64decode_strict(k)) == 32 for k in keys
+            ):
+                raise FormatError(f"the row of {origin!r} holds keys that are not Ed25519 public keys")
             if not (isinstance(row["root"], str) and isinstance(row["checkpoint"], str)):
                 raise FormatError(f"the row of {origin!r} holds a root or checkpoint that is not text")
             if not is_int(row["tree_size"]) or len(b64decode_strict(row["root"])) != 32:
@@ -4563,11 +5060,58 @@ def saved_from_state(logs: dict[str, dict[str, Any]], origin: str) -> bytes | No
     return base64.b64decode(row["checkpoint"]) if row else None
 
 
-def write_state(path: Path, logs: dict[str, dict[str, Any]], tree: dict[str, Any], checkpoint: bytes) -> None:
-    """Remember `tree` (a verified checkpoint) for its origin, replacing the file atomically."""
+def remembered_keys(logs: Mapping[str, Mapping[str, Any]]) -> dict[str, frozenset[bytes]]:
+    """origin -> the raw public keys remembered for it (empty for a row that predates keys)."""
+    return {origin: frozenset(base64.b64decode(k) for k in row.get("keys", [])) for origin, row in logs.items()}
+
+
+def _named(origin: str) -> str:
+    # A look-alike printed as it is looks exactly like what it imitates: its other characters are named.
+    odd = sorted({ch for ch in origin if not ch.isascii()})
+    named = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}" for ch in odd[:5])
+    return json.dumps(origin, ensure_ascii=False) + (f" (with {named}{', …' if len(odd) > 5 else ''})" if odd else "")
+
+
+def other_log_problems(origin: str, keys: Iterable[bytes], known: Mapping[str, Iterable[bytes]]) -> list[str]:
+    """Why a log of `origin` signed by `keys` is not a log of its own beside the `known` ones
+    (origin -> the keys remembered for it): a key remembered for another origin is that log
+    under another name, whatever the names look like; an origin that looks like another's
+    (origin_fold: case, compatibility forms and every UTS #39 confusable) would be read as it."""
+    problems = []
+    keys = frozenset(keys)
+    fold = origin_fold(origin)
+    for other in sorted(known):
+        if other == origin:
+            continue
+        shared = sorted(keys & frozenset(known[other]))
+        if shared:
+            problems.append(
+                f"the site's key {fingerprint(shared[0])} is remembered as the key of the log {_named(other)}, "
+                f"but the site names its log {_named(origin)}: a key is one log's, and a log re-published under "
+                "another origin with the same key would escape the history remembered for it"
+            )
+        elif origin_fold(other) == fold:
+            problems.append(
+                f"the site's origin {_named(origin)} looks like the origin of a log this verifier remembers, "
+                f"{_named(other)}, but is not it: a look-alike of a known log"
+            )
+    return problems
+
+
+def write_state(
+    path: Path,
+    logs: dict[str, dict[str, Any]],
+    tree: dict[str, Any],
+    checkpoint: bytes,
+    keys: Iterable[bytes] = (),
+) -> None:
+    """Remember `tree` (a verified checkpoint) for its origin, and `keys` (those the log has
+    signed with) beside the ones already remembered for it, replacing the file atomically."""
     logs = dict(logs)
+    known = set(remembered_keys(logs).get(tree["origin"], frozenset())) | set(keys)
     logs[tree["origin"]] = {
         "checkpoint": base64.b64encode(checkpoint).decode(),
+        "keys": sorted(base64.b64encode(k).decode() for k in known),
         "root": tree["root"],
         "tree_size": tree["tree_size"],
     }
@@ -4846,7 +5390,7 @@ class RevealedAnswers:
         except FormatError as e:
             return None, f"the reveal document of {item_id}: {e}"
         if check_reveal_document(doc):
-            return None, f"the reveal document of {item_id} is not an item-reveal document of SPEC §3"
+            return None, f"the reveal document of {item_id} is not an item-reveal document of format v1 §3"
         return doc["item"]["answer"], None
 
     def answer(self, item_id: str) -> dict[str, Any] | None:
@@ -4863,7 +5407,7 @@ class RevealedAnswers:
 
 
 # ==============================================================================================
-# generator/verifier/runs.py: Runs (SPEC §4, §6): the run spec's shape and the rules a registered run obeys.
+# generator/verifier/runs.py: Runs (format v1 §4, §6): the run spec's shape and the rules a registered run obeys.
 # ==============================================================================================
 
 RUN_SPEC_KEYS = (
@@ -4884,8 +5428,13 @@ RUN_SPEC_KEYS = (
 )
 
 
+# FORMAT.md reading 4: the budget members this project gives a meaning, each a count (seconds,
+# tokens); other members are the program's own, any JSON value.
+BUDGET_LIMITS = ("max_wall_clock_seconds", "max_output_tokens_per_item")
+
+
 def check_run_spec(spec: Any) -> list[Problem]:
-    """Problems with a run spec's shape (SPEC §6)."""
+    """Problems with a run spec's shape (format v1 §6)."""
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
@@ -4916,8 +5465,19 @@ def check_run_spec(spec: Any) -> list[Problem]:
     question = spec.get("question")
     if not (isinstance(question, str) and question.strip()):
         problems.append(Problem("must be a non-empty string", where="question", found=show(question)))
-    if "budget" in spec and not isinstance(spec["budget"], dict):
-        problems.append(Problem("must be an object", where="budget", found=show(spec["budget"])))
+    if not is_gate_id(spec.get("gate")):
+        problems.append(
+            Problem("malformed gate id", where="gate", expected=GATE_RE.pattern, found=show(spec.get("gate")))
+        )
+    budget = spec.get("budget")
+    if "budget" in spec and not isinstance(budget, dict):
+        problems.append(Problem("must be an object", where="budget", found=show(budget)))
+    elif isinstance(budget, dict):
+        for k in BUDGET_LIMITS:
+            if k in budget and not (is_int(budget[k]) and budget[k] >= 1):
+                problems.append(
+                    Problem("must be a whole number, at least 1", where=f"budget.{k}", found=show(budget[k]))
+                )
     metrics = spec.get("metrics")
     if "metrics" in spec and not (isinstance(metrics, list) and all(isinstance(x, str) for x in metrics)):
         problems.append(Problem("must be a list of strings", where="metrics", found=show(metrics)))
@@ -4926,6 +5486,19 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
     m = spec.get("methodology")
     problems += check_keys(m, ("version", "sha256"), where="methodology")
+    if (
+        isinstance(m, dict)
+        and "version" in m
+        and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"]))
+    ):
+        problems.append(
+            Problem(
+                "malformed methodology version",
+                where="methodology.version",
+                expected=VERSION_RE.pattern,
+                found=show(m["version"]),
+            )
+        )
     if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
     judge = spec.get("judge")
@@ -5005,7 +5578,7 @@ def check_run_rules(
     m: Methodology | None,
     earlier_specs: dict[str, dict[str, Any]],
 ) -> list[Problem]:
-    """The rules a registered run must obey given the ledger around it (SPEC §4, §6).
+    """The rules a registered run must obey given the ledger around it (format v1 §4, §6).
 
     `earlier_specs` holds the specs of runs registered before this one, for the
     one-observation rule. Used by the verifier and by `register`.
@@ -5052,8 +5625,7 @@ def check_run_rules(
         )
     gate = ledger.gates.get(run.gate)
     secret = gate is not None and not gate.public
-    cert_serial = ledger.certificate_of_run.get(run.id)
-    cert_index = ledger.certificates[cert_serial].index if cert_serial else None
+    cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
     items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
@@ -5100,8 +5672,8 @@ def check_run_rules(
             )
         )
     if prev is not None:
-        serial = ledger.certificate_of_run.get(prev)
-        if serial is None or ledger.certificates[serial].index > run.index:
+        decided = ledger.decided_at(prev)
+        if decided is None or decided > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
     if m is not None:
         if m.independent_judge:
@@ -5408,6 +5980,92 @@ def _is_int_of(value: Any, want: int) -> bool:
 
 
 # ==============================================================================================
+# generator/verifier/score_edits.py: A result's score edits (FORMAT.md, "Score edits"): the hand edits of a harness's
+#     scores that the result rests on, each with who made it, when and why. One rule for the results file `certify`
+#     reads and the certificate (or details document) the verifier reads.
+# ==============================================================================================
+
+SCORE_EDITS = "score_edits"
+
+
+SCORE_EDIT_KEYS = ("scorer", "from", "to", "by", "at", "reason")
+
+
+# Bounds of what a page shows and a reader reads: a few edits of a result, names and a sentence or two.
+MAX_SCORE_EDITS = 100
+
+
+MAX_NAME = 200
+
+
+MAX_REASON = 2000
+
+
+def _text_problem(value: Any, limit: int) -> bool:
+    return not (isinstance(value, str) and value.strip() and len(value) <= limit)
+
+
+def score_edits_problems(value: Any, where: str, render: Callable[[Any], str] = show) -> list[Problem]:
+    """Every way a result's `score_edits` breaks its rules: a non-empty list of {scorer, from, to,
+    by, at, reason}, sorted by scorer, each scorer's edits in the order they were made. `from` is
+    the score's value before the edit (null when the edit made the score), `to` its value after."""
+    w = f"{where}.{SCORE_EDITS}"
+    if not isinstance(value, list) or not value:
+        return [
+            Problem(
+                "score edits are a non-empty list of {scorer, from, to, by, at, reason}",
+                where=w,
+                found=render(value),
+            )
+        ]
+    if len(value) > MAX_SCORE_EDITS:
+        return [Problem("too many score edits", where=w, expected=f"at most {MAX_SCORE_EDITS}", found=str(len(value)))]
+    problems: list[Problem] = []
+    keys: list[tuple[str, str]] = []
+    for i, e in enumerate(value):
+        ew = f"{w}[{i}]"
+        problems += check_keys(e, SCORE_EDIT_KEYS, where=ew)
+        if not isinstance(e, dict):
+            continue
+        for k, limit, what in (
+            ("scorer", MAX_NAME, "the name of the scorer whose score was edited"),
+            ("by", MAX_NAME, "who edited the score"),
+            ("reason", MAX_REASON, "why the score was edited, in the editor's words"),
+        ):
+            if k in e and _text_problem(e[k], limit):
+                problems.append(
+                    Problem(
+                        f"{k} is {what}",
+                        where=f"{ew}.{k}",
+                        expected=f"text other than white space, at most {limit} characters",
+                        found=render(e[k]),
+                    )
+                )
+        if "at" in e and not is_time(e["at"]):
+            problems.append(
+                Problem(
+                    "malformed time: when the score was edited, in UTC",
+                    where=f"{ew}.at",
+                    expected="YYYY-MM-DDTHH:MM:SSZ",
+                    found=render(e["at"]),
+                )
+            )
+        if "to" in e and e["to"] is None:
+            problems.append(Problem("an edit gives the score a value", where=f"{ew}.to", found="null"))
+        if isinstance(e.get("scorer"), str) and is_time(e.get("at")):
+            keys.append((e["scorer"], e["at"]))
+    if len(keys) == len(value) and keys != sorted(keys):
+        problems.append(
+            Problem(
+                "score edits are sorted by scorer, and each scorer's in the order they were made",
+                where=w,
+                found=render([f"{s} {t}" for s, t in keys]),
+            )
+        )
+    return problems
+
+
+# ==============================================================================================
 # generator/verifier/evidence.py: Raw evidence bound by hash (FORMAT.md, "Evidence files"): the files an evaluation
 #     produced (an Inspect `.eval` log, trajectories, a judge's raw outputs), listed in the certificate by name,
 #     SHA-256, size and the items they concern, kept privately and published by the rule of details documents, so that
@@ -5503,8 +6161,8 @@ def evidence_entry_problems(e: dict[str, Any], w: str, spec_items: Container[str
 
 
 # ==============================================================================================
-# generator/verifier/certificates.py: Certificates (SPEC §6): their shape and their binding to the ledger and the run
-#     spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
+# generator/verifier/certificates.py: Certificates (format v1 §6): their shape and their binding to the ledger and the
+#     run spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
 # ==============================================================================================
 
 CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
@@ -5569,7 +6227,7 @@ def check_result(
     not_after: str | None = None,
     evidence_names: Container[str] = (),
 ) -> tuple[list[Problem], str | None, bool | None]:
-    """The shape of one result (SPEC §6): open on a public gate, sealed on a secret one, with its
+    """The shape of one result (format v1 §6): open on a public gate, sealed on a secret one, with its
     attempts (lineage.py) checked against the retry limit and the run's times when given, and
     the names of the certificate's evidence files its attempts may name.
     Returns the problems, the status and, for an open scored result, whether it passed."""
@@ -5608,10 +6266,15 @@ def _check_result(
         return problems, status, None
     if status == "scored":
         problems = check_keys(
-            r, ("item", "status", "score", "passed", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS), where=where
+            r,
+            ("item", "status", "score", "passed", "fields"),
+            optional=(*lineage_keys(r), JUDGE_LABELS, SCORE_EDITS),
+            where=where,
         )
         if JUDGE_LABELS in r:
             problems += judge_labels_problems(r[JUDGE_LABELS], where)
+        if SCORE_EDITS in r:
+            problems += score_edits_problems(r[SCORE_EDITS], where)
         if "score" in r and not (
             isinstance(r["score"], str) and ITEM_SCORE_RE.fullmatch(r["score"]) and Fraction(r["score"]) <= 1
         ):
@@ -5660,16 +6323,18 @@ def _check_result(
 def non_scored_problems(
     r: dict[str, Any], where: str, exclusion_rules: int, render: Callable[[Any], str] = show
 ) -> list[Problem]:
-    """A non-scored result (SPEC §6): its members, its note, and for an excluded one the index
+    """A non-scored result (format v1 §6): its members, its note, and for an excluded one the index
     of the run spec's exclusion rule. One rule for the results file `certify` reads and for the
     certificate the verifier reads; `render` shows a found value."""
     status = r.get("status")
     problems = check_keys(
         r,
         ("item", "status", "note"),
-        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r),
+        optional=(("rule",) if status == "excluded" else ()) + lineage_keys(r) + (SCORE_EDITS,),
         where=where,
     )
+    if SCORE_EDITS in r:
+        problems += score_edits_problems(r[SCORE_EDITS], where, render)
     if "note" in r and not isinstance(r["note"], str):
         problems.append(Problem("a note is text", where=f"{where}.note", found=render(r["note"])))
     if status == "excluded":
@@ -5697,7 +6362,7 @@ def check_certificate(
     spec_sha256: str,
     run_at: str | None = None,
 ) -> list[Problem]:
-    """Every rule of SPEC §6 a certificate must obey that needs no scoring engine: its members,
+    """Every rule of format v1 §6 a certificate must obey that needs no scoring engine: its members,
     its binding to the run spec, the shape of each result, counts that add up, and grades,
     band, score, rule and verdict that exist under the pinned methodology."""
     problems = check_keys(cert, CERTIFICATE_KEYS, optional=("evidence",))
@@ -5894,7 +6559,7 @@ def check_certificate(
 def certificate_binding_problems(
     cert: dict[str, Any], ev: CertificateEvent, run: RunEvent, spec: dict[str, Any] | None
 ) -> list[Problem]:
-    """A certificate against its ledger leaf and its run spec (SPEC §4, §6): type, serial, run,
+    """A certificate against its ledger leaf and its run spec (format v1 §4, §6): type, serial, run,
     times, and the subject, gate, methodology and items of the registered run."""
     p: list[Problem] = []
     if cert.get("type") != "certificate" or not is_v1(cert):
@@ -5967,14 +6632,14 @@ def recheckable(cert: Any) -> bool:
 
 
 # ==============================================================================================
-# generator/verifier/certificate_documents.py: The private documents of a certificate (SPEC §6): result details and
-#     the grader record, their shapes, and when they fall due. Pure: no I/O.
+# generator/verifier/certificate_documents.py: The private documents of a certificate (format v1 §6): result details
+#     and the grader record, their shapes, and when they fall due. Pure: no I/O.
 # ==============================================================================================
 
 def due_records(
     results: list[dict[str, Any]], items: Iterable[str], public: bool, revealed: Container[str]
 ) -> tuple[list[dict[str, Any]], bool]:
-    """When a certificate's private documents fall due (SPEC §6): the sealed results whose
+    """When a certificate's private documents fall due (format v1 §6): the sealed results whose
     details document is due (their item is revealed), in result order, and whether the grader
     record is due (at once on a public gate, else once every item of the run is revealed).
     The verifier, the build and `retire` all ask here."""
@@ -6063,15 +6728,15 @@ def check_grader_record(doc: Any, serial: str) -> list[Problem]:
 
 
 # ==============================================================================================
-# generator/verifier/recheck.py: Recomputing a certificate (SPEC §5, §6): every derived field from its results, the
-#     revealed answers and the methodology, and the one pipeline that applies every rule of SPEC §6 to a certificate.
-#     Pure: no I/O.
+# generator/verifier/recheck.py: Recomputing a certificate (format v1 §5, §6): every derived field from its results,
+#     the revealed answers and the methodology, and the one pipeline that applies every rule of format v1 §6 to a
+#     certificate. Pure: no I/O.
 # ==============================================================================================
 
 def recheck_open_result(
     r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str
 ) -> tuple[list[Problem], bool | None]:
-    """Recompute an open scored result (SPEC §6): with the revealed answer, each field's kind,
+    """Recompute an open scored result (format v1 §6): with the revealed answer, each field's kind,
     tier and computed similarity; always the item score and pass. Returns the problems and the
     recomputed pass (None if the result is too malformed to score)."""
     problems: list[Problem] = []
@@ -6341,7 +7006,7 @@ def examine_certificate(
     details: dict[str, dict[str, Any]],
     record: dict[str, Any] | None,
 ) -> Recheck:
-    """Every rule of SPEC §6 for one certificate, given what is published of it: its binding to
+    """Every rule of format v1 §6 for one certificate, given what is published of it: its binding to
     the ledger and the run spec, its shape, and (when the binding holds) every derived field
     recomputed. The verifier and the build both ask here, each after reading the documents its
     own way, so that the two apply one pipeline."""
@@ -6396,6 +7061,8 @@ class Report:
     # and for readers of --json; its note's bytes too, so a state can be rechecked later.
     tree: dict[str, Any] = field(default_factory=dict)
     checkpoint: bytes = b""
+    # The raw public keys the log has signed with: the state file remembers them for its origin.
+    log_keys: list[bytes] = field(default_factory=list)
     # States of certificates, not failures: a pass never makes a revoked or expired one valid.
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
@@ -6520,6 +7187,13 @@ class Site:
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
         self._folders: dict[str, bool] = {}  # folder -> no link on its way down from the root
+        # A virtual environment the auditor made inside the site's folder and runs this verifier
+        # from: not the site's, so the walk skips it (and says so); SHA256SUMS listing a file in it
+        # is a failure of its own (release.check_sums).
+        self.environment = interpreter_folder_in(str(root))
+        # Every regular file the walk of the whole site found (release.check_sums walks it once):
+        # what accounting.py holds against the files the site's documents account for.
+        self.files_found: set[str] = set()
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -6686,6 +7360,12 @@ class Site:
                             f"a link to {os.readlink(entry.path)}",
                         )
                     elif entry.is_dir(follow_symlinks=False):
+                        if rel == self.environment:
+                            report.notes.append(
+                                f"{rel}/ was not read: it is the Python environment running this verifier "
+                                "(its sys.prefix), not a file of the site"
+                            )
+                            continue
                         if entry.name.lower() == "__pycache__":
                             report.check(
                                 False,
@@ -6731,8 +7411,8 @@ class Site:
 
 
 # ==============================================================================================
-# generator/verifier/release.py: A release as a whole (SPEC §2, §7, §8): the manifest, the keys, SHA256SUMS over every
-#     file, and the verifier copy the site ships.
+# generator/verifier/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS over
+#     every file, and the verifier copy the site ships.
 # ==============================================================================================
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
@@ -6759,7 +7439,7 @@ MANIFEST_LISTS = ("gates", "methodology", "reveals", "runs", "certificates")
 
 
 def check_manifest_shape(m: Any, report: Report) -> bool:
-    """transparency.json's members and their types (SPEC §7): what every later check reads."""
+    """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
         if m.get("type") != "transparency-manifest" or not is_v1(m):
@@ -6805,7 +7485,7 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
 def check_keys_document(
     s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
 ) -> bytes | None:
-    """keys.json and its PEM files (SPEC §2); the active key, if it is the one pinned. A pin
+    """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
     ledger's rotations) instead of failing here."""
     report = s.report
@@ -6883,7 +7563,7 @@ class Listing:
 
 
 def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
-    """SHA256SUMS (SPEC §7): signed, well formed, sorted, and exactly the site's files. Returns
+    """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
     set back), and hashing is what the floor of a verification is."""
@@ -6919,12 +7599,24 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     if not text.endswith("\n"):
         report.check(False, SUMS_PATH, "last line does not end with a newline")
     actual = set(s.files(verifier))
+    s.files_found = set(actual)
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
         report.check(
             False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
         )
+    env = s.environment
     for rel in sorted(set(listed) - actual):
+        if env is not None and rel.startswith(env + "/"):
+            report.check(
+                False,
+                rel,
+                f"listed in {SUMS_PATH}, inside the Python environment running this verifier: the site ships "
+                "that environment, so its code ran inside this verifier and no verdict of this run can be trusted",
+                "an environment you made yourself, outside the site's files",
+                "a file of the site",
+            )
+            continue
         report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
     matched = set()
     todo = sorted(actual & set(listed))
@@ -6939,7 +7631,7 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
-    """SPEC §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    """Format v1 §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
     failure, whatever it does: readers who run the site's own copy would run other code."""
     rel = manifest["verifier"]
     theirs = s.read(rel, "verifier")
@@ -6959,7 +7651,7 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
     s.report.check(
         theirs == mine,
         rel,
-        "the site's verifier differs from this verifier (SPEC §8: byte for byte the project's verify.py)",
+        "the site's verifier differs from this verifier (format v1 §8: byte for byte the project's verify.py)",
         f"SHA-256 {sha256_hex(mine)} (this verifier)",
         f"SHA-256 {sha256_hex(theirs)}",
     )
@@ -6982,6 +7674,15 @@ ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
 
 
 ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+
+
+# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
+# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
+# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
+MEMBER_MODE = stat.S_IFREG | 0o644
+
+
+MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
 
 
 SIGNATURE_BYTES = 64
@@ -7391,6 +8092,12 @@ def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
         problem = (f"compression method {info.compress_type}", "stored (0) or deflated (8)")
     elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):
         problem = (f"file type {stat.S_IFMT(mode):o} (a link or a device when unpacked)", "a regular file")
+    elif info.external_attr not in MEMBER_ATTRIBUTES:
+        # Unpackers restore these bits: Info-ZIP makes 0106777 a world-writable setuid file.
+        problem = (
+            f"mode {mode:o}, attributes {info.external_attr & 0xFFFF:#x}",
+            f"mode {MEMBER_MODE:o} (a regular file, rw-r--r--, as the build writes it) or no attributes at all",
+        )
     elif info.file_size != size:
         problem = (f"{info.file_size} bytes declared", f"{size} bytes, the size of the site's file")
     if problem is not None:
@@ -7528,7 +8235,7 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 
 
 # ==============================================================================================
-# generator/verifier/history.py: History (FORMAT.md v2, SPEC §9): archived checkpoints, consistency proofs, each
+# generator/verifier/history.py: History (FORMAT.md v2, format v1 §9): archived checkpoints, consistency proofs, each
 #     artifact's inclusion proof, and the checkpoints an auditor saved.
 # ==============================================================================================
 
@@ -7857,27 +8564,34 @@ class ArtifactCheck:
     size: int = 0
     index: int = 0
     leaf: Any = None
+    signer: VerifierKey | None = None  # the log key whose signature opened the checkpoint
 
 
-def verify_artifact(data: bytes, proof_data: bytes, log: VerifierKey) -> ArtifactCheck:
-    """One artifact alone, offline: its proof's checkpoint signed by `log`, its leaf committing
-    to the file, and the leaf included in the checkpoint's tree."""
+def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey]) -> ArtifactCheck:
+    """One artifact alone, offline: its proof's checkpoint signed by one of `logs` (a policy names
+    the retired and the active key during a rotation: any of them will do, as in the site's
+    check), its leaf committing to the file, and the leaf included in the checkpoint's tree."""
+    names = " or ".join(sorted({k.name for k in logs}))
     try:
         proof = parse_tlog_proof(proof_data)
-        origin, size, root = parse_checkpoint(open_note(proof.checkpoint, [log]).text)
+        note = open_note(proof.checkpoint, logs)
+        origin, size, root = parse_checkpoint(note.text)
     except (FormatError, NoteError) as e:
-        return ArtifactCheck([f"the proof's checkpoint does not verify with {log.name}'s key: {e}"])
-    if origin != log.name:
-        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {log.name!r}"])
+        return ArtifactCheck([f"the proof's checkpoint does not verify with {names}'s key: {e}"])
+    by_id = {(k.name, k.key_id): k for k in logs}
+    signers = [by_id[(sig.name, sig.key_id)] for sig in note.verified]
+    signer = next((k for k in signers if k.name == origin), signers[0])
+    if origin != signer.name:
+        return ArtifactCheck([f"the checkpoint's origin {origin!r} is not the key's name {signer.name!r}"])
     problem = artifact_proof_problem(data, proof_data, None, size, root)
     leaf = parse_canonical(proof.extra) if problem is None and proof.extra is not None else None
-    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf)
+    return ArtifactCheck([problem] if problem else [], origin, size, proof.index, leaf, signer)
 
 
 # ==============================================================================================
-# generator/verifier/publication.py: What the ledger publishes (SPEC §3, §4, §5, §6): the entries and their Merkle
-#     root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology
-#     parameters, reveal documents and run specs, each against its leaf.
+# generator/verifier/publication.py: What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their
+#     Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates,
+#     methodology parameters, reveal documents and run specs, each against its leaf.
 # ==============================================================================================
 
 def check_ledger(
@@ -8433,9 +9147,9 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 
 
 # ==============================================================================================
-# generator/verifier/certificate_files.py: A site's certificates (SPEC §6): each certificate file against its ledger
-#     leaf and signature, its details documents and grader record against its hashes and against when each falls due,
-#     and then every rule of certificates.examine_certificate.
+# generator/verifier/certificate_files.py: A site's certificates (format v1 §6): each certificate file against its
+#     ledger leaf and signature, its details documents and grader record against its hashes and against when each
+#     falls due, and then every rule of certificates.examine_certificate.
 # ==============================================================================================
 
 def check_certificates(
@@ -8469,7 +9183,8 @@ def check_certificates(
         )
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
-            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else "open"
+            withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
+            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
             report.check(
                 row.get("status") == want,
                 MANIFEST_PATH,
@@ -8662,7 +9377,7 @@ def _published_records(
     s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """The details documents and grader record the manifest lists for a certificate, checked
-    against its hashes and against when each is due (SPEC §6): a details document once its
+    against its hashes and against when each is due (format v1 §6): a details document once its
     item is revealed, the grader record once every item is (at once on a public gate). One
     published early would leak answers; one missing when due hides evidence."""
     report = s.report
@@ -8899,7 +9614,142 @@ def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/site.py: Verifying a site (SPEC §2-§8): the checks in their order, and the one last-resort catch.
+# generator/verifier/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a certificate's
+#     evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
+# ==============================================================================================
+
+LEDGER_FOLDER = "ledger/"
+
+
+PROOF_SUFFIX = ".tlog-proof"
+
+
+# The ledger's own documents (each checked where its rule is), the trust policy, and its pages.
+_LEDGER_DOCUMENTS = ("ledger/checkpoint", HISTORY_PATH, REVOCATIONS_PATH, "ledger/policy.txt", "ledger/index.html")
+
+
+_LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
+
+
+_EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
+
+
+def check_accounted(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, history: dict[str, Any] | None, roots_at: dict[int, bytes]
+) -> None:
+    """Fail every file under ledger/, named *.tlog-proof, or under certificates/*/evidence/ that
+    no document of the site accounts for; check the partial tiles of archived sizes."""
+    found = s.files_found
+    _check_ledger_folder(
+        s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
+    )
+    proofs = {
+        row["path"] + PROOF_SUFFIX
+        for kind in ("reveals", "certificates")
+        for row in manifest[kind]
+        if isinstance(row, dict) and isinstance(row.get("path"), str)
+    }
+    for rel in sorted(f for f in found if f.endswith(PROOF_SUFFIX) and not f.startswith(LEDGER_FOLDER)):
+        s.report.check(
+            rel in proofs,
+            rel,
+            "an inclusion proof beside no artifact the manifest lists",
+            "FILE.tlog-proof beside a reveal or certificate of the manifest",
+            "a stray proof",
+        )
+    _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+
+
+def _check_ledger_folder(
+    s: Site,
+    manifest: dict[str, Any],
+    size: int,
+    history: dict[str, Any] | None,
+    roots_at: dict[int, bytes],
+    present: list[str],
+) -> None:
+    expected = set(_LEDGER_DOCUMENTS)
+    for value in manifest["ledger"].values():
+        if isinstance(value, str):
+            expected |= {value, value + ".sig"}
+    expected |= {HISTORY_PATH + ".sig", REVOCATIONS_PATH + ".sig"}
+    rows = history["checkpoints"] if history else []
+    expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
+    expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
+    today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()
+    expected |= today
+    archived: dict[int, set[str]] = {}
+    for m in sorted({r["tree_size"] for r in rows} - {size}):
+        if 0 < m < size:
+            archived[m] = {LEDGER_FOLDER + p for p, _ in tile_paths(m)} - today
+            expected |= archived[m]
+    for rel in present:
+        if rel in expected or _LEDGER_PAGE_RE.fullmatch(rel):
+            continue
+        if rel.startswith("ledger/checkpoints/"):
+            why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
+        elif rel.startswith("ledger/consistency/"):
+            why = "a consistency proof of no row of the checkpoint history"
+        elif rel.startswith("ledger/tile/"):
+            why = f"a tile of no size the log published (today's {size} and the history's)"
+        else:
+            why = "a file under ledger/ that no document of the site accounts for"
+        s.report.check(
+            False, rel, why, "only the ledger's documents, the history's files and its tiles", "a stray file"
+        )
+    # A partial tile kept for an archived size restates that size's tree: it must hold that tree.
+    held = set(present)
+    for m, paths in archived.items():
+        kept = sorted(paths & held)
+        if not kept or m not in roots_at:
+            continue
+        try:
+            tiled = read_tiled_log(tile_reader(s), m)
+            for _ in tiled:
+                pass
+            problem = None if tiled.root() == roots_at[m] else "their root is not the ledger's at that size"
+        except (FormatError, ProofError) as e:
+            problem = str(e)
+        for rel in kept:
+            s.report.check(
+                problem is None,
+                rel,
+                f"a tile of archived size {m} that does not hold the ledger's first {m} entries: {problem}",
+            )
+
+
+def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    if not present:
+        return
+    paths = {
+        row["serial"]: row["path"]
+        for row in manifest["certificates"]
+        if isinstance(row, dict) and isinstance(row.get("serial"), str) and isinstance(row.get("path"), str)
+    }
+    listed: dict[str, set[str]] = {}
+    for rel in present:
+        m = _EVIDENCE_RE.fullmatch(rel)
+        assert m is not None
+        serial = m.group(1)
+        if serial not in listed:
+            listed[serial] = set()
+            loaded = s.document(paths[serial], f"certificate {serial}") if serial in paths else None
+            evidence = loaded[1].get("evidence") if loaded and isinstance(loaded[1], dict) else None
+            for e in evidence if isinstance(evidence, list) else []:
+                if isinstance(e, dict) and isinstance(e.get("name"), str):
+                    listed[serial].add(evidence_path(serial, e["name"]))
+        s.report.check(
+            rel in listed[serial],
+            rel,
+            "an evidence file that no certificate of the manifest lists",
+            f"a file certificate {serial}'s evidence list names",
+            "a stray file",
+        )
+
+
+# ==============================================================================================
+# generator/verifier/site.py: Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort
+#     catch.
 # ==============================================================================================
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
@@ -8916,6 +9766,7 @@ def verify_site(
     policy: Policy | None = None,
     memory: Path | None = None,
     full: bool = False,
+    known_logs: Mapping[str, Iterable[bytes]] | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -8925,7 +9776,9 @@ def verify_site(
     witness cosignatures. With `memory`, a folder where the verifier remembers the last release
     it verified (generator/verifier/memory.py): the site is verified from the release remembered
     there, if it is the one `since` remembers, and what this run verified is remembered when
-    every check passes; `full` verifies from nothing all the same.
+    every check passes; `full` verifies from nothing all the same. `known_logs` maps each
+    origin the verifier remembers to the keys remembered for it: a site whose key is another
+    origin's, or whose origin looks like another (the origins of `since` too), fails.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -8942,7 +9795,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report)
     try:
-        _check(s, key, since, from_tiles, policy, memory, full)
+        _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -8958,6 +9811,7 @@ def _check(
     policy: Policy | None,
     memory_folder: Path | None = None,
     full: bool = False,
+    known_logs: Mapping[str, Iterable[bytes]] | None = None,
 ) -> None:
     report = s.report
     loaded = s.document(MANIFEST_PATH, "manifest")
@@ -8969,18 +9823,16 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier)
     if public_key is None:
         return
+    # Another log's key, or a look-alike of another log's origin, would let this site start
+    # afresh beside the history this verifier remembers for that log.
+    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
+    known.update(known_logs or {})
+    for problem in other_log_problems(origin, [public_key], known):
+        report.check(False, MANIFEST_PATH, problem)
+    report.checks += 1
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
-            # Another log; unless its name only looks like this one's, which would let a
-            # look-alike origin start afresh beside the history this verifier remembers.
-            report.check(
-                subject_fold(remembered_for) != subject_fold(origin),
-                MANIFEST_PATH,
-                "the site's origin looks like the origin of a log this verifier remembers, but is not it",
-                remembered_for,
-                origin,
-            )
             continue
         try:
             saved.append(saved_checkpoint(label, data, origin))
@@ -9060,6 +9912,7 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
+    check_accounted(s, manifest, ledger, history, roots_at)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
@@ -9075,6 +9928,7 @@ def _check(
     }
     report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
+    report.log_keys = sorted({public_key, *(span.key.public_key for span in ledger.keys.spans)})
     if memory is not None and memory.bound and not memory.used and memory.why_not:
         report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
     if memory is not None and report.ok:
@@ -9082,13 +9936,13 @@ def _check(
             memory.save(report.tree, root)
         except OSError as e:  # the site passed; only the next run's shortcut is lost
             report.warnings.append(f"could not remember this release in {memory.folder}: {e.strerror or e}")
-    open_runs = [r for r in ledger.runs if r not in ledger.certificate_of_run]
+    open_runs = [r for r in ledger.runs if ledger.decided_at(r) is None]
     if open_runs:
         report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
 
 
 # ==============================================================================================
-# generator/verifier/cli.py: The command line of verify.py (SPEC §8, FORMAT.md v2):
+# generator/verifier/cli.py: The command line of verify.py (format v1 §8, FORMAT.md v2):
 # ==============================================================================================
 
 # A saved checkpoint is a few hundred bytes; a bound keeps a wrong argument from being read whole.
@@ -9103,10 +9957,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
         "ledger rule and reveal, and every certificate recomputed. Needs only Python 3.11+ and PyNaCl. "
-        "Run a copy obtained from the project, not the site's own, as: python3 -P verify.py SITE "
-        "(-P keeps Python from importing modules from the site's folder).",
+        "Run a copy you obtained from the project and keep outside the site's folder, not the site's own, as: "
+        "python3 -P /path/to/verify.py SITE (-P keeps Python from importing modules from the script's folder).",
         epilog="Exit status: 0 every check passed, 1 at least one check failed, 2 the site "
-        "could not be read or the arguments are wrong.",
+        "could not be read, the arguments are wrong, or the verifier cannot run (a module loaded from the site, "
+        "PyNaCl missing, Python older than 3.11).",
     )
     parser.add_argument(
         "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
@@ -9122,8 +9977,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CHECKPOINT",
         action="append",
         default=[],
-        help="a checkpoint saved earlier (e.g. the ledger/checkpoint of the last release): fail unless today's "
-        "ledger extends it; may be repeated",
+        help="a checkpoint saved earlier: fail unless today's "
+        "ledger extends it; may be repeated. Keep it outside the site (a copy of ledger/checkpoint you saved "
+        "after a passing run): a file of the site is the site's word",
     )
     parser.add_argument(
         "--state",
@@ -9146,8 +10002,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--policy",
         metavar="FILE",
-        help="a C2SP tlog-policy file: the site's key must be one of its logs, and today's checkpoint must carry "
-        "valid cosignatures from its quorum of witnesses (the missing ones are named)",
+        help="a C2SP tlog-policy file you obtained out of band and keep yourself: the site's key must be one of "
+        "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
+        "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
     )
     parser.add_argument(
         "--from-tiles",
@@ -9201,6 +10058,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy=policy,
             memory=state_path.parent / "releases" if state_path else None,
             full=args.full,
+            known_logs=remembered_keys(logs),
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -9208,9 +10066,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as e:
         print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
         return 2
+    if args.policy and _inside(args.policy, site):
+        report.warnings.append(
+            f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
+            "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
+            "band and kept by you, outside the site, as you would a key"
+        )
     if report.ok and state_path is not None and report.tree:
         try:
-            write_state(state_path, logs, report.tree, report.checkpoint)
+            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
             report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
         except OSError as e:
             report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
@@ -9221,31 +10085,41 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _refused_to_run(folders: list[str]) -> int | None:
-    """The exit status (after saying why) if a site's code may have run (1) or PyNaCl is
-    missing (2); None when the checks may go on."""
+    """2, after one message saying what to do, if the verifier cannot run: a module may have
+    come from the site (its code could have run, so no verdict of this process is worth
+    anything) or PyNaCl is missing; None when the checks may go on. Never 1: that is a site
+    that failed its checks, and automation must not read "could not look" as "looked and failed"."""
     if os.path.abspath(__file__) == own_file():  # run as verify.py: the site's folder is near
         hijacked = foreign_modules([*folders, os.path.dirname(own_file())])
         if hijacked:
-            for name, origin in hijacked:
-                print(
-                    f"FAIL {printable(origin)}: module {printable(name)} was loaded from inside the site or the "
-                    "current folder, "
-                    "not from Python's own library: a site's code could have run; refusing to verify",
-                    file=sys.stderr,
-                )
+            names = ", ".join(printable(name) for name, _ in hijacked[:5]) + (", ..." if len(hijacked) > 5 else "")
             print(
-                "Run the verifier as documented: python3 -P verify.py SITE, with a verify.py obtained from the "
-                "project.",
+                f"verify.py: cannot run: {len(hijacked)} module(s) ({names}) were loaded from inside the site or the "
+                f"current folder (first: {printable(hijacked[0][1])}), not from this Python's own installation "
+                f"({printable(sys.prefix)}), so a site's code could have run. Keep the verify.py you obtained outside "
+                "the site's folder, and run it with a Python whose PyNaCl you installed yourself (the system's, or a "
+                "virtual environment you made): python3 -P /path/to/verify.py SITE",
                 file=sys.stderr,
             )
-            return 1
+            return 2
     if not NACL:
         print(
-            "verify.py: PyNaCl is required: python3 -m pip install pynacl (or apt install python3-nacl)",
+            f"verify.py: cannot run: PyNaCl is not installed for {printable(sys.executable)}. On Debian or Ubuntu: "
+            "sudo apt install python3-nacl, then python3 -P verify.py SITE; elsewhere, in a virtual environment "
+            "of your own: python3 -m venv verify-env && verify-env/bin/python -m pip install pynacl, then "
+            "verify-env/bin/python -P verify.py SITE",
             file=sys.stderr,
         )
         return 2
     return None
+
+
+def _inside(name: str, folder: str) -> bool:
+    """Whether file `name` is in `folder`, as written or once every link is followed: a link
+    either way is something the site chose, or leads to what it holds."""
+    folders = {os.path.abspath(folder), os.path.realpath(folder)}
+    files = {os.path.abspath(name), os.path.realpath(name)}
+    return any(f.startswith(d.rstrip(os.sep) + os.sep) for f in files for d in folders)
 
 
 def _load_policy(name: str) -> Policy | None:
@@ -9279,9 +10153,9 @@ def _proof_main(argv: list[str]) -> int:
         "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
         "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
         "the checkpoint's tree.",
-        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read or the arguments are "
-        "wrong. A pass says the file was logged; the whole site's check (verify.py SITE) is what recomputes "
-        "its rules.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
+        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
+        "(verify.py SITE) is what recomputes its rules.",
     )
     parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
     parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
@@ -9319,9 +10193,11 @@ def _proof_main(argv: list[str]) -> int:
     if proof is None:
         return 2
     origin_line = proof.split(b"\n\n", 1)[-1].split(b"\n", 1)[0].decode("utf-8", "replace")
-    log = next((k for k in keys if k.name == origin_line), keys[0])
-    result = verify_artifact(data, proof, log)
-    if policy is not None and not result.problems:
+    # Every key named for the proof's origin, as the site's check accepts any of them.
+    candidates = (policy_logs(policy, origin_line) if policy else keys) or keys[:1]
+    result = verify_artifact(data, proof, candidates)
+    log = result.signer
+    if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
     if args.json:
@@ -9344,7 +10220,7 @@ def _proof_main(argv: list[str]) -> int:
     else:
         print(
             f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
-            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint}."
+            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
         if isinstance(result.leaf, dict) and result.leaf.get("type") == "certificate":

@@ -1,5 +1,5 @@
 """The demo keeps working after a change, as `make site` builds and checks it (offline, then
-`verify.py --policy` with the published policy), and a key rotation keeps the trust policy
+the repository's `verify.py --policy` with the program's own policy), and a key rotation keeps the trust policy
 naming the key that signs."""
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from generator.sealed import iter_sealed
 LATER = "2027-01-04T09:00:00Z"  # after the demo's last event
 
 
-def make_site_verify(out: Path) -> subprocess.CompletedProcess[str]:
-    """The check `make site` runs after its build: the site's own verify.py with the site's policy."""
+def make_site_verify(out: Path, data: Path) -> subprocess.CompletedProcess[str]:
+    """The check `make site` runs after its build: the repository's verify.py, not the site's copy,
+    with the program's own policy, not the one the site publishes (a site can rewrite its own)."""
+    verifier = REPO / "generator" / "verify.py"
     return subprocess.run(
-        [sys.executable, "-P", str(out / "verify.py"), str(out), "--no-state", "--policy", str(out / layout.POLICY)],
+        [sys.executable, "-P", str(verifier), str(out), "--no-state", "--policy", str(data / "policy.txt")],
         capture_output=True,
         text=True,
         check=False,
@@ -52,7 +54,7 @@ def test_the_demo_still_meets_its_policy_after_an_item_is_retired(
     assert not [w for w in result.warnings if "quorum" in w], result.warnings
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("demo:")]
     assert said and "demo-witness" in said[0] and "proves nothing" in said[0], caplog.text
-    r = make_site_verify(out)
+    r = make_site_verify(out, paths.data)
     assert r.returncode == 0, r.stdout + r.stderr
     # The same bytes from scratch: the cosignature's time is the release's, never the clock's.
     again = tmp_path / "from-scratch"
@@ -82,7 +84,7 @@ def test_only_the_demo_cosigns_as_its_witness(demo_copy: BuiltSite, tmp_path: Pa
     result = build(paths, demo_copy.out, offline=True)
     assert not result.demo
     assert [w for w in result.warnings if "does not meet the quorum" in w], result.warnings
-    assert make_site_verify(demo_copy.out).returncode == 1
+    assert make_site_verify(demo_copy.out, paths.data).returncode == 1
 
 
 def test_a_rotation_updates_the_policy_and_the_site_verifies_with_it(built_program: BuiltSite) -> None:
@@ -91,12 +93,12 @@ def test_a_rotation_updates_the_policy_and_the_site_verifies_with_it(built_progr
     old_vkey = (out / "keys.json").read_text().split('"vkey":"')[1].split('"')[0]
     policy.write_text(f"# Our policy\nlog {old_vkey}\nquorum none\n")
     build(paths, out)
-    assert make_site_verify(out).returncode == 0
+    assert make_site_verify(out, paths.data).returncode == 0
     done = rotate(paths, "2026-03-01T00:00:00Z")
     assert policy.read_text() == f"# Our policy\nlog {done.new.vkey}\nquorum none\n"
     assert done.updated and "policy.txt" in done.updated[0]
     build(paths, out)
-    r = make_site_verify(out)
+    r = make_site_verify(out, paths.data)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
