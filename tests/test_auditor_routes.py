@@ -226,7 +226,11 @@ def _runs_old(python: str) -> bool:
 
 
 def test_a_python_older_than_3_11_cannot_run_and_says_so(audit: Audit) -> None:
-    old = next((p for p in map(shutil.which, ("python3.10", "python3.9", "python3.8")) if p and _runs_old(p)), None)
+    # pyenv's shims refuse a version not selected, so its installed versions are looked at directly too.
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = [shutil.which(f"python3.{minor}") for minor in (10, 9, 8)]
+    candidates += [str(p) for minor in (10, 9, 8) for p in sorted(pyenv_root.glob(f"versions/3.{minor}.*/bin/python3"))]
+    old = next((p for p in candidates if p and _runs_old(p)), None)
     if old is None:
         pytest.skip("no Python 3.8 to 3.10 runs on this machine")
     r = run([old, audit.verifier, audit.site], audit.work)
