@@ -845,7 +845,8 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
     "types",
     multiple=True,
     type=click.Choice(EVENT_TYPES),
-    help="Print only events of this type (repeat). 'certificate' also prints revocations of certificates.",
+    help="Print only events of this type (repeat). 'certificate' also prints revocations of certificates, "
+    "'run' withdrawals of runs.",
 )
 @click.option(
     "--gate",

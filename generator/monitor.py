@@ -115,15 +115,16 @@ class Unreadable(TransparencyError):
     """The site or the state could not be read, or an argument is wrong (exit status 2)."""
 
 
-# What following a type also prints: a revocation is news about a certificate, and whoever
-# follows certificates must never miss that one was withdrawn.
-_ALSO_SHOWN = {"certificate": ("revocation",)}
+# What following a type also prints: a revocation is news about a certificate, a withdrawal news
+# about a run, and whoever follows certificates or runs must never miss that one was withdrawn.
+_ALSO_SHOWN = {"certificate": ("revocation",), "run": ("run-withdrawn",)}
 
 
 @dataclass(frozen=True)
 class Filters:
     """What to print. Given kinds combine with and; the values of one kind with or. `--type
-    certificate` also prints revocations (of certificates): see _ALSO_SHOWN."""
+    certificate` also prints revocations (of certificates), `--type run` withdrawals of runs: see
+    _ALSO_SHOWN."""
 
     types: frozenset[str] = frozenset()
     gates: frozenset[str] = frozenset()
@@ -530,7 +531,7 @@ def _about(leaf: dict[str, Any], ledger: Ledger) -> tuple[str | None, RunEvent |
 
 
 # The member that names what an event is about, for event types this module does not describe.
-_ID_MEMBERS = ("id", "serial", "version", "vkey")
+_ID_MEMBERS = ("id", "serial", "version", "vkey", "run")
 
 
 def event_line(index: int, leaf: dict[str, Any], ledger: Ledger) -> str:

@@ -138,3 +138,16 @@ def test_the_replay_refuses_a_certificate_after_a_withdrawal(verifier: Any) -> N
     assert found[:3] == [[], [], []]
     assert any("was withdrawn" in p.message for p in found[3])
     assert any(p.where.endswith("v") for p in found[4])
+
+
+def test_the_monitor_prints_a_withdrawal_by_its_run_to_whoever_follows_runs(
+    withdrawn_site: BuiltSite, tmp_path: Path
+) -> None:
+    argv = ["monitor", str(withdrawn_site.out), "--state", str(tmp_path / "state"), "--type", "run"]
+    result = CliRunner().invoke(main, argv, prog_name="transparency")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    withdrawn = [line for line in lines if " run-withdrawn " in line]
+    assert len(withdrawn) == 1, lines
+    assert ' run-withdrawn run-002 gate=b subject="Other Reader" (other) reason="The subject was pulled' in withdrawn[0]
+    assert [line.split()[3] for line in lines if line.split()[2] == "run"] == ["run-001", "run-002"]
