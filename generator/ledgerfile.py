@@ -20,6 +20,7 @@ from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.ledgercache import ReplayStart
 from generator.verifier import (
+    MAX_LEAF_BYTES,
     FormatError,
     Ledger,
     Problem,
@@ -28,6 +29,7 @@ from generator.verifier import (
     loads_strict,
     number_rule_problems,
     parse_canonical,
+    prose_problems,
 )
 
 LeafHook = Callable[[int, dict[str, Any], bytes], None]
@@ -137,6 +139,25 @@ def reading(paths: Paths) -> Iterator[None]:
         return
     with _locked(paths, exclusive=False):
         yield
+
+
+def reason_problems(reason: str, leaf: dict[str, Any]) -> list[Problem]:
+    """What is wrong with the `--reason` of an event that states one (a revocation, a withdrawal):
+    text that could mislead a reader, or so much of it that `leaf` would be too large a leaf."""
+    problems = [
+        problem("--reason", f"the reason {p.message}", expected=p.expected, found=p.found)
+        for p in prose_problems(reason, "reason")
+    ]
+    if not problems and (size := len(canonical.dumps(leaf))) > MAX_LEAF_BYTES:
+        problems.append(
+            problem(
+                "--reason",
+                "the reason makes the ledger leaf too large",
+                expected=f"at most {MAX_LEAF_BYTES} bytes",
+                found=f"{size} bytes",
+            )
+        )
+    return problems
 
 
 def event_time(at: str | None, ledger: Ledger) -> str:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import canonical
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time
-from generator.verifier import ID_RE, MAX_LEAF_BYTES, Problem, is_id, prose_problems, show
+from generator.ledgerfile import appending, event_time, reason_problems
+from generator.verifier import ID_RE, Problem, is_id, show
 
 
 def revocation_leaf(serial: str, reason: str, at: str) -> dict[str, Any]:
@@ -53,20 +52,8 @@ def revoke_certificate(paths: Paths, serial: str, reason: str, at: str | None = 
                     found=f"revoked at entries[{r.index}]",
                 )
             )
-        problems += [
-            problem("--reason", f"the reason {p.message}", expected=p.expected, found=p.found)
-            for p in prose_problems(reason, "reason")
-        ]
         leaf = revocation_leaf(serial, reason, when)
-        if not problems and (size := len(canonical.dumps(leaf))) > MAX_LEAF_BYTES:
-            problems.append(
-                problem(
-                    "--reason",
-                    "the reason makes the ledger leaf too large",
-                    expected=f"at most {MAX_LEAF_BYTES} bytes",
-                    found=f"{size} bytes",
-                )
-            )
+        problems += reason_problems(reason, leaf)
         if problems:
             what = f"certificate {serial}" if is_id(serial) else "the certificate"
             raise InputError(problems, f"cannot revoke {what}; nothing was written")

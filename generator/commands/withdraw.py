@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import canonical
 from generator.datadir import Paths
 from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time
-from generator.verifier import ID_RE, MAX_LEAF_BYTES, RUN_WITHDRAWN, Problem, is_id, prose_problems, show
+from generator.ledgerfile import appending, event_time, reason_problems
+from generator.verifier import ID_RE, RUN_WITHDRAWN, Problem, is_id, show
 
 
 def withdrawal_leaf(run_id: str, reason: str, at: str) -> dict[str, Any]:
@@ -55,20 +54,8 @@ def withdraw_run(paths: Paths, run_id: str, reason: str, at: str | None = None) 
                     found=f"withdrawn at entries[{w.index}]",
                 )
             )
-        problems += [
-            problem("--reason", f"the reason {p.message}", expected=p.expected, found=p.found)
-            for p in prose_problems(reason, "reason")
-        ]
         leaf = withdrawal_leaf(run_id, reason, when)
-        if not problems and (size := len(canonical.dumps(leaf))) > MAX_LEAF_BYTES:
-            problems.append(
-                problem(
-                    "--reason",
-                    "the reason makes the ledger leaf too large",
-                    expected=f"at most {MAX_LEAF_BYTES} bytes",
-                    found=f"{size} bytes",
-                )
-            )
+        problems += reason_problems(reason, leaf)
         if problems:
             what = f"run {run_id}" if is_id(run_id) else "the run"
             raise InputError(problems, f"cannot withdraw {what}; nothing was written")
