@@ -20,7 +20,7 @@ from typing import Any
 from generator import layout
 from generator.errors import InputError, problem
 from generator.sources import load_data_file, load_json
-from generator.verifier import PUBLISHED_PRIVATE_KEYS, Problem, is_origin, key_rows
+from generator.verifier import PUBLISHED_PRIVATE_KEYS, Problem, invisible_characters, is_origin, key_rows
 
 __all__ = [
     "ENV_DATA",
@@ -222,13 +222,15 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
         if not isinstance(raw.get(k), str) or not raw[k].strip():
             problems.append(problem(file, "missing or empty", where=k, expected="a non-empty string", found=raw.get(k)))
     if isinstance(raw.get("origin"), str) and not is_origin(raw["origin"]):
+        invisible = invisible_characters(raw["origin"])
         problems.append(
             problem(
                 file,
                 "not a valid origin",
                 where="origin",
-                expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle",
-                found=raw["origin"],
+                expected="a URL without scheme, spaces, '+' or characters that draw nothing, such as "
+                "transparency.example.org/oracle",
+                found=raw["origin"] + (f" (with {invisible})" if invisible else ""),
             )
         )
     if "description" in raw and not isinstance(raw["description"], str):

@@ -62,6 +62,7 @@ from generator.verifier import (
     canonical_bytes,
     check_keys,
     checkpoint_signers,
+    invisible_characters,
     is_hex64,
     is_origin,
     key_rows,
@@ -491,7 +492,9 @@ def _claimed_origin(note: bytes) -> str:
     first = note.split(b"\n", 1)[0]
     origin = first.decode("utf-8", "replace")
     if not is_origin(origin):
-        raise Inconsistent([f"{layout.CHECKPOINT}: its first line {show(origin)} is not a log origin"])
+        invisible = invisible_characters(origin)
+        named = f" (with {invisible})" if invisible else ""
+        raise Inconsistent([f"{layout.CHECKPOINT}: its first line {show(origin)}{named} is not a log origin"])
     return origin
 
 

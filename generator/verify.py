@@ -21,50 +21,50 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/text.py              lines   210 to   293
     generator/verifier/errors.py            lines   294 to   360
     generator/verifier/canonical.py         lines   361 to   662
-    generator/verifier/formats.py           lines   663 to   887
-    generator/verifier/confusables.py       lines   888 to  1275
-    generator/verifier/sodium.py            lines  1276 to  1319
-    generator/verifier/keys.py              lines  1320 to  1568
-    generator/verifier/note.py              lines  1569 to  1676
-    generator/verifier/merkle.py            lines  1677 to  1817
-    generator/verifier/tlogproof.py         lines  1818 to  1889
-    generator/verifier/tiles.py             lines  1890 to  2121
-    generator/verifier/cosignature.py       lines  2122 to  2278
-    generator/verifier/policy.py            lines  2279 to  2561
-    generator/verifier/witnessing.py        lines  2562 to  2591
-    generator/verifier/idindex.py           lines  2592 to  2675
-    generator/verifier/methodology.py       lines  2676 to  2999
-    generator/verifier/scoring.py           lines  3000 to  3299
-    generator/verifier/agreement.py         lines  3300 to  3559
-    generator/verifier/labelsets.py         lines  3560 to  3898
-    generator/verifier/subjects.py          lines  3899 to  4164
-    generator/verifier/withdrawals.py       lines  4165 to  4203
-    generator/verifier/keyring.py           lines  4204 to  4335
-    generator/verifier/ledger.py            lines  4336 to  4818
-    generator/verifier/snapshot.py          lines  4819 to  4990
-    generator/verifier/state.py             lines  4991 to  5144
-    generator/verifier/memory.py            lines  5145 to  5340
-    generator/verifier/answers.py           lines  5341 to  5408
-    generator/verifier/runs.py              lines  5409 to  5719
-    generator/verifier/lineage.py           lines  5720 to  5981
-    generator/verifier/score_edits.py       lines  5982 to  6067
-    generator/verifier/evidence.py          lines  6068 to  6162
-    generator/verifier/certificates.py      lines  6163 to  6633
-    generator/verifier/certificate_documents.py lines  6634 to  6729
-    generator/verifier/recheck.py           lines  6730 to  7029
-    generator/verifier/report.py            lines  7030 to  7162
-    generator/verifier/folder.py            lines  7163 to  7412
-    generator/verifier/release.py           lines  7413 to  7659
-    generator/verifier/download.py          lines  7660 to  8127
-    generator/verifier/rotation.py          lines  8128 to  8236
-    generator/verifier/history.py           lines  8237 to  8590
-    generator/verifier/publication.py       lines  8591 to  9028
-    generator/verifier/revocations.py       lines  9029 to  9148
-    generator/verifier/certificate_files.py lines  9149 to  9470
-    generator/verifier/agreement_files.py   lines  9471 to  9615
-    generator/verifier/accounting.py        lines  9616 to  9749
-    generator/verifier/site.py              lines  9750 to  9943
-    generator/verifier/cli.py               lines  9944 to 10240
+    generator/verifier/confusables.py       lines   663 to  1101
+    generator/verifier/formats.py           lines  1102 to  1329
+    generator/verifier/sodium.py            lines  1330 to  1373
+    generator/verifier/keys.py              lines  1374 to  1622
+    generator/verifier/note.py              lines  1623 to  1730
+    generator/verifier/merkle.py            lines  1731 to  1871
+    generator/verifier/tlogproof.py         lines  1872 to  1943
+    generator/verifier/tiles.py             lines  1944 to  2175
+    generator/verifier/cosignature.py       lines  2176 to  2332
+    generator/verifier/policy.py            lines  2333 to  2615
+    generator/verifier/witnessing.py        lines  2616 to  2645
+    generator/verifier/idindex.py           lines  2646 to  2729
+    generator/verifier/methodology.py       lines  2730 to  3053
+    generator/verifier/scoring.py           lines  3054 to  3353
+    generator/verifier/agreement.py         lines  3354 to  3613
+    generator/verifier/labelsets.py         lines  3614 to  3952
+    generator/verifier/subjects.py          lines  3953 to  4218
+    generator/verifier/withdrawals.py       lines  4219 to  4257
+    generator/verifier/keyring.py           lines  4258 to  4389
+    generator/verifier/ledger.py            lines  4390 to  4872
+    generator/verifier/snapshot.py          lines  4873 to  5044
+    generator/verifier/state.py             lines  5045 to  5198
+    generator/verifier/memory.py            lines  5199 to  5394
+    generator/verifier/answers.py           lines  5395 to  5462
+    generator/verifier/runs.py              lines  5463 to  5773
+    generator/verifier/lineage.py           lines  5774 to  6035
+    generator/verifier/score_edits.py       lines  6036 to  6121
+    generator/verifier/evidence.py          lines  6122 to  6216
+    generator/verifier/certificates.py      lines  6217 to  6687
+    generator/verifier/certificate_documents.py lines  6688 to  6783
+    generator/verifier/recheck.py           lines  6784 to  7083
+    generator/verifier/report.py            lines  7084 to  7216
+    generator/verifier/folder.py            lines  7217 to  7466
+    generator/verifier/release.py           lines  7467 to  7714
+    generator/verifier/download.py          lines  7715 to  8182
+    generator/verifier/rotation.py          lines  8183 to  8291
+    generator/verifier/history.py           lines  8292 to  8645
+    generator/verifier/publication.py       lines  8646 to  9083
+    generator/verifier/revocations.py       lines  9084 to  9203
+    generator/verifier/certificate_files.py lines  9204 to  9525
+    generator/verifier/agreement_files.py   lines  9526 to  9670
+    generator/verifier/accounting.py        lines  9671 to  9804
+    generator/verifier/site.py              lines  9805 to  9998
+    generator/verifier/cli.py               lines  9999 to 10295
 """
 
 # ==============================================================================================
@@ -661,231 +661,6 @@ def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
 
 
 # ==============================================================================================
-# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
-#     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
-# ==============================================================================================
-
-FORMAT_VERSION = 1
-
-
-# A decimal string of the methodology or a similarity: far more digits than any real quantity,
-# far fewer than the 4,300 that Python's int() refuses to convert.
-MAX_DECIMAL_LENGTH = 1000
-
-
-HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
-
-
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-
-
-GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
-
-
-VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
-
-
-DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
-
-
-TIME_RE = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$")
-
-
-KINDS = ("scalar", "text", "array")
-
-
-TIERS = ("critical", "high", "low")
-
-
-REVEAL_REASONS = ("public-gate", "retired")
-
-
-def sha256_hex(data: bytes) -> str:
-    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def is_valid_key_name(name: Any) -> TypeGuard[str]:
-    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
-    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
-
-
-def is_id(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
-
-
-def is_gate_id(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
-
-
-def is_time(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
-
-
-def is_hex64(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
-
-
-def is_decimal(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
-
-
-def is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_origin(value: Any) -> TypeGuard[str]:
-    return (
-        isinstance(value, str)
-        and bool(value)
-        and not value.startswith("{")
-        and "://" not in value
-        and is_valid_key_name(value)
-        and value.isprintable()
-    )
-
-
-# Files Python would import or run if they sat next to a module search path: a site has no
-# business shipping any, apart from the verifier the manifest names.
-PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
-
-
-def is_safe_path(value: Any) -> TypeGuard[str]:
-    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
-    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
-        return False
-    parts = value.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
-
-
-_SCALAR_TYPES = (str, int, bool, type(None))
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
-    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
-        # For strings, integers, booleans and null, equal canonical bytes means same type and
-        # value (bool is not int here: type() is exact). Most comparisons are these.
-        return type(a) is type(b) and a == b
-    try:
-        return canonical_text(a) == canonical_text(b)
-    except (TypeError, ValueError, RecursionError):
-        return False
-
-
-def _is_scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (str, bool)) or is_int(v)
-
-
-def value_kind_problem(kind: str, value: Any) -> str | None:
-    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
-    if kind == "scalar" and not _is_scalar(value):
-        return "a string, an integer, a boolean or null"
-    if kind == "text" and not isinstance(value, str):
-        return "a string"
-    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
-        return "a list of strings, integers, booleans or nulls"
-    return None
-
-
-def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
-    """Problems with the member names of an object: missing required ones, unknown ones."""
-    if not isinstance(obj, dict):
-        return [Problem("must be an object", where=where, found=type_name(obj))]
-    req, opt = list(required), set(optional)
-    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
-    unknown = sorted(k for k in obj if k not in req and k not in opt)
-    if unknown:
-        problems.append(
-            Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where)
-        )
-    return problems
-
-
-def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
-    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
-    if not isinstance(answer, dict) or not answer:
-        return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
-    problems: list[Problem] = []
-    for name, f in answer.items():
-        w = f"{where}.{name}"
-        if not name:
-            problems.append(Problem("field names must not be empty", where=where))
-        keys = check_keys(f, ("kind", "tier", "value"), where=w)
-        if keys:
-            problems.extend(keys)
-            if not isinstance(f, dict):
-                continue
-        kind, tier = f.get("kind"), f.get("tier")
-        if "kind" in f and kind not in KINDS:
-            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
-        if "tier" in f and tier not in TIERS:
-            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
-        if kind in KINDS and "value" in f:
-            want = value_kind_problem(kind, f["value"])
-            if want:
-                problems.append(
-                    Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"]))
-                )
-    return problems
-
-
-def check_item(item: Any, where: str = "item") -> list[Problem]:
-    """Problems with a committed item: a prompt string and a well-formed answer."""
-    if not isinstance(item, dict):
-        return [Problem("must be an object", where=where, found=type_name(item))]
-    problems: list[Problem] = []
-    if not isinstance(item.get("prompt"), str):
-        problems.append(Problem("'prompt' must be a string", where=where, found=type_name(item.get("prompt"))))
-    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
-    problems += number_rule_problems(item, where)
-    return problems
-
-
-REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
-
-
-def check_reveal_document(doc: Any) -> list[Problem]:
-    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
-    problems = check_keys(doc, REVEAL_KEYS)
-    if not isinstance(doc, dict):
-        return problems
-    if doc.get("type") != "item-reveal" or not is_v1(doc):
-        problems.append(
-            Problem(
-                "wrong type or version",
-                expected='"item-reveal", v 1',
-                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
-            )
-        )
-    if not is_id(doc.get("id")):
-        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
-    if not is_gate_id(doc.get("gate")):
-        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
-    if not is_hex64(doc.get("salt")):
-        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
-    if "item" in doc:
-        problems += check_item(doc["item"])
-    return problems
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """`value` if it is a JSON object, else an empty one: for reading a member of a document
-    whose shape another check reports."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """`value` if it is a JSON list, else an empty one (as as_dict)."""
-    return value if isinstance(value, list) else []
-
-
-def is_v1(doc: dict[str, Any]) -> bool:
-    """The document's `v` is the integer 1 (true is not 1)."""
-    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
-
-
-# ==============================================================================================
 # generator/verifier/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a log's
 #     origin.
 # ==============================================================================================
@@ -1227,6 +1002,55 @@ _TABLE = (
 _FOLD_ROUNDS = 4
 
 
+# Default_Ignorable_Code_Point as DerivedCoreProperties.txt, Version 17.0.0, lists it (4,174 code
+# points). Unicode derives it as Other_Default_Ignorable_Code_Point + Cf (format characters) +
+# Variation_Selector - White_Space - FFF9..FFFB (interlinear annotation) - 13430..13440 (Egyptian
+# hieroglyph format controls) - Prepended_Concatenation_Mark. The standard library has no such
+# property, and its Unicode database is that of the running Python (older than this table's), so
+# the ranges are written out rather than derived from unicodedata.category at run time.
+DEFAULT_IGNORABLE_RANGES = (
+    (0x00AD, 0x00AD),  # SOFT HYPHEN
+    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),  # ARABIC LETTER MARK
+    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER, HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ, AA
+    (0x180B, 0x180F),  # MONGOLIAN FREE VARIATION SELECTORS ONE-FOUR, MONGOLIAN VOWEL SEPARATOR
+    (0x200B, 0x200F),  # ZERO WIDTH SPACE..RIGHT-TO-LEFT MARK
+    (0x202A, 0x202E),  # LEFT-TO-RIGHT EMBEDDING..RIGHT-TO-LEFT OVERRIDE
+    (0x2060, 0x206F),  # WORD JOINER..NOMINAL DIGIT SHAPES (2065 reserved)
+    (0x3164, 0x3164),  # HANGUL FILLER
+    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1..16
+    (0xFEFF, 0xFEFF),  # ZERO WIDTH NO-BREAK SPACE
+    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # reserved
+    (0x1BCA0, 0x1BCA3),  # SHORTHAND FORMAT LETTER OVERLAP..UP STEP
+    (0x1D173, 0x1D17A),  # MUSICAL SYMBOL BEGIN BEAM..END PHRASE
+    (0xE0000, 0xE0FFF),  # LANGUAGE TAG, TAG SPACE..CANCEL TAG, VARIATION SELECTOR-17..256, reserved
+)
+
+
+# Not default-ignorable, yet drawn as an empty cell: an origin reads the same with it or without.
+BLANKS = frozenset({0x2800})  # BRAILLE PATTERN BLANK
+
+
+def is_default_ignorable(ch: str) -> bool:
+    """Unicode's Default_Ignorable_Code_Point: a character that draws nothing where it is not supported."""
+    cp = ord(ch)
+    return any(low <= cp <= high for low, high in DEFAULT_IGNORABLE_RANGES)
+
+
+def draws_nothing(ch: str) -> bool:
+    """A character a reader cannot see: default-ignorable, or a blank."""
+    return is_default_ignorable(ch) or ord(ch) in BLANKS
+
+
+def invisible_characters(text: str) -> str:
+    """The characters of `text` that draw nothing, named ("U+034F COMBINING GRAPHEME JOINER"), for
+    an error message: printed as they are, they would show nothing."""
+    found = sorted({ch for ch in text if draws_nothing(ch)})
+    return ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}" for ch in found)
+
+
 @cache
 def confusable_prototypes() -> dict[int, str]:
     """Every source code point of confusables.txt -> its prototype (one or more characters)."""
@@ -1239,9 +1063,10 @@ def confusable_prototypes() -> dict[int, str]:
 
 
 def skeleton(text: str) -> str:
-    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again. Two strings
-    are confusable when their skeletons are equal ("rn" and "m", "l" and "1", "ɑ" and "a")."""
-    decomposed = unicodedata.normalize("NFD", text)
+    """UTS #39's skeleton: NFD, default-ignorable characters removed, each character replaced by
+    its prototype, NFD again. Two strings are confusable when their skeletons are equal ("rn" and
+    "m", "l" and "1", "ɑ" and "a", "ab" and "ab" with a COMBINING GRAPHEME JOINER between)."""
+    decomposed = "".join(ch for ch in unicodedata.normalize("NFD", text) if not is_default_ignorable(ch))
     return unicodedata.normalize("NFD", decomposed.translate(confusable_prototypes()))
 
 
@@ -1258,10 +1083,11 @@ def _small_capital(ch: str) -> str:
 
 def origin_fold(origin: str) -> str:
     """What an origin looks like to a reader: case, compatibility forms, small capitals and every
-    UTS #39 confusable folded, until nothing changes. Two origins with the same fold are one log to
-    whoever reads them."""
+    UTS #39 confusable folded, what draws nothing removed, until nothing changes. Two origins with
+    the same fold are one log to whoever reads them."""
     text = origin
     for _ in range(_FOLD_ROUNDS):
+        text = "".join(ch for ch in text if ord(ch) not in BLANKS)
         # Skeleton first, case second: UTS #39 maps "I" to "l", which folding case first would lose.
         # And since case does not matter in an origin (hosts ignore it), "i", whose capital is that
         # "I", is folded with "l" too.
@@ -1271,6 +1097,234 @@ def origin_fold(origin: str) -> str:
             break
         text = folded
     return text
+
+
+# ==============================================================================================
+# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
+#     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
+# ==============================================================================================
+
+FORMAT_VERSION = 1
+
+
+# A decimal string of the methodology or a similarity: far more digits than any real quantity,
+# far fewer than the 4,300 that Python's int() refuses to convert.
+MAX_DECIMAL_LENGTH = 1000
+
+
+HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
+
+
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
+
+
+DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
+
+
+TIME_RE = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$")
+
+
+KINDS = ("scalar", "text", "array")
+
+
+TIERS = ("critical", "high", "low")
+
+
+REVEAL_REASONS = ("public-gate", "retired")
+
+
+def sha256_hex(data: bytes) -> str:
+    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_valid_key_name(name: Any) -> TypeGuard[str]:
+    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
+    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
+
+
+def is_id(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+def is_gate_id(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
+
+
+def is_time(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
+
+
+def is_hex64(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
+
+
+def is_decimal(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_origin(value: Any) -> TypeGuard[str]:
+    # A character that draws nothing (a variation selector, a Hangul filler) makes an origin that
+    # reads exactly as another: no honest log needs one.
+    return (
+        isinstance(value, str)
+        and bool(value)
+        and not value.startswith("{")
+        and "://" not in value
+        and is_valid_key_name(value)
+        and value.isprintable()
+        and not any(draws_nothing(ch) for ch in value)
+    )
+
+
+# Files Python would import or run if they sat next to a module search path: a site has no
+# business shipping any, apart from the verifier the manifest names.
+PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
+
+
+def is_safe_path(value: Any) -> TypeGuard[str]:
+    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
+    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
+        return False
+    parts = value.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+
+
+_SCALAR_TYPES = (str, int, bool, type(None))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
+    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
+        # For strings, integers, booleans and null, equal canonical bytes means same type and
+        # value (bool is not int here: type() is exact). Most comparisons are these.
+        return type(a) is type(b) and a == b
+    try:
+        return canonical_text(a) == canonical_text(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool)) or is_int(v)
+
+
+def value_kind_problem(kind: str, value: Any) -> str | None:
+    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
+    if kind == "scalar" and not _is_scalar(value):
+        return "a string, an integer, a boolean or null"
+    if kind == "text" and not isinstance(value, str):
+        return "a string"
+    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
+        return "a list of strings, integers, booleans or nulls"
+    return None
+
+
+def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
+    """Problems with the member names of an object: missing required ones, unknown ones."""
+    if not isinstance(obj, dict):
+        return [Problem("must be an object", where=where, found=type_name(obj))]
+    req, opt = list(required), set(optional)
+    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
+    unknown = sorted(k for k in obj if k not in req and k not in opt)
+    if unknown:
+        problems.append(
+            Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where)
+        )
+    return problems
+
+
+def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
+    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
+    if not isinstance(answer, dict) or not answer:
+        return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
+    problems: list[Problem] = []
+    for name, f in answer.items():
+        w = f"{where}.{name}"
+        if not name:
+            problems.append(Problem("field names must not be empty", where=where))
+        keys = check_keys(f, ("kind", "tier", "value"), where=w)
+        if keys:
+            problems.extend(keys)
+            if not isinstance(f, dict):
+                continue
+        kind, tier = f.get("kind"), f.get("tier")
+        if "kind" in f and kind not in KINDS:
+            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
+        if "tier" in f and tier not in TIERS:
+            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
+        if kind in KINDS and "value" in f:
+            want = value_kind_problem(kind, f["value"])
+            if want:
+                problems.append(
+                    Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"]))
+                )
+    return problems
+
+
+def check_item(item: Any, where: str = "item") -> list[Problem]:
+    """Problems with a committed item: a prompt string and a well-formed answer."""
+    if not isinstance(item, dict):
+        return [Problem("must be an object", where=where, found=type_name(item))]
+    problems: list[Problem] = []
+    if not isinstance(item.get("prompt"), str):
+        problems.append(Problem("'prompt' must be a string", where=where, found=type_name(item.get("prompt"))))
+    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
+    problems += number_rule_problems(item, where)
+    return problems
+
+
+REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
+
+
+def check_reveal_document(doc: Any) -> list[Problem]:
+    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
+    problems = check_keys(doc, REVEAL_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "item-reveal" or not is_v1(doc):
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"item-reveal", v 1',
+                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
+            )
+        )
+    if not is_id(doc.get("id")):
+        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
+    if not is_gate_id(doc.get("gate")):
+        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    if "item" in doc:
+        problems += check_item(doc["item"])
+    return problems
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: for reading a member of a document
+    whose shape another check reports."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a JSON list, else an empty one (as as_dict)."""
+    return value if isinstance(value, list) else []
+
+
+def is_v1(doc: dict[str, Any]) -> bool:
+    """The document's `v` is the integer 1 (true is not 1)."""
+    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
 
 
 # ==============================================================================================
@@ -7451,12 +7505,13 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
                 )
             )
         if not is_origin(m.get("origin")):
+            invisible = invisible_characters(m["origin"]) if isinstance(m.get("origin"), str) else ""
             problems.append(
                 Problem(
                     "malformed origin",
                     where="origin",
-                    expected="a URL without scheme, spaces or '+'",
-                    found=show(m.get("origin")),
+                    expected="a URL without scheme, spaces, '+' or characters that draw nothing",
+                    found=show(m.get("origin")) + (f" (with {invisible})" if invisible else ""),
                 )
             )
         if not is_time(m.get("generated_at")):

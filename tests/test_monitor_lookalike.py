@@ -6,6 +6,7 @@ again, never a first contact that prints every entry as new. The rule is the ver
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner, Result
@@ -81,3 +82,26 @@ def test_another_log_with_its_own_key_is_a_first_contact(followed: tuple[BuiltSi
     result = monitor(site, "--state", state)
     assert "first contact with log another.example.net/prog" in result.stderr
     monitor(program.out, "--state", state)  # the first log is still followed as before
+
+
+@pytest.mark.parametrize(
+    "invisible", ["\u034f", "\ufe0f", "\u3164", "\u2800"], ids=["cgj", "vs16", "hangul", "braille"]
+)
+def test_an_origin_with_a_character_that_draws_nothing_is_refused(
+    invisible: str, followed: tuple[BuiltSite, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The followed origin with an invisible character, and a key of its own: it reads as the
+    followed log, so it is refused, the character named, never a first contact."""
+    _, state = followed
+    before = sorted(p.name for p in state.glob("*.json"))
+    # Tools that (unlike these) let such an origin through; the build's own verification skipped.
+    for module in ("generator.commands.init", "generator.datadir"):
+        monkeypatch.setattr(f"{module}.is_origin", lambda value: True)
+    monkeypatch.setattr("generator.commands.build.self_check", lambda *args: SimpleNamespace(ok=True, checks=0))
+    origin = ORIGIN.replace("example", f"exa{invisible}mple")
+    site = site_under(tmp_path / "copy", origin, generate_signer("x.example/y").seed)
+    monkeypatch.undo()
+    result = monitor(site, "--state", state, code=1)
+    assert "INCONSISTENT" in result.stderr and f"U+{ord(invisible):04X} " in result.stderr, result.stderr
+    assert "first contact" not in result.stderr and not result.stdout
+    assert sorted(p.name for p in state.glob("*.json")) == before

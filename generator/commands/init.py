@@ -15,7 +15,7 @@ from generator.keys import Signer, generate_signer, write_key
 from generator.ledgerfile import creating, event_time, finish_interrupted
 from generator.methodology import load_params, render_prose
 from generator.sources import read_text
-from generator.verifier import GATE_RE, Ledger, Problem, is_gate_id, is_origin
+from generator.verifier import GATE_RE, Ledger, Problem, invisible_characters, is_gate_id, is_origin
 
 PRIVATE_README = """\
 # Private program material
@@ -72,12 +72,14 @@ def init_program(
             )
         )
     if not is_origin(origin):
+        invisible = invisible_characters(origin)
         problems.append(
             problem(
                 "--origin",
                 "not a valid origin",
-                expected="a URL without scheme, spaces or '+', such as transparency.example.org/oracle",
-                found=origin,
+                expected="a URL without scheme, spaces, '+' or characters that draw nothing, such as "
+                "transparency.example.org/oracle",
+                found=origin + (f" (with {invisible})" if invisible else ""),
             )
         )
     if not name.strip():

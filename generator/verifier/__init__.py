@@ -38,6 +38,7 @@ from generator.verifier.certificates import (
     non_scored_problems,
     recheckable,
 )
+from generator.verifier.confusables import invisible_characters
 from generator.verifier.cosignature import (
     MAX_COSIGNATURE_TIMESTAMP,
     CosignerKey,
@@ -272,6 +273,7 @@ __all__ = [
     "frontier_of",
     "grade_counts",
     "in_download",
+    "invisible_characters",
     "is_evidence_name",
     "is_exact_field",
     "is_gate_id",

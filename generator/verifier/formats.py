@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any, TypeGuard
 
 from generator.verifier.canonical import canonical_text, number_rule_problems
+from generator.verifier.confusables import draws_nothing
 from generator.verifier.errors import Problem
 from generator.verifier.text import show, type_name
 
@@ -61,6 +62,8 @@ def is_int(value: Any) -> TypeGuard[int]:
 
 
 def is_origin(value: Any) -> TypeGuard[str]:
+    # A character that draws nothing (a variation selector, a Hangul filler) makes an origin that
+    # reads exactly as another: no honest log needs one.
     return (
         isinstance(value, str)
         and bool(value)
@@ -68,6 +71,7 @@ def is_origin(value: Any) -> TypeGuard[str]:
         and "://" not in value
         and is_valid_key_name(value)
         and value.isprintable()
+        and not any(draws_nothing(ch) for ch in value)
     )
 
 

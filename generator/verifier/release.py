@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from generator.verifier.confusables import invisible_characters
 from generator.verifier.errors import Problem
 from generator.verifier.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Site
 from generator.verifier.formats import check_keys, is_origin, is_safe_path, is_time, is_v1, sha256_hex
@@ -54,12 +55,13 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
                 )
             )
         if not is_origin(m.get("origin")):
+            invisible = invisible_characters(m["origin"]) if isinstance(m.get("origin"), str) else ""
             problems.append(
                 Problem(
                     "malformed origin",
                     where="origin",
-                    expected="a URL without scheme, spaces or '+'",
-                    found=show(m.get("origin")),
+                    expected="a URL without scheme, spaces, '+' or characters that draw nothing",
+                    found=show(m.get("origin")) + (f" (with {invisible})" if invisible else ""),
                 )
             )
         if not is_time(m.get("generated_at")):
