@@ -377,13 +377,10 @@ def other_logs(folder: Path, path: Path) -> tuple[dict[str, list[bytes]], list[s
     return known, skipped
 
 
-def _refuse_another_log(err: TextIO, folder: Path, path: Path, origin: str, key: VerifierKey) -> None:
+def _refuse_another_log(origin: str, keys: Iterable[VerifierKey], known: dict[str, list[bytes]]) -> None:
     """The same site re-served under another origin (a look-alike, or any name at all with a key
     this monitor pinned for another log) is not a first contact: it is that log."""
-    known, skipped = other_logs(folder, path)
-    if skipped:
-        _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
-    problems = other_log_problems(origin, [key.public_key], known)
+    problems = other_log_problems(origin, [k.public_key for k in keys], known)
     if problems:
         raise Inconsistent(problems)
 
@@ -708,7 +705,10 @@ def monitor(
     with _locked(path):
         seen = read_state(path, origin)
         log_key, source = _trusted_key(fetch, origin, pin, seen)
-        _refuse_another_log(err, folder, path, origin, log_key)
+        known, skipped = other_logs(folder, path)
+        if skipped:
+            _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
+        _refuse_another_log(origin, [log_key], known)
         if source is not None:
             _say(
                 err,
@@ -727,7 +727,7 @@ def monitor(
                 # Perhaps rotated: the candidate is the site's active key, trusted only once the
                 # ledger shows the pinned key handing over to it (checked after the replay).
                 successor = _site_key(fetch, origin)
-                _refuse_another_log(err, folder, path, origin, successor)
+                _refuse_another_log(origin, [successor], known)
                 cp_origin, size, root = open_checkpoint(note, origin, successor.public_key)
                 if size <= seen.size:  # a rotation is a leaf: a log that rotated has grown
                     raise NoteError(f"signed by {successor.fingerprint} instead, on a log that did not grow") from None
@@ -763,6 +763,9 @@ def monitor(
         with tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as spool:
             shown, ring, hand_over_roots = _follow(fetch, size, root, seen, filters, as_json, spool, progress)
             ring.start(log_key)  # a ledger without rotations: the pinned key is its only one
+            # Every key of the log, not only the one pinned: a key it rotated away from (or to) is
+            # still the key of whichever log another state pins it for.
+            _refuse_another_log(origin, [span.key for span in ring.spans], known)
             if successor is not None:
                 _check_handed_over(fetch, ring, log_key, successor, hand_over_roots)
                 _say(err, f"the log rotated its key: followed {log_key.fingerprint} to {successor.fingerprint}")

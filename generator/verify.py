@@ -54,17 +54,17 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/recheck.py           lines  6784 to  7083
     generator/verifier/report.py            lines  7084 to  7216
     generator/verifier/folder.py            lines  7217 to  7466
-    generator/verifier/release.py           lines  7467 to  7714
-    generator/verifier/download.py          lines  7715 to  8182
-    generator/verifier/rotation.py          lines  8183 to  8291
-    generator/verifier/history.py           lines  8292 to  8645
-    generator/verifier/publication.py       lines  8646 to  9083
-    generator/verifier/revocations.py       lines  9084 to  9203
-    generator/verifier/certificate_files.py lines  9204 to  9525
-    generator/verifier/agreement_files.py   lines  9526 to  9670
-    generator/verifier/accounting.py        lines  9671 to  9804
-    generator/verifier/site.py              lines  9805 to  9998
-    generator/verifier/cli.py               lines  9999 to 10295
+    generator/verifier/release.py           lines  7467 to  7721
+    generator/verifier/download.py          lines  7722 to  8189
+    generator/verifier/rotation.py          lines  8190 to  8298
+    generator/verifier/history.py           lines  8299 to  8652
+    generator/verifier/publication.py       lines  8653 to  9090
+    generator/verifier/revocations.py       lines  9091 to  9210
+    generator/verifier/certificate_files.py lines  9211 to  9532
+    generator/verifier/agreement_files.py   lines  9533 to  9677
+    generator/verifier/accounting.py        lines  9678 to  9811
+    generator/verifier/site.py              lines  9812 to 10013
+    generator/verifier/cli.py               lines 10014 to 10310
 """
 
 # ==============================================================================================
@@ -7538,11 +7538,16 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
 
 
 def check_keys_document(
-    s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    pin: str | None,
+    earlier: list[VerifierKey] | None = None,
+    named: list[bytes] | None = None,
 ) -> bytes | None:
     """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
-    ledger's rotations) instead of failing here."""
+    ledger's rotations) instead of failing here; every key keys.json names, to `named`."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -7556,6 +7561,8 @@ def check_keys_document(
     report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
+    if named is not None:
+        named.extend(r.key.public_key for r in rows)
     for row in rows:
         if row.pem is None:
             continue  # an unsafe path, reported
@@ -9875,16 +9882,20 @@ def _check(
     manifest = loaded[1]
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
-    public_key = check_keys_document(s, manifest, origin, key, earlier)
+    named_keys: list[bytes] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier, named_keys)
     if public_key is None:
         return
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log.
     known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
     known.update(known_logs or {})
-    for problem in other_log_problems(origin, [public_key], known):
-        report.check(False, MANIFEST_PATH, problem)
-    report.checks += 1
+
+    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
+        for problem in other_log_problems(origin, log_keys, known):
+            report.check(False, MANIFEST_PATH, problem)
+        report.checks += 1
+
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
@@ -9911,6 +9922,10 @@ def _check(
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
+    # Every key the log has signed with, not only today's: a key it rotated away from is still the
+    # key of whichever log the state remembers it for.
+    spans = ledger.keys.spans if ledger is not None else []
+    refuse_other_logs({public_key, *named_keys, *(span.key.public_key for span in spans)})
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}

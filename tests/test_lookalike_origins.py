@@ -260,3 +260,25 @@ def test_init_refuses_an_origin_with_an_invisible_character(tmp_path: Path) -> N
     with pytest.raises(InputError) as e:
         init_program(paths, "P", origin, [GateSpec("a", "Gate A", True)], "About.", AT0)
     assert "U+FE0F VARIATION SELECTOR-16" in str(e.value) and not (tmp_path / "data").exists()
+
+
+def test_a_key_the_log_rotated_away_from_is_compared_too(demo_site: BuiltSite, tmp_path: Path) -> None:
+    """The demo's ledger rotated away from its first key (then revoked it): that key, remembered for
+    another origin, makes the demo that other log under a new name, as its active key would."""
+    rows = json.loads((demo_site.out / "keys.json").read_text())["keys"]
+    retired = [r for r in rows if r["status"] != "active"]
+    assert retired, "the demo rotates its key"
+    for row in [*retired, next(r for r in rows if r["status"] == "active")]:
+        state = tmp_path / f"{row['status']}.json"
+        remembered = {
+            "checkpoint": base64.b64encode(b"x").decode(),
+            "keys": [row["public_key"]],
+            "root": base64.b64encode(bytes(32)).decode(),
+            "tree_size": 1,
+        }
+        doc = {"logs": {"other.example.org/log": remembered}, "type": "verifier-state", "v": 1}
+        state.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=True))
+        r = run_verifier(demo_site.out, "--state", state)
+        assert r.returncode == 1, (row["status"], r.stdout + r.stderr)
+        assert f"the site's key {row['fingerprint']} is remembered as the key of the log" in r.stdout, r.stdout
+        assert '"other.example.org/log"' in r.stdout

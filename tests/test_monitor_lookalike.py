@@ -5,6 +5,7 @@ again, never a first contact that prints every entry as new. The rule is the ver
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,6 +20,8 @@ from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 from generator.datadir import Paths
 from generator.keys import Signer, generate_signer, load_key
+from generator.monitor import Remembered, state_path, write_state
+from generator.verifier import parse_vkey
 
 ORIGIN = "test.example.org/prog"
 
@@ -105,3 +108,18 @@ def test_an_origin_with_a_character_that_draws_nothing_is_refused(
     assert "INCONSISTENT" in result.stderr and f"U+{ord(invisible):04X} " in result.stderr, result.stderr
     assert "first contact" not in result.stderr and not result.stdout
     assert sorted(p.name for p in state.glob("*.json")) == before
+
+
+def test_a_key_the_log_rotated_away_from_is_compared_too(demo_site: BuiltSite, tmp_path: Path) -> None:
+    """The demo rotated away from its first key: a state that pins that key for another origin
+    makes the demo that log under a new name, though the demo's checkpoint is signed by its new key."""
+    rows = json.loads((demo_site.out / "keys.json").read_text())["keys"]
+    retired = next(parse_vkey(r["vkey"]) for r in rows if r["status"] != "active")
+    state = tmp_path / "monitor-state"
+    state.mkdir()
+    other = "other.example.org/log"
+    write_state(state_path(state, other), Remembered(other, retired, 1, bytes(32), b"x"))
+    result = monitor(demo_site.out, "--state", state, code=1)
+    assert "INCONSISTENT" in result.stderr and "is remembered as the key of the log" in result.stderr, result.stderr
+    assert retired.fingerprint in result.stderr and f'"{other}"' in result.stderr
+    assert not result.stdout and sorted(p.name for p in state.glob("*.json")) == [state_path(state, other).name]

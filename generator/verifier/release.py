@@ -88,11 +88,16 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
 
 
 def check_keys_document(
-    s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    pin: str | None,
+    earlier: list[VerifierKey] | None = None,
+    named: list[bytes] | None = None,
 ) -> bytes | None:
     """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
-    ledger's rotations) instead of failing here."""
+    ledger's rotations) instead of failing here; every key keys.json names, to `named`."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -106,6 +111,8 @@ def check_keys_document(
     report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
+    if named is not None:
+        named.extend(r.key.public_key for r in rows)
     for row in rows:
         if row.pem is None:
             continue  # an unsafe path, reported

@@ -107,16 +107,20 @@ def _check(
     manifest = loaded[1]
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
-    public_key = check_keys_document(s, manifest, origin, key, earlier)
+    named_keys: list[bytes] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier, named_keys)
     if public_key is None:
         return
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log.
     known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
     known.update(known_logs or {})
-    for problem in other_log_problems(origin, [public_key], known):
-        report.check(False, MANIFEST_PATH, problem)
-    report.checks += 1
+
+    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
+        for problem in other_log_problems(origin, log_keys, known):
+            report.check(False, MANIFEST_PATH, problem)
+        report.checks += 1
+
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
@@ -143,6 +147,10 @@ def _check(
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
+    # Every key the log has signed with, not only today's: a key it rotated away from is still the
+    # key of whichever log the state remembers it for.
+    spans = ledger.keys.spans if ledger is not None else []
+    refuse_other_logs({public_key, *named_keys, *(span.key.public_key for span in spans)})
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
