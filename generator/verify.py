@@ -62,9 +62,9 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/revocations.py       lines  9091 to  9210
     generator/verifier/certificate_files.py lines  9211 to  9532
     generator/verifier/agreement_files.py   lines  9533 to  9677
-    generator/verifier/accounting.py        lines  9678 to  9811
-    generator/verifier/site.py              lines  9812 to 10013
-    generator/verifier/cli.py               lines 10014 to 10310
+    generator/verifier/accounting.py        lines  9678 to  9885
+    generator/verifier/site.py              lines  9886 to 10087
+    generator/verifier/cli.py               lines 10088 to 10384
 """
 
 # ==============================================================================================
@@ -7543,11 +7543,11 @@ def check_keys_document(
     origin: str,
     pin: str | None,
     earlier: list[VerifierKey] | None = None,
-    named: list[bytes] | None = None,
+    named: list[KeyRow] | None = None,
 ) -> bytes | None:
     """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
-    ledger's rotations) instead of failing here; every key keys.json names, to `named`."""
+    ledger's rotations) instead of failing here; every row of keys.json, to `named`."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -7562,7 +7562,7 @@ def check_keys_document(
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
     if named is not None:
-        named.extend(r.key.public_key for r in rows)
+        named.extend(rows)
     for row in rows:
         if row.pem is None:
             continue  # an unsafe path, reported
@@ -9696,11 +9696,27 @@ _LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
 _EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
 
 
+# The folders of the record's documents, each holding only what the manifest (and keys.json, and
+# each certificate's evidence list) names, beside its list pages.
+ARTIFACT_FOLDERS = ("certificates/", "reveals/", "runs/", "methodology/", "keys/")
+
+
+_LIST_PAGE_RE = re.compile(
+    r"(certificates|runs|methodology|keys)/index\.html|(certificates|runs)/page-[1-9][0-9]*\.html"
+)
+
+
 def check_accounted(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, history: dict[str, Any] | None, roots_at: dict[int, bytes]
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    roots_at: dict[int, bytes],
+    key_rows: Sequence[KeyRow] = (),
 ) -> None:
-    """Fail every file under ledger/, named *.tlog-proof, or under certificates/*/evidence/ that
-    no document of the site accounts for; check the partial tiles of archived sizes."""
+    """Fail every file under ledger/, named *.tlog-proof, or under certificates/, reveals/, runs/,
+    methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
+    archived sizes."""
     found = s.files_found
     _check_ledger_folder(
         s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
@@ -9720,6 +9736,64 @@ def check_accounted(
             "a stray proof",
         )
     _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+    _check_artifact_folders(
+        s,
+        manifest,
+        key_rows,
+        # Proofs and evidence files have their checks above: each file is reported once.
+        sorted(
+            f
+            for f in found
+            if f.startswith(ARTIFACT_FOLDERS) and not f.endswith(PROOF_SUFFIX) and not _EVIDENCE_RE.fullmatch(f)
+        ),
+    )
+
+
+def _strings(*values: Any) -> set[str]:
+    return {v for v in values if isinstance(v, str)}
+
+
+def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequence[KeyRow], present: list[str]) -> None:
+    """A file in a folder of the record that nothing names, a certificate of no ledger entry, a
+    document nested under a certificate's folder, would read as part of the record unchecked."""
+    rows = {kind: [r for r in manifest[kind] if isinstance(r, dict)] for kind in ("certificates", "reveals", "runs")}
+    expected: set[str] = set()
+    for r in rows["certificates"]:
+        expected |= _strings(r.get("path"), r.get("grader_record"))
+        expected |= _strings(r["path"] + ".sig") if isinstance(r.get("path"), str) else set()
+        expected |= _strings(*r["details"]) if isinstance(r.get("details"), list) else set()
+        if isinstance(r.get("serial"), str):
+            expected.add(f"certificates/{r['serial']}/index.html")
+    expected |= {p for r in rows["reveals"] for p in _strings(r.get("path"))}
+    expected |= {p for r in rows["runs"] for p in _strings(r.get("spec"))}
+    for m in manifest["methodology"] if isinstance(manifest.get("methodology"), list) else []:
+        if isinstance(m, dict):
+            expected |= _strings(m.get("document"), m.get("parameters"))
+            if isinstance(m.get("version"), str):
+                expected.add(f"methodology/{m['version']}/index.html")
+    expected |= {r.pem for r in key_rows if r.pem is not None}
+    for rel in present:
+        if rel in expected or _LIST_PAGE_RE.fullmatch(rel):
+            continue
+        folder = rel.split("/", 1)[0]
+        s.report.check(
+            False,
+            rel,
+            f"a file under {folder}/ that no document of the site accounts for",
+            _WHAT_IS_EXPECTED[folder],
+            "a stray file",
+        )
+
+
+_WHAT_IS_EXPECTED = {
+    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents "
+    "and grader record the manifest lists for it, and certificates/<serial>/evidence/<name> for each evidence file "
+    "it lists",
+    "reveals": "a reveal the manifest lists, and its proof",
+    "runs": "a run spec the manifest lists, and the runs' list pages",
+    "methodology": "a methodology document or parameters file the manifest lists, and their pages",
+    "keys": "a PEM file keys.json names, and the keys' page",
+}
 
 
 def _check_ledger_folder(
@@ -9882,8 +9956,8 @@ def _check(
     manifest = loaded[1]
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
-    named_keys: list[bytes] = []
-    public_key = check_keys_document(s, manifest, origin, key, earlier, named_keys)
+    key_rows: list[KeyRow] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
     if public_key is None:
         return
     # Another log's key, or a look-alike of another log's origin, would let this site start
@@ -9925,7 +9999,7 @@ def _check(
     # Every key the log has signed with, not only today's: a key it rotated away from is still the
     # key of whichever log the state remembers it for.
     spans = ledger.keys.spans if ledger is not None else []
-    refuse_other_logs({public_key, *named_keys, *(span.key.public_key for span in spans)})
+    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -9982,7 +10056,7 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
-    check_accounted(s, manifest, ledger, history, roots_at)
+    check_accounted(s, manifest, ledger, history, roots_at, key_rows)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {

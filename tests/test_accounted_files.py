@@ -1,5 +1,6 @@
-"""Every file under ledger/, beside an artifact (*.tlog-proof) and under a certificate's evidence/
-is one the verifier expects or a failure naming it (issue 24, item 17). Each forgery is made by a
+"""Every file under ledger/, beside an artifact (*.tlog-proof), under a certificate's evidence/ and
+in the record's folders (certificates/, reveals/, runs/, methodology/, keys/) is one the verifier
+expects or a failure naming it (issue 24, item 17). Each forgery is made by a
 holder of the demo's signing key: the file added, SHA256SUMS re-signed, and verify.py must exit 1
 naming the file."""
 
@@ -145,3 +146,27 @@ def test_an_evidence_file_no_certificate_lists_fails(forged: tuple[Path, Signer,
     resign_sums(site, signer)
     fails_naming(site, extra, "an evidence file that no certificate of the manifest lists")
     fails_naming(site, unlisted, "an evidence file that no certificate of the manifest lists")
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "certificates/quill-a-3/evidence/sub/quill-a-3.eval",  # nested under a listed evidence file's folder
+        "certificates/quill-a-3/evidence2/quill-a-3.eval",  # a folder beside evidence/
+        "certificates/quill-a-3/details/a-001.json",  # a details document the manifest does not list
+        "certificates/quill-a-3/notes.html",
+        "certificates/quill-a-9.json",  # a certificate of no ledger entry
+        "certificates/quill-a-3.json.bak",
+        "reveals/b-9999.json",  # a reveal of an item the ledger never revealed
+        "runs/quill-a-9.json",
+        "methodology/2027.1.md",
+        "keys/00000000.pem",
+    ],
+)
+def test_a_file_in_an_artifact_folder_that_nothing_names_fails(rel: str, forged: tuple[Path, Signer, str, int]) -> None:
+    site, signer, _, _ = forged
+    assert (site / "certificates/quill-a-3/evidence/quill-a-3.eval").is_file()  # the demo's layout
+    (site / rel).parent.mkdir(parents=True, exist_ok=True)
+    (site / rel).write_text("a forged record\n")
+    resign_sums(site, signer)
+    fails_naming(site, rel, f"a file under {rel.split('/')[0]}/ that no document of the site accounts for")

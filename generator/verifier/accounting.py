@@ -4,18 +4,21 @@ accounted for (FORMAT.md v2, "History"; "Evidence files").
 A signed file that no document of the site names is checked by nothing, yet reads as part of the
 record: a `ledger/checkpoints/77` over another root (a fork), a checkpoint of a size the log
 never had, a consistency proof or a tile of no published size, a `.tlog-proof` beside no
-artifact, an evidence file no certificate lists. Each file there is one the verifier expects,
-and checks where its document is checked, or a failure naming it, as agreement/ is
-(agreement_files.py).
+artifact, an evidence file no certificate lists, a file nested under a certificate's folder, a
+reveal, run spec, methodology file or key the manifest (or keys.json) does not name. Each file
+there is one the verifier expects, and checks where its document is checked, or a failure naming
+it, as agreement/ is (agreement_files.py).
 """
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from generator.verifier.errors import FormatError, ProofError
 from generator.verifier.evidence import evidence_path
 from generator.verifier.folder import Site
 from generator.verifier.history import HISTORY_PATH, tile_reader
+from generator.verifier.keys import KeyRow
 from generator.verifier.ledger import Ledger
 from generator.verifier.revocations import REVOCATIONS_PATH
 from generator.verifier.tiles import read_tiled_log, tile_paths
@@ -26,13 +29,25 @@ PROOF_SUFFIX = ".tlog-proof"
 _LEDGER_DOCUMENTS = ("ledger/checkpoint", HISTORY_PATH, REVOCATIONS_PATH, "ledger/policy.txt", "ledger/index.html")
 _LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
 _EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
+# The folders of the record's documents, each holding only what the manifest (and keys.json, and
+# each certificate's evidence list) names, beside its list pages.
+ARTIFACT_FOLDERS = ("certificates/", "reveals/", "runs/", "methodology/", "keys/")
+_LIST_PAGE_RE = re.compile(
+    r"(certificates|runs|methodology|keys)/index\.html|(certificates|runs)/page-[1-9][0-9]*\.html"
+)
 
 
 def check_accounted(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, history: dict[str, Any] | None, roots_at: dict[int, bytes]
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    roots_at: dict[int, bytes],
+    key_rows: Sequence[KeyRow] = (),
 ) -> None:
-    """Fail every file under ledger/, named *.tlog-proof, or under certificates/*/evidence/ that
-    no document of the site accounts for; check the partial tiles of archived sizes."""
+    """Fail every file under ledger/, named *.tlog-proof, or under certificates/, reveals/, runs/,
+    methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
+    archived sizes."""
     found = s.files_found
     _check_ledger_folder(
         s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
@@ -52,6 +67,64 @@ def check_accounted(
             "a stray proof",
         )
     _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+    _check_artifact_folders(
+        s,
+        manifest,
+        key_rows,
+        # Proofs and evidence files have their checks above: each file is reported once.
+        sorted(
+            f
+            for f in found
+            if f.startswith(ARTIFACT_FOLDERS) and not f.endswith(PROOF_SUFFIX) and not _EVIDENCE_RE.fullmatch(f)
+        ),
+    )
+
+
+def _strings(*values: Any) -> set[str]:
+    return {v for v in values if isinstance(v, str)}
+
+
+def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequence[KeyRow], present: list[str]) -> None:
+    """A file in a folder of the record that nothing names, a certificate of no ledger entry, a
+    document nested under a certificate's folder, would read as part of the record unchecked."""
+    rows = {kind: [r for r in manifest[kind] if isinstance(r, dict)] for kind in ("certificates", "reveals", "runs")}
+    expected: set[str] = set()
+    for r in rows["certificates"]:
+        expected |= _strings(r.get("path"), r.get("grader_record"))
+        expected |= _strings(r["path"] + ".sig") if isinstance(r.get("path"), str) else set()
+        expected |= _strings(*r["details"]) if isinstance(r.get("details"), list) else set()
+        if isinstance(r.get("serial"), str):
+            expected.add(f"certificates/{r['serial']}/index.html")
+    expected |= {p for r in rows["reveals"] for p in _strings(r.get("path"))}
+    expected |= {p for r in rows["runs"] for p in _strings(r.get("spec"))}
+    for m in manifest["methodology"] if isinstance(manifest.get("methodology"), list) else []:
+        if isinstance(m, dict):
+            expected |= _strings(m.get("document"), m.get("parameters"))
+            if isinstance(m.get("version"), str):
+                expected.add(f"methodology/{m['version']}/index.html")
+    expected |= {r.pem for r in key_rows if r.pem is not None}
+    for rel in present:
+        if rel in expected or _LIST_PAGE_RE.fullmatch(rel):
+            continue
+        folder = rel.split("/", 1)[0]
+        s.report.check(
+            False,
+            rel,
+            f"a file under {folder}/ that no document of the site accounts for",
+            _WHAT_IS_EXPECTED[folder],
+            "a stray file",
+        )
+
+
+_WHAT_IS_EXPECTED = {
+    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents "
+    "and grader record the manifest lists for it, and certificates/<serial>/evidence/<name> for each evidence file "
+    "it lists",
+    "reveals": "a reveal the manifest lists, and its proof",
+    "runs": "a run spec the manifest lists, and the runs' list pages",
+    "methodology": "a methodology document or parameters file the manifest lists, and their pages",
+    "keys": "a PEM file keys.json names, and the keys' page",
+}
 
 
 def _check_ledger_folder(

@@ -14,6 +14,7 @@ from generator.verifier.formats import check_keys, is_origin, is_safe_path, is_t
 from generator.verifier.keys import (
     DEMO_KEY_WARNING,
     PUBLISHED_PRIVATE_KEYS,
+    KeyRow,
     VerifierKey,
     fingerprint,
     key_rows,
@@ -93,11 +94,11 @@ def check_keys_document(
     origin: str,
     pin: str | None,
     earlier: list[VerifierKey] | None = None,
-    named: list[bytes] | None = None,
+    named: list[KeyRow] | None = None,
 ) -> bytes | None:
     """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
-    ledger's rotations) instead of failing here; every key keys.json names, to `named`."""
+    ledger's rotations) instead of failing here; every row of keys.json, to `named`."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -112,7 +113,7 @@ def check_keys_document(
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
     if named is not None:
-        named.extend(r.key.public_key for r in rows)
+        named.extend(rows)
     for row in rows:
         if row.pem is None:
             continue  # an unsafe path, reported

@@ -23,7 +23,7 @@ from generator.verifier.history import (
     signed_tree,
     verify_saved,
 )
-from generator.verifier.keys import VerifierKey, check_key_pin
+from generator.verifier.keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.memory import Memory
 from generator.verifier.policy import Policy
 from generator.verifier.publication import check_gates, check_ledger, check_methodology_files, check_reveals, check_runs
@@ -107,8 +107,8 @@ def _check(
     manifest = loaded[1]
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
-    named_keys: list[bytes] = []
-    public_key = check_keys_document(s, manifest, origin, key, earlier, named_keys)
+    key_rows: list[KeyRow] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
     if public_key is None:
         return
     # Another log's key, or a look-alike of another log's origin, would let this site start
@@ -150,7 +150,7 @@ def _check(
     # Every key the log has signed with, not only today's: a key it rotated away from is still the
     # key of whichever log the state remembers it for.
     spans = ledger.keys.spans if ledger is not None else []
-    refuse_other_logs({public_key, *named_keys, *(span.key.public_key for span in spans)})
+    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -207,7 +207,7 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
-    check_accounted(s, manifest, ledger, history, roots_at)
+    check_accounted(s, manifest, ledger, history, roots_at, key_rows)
     check_revocations(s, origin, public_key, ledger)
     check_verifier_copy(s, manifest)
     report.counts = {
