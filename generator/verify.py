@@ -52,19 +52,19 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/certificates.py      lines  6217 to  6687
     generator/verifier/certificate_documents.py lines  6688 to  6783
     generator/verifier/recheck.py           lines  6784 to  7083
-    generator/verifier/report.py            lines  7084 to  7216
-    generator/verifier/folder.py            lines  7217 to  7466
-    generator/verifier/release.py           lines  7467 to  7721
-    generator/verifier/download.py          lines  7722 to  8189
-    generator/verifier/rotation.py          lines  8190 to  8298
-    generator/verifier/history.py           lines  8299 to  8652
-    generator/verifier/publication.py       lines  8653 to  9090
-    generator/verifier/revocations.py       lines  9091 to  9210
-    generator/verifier/certificate_files.py lines  9211 to  9532
-    generator/verifier/agreement_files.py   lines  9533 to  9677
-    generator/verifier/accounting.py        lines  9678 to  9885
-    generator/verifier/site.py              lines  9886 to 10087
-    generator/verifier/cli.py               lines 10088 to 10384
+    generator/verifier/report.py            lines  7084 to  7218
+    generator/verifier/folder.py            lines  7219 to  7468
+    generator/verifier/release.py           lines  7469 to  7723
+    generator/verifier/download.py          lines  7724 to  8191
+    generator/verifier/rotation.py          lines  8192 to  8300
+    generator/verifier/history.py           lines  8301 to  8654
+    generator/verifier/publication.py       lines  8655 to  9092
+    generator/verifier/revocations.py       lines  9093 to  9212
+    generator/verifier/certificate_files.py lines  9213 to  9534
+    generator/verifier/agreement_files.py   lines  9535 to  9679
+    generator/verifier/accounting.py        lines  9680 to  9887
+    generator/verifier/site.py              lines  9888 to 10092
+    generator/verifier/cli.py               lines 10093 to 10389
 """
 
 # ==============================================================================================
@@ -7120,6 +7120,7 @@ class Report:
     # States of certificates, not failures: a pass never makes a revoked or expired one valid.
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)  # run, at, reason, index: never to be certified
 
     @property
     def ok(self) -> bool:
@@ -7179,6 +7180,7 @@ class Report:
             "tree": self.tree,
             "revoked": self.revoked,
             "expired": self.expired,
+            "withdrawn": self.withdrawn,
             "meaning": PASS_MEANING,
         }
 
@@ -10058,6 +10060,9 @@ def _check(
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, roots_at, key_rows)
     check_revocations(s, origin, public_key, ledger)
+    for w in ledger.withdrawals.values():
+        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,

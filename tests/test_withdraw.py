@@ -96,6 +96,9 @@ def test_a_site_with_a_withdrawal_verifies_and_shows_it(withdrawn_site: BuiltSit
     report = v.verify_site(site)
     assert report.ok, report.render()
     assert not any("still open" in n for n in report.notes)
+    # Named with its reason, as a revocation is: in a note and in --json's "withdrawn".
+    assert f"run run-002 WITHDRAWN at {AT}: {REASON} (it will never be run nor certified)" in report.notes
+    assert report.to_json()["withdrawn"] == [{"run": "run-002", "at": AT, "reason": REASON, "index": len(leaves) - 1}]
     page = BeautifulSoup((site / layout.runs_page()).read_text(encoding="utf-8"), "html.parser")
     row = page.select_one("tr.status-withdrawn")
     assert row is not None and "withdrawn on 2026-03-10T00:00:00Z" in row.get_text() and REASON in row.get_text()

@@ -43,6 +43,7 @@ class Report:
     # States of certificates, not failures: a pass never makes a revoked or expired one valid.
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)  # run, at, reason, index: never to be certified
 
     @property
     def ok(self) -> bool:
@@ -102,6 +103,7 @@ class Report:
             "tree": self.tree,
             "revoked": self.revoked,
             "expired": self.expired,
+            "withdrawn": self.withdrawn,
             "meaning": PASS_MEANING,
         }
 

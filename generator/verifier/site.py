@@ -209,6 +209,9 @@ def _check(
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, roots_at, key_rows)
     check_revocations(s, origin, public_key, ledger)
+    for w in ledger.withdrawals.values():
+        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,
