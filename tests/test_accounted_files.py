@@ -11,17 +11,21 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import BUNDLE, BuiltSite
 from test_history import grow
 from test_verify_tamper import resign_sums
 
+import generator.verifier as v
 from generator import layout
 from generator.commands.build import build
+from generator.datadir import Paths
 from generator.keys import Signer, load_key
-from generator.verifier import checkpoint_text, leaf_hash
+from generator.verifier import accounting, checkpoint_text, leaf_hash
 
 
 def run_verifier(site: Path) -> subprocess.CompletedProcess[str]:
@@ -170,3 +174,51 @@ def test_a_file_in_an_artifact_folder_that_nothing_names_fails(rel: str, forged:
     (site / rel).write_text("a forged record\n")
     resign_sums(site, signer)
     fails_naming(site, rel, f"a file under {rel.split('/')[0]}/ that no document of the site accounts for")
+
+
+def test_an_archived_size_s_partial_tiles_are_checked_without_reading_the_log_again(
+    make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over 256 entries, with two archived sizes whose partial tiles are kept: each is held against
+    the head of today's tile at its place, and no other tile is read for it (re-hashing the tiled
+    log for every archived size would cost the history's rows times the log)."""
+    paths = make_program(secret_items=300, retired=0)
+    site = paths.data.parent / "public"
+    build(paths, site)
+    for day in (1, 2):
+        grow(paths, day, f"2026-03-0{day}T00:00:00Z")
+        build(paths, site)
+    size = json.loads((site / layout.HISTORY).read_bytes())["tree_size"]
+    archived = [r["tree_size"] for r in json.loads((site / layout.HISTORY).read_bytes())["checkpoints"][:-1]]
+    assert size > 256 and all(256 < m < size for m in archived), (size, archived)
+    hashes = (site / f"ledger/tile/0/001.p/{size - 256}").read_bytes()
+    bundle = (site / f"ledger/tile/entries/001.p/{size - 256}").read_bytes()
+    kept = set()
+    for m in archived:
+        kept |= {f"tile/0/001.p/{m - 256}", f"tile/entries/001.p/{m - 256}"}
+        (site / f"ledger/tile/0/001.p/{m - 256}").write_bytes(hashes[: 32 * (m - 256)])
+        (site / f"ledger/tile/entries/001.p/{m - 256}").write_bytes(_bundle_prefix(bundle, m - 256))
+    signer = load_key(paths.key_file)
+    resign_sums(site, signer)
+    reads: list[str] = []
+    tile_reader = accounting.tile_reader
+
+    def counting(s: Any) -> Callable[[str], bytes | None]:
+        read = tile_reader(s)
+
+        def counted(rel: str) -> bytes | None:
+            reads.append(rel)
+            return read(rel)
+
+        return counted
+
+    monkeypatch.setattr(accounting, "tile_reader", counting)
+    report = v.verify_site(site)
+    assert report.ok, report.render()
+    today = {f"tile/0/001.p/{size - 256}", f"tile/entries/001.p/{size - 256}"}
+    assert kept <= set(reads) <= kept | today, sorted(set(reads))
+    rel = f"ledger/tile/entries/001.p/{archived[0] - 256}"
+    prefix = _bundle_prefix(bundle, archived[0] - 256)
+    (site / rel).write_bytes(prefix[:-1] + bytes([prefix[-1] ^ 1]))
+    resign_sums(site, signer)
+    fails_naming(site, rel, f"is not the head of today's tile ledger/tile/entries/001.p/{size - 256}")

@@ -11,17 +11,17 @@ it, as agreement/ is (agreement_files.py).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from generator.verifier.errors import FormatError, ProofError
+from generator.verifier.errors import FormatError
 from generator.verifier.evidence import evidence_path
 from generator.verifier.folder import Site
 from generator.verifier.history import HISTORY_PATH, tile_reader
 from generator.verifier.keys import KeyRow
 from generator.verifier.ledger import Ledger
 from generator.verifier.revocations import REVOCATIONS_PATH
-from generator.verifier.tiles import read_tiled_log, tile_paths
+from generator.verifier.tiles import TILE_HASH_BYTES, parse_entry_bundle, tile_paths
 
 LEDGER_FOLDER = "ledger/"
 PROOF_SUFFIX = ".tlog-proof"
@@ -42,16 +42,13 @@ def check_accounted(
     manifest: dict[str, Any],
     ledger: Ledger,
     history: dict[str, Any] | None,
-    roots_at: dict[int, bytes],
     key_rows: Sequence[KeyRow] = (),
 ) -> None:
     """Fail every file under ledger/, named *.tlog-proof, or under certificates/, reveals/, runs/,
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
     found = s.files_found
-    _check_ledger_folder(
-        s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
-    )
+    _check_ledger_folder(s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")))
     proofs = {
         row["path"] + PROOF_SUFFIX
         for kind in ("reveals", "certificates")
@@ -132,7 +129,6 @@ def _check_ledger_folder(
     manifest: dict[str, Any],
     size: int,
     history: dict[str, Any] | None,
-    roots_at: dict[int, bytes],
     present: list[str],
 ) -> None:
     expected = set(_LEDGER_DOCUMENTS)
@@ -165,24 +161,48 @@ def _check_ledger_folder(
             False, rel, why, "only the ledger's documents, the history's files and its tiles", "a stray file"
         )
     # A partial tile kept for an archived size restates that size's tree: it must hold that tree.
+    # That tree is a prefix of today's, whose tiles check_tiles holds against today's root: each
+    # such tile is the head of today's tile of the same level and index. Comparing the two costs
+    # two small files a tile, where re-hashing the tiled log would cost the whole log per size.
     held = set(present)
+    today_by_name = {_tile_name(p): (p, w) for p, w in tile_paths(size)} if history else {}
+    read = tile_reader(s)
     for m, paths in archived.items():
-        kept = sorted(paths & held)
-        if not kept or m not in roots_at:
-            continue
-        try:
-            tiled = read_tiled_log(tile_reader(s), m)
-            for _ in tiled:
-                pass
-            problem = None if tiled.root() == roots_at[m] else "their root is not the ledger's at that size"
-        except (FormatError, ProofError) as e:
-            problem = str(e)
-        for rel in kept:
+        widths = dict(tile_paths(m))
+        for rel in sorted(paths & held):
+            problem = _archived_tile_problem(read, rel, widths[rel[len(LEDGER_FOLDER) :]], today_by_name)
             s.report.check(
                 problem is None,
                 rel,
                 f"a tile of archived size {m} that does not hold the ledger's first {m} entries: {problem}",
             )
+
+
+def _tile_name(path: str) -> str:
+    """A tile's level (or entries) and index, without its width: an archived size's partial tile
+    and today's tile at the same place share it."""
+    return path.split(".p/", 1)[0]
+
+
+def _archived_tile_problem(
+    read: Callable[[str], bytes | None], rel: str, width: int, today_by_name: dict[str, tuple[str, int]]
+) -> str | None:
+    path = rel[len(LEDGER_FOLDER) :]
+    today, today_width = today_by_name[_tile_name(path)]
+    mine, theirs = read(path), read(today)
+    if mine is None:
+        return "it cannot be read"
+    if theirs is None:
+        return f"today's tile {LEDGER_FOLDER}{today}, which it must begin, is missing"
+    try:
+        if path.startswith("tile/entries/"):
+            head = parse_entry_bundle(theirs, today_width, LEDGER_FOLDER + today)[:width]
+            same = parse_entry_bundle(mine, width, rel) == head
+        else:
+            same = len(mine) == width * TILE_HASH_BYTES and theirs[: len(mine)] == mine
+    except FormatError as e:
+        return str(e)
+    return None if same else f"it is not the head of today's tile {LEDGER_FOLDER}{today}"
 
 
 def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:

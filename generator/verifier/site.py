@@ -207,7 +207,7 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
-    check_accounted(s, manifest, ledger, history, roots_at, key_rows)
+    check_accounted(s, manifest, ledger, history, key_rows)
     check_revocations(s, origin, public_key, ledger)
     for w in ledger.withdrawals.values():
         report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})

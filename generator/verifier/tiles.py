@@ -15,7 +15,7 @@ from generator.verifier.merkle import EMPTY_ROOT, leaf_hash, merkle_root, node_h
 
 _TILE_HEIGHT = 8  # a tile is the bottom of a height-8 subtree: 256 hashes
 TILE_WIDTH = 1 << _TILE_HEIGHT
-_TILE_HASH_BYTES = 32
+TILE_HASH_BYTES = 32
 _TILE_MAX_LEVEL = 63  # C2SP: <L> is 0..63
 _ENTRY_MAX_BYTES = 0xFFFF  # the big-endian uint16 length before each leaf of a bundle
 _ENTRIES_PREFIX = "tile/entries/"
@@ -213,11 +213,11 @@ class TiledLog(Iterator[bytes]):
         data = self._fetch_tile(path)
         if len(data) != len(expected):
             raise FormatError(
-                f"{path}: {len(data)} bytes, not the {len(expected)} of its {len(expected) // _TILE_HASH_BYTES} hashes"
+                f"{path}: {len(data)} bytes, not the {len(expected)} of its {len(expected) // TILE_HASH_BYTES} hashes"
             )
         if data == expected:
             return
-        n = _TILE_HASH_BYTES
+        n = TILE_HASH_BYTES
         i = next(i for i in range(0, len(data), n) if data[i : i + n] != expected[i : i + n]) // n
         # A level-0 tile is checked right after the bundle under it, so hash i is that bundle's leaf i.
         source = f"leaf {i} of {bundle} hashes" if path.startswith("tile/0/") else "the leaves under it hash"
