@@ -818,7 +818,8 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
     try:
         report = verify_site(site, key)
     except SiteUnreadable as e:
-        raise InputError([problem(str(site), str(e))], "cannot read the site") from None
+        # The verifier's message already starts with the site's name, which the problem names too.
+        raise InputError([problem(str(site), str(e).removeprefix(f"{site}: "))], "cannot read the site") from None
     except FormatError as e:
         raise InputError([problem("--key", str(e))], "bad --key") from None
     click.echo(safe_json(report.to_json()) if as_json else report.render())

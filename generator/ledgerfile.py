@@ -160,26 +160,35 @@ def reason_problems(reason: str, leaf: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def event_time(at: str | None, ledger: Ledger) -> str:
-    """The time of a new event: `at` if given, else the clock; never before the last event."""
-    if at is None:
-        at = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    elif not is_time(at):
-        raise InputError(
-            [problem("--at", "malformed time", expected="YYYY-MM-DDTHH:MM:SSZ (UTC, whole seconds)", found=at)]
-        )
-    if at < ledger.last_at:
-        raise InputError(
-            [
+def event_time(at: str | None, ledger: Ledger, problems: list[Problem] | None = None) -> str:
+    """The time of a new event: `at` if given, else the clock; never before the last event.
+
+    With `problems`, a bad time is added there (for the caller to report with every other problem
+    of the command) and a stand-in time is returned so the other checks can run; without, it is
+    raised alone.
+    """
+    found: list[Problem] = []
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if at is not None and not is_time(at):
+        found.append(problem("--at", "malformed time", expected="YYYY-MM-DDTHH:MM:SSZ (UTC, whole seconds)", found=at))
+        when = max(now, ledger.last_at)
+    else:
+        when = now if at is None else at
+        if when < ledger.last_at:
+            # Without --at the time is the clock's: say so rather than name an option never given.
+            found.append(
                 problem(
-                    "--at",
+                    "--at" if at is not None else "the event's time",
                     "an event cannot come before the ledger's last event",
-                    expected=f"{ledger.last_at} or later",
-                    found=at,
+                    expected=f"{ledger.last_at} or later" + ("" if at is not None else " (give it with --at)"),
+                    found=when if at is not None else f"now (no --at given): {when}",
                 )
-            ]
-        )
-    return at
+            )
+    if found and problems is None:
+        raise InputError(found)
+    if problems is not None:
+        problems += found
+    return when
 
 
 class LedgerAppender:

@@ -45,26 +45,26 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/state.py             lines  5045 to  5198
     generator/verifier/memory.py            lines  5199 to  5394
     generator/verifier/answers.py           lines  5395 to  5462
-    generator/verifier/runs.py              lines  5463 to  5773
-    generator/verifier/lineage.py           lines  5774 to  6035
-    generator/verifier/score_edits.py       lines  6036 to  6121
-    generator/verifier/evidence.py          lines  6122 to  6216
-    generator/verifier/certificates.py      lines  6217 to  6687
-    generator/verifier/certificate_documents.py lines  6688 to  6783
-    generator/verifier/recheck.py           lines  6784 to  7083
-    generator/verifier/report.py            lines  7084 to  7218
-    generator/verifier/folder.py            lines  7219 to  7468
-    generator/verifier/release.py           lines  7469 to  7723
-    generator/verifier/download.py          lines  7724 to  8191
-    generator/verifier/rotation.py          lines  8192 to  8300
-    generator/verifier/history.py           lines  8301 to  8654
-    generator/verifier/publication.py       lines  8655 to  9092
-    generator/verifier/revocations.py       lines  9093 to  9212
-    generator/verifier/certificate_files.py lines  9213 to  9534
-    generator/verifier/agreement_files.py   lines  9535 to  9679
-    generator/verifier/accounting.py        lines  9680 to  9907
-    generator/verifier/site.py              lines  9908 to 10112
-    generator/verifier/cli.py               lines 10113 to 10409
+    generator/verifier/runs.py              lines  5463 to  5779
+    generator/verifier/lineage.py           lines  5780 to  6041
+    generator/verifier/score_edits.py       lines  6042 to  6127
+    generator/verifier/evidence.py          lines  6128 to  6222
+    generator/verifier/certificates.py      lines  6223 to  6693
+    generator/verifier/certificate_documents.py lines  6694 to  6789
+    generator/verifier/recheck.py           lines  6790 to  7089
+    generator/verifier/report.py            lines  7090 to  7224
+    generator/verifier/folder.py            lines  7225 to  7474
+    generator/verifier/release.py           lines  7475 to  7729
+    generator/verifier/download.py          lines  7730 to  8197
+    generator/verifier/rotation.py          lines  8198 to  8306
+    generator/verifier/history.py           lines  8307 to  8660
+    generator/verifier/publication.py       lines  8661 to  9098
+    generator/verifier/revocations.py       lines  9099 to  9218
+    generator/verifier/certificate_files.py lines  9219 to  9540
+    generator/verifier/agreement_files.py   lines  9541 to  9685
+    generator/verifier/accounting.py        lines  9686 to  9913
+    generator/verifier/site.py              lines  9914 to 10118
+    generator/verifier/cli.py               lines 10119 to 10415
 """
 
 # ==============================================================================================
@@ -5492,10 +5492,16 @@ def check_run_spec(spec: Any) -> list[Problem]:
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
+    # Every problem of a spec names its field, as the checks below do: a member that is missing or
+    # not allowed is named by itself.
+    unknown = ", ".join(sorted(str(k) for k in spec if k not in RUN_SPEC_KEYS))
+    missing = {f"missing {k!r}": k for k in RUN_SPEC_KEYS}
+    problems = [p.at("", missing.get(p.message, unknown)) if not p.where else p for p in problems]
     if spec.get("type") != "run-spec" or not is_v1(spec):
         problems.append(
             Problem(
                 "wrong type or version",
+                where="type" if spec.get("type") != "run-spec" else "v",
                 expected='"run-spec", v 1',
                 found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
             )

@@ -48,6 +48,7 @@ def ok_rows() -> list[dict[str, Any]]:
 def test_unregistered_run(prog: Paths) -> None:
     err = certify_refused(prog, results("run-zzz", ok_rows()))
     named(err, 'run "run-zzz" is not registered', "run")
+    assert err.summary.startswith("cannot certify the run of ") and "these 1 runs" not in err.summary
 
 
 def test_already_certified_run(prog: Paths) -> None:

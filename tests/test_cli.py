@@ -416,6 +416,31 @@ def test_at_before_last_event(program: Paths, command: list[str]) -> None:
     assert tree(program.data) == before
 
 
+def test_a_bad_at_is_reported_with_every_other_problem(program: Paths) -> None:
+    err = cli_refused(["revoke", "nosuch", "--reason", "", "--at", "2020-01-01T00:00:00Z"], program)
+    assert "--at" in err and "before the ledger's last event" in err
+    assert "no certificate nosuch was issued" in err  # not hidden by the time
+    assert re.search(r"^  --reason\b.*empty", err, re.M), err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["withdraw", "run-x", "--reason", "never run"],
+        ["revoke", "cert-x", "--reason", "wrong"],
+        ["gate", "add", "c", "--name", "Gate C", "--public"],
+        ["retire", "b-0002", "--note", "x"],
+    ],
+)
+def test_a_clock_before_the_last_event_is_not_called_at(program: Paths, command: list[str]) -> None:
+    """Without --at the event's time is the clock's; the refusal says so instead of naming --at."""
+    run(["gate", "add", "z", "--name", "Gate Z", "--public", "--at", "2999-01-01T00:00:00Z"], paths=program)
+    err = cli_refused(command, program)
+    assert not re.search(r"^\s*--at\b", err, re.M), err  # no problem is filed under an option never given
+    assert "before the ledger's last event" in err and "now (no --at given): " in err
+    assert "2999-01-01T00:00:00Z or later (give it with --at)" in err
+
+
 def test_methodology_publish_existing_version(program: Paths) -> None:
     before = tree(program.data)
     err = cli_refused(
@@ -498,6 +523,7 @@ def test_build_strict_refuses_warnings(program: Paths, tmp_path: Path) -> None:
 def test_verify_missing_directory(tmp_path: Path) -> None:
     err = cli_refused(["verify", tmp_path / "nowhere"])
     assert "nowhere" in err and "not a directory" in err
+    assert err.count("nowhere") == 1, err  # the site is named once, not `nowhere: nowhere: …`
 
 
 def test_verify_directory_that_is_not_a_site(tmp_path: Path) -> None:

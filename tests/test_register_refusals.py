@@ -63,6 +63,9 @@ def prog(make_program: Callable[..., Paths]) -> Paths:
         ({"budget": 7200}, "must be an object", "budget"),
         ({"metrics": "pass_rate"}, "must be a list of strings", "metrics"),
         ({"metrics": [1]}, "must be a list of strings", "metrics"),
+        # A member the spec must not have, or the wrong type, is named like every other field.
+        ({"extra": 1}, "unknown member 'extra'", "extra"),
+        ({"type": "run"}, "wrong type or version", "type"),
     ],
 )
 def test_spec_shape_is_refused(prog: Paths, over: dict[str, Any], message: str, where: str) -> None:

@@ -66,8 +66,12 @@ def test_withdraw_twice_or_a_certified_or_unknown_run_is_refused(program: Paths)
     assert any("no run run-999 is registered" in p.message for p in unknown.problems)
     bad = refused(lambda: withdraw_run(program, "run-002", "two\nlines", AT), program.data, program.private)
     assert any(p.file == "--reason" for p in bad.problems)
+    # Each refusal says what was expected and what was found, as revoke's do.
+    for err in (twice, certified, unknown):
+        assert all(p.expected and p.found for p in err.problems if p.where == "run"), err.describe()
     r = _cli(program, "withdraw", "run-001", "--reason", REASON, "--at", AT)
     assert r.exit_code == 2
+    assert "expected: a registered run with no certificate" in r.output and "found:    certificate run-001" in r.output
 
 
 def test_a_withdrawn_run_is_decided_its_items_retire_and_stay_seen(program: Paths) -> None:

@@ -77,7 +77,7 @@ def register_label_set(paths: Paths, source: Path, run_id: str, set_id: str, at:
     fields = given if isinstance(given, dict) else {}
     with appending(paths, "agreement register") as app:
         ledger = app.ledger
-        when = event_time(at, ledger)
+        when = event_time(at, ledger, problems)
         ledger_file = paths.show(paths.ledger_file)
         run = ledger.runs.get(run_id)
         if set_id in ledger.label_sets:

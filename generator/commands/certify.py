@@ -98,8 +98,8 @@ def certify_runs(
         raise InputError([problem("--serial", "a serial names one certificate: give one results file with --serial")])
     with appending(paths, "certify") as app:
         ledger = app.ledger
-        when = event_time(at, ledger)
         problems: list[Problem] = []
+        when = event_time(at, ledger, problems)
         if expires_at is not None and not (is_time(expires_at) and expires_at > when):
             problems.append(
                 problem(
@@ -147,7 +147,12 @@ def certify_runs(
             if progress:
                 progress("certifying", n, len(plan))
         if problems:
-            what = f"run {show(_plain(plan[0][1].id))}" if len(sources) == 1 and plan else f"these {len(sources)} runs"
+            if len(sources) != 1:
+                what = f"these {len(sources)} runs"
+            elif plan:
+                what = f"run {show(_plain(plan[0][1].id))}"
+            else:  # the one results file names no run that can be certified
+                what = f"the run of {sources[0]}"
             raise InputError(problems, f"cannot certify {what}; nothing was written")
         app.append(leaves)
     return certified

@@ -55,12 +55,12 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     """
     with appending(paths, "commit") as app:
         ledger = app.ledger
-        when = event_time(at, ledger)
         new = IdIndex()
         total = 0
         digests = ItemDigests(paths, ledger)
         edited: list[tuple[ItemSource, bytes]] = []
         problems: list[Problem] = []
+        when = event_time(at, ledger, problems)
         try:
             for src in scan_item_sources(paths, ledger):
                 total += 1

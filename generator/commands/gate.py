@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.datadir import Paths
+from generator.errors import InputError
 from generator.ledgerfile import appending, event_time
+from generator.verifier import Problem, show
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,14 @@ def gate_leaf(gate: GateSpec, at: str) -> dict[str, object]:
 
 def add_gate(paths: Paths, gate: GateSpec, at: str | None = None) -> dict[str, object]:
     with appending(paths, "gate add") as app:
-        leaf = gate_leaf(gate, event_time(at, app.ledger))
-        app.append([leaf])
+        problems: list[Problem] = []
+        leaf = gate_leaf(gate, event_time(at, app.ledger, problems))
+        lines: list[bytes] = []
+        try:
+            lines = app.prepare([leaf])
+        except InputError as e:
+            problems += e.problems
+        if problems:
+            raise InputError(problems, f"cannot add gate {show(gate.id)}; nothing was written")
+        app.tx.add_lines(lines)
     return leaf

@@ -92,9 +92,9 @@ def init_program(
         problems.append(problem(paths.show(paths.key_file), "a signing key is already there; refusing to overwrite it"))
     if methodology is not None:
         problems += _methodology_problems(*methodology)
+    when = event_time(at, Ledger(), problems)
     if problems:
         raise InputError(problems, "cannot create the program")
-    when = event_time(at, Ledger())
     signer = signer or generate_signer(origin)
     if signer.name != origin:
         raise InputError([problem("--key", "the key's name must be the origin", expected=origin, found=signer.name)])

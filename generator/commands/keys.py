@@ -22,7 +22,7 @@ from generator.datadir import Paths, PublicKey, load_public_keys, public_keys_do
 from generator.errors import InputError, problem
 from generator.keys import Signer, generate_signer, load_key, retired_key_file
 from generator.ledgerfile import appending, event_time
-from generator.verifier import KEY_REVOCATION, KEY_ROTATION, FormatError, is_time, parse_policy, parse_vkey
+from generator.verifier import KEY_REVOCATION, KEY_ROTATION, FormatError, Problem, is_time, parse_policy, parse_vkey
 
 _POLICY_ITEM_SEP = re.compile(rb"[ \t]+")
 # Folders of the data and private directories that hold the program's records (each file checked
@@ -103,11 +103,14 @@ def rotate(paths: Paths, at: str | None = None) -> Rotation:
         old = load_key(paths.key_file)
         keys = load_public_keys(paths, old.name)
         active = next(k for k in keys if k.status == "active")
+        problems: list[Problem] = []
         if active.vkey != old.vkey:
-            raise InputError(
-                [problem(paths.show(paths.key_file), "is not the active key of keys.json", expected=active.vkey)]
+            problems.append(
+                problem(paths.show(paths.key_file), "is not the active key of keys.json", expected=active.vkey)
             )
-        when = event_time(at, app.ledger)
+        when = event_time(at, app.ledger, problems)
+        if problems:
+            raise InputError(problems, "the key was not rotated")
         new = generate_signer(old.name)
         leaf = {"type": KEY_ROTATION, "v": 2, "vkey": new.vkey, "replaces": old.vkey, "at": when}
         lines = app.prepare([leaf])
@@ -149,7 +152,7 @@ def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str
     with appending(paths, "key revoke") as app:
         keys = load_public_keys(paths, None)
         target = next((k for k in keys if key in (k.vkey, parse_vkey(k.vkey).fingerprint)), None)
-        problems = []
+        problems: list[Problem] = []
         if target is None:
             problems.append(problem("key revoke", f"{key!r} is not a key of keys.json (give its vkey or fingerprint)"))
         elif target.status == "active":
@@ -162,10 +165,10 @@ def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str
             problems.append(problem("--reason", "a revocation needs a reason"))
         if not is_time(compromised_at):
             problems.append(problem("--compromised-at", "malformed time", expected="YYYY-MM-DDTHH:MM:SSZ"))
+        when = event_time(at, app.ledger, problems)
         if problems:
             raise InputError(problems, "nothing was revoked")
         assert target is not None
-        when = event_time(at, app.ledger)
         leaf = {
             "type": KEY_REVOCATION,
             "v": 2,

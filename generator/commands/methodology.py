@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from generator import canonical
 from generator.datadir import Paths
@@ -11,7 +12,7 @@ from generator.errors import InputError, problem
 from generator.ledgerfile import LedgerAppender, appending, event_time
 from generator.methodology import load_params, params_file, prose_file, render_prose
 from generator.sources import read_text
-from generator.verifier import sha256_hex
+from generator.verifier import Problem, sha256_hex
 
 
 @dataclass(frozen=True)
@@ -29,28 +30,42 @@ def publish(paths: Paths, params_path: Path, prose_path: Path, at: str | None = 
 
 def stage_methodology(app: LedgerAppender, params_path: Path, prose_path: Path, at: str | None = None) -> Published:
     """Validate a methodology version and stage its files and leaf in `app`'s transaction."""
-    params = load_params(params_path)
-    prose = read_text(prose_path)
-    render_prose(prose, params, str(prose_path))  # refuse a prose whose placeholders do not resolve
+    problems: list[Problem] = []
+    when = event_time(at, app.ledger, problems)  # reported with the files' problems, not alone
+    params: dict[str, Any] | None = None
+    prose: str | None = None
+    try:
+        params = load_params(params_path)
+    except InputError as e:
+        problems += e.problems
+    try:
+        prose = read_text(prose_path)
+    except InputError as e:
+        problems += e.problems
+    if params is not None and prose is not None:
+        try:
+            render_prose(prose, params, str(prose_path))  # refuse a prose whose placeholders do not resolve
+        except InputError as e:
+            problems += e.problems
+    if params is not None and params["version"] in app.ledger.methodologies:
+        problems.append(
+            problem(
+                str(params_path),
+                f"methodology {params['version']} is already published; a published version never changes, publish "
+                "a new version",
+                "version",
+            )
+        )
+    if problems or params is None or prose is None:
+        raise InputError(problems)
     data = canonical.dumps(params)
     version = params["version"]
-    if version in app.ledger.methodologies:
-        raise InputError(
-            [
-                problem(
-                    str(params_path),
-                    f"methodology {version} is already published; a published version never changes, publish a "
-                    "new version",
-                    "version",
-                )
-            ]
-        )
     leaf = {
         "type": "methodology",
         "v": 1,
         "version": version,
         "sha256": sha256_hex(data),
-        "at": event_time(at, app.ledger),
+        "at": when,
     }
     app.append([leaf])
     app.stage(params_file(app.paths, version), data)

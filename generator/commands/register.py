@@ -74,11 +74,13 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         problems += [p.at(file) for p in shape]
         if isinstance(spec, dict) and not any(_blocks_rules(p) for p in shape):
             loaded.append((file, spec, data))
-    if problems and not loaded:
-        raise InputError(problems, "not a valid run spec (format v1 §6, docs/formats/v1.md); nothing was registered")
     with appending(paths, "register") as app:
         ledger = app.ledger
-        when = event_time(at, ledger)
+        when = event_time(at, ledger, problems)
+        if problems and not loaded:
+            raise InputError(
+                problems, "not a valid run spec (format v1 §6, docs/formats/v1.md); nothing was registered"
+            )
         registered: list[Registered] = []
         lines: list[bytes] = []
         for file, spec, data in loaded:

@@ -25,7 +25,7 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
     with appending(paths, "retire") as app:
         ledger = app.ledger
         problems: list[Problem] = []
-        when = event_time(at, ledger)
+        when = event_time(at, ledger, problems)
         if not note.strip():
             problems.append(problem("--note", "a retirement needs a note saying why"))
         twice = sorted(i for i, n in Counter(item_ids).items() if n > 1)

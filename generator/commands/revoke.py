@@ -25,9 +25,9 @@ def revoke_certificate(paths: Paths, serial: str, reason: str, at: str | None = 
     characters."""
     with appending(paths, "revoke") as app:
         ledger = app.ledger
-        when = event_time(at, ledger)
         ledger_file = paths.show(paths.ledger_file)
         problems: list[Problem] = []
+        when = event_time(at, ledger, problems)
         if not is_id(serial):
             problems.append(problem("SERIAL", "malformed serial", expected=ID_RE.pattern, found=show(serial)))
         elif serial not in ledger.certificates:

@@ -25,14 +25,20 @@ def withdraw_run(paths: Paths, run_id: str, reason: str, at: str | None = None) 
     registered, one already certified or withdrawn, and a reason that could mislead a reader."""
     with appending(paths, "withdraw") as app:
         ledger = app.ledger
-        when = event_time(at, ledger)
         ledger_file = paths.show(paths.ledger_file)
         problems: list[Problem] = []
+        when = event_time(at, ledger, problems)
         if not is_id(run_id):
             problems.append(problem("RUN", "malformed run id", expected=ID_RE.pattern, found=show(run_id)))
         elif run_id not in ledger.runs:
             problems.append(
-                problem(ledger_file, f"no run {run_id} is registered: only a registered run can be withdrawn", "run")
+                problem(
+                    ledger_file,
+                    f"no run {run_id} is registered: only a registered run can be withdrawn",
+                    "run",
+                    expected="the id of a run registered in the ledger",
+                    found=run_id,
+                )
             )
         elif run_id in ledger.certificate_of_run:
             serial = ledger.certificate_of_run[run_id]
@@ -42,6 +48,8 @@ def withdraw_run(paths: Paths, run_id: str, reason: str, at: str | None = None) 
                     f"run {run_id} already has certificate {serial}: a decided run is not withdrawn (revoke the "
                     "certificate with 'transparency revoke' instead)",
                     "run",
+                    expected="a registered run with no certificate",
+                    found=f"certificate {serial} at entries[{ledger.certificates[serial].index}]",
                 )
             )
         elif run_id in ledger.withdrawals:
@@ -51,6 +59,7 @@ def withdraw_run(paths: Paths, run_id: str, reason: str, at: str | None = None) 
                     ledger_file,
                     f"run {run_id} is already withdrawn (on {w.at}: {w.reason}); a run is withdrawn once",
                     "run",
+                    expected="a run not yet withdrawn",
                     found=f"withdrawn at entries[{w.index}]",
                 )
             )

@@ -48,10 +48,16 @@ def check_run_spec(spec: Any) -> list[Problem]:
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
+    # Every problem of a spec names its field, as the checks below do: a member that is missing or
+    # not allowed is named by itself.
+    unknown = ", ".join(sorted(str(k) for k in spec if k not in RUN_SPEC_KEYS))
+    missing = {f"missing {k!r}": k for k in RUN_SPEC_KEYS}
+    problems = [p.at("", missing.get(p.message, unknown)) if not p.where else p for p in problems]
     if spec.get("type") != "run-spec" or not is_v1(spec):
         problems.append(
             Problem(
                 "wrong type or version",
+                where="type" if spec.get("type") != "run-spec" else "v",
                 expected='"run-spec", v 1',
                 found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
             )
