@@ -148,6 +148,15 @@ class Filters:
             return False
         return not self.subjects or (run is not None and bool({run.subject["id"], run.subject["name"]} & self.subjects))
 
+    def absent(self, ledger: Ledger) -> list[str]:
+        """What the filters name that the whole replayed log does not have: a typo shows nothing,
+        which must not read as a quiet log."""
+        subjects = {name for run in ledger.runs.values() for name in (run.subject["id"], run.subject["name"])}
+        return [f"--gate {g}: the log has no gate {g}" for g in sorted(self.gates - set(ledger.gates))] + [
+            f"--subject {s}: no run of the log has a subject with this id or name"
+            for s in sorted(self.subjects - subjects)
+        ]
+
 
 @dataclass(frozen=True)
 class Remembered:
@@ -573,10 +582,11 @@ def _follow(
     as_json: bool,
     spool: IO[str],
     progress: Callable[[int], None],
-) -> tuple[int, KeyRing, dict[int, bytes]]:
+) -> tuple[int, KeyRing, dict[int, bytes], list[str]]:
     """Read and check every entry of the log of `size` and `root`; write the new entries that
-    `filters` selects to `spool`; return how many were written, and the log's keys as its key
-    events make them. Raise Inconsistent."""
+    `filters` selects to `spool`; return how many were written, the log's keys as its key
+    events make them, the hand-over roots, and what the filters name that the log lacks. Raise
+    Inconsistent."""
 
     def tile(rel: str) -> bytes | None:
         return fetch(layout.tile(rel), _MAX_BUNDLE_BYTES if rel.startswith("tile/entries/") else _MAX_HASH_TILE_BYTES)
@@ -629,7 +639,7 @@ def _follow(
     if broken:
         more = [f"… and {broken - len(problems)} more"] if broken > len(problems) else []
         raise Inconsistent([f"the ledger breaks its rules ({broken} problem(s)):", *problems, *more])
-    return shown, ledger.keys, hand_over_roots
+    return shown, ledger.keys, hand_over_roots, filters.absent(ledger)
 
 
 def _check_signers(note: bytes, ring: KeyRing, size: int) -> None:
@@ -710,10 +720,17 @@ def monitor(
             _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
         _refuse_another_log(origin, [log_key], known)
         if source is not None:
+            # With --key the user already chose the key; without, they are told how to.
+            advice = (
+                "Make sure the key you gave was obtained out of band, not from the site."
+                if pin is not None
+                else "Compare its fingerprint with one you obtained out of band; to pin yours instead, move the state "
+                f"file {path} away and run again with --key."
+            )
             _say(
                 err,
                 f"first contact with log {origin}: trusting {source}, key {log_key.vkey}, fingerprint "
-                f"{log_key.fingerprint}. Compare it out of band, or pin it with --key.",
+                f"{log_key.fingerprint}. {advice}",
             )
         if log_key.fingerprint in PUBLISHED_PRIVATE_KEYS:
             _say(err, "warning: this log is signed with the project's published DEMO key: anyone can sign with it")
@@ -761,7 +778,7 @@ def monitor(
             _say(err, f"read {n:,} of {size:,} entries")
 
         with tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as spool:
-            shown, ring, hand_over_roots = _follow(fetch, size, root, seen, filters, as_json, spool, progress)
+            shown, ring, hand_over_roots, absent = _follow(fetch, size, root, seen, filters, as_json, spool, progress)
             ring.start(log_key)  # a ledger without rotations: the pinned key is its only one
             # Every key of the log, not only the one pinned: a key it rotated away from (or to) is
             # still the key of whichever log another state pins it for.
@@ -774,6 +791,8 @@ def monitor(
             spool.seek(0)
             shutil.copyfileobj(spool, out)
         out.flush()
+        for line in absent:
+            _say(err, f"warning: {line}")
         # Printed first, remembered second: a kill in between prints these entries again next time,
         # never loses them.
         write_state(path, Remembered(origin, log_key, size, root, note))

@@ -117,6 +117,7 @@ def test_the_first_run_prints_every_event_and_pins_the_key(built_program: BuiltS
     assert any(" reveal b-0001 gate=b reason=retired note=" in line for line in lines)
     vkey = vkey_of(site)
     assert f"first contact with log {ORIGIN}: trusting the site's keys.json, key {vkey}" in r.stderr
+    assert "run again with --key" in r.stderr  # how to pin a key obtained elsewhere instead
     assert (
         r.stderr.splitlines()[-1]
         == f"checked {len(leaves)} new entries ({len(leaves)} shown); now at size {len(leaves)}"
@@ -211,6 +212,13 @@ def test_filters_choose_what_is_printed_never_what_is_checked(demo_site: BuiltSi
     )
     assert shown("--subject", "nobody-at-all") == []
     monitor(site, "--type", "nonsense", code=2)
+    # A name the log does not have shows nothing, and says so (a warning: the log itself is fine).
+    r = monitor(site, "--state", tmp_path / "state-typo", "--gate", "z", "--gate", "b", "--subject", "nobody-at-all")
+    assert "monitor: warning: --gate z: the log has no gate z" in r.stderr
+    assert "--gate b:" not in r.stderr
+    assert "monitor: warning: --subject nobody-at-all: no run of the log has a subject" in r.stderr
+    r = monitor(site, "--state", tmp_path / "state-known", "--gate", "b", "--subject", subject["name"])
+    assert "warning: --" not in r.stderr
 
 
 def test_json_lines_hold_the_index_and_the_leaf(demo_site: BuiltSite, tmp_path: Path) -> None:
@@ -368,6 +376,7 @@ def test_the_key_is_pinned_on_first_contact_and_a_new_key_is_an_inconsistency(
     state = tmp_path / "state"
     r = monitor(first, "--state", state, "--key", vkey_of(first))
     assert "trusting the key given with --key" in r.stderr
+    assert "obtained out of band" in r.stderr and "run again with --key" not in r.stderr  # it was given
     before = state_file(state).read_bytes()
     r = monitor(rekeyed, "--state", state, code=1)
     assert "does not verify with the pinned key" in r.stderr and vkey_of(first) in r.stderr
@@ -384,6 +393,7 @@ def test_the_key_is_pinned_on_first_contact_and_a_new_key_is_an_inconsistency(
     right = json.loads((first / layout.KEYS).read_text())["keys"][0]["fingerprint"]
     r = monitor(first, "--state", tmp_path / "s4", "--key", right)
     assert "trusting the key pinned with --key" in r.stderr
+    assert "run again with --key" not in r.stderr and "pin it with --key" not in r.stderr
     for pin in ("SHA256:abc", "not-a-key"):
         assert "--key" in monitor(first, "--state", tmp_path / "s5", "--key", pin, code=2).stderr
     assert not state_file(tmp_path / "s2").exists()
