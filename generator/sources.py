@@ -191,7 +191,14 @@ def parse_yaml(text: str, file: str, loader: type | None = None) -> Any:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError([problem(file, f"malformed YAML: {e.problem or e.context}", where)]) from None
+        # Where the error shows is often far from its cause (a quote never closed is found at the
+        # end of the file): the context says what was open, and where it began.
+        message = e.problem or e.context
+        if e.problem and e.context:
+            opened = e.context_mark
+            began = f" begun at line {opened.line + 1}, column {opened.column + 1}" if opened else ""
+            message = f"{e.problem}, {e.context}{began}"
+        raise InputError([problem(file, f"malformed YAML: {message}", where)]) from None
     except yaml.YAMLError as e:
         raise InputError([problem(file, f"malformed YAML: {e}")]) from None
 

@@ -79,3 +79,16 @@ def test_the_fast_loader_is_the_default_when_libyaml_is_there() -> None:
 
     assert LOADERS[0].__name__ == ("_CStrictLoader" if yaml.__with_libyaml__ else "_StrictLoader")
     assert parse_yaml("a: yes\n", "f.yaml") == {"a": "yes"}
+
+
+@pytest.mark.parametrize("loader", LOADERS, ids=lambda loader: loader.__name__)
+def test_a_syntax_error_keeps_what_was_open_and_where_it_began(loader: type) -> None:
+    """A quote never closed is found at the end of the file: the message also says where it opened."""
+    text = 'items:\n- id: a-001\n  gate: a\n  prompt: "Extract the account\n  answer: {}\n'
+    with pytest.raises(InputError) as e:
+        parse_yaml(text, "syntax.yaml", loader)
+    [p] = e.value.problems
+    assert p.where == "line 6, column 1"
+    assert p.message == (
+        "malformed YAML: found unexpected end of stream, while scanning a quoted scalar begun at line 4, column 11"
+    )
