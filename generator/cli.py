@@ -136,8 +136,10 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency monitor SITE                       follow a published log, event by event
       transparency serve                              preview it on localhost
 
-    Every artifact is signed with Ed25519 and checked by public/verify.py, which needs only
-    Python and PyNaCl. Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
+    Every artifact is signed with Ed25519. An auditor checks a site with a verify.py obtained
+    from the project and kept outside the site (python3 -P /path/to/verify.py SITE), never the
+    copy the site ships; it needs only Python and PyNaCl. Exit status: 0 ok, 1 verification
+    failed, 2 bad input or usage.
 
     The input formats ("format v1 §N" in these texts and in error messages) are
     docs/formats/v1.md and FORMAT.md of the source repository; examples/ holds a whole file of

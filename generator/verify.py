@@ -52,19 +52,19 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/certificates.py      lines  6223 to  6693
     generator/verifier/certificate_documents.py lines  6694 to  6789
     generator/verifier/recheck.py           lines  6790 to  7089
-    generator/verifier/report.py            lines  7090 to  7224
-    generator/verifier/folder.py            lines  7225 to  7474
-    generator/verifier/release.py           lines  7475 to  7729
-    generator/verifier/download.py          lines  7730 to  8197
-    generator/verifier/rotation.py          lines  8198 to  8306
-    generator/verifier/history.py           lines  8307 to  8660
-    generator/verifier/publication.py       lines  8661 to  9098
-    generator/verifier/revocations.py       lines  9099 to  9218
-    generator/verifier/certificate_files.py lines  9219 to  9540
-    generator/verifier/agreement_files.py   lines  9541 to  9685
-    generator/verifier/accounting.py        lines  9686 to  9913
-    generator/verifier/site.py              lines  9914 to 10118
-    generator/verifier/cli.py               lines 10119 to 10415
+    generator/verifier/report.py            lines  7090 to  7252
+    generator/verifier/folder.py            lines  7253 to  7502
+    generator/verifier/release.py           lines  7503 to  7757
+    generator/verifier/download.py          lines  7758 to  8225
+    generator/verifier/rotation.py          lines  8226 to  8334
+    generator/verifier/history.py           lines  8335 to  8688
+    generator/verifier/publication.py       lines  8689 to  9126
+    generator/verifier/revocations.py       lines  9127 to  9246
+    generator/verifier/certificate_files.py lines  9247 to  9568
+    generator/verifier/agreement_files.py   lines  9569 to  9713
+    generator/verifier/accounting.py        lines  9714 to  9941
+    generator/verifier/site.py              lines  9942 to 10147
+    generator/verifier/cli.py               lines 10148 to 10450
 """
 
 # ==============================================================================================
@@ -203,7 +203,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from json.encoder import encode_basestring
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any, BinaryIO, Literal, TypedDict, TypeGuard
 
@@ -7127,6 +7127,8 @@ class Report:
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
     withdrawn: list[dict[str, Any]] = field(default_factory=list)  # run, at, reason, index: never to be certified
+    # What the reader may have done to cause the failures (not a verdict on the site): said after them.
+    hints: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -7187,6 +7189,7 @@ class Report:
             "revoked": self.revoked,
             "expired": self.expired,
             "withdrawn": self.withdrawn,
+            "hints": self.hints,
             "meaning": PASS_MEANING,
         }
 
@@ -7219,7 +7222,32 @@ class Report:
                 )
         else:
             lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
+        lines += [f"Hint: {printable(h)}" for h in self.hints]
         return "\n".join(lines)
+
+
+def environment_hints(root: Path, failures: Iterable[Problem]) -> list[str]:
+    """A Python environment the auditor made inside the site (`python3 -m venv verify-env` in the
+    site's folder) fails as hundreds of extra files; one line names the folder and what to run.
+    Only folders that hold a failing file are looked at, each once."""
+    folders: dict[str, bool] = {}
+    hints: list[str] = []
+    for p in failures:
+        name = PurePosixPath(p.file)
+        if not p.file or name.is_absolute() or ".." in name.parts:  # a name the site wrote: look inside it only
+            continue
+        for parent in reversed(name.parents[:-1]):
+            folder = str(parent)
+            if folder not in folders:
+                folders[folder] = (root / folder / "pyvenv.cfg").is_file()
+                if folders[folder]:
+                    hints.append(
+                        f"{folder} looks like a Python environment: if you made it, run the verifier with "
+                        f"{folder}/bin/python (a site must not ship one)"
+                    )
+            if folders[folder]:
+                break
+    return hints
 
 
 # ==============================================================================================
@@ -9964,6 +9992,7 @@ def verify_site(
         if RAISE_INTERNAL_ERRORS:
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
+    report.hints += environment_hints(root, report.failures)
     return report
 
 
@@ -10246,6 +10275,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
             "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
             "band and kept by you, outside the site, as you would a key"
+        )
+    if os.path.abspath(__file__) == own_file() and _inside(own_file(), site):
+        # The site's own copy checks the site with the code the site chose: a pass proves nothing more.
+        report.warnings.append(
+            f"this verify.py came with the site ({own_file()}): a site can ship a verifier that passes anything; "
+            "use one you obtained yourself, kept outside the site"
         )
     if report.ok and state_path is not None and report.tree:
         try:

@@ -107,6 +107,8 @@ def test_group_help_lists_every_command() -> None:
     for name in ("init", "keygen", "gate", "methodology", "commit", "retire", "build", "verify", "serve"):
         assert re.search(rf"^\s+{name}\b", out, re.M), name
     assert "Exit status" in out
+    # The copy a site ships is not the verifier to trust (README): --help must not send an auditor to it.
+    assert "checked by public/verify.py" not in out and "never the copy the site ships" in " ".join(out.split())
 
 
 def test_version() -> None:

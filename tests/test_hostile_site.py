@@ -328,3 +328,35 @@ def test_a_run_of_spaces_cannot_wrap_a_fake_line_onto_the_screen(demo_copy: Buil
         and "x\\x20\\x20\\x20" in r.stdout
         and " " * 3 not in r.stdout.split("FAIL x")[1].split("\n")[0]
     )
+
+
+def test_the_site_s_own_verify_py_warns_that_it_came_with_the_site(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    site = demo_copy.out
+    own = _run([sys.executable, "-P", "verify.py", "."], site)
+    assert own.returncode == 0, own.stdout[-2000:]  # a warning, not a failure
+    assert f"WARNING: this verify.py came with the site ({site / 'verify.py'})" in own.stdout
+    assert "use one you obtained yourself" in own.stdout
+    genuine = _run([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path)
+    assert genuine.returncode == 0 and "came with the site" not in genuine.stdout
+
+
+def test_a_python_environment_made_inside_the_site_is_named_once(demo_copy: BuiltSite, tmp_path: Path) -> None:
+    """An auditor's `python3 -m venv verify-env` inside the site fails as hundreds of extra files;
+    one line says what the folder probably is and which python to run instead."""
+    site = demo_copy.out
+    _plant(site, "verify-env/pyvenv.cfg", "home = /usr/bin\n")
+    _plant(site, "verify-env/bin/python", "")
+    _plant(site, "verify-env/lib/python3/site-packages/nacl/__init__.py", "")
+    _plant(site, "tools/notes.txt", "not an environment\n")
+    for argv, cwd in (
+        ([sys.executable, "-P", str(_genuine_verifier(tmp_path)), str(site)], tmp_path),
+        ([str(TRANSPARENCY), "verify", str(site)], tmp_path),
+    ):
+        r = _run(argv, cwd)
+        assert r.returncode == 1, r.stdout[-2000:]
+        hints = [line for line in r.stdout.splitlines() if line.startswith("Hint: ")]
+        assert hints == [
+            "Hint: verify-env looks like a Python environment: if you made it, run the verifier with "
+            "verify-env/bin/python (a site must not ship one)"
+        ], r.stdout[-2000:]
+        assert r.stdout.rstrip().endswith(hints[0])  # said after the failures, where the reader looks

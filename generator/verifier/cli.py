@@ -151,6 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
             "band and kept by you, outside the site, as you would a key"
         )
+    if os.path.abspath(__file__) == own_file() and _inside(own_file(), site):
+        # The site's own copy checks the site with the code the site chose: a pass proves nothing more.
+        report.warnings.append(
+            f"this verify.py came with the site ({own_file()}): a site can ship a verifier that passes anything; "
+            "use one you obtained yourself, kept outside the site"
+        )
     if report.ok and state_path is not None and report.tree:
         try:
             write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)

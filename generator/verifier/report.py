@@ -3,6 +3,7 @@
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from generator.verifier.errors import Problem
@@ -44,6 +45,8 @@ class Report:
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
     withdrawn: list[dict[str, Any]] = field(default_factory=list)  # run, at, reason, index: never to be certified
+    # What the reader may have done to cause the failures (not a verdict on the site): said after them.
+    hints: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -104,6 +107,7 @@ class Report:
             "revoked": self.revoked,
             "expired": self.expired,
             "withdrawn": self.withdrawn,
+            "hints": self.hints,
             "meaning": PASS_MEANING,
         }
 
@@ -136,4 +140,29 @@ class Report:
                 )
         else:
             lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
+        lines += [f"Hint: {printable(h)}" for h in self.hints]
         return "\n".join(lines)
+
+
+def environment_hints(root: Path, failures: Iterable[Problem]) -> list[str]:
+    """A Python environment the auditor made inside the site (`python3 -m venv verify-env` in the
+    site's folder) fails as hundreds of extra files; one line names the folder and what to run.
+    Only folders that hold a failing file are looked at, each once."""
+    folders: dict[str, bool] = {}
+    hints: list[str] = []
+    for p in failures:
+        name = PurePosixPath(p.file)
+        if not p.file or name.is_absolute() or ".." in name.parts:  # a name the site wrote: look inside it only
+            continue
+        for parent in reversed(name.parents[:-1]):
+            folder = str(parent)
+            if folder not in folders:
+                folders[folder] = (root / folder / "pyvenv.cfg").is_file()
+                if folders[folder]:
+                    hints.append(
+                        f"{folder} looks like a Python environment: if you made it, run the verifier with "
+                        f"{folder}/bin/python (a site must not ship one)"
+                    )
+            if folders[folder]:
+                break
+    return hints

@@ -28,7 +28,7 @@ from generator.verifier.memory import Memory
 from generator.verifier.policy import Policy
 from generator.verifier.publication import check_gates, check_ledger, check_methodology_files, check_reveals, check_runs
 from generator.verifier.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
-from generator.verifier.report import Report
+from generator.verifier.report import Report, environment_hints
 from generator.verifier.revocations import check_revocations
 from generator.verifier.rotation import (
     check_checkpoint_keys,
@@ -87,6 +87,7 @@ def verify_site(
         if RAISE_INTERNAL_ERRORS:
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
+    report.hints += environment_hints(root, report.failures)
     return report
 
 
