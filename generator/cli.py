@@ -214,8 +214,14 @@ def init(
     paths = _paths(ctx)
     methodology = (params, prose) if params is not None and prose is not None else None
     gate_list: list[GateSpec | str] = list(gates or ("a:Gate A:public", "b:Gate B:secret"))
+    new_private = not paths.private.exists()
     signer = init_program(paths, name, origin, gate_list, description, at, methodology=methodology)
     click.echo(f"Created the program in {paths.show(paths.data)} (private material in {paths.show(paths.private)}).")
+    if new_private:
+        click.echo(
+            f"Wrote {paths.show(paths.private / '.gitignore')} ('*'): git ignores the private directory, signing "
+            "key included."
+        )
     click.echo(f"Signing key: {paths.show(paths.key_file)}")
     click.echo(f"  verifier key {signer.vkey}")
     click.echo(f"  fingerprint  {signer.fingerprint}")

@@ -159,3 +159,30 @@ def test_a_methodology_given_to_init_is_checked_like_a_published_one(tmp_path: P
     else:
         raise AssertionError("a prose with an unknown placeholder was accepted")
     assert not paths.data.exists() and not paths.private.exists()
+
+
+def test_init_in_a_git_work_tree_keeps_the_new_private_directory_out_of_git(tmp_path: Path) -> None:
+    """`git add data` must not commit the signing key of a private directory init made under data/."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    paths = Paths(repo / "data", repo / "data" / "private")
+    r = cli(["init", "--name", "P", "--origin", "p.example.org/x"], paths)
+    assert r.exit_code == 0, r.output
+    assert (paths.private / ".gitignore").read_text() == "*\n"
+    assert "git ignores the private directory" in r.stdout
+    assert "warning: the private directory" in r.stderr  # the unsafe place is still said
+    git = ["git", "-C", str(repo)]
+    subprocess.run([*git, "add", "data"], check=True)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], check=True, capture_output=True, text=True)
+    assert "data/program.yaml" in staged.stdout.split()
+    assert not [f for f in staged.stdout.split() if f.startswith("data/private/")], staged.stdout
+
+
+def test_init_leaves_an_existing_private_directory_as_it_is(tmp_path: Path) -> None:
+    """A private directory that was there before is the operator's (the demo commits its own on purpose)."""
+    paths = Paths(tmp_path / "data", tmp_path / "private")
+    paths.private.mkdir(mode=0o700)
+    r = cli(["init", "--name", "P", "--origin", "p.example.org/x"], paths)
+    assert r.exit_code == 0, r.output
+    assert not (paths.private / ".gitignore").exists()
+    assert "git ignores" not in r.stdout

@@ -41,6 +41,9 @@ def _parse_gate_option(text: str) -> GateSpec | Problem:
     return GateSpec(parts[0], parts[1].strip(), parts[2] == "public")
 
 
+GITIGNORE = ".gitignore"  # written into a private directory init creates: git ignores all of it
+
+
 def init_program(
     paths: Paths,
     name: str,
@@ -98,7 +101,8 @@ def init_program(
     signer = signer or generate_signer(origin)
     if signer.name != origin:
         raise InputError([problem("--key", "the key's name must be the origin", expected=origin, found=signer.name)])
-    if not paths.private.exists():
+    new_private = not paths.private.exists()
+    if new_private:
         paths.private.mkdir(parents=True, mode=0o700)
     for d in (paths.data, paths.methodology_dir, paths.reveals_dir, paths.items_dir, paths.sealed_dir):
         d.mkdir(parents=True, exist_ok=True)
@@ -112,6 +116,10 @@ def init_program(
         app.stage(paths.keys_file, canonical.dumps(public_keys_document(keys)) + b"\n")
         if not (paths.private / "README.md").exists():
             app.stage(paths.private / "README.md", PRIVATE_README.encode())
+        if new_private:
+            # A private directory inside a git work tree would be committed with `git add data`,
+            # signing key and all. Only one this command made: an existing one is the operator's.
+            app.stage(paths.private / GITIGNORE, b"*\n")
         app.append([gate_leaf(g, when) for g in gates])
         if methodology is not None:
             stage_methodology(app, methodology[0], methodology[1], when)
