@@ -720,8 +720,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
     from generator.commands.status import program_status, status_text
 
-    state = program_status(_paths(ctx))
-    click.echo(json.dumps(state, ensure_ascii=False, sort_keys=True) if as_json else status_text(state), nl=as_json)
+    paths = _paths(ctx)
+    state = program_status(paths)
+    click.echo(
+        json.dumps(state, ensure_ascii=False, sort_keys=True) if as_json else status_text(state, paths), nl=as_json
+    )
 
 
 @main.command()

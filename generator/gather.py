@@ -280,7 +280,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         problems += e.problems
     signer = None
     try:
-        signer = load_key(paths.key_file)
+        signer = load_key(paths.key_file, program_has_keys=paths.keys_file.exists() or paths.ledger_file.exists())
     except TransparencyError as e:
         problems.append(problem(paths.show(paths.key_file), str(e).removeprefix(f"{paths.key_file}: ")))
     if signer is not None and keys:

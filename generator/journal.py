@@ -52,11 +52,23 @@ MODES = (0o644, 0o600)
 
 
 @contextmanager
-def locked(paths: Paths) -> Iterator[None]:
+def locked(paths: Paths, create: bool = False) -> Iterator[None]:
     """The private directory's lock: one command at a time changes the program, `init` and the
     finishing of an interrupted command included (the ledger's own lock cannot serve before the
-    ledger exists)."""
-    paths.private.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ledger exists). Only `init` (create=True) makes the private directory: any other command
+    without one was pointed at the wrong place, and says so."""
+    if create:
+        paths.private.mkdir(parents=True, exist_ok=True, mode=0o700)
+    elif not paths.private.is_dir():
+        raise InputError(
+            [
+                problem(
+                    paths.show(paths.private),
+                    "no private directory there; pass --private (or set TRANSPARENCY_PRIVATE) to the program's "
+                    "private directory",
+                )
+            ]
+        )
     fd = os.open(paths.private / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:

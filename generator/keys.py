@@ -151,15 +151,27 @@ def retired_key_file(private: Path, key_id_hex: str) -> Path:
     return private / RETIRED_KEYS / f"{key_id_hex}.key"
 
 
-def load_key(path: Path) -> Signer:
-    """Load the signing key, refusing a missing, malformed or group/world-readable one."""
+def load_key(path: Path, program_has_keys: bool = False) -> Signer:
+    """Load the signing key, refusing a missing, malformed or group/world-readable one.
+
+    `program_has_keys`: the program already published a key (keys.json), so a missing key file
+    means the wrong private directory (a new shell without TRANSPARENCY_PRIVATE), never a reason
+    to make a new key."""
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise KeyFileError(
-            f"{path}: no signing key there; create one with 'transparency keygen' or point "
-            "--private (or TRANSPARENCY_PRIVATE) at the directory that holds signing.key"
-        ) from None
+        what = "no signing key there" if path.parent.is_dir() else f"no private directory at {path.parent}"
+        if program_has_keys:
+            advice = (
+                "this program already has its key (keys.json): point --private (or TRANSPARENCY_PRIVATE) at the "
+                "program's private directory, the one that holds its signing.key"
+            )
+        else:
+            advice = (
+                "create one with 'transparency keygen' or point --private (or TRANSPARENCY_PRIVATE) at the "
+                "directory that holds signing.key"
+            )
+        raise KeyFileError(f"{path}: {what}; {advice}") from None
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise KeyFileError(
             f"{path}: the signing key is readable by others (mode {stat.S_IMODE(st.st_mode):04o}); "

@@ -306,7 +306,7 @@ def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
 def creating(paths: Paths, command: str) -> Iterator[LedgerAppender]:
     """`appending` for a program that has no ledger yet (`init`): the ledger is created whole,
     with its first events, when the block ends."""
-    with journal.locked(paths):
+    with journal.locked(paths, create=True):
         _recover_locked(paths)
         if paths.ledger_file.exists():
             raise InputError(

@@ -7,10 +7,12 @@ the published explanation cannot drift from the parameters it explains.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 import markdown
 import nh3
 from jinja2.sandbox import SandboxedEnvironment
@@ -19,7 +21,7 @@ from generator import canonical
 from generator.datadir import Paths
 from generator.errors import InputError, problem
 from generator.sources import load_data_file
-from generator.verifier import check_methodology
+from generator.verifier import Problem, check_methodology
 
 _PROSE_ENV = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
@@ -64,8 +66,9 @@ ALLOWED_TAGS = {
 def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
     """A parameter file (JSON or YAML), validated against format v1 §5; all problems at once."""
     file = display or str(path)
-    params = load_data_file(path, file)
-    problems = [p.at(file) for p in check_methodology(params)]
+    problems: list[Problem] = []
+    params = load_data_file(path, file, problems)  # its non-integers, reported with every other problem
+    problems += [p.at(file) for p in check_methodology(params)]
     try:
         canonical.dumps(params)
     except canonical.NotCanonicalizable as e:
@@ -76,13 +79,45 @@ def load_params(path: Path, display: str | None = None) -> dict[str, Any]:
     return params
 
 
+# The first name of each `{{ … }}` (an unterminated one runs to the end of its line), and the
+# names `{% for %}` and `{% set %}` bind: found without parsing, so that a syntax error elsewhere
+# hides no unknown placeholder.
+_PLACEHOLDER_RE = re.compile(r"\{\{-?\s*([A-Za-z_][A-Za-z0-9_]*)")
+_BOUND_RE = re.compile(r"\{%-?\s*(?:for|set)\s+([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)")
+
+
 def render_prose(template: str, params: dict[str, Any], file: str) -> str:
-    """Fill the prose's placeholders from the parameters; an unknown placeholder is an error."""
+    """Fill the prose's placeholders from the parameters; every unknown placeholder (with its line
+    and the names there are) and a syntax error are reported together."""
+    known = {*params, "grades"}
+    valid = "one of " + ", ".join(sorted(known))
+    bound = {name.strip() for m in _BOUND_RE.finditer(template) for name in m.group(1).split(",")}
+    problems: list[Problem] = []
+    for n, text in enumerate(template.split("\n"), start=1):
+        for m in _PLACEHOLDER_RE.finditer(text):
+            name = m.group(1)
+            if name not in known and name not in bound and name not in _PROSE_ENV.globals:
+                problems.append(
+                    problem(file, f"prose template: unknown placeholder {name!r}", f"line {n}", valid, name)
+                )
+    try:
+        tree = _PROSE_ENV.parse(template)
+    except jinja2.TemplateSyntaxError as e:
+        problems.append(problem(file, f"prose template: {e.message or e}", f"line {e.lineno}"))
+        raise InputError(problems) from None
+    # A name used outside `{{ }}` (`{% if name %}`) is found by the parser, without a line.
+    seen = {p.found for p in problems}
+    for name in sorted(jinja2.meta.find_undeclared_variables(tree) - known - seen - set(_PROSE_ENV.globals)):
+        problems.append(problem(file, f"prose template: unknown name {name!r}", "", valid, name))
+    if problems:
+        raise InputError(problems)
     try:
         return _PROSE_ENV.from_string(template).render(**params, grades=_grades(params))
     except jinja2.TemplateError as e:
         line = getattr(e, "lineno", None)
-        raise InputError([problem(file, f"prose template: {e.message or e}", f"line {line}" if line else "")]) from None
+        raise InputError(
+            [problem(file, f"prose template: {e.message or e}", f"line {line}" if line else "", valid)]
+        ) from None
 
 
 def prose_html(markdown_text: str) -> str:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from generator.errors import InputError, problem
-from generator.verifier import FormatError, loads_strict
+from generator.verifier import FormatError, Problem, check_no_surrogates, loads_strict, strict_decoder
 
 # Limits on the operator's files, checked before they are parsed. The largest real source
 # (50,000 items of the scale benchmark) is a sixth of this; a bigger one is split in several.
@@ -262,18 +263,80 @@ def load_yaml(path: Path, display: str | None = None) -> Any:
     return parse_yaml(read_text(path, display), display or str(path))
 
 
-def load_json(path: Path, display: str | None = None) -> Any:
-    """Read a JSON file strictly (UTF-8, no duplicate keys, no NaN)."""
+class NonInteger(str):
+    """A non-integer number of an operator's JSON file, kept as its text so that the rest of the
+    file is checked in the same run; never written, for its problem refuses the command."""
+
+
+def load_json(path: Path, display: str | None = None, non_integers: list[Problem] | None = None) -> Any:
+    """Read a JSON file strictly (UTF-8, no duplicate keys, no NaN, integers only).
+
+    Every non-integer number is a problem naming its field, line and column. Given a
+    `non_integers` list, they are added there and the value is returned with each one as a
+    NonInteger (a string), for the caller to check the rest of the file and then refuse; without,
+    they are raised together."""
     name = display or str(path)
     data = read_bytes(path, name)
-    decode_utf8(data, name)  # a bad byte named by its line, not by an offset
+    text = decode_utf8(data, name)  # a bad byte named by its line, not by an offset
     try:
         value = loads_strict(data)
     except FormatError as e:
-        raise InputError([problem(name, f"malformed JSON: {e}")]) from None
+        located = _non_integers(text, name)
+        if located is None:
+            raise InputError([problem(name, f"malformed JSON: {e}")]) from None
+        value, found = located
+        if non_integers is None:
+            raise InputError(found, f"{name}: numbers that are not integers (format v1 §1)") from None
+        non_integers += found
     if _depth(data) > MAX_DEPTH:
         raise InputError([problem(name, f"malformed JSON: nested more than {MAX_DEPTH} levels deep")])
     return value
+
+
+_JSON_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_JSON_NUMBER_RE = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+
+def _non_integers(text: str, name: str) -> tuple[Any, list[Problem]] | None:
+    """The value of a JSON text whose only fault is non-integer numbers (each a NonInteger), and a
+    problem for each, in the file's order; None when something else is wrong with it."""
+    try:
+        value = strict_decoder(parse_float=NonInteger).decode(text)
+        check_no_surrogates(value)
+    except (ValueError, FormatError, RecursionError):  # JSONDecodeError is a ValueError
+        return None
+    # The decoder reads in the file's order, and so does this walk: the n-th marker is the n-th
+    # number token with a fraction or an exponent (strings blanked first, keeping offsets).
+    fields: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, NonInteger):
+            fields.append((where, str(v)))
+        elif isinstance(v, dict):
+            stack.extend(reversed([(f"{where}.{k}" if where else k, x) for k, x in v.items()]))
+        elif isinstance(v, list):
+            stack.extend(reversed([(f"{where}[{i}]", x) for i, x in enumerate(v)]))
+    if not fields:
+        return None
+    blank = _JSON_STRING_RE.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+    offsets = [m.start() for m in _JSON_NUMBER_RE.finditer(blank) if any(c in m.group() for c in ".eE")]
+    problems = []
+    for n, (where, number) in enumerate(fields):
+        at = ""
+        if len(offsets) == len(fields):
+            line = text.count("\n", 0, offsets[n]) + 1
+            at = f" (line {line}, column {offsets[n] - text.rfind(chr(10), 0, offsets[n])})"
+        problems.append(
+            problem(
+                name,
+                f"a non-integer number {number}{at}: format v1 §1 allows integers only in JSON",
+                where,
+                expected=f'an integer, or the quantity as a decimal string such as "{format(Decimal(number), "f")}"',
+                found=number,
+            )
+        )
+    return value, problems
 
 
 _ESCAPE_RE = re.compile(rb"\\.", re.S)
@@ -297,8 +360,8 @@ def _depth(data: bytes) -> int:
     return depth
 
 
-def load_data_file(path: Path, display: str | None = None) -> Any:
-    """A YAML (.yaml, .yml) or JSON (.json) file, chosen by its suffix."""
+def load_data_file(path: Path, display: str | None = None, non_integers: list[Problem] | None = None) -> Any:
+    """A YAML (.yaml, .yml) or JSON (.json) file, chosen by its suffix (`non_integers`: load_json's)."""
     if path.suffix in (".yaml", ".yml"):
         return load_yaml(path, display)
-    return load_json(path, display)
+    return load_json(path, display, non_integers)

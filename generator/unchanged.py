@@ -302,7 +302,7 @@ def _mark(paths: Paths) -> tuple[int, int] | None:
     milliseconds or coarser (FAT, some network shares), whose identities are never trusted."""
     path = paths.private / "cache" / MARK_NAME
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(exist_ok=True)  # never the private directory itself: a wrong --private is not made
         path.write_bytes(b"")
         return _fine_time(os.lstat(path))
     except OSError:

@@ -453,6 +453,19 @@ def test_methodology_publish_existing_version(program: Paths) -> None:
     assert tree(program.data) == before
 
 
+def test_methodology_publish_names_a_fraction_and_every_other_problem(program: Paths, tmp_path: Path) -> None:
+    params = json.loads(DEFAULT_PARAMS.read_text())
+    params["version"] = "2026.9"
+    params["item_threshold"] = "THRESHOLD"
+    params["colour"] = "blue"
+    source = tmp_path / "m1.json"
+    source.write_text(json.dumps(params, indent=1).replace('"THRESHOLD"', "0.8"))
+    err = cli_refused(["methodology", "publish", source, "--prose", DEFAULT_PROSE], program)
+    assert "m1.json [item_threshold]: a non-integer number 0.8 (line " in err
+    assert 'expected: an integer, or the quantity as a decimal string such as "0.8"' in err
+    assert "unknown member 'colour'" in err  # not hidden by the number
+
+
 def test_methodology_publish_missing_file(program: Paths, tmp_path: Path) -> None:
     before = tree(program.data)
     result = run(["methodology", "publish", tmp_path / "nope.json", "--prose", DEFAULT_PROSE], 2, program)
@@ -474,8 +487,25 @@ def test_build_key_missing(program: Paths, tmp_path: Path) -> None:
     out = tmp_path / "site"
     err = cli_refused(["build", "--out", out], program)
     assert "signing.key" in err and "no signing key" in err
-    assert "keygen" in err
+    # The program has its key already (keys.json): a new one is the wrong advice.
+    assert "keygen" not in err and "this program already has its key" in err and "--private" in err
     assert not out.exists()
+
+
+def test_a_missing_private_directory_is_named_and_never_created(program: Paths, tmp_path: Path) -> None:
+    """A new shell without TRANSPARENCY_PRIVATE: every command says the private directory is not
+    there, and none creates it (not even a lock file or a cache)."""
+    elsewhere = Paths(program.data, tmp_path / "not-the-private-dir")
+    err = cli_refused(["build", "--out", tmp_path / "site"], elsewhere)
+    assert f"no private directory at {elsewhere.private}" in err and "keygen" not in err
+    for command in (["commit"], ["retire", "b-0002", "--note", "x"], ["withdraw", "run-x", "--reason", "r"]):
+        err = cli_refused(command, elsewhere)
+        assert "no private directory there; pass --private" in err, command
+    out = run(["status"], paths=elsewhere).stdout
+    assert f"Site: no private directory at {elsewhere.private}" in out and "no build recorded yet" not in out
+    assert not elsewhere.private.exists()
+    out = run(["status"], paths=program).stdout
+    assert f"Site: no build recorded in {program.private}" in out
 
 
 def test_build_with_another_key(built_program: BuiltSite) -> None:

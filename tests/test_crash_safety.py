@@ -381,7 +381,7 @@ def test_one_command_at_a_time(base: Path, tmp_path: Path) -> None:
         r = CliRunner().invoke(main, _args(paths, "gate", "add", "c", "--name", "Gate C", "--public", "--at", T_CMD))
         assert r.exit_code == 2 and "another transparency command is changing the program" in r.output
     fresh = Paths(tmp_path / "fresh" / "data", tmp_path / "fresh" / "private")
-    with journal.locked(fresh):  # an init under way: a second one waits its turn
+    with journal.locked(fresh, create=True):  # an init under way: a second one waits its turn
         r = CliRunner().invoke(
             main,
             [

@@ -23,7 +23,7 @@ from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.datadir import Paths
 from generator.errors import InputError
-from generator.methodology import load_params
+from generator.methodology import load_params, render_prose
 from generator.sources import parse_yaml
 from generator.verifier import Problem, sha256_hex
 
@@ -269,8 +269,8 @@ ITEM_CASES: list[tuple[str, str, list[Any] | str, str, str]] = [
         "JSON fraction",
         "bad.json",
         json.dumps({"items": [amount(kind="scalar", tier="high", value=1)]}).replace('"value": 1', '"value": 12.5'),
-        "",
-        "non-integer number 12.5",
+        "items[0].answer.amount.value",  # named by its field, as a YAML source's would be
+        "non-integer number 12.5 (line 1, column ",
     ),
     (
         "JSON item with a bad id",
@@ -523,7 +523,7 @@ def test_methodology_parameter_problem(
 
 
 def test_json_weight_number_is_refused(tmp_path: Path) -> None:
-    """JSON input is read by the strict parser: a fraction is refused before any rule is checked."""
+    """JSON input is read by the strict parser: a fraction is refused, named by its field."""
     f = tmp_path / "params.json"
     f.write_text(DEFAULT_PARAMS.read_text().replace('"weight": "0.7"', '"weight": 0.7'))
     assert '"weight": 0.7' in f.read_text()
@@ -531,8 +531,8 @@ def test_json_weight_number_is_refused(tmp_path: Path) -> None:
         load_params(f)
     [p] = info.value.problems
     assert p.file.endswith("params.json")
-    assert "non-integer number 0.7" in p.message
-    assert "string" in p.message  # says what to write instead
+    assert "non-integer number 0.7" in p.message and p.where == "tiers.high.weight"
+    assert 'a decimal string such as "0.7"' in (p.expected or "")  # says what to write instead
 
 
 def test_yaml_weight_number_is_refused(tmp_path: Path) -> None:
@@ -674,6 +674,22 @@ def test_publish_command_refuses_unknown_placeholder(make_program: Callable[...,
     assert result.exit_code == 2, result.output
     assert "prose.md" in result.stderr and "item_treshold" in result.stderr
     assert tree(paths.data, paths.private) == before
+
+
+def test_prose_problems_name_their_lines_and_the_placeholders_there_are() -> None:
+    """An unterminated placeholder hides no unknown one, every unknown one is named with its line,
+    and each says which names there are."""
+    params = base_params()
+    prose = "# Methodology\n\nThe threshold is {{ item_threshold\nand {{ no_such_param }}, {{ nor_this }}.\n"
+    with pytest.raises(InputError) as e:
+        render_prose(prose, params, "prose.md")
+    by_name = {p.found: p for p in e.value.problems if p.found}
+    assert set(by_name) == {"no_such_param", "nor_this"}
+    assert all(p.where == "line 4" and "unknown placeholder" in p.message for p in by_name.values())
+    assert "item_threshold" in (by_name["nor_this"].expected or "") and "grades" in (by_name["nor_this"].expected or "")
+    assert any(not p.found and p.where.startswith("line ") for p in e.value.problems)  # the syntax error too
+    # Loop variables and the whole default prose are not unknown names.
+    assert render_prose(DEFAULT_PROSE.read_text(), params, "m.md")
 
 
 # ---------------------------------------------------------------------------------------------

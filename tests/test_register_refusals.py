@@ -99,6 +99,20 @@ def test_a_fraction_anywhere_in_the_spec_is_refused(prog: Paths, budget: str, fo
     assert "integers only" in err.describe()
 
 
+def test_a_fraction_is_named_by_its_field_and_hides_no_other_problem(prog: Paths) -> None:
+    spec = run_spec(prog, "run-x", "a", ["a-001"])
+    spec["subject"]["version"] = "VERSION"
+    spec["repetitions"] = 2
+    raw = json.dumps(spec, indent=1).replace('"VERSION"', "2.1")
+    err = register_refused(prog, raw=raw)
+    [p] = [p for p in err.problems if "non-integer" in p.message]
+    line = next(n for n, text in enumerate(raw.split("\n"), start=1) if "2.1" in text)
+    assert p.where == "subject.version" and p.found == "2.1"
+    assert f"(line {line}, column " in p.message
+    assert p.expected == 'an integer, or the quantity as a decimal string such as "2.1"'
+    named(err, "repetitions is 1 in v1", "repetitions")  # the rest of the file is still checked
+
+
 def test_an_integer_beyond_2_53_in_the_spec_is_refused(prog: Paths) -> None:
     err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": 2**60}))
     assert any(p.where.startswith("budget") and p.found == str(2**60) for p in err.problems), err.describe()

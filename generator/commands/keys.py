@@ -100,7 +100,7 @@ def rotate(paths: Paths, at: str | None = None) -> Rotation:
     updated: list[str] = []
     policy_path = paths.data / POLICY_FILE
     with appending(paths, "key rotate") as app:
-        old = load_key(paths.key_file)
+        old = load_key(paths.key_file, program_has_keys=True)
         keys = load_public_keys(paths, old.name)
         active = next(k for k in keys if k.status == "active")
         problems: list[Problem] = []

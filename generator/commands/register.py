@@ -60,7 +60,7 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
     for source in sources:
         file = str(source)
         try:
-            spec = load_json(source, file)
+            spec = load_json(source, file, problems)  # its non-integers are reported with its other problems
         except InputError as e:
             problems += e.problems
             continue

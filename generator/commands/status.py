@@ -75,8 +75,9 @@ def _published_size(paths: Paths) -> int | None:
     return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
-def status_text(status: dict[str, Any]) -> str:
-    """The status in lines for people."""
+def status_text(status: dict[str, Any], paths: Paths | None = None) -> str:
+    """The status in lines for people; `paths` names the private directory the build record is
+    read from."""
     p, led, runs, certs, build = (
         status["program"],
         status["ledger"],
@@ -101,7 +102,18 @@ def status_text(status: dict[str, Any]) -> str:
     ]
     lines.append(f"Certificates: {certs['issued']} issued, {certs['revoked']} revoked")
     if build["published_size"] is None:
-        lines.append("Site: no build recorded yet; run 'transparency build'")
+        # The record is private: a build made with another private directory is not seen here.
+        private = paths.show(paths.private) if paths else "this private directory"
+        if paths and not paths.private.is_dir():
+            lines.append(
+                f"Site: no private directory at {private}, so no build record to read; pass --private (or set "
+                "TRANSPARENCY_PRIVATE) to the program's private directory"
+            )
+        else:
+            lines.append(
+                f"Site: no build recorded in {private}; run 'transparency build' (or pass the --private the builds "
+                "used)"
+            )
     elif build["not_built"]:
         lines.append(
             f"Site: the last build published {build['published_size']} events; {build['not_built']} not built yet "
