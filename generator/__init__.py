@@ -5,4 +5,4 @@ whose every artifact the standalone `verify.py` (this package's `generator/verif
 recheck offline.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

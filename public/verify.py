@@ -21,50 +21,50 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/text.py              lines   210 to   293
     generator/verifier/errors.py            lines   294 to   360
     generator/verifier/canonical.py         lines   361 to   662
-    generator/verifier/formats.py           lines   663 to   887
-    generator/verifier/confusables.py       lines   888 to  1275
-    generator/verifier/sodium.py            lines  1276 to  1319
-    generator/verifier/keys.py              lines  1320 to  1568
-    generator/verifier/note.py              lines  1569 to  1676
-    generator/verifier/merkle.py            lines  1677 to  1817
-    generator/verifier/tlogproof.py         lines  1818 to  1889
-    generator/verifier/tiles.py             lines  1890 to  2121
-    generator/verifier/cosignature.py       lines  2122 to  2278
-    generator/verifier/policy.py            lines  2279 to  2561
-    generator/verifier/witnessing.py        lines  2562 to  2591
-    generator/verifier/idindex.py           lines  2592 to  2675
-    generator/verifier/methodology.py       lines  2676 to  2999
-    generator/verifier/scoring.py           lines  3000 to  3299
-    generator/verifier/agreement.py         lines  3300 to  3559
-    generator/verifier/labelsets.py         lines  3560 to  3898
-    generator/verifier/subjects.py          lines  3899 to  4164
-    generator/verifier/withdrawals.py       lines  4165 to  4203
-    generator/verifier/keyring.py           lines  4204 to  4335
-    generator/verifier/ledger.py            lines  4336 to  4818
-    generator/verifier/snapshot.py          lines  4819 to  4990
-    generator/verifier/state.py             lines  4991 to  5144
-    generator/verifier/memory.py            lines  5145 to  5340
-    generator/verifier/answers.py           lines  5341 to  5408
-    generator/verifier/runs.py              lines  5409 to  5719
-    generator/verifier/lineage.py           lines  5720 to  5981
-    generator/verifier/score_edits.py       lines  5982 to  6067
-    generator/verifier/evidence.py          lines  6068 to  6162
-    generator/verifier/certificates.py      lines  6163 to  6633
-    generator/verifier/certificate_documents.py lines  6634 to  6729
-    generator/verifier/recheck.py           lines  6730 to  7029
-    generator/verifier/report.py            lines  7030 to  7162
-    generator/verifier/folder.py            lines  7163 to  7412
-    generator/verifier/release.py           lines  7413 to  7659
-    generator/verifier/download.py          lines  7660 to  8127
-    generator/verifier/rotation.py          lines  8128 to  8236
-    generator/verifier/history.py           lines  8237 to  8590
-    generator/verifier/publication.py       lines  8591 to  9028
-    generator/verifier/revocations.py       lines  9029 to  9148
-    generator/verifier/certificate_files.py lines  9149 to  9470
-    generator/verifier/agreement_files.py   lines  9471 to  9615
-    generator/verifier/accounting.py        lines  9616 to  9749
-    generator/verifier/site.py              lines  9750 to  9943
-    generator/verifier/cli.py               lines  9944 to 10240
+    generator/verifier/confusables.py       lines   663 to  1101
+    generator/verifier/formats.py           lines  1102 to  1329
+    generator/verifier/sodium.py            lines  1330 to  1373
+    generator/verifier/keys.py              lines  1374 to  1622
+    generator/verifier/note.py              lines  1623 to  1730
+    generator/verifier/merkle.py            lines  1731 to  1871
+    generator/verifier/tlogproof.py         lines  1872 to  1943
+    generator/verifier/tiles.py             lines  1944 to  2175
+    generator/verifier/cosignature.py       lines  2176 to  2332
+    generator/verifier/policy.py            lines  2333 to  2615
+    generator/verifier/witnessing.py        lines  2616 to  2645
+    generator/verifier/idindex.py           lines  2646 to  2729
+    generator/verifier/methodology.py       lines  2730 to  3053
+    generator/verifier/scoring.py           lines  3054 to  3353
+    generator/verifier/agreement.py         lines  3354 to  3613
+    generator/verifier/labelsets.py         lines  3614 to  3952
+    generator/verifier/subjects.py          lines  3953 to  4218
+    generator/verifier/withdrawals.py       lines  4219 to  4257
+    generator/verifier/keyring.py           lines  4258 to  4389
+    generator/verifier/ledger.py            lines  4390 to  4872
+    generator/verifier/snapshot.py          lines  4873 to  5044
+    generator/verifier/state.py             lines  5045 to  5198
+    generator/verifier/memory.py            lines  5199 to  5394
+    generator/verifier/answers.py           lines  5395 to  5462
+    generator/verifier/runs.py              lines  5463 to  5779
+    generator/verifier/lineage.py           lines  5780 to  6041
+    generator/verifier/score_edits.py       lines  6042 to  6127
+    generator/verifier/evidence.py          lines  6128 to  6222
+    generator/verifier/certificates.py      lines  6223 to  6693
+    generator/verifier/certificate_documents.py lines  6694 to  6789
+    generator/verifier/recheck.py           lines  6790 to  7089
+    generator/verifier/report.py            lines  7090 to  7252
+    generator/verifier/folder.py            lines  7253 to  7502
+    generator/verifier/release.py           lines  7503 to  7757
+    generator/verifier/download.py          lines  7758 to  8225
+    generator/verifier/rotation.py          lines  8226 to  8334
+    generator/verifier/history.py           lines  8335 to  8688
+    generator/verifier/publication.py       lines  8689 to  9126
+    generator/verifier/revocations.py       lines  9127 to  9246
+    generator/verifier/certificate_files.py lines  9247 to  9568
+    generator/verifier/agreement_files.py   lines  9569 to  9713
+    generator/verifier/accounting.py        lines  9714 to  9941
+    generator/verifier/site.py              lines  9942 to 10147
+    generator/verifier/cli.py               lines 10148 to 10450
 """
 
 # ==============================================================================================
@@ -203,7 +203,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from json.encoder import encode_basestring
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any, BinaryIO, Literal, TypedDict, TypeGuard
 
@@ -661,231 +661,6 @@ def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
 
 
 # ==============================================================================================
-# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
-#     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
-# ==============================================================================================
-
-FORMAT_VERSION = 1
-
-
-# A decimal string of the methodology or a similarity: far more digits than any real quantity,
-# far fewer than the 4,300 that Python's int() refuses to convert.
-MAX_DECIMAL_LENGTH = 1000
-
-
-HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
-
-
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-
-
-GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
-
-
-VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
-
-
-DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
-
-
-TIME_RE = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$")
-
-
-KINDS = ("scalar", "text", "array")
-
-
-TIERS = ("critical", "high", "low")
-
-
-REVEAL_REASONS = ("public-gate", "retired")
-
-
-def sha256_hex(data: bytes) -> str:
-    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def is_valid_key_name(name: Any) -> TypeGuard[str]:
-    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
-    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
-
-
-def is_id(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
-
-
-def is_gate_id(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
-
-
-def is_time(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
-
-
-def is_hex64(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
-
-
-def is_decimal(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
-
-
-def is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_origin(value: Any) -> TypeGuard[str]:
-    return (
-        isinstance(value, str)
-        and bool(value)
-        and not value.startswith("{")
-        and "://" not in value
-        and is_valid_key_name(value)
-        and value.isprintable()
-    )
-
-
-# Files Python would import or run if they sat next to a module search path: a site has no
-# business shipping any, apart from the verifier the manifest names.
-PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
-
-
-def is_safe_path(value: Any) -> TypeGuard[str]:
-    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
-    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
-        return False
-    parts = value.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
-
-
-_SCALAR_TYPES = (str, int, bool, type(None))
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
-    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
-        # For strings, integers, booleans and null, equal canonical bytes means same type and
-        # value (bool is not int here: type() is exact). Most comparisons are these.
-        return type(a) is type(b) and a == b
-    try:
-        return canonical_text(a) == canonical_text(b)
-    except (TypeError, ValueError, RecursionError):
-        return False
-
-
-def _is_scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (str, bool)) or is_int(v)
-
-
-def value_kind_problem(kind: str, value: Any) -> str | None:
-    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
-    if kind == "scalar" and not _is_scalar(value):
-        return "a string, an integer, a boolean or null"
-    if kind == "text" and not isinstance(value, str):
-        return "a string"
-    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
-        return "a list of strings, integers, booleans or nulls"
-    return None
-
-
-def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
-    """Problems with the member names of an object: missing required ones, unknown ones."""
-    if not isinstance(obj, dict):
-        return [Problem("must be an object", where=where, found=type_name(obj))]
-    req, opt = list(required), set(optional)
-    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
-    unknown = sorted(k for k in obj if k not in req and k not in opt)
-    if unknown:
-        problems.append(
-            Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where)
-        )
-    return problems
-
-
-def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
-    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
-    if not isinstance(answer, dict) or not answer:
-        return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
-    problems: list[Problem] = []
-    for name, f in answer.items():
-        w = f"{where}.{name}"
-        if not name:
-            problems.append(Problem("field names must not be empty", where=where))
-        keys = check_keys(f, ("kind", "tier", "value"), where=w)
-        if keys:
-            problems.extend(keys)
-            if not isinstance(f, dict):
-                continue
-        kind, tier = f.get("kind"), f.get("tier")
-        if "kind" in f and kind not in KINDS:
-            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
-        if "tier" in f and tier not in TIERS:
-            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
-        if kind in KINDS and "value" in f:
-            want = value_kind_problem(kind, f["value"])
-            if want:
-                problems.append(
-                    Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"]))
-                )
-    return problems
-
-
-def check_item(item: Any, where: str = "item") -> list[Problem]:
-    """Problems with a committed item: a prompt string and a well-formed answer."""
-    if not isinstance(item, dict):
-        return [Problem("must be an object", where=where, found=type_name(item))]
-    problems: list[Problem] = []
-    if not isinstance(item.get("prompt"), str):
-        problems.append(Problem("'prompt' must be a string", where=where, found=type_name(item.get("prompt"))))
-    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
-    problems += number_rule_problems(item, where)
-    return problems
-
-
-REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
-
-
-def check_reveal_document(doc: Any) -> list[Problem]:
-    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
-    problems = check_keys(doc, REVEAL_KEYS)
-    if not isinstance(doc, dict):
-        return problems
-    if doc.get("type") != "item-reveal" or not is_v1(doc):
-        problems.append(
-            Problem(
-                "wrong type or version",
-                expected='"item-reveal", v 1',
-                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
-            )
-        )
-    if not is_id(doc.get("id")):
-        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
-    if not is_gate_id(doc.get("gate")):
-        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
-    if not is_hex64(doc.get("salt")):
-        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
-    if "item" in doc:
-        problems += check_item(doc["item"])
-    return problems
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """`value` if it is a JSON object, else an empty one: for reading a member of a document
-    whose shape another check reports."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """`value` if it is a JSON list, else an empty one (as as_dict)."""
-    return value if isinstance(value, list) else []
-
-
-def is_v1(doc: dict[str, Any]) -> bool:
-    """The document's `v` is the integer 1 (true is not 1)."""
-    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
-
-
-# ==============================================================================================
 # generator/verifier/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a log's
 #     origin.
 # ==============================================================================================
@@ -1227,6 +1002,55 @@ _TABLE = (
 _FOLD_ROUNDS = 4
 
 
+# Default_Ignorable_Code_Point as DerivedCoreProperties.txt, Version 17.0.0, lists it (4,174 code
+# points). Unicode derives it as Other_Default_Ignorable_Code_Point + Cf (format characters) +
+# Variation_Selector - White_Space - FFF9..FFFB (interlinear annotation) - 13430..13440 (Egyptian
+# hieroglyph format controls) - Prepended_Concatenation_Mark. The standard library has no such
+# property, and its Unicode database is that of the running Python (older than this table's), so
+# the ranges are written out rather than derived from unicodedata.category at run time.
+DEFAULT_IGNORABLE_RANGES = (
+    (0x00AD, 0x00AD),  # SOFT HYPHEN
+    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),  # ARABIC LETTER MARK
+    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER, HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ, AA
+    (0x180B, 0x180F),  # MONGOLIAN FREE VARIATION SELECTORS ONE-FOUR, MONGOLIAN VOWEL SEPARATOR
+    (0x200B, 0x200F),  # ZERO WIDTH SPACE..RIGHT-TO-LEFT MARK
+    (0x202A, 0x202E),  # LEFT-TO-RIGHT EMBEDDING..RIGHT-TO-LEFT OVERRIDE
+    (0x2060, 0x206F),  # WORD JOINER..NOMINAL DIGIT SHAPES (2065 reserved)
+    (0x3164, 0x3164),  # HANGUL FILLER
+    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1..16
+    (0xFEFF, 0xFEFF),  # ZERO WIDTH NO-BREAK SPACE
+    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # reserved
+    (0x1BCA0, 0x1BCA3),  # SHORTHAND FORMAT LETTER OVERLAP..UP STEP
+    (0x1D173, 0x1D17A),  # MUSICAL SYMBOL BEGIN BEAM..END PHRASE
+    (0xE0000, 0xE0FFF),  # LANGUAGE TAG, TAG SPACE..CANCEL TAG, VARIATION SELECTOR-17..256, reserved
+)
+
+
+# Not default-ignorable, yet drawn as an empty cell: an origin reads the same with it or without.
+BLANKS = frozenset({0x2800})  # BRAILLE PATTERN BLANK
+
+
+def is_default_ignorable(ch: str) -> bool:
+    """Unicode's Default_Ignorable_Code_Point: a character that draws nothing where it is not supported."""
+    cp = ord(ch)
+    return any(low <= cp <= high for low, high in DEFAULT_IGNORABLE_RANGES)
+
+
+def draws_nothing(ch: str) -> bool:
+    """A character a reader cannot see: default-ignorable, or a blank."""
+    return is_default_ignorable(ch) or ord(ch) in BLANKS
+
+
+def invisible_characters(text: str) -> str:
+    """The characters of `text` that draw nothing, named ("U+034F COMBINING GRAPHEME JOINER"), for
+    an error message: printed as they are, they would show nothing."""
+    found = sorted({ch for ch in text if draws_nothing(ch)})
+    return ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}" for ch in found)
+
+
 @cache
 def confusable_prototypes() -> dict[int, str]:
     """Every source code point of confusables.txt -> its prototype (one or more characters)."""
@@ -1239,9 +1063,10 @@ def confusable_prototypes() -> dict[int, str]:
 
 
 def skeleton(text: str) -> str:
-    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again. Two strings
-    are confusable when their skeletons are equal ("rn" and "m", "l" and "1", "ɑ" and "a")."""
-    decomposed = unicodedata.normalize("NFD", text)
+    """UTS #39's skeleton: NFD, default-ignorable characters removed, each character replaced by
+    its prototype, NFD again. Two strings are confusable when their skeletons are equal ("rn" and
+    "m", "l" and "1", "ɑ" and "a", "ab" and "ab" with a COMBINING GRAPHEME JOINER between)."""
+    decomposed = "".join(ch for ch in unicodedata.normalize("NFD", text) if not is_default_ignorable(ch))
     return unicodedata.normalize("NFD", decomposed.translate(confusable_prototypes()))
 
 
@@ -1258,10 +1083,11 @@ def _small_capital(ch: str) -> str:
 
 def origin_fold(origin: str) -> str:
     """What an origin looks like to a reader: case, compatibility forms, small capitals and every
-    UTS #39 confusable folded, until nothing changes. Two origins with the same fold are one log to
-    whoever reads them."""
+    UTS #39 confusable folded, what draws nothing removed, until nothing changes. Two origins with
+    the same fold are one log to whoever reads them."""
     text = origin
     for _ in range(_FOLD_ROUNDS):
+        text = "".join(ch for ch in text if ord(ch) not in BLANKS)
         # Skeleton first, case second: UTS #39 maps "I" to "l", which folding case first would lose.
         # And since case does not matter in an origin (hosts ignore it), "i", whose capital is that
         # "I", is folded with "l" too.
@@ -1271,6 +1097,234 @@ def origin_fold(origin: str) -> str:
             break
         text = folded
     return text
+
+
+# ==============================================================================================
+# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
+#     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
+# ==============================================================================================
+
+FORMAT_VERSION = 1
+
+
+# A decimal string of the methodology or a similarity: far more digits than any real quantity,
+# far fewer than the 4,300 that Python's int() refuses to convert.
+MAX_DECIMAL_LENGTH = 1000
+
+
+HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+GATE_RE = re.compile(r"^[a-z0-9]{1,16}$")
+
+
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$")
+
+
+DECIMAL_RE = re.compile(r"^(0|[1-9][0-9]*)(\.[0-9]+)?$")
+
+
+TIME_RE = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$")
+
+
+KINDS = ("scalar", "text", "array")
+
+
+TIERS = ("critical", "high", "low")
+
+
+REVEAL_REASONS = ("public-gate", "retired")
+
+
+def sha256_hex(data: bytes) -> str:
+    """A hash as JSON holds it (format v1 §1): lowercase hex SHA-256."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_valid_key_name(name: Any) -> TypeGuard[str]:
+    """A C2SP signed-note key name as Go's note package checks it: non-empty, no '+', no space."""
+    return isinstance(name, str) and bool(name) and "+" not in name and not any(c.isspace() for c in name)
+
+
+def is_id(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+def is_gate_id(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and GATE_RE.fullmatch(value) is not None
+
+
+def is_time(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and TIME_RE.fullmatch(value) is not None
+
+
+def is_hex64(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and HEX64_RE.fullmatch(value) is not None
+
+
+def is_decimal(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and DECIMAL_RE.fullmatch(value) is not None and len(value) <= MAX_DECIMAL_LENGTH
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_origin(value: Any) -> TypeGuard[str]:
+    # A character that draws nothing (a variation selector, a Hangul filler) makes an origin that
+    # reads exactly as another: no honest log needs one.
+    return (
+        isinstance(value, str)
+        and bool(value)
+        and not value.startswith("{")
+        and "://" not in value
+        and is_valid_key_name(value)
+        and value.isprintable()
+        and not any(draws_nothing(ch) for ch in value)
+    )
+
+
+# Files Python would import or run if they sat next to a module search path: a site has no
+# business shipping any, apart from the verifier the manifest names.
+PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
+
+
+def is_safe_path(value: Any) -> TypeGuard[str]:
+    """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
+    if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
+        return False
+    parts = value.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+
+
+_SCALAR_TYPES = (str, int, bool, type(None))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality of two JSON values as format v1 §1 defines it (equal canonical bytes): 1 is not true."""
+    if type(a) in _SCALAR_TYPES and type(b) in _SCALAR_TYPES:
+        # For strings, integers, booleans and null, equal canonical bytes means same type and
+        # value (bool is not int here: type() is exact). Most comparisons are these.
+        return type(a) is type(b) and a == b
+    try:
+        return canonical_text(a) == canonical_text(b)
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool)) or is_int(v)
+
+
+def value_kind_problem(kind: str, value: Any) -> str | None:
+    """Why `value` cannot be the value of a field of `kind`, or None (format v1 §5 answer values)."""
+    if kind == "scalar" and not _is_scalar(value):
+        return "a string, an integer, a boolean or null"
+    if kind == "text" and not isinstance(value, str):
+        return "a string"
+    if kind == "array" and not (isinstance(value, list) and all(_is_scalar(x) for x in value)):
+        return "a list of strings, integers, booleans or nulls"
+    return None
+
+
+def check_keys(obj: Any, required: Iterable[str], optional: Iterable[str] = (), where: str = "") -> list[Problem]:
+    """Problems with the member names of an object: missing required ones, unknown ones."""
+    if not isinstance(obj, dict):
+        return [Problem("must be an object", where=where, found=type_name(obj))]
+    req, opt = list(required), set(optional)
+    problems = [Problem(f"missing {k!r}", where=where) for k in req if k not in obj]
+    unknown = sorted(k for k in obj if k not in req and k not in opt)
+    if unknown:
+        problems.append(
+            Problem(f"unknown member{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", where=where)
+        )
+    return problems
+
+
+def check_answer(answer: Any, where: str = "answer") -> list[Problem]:
+    """Problems with an item's answer: fields, kinds, tiers and value types (format v1 §3, §5)."""
+    if not isinstance(answer, dict) or not answer:
+        return [Problem("must be an object with at least one field", where=where, found=type_name(answer))]
+    problems: list[Problem] = []
+    for name, f in answer.items():
+        w = f"{where}.{name}"
+        if not name:
+            problems.append(Problem("field names must not be empty", where=where))
+        keys = check_keys(f, ("kind", "tier", "value"), where=w)
+        if keys:
+            problems.extend(keys)
+            if not isinstance(f, dict):
+                continue
+        kind, tier = f.get("kind"), f.get("tier")
+        if "kind" in f and kind not in KINDS:
+            problems.append(Problem("unknown kind", where=f"{w}.kind", expected=" | ".join(KINDS), found=show(kind)))
+        if "tier" in f and tier not in TIERS:
+            problems.append(Problem("unknown tier", where=f"{w}.tier", expected=" | ".join(TIERS), found=show(tier)))
+        if kind in KINDS and "value" in f:
+            want = value_kind_problem(kind, f["value"])
+            if want:
+                problems.append(
+                    Problem(f"value of a {kind} field", where=f"{w}.value", expected=want, found=show(f["value"]))
+                )
+    return problems
+
+
+def check_item(item: Any, where: str = "item") -> list[Problem]:
+    """Problems with a committed item: a prompt string and a well-formed answer."""
+    if not isinstance(item, dict):
+        return [Problem("must be an object", where=where, found=type_name(item))]
+    problems: list[Problem] = []
+    if not isinstance(item.get("prompt"), str):
+        problems.append(Problem("'prompt' must be a string", where=where, found=type_name(item.get("prompt"))))
+    problems += check_answer(item.get("answer"), f"{where}.answer" if where else "answer")
+    problems += number_rule_problems(item, where)
+    return problems
+
+
+REVEAL_KEYS = ("type", "v", "id", "gate", "salt", "item")
+
+
+def check_reveal_document(doc: Any) -> list[Problem]:
+    """Problems with a reveal document's shape (format v1 §3); its hash is checked elsewhere."""
+    problems = check_keys(doc, REVEAL_KEYS)
+    if not isinstance(doc, dict):
+        return problems
+    if doc.get("type") != "item-reveal" or not is_v1(doc):
+        problems.append(
+            Problem(
+                "wrong type or version",
+                expected='"item-reveal", v 1',
+                found=f"{show(doc.get('type'))}, v {show(doc.get('v'))}",
+            )
+        )
+    if not is_id(doc.get("id")):
+        problems.append(Problem("malformed item id", where="id", found=show(doc.get("id"))))
+    if not is_gate_id(doc.get("gate")):
+        problems.append(Problem("malformed gate id", where="gate", found=show(doc.get("gate"))))
+    if not is_hex64(doc.get("salt")):
+        problems.append(Problem("salt must be 64 lowercase hex digits", where="salt", found=show(doc.get("salt"))))
+    if "item" in doc:
+        problems += check_item(doc["item"])
+    return problems
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one: for reading a member of a document
+    whose shape another check reports."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a JSON list, else an empty one (as as_dict)."""
+    return value if isinstance(value, list) else []
+
+
+def is_v1(doc: dict[str, Any]) -> bool:
+    """The document's `v` is the integer 1 (true is not 1)."""
+    return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION
 
 
 # ==============================================================================================
@@ -1898,7 +1952,7 @@ _TILE_HEIGHT = 8  # a tile is the bottom of a height-8 subtree: 256 hashes
 TILE_WIDTH = 1 << _TILE_HEIGHT
 
 
-_TILE_HASH_BYTES = 32
+TILE_HASH_BYTES = 32
 
 
 _TILE_MAX_LEVEL = 63  # C2SP: <L> is 0..63
@@ -2102,11 +2156,11 @@ class TiledLog(Iterator[bytes]):
         data = self._fetch_tile(path)
         if len(data) != len(expected):
             raise FormatError(
-                f"{path}: {len(data)} bytes, not the {len(expected)} of its {len(expected) // _TILE_HASH_BYTES} hashes"
+                f"{path}: {len(data)} bytes, not the {len(expected)} of its {len(expected) // TILE_HASH_BYTES} hashes"
             )
         if data == expected:
             return
-        n = _TILE_HASH_BYTES
+        n = TILE_HASH_BYTES
         i = next(i for i in range(0, len(data), n) if data[i : i + n] != expected[i : i + n]) // n
         # A level-0 tile is checked right after the bundle under it, so hash i is that bundle's leaf i.
         source = f"leaf {i} of {bundle} hashes" if path.startswith("tile/0/") else "the leaves under it hash"
@@ -5438,10 +5492,16 @@ def check_run_spec(spec: Any) -> list[Problem]:
     problems = check_keys(spec, RUN_SPEC_KEYS)
     if not isinstance(spec, dict):
         return problems
+    # Every problem of a spec names its field, as the checks below do: a member that is missing or
+    # not allowed is named by itself.
+    unknown = ", ".join(sorted(str(k) for k in spec if k not in RUN_SPEC_KEYS))
+    missing = {f"missing {k!r}": k for k in RUN_SPEC_KEYS}
+    problems = [p.at("", missing.get(p.message, unknown)) if not p.where else p for p in problems]
     if spec.get("type") != "run-spec" or not is_v1(spec):
         problems.append(
             Problem(
                 "wrong type or version",
+                where="type" if spec.get("type") != "run-spec" else "v",
                 expected='"run-spec", v 1',
                 found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
             )
@@ -7066,6 +7126,9 @@ class Report:
     # States of certificates, not failures: a pass never makes a revoked or expired one valid.
     revoked: list[dict[str, Any]] = field(default_factory=list)  # serial, run, at, reason, index
     expired: list[dict[str, Any]] = field(default_factory=list)  # serial, expires_at
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)  # run, at, reason, index: never to be certified
+    # What the reader may have done to cause the failures (not a verdict on the site): said after them.
+    hints: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -7125,6 +7188,8 @@ class Report:
             "tree": self.tree,
             "revoked": self.revoked,
             "expired": self.expired,
+            "withdrawn": self.withdrawn,
+            "hints": self.hints,
             "meaning": PASS_MEANING,
         }
 
@@ -7157,7 +7222,32 @@ class Report:
                 )
         else:
             lines.append(f"FAILED: {len(self.failures)} of {self.checks} checks failed.")
+        lines += [f"Hint: {printable(h)}" for h in self.hints]
         return "\n".join(lines)
+
+
+def environment_hints(root: Path, failures: Iterable[Problem]) -> list[str]:
+    """A Python environment the auditor made inside the site (`python3 -m venv verify-env` in the
+    site's folder) fails as hundreds of extra files; one line names the folder and what to run.
+    Only folders that hold a failing file are looked at, each once."""
+    folders: dict[str, bool] = {}
+    hints: list[str] = []
+    for p in failures:
+        name = PurePosixPath(p.file)
+        if not p.file or name.is_absolute() or ".." in name.parts:  # a name the site wrote: look inside it only
+            continue
+        for parent in reversed(name.parents[:-1]):
+            folder = str(parent)
+            if folder not in folders:
+                folders[folder] = (root / folder / "pyvenv.cfg").is_file()
+                if folders[folder]:
+                    hints.append(
+                        f"{folder} looks like a Python environment: if you made it, run the verifier with "
+                        f"{folder}/bin/python (a site must not ship one)"
+                    )
+            if folders[folder]:
+                break
+    return hints
 
 
 # ==============================================================================================
@@ -7451,12 +7541,13 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
                 )
             )
         if not is_origin(m.get("origin")):
+            invisible = invisible_characters(m["origin"]) if isinstance(m.get("origin"), str) else ""
             problems.append(
                 Problem(
                     "malformed origin",
                     where="origin",
-                    expected="a URL without scheme, spaces or '+'",
-                    found=show(m.get("origin")),
+                    expected="a URL without scheme, spaces, '+' or characters that draw nothing",
+                    found=show(m.get("origin")) + (f" (with {invisible})" if invisible else ""),
                 )
             )
         if not is_time(m.get("generated_at")):
@@ -7483,11 +7574,16 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
 
 
 def check_keys_document(
-    s: Site, manifest: dict[str, Any], origin: str, pin: str | None, earlier: list[VerifierKey] | None = None
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    pin: str | None,
+    earlier: list[VerifierKey] | None = None,
+    named: list[KeyRow] | None = None,
 ) -> bytes | None:
     """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
     of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
-    ledger's rotations) instead of failing here."""
+    ledger's rotations) instead of failing here; every row of keys.json, to `named`."""
     report = s.report
     rel = manifest["keys"]
     loaded = s.document(rel, "keys")
@@ -7501,6 +7597,8 @@ def check_keys_document(
     report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
+    if named is not None:
+        named.extend(rows)
     for row in rows:
         if row.pem is None:
             continue  # an unsafe path, reported
@@ -9634,15 +9732,28 @@ _LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
 _EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
 
 
+# The folders of the record's documents, each holding only what the manifest (and keys.json, and
+# each certificate's evidence list) names, beside its list pages.
+ARTIFACT_FOLDERS = ("certificates/", "reveals/", "runs/", "methodology/", "keys/")
+
+
+_LIST_PAGE_RE = re.compile(
+    r"(certificates|runs|methodology|keys)/index\.html|(certificates|runs)/page-[1-9][0-9]*\.html"
+)
+
+
 def check_accounted(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, history: dict[str, Any] | None, roots_at: dict[int, bytes]
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    key_rows: Sequence[KeyRow] = (),
 ) -> None:
-    """Fail every file under ledger/, named *.tlog-proof, or under certificates/*/evidence/ that
-    no document of the site accounts for; check the partial tiles of archived sizes."""
+    """Fail every file under ledger/, named *.tlog-proof, or under certificates/, reveals/, runs/,
+    methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
+    archived sizes."""
     found = s.files_found
-    _check_ledger_folder(
-        s, manifest, ledger.size, history, roots_at, sorted(f for f in found if f.startswith("ledger/"))
-    )
+    _check_ledger_folder(s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")))
     proofs = {
         row["path"] + PROOF_SUFFIX
         for kind in ("reveals", "certificates")
@@ -9658,6 +9769,64 @@ def check_accounted(
             "a stray proof",
         )
     _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+    _check_artifact_folders(
+        s,
+        manifest,
+        key_rows,
+        # Proofs and evidence files have their checks above: each file is reported once.
+        sorted(
+            f
+            for f in found
+            if f.startswith(ARTIFACT_FOLDERS) and not f.endswith(PROOF_SUFFIX) and not _EVIDENCE_RE.fullmatch(f)
+        ),
+    )
+
+
+def _strings(*values: Any) -> set[str]:
+    return {v for v in values if isinstance(v, str)}
+
+
+def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequence[KeyRow], present: list[str]) -> None:
+    """A file in a folder of the record that nothing names, a certificate of no ledger entry, a
+    document nested under a certificate's folder, would read as part of the record unchecked."""
+    rows = {kind: [r for r in manifest[kind] if isinstance(r, dict)] for kind in ("certificates", "reveals", "runs")}
+    expected: set[str] = set()
+    for r in rows["certificates"]:
+        expected |= _strings(r.get("path"), r.get("grader_record"))
+        expected |= _strings(r["path"] + ".sig") if isinstance(r.get("path"), str) else set()
+        expected |= _strings(*r["details"]) if isinstance(r.get("details"), list) else set()
+        if isinstance(r.get("serial"), str):
+            expected.add(f"certificates/{r['serial']}/index.html")
+    expected |= {p for r in rows["reveals"] for p in _strings(r.get("path"))}
+    expected |= {p for r in rows["runs"] for p in _strings(r.get("spec"))}
+    for m in manifest["methodology"] if isinstance(manifest.get("methodology"), list) else []:
+        if isinstance(m, dict):
+            expected |= _strings(m.get("document"), m.get("parameters"))
+            if isinstance(m.get("version"), str):
+                expected.add(f"methodology/{m['version']}/index.html")
+    expected |= {r.pem for r in key_rows if r.pem is not None}
+    for rel in present:
+        if rel in expected or _LIST_PAGE_RE.fullmatch(rel):
+            continue
+        folder = rel.split("/", 1)[0]
+        s.report.check(
+            False,
+            rel,
+            f"a file under {folder}/ that no document of the site accounts for",
+            _WHAT_IS_EXPECTED[folder],
+            "a stray file",
+        )
+
+
+_WHAT_IS_EXPECTED = {
+    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents "
+    "and grader record the manifest lists for it, and certificates/<serial>/evidence/<name> for each evidence file "
+    "it lists",
+    "reveals": "a reveal the manifest lists, and its proof",
+    "runs": "a run spec the manifest lists, and the runs' list pages",
+    "methodology": "a methodology document or parameters file the manifest lists, and their pages",
+    "keys": "a PEM file keys.json names, and the keys' page",
+}
 
 
 def _check_ledger_folder(
@@ -9665,7 +9834,6 @@ def _check_ledger_folder(
     manifest: dict[str, Any],
     size: int,
     history: dict[str, Any] | None,
-    roots_at: dict[int, bytes],
     present: list[str],
 ) -> None:
     expected = set(_LEDGER_DOCUMENTS)
@@ -9698,24 +9866,48 @@ def _check_ledger_folder(
             False, rel, why, "only the ledger's documents, the history's files and its tiles", "a stray file"
         )
     # A partial tile kept for an archived size restates that size's tree: it must hold that tree.
+    # That tree is a prefix of today's, whose tiles check_tiles holds against today's root: each
+    # such tile is the head of today's tile of the same level and index. Comparing the two costs
+    # two small files a tile, where re-hashing the tiled log would cost the whole log per size.
     held = set(present)
+    today_by_name = {_tile_name(p): (p, w) for p, w in tile_paths(size)} if history else {}
+    read = tile_reader(s)
     for m, paths in archived.items():
-        kept = sorted(paths & held)
-        if not kept or m not in roots_at:
-            continue
-        try:
-            tiled = read_tiled_log(tile_reader(s), m)
-            for _ in tiled:
-                pass
-            problem = None if tiled.root() == roots_at[m] else "their root is not the ledger's at that size"
-        except (FormatError, ProofError) as e:
-            problem = str(e)
-        for rel in kept:
+        widths = dict(tile_paths(m))
+        for rel in sorted(paths & held):
+            problem = _archived_tile_problem(read, rel, widths[rel[len(LEDGER_FOLDER) :]], today_by_name)
             s.report.check(
                 problem is None,
                 rel,
                 f"a tile of archived size {m} that does not hold the ledger's first {m} entries: {problem}",
             )
+
+
+def _tile_name(path: str) -> str:
+    """A tile's level (or entries) and index, without its width: an archived size's partial tile
+    and today's tile at the same place share it."""
+    return path.split(".p/", 1)[0]
+
+
+def _archived_tile_problem(
+    read: Callable[[str], bytes | None], rel: str, width: int, today_by_name: dict[str, tuple[str, int]]
+) -> str | None:
+    path = rel[len(LEDGER_FOLDER) :]
+    today, today_width = today_by_name[_tile_name(path)]
+    mine, theirs = read(path), read(today)
+    if mine is None:
+        return "it cannot be read"
+    if theirs is None:
+        return f"today's tile {LEDGER_FOLDER}{today}, which it must begin, is missing"
+    try:
+        if path.startswith("tile/entries/"):
+            head = parse_entry_bundle(theirs, today_width, LEDGER_FOLDER + today)[:width]
+            same = parse_entry_bundle(mine, width, rel) == head
+        else:
+            same = len(mine) == width * TILE_HASH_BYTES and theirs[: len(mine)] == mine
+    except FormatError as e:
+        return str(e)
+    return None if same else f"it is not the head of today's tile {LEDGER_FOLDER}{today}"
 
 
 def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
@@ -9800,6 +9992,7 @@ def verify_site(
         if RAISE_INTERNAL_ERRORS:
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
+    report.hints += environment_hints(root, report.failures)
     return report
 
 
@@ -9820,16 +10013,20 @@ def _check(
     manifest = loaded[1]
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
-    public_key = check_keys_document(s, manifest, origin, key, earlier)
+    key_rows: list[KeyRow] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
     if public_key is None:
         return
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log.
     known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
     known.update(known_logs or {})
-    for problem in other_log_problems(origin, [public_key], known):
-        report.check(False, MANIFEST_PATH, problem)
-    report.checks += 1
+
+    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
+        for problem in other_log_problems(origin, log_keys, known):
+            report.check(False, MANIFEST_PATH, problem)
+        report.checks += 1
+
     saved = []
     for label, data, remembered_for in since:
         if remembered_for is not None and remembered_for != origin:
@@ -9856,6 +10053,10 @@ def _check(
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
+    # Every key the log has signed with, not only today's: a key it rotated away from is still the
+    # key of whichever log the state remembers it for.
+    spans = ledger.keys.spans if ledger is not None else []
+    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -9912,8 +10113,11 @@ def _check(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
-    check_accounted(s, manifest, ledger, history, roots_at)
+    check_accounted(s, manifest, ledger, history, key_rows)
     check_revocations(s, origin, public_key, ledger)
+    for w in ledger.withdrawals.values():
+        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
     check_verifier_copy(s, manifest)
     report.counts = {
         "ledger entries": ledger.size,
@@ -10071,6 +10275,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
             "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
             "band and kept by you, outside the site, as you would a key"
+        )
+    if os.path.abspath(__file__) == own_file() and _inside(own_file(), site):
+        # The site's own copy checks the site with the code the site chose: a pass proves nothing more.
+        report.warnings.append(
+            f"this verify.py came with the site ({own_file()}): a site can ship a verifier that passes anything; "
+            "use one you obtained yourself, kept outside the site"
         )
     if report.ok and state_path is not None and report.tree:
         try:
