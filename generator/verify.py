@@ -17,54 +17,55 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    70 to   209
-    generator/verifier/text.py              lines   210 to   293
-    generator/verifier/errors.py            lines   294 to   360
-    generator/verifier/canonical.py         lines   361 to   662
-    generator/verifier/confusables.py       lines   663 to  1101
-    generator/verifier/formats.py           lines  1102 to  1329
-    generator/verifier/sodium.py            lines  1330 to  1373
-    generator/verifier/keys.py              lines  1374 to  1622
-    generator/verifier/note.py              lines  1623 to  1730
-    generator/verifier/merkle.py            lines  1731 to  1871
-    generator/verifier/tlogproof.py         lines  1872 to  1943
-    generator/verifier/tiles.py             lines  1944 to  2175
-    generator/verifier/cosignature.py       lines  2176 to  2332
-    generator/verifier/policy.py            lines  2333 to  2615
-    generator/verifier/witnessing.py        lines  2616 to  2645
-    generator/verifier/idindex.py           lines  2646 to  2729
-    generator/verifier/methodology.py       lines  2730 to  3053
-    generator/verifier/scoring.py           lines  3054 to  3353
-    generator/verifier/agreement.py         lines  3354 to  3613
-    generator/verifier/labelsets.py         lines  3614 to  3952
-    generator/verifier/subjects.py          lines  3953 to  4218
-    generator/verifier/withdrawals.py       lines  4219 to  4257
-    generator/verifier/keyring.py           lines  4258 to  4389
-    generator/verifier/ledger.py            lines  4390 to  4872
-    generator/verifier/snapshot.py          lines  4873 to  5044
-    generator/verifier/state.py             lines  5045 to  5198
-    generator/verifier/memory.py            lines  5199 to  5394
-    generator/verifier/answers.py           lines  5395 to  5462
-    generator/verifier/runs.py              lines  5463 to  5779
-    generator/verifier/lineage.py           lines  5780 to  6041
-    generator/verifier/score_edits.py       lines  6042 to  6127
-    generator/verifier/evidence.py          lines  6128 to  6222
-    generator/verifier/certificates.py      lines  6223 to  6693
-    generator/verifier/certificate_documents.py lines  6694 to  6789
-    generator/verifier/recheck.py           lines  6790 to  7089
-    generator/verifier/report.py            lines  7090 to  7252
-    generator/verifier/folder.py            lines  7253 to  7502
-    generator/verifier/release.py           lines  7503 to  7757
-    generator/verifier/download.py          lines  7758 to  8225
-    generator/verifier/rotation.py          lines  8226 to  8334
-    generator/verifier/history.py           lines  8335 to  8688
-    generator/verifier/publication.py       lines  8689 to  9126
-    generator/verifier/revocations.py       lines  9127 to  9246
-    generator/verifier/certificate_files.py lines  9247 to  9568
-    generator/verifier/agreement_files.py   lines  9569 to  9713
-    generator/verifier/accounting.py        lines  9714 to  9941
-    generator/verifier/site.py              lines  9942 to 10147
-    generator/verifier/cli.py               lines 10148 to 10450
+    generator/verifier/isolation.py         lines    71 to   210
+    generator/verifier/text.py              lines   211 to   294
+    generator/verifier/errors.py            lines   295 to   361
+    generator/verifier/canonical.py         lines   362 to   663
+    generator/verifier/confusables_table.py lines   664 to  1000
+    generator/verifier/confusables.py       lines  1001 to  1107
+    generator/verifier/formats.py           lines  1108 to  1335
+    generator/verifier/sodium.py            lines  1336 to  1379
+    generator/verifier/keys.py              lines  1380 to  1628
+    generator/verifier/note.py              lines  1629 to  1736
+    generator/verifier/merkle.py            lines  1737 to  1877
+    generator/verifier/tlogproof.py         lines  1878 to  1949
+    generator/verifier/tiles.py             lines  1950 to  2181
+    generator/verifier/cosignature.py       lines  2182 to  2338
+    generator/verifier/policy.py            lines  2339 to  2621
+    generator/verifier/witnessing.py        lines  2622 to  2651
+    generator/verifier/idindex.py           lines  2652 to  2735
+    generator/verifier/methodology.py       lines  2736 to  3059
+    generator/verifier/scoring.py           lines  3060 to  3359
+    generator/verifier/agreement.py         lines  3360 to  3619
+    generator/verifier/labelsets.py         lines  3620 to  3958
+    generator/verifier/subjects.py          lines  3959 to  4224
+    generator/verifier/withdrawals.py       lines  4225 to  4263
+    generator/verifier/keyring.py           lines  4264 to  4395
+    generator/verifier/ledger.py            lines  4396 to  4878
+    generator/verifier/snapshot.py          lines  4879 to  5050
+    generator/verifier/state.py             lines  5051 to  5204
+    generator/verifier/memory.py            lines  5205 to  5400
+    generator/verifier/answers.py           lines  5401 to  5468
+    generator/verifier/runs.py              lines  5469 to  5785
+    generator/verifier/lineage.py           lines  5786 to  6047
+    generator/verifier/score_edits.py       lines  6048 to  6133
+    generator/verifier/evidence.py          lines  6134 to  6228
+    generator/verifier/certificates.py      lines  6229 to  6699
+    generator/verifier/certificate_documents.py lines  6700 to  6795
+    generator/verifier/recheck.py           lines  6796 to  7095
+    generator/verifier/report.py            lines  7096 to  7258
+    generator/verifier/folder.py            lines  7259 to  7508
+    generator/verifier/release.py           lines  7509 to  7763
+    generator/verifier/download.py          lines  7764 to  8231
+    generator/verifier/rotation.py          lines  8232 to  8340
+    generator/verifier/history.py           lines  8341 to  8694
+    generator/verifier/publication.py       lines  8695 to  9132
+    generator/verifier/revocations.py       lines  9133 to  9252
+    generator/verifier/certificate_files.py lines  9253 to  9574
+    generator/verifier/agreement_files.py   lines  9575 to  9719
+    generator/verifier/accounting.py        lines  9720 to  9947
+    generator/verifier/site.py              lines  9948 to 10153
+    generator/verifier/cli.py               lines 10154 to 10456
 """
 
 # ==============================================================================================
@@ -661,8 +662,8 @@ def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
 
 
 # ==============================================================================================
-# generator/verifier/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a log's
-#     origin.
+# generator/verifier/confusables_table.py: Unicode's confusables table (UTS #39, section 4), as data: generated, never
+#     edited by hand.
 # ==============================================================================================
 
 CONFUSABLES_VERSION = "17.0.0"
@@ -671,7 +672,7 @@ CONFUSABLES_VERSION = "17.0.0"
 CONFUSABLES_SHA256 = "ec88ecebcf89f63f813d460842b0cf8322744b40a0b2c06f88a2cea48c0351ea"
 
 
-_TABLE = (
+CONFUSABLES_TABLE = (
     "c-m}T+qLAX4*Z`eb_g~Y1L5$@KZILV2)DcMnKip9VGQCafk8O;=OX_9bK$R+KR5r}k&b`<_`BvmfBxO=-<A1$9}IQ(zv%w%@h>)d7I+^23Vi&Z_v"
     "v2=e<1^fe+3b>{I6botA;;c+rOIN_pjZ5*ZFsae=Yu9c+K7aI#RpzT91D*{p$&-E5dRA-C!d88&PQ>@I;#Ka0)*0*yVpS{oO149Dnincb-p#=ZV)"
     "hEPv;D!L4vXJ8+WLBb32ykeSYKkg4`}6(A3fznf^%uf~7pbvy`pX-fON^vZ%a^6lVe7B9-{yeb@I08xkIuitPSbBTgDgD3yU<%v9=rNX`cf^mJLN"
@@ -997,6 +998,11 @@ _TABLE = (
 )
 
 
+# ==============================================================================================
+# generator/verifier/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a log's
+#     origin.
+# ==============================================================================================
+
 # A prototype may be a capital (0 -> O), folded only by the next round's casefold: the fold
 # repeats until nothing changes, within a bound that no crafted origin can stretch.
 _FOLD_ROUNDS = 4
@@ -1054,7 +1060,7 @@ def invisible_characters(text: str) -> str:
 @cache
 def confusable_prototypes() -> dict[int, str]:
     """Every source code point of confusables.txt -> its prototype (one or more characters)."""
-    text = zlib.decompress(base64.b85decode("".join(_TABLE))).decode("ascii")
+    text = zlib.decompress(base64.b85decode("".join(CONFUSABLES_TABLE))).decode("ascii")
     table: dict[int, str] = {}
     for line in text.splitlines():
         source, *target = line.split(" ")

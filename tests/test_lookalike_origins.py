@@ -24,7 +24,6 @@ from generator.datadir import Paths
 from generator.errors import InputError
 from generator.keys import Signer, generate_signer, load_key
 from generator.verifier.confusables import (
-    CONFUSABLES_VERSION,
     DEFAULT_IGNORABLE_RANGES,
     confusable_prototypes,
     invisible_characters,
@@ -32,6 +31,7 @@ from generator.verifier.confusables import (
     origin_fold,
     skeleton,
 )
+from generator.verifier.confusables_table import CONFUSABLES_VERSION
 from generator.verifier.errors import FormatError
 from generator.verifier.formats import is_origin
 from generator.verifier.state import other_log_problems, read_state, remembered_keys, write_state

@@ -35,6 +35,7 @@ MODULES = (
     "text",
     "errors",
     "canonical",
+    "confusables_table",
     "confusables",
     "formats",
     "sodium",
