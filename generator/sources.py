@@ -332,11 +332,17 @@ def _non_integers(text: str, name: str) -> tuple[Any, list[Problem]] | None:
                 name,
                 f"a non-integer number {number}{at}: format v1 §1 allows integers only in JSON",
                 where,
-                expected=f'an integer, or the quantity as a decimal string such as "{format(Decimal(number), "f")}"',
+                expected=f'an integer, or the quantity as a decimal string such as "{_as_decimal_string(number)}"',
                 found=number,
             )
         )
     return value, problems
+
+
+def _as_decimal_string(number: str) -> str:
+    # Written out in full only while that stays short: 1e999999 would be a million digits.
+    d = Decimal(number)
+    return format(d, "f") if abs(d.adjusted()) <= 40 else "0.8"
 
 
 _ESCAPE_RE = re.compile(rb"\\.", re.S)

@@ -113,6 +113,15 @@ def test_a_fraction_is_named_by_its_field_and_hides_no_other_problem(prog: Paths
     named(err, "repetitions is 1 in v1", "repetitions")  # the rest of the file is still checked
 
 
+def test_a_fraction_with_a_huge_exponent_is_named_without_writing_it_out(prog: Paths) -> None:
+    spec = run_spec(prog, "run-x", "a", ["a-001"])
+    spec["subject"]["version"] = "VERSION"
+    err = register_refused(prog, raw=json.dumps(spec).replace('"VERSION"', "1e999999999"))
+    [p] = [p for p in err.problems if "non-integer" in p.message]
+    assert p.where == "subject.version" and p.found == "1e999999999"
+    assert p.expected == 'an integer, or the quantity as a decimal string such as "0.8"'
+
+
 def test_an_integer_beyond_2_53_in_the_spec_is_refused(prog: Paths) -> None:
     err = register_refused(prog, run_spec(prog, "run-x", "a", ["a-001"], budget={"max_tokens": 2**60}))
     assert any(p.where.startswith("budget") and p.found == str(2**60) for p in err.problems), err.describe()
