@@ -69,7 +69,7 @@ def locked(paths: Paths, create: bool = False) -> Iterator[None]:
                 )
             ]
         )
-    fd = os.open(paths.private / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(paths.private / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -232,7 +232,9 @@ class Transaction:
                 "moves": [dataclasses.asdict(m) for m in self._moves],
             }
             tmp = self.dir / (READY + ".tmp")
-            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+            tmp.unlink(missing_ok=True)  # a link there is removed, never written through
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            with os.fdopen(os.open(tmp, flags, 0o600), "w", encoding="utf-8") as f:
                 json.dump(ready, f)
                 f.flush()
                 os.fsync(f.fileno())

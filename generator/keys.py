@@ -128,7 +128,8 @@ def write_key(path: Path, signer: Signer) -> None:
     if path.exists():
         raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    tmp.unlink(missing_ok=True)  # a leftover of a killed run; a link there is removed, never followed
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.fchmod(fd, 0o600)  # O_CREAT's mode is filtered by the umask; 0600 is what we promise
         with os.fdopen(fd, "w") as f:

@@ -400,7 +400,7 @@ def _locked(path: Path) -> Iterator[None]:
     back an older tree."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as e:
         raise Unreadable(f"{path.parent}: cannot use it for the monitor's state ({e.strerror or e})") from None
     try:

@@ -301,9 +301,12 @@ def _mark(paths: Paths) -> tuple[int, int] | None:
     that time and the filesystem's device. None on a filesystem whose times are whole
     milliseconds or coarser (FAT, some network shares), whose identities are never trusted."""
     path = paths.private / "cache" / MARK_NAME
+    # A new file renamed over the mark, never the mark written in place: a link planted there
+    # would have its target truncated. write_cache makes the cache folder, never the private one
+    # (a wrong --private is not made).
+    if not write_cache(path, b""):
+        return None
     try:
-        path.parent.mkdir(exist_ok=True)  # never the private directory itself: a wrong --private is not made
-        path.write_bytes(b"")
         return _fine_time(os.lstat(path))
     except OSError:
         return None

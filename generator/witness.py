@@ -131,7 +131,8 @@ def create_key(path: Path, name: str) -> str:
         raise KeyFileError(f"{path}: a file is already there; refusing to overwrite it")
     key = nacl.signing.SigningKey.generate()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    tmp.unlink(missing_ok=True)  # a leftover of a killed run; a link there is removed, never followed
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.fchmod(fd, 0o600)  # the umask filters O_CREAT's mode
         with os.fdopen(fd, "wb") as f:

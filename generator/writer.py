@@ -149,9 +149,11 @@ class SiteWriter:
         """Write SHA256SUMS over every file written, sorted by the UTF-8 bytes of the path, and sign it."""
         lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
         data = "".join(lines).encode()
-        path = self.root / layout.SUMS
-        path.write_bytes(data)
-        (self.root / layout.SUMS_SIG).write_bytes(signer.sign(data))
+        # "x": a new file, never one that is there already (a link would be written through).
+        with open(self.root / layout.SUMS, "xb") as f:
+            f.write(data)
+        with open(self.root / layout.SUMS_SIG, "xb") as f:
+            f.write(signer.sign(data))
 
 
 def _read_sums(site: Path) -> dict[str, str]:

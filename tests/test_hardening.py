@@ -260,6 +260,35 @@ def test_keygen_never_leaves_half_a_key(tmp_path: Path, monkeypatch: pytest.Monk
     assert not target.exists() and not list(tmp_path.iterdir())
 
 
+def test_the_build_s_mark_is_replaced_never_written_through_a_link(built_program: BuiltSite, tmp_path: Path) -> None:
+    """A link planted at the mark the build writes (to tell its inputs' identities) is replaced, its
+    target untouched: the build calls _mark once its inputs are a clock tick old."""
+    from generator.unchanged import MARK_NAME, _mark
+
+    paths = built_program.paths
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"someone else's file\n")
+    mark = paths.private / "cache" / MARK_NAME
+    mark.unlink(missing_ok=True)
+    mark.symlink_to(victim)
+    _mark(paths)
+    assert victim.read_bytes() == b"someone else's file\n"
+    assert not mark.is_symlink() and mark.is_file()
+
+
+def test_a_key_s_temporary_file_is_never_written_through(tmp_path: Path) -> None:
+    from generator.keys import generate_signer, write_key
+
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"keep me\n")
+    target = tmp_path / "private" / "signing.key"
+    target.parent.mkdir()
+    (target.parent / f".signing.key.{os.getpid()}.tmp").symlink_to(victim)
+    write_key(target, generate_signer("test.example.org/k"))
+    assert victim.read_bytes() == b"keep me\n"
+    assert target.is_file() and not target.is_symlink()
+
+
 # -- pages isolate text from data
 
 
