@@ -47,11 +47,11 @@ verify: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/transparency serve
 
-# generator/verify.py is generated from generator/verifier/; README's "Verifier releases" row of
-# this version carries its SHA-256.
+# generator/verify.py is generated from generator/verifier/; the row of this version in
+# docs/verifier-releases.md, the table auditors check their copy against, carries its SHA-256.
 bundle: $(STAMP)
 	$(BIN)/python -m generator.verifier.bundle
-	$(BIN)/python -c 'import hashlib, re, generator as g; p = "README.md"; t = open(p).read(); h = hashlib.sha256(open("generator/verify.py", "rb").read()).hexdigest(); open(p, "w").write(re.sub(r"\| " + re.escape(g.__version__) + r" \| `[0-9a-f]{64}` \|", f"| {g.__version__} | `{h}` |", t))'
+	$(BIN)/python tools/release_table.py docs/verifier-releases.md
 
 # PNGs of every kind of page at 390 and 1280 px, of a fresh build of the demo, for review.
 screenshots: $(STAMP)

@@ -1,5 +1,5 @@
-"""The auditor's documented routes, run as the README and the site's "Verify it yourself" page
-give them: a verify.py obtained apart from the site and kept outside its folder, run with
+"""The auditor's documented routes, run as the verifying guide (docs/verifying.md) and the site's "Verify it
+yourself" page give them: a verify.py obtained apart from the site and kept outside its folder, run with
 `-P` by (a) Debian's python3 with python3-nacl, (b) a virtual environment made inside the
 site's folder, (c) one made beside it. Each exits 0 on a pristine site, 1 on a site with one
 changed byte in a certificate, and 2, with one message saying what to do, when it cannot run.
@@ -239,7 +239,7 @@ def test_a_python_older_than_3_11_cannot_run_and_says_so(audit: Audit) -> None:
     assert run([old, "-P", audit.verifier, audit.site], audit.work).returncode == 2
 
 
-# --- what the README and the site's page tell the auditor agree with the verifier
+# --- what the verifying guide (docs/verifying.md) and the site's page tell the auditor agree with the verifier
 
 
 def _verify_commands(texts: list[str]) -> list[list[str]]:
@@ -264,11 +264,11 @@ def _options(argv: list[str]) -> set[str]:
 def test_the_documented_commands_use_the_verifier_s_own_options(demo_site: BuiltSite) -> None:
     page = BeautifulSoup((demo_site.out / layout.VERIFY_PAGE).read_text(encoding="utf-8"), "html.parser")
     on_page = [pre.get_text() for pre in page.select("pre.cmd")]
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Verify a site yourself") : readme.index("## The public site")]
-    in_readme = re.findall(r"```sh\n(.*?)```", section, re.S)
+    guide = (REPO / "docs" / "verifying.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## Verify a site yourself") : guide.index("## Monitor a site")]
+    in_guide = re.findall(r"```sh\n(.*?)```", section, re.S)
     site_options, proof_options = _options([]), _options(["proof"])
-    commands = _verify_commands(on_page) + _verify_commands(in_readme)
+    commands = _verify_commands(on_page) + _verify_commands(in_guide)
     assert len(commands) >= 12, commands
     for args in commands:
         known = proof_options if args[:1] == ["proof"] else site_options

@@ -309,17 +309,20 @@ def test_untrusted_text_is_isolated_on_pages(make_program: Callable[..., Paths],
 
 
 def test_the_readme_publishes_this_release_s_verifier_hash() -> None:
-    """README's "Verifier releases" table names the SHA-256 of the verify.py this release
-    ships, so that anyone can tell a genuine copy from a site's own."""
+    """The verifier release table (docs/verifier-releases.md, which README links under "Verifier releases")
+    names the SHA-256 of the verify.py this release ships, so that anyone can tell a genuine copy from a
+    site's own."""
     from conftest import REPO
 
     from generator import __version__
 
     digest = hashlib.sha256((REPO / "generator" / "verify.py").read_bytes()).hexdigest()
-    readme = (REPO / "README.md").read_text()
-    assert f"| {__version__} | `{digest}` |" in readme, (
-        f"README's Verifier releases table needs: | {__version__} | `{digest}` |"
+    table = (REPO / "docs" / "verifier-releases.md").read_text()
+    assert f"| {__version__} | `{digest}` |" in table, (
+        f"docs/verifier-releases.md needs: | {__version__} | `{digest}` | (make bundle writes it)"
     )
+    readme = (REPO / "README.md").read_text()
+    assert "Verifier releases" in readme and "(docs/verifier-releases.md)" in readme
 
 
 def test_a_yaml_source_with_too_many_values_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,7 +37,8 @@ def test_every_template_and_default_is_package_data() -> None:
 
 def test_the_install_hint_names_routes_that_exist() -> None:
     """The package is not on PyPI: the error of a missing inspect_ai names the checkout, the wheel built from it,
-    and inspect_ai itself, each as the project really provides it, and README's Install section shows each."""
+    and inspect_ai itself, each as the project really provides it, and the operator's guide's Install section
+    (docs/operating.md, which README's "Install" links) shows each."""
     from generator import __version__
     from generator.inspect_import import INSTALL_HINT
 
@@ -46,12 +47,14 @@ def test_the_install_hint_names_routes_that_exist() -> None:
     assert project["version"] == __version__
     wheel = f"{project['name'].replace('-', '_')}-{__version__}-py3-none-any.whl"
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    install = readme.split("\n### Install\n", 1)[1].split("\n### ", 1)[0]
+    assert "(docs/operating.md#install)" in readme.split("\n#### Install\n", 1)[1].split("\n#", 1)[0]
+    guide = (REPO / "docs" / "operating.md").read_text(encoding="utf-8")
+    install = guide.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
     for route in (f"'{inspect_requirement}'", "pip install -e '.[inspect]'", f"'dist/{wheel}[inspect]'"):
         assert route in INSTALL_HINT, route
         assert route in install or route.replace("inspect_ai", "inspect-ai") in install, route
     assert "python3 -m pip wheel . --no-deps -w dist" in INSTALL_HINT and "pip wheel . --no-deps -w dist" in install
-    assert f"'{project['name']}[inspect]'" not in INSTALL_HINT + readme, "an install from PyPI, where it is not"
+    assert f"'{project['name']}[inspect]'" not in INSTALL_HINT + readme + guide, "an install from PyPI, where it is not"
 
 
 @pytest.mark.slow
