@@ -17,9 +17,9 @@ from typing import Any
 import click
 
 from generator import __version__
-from generator.datadir import ENV_DATA, ENV_PRIVATE, Paths
-from generator.errors import InputError, TransparencyError, problem
-from generator.monitor import EVENT_TYPES
+from generator.core.generator_errors import InputError, TransparencyError, problem
+from generator.monitor.follow import EVENT_TYPES
+from generator.program.datadir import ENV_DATA, ENV_PRIVATE, Paths
 from generator.verifier import FormatError, SiteUnreadable, printable, safe_json, verify_site
 
 DEMO_WARNING = (
@@ -204,7 +204,7 @@ def init(
     """
     from generator.commands.gate import GateSpec
     from generator.commands.init import init_program
-    from generator.datadir import unsafe_private_place
+    from generator.program.datadir import unsafe_private_place
 
     if (params is None) != (prose is None):
         given, missing = ("--methodology", "--prose") if prose is None else ("--prose", "--methodology")
@@ -569,7 +569,7 @@ def results_from_inspect(
       transparency results from-inspect logs/extract.eval --run quill-a-3 --map inspect-map.yaml
       transparency certify PRIVATE/results/quill-a-3.json
     """
-    from generator.inspect_import import import_inspect_log
+    from generator.importers.inspect.inspect_log import import_inspect_log
 
     paths = _paths(ctx)
     done = import_inspect_log(paths, log, run_id, mapping, out, force, evidence_name, not no_evidence)
@@ -778,7 +778,7 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     told without reading them; otherwise by reading every byte.
     """
     from generator.commands.build import build as build_site
-    from generator.datadir import unsafe_private_place
+    from generator.program.datadir import unsafe_private_place
 
     progress = ProgressPrinter()
     paths = _paths(ctx)
@@ -914,7 +914,7 @@ def monitor(
     status: 0 consistent, 1 an inconsistency (the state is not moved), 2 the site or the
     state cannot be read, or a bad argument.
     """
-    from generator.monitor import run_monitor
+    from generator.monitor.follow import run_monitor
 
     status = run_monitor(
         site, key=key, state_dir=state_dir, types=types, gates=gates, subjects=subjects, as_json=as_json
@@ -967,7 +967,7 @@ def witness() -> None:
 def witness_key(name: str, key_path: Path) -> None:
     """Create a witness key NAME (e.g. your domain) in a new file (mode 0600); print its vkey,
     which the program lists in its policy (data/policy.txt) and verifiers in theirs."""
-    from generator.witness import create_key
+    from generator.witness.server import create_key
 
     click.echo(create_key(key_path, name))
 
@@ -999,7 +999,7 @@ def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _open_witness(key_path: Path, name: str, state_dir: Path, logs_path: Path, rules: Any) -> Any:
-    from generator.witness import Witness
+    from generator.witness.server import Witness
 
     try:
         return Witness.from_files(key_path, name, state_dir, logs_path, rules=rules)
@@ -1024,7 +1024,7 @@ def witness_serve(
     """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted, and POST
     /add-checkpoint-with-files: the same request followed by the new tiles and reveals, which a
     build sends so that --rules can replay entries its mirror does not hold yet."""
-    from generator.witness_site import folder_reader, site_rules
+    from generator.witness.site_reader import folder_reader, site_rules
 
     host, _, port = listen.rpartition(":")
     rules = site_rules(folder_reader(rules_site)) if rules_site else None
@@ -1054,7 +1054,7 @@ def witness_cosign(
 ) -> None:
     """Cosign SITE's checkpoint offline, from a downloaded site folder: the same checks as
     serve, the consistency proof computed from the site's own tiles. Exit 1 if refused."""
-    from generator.witness_site import cosign_site, folder_reader, site_rules
+    from generator.witness.site_reader import cosign_site, folder_reader, site_rules
 
     read = folder_reader(site)
     w = _open_witness(key_path, name, state_dir, logs_path, site_rules(read) if rules else None)

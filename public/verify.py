@@ -17,59 +17,59 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/isolation.py         lines    71 to   210
-    generator/verifier/text.py              lines   211 to   294
-    generator/verifier/errors.py            lines   295 to   361
-    generator/verifier/canonical.py         lines   362 to   663
-    generator/verifier/confusables_table.py lines   664 to  1000
-    generator/verifier/confusables.py       lines  1001 to  1107
-    generator/verifier/formats.py           lines  1108 to  1335
-    generator/verifier/sodium.py            lines  1336 to  1379
-    generator/verifier/keys.py              lines  1380 to  1628
-    generator/verifier/note.py              lines  1629 to  1736
-    generator/verifier/merkle.py            lines  1737 to  1877
-    generator/verifier/tlogproof.py         lines  1878 to  1949
-    generator/verifier/tiles.py             lines  1950 to  2181
-    generator/verifier/cosignature.py       lines  2182 to  2338
-    generator/verifier/policy.py            lines  2339 to  2621
-    generator/verifier/witnessing.py        lines  2622 to  2651
-    generator/verifier/idindex.py           lines  2652 to  2735
-    generator/verifier/methodology.py       lines  2736 to  3059
-    generator/verifier/scoring.py           lines  3060 to  3359
-    generator/verifier/agreement.py         lines  3360 to  3619
-    generator/verifier/labelsets.py         lines  3620 to  3958
-    generator/verifier/subjects.py          lines  3959 to  4224
-    generator/verifier/withdrawals.py       lines  4225 to  4263
-    generator/verifier/keyring.py           lines  4264 to  4395
-    generator/verifier/ledger.py            lines  4396 to  4878
-    generator/verifier/snapshot.py          lines  4879 to  5050
-    generator/verifier/state.py             lines  5051 to  5204
-    generator/verifier/memory.py            lines  5205 to  5400
-    generator/verifier/answers.py           lines  5401 to  5468
-    generator/verifier/runs.py              lines  5469 to  5785
-    generator/verifier/lineage.py           lines  5786 to  6047
-    generator/verifier/score_edits.py       lines  6048 to  6133
-    generator/verifier/evidence.py          lines  6134 to  6228
-    generator/verifier/certificates.py      lines  6229 to  6699
-    generator/verifier/certificate_documents.py lines  6700 to  6795
-    generator/verifier/recheck.py           lines  6796 to  7095
-    generator/verifier/report.py            lines  7096 to  7258
-    generator/verifier/folder.py            lines  7259 to  7508
-    generator/verifier/release.py           lines  7509 to  7763
-    generator/verifier/download.py          lines  7764 to  8231
-    generator/verifier/rotation.py          lines  8232 to  8340
-    generator/verifier/history.py           lines  8341 to  8694
-    generator/verifier/publication.py       lines  8695 to  9132
-    generator/verifier/revocations.py       lines  9133 to  9252
-    generator/verifier/certificate_files.py lines  9253 to  9574
-    generator/verifier/agreement_files.py   lines  9575 to  9719
-    generator/verifier/accounting.py        lines  9720 to  9947
-    generator/verifier/site.py              lines  9948 to 10153
-    generator/verifier/cli.py               lines 10154 to 10456
+    generator/verifier/core/isolation.py                lines    71 to   210
+    generator/verifier/core/text.py                     lines   211 to   294
+    generator/verifier/core/errors.py                   lines   295 to   361
+    generator/verifier/core/canonical.py                lines   362 to   663
+    generator/verifier/core/confusables_table.py        lines   664 to  1000
+    generator/verifier/core/confusables.py              lines  1001 to  1107
+    generator/verifier/core/formats.py                  lines  1108 to  1335
+    generator/verifier/core/sodium.py                   lines  1336 to  1379
+    generator/verifier/core/public_keys.py              lines  1380 to  1628
+    generator/verifier/core/note.py                     lines  1629 to  1736
+    generator/verifier/tlog/merkle.py                   lines  1737 to  1877
+    generator/verifier/tlog/tlogproof.py                lines  1878 to  1950
+    generator/verifier/tlog/tiles.py                    lines  1951 to  2183
+    generator/verifier/tlog/cosignature.py              lines  2184 to  2340
+    generator/verifier/tlog/policy.py                   lines  2341 to  2623
+    generator/verifier/tlog/witnessing.py               lines  2624 to  2653
+    generator/verifier/core/idindex.py                  lines  2654 to  2737
+    generator/verifier/rules/methodology_rules.py       lines  2738 to  3061
+    generator/verifier/rules/scoring.py                 lines  3062 to  3361
+    generator/verifier/rules/agreement_statistics.py    lines  3362 to  3621
+    generator/verifier/rules/labelsets.py               lines  3622 to  3960
+    generator/verifier/rules/subjects.py                lines  3961 to  4226
+    generator/verifier/rules/withdrawals.py             lines  4227 to  4265
+    generator/verifier/tlog/keyring.py                  lines  4266 to  4397
+    generator/verifier/rules/ledger.py                  lines  4398 to  4880
+    generator/verifier/memory/ledger_snapshot.py        lines  4881 to  5053
+    generator/verifier/memory/checkpoint_memory.py      lines  5054 to  5208
+    generator/verifier/memory/release_memory.py         lines  5209 to  5409
+    generator/verifier/rules/answers.py                 lines  5410 to  5477
+    generator/verifier/rules/runs.py                    lines  5478 to  5795
+    generator/verifier/rules/lineage.py                 lines  5796 to  6057
+    generator/verifier/rules/score_edits.py             lines  6058 to  6143
+    generator/verifier/rules/evidence.py                lines  6144 to  6238
+    generator/verifier/rules/certificates.py            lines  6239 to  6709
+    generator/verifier/rules/certificate_documents.py   lines  6710 to  6805
+    generator/verifier/rules/recheck.py                 lines  6806 to  7105
+    generator/verifier/core/report.py                   lines  7106 to  7268
+    generator/verifier/core/folder.py                   lines  7269 to  7518
+    generator/verifier/site/release.py                  lines  7519 to  7773
+    generator/verifier/site/download.py                 lines  7774 to  8241
+    generator/verifier/tlog/rotation.py                 lines  8242 to  8350
+    generator/verifier/site/history.py                  lines  8351 to  8704
+    generator/verifier/site/publication.py              lines  8705 to  9142
+    generator/verifier/rules/revocations.py             lines  9143 to  9262
+    generator/verifier/site/certificate_files.py        lines  9263 to  9584
+    generator/verifier/site/agreement_files.py          lines  9585 to  9729
+    generator/verifier/site/accounting.py               lines  9730 to  9957
+    generator/verifier/site/verify_site.py              lines  9958 to 10163
+    generator/verifier/site/command_line.py             lines 10164 to 10466
 """
 
 # ==============================================================================================
-# generator/verifier/isolation.py: Keeping the site's code out of the verifier.
+# generator/verifier/core/isolation.py: Keeping the site's code out of the verifier.
 # ==============================================================================================
 
 import sys
@@ -115,11 +115,11 @@ if __name__ == "__main__":
 
 def own_file() -> str:
     """The verify.py this code is: this very file in the bundle, else the bundle the project
-    generates beside the package (generator/verify.py)."""
+    generates beside the package (generator/verify.py, two folders up from this module)."""
     here = os.path.abspath(__file__)
     if os.path.basename(here) == "verify.py":
         return here
-    return os.path.join(os.path.dirname(os.path.dirname(here)), "verify.py")
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))), "verify.py")
 
 
 def interpreter_dirs() -> list[str]:
@@ -209,7 +209,7 @@ from types import MappingProxyType
 from typing import Any, BinaryIO, Literal, TypedDict, TypeGuard
 
 # ==============================================================================================
-# generator/verifier/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
+# generator/verifier/core/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
 # ==============================================================================================
 
 def printable(text: str) -> str:
@@ -293,7 +293,7 @@ def show(value: Any, limit: int = 80) -> str:
 
 
 # ==============================================================================================
-# generator/verifier/errors.py: The verifier's exceptions, and Problem: one failed check, located and explained.
+# generator/verifier/core/errors.py: The verifier's exceptions, and Problem: one failed check, located and explained.
 # ==============================================================================================
 
 class VerifyError(Exception):
@@ -360,8 +360,8 @@ class ScoringError(VerifyError, ValueError):
 
 
 # ==============================================================================================
-# generator/verifier/canonical.py: Canonical JSON (format v1 §1): strict parsing, the number rules, canonical bytes,
-#     and a streaming reader for documents of a million elements.
+# generator/verifier/core/canonical.py: Canonical JSON (format v1 §1): strict parsing, the number rules, canonical
+#     bytes, and a streaming reader for documents of a million elements.
 # ==============================================================================================
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -662,8 +662,8 @@ def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
 
 
 # ==============================================================================================
-# generator/verifier/confusables_table.py: Unicode's confusables table (UTS #39, section 4), as data: generated, never
-#     edited by hand.
+# generator/verifier/core/confusables_table.py: Unicode's confusables table (UTS #39, section 4), as data: generated,
+#     never edited by hand.
 # ==============================================================================================
 
 CONFUSABLES_VERSION = "17.0.0"
@@ -999,8 +999,8 @@ CONFUSABLES_TABLE = (
 
 
 # ==============================================================================================
-# generator/verifier/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a log's
-#     origin.
+# generator/verifier/core/confusables.py: Unicode's confusables (UTS #39, section 4) and the look-alike fold of a
+#     log's origin.
 # ==============================================================================================
 
 # A prototype may be a capital (0 -> O), folded only by the next round's casefold: the fold
@@ -1106,7 +1106,7 @@ def origin_fold(origin: str) -> str:
 
 
 # ==============================================================================================
-# generator/verifier/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
+# generator/verifier/core/formats.py: The field formats of format v1 §1 and §3: identifiers, times, hashes, decimals,
 #     origins, paths, equality of JSON values, and the shapes of items and reveal documents.
 # ==============================================================================================
 
@@ -1334,7 +1334,7 @@ def is_v1(doc: dict[str, Any]) -> bool:
 
 
 # ==============================================================================================
-# generator/verifier/sodium.py: PyNaCl, and libsodium's detached Ed25519 functions reached through ctypes.
+# generator/verifier/core/sodium.py: PyNaCl, and libsodium's detached Ed25519 functions reached through ctypes.
 # ==============================================================================================
 
 try:
@@ -1378,8 +1378,8 @@ def verify_detached(public_key: bytes, signature: bytes, message: bytes) -> bool
 
 
 # ==============================================================================================
-# generator/verifier/keys.py: Keys and signatures (format v1 §2): Ed25519 verification, key IDs, verifier keys,
-#     fingerprints, PEM files, and pinning a key from the command line.
+# generator/verifier/core/public_keys.py: Keys and signatures (format v1 §2): Ed25519 verification, key IDs, verifier
+#     keys, fingerprints, PEM files, and pinning a key from the command line.
 # ==============================================================================================
 
 KEY_STATUSES = ("active", "retired", "revoked")
@@ -1627,8 +1627,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
 
 
 # ==============================================================================================
-# generator/verifier/note.py: C2SP signed notes (format v1 §2) and tlog checkpoints (format v1 §4), opened as Go's
-#     sumdb/note.Open opens them.
+# generator/verifier/core/note.py: C2SP signed notes (format v1 §2) and tlog checkpoints (format v1 §4), opened as
+#     Go's sumdb/note.Open opens them.
 # ==============================================================================================
 
 _NOTE_SIG_PREFIX = "\u2014 "
@@ -1735,9 +1735,9 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
 
 
 # ==============================================================================================
-# generator/verifier/merkle.py: RFC 6962 / RFC 9162 Merkle trees (format v1 §4): leaf and node hashes, the root of a
-#     stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the generator's
-#     work (generator/proofs.py); checking them is this module's.
+# generator/verifier/tlog/merkle.py: RFC 6962 / RFC 9162 Merkle trees (format v1 §4): leaf and node hashes, the root
+#     of a stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the
+#     generator's work (generator/core/proofs.py); checking them is this module's.
 # ==============================================================================================
 
 _LEAF_HASH_PREFIX = b"\x00"
@@ -1876,8 +1876,9 @@ def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old
 
 
 # ==============================================================================================
-# generator/verifier/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, format v1 §9): one artifact's inclusion
-#     proof, with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable offline.
+# generator/verifier/tlog/tlogproof.py: C2SP tlog-proof (c2sp.org/tlog-proof@v1, format v1 §9): one artifact's
+#     inclusion proof, with the proven leaf in its `extra` line and the checkpoint it is proven against, checkable
+#     offline.
 # ==============================================================================================
 
 TLOG_PROOF_HEADER = "c2sp.org/tlog-proof@v1"
@@ -1948,8 +1949,9 @@ def _base64_field(text: str, line: int, what: str) -> bytes:
 
 
 # ==============================================================================================
-# generator/verifier/tiles.py: C2SP tlog-tiles (format v1 §9): the paths of a log's hash tiles and entry bundles, the
-#     building of every tile as the log's leaves stream in, and the reading of a tiled log with every tile checked.
+# generator/verifier/tlog/tiles.py: C2SP tlog-tiles (format v1 §9): the paths of a log's hash tiles and entry bundles,
+#     the building of every tile as the log's leaves stream in, and the reading of a tiled log with every tile
+#     checked.
 # ==============================================================================================
 
 _TILE_HEIGHT = 8  # a tile is the bottom of a height-8 subtree: 256 hashes
@@ -2180,7 +2182,7 @@ def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
 
 
 # ==============================================================================================
-# generator/verifier/cosignature.py: Witness cosignatures (c2sp.org/tlog-cosignature, Ed25519 `cosignature/v1`):
+# generator/verifier/tlog/cosignature.py: Witness cosignatures (c2sp.org/tlog-cosignature, Ed25519 `cosignature/v1`):
 #     cosigner keys and their vkeys, the signed message, the signature line, and checking a checkpoint's cosignatures.
 # ==============================================================================================
 
@@ -2337,8 +2339,8 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
 
 
 # ==============================================================================================
-# generator/verifier/policy.py: Trust policies (c2sp.org/tlog-policy): which logs and witnesses a verifier knows, and
-#     the quorum of witness cosignatures a checkpoint needs.
+# generator/verifier/tlog/policy.py: Trust policies (c2sp.org/tlog-policy): which logs and witnesses a verifier knows,
+#     and the quorum of witness cosignatures a checkpoint needs.
 # ==============================================================================================
 
 QUORUM_NONE = "none"
@@ -2620,7 +2622,7 @@ def witnessed_by(policy: Policy, note_bytes: bytes) -> dict[str, int]:
 
 
 # ==============================================================================================
-# generator/verifier/witnessing.py: Witnessed checkpoints under a trust policy (c2sp.org/tlog-policy, tlog-
+# generator/verifier/tlog/witnessing.py: Witnessed checkpoints under a trust policy (c2sp.org/tlog-policy, tlog-
 #     cosignature): the log's key must be one the policy names, and the checkpoint must carry valid cosignatures from
 #     enough of the policy's witnesses for its quorum. A checkpoint a quorum of independent witnesses cosigned is one
 #     the operator could not show to anyone else with a different history.
@@ -2650,7 +2652,7 @@ def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: 
 
 
 # ==============================================================================================
-# generator/verifier/idindex.py: A compact set of ids in insertion order: the speed and memory work of the ledger
+# generator/verifier/core/idindex.py: A compact set of ids in insertion order: the speed and memory work of the ledger
 #     replay, kept apart from its rules.
 # ==============================================================================================
 
@@ -2663,7 +2665,7 @@ class IdIndex:
     and a slot in an open-addressing table of ordinals.
 
     The table's hash is BLAKE2b keyed with a salt of its own rather than Python's `hash`, which
-    changes with every process: a saved index (generator.verifier.snapshot) is loaded as it
+    changes with every process: a saved index (generator.verifier.memory.ledger_snapshot) is loaded as it
     was, without hashing a million ids again, and the salt, never shown to whoever chose the
     ids, still keeps them from crowding one slot.
     """
@@ -2734,8 +2736,8 @@ class IdIndex:
 
 
 # ==============================================================================================
-# generator/verifier/methodology.py: Methodology parameters (format v1 §5): every rule of a valid parameter file, and
-#     the file parsed once into the immutable object the scoring engine reads.
+# generator/verifier/rules/methodology_rules.py: Methodology parameters (format v1 §5): every rule of a valid
+#     parameter file, and the file parsed once into the immutable object the scoring engine reads.
 # ==============================================================================================
 
 METHODOLOGY_KEYS = (
@@ -3058,8 +3060,8 @@ def parse_methodology(doc: Any) -> Methodology:
 
 
 # ==============================================================================================
-# generator/verifier/scoring.py: The scoring engine (format v1 §5): similarity, item score, pass rates, the Wilson
-#     interval, grades, the score inside the band, the grader's bullets and the verdict.
+# generator/verifier/rules/scoring.py: The scoring engine (format v1 §5): similarity, item score, pass rates, the
+#     Wilson interval, grades, the score inside the band, the grader's bullets and the verdict.
 # ==============================================================================================
 
 Z = Fraction(49, 25)  # 1.96, the 95 % normal quantile of format v1 §5
@@ -3358,8 +3360,8 @@ def grade_counts(counts: dict[str, int], passed: int, m: Methodology) -> Grading
 
 
 # ==============================================================================================
-# generator/verifier/agreement.py: Judge agreement: how far an automated judge's ordinal labels agree with human
-#     labellers'.
+# generator/verifier/rules/agreement_statistics.py: Judge agreement: how far an automated judge's ordinal labels agree
+#     with human labellers'.
 # ==============================================================================================
 
 AGREEMENT_PLACES = 6
@@ -3618,7 +3620,7 @@ def agreement_decimal(value: Fraction | None) -> str | None:
 
 
 # ==============================================================================================
-# generator/verifier/labelsets.py: Judge agreement (FORMAT.md, "Judge agreement (v2)"): blind human label sets,
+# generator/verifier/rules/labelsets.py: Judge agreement (FORMAT.md, "Judge agreement (v2)"): blind human label sets,
 #     committed in the ledger before the judge's scores are disclosed, and the report that measures the judge against
 #     them, one document the generator publishes and the verifier recomputes from the same code.
 # ==============================================================================================
@@ -3957,7 +3959,7 @@ def report_document(
 
 
 # ==============================================================================================
-# generator/verifier/subjects.py: Subjects and the names people read (format v1 §6, FORMAT.md reading 22).
+# generator/verifier/rules/subjects.py: Subjects and the names people read (format v1 §6, FORMAT.md reading 22).
 # ==============================================================================================
 
 SUBJECT_KEYS = ("id", "name", "version", "organization")
@@ -4223,7 +4225,7 @@ def known_subject_problems(subject: Any, names: dict[str, str], folds: dict[str,
 
 
 # ==============================================================================================
-# generator/verifier/withdrawals.py: Withdrawn runs (format v2, FORMAT.md "Events v2 adds: run withdrawal"): a
+# generator/verifier/rules/withdrawals.py: Withdrawn runs (format v2, FORMAT.md "Events v2 adds: run withdrawal"): a
 #     registered run that will never be run.
 # ==============================================================================================
 
@@ -4262,8 +4264,8 @@ def withdrawal_problems(
 
 
 # ==============================================================================================
-# generator/verifier/keyring.py: The program's keys over the ledger's history (format v2): which key may sign a tree
-#     of which size.
+# generator/verifier/tlog/keyring.py: The program's keys over the ledger's history (format v2): which key may sign a
+#     tree of which size.
 # ==============================================================================================
 
 KEY_ROTATION = "key-rotation"
@@ -4394,8 +4396,8 @@ class KeyRing:
 
 
 # ==============================================================================================
-# generator/verifier/ledger.py: The ledger (format v1 §4, and format v2's events): its event types, and the replay
-#     checking every rule in order.
+# generator/verifier/rules/ledger.py: The ledger (format v1 §4, and format v2's events): its event types, and the
+#     replay checking every rule in order.
 # ==============================================================================================
 
 MAX_LEAF_BYTES = 65535
@@ -4877,8 +4879,9 @@ class Ledger:
 
 
 # ==============================================================================================
-# generator/verifier/snapshot.py: A replayed ledger saved and loaded whole (FORMAT.md, "State snapshots"): what lets a
-#     command, a build or a verifier start from the last event it saw instead of replaying a million.
+# generator/verifier/memory/ledger_snapshot.py: A replayed ledger saved and loaded whole (FORMAT.md, "State
+#     snapshots"): what lets a command, a build or a verifier start from the last event it saw instead of replaying a
+#     million.
 # ==============================================================================================
 
 SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
@@ -5049,7 +5052,8 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
 
 
 # ==============================================================================================
-# generator/verifier/state.py: The verifier's memory (FORMAT.md v2): the last checkpoint it verified, per log origin.
+# generator/verifier/memory/checkpoint_memory.py: The verifier's memory (FORMAT.md v2): the last checkpoint it
+#     verified, per log origin.
 # ==============================================================================================
 
 STATE_MAX_BYTES = 1 << 24
@@ -5203,8 +5207,8 @@ def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/memory.py: What the verifier remembers of the last release it verified (FORMAT.md, "The
-#     verifier's memory"), so that it verifies the next release from there instead of from nothing.
+# generator/verifier/memory/release_memory.py: What the verifier remembers of the last release it verified (FORMAT.md,
+#     "The verifier's memory"), so that it verifies the next release from there instead of from nothing.
 # ==============================================================================================
 
 MEMORY_VERSION = 1
@@ -5213,10 +5217,15 @@ MEMORY_VERSION = 1
 def rules_version() -> str:
     """The SHA-256 of the code verifying: the one-file bundle, or every module of the package."""
     here = Path(os.path.abspath(__file__))
-    files = [here] if here.name != "memory.py" else sorted(here.parent.glob("*.py"))
+    package = here.parent.parent  # generator/verifier/, when this is release_memory.py of the package
+    files = (
+        [(here.name, here)]
+        if here.name != "release_memory.py"
+        else sorted((p.relative_to(package).as_posix(), p) for p in package.rglob("*.py"))
+    )
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    for name, f in files:
+        h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -5399,7 +5408,7 @@ class Memory:
 
 
 # ==============================================================================================
-# generator/verifier/answers.py: The answers certificates are scored and rechecked against, read from reveal
+# generator/verifier/rules/answers.py: The answers certificates are scored and rechecked against, read from reveal
 #     documents.
 # ==============================================================================================
 
@@ -5467,7 +5476,8 @@ class RevealedAnswers:
 
 
 # ==============================================================================================
-# generator/verifier/runs.py: Runs (format v1 §4, §6): the run spec's shape and the rules a registered run obeys.
+# generator/verifier/rules/runs.py: Runs (format v1 §4, §6): the run spec's shape and the rules a registered run
+#     obeys.
 # ==============================================================================================
 
 RUN_SPEC_KEYS = (
@@ -5784,10 +5794,10 @@ def check_run_rules(
 
 
 # ==============================================================================================
-# generator/verifier/lineage.py: A result's attempts (FORMAT.md, "Attempts and lineage"): every earlier try of an item
-#     kept with its result, each retry tied to the attempt it repeats, an exclusion to the attempt it set aside. One
-#     set of rules for the results file `certify` reads and the certificate the verifier reads, so that what certify
-#     accepts is exactly what the verifier passes.
+# generator/verifier/rules/lineage.py: A result's attempts (FORMAT.md, "Attempts and lineage"): every earlier try of
+#     an item kept with its result, each retry tied to the attempt it repeats, an exclusion to the attempt it set
+#     aside. One set of rules for the results file `certify` reads and the certificate the verifier reads, so that
+#     what certify accepts is exactly what the verifier passes.
 # ==============================================================================================
 
 # The statuses after which trying again is fair: nothing about the subject's answer was learned.
@@ -6046,9 +6056,9 @@ def _is_int_of(value: Any, want: int) -> bool:
 
 
 # ==============================================================================================
-# generator/verifier/score_edits.py: A result's score edits (FORMAT.md, "Score edits"): the hand edits of a harness's
-#     scores that the result rests on, each with who made it, when and why. One rule for the results file `certify`
-#     reads and the certificate (or details document) the verifier reads.
+# generator/verifier/rules/score_edits.py: A result's score edits (FORMAT.md, "Score edits"): the hand edits of a
+#     harness's scores that the result rests on, each with who made it, when and why. One rule for the results file
+#     `certify` reads and the certificate (or details document) the verifier reads.
 # ==============================================================================================
 
 SCORE_EDITS = "score_edits"
@@ -6132,10 +6142,10 @@ def score_edits_problems(value: Any, where: str, render: Callable[[Any], str] = 
 
 
 # ==============================================================================================
-# generator/verifier/evidence.py: Raw evidence bound by hash (FORMAT.md, "Evidence files"): the files an evaluation
-#     produced (an Inspect `.eval` log, trajectories, a judge's raw outputs), listed in the certificate by name,
-#     SHA-256, size and the items they concern, kept privately and published by the rule of details documents, so that
-#     a certificate can be traced to the exact bytes its evaluator produced.
+# generator/verifier/rules/evidence.py: Raw evidence bound by hash (FORMAT.md, "Evidence files"): the files an
+#     evaluation produced (an Inspect `.eval` log, trajectories, a judge's raw outputs), listed in the certificate by
+#     name, SHA-256, size and the items they concern, kept privately and published by the rule of details documents,
+#     so that a certificate can be traced to the exact bytes its evaluator produced.
 # ==============================================================================================
 
 # A name is one path segment the verifier joins to a folder it chose: nothing in it can climb out,
@@ -6227,8 +6237,8 @@ def evidence_entry_problems(e: dict[str, Any], w: str, spec_items: Container[str
 
 
 # ==============================================================================================
-# generator/verifier/certificates.py: Certificates (format v1 §6): their shape and their binding to the ledger and the
-#     run spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
+# generator/verifier/rules/certificates.py: Certificates (format v1 §6): their shape and their binding to the ledger
+#     and the run spec. Pure: no I/O; recomputing their derived fields is recheck.py's work.
 # ==============================================================================================
 
 CERTIFICATE_VERDICTS = ("certified", "not-certified", "incomplete")
@@ -6698,8 +6708,8 @@ def recheckable(cert: Any) -> bool:
 
 
 # ==============================================================================================
-# generator/verifier/certificate_documents.py: The private documents of a certificate (format v1 §6): result details
-#     and the grader record, their shapes, and when they fall due. Pure: no I/O.
+# generator/verifier/rules/certificate_documents.py: The private documents of a certificate (format v1 §6): result
+#     details and the grader record, their shapes, and when they fall due. Pure: no I/O.
 # ==============================================================================================
 
 def due_records(
@@ -6794,9 +6804,9 @@ def check_grader_record(doc: Any, serial: str) -> list[Problem]:
 
 
 # ==============================================================================================
-# generator/verifier/recheck.py: Recomputing a certificate (format v1 §5, §6): every derived field from its results,
-#     the revealed answers and the methodology, and the one pipeline that applies every rule of format v1 §6 to a
-#     certificate. Pure: no I/O.
+# generator/verifier/rules/recheck.py: Recomputing a certificate (format v1 §5, §6): every derived field from its
+#     results, the revealed answers and the methodology, and the one pipeline that applies every rule of format v1 §6
+#     to a certificate. Pure: no I/O.
 # ==============================================================================================
 
 def recheck_open_result(
@@ -7094,7 +7104,7 @@ def examine_certificate(
 
 
 # ==============================================================================================
-# generator/verifier/report.py: The report: what passed, what failed, and what could only be taken as asserted.
+# generator/verifier/core/report.py: The report: what passed, what failed, and what could only be taken as asserted.
 # ==============================================================================================
 
 PASS_MEANING = (
@@ -7257,7 +7267,7 @@ def environment_hints(root: Path, failures: Iterable[Problem]) -> list[str]:
 
 
 # ==============================================================================================
-# generator/verifier/folder.py: A site's folder: the only code of the verifier that reads files.
+# generator/verifier/core/folder.py: A site's folder: the only code of the verifier that reads files.
 # ==============================================================================================
 
 MANIFEST_PATH = "transparency.json"
@@ -7507,8 +7517,8 @@ class Site:
 
 
 # ==============================================================================================
-# generator/verifier/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS over
-#     every file, and the verifier copy the site ships.
+# generator/verifier/site/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS
+#     over every file, and the verifier copy the site ships.
 # ==============================================================================================
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
@@ -7762,8 +7772,8 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/download.py: The site's downloadable copy (format v2): `download/site.zip`, every file of the
-#     site outside `download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
+# generator/verifier/site/download.py: The site's downloadable copy (format v2): `download/site.zip`, every file of
+#     the site outside `download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
 #     alone.
 # ==============================================================================================
 
@@ -7857,7 +7867,7 @@ def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = N
 
     Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
     signature failed, nor a member with a site file that differs from its line. With a `memory`
-    (generator/verifier/memory.py), a member whose compressed bytes were read back before to
+    (generator/verifier/memory/release_memory.py), a member whose compressed bytes were read back before to
     the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
     report = s.report
     listed = sums.files
@@ -8230,8 +8240,8 @@ def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str
 
 
 # ==============================================================================================
-# generator/verifier/rotation.py: Key rotation and revocation on a site (format v2): keys.json as the ledger's key
-#     events imply it, every checkpoint signed only by keys valid for its size, each rotation handed over by a
+# generator/verifier/tlog/rotation.py: Key rotation and revocation on a site (format v2): keys.json as the ledger's
+#     key events imply it, every checkpoint signed only by keys valid for its size, each rotation handed over by a
 #     checkpoint both keys signed, and a pinned key followed through those hand-overs.
 # ==============================================================================================
 
@@ -8339,8 +8349,8 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 
 
 # ==============================================================================================
-# generator/verifier/history.py: History (FORMAT.md v2, format v1 §9): archived checkpoints, consistency proofs, each
-#     artifact's inclusion proof, and the checkpoints an auditor saved.
+# generator/verifier/site/history.py: History (FORMAT.md v2, format v1 §9): archived checkpoints, consistency proofs,
+#     each artifact's inclusion proof, and the checkpoints an auditor saved.
 # ==============================================================================================
 
 HISTORY_PATH = "ledger/history.json"
@@ -8693,7 +8703,7 @@ def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey])
 
 
 # ==============================================================================================
-# generator/verifier/publication.py: What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their
+# generator/verifier/site/publication.py: What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their
 #     Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates,
 #     methodology parameters, reveal documents and run specs, each against its leaf.
 # ==============================================================================================
@@ -8715,7 +8725,7 @@ def check_ledger(
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
     then never read: a log too large for one file is checked all the same. With a `memory` of
     the release verified last, only the entries after its last leaf are replayed, from its state,
-    when the document begins with exactly the bytes it remembers (generator/verifier/memory.py).
+    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py).
     """
     report = s.report
     led = manifest["ledger"]
@@ -9131,8 +9141,8 @@ def check_runs(
 
 
 # ==============================================================================================
-# generator/verifier/revocations.py: Certificate revocations (format v2, FORMAT.md): the signed list at its fixed
-#     path, which must restate the ledger's revocation events exactly, and what the report says of each revoked
+# generator/verifier/rules/revocations.py: Certificate revocations (format v2, FORMAT.md): the signed list at its
+#     fixed path, which must restate the ledger's revocation events exactly, and what the report says of each revoked
 #     certificate. A revocation is a state, like expiry: the site still verifies, and the certificate is reported as
 #     revoked, never as valid.
 # ==============================================================================================
@@ -9251,8 +9261,8 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 
 
 # ==============================================================================================
-# generator/verifier/certificate_files.py: A site's certificates (format v1 §6): each certificate file against its
-#     ledger leaf and signature, its details documents and grader record against its hashes and against when each
+# generator/verifier/site/certificate_files.py: A site's certificates (format v1 §6): each certificate file against
+#     its ledger leaf and signature, its details documents and grader record against its hashes and against when each
 #     falls due, and then every rule of certificates.examine_certificate.
 # ==============================================================================================
 
@@ -9573,7 +9583,7 @@ def _published_records(
 
 
 # ==============================================================================================
-# generator/verifier/agreement_files.py: A site's judge-agreement files (FORMAT.md, "Judge agreement (v2)"): each
+# generator/verifier/site/agreement_files.py: A site's judge-agreement files (FORMAT.md, "Judge agreement (v2)"): each
 #     label set the ledger commits, absent until it is due and then published byte for byte as committed, and its
 #     report, which must be exactly the one recomputed here from the published labels and the judge's labels of the
 #     run's certificate. A key holder can sign any figure; only a recomputed one is evidence.
@@ -9718,8 +9728,8 @@ def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a certificate's
-#     evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
+# generator/verifier/site/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a
+#     certificate's evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
 # ==============================================================================================
 
 LEDGER_FOLDER = "ledger/"
@@ -9946,8 +9956,8 @@ def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]
 
 
 # ==============================================================================================
-# generator/verifier/site.py: Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort
-#     catch.
+# generator/verifier/site/verify_site.py: Verifying a site (format v1 §2-§8): the checks in their order, and the one
+#     last-resort catch.
 # ==============================================================================================
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
@@ -9972,7 +9982,7 @@ def verify_site(
     skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
     `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
     witness cosignatures. With `memory`, a folder where the verifier remembers the last release
-    it verified (generator/verifier/memory.py): the site is verified from the release remembered
+    it verified (generator/verifier/memory/release_memory.py): the site is verified from the release remembered
     there, if it is the one `since` remembers, and what this run verified is remembered when
     every check passes; `full` verifies from nothing all the same. `known_logs` maps each
     origin the verifier remembers to the keys remembered for it: a site whose key is another
@@ -10152,7 +10162,7 @@ def _check(
 
 
 # ==============================================================================================
-# generator/verifier/cli.py: The command line of verify.py (format v1 §8, FORMAT.md v2):
+# generator/verifier/site/command_line.py: The command line of verify.py (format v1 §8, FORMAT.md v2):
 # ==============================================================================================
 
 # A saved checkpoint is a few hundred bytes; a bound keeps a wrong argument from being read whole.

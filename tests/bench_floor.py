@@ -23,9 +23,9 @@ import nacl.exceptions
 import nacl.signing
 
 from generator.verifier import MerkleStream, leaf_hash
-from generator.verifier.keys import key_id
-from generator.verifier.note import parse_checkpoint, split_note
-from generator.verifier.tiles import entry_bundle_path, parse_entry_bundle, tile_paths
+from generator.verifier.core.note import parse_checkpoint, split_note
+from generator.verifier.core.public_keys import key_id
+from generator.verifier.tlog.tiles import entry_bundle_path, parse_entry_bundle, tile_paths
 
 SUMS = "SHA256SUMS"
 

@@ -99,7 +99,7 @@ print(json.dumps({"result": next((ln for ln in lines if ln.startswith("PASS")), 
 
 PHASES = {
     "init": """
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 p = Paths(Path(d), Path(d) / "private")
@@ -131,12 +131,12 @@ with open(p / "a.json", "w") as f:
 """,
     "commit": """
 from generator.commands.commit import commit_new_items
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 commit_new_items(Paths(Path(d), Path(d) / "private"), "2026-01-02T00:00:00Z")
 """,
     "retire": """
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 p = Paths(Path(d), Path(d) / "private")
 if RETIRED:
     retire_items(p, [f"b-{i * (SECRET // RETIRED):07d}" for i in range(RETIRED)], "Rotation.", "2026-02-01T00:00:00Z")
@@ -145,7 +145,7 @@ if RETIRED:
     # each by its own subject, registered in one command. Secret runs use items never retired.
     "register": _RUN_CODE
     + """
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 from generator.commands.register import register_runs
 p = Paths(Path(d), Path(d) / "private")
 out = Path(d).parent / "runs-in"
@@ -173,7 +173,7 @@ print(json.dumps({"runs": RUNS}))
     "certify": _RUN_CODE
     + """
 from generator.commands.certify import certify_runs
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 p = Paths(Path(d), Path(d) / "private")
 out = Path(d).parent / "results-in"
 out.mkdir(exist_ok=True)
@@ -189,21 +189,21 @@ print(json.dumps({"certificates": len(files)}))
     "build": """
 import inspect
 from generator.commands.build import build
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 full = {"full": True} if "full" in inspect.signature(build).parameters else {}
 r = build(Paths(Path(d), Path(d) / "private"), Path(d) / "public", **full)
 print(json.dumps({"files": r.files, "checks": r.checks}))
 """,
     "rebuild": """
 from generator.commands.build import build
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 build(Paths(Path(d), Path(d) / "private"), Path(d) / "public")
 """,
     "onemore": """
 import hashlib, os
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 p = Paths(Path(d), Path(d) / "private")
 site = Path(d) / "public"
 def sums():
@@ -239,14 +239,14 @@ print(json.dumps({"checks": r.checks}))
     # items never retired, so that the retirement and the run are both accepted.
     "retire-one": """
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 retire_items(Paths(Path(d), Path(d) / "private"), [ONE_RETIRE], "One more rotation.", "2026-03-06T00:00:00Z")
 print(json.dumps({"retired": ONE_RETIRE}))
 """,
     "register-one": _RUN_CODE
     + """
 from generator.commands.register import register_runs
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 out = Path(d).parent / "one-in"
 out.mkdir(exist_ok=True)
 f = out / f"{ONE_RUN}.json"
@@ -257,7 +257,7 @@ print(json.dumps({"registered": ONE_RUN, "items": len(ONE_RUN_ITEMS)}))
     "certify-one": _RUN_CODE
     + """
 from generator.commands.certify import certify_runs
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 spec = json.loads((Path(d).parent / "one-in" / f"{ONE_RUN}.json").read_text())
 g = Path(d).parent / "one-in" / f"{ONE_RUN}.results.json"
 g.write_text(json.dumps(run_results(spec, "2026-03-07T12:00:00Z")))
@@ -266,7 +266,7 @@ print(json.dumps({"certified": ONE_RUN}))
 """,
     "revoke-one": """
 from generator.commands.revoke import revoke_certificate
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 revoke_certificate(Paths(Path(d), Path(d) / "private"), ONE_REVOKE, "Bench: one revocation.", "2026-03-09T00:00:00Z")
 print(json.dumps({"revoked": ONE_REVOKE}))
 """,

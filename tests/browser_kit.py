@@ -23,7 +23,7 @@ from typing import Any, ClassVar, NoReturn
 
 import pytest
 
-from generator import layout
+from generator.core import layout
 
 REPO = Path(__file__).resolve().parent.parent
 AXE = REPO / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"

@@ -28,8 +28,8 @@ from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 from generator.commands.retire import retire_item
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_DATA = REPO / "data"
@@ -74,7 +74,7 @@ def verifier(request: pytest.FixtureRequest) -> ModuleType:
 def _verifier_bugs_fail_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """In the tests an error inside the verifier raises, instead of being reported as an
     internal error: a bug can never hide as a failure some test expected."""
-    monkeypatch.setattr("generator.verifier.site.RAISE_INTERNAL_ERRORS", True)
+    monkeypatch.setattr("generator.verifier.site.verify_site.RAISE_INTERNAL_ERRORS", True)
     monkeypatch.setattr("generator.commands.build.RAISE_INTERNAL_ERRORS", True)
 
 

@@ -1,4 +1,4 @@
-"""Killing commands on purpose: at the N-th step of a commit (generator.journal.crash_point),
+"""Killing commands on purpose: at the N-th step of a commit (generator.program.journal.crash_point),
 or with SIGKILL at a moment chosen from outside. Each run is a real process of the CLI."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from pathlib import Path
 
 from conftest import tree
 
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 
 # Runs the CLI with crash_point replaced: the CRASH_AT-th call ends the process at once, as
 # SIGKILL would, and the number of calls made is written to CRASH_COUNT when it exits.
 _BOOT = """
 import os, sys
-import generator.journal as journal
+import generator.program.journal as journal
 crash_at, labels = int(os.environ.get("CRASH_AT", "0")), []
 def point(label):
     labels.append(label)

@@ -1,4 +1,4 @@
-"""Make generator/verifier/confusables_table.py from Unicode's confusables.txt (UTS #39).
+"""Make generator/verifier/core/confusables_table.py from Unicode's confusables.txt (UTS #39).
 
     python tests/make_confusables.py PATH/TO/confusables.txt
 
@@ -17,7 +17,7 @@ import textwrap
 import zlib
 from pathlib import Path
 
-TARGET = Path(__file__).resolve().parent.parent / "generator" / "verifier" / "confusables_table.py"
+TARGET = Path(__file__).resolve().parent.parent / "generator" / "verifier" / "core" / "confusables_table.py"
 _LINE = re.compile(r"^([0-9A-F]{4,6}) ;\t([0-9A-F]{4,6}(?: [0-9A-F]{4,6})*) ;\tMA\t#")
 _VERSION = re.compile(r"^# Version: (\d+\.\d+\.\d+)$", re.M)
 

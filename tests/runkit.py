@@ -8,7 +8,7 @@ from typing import Any
 
 from generator.commands.certify import Certified, certify_run
 from generator.commands.register import Registered, register_run
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 from generator.verifier import sha256_hex
 
 RUN_AT = "2026-03-01T00:00:00Z"

@@ -18,7 +18,7 @@ from pathlib import Path
 from browser_kit import REPO, Browsing, browser, missing, representatives, serve
 
 from generator.commands.build import build
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 
 WIDTHS = [390, 1280]
 OUT = REPO / "screenshots"

@@ -21,11 +21,12 @@ from test_history import grow
 from test_verify_tamper import resign_sums
 
 import generator.verifier as v
-from generator import layout
 from generator.commands.build import build
-from generator.datadir import Paths
-from generator.keys import Signer, load_key
-from generator.verifier import accounting, checkpoint_text, leaf_hash
+from generator.core import layout
+from generator.core.signing_key import Signer, load_key
+from generator.program.datadir import Paths
+from generator.verifier import checkpoint_text, leaf_hash
+from generator.verifier.site import accounting
 
 
 def run_verifier(site: Path) -> subprocess.CompletedProcess[str]:

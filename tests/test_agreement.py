@@ -24,9 +24,9 @@ from generator.cli import main
 from generator.commands.agreement import label_set_report, register_label_set
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.keys import load_key
+from generator.core.generator_errors import InputError
+from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 from generator.verifier import (
     cohen_kappa,
     krippendorff_alpha_ordinal,
@@ -275,11 +275,11 @@ def test_a_judge_left_silent_where_it_would_disagree_is_refused_and_fails(
     certify refuses it, and a certificate forged to drop it, re-signed, fails the verifier."""
     from test_certificate_tamper import forge
 
-    import generator.agreement_files
-    import generator.gather
+    import generator.build.gather
+    import generator.program.agreement_reports
+    from generator.build.writer import SiteWriter
     from generator.commands.build import write_site
-    from generator.verifier.recheck import Recheck
-    from generator.writer import SiteWriter
+    from generator.verifier.rules.recheck import Recheck
 
     register_label_set(prog, labels_file(prog.data.parent), "run-001", "humans-1", LABEL_AT)
     silent = {**judged("a-002"), "judge_labels": {"completeness": 3}}  # no correctness label
@@ -288,9 +288,9 @@ def test_a_judge_left_silent_where_it_would_disagree_is_refused_and_fails(
     certify(prog, results("run-001", [judged(i) for i in ITEMS]))
     forge(prog, "run-001", lambda c: c["results"][1]["judge_labels"].pop("correctness"))
     with monkeypatch.context() as m:
-        m.setattr(generator.gather, "examine_certificate", lambda *a, **k: Recheck())
-        m.setattr(generator.agreement_files, "judge_coverage_problems", lambda *a: [])
-        write_site(generator.gather.gather(prog), SiteWriter(tmp_path / "site"))
+        m.setattr(generator.build.gather, "examine_certificate", lambda *a, **k: Recheck())
+        m.setattr(generator.program.agreement_reports, "judge_coverage_problems", lambda *a: [])
+        write_site(generator.build.gather.gather(prog), SiteWriter(tmp_path / "site"))
     report = verify_site(tmp_path / "site")
     assert any(
         f.file == "agreement/humans-1.json" and "the judge did not label scored item a-002 on correctness" in f.message

@@ -1,4 +1,4 @@
-"""Judge-agreement statistics (generator/verifier/agreement.py): raw agreement, Cohen's kappa,
+"""Judge-agreement statistics (generator/verifier/rules/agreement_statistics.py): raw agreement, Cohen's kappa,
 ordinal Krippendorff's alpha, the per-dimension report and the published decimals.
 
 Kappa and alpha are checked against the two reference implementations the definitions name,

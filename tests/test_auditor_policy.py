@@ -14,9 +14,9 @@ import pytest
 from conftest import BUNDLE, BuiltSite
 from test_history import grow
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.keys import rotate_key
+from generator.core import layout
 
 WARNING = "the trust policy was read from inside the site it judges"
 

@@ -27,8 +27,8 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import BUNDLE, REPO, BuiltSite
 
-from generator import layout
-from generator.keys import load_key
+from generator.core import layout
+from generator.core.signing_key import load_key
 
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 SKIPPED_NOTE = "verify-env/ was not read: it is the Python environment running this verifier"

@@ -1,7 +1,7 @@
 """The in-browser checks (site_templates/check.js, FORMAT.md "In-browser verification").
 
 Under Node 20, whose WebCrypto is the browser's: the JavaScript recomputes every demo certificate
-as the Python verifier does, field by field, and agrees with generator/verifier/scoring.py on
+as the Python verifier does, field by field, and agrees with generator/verifier/rules/scoring.py on
 edge cases built with it (the pass threshold, the grade cut-offs and band edges, the minimum
 scored fraction, the Wilson interval's clamps and rounding); its Merkle and canonical-JSON code
 passes the project's vectors; on the demo site a genuine artifact passes and each tamper fails at
@@ -38,13 +38,14 @@ from browser_kit import Browsing, browser, serve, unavailable
 from conftest import REPO, BuiltSite, copy_demo_data
 from test_certificate_tamper import forge, setter
 
-import generator.agreement_files
-import generator.gather
-from generator import layout
+import generator.build.gather
+import generator.program.agreement_reports
+from generator.build.writer import SiteWriter
 from generator.commands.build import write_site
-from generator.keys import parse_signer_key
-from generator.proofs import inclusion_proof
-from generator.render import make_environment
+from generator.core import layout
+from generator.core.proofs import inclusion_proof
+from generator.core.signing_key import parse_signer_key
+from generator.site.render import make_environment
 from generator.verifier import (
     band_score,
     checkpoint_text,
@@ -57,22 +58,21 @@ from generator.verifier import (
     parse_methodology,
     verify_site,
 )
-from generator.verifier.cosignature import parse_cosigner_vkey
-from generator.verifier.errors import NoteError
-from generator.verifier.keys import PUBLISHED_PRIVATE_KEYS, parse_vkey
-from generator.verifier.note import note_signature_line, open_note
-from generator.verifier.policy import parse_policy
-from generator.verifier.recheck import Recheck
-from generator.verifier.scoring import (
+from generator.verifier.core.errors import NoteError
+from generator.verifier.core.note import note_signature_line, open_note
+from generator.verifier.core.public_keys import PUBLISHED_PRIVATE_KEYS, parse_vkey
+from generator.verifier.rules.recheck import Recheck
+from generator.verifier.rules.scoring import (
     computed_similarity,
     round_half_up,
     score_item,
     similarity_value,
     wilson_interval,
 )
-from generator.verifier.tlogproof import format_tlog_proof, parse_tlog_proof
-from generator.verifier.witnessing import policy_problems
-from generator.writer import SiteWriter
+from generator.verifier.tlog.cosignature import parse_cosigner_vkey
+from generator.verifier.tlog.policy import parse_policy
+from generator.verifier.tlog.tlogproof import format_tlog_proof, parse_tlog_proof
+from generator.verifier.tlog.witnessing import policy_problems
 
 DRIVER = REPO / "tests" / "check_js_driver.js"
 VECTORS = REPO / "tests" / "vectors"
@@ -465,10 +465,10 @@ def forged_demo(tmp: Path, serial: str, where: str, value: Any, monkeypatch: pyt
     for stale in (paths.data / "cosignatures").glob("*.txt"):
         stale.unlink()  # they cosign the ledger as it was
     with monkeypatch.context() as m:
-        m.setattr(generator.gather, "examine_certificate", lambda *a, **k: Recheck())
+        m.setattr(generator.build.gather, "examine_certificate", lambda *a, **k: Recheck())
         # A forged judge label may leave the judge silent on a dimension the humans labelled.
-        m.setattr(generator.agreement_files, "judge_coverage_problems", lambda *a: [])
-        ctx = generator.gather.gather(paths)
+        m.setattr(generator.program.agreement_reports, "judge_coverage_problems", lambda *a: [])
+        ctx = generator.build.gather.gather(paths)
         witness = paths.private / "demo-witness"
         key = parse_cosigner_vkey((witness / "witness.vkey").read_text().strip())
         text = checkpoint_text(ctx.origin, ctx.ledger.size, ctx.root)

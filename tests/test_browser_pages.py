@@ -33,7 +33,7 @@ from browser_kit import (
 )
 from conftest import REPO, BuiltSite
 
-from generator import layout
+from generator.core import layout
 
 PUBLIC = REPO / "public"
 KINDS = sorted(page_kinds(PUBLIC)) if (PUBLIC / layout.MANIFEST).is_file() else []

@@ -1,5 +1,5 @@
 """check.js on format v2 results (FORMAT.md, "In-browser verification"): attempts and lineage,
-the certificate's evidence list and the judge's labels, ported from generator/verifier/lineage.py,
+the certificate's evidence list and the judge's labels, ported from generator/verifier/rules/lineage.py,
 evidence.py and labelsets.py. On the demo's quill-a-3 (a retried attempt that names the run's
 Inspect log, an exclusion after a scored attempt, judge labels on every scored result) the page
 check passes; on copies forged and re-signed with the demo keys, check.js fails the verdict with
@@ -23,9 +23,9 @@ from conftest import BuiltSite
 from test_browser_check import failed_step, forged_demo, harness_page, js, press_verify, steps_of
 from test_certificate_tamper import setter
 
-from generator import layout
+from generator.core import layout
 from generator.verifier import parse_methodology, verify_site
-from generator.verifier.certificates import check_certificate
+from generator.verifier.rules.certificates import check_certificate
 
 SERIAL = "quill-a-3"
 REL = layout.certificate(SERIAL)

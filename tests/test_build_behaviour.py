@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from conftest import REPO, BuiltSite, copy_demo_data, item, write_items
 
+from generator.build.release_continuity import check_ledger_extends
 from generator.commands import build as build_module
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
-from generator.errors import InputError, KeyFileError, VerificationFailed
-from generator.keys import Signer, generate_signer, write_key
-from generator.ledgerfile import ledger_lines
-from generator.proofs import MerkleTree
-from generator.release import check_ledger_extends
+from generator.core.generator_errors import InputError, KeyFileError, VerificationFailed
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import Signer, generate_signer, write_key
+from generator.program.ledgerfile import ledger_lines
 from generator.verifier import Report, leaf_hash, verify_site
 
 
@@ -89,7 +89,7 @@ def test_failure_while_writing_leaves_public_untouched(
     before = tree_digest(built_program.out)
     write_items(built_program.paths, [item("a-100", "a")], "more.yaml")
     commit_new_items(built_program.paths, "2026-03-01T00:00:00Z")
-    monkeypatch.setattr("generator.pages.write_lists", _fail_midway)
+    monkeypatch.setattr("generator.site.pages.write_lists", _fail_midway)
     with pytest.raises(RuntimeError, match="disk full"):
         build(built_program.paths, built_program.out)
     assert tree_digest(built_program.out) == before
@@ -207,7 +207,7 @@ def test_refuses_a_signing_key_other_than_the_published_one(built_program: Built
 
 
 def test_the_build_verifies_with_its_own_key_pinned(built_program: BuiltSite) -> None:
-    from generator.keys import load_key
+    from generator.core.signing_key import load_key
 
     signer: Signer = load_key(built_program.paths.key_file)
     assert verify_site(built_program.out, signer.vkey).ok

@@ -19,11 +19,12 @@ from conftest import METHODOLOGY, BuiltSite
 from runkit import certify, methodology_pin, register, results, run_spec, scored, write_json
 from test_site_html import resolve
 
-from generator import layout, readable
 from generator.commands.build import build
 from generator.commands.methodology import publish
-from generator.datadir import Paths, load_program
-from generator.errors import InputError
+from generator.core import layout
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths, load_program
+from generator.site.views import readable_view
 from generator.verifier import loads_strict
 
 
@@ -62,15 +63,15 @@ def by_verdict(site: Path, verdict: str) -> str:
     ],
 )
 def test_rounding_is_half_up_like_the_format(value: str, places: int, expected: str) -> None:
-    assert readable.rounded(value, places) == expected
+    assert readable_view.rounded(value, places) == expected
 
 
 def test_percentages_are_cut_down_and_drop_a_trailing_zero() -> None:
-    assert readable.percent("50.0000") == "50 %"
-    assert readable.percent("52.9105") == "52.9 %"
+    assert readable_view.percent("50.0000") == "50 %"
+    assert readable_view.percent("52.9105") == "52.9 %"
     # 1099 of 2000 is 54.95 %: grade C when B needs 55 %, so it must never read "55 %".
-    assert readable.percent("54.9500") == "54.9 %" and readable.percent("54.9500", 0) == "54 %"
-    assert readable.percent("89.9999") == "89.9 %"
+    assert readable_view.percent("54.9500") == "54.9 %" and readable_view.percent("54.9500", 0) == "54 %"
+    assert readable_view.percent("89.9999") == "89.9 %"
 
 
 CUTOFFS = [("S", Fraction(90), "90"), ("A", Fraction(75), "75"), ("B", Fraction(55), "55"), ("C", Fraction(35), "35")]
@@ -81,25 +82,25 @@ CUTOFFS = [("S", Fraction(90), "90"), ("A", Fraction(75), "75"), ("B", Fraction(
     [(5, 9, "55.6 %"), (22, 24, "91.7 %"), (1, 2, "50 %"), (9, 9, "100 %"), (0, 9, "0 %"), (1101, 2000, "55.1 %")],
 )
 def test_a_headline_pass_rate_is_rounded_as_a_reader_rounds(passed: int, scored: int, shown: str) -> None:
-    assert readable.rate_for_reading(Fraction(100 * passed, scored), CUTOFFS) == (shown, "")
+    assert readable_view.rate_for_reading(Fraction(100 * passed, scored), CUTOFFS) == (shown, "")
 
 
 def test_a_headline_pass_rate_never_reads_across_a_cut_off() -> None:
     b80 = [("A", Fraction(90), "90"), ("B", Fraction(80), "80")]
     # 1999 of 2500 is 79.96 %: "80 %" would read as grade B, which it does not reach.
-    shown, note = readable.rate_for_reading(Fraction(100 * 1999, 2500), b80)
+    shown, note = readable_view.rate_for_reading(Fraction(100 * 1999, 2500), b80)
     assert shown == "79.96 %"
     assert note == (
         "given to two decimals: rounded to one it would read 80 %, the other side of grade B's cut-off of 80 %, "
         "which it does not reach"
     )
     # 1099 of 2000 is 54.95 %: "55 %" beside B's cut-off of 55 % would be wrong the same way.
-    assert readable.rate_for_reading(Fraction(100 * 1099, 2000), [("B", Fraction(55), "55")])[0] == "54.95 %"
+    assert readable_view.rate_for_reading(Fraction(100 * 1099, 2000), [("B", Fraction(55), "55")])[0] == "54.95 %"
     # And down: exactly at a cut-off of two decimals, one decimal would read below it.
-    shown, note = readable.rate_for_reading(Fraction(100 * 2001, 2500), [("B", Fraction("80.04"), "80.04")])
+    shown, note = readable_view.rate_for_reading(Fraction(100 * 2001, 2500), [("B", Fraction("80.04"), "80.04")])
     assert shown == "80.04 %" and note.endswith("which it reaches")
     # As many decimals as it takes: 79.9996 % needs four.
-    assert readable.rate_for_reading(Fraction("79.9996"), b80)[0] == "79.9996 %"
+    assert readable_view.rate_for_reading(Fraction("79.9996"), b80)[0] == "79.9996 %"
 
 
 def test_the_certificate_page_rounds_its_headline_and_says_when_it_cannot(
@@ -130,12 +131,12 @@ def test_the_certificate_page_rounds_its_headline_and_says_when_it_cannot(
 
 
 def test_the_interval_in_words_is_rounded_outward() -> None:
-    assert readable.interval_words(9, "26.6647", "81.1225") == (
+    assert readable_view.interval_words(9, "26.6647", "81.1225") == (
         "With 9 scored items, the true pass rate could be anywhere between 26 % and 82 % (95 % Wilson interval)."
     )
-    assert "between 52 % and 100 %" in readable.interval_words(3, "52.9105", "100.0000")
-    assert "1 scored item," in readable.interval_words(1, "0.0000", "79.3450")
-    assert "nothing is known" in readable.interval_words(0, "0.0000", "100.0000")
+    assert "between 52 % and 100 %" in readable_view.interval_words(3, "52.9105", "100.0000")
+    assert "1 scored item," in readable_view.interval_words(1, "0.0000", "79.3450")
+    assert "nothing is known" in readable_view.interval_words(0, "0.0000", "100.0000")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ def test_numbers_are_rounded_for_reading_and_exact_one_link_away(demo_site: Buil
         s = soup(site, layout.certificate_page(serial))
         summary = doc["summary"]
         rate = Fraction(100 * summary["passed"], summary["scored"] or 1)
-        assert text(s.select_one(".pass-rate-short")) == readable.rate_for_reading(rate, CUTOFFS)[0]
+        assert text(s.select_one(".pass-rate-short")) == readable_view.rate_for_reading(rate, CUTOFFS)[0]
         words = text(s.select_one(".interval-words"))
         low, high = summary["pass_rate_ci95"]
         if summary["scored"]:

@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 from runkit import CERT_AT, RUN_AT, run_spec
 
-from generator import canonical
 from generator.commands.build import build
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.ledgerfile import appending
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import appending
 from generator.verifier import parse_methodology, sha256_hex
 
 
 def register_by_hand(paths: Paths, spec: dict[str, Any], at: str = RUN_AT) -> None:
-    data = canonical.dumps(spec)
+    data = canonical_json.dumps(spec)
     paths.runs_dir.mkdir(parents=True, exist_ok=True)
     (paths.runs_dir / f"{spec['id']}.json").write_bytes(data)
     with appending(paths, "test") as app:
@@ -53,7 +53,7 @@ def certify_by_hand(paths: Paths, spec: dict[str, Any], serial: str, at: str = C
         "subject": spec["subject"],
         "gate": spec["gate"],
         "methodology": spec["methodology"],
-        "run_spec": {"path": f"runs/{spec['id']}.json", "sha256": sha256_hex(canonical.dumps(spec))},
+        "run_spec": {"path": f"runs/{spec['id']}.json", "sha256": sha256_hex(canonical_json.dumps(spec))},
         "finished_at": at,
         "results": [{"item": i, "status": "not_run", "note": "Not attempted."} for i in spec["items"]],
         "summary": {
@@ -79,7 +79,7 @@ def certify_by_hand(paths: Paths, spec: dict[str, Any], serial: str, at: str = C
         "verdict": "incomplete",
     }
     cert.update(over)
-    data = canonical.dumps(cert)
+    data = canonical_json.dumps(cert)
     paths.certificates_dir.mkdir(parents=True, exist_ok=True)
     (paths.certificates_dir / f"{serial}.json").write_bytes(data)
     with appending(paths, "test") as app:
@@ -153,8 +153,8 @@ def test_summary_counts_must_add_up(make_program: Callable[..., Paths]) -> None:
     register_by_hand(paths, spec)
     cert = certify_by_hand(paths, spec, "cert-001")
     params = parse_methodology(json.loads((paths.methodology_dir / "2026.1.json").read_text()))
-    good = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical.dumps(spec)))
+    good = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical_json.dumps(spec)))
     assert good == []
     cert["summary"] = {**cert["summary"], "total": "lots", "not_run": 2}
-    found = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical.dumps(spec)))
+    found = check_certificate(cert, spec, params, True, "runs/run-001.json", sha256_hex(canonical_json.dumps(spec)))
     assert {p.where for p in found} == {"summary.total", "summary.not_run"}

@@ -21,15 +21,15 @@ import nacl.signing
 import pytest
 from runkit import certify, register, results, run_spec, scored
 
-import generator.gather
-from generator import canonical
+import generator.build.gather
+from generator.build.writer import SiteWriter
 from generator.commands.build import build, write_site
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import Problem, Report, band_score, grade_counts, loads_strict, parse_methodology, verify_site
-from generator.verifier.recheck import Recheck
-from generator.writer import SiteWriter
+from generator.verifier.rules.recheck import Recheck
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
 
@@ -41,22 +41,22 @@ def forge(paths: Paths, serial: str, mutate: Mutate) -> None:
     path = paths.certificates_dir / f"{serial}.json"
     cert = loads_strict(path.read_bytes())
     mutate(cert)
-    data = canonical.dumps(cert)
+    data = canonical_json.dumps(cert)
     path.write_bytes(data)
     lines = paths.ledger_file.read_bytes().splitlines()
     for n, line in enumerate(lines):
         leaf = loads_strict(line)
         if leaf["type"] == "certificate" and leaf["serial"] == serial:
             leaf["sha256"] = generator.verifier.sha256_hex(data)
-            lines[n] = canonical.dumps(leaf)
+            lines[n] = canonical_json.dumps(leaf)
     paths.ledger_file.write_bytes(b"".join(line + b"\n" for line in lines))
 
 
 def forked_build(paths: Paths, out: Path, monkeypatch: pytest.MonkeyPatch) -> Report:
     """Build with the generator's certificate checks switched off, then verify the result."""
     with monkeypatch.context() as m:
-        m.setattr(generator.gather, "examine_certificate", lambda *a, **k: Recheck())
-        ctx = generator.gather.gather(paths)
+        m.setattr(generator.build.gather, "examine_certificate", lambda *a, **k: Recheck())
+        ctx = generator.build.gather.gather(paths)
         write_site(ctx, SiteWriter(out))
     return verify_site(out)
 

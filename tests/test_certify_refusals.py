@@ -16,8 +16,8 @@ from conftest import item, refused
 from runkit import CERT_AT, RUN_AT, certify, named, register, results, run_spec, scored
 
 from generator.commands.build import build
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import loads_strict, verify_site
 
 ITEMS = ["a-001", "a-002"]

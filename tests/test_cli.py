@@ -24,9 +24,9 @@ from click.testing import CliRunner, Result
 from conftest import REPO, BuiltSite, item, tree, write_items
 
 from generator.cli import main
-from generator.datadir import Paths
-from generator.keys import generate_signer
-from generator.sealed import iter_sealed
+from generator.core.signing_key import generate_signer
+from generator.program.datadir import Paths
+from generator.program.sealed import iter_sealed
 from generator.verifier import sha256_hex
 
 DEFAULT_PARAMS = REPO / "generator" / "defaults" / "methodology.json"

@@ -12,8 +12,8 @@ import pytest
 from conftest import item, refused, write_items
 
 from generator.commands.commit import commit_new_items
-from generator.datadir import Paths
-from generator.itemdigests import CACHE_NAME
+from generator.program.datadir import Paths
+from generator.state.item_digest_cache import CACHE_NAME
 
 AT = "2026-03-01T00:00:00Z"
 SECRET = "110-482-339201"

@@ -16,10 +16,10 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.verifier import publication
-from generator.verifier.folder import MANIFEST_PATH, Site
-from generator.verifier.ledger import Commit, Ledger
-from generator.verifier.report import Report
+from generator.verifier.core.folder import MANIFEST_PATH, Site
+from generator.verifier.core.report import Report
+from generator.verifier.rules.ledger import Commit, Ledger
+from generator.verifier.site import publication
 
 CLIST = "ledger/commitments.json"
 
@@ -38,7 +38,7 @@ def replayed(demo_site: Any) -> tuple[Path, Ledger, str, bytes]:
 
 
 def _vkey(site: Path, manifest: dict[str, Any]) -> bytes:
-    from generator.verifier.release import check_keys_document
+    from generator.verifier.site.release import check_keys_document
 
     report = Report(str(site))
     key = check_keys_document(Site(site, report), manifest, manifest["origin"], None, [])
@@ -102,7 +102,7 @@ def test_batches_meet_where_one_ends(
 
 
 def _canonical(doc: Any) -> bytes:
-    from generator.verifier.canonical import canonical_bytes
+    from generator.verifier.core.canonical import canonical_bytes
 
     return canonical_bytes(doc)
 

@@ -16,8 +16,8 @@ import types
 import pytest
 from nacl.signing import SigningKey, VerifyKey
 
-import generator.verifier.cosignature as cosignature_module
-import generator.verifier.policy as policy_module
+import generator.verifier.tlog.cosignature as cosignature_module
+import generator.verifier.tlog.policy as policy_module
 from generator.verifier import (
     VerifierKey,
     checkpoint_text,

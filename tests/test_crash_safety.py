@@ -2,7 +2,7 @@
 what was interrupted, the data is either as it was or as the command leaves it, and the site
 builds and verifies.
 
-Each command is killed at every step of its commit (generator.journal.crash_point), in a real
+Each command is killed at every step of its commit (generator.program.journal.crash_point), in a real
 process, and with SIGKILL at moments chosen from outside while it works on a larger program.
 """
 
@@ -29,9 +29,9 @@ from generator.commands.init import init_program
 from generator.commands.keys import rotate_key
 from generator.commands.register import register_run
 from generator.commands.retire import retire_item
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.ledgerfile import finish_interrupted
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import finish_interrupted
 from generator.verifier import verify_site
 
 T0 = "2026-01-05T09:00:00Z"
@@ -360,7 +360,7 @@ def test_init_and_commands_work_across_file_systems(tmp_path: Path, monkeypatch:
             raise OSError(errno.EXDEV, "Invalid cross-device link")
         rename(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("generator.journal.os.replace", replace)
+    monkeypatch.setattr("generator.program.journal.os.replace", replace)
     paths = Paths(data, private)
     init_program(
         paths, "P", "crash.example.org/xfs", [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)], "", T0
@@ -374,7 +374,7 @@ def test_init_and_commands_work_across_file_systems(tmp_path: Path, monkeypatch:
 
 
 def test_one_command_at_a_time(base: Path, tmp_path: Path) -> None:
-    from generator import journal
+    from generator.program import journal
 
     paths = _copy(base, tmp_path / "p")
     with journal.locked(paths):

@@ -14,14 +14,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO, BuiltSite
 
-from generator import layout
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.keys import rotate, rotated_policy
 from generator.commands.retire import retire_item
-from generator.datadir import Paths
-from generator.keys import generate_signer
-from generator.sealed import iter_sealed
+from generator.core import layout
+from generator.core.signing_key import generate_signer
+from generator.program.datadir import Paths
+from generator.program.sealed import iter_sealed
 
 LATER = "2027-01-04T09:00:00Z"  # after the demo's last event
 

@@ -19,12 +19,13 @@ import pytest
 import yaml
 from conftest import BuiltSite
 
-from generator import download, layout
+from generator.build import site_archive
+from generator.build.site_archive import zip_time
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.download import zip_time
-from generator.keys import Signer, load_key
+from generator.core import layout
+from generator.core.signing_key import Signer, load_key
+from generator.program.datadir import Paths
 from generator.verifier import Report, in_download, verify_site
 
 Member = tuple[zipfile.ZipInfo, bytes]
@@ -556,7 +557,7 @@ def _forget(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _another_zlib(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
     """As if zlib had been upgraded since the last build: it might deflate otherwise."""
-    monkeypatch.setattr(download, "_DEFLATER", "zlib 0.0.0, Python 3.11")
+    monkeypatch.setattr(site_archive, "_DEFLATER", "zlib 0.0.0, Python 3.11")
 
 
 PREVIOUS: dict[str, Callable[[BuiltSite, pytest.MonkeyPatch], None]] = {
@@ -598,7 +599,7 @@ def _remembered(site: Path) -> list[tuple[str, bytes, str | None]]:
 
 def _inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The members the verifier inflates from now on, but for its own SHA256SUMS and signature."""
-    from generator.verifier import download as checks
+    from generator.verifier.site import download as checks
 
     seen: list[str] = []
     read = checks._read_member

@@ -23,8 +23,8 @@ from test_verify_tamper import resign_sums
 
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.keys import load_key
+from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 from generator.verifier import loads_strict, verify_site
 
 ITEMS = ["a-001", "a-002"]

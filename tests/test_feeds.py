@@ -17,11 +17,12 @@ import pytest
 import yaml
 from conftest import BuiltSite
 
-from generator import feeds, layout
 from generator.commands.build import build
 from generator.commands.retire import retire_item
-from generator.datadir import Paths, load_program
-from generator.errors import InputError
+from generator.core import layout
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths, load_program
+from generator.site import feeds
 
 A = "{http://www.w3.org/2005/Atom}"
 SM = "{http://www.sitemaps.org/schemas/sitemap/0.9}"

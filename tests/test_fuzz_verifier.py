@@ -24,7 +24,7 @@ from conftest import BuiltSite
 from test_verify_tamper import CLIST, ENTRIES, _resign_everything, entries_doc, read_json, rewrite_ledger
 
 import generator.verifier as v
-from generator.keys import Signer, load_key
+from generator.core.signing_key import Signer, load_key
 
 CASES = 160
 

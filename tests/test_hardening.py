@@ -16,15 +16,15 @@ import pytest
 from click.testing import CliRunner
 from conftest import BuiltSite, item, write_items
 
-from generator import canonical
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.keys import load_key
-from generator.sources import parse_yaml
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError
+from generator.core.signing_key import load_key
+from generator.core.strict_input import parse_yaml
+from generator.program.datadir import Paths
 
 # -- strict YAML: numbers that are really text
 
@@ -67,7 +67,7 @@ def _run(site: Path) -> subprocess.CompletedProcess[str]:
 def _rewrite_manifest(site: Path, change: Callable[[dict], None]) -> None:
     m = json.loads((site / "transparency.json").read_bytes())
     change(m)
-    (site / "transparency.json").write_bytes(canonical.dumps(m))
+    (site / "transparency.json").write_bytes(canonical_json.dumps(m))
 
 
 def _plant(site: Path, name: str) -> None:
@@ -86,7 +86,7 @@ def _plant(site: Path, name: str) -> None:
     elif name == "vkey-integer":
         k = json.loads((site / "keys.json").read_bytes())
         k["keys"][0]["vkey"] = 5
-        (site / "keys.json").write_bytes(canonical.dumps(k))
+        (site / "keys.json").write_bytes(canonical_json.dumps(k))
     elif name == "fifo":
         os.mkfifo(site / "fifo")
     elif name == "empty-folder":
@@ -165,7 +165,7 @@ def test_a_refused_commit_leaves_no_public_reveal_file(
     def full(*_: object) -> None:
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr("generator.journal.Transaction._sync_folders", full)
+    monkeypatch.setattr("generator.program.journal.Transaction._sync_folders", full)
     with pytest.raises(OSError, match="disk full"):
         commit_new_items(paths, "2026-03-01T00:00:00Z")
     assert sorted(p.name for p in paths.reveals_dir.iterdir()) == before
@@ -251,10 +251,12 @@ def test_a_source_too_large_is_refused_before_it_is_read(make_program: Callable[
 
 
 def test_keygen_never_leaves_half_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator.keys import generate_signer, write_key
+    from generator.core.signing_key import generate_signer, write_key
 
     target = tmp_path / "signing.key"
-    monkeypatch.setattr("generator.keys.os.link", lambda a, b: (_ for _ in ()).throw(OSError("killed (simulated)")))
+    monkeypatch.setattr(
+        "generator.core.signing_key.os.link", lambda a, b: (_ for _ in ()).throw(OSError("killed (simulated)"))
+    )
     with pytest.raises(OSError):
         write_key(target, generate_signer("test.example.org/k"))
     assert not target.exists() and not list(tmp_path.iterdir())
@@ -263,7 +265,7 @@ def test_keygen_never_leaves_half_a_key(tmp_path: Path, monkeypatch: pytest.Monk
 def test_the_build_s_mark_is_replaced_never_written_through_a_link(built_program: BuiltSite, tmp_path: Path) -> None:
     """A link planted at the mark the build writes (to tell its inputs' identities) is replaced, its
     target untouched: the build calls _mark once its inputs are a clock tick old."""
-    from generator.unchanged import MARK_NAME, _mark
+    from generator.state.build_record import MARK_NAME, _mark
 
     paths = built_program.paths
     victim = tmp_path / "victim.txt"
@@ -277,7 +279,7 @@ def test_the_build_s_mark_is_replaced_never_written_through_a_link(built_program
 
 
 def test_a_key_s_temporary_file_is_never_written_through(tmp_path: Path) -> None:
-    from generator.keys import generate_signer, write_key
+    from generator.core.signing_key import generate_signer, write_key
 
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"keep me\n")
@@ -326,7 +328,7 @@ def test_the_readme_publishes_this_release_s_verifier_hash() -> None:
 
 
 def test_a_yaml_source_with_too_many_values_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("generator.sources.MAX_YAML_NODES", 1000)
+    monkeypatch.setattr("generator.core.strict_input.MAX_YAML_NODES", 1000)
     with pytest.raises(InputError, match="more than 1,000 values in one YAML file"):
         parse_yaml("[" + "0, " * 2000 + "0]", "big.yaml")
     assert parse_yaml("[" + "0, " * 500 + "0]", "ok.yaml") == [0] * 501

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLE, BuiltSite, item, write_items
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core import layout
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import (
     format_tlog_proof,
     leaf_hash,

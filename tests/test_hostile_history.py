@@ -18,16 +18,16 @@ import pytest
 from conftest import BUNDLE, BuiltSite
 from test_history import grow, size_of
 
-from generator import layout
+from generator.build.cosigning import _ask, _read_until
 from generator.commands.build import build
 from generator.commands.keys import rotate_key
-from generator.cosigning import _ask, _read_until
-from generator.keys import Signer
-from generator.monitor import run_monitor
-from generator.proofs import MerkleTree
+from generator.core import layout
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import Signer
+from generator.monitor.follow import run_monitor
 from generator.verifier import checkpoint_text, leaf_hash
-from generator.witness import Witness
-from generator.witness_site import folder_reader, rule_problems
+from generator.witness.server import Witness
+from generator.witness.site_reader import folder_reader, rule_problems
 
 
 def run_verifier(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -135,7 +135,7 @@ def test_a_replaced_verify_py_is_caught_by_the_genuine_one(demo_copy: BuiltSite,
 def test_a_re_signed_replaced_verifier_still_fails(demo_copy: BuiltSite, tmp_path: Path) -> None:
     """A key holder can re-sign SHA256SUMS over a new verify.py; the copy still differs from
     the verifier that checks it."""
-    from generator.keys import load_key
+    from generator.core.signing_key import load_key
 
     site = demo_copy.out
     (site / "verify.py").write_text(HOSTILE)

@@ -35,7 +35,6 @@ import pytest
 from conftest import item, new_program, write_items
 from runkit import certify, register, results, run_spec, scored, write_json
 
-from generator import layout, search
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec, add_gate
@@ -43,7 +42,9 @@ from generator.commands.keys import revoke_key, rotate_key
 from generator.commands.methodology import publish as publish_methodology
 from generator.commands.retire import retire_items
 from generator.commands.revoke import revoke_certificate
-from generator.datadir import Paths
+from generator.core import layout
+from generator.program.datadir import Paths
+from generator.site import search
 from generator.verifier import sha256_hex
 
 # The reference is a build from scratch: `full=True` once builds take it, a fresh folder and no

@@ -1,4 +1,4 @@
-"""Verifying a release from the last one verified (generator/verifier/memory.py): the same
+"""Verifying a release from the last one verified (generator/verifier/memory/release_memory.py): the same
 verdicts as a verification from nothing, on honest releases and on every tampered one."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from test_verify_tamper import TAMPERS, Tamper, _tampered
 import generator.verifier as v
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.verifier.memory import memory_file
+from generator.verifier.memory.release_memory import memory_file
 
 USED: dict[str, bool] = {}  # tamper -> whether its run resumed from the memory
 

@@ -21,10 +21,10 @@ from conftest import REPO, BuiltSite, item, refused, tree, write_items
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.methodology import load_params, render_prose
-from generator.sources import parse_yaml
+from generator.core.generator_errors import InputError
+from generator.core.strict_input import parse_yaml
+from generator.program.datadir import Paths
+from generator.program.methodology_files import load_params, render_prose
 from generator.verifier import Problem, sha256_hex
 
 AT = "2026-03-01T00:00:00Z"
@@ -936,7 +936,7 @@ def test_a_non_utf8_file_names_line_column_and_the_encoding(
 @pytest.mark.parametrize("suffix", [".json", ".md"])
 def test_every_reader_names_the_line_of_a_bad_byte(tmp_path: Path, suffix: str) -> None:
     """Run specs, results, mappings and label sets (load_json), prose and results (read_text)."""
-    from generator.sources import load_json, read_text
+    from generator.core.strict_input import load_json, read_text
 
     f = tmp_path / f"in{suffix}"
     f.write_bytes(b'{\n "a":\n "caf\xe9"}\n')

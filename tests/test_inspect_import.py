@@ -29,10 +29,10 @@ from runkit import named, register, run_spec
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.certify import certify_run
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.inspect_import import INSTALL_HINT, InspectNotInstalled, import_inspect_log, note_text
-from generator.results import check_results_shape, read_results
+from generator.core.generator_errors import InputError
+from generator.importers.inspect.inspect_log import INSTALL_HINT, InspectNotInstalled, import_inspect_log, note_text
+from generator.program.datadir import Paths
+from generator.program.results_file import check_results_shape, read_results
 from generator.verifier import loads_strict, verify_site
 
 pytest.importorskip("inspect_ai")

@@ -19,10 +19,10 @@ import pytest
 from conftest import REPO
 from test_history import grow
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.keys import rotate_key
-from generator.datadir import Paths
+from generator.core import layout
+from generator.program.datadir import Paths
 
 GOCODE = Path("/usr/share/gocode")
 SHARED_GO = REPO.parent / "shared" / "conformance" / "go"

@@ -17,7 +17,7 @@ from runkit import certify, named, register, results, run_spec, scored
 from test_schemas import validator
 
 from generator.commands.build import build
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 from generator.verifier import check_run_spec, verify_site
 
 ITEMS = ["a-001", "a-002"]

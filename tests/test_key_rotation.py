@@ -16,10 +16,10 @@ import pytest
 from conftest import BUNDLE, BuiltSite, refused
 from test_history import grow, size_of
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.keys import revoke_key, rotate_key
-from generator.keys import load_key, retired_key_file
+from generator.core import layout
+from generator.core.signing_key import load_key, retired_key_file
 from generator.verifier import parse_canonical, parse_vkey, verify_site
 
 
@@ -142,7 +142,7 @@ def test_keys_json_that_disagrees_with_the_ledger_is_refused(rotated: tuple[Buil
 
 
 def test_the_monitor_follows_a_rotation_through_its_hand_over(built_program: BuiltSite, tmp_path: Path) -> None:
-    from generator.monitor import run_monitor
+    from generator.monitor.follow import run_monitor
 
     def monitor(site: Path, state: Path) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()

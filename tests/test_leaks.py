@@ -24,9 +24,9 @@ import nacl.signing
 import pytest
 from conftest import BuiltSite
 
-from generator import layout
-from generator.keys import load_key
-from generator.sealed import iter_sealed
+from generator.core import layout
+from generator.core.signing_key import load_key
+from generator.program.sealed import iter_sealed
 from generator.verifier import loads_strict
 
 WINDOW = 40
@@ -86,7 +86,7 @@ def search(files: dict[str, bytes], needles: Iterable[Needle]) -> list[tuple[str
 
 
 def sealed_documents(private: Path) -> dict[str, dict[str, Any]]:
-    from generator.datadir import Paths
+    from generator.program.datadir import Paths
 
     return {item_id: json.loads(data) for item_id, data in iter_sealed(Paths(private.parent, private))}
 

@@ -22,10 +22,10 @@ from test_schemas import validator
 
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import lineage_problems, loads_strict, verify_site
-from generator.verifier.certificate_documents import check_details_document
+from generator.verifier.rules.certificate_documents import check_details_document
 
 ITEMS = ["a-001", "a-002"]
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]

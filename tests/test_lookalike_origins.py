@@ -20,10 +20,10 @@ from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.keys import Signer, generate_signer, load_key
-from generator.verifier.confusables import (
+from generator.core.generator_errors import InputError
+from generator.core.signing_key import Signer, generate_signer, load_key
+from generator.program.datadir import Paths
+from generator.verifier.core.confusables import (
     DEFAULT_IGNORABLE_RANGES,
     confusable_prototypes,
     invisible_characters,
@@ -31,10 +31,10 @@ from generator.verifier.confusables import (
     origin_fold,
     skeleton,
 )
-from generator.verifier.confusables_table import CONFUSABLES_VERSION
-from generator.verifier.errors import FormatError
-from generator.verifier.formats import is_origin
-from generator.verifier.state import other_log_problems, read_state, remembered_keys, write_state
+from generator.verifier.core.confusables_table import CONFUSABLES_VERSION
+from generator.verifier.core.errors import FormatError
+from generator.verifier.core.formats import is_origin
+from generator.verifier.memory.checkpoint_memory import other_log_problems, read_state, remembered_keys, write_state
 
 DEMO_ORIGIN = "transparency.example.org/extraction"
 # The three look-alikes of the finding: DIVISION SLASH, LATIN SMALL LETTER ALPHA, LATIN LETTER
@@ -241,7 +241,7 @@ def test_a_site_whose_origin_holds_an_invisible_character_fails(
 ) -> None:
     """The demo's origin with a COMBINING GRAPHEME JOINER, published with a key of its own by tools
     that (unlike these) let the origin through: not an origin, and its character named."""
-    for module in ("generator.commands.init", "generator.datadir"):
+    for module in ("generator.commands.init", "generator.program.datadir"):
         monkeypatch.setattr(f"{module}.is_origin", lambda value: True)
     # The build verifies what it made with the verify.py it ships, which refuses it: skipped here.
     monkeypatch.setattr("generator.commands.build.self_check", lambda *args: SimpleNamespace(ok=True, checks=0))

@@ -24,14 +24,14 @@ import pytest
 from click.testing import CliRunner, Result
 from conftest import BuiltSite, item, write_items
 
-from generator import layout
-from generator import monitor as monitor_module
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
-from generator.datadir import Paths
-from generator.keys import load_key
+from generator.core import layout
+from generator.core.signing_key import load_key
+from generator.monitor import follow as monitor_module
+from generator.program.datadir import Paths
 from generator.verifier import (
     Ledger,
     TileBuilder,

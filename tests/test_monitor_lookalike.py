@@ -18,9 +18,9 @@ from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
-from generator.datadir import Paths
-from generator.keys import Signer, generate_signer, load_key
-from generator.monitor import Remembered, state_path, write_state
+from generator.core.signing_key import Signer, generate_signer, load_key
+from generator.monitor.follow import Remembered, state_path, write_state
+from generator.program.datadir import Paths
 from generator.verifier import parse_vkey
 
 ORIGIN = "test.example.org/prog"
@@ -98,7 +98,7 @@ def test_an_origin_with_a_character_that_draws_nothing_is_refused(
     _, state = followed
     before = sorted(p.name for p in state.glob("*.json"))
     # Tools that (unlike these) let such an origin through; the build's own verification skipped.
-    for module in ("generator.commands.init", "generator.datadir"):
+    for module in ("generator.commands.init", "generator.program.datadir"):
         monkeypatch.setattr(f"{module}.is_origin", lambda value: True)
     monkeypatch.setattr("generator.commands.build.self_check", lambda *args: SimpleNamespace(ok=True, checks=0))
     origin = ORIGIN.replace("example", f"exa{invisible}mple")

@@ -40,7 +40,7 @@ def test_the_install_hint_names_routes_that_exist() -> None:
     and inspect_ai itself, each as the project really provides it, and the operator's guide's Install section
     (docs/operating.md, which README's "Install" links) shows each."""
     from generator import __version__
-    from generator.inspect_import import INSTALL_HINT
+    from generator.importers.inspect.inspect_log import INSTALL_HINT
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     (inspect_requirement,) = project["optional-dependencies"]["inspect"]
@@ -61,7 +61,7 @@ def test_the_install_hint_names_routes_that_exist() -> None:
 def test_a_wheel_built_from_the_checkout_carries_templates_schemas_and_defaults(tmp_path: Path) -> None:
     """`pip wheel . --no-deps`, the README's route to a wheel, on a copy of the tracked sources: the wheel is the
     one the install hint names and holds everything a build reads besides code."""
-    from generator.inspect_import import INSTALL_HINT
+    from generator.importers.inspect.inspect_log import INSTALL_HINT
 
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout.decode()
     source = tmp_path / "src"

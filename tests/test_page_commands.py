@@ -19,7 +19,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 from conftest import BUNDLE, BuiltSite
 
-from generator import layout
+from generator.core import layout
 
 
 @dataclass(frozen=True)

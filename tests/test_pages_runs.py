@@ -21,13 +21,14 @@ from bs4 import BeautifulSoup, Tag
 from runkit import certify, register, results, run_spec, scored
 from test_site_html import follow_pages, resolve, site_problems
 
-from generator import layout, views
+from generator.build.gather import RunInfo
 from generator.commands.build import build
 from generator.commands.methodology import publish as publish_methodology
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.examples import worked_examples
-from generator.gather import RunInfo
+from generator.core import layout
+from generator.program.datadir import Paths
+from generator.site.views import view_models
+from generator.site.views.examples_view import worked_examples
 from generator.verifier import (
     band_score,
     check_methodology,
@@ -36,7 +37,7 @@ from generator.verifier import (
     parse_methodology,
     score_item,
 )
-from generator.verifier.scoring import item_score_text, rate_text, wilson_interval
+from generator.verifier.rules.scoring import item_score_text, rate_text, wilson_interval
 
 PUBLIC10 = [f"a-{i:03d}" for i in range(1, 11)]
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
@@ -227,8 +228,8 @@ def test_run_rows_are_linear_in_the_number_of_runs() -> None:
             )
         )
     started = time.monotonic()
-    rows = views.run_rows(runs, [], {"b": "Gate B"})
-    pages = [views.group_rows(rows[p : p + layout.PAGE_SIZE]) for p in range(0, n, layout.PAGE_SIZE)]
+    rows = view_models.run_rows(runs, [], {"b": "Gate B"})
+    pages = [view_models.group_rows(rows[p : p + layout.PAGE_SIZE]) for p in range(0, n, layout.PAGE_SIZE)]
     assert time.monotonic() - started < 5
     assert (
         len(rows) == n

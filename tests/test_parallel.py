@@ -1,4 +1,4 @@
-"""Pages rendered on every core are the pages rendered one by one (generator.parallel)."""
+"""Pages rendered on every core are the pages rendered one by one (generator.site.parallel)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import BuiltSite, copy_demo_data
 
-from generator import parallel
 from generator.commands.build import build
+from generator.site import parallel
 
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="workers are forked (Linux)")

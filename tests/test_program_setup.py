@@ -17,8 +17,8 @@ from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.methodology import publish
 from generator.commands.register import register_run
-from generator.datadir import Paths, unsafe_private_place
-from generator.errors import InputError
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths, unsafe_private_place
 
 DEMO_PROSE_WORDS = "customer message"  # what the demo's methodology says its items are
 

@@ -1,7 +1,7 @@
 """Each way a Merkle proof can be wrong fails verify_inclusion / verify_consistency with its own
 error: the exception class and what its message says, not merely "some ProofError".
 
-Proofs are made by generator/proofs.py over the RFC 6962 vector leaves (tests/vectors/
+Proofs are made by generator/core/proofs.py over the RFC 6962 vector leaves (tests/vectors/
 rfc6962_merkle.json) and checked valid before each is damaged. Like the vector tests, every
 case runs on both the package and the bundled verify.py (the `verifier` fixture).
 """
@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-from generator.proofs import consistency_proof, inclusion_proof
+from generator.core.proofs import consistency_proof, inclusion_proof
 
 VECTORS = json.loads(
     (pathlib.Path(__file__).resolve().parent / "vectors" / "rfc6962_merkle.json").read_text(encoding="utf-8")

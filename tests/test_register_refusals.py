@@ -18,8 +18,8 @@ from runkit import certify, methodology_pin, named, register, results, run_spec,
 
 from generator.cli import main
 from generator.commands.register import register_run, register_runs
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import loads_strict
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]

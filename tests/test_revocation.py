@@ -20,13 +20,13 @@ from test_site_html import resolve, site_problems, soup_of
 from test_verify_tamper import ENTRIES, entries_doc, read_json, resign, resign_sums, rewrite_ledger, write_canonical
 
 import generator.verifier as v
-from generator import layout
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.revoke import revoke_certificate
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.keys import load_key
+from generator.core import layout
+from generator.core.generator_errors import InputError
+from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 
 LIST = "ledger/revocations.json"
 REASON = "A grading bug was found; see notice 12."
@@ -396,7 +396,7 @@ def test_a_site_without_a_list_and_without_revocations_passes(built_program: Bui
 
 
 def test_the_single_file_proof_says_revocation_is_not_checked(revoked_site: BuiltSite) -> None:
-    from generator.verifier.cli import main as verify_main
+    from generator.verifier.site.command_line import main as verify_main
 
     site = revoked_site.out
     cert = site / layout.certificate("run-001")

@@ -12,11 +12,11 @@ from bs4 import BeautifulSoup
 from conftest import tree
 from runkit import CERT_AT, certify, register, results, run_spec, scored
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.retire import retire_item, retire_items
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core import layout
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import loads_strict, sha256_hex, verify_site
 
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]

@@ -29,11 +29,12 @@ from runkit import certify, register, results, run_spec, scored
 from test_agreement import HUMAN, ITEMS, JUDGE, LABEL_AT, SCALE, SECRET10, judged, labels_file
 from test_ledger_rules import CASES, SPEC_CASES, replay
 
-from generator import layout, schemas
+from generator.build import schemas
 from generator.commands.agreement import register_label_set
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
+from generator.core import layout
+from generator.program.datadir import Paths
 from generator.verifier import (
     check_certificate,
     check_methodology,
@@ -44,7 +45,7 @@ from generator.verifier import (
     parse_methodology,
     prose_problems,
 )
-from generator.verifier.labelsets import label_set_problems, report_document
+from generator.verifier.rules.labelsets import label_set_problems, report_document
 
 PACKAGE_SCHEMAS = REPO / "site_templates" / "schemas"
 METASCHEMA = "https://json-schema.org/draft/2020-12/schema"

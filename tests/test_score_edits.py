@@ -16,8 +16,8 @@ from test_certificate_shape import certify_by_hand, register_by_hand
 
 from generator.commands.build import build
 from generator.commands.retire import retire_item
-from generator.datadir import Paths
-from generator.errors import InputError
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
 from generator.verifier import loads_strict, verify_site
 
 EDIT = {

@@ -40,7 +40,7 @@ from generator.verifier import (
     similarity_form_problem,
     similarity_value,
 )
-from generator.verifier.scoring import (
+from generator.verifier.rules.scoring import (
     computed_similarity,
     grade_for,
     item_score_text,

@@ -22,8 +22,8 @@ from runkit import certify, register, results, run_spec, scored
 
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.sealed import iter_sealed
+from generator.program.datadir import Paths
+from generator.program.sealed import iter_sealed
 from generator.verifier import loads_strict, verify_site
 
 SERIAL = "cert-s"

@@ -1,4 +1,4 @@
-"""Search: the Pagefind index of the record pages (generator/search.py) and the search page.
+"""Search: the Pagefind index of the record pages (generator/site/search.py) and the search page.
 
 The index is queried for real, twice over: through Node, with the published pagefind.js reading
 the bundle from disk (a stand-in for fetch), and in Chromium, through the search page served on
@@ -26,11 +26,12 @@ from conftest import BuiltSite, copy_demo_data
 from test_leaks import sealed_needles
 from test_leaks import search as find_needles
 
-from generator import layout, search
+from generator.build.writer import SiteWriter
 from generator.commands.build import build
-from generator.render import make_environment
+from generator.core import layout
+from generator.site import search
+from generator.site.render import make_environment
 from generator.verifier import verify_site
-from generator.writer import SiteWriter
 
 # pagefind.js in Node: its fetches of bundle files are served from disk, as a browser would
 # fetch them from the site; it merges the other shards the way search.js does, and prints, for

@@ -18,13 +18,13 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 from conftest import AT0, BuiltSite, item, write_items
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 from generator.commands.retire import retire_item
-from generator.datadir import Paths
+from generator.core import layout
+from generator.program.datadir import Paths
 
 # Elements whose src/href/data/srcset/poster the browser fetches by itself.
 LOADED = (

@@ -25,13 +25,13 @@ from conftest import BuiltSite, item, new_program
 from runkit import certify, register, results, run_spec, scored
 from test_site_html import follow_pages, html_pages, resolve
 
-from generator import layout
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.revoke import revoke_certificate
-from generator.datadir import Paths
-from generator.ledgerfile import replay_ledger
-from generator.links import commitment_link, ledger_entry_link
+from generator.core import layout
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import replay_ledger
+from generator.site.views.links_view import commitment_link, ledger_entry_link
 
 MENTION = re.compile(r"\bledger entry (\d+)\b")
 NOT_CERTIFIED = "Not certified (a result, not a certificate)"

@@ -1,5 +1,5 @@
 """The replayed ledger remembered between commands: saved whole, bound to the bytes it was made
-from, and never trusted when it no longer describes them (generator.ledgercache)."""
+from, and never trusted when it no longer describes them (generator.state.ledger_cache)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from conftest import item, write_items
 
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_items
-from generator.datadir import Paths
-from generator.ledgercache import snapshot_path, start_replay
-from generator.ledgerfile import replay_from, replay_ledger
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import replay_from, replay_ledger
+from generator.state.ledger_cache import snapshot_path, start_replay
 from generator.verifier import FormatError, Ledger, load_snapshot, snapshot_bytes
 
 

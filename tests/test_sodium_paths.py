@@ -9,7 +9,8 @@ import nacl.signing
 import pytest
 from conftest import REPO
 
-from generator import keys, verify
+from generator import verify
+from generator.core import signing_key
 
 VECTORS = json.loads((REPO / "tests" / "vectors" / "ed25519_rfc8032.json").read_text())
 
@@ -18,7 +19,7 @@ def test_the_fast_paths_are_in_use() -> None:
     # PyNaCl bundles libsodium with these symbols exported; if a build ever stops doing so the
     # code falls back to PyNaCl's API, and this test says so instead of hiding it.
     assert verify._VERIFY_DETACHED is not None
-    assert keys._SIGN_DETACHED is not None
+    assert signing_key._SIGN_DETACHED is not None
 
 
 @pytest.mark.parametrize("case", VECTORS["vectors"] + VECTORS["negative"], ids=lambda c: c["description"][:60])
@@ -32,9 +33,9 @@ def test_both_verify_paths_agree(case: dict[str, str], monkeypatch: pytest.Monke
 
 @pytest.mark.parametrize("case", VECTORS["vectors"], ids=lambda c: c["description"][:60])
 def test_both_sign_paths_agree(case: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    signer = keys.Signer("vectors.example/x", bytes.fromhex(case["secret_key"]))
+    signer = signing_key.Signer("vectors.example/x", bytes.fromhex(case["secret_key"]))
     message = bytes.fromhex(case["message"])
     assert signer.sign(message).hex() == case["signature"]
-    monkeypatch.setattr(keys, "_SIGN_DETACHED", None)
+    monkeypatch.setattr(signing_key, "_SIGN_DETACHED", None)
     assert signer.sign(message).hex() == case["signature"]
     assert nacl.signing.SigningKey(signer.seed).sign(message).signature.hex() == case["signature"]

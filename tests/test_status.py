@@ -12,7 +12,7 @@ from generator.cli import main
 from generator.commands.build import build
 from generator.commands.status import program_status
 from generator.commands.withdraw import withdraw_run
-from generator.datadir import Paths
+from generator.program.datadir import Paths
 
 
 def _cli(paths: Paths, *args: str) -> str:

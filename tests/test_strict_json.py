@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from generator.sources import MAX_DEPTH, _depth
-from generator.verifier.canonical import FormatError, check_no_surrogates, loads_strict
+from generator.core.strict_input import MAX_DEPTH, _depth
+from generator.verifier.core.canonical import FormatError, check_no_surrogates, loads_strict
 
 # Strings made of the characters and escapes that matter: surrogate escapes of both cases, paired
 # and lone, an escaped backslash before "ud800", and ordinary text.

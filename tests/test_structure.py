@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO, BuiltSite
 
 import generator.verifier
+from generator import architecture
 from generator.verifier import bundle as bundler
 
 VERIFIER = REPO / "generator" / "verifier"
@@ -55,7 +56,7 @@ def test_the_table_of_contents_points_at_each_module() -> None:
     text = bundler.TARGET.read_text(encoding="utf-8")
     lines = text.split("\n")
     toc = [line.split() for line in lines[:70] if line.strip().startswith("generator/verifier/") and "lines" in line]
-    assert [row[0] for row in toc] == [f"generator/verifier/{m}.py" for m in bundler.MODULES]
+    assert [row[0] for row in toc] == [f"generator/verifier/{m.replace('.', '/')}.py" for m in bundler.MODULES]
     for row in toc:
         start, end = int(row[2]), int(row[4])
         assert lines[start - 1].startswith("# ====") and lines[start].startswith(f"# {row[0]}:"), row
@@ -64,12 +65,12 @@ def test_the_table_of_contents_points_at_each_module() -> None:
 
 
 def test_every_verifier_module_is_small_enough_to_read_in_one_sitting() -> None:
-    sizes = {p.name: len(p.read_text().splitlines()) for p in VERIFIER.glob("*.py")}
+    sizes = {p.name: len(p.read_text().splitlines()) for p in VERIFIER.rglob("*.py")}
     assert all(n <= MAX_MODULE_LINES for n in sizes.values()), {k: v for k, v in sizes.items() if v > MAX_MODULE_LINES}
 
 
 def test_the_verifier_imports_only_itself_the_standard_library_and_pynacl() -> None:
-    for path in sorted(VERIFIER.glob("*.py")):
+    for path in sorted(VERIFIER.rglob("*.py")):
         for line, module, _, level in _imports(path):
             top = module.split(".")[0]
             where = f"{path.relative_to(REPO)}:{line}"
@@ -104,101 +105,101 @@ def test_the_generator_uses_only_what_the_verifier_declares() -> None:
                 assert module != "generator.verify", f"{where}: imports the bundle; use the package"
 
 
-# The generator's phases, lowest first (ARCHITECTURE.md). A module imports from its own layer
-# or a lower one, never a higher: data flows from the inputs to the site and never back.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    (
-        "errors",
-        "cachefile",
-        "digest",
-        "canonical",
-        "layout",
-        "progress",
-        "sources",
-        "keys",
-        "proofs",
-        "regularfile",
-        "witness",
-        "witness_site",
-        "signing",
-        "cleanup",
-        "heap",
-    ),
-    ("datadir", "journal", "ledgercache", "treecache", "ledgerfile", "unchanged"),
-    (
-        "methodology",
-        "documents",
-        "itemsources",
-        "sealed",
-        "itemdigests",
-        "results",
-        "evidence_files",
-        "agreement_files",
-        "disclosure",
-    ),
-    ("rechecks", "gather", "cosigning"),
-    (
-        "writer",
-        "memo",
-        "parallel",
-        "release",
-        "artifacts",
-        "history",
-        "readable",
-        "views",
-        "lineage_view",
-        "evidence_view",
-        "agreement_view",
-        "systems",
-        "links",
-        "ledger_view",
-        "examples",
-        "events",
-        "render",
-        "pages",
-        "schemas",
-        "feeds",
-        "download",
-        "search",
-    ),
-    ("commands", "monitor", "inspect_import"),
-    ("cli", "__main__"),
-)
+def _module_of(path: Path, package: Path) -> str:
+    """A file's dotted module name relative to its package: `site.views.view_models`; "" for the root `__init__`."""
+    rel = path.relative_to(package).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
 
 
-def _layer_of(module: str) -> int:
-    top = module.removeprefix("generator.").split(".")[0]
-    found = [i for i, names in enumerate(LAYERS) if top in names]
-    assert found, f"generator.{top} is in no layer of test_structure.LAYERS: add it where it belongs"
-    return found[0]
-
-
-def test_data_flows_one_way_through_the_generator_s_layers() -> None:
-    for path in sorted(p for p in GENERATOR.rglob("*.py") if VERIFIER not in p.parents and p.name != "verify.py"):
-        rel = path.relative_to(GENERATOR).with_suffix("")
-        if rel.parts in (("__init__",), ("commands", "__init__")):
+def _targets(path: Path, package: Path, prefix: str) -> list[tuple[int, str]]:
+    """(line, dotted module relative to `prefix`) of every import of the package by a file."""
+    out = []
+    for line, module, names, _ in _imports(path):
+        if module != prefix and not module.startswith(prefix + "."):
             continue
-        own = _layer_of(".".join(rel.parts))
-        for line, module, names, _ in _imports(path):
-            targets = [f"{module}.{n}" for n in names] if module == "generator" else [module]
-            for target in targets:
-                if not target.startswith("generator.") or target.startswith("generator.verifier"):
-                    continue
-                if target == "generator.__version__":
-                    continue
-                assert _layer_of(target) <= own, (
-                    f"generator/{rel}.py:{line} imports {target}, a later phase: data must flow one way"
-                )
+        inner = module.removeprefix(prefix).removeprefix(".")
+        for name in names or [""]:
+            sub = f"{inner}.{name}" if inner else name
+            where = package.joinpath(*sub.split("."))
+            out.append((line, sub if name and (where.with_suffix(".py").exists() or where.is_dir()) else inner))
+    return out
+
+
+def _generator_modules() -> list[Path]:
+    return sorted(p for p in GENERATOR.rglob("*.py") if VERIFIER not in p.parents and p.name != "verify.py")
+
+
+def test_every_folder_is_on_the_map_and_the_map_names_only_folders() -> None:
+    """Each folder of the generator and of the verifier has its line in generator/architecture.py (a
+    folder inside one, as importers/inspect/, follows its parent's)."""
+    for package, layers in ((GENERATOR, architecture.GENERATOR), (VERIFIER, architecture.VERIFIER)):
+        tops = {p.parent.name for p in package.glob("*/__init__.py")} - (
+            {"verifier"} if package == GENERATOR else set()
+        )
+        assert {f.split(".")[0] for f in layers if f} == tops, (package, tops)
+        for folder, allowed in layers.items():
+            assert (package.joinpath(*folder.split(".")) / "__init__.py").exists(), folder
+            assert folder in allowed, f"{folder or 'the root'} may import its own modules"
+            for a in allowed:
+                assert a in layers or package.joinpath(*a.split(".")).with_suffix(".py").exists(), a
+
+
+def test_data_flows_one_way_through_the_generator_s_folders() -> None:
+    """generator.architecture's map: a module imports only the folders its folder may (a view never
+    the writer, a program of its own only core, and the program's files for an importer)."""
+    for path in _generator_modules():
+        own = _module_of(path, GENERATOR)
+        for line, target in _targets(path, GENERATOR, "generator"):
+            if target in ("", "__version__") or target.split(".")[0] == "verifier":
+                continue
+            assert architecture.may_import(own, target), (
+                f"{path.relative_to(REPO)}:{line} imports generator.{target}: the map in generator/architecture.py "
+                f"lets {architecture.folder_of(own, architecture.GENERATOR) or 'the root'} import only "
+                f"{architecture.GENERATOR[architecture.folder_of(own, architecture.GENERATOR)]}"
+            )
+
+
+def test_every_exception_to_the_map_is_an_import_that_exists() -> None:
+    found = {
+        (_module_of(p, GENERATOR), target)
+        for p in _generator_modules()
+        for _, target in _targets(p, GENERATOR, "generator")
+    }
+    for edge in architecture.EXCEPTIONS:
+        assert edge in found, f"{edge} is no longer imported: remove it from generator.architecture.EXCEPTIONS"
+        assert not architecture.may_import(*edge, exceptions=False), f"{edge} needs no exception"
+
+
+def test_the_verifier_s_folders_import_only_lower_ones() -> None:
+    for path in sorted(VERIFIER.rglob("*.py")):
+        own = _module_of(path, VERIFIER)
+        if own == "bundle":
+            continue
+        for line, target in _targets(path, VERIFIER, "generator.verifier"):
+            assert architecture.may_import(own, target, architecture.VERIFIER), (
+                f"{path.relative_to(REPO)}:{line} imports generator.verifier.{target}, a folder "
+                f"{architecture.folder_of(own, architecture.VERIFIER)} may not import (generator/architecture.py)"
+            )
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """A name says what a module holds, once: `keys.py` cannot mean three things."""
+    seen: dict[str, list[str]] = {}
+    for path in GENERATOR.rglob("*.py"):
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(path.relative_to(REPO).as_posix())
+    assert {name: where for name, where in seen.items() if len(where) > 1} == {}
 
 
 def test_gathering_signs_nothing_and_words_no_page() -> None:
     """The gather phase reads and derives; signing is the artifacts' work, words the pages'."""
-    source = (GENERATOR / "gather.py").read_text(encoding="utf-8")
+    source = (GENERATOR / "build" / "gather.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     assert not calls & {"sign", "sign_note", "sign_file"}, calls & {"sign", "sign_note", "sign_file"}
-    imported = {m for _, m, _, _ in _imports(GENERATOR / "gather.py")}
-    assert not imported & {"jinja2", "markupsafe", "generator.render", "generator.views", "generator.pages"}
+    imported = {m for _, m, _, _ in _imports(GENERATOR / "build" / "gather.py")}
+    assert not {m for m in imported if m in ("jinja2", "markupsafe") or m.startswith("generator.site")}
 
 
 def test_every_declared_name_exists() -> None:
@@ -209,43 +210,50 @@ def test_every_declared_name_exists() -> None:
     ("edit", "error"),
     [
         (
-            ("text.py", "\ndef show(", "\ndef report(value: object) -> None:\n    pass\n\n\ndef show("),
+            ("core/text.py", "\ndef show(", "\ndef report(value: object) -> None:\n    pass\n\n\ndef show("),
             None,
         ),  # a fine change
         (
             (
-                "report.py",
+                "core/report.py",
                 "\nPASS_MEANING = (",
                 "\ndef show(value: object) -> str:\n    return ''\n\n\nPASS_MEANING = (",
             ),
-            "show is defined in both text.py and report.py",
+            "show is defined in both core/text.py and core/report.py",
         ),
-        (("keys.py", "import base64\n", "import base64\nfrom .formats import is_time\n"), "a relative import"),
         (
-            ("keys.py", "import base64\n", "import base64\nimport generator.verifier.formats\n"),
+            ("core/public_keys.py", "import base64\n", "import base64\nfrom .formats import is_time\n"),
+            "a relative import",
+        ),
+        (
+            ("core/public_keys.py", "import base64\n", "import base64\nimport generator.verifier.core.formats\n"),
             "write `from generator.verifier.<module> import <names>`",
         ),
         (
-            ("keys.py", "import base64\n", "import base64\nimport yaml\n"),
+            ("core/public_keys.py", "import base64\n", "import base64\nimport yaml\n"),
             "imports yaml, which is not the standard library",
         ),
         (
-            ("text.py", "import json\n", "from __future__ import annotations\nimport json\n"),
+            ("core/text.py", "import json\n", "from __future__ import annotations\nimport json\n"),
             "`from __future__` is a real import",
         ),
         (
-            ("text.py", "import json\n", "import json\n__all__ = ['show']\n"),
+            ("core/text.py", "import json\n", "import json\n__all__ = ['show']\n"),
             "__all__ belongs in the package's __init__",
         ),
         (
-            ("text.py", "import json\n", "import json\nfrom generator.verifier.keys import fingerprint\n"),
+            (
+                "core/text.py",
+                "import json\n",
+                "import json\nfrom generator.verifier.core.public_keys import fingerprint\n",
+            ),
             "comes later in MODULES",
         ),
         (
             (
-                "text.py",
+                "core/text.py",
                 "    if text.isprintable()",
-                "    from generator.verifier.keys import fingerprint  # noqa\n    if text.isprintable()",
+                "    from generator.verifier.core.public_keys import fingerprint  # noqa\n    if text.isprintable()",
             ),
             "inside a function or block",
         ),
@@ -281,7 +289,7 @@ def test_the_bundler_refuses_a_module_it_does_not_list(tmp_path: Path) -> None:
 def test_a_bug_in_a_check_is_reported_as_an_internal_error_never_a_pass(
     demo_site: BuiltSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator.verifier import site as verifier_site
+    from generator.verifier.site import verify_site as verifier_site
 
     def broken(*args: object) -> None:
         raise KeyError("a bug")

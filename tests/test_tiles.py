@@ -1,4 +1,4 @@
-"""C2SP tlog-tiles (generator/verifier/tiles.py): which tiles a log has, what they hold, that a
+"""C2SP tlog-tiles (generator/verifier/tlog/tiles.py): which tiles a log has, what they hold, that a
 full tile never changes, and that reading a tiled log back refuses every kind of damage.
 
 Everything expected here is computed from the definitions, with hashlib only: the paths from
@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from generator.verifier.errors import FormatError, ProofError
-from generator.verifier.tiles import (
+from generator.verifier.core.errors import FormatError, ProofError
+from generator.verifier.tlog.tiles import (
     TILE_WIDTH,
     TileBuilder,
     entry_bundle_path,

@@ -126,7 +126,7 @@ def test_the_tutorial_makes_a_program_and_a_site_that_verifies(tmp_path: Path) -
 
 def test_the_example_run_spec_pins_the_example_methodology_as_published() -> None:
     """The hash a run spec pins is of the canonical parameter file `methodology publish` writes."""
-    from generator.methodology import load_params
+    from generator.program.methodology_files import load_params
     from generator.verifier import canonical_bytes
 
     spec = json.loads((EXAMPLES / "run-spec.json").read_text(encoding="utf-8"))

@@ -34,7 +34,7 @@ def v(verifier):
 
 @pytest.fixture(scope="module")
 def proofs():
-    return importlib.import_module("generator.proofs")
+    return importlib.import_module("generator.core.proofs")
 
 
 def test_vector_file_is_self_consistent():

@@ -2,7 +2,7 @@
 
 The PyNaCl tests check the vector file itself; the others exercise
 generator.verify (key_id, make_vkey, parse_vkey, open_note) and
-generator.keys (parse_signer_key / Signer.sign_note).
+generator.core.signing_key (parse_signer_key / Signer.sign_note).
 """
 
 import base64
@@ -47,7 +47,7 @@ def verify(verifier):
 
 @pytest.fixture(scope="module")
 def keys():
-    return importlib.import_module("generator.keys")
+    return importlib.import_module("generator.core.signing_key")
 
 
 # ---------------------------------------------------------------- vector file sanity (PyNaCl only)
@@ -110,7 +110,7 @@ def test_parse_vkey_rejects(verify, case):
     assert f"{type(e.value).__name__}: {e.value}" == case["error"]
 
 
-# ---------------------------------------------------------------- generator.keys: signing side
+# ---------------------------------------------------------------- generator.core.signing_key: signing side
 
 
 def test_signer_reproduces_signed_note(keys):

@@ -27,8 +27,8 @@ import pytest
 import rfc8785
 
 import generator.verifier as v
-from generator.keys import Signer, load_key
-from generator.proofs import MerkleTree
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import Signer, load_key
 
 REPO = Path(__file__).resolve().parent.parent
 VERIFY_SRC = REPO / "generator" / "verify.py"

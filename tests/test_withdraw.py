@@ -16,13 +16,13 @@ from runkit import certify, register, results, run_spec, scored
 from test_verify_tamper import ENTRIES, entries_doc, rewrite_ledger
 
 import generator.verifier as v
-from generator import layout
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.retire import retire_item
 from generator.commands.withdraw import withdraw_run
-from generator.datadir import Paths
-from generator.keys import load_key
+from generator.core import layout
+from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 
 REASON = "The subject was pulled from evaluation before the run began."
 AT = "2026-03-10T00:00:00Z"

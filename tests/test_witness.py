@@ -1,4 +1,4 @@
-"""The witness (generator/witness.py) against c2sp.org/tlog-witness add-checkpoint: real
+"""The witness (generator/witness/server.py) against c2sp.org/tlog-witness add-checkpoint: real
 checkpoints of real trees, signed by a log key, each answer's status code as the spec sets it,
 its state kept across a kill, and an HTTP round trip on 127.0.0.1."""
 
@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 from nacl.signing import SigningKey, VerifyKey
 
-from generator import witness as witness_module
-from generator.errors import KeyFileError
-from generator.proofs import consistency_proof
+from generator.core.generator_errors import KeyFileError
+from generator.core.proofs import consistency_proof
 from generator.verifier import (
     EMPTY_ROOT,
     FormatError,
@@ -31,8 +30,9 @@ from generator.verifier import (
     merkle_root,
     note_signature_line,
 )
-from generator.verifier.cosignature import CosignerKey, parse_cosigner_vkey, verify_cosignatures
-from generator.witness import MAX_REQUEST_BYTES, Witness, create_key, files_request, load_logs, load_seed
+from generator.verifier.tlog.cosignature import CosignerKey, parse_cosigner_vkey, verify_cosignatures
+from generator.witness import server as witness_module
+from generator.witness.server import MAX_REQUEST_BYTES, Witness, create_key, files_request, load_logs, load_seed
 
 REPO = Path(__file__).resolve().parent.parent
 ORIGIN = "example.com/test-log"
@@ -182,7 +182,7 @@ def test_a_refusal_names_roots_in_base64_as_checkpoints_do(w, caplog):
     """The roots a consistency failure names are written as a checkpoint, the verifier's report and
     the monitor write them (base64), in the answer and in the witness's log alike."""
     assert w.add_checkpoint(grow(0, 5))[0] == 200
-    with caplog.at_level("WARNING", logger="generator.witness"):
+    with caplog.at_level("WARNING", logger="generator.witness.server"):
         _, _, body = w.add_checkpoint(request(5, [], note(5, FORK)))
     ours, theirs = merkle_root(LEAVES[:5]), merkle_root(FORK[:5])
     message = body.decode() + caplog.text
@@ -344,7 +344,7 @@ KILLED_CHILD = """
 import os, signal, sys
 from pathlib import Path
 from generator.verifier import parse_vkey
-from generator.witness import Witness
+from generator.witness.server import Witness
 
 state, seed, vkey, body = sys.argv[1:]
 key = parse_vkey(vkey)

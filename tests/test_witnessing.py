@@ -21,13 +21,13 @@ from click.testing import CliRunner
 from conftest import BUNDLE, BuiltSite, item, write_items
 from test_history import grow, size_of, vkey_of
 
-from generator import layout
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
-from generator.datadir import Paths
-from generator.keys import load_key
-from generator.proofs import MerkleTree
+from generator.core import layout
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 from generator.verifier import TILE_WIDTH, TileBuilder, checkpoint_text, leaf_hash, verify_site
 
 
@@ -130,7 +130,7 @@ def test_an_offline_cosignature_is_published_and_a_policy_requires_it(
 
 
 def load_other_log_vkey() -> str:
-    from generator.keys import generate_signer
+    from generator.core.signing_key import generate_signer
 
     return generate_signer("test.example.org/prog").vkey
 

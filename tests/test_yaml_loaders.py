@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator.errors import InputError
-from generator.sources import LOADERS, MAX_DEPTH, parse_yaml
+from generator.core.generator_errors import InputError
+from generator.core.strict_input import LOADERS, MAX_DEPTH, parse_yaml
 
 CORPUS = [
     "items: []\n",

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import canonical
-from generator.agreement_files import measured_report
-from generator.datadir import Paths
-from generator.documents import load_spec, read_document
-from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, reading, replay_from
-from generator.sources import load_json
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.core.strict_input import load_json
+from generator.program.agreement_reports import measured_report
+from generator.program.datadir import Paths
+from generator.program.documents import load_spec, read_document
+from generator.program.ledgerfile import appending, event_time, reading, replay_from
 from generator.verifier import (
     ID_RE,
     MAX_LEAF_BYTES,
@@ -133,9 +133,9 @@ def register_label_set(paths: Paths, source: Path, run_id: str, set_id: str, at:
             "labels": labels,
             "salt": secrets.token_bytes(32).hex(),
         }
-        data = canonical.dumps(doc)
+        data = canonical_json.dumps(doc)
         leaf = label_set_leaf(set_id, run_id, sha256_hex(data), when)
-        if len(canonical.dumps(leaf)) > MAX_LEAF_BYTES:  # an id is short: only a broken rule gets here
+        if len(canonical_json.dumps(leaf)) > MAX_LEAF_BYTES:  # an id is short: only a broken rule gets here
             raise InputError([problem(ledger_file, "the label-set leaf is too large")])
         app.append([leaf])
         app.stage(paths.label_set_file(set_id), data, mode=0o600)

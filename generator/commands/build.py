@@ -1,8 +1,8 @@
 """`transparency build`: read, gather, write, verify, swap in.
 
-Data flows one way: read and validate `data/` (generator.gather) → refuse anything that would
-rewrite the last release (generator.release) → write every artifact (generator.artifacts) and
-page (generator.pages) into a staging directory → run the very verifier the site ships on it,
+Data flows one way: read and validate `data/` (generator.build.gather) → refuse anything that would
+rewrite the last release (generator.build.release_continuity) → write every artifact (generator.build.artifacts) and
+page (generator.site.pages) into a staging directory → run the very verifier the site ships on it,
 pinned to our own key → swap it in. A failure at any step leaves the previous site byte for byte
 as it was.
 """
@@ -18,33 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import (
-    artifacts,
-    cosigning,
-    download,
-    feeds,
-    heap,
-    history,
-    layout,
-    links,
-    pages,
-    parallel,
-    schemas,
-    search,
-    systems,
-    unchanged,
-    views,
-)
-from generator.cleanup import Cleanup
-from generator.datadir import Paths
-from generator.errors import InputError, VerificationFailed, problem
-from generator.gather import SiteContext, gather
-from generator.ledgerfile import ledger_lines, reading
-from generator.memo import PageMemo, memo_path
-from generator.progress import Progress
-from generator.release import check_key_matches, check_ledger_extends, check_published_unchanged
+from generator.build import artifacts, cosigning, history_files, schemas, site_archive
+from generator.build.gather import SiteContext, gather
+from generator.build.release_continuity import check_key_matches, check_ledger_extends, check_published_unchanged
+from generator.build.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
+from generator.core import heap, layout
+from generator.core.cleanup import Cleanup
+from generator.core.generator_errors import InputError, VerificationFailed, problem
+from generator.core.progress import Progress
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import ledger_lines, reading
+from generator.site import feeds, pages, parallel, search
+from generator.site.views import links_view, systems_view, view_models
+from generator.state import build_record
+from generator.state.page_memo import PageMemo, memo_path
 from generator.verifier import sha256_hex, tile_paths
-from generator.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 
 # Set by the test suite: a bug in the published verifier raises there, instead of being reported
 # as an internal error that fails the build like any other failure.
@@ -115,12 +103,12 @@ def _build(
     with reading(paths):
         asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
         if not full and not asks_witnesses:
-            last = unchanged.unchanged_by_identity(paths, out, offline)
+            last = build_record.unchanged_by_identity(paths, out, offline)
             if last is not None:
                 return _nothing_to_do(out, last, strict, started)
         # A build that asks witnesses is never skipped, so its inputs are not worth reading.
-        inputs = None if asks_witnesses else unchanged.read_inputs(paths, out, offline)
-        last = None if full or inputs is None else unchanged.unchanged(paths, inputs, out)
+        inputs = None if asks_witnesses else build_record.read_inputs(paths, out, offline)
+        last = None if full or inputs is None else build_record.unchanged(paths, inputs, out)
         if last is not None:
             return _nothing_to_do(out, last, strict, started)
         ctx = gather(paths, progress, use_snapshot=not full)
@@ -129,8 +117,8 @@ def _build(
         check_key_matches(out, ctx.signer, ctx.ledger.keys)
         check_ledger_extends(out, lambda: ledger_lines(paths), paths.show(paths.ledger_file), ctx.tree)
         keys = artifacts.build_keys(ctx)
-        carried = history.with_hand_overs(
-            history.carried_checkpoints(out, ctx.origin, ctx.ledger.keys, ctx.tree, paths.checkpoints_dir),
+        carried = history_files.with_hand_overs(
+            history_files.carried_checkpoints(out, ctx.origin, ctx.ledger.keys, ctx.tree, paths.checkpoints_dir),
             keys,
             ctx.origin,
             ctx.tree,
@@ -165,7 +153,7 @@ def _build(
     try:
         if progress:
             progress("verifying the built site", 0, 1)
-        shape = unchanged.site_shape(staging.path) if inputs is not None else None
+        shape = build_record.site_shape(staging.path) if inputs is not None else None
         report = self_check(staging.path, vkey, paths.private / "cache" / "verify", out, full)
         if not report.ok:
             raise VerificationFailed(report.render())
@@ -181,18 +169,18 @@ def _build(
         s.commit()
     # Published, then kept: a kill in between leaves them in the site, whence the next build
     # carries them, so no checkpoint is lost either way.
-    for name, data in history.remember_published(out, paths.checkpoints_dir):
+    for name, data in history_files.remember_published(out, paths.checkpoints_dir):
         if inputs is not None:
             inputs.archived(paths.checkpoints_dir, name, data)
     if inputs is not None:
-        said = unchanged.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
-        site = unchanged.site_digest(out, writer.hashes)
+        said = build_record.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
+        site = build_record.site_digest(out, writer.hashes)
         cleanup.wait()  # the last release gone: the identities recorded are those that stay
-        unchanged.save(paths, inputs, site, said, out, offline, shape)
+        build_record.save(paths, inputs, site, said, out, offline, shape)
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
-def _nothing_to_do(out: Path, last: unchanged.Published, strict: bool, started: float) -> BuildResult:
+def _nothing_to_do(out: Path, last: build_record.Published, strict: bool, started: float) -> BuildResult:
     """The result of a build whose inputs and site are those the last build read and published:
     that build's, with nothing written (and its warnings, errors under --strict, said again)."""
     if strict and last.warnings:
@@ -214,7 +202,7 @@ def write_site(
     ctx: SiteContext,
     w: SiteWriter,
     progress: Progress | None = None,
-    carried: list[history.Archived] | None = None,
+    carried: list[history_files.Archived] | None = None,
     previous: Path | None = None,
     offline: bool = False,
     memo: PageMemo | None = None,
@@ -223,14 +211,14 @@ def write_site(
 
     `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
     checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness.
-    `memo` knows what each of the last release's pages was made from (generator.memo)."""
+    `memo` knows what each of the last release's pages was made from (generator.state.page_memo)."""
     r = pages.renderer(ctx, memo)
     keys = artifacts.build_keys(ctx)
     # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.
     proven = {item.commit_index: layout.reveal(item.id) for item in ctx.revealed}
     proven.update({info.index: layout.certificate(info.serial) for info in ctx.certificates})
     leaves: dict[int, bytes] = {}
-    tiles = history.Tiles(w, previous)
+    tiles = history_files.Tiles(w, previous)
 
     def keep(index: int, raw: bytes) -> None:
         tiles.append(raw)
@@ -259,8 +247,8 @@ def write_site(
     if policy_data is not None:
         w.write(layout.POLICY, policy_data)
     artifacts.write_ledger(ctx, w, checkpoint)
-    history_rows = history.write_history(w, ctx.signer, ctx.origin, ctx.tree, checkpoint, carried or [])
-    history.write_inclusion_proofs(
+    history_rows = history_files.write_history(w, ctx.signer, ctx.origin, ctx.tree, checkpoint, carried or [])
+    history_files.write_inclusion_proofs(
         w, ctx.tree, checkpoint, ((rel, index) for index, rel in sorted(proven.items())), leaves.__getitem__
     )
     if progress:
@@ -271,11 +259,13 @@ def write_site(
         w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
     pages.write_methodology_pages(ctx, w, r)
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    run_rows = views.run_rows(ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations, ctx.ledger.withdrawals)
+    run_rows = view_models.run_rows(
+        ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations, ctx.ledger.withdrawals
+    )
     # Made once, for the lists, the system pages and each revealed item's "used by".
-    cert_rows = views.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
-    runs_of_systems = systems.system_runs(run_rows, cert_rows)
-    used_by = links.runs_by_item(ctx.runs, runs_of_systems, ctx.ledger.reveals)
+    cert_rows = view_models.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
+    runs_of_systems = systems_view.system_runs(run_rows, cert_rows)
+    used_by = links_view.runs_by_item(ctx.runs, runs_of_systems, ctx.ledger.reveals)
     public_gates = {g.id for g in ctx.ledger.gates.values() if g.public}
     answers: dict[str, Any] = {}  # public gates' answer keys, shown beside outputs: a thousand items, not a million
     # The bulk of the pages (items, certificates, lists) rendered on every core; all written
@@ -320,7 +310,7 @@ def write_site(
     schemas.write_schemas(w)
     feeds.write_feeds(ctx, w, history_rows)  # after the last page: the sitemap lists them all
     artifacts.write_release_files(ctx, w)
-    download.write_download(ctx, w)  # after every other file, which it holds; before SHA256SUMS, which lists it
+    site_archive.write_download(ctx, w)  # after every other file, which it holds; before SHA256SUMS, which lists it
     w.finish(ctx.signer)
 
 

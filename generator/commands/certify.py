@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import canonical, layout
-from generator.agreement_files import judge_scale_problems
-from generator.datadir import Paths
-from generator.documents import load_spec, methodology
-from generator.errors import InputError, problem
-from generator.evidence_files import EvidenceFile, read_evidence
-from generator.ledgerfile import LedgerAppender, appending, event_time
-from generator.progress import Progress
-from generator.results import RunResults, _numbers, _plain, check_results_shape, read_results
-from generator.sealed import locate_sealed, run_answers
+from generator.core import canonical_json, layout
+from generator.core.generator_errors import InputError, problem
+from generator.core.progress import Progress
+from generator.program.agreement_reports import judge_scale_problems
+from generator.program.datadir import Paths
+from generator.program.documents import load_spec, methodology
+from generator.program.evidence_files import EvidenceFile, read_evidence
+from generator.program.ledgerfile import LedgerAppender, appending, event_time
+from generator.program.results_file import RunResults, _numbers, _plain, check_results_shape, read_results
+from generator.program.sealed import locate_sealed, run_answers
 from generator.verifier import (
     JUDGE_LABELS,
     SCORE_EDITS,
@@ -332,7 +332,7 @@ def _decide(
     score, rule = band_score(res.proposed_json, grading.band)
     scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
     kept, dropped = keep_bullets(res.rationale, scored_ids)
-    record = canonical.dumps(
+    record = canonical_json.dumps(
         {
             "type": "grader-record",
             "v": 1,
@@ -348,7 +348,7 @@ def _decide(
     else:
         results = []
         for o in open_results:
-            data = canonical.dumps(
+            data = canonical_json.dumps(
                 {"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o}
             )
             details.append((o["item"], data))
@@ -380,7 +380,7 @@ def _decide(
     }
     if evidence:
         cert["evidence"] = [f.entry for f in evidence]
-    data = canonical.dumps(cert)
+    data = canonical_json.dumps(cert)
     own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256, run.at)
     if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
         raise AssertionError(

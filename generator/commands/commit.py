@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import canonical
-from generator.datadir import Paths
-from generator.errors import InputError, problem
-from generator.itemdigests import UNKNOWN, ItemDigests, changed_members, source_digest
-from generator.itemsources import ItemSource, scan_item_sources
-from generator.ledgerfile import appending, event_time
-from generator.progress import Progress
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.core.progress import Progress
+from generator.program.datadir import Paths
+from generator.program.itemsources import ItemSource, scan_item_sources
+from generator.program.ledgerfile import appending, event_time
+from generator.state.item_digest_cache import UNKNOWN, ItemDigests, changed_members, source_digest
 from generator.verifier import IdIndex, Ledger, Problem, sha256_hex
 
 PUBLIC_GATE_NOTE = "Public gate: revealed when committed."
@@ -31,7 +31,7 @@ def reveal_document(item_id: str, gate: str, salt: str, item: dict[str, Any]) ->
     The item has passed `check_item` (number rules included), so the fast canonical form is
     RFC 8785 byte for byte (format v1 §1); the tests check that equality on generated documents.
     """
-    return canonical.dumps_validated(
+    return canonical_json.dumps_validated(
         {"type": "item-reveal", "v": 1, "id": item_id, "gate": gate, "salt": salt, "item": item}
     )
 
@@ -51,7 +51,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     Two passes over the sources: the first validates everything (any problem stops the batch
     before a byte is written), the second seals and stages, so memory holds ids, not items.
     Nothing is written outside the transaction's staging folder until every leaf is durable
-    (generator.journal).
+    (generator.program.journal).
     """
     with appending(paths, "commit") as app:
         ledger = app.ledger

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.datadir import Paths
-from generator.errors import InputError
-from generator.ledgerfile import appending, event_time
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import appending, event_time
 from generator.verifier import Problem, show
 
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import yaml
 
-from generator import canonical
 from generator.commands.gate import GateSpec, gate_leaf
 from generator.commands.methodology import stage_methodology
-from generator.datadir import Paths, PublicKey, load_program, public_keys_document
-from generator.errors import InputError, problem
-from generator.keys import Signer, generate_signer, write_key
-from generator.ledgerfile import creating, event_time, finish_interrupted
-from generator.methodology import load_params, render_prose
-from generator.sources import read_text
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.core.signing_key import Signer, generate_signer, write_key
+from generator.core.strict_input import read_text
+from generator.program.datadir import Paths, PublicKey, load_program, public_keys_document
+from generator.program.ledgerfile import creating, event_time, finish_interrupted
+from generator.program.methodology_files import load_params, render_prose
 from generator.verifier import GATE_RE, Ledger, Problem, invisible_characters, is_gate_id, is_origin
 
 PRIVATE_README = """\
@@ -113,7 +113,7 @@ def init_program(
         program = {"name": name.strip(), "origin": origin, "description": description}
         app.stage(paths.program_file, yaml.safe_dump(program, allow_unicode=True, sort_keys=False).encode())
         keys = [PublicKey(signer.vkey, when, None, "active")]
-        app.stage(paths.keys_file, canonical.dumps(public_keys_document(keys)) + b"\n")
+        app.stage(paths.keys_file, canonical_json.dumps(public_keys_document(keys)) + b"\n")
         if not (paths.private / "README.md").exists():
             app.stage(paths.private / "README.md", PRIVATE_README.encode())
         if new_private:

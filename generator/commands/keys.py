@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from generator import canonical
-from generator.cosigning import COSIGNATURES_DIR, POLICY_FILE
-from generator.datadir import Paths, PublicKey, load_public_keys, public_keys_document
-from generator.errors import InputError, problem
-from generator.keys import Signer, generate_signer, load_key, retired_key_file
-from generator.ledgerfile import appending, event_time
+from generator.build.cosigning import COSIGNATURES_DIR, POLICY_FILE
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.core.signing_key import Signer, generate_signer, load_key, retired_key_file
+from generator.program.datadir import Paths, PublicKey, load_public_keys, public_keys_document
+from generator.program.ledgerfile import appending, event_time
 from generator.verifier import KEY_REVOCATION, KEY_ROTATION, FormatError, Problem, is_time, parse_policy, parse_vkey
 
 _POLICY_ITEM_SEP = re.compile(rb"[ \t]+")
@@ -118,7 +118,7 @@ def rotate(paths: Paths, at: str | None = None) -> Rotation:
         rows.append(PublicKey(new.vkey, when, None, "active", None))
         app.tx.stage(retired_key_file(paths.private, old.key_id.hex()), old.skey.encode() + b"\n", 0o600)
         app.tx.stage(paths.key_file, new.skey.encode() + b"\n", 0o600)
-        app.tx.stage(paths.keys_file, canonical.dumps(public_keys_document(rows)) + b"\n")
+        app.tx.stage(paths.keys_file, canonical_json.dumps(public_keys_document(rows)) + b"\n")
         if policy_path.is_file():
             policy, changed = rotated_policy(policy_path.read_bytes(), old.vkey, new.vkey)
             try:
@@ -181,6 +181,6 @@ def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str
         until = min(target.valid_until or compromised_at, compromised_at)
         row = replace(target, status="revoked", reason=reason, valid_until=until)
         rows = [row if k.vkey == target.vkey else k for k in keys]
-        app.tx.stage(paths.keys_file, canonical.dumps(public_keys_document(rows)) + b"\n")
+        app.tx.stage(paths.keys_file, canonical_json.dumps(public_keys_document(rows)) + b"\n")
         app.tx.add_lines(lines)
     return row

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import canonical
-from generator.datadir import Paths
-from generator.errors import InputError, problem
-from generator.ledgerfile import LedgerAppender, appending, event_time
-from generator.methodology import load_params, params_file, prose_file, render_prose
-from generator.sources import read_text
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.core.strict_input import read_text
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import LedgerAppender, appending, event_time
+from generator.program.methodology_files import load_params, params_file, prose_file, render_prose
 from generator.verifier import Problem, sha256_hex
 
 
@@ -58,7 +58,7 @@ def stage_methodology(app: LedgerAppender, params_path: Path, prose_path: Path, 
         )
     if problems or params is None or prose is None:
         raise InputError(problems)
-    data = canonical.dumps(params)
+    data = canonical_json.dumps(params)
     version = params["version"]
     leaf = {
         "type": "methodology",

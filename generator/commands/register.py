@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import canonical
-from generator.datadir import Paths
-from generator.documents import load_spec, methodology
-from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time
-from generator.sources import load_json
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.core.strict_input import load_json
+from generator.program.datadir import Paths
+from generator.program.documents import load_spec, methodology
+from generator.program.ledgerfile import appending, event_time
 from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, RunEvent, check_run_rules, check_run_spec, sha256_hex
 
 
@@ -68,8 +68,8 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
         data = None
         if not shape:
             try:
-                data = canonical.dumps(spec)
-            except canonical.NotCanonicalizable as e:
+                data = canonical_json.dumps(spec)
+            except canonical_json.NotCanonicalizable as e:
                 shape += e.problems
         problems += [p.at(file) for p in shape]
         if isinstance(spec, dict) and not any(_blocks_rules(p) for p in shape):
@@ -172,7 +172,7 @@ def _check_new_run(
         )
         rules = [p for p in rules if p.where != "methodology.version"]
     problems += [p.at(file) for p in rules]
-    size = len(canonical.dumps(leaf))
+    size = len(canonical_json.dumps(leaf))
     if size > MAX_LEAF_BYTES:
         problems.append(
             problem(

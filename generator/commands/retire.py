@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from generator import canonical
-from generator.datadir import Paths
-from generator.disclosure import due_documents, read_due
-from generator.documents import load_spec
-from generator.errors import InputError, problem
-from generator.itemsources import scan_item_sources
-from generator.ledgerfile import appending, event_time
-from generator.sealed import find_sealed_many
+from generator.core import canonical_json
+from generator.core.generator_errors import InputError, problem
+from generator.program.datadir import Paths
+from generator.program.disclosure import due_documents, read_due
+from generator.program.documents import load_spec
+from generator.program.itemsources import scan_item_sources
+from generator.program.ledgerfile import appending, event_time
+from generator.program.sealed import find_sealed_many
 from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, is_id, loads_strict
 
 
@@ -83,7 +83,7 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
                         f"no item source for {item_id}: cannot confirm its text is the one committed",
                     )
                 )
-            elif canonical.dumps_validated(src.item) != canonical.dumps_validated(loads_strict(data)["item"]):
+            elif canonical_json.dumps_validated(src.item) != canonical_json.dumps_validated(loads_strict(data)["item"]):
                 problems.append(
                     problem(
                         src.file,
@@ -93,7 +93,7 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
                     )
                 )
             leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
-            size = len(canonical.dumps(leaf))
+            size = len(canonical_json.dumps(leaf))
             if size > MAX_LEAF_BYTES:
                 problems.append(
                     problem(

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.datadir import Paths
-from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, reason_problems
+from generator.core.generator_errors import InputError, problem
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import appending, event_time, reason_problems
 from generator.verifier import ID_RE, Problem, is_id, show
 
 

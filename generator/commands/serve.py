@@ -9,7 +9,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-from generator.errors import InputError, problem
+from generator.core.generator_errors import InputError, problem
 from generator.verifier import printable
 
 

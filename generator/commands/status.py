@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.datadir import Paths, load_program
-from generator.errors import InputError
-from generator.ledgerfile import reading, replay_from
-from generator.unchanged import record_path
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths, load_program
+from generator.program.ledgerfile import reading, replay_from
+from generator.state.build_record import record_path
 
 
 def program_status(paths: Paths) -> dict[str, Any]:

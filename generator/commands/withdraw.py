@@ -3,16 +3,16 @@
 Every registered run owes a certificate; a run that will never happen would otherwise stay open
 for good, and with it its subject's chain of attempts and its items (an item of an open run
 cannot be retired). A withdrawal is one more leaf: it decides the run, no certificate may follow
-it, and its items stay counted as seen by its subject (generator/verifier/withdrawals.py).
+it, and its items stay counted as seen by its subject (generator/verifier/rules/withdrawals.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from generator.datadir import Paths
-from generator.errors import InputError, problem
-from generator.ledgerfile import appending, event_time, reason_problems
+from generator.core.generator_errors import InputError, problem
+from generator.program.datadir import Paths
+from generator.program.ledgerfile import appending, event_time, reason_problems
 from generator.verifier import ID_RE, RUN_WITHDRAWN, Problem, is_id, show
 
 

@@ -8,19 +8,7 @@ nothing of the generator: the generator imports this package, never the other wa
 `__all__` is what the generator may use; a test fails on any other import.
 """
 
-from generator.verifier.agreement import (
-    AGREEMENT_PLACES,
-    AgreementError,
-    AgreementRow,
-    agreement_decimal,
-    agreement_report,
-    agreement_scale,
-    cohen_kappa,
-    krippendorff_alpha_ordinal,
-    raw_agreement,
-)
-from generator.verifier.answers import RevealedAnswers
-from generator.verifier.canonical import (
+from generator.verifier.core.canonical import (
     MAX_SAFE_INTEGER,
     canonical_bytes,
     canonical_text,
@@ -31,33 +19,8 @@ from generator.verifier.canonical import (
     parse_canonical,
     strict_decoder,
 )
-from generator.verifier.certificate_documents import due_records
-from generator.verifier.certificates import (
-    certificate_binding_problems,
-    check_certificate,
-    non_scored_problems,
-    recheckable,
-)
-from generator.verifier.confusables import invisible_characters
-from generator.verifier.cosignature import (
-    MAX_COSIGNATURE_TIMESTAMP,
-    CosignerKey,
-    cosignature_line,
-    cosignature_message,
-    make_cosigner_vkey,
-    parse_cosigner_vkey,
-    verify_cosignatures,
-)
-from generator.verifier.download import (
-    ARCHIVE_PATH,
-    ARCHIVE_SUMS_PATH,
-    DOWNLOAD_DIR,
-    MEMBER_MODE,
-    archive_sums,
-    archive_sums_line,
-    in_download,
-)
-from generator.verifier.errors import (
+from generator.verifier.core.confusables import invisible_characters
+from generator.verifier.core.errors import (
     FormatError,
     NoteError,
     Problem,
@@ -67,15 +30,8 @@ from generator.verifier.errors import (
     SiteUnreadable,
     VerifyError,
 )
-from generator.verifier.evidence import (
-    EVIDENCE_KEYS,
-    evidence_due,
-    evidence_entry_problems,
-    evidence_path,
-    is_evidence_name,
-)
-from generator.verifier.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
-from generator.verifier.formats import (
+from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
+from generator.verifier.core.formats import (
     GATE_RE,
     ID_RE,
     check_item,
@@ -93,10 +49,9 @@ from generator.verifier.formats import (
     sha256_hex,
     value_kind_problem,
 )
-from generator.verifier.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
-from generator.verifier.idindex import IdIndex
-from generator.verifier.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing, KeySpan
-from generator.verifier.keys import (
+from generator.verifier.core.idindex import IdIndex
+from generator.verifier.core.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
+from generator.verifier.core.public_keys import (
     PUBLISHED_PRIVATE_KEYS,
     KeyRow,
     VerifierKey,
@@ -110,7 +65,38 @@ from generator.verifier.keys import (
     public_key_from_pem,
     public_key_pem,
 )
-from generator.verifier.labelsets import (
+from generator.verifier.core.report import Report
+from generator.verifier.core.sodium import sodium_function
+from generator.verifier.core.text import printable, safe_json, show
+from generator.verifier.memory.checkpoint_memory import other_log_problems, replace_atomically, user_cache_dir
+from generator.verifier.memory.ledger_snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
+from generator.verifier.rules.agreement_statistics import (
+    AGREEMENT_PLACES,
+    AgreementError,
+    AgreementRow,
+    agreement_decimal,
+    agreement_report,
+    agreement_scale,
+    cohen_kappa,
+    krippendorff_alpha_ordinal,
+    raw_agreement,
+)
+from generator.verifier.rules.answers import RevealedAnswers
+from generator.verifier.rules.certificate_documents import due_records
+from generator.verifier.rules.certificates import (
+    certificate_binding_problems,
+    check_certificate,
+    non_scored_problems,
+    recheckable,
+)
+from generator.verifier.rules.evidence import (
+    EVIDENCE_KEYS,
+    evidence_due,
+    evidence_entry_problems,
+    evidence_path,
+    is_evidence_name,
+)
+from generator.verifier.rules.labelsets import (
     JUDGE_LABELS,
     LabelSetEvent,
     judge_coverage_problems,
@@ -124,30 +110,14 @@ from generator.verifier.labelsets import (
     report_path,
     scale_problems,
 )
-from generator.verifier.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, RunEvent
-from generator.verifier.lineage import lineage_keys, lineage_problems, lineage_skeleton
-from generator.verifier.merkle import (
-    EMPTY_ROOT,
-    MerkleStream,
-    leaf_hash,
-    merkle_root,
-    node_hash,
-    root_from_inclusion_proof,
-    verify_consistency,
-    verify_inclusion,
-)
-from generator.verifier.methodology import Grade, Methodology, Tier, check_methodology, parse_methodology
-from generator.verifier.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
-from generator.verifier.policy import Policy, evaluate, parse_policy, witnessed_by
-from generator.verifier.publication import commitment_rows_bytes
-from generator.verifier.recheck import examine_certificate, recheck_certificate
-from generator.verifier.release import SUMS_LINE_RE
-from generator.verifier.report import Report
-from generator.verifier.revocations import REVOCATIONS_PATH, revocation_list
-from generator.verifier.rotation import checkpoint_signers, signer_problems
-from generator.verifier.runs import check_run_rules, check_run_spec
-from generator.verifier.score_edits import SCORE_EDITS, score_edits_problems
-from generator.verifier.scoring import (
+from generator.verifier.rules.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, RunEvent
+from generator.verifier.rules.lineage import lineage_keys, lineage_problems, lineage_skeleton
+from generator.verifier.rules.methodology_rules import Grade, Methodology, Tier, check_methodology, parse_methodology
+from generator.verifier.rules.recheck import examine_certificate, recheck_certificate
+from generator.verifier.rules.revocations import REVOCATIONS_PATH, revocation_list
+from generator.verifier.rules.runs import check_run_rules, check_run_spec
+from generator.verifier.rules.score_edits import SCORE_EDITS, score_edits_problems
+from generator.verifier.rules.scoring import (
     NON_SCORED,
     SCORED,
     STATUSES,
@@ -163,15 +133,45 @@ from generator.verifier.scoring import (
     similarity_form_problem,
     similarity_value,
 )
-from generator.verifier.site import verify_site
-from generator.verifier.snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
-from generator.verifier.sodium import sodium_function
-from generator.verifier.state import other_log_problems, replace_atomically, user_cache_dir
-from generator.verifier.subjects import prose_problems
-from generator.verifier.text import printable, safe_json, show
-from generator.verifier.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
-from generator.verifier.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
-from generator.verifier.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal
+from generator.verifier.rules.subjects import prose_problems
+from generator.verifier.rules.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal
+from generator.verifier.site.download import (
+    ARCHIVE_PATH,
+    ARCHIVE_SUMS_PATH,
+    DOWNLOAD_DIR,
+    MEMBER_MODE,
+    archive_sums,
+    archive_sums_line,
+    in_download,
+)
+from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
+from generator.verifier.site.publication import commitment_rows_bytes
+from generator.verifier.site.release import SUMS_LINE_RE
+from generator.verifier.site.verify_site import verify_site
+from generator.verifier.tlog.cosignature import (
+    MAX_COSIGNATURE_TIMESTAMP,
+    CosignerKey,
+    cosignature_line,
+    cosignature_message,
+    make_cosigner_vkey,
+    parse_cosigner_vkey,
+    verify_cosignatures,
+)
+from generator.verifier.tlog.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing, KeySpan
+from generator.verifier.tlog.merkle import (
+    EMPTY_ROOT,
+    MerkleStream,
+    leaf_hash,
+    merkle_root,
+    node_hash,
+    root_from_inclusion_proof,
+    verify_consistency,
+    verify_inclusion,
+)
+from generator.verifier.tlog.policy import Policy, evaluate, parse_policy, witnessed_by
+from generator.verifier.tlog.rotation import checkpoint_signers, signer_problems
+from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
+from generator.verifier.tlog.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
 
 __all__ = [
     "AGREEMENT_PLACES",

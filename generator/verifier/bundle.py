@@ -9,7 +9,7 @@ The bundle is the modules' statements in dependency order, their intra-package i
 removed and their standard-library imports gathered after the isolation prelude (which must
 run before any of them). Anything that could change meaning when files become one is refused
 rather than bundled: a name defined in two modules, an import form other than
-`from generator.verifier.<module> import <names>` for the package's own modules, an import of
+`from generator.verifier.<package>.<module> import <names>` for the package's own modules, an import of
 anything but the standard library and PyNaCl, `from __future__`, or `__all__`.
 
 This module is the project's tool, not part of the verifier: it is not bundled.
@@ -31,58 +31,58 @@ TARGET = HERE.parent / "verify.py"
 
 # Dependency order; the first runs before every other import, the last holds the __main__ block.
 MODULES = (
-    "isolation",
-    "text",
-    "errors",
-    "canonical",
-    "confusables_table",
-    "confusables",
-    "formats",
-    "sodium",
-    "keys",
-    "note",
-    "merkle",
-    "tlogproof",
-    "tiles",
-    "cosignature",
-    "policy",
-    "witnessing",
-    "idindex",
-    "methodology",
-    "scoring",
-    "agreement",
-    "labelsets",
-    "subjects",
-    "withdrawals",
-    "keyring",
-    "ledger",
-    "snapshot",
-    "state",
-    "memory",
-    "answers",
-    "runs",
-    "lineage",
-    "score_edits",
-    "evidence",
-    "certificates",
-    "certificate_documents",
-    "recheck",
-    "report",
-    "folder",
-    "release",
-    "download",
-    "rotation",
-    "history",
-    "publication",
-    "revocations",
-    "certificate_files",
-    "agreement_files",
-    "accounting",
-    "site",
-    "cli",
+    "core.isolation",
+    "core.text",
+    "core.errors",
+    "core.canonical",
+    "core.confusables_table",
+    "core.confusables",
+    "core.formats",
+    "core.sodium",
+    "core.public_keys",
+    "core.note",
+    "tlog.merkle",
+    "tlog.tlogproof",
+    "tlog.tiles",
+    "tlog.cosignature",
+    "tlog.policy",
+    "tlog.witnessing",
+    "core.idindex",
+    "rules.methodology_rules",
+    "rules.scoring",
+    "rules.agreement_statistics",
+    "rules.labelsets",
+    "rules.subjects",
+    "rules.withdrawals",
+    "tlog.keyring",
+    "rules.ledger",
+    "memory.ledger_snapshot",
+    "memory.checkpoint_memory",
+    "memory.release_memory",
+    "rules.answers",
+    "rules.runs",
+    "rules.lineage",
+    "rules.score_edits",
+    "rules.evidence",
+    "rules.certificates",
+    "rules.certificate_documents",
+    "rules.recheck",
+    "core.report",
+    "core.folder",
+    "site.release",
+    "site.download",
+    "tlog.rotation",
+    "site.history",
+    "site.publication",
+    "rules.revocations",
+    "site.certificate_files",
+    "site.agreement_files",
+    "site.accounting",
+    "site.verify_site",
+    "site.command_line",
 )
-PRELUDE = "isolation"
-NOT_BUNDLED = {"__init__", "bundle"}
+PRELUDE = "core.isolation"
+NOT_BUNDLED = {"bundle"}  # and every package's __init__
 
 HEADER = '''#!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
@@ -156,8 +156,13 @@ def _is_stdlib(module: str) -> bool:
     return module.split(".")[0] in sys.stdlib_module_names
 
 
+def _relative(name: str) -> str:
+    """A module's file under generator/verifier/, from its dotted name: `core.text` is core/text.py."""
+    return name.replace(".", "/") + ".py"
+
+
 def _read(name: str, folder: Path = HERE, modules: tuple[str, ...] = MODULES) -> _Module:
-    path = folder / f"{name}.py"
+    path = folder / _relative(name)
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source, str(path))
     lines = source.split("\n")
@@ -170,12 +175,12 @@ def _read(name: str, folder: Path = HERE, modules: tuple[str, ...] = MODULES) ->
             relative = isinstance(node, ast.ImportFrom) and node.level > 0
             if relative or any(m == "generator" or m.startswith("generator.") or m == "__future__" for m in named):
                 raise BundleError(
-                    f"generator/verifier/{name}.py line {node.lineno}: an import of the package inside a function or "
-                    "block; import at the top"
+                    f"generator/verifier/{_relative(name)} line {node.lineno}: an import of the package inside a "
+                    "function or block; import at the top"
                 )
     for node in body:
         text = "\n".join(lines[_start(node, lines) - 1 : node.end_lineno])
-        where = f"generator/verifier/{name}.py line {node.lineno}"
+        where = f"generator/verifier/{_relative(name)} line {node.lineno}"
         if isinstance(node, ast.ImportFrom):
             if node.level or node.module is None:
                 raise BundleError(f"{where}: a relative import; write `from {PACKAGE}.<module> import <names>`")
@@ -220,7 +225,7 @@ def _read(name: str, folder: Path = HERE, modules: tuple[str, ...] = MODULES) ->
 
 
 def _prelude_source(folder: Path) -> str:
-    source = (folder / f"{PRELUDE}.py").read_text(encoding="utf-8")
+    source = (folder / _relative(PRELUDE)).read_text(encoding="utf-8")
     tree = ast.parse(source)
     first = tree.body[1] if ast.get_docstring(tree) else tree.body[0]
     return "\n".join(source.split("\n")[first.lineno - 1 :]).strip("\n")
@@ -268,7 +273,9 @@ def _start(node: ast.stmt, lines: list[str]) -> int:
 
 def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
     """The bundled verify.py, as text, from the modules in `folder` in `order`."""
-    present = {p.stem for p in folder.glob("*.py")} - NOT_BUNDLED
+    present = {
+        ".".join(p.relative_to(folder).with_suffix("").parts) for p in folder.rglob("*.py") if p.stem != "__init__"
+    } - NOT_BUNDLED
     if present != set(order):
         raise BundleError(
             f"generator/verifier holds {sorted(present - set(order))} and lacks {sorted(set(order) - present)}: "
@@ -280,14 +287,15 @@ def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
         for n in sorted(m.defined):
             if n in owner:
                 raise BundleError(
-                    f"{n} is defined in both {owner[n]}.py and {m.name}.py: one bundle cannot hold both; rename one"
+                    f"{n} is defined in both {_relative(owner[n])} and {_relative(m.name)}: one bundle cannot hold "
+                    "both; rename one"
                 )
             owner[n] = m.name
     imports = _merged_imports([i for m in modules for i in m.imports], _read_prelude_names(modules[0]))
     sections: list[tuple[str, list[str]]] = []
     for m in modules:
         first = m.doc.split("\n\n")[0].replace("\n", " ")
-        title = textwrap.wrap(f"generator/verifier/{m.name}.py: {first}", 116, subsequent_indent="    ")
+        title = textwrap.wrap(f"generator/verifier/{_relative(m.name)}: {first}", 116, subsequent_indent="    ")
         banner = ["# " + "=" * 94, *("# " + t for t in title), "# " + "=" * 94, ""]
         code = "\n\n\n".join(s for s in m.body)
         if m.name == PRELUDE:
@@ -316,7 +324,7 @@ def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
     draft = HEADER.format(toc="\n".join(_toc_line(name, 0, 0) for name, _ in sections)) + "\n" + body
     lines = draft.split("\n")
     starts = [
-        next(i for i, line in enumerate(lines) if line.startswith(f"# generator/verifier/{name}.py: "))
+        next(i for i, line in enumerate(lines) if line.startswith(f"# generator/verifier/{_relative(name)}: "))
         for name, _ in sections
     ]
     total = len(lines) - 1  # the file ends with a newline
@@ -327,7 +335,7 @@ def bundle(folder: Path = HERE, order: tuple[str, ...] = MODULES) -> str:
 
 def _toc_line(name: str, start: int, end: int) -> str:
     """A module's line range, from its opening banner (1-based) to the line before the next."""
-    return f"    generator/verifier/{name + '.py':<20} lines {start:>5} to {end:>5}"
+    return f"    generator/verifier/{_relative(name):<32} lines {start:>5} to {end:>5}"
 
 
 def main(argv: list[str] | None = None) -> int:

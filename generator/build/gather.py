@@ -1,0 +1,670 @@
+"""Gathering a site: read and validate every input, derive what the artifacts and pages need.
+
+The first of the build's phases. Nothing is written and nothing is signed here; every problem in
+the data is collected and raised together, so one run shows them all.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.core import layout
+from generator.core.generator_errors import InputError, TransparencyError, problem
+from generator.core.progress import Progress
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import Signer, load_key
+from generator.core.strict_input import read_text
+from generator.program.agreement_reports import agreement_files
+from generator.program.datadir import (
+    PUBLISHED_PRIVATE_KEYS,
+    Paths,
+    Program,
+    PublicKey,
+    load_program,
+    load_public_keys,
+    public_key_row,
+)
+from generator.program.documents import read_document, read_or_none
+from generator.program.evidence_files import published_evidence
+from generator.program.ledgerfile import replay_from
+from generator.program.methodology_files import params_file, prose_file, prose_html, render_prose
+from generator.state import ledger_cache
+from generator.state.cache_file import Staged
+from generator.state.recheck_cache import RecheckMemo
+from generator.state.tree_cache import grow, load_tree, stage_tree
+from generator.verifier import (
+    LabelSetEvent,
+    Ledger,
+    Methodology,
+    Problem,
+    RevealedAnswers,
+    canonical_text,
+    check_methodology,
+    check_reveal_document,
+    check_run_rules,
+    check_run_spec,
+    due_records,
+    examine_certificate,
+    parse_methodology,
+    parse_vkey,
+    recheckable,
+)
+
+
+@dataclass(frozen=True)
+class RevealedItem:
+    id: str
+    gate: str
+    reason: str
+    note: str
+    commitment: str
+    commit_index: int
+    committed_at: str
+    reveal_index: int
+    revealed_at: str
+    field_names: tuple[str, ...]
+
+    def load(self, paths: Paths) -> tuple[bytes, dict[str, Any]]:
+        """The reveal document's bytes and parsed form, read again when the site is written and
+        checked against the commitment (a file changed since the gather is an error)."""
+        problems: list[Problem] = []
+        loaded = read_document(
+            paths, paths.reveal_file(self.id), self.commitment, f"reveal document of {self.id}", problems
+        )
+        if loaded is None:
+            raise InputError(problems, "a reveal document changed while the site was being built")
+        return loaded[0], loaded[1]
+
+
+@dataclass(frozen=True)
+class MethodologyVersion:
+    version: str
+    sha256: str
+    at: str
+    index: int
+    params: dict[str, Any]
+    methodology: Methodology
+    params_bytes: bytes
+    document: str  # the prose with its numbers filled in (Markdown)
+    html: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: str
+    spec: dict[str, Any]
+    spec_bytes: bytes
+    at: str
+    index: int
+    certificate: str | None
+    status: str
+
+
+@dataclass(frozen=True)
+class PublishedRecord:
+    """A details document or grader record that has fallen due: its bytes and parsed form."""
+
+    path: str  # the site path
+    data: bytes
+    doc: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CertificateInfo:
+    """What the build keeps of a checked certificate: enough for lists, the manifest and the
+    runs page. The documents themselves are re-read one at a time when the certificate is
+    written (`load`): tens of thousands of them do not fit in memory together."""
+
+    serial: str
+    run: str
+    sha256: str
+    at: str
+    index: int
+    public: bool
+    methodology: Methodology
+    spec: dict[str, Any]
+    subject: dict[str, Any]
+    gate: str
+    verdict: str
+    grade: str
+    score: int
+    score_rule: str
+    details_items: tuple[str, ...]  # items whose details document is published, in result order
+    grader_record_due: bool
+    asserted: tuple[str, ...]
+    expires_at: str | None = None
+    evidence_paths: tuple[str, ...] = ()  # site paths of its evidence files that are due
+    # Its run's due label sets and their reports (site path, bytes): few and small, made once.
+    agreement: tuple[tuple[str, bytes], ...] = ()
+
+    @property
+    def detail_paths(self) -> list[str]:
+        return [layout.details(self.serial, i) for i in self.details_items]
+
+    @property
+    def grader_record_path(self) -> str | None:
+        return layout.grader_record(self.serial) if self.grader_record_due else None
+
+    def load(self, paths: Paths) -> CertificateRecord:
+        """The certificate's bytes and its published documents, read again and re-checked
+        against the hashes the build verified (a file changed since then is an error)."""
+        problems: list[Problem] = []
+        loaded = read_document(
+            paths, paths.certificate_file(self.serial), self.sha256, f"certificate {self.serial}", problems
+        )
+        if loaded is None:
+            raise InputError(problems, "a certificate changed while the site was being built")
+        data, doc = loaded
+        by_item = {r["item"]: r for r in doc["results"]}
+        details, record = _read_records(
+            paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems
+        )
+        # The files due when the build checked the certificate, read again and re-checked.
+        names = {p.rpartition("/")[2] for p in self.evidence_paths}
+        evidence = published_evidence(paths, doc, self.public, (), problems, names)
+        if problems:
+            raise InputError(problems, "a certificate's documents changed while the site was being built")
+        return CertificateRecord(self, doc, data, details, record, tuple(evidence) + self.agreement)
+
+
+@dataclass(frozen=True)
+class CertificateRecord:
+    """One certificate in full, for writing it and its page."""
+
+    info: CertificateInfo
+    doc: dict[str, Any]
+    data: bytes
+    details: dict[str, PublishedRecord]  # by item, in result order
+    grader_record: PublishedRecord | None
+    evidence: tuple[tuple[str, bytes], ...] = ()  # due evidence files and agreement files: site path, bytes
+
+    @property
+    def serial(self) -> str:
+        return self.info.serial
+
+    @property
+    def run(self) -> str:
+        return self.info.run
+
+    @property
+    def at(self) -> str:
+        return self.info.at
+
+    @property
+    def index(self) -> int:
+        return self.info.index
+
+    @property
+    def public(self) -> bool:
+        return self.info.public
+
+    @property
+    def methodology(self) -> Methodology:
+        return self.info.methodology
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.info.spec
+
+    @property
+    def asserted(self) -> tuple[str, ...]:
+        return self.info.asserted
+
+
+@dataclass
+class SiteContext:
+    paths: Paths
+    program: Program
+    program_html: str
+    signer: Signer
+    demo: bool
+    public_keys: list[PublicKey]
+    ledger: Ledger
+    root: bytes
+    tree: MerkleTree
+    latest: list[tuple[int, dict[str, Any]]]
+    methodologies: list[MethodologyVersion]
+    revealed: list[RevealedItem]
+    runs: list[RunInfo]
+    certificates: list[CertificateInfo]
+    generated_at: str
+    warnings: list[str] = field(default_factory=list)
+    # What the caches should remember of this reading (the replayed ledger, the tree, the
+    # certificate rechecks): each writes its cache beside its place (so that this state can be
+    # freed before the build verifies) and the build puts them in place once the release is
+    # published, so that a refused or failed build changes nothing.
+    remember: list[Callable[[], Staged | None]] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        return self.program.origin
+
+
+def generated_at(ledger: Ledger) -> str:
+    """SOURCE_DATE_EPOCH when set, else the newest ledger event: never the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        try:
+            return _dt.datetime.fromtimestamp(int(epoch), _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (ValueError, OverflowError):
+            raise InputError(
+                [problem("SOURCE_DATE_EPOCH", "must be a whole number of seconds since 1970", found=epoch)]
+            ) from None
+    return ledger.last_at or "1970-01-01T00:00:00Z"
+
+
+def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = True) -> SiteContext:
+    """Read and validate the whole data directory; raise InputError with every problem.
+
+    The ledger is replayed from its saved state when that still describes it (generator.state.ledger_cache),
+    and certificates recomputed before are not recomputed again (generator.state.recheck_cache);
+    `use_snapshot=False` replays every line and recomputes every certificate, reading no cache
+    (and leaving each, through `remember`, for the next build)."""
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    program: Program | None = None
+    try:
+        program, w = load_program(paths)
+        warnings += w
+    except InputError as e:
+        problems += e.problems
+    keys: list[PublicKey] = []
+    try:
+        keys = load_public_keys(paths, program.origin if program else None)
+    except InputError as e:
+        problems += e.problems
+    signer = None
+    try:
+        signer = load_key(paths.key_file, program_has_keys=paths.keys_file.exists() or paths.ledger_file.exists())
+    except TransparencyError as e:
+        problems.append(problem(paths.show(paths.key_file), str(e).removeprefix(f"{paths.key_file}: ")))
+    if signer is not None and keys:
+        active = next(k for k in keys if k.status == "active")
+        if signer.vkey != active.vkey:
+            problems.append(
+                problem(
+                    paths.show(paths.key_file),
+                    "the signing key does not match the published key in keys.json",
+                    expected=f"{active.vkey} ({parse_vkey(active.vkey).fingerprint})",
+                    found=f"{signer.vkey} ({signer.fingerprint})",
+                )
+            )
+
+    def on_leaf(index: int, leaf: dict[str, Any], raw: bytes) -> None:
+        if progress and index % 10000 == 0:
+            progress("reading the ledger", index, 0)
+
+    remember: list[Callable[[], Staged | None]] = []
+    ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot, save=False)
+    replayed.spans = len(ledger.keys.spans)  # before keys.json's first key joins the ring below
+    # A build from scratch reads no cache but leaves every one for the next build.
+    if not ledger_problems and replayed.moved_on():
+        remember.append(functools.partial(ledger_cache.stage, paths, replayed))
+    problems += ledger_problems
+    merkle = MerkleTree()
+    if not ledger_problems:
+        # Every leaf's hash, for the proofs: the remembered tree, grown by the lines after it,
+        # parsing none of them; or, when it disagrees with the replay's root, every line.
+        merkle, offset = load_tree(paths) if use_snapshot else (MerkleTree(), 0)
+        cached = merkle.size
+        end = grow(paths, merkle, offset)
+        if cached and merkle.root() != replayed.stream.root():
+            merkle, cached = MerkleTree(), 0
+            end = grow(paths, merkle, 0)
+        if merkle.root() != replayed.stream.root():
+            problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
+        elif merkle.size != cached:
+            remember.append(functools.partial(stage_tree, paths, merkle, end))
+    latest = replayed.latest
+    if keys:
+        # data/keys.json must say what the ledger's key events make of the keys, row for row.
+        ledger.keys.start(parse_vkey(keys[0].vkey))
+        want = ledger.keys.rows(keys[0].valid_from)
+        got = [public_key_row(k) for k in keys]
+        if got != want:
+            problems.append(
+                problem(
+                    paths.show(paths.keys_file),
+                    "the keys differ from what the ledger's key events make them (status, validity, reason)",
+                    expected=canonical_text(want),
+                    found=canonical_text(got),
+                )
+            )
+    if progress:
+        progress("reading the ledger", ledger.size, ledger.size)
+
+    methodologies = _gather_methodologies(paths, ledger, problems)
+    revealed = _gather_reveals(paths, ledger, problems, progress)
+    rechecks = RecheckMemo(paths.private, read=use_snapshot)
+    runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
+    if problems:
+        raise InputError(problems, "the data directory has problems; nothing was built")
+    remember.append(rechecks.stage)
+    assert signer is not None and program is not None
+    return SiteContext(
+        paths=paths,
+        program=program,
+        program_html=prose_html(program.description),
+        signer=signer,
+        demo=signer.fingerprint in PUBLISHED_PRIVATE_KEYS,  # the key alone: where it is kept says nothing
+        public_keys=keys,
+        ledger=ledger,
+        root=merkle.root(),
+        tree=merkle,
+        latest=list(reversed(latest)),
+        methodologies=methodologies,
+        revealed=revealed,
+        runs=runs,
+        certificates=certificates,
+        generated_at=generated_at(ledger),
+        warnings=warnings,
+        remember=remember,
+    )
+
+
+def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem]) -> list[MethodologyVersion]:
+    out = []
+    for m in ledger.methodologies.values():
+        loaded = read_document(
+            paths, params_file(paths, m.version), m.sha256, f"parameters of methodology {m.version}", problems
+        )
+        if loaded is None:
+            continue
+        data, params = loaded
+        file = paths.show(params_file(paths, m.version))
+        rules = check_methodology(params)
+        if rules:
+            problems += [p.at(file) for p in rules]
+            continue
+        try:
+            template = read_text(prose_file(paths, m.version), paths.show(prose_file(paths, m.version)))
+            document = render_prose(template, params, paths.show(prose_file(paths, m.version)))
+        except InputError as e:
+            problems += e.problems
+            continue
+        out.append(
+            MethodologyVersion(
+                m.version,
+                m.sha256,
+                m.at,
+                m.index,
+                params,
+                parse_methodology(params),
+                data,
+                document,
+                prose_html(document),
+            )
+        )
+    return out
+
+
+def _gather_reveals(
+    paths: Paths, ledger: Ledger, problems: list[Problem], progress: Progress | None
+) -> list[RevealedItem]:
+    out = []
+    events = sorted(ledger.reveals.values(), key=lambda r: r.index)
+    for n, r in enumerate(events, start=1):
+        c = ledger.commit(r.id)
+        assert c is not None  # the replay guarantees it
+        loaded = read_document(paths, paths.reveal_file(r.id), c.commitment, f"reveal document of {r.id}", problems)
+        if progress and (n % 1000 == 0 or n == len(events)):
+            progress("checking reveals", n, len(events))
+        if loaded is None:
+            continue
+        doc = loaded[1]
+        file = paths.show(paths.reveal_file(r.id))
+        shape = check_reveal_document(doc)
+        if shape:
+            problems += [p.at(file) for p in shape]
+            continue
+        if doc["id"] != r.id or doc["gate"] != c.gate:
+            problems.append(
+                problem(
+                    file,
+                    "id or gate differs from the ledger",
+                    expected=f"{r.id} on gate {c.gate}",
+                    found=f"{doc['id']} on gate {doc['gate']}",
+                )
+            )
+            continue
+        out.append(
+            RevealedItem(
+                r.id, c.gate, r.reason, r.note, c.commitment, c.index, c.at, r.index, r.at, tuple(doc["item"]["answer"])
+            )
+        )
+    if paths.reveals_dir.is_dir():
+        known = set(ledger.reveals)
+        for p in sorted(paths.reveals_dir.iterdir()):
+            if p.name.startswith("."):
+                continue
+            if p.suffix != ".json" or p.stem not in known:
+                problems.append(
+                    problem(
+                        paths.show(p),
+                        "a file in the reveals directory without a reveal event in the ledger; it would not be "
+                        "published (if it is a sealed item's document, it belongs in the private directory)",
+                    )
+                )
+    return out
+
+
+def _gather_runs(
+    paths: Paths,
+    ledger: Ledger,
+    methodologies: list[MethodologyVersion],
+    problems: list[Problem],
+    rechecks: RecheckMemo,
+) -> tuple[list[RunInfo], list[CertificateInfo]]:
+    methodologies_by_version = {m.version: m.methodology for m in methodologies}
+    specs: dict[str, dict[str, Any]] = {}
+    spec_bytes: dict[str, bytes] = {}
+    for run in ledger.runs.values():
+        path = paths.run_spec_file(run.id)
+        loaded = read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+        if loaded is None:
+            continue
+        data, spec = loaded
+        file = paths.show(path)
+        shape = check_run_spec(spec)
+        if shape:
+            problems += [p.at(file) for p in shape]
+            continue
+        problems += [
+            p.at(file)
+            for p in check_run_rules(
+                ledger, run, spec, methodologies_by_version.get(spec["methodology"]["version"]), specs
+            )
+        ]
+        specs[run.id] = spec
+        spec_bytes[run.id] = data
+    certificates: list[CertificateInfo] = []
+    verdicts: dict[str, str] = {}
+    due: set[Path] = set()
+    answers = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
+    # By run, once: a certificate looks only at its own run's label sets.
+    label_sets: dict[str, list[LabelSetEvent]] = {}
+    for event in ledger.label_sets.values():
+        label_sets.setdefault(event.run, []).append(event)
+    for cert in ledger.certificates.values():
+        path = paths.certificate_file(cert.serial)
+        loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
+        spec = specs.get(cert.run)
+        run = ledger.runs[cert.run]
+        pinned = methodologies_by_version.get(spec["methodology"]["version"]) if spec else None
+        if loaded is None or spec is None or pinned is None:
+            continue
+        data, doc = loaded
+        file = paths.show(path)
+        public = ledger.gates[run.gate].public
+        if not recheckable(doc) or doc["serial"] != cert.serial:
+            problems += [
+                p.at(file)
+                for p in examine_certificate(
+                    doc, cert, run, spec, pinned, public, layout.run_spec(run.id), {}, {}, None
+                ).problems
+            ]
+            # Already refused; its folder's files are not reported again as strays.
+            folder = paths.certificates_dir / cert.serial
+            if folder.is_dir():
+                due.update(f for f in folder.rglob("*") if f.is_file())
+            continue
+        sealed_due, record_due = due_records(doc["results"], spec["items"], public, ledger.reveals)
+        due.update(paths.details_file(cert.serial, r["item"]) for r in sealed_due)
+        if record_due:
+            due.add(paths.grader_record_file(cert.serial))
+        evidence = published_evidence(paths, doc, public, ledger.reveals, problems)
+        due.update(paths.data / rel for rel, _ in evidence)
+        details, record = _read_records(paths, doc, sealed_due, record_due, problems)
+        version = spec["methodology"]["version"]
+        revealed = [(i, c.commitment) for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
+        key = rechecks.key(
+            cert, run, version, ledger.methodologies[version].sha256, public, revealed, sorted(details), bool(record)
+        )
+        asserted = rechecks.get(key)
+        if asserted is None:
+            found = examine_certificate(
+                doc,
+                cert,
+                run,
+                spec,
+                pinned,
+                public,
+                layout.run_spec(run.id),
+                answers.answers(spec["items"]),
+                {i: d.doc for i, d in details.items()},
+                record.doc if record else None,
+            )
+            problems += [p.at(file) for p in found.problems]
+            if found.problems:
+                continue
+            asserted = list(found.asserted)
+            rechecks.put(key, asserted)
+        certificates.append(
+            CertificateInfo(
+                cert.serial,
+                cert.run,
+                cert.sha256,
+                cert.at,
+                cert.index,
+                public,
+                pinned,
+                spec,
+                doc["subject"],
+                doc["gate"],
+                doc["verdict"],
+                doc["grade"],
+                doc["score"],
+                doc["score_rule"],
+                tuple(details),
+                record is not None,
+                tuple(asserted),
+                doc["expires_at"],
+                tuple(rel for rel, _ in evidence),
+                agreement_files(
+                    paths,
+                    ledger,
+                    label_sets.get(cert.run, []),
+                    doc,
+                    spec,
+                    public,
+                    [d.doc["result"] for d in details.values()] if not public else doc["results"],
+                    problems,
+                ),
+            )
+        )
+        verdicts[cert.run] = str(doc.get("verdict"))
+    _refuse_stray_records(paths, ledger, due, problems)
+    runs = [
+        RunInfo(
+            r.id,
+            specs[r.id],
+            spec_bytes[r.id],
+            r.at,
+            r.index,
+            ledger.certificate_of_run.get(r.id),
+            verdicts.get(r.id, "open")
+            if r.id in ledger.certificate_of_run
+            else "withdrawn"
+            if r.id in ledger.withdrawals
+            else "open",
+        )
+        for r in ledger.runs.values()
+        if r.id in specs
+    ]
+    return runs, certificates
+
+
+def _read_records(
+    paths: Paths, cert: dict[str, Any], sealed_due: list[dict[str, Any]], record_due: bool, problems: list[Problem]
+) -> tuple[dict[str, PublishedRecord], PublishedRecord | None]:
+    """A certificate's due details documents and grader record, read from the data directory,
+    where `certify` and `retire` put them, and checked against the hashes it holds."""
+    serial = cert["serial"]
+    details: dict[str, PublishedRecord] = {}
+    for r in sealed_due:
+        got = _read_record(
+            paths,
+            paths.details_file(serial, r["item"]),
+            r["details"],
+            f"details of {r['item']} in certificate {serial}",
+            paths.details_file(serial, r["item"], private=True),
+            layout.details(serial, r["item"]),
+            problems,
+        )
+        if got is not None:
+            details[r["item"]] = got
+    record = None
+    if record_due:
+        record = _read_record(
+            paths,
+            paths.grader_record_file(serial),
+            cert["grader"]["record"],
+            f"grader record of certificate {serial}",
+            paths.grader_record_file(serial, private=True),
+            layout.grader_record(serial),
+            problems,
+        )
+    return details, record
+
+
+def _read_record(
+    paths: Paths, file: Path, sha: str, what: str, private: Path, site_path: str, problems: list[Problem]
+) -> PublishedRecord | None:
+    if not file.exists():
+        problems.append(
+            problem(
+                paths.show(file),
+                f"the {what} is due (format v1 §6) but missing from the data directory",
+                expected=f"a copy of {paths.show(private)}",
+                found="nothing",
+            )
+        )
+        return None
+    loaded = read_document(paths, file, sha, what, problems)
+    if loaded is None or not isinstance(loaded[1], dict):
+        return None
+    return PublishedRecord(site_path, loaded[0], loaded[1])
+
+
+def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems: list[Problem]) -> None:
+    """A file under data/certificates/<serial>/ that is not due must not be there: a details
+    document of a sealed item would reveal its answer the moment the site is published."""
+    expected = due | {paths.certificate_file(c.serial) for c in ledger.certificates.values()}
+    if not paths.certificates_dir.is_dir():
+        return
+    for f in sorted(paths.certificates_dir.rglob("*")):
+        if f.is_file() and f not in expected and not f.name.startswith("."):
+            problems.append(
+                problem(
+                    paths.show(f),
+                    "not published: no certificate in the ledger makes this file due; a details document or "
+                    "grader record is published only once its items are revealed (format v1 §6). If it is private, it "
+                    "belongs in the private directory",
+                )
+            )

@@ -1,0 +1,210 @@
+"""The ledger's history as a site publishes it (FORMAT.md v2): every checkpoint a build ever
+published, kept verbatim; consistency proofs from each of them to today's; an inclusion proof
+for every reveal and certificate, against today's checkpoint.
+
+The archive lives in the last release: a build carries its checkpoints forward byte for byte
+(cosignatures and all) after checking each against this build's own tree, so an old checkpoint
+can never be dropped or replaced without the build refusing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator.build.writer import SiteWriter
+from generator.core import canonical_json, layout
+from generator.core.generator_errors import InputError, problem
+from generator.core.key_schedule import BuildKeys
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import Signer
+from generator.verifier import (
+    FormatError,
+    KeyRing,
+    NoteError,
+    TileBuilder,
+    checkpoint_signers,
+    format_tlog_proof,
+    is_safe_path,
+    parse_canonical,
+    replace_atomically,
+    signer_problems,
+)
+
+
+@dataclass(frozen=True)
+class Archived:
+    size: int
+    checkpoint: bytes
+
+
+def _refuse(path: Path, why: str) -> InputError:
+    return InputError(
+        [problem(str(path), f"{why}; refusing to build over it. Move the site away to start a new history.")],
+        "the last release's checkpoint history cannot be carried forward",
+    )
+
+
+def carried_checkpoints(
+    out: Path, origin: str, ring: KeyRing, tree: MerkleTree, kept: Path | None = None
+) -> list[Archived]:
+    """The checkpoints published before: those the program keeps (`kept`, data/checkpoints/,
+    written after every build, so that a lost site loses no history) and those the last release
+    in `out` archived, each checked against this build's tree and signed by the keys the ledger
+    made valid for its size. The two must agree where both hold a size."""
+    found: list[tuple[Path, bytes]] = []
+    if kept is not None and kept.is_dir():
+        names = sorted((p for p in kept.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+        found += [(p, p.read_bytes()) for p in names if p.is_file() and not p.is_symlink()]
+    history_file = out / layout.HISTORY
+    if history_file.is_file():
+        try:
+            doc = parse_canonical(history_file.read_bytes())
+            rels = [row["checkpoint"] for row in doc["checkpoints"]]
+            if not all(is_safe_path(rel) and rel.startswith(f"{layout.LEDGER_PREFIX}/") for rel in rels):
+                raise FormatError("a checkpoint path leaves the ledger folder")
+            found += [(out / rel, (out / rel).read_bytes()) for rel in rels]
+        except (OSError, FormatError, KeyError, TypeError) as e:
+            raise _refuse(history_file, f"the last release's checkpoint history is unreadable ({e})") from None
+    elif (out / layout.CHECKPOINT).is_file():  # a v1 release: its one checkpoint starts the history
+        found.append((out / layout.CHECKPOINT, (out / layout.CHECKPOINT).read_bytes()))
+    by_size: dict[int, Archived] = {}
+    for path, data in found:
+        try:
+            (cp_origin, size, root), signers = checkpoint_signers(data, ring)
+            wrong = signer_problems(ring, size, signers)
+            if wrong or cp_origin != origin:
+                raise FormatError("; ".join(wrong) or f"origin {cp_origin!r}")
+        except (NoteError, FormatError) as e:
+            raise _refuse(path, f"an archived checkpoint does not verify with the ledger's keys ({e})") from None
+        if size > tree.size or tree.root(size) != root:
+            raise _refuse(path, f"the archived checkpoint of size {size} is not a prefix of this ledger")
+        if size in by_size and by_size[size].checkpoint != data and size < tree.size:
+            raise _refuse(path, f"two different archived checkpoints of size {size} (data/ and the last release)")
+        by_size.setdefault(size, Archived(size, data))
+    return [by_size[size] for size in sorted(by_size)]
+
+
+def remember_published(site: Path, kept: Path) -> list[tuple[str, bytes]]:
+    """Keep every checkpoint the site just published archived (see remember); the files it
+    wrote, by name."""
+    doc = parse_canonical((site / layout.HISTORY).read_bytes())
+    written = []
+    for row in doc["checkpoints"]:
+        checkpoint = (site / row["checkpoint"]).read_bytes()
+        if remember(kept, row["tree_size"], checkpoint):
+            written.append((str(row["tree_size"]), checkpoint))
+    return written
+
+
+def remember(kept: Path, size: int, checkpoint: bytes) -> bool:
+    """Keep a published checkpoint in the program's data (atomically: a kill leaves the old file
+    or the new one): the archive then survives the loss of the site. False if it was kept already."""
+    kept.mkdir(parents=True, exist_ok=True)
+    target = kept / str(size)
+    if target.is_file() and target.read_bytes() == checkpoint:
+        return False
+    replace_atomically(target, checkpoint, 0o644)
+    return True
+
+
+def with_hand_overs(carried: list[Archived], keys: BuildKeys, origin: str, tree: MerkleTree) -> list[Archived]:
+    """The archive with a hand-over checkpoint for every key rotation: the tree that first holds
+    the rotation, signed by the key it retires and the one it introduces, so that a reader who
+    trusted the old key can follow to the new one. Made once, by the build after the rotation
+    (while the retired key is still here), then carried forward like any archived checkpoint."""
+    have = {a.size for a in carried}
+    # Every key valid for the hand-over signs it, a key revoked later included while the
+    # compromise it records came after (BuildKeys).
+    made = [
+        Archived(span.first_size, keys.checkpoint(origin, span.first_size, tree.root(span.first_size)))
+        for span in keys.ring.spans[1:]
+        if span.first_size not in have and span.first_size < tree.size
+    ]
+    return sorted(carried + made, key=lambda a: a.size)
+
+
+def write_history(
+    w: SiteWriter, signer: Signer, origin: str, tree: MerkleTree, checkpoint: bytes, carried: list[Archived]
+) -> list[dict[str, Any]]:
+    """ledger/checkpoints/<N>, ledger/consistency/<M>.json and their index, ledger/history.json."""
+    size = tree.size
+    archive = [a for a in carried if a.size < size] + [Archived(size, checkpoint)]
+    rows = []
+    for a in archive:
+        w.write(layout.archived_checkpoint(a.size), a.checkpoint)
+        consistency = None
+        if a.size < size:
+            consistency = layout.consistency_proof(a.size)
+            w.write(
+                consistency,
+                canonical_json.dumps(
+                    {
+                        "hashes": [h.hex() for h in tree.consistency_proof(a.size)],
+                        "new_root": tree.root().hex(),
+                        "new_size": size,
+                        "old_root": tree.root(a.size).hex(),
+                        "old_size": a.size,
+                        "type": "consistency-proof",
+                        "v": 1,
+                    }
+                ),
+            )
+        rows.append(
+            {
+                "checkpoint": layout.archived_checkpoint(a.size),
+                "consistency": consistency,
+                "root": tree.root(a.size).hex(),
+                "tree_size": a.size,
+            }
+        )
+    doc = {"checkpoints": rows, "origin": origin, "tree_size": size, "type": "checkpoint-history", "v": 1}
+    w.write_signed(layout.HISTORY, canonical_json.dumps(doc), signer)
+    return rows
+
+
+def write_inclusion_proofs(
+    w: SiteWriter,
+    tree: MerkleTree,
+    checkpoint: bytes,
+    artifacts: Iterable[tuple[str, int]],
+    leaf_bytes: Callable[[int], bytes],
+) -> int:
+    """`<artifact>.tlog-proof` for each (artifact path, leaf index); returns how many."""
+    count = 0
+    for rel, index in artifacts:
+        w.write(
+            layout.tlog_proof(rel),
+            format_tlog_proof(leaf_bytes(index), index, tree.inclusion_proof(index), checkpoint),
+        )
+        count += 1
+    return count
+
+
+class Tiles:
+    """The ledger as C2SP tlog-tiles under `ledger/`, built as the entries are written. A full
+    tile never changes: one the last release published is kept (hard-linked, not rewritten), and
+    one that differs from it stops the build, since it would mean history changed."""
+
+    def __init__(self, w: SiteWriter, previous: Path | None) -> None:
+        self._w = w
+        self._previous = previous
+        self._builder = TileBuilder()
+
+    def append(self, leaf: bytes) -> None:
+        for rel, data in self._builder.append(leaf):
+            self._full(layout.tile(rel), data)
+
+    def _full(self, rel: str, data: bytes) -> None:
+        old = self._previous / rel if self._previous is not None else None
+        if old is not None and old.is_file() and (old.stat().st_size != len(data) or old.read_bytes() != data):
+            raise _refuse(old, "a full tile of the last release differs from this ledger's")
+        self._w.write(rel, data)  # the writer links the last release's file, which holds these bytes
+
+    def finish(self, root: bytes) -> None:
+        for rel, data in self._builder.finish():
+            self._w.write(layout.tile(rel), data)
+        if self._builder.root() != root:  # pragma: no cover - two codes for one root
+            raise RuntimeError("the tiles' root differs from the ledger's")

@@ -1,0 +1,161 @@
+"""What a new release owes the last one: the same key, a ledger that only grew, and every
+published artifact byte for byte unchanged.
+
+Readers may have saved the last release; a build that quietly rewrote history would make their
+copies disagree with ours, so the generator refuses instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from generator.core import layout
+from generator.core.generator_errors import InputError, KeyFileError, problem
+from generator.core.proofs import MerkleTree
+from generator.core.signing_key import Signer
+from generator.verifier import (
+    SUMS_LINE_RE,
+    FormatError,
+    KeyRing,
+    iter_canonical_array,
+    parse_canonical,
+    parse_checkpoint,
+)
+
+# Artifacts under these folders are bound by hash to the ledger or to a reader's trust; pages
+# (.html) beside them are presentation and may change with the templates.
+IMMUTABLE_PREFIXES = ("reveals/", "methodology/", "runs/", "certificates/", "keys/")
+
+
+def is_immutable(path: str) -> bool:
+    # An inclusion proof is remade against each new checkpoint: derived, like a page.
+    return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith((".html", ".tlog-proof"))
+
+
+def _old_manifest(out: Path) -> dict[str, Any] | None:
+    path = out / layout.MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        m = parse_canonical(path.read_bytes())
+    except FormatError as e:
+        raise InputError(
+            [
+                problem(
+                    str(path),
+                    f"the last release's manifest is unreadable ({e}); refusing to build over it. Move {out} away to "
+                    "start a new history.",
+                )
+            ]
+        ) from None
+    return m if isinstance(m, dict) else None
+
+
+def check_key_matches(out: Path, signer: Signer, ring: KeyRing | None = None) -> None:
+    """The signer must be the key the last release published, or one that replaced it through
+    the ledger's key rotations (format v2): a key never changes behind the ledger's back."""
+    path = out / layout.KEYS
+    if not path.is_file():
+        return
+    try:
+        doc = parse_canonical(path.read_bytes())
+        active = [k["vkey"] for k in doc["keys"] if k.get("status") == "active"]
+    except (OSError, FormatError, KeyError, TypeError, AttributeError) as e:
+        raise KeyFileError(
+            f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move {out} away to "
+            "start a new history."
+        ) from None
+    if active and ring is not None and active[0] != signer.vkey and ring.span(active[0]) is not None:
+        return  # rotated since: the ledger introduced the signer, and the hand-over shows it
+    if active and active[0] != signer.vkey:
+        raise KeyFileError(
+            f"the signing key does not match the key the last release published in {path}\n"
+            f"      expected: {active[0]}\n      found:    {signer.vkey}"
+        )
+
+
+def check_ledger_extends(
+    out: Path,
+    new_leaves: Callable[[], Iterator[bytes]],
+    ledger_name: str = "ledger.jsonl",
+    tree: MerkleTree | None = None,
+) -> None:
+    """Refuse a ledger that does not begin with every leaf of the last release, in order.
+
+    With `tree` (the new ledger's Merkle tree), a last release whose manifest and checkpoint give
+    the size and root that tree has at that size is extended: equal roots are equal leaves, and
+    the tree answers in O(log n) what reading both ledgers answers in O(n). Anything else is
+    read leaf by leaf, which also names the first leaf that differs."""
+    m = _old_manifest(out)
+    if m is None:
+        return
+    if tree is not None and _same_root(out, m, tree):
+        return
+    _compare_leaves(out, m, new_leaves(), ledger_name)
+
+
+def _same_root(out: Path, m: dict[str, Any], tree: MerkleTree) -> bool:
+    ledger = m.get("ledger")
+    if not isinstance(ledger, dict) or ledger.get("checkpoint") != layout.CHECKPOINT:
+        return False
+    try:
+        _, size, root = parse_checkpoint((out / layout.CHECKPOINT).read_bytes().decode("utf-8").split("\n\n")[0] + "\n")
+    except (OSError, UnicodeDecodeError, FormatError):
+        return False
+    return bool(size == ledger.get("tree_size") and size <= tree.size and tree.root(size) == root)
+
+
+def _compare_leaves(out: Path, m: dict[str, Any], new_leaves: Iterator[bytes], ledger_name: str) -> None:
+    rel = m.get("ledger", {}).get("entries")
+    path = out / str(rel)
+    try:
+        data = path.read_bytes()
+        elements, _ = iter_canonical_array(data, "entries")
+        for i, (_, raw) in enumerate(elements):
+            new = next(new_leaves, None)
+            if new != raw:
+                raise InputError(
+                    [
+                        problem(
+                            ledger_name,
+                            f"the ledger does not extend the last release: its leaf {i} differs from the published "
+                            "one (or is missing)",
+                            expected=raw.decode("utf-8", "replace")[:200],
+                            found=new.decode("utf-8", "replace")[:200] if new is not None else "(no such leaf)",
+                        )
+                    ],
+                    "refusing to publish a ledger that rewrites history",
+                )
+    except (OSError, FormatError) as e:
+        raise InputError(
+            [
+                problem(
+                    str(path),
+                    f"cannot read the last release's ledger ({e}); refusing to build over it. Move {out} away to "
+                    "start a new history.",
+                )
+            ]
+        ) from None
+
+
+def check_published_unchanged(out: Path, new_hashes: dict[str, str]) -> None:
+    """Every artifact of the last release must be in the new one, byte for byte."""
+    sums = out / layout.SUMS
+    if not sums.is_file():
+        return
+    problems = []
+    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_immutable(m.group(2)):
+            continue
+        digest, rel = m.group(1), m.group(2)
+        if rel not in new_hashes:
+            problems.append(problem(rel, "published in the last release but missing from this build"))
+        elif new_hashes[rel] != digest:
+            problems.append(
+                problem(rel, "would change a file the last release published", expected=digest, found=new_hashes[rel])
+            )
+    if problems:
+        raise InputError(problems, "this build would rewrite what the last release published; nothing was changed")

@@ -1,0 +1,274 @@
+"""Writing the site: every file once, inside the staging directory, hashed as it is written.
+
+The build writes into a fresh staging directory beside the output and swaps it in only when
+the whole site is written and has passed its own verification, so a failed build leaves the
+last good site untouched and a reader never sees half a release.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import BinaryIO
+
+from generator.core import layout
+from generator.core.cleanup import Cleanup
+from generator.core.generator_errors import TransparencyError
+from generator.core.signing_key import Signer
+from generator.verifier import is_safe_path, sha256_hex
+
+
+class OutputPathError(TransparencyError):
+    """A path that would escape the site or be written twice: a bug or hostile data, never both files."""
+
+
+class SiteWriter:
+    """Writes a release into `root`. With `previous` (the last release), a file whose bytes are
+    those the last release published under the same path is that file, hard-linked: a release
+    rewrites only what changed, and a mirror syncing it copies only that."""
+
+    def __init__(self, root: Path, previous: Path | None = None, cleanup: Cleanup | None = None) -> None:
+        self.root = root
+        self.cleanup = cleanup or Cleanup()  # removes what the build made and no longer needs
+        self.hashes: dict[str, str] = {}
+        self._dirs: set[Path] = set()
+        self.previous = previous
+        self._previous_sums = _read_sums(previous) if previous is not None else {}
+        self.linked = 0
+        umask = os.umask(0)
+        os.umask(umask)
+        self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
+
+    def _target(self, rel: str) -> Path:
+        if not is_safe_path(rel):
+            raise OutputPathError(f"refusing to write {rel!r}: not a safe site-relative path")
+        if rel in self.hashes:
+            raise OutputPathError(f"refusing to write {rel} twice: two records map to one path")
+        path = self.root / rel
+        parent = path.parent
+        if parent not in self._dirs:
+            # A safe path (no '..', not absolute) under a folder only this build creates, which
+            # holds no link, cannot lead outside it: no need to resolve each of 100,000 folders.
+            parent.mkdir(parents=True, exist_ok=True)
+            if parent.is_symlink():
+                raise OutputPathError(f"refusing to write {rel}: its folder is a link")
+            self._dirs.add(parent)
+        return path
+
+    def write(self, rel: str, data: bytes) -> None:
+        digest = sha256_hex(data)
+        if (
+            self.previous is not None
+            and self._previous_sums.get(rel) == digest
+            and self.link_previous(rel, self.previous / rel, digest)
+        ):
+            return
+        path = self._target(rel)
+        with open(path, "xb") as f:
+            f.write(data)
+        self.hashes[rel] = digest
+
+    def previous_paths(self) -> list[str]:
+        """Every path the last release's SHA256SUMS lists (none without a last release)."""
+        return list(self._previous_sums)
+
+    def previous_file(self, rel: str) -> Path:
+        """Where the last release holds `rel` (the caller checks it is listed)."""
+        assert self.previous is not None
+        return self.previous / rel
+
+    def previous_digest(self, rel: str) -> str | None:
+        """The SHA-256 the last release's SHA256SUMS lists for `rel`, if any."""
+        return self._previous_sums.get(rel)
+
+    def link_previous(self, rel: str, previous: Path, digest: str) -> bool:
+        """Take the last release's file for `rel` as it is (a hard link), if it still holds the
+        bytes whose SHA-256 is `digest`: a page the memo says is unchanged is not rendered again,
+        and a file someone edited in the published folder is never carried into the next."""
+        try:
+            st = os.lstat(previous)
+            if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
+                return False
+            with open(previous, "rb") as f:
+                if hashlib.file_digest(f, "sha256").hexdigest() != digest:
+                    return False
+            path = self._target(rel)
+            os.link(previous, path)
+        except OSError:
+            return False
+        self.hashes[rel] = digest
+        self.linked += 1
+        return True
+
+    def write_stream(self, rel: str, chunks: Iterable[bytes]) -> Path:
+        """Write a large file piece by piece, hashing as it goes; return its path."""
+        path = self._target(rel)
+        h = hashlib.sha256()
+        with open(path, "xb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+                h.update(chunk)
+        self.hashes[rel] = h.hexdigest()
+        return path
+
+    def write_signed_stream(self, rel: str, chunks: Iterable[bytes], signer: Signer) -> None:
+        """A large signed file: Ed25519 needs the whole message, so it is read back once to sign,
+        never held twice."""
+        path = self.write_stream(rel, chunks)
+        self.write(layout.sig(rel), signer.sign(path.read_bytes()))
+
+    def write_file(self, rel: str, fill: Callable[[BinaryIO], None]) -> str:
+        """A file made by code that needs a real, seekable file (a ZIP archive completes each
+        member's header after its data), hashed by reading it back once; returns its SHA-256."""
+        path = self._target(rel)
+        with open(path, "xb") as f:
+            fill(f)
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        self.hashes[rel] = h.hexdigest()
+        return self.hashes[rel]
+
+    def write_text(self, rel: str, text: str) -> None:
+        self.write(rel, text.encode("utf-8"))
+
+    def write_signed(self, rel: str, data: bytes, signer: Signer) -> None:
+        self.write(rel, data)
+        self.write(layout.sig(rel), signer.sign(data))
+
+    def finish(self, signer: Signer) -> None:
+        """Write SHA256SUMS over every file written, sorted by the UTF-8 bytes of the path, and sign it."""
+        lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
+        data = "".join(lines).encode()
+        # "x": a new file, never one that is there already (a link would be written through).
+        with open(self.root / layout.SUMS, "xb") as f:
+            f.write(data)
+        with open(self.root / layout.SUMS_SIG, "xb") as f:
+            f.write(signer.sign(data))
+
+
+def _read_sums(site: Path) -> dict[str, str]:
+    """path -> SHA-256 from a release's SHA256SUMS; nothing if it has none or it is not ours."""
+    try:
+        text = (site / layout.SUMS).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    sums = {}
+    for line in text.splitlines():
+        digest, sep, rel = line.partition("  ")
+        if sep and len(digest) == 64:
+            sums[rel] = digest
+    return sums
+
+
+def is_replaceable_site(out: Path) -> bool:
+    """Only an empty directory or a site we built may be replaced wholesale."""
+    if not out.exists():
+        return True
+    if not out.is_dir() or out.is_symlink():
+        return False
+    if not any(out.iterdir()):
+        return True
+    try:
+        manifest = json.loads((out / layout.MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("type") == "transparency-manifest"
+
+
+def _leftovers(out: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in out.parent.glob(f".{out.name}.*-*")
+        if p.name.startswith((f".{out.name}.staging-", f".{out.name}.old-"))
+    )
+
+
+def remove_leftovers(out: Path) -> list[Path]:
+    """Remove what killed builds left beside `out`: staging folders (a full site each) and old
+    copies of a swap. A folder whose build is still running holds a lock on it and is kept.
+    If a kill fell between the two renames of a swap, `out` is missing and its old copy is put
+    back first."""
+    removed = []
+    for p in _leftovers(out):
+        if not p.is_dir() or p.is_symlink():
+            continue
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # another build is writing it
+            if not out.exists() and p.name.startswith(f".{out.name}.old-") and is_replaceable_site(p):
+                os.rename(p, out)
+                continue
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+        finally:
+            os.close(fd)
+    return removed
+
+
+class Staging:
+    """A fresh staging folder beside `out`, locked for as long as the build runs."""
+
+    def __init__(self, out: Path) -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+        self._fd = os.open(self.path, os.O_RDONLY)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.close()
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one atomic step (Linux renameat2); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return bool(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
+
+
+def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> None:
+    """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
+    atomic exchange where the system offers it, else two renames; the old copy, under a
+    leftover's name, is then removed by `cleanup`, in the background."""
+    os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
+    if out.exists() and not out.is_symlink() and _exchange(staging, out):
+        cleanup.remove(staging)  # now holds the previous site
+        return
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rmdir(old)
+        os.rename(out, old)  # a kill here leaves no `out`: remove_leftovers puts `old` back
+        try:
+            os.rename(staging, out)
+        except OSError:
+            os.rename(old, out)
+            raise
+        cleanup.remove(old)
+    else:
+        os.rename(staging, out)

@@ -1,0 +1,187 @@
+"""Rendering HTML pages through the Jinja2 templates in `site_templates`.
+
+Autoescape is on for every template and undefined values fail the build (StrictUndefined):
+item texts and certificate fields are data, never markup, and a page that lost a value must
+not be published looking complete.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any, Protocol
+
+import jinja2
+import markupsafe
+
+from generator.build.writer import SiteWriter
+from generator.core import layout
+from generator.core.digest import Unhashable, digest_of, pickled
+from generator.state.page_memo import PageMemo
+
+
+def template_dir() -> str:
+    return str(files("site_templates"))
+
+
+@jinja2.pass_context
+def _url(ctx: jinja2.runtime.Context, target: str) -> str:
+    return layout.relative(ctx["page_path"], target)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+# Hangul syllables, jamo and compatibility jamo: text in them is Korean, whatever page holds it.
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff]")
+
+
+def language_of(value: Any) -> str | None:
+    """The language a text from data is in, when the page's own (English) would be wrong for it:
+    a screen reader reads Korean with an English voice otherwise (WCAG 3.1.2)."""
+    return "ko" if _HANGUL.search(str(value)) else None
+
+
+def _lang(value: Any) -> markupsafe.Markup:
+    """` lang="ko"` for an element whose text is Korean, nothing otherwise."""
+    lang = language_of(value)
+    return markupsafe.Markup(' lang="{}"').format(lang) if lang else markupsafe.Markup("")
+
+
+def _bdi(value: Any) -> markupsafe.Markup:
+    """Text from data, isolated: a right-to-left override in a name cannot reorder the page
+    around it (escaped like any value; the markup is ours), and marked with its language."""
+    return markupsafe.Markup("<bdi{}>{}</bdi>").format(_lang(value), value)
+
+
+def _short(digest: str, n: int = 12) -> str:
+    return digest[:n] + "…" if len(digest) > n else digest
+
+
+@functools.cache
+def make_environment() -> jinja2.Environment:
+    """One environment per process: its templates are compiled once, not once per build (it
+    holds no build's values: those are passed to each render)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.globals["url"] = _url
+    env.globals["layout"] = layout
+    env.filters["json"] = _json
+    env.filters["short"] = _short
+    env.filters["bdi"] = _bdi
+    env.filters["lang"] = _lang
+    return env
+
+
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    path: str
+
+
+def render_page(
+    template: str,
+    page_path: str,
+    title: str,
+    twin: str | None,
+    context: dict[str, Any],
+    common: dict[str, Any],
+    nav: list[NavItem],
+) -> str:
+    """A page, from nothing but its arguments (so that any process renders it the same)."""
+    section = page_path.split("/", 1)[0] if "/" in page_path else page_path
+    return (
+        make_environment()
+        .get_template(template)
+        .render(**common, **context, nav=nav, section=section, page_path=page_path, title=title, twin=twin)
+    )
+
+
+class PagePool(Protocol):
+    def render(self, w: SiteWriter, rel: str, payload: bytes | None, local: Callable[[], str]) -> None: ...
+
+
+class Renderer:
+    """Renders pages with what every page shares: the program, the navigation, the demo banner."""
+
+    def __init__(
+        self, common: dict[str, Any], nav: list[NavItem], memo: PageMemo | None = None, pool: PagePool | None = None
+    ) -> None:
+        self.env = make_environment()
+        self.common = common
+        self.nav = nav
+        self.memo = memo or PageMemo(None, None)
+        self.pool = pool
+
+    def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
+        """Render a page into `w` (on another core, with a `pool`), or take the last release's file
+        when the memo has it made from the very same values (generator.state.page_memo)."""
+        parts = (template, page_path, title, twin, context, self.common, self.nav)
+        payload = pickled(parts)
+        try:
+            key: str | None = digest_of(parts, payload)
+        except Unhashable:
+            key = None
+        if key is not None and self.memo.reuse(w, page_path, key):
+            return
+        self._render(w, template, page_path, title, twin, context, payload)
+
+    def write_keyed(
+        self,
+        w: SiteWriter,
+        template: str,
+        page_path: str,
+        twin: str | None,
+        inputs: Any,
+        make: Callable[[], tuple[str, dict[str, Any]]],
+    ) -> bool:
+        """A page keyed by what it is made *from* rather than by its values: `inputs` must hold
+        everything `make()` (which gives the title and the context) reads, so that a page the
+        memo knows costs a hash of its inputs, not the building of its view. The key is tagged
+        apart from `write`'s, so that the two kinds never answer for each other. Returns whether
+        the page was made (`make` called), not taken from the last release."""
+        try:
+            key: str | None = digest_of(("inputs", template, page_path, twin, inputs, self.common, self.nav))
+        except Unhashable:
+            key = None
+        if key is not None and self.memo.reuse(w, page_path, key):
+            return False
+        title, context = make()
+        payload = pickled((template, page_path, title, twin, context, self.common, self.nav))
+        self._render(w, template, page_path, title, twin, context, payload)
+        return True
+
+    def _render(
+        self,
+        w: SiteWriter,
+        template: str,
+        page_path: str,
+        title: str,
+        twin: str | None,
+        context: dict[str, Any],
+        payload: bytes | None,
+    ) -> None:
+        """Render into `w`: here, or on another core from `payload` (the pickled arguments)."""
+        self.memo.rendered += 1
+
+        def local() -> str:
+            return self.page(template, page_path, title, twin, **context)
+
+        if self.pool is None:
+            w.write_text(page_path, local())
+        else:
+            self.pool.render(w, page_path, payload, local)
+
+    def page(self, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> str:
+        return render_page(template, page_path, title, twin, context, self.common, self.nav)

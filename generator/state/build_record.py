@@ -1,0 +1,540 @@
+"""A build with nothing to do: the inputs are the bytes the last build read, and the output
+folder is, byte for byte, the release it published.
+
+A build is a pure function of its inputs: every file of the data and private directories (the
+caches aside), the code that renders them (`digest.rules_version`, and the version of every
+installed library), SOURCE_DATE_EPOCH and `--offline`. After a build publishes, it records the
+digest of those inputs as it read them (with the checkpoints it then archived in the data
+directory added) and the digest of the site it swapped in: every path, mode and SHA-256. The
+next build computes both again, reading every input and every published byte; when both match,
+building again would write those very bytes, so it writes nothing. Anything else (one input
+byte, a file added to or taken from the site, a mode, another library, no record) is a build.
+
+The record also holds, when it can be trusted, one digest of every input's and published
+file's identity (size, times, inode: `unchanged_by_identity`), so that a build after nothing
+at all tells so from a look at each file, as Git does, and reads no byte; anything else
+decides by reading, as above.
+
+The record is a shortcut like the other caches: a missing or unreadable one costs a build. A
+build killed after it swapped its site in, before its record, leaves the last build's record,
+which no longer matches the site: it costs a build too.
+What it cannot know is a witness's answer, so a build that would ask witnesses over the
+network (a policy, and not `--offline`) is never skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import stat
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.core.digest import rules_version
+from generator.program.datadir import Paths
+from generator.state.cache_file import write_cache
+
+RECORD_NAME = "build.json"
+_VERSION = 3
+
+
+def record_path(paths: Paths) -> Path:
+    return paths.private / "cache" / RECORD_NAME
+
+
+@dataclass
+class Inputs:
+    """What a build read, and what else its output depends on. A million-item program has
+    hundreds of thousands of input files, and this is held for the whole build: so the files
+    are kept as two digests of their rows in walk order (place, mode and SHA-256; place and
+    identity), and only the checkpoints folder, to which the build itself adds, row by row."""
+
+    outside: str | None  # None: not all plain files and folders, or unreadable
+    setting: str
+    checkpoints: str = ""  # the checkpoints folder's place among the inputs
+    inside: dict[str, tuple[int, str]] = field(default_factory=dict)  # the checkpoints folder's rows
+    added: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # Each entry's identity and times when it was hashed, and how to look again: an input
+    # edited while the build read it (and perhaps put back) must not be recorded as read.
+    stats: Callable[[], tuple[str, dict[str, tuple[int, ...]]]] | None = None
+    seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
+    # The filesystem's time just before the inputs were looked at (`_clock`), and their newest
+    # time: an input written again within a tick of its reading keeps its times, so none may be
+    # that recent for the identities to be recorded (`save`).
+    read_mark: tuple[int, int] | None = None
+    newest: int = 0
+
+    def still_as_read(self) -> bool:
+        if self.stats is None:
+            return False
+        try:
+            outside, inside = self.stats()
+        except OSError:
+            return False
+        ignore = set(self.added) | ({self.checkpoints} if self.checkpoints else set())
+        return outside == self.seen[0] and {k: v for k, v in inside.items() if k not in ignore} == {
+            k: v for k, v in self.seen[1].items() if k not in ignore
+        }
+
+    def archived(self, folder: Path, name: str, data: bytes) -> None:
+        """The build archived a published checkpoint, `data`, as `name` in the checkpoints
+        `folder`: the next build reads it, so it is an input of the record of this one."""
+        if self.checkpoints:
+            if self.outside is not None and self.checkpoints not in self.inside:
+                self.added[self.checkpoints] = (os.lstat(folder).st_mode, "")  # made by this build
+            mode = os.lstat(folder / name).st_mode
+            self.added[f"{self.checkpoints}/{name}"] = (mode, hashlib.sha256(data).hexdigest())
+
+    def digest(self) -> str | None:
+        if self.outside is None:
+            return None
+        rows = {**self.inside, **self.added}
+        return _digest(self.setting, [("", 0, self.outside), *((rel, *rows[rel]) for rel in sorted(rows))])
+
+
+def _within(place: str, rel: str) -> bool:
+    return bool(place) and (rel == place or rel.startswith(place + "/"))
+
+
+@dataclass(frozen=True)
+class _Places:
+    """Where a build of `paths` into `out` reads its inputs: the data and private trees with
+    what each leaves out, and the checkpoints folder's place among them."""
+
+    trees: tuple[tuple[str, str, Callable[[str], bool]], ...]
+    checkpoints: str
+    layout: dict[str, object]
+
+    def look(self) -> Iterator[tuple[str, os.stat_result, str]]:
+        for base, label, skip in self.trees:
+            if os.path.isdir(base):
+                yield from _walk(base, f"{label}/", skip)
+
+
+def _places(paths: Paths, out: Path) -> _Places:
+    private = paths.private.resolve()
+    data = paths.data.resolve()
+    site = out.resolve()
+    # The output, the staging and old folders beside it, the caches the build itself rewrites,
+    # and the private directory when it lies inside the data one (it is read on its own) are
+    # not inputs of the data directory.
+    skip = {str(private / "cache"), str(site)}
+    inner = {str(private)} if private.is_relative_to(data) else set()
+    # Exactly the folders a build leaves beside its output (generator.build.writer), no others.
+    beside = tuple(str(site.parent / f".{site.name}.{kind}-") for kind in ("staging", "old"))
+    parent = str(site.parent)
+
+    def skipped(p: str) -> bool:  # called for every input: the cheap test first
+        return p in skip or (p.startswith(beside) and os.path.dirname(p) == parent)
+
+    trees = ((str(data), "data", lambda p: skipped(p) or p in inner), (str(private), "private", skipped))
+    checkpoints = paths.checkpoints_dir.resolve()
+    place = ""
+    if checkpoints.is_relative_to(data) and not (inner and checkpoints.is_relative_to(private)):
+        place = "data/" + checkpoints.relative_to(data).as_posix()
+    layout: dict[str, object] = {
+        "private": private.relative_to(data).as_posix() if private.is_relative_to(data) else None,
+        "data in private": data.is_relative_to(private),
+    }
+    return _Places(trees, place, layout)
+
+
+def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
+    """Hash every input of a build of `paths` into `out`, under the ledger's lock (so that no
+    command appends while they are read)."""
+    places = _places(paths, out)
+    look, place = places.look, places.checkpoints
+    outside: str | None
+    inside: dict[str, tuple[int, str]] = {}
+    seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
+    read_mark = _clock(paths)
+    newest = 0
+    try:
+        # One walk, before the bytes are read: an edit after it changes what save sees. The
+        # walk's list is let go once hashed: only the digests are kept.
+        entries = list(look())
+        newest = max((max(st.st_ctime_ns, st.st_mtime_ns) for _, st, _ in entries), default=0)
+        if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
+            raise _NotPlain
+        h = hashlib.sha256()
+        regular = [p for _, st, p in entries if stat.S_ISREG(st.st_mode)]
+        digests = iter(_hash_all(regular))
+        del regular
+        for rel, st, _ in entries:
+            row = (st.st_mode, next(digests) if stat.S_ISREG(st.st_mode) else "")
+            if _within(place, rel):
+                inside[rel] = row
+            else:
+                h.update(f"{rel}\0{row[0]:o}\0{row[1]}\n".encode("utf-8", "surrogateescape"))
+        outside, seen = h.hexdigest(), _identities(entries, place)
+        del entries
+    except (OSError, _NotPlain):
+        # The build itself reports what it cannot read; a link is read through, to a target
+        # this record would not follow: either way, build.
+        outside, inside, seen = None, {}, ("", {})
+    return Inputs(
+        outside,
+        _setting(offline, places.layout),
+        place,
+        inside,
+        stats=lambda: _identities(look(), place),
+        seen=seen,
+        read_mark=read_mark,
+        newest=newest,
+    )
+
+
+def _identities(
+    entries: Iterable[tuple[str, os.stat_result, str]], place: str
+) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """Every entry's identity and times: one digest of those outside the checkpoints folder at
+    `place`, in walk order, and those inside it by place (the build adds to it)."""
+    h = hashlib.sha256()
+    inside: dict[str, tuple[int, ...]] = {}
+    for rel, st, _ in entries:
+        if _within(place, rel):
+            inside[rel] = _identity(st)
+        else:
+            h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest(), inside
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
+    """The digest of the site in `out`: every folder and file, its mode and its SHA-256 (taken
+    from `known`, by path, for the files the build just wrote, else read); None if the folder
+    holds anything else (a link, a device) or cannot be read."""
+    try:
+        entries = list(_walk(str(out.resolve()), ""))
+    except OSError:
+        return None
+    if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
+        return None
+    known = known or {}
+    todo = [(rel, p) for rel, st, p in entries if stat.S_ISREG(st.st_mode) and rel not in known]
+    try:
+        hashed = dict(zip((rel for rel, _ in todo), _hash_all(p for _, p in todo), strict=True))
+    except OSError:
+        return None
+    try:
+        rows = [("", os.stat(out).st_mode, "")]  # the folder's own mode: swap_in sets it
+    except OSError:
+        return None
+    for rel, st, _ in entries:
+        sha = "" if stat.S_ISDIR(st.st_mode) else known.get(rel) or hashed[rel]
+        rows.append((rel, st.st_mode, sha))
+    return _digest("site", rows)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a build said of the release it published, said again when nothing has changed."""
+
+    files: int
+    tree_size: int
+    demo: bool
+    fingerprint: str
+    warnings: list[str]
+
+
+def unchanged(paths: Paths, inputs: Inputs, out: Path) -> Published | None:
+    """What the last build said when it read these very inputs and `out` is still the site it
+    published; else None (build)."""
+    digest = inputs.digest()
+    try:
+        doc = json.loads(record_path(paths).read_bytes())
+        if digest is None or doc.get("v") != _VERSION or doc.get("inputs") != digest:
+            return None
+        said = _published(doc)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if said is None or site_digest(out) != doc.get("site"):
+        return None
+    return said
+
+
+def save(
+    paths: Paths, inputs: Inputs, site: str | None, said: Published, out: Path, offline: bool, shape: str | None
+) -> None:
+    """Record a build just published: what it read, the site it swapped in, what it said; and,
+    when it can be told safely, every input's and published file's identity (`identities`).
+    Called once nothing of the build's is left beside the site: removing the last release
+    changes the identity (the link count, so the change time) of every file it shared.
+    `shape` is the staged site's before the build's check hashed it (`site_shape`)."""
+    digest = inputs.digest()
+    if site is None or digest is None or not inputs.still_as_read():
+        return
+    doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
+    read = inputs.read_mark
+    settled = read is not None and inputs.newest < read[0] - _TICK_NS
+    seen = _settled_identities(paths, out, offline, shape) if settled else None
+    if seen is not None and inputs.still_as_read():
+        doc["identities"] = {**seen, "record": _record_digest(doc)}
+    write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
+
+
+# Timestamps come from a coarse clock (a kernel tick, 1 to 10 ms): a file changed twice within
+# one tick keeps its first change time. An identity is trusted only for files last changed
+# more than this before a mark written before they were looked at, so that any later change
+# gives a later time.
+_TICK_NS = 20_000_000
+MARK_NAME = "build.mark"
+
+
+def _mark(paths: Paths) -> tuple[int, int] | None:
+    """Write the mark, a file whose modification time is the filesystem's time now; return
+    that time and the filesystem's device. None on a filesystem whose times are whole
+    milliseconds or coarser (FAT, some network shares), whose identities are never trusted."""
+    path = paths.private / "cache" / MARK_NAME
+    # A new file renamed over the mark, never the mark written in place: a link planted there
+    # would have its target truncated. write_cache makes the cache folder, never the private one
+    # (a wrong --private is not made).
+    if not write_cache(path, b""):
+        return None
+    try:
+        return _fine_time(os.lstat(path))
+    except OSError:
+        return None
+
+
+def _fine_time(st: os.stat_result) -> tuple[int, int] | None:
+    """A just-written file's modification time and device, or None where the times are whole
+    milliseconds or coarser."""
+    return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
+
+
+def _site_entries(out: Path) -> list[tuple[str, os.stat_result, str]]:
+    site = out.resolve()
+    return [("site", os.lstat(site), str(site)), *_walk(str(site), "site/")]
+
+
+def site_shape(out: Path) -> str | None:
+    """A digest of the site's files as they are, bar their change times (place, mode, size,
+    modification time, inode): taken of the staged site before the build verifies it (whose
+    first step hashes every file), and again when the build records identities, once removing
+    the last release has changed the change times of the files they shared. A file written in
+    between, in place, changes its modification time."""
+    try:
+        entries = _site_entries(out)
+    except OSError:
+        return None
+    return _shape(entries)
+
+
+def _shape(entries: Iterable[tuple[str, os.stat_result, str]]) -> str:
+    # The folder's own entry aside: swap_in sets its mode, and it is another folder before.
+    h = hashlib.sha256()
+    for rel, st, _ in entries:
+        if rel == "site":
+            continue
+        h.update(f"{rel}\0{_identity(st)[:3]}\0{st.st_ino}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _clock(paths: Paths) -> tuple[int, int] | None:
+    """The filesystem's time now, as `_mark` gives it, from a file made and removed at once in
+    the cache folder (a build that is then refused must leave no file changed); None without
+    that folder, as before a first build."""
+    folder = paths.private / "cache"
+    if not folder.is_dir():
+        return None
+    try:
+        fd, name = tempfile.mkstemp(prefix=".clock-", dir=folder)
+    except OSError:
+        return None
+    try:
+        return _fine_time(os.fstat(fd))
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None = None) -> tuple[str, int, str] | None:
+    """One digest of every input's and every published file's identity (place, mode, size,
+    modification and change times, inode), with the settings (code, libraries, umask); the
+    newest time among them; and the site's shape (`site_shape`). None if anything is not a
+    plain file or folder, or (given `device`) lies on another filesystem than the mark, whose
+    clock the mark does not read."""
+    places = _places(paths, out)
+    h = hashlib.sha256(f"transparency identities v{_VERSION}\0{_setting(offline, places.layout)}\0".encode())
+    newest = 0
+    try:
+        site = _site_entries(out)
+        entries = [*places.look(), *site]
+    except OSError:
+        return None
+    for rel, st, _ in entries:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return None
+        if device is not None and st.st_dev != device:
+            return None
+        newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
+        h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest(), newest, _shape(site)
+
+
+def _settled_identities(paths: Paths, out: Path, offline: bool, shape: str | None) -> dict[str, object] | None:
+    """The identities to record, with the mark they were taken after; None when some file
+    changed too recently to be told from a change to come (once more after a tick's wait), or
+    the site is no longer as it was before the build's check hashed it (`shape`)."""
+    for attempt in range(2):
+        mark = _mark(paths)
+        if mark is None:
+            return None
+        seen = _identity_digest(paths, out, offline, device=mark[1])
+        if seen is None or shape is None or seen[2] != shape:
+            return None
+        if seen[1] < mark[0] - _TICK_NS:
+            return {"digest": seen[0], "mark": mark[0]}
+        if attempt == 0:
+            time.sleep(2 * _TICK_NS / 1e9)
+    return None
+
+
+def unchanged_by_identity(paths: Paths, out: Path, offline: bool) -> Published | None:
+    """What the last build said, when every input and published file has the very identity it
+    had when that build recorded them (and the mark is the one written then): nothing can have
+    been written since, short of resetting a change time, which takes the system's clock.
+    Costs a look at each file, not a read. None: decide by content (`unchanged`)."""
+    try:
+        doc = json.loads(record_path(paths).read_bytes())
+        if doc.get("v") != _VERSION or not isinstance(doc.get("identities"), dict):
+            return None
+        recorded = doc["identities"]
+        if os.lstat(paths.private / "cache" / MARK_NAME).st_mtime_ns != recorded.get("mark"):
+            return None
+        said = _published(doc) if recorded.get("record") == _record_digest(doc) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    seen = _identity_digest(paths, out, offline)
+    if said is None or seen is None or seen[0] != recorded.get("digest"):
+        return None
+    return said
+
+
+def _record_digest(doc: Any) -> str:
+    """The rest of the record, which the identities vouch for with it: an edited record is
+    not one to skip a build on."""
+    rest = {k: doc[k] for k in ("v", "inputs", "site", "published")}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _published(doc: Any) -> Published | None:
+    said = Published(**doc["published"])
+    types = (int, int, bool, str, list)
+    if not all(type(getattr(said, f.name)) is t for f, t in zip(dataclasses.fields(said), types, strict=True)):
+        return None
+    if not all(type(w) is str for w in said.warnings):
+        return None
+    return said
+
+
+def _libraries() -> list[str]:
+    """This project and every library it runs on, each with its version: its requirements and
+    theirs (not the extras, such as the test tools), whatever else happens to be installed aside."""
+    found: dict[str, str] = {}
+    todo = ["transparency-site"]
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in found:
+            continue
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[key] = f"{key} (not installed)"
+            continue
+        found[key] = f"{key}=={dist.version}"
+        for requirement in dist.requires or ():
+            if "extra ==" not in requirement and (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)):
+                todo.append(m.group())
+    return sorted(found.values())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _setting(offline: bool, layout: dict[str, object]) -> str:
+    # The umask sets the site's modes; zlib (a system library) deflates the download archive;
+    # where the private directory lies decides what is read from where.
+    return json.dumps(
+        {
+            "rules": rules_version(),
+            "python": sys.version,
+            "zlib": zlib.ZLIB_RUNTIME_VERSION,
+            "umask": _umask(),
+            "layout": layout,
+            "libraries": _libraries(),
+            "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH"),
+            "offline": offline,
+        },
+        sort_keys=True,
+    )
+
+
+def _digest(setting: str, rows: Iterable[tuple[str, int, str]]) -> str:
+    h = hashlib.sha256(f"transparency build record v{_VERSION}\0{setting}\0".encode())
+    for rel, mode, sha in rows:
+        h.update(f"{rel}\0{mode:o}\0{sha}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _walk(
+    base: str, prefix: str, skip: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, os.stat_result, str]]:
+    """(place, lstat, path) of everything under `base`, in sorted order, not following links."""
+    with os.scandir(base) as it:
+        found = sorted(it, key=lambda e: e.name)
+    for e in found:
+        if skip is not None and skip(e.path):
+            continue
+        rel = f"{prefix}{e.name}"
+        st = e.stat(follow_symlinks=False)
+        yield rel, st, e.path
+        if stat.S_ISDIR(st.st_mode):
+            yield from _walk(e.path, rel + "/", skip)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _hash_files(files: list[str]) -> list[str]:
+    out = []
+    for p in files:
+        with open(p, "rb") as f:
+            out.append(hashlib.file_digest(f, "sha256").hexdigest())
+    return out
+
+
+def _hash_all(files: Iterable[str]) -> list[str]:
+    # Reading and hashing release the GIL: a share of the files per core, each share read in
+    # one thread (a thread per file costs more than hashing a small one).
+    todo = list(files)
+    n = max(1, min(4, os.cpu_count() or 1))
+    shares = [todo[i::n] for i in range(n)]
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        done = list(pool.map(_hash_files, shares))
+    out = [""] * len(todo)
+    for i, share in enumerate(done):
+        out[i::n] = share
+    return out

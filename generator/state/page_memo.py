@@ -1,0 +1,103 @@
+"""What each page of the last release was made from, so that a build renders only what changed.
+
+A page is a pure function of its template, the code, and the values handed to the template.
+The build hashes those values (`digest_of`, which refuses any value it cannot hash exactly
+rather than guess) into the page's key; when the last release has the file under the same key,
+the new release takes that file as it is (a hard link) instead of rendering it again. The
+result is the same bytes a full render gives: the key covers everything the page is made of,
+and anything it might not cover (the code, the templates, the versions of Jinja2 and
+MarkupSafe) is folded into a rules version that empties the memo when it changes.
+
+The memo (`<private>/cache/pages.json`) belongs to one release: it records the SHA-256 of the
+`SHA256SUMS` it was saved with, and is used only while the site in the output folder still has
+that file. It is written after the new release is swapped in; a kill before that leaves an
+old memo that no longer matches, and the next build renders everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from generator.build.writer import SiteWriter
+from generator.core import layout
+from generator.core.digest import rules_version
+from generator.state.cache_file import write_cache
+
+MEMO_NAME = "pages.json"
+
+
+class PageMemo:
+    """The keys of the last release's pages, and those of the release being built."""
+
+    def __init__(self, path: Path | None, previous: Path | None) -> None:
+        self.path = path
+        self.previous = previous
+        self.old: dict[str, list[str]] = {}
+        self.new: dict[str, str] = {}
+        self.reused = 0
+        self.rendered = 0
+        if path is not None and previous is not None:
+            self.old = _load(path, previous)
+
+    @property
+    def knows_last_release(self) -> bool:
+        """Whether the last release was made by this very code, and is the one in the output
+        folder: what else a build may take from it as it is, the memo vouches for."""
+        return bool(self.old)
+
+    def reuse(self, w: SiteWriter, rel: str, key: str) -> bool:
+        """Take page `rel` from the last release (and say so) when it was made from the values
+        whose key is `key`; else the caller renders it. Either way `key` is this release's."""
+        if self.path is None:
+            return False
+        self.new[rel] = key
+        old = self.old.get(rel)
+        if (
+            old is not None
+            and old[0] == key
+            and self.previous is not None
+            and w.link_previous(rel, self.previous / rel, old[1])
+        ):
+            self.reused += 1
+            return True
+        return False
+
+    def save(self, hashes: dict[str, str], sums: bytes) -> None:
+        """Remember this release's keys, once it is the site in the output folder (whose
+        SHA256SUMS is `sums`). A failure to write costs the next build a full render, no more."""
+        if self.path is None:
+            return
+        doc = {
+            "v": 1,
+            "rules": rules_version(),
+            "release": hashlib.sha256(sums).hexdigest(),
+            "pages": {rel: [key, hashes[rel]] for rel, key in sorted(self.new.items()) if rel in hashes},
+        }
+        write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
+
+
+def _load(path: Path, previous: Path) -> dict[str, list[str]]:
+    """The memo's pages if it belongs to the release in `previous`, else nothing."""
+    try:
+        doc = json.loads(path.read_bytes())
+        sums = (previous / layout.SUMS).read_bytes()
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("rules") != rules_version():
+        return {}
+    if doc.get("release") != hashlib.sha256(sums).hexdigest():
+        return {}
+    pages = doc.get("pages")
+    if not isinstance(pages, dict):
+        return {}
+    return {
+        rel: row
+        for rel, row in pages.items()
+        if isinstance(rel, str) and isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)
+    }
+
+
+def memo_path(private: Path) -> Path:
+    return private / "cache" / MEMO_NAME

@@ -1,0 +1,260 @@
+"""A site's folder: the only code of the verifier that reads files.
+
+`Site` is how every check reaches the site: by the paths the documents name, never following
+a link or leaving the folder, each failure to read reported against the file.
+"""
+
+import contextlib
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from generator.verifier.core.canonical import parse_canonical
+from generator.verifier.core.errors import FormatError
+from generator.verifier.core.formats import PYTHON_CODE_SUFFIXES, is_safe_path
+from generator.verifier.core.isolation import interpreter_folder_in, own_file
+from generator.verifier.core.public_keys import ed25519_verify, fingerprint
+from generator.verifier.core.report import Report
+from generator.verifier.core.text import show
+
+MANIFEST_PATH = "transparency.json"
+SUMS_PATH = "SHA256SUMS"
+SUMS_SIG_PATH = "SHA256SUMS.sig"
+# A site's deepest path (certificates/<serial>/details/<item>.json) is four levels down; a
+# folder far deeper is refused where it is, instead of being walked until Python gives up.
+MAX_SITE_DEPTH = 32
+
+
+class Site:
+    """A site folder, read only through the paths its documents name."""
+
+    def __init__(self, root: Path, report: Report) -> None:
+        self.root = root
+        self.resolved = root.resolve()
+        self.report = report
+        self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
+        self._folders: dict[str, bool] = {}  # folder -> no link on its way down from the root
+        # A virtual environment the auditor made inside the site's folder and runs this verifier
+        # from: not the site's, so the walk skips it (and says so); SHA256SUMS listing a file in it
+        # is a failure of its own (release.check_sums).
+        self.environment = interpreter_folder_in(str(root))
+        # Every regular file the walk of the whole site found (release.check_sums walks it once):
+        # what accounting.py holds against the files the site's documents account for.
+        self.files_found: set[str] = set()
+
+    def path(self, rel: Any, what: str) -> Path | None:
+        """The file a document's path names, or None (and a failure) if unsafe or missing."""
+        if not is_safe_path(rel):
+            self.report.check(
+                False,
+                MANIFEST_PATH,
+                f"{what}: unsafe or malformed path",
+                "a relative path with '/', no '..'",
+                show(rel),
+            )
+            return None
+        self.current = rel
+        p = self.root / rel
+        # No component inside the site may be a link (each folder looked at once, however many
+        # files it holds), and the path has no '..': then it cannot leave the site.
+        real = p
+        try:
+            if os.name == "nt":  # junctions are not links to lstat there: resolve each path
+                real = p.resolve()
+                inside = real.is_relative_to(self.resolved) and not any(
+                    q.is_symlink() for q in (p, *p.parents) if q.is_relative_to(self.root) and q != self.root
+                )
+                is_file = p.is_file()
+            else:
+                st = os.lstat(p)
+                inside = self._link_free(rel.rpartition("/")[0]) and not stat.S_ISLNK(st.st_mode)
+                is_file = stat.S_ISREG(st.st_mode)
+        except FileNotFoundError:
+            inside, is_file = self._link_free(rel.rpartition("/")[0]), False
+        except (OSError, RuntimeError):  # a link loop, a name too long, a permission
+            inside = is_file = False
+        if not inside:
+            with contextlib.suppress(OSError, RuntimeError):  # only to say where it leads
+                real = p.resolve()
+            self.report.check(
+                False,
+                rel,
+                f"{what}: the path leaves the site or passes through a link",
+                "a regular file inside the site",
+                str(real),
+            )
+            return None
+        if not is_file:
+            self.report.check(False, rel, f"{what}: the file is missing", "a regular file", "nothing")
+            return None
+        return p
+
+    def _link_free(self, rel_dir: str) -> bool:
+        """Whether no component of folder `rel_dir` (inside the site) is a link; one that does
+        not exist is none (the file under it is then missing)."""
+        ok = True
+        folder = ""
+        for part in rel_dir.split("/") if rel_dir else ():
+            folder = f"{folder}/{part}" if folder else part
+            known = self._folders.get(folder)
+            if known is None:
+                try:
+                    known = not stat.S_ISLNK(os.lstat(self.root / folder).st_mode)
+                except FileNotFoundError:
+                    known = True
+                except OSError:
+                    known = False
+                known = known and ok
+                self._folders[folder] = known
+            ok = known
+        return ok
+
+    def read(self, rel: Any, what: str) -> bytes | None:
+        p = self.path(rel, what)
+        if p is None:
+            return None
+        try:
+            return p.read_bytes()
+        except OSError as e:
+            self.report.check(False, str(rel), f"{what}: cannot be read", "a readable file", e.strerror or str(e))
+            return None
+
+    def document(self, rel: Any, what: str) -> tuple[bytes, Any] | None:
+        """Read and parse a canonical JSON document; None (and a failure) if it is not one."""
+        data = self.read(rel, what)
+        if data is None:
+            return None
+        try:
+            value = parse_canonical(data)
+        except FormatError as e:
+            self.report.check(False, str(rel), f"{what}: {e}")
+            return None
+        self.report.checks += 1
+        return data, value
+
+    def signed(self, rel: str, data: bytes, key: bytes, what: str) -> bool:
+        """Whether `rel`.sig is a valid detached signature of `data` by `key` (a failure if not)."""
+        sig = self.read(rel + ".sig", f"signature of {what}")
+        if sig is None:
+            return False
+        return self.report.check(
+            ed25519_verify(key, sig, data),
+            rel + ".sig",
+            f"detached signature of {rel} does not verify with the site key",
+            f"a valid Ed25519 signature by {fingerprint(key)} of the file's {len(data)} bytes",
+            f"{len(sig)} bytes that are not",
+        )
+
+    def open(self, rel: str, what: str) -> BinaryIO | None:
+        """A file to read in place (an archive), by the same rules as read()."""
+        p = self.path(rel, what)
+        if p is None:
+            return None
+        try:
+            return p.open("rb")
+        except OSError as e:
+            self.report.check(False, rel, f"{what}: cannot be read", "a readable file", e.strerror or str(e))
+            return None
+
+    def file_size(self, rel: str) -> int | None:
+        """The size of a file SHA256SUMS lists; None if it is not there (which that check reports)."""
+        try:
+            st = (self.root / rel).lstat()
+        except OSError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+    def file_sha256(self, rel: str) -> str:
+        h = hashlib.sha256()
+        with (self.root / rel).open("rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
+
+    def files(self, verifier: str) -> Iterator[str]:
+        """Every regular file of the site, as a '/' path; failures for anything else found:
+        links, devices, empty folders, Python code other than the verifier, folders nested
+        deeper than MAX_SITE_DEPTH. An explicit stack rather than recursion (a folder 1,200
+        levels deep is data, not a crash), and never a link followed."""
+        report = self.report
+        stack: list[tuple[str, int]] = [("", 0)]
+        while stack:
+            rel_dir, depth = stack.pop()
+            folder = self.root / rel_dir if rel_dir else self.root
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+                continue
+            if rel_dir and not entries:
+                report.check(
+                    False,
+                    rel_dir,
+                    "the site holds an empty folder, which no SHA256SUMS line can list",
+                    "no empty folders",
+                    "an empty folder",
+                )
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    if entry.is_symlink():
+                        report.check(
+                            False,
+                            rel,
+                            "the site holds a symbolic link",
+                            "regular files and folders only",
+                            f"a link to {os.readlink(entry.path)}",
+                        )
+                    elif entry.is_dir(follow_symlinks=False):
+                        if rel == self.environment:
+                            report.notes.append(
+                                f"{rel}/ was not read: it is the Python environment running this verifier "
+                                "(its sys.prefix), not a file of the site"
+                            )
+                            continue
+                        if entry.name.lower() == "__pycache__":
+                            report.check(
+                                False,
+                                rel,
+                                "the site holds a Python bytecode cache",
+                                "no Python code but the verifier",
+                                "a __pycache__ folder",
+                            )
+                        if depth + 1 >= MAX_SITE_DEPTH:
+                            report.check(
+                                False,
+                                rel,
+                                "folder nested too deeply to be part of a site",
+                                f"at most {MAX_SITE_DEPTH} levels",
+                                "deeper (not read further)",
+                            )
+                        else:
+                            stack.append((rel, depth + 1))
+                    elif entry.is_file(follow_symlinks=False):
+                        if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+                            report.check(
+                                False,
+                                rel,
+                                "the site holds Python code a verifier could be made to import",
+                                "no Python code but the verifier",
+                                "a Python file",
+                            )
+                        yield rel
+                    else:
+                        report.check(
+                            False,
+                            rel,
+                            "the site holds something that is neither a file nor a folder",
+                            "regular files and folders only",
+                            "a device, socket or pipe",
+                        )
+                except OSError as e:
+                    report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+
+    def own_verifier(self) -> bytes:
+        """The bytes of the verify.py this code is (OSError if it cannot read itself)."""
+        return Path(own_file()).read_bytes()

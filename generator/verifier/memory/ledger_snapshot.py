@@ -1,0 +1,195 @@
+"""A replayed ledger saved and loaded whole (FORMAT.md, "State snapshots"): what lets a command,
+a build or a verifier start from the last event it saw instead of replaying a million.
+
+A snapshot is a cache, never a source of truth: it names the tree it was made from (its size,
+its root and the compact range that grows the root) and the exact bytes it read (their length
+and SHA-256), and whoever loads it checks those bytes are still there before trusting a field.
+The file ends with the SHA-256 of everything before it, so a torn or edited file is refused
+and the ledger replayed. The big arrays are stored as raw machine words (a million commits in
+about 70 MB, read back without a Python object each); the rest is JSON.
+"""
+
+import hashlib
+import json
+import sys
+from array import array
+from typing import Any
+
+from generator.verifier.core.errors import FormatError
+from generator.verifier.core.idindex import IdIndex
+from generator.verifier.core.public_keys import parse_vkey
+from generator.verifier.rules.labelsets import LabelSetEvent
+from generator.verifier.rules.ledger import (
+    CertificateEvent,
+    Commit,
+    Gate,
+    Ledger,
+    MethodologyEvent,
+    Reveal,
+    RunEvent,
+)
+from generator.verifier.rules.withdrawals import Revocation, Withdrawal
+from generator.verifier.tlog.keyring import KeySpan
+from generator.verifier.tlog.merkle import MerkleStream
+
+SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
+# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
+_SECTIONS = (
+    ("ids_blob", "B"),
+    ("ids_ends", "Q"),
+    ("ids_table", "i"),
+    ("commit_index", "q"),
+    ("commit_gate", "H"),
+    ("commitments", "B"),
+    ("commit_time", "I"),
+)
+_ = Commit  # the rows these arrays hold, one per committed item
+
+
+def frontier_of(stream: MerkleStream) -> dict[str, Any]:
+    """The compact range of a tree: its size and one hash per perfect subtree, largest first."""
+    return {"size": stream.size, "hashes": [h.hex() for h in stream._stack]}
+
+
+def stream_from(frontier: dict[str, Any]) -> MerkleStream:
+    stream = MerkleStream()
+    stream.size = frontier["size"]
+    stream._stack = [bytes.fromhex(h) for h in frontier["hashes"]]
+    if len(stream._stack) != bin(stream.size).count("1"):
+        raise FormatError("the compact range does not fit its size")
+    return stream
+
+
+def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+    """`ledger` (a replay's state) and the caller's `extra` JSON (what binds it to its ledger
+    bytes), as one file's bytes. `spans`: how many key spans the replay itself made, when a check
+    after it has since given the ring its first key from keys.json (rotation.py, gather): a
+    snapshot holds what a replay makes, nothing else."""
+    salt, blob, ends, table = ledger._commit_ids.parts()
+    arrays: dict[str, Any] = {
+        "ids_blob": blob,
+        "ids_ends": ends,
+        "ids_table": table,
+        "commit_index": ledger._commit_index,
+        "commit_gate": ledger._commit_gate,
+        "commitments": ledger._commitments,
+        "commit_time": ledger._commit_time,
+    }
+    raw = [bytes(arrays[name]) for name, _ in _SECTIONS]
+    ring = ledger.keys
+    header = {
+        "byteorder": sys.byteorder,
+        "sections": [[name, code, len(data)] for (name, code), data in zip(_SECTIONS, raw, strict=True)],
+        "ids_salt": salt.hex(),
+        "size": ledger.size,
+        "last_at": ledger.last_at,
+        "gates": [[g.id, g.name, g.public, g.index, g.at] for g in ledger.gates.values()],
+        "gate_ids": ledger._gate_ids,
+        "methodologies": [[m.version, m.sha256, m.index, m.at] for m in ledger.methodologies.values()],
+        "reveals": [[r.id, r.reason, r.note, r.index, r.at] for r in ledger.reveals.values()],
+        "runs": [[r.id, r.sha256, r.subject, r.gate, r.index, r.at] for r in ledger.runs.values()],
+        "certificates": [[c.serial, c.run, c.sha256, c.index, c.at] for c in ledger.certificates.values()],
+        "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
+        "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
+        "withdrawals": [[w.run, w.reason, w.index, w.at] for w in ledger.withdrawals.values()],
+        "subject_names": list(ledger.subject_names.items()),
+        "subject_folds": list(ledger._subject_folds.items()),
+        "times": ledger._times,
+        "key_spans": [
+            [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
+            for s in ring.spans[:spans]
+        ],
+        "key_time_starts": ring._time_starts,
+        "key_time_index": ring._time_index,
+        "extra": extra,
+    }
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    body = b"".join([SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw])
+    return body + hashlib.sha256(body).digest()
+
+
+def load_snapshot(data: bytes) -> tuple[Ledger, dict[str, Any]]:
+    """The Ledger and `extra` saved by snapshot_bytes; FormatError for anything else (a torn
+    file, an edited one, one from a machine of another byte order)."""
+    if len(data) < len(SNAPSHOT_MAGIC) + 40 or not data.startswith(SNAPSHOT_MAGIC):
+        raise FormatError("not a ledger snapshot of this version")
+    body, digest = data[:-32], data[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    try:
+        return _load(body)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        # Only a file written by hand gets here: its checksum held, its fields did not.
+        raise FormatError(f"the snapshot's fields are malformed ({type(e).__name__}: {e})") from None
+
+
+def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
+    at = len(SNAPSHOT_MAGIC)
+    length = int.from_bytes(body[at : at + 8], "big")
+    at += 8
+    header = json.loads(body[at : at + length])
+    at += length
+    if header["byteorder"] != sys.byteorder:
+        raise FormatError(f"the snapshot was made on a {header['byteorder']}-endian machine")
+    sections: dict[str, Any] = {}
+    if [s[:2] for s in header["sections"]] != [list(s) for s in _SECTIONS]:
+        raise FormatError("the snapshot's sections are not this version's")
+    for name, code, size in header["sections"]:
+        chunk = body[at : at + size]
+        if len(chunk) != size:
+            raise FormatError(f"the snapshot's section {name} is cut short")
+        at += size
+        if code == "B":
+            sections[name] = bytearray(chunk)
+        else:
+            a = array(code)
+            if size % a.itemsize:
+                raise FormatError(f"the snapshot's section {name} is not whole {code} words")
+            a.frombytes(chunk)
+            sections[name] = a
+    if at != len(body):
+        raise FormatError("the snapshot has bytes after its last section")
+    ends, table, blob = sections["ids_ends"], sections["ids_table"], sections["ids_blob"]
+    commits = len(ends)
+    if (
+        len(table) < 2 * commits
+        or len(table) & (len(table) - 1)
+        or (commits and ends[-1] != len(blob))
+        or any(len(sections[n]) != commits for n in ("commit_index", "commit_gate", "commit_time"))
+        or len(sections["commitments"]) != 32 * commits
+    ):
+        raise FormatError("the snapshot's commit arrays disagree in length")
+    ledger = Ledger()
+    ledger.size, ledger.last_at = header["size"], header["last_at"]
+    ledger._commit_ids = IdIndex.from_parts(bytes.fromhex(header["ids_salt"]), blob, ends, table)
+    ledger._commit_index = sections["commit_index"]
+    ledger._commit_gate = sections["commit_gate"]
+    ledger._commitments = sections["commitments"]
+    ledger._commit_time = sections["commit_time"]
+    ledger._times = header["times"]
+    ledger._gate_ids = header["gate_ids"]
+    ledger._gate_ordinals = {g: n for n, g in enumerate(ledger._gate_ids)}
+    ledger.gates = {g[0]: Gate(*g) for g in header["gates"]}
+    ledger.methodologies = {m[0]: MethodologyEvent(*m) for m in header["methodologies"]}
+    ledger.reveals = {r[0]: Reveal(*r) for r in header["reveals"]}
+    for row in header["runs"]:
+        run = RunEvent(*row)
+        ledger.runs[run.id] = run
+        ledger.runs_by_subject.setdefault((run.subject["name"], run.gate), []).append(run)
+    for row in header["certificates"]:
+        cert = CertificateEvent(*row)
+        ledger.certificates[cert.serial] = cert
+        ledger.certificate_of_run[cert.run] = cert.serial
+    ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
+    ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
+    ledger.withdrawals = {w[0]: Withdrawal(*w) for w in header["withdrawals"]}
+    ledger.subject_names = dict(header["subject_names"])
+    ledger._subject_folds = dict(header["subject_folds"])
+    ring = ledger.keys
+    ring.spans = [KeySpan(parse_vkey(s[0]), *s[1:]) for s in header["key_spans"]]
+    ring._time_starts, ring._time_index = header["key_time_starts"], header["key_time_index"]
+    if max(ledger._commit_gate, default=0) >= max(len(ledger._gate_ids), 1) or max(
+        ledger._commit_time, default=0
+    ) >= max(len(ledger._times), 1):
+        raise FormatError("the snapshot's commits point past its gates or times")
+    return ledger, header["extra"]

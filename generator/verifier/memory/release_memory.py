@@ -1,0 +1,226 @@
+"""What the verifier remembers of the last release it verified (FORMAT.md, "The verifier's
+memory"), so that it verifies the next release from there instead of from nothing.
+
+After a run in which every check passed, it keeps, beside its state file: the ledger's replayed
+state (a snapshot, generator/verifier/memory/ledger_snapshot.py), the length and SHA-256 of the entries
+document's bytes up to its last leaf, the tree's compact range and the roots at every archived
+size, and the key of every certificate recomputation that passed.
+
+The next run uses it only for the release its state file remembers (same origin, size and root),
+only with the code that made it, and only if the memory is this user's alone. Then: the entries
+document must begin with exactly the bytes remembered (one SHA-256 over them), so its first
+leaves, their state and their roots are those already verified, and only the new leaves are
+replayed, under every rule; a certificate is recomputed unless every input of its
+recomputation (its bytes, its run spec, its methodology, its revealed items and their
+commitments, its published details and grader record) hashes to a key that passed before; and a
+member of the download archive is inflated unless its compressed bytes, hashed, are bytes that
+were read back before to the SHA-256 its file is listed with. Everything else, every file's
+SHA-256 included, is checked in full, every time.
+"""
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from generator.verifier.core.canonical import canonical_bytes
+from generator.verifier.core.errors import FormatError
+from generator.verifier.memory.checkpoint_memory import replace_atomically
+from generator.verifier.memory.ledger_snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
+from generator.verifier.rules.ledger import Ledger
+from generator.verifier.tlog.merkle import MerkleStream
+
+MEMORY_VERSION = 1
+
+
+def rules_version() -> str:
+    """The SHA-256 of the code verifying: the one-file bundle, or every module of the package."""
+    here = Path(os.path.abspath(__file__))
+    package = here.parent.parent  # generator/verifier/, when this is release_memory.py of the package
+    files = (
+        [(here.name, here)]
+        if here.name != "release_memory.py"
+        else sorted((p.relative_to(package).as_posix(), p) for p in package.rglob("*.py"))
+    )
+    h = hashlib.sha256()
+    for name, f in files:
+        h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def memory_file(folder: Path, origin: str) -> Path:
+    return folder / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.release"
+
+
+def _private(path: Path) -> bool:
+    """Whether `path` is this user's and nobody else may write it: a memory another user could
+    write could tell this verifier that a certificate passed before. (Where the system has no
+    owners, as on Windows, its folder's permissions are the user's own business.)"""
+    if not hasattr(os, "getuid"):
+        return True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+class Memory:
+    """The memory read for this run (if any: `ledger` is None otherwise), and what this run
+    learns for the next."""
+
+    def __init__(self, folder: Path, origin: str, full: bool = False) -> None:
+        self.folder = folder
+        self.origin = origin
+        self.path = memory_file(folder, origin)
+        self.ledger: Ledger | None = None
+        self.extra: dict[str, Any] = {}
+        self.why_not: str | None = None
+        self.rules = rules_version()
+        self.bound = False  # the memory is of the release the state file remembers
+        self.used = False  # the replay resumed from it
+        # What this run learns, saved only when it passes.
+        self.new_rechecks: dict[str, list[Any]] = {}
+        self.new_members: set[str] = set()
+        # The replay's state, its binding, and the key spans its events made.
+        self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
+        if not full:
+            self._load()
+
+    def _load(self) -> None:
+        if not _private(self.folder) or not _private(self.path):
+            if self.path.exists():
+                self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
+            return
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            self.why_not = f"{self.path} cannot be read ({e.strerror or e})"
+            return
+        try:
+            ledger, extra = load_snapshot(data)
+            if extra.get("v") != MEMORY_VERSION or extra.get("origin") != self.origin:
+                raise FormatError("not a memory of this log by this version")
+            if extra.get("rules") != self.rules:
+                raise FormatError("made by another version of the verifier")
+            stream_from(extra["frontier"])
+        except (FormatError, KeyError, TypeError, ValueError) as e:
+            self.why_not = f"{self.path}: not used ({e})"
+            return
+        self.ledger, self.extra = ledger, extra
+
+    def bind(self, remembered: list[tuple[int, bytes]]) -> None:
+        """Use this memory only if it is of a release whose checkpoint (size, root) the state
+        file remembers: the memory and the state are written by the same passing run."""
+        if self.ledger is None:
+            return
+        self.bound = (self.extra["tree_size"], self.extra["root"]) in [(n, r.hex()) for n, r in remembered]
+        if not self.bound:
+            self.why_not = f"{self.path} is not of the release the state file remembers"
+            self.ledger = None
+
+    # -- the ledger
+
+    def resume(self, rel: str, data: bytes, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        """Where to resume the replay of entries document `data`: the remembered state and the
+        offset just after its last leaf, if `data` begins with exactly the bytes remembered and
+        every root the checks ask for up to that size is remembered; else None."""
+        if self.ledger is None or not self.bound:
+            return None
+        entries = self.extra["entries"]
+        offset = entries["bytes"]
+        if entries["path"] != rel or not 0 < offset < len(data) or data[offset : offset + 1] not in (b",", b"]"):
+            self.why_not = "the entries document does not continue the remembered one"
+            return None
+        if hashlib.sha256(memoryview(data)[:offset]).hexdigest() != entries["sha256"]:
+            self.why_not = "the entries document's first bytes differ from the release verified last"
+            return None
+        size = self.ledger.size
+        roots = {int(k): bytes.fromhex(v) for k, v in self.extra["roots"].items()}
+        asked = [n for n in roots_at if 0 < n <= size]
+        if any(n not in roots for n in asked):
+            self.why_not = "the history names a tree size the release verified last did not"
+            return None
+        for n in asked:
+            roots_at[n] = roots[n]
+        ledger, self.ledger = self.ledger, None  # the replay goes on in it: it is no longer the memory's
+        self.used = True
+        return ledger, stream_from(self.extra["frontier"]), offset
+
+    def took(
+        self, rel: str, data: bytes, end: int, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]
+    ) -> None:
+        """The replay ended: remember its state, made now, before any later check touches it."""
+        extra: dict[str, Any] = {
+            "entries": {"path": rel, "bytes": end, "sha256": hashlib.sha256(memoryview(data)[:end]).hexdigest()},
+            "frontier": frontier_of(stream),
+            "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
+        }
+        self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
+
+    # -- certificate recomputations
+
+    def recheck_key(self, *inputs: Any) -> str:
+        return hashlib.sha256(canonical_bytes([self.rules, *inputs])).hexdigest()
+
+    def recheck(self, key: str) -> tuple[int, list[str]] | None:
+        """The checks counted and the assertions of a recomputation under `key` that passed."""
+        found = self.extra.get("rechecks", {}).get(key) if self.bound else None
+        if found is None:
+            return None
+        self.new_rechecks[key] = found
+        return found[0], list(found[1])
+
+    def passed(self, key: str, checks: int, asserted: list[str]) -> None:
+        self.new_rechecks[key] = [checks, asserted]
+
+    # -- archive members
+
+    def member_key(self, method: int, crc: int, size: int, compressed_sha256: str, content_sha256: str) -> str:
+        # The declared CRC-32 and size too: reading a member back checks both, so bytes read
+        # before under another header must be read again, and fail as they fail from nothing.
+        fields = f"{self.rules}\0{method}\0{crc}\0{size}\0{compressed_sha256}\0{content_sha256}"
+        return hashlib.sha256(fields.encode()).hexdigest()
+
+    def member_known(self, key: str) -> bool:
+        """Whether compressed bytes of this SHA-256, by this method and under this CRC-32 and
+        size, were read back before to content of this SHA-256: inflating is a function of the
+        bytes, so they do again."""
+        if not self.bound or key not in self._members():
+            return False
+        self.new_members.add(key)
+        return True
+
+    def member_passed(self, key: str) -> None:
+        self.new_members.add(key)
+
+    def _members(self) -> frozenset[str]:
+        known = self.extra.get("members")
+        if not isinstance(known, frozenset):
+            known = frozenset(k for k in known if isinstance(k, str)) if isinstance(known, list) else frozenset()
+            self.extra["members"] = known
+        return known
+
+    # -- saving
+
+    def save(self, tree: dict[str, Any], root: bytes) -> None:
+        """Remember this run (which passed) for the next; the caller writes the state file after."""
+        if self.new_snapshot is None:
+            return
+        ledger, extra, spans = self.new_snapshot
+        extra.update(
+            {
+                "v": MEMORY_VERSION,
+                "origin": self.origin,
+                "tree_size": tree["tree_size"],
+                "root": root.hex(),
+                "rules": self.rules,
+                "rechecks": dict(sorted(self.new_rechecks.items())),
+                "members": sorted(self.new_members),
+            }
+        )
+        data = snapshot_bytes(ledger, extra, spans)
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        replace_atomically(self.path, data)

@@ -1,0 +1,334 @@
+"""Recomputing a certificate (format v1 §5, §6): every derived field from its results, the revealed
+answers and the methodology, and the one pipeline that applies every rule of format v1 §6 to a
+certificate. Pure: no I/O."""
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from generator.verifier.core.errors import Problem
+from generator.verifier.core.formats import (
+    KINDS,
+    TIERS,
+    as_list,
+    same,
+    value_kind_problem,
+)
+from generator.verifier.core.text import show, type_name
+from generator.verifier.rules.certificate_documents import (
+    check_details_document,
+    check_grader_record,
+)
+from generator.verifier.rules.certificates import (
+    certificate_binding_problems,
+    check_certificate,
+    check_result,
+    recheckable,
+)
+from generator.verifier.rules.ledger import CertificateEvent, RunEvent
+from generator.verifier.rules.methodology_rules import Methodology
+from generator.verifier.rules.scoring import (
+    SCORED,
+    STATUSES,
+    band_score,
+    computed_similarity,
+    grade_counts,
+    keep_bullets,
+    score_item,
+    similarity_form_problem,
+    similarity_value,
+)
+
+
+def recheck_open_result(
+    r: dict[str, Any], answer: dict[str, Any] | None, m: Methodology, where: str
+) -> tuple[list[Problem], bool | None]:
+    """Recompute an open scored result (format v1 §6): with the revealed answer, each field's kind,
+    tier and computed similarity; always the item score and pass. Returns the problems and the
+    recomputed pass (None if the result is too malformed to score)."""
+    problems: list[Problem] = []
+    fields = as_list(r.get("fields"))
+    found_names = [f.get("name") if isinstance(f, dict) else None for f in fields]
+    names = [n for n in found_names if isinstance(n, str)]
+    if len(names) != len(found_names):
+        return [
+            *problems,
+            Problem("a field name is a non-empty string", where=f"{where}.fields", found=show(found_names)),
+        ], None
+    if answer is not None and sorted(names) != sorted(answer):
+        problems.append(
+            Problem(
+                "fields differ from the revealed answer's",
+                where=f"{where}.fields",
+                expected=", ".join(sorted(answer)),
+                found=", ".join(map(show, names)),
+            )
+        )
+        return problems, None
+    scored: list[tuple[str, str, Fraction]] = []
+    for j, f in enumerate(fields):
+        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+            return problems, None  # the shape check has reported it
+        name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
+        fw = f"{where}.fields[{j}]"
+        a = answer.get(name) if answer is not None else None
+        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
+            problems.append(
+                Problem(
+                    "kind or tier differs from the revealed answer",
+                    where=fw,
+                    expected=f"{a['kind']}, {a['tier']}",
+                    found=f"{kind}, {tier}",
+                )
+            )
+            kind, tier = a["kind"], a["tier"]
+        bad_output = value_kind_problem(kind, f.get("output"))
+        if bad_output:
+            problems.append(
+                Problem(
+                    f"the output of a {kind} field",
+                    where=f"{fw}.output",
+                    expected=bad_output,
+                    found=show(f.get("output")),
+                )
+            )
+        form = similarity_form_problem(kind, tier, sim)
+        if form or not isinstance(sim, str):
+            problems.append(
+                Problem(
+                    f"malformed similarity for a {tier} {kind} field",
+                    where=f"{fw}.similarity",
+                    expected=str(form),
+                    found=show(sim),
+                )
+            )
+            return problems, None
+        if a is not None and not bad_output:
+            want = computed_similarity(kind, tier, f.get("output"), a["value"])
+            if want is not None and want != sim:
+                problems.append(
+                    Problem(
+                        "similarity does not follow from the output and the revealed answer",
+                        where=f"{fw}.similarity",
+                        expected=want,
+                        found=show(sim),
+                    )
+                )
+                sim = want
+        scored.append((str(name), tier, similarity_value(sim)))
+    if not scored:
+        return problems, None
+    s = score_item(scored, m)
+    if r.get("score") != s.text:
+        problems.append(
+            Problem(
+                "item score does not follow from the similarities",
+                where=f"{where}.score",
+                expected=s.text,
+                found=show(r.get("score")),
+            )
+        )
+    if r.get("passed") is not s.passed:
+        why = (
+            f"below the floor: {', '.join(s.below_floor)}"
+            if s.below_floor
+            else f"score {s.text} against threshold {m.item_threshold_text}"
+        )
+        problems.append(
+            Problem(
+                f"passed does not follow from the score and the floors ({why})",
+                where=f"{where}.passed",
+                expected=str(s.passed).lower(),
+                found=show(r.get("passed")),
+            )
+        )
+    return problems, s.passed
+
+
+@dataclass
+class Recheck:
+    """What recomputing a certificate found, what it could only take as asserted, and how
+    many comparisons it made (each one counted where it is made)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    asserted: list[str] = field(default_factory=list)
+    checks: int = 0
+
+
+def recheck_certificate(
+    cert: dict[str, Any],
+    m: Methodology,
+    public: bool,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+    exclusion_rules: int,
+) -> Recheck:
+    """Recompute every derived field of a certificate whose shape check_certificate accepted.
+
+    `answers` holds the answers of the certificate's revealed items, `details` the published
+    details documents by item, `record` the published grader record. What cannot be recomputed
+    yet is reported as asserted, never as verified.
+    """
+    out = Recheck()
+    serial = cert["serial"]
+    results = cert["results"]
+    counts = dict.fromkeys(STATUSES, 0)
+    passed = 0
+    unknown = 0
+    scored_ids: set[str] = set()
+    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
+    evidence_names = {
+        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
+    for i, r in enumerate(results):
+        item, status = r["item"], r["status"]
+        counts[status] += 1
+        where = f"results[{i}] ({item})"
+        opened: dict[str, Any] | None = r if public else None
+        if not public and item in details:
+            d = details[item]
+            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            out.checks += 1
+            res = d.get("result") if isinstance(d, dict) else None
+            shape, _, _ = check_result(
+                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
+            )
+            out.problems += shape
+            opened = res if not shape else None
+        if status == SCORED:
+            scored_ids.add(item)
+            if opened is None:
+                unknown += 1
+                continue
+            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
+            out.checks += 1
+            out.problems += problems
+            passed += bool(ok)
+    summary = cert["summary"]
+    out.checks += 1  # passed: bounded by the open results, or equal to their count
+    if unknown and not passed <= summary["passed"] <= passed + unknown:
+        out.problems.append(
+            Problem(
+                "passed cannot be: the published results already show how many pass, and only the sealed ones "
+                "are unknown",
+                where="summary.passed",
+                expected=f"{passed} to {passed + unknown}",
+                found=show(summary["passed"]),
+            )
+        )
+    if unknown:
+        passed = summary["passed"]
+        out.asserted.append(
+            f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the "
+            "certificate states; "
+            f"{unknown} sealed result(s) can be rechecked once their items are retired"
+        )
+    elif summary["passed"] != passed:
+        out.problems.append(
+            Problem(
+                "passed does not count the results that pass",
+                where="summary.passed",
+                expected=str(passed),
+                found=show(summary["passed"]),
+            )
+        )
+    g = grade_counts(counts, passed, m)
+    for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
+        out.checks += 1
+        if not same(summary.get(k), g.summary[k]):
+            out.problems.append(
+                Problem(
+                    f"{k} does not follow from the counts",
+                    where=f"summary.{k}",
+                    expected=show(g.summary[k]),
+                    found=show(summary.get(k)),
+                )
+            )
+    for k in ("grade", "band", "worst_case_grade", "best_case_grade", "verdict"):
+        out.checks += 1
+        if not same(cert.get(k), getattr(g, k)):
+            out.problems.append(
+                Problem(
+                    f"{k} does not follow from the pass rates",
+                    where=k,
+                    expected=show(getattr(g, k)),
+                    found=show(cert.get(k)),
+                )
+            )
+    grader = cert["grader"]
+    if record is not None:
+        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
+        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
+        score, rule = band_score(pj, g.band)
+        out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
+        if cert.get("score") != score:
+            out.problems.append(
+                Problem(
+                    f"score does not follow from the proposal {show(pj)} and the band {g.band}",
+                    where="score",
+                    expected=str(score),
+                    found=show(cert.get("score")),
+                )
+            )
+        if cert.get("score_rule") != rule:
+            out.problems.append(
+                Problem(
+                    "score_rule does not follow from the proposal",
+                    where="score_rule",
+                    expected=rule,
+                    found=show(cert.get("score_rule")),
+                )
+            )
+        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
+        for k, v in (("kept", len(kept)), ("dropped", dropped)):
+            if grader.get(k) != v:
+                out.problems.append(
+                    Problem(
+                        f"{k} does not count the rationale's bullets",
+                        where=f"grader.{k}",
+                        expected=str(v),
+                        found=show(grader.get(k)),
+                    )
+                )
+    else:
+        out.asserted.append(
+            f"certificate {serial}: the grader's proposal behind score {cert.get('score')} "
+            f"({cert.get('score_rule')}) and the "
+            f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published "
+            "once every item is revealed"
+        )
+    return out
+
+
+def examine_certificate(
+    cert: Any,
+    ev: CertificateEvent,
+    run: RunEvent,
+    spec: dict[str, Any] | None,
+    m: Methodology | None,
+    public: bool,
+    spec_path: str,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+) -> Recheck:
+    """Every rule of format v1 §6 for one certificate, given what is published of it: its binding to
+    the ledger and the run spec, its shape, and (when the binding holds) every derived field
+    recomputed. The verifier and the build both ask here, each after reading the documents its
+    own way, so that the two apply one pipeline."""
+    if not isinstance(cert, dict):
+        return Recheck([Problem("a certificate must be an object", found=type_name(cert))], checks=1)
+    binding = certificate_binding_problems(cert, ev, run, spec)
+    out = Recheck(list(binding), checks=1)
+    if spec is None:
+        return out
+    out.problems += check_certificate(cert, spec, m, public, spec_path, run.sha256, run.at)
+    out.checks += 1
+    if binding or m is None or not recheckable(cert):
+        return out
+    redo = recheck_certificate(cert, m, public, answers, details, record, len(spec["exclusion_rules"]))
+    out.problems += redo.problems
+    out.asserted += redo.asserted
+    out.checks += redo.checks
+    return out

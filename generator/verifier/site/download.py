@@ -1,0 +1,461 @@
+"""The site's downloadable copy (format v2): `download/site.zip`, every file of the site outside
+`download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
+alone.
+
+The site's SHA256SUMS lists the archive, so the archive cannot hold that list. It holds the same
+list without the lines of `download/` instead, under the same name, signed by the same key: the
+archive's SHA-256 is signed by the site's list, and each member by the archive's. An archive is
+hostile input like every file of a site: it is read in place and never extracted, and a member
+is accepted only under a name that is exactly one of the site's files, declaring that file's
+size and reading back to its SHA-256, so no name leaves the folder it is unpacked into and no
+member inflates beyond the file it copies. Its layout is checked as strictly as the build
+writes it, since unpackers differ in what they read: one that walks the local headers in order
+would unpack an entry the central directory hides, so no byte may lie outside the members the
+central directory lists, and each local header must agree with its central entry.
+"""
+
+import hashlib
+import stat
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, Site
+from generator.verifier.core.formats import is_safe_path
+from generator.verifier.core.public_keys import ed25519_verify, fingerprint
+from generator.verifier.core.text import show
+from generator.verifier.memory.release_memory import Memory
+from generator.verifier.site.release import Listing
+
+DOWNLOAD_DIR = "download"
+ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
+# The archive's `sha256sum -c` line, for a reader who downloaded the archive alone.
+ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
+ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
+# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
+# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
+MEMBER_MODE = stat.S_IFREG | 0o644
+MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
+SIGNATURE_BYTES = 64
+_CHUNK = 1 << 20
+# What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
+# (UnicodeDecodeError, a ValueError, is a name flagged UTF-8 that is not.)
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError)
+# The records of APPNOTE 4.3, as zipfile writes them; the signature first.
+_END = struct.Struct("<4s4H2LH")  # disks, entries on this disk and in all, size, offset, comment
+_END64 = struct.Struct("<4sQ2H2L4Q")  # its size, versions, disks, entries (twice), size, offset
+_LOCATOR64 = struct.Struct("<4sLQL")  # the disk and offset of the zip64 end record, disks
+_LOCAL = struct.Struct("<4s5H3L2H")  # version, flags, method, time, date, CRC, sizes, name and extra
+_ZIP64_EXTRA = 0x0001
+_DESCRIPTOR_FLAG = 0x8
+# The largest central entry of a site file: zipfile adds at most a zip64 field of three values.
+_CENTRAL_EXTRA_MAX = 4 + 3 * 8
+
+
+@dataclass(frozen=True)
+class _Directory:
+    """Where the end records place the central directory, checked against the file's size."""
+
+    count: int
+    offset: int
+    size: int
+
+
+def in_download(rel: str) -> bool:
+    """Whether a site path lies in the download folder, which the archive does not hold."""
+    return rel.startswith(f"{DOWNLOAD_DIR}/")
+
+
+def archive_sums(listed: dict[str, str]) -> bytes:
+    """The checksum list the archive holds: the site's lines (path to SHA-256) outside
+    `download/`, in SHA256SUMS form and order."""
+    paths = sorted((p for p in listed if not in_download(p)), key=lambda p: p.encode())
+    return "".join(f"{listed[p]}  {p}\n" for p in paths).encode()
+
+
+def archive_sums_line(sha256: str) -> bytes:
+    """download/site.zip.sha256: `sha256sum -c` checks the archive with it in its own folder."""
+    return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
+
+
+def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
+    """The archive, if the site has one (it is optional): its checksum line, and its members
+    exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
+    the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
+    with the files, the archive's bytes included.
+
+    Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
+    signature failed, nor a member with a site file that differs from its line. With a `memory`
+    (generator/verifier/memory/release_memory.py), a member whose compressed bytes were read back before to
+    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
+    report = s.report
+    listed = sums.files
+    if ARCHIVE_PATH not in listed:
+        if ARCHIVE_SUMS_PATH in listed:
+            report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
+        return
+    line = s.read(ARCHIVE_SUMS_PATH, "checksum line of the archive")
+    if line is not None:
+        want = archive_sums_line(listed[ARCHIVE_PATH])
+        report.check(
+            line == want,
+            ARCHIVE_SUMS_PATH,
+            f"does not give the archive's SHA-256 that {SUMS_PATH} lists",
+            show(want.decode()),
+            show(line.decode("utf-8", "replace")),
+        )
+    if not sums.signed:
+        report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
+        return
+    f = s.open(ARCHIVE_PATH, "archive")
+    if f is None:
+        return
+    with f:
+        # Before zipfile reads the central directory: the end records say how large it is.
+        where = _check_end(s, f, _expected(listed))
+        if where is None:
+            return
+        try:
+            zf = zipfile.ZipFile(f)
+        except _UNREADABLE as e:
+            report.check(False, ARCHIVE_PATH, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
+            return
+        with zf:
+            infos = zf.infolist()
+            if not report.check(
+                len(infos) == where.count,
+                ARCHIVE_PATH,
+                "the end-of-central-directory record counts other entries than the central directory holds",
+                f"{len(infos)} entries",
+                f"{where.count} entries",
+            ):
+                return
+            data_at = _check_layout(s, f, infos, where)
+            _check_members(s, zf, key, sums, _Known(f, data_at, memory) if memory and data_at else None)
+
+
+def _expected(listed: dict[str, str]) -> set[str]:
+    return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
+
+
+def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
+    """The end records, as the build writes them: the end-of-central-directory record is the
+    archive's last 22 bytes (no comment, nothing after it), for one disk; preceded by the zip64
+    end record and its locator exactly when zipfile needs them (too many entries, or a central
+    directory too large or too far); the central directory ending where they begin, and no
+    larger than the site's files can make it. None, and a failure, if not."""
+
+    def fail(message: str, expected: object, found: object) -> None:
+        s.report.check(False, ARCHIVE_PATH, message, expected, found)
+
+    size = f.seek(0, 2)
+    f.seek(max(0, size - _END.size - 0xFFFF))
+    tail = f.read(_END.size + 0xFFFF)  # an end record and the longest comment it could have
+    last = tail[-_END.size :]
+    if len(last) < _END.size or last[:4] != b"PK\x05\x06" or last[-2:] != b"\0\0":
+        at = tail.rfind(b"PK\x05\x06", 0, len(tail) - _END.size + 1)  # for the message only
+        if at < 0:
+            fail("not a readable ZIP archive", "a ZIP archive", "no end-of-central-directory record")
+            return None
+        after = len(tail) - at - _END.size
+        what = f"{after} bytes after the end record"
+        if int.from_bytes(tail[at + 20 : at + 22], "little") == after:
+            what = f"a ZIP comment of {after} bytes"
+        fail("the archive does not end with its end-of-central-directory record", "nothing after it", what)
+        return None
+    _, disk, cd_disk, on_disk, count, cd_size, cd_offset, _ = _END.unpack(last)
+    end_at = size - _END.size
+    if (disk, cd_disk, on_disk) != (0, 0, count):
+        fail("an archive split over disks", "one disk", f"disks {disk} and {cd_disk}, {on_disk} of {count} entries")
+        return None
+    cd_end = end_at
+    f.seek(max(0, end_at - _LOCATOR64.size))
+    locator = f.read(_LOCATOR64.size) if end_at >= _LOCATOR64.size + _END64.size else b""
+    zip64 = locator[:4] == b"PK\x06\x07"
+    if zip64:
+        _, disk64, end64_at, disks = _LOCATOR64.unpack(locator)
+        cd_end = end_at - _LOCATOR64.size - _END64.size
+        f.seek(cd_end)
+        rec = _END64.unpack(f.read(_END64.size))
+        if (disk64, end64_at, disks) != (0, cd_end, 1) or rec[0] != b"PK\x06\x06" or rec[1] != _END64.size - 12:
+            fail("a zip64 end record not as zipfile writes it", f"a zip64 end record at {cd_end}", "another")
+            return None
+        if (rec[4], rec[5], rec[6]) != (0, 0, rec[7]):
+            fail("an archive split over disks", "one disk", f"disks {rec[4]} and {rec[5]}")
+            return None
+        small = (min(rec[7], 0xFFFF), min(rec[8], 0xFFFFFFFF), min(rec[9], 0xFFFFFFFF))
+        if (count, cd_size, cd_offset) != small:
+            fail("the end record disagrees with the zip64 end record", small, (count, cd_size, cd_offset))
+            return None
+        count, cd_size, cd_offset = rec[7], rec[8], rec[9]
+    needed = count > zipfile.ZIP_FILECOUNT_LIMIT or max(cd_size, cd_offset) > zipfile.ZIP64_LIMIT
+    if zip64 != needed:
+        fail("zip64 end records where the build writes none, or none where it does", needed, zip64)
+        return None
+    if count > len(expected):
+        # More members than files cannot be right; naming each of a million would be no help.
+        fail(
+            "the archive holds more members than the site has files",
+            f"{len(expected)} members: the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own "
+            f"{SUMS_PATH} and {SUMS_SIG_PATH}",
+            f"{count} members",
+        )
+        return None
+    if cd_offset + cd_size != cd_end:
+        fail(
+            "the central directory is not where the end record places it (bytes added before it or inside it)",
+            f"{cd_size} bytes ending at offset {cd_end}",
+            f"{cd_size} bytes from offset {cd_offset}, ending at {cd_offset + cd_size}",
+        )
+        return None
+    largest = sum(46 + len(p.encode()) + _CENTRAL_EXTRA_MAX for p in expected)
+    if cd_size > largest:
+        fail("a central directory larger than the site's files make it", f"at most {largest} bytes", cd_size)
+        return None
+    return _Directory(count, cd_offset, cd_size)
+
+
+def _check_layout(
+    s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
+) -> dict[int, tuple[int, int]] | None:
+    """The members as the build lays them out: local entries back to back from offset 0 in the
+    order of the central directory, each header agreeing with its central entry, no data
+    descriptor, no extra field but zip64's, and the central directory right after the last.
+    Only headers are read; a data size is trusted only to find the next header, which must lie
+    before the central directory. The first discrepancy is reported, where the walk stops.
+    Returns where each member's data lies (offset, size) by the offset of its header, which
+    the walk saw to be each member's own, if the layout is the build's."""
+    pos = 0
+    data_at: dict[int, tuple[int, int]] = {}
+    for info in infos:
+        name = info.orig_filename
+        at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
+        problem = _local_problem(f, info, pos)
+        if isinstance(problem, str):
+            s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
+            return None
+        data_at[info.header_offset] = (problem - info.compress_size, info.compress_size)
+        pos = problem
+        if pos > where.offset:
+            s.report.check(
+                False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
+            )
+            return None
+    if not s.report.check(
+        pos == where.offset,
+        ARCHIVE_PATH,
+        "bytes between the last member and the central directory, which lists none there (a hidden entry?)",
+        f"the central directory at offset {pos}",
+        f"{where.offset - pos} bytes more",
+    ):
+        return None
+    return data_at
+
+
+def _local_problem(f: BinaryIO, info: zipfile.ZipInfo, pos: int) -> str | int:
+    """What is wrong with the local entry of `info`, expected at `pos`; or where the next begins."""
+    if info.header_offset != pos:
+        if info.header_offset > pos:
+            return f"{info.header_offset - pos} bytes at offset {pos} that no central entry lists (a hidden entry?)"
+        return f"a local header at offset {info.header_offset}, inside the entry before it; expected at {pos}"
+    if info.comment or info.volume or not _only_zip64(info.extra):
+        return "a central entry with a comment, another disk or an extra field the build does not write"
+    f.seek(pos)
+    head = f.read(_LOCAL.size)
+    if len(head) < _LOCAL.size or head[:4] != b"PK\x03\x04":
+        return f"no local header at offset {pos}, where the central directory places it"
+    _, _, flags, method, time, date, crc, csize, usize, name_len, extra_len = _LOCAL.unpack(head)
+    name, extra = f.read(name_len), f.read(extra_len)
+    when = ((date >> 9) + 1980, (date >> 5) & 0xF, date & 0x1F, time >> 11, (time >> 5) & 0x3F, (time & 0x1F) * 2)
+    raw_name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+    if len(extra) != extra_len or not _only_zip64(extra):
+        return "a local header with an extra field the build does not write"
+    sizes = _local_sizes(usize, csize, extra)
+    ours = (name, flags, method, when, crc, sizes)
+    theirs = (
+        raw_name,
+        info.flag_bits,
+        info.compress_type,
+        info.date_time,
+        info.CRC,
+        (info.file_size, info.compress_size),
+    )
+    for what, a, b in zip(("name", "flags", "method", "time", "CRC-32", "sizes"), ours, theirs, strict=True):
+        if a != b:
+            return f"the local header's {what} ({a!r}) differs from the central directory's ({b!r})"
+    if flags & _DESCRIPTOR_FLAG:
+        return "a data descriptor after the member, which the build does not write"
+    return int(pos + _LOCAL.size + name_len + extra_len + info.compress_size)
+
+
+def _only_zip64(extra: bytes) -> bool:
+    """Whether an extra field holds nothing but one zip64 record, all zipfile writes there."""
+    return not extra or (extra[:2] == _ZIP64_EXTRA.to_bytes(2, "little") and len(extra) == 4 + extra[2])
+
+
+def _local_sizes(usize: int, csize: int, extra: bytes) -> tuple[int, int]:
+    """A local header's sizes, from its zip64 record (both, in that order) where they say 0xFFFFFFFF."""
+    if usize == csize == 0xFFFFFFFF and len(extra) == 20:
+        usize, csize = struct.unpack_from("<QQ", extra, 4)
+    return usize, csize
+
+
+class _Known:
+    """What the verifier's memory knows of members: compressed bytes already read back to the
+    SHA-256 their file is listed with."""
+
+    def __init__(self, f: BinaryIO, data_at: dict[int, tuple[int, int]], memory: Memory) -> None:
+        self.f, self.data_at, self.memory = f, data_at, memory
+
+    def key(self, info: zipfile.ZipInfo, listed: str) -> str | None:
+        """The memory's key of the member's compressed bytes read back to `listed`."""
+        at = self.data_at.get(info.header_offset)
+        if at is None:
+            return None
+        h = hashlib.sha256()
+        self.f.seek(at[0])
+        left = at[1]
+        while left > 0 and (chunk := self.f.read(min(_CHUNK, left))):
+            h.update(chunk)
+            left -= len(chunk)
+        if left:
+            return None
+        return self.memory.member_key(info.compress_type, info.CRC, info.file_size, h.hexdigest(), listed)
+
+
+def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:
+    report = s.report
+    listed = listing.files
+    sums = archive_sums(listed)
+    expected = _expected(listed)
+    infos = zf.infolist()  # no more than the site has files: _check_end saw to it
+    seen: set[str] = set()
+    sums_member: bytes | None = None
+    sig_member: bytes | None = None
+    for info in infos:
+        name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
+        where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
+        s.current = ARCHIVE_PATH
+        if name in seen:
+            report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+            continue
+        seen.add(name)
+        if not is_safe_path(name) or name != info.filename:
+            report.check(
+                False,
+                ARCHIVE_PATH,
+                "member with an unsafe name, which unpacking could write outside its folder",
+                "a relative path with '/', no '..', no empty segment, backslash or control character",
+                show(name),
+                where=where,
+            )
+            continue
+        if name not in expected:
+            report.check(
+                False,
+                ARCHIVE_PATH,
+                f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
+                "only the site's files",
+                "an extra member",
+                where=where,
+            )
+            continue
+        own = name in (SUMS_PATH, SUMS_SIG_PATH)
+        if not own and name not in listing.matched:
+            continue  # the site's file is missing or differs from its line: reported there
+        size = len(sums) if name == SUMS_PATH else SIGNATURE_BYTES if name == SUMS_SIG_PATH else s.file_size(name)
+        if size is None:
+            continue  # gone since it was hashed
+        if not _plain(s, info, size, where):
+            continue
+        if own:
+            data = _read_member(s, zf, info, where, keep=True)
+            if name == SUMS_PATH:
+                sums_member = data
+            else:
+                sig_member = data
+            continue
+        remembered = known.key(info, listed[name]) if known is not None else None
+        if remembered is not None and known is not None and known.memory.member_known(remembered):
+            report.checks += 1
+            continue
+        digest = _read_member(s, zf, info, where)
+        if digest is None:
+            continue
+        same_bytes = report.check(
+            digest.decode() == listed[name],
+            ARCHIVE_PATH,
+            f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
+            listed[name],
+            digest.decode(),
+            where=where,
+        )
+        if same_bytes and remembered is not None and known is not None:
+            known.memory.member_passed(remembered)
+    for name in sorted(expected - seen, key=lambda p: p.encode()):
+        report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
+    if sums_member is not None:
+        report.check(
+            sums_member == sums,
+            ARCHIVE_PATH,
+            f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
+            f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
+            f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
+            where=f"member {SUMS_PATH}",
+        )
+        if sig_member is not None:
+            report.check(
+                ed25519_verify(key, sig_member, sums_member),
+                ARCHIVE_PATH,
+                f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
+                f"an Ed25519 signature by {fingerprint(key)}",
+                f"{len(sig_member)} bytes that are not",
+                where=f"member {SUMS_SIG_PATH}",
+            )
+
+
+def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
+    """A member this verifier reads: a regular file, unencrypted, stored or deflated, declaring
+    the size of the file it copies (so reading it can never inflate beyond that)."""
+    mode = info.external_attr >> 16
+    problem = None
+    if info.flag_bits & 0x1:
+        problem = ("an encrypted member", "no encryption")
+    elif info.compress_type not in ARCHIVE_METHODS:
+        problem = (f"compression method {info.compress_type}", "stored (0) or deflated (8)")
+    elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):
+        problem = (f"file type {stat.S_IFMT(mode):o} (a link or a device when unpacked)", "a regular file")
+    elif info.external_attr not in MEMBER_ATTRIBUTES:
+        # Unpackers restore these bits: Info-ZIP makes 0106777 a world-writable setuid file.
+        problem = (
+            f"mode {mode:o}, attributes {info.external_attr & 0xFFFF:#x}",
+            f"mode {MEMBER_MODE:o} (a regular file, rw-r--r--, as the build writes it) or no attributes at all",
+        )
+    elif info.file_size != size:
+        problem = (f"{info.file_size} bytes declared", f"{size} bytes, the size of the site's file")
+    if problem is not None:
+        s.report.check(False, ARCHIVE_PATH, "member the site's file cannot be", problem[1], problem[0], where=where)
+    return problem is None
+
+
+def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
+    """A member's SHA-256 (hex, as bytes) or, with `keep`, its bytes; read in chunks, never more
+    than it declares (zipfile stops there and checks the CRC-32). None, and a failure, if it
+    cannot be read."""
+    h = hashlib.sha256()
+    kept: list[bytes] = []
+    try:
+        with zf.open(info) as m:
+            while chunk := m.read(_CHUNK):
+                h.update(chunk)
+                if keep:
+                    kept.append(chunk)
+    except _UNREADABLE as e:
+        s.report.check(
+            False, ARCHIVE_PATH, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where
+        )
+        return None
+    return b"".join(kept) if keep else h.hexdigest().encode()

@@ -1,0 +1,457 @@
+"""What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their Merkle root, the signed
+checkpoint, the commitment list, and the documents every leaf refers to: gates, methodology
+parameters, reveal documents and run specs, each against its leaf."""
+
+import base64
+import itertools
+from collections.abc import Iterator
+from json.encoder import encode_basestring
+from typing import Any
+
+from generator.verifier.core.canonical import canonical_text, iter_canonical_array, members_after, parse_canonical
+from generator.verifier.core.errors import FormatError, NoteError, Problem, ProofError
+from generator.verifier.core.folder import MANIFEST_PATH, Site
+from generator.verifier.core.formats import check_keys, check_reveal_document, is_int, is_v1, same, sha256_hex
+from generator.verifier.core.note import open_note, parse_checkpoint
+from generator.verifier.core.public_keys import VerifierKey, fingerprint, key_id
+from generator.verifier.core.report import Report
+from generator.verifier.core.text import show
+from generator.verifier.memory.release_memory import Memory
+from generator.verifier.rules.ledger import Commit, Ledger
+from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
+from generator.verifier.rules.runs import check_run_rules, check_run_spec
+from generator.verifier.site.history import TILE_FOLDER, tile_reader
+from generator.verifier.tlog.merkle import EMPTY_ROOT, MerkleStream, leaf_hash
+from generator.verifier.tlog.tiles import read_tiled_log
+
+
+def check_ledger(
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    key: bytes,
+    roots_at: dict[int, bytes] | None = None,
+    from_tiles: bool = False,
+    memory: Memory | None = None,
+) -> Ledger | None:
+    """Replay the entries, recompute the root, and check the checkpoint and commitment list.
+
+    One large document at a time: the entries are replayed and released before the
+    commitment list is read, which is then checked against the replayed state. `roots_at`
+    names earlier tree sizes whose roots the history checks need; each is filled in on the way.
+    `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
+    then never read: a log too large for one file is checked all the same. With a `memory` of
+    the release verified last, only the entries after its last leaf are replayed, from its state,
+    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py).
+    """
+    report = s.report
+    led = manifest["ledger"]
+    rest: dict[str, Any] | None = None
+    if from_tiles:
+        rel = TILE_FOLDER
+        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        data = b""
+    else:
+        rel = led["entries"]
+        loaded = s.read(rel, "ledger entries")
+        if loaded is None:
+            return None
+        data = loaded
+        s.signed(rel, data, key, "ledger entries")
+    ledger = Ledger()
+    merkle = MerkleStream()
+    start = 0
+    resumed = memory.resume(rel, data, roots_at) if memory is not None and roots_at is not None and data else None
+    if resumed is not None:
+        ledger, merkle, start = resumed
+        report.notes.append(
+            f"{rel}: the first {ledger.size} entries are those of the release verified last (their bytes' SHA-256 "
+            "is the one remembered); only the entries after them were replayed"
+        )
+    end: list[int] = []
+    try:
+        if from_tiles:
+            entries: Iterator[tuple[Any, bytes]] = (
+                (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
+            )
+        else:
+            entries, rest = iter_canonical_array(data, "entries", start=start, ends_at=end)
+        for leaf, raw in entries:
+            problems = ledger.apply(leaf, len(raw))
+            merkle.append(leaf_hash(raw))
+            if roots_at is not None and merkle.size in roots_at:
+                roots_at[merkle.size] = merkle.root()
+            if problems:
+                report.add(problems, rel, checks=0)
+        report.checks += ledger.size
+        if roots_at is not None:
+            roots_at[0] = EMPTY_ROOT
+            roots_at[merkle.size] = merkle.root()
+    except (FormatError, ProofError) as e:
+        report.check(False, rel, str(e))
+        return None
+    if memory is not None and end and roots_at is not None and ledger.size:
+        memory.took(rel, data, end[0], ledger, merkle, roots_at)
+    del data, entries  # the iterator holds the bytes too: free both before the next large document
+    report.add(ledger.final_problems(), rel)
+    if rest is not None:
+        _check_entries_tail(report, rel, rest, origin, ledger.size)
+    report.check(
+        same(led["tree_size"], ledger.size),
+        MANIFEST_PATH,
+        "ledger.tree_size differs from the number of entries",
+        ledger.size,
+        show(led["tree_size"]),
+    )
+    check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
+    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
+    return ledger
+
+
+def _check_entries_tail(report: Report, rel: str, rest: dict[str, Any], origin: str, size: int) -> None:
+    report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
+    report.check(
+        rest.get("type") == "ledger-entries" and is_v1(rest),
+        rel,
+        "wrong type or version",
+        '"ledger-entries", v 1',
+        f"{show(rest.get('type'))}, v {show(rest.get('v'))}",
+    )
+    report.check(
+        rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
+    )
+    report.check(
+        same(rest.get("tree_size"), size),
+        rel,
+        "tree_size differs from the number of entries",
+        size,
+        show(rest.get("tree_size")),
+    )
+
+
+def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
+    """The signed list must hold every commit leaf, in ledger order, with its current status."""
+    report = s.report
+    data = s.read(rel, "commitment list")
+    if data is None:
+        return
+    s.signed(rel, data, key, "commitment list")
+    rest = _rows_as_expected(data, ledger)
+    if rest is None:
+        rest = _check_rows(report, rel, data, ledger)
+        if rest is None:
+            return
+    report.checks += ledger.commit_count
+    report.add(check_keys(rest, ("origin", "tree_size", "type", "v")), rel)
+    report.check(
+        rest.get("type") == "commitment-list" and is_v1(rest),
+        rel,
+        "wrong type or version",
+        '"commitment-list", v 1',
+        show(rest.get("type")),
+    )
+    report.check(
+        rest.get("origin") == origin, rel, "origin differs from the manifest's", origin, show(rest.get("origin"))
+    )
+    report.check(
+        same(rest.get("tree_size"), ledger.size),
+        rel,
+        "tree_size differs from the ledger's",
+        ledger.size,
+        show(rest.get("tree_size")),
+    )
+
+
+# Rows made and compared in batches of this many: the bytes of a million rows at once would be
+# hundreds of megabytes.
+ROW_BATCH = 10_000
+
+
+def _row_text(c: Commit, revealed: bool) -> str:
+    enc = encode_basestring
+    return (
+        f'{{"at":{enc(c.at)},"commitment":{enc(c.commitment)},"gate":{enc(c.gate)},"id":{enc(c.id)},'
+        f'"index":{c.index},"status":"{"revealed" if revealed else "sealed"}"}}'
+    )
+
+
+def commitment_rows_bytes(ledger: Ledger) -> Iterator[bytes]:
+    """The commitment list's rows as the ledger implies them, in canonical form, comma-joined,
+    a batch at a time: what the build writes and what the check compares a document with.
+
+    RFC 8785 escapes in a string what json's encoder escapes (the quote, the backslash and the
+    controls, those with a short form in it) and nothing else, and an integer is its digits.
+    Raises UnicodeEncodeError on a lone surrogate, which the ledger's rules keep out."""
+    reveals = ledger.reveals
+    commits = ledger.commits()
+    first = True
+    while batch := [_row_text(c, c.id in reveals) for c in itertools.islice(commits, ROW_BATCH)]:
+        yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
+        first = False
+
+
+def _rows_as_expected(data: bytes, ledger: Ledger) -> dict[str, Any] | None:
+    """The members after the rows, if the document's rows are byte for byte the canonical rows
+    the ledger implies; else None (the rows are then parsed one by one, which tells what differs).
+
+    The comparison is the check: canonical JSON has one form per value, so a document holding
+    every expected row in canonical form is exactly one whose parsed rows would compare equal,
+    without parsing a million rows."""
+    prefix = b'{"commitments":['
+    if not data.startswith(prefix):
+        return None
+    pos = len(prefix)
+    try:
+        for want in commitment_rows_bytes(ledger):
+            if data[pos : pos + len(want)] != want:
+                return None
+            pos += len(want)
+    except UnicodeEncodeError:
+        return None
+    if data[pos : pos + 1] != b"]":
+        return None
+    try:
+        return members_after(data, pos + 1, "commitments")
+    except FormatError:
+        return None
+
+
+def _check_rows(report: Report, rel: str, data: bytes, ledger: Ledger) -> dict[str, Any] | None:
+    """Each row parsed and compared with its commit leaf: every difference reported where it is.
+    Returns the members after the rows, or None if the document is not canonical JSON."""
+    commits = ledger.commits()
+    try:
+        rows, rest = iter_canonical_array(data, "commitments")
+        for row, _ in rows:
+            c = next(commits, None)
+            if c is None:
+                report.check(False, rel, "lists an item the ledger never committed", found=show(row))
+                break
+            want = {
+                "at": c.at,
+                "commitment": c.commitment,
+                "gate": c.gate,
+                "id": c.id,
+                "index": c.index,
+                "status": "revealed" if c.id in ledger.reveals else "sealed",
+            }
+            if row != want or type(row.get("index")) is not int:  # a dict compares true == 1
+                report.failures.append(_row_problem(rel, c.id, want, row))
+        for _ in rows:
+            pass
+    except FormatError as e:
+        report.check(False, rel, str(e))
+        return None
+    missing = next(commits, None)
+    if missing is not None:
+        report.check(False, rel, f"ends before the ledger's commit of {missing.id}", where="commitments")
+    return rest
+
+
+def _row_problem(rel: str, item_id: str, want: dict[str, Any], row: Any) -> Problem:
+    where = f"commitments[{item_id}]"
+    if not isinstance(row, dict) or set(row) != set(want):
+        return Problem("row differs from the ledger's commit leaf", rel, where, canonical_text(want), show(row, 300))
+    diffs = [k for k in want if not same(row[k], want[k])]
+    if diffs == ["status"]:
+        told = "revealed it" if want["status"] == "revealed" else "never revealed it"
+        return Problem(
+            f"item {item_id} is marked {row['status']} but the ledger {told}",
+            rel,
+            where,
+            want["status"],
+            show(row["status"]),
+        )
+    return Problem(
+        f"row differs from the ledger's commit leaf ({', '.join(diffs)})",
+        rel,
+        where,
+        ", ".join(f"{k}={show(want[k])}" for k in diffs),
+        ", ".join(f"{k}={show(row[k])}" for k in diffs),
+    )
+
+
+def check_checkpoint(s: Site, rel: str, origin: str, key: bytes, size: int, root: bytes) -> None:
+    report = s.report
+    data = s.read(rel, "checkpoint")
+    if data is None:
+        return
+    try:
+        note = open_note(data, [VerifierKey(origin, key_id(origin, key), key)])
+        cp_origin, cp_size, cp_root = parse_checkpoint(note.text)
+    except (NoteError, FormatError) as e:
+        report.check(
+            False,
+            rel,
+            f"checkpoint does not verify: {e}",
+            f"a signed note by {origin} ({fingerprint(key)}) with a checkpoint body",
+            "a note that is not",
+        )
+        return
+    report.check(cp_origin == origin, rel, "checkpoint origin differs", origin, cp_origin)
+    report.check(cp_size == size, rel, "checkpoint size differs from the number of entries", size, cp_size)
+    report.check(
+        cp_root == root,
+        rel,
+        "checkpoint root differs from the RFC 6962 root of the entries",
+        base64.b64encode(root).decode(),
+        base64.b64encode(cp_root).decode(),
+    )
+
+
+def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
+    """Check a manifest list names exactly `want`, in ledger order; return its well-formed rows."""
+    rows = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
+    got = [r.get(key) for r in rows]
+    if got != want:
+        got_set = {x for x in got if isinstance(x, str)}
+        want_set = set(want)
+        missing = [x for x in want if x not in got_set]
+        extra = [x for x in got if not isinstance(x, str) or x not in want_set]
+        detail = (
+            f"missing {show(missing[:5])}, extra {show(extra[:5])}"
+            if missing or extra
+            else "same entries in another order"
+        )
+        report.check(
+            False, file, f"{what} differ from the ledger's, in ledger order ({detail})", show(want[:5]), show(got[:5])
+        )
+    else:
+        report.checks += 1
+    return rows
+
+
+def check_gates(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
+    rows = ordered_ids(s.report, manifest["gates"], MANIFEST_PATH, "gates", "id", list(ledger.gates))
+    for r in rows:
+        g = ledger.gates.get(r["id"]) if isinstance(r.get("id"), str) else None
+        if g is not None:
+            want = {"id": g.id, "name": g.name, "public": g.public}
+            s.report.check(
+                same(r, want), MANIFEST_PATH, f"gate {g.id} differs from its ledger leaf", canonical_text(want), show(r)
+            )
+
+
+def check_methodology_files(s: Site, manifest: dict[str, Any], ledger: Ledger) -> dict[str, Methodology]:
+    report = s.report
+    rows = ordered_ids(
+        report, manifest["methodology"], MANIFEST_PATH, "methodology versions", "version", list(ledger.methodologies)
+    )
+    methodologies: dict[str, Methodology] = {}
+    for r in rows:
+        version = r.get("version")
+        event = ledger.methodologies.get(version) if isinstance(version, str) else None
+        report.add(
+            check_keys(r, ("version", "document", "parameters", "sha256"), where=f"methodology[{version}]"),
+            MANIFEST_PATH,
+        )
+        if event is None:
+            continue
+        report.check(
+            r.get("sha256") == event.sha256,
+            MANIFEST_PATH,
+            f"methodology {version}: hash differs from the ledger",
+            event.sha256,
+            show(r.get("sha256")),
+        )
+        s.path(r.get("document"), f"methodology {version} document")
+        loaded = s.document(r.get("parameters"), f"methodology {version} parameters")
+        if loaded is None:
+            continue
+        data, doc = loaded
+        rel = str(r.get("parameters"))
+        digest = sha256_hex(data)
+        report.check(
+            digest == event.sha256, rel, "SHA-256 differs from the ledger's methodology leaf", event.sha256, digest
+        )
+        rules = check_methodology(doc)
+        report.add(rules, rel)
+        report.check(
+            isinstance(doc, dict) and doc.get("version") == version,
+            rel,
+            "version inside the file differs",
+            version,
+            show(doc.get("version") if isinstance(doc, dict) else None),
+        )
+        if not rules:
+            methodologies[str(version)] = parse_methodology(doc)
+    return methodologies
+
+
+def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
+    report = s.report
+    want = sorted(ledger.reveals, key=lambda i: ledger.reveals[i].index)
+    rows = ordered_ids(report, manifest["reveals"], MANIFEST_PATH, "reveals", "id", want)
+    salts: dict[str, str] = {}
+    for r in rows:
+        item_id = r.get("id")
+        ev = ledger.reveals.get(item_id) if isinstance(item_id, str) else None
+        commit = ledger.commit(item_id) if isinstance(item_id, str) else None
+        w = f"reveals[{item_id}]"
+        report.add(check_keys(r, ("id", "gate", "path", "reason", "revealed_at"), where=w), MANIFEST_PATH)
+        if ev is None or commit is None:
+            continue
+        want_row = {"gate": commit.gate, "reason": ev.reason, "revealed_at": ev.at}
+        got_row = {k: r.get(k) for k in want_row}
+        report.check(
+            same(got_row, want_row),
+            MANIFEST_PATH,
+            f"reveal of {item_id} differs from its ledger leaves",
+            canonical_text(want_row),
+            show(got_row),
+            where=w,
+        )
+        data = s.read(r.get("path"), f"reveal of {item_id}")
+        if data is None:
+            continue
+        rel = str(r.get("path"))
+        digest = sha256_hex(data)
+        report.check(
+            digest == commit.commitment,
+            rel,
+            f"SHA-256 of the reveal file is not the commitment of {item_id}",
+            f"{commit.commitment} (ledger entries[{commit.index}])",
+            digest,
+        )
+        try:
+            doc = parse_canonical(data)
+        except FormatError as e:
+            report.check(False, rel, str(e))
+            continue
+        if not report.add(check_reveal_document(doc), rel):
+            continue
+        report.check(doc["id"] == item_id, rel, "id differs from the ledger", item_id, doc["id"])
+        report.check(doc["gate"] == commit.gate, rel, "gate differs from the commit leaf", commit.gate, doc["gate"])
+        if doc["salt"] in salts:
+            report.check(False, rel, f"salt reused (also in the reveal of {salts[doc['salt']]})")
+        salts[doc["salt"]] = str(item_id)
+
+
+def check_runs(
+    s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]
+) -> dict[str, dict[str, Any]]:
+    report = s.report
+    rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
+    specs: dict[str, dict[str, Any]] = {}
+    by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
+    for run in ledger.runs.values():
+        row = by_id.get(run.id)
+        if row is None:
+            continue
+        report.add(check_keys(row, ("id", "spec", "status"), where=f"runs[{run.id}]"), MANIFEST_PATH)
+        loaded = s.document(row.get("spec"), f"run spec of {run.id}")
+        if loaded is None:
+            continue
+        data, spec = loaded
+        rel = str(row.get("spec"))
+        digest = sha256_hex(data)
+        report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
+        if not report.add(check_run_spec(spec), rel):
+            continue
+        version = spec["methodology"].get("version")
+        report.add(
+            check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
+            rel,
+        )
+        specs[run.id] = spec
+    return specs

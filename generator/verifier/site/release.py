@@ -1,0 +1,270 @@
+"""A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS over every file,
+and the verifier copy the site ships."""
+
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from generator.verifier.core.confusables import invisible_characters
+from generator.verifier.core.errors import Problem
+from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Site
+from generator.verifier.core.formats import check_keys, is_origin, is_safe_path, is_time, is_v1, sha256_hex
+from generator.verifier.core.public_keys import (
+    DEMO_KEY_WARNING,
+    PUBLISHED_PRIVATE_KEYS,
+    KeyRow,
+    VerifierKey,
+    fingerprint,
+    key_rows,
+    parse_vkey,
+    public_key_from_pem,
+)
+from generator.verifier.core.report import Report
+from generator.verifier.core.text import show, type_name
+
+SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
+MANIFEST_KEYS = (
+    "type",
+    "v",
+    "origin",
+    "name",
+    "generated_at",
+    "keys",
+    "verifier",
+    "gates",
+    "methodology",
+    "ledger",
+    "reveals",
+    "runs",
+    "certificates",
+)
+MANIFEST_LISTS = ("gates", "methodology", "reveals", "runs", "certificates")
+
+
+def check_manifest_shape(m: Any, report: Report) -> bool:
+    """transparency.json's members and their types (format v1 §7): what every later check reads."""
+    problems = check_keys(m, MANIFEST_KEYS)
+    if isinstance(m, dict):
+        if m.get("type") != "transparency-manifest" or not is_v1(m):
+            problems.append(
+                Problem(
+                    "wrong type or version",
+                    expected='"transparency-manifest", v 1',
+                    found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
+                )
+            )
+        if not is_origin(m.get("origin")):
+            invisible = invisible_characters(m["origin"]) if isinstance(m.get("origin"), str) else ""
+            problems.append(
+                Problem(
+                    "malformed origin",
+                    where="origin",
+                    expected="a URL without scheme, spaces, '+' or characters that draw nothing",
+                    found=show(m.get("origin")) + (f" (with {invisible})" if invisible else ""),
+                )
+            )
+        if not is_time(m.get("generated_at")):
+            problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
+        for k in MANIFEST_LISTS:
+            if k in m and not isinstance(m[k], list):
+                problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
+        problems += check_keys(
+            m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger"
+        )
+        for k in ("keys", "verifier"):
+            if k in m and not is_safe_path(m[k]):
+                problems.append(Problem("unsafe or malformed path", where=k, found=show(m[k])))
+        if "name" in m and not (isinstance(m["name"], str) and m["name"].strip()):
+            problems.append(
+                Problem("the program's name must be a non-empty string", where="name", found=show(m["name"]))
+            )
+        led = m.get("ledger")
+        if isinstance(led, dict):
+            for k in ("entries", "checkpoint", "commitment_list"):
+                if k in led and not is_safe_path(led[k]):
+                    problems.append(Problem("unsafe or malformed path", where=f"ledger.{k}", found=show(led[k])))
+    return report.add(problems, MANIFEST_PATH)
+
+
+def check_keys_document(
+    s: Site,
+    manifest: dict[str, Any],
+    origin: str,
+    pin: str | None,
+    earlier: list[VerifierKey] | None = None,
+    named: list[KeyRow] | None = None,
+) -> bytes | None:
+    """keys.json and its PEM files (format v1 §2); the active key, if it is the one pinned. A pin
+    of an earlier key of keys.json is appended to `earlier` (the caller follows it through the
+    ledger's rotations) instead of failing here; every row of keys.json, to `named`."""
+    report = s.report
+    rel = manifest["keys"]
+    loaded = s.document(rel, "keys")
+    if loaded is None:
+        return None
+    doc = loaded[1]
+    problems = check_keys(doc, ("type", "v", "origin", "keys"))
+    if problems or doc.get("type") != "keys" or not is_v1(doc):
+        report.add(problems or [Problem("not a v1 keys document")], rel)
+        return None
+    report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
+    rows, problems = key_rows(doc["keys"], origin, published=True)
+    report.add(problems, rel)
+    if named is not None:
+        named.extend(rows)
+    for row in rows:
+        if row.pem is None:
+            continue  # an unsafe path, reported
+        pem = s.read(row.pem, f"PEM of {row.key.vkey}")
+        if pem is not None:
+            try:
+                pem_key = public_key_from_pem(pem)
+                report.check(
+                    pem_key == row.key.public_key,
+                    row.pem,
+                    "PEM holds a different key than keys.json",
+                    row.key.fingerprint,
+                    fingerprint(pem_key),
+                )
+            except ValueError as e:
+                report.check(False, row.pem, str(e))
+    active = [r.key for r in rows if r.status == "active"]
+    if len(active) != 1:
+        return None
+    vk = active[0]
+    report.key = {"vkey": vk.vkey, "fingerprint": vk.fingerprint}
+    if vk.fingerprint in PUBLISHED_PRIVATE_KEYS:
+        report.demo_key = True
+        report.warnings.append(DEMO_KEY_WARNING)
+    if pin is None:
+        report.key["source"] = (
+            "trusting the key shipped inside the site (keys.json); compare its fingerprint out of band, or pin it "
+            "with --key"
+        )
+        return vk.public_key
+    pinned = pin.strip()
+
+    def is_pinned(k: VerifierKey) -> bool:
+        if pinned.startswith("SHA256:"):
+            return pinned == k.fingerprint
+        pk = parse_vkey(pinned)
+        return pk.public_key == k.public_key and pk.name == k.name
+
+    match = is_pinned(vk)
+    older = next((r.key for r in rows if r.key != vk and is_pinned(r.key)), None)
+    if not match and older is not None and earlier is not None:
+        earlier.append(older)
+        report.key["source"] = "pinned with --key to an earlier key: trusted only through the ledger's hand-overs"
+        return vk.public_key
+    report.key["source"] = "pinned with --key" + ("" if match else " (does NOT match the site's key)")
+    if not report.check(
+        match, rel, "the site's active key is not the key given with --key", pinned, f"{vk.vkey} ({vk.fingerprint})"
+    ):
+        return None
+    return vk.public_key
+
+
+@dataclass(frozen=True)
+class Listing:
+    """SHA256SUMS as read, for the checks of what restates it (the site's archive)."""
+
+    files: dict[str, str]  # path to SHA-256, as listed
+    signed: bool  # its signature verified with the site key
+    matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
+
+
+def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
+    """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
+    what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
+    times and inode on disk are no proof that it is unchanged (some file systems let them be
+    set back), and hashing is what the floor of a verification is."""
+    report = s.report
+    data = s.read(SUMS_PATH, "checksum list")
+    if data is None:
+        return None
+    signed = s.signed(SUMS_PATH, data, key, "checksum list")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.check(False, SUMS_PATH, "not valid UTF-8")
+        return None
+    listed: dict[str, str] = {}
+    previous = b""
+    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_safe_path(m.group(2)):
+            report.check(False, SUMS_PATH, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
+            continue
+        path = m.group(2)
+        key_bytes = path.encode()
+        if key_bytes <= previous:
+            report.check(
+                False,
+                SUMS_PATH,
+                "lines not sorted by path bytes (or a path listed twice)",
+                where=f"line {n}",
+                found=path,
+            )
+        previous = key_bytes
+        listed[path] = m.group(1)
+    if not text.endswith("\n"):
+        report.check(False, SUMS_PATH, "last line does not end with a newline")
+    actual = set(s.files(verifier))
+    s.files_found = set(actual)
+    actual -= {SUMS_PATH, SUMS_SIG_PATH}
+    for rel in sorted(actual - set(listed)):
+        report.check(
+            False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
+        )
+    env = s.environment
+    for rel in sorted(set(listed) - actual):
+        if env is not None and rel.startswith(env + "/"):
+            report.check(
+                False,
+                rel,
+                f"listed in {SUMS_PATH}, inside the Python environment running this verifier: the site ships "
+                "that environment, so its code ran inside this verifier and no verdict of this run can be trusted",
+                "an environment you made yourself, outside the site's files",
+                "a file of the site",
+            )
+            continue
+        report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
+    matched = set()
+    todo = sorted(actual & set(listed))
+    # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
+    # results are taken in path order, so the report is the same whatever finishes first.
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        for rel, digest in zip(todo, pool.map(s.file_sha256, todo), strict=True):
+            s.current = rel
+            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
+                matched.add(rel)
+    return Listing(listed, signed, frozenset(matched))
+
+
+def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
+    """Format v1 §8: the site's verify.py is byte for byte this verifier. A copy that differs is a
+    failure, whatever it does: readers who run the site's own copy would run other code."""
+    rel = manifest["verifier"]
+    theirs = s.read(rel, "verifier")
+    if theirs is None:
+        return
+    try:
+        mine = s.own_verifier()
+    except OSError as e:
+        s.report.check(
+            False,
+            rel,
+            "this verifier cannot read its own file to compare",
+            "a readable verify.py",
+            e.strerror or str(e),
+        )
+        return
+    s.report.check(
+        theirs == mine,
+        rel,
+        "the site's verifier differs from this verifier (format v1 §8: byte for byte the project's verify.py)",
+        f"SHA-256 {sha256_hex(mine)} (this verifier)",
+        f"SHA-256 {sha256_hex(theirs)}",
+    )

@@ -1,0 +1,246 @@
+"""Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort catch."""
+
+import base64
+import traceback
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
+from generator.verifier.core.folder import MANIFEST_PATH, Site
+from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
+from generator.verifier.core.report import Report, environment_hints
+from generator.verifier.memory.checkpoint_memory import other_log_problems
+from generator.verifier.memory.release_memory import Memory
+from generator.verifier.rules.revocations import check_revocations
+from generator.verifier.site.accounting import check_accounted
+from generator.verifier.site.agreement_files import check_label_sets
+from generator.verifier.site.certificate_files import check_certificates
+from generator.verifier.site.download import check_download
+from generator.verifier.site.history import (
+    HISTORY_PATH,
+    check_artifact_proofs,
+    check_extends,
+    check_history,
+    check_tiles,
+    history_sizes,
+    read_history,
+    saved_checkpoint,
+    signed_tree,
+    verify_saved,
+)
+from generator.verifier.site.publication import (
+    check_gates,
+    check_ledger,
+    check_methodology_files,
+    check_reveals,
+    check_runs,
+)
+from generator.verifier.site.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
+from generator.verifier.tlog.policy import Policy
+from generator.verifier.tlog.rotation import (
+    check_checkpoint_keys,
+    check_hand_overs,
+    check_keys_follow_the_ledger,
+    check_pin_followed,
+)
+from generator.verifier.tlog.witnessing import policy_problems
+
+# The test suite sets this, so that a bug in a check fails the test that met it instead of
+# being reported, like any other failure, as an internal error of the verifier.
+RAISE_INTERNAL_ERRORS = False
+
+
+def verify_site(
+    site: Path | str,
+    key: str | None = None,
+    debug: bool = False,
+    since: Sequence[tuple[str, bytes, str | None]] = (),
+    from_tiles: bool = False,
+    policy: Policy | None = None,
+    memory: Path | None = None,
+    full: bool = False,
+    known_logs: Mapping[str, Iterable[bytes]] | None = None,
+) -> Report:
+    """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
+    must extend: a label for the report, the note's bytes, and the origin it was remembered for
+    (None for one the caller named: it must be this site's; a remembered one of another log is
+    skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
+    `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
+    witness cosignatures. With `memory`, a folder where the verifier remembers the last release
+    it verified (generator/verifier/memory/release_memory.py): the site is verified from the release remembered
+    there, if it is the one `since` remembers, and what this run verified is remembered when
+    every check passes; `full` verifies from nothing all the same. `known_logs` maps each
+    origin the verifier remembers to the keys remembered for it: a site whose key is another
+    origin's, or whose origin looks like another (the origins of `since` too), fails.
+
+    Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
+    a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
+    the verifier itself is reported as an internal error against the file it was checking (with
+    its traceback under `debug`), never as a pass.
+    """
+    if key is not None:
+        check_key_pin(key)
+    root = Path(site)
+    report = Report(str(site))
+    if not root.is_dir():
+        raise SiteUnreadable(f"{site}: not a directory")
+    if not (root / MANIFEST_PATH).is_file():
+        raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
+    s = Site(root, report)
+    try:
+        _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
+    except Exception as e:  # the last resort: a bug must never read as a pass
+        if RAISE_INTERNAL_ERRORS:
+            raise
+        report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
+    report.hints += environment_hints(root, report.failures)
+    return report
+
+
+def _check(
+    s: Site,
+    key: str | None,
+    since: Sequence[tuple[str, bytes, str | None]],
+    from_tiles: bool,
+    policy: Policy | None,
+    memory_folder: Path | None = None,
+    full: bool = False,
+    known_logs: Mapping[str, Iterable[bytes]] | None = None,
+) -> None:
+    report = s.report
+    loaded = s.document(MANIFEST_PATH, "manifest")
+    if loaded is None or not check_manifest_shape(loaded[1], report):
+        return
+    manifest = loaded[1]
+    origin = manifest["origin"]
+    earlier: list[VerifierKey] = []
+    key_rows: list[KeyRow] = []
+    public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
+    if public_key is None:
+        return
+    # Another log's key, or a look-alike of another log's origin, would let this site start
+    # afresh beside the history this verifier remembers for that log.
+    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
+    known.update(known_logs or {})
+
+    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
+        for problem in other_log_problems(origin, log_keys, known):
+            report.check(False, MANIFEST_PATH, problem)
+        report.checks += 1
+
+    saved = []
+    for label, data, remembered_for in since:
+        if remembered_for is not None and remembered_for != origin:
+            continue
+        try:
+            saved.append(saved_checkpoint(label, data, origin))
+        except (NoteError, FormatError) as e:
+            report.check(
+                False,
+                label,
+                f"this saved checkpoint is not one of the site's: {e}",
+                f"a checkpoint of {origin}",
+                "a file that is not",
+            )
+    memory = None
+    if memory_folder is not None and not from_tiles:
+        memory = Memory(memory_folder, origin, full)
+        memory.bind([(cp.size, cp.root) for cp in saved])
+        if memory.why_not:
+            report.notes.append(f"verified in full: {memory.why_not}")
+    sums = check_sums(s, public_key, manifest["verifier"])
+    if sums is not None:
+        check_download(s, public_key, sums, memory)
+    history = read_history(s)
+    roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
+    # Every key the log has signed with, not only today's: a key it rotated away from is still the
+    # key of whichever log the state remembers it for.
+    spans = ledger.keys.spans if ledger is not None else []
+    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
+    if ledger is None:
+        return
+    roots_at = {size: root for size, root in roots_at.items() if root}
+    root = roots_at[ledger.size]
+    keys_rel = manifest["keys"]
+    keys_doc = s.document(keys_rel, "keys")
+    rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
+    check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
+    check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
+    checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
+    check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
+    if policy is not None:
+        for problem in policy_problems(policy, origin, public_key, checkpoint):
+            report.check(False, manifest["ledger"]["checkpoint"], problem)
+        report.checks += 1
+    if history is not None:
+        # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
+        # not verify, or signs another tree than the entries', that is reported once, at the
+        # checkpoint, and what restates it cannot be judged: it is not checked.
+        agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
+        archived = check_history(
+            s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
+        )
+        check_hand_overs(s, ledger.keys, archived)
+        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        if from_tiles:
+            report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
+        if agreed:
+            if not from_tiles:
+                check_tiles(s, ledger.size, root)
+            check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
+        else:
+            report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    elif len(ledger.keys.spans) > 1 or ledger.revocations or any(k.reason for k in ledger.keys.spans):
+        # Format-v2 events come with a v2 site: a rotation without its hand-over checkpoint is a key
+        # nobody endorsed, which a v1 reading of the site would never notice.
+        report.check(
+            False,
+            HISTORY_PATH,
+            "the ledger holds format-v2 events (a key rotation, a revocation) but the site publishes no "
+            "checkpoint history, so no hand-over checkpoint shows the old key endorsing the new",
+            "ledger/history.json with a hand-over checkpoint for every rotation",
+            "no ledger/history.json",
+        )
+    else:
+        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        report.notes.append(
+            "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
+            "can show that its ledger extends an earlier one"
+        )
+    methodologies = check_methodology_files(s, manifest, ledger)
+    check_gates(s, manifest, ledger)
+    check_reveals(s, manifest, ledger)
+    specs = check_runs(s, manifest, ledger, methodologies)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    check_label_sets(s, ledger, specs, judged)
+    check_accounted(s, manifest, ledger, history, key_rows)
+    check_revocations(s, origin, public_key, ledger)
+    for w in ledger.withdrawals.values():
+        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
+    check_verifier_copy(s, manifest)
+    report.counts = {
+        "ledger entries": ledger.size,
+        "gates": len(ledger.gates),
+        "commitments": ledger.commit_count,
+        "revealed": len(ledger.reveals),
+        "runs": len(ledger.runs),
+        "certificates": len(ledger.certificates),
+        "revocations": len(ledger.revocations),
+        "label sets": len(ledger.label_sets),
+        "methodology versions": len(ledger.methodologies),
+    }
+    report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
+    report.checkpoint = checkpoint
+    report.log_keys = sorted({public_key, *(span.key.public_key for span in ledger.keys.spans)})
+    if memory is not None and memory.bound and not memory.used and memory.why_not:
+        report.notes.append(f"the ledger was replayed from its first entry: {memory.why_not}")
+    if memory is not None and report.ok:
+        try:
+            memory.save(report.tree, root)
+        except OSError as e:  # the site passed; only the next run's shortcut is lost
+            report.warnings.append(f"could not remember this release in {memory.folder}: {e.strerror or e}")
+    open_runs = [r for r in ledger.runs if ledger.decided_at(r) is None]
+    if open_runs:
+        report.notes.append(f"{len(open_runs)} run(s) still open (not yet decided): {', '.join(open_runs[:10])}")
