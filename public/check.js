@@ -3,7 +3,7 @@
    One small script, no framework, nothing loaded from elsewhere. With only the browser's WebCrypto (SHA-256,
    Ed25519) and the site's own files it checks what `verify.py proof` checks for one artifact (its hash against its
    ledger leaf, the leaf's inclusion proof, the checkpoint's signature, the witnesses' cosignatures) and, for a
-   certificate, recomputes every derived field with exact rationals (BigInt) as generator/verifier/scoring.py and
+   certificate, recomputes every derived field with exact rationals (BigInt) as generator/verifier/rules/scoring.py and
    recheck.py do: both must reach the same result to the digit, and the tests compare them. Problems are worded as
    the Python verifier words them.
 
@@ -1227,7 +1227,7 @@
   const OUTCOMES = ["valid", "revoked", "expired", "not-certified", "failed", "could-not-check"];
 
   // The fingerprints of the keys whose private half the project publishes (the demo program's). They must be those
-  // of PUBLISHED_PRIVATE_KEYS in generator/verifier/keys.py; tests/test_browser_check.py compares them.
+  // of PUBLISHED_PRIVATE_KEYS in generator/verifier/core/public_keys.py; tests/test_browser_check.py compares them.
   const PUBLISHED_DEMO_KEYS = [
     "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
     "SHA256:13fa4089af669bb603a137d0ff19e2ff39fa83fc2fd6947f0454bd6b240a7183",

@@ -3,7 +3,7 @@
 Every byte the module makes is checked against a computation written here from the spec
 (hashlib and PyNaCl), and against two published vectors: the example cosignature line of
 tlog-cosignature.md, and a real Sigsum tree head with real witness cosignatures (quoted in the
-tests of the florolf/sigmon monitor, tests/test_quorum.py). The tests run on the package and on
+tests of the florolf/sigmon monitor, in its test_quorum.py). The tests run on the package and on
 the bundle the package makes (built in memory here, so they do not depend on verify.py being
 regenerated).
 """

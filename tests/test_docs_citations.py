@@ -33,6 +33,11 @@ SECTION = re.compile(r"§(\d+)(?![.\d])")
 MD_LINK = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)#([^\s)\]\"'`<>,;]+)")
 SAME_FILE_LINK = re.compile(r"\]\(#([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# A source file of this repository named in any file, e.g. generator/verifier/rules/ledger.py: modules
+# move, and a path that no longer exists sends the reader nowhere (Markdown files: the link checks).
+REPO_PATH = re.compile(
+    r"(?<![\w/.-])((?:generator|tests|site_templates|tools|data|examples|docs)/[\w./-]*\w\.(?:py|js|html|sh))(?![\w/-])"
+)
 # A Markdown link to a file of the repository: [text](path) or [text](path#anchor), not a URL.
 FILE_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:|#)([^)\s#]+)(?:#[^)\s]*)?\)")
 
@@ -193,6 +198,9 @@ def problems_in(rel: str, text: str, known: Docs, anchors_of: dict[Path, set[str
                 problems.append(f"{where}: cites {outside}, which is not in this repository (use docs/formats/v1.md)")
         if BARE_SPEC.search(line):
             problems.append(f"{where}: cites the spec by a name outside this repository (write 'format v1 §N')")
+        for match in REPO_PATH.finditer(line):
+            if not (REPO / match.group(1)).exists():
+                problems.append(f"{where}: names {match.group(1)}, which this repository does not have")
         for match in SECTION.finditer(line):
             if int(match.group(1)) not in known.sections:
                 problems.append(f"{where}: cites §{match.group(1)}, a section docs/formats/v1.md does not have")
@@ -326,6 +334,7 @@ def test_every_tracked_file_cites_only_what_the_repository_holds() -> None:
         ("the [guide](docs/nothing.md)", "links docs/nothing.md, but there is no such file"),
         ("the [folder](docs/nothing/)", "links docs/nothing/, but there is no such file"),
         ("[a heading](docs/formats/v1.md#99-nothing)", "a heading docs/formats/v1.md does not have"),
+        ("the rule lives in generator/verifier/ledger.py", "names generator/verifier/ledger.py, which this"),
     ],
 )
 def test_a_broken_citation_is_found(line: str, expected: str) -> None:
@@ -353,6 +362,7 @@ def test_a_broken_citation_is_found(line: str, expected: str) -> None:
         'the wheel (README, "Install"), the table (README,\n"Verifier releases")',
         "[the guide](docs/operating.md#install), [formats](docs/formats/), [items](examples/items.yaml)",
         "[a site](https://example.org/x.md) and [mail](mailto:a@example.org)",
+        "the replay in generator/verifier/rules/ledger.py, the page tests/test_tutorial.py",
     ],
 )
 def test_a_good_citation_passes(line: str) -> None:
