@@ -17,10 +17,10 @@ from typing import Any
 import click
 
 from generator import __version__
+from generator.commands.monitor_site import EVENT_TYPES
 from generator.core.generator_errors import InputError, TransparencyError, problem
-from generator.monitor.follow import EVENT_TYPES
 from generator.program.datadir import ENV_DATA, ENV_PRIVATE, Paths
-from generator.verifier import FormatError, SiteUnreadable, printable, safe_json, verify_site
+from generator.verifier import printable, safe_json
 
 DEMO_WARNING = (
     "WARNING: this site is signed with the DEMO key, which is published in the repository "
@@ -569,17 +569,12 @@ def results_from_inspect(
       transparency results from-inspect logs/extract.eval --run quill-a-3 --map inspect-map.yaml
       transparency certify PRIVATE/results/quill-a-3.json
     """
-    from generator.importers.inspect.inspect_log import import_inspect_log
+    from generator.commands.results_import import imported_lines, results_from_inspect
 
     paths = _paths(ctx)
-    done = import_inspect_log(paths, log, run_id, mapping, out, force, evidence_name, not no_evidence)
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(done.counts.items()))
-    retried = f"; {done.retried} retried (kept as earlier attempts)" if done.retried else ""
-    click.echo(f"Wrote {paths.show(done.out)}: {sum(done.counts.values())} results ({counts}){retried}.")
-    click.echo(f"  run {done.run}, finished at {done.finished_at}; log sha256 {done.log_sha256}")
-    if done.evidence is not None:
-        click.echo(f"  the log is evidence {done.evidence['name']} (at {done.evidence['path']} from the results)")
-    click.echo(f"Next: transparency certify {paths.show(done.out)}")
+    done = results_from_inspect(paths, log, run_id, mapping, out, force, evidence_name, not no_evidence)
+    for line in imported_lines(paths, done):
+        click.echo(line)
 
 
 @main.group("agreement", cls=_Group)
@@ -826,13 +821,9 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
     grader record, saying what it could only take as asserted. Exit status 0 if every check
     passed, 1 if any failed, 2 if the site could not be read.
     """
-    try:
-        report = verify_site(site, key)
-    except SiteUnreadable as e:
-        # The verifier's message already starts with the site's name, which the problem names too.
-        raise InputError([problem(str(site), str(e).removeprefix(f"{site}: "))], "cannot read the site") from None
-    except FormatError as e:
-        raise InputError([problem("--key", str(e))], "bad --key") from None
+    from generator.commands.check_site import check_site
+
+    report = check_site(site, key)
     click.echo(safe_json(report.to_json()) if as_json else report.render())
     sys.exit(0 if report.ok else 1)
 
@@ -914,12 +905,9 @@ def monitor(
     status: 0 consistent, 1 an inconsistency (the state is not moved), 2 the site or the
     state cannot be read, or a bad argument.
     """
-    from generator.monitor.follow import run_monitor
+    from generator.commands.monitor_site import follow_site
 
-    status = run_monitor(
-        site, key=key, state_dir=state_dir, types=types, gates=gates, subjects=subjects, as_json=as_json
-    )
-    sys.exit(status)
+    sys.exit(follow_site(site, key, state_dir, types, gates, subjects, as_json))
 
 
 @main.command()
@@ -967,9 +955,9 @@ def witness() -> None:
 def witness_key(name: str, key_path: Path) -> None:
     """Create a witness key NAME (e.g. your domain) in a new file (mode 0600); print its vkey,
     which the program lists in its policy (data/policy.txt) and verifiers in theirs."""
-    from generator.witness.server import create_key
+    from generator.commands.witness_run import new_witness_key
 
-    click.echo(create_key(key_path, name))
+    click.echo(new_witness_key(key_path, name))
 
 
 def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -998,15 +986,6 @@ def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _open_witness(key_path: Path, name: str, state_dir: Path, logs_path: Path, rules: Any) -> Any:
-    from generator.witness.server import Witness
-
-    try:
-        return Witness.from_files(key_path, name, state_dir, logs_path, rules=rules)
-    except (FormatError, ValueError) as e:
-        raise InputError([problem(str(logs_path), str(e))], "cannot start the witness") from None
-
-
 @witness.command("serve")
 @_witness_options
 @click.option("--listen", default="127.0.0.1:7380", show_default=True, help="HOST:PORT to listen on.")
@@ -1024,12 +1003,9 @@ def witness_serve(
     """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted, and POST
     /add-checkpoint-with-files: the same request followed by the new tiles and reveals, which a
     build sends so that --rules can replay entries its mirror does not hold yet."""
-    from generator.witness.site_reader import folder_reader, site_rules
+    from generator.commands.witness_run import witness_server
 
-    host, _, port = listen.rpartition(":")
-    rules = site_rules(folder_reader(rules_site)) if rules_site else None
-    w = _open_witness(key_path, name, state_dir, logs_path, rules)
-    server = w.make_server(host or "127.0.0.1", int(port))
+    w, server, host = witness_server(key_path, name, state_dir, logs_path, listen, rules_site)
     with server:
         click.echo(f"Witness {w.vkey} at http://{host}:{server.server_address[1]}/add-checkpoint (Ctrl-C to stop)")
         try:
@@ -1054,18 +1030,14 @@ def witness_cosign(
 ) -> None:
     """Cosign SITE's checkpoint offline, from a downloaded site folder: the same checks as
     serve, the consistency proof computed from the site's own tiles. Exit 1 if refused."""
-    from generator.witness.site_reader import cosign_site, folder_reader, site_rules
+    from generator.commands.witness_run import add_cosignature, cosign_folder
 
-    read = folder_reader(site)
-    w = _open_witness(key_path, name, state_dir, logs_path, site_rules(read) if rules else None)
-    status, answer = cosign_site(w, read)
+    status, answer = cosign_folder(site, key_path, name, state_dir, logs_path, rules)
     if status != 200:
         _echo_lines(f"refused ({status}): ", answer)
         sys.exit(1)
     if out is None:
         click.echo(answer)
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("a", encoding="utf-8") as f:  # beside other witnesses' lines, never over them
-            f.write(answer + "\n")
+        add_cosignature(out, answer)  # beside other witnesses' lines, never over them
         click.echo(f"added the cosignature to {out}")

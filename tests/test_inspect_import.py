@@ -30,7 +30,8 @@ from generator.cli import main
 from generator.commands.build import build
 from generator.commands.certify import certify_run
 from generator.core.generator_errors import InputError
-from generator.importers.inspect.inspect_log import INSTALL_HINT, InspectNotInstalled, import_inspect_log, note_text
+from generator.importers.inspect.inspect_log import INSTALL_HINT, InspectNotInstalled, import_inspect_log
+from generator.importers.inspect.sample_values import note_text
 from generator.program.datadir import Paths
 from generator.program.results_file import check_results_shape, read_results
 from generator.verifier import loads_strict, verify_site

@@ -23,30 +23,33 @@ click; the CLI is a thin layer over run_monitor().
 from __future__ import annotations
 
 import base64
-import fcntl
-import hashlib
 import itertools
-import json
-import os
 import shutil
-import stat
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import IO, TextIO
 
-from generator import __version__
 from generator.core import layout
-from generator.core.generator_errors import TransparencyError
-from generator.core.regularfile import TooLarge, read_regular
+from generator.monitor.event_lines import Filters, event_json, event_line
+from generator.monitor.key_pin import parse_pin, site_key, trusted_key
+from generator.monitor.monitor_errors import Inconsistent, Unreadable, problem_text
+from generator.monitor.monitor_state import (
+    Remembered,
+    default_state_dir,
+    locked,
+    other_logs,
+    read_state,
+    refuse_another_log,
+    state_path,
+    write_state,
+)
+from generator.monitor.site_source import Fetch, open_site
 from generator.verifier import (
     EMPTY_ROOT,
     KEY_ROTATION,
-    LEAF_KEYS,
     MAX_LEAF_BYTES,
     PUBLISHED_PRIVATE_KEYS,
     TILE_WIDTH,
@@ -57,117 +60,27 @@ from generator.verifier import (
     NoteError,
     Problem,
     ProofError,
-    RunEvent,
     VerifierKey,
-    b64decode_strict,
-    canonical_bytes,
-    check_keys,
     checkpoint_signers,
     invisible_characters,
-    is_hex64,
     is_origin,
-    key_rows,
     leaf_hash,
     open_checkpoint,
-    other_log_problems,
     parse_canonical,
-    parse_vkey,
     printable,
     read_tiled_log,
-    replace_atomically,
     show,
     signer_problems,
-    user_cache_dir,
 )
 
-# Every type the verifier's Ledger knows: one it does not know is a rule problem, never printed.
-EVENT_TYPES = tuple(LEAF_KEYS)
-STATE_FOLDER = "transparency-monitor"
-STATE_TYPE = "monitor-state"
 TILE_FOLDER = "ledger/tile"
-
-_TIMEOUT = 10.0  # seconds a connection may stay silent
-_DEADLINE = 60.0  # seconds one file may take in all: a server dripping bytes cannot hold a run forever
 _MAX_CHECKPOINT_BYTES = 1 << 16  # a checkpoint with a hundred cosignatures is under 20 kB
-_MAX_KEYS_BYTES = 1 << 20
 _MAX_HASH_TILE_BYTES = TILE_WIDTH * 32
 _MAX_BUNDLE_BYTES = TILE_WIDTH * (2 + MAX_LEAF_BYTES)
-_MAX_STATE_BYTES = 1 << 18
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _PROGRESS_EVERY = 100_000
 _SHOWN_PROBLEMS = 20
 # The lines of new events wait here until every entry is checked; past this they go to disk.
 _SPOOL_IN_MEMORY = 1 << 22
-
-Fetch = Callable[[str, int], bytes | None]
-
-
-class Inconsistent(TransparencyError):
-    """Something a log must never do. The run stops and its state is not moved (exit status 1).
-    `lines` are raw text from the site: escape them (printable) before showing them."""
-
-    exit_code = 1
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        super().__init__("\n".join(lines))
-
-
-class Unreadable(TransparencyError):
-    """The site or the state could not be read, or an argument is wrong (exit status 2)."""
-
-
-# What following a type also prints: a revocation is news about a certificate, a withdrawal news
-# about a run, and whoever follows certificates or runs must never miss that one was withdrawn.
-_ALSO_SHOWN = {"certificate": ("revocation",), "run": ("run-withdrawn",)}
-
-
-@dataclass(frozen=True)
-class Filters:
-    """What to print. Given kinds combine with and; the values of one kind with or. `--type
-    certificate` also prints revocations (of certificates), `--type run` withdrawals of runs: see
-    _ALSO_SHOWN."""
-
-    types: frozenset[str] = frozenset()
-    gates: frozenset[str] = frozenset()
-    subjects: frozenset[str] = frozenset()  # a subject's id or its exact name
-
-    @classmethod
-    def of(cls, types: Iterable[str] = (), gates: Iterable[str] = (), subjects: Iterable[str] = ()) -> Filters:
-        unknown = sorted(set(types) - set(EVENT_TYPES))
-        if unknown:
-            raise Unreadable(f"--type {', '.join(unknown)}: not an event type (one of {', '.join(EVENT_TYPES)})")
-        shown = set(types).union(*(_ALSO_SHOWN.get(t, ()) for t in types))
-        return cls(frozenset(shown), frozenset(gates), frozenset(subjects))
-
-    def match(self, leaf: dict[str, Any], ledger: Ledger) -> bool:
-        """Whether an entry the ledger has just applied (so that what it refers to is known) is shown."""
-        if self.types and leaf["type"] not in self.types:
-            return False
-        gate, run = _about(leaf, ledger)
-        if self.gates and gate not in self.gates:
-            return False
-        return not self.subjects or (run is not None and bool({run.subject["id"], run.subject["name"]} & self.subjects))
-
-    def absent(self, ledger: Ledger) -> list[str]:
-        """What the filters name that the whole replayed log does not have: a typo shows nothing,
-        which must not read as a quiet log."""
-        subjects = {name for run in ledger.runs.values() for name in (run.subject["id"], run.subject["name"])}
-        return [f"--gate {g}: the log has no gate {g}" for g in sorted(self.gates - set(ledger.gates))] + [
-            f"--subject {s}: no run of the log has a subject with this id or name"
-            for s in sorted(self.subjects - subjects)
-        ]
-
-
-@dataclass(frozen=True)
-class Remembered:
-    """What the monitor keeps of one log: the key it trusts, and the last checkpoint it verified."""
-
-    origin: str
-    key: VerifierKey
-    size: int
-    root: bytes
-    checkpoint: bytes
 
 
 @dataclass(frozen=True)
@@ -178,316 +91,6 @@ class Outcome:
     size: int
     state: Path
     first_contact: bool
-
-
-# -- the site: a folder or a URL
-
-
-def open_site(site: str) -> tuple[str, Fetch]:
-    """A label of the site for messages, and a function from a site path and a size bound to its
-    bytes (None when the site does not have that file)."""
-    if "://" in site:
-        return site, _http_source(site)
-    return site, _folder_source(Path(site))
-
-
-def _folder_source(root: Path) -> Fetch:
-    if not root.is_dir():
-        raise Unreadable(f"{root}: not a folder, nor an https:// URL")
-
-    def get(rel: str, limit: int) -> bytes | None:
-        # A site is data from elsewhere: a link inside it could point at any file of this machine.
-        path = root
-        for part in rel.split("/"):
-            path = path / part
-            if path.is_symlink():
-                return None
-        try:
-            return read_regular(path, limit)  # a FIFO there would otherwise hold the run forever
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as e:
-            raise Unreadable(f"{path}: {e.strerror or e}") from None
-
-    return get
-
-
-def _http_source(url: str) -> Fetch:
-    # Imported here: `transparency` loads this module for every command, and urllib costs more
-    # than the rest of it.
-    import http.client
-    import ssl
-    import urllib.error
-    import urllib.parse
-    import urllib.request
-
-    def allowed(parts: urllib.parse.SplitResult, scheme: str) -> str | None:
-        """What is wrong with fetching from `parts` when the site was given with `scheme`."""
-        if parts.scheme.lower() != scheme:
-            return f"{parts.scheme or 'no'} scheme, not {scheme}"
-        if scheme == "http" and parts.hostname not in _LOOPBACK:
-            return "plain http:// is accepted only for 127.0.0.1 or localhost (tests and previews); use https://"
-        if scheme not in ("http", "https"):
-            return "only https:// URLs (and http:// on 127.0.0.1) are followed"
-        if not parts.hostname or parts.username is not None or parts.password is not None:
-            return "a URL with a host name and no user name or password"
-        return None
-
-    try:
-        given = urllib.parse.urlsplit(url)
-        given.port  # noqa: B018 -- raises ValueError for a malformed port
-    except ValueError as e:
-        raise Unreadable(f"{url}: not a URL ({e})") from None
-    scheme = given.scheme.lower()
-    problem = allowed(given, scheme) or (
-        "a site URL has no query or fragment" if given.query or given.fragment else None
-    )
-    if problem:
-        raise Unreadable(f"{url}: {problem}")
-    base = urllib.parse.urlunsplit((scheme, given.netloc, given.path.rstrip("/") + "/", "", ""))
-
-    class SameScheme(urllib.request.HTTPRedirectHandler):
-        """Redirects within the site's scheme only: an https site is never read over http."""
-
-        def redirect_request(
-            self,
-            req: urllib.request.Request,
-            fp: IO[bytes],
-            code: int,
-            msg: str,
-            headers: Any,
-            newurl: str,
-        ) -> urllib.request.Request | None:
-            wrong = allowed(urllib.parse.urlsplit(newurl), scheme)
-            if wrong:
-                raise Unreadable(f"{req.full_url}: redirected to {newurl}, which is refused: {wrong}")
-            return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-    # A local server is reached directly: a proxy from the environment would answer for it.
-    proxies = urllib.request.ProxyHandler({} if given.hostname in _LOOPBACK else None)
-    https = urllib.request.HTTPSHandler(context=ssl.create_default_context())
-    opener = urllib.request.build_opener(proxies, SameScheme, https)
-    headers = {"User-Agent": f"transparency-monitor/{__version__}", "Accept-Encoding": "identity"}
-
-    def get(rel: str, limit: int) -> bytes | None:
-        where = base + urllib.parse.quote(rel)
-        deadline = time.monotonic() + _DEADLINE
-        data = bytearray()
-        try:
-            with opener.open(urllib.request.Request(where, headers=headers), timeout=_TIMEOUT) as response:
-                length = response.headers.get("Content-Length", "")
-                if length.strip().isdigit() and int(length) > limit:
-                    raise Unreadable(f"{where}: {int(length)} bytes, more than the {limit} such a file can have")
-                while len(data) <= limit:
-                    chunk = response.read(min(1 << 16, limit + 1 - len(data)))
-                    if not chunk:
-                        break
-                    data += chunk
-                    if time.monotonic() > deadline:
-                        raise Unreadable(f"{where}: still arriving after {_DEADLINE:.0f} s")
-        except urllib.error.HTTPError as e:
-            e.close()
-            if e.code in (404, 410):
-                return None
-            raise Unreadable(f"{where}: HTTP {e.code} {e.reason}") from None
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as e:
-            reason = getattr(e, "reason", None) or e
-            raise Unreadable(f"{where}: {reason}") from None
-        if len(data) > limit:
-            raise Unreadable(f"{where}: more than the {limit} bytes such a file can have")
-        return bytes(data)
-
-    return get
-
-
-# -- the state: one file per log origin
-
-
-def default_state_dir() -> Path | None:
-    """$XDG_CACHE_HOME/transparency-monitor, or under ~/.cache; None without a home."""
-    return user_cache_dir(STATE_FOLDER)
-
-
-def state_path(folder: Path, origin: str) -> Path:
-    """Named by the origin's SHA-256: an origin is text from a site, never a file name."""
-    return folder / f"{hashlib.sha256(origin.encode('utf-8')).hexdigest()}.json"
-
-
-def read_state(path: Path, origin: str) -> Remembered | None:
-    """The log's state, None before the first run; a file that is not a valid state of this
-    origin, whose checkpoint does not open with its key or name its tree, is refused and kept:
-    replacing it would silently forget the key and the tree it exists to remember."""
-    data: bytes | None = None
-    try:
-        data = read_regular(path, _MAX_STATE_BYTES)
-    except FileNotFoundError:
-        return None
-    except TooLarge:
-        pass  # damaged, as below
-    except OSError as e:
-        raise Unreadable(f"{path}: cannot read the monitor's state ({e.strerror or e})") from None
-    try:
-        if data is None:
-            raise FormatError(f"larger than {_MAX_STATE_BYTES} bytes")
-        doc = parse_canonical(data)
-        members = ("checkpoint", "origin", "root", "tree_size", "type", "v", "vkey")
-        if check_keys(doc, members) or doc["type"] != STATE_TYPE or doc["v"] != 1:
-            raise FormatError(f'not {{"type":"{STATE_TYPE}","v":1,…}} with members {", ".join(members)}')
-        if doc["origin"] != origin:
-            raise FormatError(f"it is the state of {show(doc['origin'])}, not of {show(origin)}")
-        key = parse_vkey(doc["vkey"])
-        size, root = doc["tree_size"], b64decode_strict(doc["root"]) if isinstance(doc["root"], str) else b""
-        if type(size) is not int or size < 0 or len(root) != 32 or key.name != origin:
-            raise FormatError("malformed tree_size, root or vkey")
-        checkpoint = b64decode_strict(doc["checkpoint"]) if isinstance(doc["checkpoint"], str) else b""
-        if open_checkpoint(checkpoint, origin, key.public_key) != (origin, size, root):
-            raise FormatError("its checkpoint does not sign its tree_size and root")
-    except (FormatError, NoteError) as e:
-        raise Unreadable(
-            f"{path}: the monitor's state is damaged ({e}); it was left as it is. Move it away to start "
-            "afresh (and lose the key and the checkpoint it remembered)"
-        ) from None
-    return Remembered(origin, key, size, root, checkpoint)
-
-
-def write_state(path: Path, r: Remembered) -> None:
-    """Replace the state atomically: a kill at any point leaves the old file or the new one."""
-    doc = {
-        "checkpoint": base64.b64encode(r.checkpoint).decode(),
-        "origin": r.origin,
-        "root": base64.b64encode(r.root).decode(),
-        "tree_size": r.size,
-        "type": STATE_TYPE,
-        "v": 1,
-        "vkey": r.key.vkey,
-    }
-    replace_atomically(path, canonical_bytes(doc))
-
-
-def other_logs(folder: Path, path: Path) -> tuple[dict[str, list[bytes]], list[str]]:
-    """The other logs this state folder remembers (origin -> the key pinned for it), and the
-    state files that could not be read as one: a log is its key as much as its origin, and the
-    verifier's rule for a key or an origin seen before under another name applies to them."""
-    known: dict[str, list[bytes]] = {}
-    skipped: list[str] = []
-    for other in sorted(folder.glob("*.json")):
-        if other == path:
-            continue
-        try:
-            # Not following a link, not waiting on a FIFO: only a regular file is a state.
-            fd = os.open(other, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    raise OSError(f"{other.name} is not a regular file")
-                data = f.read(_MAX_STATE_BYTES + 1)
-            doc = parse_canonical(data)
-            known[doc["origin"]] = [parse_vkey(doc["vkey"]).public_key]
-        except (OSError, FormatError, KeyError, TypeError):
-            skipped.append(other.name)
-    return known, skipped
-
-
-def _refuse_another_log(origin: str, keys: Iterable[VerifierKey], known: dict[str, list[bytes]]) -> None:
-    """The same site re-served under another origin (a look-alike, or any name at all with a key
-    this monitor pinned for another log) is not a first contact: it is that log."""
-    problems = other_log_problems(origin, [k.public_key for k in keys], known)
-    if problems:
-        raise Inconsistent(problems)
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One monitor at a time per log and state folder: two would race, and the slower could put
-    back an older tree."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    except OSError as e:
-        raise Unreadable(f"{path.parent}: cannot use it for the monitor's state ({e.strerror or e})") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise Unreadable(f"{path}: another monitor is following this log with the same state") from None
-        yield
-    finally:
-        os.close(fd)
-
-
-# -- trust
-
-
-def parse_pin(pin: str | None) -> VerifierKey | str | None:
-    """--key: a verifier key, or a `SHA256:<hex>` fingerprint of the key that keys.json must list."""
-    if pin is None:
-        return None
-    pin = pin.strip()
-    if pin.startswith("SHA256:"):
-        if not is_hex64(pin[7:]):
-            raise Unreadable("--key: a fingerprint is SHA256: followed by 64 lowercase hex digits")
-        return pin
-    try:
-        return parse_vkey(pin)
-    except FormatError as e:
-        raise Unreadable(f"--key: {e}") from None
-
-
-def _trusted_key(
-    fetch: Fetch, origin: str, pin: VerifierKey | str | None, remembered: Remembered | None
-) -> tuple[VerifierKey, str | None]:
-    """The key that must sign today's checkpoint, and on first contact where it came from."""
-    if remembered is not None:
-        # KEY ROTATION HOOK. Until the format's key events land here, any key other than the pinned
-        # one is an inconsistency. With them the pinned key stays the root of trust: its successor
-        # is learnt from the ledger's key-rotation leaf under the hand-over checkpoint the pinned
-        # key signed, and is what write_state pins next; never from keys.json alone.
-        if pin is not None and not _pin_matches(pin, remembered.key):
-            raise Inconsistent(
-                [
-                    f"--key {_pin_text(pin)} is not the key this monitor pinned for {origin}: "
-                    f"{remembered.key.vkey} ({remembered.key.fingerprint}). A key change is an inconsistency; "
-                    "to trust another key on purpose, move the state file away"
-                ]
-            )
-        return remembered.key, None
-    if isinstance(pin, VerifierKey):
-        if pin.name != origin:
-            raise Inconsistent([f"{layout.CHECKPOINT} is a checkpoint of {origin}, but --key is a key of {pin.name}"])
-        return pin, "the key given with --key"
-    key = _site_key(fetch, origin)
-    if pin is not None and not _pin_matches(pin, key):
-        raise Inconsistent(
-            [f"the site's active key {key.vkey} ({key.fingerprint}) is not the key given with --key {pin}"]
-        )
-    return key, "the key pinned with --key, as the site's keys.json lists it" if pin else "the site's keys.json"
-
-
-def _pin_matches(pin: VerifierKey | str, key: VerifierKey) -> bool:
-    return pin == key.fingerprint if isinstance(pin, str) else (pin.name, pin.public_key) == (key.name, key.public_key)
-
-
-def _pin_text(pin: VerifierKey | str) -> str:
-    return pin if isinstance(pin, str) else pin.vkey
-
-
-def _site_key(fetch: Fetch, origin: str) -> VerifierKey:
-    """The active key of the site's keys.json, its rules checked (format v1 §2)."""
-    data = fetch(layout.KEYS, _MAX_KEYS_BYTES)
-    if data is None:
-        raise Unreadable(f"no {layout.KEYS}: the site names no key to trust; pin one with --key")
-    try:
-        doc = parse_canonical(data)
-    except FormatError as e:
-        raise Inconsistent([f"{layout.KEYS}: {e}"]) from None
-    shape = check_keys(doc, ("keys", "origin", "type", "v"))
-    if shape or doc["type"] != "keys" or doc["v"] != 1:
-        raise Inconsistent([f"{layout.KEYS}: not a v1 keys document"])
-    if doc["origin"] != origin:
-        raise Inconsistent([f"{layout.KEYS}: origin {show(doc['origin'])} is not the checkpoint's {origin}"])
-    rows, problems = key_rows(doc["keys"], origin, published=True)
-    if problems:
-        raise Inconsistent([f"{layout.KEYS}: {_problem_text(p)}" for p in problems])
-    return next(r.key for r in rows if r.status == "active")  # key_rows requires exactly one
 
 
 # -- reading the log
@@ -507,71 +110,6 @@ def _claimed_origin(note: bytes) -> str:
 
 def _b64(h: bytes) -> str:
     return base64.b64encode(h).decode()
-
-
-def _problem_text(p: Problem) -> str:
-    text = f"{p.where + ': ' if p.where else ''}{p.message}"
-    if p.expected is not None:
-        text += f" (expected {p.expected})"
-    if p.found is not None:
-        text += f" (found {p.found})"
-    return text
-
-
-def _about(leaf: dict[str, Any], ledger: Ledger) -> tuple[str | None, RunEvent | None]:
-    """The gate and the run an applied entry is about, when it is about one: a certificate's run,
-    and the run of the certificate an event names by its serial (a revocation)."""
-    kind = leaf["type"]
-    if kind == "gate":
-        return leaf["id"], None
-    if kind == "commit":
-        return leaf["gate"], None
-    if kind == "reveal":
-        commit = ledger.commit(leaf["id"])
-        return (commit.gate if commit else None), None
-    if kind == "run":
-        run_id = leaf["id"]
-    elif isinstance(leaf.get("run"), str):
-        run_id = leaf["run"]
-    else:
-        cert = ledger.certificates.get(leaf["serial"]) if isinstance(leaf.get("serial"), str) else None
-        run_id = cert.run if cert else None
-    run = ledger.runs.get(run_id) if run_id is not None else None
-    return (run.gate if run else None), run
-
-
-# The member that names what an event is about, for event types this module does not describe.
-_ID_MEMBERS = ("id", "serial", "version", "vkey", "run")
-
-
-def event_line(index: int, leaf: dict[str, Any], ledger: Ledger) -> str:
-    """`<index> <at> <type> <id> <detail>`, every part escaped: names come from the site."""
-    kind = leaf["type"]
-    gate, run = _about(leaf, ledger)
-    id_member = next((k for k in _ID_MEMBERS if k in leaf), None)
-    ident = str(leaf[id_member]) if id_member else "-"
-    about = [f"gate={gate}"] if gate else []
-    if run:
-        about.append(f"subject={show(run.subject['name'])} ({run.subject['id']})")
-    if kind == "gate":
-        detail = [f"name={show(leaf['name'])}", "public" if leaf["public"] else "secret"]
-    elif kind == "methodology":
-        detail = [f"sha256={leaf['sha256']}"]
-    elif kind in ("commit", "run"):
-        detail = about
-    elif kind == "reveal":
-        detail = [*about, f"reason={leaf['reason']}"] + ([f"note={show(leaf['note'], 60)}"] if leaf["note"] else [])
-    elif kind == "certificate":
-        detail = [f"run={leaf['run']}", *about]
-    else:  # an event this module has no words for (yet): what it is about, then its other members
-        rest = sorted(k for k in leaf if k not in ("type", "v", "at", id_member))
-        detail = [*about, *(f"{k}={show(leaf[k], 60)}" for k in rest)]
-    return printable(" ".join([str(index), leaf["at"], kind, ident, *detail]))
-
-
-def event_json(index: int, leaf: Any) -> str:
-    # ASCII only: whatever the leaf holds reaches the terminal as \u escapes, which JSON decodes back.
-    return json.dumps({"index": index, "leaf": leaf}, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
 
 
 def _follow(
@@ -622,7 +160,7 @@ def _follow(
                     hand_over_roots[index + 1] = full.root()
             if found:
                 broken += len(found)
-                problems += [_problem_text(p) for p in found][: max(0, _SHOWN_PROBLEMS - len(problems))]
+                problems += [problem_text(p) for p in found][: max(0, _SHOWN_PROBLEMS - len(problems))]
             elif index >= since and not broken and filters.match(leaf, ledger):
                 spool.write((event_json(index, leaf) if as_json else event_line(index, leaf, ledger)) + "\n")
                 shown += 1
@@ -636,7 +174,7 @@ def _follow(
         )
     final = ledger.final_problems()
     broken += len(final)
-    problems += [_problem_text(p) for p in final][: max(0, _SHOWN_PROBLEMS - len(problems))]
+    problems += [problem_text(p) for p in final][: max(0, _SHOWN_PROBLEMS - len(problems))]
     if broken:
         more = [f"… and {broken - len(problems)} more"] if broken > len(problems) else []
         raise Inconsistent([f"the ledger breaks its rules ({broken} problem(s)):", *problems, *more])
@@ -713,13 +251,13 @@ def monitor(
         raise Unreadable(f"{label}: no {layout.CHECKPOINT}: not a transparency site, or not built yet")
     origin = _claimed_origin(note)
     path = state_path(folder, origin)
-    with _locked(path):
+    with locked(path):
         seen = read_state(path, origin)
-        log_key, source = _trusted_key(fetch, origin, pin, seen)
+        log_key, source = trusted_key(fetch, origin, pin, seen)
         known, skipped = other_logs(folder, path)
         if skipped:
             _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
-        _refuse_another_log(origin, [log_key], known)
+        refuse_another_log(origin, [log_key], known)
         if source is not None:
             # With --key the user already chose the key; without, they are told how to.
             advice = (
@@ -744,8 +282,8 @@ def monitor(
                     raise
                 # Perhaps rotated: the candidate is the site's active key, trusted only once the
                 # ledger shows the pinned key handing over to it (checked after the replay).
-                successor = _site_key(fetch, origin)
-                _refuse_another_log(origin, [successor], known)
+                successor = site_key(fetch, origin)
+                refuse_another_log(origin, [successor], known)
                 cp_origin, size, root = open_checkpoint(note, origin, successor.public_key)
                 if size <= seen.size:  # a rotation is a leaf: a log that rotated has grown
                     raise NoteError(f"signed by {successor.fingerprint} instead, on a log that did not grow") from None
@@ -783,7 +321,7 @@ def monitor(
             ring.start(log_key)  # a ledger without rotations: the pinned key is its only one
             # Every key of the log, not only the one pinned: a key it rotated away from (or to) is
             # still the key of whichever log another state pins it for.
-            _refuse_another_log(origin, [span.key for span in ring.spans], known)
+            refuse_another_log(origin, [span.key for span in ring.spans], known)
             if successor is not None:
                 _check_handed_over(fetch, ring, log_key, successor, hand_over_roots)
                 _say(err, f"the log rotated its key: followed {log_key.fingerprint} to {successor.fingerprint}")

@@ -1,0 +1,39 @@
+"""`transparency results from-inspect`: the Inspect importer (generator/importers/inspect/) as a
+command: a log turned into the results file of a registered run, and the lines that report it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.importers.inspect.inspect_log import Imported, import_inspect_log
+from generator.program.datadir import Paths
+
+
+def results_from_inspect(
+    paths: Paths,
+    log: Path,
+    run_id: str,
+    mapping: Path,
+    out: Path | None,
+    force: bool,
+    evidence_name: str | None,
+    evidence: bool,
+) -> Imported:
+    """Import the Inspect log `log` of run `run_id` under the mapping file `mapping` (see
+    import_inspect_log); what was written."""
+    return import_inspect_log(paths, log, run_id, mapping, out, force, evidence_name, evidence)
+
+
+def imported_lines(paths: Paths, done: Imported) -> list[str]:
+    """What the command prints of an import: the file written and its counts, the log's hash,
+    where the log is listed as evidence, and the next command."""
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(done.counts.items()))
+    retried = f"; {done.retried} retried (kept as earlier attempts)" if done.retried else ""
+    lines = [
+        f"Wrote {paths.show(done.out)}: {sum(done.counts.values())} results ({counts}){retried}.",
+        f"  run {done.run}, finished at {done.finished_at}; log sha256 {done.log_sha256}",
+    ]
+    if done.evidence is not None:
+        lines.append(f"  the log is evidence {done.evidence['name']} (at {done.evidence['path']} from the results)")
+    lines.append(f"Next: transparency certify {paths.show(done.out)}")
+    return lines
