@@ -1,10 +1,10 @@
-// Runs site_templates/check.js under Node for tests/test_browser_check.py: one JSON request on stdin, one JSON
+// Runs generator/verifier/browser/check.js under Node for tests/test_browser_check.py: one JSON request on stdin, one JSON
 // answer on stdout. The site's files are read from a folder, as a browser would fetch them from the site root;
 // BigInt rationals and Maps are turned into plain JSON here so that Python can compare them.
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const check = require(path.join(__dirname, "..", "site_templates", "check.js"));
+const check = require(path.join(__dirname, "..", "generator", "verifier", "browser", "check.js"));
 
 function siteEnv(site, now) {
   return {

@@ -1,4 +1,4 @@
-"""The in-browser checks (site_templates/check.js, FORMAT.md "In-browser verification").
+"""The in-browser checks (generator/verifier/browser/check.js, FORMAT.md "In-browser verification").
 
 Under Node 20, whose WebCrypto is the browser's: the JavaScript recomputes every demo certificate
 as the Python verifier does, field by field, and agrees with generator/verifier/rules/scoring.py on

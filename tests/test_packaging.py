@@ -23,16 +23,20 @@ def test_every_template_and_default_is_package_data() -> None:
     for init in sorted(REPO.glob("generator/**/__init__.py")):
         name = ".".join(init.parent.relative_to(REPO).parts)
         assert name in config["packages"], f"{name} would be missing from a wheel"
+    # A data file is carried when a pattern of a package holding it matches its path below that package
+    # (`generator.site` = ["schemas/*.json"] carries generator/site/schemas/keys.schema.json).
     patterns = config["package-data"]
-    for package in ("site_templates", "generator"):
-        root = REPO / package
-        for path in root.rglob("*"):
-            rel = path.relative_to(root).as_posix()
+    for top in ("site_templates", "generator"):
+        for path in (REPO / top).rglob("*"):
+            rel = path.relative_to(REPO).as_posix()
             if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in rel:
                 continue
-            assert any(fnmatch.fnmatch(rel, p) for p in patterns.get(package, [])), (
-                f"{package}/{rel} would be missing from a wheel"
-            )
+            assert any(
+                rel.startswith(package.replace(".", "/") + "/")
+                and fnmatch.fnmatch(rel.removeprefix(package.replace(".", "/") + "/"), p)
+                for package, globs in patterns.items()
+                for p in globs
+            ), f"{rel} would be missing from a wheel"
 
 
 def test_the_install_hint_names_routes_that_exist() -> None:
@@ -89,9 +93,10 @@ def test_a_wheel_built_from_the_checkout_carries_templates_schemas_and_defaults(
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     for tracked in listed.split("\0"):
-        if tracked.startswith(("site_templates/", "generator/defaults/")) or tracked == "generator/verify.py":
+        data = ("site_templates/", "generator/defaults/", "generator/site/schemas/", "generator/verifier/browser/")
+        if tracked.startswith(data) or tracked == "generator/verify.py":
             assert tracked in names, f"{tracked} is missing from {wheel.name}"
-    assert any(n.startswith("site_templates/schemas/") and n.endswith(".json") for n in names)
+    assert any(n.startswith("generator/site/schemas/") and n.endswith(".json") for n in names)
     assert "inspect-ai" in archive_metadata(wheel)
 
 

@@ -47,7 +47,7 @@ from generator.verifier import (
 )
 from generator.verifier.rules.labelsets import label_set_problems, report_document
 
-PACKAGE_SCHEMAS = REPO / "site_templates" / "schemas"
+PACKAGE_SCHEMAS = REPO / "generator" / "site" / "schemas"
 METASCHEMA = "https://json-schema.org/draft/2020-12/schema"
 
 

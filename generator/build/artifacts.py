@@ -223,5 +223,5 @@ def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
     """The verifier, the stylesheet and the manifest (format v1 §7, §8)."""
     w.write(layout.VERIFIER, verifier_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
-    w.write(layout.BROWSER_CHECK, (files("site_templates") / "check.js").read_bytes())
+    w.write(layout.BROWSER_CHECK, (files("generator.verifier") / "browser" / "check.js").read_bytes())
     w.write(layout.MANIFEST, canonical_json.dumps(manifest(ctx)))

@@ -1,5 +1,5 @@
 """The JSON Schemas of the site's documents (FORMAT.md, "JSON Schemas"): served byte for byte
-from the package's `site_templates/schemas/`, with `schemas/index.json`, which names the schema
+from the package's `generator/site/schemas/`, with `schemas/index.json`, which names the schema
 of every published JSON path.
 
 The schemas describe shapes only; the verifier is the authority on every rule. The generator
@@ -22,7 +22,7 @@ SUFFIX = ".schema.json"
 
 
 def _folder() -> Traversable:
-    return files("site_templates") / layout.SCHEMAS
+    return files("generator.site") / layout.SCHEMAS
 
 
 def schema_files() -> dict[str, bytes]:

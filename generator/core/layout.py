@@ -223,7 +223,7 @@ ARCHIVE_SUMS = ARCHIVE_SUMS_PATH
 
 
 # JSON Schemas (draft 2020-12) of every JSON document the site publishes, served from the
-# package's site_templates/schemas/ (FORMAT.md, "JSON Schemas").
+# package's generator/site/schemas/ (FORMAT.md, "JSON Schemas").
 SCHEMAS = "schemas"
 SCHEMA_INDEX = f"{SCHEMAS}/index.json"
 # Every published JSON path, as a pattern whose `*` stands for one or more characters other
