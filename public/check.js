@@ -142,8 +142,8 @@
 
   const ID_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/, VERSION_RE = /^[0-9A-Za-z][0-9A-Za-z._-]{0,31}$/;
   const DECIMAL_RE = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
-  // Python's \d is any Unicode decimal digit, so the verifier's TIME_RE is matched with \p{Nd}.
-  const TIME_RE = /^\p{Nd}{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\p{Nd}|3[01])T([01]\p{Nd}|2[0-3]):[0-5]\p{Nd}:[0-5]\p{Nd}Z$/u;
+  // ASCII digits only, as the verifier's TIME_RE: a time written in other digits is no time.
+  const TIME_RE = /^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$/u;
   const isTime = (v) => typeof v === "string" && TIME_RE.test(v);
   const isHex64 = (v) => typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
   // Python's str.isspace(): what Go's note package also refuses in a key name.
@@ -638,7 +638,7 @@
   const ATTEMPT_KEYS = ["attempt", "retry_of", "status", "at"], ATTEMPT_OPEN_KEYS = ["note", "native"];
   const ATTEMPT_EVIDENCE = "evidence";
   const isIntOf = (v, want) => isInt(v) && v === want;
-  // Times of one form compare as text, by code point as Python compares them (TIME_RE admits astral digits).
+  // Times of one form compare as text, by code point as Python compares them.
   const before = (a, b) => cpCompare(a, b) < 0;
 
   // The members a result may carry besides its v1 ones: none without earlier attempts (lineage_keys).
