@@ -17,55 +17,55 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    71 to   210
-    generator/verifier/core/text.py                     lines   211 to   294
-    generator/verifier/core/errors.py                   lines   295 to   361
-    generator/verifier/core/canonical.py                lines   362 to   663
-    generator/verifier/core/confusables_table.py        lines   664 to  1000
-    generator/verifier/core/confusables.py              lines  1001 to  1107
-    generator/verifier/core/formats.py                  lines  1108 to  1335
-    generator/verifier/core/sodium.py                   lines  1336 to  1379
-    generator/verifier/core/public_keys.py              lines  1380 to  1628
-    generator/verifier/core/note.py                     lines  1629 to  1736
-    generator/verifier/tlog/merkle.py                   lines  1737 to  1877
-    generator/verifier/tlog/tlogproof.py                lines  1878 to  1950
-    generator/verifier/tlog/tiles.py                    lines  1951 to  2183
-    generator/verifier/tlog/cosignature.py              lines  2184 to  2340
-    generator/verifier/tlog/policy.py                   lines  2341 to  2623
-    generator/verifier/tlog/witnessing.py               lines  2624 to  2653
-    generator/verifier/core/idindex.py                  lines  2654 to  2737
-    generator/verifier/rules/methodology_rules.py       lines  2738 to  3061
-    generator/verifier/rules/scoring.py                 lines  3062 to  3361
-    generator/verifier/rules/agreement_statistics.py    lines  3362 to  3621
-    generator/verifier/rules/labelsets.py               lines  3622 to  3960
-    generator/verifier/rules/subjects.py                lines  3961 to  4226
-    generator/verifier/rules/withdrawals.py             lines  4227 to  4265
-    generator/verifier/tlog/keyring.py                  lines  4266 to  4397
-    generator/verifier/rules/ledger.py                  lines  4398 to  4880
-    generator/verifier/memory/ledger_snapshot.py        lines  4881 to  5053
-    generator/verifier/memory/checkpoint_memory.py      lines  5054 to  5208
-    generator/verifier/memory/release_memory.py         lines  5209 to  5409
-    generator/verifier/rules/answers.py                 lines  5410 to  5477
-    generator/verifier/rules/runs.py                    lines  5478 to  5795
-    generator/verifier/rules/lineage.py                 lines  5796 to  6057
-    generator/verifier/rules/score_edits.py             lines  6058 to  6143
-    generator/verifier/rules/evidence.py                lines  6144 to  6238
-    generator/verifier/rules/certificates.py            lines  6239 to  6709
-    generator/verifier/rules/certificate_documents.py   lines  6710 to  6805
-    generator/verifier/rules/recheck.py                 lines  6806 to  7105
-    generator/verifier/core/report.py                   lines  7106 to  7268
-    generator/verifier/core/folder.py                   lines  7269 to  7518
-    generator/verifier/site/release.py                  lines  7519 to  7773
-    generator/verifier/site/download.py                 lines  7774 to  8241
-    generator/verifier/tlog/rotation.py                 lines  8242 to  8350
-    generator/verifier/site/history.py                  lines  8351 to  8704
-    generator/verifier/site/publication.py              lines  8705 to  9142
-    generator/verifier/rules/revocations.py             lines  9143 to  9262
-    generator/verifier/site/certificate_files.py        lines  9263 to  9584
-    generator/verifier/site/agreement_files.py          lines  9585 to  9729
-    generator/verifier/site/accounting.py               lines  9730 to  9957
-    generator/verifier/site/verify_site.py              lines  9958 to 10163
-    generator/verifier/site/command_line.py             lines 10164 to 10466
+    generator/verifier/core/isolation.py                lines    71 to   211
+    generator/verifier/core/text.py                     lines   212 to   295
+    generator/verifier/core/errors.py                   lines   296 to   362
+    generator/verifier/core/canonical.py                lines   363 to   664
+    generator/verifier/core/confusables_table.py        lines   665 to  1001
+    generator/verifier/core/confusables.py              lines  1002 to  1108
+    generator/verifier/core/formats.py                  lines  1109 to  1336
+    generator/verifier/core/sodium.py                   lines  1337 to  1380
+    generator/verifier/core/public_keys.py              lines  1381 to  1629
+    generator/verifier/core/note.py                     lines  1630 to  1737
+    generator/verifier/tlog/merkle.py                   lines  1738 to  1878
+    generator/verifier/tlog/tlogproof.py                lines  1879 to  1951
+    generator/verifier/tlog/tiles.py                    lines  1952 to  2184
+    generator/verifier/tlog/cosignature.py              lines  2185 to  2341
+    generator/verifier/tlog/policy.py                   lines  2342 to  2624
+    generator/verifier/tlog/witnessing.py               lines  2625 to  2654
+    generator/verifier/core/idindex.py                  lines  2655 to  2738
+    generator/verifier/rules/methodology_rules.py       lines  2739 to  3062
+    generator/verifier/rules/scoring.py                 lines  3063 to  3362
+    generator/verifier/rules/agreement_statistics.py    lines  3363 to  3622
+    generator/verifier/rules/labelsets.py               lines  3623 to  3961
+    generator/verifier/rules/subjects.py                lines  3962 to  4227
+    generator/verifier/rules/withdrawals.py             lines  4228 to  4266
+    generator/verifier/tlog/keyring.py                  lines  4267 to  4398
+    generator/verifier/rules/ledger.py                  lines  4399 to  4881
+    generator/verifier/memory/ledger_snapshot.py        lines  4882 to  5054
+    generator/verifier/memory/checkpoint_memory.py      lines  5055 to  5209
+    generator/verifier/memory/release_memory.py         lines  5210 to  5410
+    generator/verifier/rules/answers.py                 lines  5411 to  5478
+    generator/verifier/rules/runs.py                    lines  5479 to  5796
+    generator/verifier/rules/lineage.py                 lines  5797 to  6058
+    generator/verifier/rules/score_edits.py             lines  6059 to  6144
+    generator/verifier/rules/evidence.py                lines  6145 to  6239
+    generator/verifier/rules/certificates.py            lines  6240 to  6710
+    generator/verifier/rules/certificate_documents.py   lines  6711 to  6806
+    generator/verifier/rules/recheck.py                 lines  6807 to  7106
+    generator/verifier/core/report.py                   lines  7107 to  7269
+    generator/verifier/core/folder.py                   lines  7270 to  7519
+    generator/verifier/site/release.py                  lines  7520 to  7774
+    generator/verifier/site/download.py                 lines  7775 to  8242
+    generator/verifier/tlog/rotation.py                 lines  8243 to  8351
+    generator/verifier/site/history.py                  lines  8352 to  8705
+    generator/verifier/site/publication.py              lines  8706 to  9143
+    generator/verifier/rules/revocations.py             lines  9144 to  9263
+    generator/verifier/site/certificate_files.py        lines  9264 to  9585
+    generator/verifier/site/agreement_files.py          lines  9586 to  9730
+    generator/verifier/site/accounting.py               lines  9731 to  9958
+    generator/verifier/site/verify_site.py              lines  9959 to 10164
+    generator/verifier/site/command_line.py             lines 10165 to 10467
 """
 
 # ==============================================================================================
@@ -133,12 +133,13 @@ def interpreter_folder_in(root: str) -> str | None:
     to `root`, when it lies strictly inside that folder; else None. The site's walk leaves it
     out: it holds the auditor's Python and PyNaCl, not files of the site."""
     base, prefix = _real(root), _real(sys.prefix)
-    if prefix == base or not _within(prefix, base):
+    if prefix == base or not path_within(prefix, base):
         return None
     return os.path.relpath(prefix, base).replace(os.sep, "/")
 
 
-def _within(entry: str, folder: str) -> bool:
+def path_within(entry: str, folder: str) -> bool:
+    """Whether path `entry` is `folder` or lies under it (both as given: resolve them first)."""
     return entry == folder or entry.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -165,8 +166,8 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
         entry = os.path.dirname(_real(origin))
         for _ in range(name.count(".") + (os.path.basename(origin).startswith("__init__.") and 1)):
             entry = os.path.dirname(entry)
-        refused = max([len(r) for r in roots if _within(entry, r)] + [len(entry) if entry in cwd else -1])
-        trusted = max([len(p) for p in own if _within(entry, p)], default=-1)
+        refused = max([len(r) for r in roots if path_within(entry, r)] + [len(entry) if entry in cwd else -1])
+        trusted = max([len(p) for p in own if path_within(entry, p)], default=-1)
         # Both are folders holding the entry, so the longer path is the inner one; a tie is refused.
         if refused >= 0 and refused >= trusted:
             found.append((name, origin))
@@ -10345,7 +10346,7 @@ def _inside(name: str, folder: str) -> bool:
     either way is something the site chose, or leads to what it holds."""
     folders = {os.path.abspath(folder), os.path.realpath(folder)}
     files = {os.path.abspath(name), os.path.realpath(name)}
-    return any(f.startswith(d.rstrip(os.sep) + os.sep) for f in files for d in folders)
+    return any(f != d and path_within(f, d) for f in files for d in folders)
 
 
 def _load_policy(name: str) -> Policy | None:

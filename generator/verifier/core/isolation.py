@@ -73,12 +73,13 @@ def interpreter_folder_in(root: str) -> str | None:
     to `root`, when it lies strictly inside that folder; else None. The site's walk leaves it
     out: it holds the auditor's Python and PyNaCl, not files of the site."""
     base, prefix = _real(root), _real(sys.prefix)
-    if prefix == base or not _within(prefix, base):
+    if prefix == base or not path_within(prefix, base):
         return None
     return os.path.relpath(prefix, base).replace(os.sep, "/")
 
 
-def _within(entry: str, folder: str) -> bool:
+def path_within(entry: str, folder: str) -> bool:
+    """Whether path `entry` is `folder` or lies under it (both as given: resolve them first)."""
     return entry == folder or entry.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -105,8 +106,8 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
         entry = os.path.dirname(_real(origin))
         for _ in range(name.count(".") + (os.path.basename(origin).startswith("__init__.") and 1)):
             entry = os.path.dirname(entry)
-        refused = max([len(r) for r in roots if _within(entry, r)] + [len(entry) if entry in cwd else -1])
-        trusted = max([len(p) for p in own if _within(entry, p)], default=-1)
+        refused = max([len(r) for r in roots if path_within(entry, r)] + [len(entry) if entry in cwd else -1])
+        trusted = max([len(p) for p in own if path_within(entry, p)], default=-1)
         # Both are folders holding the entry, so the longer path is the inner one; a tie is refused.
         if refused >= 0 and refused >= trusted:
             found.append((name, origin))

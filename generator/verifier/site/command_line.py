@@ -12,7 +12,7 @@ from pathlib import Path
 
 from generator.verifier.core.canonical import canonical_text
 from generator.verifier.core.errors import FormatError, SiteUnreadable
-from generator.verifier.core.isolation import foreign_modules, own_file
+from generator.verifier.core.isolation import foreign_modules, own_file, path_within
 from generator.verifier.core.public_keys import parse_vkey
 from generator.verifier.core.sodium import NACL
 from generator.verifier.core.text import printable, safe_json
@@ -210,7 +210,7 @@ def _inside(name: str, folder: str) -> bool:
     either way is something the site chose, or leads to what it holds."""
     folders = {os.path.abspath(folder), os.path.realpath(folder)}
     files = {os.path.abspath(name), os.path.realpath(name)}
-    return any(f.startswith(d.rstrip(os.sep) + os.sep) for f in files for d in folders)
+    return any(f != d and path_within(f, d) for f in files for d in folders)
 
 
 def _load_policy(name: str) -> Policy | None:
