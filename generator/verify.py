@@ -25,47 +25,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/confusables.py              lines  1002 to  1108
     generator/verifier/core/formats.py                  lines  1109 to  1336
     generator/verifier/core/sodium.py                   lines  1337 to  1380
-    generator/verifier/core/public_keys.py              lines  1381 to  1629
-    generator/verifier/core/note.py                     lines  1630 to  1737
-    generator/verifier/tlog/merkle.py                   lines  1738 to  1878
-    generator/verifier/tlog/tlogproof.py                lines  1879 to  1951
-    generator/verifier/tlog/tiles.py                    lines  1952 to  2184
-    generator/verifier/tlog/cosignature.py              lines  2185 to  2341
-    generator/verifier/tlog/policy.py                   lines  2342 to  2624
-    generator/verifier/tlog/witnessing.py               lines  2625 to  2654
-    generator/verifier/core/idindex.py                  lines  2655 to  2738
-    generator/verifier/rules/methodology_rules.py       lines  2739 to  3062
-    generator/verifier/rules/scoring.py                 lines  3063 to  3362
-    generator/verifier/rules/agreement_statistics.py    lines  3363 to  3622
-    generator/verifier/rules/labelsets.py               lines  3623 to  3961
-    generator/verifier/rules/subjects.py                lines  3962 to  4227
-    generator/verifier/rules/withdrawals.py             lines  4228 to  4266
-    generator/verifier/tlog/keyring.py                  lines  4267 to  4398
-    generator/verifier/rules/ledger.py                  lines  4399 to  4881
-    generator/verifier/memory/ledger_snapshot.py        lines  4882 to  5054
-    generator/verifier/memory/checkpoint_memory.py      lines  5055 to  5209
-    generator/verifier/memory/release_memory.py         lines  5210 to  5410
-    generator/verifier/rules/answers.py                 lines  5411 to  5478
-    generator/verifier/rules/runs.py                    lines  5479 to  5796
-    generator/verifier/rules/lineage.py                 lines  5797 to  6058
-    generator/verifier/rules/score_edits.py             lines  6059 to  6144
-    generator/verifier/rules/evidence.py                lines  6145 to  6239
-    generator/verifier/rules/certificates.py            lines  6240 to  6710
-    generator/verifier/rules/certificate_documents.py   lines  6711 to  6806
-    generator/verifier/rules/recheck.py                 lines  6807 to  7106
-    generator/verifier/core/report.py                   lines  7107 to  7269
-    generator/verifier/core/folder.py                   lines  7270 to  7519
-    generator/verifier/site/release.py                  lines  7520 to  7774
-    generator/verifier/site/download.py                 lines  7775 to  8242
-    generator/verifier/tlog/rotation.py                 lines  8243 to  8351
-    generator/verifier/site/history.py                  lines  8352 to  8705
-    generator/verifier/site/publication.py              lines  8706 to  9143
-    generator/verifier/rules/revocations.py             lines  9144 to  9263
-    generator/verifier/site/certificate_files.py        lines  9264 to  9585
-    generator/verifier/site/agreement_files.py          lines  9586 to  9730
-    generator/verifier/site/accounting.py               lines  9731 to  9958
-    generator/verifier/site/verify_site.py              lines  9959 to 10164
-    generator/verifier/site/command_line.py             lines 10165 to 10467
+    generator/verifier/core/public_keys.py              lines  1381 to  1645
+    generator/verifier/core/note.py                     lines  1646 to  1753
+    generator/verifier/tlog/merkle.py                   lines  1754 to  1894
+    generator/verifier/tlog/tlogproof.py                lines  1895 to  1967
+    generator/verifier/tlog/tiles.py                    lines  1968 to  2200
+    generator/verifier/tlog/cosignature.py              lines  2201 to  2350
+    generator/verifier/tlog/policy.py                   lines  2351 to  2633
+    generator/verifier/tlog/witnessing.py               lines  2634 to  2663
+    generator/verifier/core/idindex.py                  lines  2664 to  2747
+    generator/verifier/rules/methodology_rules.py       lines  2748 to  3071
+    generator/verifier/rules/scoring.py                 lines  3072 to  3371
+    generator/verifier/rules/agreement_statistics.py    lines  3372 to  3631
+    generator/verifier/rules/labelsets.py               lines  3632 to  3970
+    generator/verifier/rules/subjects.py                lines  3971 to  4236
+    generator/verifier/rules/withdrawals.py             lines  4237 to  4275
+    generator/verifier/tlog/keyring.py                  lines  4276 to  4407
+    generator/verifier/rules/ledger.py                  lines  4408 to  4890
+    generator/verifier/memory/ledger_snapshot.py        lines  4891 to  5063
+    generator/verifier/memory/checkpoint_memory.py      lines  5064 to  5218
+    generator/verifier/memory/release_memory.py         lines  5219 to  5419
+    generator/verifier/rules/answers.py                 lines  5420 to  5487
+    generator/verifier/rules/runs.py                    lines  5488 to  5805
+    generator/verifier/rules/lineage.py                 lines  5806 to  6067
+    generator/verifier/rules/score_edits.py             lines  6068 to  6153
+    generator/verifier/rules/evidence.py                lines  6154 to  6248
+    generator/verifier/rules/certificates.py            lines  6249 to  6719
+    generator/verifier/rules/certificate_documents.py   lines  6720 to  6815
+    generator/verifier/rules/recheck.py                 lines  6816 to  7115
+    generator/verifier/core/report.py                   lines  7116 to  7278
+    generator/verifier/core/folder.py                   lines  7279 to  7528
+    generator/verifier/site/release.py                  lines  7529 to  7783
+    generator/verifier/site/download.py                 lines  7784 to  8251
+    generator/verifier/tlog/rotation.py                 lines  8252 to  8360
+    generator/verifier/site/history.py                  lines  8361 to  8714
+    generator/verifier/site/publication.py              lines  8715 to  9152
+    generator/verifier/rules/revocations.py             lines  9153 to  9272
+    generator/verifier/site/certificate_files.py        lines  9273 to  9594
+    generator/verifier/site/agreement_files.py          lines  9595 to  9739
+    generator/verifier/site/accounting.py               lines  9740 to  9967
+    generator/verifier/site/verify_site.py              lines  9968 to 10173
+    generator/verifier/site/command_line.py             lines 10174 to 10476
 """
 
 # ==============================================================================================
@@ -1456,10 +1456,15 @@ def b64decode_strict(text: str) -> bytes:
     return raw
 
 
-def parse_vkey(vkey: str) -> VerifierKey:
-    """Parse `<name>+<8 hex key ID>+<base64(0x01 ‖ key)>`; the base64 part may hold '+'."""
-    if not isinstance(vkey, str):
-        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
+def parse_verifier_key(
+    vkey: str, typed_key: Callable[[bytes], bytes], key_id_of: Callable[[str, bytes], bytes]
+) -> tuple[str, bytes, bytes]:
+    """The name, key ID and public key of a C2SP signed-note verifier key,
+    `<name>+<8 hex key ID>+<base64(type ‖ key)>` (the base64 part may hold '+'): the one reading
+    of the grammar, for a log's note keys and a witness's cosigner keys alike. What differs by
+    kind of key is given: `typed_key` takes the decoded type-and-key bytes and returns the key
+    or raises FormatError if the type or length is not its kind's; `key_id_of` gives the key ID
+    the name and key must have."""
     parts = vkey.split("+", 2)
     if len(parts) != 3:
         raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
@@ -1468,13 +1473,24 @@ def parse_vkey(vkey: str) -> VerifierKey:
         raise FormatError(f"{name!r} is not a valid key name")
     if not re.fullmatch(r"[0-9a-f]{8}", hexid):
         raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
-    raw = b64decode_strict(b64)
-    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
-        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
-    kid = key_id(name, raw[1:])
+    public_key = typed_key(b64decode_strict(b64))
+    kid = key_id_of(name, public_key)
     if kid.hex() != hexid:
         raise FormatError(f"key ID {hexid} does not match the name and key (they give {kid.hex()})")
-    return VerifierKey(name, kid, raw[1:])
+    return name, kid, public_key
+
+
+def _note_key(raw: bytes) -> bytes:
+    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
+        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
+    return raw[1:]
+
+
+def parse_vkey(vkey: str) -> VerifierKey:
+    """Parse a note (log) key, `<name>+<8 hex key ID>+<base64(0x01 ‖ 32-byte key)>`."""
+    if not isinstance(vkey, str):
+        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
+    return VerifierKey(*parse_verifier_key(vkey, _note_key, key_id))
 
 
 def fingerprint(public_key: bytes) -> str:
@@ -2242,20 +2258,7 @@ def make_cosigner_vkey(name: str, public_key: bytes) -> str:
     return f"{name}+{key.key_id.hex()}+{b64}"
 
 
-def parse_cosigner_vkey(vkey: str) -> CosignerKey:
-    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
-    that the key ID is the one the name and key give."""
-    if not isinstance(vkey, str):
-        raise FormatError("a verifier key is a string")
-    parts = vkey.split("+", 2)
-    if len(parts) != 3:
-        raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
-    name, hexid, b64 = parts
-    if not is_valid_key_name(name):
-        raise FormatError(f"{name!r} is not a valid key name")
-    if not re.fullmatch(r"[0-9a-f]{8}", hexid):
-        raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
-    raw = b64decode_strict(b64)
+def _cosigner_key(raw: bytes) -> bytes:
     kind = raw[0] if raw else None
     if kind == _COSIG_TYPE_NOTE_ED25519:
         raise FormatError(
@@ -2266,10 +2269,16 @@ def parse_cosigner_vkey(vkey: str) -> CosignerKey:
         raise FormatError("ML-DSA-44 cosigner keys (type 0x06) are not supported; only Ed25519 (type 0x04)")
     if kind != _COSIG_TYPE_ED25519 or len(raw) != 33:
         raise FormatError("the key is not an Ed25519 cosigner key (0x04 followed by 32 bytes)")
-    key = CosignerKey(name, raw[1:])
-    if key.key_id.hex() != hexid:
-        raise FormatError(f"key ID {hexid} does not match the name and key (they give {key.key_id.hex()})")
-    return key
+    return raw[1:]
+
+
+def parse_cosigner_vkey(vkey: str) -> CosignerKey:
+    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
+    that the key ID is the one the name and key give."""
+    if not isinstance(vkey, str):
+        raise FormatError("a verifier key is a string")
+    name, _, public_key = parse_verifier_key(vkey, _cosigner_key, cosignature_key_id)
+    return CosignerKey(name, public_key)
 
 
 def _check_timestamp(timestamp: int) -> None:

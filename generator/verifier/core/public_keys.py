@@ -4,6 +4,7 @@ PEM files, and pinning a key from the command line."""
 import base64
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,10 +78,15 @@ def b64decode_strict(text: str) -> bytes:
     return raw
 
 
-def parse_vkey(vkey: str) -> VerifierKey:
-    """Parse `<name>+<8 hex key ID>+<base64(0x01 ‖ key)>`; the base64 part may hold '+'."""
-    if not isinstance(vkey, str):
-        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
+def parse_verifier_key(
+    vkey: str, typed_key: Callable[[bytes], bytes], key_id_of: Callable[[str, bytes], bytes]
+) -> tuple[str, bytes, bytes]:
+    """The name, key ID and public key of a C2SP signed-note verifier key,
+    `<name>+<8 hex key ID>+<base64(type ‖ key)>` (the base64 part may hold '+'): the one reading
+    of the grammar, for a log's note keys and a witness's cosigner keys alike. What differs by
+    kind of key is given: `typed_key` takes the decoded type-and-key bytes and returns the key
+    or raises FormatError if the type or length is not its kind's; `key_id_of` gives the key ID
+    the name and key must have."""
     parts = vkey.split("+", 2)
     if len(parts) != 3:
         raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
@@ -89,13 +95,24 @@ def parse_vkey(vkey: str) -> VerifierKey:
         raise FormatError(f"{name!r} is not a valid key name")
     if not re.fullmatch(r"[0-9a-f]{8}", hexid):
         raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
-    raw = b64decode_strict(b64)
-    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
-        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
-    kid = key_id(name, raw[1:])
+    public_key = typed_key(b64decode_strict(b64))
+    kid = key_id_of(name, public_key)
     if kid.hex() != hexid:
         raise FormatError(f"key ID {hexid} does not match the name and key (they give {kid.hex()})")
-    return VerifierKey(name, kid, raw[1:])
+    return name, kid, public_key
+
+
+def _note_key(raw: bytes) -> bytes:
+    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
+        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
+    return raw[1:]
+
+
+def parse_vkey(vkey: str) -> VerifierKey:
+    """Parse a note (log) key, `<name>+<8 hex key ID>+<base64(0x01 ‖ 32-byte key)>`."""
+    if not isinstance(vkey, str):
+        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
+    return VerifierKey(*parse_verifier_key(vkey, _note_key, key_id))
 
 
 def fingerprint(public_key: bytes) -> str:

@@ -17,14 +17,13 @@ cosigner key be written as a vkey "with signature type 0x04", and a type-0x01 vk
 
 import base64
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.verifier.core.errors import FormatError, NoteError
 from generator.verifier.core.formats import is_valid_key_name
 from generator.verifier.core.note import note_signature_line, parse_checkpoint, split_note
-from generator.verifier.core.public_keys import b64decode_strict, ed25519_verify
+from generator.verifier.core.public_keys import ed25519_verify, parse_verifier_key
 
 # c2sp.org/signed-note signature types.
 _COSIG_TYPE_ED25519 = 0x04
@@ -71,20 +70,7 @@ def make_cosigner_vkey(name: str, public_key: bytes) -> str:
     return f"{name}+{key.key_id.hex()}+{b64}"
 
 
-def parse_cosigner_vkey(vkey: str) -> CosignerKey:
-    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
-    that the key ID is the one the name and key give."""
-    if not isinstance(vkey, str):
-        raise FormatError("a verifier key is a string")
-    parts = vkey.split("+", 2)
-    if len(parts) != 3:
-        raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
-    name, hexid, b64 = parts
-    if not is_valid_key_name(name):
-        raise FormatError(f"{name!r} is not a valid key name")
-    if not re.fullmatch(r"[0-9a-f]{8}", hexid):
-        raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
-    raw = b64decode_strict(b64)
+def _cosigner_key(raw: bytes) -> bytes:
     kind = raw[0] if raw else None
     if kind == _COSIG_TYPE_NOTE_ED25519:
         raise FormatError(
@@ -95,10 +81,16 @@ def parse_cosigner_vkey(vkey: str) -> CosignerKey:
         raise FormatError("ML-DSA-44 cosigner keys (type 0x06) are not supported; only Ed25519 (type 0x04)")
     if kind != _COSIG_TYPE_ED25519 or len(raw) != 33:
         raise FormatError("the key is not an Ed25519 cosigner key (0x04 followed by 32 bytes)")
-    key = CosignerKey(name, raw[1:])
-    if key.key_id.hex() != hexid:
-        raise FormatError(f"key ID {hexid} does not match the name and key (they give {key.key_id.hex()})")
-    return key
+    return raw[1:]
+
+
+def parse_cosigner_vkey(vkey: str) -> CosignerKey:
+    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
+    that the key ID is the one the name and key give."""
+    if not isinstance(vkey, str):
+        raise FormatError("a verifier key is a string")
+    name, _, public_key = parse_verifier_key(vkey, _cosigner_key, cosignature_key_id)
+    return CosignerKey(name, public_key)
 
 
 def _check_timestamp(timestamp: int) -> None:
