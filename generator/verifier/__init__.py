@@ -87,7 +87,6 @@ from generator.verifier.rules.certificates import (
     certificate_binding_problems,
     check_certificate,
     non_scored_problems,
-    recheckable,
 )
 from generator.verifier.rules.evidence import (
     EVIDENCE_KEYS,
@@ -113,7 +112,7 @@ from generator.verifier.rules.labelsets import (
 from generator.verifier.rules.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, RunEvent
 from generator.verifier.rules.lineage import lineage_keys, lineage_problems, lineage_skeleton
 from generator.verifier.rules.methodology_rules import Grade, Methodology, Tier, check_methodology, parse_methodology
-from generator.verifier.rules.recheck import examine_certificate, recheck_certificate
+from generator.verifier.rules.recheck import examine_certificate, recheck_certificate, recheckable
 from generator.verifier.rules.revocations import REVOCATIONS_PATH, revocation_list
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
 from generator.verifier.rules.score_edits import SCORE_EDITS, score_edits_problems

@@ -29,7 +29,6 @@ from generator.verifier.rules.score_edits import SCORE_EDITS, score_edits_proble
 from generator.verifier.rules.scoring import (
     RATIO_RE,
     REPORTED_SIMILARITY_RE,
-    SCORED,
     STATUSES,
 )
 
@@ -228,6 +227,18 @@ def check_certificate(
         return problems
     if "evidence" in cert:
         problems += evidence_problems(cert["evidence"], as_list(spec.get("items")))
+    problems += _header_problems(cert, {"path": spec_path, "sha256": spec_sha256})
+    found, counts, open_passed = _results_problems(cert, spec, m, public, run_at)
+    problems += found
+    problems += _summary_problems(cert.get("summary"), counts, open_passed if public else [])
+    problems += _grader_problems(cert.get("grader"))
+    problems += _outcome_problems(cert, m)
+    return problems
+
+
+def _header_problems(cert: dict[str, Any], want_spec: dict[str, str]) -> list[Problem]:
+    """The type and version, the times, and the run spec the certificate names."""
+    problems = []
     if cert.get("type") != "certificate" or not is_v1(cert):
         problems.append(
             Problem(
@@ -241,7 +252,6 @@ def check_certificate(
             problems.append(Problem("malformed time", where=k, expected="YYYY-MM-DDTHH:MM:SSZ", found=show(cert[k])))
     if "expires_at" in cert and not (cert["expires_at"] is None or is_time(cert["expires_at"])):
         problems.append(Problem("must be a time or null", where="expires_at", found=show(cert["expires_at"])))
-    want_spec = {"path": spec_path, "sha256": spec_sha256}
     if "run_spec" in cert and not same(cert["run_spec"], want_spec):
         problems.append(
             Problem(
@@ -251,93 +261,97 @@ def check_certificate(
                 found=show(cert["run_spec"], 200),
             )
         )
+    return problems
+
+
+def _results_problems(
+    cert: dict[str, Any], spec: dict[str, Any], m: Methodology | None, public: bool, run_at: str | None
+) -> tuple[list[Problem], dict[str, int], list[bool | None]]:
+    """Each result's shape, and what the summary must count: the results by status (after
+    `total`), and whether each open scored result passed."""
     results = cert.get("results")
     counts = dict.fromkeys(STATUSES, 0)
     open_passed: list[bool | None] = []
+    problems = []
     if not isinstance(results, list):
         problems.append(Problem("must be a list", where="results", found=type_name(results)))
         results = []
-    rules = as_list(spec.get("exclusion_rules"))
+    rules = len(as_list(spec.get("exclusion_rules")))
+    max_attempts = m.max_attempts if m is not None else None
+    finished_at = cert["finished_at"] if is_time(cert.get("finished_at")) else None
+    evidence = {
+        e["name"] for e in as_list(cert.get("evidence")) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
     for i, r in enumerate(results):
         found, status, passed = check_result(
-            r,
-            f"results[{i}]",
-            public,
-            len(rules),
-            m.max_attempts if m is not None else None,
-            run_at,
-            cert["finished_at"] if is_time(cert.get("finished_at")) else None,
-            {
-                e["name"]
-                for e in as_list(cert.get("evidence"))
-                if isinstance(e, dict) and isinstance(e.get("name"), str)
-            },
+            r, f"results[{i}]", public, rules, max_attempts, run_at, finished_at, evidence
         )
         problems += found
         if status is not None:
             counts[status] += 1
             if status == "scored":
                 open_passed.append(passed)
-    summary = cert.get("summary")
-    problems += check_keys(summary, SUMMARY_KEYS, where="summary")
-    if isinstance(summary, dict):
-        want_counts = {"total": len(results), **counts}
-        for k, v in want_counts.items():
-            if k in summary and not (is_int(summary[k]) and summary[k] == v):
-                problems.append(
-                    Problem(
-                        f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])
-                    )
-                )
-        passed = summary.get("passed")
-        if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
+    return problems, {"total": len(results), **counts}, open_passed
+
+
+def _summary_problems(summary: Any, counts: dict[str, int], open_passed: list[bool | None]) -> list[Problem]:
+    """The summary: its counts (`counts`, total first), its passed count against the scored
+    count and, on a public gate, against the open results marked passed, and its rates."""
+    problems = check_keys(summary, SUMMARY_KEYS, where="summary")
+    if not isinstance(summary, dict):
+        return problems
+    for k, v in counts.items():
+        if k in summary and not (is_int(summary[k]) and summary[k] == v):
             problems.append(
                 Problem(
-                    "passed must be an integer between 0 and the scored count",
-                    where="summary.passed",
-                    expected=f"0..{counts['scored']}",
-                    found=show(passed),
+                    f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])
                 )
             )
-        elif (
-            public
-            and open_passed
-            and all(p is not None for p in open_passed)
-            and passed != sum(bool(p) for p in open_passed)
+    passed = summary.get("passed")
+    if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
+        problems.append(
+            Problem(
+                "passed must be an integer between 0 and the scored count",
+                where="summary.passed",
+                expected=f"0..{counts['scored']}",
+                found=show(passed),
+            )
+        )
+    elif open_passed and all(p is not None for p in open_passed) and passed != sum(bool(p) for p in open_passed):
+        problems.append(
+            Problem(
+                "passed does not count the results marked passed",
+                where="summary.passed",
+                expected=str(sum(bool(p) for p in open_passed)),
+                found=show(passed),
+            )
+        )
+    for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
+        if k in summary and not (
+            isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100
         ):
             problems.append(
-                Problem(
-                    "passed does not count the results marked passed",
-                    where="summary.passed",
-                    expected=str(sum(bool(p) for p in open_passed)),
-                    found=show(passed),
-                )
+                Problem("a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k]))
             )
-        for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
-            if k in summary and not (
-                isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100
-            ):
-                problems.append(
-                    Problem(
-                        "a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])
-                    )
-                )
-        ci = summary.get("pass_rate_ci95")
-        if "pass_rate_ci95" in summary and not (
-            isinstance(ci, list)
-            and len(ci) == 2
-            and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci)
-            and Fraction(ci[0]) <= Fraction(ci[1]) <= 100
-        ):
-            problems.append(
-                Problem(
-                    "the interval is two ordered percentages with 4 decimals",
-                    where="summary.pass_rate_ci95",
-                    found=show(ci),
-                )
+    ci = summary.get("pass_rate_ci95")
+    if "pass_rate_ci95" in summary and not (
+        isinstance(ci, list)
+        and len(ci) == 2
+        and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci)
+        and Fraction(ci[0]) <= Fraction(ci[1]) <= 100
+    ):
+        problems.append(
+            Problem(
+                "the interval is two ordered percentages with 4 decimals",
+                where="summary.pass_rate_ci95",
+                found=show(ci),
             )
-    grader = cert.get("grader")
-    problems += check_keys(grader, ("record", "kept", "dropped"), where="grader")
+        )
+    return problems
+
+
+def _grader_problems(grader: Any) -> list[Problem]:
+    problems = check_keys(grader, ("record", "kept", "dropped"), where="grader")
     if isinstance(grader, dict):
         if "record" in grader and not is_hex64(grader["record"]):
             problems.append(
@@ -346,71 +360,68 @@ def check_certificate(
         for k in ("kept", "dropped"):
             if k in grader and not (is_int(grader[k]) and grader[k] >= 0):
                 problems.append(Problem("must be a count", where=f"grader.{k}", found=show(grader[k])))
-    if cert.get("score_rule") not in SCORE_RULES:
+    return problems
+
+
+def _outcome_problems(cert: dict[str, Any], m: Methodology | None) -> list[Problem]:
+    """The score rule and verdict, and under the pinned methodology the grades, the band and the
+    score the rule allows in it."""
+    problems = []
+    for k, known in (("score_rule", SCORE_RULES), ("verdict", CERTIFICATE_VERDICTS)):
+        if cert.get(k) not in known:
+            problems.append(
+                Problem(f"unknown {k.replace('_', ' ')}", where=k, expected=" | ".join(known), found=show(cert.get(k)))
+            )
+    if m is None:
+        return problems
+    for k in ("grade", "worst_case_grade", "best_case_grade"):
+        if k in cert and cert[k] not in m.grade_order:
+            problems.append(
+                Problem(
+                    "not a grade of the pinned methodology",
+                    where=k,
+                    expected=", ".join(m.grade_order),
+                    found=show(cert[k]),
+                )
+            )
+    grade = cert.get("grade")
+    if isinstance(grade, str) and m.is_grade(grade):
+        problems += _band_problems(cert, list(m.band(grade)))
+    return problems
+
+
+def _band_problems(cert: dict[str, Any], band: list[int]) -> list[Problem]:
+    """The band of the certificate's grade, and the score in it its score rule gives."""
+    problems = []
+    if "band" in cert and not same(cert["band"], band):
+        problems.append(
+            Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"]))
+        )
+    score = cert.get("score")
+    if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
         problems.append(
             Problem(
-                "unknown score rule",
-                where="score_rule",
-                expected=" | ".join(SCORE_RULES),
-                found=show(cert.get("score_rule")),
+                "score lies outside the grade's band",
+                where="score",
+                expected=f"an integer in {band[0]}..{band[1]}",
+                found=show(score),
             )
         )
-    if cert.get("verdict") not in CERTIFICATE_VERDICTS:
+    elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
         problems.append(
             Problem(
-                "unknown verdict",
-                where="verdict",
-                expected=" | ".join(CERTIFICATE_VERDICTS),
-                found=show(cert.get("verdict")),
+                "a midpoint fallback scores the band's midpoint",
+                where="score",
+                expected=str((band[0] + band[1]) // 2),
+                found=show(score),
             )
         )
-    if m is not None:
-        grades = m.grade_order
-        for k in ("grade", "worst_case_grade", "best_case_grade"):
-            if k in cert and cert[k] not in grades:
-                problems.append(
-                    Problem(
-                        "not a grade of the pinned methodology",
-                        where=k,
-                        expected=", ".join(grades),
-                        found=show(cert[k]),
-                    )
-                )
-        grade = cert.get("grade")
-        band = list(m.band(grade)) if isinstance(grade, str) and m.is_grade(grade) else None
-        if band is not None:
-            if "band" in cert and not same(cert["band"], band):
-                problems.append(
-                    Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"]))
-                )
-            score = cert.get("score")
-            if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
-                problems.append(
-                    Problem(
-                        "score lies outside the grade's band",
-                        where="score",
-                        expected=f"an integer in {band[0]}..{band[1]}",
-                        found=show(score),
-                    )
-                )
-            elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
-                problems.append(
-                    Problem(
-                        "a midpoint fallback scores the band's midpoint",
-                        where="score",
-                        expected=str((band[0] + band[1]) // 2),
-                        found=show(score),
-                    )
-                )
-            elif cert.get("score_rule") == "clamped" and score not in band:
-                problems.append(
-                    Problem(
-                        "a clamped score is a band edge",
-                        where="score",
-                        expected=f"{band[0]} or {band[1]}",
-                        found=show(score),
-                    )
-                )
+    elif cert.get("score_rule") == "clamped" and score not in band:
+        problems.append(
+            Problem(
+                "a clamped score is a band edge", where="score", expected=f"{band[0]} or {band[1]}", found=show(score)
+            )
+        )
     return problems
 
 
@@ -472,18 +483,3 @@ def certificate_binding_problems(
             )
         )
     return p
-
-
-def recheckable(cert: Any) -> bool:
-    """Whether a certificate has the structure recheck_certificate reads (its other problems are
-    reported by check_certificate, and recomputing still names the fields that do not follow)."""
-    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
-        return False
-    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
-    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
-        return False
-    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
-        return False
-    scored = sum(r["status"] == SCORED for r in results)
-    passed = summary.get("passed")
-    return is_int(passed) and 0 <= passed <= scored

@@ -11,6 +11,7 @@ from generator.verifier.core.formats import (
     KINDS,
     TIERS,
     as_list,
+    is_int,
     same,
     value_kind_problem,
 )
@@ -23,7 +24,6 @@ from generator.verifier.rules.certificates import (
     certificate_binding_problems,
     check_certificate,
     check_result,
-    recheckable,
 )
 from generator.verifier.rules.ledger import CertificateEvent, RunEvent
 from generator.verifier.rules.methodology_rules import Methodology
@@ -299,6 +299,21 @@ def recheck_certificate(
             "once every item is revealed"
         )
     return out
+
+
+def recheckable(cert: Any) -> bool:
+    """Whether a certificate has the structure recheck_certificate reads (its other problems are
+    reported by check_certificate, and recomputing still names the fields that do not follow)."""
+    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
+        return False
+    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
+    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
+        return False
+    scored = sum(r["status"] == SCORED for r in results)
+    passed = summary.get("passed")
+    return is_int(passed) and 0 <= passed <= scored
 
 
 def examine_certificate(
