@@ -34,38 +34,38 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/tlog/policy.py                   lines  2351 to  2633
     generator/verifier/tlog/witnessing.py               lines  2634 to  2663
     generator/verifier/core/idindex.py                  lines  2664 to  2747
-    generator/verifier/rules/methodology_rules.py       lines  2748 to  3071
-    generator/verifier/rules/scoring.py                 lines  3072 to  3371
-    generator/verifier/rules/agreement_statistics.py    lines  3372 to  3631
-    generator/verifier/rules/labelsets.py               lines  3632 to  3970
-    generator/verifier/rules/subjects.py                lines  3971 to  4236
-    generator/verifier/rules/withdrawals.py             lines  4237 to  4275
-    generator/verifier/tlog/keyring.py                  lines  4276 to  4407
-    generator/verifier/rules/ledger.py                  lines  4408 to  4890
-    generator/verifier/memory/ledger_snapshot.py        lines  4891 to  5063
-    generator/verifier/memory/checkpoint_memory.py      lines  5064 to  5218
-    generator/verifier/memory/release_memory.py         lines  5219 to  5419
-    generator/verifier/rules/answers.py                 lines  5420 to  5487
-    generator/verifier/rules/runs.py                    lines  5488 to  5805
-    generator/verifier/rules/lineage.py                 lines  5806 to  6067
-    generator/verifier/rules/score_edits.py             lines  6068 to  6153
-    generator/verifier/rules/evidence.py                lines  6154 to  6248
-    generator/verifier/rules/certificates.py            lines  6249 to  6716
-    generator/verifier/rules/certificate_documents.py   lines  6717 to  6812
-    generator/verifier/rules/recheck.py                 lines  6813 to  7127
-    generator/verifier/core/report.py                   lines  7128 to  7290
-    generator/verifier/core/folder.py                   lines  7291 to  7540
-    generator/verifier/site/release.py                  lines  7541 to  7795
-    generator/verifier/site/download.py                 lines  7796 to  8263
-    generator/verifier/tlog/rotation.py                 lines  8264 to  8372
-    generator/verifier/site/history.py                  lines  8373 to  8726
-    generator/verifier/site/publication.py              lines  8727 to  9164
-    generator/verifier/rules/revocations.py             lines  9165 to  9284
-    generator/verifier/site/certificate_files.py        lines  9285 to  9606
-    generator/verifier/site/agreement_files.py          lines  9607 to  9751
-    generator/verifier/site/accounting.py               lines  9752 to  9979
-    generator/verifier/site/verify_site.py              lines  9980 to 10185
-    generator/verifier/site/command_line.py             lines 10186 to 10488
+    generator/verifier/rules/methodology_rules.py       lines  2748 to  3091
+    generator/verifier/rules/scoring.py                 lines  3092 to  3391
+    generator/verifier/rules/agreement_statistics.py    lines  3392 to  3651
+    generator/verifier/rules/labelsets.py               lines  3652 to  3990
+    generator/verifier/rules/subjects.py                lines  3991 to  4256
+    generator/verifier/rules/withdrawals.py             lines  4257 to  4295
+    generator/verifier/tlog/keyring.py                  lines  4296 to  4427
+    generator/verifier/rules/ledger.py                  lines  4428 to  4910
+    generator/verifier/memory/ledger_snapshot.py        lines  4911 to  5083
+    generator/verifier/memory/checkpoint_memory.py      lines  5084 to  5238
+    generator/verifier/memory/release_memory.py         lines  5239 to  5439
+    generator/verifier/rules/answers.py                 lines  5440 to  5507
+    generator/verifier/rules/runs.py                    lines  5508 to  5825
+    generator/verifier/rules/lineage.py                 lines  5826 to  6087
+    generator/verifier/rules/score_edits.py             lines  6088 to  6173
+    generator/verifier/rules/evidence.py                lines  6174 to  6268
+    generator/verifier/rules/certificates.py            lines  6269 to  6736
+    generator/verifier/rules/certificate_documents.py   lines  6737 to  6832
+    generator/verifier/rules/recheck.py                 lines  6833 to  7147
+    generator/verifier/core/report.py                   lines  7148 to  7310
+    generator/verifier/core/folder.py                   lines  7311 to  7560
+    generator/verifier/site/release.py                  lines  7561 to  7815
+    generator/verifier/site/download.py                 lines  7816 to  8283
+    generator/verifier/tlog/rotation.py                 lines  8284 to  8392
+    generator/verifier/site/history.py                  lines  8393 to  8746
+    generator/verifier/site/publication.py              lines  8747 to  9184
+    generator/verifier/rules/revocations.py             lines  9185 to  9304
+    generator/verifier/site/certificate_files.py        lines  9305 to  9626
+    generator/verifier/site/agreement_files.py          lines  9627 to  9771
+    generator/verifier/site/accounting.py               lines  9772 to  9999
+    generator/verifier/site/verify_site.py              lines 10000 to 10205
+    generator/verifier/site/command_line.py             lines 10206 to 10508
 """
 
 # ==============================================================================================
@@ -2790,33 +2790,7 @@ def check_methodology(params: Any) -> list[Problem]:
                 "malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))
             )
         )
-    tiers = params.get("tiers")
-    problems += check_keys(tiers, TIERS, where="tiers")
-    if isinstance(tiers, dict):
-        for t in TIERS:
-            tier = tiers.get(t)
-            if not isinstance(tier, dict):
-                if t in tiers:  # a missing tier is check_keys' to report
-                    problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
-                continue
-            problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
-            w = tier.get("weight")
-            if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
-                problems.append(
-                    Problem(
-                        "weight must be a decimal string above 0",
-                        where=f"tiers.{t}.weight",
-                        expected='a string such as "0.7"',
-                        found=show(w),
-                    )
-                )
-            f = tier.get("min_similarity")
-            if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
-                problems.append(
-                    Problem(
-                        "floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)
-                    )
-                )
+    problems += _tiers_problems(params.get("tiers"))
     if "item_threshold" in params and not _fraction_in(params["item_threshold"], Fraction(0), Fraction(1)):
         problems.append(
             Problem(
@@ -2825,19 +2799,67 @@ def check_methodology(params: Any) -> list[Problem]:
                 found=show(params["item_threshold"]),
             )
         )
-    ts = params.get("text_similarity")
-    problems += check_keys(ts, ("measure", "model", "version"), where="text_similarity")
-    if isinstance(ts, dict):
-        if "measure" in ts and ts["measure"] != "cosine":
+    problems += _text_similarity_problems(params.get("text_similarity"))
+    grades, found = _grades(params)
+    problems += found
+    bands = params.get("bands")
+    if "bands" in params and not isinstance(bands, dict):
+        problems.append(Problem("must be an object", where="bands", found=type_name(bands)))
+    elif isinstance(bands, dict):
+        problems += _bands_problems(bands, grades)
+    problems += _certify_problems(params.get("certify"), grades)
+    return problems
+
+
+def _tiers_problems(tiers: Any) -> list[Problem]:
+    """Each tier's weight (above 0) and similarity floor (in [0, 1])."""
+    problems = check_keys(tiers, TIERS, where="tiers")
+    if not isinstance(tiers, dict):
+        return problems
+    for t in TIERS:
+        tier = tiers.get(t)
+        if not isinstance(tier, dict):
+            if t in tiers:  # a missing tier is check_keys' to report
+                problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
+            continue
+        problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
+        w = tier.get("weight")
+        if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
             problems.append(
                 Problem(
-                    "unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])
+                    "weight must be a decimal string above 0",
+                    where=f"tiers.{t}.weight",
+                    expected='a string such as "0.7"',
+                    found=show(w),
                 )
             )
-        for k in ("model", "version"):
-            if k in ts and not (isinstance(ts[k], str) and ts[k]):
-                problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
+        f = tier.get("min_similarity")
+        if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
+            problems.append(
+                Problem("floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f))
+            )
+    return problems
+
+
+def _text_similarity_problems(ts: Any) -> list[Problem]:
+    problems = check_keys(ts, ("measure", "model", "version"), where="text_similarity")
+    if not isinstance(ts, dict):
+        return problems
+    if "measure" in ts and ts["measure"] != "cosine":
+        problems.append(
+            Problem("unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"]))
+        )
+    for k in ("model", "version"):
+        if k in ts and not (isinstance(ts[k], str) and ts[k]):
+            problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
+    return problems
+
+
+def _grades(params: dict[str, Any]) -> tuple[list[str], list[Problem]]:
+    """The grades, best first (each cut-off's, then the lowest), and the problems of the
+    cut-offs (strictly descending pass rates) and of the grades' names (distinct)."""
     grades: list[str] = []
+    problems: list[Problem] = []
     cutoffs = params.get("grade_cutoffs")
     if "grade_cutoffs" in params and not isinstance(cutoffs, list):
         problems.append(Problem("must be a list", where="grade_cutoffs", found=type_name(cutoffs)))
@@ -2845,8 +2867,7 @@ def check_methodology(params: Any) -> list[Problem]:
         previous: Fraction | None = None
         for i, c in enumerate(cutoffs):
             w = f"grade_cutoffs[{i}]"
-            keys = check_keys(c, ("grade", "min_pass_rate"), where=w)
-            problems += keys
+            problems += check_keys(c, ("grade", "min_pass_rate"), where=w)
             if not isinstance(c, dict):
                 continue
             if isinstance(c.get("grade"), str) and c["grade"]:
@@ -2879,81 +2900,80 @@ def check_methodology(params: Any) -> list[Problem]:
     if len(set(grades)) != len(grades):
         dup = sorted({g for g in grades if grades.count(g) > 1})
         problems.append(Problem("grades must be distinct", where="grade_cutoffs", found=", ".join(dup)))
-    bands = params.get("bands")
-    if "bands" in params and not isinstance(bands, dict):
-        problems.append(Problem("must be an object", where="bands", found=type_name(bands)))
-    elif isinstance(bands, dict):
-        for g in grades:
-            if g not in bands:
-                problems.append(Problem(f"grade {g!r} has no band", where="bands"))
-        for g in sorted(set(bands) - set(grades)):
-            problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
-        previous_band: tuple[str, list[int]] | None = None
-        # With a grade named twice the order of bands means nothing; that error is reported above.
-        ordered = len(set(grades)) == len(grades)
-        for g in grades:
-            b = bands.get(g)
-            if b is None:
-                continue
-            if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
-                problems.append(
-                    Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b))
+    return grades, problems
+
+
+def _bands_problems(bands: dict[str, Any], grades: list[str]) -> list[Problem]:
+    """One band per grade, each [min, max] within 0..100 and wholly above the next grade's."""
+    problems = []
+    for g in grades:
+        if g not in bands:
+            problems.append(Problem(f"grade {g!r} has no band", where="bands"))
+    for g in sorted(set(bands) - set(grades)):
+        problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
+    previous_band: tuple[str, list[int]] | None = None
+    # With a grade named twice the order of bands means nothing; that error is reported above.
+    ordered = len(set(grades)) == len(grades)
+    for g in grades:
+        b = bands.get(g)
+        if b is None:
+            continue
+        if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
+            problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
+            previous_band = None
+            continue
+        if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
+            problems.append(
+                Problem(
+                    f"band of {previous_band[0]} must lie wholly above the band of {g}",
+                    where=f"bands.{g}",
+                    expected=f"max below {previous_band[1][0]}",
+                    found=show(b),
                 )
-                previous_band = None
-                continue
-            if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
-                problems.append(
-                    Problem(
-                        f"band of {previous_band[0]} must lie wholly above the band of {g}",
-                        where=f"bands.{g}",
-                        expected=f"max below {previous_band[1][0]}",
-                        found=show(b),
-                    )
-                )
-            previous_band = (g, b)
-    certify = params.get("certify")
-    problems += check_keys(
+            )
+        previous_band = (g, b)
+    return problems
+
+
+def _certify_problems(certify: Any, grades: list[str]) -> list[Problem]:
+    """What a certificate needs: the least grade, scored fraction and secret-gate size, whether
+    the judge must be independent, and the retry limit if there is one."""
+    problems = check_keys(
         certify,
         ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"),
         optional=("max_attempts",),
         where="certify",
     )
-    if isinstance(certify, dict):
-        if "min_grade" in certify and certify["min_grade"] not in grades:
-            problems.append(
-                Problem(
-                    "must be one of the grades",
-                    where="certify.min_grade",
-                    expected=", ".join(grades),
-                    found=show(certify["min_grade"]),
-                )
+    if not isinstance(certify, dict):
+        return problems
+    if "min_grade" in certify and certify["min_grade"] not in grades:
+        problems.append(
+            Problem(
+                "must be one of the grades",
+                where="certify.min_grade",
+                expected=", ".join(grades),
+                found=show(certify["min_grade"]),
             )
-        if "min_scored_fraction" in certify and not _fraction_in(
-            certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True
-        ):
-            problems.append(
-                Problem(
-                    "must be a decimal string in (0, 1]",
-                    where="certify.min_scored_fraction",
-                    found=show(certify["min_scored_fraction"]),
-                )
+        )
+    if "min_scored_fraction" in certify and not _fraction_in(
+        certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True
+    ):
+        problems.append(
+            Problem(
+                "must be a decimal string in (0, 1]",
+                where="certify.min_scored_fraction",
+                found=show(certify["min_scored_fraction"]),
             )
-        if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
-            problems.append(
-                Problem(
-                    "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
-                )
+        )
+    if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
+        problems.append(
+            Problem(
+                "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
             )
-        limit = certify.get("max_attempts")
-        if "max_attempts" in certify and not (is_int(limit) and limit >= 1):
-            problems.append(
-                Problem("must be an integer of at least 1", where="certify.max_attempts", found=show(limit))
-            )
-        m = certify.get("min_items_secret_gate")
-        if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
-            problems.append(
-                Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m))
-            )
+        )
+    for k in ("max_attempts", "min_items_secret_gate"):
+        if k in certify and not (is_int(certify[k]) and certify[k] >= 1):
+            problems.append(Problem("must be an integer of at least 1", where=f"certify.{k}", found=show(certify[k])))
     return problems
 
 
