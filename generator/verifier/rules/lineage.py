@@ -95,72 +95,106 @@ def lineage_problems(
             )
         ]
     problems: list[Problem] = []
-    times: list[tuple[str, str]] = []
     excluded = r.get("status") == "excluded"
     for i, a in enumerate(earlier):
-        aw = f"{where}.attempts[{i}]"
-        problems += check_keys(
-            a,
-            ATTEMPT_KEYS,
-            optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
-            where=aw,
+        # The last earlier attempt of an exclusion may have come to anything: it is what was set aside.
+        ends_chain = excluded and i == len(earlier) - 1
+        problems += _attempt_problems(a, i, f"{where}.attempts[{i}]", ends_chain, sealed, evidence_names, render)
+    problems += _final_attempt_problems(r, where, len(earlier), excluded, render)
+    times = [
+        (f"{where}.attempts[{i}].at", a["at"]) for i, a in enumerate(earlier) if isinstance(a, dict) and _has_time(a)
+    ]
+    if _has_time(r):
+        times.append((f"{where}.at", r["at"]))
+    problems += _time_order(times, not_before, not_after)
+    made = attempts_made(r)
+    if max_attempts is not None and made > max_attempts:
+        problems.append(
+            Problem(
+                f"{made} attempts, more than the methodology's retry limit allows",
+                where=f"{where}.attempts",
+                expected=f"at most {max_attempts} attempts",
+                found=str(made),
+            )
         )
-        if not isinstance(a, dict):
-            continue
-        if ATTEMPT_EVIDENCE in a:
-            problems += _attempt_evidence_problems(
-                a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render
+    return problems
+
+
+def _attempt_problems(
+    a: Any,
+    i: int,
+    aw: str,
+    ends_chain: bool,
+    sealed: bool,
+    evidence_names: Container[str],
+    render: Callable[[Any], str],
+) -> list[Problem]:
+    """One earlier attempt, the `i`th from 0: its members, its number, the attempt it repeats,
+    a status after which it may be tried again, and its note, time and evidence names."""
+    problems = check_keys(
+        a,
+        ATTEMPT_KEYS,
+        optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
+        where=aw,
+    )
+    if not isinstance(a, dict):
+        return problems
+    if ATTEMPT_EVIDENCE in a:
+        problems += _attempt_evidence_problems(a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render)
+    if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
+        problems.append(
+            Problem(
+                "attempts are numbered 1, 2, … in order, with no gap",
+                where=f"{aw}.attempt",
+                expected=str(i + 1),
+                found=render(a["attempt"]),
             )
-        if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
-            problems.append(
-                Problem(
-                    "attempts are numbered 1, 2, … in order, with no gap",
-                    where=f"{aw}.attempt",
-                    expected=str(i + 1),
-                    found=render(a["attempt"]),
-                )
+        )
+    want_of = None if i == 0 else i
+    if "retry_of" in a and not (a["retry_of"] is None if want_of is None else _is_int_of(a["retry_of"], want_of)):
+        problems.append(
+            Problem(
+                "the first attempt repeats nothing; every later one repeats the attempt just before it",
+                where=f"{aw}.retry_of",
+                expected=show(want_of),
+                found=render(a["retry_of"]),
             )
-        want_of = None if i == 0 else i
-        if "retry_of" in a and not (a["retry_of"] is None if want_of is None else _is_int_of(a["retry_of"], want_of)):
-            problems.append(
-                Problem(
-                    "the first attempt repeats nothing; every later one repeats the attempt just before it",
-                    where=f"{aw}.retry_of",
-                    expected=show(want_of),
-                    found=render(a["retry_of"]),
-                )
+        )
+    status = a.get("status")
+    if "status" in a and status not in ATTEMPT_STATUSES:
+        problems.append(
+            Problem(
+                "an earlier attempt's status is what that attempt came to",
+                where=f"{aw}.status",
+                expected=" | ".join(ATTEMPT_STATUSES),
+                found=render(status),
             )
-        status = a.get("status")
-        last = i == len(earlier) - 1
-        if "status" in a and status not in ATTEMPT_STATUSES:
-            problems.append(
-                Problem(
-                    "an earlier attempt's status is what that attempt came to",
-                    where=f"{aw}.status",
-                    expected=" | ".join(ATTEMPT_STATUSES),
-                    found=render(status),
-                )
+        )
+    elif "status" in a and status not in RETRIABLE and not ends_chain:
+        problems.append(
+            Problem(
+                f"an attempt that came to {status} was tried again: only an infrastructure error or an item "
+                "that did not run may be retried",
+                where=f"{aw}.status",
+                expected=" | ".join(RETRIABLE),
+                found=render(status),
             )
-        elif "status" in a and status not in RETRIABLE and not (last and excluded):
-            problems.append(
-                Problem(
-                    f"an attempt that came to {status} was tried again: only an infrastructure error or an item "
-                    "that did not run may be retried",
-                    where=f"{aw}.status",
-                    expected=" | ".join(RETRIABLE),
-                    found=render(status),
-                )
-            )
-        if "note" in a and not isinstance(a["note"], str):
-            problems.append(Problem("a note is text", where=f"{aw}.note", found=render(a["note"])))
-        if "at" in a:
-            if is_time(a["at"]):
-                times.append((f"{aw}.at", a["at"]))
-            else:
-                problems.append(
-                    Problem("malformed time", where=f"{aw}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(a["at"]))
-                )
-    n = len(earlier)
+        )
+    if "note" in a and not isinstance(a["note"], str):
+        problems.append(Problem("a note is text", where=f"{aw}.note", found=render(a["note"])))
+    if "at" in a and not is_time(a["at"]):
+        problems.append(
+            Problem("malformed time", where=f"{aw}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(a["at"]))
+        )
+    return problems
+
+
+def _final_attempt_problems(
+    r: dict[str, Any], where: str, n: int, excluded: bool, render: Callable[[Any], str]
+) -> list[Problem]:
+    """The result after `n` earlier attempts: an exclusion excludes the last of them, any other
+    result is attempt n + 1 and repeats attempt n; either has its time."""
+    problems = []
     if excluded:
         if "excludes" not in r:
             problems.append(Problem("missing 'excludes'", where=where))
@@ -188,25 +222,15 @@ def lineage_problems(
                 )
     if "at" not in r:
         problems.append(Problem("missing 'at'", where=where))
-    else:
-        if is_time(r["at"]):
-            times.append((f"{where}.at", r["at"]))
-        else:
-            problems.append(
-                Problem("malformed time", where=f"{where}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(r["at"]))
-            )
-    problems += _time_order(times, not_before, not_after)
-    made = attempts_made(r)
-    if max_attempts is not None and made > max_attempts:
+    elif not is_time(r["at"]):
         problems.append(
-            Problem(
-                f"{made} attempts, more than the methodology's retry limit allows",
-                where=f"{where}.attempts",
-                expected=f"at most {max_attempts} attempts",
-                found=str(made),
-            )
+            Problem("malformed time", where=f"{where}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(r["at"]))
         )
     return problems
+
+
+def _has_time(d: dict[str, Any]) -> bool:
+    return "at" in d and is_time(d["at"])
 
 
 def _time_order(times: list[tuple[str, str]], not_before: str | None, not_after: str | None) -> list[Problem]:
