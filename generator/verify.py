@@ -46,26 +46,26 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/memory/checkpoint_memory.py      lines  5084 to  5238
     generator/verifier/memory/release_memory.py         lines  5239 to  5439
     generator/verifier/rules/answers.py                 lines  5440 to  5507
-    generator/verifier/rules/runs.py                    lines  5508 to  5825
-    generator/verifier/rules/lineage.py                 lines  5826 to  6111
-    generator/verifier/rules/score_edits.py             lines  6112 to  6197
-    generator/verifier/rules/evidence.py                lines  6198 to  6292
-    generator/verifier/rules/certificates.py            lines  6293 to  6760
-    generator/verifier/rules/certificate_documents.py   lines  6761 to  6856
-    generator/verifier/rules/recheck.py                 lines  6857 to  7171
-    generator/verifier/core/report.py                   lines  7172 to  7334
-    generator/verifier/core/folder.py                   lines  7335 to  7584
-    generator/verifier/site/release.py                  lines  7585 to  7839
-    generator/verifier/site/download.py                 lines  7840 to  8307
-    generator/verifier/tlog/rotation.py                 lines  8308 to  8416
-    generator/verifier/site/history.py                  lines  8417 to  8770
-    generator/verifier/site/publication.py              lines  8771 to  9208
-    generator/verifier/rules/revocations.py             lines  9209 to  9328
-    generator/verifier/site/certificate_files.py        lines  9329 to  9650
-    generator/verifier/site/agreement_files.py          lines  9651 to  9795
-    generator/verifier/site/accounting.py               lines  9796 to 10023
-    generator/verifier/site/verify_site.py              lines 10024 to 10229
-    generator/verifier/site/command_line.py             lines 10230 to 10532
+    generator/verifier/rules/runs.py                    lines  5508 to  5865
+    generator/verifier/rules/lineage.py                 lines  5866 to  6151
+    generator/verifier/rules/score_edits.py             lines  6152 to  6237
+    generator/verifier/rules/evidence.py                lines  6238 to  6332
+    generator/verifier/rules/certificates.py            lines  6333 to  6800
+    generator/verifier/rules/certificate_documents.py   lines  6801 to  6896
+    generator/verifier/rules/recheck.py                 lines  6897 to  7211
+    generator/verifier/core/report.py                   lines  7212 to  7374
+    generator/verifier/core/folder.py                   lines  7375 to  7624
+    generator/verifier/site/release.py                  lines  7625 to  7879
+    generator/verifier/site/download.py                 lines  7880 to  8347
+    generator/verifier/tlog/rotation.py                 lines  8348 to  8456
+    generator/verifier/site/history.py                  lines  8457 to  8810
+    generator/verifier/site/publication.py              lines  8811 to  9248
+    generator/verifier/rules/revocations.py             lines  9249 to  9368
+    generator/verifier/site/certificate_files.py        lines  9369 to  9690
+    generator/verifier/site/agreement_files.py          lines  9691 to  9835
+    generator/verifier/site/accounting.py               lines  9836 to 10063
+    generator/verifier/site/verify_site.py              lines 10064 to 10322
+    generator/verifier/site/command_line.py             lines 10323 to 10625
 """
 
 # ==============================================================================================
@@ -5590,13 +5590,16 @@ def check_run_spec(spec: Any) -> list[Problem]:
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
-    m = spec.get("methodology")
-    problems += check_keys(m, ("version", "sha256"), where="methodology")
-    if (
-        isinstance(m, dict)
-        and "version" in m
-        and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"]))
-    ):
+    problems += _methodology_pin_shape(spec.get("methodology"))
+    problems += _judge_shape(spec.get("judge"))
+    return problems
+
+
+def _methodology_pin_shape(m: Any) -> list[Problem]:
+    problems = check_keys(m, ("version", "sha256"), where="methodology")
+    if not isinstance(m, dict):
+        return problems
+    if "version" in m and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"])):
         problems.append(
             Problem(
                 "malformed methodology version",
@@ -5605,25 +5608,29 @@ def check_run_spec(spec: Any) -> list[Problem]:
                 found=show(m["version"]),
             )
         )
-    if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
+    if "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
-    judge = spec.get("judge")
-    problems += check_keys(
+    return problems
+
+
+def _judge_shape(judge: Any) -> list[Problem]:
+    problems = check_keys(
         judge, ("provider", "model", "version", "rubric_sha256", "seed"), optional=JUDGE_PINS, where="judge"
     )
-    if isinstance(judge, dict):
-        problems += judge_pin_problems(judge)
-        if "provider" in judge:
-            # The independence rule compares it with the subject's organization: it must read
-            # as what it is, like the organization itself.
-            problems += name_problems(judge["provider"], "judge.provider")
-        for k in ("model", "version"):
-            if k in judge and not isinstance(judge[k], str):
-                problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
-        if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
-            problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
-        if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
-            problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    if not isinstance(judge, dict):
+        return problems
+    problems += judge_pin_problems(judge)
+    if "provider" in judge:
+        # The independence rule compares it with the subject's organization: it must read
+        # as what it is, like the organization itself.
+        problems += name_problems(judge["provider"], "judge.provider")
+    for k in ("model", "version"):
+        if k in judge and not isinstance(judge[k], str):
+            problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
+    if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
+        problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
+    if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
+        problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
     return problems
 
 
@@ -5689,7 +5696,38 @@ def check_run_rules(
     `earlier_specs` holds the specs of runs registered before this one, for the
     one-observation rule. Used by the verifier and by `register`.
     """
-    problems: list[Problem] = []
+    problems = _run_leaf_problems(run, spec)
+    problems += _methodology_pin_problems(ledger, run, as_dict(spec.get("methodology")))
+    gate = ledger.gates.get(run.gate)
+    secret = gate is not None and not gate.public
+    items = as_list(spec.get("items"))
+    problems += _run_items_problems(ledger, run, items, secret)
+    # previous_run: the last run of the same subject name and gate, decided before this one.
+    same_subject = ledger.runs_before(run)
+    prev = same_subject[-1].id if same_subject else None
+    if spec.get("previous_run") != prev:
+        problems.append(
+            Problem(
+                "previous_run is not the last run of this subject on this gate",
+                where="previous_run",
+                expected=show(prev),
+                found=show(spec.get("previous_run")),
+            )
+        )
+    if prev is not None:
+        decided = ledger.decided_at(prev)
+        if decided is None or decided > run.index:
+            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    if m is not None:
+        problems += _methodology_requirements(m, spec, len(items), secret)
+    if secret:
+        problems += _reused_items(set(items), same_subject, earlier_specs)
+    return problems
+
+
+def _run_leaf_problems(run: RunEvent, spec: dict[str, Any]) -> list[Problem]:
+    """The spec's id, subject and gate against the run's ledger leaf."""
+    problems = []
     if spec.get("id") != run.id:
         problems.append(
             Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id")))
@@ -5709,30 +5747,38 @@ def check_run_rules(
                 "gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))
             )
         )
-    pin = as_dict(spec.get("methodology"))
+    return problems
+
+
+def _methodology_pin_problems(ledger: Ledger, run: RunEvent, pin: dict[str, Any]) -> list[Problem]:
+    """The pinned methodology: a version published before the run, with the hash it was published with."""
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(
+        return [
             Problem(
                 "pins a methodology version not published before the run",
                 where="methodology.version",
                 found=show(pin.get("version")),
             )
-        )
-    elif published.sha256 != pin.get("sha256"):
-        problems.append(
+        ]
+    if published.sha256 != pin.get("sha256"):
+        return [
             Problem(
                 "pinned methodology hash differs from the published one",
                 where="methodology.sha256",
                 expected=published.sha256,
                 found=show(pin.get("sha256")),
             )
-        )
-    gate = ledger.gates.get(run.gate)
-    secret = gate is not None and not gate.public
+        ]
+    return []
+
+
+def _run_items_problems(ledger: Ledger, run: RunEvent, items: list[Any], secret: bool) -> list[Problem]:
+    """Each item committed to the run's gate before the run; a public gate's revealed before it, a
+    secret gate's still sealed when the run was registered and until it was decided."""
+    problems = []
     cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
-    items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
         if c is None or c.index > run.index:
@@ -5765,61 +5811,55 @@ def check_run_rules(
                     found=f"revealed at entries[{r.index}]",
                 )
             )
-    # previous_run: the last run of the same subject name and gate, decided before this one.
-    same_subject = ledger.runs_before(run)
-    prev = same_subject[-1].id if same_subject else None
-    if spec.get("previous_run") != prev:
+    return problems
+
+
+def _methodology_requirements(m: Methodology, spec: dict[str, Any], item_count: int, secret: bool) -> list[Problem]:
+    """What the pinned methodology asks of a run: a judge independent of the subject's
+    organization, if it says so, and enough items on a secret gate."""
+    problems = []
+    if m.independent_judge:
+        judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
+        provider, organization = judge.get("provider"), subject.get("organization")
+        if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
+            "",
+            subject_fold(organization),
+        ):
+            problems.append(
+                Problem(
+                    "the judge must be independent of the subject's organization",
+                    where="judge.provider",
+                    expected=f"not {subject.get('organization')!r}",
+                    found=show(judge.get("provider")),
+                )
+            )
+    if secret and item_count < m.min_items_secret_gate:
         problems.append(
             Problem(
-                "previous_run is not the last run of this subject on this gate",
-                where="previous_run",
-                expected=show(prev),
-                found=show(spec.get("previous_run")),
+                "too few items for a secret gate",
+                where="items",
+                expected=f"at least {m.min_items_secret_gate}",
+                found=str(item_count),
             )
         )
-    if prev is not None:
-        decided = ledger.decided_at(prev)
-        if decided is None or decided > run.index:
-            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
-    if m is not None:
-        if m.independent_judge:
-            judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
-            provider, organization = judge.get("provider"), subject.get("organization")
-            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
-                "",
-                subject_fold(organization),
-            ):
-                problems.append(
-                    Problem(
-                        "the judge must be independent of the subject's organization",
-                        where="judge.provider",
-                        expected=f"not {subject.get('organization')!r}",
-                        found=show(judge.get("provider")),
-                    )
+    return problems
+
+
+def _reused_items(
+    mine: set[Any], same_subject: list[RunEvent], earlier_specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """The one-observation rule: a subject meets a sealed item in one run only."""
+    problems = []
+    for earlier in same_subject:
+        reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
+        if reused:
+            problems.append(
+                Problem(
+                    f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
+                    where="items",
+                    found=", ".join(reused[:5]),
                 )
-        if secret:
-            need = m.min_items_secret_gate
-            if len(items) < need:
-                problems.append(
-                    Problem(
-                        "too few items for a secret gate",
-                        where="items",
-                        expected=f"at least {need}",
-                        found=str(len(items)),
-                    )
-                )
-    if secret:
-        mine = set(items)
-        for earlier in same_subject:
-            reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
-            if reused:
-                problems.append(
-                    Problem(
-                        f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
-                        where="items",
-                        found=", ".join(reused[:5]),
-                    )
-                )
+            )
     return problems
 
 
@@ -10099,30 +10139,7 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
     if public_key is None:
         return
-    # Another log's key, or a look-alike of another log's origin, would let this site start
-    # afresh beside the history this verifier remembers for that log.
-    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
-    known.update(known_logs or {})
-
-    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
-        for problem in other_log_problems(origin, log_keys, known):
-            report.check(False, MANIFEST_PATH, problem)
-        report.checks += 1
-
-    saved = []
-    for label, data, remembered_for in since:
-        if remembered_for is not None and remembered_for != origin:
-            continue
-        try:
-            saved.append(saved_checkpoint(label, data, origin))
-        except (NoteError, FormatError) as e:
-            report.check(
-                False,
-                label,
-                f"this saved checkpoint is not one of the site's: {e}",
-                f"a checkpoint of {origin}",
-                "a file that is not",
-            )
+    saved = _saved_checkpoints(s, since, origin)
     memory = None
     if memory_folder is not None and not from_tiles:
         memory = Memory(memory_folder, origin, full)
@@ -10135,10 +10152,17 @@ def _check(
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
-    # Every key the log has signed with, not only today's: a key it rotated away from is still the
-    # key of whichever log the state remembers it for.
+    # Another log's key, or a look-alike of another log's origin, would let this site start
+    # afresh beside the history this verifier remembers for that log. Every key the log has
+    # signed with counts, not only today's: a key it rotated away from is still the key of
+    # whichever log the state remembers it for.
+    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
+    known.update(known_logs or {})
     spans = ledger.keys.spans if ledger is not None else []
-    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
+    log_keys = {public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)}
+    for problem in other_log_problems(origin, log_keys, known):
+        report.check(False, MANIFEST_PATH, problem)
+    report.checks += 1
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -10154,6 +10178,48 @@ def _check(
         for problem in policy_problems(policy, origin, public_key, checkpoint):
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
+    pinned = earlier[0] if earlier else None
+    _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
+    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory)
+    _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
+
+
+def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
+    """The checkpoints saved outside the site that are this log's, read but not yet verified; one
+    remembered for another log is skipped, one that is no checkpoint of this log fails."""
+    saved = []
+    for label, data, remembered_for in since:
+        if remembered_for is not None and remembered_for != origin:
+            continue
+        try:
+            saved.append(saved_checkpoint(label, data, origin))
+        except (NoteError, FormatError) as e:
+            s.report.check(
+                False,
+                label,
+                f"this saved checkpoint is not one of the site's: {e}",
+                f"a checkpoint of {origin}",
+                "a file that is not",
+            )
+    return saved
+
+
+def _check_restatements(
+    s: Site,
+    manifest: dict[str, Any],
+    public_key: bytes,
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    checkpoint: bytes,
+    roots_at: dict[int, bytes],
+    root: bytes,
+    pinned: VerifierKey | None,
+    from_tiles: bool,
+) -> None:
+    """What restates the ledger's tree (the checkpoint history, tiles and inclusion proofs) and
+    the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
+    holds nothing that needs them."""
+    report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
     if history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the
@@ -10163,7 +10229,7 @@ def _check(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
         check_hand_overs(s, ledger.keys, archived)
-        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if from_tiles:
             report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
         if agreed:
@@ -10184,11 +10250,25 @@ def _check(
             "no ledger/history.json",
         )
     else:
-        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
         report.notes.append(
             "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
             "can show that its ledger extends an earlier one"
         )
+
+
+def _check_the_program(
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    key_rows: list[KeyRow],
+    public_key: bytes,
+    memory: Memory | None,
+) -> None:
+    """The program's own documents against the ledger, in the order each needs the one before:
+    methodologies, gates, reveals, runs, certificates, label sets; then that every published file
+    is accounted for, the revocations, the withdrawn runs and the verifier's own copy."""
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -10196,11 +10276,24 @@ def _check(
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, key_rows)
-    check_revocations(s, origin, public_key, ledger)
+    check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():
-        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
-        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
+        s.report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        s.report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
     check_verifier_copy(s, manifest)
+
+
+def _conclude(
+    report: Report,
+    manifest: dict[str, Any],
+    public_key: bytes,
+    ledger: Ledger,
+    checkpoint: bytes,
+    root: bytes,
+    memory: Memory | None,
+) -> None:
+    """What the report states of the release (its counts, tree and keys), the release remembered
+    if every check passed, and the runs still open."""
     report.counts = {
         "ledger entries": ledger.size,
         "gates": len(ledger.gates),
@@ -10212,7 +10305,7 @@ def _check(
         "label sets": len(ledger.label_sets),
         "methodology versions": len(ledger.methodologies),
     }
-    report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
+    report.tree = {"origin": manifest["origin"], "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
     report.log_keys = sorted({public_key, *(span.key.public_key for span in ledger.keys.spans)})
     if memory is not None and memory.bound and not memory.used and memory.why_not:

@@ -100,13 +100,16 @@ def check_run_spec(spec: Any) -> list[Problem]:
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
-    m = spec.get("methodology")
-    problems += check_keys(m, ("version", "sha256"), where="methodology")
-    if (
-        isinstance(m, dict)
-        and "version" in m
-        and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"]))
-    ):
+    problems += _methodology_pin_shape(spec.get("methodology"))
+    problems += _judge_shape(spec.get("judge"))
+    return problems
+
+
+def _methodology_pin_shape(m: Any) -> list[Problem]:
+    problems = check_keys(m, ("version", "sha256"), where="methodology")
+    if not isinstance(m, dict):
+        return problems
+    if "version" in m and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"])):
         problems.append(
             Problem(
                 "malformed methodology version",
@@ -115,25 +118,29 @@ def check_run_spec(spec: Any) -> list[Problem]:
                 found=show(m["version"]),
             )
         )
-    if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
+    if "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
-    judge = spec.get("judge")
-    problems += check_keys(
+    return problems
+
+
+def _judge_shape(judge: Any) -> list[Problem]:
+    problems = check_keys(
         judge, ("provider", "model", "version", "rubric_sha256", "seed"), optional=JUDGE_PINS, where="judge"
     )
-    if isinstance(judge, dict):
-        problems += judge_pin_problems(judge)
-        if "provider" in judge:
-            # The independence rule compares it with the subject's organization: it must read
-            # as what it is, like the organization itself.
-            problems += name_problems(judge["provider"], "judge.provider")
-        for k in ("model", "version"):
-            if k in judge and not isinstance(judge[k], str):
-                problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
-        if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
-            problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
-        if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
-            problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    if not isinstance(judge, dict):
+        return problems
+    problems += judge_pin_problems(judge)
+    if "provider" in judge:
+        # The independence rule compares it with the subject's organization: it must read
+        # as what it is, like the organization itself.
+        problems += name_problems(judge["provider"], "judge.provider")
+    for k in ("model", "version"):
+        if k in judge and not isinstance(judge[k], str):
+            problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
+    if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
+        problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
+    if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
+        problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
     return problems
 
 
@@ -197,7 +204,38 @@ def check_run_rules(
     `earlier_specs` holds the specs of runs registered before this one, for the
     one-observation rule. Used by the verifier and by `register`.
     """
-    problems: list[Problem] = []
+    problems = _run_leaf_problems(run, spec)
+    problems += _methodology_pin_problems(ledger, run, as_dict(spec.get("methodology")))
+    gate = ledger.gates.get(run.gate)
+    secret = gate is not None and not gate.public
+    items = as_list(spec.get("items"))
+    problems += _run_items_problems(ledger, run, items, secret)
+    # previous_run: the last run of the same subject name and gate, decided before this one.
+    same_subject = ledger.runs_before(run)
+    prev = same_subject[-1].id if same_subject else None
+    if spec.get("previous_run") != prev:
+        problems.append(
+            Problem(
+                "previous_run is not the last run of this subject on this gate",
+                where="previous_run",
+                expected=show(prev),
+                found=show(spec.get("previous_run")),
+            )
+        )
+    if prev is not None:
+        decided = ledger.decided_at(prev)
+        if decided is None or decided > run.index:
+            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    if m is not None:
+        problems += _methodology_requirements(m, spec, len(items), secret)
+    if secret:
+        problems += _reused_items(set(items), same_subject, earlier_specs)
+    return problems
+
+
+def _run_leaf_problems(run: RunEvent, spec: dict[str, Any]) -> list[Problem]:
+    """The spec's id, subject and gate against the run's ledger leaf."""
+    problems = []
     if spec.get("id") != run.id:
         problems.append(
             Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id")))
@@ -217,30 +255,38 @@ def check_run_rules(
                 "gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))
             )
         )
-    pin = as_dict(spec.get("methodology"))
+    return problems
+
+
+def _methodology_pin_problems(ledger: Ledger, run: RunEvent, pin: dict[str, Any]) -> list[Problem]:
+    """The pinned methodology: a version published before the run, with the hash it was published with."""
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(
+        return [
             Problem(
                 "pins a methodology version not published before the run",
                 where="methodology.version",
                 found=show(pin.get("version")),
             )
-        )
-    elif published.sha256 != pin.get("sha256"):
-        problems.append(
+        ]
+    if published.sha256 != pin.get("sha256"):
+        return [
             Problem(
                 "pinned methodology hash differs from the published one",
                 where="methodology.sha256",
                 expected=published.sha256,
                 found=show(pin.get("sha256")),
             )
-        )
-    gate = ledger.gates.get(run.gate)
-    secret = gate is not None and not gate.public
+        ]
+    return []
+
+
+def _run_items_problems(ledger: Ledger, run: RunEvent, items: list[Any], secret: bool) -> list[Problem]:
+    """Each item committed to the run's gate before the run; a public gate's revealed before it, a
+    secret gate's still sealed when the run was registered and until it was decided."""
+    problems = []
     cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
-    items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
         if c is None or c.index > run.index:
@@ -273,59 +319,53 @@ def check_run_rules(
                     found=f"revealed at entries[{r.index}]",
                 )
             )
-    # previous_run: the last run of the same subject name and gate, decided before this one.
-    same_subject = ledger.runs_before(run)
-    prev = same_subject[-1].id if same_subject else None
-    if spec.get("previous_run") != prev:
+    return problems
+
+
+def _methodology_requirements(m: Methodology, spec: dict[str, Any], item_count: int, secret: bool) -> list[Problem]:
+    """What the pinned methodology asks of a run: a judge independent of the subject's
+    organization, if it says so, and enough items on a secret gate."""
+    problems = []
+    if m.independent_judge:
+        judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
+        provider, organization = judge.get("provider"), subject.get("organization")
+        if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
+            "",
+            subject_fold(organization),
+        ):
+            problems.append(
+                Problem(
+                    "the judge must be independent of the subject's organization",
+                    where="judge.provider",
+                    expected=f"not {subject.get('organization')!r}",
+                    found=show(judge.get("provider")),
+                )
+            )
+    if secret and item_count < m.min_items_secret_gate:
         problems.append(
             Problem(
-                "previous_run is not the last run of this subject on this gate",
-                where="previous_run",
-                expected=show(prev),
-                found=show(spec.get("previous_run")),
+                "too few items for a secret gate",
+                where="items",
+                expected=f"at least {m.min_items_secret_gate}",
+                found=str(item_count),
             )
         )
-    if prev is not None:
-        decided = ledger.decided_at(prev)
-        if decided is None or decided > run.index:
-            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
-    if m is not None:
-        if m.independent_judge:
-            judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
-            provider, organization = judge.get("provider"), subject.get("organization")
-            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
-                "",
-                subject_fold(organization),
-            ):
-                problems.append(
-                    Problem(
-                        "the judge must be independent of the subject's organization",
-                        where="judge.provider",
-                        expected=f"not {subject.get('organization')!r}",
-                        found=show(judge.get("provider")),
-                    )
+    return problems
+
+
+def _reused_items(
+    mine: set[Any], same_subject: list[RunEvent], earlier_specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """The one-observation rule: a subject meets a sealed item in one run only."""
+    problems = []
+    for earlier in same_subject:
+        reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
+        if reused:
+            problems.append(
+                Problem(
+                    f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
+                    where="items",
+                    found=", ".join(reused[:5]),
                 )
-        if secret:
-            need = m.min_items_secret_gate
-            if len(items) < need:
-                problems.append(
-                    Problem(
-                        "too few items for a secret gate",
-                        where="items",
-                        expected=f"at least {need}",
-                        found=str(len(items)),
-                    )
-                )
-    if secret:
-        mine = set(items)
-        for earlier in same_subject:
-            reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
-            if reused:
-                problems.append(
-                    Problem(
-                        f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
-                        where="items",
-                        found=", ".join(reused[:5]),
-                    )
-                )
+            )
     return problems

@@ -4,6 +4,7 @@ import base64
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.core.folder import MANIFEST_PATH, Site
@@ -11,6 +12,7 @@ from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_p
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
 from generator.verifier.memory.release_memory import Memory
+from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.revocations import check_revocations
 from generator.verifier.site.accounting import check_accounted
 from generator.verifier.site.agreement_files import check_label_sets
@@ -18,6 +20,7 @@ from generator.verifier.site.certificate_files import check_certificates
 from generator.verifier.site.download import check_download
 from generator.verifier.site.history import (
     HISTORY_PATH,
+    SavedCheckpoint,
     check_artifact_proofs,
     check_extends,
     check_history,
@@ -118,30 +121,7 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
     if public_key is None:
         return
-    # Another log's key, or a look-alike of another log's origin, would let this site start
-    # afresh beside the history this verifier remembers for that log.
-    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
-    known.update(known_logs or {})
-
-    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
-        for problem in other_log_problems(origin, log_keys, known):
-            report.check(False, MANIFEST_PATH, problem)
-        report.checks += 1
-
-    saved = []
-    for label, data, remembered_for in since:
-        if remembered_for is not None and remembered_for != origin:
-            continue
-        try:
-            saved.append(saved_checkpoint(label, data, origin))
-        except (NoteError, FormatError) as e:
-            report.check(
-                False,
-                label,
-                f"this saved checkpoint is not one of the site's: {e}",
-                f"a checkpoint of {origin}",
-                "a file that is not",
-            )
+    saved = _saved_checkpoints(s, since, origin)
     memory = None
     if memory_folder is not None and not from_tiles:
         memory = Memory(memory_folder, origin, full)
@@ -154,10 +134,17 @@ def _check(
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
-    # Every key the log has signed with, not only today's: a key it rotated away from is still the
-    # key of whichever log the state remembers it for.
+    # Another log's key, or a look-alike of another log's origin, would let this site start
+    # afresh beside the history this verifier remembers for that log. Every key the log has
+    # signed with counts, not only today's: a key it rotated away from is still the key of
+    # whichever log the state remembers it for.
+    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
+    known.update(known_logs or {})
     spans = ledger.keys.spans if ledger is not None else []
-    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
+    log_keys = {public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)}
+    for problem in other_log_problems(origin, log_keys, known):
+        report.check(False, MANIFEST_PATH, problem)
+    report.checks += 1
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -173,6 +160,48 @@ def _check(
         for problem in policy_problems(policy, origin, public_key, checkpoint):
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
+    pinned = earlier[0] if earlier else None
+    _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
+    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory)
+    _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
+
+
+def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
+    """The checkpoints saved outside the site that are this log's, read but not yet verified; one
+    remembered for another log is skipped, one that is no checkpoint of this log fails."""
+    saved = []
+    for label, data, remembered_for in since:
+        if remembered_for is not None and remembered_for != origin:
+            continue
+        try:
+            saved.append(saved_checkpoint(label, data, origin))
+        except (NoteError, FormatError) as e:
+            s.report.check(
+                False,
+                label,
+                f"this saved checkpoint is not one of the site's: {e}",
+                f"a checkpoint of {origin}",
+                "a file that is not",
+            )
+    return saved
+
+
+def _check_restatements(
+    s: Site,
+    manifest: dict[str, Any],
+    public_key: bytes,
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    checkpoint: bytes,
+    roots_at: dict[int, bytes],
+    root: bytes,
+    pinned: VerifierKey | None,
+    from_tiles: bool,
+) -> None:
+    """What restates the ledger's tree (the checkpoint history, tiles and inclusion proofs) and
+    the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
+    holds nothing that needs them."""
+    report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
     if history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the
@@ -182,7 +211,7 @@ def _check(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
         check_hand_overs(s, ledger.keys, archived)
-        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if from_tiles:
             report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
         if agreed:
@@ -203,11 +232,25 @@ def _check(
             "no ledger/history.json",
         )
     else:
-        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
         report.notes.append(
             "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
             "can show that its ledger extends an earlier one"
         )
+
+
+def _check_the_program(
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    key_rows: list[KeyRow],
+    public_key: bytes,
+    memory: Memory | None,
+) -> None:
+    """The program's own documents against the ledger, in the order each needs the one before:
+    methodologies, gates, reveals, runs, certificates, label sets; then that every published file
+    is accounted for, the revocations, the withdrawn runs and the verifier's own copy."""
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -215,11 +258,24 @@ def _check(
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, key_rows)
-    check_revocations(s, origin, public_key, ledger)
+    check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():
-        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
-        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
+        s.report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        s.report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
     check_verifier_copy(s, manifest)
+
+
+def _conclude(
+    report: Report,
+    manifest: dict[str, Any],
+    public_key: bytes,
+    ledger: Ledger,
+    checkpoint: bytes,
+    root: bytes,
+    memory: Memory | None,
+) -> None:
+    """What the report states of the release (its counts, tree and keys), the release remembered
+    if every check passed, and the runs still open."""
     report.counts = {
         "ledger entries": ledger.size,
         "gates": len(ledger.gates),
@@ -231,7 +287,7 @@ def _check(
         "label sets": len(ledger.label_sets),
         "methodology versions": len(ledger.methodologies),
     }
-    report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
+    report.tree = {"origin": manifest["origin"], "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
     report.log_keys = sorted({public_key, *(span.key.public_key for span in ledger.keys.spans)})
     if memory is not None and memory.bound and not memory.used and memory.why_not:
