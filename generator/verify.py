@@ -52,20 +52,20 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/evidence.py                lines  6238 to  6332
     generator/verifier/rules/certificates.py            lines  6333 to  6800
     generator/verifier/rules/certificate_documents.py   lines  6801 to  6896
-    generator/verifier/rules/recheck.py                 lines  6897 to  7211
-    generator/verifier/core/report.py                   lines  7212 to  7374
-    generator/verifier/core/folder.py                   lines  7375 to  7624
-    generator/verifier/site/release.py                  lines  7625 to  7879
-    generator/verifier/site/download.py                 lines  7880 to  8347
-    generator/verifier/tlog/rotation.py                 lines  8348 to  8456
-    generator/verifier/site/history.py                  lines  8457 to  8810
-    generator/verifier/site/publication.py              lines  8811 to  9248
-    generator/verifier/rules/revocations.py             lines  9249 to  9368
-    generator/verifier/site/certificate_files.py        lines  9369 to  9690
-    generator/verifier/site/agreement_files.py          lines  9691 to  9835
-    generator/verifier/site/accounting.py               lines  9836 to 10063
-    generator/verifier/site/verify_site.py              lines 10064 to 10322
-    generator/verifier/site/command_line.py             lines 10323 to 10625
+    generator/verifier/rules/recheck.py                 lines  6897 to  7263
+    generator/verifier/core/report.py                   lines  7264 to  7426
+    generator/verifier/core/folder.py                   lines  7427 to  7676
+    generator/verifier/site/release.py                  lines  7677 to  7931
+    generator/verifier/site/download.py                 lines  7932 to  8399
+    generator/verifier/tlog/rotation.py                 lines  8400 to  8508
+    generator/verifier/site/history.py                  lines  8509 to  8862
+    generator/verifier/site/publication.py              lines  8863 to  9300
+    generator/verifier/rules/revocations.py             lines  9301 to  9420
+    generator/verifier/site/certificate_files.py        lines  9421 to  9742
+    generator/verifier/site/agreement_files.py          lines  9743 to  9887
+    generator/verifier/site/accounting.py               lines  9888 to 10115
+    generator/verifier/site/verify_site.py              lines 10116 to 10374
+    generator/verifier/site/command_line.py             lines 10375 to 10677
 """
 
 # ==============================================================================================
@@ -6927,55 +6927,11 @@ def recheck_open_result(
         return problems, None
     scored: list[tuple[str, str, Fraction]] = []
     for j, f in enumerate(fields):
-        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
-            return problems, None  # the shape check has reported it
-        name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
-        fw = f"{where}.fields[{j}]"
-        a = answer.get(name) if answer is not None else None
-        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
-            problems.append(
-                Problem(
-                    "kind or tier differs from the revealed answer",
-                    where=fw,
-                    expected=f"{a['kind']}, {a['tier']}",
-                    found=f"{kind}, {tier}",
-                )
-            )
-            kind, tier = a["kind"], a["tier"]
-        bad_output = value_kind_problem(kind, f.get("output"))
-        if bad_output:
-            problems.append(
-                Problem(
-                    f"the output of a {kind} field",
-                    where=f"{fw}.output",
-                    expected=bad_output,
-                    found=show(f.get("output")),
-                )
-            )
-        form = similarity_form_problem(kind, tier, sim)
-        if form or not isinstance(sim, str):
-            problems.append(
-                Problem(
-                    f"malformed similarity for a {tier} {kind} field",
-                    where=f"{fw}.similarity",
-                    expected=str(form),
-                    found=show(sim),
-                )
-            )
+        found, field_score = _recheck_field(f, f"{where}.fields[{j}]", answer)
+        problems += found
+        if field_score is None:
             return problems, None
-        if a is not None and not bad_output:
-            want = computed_similarity(kind, tier, f.get("output"), a["value"])
-            if want is not None and want != sim:
-                problems.append(
-                    Problem(
-                        "similarity does not follow from the output and the revealed answer",
-                        where=f"{fw}.similarity",
-                        expected=want,
-                        found=show(sim),
-                    )
-                )
-                sim = want
-        scored.append((str(name), tier, similarity_value(sim)))
+        scored.append(field_score)
     if not scored:
         return problems, None
     s = score_item(scored, m)
@@ -7005,6 +6961,64 @@ def recheck_open_result(
     return problems, s.passed
 
 
+def _recheck_field(
+    f: Any, fw: str, answer: dict[str, Any] | None
+) -> tuple[list[Problem], tuple[str, str, Fraction] | None]:
+    """One field of an open result: with the revealed answer, its kind and tier and the
+    similarity its output gives (the answer's taken where they differ); its output's form and
+    its similarity's. Returns the problems and what the item score reads of the field (name,
+    tier, similarity), None if it cannot be scored."""
+    if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+        return [], None  # the shape check has reported it
+    problems = []
+    name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
+    a = answer.get(name) if answer is not None else None
+    if a is not None and (a["kind"], a["tier"]) != (kind, tier):
+        problems.append(
+            Problem(
+                "kind or tier differs from the revealed answer",
+                where=fw,
+                expected=f"{a['kind']}, {a['tier']}",
+                found=f"{kind}, {tier}",
+            )
+        )
+        kind, tier = a["kind"], a["tier"]
+    bad_output = value_kind_problem(kind, f.get("output"))
+    if bad_output:
+        problems.append(
+            Problem(
+                f"the output of a {kind} field",
+                where=f"{fw}.output",
+                expected=bad_output,
+                found=show(f.get("output")),
+            )
+        )
+    form = similarity_form_problem(kind, tier, sim)
+    if form or not isinstance(sim, str):
+        problems.append(
+            Problem(
+                f"malformed similarity for a {tier} {kind} field",
+                where=f"{fw}.similarity",
+                expected=str(form),
+                found=show(sim),
+            )
+        )
+        return problems, None
+    if a is not None and not bad_output:
+        want = computed_similarity(kind, tier, f.get("output"), a["value"])
+        if want is not None and want != sim:
+            problems.append(
+                Problem(
+                    "similarity does not follow from the output and the revealed answer",
+                    where=f"{fw}.similarity",
+                    expected=want,
+                    found=show(sim),
+                )
+            )
+            sim = want
+    return problems, (name, tier, similarity_value(sim))
+
+
 @dataclass
 class Recheck:
     """What recomputing a certificate found, what it could only take as asserted, and how
@@ -7031,69 +7045,10 @@ def recheck_certificate(
     yet is reported as asserted, never as verified.
     """
     out = Recheck()
-    serial = cert["serial"]
-    results = cert["results"]
-    counts = dict.fromkeys(STATUSES, 0)
-    passed = 0
-    unknown = 0
-    scored_ids: set[str] = set()
-    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
-    evidence_names = {
-        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
-    }
-    for i, r in enumerate(results):
-        item, status = r["item"], r["status"]
-        counts[status] += 1
-        where = f"results[{i}] ({item})"
-        opened: dict[str, Any] | None = r if public else None
-        if not public and item in details:
-            d = details[item]
-            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
-            out.checks += 1
-            res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = check_result(
-                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
-            )
-            out.problems += shape
-            opened = res if not shape else None
-        if status == SCORED:
-            scored_ids.add(item)
-            if opened is None:
-                unknown += 1
-                continue
-            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
-            out.checks += 1
-            out.problems += problems
-            passed += bool(ok)
+    tally = _recheck_results(out, cert, m, public, answers, details, exclusion_rules)
+    passed = _recheck_passed(out, cert, tally)
+    g = grade_counts(tally.counts, passed, m)
     summary = cert["summary"]
-    out.checks += 1  # passed: bounded by the open results, or equal to their count
-    if unknown and not passed <= summary["passed"] <= passed + unknown:
-        out.problems.append(
-            Problem(
-                "passed cannot be: the published results already show how many pass, and only the sealed ones "
-                "are unknown",
-                where="summary.passed",
-                expected=f"{passed} to {passed + unknown}",
-                found=show(summary["passed"]),
-            )
-        )
-    if unknown:
-        passed = summary["passed"]
-        out.asserted.append(
-            f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the "
-            "certificate states; "
-            f"{unknown} sealed result(s) can be rechecked once their items are retired"
-        )
-    elif summary["passed"] != passed:
-        out.problems.append(
-            Problem(
-                "passed does not count the results that pass",
-                where="summary.passed",
-                expected=str(passed),
-                found=show(summary["passed"]),
-            )
-        )
-    g = grade_counts(counts, passed, m)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
         out.checks += 1
         if not same(summary.get(k), g.summary[k]):
@@ -7116,49 +7071,146 @@ def recheck_certificate(
                     found=show(cert.get(k)),
                 )
             )
-    grader = cert["grader"]
-    if record is not None:
-        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
-        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
-        score, rule = band_score(pj, g.band)
-        out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
-        if cert.get("score") != score:
-            out.problems.append(
-                Problem(
-                    f"score does not follow from the proposal {show(pj)} and the band {g.band}",
-                    where="score",
-                    expected=str(score),
-                    found=show(cert.get("score")),
-                )
+    _recheck_grader(out, cert, record, g.band, tally.scored_ids)
+    return out
+
+
+@dataclass
+class _Tally:
+    """What recomputing the results found: the results by status, how many of the scored ones
+    pass, how many are sealed and cannot be opened yet, and the scored items."""
+
+    counts: dict[str, int]
+    passed: int = 0
+    unknown: int = 0
+    scored_ids: set[str] = field(default_factory=set)
+
+
+def _recheck_results(
+    out: Recheck,
+    cert: dict[str, Any],
+    m: Methodology,
+    public: bool,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    exclusion_rules: int,
+) -> _Tally:
+    """Each result recomputed where it can be read: an open one as published, a sealed one from
+    its details document once that is published."""
+    serial = cert["serial"]
+    tally = _Tally(dict.fromkeys(STATUSES, 0))
+    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
+    evidence_names = {
+        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
+    for i, r in enumerate(cert["results"]):
+        item, status = r["item"], r["status"]
+        tally.counts[status] += 1
+        where = f"results[{i}] ({item})"
+        opened: dict[str, Any] | None = r if public else None
+        if not public and item in details:
+            d = details[item]
+            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            out.checks += 1
+            res = d.get("result") if isinstance(d, dict) else None
+            shape, _, _ = check_result(
+                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
             )
-        if cert.get("score_rule") != rule:
-            out.problems.append(
-                Problem(
-                    "score_rule does not follow from the proposal",
-                    where="score_rule",
-                    expected=rule,
-                    found=show(cert.get("score_rule")),
-                )
+            out.problems += shape
+            opened = res if not shape else None
+        if status == SCORED:
+            tally.scored_ids.add(item)
+            if opened is None:
+                tally.unknown += 1
+                continue
+            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
+            out.checks += 1
+            out.problems += problems
+            tally.passed += bool(ok)
+    return tally
+
+
+def _recheck_passed(out: Recheck, cert: dict[str, Any], tally: _Tally) -> int:
+    """The summary's passed count against the results that pass, or within what the sealed ones
+    leave open; returns the count the grades follow from (the certificate's, while some are sealed)."""
+    serial, summary, passed, unknown = cert["serial"], cert["summary"], tally.passed, tally.unknown
+    out.checks += 1  # passed: bounded by the open results, or equal to their count
+    if unknown and not passed <= summary["passed"] <= passed + unknown:
+        out.problems.append(
+            Problem(
+                "passed cannot be: the published results already show how many pass, and only the sealed ones "
+                "are unknown",
+                where="summary.passed",
+                expected=f"{passed} to {passed + unknown}",
+                found=show(summary["passed"]),
             )
-        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
-        for k, v in (("kept", len(kept)), ("dropped", dropped)):
-            if grader.get(k) != v:
-                out.problems.append(
-                    Problem(
-                        f"{k} does not count the rationale's bullets",
-                        where=f"grader.{k}",
-                        expected=str(v),
-                        found=show(grader.get(k)),
-                    )
-                )
-    else:
+        )
+    if unknown:
+        out.asserted.append(
+            f"certificate {serial}: {summary['passed']} of {tally.counts[SCORED]} scored results passed, as the "
+            "certificate states; "
+            f"{unknown} sealed result(s) can be rechecked once their items are retired"
+        )
+        passed = summary["passed"]
+    elif summary["passed"] != passed:
+        out.problems.append(
+            Problem(
+                "passed does not count the results that pass",
+                where="summary.passed",
+                expected=str(passed),
+                found=show(summary["passed"]),
+            )
+        )
+    return passed
+
+
+def _recheck_grader(
+    out: Recheck, cert: dict[str, Any], record: dict[str, Any] | None, band: list[int], scored_ids: set[str]
+) -> None:
+    """With the grader record, the score and its rule from the grader's proposal and the grade's
+    band, and the rationale's bullets kept and dropped; without it, all three as asserted."""
+    serial, grader = cert["serial"], cert["grader"]
+    if record is None:
         out.asserted.append(
             f"certificate {serial}: the grader's proposal behind score {cert.get('score')} "
             f"({cert.get('score_rule')}) and the "
             f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published "
             "once every item is revealed"
         )
-    return out
+        return
+    out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
+    pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
+    score, rule = band_score(pj, band)
+    out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
+    if cert.get("score") != score:
+        out.problems.append(
+            Problem(
+                f"score does not follow from the proposal {show(pj)} and the band {band}",
+                where="score",
+                expected=str(score),
+                found=show(cert.get("score")),
+            )
+        )
+    if cert.get("score_rule") != rule:
+        out.problems.append(
+            Problem(
+                "score_rule does not follow from the proposal",
+                where="score_rule",
+                expected=rule,
+                found=show(cert.get("score_rule")),
+            )
+        )
+    kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
+    for k, v in (("kept", len(kept)), ("dropped", dropped)):
+        if grader.get(k) != v:
+            out.problems.append(
+                Problem(
+                    f"{k} does not count the rationale's bullets",
+                    where=f"grader.{k}",
+                    expected=str(v),
+                    found=show(grader.get(k)),
+                )
+            )
 
 
 def recheckable(cert: Any) -> bool:
