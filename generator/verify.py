@@ -61,11 +61,11 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/history.py                  lines  8509 to  8862
     generator/verifier/site/publication.py              lines  8863 to  9300
     generator/verifier/rules/revocations.py             lines  9301 to  9420
-    generator/verifier/site/certificate_files.py        lines  9421 to  9742
-    generator/verifier/site/agreement_files.py          lines  9743 to  9887
-    generator/verifier/site/accounting.py               lines  9888 to 10115
-    generator/verifier/site/verify_site.py              lines 10116 to 10374
-    generator/verifier/site/command_line.py             lines 10375 to 10677
+    generator/verifier/site/certificate_files.py        lines  9421 to  9801
+    generator/verifier/site/agreement_files.py          lines  9802 to  9946
+    generator/verifier/site/accounting.py               lines  9947 to 10174
+    generator/verifier/site/verify_site.py              lines 10175 to 10433
+    generator/verifier/site/command_line.py             lines 10434 to 10755
 """
 
 # ==============================================================================================
@@ -9421,7 +9421,7 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 # ==============================================================================================
 # generator/verifier/site/certificate_files.py: A site's certificates (format v1 §6): each certificate file against
 #     its ledger leaf and signature, its details documents and grader record against its hashes and against when each
-#     falls due, and then every rule of certificates.examine_certificate.
+#     falls due, and then every rule of recheck.examine_certificate.
 # ==============================================================================================
 
 def check_certificates(
@@ -9436,27 +9436,30 @@ def check_certificates(
     """Check every certificate; return, for each run a label set measures, the serial and the
     open results the judge's labels of its certificate are taken from (agreement_files)."""
     report = s.report
-    judged: dict[str, tuple[str, list[Any]]] = {}
-    measured = {e.run for e in ledger.label_sets.values()}
     run_rows = manifest["runs"]
-    run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
         report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates)
     )
     reveal_paths = {
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
-    answers = RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item)))
-    verdicts: dict[str, str] = {}
-    now = _Clock()
+    c = _Certificates(
+        s,
+        ledger,
+        specs,
+        methodologies,
+        {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)},
+        RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item))),
+        key,
+        {e.run for e in ledger.label_sets.values()},
+        memory,
+    )
     for r in rows:
-        _check_one_certificate(
-            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, measured, memory
-        )
+        _check_one_certificate(c, r)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
-            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
+            want = c.verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
             report.check(
                 row.get("status") == want,
                 MANIFEST_PATH,
@@ -9464,7 +9467,7 @@ def check_certificates(
                 want,
                 show(row.get("status")),
             )
-    return judged
+    return c.judged
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -9478,92 +9481,72 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
         return None
 
 
-def _check_one_certificate(
-    s: Site,
-    r: dict[str, Any],
-    ledger: Ledger,
-    specs: dict[str, dict[str, Any]],
-    methodologies: dict[str, Methodology],
-    run_paths: dict[str, Any],
-    answers: RevealedAnswers,
-    verdicts: dict[str, str],
-    now: "_Clock",
-    key: bytes,
-    judged: dict[str, tuple[str, list[Any]]],
-    measured: set[str],
-    memory: Memory | None = None,
-) -> None:
-    report = s.report
+class _Clock:
+    """This machine's time, read once and only if a certificate has an expiry: expiry is a
+    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
+    verifies its own output must not otherwise read the clock."""
+
+    def __init__(self) -> None:
+        self._now: str | None = None
+
+    def __call__(self) -> str:
+        if self._now is None:
+            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._now
+
+
+@dataclass
+class _Certificates:
+    """What each certificate of a site is checked with, and what their checks gather: each run's
+    verdict, and the open results of the runs a label set measures."""
+
+    s: Site
+    ledger: Ledger
+    specs: dict[str, dict[str, Any]]
+    methodologies: dict[str, Methodology]
+    run_paths: dict[str, Any]
+    answers: RevealedAnswers
+    key: bytes
+    measured: set[str]
+    memory: Memory | None
+    now: _Clock = field(default_factory=_Clock)
+    verdicts: dict[str, str] = field(default_factory=dict)
+    judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
+
+
+def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
+    report, ledger = c.s.report, c.ledger
+    read = _read_certificate(c, r)
+    if read is None:
+        return
+    ev, rel, data, cert = read
     serial = r.get("serial")
-    ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
-    report.add(
-        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
-        MANIFEST_PATH,
-    )
-    if ev is None:
-        return
-    report.check(
-        r.get("run") == ev.run,
-        MANIFEST_PATH,
-        f"certificate {serial}: run differs from the ledger",
-        ev.run,
-        show(r.get("run")),
-    )
-    loaded = s.document(r.get("path"), f"certificate {serial}")
-    if loaded is None:
-        return
-    data, cert = loaded
-    rel = str(r.get("path"))
-    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
-    valid = ledger.keys.valid_at(ev.index + 1)
-    s.signed(rel, data, valid[-1].public_key if valid else key, f"certificate {serial}")
-    digest = sha256_hex(data)
-    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
     run = ledger.runs[ev.run]
-    spec = specs.get(ev.run)
+    spec = c.specs.get(ev.run)
     if isinstance(cert, dict):
-        verdicts[ev.run] = str(cert.get("verdict"))
+        c.verdicts[ev.run] = str(cert.get("verdict"))
         expires = cert.get("expires_at")
-        if is_time(expires) and expires < now():
+        if is_time(expires) and expires < c.now():
             report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
             report.expired.append({"serial": serial, "expires_at": expires})
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
-    pinned = methodologies.get(version) if isinstance(version, str) else None
+    pinned = c.methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
     if isinstance(cert, dict) and spec is not None:
-        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-        _check_evidence_files(s, cert, public, ledger)
-        if ev.run in measured:  # kept only for a run some label set measures: a verifier's memory stays flat
+        details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
+        _check_evidence_files(c.s, cert, public, ledger)
+        if ev.run in c.measured:  # kept only for a run some label set measures: a verifier's memory stays flat
             opened = (
                 cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
             )
-            judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
+            c.judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
-    if memory is not None and spec is not None:
-        # Every input of the recomputation, exactly: a key that passed before passes again.
-        revealed = [[i, c.commitment] for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
-        recheck = memory.recheck_key(
-            sha256_hex(data),
-            [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
-            [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
-            sha256_hex(canonical_bytes(spec)),
-            [
-                version,
-                ledger.methodologies[version].sha256
-                if isinstance(version, str) and version in ledger.methodologies
-                else None,
-            ],
-            pinned is not None,
-            public,
-            str(run_paths.get(ev.run, "")),
-            revealed,
-            [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
-            sha256_hex(canonical_bytes(record)) if record is not None else None,
-        )
-        known = memory.recheck(recheck)
+    if c.memory is not None and spec is not None:
+        recheck = _recheck_key(c, c.memory, data, ev, spec, pinned is not None, public, details, record)
+        known = c.memory.recheck(recheck)
         if known is not None:
             report.checks += known[0]
             report.asserted += known[1]
@@ -9575,15 +9558,85 @@ def _check_one_certificate(
         spec,
         pinned,
         public,
-        run_paths.get(ev.run, ""),
-        answers.answers(spec["items"]) if spec is not None else {},
+        c.run_paths.get(ev.run, ""),
+        c.answers.answers(spec["items"]) if spec is not None else {},
         details,
         record,
     )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
-    if recheck is not None and memory is not None and not found.problems:
-        memory.passed(recheck, found.checks, found.asserted)
+    if recheck is not None and c.memory is not None and not found.problems:
+        c.memory.passed(recheck, found.checks, found.asserted)
+
+
+def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateEvent, str, bytes, Any] | None:
+    """The certificate a manifest row names, if its ledger leaf exists and its file can be read:
+    the row against the leaf, the file against the leaf's hash and the signature of the key
+    valid when it was issued. Returns the leaf, the file's path, bytes and document."""
+    report = c.s.report
+    serial = r.get("serial")
+    ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
+    report.add(
+        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        MANIFEST_PATH,
+    )
+    if ev is None:
+        return None
+    report.check(
+        r.get("run") == ev.run,
+        MANIFEST_PATH,
+        f"certificate {serial}: run differs from the ledger",
+        ev.run,
+        show(r.get("run")),
+    )
+    loaded = c.s.document(r.get("path"), f"certificate {serial}")
+    if loaded is None:
+        return None
+    data, cert = loaded
+    rel = str(r.get("path"))
+    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
+    valid = c.ledger.keys.valid_at(ev.index + 1)
+    c.s.signed(rel, data, valid[-1].public_key if valid else c.key, f"certificate {serial}")
+    digest = sha256_hex(data)
+    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
+    return ev, rel, data, cert
+
+
+def _recheck_key(
+    c: _Certificates,
+    memory: Memory,
+    data: bytes,
+    ev: CertificateEvent,
+    spec: dict[str, Any],
+    pinned: bool,
+    public: bool,
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+) -> str:
+    """The key a certificate's recomputation is remembered under: every input of it, exactly, so
+    that a key that passed before passes again."""
+    ledger = c.ledger
+    run = ledger.runs[ev.run]
+    version = spec["methodology"].get("version")
+    revealed = [[i, x.commitment] for i in spec["items"] if i in ledger.reveals and (x := ledger.commit(i))]
+    return memory.recheck_key(
+        sha256_hex(data),
+        [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
+        sha256_hex(canonical_bytes(spec)),
+        [
+            version,
+            ledger.methodologies[version].sha256
+            if isinstance(version, str) and version in ledger.methodologies
+            else None,
+        ],
+        pinned,
+        public,
+        str(c.run_paths.get(ev.run, "")),
+        revealed,
+        [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
+        sha256_hex(canonical_bytes(record)) if record is not None else None,
+    )
 
 
 def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
@@ -9631,20 +9684,6 @@ def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: L
         )
 
 
-class _Clock:
-    """This machine's time, read once and only if a certificate has an expiry: expiry is a
-    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
-    verifies its own output must not otherwise read the clock."""
-
-    def __init__(self) -> None:
-        self._now: str | None = None
-
-    def __call__(self) -> str:
-        if self._now is None:
-            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return self._now
-
-
 def _published_records(
     s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -9652,13 +9691,28 @@ def _published_records(
     against its hashes and against when each is due (format v1 §6): a details document once its
     item is revealed, the grader record once every item is (at once on a public gate). One
     published early would leak answers; one missing when due hides evidence."""
-    report = s.report
-    serial = cert.get("serial")
     results = (
         [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
         if isinstance(cert.get("results"), list)
         else []
     )
+    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
+    details = _details_documents(s, row, cert.get("serial"), results, sealed_due, ledger, rel)
+    return details, _grader_record(s, row, cert, due)
+
+
+def _details_documents(
+    s: Site,
+    row: dict[str, Any],
+    serial: Any,
+    results: list[dict[str, Any]],
+    sealed_due: list[dict[str, Any]],
+    ledger: Ledger,
+    rel: str,
+) -> dict[str, dict[str, Any]]:
+    """The details documents listed, by item: each the one a sealed result's hash names, of an item
+    revealed, every one due listed, in result order."""
+    report = s.report
     listed = row.get("details")
     if not isinstance(listed, list):
         report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
@@ -9691,7 +9745,6 @@ def _published_records(
         )
         details[str(item)] = loaded[1]
         order.append(str(item))
-    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
     for r in sealed_due:
         report.check(
             r["item"] in details,
@@ -9708,8 +9761,13 @@ def _published_records(
         show(want_order),
         show(order),
     )
+    return details
+
+
+def _grader_record(s: Site, row: dict[str, Any], cert: dict[str, Any], due: bool) -> dict[str, Any] | None:
+    """The grader record listed, if it is due and hashes to the certificate's grader.record."""
+    report, serial = s.report, cert.get("serial")
     path = row.get("grader_record")
-    record = None
     if path is None:
         report.check(
             not due,
@@ -9718,7 +9776,7 @@ def _published_records(
             "published (a public gate's at once, a secret gate's once every item is revealed)",
             "null",
         )
-        return details, None
+        return None
     report.check(
         due,
         str(path),
@@ -9727,17 +9785,18 @@ def _published_records(
         "published",
     )
     loaded = s.document(path, f"grader record of {serial}")
-    if loaded is not None:
-        want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-        if report.check(
-            sha256_hex(loaded[0]) == want,
-            str(path),
-            "grader record does not hash to the certificate's grader.record",
-            show(want),
-            sha256_hex(loaded[0]),
-        ):
-            record = loaded[1] if isinstance(loaded[1], dict) else None
-    return details, record
+    if loaded is None:
+        return None
+    want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+    if report.check(
+        sha256_hex(loaded[0]) == want,
+        str(path),
+        "grader record does not hash to the certificate's grader.record",
+        show(want),
+        sha256_hex(loaded[0]),
+    ):
+        return loaded[1] if isinstance(loaded[1], dict) else None
+    return None
 
 
 # ==============================================================================================
@@ -10384,6 +10443,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["proof"]:
         return _proof_main(args_list[1:])
+    try:
+        args = _site_parser().parse_args(args_list)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    if args.state and args.no_state:
+        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
+        return 2
+    site = args.site if args.site is not None else os.path.dirname(own_file())
+    refused = _refused_to_run([site])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
+        return 2
+    since: list[tuple[str, bytes, str | None]] = []
+    for name in args.since:
+        data = _read_small(name, "--since")
+        if data is None:
+            return 2
+        since.append((name, data, None))
+    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
+    try:
+        logs = read_state(state_path) if state_path else {}
+    except FormatError as e:
+        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
+        return 2
+    for origin in sorted(logs):
+        # Which origin is this site's is known only once its manifest is read: offer every
+        # remembered log, and the checks keep those of the site's origin.
+        remembered = saved_from_state(logs, origin)
+        if remembered is not None:
+            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
+    try:
+        report = verify_site(
+            site,
+            args.key,
+            debug=args.debug,
+            since=since,
+            from_tiles=args.from_tiles,
+            policy=policy,
+            memory=state_path.parent / "releases" if state_path else None,
+            full=args.full,
+            known_logs=remembered_keys(logs),
+        )
+    except (SiteUnreadable, OSError) as e:
+        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
+        return 2
+    except FormatError as e:
+        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
+        return 2
+    _warn_of_what_the_site_chose(report, args.policy, site)
+    if report.ok and state_path is not None and report.tree:
+        try:
+            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
+            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
+        except OSError as e:
+            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
+    print(safe_json(report.to_json()) if args.json else report.render())
+    for trace in report.debug:
+        print(trace, file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _site_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
@@ -10447,59 +10570,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
     )
-    try:
-        args = parser.parse_args(args_list)
-    except SystemExit as e:
-        return 2 if e.code else 0
-    if args.state and args.no_state:
-        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
-        return 2
-    site = args.site if args.site is not None else os.path.dirname(own_file())
-    refused = _refused_to_run([site])
-    if refused is not None:
-        return refused
-    policy = _load_policy(args.policy) if args.policy else None
-    if args.policy and policy is None:
-        return 2
-    since: list[tuple[str, bytes, str | None]] = []
-    for name in args.since:
-        data = _read_small(name, "--since")
-        if data is None:
-            return 2
-        since.append((name, data, None))
-    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
-    try:
-        logs = read_state(state_path) if state_path else {}
-    except FormatError as e:
-        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
-        return 2
-    for origin in sorted(logs):
-        # Which origin is this site's is known only once its manifest is read: offer every
-        # remembered log, and the checks keep those of the site's origin.
-        remembered = saved_from_state(logs, origin)
-        if remembered is not None:
-            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
-    try:
-        report = verify_site(
-            site,
-            args.key,
-            debug=args.debug,
-            since=since,
-            from_tiles=args.from_tiles,
-            policy=policy,
-            memory=state_path.parent / "releases" if state_path else None,
-            full=args.full,
-            known_logs=remembered_keys(logs),
-        )
-    except (SiteUnreadable, OSError) as e:
-        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
-        return 2
-    except FormatError as e:
-        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
-        return 2
-    if args.policy and _inside(args.policy, site):
+    return parser
+
+
+def _warn_of_what_the_site_chose(report: Report, policy: str | None, site: str) -> None:
+    """A policy or a verifier read from inside the site is the site's word: a pass proves nothing more."""
+    if policy and _inside(policy, site):
         report.warnings.append(
-            f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
+            f"the trust policy was read from inside the site it judges ({policy}): the site can rewrite it to "
             "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
             "band and kept by you, outside the site, as you would a key"
         )
@@ -10509,16 +10587,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"this verify.py came with the site ({own_file()}): a site can ship a verifier that passes anything; "
             "use one you obtained yourself, kept outside the site"
         )
-    if report.ok and state_path is not None and report.tree:
-        try:
-            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
-            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
-        except OSError as e:
-            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
-    print(safe_json(report.to_json()) if args.json else report.render())
-    for trace in report.debug:
-        print(trace, file=sys.stderr)
-    return 0 if report.ok else 1
 
 
 def _refused_to_run(folders: list[str]) -> int | None:
@@ -10584,29 +10652,8 @@ def _read_small(name: str, what: str) -> bytes | None:
 
 
 def _proof_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="verify.py proof",
-        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
-        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
-        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
-        "the checkpoint's tree.",
-        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
-        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
-        "(verify.py SITE) is what recomputes its rules.",
-    )
-    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
-    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
-    trust = parser.add_mutually_exclusive_group(required=True)
-    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
-    trust.add_argument(
-        "--policy",
-        metavar="FILE",
-        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
-        "cosigned it",
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
     try:
-        args = parser.parse_args(argv)
+        args = _proof_parser().parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
     refused = _refused_to_run([os.path.dirname(os.path.abspath(p)) for p in (args.file, args.proof)])
@@ -10637,12 +10684,44 @@ def _proof_main(argv: list[str]) -> int:
     if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
-    if args.json:
+    _print_proof_result(result, args.file, args.proof, args.json)
+    return 1 if result.problems else 0
+
+
+def _proof_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verify.py proof",
+        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
+        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
+        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
+        "the checkpoint's tree.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
+        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
+        "(verify.py SITE) is what recomputes its rules.",
+    )
+    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
+    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
+    trust = parser.add_mutually_exclusive_group(required=True)
+    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
+    trust.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
+        "cosigned it",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: bool) -> None:
+    """The outcome of `verify.py proof`, as JSON or as lines for people."""
+    log = result.signer
+    if as_json:
         print(
             safe_json(
                 {
                     "ok": not result.problems,
-                    "file": args.file,
+                    "file": file,
                     "problems": result.problems,
                     "origin": result.origin,
                     "tree_size": result.size,
@@ -10653,10 +10732,10 @@ def _proof_main(argv: list[str]) -> int:
         )
     elif result.problems:
         for p in result.problems:
-            print(f"FAIL {printable(args.proof)}: {printable(p)}")
+            print(f"FAIL {printable(proof)}: {printable(p)}")
     else:
         print(
-            f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
+            f"PASS: {printable(file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
             f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
@@ -10666,7 +10745,6 @@ def _proof_main(argv: list[str]) -> int:
                 "  not checked: whether the certificate was revoked since (a state only the whole ledger shows: "
                 f"verify.py SITE reports it, and {REVOCATIONS_PATH} lists every revocation)"
             )
-    return 1 if result.problems else 0
 
 
 if __name__ == "__main__":

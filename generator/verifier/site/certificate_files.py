@@ -1,9 +1,10 @@
 """A site's certificates (format v1 §6): each certificate file against its ledger leaf and signature,
 its details documents and grader record against its hashes and against when each falls due,
-and then every rule of certificates.examine_certificate."""
+and then every rule of recheck.examine_certificate."""
 
 import datetime
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes
@@ -14,7 +15,7 @@ from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
 from generator.verifier.rules.certificate_documents import due_records
 from generator.verifier.rules.evidence import evidence_due, evidence_path, is_evidence_name
-from generator.verifier.rules.ledger import Ledger
+from generator.verifier.rules.ledger import CertificateEvent, Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
 from generator.verifier.site.publication import ordered_ids
@@ -32,27 +33,30 @@ def check_certificates(
     """Check every certificate; return, for each run a label set measures, the serial and the
     open results the judge's labels of its certificate are taken from (agreement_files)."""
     report = s.report
-    judged: dict[str, tuple[str, list[Any]]] = {}
-    measured = {e.run for e in ledger.label_sets.values()}
     run_rows = manifest["runs"]
-    run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
         report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates)
     )
     reveal_paths = {
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
-    answers = RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item)))
-    verdicts: dict[str, str] = {}
-    now = _Clock()
+    c = _Certificates(
+        s,
+        ledger,
+        specs,
+        methodologies,
+        {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)},
+        RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item))),
+        key,
+        {e.run for e in ledger.label_sets.values()},
+        memory,
+    )
     for r in rows:
-        _check_one_certificate(
-            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, measured, memory
-        )
+        _check_one_certificate(c, r)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
-            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
+            want = c.verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
             report.check(
                 row.get("status") == want,
                 MANIFEST_PATH,
@@ -60,7 +64,7 @@ def check_certificates(
                 want,
                 show(row.get("status")),
             )
-    return judged
+    return c.judged
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -74,92 +78,72 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
         return None
 
 
-def _check_one_certificate(
-    s: Site,
-    r: dict[str, Any],
-    ledger: Ledger,
-    specs: dict[str, dict[str, Any]],
-    methodologies: dict[str, Methodology],
-    run_paths: dict[str, Any],
-    answers: RevealedAnswers,
-    verdicts: dict[str, str],
-    now: "_Clock",
-    key: bytes,
-    judged: dict[str, tuple[str, list[Any]]],
-    measured: set[str],
-    memory: Memory | None = None,
-) -> None:
-    report = s.report
+class _Clock:
+    """This machine's time, read once and only if a certificate has an expiry: expiry is a
+    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
+    verifies its own output must not otherwise read the clock."""
+
+    def __init__(self) -> None:
+        self._now: str | None = None
+
+    def __call__(self) -> str:
+        if self._now is None:
+            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._now
+
+
+@dataclass
+class _Certificates:
+    """What each certificate of a site is checked with, and what their checks gather: each run's
+    verdict, and the open results of the runs a label set measures."""
+
+    s: Site
+    ledger: Ledger
+    specs: dict[str, dict[str, Any]]
+    methodologies: dict[str, Methodology]
+    run_paths: dict[str, Any]
+    answers: RevealedAnswers
+    key: bytes
+    measured: set[str]
+    memory: Memory | None
+    now: _Clock = field(default_factory=_Clock)
+    verdicts: dict[str, str] = field(default_factory=dict)
+    judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
+
+
+def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
+    report, ledger = c.s.report, c.ledger
+    read = _read_certificate(c, r)
+    if read is None:
+        return
+    ev, rel, data, cert = read
     serial = r.get("serial")
-    ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
-    report.add(
-        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
-        MANIFEST_PATH,
-    )
-    if ev is None:
-        return
-    report.check(
-        r.get("run") == ev.run,
-        MANIFEST_PATH,
-        f"certificate {serial}: run differs from the ledger",
-        ev.run,
-        show(r.get("run")),
-    )
-    loaded = s.document(r.get("path"), f"certificate {serial}")
-    if loaded is None:
-        return
-    data, cert = loaded
-    rel = str(r.get("path"))
-    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
-    valid = ledger.keys.valid_at(ev.index + 1)
-    s.signed(rel, data, valid[-1].public_key if valid else key, f"certificate {serial}")
-    digest = sha256_hex(data)
-    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
     run = ledger.runs[ev.run]
-    spec = specs.get(ev.run)
+    spec = c.specs.get(ev.run)
     if isinstance(cert, dict):
-        verdicts[ev.run] = str(cert.get("verdict"))
+        c.verdicts[ev.run] = str(cert.get("verdict"))
         expires = cert.get("expires_at")
-        if is_time(expires) and expires < now():
+        if is_time(expires) and expires < c.now():
             report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
             report.expired.append({"serial": serial, "expires_at": expires})
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
-    pinned = methodologies.get(version) if isinstance(version, str) else None
+    pinned = c.methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
     if isinstance(cert, dict) and spec is not None:
-        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-        _check_evidence_files(s, cert, public, ledger)
-        if ev.run in measured:  # kept only for a run some label set measures: a verifier's memory stays flat
+        details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
+        _check_evidence_files(c.s, cert, public, ledger)
+        if ev.run in c.measured:  # kept only for a run some label set measures: a verifier's memory stays flat
             opened = (
                 cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
             )
-            judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
+            c.judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
-    if memory is not None and spec is not None:
-        # Every input of the recomputation, exactly: a key that passed before passes again.
-        revealed = [[i, c.commitment] for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
-        recheck = memory.recheck_key(
-            sha256_hex(data),
-            [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
-            [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
-            sha256_hex(canonical_bytes(spec)),
-            [
-                version,
-                ledger.methodologies[version].sha256
-                if isinstance(version, str) and version in ledger.methodologies
-                else None,
-            ],
-            pinned is not None,
-            public,
-            str(run_paths.get(ev.run, "")),
-            revealed,
-            [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
-            sha256_hex(canonical_bytes(record)) if record is not None else None,
-        )
-        known = memory.recheck(recheck)
+    if c.memory is not None and spec is not None:
+        recheck = _recheck_key(c, c.memory, data, ev, spec, pinned is not None, public, details, record)
+        known = c.memory.recheck(recheck)
         if known is not None:
             report.checks += known[0]
             report.asserted += known[1]
@@ -171,15 +155,85 @@ def _check_one_certificate(
         spec,
         pinned,
         public,
-        run_paths.get(ev.run, ""),
-        answers.answers(spec["items"]) if spec is not None else {},
+        c.run_paths.get(ev.run, ""),
+        c.answers.answers(spec["items"]) if spec is not None else {},
         details,
         record,
     )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
-    if recheck is not None and memory is not None and not found.problems:
-        memory.passed(recheck, found.checks, found.asserted)
+    if recheck is not None and c.memory is not None and not found.problems:
+        c.memory.passed(recheck, found.checks, found.asserted)
+
+
+def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateEvent, str, bytes, Any] | None:
+    """The certificate a manifest row names, if its ledger leaf exists and its file can be read:
+    the row against the leaf, the file against the leaf's hash and the signature of the key
+    valid when it was issued. Returns the leaf, the file's path, bytes and document."""
+    report = c.s.report
+    serial = r.get("serial")
+    ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
+    report.add(
+        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        MANIFEST_PATH,
+    )
+    if ev is None:
+        return None
+    report.check(
+        r.get("run") == ev.run,
+        MANIFEST_PATH,
+        f"certificate {serial}: run differs from the ledger",
+        ev.run,
+        show(r.get("run")),
+    )
+    loaded = c.s.document(r.get("path"), f"certificate {serial}")
+    if loaded is None:
+        return None
+    data, cert = loaded
+    rel = str(r.get("path"))
+    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
+    valid = c.ledger.keys.valid_at(ev.index + 1)
+    c.s.signed(rel, data, valid[-1].public_key if valid else c.key, f"certificate {serial}")
+    digest = sha256_hex(data)
+    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
+    return ev, rel, data, cert
+
+
+def _recheck_key(
+    c: _Certificates,
+    memory: Memory,
+    data: bytes,
+    ev: CertificateEvent,
+    spec: dict[str, Any],
+    pinned: bool,
+    public: bool,
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+) -> str:
+    """The key a certificate's recomputation is remembered under: every input of it, exactly, so
+    that a key that passed before passes again."""
+    ledger = c.ledger
+    run = ledger.runs[ev.run]
+    version = spec["methodology"].get("version")
+    revealed = [[i, x.commitment] for i in spec["items"] if i in ledger.reveals and (x := ledger.commit(i))]
+    return memory.recheck_key(
+        sha256_hex(data),
+        [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
+        sha256_hex(canonical_bytes(spec)),
+        [
+            version,
+            ledger.methodologies[version].sha256
+            if isinstance(version, str) and version in ledger.methodologies
+            else None,
+        ],
+        pinned,
+        public,
+        str(c.run_paths.get(ev.run, "")),
+        revealed,
+        [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
+        sha256_hex(canonical_bytes(record)) if record is not None else None,
+    )
 
 
 def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
@@ -227,20 +281,6 @@ def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: L
         )
 
 
-class _Clock:
-    """This machine's time, read once and only if a certificate has an expiry: expiry is a
-    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
-    verifies its own output must not otherwise read the clock."""
-
-    def __init__(self) -> None:
-        self._now: str | None = None
-
-    def __call__(self) -> str:
-        if self._now is None:
-            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return self._now
-
-
 def _published_records(
     s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -248,13 +288,28 @@ def _published_records(
     against its hashes and against when each is due (format v1 §6): a details document once its
     item is revealed, the grader record once every item is (at once on a public gate). One
     published early would leak answers; one missing when due hides evidence."""
-    report = s.report
-    serial = cert.get("serial")
     results = (
         [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
         if isinstance(cert.get("results"), list)
         else []
     )
+    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
+    details = _details_documents(s, row, cert.get("serial"), results, sealed_due, ledger, rel)
+    return details, _grader_record(s, row, cert, due)
+
+
+def _details_documents(
+    s: Site,
+    row: dict[str, Any],
+    serial: Any,
+    results: list[dict[str, Any]],
+    sealed_due: list[dict[str, Any]],
+    ledger: Ledger,
+    rel: str,
+) -> dict[str, dict[str, Any]]:
+    """The details documents listed, by item: each the one a sealed result's hash names, of an item
+    revealed, every one due listed, in result order."""
+    report = s.report
     listed = row.get("details")
     if not isinstance(listed, list):
         report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
@@ -287,7 +342,6 @@ def _published_records(
         )
         details[str(item)] = loaded[1]
         order.append(str(item))
-    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
     for r in sealed_due:
         report.check(
             r["item"] in details,
@@ -304,8 +358,13 @@ def _published_records(
         show(want_order),
         show(order),
     )
+    return details
+
+
+def _grader_record(s: Site, row: dict[str, Any], cert: dict[str, Any], due: bool) -> dict[str, Any] | None:
+    """The grader record listed, if it is due and hashes to the certificate's grader.record."""
+    report, serial = s.report, cert.get("serial")
     path = row.get("grader_record")
-    record = None
     if path is None:
         report.check(
             not due,
@@ -314,7 +373,7 @@ def _published_records(
             "published (a public gate's at once, a secret gate's once every item is revealed)",
             "null",
         )
-        return details, None
+        return None
     report.check(
         due,
         str(path),
@@ -323,14 +382,15 @@ def _published_records(
         "published",
     )
     loaded = s.document(path, f"grader record of {serial}")
-    if loaded is not None:
-        want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-        if report.check(
-            sha256_hex(loaded[0]) == want,
-            str(path),
-            "grader record does not hash to the certificate's grader.record",
-            show(want),
-            sha256_hex(loaded[0]),
-        ):
-            record = loaded[1] if isinstance(loaded[1], dict) else None
-    return details, record
+    if loaded is None:
+        return None
+    want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+    if report.check(
+        sha256_hex(loaded[0]) == want,
+        str(path),
+        "grader record does not hash to the certificate's grader.record",
+        show(want),
+        sha256_hex(loaded[0]),
+    ):
+        return loaded[1] if isinstance(loaded[1], dict) else None
+    return None

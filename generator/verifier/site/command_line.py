@@ -14,6 +14,7 @@ from generator.verifier.core.canonical import canonical_text
 from generator.verifier.core.errors import FormatError, SiteUnreadable
 from generator.verifier.core.isolation import foreign_modules, own_file, path_within
 from generator.verifier.core.public_keys import parse_vkey
+from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import NACL
 from generator.verifier.core.text import printable, safe_json
 from generator.verifier.memory.checkpoint_memory import (
@@ -24,7 +25,7 @@ from generator.verifier.memory.checkpoint_memory import (
     write_state,
 )
 from generator.verifier.rules.revocations import REVOCATIONS_PATH
-from generator.verifier.site.history import verify_artifact
+from generator.verifier.site.history import ArtifactCheck, verify_artifact
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.policy import Policy, parse_policy
 from generator.verifier.tlog.tlogproof import parse_tlog_proof
@@ -38,6 +39,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["proof"]:
         return _proof_main(args_list[1:])
+    try:
+        args = _site_parser().parse_args(args_list)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    if args.state and args.no_state:
+        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
+        return 2
+    site = args.site if args.site is not None else os.path.dirname(own_file())
+    refused = _refused_to_run([site])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
+        return 2
+    since: list[tuple[str, bytes, str | None]] = []
+    for name in args.since:
+        data = _read_small(name, "--since")
+        if data is None:
+            return 2
+        since.append((name, data, None))
+    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
+    try:
+        logs = read_state(state_path) if state_path else {}
+    except FormatError as e:
+        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
+        return 2
+    for origin in sorted(logs):
+        # Which origin is this site's is known only once its manifest is read: offer every
+        # remembered log, and the checks keep those of the site's origin.
+        remembered = saved_from_state(logs, origin)
+        if remembered is not None:
+            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
+    try:
+        report = verify_site(
+            site,
+            args.key,
+            debug=args.debug,
+            since=since,
+            from_tiles=args.from_tiles,
+            policy=policy,
+            memory=state_path.parent / "releases" if state_path else None,
+            full=args.full,
+            known_logs=remembered_keys(logs),
+        )
+    except (SiteUnreadable, OSError) as e:
+        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
+        return 2
+    except FormatError as e:
+        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
+        return 2
+    _warn_of_what_the_site_chose(report, args.policy, site)
+    if report.ok and state_path is not None and report.tree:
+        try:
+            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
+            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
+        except OSError as e:
+            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
+    print(safe_json(report.to_json()) if args.json else report.render())
+    for trace in report.debug:
+        print(trace, file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _site_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
@@ -101,59 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
     )
-    try:
-        args = parser.parse_args(args_list)
-    except SystemExit as e:
-        return 2 if e.code else 0
-    if args.state and args.no_state:
-        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
-        return 2
-    site = args.site if args.site is not None else os.path.dirname(own_file())
-    refused = _refused_to_run([site])
-    if refused is not None:
-        return refused
-    policy = _load_policy(args.policy) if args.policy else None
-    if args.policy and policy is None:
-        return 2
-    since: list[tuple[str, bytes, str | None]] = []
-    for name in args.since:
-        data = _read_small(name, "--since")
-        if data is None:
-            return 2
-        since.append((name, data, None))
-    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
-    try:
-        logs = read_state(state_path) if state_path else {}
-    except FormatError as e:
-        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
-        return 2
-    for origin in sorted(logs):
-        # Which origin is this site's is known only once its manifest is read: offer every
-        # remembered log, and the checks keep those of the site's origin.
-        remembered = saved_from_state(logs, origin)
-        if remembered is not None:
-            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
-    try:
-        report = verify_site(
-            site,
-            args.key,
-            debug=args.debug,
-            since=since,
-            from_tiles=args.from_tiles,
-            policy=policy,
-            memory=state_path.parent / "releases" if state_path else None,
-            full=args.full,
-            known_logs=remembered_keys(logs),
-        )
-    except (SiteUnreadable, OSError) as e:
-        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
-        return 2
-    except FormatError as e:
-        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
-        return 2
-    if args.policy and _inside(args.policy, site):
+    return parser
+
+
+def _warn_of_what_the_site_chose(report: Report, policy: str | None, site: str) -> None:
+    """A policy or a verifier read from inside the site is the site's word: a pass proves nothing more."""
+    if policy and _inside(policy, site):
         report.warnings.append(
-            f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
+            f"the trust policy was read from inside the site it judges ({policy}): the site can rewrite it to "
             "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
             "band and kept by you, outside the site, as you would a key"
         )
@@ -163,16 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"this verify.py came with the site ({own_file()}): a site can ship a verifier that passes anything; "
             "use one you obtained yourself, kept outside the site"
         )
-    if report.ok and state_path is not None and report.tree:
-        try:
-            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
-            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
-        except OSError as e:
-            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
-    print(safe_json(report.to_json()) if args.json else report.render())
-    for trace in report.debug:
-        print(trace, file=sys.stderr)
-    return 0 if report.ok else 1
 
 
 def _refused_to_run(folders: list[str]) -> int | None:
@@ -238,29 +248,8 @@ def _read_small(name: str, what: str) -> bytes | None:
 
 
 def _proof_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="verify.py proof",
-        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
-        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
-        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
-        "the checkpoint's tree.",
-        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
-        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
-        "(verify.py SITE) is what recomputes its rules.",
-    )
-    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
-    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
-    trust = parser.add_mutually_exclusive_group(required=True)
-    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
-    trust.add_argument(
-        "--policy",
-        metavar="FILE",
-        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
-        "cosigned it",
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
     try:
-        args = parser.parse_args(argv)
+        args = _proof_parser().parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
     refused = _refused_to_run([os.path.dirname(os.path.abspath(p)) for p in (args.file, args.proof)])
@@ -291,12 +280,44 @@ def _proof_main(argv: list[str]) -> int:
     if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
-    if args.json:
+    _print_proof_result(result, args.file, args.proof, args.json)
+    return 1 if result.problems else 0
+
+
+def _proof_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verify.py proof",
+        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
+        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
+        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
+        "the checkpoint's tree.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
+        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
+        "(verify.py SITE) is what recomputes its rules.",
+    )
+    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
+    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
+    trust = parser.add_mutually_exclusive_group(required=True)
+    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
+    trust.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
+        "cosigned it",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: bool) -> None:
+    """The outcome of `verify.py proof`, as JSON or as lines for people."""
+    log = result.signer
+    if as_json:
         print(
             safe_json(
                 {
                     "ok": not result.problems,
-                    "file": args.file,
+                    "file": file,
                     "problems": result.problems,
                     "origin": result.origin,
                     "tree_size": result.size,
@@ -307,10 +328,10 @@ def _proof_main(argv: list[str]) -> int:
         )
     elif result.problems:
         for p in result.problems:
-            print(f"FAIL {printable(args.proof)}: {printable(p)}")
+            print(f"FAIL {printable(proof)}: {printable(p)}")
     else:
         print(
-            f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
+            f"PASS: {printable(file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
             f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
@@ -320,7 +341,6 @@ def _proof_main(argv: list[str]) -> int:
                 "  not checked: whether the certificate was revoked since (a state only the whole ledger shows: "
                 f"verify.py SITE reports it, and {REVOCATIONS_PATH} lists every revocation)"
             )
-    return 1 if result.problems else 0
 
 
 if __name__ == "__main__":
