@@ -20,52 +20,52 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/isolation.py                lines    71 to   211
     generator/verifier/core/text.py                     lines   212 to   295
     generator/verifier/core/errors.py                   lines   296 to   362
-    generator/verifier/core/canonical.py                lines   363 to   664
-    generator/verifier/core/confusables_table.py        lines   665 to  1001
-    generator/verifier/core/confusables.py              lines  1002 to  1108
-    generator/verifier/core/formats.py                  lines  1109 to  1336
-    generator/verifier/core/sodium.py                   lines  1337 to  1380
-    generator/verifier/core/public_keys.py              lines  1381 to  1645
-    generator/verifier/core/note.py                     lines  1646 to  1753
-    generator/verifier/tlog/merkle.py                   lines  1754 to  1894
-    generator/verifier/tlog/tlogproof.py                lines  1895 to  1967
-    generator/verifier/tlog/tiles.py                    lines  1968 to  2200
-    generator/verifier/tlog/cosignature.py              lines  2201 to  2350
-    generator/verifier/tlog/policy.py                   lines  2351 to  2633
-    generator/verifier/tlog/witnessing.py               lines  2634 to  2663
-    generator/verifier/core/idindex.py                  lines  2664 to  2747
-    generator/verifier/rules/methodology_rules.py       lines  2748 to  3091
-    generator/verifier/rules/scoring.py                 lines  3092 to  3391
-    generator/verifier/rules/agreement_statistics.py    lines  3392 to  3651
-    generator/verifier/rules/labelsets.py               lines  3652 to  3990
-    generator/verifier/rules/subjects.py                lines  3991 to  4256
-    generator/verifier/rules/withdrawals.py             lines  4257 to  4295
-    generator/verifier/tlog/keyring.py                  lines  4296 to  4427
-    generator/verifier/rules/ledger.py                  lines  4428 to  4910
-    generator/verifier/memory/ledger_snapshot.py        lines  4911 to  5083
-    generator/verifier/memory/checkpoint_memory.py      lines  5084 to  5238
-    generator/verifier/memory/release_memory.py         lines  5239 to  5439
-    generator/verifier/rules/answers.py                 lines  5440 to  5507
-    generator/verifier/rules/runs.py                    lines  5508 to  5865
-    generator/verifier/rules/lineage.py                 lines  5866 to  6151
-    generator/verifier/rules/score_edits.py             lines  6152 to  6237
-    generator/verifier/rules/evidence.py                lines  6238 to  6332
-    generator/verifier/rules/certificates.py            lines  6333 to  6800
-    generator/verifier/rules/certificate_documents.py   lines  6801 to  6896
-    generator/verifier/rules/recheck.py                 lines  6897 to  7263
-    generator/verifier/core/report.py                   lines  7264 to  7426
-    generator/verifier/core/folder.py                   lines  7427 to  7676
-    generator/verifier/site/release.py                  lines  7677 to  7931
-    generator/verifier/site/download.py                 lines  7932 to  8399
-    generator/verifier/tlog/rotation.py                 lines  8400 to  8508
-    generator/verifier/site/history.py                  lines  8509 to  8862
-    generator/verifier/site/publication.py              lines  8863 to  9300
-    generator/verifier/rules/revocations.py             lines  9301 to  9420
-    generator/verifier/site/certificate_files.py        lines  9421 to  9801
-    generator/verifier/site/agreement_files.py          lines  9802 to  9946
-    generator/verifier/site/accounting.py               lines  9947 to 10174
-    generator/verifier/site/verify_site.py              lines 10175 to 10433
-    generator/verifier/site/command_line.py             lines 10434 to 10755
+    generator/verifier/core/canonical.py                lines   363 to   671
+    generator/verifier/core/confusables_table.py        lines   672 to  1008
+    generator/verifier/core/confusables.py              lines  1009 to  1115
+    generator/verifier/core/formats.py                  lines  1116 to  1343
+    generator/verifier/core/sodium.py                   lines  1344 to  1387
+    generator/verifier/core/public_keys.py              lines  1388 to  1664
+    generator/verifier/core/note.py                     lines  1665 to  1772
+    generator/verifier/tlog/merkle.py                   lines  1773 to  1913
+    generator/verifier/tlog/tlogproof.py                lines  1914 to  1986
+    generator/verifier/tlog/tiles.py                    lines  1987 to  2219
+    generator/verifier/tlog/cosignature.py              lines  2220 to  2369
+    generator/verifier/tlog/policy.py                   lines  2370 to  2652
+    generator/verifier/tlog/witnessing.py               lines  2653 to  2682
+    generator/verifier/core/idindex.py                  lines  2683 to  2766
+    generator/verifier/rules/methodology_rules.py       lines  2767 to  3110
+    generator/verifier/rules/scoring.py                 lines  3111 to  3410
+    generator/verifier/rules/agreement_statistics.py    lines  3411 to  3670
+    generator/verifier/rules/labelsets.py               lines  3671 to  4009
+    generator/verifier/rules/subjects.py                lines  4010 to  4275
+    generator/verifier/rules/withdrawals.py             lines  4276 to  4314
+    generator/verifier/tlog/keyring.py                  lines  4315 to  4446
+    generator/verifier/rules/ledger.py                  lines  4447 to  4929
+    generator/verifier/memory/ledger_snapshot.py        lines  4930 to  5102
+    generator/verifier/memory/checkpoint_memory.py      lines  5103 to  5257
+    generator/verifier/memory/release_memory.py         lines  5258 to  5458
+    generator/verifier/rules/answers.py                 lines  5459 to  5526
+    generator/verifier/rules/runs.py                    lines  5527 to  5884
+    generator/verifier/rules/lineage.py                 lines  5885 to  6170
+    generator/verifier/rules/score_edits.py             lines  6171 to  6256
+    generator/verifier/rules/evidence.py                lines  6257 to  6351
+    generator/verifier/rules/certificates.py            lines  6352 to  6819
+    generator/verifier/rules/certificate_documents.py   lines  6820 to  6915
+    generator/verifier/rules/recheck.py                 lines  6916 to  7282
+    generator/verifier/core/report.py                   lines  7283 to  7445
+    generator/verifier/core/folder.py                   lines  7446 to  7702
+    generator/verifier/site/release.py                  lines  7703 to  7957
+    generator/verifier/site/download.py                 lines  7958 to  8439
+    generator/verifier/tlog/rotation.py                 lines  8440 to  8548
+    generator/verifier/site/history.py                  lines  8549 to  8902
+    generator/verifier/site/publication.py              lines  8903 to  9340
+    generator/verifier/rules/revocations.py             lines  9341 to  9460
+    generator/verifier/site/certificate_files.py        lines  9461 to  9841
+    generator/verifier/site/agreement_files.py          lines  9842 to  9986
+    generator/verifier/site/accounting.py               lines  9987 to 10214
+    generator/verifier/site/verify_site.py              lines 10215 to 10473
+    generator/verifier/site/command_line.py             lines 10474 to 10795
 """
 
 # ==============================================================================================
@@ -596,31 +596,9 @@ def iter_canonical_array(
                     raise FormatError(f"expected ',' or ']' at byte {pos}")
                 pos += 1
             first = False
-            # Decode a window that ends on a character boundary and parse as many elements
-            # from it as it holds; an element cut by the window's end is parsed again from a
-            # fresh, larger window.
-            size = window
-            while True:
-                end = min(n, pos + size)
-                while end < n and (data[end] & 0xC0) == 0x80:
-                    end -= 1
-                try:
-                    text = data[pos:end].decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
-                try:
-                    value, stop = _FAST_DECODER.raw_decode(text, 0)
-                except json.JSONDecodeError:
-                    stop = -1
-                except RecursionError:
-                    raise FormatError(f"element at byte {pos} nested too deeply") from None
-                # A bare number can end exactly where the window cuts it: read more to be sure.
-                if stop < 0 or (stop == len(text) and end < n):
-                    if end >= n:
-                        raise FormatError(f"malformed JSON element at byte {pos}") from None
-                    size *= 4
-                    continue
-                break
+            # Parse as many elements from a window as it holds; an element cut by the window's
+            # end is parsed again from a fresh window.
+            text, value, stop, end = _decode_window(data, pos, window)
             idx = 0
             while True:
                 raw_text = text[idx:stop]
@@ -646,6 +624,35 @@ def iter_canonical_array(
         rest.update(members_after(data, pos, key))
 
     return elements(), rest
+
+
+def _decode_window(data: bytes, pos: int, window: int) -> tuple[str, Any, int, int]:
+    """The text of a window of `data` from `pos` that ends on a character boundary and holds at
+    least one whole element, the element, where its text stops, and where the window ends in
+    `data`: a window too small for the element is tried again four times as large."""
+    n = len(data)
+    size = window
+    while True:
+        end = min(n, pos + size)
+        while end < n and (data[end] & 0xC0) == 0x80:
+            end -= 1
+        try:
+            text = data[pos:end].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
+        try:
+            value, stop = _FAST_DECODER.raw_decode(text, 0)
+        except json.JSONDecodeError:
+            stop = -1
+        except RecursionError:
+            raise FormatError(f"element at byte {pos} nested too deeply") from None
+        # A bare number can end exactly where the window cuts it: read more to be sure.
+        if stop < 0 or (stop == len(text) and end < n):
+            if end >= n:
+                raise FormatError(f"malformed JSON element at byte {pos}") from None
+            size *= 4
+            continue
+        return text, value, stop, end
 
 
 def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
@@ -1572,42 +1579,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
             problems.append(Problem("the same key is listed twice", where=f"{w}.vkey", found=vk.vkey))
         seen.add(vk.vkey)
         if published:
-            b64 = base64.b64encode(vk.public_key).decode()
-            if k["public_key"] != b64:
-                problems.append(
-                    Problem(
-                        "public_key differs from the vkey's key",
-                        where=f"{w}.public_key",
-                        expected=b64,
-                        found=show(k["public_key"]),
-                    )
-                )
-            if k["fingerprint"] != vk.fingerprint:
-                problems.append(
-                    Problem(
-                        "fingerprint differs from the key",
-                        where=f"{w}.fingerprint",
-                        expected=vk.fingerprint,
-                        found=show(k["fingerprint"]),
-                    )
-                )
-        status = k["status"]
-        if status not in KEY_STATUSES:
-            problems.append(
-                Problem(
-                    "unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)
-                )
-            )
-        reason = k.get("reason")
-        if status == "revoked" and not isinstance(reason, str):
-            problems.append(
-                Problem(
-                    "a revoked key needs a reason",
-                    where=f"{w}.reason",
-                    expected="a string 'reason'",
-                    found=show(reason),
-                )
-            )
+            problems += _published_key_problems(k, vk, w)
+        problems += _key_status_problems(k, w)
         if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
             problems.append(
                 Problem(
@@ -1632,8 +1605,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
                 vk,
                 str(k["valid_from"]),
                 k["valid_until"] if is_time(k["valid_until"]) else None,
-                str(status),
-                reason if isinstance(reason, str) else None,
+                str(k["status"]),
+                k["reason"] if isinstance(k.get("reason"), str) else None,
                 k["pem"] if published and is_safe_path(k["pem"]) else None,
             )
         )
@@ -1641,6 +1614,52 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
     if active != 1:
         problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))
     return out, problems
+
+
+def _published_key_problems(k: dict[str, Any], vk: VerifierKey, w: str) -> list[Problem]:
+    """The published document's public key and fingerprint, which must be the vkey's."""
+    problems = []
+    b64 = base64.b64encode(vk.public_key).decode()
+    if k["public_key"] != b64:
+        problems.append(
+            Problem(
+                "public_key differs from the vkey's key",
+                where=f"{w}.public_key",
+                expected=b64,
+                found=show(k["public_key"]),
+            )
+        )
+    if k["fingerprint"] != vk.fingerprint:
+        problems.append(
+            Problem(
+                "fingerprint differs from the key",
+                where=f"{w}.fingerprint",
+                expected=vk.fingerprint,
+                found=show(k["fingerprint"]),
+            )
+        )
+    return problems
+
+
+def _key_status_problems(k: dict[str, Any], w: str) -> list[Problem]:
+    """A known status, and a reason for a revoked key."""
+    problems = []
+    status = k["status"]
+    if status not in KEY_STATUSES:
+        problems.append(
+            Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status))
+        )
+    reason = k.get("reason")
+    if status == "revoked" and not isinstance(reason, str):
+        problems.append(
+            Problem(
+                "a revoked key needs a reason",
+                where=f"{w}.reason",
+                expected="a string 'reason'",
+                found=show(reason),
+            )
+        )
+    return problems
 
 
 # ==============================================================================================
@@ -7624,29 +7643,7 @@ class Site:
                             f"a link to {os.readlink(entry.path)}",
                         )
                     elif entry.is_dir(follow_symlinks=False):
-                        if rel == self.environment:
-                            report.notes.append(
-                                f"{rel}/ was not read: it is the Python environment running this verifier "
-                                "(its sys.prefix), not a file of the site"
-                            )
-                            continue
-                        if entry.name.lower() == "__pycache__":
-                            report.check(
-                                False,
-                                rel,
-                                "the site holds a Python bytecode cache",
-                                "no Python code but the verifier",
-                                "a __pycache__ folder",
-                            )
-                        if depth + 1 >= MAX_SITE_DEPTH:
-                            report.check(
-                                False,
-                                rel,
-                                "folder nested too deeply to be part of a site",
-                                f"at most {MAX_SITE_DEPTH} levels",
-                                "deeper (not read further)",
-                            )
-                        else:
+                        if self._read_folder(rel, entry.name, depth + 1):
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
                         if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
@@ -7668,6 +7665,35 @@ class Site:
                         )
                 except OSError as e:
                     report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+
+    def _read_folder(self, rel: str, name: str, depth: int) -> bool:
+        """Whether to read a folder of the site found `depth` levels down: not the environment
+        running the verifier, nor one nested too deeply; a bytecode cache is read, and fails."""
+        report = self.report
+        if rel == self.environment:
+            report.notes.append(
+                f"{rel}/ was not read: it is the Python environment running this verifier "
+                "(its sys.prefix), not a file of the site"
+            )
+            return False
+        if name.lower() == "__pycache__":
+            report.check(
+                False,
+                rel,
+                "the site holds a Python bytecode cache",
+                "no Python code but the verifier",
+                "a __pycache__ folder",
+            )
+        if depth >= MAX_SITE_DEPTH:
+            report.check(
+                False,
+                rel,
+                "folder nested too deeply to be part of a site",
+                f"at most {MAX_SITE_DEPTH} levels",
+                "deeper (not read further)",
+            )
+            return False
+        return True
 
     def own_verifier(self) -> bytes:
         """The bytes of the verify.py this code is (OSError if it cannot read itself)."""
@@ -8275,29 +8301,7 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
         where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         s.current = ARCHIVE_PATH
-        if name in seen:
-            report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
-            continue
-        seen.add(name)
-        if not is_safe_path(name) or name != info.filename:
-            report.check(
-                False,
-                ARCHIVE_PATH,
-                "member with an unsafe name, which unpacking could write outside its folder",
-                "a relative path with '/', no '..', no empty segment, backslash or control character",
-                show(name),
-                where=where,
-            )
-            continue
-        if name not in expected:
-            report.check(
-                False,
-                ARCHIVE_PATH,
-                f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-                "only the site's files",
-                "an extra member",
-                where=where,
-            )
+        if not _member_named_well(report, info, seen, expected, where):
             continue
         own = name in (SUMS_PATH, SUMS_SIG_PATH)
         if not own and name not in listing.matched:
@@ -8334,23 +8338,59 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None:
+        _check_archive_sums(report, key, sums, sums_member, sig_member)
+
+
+def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str) -> bool:
+    """Whether a member's name is one to read: its first time in the archive, safe to unpack,
+    and a file of the site the archive holds. `seen` gathers the names met."""
+    name = info.orig_filename
+    if name in seen:
+        report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+        return False
+    seen.add(name)
+    if not is_safe_path(name) or name != info.filename:
         report.check(
-            sums_member == sums,
+            False,
             ARCHIVE_PATH,
-            f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
-            f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
-            f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
-            where=f"member {SUMS_PATH}",
+            "member with an unsafe name, which unpacking could write outside its folder",
+            "a relative path with '/', no '..', no empty segment, backslash or control character",
+            show(name),
+            where=where,
         )
-        if sig_member is not None:
-            report.check(
-                ed25519_verify(key, sig_member, sums_member),
-                ARCHIVE_PATH,
-                f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
-                f"an Ed25519 signature by {fingerprint(key)}",
-                f"{len(sig_member)} bytes that are not",
-                where=f"member {SUMS_SIG_PATH}",
-            )
+        return False
+    if name not in expected:
+        report.check(
+            False,
+            ARCHIVE_PATH,
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
+            "only the site's files",
+            "an extra member",
+            where=where,
+        )
+        return False
+    return True
+
+
+def _check_archive_sums(report: Report, key: bytes, sums: bytes, sums_member: bytes, sig_member: bytes | None) -> None:
+    """The archive's own SHA256SUMS (the site's without its download lines) and its signature."""
+    report.check(
+        sums_member == sums,
+        ARCHIVE_PATH,
+        f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
+        f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
+        f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
+        where=f"member {SUMS_PATH}",
+    )
+    if sig_member is not None:
+        report.check(
+            ed25519_verify(key, sig_member, sums_member),
+            ARCHIVE_PATH,
+            f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
+            f"an Ed25519 signature by {fingerprint(key)}",
+            f"{len(sig_member)} bytes that are not",
+            where=f"member {SUMS_SIG_PATH}",
+        )
 
 
 def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:

@@ -242,31 +242,9 @@ def iter_canonical_array(
                     raise FormatError(f"expected ',' or ']' at byte {pos}")
                 pos += 1
             first = False
-            # Decode a window that ends on a character boundary and parse as many elements
-            # from it as it holds; an element cut by the window's end is parsed again from a
-            # fresh, larger window.
-            size = window
-            while True:
-                end = min(n, pos + size)
-                while end < n and (data[end] & 0xC0) == 0x80:
-                    end -= 1
-                try:
-                    text = data[pos:end].decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
-                try:
-                    value, stop = _FAST_DECODER.raw_decode(text, 0)
-                except json.JSONDecodeError:
-                    stop = -1
-                except RecursionError:
-                    raise FormatError(f"element at byte {pos} nested too deeply") from None
-                # A bare number can end exactly where the window cuts it: read more to be sure.
-                if stop < 0 or (stop == len(text) and end < n):
-                    if end >= n:
-                        raise FormatError(f"malformed JSON element at byte {pos}") from None
-                    size *= 4
-                    continue
-                break
+            # Parse as many elements from a window as it holds; an element cut by the window's
+            # end is parsed again from a fresh window.
+            text, value, stop, end = _decode_window(data, pos, window)
             idx = 0
             while True:
                 raw_text = text[idx:stop]
@@ -292,6 +270,35 @@ def iter_canonical_array(
         rest.update(members_after(data, pos, key))
 
     return elements(), rest
+
+
+def _decode_window(data: bytes, pos: int, window: int) -> tuple[str, Any, int, int]:
+    """The text of a window of `data` from `pos` that ends on a character boundary and holds at
+    least one whole element, the element, where its text stops, and where the window ends in
+    `data`: a window too small for the element is tried again four times as large."""
+    n = len(data)
+    size = window
+    while True:
+        end = min(n, pos + size)
+        while end < n and (data[end] & 0xC0) == 0x80:
+            end -= 1
+        try:
+            text = data[pos:end].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
+        try:
+            value, stop = _FAST_DECODER.raw_decode(text, 0)
+        except json.JSONDecodeError:
+            stop = -1
+        except RecursionError:
+            raise FormatError(f"element at byte {pos} nested too deeply") from None
+        # A bare number can end exactly where the window cuts it: read more to be sure.
+        if stop < 0 or (stop == len(text) and end < n):
+            if end >= n:
+                raise FormatError(f"malformed JSON element at byte {pos}") from None
+            size *= 4
+            continue
+        return text, value, stop, end
 
 
 def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:

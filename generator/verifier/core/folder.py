@@ -210,29 +210,7 @@ class Site:
                             f"a link to {os.readlink(entry.path)}",
                         )
                     elif entry.is_dir(follow_symlinks=False):
-                        if rel == self.environment:
-                            report.notes.append(
-                                f"{rel}/ was not read: it is the Python environment running this verifier "
-                                "(its sys.prefix), not a file of the site"
-                            )
-                            continue
-                        if entry.name.lower() == "__pycache__":
-                            report.check(
-                                False,
-                                rel,
-                                "the site holds a Python bytecode cache",
-                                "no Python code but the verifier",
-                                "a __pycache__ folder",
-                            )
-                        if depth + 1 >= MAX_SITE_DEPTH:
-                            report.check(
-                                False,
-                                rel,
-                                "folder nested too deeply to be part of a site",
-                                f"at most {MAX_SITE_DEPTH} levels",
-                                "deeper (not read further)",
-                            )
-                        else:
+                        if self._read_folder(rel, entry.name, depth + 1):
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
                         if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
@@ -254,6 +232,35 @@ class Site:
                         )
                 except OSError as e:
                     report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+
+    def _read_folder(self, rel: str, name: str, depth: int) -> bool:
+        """Whether to read a folder of the site found `depth` levels down: not the environment
+        running the verifier, nor one nested too deeply; a bytecode cache is read, and fails."""
+        report = self.report
+        if rel == self.environment:
+            report.notes.append(
+                f"{rel}/ was not read: it is the Python environment running this verifier "
+                "(its sys.prefix), not a file of the site"
+            )
+            return False
+        if name.lower() == "__pycache__":
+            report.check(
+                False,
+                rel,
+                "the site holds a Python bytecode cache",
+                "no Python code but the verifier",
+                "a __pycache__ folder",
+            )
+        if depth >= MAX_SITE_DEPTH:
+            report.check(
+                False,
+                rel,
+                "folder nested too deeply to be part of a site",
+                f"at most {MAX_SITE_DEPTH} levels",
+                "deeper (not read further)",
+            )
+            return False
+        return True
 
     def own_verifier(self) -> bytes:
         """The bytes of the verify.py this code is (OSError if it cannot read itself)."""

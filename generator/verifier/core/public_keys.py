@@ -196,42 +196,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
             problems.append(Problem("the same key is listed twice", where=f"{w}.vkey", found=vk.vkey))
         seen.add(vk.vkey)
         if published:
-            b64 = base64.b64encode(vk.public_key).decode()
-            if k["public_key"] != b64:
-                problems.append(
-                    Problem(
-                        "public_key differs from the vkey's key",
-                        where=f"{w}.public_key",
-                        expected=b64,
-                        found=show(k["public_key"]),
-                    )
-                )
-            if k["fingerprint"] != vk.fingerprint:
-                problems.append(
-                    Problem(
-                        "fingerprint differs from the key",
-                        where=f"{w}.fingerprint",
-                        expected=vk.fingerprint,
-                        found=show(k["fingerprint"]),
-                    )
-                )
-        status = k["status"]
-        if status not in KEY_STATUSES:
-            problems.append(
-                Problem(
-                    "unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)
-                )
-            )
-        reason = k.get("reason")
-        if status == "revoked" and not isinstance(reason, str):
-            problems.append(
-                Problem(
-                    "a revoked key needs a reason",
-                    where=f"{w}.reason",
-                    expected="a string 'reason'",
-                    found=show(reason),
-                )
-            )
+            problems += _published_key_problems(k, vk, w)
+        problems += _key_status_problems(k, w)
         if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
             problems.append(
                 Problem(
@@ -256,8 +222,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
                 vk,
                 str(k["valid_from"]),
                 k["valid_until"] if is_time(k["valid_until"]) else None,
-                str(status),
-                reason if isinstance(reason, str) else None,
+                str(k["status"]),
+                k["reason"] if isinstance(k.get("reason"), str) else None,
                 k["pem"] if published and is_safe_path(k["pem"]) else None,
             )
         )
@@ -265,3 +231,49 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
     if active != 1:
         problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))
     return out, problems
+
+
+def _published_key_problems(k: dict[str, Any], vk: VerifierKey, w: str) -> list[Problem]:
+    """The published document's public key and fingerprint, which must be the vkey's."""
+    problems = []
+    b64 = base64.b64encode(vk.public_key).decode()
+    if k["public_key"] != b64:
+        problems.append(
+            Problem(
+                "public_key differs from the vkey's key",
+                where=f"{w}.public_key",
+                expected=b64,
+                found=show(k["public_key"]),
+            )
+        )
+    if k["fingerprint"] != vk.fingerprint:
+        problems.append(
+            Problem(
+                "fingerprint differs from the key",
+                where=f"{w}.fingerprint",
+                expected=vk.fingerprint,
+                found=show(k["fingerprint"]),
+            )
+        )
+    return problems
+
+
+def _key_status_problems(k: dict[str, Any], w: str) -> list[Problem]:
+    """A known status, and a reason for a revoked key."""
+    problems = []
+    status = k["status"]
+    if status not in KEY_STATUSES:
+        problems.append(
+            Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status))
+        )
+    reason = k.get("reason")
+    if status == "revoked" and not isinstance(reason, str):
+        problems.append(
+            Problem(
+                "a revoked key needs a reason",
+                where=f"{w}.reason",
+                expected="a string 'reason'",
+                found=show(reason),
+            )
+        )
+    return problems

@@ -25,6 +25,7 @@ from typing import BinaryIO
 from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, Site
 from generator.verifier.core.formats import is_safe_path
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint
+from generator.verifier.core.report import Report
 from generator.verifier.core.text import show
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.site.release import Listing
@@ -339,29 +340,7 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
         where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         s.current = ARCHIVE_PATH
-        if name in seen:
-            report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
-            continue
-        seen.add(name)
-        if not is_safe_path(name) or name != info.filename:
-            report.check(
-                False,
-                ARCHIVE_PATH,
-                "member with an unsafe name, which unpacking could write outside its folder",
-                "a relative path with '/', no '..', no empty segment, backslash or control character",
-                show(name),
-                where=where,
-            )
-            continue
-        if name not in expected:
-            report.check(
-                False,
-                ARCHIVE_PATH,
-                f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-                "only the site's files",
-                "an extra member",
-                where=where,
-            )
+        if not _member_named_well(report, info, seen, expected, where):
             continue
         own = name in (SUMS_PATH, SUMS_SIG_PATH)
         if not own and name not in listing.matched:
@@ -398,23 +377,59 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None:
+        _check_archive_sums(report, key, sums, sums_member, sig_member)
+
+
+def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str) -> bool:
+    """Whether a member's name is one to read: its first time in the archive, safe to unpack,
+    and a file of the site the archive holds. `seen` gathers the names met."""
+    name = info.orig_filename
+    if name in seen:
+        report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+        return False
+    seen.add(name)
+    if not is_safe_path(name) or name != info.filename:
         report.check(
-            sums_member == sums,
+            False,
             ARCHIVE_PATH,
-            f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
-            f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
-            f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
-            where=f"member {SUMS_PATH}",
+            "member with an unsafe name, which unpacking could write outside its folder",
+            "a relative path with '/', no '..', no empty segment, backslash or control character",
+            show(name),
+            where=where,
         )
-        if sig_member is not None:
-            report.check(
-                ed25519_verify(key, sig_member, sums_member),
-                ARCHIVE_PATH,
-                f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
-                f"an Ed25519 signature by {fingerprint(key)}",
-                f"{len(sig_member)} bytes that are not",
-                where=f"member {SUMS_SIG_PATH}",
-            )
+        return False
+    if name not in expected:
+        report.check(
+            False,
+            ARCHIVE_PATH,
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
+            "only the site's files",
+            "an extra member",
+            where=where,
+        )
+        return False
+    return True
+
+
+def _check_archive_sums(report: Report, key: bytes, sums: bytes, sums_member: bytes, sig_member: bytes | None) -> None:
+    """The archive's own SHA256SUMS (the site's without its download lines) and its signature."""
+    report.check(
+        sums_member == sums,
+        ARCHIVE_PATH,
+        f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
+        f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
+        f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
+        where=f"member {SUMS_PATH}",
+    )
+    if sig_member is not None:
+        report.check(
+            ed25519_verify(key, sig_member, sums_member),
+            ARCHIVE_PATH,
+            f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
+            f"an Ed25519 signature by {fingerprint(key)}",
+            f"{len(sig_member)} bytes that are not",
+            where=f"member {SUMS_SIG_PATH}",
+        )
 
 
 def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
