@@ -20,6 +20,7 @@ from generator.verifier import bundle as bundler
 VERIFIER = REPO / "generator" / "verifier"
 GENERATOR = REPO / "generator"
 MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 100
 
 
 def _imports(path: Path) -> list[tuple[int, str, list[str], int]]:
@@ -67,6 +68,18 @@ def test_the_table_of_contents_points_at_each_module() -> None:
 def test_every_verifier_module_is_small_enough_to_read_in_one_sitting() -> None:
     sizes = {p.name: len(p.read_text().splitlines()) for p in VERIFIER.rglob("*.py")}
     assert all(n <= MAX_MODULE_LINES for n in sizes.values()), {k: v for k, v in sizes.items() if v > MAX_MODULE_LINES}
+
+
+def test_every_verifier_function_is_short_enough_to_read_as_one_step() -> None:
+    """A function longer than a screenful or two is several steps in one: cut it into named ones."""
+    long = {}
+    for path in sorted(VERIFIER.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(REPO)}:{node.lineno} {node.name}"] = lines
+    assert not long, long
 
 
 def test_the_verifier_imports_only_itself_the_standard_library_and_pynacl() -> None:
