@@ -20,52 +20,52 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/isolation.py                lines    71 to   211
     generator/verifier/core/text.py                     lines   212 to   295
     generator/verifier/core/errors.py                   lines   296 to   362
-    generator/verifier/core/canonical.py                lines   363 to   664
-    generator/verifier/core/confusables_table.py        lines   665 to  1001
-    generator/verifier/core/confusables.py              lines  1002 to  1108
-    generator/verifier/core/formats.py                  lines  1109 to  1336
-    generator/verifier/core/sodium.py                   lines  1337 to  1380
-    generator/verifier/core/public_keys.py              lines  1381 to  1629
-    generator/verifier/core/note.py                     lines  1630 to  1737
-    generator/verifier/tlog/merkle.py                   lines  1738 to  1878
-    generator/verifier/tlog/tlogproof.py                lines  1879 to  1951
-    generator/verifier/tlog/tiles.py                    lines  1952 to  2184
-    generator/verifier/tlog/cosignature.py              lines  2185 to  2341
-    generator/verifier/tlog/policy.py                   lines  2342 to  2624
-    generator/verifier/tlog/witnessing.py               lines  2625 to  2654
-    generator/verifier/core/idindex.py                  lines  2655 to  2738
-    generator/verifier/rules/methodology_rules.py       lines  2739 to  3062
-    generator/verifier/rules/scoring.py                 lines  3063 to  3362
-    generator/verifier/rules/agreement_statistics.py    lines  3363 to  3622
-    generator/verifier/rules/labelsets.py               lines  3623 to  3961
-    generator/verifier/rules/subjects.py                lines  3962 to  4227
-    generator/verifier/rules/withdrawals.py             lines  4228 to  4266
-    generator/verifier/tlog/keyring.py                  lines  4267 to  4398
-    generator/verifier/rules/ledger.py                  lines  4399 to  4881
-    generator/verifier/memory/ledger_snapshot.py        lines  4882 to  5054
-    generator/verifier/memory/checkpoint_memory.py      lines  5055 to  5209
-    generator/verifier/memory/release_memory.py         lines  5210 to  5410
-    generator/verifier/rules/answers.py                 lines  5411 to  5478
-    generator/verifier/rules/runs.py                    lines  5479 to  5796
-    generator/verifier/rules/lineage.py                 lines  5797 to  6058
-    generator/verifier/rules/score_edits.py             lines  6059 to  6144
-    generator/verifier/rules/evidence.py                lines  6145 to  6239
-    generator/verifier/rules/certificates.py            lines  6240 to  6710
-    generator/verifier/rules/certificate_documents.py   lines  6711 to  6806
-    generator/verifier/rules/recheck.py                 lines  6807 to  7106
-    generator/verifier/core/report.py                   lines  7107 to  7269
-    generator/verifier/core/folder.py                   lines  7270 to  7519
-    generator/verifier/site/release.py                  lines  7520 to  7774
-    generator/verifier/site/download.py                 lines  7775 to  8242
-    generator/verifier/tlog/rotation.py                 lines  8243 to  8351
-    generator/verifier/site/history.py                  lines  8352 to  8705
-    generator/verifier/site/publication.py              lines  8706 to  9143
-    generator/verifier/rules/revocations.py             lines  9144 to  9263
-    generator/verifier/site/certificate_files.py        lines  9264 to  9585
-    generator/verifier/site/agreement_files.py          lines  9586 to  9730
-    generator/verifier/site/accounting.py               lines  9731 to  9958
-    generator/verifier/site/verify_site.py              lines  9959 to 10164
-    generator/verifier/site/command_line.py             lines 10165 to 10467
+    generator/verifier/core/canonical.py                lines   363 to   671
+    generator/verifier/core/confusables_table.py        lines   672 to  1008
+    generator/verifier/core/confusables.py              lines  1009 to  1115
+    generator/verifier/core/formats.py                  lines  1116 to  1343
+    generator/verifier/core/sodium.py                   lines  1344 to  1387
+    generator/verifier/core/public_keys.py              lines  1388 to  1664
+    generator/verifier/core/note.py                     lines  1665 to  1772
+    generator/verifier/tlog/merkle.py                   lines  1773 to  1913
+    generator/verifier/tlog/tlogproof.py                lines  1914 to  1986
+    generator/verifier/tlog/tiles.py                    lines  1987 to  2219
+    generator/verifier/tlog/cosignature.py              lines  2220 to  2369
+    generator/verifier/tlog/policy.py                   lines  2370 to  2652
+    generator/verifier/tlog/witnessing.py               lines  2653 to  2682
+    generator/verifier/core/idindex.py                  lines  2683 to  2766
+    generator/verifier/rules/methodology_rules.py       lines  2767 to  3110
+    generator/verifier/rules/scoring.py                 lines  3111 to  3410
+    generator/verifier/rules/agreement_statistics.py    lines  3411 to  3670
+    generator/verifier/rules/labelsets.py               lines  3671 to  4009
+    generator/verifier/rules/subjects.py                lines  4010 to  4275
+    generator/verifier/rules/withdrawals.py             lines  4276 to  4314
+    generator/verifier/tlog/keyring.py                  lines  4315 to  4446
+    generator/verifier/rules/ledger.py                  lines  4447 to  4929
+    generator/verifier/memory/ledger_snapshot.py        lines  4930 to  5102
+    generator/verifier/memory/checkpoint_memory.py      lines  5103 to  5257
+    generator/verifier/memory/release_memory.py         lines  5258 to  5458
+    generator/verifier/rules/answers.py                 lines  5459 to  5526
+    generator/verifier/rules/runs.py                    lines  5527 to  5884
+    generator/verifier/rules/lineage.py                 lines  5885 to  6170
+    generator/verifier/rules/score_edits.py             lines  6171 to  6256
+    generator/verifier/rules/evidence.py                lines  6257 to  6351
+    generator/verifier/rules/certificates.py            lines  6352 to  6819
+    generator/verifier/rules/certificate_documents.py   lines  6820 to  6915
+    generator/verifier/rules/recheck.py                 lines  6916 to  7282
+    generator/verifier/core/report.py                   lines  7283 to  7445
+    generator/verifier/core/folder.py                   lines  7446 to  7702
+    generator/verifier/site/release.py                  lines  7703 to  7957
+    generator/verifier/site/download.py                 lines  7958 to  8439
+    generator/verifier/tlog/rotation.py                 lines  8440 to  8548
+    generator/verifier/site/history.py                  lines  8549 to  8902
+    generator/verifier/site/publication.py              lines  8903 to  9340
+    generator/verifier/rules/revocations.py             lines  9341 to  9460
+    generator/verifier/site/certificate_files.py        lines  9461 to  9841
+    generator/verifier/site/agreement_files.py          lines  9842 to  9986
+    generator/verifier/site/accounting.py               lines  9987 to 10214
+    generator/verifier/site/verify_site.py              lines 10215 to 10473
+    generator/verifier/site/command_line.py             lines 10474 to 10795
 """
 
 # ==============================================================================================
@@ -596,31 +596,9 @@ def iter_canonical_array(
                     raise FormatError(f"expected ',' or ']' at byte {pos}")
                 pos += 1
             first = False
-            # Decode a window that ends on a character boundary and parse as many elements
-            # from it as it holds; an element cut by the window's end is parsed again from a
-            # fresh, larger window.
-            size = window
-            while True:
-                end = min(n, pos + size)
-                while end < n and (data[end] & 0xC0) == 0x80:
-                    end -= 1
-                try:
-                    text = data[pos:end].decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
-                try:
-                    value, stop = _FAST_DECODER.raw_decode(text, 0)
-                except json.JSONDecodeError:
-                    stop = -1
-                except RecursionError:
-                    raise FormatError(f"element at byte {pos} nested too deeply") from None
-                # A bare number can end exactly where the window cuts it: read more to be sure.
-                if stop < 0 or (stop == len(text) and end < n):
-                    if end >= n:
-                        raise FormatError(f"malformed JSON element at byte {pos}") from None
-                    size *= 4
-                    continue
-                break
+            # Parse as many elements from a window as it holds; an element cut by the window's
+            # end is parsed again from a fresh window.
+            text, value, stop, end = _decode_window(data, pos, window)
             idx = 0
             while True:
                 raw_text = text[idx:stop]
@@ -646,6 +624,35 @@ def iter_canonical_array(
         rest.update(members_after(data, pos, key))
 
     return elements(), rest
+
+
+def _decode_window(data: bytes, pos: int, window: int) -> tuple[str, Any, int, int]:
+    """The text of a window of `data` from `pos` that ends on a character boundary and holds at
+    least one whole element, the element, where its text stops, and where the window ends in
+    `data`: a window too small for the element is tried again four times as large."""
+    n = len(data)
+    size = window
+    while True:
+        end = min(n, pos + size)
+        while end < n and (data[end] & 0xC0) == 0x80:
+            end -= 1
+        try:
+            text = data[pos:end].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FormatError(f"not valid UTF-8 at byte {pos + e.start}") from None
+        try:
+            value, stop = _FAST_DECODER.raw_decode(text, 0)
+        except json.JSONDecodeError:
+            stop = -1
+        except RecursionError:
+            raise FormatError(f"element at byte {pos} nested too deeply") from None
+        # A bare number can end exactly where the window cuts it: read more to be sure.
+        if stop < 0 or (stop == len(text) and end < n):
+            if end >= n:
+                raise FormatError(f"malformed JSON element at byte {pos}") from None
+            size *= 4
+            continue
+        return text, value, stop, end
 
 
 def members_after(data: bytes, pos: int, key: str) -> dict[str, Any]:
@@ -1456,10 +1463,15 @@ def b64decode_strict(text: str) -> bytes:
     return raw
 
 
-def parse_vkey(vkey: str) -> VerifierKey:
-    """Parse `<name>+<8 hex key ID>+<base64(0x01 ‖ key)>`; the base64 part may hold '+'."""
-    if not isinstance(vkey, str):
-        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
+def parse_verifier_key(
+    vkey: str, typed_key: Callable[[bytes], bytes], key_id_of: Callable[[str, bytes], bytes]
+) -> tuple[str, bytes, bytes]:
+    """The name, key ID and public key of a C2SP signed-note verifier key,
+    `<name>+<8 hex key ID>+<base64(type ‖ key)>` (the base64 part may hold '+'): the one reading
+    of the grammar, for a log's note keys and a witness's cosigner keys alike. What differs by
+    kind of key is given: `typed_key` takes the decoded type-and-key bytes and returns the key
+    or raises FormatError if the type or length is not its kind's; `key_id_of` gives the key ID
+    the name and key must have."""
     parts = vkey.split("+", 2)
     if len(parts) != 3:
         raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
@@ -1468,13 +1480,24 @@ def parse_vkey(vkey: str) -> VerifierKey:
         raise FormatError(f"{name!r} is not a valid key name")
     if not re.fullmatch(r"[0-9a-f]{8}", hexid):
         raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
-    raw = b64decode_strict(b64)
-    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
-        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
-    kid = key_id(name, raw[1:])
+    public_key = typed_key(b64decode_strict(b64))
+    kid = key_id_of(name, public_key)
     if kid.hex() != hexid:
         raise FormatError(f"key ID {hexid} does not match the name and key (they give {kid.hex()})")
-    return VerifierKey(name, kid, raw[1:])
+    return name, kid, public_key
+
+
+def _note_key(raw: bytes) -> bytes:
+    if len(raw) != 33 or raw[:1] != _ALG_ED25519:
+        raise FormatError("the key is not an Ed25519 key (0x01 followed by 32 bytes)")
+    return raw[1:]
+
+
+def parse_vkey(vkey: str) -> VerifierKey:
+    """Parse a note (log) key, `<name>+<8 hex key ID>+<base64(0x01 ‖ 32-byte key)>`."""
+    if not isinstance(vkey, str):
+        raise FormatError(f"a verifier key is a string, not {type_name(vkey)}")
+    return VerifierKey(*parse_verifier_key(vkey, _note_key, key_id))
 
 
 def fingerprint(public_key: bytes) -> str:
@@ -1556,42 +1579,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
             problems.append(Problem("the same key is listed twice", where=f"{w}.vkey", found=vk.vkey))
         seen.add(vk.vkey)
         if published:
-            b64 = base64.b64encode(vk.public_key).decode()
-            if k["public_key"] != b64:
-                problems.append(
-                    Problem(
-                        "public_key differs from the vkey's key",
-                        where=f"{w}.public_key",
-                        expected=b64,
-                        found=show(k["public_key"]),
-                    )
-                )
-            if k["fingerprint"] != vk.fingerprint:
-                problems.append(
-                    Problem(
-                        "fingerprint differs from the key",
-                        where=f"{w}.fingerprint",
-                        expected=vk.fingerprint,
-                        found=show(k["fingerprint"]),
-                    )
-                )
-        status = k["status"]
-        if status not in KEY_STATUSES:
-            problems.append(
-                Problem(
-                    "unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status)
-                )
-            )
-        reason = k.get("reason")
-        if status == "revoked" and not isinstance(reason, str):
-            problems.append(
-                Problem(
-                    "a revoked key needs a reason",
-                    where=f"{w}.reason",
-                    expected="a string 'reason'",
-                    found=show(reason),
-                )
-            )
+            problems += _published_key_problems(k, vk, w)
+        problems += _key_status_problems(k, w)
         if not (is_time(k["valid_from"]) and k["valid_from"] >= previous_from):
             problems.append(
                 Problem(
@@ -1616,8 +1605,8 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
                 vk,
                 str(k["valid_from"]),
                 k["valid_until"] if is_time(k["valid_until"]) else None,
-                str(status),
-                reason if isinstance(reason, str) else None,
+                str(k["status"]),
+                k["reason"] if isinstance(k.get("reason"), str) else None,
                 k["pem"] if published and is_safe_path(k["pem"]) else None,
             )
         )
@@ -1625,6 +1614,52 @@ def key_rows(rows: Any, origin: str | None, published: bool) -> tuple[list[KeyRo
     if active != 1:
         problems.append(Problem("v1 has exactly one active key", where="keys", expected="1", found=str(active)))
     return out, problems
+
+
+def _published_key_problems(k: dict[str, Any], vk: VerifierKey, w: str) -> list[Problem]:
+    """The published document's public key and fingerprint, which must be the vkey's."""
+    problems = []
+    b64 = base64.b64encode(vk.public_key).decode()
+    if k["public_key"] != b64:
+        problems.append(
+            Problem(
+                "public_key differs from the vkey's key",
+                where=f"{w}.public_key",
+                expected=b64,
+                found=show(k["public_key"]),
+            )
+        )
+    if k["fingerprint"] != vk.fingerprint:
+        problems.append(
+            Problem(
+                "fingerprint differs from the key",
+                where=f"{w}.fingerprint",
+                expected=vk.fingerprint,
+                found=show(k["fingerprint"]),
+            )
+        )
+    return problems
+
+
+def _key_status_problems(k: dict[str, Any], w: str) -> list[Problem]:
+    """A known status, and a reason for a revoked key."""
+    problems = []
+    status = k["status"]
+    if status not in KEY_STATUSES:
+        problems.append(
+            Problem("unknown key status", where=f"{w}.status", expected=" | ".join(KEY_STATUSES), found=show(status))
+        )
+    reason = k.get("reason")
+    if status == "revoked" and not isinstance(reason, str):
+        problems.append(
+            Problem(
+                "a revoked key needs a reason",
+                where=f"{w}.reason",
+                expected="a string 'reason'",
+                found=show(reason),
+            )
+        )
+    return problems
 
 
 # ==============================================================================================
@@ -2242,20 +2277,7 @@ def make_cosigner_vkey(name: str, public_key: bytes) -> str:
     return f"{name}+{key.key_id.hex()}+{b64}"
 
 
-def parse_cosigner_vkey(vkey: str) -> CosignerKey:
-    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
-    that the key ID is the one the name and key give."""
-    if not isinstance(vkey, str):
-        raise FormatError("a verifier key is a string")
-    parts = vkey.split("+", 2)
-    if len(parts) != 3:
-        raise FormatError("a verifier key has the form <name>+<key ID>+<base64 key>")
-    name, hexid, b64 = parts
-    if not is_valid_key_name(name):
-        raise FormatError(f"{name!r} is not a valid key name")
-    if not re.fullmatch(r"[0-9a-f]{8}", hexid):
-        raise FormatError(f"key ID {hexid!r} is not 8 lowercase hex digits")
-    raw = b64decode_strict(b64)
+def _cosigner_key(raw: bytes) -> bytes:
     kind = raw[0] if raw else None
     if kind == _COSIG_TYPE_NOTE_ED25519:
         raise FormatError(
@@ -2266,10 +2288,16 @@ def parse_cosigner_vkey(vkey: str) -> CosignerKey:
         raise FormatError("ML-DSA-44 cosigner keys (type 0x06) are not supported; only Ed25519 (type 0x04)")
     if kind != _COSIG_TYPE_ED25519 or len(raw) != 33:
         raise FormatError("the key is not an Ed25519 cosigner key (0x04 followed by 32 bytes)")
-    key = CosignerKey(name, raw[1:])
-    if key.key_id.hex() != hexid:
-        raise FormatError(f"key ID {hexid} does not match the name and key (they give {key.key_id.hex()})")
-    return key
+    return raw[1:]
+
+
+def parse_cosigner_vkey(vkey: str) -> CosignerKey:
+    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
+    that the key ID is the one the name and key give."""
+    if not isinstance(vkey, str):
+        raise FormatError("a verifier key is a string")
+    name, _, public_key = parse_verifier_key(vkey, _cosigner_key, cosignature_key_id)
+    return CosignerKey(name, public_key)
 
 
 def _check_timestamp(timestamp: int) -> None:
@@ -2781,33 +2809,7 @@ def check_methodology(params: Any) -> list[Problem]:
                 "malformed version", where="version", expected=VERSION_RE.pattern, found=show(params.get("version"))
             )
         )
-    tiers = params.get("tiers")
-    problems += check_keys(tiers, TIERS, where="tiers")
-    if isinstance(tiers, dict):
-        for t in TIERS:
-            tier = tiers.get(t)
-            if not isinstance(tier, dict):
-                if t in tiers:  # a missing tier is check_keys' to report
-                    problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
-                continue
-            problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
-            w = tier.get("weight")
-            if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
-                problems.append(
-                    Problem(
-                        "weight must be a decimal string above 0",
-                        where=f"tiers.{t}.weight",
-                        expected='a string such as "0.7"',
-                        found=show(w),
-                    )
-                )
-            f = tier.get("min_similarity")
-            if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
-                problems.append(
-                    Problem(
-                        "floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f)
-                    )
-                )
+    problems += _tiers_problems(params.get("tiers"))
     if "item_threshold" in params and not _fraction_in(params["item_threshold"], Fraction(0), Fraction(1)):
         problems.append(
             Problem(
@@ -2816,19 +2818,67 @@ def check_methodology(params: Any) -> list[Problem]:
                 found=show(params["item_threshold"]),
             )
         )
-    ts = params.get("text_similarity")
-    problems += check_keys(ts, ("measure", "model", "version"), where="text_similarity")
-    if isinstance(ts, dict):
-        if "measure" in ts and ts["measure"] != "cosine":
+    problems += _text_similarity_problems(params.get("text_similarity"))
+    grades, found = _grades(params)
+    problems += found
+    bands = params.get("bands")
+    if "bands" in params and not isinstance(bands, dict):
+        problems.append(Problem("must be an object", where="bands", found=type_name(bands)))
+    elif isinstance(bands, dict):
+        problems += _bands_problems(bands, grades)
+    problems += _certify_problems(params.get("certify"), grades)
+    return problems
+
+
+def _tiers_problems(tiers: Any) -> list[Problem]:
+    """Each tier's weight (above 0) and similarity floor (in [0, 1])."""
+    problems = check_keys(tiers, TIERS, where="tiers")
+    if not isinstance(tiers, dict):
+        return problems
+    for t in TIERS:
+        tier = tiers.get(t)
+        if not isinstance(tier, dict):
+            if t in tiers:  # a missing tier is check_keys' to report
+                problems.append(Problem("a tier is an object", where=f"tiers.{t}", found=type_name(tier)))
+            continue
+        problems += check_keys(tier, ("weight", "min_similarity"), where=f"tiers.{t}")
+        w = tier.get("weight")
+        if "weight" in tier and not (is_decimal(w) and Fraction(w) > 0):
             problems.append(
                 Problem(
-                    "unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"])
+                    "weight must be a decimal string above 0",
+                    where=f"tiers.{t}.weight",
+                    expected='a string such as "0.7"',
+                    found=show(w),
                 )
             )
-        for k in ("model", "version"):
-            if k in ts and not (isinstance(ts[k], str) and ts[k]):
-                problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
+        f = tier.get("min_similarity")
+        if "min_similarity" in tier and not _fraction_in(f, Fraction(0), Fraction(1)):
+            problems.append(
+                Problem("floor must be a decimal string in [0, 1]", where=f"tiers.{t}.min_similarity", found=show(f))
+            )
+    return problems
+
+
+def _text_similarity_problems(ts: Any) -> list[Problem]:
+    problems = check_keys(ts, ("measure", "model", "version"), where="text_similarity")
+    if not isinstance(ts, dict):
+        return problems
+    if "measure" in ts and ts["measure"] != "cosine":
+        problems.append(
+            Problem("unknown measure", where="text_similarity.measure", expected='"cosine"', found=show(ts["measure"]))
+        )
+    for k in ("model", "version"):
+        if k in ts and not (isinstance(ts[k], str) and ts[k]):
+            problems.append(Problem("must be a non-empty string", where=f"text_similarity.{k}", found=show(ts[k])))
+    return problems
+
+
+def _grades(params: dict[str, Any]) -> tuple[list[str], list[Problem]]:
+    """The grades, best first (each cut-off's, then the lowest), and the problems of the
+    cut-offs (strictly descending pass rates) and of the grades' names (distinct)."""
     grades: list[str] = []
+    problems: list[Problem] = []
     cutoffs = params.get("grade_cutoffs")
     if "grade_cutoffs" in params and not isinstance(cutoffs, list):
         problems.append(Problem("must be a list", where="grade_cutoffs", found=type_name(cutoffs)))
@@ -2836,8 +2886,7 @@ def check_methodology(params: Any) -> list[Problem]:
         previous: Fraction | None = None
         for i, c in enumerate(cutoffs):
             w = f"grade_cutoffs[{i}]"
-            keys = check_keys(c, ("grade", "min_pass_rate"), where=w)
-            problems += keys
+            problems += check_keys(c, ("grade", "min_pass_rate"), where=w)
             if not isinstance(c, dict):
                 continue
             if isinstance(c.get("grade"), str) and c["grade"]:
@@ -2870,81 +2919,80 @@ def check_methodology(params: Any) -> list[Problem]:
     if len(set(grades)) != len(grades):
         dup = sorted({g for g in grades if grades.count(g) > 1})
         problems.append(Problem("grades must be distinct", where="grade_cutoffs", found=", ".join(dup)))
-    bands = params.get("bands")
-    if "bands" in params and not isinstance(bands, dict):
-        problems.append(Problem("must be an object", where="bands", found=type_name(bands)))
-    elif isinstance(bands, dict):
-        for g in grades:
-            if g not in bands:
-                problems.append(Problem(f"grade {g!r} has no band", where="bands"))
-        for g in sorted(set(bands) - set(grades)):
-            problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
-        previous_band: tuple[str, list[int]] | None = None
-        # With a grade named twice the order of bands means nothing; that error is reported above.
-        ordered = len(set(grades)) == len(grades)
-        for g in grades:
-            b = bands.get(g)
-            if b is None:
-                continue
-            if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
-                problems.append(
-                    Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b))
+    return grades, problems
+
+
+def _bands_problems(bands: dict[str, Any], grades: list[str]) -> list[Problem]:
+    """One band per grade, each [min, max] within 0..100 and wholly above the next grade's."""
+    problems = []
+    for g in grades:
+        if g not in bands:
+            problems.append(Problem(f"grade {g!r} has no band", where="bands"))
+    for g in sorted(set(bands) - set(grades)):
+        problems.append(Problem(f"band for unknown grade {g!r}", where="bands"))
+    previous_band: tuple[str, list[int]] | None = None
+    # With a grade named twice the order of bands means nothing; that error is reported above.
+    ordered = len(set(grades)) == len(grades)
+    for g in grades:
+        b = bands.get(g)
+        if b is None:
+            continue
+        if not (isinstance(b, list) and len(b) == 2 and all(is_int(x) for x in b) and 0 <= b[0] <= b[1] <= 100):
+            problems.append(Problem("a band is [min, max] with 0 ≤ min ≤ max ≤ 100", where=f"bands.{g}", found=show(b)))
+            previous_band = None
+            continue
+        if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
+            problems.append(
+                Problem(
+                    f"band of {previous_band[0]} must lie wholly above the band of {g}",
+                    where=f"bands.{g}",
+                    expected=f"max below {previous_band[1][0]}",
+                    found=show(b),
                 )
-                previous_band = None
-                continue
-            if ordered and previous_band is not None and previous_band[1][0] <= b[1]:
-                problems.append(
-                    Problem(
-                        f"band of {previous_band[0]} must lie wholly above the band of {g}",
-                        where=f"bands.{g}",
-                        expected=f"max below {previous_band[1][0]}",
-                        found=show(b),
-                    )
-                )
-            previous_band = (g, b)
-    certify = params.get("certify")
-    problems += check_keys(
+            )
+        previous_band = (g, b)
+    return problems
+
+
+def _certify_problems(certify: Any, grades: list[str]) -> list[Problem]:
+    """What a certificate needs: the least grade, scored fraction and secret-gate size, whether
+    the judge must be independent, and the retry limit if there is one."""
+    problems = check_keys(
         certify,
         ("min_grade", "min_scored_fraction", "independent_judge", "min_items_secret_gate"),
         optional=("max_attempts",),
         where="certify",
     )
-    if isinstance(certify, dict):
-        if "min_grade" in certify and certify["min_grade"] not in grades:
-            problems.append(
-                Problem(
-                    "must be one of the grades",
-                    where="certify.min_grade",
-                    expected=", ".join(grades),
-                    found=show(certify["min_grade"]),
-                )
+    if not isinstance(certify, dict):
+        return problems
+    if "min_grade" in certify and certify["min_grade"] not in grades:
+        problems.append(
+            Problem(
+                "must be one of the grades",
+                where="certify.min_grade",
+                expected=", ".join(grades),
+                found=show(certify["min_grade"]),
             )
-        if "min_scored_fraction" in certify and not _fraction_in(
-            certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True
-        ):
-            problems.append(
-                Problem(
-                    "must be a decimal string in (0, 1]",
-                    where="certify.min_scored_fraction",
-                    found=show(certify["min_scored_fraction"]),
-                )
+        )
+    if "min_scored_fraction" in certify and not _fraction_in(
+        certify["min_scored_fraction"], Fraction(0), Fraction(1), lo_open=True
+    ):
+        problems.append(
+            Problem(
+                "must be a decimal string in (0, 1]",
+                where="certify.min_scored_fraction",
+                found=show(certify["min_scored_fraction"]),
             )
-        if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
-            problems.append(
-                Problem(
-                    "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
-                )
+        )
+    if "independent_judge" in certify and not isinstance(certify["independent_judge"], bool):
+        problems.append(
+            Problem(
+                "must be true or false", where="certify.independent_judge", found=show(certify["independent_judge"])
             )
-        limit = certify.get("max_attempts")
-        if "max_attempts" in certify and not (is_int(limit) and limit >= 1):
-            problems.append(
-                Problem("must be an integer of at least 1", where="certify.max_attempts", found=show(limit))
-            )
-        m = certify.get("min_items_secret_gate")
-        if "min_items_secret_gate" in certify and not (is_int(m) and m >= 1):
-            problems.append(
-                Problem("must be an integer of at least 1", where="certify.min_items_secret_gate", found=show(m))
-            )
+        )
+    for k in ("max_attempts", "min_items_secret_gate"):
+        if k in certify and not (is_int(certify[k]) and certify[k] >= 1):
+            problems.append(Problem("must be an integer of at least 1", where=f"certify.{k}", found=show(certify[k])))
     return problems
 
 
@@ -5561,13 +5609,16 @@ def check_run_spec(spec: Any) -> list[Problem]:
     rules = spec.get("exclusion_rules")
     if not (isinstance(rules, list) and all(isinstance(r, str) for r in rules)):
         problems.append(Problem("must be a list of strings", where="exclusion_rules", found=show(rules)))
-    m = spec.get("methodology")
-    problems += check_keys(m, ("version", "sha256"), where="methodology")
-    if (
-        isinstance(m, dict)
-        and "version" in m
-        and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"]))
-    ):
+    problems += _methodology_pin_shape(spec.get("methodology"))
+    problems += _judge_shape(spec.get("judge"))
+    return problems
+
+
+def _methodology_pin_shape(m: Any) -> list[Problem]:
+    problems = check_keys(m, ("version", "sha256"), where="methodology")
+    if not isinstance(m, dict):
+        return problems
+    if "version" in m and not (isinstance(m["version"], str) and VERSION_RE.fullmatch(m["version"])):
         problems.append(
             Problem(
                 "malformed methodology version",
@@ -5576,25 +5627,29 @@ def check_run_spec(spec: Any) -> list[Problem]:
                 found=show(m["version"]),
             )
         )
-    if isinstance(m, dict) and "sha256" in m and not is_hex64(m["sha256"]):
+    if "sha256" in m and not is_hex64(m["sha256"]):
         problems.append(Problem("malformed hash", where="methodology.sha256", found=show(m["sha256"])))
-    judge = spec.get("judge")
-    problems += check_keys(
+    return problems
+
+
+def _judge_shape(judge: Any) -> list[Problem]:
+    problems = check_keys(
         judge, ("provider", "model", "version", "rubric_sha256", "seed"), optional=JUDGE_PINS, where="judge"
     )
-    if isinstance(judge, dict):
-        problems += judge_pin_problems(judge)
-        if "provider" in judge:
-            # The independence rule compares it with the subject's organization: it must read
-            # as what it is, like the organization itself.
-            problems += name_problems(judge["provider"], "judge.provider")
-        for k in ("model", "version"):
-            if k in judge and not isinstance(judge[k], str):
-                problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
-        if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
-            problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
-        if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
-            problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
+    if not isinstance(judge, dict):
+        return problems
+    problems += judge_pin_problems(judge)
+    if "provider" in judge:
+        # The independence rule compares it with the subject's organization: it must read
+        # as what it is, like the organization itself.
+        problems += name_problems(judge["provider"], "judge.provider")
+    for k in ("model", "version"):
+        if k in judge and not isinstance(judge[k], str):
+            problems.append(Problem("must be a string", where=f"judge.{k}", found=show(judge[k])))
+    if "rubric_sha256" in judge and not is_hex64(judge["rubric_sha256"]):
+        problems.append(Problem("malformed hash", where="judge.rubric_sha256", found=show(judge["rubric_sha256"])))
+    if "seed" in judge and not (judge["seed"] is None or is_int(judge["seed"])):
+        problems.append(Problem("must be an integer or null", where="judge.seed", found=show(judge["seed"])))
     return problems
 
 
@@ -5660,7 +5715,38 @@ def check_run_rules(
     `earlier_specs` holds the specs of runs registered before this one, for the
     one-observation rule. Used by the verifier and by `register`.
     """
-    problems: list[Problem] = []
+    problems = _run_leaf_problems(run, spec)
+    problems += _methodology_pin_problems(ledger, run, as_dict(spec.get("methodology")))
+    gate = ledger.gates.get(run.gate)
+    secret = gate is not None and not gate.public
+    items = as_list(spec.get("items"))
+    problems += _run_items_problems(ledger, run, items, secret)
+    # previous_run: the last run of the same subject name and gate, decided before this one.
+    same_subject = ledger.runs_before(run)
+    prev = same_subject[-1].id if same_subject else None
+    if spec.get("previous_run") != prev:
+        problems.append(
+            Problem(
+                "previous_run is not the last run of this subject on this gate",
+                where="previous_run",
+                expected=show(prev),
+                found=show(spec.get("previous_run")),
+            )
+        )
+    if prev is not None:
+        decided = ledger.decided_at(prev)
+        if decided is None or decided > run.index:
+            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    if m is not None:
+        problems += _methodology_requirements(m, spec, len(items), secret)
+    if secret:
+        problems += _reused_items(set(items), same_subject, earlier_specs)
+    return problems
+
+
+def _run_leaf_problems(run: RunEvent, spec: dict[str, Any]) -> list[Problem]:
+    """The spec's id, subject and gate against the run's ledger leaf."""
+    problems = []
     if spec.get("id") != run.id:
         problems.append(
             Problem("run spec id differs from the ledger", where="id", expected=run.id, found=show(spec.get("id")))
@@ -5680,30 +5766,38 @@ def check_run_rules(
                 "gate differs from the run's ledger leaf", where="gate", expected=run.gate, found=show(spec.get("gate"))
             )
         )
-    pin = as_dict(spec.get("methodology"))
+    return problems
+
+
+def _methodology_pin_problems(ledger: Ledger, run: RunEvent, pin: dict[str, Any]) -> list[Problem]:
+    """The pinned methodology: a version published before the run, with the hash it was published with."""
     version = pin.get("version")
     published = ledger.methodologies.get(version) if isinstance(version, str) else None
     if published is None or published.index > run.index:
-        problems.append(
+        return [
             Problem(
                 "pins a methodology version not published before the run",
                 where="methodology.version",
                 found=show(pin.get("version")),
             )
-        )
-    elif published.sha256 != pin.get("sha256"):
-        problems.append(
+        ]
+    if published.sha256 != pin.get("sha256"):
+        return [
             Problem(
                 "pinned methodology hash differs from the published one",
                 where="methodology.sha256",
                 expected=published.sha256,
                 found=show(pin.get("sha256")),
             )
-        )
-    gate = ledger.gates.get(run.gate)
-    secret = gate is not None and not gate.public
+        ]
+    return []
+
+
+def _run_items_problems(ledger: Ledger, run: RunEvent, items: list[Any], secret: bool) -> list[Problem]:
+    """Each item committed to the run's gate before the run; a public gate's revealed before it, a
+    secret gate's still sealed when the run was registered and until it was decided."""
+    problems = []
     cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
-    items = as_list(spec.get("items"))
     for item_id in items:
         c = ledger.commit(item_id) if isinstance(item_id, str) else None
         if c is None or c.index > run.index:
@@ -5736,61 +5830,55 @@ def check_run_rules(
                     found=f"revealed at entries[{r.index}]",
                 )
             )
-    # previous_run: the last run of the same subject name and gate, decided before this one.
-    same_subject = ledger.runs_before(run)
-    prev = same_subject[-1].id if same_subject else None
-    if spec.get("previous_run") != prev:
+    return problems
+
+
+def _methodology_requirements(m: Methodology, spec: dict[str, Any], item_count: int, secret: bool) -> list[Problem]:
+    """What the pinned methodology asks of a run: a judge independent of the subject's
+    organization, if it says so, and enough items on a secret gate."""
+    problems = []
+    if m.independent_judge:
+        judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
+        provider, organization = judge.get("provider"), subject.get("organization")
+        if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
+            "",
+            subject_fold(organization),
+        ):
+            problems.append(
+                Problem(
+                    "the judge must be independent of the subject's organization",
+                    where="judge.provider",
+                    expected=f"not {subject.get('organization')!r}",
+                    found=show(judge.get("provider")),
+                )
+            )
+    if secret and item_count < m.min_items_secret_gate:
         problems.append(
             Problem(
-                "previous_run is not the last run of this subject on this gate",
-                where="previous_run",
-                expected=show(prev),
-                found=show(spec.get("previous_run")),
+                "too few items for a secret gate",
+                where="items",
+                expected=f"at least {m.min_items_secret_gate}",
+                found=str(item_count),
             )
         )
-    if prev is not None:
-        decided = ledger.decided_at(prev)
-        if decided is None or decided > run.index:
-            problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
-    if m is not None:
-        if m.independent_judge:
-            judge, subject = as_dict(spec.get("judge")), as_dict(spec.get("subject"))
-            provider, organization = judge.get("provider"), subject.get("organization")
-            if not (isinstance(provider, str) and isinstance(organization, str)) or subject_fold(provider) in (
-                "",
-                subject_fold(organization),
-            ):
-                problems.append(
-                    Problem(
-                        "the judge must be independent of the subject's organization",
-                        where="judge.provider",
-                        expected=f"not {subject.get('organization')!r}",
-                        found=show(judge.get("provider")),
-                    )
+    return problems
+
+
+def _reused_items(
+    mine: set[Any], same_subject: list[RunEvent], earlier_specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """The one-observation rule: a subject meets a sealed item in one run only."""
+    problems = []
+    for earlier in same_subject:
+        reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
+        if reused:
+            problems.append(
+                Problem(
+                    f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
+                    where="items",
+                    found=", ".join(reused[:5]),
                 )
-        if secret:
-            need = m.min_items_secret_gate
-            if len(items) < need:
-                problems.append(
-                    Problem(
-                        "too few items for a secret gate",
-                        where="items",
-                        expected=f"at least {need}",
-                        found=str(len(items)),
-                    )
-                )
-    if secret:
-        mine = set(items)
-        for earlier in same_subject:
-            reused = sorted(mine & set(as_list(earlier_specs.get(earlier.id, {}).get("items"))))
-            if reused:
-                problems.append(
-                    Problem(
-                        f"reuses sealed items already run by this subject on this gate in run {earlier.id}",
-                        where="items",
-                        found=", ".join(reused[:5]),
-                    )
-                )
+            )
     return problems
 
 
@@ -5889,72 +5977,106 @@ def lineage_problems(
             )
         ]
     problems: list[Problem] = []
-    times: list[tuple[str, str]] = []
     excluded = r.get("status") == "excluded"
     for i, a in enumerate(earlier):
-        aw = f"{where}.attempts[{i}]"
-        problems += check_keys(
-            a,
-            ATTEMPT_KEYS,
-            optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
-            where=aw,
+        # The last earlier attempt of an exclusion may have come to anything: it is what was set aside.
+        ends_chain = excluded and i == len(earlier) - 1
+        problems += _attempt_problems(a, i, f"{where}.attempts[{i}]", ends_chain, sealed, evidence_names, render)
+    problems += _final_attempt_problems(r, where, len(earlier), excluded, render)
+    times = [
+        (f"{where}.attempts[{i}].at", a["at"]) for i, a in enumerate(earlier) if isinstance(a, dict) and _has_time(a)
+    ]
+    if _has_time(r):
+        times.append((f"{where}.at", r["at"]))
+    problems += _time_order(times, not_before, not_after)
+    made = attempts_made(r)
+    if max_attempts is not None and made > max_attempts:
+        problems.append(
+            Problem(
+                f"{made} attempts, more than the methodology's retry limit allows",
+                where=f"{where}.attempts",
+                expected=f"at most {max_attempts} attempts",
+                found=str(made),
+            )
         )
-        if not isinstance(a, dict):
-            continue
-        if ATTEMPT_EVIDENCE in a:
-            problems += _attempt_evidence_problems(
-                a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render
+    return problems
+
+
+def _attempt_problems(
+    a: Any,
+    i: int,
+    aw: str,
+    ends_chain: bool,
+    sealed: bool,
+    evidence_names: Container[str],
+    render: Callable[[Any], str],
+) -> list[Problem]:
+    """One earlier attempt, the `i`th from 0: its members, its number, the attempt it repeats,
+    a status after which it may be tried again, and its note, time and evidence names."""
+    problems = check_keys(
+        a,
+        ATTEMPT_KEYS,
+        optional=(ATTEMPT_EVIDENCE,) if sealed else (ATTEMPT_EVIDENCE, *ATTEMPT_OPEN_KEYS),
+        where=aw,
+    )
+    if not isinstance(a, dict):
+        return problems
+    if ATTEMPT_EVIDENCE in a:
+        problems += _attempt_evidence_problems(a[ATTEMPT_EVIDENCE], f"{aw}.{ATTEMPT_EVIDENCE}", evidence_names, render)
+    if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
+        problems.append(
+            Problem(
+                "attempts are numbered 1, 2, … in order, with no gap",
+                where=f"{aw}.attempt",
+                expected=str(i + 1),
+                found=render(a["attempt"]),
             )
-        if "attempt" in a and not (is_int(a["attempt"]) and a["attempt"] == i + 1):
-            problems.append(
-                Problem(
-                    "attempts are numbered 1, 2, … in order, with no gap",
-                    where=f"{aw}.attempt",
-                    expected=str(i + 1),
-                    found=render(a["attempt"]),
-                )
+        )
+    want_of = None if i == 0 else i
+    if "retry_of" in a and not (a["retry_of"] is None if want_of is None else _is_int_of(a["retry_of"], want_of)):
+        problems.append(
+            Problem(
+                "the first attempt repeats nothing; every later one repeats the attempt just before it",
+                where=f"{aw}.retry_of",
+                expected=show(want_of),
+                found=render(a["retry_of"]),
             )
-        want_of = None if i == 0 else i
-        if "retry_of" in a and not (a["retry_of"] is None if want_of is None else _is_int_of(a["retry_of"], want_of)):
-            problems.append(
-                Problem(
-                    "the first attempt repeats nothing; every later one repeats the attempt just before it",
-                    where=f"{aw}.retry_of",
-                    expected=show(want_of),
-                    found=render(a["retry_of"]),
-                )
+        )
+    status = a.get("status")
+    if "status" in a and status not in ATTEMPT_STATUSES:
+        problems.append(
+            Problem(
+                "an earlier attempt's status is what that attempt came to",
+                where=f"{aw}.status",
+                expected=" | ".join(ATTEMPT_STATUSES),
+                found=render(status),
             )
-        status = a.get("status")
-        last = i == len(earlier) - 1
-        if "status" in a and status not in ATTEMPT_STATUSES:
-            problems.append(
-                Problem(
-                    "an earlier attempt's status is what that attempt came to",
-                    where=f"{aw}.status",
-                    expected=" | ".join(ATTEMPT_STATUSES),
-                    found=render(status),
-                )
+        )
+    elif "status" in a and status not in RETRIABLE and not ends_chain:
+        problems.append(
+            Problem(
+                f"an attempt that came to {status} was tried again: only an infrastructure error or an item "
+                "that did not run may be retried",
+                where=f"{aw}.status",
+                expected=" | ".join(RETRIABLE),
+                found=render(status),
             )
-        elif "status" in a and status not in RETRIABLE and not (last and excluded):
-            problems.append(
-                Problem(
-                    f"an attempt that came to {status} was tried again: only an infrastructure error or an item "
-                    "that did not run may be retried",
-                    where=f"{aw}.status",
-                    expected=" | ".join(RETRIABLE),
-                    found=render(status),
-                )
-            )
-        if "note" in a and not isinstance(a["note"], str):
-            problems.append(Problem("a note is text", where=f"{aw}.note", found=render(a["note"])))
-        if "at" in a:
-            if is_time(a["at"]):
-                times.append((f"{aw}.at", a["at"]))
-            else:
-                problems.append(
-                    Problem("malformed time", where=f"{aw}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(a["at"]))
-                )
-    n = len(earlier)
+        )
+    if "note" in a and not isinstance(a["note"], str):
+        problems.append(Problem("a note is text", where=f"{aw}.note", found=render(a["note"])))
+    if "at" in a and not is_time(a["at"]):
+        problems.append(
+            Problem("malformed time", where=f"{aw}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(a["at"]))
+        )
+    return problems
+
+
+def _final_attempt_problems(
+    r: dict[str, Any], where: str, n: int, excluded: bool, render: Callable[[Any], str]
+) -> list[Problem]:
+    """The result after `n` earlier attempts: an exclusion excludes the last of them, any other
+    result is attempt n + 1 and repeats attempt n; either has its time."""
+    problems = []
     if excluded:
         if "excludes" not in r:
             problems.append(Problem("missing 'excludes'", where=where))
@@ -5982,25 +6104,15 @@ def lineage_problems(
                 )
     if "at" not in r:
         problems.append(Problem("missing 'at'", where=where))
-    else:
-        if is_time(r["at"]):
-            times.append((f"{where}.at", r["at"]))
-        else:
-            problems.append(
-                Problem("malformed time", where=f"{where}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(r["at"]))
-            )
-    problems += _time_order(times, not_before, not_after)
-    made = attempts_made(r)
-    if max_attempts is not None and made > max_attempts:
+    elif not is_time(r["at"]):
         problems.append(
-            Problem(
-                f"{made} attempts, more than the methodology's retry limit allows",
-                where=f"{where}.attempts",
-                expected=f"at most {max_attempts} attempts",
-                found=str(made),
-            )
+            Problem("malformed time", where=f"{where}.at", expected="YYYY-MM-DDTHH:MM:SSZ", found=render(r["at"]))
         )
     return problems
+
+
+def _has_time(d: dict[str, Any]) -> bool:
+    return "at" in d and is_time(d["at"])
 
 
 def _time_order(times: list[tuple[str, str]], not_before: str | None, not_after: str | None) -> list[Problem]:
@@ -6447,6 +6559,18 @@ def check_certificate(
         return problems
     if "evidence" in cert:
         problems += evidence_problems(cert["evidence"], as_list(spec.get("items")))
+    problems += _header_problems(cert, {"path": spec_path, "sha256": spec_sha256})
+    found, counts, open_passed = _results_problems(cert, spec, m, public, run_at)
+    problems += found
+    problems += _summary_problems(cert.get("summary"), counts, open_passed if public else [])
+    problems += _grader_problems(cert.get("grader"))
+    problems += _outcome_problems(cert, m)
+    return problems
+
+
+def _header_problems(cert: dict[str, Any], want_spec: dict[str, str]) -> list[Problem]:
+    """The type and version, the times, and the run spec the certificate names."""
+    problems = []
     if cert.get("type") != "certificate" or not is_v1(cert):
         problems.append(
             Problem(
@@ -6460,7 +6584,6 @@ def check_certificate(
             problems.append(Problem("malformed time", where=k, expected="YYYY-MM-DDTHH:MM:SSZ", found=show(cert[k])))
     if "expires_at" in cert and not (cert["expires_at"] is None or is_time(cert["expires_at"])):
         problems.append(Problem("must be a time or null", where="expires_at", found=show(cert["expires_at"])))
-    want_spec = {"path": spec_path, "sha256": spec_sha256}
     if "run_spec" in cert and not same(cert["run_spec"], want_spec):
         problems.append(
             Problem(
@@ -6470,93 +6593,97 @@ def check_certificate(
                 found=show(cert["run_spec"], 200),
             )
         )
+    return problems
+
+
+def _results_problems(
+    cert: dict[str, Any], spec: dict[str, Any], m: Methodology | None, public: bool, run_at: str | None
+) -> tuple[list[Problem], dict[str, int], list[bool | None]]:
+    """Each result's shape, and what the summary must count: the results by status (after
+    `total`), and whether each open scored result passed."""
     results = cert.get("results")
     counts = dict.fromkeys(STATUSES, 0)
     open_passed: list[bool | None] = []
+    problems = []
     if not isinstance(results, list):
         problems.append(Problem("must be a list", where="results", found=type_name(results)))
         results = []
-    rules = as_list(spec.get("exclusion_rules"))
+    rules = len(as_list(spec.get("exclusion_rules")))
+    max_attempts = m.max_attempts if m is not None else None
+    finished_at = cert["finished_at"] if is_time(cert.get("finished_at")) else None
+    evidence = {
+        e["name"] for e in as_list(cert.get("evidence")) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
     for i, r in enumerate(results):
         found, status, passed = check_result(
-            r,
-            f"results[{i}]",
-            public,
-            len(rules),
-            m.max_attempts if m is not None else None,
-            run_at,
-            cert["finished_at"] if is_time(cert.get("finished_at")) else None,
-            {
-                e["name"]
-                for e in as_list(cert.get("evidence"))
-                if isinstance(e, dict) and isinstance(e.get("name"), str)
-            },
+            r, f"results[{i}]", public, rules, max_attempts, run_at, finished_at, evidence
         )
         problems += found
         if status is not None:
             counts[status] += 1
             if status == "scored":
                 open_passed.append(passed)
-    summary = cert.get("summary")
-    problems += check_keys(summary, SUMMARY_KEYS, where="summary")
-    if isinstance(summary, dict):
-        want_counts = {"total": len(results), **counts}
-        for k, v in want_counts.items():
-            if k in summary and not (is_int(summary[k]) and summary[k] == v):
-                problems.append(
-                    Problem(
-                        f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])
-                    )
-                )
-        passed = summary.get("passed")
-        if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
+    return problems, {"total": len(results), **counts}, open_passed
+
+
+def _summary_problems(summary: Any, counts: dict[str, int], open_passed: list[bool | None]) -> list[Problem]:
+    """The summary: its counts (`counts`, total first), its passed count against the scored
+    count and, on a public gate, against the open results marked passed, and its rates."""
+    problems = check_keys(summary, SUMMARY_KEYS, where="summary")
+    if not isinstance(summary, dict):
+        return problems
+    for k, v in counts.items():
+        if k in summary and not (is_int(summary[k]) and summary[k] == v):
             problems.append(
                 Problem(
-                    "passed must be an integer between 0 and the scored count",
-                    where="summary.passed",
-                    expected=f"0..{counts['scored']}",
-                    found=show(passed),
+                    f"{k} does not count the results", where=f"summary.{k}", expected=str(v), found=show(summary[k])
                 )
             )
-        elif (
-            public
-            and open_passed
-            and all(p is not None for p in open_passed)
-            and passed != sum(bool(p) for p in open_passed)
+    passed = summary.get("passed")
+    if "passed" in summary and not (is_int(passed) and 0 <= passed <= counts["scored"]):
+        problems.append(
+            Problem(
+                "passed must be an integer between 0 and the scored count",
+                where="summary.passed",
+                expected=f"0..{counts['scored']}",
+                found=show(passed),
+            )
+        )
+    elif open_passed and all(p is not None for p in open_passed) and passed != sum(bool(p) for p in open_passed):
+        problems.append(
+            Problem(
+                "passed does not count the results marked passed",
+                where="summary.passed",
+                expected=str(sum(bool(p) for p in open_passed)),
+                found=show(passed),
+            )
+        )
+    for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
+        if k in summary and not (
+            isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100
         ):
             problems.append(
-                Problem(
-                    "passed does not count the results marked passed",
-                    where="summary.passed",
-                    expected=str(sum(bool(p) for p in open_passed)),
-                    found=show(passed),
-                )
+                Problem("a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k]))
             )
-        for k in ("pass_rate", "worst_case_pass_rate", "best_case_pass_rate"):
-            if k in summary and not (
-                isinstance(summary[k], str) and RATE_RE.fullmatch(summary[k]) and Fraction(summary[k]) <= 100
-            ):
-                problems.append(
-                    Problem(
-                        "a rate is a percentage with exactly 4 decimals", where=f"summary.{k}", found=show(summary[k])
-                    )
-                )
-        ci = summary.get("pass_rate_ci95")
-        if "pass_rate_ci95" in summary and not (
-            isinstance(ci, list)
-            and len(ci) == 2
-            and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci)
-            and Fraction(ci[0]) <= Fraction(ci[1]) <= 100
-        ):
-            problems.append(
-                Problem(
-                    "the interval is two ordered percentages with 4 decimals",
-                    where="summary.pass_rate_ci95",
-                    found=show(ci),
-                )
+    ci = summary.get("pass_rate_ci95")
+    if "pass_rate_ci95" in summary and not (
+        isinstance(ci, list)
+        and len(ci) == 2
+        and all(isinstance(x, str) and RATE_RE.fullmatch(x) for x in ci)
+        and Fraction(ci[0]) <= Fraction(ci[1]) <= 100
+    ):
+        problems.append(
+            Problem(
+                "the interval is two ordered percentages with 4 decimals",
+                where="summary.pass_rate_ci95",
+                found=show(ci),
             )
-    grader = cert.get("grader")
-    problems += check_keys(grader, ("record", "kept", "dropped"), where="grader")
+        )
+    return problems
+
+
+def _grader_problems(grader: Any) -> list[Problem]:
+    problems = check_keys(grader, ("record", "kept", "dropped"), where="grader")
     if isinstance(grader, dict):
         if "record" in grader and not is_hex64(grader["record"]):
             problems.append(
@@ -6565,71 +6692,68 @@ def check_certificate(
         for k in ("kept", "dropped"):
             if k in grader and not (is_int(grader[k]) and grader[k] >= 0):
                 problems.append(Problem("must be a count", where=f"grader.{k}", found=show(grader[k])))
-    if cert.get("score_rule") not in SCORE_RULES:
+    return problems
+
+
+def _outcome_problems(cert: dict[str, Any], m: Methodology | None) -> list[Problem]:
+    """The score rule and verdict, and under the pinned methodology the grades, the band and the
+    score the rule allows in it."""
+    problems = []
+    for k, known in (("score_rule", SCORE_RULES), ("verdict", CERTIFICATE_VERDICTS)):
+        if cert.get(k) not in known:
+            problems.append(
+                Problem(f"unknown {k.replace('_', ' ')}", where=k, expected=" | ".join(known), found=show(cert.get(k)))
+            )
+    if m is None:
+        return problems
+    for k in ("grade", "worst_case_grade", "best_case_grade"):
+        if k in cert and cert[k] not in m.grade_order:
+            problems.append(
+                Problem(
+                    "not a grade of the pinned methodology",
+                    where=k,
+                    expected=", ".join(m.grade_order),
+                    found=show(cert[k]),
+                )
+            )
+    grade = cert.get("grade")
+    if isinstance(grade, str) and m.is_grade(grade):
+        problems += _band_problems(cert, list(m.band(grade)))
+    return problems
+
+
+def _band_problems(cert: dict[str, Any], band: list[int]) -> list[Problem]:
+    """The band of the certificate's grade, and the score in it its score rule gives."""
+    problems = []
+    if "band" in cert and not same(cert["band"], band):
+        problems.append(
+            Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"]))
+        )
+    score = cert.get("score")
+    if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
         problems.append(
             Problem(
-                "unknown score rule",
-                where="score_rule",
-                expected=" | ".join(SCORE_RULES),
-                found=show(cert.get("score_rule")),
+                "score lies outside the grade's band",
+                where="score",
+                expected=f"an integer in {band[0]}..{band[1]}",
+                found=show(score),
             )
         )
-    if cert.get("verdict") not in CERTIFICATE_VERDICTS:
+    elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
         problems.append(
             Problem(
-                "unknown verdict",
-                where="verdict",
-                expected=" | ".join(CERTIFICATE_VERDICTS),
-                found=show(cert.get("verdict")),
+                "a midpoint fallback scores the band's midpoint",
+                where="score",
+                expected=str((band[0] + band[1]) // 2),
+                found=show(score),
             )
         )
-    if m is not None:
-        grades = m.grade_order
-        for k in ("grade", "worst_case_grade", "best_case_grade"):
-            if k in cert and cert[k] not in grades:
-                problems.append(
-                    Problem(
-                        "not a grade of the pinned methodology",
-                        where=k,
-                        expected=", ".join(grades),
-                        found=show(cert[k]),
-                    )
-                )
-        grade = cert.get("grade")
-        band = list(m.band(grade)) if isinstance(grade, str) and m.is_grade(grade) else None
-        if band is not None:
-            if "band" in cert and not same(cert["band"], band):
-                problems.append(
-                    Problem("band is not the grade's band", where="band", expected=show(band), found=show(cert["band"]))
-                )
-            score = cert.get("score")
-            if "score" in cert and not (is_int(score) and band[0] <= score <= band[1]):
-                problems.append(
-                    Problem(
-                        "score lies outside the grade's band",
-                        where="score",
-                        expected=f"an integer in {band[0]}..{band[1]}",
-                        found=show(score),
-                    )
-                )
-            elif cert.get("score_rule") == "midpoint-fallback" and score != (band[0] + band[1]) // 2:
-                problems.append(
-                    Problem(
-                        "a midpoint fallback scores the band's midpoint",
-                        where="score",
-                        expected=str((band[0] + band[1]) // 2),
-                        found=show(score),
-                    )
-                )
-            elif cert.get("score_rule") == "clamped" and score not in band:
-                problems.append(
-                    Problem(
-                        "a clamped score is a band edge",
-                        where="score",
-                        expected=f"{band[0]} or {band[1]}",
-                        found=show(score),
-                    )
-                )
+    elif cert.get("score_rule") == "clamped" and score not in band:
+        problems.append(
+            Problem(
+                "a clamped score is a band edge", where="score", expected=f"{band[0]} or {band[1]}", found=show(score)
+            )
+        )
     return problems
 
 
@@ -6691,21 +6815,6 @@ def certificate_binding_problems(
             )
         )
     return p
-
-
-def recheckable(cert: Any) -> bool:
-    """Whether a certificate has the structure recheck_certificate reads (its other problems are
-    reported by check_certificate, and recomputing still names the fields that do not follow)."""
-    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
-        return False
-    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
-    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
-        return False
-    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
-        return False
-    scored = sum(r["status"] == SCORED for r in results)
-    passed = summary.get("passed")
-    return is_int(passed) and 0 <= passed <= scored
 
 
 # ==============================================================================================
@@ -6837,55 +6946,11 @@ def recheck_open_result(
         return problems, None
     scored: list[tuple[str, str, Fraction]] = []
     for j, f in enumerate(fields):
-        if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
-            return problems, None  # the shape check has reported it
-        name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
-        fw = f"{where}.fields[{j}]"
-        a = answer.get(name) if answer is not None else None
-        if a is not None and (a["kind"], a["tier"]) != (kind, tier):
-            problems.append(
-                Problem(
-                    "kind or tier differs from the revealed answer",
-                    where=fw,
-                    expected=f"{a['kind']}, {a['tier']}",
-                    found=f"{kind}, {tier}",
-                )
-            )
-            kind, tier = a["kind"], a["tier"]
-        bad_output = value_kind_problem(kind, f.get("output"))
-        if bad_output:
-            problems.append(
-                Problem(
-                    f"the output of a {kind} field",
-                    where=f"{fw}.output",
-                    expected=bad_output,
-                    found=show(f.get("output")),
-                )
-            )
-        form = similarity_form_problem(kind, tier, sim)
-        if form or not isinstance(sim, str):
-            problems.append(
-                Problem(
-                    f"malformed similarity for a {tier} {kind} field",
-                    where=f"{fw}.similarity",
-                    expected=str(form),
-                    found=show(sim),
-                )
-            )
+        found, field_score = _recheck_field(f, f"{where}.fields[{j}]", answer)
+        problems += found
+        if field_score is None:
             return problems, None
-        if a is not None and not bad_output:
-            want = computed_similarity(kind, tier, f.get("output"), a["value"])
-            if want is not None and want != sim:
-                problems.append(
-                    Problem(
-                        "similarity does not follow from the output and the revealed answer",
-                        where=f"{fw}.similarity",
-                        expected=want,
-                        found=show(sim),
-                    )
-                )
-                sim = want
-        scored.append((str(name), tier, similarity_value(sim)))
+        scored.append(field_score)
     if not scored:
         return problems, None
     s = score_item(scored, m)
@@ -6915,6 +6980,64 @@ def recheck_open_result(
     return problems, s.passed
 
 
+def _recheck_field(
+    f: Any, fw: str, answer: dict[str, Any] | None
+) -> tuple[list[Problem], tuple[str, str, Fraction] | None]:
+    """One field of an open result: with the revealed answer, its kind and tier and the
+    similarity its output gives (the answer's taken where they differ); its output's form and
+    its similarity's. Returns the problems and what the item score reads of the field (name,
+    tier, similarity), None if it cannot be scored."""
+    if not isinstance(f, dict) or f.get("kind") not in KINDS or f.get("tier") not in TIERS:
+        return [], None  # the shape check has reported it
+    problems = []
+    name, kind, tier, sim = str(f.get("name")), f["kind"], f["tier"], f.get("similarity")
+    a = answer.get(name) if answer is not None else None
+    if a is not None and (a["kind"], a["tier"]) != (kind, tier):
+        problems.append(
+            Problem(
+                "kind or tier differs from the revealed answer",
+                where=fw,
+                expected=f"{a['kind']}, {a['tier']}",
+                found=f"{kind}, {tier}",
+            )
+        )
+        kind, tier = a["kind"], a["tier"]
+    bad_output = value_kind_problem(kind, f.get("output"))
+    if bad_output:
+        problems.append(
+            Problem(
+                f"the output of a {kind} field",
+                where=f"{fw}.output",
+                expected=bad_output,
+                found=show(f.get("output")),
+            )
+        )
+    form = similarity_form_problem(kind, tier, sim)
+    if form or not isinstance(sim, str):
+        problems.append(
+            Problem(
+                f"malformed similarity for a {tier} {kind} field",
+                where=f"{fw}.similarity",
+                expected=str(form),
+                found=show(sim),
+            )
+        )
+        return problems, None
+    if a is not None and not bad_output:
+        want = computed_similarity(kind, tier, f.get("output"), a["value"])
+        if want is not None and want != sim:
+            problems.append(
+                Problem(
+                    "similarity does not follow from the output and the revealed answer",
+                    where=f"{fw}.similarity",
+                    expected=want,
+                    found=show(sim),
+                )
+            )
+            sim = want
+    return problems, (name, tier, similarity_value(sim))
+
+
 @dataclass
 class Recheck:
     """What recomputing a certificate found, what it could only take as asserted, and how
@@ -6941,69 +7064,10 @@ def recheck_certificate(
     yet is reported as asserted, never as verified.
     """
     out = Recheck()
-    serial = cert["serial"]
-    results = cert["results"]
-    counts = dict.fromkeys(STATUSES, 0)
-    passed = 0
-    unknown = 0
-    scored_ids: set[str] = set()
-    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
-    evidence_names = {
-        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
-    }
-    for i, r in enumerate(results):
-        item, status = r["item"], r["status"]
-        counts[status] += 1
-        where = f"results[{i}] ({item})"
-        opened: dict[str, Any] | None = r if public else None
-        if not public and item in details:
-            d = details[item]
-            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
-            out.checks += 1
-            res = d.get("result") if isinstance(d, dict) else None
-            shape, _, _ = check_result(
-                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
-            )
-            out.problems += shape
-            opened = res if not shape else None
-        if status == SCORED:
-            scored_ids.add(item)
-            if opened is None:
-                unknown += 1
-                continue
-            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
-            out.checks += 1
-            out.problems += problems
-            passed += bool(ok)
+    tally = _recheck_results(out, cert, m, public, answers, details, exclusion_rules)
+    passed = _recheck_passed(out, cert, tally)
+    g = grade_counts(tally.counts, passed, m)
     summary = cert["summary"]
-    out.checks += 1  # passed: bounded by the open results, or equal to their count
-    if unknown and not passed <= summary["passed"] <= passed + unknown:
-        out.problems.append(
-            Problem(
-                "passed cannot be: the published results already show how many pass, and only the sealed ones "
-                "are unknown",
-                where="summary.passed",
-                expected=f"{passed} to {passed + unknown}",
-                found=show(summary["passed"]),
-            )
-        )
-    if unknown:
-        passed = summary["passed"]
-        out.asserted.append(
-            f"certificate {serial}: {summary['passed']} of {counts[SCORED]} scored results passed, as the "
-            "certificate states; "
-            f"{unknown} sealed result(s) can be rechecked once their items are retired"
-        )
-    elif summary["passed"] != passed:
-        out.problems.append(
-            Problem(
-                "passed does not count the results that pass",
-                where="summary.passed",
-                expected=str(passed),
-                found=show(summary["passed"]),
-            )
-        )
-    g = grade_counts(counts, passed, m)
     for k in ("pass_rate", "pass_rate_ci95", "worst_case_pass_rate", "best_case_pass_rate"):
         out.checks += 1
         if not same(summary.get(k), g.summary[k]):
@@ -7026,49 +7090,161 @@ def recheck_certificate(
                     found=show(cert.get(k)),
                 )
             )
-    grader = cert["grader"]
-    if record is not None:
-        out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
-        pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
-        score, rule = band_score(pj, g.band)
-        out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
-        if cert.get("score") != score:
-            out.problems.append(
-                Problem(
-                    f"score does not follow from the proposal {show(pj)} and the band {g.band}",
-                    where="score",
-                    expected=str(score),
-                    found=show(cert.get("score")),
-                )
+    _recheck_grader(out, cert, record, g.band, tally.scored_ids)
+    return out
+
+
+@dataclass
+class _Tally:
+    """What recomputing the results found: the results by status, how many of the scored ones
+    pass, how many are sealed and cannot be opened yet, and the scored items."""
+
+    counts: dict[str, int]
+    passed: int = 0
+    unknown: int = 0
+    scored_ids: set[str] = field(default_factory=set)
+
+
+def _recheck_results(
+    out: Recheck,
+    cert: dict[str, Any],
+    m: Methodology,
+    public: bool,
+    answers: dict[str, dict[str, Any]],
+    details: dict[str, dict[str, Any]],
+    exclusion_rules: int,
+) -> _Tally:
+    """Each result recomputed where it can be read: an open one as published, a sealed one from
+    its details document once that is published."""
+    serial = cert["serial"]
+    tally = _Tally(dict.fromkeys(STATUSES, 0))
+    # The names a revealed attempt may give: the certificate's own list (check_certificate checked it).
+    evidence_names = {
+        e["name"] for e in cert.get("evidence", []) if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
+    for i, r in enumerate(cert["results"]):
+        item, status = r["item"], r["status"]
+        tally.counts[status] += 1
+        where = f"results[{i}] ({item})"
+        opened: dict[str, Any] | None = r if public else None
+        if not public and item in details:
+            d = details[item]
+            out.problems += [p.at("", f"{where} details") for p in check_details_document(d, serial, r)]
+            out.checks += 1
+            res = d.get("result") if isinstance(d, dict) else None
+            shape, _, _ = check_result(
+                res, f"{where} details.result", True, exclusion_rules, evidence_names=evidence_names
             )
-        if cert.get("score_rule") != rule:
-            out.problems.append(
-                Problem(
-                    "score_rule does not follow from the proposal",
-                    where="score_rule",
-                    expected=rule,
-                    found=show(cert.get("score_rule")),
-                )
+            out.problems += shape
+            opened = res if not shape else None
+        if status == SCORED:
+            tally.scored_ids.add(item)
+            if opened is None:
+                tally.unknown += 1
+                continue
+            problems, ok = recheck_open_result(opened, answers.get(item), m, where)
+            out.checks += 1
+            out.problems += problems
+            tally.passed += bool(ok)
+    return tally
+
+
+def _recheck_passed(out: Recheck, cert: dict[str, Any], tally: _Tally) -> int:
+    """The summary's passed count against the results that pass, or within what the sealed ones
+    leave open; returns the count the grades follow from (the certificate's, while some are sealed)."""
+    serial, summary, passed, unknown = cert["serial"], cert["summary"], tally.passed, tally.unknown
+    out.checks += 1  # passed: bounded by the open results, or equal to their count
+    if unknown and not passed <= summary["passed"] <= passed + unknown:
+        out.problems.append(
+            Problem(
+                "passed cannot be: the published results already show how many pass, and only the sealed ones "
+                "are unknown",
+                where="summary.passed",
+                expected=f"{passed} to {passed + unknown}",
+                found=show(summary["passed"]),
             )
-        kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
-        for k, v in (("kept", len(kept)), ("dropped", dropped)):
-            if grader.get(k) != v:
-                out.problems.append(
-                    Problem(
-                        f"{k} does not count the rationale's bullets",
-                        where=f"grader.{k}",
-                        expected=str(v),
-                        found=show(grader.get(k)),
-                    )
-                )
-    else:
+        )
+    if unknown:
+        out.asserted.append(
+            f"certificate {serial}: {summary['passed']} of {tally.counts[SCORED]} scored results passed, as the "
+            "certificate states; "
+            f"{unknown} sealed result(s) can be rechecked once their items are retired"
+        )
+        passed = summary["passed"]
+    elif summary["passed"] != passed:
+        out.problems.append(
+            Problem(
+                "passed does not count the results that pass",
+                where="summary.passed",
+                expected=str(passed),
+                found=show(summary["passed"]),
+            )
+        )
+    return passed
+
+
+def _recheck_grader(
+    out: Recheck, cert: dict[str, Any], record: dict[str, Any] | None, band: list[int], scored_ids: set[str]
+) -> None:
+    """With the grader record, the score and its rule from the grader's proposal and the grade's
+    band, and the rationale's bullets kept and dropped; without it, all three as asserted."""
+    serial, grader = cert["serial"], cert["grader"]
+    if record is None:
         out.asserted.append(
             f"certificate {serial}: the grader's proposal behind score {cert.get('score')} "
             f"({cert.get('score_rule')}) and the "
             f"{grader.get('kept')} kept / {grader.get('dropped')} dropped bullets; the grader record is published "
             "once every item is revealed"
         )
-    return out
+        return
+    out.problems += [p.at("", "grader record") for p in check_grader_record(record, serial)]
+    pj = record.get("proposed_json") if isinstance(record.get("proposed_json"), str) else None
+    score, rule = band_score(pj, band)
+    out.checks += 5  # the record's shape, the score, its rule, the kept and the dropped bullets
+    if cert.get("score") != score:
+        out.problems.append(
+            Problem(
+                f"score does not follow from the proposal {show(pj)} and the band {band}",
+                where="score",
+                expected=str(score),
+                found=show(cert.get("score")),
+            )
+        )
+    if cert.get("score_rule") != rule:
+        out.problems.append(
+            Problem(
+                "score_rule does not follow from the proposal",
+                where="score_rule",
+                expected=rule,
+                found=show(cert.get("score_rule")),
+            )
+        )
+    kept, dropped = keep_bullets(record.get("rationale"), scored_ids)
+    for k, v in (("kept", len(kept)), ("dropped", dropped)):
+        if grader.get(k) != v:
+            out.problems.append(
+                Problem(
+                    f"{k} does not count the rationale's bullets",
+                    where=f"grader.{k}",
+                    expected=str(v),
+                    found=show(grader.get(k)),
+                )
+            )
+
+
+def recheckable(cert: Any) -> bool:
+    """Whether a certificate has the structure recheck_certificate reads (its other problems are
+    reported by check_certificate, and recomputing still names the fields that do not follow)."""
+    if not isinstance(cert, dict) or not isinstance(cert.get("serial"), str):
+        return False
+    results, summary, grader = cert.get("results"), cert.get("summary"), cert.get("grader")
+    if not (isinstance(results, list) and isinstance(summary, dict) and isinstance(grader, dict)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("item"), str) and r.get("status") in STATUSES for r in results):
+        return False
+    scored = sum(r["status"] == SCORED for r in results)
+    passed = summary.get("passed")
+    return is_int(passed) and 0 <= passed <= scored
 
 
 def examine_certificate(
@@ -7467,29 +7643,7 @@ class Site:
                             f"a link to {os.readlink(entry.path)}",
                         )
                     elif entry.is_dir(follow_symlinks=False):
-                        if rel == self.environment:
-                            report.notes.append(
-                                f"{rel}/ was not read: it is the Python environment running this verifier "
-                                "(its sys.prefix), not a file of the site"
-                            )
-                            continue
-                        if entry.name.lower() == "__pycache__":
-                            report.check(
-                                False,
-                                rel,
-                                "the site holds a Python bytecode cache",
-                                "no Python code but the verifier",
-                                "a __pycache__ folder",
-                            )
-                        if depth + 1 >= MAX_SITE_DEPTH:
-                            report.check(
-                                False,
-                                rel,
-                                "folder nested too deeply to be part of a site",
-                                f"at most {MAX_SITE_DEPTH} levels",
-                                "deeper (not read further)",
-                            )
-                        else:
+                        if self._read_folder(rel, entry.name, depth + 1):
                             stack.append((rel, depth + 1))
                     elif entry.is_file(follow_symlinks=False):
                         if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
@@ -7511,6 +7665,35 @@ class Site:
                         )
                 except OSError as e:
                     report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+
+    def _read_folder(self, rel: str, name: str, depth: int) -> bool:
+        """Whether to read a folder of the site found `depth` levels down: not the environment
+        running the verifier, nor one nested too deeply; a bytecode cache is read, and fails."""
+        report = self.report
+        if rel == self.environment:
+            report.notes.append(
+                f"{rel}/ was not read: it is the Python environment running this verifier "
+                "(its sys.prefix), not a file of the site"
+            )
+            return False
+        if name.lower() == "__pycache__":
+            report.check(
+                False,
+                rel,
+                "the site holds a Python bytecode cache",
+                "no Python code but the verifier",
+                "a __pycache__ folder",
+            )
+        if depth >= MAX_SITE_DEPTH:
+            report.check(
+                False,
+                rel,
+                "folder nested too deeply to be part of a site",
+                f"at most {MAX_SITE_DEPTH} levels",
+                "deeper (not read further)",
+            )
+            return False
+        return True
 
     def own_verifier(self) -> bytes:
         """The bytes of the verify.py this code is (OSError if it cannot read itself)."""
@@ -8118,29 +8301,7 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
         where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         s.current = ARCHIVE_PATH
-        if name in seen:
-            report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
-            continue
-        seen.add(name)
-        if not is_safe_path(name) or name != info.filename:
-            report.check(
-                False,
-                ARCHIVE_PATH,
-                "member with an unsafe name, which unpacking could write outside its folder",
-                "a relative path with '/', no '..', no empty segment, backslash or control character",
-                show(name),
-                where=where,
-            )
-            continue
-        if name not in expected:
-            report.check(
-                False,
-                ARCHIVE_PATH,
-                f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-                "only the site's files",
-                "an extra member",
-                where=where,
-            )
+        if not _member_named_well(report, info, seen, expected, where):
             continue
         own = name in (SUMS_PATH, SUMS_SIG_PATH)
         if not own and name not in listing.matched:
@@ -8177,23 +8338,59 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None:
+        _check_archive_sums(report, key, sums, sums_member, sig_member)
+
+
+def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str) -> bool:
+    """Whether a member's name is one to read: its first time in the archive, safe to unpack,
+    and a file of the site the archive holds. `seen` gathers the names met."""
+    name = info.orig_filename
+    if name in seen:
+        report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+        return False
+    seen.add(name)
+    if not is_safe_path(name) or name != info.filename:
         report.check(
-            sums_member == sums,
+            False,
             ARCHIVE_PATH,
-            f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
-            f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
-            f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
-            where=f"member {SUMS_PATH}",
+            "member with an unsafe name, which unpacking could write outside its folder",
+            "a relative path with '/', no '..', no empty segment, backslash or control character",
+            show(name),
+            where=where,
         )
-        if sig_member is not None:
-            report.check(
-                ed25519_verify(key, sig_member, sums_member),
-                ARCHIVE_PATH,
-                f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
-                f"an Ed25519 signature by {fingerprint(key)}",
-                f"{len(sig_member)} bytes that are not",
-                where=f"member {SUMS_SIG_PATH}",
-            )
+        return False
+    if name not in expected:
+        report.check(
+            False,
+            ARCHIVE_PATH,
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
+            "only the site's files",
+            "an extra member",
+            where=where,
+        )
+        return False
+    return True
+
+
+def _check_archive_sums(report: Report, key: bytes, sums: bytes, sums_member: bytes, sig_member: bytes | None) -> None:
+    """The archive's own SHA256SUMS (the site's without its download lines) and its signature."""
+    report.check(
+        sums_member == sums,
+        ARCHIVE_PATH,
+        f"the archive's {SUMS_PATH} is not the site's without its {DOWNLOAD_DIR}/ lines",
+        f"{len(sums)} bytes, SHA-256 {hashlib.sha256(sums).hexdigest()}",
+        f"{len(sums_member)} bytes, SHA-256 {hashlib.sha256(sums_member).hexdigest()}",
+        where=f"member {SUMS_PATH}",
+    )
+    if sig_member is not None:
+        report.check(
+            ed25519_verify(key, sig_member, sums_member),
+            ARCHIVE_PATH,
+            f"the archive's {SUMS_SIG_PATH} is not a valid signature of its {SUMS_PATH} by the site key",
+            f"an Ed25519 signature by {fingerprint(key)}",
+            f"{len(sig_member)} bytes that are not",
+            where=f"member {SUMS_SIG_PATH}",
+        )
 
 
 def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
@@ -9264,7 +9461,7 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 # ==============================================================================================
 # generator/verifier/site/certificate_files.py: A site's certificates (format v1 §6): each certificate file against
 #     its ledger leaf and signature, its details documents and grader record against its hashes and against when each
-#     falls due, and then every rule of certificates.examine_certificate.
+#     falls due, and then every rule of recheck.examine_certificate.
 # ==============================================================================================
 
 def check_certificates(
@@ -9279,27 +9476,30 @@ def check_certificates(
     """Check every certificate; return, for each run a label set measures, the serial and the
     open results the judge's labels of its certificate are taken from (agreement_files)."""
     report = s.report
-    judged: dict[str, tuple[str, list[Any]]] = {}
-    measured = {e.run for e in ledger.label_sets.values()}
     run_rows = manifest["runs"]
-    run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     rows = ordered_ids(
         report, manifest["certificates"], MANIFEST_PATH, "certificates", "serial", list(ledger.certificates)
     )
     reveal_paths = {
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
-    answers = RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item)))
-    verdicts: dict[str, str] = {}
-    now = _Clock()
+    c = _Certificates(
+        s,
+        ledger,
+        specs,
+        methodologies,
+        {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)},
+        RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item))),
+        key,
+        {e.run for e in ledger.label_sets.values()},
+        memory,
+    )
     for r in rows:
-        _check_one_certificate(
-            s, r, ledger, specs, methodologies, run_paths, answers, verdicts, now, key, judged, measured, memory
-        )
+        _check_one_certificate(c, r)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
-            want = verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
+            want = c.verdicts.get(row["id"], "open") if row["id"] in ledger.certificate_of_run else withdrawn
             report.check(
                 row.get("status") == want,
                 MANIFEST_PATH,
@@ -9307,7 +9507,7 @@ def check_certificates(
                 want,
                 show(row.get("status")),
             )
-    return judged
+    return c.judged
 
 
 def _read_quietly(s: Site, rel: Any) -> bytes | None:
@@ -9321,92 +9521,72 @@ def _read_quietly(s: Site, rel: Any) -> bytes | None:
         return None
 
 
-def _check_one_certificate(
-    s: Site,
-    r: dict[str, Any],
-    ledger: Ledger,
-    specs: dict[str, dict[str, Any]],
-    methodologies: dict[str, Methodology],
-    run_paths: dict[str, Any],
-    answers: RevealedAnswers,
-    verdicts: dict[str, str],
-    now: "_Clock",
-    key: bytes,
-    judged: dict[str, tuple[str, list[Any]]],
-    measured: set[str],
-    memory: Memory | None = None,
-) -> None:
-    report = s.report
+class _Clock:
+    """This machine's time, read once and only if a certificate has an expiry: expiry is a
+    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
+    verifies its own output must not otherwise read the clock."""
+
+    def __init__(self) -> None:
+        self._now: str | None = None
+
+    def __call__(self) -> str:
+        if self._now is None:
+            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._now
+
+
+@dataclass
+class _Certificates:
+    """What each certificate of a site is checked with, and what their checks gather: each run's
+    verdict, and the open results of the runs a label set measures."""
+
+    s: Site
+    ledger: Ledger
+    specs: dict[str, dict[str, Any]]
+    methodologies: dict[str, Methodology]
+    run_paths: dict[str, Any]
+    answers: RevealedAnswers
+    key: bytes
+    measured: set[str]
+    memory: Memory | None
+    now: _Clock = field(default_factory=_Clock)
+    verdicts: dict[str, str] = field(default_factory=dict)
+    judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
+
+
+def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
+    report, ledger = c.s.report, c.ledger
+    read = _read_certificate(c, r)
+    if read is None:
+        return
+    ev, rel, data, cert = read
     serial = r.get("serial")
-    ev = ledger.certificates.get(serial) if isinstance(serial, str) else None
-    report.add(
-        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
-        MANIFEST_PATH,
-    )
-    if ev is None:
-        return
-    report.check(
-        r.get("run") == ev.run,
-        MANIFEST_PATH,
-        f"certificate {serial}: run differs from the ledger",
-        ev.run,
-        show(r.get("run")),
-    )
-    loaded = s.document(r.get("path"), f"certificate {serial}")
-    if loaded is None:
-        return
-    data, cert = loaded
-    rel = str(r.get("path"))
-    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
-    valid = ledger.keys.valid_at(ev.index + 1)
-    s.signed(rel, data, valid[-1].public_key if valid else key, f"certificate {serial}")
-    digest = sha256_hex(data)
-    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
     run = ledger.runs[ev.run]
-    spec = specs.get(ev.run)
+    spec = c.specs.get(ev.run)
     if isinstance(cert, dict):
-        verdicts[ev.run] = str(cert.get("verdict"))
+        c.verdicts[ev.run] = str(cert.get("verdict"))
         expires = cert.get("expires_at")
-        if is_time(expires) and expires < now():
+        if is_time(expires) and expires < c.now():
             report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
             report.expired.append({"serial": serial, "expires_at": expires})
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
-    pinned = methodologies.get(version) if isinstance(version, str) else None
+    pinned = c.methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
     if isinstance(cert, dict) and spec is not None:
-        details, record = _published_records(s, r, cert, spec, public, ledger, rel)
-        _check_evidence_files(s, cert, public, ledger)
-        if ev.run in measured:  # kept only for a run some label set measures: a verifier's memory stays flat
+        details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
+        _check_evidence_files(c.s, cert, public, ledger)
+        if ev.run in c.measured:  # kept only for a run some label set measures: a verifier's memory stays flat
             opened = (
                 cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
             )
-            judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
+            c.judged[ev.run] = (str(serial), opened if isinstance(opened, list) else [])
     recheck = None
-    if memory is not None and spec is not None:
-        # Every input of the recomputation, exactly: a key that passed before passes again.
-        revealed = [[i, c.commitment] for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
-        recheck = memory.recheck_key(
-            sha256_hex(data),
-            [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
-            [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
-            sha256_hex(canonical_bytes(spec)),
-            [
-                version,
-                ledger.methodologies[version].sha256
-                if isinstance(version, str) and version in ledger.methodologies
-                else None,
-            ],
-            pinned is not None,
-            public,
-            str(run_paths.get(ev.run, "")),
-            revealed,
-            [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
-            sha256_hex(canonical_bytes(record)) if record is not None else None,
-        )
-        known = memory.recheck(recheck)
+    if c.memory is not None and spec is not None:
+        recheck = _recheck_key(c, c.memory, data, ev, spec, pinned is not None, public, details, record)
+        known = c.memory.recheck(recheck)
         if known is not None:
             report.checks += known[0]
             report.asserted += known[1]
@@ -9418,15 +9598,85 @@ def _check_one_certificate(
         spec,
         pinned,
         public,
-        run_paths.get(ev.run, ""),
-        answers.answers(spec["items"]) if spec is not None else {},
+        c.run_paths.get(ev.run, ""),
+        c.answers.answers(spec["items"]) if spec is not None else {},
         details,
         record,
     )
     report.add(found.problems, rel, checks=found.checks)
     report.asserted += found.asserted
-    if recheck is not None and memory is not None and not found.problems:
-        memory.passed(recheck, found.checks, found.asserted)
+    if recheck is not None and c.memory is not None and not found.problems:
+        c.memory.passed(recheck, found.checks, found.asserted)
+
+
+def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateEvent, str, bytes, Any] | None:
+    """The certificate a manifest row names, if its ledger leaf exists and its file can be read:
+    the row against the leaf, the file against the leaf's hash and the signature of the key
+    valid when it was issued. Returns the leaf, the file's path, bytes and document."""
+    report = c.s.report
+    serial = r.get("serial")
+    ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
+    report.add(
+        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        MANIFEST_PATH,
+    )
+    if ev is None:
+        return None
+    report.check(
+        r.get("run") == ev.run,
+        MANIFEST_PATH,
+        f"certificate {serial}: run differs from the ledger",
+        ev.run,
+        show(r.get("run")),
+    )
+    loaded = c.s.document(r.get("path"), f"certificate {serial}")
+    if loaded is None:
+        return None
+    data, cert = loaded
+    rel = str(r.get("path"))
+    # Signed when it was issued, by the key valid then: a rotation later does not re-sign it.
+    valid = c.ledger.keys.valid_at(ev.index + 1)
+    c.s.signed(rel, data, valid[-1].public_key if valid else c.key, f"certificate {serial}")
+    digest = sha256_hex(data)
+    report.check(digest == ev.sha256, rel, "SHA-256 differs from the certificate's ledger leaf", ev.sha256, digest)
+    return ev, rel, data, cert
+
+
+def _recheck_key(
+    c: _Certificates,
+    memory: Memory,
+    data: bytes,
+    ev: CertificateEvent,
+    spec: dict[str, Any],
+    pinned: bool,
+    public: bool,
+    details: dict[str, dict[str, Any]],
+    record: dict[str, Any] | None,
+) -> str:
+    """The key a certificate's recomputation is remembered under: every input of it, exactly, so
+    that a key that passed before passes again."""
+    ledger = c.ledger
+    run = ledger.runs[ev.run]
+    version = spec["methodology"].get("version")
+    revealed = [[i, x.commitment] for i in spec["items"] if i in ledger.reveals and (x := ledger.commit(i))]
+    return memory.recheck_key(
+        sha256_hex(data),
+        [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at],
+        sha256_hex(canonical_bytes(spec)),
+        [
+            version,
+            ledger.methodologies[version].sha256
+            if isinstance(version, str) and version in ledger.methodologies
+            else None,
+        ],
+        pinned,
+        public,
+        str(c.run_paths.get(ev.run, "")),
+        revealed,
+        [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
+        sha256_hex(canonical_bytes(record)) if record is not None else None,
+    )
 
 
 def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
@@ -9474,20 +9724,6 @@ def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: L
         )
 
 
-class _Clock:
-    """This machine's time, read once and only if a certificate has an expiry: expiry is a
-    state reported against the verifier's clock (FORMAT.md, reading 20), and a build that
-    verifies its own output must not otherwise read the clock."""
-
-    def __init__(self) -> None:
-        self._now: str | None = None
-
-    def __call__(self) -> str:
-        if self._now is None:
-            self._now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return self._now
-
-
 def _published_records(
     s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -9495,13 +9731,28 @@ def _published_records(
     against its hashes and against when each is due (format v1 §6): a details document once its
     item is revealed, the grader record once every item is (at once on a public gate). One
     published early would leak answers; one missing when due hides evidence."""
-    report = s.report
-    serial = cert.get("serial")
     results = (
         [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
         if isinstance(cert.get("results"), list)
         else []
     )
+    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
+    details = _details_documents(s, row, cert.get("serial"), results, sealed_due, ledger, rel)
+    return details, _grader_record(s, row, cert, due)
+
+
+def _details_documents(
+    s: Site,
+    row: dict[str, Any],
+    serial: Any,
+    results: list[dict[str, Any]],
+    sealed_due: list[dict[str, Any]],
+    ledger: Ledger,
+    rel: str,
+) -> dict[str, dict[str, Any]]:
+    """The details documents listed, by item: each the one a sealed result's hash names, of an item
+    revealed, every one due listed, in result order."""
+    report = s.report
     listed = row.get("details")
     if not isinstance(listed, list):
         report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
@@ -9534,7 +9785,6 @@ def _published_records(
         )
         details[str(item)] = loaded[1]
         order.append(str(item))
-    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
     for r in sealed_due:
         report.check(
             r["item"] in details,
@@ -9551,8 +9801,13 @@ def _published_records(
         show(want_order),
         show(order),
     )
+    return details
+
+
+def _grader_record(s: Site, row: dict[str, Any], cert: dict[str, Any], due: bool) -> dict[str, Any] | None:
+    """The grader record listed, if it is due and hashes to the certificate's grader.record."""
+    report, serial = s.report, cert.get("serial")
     path = row.get("grader_record")
-    record = None
     if path is None:
         report.check(
             not due,
@@ -9561,7 +9816,7 @@ def _published_records(
             "published (a public gate's at once, a secret gate's once every item is revealed)",
             "null",
         )
-        return details, None
+        return None
     report.check(
         due,
         str(path),
@@ -9570,17 +9825,18 @@ def _published_records(
         "published",
     )
     loaded = s.document(path, f"grader record of {serial}")
-    if loaded is not None:
-        want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-        if report.check(
-            sha256_hex(loaded[0]) == want,
-            str(path),
-            "grader record does not hash to the certificate's grader.record",
-            show(want),
-            sha256_hex(loaded[0]),
-        ):
-            record = loaded[1] if isinstance(loaded[1], dict) else None
-    return details, record
+    if loaded is None:
+        return None
+    want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+    if report.check(
+        sha256_hex(loaded[0]) == want,
+        str(path),
+        "grader record does not hash to the certificate's grader.record",
+        show(want),
+        sha256_hex(loaded[0]),
+    ):
+        return loaded[1] if isinstance(loaded[1], dict) else None
+    return None
 
 
 # ==============================================================================================
@@ -10034,30 +10290,7 @@ def _check(
     public_key = check_keys_document(s, manifest, origin, key, earlier, key_rows)
     if public_key is None:
         return
-    # Another log's key, or a look-alike of another log's origin, would let this site start
-    # afresh beside the history this verifier remembers for that log.
-    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
-    known.update(known_logs or {})
-
-    def refuse_other_logs(log_keys: Iterable[bytes]) -> None:
-        for problem in other_log_problems(origin, log_keys, known):
-            report.check(False, MANIFEST_PATH, problem)
-        report.checks += 1
-
-    saved = []
-    for label, data, remembered_for in since:
-        if remembered_for is not None and remembered_for != origin:
-            continue
-        try:
-            saved.append(saved_checkpoint(label, data, origin))
-        except (NoteError, FormatError) as e:
-            report.check(
-                False,
-                label,
-                f"this saved checkpoint is not one of the site's: {e}",
-                f"a checkpoint of {origin}",
-                "a file that is not",
-            )
+    saved = _saved_checkpoints(s, since, origin)
     memory = None
     if memory_folder is not None and not from_tiles:
         memory = Memory(memory_folder, origin, full)
@@ -10070,10 +10303,17 @@ def _check(
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
-    # Every key the log has signed with, not only today's: a key it rotated away from is still the
-    # key of whichever log the state remembers it for.
+    # Another log's key, or a look-alike of another log's origin, would let this site start
+    # afresh beside the history this verifier remembers for that log. Every key the log has
+    # signed with counts, not only today's: a key it rotated away from is still the key of
+    # whichever log the state remembers it for.
+    known: dict[str, Iterable[bytes]] = {o: () for _, _, o in since if o is not None}
+    known.update(known_logs or {})
     spans = ledger.keys.spans if ledger is not None else []
-    refuse_other_logs({public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)})
+    log_keys = {public_key, *(r.key.public_key for r in key_rows), *(span.key.public_key for span in spans)}
+    for problem in other_log_problems(origin, log_keys, known):
+        report.check(False, MANIFEST_PATH, problem)
+    report.checks += 1
     if ledger is None:
         return
     roots_at = {size: root for size, root in roots_at.items() if root}
@@ -10089,6 +10329,48 @@ def _check(
         for problem in policy_problems(policy, origin, public_key, checkpoint):
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
+    pinned = earlier[0] if earlier else None
+    _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
+    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory)
+    _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
+
+
+def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
+    """The checkpoints saved outside the site that are this log's, read but not yet verified; one
+    remembered for another log is skipped, one that is no checkpoint of this log fails."""
+    saved = []
+    for label, data, remembered_for in since:
+        if remembered_for is not None and remembered_for != origin:
+            continue
+        try:
+            saved.append(saved_checkpoint(label, data, origin))
+        except (NoteError, FormatError) as e:
+            s.report.check(
+                False,
+                label,
+                f"this saved checkpoint is not one of the site's: {e}",
+                f"a checkpoint of {origin}",
+                "a file that is not",
+            )
+    return saved
+
+
+def _check_restatements(
+    s: Site,
+    manifest: dict[str, Any],
+    public_key: bytes,
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    checkpoint: bytes,
+    roots_at: dict[int, bytes],
+    root: bytes,
+    pinned: VerifierKey | None,
+    from_tiles: bool,
+) -> None:
+    """What restates the ledger's tree (the checkpoint history, tiles and inclusion proofs) and
+    the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
+    holds nothing that needs them."""
+    report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
     if history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the
@@ -10098,7 +10380,7 @@ def _check(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
         check_hand_overs(s, ledger.keys, archived)
-        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if from_tiles:
             report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
         if agreed:
@@ -10119,11 +10401,25 @@ def _check(
             "no ledger/history.json",
         )
     else:
-        check_pin_followed(s, keys_rel, ledger.keys, earlier[0] if earlier else None)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
         report.notes.append(
             "no checkpoint history, tiles or inclusion proofs: a v1 site; only --since and the state file "
             "can show that its ledger extends an earlier one"
         )
+
+
+def _check_the_program(
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    history: dict[str, Any] | None,
+    key_rows: list[KeyRow],
+    public_key: bytes,
+    memory: Memory | None,
+) -> None:
+    """The program's own documents against the ledger, in the order each needs the one before:
+    methodologies, gates, reveals, runs, certificates, label sets; then that every published file
+    is accounted for, the revocations, the withdrawn runs and the verifier's own copy."""
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -10131,11 +10427,24 @@ def _check(
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, key_rows)
-    check_revocations(s, origin, public_key, ledger)
+    check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():
-        report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
-        report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
+        s.report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})
+        s.report.notes.append(f"run {w.run} WITHDRAWN at {w.at}: {w.reason} (it will never be run nor certified)")
     check_verifier_copy(s, manifest)
+
+
+def _conclude(
+    report: Report,
+    manifest: dict[str, Any],
+    public_key: bytes,
+    ledger: Ledger,
+    checkpoint: bytes,
+    root: bytes,
+    memory: Memory | None,
+) -> None:
+    """What the report states of the release (its counts, tree and keys), the release remembered
+    if every check passed, and the runs still open."""
     report.counts = {
         "ledger entries": ledger.size,
         "gates": len(ledger.gates),
@@ -10147,7 +10456,7 @@ def _check(
         "label sets": len(ledger.label_sets),
         "methodology versions": len(ledger.methodologies),
     }
-    report.tree = {"origin": origin, "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
+    report.tree = {"origin": manifest["origin"], "tree_size": ledger.size, "root": base64.b64encode(root).decode()}
     report.checkpoint = checkpoint
     report.log_keys = sorted({public_key, *(span.key.public_key for span in ledger.keys.spans)})
     if memory is not None and memory.bound and not memory.used and memory.why_not:
@@ -10174,6 +10483,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["proof"]:
         return _proof_main(args_list[1:])
+    try:
+        args = _site_parser().parse_args(args_list)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    if args.state and args.no_state:
+        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
+        return 2
+    site = args.site if args.site is not None else os.path.dirname(own_file())
+    refused = _refused_to_run([site])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
+        return 2
+    since: list[tuple[str, bytes, str | None]] = []
+    for name in args.since:
+        data = _read_small(name, "--since")
+        if data is None:
+            return 2
+        since.append((name, data, None))
+    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
+    try:
+        logs = read_state(state_path) if state_path else {}
+    except FormatError as e:
+        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
+        return 2
+    for origin in sorted(logs):
+        # Which origin is this site's is known only once its manifest is read: offer every
+        # remembered log, and the checks keep those of the site's origin.
+        remembered = saved_from_state(logs, origin)
+        if remembered is not None:
+            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
+    try:
+        report = verify_site(
+            site,
+            args.key,
+            debug=args.debug,
+            since=since,
+            from_tiles=args.from_tiles,
+            policy=policy,
+            memory=state_path.parent / "releases" if state_path else None,
+            full=args.full,
+            known_logs=remembered_keys(logs),
+        )
+    except (SiteUnreadable, OSError) as e:
+        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
+        return 2
+    except FormatError as e:
+        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
+        return 2
+    _warn_of_what_the_site_chose(report, args.policy, site)
+    if report.ok and state_path is not None and report.tree:
+        try:
+            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
+            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
+        except OSError as e:
+            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
+    print(safe_json(report.to_json()) if args.json else report.render())
+    for trace in report.debug:
+        print(trace, file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def _site_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="verify.py",
         description="Verify a transparency site offline: every hash, signature, Merkle root, "
@@ -10237,59 +10610,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
     )
-    try:
-        args = parser.parse_args(args_list)
-    except SystemExit as e:
-        return 2 if e.code else 0
-    if args.state and args.no_state:
-        print("verify.py: --state and --no-state exclude each other", file=sys.stderr)
-        return 2
-    site = args.site if args.site is not None else os.path.dirname(own_file())
-    refused = _refused_to_run([site])
-    if refused is not None:
-        return refused
-    policy = _load_policy(args.policy) if args.policy else None
-    if args.policy and policy is None:
-        return 2
-    since: list[tuple[str, bytes, str | None]] = []
-    for name in args.since:
-        data = _read_small(name, "--since")
-        if data is None:
-            return 2
-        since.append((name, data, None))
-    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
-    try:
-        logs = read_state(state_path) if state_path else {}
-    except FormatError as e:
-        print(f"verify.py: --state: {printable(str(e))}", file=sys.stderr)
-        return 2
-    for origin in sorted(logs):
-        # Which origin is this site's is known only once its manifest is read: offer every
-        # remembered log, and the checks keep those of the site's origin.
-        remembered = saved_from_state(logs, origin)
-        if remembered is not None:
-            since.append((f"{state_path} (remembered checkpoint of {origin})", remembered, origin))
-    try:
-        report = verify_site(
-            site,
-            args.key,
-            debug=args.debug,
-            since=since,
-            from_tiles=args.from_tiles,
-            policy=policy,
-            memory=state_path.parent / "releases" if state_path else None,
-            full=args.full,
-            known_logs=remembered_keys(logs),
-        )
-    except (SiteUnreadable, OSError) as e:
-        print(f"verify.py: {printable(str(e))}", file=sys.stderr)
-        return 2
-    except FormatError as e:
-        print(f"verify.py: --key: {printable(str(e))}", file=sys.stderr)
-        return 2
-    if args.policy and _inside(args.policy, site):
+    return parser
+
+
+def _warn_of_what_the_site_chose(report: Report, policy: str | None, site: str) -> None:
+    """A policy or a verifier read from inside the site is the site's word: a pass proves nothing more."""
+    if policy and _inside(policy, site):
         report.warnings.append(
-            f"the trust policy was read from inside the site it judges ({args.policy}): the site can rewrite it to "
+            f"the trust policy was read from inside the site it judges ({policy}): the site can rewrite it to "
             "need no witness, so this check proves nothing the site did not choose; use a policy obtained out of "
             "band and kept by you, outside the site, as you would a key"
         )
@@ -10299,16 +10627,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"this verify.py came with the site ({own_file()}): a site can ship a verifier that passes anything; "
             "use one you obtained yourself, kept outside the site"
         )
-    if report.ok and state_path is not None and report.tree:
-        try:
-            write_state(state_path, logs, report.tree, report.checkpoint, report.log_keys)
-            report.notes.append(f"remembered checkpoint {report.tree['tree_size']} of {report.tree['origin']}")
-        except OSError as e:
-            report.warnings.append(f"could not write the state file {state_path}: {e.strerror or e}")
-    print(safe_json(report.to_json()) if args.json else report.render())
-    for trace in report.debug:
-        print(trace, file=sys.stderr)
-    return 0 if report.ok else 1
 
 
 def _refused_to_run(folders: list[str]) -> int | None:
@@ -10374,29 +10692,8 @@ def _read_small(name: str, what: str) -> bytes | None:
 
 
 def _proof_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="verify.py proof",
-        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
-        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
-        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
-        "the checkpoint's tree.",
-        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
-        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
-        "(verify.py SITE) is what recomputes its rules.",
-    )
-    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
-    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
-    trust = parser.add_mutually_exclusive_group(required=True)
-    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
-    trust.add_argument(
-        "--policy",
-        metavar="FILE",
-        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
-        "cosigned it",
-    )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
     try:
-        args = parser.parse_args(argv)
+        args = _proof_parser().parse_args(argv)
     except SystemExit as e:
         return 2 if e.code else 0
     refused = _refused_to_run([os.path.dirname(os.path.abspath(p)) for p in (args.file, args.proof)])
@@ -10427,12 +10724,44 @@ def _proof_main(argv: list[str]) -> int:
     if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
-    if args.json:
+    _print_proof_result(result, args.file, args.proof, args.json)
+    return 1 if result.problems else 0
+
+
+def _proof_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verify.py proof",
+        description="Check one artifact alone, offline, with its C2SP tlog-proof: the proof's checkpoint is "
+        "signed by the log's key, the leaf in its extra line commits to the file's SHA-256 (a reveal by its "
+        "commit leaf, a certificate, run spec or methodology file by its own leaf), and the leaf is included in "
+        "the checkpoint's tree.",
+        epilog="Exit status: 0 the proof holds, 1 it does not, 2 a file could not be read, the arguments are "
+        "wrong or the verifier cannot run. A pass says the file was logged; the whole site's check "
+        "(verify.py SITE) is what recomputes its rules.",
+    )
+    parser.add_argument("file", help="the artifact, e.g. reveals/ITEM.json or certificates/SERIAL.json")
+    parser.add_argument("proof", help="its proof, e.g. reveals/ITEM.json.tlog-proof")
+    trust = parser.add_mutually_exclusive_group(required=True)
+    trust.add_argument("--key", metavar="VKEY", help="the log's signed-note verifier key (keys.json's vkey)")
+    trust.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
+        "cosigned it",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: bool) -> None:
+    """The outcome of `verify.py proof`, as JSON or as lines for people."""
+    log = result.signer
+    if as_json:
         print(
             safe_json(
                 {
                     "ok": not result.problems,
-                    "file": args.file,
+                    "file": file,
                     "problems": result.problems,
                     "origin": result.origin,
                     "tree_size": result.size,
@@ -10443,10 +10772,10 @@ def _proof_main(argv: list[str]) -> int:
         )
     elif result.problems:
         for p in result.problems:
-            print(f"FAIL {printable(args.proof)}: {printable(p)}")
+            print(f"FAIL {printable(proof)}: {printable(p)}")
     else:
         print(
-            f"PASS: {printable(args.file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
+            f"PASS: {printable(file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
             f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
@@ -10456,7 +10785,6 @@ def _proof_main(argv: list[str]) -> int:
                 "  not checked: whether the certificate was revoked since (a state only the whole ledger shows: "
                 f"verify.py SITE reports it, and {REVOCATIONS_PATH} lists every revocation)"
             )
-    return 1 if result.problems else 0
 
 
 if __name__ == "__main__":
