@@ -238,8 +238,8 @@ def problems_in(rel: str, text: str, known: Docs, anchors_of: dict[Path, set[str
 
 def tracked_files() -> list[str]:
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    # public/ is the committed build of these sources; the test that rebuilds it compares every byte. This file
-    # holds broken citations on purpose, as the cases that show the checks can fail.
+    # public/ is the committed build of these sources; the test that rebuilds it compares every byte (the
+    # archive by its hash). This file holds broken citations on purpose, as the cases that show the checks can fail.
     own = Path(__file__).resolve().relative_to(REPO).as_posix()
     return sorted(p for p in listed.decode().split("\0") if p and not p.startswith("public/") and p != own)
 

@@ -551,6 +551,11 @@ def _replace_with_a_link(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> N
     path.symlink_to(kept)
 
 
+def _remove(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a clone of this repository: git keeps the demo's public/ but not its archive."""
+    (built.out / layout.ARCHIVE).unlink()
+
+
 def _forget(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
     (built.paths.private / "cache" / RECORD).unlink()
 
@@ -565,6 +570,7 @@ PREVIOUS: dict[str, Callable[[BuiltSite, pytest.MonkeyPatch], None]] = {
     "the same, with the checksums updated and signed again": _flip_and_republish,
     "cut in half": _truncate,
     "a symbolic link to the same bytes": _replace_with_a_link,
+    "missing": _remove,
     "not remembered by the cache": _forget,
     "written by another zlib": _another_zlib,
 }

@@ -244,6 +244,83 @@ def _decide(
 ) -> _Decided | None:
     """The certificate of one run, or None (with the problems recorded)."""
     before = len(problems)
+    _check_decidable(ledger, file, res, run, spec, m, answers, serial, when, problems)
+    if len(problems) > before:
+        return None
+
+    doc = res.doc
+    public = ledger.gates[run.gate].public
+    open_results = _open_results(doc, spec["items"], answers, m)
+    counts = Counter(r["status"] for r in open_results)
+    passed = sum(1 for r in open_results if r.get("passed") is True)
+    grading = grade_counts(dict(counts), passed, m)
+    score, rule = band_score(res.proposed_json, grading.band)
+    scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
+    kept, dropped = keep_bullets(res.rationale, scored_ids)
+    record = canonical_json.dumps(
+        {
+            "type": "grader-record",
+            "v": 1,
+            "serial": serial,
+            "salt": secrets.token_bytes(32).hex(),
+            "proposed_json": res.proposed_json,
+            "rationale": res.rationale,
+        }
+    )
+    results, details = (open_results, []) if public else _sealed_results(open_results, serial)
+    cert = {
+        "type": "certificate",
+        "v": 1,
+        "serial": serial,
+        "run": run.id,
+        "issued_at": when,
+        "expires_at": expires_at,
+        "subject": spec["subject"],
+        "gate": spec["gate"],
+        "methodology": spec["methodology"],
+        "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256},
+        "finished_at": doc["finished_at"],
+        "results": results,
+        "summary": grading.summary,
+        "grade": grading.grade,
+        "band": grading.band,
+        "worst_case_grade": grading.worst_case_grade,
+        "best_case_grade": grading.best_case_grade,
+        "grader": {"record": sha256_hex(record), "kept": len(kept), "dropped": dropped},
+        "score": score,
+        "score_rule": rule,
+        "verdict": grading.verdict,
+    }
+    if evidence:
+        cert["evidence"] = [f.entry for f in evidence]
+    data = canonical_json.dumps(cert)
+    own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256, run.at)
+    if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
+        raise AssertionError(
+            "certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own)
+        )
+    leaf = {"type": "certificate", "v": 1, "serial": serial, "run": run.id, "sha256": sha256_hex(data), "at": when}
+    certified = Certified(
+        serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when
+    )
+    return _Decided(certified, leaf, data, record, details, evidence)
+
+
+def _check_decidable(
+    ledger: Ledger,
+    file: str,
+    res: RunResults,
+    run: RunEvent,
+    spec: dict[str, Any],
+    m: Methodology,
+    answers: dict[str, dict[str, Any]],
+    serial: str,
+    when: str,
+    problems: list[Problem],
+) -> None:
+    """Record why the results in `file` cannot be decided as certificate `serial` issued at
+    `when`: the serial, the finishing time, the results' shape, the rationale's numbers and
+    the score edits' times."""
     doc = res.doc
     if not is_id(serial):
         problems.append(problem("--serial", "malformed serial", expected="^[a-z0-9][a-z0-9_-]{0,63}$", found=serial))
@@ -272,7 +349,6 @@ def _decide(
                 found=finished,
             )
         )
-    public = ledger.gates[run.gate].public
     problems += [
         p.at(file) for p in check_results_shape(doc, spec, answers, max_attempts=m.max_attempts, not_before=run.at)
     ]
@@ -302,12 +378,16 @@ def _decide(
                         found=e["at"],
                     )
                 )
-    if len(problems) > before:
-        return None
 
+
+def _open_results(
+    doc: dict[str, Any], items: list[str], answers: dict[str, dict[str, Any]], m: Methodology
+) -> list[dict[str, Any]]:
+    """Each item's result as the certificate of a public gate shows it, in the spec's order,
+    from results the checks passed: a scored one computed by the verifier's engine."""
     by_item = {r["item"]: r for r in doc["results"]}
     open_results: list[dict[str, Any]] = []
-    for item_id in spec["items"]:
+    for item_id in items:
         r = by_item[item_id]
         if r["status"] == SCORED:
             given = {f["name"]: (f["output"], f.get("similarity")) for f in r["fields"]}
@@ -326,68 +406,20 @@ def _decide(
         if SCORE_EDITS in r:
             o[SCORE_EDITS] = _plain(r[SCORE_EDITS])
         open_results.append(o)
-    counts = Counter(r["status"] for r in open_results)
-    passed = sum(1 for r in open_results if r.get("passed") is True)
-    grading = grade_counts(dict(counts), passed, m)
-    score, rule = band_score(res.proposed_json, grading.band)
-    scored_ids = {r["item"] for r in open_results if r["status"] == SCORED}
-    kept, dropped = keep_bullets(res.rationale, scored_ids)
-    record = canonical_json.dumps(
-        {
-            "type": "grader-record",
-            "v": 1,
-            "serial": serial,
-            "salt": secrets.token_bytes(32).hex(),
-            "proposed_json": res.proposed_json,
-            "rationale": res.rationale,
-        }
-    )
+    return open_results
+
+
+def _sealed_results(
+    open_results: list[dict[str, Any]], serial: str
+) -> tuple[list[dict[str, Any]], list[tuple[str, bytes]]]:
+    """A secret gate's results, sealed: each the hash of a salted details document that holds the
+    open result, beside its lineage's numbers, statuses and times; and those documents by item."""
+    results: list[dict[str, Any]] = []
     details: list[tuple[str, bytes]] = []
-    if public:
-        results = open_results
-    else:
-        results = []
-        for o in open_results:
-            data = canonical_json.dumps(
-                {"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o}
-            )
-            details.append((o["item"], data))
-            results.append(
-                {"item": o["item"], "status": o["status"], "details": sha256_hex(data), **lineage_skeleton(o)}
-            )
-    cert = {
-        "type": "certificate",
-        "v": 1,
-        "serial": serial,
-        "run": run.id,
-        "issued_at": when,
-        "expires_at": expires_at,
-        "subject": spec["subject"],
-        "gate": spec["gate"],
-        "methodology": spec["methodology"],
-        "run_spec": {"path": layout.run_spec(run.id), "sha256": run.sha256},
-        "finished_at": finished,
-        "results": results,
-        "summary": grading.summary,
-        "grade": grading.grade,
-        "band": grading.band,
-        "worst_case_grade": grading.worst_case_grade,
-        "best_case_grade": grading.best_case_grade,
-        "grader": {"record": sha256_hex(record), "kept": len(kept), "dropped": dropped},
-        "score": score,
-        "score_rule": rule,
-        "verdict": grading.verdict,
-    }
-    if evidence:
-        cert["evidence"] = [f.entry for f in evidence]
-    data = canonical_json.dumps(cert)
-    own = check_certificate(cert, spec, m, public, layout.run_spec(run.id), run.sha256, run.at)
-    if own:  # pragma: no cover - the engine and the checker disagreeing is a bug, never input
-        raise AssertionError(
-            "certify produced a certificate its own checks reject: " + "; ".join(p.describe() for p in own)
+    for o in open_results:
+        data = canonical_json.dumps(
+            {"type": "result-details", "v": 1, "serial": serial, "salt": secrets.token_bytes(32).hex(), "result": o}
         )
-    leaf = {"type": "certificate", "v": 1, "serial": serial, "run": run.id, "sha256": sha256_hex(data), "at": when}
-    certified = Certified(
-        serial, run.id, grading.verdict, grading.grade, score, rule, grading.summary, not public, when
-    )
-    return _Decided(certified, leaf, data, record, details, evidence)
+        details.append((o["item"], data))
+        results.append({"item": o["item"], "status": o["status"], "details": sha256_hex(data), **lineage_skeleton(o)})
+    return results, details

@@ -10,7 +10,7 @@ from generator.core.generator_errors import InputError, problem
 from generator.program.datadir import Paths
 from generator.program.disclosure import due_documents, read_due
 from generator.program.documents import load_spec
-from generator.program.itemsources import scan_item_sources
+from generator.program.itemsources import ItemSource, scan_item_sources
 from generator.program.ledgerfile import appending, event_time
 from generator.program.sealed import find_sealed_many
 from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, is_id, loads_strict
@@ -49,62 +49,10 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         documents: list[tuple[str, bytes]] = []
         leaves: list[dict[str, Any]] = []
         for item_id in item_ids:
-            c = ledger.commit(item_id) if is_id(item_id) else None
-            if c is None:
-                problems.append(problem("retire", f"unknown item {item_id!r}: it was never committed"))
-                continue
-            if item_id in ledger.reveals:
-                r = ledger.reveals[item_id]
-                problems.append(problem("retire", f"item {item_id} is already revealed ({r.reason}, {r.at})"))
-                continue
-            for run_id, items in open_specs.items():
-                if item_id in items:
-                    problems.append(
-                        problem(
-                            "retire",
-                            f"item {item_id} is used by run {run_id}, which is still open; certify the run first",
-                        )
-                    )
-            data = sealed.get(item_id)
-            if data is None:
-                problems.append(
-                    problem(
-                        paths.show(paths.sealed_dir),
-                        f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the "
-                        "item cannot be revealed",
-                    )
-                )
-                continue
-            src = sources.get(item_id)
-            if src is None:
-                problems.append(
-                    problem(
-                        paths.show(paths.items_dir),
-                        f"no item source for {item_id}: cannot confirm its text is the one committed",
-                    )
-                )
-            elif canonical_json.dumps_validated(src.item) != canonical_json.dumps_validated(loads_strict(data)["item"]):
-                problems.append(
-                    problem(
-                        src.file,
-                        f"item {item_id} changed since it was committed; a committed item cannot change (revert the "
-                        "edit, or commit a new item)",
-                        src.where,
-                    )
-                )
-            leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
-            size = len(canonical_json.dumps(leaf))
-            if size > MAX_LEAF_BYTES:
-                problems.append(
-                    problem(
-                        "--note",
-                        "the note makes the ledger leaf too large",
-                        expected=f"at most {MAX_LEAF_BYTES} bytes",
-                        found=f"{size} bytes",
-                    )
-                )
-            documents.append((item_id, data))
-            leaves.append(leaf)
+            found = _reveal(paths, ledger, item_id, note, when, open_specs, sealed, sources, problems)
+            if found is not None:
+                documents.append((item_id, found[0]))
+                leaves.append(found[1])
         # Retiring makes due the details of every certificate that used these items, and the
         # grader record of every certificate whose items are now all revealed (format v1 §6).
         retiring = set(item_ids)
@@ -119,10 +67,80 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         # Staged: the item's text reaches data/ only once its reveal is in the ledger.
         for item_id, data in documents:
             app.stage(paths.reveal_file(item_id), data)
-        for due, data in published:
-            assert data is not None
-            app.stage(due.target, data)
+        for due, due_data in published:
+            assert due_data is not None
+            app.stage(due.target, due_data)
         return leaves
+
+
+def _reveal(
+    paths: Paths,
+    ledger: Ledger,
+    item_id: str,
+    note: str,
+    when: str,
+    open_specs: dict[str, set[str]],
+    sealed: dict[str, bytes],
+    sources: dict[str, ItemSource],
+    problems: list[Problem],
+) -> tuple[bytes, dict[str, Any]] | None:
+    """The reveal document of `item_id` and its ledger leaf, or None when there is none to make;
+    what stands in the way of retiring it recorded in `problems` either way."""
+    c = ledger.commit(item_id) if is_id(item_id) else None
+    if c is None:
+        problems.append(problem("retire", f"unknown item {item_id!r}: it was never committed"))
+        return None
+    if item_id in ledger.reveals:
+        r = ledger.reveals[item_id]
+        problems.append(problem("retire", f"item {item_id} is already revealed ({r.reason}, {r.at})"))
+        return None
+    for run_id, items in open_specs.items():
+        if item_id in items:
+            problems.append(
+                problem(
+                    "retire",
+                    f"item {item_id} is used by run {run_id}, which is still open; certify the run first",
+                )
+            )
+    data = sealed.get(item_id)
+    if data is None:
+        problems.append(
+            problem(
+                paths.show(paths.sealed_dir),
+                f"no sealed document of {item_id} hashes to its commitment {c.commitment}; without it the "
+                "item cannot be revealed",
+            )
+        )
+        return None
+    src = sources.get(item_id)
+    if src is None:
+        problems.append(
+            problem(
+                paths.show(paths.items_dir),
+                f"no item source for {item_id}: cannot confirm its text is the one committed",
+            )
+        )
+    elif canonical_json.dumps_validated(src.item) != canonical_json.dumps_validated(loads_strict(data)["item"]):
+        problems.append(
+            problem(
+                src.file,
+                f"item {item_id} changed since it was committed; a committed item cannot change (revert the "
+                "edit, or commit a new item)",
+                src.where,
+            )
+        )
+    leaf = {"type": "reveal", "v": 1, "id": item_id, "reason": "retired", "note": note, "at": when}
+    size = len(canonical_json.dumps(leaf))
+    if size > MAX_LEAF_BYTES:
+        problems.append(
+            problem(
+                "--note",
+                "the note makes the ledger leaf too large",
+                expected=f"at most {MAX_LEAF_BYTES} bytes",
+                found=f"{size} bytes",
+            )
+        )
+    return data, leaf
 
 
 class _RevealedAfter:

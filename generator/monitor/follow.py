@@ -259,59 +259,14 @@ def monitor(
             _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
         refuse_another_log(origin, [log_key], known)
         if source is not None:
-            # With --key the user already chose the key; without, they are told how to.
-            advice = (
-                "Make sure the key you gave was obtained out of band, not from the site."
-                if pin is not None
-                else "Compare its fingerprint with one you obtained out of band; to pin yours instead, move the state "
-                f"file {path} away and run again with --key."
-            )
-            _say(
-                err,
-                f"first contact with log {origin}: trusting {source}, key {log_key.vkey}, fingerprint "
-                f"{log_key.fingerprint}. {advice}",
-            )
+            _say(err, _first_contact(origin, log_key, source, pinned=pin is not None, path=path))
         if log_key.fingerprint in PUBLISHED_PRIVATE_KEYS:
             _say(err, "warning: this log is signed with the project's published DEMO key: anyone can sign with it")
-        successor: VerifierKey | None = None
-        try:
-            try:
-                cp_origin, size, root = open_checkpoint(note, origin, log_key.public_key)
-            except (NoteError, FormatError):
-                if seen is None:
-                    raise
-                # Perhaps rotated: the candidate is the site's active key, trusted only once the
-                # ledger shows the pinned key handing over to it (checked after the replay).
-                successor = site_key(fetch, origin)
-                refuse_another_log(origin, [successor], known)
-                cp_origin, size, root = open_checkpoint(note, origin, successor.public_key)
-                if size <= seen.size:  # a rotation is a leaf: a log that rotated has grown
-                    raise NoteError(f"signed by {successor.fingerprint} instead, on a log that did not grow") from None
-        except (NoteError, FormatError) as e:
-            raise Inconsistent(
-                [
-                    f"{layout.CHECKPOINT} does not verify with the {'pinned ' if seen else ''}key {log_key.vkey} "
-                    f"({log_key.fingerprint}): {e}. The site was re-keyed, or its checkpoint forged"
-                ]
-            ) from None
-        if cp_origin != log_key.name:
-            raise Inconsistent([f"{layout.CHECKPOINT} is a checkpoint of {cp_origin}, not of {log_key.name}"])
-        if seen is not None and size < seen.size:
-            raise Inconsistent(
-                [
-                    f"rolled back: the site's checkpoint has {size} entries (root {_b64(root)}), fewer than the "
-                    f"{seen.size} (root {_b64(seen.root)}) this monitor saw before"
-                ]
-            )
-        if seen is not None and size == seen.size:
-            if root != seen.root:
-                raise Inconsistent(
-                    [
-                        f"history rewritten: at size {size} the site's checkpoint has root {_b64(root)}, but this "
-                        f"monitor saw root {_b64(seen.root)}"
-                    ]
-                )
-            return Outcome(origin, 0, 0, size, path, False)  # nothing new: the state stays as it is
+        size, root, successor = _open_today(fetch, note, origin, log_key, seen, known)
+        if seen is not None:
+            _refuse_going_back(size, root, seen)
+            if size == seen.size:
+                return Outcome(origin, 0, 0, size, path, False)  # nothing new: the state stays as it is
 
         def progress(n: int) -> None:
             _say(err, f"read {n:,} of {size:,} entries")
@@ -336,6 +291,77 @@ def monitor(
         # never loses them.
         write_state(path, Remembered(origin, log_key, size, root, note))
     return Outcome(origin, size - (seen.size if seen else 0), shown, size, path, seen is None)
+
+
+def _first_contact(origin: str, log_key: VerifierKey, source: str, *, pinned: bool, path: Path) -> str:
+    """What a first contact says: the key trusted and where it came from."""
+    # With --key the user already chose the key; without, they are told how to.
+    advice = (
+        "Make sure the key you gave was obtained out of band, not from the site."
+        if pinned
+        else "Compare its fingerprint with one you obtained out of band; to pin yours instead, move the state "
+        f"file {path} away and run again with --key."
+    )
+    return (
+        f"first contact with log {origin}: trusting {source}, key {log_key.vkey}, fingerprint "
+        f"{log_key.fingerprint}. {advice}"
+    )
+
+
+def _open_today(
+    fetch: Fetch,
+    note: bytes,
+    origin: str,
+    log_key: VerifierKey,
+    seen: Remembered | None,
+    known: dict[str, list[bytes]],
+) -> tuple[int, bytes, VerifierKey | None]:
+    """Today's checkpoint, opened with the trusted key: its size and root, and the site's key if
+    the checkpoint is signed by that one instead (a successor, trusted only once the ledger
+    shows the pinned key handing over to it). Raise Inconsistent."""
+    successor: VerifierKey | None = None
+    try:
+        try:
+            cp_origin, size, root = open_checkpoint(note, origin, log_key.public_key)
+        except (NoteError, FormatError):
+            if seen is None:
+                raise
+            # Perhaps rotated: the candidate is the site's active key, trusted only once the
+            # ledger shows the pinned key handing over to it (checked after the replay).
+            successor = site_key(fetch, origin)
+            refuse_another_log(origin, [successor], known)
+            cp_origin, size, root = open_checkpoint(note, origin, successor.public_key)
+            if size <= seen.size:  # a rotation is a leaf: a log that rotated has grown
+                raise NoteError(f"signed by {successor.fingerprint} instead, on a log that did not grow") from None
+    except (NoteError, FormatError) as e:
+        raise Inconsistent(
+            [
+                f"{layout.CHECKPOINT} does not verify with the {'pinned ' if seen else ''}key {log_key.vkey} "
+                f"({log_key.fingerprint}): {e}. The site was re-keyed, or its checkpoint forged"
+            ]
+        ) from None
+    if cp_origin != log_key.name:
+        raise Inconsistent([f"{layout.CHECKPOINT} is a checkpoint of {cp_origin}, not of {log_key.name}"])
+    return size, root, successor
+
+
+def _refuse_going_back(size: int, root: bytes, seen: Remembered) -> None:
+    """Today's tree, of `size` and `root`, no smaller than the one this monitor saw, nor another
+    at the same size. Raise Inconsistent."""
+    if size < seen.size:
+        raise Inconsistent(
+            [
+                f"rolled back: the site's checkpoint has {size} entries (root {_b64(root)}), fewer than the "
+                f"{seen.size} (root {_b64(seen.root)}) this monitor saw before"
+            ]
+        )
+    if size == seen.size and root != seen.root:
+        raise Inconsistent(
+            [
+                f"history rewritten: at size {size} the site's checkpoint has root {_b64(root)}, but this "
+                f"monitor saw root {_b64(seen.root)}"
+            ]
+        )
 
 
 def _say(err: TextIO, text: str) -> None:

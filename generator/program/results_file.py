@@ -6,8 +6,10 @@ become `90`; a number format v1 §1 does not allow is kept as its text, so that 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +163,36 @@ def check_results_shape(
     """Every way the results break format v1 §6's input rules and the attempt chain rules
     (lineage.py: none before `not_before`, the run's registration, none after `finished_at`, at
     most `max_attempts`), naming item and field."""
+    problems = _document_problems(doc)
+    results = doc.get("results")
+    if not isinstance(results, list):
+        return [*problems, Problem("must be a list of results", where="results", found=_shown(results))]
+    problems += _coverage_problems(results, spec["items"])
+    rule_count = len(spec["exclusion_rules"])
+    lineage = functools.partial(
+        lineage_problems,
+        sealed=False,
+        max_attempts=max_attempts,
+        not_before=not_before,
+        not_after=finished if is_time(finished := doc.get("finished_at")) else None,
+        render=_shown,
+        evidence_names={
+            e["name"]
+            for e in (doc["evidence"] if isinstance(doc.get("evidence"), list) else [])
+            if isinstance(e, dict) and isinstance(e.get("name"), str)
+        },
+    )
+    for i, r in enumerate(results):
+        problems += _result_problems(i, r, answers, rule_count, lineage)
+    return problems
+
+
+def _shown(v: Any) -> str:
+    return show(_plain(v))
+
+
+def _document_problems(doc: dict[str, Any]) -> list[Problem]:
+    """The document's own members: its keys, type and version, source and grader."""
     # `evidence` is read and checked by evidence_files.read_evidence, which needs the file system.
     problems = check_keys(doc, RESULTS_KEYS, optional=("grader", "evidence", "source"))
     if "source" in doc and not isinstance(doc["source"], dict):
@@ -176,16 +208,17 @@ def check_results_shape(
             Problem(
                 "wrong type or version",
                 expected='"run-results", v 1',
-                found=f"{show(doc.get('type'))}, v {show(_plain(doc.get('v')))}",
+                found=f"{show(doc.get('type'))}, v {_shown(doc.get('v'))}",
             )
         )
-    grader = doc.get("grader")
     if "grader" in doc:
-        problems += check_keys(grader, (), optional=("proposed_score", "rationale"), where="grader")
-    results = doc.get("results")
-    if not isinstance(results, list):
-        return [*problems, Problem("must be a list of results", where="results", found=show(_plain(results)))]
-    items = spec["items"]
+        problems += check_keys(doc["grader"], (), optional=("proposed_score", "rationale"), where="grader")
+    return problems
+
+
+def _coverage_problems(results: list[Any], items: list[str]) -> list[Problem]:
+    """One result for every item of the run spec, and none for another."""
+    problems: list[Problem] = []
     named = [r.get("item") if isinstance(r, dict) else None for r in results]
     twice = sorted(i for i, n in Counter(x for x in named if isinstance(x, str)).items() if n > 1)
     if twice:
@@ -201,172 +234,160 @@ def check_results_shape(
             )
         )
     spec_items = set(items)
-    extra = [show(_plain(x)) for x in named if not isinstance(x, str) or x not in spec_items]
+    extra = [_shown(x) for x in named if not isinstance(x, str) or x not in spec_items]
     if extra:
         problems.append(Problem(f"results for item(s) not in the run spec: {', '.join(extra[:20])}", where="results"))
-    rules = spec["exclusion_rules"]
-    for i, r in enumerate(results):
-        w = f"results[{i}]"
-        if not isinstance(r, dict):
-            problems.append(Problem("a result must be an object", where=w, found=show(_plain(r))))
+    return problems
+
+
+def _result_problems(
+    i: int,
+    r: Any,
+    answers: dict[str, dict[str, Any]],
+    rule_count: int,
+    lineage: Callable[[dict[str, Any], str], list[Problem]],
+) -> list[Problem]:
+    """Result `i`'s: its status, its attempt chain (`lineage`), the numbers of its attempts and
+    score edits, and, when scored, its members and its fields against the item's answer."""
+    w = f"results[{i}]"
+    if not isinstance(r, dict):
+        return [Problem("a result must be an object", where=w, found=_shown(r))]
+    item = r.get("item")
+    if isinstance(item, str):
+        w = f"results[{i}] ({item})"
+    status = r.get("status")
+    if status not in STATUSES:
+        return [Problem("unknown status", where=f"{w}.status", expected=" | ".join(STATUSES), found=_shown(status))]
+    problems = lineage(r, w)
+    earlier = r.get("attempts")
+    for j, a in enumerate(earlier if isinstance(earlier, list) else []):
+        if isinstance(a, dict) and "native" in a:
+            problems += _number_problems("a native result", a["native"], f"{w}.attempts[{j}].native")
+    problems += _number_problems("a score edit", r.get(SCORE_EDITS), f"{w}.{SCORE_EDITS}")
+    if status != SCORED:
+        return problems + non_scored_problems(r, w, rule_count, _shown)
+    problems += check_keys(
+        r, ("item", "status", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS, SCORE_EDITS), where=w
+    )
+    if JUDGE_LABELS in r:
+        problems += judge_labels_problems(_plain(r[JUDGE_LABELS]), w, _shown)
+    if SCORE_EDITS in r:
+        problems += score_edits_problems(r[SCORE_EDITS], w, _shown)
+    answer = answers.get(item) if isinstance(item, str) else None
+    fields = r.get("fields")
+    if not isinstance(fields, list):
+        return [*problems, Problem("a scored result lists its fields", where=f"{w}.fields", found=_shown(fields))]
+    if answer is not None:
+        problems += _fields_problems(fields, answer, w)
+    return problems
+
+
+def _number_problems(what: str, value: Any, where: str) -> list[Problem]:
+    """The numbers in `value` (`what`, at `where`) format v1 §1 does not allow."""
+    return [
+        Problem(
+            f"{what} holds a number that is not an integer within ±(2^53−1)",
+            where=nw,
+            expected="an integer, or the value as a string",
+            found=ntext,
+        )
+        for nw, ntext in _numbers(value, where)
+    ]
+
+
+def _fields_problems(fields: list[Any], answer: dict[str, Any], w: str) -> list[Problem]:
+    """A scored result's fields (of result `w`): each a field of the item's answer, once, and
+    every field of the answer given."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for j, f in enumerate(fields):
+        fw = f"{w}.fields[{j}]"
+        if not isinstance(f, dict):
+            problems.append(Problem("a field must be an object with name and output", where=fw, found=_shown(f)))
             continue
-        item = r.get("item")
-        if isinstance(item, str):
-            w = f"results[{i}] ({item})"
-        status = r.get("status")
-        if status not in STATUSES:
+        name = f.get("name")
+        if isinstance(name, str):
+            fw = f"{w}.fields[{j}] ({name})"
+        if not isinstance(name, str) or name not in answer:
             problems.append(
                 Problem(
-                    "unknown status", where=f"{w}.status", expected=" | ".join(STATUSES), found=show(_plain(status))
+                    f"names a field the item's answer lacks: {_shown(name)}",
+                    where=f"{fw}.name",
+                    expected=", ".join(sorted(answer)),
                 )
             )
             continue
-        problems += lineage_problems(
-            r,
-            w,
-            sealed=False,
-            max_attempts=max_attempts,
-            not_before=not_before,
-            not_after=finished if is_time(finished := doc.get("finished_at")) else None,
-            render=lambda v: show(_plain(v)),
-            evidence_names={
-                e["name"]
-                for e in (doc["evidence"] if isinstance(doc.get("evidence"), list) else [])
-                if isinstance(e, dict) and isinstance(e.get("name"), str)
-            },
+        if name in seen:
+            problems.append(Problem(f"field {name} is given twice", where=fw))
+        seen.add(name)
+        problems += _field_problems(f, answer[name], fw)
+    absent = sorted(set(answer) - seen)
+    if absent:
+        problems.append(
+            Problem(
+                f"missing field(s) of the item's answer: {', '.join(absent)}",
+                where=f"{w}.fields",
+                expected="every field of the answer, once",
+            )
         )
-        earlier = r.get("attempts")
-        for j, a in enumerate(earlier if isinstance(earlier, list) else []):
-            if isinstance(a, dict) and "native" in a:
-                for nw, ntext in _numbers(a["native"], f"{w}.attempts[{j}].native"):
-                    problems.append(
-                        Problem(
-                            "a native result holds a number that is not an integer within ±(2^53−1)",
-                            where=nw,
-                            expected="an integer, or the value as a string",
-                            found=ntext,
-                        )
-                    )
-        for nw, ntext in _numbers(r.get(SCORE_EDITS), f"{w}.{SCORE_EDITS}"):
-            problems.append(
-                Problem(
-                    "a score edit holds a number that is not an integer within ±(2^53−1)",
-                    where=nw,
-                    expected="an integer, or the value as a string",
-                    found=ntext,
-                )
+    return problems
+
+
+def _field_problems(f: dict[str, Any], a: dict[str, Any], fw: str) -> list[Problem]:
+    """Field `fw` against its answer `a`: its members, its output's type and numbers, and a
+    similarity exactly where a reported one is due (a non-critical text field)."""
+    problems: list[Problem] = []
+    reported = is_reported_field(a["kind"], a["tier"])
+    if "similarity" in f and not reported:
+        problems.append(
+            Problem(
+                f"a {a['tier']} {a['kind']} field's similarity is computed from its output; only "
+                "non-critical text fields "
+                "take a reported similarity",
+                where=f"{fw}.similarity",
+                expected="no similarity member",
+                found=_shown(f["similarity"]),
             )
-        if status != SCORED:
-            problems += non_scored_problems(r, w, len(rules), lambda v: show(_plain(v)))
-            continue
-        problems += check_keys(
-            r, ("item", "status", "fields"), optional=(*lineage_keys(r), JUDGE_LABELS, SCORE_EDITS), where=w
         )
-        if JUDGE_LABELS in r:
-            problems += judge_labels_problems(_plain(r[JUDGE_LABELS]), w, lambda v: show(_plain(v)))
-        if SCORE_EDITS in r:
-            problems += score_edits_problems(r[SCORE_EDITS], w, lambda v: show(_plain(v)))
-        answer = answers.get(item) if isinstance(item, str) else None
-        fields = r.get("fields")
-        if not isinstance(fields, list):
-            problems.append(
-                Problem("a scored result lists its fields", where=f"{w}.fields", found=show(_plain(fields)))
-            )
-            continue
-        if answer is None:
-            continue
-        seen: set[str] = set()
-        for j, f in enumerate(fields):
-            fw = f"{w}.fields[{j}]"
-            if not isinstance(f, dict):
-                problems.append(
-                    Problem("a field must be an object with name and output", where=fw, found=show(_plain(f)))
-                )
-                continue
-            name = f.get("name")
-            if isinstance(name, str):
-                fw = f"{w}.fields[{j}] ({name})"
-            if not isinstance(name, str) or name not in answer:
+    problems += check_keys(
+        {k: v for k, v in f.items() if reported or k != "similarity"},
+        ("name", "output"),
+        optional=("similarity",) if reported else (),
+        where=fw,
+    )
+    if "output" in f:
+        bad_numbers = _number_problems("an output", f["output"], f"{fw}.output")
+        problems += bad_numbers
+        if not bad_numbers:
+            want = value_kind_problem(a["kind"], f["output"])
+            if want:
+                article = "an" if a["kind"] == "array" else "a"
                 problems.append(
                     Problem(
-                        f"names a field the item's answer lacks: {show(_plain(name))}",
-                        where=f"{fw}.name",
-                        expected=", ".join(sorted(answer)),
+                        f"wrong type of output for {article} {a['kind']} field",
+                        where=f"{fw}.output",
+                        expected=want,
+                        found=show(f["output"]),
                     )
                 )
-                continue
-            if name in seen:
-                problems.append(Problem(f"field {name} is given twice", where=fw))
-            seen.add(name)
-            a = answer[name]
-            reported = is_reported_field(a["kind"], a["tier"])
-            if "similarity" in f and not reported:
-                problems.append(
-                    Problem(
-                        f"a {a['tier']} {a['kind']} field's similarity is computed from its output; only "
-                        "non-critical text fields "
-                        "take a reported similarity",
-                        where=f"{fw}.similarity",
-                        expected="no similarity member",
-                        found=show(_plain(f["similarity"])),
-                    )
-                )
-            problems += check_keys(
-                {k: v for k, v in f.items() if reported or k != "similarity"},
-                ("name", "output"),
-                optional=("similarity",) if reported else (),
-                where=fw,
-            )
-            if "output" in f:
-                bad_numbers = _numbers(f["output"], f"{fw}.output")
-                for nw, ntext in bad_numbers:
-                    problems.append(
-                        Problem(
-                            "an output holds a number that is not an integer within ±(2^53−1)",
-                            where=nw,
-                            expected="an integer, or the value as a string",
-                            found=ntext,
-                        )
-                    )
-                if not bad_numbers:
-                    want = value_kind_problem(a["kind"], f["output"])
-                    if want:
-                        article = "an" if a["kind"] == "array" else "a"
-                        problems.append(
-                            Problem(
-                                f"wrong type of output for {article} {a['kind']} field",
-                                where=f"{fw}.output",
-                                expected=want,
-                                found=show(f["output"]),
-                            )
-                        )
-                    problems += number_rule_problems(f["output"], f"{fw}.output")
-            if reported:
-                sim = f.get("similarity")
-                if "similarity" not in f:
-                    problems.append(
-                        Problem(
-                            f"a {a['tier']} text field needs the reported similarity",
-                            where=f"{fw}.similarity",
-                            expected='a decimal string in [0, 1], such as "0.93"',
-                        )
-                    )
-                elif similarity_form_problem(a["kind"], a["tier"], sim):
-                    problems.append(
-                        Problem(
-                            "a similarity is a decimal string in [0, 1]",
-                            where=f"{fw}.similarity",
-                            expected='a string such as "0.93"',
-                            found=show(_plain(sim)),
-                        )
-                    )
-        absent = sorted(set(answer) - seen)
-        if absent:
+            problems += number_rule_problems(f["output"], f"{fw}.output")
+    if reported:
+        sim = f.get("similarity")
+        if "similarity" not in f:
             problems.append(
                 Problem(
-                    f"missing field(s) of the item's answer: {', '.join(absent)}",
-                    where=f"{w}.fields",
-                    expected="every field of the answer, once",
+                    f"a {a['tier']} text field needs the reported similarity",
+                    where=f"{fw}.similarity",
+                    expected='a decimal string in [0, 1], such as "0.93"',
+                )
+            )
+        elif similarity_form_problem(a["kind"], a["tier"], sim):
+            problems.append(
+                Problem(
+                    "a similarity is a decimal string in [0, 1]",
+                    where=f"{fw}.similarity",
+                    expected='a string such as "0.93"',
+                    found=_shown(sim),
                 )
             )
     return problems

@@ -291,23 +291,22 @@ def write_pool_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Pro
     the entries that hold them) and which of them are revealed."""
     ledger = ctx.ledger
     revealed = sorted(p for i in ledger.reveals if (p := ledger.commit_position(i)) is not None)
-    extra = {"gates": ledger.gates, "commitments_sig": layout.sig(layout.COMMITMENTS)}
 
     def inputs(lo: int, hi: int) -> tuple[Any, ...]:
         first, last = (
             (ledger_view.commit_leaf(ledger, lo), ledger_view.commit_leaf(ledger, hi - 1)) if hi > lo else (0, -1)
         )
         opened = revealed[bisect.bisect_left(revealed, lo) : bisect.bisect_left(revealed, hi)]
-        return (lo, hi, ctx.tree.leaf_hashes(first, last + 1), opened, extra)
+        return (lo, hi, ctx.tree.leaf_hashes(first, last + 1), opened)
 
     def rows(lo: int, hi: int) -> dict[str, Any]:
         listed = [
             {**row, "page": layout.item_page(row["id"]) if row["status"] == "revealed" else None}
             for row in commitment_rows(ctx, lo, hi)
         ]
-        return {"rows": listed, "first": lo + 1, **extra}
+        return {"rows": listed, "first": lo + 1}
 
-    _growing_list(
+    _paged(
         w,
         r,
         ledger.commit_count,
@@ -315,47 +314,12 @@ def write_pool_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Pro
         "Commitments",
         "pool.html",
         layout.COMMITMENTS,
-        inputs,
         rows,
+        inputs,
         progress=progress,
+        gates=ledger.gates,
+        commitments_sig=layout.sig(layout.COMMITMENTS),
     )
-
-
-def _growing_list(
-    w: SiteWriter,
-    r: Renderer,
-    total: int,
-    page_of: Callable[[int], str],
-    title: str,
-    template: str,
-    twin: str,
-    inputs: Callable[[int, int], Any],
-    rows: Callable[[int, int], dict[str, Any]],
-    unread: Callable[[int, int], None] | None = None,
-    progress: Progress | None = None,
-) -> None:
-    """A list that only grows (the ledger, the commitment list) as pages of layout.PAGE_SIZE,
-    each keyed by `inputs(lo, hi)` (Renderer.write_keyed) and made by `rows(lo, hi)` only when
-    the memo lacks it (else `unread(lo, hi)` is told). A full page's rows never change, so only
-    the first page (the way in) and the last say the total: a new row re-renders those two, not
-    every page, but for the row that opens a new page (each pager then says one page more)."""
-    count = max(1, -(-total // layout.PAGE_SIZE))
-    for p in range(1, count + 1):
-        lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
-        pager = _pager(p, count, page_of)
-        shown = total if p in (1, count) else None
-        heading = title if p == 1 else f"{title}, page {p}"
-
-        def make(
-            lo: int = lo, hi: int = hi, pager: dict[str, Any] = pager, shown: int | None = shown, heading: str = heading
-        ) -> tuple[str, dict[str, Any]]:
-            return heading, {"total": shown, "pager": pager, **rows(lo, hi)}
-
-        made = r.write_keyed(w, template, page_of(p), twin, (inputs(lo, hi), pager, shown, heading), make)
-        if not made and unread is not None:
-            unread(lo, hi)
-        if progress and (p % 20 == 0 or p == count):
-            progress(f"rendering {title.lower()} pages", p, count)
 
 
 def write_system_pages(
@@ -406,7 +370,7 @@ def write_ledger_pages(
     """Every ledger entry, a page at a time, from one more pass over the ledger file (which the
     build holds locked): its JSON twin is the signed entries document."""
     rows = ledger_view.EntryPages(ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows}, ctx.tree)
-    _growing_list(
+    _paged(
         w,
         r,
         ctx.ledger.size,
@@ -414,8 +378,8 @@ def write_ledger_pages(
         "Ledger",
         "ledger.html",
         layout.ENTRIES,
-        rows.inputs,
         rows,
+        rows.inputs,
         unread=rows.skip,
         progress=progress,
     )
@@ -549,26 +513,43 @@ def _paged(
     template: str,
     twin: str,
     rows: Callable[[int, int], dict[str, Any]],
+    inputs: Callable[[int, int], Any] | None = None,
+    unread: Callable[[int, int], None] | None = None,
     progress: Progress | None = None,
     **extra: Any,
 ) -> None:
     """A list of `total` rows as pages of layout.PAGE_SIZE; `rows(lo, hi)` gives one page's
-    context. Every list of the site goes through here."""
+    context, `extra` what every page shows. Every list of the site goes through here.
+
+    A list that only grows (the ledger, the commitment list) gives `inputs(lo, hi)`: each page
+    is then keyed by it (Renderer.write_keyed) and made by `rows(lo, hi)` only when the memo
+    lacks it (else `unread(lo, hi)` is told); `extra` is part of the key. A full
+    page's rows never change, so only the first page (the way in) and the last say the total: a
+    new row re-renders those two, not every page, but for the row that opens a new page (each
+    pager then says one page more)."""
     pages = max(1, -(-total // layout.PAGE_SIZE))
     for p in range(1, pages + 1):
-        lo, hi = (p - 1) * layout.PAGE_SIZE, p * layout.PAGE_SIZE
+        lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
         page = page_of(p)
-        r.write(
-            w,
-            template,
-            page,
-            title if p == 1 else f"{title}, page {p}",
-            twin,
-            total=total,
-            pager=_pager(p, pages, page_of),
-            **rows(lo, hi),
-            **extra,
-        )
+        pager = _pager(p, pages, page_of)
+        heading = title if p == 1 else f"{title}, page {p}"
+        if inputs is None:
+            r.write(w, template, page, heading, twin, total=total, pager=pager, **rows(lo, hi), **extra)
+        else:
+            shown = total if p in (1, pages) else None
+
+            def make(
+                lo: int = lo,
+                hi: int = hi,
+                pager: dict[str, Any] = pager,
+                shown: int | None = shown,
+                heading: str = heading,
+            ) -> tuple[str, dict[str, Any]]:
+                return heading, {"total": shown, "pager": pager, **rows(lo, hi), **extra}
+
+            made = r.write_keyed(w, template, page, twin, (inputs(lo, hi), pager, shown, heading, extra), make)
+            if not made and unread is not None:
+                unread(lo, hi)
         if progress and (p % 20 == 0 or p == pages):
             progress(f"rendering {title.lower()} pages", p, pages)
 

@@ -51,6 +51,41 @@ def results_from_log(
     registered at `run_at` with `items`, listing `evidence` (the log's entry) if given, and
     every problem found."""
     problems: list[Problem] = []
+    _check_log(log, mapping, run_id, run_at, file, problems)
+    finished = time_text(log.stats.completed_at)
+    by_item = _samples_by_item(log, mapping, run_id, items, file, problems)
+    unrun = _unrun_items(log, mapping, run_id, items, by_item, file, problems)
+    reader = SampleReader(file, map_file, mapping, answers, finished or "", problems)
+    results: list[dict[str, Any]] = []
+    why = (
+        "cancelled" if log.status == "cancelled" else f"stopped by an error: {(log.error and log.error.message) or '?'}"
+    )
+    for item in items:
+        exclusion = mapping.exclude.get(item)
+        if item in unrun and exclusion is not None:
+            # Never tried, so no attempt to set aside: the exclusion as v1 has it.
+            results.append({"item": item, "status": "excluded", "rule": exclusion.rule, "note": exclusion.note})
+        elif item in unrun:
+            results.append({"item": item, "status": "not_run", "note": note_text(f"the evaluation was {why}")})
+        elif len(by_item.get(item, [])) == 1:
+            r = reader.result(item, by_item[item][0])
+            if r is not None:
+                results.append(r)
+    doc: dict[str, Any] = {"type": "run-results", "v": 1, "run": run_id, "finished_at": finished, "results": results}
+    if evidence is not None:
+        doc["evidence"] = [evidence]
+        # Every earlier attempt is in the log too (Inspect keeps a retried error with its
+        # sample): a reader of the chain is told which bytes hold each attempt.
+        for r in results:
+            for a in r.get("attempts", []):
+                a["evidence"] = [evidence["name"]]
+    doc["source"] = source_member(log, data)
+    return doc, problems
+
+
+def _check_log(log: EvalLog, mapping: Mapping, run_id: str, run_at: str, file: str, problems: list[Problem]) -> None:
+    """Record whether the log is of the task and model the mapping states, of a finished
+    evaluation, and of one that started once run `run_id` was registered (at `run_at`)."""
     ev = log.eval
     for key, want, found in (("task", mapping.task, ev.task), ("model", mapping.model, ev.model)):
         if found != want:
@@ -63,8 +98,7 @@ def results_from_log(
                     found=found,
                 )
             )
-    finished = time_text(log.stats.completed_at)
-    if log.status == "started" or finished is None:
+    if log.status == "started" or time_text(log.stats.completed_at) is None:
         problems.append(
             problem(
                 file,
@@ -85,6 +119,13 @@ def results_from_log(
                 found=started,
             )
         )
+
+
+def _samples_by_item(
+    log: EvalLog, mapping: Mapping, run_id: str, items: list[str], file: str, problems: list[Problem]
+) -> dict[str, list[EvalSample]]:
+    """The log's samples by the item of the run each is of, with a problem for a sample of no
+    item or of one the run does not have, and for an item of more than one sample."""
     by_item: dict[str, list[EvalSample]] = defaultdict(list)
     known = set(items)
     for sample in log.samples or []:
@@ -114,6 +155,22 @@ def results_from_log(
                     "an item, since a run spec has repetitions 1 (run the task with epochs=1)",
                 )
             )
+    return by_item
+
+
+def _unrun_items(
+    log: EvalLog,
+    mapping: Mapping,
+    run_id: str,
+    items: list[str],
+    by_item: dict[str, list[EvalSample]],
+    file: str,
+    problems: list[Problem],
+) -> set[str]:
+    """The run's items without a sample because the evaluation stopped before them: it was
+    cancelled or stopped by an error and, when the items are the samples' ids and the log says
+    which samples it planned, they were planned. Any other item without a sample is a problem."""
+    ev = log.eval
     planned = {str(i) for i in ev.dataset.sample_ids} if ev.dataset.sample_ids is not None else None
     missing = [i for i in items if i not in by_item]
     unrun = {
@@ -133,29 +190,4 @@ def results_from_log(
                 + (" (a log written with log_samples=False keeps none)" if log.samples is None else ""),
             )
         )
-    reader = SampleReader(file, map_file, mapping, answers, finished or "", problems)
-    results: list[dict[str, Any]] = []
-    why = (
-        "cancelled" if log.status == "cancelled" else f"stopped by an error: {(log.error and log.error.message) or '?'}"
-    )
-    for item in items:
-        exclusion = mapping.exclude.get(item)
-        if item in unrun and exclusion is not None:
-            # Never tried, so no attempt to set aside: the exclusion as v1 has it.
-            results.append({"item": item, "status": "excluded", "rule": exclusion.rule, "note": exclusion.note})
-        elif item in unrun:
-            results.append({"item": item, "status": "not_run", "note": note_text(f"the evaluation was {why}")})
-        elif len(by_item.get(item, [])) == 1:
-            r = reader.result(item, by_item[item][0])
-            if r is not None:
-                results.append(r)
-    doc: dict[str, Any] = {"type": "run-results", "v": 1, "run": run_id, "finished_at": finished, "results": results}
-    if evidence is not None:
-        doc["evidence"] = [evidence]
-        # Every earlier attempt is in the log too (Inspect keeps a retried error with its
-        # sample): a reader of the chain is told which bytes hold each attempt.
-        for r in results:
-            for a in r.get("attempts", []):
-                a["evidence"] = [evidence["name"]]
-    doc["source"] = source_member(log, data)
-    return doc, problems
+    return unrun

@@ -611,178 +611,17 @@ def certificate_view(
     """`answers` holds the answer keys of public-gate items (item id → field → {value, …}), so
     that a public result shows each expected value beside its output; `commitment` gives a sealed
     item's row in the commitment list."""
-    doc, m, spec = c.doc, c.methodology, c.spec
-    rules = spec.get("exclusion_rules", [])
-    shown: list[ResultView] = []
-    sealed: list[ResultView] = []
-    not_scored: list[ResultView] = []
-    lineage: list[Lineage] = []
-    score_edits: list[ScoreEditRow] = []
-    for r in doc["results"]:
-        item, status = r["item"], r["status"]
-        details = c.details.get(item)
-        opened: dict[str, Any] | None = r if c.public else (details.doc["result"] if details is not None else None)
-        tried = lineage_of(item, opened if opened is not None else r, opened is not None, rules, STATUS_WORDS)
-        if tried is not None:
-            lineage.append(tried)
-        edits = opened.get(SCORE_EDITS) if opened is not None else None
-        score_edits += [
-            ScoreEditRow(
-                item,
-                f"result-{item}",
-                e["scorer"],
-                json.dumps(e["from"], ensure_ascii=False, sort_keys=True),
-                json.dumps(e["to"], ensure_ascii=False, sort_keys=True),
-                e["by"],
-                e["at"],
-                e["reason"],
-            )
-            for e in (edits if isinstance(edits, list) else [])
-        ]
-        base = {
-            "item": item,
-            "anchor": f"result-{item}",
-            "status": status,
-            "status_text": STATUS_WORDS.get(status, status),
-            "item_page": layout.item_page(item) if item in revealed else None,
-            "shown": opened is not None,
-            "details_hash": r.get("details"),
-            "details_path": details.path if details is not None else None,
-            "commitment_link": commitment(item) if commitment is not None and item not in revealed else None,
-        }
-        if status == SCORED:
-            if opened is None:
-                sealed.append(ResultView(**base))
-                continue
-            values = [similarity_value(f["similarity"]) for f in opened["fields"]]
-            answer = answers.get(item) if answers is not None and c.public else None
-            fields = tuple(_field_view(f, v, m, answer) for f, v in zip(opened["fields"], values, strict=True))
-            if (
-                opened["passed"] is True
-            ):  # rechecked by the build: the score reaches the threshold and every floor is met
-                outcome = (
-                    f"passed: score {opened['score']} is at least the threshold {m.item_threshold_text} and "
-                    "every field reaches its tier's floor"
-                )
-            else:
-                engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), m)
-                outcome = _outcome(engine, m.item_threshold_text)
-            shown.append(
-                ResultView(
-                    **base,
-                    score=opened["score"],
-                    score_short=readable_view.rounded(opened["score"], 2),
-                    passed=opened["passed"],
-                    outcome=outcome,
-                    fields=fields,
-                )
-            )
-        else:
-            rule = opened.get("rule") if opened is not None else None
-            rule_text = rules[rule] if isinstance(rule, int) and 0 <= rule < len(rules) else None
-            not_scored.append(
-                ResultView(
-                    **base, note=opened.get("note") if opened is not None else None, rule=rule, rule_text=rule_text
-                )
-            )
-
-    s = doc["summary"]
-    counts = [
-        CountRow("Total results", s["total"], "one per item of the run spec"),
-        CountRow("Scored", s["scored"], "only these count toward the pass rate", SCORED),
-        CountRow("Passed", s["passed"], "scored results that passed"),
-        CountRow("Failed", s["scored"] - s["passed"], "scored results that failed"),
-    ]
-    counts += [CountRow(f"Not scored: {STATUS_WORDS[k]}", s[k], STATUS_MEANING[k], k) for k in NON_SCORED]
-    if s["scored"]:
-        rate_sentence = (
-            f"{s['passed']} of {s['scored']} scored results passed: a pass rate of {s['pass_rate']} %, with a 95 % "
-            f"Wilson score interval of {s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %."
-        )
-    else:
-        rate_sentence = (
-            "No result was scored: the pass rate is taken as 0 % and its interval spans everything, "
-            f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %."
-        )
-    non_scored = s["total"] - s["scored"]
-    if non_scored:
-        rate_sentence += (
-            f" The {_plural(non_scored, 'non-scored result')} {'is' if non_scored == 1 else 'are'} not counted as "
-            "failures; "
-            f"counted as failures {'it' if non_scored == 1 else 'they'} would "
-            f"give {s['worst_case_pass_rate']} % (the worst case, grade {doc['worst_case_grade']}), counted as passes "
-            f"{s['best_case_pass_rate']} % (the best case, grade {doc['best_case_grade']})."
-        )
-    else:
-        rate_sentence += " Every result was scored, so the worst and best cases equal the pass rate."
-
-    record = c.grader_record
-    proposed = record.doc.get("proposed_json") if record is not None else None
-    bullets: tuple[Bullet, ...] = ()
-    if record is not None:
-        scored_ids = {r["item"] for r in doc["results"] if r["status"] == SCORED}
-        kept, _ = keep_bullets(record.doc.get("rationale"), scored_ids)
-        bullets = tuple(Bullet(b["text"], tuple(b["evidence_refs"])) for b in kept)
-        waiting = ""
-    else:
-        items = spec.get("items", [])
-        sealed_left = sum(1 for i in items if i not in revealed)
-        waiting = (
-            "The grader record is not published yet: on a secret gate the grading model's words may quote the "
-            "answers of "
-            f"sealed items, so the record is published once every item of this certificate has been revealed "
-            f"({len(items) - sealed_left} of {len(items)} revealed so far). Its hash is fixed in the signed "
-            "certificate above."
-        )
-    grader = GraderView(
-        doc["grader"]["record"],
-        doc["grader"]["kept"],
-        doc["grader"]["dropped"],
-        record is not None,
-        record.path if record is not None else None,
-        proposed if isinstance(proposed, str) else None,
-        bullets,
-        waiting,
-    )
-
-    # The headline rates from the counts, exactly (format v1 §5), to be rounded for reading on
-    # the right side of every grade's cut-off; the published 4-decimal figures are the table's.
-    passed, scored, total = s["passed"], s["scored"], s["total"]
-    rate = Fraction(100 * passed, scored) if scored else Fraction(0)
-    worst = Fraction(100 * passed, total) if total else Fraction(0)
-    best = Fraction(100 * (passed + total - scored), total) if total else Fraction(0)
-    cutoffs = [(g.name, g.min_pass_rate, g.min_pass_rate_text or "") for g in m.grades if g.min_pass_rate is not None]
-    rate_short, rate_note = readable_view.rate_for_reading(rate, cutoffs)
+    doc, m, spec, s = c.doc, c.methodology, c.spec, c.doc["summary"]
+    results = _result_views(c, revealed, answers, commitment)
+    grader = _grader_view(c, revealed)
+    rate_short, rate_note, worst_short, best_short = _rates_for_reading(s, m)
     expires = doc.get("expires_at")
-    if expires is None:
-        expiry_text = "does not expire"
-    elif is_expired(expires, generated_at):
-        expiry_text = f"{expires}: expired as of this release; expiry is a state, not a failure"
-    else:
-        expiry_text = expires
     name, version, org = _subject_text(doc.get("subject"))
     subject_id = _subject_id(doc.get("subject"))
-    lo, hi = doc["band"]
     gate = str(doc.get("gate"))
     gate_name = gate_names.get(gate, gate)
     state = validity(doc["verdict"], revocation is not None, is_expired(expires, generated_at))
     system = f"{name} {version}".strip()
-    failed = [r for r in shown if r.passed is False]
-    what_failed = [f"Item {r.item}: {r.outcome}." for r in failed]
-    sealed_failed = (s["scored"] - s["passed"]) - len(failed)
-    if sealed_failed > 0:
-        what_failed.append(
-            f"{_plural(sealed_failed, 'sealed result')} failed, by the certificate's count; which ones stays sealed "
-            "until their items are retired."
-        )
-    for r in not_scored:
-        what_failed.append(f"Item {r.item} was not scored ({r.status_text}); it is counted apart, not as a failure.")
-    exact = [
-        ("Pass rate", f"{s['pass_rate']} %"),
-        ("95 % Wilson interval", f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %"),
-        ("Worst-case pass rate", f"{s['worst_case_pass_rate']} %"),
-        ("Best-case pass rate", f"{s['best_case_pass_rate']} %"),
-    ] + [(f"Item score of {r.item}", str(r.score)) for r in shown]
     return CertificateView(
         serial=c.serial,
         run=c.run,
@@ -805,21 +644,21 @@ def certificate_view(
         worst_case_grade=doc["worst_case_grade"],
         best_case_grade=doc["best_case_grade"],
         min_grade=m.min_grade,
-        band=(lo, hi),
+        band=(doc["band"][0], doc["band"][1]),
         score=doc["score"],
         score_rule=doc["score_rule"],
         score_rule_words=SCORE_RULE_WORDS.get(doc["score_rule"], doc["score_rule"]),
-        score_sentence=score_sentence(doc, grader.proposed_json, record is not None),
+        score_sentence=score_sentence(doc, grader.proposed_json, grader.published),
         pass_rate=s["pass_rate"],
         ci_low=s["pass_rate_ci95"][0],
         ci_high=s["pass_rate_ci95"][1],
         worst_case_rate=s["worst_case_pass_rate"],
         best_case_rate=s["best_case_pass_rate"],
-        rate_sentence=rate_sentence,
-        counts=tuple(counts),
-        scored_shown=tuple(shown),
-        scored_sealed=tuple(sealed),
-        not_scored=tuple(not_scored),
+        rate_sentence=_rate_sentence(doc),
+        counts=_count_rows(s),
+        scored_shown=tuple(results.shown),
+        scored_sealed=tuple(results.sealed),
+        not_scored=tuple(results.not_scored),
         grader=grader,
         judge=judge_text(spec.get("judge")),
         judge_pins=judge_pins(spec.get("judge")),
@@ -831,7 +670,7 @@ def certificate_view(
         issued_at=doc["issued_at"],
         finished_at=doc["finished_at"],
         expires_at=expires,
-        expiry_text=expiry_text,
+        expiry_text=_expiry_text(expires, generated_at),
         asserted=c.asserted,
         expired=is_expired(expires, generated_at),
         revoked_at=revocation.at if revocation else None,
@@ -845,19 +684,239 @@ def certificate_view(
         decisive=doc["verdict"] != "incomplete",
         pass_rate_short=rate_short,
         pass_rate_note=rate_note,
-        worst_case_rate_short=readable_view.rate_for_reading(worst, cutoffs)[0],
-        lineage=tuple(lineage),
-        score_edits=tuple(score_edits),
+        worst_case_rate_short=worst_short,
+        lineage=tuple(results.lineage),
+        score_edits=tuple(results.score_edits),
         evidence=evidence_rows(doc, {rel for rel, _ in c.evidence}, revealed),
         agreement=agreement_views(c.evidence),
-        best_case_rate_short=readable_view.rate_for_reading(best, cutoffs)[0],
+        best_case_rate_short=best_short,
         interval_words=readable_view.interval_words(s["scored"], *s["pass_rate_ci95"]),
-        what_failed=tuple(what_failed),
-        exact=tuple(exact),
+        what_failed=_what_failed(s, results),
+        exact=_exact_values(s, results),
         entry=layout.ledger_entry(c.index),
         revocation_entry=layout.ledger_entry(revocation.index) if revocation else None,
         system_page=layout.system_page(subject_id) if subject_id else None,
     )
+
+
+@dataclass
+class _Results:
+    """A certificate's results as its page shows them, each list in result order."""
+
+    shown: list[ResultView] = dataclasses.field(default_factory=list)  # scored, and open to read
+    sealed: list[ResultView] = dataclasses.field(default_factory=list)  # scored, and sealed
+    not_scored: list[ResultView] = dataclasses.field(default_factory=list)
+    lineage: list[Lineage] = dataclasses.field(default_factory=list)
+    score_edits: list[ScoreEditRow] = dataclasses.field(default_factory=list)
+
+
+def _result_views(
+    c: CertificateRecord,
+    revealed: Any,
+    answers: Mapping[str, Mapping[str, Any]] | None,
+    commitment: Callable[[str], str | None] | None,
+) -> _Results:
+    """Each result of `c`, opened where it can be read (on a public gate, or once its details
+    document is published), with the attempts and score edits an opened one shows."""
+    m = c.methodology
+    rules = c.spec.get("exclusion_rules", [])
+    out = _Results()
+    for r in c.doc["results"]:
+        item, status = r["item"], r["status"]
+        details = c.details.get(item)
+        opened: dict[str, Any] | None = r if c.public else (details.doc["result"] if details is not None else None)
+        tried = lineage_of(item, opened if opened is not None else r, opened is not None, rules, STATUS_WORDS)
+        if tried is not None:
+            out.lineage.append(tried)
+        out.score_edits += _score_edit_rows(item, opened)
+        base = {
+            "item": item,
+            "anchor": f"result-{item}",
+            "status": status,
+            "status_text": STATUS_WORDS.get(status, status),
+            "item_page": layout.item_page(item) if item in revealed else None,
+            "shown": opened is not None,
+            "details_hash": r.get("details"),
+            "details_path": details.path if details is not None else None,
+            "commitment_link": commitment(item) if commitment is not None and item not in revealed else None,
+        }
+        if status != SCORED:
+            rule = opened.get("rule") if opened is not None else None
+            rule_text = rules[rule] if isinstance(rule, int) and 0 <= rule < len(rules) else None
+            note = opened.get("note") if opened is not None else None
+            out.not_scored.append(ResultView(**base, note=note, rule=rule, rule_text=rule_text))
+        elif opened is None:
+            out.sealed.append(ResultView(**base))
+        else:
+            answer = answers.get(item) if answers is not None and c.public else None
+            out.shown.append(_scored_view(base, opened, m, answer))
+    return out
+
+
+def _score_edit_rows(item: str, opened: dict[str, Any] | None) -> list[ScoreEditRow]:
+    edits = opened.get(SCORE_EDITS) if opened is not None else None
+    return [
+        ScoreEditRow(
+            item,
+            f"result-{item}",
+            e["scorer"],
+            json.dumps(e["from"], ensure_ascii=False, sort_keys=True),
+            json.dumps(e["to"], ensure_ascii=False, sort_keys=True),
+            e["by"],
+            e["at"],
+            e["reason"],
+        )
+        for e in (edits if isinstance(edits, list) else [])
+    ]
+
+
+def _scored_view(
+    base: dict[str, Any], opened: dict[str, Any], m: Methodology, answer: Mapping[str, Any] | None
+) -> ResultView:
+    """A scored result open to read: its fields (beside the answer key, on a public gate) and
+    why it passed or failed."""
+    values = [similarity_value(f["similarity"]) for f in opened["fields"]]
+    fields = tuple(_field_view(f, v, m, answer) for f, v in zip(opened["fields"], values, strict=True))
+    if opened["passed"] is True:  # rechecked by the build: the score reaches the threshold and every floor is met
+        outcome = (
+            f"passed: score {opened['score']} is at least the threshold {m.item_threshold_text} and "
+            "every field reaches its tier's floor"
+        )
+    else:
+        engine = score_item(((fv.name, fv.tier, v) for fv, v in zip(fields, values, strict=True)), m)
+        outcome = _outcome(engine, m.item_threshold_text)
+    return ResultView(
+        **base,
+        score=opened["score"],
+        score_short=readable_view.rounded(opened["score"], 2),
+        passed=opened["passed"],
+        outcome=outcome,
+        fields=fields,
+    )
+
+
+def _count_rows(s: dict[str, Any]) -> tuple[CountRow, ...]:
+    """The counts table, from the certificate's summary `s`."""
+    counts = [
+        CountRow("Total results", s["total"], "one per item of the run spec"),
+        CountRow("Scored", s["scored"], "only these count toward the pass rate", SCORED),
+        CountRow("Passed", s["passed"], "scored results that passed"),
+        CountRow("Failed", s["scored"] - s["passed"], "scored results that failed"),
+    ]
+    counts += [CountRow(f"Not scored: {STATUS_WORDS[k]}", s[k], STATUS_MEANING[k], k) for k in NON_SCORED]
+    return tuple(counts)
+
+
+def _rate_sentence(doc: dict[str, Any]) -> str:
+    """The pass rate, its interval and its worst and best cases, in words."""
+    s = doc["summary"]
+    if s["scored"]:
+        rate_sentence = (
+            f"{s['passed']} of {s['scored']} scored results passed: a pass rate of {s['pass_rate']} %, with a 95 % "
+            f"Wilson score interval of {s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %."
+        )
+    else:
+        rate_sentence = (
+            "No result was scored: the pass rate is taken as 0 % and its interval spans everything, "
+            f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %."
+        )
+    non_scored = s["total"] - s["scored"]
+    if non_scored:
+        rate_sentence += (
+            f" The {_plural(non_scored, 'non-scored result')} {'is' if non_scored == 1 else 'are'} not counted as "
+            "failures; "
+            f"counted as failures {'it' if non_scored == 1 else 'they'} would "
+            f"give {s['worst_case_pass_rate']} % (the worst case, grade {doc['worst_case_grade']}), counted as passes "
+            f"{s['best_case_pass_rate']} % (the best case, grade {doc['best_case_grade']})."
+        )
+    else:
+        rate_sentence += " Every result was scored, so the worst and best cases equal the pass rate."
+    return rate_sentence
+
+
+def _grader_view(c: CertificateRecord, revealed: Any) -> GraderView:
+    """The grader record: its kept bullets once published, else why it waits."""
+    doc, record = c.doc, c.grader_record
+    proposed = record.doc.get("proposed_json") if record is not None else None
+    bullets: tuple[Bullet, ...] = ()
+    if record is not None:
+        scored_ids = {r["item"] for r in doc["results"] if r["status"] == SCORED}
+        kept, _ = keep_bullets(record.doc.get("rationale"), scored_ids)
+        bullets = tuple(Bullet(b["text"], tuple(b["evidence_refs"])) for b in kept)
+        waiting = ""
+    else:
+        items = c.spec.get("items", [])
+        sealed_left = sum(1 for i in items if i not in revealed)
+        waiting = (
+            "The grader record is not published yet: on a secret gate the grading model's words may quote the "
+            "answers of "
+            f"sealed items, so the record is published once every item of this certificate has been revealed "
+            f"({len(items) - sealed_left} of {len(items)} revealed so far). Its hash is fixed in the signed "
+            "certificate above."
+        )
+    return GraderView(
+        doc["grader"]["record"],
+        doc["grader"]["kept"],
+        doc["grader"]["dropped"],
+        record is not None,
+        record.path if record is not None else None,
+        proposed if isinstance(proposed, str) else None,
+        bullets,
+        waiting,
+    )
+
+
+def _rates_for_reading(s: dict[str, Any], m: Methodology) -> tuple[str, str, str, str]:
+    """The pass rate rounded for reading with the note on its rounding, and the worst and best
+    cases rounded."""
+    # The headline rates from the counts, exactly (format v1 §5), to be rounded for reading on
+    # the right side of every grade's cut-off; the published 4-decimal figures are the table's.
+    passed, scored, total = s["passed"], s["scored"], s["total"]
+    rate = Fraction(100 * passed, scored) if scored else Fraction(0)
+    worst = Fraction(100 * passed, total) if total else Fraction(0)
+    best = Fraction(100 * (passed + total - scored), total) if total else Fraction(0)
+    cutoffs = [(g.name, g.min_pass_rate, g.min_pass_rate_text or "") for g in m.grades if g.min_pass_rate is not None]
+    rate_short, rate_note = readable_view.rate_for_reading(rate, cutoffs)
+    return (
+        rate_short,
+        rate_note,
+        readable_view.rate_for_reading(worst, cutoffs)[0],
+        readable_view.rate_for_reading(best, cutoffs)[0],
+    )
+
+
+def _expiry_text(expires: str | None, generated_at: str) -> str:
+    if expires is None:
+        return "does not expire"
+    if is_expired(expires, generated_at):
+        return f"{expires}: expired as of this release; expiry is a state, not a failure"
+    return expires
+
+
+def _exact_values(s: dict[str, Any], results: _Results) -> tuple[tuple[str, str], ...]:
+    """The exact values table: the published rates and each open result's item score."""
+    return (
+        ("Pass rate", f"{s['pass_rate']} %"),
+        ("95 % Wilson interval", f"{s['pass_rate_ci95'][0]} % to {s['pass_rate_ci95'][1]} %"),
+        ("Worst-case pass rate", f"{s['worst_case_pass_rate']} %"),
+        ("Best-case pass rate", f"{s['best_case_pass_rate']} %"),
+        *((f"Item score of {r.item}", str(r.score)) for r in results.shown),
+    )
+
+
+def _what_failed(s: dict[str, Any], results: _Results) -> tuple[str, ...]:
+    """What did not pass, item by item where the result is open, by count where it is sealed."""
+    failed = [r for r in results.shown if r.passed is False]
+    what_failed = [f"Item {r.item}: {r.outcome}." for r in failed]
+    sealed_failed = (s["scored"] - s["passed"]) - len(failed)
+    if sealed_failed > 0:
+        what_failed.append(
+            f"{_plural(sealed_failed, 'sealed result')} failed, by the certificate's count; which ones stays sealed "
+            "until their items are retired."
+        )
+    for r in results.not_scored:
+        what_failed.append(f"Item {r.item} was not scored ({r.status_text}); it is counted apart, not as a failure.")
+    return tuple(what_failed)
 
 
 @dataclass(frozen=True)
