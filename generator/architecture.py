@@ -15,8 +15,8 @@ GENERATOR: dict[str, tuple[str, ...]] = {
     "core": ("core",),
     "program": ("core", "program"),
     "state": ("core", "program", "state"),
-    "witness": ("core", "witness"),
-    "monitor": ("core", "monitor"),
+    "witness": ("core", "state.witness_state", "witness"),
+    "monitor": ("core", "state.monitor_state", "monitor"),
     "importers": ("core", "program", "importers"),
     "build": ("core", "program", "state", "witness", "build"),
     "site.views": ("core", "site.views", "build.gather"),
@@ -28,7 +28,7 @@ GENERATOR: dict[str, tuple[str, ...]] = {
 # (importing module, imported module): why this edge crosses the layers of GENERATOR.
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("program.ledgerfile", "state.ledger_cache"): "reading the ledger starts from the replay remembered last time",
-    ("state.page_memo", "build.writer"): "a page unchanged since the last release is hard-linked through the writer",
+    ("state.page_cache", "build.writer"): "a page unchanged since the last release is hard-linked through the writer",
 }
 
 # The verifier (generator/verifier/), lowest first; its root holds `__init__` (the generator's

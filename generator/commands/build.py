@@ -30,8 +30,8 @@ from generator.program.datadir import Paths
 from generator.program.ledgerfile import ledger_lines, reading
 from generator.site import feeds, pages, parallel, search
 from generator.site.views import links_view, systems_view, view_models
-from generator.state import build_record
-from generator.state.page_memo import PageMemo, memo_path
+from generator.state import build_cache
+from generator.state.page_cache import PageMemo, memo_path
 from generator.verifier import sha256_hex, tile_paths
 
 # Set by the test suite: a bug in the published verifier raises there, instead of being reported
@@ -103,12 +103,12 @@ def _build(
     with reading(paths):
         asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
         if not full and not asks_witnesses:
-            last = build_record.unchanged_by_identity(paths, out, offline)
+            last = build_cache.unchanged_by_identity(paths, out, offline)
             if last is not None:
                 return _nothing_to_do(out, last, strict, started)
         # A build that asks witnesses is never skipped, so its inputs are not worth reading.
-        inputs = None if asks_witnesses else build_record.read_inputs(paths, out, offline)
-        last = None if full or inputs is None else build_record.unchanged(paths, inputs, out)
+        inputs = None if asks_witnesses else build_cache.read_inputs(paths, out, offline)
+        last = None if full or inputs is None else build_cache.unchanged(paths, inputs, out)
         if last is not None:
             return _nothing_to_do(out, last, strict, started)
         ctx = gather(paths, progress, use_snapshot=not full)
@@ -153,7 +153,7 @@ def _build(
     try:
         if progress:
             progress("verifying the built site", 0, 1)
-        shape = build_record.site_shape(staging.path) if inputs is not None else None
+        shape = build_cache.site_shape(staging.path) if inputs is not None else None
         report = self_check(staging.path, vkey, paths.private / "cache" / "verify", out, full)
         if not report.ok:
             raise VerificationFailed(report.render())
@@ -173,14 +173,14 @@ def _build(
         if inputs is not None:
             inputs.archived(paths.checkpoints_dir, name, data)
     if inputs is not None:
-        said = build_record.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
-        site = build_record.site_digest(out, writer.hashes)
+        said = build_cache.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
+        site = build_cache.site_digest(out, writer.hashes)
         cleanup.wait()  # the last release gone: the identities recorded are those that stay
-        build_record.save(paths, inputs, site, said, out, offline, shape)
+        build_cache.save(paths, inputs, site, said, out, offline, shape)
     return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
 
 
-def _nothing_to_do(out: Path, last: build_record.Published, strict: bool, started: float) -> BuildResult:
+def _nothing_to_do(out: Path, last: build_cache.Published, strict: bool, started: float) -> BuildResult:
     """The result of a build whose inputs and site are those the last build read and published:
     that build's, with nothing written (and its warnings, errors under --strict, said again)."""
     if strict and last.warnings:
@@ -211,7 +211,7 @@ def write_site(
 
     `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
     checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness.
-    `memo` knows what each of the last release's pages was made from (generator.state.page_memo)."""
+    `memo` knows what each of the last release's pages was made from (generator.state.page_cache)."""
     r = pages.renderer(ctx, memo)
     keys = artifacts.build_keys(ctx)
     # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.

@@ -21,7 +21,7 @@ import markupsafe
 from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.core.digest import Unhashable, digest_of, pickled
-from generator.state.page_memo import PageMemo
+from generator.state.page_cache import PageMemo
 
 
 def template_dir() -> str:
@@ -126,7 +126,7 @@ class Renderer:
 
     def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
         """Render a page into `w` (on another core, with a `pool`), or take the last release's file
-        when the memo has it made from the very same values (generator.state.page_memo)."""
+        when the memo has it made from the very same values (generator.state.page_cache)."""
         parts = (template, page_path, title, twin, context, self.common, self.nav)
         payload = pickled(parts)
         try:
