@@ -28,7 +28,6 @@ GENERATOR: dict[str, tuple[str, ...]] = {
 # (importing module, imported module): why this edge crosses the layers of GENERATOR.
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("program.ledgerfile", "state.ledger_cache"): "reading the ledger starts from the replay remembered last time",
-    ("state.page_cache", "build.writer"): "a page unchanged since the last release is hard-linked through the writer",
 }
 
 # The verifier (generator/verifier/), lowest first; its root holds `__init__` (the generator's
