@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key
 
-.PHONY: site test lint verify serve bench conformance clean demo-data bundle screenshots
+.PHONY: site test lint verify serve bench conformance clean demo-data bundle screenshots architecture
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ serve: $(STAMP) $(ARCHIVE)
 bundle: $(STAMP)
 	$(BIN)/python -m generator.verifier.bundle
 	$(BIN)/python tools/release_table.py docs/verifier-releases.md
+
+# ARCHITECTURE.md's tables of folders and modules and its list of the build's steps are generated
+# from generator/architecture.py, the docstrings and generator/commands/build_steps.py.
+architecture: $(STAMP)
+	$(BIN)/python tools/architecture_doc.py
 
 # PNGs of every kind of page at 390 and 1280 px, of a fresh build of the demo, for review.
 screenshots: $(STAMP)

@@ -1,34 +1,79 @@
-"""The map of the code: which folder's modules may import which folders, in one place.
+"""The map of the code: which folder's modules may import which folders and modules, in one place.
 
-ARCHITECTURE.md describes it and tests/test_structure.py enforces it. A module belongs to the
-most specific folder the map names (`site.views` before `site`; "" is the package's root:
-`cli`, `__main__`, this map). It may import the modules of the folders its entry lists, and
-besides them only the standard library, its dependencies and, in the generator, the names the
-verifier declares in `generator.verifier.__all__`. The generator's data flows one way, from a
-program's files to the site: no folder imports a folder above it. The few edges that cross the
-layers are named one by one in EXCEPTIONS, each with its reason. The verifier has a map of its
-own and imports nothing of the generator.
+ARCHITECTURE.md is generated from it and from the docstrings (tools/architecture_doc.py), and
+tests/test_structure.py enforces it. A module belongs to the most specific line of the map that
+names it (`build.gather` before `build`, `site.views` before `site`; "" is the package's root:
+`cli`, `__main__`, this map). It may import the modules of the folders and the modules its line
+lists, and besides them only the standard library, its dependencies and, in the generator, the
+names the verifier declares in `generator.verifier.__all__`. The generator's data flows one way,
+from a program's files to the site: no folder imports a folder above it. A line names a single
+module of another folder when the folder needs only that one (`NARROW` says why); a module has a
+line of its own when it must import less than its folder (`OWN_LINES` says why); the few edges
+that cross the layers are named one by one in `EXCEPTIONS`, each with its reason. The verifier
+has a map of its own and imports nothing of the generator.
 """
 
 # The generator, lowest layer first.
 GENERATOR: dict[str, tuple[str, ...]] = {
     "core": ("core",),
     "program": ("core", "program"),
-    "state": ("core", "program", "state"),
-    "witness": ("core", "witness"),
-    "monitor": ("core", "monitor"),
+    "state": ("core", "program.datadir", "program.sealed", "state"),
+    "witness": ("core", "state.witness_state", "witness"),
+    "monitor": ("core", "state.monitor_state", "monitor"),
     "importers": ("core", "program", "importers"),
-    "build": ("core", "program", "state", "witness", "build"),
-    "site.views": ("core", "site.views", "build.gather"),
-    "site": ("core", "program", "state", "build", "site"),
+    "build.writer": ("core", "build.previous_release"),
+    "build.gather": ("core", "program", "state"),
+    "build": ("core", "program.datadir", "program.ledgerfile", "state.archive_cache", "witness.server", "build"),
+    "site.views": ("core", "build.gather", "site.views"),
+    "site": (
+        "core",
+        "program.ledgerfile",
+        "program.methodology_files",
+        "state.page_cache",
+        "build.gather",
+        "build.previous_release",
+        "build.writer",
+        "build.artifacts",
+        "site",
+    ),
     "commands": ("core", "program", "state", "witness", "monitor", "importers", "build", "site", "commands"),
-    "": ("core", "program", "state", "witness", "monitor", "importers", "build", "site", "commands", ""),
+    "": ("commands", "core.generator_errors", "program.datadir", ""),
+}
+
+# (line of the map, the one module of another folder it lists): why that module, and only it.
+NARROW: dict[tuple[str, str], str] = {
+    ("state", "program.datadir"): "where the private directory's cache/ lies, and the ledger file a cache is bound to",
+    ("state", "program.sealed"): "an item's digest is remade from its committed document, revealed or sealed",
+    ("witness", "state.witness_state"): "the latest checkpoint it cosigned per log, its own state",
+    ("monitor", "state.monitor_state"): "the key it pinned and the checkpoint it saw per log, its own state",
+    ("build.writer", "build.previous_release"): "a file the last release holds with the same bytes is hard-linked",
+    ("build", "program.datadir"): "where the program's files lie (the policy, the cosignatures, the private keys)",
+    ("build", "program.ledgerfile"): "the ledger's lines, streamed into the entries and compared with the last release",
+    ("build", "state.archive_cache"): "which archive this builder wrote last, so that its members are copied",
+    ("build", "witness.server"): "the witness's protocol, to ask the policy's witnesses for cosignatures",
+    ("site.views", "build.gather"): "the gathered context's types, which the views turn into words",
+    ("site", "program.ledgerfile"): "the ledger's lines, streamed into the ledger pages and the feeds",
+    ("site", "program.methodology_files"): "a methodology's parameters described in words",
+    ("site", "state.page_cache"): "what each page of the last release was made from, so that only changed pages render",
+    ("site", "build.gather"): "the gathered context, the one input of every page",
+    ("site", "build.previous_release"): "the last release's search shards, taken when their pages did not change",
+    ("site", "build.writer"): "the staging writer every page is written through",
+    ("site", "build.artifacts"): "the documents a page shows as they are published (keys, commitments, verify.py)",
+    ("", "core.generator_errors"): "the generator's one error tree, turned into a message and its exit status",
+    ("", "program.datadir"): "the program's two directories (--data, --private, their environment variables) resolved "
+    "into the Paths every command takes, and the warning when the private one lies where it would be published",
+}
+
+# A module with a line of its own: why it may import less than the rest of its folder.
+OWN_LINES: dict[str, str] = {
+    "build.writer": "the writer writes bytes and knows no document: it imports nothing else of the build",
+    "build.gather": "gathering reads and checks every input and writes nothing: it imports no other build module, "
+    "so neither the writer nor a signer",
 }
 
 # (importing module, imported module): why this edge crosses the layers of GENERATOR.
 EXCEPTIONS: dict[tuple[str, str], str] = {
     ("program.ledgerfile", "state.ledger_cache"): "reading the ledger starts from the replay remembered last time",
-    ("state.page_memo", "build.writer"): "a page unchanged since the last release is hard-linked through the writer",
 }
 
 # The verifier (generator/verifier/), lowest first; its root holds `__init__` (the generator's
@@ -44,9 +89,10 @@ VERIFIER: dict[str, tuple[str, ...]] = {
 
 
 def folder_of(module: str, layers: dict[str, tuple[str, ...]]) -> str:
-    """The folder of the map a dotted module (relative to its package) belongs to."""
+    """The line of the map a dotted module (relative to its package) belongs to: its own, or its
+    folder's, the most specific first."""
     parts = module.split(".")
-    for n in range(len(parts) - 1, 0, -1):
+    for n in range(len(parts), 0, -1):
         if ".".join(parts[:n]) in layers:
             return ".".join(parts[:n])
     return ""
@@ -59,5 +105,6 @@ def may_import(
     if exceptions and layers is GENERATOR and (importer, imported) in EXCEPTIONS:
         return True
     allowed = layers[folder_of(importer, layers)]
-    target = folder_of(imported, layers)
-    return target in allowed or any(imported == a or imported.startswith(a + ".") for a in allowed if a)
+    return any(imported == a or imported.startswith(a + ".") for a in allowed if a) or (
+        "" in allowed and folder_of(imported, layers) == ""
+    )

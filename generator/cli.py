@@ -1,7 +1,10 @@
 """The `transparency` command: a thin layer of click over generator.commands.
 
-Each command resolves the program's directories, calls one function, and prints what happened.
-Exit status: 0 ok, 1 verification failed, 2 bad input or usage.
+Each command resolves the program's directories, calls one function of generator.commands, and
+prints what happened. Exit status: 0 ok, 1 verification failed, 2 bad input or usage. Besides
+the commands it imports only the generator's error tree (for the message and exit status), the
+program's directories (its --data and --private options) and the verifier's safe printing:
+generator/architecture.py's root line, which the tests enforce.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ import click
 
 from generator import __version__
 from generator.commands.monitor_site import EVENT_TYPES
-from generator.core.generator_errors import InputError, TransparencyError, problem
-from generator.program.datadir import ENV_DATA, ENV_PRIVATE, Paths
+from generator.core.generator_errors import TransparencyError
+from generator.program.datadir import ENV_DATA, ENV_PRIVATE, Paths, unsafe_private_place
 from generator.verifier import printable, safe_json
 
 DEMO_WARNING = (
@@ -203,16 +206,10 @@ def init(
     directory lies inside the data directory or a git work tree, where it would be published.
     """
     from generator.commands.gate import GateSpec
-    from generator.commands.init import init_program
-    from generator.program.datadir import unsafe_private_place
+    from generator.commands.init import init_program, methodology_option
 
-    if (params is None) != (prose is None):
-        given, missing = ("--methodology", "--prose") if prose is None else ("--prose", "--methodology")
-        raise InputError(
-            [problem(given, f"comes with {missing}: a methodology is its parameters and its prose, published together")]
-        )
+    methodology = methodology_option(params, prose)
     paths = _paths(ctx)
-    methodology = (params, prose) if params is not None and prose is not None else None
     gate_list: list[GateSpec | str] = list(gates or ("a:Gate A:public", "b:Gate B:secret"))
     new_private = not paths.private.exists()
     signer = init_program(paths, name, origin, gate_list, description, at, methodology=methodology)
@@ -773,7 +770,6 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     told without reading them; otherwise by reading every byte.
     """
     from generator.commands.build import build as build_site
-    from generator.program.datadir import unsafe_private_place
 
     progress = ProgressPrinter()
     paths = _paths(ctx)

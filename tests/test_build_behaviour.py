@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, BuiltSite, copy_demo_data, item, write_items
 
+from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_ledger_extends
 from generator.commands import build as build_module
 from generator.commands.build import build
@@ -172,12 +173,16 @@ def test_a_ledger_that_extends_is_known_by_its_root(built_program: BuiltSite) ->
         return iter(lines)
 
     # The new tree has the last release's root at its size: nothing is read leaf by leaf.
-    check_ledger_extends(built_program.out, leaves, "ledger", MerkleTree(leaf_hash(raw) for raw in lines))
+    check_ledger_extends(
+        PreviousRelease(built_program.out), leaves, "ledger", MerkleTree(leaf_hash(raw) for raw in lines)
+    )
     assert not read
     # Another tree: read leaf by leaf, which names the leaf that differs.
     other = [*lines[:-1], lines[-1].replace(b"Retired", b"Rewritten")]
     with pytest.raises(InputError, match=f"leaf {len(lines) - 1} differs"):
-        check_ledger_extends(built_program.out, lambda: iter(other), "ledger", MerkleTree(map(leaf_hash, other)))
+        check_ledger_extends(
+            PreviousRelease(built_program.out), lambda: iter(other), "ledger", MerkleTree(map(leaf_hash, other))
+        )
 
 
 def _drop_last_retirement(site: BuiltSite, lines: list[bytes]) -> None:

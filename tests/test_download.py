@@ -19,13 +19,13 @@ import pytest
 import yaml
 from conftest import BuiltSite
 
-from generator.build import site_archive
 from generator.build.site_archive import zip_time
 from generator.commands.build import build
 from generator.commands.retire import retire_items
 from generator.core import layout
 from generator.core.signing_key import Signer, load_key
 from generator.program.datadir import Paths
+from generator.state import archive_cache
 from generator.verifier import Report, in_download, verify_site
 
 Member = tuple[zipfile.ZipInfo, bytes]
@@ -562,7 +562,7 @@ def _forget(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _another_zlib(built: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
     """As if zlib had been upgraded since the last build: it might deflate otherwise."""
-    monkeypatch.setattr(site_archive, "_DEFLATER", "zlib 0.0.0, Python 3.11")
+    monkeypatch.setattr(archive_cache, "DEFLATER", "zlib 0.0.0, Python 3.11")
 
 
 PREVIOUS: dict[str, Callable[[BuiltSite, pytest.MonkeyPatch], None]] = {

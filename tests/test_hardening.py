@@ -265,7 +265,7 @@ def test_keygen_never_leaves_half_a_key(tmp_path: Path, monkeypatch: pytest.Monk
 def test_the_build_s_mark_is_replaced_never_written_through_a_link(built_program: BuiltSite, tmp_path: Path) -> None:
     """A link planted at the mark the build writes (to tell its inputs' identities) is replaced, its
     target untouched: the build calls _mark once its inputs are a clock tick old."""
-    from generator.state.build_record import MARK_NAME, _mark
+    from generator.state.build_cache import MARK_NAME, _mark
 
     paths = built_program.paths
     victim = tmp_path / "victim.txt"

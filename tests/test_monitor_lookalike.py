@@ -19,8 +19,8 @@ from generator.commands.commit import commit_new_items
 from generator.commands.gate import GateSpec
 from generator.commands.init import init_program
 from generator.core.signing_key import Signer, generate_signer, load_key
-from generator.monitor.monitor_state import Remembered, state_path, write_state
 from generator.program.datadir import Paths
+from generator.state.monitor_state import Remembered, state_path, write_state
 from generator.verifier import parse_vkey
 
 ORIGIN = "test.example.org/prog"

@@ -26,6 +26,7 @@ from conftest import BuiltSite, copy_demo_data
 from test_leaks import sealed_needles
 from test_leaks import search as find_needles
 
+from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.commands.build import build
 from generator.core import layout
@@ -702,7 +703,7 @@ def test_a_rebuild_indexes_only_the_shards_whose_pages_changed(tmp_path: Path, m
     monkeypatch.setattr(search, "run_pagefind", counted)
 
     def site(name: str, previous: Path | None, changed: str | None) -> SiteWriter:
-        w = SiteWriter(tmp_path / name, previous=previous)
+        w = SiteWriter(tmp_path / name, previous=PreviousRelease(previous) if previous is not None else None)
         for n in names:
             w.write(layout.item_page(n), record_page(n + (" changed" if n == changed else "")))
         w.write(layout.item_page("no-record"), record_page("no-record", record=False))

@@ -5,16 +5,19 @@ verifier declares in `__all__`."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO, BuiltSite
 
 import generator.verifier
 from generator import architecture
+from generator.core import layout
 from generator.verifier import bundle as bundler
 
 VERIFIER = REPO / "generator" / "verifier"
@@ -143,24 +146,62 @@ def _generator_modules() -> list[Path]:
     return sorted(p for p in GENERATOR.rglob("*.py") if VERIFIER not in p.parents and p.name != "verify.py")
 
 
-def test_every_folder_is_on_the_map_and_the_map_names_only_folders() -> None:
+def _is_module(package: Path, dotted: str) -> bool:
+    return bool(dotted) and package.joinpath(*dotted.split(".")).with_suffix(".py").is_file()
+
+
+def test_every_folder_is_on_the_map_and_the_map_names_only_folders_and_modules() -> None:
     """Each folder of the generator and of the verifier has its line in generator/architecture.py (a
-    folder inside one, as importers/inspect/, follows its parent's)."""
+    folder inside one, as importers/inspect/, follows its parent's); a line is a folder, or a module
+    with a line of its own, and lists folders and modules that exist."""
     for package, layers in ((GENERATOR, architecture.GENERATOR), (VERIFIER, architecture.VERIFIER)):
         tops = {p.parent.name for p in package.glob("*/__init__.py")} - (
             {"verifier"} if package == GENERATOR else set()
         )
         assert {f.split(".")[0] for f in layers if f} == tops, (package, tops)
-        for folder, allowed in layers.items():
-            assert (package.joinpath(*folder.split(".")) / "__init__.py").exists(), folder
-            assert folder in allowed, f"{folder or 'the root'} may import its own modules"
+        for line, allowed in layers.items():
+            folder = (package.joinpath(*line.split(".")) / "__init__.py").exists()
+            assert folder or _is_module(package, line), line
+            assert line in allowed or not folder, f"{line or 'the root'} may import its own modules"
             for a in allowed:
-                assert a in layers or package.joinpath(*a.split(".")).with_suffix(".py").exists(), a
+                assert a in layers or package.joinpath(*a.split(".")).is_dir() or _is_module(package, a), a
+
+
+def test_every_single_module_a_line_names_has_its_reason() -> None:
+    """A line that lists one module of another folder says why that one (NARROW); a module with a
+    line of its own says why it may import less than its folder (OWN_LINES); no reason is left over."""
+    named = {(line, a) for line, allowed in architecture.GENERATOR.items() for a in allowed if _is_module(GENERATOR, a)}
+    assert named == set(architecture.NARROW), named ^ set(architecture.NARROW)
+    own = {line for line in architecture.GENERATOR if _is_module(GENERATOR, line)}
+    assert own == set(architecture.OWN_LINES), own ^ set(architecture.OWN_LINES)
+    for (a, b), why in architecture.EXCEPTIONS.items():
+        assert why and _is_module(GENERATOR, a) and _is_module(GENERATOR, b), (a, b)
+
+
+def test_cli_only_wires_click_to_the_commands() -> None:
+    """The root's line lets cli import the commands and, of the rest, single modules with their
+    reasons only: no folder below the commands, so cli cannot grow logic of its own."""
+    root = architecture.GENERATOR[""]
+    assert [a for a in root if not _is_module(GENERATOR, a)] == ["commands", ""]
+    assert sorted(a for a in root if _is_module(GENERATOR, a)) == ["core.generator_errors", "program.datadir"]
+    imported = {target.split(".")[0] for _, target in _targets(GENERATOR / "cli.py", GENERATOR, "generator")}
+    assert imported <= {"commands", "core", "program", "verifier", ""}, imported  # "": __version__
+
+
+def test_within_a_layer_a_view_never_imports_the_writer_and_gathering_imports_no_other_build_module() -> None:
+    for view in ("site.views.view_models", "site.views.links_view"):
+        for forbidden in ("build.writer", "site.render", "site.pages", "build.artifacts", "state.page_cache"):
+            assert not architecture.may_import(view, forbidden), (view, forbidden)
+    for forbidden in ("build.writer", "build.artifacts", "build.cosigning", "site.pages"):
+        assert not architecture.may_import("build.gather", forbidden), forbidden
+    assert not architecture.may_import("build.writer", "build.gather")
+    assert architecture.may_import("build.artifacts", "build.writer")
 
 
 def test_data_flows_one_way_through_the_generator_s_folders() -> None:
-    """generator.architecture's map: a module imports only the folders its folder may (a view never
-    the writer, a program of its own only core, and the program's files for an importer)."""
+    """generator.architecture's map: a module imports only the folders and modules its line lists (a
+    view never the writer, gathering no other build module, a program of its own core and its own
+    state, and the program's files for an importer)."""
     for path in _generator_modules():
         own = _module_of(path, GENERATOR)
         for line, target in _targets(path, GENERATOR, "generator"):
@@ -213,6 +254,85 @@ def test_gathering_signs_nothing_and_words_no_page() -> None:
     assert not calls & {"sign", "sign_note", "sign_file"}, calls & {"sign", "sign_note", "sign_file"}
     imported = {m for _, m, _, _ in _imports(GENERATOR / "build" / "gather.py")}
     assert not {m for m in imported if m in ("jinja2", "markupsafe") or m.startswith("generator.site")}
+
+
+STATE = GENERATOR / "state"
+# Writing a file kept between runs: only the state modules may.
+_STATE_WRITERS = {"write_cache", "stage_cache", "replace_atomically", "user_cache_dir"}
+
+
+def test_everything_kept_between_runs_is_in_state_and_says_so_in_its_name() -> None:
+    """A `*_cache` is a file of the private cache/ folder, a `*_state` a program's own memory;
+    `cache_file` writes the caches. No module elsewhere writes a cache or a state file (the
+    checkpoints a build keeps in data/checkpoints/ are the program's files, not state)."""
+    names = sorted(p.stem for p in STATE.glob("*.py") if p.stem != "__init__")
+    assert [n for n in names if not n.endswith(("_cache", "_state")) and n != "cache_file"] == []
+    for path in _generator_modules():
+        if STATE in path.parents:
+            continue
+        for line, module, imported, _ in _imports(path):
+            used = set(imported) & _STATE_WRITERS
+            allowed = path == GENERATOR / "build" / "history_files.py" and used == {"replace_atomically"}
+            assert not used or allowed, f"{path.relative_to(REPO)}:{line} imports {used} from {module}: state"
+
+
+def test_every_module_and_package_has_a_docstring() -> None:
+    """What ARCHITECTURE.md says of a folder and of a module is its docstring's first paragraph
+    and first sentence: none may be missing."""
+    missing = [
+        p.relative_to(REPO).as_posix()
+        for p in sorted(GENERATOR.rglob("*.py"))
+        if p.name != "verify.py" and not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))
+    ]
+    assert missing == []
+
+
+def _architecture_doc() -> Any:
+    spec = importlib.util.spec_from_file_location("architecture_doc", REPO / "tools" / "architecture_doc.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_architecture_md_is_what_the_map_and_the_docstrings_make_it() -> None:
+    """ARCHITECTURE.md's tables of folders and modules and its list of build steps are generated:
+    a module added, moved or described anew, or a change of the map, shows there, or this fails."""
+    tool = _architecture_doc()
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert tool.generated(text) == text, "ARCHITECTURE.md is not current: run python tools/architecture_doc.py"
+    for path in _generator_modules():
+        if path.name != "__init__.py":
+            assert f"| `{path.stem}` |" in text, path
+    for path in sorted(VERIFIER.rglob("*.py")):
+        if path.name != "__init__.py":
+            assert f"| `{path.stem}` |" in text, path
+
+
+def test_the_architecture_tool_refuses_a_document_without_its_marks() -> None:
+    with pytest.raises(ValueError, match="has no line"):
+        _architecture_doc().generated("# Architecture\n")
+
+
+def test_each_build_step_comes_after_every_step_whose_writes_it_reads() -> None:
+    """The build's order, as generator.commands.build_steps writes it: a value or a file a step
+    reads is made by an earlier step; nothing writes a page after the feeds (the sitemap lists
+    every page), nor a file after the archive but SHA256SUMS (the archive holds every other)."""
+    from generator.commands import build_steps
+
+    for steps in (build_steps.WRITE, build_steps.AFTER_SWAP):
+        names = [s.name for s in steps]
+        assert len(set(names)) == len(names), names
+        for n, step in enumerate(steps):
+            later = [w for s in steps[n + 1 :] for w in s.writes]
+            assert not set(step.reads) & set(later), (step.name, set(step.reads) & set(later))
+            if build_steps.EVERY_PAGE in step.reads:
+                assert not [w for w in later if w.endswith(".html")], step.name
+            if build_steps.EVERY_FILE in step.reads:
+                assert set(later) <= {layout.SUMS, layout.SUMS_SIG}, (step.name, later)
+    pooled = [n for n, s in enumerate(build_steps.WRITE) if s.on_every_core]
+    assert pooled == list(range(pooled[0], pooled[-1] + 1)), "the steps on every core share one pool"
+    assert [s.name for s in build_steps.WRITE][-2:] == ["SHA256SUMS", "nothing published rewritten"]
 
 
 def test_every_declared_name_exists() -> None:

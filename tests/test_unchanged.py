@@ -27,7 +27,7 @@ from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.core.generator_errors import InputError
 from generator.program.datadir import Paths
-from generator.state import build_record
+from generator.state import build_cache
 
 
 def state(out: Path) -> dict[str, tuple[int, int, int, int]]:
@@ -52,8 +52,8 @@ def from_scratch(paths: Paths, tmp_path: Path) -> dict[str, bytes]:
 
 def settle() -> None:
     """Wait out the clock tick within which an input just written could change again unseen:
-    a build reading inputs that recent records no identities (build_record.save)."""
-    time.sleep(3 * build_record._TICK_NS / 1e9)
+    a build reading inputs that recent records no identities (build_cache.save)."""
+    time.sleep(3 * build_cache._TICK_NS / 1e9)
 
 
 @pytest.fixture
@@ -183,15 +183,15 @@ def test_settings_the_output_depends_on_build(site: BuiltSite, monkeypatch: pyte
 
 
 def test_other_code_builds(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build_record, "rules_version", lambda: "other code")
+    monkeypatch.setattr(build_cache, "rules_version", lambda: "other code")
     assert not build(site.paths, site.out).unchanged
-    monkeypatch.setattr(build_record, "_libraries", lambda: ["jinja2==0.0"])
+    monkeypatch.setattr(build_cache, "_libraries", lambda: ["jinja2==0.0"])
     assert not build(site.paths, site.out).unchanged
 
 
 @pytest.mark.parametrize("damage", ["missing", "garbage", "wrong types", "other inputs", "other site"])
 def test_a_damaged_record_costs_a_build_never_a_stale_site(site: BuiltSite, damage: str) -> None:
-    record = build_record.record_path(site.paths)
+    record = build_cache.record_path(site.paths)
     doc = json.loads(record.read_bytes())
     if damage == "missing":
         record.unlink()
@@ -217,7 +217,7 @@ def test_a_build_killed_before_its_record_costs_a_build(site: BuiltSite, monkeyp
         raise KeyboardInterrupt
 
     # Killed once its site is in: the record is still the last build's, of another site.
-    monkeypatch.setattr(build_record, "save", killed)
+    monkeypatch.setattr(build_cache, "save", killed)
     with pytest.raises(KeyboardInterrupt):
         build(site.paths, site.out)
     monkeypatch.undo()
@@ -308,16 +308,16 @@ def test_an_input_edited_while_the_build_read_it_is_not_recorded(
     site: BuiltSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _append_event(site)
-    real = build_record.read_inputs
+    real = build_cache.read_inputs
     program = site.paths.program_file
     text = program.read_text()
 
-    def then_edited(*args: Any, **kwargs: Any) -> build_record.Inputs:
+    def then_edited(*args: Any, **kwargs: Any) -> build_cache.Inputs:
         inputs = real(*args, **kwargs)
         program.write_text(text.replace("Test program", "Edited program"))  # read by gather, later
         return inputs
 
-    monkeypatch.setattr(build_record, "read_inputs", then_edited)
+    monkeypatch.setattr(build_cache, "read_inputs", then_edited)
     build(site.paths, site.out)
     monkeypatch.undo()
     program.write_text(text)  # put back: the inputs are those first hashed, the site is not
@@ -332,13 +332,13 @@ def _reading_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("the inputs were read: the identities did not vouch for them")
 
-    monkeypatch.setattr(build_record, "read_inputs", refuse)
+    monkeypatch.setattr(build_cache, "read_inputs", refuse)
 
 
 def test_nothing_changed_is_told_from_the_files_identities_without_reading_them(
     site: BuiltSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert "identities" in json.loads(build_record.record_path(site.paths).read_bytes())
+    assert "identities" in json.loads(build_cache.record_path(site.paths).read_bytes())
     _reading_forbidden(monkeypatch)
     assert build(site.paths, site.out).unchanged
 
@@ -363,7 +363,7 @@ def test_a_file_rewritten_with_its_size_and_time_put_back_builds(site: BuiltSite
         notes[where].write_text("An operator's note, of some length.\n")
         settle()
         assert not build(site.paths, site.out).unchanged  # a new input
-        assert "identities" in json.loads(build_record.record_path(site.paths).read_bytes())
+        assert "identities" in json.loads(build_cache.record_path(site.paths).read_bytes())
     victim = site.out / "index.html" if where == "site" else notes[where]
     before = victim.read_bytes()
     _rewritten_in_place(victim)
@@ -374,7 +374,7 @@ def test_a_file_rewritten_with_its_size_and_time_put_back_builds(site: BuiltSite
 
 
 def test_a_record_edited_or_a_new_mark_is_decided_by_reading(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
-    record = build_record.record_path(site.paths)
+    record = build_cache.record_path(site.paths)
     doc = json.loads(record.read_bytes())
     doc["published"]["warnings"] = ["edited"]
     record.write_text(json.dumps(doc))
@@ -383,7 +383,7 @@ def test_a_record_edited_or_a_new_mark_is_decided_by_reading(site: BuiltSite, mo
         with pytest.raises(AssertionError, match="inputs were read"):
             build(site.paths, site.out)
     assert build(site.paths, site.out).unchanged  # by reading every byte
-    mark = site.paths.private / "cache" / build_record.MARK_NAME
+    mark = site.paths.private / "cache" / build_cache.MARK_NAME
     build(site.paths, site.out, full=True)
     mark.write_bytes(b"")  # written again: its time is not the one recorded
     with monkeypatch.context() as m:
@@ -397,11 +397,11 @@ def test_identities_taken_too_soon_after_a_change_are_not_recorded(
 ) -> None:
     """A file changed within a clock tick of the mark could change again unseen: with a tick
     longer than the whole build, no identity is recorded, and the next build reads."""
-    monkeypatch.setattr(build_record, "_TICK_NS", 10**18)
+    monkeypatch.setattr(build_cache, "_TICK_NS", 10**18)
     paths = new_program(tmp_path / "prog" / "data")
     out = tmp_path / "prog" / "public"
     build(paths, out)
-    assert "identities" not in json.loads(build_record.record_path(paths).read_bytes())
+    assert "identities" not in json.loads(build_cache.record_path(paths).read_bytes())
     assert build(paths, out).unchanged
 
 
@@ -411,18 +411,18 @@ def test_an_input_written_within_a_tick_of_its_reading_records_no_identities(
     """Written again within the same tick after the build read it, it would keep its times:
     identities are recorded only of inputs older than a tick when they were read. (The input's
     time is set to the reading's, as a write in that tick would give it.)"""
-    real = build_record.read_inputs
+    real = build_cache.read_inputs
 
-    def just_written(*args: Any, **kwargs: Any) -> build_record.Inputs:
+    def just_written(*args: Any, **kwargs: Any) -> build_cache.Inputs:
         inputs = real(*args, **kwargs)
         assert inputs.read_mark is not None
         return dataclasses.replace(inputs, newest=inputs.read_mark[0] - 1)
 
-    monkeypatch.setattr(build_record, "read_inputs", just_written)
+    monkeypatch.setattr(build_cache, "read_inputs", just_written)
     (site.paths.data / "notes.txt").write_text("Just written.\n")
     settle()
     assert not build(site.paths, site.out).unchanged
-    assert "identities" not in json.loads(build_record.record_path(site.paths).read_bytes())
+    assert "identities" not in json.loads(build_cache.record_path(site.paths).read_bytes())
     assert build(site.paths, site.out).unchanged  # decided by reading
 
 
@@ -448,6 +448,6 @@ def test_a_page_written_while_the_build_verifies_records_no_identities(
         m.setattr(build_module, "self_check", then_written)
         assert not build(site.paths, site.out).unchanged
     assert b"Written late" in (site.out / "index.html").read_bytes()
-    assert "identities" not in json.loads(build_record.record_path(site.paths).read_bytes())
+    assert "identities" not in json.loads(build_cache.record_path(site.paths).read_bytes())
     assert not build(site.paths, site.out).unchanged
     assert b"Written late" not in (site.out / "index.html").read_bytes()

@@ -7,10 +7,10 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Iterator
 from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 from generator.build.gather import CertificateRecord, SiteContext
+from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.core import canonical_json, layout
 from generator.core.generator_errors import InputError, problem
@@ -179,7 +179,11 @@ def write_keys(ctx: SiteContext, w: SiteWriter) -> None:
 
 
 def write_certificate(
-    ctx: SiteContext, w: SiteWriter, cert: CertificateRecord, keys: BuildKeys, previous: Path | None = None
+    ctx: SiteContext,
+    w: SiteWriter,
+    cert: CertificateRecord,
+    keys: BuildKeys,
+    previous: PreviousRelease | None = None,
 ) -> None:
     """A certificate, signed by the key valid when it was issued, with its published details
     documents and grader record. A key rotated out since then signs no more: the signature the
@@ -192,7 +196,7 @@ def write_certificate(
         w.write(layout.sig(rel), private.sign(cert.data))
         _write_records(w, cert)
         return
-    old = previous / layout.sig(rel) if previous is not None else None
+    old = previous.file(layout.sig(rel)) if previous is not None else None
     sig = old.read_bytes() if old is not None and old.is_file() else b""
     if key is None or not ed25519_verify(key.public_key, sig, cert.data):
         raise InputError(

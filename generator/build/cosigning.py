@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.build.previous_release import PreviousRelease
+from generator.core import layout
 from generator.core.generator_errors import InputError, problem
 from generator.core.proofs import MerkleTree
 from generator.program.datadir import Paths
@@ -141,7 +143,7 @@ def cosign(
     policy: Policy | None,
     note: bytes,
     tree: MerkleTree,
-    previous: Path | None,
+    previous: PreviousRelease | None,
     last_size: int,
     offline: bool = False,
     timeout: float = 10.0,
@@ -179,7 +181,7 @@ def cosign(
         if strict:
             raise InputError([problem(source, "a line that is no cosignature by a witness of the policy", found=line)])
 
-    old = previous / "ledger" / "checkpoint" if previous else None
+    old = previous.file(layout.CHECKPOINT) if previous else None
     if old is not None and old.is_file() and _note_text(old.read_bytes()) == text:
         for line in _signature_lines(old.read_bytes())[1:]:
             keep(line, str(old), strict=False)

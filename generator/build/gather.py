@@ -7,9 +7,7 @@ the data is collected and raised together, so one run shows them all.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,10 +32,9 @@ from generator.program.documents import read_document, read_or_none
 from generator.program.evidence_files import published_evidence
 from generator.program.ledgerfile import replay_from
 from generator.program.methodology_files import params_file, prose_file, prose_html, render_prose
-from generator.state import ledger_cache
-from generator.state.cache_file import Staged
+from generator.state.ledger_cache import ReplayStart
 from generator.state.recheck_cache import RecheckMemo
-from generator.state.tree_cache import grow, load_tree, stage_tree
+from generator.state.tree_cache import grow, load_tree
 from generator.verifier import (
     LabelSetEvent,
     Ledger,
@@ -217,6 +214,17 @@ class CertificateRecord:
         return self.info.asserted
 
 
+@dataclass(frozen=True)
+class CacheUpdates:
+    """What the caches should remember of this reading, as data: the build stages each beside its
+    place before it verifies and puts it in place once the release is published
+    (generator.commands.build_steps), so that a refused or failed build changes nothing."""
+
+    replay: ReplayStart | None  # the replayed ledger, when it reached further than its cache
+    tree_end: int | None  # the ledger's bytes the tree was grown to, when its cache is behind
+    rechecks: RecheckMemo  # the certificates recomputed
+
+
 @dataclass
 class SiteContext:
     paths: Paths
@@ -235,11 +243,7 @@ class SiteContext:
     certificates: list[CertificateInfo]
     generated_at: str
     warnings: list[str] = field(default_factory=list)
-    # What the caches should remember of this reading (the replayed ledger, the tree, the
-    # certificate rechecks): each writes its cache beside its place (so that this state can be
-    # freed before the build verifies) and the build puts them in place once the release is
-    # published, so that a refused or failed build changes nothing.
-    remember: list[Callable[[], Staged | None]] = field(default_factory=list)
+    caches: CacheUpdates | None = None  # what the caches should remember of this reading
 
     @property
     def origin(self) -> str:
@@ -265,9 +269,49 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
     The ledger is replayed from its saved state when that still describes it (generator.state.ledger_cache),
     and certificates recomputed before are not recomputed again (generator.state.recheck_cache);
     `use_snapshot=False` replays every line and recomputes every certificate, reading no cache
-    (and leaving each, through `remember`, for the next build)."""
+    (and leaving each, through `caches`, for the next build)."""
     problems: list[Problem] = []
     warnings: list[str] = []
+    program, keys, signer = _program_and_key(paths, problems, warnings)
+    ledger, replayed, merkle, tree_end = _read_ledger(paths, progress, use_snapshot, problems)
+    if keys:
+        _check_keys_file(paths, ledger, keys, problems)
+    if progress:
+        progress("reading the ledger", ledger.size, ledger.size)
+
+    methodologies = _gather_methodologies(paths, ledger, problems)
+    revealed = _gather_reveals(paths, ledger, problems, progress)
+    rechecks = RecheckMemo(paths.private, read=use_snapshot)
+    runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
+    if problems:
+        raise InputError(problems, "the data directory has problems; nothing was built")
+    assert signer is not None and program is not None
+    return SiteContext(
+        paths=paths,
+        program=program,
+        program_html=prose_html(program.description),
+        signer=signer,
+        demo=signer.fingerprint in PUBLISHED_PRIVATE_KEYS,  # the key alone: where it is kept says nothing
+        public_keys=keys,
+        ledger=ledger,
+        root=merkle.root(),
+        tree=merkle,
+        latest=list(reversed(replayed.latest)),
+        methodologies=methodologies,
+        revealed=revealed,
+        runs=runs,
+        certificates=certificates,
+        generated_at=generated_at(ledger),
+        warnings=warnings,
+        # A build from scratch reads no cache but leaves every one for the next build.
+        caches=CacheUpdates(replayed if replayed.moved_on() else None, tree_end, rechecks),
+    )
+
+
+def _program_and_key(
+    paths: Paths, problems: list[Problem], warnings: list[str]
+) -> tuple[Program | None, list[PublicKey], Signer | None]:
+    """The program file, keys.json and the signing key, which must be keys.json's active key."""
     program: Program | None = None
     try:
         program, w = load_program(paths)
@@ -295,77 +339,53 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
                     found=f"{signer.vkey} ({signer.fingerprint})",
                 )
             )
+    return program, keys, signer
+
+
+def _read_ledger(
+    paths: Paths, progress: Progress | None, use_snapshot: bool, problems: list[Problem]
+) -> tuple[Ledger, ReplayStart, MerkleTree, int | None]:
+    """The ledger replayed (from its cache when it still describes it), and its Merkle tree
+    (every leaf's hash, for the proofs): the remembered tree, grown by the lines after it,
+    parsing none of them; or, when it disagrees with the replay's root, every line. The last
+    value is the ledger's bytes the tree covers when the tree's cache must be written again."""
 
     def on_leaf(index: int, leaf: dict[str, Any], raw: bytes) -> None:
         if progress and index % 10000 == 0:
             progress("reading the ledger", index, 0)
 
-    remember: list[Callable[[], Staged | None]] = []
     ledger, ledger_problems, replayed = replay_from(paths, on_leaf, use_snapshot, save=False)
-    replayed.spans = len(ledger.keys.spans)  # before keys.json's first key joins the ring below
-    # A build from scratch reads no cache but leaves every one for the next build.
-    if not ledger_problems and replayed.moved_on():
-        remember.append(functools.partial(ledger_cache.stage, paths, replayed))
+    replayed.spans = len(ledger.keys.spans)  # before keys.json's first key joins the ring
     problems += ledger_problems
     merkle = MerkleTree()
-    if not ledger_problems:
-        # Every leaf's hash, for the proofs: the remembered tree, grown by the lines after it,
-        # parsing none of them; or, when it disagrees with the replay's root, every line.
-        merkle, offset = load_tree(paths) if use_snapshot else (MerkleTree(), 0)
-        cached = merkle.size
-        end = grow(paths, merkle, offset)
-        if cached and merkle.root() != replayed.stream.root():
-            merkle, cached = MerkleTree(), 0
-            end = grow(paths, merkle, 0)
-        if merkle.root() != replayed.stream.root():
-            problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
-        elif merkle.size != cached:
-            remember.append(functools.partial(stage_tree, paths, merkle, end))
-    latest = replayed.latest
-    if keys:
-        # data/keys.json must say what the ledger's key events make of the keys, row for row.
-        ledger.keys.start(parse_vkey(keys[0].vkey))
-        want = ledger.keys.rows(keys[0].valid_from)
-        got = [public_key_row(k) for k in keys]
-        if got != want:
-            problems.append(
-                problem(
-                    paths.show(paths.keys_file),
-                    "the keys differ from what the ledger's key events make them (status, validity, reason)",
-                    expected=canonical_text(want),
-                    found=canonical_text(got),
-                )
-            )
-    if progress:
-        progress("reading the ledger", ledger.size, ledger.size)
+    if ledger_problems:
+        return ledger, replayed, merkle, None
+    merkle, offset = load_tree(paths) if use_snapshot else (MerkleTree(), 0)
+    cached = merkle.size
+    end = grow(paths, merkle, offset)
+    if cached and merkle.root() != replayed.stream.root():
+        merkle, cached = MerkleTree(), 0
+        end = grow(paths, merkle, 0)
+    if merkle.root() != replayed.stream.root():
+        problems.append(problem(paths.show(paths.ledger_file), "the ledger changed while it was read"))
+        return ledger, replayed, merkle, None
+    return ledger, replayed, merkle, end if merkle.size != cached else None
 
-    methodologies = _gather_methodologies(paths, ledger, problems)
-    revealed = _gather_reveals(paths, ledger, problems, progress)
-    rechecks = RecheckMemo(paths.private, read=use_snapshot)
-    runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
-    if problems:
-        raise InputError(problems, "the data directory has problems; nothing was built")
-    remember.append(rechecks.stage)
-    assert signer is not None and program is not None
-    return SiteContext(
-        paths=paths,
-        program=program,
-        program_html=prose_html(program.description),
-        signer=signer,
-        demo=signer.fingerprint in PUBLISHED_PRIVATE_KEYS,  # the key alone: where it is kept says nothing
-        public_keys=keys,
-        ledger=ledger,
-        root=merkle.root(),
-        tree=merkle,
-        latest=list(reversed(latest)),
-        methodologies=methodologies,
-        revealed=revealed,
-        runs=runs,
-        certificates=certificates,
-        generated_at=generated_at(ledger),
-        warnings=warnings,
-        remember=remember,
-    )
+
+def _check_keys_file(paths: Paths, ledger: Ledger, keys: list[PublicKey], problems: list[Problem]) -> None:
+    """data/keys.json must say what the ledger's key events make of the keys, row for row."""
+    ledger.keys.start(parse_vkey(keys[0].vkey))
+    want = ledger.keys.rows(keys[0].valid_from)
+    got = [public_key_row(k) for k in keys]
+    if got != want:
+        problems.append(
+            problem(
+                paths.show(paths.keys_file),
+                "the keys differ from what the ledger's key events make them (status, validity, reason)",
+                expected=canonical_text(want),
+                found=canonical_text(got),
+            )
+        )
 
 
 def _gather_methodologies(paths: Paths, ledger: Ledger, problems: list[Problem]) -> list[MethodologyVersion]:
@@ -461,28 +481,11 @@ def _gather_runs(
     problems: list[Problem],
     rechecks: RecheckMemo,
 ) -> tuple[list[RunInfo], list[CertificateInfo]]:
-    methodologies_by_version = {m.version: m.methodology for m in methodologies}
-    specs: dict[str, dict[str, Any]] = {}
-    spec_bytes: dict[str, bytes] = {}
-    for run in ledger.runs.values():
-        path = paths.run_spec_file(run.id)
-        loaded = read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
-        if loaded is None:
-            continue
-        data, spec = loaded
-        file = paths.show(path)
-        shape = check_run_spec(spec)
-        if shape:
-            problems += [p.at(file) for p in shape]
-            continue
-        problems += [
-            p.at(file)
-            for p in check_run_rules(
-                ledger, run, spec, methodologies_by_version.get(spec["methodology"]["version"]), specs
-            )
-        ]
-        specs[run.id] = spec
-        spec_bytes[run.id] = data
+    """Every run spec against its leaf and the rules of registered runs, then every certificate
+    recomputed (or known from the rechecks) with the documents it makes due; no stray file
+    under data/certificates/."""
+    by_version = {m.version: m.methodology for m in methodologies}
+    specs, spec_bytes = _gather_specs(paths, ledger, by_version, problems)
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
     due: set[Path] = set()
@@ -492,93 +495,12 @@ def _gather_runs(
     for event in ledger.label_sets.values():
         label_sets.setdefault(event.run, []).append(event)
     for cert in ledger.certificates.values():
-        path = paths.certificate_file(cert.serial)
-        loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
-        spec = specs.get(cert.run)
-        run = ledger.runs[cert.run]
-        pinned = methodologies_by_version.get(spec["methodology"]["version"]) if spec else None
-        if loaded is None or spec is None or pinned is None:
-            continue
-        data, doc = loaded
-        file = paths.show(path)
-        public = ledger.gates[run.gate].public
-        if not recheckable(doc) or doc["serial"] != cert.serial:
-            problems += [
-                p.at(file)
-                for p in examine_certificate(
-                    doc, cert, run, spec, pinned, public, layout.run_spec(run.id), {}, {}, None
-                ).problems
-            ]
-            # Already refused; its folder's files are not reported again as strays.
-            folder = paths.certificates_dir / cert.serial
-            if folder.is_dir():
-                due.update(f for f in folder.rglob("*") if f.is_file())
-            continue
-        sealed_due, record_due = due_records(doc["results"], spec["items"], public, ledger.reveals)
-        due.update(paths.details_file(cert.serial, r["item"]) for r in sealed_due)
-        if record_due:
-            due.add(paths.grader_record_file(cert.serial))
-        evidence = published_evidence(paths, doc, public, ledger.reveals, problems)
-        due.update(paths.data / rel for rel, _ in evidence)
-        details, record = _read_records(paths, doc, sealed_due, record_due, problems)
-        version = spec["methodology"]["version"]
-        revealed = [(i, c.commitment) for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
-        key = rechecks.key(
-            cert, run, version, ledger.methodologies[version].sha256, public, revealed, sorted(details), bool(record)
+        info = _gather_certificate(
+            paths, ledger, cert, specs, by_version, rechecks, answers, label_sets.get(cert.run, []), due, problems
         )
-        asserted = rechecks.get(key)
-        if asserted is None:
-            found = examine_certificate(
-                doc,
-                cert,
-                run,
-                spec,
-                pinned,
-                public,
-                layout.run_spec(run.id),
-                answers.answers(spec["items"]),
-                {i: d.doc for i, d in details.items()},
-                record.doc if record else None,
-            )
-            problems += [p.at(file) for p in found.problems]
-            if found.problems:
-                continue
-            asserted = list(found.asserted)
-            rechecks.put(key, asserted)
-        certificates.append(
-            CertificateInfo(
-                cert.serial,
-                cert.run,
-                cert.sha256,
-                cert.at,
-                cert.index,
-                public,
-                pinned,
-                spec,
-                doc["subject"],
-                doc["gate"],
-                doc["verdict"],
-                doc["grade"],
-                doc["score"],
-                doc["score_rule"],
-                tuple(details),
-                record is not None,
-                tuple(asserted),
-                doc["expires_at"],
-                tuple(rel for rel, _ in evidence),
-                agreement_files(
-                    paths,
-                    ledger,
-                    label_sets.get(cert.run, []),
-                    doc,
-                    spec,
-                    public,
-                    [d.doc["result"] for d in details.values()] if not public else doc["results"],
-                    problems,
-                ),
-            )
-        )
-        verdicts[cert.run] = str(doc.get("verdict"))
+        if info is not None:
+            certificates.append(info)
+            verdicts[cert.run] = str(info.verdict)
     _refuse_stray_records(paths, ledger, due, problems)
     runs = [
         RunInfo(
@@ -598,6 +520,134 @@ def _gather_runs(
         if r.id in specs
     ]
     return runs, certificates
+
+
+def _gather_specs(
+    paths: Paths, ledger: Ledger, by_version: dict[str, Methodology], problems: list[Problem]
+) -> tuple[dict[str, dict[str, Any]], dict[str, bytes]]:
+    """Each run spec checked against its leaf, its shape and the rules a registered run obeys
+    (given the specs before it): the parsed specs and their bytes, by run."""
+    specs: dict[str, dict[str, Any]] = {}
+    spec_bytes: dict[str, bytes] = {}
+    for run in ledger.runs.values():
+        path = paths.run_spec_file(run.id)
+        loaded = read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+        if loaded is None:
+            continue
+        data, spec = loaded
+        file = paths.show(path)
+        shape = check_run_spec(spec)
+        if shape:
+            problems += [p.at(file) for p in shape]
+            continue
+        problems += [
+            p.at(file)
+            for p in check_run_rules(ledger, run, spec, by_version.get(spec["methodology"]["version"]), specs)
+        ]
+        specs[run.id] = spec
+        spec_bytes[run.id] = data
+    return specs, spec_bytes
+
+
+def _gather_certificate(
+    paths: Paths,
+    ledger: Ledger,
+    cert: Any,
+    specs: dict[str, dict[str, Any]],
+    by_version: dict[str, Methodology],
+    rechecks: RecheckMemo,
+    answers: RevealedAnswers,
+    label_sets: list[LabelSetEvent],
+    due: set[Path],
+    problems: list[Problem],
+) -> CertificateInfo | None:
+    """One certificate of the ledger against its leaf, its run spec and every rule of format v1
+    §6, recomputed unless the rechecks know it passed with these very inputs; the files it makes
+    due added to `due`. None when it has a problem (added to `problems`)."""
+    path = paths.certificate_file(cert.serial)
+    loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
+    spec = specs.get(cert.run)
+    run = ledger.runs[cert.run]
+    pinned = by_version.get(spec["methodology"]["version"]) if spec else None
+    if loaded is None or spec is None or pinned is None:
+        return None
+    doc = loaded[1]
+    file = paths.show(path)
+    public = ledger.gates[run.gate].public
+    if not recheckable(doc) or doc["serial"] != cert.serial:
+        problems += [
+            p.at(file)
+            for p in examine_certificate(
+                doc, cert, run, spec, pinned, public, layout.run_spec(run.id), {}, {}, None
+            ).problems
+        ]
+        # Already refused; its folder's files are not reported again as strays.
+        folder = paths.certificates_dir / cert.serial
+        if folder.is_dir():
+            due.update(f for f in folder.rglob("*") if f.is_file())
+        return None
+    sealed_due, record_due = due_records(doc["results"], spec["items"], public, ledger.reveals)
+    due.update(paths.details_file(cert.serial, r["item"]) for r in sealed_due)
+    if record_due:
+        due.add(paths.grader_record_file(cert.serial))
+    evidence = published_evidence(paths, doc, public, ledger.reveals, problems)
+    due.update(paths.data / rel for rel, _ in evidence)
+    details, record = _read_records(paths, doc, sealed_due, record_due, problems)
+    version = spec["methodology"]["version"]
+    revealed = [(i, c.commitment) for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
+    key = rechecks.key(
+        cert, run, version, ledger.methodologies[version].sha256, public, revealed, sorted(details), bool(record)
+    )
+    asserted = rechecks.get(key)
+    if asserted is None:
+        found = examine_certificate(
+            doc,
+            cert,
+            run,
+            spec,
+            pinned,
+            public,
+            layout.run_spec(run.id),
+            answers.answers(spec["items"]),
+            {i: d.doc for i, d in details.items()},
+            record.doc if record else None,
+        )
+        problems += [p.at(file) for p in found.problems]
+        if found.problems:
+            return None
+        asserted = list(found.asserted)
+        rechecks.put(key, asserted)
+    return CertificateInfo(
+        cert.serial,
+        cert.run,
+        cert.sha256,
+        cert.at,
+        cert.index,
+        public,
+        pinned,
+        spec,
+        doc["subject"],
+        doc["gate"],
+        doc["verdict"],
+        doc["grade"],
+        doc["score"],
+        doc["score_rule"],
+        tuple(details),
+        record is not None,
+        tuple(asserted),
+        doc["expires_at"],
+        tuple(rel for rel, _ in evidence),
+        agreement_files(
+            paths,
+            ledger,
+            label_sets,
+            doc,
+            spec,
+            public,
+            [d.doc["result"] for d in details.values()] if not public else doc["results"],
+            problems,
+        ),
+    )
 
 
 def _read_records(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.core import canonical_json, layout
 from generator.core.generator_errors import InputError, problem
@@ -48,28 +49,28 @@ def _refuse(path: Path, why: str) -> InputError:
 
 
 def carried_checkpoints(
-    out: Path, origin: str, ring: KeyRing, tree: MerkleTree, kept: Path | None = None
+    previous: PreviousRelease, origin: str, ring: KeyRing, tree: MerkleTree, kept: Path | None = None
 ) -> list[Archived]:
     """The checkpoints published before: those the program keeps (`kept`, data/checkpoints/,
-    written after every build, so that a lost site loses no history) and those the last release
-    in `out` archived, each checked against this build's tree and signed by the keys the ledger
+    written after every build, so that a lost site loses no history) and those the `previous`
+    release archived, each checked against this build's tree and signed by the keys the ledger
     made valid for its size. The two must agree where both hold a size."""
     found: list[tuple[Path, bytes]] = []
     if kept is not None and kept.is_dir():
         names = sorted((p for p in kept.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
         found += [(p, p.read_bytes()) for p in names if p.is_file() and not p.is_symlink()]
-    history_file = out / layout.HISTORY
+    history_file = previous.file(layout.HISTORY)
     if history_file.is_file():
         try:
             doc = parse_canonical(history_file.read_bytes())
             rels = [row["checkpoint"] for row in doc["checkpoints"]]
             if not all(is_safe_path(rel) and rel.startswith(f"{layout.LEDGER_PREFIX}/") for rel in rels):
                 raise FormatError("a checkpoint path leaves the ledger folder")
-            found += [(out / rel, (out / rel).read_bytes()) for rel in rels]
+            found += [(previous.file(rel), previous.file(rel).read_bytes()) for rel in rels]
         except (OSError, FormatError, KeyError, TypeError) as e:
             raise _refuse(history_file, f"the last release's checkpoint history is unreadable ({e})") from None
-    elif (out / layout.CHECKPOINT).is_file():  # a v1 release: its one checkpoint starts the history
-        found.append((out / layout.CHECKPOINT, (out / layout.CHECKPOINT).read_bytes()))
+    elif previous.file(layout.CHECKPOINT).is_file():  # a v1 release: its one checkpoint starts the history
+        found.append((previous.file(layout.CHECKPOINT), previous.file(layout.CHECKPOINT).read_bytes()))
     by_size: dict[int, Archived] = {}
     for path, data in found:
         try:
@@ -188,7 +189,7 @@ class Tiles:
     tile never changes: one the last release published is kept (hard-linked, not rewritten), and
     one that differs from it stops the build, since it would mean history changed."""
 
-    def __init__(self, w: SiteWriter, previous: Path | None) -> None:
+    def __init__(self, w: SiteWriter, previous: PreviousRelease | None) -> None:
         self._w = w
         self._previous = previous
         self._builder = TileBuilder()
@@ -198,7 +199,7 @@ class Tiles:
             self._full(layout.tile(rel), data)
 
     def _full(self, rel: str, data: bytes) -> None:
-        old = self._previous / rel if self._previous is not None else None
+        old = self._previous.file(rel) if self._previous is not None else None
         if old is not None and old.is_file() and (old.stat().st_size != len(data) or old.read_bytes() != data):
             raise _refuse(old, "a full tile of the last release differs from this ledger's")
         self._w.write(rel, data)  # the writer links the last release's file, which holds these bytes

@@ -8,9 +8,9 @@ copies disagree with ours, so the generator refuses instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
+from generator.build.previous_release import PreviousRelease
 from generator.core import layout
 from generator.core.generator_errors import InputError, KeyFileError, problem
 from generator.core.proofs import MerkleTree
@@ -34,8 +34,8 @@ def is_immutable(path: str) -> bool:
     return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith((".html", ".tlog-proof"))
 
 
-def _old_manifest(out: Path) -> dict[str, Any] | None:
-    path = out / layout.MANIFEST
+def _old_manifest(previous: PreviousRelease) -> dict[str, Any] | None:
+    path = previous.file(layout.MANIFEST)
     if not path.is_file():
         return None
     try:
@@ -45,18 +45,18 @@ def _old_manifest(out: Path) -> dict[str, Any] | None:
             [
                 problem(
                     str(path),
-                    f"the last release's manifest is unreadable ({e}); refusing to build over it. Move {out} away to "
-                    "start a new history.",
+                    f"the last release's manifest is unreadable ({e}); refusing to build over it. Move "
+                    f"{previous.folder} away to start a new history.",
                 )
             ]
         ) from None
     return m if isinstance(m, dict) else None
 
 
-def check_key_matches(out: Path, signer: Signer, ring: KeyRing | None = None) -> None:
+def check_key_matches(previous: PreviousRelease, signer: Signer, ring: KeyRing | None = None) -> None:
     """The signer must be the key the last release published, or one that replaced it through
     the ledger's key rotations (format v2): a key never changes behind the ledger's back."""
-    path = out / layout.KEYS
+    path = previous.file(layout.KEYS)
     if not path.is_file():
         return
     try:
@@ -64,8 +64,8 @@ def check_key_matches(out: Path, signer: Signer, ring: KeyRing | None = None) ->
         active = [k["vkey"] for k in doc["keys"] if k.get("status") == "active"]
     except (OSError, FormatError, KeyError, TypeError, AttributeError) as e:
         raise KeyFileError(
-            f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move {out} away to "
-            "start a new history."
+            f"cannot read the last release's keys in {path} ({e}); refusing to build over it. Move "
+            f"{previous.folder} away to start a new history."
         ) from None
     if active and ring is not None and active[0] != signer.vkey and ring.span(active[0]) is not None:
         return  # rotated since: the ledger introduced the signer, and the hand-over shows it
@@ -77,7 +77,7 @@ def check_key_matches(out: Path, signer: Signer, ring: KeyRing | None = None) ->
 
 
 def check_ledger_extends(
-    out: Path,
+    previous: PreviousRelease,
     new_leaves: Callable[[], Iterator[bytes]],
     ledger_name: str = "ledger.jsonl",
     tree: MerkleTree | None = None,
@@ -88,28 +88,31 @@ def check_ledger_extends(
     the size and root that tree has at that size is extended: equal roots are equal leaves, and
     the tree answers in O(log n) what reading both ledgers answers in O(n). Anything else is
     read leaf by leaf, which also names the first leaf that differs."""
-    m = _old_manifest(out)
+    m = _old_manifest(previous)
     if m is None:
         return
-    if tree is not None and _same_root(out, m, tree):
+    if tree is not None and _same_root(previous, m, tree):
         return
-    _compare_leaves(out, m, new_leaves(), ledger_name)
+    _compare_leaves(previous, m, new_leaves(), ledger_name)
 
 
-def _same_root(out: Path, m: dict[str, Any], tree: MerkleTree) -> bool:
+def _same_root(previous: PreviousRelease, m: dict[str, Any], tree: MerkleTree) -> bool:
     ledger = m.get("ledger")
     if not isinstance(ledger, dict) or ledger.get("checkpoint") != layout.CHECKPOINT:
         return False
     try:
-        _, size, root = parse_checkpoint((out / layout.CHECKPOINT).read_bytes().decode("utf-8").split("\n\n")[0] + "\n")
+        note = previous.file(layout.CHECKPOINT).read_bytes()
+        _, size, root = parse_checkpoint(note.decode("utf-8").split("\n\n")[0] + "\n")
     except (OSError, UnicodeDecodeError, FormatError):
         return False
     return bool(size == ledger.get("tree_size") and size <= tree.size and tree.root(size) == root)
 
 
-def _compare_leaves(out: Path, m: dict[str, Any], new_leaves: Iterator[bytes], ledger_name: str) -> None:
+def _compare_leaves(
+    previous: PreviousRelease, m: dict[str, Any], new_leaves: Iterator[bytes], ledger_name: str
+) -> None:
     rel = m.get("ledger", {}).get("entries")
-    path = out / str(rel)
+    path = previous.file(str(rel))
     try:
         data = path.read_bytes()
         elements, _ = iter_canonical_array(data, "entries")
@@ -133,16 +136,16 @@ def _compare_leaves(out: Path, m: dict[str, Any], new_leaves: Iterator[bytes], l
             [
                 problem(
                     str(path),
-                    f"cannot read the last release's ledger ({e}); refusing to build over it. Move {out} away to "
-                    "start a new history.",
+                    f"cannot read the last release's ledger ({e}); refusing to build over it. Move "
+                    f"{previous.folder} away to start a new history.",
                 )
             ]
         ) from None
 
 
-def check_published_unchanged(out: Path, new_hashes: dict[str, str]) -> None:
+def check_published_unchanged(previous: PreviousRelease, new_hashes: dict[str, str]) -> None:
     """Every artifact of the last release must be in the new one, byte for byte."""
-    sums = out / layout.SUMS
+    sums = previous.file(layout.SUMS)
     if not sums.is_file():
         return
     problems = []

@@ -12,19 +12,17 @@ sizes depend only on its content and on zlib; only its date (the release's) is n
 whose bytes the last release's archive holds already is copied from it, compressed, under a new
 header, which gives the bytes a full build writes. The last archive is copied from only if it is
 the one this builder wrote, with the zlib it runs now: the private cache remembers the SHA-256 of
-the archive last written and what deflated it, and the published file must still hash to it (one
-pass over it, far cheaper than deflating), so that nothing edited in the published folder is
-carried into the next release.
+the archive last written and what deflated it (generator.state.archive_cache), and the published
+file must still hash to it (one pass over it, far cheaper than deflating), so that nothing edited
+in the published folder is carried into the next release.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 import os
 import shutil
-import sys
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ from typing import BinaryIO
 from generator.build.gather import SiteContext
 from generator.build.writer import SiteWriter
 from generator.core import layout
-from generator.state.cache_file import write_cache
+from generator.state.archive_cache import archive_cache_path, last_archive, remember_archive
 from generator.verifier import MEMBER_MODE, archive_sums, archive_sums_line, in_download
 
 # A ZIP time is local DOS time from 1980 to 2107, in two-second steps; the release's UTC time
@@ -43,11 +41,8 @@ _ZIP_YEARS = (1980, 2107)
 _MODE = MEMBER_MODE << 16  # the only mode the verifier accepts besides none
 _UNIX = 3  # "made by" Unix, whatever the build runs on, so that the mode above is read
 _CHUNK = 1 << 20
-_RECORD = "download.json"  # in the private cache: which archive this builder wrote last, and with what
 # A local header's date and time, the only bytes by which a copied member's header differs from the last one's.
 _DATE = slice(10, 14)
-# What deflates besides zlib (the level, the window, how headers are written) is zipfile's, so its version counts too.
-_DEFLATER = f"zlib {zlib.ZLIB_RUNTIME_VERSION}, Python {sys.version_info.major}.{sys.version_info.minor}"
 # What zipfile and the file system raise on an archive that is not what the cache says.
 _UNREADABLE = (OSError, ValueError, zipfile.BadZipFile, zlib.error, EOFError, KeyError)
 
@@ -89,7 +84,7 @@ def write_download(ctx: SiteContext, w: SiteWriter) -> Download | None:
     inline = {layout.SUMS: sums, layout.SUMS_SIG: ctx.signer.sign(sums)}
     members = sorted([p for p in w.hashes if not in_download(p)] + list(inline), key=lambda p: p.encode())
     when = zip_time(ctx.generated_at)
-    record = ctx.paths.private / "cache" / _RECORD
+    record = archive_cache_path(ctx.paths.private)
     previous = _open_previous(w, record)
 
     def member(name: str, size: int) -> zipfile.ZipInfo:
@@ -123,7 +118,7 @@ def write_download(ctx: SiteContext, w: SiteWriter) -> Download | None:
     finally:
         if previous is not None:
             previous.f.close()
-    _remember(record, sha256)
+    remember_archive(record, sha256)
     w.write(layout.ARCHIVE_SUMS, archive_sums_line(sha256))
     return Download(layout.ARCHIVE, layout.ARCHIVE_SUMS, (w.root / layout.ARCHIVE).stat().st_size, sha256)
 
@@ -131,16 +126,13 @@ def write_download(ctx: SiteContext, w: SiteWriter) -> Download | None:
 def _open_previous(w: SiteWriter, record: Path) -> _Previous | None:
     """The last release's archive, if it is the one the cache says this builder wrote, deflated
     as this one would deflate it; else None, and every member is deflated."""
-    if w.previous is None:
+    if w.previous is None or not w.previous.reuse:
         return None
-    path = w.previous / layout.ARCHIVE
+    path = w.previous.file(layout.ARCHIVE)
+    digest = last_archive(record)
+    if digest is None or digest != w.previous.digest(layout.ARCHIVE):
+        return None
     try:
-        doc = json.loads(record.read_bytes())
-        if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("deflater") != _DEFLATER:
-            return None
-        digest = doc.get("archive")
-        if not isinstance(digest, str) or digest != w.previous_digest(layout.ARCHIVE):
-            return None
         if path.is_symlink() or not path.is_file():
             return None
         f = path.open("rb")
@@ -206,11 +198,3 @@ def _copy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, previous: _Previous, diges
     zf.filelist.append(info)
     zf.NameToInfo[info.filename] = info
     return True
-
-
-def _remember(record: Path, sha256: str) -> None:
-    """Tell the next build which archive this one wrote, and with what: true of those bytes
-    whether or not this release is published. A cache (generator.state.cache_file): a failure to write it
-    costs the next build a full deflate, no more."""
-    doc = {"v": 1, "archive": sha256, "deflater": _DEFLATER}
-    write_cache(record, json.dumps(doc, sort_keys=True).encode() + b"\n")

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from generator.build.previous_release import PreviousRelease
 from generator.core import layout
 from generator.core.cleanup import Cleanup
 from generator.core.generator_errors import TransparencyError
@@ -31,17 +32,16 @@ class OutputPathError(TransparencyError):
 
 
 class SiteWriter:
-    """Writes a release into `root`. With `previous` (the last release), a file whose bytes are
-    those the last release published under the same path is that file, hard-linked: a release
-    rewrites only what changed, and a mirror syncing it copies only that."""
+    """Writes a release into `root`. With `previous` (the last release, generator.build.previous_release),
+    a file whose bytes are those the last release published under the same path is that file,
+    hard-linked: a release rewrites only what changed, and a mirror syncing it copies only that."""
 
-    def __init__(self, root: Path, previous: Path | None = None, cleanup: Cleanup | None = None) -> None:
+    def __init__(self, root: Path, previous: PreviousRelease | None = None, cleanup: Cleanup | None = None) -> None:
         self.root = root
         self.cleanup = cleanup or Cleanup()  # removes what the build made and no longer needs
         self.hashes: dict[str, str] = {}
         self._dirs: set[Path] = set()
         self.previous = previous
-        self._previous_sums = _read_sums(previous) if previous is not None else {}
         self.linked = 0
         umask = os.umask(0)
         os.umask(umask)
@@ -65,34 +65,20 @@ class SiteWriter:
 
     def write(self, rel: str, data: bytes) -> None:
         digest = sha256_hex(data)
-        if (
-            self.previous is not None
-            and self._previous_sums.get(rel) == digest
-            and self.link_previous(rel, self.previous / rel, digest)
-        ):
+        if self.previous is not None and self.previous.digest(rel) == digest and self.link_previous(rel, digest):
             return
         path = self._target(rel)
         with open(path, "xb") as f:
             f.write(data)
         self.hashes[rel] = digest
 
-    def previous_paths(self) -> list[str]:
-        """Every path the last release's SHA256SUMS lists (none without a last release)."""
-        return list(self._previous_sums)
-
-    def previous_file(self, rel: str) -> Path:
-        """Where the last release holds `rel` (the caller checks it is listed)."""
-        assert self.previous is not None
-        return self.previous / rel
-
-    def previous_digest(self, rel: str) -> str | None:
-        """The SHA-256 the last release's SHA256SUMS lists for `rel`, if any."""
-        return self._previous_sums.get(rel)
-
-    def link_previous(self, rel: str, previous: Path, digest: str) -> bool:
+    def link_previous(self, rel: str, digest: str) -> bool:
         """Take the last release's file for `rel` as it is (a hard link), if it still holds the
         bytes whose SHA-256 is `digest`: a page the memo says is unchanged is not rendered again,
         and a file someone edited in the published folder is never carried into the next."""
+        if self.previous is None or not self.previous.reuse:
+            return False
+        previous = self.previous.file(rel)
         try:
             st = os.lstat(previous)
             if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
@@ -154,20 +140,6 @@ class SiteWriter:
             f.write(data)
         with open(self.root / layout.SUMS_SIG, "xb") as f:
             f.write(signer.sign(data))
-
-
-def _read_sums(site: Path) -> dict[str, str]:
-    """path -> SHA-256 from a release's SHA256SUMS; nothing if it has none or it is not ours."""
-    try:
-        text = (site / layout.SUMS).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    sums = {}
-    for line in text.splitlines():
-        digest, sep, rel = line.partition("  ")
-        if sep and len(digest) == 64:
-            sums[rel] = digest
-    return sums
 
 
 def is_replaceable_site(out: Path) -> bool:

@@ -126,6 +126,17 @@ def init_program(
     return signer
 
 
+def methodology_option(params: Path | None, prose: Path | None) -> tuple[Path, Path] | None:
+    """init's --methodology and --prose, which come together: a methodology is its parameters and
+    its prose, published together. None when neither is given."""
+    if (params is None) != (prose is None):
+        given, missing = ("--methodology", "--prose") if prose is None else ("--prose", "--methodology")
+        raise InputError(
+            [problem(given, f"comes with {missing}: a methodology is its parameters and its prose, published together")]
+        )
+    return (params, prose) if params is not None and prose is not None else None
+
+
 def _methodology_problems(params_path: Path, prose_path: Path) -> list[Problem]:
     """What is wrong with a methodology given to init, found before anything is created (the
     transaction would undo its files, but not the directories made for them)."""

@@ -16,7 +16,7 @@ from typing import Any
 from generator.core.generator_errors import InputError
 from generator.program.datadir import Paths, load_program
 from generator.program.ledgerfile import reading, replay_from
-from generator.state.build_record import record_path
+from generator.state.build_cache import record_path
 
 
 def program_status(paths: Paths) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Hashing the values a piece of output is made from, exactly, and the version of the code that
-makes it: the keys of what a build remembers (generator.state.page_memo, generator.state.recheck_cache).
+makes it: the keys of what a build remembers (generator.state.page_cache, generator.state.recheck_cache).
 
 A key must change whenever the output could: every value is hashed with its type (so that "1"
 and 1, a str and its Markup, a list and a tuple never collide), dicts in their order (a

@@ -34,19 +34,19 @@ from typing import IO, TextIO
 
 from generator.core import layout
 from generator.monitor.event_lines import Filters, event_json, event_line
-from generator.monitor.key_pin import parse_pin, site_key, trusted_key
+from generator.monitor.key_pin import parse_pin, refuse_another_log, site_key, trusted_key
 from generator.monitor.monitor_errors import Inconsistent, Unreadable, problem_text
-from generator.monitor.monitor_state import (
+from generator.monitor.site_source import Fetch, open_site
+from generator.state.monitor_state import (
+    MonitorStateError,
     Remembered,
     default_state_dir,
     locked,
     other_logs,
     read_state,
-    refuse_another_log,
     state_path,
     write_state,
 )
-from generator.monitor.site_source import Fetch, open_site
 from generator.verifier import (
     EMPTY_ROOT,
     KEY_ROTATION,
@@ -398,7 +398,7 @@ def run_monitor(
             _say(err, f"INCONSISTENT: {line}")
         _say(err, "the state was not moved")
         return e.exit_code
-    except Unreadable as e:
+    except (Unreadable, MonitorStateError) as e:
         _say(err, str(e))
         return e.exit_code
     except BrokenPipeError:

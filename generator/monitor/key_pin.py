@@ -1,21 +1,23 @@
 """Which key the monitor trusts for a log: the --key pin (a verifier key or a SHA256 fingerprint),
 or on first contact the active key of the site's keys.json, its rules checked and its fingerprint
-said aloud; later runs trust only the key remembered."""
+said aloud; later runs trust only the key remembered. A key or a look-alike origin of another log
+the same state folder remembers is that log, never a first contact."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from generator.core import layout
 from generator.monitor.monitor_errors import Inconsistent, Unreadable, problem_text
-from generator.monitor.monitor_state import (
-    Remembered,
-)
 from generator.monitor.site_source import Fetch
+from generator.state.monitor_state import Remembered
 from generator.verifier import (
     FormatError,
     VerifierKey,
     check_keys,
     is_hex64,
     key_rows,
+    other_log_problems,
     parse_canonical,
     parse_vkey,
     show,
@@ -95,3 +97,11 @@ def site_key(fetch: Fetch, origin: str) -> VerifierKey:
     if problems:
         raise Inconsistent([f"{layout.KEYS}: {problem_text(p)}" for p in problems])
     return next(r.key for r in rows if r.status == "active")  # key_rows requires exactly one
+
+
+def refuse_another_log(origin: str, keys: Iterable[VerifierKey], known: dict[str, list[bytes]]) -> None:
+    """The same site re-served under another origin (a look-alike, or any name at all with a key
+    this monitor pinned for another log) is not a first contact: it is that log."""
+    problems = other_log_problems(origin, [k.public_key for k in keys], known)
+    if problems:
+        raise Inconsistent(problems)

@@ -1,5 +1,6 @@
-"""The monitor's two errors, an inconsistency of the log (exit status 1) and a site, state or
-argument it cannot read (exit status 2), and a verifier problem said as one line of either."""
+"""The monitor's two errors, an inconsistency of the log (exit status 1) and a site or argument it
+cannot read (exit status 2), and a verifier problem said as one line of either. Its state has an
+error of its own, with the state (generator.state.monitor_state.MonitorStateError, exit status 2)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ class Inconsistent(TransparencyError):
 
 
 class Unreadable(TransparencyError):
-    """The site or the state could not be read, or an argument is wrong (exit status 2)."""
+    """The site could not be read, or an argument is wrong (exit status 2)."""
 
 
 def problem_text(p: Problem) -> str:

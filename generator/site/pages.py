@@ -24,7 +24,7 @@ from generator.site.render import NavItem, Renderer
 from generator.site.views import ledger_view, links_view, systems_view, view_models
 from generator.site.views.events_view import event_link, event_summary
 from generator.site.views.examples_view import worked_examples
-from generator.state.page_memo import PageMemo
+from generator.state.page_cache import PageMemo
 from generator.verifier import parse_vkey, sha256_hex
 
 

@@ -1,6 +1,6 @@
 """Rendering pages on every core, with the bytes of rendering them one by one.
 
-A page is a pure function of its template and the values handed to it (generator.state.page_memo), so it
+A page is a pure function of its template and the values handed to it (generator.state.page_cache), so it
 can be rendered anywhere: the build pickles those values once (for the memo's key anyway),
 worker processes forked after the inputs are read render them, and the build writes each
 result as it comes back, in the order it asked for them, never more than a bounded number

@@ -21,7 +21,7 @@ import markupsafe
 from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.core.digest import Unhashable, digest_of, pickled
-from generator.state.page_memo import PageMemo
+from generator.state.page_cache import PageMemo
 
 
 def template_dir() -> str:
@@ -126,14 +126,14 @@ class Renderer:
 
     def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
         """Render a page into `w` (on another core, with a `pool`), or take the last release's file
-        when the memo has it made from the very same values (generator.state.page_memo)."""
+        when the memo has it made from the very same values (generator.state.page_cache)."""
         parts = (template, page_path, title, twin, context, self.common, self.nav)
         payload = pickled(parts)
         try:
             key: str | None = digest_of(parts, payload)
         except Unhashable:
             key = None
-        if key is not None and self.memo.reuse(w, page_path, key):
+        if key is not None and self._reuse(w, page_path, key):
             return
         self._render(w, template, page_path, title, twin, context, payload)
 
@@ -155,12 +155,21 @@ class Renderer:
             key: str | None = digest_of(("inputs", template, page_path, twin, inputs, self.common, self.nav))
         except Unhashable:
             key = None
-        if key is not None and self.memo.reuse(w, page_path, key):
+        if key is not None and self._reuse(w, page_path, key):
             return False
         title, context = make()
         payload = pickled((template, page_path, title, twin, context, self.common, self.nav))
         self._render(w, template, page_path, title, twin, context, payload)
         return True
+
+    def _reuse(self, w: SiteWriter, page_path: str, key: str) -> bool:
+        """Take page `page_path` from the last release (and count it) when the memo knows it made
+        from the values whose key is `key` and the file still holds the bytes it had."""
+        digest = self.memo.known(page_path, key)
+        if digest is not None and w.link_previous(page_path, digest):
+            self.memo.reused += 1
+            return True
+        return False
 
     def _render(
         self,

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.build.gather import CertificateRecord, MethodologyVersion, RevealedItem
+from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.core.generator_errors import TransparencyError
@@ -425,13 +426,16 @@ def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = F
     if not shards:
         return Indexed(counts, ())
     primary = shards[0]
-    reusable = _reusable(w, bits, shards) if reuse else {}
-    runtime = _previous_runtime(w, primary, reusable[primary.number][1]) if primary.number in reusable else None
+    last = w.previous if reuse else None
+    reusable = _reusable(w, last, bits, shards) if last is not None else {}
+    runtime = None
+    if last is not None and primary.number in reusable:
+        runtime = _previous_runtime(last, primary, reusable[primary.number][1])
     if runtime is None:  # its script, worker and wasm are not in the last release: Pagefind makes them
         reusable.pop(primary.number, None)
     stale = []
     for s in shards:
-        files = _previous_bytes(w, reusable[s.number][0]) if s.number in reusable else None
+        files = _previous_bytes(last, reusable[s.number][0]) if last is not None and s.number in reusable else None
         if files is None:
             stale.append(s)
         else:
@@ -475,16 +479,16 @@ def _take(w: SiteWriter, files: list[tuple[str, bytes]]) -> None:
         w.write(rel, data)
 
 
-def _previous_bytes(w: SiteWriter, rels: Iterable[str]) -> list[tuple[str, bytes]] | None:
+def _previous_bytes(last: PreviousRelease, rels: Iterable[str]) -> list[tuple[str, bytes]] | None:
     """The last release's files `rels`, each only if it still has the SHA-256 its SHA256SUMS
     lists (a file edited in the published folder is never carried over): all, or None."""
     taken = []
     for rel in rels:
         try:
-            data = w.previous_file(rel).read_bytes()
+            data = last.file(rel).read_bytes()
         except OSError:
             return None
-        if hashlib.sha256(data).hexdigest() != w.previous_digest(rel):
+        if hashlib.sha256(data).hexdigest() != last.digest(rel):
             return None
         taken.append((rel, data))
     return taken
@@ -494,22 +498,24 @@ def _previous_bytes(w: SiteWriter, rels: Iterable[str]) -> list[tuple[str, bytes
 _UNREADABLE_ENTRY = (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError)
 
 
-def _previous_entry(w: SiteWriter, folder: str, version: str) -> Any:
+def _previous_entry(last: PreviousRelease, folder: str, version: str) -> Any:
     """A shard's entry file in the last release, if it was made by Pagefind `version` (the
     installed one)."""
-    entry = json.loads(w.previous_file(f"{folder}/{_ENTRY}").read_bytes())
+    entry = json.loads(last.file(f"{folder}/{_ENTRY}").read_bytes())
     if entry.get("version") != version:
         raise ValueError("another version of Pagefind")
     return entry
 
 
-def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, tuple[list[str], Any]]:
+def _reusable(
+    w: SiteWriter, last: PreviousRelease, bits: int, shards: list[_Shard]
+) -> dict[int, tuple[list[str], Any]]:
     """The shards whose bundle the last release may already hold, with the paths of its files
     and its entry file:
     the same candidate pages as then, each with the same bytes, indexed by the same version of
     Pagefind (whose bundle is a function of the pages alone). Whether those files still have
     their listed bytes is checked as they are taken."""
-    previous = w.previous_paths()
+    previous = last.paths()
     if not previous:
         return {}
     was_bits, was = _shards(previous, None)
@@ -530,10 +536,10 @@ def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, tuple
         old = was.get(s.number)
         if old is None or old.candidates != s.candidates:
             continue
-        if any(w.previous_digest(rel) != w.hashes[rel] for rel in s.candidates):
+        if any(last.digest(rel) != w.hashes[rel] for rel in s.candidates):
             continue
         try:
-            entry = _previous_entry(w, s.folder, version)
+            entry = _previous_entry(last, s.folder, version)
             names = _used(sorted(listed.get(s.name, []), key=str.encode), entry, primary=False)
         except _UNREADABLE_ENTRY:
             continue
@@ -542,7 +548,7 @@ def _reusable(w: SiteWriter, bits: int, shards: list[_Shard]) -> dict[int, tuple
     return found
 
 
-def _previous_runtime(w: SiteWriter, primary: _Shard, entry: Any) -> list[tuple[str, bytes]] | None:
+def _previous_runtime(last: PreviousRelease, primary: _Shard, entry: Any) -> list[tuple[str, bytes]] | None:
     """Pagefind's script, worker and wasm from the last release's folder of the primary shard
     (whose entry file is `entry`), when they are there as its SHA256SUMS lists them: so when
     that shard was the primary then too."""
@@ -550,7 +556,7 @@ def _previous_runtime(w: SiteWriter, primary: _Shard, entry: Any) -> list[tuple[
         names = [*_RUNTIME_FILES, *sorted(_wasm(entry))]
     except _UNREADABLE_ENTRY:
         return None
-    return _previous_bytes(w, (f"{primary.folder}/{n}" for n in names))
+    return _previous_bytes(last, (f"{primary.folder}/{n}" for n in names))
 
 
 def write_script(w: SiteWriter) -> None:

@@ -1,6 +1,6 @@
 """Writing a file of the private cache: whole or not at all, never flushed.
 
-A cache (generator.state.ledger_cache, treecache, memo, rechecks) is only a shortcut: each reader
+A cache (each `*_cache` module of generator/state/) is only a shortcut: each reader
 checks what it reads (a checksum, the bytes it is bound to) and falls back to the slow way. So
 a write needs no fsync: a crash leaves the old file, the new one, or one its reader refuses. A
 failure to write is not an error either; it costs the next reader its shortcut.

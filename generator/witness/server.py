@@ -2,13 +2,11 @@
 Ed25519 `cosignature/v1` key (c2sp.org/tlog-cosignature).
 
 For each log it knows (origin -> the log's vkeys), the witness keeps the latest checkpoint it
-cosigned, as (size, root hash), in a state folder: one file a log, named by the SHA-256 of the
-origin, holding the checkpoint's first three lines; each write goes to a temporary file, is
-fsynced and renamed over the old one, so a kill leaves the old record or the new one. A new
-checkpoint is cosigned only if its log signed it and it is consistent with that record, and
-the record is updated before the cosignature is made or returned: a witness killed in between
-has moved on without having signed anything, and the client, told the new size (409), asks
-again from there.
+cosigned, as (size, root hash), in a state folder (generator.state.witness_state: one file a
+log, replaced atomically, so a kill leaves the old record or the new one). A new checkpoint is
+cosigned only if its log signed it and it is consistent with that record, and the record is
+updated before the cosignature is made or returned: a witness killed in between has moved on
+without having signed anything, and the client, told the new size (409), asks again from there.
 
 Status codes, as the spec gives them: 200 cosignature lines; 400 malformed request, or an old
 size above the checkpoint's; 403 no valid signature by a known key of the log, or a known key's
@@ -36,7 +34,6 @@ One process serves a state folder: the lock that makes check-and-record atomic i
 from __future__ import annotations
 
 import base64
-import hashlib
 import http.server
 import logging
 import os
@@ -51,7 +48,8 @@ from urllib.parse import urlsplit
 
 import nacl.signing
 
-from generator.core.generator_errors import KeyFileError, TransparencyError
+from generator.core.generator_errors import KeyFileError
+from generator.state.witness_state import read_latest, record_latest
 from generator.verifier import (
     EMPTY_ROOT,
     MAX_COSIGNATURE_TIMESTAMP,
@@ -62,7 +60,6 @@ from generator.verifier import (
     RootMismatchError,
     VerifierKey,
     b64decode_strict,
-    checkpoint_text,
     cosignature_line,
     cosignature_message,
     is_valid_key_name,
@@ -70,7 +67,6 @@ from generator.verifier import (
     open_note,
     parse_checkpoint,
     parse_vkey,
-    replace_atomically,
     verify_consistency,
     verify_cosignatures,
 )
@@ -94,10 +90,6 @@ _FILE_PATH_RE = re.compile(
 )
 
 logger = logging.getLogger(__name__)
-
-
-class WitnessStateError(TransparencyError):
-    """A state file that cannot be read back as the record it should be."""
 
 
 class _Refusal(Exception):
@@ -299,29 +291,10 @@ class Witness:
 
     # --------------------------------------------------------------------------- state
 
-    def _state_path(self, origin: str) -> Path:
-        return self.state_dir / f"{hashlib.sha256(origin.encode('utf-8')).hexdigest()}.checkpoint"
-
     def latest(self, origin: str) -> tuple[int, bytes] | None:
-        """The (size, root hash) last cosigned for the log, or None if none ever was."""
-        path = self._state_path(origin)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as e:
-            raise WitnessStateError(f"{path}: cannot read the witness state: {e}") from None
-        try:
-            found, size, root = parse_checkpoint(text)
-        except FormatError as e:
-            raise WitnessStateError(f"{path}: not a witness state file: {e}") from None
-        if found != origin or text != checkpoint_text(origin, size, root):
-            raise WitnessStateError(f"{path}: holds the state of {found!r}, not of {origin!r}")
-        return size, root
-
-    def _record(self, origin: str, size: int, root: bytes) -> None:
-        path = self._state_path(origin)
-        replace_atomically(path, checkpoint_text(origin, size, root).encode("utf-8"))
+        """The (size, root hash) last cosigned for the log, or None if none ever was
+        (generator.state.witness_state)."""
+        return read_latest(self.state_dir, origin)
 
     # --------------------------------------------------------------------------- protocol
 
@@ -395,7 +368,7 @@ class Witness:
                 )
                 raise _Refusal(422, "refused by the witness's rules:\n" + "".join(f"- {p}\n" for p in problems))
         if state != (size, root):
-            self._record(origin, size, root)  # before anything is signed, let alone returned
+            record_latest(self.state_dir, origin, size, root)  # before anything is signed, let alone returned
         timestamp = self._clock()
         if isinstance(timestamp, bool) or not isinstance(timestamp, int):
             raise TypeError(f"the clock gave {timestamp!r}, not an integer")

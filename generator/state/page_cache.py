@@ -11,7 +11,9 @@ MarkupSafe) is folded into a rules version that empties the memo when it changes
 The memo (`<private>/cache/pages.json`) belongs to one release: it records the SHA-256 of the
 `SHA256SUMS` it was saved with, and is used only while the site in the output folder still has
 that file. It is written after the new release is swapped in; a kill before that leaves an
-old memo that no longer matches, and the next build renders everything.
+old memo that no longer matches, and the next build renders everything. The memo only says
+which file may be taken; taking it (a hard link, if the file still holds those bytes) is the
+writer's work (generator.build.writer).
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ import hashlib
 import json
 from pathlib import Path
 
-from generator.build.writer import SiteWriter
-from generator.core import layout
 from generator.core.digest import rules_version
 from generator.state.cache_file import write_cache
 
@@ -29,17 +29,17 @@ MEMO_NAME = "pages.json"
 
 
 class PageMemo:
-    """The keys of the last release's pages, and those of the release being built."""
+    """The keys of the last release's pages, and those of the release being built. `last_sums`
+    is the last release's SHA256SUMS (None: no last release to take pages from)."""
 
-    def __init__(self, path: Path | None, previous: Path | None) -> None:
+    def __init__(self, path: Path | None, last_sums: bytes | None) -> None:
         self.path = path
-        self.previous = previous
         self.old: dict[str, list[str]] = {}
         self.new: dict[str, str] = {}
         self.reused = 0
         self.rendered = 0
-        if path is not None and previous is not None:
-            self.old = _load(path, previous)
+        if path is not None and last_sums is not None:
+            self.old = _load(path, last_sums)
 
     @property
     def knows_last_release(self) -> bool:
@@ -47,22 +47,15 @@ class PageMemo:
         folder: what else a build may take from it as it is, the memo vouches for."""
         return bool(self.old)
 
-    def reuse(self, w: SiteWriter, rel: str, key: str) -> bool:
-        """Take page `rel` from the last release (and say so) when it was made from the values
-        whose key is `key`; else the caller renders it. Either way `key` is this release's."""
+    def known(self, rel: str, key: str) -> str | None:
+        """Page `rel` of this release is made from the values whose key is `key`: the SHA-256 the
+        last release's file must still have to be taken as it is, when that file was made from the
+        very same values; else None, and the caller renders it."""
         if self.path is None:
-            return False
+            return None
         self.new[rel] = key
         old = self.old.get(rel)
-        if (
-            old is not None
-            and old[0] == key
-            and self.previous is not None
-            and w.link_previous(rel, self.previous / rel, old[1])
-        ):
-            self.reused += 1
-            return True
-        return False
+        return old[1] if old is not None and old[0] == key else None
 
     def save(self, hashes: dict[str, str], sums: bytes) -> None:
         """Remember this release's keys, once it is the site in the output folder (whose
@@ -78,11 +71,10 @@ class PageMemo:
         write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
 
 
-def _load(path: Path, previous: Path) -> dict[str, list[str]]:
-    """The memo's pages if it belongs to the release in `previous`, else nothing."""
+def _load(path: Path, sums: bytes) -> dict[str, list[str]]:
+    """The memo's pages if it belongs to the release whose SHA256SUMS is `sums`, else nothing."""
     try:
         doc = json.loads(path.read_bytes())
-        sums = (previous / layout.SUMS).read_bytes()
     except (OSError, ValueError):
         return {}
     if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("rules") != rules_version():

@@ -1,6 +1,11 @@
 """What the monitor remembers between runs: one file per log origin under its state folder, holding
 the key it trusts and the last checkpoint it verified, replaced atomically and locked while a
-run follows that log."""
+run follows that log.
+
+The monitor's own memory, not a cache: losing it loses the key pinned on first contact and the
+tree the next run must extend. A state that cannot be read, is damaged or is in use stops the
+run (`MonitorStateError`, exit status 2, as the monitor's `Unreadable`) and is left as it is.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,13 @@ import fcntl
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.core.generator_errors import TransparencyError
 from generator.core.regularfile import TooLarge, read_regular
-from generator.monitor.monitor_errors import Inconsistent, Unreadable
 from generator.verifier import (
     FormatError,
     NoteError,
@@ -24,7 +29,6 @@ from generator.verifier import (
     canonical_bytes,
     check_keys,
     open_checkpoint,
-    other_log_problems,
     parse_canonical,
     parse_vkey,
     replace_atomically,
@@ -35,6 +39,10 @@ from generator.verifier import (
 STATE_FOLDER = "transparency-monitor"
 STATE_TYPE = "monitor-state"
 _MAX_STATE_BYTES = 1 << 18
+
+
+class MonitorStateError(TransparencyError):
+    """The monitor's state cannot be read, is damaged, or another monitor is using it (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +78,7 @@ def read_state(path: Path, origin: str) -> Remembered | None:
     except TooLarge:
         pass  # damaged, as below
     except OSError as e:
-        raise Unreadable(f"{path}: cannot read the monitor's state ({e.strerror or e})") from None
+        raise MonitorStateError(f"{path}: cannot read the monitor's state ({e.strerror or e})") from None
     try:
         if data is None:
             raise FormatError(f"larger than {_MAX_STATE_BYTES} bytes")
@@ -88,7 +96,7 @@ def read_state(path: Path, origin: str) -> Remembered | None:
         if open_checkpoint(checkpoint, origin, key.public_key) != (origin, size, root):
             raise FormatError("its checkpoint does not sign its tree_size and root")
     except (FormatError, NoteError) as e:
-        raise Unreadable(
+        raise MonitorStateError(
             f"{path}: the monitor's state is damaged ({e}); it was left as it is. Move it away to start "
             "afresh (and lose the key and the checkpoint it remembered)"
         ) from None
@@ -132,14 +140,6 @@ def other_logs(folder: Path, path: Path) -> tuple[dict[str, list[bytes]], list[s
     return known, skipped
 
 
-def refuse_another_log(origin: str, keys: Iterable[VerifierKey], known: dict[str, list[bytes]]) -> None:
-    """The same site re-served under another origin (a look-alike, or any name at all with a key
-    this monitor pinned for another log) is not a first contact: it is that log."""
-    problems = other_log_problems(origin, [k.public_key for k in keys], known)
-    if problems:
-        raise Inconsistent(problems)
-
-
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """One monitor at a time per log and state folder: two would race, and the slower could put
@@ -148,12 +148,12 @@ def locked(path: Path) -> Iterator[None]:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as e:
-        raise Unreadable(f"{path.parent}: cannot use it for the monitor's state ({e.strerror or e})") from None
+        raise MonitorStateError(f"{path.parent}: cannot use it for the monitor's state ({e.strerror or e})") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Unreadable(f"{path}: another monitor is following this log with the same state") from None
+            raise MonitorStateError(f"{path}: another monitor is following this log with the same state") from None
         yield
     finally:
         os.close(fd)

@@ -1,0 +1,522 @@
+"""The build's steps, in the order they run, each naming what it reads and what it writes.
+
+The order is a protocol: the entries and tiles first (they do not depend on the checkpoint's
+cosignatures, and a witness that replays the rules is sent the new ones before it cosigns), the
+checkpoint's documents and history once it is cosigned, the record pages on every core (all
+written when their block ends, before anything reads them back), the search index after the last
+record page (it indexes them), the feeds after the last page (the sitemap lists them), the
+download archive after every other file (it holds them) and SHA256SUMS after it (it lists it).
+`write_site` (generator.commands.build) runs `WRITE` in this order into the staging folder. The
+build then stages the caches beside their places (`stage_caches`: the gathered state is freed
+before the verifier makes its own), verifies the staged site with the verify.py it ships, swaps
+it in, and runs `AFTER_SWAP`: what it keeps of a release only once that release is published.
+
+A step's `reads` and `writes` name site paths, values an earlier step makes ("the checkpoint"),
+and the build's inputs: what `gather` read and checked, the signing key, the last release
+(generator.build.previous_release), the private directory, the witnesses. A step comes after
+every step whose writes it reads (a test holds the list to it), and ARCHITECTURE.md shows the
+list (tools/architecture_doc.py writes it there).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from generator.build import artifacts, cosigning, history_files, schemas, site_archive
+from generator.build.gather import SiteContext
+from generator.build.previous_release import PreviousRelease
+from generator.build.release_continuity import check_published_unchanged
+from generator.build.writer import SiteWriter
+from generator.core import layout
+from generator.core.cleanup import Cleanup
+from generator.core.key_schedule import BuildKeys
+from generator.core.progress import Progress
+from generator.program.datadir import Paths
+from generator.site import feeds, pages, parallel, search
+from generator.site.render import Renderer
+from generator.site.views import links_view, systems_view, view_models
+from generator.state import archive_cache, build_cache, ledger_cache, page_cache, recheck_cache, tree_cache
+from generator.state.cache_file import Staged
+from generator.state.page_cache import PageMemo
+from generator.verifier import tile_paths
+
+S = TypeVar("S")
+
+# What a step reads that no step writes, apart from site paths read back.
+EVERY_PAGE = "every page written above"
+EVERY_FILE = "every file written above"
+
+
+@dataclass(frozen=True)
+class Step(Generic[S]):
+    name: str
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    run: Callable[[S], None]
+    # Rendered by the pool of every core: consecutive such steps share one pool, whose pages are
+    # all written when the last of them returns.
+    on_every_core: bool = False
+
+
+@dataclass
+class Lists:
+    """The rows the lists, the system pages and each item's "used by" share, made once."""
+
+    runs: list[view_models.RunRow]
+    certificates: list[view_models.CertificateRow]
+    runs_of_systems: list[systems_view.SystemRun]
+    used_by: dict[str, Any]
+    public_gates: set[str]
+
+
+@dataclass
+class Writing:
+    """What the write steps share: their inputs, and the values a step makes for later ones."""
+
+    ctx: SiteContext
+    w: SiteWriter
+    r: Renderer
+    keys: BuildKeys
+    progress: Progress | None = None
+    carried: list[history_files.Archived] = field(default_factory=list)
+    previous: PreviousRelease | None = None
+    offline: bool = False
+    memo: PageMemo | None = None
+    # Made by the steps.
+    proven: dict[int, str] = field(default_factory=dict)  # leaf index -> the artifact its proof is beside
+    leaves: dict[int, bytes] = field(default_factory=dict)  # the leaves the inclusion proofs carry
+    checkpoint: bytes = b""
+    policy: bytes | None = None
+    history_rows: list[dict[str, Any]] = field(default_factory=list)
+    lists: Lists | None = None
+    # Public gates' answer keys, shown beside outputs: a thousand items, not a million.
+    answers: dict[str, Any] = field(default_factory=dict)
+    example: dict[str, str | None] | None = None
+
+
+def _entries(b: Writing) -> None:
+    ctx = b.ctx
+    # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.
+    b.proven = {item.commit_index: layout.reveal(item.id) for item in ctx.revealed}
+    b.proven.update({info.index: layout.certificate(info.serial) for info in ctx.certificates})
+    tiles = history_files.Tiles(b.w, b.previous)
+
+    def keep(index: int, raw: bytes) -> None:
+        tiles.append(raw)
+        if index in b.proven:
+            b.leaves[index] = raw
+
+    artifacts.write_entries(ctx, b.w, keep)
+    tiles.finish(ctx.root)
+
+
+def _cosignatures(b: Writing) -> None:
+    ctx = b.ctx
+    cosigned = cosigning.cosign(
+        ctx.paths,
+        cosigning.load_policy(ctx.paths),
+        artifacts.checkpoint_note(ctx, b.keys),
+        ctx.tree,
+        b.previous,
+        b.carried[-1].size if b.carried else 0,
+        offline=b.offline,
+        files=functools.partial(_new_files, ctx, b.w),
+        demo_at=ctx.generated_at if ctx.demo else None,  # the demo runs its own published witness
+    )
+    b.checkpoint = cosigned.note
+    ctx.warnings.extend(cosigned.warnings)
+    b.policy = cosigning.policy_bytes(ctx.paths)
+    if b.policy is not None:
+        b.w.write(layout.POLICY, b.policy)
+
+
+def _new_files(ctx: SiteContext, w: SiteWriter, old: int) -> list[tuple[str, bytes]]:
+    """What a copy of the site at size `old` lacks to replay the rules up to today's checkpoint:
+    the tiles of today's log that the log of `old` did not have (full ones that have filled, the
+    partial ones of today's width), as staged, and the documents of the reveals since `old`."""
+    if not 0 <= old <= ctx.tree.size:
+        return []  # the witness saw another history: it refuses whatever it is sent
+    known = {rel for rel, _ in tile_paths(old)}
+    rels = [layout.tile(rel) for rel, _ in tile_paths(ctx.tree.size) if rel not in known]
+    files = [(rel, (w.root / rel).read_bytes()) for rel in rels]
+    return files + [(layout.reveal(i.id), i.load(ctx.paths)[0]) for i in ctx.revealed if i.reveal_index >= old]
+
+
+def _ledger(b: Writing) -> None:
+    artifacts.write_ledger(b.ctx, b.w, b.checkpoint)
+
+
+def _history(b: Writing) -> None:
+    ctx = b.ctx
+    b.history_rows = history_files.write_history(b.w, ctx.signer, ctx.origin, ctx.tree, b.checkpoint, b.carried)
+    history_files.write_inclusion_proofs(
+        b.w, ctx.tree, b.checkpoint, ((rel, index) for index, rel in sorted(b.proven.items())), b.leaves.__getitem__
+    )
+    if b.progress:
+        b.progress("writing the ledger, its history and proofs", 1, 1)
+
+
+def _keys(b: Writing) -> None:
+    artifacts.write_keys(b.ctx, b.w)
+
+
+def _methodologies(b: Writing) -> None:
+    for m in b.ctx.methodologies:
+        b.w.write(layout.methodology_parameters(m.version), m.params_bytes)
+        b.w.write(layout.methodology_document(m.version), m.document.encode("utf-8"))
+    pages.write_methodology_pages(b.ctx, b.w, b.r)
+
+
+def _rows(b: Writing) -> None:
+    ctx = b.ctx
+    gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
+    run_rows = view_models.run_rows(
+        ctx.runs, ctx.certificates, gate_names, ctx.ledger.revocations, ctx.ledger.withdrawals
+    )
+    cert_rows = view_models.certificate_rows(ctx.certificates, gate_names, ctx.ledger.revocations, ctx.generated_at)
+    runs_of_systems = systems_view.system_runs(run_rows, cert_rows)
+    used_by = links_view.runs_by_item(ctx.runs, runs_of_systems, ctx.ledger.reveals)
+    public_gates = {g.id for g in ctx.ledger.gates.values() if g.public}
+    b.lists = Lists(run_rows, cert_rows, runs_of_systems, used_by, public_gates)
+
+
+def _reveals(b: Writing) -> None:
+    ctx, w, lists = b.ctx, b.w, _lists(b)
+    for i, item in enumerate(ctx.revealed, start=1):
+        data, doc = item.load(ctx.paths)
+        if item.gate in lists.public_gates:
+            b.answers[item.id] = doc["item"]["answer"]
+        w.write(layout.reveal(item.id), data)
+        pages.write_item_page(ctx, w, b.r, item, doc, lists.used_by.get(item.id, ()))
+        if b.progress and (i % 1000 == 0 or i == len(ctx.revealed)):
+            b.progress("writing reveals and their pages", i, len(ctx.revealed))
+
+
+def _run_specs(b: Writing) -> None:
+    for run in b.ctx.runs:
+        b.w.write(layout.run_spec(run.id), run.spec_bytes)
+
+
+def _certificates(b: Writing) -> None:
+    ctx, w = b.ctx, b.w
+    by_run = {row.id: row for row in _lists(b).runs}
+    chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
+    for i, info in enumerate(ctx.certificates, start=1):
+        cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
+        artifacts.write_certificate(ctx, w, cert, b.keys, b.previous)
+        pages.write_certificate_page(ctx, w, b.r, cert, by_run.get(cert.run), b.answers)
+        if info is chosen:
+            signer = b.keys.for_leaf(cert.info.index) or ctx.signer.verifier
+            b.example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
+        if b.progress and (i % 1000 == 0 or i == len(ctx.certificates)):
+            b.progress("writing certificates and their pages", i, len(ctx.certificates))
+
+
+def _list_pages(b: Writing) -> None:
+    lists = _lists(b)
+    pages.write_lists(b.ctx, b.w, b.r, lists.runs, lists.certificates, lists.runs_of_systems, b.progress)
+
+
+def _lists(b: Writing) -> Lists:
+    assert b.lists is not None, "the rows step runs first"
+    return b.lists
+
+
+def _home(b: Writing) -> None:
+    pages.write_home(b.ctx, b.w, b.r, b.checkpoint)
+
+
+def _keys_and_verify_pages(b: Writing) -> None:
+    policy = b.policy.decode("utf-8") if b.policy else None
+    pages.write_keys_and_verify_pages(b.ctx, b.w, b.r, b.example, b.history_rows[0]["checkpoint"], policy)
+
+
+def _history_page(b: Writing) -> None:
+    pages.write_history_page(b.w, b.r, b.history_rows)
+
+
+def _check_page(b: Writing) -> None:
+    pages.write_check_page(b.ctx, b.w, b.r, policy=b.policy is not None)
+
+
+def _search(b: Writing) -> None:
+    reuse = b.memo is not None and b.memo.knows_last_release
+    pages.write_search_page(b.ctx, b.w, b.r, search.write_index(b.w, b.progress, reuse=reuse))
+
+
+def _schemas(b: Writing) -> None:
+    schemas.write_schemas(b.w)
+
+
+def _feeds(b: Writing) -> None:
+    feeds.write_feeds(b.ctx, b.w, b.history_rows)
+
+
+def _release_files(b: Writing) -> None:
+    artifacts.write_release_files(b.ctx, b.w)
+
+
+def _download(b: Writing) -> None:
+    site_archive.write_download(b.ctx, b.w)
+
+
+def _sums(b: Writing) -> None:
+    b.w.finish(b.ctx.signer)
+
+
+def _nothing_rewritten(b: Writing) -> None:
+    if b.previous is not None:
+        check_published_unchanged(b.previous, b.w.hashes)
+
+
+GATHERED = "what gather read and checked"
+# Every page is taken from the last release instead of rendered when the memo knows it was made
+# from the very same values (generator.state.page_cache).
+MEMO = "the page memo"
+
+
+def _cache(name: str) -> str:
+    return f"PRIVATE/cache/{name}"
+
+
+LAST = "the last release"
+PROOFS = "<artifact>.tlog-proof"
+
+WRITE: tuple[Step[Writing], ...] = (
+    Step(
+        "entries and tiles",
+        (f"the ledger ({GATHERED})", "the signing key", f"{LAST}: its full tiles (kept as they are)"),
+        (layout.ENTRIES, layout.sig(layout.ENTRIES), "ledger/tile/", "the leaves to prove"),
+        _entries,
+    ),
+    Step(
+        "cosignatures",
+        (
+            "the checkpoint, signed by the keys valid for its size",
+            "data/policy.txt",
+            "data/cosignatures/",
+            f"{LAST}: its checkpoint's cosignatures",
+            "the policy's witnesses (sent the new tiles and reveals)",
+            "ledger/tile/",
+        ),
+        ("the checkpoint", layout.POLICY),
+        _cosignatures,
+    ),
+    Step(
+        "ledger documents",
+        ("the checkpoint", GATHERED),
+        (layout.CHECKPOINT, layout.COMMITMENTS, layout.REVOCATIONS, "their .sig"),
+        _ledger,
+    ),
+    Step(
+        "history and inclusion proofs",
+        ("the checkpoint", f"the checkpoints published before (data/checkpoints/, {LAST})", "the leaves to prove"),
+        (layout.HISTORY, "ledger/checkpoints/", "ledger/consistency/", PROOFS, "the history's rows"),
+        _history,
+    ),
+    Step("keys", (GATHERED,), (layout.KEYS, "keys/<key id>.pem"), _keys),
+    Step(
+        "methodologies",
+        (f"methodology versions ({GATHERED})", MEMO),
+        ("methodology/<version>.json", "methodology/<version>.md", layout.METHODOLOGY_PAGE, "methodology/*/index.html"),
+        _methodologies,
+    ),
+    Step("rows", (GATHERED,), ("the lists' rows",), _rows),
+    Step(
+        "reveals and item pages",
+        ("reveal documents (read again, checked)", "the lists' rows", MEMO),
+        ("reveals/<id>.json", "items/<id>.html", "public answer keys"),
+        _reveals,
+        on_every_core=True,
+    ),
+    Step("run specs", (f"run specs ({GATHERED})",), ("runs/<id>.json",), _run_specs, on_every_core=True),
+    Step(
+        "certificates and their pages",
+        (
+            "certificates and their documents (read again, checked)",
+            "the lists' rows",
+            "public answer keys",
+            f"{LAST}: the signature of a certificate whose key is gone",
+            MEMO,
+        ),
+        (
+            "certificates/<serial>.json",
+            "certificates/<serial>/ (documents, evidence, agreement files)",
+            "certificates/<serial>/index.html",
+            "an example certificate",
+        ),
+        _certificates,
+        on_every_core=True,
+    ),
+    Step(
+        "lists",
+        ("the lists' rows", MEMO),
+        (
+            "gates/*.html",
+            "pool/*.html",
+            "retired/*.html",
+            "runs/*.html",
+            "certificates/*.html",
+            "systems/*/index.html",
+            "ledger/*.html",
+        ),
+        _list_pages,
+        on_every_core=True,
+    ),
+    Step("home page", ("the checkpoint", MEMO), (layout.HOME,), _home),
+    Step(
+        "keys and verify pages",
+        ("an example certificate", "the history's rows", layout.POLICY, MEMO),
+        (layout.KEYS_PAGE, layout.VERIFY_PAGE),
+        _keys_and_verify_pages,
+    ),
+    Step("history page", ("the history's rows", MEMO), (layout.HISTORY_PAGE,), _history_page),
+    Step("check page", (layout.POLICY, MEMO), (layout.CHECK_PAGE,), _check_page),
+    Step(
+        "search",
+        (
+            "items/<id>.html",
+            "certificates/<serial>/index.html",
+            "systems/*/index.html",
+            "methodology/*/index.html",
+            f"{LAST}: the shards whose pages did not change",
+            MEMO,
+        ),
+        (f"{layout.SEARCH_INDEX_DIR}/", layout.SEARCH_PAGE),
+        _search,
+    ),
+    Step("JSON Schemas", ("the package's schemas",), (f"{layout.SCHEMAS}/",), _schemas),
+    Step(
+        "feeds and sitemap",
+        (EVERY_PAGE, "the history's rows"),
+        ("feeds/*.xml", layout.SITEMAP, layout.ROBOTS),
+        _feeds,
+    ),
+    Step(
+        "release files",
+        (GATHERED, "the package's verify.py, style.css and check.js"),
+        (layout.VERIFIER, layout.STYLE, layout.BROWSER_CHECK, layout.MANIFEST),
+        _release_files,
+    ),
+    Step(
+        "download archive",
+        (EVERY_FILE, f"{LAST}: its archive's members", _cache(archive_cache.RECORD_NAME)),
+        (layout.ARCHIVE, layout.ARCHIVE_SUMS, _cache(archive_cache.RECORD_NAME)),
+        _download,
+    ),
+    Step("SHA256SUMS", (EVERY_FILE, "the signing key"), (layout.SUMS, layout.SUMS_SIG), _sums),
+    Step(
+        "nothing published rewritten",
+        (EVERY_FILE, f"{LAST}: its {layout.SUMS}"),
+        (),
+        _nothing_rewritten,
+    ),
+)
+
+
+def write_steps(b: Writing) -> None:
+    """Run `WRITE` in its order; the steps marked on_every_core in one pool."""
+    for pooled, group in itertools.groupby(WRITE, key=lambda s: s.on_every_core):
+        if not pooled:
+            for step in group:
+                step.run(b)
+            continue
+        with parallel.RenderPool(len(b.ctx.revealed) + 2 * len(b.ctx.certificates)) as pool:
+            b.r.pool = pool
+            for step in group:
+                step.run(b)
+        b.r.pool = None
+
+
+def stage_caches(ctx: SiteContext) -> list[Staged]:
+    """What the caches remember of this gathering (the replayed ledger, its tree, the certificates
+    recomputed), each written beside its place: so that the gathered state can be freed before
+    the build verifies, and a refused or failed build changes nothing (AFTER_SWAP puts them in
+    place, or the build discards them)."""
+    c = ctx.caches
+    if c is None:
+        return []
+    staged = [
+        ledger_cache.stage(ctx.paths, c.replay) if c.replay is not None else None,
+        tree_cache.stage_tree(ctx.paths, ctx.tree, c.tree_end) if c.tree_end is not None else None,
+        c.rechecks.stage(),
+    ]
+    return [s for s in staged if s is not None]
+
+
+@dataclass
+class AfterSwap:
+    """What the steps after the swap share: the release just published, and what the build keeps."""
+
+    paths: Paths
+    out: Path
+    hashes: dict[str, str]  # every file of the release published, and its SHA-256
+    memo: PageMemo
+    staged: list[Staged]
+    inputs: build_cache.Inputs | None  # what the build read, when a build with nothing to do is possible
+    said: build_cache.Published
+    offline: bool
+    shape: str | None  # the staged site's shape before the verifier read it (build_cache.site_shape)
+    cleanup: Cleanup
+
+
+def _save_memo(a: AfterSwap) -> None:
+    a.memo.save(a.hashes, (a.out / layout.SUMS).read_bytes())
+
+
+def _caches_in_place(a: AfterSwap) -> None:
+    for s in a.staged:
+        s.commit()
+
+
+def _keep_checkpoints(a: AfterSwap) -> None:
+    # Published, then kept: a kill in between leaves them in the site, whence the next build
+    # carries them, so no checkpoint is lost either way.
+    for name, data in history_files.remember_published(a.out, a.paths.checkpoints_dir):
+        if a.inputs is not None:
+            a.inputs.archived(a.paths.checkpoints_dir, name, data)
+
+
+def _record_build(a: AfterSwap) -> None:
+    if a.inputs is None:
+        return
+    site = build_cache.site_digest(a.out, a.hashes)
+    a.cleanup.wait()  # the last release gone: the identities recorded are those that stay
+    build_cache.save(a.paths, a.inputs, site, a.said, a.out, a.offline, a.shape)
+
+
+AFTER_SWAP: tuple[Step[AfterSwap], ...] = (
+    Step(
+        "page memo",
+        ("the pages' keys", f"the published {layout.SUMS}"),
+        (_cache(page_cache.MEMO_NAME),),
+        _save_memo,
+    ),
+    Step(
+        "caches in place",
+        ("the caches staged",),
+        (
+            _cache(ledger_cache.SNAPSHOT_NAME),
+            _cache(tree_cache.TREE_NAME),
+            _cache(recheck_cache.RECHECKS_NAME),
+        ),
+        _caches_in_place,
+    ),
+    Step(
+        "checkpoints kept",
+        (f"the published {layout.HISTORY} and ledger/checkpoints/",),
+        ("data/checkpoints/",),
+        _keep_checkpoints,
+    ),
+    Step(
+        "build record",
+        ("what the build read", "the published site", "data/checkpoints/"),
+        (_cache(build_cache.RECORD_NAME),),
+        _record_build,
+    ),
+)
