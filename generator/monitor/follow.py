@@ -237,7 +237,7 @@ def monitor(
 ) -> Outcome:
     """One run over SITE (a folder or an https:// URL): the new entries go to `out` (default
     stdout) once every entry is checked, notes to `err`; then the state moves. Raise
-    Inconsistent (exit 1) or Unreadable (exit 2), the state then unchanged."""
+    Inconsistent (exit 1), Unreadable or MonitorStateError (exit 2), the state then unchanged."""
     out = out or sys.stdout
     err = err or sys.stderr
     filters = filters or Filters()
