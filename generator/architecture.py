@@ -1,6 +1,6 @@
 """The map of the code: which folder's modules may import which folders, in one place.
 
-ARCHITECTURE.md describes it and tests/test_structure.py enforces it. A module belongs to the
+ARCHITECTURE.md describes it and tests/structure/test_structure.py enforces it. A module belongs to the
 most specific folder the map names (`site.views` before `site`; "" is the package's root:
 `cli`, `__main__`, this map). It may import the modules of the folders its entry lists, and
 besides them only the standard library, its dependencies and, in the generator, the names the
