@@ -58,7 +58,6 @@ def test_signing_key_never_reaches_the_site(demo_site: BuiltSite) -> None:
     )
 
 
-@pytest.mark.slow
 def test_the_search_finds_planted_secrets(demo_site: BuiltSite, tmp_path: Path) -> None:
     """Self-check: every needle, planted into a copy of the site, is found where it was planted."""
     root = tmp_path / "site"

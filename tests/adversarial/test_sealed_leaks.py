@@ -167,7 +167,6 @@ def test_nothing_sealed_reaches_the_site(sealed_site: tuple[Paths, Path]) -> Non
     )
 
 
-@pytest.mark.slow
 def test_retiring_one_item_publishes_exactly_its_details(sealed_site: tuple[Paths, Path]) -> None:
     paths, _ = sealed_site
     retire_items(paths, [RETIRED], "Retired after use.", "2026-03-10T00:00:00Z")

@@ -34,10 +34,6 @@ from tests.support.crashes import crash_points, files, kill_after, run_cli, step
 from tests.support.programs import item, new_program, write_items
 from tests.support.runs import results, run_spec, scored, write_json
 
-# Every test here kills commands at each step of their commit, a process each (minutes in all): `make test-fast`
-# leaves them out.
-pytestmark = pytest.mark.slow
-
 T0 = "2026-01-05T09:00:00Z"
 T_CMD = "2026-04-01T00:00:00Z"
 SECRET10 = [f"b-{i:04d}" for i in range(1, 11)]
@@ -171,6 +167,7 @@ def _check_recovered(
     return "completed"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(SCENARIOS))
 def test_a_command_killed_at_any_step_is_finished_or_undone(base: Path, tmp_path: Path, command: str) -> None:
     probe = _copy(base, tmp_path / "probe")
@@ -226,6 +223,7 @@ def test_a_sealed_text_never_reaches_the_public_data_before_its_reveal(base: Pat
         shutil.rmtree(tmp_path / f"at-{n}")
 
 
+@pytest.mark.slow
 def test_init_killed_at_any_step(tmp_path: Path) -> None:
     def argv(root: Path) -> list[str]:
         return [
@@ -263,6 +261,7 @@ def test_init_killed_at_any_step(tmp_path: Path) -> None:
 # -- SIGKILL from outside, at moments the commands did not choose
 
 
+@pytest.mark.slow
 def test_sigkill_during_a_large_commit(tmp_path: Path) -> None:
     import time
 
@@ -302,6 +301,7 @@ def test_sigkill_during_a_large_commit(tmp_path: Path) -> None:
     assert "rolled back" in outcomes, outcomes
 
 
+@pytest.mark.slow
 def test_sigkill_during_a_build_leaves_the_site_and_no_staging(base: Path, tmp_path: Path) -> None:
     paths = _copy(base, tmp_path / "p")
     out = tmp_path / "p" / "public"

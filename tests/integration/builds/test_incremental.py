@@ -47,10 +47,6 @@ from generator.verifier import sha256_hex
 from tests.support.programs import item, new_program, write_items
 from tests.support.runs import certify, register, results, run_spec, scored, write_json
 
-# Every test here builds a program through long random sequences of events (minutes in all): `make test-fast`
-# leaves them out.
-pytestmark = pytest.mark.slow
-
 # The reference is a build from scratch: `full=True` once builds take it, a fresh folder and no
 # cache in any case.
 FULL: dict[str, Any] = {"full": True} if "full" in inspect.signature(build).parameters else {}
@@ -558,11 +554,13 @@ def check_sequence(root: Path, seed: int, label: str = "") -> None:
         check_step(p, k, f"after step {k} of seed {seed}{label}:\n    " + "\n    ".join(history) + "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_incremental_build_equals_full_build_at_every_step(seed: int, tmp_path: Path) -> None:
     check_sequence(tmp_path, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS[:2])
 def test_incremental_equals_full_with_many_pages(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same, with pages of three rows and search shards of two records: every list spans
@@ -652,6 +650,7 @@ def restore(p: Program, earlier: dict[str, bytes]) -> str:
     return f"put back the whole cache of the earlier release ({len(earlier)} files)"
 
 
+@pytest.mark.slow
 def test_a_damaged_cache_never_changes_the_site(tmp_path: Path) -> None:
     """One program, its cache damaged in every way in turn. After each damage a rebuild with
     nothing new, and after a second damage of the same kind one more event and a rebuild: each

@@ -125,7 +125,6 @@ def test_a_changed_evidence_file_fails_verification_naming_it(prog: Paths, tmp_p
     ], report.render()
 
 
-@pytest.mark.slow
 def test_a_secret_gate_keeps_its_evidence_private_until_every_item_is_revealed(
     make_program: Callable[..., Paths], tmp_path: Path
 ) -> None:

@@ -113,7 +113,6 @@ def test_every_reveal_and_certificate_has_a_proof_that_checks_alone(demo_site: B
         assert json.loads(r.stdout)["ok"] is True
 
 
-@pytest.mark.slow
 def test_a_proof_of_another_file_a_flipped_hash_or_another_key_fails(demo_site: BuiltSite, tmp_path: Path) -> None:
     site = demo_site.out
     manifest = parse_canonical((site / layout.MANIFEST).read_bytes())

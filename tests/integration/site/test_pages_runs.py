@@ -186,7 +186,6 @@ def test_runs_page_shows_every_run_grouped_with_its_chain(make_program: Callable
     assert not site_problems(out)
 
 
-@pytest.mark.slow
 def test_runs_and_certificates_lists_are_paged(
     make_program: Callable[..., Paths], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -393,7 +392,6 @@ def visible_text(out: Path, page: str) -> str:
     return " ".join(s.get_text(" ").split())
 
 
-@pytest.mark.slow
 def test_no_percentile_or_rank_language(make_program: Callable[..., Paths], tmp_path: Path) -> None:
     """There is no population to compare with (seed 003): no page talks as if there were."""
     paths = several(make_program)

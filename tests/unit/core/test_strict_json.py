@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +53,6 @@ def walked(text: str) -> Any:
 @settings(max_examples=400, deadline=None)
 @given(documents)
 # Two keys that differ as text but are equal once unescaped: found by chance once, kept for good.
-@pytest.mark.slow
 @example('{"éaé":"","éa\\u00e9":""}')
 def test_the_surrogate_shortcut_decides_as_the_walk(text: str) -> None:
     try:
