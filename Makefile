@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key
 
-.PHONY: site test lint verify serve bench conformance clean demo-data bundle screenshots architecture
+.PHONY: site test test-fast checks lint verify serve bench conformance clean demo-data bundle screenshots architecture
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -33,13 +33,23 @@ site: $(STAMP)
 	@echo
 	@echo "Browse the site: open public/index.html in a browser, or run: $(BIN)/transparency serve"
 
-test: $(STAMP) $(NODE_STAMP)
+# The suite runs on every core (pytest-xdist), each worker with its own temporary folders and demo build;
+# worksteal hands a worker's queued tests to an idle one, as a few tests take minutes. test-fast is the same
+# checks less the tests marked slow (pyproject.toml), for a quicker look while working.
+PYTEST := $(BIN)/python -m pytest -n auto --dist worksteal
+
+test: checks
+	$(PYTEST)
+
+test-fast: checks
+	$(PYTEST) -m "not slow"
+
+checks: $(STAMP) $(NODE_STAMP)
 	chmod 600 $(DEMO_KEYS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m generator.verifier.bundle --check
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
 
 # public/ is committed but for download/site.zip, which every verifier change rewrites whole: a
 # clone builds it (`make site`) before anything reads the site as a whole.
@@ -66,20 +76,19 @@ architecture: $(STAMP)
 
 # PNGs of every kind of page at 390 and 1280 px, of a fresh build of the demo, for review.
 screenshots: $(STAMP)
-	$(BIN)/python tests/screenshots.py
+	$(BIN)/python -m tools.screenshots
 
 # The scale figures against their targets (over an hour); bench-small is a hundredth of the
 # scale, for a quick look. Hugo, the yardstick of the build, is Debian's: apt-get install -y hugo.
 bench: $(STAMP)
-	$(BIN)/python tests/bench_scale.py
+	$(BIN)/python bench/bench_scale.py
 
 .PHONY: bench-small
 bench-small: $(STAMP)
-	$(BIN)/python tests/bench_scale.py --scales 0.01
+	$(BIN)/python bench/bench_scale.py --scales 0.01
 
 # Independent readings of the formats, kept outside this code: make conformance CONFORMANCE=DIR (see README).
-conformance: $(STAMP) $(ARCHIVE)
-	CONFORMANCE="$(CONFORMANCE)" sh tests/conformance.sh
+.PHONY: site test test-fast checks lint verify serve bench conformance clean demo-data bundle screenshots architecture
 
 demo-data: $(STAMP)
 	sh data/make-demo.sh

@@ -4,7 +4,7 @@
 # against blind human labels.
 #
 # data/demo/inspect/quill-a-3.eval was made by Inspect itself, with its offline mock model
-# (python tests/make_inspect_fixture.py data/demo/inspect/quill-a-3.eval): a-004's first attempt
+# (python tools/make_inspect_fixture.py data/demo/inspect/quill-a-3.eval): a-004's first attempt
 # failed on a dropped connection and Inspect retried it; a-006 is set aside under the run spec's
 # exclusion rule by the mapping (data/demo/inspect/quill-a-3.map.yaml); a judge scorer gives each
 # item an ordinal label on two rubric dimensions. Two labellers labelled the outputs with the same

@@ -1,7 +1,7 @@
 """The map of the code: which folder's modules may import which folders and modules, in one place.
 
 ARCHITECTURE.md is generated from it and from the docstrings (tools/architecture_doc.py), and
-tests/test_structure.py enforces it. A module belongs to the most specific line of the map that
+tests/structure/test_structure.py enforces it. A module belongs to the most specific line of the map that
 names it (`build.gather` before `build`, `site.views` before `site`; "" is the package's root:
 `cli`, `__main__`, this map). It may import the modules of the folders and the modules its line
 lists, and besides them only the standard library, its dependencies and, in the generator, the

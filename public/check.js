@@ -1227,7 +1227,7 @@
   const OUTCOMES = ["valid", "revoked", "expired", "not-certified", "failed", "could-not-check"];
 
   // The fingerprints of the keys whose private half the project publishes (the demo program's). They must be those
-  // of PUBLISHED_PRIVATE_KEYS in generator/verifier/core/public_keys.py; tests/test_browser_check.py compares them.
+  // of PUBLISHED_PRIVATE_KEYS in generator/verifier/core/public_keys.py; tests/browser/test_browser_check.py compares them.
   const PUBLISHED_DEMO_KEYS = [
     "SHA256:1f4dd2f8d7bced8f341897bd961d73084b9ae5ec03a172e574d197012b534c13",
     "SHA256:13fa4089af669bb603a137d0ff19e2ff39fa83fc2fd6947f0454bd6b240a7183",

@@ -47,6 +47,6 @@ def dumps_validated(value: Any) -> bytes:
 
     For the bulk paths (a million reveal documents and commitment rows), where the pure-Python
     rfc8785 costs more than everything else together. Under the rules of format v1 §1 the two forms
-    are byte for byte equal; tests/test_canonical_stream.py checks it on generated values.
+    are byte for byte equal; tests/unit/verifier/test_canonical_stream.py checks it on generated values.
     """
     return canonical_bytes(value)

@@ -159,7 +159,7 @@ def _c_loader() -> type | None:
         Only the scanning and parsing are libyaml's: the events it gives are composed by the same
         Python composer (its limits above), resolved by the same resolvers and constructed by the
         same constructors (the class's tables are _StrictLoader's), so both read and refuse alike
-        (tests/test_yaml_loaders.py compares them on a corpus of tricky inputs).
+        (tests/unit/core/test_yaml_loaders.py compares them on a corpus of tricky inputs).
         """
 
         # CParser composes in C, past compose_node's limits: use the Python composer's methods.

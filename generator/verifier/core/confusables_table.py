@@ -1,6 +1,6 @@
 """Unicode's confusables table (UTS #39, section 4), as data: generated, never edited by hand.
 
-tests/make_confusables.py writes this file from Unicode's confusables.txt, Version 17.0.0, of
+tools/make_confusables.py writes this file from Unicode's confusables.txt, Version 17.0.0, of
 SHA-256 ec88ecebcf89f63f813d460842b0cf8322744b40a0b2c06f88a2cea48c0351ea:
 6565 mappings, each a line "SOURCE TARGET..." of hex code points, compressed with zlib and
 written as Base85. Run the script on that file to check that these bytes are what it makes.

@@ -1,0 +1,118 @@
+// Runs generator/verifier/browser/check.js under Node for tests/browser/test_browser_check.py: one JSON request
+// on stdin, one JSON answer on stdout. The site's files are read from a folder, as a browser would fetch them
+// from the site root; BigInt rationals and Maps are turned into plain JSON here so that Python can compare them.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const check = require(path.join(__dirname, "..", "..", "generator", "verifier", "browser", "check.js"));
+
+function siteEnv(site, now) {
+  return {
+    now: () => now || "2026-12-01T00:00:00Z",
+    onStep: () => {},
+    async fetch(url) {
+      const file = path.resolve(site, url);
+      if (!file.startsWith(path.resolve(site) + path.sep)) throw new Error(`outside the site: ${url}`);
+      return fs.existsSync(file) && fs.statSync(file).isFile() ? new Uint8Array(fs.readFileSync(file)) : null;
+    },
+  };
+}
+
+const q = (x) => `${x.n}/${x.d}`;
+
+const OPS = {
+  // Scoring functions on many cases: each case is [function name, arguments]; methodology documents are parsed once.
+  async scoring({ methodology, cases }) {
+    const m = check.parseMethodology(methodology);
+    return cases.map(([fn, args]) => {
+      switch (fn) {
+        case "wilson":
+          return check.wilsonInterval(...args);
+        case "round":
+          return check.roundHalfUp(check.Q(BigInt(args[0]), BigInt(args[1])), args[2]);
+        case "grade_counts":
+          return check.gradeCounts(args[0], args[1], m);
+        case "band_score":
+          return check.bandScore(...args);
+        case "score_item": {
+          const s = check.scoreItem(args.map(([name, tier, sim]) => [name, tier, check.similarityValue(sim)]), m);
+          return { score: q(s.score), text: s.text, passed: s.passed, below: s.below };
+        }
+        case "similarity":
+          return check.computedSimilarity(...args);
+        case "keep_bullets": {
+          const [kept, dropped] = check.keepBullets(args[0], new Set(args[1]));
+          return [kept.length, dropped];
+        }
+        case "isqrt":
+          return check.isqrt(BigInt(args[0])).toString();
+        default:
+          throw new Error(`unknown case ${fn}`);
+      }
+    });
+  },
+  // recheck_certificate on given inputs: the certificate, methodology, answers and details by item, the record.
+  async recheck({ cert, methodology, public: isPublic, answers, details, record, rules }) {
+    const m = check.parseMethodology(methodology);
+    const out = check.recheckCertificate(cert, m, isPublic, new Map(Object.entries(answers)), new Map(Object.entries(details)), record, rules);
+    return out;
+  },
+  async check_certificate({ cert, spec, methodology, public: isPublic, spec_path, spec_sha256 }) {
+    return check.checkCertificate(cert, spec, check.parseMethodology(methodology), isPublic, spec_path, spec_sha256);
+  },
+  async page({ site, kind, path: p, now }) {
+    return check.checkPage(siteEnv(site, now), { kind, path: p, root: "" });
+  },
+  async file({ site, file, now }) {
+    return check.checkFile(siteEnv(site, now), { data: new Uint8Array(fs.readFileSync(file)), root: "" });
+  },
+  // The script's constants, and how an outcome names the key of each fingerprint given.
+  async constants({ fingerprints }) {
+    return { outcomes: check.OUTCOMES, demo_keys: check.PUBLISHED_DEMO_KEYS, key_words: fingerprints.map(check.keyWords) };
+  },
+  async merkle({ cases }) {
+    const out = [];
+    for (const c of cases) {
+      try {
+        if (c.op === "inclusion") {
+          const root = await check.rootFromInclusion(BigInt(c.index), BigInt(c.size), check.unhex(c.leaf_hash), c.proof.map(check.unhex));
+          out.push(check.hex(root));
+        } else {
+          await check.verifyConsistency(BigInt(c.old_size), BigInt(c.new_size), c.proof.map(check.unhex), check.unhex(c.old_root), check.unhex(c.new_root));
+          out.push("ok");
+        }
+      } catch (e) {
+        if (!(e instanceof check.Failed)) throw e;
+        out.push(`error: ${e.message}`);
+      }
+    }
+    return out;
+  },
+  // Each input a JSON text, or {hex} for bytes that are not UTF-8: its canonical text, or null if refused.
+  async canonical({ texts }) {
+    return texts.map((t) => {
+      try {
+        return check.canonical(check.parseCanonical(typeof t === "string" ? new TextEncoder().encode(t) : check.unhex(t.hex)));
+      } catch (e) {
+        if (!(e instanceof check.Failed)) throw e;
+        return null;
+      }
+    });
+  },
+};
+
+// A browser whose WebCrypto lacks Ed25519, as older ones do: importKey refuses the algorithm by name.
+function withoutEd25519() {
+  const real = crypto.subtle.importKey.bind(crypto.subtle);
+  crypto.subtle.importKey = (format, key, alg, ...rest) =>
+    alg && alg.name === "Ed25519" ? Promise.reject(new DOMException("Unrecognized name", "NotSupportedError")) : real(format, key, alg, ...rest);
+}
+
+let input = "";
+process.stdin.on("data", (d) => (input += d));
+process.stdin.on("end", async () => {
+  const request = JSON.parse(input);
+  if (request.no_ed25519) withoutEd25519();
+  const answer = await OPS[request.op](request);
+  process.stdout.write(JSON.stringify(answer, (k, v) => (typeof v === "bigint" ? v.toString() : v)));
+});

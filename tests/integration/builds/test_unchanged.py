@@ -1,0 +1,455 @@
+"""A build with nothing to do writes nothing, and anything that could change its output builds.
+
+A build records what it read (every file of the data and private directories but the caches,
+the code and libraries, SOURCE_DATE_EPOCH, --offline) and the site it published. The next
+build, finding both as recorded, writes nothing; each test here changes one thing a build
+depends on, or one thing in the published site, and checks that the build then builds, and that
+its site is the one a build from scratch makes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.commands.build import build
+from generator.commands.commit import commit_new_items
+from generator.core.generator_errors import InputError
+from generator.program.datadir import Paths
+from generator.state import build_cache
+from tests.support.demo import BuiltSite, copy_demo_data
+from tests.support.files import tree
+from tests.support.history import vkey_of
+from tests.support.programs import item, new_program, write_items
+from tests.support.witnesses import WitnessFiles, write_policy
+
+
+def state(out: Path) -> dict[str, tuple[int, int, int, int]]:
+    """Every entry of the site with its inode, size, mode and modification time: what a build
+    that writes nothing leaves exactly as it was."""
+    found = {}
+    for p in sorted(out.rglob("*")):
+        st = p.lstat()
+        found[p.relative_to(out).as_posix()] = (st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns)
+    return found
+
+
+def from_scratch(paths: Paths, tmp_path: Path) -> dict[str, bytes]:
+    """The site a full build makes of a copy of this program, the caches left behind."""
+    copy = tmp_path / "scratch"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(paths.data, copy / "data", ignore=shutil.ignore_patterns("cache", "public", ".public.*"))
+    out = copy / "public"
+    build(Paths(copy / "data", copy / "data" / "private"), out, full=True)
+    return BuiltSite(paths, out).files()
+
+
+def settle() -> None:
+    """Wait out the clock tick within which an input just written could change again unseen:
+    a build reading inputs that recent records no identities (build_cache.save)."""
+    time.sleep(3 * build_cache._TICK_NS / 1e9)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> BuiltSite:
+    paths = new_program(tmp_path / "prog" / "data")
+    out = tmp_path / "prog" / "public"
+    settle()
+    build(paths, out)
+    return BuiltSite(paths, out)
+
+
+def test_a_build_with_nothing_changed_writes_nothing(site: BuiltSite) -> None:
+    before = state(site.out)
+    parent = sorted(p.name for p in site.out.parent.iterdir())
+    result = build(site.paths, site.out)
+    assert result.unchanged
+    assert state(site.out) == before
+    assert sorted(p.name for p in site.out.parent.iterdir()) == parent  # not even a staging folder
+    # What it says is what the last build said of the same release.
+    sums = (site.out / "SHA256SUMS").read_text().splitlines()
+    assert result.files == len(sums) + 2
+    assert result.tree_size == json.loads((site.out / "ledger" / "history.json").read_bytes())["tree_size"]
+    assert result.rendered == 0 and result.checks == 0
+
+
+def test_full_always_builds(site: BuiltSite) -> None:
+    assert not build(site.paths, site.out, full=True).unchanged
+
+
+def _append_event(site: BuiltSite) -> None:
+    write_items(site.paths, [item("b-0100", "b")], "more.yaml")
+    commit_new_items(site.paths, "2026-03-01T00:00:00Z")
+
+
+def _new_source(site: BuiltSite) -> None:
+    # An item source not yet committed changes no page, but it is an input: build, not guess.
+    write_items(site.paths, [item("b-0101", "b")], "later.yaml")
+
+
+def _edit_private_byte(site: BuiltSite) -> None:
+    f = next(site.paths.items_dir.glob("*.yaml"))
+    f.write_bytes(f.read_bytes() + b"\n")
+
+
+def _chmod_input(site: BuiltSite) -> None:
+    os.chmod(site.paths.program_file, 0o600)
+
+
+def _empty_folder_in_data(site: BuiltSite) -> None:
+    (site.paths.data / "notes").mkdir()
+
+
+def _link_in_data(site: BuiltSite) -> None:
+    # A build reads through a link, to a target the record does not follow: never skipped.
+    os.symlink(site.paths.program_file, site.paths.data / "program-link.yaml")
+
+
+INPUT_CHANGES: dict[str, Callable[[BuiltSite], None]] = {
+    "a ledger event": _append_event,
+    "a new item source": _new_source,
+    "a byte of a private file": _edit_private_byte,
+    "the mode of an input": _chmod_input,
+    "an empty folder in data": _empty_folder_in_data,
+    "a link in data": _link_in_data,
+}
+
+
+@pytest.mark.parametrize("change", sorted(INPUT_CHANGES))
+def test_any_change_to_an_input_builds(site: BuiltSite, change: str, tmp_path: Path) -> None:
+    INPUT_CHANGES[change](site)
+    result = build(site.paths, site.out)
+    assert not result.unchanged
+    assert site.files() == from_scratch(site.paths, tmp_path)
+    again = build(site.paths, site.out)
+    # Once built, the same inputs are nothing to do again (but a link is never taken on trust).
+    assert again.unchanged is (change != "a link in data")
+
+
+def _edit_page(out: Path) -> None:
+    (out / "index.html").write_bytes((out / "index.html").read_bytes().replace(b"</body>", b"<p>x</p></body>"))
+
+
+def _extra_file(out: Path) -> None:
+    (out / "extra.html").write_text("<p>not ours</p>")
+
+
+def _extra_folder(out: Path) -> None:
+    (out / "empty").mkdir()
+
+
+def _chmod_page(out: Path) -> None:
+    os.chmod(out / "index.html", 0o600)
+
+
+def _remove_file(out: Path) -> None:
+    (out / "robots.txt").unlink() if (out / "robots.txt").exists() else (out / "sitemap.xml").unlink()
+
+
+SITE_CHANGES: dict[str, Callable[[Path], None]] = {
+    "an edited page": _edit_page,
+    "a file added": _extra_file,
+    "a folder added": _extra_folder,
+    "a mode changed": _chmod_page,
+    "a file removed": _remove_file,
+}
+
+
+@pytest.mark.parametrize("change", sorted(SITE_CHANGES))
+def test_a_site_not_as_published_is_built_again(site: BuiltSite, change: str, tmp_path: Path) -> None:
+    expected = site.files()
+    SITE_CHANGES[change](site.out)
+    result = build(site.paths, site.out)
+    assert not result.unchanged
+    assert site.files() == expected == from_scratch(site.paths, tmp_path)
+    assert not (site.out / "empty").exists()
+    assert os.stat(site.out / "index.html").st_mode & 0o777 != 0o600
+
+
+def test_settings_the_output_depends_on_build(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")
+    assert not build(site.paths, site.out).unchanged
+    assert build(site.paths, site.out).unchanged
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    assert not build(site.paths, site.out).unchanged
+    assert not build(site.paths, site.out, offline=True).unchanged
+    assert build(site.paths, site.out, offline=True).unchanged
+
+
+def test_other_code_builds(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build_cache, "rules_version", lambda: "other code")
+    assert not build(site.paths, site.out).unchanged
+    monkeypatch.setattr(build_cache, "_libraries", lambda: ["jinja2==0.0"])
+    assert not build(site.paths, site.out).unchanged
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "wrong types", "other inputs", "other site"])
+def test_a_damaged_record_costs_a_build_never_a_stale_site(site: BuiltSite, damage: str) -> None:
+    record = build_cache.record_path(site.paths)
+    doc = json.loads(record.read_bytes())
+    if damage == "missing":
+        record.unlink()
+    elif damage == "garbage":
+        record.write_bytes(b"\x00not json")
+    elif damage == "wrong types":
+        doc["published"]["files"] = "many"
+        record.write_text(json.dumps(doc))
+    elif damage == "other inputs":
+        doc["inputs"] = "0" * 64
+        record.write_text(json.dumps(doc))
+    else:
+        doc["site"] = "0" * 64
+        record.write_text(json.dumps(doc))
+    assert not build(site.paths, site.out).unchanged
+    assert build(site.paths, site.out).unchanged
+
+
+def test_a_build_killed_before_its_record_costs_a_build(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    _append_event(site)
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    # Killed once its site is in: the record is still the last build's, of another site.
+    monkeypatch.setattr(build_cache, "save", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build(site.paths, site.out)
+    monkeypatch.undo()
+    assert not build(site.paths, site.out).unchanged
+    assert build(site.paths, site.out).unchanged
+
+
+def test_a_refused_build_changes_nothing(site: BuiltSite) -> None:
+    _append_event(site)
+    before = tree(site.paths.data, site.paths.private, site.out)
+    (site.paths.private / "signing.key").rename(site.paths.private / "elsewhere.key")
+    with pytest.raises(InputError):
+        build(site.paths, site.out)
+    (site.paths.private / "elsewhere.key").rename(site.paths.private / "signing.key")
+    assert tree(site.paths.data, site.paths.private, site.out) == before
+
+
+def test_warnings_are_said_again_and_are_errors_under_strict(site: BuiltSite) -> None:
+    program = site.paths.program_file
+    program.write_text(program.read_text() + "unknown_key: 1\n")
+    first = build(site.paths, site.out)
+    assert first.warnings and not first.unchanged
+    again = build(site.paths, site.out)
+    assert again.unchanged and again.warnings == first.warnings
+    with pytest.raises(InputError, match="warnings are errors"):
+        build(site.paths, site.out, strict=True)
+
+
+def test_a_build_that_would_ask_witnesses_is_never_skipped(site: BuiltSite, tmp_path: Path) -> None:
+    w1 = WitnessFiles(tmp_path, "w1.example.org", vkey_of(site.out))
+    write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, None)], "w1")
+    assert not build(site.paths, site.out).unchanged
+    # What a witness would answer today, a build not told --offline cannot know without asking.
+    assert not build(site.paths, site.out).unchanged
+    assert not build(site.paths, site.out, offline=True).unchanged
+    assert build(site.paths, site.out, offline=True).unchanged
+
+
+def test_the_demo_program_built_twice_writes_nothing(tmp_path: Path) -> None:
+    paths = copy_demo_data(tmp_path / "data")
+    out = tmp_path / "public"
+    build(paths, out, offline=True)
+    before = state(out)
+    assert build(paths, out, offline=True).unchanged
+    assert state(out) == before
+
+
+def test_the_umask_and_the_folder_mode_are_part_of_the_site(site: BuiltSite) -> None:
+    old = os.umask(0o077)
+    try:
+        assert not build(site.paths, site.out).unchanged  # another umask: other modes
+        assert os.stat(site.out / "index.html").st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+    assert not build(site.paths, site.out).unchanged
+    assert os.stat(site.out / "index.html").st_mode & 0o777 == 0o666 & ~old
+    os.chmod(site.out, 0o700)
+    assert not build(site.paths, site.out).unchanged
+    assert os.stat(site.out).st_mode & 0o777 != 0o700
+
+
+def test_a_folder_named_like_a_staging_one_is_still_an_input(tmp_path: Path) -> None:
+    # Only the build's own ".public.staging-*" and ".public.old-*" folders are left out.
+    data = tmp_path / ".public.data"
+    paths = new_program(data)
+    out = tmp_path / "public"
+    build(paths, out)
+    assert build(paths, out).unchanged
+    program = paths.program_file
+    program.write_text(program.read_text().replace("Test program", "Renamed program"))
+    assert not build(paths, out).unchanged
+    assert "Renamed program" in (out / "index.html").read_text()
+
+
+def test_moving_the_private_directory_into_the_data_one_builds(tmp_path: Path) -> None:
+    data, apart = tmp_path / "data", tmp_path / "private"
+    paths = new_program(data, apart)
+    out = tmp_path / "public"
+    assert not build(paths, out).demo
+    shutil.move(apart, data / "private")
+    moved = Paths(data, data / "private")
+    result = build(moved, out)
+    # A build, for the inputs are read from elsewhere; still no demo: the key decides that.
+    assert not result.unchanged and not result.demo
+
+
+def test_an_input_edited_while_the_build_read_it_is_not_recorded(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _append_event(site)
+    real = build_cache.read_inputs
+    program = site.paths.program_file
+    text = program.read_text()
+
+    def then_edited(*args: Any, **kwargs: Any) -> build_cache.Inputs:
+        inputs = real(*args, **kwargs)
+        program.write_text(text.replace("Test program", "Edited program"))  # read by gather, later
+        return inputs
+
+    monkeypatch.setattr(build_cache, "read_inputs", then_edited)
+    build(site.paths, site.out)
+    monkeypatch.undo()
+    program.write_text(text)  # put back: the inputs are those first hashed, the site is not
+    assert not build(site.paths, site.out).unchanged
+    assert "Edited program" not in (site.out / "index.html").read_text()
+
+
+# ---- the shortcut by identity: size, times and inode, no byte read -------------------------------
+
+
+def _reading_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the inputs were read: the identities did not vouch for them")
+
+    monkeypatch.setattr(build_cache, "read_inputs", refuse)
+
+
+def test_nothing_changed_is_told_from_the_files_identities_without_reading_them(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert "identities" in json.loads(build_cache.record_path(site.paths).read_bytes())
+    _reading_forbidden(monkeypatch)
+    assert build(site.paths, site.out).unchanged
+
+
+def _rewritten_in_place(path: Path) -> None:
+    """The same number of bytes, other bytes, and the modification time put back: what only
+    the change time (which no user can set) still tells."""
+    st = path.lstat()
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x01
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.lstat().st_size == st.st_size and path.lstat().st_mtime_ns == st.st_mtime_ns
+
+
+@pytest.mark.parametrize("where", ["site", "data", "private"])
+def test_a_file_rewritten_with_its_size_and_time_put_back_builds(site: BuiltSite, where: str) -> None:
+    """Only its change time tells: the shortcut must not skip, and the build then reads and
+    sees the other bytes (a page of the site is put back; an input builds)."""
+    notes = {"data": site.paths.data / "notes.txt", "private": site.paths.private / "notes.txt"}
+    if where in notes:
+        notes[where].write_text("An operator's note, of some length.\n")
+        settle()
+        assert not build(site.paths, site.out).unchanged  # a new input
+        assert "identities" in json.loads(build_cache.record_path(site.paths).read_bytes())
+    victim = site.out / "index.html" if where == "site" else notes[where]
+    before = victim.read_bytes()
+    _rewritten_in_place(victim)
+    assert not build(site.paths, site.out).unchanged
+    if where == "site":
+        assert victim.read_bytes() == before, "the build did not put the published page back"
+    assert build(site.paths, site.out).unchanged
+
+
+def test_a_record_edited_or_a_new_mark_is_decided_by_reading(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = build_cache.record_path(site.paths)
+    doc = json.loads(record.read_bytes())
+    doc["published"]["warnings"] = ["edited"]
+    record.write_text(json.dumps(doc))
+    with monkeypatch.context() as m:
+        _reading_forbidden(m)
+        with pytest.raises(AssertionError, match="inputs were read"):
+            build(site.paths, site.out)
+    assert build(site.paths, site.out).unchanged  # by reading every byte
+    mark = site.paths.private / "cache" / build_cache.MARK_NAME
+    build(site.paths, site.out, full=True)
+    mark.write_bytes(b"")  # written again: its time is not the one recorded
+    with monkeypatch.context() as m:
+        _reading_forbidden(m)
+        with pytest.raises(AssertionError, match="inputs were read"):
+            build(site.paths, site.out)
+
+
+def test_identities_taken_too_soon_after_a_change_are_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file changed within a clock tick of the mark could change again unseen: with a tick
+    longer than the whole build, no identity is recorded, and the next build reads."""
+    monkeypatch.setattr(build_cache, "_TICK_NS", 10**18)
+    paths = new_program(tmp_path / "prog" / "data")
+    out = tmp_path / "prog" / "public"
+    build(paths, out)
+    assert "identities" not in json.loads(build_cache.record_path(paths).read_bytes())
+    assert build(paths, out).unchanged
+
+
+def test_an_input_written_within_a_tick_of_its_reading_records_no_identities(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written again within the same tick after the build read it, it would keep its times:
+    identities are recorded only of inputs older than a tick when they were read. (The input's
+    time is set to the reading's, as a write in that tick would give it.)"""
+    real = build_cache.read_inputs
+
+    def just_written(*args: Any, **kwargs: Any) -> build_cache.Inputs:
+        inputs = real(*args, **kwargs)
+        assert inputs.read_mark is not None
+        return dataclasses.replace(inputs, newest=inputs.read_mark[0] - 1)
+
+    monkeypatch.setattr(build_cache, "read_inputs", just_written)
+    (site.paths.data / "notes.txt").write_text("Just written.\n")
+    settle()
+    assert not build(site.paths, site.out).unchanged
+    assert "identities" not in json.loads(build_cache.record_path(site.paths).read_bytes())
+    assert build(site.paths, site.out).unchanged  # decided by reading
+
+
+def test_a_page_written_while_the_build_verifies_records_no_identities(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's check hashes every file first; a page written after that, before the swap,
+    is in the site it publishes: the identities are not recorded, and the next build reads the
+    site, finds the page and puts it back."""
+    import generator.commands.build as build_module
+
+    real = build_module.self_check
+
+    def then_written(staging: Path, *args: Any, **kwargs: Any) -> Any:
+        report = real(staging, *args, **kwargs)
+        page = staging / "index.html"
+        page.write_bytes(page.read_bytes().replace(b"</main>", b"<p>Written late.</p></main>"))
+        return report
+
+    _append_event(site)
+    settle()
+    with monkeypatch.context() as m:
+        m.setattr(build_module, "self_check", then_written)
+        assert not build(site.paths, site.out).unchanged
+    assert b"Written late" in (site.out / "index.html").read_bytes()
+    assert "identities" not in json.loads(build_cache.record_path(site.paths).read_bytes())
+    assert not build(site.paths, site.out).unchanged
+    assert b"Written late" not in (site.out / "index.html").read_bytes()

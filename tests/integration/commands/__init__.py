@@ -1,0 +1,1 @@
+"""Each command as an operator types it, and every way it must refuse."""

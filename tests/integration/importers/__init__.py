@@ -1,0 +1,1 @@
+"""transparency results from-inspect, on Inspect logs made with Inspect's own mock model."""

@@ -1,0 +1,1 @@
+"""transparency monitor following a published log."""

@@ -1,0 +1,1 @@
+"""The built site as people, browsers, feed readers and crawlers read it."""

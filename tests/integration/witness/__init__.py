@@ -1,0 +1,1 @@
+"""Witnesses and trust policies through the real commands."""

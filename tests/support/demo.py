@@ -1,0 +1,44 @@
+"""The repository's demo: where it lies, a private copy of its data, a built site, and the bundled verify.py
+imported as a module of its own."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from generator.program.datadir import Paths
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_DATA = REPO / "data"
+BUNDLE = REPO / "generator" / "verify.py"
+
+
+def load_bundle() -> ModuleType:
+    """generator/verify.py, the one file every site ships, imported as a module of its own."""
+    spec = importlib.util.spec_from_file_location("verify_bundle", BUNDLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verify_bundle"] = module  # dataclasses look their module up while they are made
+    spec.loader.exec_module(module)
+    return module
+
+
+def copy_demo_data(target: Path) -> Paths:
+    shutil.copytree(DEMO_DATA, target, ignore=shutil.ignore_patterns(".lock", ".pending"))
+    for key in [target / "private" / "signing.key", *(target / "private").glob("**/*.key")]:
+        os.chmod(key, 0o600)  # git keeps no file modes: a clone's keys are world-readable
+    return Paths(target, target / "private")
+
+
+@dataclass
+class BuiltSite:
+    paths: Paths
+    out: Path
+
+    def files(self) -> dict[str, bytes]:
+        return {p.relative_to(self.out).as_posix(): p.read_bytes() for p in sorted(self.out.rglob("*")) if p.is_file()}

@@ -1,0 +1,1 @@
+"""generator/core/: the strict readers, the YAML loaders and the signing key's fast paths."""

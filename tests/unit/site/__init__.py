@@ -1,0 +1,1 @@
+"""generator/site/: rendering pages."""

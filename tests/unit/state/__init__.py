@@ -1,0 +1,1 @@
+"""generator/state/: what the generator keeps between runs."""

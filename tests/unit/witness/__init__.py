@@ -1,0 +1,1 @@
+"""generator/witness/: the witness server against c2sp.org/tlog-witness."""
