@@ -45,7 +45,7 @@
   const b64encode = (b) => btoa(latin1(b));
   const B64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-  // Strict base64 (keys.py b64decode_strict); `loose` is note.py's reading, which allows a non-canonical form.
+  // Strict base64 (core/public_keys.py b64decode_strict); `loose` is note.py's reading, which allows a non-canonical form.
   function b64decode(text, loose = false) {
     if (!B64_RE.test(text)) throw new Failed(`${show(text.slice(0, 40))} is not standard padded base64`);
     const out = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
@@ -288,7 +288,8 @@
 
   const NOTE_KEY = 0x01, COSIGNER_KEY = 0x04; // c2sp.org/signed-note signature types
 
-  // `<name>+<key ID>+<base64(type ‖ key)>`, key ID = SHA-256(name ‖ 0x0A ‖ type ‖ key)[:4] (keys.py, cosignature.py).
+  // `<name>+<key ID>+<base64(type ‖ key)>`, key ID = SHA-256(name ‖ 0x0A ‖ type ‖ key)[:4]
+  // (core/public_keys.py parse_verifier_key, for a log's keys and a witness's).
   async function parseVkey(vkey, type = NOTE_KEY) {
     if (typeof vkey !== "string") throw new Failed(`a verifier key is a string, not ${typeName(vkey)}`);
     const i = vkey.indexOf("+"), j = i < 0 ? -1 : vkey.indexOf("+", i + 1);
