@@ -88,7 +88,8 @@ bench-small: $(STAMP)
 	$(BIN)/python bench/bench_scale.py --scales 0.01
 
 # Independent readings of the formats, kept outside this code: make conformance CONFORMANCE=DIR (see README).
-.PHONY: site test test-fast checks lint verify serve bench conformance clean demo-data bundle screenshots architecture
+conformance: $(STAMP) $(ARCHIVE)
+	CONFORMANCE="$(CONFORMANCE)" sh tools/conformance.sh
 
 demo-data: $(STAMP)
 	sh data/make-demo.sh
