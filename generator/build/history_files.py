@@ -187,16 +187,28 @@ def write_inclusion_proofs(
 class Tiles:
     """The ledger as C2SP tlog-tiles under `ledger/`, built as the entries are written. A full
     tile never changes: one the last release published is kept (hard-linked, not rewritten), and
-    one that differs from it stops the build, since it would mean history changed."""
+    one that differs from it stops the build, since it would mean history changed.
 
-    def __init__(self, w: SiteWriter, previous: PreviousRelease | None) -> None:
+    C2SP tlog-tiles requires a log to serve the partial tiles of every size it produced a
+    checkpoint for, until their full tile exists: a reader holding an archived checkpoint fetches
+    them. So the partial tiles of each archived size are written too, while their tile is still
+    partial; they are the same bytes every time (the writer links the last release's)."""
+
+    def __init__(self, w: SiteWriter, previous: PreviousRelease | None, archived: Iterable[int] = ()) -> None:
         self._w = w
         self._previous = previous
         self._builder = TileBuilder()
+        self._archived = set(archived)
+        self._partial: dict[str, bytes] = {}  # the partial tiles to write, by path
 
     def append(self, leaf: bytes) -> None:
         for rel, data in self._builder.append(leaf):
             self._full(layout.tile(rel), data)
+            # The full tile is published: its partials may go (C2SP tlog-tiles).
+            for partial in [p for p in self._partial if p.startswith(rel + ".p/")]:
+                del self._partial[partial]
+        if self._builder.size in self._archived:
+            self._partial.update(self._builder.finish())
 
     def _full(self, rel: str, data: bytes) -> None:
         old = self._previous.file(rel) if self._previous is not None else None
@@ -205,7 +217,8 @@ class Tiles:
         self._w.write(rel, data)  # the writer links the last release's file, which holds these bytes
 
     def finish(self, root: bytes) -> None:
-        for rel, data in self._builder.finish():
-            self._w.write(layout.tile(rel), data)
+        self._partial.update(self._builder.finish())
+        for rel in sorted(self._partial):
+            self._w.write(layout.tile(rel), self._partial[rel])
         if self._builder.root() != root:  # pragma: no cover - two codes for one root
             raise RuntimeError("the tiles' root differs from the ledger's")

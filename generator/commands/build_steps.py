@@ -104,7 +104,7 @@ def _entries(b: Writing) -> None:
     # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.
     b.proven = {item.commit_index: layout.reveal(item.id) for item in ctx.revealed}
     b.proven.update({info.index: layout.certificate(info.serial) for info in ctx.certificates})
-    tiles = history_files.Tiles(b.w, b.previous)
+    tiles = history_files.Tiles(b.w, b.previous, (a.size for a in b.carried))
 
     def keep(index: int, raw: bytes) -> None:
         tiles.append(raw)
@@ -290,7 +290,12 @@ PROOFS = "<artifact>.tlog-proof"
 WRITE: tuple[Step[Writing], ...] = (
     Step(
         "entries and tiles",
-        (f"the ledger ({GATHERED})", "the signing key", f"{LAST}: its full tiles (kept as they are)"),
+        (
+            f"the ledger ({GATHERED})",
+            "the signing key",
+            f"{LAST}: its full tiles (kept as they are)",
+            "the archived checkpoints' sizes (their partial tiles)",
+        ),
         (layout.ENTRIES, layout.sig(layout.ENTRIES), "ledger/tile/", "the leaves to prove"),
         _entries,
     ),
