@@ -15,6 +15,7 @@ from generator.build.writer import SiteWriter
 from generator.core import canonical_json, layout
 from generator.core.generator_errors import InputError, problem
 from generator.core.key_schedule import BuildKeys
+from generator.core.object_kinds import static_host_headers
 from generator.program.datadir import public_key_row
 from generator.program.ledgerfile import ledger_lines
 from generator.verifier import commitment_rows_bytes, ed25519_verify, parse_vkey, public_key_pem, revocation_list
@@ -224,8 +225,10 @@ def _write_records(w: SiteWriter, cert: CertificateRecord) -> None:
 
 
 def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
-    """The verifier, the stylesheet and the manifest (format v1 §7, §8)."""
+    """The verifier, the stylesheet, the in-browser check, the static host's headers and the
+    manifest (format v1 §7, §8)."""
     w.write(layout.VERIFIER, verifier_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.BROWSER_CHECK, (files("generator.verifier") / "browser" / "check.js").read_bytes())
+    w.write(layout.HOST_HEADERS, static_host_headers().encode())
     w.write(layout.MANIFEST, canonical_json.dumps(manifest(ctx)))

@@ -405,7 +405,7 @@ WRITE: tuple[Step[Writing], ...] = (
     Step(
         "release files",
         (GATHERED, "the package's verify.py, style.css and check.js"),
-        (layout.VERIFIER, layout.STYLE, layout.BROWSER_CHECK, layout.MANIFEST),
+        (layout.VERIFIER, layout.STYLE, layout.BROWSER_CHECK, layout.HOST_HEADERS, layout.MANIFEST),
         _release_files,
     ),
     Step(

@@ -208,6 +208,8 @@ FEED_ENTRIES = 100
 SITEMAP = "sitemap.xml"
 SITEMAP_URLS = 50_000  # the sitemaps.org limit for one file; more pages make SITEMAP an index
 ROBOTS = "robots.txt"
+# Caching and CORS for a static host that reads it (generator.core.object_kinds): presentation.
+HOST_HEADERS = "_headers"
 
 
 def sitemap_part(n: int) -> str:
