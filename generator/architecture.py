@@ -36,7 +36,8 @@ GENERATOR: dict[str, tuple[str, ...]] = {
         "build.artifacts",
         "site",
     ),
-    "commands": ("core", "program", "state", "witness", "monitor", "importers", "build", "site", "commands"),
+    "publish": ("core", "program.journal", "publish"),
+    "commands": ("core", "program", "state", "witness", "monitor", "importers", "build", "site", "publish", "commands"),
     "": ("commands", "core.generator_errors", "program.datadir", ""),
 }
 
@@ -59,6 +60,7 @@ NARROW: dict[tuple[str, str], str] = {
     ("site", "build.previous_release"): "the last release's search shards, taken when their pages did not change",
     ("site", "build.writer"): "the staging writer every page is written through",
     ("site", "build.artifacts"): "the documents a page shows as they are published (keys, commitments, verify.py)",
+    ("publish", "program.journal"): "the points between two objects where the crash tests kill a publish",
     ("", "core.generator_errors"): "the generator's one error tree, turned into a message and its exit status",
     ("", "program.datadir"): "the program's two directories (--data, --private, their environment variables) resolved "
     "into the Paths every command takes, and the warning when the private one lies where it would be published",

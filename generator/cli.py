@@ -907,6 +907,111 @@ def monitor(
 
 
 @main.command()
+@click.argument("target")
+@click.option(
+    "--site",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default="public",
+    show_default=True,
+    help="The built site to publish.",
+)
+@click.option("--check", is_flag=True, help="Publish nothing: read every object back and compare it with the site.")
+@click.option(
+    "--without-quorum",
+    is_flag=True,
+    help="Publish a checkpoint that lacks the cosignatures the trust policy (ledger/policy.txt) asks for.",
+)
+@click.option("--endpoint-url", metavar="URL", help="The S3 endpoint. Default: AWS_ENDPOINT_URL, else AWS's own.")
+@click.option("--region", help="The S3 region. Default: AWS_REGION or the profile's.")
+@click.option("--profile", help="The AWS profile (shared config and credentials files). Default: AWS_PROFILE.")
+@click.option(
+    "--no-cors", is_flag=True, help="Leave the bucket's CORS rule as it is (publish sets GET and HEAD from anywhere)."
+)
+@click.option("--jobs", default=8, show_default=True, type=click.IntRange(1, 64), help="Objects sent at once.")
+@click.pass_context
+def publish(
+    ctx: click.Context,
+    target: str,
+    site: Path,
+    check: bool,
+    without_quorum: bool,
+    endpoint_url: str | None,
+    region: str | None,
+    profile: str | None,
+    no_cors: bool,
+    jobs: int,
+) -> None:
+    """Publish the built SITE to TARGET: s3://BUCKET[/PREFIX] on any S3-compatible store, or a folder.
+
+    Sends only the files whose bytes changed since the last publish to TARGET (remembered in the
+    private directory's cache/publish/; without that record every file is compared with the store),
+    in an order no reader can see torn: first the new immutable objects (artifacts, their
+    signatures, tiles, archived checkpoints), each created only if absent, an object already there
+    with other bytes being an error, never overwritten; then the pages and indexes that changed,
+    SHA256SUMS and its signature last of them; then ledger/checkpoint. A failure stops before the
+    checkpoint, so readers keep seeing the last release; running the command again finishes the
+    job, whenever it was interrupted. Then the pages the last publish sent and this release no
+    longer lists are removed (a renamed search shard, a partial tile whose full tile is published);
+    an immutable object is never removed.
+
+    Refuses a checkpoint that lacks the quorum of cosignatures the site's trust policy
+    (ledger/policy.txt) asks for, unless --without-quorum.
+
+    Headers: Content-Type by file; Cache-Control "public, max-age=604800, immutable" on immutable
+    objects and "no-cache" on everything else; on a bucket, a CORS rule allowing GET and HEAD from
+    any origin (--no-cors leaves it alone). The site's _headers file tells a static host the same.
+
+    S3 credentials, region and endpoint are found the standard AWS way (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, AWS_PROFILE, ~/.aws/config and
+    credentials); the flags override them. Exit status: 0 published (or --check found nothing
+    wrong), 1 an object failed or differs, 2 bad input.
+    """
+    from generator.commands.publish import StoreOptions, check_store, publish_site
+
+    options = StoreOptions(endpoint_url, region, profile, not no_cors)
+    progress = ProgressPrinter()
+    if check:
+        found = check_store(_paths(ctx), site, target, options, jobs, progress)
+        progress.done()
+        for label, rows in (("missing", found.missing), ("altered", found.altered)):
+            for path in rows:
+                click.echo(f"{label}: {printable(path)}")
+        for path in found.extra:
+            click.echo(f"not in the site (left in place): {printable(path)}")
+        bad = len(found.missing) + len(found.altered)
+        click.echo(
+            f"Checked {found.checked:,} objects of {site} against {target}: "
+            + (
+                "all present with the site's bytes."
+                if not bad
+                else f"{len(found.missing)} missing, {len(found.altered)} altered."
+            )
+        )
+        sys.exit(1 if bad else 0)
+    summary = publish_site(
+        _paths(ctx), site, target, options, require_quorum=not without_quorum, jobs=jobs, progress=progress
+    )
+    progress.done()
+    click.echo(
+        f"Published {site} to {target}: {summary.created:,} immutable objects created, "
+        f"{summary.replaced:,} pages and indexes written, "
+        f"{summary.unchanged:,} unchanged since the last publish"
+        + (f", {summary.already_there:,} already there" if summary.already_there else "")
+        + f"; {summary.bytes_sent:,} bytes sent"
+        + ("" if summary.checkpoint_sent else "; the checkpoint was already there")
+        + "."
+    )
+    if summary.removed:
+        click.echo(f"{summary.removed:,} pages the release no longer lists were removed.")
+    for path in summary.left_in_place:
+        click.echo(
+            f"warning: {printable(path)} was published before and this release does not list it: an immutable "
+            "object, left in place",
+            err=True,
+        )
+
+
+@main.command()
 @click.argument("site", type=click.Path(path_type=Path, file_okay=False, exists=True), default="public")
 @click.option("--port", default=8000, show_default=True, help="Port to listen on.")
 @click.option(

@@ -171,6 +171,7 @@ from generator.verifier.tlog.policy import Policy, evaluate, parse_policy, witne
 from generator.verifier.tlog.rotation import checkpoint_signers, signer_problems
 from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
 from generator.verifier.tlog.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
+from generator.verifier.tlog.witnessing import policy_problems
 
 __all__ = [
     "AGREEMENT_PLACES",
@@ -319,6 +320,7 @@ __all__ = [
     "parse_policy",
     "parse_tlog_proof",
     "parse_vkey",
+    "policy_problems",
     "printable",
     "prose_problems",
     "public_key_from_pem",

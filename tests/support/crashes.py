@@ -33,6 +33,11 @@ main()
 """
 
 
+def cli_command(args: list[str]) -> list[str]:
+    """The command line that runs the CLI with its crash points, for a process the caller starts."""
+    return [sys.executable, "-c", _BOOT, *args]
+
+
 def run_cli(
     args: list[str], crash_at: int = 0, count_file: Path | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:

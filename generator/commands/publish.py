@@ -1,0 +1,110 @@
+"""`transparency publish TARGET`: send the built site to an S3-compatible bucket or a folder.
+
+TARGET is `s3://BUCKET[/PREFIX]` or a folder's path. Only what changed since the last publish
+to TARGET is sent (the record of it is in the private directory's cache), in the order of
+generator.publish.publisher; `check` instead reads back every object and compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.core.generator_errors import InputError, TransparencyError, problem
+from generator.core.progress import Progress
+from generator.program.datadir import Paths
+from generator.publish import publisher
+from generator.publish.folder_store import FolderStore, remove_leftovers
+from generator.publish.s3_store import S3Store, parse_url
+from generator.publish.store import Store, StoreError
+from generator.state.publish_cache import read_record, record_path, write_record
+
+
+class PublishFailed(TransparencyError):
+    """Some objects could not be published or checked (exit 1: the store, not the input)."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    endpoint_url: str | None = None
+    region: str | None = None
+    profile: str | None = None
+    cors: bool = True
+
+
+def open_store(target: str, options: StoreOptions) -> Store:
+    if target.startswith("s3:"):
+        try:
+            parse_url(target)
+        except ValueError as e:
+            raise InputError([problem("TARGET", str(e))]) from None
+        try:
+            return S3Store(
+                target,
+                endpoint_url=options.endpoint_url,
+                region=options.region,
+                profile=options.profile,
+                cors=options.cors,
+            )
+        except StoreError as e:
+            raise InputError([problem("TARGET", str(e))]) from None
+    if "://" in target:
+        raise InputError([problem("TARGET", f"{target}: expected s3://BUCKET[/PREFIX] or a folder's path")])
+    return FolderStore(Path(target))
+
+
+def _failed(e: publisher.PublishError) -> PublishFailed:
+    lines = [e.summary, *(f"  {p}" for p in e.problems)]
+    return PublishFailed("\n".join(lines))
+
+
+def _remember(record: Path, listing: list[tuple[str, str]]) -> None:
+    # A record that cannot be written costs the next publish its shortcut, nothing else.
+    write_record(record, listing)
+
+
+def publish_site(
+    paths: Paths,
+    site: Path,
+    target: str,
+    options: StoreOptions,
+    *,
+    require_quorum: bool = True,
+    jobs: int = 8,
+    progress: Progress | None = None,
+) -> publisher.Summary:
+    store = open_store(target, options)
+    if isinstance(store, FolderStore):
+        if store.root.resolve() == site.resolve():
+            raise InputError([problem("TARGET", "is the site itself: publish to another folder")])
+        if store.root.exists():
+            remove_leftovers(store.root)
+    record = record_path(paths.private / "cache", store.description)
+    try:
+        summary = publisher.publish(
+            site,
+            store,
+            read_record(record),
+            require_quorum=require_quorum,
+            jobs=jobs,
+            progress=progress,
+            on_done=lambda listing: _remember(record, listing),
+        )
+    except publisher.PublishError as e:
+        raise _failed(e) from None
+    return summary
+
+
+def check_store(
+    paths: Paths, site: Path, target: str, options: StoreOptions, jobs: int = 8, progress: Progress | None = None
+) -> publisher.CheckResult:
+    store = open_store(target, options)
+    try:
+        listing = list(publisher.site_listing(site))
+        return publisher.check(store, listing, jobs, progress)
+    except publisher.PublishError as e:
+        raise _failed(e) from None
+    except StoreError as e:
+        raise PublishFailed(str(e)) from None
