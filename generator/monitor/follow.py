@@ -36,6 +36,7 @@ from generator.core import layout
 from generator.monitor.event_lines import Filters, event_json, event_line
 from generator.monitor.key_pin import parse_pin, refuse_another_log, site_key, trusted_key
 from generator.monitor.monitor_errors import Inconsistent, Unreadable, problem_text
+from generator.monitor.read_ahead import ReadAhead
 from generator.monitor.site_source import Fetch, open_site
 from generator.state.monitor_state import (
     MonitorStateError,
@@ -71,6 +72,7 @@ from generator.verifier import (
     read_tiled_log,
     show,
     signer_problems,
+    tile_read_order,
 )
 
 TILE_FOLDER = "ledger/tile"
@@ -127,8 +129,14 @@ def _follow(
     events make them, the hand-over roots, and what the filters name that the log lacks. Raise
     Inconsistent."""
 
+    def limit(rel: str) -> int:
+        return _MAX_BUNDLE_BYTES if rel.startswith("tile/entries/") else _MAX_HASH_TILE_BYTES
+
+    # The tiles are read in a known order: a few of the next ones are always on their way.
+    ahead = ReadAhead(fetch, ((layout.tile(rel), limit(rel)) for rel in tile_read_order(size)))
+
     def tile(rel: str) -> bytes | None:
-        return fetch(layout.tile(rel), _MAX_BUNDLE_BYTES if rel.startswith("tile/entries/") else _MAX_HASH_TILE_BYTES)
+        return ahead.get(layout.tile(rel), limit(rel))
 
     since, since_root = (seen.size, seen.root) if seen else (0, EMPTY_ROOT)
     ledger = Ledger()
@@ -168,6 +176,8 @@ def _follow(
                 progress(index + 1)
     except (FormatError, ProofError) as e:
         raise Inconsistent([f"{TILE_FOLDER}: the tiles do not hold the log its checkpoint signs: {e}"]) from None
+    finally:
+        ahead.close()
     if tiled.root() != root:
         raise Inconsistent(
             [f"{TILE_FOLDER}: the tiles' root {_b64(tiled.root())} is not the checkpoint's {_b64(root)} (size {size})"]

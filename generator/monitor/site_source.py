@@ -4,10 +4,12 @@ None when the site does not have that file."""
 
 from __future__ import annotations
 
+import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from generator import __version__
 from generator.core.regularfile import read_regular
@@ -16,6 +18,7 @@ from generator.monitor.monitor_errors import Unreadable
 _TIMEOUT = 10.0  # seconds a connection may stay silent
 _DEADLINE = 60.0  # seconds one file may take in all: a server dripping bytes cannot hold a run forever
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+_REDIRECTS = 5
 
 Fetch = Callable[[str, int], bytes | None]
 
@@ -54,9 +57,7 @@ def _http_source(url: str) -> Fetch:
     # than the rest of it.
     import http.client
     import ssl
-    import urllib.error
     import urllib.parse
-    import urllib.request
 
     def allowed(parts: urllib.parse.SplitResult, scheme: str) -> str | None:
         """What is wrong with fetching from `parts` when the site was given with `scheme`."""
@@ -83,55 +84,127 @@ def _http_source(url: str) -> Fetch:
         raise Unreadable(f"{url}: {problem}")
     base = urllib.parse.urlunsplit((scheme, given.netloc, given.path.rstrip("/") + "/", "", ""))
 
-    class SameScheme(urllib.request.HTTPRedirectHandler):
-        """Redirects within the site's scheme only: an https site is never read over http."""
-
-        def redirect_request(
-            self,
-            req: urllib.request.Request,
-            fp: IO[bytes],
-            code: int,
-            msg: str,
-            headers: Any,
-            newurl: str,
-        ) -> urllib.request.Request | None:
-            wrong = allowed(urllib.parse.urlsplit(newurl), scheme)
-            if wrong:
-                raise Unreadable(f"{req.full_url}: redirected to {newurl}, which is refused: {wrong}")
-            return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-    # A local server is reached directly: a proxy from the environment would answer for it.
-    proxies = urllib.request.ProxyHandler({} if given.hostname in _LOOPBACK else None)
-    https = urllib.request.HTTPSHandler(context=ssl.create_default_context())
-    opener = urllib.request.build_opener(proxies, SameScheme, https)
     headers = {"User-Agent": f"transparency-monitor/{__version__}", "Accept-Encoding": "identity"}
+    pool = _Connections(scheme, ssl.create_default_context() if scheme == "https" else None)
 
     def get(rel: str, limit: int) -> bytes | None:
         where = base + urllib.parse.quote(rel)
         deadline = time.monotonic() + _DEADLINE
-        data = bytearray()
-        try:
-            with opener.open(urllib.request.Request(where, headers=headers), timeout=_TIMEOUT) as response:
-                length = response.headers.get("Content-Length", "")
-                if length.strip().isdigit() and int(length) > limit:
-                    raise Unreadable(f"{where}: {int(length)} bytes, more than the {limit} such a file can have")
-                while len(data) <= limit:
-                    chunk = response.read(min(1 << 16, limit + 1 - len(data)))
-                    if not chunk:
-                        break
-                    data += chunk
-                    if time.monotonic() > deadline:
-                        raise Unreadable(f"{where}: still arriving after {_DEADLINE:.0f} s")
-        except urllib.error.HTTPError as e:
-            e.close()
-            if e.code in (404, 410):
+        for _ in range(_REDIRECTS + 1):
+            parts = urllib.parse.urlsplit(where)
+            try:
+                status, location, data = pool.get(parts, headers, limit, deadline)
+            except (http.client.HTTPException, OSError, ValueError) as e:
+                raise Unreadable(f"{where}: {getattr(e, 'reason', None) or e}") from None
+            except _TooBig as e:
+                raise Unreadable(f"{where}: {e}") from None
+            if status in (301, 302, 303, 307, 308) and location is not None:
+                target = urllib.parse.urljoin(where, location)
+                wrong = allowed(urllib.parse.urlsplit(target), scheme)
+                if wrong:
+                    raise Unreadable(f"{where}: redirected to {target}, which is refused: {wrong}")
+                where = target
+                continue
+            if status in (404, 410):
                 return None
-            raise Unreadable(f"{where}: HTTP {e.code} {e.reason}") from None
-        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as e:
-            reason = getattr(e, "reason", None) or e
-            raise Unreadable(f"{where}: {reason}") from None
-        if len(data) > limit:
-            raise Unreadable(f"{where}: more than the {limit} bytes such a file can have")
-        return bytes(data)
+            if status != 200:
+                raise Unreadable(f"{where}: HTTP {status}")
+            return data
+        raise Unreadable(f"{where}: more than {_REDIRECTS} redirects")
 
     return get
+
+
+class _TooBig(Exception):
+    """A response over its bound, or still arriving past its deadline."""
+
+
+class _Connections:
+    """Kept-alive connections to the hosts a site is read from, each lent to one request at a time
+    (the read-ahead asks from several threads): a run reads thousands of tiles, and a new TLS
+    connection for each would cost more than the tiles. A connection goes back to the pool only
+    after its response was read to the end and the server did not ask to close it. A proxy from
+    the environment is tunnelled through (CONNECT), except for a local server, reached directly."""
+
+    def __init__(self, scheme: str, context: Any) -> None:
+        self.scheme = scheme
+        self.context = context
+        self.idle: dict[tuple[str, int], list[Any]] = {}
+        self.lock = threading.Lock()
+
+    def _connect(self, host: str, port: int) -> Any:
+        import http.client
+        import urllib.request
+
+        proxy = None if host in _LOOPBACK else urllib.request.getproxies().get(self.scheme)
+        if proxy and urllib.request.proxy_bypass(host):
+            proxy = None
+        target = (host, port)
+        if proxy:
+            p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            target = (p.hostname or "", p.port or 80)
+        if self.scheme == "https":
+            conn: Any = http.client.HTTPSConnection(*target, timeout=_TIMEOUT, context=self.context)
+        else:
+            conn = http.client.HTTPConnection(*target, timeout=_TIMEOUT)
+        if proxy:
+            conn.set_tunnel(host, port)
+        return conn
+
+    def get(self, parts: Any, headers: dict[str, str], limit: int, deadline: float) -> tuple[int, str | None, bytes]:
+        host = parts.hostname or ""
+        key = (host, parts.port or (443 if self.scheme == "https" else 80))
+        with self.lock:
+            conn = self.idle.get(key, []).pop() if self.idle.get(key) else None
+        fresh = conn is None
+        if conn is None:
+            conn = self._connect(*key)
+        path = parts.path or "/"
+        try:
+            try:
+                response = _send(conn, path, headers)
+            except (ConnectionError, _stale_errors()):
+                if fresh:
+                    raise
+                # A kept-alive connection the server closed meanwhile: once more on a new one.
+                conn.close()
+                conn = self._connect(*key)
+                response = _send(conn, path, headers)
+            data = _read_bounded(response, limit, deadline) if response.status == 200 else response.read(1 << 16)
+        except BaseException:
+            conn.close()
+            raise
+        if response.will_close or not response.isclosed():
+            conn.close()
+        else:
+            with self.lock:
+                self.idle.setdefault(key, []).append(conn)
+        return response.status, response.getheader("Location"), data
+
+
+def _send(conn: Any, path: str, headers: dict[str, str]) -> Any:
+    conn.request("GET", path, headers=headers)
+    return conn.getresponse()
+
+
+def _stale_errors() -> type[BaseException]:
+    import http.client
+
+    return http.client.RemoteDisconnected
+
+
+def _read_bounded(response: Any, limit: int, deadline: float) -> bytes:
+    length = response.getheader("Content-Length", "")
+    if length.strip().isdigit() and int(length) > limit:
+        raise _TooBig(f"{int(length)} bytes, more than the {limit} such a file can have")
+    data = bytearray()
+    while len(data) <= limit:
+        chunk = response.read(min(1 << 16, limit + 1 - len(data)))
+        if not chunk:
+            break
+        data += chunk
+        if time.monotonic() > deadline:
+            raise _TooBig(f"still arriving after {_DEADLINE:.0f} s")
+    if len(data) > limit:
+        raise _TooBig(f"more than the {limit} bytes such a file can have")
+    return bytes(data)

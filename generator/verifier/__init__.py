@@ -169,7 +169,7 @@ from generator.verifier.tlog.merkle import (
 )
 from generator.verifier.tlog.policy import Policy, evaluate, parse_policy, witnessed_by
 from generator.verifier.tlog.rotation import checkpoint_signers, signer_problems
-from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths
+from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths, tile_read_order
 from generator.verifier.tlog.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
 from generator.verifier.tlog.witnessing import policy_problems
 
@@ -350,6 +350,7 @@ __all__ = [
     "stream_from",
     "strict_decoder",
     "tile_paths",
+    "tile_read_order",
     "user_cache_dir",
     "value_kind_problem",
     "verify_artifact",

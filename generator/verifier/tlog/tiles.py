@@ -163,6 +163,28 @@ class TileBuilder:
         return root
 
 
+def tile_read_order(size: int) -> Iterator[str]:
+    """The paths TiledLog reads for a log of `size` leaves, in the order it reads them: each entry
+    bundle, then the full hash tiles its leaves complete (level 0, and a level above each time a
+    tile below completes its 256th), and after the last bundle the partial hash tiles, level by
+    level. A reader fetching ahead fetches these (a test holds the two to the same order)."""
+    bundles = -(-size // TILE_WIDTH)
+    for index in range(bundles):
+        width = min(TILE_WIDTH, size - index * TILE_WIDTH)
+        yield entry_bundle_path(index, width)
+        if width == TILE_WIDTH:
+            done, level = index + 1, 0  # full tiles at this level so far
+            yield hash_tile_path(level, done - 1, TILE_WIDTH)
+            while done % TILE_WIDTH == 0:
+                done, level = done // TILE_WIDTH, level + 1
+                yield hash_tile_path(level, done - 1, TILE_WIDTH)
+    count, level = size, 0
+    while count:
+        if count % TILE_WIDTH:
+            yield hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH)
+        count, level = count // TILE_WIDTH, level + 1
+
+
 class TiledLog(Iterator[bytes]):
     """The leaves of a tiled log of `size` leaves, in order, read from its entry bundles through
     `read` (a path to its bytes, or None when missing). Every hash tile of the log is compared with

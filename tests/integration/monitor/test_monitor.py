@@ -39,6 +39,7 @@ from generator.verifier import (
     parse_canonical,
     parse_checkpoint,
     tile_paths,
+    tile_read_order,
 )
 from tests.support.demo import BuiltSite
 from tests.support.programs import item, write_items
@@ -505,6 +506,46 @@ def test_only_https_or_localhost_http_and_no_redirect_to_another_scheme(
         r = monitor(url, "--state", state, code=2)
     assert "redirected to https://127.0.0.1:9/ledger/checkpoint, which is refused" in r.stderr
     assert monitor(tmp_path / "nowhere", "--state", state, code=2).stderr.startswith("monitor: ")
+
+
+def test_over_http_the_tiles_come_over_few_kept_alive_connections_several_at_a_time(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
+    """An HTTP/1.1 server that counts its connections and the requests in flight at once: a run
+    reads every tile over a handful of connections (the read-ahead's threads), not one each."""
+    connections: list[object] = []
+    in_flight = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    class KeptAlive(_Quiet):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            with lock:
+                connections.append(self.client_address)
+
+        def do_GET(self) -> None:
+            with lock:
+                in_flight["now"] += 1
+                in_flight["most"] = max(in_flight["most"], in_flight["now"])
+            try:
+                threading.Event().wait(0.02)  # long enough for the next requests to arrive
+                super().do_GET()
+            finally:
+                with lock:
+                    in_flight["now"] -= 1
+
+    paths = make_program(secret_items=2400, retired=0)  # ten bundles, their tiles, two levels
+    site = paths.data.parent / "public"
+    build(paths, site)
+    requests = len(list(tile_read_order(checkpoint(site)[0])))
+    with served(site, KeptAlive) as url:
+        monitor(url, "--state", tmp_path / "state")
+    assert requests > 20
+    assert len(connections) <= 9  # the checkpoint's and keys' reader, and the read-ahead's 8 threads
+    assert len(connections) < requests
+    assert in_flight["most"] > 1
 
 
 # -- hostile text

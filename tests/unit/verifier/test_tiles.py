@@ -24,6 +24,7 @@ from generator.verifier.tlog.tiles import (
     read_tiled_log,
     tile_number_path,
     tile_paths,
+    tile_read_order,
 )
 
 SIZES = [1, 255, 256, 257, 65_536, 70_000]
@@ -387,3 +388,22 @@ def test_a_consistent_forgery_still_changes_the_root() -> None:
     assert list(log) == forged
     assert log.root() != root_of(SMALL)
     assert TILE_WIDTH == 256
+
+
+@pytest.mark.parametrize("size", [0, 1, 255, 256, 257, 511, 512, 513, 65535, 65536, 65537, 70000])
+def test_the_read_order_is_the_order_a_tiled_log_reads_in(size: int) -> None:
+    """A reader fetching ahead asks for tile_read_order's paths: TiledLog must read exactly those."""
+    builder = TileBuilder()
+    store: dict[str, bytes] = {}
+    for i in range(size):
+        store.update(builder.append(i.to_bytes(3, "big")))
+    store.update(builder.finish())
+    read: list[str] = []
+
+    def fetch(path: str) -> bytes | None:
+        read.append(path)
+        return store.get(path)
+
+    log = read_tiled_log(fetch, size)
+    assert sum(1 for _ in log) == size
+    assert read == list(tile_read_order(size))
