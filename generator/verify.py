@@ -29,43 +29,43 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/note.py                     lines  1665 to  1772
     generator/verifier/tlog/merkle.py                   lines  1773 to  1913
     generator/verifier/tlog/tlogproof.py                lines  1914 to  1986
-    generator/verifier/tlog/tiles.py                    lines  1987 to  2219
-    generator/verifier/tlog/cosignature.py              lines  2220 to  2369
-    generator/verifier/tlog/policy.py                   lines  2370 to  2652
-    generator/verifier/tlog/witnessing.py               lines  2653 to  2682
-    generator/verifier/core/idindex.py                  lines  2683 to  2766
-    generator/verifier/rules/methodology_rules.py       lines  2767 to  3110
-    generator/verifier/rules/scoring.py                 lines  3111 to  3410
-    generator/verifier/rules/agreement_statistics.py    lines  3411 to  3670
-    generator/verifier/rules/labelsets.py               lines  3671 to  4009
-    generator/verifier/rules/subjects.py                lines  4010 to  4275
-    generator/verifier/rules/withdrawals.py             lines  4276 to  4314
-    generator/verifier/tlog/keyring.py                  lines  4315 to  4446
-    generator/verifier/rules/ledger.py                  lines  4447 to  4929
-    generator/verifier/memory/ledger_snapshot.py        lines  4930 to  5102
-    generator/verifier/memory/checkpoint_memory.py      lines  5103 to  5257
-    generator/verifier/memory/release_memory.py         lines  5258 to  5458
-    generator/verifier/rules/answers.py                 lines  5459 to  5526
-    generator/verifier/rules/runs.py                    lines  5527 to  5884
-    generator/verifier/rules/lineage.py                 lines  5885 to  6170
-    generator/verifier/rules/score_edits.py             lines  6171 to  6256
-    generator/verifier/rules/evidence.py                lines  6257 to  6351
-    generator/verifier/rules/certificates.py            lines  6352 to  6819
-    generator/verifier/rules/certificate_documents.py   lines  6820 to  6915
-    generator/verifier/rules/recheck.py                 lines  6916 to  7282
-    generator/verifier/core/report.py                   lines  7283 to  7445
-    generator/verifier/core/folder.py                   lines  7446 to  7702
-    generator/verifier/site/release.py                  lines  7703 to  7957
-    generator/verifier/site/download.py                 lines  7958 to  8439
-    generator/verifier/tlog/rotation.py                 lines  8440 to  8548
-    generator/verifier/site/history.py                  lines  8549 to  8902
-    generator/verifier/site/publication.py              lines  8903 to  9340
-    generator/verifier/rules/revocations.py             lines  9341 to  9460
-    generator/verifier/site/certificate_files.py        lines  9461 to  9841
-    generator/verifier/site/agreement_files.py          lines  9842 to  9986
-    generator/verifier/site/accounting.py               lines  9987 to 10214
-    generator/verifier/site/verify_site.py              lines 10215 to 10473
-    generator/verifier/site/command_line.py             lines 10474 to 10795
+    generator/verifier/tlog/tiles.py                    lines  1987 to  2241
+    generator/verifier/tlog/cosignature.py              lines  2242 to  2391
+    generator/verifier/tlog/policy.py                   lines  2392 to  2674
+    generator/verifier/tlog/witnessing.py               lines  2675 to  2704
+    generator/verifier/core/idindex.py                  lines  2705 to  2788
+    generator/verifier/rules/methodology_rules.py       lines  2789 to  3132
+    generator/verifier/rules/scoring.py                 lines  3133 to  3432
+    generator/verifier/rules/agreement_statistics.py    lines  3433 to  3692
+    generator/verifier/rules/labelsets.py               lines  3693 to  4031
+    generator/verifier/rules/subjects.py                lines  4032 to  4297
+    generator/verifier/rules/withdrawals.py             lines  4298 to  4336
+    generator/verifier/tlog/keyring.py                  lines  4337 to  4468
+    generator/verifier/rules/ledger.py                  lines  4469 to  4951
+    generator/verifier/memory/ledger_snapshot.py        lines  4952 to  5124
+    generator/verifier/memory/checkpoint_memory.py      lines  5125 to  5279
+    generator/verifier/memory/release_memory.py         lines  5280 to  5480
+    generator/verifier/rules/answers.py                 lines  5481 to  5548
+    generator/verifier/rules/runs.py                    lines  5549 to  5906
+    generator/verifier/rules/lineage.py                 lines  5907 to  6192
+    generator/verifier/rules/score_edits.py             lines  6193 to  6278
+    generator/verifier/rules/evidence.py                lines  6279 to  6373
+    generator/verifier/rules/certificates.py            lines  6374 to  6841
+    generator/verifier/rules/certificate_documents.py   lines  6842 to  6937
+    generator/verifier/rules/recheck.py                 lines  6938 to  7304
+    generator/verifier/core/report.py                   lines  7305 to  7467
+    generator/verifier/core/folder.py                   lines  7468 to  7724
+    generator/verifier/site/release.py                  lines  7725 to  7979
+    generator/verifier/site/download.py                 lines  7980 to  8461
+    generator/verifier/tlog/rotation.py                 lines  8462 to  8570
+    generator/verifier/site/history.py                  lines  8571 to  8924
+    generator/verifier/site/publication.py              lines  8925 to  9362
+    generator/verifier/rules/revocations.py             lines  9363 to  9482
+    generator/verifier/site/certificate_files.py        lines  9483 to  9863
+    generator/verifier/site/agreement_files.py          lines  9864 to 10008
+    generator/verifier/site/accounting.py               lines 10009 to 10236
+    generator/verifier/site/verify_site.py              lines 10237 to 10495
+    generator/verifier/site/command_line.py             lines 10496 to 10817
 """
 
 # ==============================================================================================
@@ -2148,6 +2148,28 @@ class TileBuilder:
         while subtrees:
             root = node_hash(subtrees.pop(), root)
         return root
+
+
+def tile_read_order(size: int) -> Iterator[str]:
+    """The paths TiledLog reads for a log of `size` leaves, in the order it reads them: each entry
+    bundle, then the full hash tiles its leaves complete (level 0, and a level above each time a
+    tile below completes its 256th), and after the last bundle the partial hash tiles, level by
+    level. A reader fetching ahead fetches these (a test holds the two to the same order)."""
+    bundles = -(-size // TILE_WIDTH)
+    for index in range(bundles):
+        width = min(TILE_WIDTH, size - index * TILE_WIDTH)
+        yield entry_bundle_path(index, width)
+        if width == TILE_WIDTH:
+            done, level = index + 1, 0  # full tiles at this level so far
+            yield hash_tile_path(level, done - 1, TILE_WIDTH)
+            while done % TILE_WIDTH == 0:
+                done, level = done // TILE_WIDTH, level + 1
+                yield hash_tile_path(level, done - 1, TILE_WIDTH)
+    count, level = size, 0
+    while count:
+        if count % TILE_WIDTH:
+            yield hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH)
+        count, level = count // TILE_WIDTH, level + 1
 
 
 class TiledLog(Iterator[bytes]):
