@@ -136,6 +136,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency status                             the program's state, and what is not built yet
       transparency build                              render and sign the site into public/
       transparency verify public                      check it as an outsider would
+      transparency publish s3://BUCKET/PREFIX         send what changed to a store (or a folder)
       transparency monitor SITE                       follow a published log, event by event
       transparency serve                              preview it on localhost
 
@@ -927,7 +928,7 @@ def monitor(
 @click.option(
     "--no-cors", is_flag=True, help="Leave the bucket's CORS rule as it is (publish sets GET and HEAD from anywhere)."
 )
-@click.option("--jobs", default=8, show_default=True, type=click.IntRange(1, 64), help="Objects sent at once.")
+@click.option("--jobs", default=8, show_default=True, type=click.IntRange(1, 32), help="Objects sent at once.")
 @click.pass_context
 def publish(
     ctx: click.Context,
@@ -944,27 +945,35 @@ def publish(
     """Publish the built SITE to TARGET: s3://BUCKET[/PREFIX] on any S3-compatible store, or a folder.
 
     Sends only the files whose bytes changed since the last publish to TARGET (remembered in the
-    private directory's cache/publish/; without that record every file is compared with the store),
-    in an order no reader can see torn: first the new immutable objects (artifacts, their
-    signatures, tiles, archived checkpoints), each created only if absent, an object already there
-    with other bytes being an error, never overwritten; then the pages and indexes that changed,
-    SHA256SUMS and its signature last of them; then ledger/checkpoint. A failure stops before the
-    checkpoint, so readers keep seeing the last release; running the command again finishes the
+    private directory's cache/publish/, and used only while the store's checkpoint is still the
+    one that publish sent; otherwise every file is sent again). Before anything is sent, every
+    file to send is hashed against SHA256SUMS, the checkpoint's quorum is checked (below), and a
+    store whose checkpoint is newer than the site's is refused: that would roll the log back.
+
+    The order: first the new immutable objects (artifacts, their signatures, tiles), each created
+    only if absent, an object already there with other bytes being an error, never overwritten;
+    then the pages and indexes that changed, SHA256SUMS and its signature last of them; then
+    ledger/checkpoint. A reader following the log (the checkpoint, then its tiles) therefore never
+    sees a checkpoint whose tiles or artifacts are missing; the pages and indexes are replaced one
+    by one, so until the checkpoint lands a reader may get some of the new release's beside the
+    last checkpoint. A failure stops before the checkpoint; running the command again finishes the
     job, whenever it was interrupted. Then the pages the last publish sent and this release no
-    longer lists are removed (a renamed search shard, a partial tile whose full tile is published);
-    an immutable object is never removed.
+    longer lists are removed (a renamed search shard); an immutable object is never removed. One
+    publish to a target at a time.
 
     Refuses a checkpoint that lacks the quorum of cosignatures the site's trust policy
     (ledger/policy.txt) asks for, unless --without-quorum.
 
     Headers: Content-Type by file; Cache-Control "public, max-age=604800, immutable" on immutable
     objects and "no-cache" on everything else; on a bucket, a CORS rule allowing GET and HEAD from
-    any origin (--no-cors leaves it alone). The site's _headers file tells a static host the same.
+    any origin is added beside the bucket's rules (--no-cors leaves them alone). The site's
+    _headers file tells a static host the same.
 
     S3 credentials, region and endpoint are found the standard AWS way (AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL, AWS_PROFILE, ~/.aws/config and
     credentials); the flags override them. Exit status: 0 published (or --check found nothing
-    wrong), 1 an object failed or differs, 2 bad input.
+    wrong), 1 an object failed or differs, or the store is ahead of the site, 2 bad input (the
+    site is not as the build made it, or lacks its quorum).
     """
     from generator.commands.publish import StoreOptions, check_store, publish_site
 
@@ -1001,6 +1010,8 @@ def publish(
         + ("" if summary.checkpoint_sent else "; the checkpoint was already there")
         + "."
     )
+    if summary.record_dropped:
+        click.echo(f"note: {summary.record_dropped}", err=True)
     if summary.removed:
         click.echo(f"{summary.removed:,} pages the release no longer lists were removed.")
     for path in summary.left_in_place:

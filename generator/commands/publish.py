@@ -7,6 +7,10 @@ generator.publish.publisher; `check` instead reads back every object and compare
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,9 +59,15 @@ def open_store(target: str, options: StoreOptions) -> Store:
     return FolderStore(Path(target))
 
 
-def _failed(e: publisher.PublishError) -> PublishFailed:
+def _failed(e: publisher.PublishError) -> TransparencyError:
     lines = [e.summary, *(f"  {p}" for p in e.problems)]
+    if e.bad_input:
+        return BadSite("\n".join(lines))
     return PublishFailed("\n".join(lines))
+
+
+class BadSite(TransparencyError):
+    """The site to publish is not one the build made as it is (exit 2: the input)."""
 
 
 def _remember(record: Path, listing: list[tuple[str, str]]) -> None:
@@ -77,24 +87,51 @@ def publish_site(
 ) -> publisher.Summary:
     store = open_store(target, options)
     if isinstance(store, FolderStore):
-        if store.root.resolve() == site.resolve():
-            raise InputError([problem("TARGET", "is the site itself: publish to another folder")])
-        if store.root.exists():
-            remove_leftovers(store.root)
-    record = record_path(paths.private / "cache", store.description)
+        here, there = site.resolve(), store.root.resolve()
+        if there == here or here in there.parents or there in here.parents:
+            raise InputError(
+                [problem("TARGET", f"{target} is the site, inside it or holds it: publish to a folder beside it")]
+            )
+    record = record_path(paths.private / "cache", store.identity())
+    # One publish to a target at a time: two would interleave their pages and checkpoints.
+    with _locked(record, target):
+        if isinstance(store, FolderStore) and store.root.exists():
+            remove_leftovers(store.root)  # a killed run's, never a running one's: we hold the lock
+        try:
+            return publisher.publish(
+                site,
+                store,
+                read_record(record),
+                require_quorum=require_quorum,
+                jobs=jobs,
+                progress=progress,
+                on_start=lambda rows: _remember(record, rows),
+                on_done=lambda listing: _remember(record, listing),
+            )
+        except publisher.PublishError as e:
+            raise _failed(e) from None
+        except StoreError as e:
+            raise PublishFailed(str(e)) from None
+
+
+@contextmanager
+def _locked(record: Path, target: str) -> Iterator[None]:
+    lock = record.with_suffix(".lock")
     try:
-        summary = publisher.publish(
-            site,
-            store,
-            read_record(record),
-            require_quorum=require_quorum,
-            jobs=jobs,
-            progress=progress,
-            on_done=lambda listing: _remember(record, listing),
-        )
-    except publisher.PublishError as e:
-        raise _failed(e) from None
-    return summary
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as e:
+        raise InputError([problem(str(lock), f"cannot open the publish lock: {e.strerror or e}")]) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(
+                [problem("TARGET", f"another publish to {target} is running; wait for it, or run this one after it")]
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def check_store(
@@ -106,5 +143,5 @@ def check_store(
         return publisher.check(store, listing, jobs, progress)
     except publisher.PublishError as e:
         raise _failed(e) from None
-    except StoreError as e:
+    except (StoreError, OSError) as e:
         raise PublishFailed(str(e)) from None

@@ -28,9 +28,11 @@ class Kind(Enum):
 IMMUTABLE_CACHE = "public, max-age=604800, immutable"
 PAGE_CACHE = "no-cache"
 
-# Paths that the build writes once and never again (FORMAT.md "History", readings 1 and 4; the
-# v1 artifacts are named by their content's identity). `.tlog-proof` files and consistency proofs
-# are remade against each new checkpoint in format v2: pages, not immutable.
+# Paths that the build writes once and never again (FORMAT.md "History", reading 1; the v1
+# artifacts are named by their content's identity; a label set is published byte for byte as the
+# ledger committed it). `.tlog-proof` files and consistency proofs are remade against each new
+# checkpoint in format v2, and the archived checkpoint of today's size gains the cosignatures that
+# arrive after it was first published: pages, not immutable.
 _IMMUTABLE = re.compile(
     r"""^(?:
         reveals/[^/]+\.json
@@ -41,14 +43,14 @@ _IMMUTABLE = re.compile(
       | certificates/[^/]+/evidence/[^/]+
       | methodology/[^/]+\.(?:json|md)
       | keys/[^/]+\.pem
+      | agreement/[^/]+/labels\.json
       | ledger/tile/.+
-      | ledger/checkpoints/[0-9]+
     )$""",
     re.VERBOSE,
 )
 
 # Folders whose every file is immutable: what a `_headers` rule can name by a prefix alone.
-IMMUTABLE_FOLDERS = ("ledger/tile/", "ledger/checkpoints/")
+IMMUTABLE_FOLDERS = ("ledger/tile/",)
 
 _TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -67,7 +69,7 @@ _TYPES = {
 }
 # Signed notes and checksum lists are text without an extension.
 _TEXT_NAMES = {layout.SUMS, layout.CHECKPOINT}
-_TEXT_FOLDERS = ("ledger/checkpoints/",)
+_TEXT_FOLDERS = ("ledger/checkpoints/",)  # signed notes too
 
 
 @dataclass(frozen=True)

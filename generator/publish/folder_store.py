@@ -88,13 +88,27 @@ class FolderStore:
         with contextlib.suppress(FileNotFoundError):
             self._place(key).unlink()
 
+    def fetch(self, key: str, limit: int) -> bytes | None:
+        dest = self._place(key)
+        try:
+            if dest.is_symlink() or not dest.is_file():
+                return None if not dest.exists() else b""
+            if dest.stat().st_size > limit:
+                raise StoreError(f"{dest}: more than {limit} bytes")
+            return dest.read_bytes()
+        except OSError as e:
+            raise StoreError(f"{dest}: {e.strerror or e}") from None
+
     def digest(self, key: str) -> str | None:
         dest = self._place(key)
-        if not dest.exists():
-            return None
-        if not dest.is_file() or dest.is_symlink():
-            return "not a regular file"
-        return file_sha256(dest)
+        try:
+            if not dest.exists():
+                return None
+            if not dest.is_file() or dest.is_symlink():
+                return "not a regular file"
+            return file_sha256(dest)
+        except OSError as e:
+            raise StoreError(f"{dest}: {e.strerror or e}") from None
 
     def keys(self) -> Iterator[str]:
         found: list[str] = []
@@ -106,10 +120,17 @@ class FolderStore:
                     found.append((rel / name).as_posix())
         yield from sorted(found, key=lambda k: k.encode())
 
+    def identity(self) -> str:
+        """What names this folder for the record of what was published to it: its real path."""
+        return str(self.root.resolve())
+
     def prepare(self) -> None:
-        if self.root.exists() and not self.root.is_dir():
-            raise StoreError(f"{self.root}: not a folder")
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            if self.root.exists() and not self.root.is_dir():
+                raise StoreError(f"{self.root}: not a folder")
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.root}: {e.strerror or e}") from None
 
 
 def remove_leftovers(root: Path) -> None:

@@ -1,52 +1,68 @@
 """Publishing a release: what to send, in what order, and what to say about it.
 
 The plan compares the site's checksum list with the record of the last publish to the same
-target (one pass over two sorted lists) and sends only the paths whose bytes changed, in three
-phases, each finished before the next starts:
+target (kept only while the store's checkpoint is still the one that publish sent) and sends only
+the paths whose bytes changed, in three phases, each finished before the next starts:
 
-1. new immutable objects, created only if absent;
+1. new immutable objects (artifacts, their signatures, tiles), created only if absent;
 2. the pages and indexes that changed, `SHA256SUMS` and its signature after every other;
 3. the checkpoint;
 
 and then removes what the last publish sent and this release no longer has, if it is a page
-(a search shard renamed, say) or a partial tile whose full tile is now published (C2SP
-tlog-tiles allows it); an immutable object is never removed, whatever the site says.
+(a search shard renamed, say); an immutable object is never removed, whatever the site says.
 
-A reader therefore never sees a checkpoint whose tiles, proofs or pages are not there yet: until
-phase 3 ends it sees the old checkpoint, whose objects are all still there, since nothing is ever
-deleted. A failure stops the publish at the end of its phase, before the checkpoint; running it
-again finishes the job.
+What a reader can rely on at every moment: the checkpoint it reads comes with every tile and
+every immutable object of its release (they were all there before it), so a reader following the
+log (C2SP tlog-tiles: the checkpoint, then the tiles) never sees a torn release, and nothing it
+fetched before is taken away. The pages and indexes of format v2 (the entries file, the history,
+the proofs against today's checkpoint, SHA256SUMS) are replaced one by one during phase 2: until
+the checkpoint lands, a reader may get some of the next release's beside the last checkpoint.
+
+Before anything is sent: every path is checked to be a safe relative path, every file to be sent is
+hashed against the list, the quorum is checked on the checkpoint those hashes name, and a store
+whose checkpoint is newer than the site's (a larger tree, or another root at the same size) is
+refused: publishing an older site would roll the log back.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import heapq
-import re
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from generator.core import layout
 from generator.core.object_kinds import Kind, headers_for, kind_of
 from generator.core.progress import Progress
 from generator.program import journal
 from generator.publish.store import Conflict, Store, StoreError
-from generator.verifier import SUMS_LINE_RE, parse_policy, policy_problems
+from generator.verifier import SUMS_LINE_RE, is_safe_path, parse_policy, policy_problems
 
 # Sent after every other page, before the checkpoint: the list a verifier starts from.
 _LAST_PAGES = (layout.SUMS, layout.SUMS_SIG)
 POLICY = "ledger/policy.txt"
+_CHECKPOINT_BYTES = 1 << 20
+# What a record row says of a path a publish was about to send: no bytes are known to be there.
+UNKNOWN = "0" * 64
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class PublishError(Exception):
-    """The publish could not start, or some objects failed; `problems` says which, one a line."""
+    """The publish could not start, or some objects failed; `problems` says which, one a line.
+    `bad_input`: the site itself is wrong (exit 2), not the store (exit 1)."""
 
-    def __init__(self, summary: str, problems: list[str]) -> None:
+    def __init__(self, summary: str, problems: list[str], *, bad_input: bool = False) -> None:
         super().__init__(summary)
         self.summary = summary
         self.problems = problems
+        self.bad_input = bad_input
 
 
 @dataclass
@@ -59,6 +75,7 @@ class Summary:
     removed: int = 0
     left_in_place: list[str] = field(default_factory=list)
     checkpoint_sent: bool = False
+    record_dropped: str | None = None
     phases: list[tuple[str, int]] = field(default_factory=list)
 
 
@@ -72,7 +89,7 @@ class Plan:
     listing: list[tuple[str, str]]
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(1 << 20):
@@ -80,25 +97,46 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def windowed(work: Callable[[T], R], items: Iterable[T], jobs: int) -> Iterator[R]:
+    """work(item) for each item on `jobs` threads, results in the items' order, with at most a few
+    times `jobs` in flight: a million objects never become a million futures at once."""
+    window = max(1, jobs) * 4
+    source = iter(items)
+    queued: deque[Future[R]] = deque()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for item in source:
+            queued.append(pool.submit(work, item))
+            if len(queued) >= window:
+                yield queued.popleft().result()
+        while queued:
+            yield queued.popleft().result()
+
+
 def site_listing(site: Path) -> Iterator[tuple[str, str]]:
     """(path, sha256) of every file of the site, in path-byte order: SHA256SUMS's lines (which
     the build verified and the verifier requires sorted), and the two files it cannot list."""
     sums = site / layout.SUMS
     if not sums.is_file():
-        raise PublishError(f"{site}: no {layout.SUMS}: not a built site (run `transparency build`)", [])
+        raise PublishError(f"{site}: no {layout.SUMS}: not a built site (run `transparency build`)", [], bad_input=True)
     problems: list[str] = []
     listed: list[tuple[str, str]] = []
-    for n, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = sums.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PublishError(f"{sums}: cannot be read as UTF-8 text ({e})", [], bad_input=True) from None
+    for n, line in enumerate(text.splitlines(), 1):
         m = SUMS_LINE_RE.fullmatch(line)
         if not m:
             problems.append(f"{sums}:{n}: expected `<sha256>  <path>`, found {line[:80]!r}")
-            continue
-        listed.append((m.group(2), m.group(1)))
+        elif not is_safe_path(m.group(2)):
+            problems.append(f"{sums}:{n}: {m.group(2)[:80]!r} is not a safe relative path inside the site")
+        else:
+            listed.append((m.group(2), m.group(1)))
+    if [p.encode() for p, _ in listed] != sorted(p.encode() for p, _ in listed):
+        problems.append(f"{sums}: lines not sorted by path bytes (or a path listed twice)")
     if problems:
-        raise PublishError(f"{sums} is malformed", problems)
-    extra = sorted(
-        ((p, _file_sha256(site / p)) for p in _LAST_PAGES if (site / p).is_file()), key=lambda r: r[0].encode()
-    )
+        raise PublishError(f"{sums} is malformed", problems, bad_input=True)
+    extra = [(p, file_sha256(site / p)) for p in sorted(_LAST_PAGES, key=str.encode) if (site / p).is_file()]
     yield from heapq.merge(listed, extra, key=lambda r: r[0].encode())
 
 
@@ -117,7 +155,7 @@ def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> P
             continue
         kind = kind_of(path)
         if kind is Kind.IMMUTABLE:
-            if was is not None:
+            if was not in (None, UNKNOWN):
                 problems.append(
                     f"{path}: published before with SHA-256 {was}, now {sha}: an immutable object is never rewritten"
                 )
@@ -127,30 +165,31 @@ def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> P
         else:
             pages.append((path, sha))
     if problems:
-        raise PublishError("this release would rewrite what was published", problems)
+        raise PublishError("this release would rewrite what was published", problems, bad_input=True)
     # Kept in the site's order, but the list a verifier starts from after every other page.
     pages.sort(key=lambda r: (r[0] in _LAST_PAGES, _LAST_PAGES.index(r[0]) if r[0] in _LAST_PAGES else 0))
     stale = sorted(before, key=str.encode)
     return Plan(immutable, pages, checkpoint, unchanged, stale, listing)
 
 
-_PARTIAL_TILE = re.compile(r"^(ledger/tile/.+)\.p/[0-9]+$")
-
-
-def removable(path: str, listed: set[str]) -> bool:
+def removable(path: str) -> bool:
     """Whether a path the last publish sent, and this release no longer lists, may be removed."""
-    if kind_of(path) is Kind.PAGE:
-        return True
-    partial = _PARTIAL_TILE.match(path)
-    return partial is not None and partial.group(1) in listed
+    return kind_of(path) is Kind.PAGE
 
 
-def quorum_problems(site: Path) -> list[str]:
-    """What keeps the site's checkpoint from meeting the quorum of the trust policy it ships."""
+def _size_and_root(note: bytes) -> tuple[int, bytes] | None:
+    lines = note.split(b"\n")
+    try:
+        return int(lines[1]), base64.b64decode(lines[2], validate=True)
+    except (IndexError, ValueError):
+        return None
+
+
+def quorum_problems(site: Path, note: bytes) -> list[str]:
+    """What keeps `note` (the site's checkpoint) from meeting the quorum of the policy it ships."""
     policy_file = site / POLICY
     if not policy_file.is_file():
         return []
-    note = (site / layout.CHECKPOINT).read_bytes()
     try:
         policy = parse_policy(policy_file.read_bytes())
     except ValueError as e:
@@ -167,6 +206,70 @@ def quorum_problems(site: Path) -> list[str]:
     return found
 
 
+def _checked_checkpoint(site: Path, listing: list[tuple[str, str]]) -> bytes:
+    """The site's checkpoint, read once: the bytes the quorum is checked on are those the list names."""
+    path = site / layout.CHECKPOINT
+    if not path.is_file():
+        raise PublishError(
+            f"{site}: no {layout.CHECKPOINT}: not a built site (run `transparency build`)", [], bad_input=True
+        )
+    note = path.read_bytes()
+    listed = next((sha for p, sha in listing if p == layout.CHECKPOINT), None)
+    if listed != hashlib.sha256(note).hexdigest():
+        raise PublishError(
+            f"{path}: not the checkpoint {layout.SUMS} lists (a build running, or a file changed by hand): build again",
+            [],
+            bad_input=True,
+        )
+    return note
+
+
+def _no_rollback(store: Store, note: bytes) -> bytes | None:
+    """The store's checkpoint, after refusing to replace a newer one with this site's."""
+    try:
+        there = store.fetch(layout.CHECKPOINT, _CHECKPOINT_BYTES)
+    except StoreError as e:
+        raise PublishError(str(e), []) from None
+    if there is None or there == note:
+        return there
+    ours, theirs = _size_and_root(note), _size_and_root(there)
+    if ours is None:
+        raise PublishError(f"{layout.CHECKPOINT}: the site's checkpoint cannot be read", [], bad_input=True)
+    if theirs is not None and (theirs[0] > ours[0] or (theirs[0] == ours[0] and theirs[1] != ours[1])):
+        raise PublishError(
+            f"the store's {layout.CHECKPOINT} (tree size {theirs[0]}) is newer than, or another history than, this "
+            f"site's (tree size {ours[0]}): publishing it would roll the log back; publish the newest release",
+            [],
+        )
+    return there
+
+
+def _prechecked(site: Path, rows: list[tuple[str, str]], jobs: int, progress: Progress | None) -> None:
+    """Every file about to be sent, hashed against the list before anything is sent."""
+
+    def check(row: tuple[str, str]) -> str | None:
+        path, sha = row
+        try:
+            found = file_sha256(site / path)
+        except OSError as e:
+            return f"{site / path}: {e.strerror or e}"
+        return None if found == sha else f"{site / path}: SHA-256 {found}, but {layout.SUMS} lists {sha}"
+
+    problems = []
+    for done, problem in enumerate(windowed(check, rows, jobs), 1):
+        if progress is not None:
+            progress("checking the files to send", done, len(rows))
+        if problem:
+            problems.append(problem)
+    if problems:
+        raise PublishError(
+            f"{len(problems)} files are not what {layout.SUMS} lists (a build running, or a file changed by hand): "
+            "nothing was sent; build again",
+            problems,
+            bad_input=True,
+        )
+
+
 def publish(
     site: Path,
     store: Store,
@@ -175,26 +278,49 @@ def publish(
     require_quorum: bool = True,
     jobs: int = 8,
     progress: Progress | None = None,
+    on_start: Callable[[list[tuple[str, str]]], None] | None = None,
     on_done: Callable[[list[tuple[str, str]]], None] | None = None,
 ) -> Summary:
-    """Publish `site` to `store`; `on_done` gets the listing once everything is there."""
-    if not (site / layout.CHECKPOINT).is_file():
-        raise PublishError(f"{site}: no {layout.CHECKPOINT}: not a built site (run `transparency build`)", [])
+    """Publish `site` to `store`. `on_start` gets what the record must show while the publish
+    runs (every path it may leave in the store), `on_done` the listing once everything is there."""
+    listing = list(site_listing(site))
+    note = _checked_checkpoint(site, listing)
     if require_quorum:
-        missing = quorum_problems(site)
+        missing = quorum_problems(site, note)
         if missing:
             raise PublishError(
                 "the checkpoint does not meet the trust policy's quorum: publishing it would show readers a "
                 "checkpoint their policy rejects (gather the cosignatures and build again, or publish with "
                 "--without-quorum)",
                 missing,
+                bad_input=True,
             )
-    p = plan(list(site_listing(site)), record)
-    summary = Summary(unchanged=p.unchanged)
     try:
         store.prepare()
     except StoreError as e:
         raise PublishError(str(e), []) from None
+    there = _no_rollback(store, note)
+    rows = list(record)
+    recorded = next((sha for p, sha in rows if p == layout.CHECKPOINT), None)
+    dropped = None
+    if rows and there == note and recorded != hashlib.sha256(note).hexdigest():
+        # A run that sent this very release was stopped after its checkpoint: every file of the
+        # listing is there; what it had not removed yet is still in the record.
+        listed = {q for q, _ in listing}
+        rows = sorted([*listing, *((q, sha) for q, sha in rows if q not in listed)], key=lambda r: r[0].encode())
+    elif rows and (there is None or recorded != hashlib.sha256(there).hexdigest()):
+        # The store is not as the last publish from here left it: compare everything with it.
+        dropped = "the store's checkpoint is not the one last published from here: every file is sent again"
+        rows = [(q, UNKNOWN) for q, _ in rows]
+    p = plan(listing, iter(rows))
+    summary = Summary(unchanged=p.unchanged, record_dropped=dropped)
+    to_send = [*p.immutable, *p.pages, *([p.checkpoint] if p.checkpoint else [])]
+    _prechecked(site, to_send, jobs, progress)
+    if on_start is not None:
+        # Whatever this run may leave behind is in the record before it is sent, so that a
+        # later run can remove a page this one sent and the next release no longer has.
+        known = dict(rows)
+        on_start(sorted({**{q: UNKNOWN for q, _ in listing}, **known}.items(), key=lambda r: r[0].encode()))
     _phase(site, store, "creating immutable objects", p.immutable, True, summary, jobs, progress)
     # SHA256SUMS and its signature go one after the other, after the rest of the pages.
     head = [r for r in p.pages if r[0] not in _LAST_PAGES]
@@ -225,52 +351,48 @@ def _phase(
         return
     summary.phases.append((name, len(rows)))
 
-    def send(row: tuple[str, str]) -> tuple[str, bool, int, str | None]:
+    def send(row: tuple[str, str]) -> tuple[bool, int, str | None]:
         path, sha = row
         source = site / path
         try:
+            size = source.stat().st_size
             if immutable:
                 made = store.create(path, source, sha, headers_for(path))
             else:
                 store.replace(path, source, sha, headers_for(path))
                 made = True
         except Conflict as e:
-            return path, False, 0, f"{e} (the store keeps it; a published object is never rewritten)"
+            return False, 0, f"{e} (the store keeps it; a published object is never rewritten)"
         except (StoreError, OSError) as e:
-            return path, False, 0, str(e)
-        return path, made, source.stat().st_size if made else 0, None
+            return False, 0, str(e)
+        return made, size if made else 0, None
 
     errors: list[str] = []
-    done = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        # map keeps the rows' order, so the errors come out in path order whatever finishes first.
-        for _path, made, size, error in pool.map(send, rows):
-            done += 1
-            journal.crash_point("published an object")
-            if progress is not None:
-                progress(name, done, len(rows))
-            if error is not None:
-                errors.append(error)
-            elif not made:
-                summary.already_there += 1
+    for done, (made, size, error) in enumerate(windowed(send, rows, jobs), 1):
+        journal.crash_point("published an object")
+        if progress is not None:
+            progress(name, done, len(rows))
+        if error is not None:
+            errors.append(error)
+        elif not made:
+            summary.already_there += 1
+        else:
+            summary.bytes_sent += size
+            if immutable:
+                summary.created += 1
             else:
-                summary.bytes_sent += size
-                if immutable:
-                    summary.created += 1
-                else:
-                    summary.replaced += 1
+                summary.replaced += 1
     if errors:
         raise PublishError(
             f"{len(errors)} of {len(rows)} objects failed while {name}; nothing after this phase was sent, so "
-            "readers still see the last release: fix the cause and publish again",
+            "readers keep the last checkpoint: fix the cause and publish again",
             errors,
         )
 
 
 def _remove_stale(store: Store, p: Plan, summary: Summary, jobs: int, progress: Progress | None) -> None:
-    listed = {path for path, _ in p.listing}
-    doomed = [path for path in p.stale if removable(path, listed)]
-    summary.left_in_place = [path for path in p.stale if not removable(path, listed)]
+    doomed = [path for path in p.stale if removable(path)]
+    summary.left_in_place = [path for path in p.stale if not removable(path)]
     errors: list[str] = []
 
     def remove(path: str) -> str | None:
@@ -280,14 +402,14 @@ def _remove_stale(store: Store, p: Plan, summary: Summary, jobs: int, progress: 
             return str(e)
         return None
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for done, error in enumerate(pool.map(remove, doomed), 1):
-            if progress is not None:
-                progress("removing pages no release lists", done, len(doomed))
-            if error is not None:
-                errors.append(error)
-            else:
-                summary.removed += 1
+    for done, error in enumerate(windowed(remove, doomed, jobs), 1):
+        journal.crash_point("removed a page")
+        if progress is not None:
+            progress("removing pages no release lists", done, len(doomed))
+        if error is not None:
+            errors.append(error)
+        else:
+            summary.removed += 1
     if errors:
         raise PublishError(
             f"the release is published, but {len(errors)} of {len(doomed)} pages it no longer lists could not be "
@@ -316,16 +438,13 @@ def check(store: Store, listing: list[tuple[str, str]], jobs: int = 8, progress:
 
     missing: list[str] = []
     altered: list[str] = []
-    done = 0
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for path, there, sha in pool.map(look, listing):
-            done += 1
-            if progress is not None:
-                progress("checking the store", done, len(listing))
-            if there is None:
-                missing.append(path)
-            elif there != sha:
-                altered.append(path)
+    for done, (path, there, sha) in enumerate(windowed(look, listing, jobs), 1):
+        if progress is not None:
+            progress("checking the store", done, len(listing))
+        if there is None:
+            missing.append(path)
+        elif there != sha:
+            altered.append(path)
     listed = {p for p, _ in listing}
     extra = sorted((k for k in present if k not in listed), key=str.encode)
     return CheckResult(missing, altered, extra, len(listing))

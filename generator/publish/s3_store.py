@@ -4,14 +4,18 @@ The endpoint, region and credentials are found the standard AWS way (`AWS_ENDPOI
 `AWS_REGION`, `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, the shared config and
 credentials files), each overridable by the command's flags. An immutable object is created with
 `If-None-Match: *`, so two publishers racing cannot both win; a store that ignores the header is
-still caught by the HEAD before it. Each object carries the SHA-256 of its bytes as metadata, so
-a later publish can tell its own object from another's without downloading it; `--check`
-downloads and hashes anyway, since metadata is whatever the last writer said.
+still caught by the HEAD before it, though not a writer racing between the two. Each object
+carries the SHA-256 of its bytes as metadata: an object found at a key whose metadata names the
+bytes being published is taken as them without downloading it (a publish killed and run again
+finds its own objects so); any other object is downloaded and hashed before it is called a
+conflict, and `--check` downloads and hashes every object, since metadata is whatever the last
+writer said.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import urllib.parse
 from collections.abc import Iterator
@@ -26,7 +30,7 @@ _CHUNK = 1 << 20
 # up to _IN_MEMORY are read once into memory, hashed and sent; bigger ones are hashed, then
 # streamed from the file, so memory stays bounded whatever the site holds.
 _SINGLE_PUT_LIMIT = 5 << 30
-_IN_MEMORY = 64 << 20
+_IN_MEMORY = 8 << 20
 SHA_META = "sha256"
 
 
@@ -100,6 +104,7 @@ class S3Store:
             raise self._error(key, e) from None
 
     def _put(self, key: str, source: Path, sha256: str, headers: Headers, *, only_if_absent: bool) -> None:
+        from boto3.exceptions import S3UploadFailedError
         from botocore.exceptions import BotoCoreError, ClientError
 
         extra: dict[str, Any] = {
@@ -107,38 +112,39 @@ class S3Store:
             "CacheControl": headers.cache_control,
             "Metadata": {SHA_META: sha256},
         }
-        size = source.stat().st_size
+        if only_if_absent:
+            extra["IfNoneMatch"] = "*"
         try:
-            if size > _SINGLE_PUT_LIMIT and not only_if_absent:
-                self.client.upload_file(str(source), self.bucket, self._key(key), ExtraArgs=extra)
-                return
-            if size > _SINGLE_PUT_LIMIT:
-                raise StoreError(f"{key}: {size} bytes, more than one conditional PUT may carry")
-            if size <= _IN_MEMORY:
-                with source.open("rb") as f:
-                    body: Any = f.read()
-                found = hashlib.sha256(body).hexdigest()
-            else:
-                found = _file_sha256(source)
-                body = None
-            if found != sha256:
-                raise StoreError(f"{source}: its bytes changed while it was published")
-            if only_if_absent:
-                extra["IfNoneMatch"] = "*"
-            if body is not None:
-                self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, **extra)
-            else:
-                with source.open("rb") as f:
-                    self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=f, **extra)
+            # One open file, hashed then sent from its start: what is sent is what was hashed,
+            # whatever happens to the path meanwhile (a build swapping the site in).
+            with source.open("rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size > _SINGLE_PUT_LIMIT and only_if_absent:
+                    raise StoreError(f"{key}: {size} bytes, more than one conditional PUT may carry")
+                body: Any = f.read() if size <= _IN_MEMORY else None
+                found = hashlib.sha256(body).hexdigest() if body is not None else _stream_sha256(f)
+                if found != sha256:
+                    raise StoreError(f"{source}: SHA-256 {found}, not the {sha256} the site's list names")
+                if body is None:
+                    f.seek(0)
+                    body = f
+                if size > _SINGLE_PUT_LIMIT:
+                    extra.pop("IfNoneMatch", None)
+                    self.client.upload_fileobj(body, self.bucket, self._key(key), ExtraArgs=extra)
+                else:
+                    self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, **extra)
         except ClientError as e:
-            if only_if_absent and self._code(e) in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+            if only_if_absent and self._code(e) in ("PreconditionFailed", "412"):
                 raise _Exists() from None
             raise self._error(key, e) from None
-        except BotoCoreError as e:
+        except (BotoCoreError, S3UploadFailedError) as e:
             raise self._error(key, e) from None
 
     def create(self, key: str, source: Path, sha256: str, headers: Headers) -> bool:
-        if self._head(key) is not None:
+        head = self._head(key)
+        if head is not None:
+            if head.get("Metadata", {}).get(SHA_META) == sha256 and head.get("ContentLength") == source.stat().st_size:
+                return False
             return self._same(key, sha256)
         try:
             self._put(key, source, sha256, headers, only_if_absent=True)
@@ -162,6 +168,26 @@ class S3Store:
             self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
         except (ClientError, BotoCoreError) as e:
             raise self._error(key, e) from None
+
+    def fetch(self, key: str, limit: int) -> bytes | None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError as e:
+            if self._code(e) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise self._error(key, e) from None
+        except BotoCoreError as e:
+            raise self._error(key, e) from None
+        body = response["Body"]
+        try:
+            data = body.read(limit + 1)
+        finally:
+            body.close()
+        if len(data) > limit:
+            raise StoreError(f"s3://{self.bucket}/{self._key(key)}: more than {limit} bytes")
+        return bytes(data)
 
     def digest(self, key: str) -> str | None:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -200,12 +226,17 @@ class S3Store:
 
         try:
             self.client.head_bucket(Bucket=self.bucket)
-        except (ClientError, BotoCoreError) as e:
+        except ClientError as e:
+            # Credentials scoped to a prefix may not list the bucket: the first write will tell.
+            if self._code(e) not in ("403", "AccessDenied", "Forbidden"):
+                raise StoreError(f"s3://{self.bucket}: the bucket cannot be reached: {self._error('', e)}") from None
+        except BotoCoreError as e:
             raise StoreError(f"s3://{self.bucket}: the bucket cannot be reached: {self._error('', e)}") from None
         if not self.cors:
             return
         # The read path is public: any page may fetch the JSON and the tiles (an auditor's
-        # in-browser check, another site's monitor), so GET and HEAD from any origin.
+        # in-browser check, another site's monitor), so GET and HEAD from any origin. The rule is
+        # added beside the bucket's others, never in their place (another prefix may have its own).
         rule = {
             "AllowedMethods": ["GET", "HEAD"],
             "AllowedOrigins": ["*"],
@@ -213,19 +244,39 @@ class S3Store:
             "MaxAgeSeconds": 86400,
         }
         try:
-            self.client.put_bucket_cors(Bucket=self.bucket, CORSConfiguration={"CORSRules": [rule]})
+            try:
+                rules = list(self.client.get_bucket_cors(Bucket=self.bucket).get("CORSRules", []))
+            except ClientError as e:
+                if self._code(e) != "NoSuchCORSConfiguration":
+                    raise
+                rules = []
+            if any(_covers(r, rule) for r in rules):
+                return
+            self.client.put_bucket_cors(Bucket=self.bucket, CORSConfiguration={"CORSRules": [*rules, rule]})
         except (ClientError, BotoCoreError) as e:
             raise StoreError(
-                f"s3://{self.bucket}: could not set the bucket's CORS rule ({self._error('', e)}); "
-                "set it yourself and publish with --no-cors"
+                f"s3://{self.bucket}: could not add the CORS rule for reading ({self._error('', e)}); "
+                "add a rule allowing GET and HEAD from any origin yourself and publish with --no-cors"
             ) from None
 
+    def identity(self) -> str:
+        """What names this store for the record of what was published to it: the endpoint as
+        well as the bucket, so that one URL on two stores is two targets."""
+        return f"{self.client.meta.endpoint_url} {self.description}"
 
-def _file_sha256(path: Path) -> str:
+
+def _covers(rule: dict[str, object], wanted: dict[str, object]) -> bool:
+    def values(r: dict[str, object], key: str) -> set[str]:
+        v = r.get(key)
+        return {str(x) for x in v} if isinstance(v, list) else set()
+
+    return values(rule, "AllowedOrigins") >= {"*"} and values(rule, "AllowedMethods") >= {"GET", "HEAD"}
+
+
+def _stream_sha256(f: Any) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
+    while chunk := f.read(_CHUNK):
+        h.update(chunk)
     return h.hexdigest()
 
 

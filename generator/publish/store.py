@@ -42,12 +42,21 @@ class Store(Protocol):
         """Remove `key` (a page no release lists any more); nothing if it is not there."""
         ...
 
+    def fetch(self, key: str, limit: int) -> bytes | None:
+        """The bytes at `key` (at most `limit`; StoreError beyond), or None if there is none."""
+        ...
+
     def digest(self, key: str) -> str | None:
         """The SHA-256 (hex) of the bytes at `key`, read and hashed; None if there is no object."""
         ...
 
     def keys(self) -> Iterator[str]:
         """Every key under the store's prefix, sorted."""
+        ...
+
+    def identity(self) -> str:
+        """The store's name for the record of what was published to it (an address is not enough:
+        a relative folder, or one bucket name on two endpoints)."""
         ...
 
     def prepare(self) -> None:

@@ -1,6 +1,7 @@
 """The record of what was last published to a target: every path with the SHA-256 of its bytes.
 
-One record per target (named by the SHA-256 of its address), in the private directory's cache:
+One record per target (named by the SHA-256 of the store's identity: a folder's real path, a
+bucket's endpoint and address), in the private directory's cache:
 a checksum list in the format of `SHA256SUMS`, sorted by path bytes, so that comparing it with a
 new release is one pass over two sorted lists. It is written, whole or not at all, only after a
 publish finished; a publish killed before that sends again what the record does not show, and the
@@ -45,5 +46,8 @@ def read_record(path: Path) -> Iterator[tuple[str, str]]:
 
 def write_record(path: Path, rows: Iterable[tuple[str, str]]) -> bool:
     """Write the record of a finished publish; False if it could not be written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
     return write_cache(path, "".join(f"{sha}  {p}\n" for p, sha in rows).encode())

@@ -5,6 +5,7 @@ leaves the folder a reader can use, which running the command again completes.""
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,10 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.commands.build import build
-from generator.commands.publish import PublishFailed, StoreOptions, publish_site
+from generator.commands.publish import BadSite, PublishFailed, StoreOptions, publish_site
 from generator.commands.retire import retire_item
 from generator.core import layout
+from generator.core.generator_errors import InputError
 from generator.core.object_kinds import IMMUTABLE_CACHE, PAGE_CACHE, Kind, headers_for, kind_of
 from generator.publish import publisher
 from generator.publish.folder_store import FolderStore
@@ -58,6 +60,12 @@ class Recording:
         self.inner.delete(key)
         self.writes.append(("delete", key))
 
+    def fetch(self, key, limit):  # type: ignore[no-untyped-def]
+        return self.inner.fetch(key, limit)
+
+    def identity(self) -> str:
+        return self.inner.identity()
+
     def digest(self, key):  # type: ignore[no-untyped-def]
         return self.inner.digest(key)
 
@@ -74,7 +82,7 @@ def test_kinds_and_headers() -> None:
         "reveals/b-0001.json",
         "ledger/tile/0/000",
         "ledger/tile/entries/000.p/7",
-        "ledger/checkpoints/9",
+        "agreement/run-1-panel/labels.json",
         "certificates/c-1.json.sig",
         "certificates/c-1/details/b-1.json",
         "keys/0123abcd.pem",
@@ -85,6 +93,7 @@ def test_kinds_and_headers() -> None:
     for path in (
         "reveals/b-0001.json.tlog-proof",
         "ledger/consistency/3.json",
+        "ledger/checkpoints/9",  # today's gains the cosignatures that arrive after it
         "index.html",
         "SHA256SUMS",
         "ledger/entries.json",
@@ -153,7 +162,7 @@ def test_an_immutable_object_with_other_bytes_is_refused_and_nothing_after_it_is
         publish_site(paths, site, str(www), OPTIONS)
     text = str(info.value)
     assert "reveals/b-0001.json: already published with other bytes" in text
-    assert "readers still see the last release" in text
+    assert "readers keep the last checkpoint" in text
     assert (www / "reveals" / "b-0001.json").read_bytes() == b'{"planted": true}'  # never overwritten
     assert not (www / layout.CHECKPOINT).exists() and not (www / "index.html").exists()
 
@@ -162,11 +171,11 @@ def test_a_release_that_rewrites_a_published_immutable_object_is_refused(
     built_program: BuiltSite, tmp_path: Path
 ) -> None:
     listing = list(publisher.site_listing(built_program.out))
-    record = [(p, "0" * 64 if p == "reveals/b-0001.json" else sha) for p, sha in listing]
+    record = [(p, "1" * 64 if p == "reveals/b-0001.json" else sha) for p, sha in listing]
     with pytest.raises(publisher.PublishError) as info:
         publisher.plan(listing, iter(record))
     assert info.value.problems == [
-        f"reveals/b-0001.json: published before with SHA-256 {'0' * 64}, now "
+        f"reveals/b-0001.json: published before with SHA-256 {'1' * 64}, now "
         f"{dict(listing)['reveals/b-0001.json']}: an immutable object is never rewritten"
     ]
 
@@ -184,7 +193,7 @@ def test_a_checkpoint_without_its_quorum_is_not_published_unless_told(demo_copy:
     new_line = f"{hashlib.sha256(stripped).hexdigest()}  {layout.CHECKPOINT}"
     lines = [new_line if line.endswith(f"  {layout.CHECKPOINT}") else line for line in lines]
     (site / layout.SUMS).write_text("".join(f"{line}\n" for line in lines))
-    with pytest.raises(PublishFailed) as info:
+    with pytest.raises(BadSite) as info:  # the site's fault: exit 2
         publish_site(demo_copy.paths, site, str(tmp_path / "www"), OPTIONS)
     assert "does not meet the trust policy's quorum" in str(info.value)
     assert "missing: demo-witness" in str(info.value)
@@ -248,3 +257,57 @@ def test_a_publish_killed_after_any_object_leaves_a_usable_folder_and_finishes_w
     assert r.returncode == 0, r.stderr
     assert files(www) == new  # and no temporary file a kill left behind
     assert verify(www).returncode == 0
+
+
+def test_an_older_site_never_replaces_a_newer_checkpoint(built_program: BuiltSite, tmp_path: Path) -> None:
+    paths, site = built_program.paths, built_program.out
+    old = tmp_path / "old-copy"
+    shutil.copytree(site, old)
+    retire_item(paths, "b-0002", "Rotated out.", "2026-03-02T00:00:00Z")
+    build(paths, site)
+    www = tmp_path / "www"
+    publish_site(paths, site, str(www), OPTIONS)
+    published = files(www)
+    with pytest.raises(PublishFailed) as info:
+        publish_site(paths, old, str(www), OPTIONS)
+    assert "would roll the log back" in str(info.value)
+    assert files(www) == published
+
+
+def test_a_store_emptied_behind_the_record_gets_every_file_again(built_program: BuiltSite, tmp_path: Path) -> None:
+    paths, site = built_program.paths, built_program.out
+    www = tmp_path / "www"
+    publish_site(paths, site, str(www), OPTIONS)
+    shutil.rmtree(www)
+    summary = publish_site(paths, site, str(www), OPTIONS)
+    assert summary.record_dropped and summary.unchanged == 0
+    assert files(www) == files(site)
+
+
+def test_a_file_that_is_not_what_the_list_says_stops_the_publish_before_it_starts(
+    built_program: BuiltSite, tmp_path: Path
+) -> None:
+    site = built_program.out
+    (site / "style.css").write_text("body { color: red }")
+    runner = CliRunner()
+    env = {"TRANSPARENCY_DATA": str(built_program.paths.data)}
+    r = runner.invoke(main, ["publish", str(tmp_path / "www"), "--site", str(site)], env=env)
+    assert r.exit_code == 2, r.output
+    assert "style.css: SHA-256" in r.output and "nothing was sent" in r.output
+    assert not (tmp_path / "www").exists() or not any((tmp_path / "www").iterdir())
+
+
+def test_one_publish_to_a_target_at_a_time(built_program: BuiltSite, tmp_path: Path) -> None:
+    from generator.commands import publish as publish_command
+    from generator.state.publish_cache import record_path
+
+    www = tmp_path / "www"
+    record = record_path(built_program.paths.private / "cache", str(www.resolve()))
+    with publish_command._locked(record, str(www)), pytest.raises(InputError) as info:
+        publish_site(built_program.paths, built_program.out, str(www), OPTIONS)
+    assert "another publish to" in str(info.value.problems)
+
+
+def test_a_target_inside_the_site_is_refused(built_program: BuiltSite) -> None:
+    with pytest.raises(InputError):
+        publish_site(built_program.paths, built_program.out, str(built_program.out / "mirror"), OPTIONS)
