@@ -946,9 +946,10 @@ def publish(
 
     Sends only the files whose bytes changed since the last publish to TARGET (remembered in the
     private directory's cache/publish/, and used only while the store's checkpoint is still the
-    one that publish sent; otherwise every file is sent again). Before anything is sent, every
-    file to send is hashed against SHA256SUMS, the checkpoint's quorum is checked (below), and a
-    store whose checkpoint is newer than the site's is refused: that would roll the log back.
+    one that publish sent; otherwise every file is sent again). Before anything is sent,
+    SHA256SUMS.sig is checked with the program's active key (data/keys.json), every file to send is
+    hashed against SHA256SUMS, the checkpoint's quorum is checked (below), and a store whose
+    checkpoint is newer than the site's is refused: that would roll the log back.
 
     The order: first the new immutable objects (artifacts, their signatures, tiles), each created
     only if absent, an object already there with other bytes being an error, never overwritten;

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.core.generator_errors import InputError, TransparencyError, problem
 from generator.core.progress import Progress
-from generator.program.datadir import Paths
+from generator.program.datadir import Paths, load_public_keys
 from generator.publish import publisher
 from generator.publish.folder_store import FolderStore, remove_leftovers
 from generator.publish.s3_store import S3Store, parse_url
 from generator.publish.store import Store, StoreError
 from generator.state.publish_cache import read_record, record_path, write_record
+from generator.verifier import ed25519_verify, parse_vkey
 
 
 class PublishFailed(TransparencyError):
@@ -107,11 +108,19 @@ def publish_site(
                 progress=progress,
                 on_start=lambda rows: _remember(record, rows),
                 on_done=lambda listing: _remember(record, listing),
+                signed=_program_signed(paths),
             )
         except publisher.PublishError as e:
             raise _failed(e) from None
         except StoreError as e:
             raise PublishFailed(str(e)) from None
+
+
+def _program_signed(paths: Paths) -> Callable[[bytes, bytes], bool]:
+    """Whether a checksum list is signed by a key the program holds active (data/keys.json): the
+    operator's own record of its key, not the site's copy, which the site could have replaced."""
+    active = [parse_vkey(k.vkey).public_key for k in load_public_keys(paths, None) if k.status == "active"]
+    return lambda data, signature: any(ed25519_verify(key, signature, data) for key in active)
 
 
 @contextmanager

@@ -18,7 +18,8 @@ fetched before is taken away. The pages and indexes of format v2 (the entries fi
 the proofs against today's checkpoint, SHA256SUMS) are replaced one by one during phase 2: until
 the checkpoint lands, a reader may get some of the next release's beside the last checkpoint.
 
-Before anything is sent: every path is checked to be a safe relative path, every file to be sent is
+Before anything is sent: the checksum list's signature is checked (by the caller's key), every path
+is checked to be a safe relative path, every file to be sent is
 hashed against the list, the quorum is checked on the checkpoint those hashes name, and a store
 whose checkpoint is newer than the site's (a larger tree, or another root at the same size) is
 refused: publishing an older site would roll the log back.
@@ -112,18 +113,29 @@ def windowed(work: Callable[[T], R], items: Iterable[T], jobs: int) -> Iterator[
             yield queued.popleft().result()
 
 
-def site_listing(site: Path) -> Iterator[tuple[str, str]]:
+def site_listing(site: Path, signed: Callable[[bytes, bytes], bool] | None = None) -> Iterator[tuple[str, str]]:
     """(path, sha256) of every file of the site, in path-byte order: SHA256SUMS's lines (which
-    the build verified and the verifier requires sorted), and the two files it cannot list."""
+    the build verified and the verifier requires sorted), and the two files it cannot list.
+    `signed(sums, signature)`, when given, must accept the list's signature: the list is read
+    once, so the rows are those of the bytes it accepted."""
     sums = site / layout.SUMS
     if not sums.is_file():
         raise PublishError(f"{site}: no {layout.SUMS}: not a built site (run `transparency build`)", [], bad_input=True)
     problems: list[str] = []
     listed: list[tuple[str, str]] = []
     try:
-        text = sums.read_text(encoding="utf-8")
+        data = sums.read_bytes()
+        signature = (site / layout.SUMS_SIG).read_bytes() if (site / layout.SUMS_SIG).is_file() else b""
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise PublishError(f"{sums}: cannot be read as UTF-8 text ({e})", [], bad_input=True) from None
+    if signed is not None and not signed(data, signature):
+        raise PublishError(
+            f"{sums}: its signature ({layout.SUMS_SIG}) is not by the program's signing key (data/keys.json): "
+            "not a site this program built; build again",
+            [],
+            bad_input=True,
+        )
     for n, line in enumerate(text.splitlines(), 1):
         m = SUMS_LINE_RE.fullmatch(line)
         if not m:
@@ -136,7 +148,8 @@ def site_listing(site: Path) -> Iterator[tuple[str, str]]:
         problems.append(f"{sums}: lines not sorted by path bytes (or a path listed twice)")
     if problems:
         raise PublishError(f"{sums} is malformed", problems, bad_input=True)
-    extra = [(p, file_sha256(site / p)) for p in sorted(_LAST_PAGES, key=str.encode) if (site / p).is_file()]
+    own = {layout.SUMS: hashlib.sha256(data).hexdigest(), layout.SUMS_SIG: hashlib.sha256(signature).hexdigest()}
+    extra = [(p, own[p]) for p in sorted(_LAST_PAGES, key=str.encode) if (site / p).is_file()]
     yield from heapq.merge(listed, extra, key=lambda r: r[0].encode())
 
 
@@ -280,10 +293,12 @@ def publish(
     progress: Progress | None = None,
     on_start: Callable[[list[tuple[str, str]]], None] | None = None,
     on_done: Callable[[list[tuple[str, str]]], None] | None = None,
+    signed: Callable[[bytes, bytes], bool] | None = None,
 ) -> Summary:
     """Publish `site` to `store`. `on_start` gets what the record must show while the publish
-    runs (every path it may leave in the store), `on_done` the listing once everything is there."""
-    listing = list(site_listing(site))
+    runs (every path it may leave in the store), `on_done` the listing once everything is there;
+    `signed` checks the checksum list's signature (site_listing)."""
+    listing = list(site_listing(site, signed))
     note = _checked_checkpoint(site, listing)
     if require_quorum:
         missing = quorum_problems(site, note)

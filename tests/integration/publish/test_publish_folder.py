@@ -20,6 +20,7 @@ from generator.commands.retire import retire_item
 from generator.core import layout
 from generator.core.generator_errors import InputError
 from generator.core.object_kinds import IMMUTABLE_CACHE, PAGE_CACHE, Kind, headers_for, kind_of
+from generator.core.signing_key import load_key
 from generator.publish import publisher
 from generator.publish.folder_store import FolderStore
 from generator.publish.store import Store
@@ -188,11 +189,17 @@ def test_a_checkpoint_without_its_quorum_is_not_published_unless_told(demo_copy:
     stripped = body + b"\n\n" + b"\n".join(kept) + b"\n"
     (site / layout.CHECKPOINT).unlink()  # a hard link of ledger/checkpoints/N, which stays as it is
     (site / layout.CHECKPOINT).write_bytes(stripped)
-    # Listed with its new bytes (publish trusts the build's list, and checks every file against it).
+    # Listed with its new bytes, and the list signed again with the program's key, as a build that
+    # gathered no cosignature would have done.
     lines = (site / layout.SUMS).read_text().splitlines()
     new_line = f"{hashlib.sha256(stripped).hexdigest()}  {layout.CHECKPOINT}"
     lines = [new_line if line.endswith(f"  {layout.CHECKPOINT}") else line for line in lines]
     (site / layout.SUMS).write_text("".join(f"{line}\n" for line in lines))
+    with pytest.raises(BadSite) as info:
+        publish_site(demo_copy.paths, site, str(tmp_path / "www"), OPTIONS)
+    assert "is not by the program's signing key" in str(info.value)  # a list nobody signed
+    signer = load_key(demo_copy.paths.key_file, program_has_keys=True)
+    (site / layout.SUMS_SIG).write_bytes(signer.sign((site / layout.SUMS).read_bytes()))
     with pytest.raises(BadSite) as info:  # the site's fault: exit 2
         publish_site(demo_copy.paths, site, str(tmp_path / "www"), OPTIONS)
     assert "does not meet the trust policy's quorum" in str(info.value)
