@@ -41,6 +41,8 @@ from generator.verifier import is_hex64, is_safe_path
 log = logging.getLogger("transparency")
 
 PENDING = ".pending"
+# A finished command's record, set aside before it is deleted (_discard); any left is deleted.
+DONE = ".pending.done"
 READY = "ready.json"
 LINES = "ledger.lines"
 COMMAND = "command"
@@ -525,9 +527,22 @@ def _roll_forward(
     for folder in sorted(folders):  # once each, not once a file: a batch moves a quarter of a million
         fsync_dir(folder)
     crash_point("moved every file")
-    shutil.rmtree(pending)
-    fsync_dir(paths.private)
+    _discard(paths, pending)
     return appended
+
+
+def _discard(paths: Paths, pending: Path) -> None:
+    """Remove a finished command's record in one step: renamed out of the way, then deleted. Files
+    are deleted one at a time, in no set order: deleting the record in place, a kill could leave
+    its ready.json without the ledger lines it names, and the next command would try to finish a
+    command already finished."""
+    done = paths.private / DONE
+    if done.exists():
+        shutil.rmtree(done)
+    os.replace(pending, done)
+    fsync_dir(paths.private)
+    crash_point("set the record aside")
+    shutil.rmtree(done)
 
 
 def recover(paths: Paths, ledger: BinaryIO | None) -> str | None:
@@ -535,6 +550,8 @@ def recover(paths: Paths, ledger: BinaryIO | None) -> str | None:
     The caller holds the ledger's exclusive lock (`ledger` is the locked file; None if the
     ledger does not exist yet)."""
     pending = paths.private / PENDING
+    if (paths.private / DONE).exists():  # a finished command's record a kill left half deleted
+        shutil.rmtree(paths.private / DONE)
     if not pending.is_dir():
         return None
     try:

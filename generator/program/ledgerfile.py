@@ -258,7 +258,7 @@ def _locked(paths: Paths, exclusive: bool) -> Iterator[BinaryIO]:
 def finish_interrupted(paths: Paths) -> str | None:
     """Complete or undo a command that was killed, under the program's locks; what was done,
     or None if nothing was pending."""
-    if not (paths.private / journal.PENDING).is_dir():
+    if not (paths.private / journal.PENDING).is_dir() and not (paths.private / journal.DONE).exists():
         return None
     with journal.locked(paths):
         return _recover_locked(paths)

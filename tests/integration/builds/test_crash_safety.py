@@ -153,7 +153,7 @@ def _check_recovered(
     build(paths, out)
     report = verify_site(out)
     assert report.ok, report.render()
-    assert not (paths.private / ".pending").exists()
+    assert not (paths.private / ".pending").exists() and not (paths.private / ".pending.done").exists()
     assert not [p for p in paths.data.rglob(".*.tmp")], "a temporary file was left in the data"
     lines = _ledger(paths)
     if lines == before:
@@ -184,10 +184,28 @@ def test_a_command_killed_at_any_step_is_finished_or_undone(base: Path, tmp_path
         before_files, before = files(paths), _ledger(paths)
         r = run_cli(argv, crash_at=n)
         assert r.returncode == 137, f"step {n}: {r.stdout}{r.stderr}"
-        assert (paths.private / ".pending").exists()
+        # Killed before the record was set aside, or after: then the command is done, and what is
+        # left of its record is deleted by the next command.
+        assert (paths.private / ".pending").exists() or (paths.private / ".pending.done").exists()
         outcomes.append(_check_recovered(paths, root / "public", before_files, before, new_events, argv))
         shutil.rmtree(root)
     assert "rolled back" in outcomes and "completed" in outcomes  # both sides of the commit point were hit
+
+
+def test_a_finished_command_s_record_half_deleted_is_no_command_to_finish(base: Path, tmp_path: Path) -> None:
+    """A kill while a finished command's record is deleted (files go one at a time, in no set
+    order) must not leave a record the next command tries to finish: the record is set aside
+    first, and what is left of it is only deleted."""
+    paths = _copy(base, tmp_path / "p")
+    before = _ledger(paths)
+    leftover = paths.private / ".pending.done"
+    leftover.mkdir()
+    (leftover / "ready.json").write_text('{"lines_sha256": "' + "0" * 64 + '"}')  # its ledger lines already gone
+    r = CliRunner().invoke(main, _args(paths, "gate", "add", "c", "--name", "Gate C", "--public", "--at", T_CMD))
+    assert r.exit_code == 0, r.output
+    assert "interrupted" not in r.output
+    assert not leftover.exists()
+    assert len(_ledger(paths)) == len(before) + 1
 
 
 def test_recovery_says_what_it_did(base: Path, tmp_path: Path) -> None:
