@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -134,6 +133,7 @@ class _Connections:
 
     def _connect(self, host: str, port: int) -> Any:
         import http.client
+        import urllib.parse
         import urllib.request
 
         proxy = None if host in _LOOPBACK else urllib.request.getproxies().get(self.scheme)
@@ -163,7 +163,7 @@ class _Connections:
         try:
             try:
                 response = _send(conn, path, headers)
-            except (ConnectionError, _stale_errors()):
+            except ConnectionError:  # http.client's RemoteDisconnected among them
                 if fresh:
                     raise
                 # A kept-alive connection the server closed meanwhile: once more on a new one.
@@ -185,12 +185,6 @@ class _Connections:
 def _send(conn: Any, path: str, headers: dict[str, str]) -> Any:
     conn.request("GET", path, headers=headers)
     return conn.getresponse()
-
-
-def _stale_errors() -> type[BaseException]:
-    import http.client
-
-    return http.client.RemoteDisconnected
 
 
 def _read_bounded(response: Any, limit: int, deadline: float) -> bytes:

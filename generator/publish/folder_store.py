@@ -14,20 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from generator.core.object_kinds import Headers
-from generator.publish.store import Conflict, StoreError
+from generator.publish.store import Conflict, StoreError, file_sha256
 
 _CHUNK = 1 << 20
 # Temporary files start with this, so a folder left by a kill shows what they are, and `keys`
 # skips them.
 TEMP_PREFIX = ".publish-tmp-"
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class FolderStore:

@@ -30,18 +30,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import heapq
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from generator.core import layout
 from generator.core.object_kinds import Kind, headers_for, kind_of
 from generator.core.progress import Progress
+from generator.core.windowed import windowed
 from generator.program import journal
-from generator.publish.store import Conflict, Store, StoreError
+from generator.publish.store import Conflict, Store, StoreError, file_sha256
 from generator.verifier import SUMS_LINE_RE, is_safe_path, parse_policy, policy_problems
 
 # Sent after every other page, before the checkpoint: the list a verifier starts from.
@@ -50,9 +48,6 @@ POLICY = "ledger/policy.txt"
 _CHECKPOINT_BYTES = 1 << 20
 # What a record row says of a path a publish was about to send: no bytes are known to be there.
 UNKNOWN = "0" * 64
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 class PublishError(Exception):
@@ -88,29 +83,6 @@ class Plan:
     unchanged: int
     stale: list[str]
     listing: list[tuple[str, str]]
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def windowed(work: Callable[[T], R], items: Iterable[T], jobs: int) -> Iterator[R]:
-    """work(item) for each item on `jobs` threads, results in the items' order, with at most a few
-    times `jobs` in flight: a million objects never become a million futures at once."""
-    window = max(1, jobs) * 4
-    source = iter(items)
-    queued: deque[Future[R]] = deque()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for item in source:
-            queued.append(pool.submit(work, item))
-            if len(queued) >= window:
-                yield queued.popleft().result()
-        while queued:
-            yield queued.popleft().result()
 
 
 def site_listing(site: Path, signed: Callable[[bytes, bytes], bool] | None = None) -> Iterator[tuple[str, str]]:
@@ -179,8 +151,6 @@ def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> P
             pages.append((path, sha))
     if problems:
         raise PublishError("this release would rewrite what was published", problems, bad_input=True)
-    # Kept in the site's order, but the list a verifier starts from after every other page.
-    pages.sort(key=lambda r: (r[0] in _LAST_PAGES, _LAST_PAGES.index(r[0]) if r[0] in _LAST_PAGES else 0))
     stale = sorted(before, key=str.encode)
     return Plan(immutable, pages, checkpoint, unchanged, stale, listing)
 

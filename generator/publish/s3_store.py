@@ -122,7 +122,11 @@ class S3Store:
                 if size > _SINGLE_PUT_LIMIT and only_if_absent:
                     raise StoreError(f"{key}: {size} bytes, more than one conditional PUT may carry")
                 body: Any = f.read() if size <= _IN_MEMORY else None
-                found = hashlib.sha256(body).hexdigest() if body is not None else _stream_sha256(f)
+                found = (
+                    hashlib.sha256(body).hexdigest()
+                    if body is not None
+                    else hashlib.file_digest(f, "sha256").hexdigest()
+                )
                 if found != sha256:
                     raise StoreError(f"{source}: SHA-256 {found}, not the {sha256} the site's list names")
                 if body is None:
@@ -169,18 +173,23 @@ class S3Store:
         except (ClientError, BotoCoreError) as e:
             raise self._error(key, e) from None
 
-    def fetch(self, key: str, limit: int) -> bytes | None:
+    def _body(self, key: str) -> Any:
+        """The streamed bytes at `key`, or None if there is no object."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
         except ClientError as e:
             if self._code(e) in ("404", "NoSuchKey", "NotFound"):
                 return None
             raise self._error(key, e) from None
         except BotoCoreError as e:
             raise self._error(key, e) from None
-        body = response["Body"]
+
+    def fetch(self, key: str, limit: int) -> bytes | None:
+        body = self._body(key)
+        if body is None:
+            return None
         try:
             data = body.read(limit + 1)
         finally:
@@ -190,18 +199,10 @@ class S3Store:
         return bytes(data)
 
     def digest(self, key: str) -> str | None:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
-        except ClientError as e:
-            if self._code(e) in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise self._error(key, e) from None
-        except BotoCoreError as e:
-            raise self._error(key, e) from None
+        body = self._body(key)
+        if body is None:
+            return None
         h = hashlib.sha256()
-        body = response["Body"]
         try:
             for chunk in body.iter_chunks(_CHUNK):
                 h.update(chunk)
@@ -271,13 +272,6 @@ def _covers(rule: dict[str, object], wanted: dict[str, object]) -> bool:
         return {str(x) for x in v} if isinstance(v, list) else set()
 
     return values(rule, "AllowedOrigins") >= {"*"} and values(rule, "AllowedMethods") >= {"GET", "HEAD"}
-
-
-def _stream_sha256(f: Any) -> str:
-    h = hashlib.sha256()
-    while chunk := f.read(_CHUNK):
-        h.update(chunk)
-    return h.hexdigest()
 
 
 class _Exists(Exception):

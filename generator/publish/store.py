@@ -9,11 +9,18 @@ object store makes an object visible only once its upload completes.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
 from generator.core.object_kinds import Headers
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of a file's bytes, read in chunks, never whole."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 class StoreError(Exception):
