@@ -23,49 +23,49 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/canonical.py                lines   363 to   671
     generator/verifier/core/confusables_table.py        lines   672 to  1008
     generator/verifier/core/confusables.py              lines  1009 to  1115
-    generator/verifier/core/formats.py                  lines  1116 to  1343
-    generator/verifier/core/sodium.py                   lines  1344 to  1387
-    generator/verifier/core/public_keys.py              lines  1388 to  1664
-    generator/verifier/core/note.py                     lines  1665 to  1772
-    generator/verifier/tlog/merkle.py                   lines  1773 to  1913
-    generator/verifier/tlog/tlogproof.py                lines  1914 to  1986
-    generator/verifier/tlog/tiles.py                    lines  1987 to  2241
-    generator/verifier/tlog/cosignature.py              lines  2242 to  2391
-    generator/verifier/tlog/policy.py                   lines  2392 to  2674
-    generator/verifier/tlog/witnessing.py               lines  2675 to  2704
-    generator/verifier/core/idindex.py                  lines  2705 to  2788
-    generator/verifier/rules/methodology_rules.py       lines  2789 to  3132
-    generator/verifier/rules/scoring.py                 lines  3133 to  3432
-    generator/verifier/rules/agreement_statistics.py    lines  3433 to  3692
-    generator/verifier/rules/labelsets.py               lines  3693 to  4031
-    generator/verifier/rules/subjects.py                lines  4032 to  4297
-    generator/verifier/rules/withdrawals.py             lines  4298 to  4336
-    generator/verifier/tlog/keyring.py                  lines  4337 to  4468
-    generator/verifier/rules/ledger.py                  lines  4469 to  4951
-    generator/verifier/memory/ledger_snapshot.py        lines  4952 to  5124
-    generator/verifier/memory/checkpoint_memory.py      lines  5125 to  5279
-    generator/verifier/memory/release_memory.py         lines  5280 to  5480
-    generator/verifier/rules/answers.py                 lines  5481 to  5548
-    generator/verifier/rules/runs.py                    lines  5549 to  5906
-    generator/verifier/rules/lineage.py                 lines  5907 to  6192
-    generator/verifier/rules/score_edits.py             lines  6193 to  6278
-    generator/verifier/rules/evidence.py                lines  6279 to  6373
-    generator/verifier/rules/certificates.py            lines  6374 to  6841
-    generator/verifier/rules/certificate_documents.py   lines  6842 to  6937
-    generator/verifier/rules/recheck.py                 lines  6938 to  7304
-    generator/verifier/core/report.py                   lines  7305 to  7467
-    generator/verifier/core/folder.py                   lines  7468 to  7724
-    generator/verifier/site/release.py                  lines  7725 to  7979
-    generator/verifier/site/download.py                 lines  7980 to  8461
-    generator/verifier/tlog/rotation.py                 lines  8462 to  8570
-    generator/verifier/site/history.py                  lines  8571 to  8924
-    generator/verifier/site/publication.py              lines  8925 to  9362
-    generator/verifier/rules/revocations.py             lines  9363 to  9482
-    generator/verifier/site/certificate_files.py        lines  9483 to  9863
-    generator/verifier/site/agreement_files.py          lines  9864 to 10008
-    generator/verifier/site/accounting.py               lines 10009 to 10236
-    generator/verifier/site/verify_site.py              lines 10237 to 10495
-    generator/verifier/site/command_line.py             lines 10496 to 10817
+    generator/verifier/core/formats.py                  lines  1116 to  1353
+    generator/verifier/core/sodium.py                   lines  1354 to  1397
+    generator/verifier/core/public_keys.py              lines  1398 to  1674
+    generator/verifier/core/note.py                     lines  1675 to  1782
+    generator/verifier/tlog/merkle.py                   lines  1783 to  1923
+    generator/verifier/tlog/tlogproof.py                lines  1924 to  1996
+    generator/verifier/tlog/tiles.py                    lines  1997 to  2251
+    generator/verifier/tlog/cosignature.py              lines  2252 to  2401
+    generator/verifier/tlog/policy.py                   lines  2402 to  2684
+    generator/verifier/tlog/witnessing.py               lines  2685 to  2714
+    generator/verifier/core/idindex.py                  lines  2715 to  2798
+    generator/verifier/rules/methodology_rules.py       lines  2799 to  3142
+    generator/verifier/rules/scoring.py                 lines  3143 to  3442
+    generator/verifier/rules/agreement_statistics.py    lines  3443 to  3702
+    generator/verifier/rules/labelsets.py               lines  3703 to  4041
+    generator/verifier/rules/subjects.py                lines  4042 to  4307
+    generator/verifier/rules/withdrawals.py             lines  4308 to  4346
+    generator/verifier/tlog/keyring.py                  lines  4347 to  4478
+    generator/verifier/rules/ledger.py                  lines  4479 to  4961
+    generator/verifier/memory/ledger_snapshot.py        lines  4962 to  5134
+    generator/verifier/memory/checkpoint_memory.py      lines  5135 to  5289
+    generator/verifier/memory/release_memory.py         lines  5290 to  5490
+    generator/verifier/rules/answers.py                 lines  5491 to  5558
+    generator/verifier/rules/runs.py                    lines  5559 to  5916
+    generator/verifier/rules/lineage.py                 lines  5917 to  6202
+    generator/verifier/rules/score_edits.py             lines  6203 to  6288
+    generator/verifier/rules/evidence.py                lines  6289 to  6383
+    generator/verifier/rules/certificates.py            lines  6384 to  6851
+    generator/verifier/rules/certificate_documents.py   lines  6852 to  6947
+    generator/verifier/rules/recheck.py                 lines  6948 to  7314
+    generator/verifier/core/report.py                   lines  7315 to  7477
+    generator/verifier/core/folder.py                   lines  7478 to  7734
+    generator/verifier/site/release.py                  lines  7735 to  7991
+    generator/verifier/site/download.py                 lines  7992 to  8473
+    generator/verifier/tlog/rotation.py                 lines  8474 to  8582
+    generator/verifier/site/history.py                  lines  8583 to  8936
+    generator/verifier/site/publication.py              lines  8937 to  9374
+    generator/verifier/rules/revocations.py             lines  9375 to  9494
+    generator/verifier/site/certificate_files.py        lines  9495 to  9875
+    generator/verifier/site/agreement_files.py          lines  9876 to 10020
+    generator/verifier/site/accounting.py               lines 10021 to 10248
+    generator/verifier/site/verify_site.py              lines 10249 to 10507
+    generator/verifier/site/command_line.py             lines 10508 to 10829
 """
 
 # ==============================================================================================
@@ -1334,6 +1334,16 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """`value` if it is a JSON list, else an empty one (as as_dict)."""
     return value if isinstance(value, list) else []
+
+
+# The manifest's `v` names the site's format: 1 for a v1 or v2 site (v2 only adds files beside
+# v1's), 3 for a v3 site (docs/formats/v3.md), which v1 and v2 readers must not take for theirs.
+MANIFEST_V3 = 3
+
+
+def site_format(manifest: dict[str, Any]) -> int:
+    """The format a manifest says its site has: 3 for a v3 manifest, else 2 (which reads v1 too)."""
+    return 3 if is_int(manifest.get("v")) and manifest.get("v") == MANIFEST_V3 else 2
 
 
 def is_v1(doc: dict[str, Any]) -> bool:
@@ -7754,11 +7764,11 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
-        if m.get("type") != "transparency-manifest" or not is_v1(m):
+        if m.get("type") != "transparency-manifest" or not (is_v1(m) or site_format(m) == 3):
             problems.append(
                 Problem(
                     "wrong type or version",
-                    expected='"transparency-manifest", v 1',
+                    expected='"transparency-manifest", v 1 (format v1 or v2) or 3 (format v3)',
                     found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
                 )
             )
@@ -7777,8 +7787,10 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
         for k in MANIFEST_LISTS:
             if k in m and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
+        # A v3 site's ledger is its tiles: no entries document (docs/formats/v3.md, 3).
+        ledger_keys = ("checkpoint", "tree_size", "commitment_list")
         problems += check_keys(
-            m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger"
+            m.get("ledger"), ledger_keys if site_format(m) == 3 else ("entries", *ledger_keys), where="ledger"
         )
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):

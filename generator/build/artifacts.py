@@ -105,9 +105,10 @@ def commitment_list(ctx: SiteContext) -> Iterator[bytes]:
 
 def manifest(ctx: SiteContext) -> dict[str, Any]:
     ledger = ctx.ledger
+    v3 = ctx.program.format == 3  # the ledger is its tiles (docs/formats/v3.md, 3)
     return {
         "type": "transparency-manifest",
-        "v": 1,
+        "v": 3 if v3 else 1,
         "origin": ctx.origin,
         "name": ctx.program.name,
         "generated_at": ctx.generated_at,
@@ -124,7 +125,7 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
             for m in ctx.methodologies
         ],
         "ledger": {
-            "entries": layout.ENTRIES,
+            **({} if v3 else {"entries": layout.ENTRIES}),
             "checkpoint": layout.CHECKPOINT,
             "tree_size": ledger.size,
             "commitment_list": layout.COMMITMENTS,

@@ -37,7 +37,9 @@ __all__ = [
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"
 
-PROGRAM_KEYS = ("name", "origin", "description", "site_url", "download_archive", "operator")
+PROGRAM_KEYS = ("name", "origin", "description", "site_url", "download_archive", "operator", "format")
+# The site formats a program can publish (FORMAT.md; docs/formats/v3.md): chosen when it starts.
+SITE_FORMATS = (2, 3)
 # A URL's characters (RFC 3986): anything else (a space, a quote, '<', a non-ASCII letter) must
 # be percent-encoded before it can stand in a feed, a sitemap or robots.txt.
 _URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
@@ -191,6 +193,7 @@ class Program:
     site_url: str | None = None  # where the site is served, ending with '/' (FORMAT.md, feeds)
     download_archive: bool = True  # publish download/site.zip (FORMAT.md, format v2)
     operator: str = ""  # who runs the program, for the home page (the operator's words)
+    format: int = 2  # the site format it publishes (docs/formats/v3.md): 2, or 3 for releases that cost what changed
 
 
 def site_url(value: Any) -> str | None:
@@ -258,6 +261,17 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
         )
     if "download_archive" in raw and not isinstance(raw["download_archive"], bool):
         problems.append(problem(file, "must be true or false", where="download_archive", found=raw["download_archive"]))
+    if "format" in raw and (isinstance(raw["format"], bool) or raw["format"] not in SITE_FORMATS):
+        problems.append(
+            problem(
+                file,
+                "not a site format this version publishes",
+                where="format",
+                expected=" or ".join(map(str, SITE_FORMATS))
+                + " (3: releases that cost what changed, docs/formats/v3.md)",
+                found=raw["format"],
+            )
+        )
     for k in sorted(set(raw) - set(PROGRAM_KEYS)):
         warnings.append(f"{file}: unknown key {k!r} ignored (known: {', '.join(PROGRAM_KEYS)})")
     if problems:
@@ -270,6 +284,7 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
             site_url(raw["site_url"]) if "site_url" in raw else None,
             raw.get("download_archive", True),
             raw["operator"].strip() if "operator" in raw else "",
+            raw.get("format", 2),
         ),
         warnings,
     )

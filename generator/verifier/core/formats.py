@@ -210,6 +210,16 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+# The manifest's `v` names the site's format: 1 for a v1 or v2 site (v2 only adds files beside
+# v1's), 3 for a v3 site (docs/formats/v3.md), which v1 and v2 readers must not take for theirs.
+MANIFEST_V3 = 3
+
+
+def site_format(manifest: dict[str, Any]) -> int:
+    """The format a manifest says its site has: 3 for a v3 manifest, else 2 (which reads v1 too)."""
+    return 3 if is_int(manifest.get("v")) and manifest.get("v") == MANIFEST_V3 else 2
+
+
 def is_v1(doc: dict[str, Any]) -> bool:
     """The document's `v` is the integer 1 (true is not 1)."""
     return is_int(doc.get("v")) and doc.get("v") == FORMAT_VERSION

@@ -10,7 +10,7 @@ from typing import Any
 from generator.verifier.core.confusables import invisible_characters
 from generator.verifier.core.errors import Problem
 from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Site
-from generator.verifier.core.formats import check_keys, is_origin, is_safe_path, is_time, is_v1, sha256_hex
+from generator.verifier.core.formats import check_keys, is_origin, is_safe_path, is_time, is_v1, sha256_hex, site_format
 from generator.verifier.core.public_keys import (
     DEMO_KEY_WARNING,
     PUBLISHED_PRIVATE_KEYS,
@@ -47,11 +47,11 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
-        if m.get("type") != "transparency-manifest" or not is_v1(m):
+        if m.get("type") != "transparency-manifest" or not (is_v1(m) or site_format(m) == 3):
             problems.append(
                 Problem(
                     "wrong type or version",
-                    expected='"transparency-manifest", v 1',
+                    expected='"transparency-manifest", v 1 (format v1 or v2) or 3 (format v3)',
                     found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
                 )
             )
@@ -70,8 +70,10 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
         for k in MANIFEST_LISTS:
             if k in m and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
+        # A v3 site's ledger is its tiles: no entries document (docs/formats/v3.md, 3).
+        ledger_keys = ("checkpoint", "tree_size", "commitment_list")
         problems += check_keys(
-            m.get("ledger"), ("entries", "checkpoint", "tree_size", "commitment_list"), where="ledger"
+            m.get("ledger"), ledger_keys if site_format(m) == 3 else ("entries", *ledger_keys), where="ledger"
         )
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):
