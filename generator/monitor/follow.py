@@ -27,7 +27,7 @@ import itertools
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TextIO
@@ -41,11 +41,14 @@ from generator.monitor.site_source import Fetch, open_site
 from generator.state.monitor_state import (
     MonitorStateError,
     Remembered,
+    Replayed,
     default_state_dir,
     locked,
     other_logs,
+    read_replay,
     read_state,
     state_path,
+    write_replay,
     write_state,
 )
 from generator.verifier import (
@@ -61,13 +64,16 @@ from generator.verifier import (
     NoteError,
     Problem,
     ProofError,
+    TiledLog,
     VerifierKey,
     checkpoint_signers,
+    entry_bundle_path,
     invisible_characters,
     is_origin,
     leaf_hash,
     open_checkpoint,
     parse_canonical,
+    parse_entry_bundle,
     printable,
     read_tiled_log,
     show,
@@ -114,40 +120,74 @@ def _b64(h: bytes) -> str:
     return base64.b64encode(h).decode()
 
 
+class _NotExtended(Exception):
+    """The entries after the remembered tree, added to its compact range, do not give today's
+    root: read the whole log to say exactly what is wrong."""
+
+
+def _new_entries(fetch: Fetch, since: int, size: int) -> Iterator[bytes]:
+    """The leaves from index `since` to `size`, from the entry bundles alone: the caller adds
+    their hashes to the remembered tree's compact range and compares the root it gets with the
+    checkpoint's, which checks them all (and that the log extends the remembered tree) at once."""
+    first = since // TILE_WIDTH
+    bundles = [(i, min(TILE_WIDTH, size - i * TILE_WIDTH)) for i in range(first, -(-size // TILE_WIDTH))]
+    order = [
+        (layout.tile(entry_bundle_path(i, w if w < TILE_WIDTH else TILE_WIDTH)), _MAX_BUNDLE_BYTES) for i, w in bundles
+    ]
+    with ReadAhead(fetch, order) as ahead:
+        for (i, width), (rel, limit) in zip(bundles, order, strict=True):
+            data = ahead.get(rel, limit)
+            if data is None:
+                raise FormatError(f"{rel} is missing")
+            leaves = parse_entry_bundle(data, width, rel)
+            yield from leaves[max(0, since - i * TILE_WIDTH) :]
+
+
+@dataclass
+class _Followed:
+    shown: int
+    replayed: Replayed
+    absent: list[str]
+    spans: int  # the key spans the replay made, before the pinned key starts a ring without rotations
+
+
 def _follow(
     fetch: Fetch,
     size: int,
     root: bytes,
     seen: Remembered | None,
+    replayed: Replayed | None,
     filters: Filters,
     as_json: bool,
     spool: IO[str],
     progress: Callable[[int], None],
-) -> tuple[int, KeyRing, dict[int, bytes], list[str]]:
-    """Read and check every entry of the log of `size` and `root`; write the new entries that
-    `filters` selects to `spool`; return how many were written, the log's keys as its key
-    events make them, the hand-over roots, and what the filters name that the log lacks. Raise
-    Inconsistent."""
+) -> _Followed:
+    """Read and check the entries of the log of `size` and `root` (only those after the remembered
+    tree when its replay is given); write the new entries that `filters` selects to `spool`;
+    return how many were written, the replay, and what the filters name that the log lacks.
+    Raise Inconsistent, or _NotExtended from a replay the new entries do not extend to `root`."""
 
     def limit(rel: str) -> int:
         return _MAX_BUNDLE_BYTES if rel.startswith("tile/entries/") else _MAX_HASH_TILE_BYTES
 
-    # The tiles are read in a known order: a few of the next ones are always on their way.
-    ahead = ReadAhead(fetch, ((layout.tile(rel), limit(rel)) for rel in tile_read_order(size)))
-
-    def tile(rel: str) -> bytes | None:
-        return ahead.get(layout.tile(rel), limit(rel))
-
     since, since_root = (seen.size, seen.root) if seen else (0, EMPTY_ROOT)
-    ledger = Ledger()
-    full = MerkleStream()  # every leaf: the root at the size seen last, and at each hand-over
-    hand_over_roots: dict[int, bytes] = {}
+    if replayed is not None:
+        ledger, full, hand_over_roots = replayed.ledger, replayed.tree, dict(replayed.hand_over_roots)
+        leaves: Iterator[bytes] = _new_entries(fetch, since, size)
+        tiled: TiledLog | None = None
+        ahead: ReadAhead | None = None
+    else:
+        # The tiles are read in a known order: a few of the next ones are always on their way.
+        ahead = ReadAhead(fetch, ((layout.tile(rel), limit(rel)) for rel in tile_read_order(size)))
+        reader = ahead
+        ledger, full, hand_over_roots = Ledger(), MerkleStream(), {}
+        tiled = read_tiled_log(lambda rel: reader.get(layout.tile(rel), limit(rel)), size)
+        leaves = tiled
     problems: list[str] = []
     broken = 0
     shown = 0
-    tiled = read_tiled_log(tile, size)
     try:
-        for index, raw in enumerate(tiled):
+        for index, raw in enumerate(leaves, full.size):
             full.append(leaf_hash(raw))
             if full.size == since and full.root() != since_root:  # the tree this monitor saw last
                 raise Inconsistent(
@@ -175,12 +215,18 @@ def _follow(
             if (index + 1) % _PROGRESS_EVERY == 0:
                 progress(index + 1)
     except (FormatError, ProofError) as e:
+        if tiled is None:
+            raise _NotExtended(str(e)) from None
         raise Inconsistent([f"{TILE_FOLDER}: the tiles do not hold the log its checkpoint signs: {e}"]) from None
     finally:
-        ahead.close()
-    if tiled.root() != root:
+        if ahead is not None:
+            ahead.close()
+    got = tiled.root() if tiled is not None else full.root()
+    if full.size != size or got != root:
+        if tiled is None:
+            raise _NotExtended(f"root {_b64(got)} at size {full.size}")
         raise Inconsistent(
-            [f"{TILE_FOLDER}: the tiles' root {_b64(tiled.root())} is not the checkpoint's {_b64(root)} (size {size})"]
+            [f"{TILE_FOLDER}: the tiles' root {_b64(got)} is not the checkpoint's {_b64(root)} (size {size})"]
         )
     final = ledger.final_problems()
     broken += len(final)
@@ -188,7 +234,8 @@ def _follow(
     if broken:
         more = [f"… and {broken - len(problems)} more"] if broken > len(problems) else []
         raise Inconsistent([f"the ledger breaks its rules ({broken} problem(s)):", *problems, *more])
-    return shown, ledger.keys, hand_over_roots, filters.absent(ledger)
+    spans = len(ledger.keys.spans)
+    return _Followed(shown, Replayed(ledger, full, hand_over_roots), filters.absent(ledger), spans)
 
 
 def _check_signers(note: bytes, ring: KeyRing, size: int) -> None:
@@ -282,7 +329,22 @@ def monitor(
             _say(err, f"read {n:,} of {size:,} entries")
 
         with tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as spool:
-            shown, ring, hand_over_roots, absent = _follow(fetch, size, root, seen, filters, as_json, spool, progress)
+            replayed = read_replay(path, seen) if seen is not None else None
+            try:
+                followed = _follow(fetch, size, root, seen, replayed, filters, as_json, spool, progress)
+            except _NotExtended as e:
+                # Not the tree the replay remembers, or a bundle that does not read: the whole log,
+                # read again, says which entry or tile is wrong.
+                _say(
+                    err,
+                    f"the entries after size {seen.size if seen else 0} do not extend the tree remembered ({e}): "
+                    "reading the whole log",
+                )
+                spool.seek(0)
+                spool.truncate()
+                followed = _follow(fetch, size, root, seen, None, filters, as_json, spool, progress)
+            shown, absent, hand_over_roots = followed.shown, followed.absent, followed.replayed.hand_over_roots
+            ring = followed.replayed.ledger.keys
             ring.start(log_key)  # a ledger without rotations: the pinned key is its only one
             # Every key of the log, not only the one pinned: a key it rotated away from (or to) is
             # still the key of whichever log another state pins it for.
@@ -299,6 +361,10 @@ def monitor(
             _say(err, f"warning: {line}")
         # Printed first, remembered second: a kill in between prints these entries again next time,
         # never loses them.
+        try:
+            write_replay(path, origin, followed.replayed, followed.spans)
+        except OSError as e:  # a cache: without it the next run reads the whole log again
+            _say(err, f"warning: the replay was not saved ({e.strerror or e}); the next run reads the whole log")
         write_state(path, Remembered(origin, log_key, size, root, note))
     return Outcome(origin, size - (seen.size if seen else 0), shown, size, path, seen is None)
 

@@ -1,6 +1,7 @@
 """What the monitor remembers between runs: one file per log origin under its state folder, holding
 the key it trusts and the last checkpoint it verified, replaced atomically and locked while a
-run follows that log.
+run follows that log; and beside it, the ledger it replayed up to that checkpoint, so that the
+next run replays only the entries after it.
 
 The monitor's own memory, not a cache: losing it loses the key pinned on first contact and the
 tree the next run must extend. A state that cannot be read, is damaged or is in use stops the
@@ -23,16 +24,22 @@ from generator.core.generator_errors import TransparencyError
 from generator.core.regularfile import TooLarge, read_regular
 from generator.verifier import (
     FormatError,
+    Ledger,
+    MerkleStream,
     NoteError,
     VerifierKey,
     b64decode_strict,
     canonical_bytes,
     check_keys,
+    frontier_of,
+    load_snapshot,
     open_checkpoint,
     parse_canonical,
     parse_vkey,
     replace_atomically,
     show,
+    snapshot_bytes,
+    stream_from,
     user_cache_dir,
 )
 
@@ -115,6 +122,55 @@ def write_state(path: Path, r: Remembered) -> None:
         "vkey": r.key.vkey,
     }
     replace_atomically(path, canonical_bytes(doc))
+
+
+@dataclass
+class Replayed:
+    """The ledger replayed up to the remembered checkpoint: its rules' state, the tree's compact
+    range (which grows the root without the leaves before it) and the roots at key hand-overs."""
+
+    ledger: Ledger
+    tree: MerkleStream
+    hand_over_roots: dict[int, bytes]
+
+
+def replay_path(path: Path) -> Path:
+    return path.with_suffix(".ledger")
+
+
+def read_replay(path: Path, seen: Remembered) -> Replayed | None:
+    """The replay saved with the state `seen`, or None (then the whole log is read again): a
+    cache, so one that is missing, damaged, or of another tree than the state's is only set aside.
+    Its own SHA-256 trailer refuses a torn file; its tree must be the state's, root and all."""
+    try:
+        data = read_regular(replay_path(path), 1 << 34)
+        ledger, extra = load_snapshot(data)
+        tree = stream_from(extra["frontier"])
+        roots = {int(k): bytes.fromhex(v) for k, v in extra["hand_over_roots"].items()}
+        if (extra["origin"], extra["tree_size"], tree.size, tree.root()) != (
+            seen.origin,
+            seen.size,
+            seen.size,
+            seen.root,
+        ):
+            return None
+        if any(len(r) != 32 for r in roots.values()):
+            return None
+    except (OSError, TooLarge, FormatError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return Replayed(ledger, tree, roots)
+
+
+def write_replay(path: Path, origin: str, replayed: Replayed, spans: int) -> None:
+    """Saved before the state that names its tree (atomically): a kill in between leaves a replay
+    of a newer tree than the state's, which the next run sets aside."""
+    extra = {
+        "origin": origin,
+        "tree_size": replayed.tree.size,
+        "frontier": frontier_of(replayed.tree),
+        "hand_over_roots": {str(k): v.hex() for k, v in sorted(replayed.hand_over_roots.items())},
+    }
+    replace_atomically(replay_path(path), snapshot_bytes(replayed.ledger, extra, spans), 0o600)
 
 
 def other_logs(folder: Path, path: Path) -> tuple[dict[str, list[bytes]], list[str]]:

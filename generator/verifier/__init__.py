@@ -169,7 +169,16 @@ from generator.verifier.tlog.merkle import (
 )
 from generator.verifier.tlog.policy import Policy, evaluate, parse_policy, witnessed_by
 from generator.verifier.tlog.rotation import checkpoint_signers, signer_problems
-from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, TiledLog, read_tiled_log, tile_paths, tile_read_order
+from generator.verifier.tlog.tiles import (
+    TILE_WIDTH,
+    TileBuilder,
+    TiledLog,
+    entry_bundle_path,
+    parse_entry_bundle,
+    read_tiled_log,
+    tile_paths,
+    tile_read_order,
+)
 from generator.verifier.tlog.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
 from generator.verifier.tlog.witnessing import policy_problems
 
@@ -263,6 +272,7 @@ __all__ = [
     "cosignature_message",
     "due_records",
     "ed25519_verify",
+    "entry_bundle_path",
     "evaluate",
     "evidence_due",
     "evidence_entry_problems",
@@ -316,6 +326,7 @@ __all__ = [
     "parse_canonical",
     "parse_checkpoint",
     "parse_cosigner_vkey",
+    "parse_entry_bundle",
     "parse_methodology",
     "parse_policy",
     "parse_tlog_proof",

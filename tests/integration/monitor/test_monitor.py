@@ -439,10 +439,94 @@ def test_the_state_file_is_only_ever_the_old_or_the_new(
         with open(os.devnull, "w") as out, pytest.raises(OSError, match="killed"):
             monitor_module.monitor(str(later), state_dir=state, out=out)
     assert state_file(state).read_bytes() == before
-    assert sorted(p.name for p in state.iterdir()) == sorted([state_file(state).name, state_file(state).stem + ".lock"])
+    stem = state_file(state).stem
+    # The state, its lock and the replay of the first run: no temporary file is left.
+    assert sorted(p.name for p in state.iterdir()) == sorted([f"{stem}.json", f"{stem}.lock", f"{stem}.ledger"])
     # Nothing was remembered, so the next run prints the same new events again: none is ever lost.
     n = checkpoint(first)[0]
     assert indices(monitor(later, "--state", state)) == [n, n + 1]
+
+
+def _reading(m: pytest.MonkeyPatch) -> list[str]:
+    """The paths each later monitor run reads, in order."""
+    read: list[str] = []
+    opened = monitor_module.open_site
+
+    def open_site(site: str) -> tuple[str, Callable[[str, int], bytes | None]]:
+        label, fetch = opened(site)
+
+        def logged(rel: str, limit: int) -> bytes | None:
+            read.append(rel)
+            return fetch(rel, limit)
+
+        return label, logged
+
+    m.setattr(monitor_module, "open_site", open_site)
+    return read
+
+
+def test_a_later_run_replays_only_the_new_entries_from_the_saved_replay(
+    releases: tuple[Path, Path, Paths], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, later, _ = releases
+    state = tmp_path / "state"
+    monitor(first, "--state", state)
+    n = len(entries(first))
+    read = _reading(monkeypatch)
+    r = monitor(later, "--state", state)
+    assert indices(r) == [n, n + 1]
+    tiles = [rel for rel in read if rel.startswith("ledger/tile/")]
+    # The new entries' bundle alone: no hash tile, no bundle before the remembered size.
+    assert tiles == [layout.tile(f"tile/entries/000.p/{n + 2}")], tiles
+    assert "reading the whole log" not in r.stderr
+
+
+def test_a_damaged_or_foreign_replay_is_set_aside_and_the_whole_log_read(
+    releases: tuple[Path, Path, Paths], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, later, _ = releases
+    n = len(entries(first))
+    for damage in ("flip", "other tree"):
+        state = tmp_path / f"state-{damage}"
+        monitor(first, "--state", state)
+        replay = state_file(state).with_suffix(".ledger")
+        if damage == "flip":
+            data = bytearray(replay.read_bytes())
+            data[len(data) // 2] ^= 1
+            replay.write_bytes(bytes(data))
+        else:  # a replay of the later tree beside a state of the first: not the state's
+            other = tmp_path / f"other-{damage}"
+            monitor(later, "--state", other)
+            shutil.copyfile(state_file(other).with_suffix(".ledger"), replay)
+        with monkeypatch.context() as m:
+            read = _reading(m)
+            r = monitor(later, "--state", state)
+        assert indices(r) == [n, n + 1], damage
+        assert any(rel.startswith("ledger/tile/0/") for rel in read), f"{damage}: the hash tiles were read"
+
+
+def test_a_rewritten_history_is_caught_from_the_saved_replay_and_named(
+    releases: tuple[Path, Path, Paths], tmp_path: Path
+) -> None:
+    first, later, paths = releases
+    state = tmp_path / "state"
+    monitor(first, "--state", state)
+    before = state_file(state).read_bytes()
+    forged = tmp_path / "forged"
+    shutil.copytree(later, forged)
+    leaves = entries(first)
+    leaves[1] = {**leaves[1], "name": "Gate Z"}  # an old entry changed, then the log re-signed
+    builder = TileBuilder()
+    tiles = [t for raw in map(canonical_bytes, leaves + entries(later)[len(leaves) :]) for t in builder.append(raw)]
+    for rel, data in tiles + builder.finish():
+        (forged / layout.tile(rel)).parent.mkdir(parents=True, exist_ok=True)
+        (forged / layout.tile(rel)).write_bytes(data)
+    note = load_key(paths.key_file).sign_note(checkpoint_text(ORIGIN, len(entries(later)), builder.root()))
+    (forged / layout.CHECKPOINT).write_bytes(note)
+    r = monitor(forged, "--state", state, code=1)
+    assert "reading the whole log" in r.stderr
+    assert f"INCONSISTENT: history rewritten: the site's first {len(leaves)} entries have root" in r.stderr
+    assert state_file(state).read_bytes() == before
 
 
 def test_the_default_state_lives_in_the_user_cache(built_program: BuiltSite, _own_verifier_state: Path) -> None:
