@@ -29,43 +29,43 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/note.py                     lines  1675 to  1782
     generator/verifier/tlog/merkle.py                   lines  1783 to  1923
     generator/verifier/tlog/tlogproof.py                lines  1924 to  1996
-    generator/verifier/tlog/tiles.py                    lines  1997 to  2251
-    generator/verifier/tlog/cosignature.py              lines  2252 to  2401
-    generator/verifier/tlog/policy.py                   lines  2402 to  2684
-    generator/verifier/tlog/witnessing.py               lines  2685 to  2714
-    generator/verifier/core/idindex.py                  lines  2715 to  2798
-    generator/verifier/rules/methodology_rules.py       lines  2799 to  3142
-    generator/verifier/rules/scoring.py                 lines  3143 to  3442
-    generator/verifier/rules/agreement_statistics.py    lines  3443 to  3702
-    generator/verifier/rules/labelsets.py               lines  3703 to  4041
-    generator/verifier/rules/subjects.py                lines  4042 to  4307
-    generator/verifier/rules/withdrawals.py             lines  4308 to  4346
-    generator/verifier/tlog/keyring.py                  lines  4347 to  4478
-    generator/verifier/rules/ledger.py                  lines  4479 to  4961
-    generator/verifier/memory/ledger_snapshot.py        lines  4962 to  5134
-    generator/verifier/memory/checkpoint_memory.py      lines  5135 to  5289
-    generator/verifier/memory/release_memory.py         lines  5290 to  5490
-    generator/verifier/rules/answers.py                 lines  5491 to  5558
-    generator/verifier/rules/runs.py                    lines  5559 to  5916
-    generator/verifier/rules/lineage.py                 lines  5917 to  6202
-    generator/verifier/rules/score_edits.py             lines  6203 to  6288
-    generator/verifier/rules/evidence.py                lines  6289 to  6383
-    generator/verifier/rules/certificates.py            lines  6384 to  6851
-    generator/verifier/rules/certificate_documents.py   lines  6852 to  6947
-    generator/verifier/rules/recheck.py                 lines  6948 to  7314
-    generator/verifier/core/report.py                   lines  7315 to  7477
-    generator/verifier/core/folder.py                   lines  7478 to  7734
-    generator/verifier/site/release.py                  lines  7735 to  7991
-    generator/verifier/site/download.py                 lines  7992 to  8473
-    generator/verifier/tlog/rotation.py                 lines  8474 to  8582
-    generator/verifier/site/history.py                  lines  8583 to  8936
-    generator/verifier/site/publication.py              lines  8937 to  9374
-    generator/verifier/rules/revocations.py             lines  9375 to  9494
-    generator/verifier/site/certificate_files.py        lines  9495 to  9875
-    generator/verifier/site/agreement_files.py          lines  9876 to 10020
-    generator/verifier/site/accounting.py               lines 10021 to 10248
-    generator/verifier/site/verify_site.py              lines 10249 to 10507
-    generator/verifier/site/command_line.py             lines 10508 to 10829
+    generator/verifier/tlog/tiles.py                    lines  1997 to  2264
+    generator/verifier/tlog/cosignature.py              lines  2265 to  2414
+    generator/verifier/tlog/policy.py                   lines  2415 to  2697
+    generator/verifier/tlog/witnessing.py               lines  2698 to  2727
+    generator/verifier/core/idindex.py                  lines  2728 to  2811
+    generator/verifier/rules/methodology_rules.py       lines  2812 to  3155
+    generator/verifier/rules/scoring.py                 lines  3156 to  3455
+    generator/verifier/rules/agreement_statistics.py    lines  3456 to  3715
+    generator/verifier/rules/labelsets.py               lines  3716 to  4054
+    generator/verifier/rules/subjects.py                lines  4055 to  4320
+    generator/verifier/rules/withdrawals.py             lines  4321 to  4359
+    generator/verifier/tlog/keyring.py                  lines  4360 to  4491
+    generator/verifier/rules/ledger.py                  lines  4492 to  4974
+    generator/verifier/memory/ledger_snapshot.py        lines  4975 to  5147
+    generator/verifier/memory/checkpoint_memory.py      lines  5148 to  5302
+    generator/verifier/memory/release_memory.py         lines  5303 to  5503
+    generator/verifier/rules/answers.py                 lines  5504 to  5571
+    generator/verifier/rules/runs.py                    lines  5572 to  5929
+    generator/verifier/rules/lineage.py                 lines  5930 to  6215
+    generator/verifier/rules/score_edits.py             lines  6216 to  6301
+    generator/verifier/rules/evidence.py                lines  6302 to  6396
+    generator/verifier/rules/certificates.py            lines  6397 to  6864
+    generator/verifier/rules/certificate_documents.py   lines  6865 to  6960
+    generator/verifier/rules/recheck.py                 lines  6961 to  7327
+    generator/verifier/core/report.py                   lines  7328 to  7490
+    generator/verifier/core/folder.py                   lines  7491 to  7747
+    generator/verifier/site/release.py                  lines  7748 to  8004
+    generator/verifier/site/download.py                 lines  8005 to  8486
+    generator/verifier/tlog/rotation.py                 lines  8487 to  8595
+    generator/verifier/site/history.py                  lines  8596 to  8949
+    generator/verifier/site/publication.py              lines  8950 to  9387
+    generator/verifier/rules/revocations.py             lines  9388 to  9507
+    generator/verifier/site/certificate_files.py        lines  9508 to  9888
+    generator/verifier/site/agreement_files.py          lines  9889 to 10033
+    generator/verifier/site/accounting.py               lines 10034 to 10261
+    generator/verifier/site/verify_site.py              lines 10262 to 10520
+    generator/verifier/site/command_line.py             lines 10521 to 10842
 """
 
 # ==============================================================================================
@@ -2247,6 +2247,19 @@ class TiledLog(Iterator[bytes]):
 def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
     """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog)."""
     return TiledLog(read, size)
+
+
+def bundles_from(start: int, size: int) -> list[tuple[str, int, int]]:
+    """The entry bundles holding leaves `start` to `size` - 1 of a log of `size` leaves: (path,
+    width, how many of its first entries come before `start`). What a reader that remembers the
+    tree up to `start` (its compact range) reads to extend it, and nothing else."""
+    if not 0 <= start <= size:
+        raise FormatError(f"entries from {start} of a log of {size} leaves")
+    out = []
+    for i in range(start // TILE_WIDTH, -(-size // TILE_WIDTH)):
+        width = min(TILE_WIDTH, size - i * TILE_WIDTH)
+        out.append((entry_bundle_path(i, width), width, max(0, start - i * TILE_WIDTH)))
+    return out
 
 
 # ==============================================================================================

@@ -32,7 +32,7 @@ def witness_server(
     """The witness and its server listening on `listen` (HOST:PORT; no host: 127.0.0.1), replaying
     the rules over the site folder `rules_site` when given; also the host as written."""
     host, _, port = listen.rpartition(":")
-    rules = site_rules(folder_reader(rules_site)) if rules_site else None
+    rules = site_rules(folder_reader(rules_site), state_dir) if rules_site else None
     w = open_witness(key_path, name, state_dir, logs_path, rules)
     return w, w.make_server(host or "127.0.0.1", int(port)), host
 
@@ -43,7 +43,7 @@ def cosign_folder(
     """Cosign the checkpoint of the site folder `site` offline: the HTTP status the server would
     answer (200 when cosigned) and its answer, the cosignature line or why it was refused."""
     read = folder_reader(site)
-    w = open_witness(key_path, name, state_dir, logs_path, site_rules(read) if rules else None)
+    w = open_witness(key_path, name, state_dir, logs_path, site_rules(read, state_dir) if rules else None)
     return cosign_site(w, read)
 
 

@@ -41,16 +41,15 @@ from generator.monitor.site_source import Fetch, open_site
 from generator.state.monitor_state import (
     MonitorStateError,
     Remembered,
-    Replayed,
     default_state_dir,
     locked,
     other_logs,
-    read_replay,
     read_state,
+    replay_path,
     state_path,
-    write_replay,
     write_state,
 )
+from generator.state.replay_cache import Replayed, new_entries, read_replay, write_replay
 from generator.verifier import (
     EMPTY_ROOT,
     KEY_ROTATION,
@@ -66,14 +65,13 @@ from generator.verifier import (
     ProofError,
     TiledLog,
     VerifierKey,
+    bundles_from,
     checkpoint_signers,
-    entry_bundle_path,
     invisible_characters,
     is_origin,
     leaf_hash,
     open_checkpoint,
     parse_canonical,
-    parse_entry_bundle,
     printable,
     read_tiled_log,
     show,
@@ -126,21 +124,13 @@ class _NotExtended(Exception):
 
 
 def _new_entries(fetch: Fetch, since: int, size: int) -> Iterator[bytes]:
-    """The leaves from index `since` to `size`, from the entry bundles alone: the caller adds
-    their hashes to the remembered tree's compact range and compares the root it gets with the
-    checkpoint's, which checks them all (and that the log extends the remembered tree) at once."""
-    first = since // TILE_WIDTH
-    bundles = [(i, min(TILE_WIDTH, size - i * TILE_WIDTH)) for i in range(first, -(-size // TILE_WIDTH))]
-    order = [
-        (layout.tile(entry_bundle_path(i, w if w < TILE_WIDTH else TILE_WIDTH)), _MAX_BUNDLE_BYTES) for i, w in bundles
-    ]
+    """The leaves from index `since` to `size`, from the entry bundles alone, a few on their way
+    at once: the caller adds their hashes to the remembered tree's compact range and compares the
+    root it gets with the checkpoint's, which checks them all (and that the log extends the
+    remembered tree) at once."""
+    order = [(layout.tile(rel), _MAX_BUNDLE_BYTES) for rel, _, _ in bundles_from(since, size)]
     with ReadAhead(fetch, order) as ahead:
-        for (i, width), (rel, limit) in zip(bundles, order, strict=True):
-            data = ahead.get(rel, limit)
-            if data is None:
-                raise FormatError(f"{rel} is missing")
-            leaves = parse_entry_bundle(data, width, rel)
-            yield from leaves[max(0, since - i * TILE_WIDTH) :]
+        yield from new_entries(lambda rel: ahead.get(layout.tile(rel), _MAX_BUNDLE_BYTES), since, size)
 
 
 @dataclass
@@ -329,7 +319,7 @@ def monitor(
             _say(err, f"read {n:,} of {size:,} entries")
 
         with tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as spool:
-            replayed = read_replay(path, seen) if seen is not None else None
+            replayed = read_replay(replay_path(path), origin, seen.size, seen.root) if seen is not None else None
             try:
                 followed = _follow(fetch, size, root, seen, replayed, filters, as_json, spool, progress)
             except _NotExtended as e:
@@ -362,7 +352,7 @@ def monitor(
         # Printed first, remembered second: a kill in between prints these entries again next time,
         # never loses them.
         try:
-            write_replay(path, origin, followed.replayed, followed.spans)
+            write_replay(replay_path(path), origin, followed.replayed, followed.spans)
         except OSError as e:  # a cache: without it the next run reads the whole log again
             _say(err, f"warning: the replay was not saved ({e.strerror or e}); the next run reads the whole log")
         write_state(path, Remembered(origin, log_key, size, root, note))

@@ -24,22 +24,16 @@ from generator.core.generator_errors import TransparencyError
 from generator.core.regularfile import TooLarge, read_regular
 from generator.verifier import (
     FormatError,
-    Ledger,
-    MerkleStream,
     NoteError,
     VerifierKey,
     b64decode_strict,
     canonical_bytes,
     check_keys,
-    frontier_of,
-    load_snapshot,
     open_checkpoint,
     parse_canonical,
     parse_vkey,
     replace_atomically,
     show,
-    snapshot_bytes,
-    stream_from,
     user_cache_dir,
 )
 
@@ -124,53 +118,9 @@ def write_state(path: Path, r: Remembered) -> None:
     replace_atomically(path, canonical_bytes(doc))
 
 
-@dataclass
-class Replayed:
-    """The ledger replayed up to the remembered checkpoint: its rules' state, the tree's compact
-    range (which grows the root without the leaves before it) and the roots at key hand-overs."""
-
-    ledger: Ledger
-    tree: MerkleStream
-    hand_over_roots: dict[int, bytes]
-
-
 def replay_path(path: Path) -> Path:
+    """Where the ledger replayed up to the state's checkpoint is kept (state/replay_cache.py)."""
     return path.with_suffix(".ledger")
-
-
-def read_replay(path: Path, seen: Remembered) -> Replayed | None:
-    """The replay saved with the state `seen`, or None (then the whole log is read again): a
-    cache, so one that is missing, damaged, or of another tree than the state's is only set aside.
-    Its own SHA-256 trailer refuses a torn file; its tree must be the state's, root and all."""
-    try:
-        data = read_regular(replay_path(path), 1 << 34)
-        ledger, extra = load_snapshot(data)
-        tree = stream_from(extra["frontier"])
-        roots = {int(k): bytes.fromhex(v) for k, v in extra["hand_over_roots"].items()}
-        if (extra["origin"], extra["tree_size"], tree.size, tree.root()) != (
-            seen.origin,
-            seen.size,
-            seen.size,
-            seen.root,
-        ):
-            return None
-        if any(len(r) != 32 for r in roots.values()):
-            return None
-    except (OSError, TooLarge, FormatError, KeyError, TypeError, ValueError, AttributeError):
-        return None
-    return Replayed(ledger, tree, roots)
-
-
-def write_replay(path: Path, origin: str, replayed: Replayed, spans: int) -> None:
-    """Saved before the state that names its tree (atomically): a kill in between leaves a replay
-    of a newer tree than the state's, which the next run sets aside."""
-    extra = {
-        "origin": origin,
-        "tree_size": replayed.tree.size,
-        "frontier": frontier_of(replayed.tree),
-        "hand_over_roots": {str(k): v.hex() for k, v in sorted(replayed.hand_over_roots.items())},
-    }
-    replace_atomically(replay_path(path), snapshot_bytes(replayed.ledger, extra, spans), 0o600)
 
 
 def other_logs(folder: Path, path: Path) -> tuple[dict[str, list[bytes]], list[str]]:

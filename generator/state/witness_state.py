@@ -1,4 +1,5 @@
-"""What a witness remembers between runs: per log, the latest checkpoint it cosigned.
+"""What a witness remembers between runs: per log, the latest checkpoint it cosigned (and, when
+it replays the rules, the ledger as of that checkpoint, a cache: `replay_path`).
 
 One file a log in the witness's state folder, named by the SHA-256 of the origin (an origin is
 text from a log, never a file name), holding the checkpoint's first three lines, (origin, size,
@@ -24,6 +25,12 @@ class WitnessStateError(TransparencyError):
 def state_path(state_dir: Path, origin: str) -> Path:
     """The file of `origin`'s record in the state folder."""
     return state_dir / f"{hashlib.sha256(origin.encode('utf-8')).hexdigest()}.checkpoint"
+
+
+def replay_path(state_dir: Path, origin: str) -> Path:
+    """Where a witness replaying the rules keeps the log's ledger as of the checkpoint it last
+    cosigned (state/replay_cache.py): a cache beside the record, never the record."""
+    return state_path(state_dir, origin).with_suffix(".ledger")
 
 
 def read_latest(state_dir: Path, origin: str) -> tuple[int, bytes] | None:

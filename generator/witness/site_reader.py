@@ -12,15 +12,20 @@ whole against the checkpoint's root, so the entries replayed are the ones the ch
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from generator.core.proofs import MerkleTree
 from generator.core.regularfile import read_regular
+from generator.state.replay_cache import Replayed, new_entries, read_replay, write_replay
+from generator.state.witness_state import replay_path
 from generator.verifier import (
+    KEY_ROTATION,
     FormatError,
     Ledger,
+    MerkleStream,
     NoteError,
     ProofError,
     checkpoint_signers,
@@ -75,30 +80,81 @@ def replayed_tree(read: Reader, size: int, root: bytes) -> tuple[MerkleTree, lis
     return tree, []
 
 
-def rule_problems(read: Reader, old: int, size: int, root: bytes, note: bytes | None = None) -> list[str]:
+def rule_problems(
+    read: Reader, old: int, size: int, root: bytes, note: bytes | None = None, replays: Path | None = None
+) -> list[str]:
     """Format v1 §4's replay rules broken by entries old..size-1 of the log a site serves, each new
     reveal's document checked against its commitment, and (with the checkpoint's `note`) its
     signers valid for its size by the ledger's key events: a retired or revoked key that still
-    signs gets no cosignature, whichever keys the witness's logs file lists."""
-    ledger = Ledger()
+    signs gets no cosignature, whichever keys the witness's logs file lists.
+
+    With `replays` (the witness's state folder), the ledger as of the size last cosigned is read
+    from there, and only the new entries are read and replayed: their leaf hashes, added to the
+    remembered compact range, must give `root`, or the whole log is read after all. A replay
+    whose entries pass is saved for the next request."""
+    origin = _origin(note)
+    saved = replay_path(replays, origin) if replays is not None and origin is not None else None
+    replayed = read_replay(saved, origin, old) if saved is not None and origin is not None else None
+    if replayed is not None:
+        problems = _replay(read, replayed, old, size, root, note)
+        if problems is not None:
+            if not problems and saved is not None and origin is not None:
+                _keep(saved, origin, replayed)
+            return problems
+    fresh = Replayed(Ledger(), MerkleStream(), {})
+    problems = _replay(read, fresh, old, size, root, note, from_start=True) or []
+    if not problems and saved is not None and origin is not None:
+        _keep(saved, origin, fresh)
+    return problems
+
+
+def _origin(note: bytes | None) -> str | None:
+    if note is None:
+        return None
+    return note.split(b"\n", 1)[0].decode("utf-8", "replace")
+
+
+def _keep(path: Path, origin: str, replayed: Replayed) -> None:
+    with contextlib.suppress(OSError):  # a cache: without it the next request replays the whole log
+        write_replay(path, origin, replayed)
+
+
+def _replay(
+    read: Reader, replayed: Replayed, old: int, size: int, root: bytes, note: bytes | None, from_start: bool = False
+) -> list[str] | None:
+    """Replay into `replayed` the entries its tree lacks up to `size`, checking those from `old`
+    on; the problems, or None when a remembered tree (not `from_start`) is not extended to `root`
+    by the site's entries (the caller then reads the whole log)."""
+    ledger, tree = replayed.ledger, replayed.tree
     problems: list[str] = []
     try:
-        tiled = read_tiled_log(tile_reader(read), size)
-        for index, raw in enumerate(tiled):
+        if from_start:
+            tiled = read_tiled_log(tile_reader(read), size)
+            leaves: Iterator[bytes] = tiled
+        else:
+            leaves = new_entries(tile_reader(read), tree.size, size)
+        for index, raw in enumerate(leaves, tree.size):
+            tree.append(leaf_hash(raw))
             leaf = parse_canonical(raw)
             found = ledger.apply(leaf, len(raw))
+            if isinstance(leaf, dict) and leaf.get("type") == KEY_ROTATION:
+                replayed.hand_over_roots[index + 1] = tree.root()
             if index < old:
                 continue
             problems += [f"entry {index}: {p.describe()}" for p in found]
             if isinstance(leaf, dict) and leaf.get("type") == "reveal" and is_id(leaf.get("id")):
                 problems += _reveal_problems(read, ledger, leaf["id"], index)
-        if tiled.root() != root:
+        if (tiled.root() if from_start else tree.root()) != root or tree.size != size:
+            if not from_start:
+                return None
             problems.append("the site's tiles do not hold the tree the checkpoint signs")
         problems += [f"at the end of the log: {p.describe()}" for p in ledger.final_problems()]
         if note is not None and ledger.keys.spans:
             _, signers = checkpoint_signers(note, ledger.keys)
             problems += signer_problems(ledger.keys, size, signers)
     except (FormatError, ProofError, NoteError) as e:
+        if not from_start:
+            return None
         problems.append(f"the log cannot be read from the site: {e}")
     return problems
 
@@ -115,10 +171,13 @@ def _reveal_problems(read: Reader, ledger: Ledger, item_id: str, index: int) -> 
     return []
 
 
-def site_rules(read: Reader) -> Rules:
+def site_rules(read: Reader, replays: Path | None = None) -> Rules:
     """The witness's rules hook over one site's copy of the log, with the files a request sent
-    read first (the new entries, which the copy holds only once the release is published)."""
-    return lambda origin, old, size, root, note, files: rule_problems(with_files(files, read), old, size, root, note)
+    read first (the new entries, which the copy holds only once the release is published);
+    with `replays`, the witness's state folder, replaying only what is new (rule_problems)."""
+    return lambda origin, old, size, root, note, files: rule_problems(
+        with_files(files, read), old, size, root, note, replays
+    )
 
 
 def cosign_site(witness: Witness, read: Reader) -> tuple[int, str]:

@@ -250,3 +250,16 @@ class TiledLog(Iterator[bytes]):
 def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
     """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog)."""
     return TiledLog(read, size)
+
+
+def bundles_from(start: int, size: int) -> list[tuple[str, int, int]]:
+    """The entry bundles holding leaves `start` to `size` - 1 of a log of `size` leaves: (path,
+    width, how many of its first entries come before `start`). What a reader that remembers the
+    tree up to `start` (its compact range) reads to extend it, and nothing else."""
+    if not 0 <= start <= size:
+        raise FormatError(f"entries from {start} of a log of {size} leaves")
+    out = []
+    for i in range(start // TILE_WIDTH, -(-size // TILE_WIDTH)):
+        width = min(TILE_WIDTH, size - i * TILE_WIDTH)
+        out.append((entry_bundle_path(i, width), width, max(0, start - i * TILE_WIDTH)))
+    return out

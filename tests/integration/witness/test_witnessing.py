@@ -334,8 +334,9 @@ def test_a_witness_with_rules_over_a_mirror_cosigns_the_build_that_grows_the_log
 def test_a_witness_refusal_prints_as_escaped_lines(
     witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], tmp_path: Path
 ) -> None:
-    """A mirror that lags behind what the witness last cosigned cannot give it the older entries:
-    the witness refuses, listing the problems one a line, and the build prints them as lines."""
+    """A witness that lost its replay must read the whole log, and a mirror that lags behind what
+    it last cosigned cannot give it the older entries: the witness refuses, listing the problems
+    one a line, and the build prints them as lines."""
     site, w1, _ = witnessed
     # Past one full tile: the build then sends only the tiles the log at the witness's size lacked.
     write_items(site.paths, [item(f"b-{i:04d}", "b") for i in range(1000, 1000 + TILE_WIDTH)], "bulk.yaml")
@@ -345,6 +346,8 @@ def test_a_witness_refusal_prints_as_escaped_lines(
     with _serving(w1, "--rules", mirror) as url:
         write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, url)], "w1")
         assert not [w for w in build(site.paths, site.out).warnings if "witness w1" in w]
+        for replay in w1.state.glob("*.ledger"):
+            replay.unlink()
         grow(site.paths, 1, "2026-03-01T00:00:00Z")
         code, out = cli("--data", site.paths.data, "build", "--out", site.out)
     assert code == 0, out
@@ -353,6 +356,31 @@ def test_a_witness_refusal_prints_as_escaped_lines(
     assert lines[start].endswith("refused with HTTP 422: refused by the witness's rules:"), lines[start]
     assert lines[start + 1].startswith("  | - the log cannot be read from the site: ") and "missing" in lines[start + 1]
     assert "\\x0a" not in out
+
+
+def test_a_witness_with_its_replay_needs_only_the_new_entries(
+    witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles], tmp_path: Path
+) -> None:
+    """The witness keeps the ledger as of the checkpoint it last cosigned: a later request is
+    replayed from there, reading only the entries the build sends, so a mirror that lags behind
+    (here, emptied after the first request) does not stop it."""
+    site, w1, _ = witnessed
+    write_items(site.paths, [item(f"b-{i:04d}", "b") for i in range(1000, 1000 + TILE_WIDTH)], "bulk.yaml")
+    commit_new_items(site.paths, "2026-02-28T00:00:00Z")
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    with _serving(w1, "--rules", mirror) as url:
+        write_policy(site.paths, vkey_of(site.out), [("w1", w1.vkey, url)], "w1")
+        shutil.copytree(site.out, mirror, dirs_exist_ok=True)  # the first request reads the whole log
+        assert not [w for w in build(site.paths, site.out).warnings if "witness w1" in w]
+        assert len(list(w1.state.glob("*.ledger"))) == 1
+        shutil.rmtree(mirror)
+        mirror.mkdir()  # and from now on never synced
+        grow(site.paths, 1, "2026-03-01T00:00:00Z")
+        result = build(site.paths, site.out)
+    assert not [w for w in result.warnings if "witness w1" in w], result.warnings
+    note = (site.out / layout.CHECKPOINT).read_text()
+    assert f"\n— {w1.name} " in note  # cosigned by w1 at the new size
 
 
 def test_witness_cosign_refuses_a_fifo_in_the_site_instead_of_waiting(
