@@ -2,21 +2,31 @@
 
 A new file is written beside its place under a temporary name, flushed to disk, then linked
 (immutable: the link fails if a file is already there) or renamed (a page) into place, so a
-reader, and a kill at any moment, leaves every path with its old bytes or its new ones.
+reader, and a kill at any moment, leaves every path with its old bytes or its new ones. On a
+file system without hard links, an immutable file is renamed into place once it is seen absent:
+only one publish to a target runs at a time (the command's lock), so nothing else can put a file
+there in between. The folders whose entries changed are flushed before `SHA256SUMS` and the
+checkpoint are replaced, so that after a power loss a checkpoint never names files the disk lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from generator.core import layout
 from generator.core.object_kinds import Headers
 from generator.publish.store import Conflict, StoreError, file_sha256
 
 _CHUNK = 1 << 20
+# What os.link raises where a file system has no hard links (FAT, some network and FUSE mounts).
+_NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK})
+# Replaced only once everything they name is on the disk.
+_NAMING = frozenset({layout.SUMS, layout.SUMS_SIG, layout.CHECKPOINT})
 # Temporary files start with this, so a folder left by a kill shows what they are, and `keys`
 # skips them.
 TEMP_PREFIX = ".publish-tmp-"
@@ -26,6 +36,7 @@ class FolderStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.description = str(root)
+        self._dirty: set[Path] = set()  # folders with entries not yet flushed
 
     def _place(self, key: str) -> Path:
         parts = key.split("/")
@@ -60,10 +71,26 @@ class FolderStore:
             os.link(tmp, dest)
         except FileExistsError:
             return self._same(key, dest, sha256)
+        except OSError as e:
+            if e.errno not in _NO_LINKS:
+                raise
+            if dest.exists():  # no other publisher runs (the lock): absent now, absent at the rename
+                return self._same(key, dest, sha256)
+            os.replace(tmp, dest)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+        self._dirty.add(dest.parent)
         return True
+
+    def _flush_folders(self) -> None:
+        for folder in sorted(self._dirty):
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._dirty.clear()
 
     def _same(self, key: str, dest: Path, sha256: str) -> bool:
         there = file_sha256(dest) if dest.is_file() and not dest.is_symlink() else "not a regular file"
@@ -74,7 +101,12 @@ class FolderStore:
     def replace(self, key: str, source: Path, sha256: str, headers: Headers) -> None:
         dest = self._place(key)
         tmp = self._staged(dest, source, sha256)
+        if key in _NAMING:
+            self._flush_folders()
         os.replace(tmp, dest)
+        self._dirty.add(dest.parent)
+        if key == layout.CHECKPOINT:
+            self._flush_folders()
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError):

@@ -5,6 +5,7 @@ leaves the folder a reader can use, which running the command again completes.""
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -318,3 +319,66 @@ def test_one_publish_to_a_target_at_a_time(built_program: BuiltSite, tmp_path: P
 def test_a_target_inside_the_site_is_refused(built_program: BuiltSite) -> None:
     with pytest.raises(InputError):
         publish_site(built_program.paths, built_program.out, str(built_program.out / "mirror"), OPTIONS)
+
+
+def test_a_folder_without_hard_links_still_creates_immutable_files_once(
+    built_program: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAT, some network and FUSE mounts have no hard links: an immutable file is then renamed into
+    place when absent (one publish at a time holds the target), and one with other bytes is still
+    refused, never overwritten."""
+    import errno
+
+    from generator.publish import folder_store
+
+    def no_links(src: object, dst: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(folder_store.os, "link", no_links)
+    www = tmp_path / "www"
+    publish_site(built_program.paths, built_program.out, str(www), OPTIONS)
+    assert files(www) == files(built_program.out)
+    assert verify(www).returncode == 0
+    other = tmp_path / "other"
+    (other / "reveals").mkdir(parents=True)
+    (other / "reveals" / "b-0001.json").write_bytes(b'{"planted": true}')
+    with pytest.raises(PublishFailed, match="already published with other bytes"):
+        publish_site(built_program.paths, built_program.out, str(other), OPTIONS)
+    assert (other / "reveals" / "b-0001.json").read_bytes() == b'{"planted": true}'
+
+
+def test_the_folders_are_flushed_before_the_checksums_and_the_checkpoint_name_them(
+    built_program: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a power loss, a checkpoint on the disk must not name a file the disk lost: every
+    folder a file was linked or renamed into is fsynced before SHA256SUMS and the checkpoint are
+    replaced, and the checkpoint's own folder after it."""
+    from generator.publish import folder_store
+
+    www = tmp_path / "www"
+    events: list[str] = []
+    real_fsync, real_replace = folder_store.os.fsync, folder_store.os.replace
+
+    def fsync(fd: int) -> None:  # os is one module: the cache's own writes pass here too
+        path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if path.is_dir() and path.is_relative_to(www):
+            events.append(f"sync {path.relative_to(www).as_posix()}")
+        real_fsync(fd)
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        real_replace(src, dst)
+        if Path(dst).is_relative_to(www):
+            events.append(f"replace {Path(dst).relative_to(www).as_posix()}")
+
+    monkeypatch.setattr(folder_store.os, "fsync", fsync)
+    monkeypatch.setattr(folder_store.os, "replace", replace)
+    publish_site(built_program.paths, built_program.out, str(www), OPTIONS)
+    synced_before = set()
+    for e in events:
+        if e.startswith("sync "):
+            synced_before.add(e[5:])
+        elif e == f"replace {layout.SUMS}":
+            break
+    assert {"reveals", "certificates"} <= synced_before, sorted(synced_before)
+    assert any(p.startswith("ledger/tile/") for p in synced_before), sorted(synced_before)
+    assert events[-1] == "sync ledger" and events[-2] == f"replace {layout.CHECKPOINT}"
