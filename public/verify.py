@@ -17,55 +17,56 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    71 to   211
-    generator/verifier/core/text.py                     lines   212 to   295
-    generator/verifier/core/errors.py                   lines   296 to   362
-    generator/verifier/core/canonical.py                lines   363 to   671
-    generator/verifier/core/confusables_table.py        lines   672 to  1008
-    generator/verifier/core/confusables.py              lines  1009 to  1115
-    generator/verifier/core/formats.py                  lines  1116 to  1353
-    generator/verifier/core/sodium.py                   lines  1354 to  1397
-    generator/verifier/core/public_keys.py              lines  1398 to  1674
-    generator/verifier/core/note.py                     lines  1675 to  1782
-    generator/verifier/tlog/merkle.py                   lines  1783 to  1923
-    generator/verifier/tlog/tlogproof.py                lines  1924 to  1996
-    generator/verifier/tlog/tiles.py                    lines  1997 to  2251
-    generator/verifier/tlog/cosignature.py              lines  2252 to  2401
-    generator/verifier/tlog/policy.py                   lines  2402 to  2684
-    generator/verifier/tlog/witnessing.py               lines  2685 to  2714
-    generator/verifier/core/idindex.py                  lines  2715 to  2798
-    generator/verifier/rules/methodology_rules.py       lines  2799 to  3142
-    generator/verifier/rules/scoring.py                 lines  3143 to  3442
-    generator/verifier/rules/agreement_statistics.py    lines  3443 to  3702
-    generator/verifier/rules/labelsets.py               lines  3703 to  4041
-    generator/verifier/rules/subjects.py                lines  4042 to  4307
-    generator/verifier/rules/withdrawals.py             lines  4308 to  4346
-    generator/verifier/tlog/keyring.py                  lines  4347 to  4478
-    generator/verifier/rules/ledger.py                  lines  4479 to  4961
-    generator/verifier/memory/ledger_snapshot.py        lines  4962 to  5134
-    generator/verifier/memory/checkpoint_memory.py      lines  5135 to  5289
-    generator/verifier/memory/release_memory.py         lines  5290 to  5490
-    generator/verifier/rules/answers.py                 lines  5491 to  5558
-    generator/verifier/rules/runs.py                    lines  5559 to  5916
-    generator/verifier/rules/lineage.py                 lines  5917 to  6202
-    generator/verifier/rules/score_edits.py             lines  6203 to  6288
-    generator/verifier/rules/evidence.py                lines  6289 to  6383
-    generator/verifier/rules/certificates.py            lines  6384 to  6851
-    generator/verifier/rules/certificate_documents.py   lines  6852 to  6947
-    generator/verifier/rules/recheck.py                 lines  6948 to  7314
-    generator/verifier/core/report.py                   lines  7315 to  7477
-    generator/verifier/core/folder.py                   lines  7478 to  7734
-    generator/verifier/site/release.py                  lines  7735 to  7991
-    generator/verifier/site/download.py                 lines  7992 to  8473
-    generator/verifier/tlog/rotation.py                 lines  8474 to  8582
-    generator/verifier/site/history.py                  lines  8583 to  8936
-    generator/verifier/site/publication.py              lines  8937 to  9374
-    generator/verifier/rules/revocations.py             lines  9375 to  9494
-    generator/verifier/site/certificate_files.py        lines  9495 to  9875
-    generator/verifier/site/agreement_files.py          lines  9876 to 10020
-    generator/verifier/site/accounting.py               lines 10021 to 10248
-    generator/verifier/site/verify_site.py              lines 10249 to 10507
-    generator/verifier/site/command_line.py             lines 10508 to 10829
+    generator/verifier/core/isolation.py                lines    72 to   212
+    generator/verifier/core/text.py                     lines   213 to   296
+    generator/verifier/core/errors.py                   lines   297 to   363
+    generator/verifier/core/canonical.py                lines   364 to   672
+    generator/verifier/core/confusables_table.py        lines   673 to  1009
+    generator/verifier/core/confusables.py              lines  1010 to  1116
+    generator/verifier/core/formats.py                  lines  1117 to  1354
+    generator/verifier/core/sodium.py                   lines  1355 to  1398
+    generator/verifier/core/public_keys.py              lines  1399 to  1675
+    generator/verifier/core/note.py                     lines  1676 to  1783
+    generator/verifier/tlog/merkle.py                   lines  1784 to  1924
+    generator/verifier/tlog/tlogproof.py                lines  1925 to  1997
+    generator/verifier/tlog/tiles.py                    lines  1998 to  2252
+    generator/verifier/tlog/tile_proofs.py              lines  2253 to  2345
+    generator/verifier/tlog/cosignature.py              lines  2346 to  2495
+    generator/verifier/tlog/policy.py                   lines  2496 to  2778
+    generator/verifier/tlog/witnessing.py               lines  2779 to  2808
+    generator/verifier/core/idindex.py                  lines  2809 to  2892
+    generator/verifier/rules/methodology_rules.py       lines  2893 to  3236
+    generator/verifier/rules/scoring.py                 lines  3237 to  3536
+    generator/verifier/rules/agreement_statistics.py    lines  3537 to  3796
+    generator/verifier/rules/labelsets.py               lines  3797 to  4135
+    generator/verifier/rules/subjects.py                lines  4136 to  4401
+    generator/verifier/rules/withdrawals.py             lines  4402 to  4440
+    generator/verifier/tlog/keyring.py                  lines  4441 to  4572
+    generator/verifier/rules/ledger.py                  lines  4573 to  5055
+    generator/verifier/memory/ledger_snapshot.py        lines  5056 to  5228
+    generator/verifier/memory/checkpoint_memory.py      lines  5229 to  5383
+    generator/verifier/memory/release_memory.py         lines  5384 to  5584
+    generator/verifier/rules/answers.py                 lines  5585 to  5652
+    generator/verifier/rules/runs.py                    lines  5653 to  6010
+    generator/verifier/rules/lineage.py                 lines  6011 to  6296
+    generator/verifier/rules/score_edits.py             lines  6297 to  6382
+    generator/verifier/rules/evidence.py                lines  6383 to  6477
+    generator/verifier/rules/certificates.py            lines  6478 to  6945
+    generator/verifier/rules/certificate_documents.py   lines  6946 to  7041
+    generator/verifier/rules/recheck.py                 lines  7042 to  7408
+    generator/verifier/core/report.py                   lines  7409 to  7571
+    generator/verifier/core/folder.py                   lines  7572 to  7828
+    generator/verifier/site/release.py                  lines  7829 to  8085
+    generator/verifier/site/download.py                 lines  8086 to  8567
+    generator/verifier/tlog/rotation.py                 lines  8568 to  8676
+    generator/verifier/site/history.py                  lines  8677 to  9030
+    generator/verifier/site/publication.py              lines  9031 to  9468
+    generator/verifier/rules/revocations.py             lines  9469 to  9588
+    generator/verifier/site/certificate_files.py        lines  9589 to  9969
+    generator/verifier/site/agreement_files.py          lines  9970 to 10114
+    generator/verifier/site/accounting.py               lines 10115 to 10342
+    generator/verifier/site/verify_site.py              lines 10343 to 10601
+    generator/verifier/site/command_line.py             lines 10602 to 10923
 """
 
 # ==============================================================================================
@@ -2247,6 +2248,99 @@ class TiledLog(Iterator[bytes]):
 def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
     """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog)."""
     return TiledLog(read, size)
+
+
+# ==============================================================================================
+# generator/verifier/tlog/tile_proofs.py: Consistency proofs read from a log's hash tiles (C2SP tlog-tiles, RFC 9162
+#     §2.1.4.1): PROOF(m, D[n]) made from the tiles of the log at size n, reading only the O(log n) tiles that hold
+#     its nodes.
+# ==============================================================================================
+
+_LEVELS_PER_TILE = TILE_WIDTH.bit_length() - 1  # 8: a level-L tile holds the level-8L nodes of the tree
+
+
+def consistency_ranges(old_size: int, new_size: int) -> list[tuple[int, int]]:
+    """The leaf ranges [lo, hi) whose MTH are the hashes of RFC 9162 §2.1.4.1 PROOF(old_size,
+    D[new_size]), in the proof's order (the order generator/core/proofs.py gives them)."""
+    if not 0 <= old_size <= new_size:
+        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
+    if old_size in (0, new_size):
+        return []
+    ranges: list[tuple[int, int]] = []
+    lo, hi, m, complete = 0, new_size, old_size, True
+    while m != hi - lo:
+        k = 1 << ((hi - lo - 1).bit_length() - 1)  # RFC 6962 splits at the largest power of two below
+        if m <= k:
+            ranges.append((lo + k, hi))
+            hi = lo + k
+        else:
+            ranges.append((lo, lo + k))
+            lo, m, complete = lo + k, m - k, False
+    if not complete:
+        ranges.append((lo, hi))
+    ranges.reverse()
+    return ranges
+
+
+def complete_subtrees(lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """The aligned complete subtrees (height, index) whose RFC 6962 fold is MTH(D[lo:hi]), largest
+    first, for a range as the proof's recursion leaves it (lo a multiple of the power of two at or
+    above hi - lo): the binary digits of hi - lo, from the top."""
+    while lo < hi:
+        height = (hi - lo).bit_length() - 1
+        while lo % (1 << height):
+            height -= 1
+        yield height, lo >> height
+        lo += 1 << height
+
+
+def _tile_of(height: int, index: int, size: int) -> tuple[str, int, int, int]:
+    """Where node (height, index) of the tree of `size` leaves lies: the path of the level-L tile
+    (its width at that size), the first of its hashes under the node, and how many."""
+    level, rest = divmod(height, _LEVELS_PER_TILE)
+    first = index << rest
+    tile = first >> _LEVELS_PER_TILE
+    width = min(TILE_WIDTH, (size >> (_LEVELS_PER_TILE * level)) - tile * TILE_WIDTH)
+    return hash_tile_path(level, tile, width), width, first % TILE_WIDTH, 1 << rest
+
+
+class _Tiles:
+    """The hash tiles read so far, each read once and its length checked."""
+
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+        self._read = read
+        self.read: dict[str, bytes] = {}
+
+    def hashes(self, path: str, width: int, start: int, count: int) -> list[bytes]:
+        if path not in self.read:
+            data = self._read(path)
+            if data is None:
+                raise FormatError(f"{path}: missing")
+            if len(data) != width * TILE_HASH_BYTES:
+                raise FormatError(f"{path}: {len(data)} bytes, not the {width * TILE_HASH_BYTES} of its {width} hashes")
+            self.read[path] = data
+        data = self.read[path]
+        n = TILE_HASH_BYTES
+        return [data[i * n : (i + 1) * n] for i in range(start, start + count)]
+
+
+def consistency_proof_from_tiles(
+    read: Callable[[str], bytes | None], old_size: int, new_size: int
+) -> tuple[list[bytes], list[str]]:
+    """PROOF(old_size, D[new_size]) from the hash tiles of the log at `new_size` that `read` serves
+    (a path under the log prefix, `tile/<L>/<N>[.p/<W>]`, to its bytes or None), and the paths of
+    the tiles it read, in the order it first read them. A missing tile, or one of the wrong
+    length, raises FormatError naming it; a tile with wrong hashes gives a proof that
+    merkle.verify_consistency refuses."""
+    tiles = _Tiles(read)
+    proof: list[bytes] = []
+    for lo, hi in consistency_ranges(old_size, new_size):
+        subtrees = [merkle_root(tiles.hashes(*_tile_of(h, i, new_size))) for h, i in complete_subtrees(lo, hi)]
+        node = subtrees.pop()
+        while subtrees:  # RFC 6962 folds a range's complete subtrees from the right
+            node = node_hash(subtrees.pop(), node)
+        proof.append(node)
+    return proof, list(tiles.read)
 
 
 # ==============================================================================================
