@@ -264,16 +264,19 @@
       const level = h / TILE_HEIGHT, rest = h % TILE_HEIGHT, first = index << rest, tile = first >> TILE_HEIGHT;
       const count = (n >> (TILE_HEIGHT * level)) - tile * BigInt(TILE_WIDTH);
       const width = Number(count < TILE_WIDTH ? count : TILE_WIDTH);
-      return { path: hashTilePath(level, tile, width), width, start: Number(first % BigInt(TILE_WIDTH)), count: 1 << Number(rest) };
+      const start = Number(first % BigInt(TILE_WIDTH));
+      return { path: hashTilePath(level, tile, width), width, start, count: 1 << Number(rest) };
     }));
-    const paths = [...new Set(nodes.flat().map((t) => t.path))], tiles = new Map();
-    await Promise.all(paths.map(async (path) => {
-      const data = await read(path);
-      if (data === null) throw new CannotCheck(`the site has no ledger/${path}, a hash tile of today's tree`);
-      const want = nodes.flat().find((t) => t.path === path).width * TILE_HASH_BYTES;
-      if (data.length !== want) throw new Failed(`ledger/${path}: ${data.length} bytes, not the ${want} of its ${want / TILE_HASH_BYTES} hashes`);
+    const widths = new Map(nodes.flat().map((t) => [t.path, t.width])), tiles = new Map();
+    // Fetched together; of two bad tiles the first in the proof's order is the one reported, whichever answers first.
+    const got = await Promise.allSettled([...widths].map(async ([path, width]) => {
+      const data = await read(path), where = `${LEDGER_PREFIX}/${path}`, want = width * TILE_HASH_BYTES;
+      if (data === null) throw new CannotCheck(`the site has no ${where}, a hash tile of today's tree`);
+      if (data.length !== want) throw new Failed(`${where}: ${data.length} bytes, not the ${want} of its ${width} hashes`);
       tiles.set(path, data);
     }));
+    const bad = got.find((r) => r.status === "rejected");
+    if (bad) throw bad.reason;
     const proof = [];
     for (const subtrees of nodes) {
       const roots = await Promise.all(subtrees.map(({ path, start, count }) => perfectRoot(Array.from({ length: count },
@@ -282,7 +285,7 @@
       while (roots.length) node = await nodeHash(roots.pop(), node); // RFC 6962 folds from the right
       proof.push(node);
     }
-    return { proof, tiles: paths };
+    return { proof, tiles: [...widths.keys()] };
   }
 
   // ------------------------------------------------------------------------ C2SP tlog-proof (tlogproof.py)

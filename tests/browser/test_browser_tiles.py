@@ -32,6 +32,7 @@ from generator.commands.build import build
 from generator.commands.retire import retire_item
 from generator.core import layout
 from generator.program.sealed import iter_sealed
+from generator.verifier.core.errors import FormatError
 from generator.verifier.tlog.tile_proofs import consistency_proof_from_tiles
 from tests.support.browser import Browsing, browser, serve
 from tests.support.check_js import OUTCOMES, js
@@ -80,6 +81,18 @@ def test_a_missing_tile_could_not_be_checked_and_a_short_one_fails(tmp_path: Pat
         "could not check: the site has no ledger/tile/0/002.p/88, a hash tile of today's tree",
         "failed: ledger/tile/0/002.p/88: 2815 bytes, not the 2816 of its 88 hashes",
     ]
+    # Two bad tiles: the one reported is the first the proof needs, as Python reads them, not the first to answer.
+    log.write(tmp_path / "both")
+    short = tmp_path / "both" / "tile/1/000.p/2"
+    short.write_bytes(short.read_bytes()[:-1])
+    (tmp_path / "both" / "tile/0/002.p/88").unlink()
+    tiles = log.read(600) | {"tile/1/000.p/2": short.read_bytes()}
+    del tiles["tile/0/002.p/88"]
+    with pytest.raises(FormatError) as e:
+        consistency_proof_from_tiles(tiles.get, 520, 600)
+    [js_said] = js("tiles", folder=str(tmp_path / "both"), cases=[[520, 600]])
+    assert str(e.value) == "tile/0/002.p/88: missing"
+    assert js_said == "could not check: the site has no ledger/tile/0/002.p/88, a hash tile of today's tree"
 
 
 # ---------------------------------------------------------------------------------------------
