@@ -196,6 +196,98 @@
     if (!sameBytes(sr, newRoot)) throw mismatch(newRoot, sr);
   }
 
+  // ------------------------------------------------------- consistency proofs from the tiles (tile_proofs.py)
+  // A proof pinned to an older checkpoint reaches today's by PROOF(m, D[n]), which no file need hold (format v3
+  // publishes one proof per release): each of its nodes is an aligned complete subtree of today's tree, and one of
+  // height 8L + r is the root of 2^r consecutive hashes of one level-L hash tile (C2SP tlog-tiles). Sizes are BigInt.
+  const TILE_WIDTH = 256, TILE_HASH_BYTES = 32, TILE_HEIGHT = 8n;
+
+  // tiles.py tile_number_path: groups of three digits, each but the last prefixed by x (1234067 is x001/x234/067).
+  function tileNumberPath(n) {
+    const digits = n.toString().padStart(Math.ceil(n.toString().length / 3) * 3, "0");
+    const groups = digits.match(/.../g);
+    return groups.map((g, i) => (i < groups.length - 1 ? "x" + g : g)).join("/");
+  }
+  const hashTilePath = (level, index, width) =>
+    `tile/${level}/${tileNumberPath(index)}${width === TILE_WIDTH ? "" : `.p/${width}`}`;
+
+  // The leaf ranges [lo, hi) whose roots are PROOF(m, D[n])'s hashes, in the proof's order (consistency_ranges).
+  function consistencyRanges(m, n) {
+    if (m < 0n || n < m) throw new Failed(`sizes ${m} → ${n}: the new tree must not be smaller`);
+    if (m === 0n || m === n) return [];
+    const ranges = [];
+    let lo = 0n, hi = n, complete = true;
+    while (m !== hi - lo) {
+      let k = 1n;
+      while (k * 2n < hi - lo) k *= 2n;
+      if (m <= k) {
+        ranges.push([lo + k, hi]);
+        hi = lo + k;
+      } else {
+        ranges.push([lo, lo + k]);
+        [lo, m, complete] = [lo + k, m - k, false];
+      }
+    }
+    if (!complete) ranges.push([lo, hi]);
+    return ranges.reverse();
+  }
+
+  // The aligned complete subtrees [height, index] of a range, largest first (complete_subtrees).
+  function completeSubtrees(lo, hi) {
+    const out = [];
+    while (lo < hi) {
+      let h = 0n;
+      while (1n << (h + 1n) <= hi - lo) h++;
+      while (lo % (1n << h)) h--;
+      out.push([h, lo >> h]);
+      lo += 1n << h;
+    }
+    return out;
+  }
+
+  // The root of 2^r consecutive hashes: a perfect tree, paired level by level.
+  async function perfectRoot(hashes) {
+    while (hashes.length > 1) {
+      const up = [];
+      for (let i = 0; i < hashes.length; i += 2) up.push(nodeHash(hashes[i], hashes[i + 1]));
+      hashes = await Promise.all(up);
+    }
+    return hashes[0];
+  }
+
+  // PROOF(m, D[n]) from the hash tiles of the log at size n, through `read` (a path under the log prefix to its bytes,
+  // or null), and the paths of the tiles it read. Only the tiles under the proof's nodes are read, each once; a
+  // missing one is "could not check", one of the wrong length fails. Nothing here is trusted: the caller checks the
+  // proof against both roots, so a tile with wrong hashes makes that check fail.
+  async function consistencyFromTiles(read, m, n) {
+    const nodes = consistencyRanges(m, n).map(([lo, hi]) => completeSubtrees(lo, hi).map(([h, index]) => {
+      const level = h / TILE_HEIGHT, rest = h % TILE_HEIGHT, first = index << rest, tile = first >> TILE_HEIGHT;
+      const count = (n >> (TILE_HEIGHT * level)) - tile * BigInt(TILE_WIDTH);
+      const width = Number(count < TILE_WIDTH ? count : TILE_WIDTH);
+      const start = Number(first % BigInt(TILE_WIDTH));
+      return { path: hashTilePath(level, tile, width), width, start, count: 1 << Number(rest) };
+    }));
+    const widths = new Map(nodes.flat().map((t) => [t.path, t.width])), tiles = new Map();
+    // Fetched together; of two bad tiles the first in the proof's order is the one reported, whichever answers first.
+    const got = await Promise.allSettled([...widths].map(async ([path, width]) => {
+      const data = await read(path), where = `${LEDGER_PREFIX}/${path}`, want = width * TILE_HASH_BYTES;
+      if (data === null) throw new CannotCheck(`the site has no ${where}, a hash tile of today's tree`);
+      if (data.length !== want) throw new Failed(`${where}: ${data.length} bytes, not the ${want} of its ${width} hashes`);
+      tiles.set(path, data);
+    }));
+    const bad = got.find((r) => r.status === "rejected");
+    if (bad) throw bad.reason;
+    const proof = [];
+    for (const subtrees of nodes) {
+      const roots = await Promise.all(subtrees.map(({ path, start, count }) => perfectRoot(Array.from({ length: count },
+        (_, i) => tiles.get(path).subarray((start + i) * TILE_HASH_BYTES, (start + i + 1) * TILE_HASH_BYTES)))));
+      let node = roots.pop();
+      while (roots.length) node = await nodeHash(roots.pop(), node); // RFC 6962 folds from the right
+      proof.push(node);
+    }
+    return { proof, tiles: [...widths.keys()] };
+  }
+
   // ------------------------------------------------------------------------ C2SP tlog-proof (tlogproof.py)
   const TLOG_PROOF_HEADER = "c2sp.org/tlog-proof@v1";
   // A proof is a header, an extra and an index line, at most 63 hashes (RFC 6962: no tree below 2^63 leaves is
@@ -1242,6 +1334,7 @@
 
   const KEYS_PATH = "keys.json", CHECKPOINT_PATH = "ledger/checkpoint", POLICY_PATH = "ledger/policy.txt";
   const REVOCATIONS_PATH = "ledger/revocations.json";
+  const LEDGER_PREFIX = "ledger"; // the log prefix: the checkpoint and the tiles are under it
   const NOUN = { certificate: "certificate", reveal: "reveal document", proof: "proof" };
   const VERDICT_WORDS = { certified: "certified", "not-certified": "not certified", incomplete: "incomplete (not decisive)" };
 
@@ -1597,8 +1690,8 @@
     methodology: (l) => VERSION_RE.test(l.version) && `methodology/${l.version}.json`,
   };
 
-  // A .tlog-proof alone: its leaf in its checkpoint's tree, that tree part of today's ledger (by the site's
-  // consistency proof when it is older), and the file its leaf binds as the site publishes it.
+  // A .tlog-proof alone: its leaf in its checkpoint's tree, that tree part of today's ledger (by a consistency proof
+  // made from the site's hash tiles when it is older), and the file its leaf binds as the site publishes it.
   async function proofFileSteps(run, env, root, proof) {
     const { leaf, cp } = await run.step("Checking the inclusion proof", async (s) => {
       if (proof.extra === null) throw new Failed("no extra line: the proven leaf is missing");
@@ -1633,12 +1726,12 @@
           throw new Failed(`a tree of ${cp.size} entries with another root than the site's: a fork of its ledger`);
         s.detail = "its checkpoint is the site's current one";
       } else {
-        const path = `ledger/consistency/${cp.size}.json`;
-        const doc = parseCanonical(await need(env, root + path, `consistency proof from a tree of ${cp.size} entries (${path})`), path);
-        if (!isObj(doc) || !Array.isArray(doc.hashes) || !doc.hashes.every(isHex64))
-          throw new Failed(`${path} is not a consistency proof`);
-        await within(`${path}: `, () => verifyConsistency(cp.size, today.size, doc.hashes.map(unhex), cp.root, today.root));
-        s.detail = `${path} proves that the tree of ${cp.size} entries begins today's tree of ${today.size}`;
+        // Computed from today's hash tiles, for a v2 site as for a v3 one: no ledger/consistency/ file is read.
+        const { proof: hashes, tiles } = await consistencyFromTiles((p) => env.fetch(`${root}${LEDGER_PREFIX}/${p}`), cp.size, today.size);
+        const made = `the consistency proof from ${cp.size} to ${today.size} entries made from the site's hash ` +
+          `tile${tiles.length > 1 ? "s" : ""} ${tiles.map((t) => `${LEDGER_PREFIX}/${t}`).join(", ")}`;
+        await within(`${made}: `, () => verifyConsistency(cp.size, today.size, hashes, cp.root, today.root));
+        s.detail = `${made} proves that the tree of ${cp.size} entries begins today's tree of ${today.size}`;
       }
       run.facts.push(`its ${leaf.type} entry ${proof.index} is in the ledger of ${site.origin}, whose checkpoint of ${today.size} ` +
         `entries is signed by ${site.active.fingerprint}`);
@@ -1779,7 +1872,8 @@
 
   Object.assign(exports, {
     Failed, CannotCheck, canonical, parseCanonical, b64decode, hex, unhex, sha256, leafHash, rootFromInclusion,
-    verifyConsistency, parseTlogProof, parseCheckpoint, parseVkey, openNote, cosignedBy, parsePolicy, evaluatePolicy, Q,
+    verifyConsistency, consistencyRanges, completeSubtrees, tileNumberPath, consistencyFromTiles, parseTlogProof,
+    parseCheckpoint, parseVkey, openNote, cosignedBy, parsePolicy, evaluatePolicy, Q,
     decimalValue, roundHalfUp, isqrt, wilsonInterval, passRates, gradeFor, verdictFor, gradeCounts, bandScore, keepBullets,
     scoreItem, similarityValue, computedSimilarity, parseMethodology, checkCertificate, recheckCertificate, bindingProblems,
     recheckable, checkPage, checkFile, show, OUTCOMES, PUBLISHED_DEMO_KEYS, keyWords,

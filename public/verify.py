@@ -17,55 +17,56 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    71 to   211
-    generator/verifier/core/text.py                     lines   212 to   295
-    generator/verifier/core/errors.py                   lines   296 to   362
-    generator/verifier/core/canonical.py                lines   363 to   671
-    generator/verifier/core/confusables_table.py        lines   672 to  1008
-    generator/verifier/core/confusables.py              lines  1009 to  1115
-    generator/verifier/core/formats.py                  lines  1116 to  1353
-    generator/verifier/core/sodium.py                   lines  1354 to  1397
-    generator/verifier/core/public_keys.py              lines  1398 to  1674
-    generator/verifier/core/note.py                     lines  1675 to  1782
-    generator/verifier/tlog/merkle.py                   lines  1783 to  1923
-    generator/verifier/tlog/tlogproof.py                lines  1924 to  1996
-    generator/verifier/tlog/tiles.py                    lines  1997 to  2264
-    generator/verifier/tlog/cosignature.py              lines  2265 to  2414
-    generator/verifier/tlog/policy.py                   lines  2415 to  2697
-    generator/verifier/tlog/witnessing.py               lines  2698 to  2727
-    generator/verifier/core/idindex.py                  lines  2728 to  2811
-    generator/verifier/rules/methodology_rules.py       lines  2812 to  3155
-    generator/verifier/rules/scoring.py                 lines  3156 to  3455
-    generator/verifier/rules/agreement_statistics.py    lines  3456 to  3715
-    generator/verifier/rules/labelsets.py               lines  3716 to  4054
-    generator/verifier/rules/subjects.py                lines  4055 to  4320
-    generator/verifier/rules/withdrawals.py             lines  4321 to  4359
-    generator/verifier/tlog/keyring.py                  lines  4360 to  4491
-    generator/verifier/rules/ledger.py                  lines  4492 to  4974
-    generator/verifier/memory/ledger_snapshot.py        lines  4975 to  5147
-    generator/verifier/memory/checkpoint_memory.py      lines  5148 to  5302
-    generator/verifier/memory/release_memory.py         lines  5303 to  5503
-    generator/verifier/rules/answers.py                 lines  5504 to  5571
-    generator/verifier/rules/runs.py                    lines  5572 to  5929
-    generator/verifier/rules/lineage.py                 lines  5930 to  6215
-    generator/verifier/rules/score_edits.py             lines  6216 to  6301
-    generator/verifier/rules/evidence.py                lines  6302 to  6396
-    generator/verifier/rules/certificates.py            lines  6397 to  6864
-    generator/verifier/rules/certificate_documents.py   lines  6865 to  6960
-    generator/verifier/rules/recheck.py                 lines  6961 to  7327
-    generator/verifier/core/report.py                   lines  7328 to  7490
-    generator/verifier/core/folder.py                   lines  7491 to  7747
-    generator/verifier/site/release.py                  lines  7748 to  8004
-    generator/verifier/site/download.py                 lines  8005 to  8486
-    generator/verifier/tlog/rotation.py                 lines  8487 to  8595
-    generator/verifier/site/history.py                  lines  8596 to  8949
-    generator/verifier/site/publication.py              lines  8950 to  9387
-    generator/verifier/rules/revocations.py             lines  9388 to  9507
-    generator/verifier/site/certificate_files.py        lines  9508 to  9888
-    generator/verifier/site/agreement_files.py          lines  9889 to 10033
-    generator/verifier/site/accounting.py               lines 10034 to 10261
-    generator/verifier/site/verify_site.py              lines 10262 to 10520
-    generator/verifier/site/command_line.py             lines 10521 to 10842
+    generator/verifier/core/isolation.py                lines    72 to   212
+    generator/verifier/core/text.py                     lines   213 to   296
+    generator/verifier/core/errors.py                   lines   297 to   363
+    generator/verifier/core/canonical.py                lines   364 to   672
+    generator/verifier/core/confusables_table.py        lines   673 to  1009
+    generator/verifier/core/confusables.py              lines  1010 to  1116
+    generator/verifier/core/formats.py                  lines  1117 to  1354
+    generator/verifier/core/sodium.py                   lines  1355 to  1398
+    generator/verifier/core/public_keys.py              lines  1399 to  1675
+    generator/verifier/core/note.py                     lines  1676 to  1783
+    generator/verifier/tlog/merkle.py                   lines  1784 to  1924
+    generator/verifier/tlog/tlogproof.py                lines  1925 to  1997
+    generator/verifier/tlog/tiles.py                    lines  1998 to  2265
+    generator/verifier/tlog/tile_proofs.py              lines  2266 to  2358
+    generator/verifier/tlog/cosignature.py              lines  2359 to  2508
+    generator/verifier/tlog/policy.py                   lines  2509 to  2791
+    generator/verifier/tlog/witnessing.py               lines  2792 to  2821
+    generator/verifier/core/idindex.py                  lines  2822 to  2905
+    generator/verifier/rules/methodology_rules.py       lines  2906 to  3249
+    generator/verifier/rules/scoring.py                 lines  3250 to  3549
+    generator/verifier/rules/agreement_statistics.py    lines  3550 to  3809
+    generator/verifier/rules/labelsets.py               lines  3810 to  4148
+    generator/verifier/rules/subjects.py                lines  4149 to  4414
+    generator/verifier/rules/withdrawals.py             lines  4415 to  4453
+    generator/verifier/tlog/keyring.py                  lines  4454 to  4585
+    generator/verifier/rules/ledger.py                  lines  4586 to  5068
+    generator/verifier/memory/ledger_snapshot.py        lines  5069 to  5241
+    generator/verifier/memory/checkpoint_memory.py      lines  5242 to  5396
+    generator/verifier/memory/release_memory.py         lines  5397 to  5597
+    generator/verifier/rules/answers.py                 lines  5598 to  5665
+    generator/verifier/rules/runs.py                    lines  5666 to  6023
+    generator/verifier/rules/lineage.py                 lines  6024 to  6309
+    generator/verifier/rules/score_edits.py             lines  6310 to  6395
+    generator/verifier/rules/evidence.py                lines  6396 to  6490
+    generator/verifier/rules/certificates.py            lines  6491 to  6958
+    generator/verifier/rules/certificate_documents.py   lines  6959 to  7054
+    generator/verifier/rules/recheck.py                 lines  7055 to  7421
+    generator/verifier/core/report.py                   lines  7422 to  7584
+    generator/verifier/core/folder.py                   lines  7585 to  7841
+    generator/verifier/site/release.py                  lines  7842 to  8098
+    generator/verifier/site/download.py                 lines  8099 to  8580
+    generator/verifier/tlog/rotation.py                 lines  8581 to  8689
+    generator/verifier/site/history.py                  lines  8690 to  9043
+    generator/verifier/site/publication.py              lines  9044 to  9481
+    generator/verifier/rules/revocations.py             lines  9482 to  9601
+    generator/verifier/site/certificate_files.py        lines  9602 to  9982
+    generator/verifier/site/agreement_files.py          lines  9983 to 10127
+    generator/verifier/site/accounting.py               lines 10128 to 10355
+    generator/verifier/site/verify_site.py              lines 10356 to 10614
+    generator/verifier/site/command_line.py             lines 10615 to 10936
 """
 
 # ==============================================================================================
@@ -2260,6 +2261,99 @@ def bundles_from(start: int, size: int) -> list[tuple[str, int, int]]:
         width = min(TILE_WIDTH, size - i * TILE_WIDTH)
         out.append((entry_bundle_path(i, width), width, max(0, start - i * TILE_WIDTH)))
     return out
+
+
+# ==============================================================================================
+# generator/verifier/tlog/tile_proofs.py: Consistency proofs read from a log's hash tiles (C2SP tlog-tiles, RFC 9162
+#     §2.1.4.1): PROOF(m, D[n]) made from the tiles of the log at size n, reading only the O(log n) tiles that hold
+#     its nodes.
+# ==============================================================================================
+
+_LEVELS_PER_TILE = TILE_WIDTH.bit_length() - 1  # 8: a level-L tile holds the level-8L nodes of the tree
+
+
+def consistency_ranges(old_size: int, new_size: int) -> list[tuple[int, int]]:
+    """The leaf ranges [lo, hi) whose MTH are the hashes of RFC 9162 §2.1.4.1 PROOF(old_size,
+    D[new_size]), in the proof's order (the order generator/core/proofs.py gives them)."""
+    if not 0 <= old_size <= new_size:
+        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
+    if old_size in (0, new_size):
+        return []
+    ranges: list[tuple[int, int]] = []
+    lo, hi, m, complete = 0, new_size, old_size, True
+    while m != hi - lo:
+        k = 1 << ((hi - lo - 1).bit_length() - 1)  # RFC 6962 splits at the largest power of two below
+        if m <= k:
+            ranges.append((lo + k, hi))
+            hi = lo + k
+        else:
+            ranges.append((lo, lo + k))
+            lo, m, complete = lo + k, m - k, False
+    if not complete:
+        ranges.append((lo, hi))
+    ranges.reverse()
+    return ranges
+
+
+def complete_subtrees(lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """The aligned complete subtrees (height, index) whose RFC 6962 fold is MTH(D[lo:hi]), largest
+    first, for a range as the proof's recursion leaves it (lo a multiple of the power of two at or
+    above hi - lo): the binary digits of hi - lo, from the top."""
+    while lo < hi:
+        height = (hi - lo).bit_length() - 1
+        while lo % (1 << height):
+            height -= 1
+        yield height, lo >> height
+        lo += 1 << height
+
+
+def _tile_of(height: int, index: int, size: int) -> tuple[str, int, int, int]:
+    """Where node (height, index) of the tree of `size` leaves lies: the path of the level-L tile
+    (its width at that size), the first of its hashes under the node, and how many."""
+    level, rest = divmod(height, _LEVELS_PER_TILE)
+    first = index << rest
+    tile = first >> _LEVELS_PER_TILE
+    width = min(TILE_WIDTH, (size >> (_LEVELS_PER_TILE * level)) - tile * TILE_WIDTH)
+    return hash_tile_path(level, tile, width), width, first % TILE_WIDTH, 1 << rest
+
+
+class _Tiles:
+    """The hash tiles read so far, each read once and its length checked."""
+
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+        self._read = read
+        self.read: dict[str, bytes] = {}
+
+    def hashes(self, path: str, width: int, start: int, count: int) -> list[bytes]:
+        if path not in self.read:
+            data = self._read(path)
+            if data is None:
+                raise FormatError(f"{path}: missing")
+            if len(data) != width * TILE_HASH_BYTES:
+                raise FormatError(f"{path}: {len(data)} bytes, not the {width * TILE_HASH_BYTES} of its {width} hashes")
+            self.read[path] = data
+        data = self.read[path]
+        n = TILE_HASH_BYTES
+        return [data[i * n : (i + 1) * n] for i in range(start, start + count)]
+
+
+def consistency_proof_from_tiles(
+    read: Callable[[str], bytes | None], old_size: int, new_size: int
+) -> tuple[list[bytes], list[str]]:
+    """PROOF(old_size, D[new_size]) from the hash tiles of the log at `new_size` that `read` serves
+    (a path under the log prefix, `tile/<L>/<N>[.p/<W>]`, to its bytes or None), and the paths of
+    the tiles it read, in the order it first read them. A missing tile, or one of the wrong
+    length, raises FormatError naming it; a tile with wrong hashes gives a proof that
+    merkle.verify_consistency refuses."""
+    tiles = _Tiles(read)
+    proof: list[bytes] = []
+    for lo, hi in consistency_ranges(old_size, new_size):
+        subtrees = [merkle_root(tiles.hashes(*_tile_of(h, i, new_size))) for h, i in complete_subtrees(lo, hi)]
+        node = subtrees.pop()
+        while subtrees:  # RFC 6962 folds a range's complete subtrees from the right
+            node = node_hash(subtrees.pop(), node)
+        proof.append(node)
+    return proof, list(tiles.read)
 
 
 # ==============================================================================================

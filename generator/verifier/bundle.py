@@ -44,6 +44,7 @@ MODULES = (
     "tlog.merkle",
     "tlog.tlogproof",
     "tlog.tiles",
+    "tlog.tile_proofs",
     "tlog.cosignature",
     "tlog.policy",
     "tlog.witnessing",

@@ -88,6 +88,23 @@ const OPS = {
     }
     return out;
   },
+  // PROOF(m, D[n]) made from the hash tiles in a folder (the log prefix): per [m, n], its hashes in hex and the tiles
+  // read, or how it ended ("failed: …", "could not check: …").
+  async tiles({ folder, cases }) {
+    const read = async (p) => siteEnv(folder).fetch(p);
+    const out = [];
+    for (const [m, n] of cases) {
+      try {
+        const { proof, tiles } = await check.consistencyFromTiles(read, BigInt(m), BigInt(n));
+        out.push({ proof: proof.map(check.hex), tiles });
+      } catch (e) {
+        if (e instanceof check.Failed) out.push(`failed: ${e.message}`);
+        else if (e instanceof check.CannotCheck) out.push(`could not check: ${e.message}`);
+        else throw e;
+      }
+    }
+    return out;
+  },
   // Each input a JSON text, or {hex} for bytes that are not UTF-8: its canonical text, or null if refused.
   async canonical({ texts }) {
     return texts.map((t) => {

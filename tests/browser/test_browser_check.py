@@ -753,24 +753,31 @@ def _old_proof(site: Path, index: int, size: int) -> bytes:
 
 def test_a_proof_against_an_older_checkpoint_is_followed_to_today(site_copy: Path, tmp_path: Path) -> None:
     """The archived checkpoint of 87 entries was signed by the key since revoked (valid then): the
-    proof holds in that tree, and the site's consistency proof takes it to today's."""
+    proof holds in that tree, and a consistency proof made from the site's hash tiles takes it to
+    today's; the site's own consistency files are not read."""
     sent = tmp_path / "old.tlog-proof"
     sent.write_bytes(_old_proof(site_copy, 21, 87))
+    shutil.rmtree(site_copy / "ledger" / "consistency")
     outcome = js("file", site=str(site_copy), file=str(sent))
     assert outcome["status"] == "valid", outcome
     steps = steps_of(outcome)
+    size = tree_size(site_copy)
     assert steps["Checking it is part of today's ledger"]["detail"] == (
-        f"ledger/consistency/87.json proves that the tree of 87 entries begins today's tree of {tree_size(site_copy)}"
+        f"the consistency proof from 87 to {size} entries made from the site's hash tile ledger/tile/0/000.p/{size} "
+        f"proves that the tree of 87 entries begins today's tree of {size}"
     )
     assert steps["Checking the checkpoint signature"]["detail"].startswith("signed by SHA256:1f4dd2f8")
     assert steps["Checking which key may sign an older tree"]["status"] == "skipped"
 
-    doc = json.loads((site_copy / layout.consistency_proof(87)).read_bytes())
-    doc["hashes"][0] = "00" * 32
-    (site_copy / layout.consistency_proof(87)).write_bytes(jcs(doc))
+    tile = site_copy / layout.tile(f"tile/0/000.p/{size}")
+    tile.write_bytes(bytes(32) + tile.read_bytes()[32:])
     step = failed_step(js("file", site=str(site_copy), file=str(sent)))
     assert step["name"] == "Checking it is part of today's ledger"
-    assert step["detail"].startswith("ledger/consistency/87.json: the proof leads to root ")
+    assert re.fullmatch(
+        f"the consistency proof from 87 to {size} entries made from the site's hash tile ledger/tile/0/000.p/{size}: "
+        "the proof leads to root [A-Za-z0-9+/]{43}=, not [A-Za-z0-9+/]{43}=",
+        step["detail"],
+    ), step
 
 
 # ---------------------------------------------------------------------------------------------
