@@ -119,6 +119,7 @@ def certify_runs(
                 for i in spec["items"]
                 if (c := ledger.commit(i)) is not None
             },
+            ledger,
         )
         methodology_of: dict[str, Methodology | None] = {}
         leaves: list[dict[str, Any]] = []

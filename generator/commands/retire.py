@@ -38,7 +38,7 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
             if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals
         }
         # One pass over the sealed batches and one over the sources, however many items retire.
-        sealed = find_sealed_many(paths, known)
+        sealed = find_sealed_many(paths, known, ledger)
         try:
             sources = {
                 src.id: src for src in scan_item_sources(paths, ledger, wanted=set(known), mentioning=set(known))
