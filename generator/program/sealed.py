@@ -55,8 +55,8 @@ def locate_sealed(
     found: dict[str, tuple[Path, int, int]] = {}
     if ledger is not None and 0 < len(wanted) <= _BISECT_AT_MOST:
         batches = _batches_by_start(paths)
-        for item_id, want in wanted.items():
-            where = _bisect_sealed(batches, ledger, item_id, want)
+        for item_id, commitment in wanted.items():
+            where = _bisect_sealed(batches, ledger, item_id, commitment)
             if where is not None:
                 found[item_id] = where
         if len(found) == len(wanted):

@@ -34,7 +34,6 @@ import functools
 import hashlib
 import json
 import os
-import sys
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from typing import Any, BinaryIO
 
 from generator.core.generator_errors import InputError, problem
 from generator.program.datadir import Paths
-from generator.state.cache_file import Staged, stage_cache
+from generator.state.cache_file import BlockFile, Staged, block_file_bytes, stage_cache
 from generator.verifier import (
     FormatError,
     IdIndex,
@@ -64,8 +63,6 @@ LATEST_EVENTS = 12
 # The ledger is bound in chunks of this many bytes: the last one alone is read when the file
 # is still the one the snapshot was saved beside.
 CHUNK = 1 << 20
-# The commits file's blocks: what a lookup reads and checks.
-BLOCK = 1 << 16
 _COMMITS_MAGIC = b"transparency ledger commits v1\n"
 # The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
 _SECTIONS = (
@@ -177,7 +174,7 @@ def start_replay(paths: Paths, f: BinaryIO, lazy: bool = False) -> ReplayStart:
             raise FormatError("it was made by another version of the ledger's rules")
         if not isinstance(offset, int) or offset < 0 or not isinstance(chunks, list) or len(chunks) != offset // CHUNK:
             raise FormatError("a malformed length")
-        commits = _Commits.open(paths, extra["commits"])
+        commits = _Commits(paths, extra["commits"])
         commits.install(ledger)
         if not lazy:
             commits.materialize(ledger)
@@ -325,68 +322,29 @@ def _commits_bytes(ledger: Ledger) -> tuple[bytes, str]:
     """The commits file of `ledger`, and its id (the SHA-256 of its header)."""
     _, blob, ends, table = ledger._commit_ids.parts()
     arrays = [blob, ends, table, ledger._commit_index, ledger._commit_gate, ledger._commitments, ledger._commit_time]
-    raw = [bytes(a) for a in arrays]
-    header = json.dumps(
-        {
-            "byteorder": sys.byteorder,
-            "block": BLOCK,
-            "rows": ledger.commit_count,
-            "sections": [
-                [
-                    name,
-                    code,
-                    len(data),
-                    [hashlib.sha256(data[i : i + BLOCK]).hexdigest() for i in range(0, len(data), BLOCK)],
-                ]
-                for (name, code), data in zip(_SECTIONS, raw, strict=True)
-            ],
-        },
-        separators=(",", ":"),
-        sort_keys=True,
-    ).encode()
-    return b"".join([_COMMITS_MAGIC, len(header).to_bytes(8, "big"), header, *raw]), hashlib.sha256(header).hexdigest()
+    sections = [(name, code, bytes(a)) for (name, code), a in zip(_SECTIONS, arrays, strict=True)]
+    return block_file_bytes(_COMMITS_MAGIC, {"rows": ledger.commit_count}, sections)
 
 
 class _Commits:
-    """The commits file, open: its sections read a block at a time, each block checked against
-    the hash its header records (the header itself checked against the id the snapshot names)."""
+    """The commits file, open (a BlockFile): its header checked against the id the snapshot
+    names, its arrays read a checked block at a time."""
 
-    def __init__(self, paths: Paths, f: BinaryIO, header: dict[str, Any], at: int, commits_id: str) -> None:
+    def __init__(self, paths: Paths, named: Any) -> None:
         self.paths = paths
-        self.f = f
-        self.id = commits_id
-        self.rows: int = header["rows"]
-        self.sections: dict[str, _Section] = {}
-        for name, code, size, hashes in header["sections"]:
-            self.sections[name] = _Section(self, name, code, at, size, hashes)
-            at += size
-
-    @classmethod
-    def open(cls, paths: Paths, named: Any) -> _Commits:
         path = commits_path(paths)
-        f = path.open("rb")
         try:
-            head = f.read(len(_COMMITS_MAGIC) + 8)
-            if not head.startswith(_COMMITS_MAGIC) or len(head) != len(_COMMITS_MAGIC) + 8:
-                raise FormatError(f"{paths.show(path)} is not a commits file of this version")
-            raw = f.read(int.from_bytes(head[-8:], "big"))
-            if hashlib.sha256(raw).hexdigest() != named["id"]:
-                raise FormatError(f"{paths.show(path)} is not the commits file it names")
-            header = json.loads(raw)
-            if header["byteorder"] != sys.byteorder or header["block"] != BLOCK or header["rows"] != named["rows"]:
-                raise FormatError(f"{paths.show(path)} was made on another machine or by another version")
-            if [s[:2] for s in header["sections"]] != [list(s) for s in _SECTIONS]:
-                raise FormatError(f"{paths.show(path)}: the sections are not this version's")
-            commits = cls(paths, f, header, len(head) + len(raw), named["id"])
-        except BaseException:
-            f.close()
-            raise
-        commits.check_shape()
-        return commits
-
-    def check_shape(self) -> None:
-        s = self.sections
-        n = self.rows
+            self.file = BlockFile(path, _COMMITS_MAGIC, self.damaged)
+        except ValueError as e:
+            raise FormatError(f"{paths.show(path)}: {e}") from None
+        self.id = self.file.id
+        self.rows: int = self.file.meta["rows"]
+        self.sections = self.file.sections
+        if self.id != named["id"] or self.rows != named["rows"]:
+            raise FormatError(f"{paths.show(path)} is not the commits file it names")
+        if [[n, s.code] for n, s in self.sections.items()] != [list(s) for s in _SECTIONS]:
+            raise FormatError(f"{paths.show(path)}: the sections are not this version's")
+        s, n = self.sections, self.rows
         table = len(s["ids_table"])
         if (
             len(s["ids_ends"]) != n
@@ -395,19 +353,16 @@ class _Commits:
             or any(len(s[k]) != n for k in ("commit_index", "commit_gate", "commit_time"))
             or len(s["commitments"]) != 32 * n
             or len(s["ids_blob"]) != (s["ids_ends"][n - 1] if n else 0)
-            or self.f.seek(0, 2) != max(x.start + x.size for x in s.values())
         ):
-            raise FormatError(f"{self.paths.show(commits_path(self.paths))}: the commit arrays disagree in length")
+            raise FormatError(f"{paths.show(path)}: the commit arrays disagree in length")
 
     def install(self, ledger: Ledger) -> None:
         """Give `ledger` (a snapshot's, with no commits) these commit arrays, read as needed."""
-        s = self.sections
+        s: Any = self.sections
         salt = ledger._commit_ids.parts()[0]
-        ledger._commit_ids = IdIndex.from_parts(salt, s["ids_blob"], s["ids_ends"], s["ids_table"])  # type: ignore[arg-type]
-        ledger._commit_index = s["commit_index"]  # type: ignore[assignment]
-        ledger._commit_gate = s["commit_gate"]  # type: ignore[assignment]
-        ledger._commitments = s["commitments"]  # type: ignore[assignment]
-        ledger._commit_time = s["commit_time"]  # type: ignore[assignment]
+        ledger._commit_ids = IdIndex.from_parts(salt, s["ids_blob"], s["ids_ends"], s["ids_table"])
+        ledger._commit_index, ledger._commit_gate = s["commit_index"], s["commit_gate"]
+        ledger._commitments, ledger._commit_time = s["commitments"], s["commit_time"]
         ledger.__class__ = CommandLedger
         ledger._lazy_commits = self  # type: ignore[attr-defined]
 
@@ -431,78 +386,16 @@ class _Commits:
         for path in (snapshot_path(self.paths), commits_path(self.paths)):
             with contextlib.suppress(OSError):
                 path.unlink()
-        where = self.paths.show(commits_path(self.paths))
         return InputError(
             [
                 problem(
-                    where,
+                    self.paths.show(commits_path(self.paths)),
                     f"the cached commit arrays are damaged (block {block} of {section} does not hash to the value "
                     "the file records); the cache was removed: run the command again, and it replays the ledger",
                 )
             ],
             "nothing was written",
         )
-
-
-class _Section:
-    """One array of the commits file, indexed like the array it was saved from, read by blocks."""
-
-    def __init__(self, owner: _Commits, name: str, code: str, start: int, size: int, hashes: list[str]) -> None:
-        self.owner, self.name, self.code, self.start, self.size, self.hashes = owner, name, code, start, size, hashes
-        self.itemsize = array(code).itemsize
-        self.blocks: dict[int, memoryview] = {}
-        if len(hashes) != -(-size // BLOCK) or size % self.itemsize:
-            raise FormatError(f"the section {name} of the commits file is malformed")
-
-    def __len__(self) -> int:
-        return self.size // self.itemsize
-
-    def _raw(self, n: int) -> bytes:
-        self.owner.f.seek(self.start + n * BLOCK)
-        data = self.owner.f.read(min(BLOCK, self.size - n * BLOCK))
-        if hashlib.sha256(data).hexdigest() != self.hashes[n]:
-            raise self.owner.damaged(self.name, n)
-        return data
-
-    def _block(self, n: int) -> memoryview:
-        view = self.blocks.get(n)
-        if view is None:
-            view = self.blocks[n] = memoryview(self._raw(n)).cast(self.code)
-        return view
-
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            if self.code != "B" or step != 1:
-                raise TypeError("only byte sections are sliced")
-            return (
-                b"".join(
-                    self._block(n)[max(start, n * BLOCK) - n * BLOCK : min(stop, (n + 1) * BLOCK) - n * BLOCK].tobytes()
-                    for n in range(start // BLOCK, -(-stop // BLOCK))
-                )
-                if stop > start
-                else b""
-            )
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"{self.name} index out of range")
-        per = BLOCK // self.itemsize
-        return self._block(i // per)[i % per]
-
-    def __iter__(self) -> Any:
-        return iter(self.whole())
-
-    def whole(self) -> Any:
-        out: Any = bytearray() if self.code == "B" else array(self.code)
-        for n in range(len(self.hashes)):
-            data = self._raw(n)
-            if self.code == "B":
-                out += data
-            else:
-                out.frombytes(data)
-        return out
 
 
 class CommandLedger(Ledger):

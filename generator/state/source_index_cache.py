@@ -1,0 +1,192 @@
+"""Where each item's row is in the operator's item sources: `<private>/cache/item-sources`, so
+that `retire` reads the one row of the item it reveals instead of parsing a 50,000-item file.
+
+Written by `commit`, which reads every source anyway: for each JSON source file its name and
+identity (device, inode, size, modification time), and for each item row its id, file, row
+number and byte span, in a block file (generator.state.cache_file: an id table like the
+ledger's, each block checked against its hash when read). A YAML file's rows have no span
+here: their items are found by a scan, as without the cache.
+
+A lookup is a shortcut, never an answer on its own: it is used only when the file still has the
+identity recorded and the bytes at the span parse as a row with that id; anything else (a
+missing, damaged or foreign cache, an edited file) gives no answer, and the caller scans the
+sources as before. What the row says is then checked like any scanned row, and compared with
+the committed item by the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from array import array
+from pathlib import Path
+from typing import Any
+
+from generator.program.datadir import Paths
+from generator.state.cache_file import BlockFile, block_file_bytes, write_cache
+from generator.verifier import IdIndex
+
+NAME = "item-sources"
+_MAGIC = b"transparency item sources v1\n"
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def index_path(paths: Paths) -> Path:
+    return paths.private / "cache" / NAME
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def json_row_spans(data: bytes) -> list[tuple[int, int]] | None:
+    """The byte span of each row of the top-level `items` list of a JSON source (one the strict
+    loader accepted), or None when the text is not laid out so (then no span is kept)."""
+    try:
+        text = data.decode("utf-8")
+        dec = json.JSONDecoder()
+        at = _WS.match(text, 0).end()  # type: ignore[union-attr]
+        if text[at] != "{":
+            return None
+        at += 1
+        while True:
+            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            key, at = dec.raw_decode(text, at)
+            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            if text[at] != ":":
+                return None
+            at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+            if key == "items":
+                return _byte_spans(text, data, _list_spans(text, at, dec))
+            _, at = dec.raw_decode(text, at)
+            at = _WS.match(text, at).end()  # type: ignore[union-attr]
+            if text[at] != ",":
+                return None
+            at += 1
+    except (ValueError, IndexError):
+        return None
+
+
+def _list_spans(text: str, at: int, dec: json.JSONDecoder) -> list[tuple[int, int]]:
+    if text[at] != "[":
+        raise ValueError("not a list")
+    spans: list[tuple[int, int]] = []
+    at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+    while text[at] != "]":
+        _, end = dec.raw_decode(text, at)
+        spans.append((at, end))
+        at = _WS.match(text, end).end()  # type: ignore[union-attr]
+        if text[at] == ",":
+            at = _WS.match(text, at + 1).end()  # type: ignore[union-attr]
+    return spans
+
+
+def _byte_spans(text: str, data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Character offsets as byte offsets (the same when the text is ASCII)."""
+    if len(text) == len(data):
+        return spans
+    out, chars, size = [], 0, 0
+    for start, end in spans:
+        size += len(text[chars:start].encode())
+        width = len(text[start:end].encode())
+        out.append((size, size + width))
+        size, chars = size + width, end
+    return out
+
+
+def rebuild(paths: Paths, files: list[Path]) -> None:
+    """Index the rows of the JSON sources among `files` (the ones the scan reads, in its order);
+    a failure to write costs the next retire a scan, no more."""
+    index = IdIndex()
+    file_no, row_no, starts, ends = array("H"), array("I"), array("Q"), array("Q")
+    named: list[list[Any]] = []
+    for path in files:
+        if path.suffix != ".json" or len(named) >= 0xFFFF:
+            continue
+        try:
+            with path.open("rb") as f:
+                identity = _identity(os.fstat(f.fileno()))
+                data = f.read()
+        except OSError:
+            continue
+        spans = json_row_spans(data)
+        if spans is None:
+            continue
+        for n, (start, end) in enumerate(spans):
+            m = re.search(rb'"id"\s*:\s*"([a-z0-9][a-z0-9_-]{0,63})"', data[start:end])
+            if m is None:
+                continue
+            item_id = m.group(1).decode()
+            if item_id in index:
+                continue  # a duplicate the scan refuses; the first row is the one it keeps
+            index.add(item_id)
+            file_no.append(len(named))
+            row_no.append(n)
+            starts.append(start)
+            ends.append(end)
+        named.append([path.name, identity])
+    salt, blob, id_ends, table = index.parts()
+    sections = [
+        ("ids_blob", "B", bytes(blob)),
+        ("ids_ends", "Q", bytes(id_ends)),
+        ("ids_table", "i", bytes(table)),
+        ("file", "H", bytes(file_no)),
+        ("row", "I", bytes(row_no)),
+        ("start", "Q", bytes(starts)),
+        ("end", "Q", bytes(ends)),
+    ]
+    data, _ = block_file_bytes(_MAGIC, {"salt": salt.hex(), "files": named}, sections)
+    write_cache(index_path(paths), data)
+
+
+class _Damaged(ValueError):
+    pass
+
+
+def _damaged(section: str, block: int) -> BaseException:
+    return _Damaged(f"block {block} of {section} does not hash to the value the file records")
+
+
+def lookup(paths: Paths, item_ids: list[str]) -> dict[str, tuple[Path, int, bytes]]:
+    """The row of each of `item_ids` the index still knows: {id: (source file, row number, the
+    row's bytes)}. An id missing here is to be found by a scan. A damaged index is removed."""
+    found: dict[str, tuple[Path, int, bytes]] = {}
+    try:
+        index = BlockFile(index_path(paths), _MAGIC, _damaged)
+    except (OSError, ValueError):
+        return found
+    with index.f:
+        try:
+            s: Any = index.sections
+            ids = IdIndex.from_parts(bytes.fromhex(index.meta["salt"]), s["ids_blob"], s["ids_ends"], s["ids_table"])
+            files = index.meta["files"]
+            for item_id in item_ids:
+                o = ids.get(item_id)
+                if o is None:
+                    continue
+                name, identity = files[s["file"][o]]
+                path = paths.items_dir / name
+                row = _read_row(path, identity, s["start"][o], s["end"][o])
+                if row is not None:
+                    found[item_id] = (path, s["row"][o], row)
+        except _Damaged:
+            with contextlib.suppress(OSError):
+                index_path(paths).unlink()
+            return {}
+        except (KeyError, TypeError, ValueError, IndexError):
+            return {}
+    return found
+
+
+def _read_row(path: Path, identity: list[int], start: int, end: int) -> bytes | None:
+    """The bytes of a row, if the file is still the one indexed."""
+    try:
+        with path.open("rb") as f:
+            if _identity(os.fstat(f.fileno())) != identity:
+                return None
+            f.seek(start)
+            return f.read(end - start)
+    except OSError:
+        return None
