@@ -78,7 +78,7 @@ def find_sealed_many(paths: Paths, wanted: dict[str, str], ledger: Ledger | None
 # Past this many items a command reads every batch once anyway: bisection would cost more.
 _BISECT_AT_MOST = 1000
 # Below this many bytes between the bounds, the lines are read one by one.
-_BISECT_SPAN = 1 << 16
+_BISECT_SPAN = 1 << 12
 _BATCH_RE = re.compile(r"^([0-9]{9})(?:-[0-9]+)?\.jsonl$")
 
 
@@ -105,13 +105,12 @@ def _bisect_sealed(
         if start > c.index:
             continue
         try:
-            hit = _bisect_batch(batch, ledger, c.index)
+            hit = _bisect_batch(batch, ledger, c.index, item_id.encode())
         except OSError:
             return None
-        if hit is not None and hit[0] == item_id and sha256_hex(hit[2]) == want:
-            return batch, hit[1], len(hit[2])
-        if hit is not None:
-            return None
+        if hit is not None and sha256_hex(hit[1]) == want:
+            return batch, hit[0], len(hit[1])
+        return None
     return None
 
 
@@ -127,9 +126,9 @@ def _line_index(ledger: Ledger, line: bytes) -> int | None:
     return c.index
 
 
-def _bisect_batch(batch: Path, ledger: Ledger, target: int) -> tuple[str, int, bytes] | None:
-    """(id, offset, bytes without the newline) of the line of `batch` whose commit is the leaf
-    at `target`; None if the batch holds no such line, or a line the ledger does not know."""
+def _bisect_batch(batch: Path, ledger: Ledger, target: int, item_id: bytes) -> tuple[int, bytes] | None:
+    """(offset, bytes without the newline) of the line of `batch` that holds `item_id`, whose
+    commit is the leaf at `target`; None if the bisection does not lead to it."""
     with batch.open("rb") as f:
         lo, hi = 0, f.seek(0, 2)
         while hi - lo > _BISECT_SPAN:
@@ -143,24 +142,21 @@ def _bisect_batch(batch: Path, ledger: Ledger, target: int) -> tuple[str, int, b
             if k is None:
                 return None
             if k == target:
-                return _SEALED_ID_RE.match(line).group(1).decode(), at, line[:-1]  # type: ignore[union-attr]
+                return at, line[:-1]
             if k < target:
                 lo = at + len(line)
             else:
                 hi = at
+        # A few lines are left: the one wanted is the one with its id (its hash is checked).
         f.seek(lo)
         at = lo
         while at < hi:
             line = f.readline()
-            if not line:
-                break
-            k = _line_index(ledger, line)
-            if k is None:
+            m = _SEALED_ID_RE.match(line)
+            if not line.endswith(b"\n"):
                 return None
-            if k == target:
-                return _SEALED_ID_RE.match(line).group(1).decode(), at, line[:-1]  # type: ignore[union-attr]
-            if k > target:
-                return None
+            if m is not None and m.group(1) == item_id:
+                return at, line[:-1]
             at += len(line)
     return None
 

@@ -113,11 +113,13 @@ class ReplayStart:
     # while no commit was added.
     commits_id: str | None = None
     commits_rows: int = -1
+    rebind: bool = False  # the ledger file was not the one the snapshot names: every MiB was hashed
 
     def moved_on(self) -> bool:
-        """Whether a replay from here reached further than the snapshot, and nothing was
-        applied beyond what it read: the state is worth saving, and still the file's."""
-        return self.stream.size == self.ledger.size != self.loaded
+        """Whether a replay from here reached further than the snapshot, or checked every MiB of
+        a ledger file the snapshot was not saved beside (a copy, a restored backup), and nothing
+        was applied beyond what it read: the state is worth saving, and still the file's."""
+        return self.stream.size == self.ledger.size and (self.ledger.size != self.loaded or self.rebind)
 
     def advance(self, line: bytes) -> None:
         """Count one more line of the ledger (with its newline) as read: its bytes and its leaf."""
@@ -185,13 +187,22 @@ def start_replay(paths: Paths, f: BinaryIO, lazy: bool = False) -> ReplayStart:
     except InputError as e:  # a block of the commits file that does not hash to its value
         return ReplayStart(why_not=f"{paths.show(path)} is damaged ({e.problems[0].message})")
     del data
-    why_not = _check_binding(f, offset, chunks, tail, extra.get("ledger_stat"))
+    same_file = extra.get("ledger_stat") == _stat_key(os.fstat(f.fileno()))
+    why_not = _check_binding(f, offset, chunks, tail, same_file)
     if why_not is not None:
         f.seek(0)
         return ReplayStart(why_not=f"{paths.show(path)} {why_not}")
     hashed = _Chunks(list(chunks), _read_tail(f, offset))
     return ReplayStart(
-        ledger, stream, offset, hashed, latest, loaded=ledger.size, commits_id=commits.id, commits_rows=commits.rows
+        ledger,
+        stream,
+        offset,
+        hashed,
+        latest,
+        loaded=ledger.size,
+        commits_id=commits.id,
+        commits_rows=commits.rows,
+        rebind=not same_file,
     )
 
 
@@ -204,12 +215,12 @@ def _read_tail(f: BinaryIO, offset: int) -> bytes:
     return f.read(offset % CHUNK)
 
 
-def _check_binding(f: BinaryIO, offset: int, chunks: list[str], tail: str, stat: Any) -> str | None:
+def _check_binding(f: BinaryIO, offset: int, chunks: list[str], tail: str, same_file: bool) -> str | None:
     """Why the ledger's first `offset` bytes are not the ones the snapshot was made from, or
     None (and `f` left at `offset`). The file the snapshot was saved beside, unchanged since (its
     identity and times the same), has its last chunk checked; any other file every chunk."""
     whole = offset - offset % CHUNK
-    if stat != _stat_key(os.fstat(f.fileno())):
+    if not same_file:
         f.seek(0)
         for n, digest in enumerate(chunks):
             chunk = f.read(CHUNK)

@@ -1,22 +1,23 @@
 """Where each item's row is in the operator's item sources: `<private>/cache/item-sources`, so
 that `retire` reads the one row of the item it reveals instead of parsing a 50,000-item file.
 
-Written by `commit`, which reads every source anyway: for each JSON source file its name and
-identity (device, inode, size, modification time), and for each item row its id, file, row
-number and byte span, in a block file (generator.state.cache_file: an id table like the
-ledger's, each block checked against its hash when read). A YAML file's rows have no span
-here: their items are found by a scan, as without the cache.
+Written by `commit`, which reads every source anyway: for each JSON source file its name, size
+and SHA-256, and for each item row its id, file, row number and byte span, in a block file
+(generator.state.cache_file: an id table like the ledger's, each block checked against its hash
+when read). A YAML file's rows have no span here: their items are found by a scan, as without
+the cache.
 
-A lookup is a shortcut, never an answer on its own: it is used only when the file still has the
-identity recorded and the bytes at the span parse as a row with that id; anything else (a
-missing, damaged or foreign cache, an edited file) gives no answer, and the caller scans the
-sources as before. What the row says is then checked like any scanned row, and compared with
-the committed item by the caller.
+A lookup is a shortcut, never an answer on its own: it is used only when the file that holds
+the item (that one file, read and hashed whole) still has the SHA-256 recorded and the bytes at
+the span parse as a row with that id; anything else (a missing, damaged or foreign cache, an
+edited file) gives no answer, and the caller scans the sources as before. What the row says is
+then checked like any scanned row, and compared with the committed item by the caller.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -35,10 +36,6 @@ _WS = re.compile(r"[ \t\n\r]*")
 
 def index_path(paths: Paths) -> Path:
     return paths.private / "cache" / NAME
-
-
-def _identity(st: os.stat_result) -> list[int]:
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def json_row_spans(data: bytes) -> list[tuple[int, int]] | None:
@@ -106,9 +103,7 @@ def rebuild(paths: Paths, files: list[Path]) -> None:
         if path.suffix != ".json" or len(named) >= 0xFFFF:
             continue
         try:
-            with path.open("rb") as f:
-                identity = _identity(os.fstat(f.fileno()))
-                data = f.read()
+            data = path.read_bytes()
         except OSError:
             continue
         spans = json_row_spans(data)
@@ -126,7 +121,7 @@ def rebuild(paths: Paths, files: list[Path]) -> None:
             row_no.append(n)
             starts.append(start)
             ends.append(end)
-        named.append([path.name, identity])
+        named.append([path.name, len(data), hashlib.sha256(data).hexdigest()])
     salt, blob, id_ends, table = index.parts()
     sections = [
         ("ids_blob", "B", bytes(blob)),
@@ -162,15 +157,17 @@ def lookup(paths: Paths, item_ids: list[str]) -> dict[str, tuple[Path, int, byte
             s: Any = index.sections
             ids = IdIndex.from_parts(bytes.fromhex(index.meta["salt"]), s["ids_blob"], s["ids_ends"], s["ids_table"])
             files = index.meta["files"]
+            checked: dict[int, bytes | None] = {}
             for item_id in item_ids:
                 o = ids.get(item_id)
                 if o is None:
                     continue
-                name, identity = files[s["file"][o]]
-                path = paths.items_dir / name
-                row = _read_row(path, identity, s["start"][o], s["end"][o])
-                if row is not None:
-                    found[item_id] = (path, s["row"][o], row)
+                n = s["file"][o]
+                if n not in checked:
+                    checked[n] = _read_file(paths.items_dir / files[n][0], files[n][1], files[n][2])
+                data = checked[n]
+                if data is not None:
+                    found[item_id] = (paths.items_dir / files[n][0], s["row"][o], data[s["start"][o] : s["end"][o]])
         except _Damaged:
             with contextlib.suppress(OSError):
                 index_path(paths).unlink()
@@ -180,13 +177,14 @@ def lookup(paths: Paths, item_ids: list[str]) -> dict[str, tuple[Path, int, byte
     return found
 
 
-def _read_row(path: Path, identity: list[int], start: int, end: int) -> bytes | None:
-    """The bytes of a row, if the file is still the one indexed."""
+def _read_file(path: Path, size: int, digest: str) -> bytes | None:
+    """A source file's bytes, if they are still the ones indexed (one file of the sources, not
+    all of them: its SHA-256 is what ties the spans to it)."""
     try:
         with path.open("rb") as f:
-            if _identity(os.fstat(f.fileno())) != identity:
+            if os.fstat(f.fileno()).st_size != size:
                 return None
-            f.seek(start)
-            return f.read(end - start)
+            data = f.read()
     except OSError:
         return None
+    return data if hashlib.sha256(data).hexdigest() == digest else None
