@@ -3,9 +3,8 @@ that `retire` reads the one row of the item it reveals instead of parsing a 50,0
 
 Written by `commit`, which reads every source anyway: for each JSON source file its name, size
 and SHA-256, and for each item row its id, file, row number and byte span, in a block file
-(generator.state.cache_file: an id table like the ledger's, each block checked against its hash
-when read). A YAML file's rows have no span here: their items are found by a scan, as without
-the cache.
+(generator.state.cache_file: the ids sorted, each block checked against its hash when read). A
+YAML file's rows have no span here: their items are found by a scan, as without the cache.
 
 A lookup is a shortcut, never an answer on its own: it is used only when the file that holds
 the item (that one file, read and hashed whole) still has the SHA-256 recorded and the bytes at
@@ -27,7 +26,6 @@ from typing import Any
 
 from generator.program.datadir import Paths
 from generator.state.cache_file import BlockFile, block_file_bytes, write_cache
-from generator.verifier import IdIndex
 
 NAME = "item-sources"
 _MAGIC = b"transparency item sources v1\n"
@@ -93,10 +91,14 @@ def _byte_spans(text: str, data: bytes, spans: list[tuple[int, int]]) -> list[tu
     return out
 
 
+_ROW_ID_RE = re.compile(rb'"id"\s*:\s*"([a-z0-9][a-z0-9_-]{0,63})"')
+
+
 def rebuild(paths: Paths, files: list[Path]) -> None:
     """Index the rows of the JSON sources among `files` (the ones the scan reads, in its order);
-    a failure to write costs the next retire a scan, no more."""
-    index = IdIndex()
+    a failure to write costs the next retire a scan, no more. The ids are kept sorted (a
+    lookup bisects them): sorting a million in C costs less than hashing each in Python."""
+    ids: list[bytes] = []
     file_no, row_no, starts, ends = array("H"), array("I"), array("Q"), array("Q")
     named: list[list[Any]] = []
     for path in files:
@@ -110,30 +112,49 @@ def rebuild(paths: Paths, files: list[Path]) -> None:
         if spans is None:
             continue
         for n, (start, end) in enumerate(spans):
-            m = re.search(rb'"id"\s*:\s*"([a-z0-9][a-z0-9_-]{0,63})"', data[start:end])
-            if m is None:
-                continue
-            item_id = m.group(1).decode()
-            if item_id in index:
-                continue  # a duplicate the scan refuses; the first row is the one it keeps
-            index.add(item_id)
-            file_no.append(len(named))
-            row_no.append(n)
-            starts.append(start)
-            ends.append(end)
+            m = _ROW_ID_RE.search(data, start, end)
+            if m is not None:
+                ids.append(m.group(1))
+                file_no.append(len(named))
+                row_no.append(n)
+                starts.append(start)
+                ends.append(end)
         named.append([path.name, len(data), hashlib.sha256(data).hexdigest()])
-    salt, blob, id_ends, table = index.parts()
+    # Stable: of an id given twice (which the scan refuses), the first row is the one kept.
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    kept = [o for n, o in enumerate(order) if n == 0 or ids[o] != ids[order[n - 1]]]
+    blob = b"".join(ids[o] for o in kept)
+    id_ends = array("Q")
+    at = 0
+    for o in kept:
+        at += len(ids[o])
+        id_ends.append(at)
     sections = [
-        ("ids_blob", "B", bytes(blob)),
+        ("ids_blob", "B", blob),
         ("ids_ends", "Q", bytes(id_ends)),
-        ("ids_table", "i", bytes(table)),
-        ("file", "H", bytes(file_no)),
-        ("row", "I", bytes(row_no)),
-        ("start", "Q", bytes(starts)),
-        ("end", "Q", bytes(ends)),
+        ("file", "H", bytes(array("H", (file_no[o] for o in kept)))),
+        ("row", "I", bytes(array("I", (row_no[o] for o in kept)))),
+        ("start", "Q", bytes(array("Q", (starts[o] for o in kept)))),
+        ("end", "Q", bytes(array("Q", (ends[o] for o in kept)))),
     ]
-    data, _ = block_file_bytes(_MAGIC, {"salt": salt.hex(), "files": named}, sections)
-    write_cache(index_path(paths), data)
+    out, _ = block_file_bytes(_MAGIC, {"files": named}, sections)
+    write_cache(index_path(paths), out)
+
+
+def _find(s: Any, key: bytes) -> int | None:
+    """The row of `key` among the sorted ids, bisected (a block of each read as it is touched)."""
+    blob, ends = s["ids_blob"], s["ids_ends"]
+    lo, hi = 0, len(ends)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k = blob[ends[mid - 1] if mid else 0 : ends[mid]]
+        if k == key:
+            return mid
+        if k < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return None
 
 
 class _Damaged(ValueError):
@@ -155,11 +176,10 @@ def lookup(paths: Paths, item_ids: list[str]) -> dict[str, tuple[Path, int, byte
     with index.f:
         try:
             s: Any = index.sections
-            ids = IdIndex.from_parts(bytes.fromhex(index.meta["salt"]), s["ids_blob"], s["ids_ends"], s["ids_table"])
             files = index.meta["files"]
             checked: dict[int, bytes | None] = {}
             for item_id in item_ids:
-                o = ids.get(item_id)
+                o = _find(s, item_id.encode())
                 if o is None:
                     continue
                 n = s["file"][o]
