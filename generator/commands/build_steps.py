@@ -507,6 +507,7 @@ AFTER_SWAP: tuple[Step[AfterSwap], ...] = (
         ("the caches staged",),
         (
             _cache(ledger_cache.SNAPSHOT_NAME),
+            _cache(ledger_cache.COMMITS_NAME),
             _cache(tree_cache.TREE_NAME),
             _cache(recheck_cache.RECHECKS_NAME),
         ),

@@ -25,11 +25,13 @@ from generator.core.generator_errors import InputError, problem
 from generator.core.progress import Progress
 from generator.program.agreement_reports import judge_scale_problems
 from generator.program.datadir import Paths
+from generator.program.disclosure import certificate_items
 from generator.program.documents import load_spec, methodology
 from generator.program.evidence_files import EvidenceFile, read_evidence
 from generator.program.ledgerfile import LedgerAppender, appending, event_time
 from generator.program.results_file import RunResults, _numbers, _plain, check_results_shape, read_results
 from generator.program.sealed import locate_sealed, run_answers
+from generator.state import item_uses_cache
 from generator.verifier import (
     JUDGE_LABELS,
     SCORE_EDITS,
@@ -119,6 +121,7 @@ def certify_runs(
                 for i in spec["items"]
                 if (c := ledger.commit(i)) is not None
             },
+            ledger,
         )
         methodology_of: dict[str, Methodology | None] = {}
         leaves: list[dict[str, Any]] = []
@@ -155,6 +158,9 @@ def certify_runs(
                 what = f"the run of {sources[0]}"
             raise InputError(problems, f"cannot certify {what}; nothing was written")
         app.append(leaves)
+    # The items of the certificates just issued, for the next retire to find them without
+    # reading every certificate (a cache: no index kept yet, the next retire makes it).
+    item_uses_cache.follow(paths, ledger, lambda s: certificate_items(paths, ledger, s), only_if_kept=True)
     return certified
 
 

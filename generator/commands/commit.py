@@ -17,8 +17,9 @@ from generator.core import canonical_json
 from generator.core.generator_errors import InputError, problem
 from generator.core.progress import Progress
 from generator.program.datadir import Paths
-from generator.program.itemsources import ItemSource, scan_item_sources
+from generator.program.itemsources import ItemSource, scan_item_sources, source_files
 from generator.program.ledgerfile import appending, event_time
+from generator.state import source_index_cache
 from generator.state.item_digest_cache import UNKNOWN, ItemDigests, changed_members, source_digest
 from generator.verifier import IdIndex, Ledger, Problem, sha256_hex
 
@@ -78,6 +79,8 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         problems += [_edited_problem(paths, ledger, digests, src) for src, _ in edited]
         if problems:
             raise InputError(problems, "the item sources have problems; nothing was committed")
+        # Where each row is, for a later retire to read one row instead of parsing its file.
+        source_index_cache.rebuild(paths, source_files(paths))
         if not len(new):
             digests.save()
             return CommitResult(0, 0, total)

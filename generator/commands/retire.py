@@ -8,11 +8,12 @@ from typing import Any
 from generator.core import canonical_json
 from generator.core.generator_errors import InputError, problem
 from generator.program.datadir import Paths
-from generator.program.disclosure import due_documents, read_due
+from generator.program.disclosure import certificate_items, due_documents, read_due
 from generator.program.documents import load_spec
-from generator.program.itemsources import ItemSource, scan_item_sources
+from generator.program.itemsources import ItemSource, indexed_source, scan_item_sources
 from generator.program.ledgerfile import appending, event_time
 from generator.program.sealed import find_sealed_many
+from generator.state import item_uses_cache, source_index_cache
 from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, is_id, loads_strict
 
 
@@ -38,14 +39,8 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
             if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals
         }
         # One pass over the sealed batches and one over the sources, however many items retire.
-        sealed = find_sealed_many(paths, known)
-        try:
-            sources = {
-                src.id: src for src in scan_item_sources(paths, ledger, wanted=set(known), mentioning=set(known))
-            }
-        except InputError as e:
-            problems += e.problems
-            sources = {}
+        sealed = find_sealed_many(paths, known, ledger)
+        sources = _item_sources(paths, ledger, sorted(known), problems)
         documents: list[tuple[str, bytes]] = []
         leaves: list[dict[str, Any]] = []
         for item_id in item_ids:
@@ -57,9 +52,12 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
         # grader record of every certificate whose items are now all revealed (format v1 §6).
         retiring = set(item_ids)
         revealed = _RevealedAfter(ledger, retiring)
+        serials = item_uses_cache.certificates_using(
+            paths, ledger, retiring, lambda serial: certificate_items(paths, ledger, serial)
+        )
         published = [
             (due, read_due(paths, due, problems))
-            for due in due_documents(paths, ledger, revealed, problems, only_items=retiring)
+            for due in due_documents(paths, ledger, revealed, problems, only_items=retiring, serials=serials)
         ]
         if problems:
             raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
@@ -71,6 +69,23 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
             assert due_data is not None
             app.stage(due.target, due_data)
         return leaves
+
+
+def _item_sources(paths: Paths, ledger: Ledger, item_ids: list[str], problems: list[Problem]) -> dict[str, ItemSource]:
+    """The sources of the items, each row read where the index says it is (one row, not its
+    file of 50,000), and the others found by a scan of the files that mention them."""
+    sources: dict[str, ItemSource] = {}
+    for item_id, (path, n, raw) in source_index_cache.lookup(paths, item_ids).items():
+        src = indexed_source(paths, ledger, item_id, path, n, raw)
+        if src is not None:
+            sources[item_id] = src
+    rest = {i for i in item_ids if i not in sources}
+    if rest:
+        try:
+            sources.update((src.id, src) for src in scan_item_sources(paths, ledger, wanted=rest, mentioning=rest))
+        except InputError as e:
+            problems += e.problems
+    return sources
 
 
 def _reveal(

@@ -45,19 +45,34 @@ def certificate_document(paths: Paths, ledger: Ledger, serial: str, problems: li
     return loaded[1] if loaded and isinstance(loaded[1], dict) else None
 
 
+def certificate_items(paths: Paths, ledger: Ledger, serial: str) -> list[str] | None:
+    """The items a certificate's results name (its run spec's, in order), or None when its
+    document cannot be read as the ledger binds it."""
+    cert = certificate_document(paths, ledger, serial, [])
+    if cert is None:
+        return None
+    raw = cert.get("results")
+    results: list[Any] = raw if isinstance(raw, list) else []
+    return [r["item"] for r in results if isinstance(r, dict) and isinstance(r.get("item"), str)]
+
+
 def due_documents(
     paths: Paths,
     ledger: Ledger,
     revealed: Container[str],
     problems: list[Problem],
     only_items: Container[str] | None = None,
+    serials: Container[str] | None = None,
 ) -> Iterator[Due]:
     """The secret-gate documents due once the items in `revealed` are revealed.
 
     With `only_items`, only certificates that used one of those items are looked at (a retire
-    looks at the certificates its items make due, not at all of them).
+    looks at the certificates its items make due, not at all of them); with `serials`, only
+    those certificates are read (the ones an index says used them).
     """
     for cert_ev in ledger.certificates.values():
+        if serials is not None and cert_ev.serial not in serials:
+            continue
         run = ledger.runs[cert_ev.run]
         if ledger.gates[run.gate].public:
             continue

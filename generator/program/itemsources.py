@@ -16,7 +16,19 @@ from typing import Any
 from generator.core.generator_errors import InputError, problem
 from generator.core.strict_input import load_data_file, parse_yaml
 from generator.program.datadir import Paths
-from generator.verifier import GATE_RE, ID_RE, IdIndex, Ledger, Problem, check_item, is_gate_id, is_id, show
+from generator.verifier import (
+    GATE_RE,
+    ID_RE,
+    FormatError,
+    IdIndex,
+    Ledger,
+    Problem,
+    check_item,
+    is_gate_id,
+    is_id,
+    loads_strict,
+    show,
+)
 
 ITEM_SOURCE_KEYS = ("id", "gate", "prompt", "answer")
 
@@ -30,7 +42,8 @@ class ItemSource:
     where: str
 
 
-def _source_files(paths: Paths) -> list[Path]:
+def source_files(paths: Paths) -> list[Path]:
+    """The item source files a scan reads, in its order."""
     if not paths.items_dir.is_dir():
         raise InputError(
             [
@@ -75,7 +88,7 @@ def scan_item_sources(
     items of a million must not parse them all.
     """
     problems: list[Problem] = []
-    files = _source_files(paths)
+    files = source_files(paths)
     # Where each id was first seen (file number and row, packed), in flat arrays: a million ids.
     seen = _Seen()
 
@@ -119,6 +132,22 @@ def scan_item_sources(
                 seen.add(row["id"], (file_no << 32) | i)
     if problems:
         raise InputError(problems, "the item sources have problems; nothing was written")
+
+
+def indexed_source(paths: Paths, ledger: Ledger, item_id: str, path: Path, n: int, raw: bytes) -> ItemSource | None:
+    """The item source of `item_id` from its row alone (`raw`, row `n` of `path`, where an index
+    says it is), checked as a scan checks it; None when the row is not that item's, or has a
+    problem (a scan then finds and reports it)."""
+    try:
+        row = loads_strict(raw)
+    except FormatError:
+        return None
+    if not isinstance(row, dict) or row.get("id") != item_id:
+        return None
+    file, where = paths.show(path), f"items[{n}]"
+    if _check_source(row, file, where, ledger, _Seen(), lambda packed: ""):
+        return None
+    return ItemSource(item_id, row["gate"], {"prompt": row["prompt"], "answer": row["answer"]}, file, where)
 
 
 _LINE_RE = re.compile(r"^line (\d+),")

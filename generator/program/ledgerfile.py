@@ -283,7 +283,7 @@ def appending(paths: Paths, command: str) -> Iterator[LedgerAppender]:
             journal.recover(paths, f)
             f.seek(0)
             file = paths.show(paths.ledger_file)
-            start = ledger_cache.start_replay(paths, f)
+            start = ledger_cache.start_replay(paths, f, lazy=True)
             ledger, problems = _replay_stream(f, file, None, start)
             if problems:
                 raise InputError(

@@ -40,13 +40,27 @@ def iter_sealed(paths: Paths) -> Iterator[tuple[str, bytes]]:
         yield item_id, line
 
 
-def locate_sealed(paths: Paths, wanted: dict[str, str]) -> dict[str, tuple[Path, int, int]]:
+def locate_sealed(
+    paths: Paths, wanted: dict[str, str], ledger: Ledger | None = None
+) -> dict[str, tuple[Path, int, int]]:
     """Where the sealed documents of many items are, {id: (batch, offset, length)}, in one pass
     over the batches. `wanted` maps each id to its commitment; a line counts only if it hashes
     to it (an interrupted commit can leave a line no leaf refers to). A caller that needs a
     quarter of a million answers reads them one at a time (read_located) instead of holding
-    them all."""
+    them all.
+
+    With `ledger` (the replayed state), a few items are first looked up by bisection
+    (`_bisect_sealed`): a command that needs 25 answers reads a few dozen lines, not a million.
+    What that does not find is looked for in the full pass, as without it."""
     found: dict[str, tuple[Path, int, int]] = {}
+    if ledger is not None and 0 < len(wanted) <= _BISECT_AT_MOST:
+        batches = _batches_by_start(paths)
+        for item_id, commitment in wanted.items():
+            where = _bisect_sealed(batches, ledger, item_id, commitment)
+            if where is not None:
+                found[item_id] = where
+        if len(found) == len(wanted):
+            return found
     for item_id, line, batch, offset in _sealed_lines(paths):
         want = wanted.get(item_id)
         if want is not None and item_id not in found and sha256_hex(line) == want:
@@ -56,9 +70,95 @@ def locate_sealed(paths: Paths, wanted: dict[str, str]) -> dict[str, tuple[Path,
     return found
 
 
-def find_sealed_many(paths: Paths, wanted: dict[str, str]) -> dict[str, bytes]:
-    """The sealed documents of many items at once, {id: bytes}, in one pass over the batches."""
-    return {item_id: read_located(where) for item_id, where in locate_sealed(paths, wanted).items()}
+def find_sealed_many(paths: Paths, wanted: dict[str, str], ledger: Ledger | None = None) -> dict[str, bytes]:
+    """The sealed documents of many items at once, {id: bytes} (locate_sealed)."""
+    return {item_id: read_located(where) for item_id, where in locate_sealed(paths, wanted, ledger).items()}
+
+
+# Past this many items a command reads every batch once anyway: bisection would cost more.
+_BISECT_AT_MOST = 1000
+# Below this many bytes between the bounds, the lines are read one by one.
+_BISECT_SPAN = 1 << 12
+_BATCH_RE = re.compile(r"^([0-9]{9})(?:-[0-9]+)?\.jsonl$")
+
+
+def _batches_by_start(paths: Paths) -> list[tuple[int, Path]]:
+    """The sealed batches with the ledger index each starts at (its name), latest first."""
+    if not paths.sealed_dir.is_dir():
+        return []
+    out = [(int(m.group(1)), p) for p in paths.sealed_dir.glob("*.jsonl") if (m := _BATCH_RE.match(p.name))]
+    return sorted(out, key=lambda b: (b[0], b[1].name), reverse=True)
+
+
+def _bisect_sealed(
+    batches: list[tuple[int, Path]], ledger: Ledger, item_id: str, want: str
+) -> tuple[Path, int, int] | None:
+    """Where the sealed line of `item_id` is, found by bisection, or None (then the caller reads
+    every batch). A commit writes its sealed lines in the order of its leaves, into a batch named
+    by the ledger index it starts at: within a batch the lines' commit indexes increase, so the
+    batch is bisected on them. A line the ledger does not know at its commitment (one an
+    interrupted commit left) breaks that order: the bisection gives up rather than guess."""
+    c = ledger.commit(item_id)
+    if c is None:
+        return None
+    for start, batch in batches:
+        if start > c.index:
+            continue
+        try:
+            hit = _bisect_batch(batch, ledger, c.index, item_id.encode())
+        except OSError:
+            return None
+        if hit is not None and sha256_hex(hit[1]) == want:
+            return batch, hit[0], len(hit[1])
+        return None
+    return None
+
+
+def _line_index(ledger: Ledger, line: bytes) -> int | None:
+    """The ledger index of the commit a sealed line belongs to, or None for a line no commit
+    of the ledger holds (its id unknown, or its bytes not the commitment)."""
+    m = _SEALED_ID_RE.match(line)
+    if m is None or not line.endswith(b"\n"):
+        return None
+    c = ledger.commit(m.group(1).decode())
+    if c is None or sha256_hex(line[:-1]) != c.commitment:
+        return None
+    return c.index
+
+
+def _bisect_batch(batch: Path, ledger: Ledger, target: int, item_id: bytes) -> tuple[int, bytes] | None:
+    """(offset, bytes without the newline) of the line of `batch` that holds `item_id`, whose
+    commit is the leaf at `target`; None if the bisection does not lead to it."""
+    with batch.open("rb") as f:
+        lo, hi = 0, f.seek(0, 2)
+        while hi - lo > _BISECT_SPAN:
+            f.seek((lo + hi) // 2)
+            f.readline()  # the rest of the line the middle falls in
+            at = f.tell()
+            if at >= hi:
+                break
+            line = f.readline()
+            k = _line_index(ledger, line)
+            if k is None:
+                return None
+            if k == target:
+                return at, line[:-1]
+            if k < target:
+                lo = at + len(line)
+            else:
+                hi = at
+        # A few lines are left: the one wanted is the one with its id (its hash is checked).
+        f.seek(lo)
+        at = lo
+        while at < hi:
+            line = f.readline()
+            m = _SEALED_ID_RE.match(line)
+            if not line.endswith(b"\n"):
+                return None
+            if m is not None and m.group(1) == item_id:
+                return at, line[:-1]
+            at += len(line)
+    return None
 
 
 def read_located(where: tuple[Path, int, int]) -> bytes:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import sys
 import tempfile
+from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -73,3 +77,135 @@ def stage_cache(path: Path, data: bytes) -> Staged | None:
     except OSError:
         return None
     return Staged(tmp, path)
+
+
+# A block file's blocks: what a lookup reads and checks.
+BLOCK = 1 << 16
+
+
+def block_file_bytes(magic: bytes, meta: dict[str, Any], sections: list[tuple[str, str, bytes]]) -> tuple[bytes, str]:
+    """A file of flat arrays (`sections`: name, array typecode or "B" for bytes, their bytes) read
+    a block at a time (BlockFile): `magic`, an 8-byte big-endian length, a JSON header (`meta`,
+    the byte order, the block size, and each section's name, typecode, length and the SHA-256
+    of each of its blocks), the header's own SHA-256, then the sections. Also its id: the
+    header's SHA-256."""
+    header = json.dumps(
+        {
+            "meta": meta,
+            "byteorder": sys.byteorder,
+            "block": BLOCK,
+            "sections": [
+                [
+                    name,
+                    code,
+                    len(data),
+                    [hashlib.sha256(data[i : i + BLOCK]).hexdigest() for i in range(0, len(data), BLOCK)],
+                ]
+                for name, code, data in sections
+            ],
+        },
+        separators=(",", ":"),
+        sort_keys=True,
+    ).encode()
+    digest = hashlib.sha256(header).digest()
+    raw = [data for _, _, data in sections]
+    return b"".join([magic, len(header).to_bytes(8, "big"), header, digest, *raw]), digest.hex()
+
+
+class BlockFile:
+    """A block file, open: its header checked, its sections read a block at a time, each block
+    checked against its hash when first read. A block that does not match is passed to
+    `on_damage` (section, block), which raises. ValueError for a file that is not one."""
+
+    def __init__(self, path: Path, magic: bytes, on_damage: Callable[[str, int], BaseException]) -> None:
+        self.path = path
+        self.on_damage = on_damage
+        self.f = path.open("rb")
+        try:
+            self._read_header(magic)
+        except (KeyError, TypeError, IndexError) as e:  # a checksummed header written by hand
+            self.f.close()
+            raise ValueError(f"its header is malformed ({type(e).__name__}: {e})") from None
+        except BaseException:
+            self.f.close()
+            raise
+
+    def _read_header(self, magic: bytes) -> None:
+        head = self.f.read(len(magic) + 8)
+        if len(head) != len(magic) + 8 or not head.startswith(magic):
+            raise ValueError("not a file of this kind and version")
+        raw = self.f.read(int.from_bytes(head[-8:], "big"))
+        digest = self.f.read(32)
+        if hashlib.sha256(raw).digest() != digest:
+            raise ValueError("its header does not match its checksum")
+        self.id = digest.hex()
+        header = json.loads(raw)
+        if header["byteorder"] != sys.byteorder or header["block"] != BLOCK:
+            raise ValueError("made on another machine or by another version")
+        self.meta: dict[str, Any] = header["meta"]
+        self.sections: dict[str, Section] = {}
+        at = len(head) + len(raw) + 32
+        for name, code, size, hashes in header["sections"]:
+            self.sections[name] = Section(self, name, code, at, size, hashes)
+            at += size
+        if self.f.seek(0, 2) != at:
+            raise ValueError("its length is not the one its header gives")
+
+
+class Section:
+    """One array of a block file, indexed like the array it was saved from (an int, or a slice
+    of a byte section), read a block at a time."""
+
+    def __init__(self, owner: BlockFile, name: str, code: str, start: int, size: int, hashes: list[str]) -> None:
+        self.owner, self.name, self.code, self.start, self.size, self.hashes = owner, name, code, start, size, hashes
+        self.itemsize = array(code).itemsize
+        self.blocks: dict[int, memoryview] = {}
+        if len(hashes) != -(-size // BLOCK) or size % self.itemsize or BLOCK % self.itemsize:
+            raise ValueError(f"its section {name} is malformed")
+
+    def __len__(self) -> int:
+        return self.size // self.itemsize
+
+    def _raw(self, n: int) -> bytes:
+        self.owner.f.seek(self.start + n * BLOCK)
+        data = self.owner.f.read(min(BLOCK, self.size - n * BLOCK))
+        if hashlib.sha256(data).hexdigest() != self.hashes[n]:
+            raise self.owner.on_damage(self.name, n)
+        return data
+
+    def _block(self, n: int) -> memoryview:
+        view = self.blocks.get(n)
+        if view is None:
+            view = self.blocks[n] = memoryview(self._raw(n)).cast(self.code)  # type: ignore[call-overload]
+        return view
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if self.code != "B" or step != 1:
+                raise TypeError("only byte sections are sliced")
+            return b"".join(
+                self._block(n)[max(start, n * BLOCK) - n * BLOCK : min(stop, (n + 1) * BLOCK) - n * BLOCK].tobytes()
+                for n in range(start // BLOCK, -(-stop // BLOCK))
+            )
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"{self.name} index out of range")
+        per = BLOCK // self.itemsize
+        return self._block(i // per)[i % per]
+
+    def __iter__(self) -> Any:
+        return iter(self.whole())
+
+    def whole(self) -> Any:
+        """The section read whole (every block checked), as a bytearray or an array."""
+        out: Any = bytearray() if self.code == "B" else array(self.code)
+        for n in range(len(self.hashes)):
+            data = self._raw(n)
+            if self.code == "B":
+                out += data
+            else:
+                out.frombytes(data)
+        return out

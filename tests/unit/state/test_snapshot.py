@@ -13,7 +13,7 @@ from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_items
 from generator.program.datadir import Paths
 from generator.program.ledgerfile import replay_from, replay_ledger
-from generator.state.ledger_cache import snapshot_path, start_replay
+from generator.state.ledger_cache import commits_path, snapshot_path, start_replay
 from generator.verifier import FormatError, Ledger, load_snapshot, snapshot_bytes
 from tests.support.programs import item, write_items
 
@@ -77,6 +77,7 @@ def corrupt(paths: Paths, how: str, other: Path) -> str:
         return "not a ledger snapshot"
     if how == "another program's":
         path.write_bytes(snapshot_path(Paths(other, other / "private")).read_bytes())
+        commits_path(paths).write_bytes(commits_path(Paths(other, other / "private")).read_bytes())
         return "another ledger"
     if how == "longer than the ledger":
         lines = paths.ledger_file.read_bytes().splitlines(keepends=True)
@@ -131,12 +132,13 @@ def test_a_damaged_or_foreign_snapshot_is_refused_and_rebuilt(make_program: Any,
 
 def test_an_older_snapshot_replays_only_what_came_after_it(make_program: Any) -> None:
     paths = make_program(secret_items=4, retired=1)
-    older = snapshot_path(paths).read_bytes()
+    older, older_commits = snapshot_path(paths).read_bytes(), commits_path(paths).read_bytes()
     size = load_snapshot(older)[0].size
     write_items(paths, [item("b-0009", "b")], "more.yaml")
     commit_new_items(paths, "2026-03-01T00:00:00Z")
     retire_items(paths, ["b-0009"], "Rotation.", "2026-03-02T00:00:00Z")
     snapshot_path(paths).write_bytes(older)  # as if the last two commands had never saved theirs
+    commits_path(paths).write_bytes(older_commits)
     seen: list[int] = []
     ledger, problems, start = replay_from(paths, lambda i, leaf, raw: seen.append(i))
     assert problems == [] and start.loaded == size and seen == list(range(size, ledger.size))
