@@ -19,9 +19,11 @@ import stat
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from generator.verifier.core.checksum_tree import list_path, part_path
 from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, Site
 from generator.verifier.core.formats import is_safe_path
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint
@@ -94,6 +96,9 @@ def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = N
     the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
     report = s.report
     listed = sums.files
+    if sums.leaves is not None:
+        _check_parts(s, sums, memory)
+        return
     if ARCHIVE_PATH not in listed:
         if ARCHIVE_SUMS_PATH in listed:
             report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
@@ -111,38 +116,83 @@ def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = N
     if not sums.signed:
         report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
         return
-    f = s.open(ARCHIVE_PATH, "archive")
+    expected = _expected(listed)
+    _check_archive(
+        s,
+        ARCHIVE_PATH,
+        expected,
+        f"the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own {SUMS_PATH} and {SUMS_SIG_PATH}",
+        lambda zf, known: _check_members(s, ARCHIVE_PATH, zf, sums, expected, known, (key, archive_sums(listed))),
+        memory,
+    )
+
+
+def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
+    """A v3 site's download parts (docs/formats/v3.md, 6): each leaf's part, if the tree lists
+    one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
+    if sums.leaves is None:
+        return
+    for prefix, files in sorted(sums.leaves.items()):
+        rel = part_path(prefix)
+        if rel not in sums.files:
+            continue  # the tree checks that every leaf has its part or none does
+        if not sums.signed:
+            s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
+            continue
+        expected = {*files, list_path(prefix)}
+        _check_archive(
+            s,
+            rel,
+            expected,
+            f"the files of leaf {prefix} and its list {list_path(prefix)}",
+            # Called before the loop moves on: `rel` and `expected` are this leaf's.
+            lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
+            memory,
+        )
+
+
+def _check_archive(
+    s: Site,
+    rel: str,
+    expected: set[str],
+    members_are: str,
+    check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
+    memory: Memory | None,
+) -> None:
+    """An archive read in place: its end records, its central directory, its layout, then its members."""
+    report = s.report
+    f = s.open(rel, "archive")
     if f is None:
         return
     with f:
         # Before zipfile reads the central directory: the end records say how large it is.
-        where = _check_end(s, f, _expected(listed))
+        where = _check_end(s, rel, f, expected, members_are)
         if where is None:
             return
         try:
             zf = zipfile.ZipFile(f)
         except _UNREADABLE as e:
-            report.check(False, ARCHIVE_PATH, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
+            report.check(False, rel, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
             return
         with zf:
             infos = zf.infolist()
             if not report.check(
                 len(infos) == where.count,
-                ARCHIVE_PATH,
+                rel,
                 "the end-of-central-directory record counts other entries than the central directory holds",
                 f"{len(infos)} entries",
                 f"{where.count} entries",
             ):
                 return
-            data_at = _check_layout(s, f, infos, where)
-            _check_members(s, zf, key, sums, _Known(f, data_at, memory) if memory and data_at else None)
+            data_at = _check_layout(s, rel, f, infos, where)
+            check_members(zf, _Known(f, data_at, memory) if memory and data_at else None)
 
 
 def _expected(listed: dict[str, str]) -> set[str]:
     return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
 
 
-def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
+def _check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: str) -> _Directory | None:
     """The end records, as the build writes them: the end-of-central-directory record is the
     archive's last 22 bytes (no comment, nothing after it), for one disk; preceded by the zip64
     end record and its locator exactly when zipfile needs them (too many entries, or a central
@@ -150,7 +200,7 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
     larger than the site's files can make it. None, and a failure, if not."""
 
     def fail(message: str, expected: object, found: object) -> None:
-        s.report.check(False, ARCHIVE_PATH, message, expected, found)
+        s.report.check(False, rel, message, expected, found)
 
     size = f.seek(0, 2)
     f.seek(max(0, size - _END.size - 0xFFFF))
@@ -200,8 +250,7 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
         # More members than files cannot be right; naming each of a million would be no help.
         fail(
             "the archive holds more members than the site has files",
-            f"{len(expected)} members: the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own "
-            f"{SUMS_PATH} and {SUMS_SIG_PATH}",
+            f"{len(expected)} members: {members_are}",
             f"{count} members",
         )
         return None
@@ -220,7 +269,7 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
 
 
 def _check_layout(
-    s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
+    s: Site, rel: str, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
 ) -> dict[int, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
@@ -236,18 +285,16 @@ def _check_layout(
         at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         problem = _local_problem(f, info, pos)
         if isinstance(problem, str):
-            s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
+            s.report.check(False, rel, problem, "the archive as the build writes it", where=at)
             return None
         data_at[info.header_offset] = (problem - info.compress_size, info.compress_size)
         pos = problem
         if pos > where.offset:
-            s.report.check(
-                False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
-            )
+            s.report.check(False, rel, "member data running into the central directory", where.offset, pos, where=at)
             return None
     if not s.report.check(
         pos == where.offset,
-        ARCHIVE_PATH,
+        rel,
         "bytes between the last member and the central directory, which lists none there (a hidden entry?)",
         f"the central directory at offset {pos}",
         f"{where.offset - pos} bytes more",
@@ -327,11 +374,21 @@ class _Known:
         return self.memory.member_key(info.compress_type, info.CRC, info.file_size, h.hexdigest(), listed)
 
 
-def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:
+def _check_members(
+    s: Site,
+    rel: str,
+    zf: zipfile.ZipFile,
+    listing: Listing,
+    expected: set[str],
+    known: _Known | None = None,
+    own_sums: tuple[bytes, bytes] | None = None,
+) -> None:
+    """Each member of archive `rel` against the site's file of its name (`expected`, each listed
+    in `listing`). `own_sums` (the key, and the list it must hold): v2's archive, which holds its
+    own SHA256SUMS and signature instead of the site's."""
     report = s.report
     listed = listing.files
-    sums = archive_sums(listed)
-    expected = _expected(listed)
+    sums = own_sums[1] if own_sums is not None else b""
     infos = zf.infolist()  # no more than the site has files: _check_end saw to it
     seen: set[str] = set()
     sums_member: bytes | None = None
@@ -339,19 +396,19 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
     for info in infos:
         name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
         where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
-        s.current = ARCHIVE_PATH
-        if not _member_named_well(report, info, seen, expected, where):
+        s.current = rel
+        if not _member_named_well(report, rel, info, seen, expected, where):
             continue
-        own = name in (SUMS_PATH, SUMS_SIG_PATH)
+        own = own_sums is not None and name in (SUMS_PATH, SUMS_SIG_PATH)
         if not own and name not in listing.matched:
             continue  # the site's file is missing or differs from its line: reported there
-        size = len(sums) if name == SUMS_PATH else SIGNATURE_BYTES if name == SUMS_SIG_PATH else s.file_size(name)
+        size = (len(sums) if name == SUMS_PATH else SIGNATURE_BYTES) if own else s.file_size(name)
         if size is None:
             continue  # gone since it was hashed
-        if not _plain(s, info, size, where):
+        if not _plain(s, rel, info, size, where):
             continue
         if own:
-            data = _read_member(s, zf, info, where, keep=True)
+            data = _read_member(s, rel, zf, info, where, keep=True)
             if name == SUMS_PATH:
                 sums_member = data
             else:
@@ -361,13 +418,13 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         if remembered is not None and known is not None and known.memory.member_known(remembered):
             report.checks += 1
             continue
-        digest = _read_member(s, zf, info, where)
+        digest = _read_member(s, rel, zf, info, where)
         if digest is None:
             continue
         same_bytes = report.check(
             digest.decode() == listed[name],
-            ARCHIVE_PATH,
-            f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
+            rel,
+            f"member differs from the site's file (SHA-256 from {SUMS_PATH if own_sums else 'its leaf list'})",
             listed[name],
             digest.decode(),
             where=where,
@@ -375,23 +432,25 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         if same_bytes and remembered is not None and known is not None:
             known.memory.member_passed(remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
-        report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
-    if sums_member is not None:
-        _check_archive_sums(report, key, sums, sums_member, sig_member)
+        report.check(False, rel, "a file of the site is missing from the archive", name, "nothing")
+    if sums_member is not None and own_sums is not None:
+        _check_archive_sums(report, own_sums[0], sums, sums_member, sig_member)
 
 
-def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str) -> bool:
+def _member_named_well(
+    report: Report, rel: str, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str
+) -> bool:
     """Whether a member's name is one to read: its first time in the archive, safe to unpack,
     and a file of the site the archive holds. `seen` gathers the names met."""
     name = info.orig_filename
     if name in seen:
-        report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+        report.check(False, rel, "the archive holds a member twice", "each file once", where=where)
         return False
     seen.add(name)
     if not is_safe_path(name) or name != info.filename:
         report.check(
             False,
-            ARCHIVE_PATH,
+            rel,
             "member with an unsafe name, which unpacking could write outside its folder",
             "a relative path with '/', no '..', no empty segment, backslash or control character",
             show(name),
@@ -401,7 +460,7 @@ def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], ex
     if name not in expected:
         report.check(
             False,
-            ARCHIVE_PATH,
+            rel,
             f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
             "only the site's files",
             "an extra member",
@@ -432,7 +491,7 @@ def _check_archive_sums(report: Report, key: bytes, sums: bytes, sums_member: by
         )
 
 
-def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
+def _plain(s: Site, rel: str, info: zipfile.ZipInfo, size: int, where: str) -> bool:
     """A member this verifier reads: a regular file, unencrypted, stored or deflated, declaring
     the size of the file it copies (so reading it can never inflate beyond that)."""
     mode = info.external_attr >> 16
@@ -452,11 +511,13 @@ def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
     elif info.file_size != size:
         problem = (f"{info.file_size} bytes declared", f"{size} bytes, the size of the site's file")
     if problem is not None:
-        s.report.check(False, ARCHIVE_PATH, "member the site's file cannot be", problem[1], problem[0], where=where)
+        s.report.check(False, rel, "member the site's file cannot be", problem[1], problem[0], where=where)
     return problem is None
 
 
-def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
+def _read_member(
+    s: Site, rel: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False
+) -> bytes | None:
     """A member's SHA-256 (hex, as bytes) or, with `keep`, its bytes; read in chunks, never more
     than it declares (zipfile stops there and checks the CRC-32). None, and a failure, if it
     cannot be read."""
@@ -469,8 +530,6 @@ def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str
                 if keep:
                     kept.append(chunk)
     except _UNREADABLE as e:
-        s.report.check(
-            False, ARCHIVE_PATH, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where
-        )
+        s.report.check(False, rel, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where)
         return None
     return b"".join(kept) if keep else h.hexdigest().encode()
