@@ -58,16 +58,16 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/checksum_tree.py            lines  7737 to  7891
     generator/verifier/site/release.py                  lines  7892 to  8179
     generator/verifier/site/checksum_lists.py           lines  8180 to  8336
-    generator/verifier/site/download.py                 lines  8337 to  8875
-    generator/verifier/tlog/rotation.py                 lines  8876 to  8984
-    generator/verifier/site/history.py                  lines  8985 to  9338
-    generator/verifier/site/publication.py              lines  9339 to  9776
-    generator/verifier/rules/revocations.py             lines  9777 to  9896
-    generator/verifier/site/certificate_files.py        lines  9897 to 10277
-    generator/verifier/site/agreement_files.py          lines 10278 to 10422
-    generator/verifier/site/accounting.py               lines 10423 to 10650
-    generator/verifier/site/verify_site.py              lines 10651 to 10912
-    generator/verifier/site/command_line.py             lines 10913 to 11234
+    generator/verifier/site/download.py                 lines  8337 to  8879
+    generator/verifier/tlog/rotation.py                 lines  8880 to  8988
+    generator/verifier/site/history.py                  lines  8989 to  9342
+    generator/verifier/site/publication.py              lines  9343 to  9780
+    generator/verifier/rules/revocations.py             lines  9781 to  9900
+    generator/verifier/site/certificate_files.py        lines  9901 to 10281
+    generator/verifier/site/agreement_files.py          lines 10282 to 10426
+    generator/verifier/site/accounting.py               lines 10427 to 10654
+    generator/verifier/site/verify_site.py              lines 10655 to 10916
+    generator/verifier/site/command_line.py             lines 10917 to 11238
 """
 
 # ==============================================================================================
@@ -8587,7 +8587,9 @@ def _check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: 
     if count > len(expected):
         # More members than files cannot be right; naming each of a million would be no help.
         fail(
-            "the archive holds more members than the site has files",
+            "the archive holds more members than the site has files"
+            if rel == ARCHIVE_PATH
+            else "the part holds more members than its leaf has files, with its list",
             f"{len(expected)} members: {members_are}",
             f"{count} members",
         )
@@ -8799,8 +8801,10 @@ def _member_named_well(
         report.check(
             False,
             rel,
-            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-            "only the site's files",
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)"
+            if rel == ARCHIVE_PATH
+            else "member that is not a file of the part's leaf, nor its list (docs/formats/v3.md, 6)",
+            "only the site's files" if rel == ARCHIVE_PATH else "only the leaf's files and its list",
             "an extra member",
             where=where,
         )

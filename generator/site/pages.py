@@ -465,8 +465,10 @@ def write_keys_and_verify_pages(
             "checksum": layout.ARCHIVE_SUMS,
             "checksum_name": layout.ARCHIVE_SUMS.rsplit("/", 1)[-1],
         }
-        if ctx.program.download_archive
+        # A v3 site has no site.zip: its download is in parts, one a leaf list (docs/formats/v3.md, 6).
+        if ctx.program.download_archive and ctx.program.format != 3
         else None,
+        sums_tree=ctx.program.format == 3,
     )
 
 

@@ -249,7 +249,9 @@ def _check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: 
     if count > len(expected):
         # More members than files cannot be right; naming each of a million would be no help.
         fail(
-            "the archive holds more members than the site has files",
+            "the archive holds more members than the site has files"
+            if rel == ARCHIVE_PATH
+            else "the part holds more members than its leaf has files, with its list",
             f"{len(expected)} members: {members_are}",
             f"{count} members",
         )
@@ -461,8 +463,10 @@ def _member_named_well(
         report.check(
             False,
             rel,
-            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-            "only the site's files",
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)"
+            if rel == ARCHIVE_PATH
+            else "member that is not a file of the part's leaf, nor its list (docs/formats/v3.md, 6)",
+            "only the site's files" if rel == ARCHIVE_PATH else "only the leaf's files and its list",
             "an extra member",
             where=where,
         )
