@@ -163,6 +163,7 @@ def test_a_second_release_rewrites_only_the_lists_and_parts_of_what_changed(
     out = tmp_path / "public"
     shutil.copytree(large_v3.out, out)
     before = files_of(out)
+    inodes = {p: (out / p).stat().st_ino for p in before}
     retire_items(paths, [f"b-{RETIRED + 1:04d}"], "One more.", "2026-03-01T00:00:00Z")
     build(paths, out, offline=True)
     after = files_of(out)
@@ -189,6 +190,9 @@ def test_a_second_release_rewrites_only_the_lists_and_parts_of_what_changed(
     assert untouched, "every leaf changed: the test shows nothing"
     for q in untouched:
         assert before[part_path(q)] == after[part_path(q)] and before[list_path(q)] == after[list_path(q)]
+        # Kept, not written again: the last release's very files (hard links).
+        for rel in (part_path(q), list_path(q)):
+            assert (out / rel).stat().st_ino == inodes[rel], rel
 
 
 def _leaf_line(site: Path) -> tuple[str, list[str]]:
@@ -269,3 +273,20 @@ def test_a_part_with_another_set_of_members_fails(tampered: BuiltSite, edit: str
         "missing": "missing from the archive",
     }[edit]
     assert any(f.startswith(part_rel) and want in f for f in found), found
+
+
+def test_without_the_download_a_v3_site_has_its_lists_and_no_parts(tmp_path: Path) -> None:
+    paths = as_v3(copy_demo_data(tmp_path / "data"))
+    yaml = paths.data / "program.yaml"
+    yaml.write_text(yaml.read_text(encoding="utf-8") + "download_archive: false\n", encoding="utf-8")
+    build(paths, tmp_path / "public", offline=True)
+    files = files_of(tmp_path / "public")
+    assert not [p for p in files if p.startswith("download/")]
+    assert any(p.startswith("sums/") for p in files)
+    assert "download/" not in (tmp_path / "public" / layout.SUMS).read_text()
+    assert not failures(tmp_path / "public")
+    # A part published anyway is one the tree does not imply.
+    (tmp_path / "public" / "download").mkdir()
+    (tmp_path / "public" / "download" / "0.zip").write_bytes(b"PK")
+    found = failures(tmp_path / "public")
+    assert any(f.startswith("download/0.zip") and "does not imply" in f for f in found), found

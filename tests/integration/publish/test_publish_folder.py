@@ -8,6 +8,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,12 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.publish import BadSite, PublishFailed, StoreOptions, publish_site
-from generator.commands.retire import retire_item
+from generator.commands.retire import retire_item, retire_items
 from generator.core import layout
 from generator.core.generator_errors import InputError
 from generator.core.object_kinds import IMMUTABLE_CACHE, PAGE_CACHE, Kind, headers_for, kind_of
 from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 from generator.publish import publisher
 from generator.publish.folder_store import FolderStore
 from generator.publish.store import Store
@@ -318,3 +320,39 @@ def test_one_publish_to_a_target_at_a_time(built_program: BuiltSite, tmp_path: P
 def test_a_target_inside_the_site_is_refused(built_program: BuiltSite) -> None:
     with pytest.raises(InputError):
         publish_site(built_program.paths, built_program.out, str(built_program.out / "mirror"), OPTIONS)
+
+
+def test_a_v3_site_publishes_its_lists_after_every_other_page_the_deepest_first(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
+    paths = make_program(secret_items=280, retired=0)
+    (paths.data / "program.yaml").write_text((paths.data / "program.yaml").read_text() + "format: 3\n")
+    retire_items(paths, [f"b-{i:04d}" for i in range(1, 251)], "Retired.", "2026-02-01T00:00:00Z")
+    site = tmp_path / "public"
+    build(paths, site, offline=True)
+    store = Recording(FolderStore(tmp_path / "www"))
+    listing = dict(publisher.site_listing(site))
+    assert set(listing) == set(files(site)), "every file, read through the tree of lists"
+    publisher.publish(site, store, iter(()), jobs=1)
+    written = [k for _, k in store.writes]
+    assert written[-3:] == [layout.SUMS, layout.SUMS_SIG, layout.CHECKPOINT]
+    lists = [k for k in written if k.startswith("sums/")]
+    first_list = written.index(lists[0])
+    assert written[first_list : first_list + len(lists)] == lists, "the lists after every other page"
+    depths = [len(k) for k in lists]
+    assert depths == sorted(depths, reverse=True) and len(set(depths)) > 1, "the deepest first"
+    assert files(tmp_path / "www") == files(site)
+    assert verify(tmp_path / "www").returncode == 0
+
+    before = files(site)
+    retire_item(paths, "b-0251", "One more.", "2026-03-02T00:00:00Z")
+    build(paths, site, offline=True)
+    after = files(site)
+    record = [(p, hashlib.sha256(d).hexdigest()) for p, d in sorted(before.items(), key=lambda r: r[0].encode())]
+    store = Recording(FolderStore(tmp_path / "www"))
+    publisher.publish(site, store, iter(record), jobs=1)
+    sent = {k for op, k in store.writes if op != "delete"}
+    assert sent == {p for p in after if before.get(p) != after[p]}
+    assert any(k.startswith("sums/") for k in sent) and any(k.startswith("download/") for k in sent)
+    assert files(tmp_path / "www") == after
+    assert verify(tmp_path / "www").returncode == 0
