@@ -5,7 +5,8 @@ target (kept only while the store's checkpoint is still the one that publish sen
 the paths whose bytes changed, in three phases, each finished before the next starts:
 
 1. new immutable objects (artifacts, their signatures, tiles), created only if absent;
-2. the pages and indexes that changed, `SHA256SUMS` and its signature after every other;
+2. the pages and indexes that changed, then a format v3 site's lists under `sums/` that changed,
+   the deepest first (docs/formats/v3.md, 5), then `SHA256SUMS` and its signature;
 3. the checkpoint;
 
 and then removes what the last publish sent and this release no longer has, if it is a page

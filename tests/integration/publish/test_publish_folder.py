@@ -102,12 +102,16 @@ def test_kinds_and_headers() -> None:
         "ledger/entries.json",
         "keys/index.html",
         "download/site.zip",
+        "sums/0a.sha256",  # format v3's lists and parts are rewritten when their files change
+        "download/0a.zip",
     ):
         assert kind_of(path) is Kind.PAGE, path
         assert headers_for(path).cache_control == PAGE_CACHE
     assert headers_for("index.html").content_type == "text/html; charset=utf-8"
     assert headers_for(layout.CHECKPOINT).content_type == "text/plain; charset=utf-8"
     assert headers_for("ledger/tile/0/000").content_type == "application/octet-stream"
+    assert headers_for("sums/0a.sha256").content_type == "text/plain; charset=utf-8"
+    assert headers_for("download/0a.zip").content_type == "application/zip"
 
 
 def test_a_first_publish_copies_the_site_in_order_and_it_verifies(built_program: BuiltSite, tmp_path: Path) -> None:
