@@ -957,8 +957,9 @@ def publish(
     then the pages and indexes that changed (a format v3 site's lists under sums/ after the rest,
     the deepest first), SHA256SUMS and its signature last of them; then ledger/checkpoint. A
     reader following the log (the checkpoint, then its tiles) therefore never sees a checkpoint
-    whose tiles or artifacts are missing; the pages and indexes are replaced one by one, so until the checkpoint lands a reader may get some of the new release's beside the
-    last checkpoint. A failure stops before the checkpoint; running the command again finishes the
+    whose tiles or artifacts are missing; the pages and indexes are replaced one by one, so until
+    the checkpoint lands a reader may get some of the new release's beside the last checkpoint. A
+    failure stops before the checkpoint; running the command again finishes the
     job, whenever it was interrupted. Then the pages the last publish sent and this release no
     longer lists are removed (a renamed search shard); an immutable object is never removed. One
     publish to a target at a time.
