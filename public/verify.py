@@ -17,57 +17,58 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    73 to   213
-    generator/verifier/core/text.py                     lines   214 to   297
-    generator/verifier/core/errors.py                   lines   298 to   364
-    generator/verifier/core/canonical.py                lines   365 to   673
-    generator/verifier/core/confusables_table.py        lines   674 to  1010
-    generator/verifier/core/confusables.py              lines  1011 to  1117
-    generator/verifier/core/formats.py                  lines  1118 to  1355
-    generator/verifier/core/sodium.py                   lines  1356 to  1399
-    generator/verifier/core/public_keys.py              lines  1400 to  1676
-    generator/verifier/core/note.py                     lines  1677 to  1784
-    generator/verifier/tlog/merkle.py                   lines  1785 to  1925
-    generator/verifier/tlog/tlogproof.py                lines  1926 to  1998
-    generator/verifier/tlog/tiles.py                    lines  1999 to  2253
-    generator/verifier/tlog/cosignature.py              lines  2254 to  2403
-    generator/verifier/tlog/policy.py                   lines  2404 to  2686
-    generator/verifier/tlog/witnessing.py               lines  2687 to  2716
-    generator/verifier/core/idindex.py                  lines  2717 to  2800
-    generator/verifier/rules/methodology_rules.py       lines  2801 to  3144
-    generator/verifier/rules/scoring.py                 lines  3145 to  3444
-    generator/verifier/rules/agreement_statistics.py    lines  3445 to  3704
-    generator/verifier/rules/labelsets.py               lines  3705 to  4043
-    generator/verifier/rules/subjects.py                lines  4044 to  4309
-    generator/verifier/rules/withdrawals.py             lines  4310 to  4348
-    generator/verifier/tlog/keyring.py                  lines  4349 to  4480
-    generator/verifier/rules/ledger.py                  lines  4481 to  4963
-    generator/verifier/memory/ledger_snapshot.py        lines  4964 to  5136
-    generator/verifier/memory/checkpoint_memory.py      lines  5137 to  5291
-    generator/verifier/memory/release_memory.py         lines  5292 to  5492
-    generator/verifier/rules/answers.py                 lines  5493 to  5560
-    generator/verifier/rules/runs.py                    lines  5561 to  5918
-    generator/verifier/rules/lineage.py                 lines  5919 to  6204
-    generator/verifier/rules/score_edits.py             lines  6205 to  6290
-    generator/verifier/rules/evidence.py                lines  6291 to  6385
-    generator/verifier/rules/certificates.py            lines  6386 to  6853
-    generator/verifier/rules/certificate_documents.py   lines  6854 to  6949
-    generator/verifier/rules/recheck.py                 lines  6950 to  7316
-    generator/verifier/core/report.py                   lines  7317 to  7479
-    generator/verifier/core/folder.py                   lines  7480 to  7736
-    generator/verifier/core/checksum_tree.py            lines  7737 to  7891
-    generator/verifier/site/release.py                  lines  7892 to  8179
-    generator/verifier/site/checksum_lists.py           lines  8180 to  8336
-    generator/verifier/site/download.py                 lines  8337 to  8879
-    generator/verifier/tlog/rotation.py                 lines  8880 to  8988
-    generator/verifier/site/history.py                  lines  8989 to  9342
-    generator/verifier/site/publication.py              lines  9343 to  9780
-    generator/verifier/rules/revocations.py             lines  9781 to  9900
-    generator/verifier/site/certificate_files.py        lines  9901 to 10281
-    generator/verifier/site/agreement_files.py          lines 10282 to 10426
-    generator/verifier/site/accounting.py               lines 10427 to 10654
-    generator/verifier/site/verify_site.py              lines 10655 to 10916
-    generator/verifier/site/command_line.py             lines 10917 to 11238
+    generator/verifier/core/isolation.py                lines    74 to   214
+    generator/verifier/core/text.py                     lines   215 to   298
+    generator/verifier/core/errors.py                   lines   299 to   365
+    generator/verifier/core/canonical.py                lines   366 to   674
+    generator/verifier/core/confusables_table.py        lines   675 to  1011
+    generator/verifier/core/confusables.py              lines  1012 to  1118
+    generator/verifier/core/formats.py                  lines  1119 to  1356
+    generator/verifier/core/sodium.py                   lines  1357 to  1400
+    generator/verifier/core/public_keys.py              lines  1401 to  1677
+    generator/verifier/core/note.py                     lines  1678 to  1785
+    generator/verifier/tlog/merkle.py                   lines  1786 to  1926
+    generator/verifier/tlog/tlogproof.py                lines  1927 to  1999
+    generator/verifier/tlog/tiles.py                    lines  2000 to  2254
+    generator/verifier/tlog/cosignature.py              lines  2255 to  2404
+    generator/verifier/tlog/policy.py                   lines  2405 to  2687
+    generator/verifier/tlog/witnessing.py               lines  2688 to  2717
+    generator/verifier/core/idindex.py                  lines  2718 to  2801
+    generator/verifier/rules/methodology_rules.py       lines  2802 to  3145
+    generator/verifier/rules/scoring.py                 lines  3146 to  3445
+    generator/verifier/rules/agreement_statistics.py    lines  3446 to  3705
+    generator/verifier/rules/labelsets.py               lines  3706 to  4044
+    generator/verifier/rules/subjects.py                lines  4045 to  4310
+    generator/verifier/rules/withdrawals.py             lines  4311 to  4349
+    generator/verifier/tlog/keyring.py                  lines  4350 to  4481
+    generator/verifier/rules/ledger.py                  lines  4482 to  4964
+    generator/verifier/memory/ledger_snapshot.py        lines  4965 to  5137
+    generator/verifier/memory/checkpoint_memory.py      lines  5138 to  5292
+    generator/verifier/memory/release_memory.py         lines  5293 to  5493
+    generator/verifier/rules/answers.py                 lines  5494 to  5561
+    generator/verifier/rules/runs.py                    lines  5562 to  5919
+    generator/verifier/rules/lineage.py                 lines  5920 to  6205
+    generator/verifier/rules/score_edits.py             lines  6206 to  6291
+    generator/verifier/rules/evidence.py                lines  6292 to  6386
+    generator/verifier/rules/certificates.py            lines  6387 to  6854
+    generator/verifier/rules/certificate_documents.py   lines  6855 to  6950
+    generator/verifier/rules/recheck.py                 lines  6951 to  7317
+    generator/verifier/core/report.py                   lines  7318 to  7480
+    generator/verifier/core/folder.py                   lines  7481 to  7737
+    generator/verifier/core/checksum_tree.py            lines  7738 to  7892
+    generator/verifier/site/release.py                  lines  7893 to  8180
+    generator/verifier/site/checksum_lists.py           lines  8181 to  8337
+    generator/verifier/site/zip_layout.py               lines  8338 to  8537
+    generator/verifier/site/download.py                 lines  8538 to  8890
+    generator/verifier/tlog/rotation.py                 lines  8891 to  8999
+    generator/verifier/site/history.py                  lines  9000 to  9353
+    generator/verifier/site/publication.py              lines  9354 to  9791
+    generator/verifier/rules/revocations.py             lines  9792 to  9911
+    generator/verifier/site/certificate_files.py        lines  9912 to 10292
+    generator/verifier/site/agreement_files.py          lines 10293 to 10437
+    generator/verifier/site/accounting.py               lines 10438 to 10665
+    generator/verifier/site/verify_site.py              lines 10666 to 10927
+    generator/verifier/site/command_line.py             lines 10928 to 11249
 """
 
 # ==============================================================================================
@@ -8335,43 +8336,13 @@ def _shape(s: Site, t: _Tree) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/site/download.py: The site's downloadable copy (format v2): `download/site.zip`, every file of
-#     the site outside `download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
-#     alone.
+# generator/verifier/site/zip_layout.py: A ZIP archive's layout held to the one the build writes (FORMAT.md, "The
+#     downloadable copy"): the end records last and as zipfile writes them, the central directory right before them,
+#     and the local entries back to back from offset 0, each agreeing with its central entry. Unpackers differ in what
+#     they read: one that walks the local headers in order would unpack an entry the central directory hides, so no
+#     byte may lie outside the members the central directory lists. Used for v2's `download/site.zip` and v3's
+#     download parts alike (generator/verifier/site/download.py).
 # ==============================================================================================
-
-DOWNLOAD_DIR = "download"
-
-
-ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
-
-
-# The archive's `sha256sum -c` line, for a reader who downloaded the archive alone.
-ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
-
-
-ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
-
-
-# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
-# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
-# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
-MEMBER_MODE = stat.S_IFREG | 0o644
-
-
-MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
-
-
-SIGNATURE_BYTES = 64
-
-
-_CHUNK = 1 << 20
-
-
-# What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
-# (UnicodeDecodeError, a ValueError, is a name flagged UTF-8 that is not.)
-_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError)
-
 
 # The records of APPNOTE 4.3, as zipfile writes them; the signature first.
 _END = struct.Struct("<4s4H2LH")  # disks, entries on this disk and in all, size, offset, comment
@@ -8397,7 +8368,7 @@ _CENTRAL_EXTRA_MAX = 4 + 3 * 8
 
 
 @dataclass(frozen=True)
-class _Directory:
+class Directory:
     """Where the end records place the central directory, checked against the file's size."""
 
     count: int
@@ -8405,132 +8376,7 @@ class _Directory:
     size: int
 
 
-def in_download(rel: str) -> bool:
-    """Whether a site path lies in the download folder, which the archive does not hold."""
-    return rel.startswith(f"{DOWNLOAD_DIR}/")
-
-
-def archive_sums(listed: dict[str, str]) -> bytes:
-    """The checksum list the archive holds: the site's lines (path to SHA-256) outside
-    `download/`, in SHA256SUMS form and order."""
-    paths = sorted((p for p in listed if not in_download(p)), key=lambda p: p.encode())
-    return "".join(f"{listed[p]}  {p}\n" for p in paths).encode()
-
-
-def archive_sums_line(sha256: str) -> bytes:
-    """download/site.zip.sha256: `sha256sum -c` checks the archive with it in its own folder."""
-    return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
-
-
-def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
-    """The archive, if the site has one (it is optional): its checksum line, and its members
-    exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
-    the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
-    with the files, the archive's bytes included.
-
-    Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
-    signature failed, nor a member with a site file that differs from its line. With a `memory`
-    (generator/verifier/memory/release_memory.py), a member whose compressed bytes were read back before to
-    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
-    report = s.report
-    listed = sums.files
-    if sums.leaves is not None:
-        _check_parts(s, sums, memory)
-        return
-    if ARCHIVE_PATH not in listed:
-        if ARCHIVE_SUMS_PATH in listed:
-            report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
-        return
-    line = s.read(ARCHIVE_SUMS_PATH, "checksum line of the archive")
-    if line is not None:
-        want = archive_sums_line(listed[ARCHIVE_PATH])
-        report.check(
-            line == want,
-            ARCHIVE_SUMS_PATH,
-            f"does not give the archive's SHA-256 that {SUMS_PATH} lists",
-            show(want.decode()),
-            show(line.decode("utf-8", "replace")),
-        )
-    if not sums.signed:
-        report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
-        return
-    expected = _expected(listed)
-    _check_archive(
-        s,
-        ARCHIVE_PATH,
-        expected,
-        f"the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own {SUMS_PATH} and {SUMS_SIG_PATH}",
-        lambda zf, known: _check_members(s, ARCHIVE_PATH, zf, sums, expected, known, (key, archive_sums(listed))),
-        memory,
-    )
-
-
-def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
-    """A v3 site's download parts (docs/formats/v3.md, 6): each leaf's part, if the tree lists
-    one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
-    if sums.leaves is None:
-        return
-    for prefix, files in sorted(sums.leaves.items()):
-        rel = part_path(prefix)
-        if rel not in sums.files:
-            continue  # the tree checks that every leaf has its part or none does
-        if not sums.signed:
-            s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
-            continue
-        expected = {*files, list_path(prefix)}
-        _check_archive(
-            s,
-            rel,
-            expected,
-            f"the files of leaf {prefix} and its list {list_path(prefix)}",
-            # Called before the loop moves on: `rel` and `expected` are this leaf's.
-            lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
-            memory,
-        )
-
-
-def _check_archive(
-    s: Site,
-    rel: str,
-    expected: set[str],
-    members_are: str,
-    check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
-    memory: Memory | None,
-) -> None:
-    """An archive read in place: its end records, its central directory, its layout, then its members."""
-    report = s.report
-    f = s.open(rel, "archive")
-    if f is None:
-        return
-    with f:
-        # Before zipfile reads the central directory: the end records say how large it is.
-        where = _check_end(s, rel, f, expected, members_are)
-        if where is None:
-            return
-        try:
-            zf = zipfile.ZipFile(f)
-        except _UNREADABLE as e:
-            report.check(False, rel, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
-            return
-        with zf:
-            infos = zf.infolist()
-            if not report.check(
-                len(infos) == where.count,
-                rel,
-                "the end-of-central-directory record counts other entries than the central directory holds",
-                f"{len(infos)} entries",
-                f"{where.count} entries",
-            ):
-                return
-            data_at = _check_layout(s, rel, f, infos, where)
-            check_members(zf, _Known(f, data_at, memory) if memory and data_at else None)
-
-
-def _expected(listed: dict[str, str]) -> set[str]:
-    return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
-
-
-def _check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: str) -> _Directory | None:
+def check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: str, too_many: str) -> Directory | None:
     """The end records, as the build writes them: the end-of-central-directory record is the
     archive's last 22 bytes (no comment, nothing after it), for one disk; preceded by the zip64
     end record and its locator exactly when zipfile needs them (too many entries, or a central
@@ -8587,9 +8433,7 @@ def _check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: 
     if count > len(expected):
         # More members than files cannot be right; naming each of a million would be no help.
         fail(
-            "the archive holds more members than the site has files"
-            if rel == ARCHIVE_PATH
-            else "the part holds more members than its leaf has files, with its list",
+            too_many,
             f"{len(expected)} members: {members_are}",
             f"{count} members",
         )
@@ -8605,11 +8449,11 @@ def _check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: 
     if cd_size > largest:
         fail("a central directory larger than the site's files make it", f"at most {largest} bytes", cd_size)
         return None
-    return _Directory(count, cd_offset, cd_size)
+    return Directory(count, cd_offset, cd_size)
 
 
-def _check_layout(
-    s: Site, rel: str, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
+def check_layout(
+    s: Site, rel: str, f: BinaryIO, infos: list[zipfile.ZipInfo], where: Directory
 ) -> dict[int, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
@@ -8689,6 +8533,173 @@ def _local_sizes(usize: int, csize: int, extra: bytes) -> tuple[int, int]:
     if usize == csize == 0xFFFFFFFF and len(extra) == 20:
         usize, csize = struct.unpack_from("<QQ", extra, 4)
     return usize, csize
+
+
+# ==============================================================================================
+# generator/verifier/site/download.py: The site's downloadable copy (format v2): `download/site.zip`, every file of
+#     the site outside `download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
+#     alone.
+# ==============================================================================================
+
+DOWNLOAD_DIR = "download"
+
+
+ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
+
+
+# The archive's `sha256sum -c` line, for a reader who downloaded the archive alone.
+ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
+
+
+ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+
+
+# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
+# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
+# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
+MEMBER_MODE = stat.S_IFREG | 0o644
+
+
+MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
+
+
+SIGNATURE_BYTES = 64
+
+
+_CHUNK = 1 << 20
+
+
+# What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
+# (UnicodeDecodeError, a ValueError, is a name flagged UTF-8 that is not.)
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError)
+
+
+def in_download(rel: str) -> bool:
+    """Whether a site path lies in the download folder, which the archive does not hold."""
+    return rel.startswith(f"{DOWNLOAD_DIR}/")
+
+
+def archive_sums(listed: dict[str, str]) -> bytes:
+    """The checksum list the archive holds: the site's lines (path to SHA-256) outside
+    `download/`, in SHA256SUMS form and order."""
+    paths = sorted((p for p in listed if not in_download(p)), key=lambda p: p.encode())
+    return "".join(f"{listed[p]}  {p}\n" for p in paths).encode()
+
+
+def archive_sums_line(sha256: str) -> bytes:
+    """download/site.zip.sha256: `sha256sum -c` checks the archive with it in its own folder."""
+    return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
+
+
+def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
+    """The archive, if the site has one (it is optional): its checksum line, and its members
+    exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
+    the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
+    with the files, the archive's bytes included.
+
+    Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
+    signature failed, nor a member with a site file that differs from its line. With a `memory`
+    (generator/verifier/memory/release_memory.py), a member whose compressed bytes were read back before to
+    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
+    report = s.report
+    listed = sums.files
+    if sums.leaves is not None:
+        _check_parts(s, sums, memory)
+        return
+    if ARCHIVE_PATH not in listed:
+        if ARCHIVE_SUMS_PATH in listed:
+            report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
+        return
+    line = s.read(ARCHIVE_SUMS_PATH, "checksum line of the archive")
+    if line is not None:
+        want = archive_sums_line(listed[ARCHIVE_PATH])
+        report.check(
+            line == want,
+            ARCHIVE_SUMS_PATH,
+            f"does not give the archive's SHA-256 that {SUMS_PATH} lists",
+            show(want.decode()),
+            show(line.decode("utf-8", "replace")),
+        )
+    if not sums.signed:
+        report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
+        return
+    expected = _expected(listed)
+    _check_archive(
+        s,
+        ARCHIVE_PATH,
+        expected,
+        f"the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own {SUMS_PATH} and {SUMS_SIG_PATH}",
+        "the archive holds more members than the site has files",
+        lambda zf, known: _check_members(s, ARCHIVE_PATH, zf, sums, expected, known, (key, archive_sums(listed))),
+        memory,
+    )
+
+
+def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
+    """A v3 site's download parts (docs/formats/v3.md, 6): each leaf's part, if the tree lists
+    one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
+    if sums.leaves is None:
+        return
+    for prefix, files in sorted(sums.leaves.items()):
+        rel = part_path(prefix)
+        if rel not in sums.files:
+            continue  # the tree checks that every leaf has its part or none does
+        if not sums.signed:
+            s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
+            continue
+        expected = {*files, list_path(prefix)}
+        _check_archive(
+            s,
+            rel,
+            expected,
+            f"the files of leaf {prefix} and its list {list_path(prefix)}",
+            "the part holds more members than its leaf has files, with its list",
+            # Called before the loop moves on: `rel` and `expected` are this leaf's.
+            lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
+            memory,
+        )
+
+
+def _check_archive(
+    s: Site,
+    rel: str,
+    expected: set[str],
+    members_are: str,
+    too_many: str,
+    check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
+    memory: Memory | None,
+) -> None:
+    """An archive read in place: its end records, its central directory, its layout, then its members."""
+    report = s.report
+    f = s.open(rel, "archive")
+    if f is None:
+        return
+    with f:
+        # Before zipfile reads the central directory: the end records say how large it is.
+        where = check_end(s, rel, f, expected, members_are, too_many)
+        if where is None:
+            return
+        try:
+            zf = zipfile.ZipFile(f)
+        except _UNREADABLE as e:
+            report.check(False, rel, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
+            return
+        with zf:
+            infos = zf.infolist()
+            if not report.check(
+                len(infos) == where.count,
+                rel,
+                "the end-of-central-directory record counts other entries than the central directory holds",
+                f"{len(infos)} entries",
+                f"{where.count} entries",
+            ):
+                return
+            data_at = check_layout(s, rel, f, infos, where)
+            check_members(zf, _Known(f, data_at, memory) if memory and data_at else None)
+
+
+def _expected(listed: dict[str, str]) -> set[str]:
+    return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
 
 
 class _Known:

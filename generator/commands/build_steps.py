@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from generator.build import artifacts, checksum_lists, cosigning, history_files, schemas, site_archive
+from generator.build import artifacts, cosigning, history_files, schemas, site_archive, sums_tree
 from generator.build.gather import SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_published_unchanged
@@ -50,6 +50,9 @@ S = TypeVar("S")
 # What a step reads that no step writes, apart from site paths read back.
 EVERY_PAGE = "every page written above"
 EVERY_FILE = "every file written above"
+# A v3 site's inner lists, written after its download parts: a part holds its leaf's files and
+# list, never an inner list (docs/formats/v3.md, 6).
+INNER_LISTS = "v3: sums/<inner node>.sha256"
 
 
 @dataclass(frozen=True)
@@ -267,14 +270,14 @@ def _release_files(b: Writing) -> None:
 
 def _download(b: Writing) -> None:
     if b.ctx.program.format == 3:
-        b.tree = checksum_lists.write_leaves(b.ctx, b.w)
+        b.tree = sums_tree.write_leaves(b.ctx, b.w)
     else:
         site_archive.write_download(b.ctx, b.w)
 
 
 def _sums(b: Writing) -> None:
     if b.tree is not None:
-        checksum_lists.write_root(b.ctx, b.w, b.tree)
+        sums_tree.write_root(b.ctx, b.w, b.tree)
     else:
         b.w.finish(b.ctx.signer)
 
@@ -432,7 +435,7 @@ WRITE: tuple[Step[Writing], ...] = (
     Step(
         "SHA256SUMS",
         (EVERY_FILE, "the signing key"),
-        (layout.SUMS, layout.SUMS_SIG, "v3: sums/<inner node>.sha256"),
+        (layout.SUMS, layout.SUMS_SIG, INNER_LISTS),
         _sums,
     ),
     Step(

@@ -72,6 +72,7 @@ MODULES = (
     "core.checksum_tree",
     "site.release",
     "site.checksum_lists",
+    "site.zip_layout",
     "site.download",
     "tlog.rotation",
     "site.history",
