@@ -948,16 +948,18 @@ def publish(
     private directory's cache/publish/, and used only while the store's checkpoint is still the
     one that publish sent; otherwise every file is sent again). Before anything is sent,
     SHA256SUMS.sig is checked with the program's active key (data/keys.json), every file to send is
-    hashed against SHA256SUMS, the checkpoint's quorum is checked (below), and a store whose
-    checkpoint is newer than the site's is refused: that would roll the log back.
+    hashed against SHA256SUMS (and, in format v3, the lists of its tree), the checkpoint's quorum
+    is checked (below), and a store whose checkpoint is newer than the site's is refused: that
+    would roll the log back.
 
     The order: first the new immutable objects (artifacts, their signatures, tiles), each created
     only if absent, an object already there with other bytes being an error, never overwritten;
-    then the pages and indexes that changed, SHA256SUMS and its signature last of them; then
-    ledger/checkpoint. A reader following the log (the checkpoint, then its tiles) therefore never
-    sees a checkpoint whose tiles or artifacts are missing; the pages and indexes are replaced one
-    by one, so until the checkpoint lands a reader may get some of the new release's beside the
-    last checkpoint. A failure stops before the checkpoint; running the command again finishes the
+    then the pages and indexes that changed (a format v3 site's lists under sums/ after the rest,
+    the deepest first), SHA256SUMS and its signature last of them; then ledger/checkpoint. A
+    reader following the log (the checkpoint, then its tiles) therefore never sees a checkpoint
+    whose tiles or artifacts are missing; the pages and indexes are replaced one by one, so until
+    the checkpoint lands a reader may get some of the new release's beside the last checkpoint. A
+    failure stops before the checkpoint; running the command again finishes the
     job, whenever it was interrupted. Then the pages the last publish sent and this release no
     longer lists are removed (a renamed search shard); an immutable object is never removed. One
     publish to a target at a time.

@@ -17,56 +17,59 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    72 to   212
-    generator/verifier/core/text.py                     lines   213 to   296
-    generator/verifier/core/errors.py                   lines   297 to   363
-    generator/verifier/core/canonical.py                lines   364 to   672
-    generator/verifier/core/confusables_table.py        lines   673 to  1009
-    generator/verifier/core/confusables.py              lines  1010 to  1116
-    generator/verifier/core/formats.py                  lines  1117 to  1354
-    generator/verifier/core/sodium.py                   lines  1355 to  1398
-    generator/verifier/core/public_keys.py              lines  1399 to  1675
-    generator/verifier/core/note.py                     lines  1676 to  1783
-    generator/verifier/tlog/merkle.py                   lines  1784 to  1924
-    generator/verifier/tlog/tlogproof.py                lines  1925 to  1997
-    generator/verifier/tlog/tiles.py                    lines  1998 to  2265
-    generator/verifier/tlog/tile_proofs.py              lines  2266 to  2358
-    generator/verifier/tlog/cosignature.py              lines  2359 to  2508
-    generator/verifier/tlog/policy.py                   lines  2509 to  2791
-    generator/verifier/tlog/witnessing.py               lines  2792 to  2821
-    generator/verifier/core/idindex.py                  lines  2822 to  2905
-    generator/verifier/rules/methodology_rules.py       lines  2906 to  3249
-    generator/verifier/rules/scoring.py                 lines  3250 to  3549
-    generator/verifier/rules/agreement_statistics.py    lines  3550 to  3809
-    generator/verifier/rules/labelsets.py               lines  3810 to  4148
-    generator/verifier/rules/subjects.py                lines  4149 to  4414
-    generator/verifier/rules/withdrawals.py             lines  4415 to  4453
-    generator/verifier/tlog/keyring.py                  lines  4454 to  4585
-    generator/verifier/rules/ledger.py                  lines  4586 to  5068
-    generator/verifier/memory/ledger_snapshot.py        lines  5069 to  5241
-    generator/verifier/memory/checkpoint_memory.py      lines  5242 to  5396
-    generator/verifier/memory/release_memory.py         lines  5397 to  5597
-    generator/verifier/rules/answers.py                 lines  5598 to  5665
-    generator/verifier/rules/runs.py                    lines  5666 to  6023
-    generator/verifier/rules/lineage.py                 lines  6024 to  6309
-    generator/verifier/rules/score_edits.py             lines  6310 to  6395
-    generator/verifier/rules/evidence.py                lines  6396 to  6490
-    generator/verifier/rules/certificates.py            lines  6491 to  6958
-    generator/verifier/rules/certificate_documents.py   lines  6959 to  7054
-    generator/verifier/rules/recheck.py                 lines  7055 to  7421
-    generator/verifier/core/report.py                   lines  7422 to  7584
-    generator/verifier/core/folder.py                   lines  7585 to  7841
-    generator/verifier/site/release.py                  lines  7842 to  8098
-    generator/verifier/site/download.py                 lines  8099 to  8580
-    generator/verifier/tlog/rotation.py                 lines  8581 to  8689
-    generator/verifier/site/history.py                  lines  8690 to  9043
-    generator/verifier/site/publication.py              lines  9044 to  9481
-    generator/verifier/rules/revocations.py             lines  9482 to  9601
-    generator/verifier/site/certificate_files.py        lines  9602 to  9982
-    generator/verifier/site/agreement_files.py          lines  9983 to 10127
-    generator/verifier/site/accounting.py               lines 10128 to 10355
-    generator/verifier/site/verify_site.py              lines 10356 to 10614
-    generator/verifier/site/command_line.py             lines 10615 to 10936
+    generator/verifier/core/isolation.py                lines    75 to   215
+    generator/verifier/core/text.py                     lines   216 to   299
+    generator/verifier/core/errors.py                   lines   300 to   366
+    generator/verifier/core/canonical.py                lines   367 to   675
+    generator/verifier/core/confusables_table.py        lines   676 to  1012
+    generator/verifier/core/confusables.py              lines  1013 to  1119
+    generator/verifier/core/formats.py                  lines  1120 to  1357
+    generator/verifier/core/sodium.py                   lines  1358 to  1401
+    generator/verifier/core/public_keys.py              lines  1402 to  1678
+    generator/verifier/core/note.py                     lines  1679 to  1786
+    generator/verifier/tlog/merkle.py                   lines  1787 to  1927
+    generator/verifier/tlog/tlogproof.py                lines  1928 to  2000
+    generator/verifier/tlog/tiles.py                    lines  2001 to  2268
+    generator/verifier/tlog/tile_proofs.py              lines  2269 to  2361
+    generator/verifier/tlog/cosignature.py              lines  2362 to  2511
+    generator/verifier/tlog/policy.py                   lines  2512 to  2794
+    generator/verifier/tlog/witnessing.py               lines  2795 to  2824
+    generator/verifier/core/idindex.py                  lines  2825 to  2908
+    generator/verifier/rules/methodology_rules.py       lines  2909 to  3252
+    generator/verifier/rules/scoring.py                 lines  3253 to  3552
+    generator/verifier/rules/agreement_statistics.py    lines  3553 to  3812
+    generator/verifier/rules/labelsets.py               lines  3813 to  4151
+    generator/verifier/rules/subjects.py                lines  4152 to  4417
+    generator/verifier/rules/withdrawals.py             lines  4418 to  4456
+    generator/verifier/tlog/keyring.py                  lines  4457 to  4588
+    generator/verifier/rules/ledger.py                  lines  4589 to  5071
+    generator/verifier/memory/ledger_snapshot.py        lines  5072 to  5244
+    generator/verifier/memory/checkpoint_memory.py      lines  5245 to  5399
+    generator/verifier/memory/release_memory.py         lines  5400 to  5600
+    generator/verifier/rules/answers.py                 lines  5601 to  5668
+    generator/verifier/rules/runs.py                    lines  5669 to  6026
+    generator/verifier/rules/lineage.py                 lines  6027 to  6312
+    generator/verifier/rules/score_edits.py             lines  6313 to  6398
+    generator/verifier/rules/evidence.py                lines  6399 to  6493
+    generator/verifier/rules/certificates.py            lines  6494 to  6961
+    generator/verifier/rules/certificate_documents.py   lines  6962 to  7057
+    generator/verifier/rules/recheck.py                 lines  7058 to  7424
+    generator/verifier/core/report.py                   lines  7425 to  7587
+    generator/verifier/core/folder.py                   lines  7588 to  7844
+    generator/verifier/core/checksum_tree.py            lines  7845 to  7999
+    generator/verifier/site/release.py                  lines  8000 to  8287
+    generator/verifier/site/checksum_lists.py           lines  8288 to  8444
+    generator/verifier/site/zip_layout.py               lines  8445 to  8644
+    generator/verifier/site/download.py                 lines  8645 to  8997
+    generator/verifier/tlog/rotation.py                 lines  8998 to  9106
+    generator/verifier/site/history.py                  lines  9107 to  9460
+    generator/verifier/site/publication.py              lines  9461 to  9898
+    generator/verifier/rules/revocations.py             lines  9899 to 10018
+    generator/verifier/site/certificate_files.py        lines 10019 to 10399
+    generator/verifier/site/agreement_files.py          lines 10400 to 10544
+    generator/verifier/site/accounting.py               lines 10545 to 10772
+    generator/verifier/site/verify_site.py              lines 10773 to 11034
+    generator/verifier/site/command_line.py             lines 11035 to 11356
 """
 
 # ==============================================================================================
@@ -7840,6 +7843,161 @@ class Site:
 
 
 # ==============================================================================================
+# generator/verifier/core/checksum_tree.py: The checksum list as a tree (docs/formats/v3.md, 5): which list holds each
+#     file of a v3 site, the bytes of every list, and reading a tree's lists back.
+# ==============================================================================================
+
+# A leaf holds at most this many files; a node with more is split by the next hex digit of the keys.
+LEAF_FILES = 64
+
+
+LISTS_DIR = "sums"
+
+
+PARTS_DIR = "download"
+
+
+LIST_SUFFIX = ".sha256"
+
+
+PART_SUFFIX = ".zip"
+
+
+LIST_RE = re.compile(rf"{LISTS_DIR}/([0-9a-f]{{1,64}})\{LIST_SUFFIX}")
+
+
+PART_RE = re.compile(rf"{PARTS_DIR}/([0-9a-f]{{1,64}})\{PART_SUFFIX}")
+
+
+_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
+
+
+def path_key(path: str) -> str:
+    """A file's key: the SHA-256, lowercase hex, of its path's UTF-8 bytes."""
+    return hashlib.sha256(path.encode("utf-8")).hexdigest()
+
+
+def list_path(prefix: str) -> str:
+    """The list of node `prefix`: SHA256SUMS for the root, else sums/<prefix>.sha256."""
+    return SUMS_PATH if not prefix else f"{LISTS_DIR}/{prefix}{LIST_SUFFIX}"
+
+
+def part_path(prefix: str) -> str:
+    """The download part of leaf `prefix`."""
+    return f"{PARTS_DIR}/{prefix}{PART_SUFFIX}"
+
+
+def is_tree_file(path: str) -> bool:
+    """A file the tree itself places (a list, a part, the root and its signature), which no
+    leaf lists: every other file of a v3 site is in exactly one leaf."""
+    return path in (SUMS_PATH, SUMS_SIG_PATH) or path.startswith((f"{LISTS_DIR}/", f"{PARTS_DIR}/"))
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A tree's shape: each leaf's files in path-byte order, each inner node's children (the
+    root's prefix is empty) in digit order."""
+
+    leaves: dict[str, list[str]]
+    inner: dict[str, list[str]]
+
+    def lists_bottom_up(self) -> list[str]:
+        """The inner nodes, deepest first: the order in which each list's children exist before it."""
+        return sorted(self.inner, key=lambda p: (-len(p), p))
+
+
+def build_tree(paths: Iterable[str]) -> Tree:
+    """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
+    node is a leaf when it holds at most LEAF_FILES files, else it has a child for each digit
+    some of its keys continue with."""
+    keyed = sorted((path_key(p), p) for p in paths)
+    leaves: dict[str, list[str]] = {}
+    inner: dict[str, list[str]] = {}
+    # Sorted by key, the files of a node are a run of `keyed`: (prefix, start, end) to visit.
+    todo = [("", 0, len(keyed))]
+    while todo:
+        prefix, lo, hi = todo.pop()
+        if prefix and hi - lo <= LEAF_FILES:
+            leaves[prefix] = sorted((p for _, p in keyed[lo:hi]), key=lambda p: p.encode())
+            continue
+        depth, children, i = len(prefix), [], lo
+        while i < hi:
+            digit = keyed[i][0][depth]
+            j = i
+            while j < hi and keyed[j][0][depth] == digit:
+                j += 1
+            children.append(prefix + digit)
+            todo.append((prefix + digit, i, j))
+            i = j
+        inner[prefix] = children
+    return Tree(leaves, inner)
+
+
+def sums_text(rows: Iterable[tuple[str, str]]) -> bytes:
+    """A checksum list: `<sha256>  <path>` lines for (path, sha256) rows, sorted by path bytes."""
+    return "".join(f"{sha}  {p}\n" for p, sha in sorted(rows, key=lambda r: r[0].encode())).encode()
+
+
+def leaf_list(tree: Tree, prefix: str, digests: Mapping[str, str]) -> bytes:
+    """The list of leaf `prefix`: a line for each of its files."""
+    return sums_text((p, digests[p]) for p in tree.leaves[prefix])
+
+
+def inner_list(tree: Tree, prefix: str, digests: Mapping[str, str], parts: bool) -> bytes:
+    """The list of inner node `prefix` (the root's is SHA256SUMS): each child's list and, with
+    `parts`, each leaf child's download part."""
+    rows = []
+    for child in tree.inner[prefix]:
+        rows.append((list_path(child), digests[list_path(child)]))
+        if parts and child in tree.leaves:
+            rows.append((part_path(child), digests[part_path(child)]))
+    return sums_text(rows)
+
+
+def read_lists(root: bytes, read: Callable[[str], bytes | None]) -> tuple[dict[str, str], list[str]]:
+    """Every (path, sha256) row of a site's checksum lists: SHA256SUMS's (`root`), and, for each
+    list of sums/ a list names, that list's, read with `read` (None: unreadable) and taken only
+    when it has the SHA-256 its parent gives. A v1 or v2 SHA256SUMS names no list: its own rows.
+    Returns the rows and the problems met, each naming the list and its line; the shape of the
+    tree is not checked here (the verifier does)."""
+    rows: dict[str, str] = {}
+    problems: list[str] = []
+    todo = [(SUMS_PATH, root)]
+    while todo:
+        name, data = todo.pop()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"{name}: not valid UTF-8")
+            continue
+        last = b""
+        for n, line in enumerate(text.splitlines(), 1):
+            m = _LINE_RE.fullmatch(line)
+            if m is None:
+                problems.append(f"{name}:{n}: expected `<sha256>  <path>`, found {line[:80]!r}")
+                continue
+            sha, path = m.group(1), m.group(2)
+            if path.encode() <= last:
+                problems.append(f"{name}:{n}: lines not sorted by path bytes (or a path listed twice)")
+            last = path.encode()
+            if path in rows or path in (SUMS_PATH, SUMS_SIG_PATH):
+                problems.append(f"{name}:{n}: {path!r} listed twice")
+                continue
+            rows[path] = sha
+            if LIST_RE.fullmatch(path):
+                child = read(path)
+                if child is None:
+                    problems.append(f"{path}: listed in {name} (line {n}) but cannot be read")
+                elif hashlib.sha256(child).hexdigest() != sha:
+                    problems.append(f"{path}: not the SHA-256 {name} gives it (line {n})")
+                else:
+                    todo.append((path, child))
+        if text and not text.endswith("\n"):
+            problems.append(f"{name}: last line does not end with a newline")
+    return rows, problems
+
+
+# ==============================================================================================
 # generator/verifier/site/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS
 #     over every file, and the verifier copy the site ships.
 # ==============================================================================================
@@ -7994,11 +8152,47 @@ def check_keys_document(
 
 @dataclass(frozen=True)
 class Listing:
-    """SHA256SUMS as read, for the checks of what restates it (the site's archive)."""
+    """SHA256SUMS as read (a v3 site's tree of lists: every row of every list), for the checks
+    of what restates it (the site's archive, a v3 site's download parts)."""
 
     files: dict[str, str]  # path to SHA-256, as listed
     signed: bool  # its signature verified with the site key
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
+    # A v3 site's leaves (docs/formats/v3.md, 5): prefix -> its files, in its list's order.
+    leaves: dict[str, list[str]] | None = None
+
+
+def parse_sums(report: Report, rel: str, data: bytes) -> list[tuple[int, str, str]] | None:
+    """A checksum list's lines (format v1 §7) as (line number, SHA-256, path), each well formed
+    and in path-byte order, the last ending with a newline; None if it is not UTF-8. A line
+    that is not well formed is reported (naming `rel` and the line) and left out."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.check(False, rel, "not valid UTF-8")
+        return None
+    rows = []
+    previous = b""
+    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_safe_path(m.group(2)):
+            report.check(False, rel, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
+            continue
+        path = m.group(2)
+        key_bytes = path.encode()
+        if key_bytes <= previous:
+            report.check(
+                False,
+                rel,
+                "lines not sorted by path bytes (or a path listed twice)",
+                where=f"line {n}",
+                found=path,
+            )
+        previous = key_bytes
+        rows.append((n, m.group(1), path))
+    if not text.endswith("\n"):
+        report.check(False, rel, "last line does not end with a newline")
+    return rows
 
 
 def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
@@ -8006,57 +8200,52 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
     set back), and hashing is what the floor of a verification is."""
-    report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        report.check(False, SUMS_PATH, "not valid UTF-8")
+    rows = parse_sums(s.report, SUMS_PATH, data)
+    if rows is None:
         return None
-    listed: dict[str, str] = {}
-    previous = b""
-    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
-        m = SUMS_LINE_RE.fullmatch(line)
-        if not m or not is_safe_path(m.group(2)):
-            report.check(False, SUMS_PATH, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
-            continue
-        path = m.group(2)
-        key_bytes = path.encode()
-        if key_bytes <= previous:
-            report.check(
-                False,
-                SUMS_PATH,
-                "lines not sorted by path bytes (or a path listed twice)",
-                where=f"line {n}",
-                found=path,
-            )
-        previous = key_bytes
-        listed[path] = m.group(1)
-    if not text.endswith("\n"):
-        report.check(False, SUMS_PATH, "last line does not end with a newline")
+    listed = {path: sha for _, sha, path in rows}
+    return Listing(listed, signed, check_files(s, verifier, listed, lambda rel: SUMS_PATH))
+
+
+def check_files(
+    s: Site,
+    verifier: str,
+    listed: dict[str, str],
+    named_in: Callable[[str], str],
+    unlisted: Callable[[str], tuple[str, str]] = lambda rel: (
+        f"file is not listed in {SUMS_PATH}",
+        f"only the files {SUMS_PATH} lists",
+    ),
+) -> frozenset[str]:
+    """Every file of the site against the lists: none that no list names (SHA256SUMS and its
+    signature aside; `unlisted(path)` says what such a file is, and what was expected), none listed and missing, each
+    with the SHA-256 listed (`named_in(path)` says where, for the messages). Returns the files
+    that have it."""
+    report = s.report
     actual = set(s.files(verifier))
     s.files_found = set(actual)
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
-        report.check(
-            False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
-        )
+        report.check(False, rel, *unlisted(rel), "an extra file")
     env = s.environment
     for rel in sorted(set(listed) - actual):
         if env is not None and rel.startswith(env + "/"):
             report.check(
                 False,
                 rel,
-                f"listed in {SUMS_PATH}, inside the Python environment running this verifier: the site ships "
+                f"listed in {named_in(rel)}, inside the Python environment running this verifier: the site ships "
                 "that environment, so its code ran inside this verifier and no verdict of this run can be trusted",
                 "an environment you made yourself, outside the site's files",
                 "a file of the site",
             )
             continue
-        report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
+        report.check(
+            False, rel, f"listed in {named_in(rel)} but missing", f"a file with SHA-256 {listed[rel]}", "nothing"
+        )
     matched = set()
     todo = sorted(actual & set(listed))
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
@@ -8064,9 +8253,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         for rel, digest in zip(todo, pool.map(s.file_sha256, todo), strict=True):
             s.current = rel
-            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
+            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {named_in(rel)}", listed[rel], digest):
                 matched.add(rel)
-    return Listing(listed, signed, frozenset(matched))
+    return frozenset(matched)
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
@@ -8097,43 +8286,170 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/site/download.py: The site's downloadable copy (format v2): `download/site.zip`, every file of
-#     the site outside `download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
-#     alone.
+# generator/verifier/site/checksum_lists.py: A v3 site's checksum lists (docs/formats/v3.md, 5): SHA256SUMS signed,
+#     every list the tree implies read and checked (its lines, their order, each file in the leaf its key names,
+#     once), no other file under sums/, and every file of the site against its line.
 # ==============================================================================================
 
-DOWNLOAD_DIR = "download"
+_V3 = "docs/formats/v3.md, 5"
 
 
-ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
+@dataclass
+class _Tree:
+    """The lists as read: every row of every list, where each was read, the leaves and parts."""
+
+    listed: dict[str, str] = field(default_factory=dict)  # every path any list names -> its SHA-256
+    where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>"
+    leaves: dict[str, list[str]] = field(default_factory=dict)
+    inner: dict[str, list[str]] = field(default_factory=dict)
+    parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
 
 
-# The archive's `sha256sum -c` line, for a reader who downloaded the archive alone.
-ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
+def check_sums_tree(s: Site, key: bytes, verifier: str) -> Listing | None:
+    """A v3 site's SHA256SUMS and its tree of lists; what they list, or None if SHA256SUMS cannot be read."""
+    data = s.read(SUMS_PATH, "checksum list")
+    if data is None:
+        return None
+    signed = s.signed(SUMS_PATH, data, key, "checksum list")
+    t = _Tree()
+    todo: list[tuple[str, bytes]] = [("", data)]
+    while todo:
+        prefix, body = todo.pop()
+        rows = parse_sums(s.report, list_path(prefix), body)
+        if rows is None:
+            continue
+        if not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows):
+            _inner(s, t, prefix, rows, todo)
+        else:
+            _leaf(s, t, prefix, rows)
+    _shape(s, t)
+    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted)
+    return Listing(t.listed, signed, matched, t.leaves)
 
 
-ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+def _unlisted(rel: str) -> tuple[str, str]:
+    if rel.startswith(f"{LISTS_DIR}/"):
+        return f"a list the tree does not imply ({_V3})", f"only the lists {SUMS_PATH} leads to"
+    if rel.startswith(f"{PARTS_DIR}/"):
+        return f"a download part the tree does not imply ({_V3}, 6)", "only the parts of the tree's leaves"
+    return "file is not listed in any checksum list", f"every file in the leaf list its key names ({_V3})"
 
 
-# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
-# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
-# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
-MEMBER_MODE = stat.S_IFREG | 0o644
+def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
+    """Record a row of list `rel`; False (and a failure) if another list named the path already."""
+    if path in t.listed:
+        s.report.check(
+            False, rel, f"a path listed twice (also in {t.where[path]})", "each path once", path, f"line {n}"
+        )
+        return False
+    t.listed[path], t.where[path] = sha, f"{rel} line {n}"
+    return True
 
 
-MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
+def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes]]) -> None:
+    """An inner node's list: a line for each child's list and each leaf child's part, nothing else."""
+    rel = list_path(prefix)
+    children = []
+    for n, sha, path in rows:
+        m = LIST_RE.fullmatch(path) or PART_RE.fullmatch(path)
+        if m is None or len(m.group(1)) != len(prefix) + 1 or not m.group(1).startswith(prefix):
+            s.report.check(
+                False,
+                rel,
+                f"a line that names neither the list nor the part of a child of this node ({_V3})",
+                f"{LISTS_DIR}/{prefix}<hex digit>.sha256 or {PARTS_DIR}/{prefix}<hex digit>.zip",
+                path,
+                f"line {n}",
+            )
+            continue
+        if not _add(s, t, rel, n, sha, path):
+            continue
+        child = m.group(1)
+        if path.startswith(f"{PARTS_DIR}/"):
+            t.parts.add(child)
+            continue
+        children.append(child)
+        if s.file_size(path) is not None:  # a missing list is reported with every missing file
+            body = s.read(path, "checksum list")
+            if body is not None:
+                todo.append((child, body))
+    if not children:
+        s.report.check(False, rel, f"an inner list without a child's list ({_V3})", "a line for each child", "none")
+    t.inner[prefix] = children
 
 
-SIGNATURE_BYTES = 64
+def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> None:
+    """A leaf's list: files whose keys start with its prefix, at least one, at most LEAF_FILES."""
+    rel = list_path(prefix)
+    files = []
+    for n, sha, path in rows:
+        if is_tree_file(path):
+            s.report.check(
+                False, rel, f"a leaf's list names a list or a part, which the inner lists place ({_V3})", "a file", path
+            )
+            continue
+        key = path_key(path)
+        s.report.check(
+            key.startswith(prefix),
+            rel,
+            f"a file in the wrong leaf: its key {key} names the list of its prefix ({_V3})",
+            f"a key starting with {prefix}",
+            path,
+            f"line {n}",
+        )
+        if _add(s, t, rel, n, sha, path):
+            files.append(path)
+    s.report.check(
+        0 < len(files) <= LEAF_FILES,
+        rel,
+        f"a leaf holds from 1 to {LEAF_FILES} files ({_V3})",
+        f"1 to {LEAF_FILES} files",
+        f"{len(files)} files",
+    )
+    t.leaves[prefix] = files
 
 
-_CHUNK = 1 << 20
+def _shape(s: Site, t: _Tree) -> None:
+    """Every inner node but the root holds more than LEAF_FILES files (else it is a leaf), and
+    every leaf has a download part or none does."""
+
+    def count(p: str) -> int:
+        if p in t.leaves:
+            return len(t.leaves[p])
+        return sum(count(c) for c in t.inner.get(p, ()))
+
+    for p in sorted(t.inner):
+        if p and (n := count(p)) <= LEAF_FILES:
+            s.report.check(
+                False,
+                list_path(p),
+                f"an inner list over {n} files: a node of at most {LEAF_FILES} is a leaf ({_V3})",
+                "a leaf's list",
+                "an inner list",
+            )
+    for p in sorted(t.parts - set(t.leaves)):
+        s.report.check(
+            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({_V3}, 6)", None, part_path(p)
+        )
+    if t.parts:
+        for p in sorted(set(t.leaves) - t.parts):
+            s.report.check(
+                False,
+                list_path(p[:-1]),
+                f"no line for {part_path(p)}: every leaf has a download part, or none does ({_V3}, 6)",
+                part_path(p),
+                "no line",
+            )
 
 
-# What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
-# (UnicodeDecodeError, a ValueError, is a name flagged UTF-8 that is not.)
-_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError)
-
+# ==============================================================================================
+# generator/verifier/site/zip_layout.py: A ZIP archive's layout held to the one the build writes (FORMAT.md, "The
+#     downloadable copy"): the end records last and as zipfile writes them, the central directory right before them,
+#     and the local entries back to back from offset 0, each agreeing with its central entry. Unpackers differ in what
+#     they read: one that walks the local headers in order would unpack an entry the central directory hides, so no
+#     byte may lie outside the members the central directory lists. Used for v2's `download/site.zip` and v3's
+#     download parts alike (generator/verifier/site/download.py).
+# ==============================================================================================
 
 # The records of APPNOTE 4.3, as zipfile writes them; the signature first.
 _END = struct.Struct("<4s4H2LH")  # disks, entries on this disk and in all, size, offset, comment
@@ -8159,7 +8475,7 @@ _CENTRAL_EXTRA_MAX = 4 + 3 * 8
 
 
 @dataclass(frozen=True)
-class _Directory:
+class Directory:
     """Where the end records place the central directory, checked against the file's size."""
 
     count: int
@@ -8167,84 +8483,7 @@ class _Directory:
     size: int
 
 
-def in_download(rel: str) -> bool:
-    """Whether a site path lies in the download folder, which the archive does not hold."""
-    return rel.startswith(f"{DOWNLOAD_DIR}/")
-
-
-def archive_sums(listed: dict[str, str]) -> bytes:
-    """The checksum list the archive holds: the site's lines (path to SHA-256) outside
-    `download/`, in SHA256SUMS form and order."""
-    paths = sorted((p for p in listed if not in_download(p)), key=lambda p: p.encode())
-    return "".join(f"{listed[p]}  {p}\n" for p in paths).encode()
-
-
-def archive_sums_line(sha256: str) -> bytes:
-    """download/site.zip.sha256: `sha256sum -c` checks the archive with it in its own folder."""
-    return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
-
-
-def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
-    """The archive, if the site has one (it is optional): its checksum line, and its members
-    exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
-    the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
-    with the files, the archive's bytes included.
-
-    Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
-    signature failed, nor a member with a site file that differs from its line. With a `memory`
-    (generator/verifier/memory/release_memory.py), a member whose compressed bytes were read back before to
-    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
-    report = s.report
-    listed = sums.files
-    if ARCHIVE_PATH not in listed:
-        if ARCHIVE_SUMS_PATH in listed:
-            report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
-        return
-    line = s.read(ARCHIVE_SUMS_PATH, "checksum line of the archive")
-    if line is not None:
-        want = archive_sums_line(listed[ARCHIVE_PATH])
-        report.check(
-            line == want,
-            ARCHIVE_SUMS_PATH,
-            f"does not give the archive's SHA-256 that {SUMS_PATH} lists",
-            show(want.decode()),
-            show(line.decode("utf-8", "replace")),
-        )
-    if not sums.signed:
-        report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
-        return
-    f = s.open(ARCHIVE_PATH, "archive")
-    if f is None:
-        return
-    with f:
-        # Before zipfile reads the central directory: the end records say how large it is.
-        where = _check_end(s, f, _expected(listed))
-        if where is None:
-            return
-        try:
-            zf = zipfile.ZipFile(f)
-        except _UNREADABLE as e:
-            report.check(False, ARCHIVE_PATH, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
-            return
-        with zf:
-            infos = zf.infolist()
-            if not report.check(
-                len(infos) == where.count,
-                ARCHIVE_PATH,
-                "the end-of-central-directory record counts other entries than the central directory holds",
-                f"{len(infos)} entries",
-                f"{where.count} entries",
-            ):
-                return
-            data_at = _check_layout(s, f, infos, where)
-            _check_members(s, zf, key, sums, _Known(f, data_at, memory) if memory and data_at else None)
-
-
-def _expected(listed: dict[str, str]) -> set[str]:
-    return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
-
-
-def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
+def check_end(s: Site, rel: str, f: BinaryIO, expected: set[str], members_are: str, too_many: str) -> Directory | None:
     """The end records, as the build writes them: the end-of-central-directory record is the
     archive's last 22 bytes (no comment, nothing after it), for one disk; preceded by the zip64
     end record and its locator exactly when zipfile needs them (too many entries, or a central
@@ -8252,7 +8491,7 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
     larger than the site's files can make it. None, and a failure, if not."""
 
     def fail(message: str, expected: object, found: object) -> None:
-        s.report.check(False, ARCHIVE_PATH, message, expected, found)
+        s.report.check(False, rel, message, expected, found)
 
     size = f.seek(0, 2)
     f.seek(max(0, size - _END.size - 0xFFFF))
@@ -8301,9 +8540,8 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
     if count > len(expected):
         # More members than files cannot be right; naming each of a million would be no help.
         fail(
-            "the archive holds more members than the site has files",
-            f"{len(expected)} members: the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own "
-            f"{SUMS_PATH} and {SUMS_SIG_PATH}",
+            too_many,
+            f"{len(expected)} members: {members_are}",
             f"{count} members",
         )
         return None
@@ -8318,11 +8556,11 @@ def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
     if cd_size > largest:
         fail("a central directory larger than the site's files make it", f"at most {largest} bytes", cd_size)
         return None
-    return _Directory(count, cd_offset, cd_size)
+    return Directory(count, cd_offset, cd_size)
 
 
-def _check_layout(
-    s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
+def check_layout(
+    s: Site, rel: str, f: BinaryIO, infos: list[zipfile.ZipInfo], where: Directory
 ) -> dict[int, tuple[int, int]] | None:
     """The members as the build lays them out: local entries back to back from offset 0 in the
     order of the central directory, each header agreeing with its central entry, no data
@@ -8338,18 +8576,16 @@ def _check_layout(
         at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
         problem = _local_problem(f, info, pos)
         if isinstance(problem, str):
-            s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
+            s.report.check(False, rel, problem, "the archive as the build writes it", where=at)
             return None
         data_at[info.header_offset] = (problem - info.compress_size, info.compress_size)
         pos = problem
         if pos > where.offset:
-            s.report.check(
-                False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
-            )
+            s.report.check(False, rel, "member data running into the central directory", where.offset, pos, where=at)
             return None
     if not s.report.check(
         pos == where.offset,
-        ARCHIVE_PATH,
+        rel,
         "bytes between the last member and the central directory, which lists none there (a hidden entry?)",
         f"the central directory at offset {pos}",
         f"{where.offset - pos} bytes more",
@@ -8406,6 +8642,173 @@ def _local_sizes(usize: int, csize: int, extra: bytes) -> tuple[int, int]:
     return usize, csize
 
 
+# ==============================================================================================
+# generator/verifier/site/download.py: The site's downloadable copy (format v2): `download/site.zip`, every file of
+#     the site outside `download/`, with a checksum list of its own, so that the unpacked copy is a site that verifies
+#     alone.
+# ==============================================================================================
+
+DOWNLOAD_DIR = "download"
+
+
+ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
+
+
+# The archive's `sha256sum -c` line, for a reader who downloaded the archive alone.
+ARCHIVE_SUMS_PATH = f"{ARCHIVE_PATH}.sha256"
+
+
+ARCHIVE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+
+
+# A member's external attributes: the Unix mode the build writes in the high 16 bits and no
+# MS-DOS bits, or nothing at all (the unpacker's default for a new file). Any other permission
+# (setuid, setgid, sticky, executable, writable by others) would be restored by the unpacker.
+MEMBER_MODE = stat.S_IFREG | 0o644
+
+
+MEMBER_ATTRIBUTES = (MEMBER_MODE << 16, 0)
+
+
+SIGNATURE_BYTES = 64
+
+
+_CHUNK = 1 << 20
+
+
+# What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
+# (UnicodeDecodeError, a ValueError, is a name flagged UTF-8 that is not.)
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError)
+
+
+def in_download(rel: str) -> bool:
+    """Whether a site path lies in the download folder, which the archive does not hold."""
+    return rel.startswith(f"{DOWNLOAD_DIR}/")
+
+
+def archive_sums(listed: dict[str, str]) -> bytes:
+    """The checksum list the archive holds: the site's lines (path to SHA-256) outside
+    `download/`, in SHA256SUMS form and order."""
+    paths = sorted((p for p in listed if not in_download(p)), key=lambda p: p.encode())
+    return "".join(f"{listed[p]}  {p}\n" for p in paths).encode()
+
+
+def archive_sums_line(sha256: str) -> bytes:
+    """download/site.zip.sha256: `sha256sum -c` checks the archive with it in its own folder."""
+    return f"{sha256}  {ARCHIVE_PATH.rsplit('/', 1)[1]}\n".encode()
+
+
+def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = None) -> None:
+    """The archive, if the site has one (it is optional): its checksum line, and its members
+    exactly the files SHA256SUMS lists outside `download/`, each with the listed SHA-256, and
+    the archive's own checksum list signed by `key`. `sums` is SHA256SUMS as read and compared
+    with the files, the archive's bytes included.
+
+    Each discrepancy is reported once, where it is: nothing is compared with a SHA256SUMS whose
+    signature failed, nor a member with a site file that differs from its line. With a `memory`
+    (generator/verifier/memory/release_memory.py), a member whose compressed bytes were read back before to
+    the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
+    report = s.report
+    listed = sums.files
+    if sums.leaves is not None:
+        _check_parts(s, sums, memory)
+        return
+    if ARCHIVE_PATH not in listed:
+        if ARCHIVE_SUMS_PATH in listed:
+            report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
+        return
+    line = s.read(ARCHIVE_SUMS_PATH, "checksum line of the archive")
+    if line is not None:
+        want = archive_sums_line(listed[ARCHIVE_PATH])
+        report.check(
+            line == want,
+            ARCHIVE_SUMS_PATH,
+            f"does not give the archive's SHA-256 that {SUMS_PATH} lists",
+            show(want.decode()),
+            show(line.decode("utf-8", "replace")),
+        )
+    if not sums.signed:
+        report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
+        return
+    expected = _expected(listed)
+    _check_archive(
+        s,
+        ARCHIVE_PATH,
+        expected,
+        f"the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own {SUMS_PATH} and {SUMS_SIG_PATH}",
+        "the archive holds more members than the site has files",
+        lambda zf, known: _check_members(s, ARCHIVE_PATH, zf, sums, expected, known, (key, archive_sums(listed))),
+        memory,
+    )
+
+
+def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
+    """A v3 site's download parts (docs/formats/v3.md, 6): each leaf's part, if the tree lists
+    one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
+    if sums.leaves is None:
+        return
+    for prefix, files in sorted(sums.leaves.items()):
+        rel = part_path(prefix)
+        if rel not in sums.files:
+            continue  # the tree checks that every leaf has its part or none does
+        if not sums.signed:
+            s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
+            continue
+        expected = {*files, list_path(prefix)}
+        _check_archive(
+            s,
+            rel,
+            expected,
+            f"the files of leaf {prefix} and its list {list_path(prefix)}",
+            "the part holds more members than its leaf has files, with its list",
+            # Called before the loop moves on: `rel` and `expected` are this leaf's.
+            lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
+            memory,
+        )
+
+
+def _check_archive(
+    s: Site,
+    rel: str,
+    expected: set[str],
+    members_are: str,
+    too_many: str,
+    check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
+    memory: Memory | None,
+) -> None:
+    """An archive read in place: its end records, its central directory, its layout, then its members."""
+    report = s.report
+    f = s.open(rel, "archive")
+    if f is None:
+        return
+    with f:
+        # Before zipfile reads the central directory: the end records say how large it is.
+        where = check_end(s, rel, f, expected, members_are, too_many)
+        if where is None:
+            return
+        try:
+            zf = zipfile.ZipFile(f)
+        except _UNREADABLE as e:
+            report.check(False, rel, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
+            return
+        with zf:
+            infos = zf.infolist()
+            if not report.check(
+                len(infos) == where.count,
+                rel,
+                "the end-of-central-directory record counts other entries than the central directory holds",
+                f"{len(infos)} entries",
+                f"{where.count} entries",
+            ):
+                return
+            data_at = check_layout(s, rel, f, infos, where)
+            check_members(zf, _Known(f, data_at, memory) if memory and data_at else None)
+
+
+def _expected(listed: dict[str, str]) -> set[str]:
+    return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
+
+
 class _Known:
     """What the verifier's memory knows of members: compressed bytes already read back to the
     SHA-256 their file is listed with."""
@@ -8429,11 +8832,21 @@ class _Known:
         return self.memory.member_key(info.compress_type, info.CRC, info.file_size, h.hexdigest(), listed)
 
 
-def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:
+def _check_members(
+    s: Site,
+    rel: str,
+    zf: zipfile.ZipFile,
+    listing: Listing,
+    expected: set[str],
+    known: _Known | None = None,
+    own_sums: tuple[bytes, bytes] | None = None,
+) -> None:
+    """Each member of archive `rel` against the site's file of its name (`expected`, each listed
+    in `listing`). `own_sums` (the key, and the list it must hold): v2's archive, which holds its
+    own SHA256SUMS and signature instead of the site's."""
     report = s.report
     listed = listing.files
-    sums = archive_sums(listed)
-    expected = _expected(listed)
+    sums = own_sums[1] if own_sums is not None else b""
     infos = zf.infolist()  # no more than the site has files: _check_end saw to it
     seen: set[str] = set()
     sums_member: bytes | None = None
@@ -8441,19 +8854,19 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
     for info in infos:
         name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
         where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
-        s.current = ARCHIVE_PATH
-        if not _member_named_well(report, info, seen, expected, where):
+        s.current = rel
+        if not _member_named_well(report, rel, info, seen, expected, where):
             continue
-        own = name in (SUMS_PATH, SUMS_SIG_PATH)
+        own = own_sums is not None and name in (SUMS_PATH, SUMS_SIG_PATH)
         if not own and name not in listing.matched:
             continue  # the site's file is missing or differs from its line: reported there
-        size = len(sums) if name == SUMS_PATH else SIGNATURE_BYTES if name == SUMS_SIG_PATH else s.file_size(name)
+        size = (len(sums) if name == SUMS_PATH else SIGNATURE_BYTES) if own else s.file_size(name)
         if size is None:
             continue  # gone since it was hashed
-        if not _plain(s, info, size, where):
+        if not _plain(s, rel, info, size, where):
             continue
         if own:
-            data = _read_member(s, zf, info, where, keep=True)
+            data = _read_member(s, rel, zf, info, where, keep=True)
             if name == SUMS_PATH:
                 sums_member = data
             else:
@@ -8463,13 +8876,13 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         if remembered is not None and known is not None and known.memory.member_known(remembered):
             report.checks += 1
             continue
-        digest = _read_member(s, zf, info, where)
+        digest = _read_member(s, rel, zf, info, where)
         if digest is None:
             continue
         same_bytes = report.check(
             digest.decode() == listed[name],
-            ARCHIVE_PATH,
-            f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
+            rel,
+            f"member differs from the site's file (SHA-256 from {SUMS_PATH if own_sums else 'its leaf list'})",
             listed[name],
             digest.decode(),
             where=where,
@@ -8477,23 +8890,25 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         if same_bytes and remembered is not None and known is not None:
             known.memory.member_passed(remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
-        report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
-    if sums_member is not None:
-        _check_archive_sums(report, key, sums, sums_member, sig_member)
+        report.check(False, rel, "a file of the site is missing from the archive", name, "nothing")
+    if sums_member is not None and own_sums is not None:
+        _check_archive_sums(report, own_sums[0], sums, sums_member, sig_member)
 
 
-def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str) -> bool:
+def _member_named_well(
+    report: Report, rel: str, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str
+) -> bool:
     """Whether a member's name is one to read: its first time in the archive, safe to unpack,
     and a file of the site the archive holds. `seen` gathers the names met."""
     name = info.orig_filename
     if name in seen:
-        report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+        report.check(False, rel, "the archive holds a member twice", "each file once", where=where)
         return False
     seen.add(name)
     if not is_safe_path(name) or name != info.filename:
         report.check(
             False,
-            ARCHIVE_PATH,
+            rel,
             "member with an unsafe name, which unpacking could write outside its folder",
             "a relative path with '/', no '..', no empty segment, backslash or control character",
             show(name),
@@ -8503,9 +8918,11 @@ def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], ex
     if name not in expected:
         report.check(
             False,
-            ARCHIVE_PATH,
-            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-            "only the site's files",
+            rel,
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)"
+            if rel == ARCHIVE_PATH
+            else "member that is not a file of the part's leaf, nor its list (docs/formats/v3.md, 6)",
+            "only the site's files" if rel == ARCHIVE_PATH else "only the leaf's files and its list",
             "an extra member",
             where=where,
         )
@@ -8534,7 +8951,7 @@ def _check_archive_sums(report: Report, key: bytes, sums: bytes, sums_member: by
         )
 
 
-def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
+def _plain(s: Site, rel: str, info: zipfile.ZipInfo, size: int, where: str) -> bool:
     """A member this verifier reads: a regular file, unencrypted, stored or deflated, declaring
     the size of the file it copies (so reading it can never inflate beyond that)."""
     mode = info.external_attr >> 16
@@ -8554,11 +8971,13 @@ def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
     elif info.file_size != size:
         problem = (f"{info.file_size} bytes declared", f"{size} bytes, the size of the site's file")
     if problem is not None:
-        s.report.check(False, ARCHIVE_PATH, "member the site's file cannot be", problem[1], problem[0], where=where)
+        s.report.check(False, rel, "member the site's file cannot be", problem[1], problem[0], where=where)
     return problem is None
 
 
-def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
+def _read_member(
+    s: Site, rel: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False
+) -> bytes | None:
     """A member's SHA-256 (hex, as bytes) or, with `keep`, its bytes; read in chunks, never more
     than it declares (zipfile stops there and checks the CRC-32). None, and a failure, if it
     cannot be read."""
@@ -8571,9 +8990,7 @@ def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str
                 if keep:
                     kept.append(chunk)
     except _UNREADABLE as e:
-        s.report.check(
-            False, ARCHIVE_PATH, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where
-        )
+        s.report.check(False, rel, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where)
         return None
     return b"".join(kept) if keep else h.hexdigest().encode()
 
@@ -10438,12 +10855,15 @@ def _check(
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
-    sums = check_sums(s, public_key, manifest["verifier"])
+    # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
+    v3 = site_format(manifest) == 3
+    sums = (check_sums_tree if v3 else check_sums)(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums, memory)
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
-    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
+    # A v3 manifest names no entries document: its ledger is its tiles (docs/formats/v3.md, 3).
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory)
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log. Every key the log has
     # signed with counts, not only today's: a key it rotated away from is still the key of

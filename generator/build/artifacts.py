@@ -163,6 +163,17 @@ def write_entries(ctx: SiteContext, w: SiteWriter, each: Callable[[int, bytes], 
     w.write_signed_stream(layout.ENTRIES, entries_document(ctx, each), ctx.signer)
 
 
+def replay_entries(ctx: SiteContext, each: Callable[[int, bytes], None]) -> None:
+    """Every leaf of the ledger file (which the build holds locked), with its index, written
+    nowhere: a v3 site's ledger is its tiles (docs/formats/v3.md, 3), made by `each`."""
+    count = 0
+    for raw in ledger_lines(ctx.paths):
+        each(count, raw)
+        count += 1
+    if count != ctx.ledger.size:  # pragma: no cover - the lock prevents it
+        raise RuntimeError("the ledger changed while the site was being built")
+
+
 def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes) -> None:
     """The ledger's other documents (format v1 §4): the checkpoint, the commitment list, and
     format v2's revocation list."""

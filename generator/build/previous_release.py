@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.core import layout
+from generator.verifier import read_lists
 
 
 class PreviousRelease:
@@ -37,7 +38,7 @@ class PreviousRelease:
         """Site path -> SHA-256, from its SHA256SUMS: what it vouches each file holds. Empty
         without `reuse` (nothing is taken as it is) or when it has no SHA256SUMS of ours."""
         if self._sums is None:
-            self._sums = _read_sums(self.folder) if self.reuse else {}
+            self._sums = listed_files(self.folder) if self.reuse else {}
         return self._sums
 
     def digest(self, rel: str) -> str | None:
@@ -59,15 +60,19 @@ class PreviousRelease:
             return None
 
 
-def _read_sums(site: Path) -> dict[str, str]:
-    """path -> SHA-256 from a release's SHA256SUMS; nothing if it has none or it is not ours."""
+def listed_files(site: Path) -> dict[str, str]:
+    """path -> SHA-256 from a release's SHA256SUMS and, in format v3, every list of its tree
+    (docs/formats/v3.md, 5); nothing if it has no SHA256SUMS. A list that cannot be read, or is
+    not the bytes its parent lists, adds nothing: what it would have named is written anew."""
     try:
-        text = (site / layout.SUMS).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        root = (site / layout.SUMS).read_bytes()
+    except OSError:
         return {}
-    sums = {}
-    for line in text.splitlines():
-        digest, sep, rel = line.partition("  ")
-        if sep and len(digest) == 64:
-            sums[rel] = digest
-    return sums
+    return read_lists(root, lambda rel: _read(site / rel))[0]
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return None if path.is_symlink() else path.read_bytes()
+    except OSError:
+        return None

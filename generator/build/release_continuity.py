@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from generator.build.previous_release import PreviousRelease
+from generator.build.previous_release import PreviousRelease, listed_files
 from generator.core import layout
 from generator.core.generator_errors import InputError, KeyFileError, problem
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer
 from generator.verifier import (
-    SUMS_LINE_RE,
     FormatError,
     KeyRing,
     iter_canonical_array,
@@ -145,15 +144,11 @@ def _compare_leaves(
 
 def check_published_unchanged(previous: PreviousRelease, new_hashes: dict[str, str]) -> None:
     """Every artifact of the last release must be in the new one, byte for byte."""
-    sums = previous.file(layout.SUMS)
-    if not sums.is_file():
-        return
     problems = []
-    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
-        m = SUMS_LINE_RE.fullmatch(line)
-        if not m or not is_immutable(m.group(2)):
+    # Every file the last release lists (in v3, in the leaves of its tree of lists).
+    for rel, digest in sorted(listed_files(previous.folder).items()):
+        if not is_immutable(rel):
             continue
-        digest, rel = m.group(1), m.group(2)
         if rel not in new_hashes:
             problems.append(problem(rel, "published in the last release but missing from this build"))
         elif new_hashes[rel] != digest:

@@ -25,6 +25,7 @@ import os
 import shutil
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -58,7 +59,7 @@ class Download:
 
 
 @dataclass
-class _Previous:
+class PreviousArchive:
     """The last release's archive, open, known to be the bytes this builder wrote with this zlib."""
 
     f: BinaryIO
@@ -87,31 +88,8 @@ def write_download(ctx: SiteContext, w: SiteWriter) -> Download | None:
     record = archive_cache_path(ctx.paths.private)
     previous = _open_previous(w, record)
 
-    def member(name: str, size: int) -> zipfile.ZipInfo:
-        info = zipfile.ZipInfo(name, when)
-        info.compress_type = zipfile.ZIP_DEFLATED  # at zlib's default level, 6
-        info.create_system = _UNIX
-        info.external_attr = _MODE
-        # Declared before writing, so that zipfile knows whether the member needs ZIP64.
-        info.file_size = size
-        return info
-
-    root = os.fspath(w.root)
-
     def fill(f: BinaryIO) -> None:
-        with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
-            for name in members:
-                data = inline.get(name)
-                source = os.path.join(root, name)  # a str, not a Path: a hundred thousand of them
-                size = len(data) if data is not None else os.stat(source).st_size
-                if data is None and previous is not None and _copy(zf, member(name, size), previous, w.hashes[name]):
-                    continue
-                with zf.open(member(name, size), "w") as out:
-                    if data is not None:
-                        out.write(data)
-                    else:
-                        with open(source, "rb") as src:
-                            shutil.copyfileobj(src, out, _CHUNK)
+        fill_zip(f, w, members, when, inline, lambda name: previous)
 
     try:
         sha256 = w.write_file(layout.ARCHIVE, fill)
@@ -123,15 +101,65 @@ def write_download(ctx: SiteContext, w: SiteWriter) -> Download | None:
     return Download(layout.ARCHIVE, layout.ARCHIVE_SUMS, (w.root / layout.ARCHIVE).stat().st_size, sha256)
 
 
-def _open_previous(w: SiteWriter, record: Path) -> _Previous | None:
+def fill_zip(
+    f: BinaryIO,
+    w: SiteWriter,
+    members: list[str],
+    when: tuple[int, int, int, int, int, int],
+    inline: dict[str, bytes],
+    previous_for: Callable[[str], PreviousArchive | None],
+) -> None:
+    """A ZIP archive into `f` by the byte rules of FORMAT.md, "The downloadable copy": the site's
+    files `members` (or `inline`'s bytes for a name it has), in that order, dated `when`; a
+    member is copied compressed from the archive `previous_for(name)` when that one was deflated
+    from the same bytes."""
+    root = os.fspath(w.root)
+
+    def member(name: str, size: int) -> zipfile.ZipInfo:
+        info = zipfile.ZipInfo(name, when)
+        info.compress_type = zipfile.ZIP_DEFLATED  # at zlib's default level, 6
+        info.create_system = _UNIX
+        info.external_attr = _MODE
+        # Declared before writing, so that zipfile knows whether the member needs ZIP64.
+        info.file_size = size
+        return info
+
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name in members:
+            data = inline.get(name)
+            source = os.path.join(root, name)  # a str, not a Path: a hundred thousand of them
+            size = len(data) if data is not None else os.stat(source).st_size
+            previous = previous_for(name) if data is None else None
+            if previous is not None and _copy(zf, member(name, size), previous, w.hashes[name]):
+                continue
+            with zf.open(member(name, size), "w") as out:
+                if data is not None:
+                    out.write(data)
+                else:
+                    with open(source, "rb") as src:
+                        shutil.copyfileobj(src, out, _CHUNK)
+
+
+def _open_previous(w: SiteWriter, record: Path) -> PreviousArchive | None:
     """The last release's archive, if it is the one the cache says this builder wrote, deflated
     as this one would deflate it; else None, and every member is deflated."""
     if w.previous is None or not w.previous.reuse:
         return None
-    path = w.previous.file(layout.ARCHIVE)
     digest = last_archive(record)
     if digest is None or digest != w.previous.digest(layout.ARCHIVE):
         return None
+
+    def own_sums(zf: zipfile.ZipFile) -> dict[str, str]:
+        lines = (line.partition("  ") for line in zf.read(layout.SUMS).decode().splitlines())
+        return {rel: sha256 for sha256, _, rel in lines}
+
+    return open_archive(w.previous.file(layout.ARCHIVE), digest, own_sums)
+
+
+def open_archive(path: Path, digest: str, sums: Callable[[zipfile.ZipFile], dict[str, str]]) -> PreviousArchive | None:
+    """An archive of the last release to copy members from, if its file still hashes to `digest`
+    (the bytes this builder wrote); `sums(zf)` says from which bytes each member was deflated.
+    None if not: every member is deflated again."""
     try:
         if path.is_symlink() or not path.is_file():
             return None
@@ -142,16 +170,14 @@ def _open_previous(w: SiteWriter, record: Path) -> _Previous | None:
         if hashlib.file_digest(f, "sha256").hexdigest() == digest:
             with zipfile.ZipFile(f) as zf:  # reads the central directory once; leaves `f` open
                 found = {info.filename: info for info in zf.infolist()}
-                sums = zf.read(layout.SUMS).decode()
-            lines = (line.partition("  ") for line in sums.splitlines())
-            return _Previous(f, found, {rel: sha256 for sha256, _, rel in lines})
+                return PreviousArchive(f, found, sums(zf))
     except _UNREADABLE:
         pass
     f.close()
     return None
 
 
-def _copy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, previous: _Previous, digest: str) -> bool:
+def _copy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, previous: PreviousArchive, digest: str) -> bool:
     """Write the member `info` from the last archive's compressed bytes, if its member of that
     name was deflated from the bytes whose SHA-256 is `digest`; False, having written nothing,
     if not. Written as zipfile writes a member to a seekable file (ZipFile._open_to_write, then

@@ -131,10 +131,12 @@ class SiteWriter:
         self.write(rel, data)
         self.write(layout.sig(rel), signer.sign(data))
 
-    def finish(self, signer: Signer) -> None:
-        """Write SHA256SUMS over every file written, sorted by the UTF-8 bytes of the path, and sign it."""
-        lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
-        data = "".join(lines).encode()
+    def finish(self, signer: Signer, data: bytes | None = None) -> None:
+        """Write SHA256SUMS and sign it: `data` (a v3 site's root list), or by default a line for
+        every file written, sorted by the UTF-8 bytes of the path."""
+        if data is None:
+            lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
+            data = "".join(lines).encode()
         # "x": a new file, never one that is there already (a link would be written through).
         with open(self.root / layout.SUMS, "xb") as f:
             f.write(data)

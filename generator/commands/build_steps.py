@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from generator.build import artifacts, cosigning, history_files, schemas, site_archive
+from generator.build import artifacts, cosigning, history_files, schemas, site_archive, sums_tree
 from generator.build.gather import SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_published_unchanged
@@ -43,13 +43,16 @@ from generator.site.views import links_view, systems_view, view_models
 from generator.state import archive_cache, build_cache, ledger_cache, page_cache, recheck_cache, tree_cache
 from generator.state.cache_file import Staged
 from generator.state.page_cache import PageMemo
-from generator.verifier import tile_paths
+from generator.verifier import Tree, tile_paths
 
 S = TypeVar("S")
 
 # What a step reads that no step writes, apart from site paths read back.
 EVERY_PAGE = "every page written above"
 EVERY_FILE = "every file written above"
+# A v3 site's inner lists, written after its download parts: a part holds its leaf's files and
+# list, never an inner list (docs/formats/v3.md, 6).
+INNER_LISTS = "v3: sums/<inner node>.sha256"
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class Writing:
     # Public gates' answer keys, shown beside outputs: a thousand items, not a million.
     answers: dict[str, Any] = field(default_factory=dict)
     example: dict[str, str | None] | None = None
+    tree: Tree | None = None  # a v3 site's checksum tree, once its leaves are written
 
 
 def _entries(b: Writing) -> None:
@@ -111,7 +115,10 @@ def _entries(b: Writing) -> None:
         if index in b.proven:
             b.leaves[index] = raw
 
-    artifacts.write_entries(ctx, b.w, keep)
+    if ctx.program.format == 3:
+        artifacts.replay_entries(ctx, keep)  # the ledger is its tiles: no entries document
+    else:
+        artifacts.write_entries(ctx, b.w, keep)
     tiles.finish(ctx.root)
 
 
@@ -262,11 +269,17 @@ def _release_files(b: Writing) -> None:
 
 
 def _download(b: Writing) -> None:
-    site_archive.write_download(b.ctx, b.w)
+    if b.ctx.program.format == 3:
+        b.tree = sums_tree.write_leaves(b.ctx, b.w)
+    else:
+        site_archive.write_download(b.ctx, b.w)
 
 
 def _sums(b: Writing) -> None:
-    b.w.finish(b.ctx.signer)
+    if b.tree is not None:
+        sums_tree.write_root(b.ctx, b.w, b.tree)
+    else:
+        b.w.finish(b.ctx.signer)
 
 
 def _nothing_rewritten(b: Writing) -> None:
@@ -410,11 +423,21 @@ WRITE: tuple[Step[Writing], ...] = (
     ),
     Step(
         "download archive",
-        (EVERY_FILE, f"{LAST}: its archive's members", _cache(archive_cache.RECORD_NAME)),
-        (layout.ARCHIVE, layout.ARCHIVE_SUMS, _cache(archive_cache.RECORD_NAME)),
+        (EVERY_FILE, f"{LAST}: its archive's members, or its parts (v3)", _cache(archive_cache.RECORD_NAME)),
+        (
+            layout.ARCHIVE,
+            layout.ARCHIVE_SUMS,
+            "v3: sums/<leaf>.sha256, download/<leaf>.zip",
+            _cache(archive_cache.RECORD_NAME),
+        ),
         _download,
     ),
-    Step("SHA256SUMS", (EVERY_FILE, "the signing key"), (layout.SUMS, layout.SUMS_SIG), _sums),
+    Step(
+        "SHA256SUMS",
+        (EVERY_FILE, "the signing key"),
+        (layout.SUMS, layout.SUMS_SIG, INNER_LISTS),
+        _sums,
+    ),
     Step(
         "nothing published rewritten",
         (EVERY_FILE, f"{LAST}: its {layout.SUMS}"),

@@ -5,7 +5,8 @@ target (kept only while the store's checkpoint is still the one that publish sen
 the paths whose bytes changed, in three phases, each finished before the next starts:
 
 1. new immutable objects (artifacts, their signatures, tiles), created only if absent;
-2. the pages and indexes that changed, `SHA256SUMS` and its signature after every other;
+2. the pages and indexes that changed, then a format v3 site's lists under `sums/` that changed,
+   the deepest first (docs/formats/v3.md, 5), then `SHA256SUMS` and its signature;
 3. the checkpoint;
 
 and then removes what the last publish sent and this release no longer has, if it is a page
@@ -28,6 +29,7 @@ refused: publishing an older site would roll the log back.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import heapq
 from collections.abc import Callable, Iterator
@@ -40,7 +42,7 @@ from generator.core.progress import Progress
 from generator.core.windowed import windowed
 from generator.program import journal
 from generator.publish.store import Conflict, Store, StoreError, file_sha256
-from generator.verifier import SUMS_LINE_RE, is_safe_path, parse_policy, policy_problems
+from generator.verifier import LIST_RE, is_safe_path, parse_policy, policy_problems, read_lists
 
 # Sent after every other page, before the checkpoint: the list a verifier starts from.
 _LAST_PAGES = (layout.SUMS, layout.SUMS_SIG)
@@ -87,18 +89,18 @@ class Plan:
 
 def site_listing(site: Path, signed: Callable[[bytes, bytes], bool] | None = None) -> Iterator[tuple[str, str]]:
     """(path, sha256) of every file of the site, in path-byte order: SHA256SUMS's lines (which
-    the build verified and the verifier requires sorted), and the two files it cannot list.
+    the build verified and the verifier requires sorted), in format v3 those of every list of
+    its tree, and the two files it cannot list.
     `signed(sums, signature)`, when given, must accept the list's signature: the list is read
     once, so the rows are those of the bytes it accepted."""
     sums = site / layout.SUMS
     if not sums.is_file():
         raise PublishError(f"{site}: no {layout.SUMS}: not a built site (run `transparency build`)", [], bad_input=True)
-    problems: list[str] = []
     listed: list[tuple[str, str]] = []
     try:
         data = sums.read_bytes()
         signature = (site / layout.SUMS_SIG).read_bytes() if (site / layout.SUMS_SIG).is_file() else b""
-        text = data.decode("utf-8")
+        data.decode("utf-8")  # a list that is not text is refused here, before its signature
     except (OSError, UnicodeDecodeError) as e:
         raise PublishError(f"{sums}: cannot be read as UTF-8 text ({e})", [], bad_input=True) from None
     if signed is not None and not signed(data, signature):
@@ -108,21 +110,35 @@ def site_listing(site: Path, signed: Callable[[bytes, bytes], bool] | None = Non
             [],
             bad_input=True,
         )
-    for n, line in enumerate(text.splitlines(), 1):
-        m = SUMS_LINE_RE.fullmatch(line)
-        if not m:
-            problems.append(f"{sums}:{n}: expected `<sha256>  <path>`, found {line[:80]!r}")
-        elif not is_safe_path(m.group(2)):
-            problems.append(f"{sums}:{n}: {m.group(2)[:80]!r} is not a safe relative path inside the site")
+    # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5): each list
+    # is read where its parent names it, and taken only with the SHA-256 its parent gives.
+    rows, problems = read_lists(data, functools.partial(_read_list, site))
+    for path in sorted(rows, key=str.encode):
+        if is_safe_path(path):
+            listed.append((path, rows[path]))
         else:
-            listed.append((m.group(2), m.group(1)))
-    if [p.encode() for p, _ in listed] != sorted(p.encode() for p, _ in listed):
-        problems.append(f"{sums}: lines not sorted by path bytes (or a path listed twice)")
+            problems.append(f"{site}: {path[:80]!r} is not a safe relative path inside the site")
     if problems:
         raise PublishError(f"{sums} is malformed", problems, bad_input=True)
     own = {layout.SUMS: hashlib.sha256(data).hexdigest(), layout.SUMS_SIG: hashlib.sha256(signature).hexdigest()}
     extra = [(p, own[p]) for p in sorted(_LAST_PAGES, key=str.encode) if (site / p).is_file()]
     yield from heapq.merge(listed, extra, key=lambda r: r[0].encode())
+
+
+def _read_list(site: Path, rel: str) -> bytes | None:
+    path = site / rel
+    try:
+        return None if not is_safe_path(rel) or path.is_symlink() else path.read_bytes()
+    except OSError:
+        return None
+
+
+def _list_depth(path: str) -> int:
+    """Where a page goes in phase 2: every other page (0), then a v3 site's lists under sums/,
+    the deepest first (each after the lists and parts it names), so that a reader who starts
+    from SHA256SUMS after it lands finds what each list names."""
+    m = LIST_RE.fullmatch(path)
+    return 0 if m is None else 65 - len(m.group(1))
 
 
 def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> Plan:
@@ -308,7 +324,7 @@ def publish(
         on_start(sorted({**{q: UNKNOWN for q, _ in listing}, **known}.items(), key=lambda r: r[0].encode()))
     _phase(site, store, "creating immutable objects", p.immutable, True, summary, jobs, progress)
     # SHA256SUMS and its signature go one after the other, after the rest of the pages.
-    head = [r for r in p.pages if r[0] not in _LAST_PAGES]
+    head = sorted((r for r in p.pages if r[0] not in _LAST_PAGES), key=lambda r: _list_depth(r[0]))
     tail = [r for r in p.pages if r[0] in _LAST_PAGES]
     _phase(site, store, "replacing pages and indexes", head, False, summary, jobs, progress)
     _phase(site, store, "replacing the checksum list", tail, False, summary, 1, progress)

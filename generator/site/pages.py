@@ -465,8 +465,11 @@ def write_keys_and_verify_pages(
             "checksum": layout.ARCHIVE_SUMS,
             "checksum_name": layout.ARCHIVE_SUMS.rsplit("/", 1)[-1],
         }
-        if ctx.program.download_archive
+        # A v3 site has no site.zip: its download is in parts, one a leaf list (docs/formats/v3.md, 6).
+        if ctx.program.download_archive and ctx.program.format != 3
         else None,
+        # A v3 site's checksum list is a tree (docs/formats/v3.md, 5): "parts" when it has its download.
+        sums_tree=("parts" if ctx.program.download_archive else "lists") if ctx.program.format == 3 else None,
     )
 
 

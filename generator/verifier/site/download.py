@@ -16,12 +16,12 @@ central directory lists, and each local header must agree with its central entry
 
 import hashlib
 import stat
-import struct
 import zipfile
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import BinaryIO
 
+from generator.verifier.core.checksum_tree import list_path, part_path
 from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, Site
 from generator.verifier.core.formats import is_safe_path
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint
@@ -29,6 +29,7 @@ from generator.verifier.core.report import Report
 from generator.verifier.core.text import show
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.site.release import Listing
+from generator.verifier.site.zip_layout import check_end, check_layout
 
 DOWNLOAD_DIR = "download"
 ARCHIVE_PATH = f"{DOWNLOAD_DIR}/site.zip"
@@ -45,24 +46,6 @@ _CHUNK = 1 << 20
 # What zipfile raises on a damaged or hostile archive; anything else is a bug of this verifier.
 # (UnicodeDecodeError, a ValueError, is a name flagged UTF-8 that is not.)
 _UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError)
-# The records of APPNOTE 4.3, as zipfile writes them; the signature first.
-_END = struct.Struct("<4s4H2LH")  # disks, entries on this disk and in all, size, offset, comment
-_END64 = struct.Struct("<4sQ2H2L4Q")  # its size, versions, disks, entries (twice), size, offset
-_LOCATOR64 = struct.Struct("<4sLQL")  # the disk and offset of the zip64 end record, disks
-_LOCAL = struct.Struct("<4s5H3L2H")  # version, flags, method, time, date, CRC, sizes, name and extra
-_ZIP64_EXTRA = 0x0001
-_DESCRIPTOR_FLAG = 0x8
-# The largest central entry of a site file: zipfile adds at most a zip64 field of three values.
-_CENTRAL_EXTRA_MAX = 4 + 3 * 8
-
-
-@dataclass(frozen=True)
-class _Directory:
-    """Where the end records place the central directory, checked against the file's size."""
-
-    count: int
-    offset: int
-    size: int
 
 
 def in_download(rel: str) -> bool:
@@ -94,6 +77,9 @@ def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = N
     the SHA-256 now listed is not inflated again: its compressed bytes are hashed instead."""
     report = s.report
     listed = sums.files
+    if sums.leaves is not None:
+        _check_parts(s, sums, memory)
+        return
     if ARCHIVE_PATH not in listed:
         if ARCHIVE_SUMS_PATH in listed:
             report.check(False, ARCHIVE_SUMS_PATH, "the archive's checksum is published without the archive")
@@ -111,197 +97,83 @@ def check_download(s: Site, key: bytes, sums: Listing, memory: Memory | None = N
     if not sums.signed:
         report.notes.append(f"{ARCHIVE_PATH} not checked: {SUMS_PATH}, which it restates, does not verify")
         return
-    f = s.open(ARCHIVE_PATH, "archive")
+    expected = _expected(listed)
+    _check_archive(
+        s,
+        ARCHIVE_PATH,
+        expected,
+        f"the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own {SUMS_PATH} and {SUMS_SIG_PATH}",
+        "the archive holds more members than the site has files",
+        lambda zf, known: _check_members(s, ARCHIVE_PATH, zf, sums, expected, known, (key, archive_sums(listed))),
+        memory,
+    )
+
+
+def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
+    """A v3 site's download parts (docs/formats/v3.md, 6): each leaf's part, if the tree lists
+    one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
+    if sums.leaves is None:
+        return
+    for prefix, files in sorted(sums.leaves.items()):
+        rel = part_path(prefix)
+        if rel not in sums.files:
+            continue  # the tree checks that every leaf has its part or none does
+        if not sums.signed:
+            s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
+            continue
+        expected = {*files, list_path(prefix)}
+        _check_archive(
+            s,
+            rel,
+            expected,
+            f"the files of leaf {prefix} and its list {list_path(prefix)}",
+            "the part holds more members than its leaf has files, with its list",
+            # Called before the loop moves on: `rel` and `expected` are this leaf's.
+            lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
+            memory,
+        )
+
+
+def _check_archive(
+    s: Site,
+    rel: str,
+    expected: set[str],
+    members_are: str,
+    too_many: str,
+    check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
+    memory: Memory | None,
+) -> None:
+    """An archive read in place: its end records, its central directory, its layout, then its members."""
+    report = s.report
+    f = s.open(rel, "archive")
     if f is None:
         return
     with f:
         # Before zipfile reads the central directory: the end records say how large it is.
-        where = _check_end(s, f, _expected(listed))
+        where = check_end(s, rel, f, expected, members_are, too_many)
         if where is None:
             return
         try:
             zf = zipfile.ZipFile(f)
         except _UNREADABLE as e:
-            report.check(False, ARCHIVE_PATH, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
+            report.check(False, rel, "not a readable ZIP archive", "a ZIP archive", f"{type(e).__name__}: {e}")
             return
         with zf:
             infos = zf.infolist()
             if not report.check(
                 len(infos) == where.count,
-                ARCHIVE_PATH,
+                rel,
                 "the end-of-central-directory record counts other entries than the central directory holds",
                 f"{len(infos)} entries",
                 f"{where.count} entries",
             ):
                 return
-            data_at = _check_layout(s, f, infos, where)
-            _check_members(s, zf, key, sums, _Known(f, data_at, memory) if memory and data_at else None)
+            data_at = check_layout(s, rel, f, infos, where)
+            check_members(zf, _Known(f, data_at, memory) if memory and data_at else None)
 
 
 def _expected(listed: dict[str, str]) -> set[str]:
     return {p for p in listed if not in_download(p)} | {SUMS_PATH, SUMS_SIG_PATH}
-
-
-def _check_end(s: Site, f: BinaryIO, expected: set[str]) -> _Directory | None:
-    """The end records, as the build writes them: the end-of-central-directory record is the
-    archive's last 22 bytes (no comment, nothing after it), for one disk; preceded by the zip64
-    end record and its locator exactly when zipfile needs them (too many entries, or a central
-    directory too large or too far); the central directory ending where they begin, and no
-    larger than the site's files can make it. None, and a failure, if not."""
-
-    def fail(message: str, expected: object, found: object) -> None:
-        s.report.check(False, ARCHIVE_PATH, message, expected, found)
-
-    size = f.seek(0, 2)
-    f.seek(max(0, size - _END.size - 0xFFFF))
-    tail = f.read(_END.size + 0xFFFF)  # an end record and the longest comment it could have
-    last = tail[-_END.size :]
-    if len(last) < _END.size or last[:4] != b"PK\x05\x06" or last[-2:] != b"\0\0":
-        at = tail.rfind(b"PK\x05\x06", 0, len(tail) - _END.size + 1)  # for the message only
-        if at < 0:
-            fail("not a readable ZIP archive", "a ZIP archive", "no end-of-central-directory record")
-            return None
-        after = len(tail) - at - _END.size
-        what = f"{after} bytes after the end record"
-        if int.from_bytes(tail[at + 20 : at + 22], "little") == after:
-            what = f"a ZIP comment of {after} bytes"
-        fail("the archive does not end with its end-of-central-directory record", "nothing after it", what)
-        return None
-    _, disk, cd_disk, on_disk, count, cd_size, cd_offset, _ = _END.unpack(last)
-    end_at = size - _END.size
-    if (disk, cd_disk, on_disk) != (0, 0, count):
-        fail("an archive split over disks", "one disk", f"disks {disk} and {cd_disk}, {on_disk} of {count} entries")
-        return None
-    cd_end = end_at
-    f.seek(max(0, end_at - _LOCATOR64.size))
-    locator = f.read(_LOCATOR64.size) if end_at >= _LOCATOR64.size + _END64.size else b""
-    zip64 = locator[:4] == b"PK\x06\x07"
-    if zip64:
-        _, disk64, end64_at, disks = _LOCATOR64.unpack(locator)
-        cd_end = end_at - _LOCATOR64.size - _END64.size
-        f.seek(cd_end)
-        rec = _END64.unpack(f.read(_END64.size))
-        if (disk64, end64_at, disks) != (0, cd_end, 1) or rec[0] != b"PK\x06\x06" or rec[1] != _END64.size - 12:
-            fail("a zip64 end record not as zipfile writes it", f"a zip64 end record at {cd_end}", "another")
-            return None
-        if (rec[4], rec[5], rec[6]) != (0, 0, rec[7]):
-            fail("an archive split over disks", "one disk", f"disks {rec[4]} and {rec[5]}")
-            return None
-        small = (min(rec[7], 0xFFFF), min(rec[8], 0xFFFFFFFF), min(rec[9], 0xFFFFFFFF))
-        if (count, cd_size, cd_offset) != small:
-            fail("the end record disagrees with the zip64 end record", small, (count, cd_size, cd_offset))
-            return None
-        count, cd_size, cd_offset = rec[7], rec[8], rec[9]
-    needed = count > zipfile.ZIP_FILECOUNT_LIMIT or max(cd_size, cd_offset) > zipfile.ZIP64_LIMIT
-    if zip64 != needed:
-        fail("zip64 end records where the build writes none, or none where it does", needed, zip64)
-        return None
-    if count > len(expected):
-        # More members than files cannot be right; naming each of a million would be no help.
-        fail(
-            "the archive holds more members than the site has files",
-            f"{len(expected)} members: the files {SUMS_PATH} lists outside {DOWNLOAD_DIR}/, with its own "
-            f"{SUMS_PATH} and {SUMS_SIG_PATH}",
-            f"{count} members",
-        )
-        return None
-    if cd_offset + cd_size != cd_end:
-        fail(
-            "the central directory is not where the end record places it (bytes added before it or inside it)",
-            f"{cd_size} bytes ending at offset {cd_end}",
-            f"{cd_size} bytes from offset {cd_offset}, ending at {cd_offset + cd_size}",
-        )
-        return None
-    largest = sum(46 + len(p.encode()) + _CENTRAL_EXTRA_MAX for p in expected)
-    if cd_size > largest:
-        fail("a central directory larger than the site's files make it", f"at most {largest} bytes", cd_size)
-        return None
-    return _Directory(count, cd_offset, cd_size)
-
-
-def _check_layout(
-    s: Site, f: BinaryIO, infos: list[zipfile.ZipInfo], where: _Directory
-) -> dict[int, tuple[int, int]] | None:
-    """The members as the build lays them out: local entries back to back from offset 0 in the
-    order of the central directory, each header agreeing with its central entry, no data
-    descriptor, no extra field but zip64's, and the central directory right after the last.
-    Only headers are read; a data size is trusted only to find the next header, which must lie
-    before the central directory. The first discrepancy is reported, where the walk stops.
-    Returns where each member's data lies (offset, size) by the offset of its header, which
-    the walk saw to be each member's own, if the layout is the build's."""
-    pos = 0
-    data_at: dict[int, tuple[int, int]] = {}
-    for info in infos:
-        name = info.orig_filename
-        at = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
-        problem = _local_problem(f, info, pos)
-        if isinstance(problem, str):
-            s.report.check(False, ARCHIVE_PATH, problem, "the archive as the build writes it", where=at)
-            return None
-        data_at[info.header_offset] = (problem - info.compress_size, info.compress_size)
-        pos = problem
-        if pos > where.offset:
-            s.report.check(
-                False, ARCHIVE_PATH, "member data running into the central directory", where.offset, pos, where=at
-            )
-            return None
-    if not s.report.check(
-        pos == where.offset,
-        ARCHIVE_PATH,
-        "bytes between the last member and the central directory, which lists none there (a hidden entry?)",
-        f"the central directory at offset {pos}",
-        f"{where.offset - pos} bytes more",
-    ):
-        return None
-    return data_at
-
-
-def _local_problem(f: BinaryIO, info: zipfile.ZipInfo, pos: int) -> str | int:
-    """What is wrong with the local entry of `info`, expected at `pos`; or where the next begins."""
-    if info.header_offset != pos:
-        if info.header_offset > pos:
-            return f"{info.header_offset - pos} bytes at offset {pos} that no central entry lists (a hidden entry?)"
-        return f"a local header at offset {info.header_offset}, inside the entry before it; expected at {pos}"
-    if info.comment or info.volume or not _only_zip64(info.extra):
-        return "a central entry with a comment, another disk or an extra field the build does not write"
-    f.seek(pos)
-    head = f.read(_LOCAL.size)
-    if len(head) < _LOCAL.size or head[:4] != b"PK\x03\x04":
-        return f"no local header at offset {pos}, where the central directory places it"
-    _, _, flags, method, time, date, crc, csize, usize, name_len, extra_len = _LOCAL.unpack(head)
-    name, extra = f.read(name_len), f.read(extra_len)
-    when = ((date >> 9) + 1980, (date >> 5) & 0xF, date & 0x1F, time >> 11, (time >> 5) & 0x3F, (time & 0x1F) * 2)
-    raw_name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
-    if len(extra) != extra_len or not _only_zip64(extra):
-        return "a local header with an extra field the build does not write"
-    sizes = _local_sizes(usize, csize, extra)
-    ours = (name, flags, method, when, crc, sizes)
-    theirs = (
-        raw_name,
-        info.flag_bits,
-        info.compress_type,
-        info.date_time,
-        info.CRC,
-        (info.file_size, info.compress_size),
-    )
-    for what, a, b in zip(("name", "flags", "method", "time", "CRC-32", "sizes"), ours, theirs, strict=True):
-        if a != b:
-            return f"the local header's {what} ({a!r}) differs from the central directory's ({b!r})"
-    if flags & _DESCRIPTOR_FLAG:
-        return "a data descriptor after the member, which the build does not write"
-    return int(pos + _LOCAL.size + name_len + extra_len + info.compress_size)
-
-
-def _only_zip64(extra: bytes) -> bool:
-    """Whether an extra field holds nothing but one zip64 record, all zipfile writes there."""
-    return not extra or (extra[:2] == _ZIP64_EXTRA.to_bytes(2, "little") and len(extra) == 4 + extra[2])
-
-
-def _local_sizes(usize: int, csize: int, extra: bytes) -> tuple[int, int]:
-    """A local header's sizes, from its zip64 record (both, in that order) where they say 0xFFFFFFFF."""
-    if usize == csize == 0xFFFFFFFF and len(extra) == 20:
-        usize, csize = struct.unpack_from("<QQ", extra, 4)
-    return usize, csize
 
 
 class _Known:
@@ -327,11 +199,21 @@ class _Known:
         return self.memory.member_key(info.compress_type, info.CRC, info.file_size, h.hexdigest(), listed)
 
 
-def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, known: _Known | None = None) -> None:
+def _check_members(
+    s: Site,
+    rel: str,
+    zf: zipfile.ZipFile,
+    listing: Listing,
+    expected: set[str],
+    known: _Known | None = None,
+    own_sums: tuple[bytes, bytes] | None = None,
+) -> None:
+    """Each member of archive `rel` against the site's file of its name (`expected`, each listed
+    in `listing`). `own_sums` (the key, and the list it must hold): v2's archive, which holds its
+    own SHA256SUMS and signature instead of the site's."""
     report = s.report
     listed = listing.files
-    sums = archive_sums(listed)
-    expected = _expected(listed)
+    sums = own_sums[1] if own_sums is not None else b""
     infos = zf.infolist()  # no more than the site has files: _check_end saw to it
     seen: set[str] = set()
     sums_member: bytes | None = None
@@ -339,19 +221,19 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
     for info in infos:
         name = info.orig_filename  # before zipfile cuts it at a NUL or turns separators round
         where = f"member {name}" if is_safe_path(name) else f"member {show(name)}"
-        s.current = ARCHIVE_PATH
-        if not _member_named_well(report, info, seen, expected, where):
+        s.current = rel
+        if not _member_named_well(report, rel, info, seen, expected, where):
             continue
-        own = name in (SUMS_PATH, SUMS_SIG_PATH)
+        own = own_sums is not None and name in (SUMS_PATH, SUMS_SIG_PATH)
         if not own and name not in listing.matched:
             continue  # the site's file is missing or differs from its line: reported there
-        size = len(sums) if name == SUMS_PATH else SIGNATURE_BYTES if name == SUMS_SIG_PATH else s.file_size(name)
+        size = (len(sums) if name == SUMS_PATH else SIGNATURE_BYTES) if own else s.file_size(name)
         if size is None:
             continue  # gone since it was hashed
-        if not _plain(s, info, size, where):
+        if not _plain(s, rel, info, size, where):
             continue
         if own:
-            data = _read_member(s, zf, info, where, keep=True)
+            data = _read_member(s, rel, zf, info, where, keep=True)
             if name == SUMS_PATH:
                 sums_member = data
             else:
@@ -361,13 +243,13 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         if remembered is not None and known is not None and known.memory.member_known(remembered):
             report.checks += 1
             continue
-        digest = _read_member(s, zf, info, where)
+        digest = _read_member(s, rel, zf, info, where)
         if digest is None:
             continue
         same_bytes = report.check(
             digest.decode() == listed[name],
-            ARCHIVE_PATH,
-            f"member differs from the site's file (SHA-256 from {SUMS_PATH})",
+            rel,
+            f"member differs from the site's file (SHA-256 from {SUMS_PATH if own_sums else 'its leaf list'})",
             listed[name],
             digest.decode(),
             where=where,
@@ -375,23 +257,25 @@ def _check_members(s: Site, zf: zipfile.ZipFile, key: bytes, listing: Listing, k
         if same_bytes and remembered is not None and known is not None:
             known.memory.member_passed(remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
-        report.check(False, ARCHIVE_PATH, "a file of the site is missing from the archive", name, "nothing")
-    if sums_member is not None:
-        _check_archive_sums(report, key, sums, sums_member, sig_member)
+        report.check(False, rel, "a file of the site is missing from the archive", name, "nothing")
+    if sums_member is not None and own_sums is not None:
+        _check_archive_sums(report, own_sums[0], sums, sums_member, sig_member)
 
 
-def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str) -> bool:
+def _member_named_well(
+    report: Report, rel: str, info: zipfile.ZipInfo, seen: set[str], expected: set[str], where: str
+) -> bool:
     """Whether a member's name is one to read: its first time in the archive, safe to unpack,
     and a file of the site the archive holds. `seen` gathers the names met."""
     name = info.orig_filename
     if name in seen:
-        report.check(False, ARCHIVE_PATH, "the archive holds a member twice", "each file once", where=where)
+        report.check(False, rel, "the archive holds a member twice", "each file once", where=where)
         return False
     seen.add(name)
     if not is_safe_path(name) or name != info.filename:
         report.check(
             False,
-            ARCHIVE_PATH,
+            rel,
             "member with an unsafe name, which unpacking could write outside its folder",
             "a relative path with '/', no '..', no empty segment, backslash or control character",
             show(name),
@@ -401,9 +285,11 @@ def _member_named_well(report: Report, info: zipfile.ZipInfo, seen: set[str], ex
     if name not in expected:
         report.check(
             False,
-            ARCHIVE_PATH,
-            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)",
-            "only the site's files",
+            rel,
+            f"member that is not a file of the site (not in {SUMS_PATH}, or in {DOWNLOAD_DIR}/)"
+            if rel == ARCHIVE_PATH
+            else "member that is not a file of the part's leaf, nor its list (docs/formats/v3.md, 6)",
+            "only the site's files" if rel == ARCHIVE_PATH else "only the leaf's files and its list",
             "an extra member",
             where=where,
         )
@@ -432,7 +318,7 @@ def _check_archive_sums(report: Report, key: bytes, sums: bytes, sums_member: by
         )
 
 
-def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
+def _plain(s: Site, rel: str, info: zipfile.ZipInfo, size: int, where: str) -> bool:
     """A member this verifier reads: a regular file, unencrypted, stored or deflated, declaring
     the size of the file it copies (so reading it can never inflate beyond that)."""
     mode = info.external_attr >> 16
@@ -452,11 +338,13 @@ def _plain(s: Site, info: zipfile.ZipInfo, size: int, where: str) -> bool:
     elif info.file_size != size:
         problem = (f"{info.file_size} bytes declared", f"{size} bytes, the size of the site's file")
     if problem is not None:
-        s.report.check(False, ARCHIVE_PATH, "member the site's file cannot be", problem[1], problem[0], where=where)
+        s.report.check(False, rel, "member the site's file cannot be", problem[1], problem[0], where=where)
     return problem is None
 
 
-def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
+def _read_member(
+    s: Site, rel: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, keep: bool = False
+) -> bytes | None:
     """A member's SHA-256 (hex, as bytes) or, with `keep`, its bytes; read in chunks, never more
     than it declares (zipfile stops there and checks the CRC-32). None, and a failure, if it
     cannot be read."""
@@ -469,8 +357,6 @@ def _read_member(s: Site, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str
                 if keep:
                     kept.append(chunk)
     except _UNREADABLE as e:
-        s.report.check(
-            False, ARCHIVE_PATH, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where
-        )
+        s.report.check(False, rel, "member cannot be read", "a readable member", f"{type(e).__name__}: {e}", where)
         return None
     return b"".join(kept) if keep else h.hexdigest().encode()

@@ -3,6 +3,7 @@ and the verifier copy the site ships."""
 
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -170,11 +171,47 @@ def check_keys_document(
 
 @dataclass(frozen=True)
 class Listing:
-    """SHA256SUMS as read, for the checks of what restates it (the site's archive)."""
+    """SHA256SUMS as read (a v3 site's tree of lists: every row of every list), for the checks
+    of what restates it (the site's archive, a v3 site's download parts)."""
 
     files: dict[str, str]  # path to SHA-256, as listed
     signed: bool  # its signature verified with the site key
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
+    # A v3 site's leaves (docs/formats/v3.md, 5): prefix -> its files, in its list's order.
+    leaves: dict[str, list[str]] | None = None
+
+
+def parse_sums(report: Report, rel: str, data: bytes) -> list[tuple[int, str, str]] | None:
+    """A checksum list's lines (format v1 §7) as (line number, SHA-256, path), each well formed
+    and in path-byte order, the last ending with a newline; None if it is not UTF-8. A line
+    that is not well formed is reported (naming `rel` and the line) and left out."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.check(False, rel, "not valid UTF-8")
+        return None
+    rows = []
+    previous = b""
+    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_safe_path(m.group(2)):
+            report.check(False, rel, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
+            continue
+        path = m.group(2)
+        key_bytes = path.encode()
+        if key_bytes <= previous:
+            report.check(
+                False,
+                rel,
+                "lines not sorted by path bytes (or a path listed twice)",
+                where=f"line {n}",
+                found=path,
+            )
+        previous = key_bytes
+        rows.append((n, m.group(1), path))
+    if not text.endswith("\n"):
+        report.check(False, rel, "last line does not end with a newline")
+    return rows
 
 
 def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
@@ -182,57 +219,52 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
     set back), and hashing is what the floor of a verification is."""
-    report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        report.check(False, SUMS_PATH, "not valid UTF-8")
+    rows = parse_sums(s.report, SUMS_PATH, data)
+    if rows is None:
         return None
-    listed: dict[str, str] = {}
-    previous = b""
-    for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
-        m = SUMS_LINE_RE.fullmatch(line)
-        if not m or not is_safe_path(m.group(2)):
-            report.check(False, SUMS_PATH, "malformed line", "<64 hex>  <path>", show(line), where=f"line {n}")
-            continue
-        path = m.group(2)
-        key_bytes = path.encode()
-        if key_bytes <= previous:
-            report.check(
-                False,
-                SUMS_PATH,
-                "lines not sorted by path bytes (or a path listed twice)",
-                where=f"line {n}",
-                found=path,
-            )
-        previous = key_bytes
-        listed[path] = m.group(1)
-    if not text.endswith("\n"):
-        report.check(False, SUMS_PATH, "last line does not end with a newline")
+    listed = {path: sha for _, sha, path in rows}
+    return Listing(listed, signed, check_files(s, verifier, listed, lambda rel: SUMS_PATH))
+
+
+def check_files(
+    s: Site,
+    verifier: str,
+    listed: dict[str, str],
+    named_in: Callable[[str], str],
+    unlisted: Callable[[str], tuple[str, str]] = lambda rel: (
+        f"file is not listed in {SUMS_PATH}",
+        f"only the files {SUMS_PATH} lists",
+    ),
+) -> frozenset[str]:
+    """Every file of the site against the lists: none that no list names (SHA256SUMS and its
+    signature aside; `unlisted(path)` says what such a file is, and what was expected), none listed and missing, each
+    with the SHA-256 listed (`named_in(path)` says where, for the messages). Returns the files
+    that have it."""
+    report = s.report
     actual = set(s.files(verifier))
     s.files_found = set(actual)
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
     for rel in sorted(actual - set(listed)):
-        report.check(
-            False, rel, f"file is not listed in {SUMS_PATH}", f"only the files {SUMS_PATH} lists", "an extra file"
-        )
+        report.check(False, rel, *unlisted(rel), "an extra file")
     env = s.environment
     for rel in sorted(set(listed) - actual):
         if env is not None and rel.startswith(env + "/"):
             report.check(
                 False,
                 rel,
-                f"listed in {SUMS_PATH}, inside the Python environment running this verifier: the site ships "
+                f"listed in {named_in(rel)}, inside the Python environment running this verifier: the site ships "
                 "that environment, so its code ran inside this verifier and no verdict of this run can be trusted",
                 "an environment you made yourself, outside the site's files",
                 "a file of the site",
             )
             continue
-        report.check(False, rel, f"listed in {SUMS_PATH} but missing", f"a file with SHA-256 {listed[rel]}", "nothing")
+        report.check(
+            False, rel, f"listed in {named_in(rel)} but missing", f"a file with SHA-256 {listed[rel]}", "nothing"
+        )
     matched = set()
     todo = sorted(actual & set(listed))
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
@@ -240,9 +272,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         for rel, digest in zip(todo, pool.map(s.file_sha256, todo), strict=True):
             s.current = rel
-            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {SUMS_PATH}", listed[rel], digest):
+            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {named_in(rel)}", listed[rel], digest):
                 matched.add(rel)
-    return Listing(listed, signed, frozenset(matched))
+    return frozenset(matched)
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.core.folder import MANIFEST_PATH, Site
+from generator.verifier.core.formats import site_format
 from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
@@ -17,6 +18,7 @@ from generator.verifier.rules.revocations import check_revocations
 from generator.verifier.site.accounting import check_accounted
 from generator.verifier.site.agreement_files import check_label_sets
 from generator.verifier.site.certificate_files import check_certificates
+from generator.verifier.site.checksum_lists import check_sums_tree
 from generator.verifier.site.download import check_download
 from generator.verifier.site.history import (
     HISTORY_PATH,
@@ -128,12 +130,15 @@ def _check(
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
-    sums = check_sums(s, public_key, manifest["verifier"])
+    # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
+    v3 = site_format(manifest) == 3
+    sums = (check_sums_tree if v3 else check_sums)(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums, memory)
     history = read_history(s)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
-    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles, memory)
+    # A v3 manifest names no entries document: its ledger is its tiles (docs/formats/v3.md, 3).
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory)
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log. Every key the log has
     # signed with counts, not only today's: a key it rotated away from is still the key of

@@ -610,10 +610,10 @@ def _inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     read = checks._read_member
 
-    def counting(s: Any, zf: Any, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
+    def counting(s: Any, rel: str, zf: Any, info: zipfile.ZipInfo, where: str, keep: bool = False) -> bytes | None:
         if not keep:
             seen.append(info.filename)
-        return read(s, zf, info, where, keep)
+        return read(s, rel, zf, info, where, keep)
 
     monkeypatch.setattr(checks, "_read_member", counting)
     return seen

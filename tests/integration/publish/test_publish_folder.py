@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,12 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.publish import BadSite, PublishFailed, StoreOptions, publish_site
-from generator.commands.retire import retire_item
+from generator.commands.retire import retire_item, retire_items
 from generator.core import layout
 from generator.core.generator_errors import InputError
 from generator.core.object_kinds import IMMUTABLE_CACHE, PAGE_CACHE, Kind, headers_for, kind_of
 from generator.core.signing_key import load_key
+from generator.program.datadir import Paths
 from generator.publish import publisher
 from generator.publish.folder_store import FolderStore
 from generator.publish.store import Store
@@ -101,12 +103,16 @@ def test_kinds_and_headers() -> None:
         "ledger/entries.json",
         "keys/index.html",
         "download/site.zip",
+        "sums/0a.sha256",  # format v3's lists and parts are rewritten when their files change
+        "download/0a.zip",
     ):
         assert kind_of(path) is Kind.PAGE, path
         assert headers_for(path).cache_control == PAGE_CACHE
     assert headers_for("index.html").content_type == "text/html; charset=utf-8"
     assert headers_for(layout.CHECKPOINT).content_type == "text/plain; charset=utf-8"
     assert headers_for("ledger/tile/0/000").content_type == "application/octet-stream"
+    assert headers_for("sums/0a.sha256").content_type == "text/plain; charset=utf-8"
+    assert headers_for("download/0a.zip").content_type == "application/zip"
 
 
 def test_a_first_publish_copies_the_site_in_order_and_it_verifies(built_program: BuiltSite, tmp_path: Path) -> None:
@@ -382,3 +388,39 @@ def test_the_folders_are_flushed_before_the_checksums_and_the_checkpoint_name_th
     assert {"reveals", "certificates"} <= synced_before, sorted(synced_before)
     assert any(p.startswith("ledger/tile/") for p in synced_before), sorted(synced_before)
     assert events[-1] == "sync ledger" and events[-2] == f"replace {layout.CHECKPOINT}"
+
+
+def test_a_v3_site_publishes_its_lists_after_every_other_page_the_deepest_first(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
+    paths = make_program(secret_items=280, retired=0)
+    (paths.data / "program.yaml").write_text((paths.data / "program.yaml").read_text() + "format: 3\n")
+    retire_items(paths, [f"b-{i:04d}" for i in range(1, 251)], "Retired.", "2026-02-01T00:00:00Z")
+    site = tmp_path / "public"
+    build(paths, site, offline=True)
+    store = Recording(FolderStore(tmp_path / "www"))
+    listing = dict(publisher.site_listing(site))
+    assert set(listing) == set(files(site)), "every file, read through the tree of lists"
+    publisher.publish(site, store, iter(()), jobs=1)
+    written = [k for _, k in store.writes]
+    assert written[-3:] == [layout.SUMS, layout.SUMS_SIG, layout.CHECKPOINT]
+    lists = [k for k in written if k.startswith("sums/")]
+    first_list = written.index(lists[0])
+    assert written[first_list : first_list + len(lists)] == lists, "the lists after every other page"
+    depths = [len(k) for k in lists]
+    assert depths == sorted(depths, reverse=True) and len(set(depths)) > 1, "the deepest first"
+    assert files(tmp_path / "www") == files(site)
+    assert verify(tmp_path / "www").returncode == 0
+
+    before = files(site)
+    retire_item(paths, "b-0251", "One more.", "2026-03-02T00:00:00Z")
+    build(paths, site, offline=True)
+    after = files(site)
+    record = [(p, hashlib.sha256(d).hexdigest()) for p, d in sorted(before.items(), key=lambda r: r[0].encode())]
+    store = Recording(FolderStore(tmp_path / "www"))
+    publisher.publish(site, store, iter(record), jobs=1)
+    sent = {k for op, k in store.writes if op != "delete"}
+    assert sent == {p for p in after if before.get(p) != after[p]}
+    assert any(k.startswith("sums/") for k in sent) and any(k.startswith("download/") for k in sent)
+    assert files(tmp_path / "www") == after
+    assert verify(tmp_path / "www").returncode == 0

@@ -1,0 +1,151 @@
+"""The checksum list as a tree (docs/formats/v3.md, 5): which list holds each file of a v3 site,
+the bytes of every list, and reading a tree's lists back.
+
+A file's key is the SHA-256 of its path; a node is a hex prefix of keys. The shape is a function
+of the set of paths alone, so the build writes the same tree for the same files and a list whose
+files did not change keeps its bytes (and a mirror its copy). The verifier's own check of a tree,
+reporting every discrepancy, is generator/verifier/site/checksum_lists.py; `read_lists` here is
+the plain reader of the generator's tools (the publisher, the build reading its last release).
+"""
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH
+
+# A leaf holds at most this many files; a node with more is split by the next hex digit of the keys.
+LEAF_FILES = 64
+LISTS_DIR = "sums"
+PARTS_DIR = "download"
+LIST_SUFFIX = ".sha256"
+PART_SUFFIX = ".zip"
+LIST_RE = re.compile(rf"{LISTS_DIR}/([0-9a-f]{{1,64}})\{LIST_SUFFIX}")
+PART_RE = re.compile(rf"{PARTS_DIR}/([0-9a-f]{{1,64}})\{PART_SUFFIX}")
+_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
+
+
+def path_key(path: str) -> str:
+    """A file's key: the SHA-256, lowercase hex, of its path's UTF-8 bytes."""
+    return hashlib.sha256(path.encode("utf-8")).hexdigest()
+
+
+def list_path(prefix: str) -> str:
+    """The list of node `prefix`: SHA256SUMS for the root, else sums/<prefix>.sha256."""
+    return SUMS_PATH if not prefix else f"{LISTS_DIR}/{prefix}{LIST_SUFFIX}"
+
+
+def part_path(prefix: str) -> str:
+    """The download part of leaf `prefix`."""
+    return f"{PARTS_DIR}/{prefix}{PART_SUFFIX}"
+
+
+def is_tree_file(path: str) -> bool:
+    """A file the tree itself places (a list, a part, the root and its signature), which no
+    leaf lists: every other file of a v3 site is in exactly one leaf."""
+    return path in (SUMS_PATH, SUMS_SIG_PATH) or path.startswith((f"{LISTS_DIR}/", f"{PARTS_DIR}/"))
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A tree's shape: each leaf's files in path-byte order, each inner node's children (the
+    root's prefix is empty) in digit order."""
+
+    leaves: dict[str, list[str]]
+    inner: dict[str, list[str]]
+
+    def lists_bottom_up(self) -> list[str]:
+        """The inner nodes, deepest first: the order in which each list's children exist before it."""
+        return sorted(self.inner, key=lambda p: (-len(p), p))
+
+
+def build_tree(paths: Iterable[str]) -> Tree:
+    """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
+    node is a leaf when it holds at most LEAF_FILES files, else it has a child for each digit
+    some of its keys continue with."""
+    keyed = sorted((path_key(p), p) for p in paths)
+    leaves: dict[str, list[str]] = {}
+    inner: dict[str, list[str]] = {}
+    # Sorted by key, the files of a node are a run of `keyed`: (prefix, start, end) to visit.
+    todo = [("", 0, len(keyed))]
+    while todo:
+        prefix, lo, hi = todo.pop()
+        if prefix and hi - lo <= LEAF_FILES:
+            leaves[prefix] = sorted((p for _, p in keyed[lo:hi]), key=lambda p: p.encode())
+            continue
+        depth, children, i = len(prefix), [], lo
+        while i < hi:
+            digit = keyed[i][0][depth]
+            j = i
+            while j < hi and keyed[j][0][depth] == digit:
+                j += 1
+            children.append(prefix + digit)
+            todo.append((prefix + digit, i, j))
+            i = j
+        inner[prefix] = children
+    return Tree(leaves, inner)
+
+
+def sums_text(rows: Iterable[tuple[str, str]]) -> bytes:
+    """A checksum list: `<sha256>  <path>` lines for (path, sha256) rows, sorted by path bytes."""
+    return "".join(f"{sha}  {p}\n" for p, sha in sorted(rows, key=lambda r: r[0].encode())).encode()
+
+
+def leaf_list(tree: Tree, prefix: str, digests: Mapping[str, str]) -> bytes:
+    """The list of leaf `prefix`: a line for each of its files."""
+    return sums_text((p, digests[p]) for p in tree.leaves[prefix])
+
+
+def inner_list(tree: Tree, prefix: str, digests: Mapping[str, str], parts: bool) -> bytes:
+    """The list of inner node `prefix` (the root's is SHA256SUMS): each child's list and, with
+    `parts`, each leaf child's download part."""
+    rows = []
+    for child in tree.inner[prefix]:
+        rows.append((list_path(child), digests[list_path(child)]))
+        if parts and child in tree.leaves:
+            rows.append((part_path(child), digests[part_path(child)]))
+    return sums_text(rows)
+
+
+def read_lists(root: bytes, read: Callable[[str], bytes | None]) -> tuple[dict[str, str], list[str]]:
+    """Every (path, sha256) row of a site's checksum lists: SHA256SUMS's (`root`), and, for each
+    list of sums/ a list names, that list's, read with `read` (None: unreadable) and taken only
+    when it has the SHA-256 its parent gives. A v1 or v2 SHA256SUMS names no list: its own rows.
+    Returns the rows and the problems met, each naming the list and its line; the shape of the
+    tree is not checked here (the verifier does)."""
+    rows: dict[str, str] = {}
+    problems: list[str] = []
+    todo = [(SUMS_PATH, root)]
+    while todo:
+        name, data = todo.pop()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"{name}: not valid UTF-8")
+            continue
+        last = b""
+        for n, line in enumerate(text.splitlines(), 1):
+            m = _LINE_RE.fullmatch(line)
+            if m is None:
+                problems.append(f"{name}:{n}: expected `<sha256>  <path>`, found {line[:80]!r}")
+                continue
+            sha, path = m.group(1), m.group(2)
+            if path.encode() <= last:
+                problems.append(f"{name}:{n}: lines not sorted by path bytes (or a path listed twice)")
+            last = path.encode()
+            if path in rows or path in (SUMS_PATH, SUMS_SIG_PATH):
+                problems.append(f"{name}:{n}: {path!r} listed twice")
+                continue
+            rows[path] = sha
+            if LIST_RE.fullmatch(path):
+                child = read(path)
+                if child is None:
+                    problems.append(f"{path}: listed in {name} (line {n}) but cannot be read")
+                elif hashlib.sha256(child).hexdigest() != sha:
+                    problems.append(f"{path}: not the SHA-256 {name} gives it (line {n})")
+                else:
+                    todo.append((path, child))
+        if text and not text.endswith("\n"):
+            problems.append(f"{name}: last line does not end with a newline")
+    return rows, problems
