@@ -129,7 +129,10 @@ class Memory:
         every root the checks ask for up to that size is remembered; else None."""
         if self.ledger is None or not self.bound:
             return None
-        entries = self.extra["entries"]
+        entries = self.extra.get("entries")
+        if not isinstance(entries, dict):
+            self.why_not = "the release verified last was read from its tiles, not from an entries document"
+            return None
         offset = entries["bytes"]
         if entries["path"] != rel or not 0 < offset < len(data) or data[offset : offset + 1] not in (b",", b"]"):
             self.why_not = "the entries document does not continue the remembered one"
@@ -137,6 +140,24 @@ class Memory:
         if hashlib.sha256(memoryview(data)[:offset]).hexdigest() != entries["sha256"]:
             self.why_not = "the entries document's first bytes differ from the release verified last"
             return None
+        return self._resumed(offset, roots_at)
+
+    def resume_tiles(self, size: int, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        """Where to resume the replay of a ledger read from its tiles (a v3 site's, which has no
+        entries document): the remembered state and size, if the site's log is at least that
+        long and every root the checks ask for up to that size is remembered; else None. The
+        caller reads every tile all the same and must find that the remembered tree, grown by the
+        new leaves, has the tiles' root: that, not a byte offset, shows the first leaves are the
+        ones verified last."""
+        if self.ledger is None or not self.bound:
+            return None
+        if self.ledger.size > size:
+            self.why_not = "the site's ledger is shorter than the release verified last"
+            return None
+        return self._resumed(self.ledger.size, roots_at)
+
+    def _resumed(self, offset: int, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        assert self.ledger is not None
         size = self.ledger.size
         roots = {int(k): bytes.fromhex(v) for k, v in self.extra["roots"].items()}
         asked = [n for n in roots_at if 0 < n <= size]
@@ -155,6 +176,16 @@ class Memory:
         """The replay ended: remember its state, made now, before any later check touches it."""
         extra: dict[str, Any] = {
             "entries": {"path": rel, "bytes": end, "sha256": hashlib.sha256(memoryview(data)[:end]).hexdigest()},
+            "frontier": frontier_of(stream),
+            "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
+        }
+        self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
+
+    def took_tiles(self, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]) -> None:
+        """The replay of a ledger read from its tiles ended: remember its state by its tree size
+        (`tiles`), the next run resuming after its last leaf."""
+        extra: dict[str, Any] = {
+            "tiles": {"tree_size": ledger.size},
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }
