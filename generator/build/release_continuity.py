@@ -120,7 +120,8 @@ def _same_root(previous: PreviousRelease, m: dict[str, Any], tree: MerkleTree) -
 def _old_leaves(previous: PreviousRelease, m: dict[str, Any]) -> tuple[Path, Iterator[bytes]]:
     """The last release's leaves, from its entries document, or from its tiles when it has none
     (a v3 site, docs/formats/v3.md, 3), each tile checked as the verifier checks it."""
-    ledger = m.get("ledger") if isinstance(m.get("ledger"), dict) else {}
+    found = m.get("ledger")
+    ledger: dict[str, Any] = found if isinstance(found, dict) else {}
     if site_format(m) == MANIFEST_V3:
         size = ledger.get("tree_size")
 
