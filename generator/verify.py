@@ -67,7 +67,7 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/agreement_files.py          lines 10192 to 10336
     generator/verifier/site/accounting.py               lines 10337 to 10577
     generator/verifier/site/verify_site.py              lines 10578 to 10856
-    generator/verifier/site/command_line.py             lines 10857 to 11178
+    generator/verifier/site/command_line.py             lines 10857 to 11179
 """
 
 # ==============================================================================================
@@ -10987,7 +10987,8 @@ def _site_parser() -> argparse.ArgumentParser:
         "--from-tiles",
         action="store_true",
         help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
-        "never read: for a log too large to read as one file",
+        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
+        "always read so)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(

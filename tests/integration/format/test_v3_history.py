@@ -24,6 +24,7 @@ from generator.core.generator_errors import InputError
 from generator.program.sealed import iter_sealed
 from generator.verifier.memory.release_memory import memory_file
 from tests.support.demo import BuiltSite
+from tests.support.schemas import validator
 from tests.support.tamper import VERIFY_SRC, run_verifier
 from tests.support.v3 import choose_format, one_event, v3_demo
 
@@ -93,6 +94,20 @@ def test_the_next_release_keeps_what_the_first_wrote_once(releases: tuple[BuiltS
     # And an old proof still holds the checkpoint of the release that first published it.
     old = v.parse_tlog_proof(after["reveals/a-001.json.tlog-proof"])
     assert old.checkpoint == after[f"ledger/checkpoints/{old_size}"]
+
+
+def test_the_v3_documents_meet_their_schemas(releases: tuple[BuiltSite, Path, str]) -> None:
+    site, _, _ = releases
+    checked = []
+    for rel, data in files(site.out).items():
+        if not rel.startswith(("ledger/", layout.MANIFEST)) or not rel.endswith(".json"):
+            continue
+        schema = layout.schema_for(rel)
+        assert schema is not None, rel
+        validator(Path(schema).name.removesuffix(".schema.json")).validate(json.loads(data))
+        checked.append(rel)
+    assert {layout.MANIFEST, layout.HISTORY, layout.COMMITMENTS, layout.commitment_part(0)} <= set(checked)
+    assert any(rel.startswith("ledger/consistency/") for rel in checked)
 
 
 def test_the_commitment_list_comes_in_parts(releases: tuple[BuiltSite, Path, str]) -> None:
