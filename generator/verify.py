@@ -9301,7 +9301,7 @@ def check_ledger(
     start = 0
     resumed = None
     if memory is not None and roots_at is not None:
-        resumed = memory.resume_tiles(tiled.size, roots_at) if tiled else memory.resume(rel, data, roots_at)
+        resumed = memory.resume_tiles(tiled.size, roots_at) if tiled is not None else memory.resume(rel, data, roots_at)
     if resumed is not None:
         ledger, merkle, start = resumed
         report.notes.append(
