@@ -3,14 +3,16 @@ memory"), so that it verifies the next release from there instead of from nothin
 
 After a run in which every check passed, it keeps, beside its state file: the ledger's replayed
 state (a snapshot, generator/verifier/memory/ledger_snapshot.py), the length and SHA-256 of the entries
-document's bytes up to its last leaf, the tree's compact range and the roots at every archived
-size, and the key of every certificate recomputation that passed.
+document's bytes up to its last leaf (for a format v3 site, which has none, the tree size alone:
+docs/formats/v3.md, 3), the tree's compact range and the roots at every archived size, and the
+key of every certificate recomputation that passed.
 
 The next run uses it only for the release its state file remembers (same origin, size and root),
 only with the code that made it, and only if the memory is this user's alone. Then: the entries
 document must begin with exactly the bytes remembered (one SHA-256 over them), so its first
 leaves, their state and their roots are those already verified, and only the new leaves are
-replayed, under every rule; a certificate is recomputed unless every input of its
+replayed, under every rule (a v3 site's tiles are read and checked whole, only the leaves after the
+remembered size are replayed, and the remembered tree grown by them must have the tiles' root); a certificate is recomputed unless every input of its
 recomputation (its bytes, its run spec, its methodology, its revealed items and their
 commitments, its published details and grader record) hashes to a key that passed before; and a
 member of the download archive is inflated unless its compressed bytes, hashed, are bytes that
