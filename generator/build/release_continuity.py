@@ -14,7 +14,7 @@ from typing import Any
 from generator.build.previous_release import PreviousRelease
 from generator.core import layout
 from generator.core.generator_errors import InputError, KeyFileError, problem
-from generator.core.object_kinds import Kind, kind_of
+from generator.core.object_kinds import written_once_in_v3
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer
 from generator.verifier import (
@@ -38,7 +38,7 @@ IMMUTABLE_PREFIXES = ("reveals/", "methodology/", "runs/", "certificates/", "key
 def is_immutable(path: str, site_format: int = 2) -> bool:
     """In format v2 an inclusion proof is remade against each new checkpoint: derived, like a
     page. In format v3 it is written once, as the history's files are (docs/formats/v3.md, 7)."""
-    if site_format == MANIFEST_V3 and kind_of(path, site_format) is Kind.IMMUTABLE:
+    if site_format == MANIFEST_V3 and written_once_in_v3(path):
         return True
     return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith((".html", ".tlog-proof"))
 

@@ -91,12 +91,18 @@ class Headers:
     cache_control: str
 
 
+def written_once_in_v3(path: str) -> bool:
+    """One of the files format v3 adds to the immutable ones: an inclusion proof, an archived
+    checkpoint, a consistency proof (docs/formats/v3.md, 7)."""
+    return bool(_IMMUTABLE_V3.match(path))
+
+
 def kind_of(path: str, site_format: int = 2) -> Kind:
     """The kind of a site path (relative, '/'-separated) in a site of `site_format` (2, which
     reads v1 too, or 3: the manifest's word, generator.verifier's site_format)."""
     if path == layout.CHECKPOINT:
         return Kind.CHECKPOINT
-    if _IMMUTABLE.match(path) or (site_format == SITE_FORMAT_V3 and _IMMUTABLE_V3.match(path)):
+    if _IMMUTABLE.match(path) or (site_format == SITE_FORMAT_V3 and written_once_in_v3(path)):
         return Kind.IMMUTABLE
     return Kind.PAGE
 

@@ -11,13 +11,13 @@ The next run uses it only for the release its state file remembers (same origin,
 only with the code that made it, and only if the memory is this user's alone. Then: the entries
 document must begin with exactly the bytes remembered (one SHA-256 over them), so its first
 leaves, their state and their roots are those already verified, and only the new leaves are
-replayed, under every rule (a v3 site's tiles are read and checked whole, only the leaves after the
-remembered size are replayed, and the remembered tree grown by them must have the tiles' root); a certificate is recomputed unless every input of its
-recomputation (its bytes, its run spec, its methodology, its revealed items and their
-commitments, its published details and grader record) hashes to a key that passed before; and a
-member of the download archive is inflated unless its compressed bytes, hashed, are bytes that
-were read back before to the SHA-256 its file is listed with. Everything else, every file's
-SHA-256 included, is checked in full, every time.
+replayed, under every rule (a v3 site's tiles are read and checked whole, only the leaves after
+the remembered size are replayed, and the remembered tree grown by them must have the tiles'
+root); a certificate is recomputed unless every input of its recomputation (its bytes, its run
+spec, its methodology, its revealed items and their commitments, its published details and grader
+record) hashes to a key that passed before; and a member of the download archive is inflated
+unless its compressed bytes, hashed, are bytes that were read back before to the SHA-256 its file
+is listed with. Everything else, every file's SHA-256 included, is checked in full, every time.
 """
 
 import hashlib

@@ -18,12 +18,14 @@ from click.testing import CliRunner
 import generator.verifier as v
 from generator.cli import main
 from generator.commands.build import build
+from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
 from generator.core import layout
 from generator.core.generator_errors import InputError
 from generator.program.sealed import iter_sealed
 from generator.verifier.memory.release_memory import memory_file
 from tests.support.demo import BuiltSite
+from tests.support.programs import item, write_items
 from tests.support.schemas import validator
 from tests.support.tamper import VERIFY_SRC, run_verifier
 from tests.support.v3 import choose_format, one_event, v3_demo
@@ -168,6 +170,25 @@ def test_a_memory_of_another_history_does_not_hide_a_fork(tmp_path: Path) -> Non
     assert not report.ok
     said = [p.describe() for p in report.failures]
     assert any("does not begin with the ledger of the release verified last" in s for s in said), said
+
+
+def test_a_release_that_fills_a_tile_keeps_what_was_written_once(tmp_path: Path) -> None:
+    """Past 256 leaves the partial tiles of the first release go (their full tile is there), as
+    in v2; the proofs, archived checkpoints and consistency proofs stay, and it all verifies."""
+    site = v3_demo(tmp_path)
+    before = files(site.out)
+    write_items(site.paths, [item(f"b-{9000 + n:04d}", "b") for n in range(200)], "many.yaml")
+    commit_new_items(site.paths, "2027-01-04T09:00:00Z")
+    build(site.paths, site.out, offline=True)
+    after = files(site.out)
+    assert json.loads(after[layout.HISTORY])["tree_size"] > 256
+    once = [rel for rel in before if WRITTEN_ONCE.fullmatch(rel)]
+    assert [rel for rel in once if after.get(rel) != before[rel]] == []
+    assert [rel for rel in before if rel.startswith("ledger/tile/") and ".p/" in rel and rel not in after]
+    index = json.loads(after[layout.COMMITMENTS])
+    assert [p["count"] for p in index["parts"]] == [index["count"]]
+    r = run_verifier(VERIFY_SRC, str(site.out), "--no-state")
+    assert r.rc == 0, r.text[-3000:]
 
 
 def test_a_build_never_changes_a_sites_format(demo_copy: BuiltSite, tmp_path: Path) -> None:
