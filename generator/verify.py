@@ -66,8 +66,8 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/certificate_files.py        lines  9811 to 10191
     generator/verifier/site/agreement_files.py          lines 10192 to 10336
     generator/verifier/site/accounting.py               lines 10337 to 10577
-    generator/verifier/site/verify_site.py              lines 10578 to 10856
-    generator/verifier/site/command_line.py             lines 10857 to 11179
+    generator/verifier/site/verify_site.py              lines 10578 to 10859
+    generator/verifier/site/command_line.py             lines 10860 to 11182
 """
 
 # ==============================================================================================
@@ -10745,7 +10745,10 @@ def _check_restatements(
         )
         check_hand_overs(s, ledger.keys, archived)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
-        check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+        if agreed:
+            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+        else:  # today's archived checkpoint is not judged, so a proof holding it cannot be
+            report.notes.append("inclusion proofs not checked: the checkpoint does not sign the tiles' tree")
     elif history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the

@@ -216,7 +216,10 @@ def _check_restatements(
         )
         check_hand_overs(s, ledger.keys, archived)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
-        check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+        if agreed:
+            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+        else:  # today's archived checkpoint is not judged, so a proof holding it cannot be
+            report.notes.append("inclusion proofs not checked: the checkpoint does not sign the tiles' tree")
     elif history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the
