@@ -17,59 +17,61 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    75 to   215
-    generator/verifier/core/text.py                     lines   216 to   299
-    generator/verifier/core/errors.py                   lines   300 to   366
-    generator/verifier/core/canonical.py                lines   367 to   675
-    generator/verifier/core/confusables_table.py        lines   676 to  1012
-    generator/verifier/core/confusables.py              lines  1013 to  1119
-    generator/verifier/core/formats.py                  lines  1120 to  1357
-    generator/verifier/core/sodium.py                   lines  1358 to  1401
-    generator/verifier/core/public_keys.py              lines  1402 to  1678
-    generator/verifier/core/note.py                     lines  1679 to  1786
-    generator/verifier/tlog/merkle.py                   lines  1787 to  1927
-    generator/verifier/tlog/tlogproof.py                lines  1928 to  2000
-    generator/verifier/tlog/tiles.py                    lines  2001 to  2268
-    generator/verifier/tlog/tile_proofs.py              lines  2269 to  2361
-    generator/verifier/tlog/cosignature.py              lines  2362 to  2511
-    generator/verifier/tlog/policy.py                   lines  2512 to  2794
-    generator/verifier/tlog/witnessing.py               lines  2795 to  2824
-    generator/verifier/core/idindex.py                  lines  2825 to  2908
-    generator/verifier/rules/methodology_rules.py       lines  2909 to  3252
-    generator/verifier/rules/scoring.py                 lines  3253 to  3552
-    generator/verifier/rules/agreement_statistics.py    lines  3553 to  3812
-    generator/verifier/rules/labelsets.py               lines  3813 to  4151
-    generator/verifier/rules/subjects.py                lines  4152 to  4417
-    generator/verifier/rules/withdrawals.py             lines  4418 to  4456
-    generator/verifier/tlog/keyring.py                  lines  4457 to  4588
-    generator/verifier/rules/ledger.py                  lines  4589 to  5071
-    generator/verifier/memory/ledger_snapshot.py        lines  5072 to  5244
-    generator/verifier/memory/checkpoint_memory.py      lines  5245 to  5399
-    generator/verifier/memory/release_memory.py         lines  5400 to  5600
-    generator/verifier/rules/answers.py                 lines  5601 to  5668
-    generator/verifier/rules/runs.py                    lines  5669 to  6026
-    generator/verifier/rules/lineage.py                 lines  6027 to  6312
-    generator/verifier/rules/score_edits.py             lines  6313 to  6398
-    generator/verifier/rules/evidence.py                lines  6399 to  6493
-    generator/verifier/rules/certificates.py            lines  6494 to  6961
-    generator/verifier/rules/certificate_documents.py   lines  6962 to  7057
-    generator/verifier/rules/recheck.py                 lines  7058 to  7424
-    generator/verifier/core/report.py                   lines  7425 to  7587
-    generator/verifier/core/folder.py                   lines  7588 to  7844
-    generator/verifier/core/checksum_tree.py            lines  7845 to  7999
-    generator/verifier/site/release.py                  lines  8000 to  8287
-    generator/verifier/site/checksum_lists.py           lines  8288 to  8444
-    generator/verifier/site/zip_layout.py               lines  8445 to  8644
-    generator/verifier/site/download.py                 lines  8645 to  8997
-    generator/verifier/tlog/rotation.py                 lines  8998 to  9106
-    generator/verifier/site/history.py                  lines  9107 to  9460
-    generator/verifier/site/publication.py              lines  9461 to  9898
-    generator/verifier/rules/revocations.py             lines  9899 to 10018
-    generator/verifier/site/certificate_files.py        lines 10019 to 10399
-    generator/verifier/site/agreement_files.py          lines 10400 to 10544
-    generator/verifier/site/accounting.py               lines 10545 to 10772
-    generator/verifier/site/verify_site.py              lines 10773 to 11034
-    generator/verifier/site/command_line.py             lines 11035 to 11356
+    generator/verifier/core/isolation.py                lines    77 to   217
+    generator/verifier/core/text.py                     lines   218 to   301
+    generator/verifier/core/errors.py                   lines   302 to   368
+    generator/verifier/core/canonical.py                lines   369 to   677
+    generator/verifier/core/confusables_table.py        lines   678 to  1014
+    generator/verifier/core/confusables.py              lines  1015 to  1121
+    generator/verifier/core/formats.py                  lines  1122 to  1359
+    generator/verifier/core/sodium.py                   lines  1360 to  1403
+    generator/verifier/core/public_keys.py              lines  1404 to  1680
+    generator/verifier/core/note.py                     lines  1681 to  1788
+    generator/verifier/tlog/merkle.py                   lines  1789 to  1929
+    generator/verifier/tlog/tlogproof.py                lines  1930 to  2002
+    generator/verifier/tlog/tiles.py                    lines  2003 to  2270
+    generator/verifier/tlog/tile_proofs.py              lines  2271 to  2363
+    generator/verifier/tlog/cosignature.py              lines  2364 to  2513
+    generator/verifier/tlog/policy.py                   lines  2514 to  2796
+    generator/verifier/tlog/witnessing.py               lines  2797 to  2826
+    generator/verifier/core/idindex.py                  lines  2827 to  2910
+    generator/verifier/rules/methodology_rules.py       lines  2911 to  3254
+    generator/verifier/rules/scoring.py                 lines  3255 to  3554
+    generator/verifier/rules/agreement_statistics.py    lines  3555 to  3814
+    generator/verifier/rules/labelsets.py               lines  3815 to  4153
+    generator/verifier/rules/subjects.py                lines  4154 to  4419
+    generator/verifier/rules/withdrawals.py             lines  4420 to  4458
+    generator/verifier/tlog/keyring.py                  lines  4459 to  4590
+    generator/verifier/rules/ledger.py                  lines  4591 to  5073
+    generator/verifier/memory/ledger_snapshot.py        lines  5074 to  5246
+    generator/verifier/memory/checkpoint_memory.py      lines  5247 to  5401
+    generator/verifier/memory/release_memory.py         lines  5402 to  5633
+    generator/verifier/rules/answers.py                 lines  5634 to  5701
+    generator/verifier/rules/runs.py                    lines  5702 to  6059
+    generator/verifier/rules/lineage.py                 lines  6060 to  6345
+    generator/verifier/rules/score_edits.py             lines  6346 to  6431
+    generator/verifier/rules/evidence.py                lines  6432 to  6526
+    generator/verifier/rules/certificates.py            lines  6527 to  6994
+    generator/verifier/rules/certificate_documents.py   lines  6995 to  7090
+    generator/verifier/rules/recheck.py                 lines  7091 to  7457
+    generator/verifier/core/report.py                   lines  7458 to  7620
+    generator/verifier/core/folder.py                   lines  7621 to  7877
+    generator/verifier/core/checksum_tree.py            lines  7878 to  8032
+    generator/verifier/site/release.py                  lines  8033 to  8320
+    generator/verifier/site/checksum_lists.py           lines  8321 to  8477
+    generator/verifier/site/zip_layout.py               lines  8478 to  8677
+    generator/verifier/site/download.py                 lines  8678 to  9030
+    generator/verifier/tlog/rotation.py                 lines  9031 to  9139
+    generator/verifier/site/history.py                  lines  9140 to  9504
+    generator/verifier/site/history_v3.py               lines  9505 to  9641
+    generator/verifier/site/commitment_parts.py         lines  9642 to  9779
+    generator/verifier/site/publication.py              lines  9780 to 10214
+    generator/verifier/rules/revocations.py             lines 10215 to 10334
+    generator/verifier/site/certificate_files.py        lines 10335 to 10715
+    generator/verifier/site/agreement_files.py          lines 10716 to 10860
+    generator/verifier/site/accounting.py               lines 10861 to 11101
+    generator/verifier/site/verify_site.py              lines 11102 to 11385
+    generator/verifier/site/command_line.py             lines 11386 to 11708
 """
 
 # ==============================================================================================
@@ -5501,7 +5503,10 @@ class Memory:
         every root the checks ask for up to that size is remembered; else None."""
         if self.ledger is None or not self.bound:
             return None
-        entries = self.extra["entries"]
+        entries = self.extra.get("entries")
+        if not isinstance(entries, dict):
+            self.why_not = "the release verified last was read from its tiles, not from an entries document"
+            return None
         offset = entries["bytes"]
         if entries["path"] != rel or not 0 < offset < len(data) or data[offset : offset + 1] not in (b",", b"]"):
             self.why_not = "the entries document does not continue the remembered one"
@@ -5509,6 +5514,24 @@ class Memory:
         if hashlib.sha256(memoryview(data)[:offset]).hexdigest() != entries["sha256"]:
             self.why_not = "the entries document's first bytes differ from the release verified last"
             return None
+        return self._resumed(offset, roots_at)
+
+    def resume_tiles(self, size: int, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        """Where to resume the replay of a ledger read from its tiles (a v3 site's, which has no
+        entries document): the remembered state and size, if the site's log is at least that
+        long and every root the checks ask for up to that size is remembered; else None. The
+        caller reads every tile all the same and must find that the remembered tree, grown by the
+        new leaves, has the tiles' root: that, not a byte offset, shows the first leaves are the
+        ones verified last."""
+        if self.ledger is None or not self.bound:
+            return None
+        if self.ledger.size > size:
+            self.why_not = "the site's ledger is shorter than the release verified last"
+            return None
+        return self._resumed(self.ledger.size, roots_at)
+
+    def _resumed(self, offset: int, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        assert self.ledger is not None
         size = self.ledger.size
         roots = {int(k): bytes.fromhex(v) for k, v in self.extra["roots"].items()}
         asked = [n for n in roots_at if 0 < n <= size]
@@ -5527,6 +5550,16 @@ class Memory:
         """The replay ended: remember its state, made now, before any later check touches it."""
         extra: dict[str, Any] = {
             "entries": {"path": rel, "bytes": end, "sha256": hashlib.sha256(memoryview(data)[:end]).hexdigest()},
+            "frontier": frontier_of(stream),
+            "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
+        }
+        self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
+
+    def took_tiles(self, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]) -> None:
+        """The replay of a ledger read from its tiles ended: remember its state by its tree size
+        (`tiles`), the next run resuming after its last leaf."""
+        extra: dict[str, Any] = {
+            "tiles": {"tree_size": ledger.size},
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }
@@ -9229,8 +9262,9 @@ def check_tiles(s: Site, size: int, root: bytes) -> None:
         s.report.check(False, TILE_FOLDER, f"the tiles do not hold the ledger: {e}")
 
 
-def read_history(s: Site) -> dict[str, Any] | None:
-    """ledger/history.json if the site has one (a v1 site does not), shape-checked."""
+def read_history(s: Site, version: int = 1) -> dict[str, Any] | None:
+    """ledger/history.json if the site has one (a v1 site does not), shape-checked: its `v` is
+    `version` (1 on a v2 site, 2 on a v3 site, docs/formats/v3.md, 1)."""
     if not (s.root / HISTORY_PATH).is_file():
         return None
     loaded = s.document(HISTORY_PATH, "checkpoint history")
@@ -9244,12 +9278,15 @@ def read_history(s: Site) -> dict[str, Any] | None:
     ok = (
         not problems
         and doc.get("type") == "checkpoint-history"
-        and is_v1(doc)
+        and is_int(doc.get("v"))
+        and doc.get("v") == version
         and is_int(doc.get("tree_size"))
         and isinstance(rows, list)
         and bool(rows)
     )
-    if not report.check(ok, HISTORY_PATH, "not a checkpoint history", '"checkpoint-history", v 1, rows', show(doc)):
+    if not report.check(
+        ok, HISTORY_PATH, "not a checkpoint history", f'"checkpoint-history", v {version}, rows', show(doc, 200)
+    ):
         return None
     assert isinstance(rows, list)
     last = -1
@@ -9335,11 +9372,11 @@ def check_history(
         if not is_safe_path(row["consistency"]):
             report.check(False, HISTORY_PATH, f"the consistency proof of size {m} has no safe path")
         elif today is not None:
-            _check_consistency_document(s, row["consistency"], m, size, want, today)
+            check_consistency_document(s, row["consistency"], m, size, want, today)
     return archived
 
 
-def _check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:
+def check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:
     loaded = s.document(rel, f"consistency proof from {old}")
     if loaded is None:
         return
@@ -9379,17 +9416,7 @@ def check_artifact_proofs(
     s: Site, manifest: dict[str, Any], ledger: Ledger, checkpoint: bytes, size: int, root: bytes
 ) -> None:
     """Each reveal's and certificate's .tlog-proof proves its leaf against today's checkpoint."""
-    wanted: list[tuple[str, int]] = []
-    for row in manifest["reveals"]:
-        item = row.get("id") if isinstance(row, dict) else None
-        c = ledger.commit(item) if isinstance(item, str) else None
-        if c is not None and isinstance(row.get("path"), str):
-            wanted.append((row["path"], c.index))
-    for row in manifest["certificates"]:
-        serial = row.get("serial") if isinstance(row, dict) else None
-        cert = ledger.certificates.get(serial) if isinstance(serial, str) else None
-        if cert is not None and isinstance(row.get("path"), str):
-            wanted.append((row["path"], cert.index))
+    wanted = proven_artifacts(manifest, ledger)
     for rel, index in wanted:
         # The artifact itself is checked against its leaf elsewhere; here, the proof's leaf is
         # proved to be the ledger's at the artifact's index.
@@ -9403,6 +9430,23 @@ def check_artifact_proofs(
             rel + ".tlog-proof",
             "the proof is not made against today's checkpoint",
         )
+
+
+def proven_artifacts(manifest: dict[str, Any], ledger: Ledger) -> list[tuple[str, int]]:
+    """Each reveal and certificate the manifest lists with its leaf's index: a reveal's commit
+    leaf, a certificate's own."""
+    wanted: list[tuple[str, int]] = []
+    for row in manifest["reveals"]:
+        item = row.get("id") if isinstance(row, dict) else None
+        c = ledger.commit(item) if isinstance(item, str) else None
+        if c is not None and isinstance(row.get("path"), str):
+            wanted.append((row["path"], c.index))
+    for row in manifest["certificates"]:
+        serial = row.get("serial") if isinstance(row, dict) else None
+        cert = ledger.certificates.get(serial) if isinstance(serial, str) else None
+        if cert is not None and isinstance(row.get("path"), str):
+            wanted.append((row["path"], cert.index))
+    return wanted
 
 
 def artifact_proof_problem(
@@ -9459,6 +9503,281 @@ def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey])
 
 
 # ==============================================================================================
+# generator/verifier/site/history_v3.py: The checkpoint history and the inclusion proofs of a format v3 site
+#     (docs/formats/v3.md, 1 and 2): one consistency proof per release, from the row before, and each proof written
+#     once, against the archived checkpoint of the release that first published its artifact.
+# ==============================================================================================
+
+# A v3 history's document version (its rows chain: each consistency proof is from the row before).
+HISTORY_V3 = 2
+
+
+# v2's proof from an archived size to today's: never in a v3 site, where every proof is a row's.
+V2_CONSISTENCY_RE = re.compile(r"ledger/consistency/(0|[1-9][0-9]*)\.json")
+
+
+def archived_checkpoint_path(size: int) -> str:
+    return f"ledger/checkpoints/{size}"
+
+
+def consistency_between(old: int, new: int) -> str:
+    """Where a v3 site keeps the consistency proof from size `old` (the row before) to `new`."""
+    return f"ledger/consistency/{old}-{new}.json"
+
+
+def check_history_v3(
+    s: Site,
+    history: dict[str, Any],
+    origin: str,
+    key: bytes,
+    size: int,
+    roots_at: dict[int, bytes],
+    checkpoint: bytes | None,
+    ring: KeyRing | None = None,
+) -> dict[int, tuple[str, bytes]]:
+    """Every row of a v3 history: its archived checkpoint at `ledger/checkpoints/<M>`, signed by
+    the keys valid for its size, over the recomputed root; its consistency proof from the row
+    before (none for the first row). Today's row archives a checkpoint of today's tree, which
+    may carry fewer cosignatures than today's checkpoint (`checkpoint`, None when it failed its
+    own check: today's row is then not judged). Returns the archived checkpoints read, by size
+    (path, bytes), for the hand-over and proof checks."""
+    archived: dict[int, tuple[str, bytes]] = {}
+    report = s.report
+    s.signed(HISTORY_PATH, history["data"], key, "checkpoint history")
+    report.check(history["origin"] == origin, HISTORY_PATH, "origin differs from the manifest's", origin)
+    report.check(same(history["tree_size"], size), HISTORY_PATH, "tree_size differs from the ledger's", size)
+    rows = history["checkpoints"]
+    report.check(rows[-1]["tree_size"] == size, HISTORY_PATH, "the last row is not today's checkpoint", size)
+    before: int | None = None
+    for i, row in enumerate(rows):
+        m, rel = row["tree_size"], row["checkpoint"]
+        where = f"checkpoints[{i}]"
+        want = roots_at.get(m)
+        if m > size or want is None:
+            report.check(False, HISTORY_PATH, f"archives a checkpoint of size {m} beyond the ledger's {size}")
+            continue
+        consistency = None if before is None else consistency_between(before, m)
+        old = before
+        before = m
+        report.check(
+            rel == archived_checkpoint_path(m) and row["consistency"] == consistency,
+            HISTORY_PATH,
+            "a row's files are not where format v3 puts them",
+            f"checkpoint {archived_checkpoint_path(m)}, consistency {show(consistency)}",
+            f"checkpoint {show(rel)}, consistency {show(row['consistency'])}",
+            where,
+        )
+        if m == size and checkpoint is None:
+            continue  # today's checkpoint failed its own check: what restates it is not judged
+        path = archived_checkpoint_path(m)
+        data = s.read(path, f"archived checkpoint of size {m}")
+        if data is None or not _archived_checkpoint_holds(s, path, data, m, want, origin, key, ring):
+            continue
+        archived[m] = (path, data)
+        report.check(
+            row["root"] == want.hex(), HISTORY_PATH, f"root of size {m} is not the ledger's", want.hex(), where=where
+        )
+        if old is not None and old in roots_at:
+            check_consistency_document(s, consistency, old, m, roots_at[old], want)
+    return archived
+
+
+def _archived_checkpoint_holds(
+    s: Site, rel: str, data: bytes, m: int, want: bytes, origin: str, key: bytes, ring: KeyRing | None
+) -> bool:
+    """An archived checkpoint signed by the keys valid for its size, over the recomputed root."""
+    report = s.report
+    try:
+        if ring is not None and ring.spans:
+            (_, cp_size, cp_root), signers = checkpoint_signers(data, ring)
+            for problem in signer_problems(ring, m, signers):
+                report.check(False, rel, problem)
+        else:
+            _, cp_size, cp_root = open_checkpoint(data, origin, key)
+    except (NoteError, FormatError) as e:
+        return report.check(False, rel, f"archived checkpoint does not verify: {e}")
+    return report.check(
+        (cp_size, cp_root) == (m, want),
+        rel,
+        f"history rewritten: the ledger's first {m} entries no longer have the root this archived checkpoint signs",
+        f"size {m}, root {b64(want)} (recomputed from today's entries)",
+        f"size {cp_size}, root {b64(cp_root)}",
+    )
+
+
+def check_artifact_proofs_v3(
+    s: Site,
+    wanted: list[tuple[str, int]],
+    archived: dict[int, tuple[str, bytes]],
+    roots_at: dict[int, bytes],
+) -> None:
+    """Each reveal's and certificate's .tlog-proof (artifact path, its leaf's index) holds, byte
+    for byte, a checkpoint the history archives, and proves the ledger's leaf at its index
+    against the root recomputed at that checkpoint's size."""
+    by_bytes = {data: m for m, (_, data) in archived.items()}
+    for rel, index in wanted:
+        proof_rel = rel + ".tlog-proof"
+        proof_data = s.read(proof_rel, "inclusion proof")
+        if proof_data is None:
+            continue
+        try:
+            held = parse_tlog_proof(proof_data).checkpoint
+        except FormatError as e:
+            s.report.check(False, proof_rel, f"inclusion proof fails: {e}")
+            continue
+        m = by_bytes.get(held)
+        if not s.report.check(
+            m is not None,
+            proof_rel,
+            "the proof's checkpoint is not, byte for byte, a checkpoint the history archives",
+            "the bytes of ledger/checkpoints/<M> of a row of ledger/history.json",
+            f"a checkpoint of {len(held)} bytes that no row archives",
+        ):
+            continue
+        assert m is not None
+        problem = artifact_proof_problem(None, proof_data, index, m, roots_at[m])
+        s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
+
+
+# ==============================================================================================
+# generator/verifier/site/commitment_parts.py: The commitment list's rows as the ledger implies them, whole (format v1
+#     §4) or in the parts of a format v3 site (docs/formats/v3.md, 4): what the build writes and what the verifier
+#     compares the published bytes with.
+# ==============================================================================================
+
+# Rows made and compared in batches of this many: the bytes of a million rows at once would be
+# hundreds of megabytes.
+ROW_BATCH = 10_000
+
+
+# Rows of one part of a v3 commitment list: a pool page's worth (layout.PAGE_SIZE).
+COMMITMENT_PART_ROWS = 1000
+
+
+COMMITMENT_PARTS_DIR = "ledger/commitments"
+
+
+def commitment_part_path(k: int) -> str:
+    """Where part `k` (from 0) of a v3 commitment list is: its rows 1000k to 1000k + 999."""
+    return f"{COMMITMENT_PARTS_DIR}/{k}.json"
+
+
+def commitment_part_count(commits: int) -> int:
+    return -(-commits // COMMITMENT_PART_ROWS)
+
+
+def _row_text(c: Commit, revealed: bool) -> str:
+    enc = encode_basestring
+    return (
+        f'{{"at":{enc(c.at)},"commitment":{enc(c.commitment)},"gate":{enc(c.gate)},"id":{enc(c.id)},'
+        f'"index":{c.index},"status":"{"revealed" if revealed else "sealed"}"}}'
+    )
+
+
+def commitment_rows_bytes(ledger: Ledger, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
+    """The commitment list's rows (the `start`-th to the `stop`-th) as the ledger implies them,
+    in canonical form, comma-joined, a batch at a time: what the build writes and what the check
+    compares a document with.
+
+    RFC 8785 escapes in a string what json's encoder escapes (the quote, the backslash and the
+    controls, those with a short form in it) and nothing else, and an integer is its digits.
+    Raises UnicodeEncodeError on a lone surrogate, which the ledger's rules keep out."""
+    reveals = ledger.reveals
+    commits = ledger.commits(start, stop)
+    first = True
+    while batch := [_row_text(c, c.id in reveals) for c in itertools.islice(commits, ROW_BATCH)]:
+        yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
+        first = False
+
+
+def commitment_part_bytes(ledger: Ledger, origin: str, k: int) -> bytes:
+    """Part `k` of a v3 commitment list, JCS
+    `{"commitments":[…],"origin":O,"part":k,"type":"commitment-list-part","v":1}`."""
+    start = k * COMMITMENT_PART_ROWS
+    rows = b"".join(commitment_rows_bytes(ledger, start, start + COMMITMENT_PART_ROWS))
+    tail = canonical_bytes({"origin": origin, "part": k, "type": "commitment-list-part", "v": 1})
+    return b'{"commitments":[' + rows + b"]," + tail[1:]
+
+
+def commitment_parts(ledger: Ledger, origin: str) -> Iterator[tuple[str, bytes]]:
+    """Every part of a v3 commitment list, (path, bytes), in order."""
+    for k in range(commitment_part_count(ledger.commit_count)):
+        yield commitment_part_path(k), commitment_part_bytes(ledger, origin, k)
+
+
+def commitment_index_bytes(ledger: Ledger, origin: str, parts: list[tuple[str, int, str]]) -> bytes:
+    """The v3 list's index over `parts` (path, row count, SHA-256), JCS
+    `{"count":C,"origin":O,"parts":[{"count":K,"path":P,"sha256":H}],"tree_size":N,"type":"commitment-list","v":2}`."""
+    return canonical_bytes(
+        {
+            "count": ledger.commit_count,
+            "origin": origin,
+            "parts": [{"count": n, "path": p, "sha256": h} for p, n, h in parts],
+            "tree_size": ledger.size,
+            "type": "commitment-list",
+            "v": 2,
+        }
+    )
+
+
+def part_rows(ledger: Ledger, k: int) -> int:
+    return min(COMMITMENT_PART_ROWS, ledger.commit_count - k * COMMITMENT_PART_ROWS)
+
+
+def check_commitment_parts(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
+    """A v3 commitment list: its signed index and every part, each byte for byte the one the
+    ledger implies (canonical JSON has one form per value: equal bytes are equal rows)."""
+    report = s.report
+    index = s.read(rel, "commitment list")
+    if index is not None:
+        s.signed(rel, index, key, "commitment list")
+    parts: list[tuple[str, int, str]] = []
+    for path, want in commitment_parts(ledger, origin):
+        k = len(parts)
+        parts.append((path, part_rows(ledger, k), hashlib.sha256(want).hexdigest()))
+        data = s.read(path, f"part {k} of the commitment list")
+        if data is None:
+            continue
+        report.check(
+            data == want,
+            path,
+            f"part {k} of the commitment list is not the rows the ledger implies{_first_row_differing(data, want)}",
+            f"{len(want)} bytes, SHA-256 {parts[-1][2]}",
+            f"{len(data)} bytes, SHA-256 {hashlib.sha256(data).hexdigest()}",
+        )
+    report.checks += ledger.commit_count
+    if index is None:
+        return
+    want_index = commitment_index_bytes(ledger, origin, parts)
+    report.check(
+        index == want_index,
+        rel,
+        "the commitment list's index is not the one the ledger implies (its count, parts or tree size)",
+        show(want_index.decode("utf-8", "replace"), 300),
+        show(index.decode("utf-8", "replace"), 300),
+    )
+
+
+def _first_row_differing(data: bytes, want: bytes) -> str:
+    """Which row of a part differs first, when the part parses: a reader is told where to look."""
+    try:
+        found, expected = parse_canonical(data), parse_canonical(want)
+    except FormatError as e:
+        return f" ({e})"
+    if not isinstance(found, dict):
+        return ""
+    rows, want_rows = found.get("commitments"), expected["commitments"]
+    if not isinstance(rows, list):
+        return ""
+    for i, (row, want_row) in enumerate(zip(rows, want_rows, strict=False)):
+        if row != want_row:
+            return f" (row {i}: {show(row, 200)}, expected {show(want_row, 200)})"
+    if len(rows) != len(want_rows):
+        return f" ({len(rows)} rows, expected {len(want_rows)})"
+    return " (its other members)"
+
+
+# ==============================================================================================
 # generator/verifier/site/publication.py: What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their
 #     Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates,
 #     methodology parameters, reveal documents and run specs, each against its leaf.
@@ -9481,14 +9800,18 @@ def check_ledger(
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
     then never read: a log too large for one file is checked all the same. With a `memory` of
     the release verified last, only the entries after its last leaf are replayed, from its state,
-    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py).
+    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py);
+    from the tiles (a v3 site's ledger, docs/formats/v3.md, 3), every tile is still read and
+    checked but only the leaves after the remembered size are replayed, and the remembered tree
+    with them must make the tiles' root. A v3 site's commitment list is checked in its parts.
     """
     report = s.report
     led = manifest["ledger"]
     rest: dict[str, Any] | None = None
+    tiled = None
     if from_tiles:
         rel = TILE_FOLDER
-        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        tiled = read_tiled_log(tile_reader(s), led["tree_size"] if is_int(led["tree_size"]) else 0)
         data = b""
     else:
         rel = led["entries"]
@@ -9500,19 +9823,22 @@ def check_ledger(
     ledger = Ledger()
     merkle = MerkleStream()
     start = 0
-    resumed = memory.resume(rel, data, roots_at) if memory is not None and roots_at is not None and data else None
+    resumed = None
+    if memory is not None and roots_at is not None:
+        resumed = memory.resume_tiles(tiled.size, roots_at) if tiled is not None else memory.resume(rel, data, roots_at)
     if resumed is not None:
         ledger, merkle, start = resumed
         report.notes.append(
             f"{rel}: the first {ledger.size} entries are those of the release verified last (their bytes' SHA-256 "
             "is the one remembered); only the entries after them were replayed"
+            if tiled is None
+            else f"{rel}: the ledger's first {ledger.size} entries are those of the release verified last (the "
+            "tiles' root extends the remembered tree); only the entries after them were replayed"
         )
     end: list[int] = []
     try:
-        if from_tiles:
-            entries: Iterator[tuple[Any, bytes]] = (
-                (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
-            )
+        if tiled is not None:
+            entries: Iterator[tuple[Any, bytes]] = _tiled_entries(tiled, start)
         else:
             entries, rest = iter_canonical_array(data, "entries", start=start, ends_at=end)
         for leaf, raw in entries:
@@ -9523,12 +9849,19 @@ def check_ledger(
             if problems:
                 report.add(problems, rel, checks=0)
         report.checks += ledger.size
+        if tiled is not None and start and tiled.root() != merkle.root():
+            # The remembered tree and the new leaves make another root than the tiles': the
+            # tiles do not hold the ledger verified last, whatever their new leaves are.
+            report.check(False, rel, "the tiles' ledger does not begin with the ledger of the release verified last")
+            return None
         if roots_at is not None:
             roots_at[0] = EMPTY_ROOT
             roots_at[merkle.size] = merkle.root()
     except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
+    if memory is not None and tiled is not None and roots_at is not None and ledger.size:
+        memory.took_tiles(ledger, merkle, roots_at)
     if memory is not None and end and roots_at is not None and ledger.size:
         memory.took(rel, data, end[0], ledger, merkle, roots_at)
     del data, entries  # the iterator holds the bytes too: free both before the next large document
@@ -9543,8 +9876,19 @@ def check_ledger(
         show(led["tree_size"]),
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
+    if site_format(manifest) == MANIFEST_V3:
+        check_commitment_parts(s, led["commitment_list"], origin, key, ledger)
+    else:
+        check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
+
+
+def _tiled_entries(tiled: TiledLog, start: int) -> Iterator[tuple[Any, bytes]]:
+    """The leaves of a tiled log from the `start`-th, parsed: those before it are read (every
+    tile is checked all the same) but not replayed."""
+    for i, raw in enumerate(tiled):
+        if i >= start:
+            yield parse_canonical(raw), raw
 
 
 def _check_entries_tail(report: Report, rel: str, rest: dict[str, Any], origin: str, size: int) -> None:
@@ -9599,34 +9943,6 @@ def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Le
         ledger.size,
         show(rest.get("tree_size")),
     )
-
-
-# Rows made and compared in batches of this many: the bytes of a million rows at once would be
-# hundreds of megabytes.
-ROW_BATCH = 10_000
-
-
-def _row_text(c: Commit, revealed: bool) -> str:
-    enc = encode_basestring
-    return (
-        f'{{"at":{enc(c.at)},"commitment":{enc(c.commitment)},"gate":{enc(c.gate)},"id":{enc(c.id)},'
-        f'"index":{c.index},"status":"{"revealed" if revealed else "sealed"}"}}'
-    )
-
-
-def commitment_rows_bytes(ledger: Ledger) -> Iterator[bytes]:
-    """The commitment list's rows as the ledger implies them, in canonical form, comma-joined,
-    a batch at a time: what the build writes and what the check compares a document with.
-
-    RFC 8785 escapes in a string what json's encoder escapes (the quote, the backslash and the
-    controls, those with a short form in it) and nothing else, and an integer is its digits.
-    Raises UnicodeEncodeError on a lone surrogate, which the ledger's rules keep out."""
-    reveals = ledger.reveals
-    commits = ledger.commits()
-    first = True
-    while batch := [_row_text(c, c.id in reveals) for c in itertools.islice(commits, ROW_BATCH)]:
-        yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
-        first = False
 
 
 def _rows_as_expected(data: bytes, ledger: Ledger) -> dict[str, Any] | None:
@@ -10584,7 +10900,9 @@ def check_accounted(
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
     found = s.files_found
-    _check_ledger_folder(s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")))
+    _check_ledger_folder(
+        s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")), ledger.commit_count
+    )
     proofs = {
         row["path"] + PROOF_SUFFIX
         for kind in ("reveals", "certificates")
@@ -10666,6 +10984,7 @@ def _check_ledger_folder(
     size: int,
     history: dict[str, Any] | None,
     present: list[str],
+    commits: int = 0,
 ) -> None:
     expected = set(_LEDGER_DOCUMENTS)
     for value in manifest["ledger"].values():
@@ -10675,6 +10994,9 @@ def _check_ledger_folder(
     rows = history["checkpoints"] if history else []
     expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
     expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
+    v3 = site_format(manifest) == MANIFEST_V3
+    if v3:  # the commitment list's parts (docs/formats/v3.md, 4)
+        expected |= {commitment_part_path(k) for k in range(commitment_part_count(commits))}
     today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()
     expected |= today
     archived: dict[int, set[str]] = {}
@@ -10687,8 +11009,15 @@ def _check_ledger_folder(
             continue
         if rel.startswith("ledger/checkpoints/"):
             why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
+        elif v3 and V2_CONSISTENCY_RE.fullmatch(rel):
+            why = (
+                "a format v2 consistency proof (ledger/consistency/<size>.json) in a format v3 site, whose every "
+                "proof is a history row's ledger/consistency/<M0>-<M>.json"
+            )
         elif rel.startswith("ledger/consistency/"):
             why = "a consistency proof of no row of the checkpoint history"
+        elif rel.startswith(COMMITMENT_PARTS_DIR + "/"):
+            why = "a part of the commitment list that the ledger's commits do not make"
         elif rel.startswith("ledger/tile/"):
             why = f"a tile of no size the log published (today's {size} and the history's)"
         else:
@@ -10849,18 +11178,19 @@ def _check(
     if public_key is None:
         return
     saved = _saved_checkpoints(s, since, origin)
+    v3 = site_format(manifest) == MANIFEST_V3
     memory = None
-    if memory_folder is not None and not from_tiles:
+    # A v3 site's ledger is its tiles, and its memory is kept by tree size (release_memory.py).
+    if memory_folder is not None and (v3 or not from_tiles):
         memory = Memory(memory_folder, origin, full)
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
     # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
-    v3 = site_format(manifest) == 3
     sums = (check_sums_tree if v3 else check_sums)(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums, memory)
-    history = read_history(s)
+    history = read_history(s, HISTORY_V3 if v3 else 1)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     # A v3 manifest names no entries document: its ledger is its tiles (docs/formats/v3.md, 3).
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory)
@@ -10932,7 +11262,20 @@ def _check_restatements(
     the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
     holds nothing that needs them."""
     report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
-    if history is not None:
+    v3 = site_format(manifest) == MANIFEST_V3
+    if history is not None and v3:
+        # The ledger was read from its tiles, each checked (check_ledger): no entries document.
+        agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
+        archived = check_history_v3(
+            s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
+        )
+        check_hand_overs(s, ledger.keys, archived)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
+        if agreed:
+            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+        else:  # today's archived checkpoint is not judged, so a proof holding it cannot be
+            report.notes.append("inclusion proofs not checked: the checkpoint does not sign the tiles' tree")
+    elif history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the
         # checkpoint, and what restates it cannot be judged: it is not checked.
@@ -10950,6 +11293,14 @@ def _check_restatements(
             check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
         else:
             report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    elif v3:
+        report.check(
+            False,
+            HISTORY_PATH,
+            "a format v3 site (its manifest's v 3) publishes no checkpoint history",
+            "ledger/history.json, v 2 (docs/formats/v3.md, 1)",
+            "no ledger/history.json",
+        )
     elif len(ledger.keys.spans) > 1 or ledger.revocations or any(k.reason for k in ledger.keys.spans):
         # Format-v2 events come with a v2 site: a rotation without its hand-over checkpoint is a key
         # nobody endorsed, which a v1 reading of the site would never notice.
@@ -11165,7 +11516,8 @@ def _site_parser() -> argparse.ArgumentParser:
         "--from-tiles",
         action="store_true",
         help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
-        "never read: for a log too large to read as one file",
+        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
+        "always read so)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(

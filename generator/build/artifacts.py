@@ -18,7 +18,16 @@ from generator.core.key_schedule import BuildKeys
 from generator.core.object_kinds import static_host_headers
 from generator.program.datadir import public_key_row
 from generator.program.ledgerfile import ledger_lines
-from generator.verifier import commitment_rows_bytes, ed25519_verify, parse_vkey, public_key_pem, revocation_list
+from generator.verifier import (
+    COMMITMENT_PART_ROWS,
+    commitment_index_bytes,
+    commitment_parts,
+    commitment_rows_bytes,
+    ed25519_verify,
+    parse_vkey,
+    public_key_pem,
+    revocation_list,
+)
 
 
 def verifier_bytes() -> bytes:
@@ -174,11 +183,26 @@ def replay_entries(ctx: SiteContext, each: Callable[[int, bytes], None]) -> None
         raise RuntimeError("the ledger changed while the site was being built")
 
 
+def write_commitment_parts(ctx: SiteContext, w: SiteWriter) -> None:
+    """A v3 site's commitment list (docs/formats/v3.md, 4): its parts of 1,000 rows, made by the
+    very code that checks them (a part whose rows did not change has its old bytes, and the
+    writer links the last release's file), and their signed index."""
+    parts = []
+    for k, (rel, data) in enumerate(commitment_parts(ctx.ledger, ctx.origin)):
+        w.write(rel, data)
+        rows = min(COMMITMENT_PART_ROWS, ctx.ledger.commit_count - k * COMMITMENT_PART_ROWS)
+        parts.append((rel, rows, w.hashes[rel]))
+    w.write_signed(layout.COMMITMENTS, commitment_index_bytes(ctx.ledger, ctx.origin, parts), ctx.signer)
+
+
 def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes) -> None:
-    """The ledger's other documents (format v1 §4): the checkpoint, the commitment list, and
-    format v2's revocation list."""
+    """The ledger's other documents (format v1 §4): the checkpoint, the commitment list (in parts
+    in format v3), and format v2's revocation list."""
     w.write(layout.CHECKPOINT, checkpoint)
-    w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
+    if ctx.program.format == 3:
+        write_commitment_parts(ctx, w)
+    else:
+        w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
     # Written even when empty: a reader can then tell "nothing revoked" from "not published".
     w.write_signed(layout.REVOCATIONS, canonical_json.dumps(revocation_list(ctx.origin, ctx.ledger)), ctx.signer)
 

@@ -30,6 +30,7 @@ from generator.verifier import (
     format_tlog_proof,
     is_safe_path,
     parse_canonical,
+    parse_tlog_proof,
     replace_atomically,
     signer_problems,
 )
@@ -127,6 +128,21 @@ def with_hand_overs(carried: list[Archived], keys: BuildKeys, origin: str, tree:
     return sorted(carried + made, key=lambda a: a.size)
 
 
+def _consistency_document(tree: MerkleTree, old: int, new: int) -> bytes:
+    """RFC 9162 §2.1.4 PROOF(old, D[new]) as the site publishes it (FORMAT.md v2, "History")."""
+    return canonical_json.dumps(
+        {
+            "hashes": [h.hex() for h in tree.consistency_proof(old, new)],
+            "new_root": tree.root(new).hex(),
+            "new_size": new,
+            "old_root": tree.root(old).hex(),
+            "old_size": old,
+            "type": "consistency-proof",
+            "v": 1,
+        }
+    )
+
+
 def write_history(
     w: SiteWriter, signer: Signer, origin: str, tree: MerkleTree, checkpoint: bytes, carried: list[Archived]
 ) -> list[dict[str, Any]]:
@@ -139,20 +155,7 @@ def write_history(
         consistency = None
         if a.size < size:
             consistency = layout.consistency_proof(a.size)
-            w.write(
-                consistency,
-                canonical_json.dumps(
-                    {
-                        "hashes": [h.hex() for h in tree.consistency_proof(a.size)],
-                        "new_root": tree.root().hex(),
-                        "new_size": size,
-                        "old_root": tree.root(a.size).hex(),
-                        "old_size": a.size,
-                        "type": "consistency-proof",
-                        "v": 1,
-                    }
-                ),
-            )
+            w.write(consistency, _consistency_document(tree, a.size, size))
         rows.append(
             {
                 "checkpoint": layout.archived_checkpoint(a.size),
@@ -164,6 +167,90 @@ def write_history(
     doc = {"checkpoints": rows, "origin": origin, "tree_size": size, "type": "checkpoint-history", "v": 1}
     w.write_signed(layout.HISTORY, canonical_json.dumps(doc), signer)
     return rows
+
+
+def v3_archive(carried: list[Archived], size: int, checkpoint: bytes) -> list[Archived]:
+    """A v3 site's archive (docs/formats/v3.md, 1): every checkpoint carried, and today's. Today's
+    is the one the release that first published this size archived, when there was one (a
+    rebuild without growth): an archived checkpoint keeps its bytes, while ledger/checkpoint may
+    gain the cosignatures that arrive later."""
+    kept = next((a for a in carried if a.size == size), None)
+    return [a for a in carried if a.size < size] + [kept or Archived(size, checkpoint)]
+
+
+def write_history_v3(
+    w: SiteWriter,
+    signer: Signer,
+    origin: str,
+    tree: MerkleTree,
+    archive: list[Archived],
+    previous: PreviousRelease | None,
+) -> list[dict[str, Any]]:
+    """A v3 site's history (docs/formats/v3.md, 1): ledger/checkpoints/<M> for every row, today's
+    included, and one consistency proof a row, from the row before, ledger/consistency/<M0>-<M>.json,
+    written by the release that adds the row and kept byte for byte after (a proof is a function
+    of the two trees, so the same bytes: one that differs is a changed history, refused); then
+    ledger/history.json, v 2."""
+    rows: list[dict[str, Any]] = []
+    before: int | None = None
+    for a in archive:
+        w.write(layout.archived_checkpoint(a.size), a.checkpoint)
+        consistency = None
+        if before is not None:
+            consistency = layout.consistency_step(before, a.size)
+            data = _consistency_document(tree, before, a.size)
+            old = previous.file(consistency) if previous is not None else None
+            if old is not None and old.is_file() and old.read_bytes() != data:
+                raise _refuse(old, "a consistency proof of the last release differs from this ledger's")
+            w.write(consistency, data)
+        rows.append(
+            {
+                "checkpoint": layout.archived_checkpoint(a.size),
+                "consistency": consistency,
+                "root": tree.root(a.size).hex(),
+                "tree_size": a.size,
+            }
+        )
+        before = a.size
+    doc = {"checkpoints": rows, "origin": origin, "tree_size": tree.size, "type": "checkpoint-history", "v": 2}
+    w.write_signed(layout.HISTORY, canonical_json.dumps(doc), signer)
+    return rows
+
+
+def write_inclusion_proofs_v3(
+    w: SiteWriter,
+    tree: MerkleTree,
+    today: bytes,
+    archive: list[Archived],
+    artifacts: Iterable[tuple[str, int]],
+    leaf_bytes: Callable[[int], bytes],
+    previous: PreviousRelease | None,
+) -> int:
+    """`<artifact>.tlog-proof` for each (artifact path, leaf index) of a v3 site (docs/formats/v3.md,
+    2): the last release's proof, kept as it is, else a new one against `today`, the archived
+    checkpoint of this release (which first publishes the artifact). A kept proof must prove the
+    same leaf at the same index, against a checkpoint the archive holds byte for byte: anything
+    else stops the build, which never rewrites a proof. Returns how many are new."""
+    archived = {a.checkpoint: a.size for a in archive}
+    made = 0
+    for rel, index in artifacts:
+        proof_rel = layout.tlog_proof(rel)
+        old = previous.file(proof_rel) if previous is not None else None
+        if old is not None and old.is_file():
+            data = old.read_bytes()
+            try:
+                proof = parse_tlog_proof(data)
+            except FormatError as e:
+                raise _refuse(old, f"the last release's inclusion proof is unreadable ({e})") from None
+            if proof.index != index or proof.extra != leaf_bytes(index):
+                raise _refuse(old, f"the last release's inclusion proof is not of this ledger's leaf {index}")
+            if proof.checkpoint not in archived:
+                raise _refuse(old, "the last release's inclusion proof holds a checkpoint the history does not archive")
+            w.write(proof_rel, data)
+            continue
+        w.write(proof_rel, format_tlog_proof(leaf_bytes(index), index, tree.inclusion_proof(index), today))
+        made += 1
+    return made
 
 
 def write_inclusion_proofs(

@@ -8,19 +8,25 @@ copies disagree with ours, so the generator refuses instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from generator.build.previous_release import PreviousRelease, listed_files
 from generator.core import layout
 from generator.core.generator_errors import InputError, KeyFileError, problem
+from generator.core.object_kinds import written_once_in_v3
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer
 from generator.verifier import (
+    MANIFEST_V3,
     FormatError,
     KeyRing,
+    ProofError,
     iter_canonical_array,
     parse_canonical,
     parse_checkpoint,
+    read_tiled_log,
+    site_format,
 )
 
 # Artifacts under these folders are bound by hash to the ledger or to a reader's trust; pages
@@ -28,8 +34,11 @@ from generator.verifier import (
 IMMUTABLE_PREFIXES = ("reveals/", "methodology/", "runs/", "certificates/", "keys/")
 
 
-def is_immutable(path: str) -> bool:
-    # An inclusion proof is remade against each new checkpoint: derived, like a page.
+def is_immutable(path: str, site_format: int = 2) -> bool:
+    """In format v2 an inclusion proof is remade against each new checkpoint: derived, like a
+    page. In format v3 it is written once, as the history's files are (docs/formats/v3.md, 7)."""
+    if site_format == MANIFEST_V3 and written_once_in_v3(path):
+        return True
     return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith((".html", ".tlog-proof"))
 
 
@@ -107,15 +116,31 @@ def _same_root(previous: PreviousRelease, m: dict[str, Any], tree: MerkleTree) -
     return bool(size == ledger.get("tree_size") and size <= tree.size and tree.root(size) == root)
 
 
+def _old_leaves(previous: PreviousRelease, m: dict[str, Any]) -> tuple[Path, Iterator[bytes]]:
+    """The last release's leaves, from its entries document, or from its tiles when it has none
+    (a v3 site, docs/formats/v3.md, 3), each tile checked as the verifier checks it."""
+    found = m.get("ledger")
+    ledger: dict[str, Any] = found if isinstance(found, dict) else {}
+    if site_format(m) == MANIFEST_V3:
+        size = ledger.get("tree_size")
+
+        def read(rel: str) -> bytes | None:
+            path = previous.file(f"{layout.LEDGER_PREFIX}/{rel}")
+            return path.read_bytes() if path.is_file() else None
+
+        return previous.file(f"{layout.LEDGER_PREFIX}/tile"), read_tiled_log(read, size if isinstance(size, int) else 0)
+    path = previous.file(str(ledger.get("entries")))
+    elements, _ = iter_canonical_array(path.read_bytes(), "entries")
+    return path, (raw for _, raw in elements)
+
+
 def _compare_leaves(
     previous: PreviousRelease, m: dict[str, Any], new_leaves: Iterator[bytes], ledger_name: str
 ) -> None:
-    rel = m.get("ledger", {}).get("entries")
-    path = previous.file(str(rel))
+    path = previous.folder
     try:
-        data = path.read_bytes()
-        elements, _ = iter_canonical_array(data, "entries")
-        for i, (_, raw) in enumerate(elements):
+        path, old_leaves = _old_leaves(previous, m)
+        for i, raw in enumerate(old_leaves):
             new = next(new_leaves, None)
             if new != raw:
                 raise InputError(
@@ -130,7 +155,7 @@ def _compare_leaves(
                     ],
                     "refusing to publish a ledger that rewrites history",
                 )
-    except (OSError, FormatError) as e:
+    except (OSError, FormatError, ProofError) as e:
         raise InputError(
             [
                 problem(
@@ -142,12 +167,36 @@ def _compare_leaves(
         ) from None
 
 
-def check_published_unchanged(previous: PreviousRelease, new_hashes: dict[str, str]) -> None:
-    """Every artifact of the last release must be in the new one, byte for byte."""
+def check_format_kept(previous: PreviousRelease, wanted: int) -> None:
+    """A build never changes the format of a site that has a release (docs/formats/v3.md): a
+    reader of the site, its mirrors and its verifier's memory all follow it in one format."""
+    m = _old_manifest(previous)
+    if m is None:
+        return
+    published = site_format(m)
+    if published != wanted:
+        raise InputError(
+            [
+                problem(
+                    str(previous.file(layout.MANIFEST)),
+                    f"the last release is a format v{published} site, and program.yaml asks for format {wanted}: a "
+                    "build never changes the format of a site that has a release. Keep "
+                    f"`format: {published}` in program.yaml, or move {previous.folder} away to start a new site",
+                    expected=f"format {published}",
+                    found=f"format {wanted}",
+                )
+            ],
+            "refusing to change the site's format",
+        )
+
+
+def check_published_unchanged(previous: PreviousRelease, new_hashes: dict[str, str], site_format: int = 2) -> None:
+    """Every artifact of the last release must be in the new one, byte for byte (in format v3,
+    its inclusion proofs, archived checkpoints and consistency proofs too)."""
     problems = []
     # Every file the last release lists (in v3, in the leaves of its tree of lists).
     for rel, digest in sorted(listed_files(previous.folder).items()):
-        if not is_immutable(rel):
+        if not is_immutable(rel, site_format):
             continue
         if rel not in new_hashes:
             problems.append(problem(rel, "published in the last release but missing from this build"))

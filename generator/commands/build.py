@@ -22,7 +22,7 @@ from typing import Any
 from generator.build import artifacts, cosigning, history_files
 from generator.build.gather import SiteContext, gather
 from generator.build.previous_release import PreviousRelease
-from generator.build.release_continuity import check_key_matches, check_ledger_extends
+from generator.build.release_continuity import check_format_kept, check_key_matches, check_ledger_extends
 from generator.build.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 from generator.commands import build_steps
 from generator.core import heap, layout
@@ -118,6 +118,7 @@ def _build(
         ctx = gather(paths, progress, use_snapshot=not full)
         if strict and ctx.warnings:
             raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
+        check_format_kept(previous, ctx.program.format)
         check_key_matches(previous, ctx.signer, ctx.ledger.keys)
         check_ledger_extends(previous, lambda: ledger_lines(paths), paths.show(paths.ledger_file), ctx.tree)
         carried = history_files.with_hand_overs(

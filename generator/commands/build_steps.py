@@ -160,10 +160,17 @@ def _ledger(b: Writing) -> None:
 
 def _history(b: Writing) -> None:
     ctx = b.ctx
-    b.history_rows = history_files.write_history(b.w, ctx.signer, ctx.origin, ctx.tree, b.checkpoint, b.carried)
-    history_files.write_inclusion_proofs(
-        b.w, ctx.tree, b.checkpoint, ((rel, index) for index, rel in sorted(b.proven.items())), b.leaves.__getitem__
-    )
+    proven = ((rel, index) for index, rel in sorted(b.proven.items()))
+    if ctx.program.format == 3:
+        # Written once (docs/formats/v3.md, 1 and 2): what the last release published is kept.
+        archive = history_files.v3_archive(b.carried, ctx.tree.size, b.checkpoint)
+        b.history_rows = history_files.write_history_v3(b.w, ctx.signer, ctx.origin, ctx.tree, archive, b.previous)
+        history_files.write_inclusion_proofs_v3(
+            b.w, ctx.tree, archive[-1].checkpoint, archive, proven, b.leaves.__getitem__, b.previous
+        )
+    else:
+        b.history_rows = history_files.write_history(b.w, ctx.signer, ctx.origin, ctx.tree, b.checkpoint, b.carried)
+        history_files.write_inclusion_proofs(b.w, ctx.tree, b.checkpoint, proven, b.leaves.__getitem__)
     if b.progress:
         b.progress("writing the ledger, its history and proofs", 1, 1)
 
@@ -284,7 +291,7 @@ def _sums(b: Writing) -> None:
 
 def _nothing_rewritten(b: Writing) -> None:
     if b.previous is not None:
-        check_published_unchanged(b.previous, b.w.hashes)
+        check_published_unchanged(b.previous, b.w.hashes, b.ctx.program.format)
 
 
 GATHERED = "what gather read and checked"
@@ -328,12 +335,17 @@ WRITE: tuple[Step[Writing], ...] = (
     Step(
         "ledger documents",
         ("the checkpoint", GATHERED),
-        (layout.CHECKPOINT, layout.COMMITMENTS, layout.REVOCATIONS, "their .sig"),
+        (layout.CHECKPOINT, layout.COMMITMENTS, "ledger/commitments/ (format v3)", layout.REVOCATIONS, "their .sig"),
         _ledger,
     ),
     Step(
         "history and inclusion proofs",
-        ("the checkpoint", f"the checkpoints published before (data/checkpoints/, {LAST})", "the leaves to prove"),
+        (
+            "the checkpoint",
+            f"the checkpoints published before (data/checkpoints/, {LAST})",
+            "the leaves to prove",
+            f"{LAST}: its consistency and inclusion proofs (format v3: kept as they are)",
+        ),
         (layout.HISTORY, "ledger/checkpoints/", "ledger/consistency/", PROOFS, "the history's rows"),
         _history,
     ),

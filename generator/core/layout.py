@@ -18,6 +18,9 @@ from generator.verifier import (
     REVOCATIONS_PATH,
     SUMS_PATH,
     SUMS_SIG_PATH,
+    archived_checkpoint_path,
+    commitment_part_path,
+    consistency_between,
     evidence_path,
 )
 
@@ -70,11 +73,23 @@ def sig(path: str) -> str:
 
 
 def archived_checkpoint(size: int) -> str:
-    return f"{LEDGER_PREFIX}/checkpoints/{size}"
+    return archived_checkpoint_path(size)
 
 
 def consistency_proof(old_size: int) -> str:
+    """Format v2's proof from an archived size to today's, rewritten by every release."""
     return f"{LEDGER_PREFIX}/consistency/{old_size}.json"
+
+
+def consistency_step(old_size: int, new_size: int) -> str:
+    """Format v3's proof from a history row's size to the next row's, written once
+    (docs/formats/v3.md, 1): one definition, the verifier's."""
+    return consistency_between(old_size, new_size)
+
+
+def commitment_part(k: int) -> str:
+    """Part k (from 0) of a format v3 commitment list (docs/formats/v3.md, 4): the verifier's."""
+    return commitment_part_path(k)
 
 
 def tile(rel: str) -> str:
@@ -236,6 +251,7 @@ JSON_SCHEMAS: tuple[tuple[str, str], ...] = (
     (KEYS, "keys.schema.json"),
     (ENTRIES, "ledger-entries.schema.json"),
     (COMMITMENTS, "commitment-list.schema.json"),
+    (commitment_part(0).replace("/0.json", "/*.json"), "commitment-list-part.schema.json"),
     (HISTORY, "checkpoint-history.schema.json"),
     (REVOCATIONS, "certificate-revocations.schema.json"),
     (f"{LEDGER_PREFIX}/consistency/*.json", "consistency-proof.schema.json"),

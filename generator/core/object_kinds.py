@@ -32,7 +32,7 @@ PAGE_CACHE = "no-cache"
 # artifacts are named by their content's identity; a label set is published byte for byte as the
 # ledger committed it). `.tlog-proof` files and consistency proofs are remade against each new
 # checkpoint in format v2, and the archived checkpoint of today's size gains the cosignatures that
-# arrive after it was first published: pages, not immutable.
+# arrive after it was first published: pages, not immutable (in format v2; v3's are below).
 _IMMUTABLE = re.compile(
     r"""^(?:
         reveals/[^/]+\.json
@@ -48,6 +48,19 @@ _IMMUTABLE = re.compile(
     )$""",
     re.VERBOSE,
 )
+
+# What format v3 writes once besides (docs/formats/v3.md, 7): each inclusion proof, against the
+# checkpoint of the release that first published its artifact; each archived checkpoint, as that
+# release published it; each consistency proof, from a history row to the next.
+_IMMUTABLE_V3 = re.compile(
+    r"""^(?:
+        (?:reveals|certificates)/[^/]+\.json\.tlog-proof
+      | ledger/checkpoints/(?:0|[1-9][0-9]*)
+      | ledger/consistency/(?:0|[1-9][0-9]*)-[1-9][0-9]*\.json
+    )$""",
+    re.VERBOSE,
+)
+SITE_FORMAT_V3 = 3
 
 # Folders whose every file is immutable: what a `_headers` rule can name by a prefix alone.
 IMMUTABLE_FOLDERS = ("ledger/tile/",)
@@ -78,11 +91,18 @@ class Headers:
     cache_control: str
 
 
-def kind_of(path: str) -> Kind:
-    """The kind of a site path (relative, '/'-separated)."""
+def written_once_in_v3(path: str) -> bool:
+    """One of the files format v3 adds to the immutable ones: an inclusion proof, an archived
+    checkpoint, a consistency proof (docs/formats/v3.md, 7)."""
+    return bool(_IMMUTABLE_V3.match(path))
+
+
+def kind_of(path: str, site_format: int = 2) -> Kind:
+    """The kind of a site path (relative, '/'-separated) in a site of `site_format` (2, which
+    reads v1 too, or 3: the manifest's word, generator.verifier's site_format)."""
     if path == layout.CHECKPOINT:
         return Kind.CHECKPOINT
-    if _IMMUTABLE.match(path):
+    if _IMMUTABLE.match(path) or (site_format == SITE_FORMAT_V3 and written_once_in_v3(path)):
         return Kind.IMMUTABLE
     return Kind.PAGE
 
@@ -101,8 +121,8 @@ def content_type(path: str) -> str:
     return "application/octet-stream"
 
 
-def headers_for(path: str) -> Headers:
-    cache = IMMUTABLE_CACHE if kind_of(path) is Kind.IMMUTABLE else PAGE_CACHE
+def headers_for(path: str, site_format: int = 2) -> Headers:
+    cache = IMMUTABLE_CACHE if kind_of(path, site_format) is Kind.IMMUTABLE else PAGE_CACHE
     return Headers(content_type(path), cache)
 
 

@@ -32,6 +32,7 @@ import base64
 import functools
 import hashlib
 import heapq
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,14 @@ from generator.core.progress import Progress
 from generator.core.windowed import windowed
 from generator.program import journal
 from generator.publish.store import Conflict, Store, StoreError, file_sha256
-from generator.verifier import LIST_RE, is_safe_path, parse_policy, policy_problems, read_lists
+from generator.verifier import (
+    LIST_RE,
+    is_safe_path,
+    parse_policy,
+    policy_problems,
+    read_lists,
+    site_format,
+)
 
 # Sent after every other page, before the checkpoint: the list a verifier starts from.
 _LAST_PAGES = (layout.SUMS, layout.SUMS_SIG)
@@ -85,6 +93,7 @@ class Plan:
     unchanged: int
     stale: list[str]
     listing: list[tuple[str, str]]
+    site_format: int = 2  # what is immutable depends on it (generator.core.object_kinds)
 
 
 def site_listing(site: Path, signed: Callable[[bytes, bytes], bool] | None = None) -> Iterator[tuple[str, str]]:
@@ -141,7 +150,17 @@ def _list_depth(path: str) -> int:
     return 0 if m is None else 65 - len(m.group(1))
 
 
-def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> Plan:
+def site_format_of(site: Path) -> int:
+    """The format of the site in `site`, as its manifest says (2 when it cannot tell: the
+    publish's own checks refuse a site without a readable manifest)."""
+    try:
+        manifest = json.loads((site / layout.MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return 2
+    return site_format(manifest) if isinstance(manifest, dict) else 2
+
+
+def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]], site_format: int = 2) -> Plan:
     """What to send: the rows of `listing` the record does not show with the same bytes."""
     before = dict(record)
     problems: list[str] = []
@@ -154,7 +173,7 @@ def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> P
         if was == sha:
             unchanged += 1
             continue
-        kind = kind_of(path)
+        kind = kind_of(path, site_format)
         if kind is Kind.IMMUTABLE:
             if was not in (None, UNKNOWN):
                 problems.append(
@@ -168,12 +187,12 @@ def plan(listing: list[tuple[str, str]], record: Iterator[tuple[str, str]]) -> P
     if problems:
         raise PublishError("this release would rewrite what was published", problems, bad_input=True)
     stale = sorted(before, key=str.encode)
-    return Plan(immutable, pages, checkpoint, unchanged, stale, listing)
+    return Plan(immutable, pages, checkpoint, unchanged, stale, listing, site_format)
 
 
-def removable(path: str) -> bool:
+def removable(path: str, site_format: int = 2) -> bool:
     """Whether a path the last publish sent, and this release no longer lists, may be removed."""
-    return kind_of(path) is Kind.PAGE
+    return kind_of(path, site_format) is Kind.PAGE
 
 
 def _size_and_root(note: bytes) -> tuple[int, bytes] | None:
@@ -313,7 +332,7 @@ def publish(
         # The store is not as the last publish from here left it: compare everything with it.
         dropped = "the store's checkpoint is not the one last published from here: every file is sent again"
         rows = [(q, UNKNOWN) for q, _ in rows]
-    p = plan(listing, iter(rows))
+    p = plan(listing, iter(rows), site_format_of(site))
     summary = Summary(unchanged=p.unchanged, record_dropped=dropped)
     to_send = [*p.immutable, *p.pages, *([p.checkpoint] if p.checkpoint else [])]
     _prechecked(site, to_send, jobs, progress)
@@ -322,14 +341,15 @@ def publish(
         # later run can remove a page this one sent and the next release no longer has.
         known = dict(rows)
         on_start(sorted({**{q: UNKNOWN for q, _ in listing}, **known}.items(), key=lambda r: r[0].encode()))
-    _phase(site, store, "creating immutable objects", p.immutable, True, summary, jobs, progress)
+    fmt = p.site_format
+    _phase(site, store, "creating immutable objects", p.immutable, True, summary, jobs, progress, fmt)
     # SHA256SUMS and its signature go one after the other, after the rest of the pages.
     head = sorted((r for r in p.pages if r[0] not in _LAST_PAGES), key=lambda r: _list_depth(r[0]))
     tail = [r for r in p.pages if r[0] in _LAST_PAGES]
-    _phase(site, store, "replacing pages and indexes", head, False, summary, jobs, progress)
-    _phase(site, store, "replacing the checksum list", tail, False, summary, 1, progress)
+    _phase(site, store, "replacing pages and indexes", head, False, summary, jobs, progress, fmt)
+    _phase(site, store, "replacing the checksum list", tail, False, summary, 1, progress, fmt)
     if p.checkpoint is not None:
-        _phase(site, store, "replacing the checkpoint", [p.checkpoint], False, summary, 1, progress)
+        _phase(site, store, "replacing the checkpoint", [p.checkpoint], False, summary, 1, progress, fmt)
         summary.checkpoint_sent = True
     if p.stale:
         _remove_stale(store, p, summary, jobs, progress)
@@ -347,6 +367,7 @@ def _phase(
     summary: Summary,
     jobs: int,
     progress: Progress | None,
+    site_format: int = 2,
 ) -> None:
     if not rows:
         return
@@ -358,9 +379,9 @@ def _phase(
         try:
             size = source.stat().st_size
             if immutable:
-                made = store.create(path, source, sha, headers_for(path))
+                made = store.create(path, source, sha, headers_for(path, site_format))
             else:
-                store.replace(path, source, sha, headers_for(path))
+                store.replace(path, source, sha, headers_for(path, site_format))
                 made = True
         except Conflict as e:
             return False, 0, f"{e} (the store keeps it; a published object is never rewritten)"
@@ -392,8 +413,8 @@ def _phase(
 
 
 def _remove_stale(store: Store, p: Plan, summary: Summary, jobs: int, progress: Progress | None) -> None:
-    doomed = [path for path in p.stale if removable(path)]
-    summary.left_in_place = [path for path in p.stale if not removable(path)]
+    doomed = [path for path in p.stale if removable(path, p.site_format)]
+    summary.left_in_place = [path for path in p.stale if not removable(path, p.site_format)]
     errors: list[str] = []
 
     def remove(path: str) -> str | None:

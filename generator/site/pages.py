@@ -313,7 +313,8 @@ def write_pool_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Pro
         layout.pool_page,
         "Commitments",
         "pool.html",
-        layout.COMMITMENTS,
+        # A v3 page's rows are one part of the list, as long as a page (docs/formats/v3.md, 4).
+        (lambda p: layout.commitment_part(p - 1)) if ctx.program.format == 3 else layout.COMMITMENTS,
         rows,
         inputs,
         progress=progress,
@@ -377,7 +378,8 @@ def write_ledger_pages(
         layout.ledger_page,
         "Ledger",
         "ledger.html",
-        layout.ENTRIES,
+        # A v3 site's ledger is its tiles (docs/formats/v3.md, 3): no one document is the twin.
+        None if ctx.program.format == 3 else layout.ENTRIES,
         rows,
         rows.inputs,
         unread=rows.skip,
@@ -514,7 +516,7 @@ def _paged(
     page_of: Callable[[int], str],
     title: str,
     template: str,
-    twin: str,
+    twin: str | Callable[[int], str] | None,
     rows: Callable[[int, int], dict[str, Any]],
     inputs: Callable[[int, int], Any] | None = None,
     unread: Callable[[int, int], None] | None = None,
@@ -534,10 +536,11 @@ def _paged(
     for p in range(1, pages + 1):
         lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
         page = page_of(p)
+        page_twin = twin(p) if callable(twin) and total else None if callable(twin) else twin
         pager = _pager(p, pages, page_of)
         heading = title if p == 1 else f"{title}, page {p}"
         if inputs is None:
-            r.write(w, template, page, heading, twin, total=total, pager=pager, **rows(lo, hi), **extra)
+            r.write(w, template, page, heading, page_twin, total=total, pager=pager, **rows(lo, hi), **extra)
         else:
             shown = total if p in (1, pages) else None
 
@@ -550,7 +553,7 @@ def _paged(
             ) -> tuple[str, dict[str, Any]]:
                 return heading, {"total": shown, "pager": pager, **rows(lo, hi), **extra}
 
-            made = r.write_keyed(w, template, page, twin, (inputs(lo, hi), pager, shown, heading, extra), make)
+            made = r.write_keyed(w, template, page, page_twin, (inputs(lo, hi), pager, shown, heading, extra), make)
             if not made and unread is not None:
                 unread(lo, hi)
         if progress and (p % 20 == 0 or p == pages):

@@ -48,6 +48,7 @@ from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PA
 from generator.verifier.core.formats import (
     GATE_RE,
     ID_RE,
+    MANIFEST_V3,
     check_item,
     check_keys,
     check_reveal_document,
@@ -61,6 +62,7 @@ from generator.verifier.core.formats import (
     is_valid_key_name,
     same,
     sha256_hex,
+    site_format,
     value_kind_problem,
 )
 from generator.verifier.core.idindex import IdIndex
@@ -148,6 +150,14 @@ from generator.verifier.rules.scoring import (
 )
 from generator.verifier.rules.subjects import prose_problems
 from generator.verifier.rules.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal
+from generator.verifier.site.commitment_parts import (
+    COMMITMENT_PART_ROWS,
+    commitment_index_bytes,
+    commitment_part_count,
+    commitment_part_path,
+    commitment_parts,
+    commitment_rows_bytes,
+)
 from generator.verifier.site.download import (
     ARCHIVE_PATH,
     ARCHIVE_SUMS_PATH,
@@ -158,7 +168,7 @@ from generator.verifier.site.download import (
     in_download,
 )
 from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
-from generator.verifier.site.publication import commitment_rows_bytes
+from generator.verifier.site.history_v3 import HISTORY_V3, archived_checkpoint_path, consistency_between
 from generator.verifier.site.release import SUMS_LINE_RE
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.cosignature import (
@@ -201,11 +211,13 @@ __all__ = [
     "AGREEMENT_PLACES",
     "ARCHIVE_PATH",
     "ARCHIVE_SUMS_PATH",
+    "COMMITMENT_PART_ROWS",
     "DOWNLOAD_DIR",
     "EMPTY_ROOT",
     "EVIDENCE_KEYS",
     "GATE_RE",
     "HISTORY_PATH",
+    "HISTORY_V3",
     "ID_RE",
     "JUDGE_LABELS",
     "KEY_REVOCATION",
@@ -213,6 +225,7 @@ __all__ = [
     "LEAF_KEYS",
     "LIST_RE",
     "MANIFEST_PATH",
+    "MANIFEST_V3",
     "MAX_COSIGNATURE_TIMESTAMP",
     "MAX_LEAF_BYTES",
     "MAX_SAFE_INTEGER",
@@ -267,6 +280,7 @@ __all__ = [
     "agreement_scale",
     "archive_sums",
     "archive_sums_line",
+    "archived_checkpoint_path",
     "artifact_proof_problem",
     "b64decode_strict",
     "band_score",
@@ -287,7 +301,12 @@ __all__ = [
     "checkpoint_signers",
     "checkpoint_text",
     "cohen_kappa",
+    "commitment_index_bytes",
+    "commitment_part_count",
+    "commitment_part_path",
+    "commitment_parts",
     "commitment_rows_bytes",
+    "consistency_between",
     "cosignature_line",
     "cosignature_message",
     "due_records",
@@ -383,6 +402,7 @@ __all__ = [
     "signer_problems",
     "similarity_form_problem",
     "similarity_value",
+    "site_format",
     "snapshot_bytes",
     "sodium_function",
     "stream_from",

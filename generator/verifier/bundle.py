@@ -77,6 +77,8 @@ MODULES = (
     "site.download",
     "tlog.rotation",
     "site.history",
+    "site.history_v3",
+    "site.commitment_parts",
     "site.publication",
     "rules.revocations",
     "site.certificate_files",

@@ -3,19 +3,21 @@ memory"), so that it verifies the next release from there instead of from nothin
 
 After a run in which every check passed, it keeps, beside its state file: the ledger's replayed
 state (a snapshot, generator/verifier/memory/ledger_snapshot.py), the length and SHA-256 of the entries
-document's bytes up to its last leaf, the tree's compact range and the roots at every archived
-size, and the key of every certificate recomputation that passed.
+document's bytes up to its last leaf (for a format v3 site, which has none, the tree size alone:
+docs/formats/v3.md, 3), the tree's compact range and the roots at every archived size, and the
+key of every certificate recomputation that passed.
 
 The next run uses it only for the release its state file remembers (same origin, size and root),
 only with the code that made it, and only if the memory is this user's alone. Then: the entries
 document must begin with exactly the bytes remembered (one SHA-256 over them), so its first
 leaves, their state and their roots are those already verified, and only the new leaves are
-replayed, under every rule; a certificate is recomputed unless every input of its
-recomputation (its bytes, its run spec, its methodology, its revealed items and their
-commitments, its published details and grader record) hashes to a key that passed before; and a
-member of the download archive is inflated unless its compressed bytes, hashed, are bytes that
-were read back before to the SHA-256 its file is listed with. Everything else, every file's
-SHA-256 included, is checked in full, every time.
+replayed, under every rule (a v3 site's tiles are read and checked whole, only the leaves after
+the remembered size are replayed, and the remembered tree grown by them must have the tiles'
+root); a certificate is recomputed unless every input of its recomputation (its bytes, its run
+spec, its methodology, its revealed items and their commitments, its published details and grader
+record) hashes to a key that passed before; and a member of the download archive is inflated
+unless its compressed bytes, hashed, are bytes that were read back before to the SHA-256 its file
+is listed with. Everything else, every file's SHA-256 included, is checked in full, every time.
 """
 
 import hashlib
@@ -129,7 +131,10 @@ class Memory:
         every root the checks ask for up to that size is remembered; else None."""
         if self.ledger is None or not self.bound:
             return None
-        entries = self.extra["entries"]
+        entries = self.extra.get("entries")
+        if not isinstance(entries, dict):
+            self.why_not = "the release verified last was read from its tiles, not from an entries document"
+            return None
         offset = entries["bytes"]
         if entries["path"] != rel or not 0 < offset < len(data) or data[offset : offset + 1] not in (b",", b"]"):
             self.why_not = "the entries document does not continue the remembered one"
@@ -137,6 +142,24 @@ class Memory:
         if hashlib.sha256(memoryview(data)[:offset]).hexdigest() != entries["sha256"]:
             self.why_not = "the entries document's first bytes differ from the release verified last"
             return None
+        return self._resumed(offset, roots_at)
+
+    def resume_tiles(self, size: int, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        """Where to resume the replay of a ledger read from its tiles (a v3 site's, which has no
+        entries document): the remembered state and size, if the site's log is at least that
+        long and every root the checks ask for up to that size is remembered; else None. The
+        caller reads every tile all the same and must find that the remembered tree, grown by the
+        new leaves, has the tiles' root: that, not a byte offset, shows the first leaves are the
+        ones verified last."""
+        if self.ledger is None or not self.bound:
+            return None
+        if self.ledger.size > size:
+            self.why_not = "the site's ledger is shorter than the release verified last"
+            return None
+        return self._resumed(self.ledger.size, roots_at)
+
+    def _resumed(self, offset: int, roots_at: dict[int, bytes]) -> tuple[Ledger, MerkleStream, int] | None:
+        assert self.ledger is not None
         size = self.ledger.size
         roots = {int(k): bytes.fromhex(v) for k, v in self.extra["roots"].items()}
         asked = [n for n in roots_at if 0 < n <= size]
@@ -155,6 +178,16 @@ class Memory:
         """The replay ended: remember its state, made now, before any later check touches it."""
         extra: dict[str, Any] = {
             "entries": {"path": rel, "bytes": end, "sha256": hashlib.sha256(memoryview(data)[:end]).hexdigest()},
+            "frontier": frontier_of(stream),
+            "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
+        }
+        self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
+
+    def took_tiles(self, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]) -> None:
+        """The replay of a ledger read from its tiles ended: remember its state by its tree size
+        (`tiles`), the next run resuming after its last leaf."""
+        extra: dict[str, Any] = {
+            "tiles": {"tree_size": ledger.size},
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }

@@ -16,11 +16,14 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import Site
+from generator.verifier.core.formats import MANIFEST_V3, site_format
 from generator.verifier.core.public_keys import KeyRow
 from generator.verifier.rules.evidence import evidence_path
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.revocations import REVOCATIONS_PATH
+from generator.verifier.site.commitment_parts import COMMITMENT_PARTS_DIR, commitment_part_count, commitment_part_path
 from generator.verifier.site.history import HISTORY_PATH, tile_reader
+from generator.verifier.site.history_v3 import V2_CONSISTENCY_RE
 from generator.verifier.tlog.tiles import TILE_HASH_BYTES, parse_entry_bundle, tile_paths
 
 LEDGER_FOLDER = "ledger/"
@@ -48,7 +51,9 @@ def check_accounted(
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
     found = s.files_found
-    _check_ledger_folder(s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")))
+    _check_ledger_folder(
+        s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")), ledger.commit_count
+    )
     proofs = {
         row["path"] + PROOF_SUFFIX
         for kind in ("reveals", "certificates")
@@ -130,6 +135,7 @@ def _check_ledger_folder(
     size: int,
     history: dict[str, Any] | None,
     present: list[str],
+    commits: int = 0,
 ) -> None:
     expected = set(_LEDGER_DOCUMENTS)
     for value in manifest["ledger"].values():
@@ -139,6 +145,9 @@ def _check_ledger_folder(
     rows = history["checkpoints"] if history else []
     expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
     expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
+    v3 = site_format(manifest) == MANIFEST_V3
+    if v3:  # the commitment list's parts (docs/formats/v3.md, 4)
+        expected |= {commitment_part_path(k) for k in range(commitment_part_count(commits))}
     today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()
     expected |= today
     archived: dict[int, set[str]] = {}
@@ -151,8 +160,15 @@ def _check_ledger_folder(
             continue
         if rel.startswith("ledger/checkpoints/"):
             why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
+        elif v3 and V2_CONSISTENCY_RE.fullmatch(rel):
+            why = (
+                "a format v2 consistency proof (ledger/consistency/<size>.json) in a format v3 site, whose every "
+                "proof is a history row's ledger/consistency/<M0>-<M>.json"
+            )
         elif rel.startswith("ledger/consistency/"):
             why = "a consistency proof of no row of the checkpoint history"
+        elif rel.startswith(COMMITMENT_PARTS_DIR + "/"):
+            why = "a part of the commitment list that the ledger's commits do not make"
         elif rel.startswith("ledger/tile/"):
             why = f"a tile of no size the log published (today's {size} and the history's)"
         else:

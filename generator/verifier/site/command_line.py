@@ -160,7 +160,8 @@ def _site_parser() -> argparse.ArgumentParser:
         "--from-tiles",
         action="store_true",
         help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
-        "never read: for a log too large to read as one file",
+        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
+        "always read so)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(

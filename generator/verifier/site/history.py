@@ -16,7 +16,7 @@ from typing import Any
 from generator.verifier.core.canonical import parse_canonical
 from generator.verifier.core.errors import FormatError, NoteError, ProofError
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import check_keys, is_hex64, is_int, is_safe_path, is_v1, same, sha256_hex
+from generator.verifier.core.formats import check_keys, is_hex64, is_int, is_safe_path, same, sha256_hex
 from generator.verifier.core.note import open_note, parse_checkpoint
 from generator.verifier.core.public_keys import VerifierKey, key_id
 from generator.verifier.core.text import show
@@ -145,8 +145,9 @@ def check_tiles(s: Site, size: int, root: bytes) -> None:
         s.report.check(False, TILE_FOLDER, f"the tiles do not hold the ledger: {e}")
 
 
-def read_history(s: Site) -> dict[str, Any] | None:
-    """ledger/history.json if the site has one (a v1 site does not), shape-checked."""
+def read_history(s: Site, version: int = 1) -> dict[str, Any] | None:
+    """ledger/history.json if the site has one (a v1 site does not), shape-checked: its `v` is
+    `version` (1 on a v2 site, 2 on a v3 site, docs/formats/v3.md, 1)."""
     if not (s.root / HISTORY_PATH).is_file():
         return None
     loaded = s.document(HISTORY_PATH, "checkpoint history")
@@ -160,12 +161,15 @@ def read_history(s: Site) -> dict[str, Any] | None:
     ok = (
         not problems
         and doc.get("type") == "checkpoint-history"
-        and is_v1(doc)
+        and is_int(doc.get("v"))
+        and doc.get("v") == version
         and is_int(doc.get("tree_size"))
         and isinstance(rows, list)
         and bool(rows)
     )
-    if not report.check(ok, HISTORY_PATH, "not a checkpoint history", '"checkpoint-history", v 1, rows', show(doc)):
+    if not report.check(
+        ok, HISTORY_PATH, "not a checkpoint history", f'"checkpoint-history", v {version}, rows', show(doc, 200)
+    ):
         return None
     assert isinstance(rows, list)
     last = -1
@@ -251,11 +255,11 @@ def check_history(
         if not is_safe_path(row["consistency"]):
             report.check(False, HISTORY_PATH, f"the consistency proof of size {m} has no safe path")
         elif today is not None:
-            _check_consistency_document(s, row["consistency"], m, size, want, today)
+            check_consistency_document(s, row["consistency"], m, size, want, today)
     return archived
 
 
-def _check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:
+def check_consistency_document(s: Site, rel: Any, old: int, new: int, old_root: bytes, new_root: bytes) -> None:
     loaded = s.document(rel, f"consistency proof from {old}")
     if loaded is None:
         return
@@ -295,17 +299,7 @@ def check_artifact_proofs(
     s: Site, manifest: dict[str, Any], ledger: Ledger, checkpoint: bytes, size: int, root: bytes
 ) -> None:
     """Each reveal's and certificate's .tlog-proof proves its leaf against today's checkpoint."""
-    wanted: list[tuple[str, int]] = []
-    for row in manifest["reveals"]:
-        item = row.get("id") if isinstance(row, dict) else None
-        c = ledger.commit(item) if isinstance(item, str) else None
-        if c is not None and isinstance(row.get("path"), str):
-            wanted.append((row["path"], c.index))
-    for row in manifest["certificates"]:
-        serial = row.get("serial") if isinstance(row, dict) else None
-        cert = ledger.certificates.get(serial) if isinstance(serial, str) else None
-        if cert is not None and isinstance(row.get("path"), str):
-            wanted.append((row["path"], cert.index))
+    wanted = proven_artifacts(manifest, ledger)
     for rel, index in wanted:
         # The artifact itself is checked against its leaf elsewhere; here, the proof's leaf is
         # proved to be the ledger's at the artifact's index.
@@ -319,6 +313,23 @@ def check_artifact_proofs(
             rel + ".tlog-proof",
             "the proof is not made against today's checkpoint",
         )
+
+
+def proven_artifacts(manifest: dict[str, Any], ledger: Ledger) -> list[tuple[str, int]]:
+    """Each reveal and certificate the manifest lists with its leaf's index: a reveal's commit
+    leaf, a certificate's own."""
+    wanted: list[tuple[str, int]] = []
+    for row in manifest["reveals"]:
+        item = row.get("id") if isinstance(row, dict) else None
+        c = ledger.commit(item) if isinstance(item, str) else None
+        if c is not None and isinstance(row.get("path"), str):
+            wanted.append((row["path"], c.index))
+    for row in manifest["certificates"]:
+        serial = row.get("serial") if isinstance(row, dict) else None
+        cert = ledger.certificates.get(serial) if isinstance(serial, str) else None
+        if cert is not None and isinstance(row.get("path"), str):
+            wanted.append((row["path"], cert.index))
+    return wanted
 
 
 def artifact_proof_problem(

@@ -3,26 +3,34 @@ checkpoint, the commitment list, and the documents every leaf refers to: gates, 
 parameters, reveal documents and run specs, each against its leaf."""
 
 import base64
-import itertools
 from collections.abc import Iterator
-from json.encoder import encode_basestring
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_text, iter_canonical_array, members_after, parse_canonical
 from generator.verifier.core.errors import FormatError, NoteError, Problem, ProofError
 from generator.verifier.core.folder import MANIFEST_PATH, Site
-from generator.verifier.core.formats import check_keys, check_reveal_document, is_int, is_v1, same, sha256_hex
+from generator.verifier.core.formats import (
+    MANIFEST_V3,
+    check_keys,
+    check_reveal_document,
+    is_int,
+    is_v1,
+    same,
+    sha256_hex,
+    site_format,
+)
 from generator.verifier.core.note import open_note, parse_checkpoint
 from generator.verifier.core.public_keys import VerifierKey, fingerprint, key_id
 from generator.verifier.core.report import Report
 from generator.verifier.core.text import show
 from generator.verifier.memory.release_memory import Memory
-from generator.verifier.rules.ledger import Commit, Ledger
+from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
+from generator.verifier.site.commitment_parts import check_commitment_parts, commitment_rows_bytes
 from generator.verifier.site.history import TILE_FOLDER, tile_reader
 from generator.verifier.tlog.merkle import EMPTY_ROOT, MerkleStream, leaf_hash
-from generator.verifier.tlog.tiles import read_tiled_log
+from generator.verifier.tlog.tiles import TiledLog, read_tiled_log
 
 
 def check_ledger(
@@ -42,14 +50,18 @@ def check_ledger(
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
     then never read: a log too large for one file is checked all the same. With a `memory` of
     the release verified last, only the entries after its last leaf are replayed, from its state,
-    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py).
+    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py);
+    from the tiles (a v3 site's ledger, docs/formats/v3.md, 3), every tile is still read and
+    checked but only the leaves after the remembered size are replayed, and the remembered tree
+    with them must make the tiles' root. A v3 site's commitment list is checked in its parts.
     """
     report = s.report
     led = manifest["ledger"]
     rest: dict[str, Any] | None = None
+    tiled = None
     if from_tiles:
         rel = TILE_FOLDER
-        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        tiled = read_tiled_log(tile_reader(s), led["tree_size"] if is_int(led["tree_size"]) else 0)
         data = b""
     else:
         rel = led["entries"]
@@ -61,19 +73,22 @@ def check_ledger(
     ledger = Ledger()
     merkle = MerkleStream()
     start = 0
-    resumed = memory.resume(rel, data, roots_at) if memory is not None and roots_at is not None and data else None
+    resumed = None
+    if memory is not None and roots_at is not None:
+        resumed = memory.resume_tiles(tiled.size, roots_at) if tiled is not None else memory.resume(rel, data, roots_at)
     if resumed is not None:
         ledger, merkle, start = resumed
         report.notes.append(
             f"{rel}: the first {ledger.size} entries are those of the release verified last (their bytes' SHA-256 "
             "is the one remembered); only the entries after them were replayed"
+            if tiled is None
+            else f"{rel}: the ledger's first {ledger.size} entries are those of the release verified last (the "
+            "tiles' root extends the remembered tree); only the entries after them were replayed"
         )
     end: list[int] = []
     try:
-        if from_tiles:
-            entries: Iterator[tuple[Any, bytes]] = (
-                (parse_canonical(raw), raw) for raw in read_tiled_log(tile_reader(s), size)
-            )
+        if tiled is not None:
+            entries: Iterator[tuple[Any, bytes]] = _tiled_entries(tiled, start)
         else:
             entries, rest = iter_canonical_array(data, "entries", start=start, ends_at=end)
         for leaf, raw in entries:
@@ -84,12 +99,19 @@ def check_ledger(
             if problems:
                 report.add(problems, rel, checks=0)
         report.checks += ledger.size
+        if tiled is not None and start and tiled.root() != merkle.root():
+            # The remembered tree and the new leaves make another root than the tiles': the
+            # tiles do not hold the ledger verified last, whatever their new leaves are.
+            report.check(False, rel, "the tiles' ledger does not begin with the ledger of the release verified last")
+            return None
         if roots_at is not None:
             roots_at[0] = EMPTY_ROOT
             roots_at[merkle.size] = merkle.root()
     except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
+    if memory is not None and tiled is not None and roots_at is not None and ledger.size:
+        memory.took_tiles(ledger, merkle, roots_at)
     if memory is not None and end and roots_at is not None and ledger.size:
         memory.took(rel, data, end[0], ledger, merkle, roots_at)
     del data, entries  # the iterator holds the bytes too: free both before the next large document
@@ -104,8 +126,19 @@ def check_ledger(
         show(led["tree_size"]),
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    check_commitment_list(s, led["commitment_list"], origin, key, ledger)
+    if site_format(manifest) == MANIFEST_V3:
+        check_commitment_parts(s, led["commitment_list"], origin, key, ledger)
+    else:
+        check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
+
+
+def _tiled_entries(tiled: TiledLog, start: int) -> Iterator[tuple[Any, bytes]]:
+    """The leaves of a tiled log from the `start`-th, parsed: those before it are read (every
+    tile is checked all the same) but not replayed."""
+    for i, raw in enumerate(tiled):
+        if i >= start:
+            yield parse_canonical(raw), raw
 
 
 def _check_entries_tail(report: Report, rel: str, rest: dict[str, Any], origin: str, size: int) -> None:
@@ -160,34 +193,6 @@ def check_commitment_list(s: Site, rel: str, origin: str, key: bytes, ledger: Le
         ledger.size,
         show(rest.get("tree_size")),
     )
-
-
-# Rows made and compared in batches of this many: the bytes of a million rows at once would be
-# hundreds of megabytes.
-ROW_BATCH = 10_000
-
-
-def _row_text(c: Commit, revealed: bool) -> str:
-    enc = encode_basestring
-    return (
-        f'{{"at":{enc(c.at)},"commitment":{enc(c.commitment)},"gate":{enc(c.gate)},"id":{enc(c.id)},'
-        f'"index":{c.index},"status":"{"revealed" if revealed else "sealed"}"}}'
-    )
-
-
-def commitment_rows_bytes(ledger: Ledger) -> Iterator[bytes]:
-    """The commitment list's rows as the ledger implies them, in canonical form, comma-joined,
-    a batch at a time: what the build writes and what the check compares a document with.
-
-    RFC 8785 escapes in a string what json's encoder escapes (the quote, the backslash and the
-    controls, those with a short form in it) and nothing else, and an integer is its digits.
-    Raises UnicodeEncodeError on a lone surrogate, which the ledger's rules keep out."""
-    reveals = ledger.reveals
-    commits = ledger.commits()
-    first = True
-    while batch := [_row_text(c, c.id in reveals) for c in itertools.islice(commits, ROW_BATCH)]:
-        yield (("" if first else ",") + ",".join(batch)).encode("utf-8")
-        first = False
 
 
 def _rows_as_expected(data: bytes, ledger: Ledger) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.core.folder import MANIFEST_PATH, Site
-from generator.verifier.core.formats import site_format
+from generator.verifier.core.formats import MANIFEST_V3, site_format
 from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
@@ -28,11 +28,13 @@ from generator.verifier.site.history import (
     check_history,
     check_tiles,
     history_sizes,
+    proven_artifacts,
     read_history,
     saved_checkpoint,
     signed_tree,
     verify_saved,
 )
+from generator.verifier.site.history_v3 import HISTORY_V3, check_artifact_proofs_v3, check_history_v3
 from generator.verifier.site.publication import (
     check_gates,
     check_ledger,
@@ -124,18 +126,19 @@ def _check(
     if public_key is None:
         return
     saved = _saved_checkpoints(s, since, origin)
+    v3 = site_format(manifest) == MANIFEST_V3
     memory = None
-    if memory_folder is not None and not from_tiles:
+    # A v3 site's ledger is its tiles, and its memory is kept by tree size (release_memory.py).
+    if memory_folder is not None and (v3 or not from_tiles):
         memory = Memory(memory_folder, origin, full)
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
     # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
-    v3 = site_format(manifest) == 3
     sums = (check_sums_tree if v3 else check_sums)(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums, memory)
-    history = read_history(s)
+    history = read_history(s, HISTORY_V3 if v3 else 1)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     # A v3 manifest names no entries document: its ledger is its tiles (docs/formats/v3.md, 3).
     ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory)
@@ -207,7 +210,20 @@ def _check_restatements(
     the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
     holds nothing that needs them."""
     report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
-    if history is not None:
+    v3 = site_format(manifest) == MANIFEST_V3
+    if history is not None and v3:
+        # The ledger was read from its tiles, each checked (check_ledger): no entries document.
+        agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)
+        archived = check_history_v3(
+            s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
+        )
+        check_hand_overs(s, ledger.keys, archived)
+        check_pin_followed(s, keys_rel, ledger.keys, pinned)
+        if agreed:
+            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+        else:  # today's archived checkpoint is not judged, so a proof holding it cannot be
+            report.notes.append("inclusion proofs not checked: the checkpoint does not sign the tiles' tree")
+    elif history is not None:
         # Tiles, proofs and today's archived checkpoint all restate the checkpoint. When it does
         # not verify, or signs another tree than the entries', that is reported once, at the
         # checkpoint, and what restates it cannot be judged: it is not checked.
@@ -225,6 +241,14 @@ def _check_restatements(
             check_artifact_proofs(s, manifest, ledger, checkpoint, ledger.size, root)
         else:
             report.notes.append("tiles and inclusion proofs not checked: the checkpoint does not sign the entries")
+    elif v3:
+        report.check(
+            False,
+            HISTORY_PATH,
+            "a format v3 site (its manifest's v 3) publishes no checkpoint history",
+            "ledger/history.json, v 2 (docs/formats/v3.md, 1)",
+            "no ledger/history.json",
+        )
     elif len(ledger.keys.spans) > 1 or ledger.revocations or any(k.reason for k in ledger.keys.spans):
         # Format-v2 events come with a v2 site: a rotation without its hand-over checkpoint is a key
         # nobody endorsed, which a v1 reading of the site would never notice.

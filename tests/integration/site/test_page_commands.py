@@ -20,6 +20,7 @@ from bs4 import BeautifulSoup
 
 from generator.core import layout
 from tests.support.demo import BUNDLE, BuiltSite
+from tests.support.v3 import v3_demo
 
 
 @dataclass(frozen=True)
@@ -161,3 +162,23 @@ def test_the_checksum_command_catches_a_changed_byte(demo_copy: BuiltSite) -> No
             f"`{cmd.text}` exited {r.returncode} on a tampered site (expected 1):\n{output[-2000:]}"
         )
         assert target in output, f"`{cmd.text}` does not name the tampered file {target}:\n{output[-2000:]}"
+
+
+def test_a_v3_sites_page_commands_run_too(tmp_path: Path) -> None:
+    """A format v3 site has no entries document: its pages grep the entry bundles instead, and
+    show no signature check of a file it does not publish (docs/formats/v3.md, 3)."""
+    root = v3_demo(tmp_path).out
+    have_openssl = openssl_available()
+    cmds = all_commands(root)
+    assert not [c.text for c in cmds if layout.ENTRIES in c.text]
+    greps = [c for c in cmds if c.text.startswith("grep -o ") and not c.text.endswith(".json")]  # not a certificate
+    assert greps and all(c.text.endswith(" -ra ledger/tile/entries") for c in greps), [c.text for c in greps]
+    failures = []
+    for cmd in cmds:
+        if cmd.needs_openssl and not have_openssl:
+            continue
+        r = run(cmd, root)
+        output = r.stdout + r.stderr
+        if r.returncode != 0 or cmd.expect not in output:
+            failures.append(f"{cmd.page}: `{cmd.text}` exited {r.returncode}, printed:\n{output[-2000:]}")
+    assert not failures, "\n\n".join(failures)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.report import Report
 from generator.verifier.rules.ledger import Commit, Ledger
-from generator.verifier.site import publication
+from generator.verifier.site import commitment_parts, publication
 
 CLIST = "ledger/commitments.json"
 
@@ -90,7 +90,7 @@ def test_batches_meet_where_one_ends(
     replayed: tuple[Path, Ledger, str, bytes], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     site, ledger, _origin, _key = replayed
-    monkeypatch.setattr(publication, "ROW_BATCH", 3)
+    monkeypatch.setattr(commitment_parts, "ROW_BATCH", 3)
     data = (site / CLIST).read_bytes()
     assert publication._rows_as_expected(data, ledger) is not None
     # A row left out where two batches meet, or one too many: the comparison fails, rows are read.
@@ -179,8 +179,8 @@ class _Rows:
     def __init__(self, commits: list[Commit], reveals: set[str]) -> None:
         self._commits, self.reveals = commits, reveals
 
-    def commits(self) -> Iterator[Commit]:
-        return iter(self._commits)
+    def commits(self, start: int = 0, stop: int | None = None) -> Iterator[Commit]:
+        return iter(self._commits[start:stop])
 
 
 _TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -196,12 +196,12 @@ def test_the_rows_are_rfc8785_whatever_the_strings(
 ) -> None:
     commits = [Commit(id=i, gate=g, commitment=c, index=n, at=a) for i, g, c, a, n, _ in rows]
     revealed = {i for i, _g, _c, _a, _n, r in rows if r}
-    saved = publication.ROW_BATCH
-    publication.ROW_BATCH = batch
+    saved = commitment_parts.ROW_BATCH
+    commitment_parts.ROW_BATCH = batch
     try:
         made = b"".join(publication.commitment_rows_bytes(_Rows(commits, revealed)))  # type: ignore[arg-type]
     finally:
-        publication.ROW_BATCH = saved
+        commitment_parts.ROW_BATCH = saved
     want = b",".join(
         rfc8785.dumps(
             {"at": c.at, "commitment": c.commitment, "gate": c.gate, "id": c.id, "index": c.index}
