@@ -1413,6 +1413,25 @@
     });
   }
 
+  // An older checkpoint `c` reached from today's `today`: the same tree (null), or a consistency proof made from today's
+  // hash tiles, for a v2 site as for a v3 one (no ledger/consistency/ file is read), checked against both roots; what
+  // proved it, in words. Failed for another root at today's size, a larger tree, or a proof the roots refuse.
+  async function reachToday(env, root, c, today) {
+    if (c.size === today.size) {
+      if (!sameBytes(c.root, today.root))
+        throw new Failed(`a tree of ${c.size} entries with another root than the site's: a fork of its ledger`);
+      return null;
+    }
+    if (c.size > today.size)
+      throw new Failed(`the proof's tree has ${c.size} entries, more than the ${today.size} of this site's ledger: it is another ` +
+        "program's, or the site was rolled back");
+    const { proof: hashes, tiles } = await consistencyFromTiles((p) => env.fetch(`${root}${LEDGER_PREFIX}/${p}`), c.size, today.size);
+    const made = `the consistency proof from ${c.size} to ${today.size} entries made from the site's hash ` +
+      `tile${tiles.length > 1 ? "s" : ""} ${tiles.map((t) => `${LEDGER_PREFIX}/${t}`).join(", ")}`;
+    await within(`${made}: `, () => verifyConsistency(c.size, today.size, hashes, c.root, today.root));
+    return made;
+  }
+
   // Which field of a leaf binds a file (history.py leaf_binds), and which leaf a page's artifact has.
   const BINDING = { commit: "commitment", run: "sha256", methodology: "sha256", certificate: "sha256" };
   const LEAF_OF = { reveal: "commit", certificate: "certificate" };
@@ -1443,10 +1462,12 @@
       const got = await rootFromInclusion(proof.index, c.size, await leafHash(proof.extra), proof.hashes);
       if (!sameBytes(got, c.root))
         throw new Failed(`the proof leads to root ${b64encode(got)}, but the checkpoint's root is ${b64encode(c.root)}`);
-      if (!sameBytes(proof.checkpoint, todayBytes))
-        throw new Failed(`the proof is not made against the site's current checkpoint (${CHECKPOINT_PATH})`);
       s.detail = `entry ${proof.index} of a tree of ${c.size} entries, root ${b64encode(c.root)}`;
-      return c;
+      if (sameBytes(proof.checkpoint, todayBytes)) return c;
+      // Format v3 pins a proof to the release that first published its artifact: an older tree, which today's begins.
+      const today = readCheckpoint(todayBytes), via = await reachToday(env, root, c, today);
+      s.detail += via ? `; ${via} proves it begins today's tree of ${today.size}` : `; the same tree as today's ${CHECKPOINT_PATH}`;
+      return today;
     });
     await run.step("Checking the checkpoint signature", async (s) => {
       await checkSigners(run, site, cp, true);
@@ -1468,13 +1489,18 @@
     if (data === null) return null;
     const proof = await within(`${path}.tlog-proof: `, async () => parseTlogProof(await need(env, root + path + ".tlog-proof")));
     const leaf = proof.extra && parseCanonical(proof.extra, `the leaf of ${path}.tlog-proof`), digest = hex(await sha256(data));
-    if (!sameBytes(proof.checkpoint, cp.bytes)) throw new Failed(`${path}.tlog-proof is not made against today's checkpoint`);
+    // Against today's checkpoint, or (format v3) an older one that today's tree begins.
+    const own = sameBytes(proof.checkpoint, cp.bytes) ? cp : await within(`${path}.tlog-proof: `, async () => {
+      const c = readCheckpoint(proof.checkpoint);
+      await reachToday(env, root, c, cp);
+      return c;
+    });
     if (!isObj(leaf) || leaf.type !== "commit" || leaf.id !== item)
       throw new Failed(`${path}.tlog-proof does not prove the commit entry of ${item}`);
     if (leaf.commitment !== digest)
       throw new Failed(`SHA-256 of ${path} is ${digest} but its ledger leaf binds ${leaf.commitment}`);
-    if (!sameBytes(await rootFromInclusion(proof.index, cp.size, await leafHash(proof.extra), proof.hashes), cp.root))
-      throw new Failed(`the inclusion proof of ${path} does not lead to today's root`);
+    if (!sameBytes(await rootFromInclusion(proof.index, own.size, await leafHash(proof.extra), proof.hashes), own.root))
+      throw new Failed(`the inclusion proof of ${path} does not lead to ${own === cp ? "today's root" : "its checkpoint's root"}`);
     const doc = parseCanonical(data, path), answer = isObj(doc) && isObj(doc.item) ? doc.item.answer : null;
     const field = (f) => !checkKeys(f, ["kind", "tier", "value"]).length && KINDS.includes(f.kind) && TIERS.includes(f.tier) &&
       !valueKindProblem(f.kind, f.value);
@@ -1721,18 +1747,9 @@
           "key events (verify.py checks it); today's checkpoint, which this tree is proved part of, is signed by the active key");
     });
     await run.step("Checking it is part of today's ledger", async (s) => {
-      if (cp.size === today.size) {
-        if (!sameBytes(cp.root, today.root))
-          throw new Failed(`a tree of ${cp.size} entries with another root than the site's: a fork of its ledger`);
-        s.detail = "its checkpoint is the site's current one";
-      } else {
-        // Computed from today's hash tiles, for a v2 site as for a v3 one: no ledger/consistency/ file is read.
-        const { proof: hashes, tiles } = await consistencyFromTiles((p) => env.fetch(`${root}${LEDGER_PREFIX}/${p}`), cp.size, today.size);
-        const made = `the consistency proof from ${cp.size} to ${today.size} entries made from the site's hash ` +
-          `tile${tiles.length > 1 ? "s" : ""} ${tiles.map((t) => `${LEDGER_PREFIX}/${t}`).join(", ")}`;
-        await within(`${made}: `, () => verifyConsistency(cp.size, today.size, hashes, cp.root, today.root));
-        s.detail = `${made} proves that the tree of ${cp.size} entries begins today's tree of ${today.size}`;
-      }
+      const made = await reachToday(env, root, cp, today);
+      s.detail = made ? `${made} proves that the tree of ${cp.size} entries begins today's tree of ${today.size}`
+        : "its checkpoint is the site's current one";
       run.facts.push(`its ${leaf.type} entry ${proof.index} is in the ledger of ${site.origin}, whose checkpoint of ${today.size} ` +
         `entries is signed by ${site.active.fingerprint}`);
     });
