@@ -69,6 +69,7 @@ MODULES = (
     "rules.recheck",
     "core.report",
     "core.folder",
+    "memory.mirror_record",
     "site.release",
     "site.download",
     "tlog.rotation",
@@ -78,6 +79,8 @@ MODULES = (
     "site.certificate_files",
     "site.agreement_files",
     "site.accounting",
+    "site.remote",
+    "site.mirror",
     "site.verify_site",
     "site.command_line",
 )
