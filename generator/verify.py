@@ -66,9 +66,9 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/agreement_files.py          lines  9982 to 10126
     generator/verifier/site/accounting.py               lines 10127 to 10354
     generator/verifier/site/remote.py                   lines 10355 to 10605
-    generator/verifier/site/mirror.py                   lines 10606 to 11084
-    generator/verifier/site/verify_site.py              lines 11085 to 11364
-    generator/verifier/site/command_line.py             lines 11365 to 11791
+    generator/verifier/site/mirror.py                   lines 10606 to 11095
+    generator/verifier/site/verify_site.py              lines 11096 to 11375
+    generator/verifier/site/command_line.py             lines 11376 to 11802
 """
 
 # ==============================================================================================
@@ -10683,7 +10683,7 @@ def mirror_site(
     try:
         for attempt in (1, 2):
             try:
-                listing = _read_listing(remote, key, local, in_hand)
+                listing = _read_listing(remote, key, local, in_hand, jobs)
                 todo = local.plan(listing.files, jobs)
                 outcome = Outcome(kept=len(listing.files) - len(todo))
                 _fetch(remote, incoming / str(attempt), todo, listing, staged, jobs, say, outcome)
@@ -10760,7 +10760,7 @@ class _Listing:
     fetched_lists: dict[str, bytes]
 
 
-def _read_listing(remote: Remote, key: bytes, local: "_Local", in_hand: dict[str, bytes]) -> _Listing:
+def _read_listing(remote: Remote, key: bytes, local: "_Local", in_hand: dict[str, bytes], jobs: int) -> _Listing:
     sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
     signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
     if sums is None or signature is None:
@@ -10771,21 +10771,32 @@ def _read_listing(remote: Remote, key: bytes, local: "_Local", in_hand: dict[str
             f"{remote.url_of(SUMS_SIG_PATH)}: does not verify {SUMS_PATH}'s {len(sums)} bytes with {fingerprint(key)}"
         )
     listing = _Listing(sums, signature, {}, {})
-    todo: deque[tuple[str, bytes]] = deque([(SUMS_PATH, sums)])
+    wave: list[tuple[str, bytes]] = [(SUMS_PATH, sums)]
     descended: set[str] = set()
-    while todo:
-        name, data = todo.popleft()
-        for rel, digest in _lines(remote.url_of(name), data):
-            if listing.files.setdefault(rel, digest) != digest:
-                raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
-            if not is_sub_list(rel) or rel in descended:
-                continue
-            descended.add(rel)
-            held = local.read_if_held(rel, digest)
-            if held is None:
-                held = _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES))
-                listing.fetched_lists[rel] = held
-            todo.append((rel, held))
+
+    def read(n: int, item: tuple[str, str]) -> tuple[str, bytes, bool]:
+        rel, digest = item
+        held = local.read_if_held(rel, digest)
+        if held is not None:
+            return rel, held, False
+        return rel, _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES)), True
+
+    while wave:
+        children: list[tuple[str, str]] = []
+        for name, data in wave:
+            for rel, digest in _lines(remote.url_of(name), data):
+                if listing.files.setdefault(rel, digest) != digest:
+                    raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
+                if is_sub_list(rel) and rel not in descended:
+                    descended.add(rel)
+                    children.append((rel, digest))
+        # The lists of one level are read together, a few requests at a time: a tree costs a
+        # round trip per level, not one per list.
+        wave = []
+        for rel, data, fetched in _bounded(read, children, jobs):
+            if fetched:
+                listing.fetched_lists[rel] = data
+            wave.append((rel, data))
     _check_shape(remote, listing.files)
     for rel, data in in_hand.items():
         if listing.files.get(rel) == hashlib.sha256(data).hexdigest():
@@ -10980,7 +10991,7 @@ def _fetch(
     outcome.fetched_bytes = sum(staged[(rel, files[rel])][1] for rel in todo)
 
 
-def _bounded(work: Callable[[int, str], Any], items: list[str], jobs: int) -> Iterable[Any]:
+def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -> Iterable[Any]:
     """work(n, item) on `jobs` threads, the results in order, at most four times `jobs` in
     flight; an error is raised in its turn, and what has not started is cancelled."""
     jobs = max(1, jobs)

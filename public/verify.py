@@ -66,9 +66,9 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/agreement_files.py          lines  9982 to 10126
     generator/verifier/site/accounting.py               lines 10127 to 10354
     generator/verifier/site/remote.py                   lines 10355 to 10605
-    generator/verifier/site/mirror.py                   lines 10606 to 11077
-    generator/verifier/site/verify_site.py              lines 11078 to 11357
-    generator/verifier/site/command_line.py             lines 11358 to 11784
+    generator/verifier/site/mirror.py                   lines 10606 to 11095
+    generator/verifier/site/verify_site.py              lines 11096 to 11375
+    generator/verifier/site/command_line.py             lines 11376 to 11802
 """
 
 # ==============================================================================================
@@ -10672,7 +10672,7 @@ def mirror_site(
     wrote there ({} when there is none). Raise MirrorFailed (the site failed a check, the folder
     is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
-    key = site_key(remote, pin)
+    key, in_hand = site_key(remote, pin)
     say(f"{remote.label}: SHA256SUMS signed by {fingerprint(key)}")
     folder.mkdir(parents=True, exist_ok=True)
     local = _Local(folder, record)
@@ -10683,7 +10683,7 @@ def mirror_site(
     try:
         for attempt in (1, 2):
             try:
-                listing = _read_listing(remote, key, local)
+                listing = _read_listing(remote, key, local, in_hand, jobs)
                 todo = local.plan(listing.files, jobs)
                 outcome = Outcome(kept=len(listing.files) - len(todo))
                 _fetch(remote, incoming / str(attempt), todo, listing, staged, jobs, say, outcome)
@@ -10702,15 +10702,16 @@ def mirror_site(
     return outcome
 
 
-def site_key(remote: Remote, pin: str | None) -> bytes:
+def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
     """The key SHA256SUMS must be signed with: keys.json's active key, which must be the one
     `pin` names (or, pinned to one of its earlier keys, is checked against the ledger's
-    hand-overs by the verification that follows)."""
-    manifest = _document(remote, MANIFEST_PATH, "manifest")
+    hand-overs by the verification that follows); and the bytes read to learn it, by path."""
+    in_hand: dict[str, bytes] = {}
+    manifest = _document(remote, MANIFEST_PATH, "manifest", in_hand)
     origin, keys_rel = manifest.get("origin"), manifest.get("keys")
     if not isinstance(origin, str) or not is_safe_path(keys_rel):
         raise MirrorFailed(f"{remote.url_of(MANIFEST_PATH)}: no origin or no safe keys path")
-    doc = _document(remote, keys_rel, "keys")
+    doc = _document(remote, keys_rel, "keys", in_hand)
     rows, problems = key_rows(doc.get("keys"), origin, published=True)
     if problems:
         raise MirrorFailed(f"{remote.url_of(keys_rel)}: {problems[0].describe()}")
@@ -10718,7 +10719,7 @@ def site_key(remote: Remote, pin: str | None) -> bytes:
     if len(active) != 1:
         raise MirrorFailed(f"{remote.url_of(keys_rel)}: {len(active)} active keys, expected exactly one")
     if pin is None:
-        return active[0].public_key
+        return active[0].public_key, in_hand
     pinned = pin.strip()
     for row in rows:
         k = row.key
@@ -10728,17 +10729,18 @@ def site_key(remote: Remote, pin: str | None) -> bytes:
             given = parse_vkey(pinned)  # the caller checked that it parses
             match = (given.public_key, given.name) == (k.public_key, k.name)
         if match:
-            return active[0].public_key
+            return active[0].public_key, in_hand
     raise MirrorFailed(
         f"{remote.url_of(keys_rel)}: no key of the site is the key given with --key (expected {pinned}, found "
         f"{', '.join(r.key.fingerprint for r in rows) or 'none'})"
     )
 
 
-def _document(remote: Remote, rel: str, what: str) -> dict[str, Any]:
+def _document(remote: Remote, rel: str, what: str, in_hand: dict[str, bytes]) -> dict[str, Any]:
     data = remote.get(rel, MAX_DOCUMENT_BYTES)
     if data is None:
         raise RemoteUnreadable(f"{remote.url_of(rel)}: no such file: not a transparency site's {what}")
+    in_hand[rel] = data
     try:
         doc = parse_canonical(data)
     except FormatError as e:
@@ -10753,10 +10755,12 @@ class _Listing:
     sums: bytes
     signature: bytes
     files: dict[str, str]  # every listed path, the sub-lists included, to its SHA-256
-    fetched_lists: dict[str, bytes]  # the sub-lists fetched while descending, to be written as they are
+    # Files already fetched with the listed bytes (the sub-lists read while descending, the
+    # manifest and keys read for the key): written as they are, not asked for again.
+    fetched_lists: dict[str, bytes]
 
 
-def _read_listing(remote: Remote, key: bytes, local: "_Local") -> _Listing:
+def _read_listing(remote: Remote, key: bytes, local: "_Local", in_hand: dict[str, bytes], jobs: int) -> _Listing:
     sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
     signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
     if sums is None or signature is None:
@@ -10767,22 +10771,36 @@ def _read_listing(remote: Remote, key: bytes, local: "_Local") -> _Listing:
             f"{remote.url_of(SUMS_SIG_PATH)}: does not verify {SUMS_PATH}'s {len(sums)} bytes with {fingerprint(key)}"
         )
     listing = _Listing(sums, signature, {}, {})
-    todo: deque[tuple[str, bytes]] = deque([(SUMS_PATH, sums)])
+    wave: list[tuple[str, bytes]] = [(SUMS_PATH, sums)]
     descended: set[str] = set()
-    while todo:
-        name, data = todo.popleft()
-        for rel, digest in _lines(remote.url_of(name), data):
-            if listing.files.setdefault(rel, digest) != digest:
-                raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
-            if not is_sub_list(rel) or rel in descended:
-                continue
-            descended.add(rel)
-            held = local.read_if_held(rel, digest)
-            if held is None:
-                held = _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES))
-                listing.fetched_lists[rel] = held
-            todo.append((rel, held))
+
+    def read(n: int, item: tuple[str, str]) -> tuple[str, bytes, bool]:
+        rel, digest = item
+        held = local.read_if_held(rel, digest)
+        if held is not None:
+            return rel, held, False
+        return rel, _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES)), True
+
+    while wave:
+        children: list[tuple[str, str]] = []
+        for name, data in wave:
+            for rel, digest in _lines(remote.url_of(name), data):
+                if listing.files.setdefault(rel, digest) != digest:
+                    raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
+                if is_sub_list(rel) and rel not in descended:
+                    descended.add(rel)
+                    children.append((rel, digest))
+        # The lists of one level are read together, a few requests at a time: a tree costs a
+        # round trip per level, not one per list.
+        wave = []
+        for rel, data, fetched in _bounded(read, children, jobs):
+            if fetched:
+                listing.fetched_lists[rel] = data
+            wave.append((rel, data))
     _check_shape(remote, listing.files)
+    for rel, data in in_hand.items():
+        if listing.files.get(rel) == hashlib.sha256(data).hexdigest():
+            listing.fetched_lists.setdefault(rel, data)
     return listing
 
 
@@ -10973,7 +10991,7 @@ def _fetch(
     outcome.fetched_bytes = sum(staged[(rel, files[rel])][1] for rel in todo)
 
 
-def _bounded(work: Callable[[int, str], Any], items: list[str], jobs: int) -> Iterable[Any]:
+def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -> Iterable[Any]:
     """work(n, item) on `jobs` threads, the results in order, at most four times `jobs` in
     flight; an error is raised in its turn, and what has not started is cancelled."""
     jobs = max(1, jobs)
