@@ -2,6 +2,7 @@
 """Offline verifier for a transparency site (public formats v1).
 
     python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py mirror URL DIR [--key VKEY_OR_FINGERPRINT] [--jobs N]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
@@ -17,58 +18,58 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    74 to   220
-    generator/verifier/core/text.py                     lines   221 to   304
-    generator/verifier/core/errors.py                   lines   305 to   371
-    generator/verifier/core/canonical.py                lines   372 to   680
-    generator/verifier/core/confusables_table.py        lines   681 to  1017
-    generator/verifier/core/confusables.py              lines  1018 to  1124
-    generator/verifier/core/formats.py                  lines  1125 to  1362
-    generator/verifier/core/sodium.py                   lines  1363 to  1406
-    generator/verifier/core/public_keys.py              lines  1407 to  1683
-    generator/verifier/core/note.py                     lines  1684 to  1791
-    generator/verifier/tlog/merkle.py                   lines  1792 to  1932
-    generator/verifier/tlog/tlogproof.py                lines  1933 to  2005
-    generator/verifier/tlog/tiles.py                    lines  2006 to  2260
-    generator/verifier/tlog/cosignature.py              lines  2261 to  2410
-    generator/verifier/tlog/policy.py                   lines  2411 to  2693
-    generator/verifier/tlog/witnessing.py               lines  2694 to  2723
-    generator/verifier/core/idindex.py                  lines  2724 to  2807
-    generator/verifier/rules/methodology_rules.py       lines  2808 to  3151
-    generator/verifier/rules/scoring.py                 lines  3152 to  3451
-    generator/verifier/rules/agreement_statistics.py    lines  3452 to  3711
-    generator/verifier/rules/labelsets.py               lines  3712 to  4050
-    generator/verifier/rules/subjects.py                lines  4051 to  4316
-    generator/verifier/rules/withdrawals.py             lines  4317 to  4355
-    generator/verifier/tlog/keyring.py                  lines  4356 to  4487
-    generator/verifier/rules/ledger.py                  lines  4488 to  4970
-    generator/verifier/memory/ledger_snapshot.py        lines  4971 to  5143
-    generator/verifier/memory/checkpoint_memory.py      lines  5144 to  5298
-    generator/verifier/memory/release_memory.py         lines  5299 to  5499
-    generator/verifier/rules/answers.py                 lines  5500 to  5567
-    generator/verifier/rules/runs.py                    lines  5568 to  5925
-    generator/verifier/rules/lineage.py                 lines  5926 to  6211
-    generator/verifier/rules/score_edits.py             lines  6212 to  6297
-    generator/verifier/rules/evidence.py                lines  6298 to  6392
-    generator/verifier/rules/certificates.py            lines  6393 to  6860
-    generator/verifier/rules/certificate_documents.py   lines  6861 to  6956
-    generator/verifier/rules/recheck.py                 lines  6957 to  7323
-    generator/verifier/core/report.py                   lines  7324 to  7486
-    generator/verifier/core/folder.py                   lines  7487 to  7770
-    generator/verifier/memory/mirror_record.py          lines  7771 to  7840
-    generator/verifier/site/release.py                  lines  7841 to  8097
-    generator/verifier/site/download.py                 lines  8098 to  8579
-    generator/verifier/tlog/rotation.py                 lines  8580 to  8688
-    generator/verifier/site/history.py                  lines  8689 to  9042
-    generator/verifier/site/publication.py              lines  9043 to  9480
-    generator/verifier/rules/revocations.py             lines  9481 to  9600
-    generator/verifier/site/certificate_files.py        lines  9601 to  9981
-    generator/verifier/site/agreement_files.py          lines  9982 to 10126
-    generator/verifier/site/accounting.py               lines 10127 to 10354
-    generator/verifier/site/remote.py                   lines 10355 to 10605
-    generator/verifier/site/mirror.py                   lines 10606 to 11095
-    generator/verifier/site/verify_site.py              lines 11096 to 11375
-    generator/verifier/site/command_line.py             lines 11376 to 11802
+    generator/verifier/core/isolation.py                lines    75 to   221
+    generator/verifier/core/text.py                     lines   222 to   305
+    generator/verifier/core/errors.py                   lines   306 to   372
+    generator/verifier/core/canonical.py                lines   373 to   681
+    generator/verifier/core/confusables_table.py        lines   682 to  1018
+    generator/verifier/core/confusables.py              lines  1019 to  1125
+    generator/verifier/core/formats.py                  lines  1126 to  1363
+    generator/verifier/core/sodium.py                   lines  1364 to  1407
+    generator/verifier/core/public_keys.py              lines  1408 to  1684
+    generator/verifier/core/note.py                     lines  1685 to  1792
+    generator/verifier/tlog/merkle.py                   lines  1793 to  1933
+    generator/verifier/tlog/tlogproof.py                lines  1934 to  2006
+    generator/verifier/tlog/tiles.py                    lines  2007 to  2261
+    generator/verifier/tlog/cosignature.py              lines  2262 to  2411
+    generator/verifier/tlog/policy.py                   lines  2412 to  2694
+    generator/verifier/tlog/witnessing.py               lines  2695 to  2724
+    generator/verifier/core/idindex.py                  lines  2725 to  2808
+    generator/verifier/rules/methodology_rules.py       lines  2809 to  3152
+    generator/verifier/rules/scoring.py                 lines  3153 to  3452
+    generator/verifier/rules/agreement_statistics.py    lines  3453 to  3712
+    generator/verifier/rules/labelsets.py               lines  3713 to  4051
+    generator/verifier/rules/subjects.py                lines  4052 to  4317
+    generator/verifier/rules/withdrawals.py             lines  4318 to  4356
+    generator/verifier/tlog/keyring.py                  lines  4357 to  4488
+    generator/verifier/rules/ledger.py                  lines  4489 to  4971
+    generator/verifier/memory/ledger_snapshot.py        lines  4972 to  5144
+    generator/verifier/memory/checkpoint_memory.py      lines  5145 to  5299
+    generator/verifier/memory/release_memory.py         lines  5300 to  5500
+    generator/verifier/rules/answers.py                 lines  5501 to  5568
+    generator/verifier/rules/runs.py                    lines  5569 to  5926
+    generator/verifier/rules/lineage.py                 lines  5927 to  6212
+    generator/verifier/rules/score_edits.py             lines  6213 to  6298
+    generator/verifier/rules/evidence.py                lines  6299 to  6393
+    generator/verifier/rules/certificates.py            lines  6394 to  6861
+    generator/verifier/rules/certificate_documents.py   lines  6862 to  6957
+    generator/verifier/rules/recheck.py                 lines  6958 to  7324
+    generator/verifier/core/report.py                   lines  7325 to  7487
+    generator/verifier/core/folder.py                   lines  7488 to  7771
+    generator/verifier/memory/mirror_record.py          lines  7772 to  7841
+    generator/verifier/site/release.py                  lines  7842 to  8100
+    generator/verifier/site/download.py                 lines  8101 to  8582
+    generator/verifier/tlog/rotation.py                 lines  8583 to  8691
+    generator/verifier/site/history.py                  lines  8692 to  9045
+    generator/verifier/site/publication.py              lines  9046 to  9483
+    generator/verifier/rules/revocations.py             lines  9484 to  9603
+    generator/verifier/site/certificate_files.py        lines  9604 to  9984
+    generator/verifier/site/agreement_files.py          lines  9985 to 10129
+    generator/verifier/site/accounting.py               lines 10130 to 10357
+    generator/verifier/site/remote.py                   lines 10358 to 10608
+    generator/verifier/site/mirror.py                   lines 10609 to 11098
+    generator/verifier/site/verify_site.py              lines 11099 to 11378
+    generator/verifier/site/command_line.py             lines 11379 to 11805
 """
 
 # ==============================================================================================
@@ -8004,7 +8005,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
-    set back), and hashing is what the floor of a verification is."""
+    set back), and hashing is what the floor of a verification is. The one exception is a file
+    `verify.py mirror` wrote and hashed itself, in a folder only this user may write, still
+    with the identity it had then (Site.known, memory/mirror_record.py)."""
     report = s.report
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:

@@ -91,6 +91,7 @@ HEADER = '''#!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
     python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py mirror URL DIR [--key VKEY_OR_FINGERPRINT] [--jobs N]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
