@@ -18,58 +18,59 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    75 to   221
-    generator/verifier/core/text.py                     lines   222 to   305
-    generator/verifier/core/errors.py                   lines   306 to   372
-    generator/verifier/core/canonical.py                lines   373 to   681
-    generator/verifier/core/confusables_table.py        lines   682 to  1018
-    generator/verifier/core/confusables.py              lines  1019 to  1125
-    generator/verifier/core/formats.py                  lines  1126 to  1363
-    generator/verifier/core/sodium.py                   lines  1364 to  1407
-    generator/verifier/core/public_keys.py              lines  1408 to  1684
-    generator/verifier/core/note.py                     lines  1685 to  1792
-    generator/verifier/tlog/merkle.py                   lines  1793 to  1933
-    generator/verifier/tlog/tlogproof.py                lines  1934 to  2006
-    generator/verifier/tlog/tiles.py                    lines  2007 to  2261
-    generator/verifier/tlog/cosignature.py              lines  2262 to  2411
-    generator/verifier/tlog/policy.py                   lines  2412 to  2694
-    generator/verifier/tlog/witnessing.py               lines  2695 to  2724
-    generator/verifier/core/idindex.py                  lines  2725 to  2808
-    generator/verifier/rules/methodology_rules.py       lines  2809 to  3152
-    generator/verifier/rules/scoring.py                 lines  3153 to  3452
-    generator/verifier/rules/agreement_statistics.py    lines  3453 to  3712
-    generator/verifier/rules/labelsets.py               lines  3713 to  4051
-    generator/verifier/rules/subjects.py                lines  4052 to  4317
-    generator/verifier/rules/withdrawals.py             lines  4318 to  4356
-    generator/verifier/tlog/keyring.py                  lines  4357 to  4488
-    generator/verifier/rules/ledger.py                  lines  4489 to  4971
-    generator/verifier/memory/ledger_snapshot.py        lines  4972 to  5144
-    generator/verifier/memory/checkpoint_memory.py      lines  5145 to  5299
-    generator/verifier/memory/release_memory.py         lines  5300 to  5500
-    generator/verifier/rules/answers.py                 lines  5501 to  5568
-    generator/verifier/rules/runs.py                    lines  5569 to  5926
-    generator/verifier/rules/lineage.py                 lines  5927 to  6212
-    generator/verifier/rules/score_edits.py             lines  6213 to  6298
-    generator/verifier/rules/evidence.py                lines  6299 to  6393
-    generator/verifier/rules/certificates.py            lines  6394 to  6861
-    generator/verifier/rules/certificate_documents.py   lines  6862 to  6957
-    generator/verifier/rules/recheck.py                 lines  6958 to  7324
-    generator/verifier/core/report.py                   lines  7325 to  7487
-    generator/verifier/core/folder.py                   lines  7488 to  7771
-    generator/verifier/memory/mirror_record.py          lines  7772 to  7841
-    generator/verifier/site/release.py                  lines  7842 to  8100
-    generator/verifier/site/download.py                 lines  8101 to  8582
-    generator/verifier/tlog/rotation.py                 lines  8583 to  8691
-    generator/verifier/site/history.py                  lines  8692 to  9045
-    generator/verifier/site/publication.py              lines  9046 to  9483
-    generator/verifier/rules/revocations.py             lines  9484 to  9603
-    generator/verifier/site/certificate_files.py        lines  9604 to  9984
-    generator/verifier/site/agreement_files.py          lines  9985 to 10129
-    generator/verifier/site/accounting.py               lines 10130 to 10357
-    generator/verifier/site/remote.py                   lines 10358 to 10608
-    generator/verifier/site/mirror.py                   lines 10609 to 11098
-    generator/verifier/site/verify_site.py              lines 11099 to 11378
-    generator/verifier/site/command_line.py             lines 11379 to 11805
+    generator/verifier/core/isolation.py                lines    76 to   222
+    generator/verifier/core/text.py                     lines   223 to   306
+    generator/verifier/core/errors.py                   lines   307 to   373
+    generator/verifier/core/canonical.py                lines   374 to   682
+    generator/verifier/core/confusables_table.py        lines   683 to  1019
+    generator/verifier/core/confusables.py              lines  1020 to  1126
+    generator/verifier/core/formats.py                  lines  1127 to  1364
+    generator/verifier/core/sodium.py                   lines  1365 to  1408
+    generator/verifier/core/public_keys.py              lines  1409 to  1685
+    generator/verifier/core/note.py                     lines  1686 to  1793
+    generator/verifier/tlog/merkle.py                   lines  1794 to  1934
+    generator/verifier/tlog/tlogproof.py                lines  1935 to  2007
+    generator/verifier/tlog/tiles.py                    lines  2008 to  2262
+    generator/verifier/tlog/cosignature.py              lines  2263 to  2412
+    generator/verifier/tlog/policy.py                   lines  2413 to  2695
+    generator/verifier/tlog/witnessing.py               lines  2696 to  2725
+    generator/verifier/core/idindex.py                  lines  2726 to  2809
+    generator/verifier/rules/methodology_rules.py       lines  2810 to  3153
+    generator/verifier/rules/scoring.py                 lines  3154 to  3453
+    generator/verifier/rules/agreement_statistics.py    lines  3454 to  3713
+    generator/verifier/rules/labelsets.py               lines  3714 to  4052
+    generator/verifier/rules/subjects.py                lines  4053 to  4318
+    generator/verifier/rules/withdrawals.py             lines  4319 to  4357
+    generator/verifier/tlog/keyring.py                  lines  4358 to  4489
+    generator/verifier/rules/ledger.py                  lines  4490 to  4972
+    generator/verifier/memory/ledger_snapshot.py        lines  4973 to  5145
+    generator/verifier/memory/checkpoint_memory.py      lines  5146 to  5300
+    generator/verifier/memory/release_memory.py         lines  5301 to  5501
+    generator/verifier/rules/answers.py                 lines  5502 to  5569
+    generator/verifier/rules/runs.py                    lines  5570 to  5927
+    generator/verifier/rules/lineage.py                 lines  5928 to  6213
+    generator/verifier/rules/score_edits.py             lines  6214 to  6299
+    generator/verifier/rules/evidence.py                lines  6300 to  6394
+    generator/verifier/rules/certificates.py            lines  6395 to  6862
+    generator/verifier/rules/certificate_documents.py   lines  6863 to  6958
+    generator/verifier/rules/recheck.py                 lines  6959 to  7325
+    generator/verifier/core/report.py                   lines  7326 to  7488
+    generator/verifier/core/folder.py                   lines  7489 to  7772
+    generator/verifier/memory/mirror_record.py          lines  7773 to  7842
+    generator/verifier/site/release.py                  lines  7843 to  8101
+    generator/verifier/site/download.py                 lines  8102 to  8583
+    generator/verifier/tlog/rotation.py                 lines  8584 to  8692
+    generator/verifier/site/history.py                  lines  8693 to  9046
+    generator/verifier/site/publication.py              lines  9047 to  9484
+    generator/verifier/rules/revocations.py             lines  9485 to  9604
+    generator/verifier/site/certificate_files.py        lines  9605 to  9985
+    generator/verifier/site/agreement_files.py          lines  9986 to 10130
+    generator/verifier/site/accounting.py               lines 10131 to 10358
+    generator/verifier/site/remote.py                   lines 10359 to 10609
+    generator/verifier/site/mirror_folder.py            lines 10610 to 10801
+    generator/verifier/site/mirror.py                   lines 10802 to 11107
+    generator/verifier/site/verify_site.py              lines 11108 to 11387
+    generator/verifier/site/command_line.py             lines 11388 to 11814
 """
 
 # ==============================================================================================
@@ -10607,8 +10608,9 @@ def _read_into(response: Any, limit: int, sink: Sink) -> int:
 
 
 # ==============================================================================================
-# generator/verifier/site/mirror.py: Keeping a copy of a published site in a folder (`verify.py mirror URL DIR`): what
-#     changed is fetched, checked against the signed SHA256SUMS before it replaces anything, and swapped in.
+# generator/verifier/site/mirror_folder.py: The folder a mirror keeps (`verify.py mirror`, site/mirror.py): which
+#     files it already holds with the bytes a list names, and how a run's new files replace the old ones, never
+#     through a link.
 # ==============================================================================================
 
 INCOMING = ".mirror-incoming"  # the files of a run not yet swapped in, inside the mirror's folder
@@ -10619,6 +10621,188 @@ SUB_LIST_FOLDER = "sums/"
 
 SUB_LIST_SUFFIX = ".sha256"
 
+
+def is_sub_list(rel: str) -> bool:
+    """Whether a listed path is itself a list of further files (v3's `sums/<p>.sha256`)."""
+    return rel.startswith(SUB_LIST_FOLDER) and rel.endswith(SUB_LIST_SUFFIX)
+
+
+class LocalCopy:
+    """The mirror's folder as it is: what the record says the mirror wrote, checked by identity."""
+
+    def __init__(self, root: Path, record: dict[str, Written]) -> None:
+        self.root = root
+        self.record = record
+        self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
+        self.link_free: dict[str, bool] = {}  # folder -> neither it nor a folder above it is a link
+
+    def held(self, rel: str, digest: str) -> bool:
+        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
+        or hashed now. A link, or a path through one, holds nothing."""
+        path = self.root / rel
+        try:
+            if not all(self._link_free(p) for p in parents_of(rel)):
+                return False
+            st = path.lstat()
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        known = self.record.get(rel)
+        if known is not None and known.identity == identity_of(st):
+            # Unchanged since the mirror hashed it: the record says what it holds.
+            if known.sha256 == digest:
+                self.written[rel] = known
+            return known.sha256 == digest
+        try:
+            with path.open("rb") as f:
+                found = hashlib.file_digest(f, "sha256").hexdigest()
+            st = path.lstat()
+        except OSError:
+            return False
+        if found != digest:
+            return False
+        self.written[rel] = Written(found, identity_of(st))
+        return True
+
+    def _link_free(self, folder: str) -> bool:
+        known = self.link_free.get(folder)
+        if known is None:
+            known = self.link_free[folder] = not (self.root / folder).is_symlink()
+        return known
+
+    def holds(self, rel: str, digest: str) -> bool:
+        known = self.written.get(rel)
+        return known.sha256 == digest if known is not None else self.held(rel, digest)
+
+    def read_if_held(self, rel: str, digest: str) -> bytes | None:
+        """The bytes of a list the folder already holds with this SHA-256, else None."""
+        if not self.holds(rel, digest):
+            return None
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == digest else None
+
+    def plan(self, files: dict[str, str], jobs: int) -> list[str]:
+        """The listed files to fetch (in path order): those the folder does not hold as listed."""
+        names = sorted(files, key=lambda p: p.encode())
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
+        return [rel for rel, ok in zip(names, held, strict=True) if not ok]
+
+    def previously_written(self) -> set[str]:
+        """The files an earlier run wrote: the record's, or with no record, those the lists in the
+        folder name (the lists the mirror itself wrote last)."""
+        if self.record:
+            return set(self.record)
+        found: set[str] = set()
+        todo = [SUMS_PATH]
+        while todo and len(found) < 1 << 24:
+            rel = todo.pop()
+            try:
+                text = (self.root / rel).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in text.split("\n"):
+                m = SUMS_LINE_RE.fullmatch(line)
+                if m and is_safe_path(m.group(2)) and m.group(2) not in found:
+                    found.add(m.group(2))
+                    if is_sub_list(m.group(2)):
+                        todo.append(m.group(2))
+        return found
+
+
+def parents_of(rel: str) -> list[str]:
+    parts = rel.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def swap_in(
+    folder: Path,
+    local: LocalCopy,
+    files: dict[str, str],
+    staged: dict[tuple[str, str], tuple[Path, int]],
+    sums: bytes,
+    signature: bytes,
+) -> int:
+    """Everything arrived as listed: remove what the mirror wrote and the site no longer lists,
+    rename the new files into place, the signed list last. Returns how many files were removed."""
+    removed = 0
+    for rel in sorted(local.previously_written() - set(files)):
+        if _remove(folder, rel):
+            removed += 1
+        local.written.pop(rel, None)
+    for rel in sorted(files):
+        if rel in local.written:
+            continue
+        source, _ = staged[(rel, files[rel])]
+        target = _prepare(folder, rel)
+        os.replace(source, target)
+        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
+    for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
+        temp = folder / INCOMING / f"{rel}.part"
+        with open(temp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, _prepare(folder, rel))
+    _sync_folder(folder)
+    return removed
+
+
+def _prepare(folder: Path, rel: str) -> Path:
+    """The path `rel` names in the folder, its parent folders made; a link on the way, or a file
+    where a folder must be, is refused: the mirror writes inside its folder only."""
+    for parent in parents_of(rel):
+        p = folder / parent
+        try:
+            st = p.lstat()
+        except FileNotFoundError:
+            p.mkdir()
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(f"{p}: a link or a file where the mirror needs a folder for {rel}; move it away")
+    target = folder / rel
+    if target.is_symlink() or target.is_dir():
+        raise OSError(f"{target}: a link or a folder where the mirror writes the file {rel}; move it away")
+    return target
+
+
+def _remove(folder: Path, rel: str) -> bool:
+    """Remove a file the mirror wrote, and the folders it leaves empty; never a link's target."""
+    if any((folder / p).is_symlink() for p in parents_of(rel)):
+        return False
+    path = folder / rel
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return False
+        path.unlink()
+    except OSError:
+        return False
+    for parent in reversed(parents_of(rel)):
+        try:
+            (folder / parent).rmdir()
+        except OSError:
+            break  # not empty
+    return True
+
+
+def _sync_folder(folder: Path) -> None:
+    if os.name == "nt":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ==============================================================================================
+# generator/verifier/site/mirror.py: Keeping a copy of a published site in a folder (`verify.py mirror URL DIR`): what
+#     changed is fetched, checked against the signed SHA256SUMS before it replaces anything, and swapped in.
+# ==============================================================================================
 
 MAX_DOCUMENT_BYTES = 1 << 24  # transparency.json, keys.json
 
@@ -10652,15 +10836,9 @@ class Outcome:
     kept: int = 0
     removed: int = 0
     files: dict[str, Written] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return f"fetched {self.fetched} file(s), {self.fetched_bytes} bytes; kept {self.kept}; removed {self.removed}"
-
-
-def is_sub_list(rel: str) -> bool:
-    """Whether a listed path is itself a list of further files (v3's `sums/<p>.sha256`)."""
-    return rel.startswith(SUB_LIST_FOLDER) and rel.endswith(SUB_LIST_SUFFIX)
 
 
 def mirror_site(
@@ -10676,9 +10854,10 @@ def mirror_site(
     is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
     key, in_hand = site_key(remote, pin)
-    say(f"{remote.label}: SHA256SUMS signed by {fingerprint(key)}")
+    source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
+    say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
     folder.mkdir(parents=True, exist_ok=True)
-    local = _Local(folder, record)
+    local = LocalCopy(folder, record)
     incoming = folder / INCOMING
     shutil.rmtree(incoming, ignore_errors=True)  # what an interrupted run left
     incoming.mkdir(mode=0o700)
@@ -10697,7 +10876,7 @@ def mirror_site(
                         f"{e}; it changed again after a fresh {SUMS_PATH}: the mirror is unchanged"
                     ) from None
                 say(f"{e}: reading a fresh {SUMS_PATH} and trying once more")
-        outcome.removed = _swap_in(folder, local, listing, staged, outcome)
+        outcome.removed = swap_in(folder, local, listing.files, staged, listing.sums, listing.signature)
     finally:
         shutil.rmtree(incoming, ignore_errors=True)
     outcome.files = local.written
@@ -10763,7 +10942,7 @@ class _Listing:
     fetched_lists: dict[str, bytes]
 
 
-def _read_listing(remote: Remote, key: bytes, local: "_Local", in_hand: dict[str, bytes], jobs: int) -> _Listing:
+def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int) -> _Listing:
     sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
     signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
     if sums is None or signature is None:
@@ -10845,91 +11024,6 @@ def _check_arrived(remote: Remote, rel: str, digest: str, data: bytes | None) ->
     return data
 
 
-class _Local:
-    """The mirror's folder as it is: what the record says the mirror wrote, checked by identity."""
-
-    def __init__(self, root: Path, record: dict[str, Written]) -> None:
-        self.root = root
-        self.record = record
-        self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
-
-    def held(self, rel: str, digest: str) -> bool:
-        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
-        or hashed now. A link, or a path through one, holds nothing."""
-        path = self.root / rel
-        try:
-            if any((self.root / p).is_symlink() for p in _parents(rel)):
-                return False
-            st = path.lstat()
-        except OSError:
-            return False
-        if not stat.S_ISREG(st.st_mode):
-            return False
-        known = self.record.get(rel)
-        if known is not None and known.identity == identity_of(st):
-            # Unchanged since the mirror hashed it: the record says what it holds.
-            if known.sha256 == digest:
-                self.written[rel] = known
-            return known.sha256 == digest
-        try:
-            with path.open("rb") as f:
-                found = hashlib.file_digest(f, "sha256").hexdigest()
-            st = path.lstat()
-        except OSError:
-            return False
-        if found != digest:
-            return False
-        self.written[rel] = Written(found, identity_of(st))
-        return True
-
-    def holds(self, rel: str, digest: str) -> bool:
-        known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self.held(rel, digest)
-
-    def read_if_held(self, rel: str, digest: str) -> bytes | None:
-        """The bytes of a list the folder already holds with this SHA-256, else None."""
-        if not self.holds(rel, digest):
-            return None
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            return None
-        return data if hashlib.sha256(data).hexdigest() == digest else None
-
-    def plan(self, files: dict[str, str], jobs: int) -> list[str]:
-        """The listed files to fetch (in path order): those the folder does not hold as listed."""
-        names = sorted(files, key=lambda p: p.encode())
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
-        return [rel for rel, ok in zip(names, held, strict=True) if not ok]
-
-    def previously_written(self) -> set[str]:
-        """The files an earlier run wrote: the record's, or with no record, those the lists in the
-        folder name (the lists the mirror itself wrote last)."""
-        if self.record:
-            return set(self.record)
-        found: set[str] = set()
-        todo = [SUMS_PATH]
-        while todo and len(found) < 1 << 24:
-            rel = todo.pop()
-            try:
-                text = (self.root / rel).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            for line in text.split("\n"):
-                m = SUMS_LINE_RE.fullmatch(line)
-                if m and is_safe_path(m.group(2)) and m.group(2) not in found:
-                    found.add(m.group(2))
-                    if is_sub_list(m.group(2)):
-                        todo.append(m.group(2))
-        return found
-
-
-def _parents(rel: str) -> list[str]:
-    parts = rel.split("/")
-    return ["/".join(parts[:n]) for n in range(1, len(parts))]
-
-
 class _Progress:
     """Lines on stderr saying what the run does: how many files and bytes it fetched so far."""
 
@@ -11009,91 +11103,6 @@ def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -
             yield queued.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _swap_in(
-    folder: Path,
-    local: _Local,
-    listing: _Listing,
-    staged: dict[tuple[str, str], tuple[Path, int]],
-    outcome: Outcome,
-) -> int:
-    """Everything arrived as listed: remove what the mirror wrote and the site no longer lists,
-    rename the new files into place, the signed list last. Returns how many files were removed."""
-    files = listing.files
-    removed = 0
-    for rel in sorted(local.previously_written() - set(files)):
-        if _remove(folder, rel):
-            removed += 1
-        local.written.pop(rel, None)
-    for rel in sorted(files):
-        if rel in local.written:
-            continue
-        source, _ = staged[(rel, files[rel])]
-        target = _prepare(folder, rel)
-        os.replace(source, target)
-        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
-    for rel, data in ((SUMS_SIG_PATH, listing.signature), (SUMS_PATH, listing.sums)):
-        temp = folder / INCOMING / f"{rel}.part"
-        with open(temp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, _prepare(folder, rel))
-    _sync_folder(folder)
-    return removed
-
-
-def _prepare(folder: Path, rel: str) -> Path:
-    """The path `rel` names in the folder, its parent folders made; a link on the way, or a file
-    where a folder must be, is refused: the mirror writes inside its folder only."""
-    for parent in _parents(rel):
-        p = folder / parent
-        try:
-            st = p.lstat()
-        except FileNotFoundError:
-            p.mkdir()
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            raise OSError(f"{p}: a link or a file where the mirror needs a folder for {rel}; move it away")
-    target = folder / rel
-    if target.is_symlink() or target.is_dir():
-        raise OSError(f"{target}: a link or a folder where the mirror writes the file {rel}; move it away")
-    return target
-
-
-def _remove(folder: Path, rel: str) -> bool:
-    """Remove a file the mirror wrote, and the folders it leaves empty; never a link's target."""
-    if any((folder / p).is_symlink() for p in _parents(rel)):
-        return False
-    path = folder / rel
-    try:
-        if not stat.S_ISREG(path.lstat().st_mode):
-            return False
-        path.unlink()
-    except OSError:
-        return False
-    for parent in reversed(_parents(rel)):
-        try:
-            (folder / parent).rmdir()
-        except OSError:
-            break  # not empty
-    return True
-
-
-def _sync_folder(folder: Path) -> None:
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def print_outcome(outcome: Outcome, stream: TextIO = sys.stderr) -> None:
-    for note in outcome.notes:
-        print(f"mirror: {printable(note)}", file=stream)
 
 
 # ==============================================================================================

@@ -80,6 +80,7 @@ MODULES = (
     "site.agreement_files",
     "site.accounting",
     "site.remote",
+    "site.mirror_folder",
     "site.mirror",
     "site.verify_site",
     "site.command_line",

@@ -20,8 +20,6 @@ second time fails the run, naming the file, with the folder as it was.
 import hashlib
 import os
 import shutil
-import stat
-import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,17 +29,15 @@ from typing import Any, TextIO
 
 from generator.verifier.core.canonical import parse_canonical
 from generator.verifier.core.errors import FormatError
-from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, identity_of
+from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
 from generator.verifier.core.formats import is_safe_path
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint, key_rows, parse_vkey
 from generator.verifier.core.text import printable
 from generator.verifier.memory.mirror_record import Written
+from generator.verifier.site.mirror_folder import INCOMING, LocalCopy, is_sub_list, swap_in
 from generator.verifier.site.release import SUMS_LINE_RE
 from generator.verifier.site.remote import Remote, RemoteUnreadable
 
-INCOMING = ".mirror-incoming"  # the files of a run not yet swapped in, inside the mirror's folder
-SUB_LIST_FOLDER = "sums/"
-SUB_LIST_SUFFIX = ".sha256"
 MAX_DOCUMENT_BYTES = 1 << 24  # transparency.json, keys.json
 MAX_SIGNATURE_BYTES = 1 << 12
 MAX_LIST_BYTES = 1 << 31  # a v2 SHA256SUMS of millions of files
@@ -68,15 +64,9 @@ class Outcome:
     kept: int = 0
     removed: int = 0
     files: dict[str, Written] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return f"fetched {self.fetched} file(s), {self.fetched_bytes} bytes; kept {self.kept}; removed {self.removed}"
-
-
-def is_sub_list(rel: str) -> bool:
-    """Whether a listed path is itself a list of further files (v3's `sums/<p>.sha256`)."""
-    return rel.startswith(SUB_LIST_FOLDER) and rel.endswith(SUB_LIST_SUFFIX)
 
 
 def mirror_site(
@@ -92,9 +82,10 @@ def mirror_site(
     is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
     key, in_hand = site_key(remote, pin)
-    say(f"{remote.label}: SHA256SUMS signed by {fingerprint(key)}")
+    source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
+    say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
     folder.mkdir(parents=True, exist_ok=True)
-    local = _Local(folder, record)
+    local = LocalCopy(folder, record)
     incoming = folder / INCOMING
     shutil.rmtree(incoming, ignore_errors=True)  # what an interrupted run left
     incoming.mkdir(mode=0o700)
@@ -113,7 +104,7 @@ def mirror_site(
                         f"{e}; it changed again after a fresh {SUMS_PATH}: the mirror is unchanged"
                     ) from None
                 say(f"{e}: reading a fresh {SUMS_PATH} and trying once more")
-        outcome.removed = _swap_in(folder, local, listing, staged, outcome)
+        outcome.removed = swap_in(folder, local, listing.files, staged, listing.sums, listing.signature)
     finally:
         shutil.rmtree(incoming, ignore_errors=True)
     outcome.files = local.written
@@ -179,7 +170,7 @@ class _Listing:
     fetched_lists: dict[str, bytes]
 
 
-def _read_listing(remote: Remote, key: bytes, local: "_Local", in_hand: dict[str, bytes], jobs: int) -> _Listing:
+def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int) -> _Listing:
     sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
     signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
     if sums is None or signature is None:
@@ -261,91 +252,6 @@ def _check_arrived(remote: Remote, rel: str, digest: str, data: bytes | None) ->
     return data
 
 
-class _Local:
-    """The mirror's folder as it is: what the record says the mirror wrote, checked by identity."""
-
-    def __init__(self, root: Path, record: dict[str, Written]) -> None:
-        self.root = root
-        self.record = record
-        self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
-
-    def held(self, rel: str, digest: str) -> bool:
-        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
-        or hashed now. A link, or a path through one, holds nothing."""
-        path = self.root / rel
-        try:
-            if any((self.root / p).is_symlink() for p in _parents(rel)):
-                return False
-            st = path.lstat()
-        except OSError:
-            return False
-        if not stat.S_ISREG(st.st_mode):
-            return False
-        known = self.record.get(rel)
-        if known is not None and known.identity == identity_of(st):
-            # Unchanged since the mirror hashed it: the record says what it holds.
-            if known.sha256 == digest:
-                self.written[rel] = known
-            return known.sha256 == digest
-        try:
-            with path.open("rb") as f:
-                found = hashlib.file_digest(f, "sha256").hexdigest()
-            st = path.lstat()
-        except OSError:
-            return False
-        if found != digest:
-            return False
-        self.written[rel] = Written(found, identity_of(st))
-        return True
-
-    def holds(self, rel: str, digest: str) -> bool:
-        known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self.held(rel, digest)
-
-    def read_if_held(self, rel: str, digest: str) -> bytes | None:
-        """The bytes of a list the folder already holds with this SHA-256, else None."""
-        if not self.holds(rel, digest):
-            return None
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            return None
-        return data if hashlib.sha256(data).hexdigest() == digest else None
-
-    def plan(self, files: dict[str, str], jobs: int) -> list[str]:
-        """The listed files to fetch (in path order): those the folder does not hold as listed."""
-        names = sorted(files, key=lambda p: p.encode())
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
-        return [rel for rel, ok in zip(names, held, strict=True) if not ok]
-
-    def previously_written(self) -> set[str]:
-        """The files an earlier run wrote: the record's, or with no record, those the lists in the
-        folder name (the lists the mirror itself wrote last)."""
-        if self.record:
-            return set(self.record)
-        found: set[str] = set()
-        todo = [SUMS_PATH]
-        while todo and len(found) < 1 << 24:
-            rel = todo.pop()
-            try:
-                text = (self.root / rel).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            for line in text.split("\n"):
-                m = SUMS_LINE_RE.fullmatch(line)
-                if m and is_safe_path(m.group(2)) and m.group(2) not in found:
-                    found.add(m.group(2))
-                    if is_sub_list(m.group(2)):
-                        todo.append(m.group(2))
-        return found
-
-
-def _parents(rel: str) -> list[str]:
-    parts = rel.split("/")
-    return ["/".join(parts[:n]) for n in range(1, len(parts))]
-
-
 class _Progress:
     """Lines on stderr saying what the run does: how many files and bytes it fetched so far."""
 
@@ -425,88 +331,3 @@ def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -
             yield queued.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _swap_in(
-    folder: Path,
-    local: _Local,
-    listing: _Listing,
-    staged: dict[tuple[str, str], tuple[Path, int]],
-    outcome: Outcome,
-) -> int:
-    """Everything arrived as listed: remove what the mirror wrote and the site no longer lists,
-    rename the new files into place, the signed list last. Returns how many files were removed."""
-    files = listing.files
-    removed = 0
-    for rel in sorted(local.previously_written() - set(files)):
-        if _remove(folder, rel):
-            removed += 1
-        local.written.pop(rel, None)
-    for rel in sorted(files):
-        if rel in local.written:
-            continue
-        source, _ = staged[(rel, files[rel])]
-        target = _prepare(folder, rel)
-        os.replace(source, target)
-        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
-    for rel, data in ((SUMS_SIG_PATH, listing.signature), (SUMS_PATH, listing.sums)):
-        temp = folder / INCOMING / f"{rel}.part"
-        with open(temp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, _prepare(folder, rel))
-    _sync_folder(folder)
-    return removed
-
-
-def _prepare(folder: Path, rel: str) -> Path:
-    """The path `rel` names in the folder, its parent folders made; a link on the way, or a file
-    where a folder must be, is refused: the mirror writes inside its folder only."""
-    for parent in _parents(rel):
-        p = folder / parent
-        try:
-            st = p.lstat()
-        except FileNotFoundError:
-            p.mkdir()
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            raise OSError(f"{p}: a link or a file where the mirror needs a folder for {rel}; move it away")
-    target = folder / rel
-    if target.is_symlink() or target.is_dir():
-        raise OSError(f"{target}: a link or a folder where the mirror writes the file {rel}; move it away")
-    return target
-
-
-def _remove(folder: Path, rel: str) -> bool:
-    """Remove a file the mirror wrote, and the folders it leaves empty; never a link's target."""
-    if any((folder / p).is_symlink() for p in _parents(rel)):
-        return False
-    path = folder / rel
-    try:
-        if not stat.S_ISREG(path.lstat().st_mode):
-            return False
-        path.unlink()
-    except OSError:
-        return False
-    for parent in reversed(_parents(rel)):
-        try:
-            (folder / parent).rmdir()
-        except OSError:
-            break  # not empty
-    return True
-
-
-def _sync_folder(folder: Path) -> None:
-    if os.name == "nt":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def print_outcome(outcome: Outcome, stream: TextIO = sys.stderr) -> None:
-    for note in outcome.notes:
-        print(f"mirror: {printable(note)}", file=stream)

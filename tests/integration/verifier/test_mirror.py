@@ -180,3 +180,30 @@ def test_a_folder_or_file_url_is_a_source_too(
     code, out, err = run(capsys, demo_site.out.as_uri(), tmp_path / "m", "--no-state")
     assert code == 0, out + err
     assert files(tmp_path / "m") == files(demo_site.out)
+
+
+def test_a_key_pinned_that_is_not_the_sites_fails_before_anything_is_fetched(
+    demo_copy: BuiltSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = "SHA256:" + "0" * 64
+    with serve(demo_copy.out) as served:
+        code, _, err = run(capsys, served.url, tmp_path / "m", "--no-state", "--key", other)
+    assert code == 1
+    assert f"no key of the site is the key given with --key (expected {other}" in err
+    assert set(served.requests) == {"transparency.json", "keys.json"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--jobs", "0"], "--jobs 0: expected 1 to 64"),
+        (["--state", "s.json", "--no-state"], "exclude each other"),
+        (["--key", "not a key"], "--key: "),
+    ],
+)
+def test_wrong_arguments_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "http://127.0.0.1:9/", tmp_path / "m", *args)
+    assert code == 2 and message in err, err
+    assert not (tmp_path / "m").exists()
