@@ -18,59 +18,59 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    76 to   222
-    generator/verifier/core/text.py                     lines   223 to   306
-    generator/verifier/core/errors.py                   lines   307 to   373
-    generator/verifier/core/canonical.py                lines   374 to   682
-    generator/verifier/core/confusables_table.py        lines   683 to  1019
-    generator/verifier/core/confusables.py              lines  1020 to  1126
-    generator/verifier/core/formats.py                  lines  1127 to  1364
-    generator/verifier/core/sodium.py                   lines  1365 to  1408
-    generator/verifier/core/public_keys.py              lines  1409 to  1685
-    generator/verifier/core/note.py                     lines  1686 to  1793
-    generator/verifier/tlog/merkle.py                   lines  1794 to  1934
-    generator/verifier/tlog/tlogproof.py                lines  1935 to  2007
-    generator/verifier/tlog/tiles.py                    lines  2008 to  2262
-    generator/verifier/tlog/cosignature.py              lines  2263 to  2412
-    generator/verifier/tlog/policy.py                   lines  2413 to  2695
-    generator/verifier/tlog/witnessing.py               lines  2696 to  2725
-    generator/verifier/core/idindex.py                  lines  2726 to  2809
-    generator/verifier/rules/methodology_rules.py       lines  2810 to  3153
-    generator/verifier/rules/scoring.py                 lines  3154 to  3453
-    generator/verifier/rules/agreement_statistics.py    lines  3454 to  3713
-    generator/verifier/rules/labelsets.py               lines  3714 to  4052
-    generator/verifier/rules/subjects.py                lines  4053 to  4318
-    generator/verifier/rules/withdrawals.py             lines  4319 to  4357
-    generator/verifier/tlog/keyring.py                  lines  4358 to  4489
-    generator/verifier/rules/ledger.py                  lines  4490 to  4972
-    generator/verifier/memory/ledger_snapshot.py        lines  4973 to  5145
-    generator/verifier/memory/checkpoint_memory.py      lines  5146 to  5300
-    generator/verifier/memory/release_memory.py         lines  5301 to  5501
-    generator/verifier/rules/answers.py                 lines  5502 to  5569
-    generator/verifier/rules/runs.py                    lines  5570 to  5927
-    generator/verifier/rules/lineage.py                 lines  5928 to  6213
-    generator/verifier/rules/score_edits.py             lines  6214 to  6299
-    generator/verifier/rules/evidence.py                lines  6300 to  6394
-    generator/verifier/rules/certificates.py            lines  6395 to  6862
-    generator/verifier/rules/certificate_documents.py   lines  6863 to  6958
-    generator/verifier/rules/recheck.py                 lines  6959 to  7325
-    generator/verifier/core/report.py                   lines  7326 to  7488
-    generator/verifier/core/folder.py                   lines  7489 to  7772
-    generator/verifier/memory/mirror_record.py          lines  7773 to  7842
-    generator/verifier/site/release.py                  lines  7843 to  8101
-    generator/verifier/site/download.py                 lines  8102 to  8583
-    generator/verifier/tlog/rotation.py                 lines  8584 to  8692
-    generator/verifier/site/history.py                  lines  8693 to  9046
-    generator/verifier/site/publication.py              lines  9047 to  9484
-    generator/verifier/rules/revocations.py             lines  9485 to  9604
-    generator/verifier/site/certificate_files.py        lines  9605 to  9985
-    generator/verifier/site/agreement_files.py          lines  9986 to 10130
-    generator/verifier/site/accounting.py               lines 10131 to 10358
-    generator/verifier/site/remote.py                   lines 10359 to 10609
-    generator/verifier/site/mirror_folder.py            lines 10610 to 10801
-    generator/verifier/site/mirror.py                   lines 10802 to 11107
-    generator/verifier/site/verify_site.py              lines 11108 to 11387
-    generator/verifier/site/command_line.py             lines 11388 to 11814
+    generator/verifier/core/isolation.py                lines    76 to   223
+    generator/verifier/core/text.py                     lines   224 to   307
+    generator/verifier/core/errors.py                   lines   308 to   374
+    generator/verifier/core/canonical.py                lines   375 to   683
+    generator/verifier/core/confusables_table.py        lines   684 to  1020
+    generator/verifier/core/confusables.py              lines  1021 to  1127
+    generator/verifier/core/formats.py                  lines  1128 to  1365
+    generator/verifier/core/sodium.py                   lines  1366 to  1409
+    generator/verifier/core/public_keys.py              lines  1410 to  1686
+    generator/verifier/core/note.py                     lines  1687 to  1794
+    generator/verifier/tlog/merkle.py                   lines  1795 to  1935
+    generator/verifier/tlog/tlogproof.py                lines  1936 to  2008
+    generator/verifier/tlog/tiles.py                    lines  2009 to  2263
+    generator/verifier/tlog/cosignature.py              lines  2264 to  2413
+    generator/verifier/tlog/policy.py                   lines  2414 to  2696
+    generator/verifier/tlog/witnessing.py               lines  2697 to  2726
+    generator/verifier/core/idindex.py                  lines  2727 to  2810
+    generator/verifier/rules/methodology_rules.py       lines  2811 to  3154
+    generator/verifier/rules/scoring.py                 lines  3155 to  3454
+    generator/verifier/rules/agreement_statistics.py    lines  3455 to  3714
+    generator/verifier/rules/labelsets.py               lines  3715 to  4053
+    generator/verifier/rules/subjects.py                lines  4054 to  4319
+    generator/verifier/rules/withdrawals.py             lines  4320 to  4358
+    generator/verifier/tlog/keyring.py                  lines  4359 to  4490
+    generator/verifier/rules/ledger.py                  lines  4491 to  4973
+    generator/verifier/memory/ledger_snapshot.py        lines  4974 to  5146
+    generator/verifier/memory/checkpoint_memory.py      lines  5147 to  5301
+    generator/verifier/memory/release_memory.py         lines  5302 to  5502
+    generator/verifier/rules/answers.py                 lines  5503 to  5570
+    generator/verifier/rules/runs.py                    lines  5571 to  5928
+    generator/verifier/rules/lineage.py                 lines  5929 to  6214
+    generator/verifier/rules/score_edits.py             lines  6215 to  6300
+    generator/verifier/rules/evidence.py                lines  6301 to  6395
+    generator/verifier/rules/certificates.py            lines  6396 to  6863
+    generator/verifier/rules/certificate_documents.py   lines  6864 to  6959
+    generator/verifier/rules/recheck.py                 lines  6960 to  7326
+    generator/verifier/core/report.py                   lines  7327 to  7489
+    generator/verifier/core/folder.py                   lines  7490 to  7773
+    generator/verifier/memory/mirror_record.py          lines  7774 to  7843
+    generator/verifier/site/release.py                  lines  7844 to  8102
+    generator/verifier/site/download.py                 lines  8103 to  8584
+    generator/verifier/tlog/rotation.py                 lines  8585 to  8693
+    generator/verifier/site/history.py                  lines  8694 to  9047
+    generator/verifier/site/publication.py              lines  9048 to  9485
+    generator/verifier/rules/revocations.py             lines  9486 to  9605
+    generator/verifier/site/certificate_files.py        lines  9606 to  9986
+    generator/verifier/site/agreement_files.py          lines  9987 to 10131
+    generator/verifier/site/accounting.py               lines 10132 to 10359
+    generator/verifier/site/remote.py                   lines 10360 to 10630
+    generator/verifier/site/mirror_folder.py            lines 10631 to 10822
+    generator/verifier/site/mirror.py                   lines 10823 to 11128
+    generator/verifier/site/verify_site.py              lines 11129 to 11408
+    generator/verifier/site/command_line.py             lines 11409 to 11835
 """
 
 # ==============================================================================================
@@ -202,6 +202,7 @@ import stat
 import struct
 import tempfile
 import threading
+import time
 import traceback
 import unicodedata
 import urllib.parse
@@ -10357,9 +10358,10 @@ def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]
 
 
 # ==============================================================================================
-# generator/verifier/site/remote.py: Reading a site from elsewhere, for `verify.py mirror`: an http:// or https:// URL
-#     over kept-alive connections (several requests at once, each on a connection of its own), or a local folder (a
-#     path or a file:// URL), each file streamed to a sink with bounded sizes and silences.
+# generator/verifier/site/remote.py: Reading a site from elsewhere, for `verify.py mirror` (and the generator's
+#     monitor): an http:// or https:// URL over kept-alive connections (several requests at once, each on a connection
+#     of its own), or a local folder (a path or a file:// URL), each file streamed to a sink with bounded sizes and
+#     silences.
 # ==============================================================================================
 
 REMOTE_TIMEOUT = 30.0  # seconds a connection may stay silent
@@ -10461,9 +10463,21 @@ class FolderRemote(Remote):
 
 class HttpRemote(Remote):
     """A site served over http:// or https://: redirects followed within the scheme given, a
-    proxy from the environment tunnelled through (never for the loopback)."""
+    proxy from the environment tunnelled through (never for the loopback). `loopback_http_only`
+    refuses plain http but on this machine (the monitor's rule: it pins a key on first contact);
+    `file_deadline` bounds the seconds one file may take in all, against a server dripping bytes."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        loopback_http_only: bool = False,
+        file_deadline: float | None = None,
+        timeout: float = REMOTE_TIMEOUT,
+        user_agent: str = USER_AGENT,
+    ) -> None:
+        self.loopback_http_only = loopback_http_only
+        self.file_deadline = file_deadline
         try:
             given = urllib.parse.urlsplit(url)
             given.port  # noqa: B018 -- raises ValueError for a malformed port
@@ -10479,16 +10493,18 @@ class HttpRemote(Remote):
         self.label = self.base
         self.plain_http = self.scheme == "http" and given.hostname not in LOOPBACK_HOSTS
         context = ssl.create_default_context() if self.scheme == "https" else None
-        self.pool = _Connections(self.scheme, context)
+        self.pool = _Connections(self.scheme, context, timeout, user_agent)
 
     def _refused(self, parts: urllib.parse.SplitResult) -> str | None:
         """What is wrong with fetching from `parts` for a site given with this scheme."""
         if self.scheme not in ("http", "https"):
-            return "only http:// and https:// URLs, file:// URLs and folders are read"
+            return "not an http:// or https:// URL"
         if parts.scheme.lower() != self.scheme:
             return f"{parts.scheme or 'no'} scheme, not {self.scheme}"
         if not parts.hostname or parts.username is not None or parts.password is not None:
             return "a URL with a host name and no user name or password"
+        if self.loopback_http_only and self.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+            return "plain http:// is accepted only for 127.0.0.1 or localhost (tests and previews); use https://"
         return None
 
     def url_of(self, rel: str) -> str:
@@ -10496,10 +10512,11 @@ class HttpRemote(Remote):
 
     def stream(self, rel: str, limit: int, sink: Sink) -> int | None:
         where = self.url_of(rel)
+        deadline = time.monotonic() + self.file_deadline if self.file_deadline is not None else None
         for _ in range(REMOTE_REDIRECTS + 1):
             parts = urllib.parse.urlsplit(where)
             try:
-                status, location, n = self.pool.get(parts, limit, sink)
+                status, location, n = self.pool.get(parts, limit, sink, deadline)
             except RemoteTooLarge as e:
                 raise RemoteTooLarge(f"{where}: {e}") from None
             except (http.client.HTTPException, OSError, ValueError) as e:
@@ -10528,9 +10545,11 @@ class _Connections:
     files. A connection goes back to the pool only after its response was read to the end and the
     server did not ask to close it."""
 
-    def __init__(self, scheme: str, context: Any) -> None:
+    def __init__(self, scheme: str, context: Any, timeout: float, user_agent: str) -> None:
         self.scheme = scheme
         self.context = context
+        self.timeout = timeout
+        self.user_agent = user_agent
         self.idle: dict[tuple[str, int], list[Any]] = {}
         self.lock = threading.Lock()
 
@@ -10543,14 +10562,14 @@ class _Connections:
             p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
             target = (p.hostname or "", p.port or 80)
         if self.scheme == "https":
-            conn: Any = http.client.HTTPSConnection(*target, timeout=REMOTE_TIMEOUT, context=self.context)
+            conn: Any = http.client.HTTPSConnection(*target, timeout=self.timeout, context=self.context)
         else:
-            conn = http.client.HTTPConnection(*target, timeout=REMOTE_TIMEOUT)
+            conn = http.client.HTTPConnection(*target, timeout=self.timeout)
         if proxy:
             conn.set_tunnel(host, port)
         return conn
 
-    def get(self, parts: Any, limit: int, sink: Sink) -> tuple[int, str | None, int]:
+    def get(self, parts: Any, limit: int, sink: Sink, deadline: float | None) -> tuple[int, str | None, int]:
         host = parts.hostname or ""
         key = (host, parts.port or (443 if self.scheme == "https" else 80))
         with self.lock:
@@ -10559,7 +10578,7 @@ class _Connections:
         if conn is None:
             conn = self._connect(*key)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        headers = {"User-Agent": self.user_agent, "Accept-Encoding": "identity"}
         try:
             try:
                 conn.request("GET", path, headers=headers)
@@ -10572,7 +10591,7 @@ class _Connections:
                 conn = self._connect(*key)
                 conn.request("GET", path, headers=headers)
                 response = conn.getresponse()
-            n = _read_into(response, limit, sink) if response.status == 200 else len(response.read(1 << 16))
+            n = _read_into(response, limit, sink, deadline) if response.status == 200 else len(response.read(1 << 16))
         except BaseException:
             conn.close()
             raise
@@ -10591,10 +10610,10 @@ class _Connections:
             self.idle.clear()
 
 
-def _read_into(response: Any, limit: int, sink: Sink) -> int:
+def _read_into(response: Any, limit: int, sink: Sink, deadline: float | None) -> int:
     """The body, to `sink`: no more than `limit` bytes, and exactly its Content-Length (http.client
-    raises IncompleteRead on a body cut short). A server that stays silent for REMOTE_TIMEOUT
-    fails the read; one that drips bytes is bounded by the file's size."""
+    raises IncompleteRead on a body cut short). A server that stays silent for the connection's
+    timeout fails the read; one that drips bytes, the deadline if there is one."""
     length = response.getheader("Content-Length", "")
     if length.strip().isdigit() and int(length) > limit:
         raise RemoteTooLarge(f"{int(length)} bytes, more than the {limit} such a file can have")
@@ -10603,6 +10622,8 @@ def _read_into(response: Any, limit: int, sink: Sink) -> int:
         n += len(chunk)
         if n > limit:
             raise RemoteTooLarge(f"more than the {limit} bytes such a file can have")
+        if deadline is not None and time.monotonic() > deadline:
+            raise RemoteTooLarge("still arriving after its deadline")
         sink(chunk)
     return n
 
@@ -10634,7 +10655,7 @@ class LocalCopy:
         self.root = root
         self.record = record
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
-        self.link_free: dict[str, bool] = {}  # folder -> neither it nor a folder above it is a link
+        self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
 
     def held(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,

@@ -146,6 +146,7 @@ from generator.verifier.site.download import (
 from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
 from generator.verifier.site.publication import commitment_rows_bytes
 from generator.verifier.site.release import SUMS_LINE_RE
+from generator.verifier.site.remote import HttpRemote, RemoteUnreadable
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.cosignature import (
     MAX_COSIGNATURE_TIMESTAMP,
@@ -208,6 +209,7 @@ __all__ = [
     "CosignerKey",
     "FormatError",
     "Grade",
+    "HttpRemote",
     "IdIndex",
     "ItemScore",
     "KeyRing",
@@ -221,6 +223,7 @@ __all__ = [
     "Policy",
     "Problem",
     "ProofError",
+    "RemoteUnreadable",
     "Report",
     "RevealedAnswers",
     "Revocation",

@@ -36,7 +36,7 @@ class LocalCopy:
         self.root = root
         self.record = record
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
-        self.link_free: dict[str, bool] = {}  # folder -> neither it nor a folder above it is a link
+        self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
 
     def held(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,

@@ -1,6 +1,7 @@
-"""Reading a site from elsewhere, for `verify.py mirror`: an http:// or https:// URL over
-kept-alive connections (several requests at once, each on a connection of its own), or a local
-folder (a path or a file:// URL), each file streamed to a sink with bounded sizes and silences.
+"""Reading a site from elsewhere, for `verify.py mirror` (and the generator's monitor): an
+http:// or https:// URL over kept-alive connections (several requests at once, each on a
+connection of its own), or a local folder (a path or a file:// URL), each file streamed to a sink
+with bounded sizes and silences.
 
 A Remote's `stream(rel, limit, sink)` hands the file's bytes to `sink` as they arrive and returns
 their count, or None when the site has no such file (HTTP 404 or 410, or no file in the folder);
@@ -12,6 +13,7 @@ import os
 import ssl
 import stat
 import threading
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
@@ -108,9 +110,21 @@ class FolderRemote(Remote):
 
 class HttpRemote(Remote):
     """A site served over http:// or https://: redirects followed within the scheme given, a
-    proxy from the environment tunnelled through (never for the loopback)."""
+    proxy from the environment tunnelled through (never for the loopback). `loopback_http_only`
+    refuses plain http but on this machine (the monitor's rule: it pins a key on first contact);
+    `file_deadline` bounds the seconds one file may take in all, against a server dripping bytes."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        loopback_http_only: bool = False,
+        file_deadline: float | None = None,
+        timeout: float = REMOTE_TIMEOUT,
+        user_agent: str = USER_AGENT,
+    ) -> None:
+        self.loopback_http_only = loopback_http_only
+        self.file_deadline = file_deadline
         try:
             given = urllib.parse.urlsplit(url)
             given.port  # noqa: B018 -- raises ValueError for a malformed port
@@ -126,16 +140,18 @@ class HttpRemote(Remote):
         self.label = self.base
         self.plain_http = self.scheme == "http" and given.hostname not in LOOPBACK_HOSTS
         context = ssl.create_default_context() if self.scheme == "https" else None
-        self.pool = _Connections(self.scheme, context)
+        self.pool = _Connections(self.scheme, context, timeout, user_agent)
 
     def _refused(self, parts: urllib.parse.SplitResult) -> str | None:
         """What is wrong with fetching from `parts` for a site given with this scheme."""
         if self.scheme not in ("http", "https"):
-            return "only http:// and https:// URLs, file:// URLs and folders are read"
+            return "not an http:// or https:// URL"
         if parts.scheme.lower() != self.scheme:
             return f"{parts.scheme or 'no'} scheme, not {self.scheme}"
         if not parts.hostname or parts.username is not None or parts.password is not None:
             return "a URL with a host name and no user name or password"
+        if self.loopback_http_only and self.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+            return "plain http:// is accepted only for 127.0.0.1 or localhost (tests and previews); use https://"
         return None
 
     def url_of(self, rel: str) -> str:
@@ -143,10 +159,11 @@ class HttpRemote(Remote):
 
     def stream(self, rel: str, limit: int, sink: Sink) -> int | None:
         where = self.url_of(rel)
+        deadline = time.monotonic() + self.file_deadline if self.file_deadline is not None else None
         for _ in range(REMOTE_REDIRECTS + 1):
             parts = urllib.parse.urlsplit(where)
             try:
-                status, location, n = self.pool.get(parts, limit, sink)
+                status, location, n = self.pool.get(parts, limit, sink, deadline)
             except RemoteTooLarge as e:
                 raise RemoteTooLarge(f"{where}: {e}") from None
             except (http.client.HTTPException, OSError, ValueError) as e:
@@ -175,9 +192,11 @@ class _Connections:
     files. A connection goes back to the pool only after its response was read to the end and the
     server did not ask to close it."""
 
-    def __init__(self, scheme: str, context: Any) -> None:
+    def __init__(self, scheme: str, context: Any, timeout: float, user_agent: str) -> None:
         self.scheme = scheme
         self.context = context
+        self.timeout = timeout
+        self.user_agent = user_agent
         self.idle: dict[tuple[str, int], list[Any]] = {}
         self.lock = threading.Lock()
 
@@ -190,14 +209,14 @@ class _Connections:
             p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
             target = (p.hostname or "", p.port or 80)
         if self.scheme == "https":
-            conn: Any = http.client.HTTPSConnection(*target, timeout=REMOTE_TIMEOUT, context=self.context)
+            conn: Any = http.client.HTTPSConnection(*target, timeout=self.timeout, context=self.context)
         else:
-            conn = http.client.HTTPConnection(*target, timeout=REMOTE_TIMEOUT)
+            conn = http.client.HTTPConnection(*target, timeout=self.timeout)
         if proxy:
             conn.set_tunnel(host, port)
         return conn
 
-    def get(self, parts: Any, limit: int, sink: Sink) -> tuple[int, str | None, int]:
+    def get(self, parts: Any, limit: int, sink: Sink, deadline: float | None) -> tuple[int, str | None, int]:
         host = parts.hostname or ""
         key = (host, parts.port or (443 if self.scheme == "https" else 80))
         with self.lock:
@@ -206,7 +225,7 @@ class _Connections:
         if conn is None:
             conn = self._connect(*key)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        headers = {"User-Agent": self.user_agent, "Accept-Encoding": "identity"}
         try:
             try:
                 conn.request("GET", path, headers=headers)
@@ -219,7 +238,7 @@ class _Connections:
                 conn = self._connect(*key)
                 conn.request("GET", path, headers=headers)
                 response = conn.getresponse()
-            n = _read_into(response, limit, sink) if response.status == 200 else len(response.read(1 << 16))
+            n = _read_into(response, limit, sink, deadline) if response.status == 200 else len(response.read(1 << 16))
         except BaseException:
             conn.close()
             raise
@@ -238,10 +257,10 @@ class _Connections:
             self.idle.clear()
 
 
-def _read_into(response: Any, limit: int, sink: Sink) -> int:
+def _read_into(response: Any, limit: int, sink: Sink, deadline: float | None) -> int:
     """The body, to `sink`: no more than `limit` bytes, and exactly its Content-Length (http.client
-    raises IncompleteRead on a body cut short). A server that stays silent for REMOTE_TIMEOUT
-    fails the read; one that drips bytes is bounded by the file's size."""
+    raises IncompleteRead on a body cut short). A server that stays silent for the connection's
+    timeout fails the read; one that drips bytes, the deadline if there is one."""
     length = response.getheader("Content-Length", "")
     if length.strip().isdigit() and int(length) > limit:
         raise RemoteTooLarge(f"{int(length)} bytes, more than the {limit} such a file can have")
@@ -250,5 +269,7 @@ def _read_into(response: Any, limit: int, sink: Sink) -> int:
         n += len(chunk)
         if n > limit:
             raise RemoteTooLarge(f"more than the {limit} bytes such a file can have")
+        if deadline is not None and time.monotonic() > deadline:
+            raise RemoteTooLarge("still arriving after its deadline")
         sink(chunk)
     return n
