@@ -126,7 +126,7 @@ def test_an_unreachable_url_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 2
     assert err.startswith("verify.py mirror: http://127.0.0.1:") and "transparency.json" in err
     code, _, err = run(capsys, "ftp://127.0.0.1/", tmp_path / "m", "--no-state")
-    assert code == 2 and "only http:// and https://" in err
+    assert code == 2 and "not an http:// or https:// URL" in err
 
 
 def test_a_path_out_of_the_folder_is_refused(
