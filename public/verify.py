@@ -2,6 +2,7 @@
 """Offline verifier for a transparency site (public formats v1).
 
     python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py mirror URL DIR [--key VKEY_OR_FINGERPRINT] [--jobs N]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.
@@ -17,61 +18,65 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    77 to   217
-    generator/verifier/core/text.py                     lines   218 to   301
-    generator/verifier/core/errors.py                   lines   302 to   368
-    generator/verifier/core/canonical.py                lines   369 to   677
-    generator/verifier/core/confusables_table.py        lines   678 to  1014
-    generator/verifier/core/confusables.py              lines  1015 to  1121
-    generator/verifier/core/formats.py                  lines  1122 to  1359
-    generator/verifier/core/sodium.py                   lines  1360 to  1403
-    generator/verifier/core/public_keys.py              lines  1404 to  1680
-    generator/verifier/core/note.py                     lines  1681 to  1788
-    generator/verifier/tlog/merkle.py                   lines  1789 to  1929
-    generator/verifier/tlog/tlogproof.py                lines  1930 to  2002
-    generator/verifier/tlog/tiles.py                    lines  2003 to  2270
-    generator/verifier/tlog/tile_proofs.py              lines  2271 to  2363
-    generator/verifier/tlog/cosignature.py              lines  2364 to  2513
-    generator/verifier/tlog/policy.py                   lines  2514 to  2796
-    generator/verifier/tlog/witnessing.py               lines  2797 to  2826
-    generator/verifier/core/idindex.py                  lines  2827 to  2910
-    generator/verifier/rules/methodology_rules.py       lines  2911 to  3254
-    generator/verifier/rules/scoring.py                 lines  3255 to  3554
-    generator/verifier/rules/agreement_statistics.py    lines  3555 to  3814
-    generator/verifier/rules/labelsets.py               lines  3815 to  4153
-    generator/verifier/rules/subjects.py                lines  4154 to  4419
-    generator/verifier/rules/withdrawals.py             lines  4420 to  4458
-    generator/verifier/tlog/keyring.py                  lines  4459 to  4590
-    generator/verifier/rules/ledger.py                  lines  4591 to  5073
-    generator/verifier/memory/ledger_snapshot.py        lines  5074 to  5246
-    generator/verifier/memory/checkpoint_memory.py      lines  5247 to  5401
-    generator/verifier/memory/release_memory.py         lines  5402 to  5633
-    generator/verifier/rules/answers.py                 lines  5634 to  5701
-    generator/verifier/rules/runs.py                    lines  5702 to  6059
-    generator/verifier/rules/lineage.py                 lines  6060 to  6345
-    generator/verifier/rules/score_edits.py             lines  6346 to  6431
-    generator/verifier/rules/evidence.py                lines  6432 to  6526
-    generator/verifier/rules/certificates.py            lines  6527 to  6994
-    generator/verifier/rules/certificate_documents.py   lines  6995 to  7090
-    generator/verifier/rules/recheck.py                 lines  7091 to  7457
-    generator/verifier/core/report.py                   lines  7458 to  7620
-    generator/verifier/core/folder.py                   lines  7621 to  7877
-    generator/verifier/core/checksum_tree.py            lines  7878 to  8032
-    generator/verifier/site/release.py                  lines  8033 to  8320
-    generator/verifier/site/checksum_lists.py           lines  8321 to  8477
-    generator/verifier/site/zip_layout.py               lines  8478 to  8677
-    generator/verifier/site/download.py                 lines  8678 to  9030
-    generator/verifier/tlog/rotation.py                 lines  9031 to  9139
-    generator/verifier/site/history.py                  lines  9140 to  9504
-    generator/verifier/site/history_v3.py               lines  9505 to  9641
-    generator/verifier/site/commitment_parts.py         lines  9642 to  9779
-    generator/verifier/site/publication.py              lines  9780 to 10214
-    generator/verifier/rules/revocations.py             lines 10215 to 10334
-    generator/verifier/site/certificate_files.py        lines 10335 to 10715
-    generator/verifier/site/agreement_files.py          lines 10716 to 10860
-    generator/verifier/site/accounting.py               lines 10861 to 11101
-    generator/verifier/site/verify_site.py              lines 11102 to 11385
-    generator/verifier/site/command_line.py             lines 11386 to 11708
+    generator/verifier/core/isolation.py                lines    82 to   229
+    generator/verifier/core/text.py                     lines   230 to   313
+    generator/verifier/core/errors.py                   lines   314 to   380
+    generator/verifier/core/canonical.py                lines   381 to   689
+    generator/verifier/core/confusables_table.py        lines   690 to  1026
+    generator/verifier/core/confusables.py              lines  1027 to  1133
+    generator/verifier/core/formats.py                  lines  1134 to  1371
+    generator/verifier/core/sodium.py                   lines  1372 to  1415
+    generator/verifier/core/public_keys.py              lines  1416 to  1692
+    generator/verifier/core/note.py                     lines  1693 to  1800
+    generator/verifier/tlog/merkle.py                   lines  1801 to  1941
+    generator/verifier/tlog/tlogproof.py                lines  1942 to  2014
+    generator/verifier/tlog/tiles.py                    lines  2015 to  2282
+    generator/verifier/tlog/tile_proofs.py              lines  2283 to  2375
+    generator/verifier/tlog/cosignature.py              lines  2376 to  2525
+    generator/verifier/tlog/policy.py                   lines  2526 to  2808
+    generator/verifier/tlog/witnessing.py               lines  2809 to  2838
+    generator/verifier/core/idindex.py                  lines  2839 to  2922
+    generator/verifier/rules/methodology_rules.py       lines  2923 to  3266
+    generator/verifier/rules/scoring.py                 lines  3267 to  3566
+    generator/verifier/rules/agreement_statistics.py    lines  3567 to  3826
+    generator/verifier/rules/labelsets.py               lines  3827 to  4165
+    generator/verifier/rules/subjects.py                lines  4166 to  4431
+    generator/verifier/rules/withdrawals.py             lines  4432 to  4470
+    generator/verifier/tlog/keyring.py                  lines  4471 to  4602
+    generator/verifier/rules/ledger.py                  lines  4603 to  5085
+    generator/verifier/memory/ledger_snapshot.py        lines  5086 to  5258
+    generator/verifier/memory/checkpoint_memory.py      lines  5259 to  5413
+    generator/verifier/memory/release_memory.py         lines  5414 to  5645
+    generator/verifier/rules/answers.py                 lines  5646 to  5713
+    generator/verifier/rules/runs.py                    lines  5714 to  6071
+    generator/verifier/rules/lineage.py                 lines  6072 to  6357
+    generator/verifier/rules/score_edits.py             lines  6358 to  6443
+    generator/verifier/rules/evidence.py                lines  6444 to  6538
+    generator/verifier/rules/certificates.py            lines  6539 to  7006
+    generator/verifier/rules/certificate_documents.py   lines  7007 to  7102
+    generator/verifier/rules/recheck.py                 lines  7103 to  7469
+    generator/verifier/core/report.py                   lines  7470 to  7632
+    generator/verifier/core/folder.py                   lines  7633 to  7916
+    generator/verifier/core/checksum_tree.py            lines  7917 to  8071
+    generator/verifier/memory/mirror_record.py          lines  8072 to  8141
+    generator/verifier/site/release.py                  lines  8142 to  8431
+    generator/verifier/site/checksum_lists.py           lines  8432 to  8588
+    generator/verifier/site/zip_layout.py               lines  8589 to  8788
+    generator/verifier/site/download.py                 lines  8789 to  9141
+    generator/verifier/tlog/rotation.py                 lines  9142 to  9250
+    generator/verifier/site/history.py                  lines  9251 to  9615
+    generator/verifier/site/history_v3.py               lines  9616 to  9752
+    generator/verifier/site/commitment_parts.py         lines  9753 to  9890
+    generator/verifier/site/publication.py              lines  9891 to 10325
+    generator/verifier/rules/revocations.py             lines 10326 to 10445
+    generator/verifier/site/certificate_files.py        lines 10446 to 10826
+    generator/verifier/site/agreement_files.py          lines 10827 to 10971
+    generator/verifier/site/accounting.py               lines 10972 to 11212
+    generator/verifier/site/remote.py                   lines 11213 to 11483
+    generator/verifier/site/mirror_folder.py            lines 11484 to 11675
+    generator/verifier/site/mirror.py                   lines 11676 to 11981
+    generator/verifier/site/verify_site.py              lines 11982 to 12286
+    generator/verifier/site/command_line.py             lines 12287 to 12714
 """
 
 # ==============================================================================================
@@ -192,28 +197,35 @@ import dataclasses
 import datetime
 import functools
 import hashlib
+import http.client
 import itertools
 import json
 import math
 import re
+import shutil
+import ssl
 import stat
 import struct
 import tempfile
+import threading
+import time
 import traceback
 import unicodedata
+import urllib.parse
+import urllib.request
 import zipfile
 import zlib
 from array import array
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from json.encoder import encode_basestring
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
-from typing import Any, BinaryIO, Literal, TypedDict, TypeGuard
+from typing import Any, BinaryIO, Literal, TextIO, TypedDict, TypeGuard
 
 # ==============================================================================================
 # generator/verifier/core/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
@@ -5426,7 +5438,7 @@ def memory_file(folder: Path, origin: str) -> Path:
     return folder / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.release"
 
 
-def _private(path: Path) -> bool:
+def private_to_user(path: Path) -> bool:
     """Whether `path` is this user's and nobody else may write it: a memory another user could
     write could tell this verifier that a certificate passed before. (Where the system has no
     owners, as on Windows, its folder's permissions are the user's own business.)"""
@@ -5462,7 +5474,7 @@ class Memory:
             self._load()
 
     def _load(self) -> None:
-        if not _private(self.folder) or not _private(self.path):
+        if not private_to_user(self.folder) or not private_to_user(self.path):
             if self.path.exists():
                 self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
             return
@@ -7636,11 +7648,29 @@ SUMS_SIG_PATH = "SHA256SUMS.sig"
 MAX_SITE_DEPTH = 32
 
 
+Identity = tuple[int, int, int, int]  # a file's size, mtime_ns, ctime_ns and inode
+
+
+# Files whose SHA-256 the caller knows: path -> (SHA-256, the identity the file had when hashed).
+KnownHashes = Mapping[str, tuple[str, Identity]]
+
+
+def identity_of(st: os.stat_result) -> Identity:
+    """What changes when a file is written or replaced: its ctime cannot be set back (utime sets
+    only mtime), and a replaced file has another inode."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
 class Site:
     """A site folder, read only through the paths its documents name."""
 
-    def __init__(self, root: Path, report: Report) -> None:
+    def __init__(self, root: Path, report: Report, known: KnownHashes | None = None) -> None:
         self.root = root
+        # SHA-256es `verify.py mirror` computed of the files it wrote (memory/mirror_record.py
+        # says why they may be trusted), each used only while the file keeps its identity; the
+        # paths whose hash was taken from there, for the report.
+        self.known: KnownHashes = known or {}
+        self.known_used: set[str] = set()
         self.resolved = root.resolve()
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
@@ -7776,6 +7806,15 @@ class Site:
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def file_sha256(self, rel: str) -> str:
+        known = self.known.get(rel)
+        if known is not None:
+            try:
+                st = (self.root / rel).lstat()
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and identity_of(st) == known[1]:
+                self.known_used.add(rel)
+                return known[0]
         h = hashlib.sha256()
         with (self.root / rel).open("rb") as f:
             while chunk := f.read(1 << 20):
@@ -8031,6 +8070,76 @@ def read_lists(root: bytes, read: Callable[[str], bytes | None]) -> tuple[dict[s
 
 
 # ==============================================================================================
+# generator/verifier/memory/mirror_record.py: The record `verify.py mirror` keeps of the files it wrote into a
+#     mirror's folder: each file's path, SHA-256 and stat identity (size, mtime_ns, ctime_ns, inode), beside the
+#     verifier's state file (`mirrors/<key>.txt`, the key the SHA-256 of the folder's real path).
+# ==============================================================================================
+
+RECORD_HEADER = "transparency-verify mirror record v1"
+
+
+# A line is under 250 bytes; ten million files is far beyond any site this format makes.
+RECORD_MAX_BYTES = 1 << 32
+
+
+@dataclass(frozen=True)
+class Written:
+    """A file the mirror wrote: its SHA-256 and its stat identity when it was last hashed."""
+
+    sha256: str
+    identity: Identity
+
+
+def record_path(state_folder: Path, site_folder: Path) -> Path:
+    """Where the record of the mirror in `site_folder` lies, in the verifier's state folder."""
+    key = hashlib.sha256(os.path.realpath(site_folder).encode("utf-8", "surrogateescape")).hexdigest()
+    return state_folder / "mirrors" / f"{key[:32]}.txt"
+
+
+def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str | None]:
+    """The files the record says the mirror wrote, and why it was not used (None when it was):
+    an absent record is an empty one; one another user could have written, or a damaged one, is
+    not used at all (the mirror then hashes what it finds, and removes nothing it did not write)."""
+    if not path.exists():
+        return {}, None
+    for p in (site_folder, path.parent, path):
+        if not private_to_user(p):
+            return {}, f"{p} is not this user's alone (another could have written it): the mirror's record is not used"
+    try:
+        with path.open("rb") as f:
+            data = f.read(RECORD_MAX_BYTES + 1)
+        if len(data) > RECORD_MAX_BYTES:
+            raise ValueError(f"larger than {RECORD_MAX_BYTES} bytes")
+        return _parse(data.decode("utf-8")), None
+    except (OSError, ValueError) as e:
+        return {}, f"{path}: the mirror's record is not used ({getattr(e, 'strerror', None) or e})"
+
+
+def _parse(text: str) -> dict[str, Written]:
+    lines = text.split("\n")
+    if len(lines) < 3 or lines[0] != RECORD_HEADER or lines[-1] != "":
+        raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
+    files: dict[str, Written] = {}
+    for n, line in enumerate(lines[2:-1], start=3):
+        fields = line.split(" ", 5)
+        if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
+            raise ValueError(f"line {n} is malformed")
+        size, mtime, ctime, inode = (int(x) for x in fields[1:5])
+        files[fields[5]] = Written(fields[0], (size, mtime, ctime, inode))
+    return files
+
+
+def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
+    """Write the record whole, replacing the last one atomically, in a folder only the user may read."""
+    lines = [RECORD_HEADER, url.replace("\n", " ")]
+    for rel in sorted(files, key=lambda p: p.encode()):
+        w = files[rel]
+        lines.append(f"{w.sha256} {' '.join(str(x) for x in w.identity)} {rel}")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomically(path, ("\n".join(lines) + "\n").encode())
+
+
+# ==============================================================================================
 # generator/verifier/site/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS
 #     over every file, and the verifier copy the site ships.
 # ==============================================================================================
@@ -8232,7 +8341,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
-    set back), and hashing is what the floor of a verification is."""
+    set back), and hashing is what the floor of a verification is. The one exception is a file
+    `verify.py mirror` wrote and hashed itself, in a folder only this user may write, still
+    with the identity it had then (Site.known, memory/mirror_record.py)."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
@@ -11100,6 +11211,775 @@ def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]
 
 
 # ==============================================================================================
+# generator/verifier/site/remote.py: Reading a site from elsewhere, for `verify.py mirror` (and the generator's
+#     monitor): an http:// or https:// URL over kept-alive connections (several requests at once, each on a connection
+#     of its own), or a local folder (a path or a file:// URL), each file streamed to a sink with bounded sizes and
+#     silences.
+# ==============================================================================================
+
+REMOTE_TIMEOUT = 30.0  # seconds a connection may stay silent
+
+
+REMOTE_REDIRECTS = 5
+
+
+REMOTE_CHUNK = 1 << 16
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+USER_AGENT = "transparency-verify-mirror/1"
+
+
+Sink = Callable[[bytes], None]
+
+
+class RemoteUnreadable(Exception):
+    """The site cannot be read from where it was named: not a URL, unreachable, an HTTP error."""
+
+
+class RemoteTooLarge(RemoteUnreadable):
+    """A file larger than anything the site's format lets it be."""
+
+
+class Remote:
+    """A site to read from: `label` names it in messages, `url_of` names one of its files."""
+
+    label: str = ""
+    plain_http: bool = False  # over the network without TLS: anyone on the way can answer
+
+    def url_of(self, rel: str) -> str:
+        raise NotImplementedError
+
+    def stream(self, rel: str, limit: int, sink: Sink) -> int | None:
+        raise NotImplementedError
+
+    def get(self, rel: str, limit: int) -> bytes | None:
+        """A whole (small) file, or None when the site does not have it."""
+        parts: list[bytes] = []
+        n = self.stream(rel, limit, parts.append)
+        return None if n is None else b"".join(parts)
+
+    def close(self) -> None:
+        """Let go of kept-alive connections."""
+
+
+def open_remote(where: str) -> Remote:
+    """The site at `where`: an http(s):// URL, a file:// URL or a folder's path."""
+    if where.lower().startswith("file://"):
+        parts = urllib.parse.urlsplit(where)
+        if parts.netloc not in ("", "localhost"):
+            raise RemoteUnreadable(f"{where}: a file:// URL of another host")
+        return FolderRemote(Path(urllib.request.url2pathname(parts.path)), where)
+    if "://" in where:
+        return HttpRemote(where)
+    return FolderRemote(Path(where), where)
+
+
+class FolderRemote(Remote):
+    """A site in a folder of this machine, read only through regular files and never a link."""
+
+    def __init__(self, root: Path, label: str) -> None:
+        if not root.is_dir():
+            raise RemoteUnreadable(f"{label}: not a folder, nor an http:// or https:// URL")
+        self.root = root
+        self.label = label
+
+    def url_of(self, rel: str) -> str:
+        return str(self.root / rel)
+
+    def stream(self, rel: str, limit: int, sink: Sink) -> int | None:
+        path = self.root
+        try:
+            for part in rel.split("/"):
+                path = path / part
+                if path.is_symlink():
+                    return None  # a site is data from elsewhere: a link could lead to any file here
+            # O_NONBLOCK: a FIFO named like a file of the site is refused, never waited on.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as e:
+            raise RemoteUnreadable(f"{path}: {e.strerror or e}") from None
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            n = 0
+            while chunk := f.read(REMOTE_CHUNK):
+                n += len(chunk)
+                if n > limit:
+                    raise RemoteTooLarge(f"{path}: more than the {limit} bytes such a file can have")
+                sink(chunk)
+            return n
+
+
+class HttpRemote(Remote):
+    """A site served over http:// or https://: redirects followed within the scheme given, a
+    proxy from the environment tunnelled through (never for the loopback). `loopback_http_only`
+    refuses plain http but on this machine (the monitor's rule: it pins a key on first contact);
+    `file_deadline` bounds the seconds one file may take in all, against a server dripping bytes."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        loopback_http_only: bool = False,
+        file_deadline: float | None = None,
+        timeout: float = REMOTE_TIMEOUT,
+        user_agent: str = USER_AGENT,
+    ) -> None:
+        self.loopback_http_only = loopback_http_only
+        self.file_deadline = file_deadline
+        try:
+            given = urllib.parse.urlsplit(url)
+            given.port  # noqa: B018 -- raises ValueError for a malformed port
+        except ValueError as e:
+            raise RemoteUnreadable(f"{url}: not a URL ({e})") from None
+        self.scheme = given.scheme.lower()
+        problem = self._refused(given) or (
+            "a site URL has no query or fragment" if given.query or given.fragment else None
+        )
+        if problem:
+            raise RemoteUnreadable(f"{url}: {problem}")
+        self.base = urllib.parse.urlunsplit((self.scheme, given.netloc, given.path.rstrip("/") + "/", "", ""))
+        self.label = self.base
+        self.plain_http = self.scheme == "http" and given.hostname not in LOOPBACK_HOSTS
+        context = ssl.create_default_context() if self.scheme == "https" else None
+        self.pool = _Connections(self.scheme, context, timeout, user_agent)
+
+    def _refused(self, parts: urllib.parse.SplitResult) -> str | None:
+        """What is wrong with fetching from `parts` for a site given with this scheme."""
+        if self.scheme not in ("http", "https"):
+            return "not an http:// or https:// URL"
+        if parts.scheme.lower() != self.scheme:
+            return f"{parts.scheme or 'no'} scheme, not {self.scheme}"
+        if not parts.hostname or parts.username is not None or parts.password is not None:
+            return "a URL with a host name and no user name or password"
+        if self.loopback_http_only and self.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+            return "plain http:// is accepted only for 127.0.0.1 or localhost (tests and previews); use https://"
+        return None
+
+    def url_of(self, rel: str) -> str:
+        return self.base + urllib.parse.quote(rel)
+
+    def stream(self, rel: str, limit: int, sink: Sink) -> int | None:
+        where = self.url_of(rel)
+        deadline = time.monotonic() + self.file_deadline if self.file_deadline is not None else None
+        for _ in range(REMOTE_REDIRECTS + 1):
+            parts = urllib.parse.urlsplit(where)
+            try:
+                status, location, n = self.pool.get(parts, limit, sink, deadline)
+            except RemoteTooLarge as e:
+                raise RemoteTooLarge(f"{where}: {e}") from None
+            except (http.client.HTTPException, OSError, ValueError) as e:
+                raise RemoteUnreadable(f"{where}: {getattr(e, 'reason', None) or e or type(e).__name__}") from None
+            if status in (301, 302, 303, 307, 308) and location is not None:
+                target = urllib.parse.urljoin(where, location)
+                wrong = self._refused(urllib.parse.urlsplit(target))
+                if wrong:
+                    raise RemoteUnreadable(f"{where}: redirected to {target}, which is refused: {wrong}")
+                where = target
+                continue
+            if status in (404, 410):
+                return None
+            if status != 200:
+                raise RemoteUnreadable(f"{where}: HTTP {status}")
+            return n
+        raise RemoteUnreadable(f"{where}: more than {REMOTE_REDIRECTS} redirects")
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class _Connections:
+    """Kept-alive connections, each lent to one request at a time (several threads ask at once): a
+    mirror reads thousands of files, and a new TLS connection for each would cost more than the
+    files. A connection goes back to the pool only after its response was read to the end and the
+    server did not ask to close it."""
+
+    def __init__(self, scheme: str, context: Any, timeout: float, user_agent: str) -> None:
+        self.scheme = scheme
+        self.context = context
+        self.timeout = timeout
+        self.user_agent = user_agent
+        self.idle: dict[tuple[str, int], list[Any]] = {}
+        self.lock = threading.Lock()
+
+    def _connect(self, host: str, port: int) -> Any:
+        proxy = None if host in LOOPBACK_HOSTS else urllib.request.getproxies().get(self.scheme)
+        if proxy and urllib.request.proxy_bypass(host):
+            proxy = None
+        target = (host, port)
+        if proxy:
+            p = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            target = (p.hostname or "", p.port or 80)
+        if self.scheme == "https":
+            conn: Any = http.client.HTTPSConnection(*target, timeout=self.timeout, context=self.context)
+        else:
+            conn = http.client.HTTPConnection(*target, timeout=self.timeout)
+        if proxy:
+            conn.set_tunnel(host, port)
+        return conn
+
+    def get(self, parts: Any, limit: int, sink: Sink, deadline: float | None) -> tuple[int, str | None, int]:
+        host = parts.hostname or ""
+        key = (host, parts.port or (443 if self.scheme == "https" else 80))
+        with self.lock:
+            conn = self.idle.get(key, []).pop() if self.idle.get(key) else None
+        fresh = conn is None
+        if conn is None:
+            conn = self._connect(*key)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = {"User-Agent": self.user_agent, "Accept-Encoding": "identity"}
+        try:
+            try:
+                conn.request("GET", path, headers=headers)
+                response = conn.getresponse()
+            except ConnectionError:  # http.client's RemoteDisconnected among them
+                if fresh:
+                    raise
+                # A kept-alive connection the server closed meanwhile: once more on a new one.
+                conn.close()
+                conn = self._connect(*key)
+                conn.request("GET", path, headers=headers)
+                response = conn.getresponse()
+            n = _read_into(response, limit, sink, deadline) if response.status == 200 else len(response.read(1 << 16))
+        except BaseException:
+            conn.close()
+            raise
+        if response.will_close or not response.isclosed():
+            conn.close()
+        else:
+            with self.lock:
+                self.idle.setdefault(key, []).append(conn)
+        return response.status, response.getheader("Location"), n
+
+    def close(self) -> None:
+        with self.lock:
+            for conns in self.idle.values():
+                for conn in conns:
+                    conn.close()
+            self.idle.clear()
+
+
+def _read_into(response: Any, limit: int, sink: Sink, deadline: float | None) -> int:
+    """The body, to `sink`: no more than `limit` bytes, and exactly its Content-Length (http.client
+    raises IncompleteRead on a body cut short). A server that stays silent for the connection's
+    timeout fails the read; one that drips bytes, the deadline if there is one."""
+    length = response.getheader("Content-Length", "")
+    if length.strip().isdigit() and int(length) > limit:
+        raise RemoteTooLarge(f"{int(length)} bytes, more than the {limit} such a file can have")
+    n = 0
+    while chunk := response.read(REMOTE_CHUNK):
+        n += len(chunk)
+        if n > limit:
+            raise RemoteTooLarge(f"more than the {limit} bytes such a file can have")
+        if deadline is not None and time.monotonic() > deadline:
+            raise RemoteTooLarge("still arriving after its deadline")
+        sink(chunk)
+    return n
+
+
+# ==============================================================================================
+# generator/verifier/site/mirror_folder.py: The folder a mirror keeps (`verify.py mirror`, site/mirror.py): which
+#     files it already holds with the bytes a list names, and how a run's new files replace the old ones, never
+#     through a link.
+# ==============================================================================================
+
+INCOMING = ".mirror-incoming"  # the files of a run not yet swapped in, inside the mirror's folder
+
+
+SUB_LIST_FOLDER = "sums/"
+
+
+SUB_LIST_SUFFIX = ".sha256"
+
+
+def is_sub_list(rel: str) -> bool:
+    """Whether a listed path is itself a list of further files (v3's `sums/<p>.sha256`)."""
+    return rel.startswith(SUB_LIST_FOLDER) and rel.endswith(SUB_LIST_SUFFIX)
+
+
+class LocalCopy:
+    """The mirror's folder as it is: what the record says the mirror wrote, checked by identity."""
+
+    def __init__(self, root: Path, record: dict[str, Written]) -> None:
+        self.root = root
+        self.record = record
+        self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
+        self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
+
+    def held(self, rel: str, digest: str) -> bool:
+        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
+        or hashed now. A link, or a path through one, holds nothing."""
+        path = self.root / rel
+        try:
+            if not all(self._link_free(p) for p in parents_of(rel)):
+                return False
+            st = path.lstat()
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        known = self.record.get(rel)
+        if known is not None and known.identity == identity_of(st):
+            # Unchanged since the mirror hashed it: the record says what it holds.
+            if known.sha256 == digest:
+                self.written[rel] = known
+            return known.sha256 == digest
+        try:
+            with path.open("rb") as f:
+                found = hashlib.file_digest(f, "sha256").hexdigest()
+            st = path.lstat()
+        except OSError:
+            return False
+        if found != digest:
+            return False
+        self.written[rel] = Written(found, identity_of(st))
+        return True
+
+    def _link_free(self, folder: str) -> bool:
+        known = self.link_free.get(folder)
+        if known is None:
+            known = self.link_free[folder] = not (self.root / folder).is_symlink()
+        return known
+
+    def holds(self, rel: str, digest: str) -> bool:
+        known = self.written.get(rel)
+        return known.sha256 == digest if known is not None else self.held(rel, digest)
+
+    def read_if_held(self, rel: str, digest: str) -> bytes | None:
+        """The bytes of a list the folder already holds with this SHA-256, else None."""
+        if not self.holds(rel, digest):
+            return None
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == digest else None
+
+    def plan(self, files: dict[str, str], jobs: int) -> list[str]:
+        """The listed files to fetch (in path order): those the folder does not hold as listed."""
+        names = sorted(files, key=lambda p: p.encode())
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
+        return [rel for rel, ok in zip(names, held, strict=True) if not ok]
+
+    def previously_written(self) -> set[str]:
+        """The files an earlier run wrote: the record's, or with no record, those the lists in the
+        folder name (the lists the mirror itself wrote last)."""
+        if self.record:
+            return set(self.record)
+        found: set[str] = set()
+        todo = [SUMS_PATH]
+        while todo and len(found) < 1 << 24:
+            rel = todo.pop()
+            try:
+                text = (self.root / rel).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in text.split("\n"):
+                m = SUMS_LINE_RE.fullmatch(line)
+                if m and is_safe_path(m.group(2)) and m.group(2) not in found:
+                    found.add(m.group(2))
+                    if is_sub_list(m.group(2)):
+                        todo.append(m.group(2))
+        return found
+
+
+def parents_of(rel: str) -> list[str]:
+    parts = rel.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def swap_in(
+    folder: Path,
+    local: LocalCopy,
+    files: dict[str, str],
+    staged: dict[tuple[str, str], tuple[Path, int]],
+    sums: bytes,
+    signature: bytes,
+) -> int:
+    """Everything arrived as listed: remove what the mirror wrote and the site no longer lists,
+    rename the new files into place, the signed list last. Returns how many files were removed."""
+    removed = 0
+    for rel in sorted(local.previously_written() - set(files)):
+        if _remove(folder, rel):
+            removed += 1
+        local.written.pop(rel, None)
+    for rel in sorted(files):
+        if rel in local.written:
+            continue
+        source, _ = staged[(rel, files[rel])]
+        target = _prepare(folder, rel)
+        os.replace(source, target)
+        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
+    for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
+        temp = folder / INCOMING / f"{rel}.part"
+        with open(temp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, _prepare(folder, rel))
+    _sync_folder(folder)
+    return removed
+
+
+def _prepare(folder: Path, rel: str) -> Path:
+    """The path `rel` names in the folder, its parent folders made; a link on the way, or a file
+    where a folder must be, is refused: the mirror writes inside its folder only."""
+    for parent in parents_of(rel):
+        p = folder / parent
+        try:
+            st = p.lstat()
+        except FileNotFoundError:
+            p.mkdir()
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(f"{p}: a link or a file where the mirror needs a folder for {rel}; move it away")
+    target = folder / rel
+    if target.is_symlink() or target.is_dir():
+        raise OSError(f"{target}: a link or a folder where the mirror writes the file {rel}; move it away")
+    return target
+
+
+def _remove(folder: Path, rel: str) -> bool:
+    """Remove a file the mirror wrote, and the folders it leaves empty; never a link's target."""
+    if any((folder / p).is_symlink() for p in parents_of(rel)):
+        return False
+    path = folder / rel
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return False
+        path.unlink()
+    except OSError:
+        return False
+    for parent in reversed(parents_of(rel)):
+        try:
+            (folder / parent).rmdir()
+        except OSError:
+            break  # not empty
+    return True
+
+
+def _sync_folder(folder: Path) -> None:
+    if os.name == "nt":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ==============================================================================================
+# generator/verifier/site/mirror.py: Keeping a copy of a published site in a folder (`verify.py mirror URL DIR`): what
+#     changed is fetched, checked against the signed SHA256SUMS before it replaces anything, and swapped in.
+# ==============================================================================================
+
+MAX_DOCUMENT_BYTES = 1 << 24  # transparency.json, keys.json
+
+
+MAX_SIGNATURE_BYTES = 1 << 12
+
+
+MAX_LIST_BYTES = 1 << 31  # a v2 SHA256SUMS of millions of files
+
+
+MAX_FILE_BYTES = 1 << 40
+
+
+class MirrorFailed(Exception):
+    """The site failed a check the mirror makes before copying it (exit status 1)."""
+
+
+class _Torn(Exception):
+    """A file arrived with other bytes than the list read at the start of the run said."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+@dataclass
+class Outcome:
+    """What a run did, and the SHA-256 of every file of the mirror as the mirror knows it."""
+
+    fetched: int = 0
+    fetched_bytes: int = 0
+    kept: int = 0
+    removed: int = 0
+    files: dict[str, Written] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return f"fetched {self.fetched} file(s), {self.fetched_bytes} bytes; kept {self.kept}; removed {self.removed}"
+
+
+def mirror_site(
+    remote: Remote,
+    folder: Path,
+    pin: str | None,
+    record: dict[str, Written],
+    jobs: int = 8,
+    progress: TextIO | None = None,
+) -> Outcome:
+    """Bring `folder` to the release `remote` publishes now; `record` is what an earlier run
+    wrote there ({} when there is none). Raise MirrorFailed (the site failed a check, the folder
+    is unchanged) or RemoteUnreadable (it could not be read)."""
+    say = _Progress(progress)
+    key, in_hand = site_key(remote, pin)
+    source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
+    say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
+    folder.mkdir(parents=True, exist_ok=True)
+    local = LocalCopy(folder, record)
+    incoming = folder / INCOMING
+    shutil.rmtree(incoming, ignore_errors=True)  # what an interrupted run left
+    incoming.mkdir(mode=0o700)
+    staged: dict[tuple[str, str], tuple[Path, int]] = {}  # fetched and checked, reused by a second try
+    try:
+        for attempt in (1, 2):
+            try:
+                listing = _read_listing(remote, key, local, in_hand, jobs)
+                todo = local.plan(listing.files, jobs)
+                outcome = Outcome(kept=len(listing.files) - len(todo))
+                _fetch(remote, incoming / str(attempt), todo, listing, staged, jobs, say, outcome)
+                break
+            except _Torn as e:
+                if attempt == 2:
+                    raise MirrorFailed(
+                        f"{e}; it changed again after a fresh {SUMS_PATH}: the mirror is unchanged"
+                    ) from None
+                say(f"{e}: reading a fresh {SUMS_PATH} and trying once more")
+        outcome.removed = swap_in(folder, local, listing.files, staged, listing.sums, listing.signature)
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)
+    outcome.files = local.written
+    say(outcome.summary())
+    return outcome
+
+
+def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
+    """The key SHA256SUMS must be signed with: keys.json's active key, which must be the one
+    `pin` names (or, pinned to one of its earlier keys, is checked against the ledger's
+    hand-overs by the verification that follows); and the bytes read to learn it, by path."""
+    in_hand: dict[str, bytes] = {}
+    manifest = _document(remote, MANIFEST_PATH, "manifest", in_hand)
+    origin, keys_rel = manifest.get("origin"), manifest.get("keys")
+    if not isinstance(origin, str) or not is_safe_path(keys_rel):
+        raise MirrorFailed(f"{remote.url_of(MANIFEST_PATH)}: no origin or no safe keys path")
+    doc = _document(remote, keys_rel, "keys", in_hand)
+    rows, problems = key_rows(doc.get("keys"), origin, published=True)
+    if problems:
+        raise MirrorFailed(f"{remote.url_of(keys_rel)}: {problems[0].describe()}")
+    active = [r.key for r in rows if r.status == "active"]
+    if len(active) != 1:
+        raise MirrorFailed(f"{remote.url_of(keys_rel)}: {len(active)} active keys, expected exactly one")
+    if pin is None:
+        return active[0].public_key, in_hand
+    pinned = pin.strip()
+    for row in rows:
+        k = row.key
+        if pinned.startswith("SHA256:"):
+            match = pinned == k.fingerprint
+        else:
+            given = parse_vkey(pinned)  # the caller checked that it parses
+            match = (given.public_key, given.name) == (k.public_key, k.name)
+        if match:
+            return active[0].public_key, in_hand
+    raise MirrorFailed(
+        f"{remote.url_of(keys_rel)}: no key of the site is the key given with --key (expected {pinned}, found "
+        f"{', '.join(r.key.fingerprint for r in rows) or 'none'})"
+    )
+
+
+def _document(remote: Remote, rel: str, what: str, in_hand: dict[str, bytes]) -> dict[str, Any]:
+    data = remote.get(rel, MAX_DOCUMENT_BYTES)
+    if data is None:
+        raise RemoteUnreadable(f"{remote.url_of(rel)}: no such file: not a transparency site's {what}")
+    in_hand[rel] = data
+    try:
+        doc = parse_canonical(data)
+    except FormatError as e:
+        raise MirrorFailed(f"{remote.url_of(rel)}: {what}: {e}") from None
+    if not isinstance(doc, dict):
+        raise MirrorFailed(f"{remote.url_of(rel)}: {what}: not a JSON object")
+    return doc
+
+
+@dataclass
+class _Listing:
+    sums: bytes
+    signature: bytes
+    files: dict[str, str]  # every listed path, the sub-lists included, to its SHA-256
+    # Files already fetched with the listed bytes (the sub-lists read while descending, the
+    # manifest and keys read for the key): written as they are, not asked for again.
+    fetched_lists: dict[str, bytes]
+
+
+def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int) -> _Listing:
+    sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
+    signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
+    if sums is None or signature is None:
+        missing = SUMS_PATH if sums is None else SUMS_SIG_PATH
+        raise MirrorFailed(f"{remote.url_of(missing)}: no such file (every site publishes it)")
+    if not ed25519_verify(key, signature, sums):
+        raise MirrorFailed(
+            f"{remote.url_of(SUMS_SIG_PATH)}: does not verify {SUMS_PATH}'s {len(sums)} bytes with {fingerprint(key)}"
+        )
+    listing = _Listing(sums, signature, {}, {})
+    wave: list[tuple[str, bytes]] = [(SUMS_PATH, sums)]
+    descended: set[str] = set()
+
+    def read(n: int, item: tuple[str, str]) -> tuple[str, bytes, bool]:
+        rel, digest = item
+        held = local.read_if_held(rel, digest)
+        if held is not None:
+            return rel, held, False
+        return rel, _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES)), True
+
+    while wave:
+        children: list[tuple[str, str]] = []
+        for name, data in wave:
+            for rel, digest in _lines(remote.url_of(name), data):
+                if listing.files.setdefault(rel, digest) != digest:
+                    raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
+                if is_sub_list(rel) and rel not in descended:
+                    descended.add(rel)
+                    children.append((rel, digest))
+        # The lists of one level are read together, a few requests at a time: a tree costs a
+        # round trip per level, not one per list.
+        wave = []
+        for rel, data, fetched in _bounded(read, children, jobs):
+            if fetched:
+                listing.fetched_lists[rel] = data
+            wave.append((rel, data))
+    _check_shape(remote, listing.files)
+    for rel, data in in_hand.items():
+        if listing.files.get(rel) == hashlib.sha256(data).hexdigest():
+            listing.fetched_lists.setdefault(rel, data)
+    return listing
+
+
+def _lines(url: str, data: bytes) -> Iterable[tuple[str, str]]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MirrorFailed(f"{url}: not valid UTF-8") from None
+    if text and not text.endswith("\n"):
+        raise MirrorFailed(f"{url}: the last line does not end with a newline")
+    for n, line in enumerate(text.split("\n")[:-1], start=1):
+        m = SUMS_LINE_RE.fullmatch(line)
+        if not m or not is_safe_path(m.group(2)):
+            raise MirrorFailed(
+                f"{url}: line {n}: expected '<64 hex>  <safe relative path>' (no '..', no leading '/'), found "
+                f"{printable(line)!r}: refused, nothing was written"
+            )
+        yield m.group(2), m.group(1)
+
+
+def _check_shape(remote: Remote, files: dict[str, str]) -> None:
+    """Paths a folder can hold side by side, none of them where the mirror keeps its own files."""
+    for rel in sorted(files):
+        top = rel.split("/", 1)[0]
+        if rel in (SUMS_PATH, SUMS_SIG_PATH) or top == INCOMING:
+            raise MirrorFailed(f"{remote.url_of(SUMS_PATH)}: lists {rel}, a path the list itself or the mirror holds")
+        parts = rel.split("/")
+        for n in range(1, len(parts)):
+            if "/".join(parts[:n]) in files:
+                raise MirrorFailed(f"{remote.url_of(SUMS_PATH)}: lists both {'/'.join(parts[:n])} and {rel} under it")
+
+
+def _check_arrived(remote: Remote, rel: str, digest: str, data: bytes | None) -> bytes:
+    if data is None:
+        raise _Torn(f"{remote.url_of(rel)}: listed with SHA-256 {digest}, but the site has no such file")
+    found = hashlib.sha256(data).hexdigest()
+    if found != digest:
+        raise _Torn(f"{remote.url_of(rel)}: expected SHA-256 {digest} (as listed), found {found}")
+    return data
+
+
+class _Progress:
+    """Lines on stderr saying what the run does: how many files and bytes it fetched so far."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+
+    def __call__(self, line: str) -> None:
+        if self.stream is not None:
+            print(f"mirror: {printable(line)}", file=self.stream, flush=True)
+
+
+def _fetch(
+    remote: Remote,
+    incoming: Path,
+    todo: list[str],
+    listing: _Listing,
+    staged: dict[tuple[str, str], tuple[Path, int]],
+    jobs: int,
+    say: Callable[[str], None],
+    outcome: Outcome,
+) -> None:
+    """Every file of `todo` into `incoming`, checked against its line; a few requests at a
+    time, each file's bytes hashed as they arrive and flushed to disk before it counts."""
+    files = listing.files
+    incoming.mkdir()
+    need = [rel for rel in todo if (rel, files[rel]) not in staged]
+    say(
+        f"{len(todo)} file(s) to fetch, {len(files) - len(todo)} kept" + (f" ({len(need)} new)" if need != todo else "")
+    )
+    step = max(1, len(need) // 10)
+
+    def one(n: int, rel: str) -> tuple[str, Path, int]:
+        target = incoming / f"{n}.part"
+        data = listing.fetched_lists.get(rel)
+        h = hashlib.sha256()
+        with open(target, "wb") as f:
+            if data is not None:
+                f.write(data)
+                h.update(data)
+                size: int | None = len(data)
+            else:
+
+                def sink(chunk: bytes) -> None:
+                    h.update(chunk)
+                    f.write(chunk)
+
+                size = remote.stream(rel, MAX_FILE_BYTES, sink)
+            f.flush()
+            os.fsync(f.fileno())
+        if size is None:
+            raise _Torn(f"{remote.url_of(rel)}: listed with SHA-256 {files[rel]}, but the site has no such file")
+        if h.hexdigest() != files[rel]:
+            raise _Torn(f"{remote.url_of(rel)}: expected SHA-256 {files[rel]} (as listed), found {h.hexdigest()}")
+        return rel, target, size
+
+    for done, (rel, target, size) in enumerate(_bounded(one, need, jobs), start=1):
+        staged[(rel, files[rel])] = (target, size)
+        outcome.fetched_bytes += size
+        if done % step == 0 or done == len(need):
+            say(f"fetched {done}/{len(need)} file(s), {outcome.fetched_bytes} bytes")
+    outcome.fetched = len(todo)
+    outcome.fetched_bytes = sum(staged[(rel, files[rel])][1] for rel in todo)
+
+
+def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -> Iterable[Any]:
+    """work(n, item) on `jobs` threads, the results in order, at most four times `jobs` in
+    flight; an error is raised in its turn, and what has not started is cancelled."""
+    jobs = max(1, jobs)
+    queued: deque[Future[Any]] = deque()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        for n, item in enumerate(items):
+            queued.append(pool.submit(work, n, item))
+            if len(queued) >= jobs * 4:
+                yield queued.popleft().result()
+        while queued:
+            yield queued.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ==============================================================================================
 # generator/verifier/site/verify_site.py: Verifying a site (format v1 §2-§8): the checks in their order, and the one
 #     last-resort catch.
 # ==============================================================================================
@@ -11119,6 +11999,7 @@ def verify_site(
     memory: Path | None = None,
     full: bool = False,
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
+    known_files: KnownHashes | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -11131,6 +12012,10 @@ def verify_site(
     every check passes; `full` verifies from nothing all the same. `known_logs` maps each
     origin the verifier remembers to the keys remembered for it: a site whose key is another
     origin's, or whose origin looks like another (the origins of `since` too), fails.
+    `known_files` is what `verify.py mirror` hands over: the SHA-256 of files it wrote and
+    hashed itself, each with the stat identity the file had then (memory/mirror_record.py says
+    why they may be trusted); a file whose identity is unchanged is not read again, unless the
+    site's folder is not this user's alone or `full` is set.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -11145,7 +12030,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: not a directory")
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
-    s = Site(root, report)
+    s = Site(root, report, _trusted(root, known_files, full, report))
     try:
         _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
@@ -11153,7 +12038,23 @@ def verify_site(
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
+    if s.known_used:
+        report.notes.append(
+            f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one verify.py mirror computed "
+            "when it wrote them, and their size, times and inode are unchanged since"
+        )
     return report
+
+
+def _trusted(root: Path, known: KnownHashes | None, full: bool, report: Report) -> KnownHashes | None:
+    """The hashes handed over by the mirror, if they may be used: another user who could write
+    the folder could replace a file and put back what the record checks."""
+    if not known or full:
+        return None
+    if not private_to_user(root):
+        report.notes.append(f"every file hashed: {root} is not this user's alone, so the mirror's record is not used")
+        return None
+    return known
 
 
 def _check(
@@ -11395,6 +12296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["proof"]:
         return _proof_main(args_list[1:])
+    if args_list[:1] == ["mirror"]:
+        return _mirror_main(args_list[1:])
     try:
         args = _site_parser().parse_args(args_list)
     except SystemExit as e:
@@ -11409,6 +12312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy = _load_policy(args.policy) if args.policy else None
     if args.policy and policy is None:
         return 2
+    return _verify(site, args, policy)
+
+
+def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_files: KnownHashes | None = None) -> int:
+    """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
     since: list[tuple[str, bytes, str | None]] = []
     for name in args.since:
         data = _read_small(name, "--since")
@@ -11433,11 +12341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.key,
             debug=args.debug,
             since=since,
-            from_tiles=args.from_tiles,
+            from_tiles=getattr(args, "from_tiles", False),
             policy=policy,
             memory=state_path.parent / "releases" if state_path else None,
             full=args.full,
             known_logs=remembered_keys(logs),
+            known_files=known_files,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -11472,6 +12381,19 @@ def _site_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
     )
+    _verification_options(parser)
+    parser.add_argument(
+        "--from-tiles",
+        action="store_true",
+        help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
+        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
+        "always read so)",
+    )
+    return parser
+
+
+def _verification_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a site's verification, which `verify.py mirror` passes through."""
     parser.add_argument(
         "--key",
         metavar="VKEY_OR_FINGERPRINT",
@@ -11512,18 +12434,10 @@ def _site_parser() -> argparse.ArgumentParser:
         "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
         "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
     )
-    parser.add_argument(
-        "--from-tiles",
-        action="store_true",
-        help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
-        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
-        "always read so)",
-    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
     )
-    return parser
 
 
 def _warn_of_what_the_site_chose(report: Report, policy: str | None, site: str) -> None:
@@ -11602,6 +12516,98 @@ def _read_small(name: str, what: str) -> bytes | None:
         print(f"verify.py: {what} {printable(name)}: larger than {_MAX_CHECKPOINT_BYTES} bytes", file=sys.stderr)
         return None
     return data
+
+
+def _mirror_main(argv: list[str]) -> int:
+    """`verify.py mirror URL DIR`: bring DIR to the site URL publishes now, then verify DIR."""
+    try:
+        args = _mirror_parser().parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    problem = _mirror_argument_problem(args)
+    if problem:
+        print(f"verify.py mirror: {problem}", file=sys.stderr)
+        return 2
+    refused = _refused_to_run([args.dir])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
+        return 2
+    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
+    folder = Path(args.dir)
+    record_file = record_path(state_path.parent, folder) if state_path else None
+    record, why_not = load_record(record_file, folder) if record_file else ({}, None)
+    if why_not:
+        print(f"verify.py mirror: {printable(why_not)}", file=sys.stderr)
+    try:
+        remote = open_remote(args.url)
+    except RemoteUnreadable as e:
+        print(f"verify.py mirror: {printable(str(e))}", file=sys.stderr)
+        return 2
+    if remote.plain_http and not (args.key or policy):
+        print(
+            f"verify.py mirror: warning: {printable(remote.label)} is plain http: anyone on the way can serve "
+            "another site with another key; pin the program's key with --key",
+            file=sys.stderr,
+        )
+    try:
+        outcome = mirror_site(remote, folder, args.key, record, args.jobs, sys.stderr)
+    except MirrorFailed as e:
+        print(f"verify.py mirror: FAIL {printable(str(e))}", file=sys.stderr)
+        return 1
+    except (RemoteUnreadable, OSError) as e:
+        print(f"verify.py mirror: {printable(str(e))} (the mirror is unchanged)", file=sys.stderr)
+        return 2
+    finally:
+        remote.close()
+    if record_file is not None:
+        try:
+            save_record(record_file, remote.label, outcome.files)
+        except OSError as e:
+            print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
+            record_file = None
+    known = {rel: (w.sha256, w.identity) for rel, w in outcome.files.items()} if record_file else None
+    return _verify(str(folder), args, policy, known)
+
+
+def _mirror_argument_problem(args: argparse.Namespace) -> str | None:
+    if args.state and args.no_state:
+        return "--state and --no-state exclude each other"
+    if not 1 <= args.jobs <= 64:
+        return f"--jobs {args.jobs}: expected 1 to 64 requests at once"
+    if args.key is not None:
+        try:
+            check_key_pin(args.key)
+        except FormatError as e:
+            return f"--key: {printable(str(e))}"
+    return None
+
+
+def _mirror_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verify.py mirror",
+        description="Keep a copy of a published site in DIR and verify it. The first run copies every file; a "
+        "later run fetches only the files whose SHA-256 in the signed SHA256SUMS changed (and the lists under "
+        "sums/ of a format-v3 site whose bytes changed), removes the files it wrote that the site no longer "
+        "lists, and verifies the copy from the release it verified last, without reading again the files it "
+        "wrote and hashed itself. Nothing replaces a file of DIR before every new file arrived with the bytes "
+        "SHA256SUMS lists.",
+        epilog="Exit status: 0 the copy is up to date and every check passed, 1 the site failed a check (its "
+        "SHA256SUMS signature, a file that arrived with other bytes than listed twice over, or the "
+        "verification), 2 the site could not be read, the arguments are wrong or the verifier cannot run.",
+    )
+    parser.add_argument("url", help="the site: an https:// or http:// URL, a file:// URL or a folder")
+    parser.add_argument("dir", help="the folder holding the copy (made on the first run)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=8,
+        metavar="N",
+        help="requests in flight at once (default 8), on kept-alive connections",
+    )
+    _verification_options(parser)
+    return parser
 
 
 def _proof_main(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ from generator.core.progress import Progress
 from generator.program.ledgerfile import ledger_lines
 from generator.program.methodology_files import describe
 from generator.site import search
+from generator.site.feeds import base_url
 from generator.site.render import NavItem, Renderer
 from generator.site.views import ledger_view, links_view, systems_view, view_models
 from generator.site.views.events_view import event_link, event_summary
@@ -461,6 +462,7 @@ def write_keys_and_verify_pages(
         oldest_checkpoint=oldest_checkpoint,
         policy=policy,
         check_page=layout.CHECK_PAGE,
+        site_url=base_url(ctx),
         download={
             "path": layout.ARCHIVE,
             "name": layout.ARCHIVE.rsplit("/", 1)[-1],

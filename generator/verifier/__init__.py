@@ -170,6 +170,7 @@ from generator.verifier.site.download import (
 from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
 from generator.verifier.site.history_v3 import HISTORY_V3, archived_checkpoint_path, consistency_between
 from generator.verifier.site.release import SUMS_LINE_RE
+from generator.verifier.site.remote import HttpRemote, RemoteUnreadable
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.cosignature import (
     MAX_COSIGNATURE_TIMESTAMP,
@@ -247,6 +248,7 @@ __all__ = [
     "CosignerKey",
     "FormatError",
     "Grade",
+    "HttpRemote",
     "IdIndex",
     "ItemScore",
     "KeyRing",
@@ -260,6 +262,7 @@ __all__ = [
     "Policy",
     "Problem",
     "ProofError",
+    "RemoteUnreadable",
     "Report",
     "RevealedAnswers",
     "Revocation",

@@ -71,6 +71,7 @@ MODULES = (
     "core.report",
     "core.folder",
     "core.checksum_tree",
+    "memory.mirror_record",
     "site.release",
     "site.checksum_lists",
     "site.zip_layout",
@@ -84,6 +85,9 @@ MODULES = (
     "site.certificate_files",
     "site.agreement_files",
     "site.accounting",
+    "site.remote",
+    "site.mirror_folder",
+    "site.mirror",
     "site.verify_site",
     "site.command_line",
 )
@@ -94,6 +98,7 @@ HEADER = '''#!/usr/bin/env python3
 """Offline verifier for a transparency site (public formats v1).
 
     python3 -P /path/to/verify.py SITE [--key VKEY_OR_FINGERPRINT] [--json] [--debug]
+    python3 -P /path/to/verify.py mirror URL DIR [--key VKEY_OR_FINGERPRINT] [--jobs N]
 
 Checks every hash, signature and Merkle root of a downloaded site, replays its ledger and
 recomputes what follows from it, every certificate's scores, grades and verdict included.

@@ -8,7 +8,7 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,12 +27,27 @@ SUMS_SIG_PATH = "SHA256SUMS.sig"
 # folder far deeper is refused where it is, instead of being walked until Python gives up.
 MAX_SITE_DEPTH = 32
 
+Identity = tuple[int, int, int, int]  # a file's size, mtime_ns, ctime_ns and inode
+# Files whose SHA-256 the caller knows: path -> (SHA-256, the identity the file had when hashed).
+KnownHashes = Mapping[str, tuple[str, Identity]]
+
+
+def identity_of(st: os.stat_result) -> Identity:
+    """What changes when a file is written or replaced: its ctime cannot be set back (utime sets
+    only mtime), and a replaced file has another inode."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
 
 class Site:
     """A site folder, read only through the paths its documents name."""
 
-    def __init__(self, root: Path, report: Report) -> None:
+    def __init__(self, root: Path, report: Report, known: KnownHashes | None = None) -> None:
         self.root = root
+        # SHA-256es `verify.py mirror` computed of the files it wrote (memory/mirror_record.py
+        # says why they may be trusted), each used only while the file keeps its identity; the
+        # paths whose hash was taken from there, for the report.
+        self.known: KnownHashes = known or {}
+        self.known_used: set[str] = set()
         self.resolved = root.resolve()
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
@@ -168,6 +183,15 @@ class Site:
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def file_sha256(self, rel: str) -> str:
+        known = self.known.get(rel)
+        if known is not None:
+            try:
+                st = (self.root / rel).lstat()
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and identity_of(st) == known[1]:
+                self.known_used.add(rel)
+                return known[0]
         h = hashlib.sha256()
         with (self.root / rel).open("rb") as f:
             while chunk := f.read(1 << 20):

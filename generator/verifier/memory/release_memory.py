@@ -54,7 +54,7 @@ def memory_file(folder: Path, origin: str) -> Path:
     return folder / f"{hashlib.sha256(origin.encode()).hexdigest()[:32]}.release"
 
 
-def _private(path: Path) -> bool:
+def private_to_user(path: Path) -> bool:
     """Whether `path` is this user's and nobody else may write it: a memory another user could
     write could tell this verifier that a certificate passed before. (Where the system has no
     owners, as on Windows, its folder's permissions are the user's own business.)"""
@@ -90,7 +90,7 @@ class Memory:
             self._load()
 
     def _load(self) -> None:
-        if not _private(self.folder) or not _private(self.path):
+        if not private_to_user(self.folder) or not private_to_user(self.path):
             if self.path.exists():
                 self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
             return

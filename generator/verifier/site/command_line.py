@@ -2,6 +2,7 @@
 
 python3 -P verify.py [SITE] [--key K] [--since CHECKPOINT]... [--state FILE | --no-state] [--json]
 python3 -P verify.py proof FILE FILE.tlog-proof --key VKEY
+python3 -P verify.py mirror URL DIR [--jobs N] [--key K] [--policy FILE] [--state FILE | --no-state] [--json]
 """
 
 import argparse
@@ -12,8 +13,9 @@ from pathlib import Path
 
 from generator.verifier.core.canonical import canonical_text
 from generator.verifier.core.errors import FormatError, SiteUnreadable
+from generator.verifier.core.folder import KnownHashes
 from generator.verifier.core.isolation import foreign_modules, own_file, path_within
-from generator.verifier.core.public_keys import parse_vkey
+from generator.verifier.core.public_keys import check_key_pin, parse_vkey
 from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import NACL
 from generator.verifier.core.text import printable, safe_json
@@ -24,8 +26,11 @@ from generator.verifier.memory.checkpoint_memory import (
     saved_from_state,
     write_state,
 )
+from generator.verifier.memory.mirror_record import load_record, record_path, save_record
 from generator.verifier.rules.revocations import REVOCATIONS_PATH
 from generator.verifier.site.history import ArtifactCheck, verify_artifact
+from generator.verifier.site.mirror import MirrorFailed, mirror_site
+from generator.verifier.site.remote import RemoteUnreadable, open_remote
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.policy import Policy, parse_policy
 from generator.verifier.tlog.tlogproof import parse_tlog_proof
@@ -39,6 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["proof"]:
         return _proof_main(args_list[1:])
+    if args_list[:1] == ["mirror"]:
+        return _mirror_main(args_list[1:])
     try:
         args = _site_parser().parse_args(args_list)
     except SystemExit as e:
@@ -53,6 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy = _load_policy(args.policy) if args.policy else None
     if args.policy and policy is None:
         return 2
+    return _verify(site, args, policy)
+
+
+def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_files: KnownHashes | None = None) -> int:
+    """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
     since: list[tuple[str, bytes, str | None]] = []
     for name in args.since:
         data = _read_small(name, "--since")
@@ -77,11 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.key,
             debug=args.debug,
             since=since,
-            from_tiles=args.from_tiles,
+            from_tiles=getattr(args, "from_tiles", False),
             policy=policy,
             memory=state_path.parent / "releases" if state_path else None,
             full=args.full,
             known_logs=remembered_keys(logs),
+            known_files=known_files,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -116,6 +129,19 @@ def _site_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "site", nargs="?", default=None, help="the site directory (default: the directory holding this file)"
     )
+    _verification_options(parser)
+    parser.add_argument(
+        "--from-tiles",
+        action="store_true",
+        help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
+        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
+        "always read so)",
+    )
+    return parser
+
+
+def _verification_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a site's verification, which `verify.py mirror` passes through."""
     parser.add_argument(
         "--key",
         metavar="VKEY_OR_FINGERPRINT",
@@ -156,18 +182,10 @@ def _site_parser() -> argparse.ArgumentParser:
         "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
         "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
     )
-    parser.add_argument(
-        "--from-tiles",
-        action="store_true",
-        help="replay the ledger from its C2SP tiles (ledger/tile/) instead of ledger/entries.json, which is then "
-        "never read: for a log too large to read as one file (a format v3 site, which has no entries document, is "
-        "always read so)",
-    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--debug", action="store_true", help="on an internal error of the verifier, print its traceback too"
     )
-    return parser
 
 
 def _warn_of_what_the_site_chose(report: Report, policy: str | None, site: str) -> None:
@@ -246,6 +264,98 @@ def _read_small(name: str, what: str) -> bytes | None:
         print(f"verify.py: {what} {printable(name)}: larger than {_MAX_CHECKPOINT_BYTES} bytes", file=sys.stderr)
         return None
     return data
+
+
+def _mirror_main(argv: list[str]) -> int:
+    """`verify.py mirror URL DIR`: bring DIR to the site URL publishes now, then verify DIR."""
+    try:
+        args = _mirror_parser().parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    problem = _mirror_argument_problem(args)
+    if problem:
+        print(f"verify.py mirror: {problem}", file=sys.stderr)
+        return 2
+    refused = _refused_to_run([args.dir])
+    if refused is not None:
+        return refused
+    policy = _load_policy(args.policy) if args.policy else None
+    if args.policy and policy is None:
+        return 2
+    state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
+    folder = Path(args.dir)
+    record_file = record_path(state_path.parent, folder) if state_path else None
+    record, why_not = load_record(record_file, folder) if record_file else ({}, None)
+    if why_not:
+        print(f"verify.py mirror: {printable(why_not)}", file=sys.stderr)
+    try:
+        remote = open_remote(args.url)
+    except RemoteUnreadable as e:
+        print(f"verify.py mirror: {printable(str(e))}", file=sys.stderr)
+        return 2
+    if remote.plain_http and not (args.key or policy):
+        print(
+            f"verify.py mirror: warning: {printable(remote.label)} is plain http: anyone on the way can serve "
+            "another site with another key; pin the program's key with --key",
+            file=sys.stderr,
+        )
+    try:
+        outcome = mirror_site(remote, folder, args.key, record, args.jobs, sys.stderr)
+    except MirrorFailed as e:
+        print(f"verify.py mirror: FAIL {printable(str(e))}", file=sys.stderr)
+        return 1
+    except (RemoteUnreadable, OSError) as e:
+        print(f"verify.py mirror: {printable(str(e))} (the mirror is unchanged)", file=sys.stderr)
+        return 2
+    finally:
+        remote.close()
+    if record_file is not None:
+        try:
+            save_record(record_file, remote.label, outcome.files)
+        except OSError as e:
+            print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
+            record_file = None
+    known = {rel: (w.sha256, w.identity) for rel, w in outcome.files.items()} if record_file else None
+    return _verify(str(folder), args, policy, known)
+
+
+def _mirror_argument_problem(args: argparse.Namespace) -> str | None:
+    if args.state and args.no_state:
+        return "--state and --no-state exclude each other"
+    if not 1 <= args.jobs <= 64:
+        return f"--jobs {args.jobs}: expected 1 to 64 requests at once"
+    if args.key is not None:
+        try:
+            check_key_pin(args.key)
+        except FormatError as e:
+            return f"--key: {printable(str(e))}"
+    return None
+
+
+def _mirror_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verify.py mirror",
+        description="Keep a copy of a published site in DIR and verify it. The first run copies every file; a "
+        "later run fetches only the files whose SHA-256 in the signed SHA256SUMS changed (and the lists under "
+        "sums/ of a format-v3 site whose bytes changed), removes the files it wrote that the site no longer "
+        "lists, and verifies the copy from the release it verified last, without reading again the files it "
+        "wrote and hashed itself. Nothing replaces a file of DIR before every new file arrived with the bytes "
+        "SHA256SUMS lists.",
+        epilog="Exit status: 0 the copy is up to date and every check passed, 1 the site failed a check (its "
+        "SHA256SUMS signature, a file that arrived with other bytes than listed twice over, or the "
+        "verification), 2 the site could not be read, the arguments are wrong or the verifier cannot run.",
+    )
+    parser.add_argument("url", help="the site: an https:// or http:// URL, a file:// URL or a folder")
+    parser.add_argument("dir", help="the folder holding the copy (made on the first run)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=8,
+        metavar="N",
+        help="requests in flight at once (default 8), on kept-alive connections",
+    )
+    _verification_options(parser)
+    return parser
 
 
 def _proof_main(argv: list[str]) -> int:

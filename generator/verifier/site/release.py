@@ -218,7 +218,9 @@ def check_sums(s: Site, key: bytes, verifier: str) -> Listing | None:
     """SHA256SUMS (format v1 §7): signed, well formed, sorted, and exactly the site's files. Returns
     what it lists, or None if it cannot be read. Every file is hashed, every run: a file's
     times and inode on disk are no proof that it is unchanged (some file systems let them be
-    set back), and hashing is what the floor of a verification is."""
+    set back), and hashing is what the floor of a verification is. The one exception is a file
+    `verify.py mirror` wrote and hashed itself, in a folder only this user may write, still
+    with the identity it had then (Site.known, memory/mirror_record.py)."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
-from generator.verifier.core.folder import MANIFEST_PATH, Site
+from generator.verifier.core.folder import MANIFEST_PATH, KnownHashes, Site
 from generator.verifier.core.formats import MANIFEST_V3, site_format
 from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
-from generator.verifier.memory.release_memory import Memory
+from generator.verifier.memory.release_memory import Memory, private_to_user
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.revocations import check_revocations
 from generator.verifier.site.accounting import check_accounted
@@ -67,6 +67,7 @@ def verify_site(
     memory: Path | None = None,
     full: bool = False,
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
+    known_files: KnownHashes | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -79,6 +80,10 @@ def verify_site(
     every check passes; `full` verifies from nothing all the same. `known_logs` maps each
     origin the verifier remembers to the keys remembered for it: a site whose key is another
     origin's, or whose origin looks like another (the origins of `since` too), fails.
+    `known_files` is what `verify.py mirror` hands over: the SHA-256 of files it wrote and
+    hashed itself, each with the stat identity the file had then (memory/mirror_record.py says
+    why they may be trusted); a file whose identity is unchanged is not read again, unless the
+    site's folder is not this user's alone or `full` is set.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -93,7 +98,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: not a directory")
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
-    s = Site(root, report)
+    s = Site(root, report, _trusted(root, known_files, full, report))
     try:
         _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
@@ -101,7 +106,23 @@ def verify_site(
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
+    if s.known_used:
+        report.notes.append(
+            f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one verify.py mirror computed "
+            "when it wrote them, and their size, times and inode are unchanged since"
+        )
     return report
+
+
+def _trusted(root: Path, known: KnownHashes | None, full: bool, report: Report) -> KnownHashes | None:
+    """The hashes handed over by the mirror, if they may be used: another user who could write
+    the folder could replace a file and put back what the record checks."""
+    if not known or full:
+        return None
+    if not private_to_user(root):
+        report.notes.append(f"every file hashed: {root} is not this user's alone, so the mirror's record is not used")
+        return None
+    return known
 
 
 def _check(

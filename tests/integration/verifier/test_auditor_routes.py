@@ -267,11 +267,11 @@ def test_the_documented_commands_use_the_verifier_s_own_options(demo_site: Built
     guide = (REPO / "docs" / "verifying.md").read_text(encoding="utf-8")
     section = guide[guide.index("## Verify a site yourself") : guide.index("## Monitor a site")]
     in_guide = re.findall(r"```sh\n(.*?)```", section, re.S)
-    site_options, proof_options = _options([]), _options(["proof"])
+    options = {"": _options([]), "proof": _options(["proof"]), "mirror": _options(["mirror"])}
     commands = _verify_commands(on_page) + _verify_commands(in_guide)
     assert len(commands) >= 12, commands
     for args in commands:
-        known = proof_options if args[:1] == ["proof"] else site_options
+        known = options.get(args[0], options[""]) if args else options[""]
         assert {a for a in args if a.startswith("--")} <= known, args
     # Every command runs the auditor's own copy, kept outside the site; nothing the site holds is
     # offered as the saved checkpoint or the trust policy.

@@ -2,8 +2,8 @@
 joined, and tests/structure/test_structure.py proves it byte for byte (test_the_bundled_verify_py_is_current),
 so every other verifier test runs on the package once. Here the bundle is run as what it is: imported as a
 module of its own and run as a program, its command-line entry passes the demo site, a few tampers fail with
-exit status 1 naming the file at fault, a folder that is no site exits 2, and one published vector of each
-kind (Ed25519, RFC 6962, RFC 8785, signed notes) holds.
+exit status 1 naming the file at fault, a folder that is no site exits 2, `mirror` copies the demo served over
+HTTP and verifies it, and one published vector of each kind (Ed25519, RFC 6962, RFC 8785, signed notes) holds.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 
 import generator.verifier
 from tests.support.demo import BUNDLE, REPO, BuiltSite, load_bundle
+from tests.support.http_site import serve
 from tests.support.tamper import TAMPERS, run_verifier, tampered
 
 VECTORS = REPO / "tests" / "vectors"
@@ -71,6 +72,17 @@ def test_a_folder_that_is_no_site_exits_2(tmp_path: Path) -> None:
     r = run_verifier(BUNDLE, str(tmp_path / "no-such-site"), "--no-state", cwd=tmp_path)
     assert r.rc == 2, r.text
     assert "not a directory" in r.err, r.err
+
+
+def test_mirror_copies_a_served_site_and_verifies_it(demo_site: BuiltSite, tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    with serve(demo_site.out) as served:
+        r = run_verifier(BUNDLE, "mirror", served.url, str(mirror), "--state", str(tmp_path / "state.json"))
+        assert r.rc == 0, r.text
+        again = run_verifier(BUNDLE, "mirror", served.url, str(mirror), "--state", str(tmp_path / "state.json"))
+    assert "PASS" in r.out and "kept 0; removed 0" in r.err
+    assert again.rc == 0 and "fetched 0 file(s), 0 bytes" in again.err and "not read again" in again.out
+    assert (mirror / "SHA256SUMS").read_bytes() == (demo_site.out / "SHA256SUMS").read_bytes()
 
 
 def test_one_published_vector_of_each_kind(bundle: ModuleType) -> None:

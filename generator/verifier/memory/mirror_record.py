@@ -1,0 +1,88 @@
+"""The record `verify.py mirror` keeps of the files it wrote into a mirror's folder: each file's
+path, SHA-256 and stat identity (size, mtime_ns, ctime_ns, inode), beside the verifier's state
+file (`mirrors/<key>.txt`, the key the SHA-256 of the folder's real path).
+
+The mirror hashed every file it wrote, as it arrived, against the signed list that named it. A
+later run stats a file instead of reading it again when its identity is the one recorded, and
+hands the verifier those hashes (folder.Site's `known`), so that following a release reads only
+what changed. Why that is sound: the record lies in the verifier's own state folder, and the
+mirror's folder is the user's alone (both are refused otherwise: anyone else who could write
+them could say what a file holds); a file changed in place gets a new ctime, which no process
+can set back, and a file replaced gets a new inode. What the record cannot see is the user's
+own process rewriting a file and setting the system clock back: `--full` rehashes everything.
+
+The file is text: a first line `transparency-verify mirror record v1`, a second line the site's
+URL as given, then one line `<sha256> <size> <mtime_ns> <ctime_ns> <inode> <path>` per file,
+sorted by path bytes.
+"""
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.verifier.core.folder import Identity
+from generator.verifier.core.formats import is_safe_path
+from generator.verifier.memory.checkpoint_memory import replace_atomically
+from generator.verifier.memory.release_memory import private_to_user
+
+RECORD_HEADER = "transparency-verify mirror record v1"
+# A line is under 250 bytes; ten million files is far beyond any site this format makes.
+RECORD_MAX_BYTES = 1 << 32
+
+
+@dataclass(frozen=True)
+class Written:
+    """A file the mirror wrote: its SHA-256 and its stat identity when it was last hashed."""
+
+    sha256: str
+    identity: Identity
+
+
+def record_path(state_folder: Path, site_folder: Path) -> Path:
+    """Where the record of the mirror in `site_folder` lies, in the verifier's state folder."""
+    key = hashlib.sha256(os.path.realpath(site_folder).encode("utf-8", "surrogateescape")).hexdigest()
+    return state_folder / "mirrors" / f"{key[:32]}.txt"
+
+
+def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str | None]:
+    """The files the record says the mirror wrote, and why it was not used (None when it was):
+    an absent record is an empty one; one another user could have written, or a damaged one, is
+    not used at all (the mirror then hashes what it finds, and removes nothing it did not write)."""
+    if not path.exists():
+        return {}, None
+    for p in (site_folder, path.parent, path):
+        if not private_to_user(p):
+            return {}, f"{p} is not this user's alone (another could have written it): the mirror's record is not used"
+    try:
+        with path.open("rb") as f:
+            data = f.read(RECORD_MAX_BYTES + 1)
+        if len(data) > RECORD_MAX_BYTES:
+            raise ValueError(f"larger than {RECORD_MAX_BYTES} bytes")
+        return _parse(data.decode("utf-8")), None
+    except (OSError, ValueError) as e:
+        return {}, f"{path}: the mirror's record is not used ({getattr(e, 'strerror', None) or e})"
+
+
+def _parse(text: str) -> dict[str, Written]:
+    lines = text.split("\n")
+    if len(lines) < 3 or lines[0] != RECORD_HEADER or lines[-1] != "":
+        raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
+    files: dict[str, Written] = {}
+    for n, line in enumerate(lines[2:-1], start=3):
+        fields = line.split(" ", 5)
+        if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
+            raise ValueError(f"line {n} is malformed")
+        size, mtime, ctime, inode = (int(x) for x in fields[1:5])
+        files[fields[5]] = Written(fields[0], (size, mtime, ctime, inode))
+    return files
+
+
+def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
+    """Write the record whole, replacing the last one atomically, in a folder only the user may read."""
+    lines = [RECORD_HEADER, url.replace("\n", " ")]
+    for rel in sorted(files, key=lambda p: p.encode()):
+        w = files[rel]
+        lines.append(f"{w.sha256} {' '.join(str(x) for x in w.identity)} {rel}")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomically(path, ("\n".join(lines) + "\n").encode())

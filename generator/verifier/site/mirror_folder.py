@@ -1,0 +1,201 @@
+"""The folder a mirror keeps (`verify.py mirror`, site/mirror.py): which files it already holds
+with the bytes a list names, and how a run's new files replace the old ones, never through a link.
+
+`LocalCopy.holds` answers from the mirror's record (memory/mirror_record.py) while a file keeps
+the identity it had when the mirror hashed it, and hashes it again otherwise; `swap_in` removes
+the files the mirror wrote that the site no longer lists, renames each new file into place, and
+writes SHA256SUMS and its signature last, so that a copy interrupted before then still names its
+old release's list (the next run finds the new files by their hashes).
+"""
+
+import hashlib
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, identity_of
+from generator.verifier.core.formats import is_safe_path
+from generator.verifier.memory.mirror_record import Written
+from generator.verifier.site.release import SUMS_LINE_RE
+
+INCOMING = ".mirror-incoming"  # the files of a run not yet swapped in, inside the mirror's folder
+SUB_LIST_FOLDER = "sums/"
+SUB_LIST_SUFFIX = ".sha256"
+
+
+def is_sub_list(rel: str) -> bool:
+    """Whether a listed path is itself a list of further files (v3's `sums/<p>.sha256`)."""
+    return rel.startswith(SUB_LIST_FOLDER) and rel.endswith(SUB_LIST_SUFFIX)
+
+
+class LocalCopy:
+    """The mirror's folder as it is: what the record says the mirror wrote, checked by identity."""
+
+    def __init__(self, root: Path, record: dict[str, Written]) -> None:
+        self.root = root
+        self.record = record
+        self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
+        self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
+
+    def held(self, rel: str, digest: str) -> bool:
+        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
+        or hashed now. A link, or a path through one, holds nothing."""
+        path = self.root / rel
+        try:
+            if not all(self._link_free(p) for p in parents_of(rel)):
+                return False
+            st = path.lstat()
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        known = self.record.get(rel)
+        if known is not None and known.identity == identity_of(st):
+            # Unchanged since the mirror hashed it: the record says what it holds.
+            if known.sha256 == digest:
+                self.written[rel] = known
+            return known.sha256 == digest
+        try:
+            with path.open("rb") as f:
+                found = hashlib.file_digest(f, "sha256").hexdigest()
+            st = path.lstat()
+        except OSError:
+            return False
+        if found != digest:
+            return False
+        self.written[rel] = Written(found, identity_of(st))
+        return True
+
+    def _link_free(self, folder: str) -> bool:
+        known = self.link_free.get(folder)
+        if known is None:
+            known = self.link_free[folder] = not (self.root / folder).is_symlink()
+        return known
+
+    def holds(self, rel: str, digest: str) -> bool:
+        known = self.written.get(rel)
+        return known.sha256 == digest if known is not None else self.held(rel, digest)
+
+    def read_if_held(self, rel: str, digest: str) -> bytes | None:
+        """The bytes of a list the folder already holds with this SHA-256, else None."""
+        if not self.holds(rel, digest):
+            return None
+        try:
+            data = (self.root / rel).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == digest else None
+
+    def plan(self, files: dict[str, str], jobs: int) -> list[str]:
+        """The listed files to fetch (in path order): those the folder does not hold as listed."""
+        names = sorted(files, key=lambda p: p.encode())
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
+        return [rel for rel, ok in zip(names, held, strict=True) if not ok]
+
+    def previously_written(self) -> set[str]:
+        """The files an earlier run wrote: the record's, or with no record, those the lists in the
+        folder name (the lists the mirror itself wrote last)."""
+        if self.record:
+            return set(self.record)
+        found: set[str] = set()
+        todo = [SUMS_PATH]
+        while todo and len(found) < 1 << 24:
+            rel = todo.pop()
+            try:
+                text = (self.root / rel).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in text.split("\n"):
+                m = SUMS_LINE_RE.fullmatch(line)
+                if m and is_safe_path(m.group(2)) and m.group(2) not in found:
+                    found.add(m.group(2))
+                    if is_sub_list(m.group(2)):
+                        todo.append(m.group(2))
+        return found
+
+
+def parents_of(rel: str) -> list[str]:
+    parts = rel.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def swap_in(
+    folder: Path,
+    local: LocalCopy,
+    files: dict[str, str],
+    staged: dict[tuple[str, str], tuple[Path, int]],
+    sums: bytes,
+    signature: bytes,
+) -> int:
+    """Everything arrived as listed: remove what the mirror wrote and the site no longer lists,
+    rename the new files into place, the signed list last. Returns how many files were removed."""
+    removed = 0
+    for rel in sorted(local.previously_written() - set(files)):
+        if _remove(folder, rel):
+            removed += 1
+        local.written.pop(rel, None)
+    for rel in sorted(files):
+        if rel in local.written:
+            continue
+        source, _ = staged[(rel, files[rel])]
+        target = _prepare(folder, rel)
+        os.replace(source, target)
+        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
+    for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
+        temp = folder / INCOMING / f"{rel}.part"
+        with open(temp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, _prepare(folder, rel))
+    _sync_folder(folder)
+    return removed
+
+
+def _prepare(folder: Path, rel: str) -> Path:
+    """The path `rel` names in the folder, its parent folders made; a link on the way, or a file
+    where a folder must be, is refused: the mirror writes inside its folder only."""
+    for parent in parents_of(rel):
+        p = folder / parent
+        try:
+            st = p.lstat()
+        except FileNotFoundError:
+            p.mkdir()
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(f"{p}: a link or a file where the mirror needs a folder for {rel}; move it away")
+    target = folder / rel
+    if target.is_symlink() or target.is_dir():
+        raise OSError(f"{target}: a link or a folder where the mirror writes the file {rel}; move it away")
+    return target
+
+
+def _remove(folder: Path, rel: str) -> bool:
+    """Remove a file the mirror wrote, and the folders it leaves empty; never a link's target."""
+    if any((folder / p).is_symlink() for p in parents_of(rel)):
+        return False
+    path = folder / rel
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return False
+        path.unlink()
+    except OSError:
+        return False
+    for parent in reversed(parents_of(rel)):
+        try:
+            (folder / parent).rmdir()
+        except OSError:
+            break  # not empty
+    return True
+
+
+def _sync_folder(folder: Path) -> None:
+    if os.name == "nt":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
