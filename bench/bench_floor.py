@@ -1,7 +1,8 @@
 """The floor under a full verification of a built site: the work no verifier can skip, done in
 the tightest loops Python offers, for bench/bench_scale.py to hold the verifier against.
 
-    hash    SHA-256 of every byte of every file SHA256SUMS lists (and of SHA256SUMS itself)
+    hash    SHA-256 of every byte of every file SHA256SUMS lists (and of SHA256SUMS itself; in
+            format v3, every list of its tree and every file they list)
     root    the RFC 6962 Merkle root over every ledger leaf
     sigs    every distinct Ed25519 signature of the site verified once, with PyNaCl
     json    every .json file SHA256SUMS lists parsed with json.loads
@@ -22,7 +23,7 @@ from typing import Any
 import nacl.exceptions
 import nacl.signing
 
-from generator.verifier import MerkleStream, leaf_hash
+from generator.verifier import MerkleStream, leaf_hash, read_lists
 from generator.verifier.core.note import parse_checkpoint, split_note
 from generator.verifier.core.public_keys import key_id
 from generator.verifier.tlog.tiles import entry_bundle_path, parse_entry_bundle, tile_paths
@@ -30,13 +31,22 @@ from generator.verifier.tlog.tiles import entry_bundle_path, parse_entry_bundle,
 SUMS = "SHA256SUMS"
 
 
+def listed_rows(site: Path) -> list[tuple[str, str]]:
+    """(SHA-256, path) of every file SHA256SUMS lists (in format v3, through its tree of lists),
+    in path order."""
+    rows, problems = read_lists((site / SUMS).read_bytes(), lambda rel: (site / rel).read_bytes())
+    if problems:
+        raise AssertionError(f"the checksum lists do not read: {problems[:3]}")
+    return [(digest, rel) for rel, digest in sorted(rows.items())]
+
+
 def listed_files(site: Path) -> list[str]:
-    """The paths SHA256SUMS lists, in its order."""
-    return [line.split("  ", 1)[1] for line in (site / SUMS).read_text().splitlines()]
+    """The paths the checksum lists name, in path order."""
+    return [rel for _, rel in listed_rows(site)]
 
 
 def floor_hash(site: Path) -> dict[str, Any]:
-    rows = [line.split("  ", 1) for line in (site / SUMS).read_text().splitlines()]
+    rows = listed_rows(site)
     total = 0
     wrong = 0
     for digest, rel in [*rows, ("", SUMS)]:

@@ -242,8 +242,8 @@ from generator.program.datadir import Paths
 p = Paths(Path(d), Path(d) / "private")
 site = Path(d) / "public"
 def sums():
-    rows = (line.split("  ", 1) for line in (site / "SHA256SUMS").read_text().splitlines())
-    return {path: digest for digest, path in rows}
+    from generator.verifier import read_lists
+    return read_lists((site / "SHA256SUMS").read_bytes(), lambda rel: (site / rel).read_bytes())[0]
 def inodes():
     tiles = (site / "ledger" / "tile").rglob("*")
     return {q.relative_to(site).as_posix(): q.stat().st_ino for q in tiles if q.is_file()}
@@ -460,10 +460,13 @@ def _snapshot(site: Path) -> dict[str, tuple[int, int, int]]:
 
 
 def _sums(site: Path) -> dict[str, str]:
+    """path -> SHA-256 of every file the checksum lists name (a v3 site's through its tree)."""
     f = site / "SHA256SUMS"
     if not f.is_file():
         return {}
-    return {path: digest for digest, path in (ln.split("  ", 1) for ln in f.read_text().splitlines())}
+    from generator.verifier import read_lists
+
+    return read_lists(f.read_bytes(), lambda rel: (site / rel).read_bytes())[0]
 
 
 def one_event_choices(s: Scale) -> dict[str, Any]:
