@@ -44,39 +44,39 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/withdrawals.py             lines  4432 to  4470
     generator/verifier/tlog/keyring.py                  lines  4471 to  4602
     generator/verifier/rules/ledger.py                  lines  4603 to  5085
-    generator/verifier/memory/ledger_snapshot.py        lines  5086 to  5258
-    generator/verifier/memory/checkpoint_memory.py      lines  5259 to  5413
-    generator/verifier/memory/release_memory.py         lines  5414 to  5645
-    generator/verifier/rules/answers.py                 lines  5646 to  5713
-    generator/verifier/rules/runs.py                    lines  5714 to  6071
-    generator/verifier/rules/lineage.py                 lines  6072 to  6357
-    generator/verifier/rules/score_edits.py             lines  6358 to  6443
-    generator/verifier/rules/evidence.py                lines  6444 to  6538
-    generator/verifier/rules/certificates.py            lines  6539 to  7006
-    generator/verifier/rules/certificate_documents.py   lines  7007 to  7102
-    generator/verifier/rules/recheck.py                 lines  7103 to  7469
-    generator/verifier/core/report.py                   lines  7470 to  7632
-    generator/verifier/core/folder.py                   lines  7633 to  7916
-    generator/verifier/core/checksum_tree.py            lines  7917 to  8071
-    generator/verifier/memory/mirror_record.py          lines  8072 to  8141
-    generator/verifier/site/release.py                  lines  8142 to  8431
-    generator/verifier/site/checksum_lists.py           lines  8432 to  8588
-    generator/verifier/site/zip_layout.py               lines  8589 to  8788
-    generator/verifier/site/download.py                 lines  8789 to  9141
-    generator/verifier/tlog/rotation.py                 lines  9142 to  9250
-    generator/verifier/site/history.py                  lines  9251 to  9615
-    generator/verifier/site/history_v3.py               lines  9616 to  9752
-    generator/verifier/site/commitment_parts.py         lines  9753 to  9890
-    generator/verifier/site/publication.py              lines  9891 to 10325
-    generator/verifier/rules/revocations.py             lines 10326 to 10445
-    generator/verifier/site/certificate_files.py        lines 10446 to 10826
-    generator/verifier/site/agreement_files.py          lines 10827 to 10971
-    generator/verifier/site/accounting.py               lines 10972 to 11212
-    generator/verifier/site/remote.py                   lines 11213 to 11483
-    generator/verifier/site/mirror_folder.py            lines 11484 to 11675
-    generator/verifier/site/mirror.py                   lines 11676 to 11981
-    generator/verifier/site/verify_site.py              lines 11982 to 12286
-    generator/verifier/site/command_line.py             lines 12287 to 12714
+    generator/verifier/memory/ledger_snapshot.py        lines  5086 to  5259
+    generator/verifier/memory/checkpoint_memory.py      lines  5260 to  5414
+    generator/verifier/memory/release_memory.py         lines  5415 to  5646
+    generator/verifier/rules/answers.py                 lines  5647 to  5714
+    generator/verifier/rules/runs.py                    lines  5715 to  6072
+    generator/verifier/rules/lineage.py                 lines  6073 to  6358
+    generator/verifier/rules/score_edits.py             lines  6359 to  6444
+    generator/verifier/rules/evidence.py                lines  6445 to  6539
+    generator/verifier/rules/certificates.py            lines  6540 to  7007
+    generator/verifier/rules/certificate_documents.py   lines  7008 to  7103
+    generator/verifier/rules/recheck.py                 lines  7104 to  7470
+    generator/verifier/core/report.py                   lines  7471 to  7633
+    generator/verifier/core/folder.py                   lines  7634 to  7917
+    generator/verifier/core/checksum_tree.py            lines  7918 to  8072
+    generator/verifier/memory/mirror_record.py          lines  8073 to  8142
+    generator/verifier/site/release.py                  lines  8143 to  8432
+    generator/verifier/site/checksum_lists.py           lines  8433 to  8589
+    generator/verifier/site/zip_layout.py               lines  8590 to  8789
+    generator/verifier/site/download.py                 lines  8790 to  9142
+    generator/verifier/tlog/rotation.py                 lines  9143 to  9251
+    generator/verifier/site/history.py                  lines  9252 to  9616
+    generator/verifier/site/history_v3.py               lines  9617 to  9753
+    generator/verifier/site/commitment_parts.py         lines  9754 to  9891
+    generator/verifier/site/publication.py              lines  9892 to 10326
+    generator/verifier/rules/revocations.py             lines 10327 to 10446
+    generator/verifier/site/certificate_files.py        lines 10447 to 10827
+    generator/verifier/site/agreement_files.py          lines 10828 to 10972
+    generator/verifier/site/accounting.py               lines 10973 to 11213
+    generator/verifier/site/remote.py                   lines 11214 to 11484
+    generator/verifier/site/mirror_folder.py            lines 11485 to 11676
+    generator/verifier/site/mirror.py                   lines 11677 to 11982
+    generator/verifier/site/verify_site.py              lines 11983 to 12287
+    generator/verifier/site/command_line.py             lines 12288 to 12715
 """
 
 # ==============================================================================================
@@ -5092,8 +5092,9 @@ class Ledger:
 SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
 
 
-# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
-_SECTIONS = (
+# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes):
+# also the layout of the generator's commit arrays (state/ledger_cache.py).
+SNAPSHOT_SECTIONS = (
     ("ids_blob", "B"),
     ("ids_ends", "Q"),
     ("ids_table", "i"),
@@ -5136,11 +5137,11 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "commitments": ledger._commitments,
         "commit_time": ledger._commit_time,
     }
-    raw = [bytes(arrays[name]) for name, _ in _SECTIONS]
+    raw = [bytes(arrays[name]) for name, _ in SNAPSHOT_SECTIONS]
     ring = ledger.keys
     header = {
         "byteorder": sys.byteorder,
-        "sections": [[name, code, len(data)] for (name, code), data in zip(_SECTIONS, raw, strict=True)],
+        "sections": [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)],
         "ids_salt": salt.hex(),
         "size": ledger.size,
         "last_at": ledger.last_at,
@@ -5193,7 +5194,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
     if header["byteorder"] != sys.byteorder:
         raise FormatError(f"the snapshot was made on a {header['byteorder']}-endian machine")
     sections: dict[str, Any] = {}
-    if [s[:2] for s in header["sections"]] != [list(s) for s in _SECTIONS]:
+    if [s[:2] for s in header["sections"]] != [list(s) for s in SNAPSHOT_SECTIONS]:
         raise FormatError("the snapshot's sections are not this version's")
     for name, code, size in header["sections"]:
         chunk = body[at : at + size]

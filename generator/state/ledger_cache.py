@@ -44,6 +44,7 @@ from generator.core.generator_errors import InputError, problem
 from generator.program.datadir import Paths
 from generator.state.cache_file import BlockFile, Staged, block_file_bytes, stage_cache
 from generator.verifier import (
+    SNAPSHOT_SECTIONS,
     FormatError,
     IdIndex,
     Ledger,
@@ -64,16 +65,8 @@ LATEST_EVENTS = 12
 # is still the one the snapshot was saved beside.
 CHUNK = 1 << 20
 _COMMITS_MAGIC = b"transparency ledger commits v1\n"
-# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
-_SECTIONS = (
-    ("ids_blob", "B"),
-    ("ids_ends", "Q"),
-    ("ids_table", "i"),
-    ("commit_index", "q"),
-    ("commit_gate", "H"),
-    ("commitments", "B"),
-    ("commit_time", "I"),
-)
+# The arrays of a Ledger and its IdIndex, in file order, with their typecodes: the snapshot's.
+_SECTIONS = SNAPSHOT_SECTIONS
 
 
 class _Chunks:

@@ -85,7 +85,13 @@ from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
 from generator.verifier.memory.checkpoint_memory import other_log_problems, replace_atomically, user_cache_dir
-from generator.verifier.memory.ledger_snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
+from generator.verifier.memory.ledger_snapshot import (
+    SNAPSHOT_SECTIONS,
+    frontier_of,
+    load_snapshot,
+    snapshot_bytes,
+    stream_from,
+)
 from generator.verifier.rules.agreement_statistics import (
     AGREEMENT_PLACES,
     AgreementError,
@@ -238,6 +244,7 @@ __all__ = [
     "RUN_WITHDRAWN",
     "SCORED",
     "SCORE_EDITS",
+    "SNAPSHOT_SECTIONS",
     "STATUSES",
     "SUMS_LINE_RE",
     "SUMS_PATH",

@@ -33,8 +33,9 @@ from generator.verifier.tlog.keyring import KeySpan
 from generator.verifier.tlog.merkle import MerkleStream
 
 SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
-# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes).
-_SECTIONS = (
+# The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes):
+# also the layout of the generator's commit arrays (state/ledger_cache.py).
+SNAPSHOT_SECTIONS = (
     ("ids_blob", "B"),
     ("ids_ends", "Q"),
     ("ids_table", "i"),
@@ -75,11 +76,11 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "commitments": ledger._commitments,
         "commit_time": ledger._commit_time,
     }
-    raw = [bytes(arrays[name]) for name, _ in _SECTIONS]
+    raw = [bytes(arrays[name]) for name, _ in SNAPSHOT_SECTIONS]
     ring = ledger.keys
     header = {
         "byteorder": sys.byteorder,
-        "sections": [[name, code, len(data)] for (name, code), data in zip(_SECTIONS, raw, strict=True)],
+        "sections": [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)],
         "ids_salt": salt.hex(),
         "size": ledger.size,
         "last_at": ledger.last_at,
@@ -132,7 +133,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
     if header["byteorder"] != sys.byteorder:
         raise FormatError(f"the snapshot was made on a {header['byteorder']}-endian machine")
     sections: dict[str, Any] = {}
-    if [s[:2] for s in header["sections"]] != [list(s) for s in _SECTIONS]:
+    if [s[:2] for s in header["sections"]] != [list(s) for s in SNAPSHOT_SECTIONS]:
         raise FormatError("the snapshot's sections are not this version's")
     for name, code, size in header["sections"]:
         chunk = body[at : at + size]
