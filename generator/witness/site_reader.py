@@ -81,37 +81,32 @@ def replayed_tree(read: Reader, size: int, root: bytes) -> tuple[MerkleTree, lis
 
 
 def rule_problems(
-    read: Reader, old: int, size: int, root: bytes, note: bytes | None = None, replays: Path | None = None
+    read: Reader,
+    old: int,
+    size: int,
+    root: bytes,
+    note: bytes | None = None,
+    replays: Path | None = None,
+    origin: str | None = None,
 ) -> list[str]:
     """Format v1 §4's replay rules broken by entries old..size-1 of the log a site serves, each new
     reveal's document checked against its commitment, and (with the checkpoint's `note`) its
     signers valid for its size by the ledger's key events: a retired or revoked key that still
     signs gets no cosignature, whichever keys the witness's logs file lists.
 
-    With `replays` (the witness's state folder), the ledger as of the size last cosigned is read
-    from there, and only the new entries are read and replayed: their leaf hashes, added to the
-    remembered compact range, must give `root`, or the whole log is read after all. A replay
-    whose entries pass is saved for the next request."""
-    origin = _origin(note)
+    With `replays` (the witness's state folder) and the log's `origin`, the ledger as of the size
+    last cosigned is read from there, and only the new entries are read and replayed: their leaf
+    hashes, added to the remembered compact range, must give `root`, or the whole log is read
+    after all. A replay whose entries pass is saved for the next request."""
     saved = replay_path(replays, origin) if replays is not None and origin is not None else None
     replayed = read_replay(saved, origin, old) if saved is not None and origin is not None else None
-    if replayed is not None:
-        problems = _replay(read, replayed, old, size, root, note)
-        if problems is not None:
-            if not problems and saved is not None and origin is not None:
-                _keep(saved, origin, replayed)
-            return problems
-    fresh = Replayed(Ledger(), MerkleStream(), {})
-    problems = _replay(read, fresh, old, size, root, note, from_start=True) or []
+    problems = _replay(read, replayed, old, size, root, note) if replayed is not None else None
+    if replayed is None or problems is None:  # no replay, or one the site's entries do not extend to `root`
+        replayed = Replayed(Ledger(), MerkleStream(), {})
+        problems = _replay(read, replayed, old, size, root, note, from_start=True) or []
     if not problems and saved is not None and origin is not None:
-        _keep(saved, origin, fresh)
+        _keep(saved, origin, replayed)
     return problems
-
-
-def _origin(note: bytes | None) -> str | None:
-    if note is None:
-        return None
-    return note.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 def _keep(path: Path, origin: str, replayed: Replayed) -> None:
@@ -176,7 +171,7 @@ def site_rules(read: Reader, replays: Path | None = None) -> Rules:
     read first (the new entries, which the copy holds only once the release is published);
     with `replays`, the witness's state folder, replaying only what is new (rule_problems)."""
     return lambda origin, old, size, root, note, files: rule_problems(
-        with_files(files, read), old, size, root, note, replays
+        with_files(files, read), old, size, root, note, replays, origin
     )
 
 
