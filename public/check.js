@@ -1416,7 +1416,18 @@
   // An older checkpoint `c` reached from today's `today`: the same tree (null), or a consistency proof made from today's
   // hash tiles, for a v2 site as for a v3 one (no ledger/consistency/ file is read), checked against both roots; what
   // proved it, in words. Failed for another root at today's size, a larger tree, or a proof the roots refuse.
-  async function reachToday(env, root, c, today) {
+  // A certificate's revealed items are mostly pinned to the same few releases: each older tree is proven once per
+  // checkpoint of today, not once per item (its tiles fetched again each time).
+  const reached = new WeakMap();
+
+  function reachToday(env, root, c, today) {
+    if (!reached.has(today)) reached.set(today, new Map());
+    const proven = reached.get(today), key = `${c.size} ${b64encode(c.root)}`;
+    if (!proven.has(key)) proven.set(key, proveReached(env, root, c, today));
+    return proven.get(key);
+  }
+
+  async function proveReached(env, root, c, today) {
     if (c.size === today.size) {
       if (!sameBytes(c.root, today.root))
         throw new Failed(`a tree of ${c.size} entries with another root than the site's: a fork of its ledger`);
