@@ -87,7 +87,8 @@ def run_results(spec, finished_at):
 _VERIFY_CODE = """
 import subprocess, sys, resource, time
 site = Path(d) / "public"
-state = Path(d).parent / "verify-state.json"
+state = Path(d).parent / "verify-state" / "state.json"
+state.parent.mkdir(mode=0o700, exist_ok=True)
 if FRESH_STATE:
     state.unlink(missing_ok=True)
 elif not state.is_file():
@@ -115,7 +116,10 @@ print(json.dumps({"objects sent": sent, "bytes sent": s.bytes_sent, "unchanged":
 # verify.py mirror, as an auditor runs it on the bucket over HTTP, in a child process.
 _MIRROR_CODE = """
 import subprocess, sys, resource, time
-mirror, state = Path(d).parent / "mirror", Path(d).parent / "mirror-state.json"
+# Its own folder: the verifier keeps its memory of a release beside the state file, and the
+# mirror's and the plain verify's must not stand in for each other.
+mirror, state = Path(d).parent / "mirror", Path(d).parent / "mirror-state" / "state.json"
+state.parent.mkdir(mode=0o700, exist_ok=True)
 if FRESH_STATE:
     state.unlink(missing_ok=True)
 t = time.perf_counter()
