@@ -30,53 +30,53 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/note.py                     lines  1693 to  1800
     generator/verifier/tlog/merkle.py                   lines  1801 to  1941
     generator/verifier/tlog/tlogproof.py                lines  1942 to  2014
-    generator/verifier/tlog/tiles.py                    lines  2015 to  2282
-    generator/verifier/tlog/tile_proofs.py              lines  2283 to  2375
-    generator/verifier/tlog/cosignature.py              lines  2376 to  2525
-    generator/verifier/tlog/policy.py                   lines  2526 to  2808
-    generator/verifier/tlog/witnessing.py               lines  2809 to  2838
-    generator/verifier/core/idindex.py                  lines  2839 to  2922
-    generator/verifier/rules/methodology_rules.py       lines  2923 to  3266
-    generator/verifier/rules/scoring.py                 lines  3267 to  3566
-    generator/verifier/rules/agreement_statistics.py    lines  3567 to  3826
-    generator/verifier/rules/labelsets.py               lines  3827 to  4165
-    generator/verifier/rules/subjects.py                lines  4166 to  4431
-    generator/verifier/rules/withdrawals.py             lines  4432 to  4470
-    generator/verifier/tlog/keyring.py                  lines  4471 to  4602
-    generator/verifier/rules/ledger.py                  lines  4603 to  5085
-    generator/verifier/memory/ledger_snapshot.py        lines  5086 to  5259
-    generator/verifier/memory/checkpoint_memory.py      lines  5260 to  5414
-    generator/verifier/memory/release_memory.py         lines  5415 to  5646
-    generator/verifier/rules/answers.py                 lines  5647 to  5714
-    generator/verifier/rules/runs.py                    lines  5715 to  6072
-    generator/verifier/rules/lineage.py                 lines  6073 to  6358
-    generator/verifier/rules/score_edits.py             lines  6359 to  6444
-    generator/verifier/rules/evidence.py                lines  6445 to  6539
-    generator/verifier/rules/certificates.py            lines  6540 to  7007
-    generator/verifier/rules/certificate_documents.py   lines  7008 to  7103
-    generator/verifier/rules/recheck.py                 lines  7104 to  7470
-    generator/verifier/core/report.py                   lines  7471 to  7633
-    generator/verifier/core/folder.py                   lines  7634 to  7917
-    generator/verifier/core/checksum_tree.py            lines  7918 to  8072
-    generator/verifier/memory/mirror_record.py          lines  8073 to  8142
-    generator/verifier/site/release.py                  lines  8143 to  8432
-    generator/verifier/site/checksum_lists.py           lines  8433 to  8589
-    generator/verifier/site/zip_layout.py               lines  8590 to  8789
-    generator/verifier/site/download.py                 lines  8790 to  9142
-    generator/verifier/tlog/rotation.py                 lines  9143 to  9251
-    generator/verifier/site/history.py                  lines  9252 to  9616
-    generator/verifier/site/history_v3.py               lines  9617 to  9753
-    generator/verifier/site/commitment_parts.py         lines  9754 to  9891
-    generator/verifier/site/publication.py              lines  9892 to 10326
-    generator/verifier/rules/revocations.py             lines 10327 to 10446
-    generator/verifier/site/certificate_files.py        lines 10447 to 10827
-    generator/verifier/site/agreement_files.py          lines 10828 to 10972
-    generator/verifier/site/accounting.py               lines 10973 to 11213
-    generator/verifier/site/remote.py                   lines 11214 to 11484
-    generator/verifier/site/mirror_folder.py            lines 11485 to 11676
-    generator/verifier/site/mirror.py                   lines 11677 to 11982
-    generator/verifier/site/verify_site.py              lines 11983 to 12287
-    generator/verifier/site/command_line.py             lines 12288 to 12715
+    generator/verifier/tlog/tiles.py                    lines  2015 to  2352
+    generator/verifier/tlog/tile_proofs.py              lines  2353 to  2445
+    generator/verifier/tlog/cosignature.py              lines  2446 to  2595
+    generator/verifier/tlog/policy.py                   lines  2596 to  2878
+    generator/verifier/tlog/witnessing.py               lines  2879 to  2908
+    generator/verifier/core/idindex.py                  lines  2909 to  2992
+    generator/verifier/rules/methodology_rules.py       lines  2993 to  3336
+    generator/verifier/rules/scoring.py                 lines  3337 to  3636
+    generator/verifier/rules/agreement_statistics.py    lines  3637 to  3896
+    generator/verifier/rules/labelsets.py               lines  3897 to  4235
+    generator/verifier/rules/subjects.py                lines  4236 to  4501
+    generator/verifier/rules/withdrawals.py             lines  4502 to  4540
+    generator/verifier/tlog/keyring.py                  lines  4541 to  4672
+    generator/verifier/rules/ledger.py                  lines  4673 to  5155
+    generator/verifier/memory/ledger_snapshot.py        lines  5156 to  5329
+    generator/verifier/memory/checkpoint_memory.py      lines  5330 to  5484
+    generator/verifier/memory/release_memory.py         lines  5485 to  5801
+    generator/verifier/rules/answers.py                 lines  5802 to  5869
+    generator/verifier/rules/runs.py                    lines  5870 to  6227
+    generator/verifier/rules/lineage.py                 lines  6228 to  6513
+    generator/verifier/rules/score_edits.py             lines  6514 to  6599
+    generator/verifier/rules/evidence.py                lines  6600 to  6694
+    generator/verifier/rules/certificates.py            lines  6695 to  7162
+    generator/verifier/rules/certificate_documents.py   lines  7163 to  7258
+    generator/verifier/rules/recheck.py                 lines  7259 to  7625
+    generator/verifier/core/report.py                   lines  7626 to  7788
+    generator/verifier/core/folder.py                   lines  7789 to  8072
+    generator/verifier/core/checksum_tree.py            lines  8073 to  8227
+    generator/verifier/memory/mirror_record.py          lines  8228 to  8297
+    generator/verifier/site/release.py                  lines  8298 to  8587
+    generator/verifier/site/checksum_lists.py           lines  8588 to  8744
+    generator/verifier/site/zip_layout.py               lines  8745 to  8944
+    generator/verifier/site/download.py                 lines  8945 to  9319
+    generator/verifier/tlog/rotation.py                 lines  9320 to  9428
+    generator/verifier/site/history.py                  lines  9429 to  9797
+    generator/verifier/site/history_v3.py               lines  9798 to  9934
+    generator/verifier/site/commitment_parts.py         lines  9935 to 10118
+    generator/verifier/site/publication.py              lines 10119 to 10585
+    generator/verifier/rules/revocations.py             lines 10586 to 10705
+    generator/verifier/site/certificate_files.py        lines 10706 to 11086
+    generator/verifier/site/agreement_files.py          lines 11087 to 11231
+    generator/verifier/site/accounting.py               lines 11232 to 11472
+    generator/verifier/site/remote.py                   lines 11473 to 11743
+    generator/verifier/site/mirror_folder.py            lines 11744 to 11935
+    generator/verifier/site/mirror.py                   lines 11936 to 12241
+    generator/verifier/site/verify_site.py              lines 12242 to 12548
+    generator/verifier/site/command_line.py             lines 12549 to 12976
 """
 
 # ==============================================================================================
@@ -2108,6 +2108,10 @@ def parse_entry_bundle(data: bytes, width: int, where: str = "entry bundle") -> 
     return leaves
 
 
+class NotResumable(ProofError):
+    """The log read does not begin with the leaves of the state it was resumed from."""
+
+
 class TileBuilder:
     """Every tile of a log, built as its leaves are appended. Memory: one unfinished tile per level
     (log_256 of the size levels) and the unfinished entry bundle. Work: each leaf costs one leaf
@@ -2158,6 +2162,50 @@ class TileBuilder:
             out.append((entry_bundle_path(self.size >> _TILE_HEIGHT, self.size % TILE_WIDTH), bytes(self._entries)))
         return out
 
+    def unfinished(self) -> bytes:
+        """The unfinished bundle's bytes: the leaves after the last whole 256."""
+        return bytes(self._entries)
+
+    def state(self) -> dict[str, object]:
+        """What resumed() needs to go on from here: the size, each level's unfinished row (hex)
+        and the unfinished bundle's bytes (hex); a few KiB whatever the size of the log."""
+        return {
+            "size": self.size,
+            "levels": [[h.hex() for h in row] for row in self._levels],
+            "entries": self._entries.hex(),
+        }
+
+    @classmethod
+    def resumed(cls, state: object) -> "TileBuilder":
+        """A builder in the state state() gave; FormatError if it is not one (a size that its
+        rows and bundle do not fit)."""
+        if not isinstance(state, dict):
+            raise FormatError("a tile builder's state is an object")
+        size, levels, entries = state.get("size"), state.get("levels"), state.get("entries")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise FormatError("a tile builder's size is a count")
+        if not isinstance(levels, list) or not levels or not isinstance(entries, str):
+            raise FormatError("a tile builder's state has its levels and its unfinished bundle")
+        b = cls()
+        try:
+            b._levels = [[bytes.fromhex(h) for h in row] for row in levels]
+            b._entries = bytearray.fromhex(entries)
+        except (TypeError, ValueError) as e:
+            raise FormatError(f"a tile builder's state holds something other than hex: {e}") from None
+        count = size
+        for row in b._levels:
+            if len(row) != count % TILE_WIDTH or any(len(h) != TILE_HASH_BYTES for h in row):
+                raise FormatError("a tile builder's rows do not fit its size")
+            count //= TILE_WIDTH
+        if count:
+            raise FormatError("a tile builder's levels do not reach the top of its tree")
+        if size % TILE_WIDTH:
+            parse_entry_bundle(bytes(b._entries), size % TILE_WIDTH, where="a tile builder's unfinished bundle")
+        elif b._entries:
+            raise FormatError("a tile builder of whole bundles holds an unfinished one")
+        b.size = size
+        return b
+
     def root(self) -> bytes:
         """The RFC 6962 root of the leaves so far, from the unfinished tiles alone: read from the top
         level down, their hashes are the roots of the tree's complete subtrees, largest first, once
@@ -2207,17 +2255,27 @@ class TiledLog(Iterator[bytes]):
     has been checked. After the last leaf, root() is their RFC 6962 root, for the caller to compare
     with its checkpoint. Memory: one bundle, and one tile per level."""
 
-    def __init__(self, read: Callable[[str], bytes | None], size: int) -> None:
+    def __init__(self, read: Callable[[str], bytes | None], size: int, resume: TileBuilder | None = None) -> None:
         if size < 0:
             raise FormatError(f"a log cannot have {size} leaves")
+        if resume is not None and resume.size > size:
+            raise FormatError(f"a log of {size} leaves cannot go on from {resume.size}")
         self.size = size
         self._read = read
-        self._built = TileBuilder()
+        # Resumed, the tiles that hold only leaves before `first` are not read: the caller knows
+        # them to be the ones it checked when it built `resume` (release_memory.py).
+        self._built = resume or TileBuilder()
+        self.first = self._built.size
         self._root: bytes | None = None
         self._leaves = self._each_leaf()
 
     def __next__(self) -> bytes:
         return next(self._leaves)
+
+    @property
+    def builder(self) -> TileBuilder:
+        """The tiles built so far: after the last leaf, the state to resume from next time."""
+        return self._built
 
     def root(self) -> bytes:
         if self._root is None:
@@ -2226,10 +2284,16 @@ class TiledLog(Iterator[bytes]):
 
     def _each_leaf(self) -> Iterator[bytes]:
         bundles = -(-self.size // TILE_WIDTH)
-        for index in range(bundles):
+        for index in range(self.first // TILE_WIDTH, bundles):
             width = min(TILE_WIDTH, self.size - index * TILE_WIDTH)
             bundle = entry_bundle_path(index, width)
-            leaves = parse_entry_bundle(self._fetch_tile(bundle), width, where=bundle)
+            data = self._fetch_tile(bundle)
+            leaves = parse_entry_bundle(data, width, where=bundle)
+            if (done := self.first - index * TILE_WIDTH) > 0:
+                # The bundle the resumed builder stopped in: its first leaves are those it holds.
+                if not data.startswith(self._built.unfinished()):
+                    raise NotResumable(f"{bundle}: its first {done} entries are not those the log had at {self.first}")
+                leaves = leaves[done:]
             made = [tile for leaf in leaves for tile in self._built.append(leaf)]
             if index == bundles - 1:
                 made += self._built.finish()
@@ -2238,6 +2302,11 @@ class TiledLog(Iterator[bytes]):
                 if not path.startswith(_ENTRIES_PREFIX):
                     self._check_hash_tile(path, expected, bundle)
             yield from leaves
+        if self.first == self.size and not self.size % TILE_WIDTH:
+            # Resumed at this very size, on a whole bundle: no bundle is read, but the partial
+            # tiles of the levels above are this release's files, and are checked all the same.
+            for path, expected in self._built.finish():
+                self._check_hash_tile(path, expected, "the leaves")
         self._root = self._built.root()
 
     def _fetch_tile(self, path: str) -> bytes:
@@ -2262,9 +2331,10 @@ class TiledLog(Iterator[bytes]):
         raise ProofError(f"{path}: hash {i} is {found}, but {source} to {computed}")
 
 
-def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
-    """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog)."""
-    return TiledLog(read, size)
+def read_tiled_log(read: Callable[[str], bytes | None], size: int, resume: TileBuilder | None = None) -> TiledLog:
+    """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog);
+    with `resume`, only the leaves after its size, and the tiles they complete or leave partial."""
+    return TiledLog(read, size, resume)
 
 
 def bundles_from(start: int, size: int) -> list[tuple[str, int, int]]:
@@ -5469,6 +5539,8 @@ class Memory:
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
         self.new_members: set[str] = set()
+        self.new_parts: set[str] = set()
+        self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -5568,15 +5640,61 @@ class Memory:
         }
         self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
 
-    def took_tiles(self, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]) -> None:
+    def tile_builder(self, folder: str, listed: Mapping[str, str], matched: Container[str]) -> TileBuilder | None:
+        """The tiles of the remembered tree as built then, to go on from, if this release's lists
+        give every whole tile of that tree the SHA-256 it had when it was checked, and its bytes
+        have it: a whole tile never changes, so these were checked then, and need not be read."""
+        tiles = self.extra.get("tiles") if self.bound else None
+        if not isinstance(tiles, dict) or "builder" not in tiles:
+            return None
+        try:
+            builder = TileBuilder.resumed(tiles["builder"])
+        except FormatError:
+            return None
+        if _whole_tiles_digest(folder, builder.size, listed, matched) != tiles.get("whole"):
+            self.why_not = "a whole tile differs from the release verified last: every tile read"
+            return None
+        return builder
+
+    def took_tiles(
+        self,
+        ledger: Ledger,
+        stream: MerkleStream,
+        roots_at: dict[int, bytes],
+        builder: TileBuilder | None = None,
+        folder: str = "",
+        listed: Mapping[str, str] | None = None,
+    ) -> None:
         """The replay of a ledger read from its tiles ended: remember its state by its tree size
-        (`tiles`), the next run resuming after its last leaf."""
+        (`tiles`), the next run resuming after its last leaf; with the site's lists, the tiles'
+        `builder` too, and the digest of the whole tiles' SHA-256es that vouches for them (a tile's
+        path tile/… is the site's `folder`/tile/…)."""
+        tiles: dict[str, Any] = {"tree_size": ledger.size}
+        whole = _whole_tiles_digest(folder, ledger.size, listed, listed.keys()) if listed is not None else None
+        if builder is not None and builder.size == ledger.size and whole is not None:
+            tiles.update({"builder": builder.state(), "whole": whole})
         extra: dict[str, Any] = {
-            "tiles": {"tree_size": ledger.size},
+            "tiles": tiles,
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }
         self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
+
+    # -- the parts of a v3 commitment list
+
+    def commitment_parts(self) -> tuple[int, int, list[str]] | None:
+        """The release verified last's tree size, commitment count and parts' SHA-256, if the
+        replay went on from it (only then are the events since it known)."""
+        known = self.extra.get("commitment_parts") if self.used else None
+        if not isinstance(known, dict):
+            return None
+        size, commits, shas = self.extra.get("tree_size"), known.get("commits"), known.get("sha256")
+        if not (isinstance(size, int) and isinstance(commits, int) and isinstance(shas, list)):
+            return None
+        return size, commits, [h for h in shas if isinstance(h, str)]
+
+    def took_commitment_parts(self, commits: int, shas: list[str]) -> None:
+        self.new_commitment_parts = {"commits": commits, "sha256": shas}
 
     # -- certificate recomputations
 
@@ -5615,11 +5733,30 @@ class Memory:
         self.new_members.add(key)
 
     def _members(self) -> frozenset[str]:
-        known = self.extra.get("members")
+        return self._known_set("members")
+
+    def _known_set(self, name: str) -> frozenset[str]:
+        known = self.extra.get(name)
         if not isinstance(known, frozenset):
             known = frozenset(k for k in known if isinstance(k, str)) if isinstance(known, list) else frozenset()
-            self.extra["members"] = known
+            self.extra[name] = known
         return known
+
+    # -- download parts (docs/formats/v3.md, 6)
+
+    def part_key(self, rel: str, sha256: str, list_rel: str, list_sha256: str) -> str:
+        """A part's check is a function of its bytes and of its leaf's list, which names the files
+        it must hold and their SHA-256: the same two, checked before, pass again."""
+        return hashlib.sha256(f"{self.rules}\0{rel}\0{sha256}\0{list_rel}\0{list_sha256}".encode()).hexdigest()
+
+    def part_known(self, key: str) -> bool:
+        if not self.bound or key not in self._known_set("parts"):
+            return False
+        self.new_parts.add(key)
+        return True
+
+    def part_passed(self, key: str) -> None:
+        self.new_parts.add(key)
 
     # -- saving
 
@@ -5637,11 +5774,29 @@ class Memory:
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
                 "members": sorted(self.new_members),
+                "parts": sorted(self.new_parts),
             }
         )
+        if self.new_commitment_parts is not None:
+            extra["commitment_parts"] = self.new_commitment_parts
         data = snapshot_bytes(ledger, extra, spans)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_atomically(self.path, data)
+
+
+def _whole_tiles_digest(folder: str, size: int, listed: Mapping[str, str], matched: Container[str]) -> str | None:
+    """One SHA-256 over the listed SHA-256 of every whole tile (hash tiles and entry bundles) of a
+    tree of `size` leaves; None if one is not listed, or its bytes do not have what is listed."""
+    h = hashlib.sha256()
+    for path, width in tile_paths(size):
+        rel = f"{folder}/{path}"
+        if width != TILE_WIDTH:
+            continue
+        sha = listed.get(rel)
+        if sha is None or rel not in matched:
+            return None
+        h.update(f"{sha}  {rel}\n".encode())
+    return h.hexdigest()
 
 
 # ==============================================================================================
@@ -8892,6 +9047,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
     one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
     if sums.leaves is None:
         return
+    known = 0
     for prefix, files in sorted(sums.leaves.items()):
         rel = part_path(prefix)
         if rel not in sums.files:
@@ -8899,6 +9055,12 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
         if not sums.signed:
             s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
             continue
+        key = _part_key(sums, rel, list_path(prefix), memory)
+        if key is not None and memory is not None and memory.part_known(key):
+            s.report.checks += 1
+            known += 1
+            continue
+        failures = len(s.report.failures)
         expected = {*files, list_path(prefix)}
         _check_archive(
             s,
@@ -8910,6 +9072,21 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
             memory,
         )
+        if key is not None and memory is not None and len(s.report.failures) == failures:
+            memory.part_passed(key)
+    if known:
+        s.report.notes.append(
+            f"{known} download part(s) not read again: each, and its leaf's list, has the SHA-256 of a part and "
+            "list checked together before"
+        )
+
+
+def _part_key(sums: Listing, rel: str, list_rel: str, memory: Memory | None) -> str | None:
+    """The memory's key of a part and its leaf's list, when both have the SHA-256 listed (hashed
+    in this run, or known to be unchanged since they were)."""
+    if memory is None or rel not in sums.matched or list_rel not in sums.matched:
+        return None
+    return memory.part_key(rel, sums.files[rel], list_rel, sums.files[list_rel])
 
 
 def _check_archive(
@@ -9257,8 +9434,12 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 HISTORY_PATH = "ledger/history.json"
 
 
-# The C2SP tlog-tiles of the log sit beside its checkpoint, under the same prefix.
-TILE_FOLDER = "ledger/tile"
+# The C2SP tlog-tiles of the log sit beside its checkpoint, under the same prefix: a tile's
+# path (tile/…) is read under TILE_PREFIX.
+TILE_PREFIX = "ledger"
+
+
+TILE_FOLDER = f"{TILE_PREFIX}/tile"
 
 
 @dataclass(frozen=True)
@@ -9349,7 +9530,7 @@ def tile_reader(s: Site) -> Callable[[str], bytes | None]:
     site's own rules (inside the site, no links); None for a tile that is not there."""
 
     def read(rel: str) -> bytes | None:
-        path = f"ledger/{rel}"
+        path = f"{TILE_PREFIX}/{rel}"
         if not (s.root / path).is_file():
             return None
         return s.read(path, "tile")
@@ -9836,38 +10017,84 @@ def part_rows(ledger: Ledger, k: int) -> int:
     return min(COMMITMENT_PART_ROWS, ledger.commit_count - k * COMMITMENT_PART_ROWS)
 
 
-def check_commitment_parts(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
+class UnchangedParts:
+    """The parts of the commitment list that no event after the release verified last can have
+    changed, with the SHA-256 each had then: a part's rows are its items' commitments, fixed once
+    committed, and their status, changed only by a reveal. So a part is unchanged unless it
+    holds a row committed since (the last part then, and those after it) or an item revealed
+    since; and then its file is the one checked then if it is listed with the same SHA-256 (and
+    its bytes have it)."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        since_size: int,
+        since_commits: int,
+        shas: list[str],
+        listed: Mapping[str, str],
+        matched: Container[str],
+    ) -> None:
+        self.shas, self.listed, self.matched = shas, listed, matched
+        self.touched = {
+            p // COMMITMENT_PART_ROWS
+            for r in ledger.reveals.values()
+            if r.index >= since_size and (p := ledger.commit_position(r.id)) is not None
+        }
+        self.first_touched = since_commits // COMMITMENT_PART_ROWS
+        self.used = 0  # parts taken as they were checked then, for the report
+
+    def sha256(self, k: int, path: str) -> str | None:
+        if k >= self.first_touched or k >= len(self.shas) or k in self.touched:
+            return None
+        sha = self.shas[k]
+        if self.listed.get(path) != sha or path not in self.matched:
+            return None
+        self.used += 1
+        return sha
+
+
+def check_commitment_parts(
+    s: Site, rel: str, origin: str, key: bytes, ledger: Ledger, unchanged: UnchangedParts | None = None
+) -> list[str]:
     """A v3 commitment list: its signed index and every part, each byte for byte the one the
-    ledger implies (canonical JSON has one form per value: equal bytes are equal rows)."""
+    ledger implies (canonical JSON has one form per value: equal bytes are equal rows). With
+    `unchanged`, a part no event since the release verified last touched, whose file is listed
+    with the SHA-256 it had then, is not read nor made again. Returns every part's SHA-256 as
+    the ledger implies it, for the verifier's memory."""
     report = s.report
     index = s.read(rel, "commitment list")
     if index is not None:
         s.signed(rel, index, key, "commitment list")
     parts: list[tuple[str, int, str]] = []
-    for path, want in commitment_parts(ledger, origin):
-        k = len(parts)
+    for k in range(commitment_part_count(ledger.commit_count)):
+        path = commitment_part_path(k)
+        known = unchanged.sha256(k, path) if unchanged is not None else None
+        if known is not None:
+            parts.append((path, part_rows(ledger, k), known))
+            continue
+        want = commitment_part_bytes(ledger, origin, k)
         parts.append((path, part_rows(ledger, k), hashlib.sha256(want).hexdigest()))
         data = s.read(path, f"part {k} of the commitment list")
-        if data is None:
+        if data is None or data == want:
             continue
         report.check(
-            data == want,
+            False,
             path,
             f"part {k} of the commitment list is not the rows the ledger implies{_first_row_differing(data, want)}",
             f"{len(want)} bytes, SHA-256 {parts[-1][2]}",
             f"{len(data)} bytes, SHA-256 {hashlib.sha256(data).hexdigest()}",
         )
     report.checks += ledger.commit_count
-    if index is None:
-        return
-    want_index = commitment_index_bytes(ledger, origin, parts)
-    report.check(
-        index == want_index,
-        rel,
-        "the commitment list's index is not the one the ledger implies (its count, parts or tree size)",
-        show(want_index.decode("utf-8", "replace"), 300),
-        show(index.decode("utf-8", "replace"), 300),
-    )
+    if index is not None:
+        want_index = commitment_index_bytes(ledger, origin, parts)
+        report.check(
+            index == want_index,
+            rel,
+            "the commitment list's index is not the one the ledger implies (its count, parts or tree size)",
+            show(want_index.decode("utf-8", "replace"), 300),
+            show(index.decode("utf-8", "replace"), 300),
+        )
+    return [sha for _, _, sha in parts]
 
 
 def _first_row_differing(data: bytes, want: bytes) -> str:
@@ -9903,6 +10130,7 @@ def check_ledger(
     roots_at: dict[int, bytes] | None = None,
     from_tiles: bool = False,
     memory: Memory | None = None,
+    listing: Listing | None = None,
 ) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
@@ -9916,14 +10144,31 @@ def check_ledger(
     from the tiles (a v3 site's ledger, docs/formats/v3.md, 3), every tile is still read and
     checked but only the leaves after the remembered size are replayed, and the remembered tree
     with them must make the tiles' root. A v3 site's commitment list is checked in its parts.
+    When `listing` (the site's checksum lists as checked) gives every whole tile of the
+    remembered tree the SHA-256 it had then, those tiles are not read again: only the bundles from
+    the remembered size on, and the tiles they complete or leave partial.
     """
     report = s.report
     led = manifest["ledger"]
     rest: dict[str, Any] | None = None
     tiled = None
+    resumed = None
     if from_tiles:
         rel = TILE_FOLDER
-        tiled = read_tiled_log(tile_reader(s), led["tree_size"] if is_int(led["tree_size"]) else 0)
+        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        if memory is not None and roots_at is not None:
+            resumed = memory.resume_tiles(size, roots_at)
+        builder = None
+        if memory is not None and resumed is not None and listing is not None:
+            builder = memory.tile_builder(TILE_PREFIX, listing.files, listing.matched)
+            if builder is not None and builder.size != resumed[0].size:
+                builder = None
+        tiled = read_tiled_log(tile_reader(s), size, builder)
+        if builder is not None:
+            report.notes.append(
+                f"{TILE_FOLDER}: the whole tiles of the release verified last (its first {builder.size} leaves) were "
+                "not read again: this release lists each with the SHA-256 it had when it was checked"
+            )
         data = b""
     else:
         rel = led["entries"]
@@ -9935,9 +10180,8 @@ def check_ledger(
     ledger = Ledger()
     merkle = MerkleStream()
     start = 0
-    resumed = None
-    if memory is not None and roots_at is not None:
-        resumed = memory.resume_tiles(tiled.size, roots_at) if tiled is not None else memory.resume(rel, data, roots_at)
+    if memory is not None and roots_at is not None and tiled is None:
+        resumed = memory.resume(rel, data, roots_at)
     if resumed is not None:
         ledger, merkle, start = resumed
         report.notes.append(
@@ -9969,11 +10213,14 @@ def check_ledger(
         if roots_at is not None:
             roots_at[0] = EMPTY_ROOT
             roots_at[merkle.size] = merkle.root()
+    except NotResumable as e:
+        report.check(False, rel, f"the tiles' ledger does not begin with the ledger of the release verified last: {e}")
+        return None
     except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
     if memory is not None and tiled is not None and roots_at is not None and ledger.size:
-        memory.took_tiles(ledger, merkle, roots_at)
+        memory.took_tiles(ledger, merkle, roots_at, tiled.builder, TILE_PREFIX, listing.files if listing else None)
     if memory is not None and end and roots_at is not None and ledger.size:
         memory.took(rel, data, end[0], ledger, merkle, roots_at)
     del data, entries  # the iterator holds the bytes too: free both before the next large document
@@ -9989,7 +10236,19 @@ def check_ledger(
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
     if site_format(manifest) == MANIFEST_V3:
-        check_commitment_parts(s, led["commitment_list"], origin, key, ledger)
+        unchanged = None
+        known = memory.commitment_parts() if memory is not None and listing is not None else None
+        if known is not None and listing is not None:
+            unchanged = UnchangedParts(ledger, *known, listing.files, listing.matched)
+        shas = check_commitment_parts(s, led["commitment_list"], origin, key, ledger, unchanged)
+        if memory is not None:
+            memory.took_commitment_parts(ledger.commit_count, shas)
+        if unchanged is not None and unchanged.used:
+            report.notes.append(
+                f"{led['commitment_list']}: {unchanged.used} of its {len(shas)} parts not read again: no row of "
+                "theirs was committed or revealed since the release verified last, and each is listed with the "
+                "SHA-256 it had when it was checked"
+            )
     else:
         check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
@@ -9998,7 +10257,7 @@ def check_ledger(
 def _tiled_entries(tiled: TiledLog, start: int) -> Iterator[tuple[Any, bytes]]:
     """The leaves of a tiled log from the `start`-th, parsed: those before it are read (every
     tile is checked all the same) but not replayed."""
-    for i, raw in enumerate(tiled):
+    for i, raw in enumerate(tiled, tiled.first):
         if i >= start:
             yield parse_canonical(raw), raw
 
@@ -12001,6 +12260,7 @@ def verify_site(
     full: bool = False,
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
     known_files: KnownHashes | None = None,
+    known_from: str = "verify.py mirror computed when it wrote them",
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -12015,8 +12275,9 @@ def verify_site(
     origin's, or whose origin looks like another (the origins of `since` too), fails.
     `known_files` is what `verify.py mirror` hands over: the SHA-256 of files it wrote and
     hashed itself, each with the stat identity the file had then (memory/mirror_record.py says
-    why they may be trusted); a file whose identity is unchanged is not read again, unless the
-    site's folder is not this user's alone or `full` is set.
+    why they may be trusted), or the build hands over for the files it took from the last release
+    (`known_from` says which, for the report); a file whose identity is unchanged is not read
+    again, unless the site's folder is not this user's alone or `full` is set.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -12041,8 +12302,8 @@ def verify_site(
     report.hints += environment_hints(root, report.failures)
     if s.known_used:
         report.notes.append(
-            f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one verify.py mirror computed "
-            "when it wrote them, and their size, times and inode are unchanged since"
+            f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one {known_from}, and their "
+            "size, times and inode are unchanged since"
         )
     return report
 
@@ -12095,7 +12356,7 @@ def _check(
     history = read_history(s, HISTORY_V3 if v3 else 1)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     # A v3 manifest names no entries document: its ledger is its tiles (docs/formats/v3.md, 3).
-    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory)
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory, sums)
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log. Every key the log has
     # signed with counts, not only today's: a key it rotated away from is still the key of

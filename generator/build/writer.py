@@ -24,7 +24,7 @@ from generator.core import layout
 from generator.core.cleanup import Cleanup
 from generator.core.generator_errors import TransparencyError
 from generator.core.signing_key import Signer
-from generator.verifier import is_safe_path, sha256_hex
+from generator.verifier import Identity, identity_of, is_safe_path, sha256_hex
 
 
 class OutputPathError(TransparencyError):
@@ -43,6 +43,10 @@ class SiteWriter:
         self._dirs: set[Path] = set()
         self.previous = previous
         self.linked = 0
+        # The files taken from the last release, each with the SHA-256 it was read to have just
+        # before it was linked and the identity it has since: the build's own check of the
+        # release hashes the files this build wrote, and these only if they changed since.
+        self.carried: dict[str, tuple[str, Identity]] = {}
         umask = os.umask(0)
         os.umask(umask)
         self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
@@ -83,13 +87,24 @@ class SiteWriter:
             st = os.lstat(previous)
             if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
                 return False
-            with open(previous, "rb") as f:
-                if hashlib.file_digest(f, "sha256").hexdigest() != digest:
-                    return False
             path = self._target(rel)
             os.link(previous, path)
         except OSError:
             return False
+        # The link is hashed, not the published path: what is hashed is the file this release
+        # holds. Its identity before and after hashing is the same or it changed meanwhile (the
+        # published path is the same file): then, or with other bytes, the file is written anew.
+        try:
+            before = identity_of(os.lstat(path))
+            with open(path, "rb") as f:
+                same = hashlib.file_digest(f, "sha256").hexdigest() == digest
+            same = same and identity_of(os.lstat(path)) == before
+        except OSError:
+            same = False
+        if not same:
+            path.unlink()
+            return False
+        self.carried[rel] = (digest, before)
         self.hashes[rel] = digest
         self.linked += 1
         return True

@@ -15,6 +15,7 @@ import dataclasses
 import importlib.util
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from generator.program.ledgerfile import ledger_lines, reading
 from generator.site import pages
 from generator.state import build_cache
 from generator.state.page_cache import PageMemo, memo_path
-from generator.verifier import sha256_hex
+from generator.verifier import Identity, sha256_hex
 
 # Set by the test suite: a bug in the published verifier raises there, instead of being reported
 # as an internal error that fails the build like any other failure.
@@ -157,7 +158,7 @@ def _build(
         if progress:
             progress("verifying the built site", 0, 1)
         shape = build_cache.site_shape(staging.path) if inputs is not None else None
-        report = self_check(staging.path, vkey, paths.private / "cache" / "verify", previous, full)
+        report = self_check(staging.path, vkey, paths.private / "cache" / "verify", previous, full, writer.carried)
         if not report.ok:
             raise VerificationFailed(report.render())
         swap_in(staging.path, out, cleanup)
@@ -215,7 +216,12 @@ def write_site(
 
 
 def self_check(
-    site: Path, vkey: str, memory: Path | None = None, previous: PreviousRelease | None = None, full: bool = False
+    site: Path,
+    vkey: str,
+    memory: Path | None = None,
+    previous: PreviousRelease | None = None,
+    full: bool = False,
+    carried: Mapping[str, tuple[str, Identity]] | None = None,
 ) -> Any:
     """The site verified by the very verify.py it ships: those bytes, loaded as a module of
     their own, pinned to our key. The report is that module's Report.
@@ -223,7 +229,10 @@ def self_check(
     With `memory` (a folder of the private cache) and the last release in `previous`, the new
     release must extend the last one's checkpoint, and is verified from what the verifier
     remembers of that release when it verified it (only new ledger entries replayed, only
-    changed certificates recomputed); `full` verifies from nothing, remembering all the same."""
+    changed certificates recomputed); `full` verifies from nothing, remembering all the same.
+    `carried` are the files taken from the last release as they were (SiteWriter.carried): their
+    SHA-256 is not computed again while their identity is the one they had when hashed, so that
+    the files this build wrote are the ones hashed."""
     since: list[tuple[str, bytes, str | None]] = []
     if previous is not None and previous.file(layout.CHECKPOINT).is_file():
         since.append(("the last release's checkpoint", previous.file(layout.CHECKPOINT).read_bytes(), None))
@@ -235,6 +244,14 @@ def self_check(
     try:
         spec.loader.exec_module(module)
         vars(module)["RAISE_INTERNAL_ERRORS"] = RAISE_INTERNAL_ERRORS
-        return module.verify_site(site, vkey, since=since, memory=memory, full=full)
+        return module.verify_site(
+            site,
+            vkey,
+            since=since,
+            memory=memory,
+            full=full,
+            known_files=carried,
+            known_from="the build computed when it took them from the last release",
+        )
     finally:
         del sys.modules[name]

@@ -44,7 +44,7 @@ from generator.verifier.core.errors import (
     SiteUnreadable,
     VerifyError,
 )
-from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
+from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Identity, identity_of
 from generator.verifier.core.formats import (
     GATE_RE,
     ID_RE,
@@ -257,6 +257,7 @@ __all__ = [
     "Grade",
     "HttpRemote",
     "IdIndex",
+    "Identity",
     "ItemScore",
     "KeyRing",
     "KeyRow",
@@ -331,6 +332,7 @@ __all__ = [
     "format_tlog_proof",
     "frontier_of",
     "grade_counts",
+    "identity_of",
     "in_download",
     "inner_list",
     "invisible_characters",

@@ -121,26 +121,29 @@ def resign(site: Path, rel: str, signer: Signer) -> None:
     (site / f"{rel}.sig").write_bytes(signer.sign((site / rel).read_bytes()))
 
 
-def resign_sums(site: Path, signer: Signer) -> None:
+def resign_sums(site: Path, signer: Signer, keep_parts: bool = False) -> None:
     # The archive restates every file, so each tamper would fail it too: a key holder rewriting
     # the site drops it (it is optional); tests/integration/builds/test_download.py tampers with it.
-    shutil.rmtree(site / "download", ignore_errors=True)
+    # `keep_parts` keeps a v3 site's download parts and lists them as they are: for a tamper of
+    # a part itself, whose leaf's files are unchanged.
+    if not keep_parts:
+        shutil.rmtree(site / "download", ignore_errors=True)
     manifest = site / v.MANIFEST_PATH
     if manifest.is_file() and json.loads(manifest.read_bytes()).get("v") == v.MANIFEST_V3:
-        _relist_v3(site)
+        _relist_v3(site, keep_parts)
     else:
         (site / SUMS).write_bytes(sums_bytes(site))
     resign(site, SUMS, signer)
 
 
-def _relist_v3(site: Path) -> None:
+def _relist_v3(site: Path, parts: bool = False) -> None:
     """A v3 site's tree of lists made again from its files, as a key holder would after editing
-    them (without the download parts, dropped above): every leaf's list, then the inner lists
-    deepest first, SHA256SUMS last."""
+    them (without the download parts, dropped above, unless `parts`): every leaf's list, then the
+    inner lists deepest first, SHA256SUMS last."""
     shutil.rmtree(site / "sums", ignore_errors=True)
-    files = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
-    files = [r for r in files if r not in (SUMS, SUMS_SIG)]
-    digests = {r: hashlib.sha256((site / r).read_bytes()).hexdigest() for r in files}
+    everything = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
+    files = [r for r in everything if r not in (SUMS, SUMS_SIG) and not (parts and r.startswith("download/"))]
+    digests = {r: hashlib.sha256((site / r).read_bytes()).hexdigest() for r in everything if r not in (SUMS, SUMS_SIG)}
     tree = v.build_tree(files)
     (site / "sums").mkdir()
     for prefix in tree.leaves:
@@ -148,7 +151,7 @@ def _relist_v3(site: Path) -> None:
         (site / v.list_path(prefix)).write_bytes(data)
         digests[v.list_path(prefix)] = hashlib.sha256(data).hexdigest()
     for prefix in tree.lists_bottom_up():
-        data = v.inner_list(tree, prefix, digests, parts=False)
+        data = v.inner_list(tree, prefix, digests, parts=parts)
         target = site / (v.list_path(prefix) if prefix else SUMS)
         target.write_bytes(data)
         if prefix:

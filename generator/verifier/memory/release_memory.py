@@ -2,26 +2,41 @@
 memory"), so that it verifies the next release from there instead of from nothing.
 
 After a run in which every check passed, it keeps, beside its state file: the ledger's replayed
-state (a snapshot, generator/verifier/memory/ledger_snapshot.py), the length and SHA-256 of the entries
-document's bytes up to its last leaf (for a format v3 site, which has none, the tree size alone:
-docs/formats/v3.md, 3), the tree's compact range and the roots at every archived size, and the
-key of every certificate recomputation that passed.
+state (a snapshot, generator/verifier/memory/ledger_snapshot.py), the length and SHA-256 of the
+entries document's bytes up to its last leaf (for a format v3 site, which has none, the tree size,
+the state of its tiles as built and one digest of its whole tiles' SHA-256es: docs/formats/v3.md,
+3), the tree's compact range and the roots at every archived size, a v3 commitment list's parts'
+SHA-256es, and the key of every certificate recomputation, archive member and download part that
+passed.
 
 The next run uses it only for the release its state file remembers (same origin, size and root),
-only with the code that made it, and only if the memory is this user's alone. Then: the entries
-document must begin with exactly the bytes remembered (one SHA-256 over them), so its first
-leaves, their state and their roots are those already verified, and only the new leaves are
-replayed, under every rule (a v3 site's tiles are read and checked whole, only the leaves after
-the remembered size are replayed, and the remembered tree grown by them must have the tiles'
-root); a certificate is recomputed unless every input of its recomputation (its bytes, its run
-spec, its methodology, its revealed items and their commitments, its published details and grader
-record) hashes to a key that passed before; and a member of the download archive is inflated
-unless its compressed bytes, hashed, are bytes that were read back before to the SHA-256 its file
-is listed with. Everything else, every file's SHA-256 included, is checked in full, every time.
+only with the code that made it, and only if the memory is this user's alone. Then:
+
+- the entries document must begin with exactly the bytes remembered (one SHA-256 over them), so
+  its first leaves, their state and their roots are those already verified, and only the new
+  leaves are replayed, under every rule;
+- a v3 site's tiles: only the leaves after the remembered size are replayed, and the remembered
+  tree grown by them must have the tiles' root. When this release's lists give every whole tile
+  of the remembered tree the SHA-256 it had then (a whole tile never changes), those tiles are
+  not read: the remembered tiles' state goes on from there, and only the bundles from the
+  remembered size on, and the tiles they complete or leave partial, are read and checked;
+  otherwise every tile is;
+- a part of a v3 commitment list that no event since can have changed (no row committed or item
+  revealed since lies in it), listed with the SHA-256 it had then, is not made nor read again;
+- a certificate is recomputed unless every input of its recomputation (its bytes, its run spec,
+  its methodology, its revealed items and their commitments, its published details and grader
+  record) hashes to a key that passed before;
+- a member of the download archive is inflated unless its compressed bytes, hashed, are bytes
+  that were read back before to the SHA-256 its file is listed with; a v3 download part is not
+  read at all when it and its leaf's list both have the SHA-256es of a part and list checked
+  together before.
+
+Everything else, every file's SHA-256 included, is checked in full, every time.
 """
 
 import hashlib
 import os
+from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +46,7 @@ from generator.verifier.memory.checkpoint_memory import replace_atomically
 from generator.verifier.memory.ledger_snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.tlog.merkle import MerkleStream
+from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, tile_paths
 
 MEMORY_VERSION = 1
 
@@ -84,6 +100,8 @@ class Memory:
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
         self.new_members: set[str] = set()
+        self.new_parts: set[str] = set()
+        self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -183,15 +201,61 @@ class Memory:
         }
         self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
 
-    def took_tiles(self, ledger: Ledger, stream: MerkleStream, roots_at: dict[int, bytes]) -> None:
+    def tile_builder(self, folder: str, listed: Mapping[str, str], matched: Container[str]) -> TileBuilder | None:
+        """The tiles of the remembered tree as built then, to go on from, if this release's lists
+        give every whole tile of that tree the SHA-256 it had when it was checked, and its bytes
+        have it: a whole tile never changes, so these were checked then, and need not be read."""
+        tiles = self.extra.get("tiles") if self.bound else None
+        if not isinstance(tiles, dict) or "builder" not in tiles:
+            return None
+        try:
+            builder = TileBuilder.resumed(tiles["builder"])
+        except FormatError:
+            return None
+        if _whole_tiles_digest(folder, builder.size, listed, matched) != tiles.get("whole"):
+            self.why_not = "a whole tile differs from the release verified last: every tile read"
+            return None
+        return builder
+
+    def took_tiles(
+        self,
+        ledger: Ledger,
+        stream: MerkleStream,
+        roots_at: dict[int, bytes],
+        builder: TileBuilder | None = None,
+        folder: str = "",
+        listed: Mapping[str, str] | None = None,
+    ) -> None:
         """The replay of a ledger read from its tiles ended: remember its state by its tree size
-        (`tiles`), the next run resuming after its last leaf."""
+        (`tiles`), the next run resuming after its last leaf; with the site's lists, the tiles'
+        `builder` too, and the digest of the whole tiles' SHA-256es that vouches for them (a tile's
+        path tile/… is the site's `folder`/tile/…)."""
+        tiles: dict[str, Any] = {"tree_size": ledger.size}
+        whole = _whole_tiles_digest(folder, ledger.size, listed, listed.keys()) if listed is not None else None
+        if builder is not None and builder.size == ledger.size and whole is not None:
+            tiles.update({"builder": builder.state(), "whole": whole})
         extra: dict[str, Any] = {
-            "tiles": {"tree_size": ledger.size},
+            "tiles": tiles,
             "frontier": frontier_of(stream),
             "roots": {str(n): r.hex() for n, r in sorted(roots_at.items()) if r and n <= ledger.size},
         }
         self.new_snapshot = (ledger, extra, len(ledger.keys.spans))
+
+    # -- the parts of a v3 commitment list
+
+    def commitment_parts(self) -> tuple[int, int, list[str]] | None:
+        """The release verified last's tree size, commitment count and parts' SHA-256, if the
+        replay went on from it (only then are the events since it known)."""
+        known = self.extra.get("commitment_parts") if self.used else None
+        if not isinstance(known, dict):
+            return None
+        size, commits, shas = self.extra.get("tree_size"), known.get("commits"), known.get("sha256")
+        if not (isinstance(size, int) and isinstance(commits, int) and isinstance(shas, list)):
+            return None
+        return size, commits, [h for h in shas if isinstance(h, str)]
+
+    def took_commitment_parts(self, commits: int, shas: list[str]) -> None:
+        self.new_commitment_parts = {"commits": commits, "sha256": shas}
 
     # -- certificate recomputations
 
@@ -230,11 +294,30 @@ class Memory:
         self.new_members.add(key)
 
     def _members(self) -> frozenset[str]:
-        known = self.extra.get("members")
+        return self._known_set("members")
+
+    def _known_set(self, name: str) -> frozenset[str]:
+        known = self.extra.get(name)
         if not isinstance(known, frozenset):
             known = frozenset(k for k in known if isinstance(k, str)) if isinstance(known, list) else frozenset()
-            self.extra["members"] = known
+            self.extra[name] = known
         return known
+
+    # -- download parts (docs/formats/v3.md, 6)
+
+    def part_key(self, rel: str, sha256: str, list_rel: str, list_sha256: str) -> str:
+        """A part's check is a function of its bytes and of its leaf's list, which names the files
+        it must hold and their SHA-256: the same two, checked before, pass again."""
+        return hashlib.sha256(f"{self.rules}\0{rel}\0{sha256}\0{list_rel}\0{list_sha256}".encode()).hexdigest()
+
+    def part_known(self, key: str) -> bool:
+        if not self.bound or key not in self._known_set("parts"):
+            return False
+        self.new_parts.add(key)
+        return True
+
+    def part_passed(self, key: str) -> None:
+        self.new_parts.add(key)
 
     # -- saving
 
@@ -252,8 +335,26 @@ class Memory:
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
                 "members": sorted(self.new_members),
+                "parts": sorted(self.new_parts),
             }
         )
+        if self.new_commitment_parts is not None:
+            extra["commitment_parts"] = self.new_commitment_parts
         data = snapshot_bytes(ledger, extra, spans)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_atomically(self.path, data)
+
+
+def _whole_tiles_digest(folder: str, size: int, listed: Mapping[str, str], matched: Container[str]) -> str | None:
+    """One SHA-256 over the listed SHA-256 of every whole tile (hash tiles and entry bundles) of a
+    tree of `size` leaves; None if one is not listed, or its bytes do not have what is listed."""
+    h = hashlib.sha256()
+    for path, width in tile_paths(size):
+        rel = f"{folder}/{path}"
+        if width != TILE_WIDTH:
+            continue
+        sha = listed.get(rel)
+        if sha is None or rel not in matched:
+            return None
+        h.update(f"{sha}  {rel}\n".encode())
+    return h.hexdigest()

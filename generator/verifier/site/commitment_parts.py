@@ -9,7 +9,7 @@ tree size, so a part whose rows did not change keeps its bytes from one release 
 
 import hashlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Mapping
 from json.encoder import encode_basestring
 
 from generator.verifier.core.canonical import canonical_bytes, parse_canonical
@@ -93,38 +93,84 @@ def part_rows(ledger: Ledger, k: int) -> int:
     return min(COMMITMENT_PART_ROWS, ledger.commit_count - k * COMMITMENT_PART_ROWS)
 
 
-def check_commitment_parts(s: Site, rel: str, origin: str, key: bytes, ledger: Ledger) -> None:
+class UnchangedParts:
+    """The parts of the commitment list that no event after the release verified last can have
+    changed, with the SHA-256 each had then: a part's rows are its items' commitments, fixed once
+    committed, and their status, changed only by a reveal. So a part is unchanged unless it
+    holds a row committed since (the last part then, and those after it) or an item revealed
+    since; and then its file is the one checked then if it is listed with the same SHA-256 (and
+    its bytes have it)."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        since_size: int,
+        since_commits: int,
+        shas: list[str],
+        listed: Mapping[str, str],
+        matched: Container[str],
+    ) -> None:
+        self.shas, self.listed, self.matched = shas, listed, matched
+        self.touched = {
+            p // COMMITMENT_PART_ROWS
+            for r in ledger.reveals.values()
+            if r.index >= since_size and (p := ledger.commit_position(r.id)) is not None
+        }
+        self.first_touched = since_commits // COMMITMENT_PART_ROWS
+        self.used = 0  # parts taken as they were checked then, for the report
+
+    def sha256(self, k: int, path: str) -> str | None:
+        if k >= self.first_touched or k >= len(self.shas) or k in self.touched:
+            return None
+        sha = self.shas[k]
+        if self.listed.get(path) != sha or path not in self.matched:
+            return None
+        self.used += 1
+        return sha
+
+
+def check_commitment_parts(
+    s: Site, rel: str, origin: str, key: bytes, ledger: Ledger, unchanged: UnchangedParts | None = None
+) -> list[str]:
     """A v3 commitment list: its signed index and every part, each byte for byte the one the
-    ledger implies (canonical JSON has one form per value: equal bytes are equal rows)."""
+    ledger implies (canonical JSON has one form per value: equal bytes are equal rows). With
+    `unchanged`, a part no event since the release verified last touched, whose file is listed
+    with the SHA-256 it had then, is not read nor made again. Returns every part's SHA-256 as
+    the ledger implies it, for the verifier's memory."""
     report = s.report
     index = s.read(rel, "commitment list")
     if index is not None:
         s.signed(rel, index, key, "commitment list")
     parts: list[tuple[str, int, str]] = []
-    for path, want in commitment_parts(ledger, origin):
-        k = len(parts)
+    for k in range(commitment_part_count(ledger.commit_count)):
+        path = commitment_part_path(k)
+        known = unchanged.sha256(k, path) if unchanged is not None else None
+        if known is not None:
+            parts.append((path, part_rows(ledger, k), known))
+            continue
+        want = commitment_part_bytes(ledger, origin, k)
         parts.append((path, part_rows(ledger, k), hashlib.sha256(want).hexdigest()))
         data = s.read(path, f"part {k} of the commitment list")
-        if data is None:
+        if data is None or data == want:
             continue
         report.check(
-            data == want,
+            False,
             path,
             f"part {k} of the commitment list is not the rows the ledger implies{_first_row_differing(data, want)}",
             f"{len(want)} bytes, SHA-256 {parts[-1][2]}",
             f"{len(data)} bytes, SHA-256 {hashlib.sha256(data).hexdigest()}",
         )
     report.checks += ledger.commit_count
-    if index is None:
-        return
-    want_index = commitment_index_bytes(ledger, origin, parts)
-    report.check(
-        index == want_index,
-        rel,
-        "the commitment list's index is not the one the ledger implies (its count, parts or tree size)",
-        show(want_index.decode("utf-8", "replace"), 300),
-        show(index.decode("utf-8", "replace"), 300),
-    )
+    if index is not None:
+        want_index = commitment_index_bytes(ledger, origin, parts)
+        report.check(
+            index == want_index,
+            rel,
+            "the commitment list's index is not the one the ledger implies (its count, parts or tree size)",
+            show(want_index.decode("utf-8", "replace"), 300),
+            show(index.decode("utf-8", "replace"), 300),
+        )
+    return [sha for _, _, sha in parts]
 
 
 def _first_row_differing(data: bytes, want: bytes) -> str:

@@ -114,6 +114,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
     one, holds exactly the leaf's files and its list, as v2's archive holds the site's."""
     if sums.leaves is None:
         return
+    known = 0
     for prefix, files in sorted(sums.leaves.items()):
         rel = part_path(prefix)
         if rel not in sums.files:
@@ -121,6 +122,12 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
         if not sums.signed:
             s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
             continue
+        key = _part_key(sums, rel, list_path(prefix), memory)
+        if key is not None and memory is not None and memory.part_known(key):
+            s.report.checks += 1
+            known += 1
+            continue
+        failures = len(s.report.failures)
         expected = {*files, list_path(prefix)}
         _check_archive(
             s,
@@ -132,6 +139,21 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
             memory,
         )
+        if key is not None and memory is not None and len(s.report.failures) == failures:
+            memory.part_passed(key)
+    if known:
+        s.report.notes.append(
+            f"{known} download part(s) not read again: each, and its leaf's list, has the SHA-256 of a part and "
+            "list checked together before"
+        )
+
+
+def _part_key(sums: Listing, rel: str, list_rel: str, memory: Memory | None) -> str | None:
+    """The memory's key of a part and its leaf's list, when both have the SHA-256 listed (hashed
+    in this run, or known to be unchanged since they were)."""
+    if memory is None or rel not in sums.matched or list_rel not in sums.matched:
+        return None
+    return memory.part_key(rel, sums.files[rel], list_rel, sums.files[list_rel])
 
 
 def _check_archive(

@@ -28,8 +28,10 @@ from generator.verifier.tlog.tiles import read_tiled_log
 from generator.verifier.tlog.tlogproof import parse_tlog_proof
 
 HISTORY_PATH = "ledger/history.json"
-# The C2SP tlog-tiles of the log sit beside its checkpoint, under the same prefix.
-TILE_FOLDER = "ledger/tile"
+# The C2SP tlog-tiles of the log sit beside its checkpoint, under the same prefix: a tile's
+# path (tile/…) is read under TILE_PREFIX.
+TILE_PREFIX = "ledger"
+TILE_FOLDER = f"{TILE_PREFIX}/tile"
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ def tile_reader(s: Site) -> Callable[[str], bytes | None]:
     site's own rules (inside the site, no links); None for a tile that is not there."""
 
     def read(rel: str) -> bytes | None:
-        path = f"ledger/{rel}"
+        path = f"{TILE_PREFIX}/{rel}"
         if not (s.root / path).is_file():
             return None
         return s.read(path, "tile")

@@ -27,10 +27,11 @@ from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
-from generator.verifier.site.commitment_parts import check_commitment_parts, commitment_rows_bytes
-from generator.verifier.site.history import TILE_FOLDER, tile_reader
+from generator.verifier.site.commitment_parts import UnchangedParts, check_commitment_parts, commitment_rows_bytes
+from generator.verifier.site.history import TILE_FOLDER, TILE_PREFIX, tile_reader
+from generator.verifier.site.release import Listing
 from generator.verifier.tlog.merkle import EMPTY_ROOT, MerkleStream, leaf_hash
-from generator.verifier.tlog.tiles import TiledLog, read_tiled_log
+from generator.verifier.tlog.tiles import NotResumable, TiledLog, read_tiled_log
 
 
 def check_ledger(
@@ -41,6 +42,7 @@ def check_ledger(
     roots_at: dict[int, bytes] | None = None,
     from_tiles: bool = False,
     memory: Memory | None = None,
+    listing: Listing | None = None,
 ) -> Ledger | None:
     """Replay the entries, recompute the root, and check the checkpoint and commitment list.
 
@@ -54,14 +56,31 @@ def check_ledger(
     from the tiles (a v3 site's ledger, docs/formats/v3.md, 3), every tile is still read and
     checked but only the leaves after the remembered size are replayed, and the remembered tree
     with them must make the tiles' root. A v3 site's commitment list is checked in its parts.
+    When `listing` (the site's checksum lists as checked) gives every whole tile of the
+    remembered tree the SHA-256 it had then, those tiles are not read again: only the bundles from
+    the remembered size on, and the tiles they complete or leave partial.
     """
     report = s.report
     led = manifest["ledger"]
     rest: dict[str, Any] | None = None
     tiled = None
+    resumed = None
     if from_tiles:
         rel = TILE_FOLDER
-        tiled = read_tiled_log(tile_reader(s), led["tree_size"] if is_int(led["tree_size"]) else 0)
+        size = led["tree_size"] if is_int(led["tree_size"]) else 0
+        if memory is not None and roots_at is not None:
+            resumed = memory.resume_tiles(size, roots_at)
+        builder = None
+        if memory is not None and resumed is not None and listing is not None:
+            builder = memory.tile_builder(TILE_PREFIX, listing.files, listing.matched)
+            if builder is not None and builder.size != resumed[0].size:
+                builder = None
+        tiled = read_tiled_log(tile_reader(s), size, builder)
+        if builder is not None:
+            report.notes.append(
+                f"{TILE_FOLDER}: the whole tiles of the release verified last (its first {builder.size} leaves) were "
+                "not read again: this release lists each with the SHA-256 it had when it was checked"
+            )
         data = b""
     else:
         rel = led["entries"]
@@ -73,9 +92,8 @@ def check_ledger(
     ledger = Ledger()
     merkle = MerkleStream()
     start = 0
-    resumed = None
-    if memory is not None and roots_at is not None:
-        resumed = memory.resume_tiles(tiled.size, roots_at) if tiled is not None else memory.resume(rel, data, roots_at)
+    if memory is not None and roots_at is not None and tiled is None:
+        resumed = memory.resume(rel, data, roots_at)
     if resumed is not None:
         ledger, merkle, start = resumed
         report.notes.append(
@@ -107,11 +125,14 @@ def check_ledger(
         if roots_at is not None:
             roots_at[0] = EMPTY_ROOT
             roots_at[merkle.size] = merkle.root()
+    except NotResumable as e:
+        report.check(False, rel, f"the tiles' ledger does not begin with the ledger of the release verified last: {e}")
+        return None
     except (FormatError, ProofError) as e:
         report.check(False, rel, str(e))
         return None
     if memory is not None and tiled is not None and roots_at is not None and ledger.size:
-        memory.took_tiles(ledger, merkle, roots_at)
+        memory.took_tiles(ledger, merkle, roots_at, tiled.builder, TILE_PREFIX, listing.files if listing else None)
     if memory is not None and end and roots_at is not None and ledger.size:
         memory.took(rel, data, end[0], ledger, merkle, roots_at)
     del data, entries  # the iterator holds the bytes too: free both before the next large document
@@ -127,7 +148,19 @@ def check_ledger(
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
     if site_format(manifest) == MANIFEST_V3:
-        check_commitment_parts(s, led["commitment_list"], origin, key, ledger)
+        unchanged = None
+        known = memory.commitment_parts() if memory is not None and listing is not None else None
+        if known is not None and listing is not None:
+            unchanged = UnchangedParts(ledger, *known, listing.files, listing.matched)
+        shas = check_commitment_parts(s, led["commitment_list"], origin, key, ledger, unchanged)
+        if memory is not None:
+            memory.took_commitment_parts(ledger.commit_count, shas)
+        if unchanged is not None and unchanged.used:
+            report.notes.append(
+                f"{led['commitment_list']}: {unchanged.used} of its {len(shas)} parts not read again: no row of "
+                "theirs was committed or revealed since the release verified last, and each is listed with the "
+                "SHA-256 it had when it was checked"
+            )
     else:
         check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
@@ -136,7 +169,7 @@ def check_ledger(
 def _tiled_entries(tiled: TiledLog, start: int) -> Iterator[tuple[Any, bytes]]:
     """The leaves of a tiled log from the `start`-th, parsed: those before it are read (every
     tile is checked all the same) but not replayed."""
-    for i, raw in enumerate(tiled):
+    for i, raw in enumerate(tiled, tiled.first):
         if i >= start:
             yield parse_canonical(raw), raw
 

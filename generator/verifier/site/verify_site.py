@@ -68,6 +68,7 @@ def verify_site(
     full: bool = False,
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
     known_files: KnownHashes | None = None,
+    known_from: str = "verify.py mirror computed when it wrote them",
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -82,8 +83,9 @@ def verify_site(
     origin's, or whose origin looks like another (the origins of `since` too), fails.
     `known_files` is what `verify.py mirror` hands over: the SHA-256 of files it wrote and
     hashed itself, each with the stat identity the file had then (memory/mirror_record.py says
-    why they may be trusted); a file whose identity is unchanged is not read again, unless the
-    site's folder is not this user's alone or `full` is set.
+    why they may be trusted), or the build hands over for the files it took from the last release
+    (`known_from` says which, for the report); a file whose identity is unchanged is not read
+    again, unless the site's folder is not this user's alone or `full` is set.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -108,8 +110,8 @@ def verify_site(
     report.hints += environment_hints(root, report.failures)
     if s.known_used:
         report.notes.append(
-            f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one verify.py mirror computed "
-            "when it wrote them, and their size, times and inode are unchanged since"
+            f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one {known_from}, and their "
+            "size, times and inode are unchanged since"
         )
     return report
 
@@ -162,7 +164,7 @@ def _check(
     history = read_history(s, HISTORY_V3 if v3 else 1)
     roots_at: dict[int, bytes] = dict.fromkeys(history_sizes(history) | {cp.size for cp in saved}, b"")
     # A v3 manifest names no entries document: its ledger is its tiles (docs/formats/v3.md, 3).
-    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory)
+    ledger = check_ledger(s, manifest, origin, public_key, roots_at, from_tiles or v3, memory, sums)
     # Another log's key, or a look-alike of another log's origin, would let this site start
     # afresh beside the history this verifier remembers for that log. Every key the log has
     # signed with counts, not only today's: a key it rotated away from is still the key of

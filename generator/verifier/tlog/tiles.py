@@ -93,6 +93,10 @@ def parse_entry_bundle(data: bytes, width: int, where: str = "entry bundle") -> 
     return leaves
 
 
+class NotResumable(ProofError):
+    """The log read does not begin with the leaves of the state it was resumed from."""
+
+
 class TileBuilder:
     """Every tile of a log, built as its leaves are appended. Memory: one unfinished tile per level
     (log_256 of the size levels) and the unfinished entry bundle. Work: each leaf costs one leaf
@@ -143,6 +147,50 @@ class TileBuilder:
             out.append((entry_bundle_path(self.size >> _TILE_HEIGHT, self.size % TILE_WIDTH), bytes(self._entries)))
         return out
 
+    def unfinished(self) -> bytes:
+        """The unfinished bundle's bytes: the leaves after the last whole 256."""
+        return bytes(self._entries)
+
+    def state(self) -> dict[str, object]:
+        """What resumed() needs to go on from here: the size, each level's unfinished row (hex)
+        and the unfinished bundle's bytes (hex); a few KiB whatever the size of the log."""
+        return {
+            "size": self.size,
+            "levels": [[h.hex() for h in row] for row in self._levels],
+            "entries": self._entries.hex(),
+        }
+
+    @classmethod
+    def resumed(cls, state: object) -> "TileBuilder":
+        """A builder in the state state() gave; FormatError if it is not one (a size that its
+        rows and bundle do not fit)."""
+        if not isinstance(state, dict):
+            raise FormatError("a tile builder's state is an object")
+        size, levels, entries = state.get("size"), state.get("levels"), state.get("entries")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise FormatError("a tile builder's size is a count")
+        if not isinstance(levels, list) or not levels or not isinstance(entries, str):
+            raise FormatError("a tile builder's state has its levels and its unfinished bundle")
+        b = cls()
+        try:
+            b._levels = [[bytes.fromhex(h) for h in row] for row in levels]
+            b._entries = bytearray.fromhex(entries)
+        except (TypeError, ValueError) as e:
+            raise FormatError(f"a tile builder's state holds something other than hex: {e}") from None
+        count = size
+        for row in b._levels:
+            if len(row) != count % TILE_WIDTH or any(len(h) != TILE_HASH_BYTES for h in row):
+                raise FormatError("a tile builder's rows do not fit its size")
+            count //= TILE_WIDTH
+        if count:
+            raise FormatError("a tile builder's levels do not reach the top of its tree")
+        if size % TILE_WIDTH:
+            parse_entry_bundle(bytes(b._entries), size % TILE_WIDTH, where="a tile builder's unfinished bundle")
+        elif b._entries:
+            raise FormatError("a tile builder of whole bundles holds an unfinished one")
+        b.size = size
+        return b
+
     def root(self) -> bytes:
         """The RFC 6962 root of the leaves so far, from the unfinished tiles alone: read from the top
         level down, their hashes are the roots of the tree's complete subtrees, largest first, once
@@ -192,17 +240,27 @@ class TiledLog(Iterator[bytes]):
     has been checked. After the last leaf, root() is their RFC 6962 root, for the caller to compare
     with its checkpoint. Memory: one bundle, and one tile per level."""
 
-    def __init__(self, read: Callable[[str], bytes | None], size: int) -> None:
+    def __init__(self, read: Callable[[str], bytes | None], size: int, resume: TileBuilder | None = None) -> None:
         if size < 0:
             raise FormatError(f"a log cannot have {size} leaves")
+        if resume is not None and resume.size > size:
+            raise FormatError(f"a log of {size} leaves cannot go on from {resume.size}")
         self.size = size
         self._read = read
-        self._built = TileBuilder()
+        # Resumed, the tiles that hold only leaves before `first` are not read: the caller knows
+        # them to be the ones it checked when it built `resume` (release_memory.py).
+        self._built = resume or TileBuilder()
+        self.first = self._built.size
         self._root: bytes | None = None
         self._leaves = self._each_leaf()
 
     def __next__(self) -> bytes:
         return next(self._leaves)
+
+    @property
+    def builder(self) -> TileBuilder:
+        """The tiles built so far: after the last leaf, the state to resume from next time."""
+        return self._built
 
     def root(self) -> bytes:
         if self._root is None:
@@ -211,10 +269,16 @@ class TiledLog(Iterator[bytes]):
 
     def _each_leaf(self) -> Iterator[bytes]:
         bundles = -(-self.size // TILE_WIDTH)
-        for index in range(bundles):
+        for index in range(self.first // TILE_WIDTH, bundles):
             width = min(TILE_WIDTH, self.size - index * TILE_WIDTH)
             bundle = entry_bundle_path(index, width)
-            leaves = parse_entry_bundle(self._fetch_tile(bundle), width, where=bundle)
+            data = self._fetch_tile(bundle)
+            leaves = parse_entry_bundle(data, width, where=bundle)
+            if (done := self.first - index * TILE_WIDTH) > 0:
+                # The bundle the resumed builder stopped in: its first leaves are those it holds.
+                if not data.startswith(self._built.unfinished()):
+                    raise NotResumable(f"{bundle}: its first {done} entries are not those the log had at {self.first}")
+                leaves = leaves[done:]
             made = [tile for leaf in leaves for tile in self._built.append(leaf)]
             if index == bundles - 1:
                 made += self._built.finish()
@@ -223,6 +287,11 @@ class TiledLog(Iterator[bytes]):
                 if not path.startswith(_ENTRIES_PREFIX):
                     self._check_hash_tile(path, expected, bundle)
             yield from leaves
+        if self.first == self.size and not self.size % TILE_WIDTH:
+            # Resumed at this very size, on a whole bundle: no bundle is read, but the partial
+            # tiles of the levels above are this release's files, and are checked all the same.
+            for path, expected in self._built.finish():
+                self._check_hash_tile(path, expected, "the leaves")
         self._root = self._built.root()
 
     def _fetch_tile(self, path: str) -> bytes:
@@ -247,9 +316,10 @@ class TiledLog(Iterator[bytes]):
         raise ProofError(f"{path}: hash {i} is {found}, but {source} to {computed}")
 
 
-def read_tiled_log(read: Callable[[str], bytes | None], size: int) -> TiledLog:
-    """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog)."""
-    return TiledLog(read, size)
+def read_tiled_log(read: Callable[[str], bytes | None], size: int, resume: TileBuilder | None = None) -> TiledLog:
+    """The leaves of the tiled log of `size` leaves that `read` serves, every tile checked (TiledLog);
+    with `resume`, only the leaves after its size, and the tiles they complete or leave partial."""
+    return TiledLog(read, size, resume)
 
 
 def bundles_from(start: int, size: int) -> list[tuple[str, int, int]]:

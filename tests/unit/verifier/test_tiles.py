@@ -17,6 +17,7 @@ import pytest
 from generator.verifier.core.errors import FormatError, ProofError
 from generator.verifier.tlog.tiles import (
     TILE_WIDTH,
+    NotResumable,
     TileBuilder,
     entry_bundle_path,
     hash_tile_path,
@@ -407,3 +408,88 @@ def test_the_read_order_is_the_order_a_tiled_log_reads_in(size: int) -> None:
     log = read_tiled_log(fetch, size)
     assert sum(1 for _ in log) == size
     assert read == list(tile_read_order(size))
+
+
+# --- resuming from a remembered state (release_memory.py) --------------------------------------
+
+RESUME_PAIRS = [
+    (0, 1),
+    (1, 1),
+    (255, 256),
+    (256, 256),
+    (256, 600),
+    (300, 600),
+    (511, 513),
+    (600, 600),
+    (65_535, 70_000),
+]
+
+
+def builder_at(size: int) -> TileBuilder:
+    """The state a verifier remembers after reading a log of `size` leaves, through JSON."""
+    import json
+
+    log = read_tiled_log(built(size).get, size)
+    assert len(list(log)) == size
+    return TileBuilder.resumed(json.loads(json.dumps(log.builder.state())))
+
+
+@pytest.mark.parametrize(("old", "new"), RESUME_PAIRS)
+def test_a_resumed_read_gives_the_new_leaves_and_the_root(old: int, new: int) -> None:
+    asked: list[str] = []
+    tiles = built(new)
+
+    def read(path: str) -> bytes | None:
+        asked.append(path)
+        return tiles.get(path)
+
+    log = read_tiled_log(read, new, builder_at(old))
+    assert list(log) == LEAVES[old:new]
+    assert log.root() == root_of(new)
+    assert log.first == old
+    # Only what the new leaves make: no whole tile of the old tree is read again.
+    whole_before = {p for p, w in tile_paths(old) if w == TILE_WIDTH}
+    assert not whole_before & set(asked)
+    expected = {p for p, _ in tile_paths(new)} - whole_before
+    if old == new and old % TILE_WIDTH == 0:
+        expected = {p for p in expected if not p.startswith("tile/entries/")}  # no bundle holds a new leaf
+    assert set(asked) == expected
+
+
+@pytest.mark.parametrize(("old", "new"), [(300, 600), (1, 255)])
+def test_a_resumed_read_refuses_a_bundle_that_does_not_begin_with_the_old_leaves(old: int, new: int) -> None:
+    forged = list(LEAVES[:new])
+    forged[old - 1] = b"forged"
+    builder = TileBuilder()
+    tiles = {p: d for leaf in forged for p, d in builder.append(leaf)} | dict(builder.finish())
+    with pytest.raises(NotResumable, match=f"its first {old % 256} entries are not those the log had at {old}"):
+        list(read_tiled_log(tiles.get, new, builder_at(old)))
+
+
+def test_a_resumed_read_still_checks_the_partial_tiles_at_the_same_size() -> None:
+    tiles = dict(built(512))
+    tiles["tile/1/000.p/2"] = flip(tiles["tile/1/000.p/2"], 3)
+    with pytest.raises(ProofError, match=r"^tile/1/000.p/2: hash 0 is "):
+        list(read_tiled_log(tiles.get, 512, builder_at(512)))
+
+
+def test_a_log_shorter_than_the_state_is_refused() -> None:
+    with pytest.raises(FormatError, match="a log of 255 leaves cannot go on from 256"):
+        read_tiled_log(built(255).get, 255, builder_at(256))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s | {"size": 257}, "rows do not fit its size"),
+        (lambda s: s | {"size": -1}, "size is a count"),
+        (lambda s: s | {"levels": []}, "has its levels"),
+        (lambda s: s | {"entries": "zz"}, "other than hex"),
+        (lambda s: s | {"entries": s["entries"][:-2]}, "unfinished bundle"),
+        (lambda s: s | {"levels": [*s["levels"], ["00" * 32]]}, "rows do not fit its size"),
+    ],
+)
+def test_a_damaged_state_is_refused(change, message: str) -> None:  # type: ignore[no-untyped-def]
+    state = builder_at(300).state()
+    with pytest.raises(FormatError, match=message):
+        TileBuilder.resumed(change(state))
