@@ -18,65 +18,66 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    82 to   229
-    generator/verifier/core/text.py                     lines   230 to   313
-    generator/verifier/core/errors.py                   lines   314 to   380
-    generator/verifier/core/canonical.py                lines   381 to   689
-    generator/verifier/core/confusables_table.py        lines   690 to  1026
-    generator/verifier/core/confusables.py              lines  1027 to  1133
-    generator/verifier/core/formats.py                  lines  1134 to  1371
-    generator/verifier/core/sodium.py                   lines  1372 to  1415
-    generator/verifier/core/public_keys.py              lines  1416 to  1692
-    generator/verifier/core/note.py                     lines  1693 to  1800
-    generator/verifier/tlog/merkle.py                   lines  1801 to  1941
-    generator/verifier/tlog/tlogproof.py                lines  1942 to  2014
-    generator/verifier/tlog/tiles.py                    lines  2015 to  2352
-    generator/verifier/tlog/tile_proofs.py              lines  2353 to  2445
-    generator/verifier/tlog/cosignature.py              lines  2446 to  2595
-    generator/verifier/tlog/policy.py                   lines  2596 to  2878
-    generator/verifier/tlog/witnessing.py               lines  2879 to  2908
-    generator/verifier/core/idindex.py                  lines  2909 to  2992
-    generator/verifier/rules/methodology_rules.py       lines  2993 to  3336
-    generator/verifier/rules/scoring.py                 lines  3337 to  3636
-    generator/verifier/rules/agreement_statistics.py    lines  3637 to  3896
-    generator/verifier/rules/labelsets.py               lines  3897 to  4235
-    generator/verifier/rules/subjects.py                lines  4236 to  4501
-    generator/verifier/rules/withdrawals.py             lines  4502 to  4540
-    generator/verifier/tlog/keyring.py                  lines  4541 to  4672
-    generator/verifier/rules/ledger.py                  lines  4673 to  5155
-    generator/verifier/memory/ledger_snapshot.py        lines  5156 to  5329
-    generator/verifier/memory/checkpoint_memory.py      lines  5330 to  5484
-    generator/verifier/memory/release_memory.py         lines  5485 to  5801
-    generator/verifier/rules/answers.py                 lines  5802 to  5869
-    generator/verifier/rules/runs.py                    lines  5870 to  6227
-    generator/verifier/rules/lineage.py                 lines  6228 to  6513
-    generator/verifier/rules/score_edits.py             lines  6514 to  6599
-    generator/verifier/rules/evidence.py                lines  6600 to  6694
-    generator/verifier/rules/certificates.py            lines  6695 to  7162
-    generator/verifier/rules/certificate_documents.py   lines  7163 to  7258
-    generator/verifier/rules/recheck.py                 lines  7259 to  7625
-    generator/verifier/core/report.py                   lines  7626 to  7788
-    generator/verifier/core/folder.py                   lines  7789 to  8072
-    generator/verifier/core/checksum_tree.py            lines  8073 to  8227
-    generator/verifier/memory/mirror_record.py          lines  8228 to  8297
-    generator/verifier/site/release.py                  lines  8298 to  8587
-    generator/verifier/site/checksum_lists.py           lines  8588 to  8744
-    generator/verifier/site/zip_layout.py               lines  8745 to  8944
-    generator/verifier/site/download.py                 lines  8945 to  9319
-    generator/verifier/tlog/rotation.py                 lines  9320 to  9428
-    generator/verifier/site/history.py                  lines  9429 to  9797
-    generator/verifier/site/history_v3.py               lines  9798 to  9934
-    generator/verifier/site/commitment_parts.py         lines  9935 to 10118
-    generator/verifier/site/publication.py              lines 10119 to 10585
-    generator/verifier/rules/revocations.py             lines 10586 to 10705
-    generator/verifier/site/certificate_files.py        lines 10706 to 11086
-    generator/verifier/site/agreement_files.py          lines 11087 to 11231
-    generator/verifier/site/accounting.py               lines 11232 to 11472
-    generator/verifier/site/remote.py                   lines 11473 to 11743
-    generator/verifier/site/mirror_folder.py            lines 11744 to 11935
-    generator/verifier/site/mirror.py                   lines 11936 to 12241
-    generator/verifier/site/verify_site.py              lines 12242 to 12548
-    generator/verifier/site/command_line.py             lines 12549 to 12976
+    generator/verifier/core/isolation.py                lines    83 to   230
+    generator/verifier/core/text.py                     lines   231 to   314
+    generator/verifier/core/errors.py                   lines   315 to   381
+    generator/verifier/core/canonical.py                lines   382 to   690
+    generator/verifier/core/confusables_table.py        lines   691 to  1027
+    generator/verifier/core/confusables.py              lines  1028 to  1134
+    generator/verifier/core/formats.py                  lines  1135 to  1372
+    generator/verifier/core/sodium.py                   lines  1373 to  1416
+    generator/verifier/core/public_keys.py              lines  1417 to  1693
+    generator/verifier/core/note.py                     lines  1694 to  1801
+    generator/verifier/tlog/merkle.py                   lines  1802 to  1942
+    generator/verifier/tlog/tlogproof.py                lines  1943 to  2015
+    generator/verifier/tlog/tiles.py                    lines  2016 to  2353
+    generator/verifier/tlog/tile_proofs.py              lines  2354 to  2446
+    generator/verifier/tlog/cosignature.py              lines  2447 to  2596
+    generator/verifier/tlog/policy.py                   lines  2597 to  2879
+    generator/verifier/tlog/witnessing.py               lines  2880 to  2909
+    generator/verifier/core/idindex.py                  lines  2910 to  2993
+    generator/verifier/rules/methodology_rules.py       lines  2994 to  3337
+    generator/verifier/rules/scoring.py                 lines  3338 to  3637
+    generator/verifier/rules/agreement_statistics.py    lines  3638 to  3897
+    generator/verifier/rules/labelsets.py               lines  3898 to  4236
+    generator/verifier/rules/subjects.py                lines  4237 to  4502
+    generator/verifier/rules/withdrawals.py             lines  4503 to  4541
+    generator/verifier/tlog/keyring.py                  lines  4542 to  4673
+    generator/verifier/rules/ledger.py                  lines  4674 to  5156
+    generator/verifier/memory/ledger_snapshot.py        lines  5157 to  5330
+    generator/verifier/memory/checkpoint_memory.py      lines  5331 to  5485
+    generator/verifier/memory/release_memory.py         lines  5486 to  5802
+    generator/verifier/rules/answers.py                 lines  5803 to  5870
+    generator/verifier/rules/runs.py                    lines  5871 to  6228
+    generator/verifier/rules/lineage.py                 lines  6229 to  6514
+    generator/verifier/rules/score_edits.py             lines  6515 to  6600
+    generator/verifier/rules/evidence.py                lines  6601 to  6695
+    generator/verifier/rules/certificates.py            lines  6696 to  7163
+    generator/verifier/rules/certificate_documents.py   lines  7164 to  7259
+    generator/verifier/rules/recheck.py                 lines  7260 to  7626
+    generator/verifier/core/report.py                   lines  7627 to  7789
+    generator/verifier/core/folder.py                   lines  7790 to  8073
+    generator/verifier/core/checksum_tree.py            lines  8074 to  8228
+    generator/verifier/memory/mirror_record.py          lines  8229 to  8298
+    generator/verifier/site/release.py                  lines  8299 to  8588
+    generator/verifier/site/checksum_lists.py           lines  8589 to  8745
+    generator/verifier/site/zip_layout.py               lines  8746 to  8945
+    generator/verifier/site/download.py                 lines  8946 to  9320
+    generator/verifier/tlog/rotation.py                 lines  9321 to  9429
+    generator/verifier/site/history.py                  lines  9430 to  9798
+    generator/verifier/site/history_v3.py               lines  9799 to  9935
+    generator/verifier/site/commitment_parts.py         lines  9936 to 10119
+    generator/verifier/site/ledger_files.py             lines 10120 to 10457
+    generator/verifier/site/publication.py              lines 10458 to 10620
+    generator/verifier/rules/revocations.py             lines 10621 to 10740
+    generator/verifier/site/certificate_files.py        lines 10741 to 11121
+    generator/verifier/site/agreement_files.py          lines 11122 to 11266
+    generator/verifier/site/accounting.py               lines 11267 to 11507
+    generator/verifier/site/remote.py                   lines 11508 to 11778
+    generator/verifier/site/mirror_folder.py            lines 11779 to 11970
+    generator/verifier/site/mirror.py                   lines 11971 to 12276
+    generator/verifier/site/verify_site.py              lines 12277 to 12583
+    generator/verifier/site/command_line.py             lines 12584 to 13011
 """
 
 # ==============================================================================================
@@ -10117,9 +10118,10 @@ def _first_row_differing(data: bytes, want: bytes) -> str:
 
 
 # ==============================================================================================
-# generator/verifier/site/publication.py: What the ledger publishes (format v1 §3, §4, §5, §6): the entries and their
-#     Merkle root, the signed checkpoint, the commitment list, and the documents every leaf refers to: gates,
-#     methodology parameters, reveal documents and run specs, each against its leaf.
+# generator/verifier/site/ledger_files.py: The ledger as a site publishes it (format v1 §3, §4; docs/formats/v3.md, 3
+#     and 4): its entries (or a v3 site's tiles) replayed under every rule to their Merkle root, the signed checkpoint
+#     over that root, and the commitment list, whole or in parts, byte for byte the rows the ledger implies. With the
+#     verifier's memory, from the release verified last (memory/release_memory.py).
 # ==============================================================================================
 
 def check_ledger(
@@ -10153,22 +10155,10 @@ def check_ledger(
     rest: dict[str, Any] | None = None
     tiled = None
     resumed = None
+    data = b""
     if from_tiles:
         rel = TILE_FOLDER
-        size = led["tree_size"] if is_int(led["tree_size"]) else 0
-        if memory is not None and roots_at is not None:
-            resumed = memory.resume_tiles(size, roots_at)
-        builder = None
-        if memory is not None and resumed is not None and listing is not None:
-            builder = memory.tile_builder(TILE_PREFIX, listing.files, listing.matched)
-            if builder is not None and builder.size != resumed[0].size:
-                builder = None
-        tiled = read_tiled_log(tile_reader(s), size, builder)
-        if builder is not None:
-            report.notes.append(
-                f"{TILE_FOLDER}: the whole tiles of the release verified last (its first {builder.size} leaves) were "
-                "not read again: this release lists each with the SHA-256 it had when it was checked"
-            )
+        tiled, resumed = _open_tiles(s, led["tree_size"] if is_int(led["tree_size"]) else 0, roots_at, memory, listing)
         data = b""
     else:
         rel = led["entries"]
@@ -10197,14 +10187,7 @@ def check_ledger(
             entries: Iterator[tuple[Any, bytes]] = _tiled_entries(tiled, start)
         else:
             entries, rest = iter_canonical_array(data, "entries", start=start, ends_at=end)
-        for leaf, raw in entries:
-            problems = ledger.apply(leaf, len(raw))
-            merkle.append(leaf_hash(raw))
-            if roots_at is not None and merkle.size in roots_at:
-                roots_at[merkle.size] = merkle.root()
-            if problems:
-                report.add(problems, rel, checks=0)
-        report.checks += ledger.size
+        _replay(report, rel, entries, ledger, merkle, roots_at)
         if tiled is not None and start and tiled.root() != merkle.root():
             # The remembered tree and the new leaves make another root than the tiles': the
             # tiles do not hold the ledger verified last, whatever their new leaves are.
@@ -10236,22 +10219,69 @@ def check_ledger(
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
     if site_format(manifest) == MANIFEST_V3:
-        unchanged = None
-        known = memory.commitment_parts() if memory is not None and listing is not None else None
-        if known is not None and listing is not None:
-            unchanged = UnchangedParts(ledger, *known, listing.files, listing.matched)
-        shas = check_commitment_parts(s, led["commitment_list"], origin, key, ledger, unchanged)
-        if memory is not None:
-            memory.took_commitment_parts(ledger.commit_count, shas)
-        if unchanged is not None and unchanged.used:
-            report.notes.append(
-                f"{led['commitment_list']}: {unchanged.used} of its {len(shas)} parts not read again: no row of "
-                "theirs was committed or revealed since the release verified last, and each is listed with the "
-                "SHA-256 it had when it was checked"
-            )
+        _check_commitment_parts(s, led["commitment_list"], origin, key, ledger, memory, listing)
     else:
         check_commitment_list(s, led["commitment_list"], origin, key, ledger)
     return ledger
+
+
+def _replay(
+    report: Report,
+    rel: str,
+    entries: Iterator[tuple[Any, bytes]],
+    ledger: Ledger,
+    merkle: MerkleStream,
+    roots_at: dict[int, bytes] | None,
+) -> None:
+    """Every leaf applied under the ledger's rules and added to the tree, the roots the history
+    asks for taken on the way."""
+    for leaf, raw in entries:
+        problems = ledger.apply(leaf, len(raw))
+        merkle.append(leaf_hash(raw))
+        if roots_at is not None and merkle.size in roots_at:
+            roots_at[merkle.size] = merkle.root()
+        if problems:
+            report.add(problems, rel, checks=0)
+    report.checks += ledger.size
+
+
+def _open_tiles(
+    s: Site, size: int, roots_at: dict[int, bytes] | None, memory: Memory | None, listing: Listing | None
+) -> tuple[TiledLog, tuple[Ledger, MerkleStream, int] | None]:
+    """The tiled log to read, and where the replay resumes from the memory (if it does): when
+    `listing` gives every whole tile of the remembered tree the SHA-256 it had then, the tiles
+    go on from the remembered tiles' state, and those tiles are not read again."""
+    resumed = memory.resume_tiles(size, roots_at) if memory is not None and roots_at is not None else None
+    builder = None
+    if memory is not None and resumed is not None and listing is not None:
+        builder = memory.tile_builder(TILE_PREFIX, listing.files, listing.matched)
+        if builder is not None and builder.size != resumed[0].size:
+            builder = None
+    if builder is not None:
+        s.report.notes.append(
+            f"{TILE_FOLDER}: the whole tiles of the release verified last (its first {builder.size} leaves) were "
+            "not read again: this release lists each with the SHA-256 it had when it was checked"
+        )
+    return read_tiled_log(tile_reader(s), size, builder), resumed
+
+
+def _check_commitment_parts(
+    s: Site, rel: str, origin: str, key: bytes, ledger: Ledger, memory: Memory | None, listing: Listing | None
+) -> None:
+    """A v3 commitment list in its parts; with the memory, the parts no event since touched
+    taken as they were checked (commitment_parts.UnchangedParts)."""
+    unchanged = None
+    known = memory.commitment_parts() if memory is not None and listing is not None else None
+    if known is not None and listing is not None:
+        unchanged = UnchangedParts(ledger, *known, listing.files, listing.matched)
+    shas = check_commitment_parts(s, rel, origin, key, ledger, unchanged)
+    if memory is not None:
+        memory.took_commitment_parts(ledger.commit_count, shas)
+    if unchanged is not None and unchanged.used:
+        s.report.notes.append(
+            f"{rel}: {unchanged.used} of its {len(shas)} parts not read again: no row of theirs was committed or "
+            "revealed since the release verified last, and each is listed with the SHA-256 it had when it was checked"
+        )
 
 
 def _tiled_entries(tiled: TiledLog, start: int) -> Iterator[tuple[Any, bytes]]:
@@ -10424,6 +10454,11 @@ def check_checkpoint(s: Site, rel: str, origin: str, key: bytes, size: int, root
         base64.b64encode(cp_root).decode(),
     )
 
+
+# ==============================================================================================
+# generator/verifier/site/publication.py: What the ledger's leaves refer to (format v1 §3, §5, §6): gates, methodology
+#     parameters, reveal documents and run specs, each against its leaf. The ledger itself is site/ledger_files.py.
+# ==============================================================================================
 
 def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
     """Check a manifest list names exactly `want`, in ledger order; return its well-formed rows."""

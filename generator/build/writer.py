@@ -36,8 +36,18 @@ class SiteWriter:
     a file whose bytes are those the last release published under the same path is that file,
     hard-linked: a release rewrites only what changed, and a mirror syncing it copies only that."""
 
-    def __init__(self, root: Path, previous: PreviousRelease | None = None, cleanup: Cleanup | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        previous: PreviousRelease | None = None,
+        cleanup: Cleanup | None = None,
+        recorded: Callable[[str, os.stat_result], str | None] | None = None,
+    ) -> None:
         self.root = root
+        # The last build's record of files' SHA-256 by identity (generator.state.hash_index_cache),
+        # as place ("site/<path>"), lstat -> SHA-256 or None: a file of the last release it
+        # vouches for is taken without being read.
+        self.recorded = recorded or (lambda place, st: None)
         self.cleanup = cleanup or Cleanup()  # removes what the build made and no longer needs
         self.hashes: dict[str, str] = {}
         self._dirs: set[Path] = set()
@@ -87,10 +97,19 @@ class SiteWriter:
             st = os.lstat(previous)
             if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
                 return False
+            recorded = self.recorded(f"site/{rel}", st)
+            if recorded is not None and recorded != digest:
+                return False
             path = self._target(rel)
             os.link(previous, path)
         except OSError:
             return False
+        if recorded is not None:
+            # Not written since the last build hashed it (hash_index_cache.py): linked as it is.
+            self.carried[rel] = (digest, identity_of(os.lstat(path)))
+            self.hashes[rel] = digest
+            self.linked += 1
+            return True
         # The link is hashed, not the published path: what is hashed is the file this release
         # holds. Its identity before and after hashing is the same or it changed meanwhile (the
         # published path is the same file): then, or with other bytes, the file is written anew.

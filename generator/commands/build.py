@@ -34,6 +34,7 @@ from generator.program.datadir import Paths
 from generator.program.ledgerfile import ledger_lines, reading
 from generator.site import pages
 from generator.state import build_cache
+from generator.state.hash_index_cache import HashIndex, load_index
 from generator.state.page_cache import PageMemo, memo_path
 from generator.verifier import Identity, sha256_hex
 
@@ -112,7 +113,9 @@ def _build(
             if last is not None:
                 return _nothing_to_do(out, last, strict, started)
         # A build that asks witnesses is never skipped, so its inputs are not worth reading.
-        inputs = None if asks_witnesses else build_cache.read_inputs(paths, previous.folder, offline)
+        # What the last build hashed, by identity: none under --full, which reads every byte.
+        index = HashIndex() if full else load_index(paths)
+        inputs = None if asks_witnesses else build_cache.read_inputs(paths, previous.folder, offline, index)
         last = None if full or inputs is None else build_cache.unchanged(paths, inputs, previous.folder)
         if last is not None:
             return _nothing_to_do(out, last, strict, started)
@@ -131,7 +134,7 @@ def _build(
         staging = Staging(out)
         memo = PageMemo(memo_path(paths.private), previous.sums_bytes())
         try:
-            writer = SiteWriter(staging.path, previous, cleanup)
+            writer = SiteWriter(staging.path, previous, cleanup, index.sha256)
             write_site(ctx, writer, progress, carried, previous, offline, memo)
         except BaseException:
             staging.discard()

@@ -527,7 +527,7 @@ def _record_build(a: AfterSwap) -> None:
         return
     site = build_cache.site_digest(a.out, a.hashes)
     a.cleanup.wait()  # the last release gone: the identities recorded are those that stay
-    build_cache.save(a.paths, a.inputs, site, a.said, a.out, a.offline, a.shape)
+    build_cache.save(a.paths, a.inputs, site, a.said, a.out, a.offline, a.shape, a.hashes)
 
 
 AFTER_SWAP: tuple[Step[AfterSwap], ...] = (

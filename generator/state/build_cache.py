@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +45,7 @@ from typing import Any
 from generator.core.digest import rules_version
 from generator.program.datadir import Paths
 from generator.state.cache_file import write_cache
+from generator.state.hash_index_cache import HashIndex, save_index
 
 RECORD_NAME = "build.json"
 _VERSION = 3
@@ -75,6 +76,9 @@ class Inputs:
     # that recent for the identities to be recorded (`save`).
     read_mark: tuple[int, int] | None = None
     newest: int = 0
+    # Each regular input's place, identity as hashed and SHA-256: the hash index's rows
+    # (hash_index_cache.py), recorded once the build published and they are still as read.
+    files: list[tuple[str, tuple[int, ...], str]] = field(default_factory=list)
 
     def still_as_read(self) -> bool:
         if self.stats is None:
@@ -151,9 +155,10 @@ def _places(paths: Paths, out: Path) -> _Places:
     return _Places(trees, place, layout)
 
 
-def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
+def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None = None) -> Inputs:
     """Hash every input of a build of `paths` into `out`, under the ledger's lock (so that no
-    command appends while they are read)."""
+    command appends while they are read); an input whose identity `index` records is not read:
+    its SHA-256 is the one recorded."""
     places = _places(paths, out)
     look, place = places.look, places.checkpoints
     outside: str | None
@@ -161,6 +166,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
     read_mark = _clock(paths)
     newest = 0
+    files: list[tuple[str, tuple[int, ...], str]] = []
     try:
         # One walk, before the bytes are read: an edit after it changes what save sees. The
         # walk's list is let go once hashed: only the digests are kept.
@@ -169,11 +175,15 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
             raise _NotPlain
         h = hashlib.sha256()
-        regular = [p for _, st, p in entries if stat.S_ISREG(st.st_mode)]
+        known = index or HashIndex()
+        recorded = {rel: known.sha256(rel, st) for rel, st, _ in entries if stat.S_ISREG(st.st_mode)}
+        regular = [p for rel, st, p in entries if stat.S_ISREG(st.st_mode) and recorded[rel] is None]
         digests = iter(_hash_all(regular))
         del regular
         for rel, st, _ in entries:
-            row = (st.st_mode, next(digests) if stat.S_ISREG(st.st_mode) else "")
+            row = (st.st_mode, (recorded[rel] or next(digests)) if stat.S_ISREG(st.st_mode) else "")
+            if stat.S_ISREG(st.st_mode):
+                files.append((rel, _identity(st), row[1]))
             if _within(place, rel):
                 inside[rel] = row
             else:
@@ -183,7 +193,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
     except (OSError, _NotPlain):
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
-        outside, inside, seen = None, {}, ("", {})
+        outside, inside, seen, files = None, {}, ("", {}), []
     return Inputs(
         outside,
         _setting(offline, places.layout),
@@ -193,6 +203,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool) -> Inputs:
         seen=seen,
         read_mark=read_mark,
         newest=newest,
+        files=files,
     )
 
 
@@ -269,23 +280,45 @@ def unchanged(paths: Paths, inputs: Inputs, out: Path) -> Published | None:
 
 
 def save(
-    paths: Paths, inputs: Inputs, site: str | None, said: Published, out: Path, offline: bool, shape: str | None
+    paths: Paths,
+    inputs: Inputs,
+    site: str | None,
+    said: Published,
+    out: Path,
+    offline: bool,
+    shape: str | None,
+    hashes: Mapping[str, str] | None = None,
 ) -> None:
     """Record a build just published: what it read, the site it swapped in, what it said; and,
     when it can be told safely, every input's and published file's identity (`identities`).
     Called once nothing of the build's is left beside the site: removing the last release
     changes the identity (the link count, so the change time) of every file it shared.
-    `shape` is the staged site's before the build's check hashed it (`site_shape`)."""
+    `shape` is the staged site's before the build's check hashed it (`site_shape`). With `hashes`
+    (the SHA-256 of each file the build published, as it wrote or took it), the hash index
+    (hash_index_cache.py) is recorded too: every input and published file, by identity."""
     digest = inputs.digest()
     if site is None or digest is None or not inputs.still_as_read():
         return
     doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
     read = inputs.read_mark
     settled = read is not None and inputs.newest < read[0] - _TICK_NS
-    seen = _settled_identities(paths, out, offline, shape) if settled else None
-    if seen is not None and inputs.still_as_read():
+    published: list[tuple[str, os.stat_result, str]] = []
+    seen = _settled_identities(paths, out, offline, shape, published)
+    if settled and seen is not None and inputs.still_as_read():
         doc["identities"] = {**seen, "record": _record_digest(doc)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
+    mark = seen.get("mark") if seen is not None else None
+    if not isinstance(mark, int) or hashes is None or read is None or not inputs.still_as_read():
+        return  # the last index stays: each of its rows still says what it said
+    # Every input was older than the clock before it was read, less a tick, and is still as it
+    # was read; every published file older than the mark written before it was looked at.
+    rows = [(place, ident, sha) for place, ident, sha in inputs.files if max(ident[2], ident[3]) < read[0] - _TICK_NS]
+    rows += [
+        (rel, _identity(st), hashes[rel[len("site/") :]])
+        for rel, st, _ in published
+        if stat.S_ISREG(st.st_mode) and rel[len("site/") :] in hashes
+    ]
+    save_index(paths, mark - _TICK_NS, rows)
 
 
 # Timestamps come from a coarse clock (a kernel tick, 1 to 10 ms): a file changed twice within
@@ -365,12 +398,18 @@ def _clock(paths: Paths) -> tuple[int, int] | None:
             os.unlink(name)
 
 
-def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None = None) -> tuple[str, int, str] | None:
+def _identity_digest(
+    paths: Paths,
+    out: Path,
+    offline: bool,
+    device: int | None = None,
+    site_entries: list[tuple[str, os.stat_result, str]] | None = None,
+) -> tuple[str, int, str] | None:
     """One digest of every input's and every published file's identity (place, mode, size,
     modification and change times, inode), with the settings (code, libraries, umask); the
     newest time among them; and the site's shape (`site_shape`). None if anything is not a
     plain file or folder, or (given `device`) lies on another filesystem than the mark, whose
-    clock the mark does not read."""
+    clock the mark does not read. The site's entries are added to `site_entries`, if given."""
     places = _places(paths, out)
     h = hashlib.sha256(f"transparency identities v{_VERSION}\0{_setting(offline, places.layout)}\0".encode())
     newest = 0
@@ -379,6 +418,8 @@ def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None 
         entries = [*places.look(), *site]
     except OSError:
         return None
+    if site_entries is not None:
+        site_entries[:] = site
     for rel, st, _ in entries:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
             return None
@@ -389,7 +430,13 @@ def _identity_digest(paths: Paths, out: Path, offline: bool, device: int | None 
     return h.hexdigest(), newest, _shape(site)
 
 
-def _settled_identities(paths: Paths, out: Path, offline: bool, shape: str | None) -> dict[str, object] | None:
+def _settled_identities(
+    paths: Paths,
+    out: Path,
+    offline: bool,
+    shape: str | None,
+    site_entries: list[tuple[str, os.stat_result, str]] | None = None,
+) -> dict[str, object] | None:
     """The identities to record, with the mark they were taken after; None when some file
     changed too recently to be told from a change to come (once more after a tick's wait), or
     the site is no longer as it was before the build's check hashed it (`shape`)."""
@@ -397,7 +444,7 @@ def _settled_identities(paths: Paths, out: Path, offline: bool, shape: str | Non
         mark = _mark(paths)
         if mark is None:
             return None
-        seen = _identity_digest(paths, out, offline, device=mark[1])
+        seen = _identity_digest(paths, out, offline, device=mark[1], site_entries=site_entries)
         if seen is None or shape is None or seen[2] != shape:
             return None
         if seen[1] < mark[0] - _TICK_NS:

@@ -80,6 +80,7 @@ MODULES = (
     "site.history",
     "site.history_v3",
     "site.commitment_parts",
+    "site.ledger_files",
     "site.publication",
     "rules.revocations",
     "site.certificate_files",

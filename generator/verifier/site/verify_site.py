@@ -35,13 +35,8 @@ from generator.verifier.site.history import (
     verify_saved,
 )
 from generator.verifier.site.history_v3 import HISTORY_V3, check_artifact_proofs_v3, check_history_v3
-from generator.verifier.site.publication import (
-    check_gates,
-    check_ledger,
-    check_methodology_files,
-    check_reveals,
-    check_runs,
-)
+from generator.verifier.site.ledger_files import check_ledger
+from generator.verifier.site.publication import check_gates, check_methodology_files, check_reveals, check_runs
 from generator.verifier.site.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
 from generator.verifier.tlog.policy import Policy
 from generator.verifier.tlog.rotation import (

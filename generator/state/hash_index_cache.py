@@ -1,0 +1,117 @@
+"""The SHA-256 of every input and published file as the last build left them, by identity: so that a
+build after one event hashes the files that changed, not every file of the program and the site.
+
+As Git's index does: a file whose identity (mode, size, modification and change times, inode) is
+the one recorded was not written since, short of resetting its change time, which takes the
+system's clock; its bytes are the ones hashed then. A file changed within the clock's tick of its
+recording could keep its times, so a row is recorded only for a file whose times are older than
+the build record's mark by more than a tick (build_cache.py writes the mark just before it looks at
+the files; every file is that old when it records them at all), and any later change gives a
+later time.
+
+Rows are keyed by place: `data/…` and `private/…` for the inputs (as build_cache reads them),
+`site/…` for the published site. A build uses a row to know an input's SHA-256 without reading it
+(build_cache.read_inputs) and to take a file of the last release as it is without hashing it
+(SiteWriter.link_previous); the build's own check then hashes the files it wrote. Like every
+cache, it is a shortcut: a missing, damaged or foreign file is ignored (its blocks are checked
+against their SHA-256, as cache_file.BlockFile does), and `build --full` reads none.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import os
+import stat
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+
+from generator.program.datadir import Paths
+from generator.state.cache_file import BlockFile, block_file_bytes, write_cache
+
+INDEX_NAME = "hashes.index"
+_MAGIC = b"transparency hash index v1\n"
+_FIELDS = 5  # mode, size, mtime_ns, ctime_ns, inode
+
+# A million-item program's site and inputs are some 300,000 files: the index is flat arrays (the
+# places NUL-joined, five int64 and 32 bytes a file), some 60 bytes a file, read whole once.
+
+
+def index_path(paths: Paths) -> Path:
+    return paths.private / "cache" / INDEX_NAME
+
+
+def _row(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class _Damaged(Exception):
+    pass
+
+
+class HashIndex:
+    """Place -> (identity, SHA-256) of the files the last build recorded, sorted by place."""
+
+    def __init__(self, places: list[str] | None = None, idents: array[int] | None = None, shas: bytes = b"") -> None:
+        self._places = places or []
+        self._idents = idents if idents is not None else array("q")
+        self._shas = shas
+        self.used = 0  # files whose hash was taken from here, for tests and progress
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def sha256(self, place: str, st: os.stat_result) -> str | None:
+        """The SHA-256 recorded for the regular file at `place` if `st` is the identity it had."""
+        i = bisect.bisect_left(self._places, place)
+        if i == len(self._places) or self._places[i] != place or not stat.S_ISREG(st.st_mode):
+            return None
+        if tuple(self._idents[_FIELDS * i : _FIELDS * (i + 1)]) != _row(st):
+            return None
+        self.used += 1
+        return self._shas[32 * i : 32 * (i + 1)].hex()
+
+
+def load_index(paths: Paths) -> HashIndex:
+    """The index the last build left; an empty one if there is none or it is not one."""
+
+    def damaged(section: str, block: int) -> BaseException:
+        return _Damaged(f"{section} block {block}")
+
+    try:
+        f = BlockFile(index_path(paths), _MAGIC, damaged)
+    except (OSError, ValueError):
+        return HashIndex()
+    try:
+        with f.f:
+            blob, idents, shas = (f.sections[n].whole() for n in ("places", "idents", "shas"))
+        places = bytes(blob).decode("utf-8", "surrogateescape").split("\0") if blob else []
+        n = len(places)
+        if len(idents) != _FIELDS * n or len(shas) != 32 * n or any(a >= b for a, b in itertools.pairwise(places)):
+            return HashIndex()
+        return HashIndex(places, idents, bytes(shas))
+    except (_Damaged, KeyError, ValueError, TypeError):
+        return HashIndex()
+
+
+def save_index(paths: Paths, settled_before: int, files: Iterable[tuple[str, tuple[int, ...], str]]) -> int:
+    """Record `files` (place, identity as `_row` gives it, SHA-256), each only if it is a regular
+    file whose times are older than `settled_before` (the mark less a tick); how many were
+    recorded. The rows replace the last build's: a file no longer read is no longer in them."""
+    rows = sorted(
+        (place, ident, sha)
+        for place, ident, sha in files
+        if len(ident) == _FIELDS and stat.S_ISREG(ident[0]) and max(ident[2], ident[3]) < settled_before
+    )
+    idents = array("q", (n for _, ident, _ in rows for n in ident))
+    data, _ = block_file_bytes(
+        _MAGIC,
+        {"files": len(rows)},
+        [
+            ("places", "B", "\0".join(place for place, _, _ in rows).encode("utf-8", "surrogateescape")),
+            ("idents", "q", idents.tobytes()),
+            ("shas", "B", b"".join(bytes.fromhex(sha) for _, _, sha in rows)),
+        ],
+    )
+    return len(rows) if write_cache(index_path(paths), data) else 0

@@ -1,0 +1,80 @@
+"""A build after one event reads the inputs that changed and the published files it cannot vouch
+for, not every byte of the program and the site (generator/state/hash_index_cache.py); and it is
+still the build from scratch, whatever was edited behind its back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import generator.state.build_cache as build_cache
+from generator.build import writer
+from generator.commands.build import build
+from generator.commands.retire import retire_item
+from generator.program.sealed import iter_sealed
+from tests.support.demo import BuiltSite
+from tests.support.v3 import LATER, v3_demo
+
+
+def _sealed(site: BuiltSite) -> list[str]:
+    return sorted(i for i, _ in iter_sealed(site.paths) if not site.paths.reveal_file(i).exists())
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many inputs the build hashes, and how many published files it hashes to take them."""
+    counts = {"inputs": 0, "taken": 0}
+    hash_all = build_cache._hash_all
+
+    def counted(files: Any) -> list[str]:
+        todo = list(files)
+        counts["inputs"] += len(todo)
+        return hash_all(todo)
+
+    monkeypatch.setattr(build_cache, "_hash_all", counted)
+    file_digest = writer.hashlib.file_digest
+
+    def digest(f: Any, name: str) -> Any:
+        counts["taken"] += 1
+        return file_digest(f, name)
+
+    monkeypatch.setattr(writer.hashlib, "file_digest", digest)
+    return counts
+
+
+def test_a_one_event_build_reads_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)  # a build once the caches are there records what it read
+    counts = _counting(monkeypatch)
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    result = build(site.paths, site.out, offline=True)
+    files = sum(1 for p in site.paths.data.rglob("*") if p.is_file())
+    assert result.kept > 100
+    # The ledger, the new reveal and the caches' neighbours: a handful, not the program.
+    assert counts["inputs"] < files // 4, (counts, files)
+    assert counts["taken"] < result.kept // 4, (counts, result.kept)
+    # And it is the build from scratch, over the release before (whose proofs a v3 site keeps).
+    full = tmp_path / "full"
+    shutil.copytree(before, full)
+    build(site.paths, full, offline=True, full=True)
+    assert BuiltSite(site.paths, full).files() == site.files()
+
+
+def test_an_input_rewritten_with_its_old_times_is_read_again(tmp_path: Path) -> None:
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)  # records the index
+    program = site.paths.data / "program.yaml"
+    text = program.read_text(encoding="utf-8")
+    assert "Extraction" in text
+    before = os.lstat(program)
+    program.write_text(text.replace("Extraction", "Extractiom", 1), encoding="utf-8")
+    os.utime(program, ns=(before.st_atime_ns, before.st_mtime_ns))  # size and mtime as they were
+    build(site.paths, site.out, offline=True)
+    assert "Extractiom" in (site.out / "index.html").read_text(encoding="utf-8")

@@ -1,0 +1,88 @@
+"""The hash index (generator/state/hash_index_cache.py): a file's SHA-256 is taken from it only while
+the file keeps the identity it had when recorded, only a settled file is recorded, and a damaged
+index is no index."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from generator.program.datadir import Paths
+from generator.state.hash_index_cache import index_path, load_index, save_index
+
+
+def _paths(tmp_path: Path) -> Paths:
+    (tmp_path / "private").mkdir()
+    return Paths(tmp_path, tmp_path / "private")
+
+
+def _ident(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _files(tmp_path: Path, n: int) -> list[tuple[str, Path, str]]:
+    out = []
+    for i in range(n):
+        f = tmp_path / f"f{i}.txt"
+        f.write_bytes(b"file %d" % i)
+        out.append((f"data/f{i}.txt", f, hashlib.sha256(f.read_bytes()).hexdigest()))
+    return out
+
+
+def test_a_recorded_file_is_known_while_its_identity_holds(tmp_path: Path) -> None:
+    paths = _paths(tmp_path)
+    files = _files(tmp_path, 3)
+    later = max(os.lstat(f).st_ctime_ns for _, f, _ in files) + 1
+    assert save_index(paths, later, [(place, _ident(os.lstat(f)), sha) for place, f, sha in files]) == 3
+    index = load_index(paths)
+    assert len(index) == 3
+    for place, f, sha in files:
+        assert index.sha256(place, os.lstat(f)) == sha
+    assert index.used == 3
+    # Another place, and the same place with another identity, are unknown.
+    assert index.sha256("data/other.txt", os.lstat(files[0][1])) is None
+    place, f, _ = files[1]
+    f.write_bytes(b"file 9")  # same size, other bytes: its times change
+    assert index.sha256(place, os.lstat(f)) is None
+    os.utime(f, ns=(os.lstat(f).st_atime_ns, _ident(os.lstat(files[0][1]))[2]))  # the mtime put back
+    assert index.sha256(place, os.lstat(f)) is None  # the change time cannot be
+
+
+def test_a_file_changed_within_a_tick_of_the_mark_is_not_recorded(tmp_path: Path) -> None:
+    paths = _paths(tmp_path)
+    files = _files(tmp_path, 2)
+    settled = os.lstat(files[1][1]).st_ctime_ns  # the second file is not older than this
+    rows = [(place, _ident(os.lstat(f)), sha) for place, f, sha in files]
+    os.utime(files[0][1], ns=(1, 1))
+    rows[0] = (rows[0][0], _ident(os.lstat(files[0][1])), rows[0][2])
+    recorded = save_index(paths, settled, rows)
+    index = load_index(paths)
+    assert recorded == len(index) <= 1
+    assert index.sha256(files[1][0], os.lstat(files[1][1])) is None
+
+
+def test_a_damaged_or_foreign_index_is_no_index(tmp_path: Path) -> None:
+    paths = _paths(tmp_path)
+    files = _files(tmp_path, 5)
+    later = max(os.lstat(f).st_ctime_ns for _, f, _ in files) + 1
+    save_index(paths, later, [(place, _ident(os.lstat(f)), sha) for place, f, sha in files])
+    good = index_path(paths).read_bytes()
+    for damaged in (good[: len(good) // 2], good[:-1] + bytes([good[-1] ^ 1]), b"{}", b""):
+        index_path(paths).write_bytes(damaged)
+        index = load_index(paths)
+        assert len(index) == 0
+        assert index.sha256(files[0][0], os.lstat(files[0][1])) is None
+    index_path(paths).unlink()
+    assert len(load_index(paths)) == 0
+
+
+def test_odd_names_are_kept_as_they_are(tmp_path: Path) -> None:
+    paths = _paths(tmp_path)
+    f = tmp_path / "x"
+    f.write_bytes(b"x")
+    st = os.lstat(f)
+    names = ["data/a b.json", "data/\udcff.bin", "data/é/ü.json", "data/z"]
+    save_index(paths, st.st_ctime_ns + 1, [(n, _ident(st), "ab" * 32) for n in names])
+    index = load_index(paths)
+    assert [index.sha256(n, st) for n in names] == ["ab" * 32] * 4
