@@ -22,17 +22,21 @@ from generator.core.key_schedule import BuildKeys
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer
 from generator.verifier import (
+    TILE_WIDTH,
     FormatError,
     KeyRing,
     NoteError,
     TileBuilder,
     checkpoint_signers,
+    entry_bundle_path,
     format_tlog_proof,
     is_safe_path,
     parse_canonical,
+    parse_entry_bundle,
     parse_tlog_proof,
     replace_atomically,
     signer_problems,
+    tile_paths,
 )
 
 
@@ -236,6 +240,8 @@ def write_inclusion_proofs_v3(
     for rel, index in artifacts:
         proof_rel = layout.tlog_proof(rel)
         old = previous.file(proof_rel) if previous is not None else None
+        if w.take_vouched(proof_rel):
+            continue  # the file the last build checked and recorded, untouched since
         if old is not None and old.is_file():
             data = old.read_bytes()
             try:
@@ -271,6 +277,53 @@ def write_inclusion_proofs(
     return count
 
 
+def resumed_tiles(w: SiteWriter, size: int, root: bytes) -> TileBuilder | None:
+    """The tiles' state at `size` (the last release's tree, whose root is `root`), made from the
+    last release's partial tiles at that size, each one the last build recorded, untouched since
+    (SiteWriter.vouched), and every whole tile vouched for too; None (build them from the first
+    leaf) otherwise. Its unfinished rows are exactly those partial tiles' hashes, and its root
+    must be `root`."""
+    levels: list[list[bytes]] = []
+    entries = b""
+    for rel, width in tile_paths(size):
+        if w.vouched(layout.tile(rel)) is None:
+            return None
+        if width == TILE_WIDTH:
+            continue
+        data = w.previous.file(layout.tile(rel)).read_bytes() if w.previous is not None else b""
+        if rel.startswith("tile/entries/"):
+            entries = data
+        else:
+            levels.append([data[i : i + 32] for i in range(0, len(data), 32)])
+    rows = [[h.hex() for h in row] for row in levels]
+    # Levels whose row is empty (a multiple of 256 below) have no partial tile: put them back.
+    state_levels: list[list[str]] = []
+    count, it = size, iter(rows)
+    while count:
+        state_levels.append(next(it) if count % TILE_WIDTH else [])
+        count //= TILE_WIDTH
+    try:
+        builder = TileBuilder.resumed({"size": size, "levels": state_levels or [[]], "entries": entries.hex()})
+    except (FormatError, StopIteration):
+        return None
+    return builder if builder.root() == root else None
+
+
+def older_leaves(w: SiteWriter, size: int, indices: list[int]) -> dict[int, bytes] | None:
+    """The leaves at `indices` (each below `size`, the last release's tree size), read from the
+    last release's entry bundles, each one the last build recorded, untouched since; None if one
+    is not."""
+    out: dict[int, bytes] = {}
+    for k in sorted({i // TILE_WIDTH for i in indices}):
+        width = min(TILE_WIDTH, size - k * TILE_WIDTH)
+        rel = layout.tile(entry_bundle_path(k, width))
+        if w.vouched(rel) is None or w.previous is None:
+            return None
+        leaves = parse_entry_bundle(w.previous.file(rel).read_bytes(), width, where=rel)
+        out.update({i: leaves[i % TILE_WIDTH] for i in indices if i // TILE_WIDTH == k})
+    return out
+
+
 class Tiles:
     """The ledger as C2SP tlog-tiles under `ledger/`, built as the entries are written. A full
     tile never changes: one the last release published is kept (hard-linked, not rewritten), and
@@ -281,12 +334,33 @@ class Tiles:
     them. So the partial tiles of each archived size are written too, while their tile is still
     partial; they are the same bytes every time (the writer links the last release's)."""
 
-    def __init__(self, w: SiteWriter, previous: PreviousRelease | None, archived: Iterable[int] = ()) -> None:
+    def __init__(
+        self,
+        w: SiteWriter,
+        previous: PreviousRelease | None,
+        archived: Iterable[int] = (),
+        resume: TileBuilder | None = None,
+    ) -> None:
         self._w = w
         self._previous = previous
-        self._builder = TileBuilder()
+        self._builder = resume or TileBuilder()
         self._archived = set(archived)
         self._partial: dict[str, bytes] = {}  # the partial tiles to write, by path
+        # Resumed (resumed_tiles): the last release's tiles up to the builder's size are taken as
+        # they are; of its partial tiles at archived sizes, those still partial at the end.
+        self._taken: set[str] = set()
+        if resume is not None:
+            self._take_previous(resume.size)
+
+    def _take_previous(self, size: int) -> None:
+        whole = {rel for rel, width in tile_paths(size) if width == TILE_WIDTH}
+        for rel in sorted(whole):
+            if not self._w.take_vouched(layout.tile(rel)):
+                raise _refuse(self._w.root / layout.tile(rel), "a full tile of the last release is not as it was")
+        for m in sorted(n for n in self._archived if 0 < n <= size):
+            self._taken.update(
+                rel for rel, width in tile_paths(m) if width != TILE_WIDTH and rel.split(".p/")[0] not in whole
+            )
 
     def append(self, leaf: bytes) -> None:
         for rel, data in self._builder.append(leaf):
@@ -294,6 +368,7 @@ class Tiles:
             # The full tile is published: its partials may go (C2SP tlog-tiles).
             for partial in [p for p in self._partial if p.startswith(rel + ".p/")]:
                 del self._partial[partial]
+            self._taken = {p for p in self._taken if not p.startswith(rel + ".p/")}
         if self._builder.size in self._archived:
             self._partial.update(self._builder.finish())
 
@@ -307,5 +382,8 @@ class Tiles:
         self._partial.update(self._builder.finish())
         for rel in sorted(self._partial):
             self._w.write(layout.tile(rel), self._partial[rel])
+        for rel in sorted(self._taken - set(self._partial)):
+            if not self._w.take_vouched(layout.tile(rel)):
+                raise _refuse(self._w.root / layout.tile(rel), "a partial tile of the last release is not as it was")
         if self._builder.root() != root:  # pragma: no cover - two codes for one root
             raise RuntimeError("the tiles' root differs from the ledger's")

@@ -37,13 +37,14 @@ from generator.core.cleanup import Cleanup
 from generator.core.key_schedule import BuildKeys
 from generator.core.progress import Progress
 from generator.program.datadir import Paths
+from generator.program.ledgerfile import last_ledger_lines
 from generator.site import feeds, pages, parallel, search
 from generator.site.render import Renderer
 from generator.site.views import links_view, systems_view, view_models
 from generator.state import archive_cache, build_cache, ledger_cache, page_cache, recheck_cache, tree_cache
 from generator.state.cache_file import Staged
 from generator.state.page_cache import PageMemo
-from generator.verifier import Tree, tile_paths
+from generator.verifier import TileBuilder, Tree, tile_paths
 
 S = TypeVar("S")
 
@@ -108,18 +109,45 @@ def _entries(b: Writing) -> None:
     # The leaves the inclusion proofs carry, caught on the one pass that writes the entries.
     b.proven = {item.commit_index: layout.reveal(item.id) for item in ctx.revealed}
     b.proven.update({info.index: layout.certificate(info.serial) for info in ctx.certificates})
-    tiles = history_files.Tiles(b.w, b.previous, (a.size for a in b.carried))
+    resume = _resumed_tiles(b)
+    tiles = history_files.Tiles(b.w, b.previous, (a.size for a in b.carried), resume)
 
     def keep(index: int, raw: bytes) -> None:
         tiles.append(raw)
         if index in b.proven:
             b.leaves[index] = raw
 
-    if ctx.program.format == 3:
+    if resume is not None:
+        # From the last release's tree: only the leaves after it are read, from the ledger's end.
+        for index, raw in enumerate(last_ledger_lines(ctx.paths, ctx.ledger.size - resume.size), resume.size):
+            keep(index, raw)
+    elif ctx.program.format == 3:
         artifacts.replay_entries(ctx, keep)  # the ledger is its tiles: no entries document
     else:
         artifacts.write_entries(ctx, b.w, keep)
     tiles.finish(ctx.root)
+
+
+def _resumed_tiles(b: Writing) -> TileBuilder | None:
+    """A v3 build goes on from the last release's tree (its size the last archived checkpoint's)
+    when every file it would otherwise make again from the older leaves is one the last build
+    recorded, untouched since: its tiles, and the inclusion proof of every artifact it proved."""
+    ctx = b.ctx
+    if ctx.program.format != 3 or not b.carried or b.previous is None or not b.previous.reuse:
+        return None
+    size = max(a.size for a in b.carried if a.size <= ctx.ledger.size)
+    if size == 0:
+        return None
+    # An older leaf a new proof carries (the commitment of an item retired now) is read from
+    # its entry bundle, one the last build recorded.
+    unproven = [i for i, rel in b.proven.items() if i < size and b.w.vouched(layout.tlog_proof(rel)) is None]
+    older = history_files.older_leaves(b.w, size, unproven)
+    if older is None:
+        return None
+    resume = history_files.resumed_tiles(b.w, size, ctx.tree.root(size))
+    if resume is not None:
+        b.leaves.update(older)
+    return resume
 
 
 def _cosignatures(b: Writing) -> None:

@@ -131,6 +131,26 @@ def ledger_lines(paths: Paths) -> Iterator[bytes]:
             yield line[:-1] if line.endswith(b"\n") else line
 
 
+def last_ledger_lines(paths: Paths, count: int) -> list[bytes]:
+    """The ledger's last `count` leaves, read from its end a block at a time: what a build that
+    goes on from the last release's tree reads of the ledger, not its first bytes. A leaf holds
+    no newline (canonical JSON escapes it), so they are its last `count` lines."""
+    if count <= 0:
+        return []
+    with paths.ledger_file.open("rb") as f:
+        end = f.seek(0, 2)
+        at, tail = end, b""
+        while at > 0 and tail.rstrip(b"\n").count(b"\n") < count:
+            step = min(at, 1 << 16)
+            at -= step
+            f.seek(at)
+            tail = f.read(step) + tail
+    lines = tail.rstrip(b"\n").split(b"\n")
+    if len(lines) < count or (at > 0 and len(lines) == count):
+        raise ValueError(f"{paths.ledger_file}: fewer than {count} leaves")
+    return lines[-count:]
+
+
 @contextmanager
 def reading(paths: Paths) -> Iterator[None]:
     """Hold a shared lock on the ledger: commands cannot append while a build reads it twice.

@@ -13,10 +13,13 @@ import pytest
 
 import generator.state.build_cache as build_cache
 from generator.build import writer
+from generator.commands import build_steps
 from generator.commands.build import build
+from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
 from generator.program.sealed import iter_sealed
 from tests.support.demo import BuiltSite
+from tests.support.programs import item, write_items
 from tests.support.v3 import LATER, v3_demo
 
 
@@ -53,7 +56,9 @@ def test_a_one_event_build_reads_what_changed(tmp_path: Path, monkeypatch: pytes
     before = tmp_path / "before"
     shutil.copytree(site.out, before)
     retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
-    result = build(site.paths, site.out, offline=True)
+    with monkeypatch.context() as m:
+        m.setattr(build_steps.artifacts, "replay_entries", _not_from_the_first_leaf)
+        result = build(site.paths, site.out, offline=True)
     files = sum(1 for p in site.paths.data.rglob("*") if p.is_file())
     assert result.kept > 100
     # The ledger, the new reveal and the caches' neighbours: a handful, not the program.
@@ -64,6 +69,34 @@ def test_a_one_event_build_reads_what_changed(tmp_path: Path, monkeypatch: pytes
     shutil.copytree(before, full)
     build(site.paths, full, offline=True, full=True)
     assert BuiltSite(site.paths, full).files() == site.files()
+
+
+def _not_from_the_first_leaf(*args: Any) -> None:
+    raise AssertionError("the build replayed the ledger from its first leaf to make the tiles")
+
+
+def test_a_build_that_completes_tiles_goes_on_from_the_last_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 leaves more: the last release's partial tiles are completed, level 1 gets its first
+    hashes, and an archived size's partial tiles stop being served once their tile is whole."""
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    write_items(site.paths, [item(f"b-{7000 + i:05d}", "b") for i in range(300)], "more.yaml")
+    commit_new_items(site.paths, LATER)
+    retire_item(site.paths, _sealed(site)[0], "And one more, of an old commitment.", LATER)
+    with monkeypatch.context() as m:
+        m.setattr(build_steps.artifacts, "replay_entries", _not_from_the_first_leaf)
+        build(site.paths, site.out, offline=True)
+    full = tmp_path / "full"
+    shutil.copytree(before, full)
+    build(site.paths, full, offline=True, full=True)
+    assert BuiltSite(site.paths, full).files() == site.files()
+    tiles = site.out / "ledger" / "tile"
+    assert (tiles / "0" / "000").is_file() and (tiles / "1" / "000.p" / "1").is_file()
 
 
 def test_an_input_rewritten_with_its_old_times_is_read_again(tmp_path: Path) -> None:
