@@ -30,6 +30,7 @@ from generator.verifier import (
     checkpoint_signers,
     entry_bundle_path,
     format_tlog_proof,
+    hash_tile_path,
     is_safe_path,
     parse_canonical,
     parse_entry_bundle,
@@ -324,6 +325,20 @@ def older_leaves(w: SiteWriter, size: int, indices: list[int]) -> dict[int, byte
     return out
 
 
+def _partial_tile_paths(size: int) -> list[str]:
+    """The partial tiles of a tree of `size` leaves (one a level at most, and its entry bundle):
+    a look at log_256(size) levels, where tile_paths lists every tile."""
+    out = []
+    count, level = size, 0
+    while count:
+        if count % TILE_WIDTH:
+            out.append(hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH))
+        count, level = count // TILE_WIDTH, level + 1
+    if size % TILE_WIDTH:
+        out.append(entry_bundle_path(size // TILE_WIDTH, size % TILE_WIDTH))
+    return out
+
+
 class Tiles:
     """The ledger as C2SP tlog-tiles under `ledger/`, built as the entries are written. A full
     tile never changes: one the last release published is kept (hard-linked, not rewritten), and
@@ -358,9 +373,7 @@ class Tiles:
             if not self._w.take_vouched(layout.tile(rel)):
                 raise _refuse(self._w.root / layout.tile(rel), "a full tile of the last release is not as it was")
         for m in sorted(n for n in self._archived if 0 < n <= size):
-            self._taken.update(
-                rel for rel, width in tile_paths(m) if width != TILE_WIDTH and rel.split(".p/")[0] not in whole
-            )
+            self._taken.update(rel for rel in _partial_tile_paths(m) if rel.split(".p/")[0] not in whole)
 
     def append(self, leaf: bytes) -> None:
         for rel, data in self._builder.append(leaf):
