@@ -18,66 +18,66 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    83 to   230
-    generator/verifier/core/text.py                     lines   231 to   314
-    generator/verifier/core/errors.py                   lines   315 to   381
-    generator/verifier/core/canonical.py                lines   382 to   690
-    generator/verifier/core/confusables_table.py        lines   691 to  1027
-    generator/verifier/core/confusables.py              lines  1028 to  1134
-    generator/verifier/core/formats.py                  lines  1135 to  1372
-    generator/verifier/core/sodium.py                   lines  1373 to  1416
-    generator/verifier/core/public_keys.py              lines  1417 to  1693
-    generator/verifier/core/note.py                     lines  1694 to  1801
-    generator/verifier/tlog/merkle.py                   lines  1802 to  1942
-    generator/verifier/tlog/tlogproof.py                lines  1943 to  2015
-    generator/verifier/tlog/tiles.py                    lines  2016 to  2353
-    generator/verifier/tlog/tile_proofs.py              lines  2354 to  2446
-    generator/verifier/tlog/cosignature.py              lines  2447 to  2596
-    generator/verifier/tlog/policy.py                   lines  2597 to  2879
-    generator/verifier/tlog/witnessing.py               lines  2880 to  2909
-    generator/verifier/core/idindex.py                  lines  2910 to  2993
-    generator/verifier/rules/methodology_rules.py       lines  2994 to  3337
-    generator/verifier/rules/scoring.py                 lines  3338 to  3637
-    generator/verifier/rules/agreement_statistics.py    lines  3638 to  3897
-    generator/verifier/rules/labelsets.py               lines  3898 to  4236
-    generator/verifier/rules/subjects.py                lines  4237 to  4502
-    generator/verifier/rules/withdrawals.py             lines  4503 to  4541
-    generator/verifier/tlog/keyring.py                  lines  4542 to  4673
-    generator/verifier/rules/ledger.py                  lines  4674 to  5156
-    generator/verifier/memory/ledger_snapshot.py        lines  5157 to  5330
-    generator/verifier/memory/checkpoint_memory.py      lines  5331 to  5485
-    generator/verifier/memory/release_memory.py         lines  5486 to  5802
-    generator/verifier/rules/answers.py                 lines  5803 to  5870
-    generator/verifier/rules/runs.py                    lines  5871 to  6228
-    generator/verifier/rules/lineage.py                 lines  6229 to  6514
-    generator/verifier/rules/score_edits.py             lines  6515 to  6600
-    generator/verifier/rules/evidence.py                lines  6601 to  6695
-    generator/verifier/rules/certificates.py            lines  6696 to  7163
-    generator/verifier/rules/certificate_documents.py   lines  7164 to  7259
-    generator/verifier/rules/recheck.py                 lines  7260 to  7626
-    generator/verifier/core/report.py                   lines  7627 to  7789
-    generator/verifier/core/folder.py                   lines  7790 to  8073
-    generator/verifier/core/checksum_tree.py            lines  8074 to  8228
-    generator/verifier/memory/mirror_record.py          lines  8229 to  8298
-    generator/verifier/site/release.py                  lines  8299 to  8588
-    generator/verifier/site/checksum_lists.py           lines  8589 to  8745
-    generator/verifier/site/zip_layout.py               lines  8746 to  8945
-    generator/verifier/site/download.py                 lines  8946 to  9320
-    generator/verifier/tlog/rotation.py                 lines  9321 to  9429
-    generator/verifier/site/history.py                  lines  9430 to  9798
-    generator/verifier/site/history_v3.py               lines  9799 to  9935
-    generator/verifier/site/commitment_parts.py         lines  9936 to 10119
-    generator/verifier/site/ledger_files.py             lines 10120 to 10457
-    generator/verifier/site/publication.py              lines 10458 to 10620
-    generator/verifier/rules/revocations.py             lines 10621 to 10740
-    generator/verifier/site/certificate_files.py        lines 10741 to 11121
-    generator/verifier/site/agreement_files.py          lines 11122 to 11266
-    generator/verifier/site/accounting.py               lines 11267 to 11507
-    generator/verifier/site/remote.py                   lines 11508 to 11778
-    generator/verifier/site/mirror_folder.py            lines 11779 to 11970
-    generator/verifier/site/mirror.py                   lines 11971 to 12276
-    generator/verifier/site/verify_site.py              lines 12277 to 12583
-    generator/verifier/site/command_line.py             lines 12584 to 13011
+    generator/verifier/core/isolation.py                lines    83 to   231
+    generator/verifier/core/text.py                     lines   232 to   315
+    generator/verifier/core/errors.py                   lines   316 to   382
+    generator/verifier/core/canonical.py                lines   383 to   691
+    generator/verifier/core/confusables_table.py        lines   692 to  1028
+    generator/verifier/core/confusables.py              lines  1029 to  1135
+    generator/verifier/core/formats.py                  lines  1136 to  1373
+    generator/verifier/core/sodium.py                   lines  1374 to  1417
+    generator/verifier/core/public_keys.py              lines  1418 to  1694
+    generator/verifier/core/note.py                     lines  1695 to  1802
+    generator/verifier/tlog/merkle.py                   lines  1803 to  1943
+    generator/verifier/tlog/tlogproof.py                lines  1944 to  2016
+    generator/verifier/tlog/tiles.py                    lines  2017 to  2358
+    generator/verifier/tlog/tile_proofs.py              lines  2359 to  2451
+    generator/verifier/tlog/cosignature.py              lines  2452 to  2601
+    generator/verifier/tlog/policy.py                   lines  2602 to  2884
+    generator/verifier/tlog/witnessing.py               lines  2885 to  2914
+    generator/verifier/core/idindex.py                  lines  2915 to  2998
+    generator/verifier/rules/methodology_rules.py       lines  2999 to  3342
+    generator/verifier/rules/scoring.py                 lines  3343 to  3642
+    generator/verifier/rules/agreement_statistics.py    lines  3643 to  3902
+    generator/verifier/rules/labelsets.py               lines  3903 to  4241
+    generator/verifier/rules/subjects.py                lines  4242 to  4507
+    generator/verifier/rules/withdrawals.py             lines  4508 to  4546
+    generator/verifier/tlog/keyring.py                  lines  4547 to  4678
+    generator/verifier/rules/ledger.py                  lines  4679 to  5161
+    generator/verifier/memory/ledger_snapshot.py        lines  5162 to  5335
+    generator/verifier/memory/checkpoint_memory.py      lines  5336 to  5490
+    generator/verifier/memory/release_memory.py         lines  5491 to  5807
+    generator/verifier/rules/answers.py                 lines  5808 to  5875
+    generator/verifier/rules/runs.py                    lines  5876 to  6233
+    generator/verifier/rules/lineage.py                 lines  6234 to  6519
+    generator/verifier/rules/score_edits.py             lines  6520 to  6605
+    generator/verifier/rules/evidence.py                lines  6606 to  6700
+    generator/verifier/rules/certificates.py            lines  6701 to  7168
+    generator/verifier/rules/certificate_documents.py   lines  7169 to  7264
+    generator/verifier/rules/recheck.py                 lines  7265 to  7631
+    generator/verifier/core/report.py                   lines  7632 to  7794
+    generator/verifier/core/folder.py                   lines  7795 to  8078
+    generator/verifier/core/checksum_tree.py            lines  8079 to  8233
+    generator/verifier/memory/mirror_record.py          lines  8234 to  8303
+    generator/verifier/site/release.py                  lines  8304 to  8593
+    generator/verifier/site/checksum_lists.py           lines  8594 to  8750
+    generator/verifier/site/zip_layout.py               lines  8751 to  8950
+    generator/verifier/site/download.py                 lines  8951 to  9343
+    generator/verifier/tlog/rotation.py                 lines  9344 to  9452
+    generator/verifier/site/history.py                  lines  9453 to  9821
+    generator/verifier/site/history_v3.py               lines  9822 to  9958
+    generator/verifier/site/commitment_parts.py         lines  9959 to 10144
+    generator/verifier/site/ledger_files.py             lines 10145 to 10503
+    generator/verifier/site/publication.py              lines 10504 to 10666
+    generator/verifier/rules/revocations.py             lines 10667 to 10786
+    generator/verifier/site/certificate_files.py        lines 10787 to 11167
+    generator/verifier/site/agreement_files.py          lines 11168 to 11312
+    generator/verifier/site/accounting.py               lines 11313 to 11553
+    generator/verifier/site/remote.py                   lines 11554 to 11824
+    generator/verifier/site/mirror_folder.py            lines 11825 to 12016
+    generator/verifier/site/mirror.py                   lines 12017 to 12322
+    generator/verifier/site/verify_site.py              lines 12323 to 12631
+    generator/verifier/site/command_line.py             lines 12632 to 13059
 """
 
 # ==============================================================================================
@@ -199,6 +199,7 @@ import datetime
 import functools
 import hashlib
 import http.client
+import io
 import itertools
 import json
 import math
@@ -2201,7 +2202,11 @@ class TileBuilder:
         if count:
             raise FormatError("a tile builder's levels do not reach the top of its tree")
         if size % TILE_WIDTH:
-            parse_entry_bundle(bytes(b._entries), size % TILE_WIDTH, where="a tile builder's unfinished bundle")
+            leaves = parse_entry_bundle(
+                bytes(b._entries), size % TILE_WIDTH, where="a tile builder's unfinished bundle"
+            )
+            if [leaf_hash(leaf) for leaf in leaves] != b._levels[0]:
+                raise FormatError("a tile builder's first row is not the hashes of its unfinished bundle's leaves")
         elif b._entries:
             raise FormatError("a tile builder of whole bundles holds an unfinished one")
         b.size = size
@@ -5534,6 +5539,7 @@ class Memory:
         self.ledger: Ledger | None = None
         self.extra: dict[str, Any] = {}
         self.why_not: str | None = None
+        self.tiles_why_not: str | None = None  # why the whole tiles are read again, though the replay resumed
         self.rules = rules_version()
         self.bound = False  # the memory is of the release the state file remembers
         self.used = False  # the replay resumed from it
@@ -5606,9 +5612,8 @@ class Memory:
         """Where to resume the replay of a ledger read from its tiles (a v3 site's, which has no
         entries document): the remembered state and size, if the site's log is at least that
         long and every root the checks ask for up to that size is remembered; else None. The
-        caller reads every tile all the same and must find that the remembered tree, grown by the
-        new leaves, has the tiles' root: that, not a byte offset, shows the first leaves are the
-        ones verified last."""
+        caller then reads the tiles from there (tile_builder) or all of them; either way the
+        remembered tree grown by the new leaves must have the root the checkpoint signs."""
         if self.ledger is None or not self.bound:
             return None
         if self.ledger.size > size:
@@ -5653,7 +5658,7 @@ class Memory:
         except FormatError:
             return None
         if _whole_tiles_digest(folder, builder.size, listed, matched) != tiles.get("whole"):
-            self.why_not = "a whole tile differs from the release verified last: every tile read"
+            self.tiles_why_not = "a whole tile is not listed with the SHA-256 it had in the release verified last"
             return None
         return builder
 
@@ -9072,6 +9077,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             # Called before the loop moves on: `rel` and `expected` are this leaf's.
             lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
             memory,
+            sums.files[rel],
         )
         if key is not None and memory is not None and len(s.report.failures) == failures:
             memory.part_passed(key)
@@ -9098,10 +9104,26 @@ def _check_archive(
     too_many: str,
     check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
     memory: Memory | None,
+    listed_sha256: str = "",
 ) -> None:
-    """An archive read in place: its end records, its central directory, its layout, then its members."""
+    """An archive read in place: its end records, its central directory, its layout, then its
+    members; with a memory and the SHA-256 its list gives (a v3 part), read whole and held to it."""
     report = s.report
-    f = s.open(rel, "archive")
+    f: BinaryIO | None
+    if memory is not None and listed_sha256:
+        # What this run remembers of a v3 part (by its listed SHA-256) must be of the bytes it
+        # checked: read once, hashed, and checked from memory (a leaf's files, a few MiB at
+        # most). v2's archive, gigabytes, is streamed: its memory is of the bytes read.
+        data = s.read(rel, "archive")
+        if data is None:
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != listed_sha256:  # counted where the file was hashed: only a change fails here
+            report.check(False, rel, "the archive changed while it was being checked", listed_sha256, digest)
+            return
+        f = io.BytesIO(data)
+    else:
+        f = s.open(rel, "archive")
     if f is None:
         return
     with f:
@@ -9185,7 +9207,8 @@ def _check_members(
             continue  # the site's file is missing or differs from its line: reported there
         size = (len(sums) if name == SUMS_PATH else SIGNATURE_BYTES) if own else s.file_size(name)
         if size is None:
-            continue  # gone since it was hashed
+            report.check(False, rel, f"{where}: the site's file is gone since it was hashed", "the file", "nothing")
+            continue
         if not _plain(s, rel, info, size, where):
             continue
         if own:
@@ -10036,11 +10059,13 @@ class UnchangedParts:
         matched: Container[str],
     ) -> None:
         self.shas, self.listed, self.matched = shas, listed, matched
-        self.touched = {
-            p // COMMITMENT_PART_ROWS
-            for r in ledger.reveals.values()
-            if r.index >= since_size and (p := ledger.commit_position(r.id)) is not None
-        }
+        # The reveals are in ledger order: those since the release verified last are the last.
+        self.touched: set[int] = set()
+        for r in reversed(ledger.reveals.values()):
+            if r.index < since_size:
+                break
+            if (p := ledger.commit_position(r.id)) is not None:
+                self.touched.add(p // COMMITMENT_PART_ROWS)
         self.first_touched = since_commits // COMMITMENT_PART_ROWS
         self.used = 0  # parts taken as they were checked then, for the report
 
@@ -10140,15 +10165,16 @@ def check_ledger(
     commitment list is read, which is then checked against the replayed state. `roots_at`
     names earlier tree sizes whose roots the history checks need; each is filled in on the way.
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
-    then never read: a log too large for one file is checked all the same. With a `memory` of
-    the release verified last, only the entries after its last leaf are replayed, from its state,
-    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py);
-    from the tiles (a v3 site's ledger, docs/formats/v3.md, 3), every tile is still read and
-    checked but only the leaves after the remembered size are replayed, and the remembered tree
-    with them must make the tiles' root. A v3 site's commitment list is checked in its parts.
-    When `listing` (the site's checksum lists as checked) gives every whole tile of the
-    remembered tree the SHA-256 it had then, those tiles are not read again: only the bundles from
-    the remembered size on, and the tiles they complete or leave partial.
+    then never read. With a `memory` of the release verified last (memory/release_memory.py),
+    only the entries after its last leaf are replayed, from its state, when the document begins
+    with exactly the bytes it remembers; from the tiles (a v3 site's ledger, docs/formats/v3.md,
+    3), only the leaves after the remembered size. When `listing` (the site's checksum lists as checked) gives
+    every whole tile of the remembered tree the SHA-256 it had then, those tiles are not read
+    again: only the bundles from the remembered size on (the first must begin with the
+    remembered unfinished bundle), and the tiles they complete or leave partial; otherwise
+    every tile is read and checked, and the remembered tree with the new leaves must make the
+    tiles' root. Either way the signed checkpoint must sign the root of the remembered tree
+    grown by the new leaves. A v3 site's commitment list is checked in its parts.
     """
     report = s.report
     led = manifest["ledger"]
@@ -10257,12 +10283,32 @@ def _open_tiles(
         builder = memory.tile_builder(TILE_PREFIX, listing.files, listing.matched)
         if builder is not None and builder.size != resumed[0].size:
             builder = None
+    if builder is None and resumed is not None and memory is not None and memory.tiles_why_not:
+        s.report.notes.append(f"{TILE_FOLDER}: every tile read and checked: {memory.tiles_why_not}")
     if builder is not None:
         s.report.notes.append(
             f"{TILE_FOLDER}: the whole tiles of the release verified last (its first {builder.size} leaves) were "
             "not read again: this release lists each with the SHA-256 it had when it was checked"
         )
-    return read_tiled_log(tile_reader(s), size, builder), resumed
+    read = tile_reader(s)
+    if memory is not None and listing is not None:
+        read = _as_listed(read, listing)
+    return read_tiled_log(read, size, builder), resumed
+
+
+def _as_listed(read: Callable[[str], bytes | None], listing: Listing) -> Callable[[str], bytes | None]:
+    """`read`, each listed tile held to the SHA-256 its list gives: the memory this run leaves
+    vouches for tiles by those SHA-256es, so they must be of the bytes it checked, not only of
+    the bytes hashed earlier in the run (an unlisted tile fails where the lists are checked)."""
+
+    def checked(path: str) -> bytes | None:
+        data = read(path)
+        want = listing.files.get(f"{TILE_PREFIX}/{path}")
+        if data is not None and want is not None and hashlib.sha256(data).hexdigest() != want:
+            raise FormatError(f"{path}: its bytes are not those its checksum list gives (changed while being read?)")
+        return data
+
+    return checked
 
 
 def _check_commitment_parts(
@@ -12344,12 +12390,14 @@ def verify_site(
 
 
 def _trusted(root: Path, known: KnownHashes | None, full: bool, report: Report) -> KnownHashes | None:
-    """The hashes handed over by the mirror, if they may be used: another user who could write
-    the folder could replace a file and put back what the record checks."""
+    """The hashes handed over (by the mirror, or the build), if they may be used: another user
+    who could write the folder could replace a file and put back what the record checks."""
     if not known or full:
         return None
     if not private_to_user(root):
-        report.notes.append(f"every file hashed: {root} is not this user's alone, so the mirror's record is not used")
+        report.notes.append(
+            f"every file hashed: {root} is not this user's alone, so the hashes handed over are not used"
+        )
         return None
     return known
 

@@ -17,7 +17,7 @@ from typing import Any
 from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.core import canonical_json, layout
-from generator.core.generator_errors import InputError, problem
+from generator.core.generator_errors import InputError, TransparencyError, problem
 from generator.core.key_schedule import BuildKeys
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer
@@ -278,12 +278,15 @@ def write_inclusion_proofs(
     return count
 
 
-def resumed_tiles(w: SiteWriter, size: int, root: bytes) -> TileBuilder | None:
+def resumed_tiles(w: SiteWriter, size: int, root: bytes, archived: Iterable[int]) -> TileBuilder | None:
     """The tiles' state at `size` (the last release's tree, whose root is `root`), made from the
     last release's partial tiles at that size, each one the last build recorded, untouched since
-    (SiteWriter.vouched), and every whole tile vouched for too; None (build them from the first
-    leaf) otherwise. Its unfinished rows are exactly those partial tiles' hashes, and its root
-    must be `root`."""
+    (SiteWriter.vouched), and every whole tile and every partial tile of an `archived` size that
+    a build keeps vouched for too; None (build them from the first leaf) otherwise. Its
+    unfinished rows are exactly those partial tiles' hashes (the bundle's leaves hashing to the
+    first row's), and its root must be `root`."""
+    if any(w.vouched(layout.tile(rel)) is None for rel in sorted(kept_partials(archived, size))):
+        return None
     levels: list[list[bytes]] = []
     entries = b""
     for rel, width in tile_paths(size):
@@ -291,7 +294,10 @@ def resumed_tiles(w: SiteWriter, size: int, root: bytes) -> TileBuilder | None:
             return None
         if width == TILE_WIDTH:
             continue
-        data = w.previous.file(layout.tile(rel)).read_bytes() if w.previous is not None else b""
+        try:
+            data = w.previous.file(layout.tile(rel)).read_bytes() if w.previous is not None else b""
+        except OSError:
+            return None
         if rel.startswith("tile/entries/"):
             entries = data
         else:
@@ -320,9 +326,21 @@ def older_leaves(w: SiteWriter, size: int, indices: list[int]) -> dict[int, byte
         rel = layout.tile(entry_bundle_path(k, width))
         if w.vouched(rel) is None or w.previous is None:
             return None
-        leaves = parse_entry_bundle(w.previous.file(rel).read_bytes(), width, where=rel)
+        try:
+            leaves = parse_entry_bundle(w.previous.file(rel).read_bytes(), width, where=rel)
+        except (OSError, FormatError):
+            return None
         out.update({i: leaves[i % TILE_WIDTH] for i in indices if i // TILE_WIDTH == k})
     return out
+
+
+def kept_partials(archived: Iterable[int], size: int) -> set[str]:
+    """The partial tiles of archived sizes up to `size` that are still partial at `size`: what a
+    log serves for a reader holding one of those checkpoints (C2SP tlog-tiles)."""
+    whole = {rel for rel, width in tile_paths(size) if width == TILE_WIDTH}
+    return {
+        rel for m in archived if 0 < m <= size for rel in _partial_tile_paths(m) if rel.split(".p/")[0] not in whole
+    }
 
 
 def _partial_tile_paths(size: int) -> list[str]:
@@ -368,12 +386,17 @@ class Tiles:
             self._take_previous(resume.size)
 
     def _take_previous(self, size: int) -> None:
-        whole = {rel for rel, width in tile_paths(size) if width == TILE_WIDTH}
-        for rel in sorted(whole):
-            if not self._w.take_vouched(layout.tile(rel)):
-                raise _refuse(self._w.root / layout.tile(rel), "a full tile of the last release is not as it was")
-        for m in sorted(n for n in self._archived if 0 < n <= size):
-            self._taken.update(rel for rel in _partial_tile_paths(m) if rel.split(".p/")[0] not in whole)
+        for rel, width in tile_paths(size):
+            if width == TILE_WIDTH:
+                self._take(rel)
+        self._taken = kept_partials(self._archived, size)
+
+    def _take(self, rel: str) -> None:
+        # resumed_tiles found each vouched for a moment ago: failing now, it changed meanwhile.
+        if not self._w.take_vouched(layout.tile(rel)):
+            raise TransparencyError(
+                f"{self._w.root / layout.tile(rel)}: the last release's tile changed while this build ran; build again"
+            )
 
     def append(self, leaf: bytes) -> None:
         for rel, data in self._builder.append(leaf):
@@ -396,7 +419,6 @@ class Tiles:
         for rel in sorted(self._partial):
             self._w.write(layout.tile(rel), self._partial[rel])
         for rel in sorted(self._taken - set(self._partial)):
-            if not self._w.take_vouched(layout.tile(rel)):
-                raise _refuse(self._w.root / layout.tile(rel), "a partial tile of the last release is not as it was")
+            self._take(rel)
         if self._builder.root() != root:  # pragma: no cover - two codes for one root
             raise RuntimeError("the tiles' root differs from the ledger's")

@@ -105,11 +105,20 @@ class SiteWriter:
         except OSError:
             return False
         if recorded is not None:
-            # Not written since the last build hashed it (hash_index_cache.py): linked as it is.
-            self.carried[rel] = (digest, identity_of(os.lstat(path)))
-            self.hashes[rel] = digest
-            self.linked += 1
-            return True
+            # Not written since the last build hashed it (hash_index_cache.py): linked as it is,
+            # if the link is still that file (the link changes only its change time); a write
+            # between the look and the link sends it to the hashing below.
+            after = os.lstat(path)
+            if (after.st_mode, after.st_size, after.st_mtime_ns, after.st_ino) == (
+                st.st_mode,
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ino,
+            ):
+                self.carried[rel] = (digest, identity_of(after))
+                self.hashes[rel] = digest
+                self.linked += 1
+                return True
         # The link is hashed, not the published path: what is hashed is the file this release
         # holds. Its identity before and after hashing is the same or it changed meanwhile (the
         # published path is the same file): then, or with other bytes, the file is written anew.
@@ -130,7 +139,8 @@ class SiteWriter:
 
     def vouched(self, rel: str) -> str | None:
         """The SHA-256 the last release lists for `rel`, if its file is the one the last build
-        recorded with that SHA-256 (hash_index_cache), untouched since: known without reading it."""
+        recorded with that SHA-256 (hash_index_cache), untouched since, with the mode a file
+        written now gets: known without reading it."""
         digest = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
         if digest is None or self.previous is None:
             return None
@@ -138,12 +148,26 @@ class SiteWriter:
             st = os.lstat(self.previous.file(rel))
         except OSError:
             return None
+        if stat.S_IMODE(st.st_mode) != self._mode:
+            return None
         return digest if self.recorded(f"site/{rel}", st) == digest else None
 
     def take_vouched(self, rel: str) -> bool:
-        """Take the last release's file for `rel` as it is, if `vouched`: never read."""
+        """Take the last release's file for `rel` as it is, if `vouched` (never read); where it
+        cannot be linked, a copy of its bytes, if they still have that SHA-256."""
         digest = self.vouched(rel)
-        return digest is not None and self.link_previous(rel, digest)
+        if digest is None or self.previous is None:
+            return False
+        if self.link_previous(rel, digest):
+            return True
+        try:
+            data = self.previous.file(rel).read_bytes()
+        except OSError:
+            return False
+        if sha256_hex(data) != digest or rel in self.hashes:
+            return False
+        self.write(rel, data)
+        return True
 
     def write_stream(self, rel: str, chunks: Iterable[bytes]) -> Path:
         """Write a large file piece by piece, hashing as it goes; return its path."""

@@ -34,6 +34,7 @@ from generator.build.release_continuity import check_published_unchanged
 from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.core.cleanup import Cleanup
+from generator.core.generator_errors import TransparencyError
 from generator.core.key_schedule import BuildKeys
 from generator.core.progress import Progress
 from generator.program.datadir import Paths
@@ -94,6 +95,7 @@ class Writing:
     # Made by the steps.
     proven: dict[int, str] = field(default_factory=dict)  # leaf index -> the artifact its proof is beside
     leaves: dict[int, bytes] = field(default_factory=dict)  # the leaves the inclusion proofs carry
+    resumed_at: int = 0  # the last release's tree size, when the tiles went on from it
     checkpoint: bytes = b""
     policy: bytes | None = None
     history_rows: list[dict[str, Any]] = field(default_factory=list)
@@ -144,9 +146,10 @@ def _resumed_tiles(b: Writing) -> TileBuilder | None:
     older = history_files.older_leaves(b.w, size, unproven)
     if older is None:
         return None
-    resume = history_files.resumed_tiles(b.w, size, ctx.tree.root(size))
+    resume = history_files.resumed_tiles(b.w, size, ctx.tree.root(size), (a.size for a in b.carried))
     if resume is not None:
         b.leaves.update(older)
+        b.resumed_at = size
     return resume
 
 
@@ -194,13 +197,24 @@ def _history(b: Writing) -> None:
         archive = history_files.v3_archive(b.carried, ctx.tree.size, b.checkpoint)
         b.history_rows = history_files.write_history_v3(b.w, ctx.signer, ctx.origin, ctx.tree, archive, b.previous)
         history_files.write_inclusion_proofs_v3(
-            b.w, ctx.tree, archive[-1].checkpoint, archive, proven, b.leaves.__getitem__, b.previous
+            b.w, ctx.tree, archive[-1].checkpoint, archive, proven, functools.partial(_leaf, b), b.previous
         )
     else:
         b.history_rows = history_files.write_history(b.w, ctx.signer, ctx.origin, ctx.tree, b.checkpoint, b.carried)
         history_files.write_inclusion_proofs(b.w, ctx.tree, b.checkpoint, proven, b.leaves.__getitem__)
     if b.progress:
         b.progress("writing the ledger, its history and proofs", 1, 1)
+
+
+def _leaf(b: Writing, index: int) -> bytes:
+    """Leaf `index`, caught as the tiles were made; an older one, from the tiles a build that went
+    on from the last release's tree took (a proof it found vouched for, changed since)."""
+    if index not in b.leaves and index < b.resumed_at:
+        older = history_files.older_leaves(b.w, b.resumed_at, [index])
+        if older is None:
+            raise TransparencyError(f"leaf {index}: the last release's tiles changed while this build ran; build again")
+        b.leaves.update(older)
+    return b.leaves[index]
 
 
 def _keys(b: Writing) -> None:

@@ -137,16 +137,26 @@ def last_ledger_lines(paths: Paths, count: int) -> list[bytes]:
     no newline (canonical JSON escapes it), so they are its last `count` lines."""
     if count <= 0:
         return []
+    chunks: list[bytes] = []
+    newlines = 0
     with paths.ledger_file.open("rb") as f:
-        end = f.seek(0, 2)
-        at, tail = end, b""
-        while at > 0 and tail.rstrip(b"\n").count(b"\n") < count:
+        at = f.seek(0, 2)
+        # The last line's own newline, if any, ends it: `count` lines need `count` newlines
+        # before them (or the file's start) besides that one.
+        f.seek(max(0, at - 1))
+        trailing = at > 0 and f.read(1) == b"\n"
+        while at > 0 and newlines < count + trailing:
             step = min(at, 1 << 16)
             at -= step
             f.seek(at)
-            tail = f.read(step) + tail
-    lines = tail.rstrip(b"\n").split(b"\n")
-    if len(lines) < count or (at > 0 and len(lines) == count):
+            chunk = f.read(step)
+            chunks.append(chunk)
+            newlines += chunk.count(b"\n")
+    tail = b"".join(reversed(chunks))
+    lines = (tail[:-1] if trailing else tail).split(b"\n")
+    if at > 0:
+        lines = lines[1:]  # the first is cut: a line begun before the block read
+    if len(lines) < count:
         raise ValueError(f"{paths.ledger_file}: fewer than {count} leaves")
     return lines[-count:]
 

@@ -94,6 +94,7 @@ class Memory:
         self.ledger: Ledger | None = None
         self.extra: dict[str, Any] = {}
         self.why_not: str | None = None
+        self.tiles_why_not: str | None = None  # why the whole tiles are read again, though the replay resumed
         self.rules = rules_version()
         self.bound = False  # the memory is of the release the state file remembers
         self.used = False  # the replay resumed from it
@@ -166,9 +167,8 @@ class Memory:
         """Where to resume the replay of a ledger read from its tiles (a v3 site's, which has no
         entries document): the remembered state and size, if the site's log is at least that
         long and every root the checks ask for up to that size is remembered; else None. The
-        caller reads every tile all the same and must find that the remembered tree, grown by the
-        new leaves, has the tiles' root: that, not a byte offset, shows the first leaves are the
-        ones verified last."""
+        caller then reads the tiles from there (tile_builder) or all of them; either way the
+        remembered tree grown by the new leaves must have the root the checkpoint signs."""
         if self.ledger is None or not self.bound:
             return None
         if self.ledger.size > size:
@@ -213,7 +213,7 @@ class Memory:
         except FormatError:
             return None
         if _whole_tiles_digest(folder, builder.size, listed, matched) != tiles.get("whole"):
-            self.why_not = "a whole tile differs from the release verified last: every tile read"
+            self.tiles_why_not = "a whole tile is not listed with the SHA-256 it had in the release verified last"
             return None
         return builder
 

@@ -111,11 +111,13 @@ class UnchangedParts:
         matched: Container[str],
     ) -> None:
         self.shas, self.listed, self.matched = shas, listed, matched
-        self.touched = {
-            p // COMMITMENT_PART_ROWS
-            for r in ledger.reveals.values()
-            if r.index >= since_size and (p := ledger.commit_position(r.id)) is not None
-        }
+        # The reveals are in ledger order: those since the release verified last are the last.
+        self.touched: set[int] = set()
+        for r in reversed(ledger.reveals.values()):
+            if r.index < since_size:
+                break
+            if (p := ledger.commit_position(r.id)) is not None:
+                self.touched.add(p // COMMITMENT_PART_ROWS)
         self.first_touched = since_commits // COMMITMENT_PART_ROWS
         self.used = 0  # parts taken as they were checked then, for the report
 

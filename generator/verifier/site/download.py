@@ -15,6 +15,7 @@ central directory lists, and each local header must agree with its central entry
 """
 
 import hashlib
+import io
 import stat
 import zipfile
 import zlib
@@ -138,6 +139,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             # Called before the loop moves on: `rel` and `expected` are this leaf's.
             lambda zf, known: _check_members(s, rel, zf, sums, expected, known),  # noqa: B023
             memory,
+            sums.files[rel],
         )
         if key is not None and memory is not None and len(s.report.failures) == failures:
             memory.part_passed(key)
@@ -164,10 +166,26 @@ def _check_archive(
     too_many: str,
     check_members: Callable[[zipfile.ZipFile, "_Known | None"], None],
     memory: Memory | None,
+    listed_sha256: str = "",
 ) -> None:
-    """An archive read in place: its end records, its central directory, its layout, then its members."""
+    """An archive read in place: its end records, its central directory, its layout, then its
+    members; with a memory and the SHA-256 its list gives (a v3 part), read whole and held to it."""
     report = s.report
-    f = s.open(rel, "archive")
+    f: BinaryIO | None
+    if memory is not None and listed_sha256:
+        # What this run remembers of a v3 part (by its listed SHA-256) must be of the bytes it
+        # checked: read once, hashed, and checked from memory (a leaf's files, a few MiB at
+        # most). v2's archive, gigabytes, is streamed: its memory is of the bytes read.
+        data = s.read(rel, "archive")
+        if data is None:
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != listed_sha256:  # counted where the file was hashed: only a change fails here
+            report.check(False, rel, "the archive changed while it was being checked", listed_sha256, digest)
+            return
+        f = io.BytesIO(data)
+    else:
+        f = s.open(rel, "archive")
     if f is None:
         return
     with f:
@@ -251,7 +269,8 @@ def _check_members(
             continue  # the site's file is missing or differs from its line: reported there
         size = (len(sums) if name == SUMS_PATH else SIGNATURE_BYTES) if own else s.file_size(name)
         if size is None:
-            continue  # gone since it was hashed
+            report.check(False, rel, f"{where}: the site's file is gone since it was hashed", "the file", "nothing")
+            continue
         if not _plain(s, rel, info, size, where):
             continue
         if own:

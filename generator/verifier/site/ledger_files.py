@@ -4,7 +4,8 @@ that root, and the commitment list, whole or in parts, byte for byte the rows th
 With the verifier's memory, from the release verified last (memory/release_memory.py)."""
 
 import base64
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_text, iter_canonical_array, members_after, parse_canonical
@@ -40,15 +41,16 @@ def check_ledger(
     commitment list is read, which is then checked against the replayed state. `roots_at`
     names earlier tree sizes whose roots the history checks need; each is filled in on the way.
     `from_tiles` replays the entry bundles of the tiles instead of the entries file, which is
-    then never read: a log too large for one file is checked all the same. With a `memory` of
-    the release verified last, only the entries after its last leaf are replayed, from its state,
-    when the document begins with exactly the bytes it remembers (generator/verifier/memory/release_memory.py);
-    from the tiles (a v3 site's ledger, docs/formats/v3.md, 3), every tile is still read and
-    checked but only the leaves after the remembered size are replayed, and the remembered tree
-    with them must make the tiles' root. A v3 site's commitment list is checked in its parts.
-    When `listing` (the site's checksum lists as checked) gives every whole tile of the
-    remembered tree the SHA-256 it had then, those tiles are not read again: only the bundles from
-    the remembered size on, and the tiles they complete or leave partial.
+    then never read. With a `memory` of the release verified last (memory/release_memory.py),
+    only the entries after its last leaf are replayed, from its state, when the document begins
+    with exactly the bytes it remembers; from the tiles (a v3 site's ledger, docs/formats/v3.md,
+    3), only the leaves after the remembered size. When `listing` (the site's checksum lists as checked) gives
+    every whole tile of the remembered tree the SHA-256 it had then, those tiles are not read
+    again: only the bundles from the remembered size on (the first must begin with the
+    remembered unfinished bundle), and the tiles they complete or leave partial; otherwise
+    every tile is read and checked, and the remembered tree with the new leaves must make the
+    tiles' root. Either way the signed checkpoint must sign the root of the remembered tree
+    grown by the new leaves. A v3 site's commitment list is checked in its parts.
     """
     report = s.report
     led = manifest["ledger"]
@@ -157,12 +159,32 @@ def _open_tiles(
         builder = memory.tile_builder(TILE_PREFIX, listing.files, listing.matched)
         if builder is not None and builder.size != resumed[0].size:
             builder = None
+    if builder is None and resumed is not None and memory is not None and memory.tiles_why_not:
+        s.report.notes.append(f"{TILE_FOLDER}: every tile read and checked: {memory.tiles_why_not}")
     if builder is not None:
         s.report.notes.append(
             f"{TILE_FOLDER}: the whole tiles of the release verified last (its first {builder.size} leaves) were "
             "not read again: this release lists each with the SHA-256 it had when it was checked"
         )
-    return read_tiled_log(tile_reader(s), size, builder), resumed
+    read = tile_reader(s)
+    if memory is not None and listing is not None:
+        read = _as_listed(read, listing)
+    return read_tiled_log(read, size, builder), resumed
+
+
+def _as_listed(read: Callable[[str], bytes | None], listing: Listing) -> Callable[[str], bytes | None]:
+    """`read`, each listed tile held to the SHA-256 its list gives: the memory this run leaves
+    vouches for tiles by those SHA-256es, so they must be of the bytes it checked, not only of
+    the bytes hashed earlier in the run (an unlisted tile fails where the lists are checked)."""
+
+    def checked(path: str) -> bytes | None:
+        data = read(path)
+        want = listing.files.get(f"{TILE_PREFIX}/{path}")
+        if data is not None and want is not None and hashlib.sha256(data).hexdigest() != want:
+            raise FormatError(f"{path}: its bytes are not those its checksum list gives (changed while being read?)")
+        return data
+
+    return checked
 
 
 def _check_commitment_parts(

@@ -112,12 +112,14 @@ def verify_site(
 
 
 def _trusted(root: Path, known: KnownHashes | None, full: bool, report: Report) -> KnownHashes | None:
-    """The hashes handed over by the mirror, if they may be used: another user who could write
-    the folder could replace a file and put back what the record checks."""
+    """The hashes handed over (by the mirror, or the build), if they may be used: another user
+    who could write the folder could replace a file and put back what the record checks."""
     if not known or full:
         return None
     if not private_to_user(root):
-        report.notes.append(f"every file hashed: {root} is not this user's alone, so the mirror's record is not used")
+        report.notes.append(
+            f"every file hashed: {root} is not this user's alone, so the hashes handed over are not used"
+        )
         return None
     return known
 

@@ -185,7 +185,11 @@ class TileBuilder:
         if count:
             raise FormatError("a tile builder's levels do not reach the top of its tree")
         if size % TILE_WIDTH:
-            parse_entry_bundle(bytes(b._entries), size % TILE_WIDTH, where="a tile builder's unfinished bundle")
+            leaves = parse_entry_bundle(
+                bytes(b._entries), size % TILE_WIDTH, where="a tile builder's unfinished bundle"
+            )
+            if [leaf_hash(leaf) for leaf in leaves] != b._levels[0]:
+                raise FormatError("a tile builder's first row is not the hashes of its unfinished bundle's leaves")
         elif b._entries:
             raise FormatError("a tile builder of whole bundles holds an unfinished one")
         b.size = size

@@ -487,6 +487,7 @@ def test_a_log_shorter_than_the_state_is_refused() -> None:
         (lambda s: s | {"entries": "zz"}, "other than hex"),
         (lambda s: s | {"entries": s["entries"][:-2]}, "unfinished bundle"),
         (lambda s: s | {"levels": [*s["levels"], ["00" * 32]]}, "rows do not fit its size"),
+        (lambda s: s | {"levels": [["00" * 32, *s["levels"][0][1:]], *s["levels"][1:]]}, "first row is not the hashes"),
     ],
 )
 def test_a_damaged_state_is_refused(change, message: str) -> None:  # type: ignore[no-untyped-def]
