@@ -450,7 +450,9 @@ def _settled_identities(
         if seen[1] < mark[0] - _TICK_NS:
             return {"digest": seen[0], "mark": mark[0]}
         if attempt == 0:
-            time.sleep(2 * _TICK_NS / 1e9)
+            # Two ticks, so that what just changed is settled; never long (a tick of a second
+            # or more, which no filesystem has, only fails the second look as the first).
+            time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
     return None
 
 
