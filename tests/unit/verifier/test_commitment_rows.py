@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.report import Report
 from generator.verifier.rules.ledger import Commit, Ledger
-from generator.verifier.site import commitment_parts, publication
+from generator.verifier.site import commitment_parts, ledger_files
 
 CLIST = "ledger/commitments.json"
 
@@ -32,7 +32,7 @@ def replayed(demo_site: Any) -> tuple[Path, Ledger, str, bytes]:
     report = Report(str(site))
     s = Site(site, report)
     key = _vkey(site, manifest)
-    ledger = publication.check_ledger(s, manifest, manifest["origin"], key)
+    ledger = ledger_files.check_ledger(s, manifest, manifest["origin"], key)
     assert ledger is not None and report.ok, report.failures
     return site, ledger, manifest["origin"], key
 
@@ -48,19 +48,19 @@ def _vkey(site: Path, manifest: dict[str, Any]) -> bytes:
 
 def _report(folder: Path, ledger: Ledger, origin: str, key: bytes) -> tuple[int, list[str]]:
     report = Report(str(folder))
-    publication.check_commitment_list(Site(folder, report), CLIST, origin, key, ledger)
+    ledger_files.check_commitment_list(Site(folder, report), CLIST, origin, key, ledger)
     return report.checks, [f"{p.file} {p.where} {p.message} {p.expected} {p.found}" for p in report.failures]
 
 
 def _both(folder: Path, ledger: Ledger, origin: str, key: bytes) -> tuple[int, list[str]]:
     """The report with the byte comparison, after asserting it is the row-by-row report."""
     fast = _report(folder, ledger, origin, key)
-    saved = publication._rows_as_expected
-    publication._rows_as_expected = lambda data, ledger: None  # type: ignore[assignment]
+    saved = ledger_files._rows_as_expected
+    ledger_files._rows_as_expected = lambda data, ledger: None  # type: ignore[assignment]
     try:
         slow = _report(folder, ledger, origin, key)
     finally:
-        publication._rows_as_expected = saved
+        ledger_files._rows_as_expected = saved
     assert fast == slow
     return fast
 
@@ -80,7 +80,7 @@ def test_a_published_list_is_compared_as_bytes_not_parsed(
 ) -> None:
     site, ledger, origin, key = replayed
     assert ledger.commit_count > 10
-    monkeypatch.setattr(publication, "_check_rows", lambda *a: pytest.fail("a row was parsed"))
+    monkeypatch.setattr(ledger_files, "_check_rows", lambda *a: pytest.fail("a row was parsed"))
     checks, failures = _report(site, ledger, origin, key)
     assert failures == []
     assert checks >= ledger.commit_count
@@ -92,13 +92,13 @@ def test_batches_meet_where_one_ends(
     site, ledger, _origin, _key = replayed
     monkeypatch.setattr(commitment_parts, "ROW_BATCH", 3)
     data = (site / CLIST).read_bytes()
-    assert publication._rows_as_expected(data, ledger) is not None
+    assert ledger_files._rows_as_expected(data, ledger) is not None
     # A row left out where two batches meet, or one too many: the comparison fails, rows are read.
     rows = json.loads(data)["commitments"]
     for edited in (rows[:3] + rows[4:], rows + rows[-1:], rows[:-1]):
         doc = json.loads(data)
         doc["commitments"] = edited
-        assert publication._rows_as_expected(_canonical(doc), ledger) is None
+        assert ledger_files._rows_as_expected(_canonical(doc), ledger) is None
 
 
 def _canonical(doc: Any) -> bytes:
@@ -151,7 +151,7 @@ def test_every_edit_gets_the_report_rows_read_one_by_one_give(
     else:
         assert failures, f"{edit}: not reported"
         if edit != "no tail":  # rows as expected, the members after them wrong
-            assert publication._rows_as_expected(edited, ledger) is None
+            assert ledger_files._rows_as_expected(edited, ledger) is None
 
 
 # The list replaces the profile's (tests/conftest.py), so it names too_slow again.
@@ -199,7 +199,7 @@ def test_the_rows_are_rfc8785_whatever_the_strings(
     saved = commitment_parts.ROW_BATCH
     commitment_parts.ROW_BATCH = batch
     try:
-        made = b"".join(publication.commitment_rows_bytes(_Rows(commits, revealed)))  # type: ignore[arg-type]
+        made = b"".join(ledger_files.commitment_rows_bytes(_Rows(commits, revealed)))  # type: ignore[arg-type]
     finally:
         commitment_parts.ROW_BATCH = saved
     want = b",".join(
