@@ -30,54 +30,54 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/note.py                     lines  1695 to  1802
     generator/verifier/tlog/merkle.py                   lines  1803 to  1943
     generator/verifier/tlog/tlogproof.py                lines  1944 to  2016
-    generator/verifier/tlog/tiles.py                    lines  2017 to  2358
-    generator/verifier/tlog/tile_proofs.py              lines  2359 to  2451
-    generator/verifier/tlog/cosignature.py              lines  2452 to  2601
-    generator/verifier/tlog/policy.py                   lines  2602 to  2884
-    generator/verifier/tlog/witnessing.py               lines  2885 to  2914
-    generator/verifier/core/idindex.py                  lines  2915 to  2998
-    generator/verifier/rules/methodology_rules.py       lines  2999 to  3342
-    generator/verifier/rules/scoring.py                 lines  3343 to  3642
-    generator/verifier/rules/agreement_statistics.py    lines  3643 to  3902
-    generator/verifier/rules/labelsets.py               lines  3903 to  4241
-    generator/verifier/rules/subjects.py                lines  4242 to  4507
-    generator/verifier/rules/withdrawals.py             lines  4508 to  4546
-    generator/verifier/tlog/keyring.py                  lines  4547 to  4678
-    generator/verifier/rules/ledger.py                  lines  4679 to  5161
-    generator/verifier/memory/ledger_snapshot.py        lines  5162 to  5335
-    generator/verifier/memory/checkpoint_memory.py      lines  5336 to  5490
-    generator/verifier/memory/release_memory.py         lines  5491 to  5807
-    generator/verifier/rules/answers.py                 lines  5808 to  5875
-    generator/verifier/rules/runs.py                    lines  5876 to  6233
-    generator/verifier/rules/lineage.py                 lines  6234 to  6519
-    generator/verifier/rules/score_edits.py             lines  6520 to  6605
-    generator/verifier/rules/evidence.py                lines  6606 to  6700
-    generator/verifier/rules/certificates.py            lines  6701 to  7168
-    generator/verifier/rules/certificate_documents.py   lines  7169 to  7264
-    generator/verifier/rules/recheck.py                 lines  7265 to  7631
-    generator/verifier/core/report.py                   lines  7632 to  7794
-    generator/verifier/core/folder.py                   lines  7795 to  8078
-    generator/verifier/core/checksum_tree.py            lines  8079 to  8233
-    generator/verifier/memory/mirror_record.py          lines  8234 to  8303
-    generator/verifier/site/release.py                  lines  8304 to  8593
-    generator/verifier/site/checksum_lists.py           lines  8594 to  8750
-    generator/verifier/site/zip_layout.py               lines  8751 to  8950
-    generator/verifier/site/download.py                 lines  8951 to  9343
-    generator/verifier/tlog/rotation.py                 lines  9344 to  9452
-    generator/verifier/site/history.py                  lines  9453 to  9821
-    generator/verifier/site/history_v3.py               lines  9822 to  9958
-    generator/verifier/site/commitment_parts.py         lines  9959 to 10144
-    generator/verifier/site/ledger_files.py             lines 10145 to 10503
-    generator/verifier/site/publication.py              lines 10504 to 10666
-    generator/verifier/rules/revocations.py             lines 10667 to 10786
-    generator/verifier/site/certificate_files.py        lines 10787 to 11167
-    generator/verifier/site/agreement_files.py          lines 11168 to 11312
-    generator/verifier/site/accounting.py               lines 11313 to 11553
-    generator/verifier/site/remote.py                   lines 11554 to 11824
-    generator/verifier/site/mirror_folder.py            lines 11825 to 12016
-    generator/verifier/site/mirror.py                   lines 12017 to 12322
-    generator/verifier/site/verify_site.py              lines 12323 to 12631
-    generator/verifier/site/command_line.py             lines 12632 to 13059
+    generator/verifier/tlog/tiles.py                    lines  2017 to  2369
+    generator/verifier/tlog/tile_proofs.py              lines  2370 to  2462
+    generator/verifier/tlog/cosignature.py              lines  2463 to  2612
+    generator/verifier/tlog/policy.py                   lines  2613 to  2895
+    generator/verifier/tlog/witnessing.py               lines  2896 to  2925
+    generator/verifier/core/idindex.py                  lines  2926 to  3009
+    generator/verifier/rules/methodology_rules.py       lines  3010 to  3353
+    generator/verifier/rules/scoring.py                 lines  3354 to  3653
+    generator/verifier/rules/agreement_statistics.py    lines  3654 to  3913
+    generator/verifier/rules/labelsets.py               lines  3914 to  4252
+    generator/verifier/rules/subjects.py                lines  4253 to  4518
+    generator/verifier/rules/withdrawals.py             lines  4519 to  4557
+    generator/verifier/tlog/keyring.py                  lines  4558 to  4689
+    generator/verifier/rules/ledger.py                  lines  4690 to  5172
+    generator/verifier/memory/ledger_snapshot.py        lines  5173 to  5346
+    generator/verifier/memory/checkpoint_memory.py      lines  5347 to  5501
+    generator/verifier/memory/release_memory.py         lines  5502 to  5810
+    generator/verifier/rules/answers.py                 lines  5811 to  5878
+    generator/verifier/rules/runs.py                    lines  5879 to  6236
+    generator/verifier/rules/lineage.py                 lines  6237 to  6522
+    generator/verifier/rules/score_edits.py             lines  6523 to  6608
+    generator/verifier/rules/evidence.py                lines  6609 to  6703
+    generator/verifier/rules/certificates.py            lines  6704 to  7171
+    generator/verifier/rules/certificate_documents.py   lines  7172 to  7267
+    generator/verifier/rules/recheck.py                 lines  7268 to  7634
+    generator/verifier/core/report.py                   lines  7635 to  7797
+    generator/verifier/core/folder.py                   lines  7798 to  8081
+    generator/verifier/core/checksum_tree.py            lines  8082 to  8236
+    generator/verifier/memory/mirror_record.py          lines  8237 to  8306
+    generator/verifier/site/release.py                  lines  8307 to  8596
+    generator/verifier/site/checksum_lists.py           lines  8597 to  8753
+    generator/verifier/site/zip_layout.py               lines  8754 to  8953
+    generator/verifier/site/download.py                 lines  8954 to  9346
+    generator/verifier/tlog/rotation.py                 lines  9347 to  9455
+    generator/verifier/site/history.py                  lines  9456 to  9824
+    generator/verifier/site/history_v3.py               lines  9825 to  9961
+    generator/verifier/site/commitment_parts.py         lines  9962 to 10147
+    generator/verifier/site/ledger_files.py             lines 10148 to 10506
+    generator/verifier/site/publication.py              lines 10507 to 10669
+    generator/verifier/rules/revocations.py             lines 10670 to 10789
+    generator/verifier/site/certificate_files.py        lines 10790 to 11170
+    generator/verifier/site/agreement_files.py          lines 11171 to 11315
+    generator/verifier/site/accounting.py               lines 11316 to 11556
+    generator/verifier/site/remote.py                   lines 11557 to 11827
+    generator/verifier/site/mirror_folder.py            lines 11828 to 12019
+    generator/verifier/site/mirror.py                   lines 12020 to 12325
+    generator/verifier/site/verify_site.py              lines 12326 to 12634
+    generator/verifier/site/command_line.py             lines 12635 to 13062
 """
 
 # ==============================================================================================
@@ -2247,11 +2247,22 @@ def tile_read_order(size: int) -> Iterator[str]:
             while done % TILE_WIDTH == 0:
                 done, level = done // TILE_WIDTH, level + 1
                 yield hash_tile_path(level, done - 1, TILE_WIDTH)
+    yield from (p for p in partial_tile_paths(size) if not p.startswith(_ENTRIES_PREFIX))
+
+
+def partial_tile_paths(size: int) -> list[str]:
+    """The partial tiles of a log of `size` leaves: each level's, if its count is no multiple of
+    256, level by level, then the partial entry bundle, if any. A look at log_256(size) levels,
+    where tile_paths lists every tile."""
+    out = []
     count, level = size, 0
     while count:
         if count % TILE_WIDTH:
-            yield hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH)
+            out.append(hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH))
         count, level = count // TILE_WIDTH, level + 1
+    if size % TILE_WIDTH:
+        out.append(entry_bundle_path(size // TILE_WIDTH, size % TILE_WIDTH))
+    return out
 
 
 class TiledLog(Iterator[bytes]):
@@ -5496,6 +5507,11 @@ def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
 MEMORY_VERSION = 1
 
 
+# What a key of a passed check is of: an archive member read back ("members"), a v3 download part
+# checked with its leaf's list ("parts").
+CHECK_KINDS = ("members", "parts")
+
+
 def rules_version() -> str:
     """The SHA-256 of the code verifying: the one-file bundle, or every module of the package."""
     here = Path(os.path.abspath(__file__))
@@ -5545,8 +5561,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
-        self.new_members: set[str] = set()
-        self.new_parts: set[str] = set()
+        self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
@@ -5726,20 +5741,18 @@ class Memory:
         fields = f"{self.rules}\0{method}\0{crc}\0{size}\0{compressed_sha256}\0{content_sha256}"
         return hashlib.sha256(fields.encode()).hexdigest()
 
-    def member_known(self, key: str) -> bool:
-        """Whether compressed bytes of this SHA-256, by this method and under this CRC-32 and
-        size, were read back before to content of this SHA-256: inflating is a function of the
-        bytes, so they do again."""
-        if not self.bound or key not in self._members():
+    # -- keys of checks that passed: archive members, download parts
+
+    def check_known(self, kind: str, key: str) -> bool:
+        """Whether a check of `kind` (CHECK_KINDS) passed before under `key`, which names everything
+        the check is a function of (member_key, part_key); kept for the next run if so."""
+        if not self.bound or key not in self._known_set(kind):
             return False
-        self.new_members.add(key)
+        self.learned[kind].add(key)
         return True
 
-    def member_passed(self, key: str) -> None:
-        self.new_members.add(key)
-
-    def _members(self) -> frozenset[str]:
-        return self._known_set("members")
+    def check_passed(self, kind: str, key: str) -> None:
+        self.learned[kind].add(key)
 
     def _known_set(self, name: str) -> frozenset[str]:
         known = self.extra.get(name)
@@ -5754,15 +5767,6 @@ class Memory:
         """A part's check is a function of its bytes and of its leaf's list, which names the files
         it must hold and their SHA-256: the same two, checked before, pass again."""
         return hashlib.sha256(f"{self.rules}\0{rel}\0{sha256}\0{list_rel}\0{list_sha256}".encode()).hexdigest()
-
-    def part_known(self, key: str) -> bool:
-        if not self.bound or key not in self._known_set("parts"):
-            return False
-        self.new_parts.add(key)
-        return True
-
-    def part_passed(self, key: str) -> None:
-        self.new_parts.add(key)
 
     # -- saving
 
@@ -5779,8 +5783,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
-                "members": sorted(self.new_members),
-                "parts": sorted(self.new_parts),
+                **{kind: sorted(keys) for kind, keys in self.learned.items()},
             }
         )
         if self.new_commitment_parts is not None:
@@ -9062,7 +9065,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
             continue
         key = _part_key(sums, rel, list_path(prefix), memory)
-        if key is not None and memory is not None and memory.part_known(key):
+        if key is not None and memory is not None and memory.check_known("parts", key):
             s.report.checks += 1
             known += 1
             continue
@@ -9080,7 +9083,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             sums.files[rel],
         )
         if key is not None and memory is not None and len(s.report.failures) == failures:
-            memory.part_passed(key)
+            memory.check_passed("parts", key)
     if known:
         s.report.notes.append(
             f"{known} download part(s) not read again: each, and its leaf's list, has the SHA-256 of a part and "
@@ -9219,7 +9222,7 @@ def _check_members(
                 sig_member = data
             continue
         remembered = known.key(info, listed[name]) if known is not None else None
-        if remembered is not None and known is not None and known.memory.member_known(remembered):
+        if remembered is not None and known is not None and known.memory.check_known("members", remembered):
             report.checks += 1
             continue
         digest = _read_member(s, rel, zf, info, where)
@@ -9234,7 +9237,7 @@ def _check_members(
             where=where,
         )
         if same_bytes and remembered is not None and known is not None:
-            known.memory.member_passed(remembered)
+            known.memory.check_passed("members", remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, rel, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None and own_sums is not None:

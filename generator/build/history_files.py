@@ -30,11 +30,11 @@ from generator.verifier import (
     checkpoint_signers,
     entry_bundle_path,
     format_tlog_proof,
-    hash_tile_path,
     is_safe_path,
     parse_canonical,
     parse_entry_bundle,
     parse_tlog_proof,
+    partial_tile_paths,
     replace_atomically,
     signer_problems,
     tile_paths,
@@ -338,23 +338,7 @@ def kept_partials(archived: Iterable[int], size: int) -> set[str]:
     """The partial tiles of archived sizes up to `size` that are still partial at `size`: what a
     log serves for a reader holding one of those checkpoints (C2SP tlog-tiles)."""
     whole = {rel for rel, width in tile_paths(size) if width == TILE_WIDTH}
-    return {
-        rel for m in archived if 0 < m <= size for rel in _partial_tile_paths(m) if rel.split(".p/")[0] not in whole
-    }
-
-
-def _partial_tile_paths(size: int) -> list[str]:
-    """The partial tiles of a tree of `size` leaves (one a level at most, and its entry bundle):
-    a look at log_256(size) levels, where tile_paths lists every tile."""
-    out = []
-    count, level = size, 0
-    while count:
-        if count % TILE_WIDTH:
-            out.append(hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH))
-        count, level = count // TILE_WIDTH, level + 1
-    if size % TILE_WIDTH:
-        out.append(entry_bundle_path(size // TILE_WIDTH, size % TILE_WIDTH))
-    return out
+    return {rel for m in archived if 0 < m <= size for rel in partial_tile_paths(m) if rel.split(".p/")[0] not in whole}
 
 
 class Tiles:

@@ -45,7 +45,7 @@ from typing import Any
 from generator.core.digest import rules_version
 from generator.program.datadir import Paths
 from generator.state.cache_file import write_cache
-from generator.state.hash_index_cache import HashIndex, save_index
+from generator.state.hash_index_cache import HashIndex, identity_row, save_index
 
 RECORD_NAME = "build.json"
 _VERSION = 3
@@ -183,7 +183,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
         for rel, st, _ in entries:
             row = (st.st_mode, (recorded[rel] or next(digests)) if stat.S_ISREG(st.st_mode) else "")
             if stat.S_ISREG(st.st_mode):
-                files.append((rel, _identity(st), row[1]))
+                files.append((rel, identity_row(st), row[1]))
             if _within(place, rel):
                 inside[rel] = row
             else:
@@ -216,14 +216,10 @@ def _identities(
     inside: dict[str, tuple[int, ...]] = {}
     for rel, st, _ in entries:
         if _within(place, rel):
-            inside[rel] = _identity(st)
+            inside[rel] = identity_row(st)
         else:
-            h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+            h.update(f"{rel}\0{identity_row(st)}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest(), inside
-
-
-def _identity(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
@@ -304,17 +300,19 @@ def save(
     settled = read is not None and inputs.newest < read[0] - _TICK_NS
     published: list[tuple[str, os.stat_result, str]] = []
     seen = _settled_identities(paths, out, offline, shape, published)
-    if settled and seen is not None and inputs.still_as_read():
+    # Once the identities are taken: the inputs must still be as read for either record.
+    still = seen is not None and inputs.still_as_read()
+    if settled and seen is not None and still:
         doc["identities"] = {**seen, "record": _record_digest(doc)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
     mark = seen.get("mark") if seen is not None else None
-    if not isinstance(mark, int) or hashes is None or read is None or not inputs.still_as_read():
+    if not isinstance(mark, int) or hashes is None or read is None or not still:
         return  # the last index stays: each of its rows still says what it said
     # Every input was older than the clock before it was read, less a tick, and is still as it
     # was read; every published file older than the mark written before it was looked at.
     rows = [(place, ident, sha) for place, ident, sha in inputs.files if max(ident[2], ident[3]) < read[0] - _TICK_NS]
     rows += [
-        (rel, _identity(st), hashes[rel[len("site/") :]])
+        (rel, identity_row(st), hashes[rel[len("site/") :]])
         for rel, st, _ in published
         if stat.S_ISREG(st.st_mode) and rel[len("site/") :] in hashes
     ]
@@ -375,7 +373,7 @@ def _shape(entries: Iterable[tuple[str, os.stat_result, str]]) -> str:
     for rel, st, _ in entries:
         if rel == "site":
             continue
-        h.update(f"{rel}\0{_identity(st)[:3]}\0{st.st_ino}\n".encode("utf-8", "surrogateescape"))
+        h.update(f"{rel}\0{identity_row(st)[:3]}\0{st.st_ino}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -426,7 +424,7 @@ def _identity_digest(
         if device is not None and st.st_dev != device:
             return None
         newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
-        h.update(f"{rel}\0{_identity(st)}\n".encode("utf-8", "surrogateescape"))
+        h.update(f"{rel}\0{identity_row(st)}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest(), newest, _shape(site)
 
 

@@ -42,7 +42,9 @@ def index_path(paths: Paths) -> Path:
     return paths.private / "cache" / INDEX_NAME
 
 
-def _row(st: os.stat_result) -> tuple[int, ...]:
+def identity_row(st: os.stat_result) -> tuple[int, ...]:
+    """A file's identity as the index and the build record keep it: mode, size, modification and
+    change times, inode."""
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
@@ -67,7 +69,7 @@ class HashIndex:
         i = bisect.bisect_left(self._places, place)
         if i == len(self._places) or self._places[i] != place or not stat.S_ISREG(st.st_mode):
             return None
-        if tuple(self._idents[_FIELDS * i : _FIELDS * (i + 1)]) != _row(st):
+        if tuple(self._idents[_FIELDS * i : _FIELDS * (i + 1)]) != identity_row(st):
             return None
         self.used += 1
         return self._shas[32 * i : 32 * (i + 1)].hex()
@@ -96,7 +98,7 @@ def load_index(paths: Paths) -> HashIndex:
 
 
 def save_index(paths: Paths, settled_before: int, files: Iterable[tuple[str, tuple[int, ...], str]]) -> int:
-    """Record `files` (place, identity as `_row` gives it, SHA-256), each only if it is a regular
+    """Record `files` (place, identity as `identity_row` gives it, SHA-256), each only if it is a regular
     file whose times are older than `settled_before` (the mark less a tick); how many were
     recorded. The rows replace the last build's: a file no longer read is no longer in them."""
     rows = sorted(

@@ -49,6 +49,9 @@ from generator.verifier.tlog.merkle import MerkleStream
 from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, tile_paths
 
 MEMORY_VERSION = 1
+# What a key of a passed check is of: an archive member read back ("members"), a v3 download part
+# checked with its leaf's list ("parts").
+CHECK_KINDS = ("members", "parts")
 
 
 def rules_version() -> str:
@@ -100,8 +103,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
-        self.new_members: set[str] = set()
-        self.new_parts: set[str] = set()
+        self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
@@ -281,20 +283,18 @@ class Memory:
         fields = f"{self.rules}\0{method}\0{crc}\0{size}\0{compressed_sha256}\0{content_sha256}"
         return hashlib.sha256(fields.encode()).hexdigest()
 
-    def member_known(self, key: str) -> bool:
-        """Whether compressed bytes of this SHA-256, by this method and under this CRC-32 and
-        size, were read back before to content of this SHA-256: inflating is a function of the
-        bytes, so they do again."""
-        if not self.bound or key not in self._members():
+    # -- keys of checks that passed: archive members, download parts
+
+    def check_known(self, kind: str, key: str) -> bool:
+        """Whether a check of `kind` (CHECK_KINDS) passed before under `key`, which names everything
+        the check is a function of (member_key, part_key); kept for the next run if so."""
+        if not self.bound or key not in self._known_set(kind):
             return False
-        self.new_members.add(key)
+        self.learned[kind].add(key)
         return True
 
-    def member_passed(self, key: str) -> None:
-        self.new_members.add(key)
-
-    def _members(self) -> frozenset[str]:
-        return self._known_set("members")
+    def check_passed(self, kind: str, key: str) -> None:
+        self.learned[kind].add(key)
 
     def _known_set(self, name: str) -> frozenset[str]:
         known = self.extra.get(name)
@@ -309,15 +309,6 @@ class Memory:
         """A part's check is a function of its bytes and of its leaf's list, which names the files
         it must hold and their SHA-256: the same two, checked before, pass again."""
         return hashlib.sha256(f"{self.rules}\0{rel}\0{sha256}\0{list_rel}\0{list_sha256}".encode()).hexdigest()
-
-    def part_known(self, key: str) -> bool:
-        if not self.bound or key not in self._known_set("parts"):
-            return False
-        self.new_parts.add(key)
-        return True
-
-    def part_passed(self, key: str) -> None:
-        self.new_parts.add(key)
 
     # -- saving
 
@@ -334,8 +325,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
-                "members": sorted(self.new_members),
-                "parts": sorted(self.new_parts),
+                **{kind: sorted(keys) for kind, keys in self.learned.items()},
             }
         )
         if self.new_commitment_parts is not None:

@@ -124,7 +124,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
             continue
         key = _part_key(sums, rel, list_path(prefix), memory)
-        if key is not None and memory is not None and memory.part_known(key):
+        if key is not None and memory is not None and memory.check_known("parts", key):
             s.report.checks += 1
             known += 1
             continue
@@ -142,7 +142,7 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
             sums.files[rel],
         )
         if key is not None and memory is not None and len(s.report.failures) == failures:
-            memory.part_passed(key)
+            memory.check_passed("parts", key)
     if known:
         s.report.notes.append(
             f"{known} download part(s) not read again: each, and its leaf's list, has the SHA-256 of a part and "
@@ -281,7 +281,7 @@ def _check_members(
                 sig_member = data
             continue
         remembered = known.key(info, listed[name]) if known is not None else None
-        if remembered is not None and known is not None and known.memory.member_known(remembered):
+        if remembered is not None and known is not None and known.memory.check_known("members", remembered):
             report.checks += 1
             continue
         digest = _read_member(s, rel, zf, info, where)
@@ -296,7 +296,7 @@ def _check_members(
             where=where,
         )
         if same_bytes and remembered is not None and known is not None:
-            known.memory.member_passed(remembered)
+            known.memory.check_passed("members", remembered)
     for name in sorted(expected - seen, key=lambda p: p.encode()):
         report.check(False, rel, "a file of the site is missing from the archive", name, "nothing")
     if sums_member is not None and own_sums is not None:

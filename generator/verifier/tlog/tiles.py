@@ -230,11 +230,22 @@ def tile_read_order(size: int) -> Iterator[str]:
             while done % TILE_WIDTH == 0:
                 done, level = done // TILE_WIDTH, level + 1
                 yield hash_tile_path(level, done - 1, TILE_WIDTH)
+    yield from (p for p in partial_tile_paths(size) if not p.startswith(_ENTRIES_PREFIX))
+
+
+def partial_tile_paths(size: int) -> list[str]:
+    """The partial tiles of a log of `size` leaves: each level's, if its count is no multiple of
+    256, level by level, then the partial entry bundle, if any. A look at log_256(size) levels,
+    where tile_paths lists every tile."""
+    out = []
     count, level = size, 0
     while count:
         if count % TILE_WIDTH:
-            yield hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH)
+            out.append(hash_tile_path(level, count // TILE_WIDTH, count % TILE_WIDTH))
         count, level = count // TILE_WIDTH, level + 1
+    if size % TILE_WIDTH:
+        out.append(entry_bundle_path(size // TILE_WIDTH, size % TILE_WIDTH))
+    return out
 
 
 class TiledLog(Iterator[bytes]):
