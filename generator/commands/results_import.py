@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.importers.inspect.inspect_log import Imported, import_inspect_log
+from generator.importers.common.results_output import Imported
+from generator.importers.inspect.inspect_log import import_inspect_log
 from generator.program.datadir import Paths
 
 
@@ -31,9 +32,9 @@ def imported_lines(paths: Paths, done: Imported) -> list[str]:
     retried = f"; {done.retried} retried (kept as earlier attempts)" if done.retried else ""
     lines = [
         f"Wrote {paths.show(done.out)}: {sum(done.counts.values())} results ({counts}){retried}.",
-        f"  run {done.run}, finished at {done.finished_at}; log sha256 {done.log_sha256}",
+        f"  run {done.run}, finished at {done.finished_at}",
     ]
-    if done.evidence is not None:
-        lines.append(f"  the log is evidence {done.evidence['name']} (at {done.evidence['path']} from the results)")
+    lines += [f"  {file}: sha256 {sha}" for file, sha in done.sha256.items()]
+    lines += [f"  evidence {e['name']} (at {e['path']} from the results)" for e in done.evidence]
     lines.append(f"Next: transparency certify {paths.show(done.out)}")
     return lines

@@ -8,9 +8,10 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from generator.core.generator_errors import problem
-from generator.importers.inspect.inspect_mapping import Mapping
+from generator.importers.common.field_values import MISSING, note_text, time_text
+from generator.importers.common.mapping_rules import Mapping
 from generator.importers.inspect.sample_reader import UNFINISHED, SampleReader
-from generator.importers.inspect.sample_values import MISSING, lookup, note_text, sample_label, sample_labels, time_text
+from generator.importers.inspect.sample_values import lookup, sample_label, sample_labels
 from generator.verifier import (
     Problem,
     show,

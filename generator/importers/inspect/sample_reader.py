@@ -9,28 +9,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.core.generator_errors import problem
-from generator.importers.inspect.inspect_mapping import Exclusion, Mapping, Source
-from generator.importers.inspect.sample_values import (
-    MISSING,
-    is_cancellation,
-    lookup,
-    native_value,
-    note_text,
-    parse_completion,
-    sample_label,
-    similarity_text,
-    time_text,
-    value_kind,
-)
+from generator.importers.common.answer_fields import AnswerReader
+from generator.importers.common.field_values import native_value, note_text, time_text
+from generator.importers.common.mapping_rules import Exclusion, Mapping
+from generator.importers.inspect.inspect_mapping import accepts_score_edits
+from generator.importers.inspect.sample_values import is_cancellation, lookup, sample_label
 from generator.verifier import (
-    MAX_SAFE_INTEGER,
     SCORED,
     FormatError,
     Problem,
     check_no_surrogates,
-    is_int,
-    is_reported_field,
-    number_rule_problems,
     show,
 )
 
@@ -110,7 +98,7 @@ class SampleReader:
                 value = new
                 told = f"score {name} was edited by {show(by)} at {at or '?'} ({show(reason)}), from {show(e['from'])} "
                 where = f"scores.{name}.history[{k + (1 if original else 0)}]"
-                if not self.mapping.accept_score_edits:
+                if not accepts_score_edits(self.mapping):
                     self.add(
                         f"{label}: {told}to {show(e['to'])}: a certificate would rest on a score changed by hand "
                         "after the evaluation; import the log as its scorers left it, or set accept_score_edits: true "
@@ -220,104 +208,15 @@ class SampleReader:
         answer = self.answers.get(item)
         if answer is None:  # its answer could not be read, which is reported already
             return {"item": item, "status": SCORED, "fields": []}
-        sources = {name: self.mapping.source_of(name) for name in answer}
-        from_completion = [s for s in sources.values() if s.root == "completion"]
-        if from_completion and not sample.output.completion.strip():
+        reader = AnswerReader(
+            self.file, self.map_file, self.mapping, self.problems, "the completion", "output.completion"
+        )
+        if reader.reads_answer(answer) and not sample.output.completion.strip():
             error = f": {sample.output.error}" if sample.output.error else ""
             return {"item": item, "status": "not_run", "note": note_text(f"the model gave no output{error}")}
-        from_completion += [s for s in self.mapping.judge_labels.values() if s.root == "completion"]
-        completion: dict[str, Any] | None = None
-        if any(s.path for s in from_completion):
-            completion, why = parse_completion(sample.output.completion)
-            if completion is None:
-                self.add(
-                    f"{label}: the completion should be a JSON object of the item's fields, and is {why}",
-                    "output.completion",
-                    found=show(sample.output.completion),
-                )
-                return {"item": item, "status": SCORED, "fields": []}
-            read = {s.path[0] for s in from_completion if s.path}
-            extra = sorted(set(completion) - read)
-            if extra:
-                self.add(
-                    f"{label}: the completion gives {', '.join(extra)}, which item {item}'s answer does not have",
-                    "output.completion",
-                    expected=", ".join(sorted(read)),
-                )
-        fields = [self.field(label, sample, answer, name, sources[name], completion) for name in sorted(answer)]
-        r: dict[str, Any] = {"item": item, "status": SCORED, "fields": fields}
-        if self.mapping.judge_labels:
-            r["judge_labels"] = {
-                dim: self.judge_label(label, sample, dim, source, completion)
-                for dim, source in sorted(self.mapping.judge_labels.items())
-            }
-        return r
-
-    def judge_label(
-        self, label: str, sample: EvalSample, dim: str, source: Source, completion: dict[str, Any] | None
-    ) -> int | None:
-        """The judge's label of the sample on rubric dimension `dim`: an integer, never a
-        boolean (Python's True is 1) nor a float that happens to be whole (3.0 is a judge's
-        mean or a cast, not a point of an ordinal scale)."""
-        where = f"{label}, judge label {dim}"
-        value = lookup(source, sample, completion)
-        if value is MISSING:
-            self.add(f"{where}: no value at {source.text}", expected=f"the judge's integer label at {source.text}")
-            return None
-        if not (is_int(value) and abs(value) <= MAX_SAFE_INTEGER):
-            self.add(
-                f"{where}: a judge label is an integer on the rubric's scale, and this is {value_kind(value)}",
-                source.text,
-                expected="an integer such as 3",
-                found=show(value),
-            )
-            return None
-        return value
-
-    def field(
-        self,
-        label: str,
-        sample: EvalSample,
-        answer: dict[str, Any],
-        name: str,
-        source: Source,
-        completion: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        where = f"{label}, field {name}"
-        out = lookup(source, sample, completion)
-        f: dict[str, Any] = {"name": name, "output": None if out is MISSING else out}
-        if out is MISSING:
-            self.add(f"{where}: no value at {source.text}", expected=f"the field's output at {source.text}")
-        else:
-            self.problems += [p.at(self.file) for p in number_rule_problems(out, where)]
-            try:
-                check_no_surrogates(out)
-            except FormatError as e:
-                self.add(f"{where}: {e}")
-        a = answer[name]
-        if not is_reported_field(a["kind"], a["tier"]):
-            return f
-        sim_source = self.mapping.similarity.get(name)
-        if sim_source is None:
-            self.problems.append(
-                problem(
-                    self.map_file,
-                    f"{where}: a {a['tier']} text field needs its reported similarity, and the mapping does not say "
-                    "where it is",
-                    "similarity",
-                    expected=f"similarity: {{{name}: <source>}}, such as score.<scorer>.metadata.{name}",
-                )
-            )
-            return f
-        value = lookup(sim_source, sample, completion)
-        text = None if value is MISSING else similarity_text(value)
-        if value is MISSING:
-            self.add(f"{where}: no similarity at {sim_source.text}", expected='a decimal string such as "0.93"')
-        elif text is None:
-            self.add(f"{where}: a similarity is a decimal string or a number", sim_source.text, found=show(value))
-        else:
-            f["similarity"] = text
-        return f
+        return reader.scored(
+            item, label, answer, sample.output.completion, lambda source, parsed: lookup(source, sample, parsed)
+        )
 
     def lineage(self, sample: EvalSample, retries: Iterable[EvalRetryError]) -> tuple[list[dict[str, Any]], str]:
         """Every error Inspect retried, oldest first, as an earlier attempt, and the time of the

@@ -28,8 +28,8 @@ from generator.cli import main
 from generator.commands.build import build
 from generator.commands.certify import certify_run
 from generator.core.generator_errors import InputError
+from generator.importers.common.field_values import note_text
 from generator.importers.inspect.inspect_log import INSTALL_HINT, InspectNotInstalled, import_inspect_log
-from generator.importers.inspect.sample_values import note_text
 from generator.program.datadir import Paths
 from generator.program.results_file import check_results_shape, read_results
 from generator.verifier import loads_strict, verify_site
@@ -950,7 +950,7 @@ def test_the_log_is_evidence_that_certify_keeps_and_the_site_publishes(program: 
         "size": len(data),
         "items": ITEMS,
     }
-    assert done.evidence == entry
+    assert done.evidence == [entry]
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["evidence"] == [entry] and list(doc) == [
         "type",
@@ -976,7 +976,7 @@ def test_the_log_is_evidence_that_certify_keeps_and_the_site_publishes(program: 
 def test_without_evidence_the_results_list_none(program: Paths, tmp_path: Path) -> None:
     log_path = make_log(tmp_path / "logs")
     done = import_inspect_log(program, log_path, "run-1", write_mapping(tmp_path), evidence=False)
-    assert done.evidence is None and "evidence" not in results_of(program)
+    assert done.evidence == [] and "evidence" not in results_of(program)
     cert = certify_run(program, program.private / "results" / "run-1.json")
     assert "evidence" not in loads_strict(program.certificate_file(cert.serial).read_bytes())
 
@@ -1146,7 +1146,7 @@ def test_the_command_line(program: Paths, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 0, result.output
     assert "3 results (3 scored); 1 retried" in result.stdout
-    assert f"the log is evidence {log_path.name}" in result.stdout
+    assert f"evidence {log_path.name} (at" in result.stdout
     assert "Next: transparency certify" in result.stdout
     again = CliRunner().invoke(main, argv)
     assert again.exit_code == 2 and "already exists" in again.stderr
