@@ -128,6 +128,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency retire ID --note TEXT              reveal a retired secret item
       transparency register RUN_SPEC.json             fix a run before it happens
       transparency results from-inspect LOG.eval ...  its results file, from an Inspect log
+      transparency results from-lm-eval OUTPUT ...    ... or from lm-evaluation-harness's output
       transparency agreement register LABELS --run R  commit blind human labels of a run's items
       transparency certify RESULTS.json               decide the run, issue its certificate
       transparency agreement report LABEL_SET         how far the judge agrees with the labels
@@ -571,6 +572,78 @@ def results_from_inspect(
 
     paths = _paths(ctx)
     done = results_from_inspect(paths, log, run_id, mapping, out, force, evidence_name, not no_evidence)
+    for line in imported_lines(paths, done):
+        click.echo(line)
+
+
+@results_group.command("from-lm-eval")
+@click.argument("output", metavar="OUTPUT", type=click.Path(path_type=Path))
+@click.option("--run", "run_id", required=True, metavar="RUN_ID", help="The registered run the output is of.")
+@click.option(
+    "--map",
+    "mapping",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The mapping file (YAML or JSON): the task and model the output must be of, and where the outputs are.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
+)
+@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
+@click.option(
+    "--no-evidence",
+    is_flag=True,
+    help="Do not list lm-eval's files as evidence: the certificate then binds the results, not what they came from.",
+)
+@click.pass_context
+def results_from_lm_eval(
+    ctx: click.Context, output: Path, run_id: str, mapping: Path, out: Path | None, force: bool, no_evidence: bool
+) -> None:
+    """Turn an lm-evaluation-harness output into the results file of run RUN_ID.
+
+    OUTPUT is what 'lm-eval run ... --output_path OUT --log_samples' wrote for the model: the
+    folder OUT/<model> holding one results_<time>.json, or that file; the samples of the
+    mapping's task, samples_<task>_<time>.jsonl, are read from beside it. Both are plain JSON,
+    read without lm-eval installed. Checks the output is of the task and model (lm-eval's
+    model_name) the mapping states, finished, started after the run was registered, with one
+    response a document; maps each logged record to an item (by default its document's id) and
+    its response, read as one JSON object, to the item's answer fields; and writes a results
+    file (format v1 §6) that 'transparency certify' takes. An empty response is not_run. An
+    item the mapping excludes is excluded, dated at the evaluation's end (lm-eval keeps no time
+    per record). Both files are listed as evidence of every item, so the certificate binds them
+    by hash (not with --no-evidence). Refuses, writing nothing: another task or model, no end
+    time, repeats other than 1, a samples file the results do not count, a record of no item of
+    the run, two records of one item, an item without a record, a missing or extra field, a
+    non-critical text field without its similarity, a judge label that is not an integer.
+
+    \b
+    The mapping (unknown keys are errors):
+      task: quill_extract         # required: a task of the results
+      model: orca-parser-3.1      # required: the results' model_name
+      item: doc.id                # default: doc.id (the document's id member); or doc_id
+      fields:                     # default for each field: response.<field>,
+        tags: doc.tags            #   the response read as a JSON object
+      similarity:                 # required for every non-critical text field
+        summary: metric.similarity.summary
+      judge_labels:               # optional: the judge's integer labels, by dimension
+        correctness: metric.judge.correctness
+      exclude:                    # optional, as for from-inspect
+        a-006: {rule: 0, note: "Pasted HTML.", at: "2026-12-05T12:26:32Z"}
+      filter: none                # the task's filter read (default: the only one)
+    A source is response, response.<key>, doc.<key>, target or metric.<name>[.<key>];
+    each further .<key> goes one member deeper.
+
+    \b
+    Example:
+      transparency results from-lm-eval out/orca-parser-3.1 --run orca-a-1 --map lm-eval-map.yaml
+      transparency certify PRIVATE/results/orca-a-1.json
+    """
+    from generator.commands.results_import import imported_lines, results_from_lm_eval
+
+    paths = _paths(ctx)
+    done = results_from_lm_eval(paths, output, run_id, mapping, out, force, not no_evidence)
     for line in imported_lines(paths, done):
         click.echo(line)
 

@@ -1,5 +1,5 @@
-"""`transparency results from-inspect`: the Inspect importer (generator/importers/inspect/) as a
-command: a log turned into the results file of a registered run, and the lines that report it."""
+"""`transparency results from-…`: the importers (generator/importers/) as commands: a harness's output
+turned into the results file of a registered run, and the lines that report it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from generator.importers.common.results_output import Imported
 from generator.importers.inspect.inspect_log import import_inspect_log
+from generator.importers.lm_eval.lm_eval_output import import_lm_eval_output
 from generator.program.datadir import Paths
 
 
@@ -23,6 +24,14 @@ def results_from_inspect(
     """Import the Inspect log `log` of run `run_id` under the mapping file `mapping` (see
     import_inspect_log); what was written."""
     return import_inspect_log(paths, log, run_id, mapping, out, force, evidence_name, evidence)
+
+
+def results_from_lm_eval(
+    paths: Paths, output: Path, run_id: str, mapping: Path, out: Path | None, force: bool, evidence: bool
+) -> Imported:
+    """Import lm-eval's output `output` of run `run_id` under the mapping file `mapping` (see
+    import_lm_eval_output); what was written."""
+    return import_lm_eval_output(paths, output, run_id, mapping, out, force, evidence)
 
 
 def imported_lines(paths: Paths, done: Imported) -> list[str]:
