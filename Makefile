@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key
 
-.PHONY: site test test-fast checks lint verify serve bench conformance clean demo-data bundle screenshots architecture
+.PHONY: site test test-fast checks lint verify serve bench conformance clean demo-data bundle screenshots architecture harnesses
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,27 @@ $(NODE_STAMP): tests/browser/package.json tests/browser/package-lock.json
 	else \
 	  echo "npm is missing: the browser tests will skip (install nodejs and npm)" >&2; \
 	fi
+
+# The other harnesses, each in an environment of its own, since their dependencies are not the
+# project's: lm-evaluation-harness (with a CPU-only torch) and Harbor, which needs Python 3.12 or
+# later. The importers' tests run them (tests/support/harnesses.py). Without them those tests skip,
+# saying so; with CI set, a harness that cannot be installed stops here.
+PYTHON312 ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python; do $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { command -v $$p; break; }; done)
+LM_EVAL_PINS := torch==2.13.0 lm-eval==0.4.13
+HARBOR_PINS := harbor==0.25.0
+LM_EVAL_STAMP := .venv-lm-eval/.installed
+HARBOR_STAMP := .venv-harbor/.installed
+harnesses: $(LM_EVAL_STAMP) $(HARBOR_STAMP)
+$(LM_EVAL_STAMP):
+	@echo "Installing lm-eval into .venv-lm-eval (its tests run it)"
+	@( $(PYTHON) -m venv .venv-lm-eval && .venv-lm-eval/bin/python -m pip install --quiet $(LM_EVAL_PINS) && touch $@ ) \
+	  || { if [ -n "$$CI" ]; then echo "lm-eval could not be installed: CI must run its tests" >&2; exit 1; \
+	       else echo "lm-eval could not be installed: its tests will skip" >&2; fi; }
+$(HARBOR_STAMP):
+	@echo "Installing Harbor into .venv-harbor (Python 3.12+; its tests run it)"
+	@( test -n "$(PYTHON312)" && $(PYTHON312) -m venv .venv-harbor && .venv-harbor/bin/python -m pip install --quiet $(HARBOR_PINS) && touch $@ ) \
+	  || { if [ -n "$$CI" ]; then echo "Harbor could not be installed (it needs Python 3.12+; set PYTHON312): CI must run its tests" >&2; exit 1; \
+	       else echo "Harbor could not be installed (it needs Python 3.12+; set PYTHON312): its tests will skip" >&2; fi; }
 
 site: $(STAMP)
 	@# git does not keep file modes: the demo keys come out of a clone world-readable.
@@ -44,7 +65,7 @@ test: checks
 test-fast: checks
 	$(PYTEST) -m "not slow"
 
-checks: $(STAMP) $(NODE_STAMP)
+checks: $(STAMP) $(NODE_STAMP) $(LM_EVAL_STAMP) $(HARBOR_STAMP)
 	chmod 600 $(DEMO_KEYS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

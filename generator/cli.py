@@ -129,6 +129,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency register RUN_SPEC.json             fix a run before it happens
       transparency results from-inspect LOG.eval ...  its results file, from an Inspect log
       transparency results from-lm-eval OUTPUT ...    ... or from lm-evaluation-harness's output
+      transparency results from-harbor JOB_DIR ...    ... or from a Harbor job
       transparency agreement register LABELS --run R  commit blind human labels of a run's items
       transparency certify RESULTS.json               decide the run, issue its certificate
       transparency agreement report LABEL_SET         how far the judge agrees with the labels
@@ -644,6 +645,80 @@ def results_from_lm_eval(
 
     paths = _paths(ctx)
     done = results_from_lm_eval(paths, output, run_id, mapping, out, force, not no_evidence)
+    for line in imported_lines(paths, done):
+        click.echo(line)
+
+
+@results_group.command("from-harbor")
+@click.argument("job", metavar="JOB_DIR", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--run", "run_id", required=True, metavar="RUN_ID", help="The registered run the job is of.")
+@click.option(
+    "--map",
+    "mapping",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The mapping file (YAML or JSON): the agent and model the job must be of, and where the outputs are.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
+)
+@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
+@click.option(
+    "--no-evidence",
+    is_flag=True,
+    help="Do not list the job's files as evidence: the certificate then binds the results, not what they came from.",
+)
+@click.pass_context
+def results_from_harbor(
+    ctx: click.Context, job: Path, run_id: str, mapping: Path, out: Path | None, force: bool, no_evidence: bool
+) -> None:
+    """Turn a Harbor job into the results file of run RUN_ID.
+
+    JOB_DIR is the folder 'harbor run' wrote for the job (jobs_dir/<job_name>), holding its
+    result.json and a folder per trial; read as JSON, without Harbor installed. Each item of the
+    run is a task of the job named by the item's id. Checks every trial is of the agent and
+    model the mapping states and the job started after the run was registered; a trial that
+    raised an exception is an infra_error (a time limit or a cancellation not_run), one that left
+    no answer file not_run, the others scored from the agent's answer (one JSON object, by
+    default artifacts/answer.json in the trial's folder) and the verifier's rewards. Earlier
+    trials of a task that failed (Harbor retried them) become the result's earlier attempts. A
+    job with no finished_at is refused as unfinished, unless the mapping says interrupted: true;
+    its tasks never started are then not_run. The job's result and each trial's result, answer
+    and trajectory are listed as evidence (a trial's files of its item only), so the certificate
+    binds them by hash (not with --no-evidence). Refuses, writing nothing: another agent or
+    model, an unfinished job, a trial of no item of the run, two finished trials of one task, an
+    item without a trial, a missing or extra field, a non-critical text field without its
+    similarity, a judge label that is not an integer.
+
+    \b
+    The mapping (unknown keys are errors):
+      agent: heron-agent            # required: every trial's agent_info.name
+      model: heron/heron-agent-0.9  # required: agent_info.model_info.name
+      item: task_name               # the default: the trial's task is the item
+      answer_file: artifacts/answer.json  # the default
+      fields:                       # default for each field: answer.<field>
+        tags: reward.tags
+      similarity:                   # required for every non-critical text field
+        summary: reward.similarity_summary
+      judge_labels:                 # optional: the judge's integer labels, by dimension
+        correctness: reward.correctness
+      exclude:                      # optional, as for from-inspect
+        a-006: {rule: 0, note: "Pasted HTML.", at: "2026-12-05T13:06:30Z"}
+      interrupted: false            # true: a job without an end was stopped for good
+    A source is answer, answer.<key>, reward.<key> (the verifier's rewards) or
+    result.<key> (the trial's result.json); each further .<key> goes one member deeper.
+
+    \b
+    Example:
+      transparency results from-harbor jobs/heron-a-1 --run heron-a-1 --map harbor-map.yaml
+      transparency certify PRIVATE/results/heron-a-1.json
+    """
+    from generator.commands.results_import import imported_lines, results_from_harbor
+
+    paths = _paths(ctx)
+    done = results_from_harbor(paths, job, run_id, mapping, out, force, not no_evidence)
     for line in imported_lines(paths, done):
         click.echo(line)
 

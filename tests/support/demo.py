@@ -4,6 +4,7 @@ imported as a module of its own."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -33,6 +34,32 @@ def copy_demo_data(target: Path) -> Paths:
     for key in [target / "private" / "signing.key", *(target / "private").glob("**/*.key")]:
         os.chmod(key, 0o600)  # git keeps no file modes: a clone's keys are world-readable
     return Paths(target, target / "private")
+
+
+def demo_before(target: Path, first: bytes) -> Paths:
+    """A copy of the demo program as it was before the first ledger line holding `first`: the
+    ledger cut there, and none of the files the events after it wrote (the specs, certificates,
+    results and private details of the runs they name; their label sets; the caches)."""
+    paths = copy_demo_data(target)
+    lines = paths.ledger_file.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, raw in enumerate(lines) if first in raw)
+    paths.ledger_file.write_bytes(b"".join(lines[:cut]))
+    cut_events = [json.loads(raw) for raw in lines[cut:]]
+    registered = {str(e["id"]) for e in cut_events if e.get("type") == "run"}
+    decided = registered | {str(e["run"]) for e in cut_events if e.get("type") in ("certificate", "label-set")}
+    stale = [paths.private / "cache"]
+    if any(e.get("type") == "label-set" for e in cut_events):
+        stale.append(paths.private / "agreement")
+    stale += [paths.runs_dir / f"{run}.json" for run in sorted(registered)]
+    for run in sorted(decided):
+        stale += [paths.certificates_dir / run, paths.private / "certificates" / run]
+        stale += [paths.certificate_file(run), paths.private / "results" / f"{run}.json"]
+    for p in stale:
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
+    return paths
 
 
 @dataclass

@@ -25,7 +25,7 @@ from generator.verifier import (
     show,
 )
 
-COMMON_KEYS = ("task", "model", "item", "fields", "similarity", "judge_labels", "exclude")
+SOURCE_KEYS = ("item", "fields", "similarity", "judge_labels", "exclude")
 EXCLUSION_KEYS = ("rule", "note", "at")
 
 
@@ -54,6 +54,7 @@ class Grammar:
     default_item: str
     answer_root: str
     extra_keys: tuple[str, ...] = ()  # the harness's own keys, parsed by its module
+    identity: tuple[str, ...] = ("task", "model")  # what the output must be of, each a string it holds
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,7 @@ class Exclusion:
 
 @dataclass(frozen=True)
 class Mapping:
-    task: str
-    model: str
+    identity: dict[str, str]  # by key of the grammar's identity: what the output must be of
     item: Source
     fields: dict[str, Source]
     similarity: dict[str, Source]
@@ -77,6 +77,14 @@ class Mapping:
     exclude: dict[str, Exclusion]  # by item id
     answer_root: str
     extra: dict[str, Any]  # the harness's own keys, as its module parsed them
+
+    @property
+    def task(self) -> str:
+        return self.identity.get("task", "")
+
+    @property
+    def model(self) -> str:
+        return self.identity.get("model", "")
 
     def source_of(self, field: str) -> Source:
         return self.fields.get(field) or Source(f"{self.answer_root}.{field}", self.answer_root, (field,))
@@ -89,11 +97,15 @@ def parse_mapping(
     `extra` parses the harness's own keys, recording its problems."""
     if not isinstance(value, dict):
         raise InputError(
-            [problem(file, "a mapping is an object of task, model, item, fields, similarity", found=show(value))],
+            [
+                problem(
+                    file, f"a mapping is an object of {', '.join(grammar.identity)}, item, fields, …", found=show(value)
+                )
+            ],
             f"not a mapping of {grammar.output}",
         )
     problems: list[Problem] = []
-    known = COMMON_KEYS + grammar.extra_keys
+    known = grammar.identity + SOURCE_KEYS + grammar.extra_keys
     unknown = sorted(str(k) for k in value if k not in known)
     if unknown:
         problems.append(
@@ -103,7 +115,7 @@ def parse_mapping(
                 expected=", ".join(known),
             )
         )
-    for key in ("task", "model"):
+    for key in grammar.identity:
         if not (isinstance(value.get(key), str) and value[key].strip()):
             problems.append(
                 problem(
@@ -133,8 +145,7 @@ def parse_mapping(
     if problems:
         raise InputError(problems, f"not a valid mapping of {grammar.output}; nothing was written")
     return Mapping(
-        value["task"],
-        value["model"],
+        {key: value[key] for key in grammar.identity},
         item or grammar.parse(grammar.default_item, True) or Source(grammar.default_item, "id"),
         tables["fields"],
         tables["similarity"],

@@ -33,7 +33,7 @@ from generator.importers.inspect.inspect_log import INSTALL_HINT, InspectNotInst
 from generator.program.datadir import Paths
 from generator.program.results_file import check_results_shape, read_results
 from generator.verifier import loads_strict, verify_site
-from tests.support.demo import REPO, copy_demo_data
+from tests.support.demo import REPO, demo_before
 from tests.support.files import refused
 from tests.support.programs import item
 from tests.support.runs import named, register, run_spec
@@ -1190,16 +1190,8 @@ def test_the_help_teaches_the_mapping() -> None:
 def demo_before_quill_a_3(target: Path) -> Paths:
     """A copy of the demo program as it was before its run quill-a-3 was decided: the ledger up
     to that run's first event after its registration (data/make-demo-evidence.sh), and none of
-    the files those events wrote."""
-    paths = copy_demo_data(target)
-    lines = paths.ledger_file.read_bytes().splitlines(keepends=True)
-    first = next(i for i, raw in enumerate(lines) if b'"type":"label-set"' in raw)
-    paths.ledger_file.write_bytes(b"".join(lines[:first]))
-    for stale in (paths.certificates_dir / "quill-a-3", paths.private / "agreement", paths.private / "cache"):
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in (paths.certificate_file("quill-a-3"), paths.private / "results" / "quill-a-3.json"):
-        stale.unlink(missing_ok=True)
-    return paths
+    the files those events and the later ones wrote."""
+    return demo_before(target, b'"type":"label-set"')
 
 
 def test_the_demo_s_results_are_what_the_importer_makes_of_its_committed_log(tmp_path: Path) -> None:
