@@ -6,7 +6,8 @@
 # data/program.yaml, data/keys.json, data/ledger.jsonl, data/methodology, data/reveals,
 # data/runs, data/certificates, data/policy.txt, data/cosignatures, data/private/signing.key,
 # data/private/retired-keys, data/private/demo-witness, data/private/sealed,
-# data/private/certificates, data/private/agreement and data/private/results/quill-a-3.json first.
+# data/private/certificates, data/private/agreement and data/private/results/quill-a-3.json,
+# orca-a-1.json and heron-a-1.json first.
 set -eu
 cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
@@ -45,3 +46,6 @@ sh data/make-demo-history.sh
 # Format v2: a run imported from an Inspect log, its evidence, a retry, an exclusion, and the
 # judge measured against blind human labels.
 sh data/make-demo-evidence.sh
+
+# Format v2: runs imported from lm-evaluation-harness and from Harbor.
+sh data/make-demo-harnesses.sh

@@ -39,7 +39,8 @@ def copy_demo_data(target: Path) -> Paths:
 def demo_before(target: Path, first: bytes) -> Paths:
     """A copy of the demo program as it was before the first ledger line holding `first`: the
     ledger cut there, and none of the files the events after it wrote (the specs, certificates,
-    results and private details of the runs they name; their label sets; the caches)."""
+    results and private details of the runs they name; their label sets; the checkpoints archived
+    past the cut and their cosignatures; the caches)."""
     paths = copy_demo_data(target)
     lines = paths.ledger_file.read_bytes().splitlines(keepends=True)
     cut = next(i for i, raw in enumerate(lines) if first in raw)
@@ -48,6 +49,9 @@ def demo_before(target: Path, first: bytes) -> Paths:
     registered = {str(e["id"]) for e in cut_events if e.get("type") == "run"}
     decided = registered | {str(e["run"]) for e in cut_events if e.get("type") in ("certificate", "label-set")}
     stale = [paths.private / "cache"]
+    # The checkpoints the program archived, and their cosignatures, of sizes past the cut.
+    stale += [p for p in (paths.data / "checkpoints").glob("*") if p.name.isdigit() and int(p.name) > cut]
+    stale += [p for p in (paths.data / "cosignatures").glob("*.txt") if p.stem.isdigit() and int(p.stem) > cut]
     if any(e.get("type") == "label-set" for e in cut_events):
         stale.append(paths.private / "agreement")
     stale += [paths.runs_dir / f"{run}.json" for run in sorted(registered)]

@@ -247,7 +247,7 @@ def test_records_of_no_item_of_two_for_one_item_and_extra_or_missing_fields_are_
         records[1]["doc"]["id"] = "a-003"
         answer = json.loads(records[3]["filtered_resps"][0])
         answer["colour"] = "blue"
-        del answer["order_number"]
+        del answer["customer_id"]
         records[3]["filtered_resps"] = [json.dumps(answer)]
         records[4]["filtered_resps"] = ["I think the account number is 110"]
         records[5]["judge"]["correctness"] = 3.0
@@ -259,7 +259,7 @@ def test_records_of_no_item_of_two_for_one_item_and_extra_or_missing_fields_are_
     named(err, "item a-003 has 2 records (lines 2, 3): one record an item")
     named(err, "no record of item(s) a-001, a-002 of run orca-a-1")
     named(err, "line 4 (sample 3): the response gives colour, which item a-004's answer does not have")
-    named(err, "line 4 (sample 3), field order_number: no value at response.order_number")
+    named(err, "line 4 (sample 3), field customer_id: no value at response.customer_id")
     named(err, "line 5 (sample 4): the response should be a JSON object of the item's fields, and is not JSON")
     named(err, "line 6 (sample 5), judge label correctness: a judge label is an integer", "metric.judge.correctness")
 

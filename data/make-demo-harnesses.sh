@@ -1,0 +1,33 @@
+#!/bin/sh
+# The demo's runs from the other harnesses (make-demo.sh runs this last): Orca Parser measured with
+# lm-evaluation-harness and Heron Agent with Harbor, both on public Gate A, each imported from what
+# the harness itself wrote and certified with those files bound by hash.
+#
+# data/demo/lm-eval/orca-parser-3.1 was written by lm-eval 0.4.13 (python tools/make_lm_eval_fixture.py
+# orca-a-1 data/demo/lm-eval, in lm-eval's own environment: make harnesses); its mapping reads each
+# text field's similarity and the judge's labels from the task's metrics. data/demo/harbor/heron-a-1
+# was written by Harbor 0.25.0 (python tools/make_harbor_fixture.py data/demo/harbor, Python 3.12):
+# a-004's environment failed (infra_error), and the job was interrupted before a-006 (not_run).
+set -eu
+cd "$(dirname "$0")/.."
+T="${TRANSPARENCY:-.venv/bin/transparency}"
+S=data/demo/run-specs
+R=data/private/results
+W=data/private/demo-witness
+
+$T register $S/orca-a-1.json --at 2026-12-05T12:00:00Z
+$T register $S/heron-a-1.json --at 2026-12-05T12:30:00Z
+$T results from-lm-eval data/demo/lm-eval/orca-parser-3.1 --run orca-a-1 \
+  --map data/demo/lm-eval/orca-a-1.map.yaml --out $R/orca-a-1.json
+$T results from-harbor data/demo/harbor/heron-a-1 --run heron-a-1 \
+  --map data/demo/harbor/heron-a-1.map.yaml --out $R/heron-a-1.json
+$T certify $R/orca-a-1.json --at 2026-12-05T14:00:00Z
+$T certify $R/heron-a-1.json --at 2026-12-05T14:10:00Z
+
+# The witness cosigns the grown log, as it did the last one (make-demo-evidence.sh).
+$T build --offline
+SIZE=$(sed -n 2p public/ledger/checkpoint)
+rm -f "data/cosignatures/$SIZE.txt"
+$T witness cosign public --key "$W/witness.key" --name witness.demo.example.org --state "$W/state" \
+  --logs "$W/logs.txt" --rules --out "data/cosignatures/$SIZE.txt"
+$T build --offline
