@@ -27,14 +27,17 @@ $(NODE_STAMP): tests/browser/package.json tests/browser/package-lock.json
 
 # The other harnesses, each in an environment of its own, since their dependencies are not the
 # project's: lm-evaluation-harness (with a CPU-only torch) and Harbor, which needs Python 3.12 or
-# later. The importers' tests run them (tests/support/harnesses.py). Without them those tests skip,
+# later, which the importers' tests run, and the Every Eval Ever validator (Python 3.12 too), which
+# the export tests run (tests/support/harnesses.py). Without them those tests skip,
 # saying so; with CI set, a harness that cannot be installed stops here.
 PYTHON312 ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python; do $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { command -v $$p; break; }; done)
 LM_EVAL_PINS := torch==2.13.0 lm-eval==0.4.13
 HARBOR_PINS := harbor==0.25.0
+EEE_PINS := every-eval-ever==0.3.0
 LM_EVAL_STAMP := .venv-lm-eval/.installed
 HARBOR_STAMP := .venv-harbor/.installed
-harnesses: $(LM_EVAL_STAMP) $(HARBOR_STAMP)
+EEE_STAMP := .venv-eee/.installed
+harnesses: $(LM_EVAL_STAMP) $(HARBOR_STAMP) $(EEE_STAMP)
 $(LM_EVAL_STAMP):
 	@echo "Installing lm-eval into .venv-lm-eval (its tests run it)"
 	@( $(PYTHON) -m venv .venv-lm-eval && .venv-lm-eval/bin/python -m pip install --quiet $(LM_EVAL_PINS) && touch $@ ) \
@@ -45,6 +48,11 @@ $(HARBOR_STAMP):
 	@( test -n "$(PYTHON312)" && $(PYTHON312) -m venv .venv-harbor && .venv-harbor/bin/python -m pip install --quiet $(HARBOR_PINS) && touch $@ ) \
 	  || { if [ -n "$$CI" ]; then echo "Harbor could not be installed (it needs Python 3.12+; set PYTHON312): CI must run its tests" >&2; exit 1; \
 	       else echo "Harbor could not be installed (it needs Python 3.12+; set PYTHON312): its tests will skip" >&2; fi; }
+$(EEE_STAMP):
+	@echo "Installing the Every Eval Ever validator into .venv-eee (Python 3.12+; the export tests run it)"
+	@( test -n "$(PYTHON312)" && $(PYTHON312) -m venv .venv-eee && .venv-eee/bin/python -m pip install --quiet $(EEE_PINS) && touch $@ ) \
+	  || { if [ -n "$$CI" ]; then echo "every-eval-ever could not be installed (it needs Python 3.12+): CI must run its tests" >&2; exit 1; \
+	       else echo "every-eval-ever could not be installed (it needs Python 3.12+): its tests will skip" >&2; fi; }
 
 site: $(STAMP)
 	@# git does not keep file modes: the demo keys come out of a clone world-readable.
@@ -65,7 +73,7 @@ test: checks
 test-fast: checks
 	$(PYTEST) -m "not slow"
 
-checks: $(STAMP) $(NODE_STAMP) $(LM_EVAL_STAMP) $(HARBOR_STAMP)
+checks: $(STAMP) $(NODE_STAMP) $(LM_EVAL_STAMP) $(HARBOR_STAMP) $(EEE_STAMP)
 	chmod 600 $(DEMO_KEYS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

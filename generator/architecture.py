@@ -89,9 +89,10 @@ VERIFIER: dict[str, tuple[str, ...]] = {
     "core": ("core",),
     "tlog": ("core", "tlog"),
     "rules": ("core", "tlog", "rules"),
+    "exports": ("core", "tlog", "rules", "exports"),
     "memory": ("core", "tlog", "rules", "memory"),
-    "site": ("core", "tlog", "rules", "memory", "site"),
-    "": ("core", "tlog", "rules", "memory", "site", ""),
+    "site": ("core", "tlog", "rules", "exports", "memory", "site"),
+    "": ("core", "tlog", "rules", "exports", "memory", "site", ""),
 }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from importlib.resources import files
 from typing import Any
 
+from generator.build.exports import export_paths
 from generator.build.gather import CertificateRecord, SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
@@ -151,6 +152,7 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
                 "path": layout.certificate(c.serial),
                 "details": c.detail_paths,
                 "grader_record": c.grader_record_path,
+                "exports": export_paths(c),
             }
             for c in ctx.certificates
         ],

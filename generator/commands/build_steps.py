@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from generator.build import artifacts, cosigning, history_files, schemas, site_archive, sums_tree
+from generator.build import artifacts, cosigning, exports, history_files, schemas, site_archive, sums_tree
 from generator.build.gather import SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_published_unchanged
@@ -262,9 +262,11 @@ def _certificates(b: Writing) -> None:
     ctx, w = b.ctx, b.w
     by_run = {row.id: row for row in _lists(b).runs}
     chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
+    sources = exports.ExportSources(ctx)
     for i, info in enumerate(ctx.certificates, start=1):
         cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
         artifacts.write_certificate(ctx, w, cert, b.keys, b.previous)
+        exports.write_exports(w, cert, sources)
         pages.write_certificate_page(ctx, w, b.r, cert, by_run.get(cert.run), b.answers)
         if info is chosen:
             signer = b.keys.for_leaf(cert.info.index) or ctx.signer.verifier

@@ -261,6 +261,7 @@ JSON_SCHEMAS: tuple[tuple[str, str], ...] = (
     (certificate("*"), "certificate.schema.json"),
     (details("*", "*"), "result-details.schema.json"),
     (grader_record("*"), "grader-record.schema.json"),
+    ("certificates/*/eee/*.json", "eee-record.schema.json"),
     ("agreement/*/labels.json", "label-set.schema.json"),
     ("agreement/*.json", "agreement-report.schema.json"),
     (SCHEMA_INDEX, "schema-index.schema.json"),

@@ -84,6 +84,7 @@ from generator.verifier.core.public_keys import (
 from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
+from generator.verifier.exports.eee_record import eee_export, eee_paths
 from generator.verifier.memory.checkpoint_memory import other_log_problems, replace_atomically, user_cache_dir
 from generator.verifier.memory.ledger_snapshot import (
     SNAPSHOT_SECTIONS,
@@ -323,6 +324,8 @@ __all__ = [
     "cosignature_message",
     "due_records",
     "ed25519_verify",
+    "eee_export",
+    "eee_paths",
     "entry_bundle_path",
     "evaluate",
     "evidence_due",

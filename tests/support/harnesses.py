@@ -1,6 +1,7 @@
-"""The other harnesses' own environments, for the importers' tests: lm-evaluation-harness and Harbor,
-each installed by `make harnesses` in a virtual environment of its own (.venv-lm-eval, and
-.venv-harbor with Python 3.12, which Harbor needs), so that their dependencies never meet the
+"""Other projects' tools in environments of their own: lm-evaluation-harness and Harbor for the
+importers' tests, the Every Eval Ever validator for the export tests, each installed by `make
+harnesses` in a virtual environment of its own (.venv-lm-eval; .venv-harbor and .venv-eee with
+Python 3.12, which Harbor and every-eval-ever need), so that their dependencies never meet the
 project's. A test that needs one and finds it missing skips, saying how to install it; in CI,
 where everything must be installed, it fails."""
 
@@ -15,8 +16,12 @@ import pytest
 
 from tests.support.demo import REPO
 
-ENVIRONMENTS = {"lm-eval": REPO / ".venv-lm-eval", "harbor": REPO / ".venv-harbor"}
-MODULES = {"lm-eval": "lm_eval", "harbor": "harbor"}
+ENVIRONMENTS = {
+    "lm-eval": REPO / ".venv-lm-eval",
+    "harbor": REPO / ".venv-harbor",
+    "every-eval-ever": REPO / ".venv-eee",
+}
+MODULES = {"lm-eval": "lm_eval", "harbor": "harbor", "every-eval-ever": "every_eval_ever"}
 
 
 def _unavailable(reason: str) -> NoReturn:

@@ -22,6 +22,7 @@ from generator.core import layout
 from generator.site.views import readable_view
 from generator.site.views.agreement_view import AgreementView, agreement_views
 from generator.site.views.evidence_view import EvidenceRow, evidence_rows
+from generator.site.views.exports_view import ExportRow, export_rows
 from generator.site.views.lineage_view import Lineage, lineage_of
 from generator.verifier import (
     NON_SCORED,
@@ -366,6 +367,7 @@ class CertificateView:
     lineage: tuple[Lineage, ...] = ()  # the results tried more than once, in result order
     score_edits: tuple[ScoreEditRow, ...] = ()  # hand edits of the harness's scores, in result order
     evidence: tuple[EvidenceRow, ...] = ()  # the raw files the certificate binds, by name
+    exports: tuple[ExportRow, ...] = ()  # the certificate in other projects' formats
     agreement: tuple[AgreementView, ...] = ()  # format v2: the judge against blind human labels
     judge_pins: JudgePins | None = None  # format v2: the judge's rubric, direction, route and scope
     best_case_rate_short: str = ""
@@ -688,6 +690,7 @@ def certificate_view(
         lineage=tuple(results.lineage),
         score_edits=tuple(results.score_edits),
         evidence=evidence_rows(doc, {rel for rel, _ in c.evidence}, revealed),
+        exports=export_rows(c.serial, c.info.sha256, c.public),
         agreement=agreement_views(c.evidence),
         best_case_rate_short=best_short,
         interval_words=readable_view.interval_words(s["scored"], *s["pass_rate_ci95"]),

@@ -95,6 +95,7 @@ def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequenc
         expected |= _strings(r.get("path"), r.get("grader_record"))
         expected |= _strings(r["path"] + ".sig") if isinstance(r.get("path"), str) else set()
         expected |= _strings(*r["details"]) if isinstance(r.get("details"), list) else set()
+        expected |= _strings(*r["exports"]) if isinstance(r.get("exports"), list) else set()
         if isinstance(r.get("serial"), str):
             expected.add(f"certificates/{r['serial']}/index.html")
     expected |= {p for r in rows["reveals"] for p in _strings(r.get("path"))}
@@ -119,9 +120,9 @@ def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequenc
 
 
 _WHAT_IS_EXPECTED = {
-    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents "
-    "and grader record the manifest lists for it, and certificates/<serial>/evidence/<name> for each evidence file "
-    "it lists",
+    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents, "
+    "grader record and exports the manifest lists for it, and certificates/<serial>/evidence/<name> for each "
+    "evidence file it lists",
     "reveals": "a reveal the manifest lists, and its proof",
     "runs": "a run spec the manifest lists, and the runs' list pages",
     "methodology": "a methodology document or parameters file the manifest lists, and their pages",

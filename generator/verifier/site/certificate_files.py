@@ -4,10 +4,12 @@ and then every rule of recheck.examine_certificate."""
 
 import datetime
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.verifier.core.canonical import canonical_bytes
+from generator.verifier.core.canonical import canonical_bytes, parse_canonical
+from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.core.text import show
@@ -18,6 +20,7 @@ from generator.verifier.rules.evidence import evidence_due, evidence_path, is_ev
 from generator.verifier.rules.ledger import CertificateEvent, Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
+from generator.verifier.site.export_files import check_exports, expected_exports
 from generator.verifier.site.publication import ordered_ids
 
 
@@ -40,6 +43,7 @@ def check_certificates(
     reveal_paths = {
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
+    program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
     c = _Certificates(
         s,
         ledger,
@@ -50,6 +54,8 @@ def check_certificates(
         key,
         {e.run for e in ledger.label_sets.values()},
         memory,
+        program,
+        lambda item: _reveal_document(s, ledger, reveal_paths, item),
     )
     for r in rows:
         _check_one_certificate(c, r)
@@ -106,6 +112,8 @@ class _Certificates:
     key: bytes
     measured: set[str]
     memory: Memory | None
+    program: dict[str, str]
+    reveal_of: Callable[[str], dict[str, Any] | None]
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -132,6 +140,7 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
     pinned = c.methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
+    _exports(c, r, cert, data, ev.index, spec, pinned, public)
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
         _check_evidence_files(c.s, cert, public, ledger)
@@ -166,6 +175,39 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
         c.memory.passed(recheck, found.checks, found.asserted)
 
 
+def _exports(
+    c: _Certificates,
+    r: dict[str, Any],
+    cert: Any,
+    data: bytes,
+    index: int,
+    spec: dict[str, Any] | None,
+    pinned: Methodology | None,
+    public: bool,
+) -> None:
+    made = None
+    if isinstance(cert, dict) and spec is not None and pinned is not None:
+        try:
+            made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            made = None  # a certificate of another shape: its own checks say how
+    check_exports(c.s, r, str(r.get("serial")), made)
+
+
+def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:
+    """An item's reveal document, as the site publishes it, once it is revealed."""
+    if item not in ledger.reveals or not isinstance(paths.get(item), str):
+        return None
+    data = _read_quietly(s, paths[item])
+    if data is None:
+        return None
+    try:
+        doc = parse_canonical(data)
+    except FormatError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateEvent, str, bytes, Any] | None:
     """The certificate a manifest row names, if its ledger leaf exists and its file can be read:
     the row against the leaf, the file against the leaf's hash and the signature of the key
@@ -174,7 +216,9 @@ def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateE
     serial = r.get("serial")
     ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
     report.add(
-        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        check_keys(
+            r, ("serial", "run", "path", "details", "grader_record"), ("exports",), where=f"certificates[{serial}]"
+        ),
         MANIFEST_PATH,
     )
     if ev is None:

@@ -1,0 +1,25 @@
+"""What a certificate page shows of its exports (FORMAT.md, "Exports"): each file that renders the
+certificate in another project's format, linked, with what reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.verifier import eee_paths
+
+
+@dataclass(frozen=True)
+class ExportRow:
+    label: str
+    path: str
+    read_by: str
+
+
+def export_rows(serial: str, sha256: str, public: bool) -> tuple[ExportRow, ...]:
+    paths = eee_paths(serial, sha256, public)
+    rows = [ExportRow("Every Eval Ever record", paths[0], "the Every Eval Ever validator and datastore")]
+    if len(paths) > 1:
+        rows.append(
+            ExportRow("Every Eval Ever instance rows", paths[1], "the same, one row per scored item (JSON lines)")
+        )
+    return tuple(rows)

@@ -1,0 +1,77 @@
+"""A certificate's exports (FORMAT.md, "Exports"), each remade here from the published certificate, its
+run spec, the pinned methodology and the items' reveal documents, and compared byte for byte with
+the file the site publishes: an export that says anything its certificate does not (another subject,
+gate, verdict, figure, or the SHA-256 of another certificate) differs from what is remade, and
+fails. A manifest row without `exports` is a site built before exports existed."""
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from generator.verifier.core.folder import Site
+from generator.verifier.core.formats import sha256_hex
+from generator.verifier.core.text import show
+from generator.verifier.exports.eee_record import eee_export
+from generator.verifier.rules.ledger import Ledger
+from generator.verifier.rules.methodology_rules import Methodology
+
+MANIFEST_FILE = "transparency.json"
+
+
+def expected_exports(
+    cert: Mapping[str, Any],
+    data: bytes,
+    leaf_index: int,
+    spec: Mapping[str, Any],
+    pinned: Methodology,
+    program: Mapping[str, str],
+    public: bool,
+    reveal_of: Callable[[str], Mapping[str, Any] | None],
+    ledger: Ledger,
+) -> list[tuple[str, bytes]]:
+    """Every export of a certificate, as the build must have written it."""
+
+    def commitment_of(item: str) -> str | None:
+        c = ledger.commit(item)
+        return c.commitment if c is not None else None
+
+    levels = [g.name for g in reversed(pinned.grades)]
+    return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
+
+
+def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None) -> None:
+    """The exports a manifest row lists, against those remade (`made`; None when they cannot be,
+    the reason reported where the certificate is checked)."""
+    if "exports" not in row:
+        return
+    listed = row["exports"]
+    report = s.report
+    want = [rel for rel, _ in made] if made is not None else None
+    if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
+        report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
+        return
+    if made is None:
+        report.check(
+            False,
+            MANIFEST_FILE,
+            f"certificate {serial}: its exports cannot be remade (its run spec or pinned methodology is missing)",
+        )
+        return
+    report.check(
+        listed == want,
+        MANIFEST_FILE,
+        f"certificate {serial}: the exports listed differ from those its certificate makes",
+        show(want, 300),
+        show(listed, 300),
+    )
+    for rel, data in made:
+        found = s.read(rel, f"an export of certificate {serial}")
+        if found is None:
+            continue
+        report.check(
+            found == data,
+            rel,
+            f"differs from the export remade from certificate {serial} (its subject, gate, verdict, figures or "
+            "the certificate's SHA-256 are not the certificate's)",
+            f"{len(data)} bytes of SHA-256 {sha256_hex(data)}",
+            f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
+        )
