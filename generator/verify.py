@@ -71,15 +71,15 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/ledger_files.py             lines 10476 to 10834
     generator/verifier/site/publication.py              lines 10835 to 10997
     generator/verifier/rules/revocations.py             lines 10998 to 11117
-    generator/verifier/site/export_files.py             lines 11118 to 11190
-    generator/verifier/site/certificate_files.py        lines 11191 to 11612
-    generator/verifier/site/agreement_files.py          lines 11613 to 11757
-    generator/verifier/site/accounting.py               lines 11758 to 11999
-    generator/verifier/site/remote.py                   lines 12000 to 12270
-    generator/verifier/site/mirror_folder.py            lines 12271 to 12462
-    generator/verifier/site/mirror.py                   lines 12463 to 12768
-    generator/verifier/site/verify_site.py              lines 12769 to 13077
-    generator/verifier/site/command_line.py             lines 13078 to 13505
+    generator/verifier/site/export_files.py             lines 11118 to 11188
+    generator/verifier/site/certificate_files.py        lines 11189 to 11610
+    generator/verifier/site/agreement_files.py          lines 11611 to 11755
+    generator/verifier/site/accounting.py               lines 11756 to 11997
+    generator/verifier/site/remote.py                   lines 11998 to 12268
+    generator/verifier/site/mirror_folder.py            lines 12269 to 12460
+    generator/verifier/site/mirror.py                   lines 12461 to 12766
+    generator/verifier/site/verify_site.py              lines 12767 to 13075
+    generator/verifier/site/command_line.py             lines 13076 to 13503
 """
 
 # ==============================================================================================
@@ -11144,9 +11144,7 @@ def expected_exports(
         return c.commitment if c is not None else None
 
     levels = [g.name for g in reversed(pinned.grades)]
-    return eee_export(
-        cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of
-    )
+    return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
 
 
 def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None) -> None:

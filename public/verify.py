@@ -18,66 +18,68 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    83 to   231
-    generator/verifier/core/text.py                     lines   232 to   315
-    generator/verifier/core/errors.py                   lines   316 to   382
-    generator/verifier/core/canonical.py                lines   383 to   691
-    generator/verifier/core/confusables_table.py        lines   692 to  1028
-    generator/verifier/core/confusables.py              lines  1029 to  1135
-    generator/verifier/core/formats.py                  lines  1136 to  1373
-    generator/verifier/core/sodium.py                   lines  1374 to  1417
-    generator/verifier/core/public_keys.py              lines  1418 to  1694
-    generator/verifier/core/note.py                     lines  1695 to  1802
-    generator/verifier/tlog/merkle.py                   lines  1803 to  1943
-    generator/verifier/tlog/tlogproof.py                lines  1944 to  2016
-    generator/verifier/tlog/tiles.py                    lines  2017 to  2369
-    generator/verifier/tlog/tile_proofs.py              lines  2370 to  2462
-    generator/verifier/tlog/cosignature.py              lines  2463 to  2612
-    generator/verifier/tlog/policy.py                   lines  2613 to  2895
-    generator/verifier/tlog/witnessing.py               lines  2896 to  2925
-    generator/verifier/core/idindex.py                  lines  2926 to  3009
-    generator/verifier/rules/methodology_rules.py       lines  3010 to  3353
-    generator/verifier/rules/scoring.py                 lines  3354 to  3653
-    generator/verifier/rules/agreement_statistics.py    lines  3654 to  3913
-    generator/verifier/rules/labelsets.py               lines  3914 to  4252
-    generator/verifier/rules/subjects.py                lines  4253 to  4518
-    generator/verifier/rules/withdrawals.py             lines  4519 to  4557
-    generator/verifier/tlog/keyring.py                  lines  4558 to  4689
-    generator/verifier/rules/ledger.py                  lines  4690 to  5172
-    generator/verifier/memory/ledger_snapshot.py        lines  5173 to  5346
-    generator/verifier/memory/checkpoint_memory.py      lines  5347 to  5501
-    generator/verifier/memory/release_memory.py         lines  5502 to  5810
-    generator/verifier/rules/answers.py                 lines  5811 to  5878
-    generator/verifier/rules/runs.py                    lines  5879 to  6236
-    generator/verifier/rules/lineage.py                 lines  6237 to  6522
-    generator/verifier/rules/score_edits.py             lines  6523 to  6608
-    generator/verifier/rules/evidence.py                lines  6609 to  6703
-    generator/verifier/rules/certificates.py            lines  6704 to  7171
-    generator/verifier/rules/certificate_documents.py   lines  7172 to  7267
-    generator/verifier/rules/recheck.py                 lines  7268 to  7634
-    generator/verifier/core/report.py                   lines  7635 to  7797
-    generator/verifier/core/folder.py                   lines  7798 to  8081
-    generator/verifier/core/checksum_tree.py            lines  8082 to  8236
-    generator/verifier/memory/mirror_record.py          lines  8237 to  8306
-    generator/verifier/site/release.py                  lines  8307 to  8596
-    generator/verifier/site/checksum_lists.py           lines  8597 to  8753
-    generator/verifier/site/zip_layout.py               lines  8754 to  8953
-    generator/verifier/site/download.py                 lines  8954 to  9346
-    generator/verifier/tlog/rotation.py                 lines  9347 to  9455
-    generator/verifier/site/history.py                  lines  9456 to  9824
-    generator/verifier/site/history_v3.py               lines  9825 to  9961
-    generator/verifier/site/commitment_parts.py         lines  9962 to 10147
-    generator/verifier/site/ledger_files.py             lines 10148 to 10506
-    generator/verifier/site/publication.py              lines 10507 to 10669
-    generator/verifier/rules/revocations.py             lines 10670 to 10789
-    generator/verifier/site/certificate_files.py        lines 10790 to 11170
-    generator/verifier/site/agreement_files.py          lines 11171 to 11315
-    generator/verifier/site/accounting.py               lines 11316 to 11556
-    generator/verifier/site/remote.py                   lines 11557 to 11827
-    generator/verifier/site/mirror_folder.py            lines 11828 to 12019
-    generator/verifier/site/mirror.py                   lines 12020 to 12325
-    generator/verifier/site/verify_site.py              lines 12326 to 12634
-    generator/verifier/site/command_line.py             lines 12635 to 13062
+    generator/verifier/core/isolation.py                lines    85 to   234
+    generator/verifier/core/text.py                     lines   235 to   318
+    generator/verifier/core/errors.py                   lines   319 to   385
+    generator/verifier/core/canonical.py                lines   386 to   694
+    generator/verifier/core/confusables_table.py        lines   695 to  1031
+    generator/verifier/core/confusables.py              lines  1032 to  1138
+    generator/verifier/core/formats.py                  lines  1139 to  1376
+    generator/verifier/core/sodium.py                   lines  1377 to  1420
+    generator/verifier/core/public_keys.py              lines  1421 to  1697
+    generator/verifier/core/note.py                     lines  1698 to  1805
+    generator/verifier/tlog/merkle.py                   lines  1806 to  1946
+    generator/verifier/tlog/tlogproof.py                lines  1947 to  2019
+    generator/verifier/tlog/tiles.py                    lines  2020 to  2372
+    generator/verifier/tlog/tile_proofs.py              lines  2373 to  2465
+    generator/verifier/tlog/cosignature.py              lines  2466 to  2615
+    generator/verifier/tlog/policy.py                   lines  2616 to  2898
+    generator/verifier/tlog/witnessing.py               lines  2899 to  2928
+    generator/verifier/core/idindex.py                  lines  2929 to  3012
+    generator/verifier/rules/methodology_rules.py       lines  3013 to  3356
+    generator/verifier/rules/scoring.py                 lines  3357 to  3656
+    generator/verifier/rules/agreement_statistics.py    lines  3657 to  3916
+    generator/verifier/rules/labelsets.py               lines  3917 to  4255
+    generator/verifier/rules/subjects.py                lines  4256 to  4521
+    generator/verifier/rules/withdrawals.py             lines  4522 to  4560
+    generator/verifier/tlog/keyring.py                  lines  4561 to  4692
+    generator/verifier/rules/ledger.py                  lines  4693 to  5175
+    generator/verifier/exports/eee_record.py            lines  5176 to  5500
+    generator/verifier/memory/ledger_snapshot.py        lines  5501 to  5674
+    generator/verifier/memory/checkpoint_memory.py      lines  5675 to  5829
+    generator/verifier/memory/release_memory.py         lines  5830 to  6138
+    generator/verifier/rules/answers.py                 lines  6139 to  6206
+    generator/verifier/rules/runs.py                    lines  6207 to  6564
+    generator/verifier/rules/lineage.py                 lines  6565 to  6850
+    generator/verifier/rules/score_edits.py             lines  6851 to  6936
+    generator/verifier/rules/evidence.py                lines  6937 to  7031
+    generator/verifier/rules/certificates.py            lines  7032 to  7499
+    generator/verifier/rules/certificate_documents.py   lines  7500 to  7595
+    generator/verifier/rules/recheck.py                 lines  7596 to  7962
+    generator/verifier/core/report.py                   lines  7963 to  8125
+    generator/verifier/core/folder.py                   lines  8126 to  8409
+    generator/verifier/core/checksum_tree.py            lines  8410 to  8564
+    generator/verifier/memory/mirror_record.py          lines  8565 to  8634
+    generator/verifier/site/release.py                  lines  8635 to  8924
+    generator/verifier/site/checksum_lists.py           lines  8925 to  9081
+    generator/verifier/site/zip_layout.py               lines  9082 to  9281
+    generator/verifier/site/download.py                 lines  9282 to  9674
+    generator/verifier/tlog/rotation.py                 lines  9675 to  9783
+    generator/verifier/site/history.py                  lines  9784 to 10152
+    generator/verifier/site/history_v3.py               lines 10153 to 10289
+    generator/verifier/site/commitment_parts.py         lines 10290 to 10475
+    generator/verifier/site/ledger_files.py             lines 10476 to 10834
+    generator/verifier/site/publication.py              lines 10835 to 10997
+    generator/verifier/rules/revocations.py             lines 10998 to 11117
+    generator/verifier/site/export_files.py             lines 11118 to 11188
+    generator/verifier/site/certificate_files.py        lines 11189 to 11610
+    generator/verifier/site/agreement_files.py          lines 11611 to 11755
+    generator/verifier/site/accounting.py               lines 11756 to 11997
+    generator/verifier/site/remote.py                   lines 11998 to 12268
+    generator/verifier/site/mirror_folder.py            lines 12269 to 12460
+    generator/verifier/site/mirror.py                   lines 12461 to 12766
+    generator/verifier/site/verify_site.py              lines 12767 to 13075
+    generator/verifier/site/command_line.py             lines 13076 to 13503
 """
 
 # ==============================================================================================
@@ -192,6 +194,7 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
 import argparse
 import base64
 import bisect
+import calendar
 import contextlib
 import ctypes
 import dataclasses
@@ -5168,6 +5171,331 @@ class Ledger:
                     )
                 )
         return problems
+
+
+# ==============================================================================================
+# generator/verifier/exports/eee_record.py: A certificate as an Every Eval Ever record (schema 0.3.0): the aggregate
+#     record (the pass rate with its Wilson interval, the methodology's score and its grade as levels, the judge under
+#     llm_scoring) and, where the gate is public, the instance-level rows of its scored items. Made from the published
+#     certificate, its run spec, the methodology and the items' reveal documents alone, and written byte for byte the
+#     same by the build and by the verifier, which compares (FORMAT.md, "Exports").
+# ==============================================================================================
+
+EEE_SCHEMA_VERSION = "0.3.0"
+
+
+EEE_FOLDER = "eee"
+
+
+_SLUG_RE = re.compile(r"[^a-z0-9._-]+")
+
+
+def slug(text: str) -> str:
+    """A datastore path component: lower case, runs of anything but letters, digits, '.', '_'
+    and '-' as one '-'."""
+    return _SLUG_RE.sub("-", text.lower()).strip("-.") or "unnamed"
+
+
+def record_uuid(cert_sha256: str) -> str:
+    """A UUID of version 4's form made from the certificate's SHA-256, so that the same
+    certificate is always the same record."""
+    h = bytearray(bytes.fromhex(cert_sha256)[:16])
+    h[6] = (h[6] & 0x0F) | 0x40
+    h[8] = (h[8] & 0x3F) | 0x80
+    x = h.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
+def model_id(subject: Mapping[str, Any]) -> str:
+    return f"{slug(str(subject['organization']))}/{slug(str(subject['id']))}-{slug(str(subject['version']))}"
+
+
+def datastore_folder(origin: str, subject: Mapping[str, Any]) -> str:
+    developer, model = model_id(subject).split("/")
+    return f"data/{slug(origin.replace('/', '_'))}/{developer}/{model}"
+
+
+def export_paths(serial: str, cert_sha256: str, instances: bool) -> tuple[str, str | None]:
+    """The site paths of a certificate's record and, when it has instance rows, of their file."""
+    base = f"certificates/{serial}/{EEE_FOLDER}/{record_uuid(cert_sha256)}"
+    return f"{base}.json", (f"{base}_samples.jsonl" if instances else None)
+
+
+def epoch_seconds(at: str) -> int:
+    """A time of the project's form (UTC, whole seconds) as seconds since the epoch."""
+    return calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def eee_paths(serial: str, cert_sha256: str, public: bool) -> list[str]:
+    """The site paths of a certificate's Every Eval Ever files: the record, and on a public gate
+    its instance rows."""
+    record, samples = export_paths(serial, cert_sha256, public)
+    return [record] if samples is None else [record, samples]
+
+
+def _number(text: Any) -> float:
+    return float(text)
+
+
+def _results(
+    cert: Mapping[str, Any], spec: Mapping[str, Any], levels: list[str], source: dict[str, Any], name: str
+) -> list[dict[str, Any]]:
+    serial, summary, at = cert["serial"], cert["summary"], cert["finished_at"]
+    common = {"evaluation_name": name, "source_data": source, "evaluation_timestamp": at}
+    counts = {k: str(summary[k]) for k in ("total", "scored", "passed", "not_run", "infra_error", "excluded")}
+    out: list[dict[str, Any]] = []
+    if summary.get("pass_rate") is not None:
+        ci = summary.get("pass_rate_ci95")
+        score: dict[str, Any] = {"score": _number(summary["pass_rate"]), "details": counts}
+        if isinstance(ci, list) and len(ci) == 2:
+            score["uncertainty"] = {
+                "confidence_interval": {
+                    "lower": _number(ci[0]),
+                    "upper": _number(ci[1]),
+                    "confidence_level": 0.95,
+                    "method": "wilson",
+                },
+                "num_samples": int(summary["scored"]),
+            }
+        out.append(
+            {
+                "evaluation_result_id": f"{serial}/pass_rate",
+                **common,
+                "metric_config": {
+                    "evaluation_description": "Share of the scored items whose score reached the item threshold",
+                    "metric_id": "pass_rate",
+                    "metric_name": "Pass rate",
+                    "metric_kind": "pass_rate",
+                    "metric_unit": "percent",
+                    "lower_is_better": False,
+                    "score_type": "continuous",
+                    "min_score": 0,
+                    "max_score": 100,
+                },
+                "score_details": score,
+            }
+        )
+    if cert.get("score") is not None:
+        out.append(
+            {
+                "evaluation_result_id": f"{serial}/score",
+                **common,
+                "metric_config": {
+                    "evaluation_description": f"The certificate's score under rule {cert['score_rule']}",
+                    "metric_id": "certificate_score",
+                    "metric_name": "Certificate score",
+                    "metric_kind": "score",
+                    "metric_unit": "points",
+                    "lower_is_better": False,
+                    "score_type": "continuous",
+                    "min_score": 0,
+                    "max_score": 100,
+                },
+                "score_details": {"score": cert["score"], "details": {"verdict": str(cert["verdict"])}},
+            }
+        )
+    if cert.get("grade") in levels:
+        grade: dict[str, Any] = {
+            "evaluation_description": "The certificate's grade, from the lowest band to the highest",
+            "metric_id": "certificate_grade",
+            "metric_name": "Grade",
+            "metric_kind": "grade",
+            "lower_is_better": False,
+            "score_type": "levels",
+            "level_names": levels,
+            "has_unknown_level": False,
+        }
+        judge = spec.get("judge")
+        if isinstance(judge, Mapping):
+            grade["llm_scoring"] = {
+                "judges": [
+                    {
+                        "model_info": {
+                            "name": str(judge["model"]),
+                            "id": f"{slug(str(judge['provider']))}/{slug(str(judge['model']))}",
+                            "developer": str(judge["provider"]),
+                            "additional_details": {
+                                "deployment_type": "unknown",
+                                "model_availability": "unknown",
+                                "version": str(judge["version"]),
+                                "seed": str(judge["seed"]),
+                            },
+                        }
+                    }
+                ],
+                "input_prompt": f"the rubric of SHA-256 {judge['rubric_sha256']}",
+            }
+        worst, best = cert.get("worst_case_grade"), cert.get("best_case_grade")
+        out.append(
+            {
+                "evaluation_result_id": f"{serial}/grade",
+                **common,
+                "metric_config": grade,
+                "score_details": {
+                    "score": levels.index(cert["grade"]),
+                    "details": {"grade": str(cert["grade"]), "worst_case": str(worst), "best_case": str(best)},
+                },
+            }
+        )
+    return out
+
+
+def eee_record(
+    cert: Mapping[str, Any],
+    cert_sha256: str,
+    leaf_index: int,
+    spec: Mapping[str, Any],
+    levels: list[str],
+    program: Mapping[str, str],
+    commitments: Mapping[str, str],
+    samples: bytes | None,
+) -> dict[str, Any]:
+    """The aggregate record of `cert` (its bytes' SHA-256 `cert_sha256`, ledger leaf
+    `leaf_index`), for the program named `program['name']` at `program['origin']`; `levels` are
+    the methodology's grades, lowest first. Sealed items are named by their `commitments`;
+    `samples` is the instance file, when there is one."""
+    serial, subject = cert["serial"], cert["subject"]
+    proof = f"certificates/{serial}.json.tlog-proof"
+    source: dict[str, Any]
+    if commitments:
+        source = {
+            "dataset_name": f"{program['name']}: gate {cert['gate']} (sealed)",
+            "source_type": "other",
+            "additional_details": {f"commitment.{i}": c for i, c in sorted(commitments.items())},
+        }
+    else:
+        source = {
+            "dataset_name": f"{program['name']}: gate {cert['gate']}",
+            "source_type": "url",
+            "url": [f"https://{program['origin']}/items/"],
+        }
+    name = f"{program['name']}, gate {cert['gate']}"
+    record: dict[str, Any] = {
+        "schema_version": EEE_SCHEMA_VERSION,
+        "evaluation_id": f"{program['origin']}/certificates/{serial}",
+        "evaluation_timestamp": cert["finished_at"],
+        "retrieved_timestamp": str(epoch_seconds(cert["issued_at"])),
+        "source_metadata": {
+            "source_name": program["name"],
+            "source_type": "evaluation_run",
+            "source_organization_name": program["name"],
+            "source_organization_url": f"https://{program['origin']}/",
+            "evaluator_relationship": "third_party",
+            "additional_details": {
+                "certificate": f"certificates/{serial}.json",
+                "certificate_sha256": cert_sha256,
+                "ledger_leaf_index": str(leaf_index),
+                "inclusion_proof": proof,
+                "log_origin": program["origin"],
+                "verdict": str(cert["verdict"]),
+                "run": str(cert["run"]),
+            },
+        },
+        "eval_library": {
+            "name": "transparency",
+            "version": str(cert["methodology"]["version"]),
+            "additional_details": {"methodology_sha256": str(cert["methodology"]["sha256"])},
+        },
+        "model_info": {
+            "name": f"{subject['name']} {subject['version']}",
+            "id": model_id(subject),
+            "developer": str(subject["organization"]),
+            "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"},
+        },
+        "evaluation_results": _results(cert, spec, levels, source, name),
+    }
+    if samples is not None:
+        uuid = record_uuid(cert_sha256)
+        record["detailed_evaluation_results"] = {
+            "format": "jsonl",
+            "file_path": f"{datastore_folder(program['origin'], subject)}/{uuid}_samples.jsonl",
+            "hash_algorithm": "sha256",
+            "checksum": hashlib.sha256(samples).hexdigest(),
+            "total_rows": samples.count(b"\n"),
+        }
+    return record
+
+
+def sample_hash(raw: str, reference: list[str]) -> str:
+    """The coalition's hash of a sample: SHA-256 of {"raw", "reference"} as compact JSON, keys sorted."""
+    text = json.dumps({"raw": raw, "reference": reference}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapping[str, Mapping[str, Any]]) -> bytes:
+    """The instance rows of a certificate on a public gate: one per scored item, its prompt, the
+    answer as the reference, the subject's outputs, its score and whether it passed. `items`
+    holds each item's reveal document."""
+    serial, subject = cert["serial"], cert["subject"]
+    lines = []
+    for r in cert["results"]:
+        if r.get("status") != "scored" or r["item"] not in items:
+            continue
+        item = items[r["item"]]["item"]
+        answer = {n: f["value"] for n, f in sorted(item["answer"].items())}
+        reference = [json.dumps(answer, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]
+        output = {f["name"]: f["output"] for f in r["fields"]}
+        row = {
+            "schema_version": EEE_SCHEMA_VERSION,
+            "evaluation_id": f"{program['origin']}/certificates/{serial}",
+            "model_id": model_id(subject),
+            "evaluation_name": f"{program['name']}, gate {cert['gate']}",
+            "evaluation_result_id": f"{serial}/pass_rate",
+            "sample_id": r["item"],
+            "sample_hash": sample_hash(item["prompt"], reference),
+            "interaction_type": "single_turn",
+            "input": {"raw": item["prompt"], "reference": reference},
+            "output": {"raw": [json.dumps(output, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]},
+            "answer_attribution": [
+                {
+                    "turn_idx": 0,
+                    "source": "output.raw",
+                    "extracted_value": json.dumps(output, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
+                    "extraction_method": "custom",
+                    "is_terminal": True,
+                }
+            ],
+            "evaluation": {"score": _number(r["score"]), "is_correct": bool(r["passed"])},
+            "metadata": {"item": r["item"], "score": str(r["score"])},
+        }
+        lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return "".join(lines).encode("utf-8")
+
+
+def eee_bytes(record: Mapping[str, Any]) -> bytes:
+    """An aggregate record as published: two spaces of indent, UTF-8, a newline at the end."""
+    return (json.dumps(record, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def eee_export(
+    cert: Mapping[str, Any],
+    cert_sha256: str,
+    leaf_index: int,
+    spec: Mapping[str, Any],
+    levels: list[str],
+    program: Mapping[str, str],
+    public: bool,
+    reveal_of: Callable[[str], Mapping[str, Any] | None],
+    commitment_of: Callable[[str], str | None],
+) -> list[tuple[str, bytes]]:
+    """A certificate's Every Eval Ever files (site path, bytes): on a public gate the record and
+    its instance rows (each item's reveal document from `reveal_of`: the item as committed);
+    on a secret gate the record alone, its items named by their commitments, since their texts
+    are sealed when the certificate is issued."""
+    items = [str(i) for i in spec.get("items", [])]
+    if public:
+        reveals = {i: doc for i in items if (doc := reveal_of(i)) is not None}
+        samples: bytes | None = eee_samples(cert, program, reveals)
+        commitments: dict[str, str] = {}
+    else:
+        samples = None
+        commitments = {i: c for i in items if (c := commitment_of(i)) is not None}
+    record = eee_record(cert, cert_sha256, leaf_index, spec, levels, program, commitments, samples)
+    record_path, samples_path = export_paths(str(cert["serial"]), cert_sha256, samples is not None)
+    out = [(record_path, eee_bytes(record))]
+    if samples is not None and samples_path is not None:
+        out.append((samples_path, samples))
+    return out
 
 
 # ==============================================================================================
@@ -10788,6 +11116,77 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 
 
 # ==============================================================================================
+# generator/verifier/site/export_files.py: A certificate's exports (FORMAT.md, "Exports"), each remade here from the
+#     published certificate, its run spec, the pinned methodology and the items' reveal documents, and compared byte
+#     for byte with the file the site publishes: an export that says anything its certificate does not (another
+#     subject, gate, verdict, figure, or the SHA-256 of another certificate) differs from what is remade, and fails. A
+#     manifest row without `exports` is a site built before exports existed.
+# ==============================================================================================
+
+MANIFEST_FILE = "transparency.json"
+
+
+def expected_exports(
+    cert: Mapping[str, Any],
+    data: bytes,
+    leaf_index: int,
+    spec: Mapping[str, Any],
+    pinned: Methodology,
+    program: Mapping[str, str],
+    public: bool,
+    reveal_of: Callable[[str], Mapping[str, Any] | None],
+    ledger: Ledger,
+) -> list[tuple[str, bytes]]:
+    """Every export of a certificate, as the build must have written it."""
+
+    def commitment_of(item: str) -> str | None:
+        c = ledger.commit(item)
+        return c.commitment if c is not None else None
+
+    levels = [g.name for g in reversed(pinned.grades)]
+    return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
+
+
+def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None) -> None:
+    """The exports a manifest row lists, against those remade (`made`; None when they cannot be,
+    the reason reported where the certificate is checked)."""
+    if "exports" not in row:
+        return
+    listed = row["exports"]
+    report = s.report
+    want = [rel for rel, _ in made] if made is not None else None
+    if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
+        report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
+        return
+    if made is None:
+        report.check(
+            False,
+            MANIFEST_FILE,
+            f"certificate {serial}: its exports cannot be remade (its run spec or pinned methodology is missing)",
+        )
+        return
+    report.check(
+        listed == want,
+        MANIFEST_FILE,
+        f"certificate {serial}: the exports listed differ from those its certificate makes",
+        show(want, 300),
+        show(listed, 300),
+    )
+    for rel, data in made:
+        found = s.read(rel, f"an export of certificate {serial}")
+        if found is None:
+            continue
+        report.check(
+            found == data,
+            rel,
+            f"differs from the export remade from certificate {serial} (its subject, gate, verdict, figures or "
+            "the certificate's SHA-256 are not the certificate's)",
+            f"{len(data)} bytes of SHA-256 {sha256_hex(data)}",
+            f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
+        )
+
+
+# ==============================================================================================
 # generator/verifier/site/certificate_files.py: A site's certificates (format v1 §6): each certificate file against
 #     its ledger leaf and signature, its details documents and grader record against its hashes and against when each
 #     falls due, and then every rule of recheck.examine_certificate.
@@ -10812,6 +11211,7 @@ def check_certificates(
     reveal_paths = {
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
+    program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
     c = _Certificates(
         s,
         ledger,
@@ -10822,6 +11222,8 @@ def check_certificates(
         key,
         {e.run for e in ledger.label_sets.values()},
         memory,
+        program,
+        lambda item: _reveal_document(s, ledger, reveal_paths, item),
     )
     for r in rows:
         _check_one_certificate(c, r)
@@ -10878,6 +11280,8 @@ class _Certificates:
     key: bytes
     measured: set[str]
     memory: Memory | None
+    program: dict[str, str]
+    reveal_of: Callable[[str], dict[str, Any] | None]
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -10904,6 +11308,7 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
     pinned = c.methodologies.get(version) if isinstance(version, str) else None
     details: dict[str, dict[str, Any]] = {}
     record = None
+    _exports(c, r, cert, data, ev.index, spec, pinned, public)
     if isinstance(cert, dict) and spec is not None:
         details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
         _check_evidence_files(c.s, cert, public, ledger)
@@ -10938,6 +11343,39 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
         c.memory.passed(recheck, found.checks, found.asserted)
 
 
+def _exports(
+    c: _Certificates,
+    r: dict[str, Any],
+    cert: Any,
+    data: bytes,
+    index: int,
+    spec: dict[str, Any] | None,
+    pinned: Methodology | None,
+    public: bool,
+) -> None:
+    made = None
+    if isinstance(cert, dict) and spec is not None and pinned is not None:
+        try:
+            made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            made = None  # a certificate of another shape: its own checks say how
+    check_exports(c.s, r, str(r.get("serial")), made)
+
+
+def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:
+    """An item's reveal document, as the site publishes it, once it is revealed."""
+    if item not in ledger.reveals or not isinstance(paths.get(item), str):
+        return None
+    data = _read_quietly(s, paths[item])
+    if data is None:
+        return None
+    try:
+        doc = parse_canonical(data)
+    except FormatError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateEvent, str, bytes, Any] | None:
     """The certificate a manifest row names, if its ledger leaf exists and its file can be read:
     the row against the leaf, the file against the leaf's hash and the signature of the key
@@ -10946,7 +11384,9 @@ def _read_certificate(c: _Certificates, r: dict[str, Any]) -> tuple[CertificateE
     serial = r.get("serial")
     ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
     report.add(
-        check_keys(r, ("serial", "run", "path", "details", "grader_record"), where=f"certificates[{serial}]"),
+        check_keys(
+            r, ("serial", "run", "path", "details", "grader_record"), ("exports",), where=f"certificates[{serial}]"
+        ),
         MANIFEST_PATH,
     )
     if ev is None:
@@ -11399,6 +11839,7 @@ def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequenc
         expected |= _strings(r.get("path"), r.get("grader_record"))
         expected |= _strings(r["path"] + ".sig") if isinstance(r.get("path"), str) else set()
         expected |= _strings(*r["details"]) if isinstance(r.get("details"), list) else set()
+        expected |= _strings(*r["exports"]) if isinstance(r.get("exports"), list) else set()
         if isinstance(r.get("serial"), str):
             expected.add(f"certificates/{r['serial']}/index.html")
     expected |= {p for r in rows["reveals"] for p in _strings(r.get("path"))}
@@ -11423,9 +11864,9 @@ def _check_artifact_folders(s: Site, manifest: dict[str, Any], key_rows: Sequenc
 
 
 _WHAT_IS_EXPECTED = {
-    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents "
-    "and grader record the manifest lists for it, and certificates/<serial>/evidence/<name> for each evidence file "
-    "it lists",
+    "certificates": "a certificate the manifest lists, its signature and proof, its page, the details documents, "
+    "grader record and exports the manifest lists for it, and certificates/<serial>/evidence/<name> for each "
+    "evidence file it lists",
     "reveals": "a reveal the manifest lists, and its proof",
     "runs": "a run spec the manifest lists, and the runs' list pages",
     "methodology": "a methodology document or parameters file the manifest lists, and their pages",
