@@ -262,7 +262,8 @@ def _certificates(b: Writing) -> None:
     ctx, w = b.ctx, b.w
     by_run = {row.id: row for row in _lists(b).runs}
     chosen = next((c for c in ctx.certificates if c.details_items), ctx.certificates[0] if ctx.certificates else None)
-    sources = exports.ExportSources(ctx)
+    archived = [int(r["tree_size"]) for r in b.history_rows]
+    sources = exports.ExportSources(ctx, b.keys, archived, b.previous)
     for i, info in enumerate(ctx.certificates, start=1):
         cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
         artifacts.write_certificate(ctx, w, cert, b.keys, b.previous)

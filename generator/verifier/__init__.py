@@ -85,6 +85,7 @@ from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
 from generator.verifier.exports.eee_record import eee_export, eee_paths
+from generator.verifier.exports.scitt_statement import statement_path, transparent_statement
 from generator.verifier.memory.checkpoint_memory import other_log_problems, replace_atomically, user_cache_dir
 from generator.verifier.memory.ledger_snapshot import (
     SNAPSHOT_SECTIONS,
@@ -422,11 +423,13 @@ __all__ = [
     "site_format",
     "snapshot_bytes",
     "sodium_function",
+    "statement_path",
     "stream_from",
     "strict_decoder",
     "sums_text",
     "tile_paths",
     "tile_read_order",
+    "transparent_statement",
     "user_cache_dir",
     "value_kind_problem",
     "verify_artifact",

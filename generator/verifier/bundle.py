@@ -58,6 +58,8 @@ MODULES = (
     "tlog.keyring",
     "rules.ledger",
     "exports.eee_record",
+    "exports.cbor",
+    "exports.scitt_statement",
     "memory.ledger_snapshot",
     "memory.checkpoint_memory",
     "memory.release_memory",

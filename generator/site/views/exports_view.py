@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.verifier import eee_paths
+from generator.verifier import eee_paths, statement_path
 
 
 @dataclass(frozen=True)
@@ -22,4 +22,11 @@ def export_rows(serial: str, sha256: str, public: bool) -> tuple[ExportRow, ...]
         rows.append(
             ExportRow("Every Eval Ever instance rows", paths[1], "the same, one row per scored item (JSON lines)")
         )
+    rows.append(
+        ExportRow(
+            "SCITT transparent statement",
+            statement_path(serial),
+            "SCITT verifiers: the certificate signed as COSE_Sign1, with its RFC 9942 receipt in this log",
+        )
+    )
     return tuple(rows)

@@ -20,7 +20,7 @@ from generator.verifier.rules.evidence import evidence_due, evidence_path, is_ev
 from generator.verifier.rules.ledger import CertificateEvent, Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
-from generator.verifier.site.export_files import check_exports, expected_exports
+from generator.verifier.site.export_files import Signed, check_exports, expected_exports, history_roots
 from generator.verifier.site.publication import ordered_ids
 
 
@@ -32,6 +32,7 @@ def check_certificates(
     methodologies: dict[str, Methodology],
     key: bytes,
     memory: Memory | None = None,
+    history: dict[str, Any] | None = None,
 ) -> dict[str, tuple[str, list[Any]]]:
     """Check every certificate; return, for each run a label set measures, the serial and the
     open results the judge's labels of its certificate are taken from (agreement_files)."""
@@ -56,6 +57,7 @@ def check_certificates(
         memory,
         program,
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
+        history_roots(history),
     )
     for r in rows:
         _check_one_certificate(c, r)
@@ -114,6 +116,7 @@ class _Certificates:
     memory: Memory | None
     program: dict[str, str]
     reveal_of: Callable[[str], dict[str, Any] | None]
+    roots: dict[int, bytes]
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -191,7 +194,13 @@ def _exports(
             made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
-    check_exports(c.s, r, str(r.get("serial")), made)
+    valid = c.ledger.keys.valid_at(index + 1)
+    signed = (
+        Signed(cert, data, index, valid[-1].public_key if valid else c.key, c.program["origin"], c.roots)
+        if isinstance(cert, dict)
+        else None
+    )
+    check_exports(c.s, r, str(r.get("serial")), made, signed)
 
 
 def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:

@@ -5,12 +5,15 @@ gate, verdict, figure, or the SHA-256 of another certificate) differs from what 
 fails. A manifest row without `exports` is a site built before exports existed."""
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import sha256_hex
+from generator.verifier.core.formats import is_hex64, sha256_hex
+from generator.verifier.core.public_keys import ed25519_verify
 from generator.verifier.core.text import show
 from generator.verifier.exports.eee_record import eee_export
+from generator.verifier.exports.scitt_statement import statement_path, statement_problems
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 
@@ -38,14 +41,41 @@ def expected_exports(
     return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
 
 
-def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None) -> None:
+def history_roots(history: Mapping[str, Any] | None) -> dict[int, bytes]:
+    """The roots of the log's archived checkpoints by size, as its history lists them (each
+    checked against its signed checkpoint by the history's own check)."""
+    rows = history.get("checkpoints") if history else None
+    return {
+        r["tree_size"]: bytes.fromhex(r["root"])
+        for r in (rows if isinstance(rows, list) else [])
+        if isinstance(r, dict) and isinstance(r.get("tree_size"), int) and is_hex64(r.get("root"))
+    }
+
+
+@dataclass(frozen=True)
+class Signed:
+    """What a certificate's transparent statement is checked against: the certificate's bytes and
+    document, its leaf, the key that signed it, the program's origin and the archived roots."""
+
+    cert: dict[str, Any]
+    data: bytes
+    leaf_index: int
+    public_key: bytes
+    origin: str
+    roots: dict[int, bytes]
+
+
+def check_exports(
+    s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None, signed: Signed | None
+) -> None:
     """The exports a manifest row lists, against those remade (`made`; None when they cannot be,
-    the reason reported where the certificate is checked)."""
+    the reason reported where the certificate is checked), and the transparent statement against
+    the certificate, its key and the log (`signed`)."""
     if "exports" not in row:
         return
     listed = row["exports"]
     report = s.report
-    want = [rel for rel, _ in made] if made is not None else None
+    want = [rel for rel, _ in made] + [statement_path(serial)] if made is not None else None
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
         return
@@ -63,6 +93,22 @@ def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple
         show(want, 300),
         show(listed, 300),
     )
+    if signed is not None:
+        rel = statement_path(serial)
+        found = s.read(rel, f"the transparent statement of certificate {serial}")
+        if found is not None:
+            for p in statement_problems(
+                found,
+                signed.cert,
+                signed.data,
+                signed.origin,
+                signed.public_key,
+                ed25519_verify,
+                signed.leaf_index,
+                signed.roots,
+            ):
+                report.check(False, rel, p)
+            report.checks += 1
     for rel, data in made:
         found = s.read(rel, f"an export of certificate {serial}")
         if found is None:

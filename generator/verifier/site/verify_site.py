@@ -304,7 +304,7 @@ def _check_the_program(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
-    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, key_rows)
     check_revocations(s, manifest["origin"], public_key, ledger)

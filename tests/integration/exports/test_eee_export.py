@@ -22,8 +22,9 @@ COLLECTION = "transparency.example.org_extraction"
 
 
 def manifest_rows(site: Path) -> dict[str, dict[str, Any]]:
+    """The manifest's certificate rows, each with `eee`: its Every Eval Ever exports."""
     doc = json.loads((site / MANIFEST).read_text(encoding="utf-8"))
-    return {r["serial"]: r for r in doc["certificates"]}
+    return {r["serial"]: {**r, "eee": [p for p in r["exports"] if "/eee/" in p]} for r in doc["certificates"]}
 
 
 def datastore(site: Path, into: Path) -> list[str]:
@@ -32,7 +33,7 @@ def datastore(site: Path, into: Path) -> list[str]:
     model_info.id, as the datastore files them), each beside its samples; their paths."""
     laid: list[str] = []
     for row in manifest_rows(site).values():
-        for rel in row["exports"]:
+        for rel in row["eee"]:
             src = site / rel
             if src.suffix == ".json":
                 developer, model = json.loads(src.read_text(encoding="utf-8"))["model_info"]["id"].split("/")
@@ -63,8 +64,8 @@ def test_every_certificate_lists_its_record_and_public_ones_their_instances(demo
     for serial, row in rows.items():
         cert = json.loads((demo_site.out / row["path"]).read_text(encoding="utf-8"))
         public = cert["gate"] == "a"
-        assert len(row["exports"]) == (2 if public else 1), serial
-        record = json.loads((demo_site.out / row["exports"][0]).read_text(encoding="utf-8"))
+        assert len(row["eee"]) == (2 if public else 1), serial
+        record = json.loads((demo_site.out / row["eee"][0]).read_text(encoding="utf-8"))
         details = record["source_metadata"]["additional_details"]
         assert details["certificate"] == row["path"] and details["verdict"] == cert["verdict"]
         assert record["evaluation_results"][0]["score_details"]["score"] == float(cert["summary"]["pass_rate"])
@@ -102,8 +103,8 @@ def test_the_coalition_s_validator_refuses_a_changed_record(demo_site: BuiltSite
 
 def test_verify_fails_an_export_changed_and_re_signed(demo_copy: BuiltSite) -> None:
     site = demo_copy.out
-    row = next(r for r in manifest_rows(site).values() if len(r["exports"]) == 1)
-    rel = row["exports"][0]
+    row = next(r for r in manifest_rows(site).values() if len(r["eee"]) == 1)
+    rel = row["eee"][0]
     path = site / rel
     data = path.read_bytes()
     at = data.index(b'"certificate_sha256": "') + len(b'"certificate_sha256": "')
@@ -122,11 +123,11 @@ def test_verify_fails_an_export_missing_or_unlisted(demo_copy: BuiltSite) -> Non
     site = demo_copy.out
     rows = manifest_rows(site)
     serial, row = next(iter(rows.items()))
-    (site / row["exports"][0]).unlink()
+    (site / row["eee"][0]).unlink()
     stray = site / "certificates" / serial / "eee" / "extra.json"
     stray.write_text("{}\n", encoding="utf-8")
     resign_sums(site, load_key(demo_copy.paths.key_file))
     report = verify_site(site)
     assert not report.ok
     rendered = report.render()
-    assert row["exports"][0] in rendered and "certificates/" + serial + "/eee/extra.json" in rendered, rendered
+    assert row["eee"][0] in rendered and "certificates/" + serial + "/eee/extra.json" in rendered, rendered
