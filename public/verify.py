@@ -18,68 +18,70 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    85 to   234
-    generator/verifier/core/text.py                     lines   235 to   318
-    generator/verifier/core/errors.py                   lines   319 to   385
-    generator/verifier/core/canonical.py                lines   386 to   694
-    generator/verifier/core/confusables_table.py        lines   695 to  1031
-    generator/verifier/core/confusables.py              lines  1032 to  1138
-    generator/verifier/core/formats.py                  lines  1139 to  1376
-    generator/verifier/core/sodium.py                   lines  1377 to  1420
-    generator/verifier/core/public_keys.py              lines  1421 to  1697
-    generator/verifier/core/note.py                     lines  1698 to  1805
-    generator/verifier/tlog/merkle.py                   lines  1806 to  1946
-    generator/verifier/tlog/tlogproof.py                lines  1947 to  2019
-    generator/verifier/tlog/tiles.py                    lines  2020 to  2372
-    generator/verifier/tlog/tile_proofs.py              lines  2373 to  2465
-    generator/verifier/tlog/cosignature.py              lines  2466 to  2615
-    generator/verifier/tlog/policy.py                   lines  2616 to  2898
-    generator/verifier/tlog/witnessing.py               lines  2899 to  2928
-    generator/verifier/core/idindex.py                  lines  2929 to  3012
-    generator/verifier/rules/methodology_rules.py       lines  3013 to  3356
-    generator/verifier/rules/scoring.py                 lines  3357 to  3656
-    generator/verifier/rules/agreement_statistics.py    lines  3657 to  3916
-    generator/verifier/rules/labelsets.py               lines  3917 to  4255
-    generator/verifier/rules/subjects.py                lines  4256 to  4521
-    generator/verifier/rules/withdrawals.py             lines  4522 to  4560
-    generator/verifier/tlog/keyring.py                  lines  4561 to  4692
-    generator/verifier/rules/ledger.py                  lines  4693 to  5175
-    generator/verifier/exports/eee_record.py            lines  5176 to  5500
-    generator/verifier/memory/ledger_snapshot.py        lines  5501 to  5674
-    generator/verifier/memory/checkpoint_memory.py      lines  5675 to  5829
-    generator/verifier/memory/release_memory.py         lines  5830 to  6138
-    generator/verifier/rules/answers.py                 lines  6139 to  6206
-    generator/verifier/rules/runs.py                    lines  6207 to  6564
-    generator/verifier/rules/lineage.py                 lines  6565 to  6850
-    generator/verifier/rules/score_edits.py             lines  6851 to  6936
-    generator/verifier/rules/evidence.py                lines  6937 to  7031
-    generator/verifier/rules/certificates.py            lines  7032 to  7499
-    generator/verifier/rules/certificate_documents.py   lines  7500 to  7595
-    generator/verifier/rules/recheck.py                 lines  7596 to  7962
-    generator/verifier/core/report.py                   lines  7963 to  8125
-    generator/verifier/core/folder.py                   lines  8126 to  8409
-    generator/verifier/core/checksum_tree.py            lines  8410 to  8564
-    generator/verifier/memory/mirror_record.py          lines  8565 to  8634
-    generator/verifier/site/release.py                  lines  8635 to  8924
-    generator/verifier/site/checksum_lists.py           lines  8925 to  9081
-    generator/verifier/site/zip_layout.py               lines  9082 to  9281
-    generator/verifier/site/download.py                 lines  9282 to  9674
-    generator/verifier/tlog/rotation.py                 lines  9675 to  9783
-    generator/verifier/site/history.py                  lines  9784 to 10152
-    generator/verifier/site/history_v3.py               lines 10153 to 10289
-    generator/verifier/site/commitment_parts.py         lines 10290 to 10475
-    generator/verifier/site/ledger_files.py             lines 10476 to 10834
-    generator/verifier/site/publication.py              lines 10835 to 10997
-    generator/verifier/rules/revocations.py             lines 10998 to 11117
-    generator/verifier/site/export_files.py             lines 11118 to 11188
-    generator/verifier/site/certificate_files.py        lines 11189 to 11610
-    generator/verifier/site/agreement_files.py          lines 11611 to 11755
-    generator/verifier/site/accounting.py               lines 11756 to 11997
-    generator/verifier/site/remote.py                   lines 11998 to 12268
-    generator/verifier/site/mirror_folder.py            lines 12269 to 12460
-    generator/verifier/site/mirror.py                   lines 12461 to 12766
-    generator/verifier/site/verify_site.py              lines 12767 to 13075
-    generator/verifier/site/command_line.py             lines 13076 to 13503
+    generator/verifier/core/isolation.py                lines    87 to   236
+    generator/verifier/core/text.py                     lines   237 to   320
+    generator/verifier/core/errors.py                   lines   321 to   387
+    generator/verifier/core/canonical.py                lines   388 to   696
+    generator/verifier/core/confusables_table.py        lines   697 to  1033
+    generator/verifier/core/confusables.py              lines  1034 to  1140
+    generator/verifier/core/formats.py                  lines  1141 to  1378
+    generator/verifier/core/sodium.py                   lines  1379 to  1422
+    generator/verifier/core/public_keys.py              lines  1423 to  1699
+    generator/verifier/core/note.py                     lines  1700 to  1807
+    generator/verifier/tlog/merkle.py                   lines  1808 to  1948
+    generator/verifier/tlog/tlogproof.py                lines  1949 to  2021
+    generator/verifier/tlog/tiles.py                    lines  2022 to  2374
+    generator/verifier/tlog/tile_proofs.py              lines  2375 to  2467
+    generator/verifier/tlog/cosignature.py              lines  2468 to  2617
+    generator/verifier/tlog/policy.py                   lines  2618 to  2900
+    generator/verifier/tlog/witnessing.py               lines  2901 to  2930
+    generator/verifier/core/idindex.py                  lines  2931 to  3014
+    generator/verifier/rules/methodology_rules.py       lines  3015 to  3358
+    generator/verifier/rules/scoring.py                 lines  3359 to  3658
+    generator/verifier/rules/agreement_statistics.py    lines  3659 to  3918
+    generator/verifier/rules/labelsets.py               lines  3919 to  4257
+    generator/verifier/rules/subjects.py                lines  4258 to  4523
+    generator/verifier/rules/withdrawals.py             lines  4524 to  4562
+    generator/verifier/tlog/keyring.py                  lines  4563 to  4694
+    generator/verifier/rules/ledger.py                  lines  4695 to  5177
+    generator/verifier/exports/eee_record.py            lines  5178 to  5502
+    generator/verifier/exports/cbor.py                  lines  5503 to  5624
+    generator/verifier/exports/scitt_statement.py       lines  5625 to  5810
+    generator/verifier/memory/ledger_snapshot.py        lines  5811 to  5984
+    generator/verifier/memory/checkpoint_memory.py      lines  5985 to  6139
+    generator/verifier/memory/release_memory.py         lines  6140 to  6448
+    generator/verifier/rules/answers.py                 lines  6449 to  6516
+    generator/verifier/rules/runs.py                    lines  6517 to  6874
+    generator/verifier/rules/lineage.py                 lines  6875 to  7160
+    generator/verifier/rules/score_edits.py             lines  7161 to  7246
+    generator/verifier/rules/evidence.py                lines  7247 to  7341
+    generator/verifier/rules/certificates.py            lines  7342 to  7809
+    generator/verifier/rules/certificate_documents.py   lines  7810 to  7905
+    generator/verifier/rules/recheck.py                 lines  7906 to  8272
+    generator/verifier/core/report.py                   lines  8273 to  8435
+    generator/verifier/core/folder.py                   lines  8436 to  8719
+    generator/verifier/core/checksum_tree.py            lines  8720 to  8874
+    generator/verifier/memory/mirror_record.py          lines  8875 to  8944
+    generator/verifier/site/release.py                  lines  8945 to  9234
+    generator/verifier/site/checksum_lists.py           lines  9235 to  9391
+    generator/verifier/site/zip_layout.py               lines  9392 to  9591
+    generator/verifier/site/download.py                 lines  9592 to  9984
+    generator/verifier/tlog/rotation.py                 lines  9985 to 10093
+    generator/verifier/site/history.py                  lines 10094 to 10462
+    generator/verifier/site/history_v3.py               lines 10463 to 10599
+    generator/verifier/site/commitment_parts.py         lines 10600 to 10785
+    generator/verifier/site/ledger_files.py             lines 10786 to 11144
+    generator/verifier/site/publication.py              lines 11145 to 11307
+    generator/verifier/rules/revocations.py             lines 11308 to 11427
+    generator/verifier/site/export_files.py             lines 11428 to 11541
+    generator/verifier/site/certificate_files.py        lines 11542 to 11972
+    generator/verifier/site/agreement_files.py          lines 11973 to 12117
+    generator/verifier/site/accounting.py               lines 12118 to 12359
+    generator/verifier/site/remote.py                   lines 12360 to 12630
+    generator/verifier/site/mirror_folder.py            lines 12631 to 12822
+    generator/verifier/site/mirror.py                   lines 12823 to 13128
+    generator/verifier/site/verify_site.py              lines 13129 to 13437
+    generator/verifier/site/command_line.py             lines 13438 to 13865
 """
 
 # ==============================================================================================
@@ -5496,6 +5498,314 @@ def eee_export(
     if samples is not None and samples_path is not None:
         out.append((samples_path, samples))
     return out
+
+
+# ==============================================================================================
+# generator/verifier/exports/cbor.py: The part of CBOR (RFC 8949) that COSE messages of this site use, encoded
+#     deterministically (its section 4.2.1: the shortest form of every head, definite lengths, map keys in the
+#     bytewise order of their encodings) and decoded strictly: a decoder for files an attacker chose, which refuses
+#     indefinite lengths, heads longer than needed, a map key given twice, nesting deeper than a bound and bytes after
+#     the item, so that one message has one encoding and the bytes checked are the bytes read.
+# ==============================================================================================
+
+MAX_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Tag:
+    number: int
+    value: Any
+
+
+def _head(major: int, n: int) -> bytes:
+    if n < 24:
+        return bytes([major << 5 | n])
+    for extra, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if n < 1 << (8 * size):
+            return bytes([major << 5 | extra]) + n.to_bytes(size, "big")
+    raise FormatError(f"a CBOR integer of {n.bit_length()} bits is too large")
+
+
+def dumps(value: Any) -> bytes:
+    """The deterministic encoding of `value`."""
+    if value is None:
+        return b"\xf6"
+    if value is True:
+        return b"\xf5"
+    if value is False:
+        return b"\xf4"
+    if isinstance(value, int):
+        return _head(0, value) if value >= 0 else _head(1, -1 - value)
+    if isinstance(value, bytes):
+        return _head(2, len(value)) + value
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        return _head(3, len(data)) + data
+    if isinstance(value, list | tuple):
+        return _head(4, len(value)) + b"".join(dumps(v) for v in value)
+    if isinstance(value, dict):
+        pairs = sorted((dumps(k), dumps(v)) for k, v in value.items())
+        return _head(5, len(pairs)) + b"".join(k + v for k, v in pairs)
+    if isinstance(value, Tag):
+        return _head(6, value.number) + dumps(value.value)
+    raise FormatError(f"no CBOR encoding here for a {type(value).__name__}")
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.at = 0
+
+    def take(self, n: int) -> bytes:
+        if n > len(self.data) - self.at:
+            raise FormatError(f"CBOR ends inside an item (byte {self.at}, {n} more wanted)")
+        out = self.data[self.at : self.at + n]
+        self.at += n
+        return out
+
+    def head(self) -> tuple[int, int]:
+        first = self.take(1)[0]
+        major, info = first >> 5, first & 0x1F
+        if info < 24:
+            return major, info
+        if info > 27:
+            raise FormatError(f"CBOR item at byte {self.at - 1}: an indefinite length or a reserved head")
+        size = 1 << (info - 24)
+        n = int.from_bytes(self.take(size), "big")
+        if n < (24 if size == 1 else 1 << (4 * size)):
+            raise FormatError(f"CBOR item at byte {self.at - size - 1}: a head longer than its value needs")
+        return major, n
+
+    def item(self, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            raise FormatError("CBOR nested too deeply")
+        major, n = self.head()
+        if major == 0:
+            return n
+        if major == 1:
+            return -1 - n
+        if major == 2:
+            return self.take(n)
+        if major == 3:
+            try:
+                return self.take(n).decode("utf-8")
+            except UnicodeDecodeError:
+                raise FormatError("a CBOR text string that is not UTF-8") from None
+        if major == 4:
+            return [self.item(depth + 1) for _ in range(n)]
+        if major == 5:
+            out: dict[Any, Any] = {}
+            for _ in range(n):
+                key = self.item(depth + 1)
+                if not isinstance(key, int | str) or isinstance(key, bool):
+                    raise FormatError("a CBOR map key that is not an integer or a text string")
+                if key in out:
+                    raise FormatError(f"the CBOR map key {key!r} is given twice")
+                out[key] = self.item(depth + 1)
+            return out
+        if major == 6:
+            return Tag(n, self.item(depth + 1))
+        simple = {20: False, 21: True, 22: None}
+        if n in simple:
+            return simple[n]
+        raise FormatError(f"a CBOR simple value or float ({n}) where none is used")
+
+
+def loads(data: bytes) -> Any:
+    """The one item `data` encodes, decoded strictly (see the module's docstring)."""
+    r = _Reader(data)
+    value = r.item(0)
+    if r.at != len(data):
+        raise FormatError(f"{len(data) - r.at} bytes after the CBOR item")
+    if dumps(value) != data:
+        raise FormatError("not the deterministic encoding of what it holds (map keys out of order)")
+    return value
+
+
+# ==============================================================================================
+# generator/verifier/exports/scitt_statement.py: A certificate as a SCITT transparent statement (RFC 9943
+#     architecture): the certificate as a COSE_Sign1 signed statement (RFC 9052) by the key that signed it, with an
+#     RFC 9942 receipt of its inclusion in the program's log (verifiable data structure 1, RFC9162_SHA256: the RFC
+#     6962 tree this ledger is) in its unprotected header (label 394). FORMAT.md, "Exports", holds the profile; in
+#     short:
+# ==============================================================================================
+
+ALG_EDDSA = -8
+
+
+COSE_SIGN1_TAG = 18
+
+
+HDR_ALG, HDR_CTY, HDR_KID, HDR_CWT = 1, 3, 4, 15
+
+
+HDR_RECEIPTS, HDR_VDS, HDR_VDP = 394, 395, 396
+
+
+VDS_RFC9162_SHA256 = 1
+
+
+INCLUSION_PROOFS = -1
+
+
+CONTENT_TYPE = "application/json"
+
+
+STATEMENT_NAME = "transparent-statement.cose"
+
+
+def statement_path(serial: str) -> str:
+    return f"certificates/{serial}/{STATEMENT_NAME}"
+
+
+def cose_key_id(public_key: bytes) -> bytes:
+    return hashlib.sha256(public_key).digest()
+
+
+def certificate_leaf(cert: dict[str, Any], payload: bytes) -> bytes:
+    """The ledger's certificate event remade from the statement's payload (the profile's leaf)."""
+    return canonical_bytes(
+        {
+            "at": cert["issued_at"],
+            "run": cert["run"],
+            "serial": cert["serial"],
+            "sha256": hashlib.sha256(payload).hexdigest(),
+            "type": "certificate",
+            "v": 1,
+        }
+    )
+
+
+def _claims(origin: str, serial: str) -> dict[int, str]:
+    return {1: f"https://{origin}/", 2: f"certificates/{serial}.json"}
+
+
+def statement_protected(origin: str, serial: str, kid: bytes) -> bytes:
+    return dumps({HDR_ALG: ALG_EDDSA, HDR_CTY: CONTENT_TYPE, HDR_KID: kid, HDR_CWT: _claims(origin, serial)})
+
+
+def receipt_protected(origin: str, serial: str, kid: bytes) -> bytes:
+    return dumps({HDR_ALG: ALG_EDDSA, HDR_KID: kid, HDR_CWT: _claims(origin, serial), HDR_VDS: VDS_RFC9162_SHA256})
+
+
+def to_be_signed(protected: bytes, payload: bytes) -> bytes:
+    """COSE's Sig_structure for a COSE_Sign1 with no external data (RFC 9052, section 4.4)."""
+    return dumps(["Signature1", protected, b"", payload])
+
+
+def transparent_statement(
+    payload: bytes,
+    origin: str,
+    serial: str,
+    public_key: bytes,
+    sign: Callable[[bytes], bytes],
+    tree_size: int,
+    leaf_index: int,
+    path: list[bytes],
+    root: bytes,
+) -> bytes:
+    """The transparent statement of a certificate whose published bytes are `payload`, signed by
+    `sign` (the key of `public_key`), with the receipt of leaf `leaf_index` in the tree of
+    `tree_size` leaves whose root is `root` (`path` the leaf's inclusion proof)."""
+    kid = cose_key_id(public_key)
+    proof = dumps([tree_size, leaf_index, list(path)])
+    r_protected = receipt_protected(origin, serial, kid)
+    receipt = dumps(
+        Tag(
+            COSE_SIGN1_TAG,
+            [r_protected, {HDR_VDP: {INCLUSION_PROOFS: [proof]}}, None, sign(to_be_signed(r_protected, root))],
+        )
+    )
+    s_protected = statement_protected(origin, serial, kid)
+    signature = sign(to_be_signed(s_protected, payload))
+    return dumps(Tag(COSE_SIGN1_TAG, [s_protected, {HDR_RECEIPTS: [receipt]}, payload, signature]))
+
+
+def _sign1(value: Any, what: str) -> list[Any]:
+    if not (isinstance(value, Tag) and value.number == COSE_SIGN1_TAG):
+        raise FormatError(f"{what} is not a tagged COSE_Sign1 (tag 18)")
+    parts = value.value
+    if not (
+        isinstance(parts, list) and len(parts) == 4 and isinstance(parts[0], bytes) and isinstance(parts[3], bytes)
+    ):
+        raise FormatError(f"{what} is not [protected, unprotected, payload, signature]")
+    return parts
+
+
+def read_transparent_statement(data: bytes) -> tuple[list[Any], list[Any], tuple[int, int, list[bytes]]]:
+    """The statement's and its one receipt's parts, and the receipt's inclusion proof
+    (tree size, leaf index, path); FormatError for anything else."""
+    statement = _sign1(loads(data), "the transparent statement")
+    unprotected = statement[1]
+    if not (isinstance(unprotected, dict) and set(unprotected) == {HDR_RECEIPTS}):
+        raise FormatError("the statement's unprotected header holds other than its receipts (394)")
+    receipts = unprotected[HDR_RECEIPTS]
+    if not (isinstance(receipts, list) and len(receipts) == 1 and isinstance(receipts[0], bytes)):
+        raise FormatError("the statement carries other than one receipt")
+    receipt = _sign1(loads(receipts[0]), "the receipt")
+    vdp = receipt[1]
+    proofs = vdp.get(HDR_VDP) if isinstance(vdp, dict) and set(vdp) == {HDR_VDP} else None
+    inclusion = proofs.get(INCLUSION_PROOFS) if isinstance(proofs, dict) and set(proofs) == {INCLUSION_PROOFS} else None
+    if not (isinstance(inclusion, list) and len(inclusion) == 1 and isinstance(inclusion[0], bytes)):
+        raise FormatError("the receipt's unprotected header is not {396: {-1: [one inclusion proof]}}")
+    proof = loads(inclusion[0])
+    if not (
+        isinstance(proof, list)
+        and len(proof) == 3
+        and isinstance(proof[0], int)
+        and isinstance(proof[1], int)
+        and isinstance(proof[2], list)
+        and all(isinstance(h, bytes) and len(h) == 32 for h in proof[2])
+    ):
+        raise FormatError("the receipt's inclusion proof is not [tree_size, leaf_index, [32-byte hashes]]")
+    if receipt[2] is not None:
+        raise FormatError("the receipt's payload (the root) is not detached")
+    return statement, receipt, (proof[0], proof[1], proof[2])
+
+
+def statement_problems(
+    data: bytes,
+    cert: dict[str, Any],
+    payload: bytes,
+    origin: str,
+    public_key: bytes,
+    verify: Callable[[bytes, bytes, bytes], bool],
+    leaf_index: int,
+    roots: dict[int, bytes],
+) -> list[str]:
+    """What is wrong with a published transparent statement of `cert` (bytes `payload`, ledger
+    leaf `leaf_index`, signed by `public_key`; `verify(key, signature, message)`), given the roots
+    of the log's archived checkpoints by size."""
+    try:
+        statement, receipt, (size, index, path) = read_transparent_statement(data)
+    except FormatError as e:
+        return [str(e)]
+    serial, kid = str(cert["serial"]), cose_key_id(public_key)
+    problems = []
+    if statement[0] != statement_protected(origin, serial, kid):
+        problems.append("the statement's protected header is not the profile's for this certificate and key")
+    if statement[2] != payload:
+        problems.append("the statement's payload is not the certificate's bytes")
+    elif not verify(public_key, statement[3], to_be_signed(statement[0], payload)):
+        problems.append("the statement's signature does not verify with the key that signed the certificate")
+    if receipt[0] != receipt_protected(origin, serial, kid):
+        problems.append("the receipt's protected header is not the profile's for this certificate and key")
+    want_size = min((n for n in roots if n > leaf_index), default=None)
+    if index != leaf_index or size != want_size:
+        problems.append(
+            f"the receipt proves leaf {index} in a tree of {size}, and the certificate is leaf {leaf_index}, "
+            f"whose receipt is in the first archived checkpoint past it ({want_size})"
+        )
+        return problems
+    try:
+        root = root_from_inclusion_proof(index, size, leaf_hash(certificate_leaf(cert, payload)), path)
+    except (ProofError, FormatError) as e:
+        return [*problems, f"the receipt's inclusion proof: {e}"]
+    if root != roots[size]:
+        problems.append(f"the receipt's inclusion proof does not lead to the root of archived checkpoint {size}")
+    elif not verify(public_key, receipt[3], to_be_signed(receipt[0], root)):
+        problems.append("the receipt's signature does not verify with the key that signed the certificate")
+    return problems
 
 
 # ==============================================================================================
@@ -11147,14 +11457,41 @@ def expected_exports(
     return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
 
 
-def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None) -> None:
+def history_roots(history: Mapping[str, Any] | None) -> dict[int, bytes]:
+    """The roots of the log's archived checkpoints by size, as its history lists them (each
+    checked against its signed checkpoint by the history's own check)."""
+    rows = history.get("checkpoints") if history else None
+    return {
+        r["tree_size"]: bytes.fromhex(r["root"])
+        for r in (rows if isinstance(rows, list) else [])
+        if isinstance(r, dict) and isinstance(r.get("tree_size"), int) and is_hex64(r.get("root"))
+    }
+
+
+@dataclass(frozen=True)
+class Signed:
+    """What a certificate's transparent statement is checked against: the certificate's bytes and
+    document, its leaf, the key that signed it, the program's origin and the archived roots."""
+
+    cert: dict[str, Any]
+    data: bytes
+    leaf_index: int
+    public_key: bytes
+    origin: str
+    roots: dict[int, bytes]
+
+
+def check_exports(
+    s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None, signed: Signed | None
+) -> None:
     """The exports a manifest row lists, against those remade (`made`; None when they cannot be,
-    the reason reported where the certificate is checked)."""
+    the reason reported where the certificate is checked), and the transparent statement against
+    the certificate, its key and the log (`signed`)."""
     if "exports" not in row:
         return
     listed = row["exports"]
     report = s.report
-    want = [rel for rel, _ in made] if made is not None else None
+    want = [rel for rel, _ in made] + [statement_path(serial)] if made is not None else None
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
         return
@@ -11172,6 +11509,22 @@ def check_exports(s: Site, row: Mapping[str, Any], serial: str, made: list[tuple
         show(want, 300),
         show(listed, 300),
     )
+    if signed is not None:
+        rel = statement_path(serial)
+        found = s.read(rel, f"the transparent statement of certificate {serial}")
+        if found is not None:
+            for p in statement_problems(
+                found,
+                signed.cert,
+                signed.data,
+                signed.origin,
+                signed.public_key,
+                ed25519_verify,
+                signed.leaf_index,
+                signed.roots,
+            ):
+                report.check(False, rel, p)
+            report.checks += 1
     for rel, data in made:
         found = s.read(rel, f"an export of certificate {serial}")
         if found is None:
@@ -11200,6 +11553,7 @@ def check_certificates(
     methodologies: dict[str, Methodology],
     key: bytes,
     memory: Memory | None = None,
+    history: dict[str, Any] | None = None,
 ) -> dict[str, tuple[str, list[Any]]]:
     """Check every certificate; return, for each run a label set measures, the serial and the
     open results the judge's labels of its certificate are taken from (agreement_files)."""
@@ -11224,6 +11578,7 @@ def check_certificates(
         memory,
         program,
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
+        history_roots(history),
     )
     for r in rows:
         _check_one_certificate(c, r)
@@ -11282,6 +11637,7 @@ class _Certificates:
     memory: Memory | None
     program: dict[str, str]
     reveal_of: Callable[[str], dict[str, Any] | None]
+    roots: dict[int, bytes]
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -11359,7 +11715,13 @@ def _exports(
             made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
-    check_exports(c.s, r, str(r.get("serial")), made)
+    valid = c.ledger.keys.valid_at(index + 1)
+    signed = (
+        Signed(cert, data, index, valid[-1].public_key if valid else c.key, c.program["origin"], c.roots)
+        if isinstance(cert, dict)
+        else None
+    )
+    check_exports(c.s, r, str(r.get("serial")), made, signed)
 
 
 def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:
@@ -13026,7 +13388,7 @@ def _check_the_program(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
-    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
     check_label_sets(s, ledger, specs, judged)
     check_accounted(s, manifest, ledger, history, key_rows)
     check_revocations(s, manifest["origin"], public_key, ledger)
