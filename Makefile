@@ -38,6 +38,7 @@ LM_EVAL_STAMP := .venv-lm-eval/.installed
 HARBOR_STAMP := .venv-harbor/.installed
 EEE_STAMP := .venv-eee/.installed
 harnesses: $(LM_EVAL_STAMP) $(HARBOR_STAMP) $(EEE_STAMP)
+	@echo "harnesses: .venv-lm-eval, .venv-harbor and .venv-eee (what installed is stamped .installed in each)"
 $(LM_EVAL_STAMP):
 	@echo "Installing lm-eval into .venv-lm-eval (its tests run it)"
 	@( $(PYTHON) -m venv .venv-lm-eval && .venv-lm-eval/bin/python -m pip install --quiet $(LM_EVAL_PINS) && touch $@ ) \

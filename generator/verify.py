@@ -44,44 +44,44 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/withdrawals.py             lines  4524 to  4562
     generator/verifier/tlog/keyring.py                  lines  4563 to  4694
     generator/verifier/rules/ledger.py                  lines  4695 to  5177
-    generator/verifier/exports/eee_record.py            lines  5178 to  5502
-    generator/verifier/exports/cbor.py                  lines  5503 to  5624
-    generator/verifier/exports/scitt_statement.py       lines  5625 to  5810
-    generator/verifier/memory/ledger_snapshot.py        lines  5811 to  5984
-    generator/verifier/memory/checkpoint_memory.py      lines  5985 to  6139
-    generator/verifier/memory/release_memory.py         lines  6140 to  6448
-    generator/verifier/rules/answers.py                 lines  6449 to  6516
-    generator/verifier/rules/runs.py                    lines  6517 to  6874
-    generator/verifier/rules/lineage.py                 lines  6875 to  7160
-    generator/verifier/rules/score_edits.py             lines  7161 to  7246
-    generator/verifier/rules/evidence.py                lines  7247 to  7341
-    generator/verifier/rules/certificates.py            lines  7342 to  7809
-    generator/verifier/rules/certificate_documents.py   lines  7810 to  7905
-    generator/verifier/rules/recheck.py                 lines  7906 to  8272
-    generator/verifier/core/report.py                   lines  8273 to  8435
-    generator/verifier/core/folder.py                   lines  8436 to  8719
-    generator/verifier/core/checksum_tree.py            lines  8720 to  8874
-    generator/verifier/memory/mirror_record.py          lines  8875 to  8944
-    generator/verifier/site/release.py                  lines  8945 to  9234
-    generator/verifier/site/checksum_lists.py           lines  9235 to  9391
-    generator/verifier/site/zip_layout.py               lines  9392 to  9591
-    generator/verifier/site/download.py                 lines  9592 to  9984
-    generator/verifier/tlog/rotation.py                 lines  9985 to 10093
-    generator/verifier/site/history.py                  lines 10094 to 10462
-    generator/verifier/site/history_v3.py               lines 10463 to 10599
-    generator/verifier/site/commitment_parts.py         lines 10600 to 10785
-    generator/verifier/site/ledger_files.py             lines 10786 to 11144
-    generator/verifier/site/publication.py              lines 11145 to 11307
-    generator/verifier/rules/revocations.py             lines 11308 to 11427
-    generator/verifier/site/export_files.py             lines 11428 to 11541
-    generator/verifier/site/certificate_files.py        lines 11542 to 11972
-    generator/verifier/site/agreement_files.py          lines 11973 to 12117
-    generator/verifier/site/accounting.py               lines 12118 to 12359
-    generator/verifier/site/remote.py                   lines 12360 to 12630
-    generator/verifier/site/mirror_folder.py            lines 12631 to 12822
-    generator/verifier/site/mirror.py                   lines 12823 to 13128
-    generator/verifier/site/verify_site.py              lines 13129 to 13437
-    generator/verifier/site/command_line.py             lines 13438 to 13865
+    generator/verifier/exports/eee_record.py            lines  5178 to  5508
+    generator/verifier/exports/cbor.py                  lines  5509 to  5630
+    generator/verifier/exports/scitt_statement.py       lines  5631 to  5816
+    generator/verifier/memory/ledger_snapshot.py        lines  5817 to  5990
+    generator/verifier/memory/checkpoint_memory.py      lines  5991 to  6145
+    generator/verifier/memory/release_memory.py         lines  6146 to  6454
+    generator/verifier/rules/answers.py                 lines  6455 to  6522
+    generator/verifier/rules/runs.py                    lines  6523 to  6880
+    generator/verifier/rules/lineage.py                 lines  6881 to  7166
+    generator/verifier/rules/score_edits.py             lines  7167 to  7252
+    generator/verifier/rules/evidence.py                lines  7253 to  7347
+    generator/verifier/rules/certificates.py            lines  7348 to  7815
+    generator/verifier/rules/certificate_documents.py   lines  7816 to  7911
+    generator/verifier/rules/recheck.py                 lines  7912 to  8278
+    generator/verifier/core/report.py                   lines  8279 to  8441
+    generator/verifier/core/folder.py                   lines  8442 to  8725
+    generator/verifier/core/checksum_tree.py            lines  8726 to  8880
+    generator/verifier/memory/mirror_record.py          lines  8881 to  8950
+    generator/verifier/site/release.py                  lines  8951 to  9240
+    generator/verifier/site/checksum_lists.py           lines  9241 to  9397
+    generator/verifier/site/zip_layout.py               lines  9398 to  9597
+    generator/verifier/site/download.py                 lines  9598 to  9990
+    generator/verifier/tlog/rotation.py                 lines  9991 to 10099
+    generator/verifier/site/history.py                  lines 10100 to 10468
+    generator/verifier/site/history_v3.py               lines 10469 to 10605
+    generator/verifier/site/commitment_parts.py         lines 10606 to 10791
+    generator/verifier/site/ledger_files.py             lines 10792 to 11150
+    generator/verifier/site/publication.py              lines 11151 to 11313
+    generator/verifier/rules/revocations.py             lines 11314 to 11433
+    generator/verifier/site/export_files.py             lines 11434 to 11555
+    generator/verifier/site/certificate_files.py        lines 11556 to 11989
+    generator/verifier/site/agreement_files.py          lines 11990 to 12134
+    generator/verifier/site/accounting.py               lines 12135 to 12376
+    generator/verifier/site/remote.py                   lines 12377 to 12647
+    generator/verifier/site/mirror_folder.py            lines 12648 to 12839
+    generator/verifier/site/mirror.py                   lines 12840 to 13145
+    generator/verifier/site/verify_site.py              lines 13146 to 13454
+    generator/verifier/site/command_line.py             lines 13455 to 13882
 """
 
 # ==============================================================================================
@@ -5198,6 +5198,10 @@ def slug(text: str) -> str:
     return _SLUG_RE.sub("-", text.lower()).strip("-.") or "unnamed"
 
 
+class Unremade(Exception):
+    """An export cannot be remade from what the site holds; the reason is failed where that is checked."""
+
+
 def record_uuid(cert_sha256: str) -> str:
     """A UUID of version 4's form made from the certificate's SHA-256, so that the same
     certificate is always the same record."""
@@ -5242,104 +5246,103 @@ def _number(text: Any) -> float:
 def _results(
     cert: Mapping[str, Any], spec: Mapping[str, Any], levels: list[str], source: dict[str, Any], name: str
 ) -> list[dict[str, Any]]:
-    serial, summary, at = cert["serial"], cert["summary"], cert["finished_at"]
-    common = {"evaluation_name": name, "source_data": source, "evaluation_timestamp": at}
+    common = {"evaluation_name": name, "source_data": source, "evaluation_timestamp": cert["finished_at"]}
+    made = (_pass_rate(cert), _score(cert), _grade(cert, spec, levels))
+    return [{"evaluation_result_id": f"{cert['serial']}/{r[0]}", **common, **r[1]} for r in made if r is not None]
+
+
+def _pass_rate(cert: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    summary = cert["summary"]
+    if summary.get("pass_rate") is None:
+        return None
     counts = {k: str(summary[k]) for k in ("total", "scored", "passed", "not_run", "infra_error", "excluded")}
-    out: list[dict[str, Any]] = []
-    if summary.get("pass_rate") is not None:
-        ci = summary.get("pass_rate_ci95")
-        score: dict[str, Any] = {"score": _number(summary["pass_rate"]), "details": counts}
-        if isinstance(ci, list) and len(ci) == 2:
-            score["uncertainty"] = {
-                "confidence_interval": {
-                    "lower": _number(ci[0]),
-                    "upper": _number(ci[1]),
-                    "confidence_level": 0.95,
-                    "method": "wilson",
-                },
-                "num_samples": int(summary["scored"]),
-            }
-        out.append(
-            {
-                "evaluation_result_id": f"{serial}/pass_rate",
-                **common,
-                "metric_config": {
-                    "evaluation_description": "Share of the scored items whose score reached the item threshold",
-                    "metric_id": "pass_rate",
-                    "metric_name": "Pass rate",
-                    "metric_kind": "pass_rate",
-                    "metric_unit": "percent",
-                    "lower_is_better": False,
-                    "score_type": "continuous",
-                    "min_score": 0,
-                    "max_score": 100,
-                },
-                "score_details": score,
-            }
-        )
-    if cert.get("score") is not None:
-        out.append(
-            {
-                "evaluation_result_id": f"{serial}/score",
-                **common,
-                "metric_config": {
-                    "evaluation_description": f"The certificate's score under rule {cert['score_rule']}",
-                    "metric_id": "certificate_score",
-                    "metric_name": "Certificate score",
-                    "metric_kind": "score",
-                    "metric_unit": "points",
-                    "lower_is_better": False,
-                    "score_type": "continuous",
-                    "min_score": 0,
-                    "max_score": 100,
-                },
-                "score_details": {"score": cert["score"], "details": {"verdict": str(cert["verdict"])}},
-            }
-        )
-    if cert.get("grade") in levels:
-        grade: dict[str, Any] = {
-            "evaluation_description": "The certificate's grade, from the lowest band to the highest",
-            "metric_id": "certificate_grade",
-            "metric_name": "Grade",
-            "metric_kind": "grade",
-            "lower_is_better": False,
-            "score_type": "levels",
-            "level_names": levels,
-            "has_unknown_level": False,
+    score: dict[str, Any] = {"score": _number(summary["pass_rate"]), "details": counts}
+    ci = summary.get("pass_rate_ci95")
+    if isinstance(ci, list) and len(ci) == 2:
+        score["uncertainty"] = {
+            "confidence_interval": {
+                "lower": _number(ci[0]),
+                "upper": _number(ci[1]),
+                "confidence_level": 0.95,
+                "method": "wilson",
+            },
+            "num_samples": int(summary["scored"]),
         }
-        judge = spec.get("judge")
-        if isinstance(judge, Mapping):
-            grade["llm_scoring"] = {
-                "judges": [
-                    {
-                        "model_info": {
-                            "name": str(judge["model"]),
-                            "id": f"{slug(str(judge['provider']))}/{slug(str(judge['model']))}",
-                            "developer": str(judge["provider"]),
-                            "additional_details": {
-                                "deployment_type": "unknown",
-                                "model_availability": "unknown",
-                                "version": str(judge["version"]),
-                                "seed": str(judge["seed"]),
-                            },
-                        }
-                    }
-                ],
-                "input_prompt": f"the rubric of SHA-256 {judge['rubric_sha256']}",
-            }
-        worst, best = cert.get("worst_case_grade"), cert.get("best_case_grade")
-        out.append(
+    metric = {
+        "evaluation_description": "Share of the scored items whose score reached the item threshold",
+        "metric_id": "pass_rate",
+        "metric_name": "Pass rate",
+        "metric_kind": "pass_rate",
+        "metric_unit": "percent",
+        "lower_is_better": False,
+        "score_type": "continuous",
+        "min_score": 0,
+        "max_score": 100,
+    }
+    return "pass_rate", {"metric_config": metric, "score_details": score}
+
+
+def _score(cert: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    if cert.get("score") is None:
+        return None
+    metric = {
+        "evaluation_description": f"The certificate's score under rule {cert['score_rule']}",
+        "metric_id": "certificate_score",
+        "metric_name": "Certificate score",
+        "metric_kind": "score",
+        "metric_unit": "points",
+        "lower_is_better": False,
+        "score_type": "continuous",
+        "min_score": 0,
+        "max_score": 100,
+    }
+    details = {"score": cert["score"], "details": {"verdict": str(cert["verdict"])}}
+    return "score", {"metric_config": metric, "score_details": details}
+
+
+def _judges(judge: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "judges": [
             {
-                "evaluation_result_id": f"{serial}/grade",
-                **common,
-                "metric_config": grade,
-                "score_details": {
-                    "score": levels.index(cert["grade"]),
-                    "details": {"grade": str(cert["grade"]), "worst_case": str(worst), "best_case": str(best)},
-                },
+                "model_info": {
+                    "name": str(judge["model"]),
+                    "id": f"{slug(str(judge['provider']))}/{slug(str(judge['model']))}",
+                    "developer": str(judge["provider"]),
+                    "additional_details": {
+                        "deployment_type": "unknown",
+                        "model_availability": "unknown",
+                        "version": str(judge["version"]),
+                        "seed": str(judge["seed"]),
+                    },
+                }
             }
-        )
-    return out
+        ],
+        "input_prompt": f"the rubric of SHA-256 {judge['rubric_sha256']}",
+    }
+
+
+def _grade(cert: Mapping[str, Any], spec: Mapping[str, Any], levels: list[str]) -> tuple[str, dict[str, Any]] | None:
+    if cert.get("grade") not in levels:
+        return None
+    metric: dict[str, Any] = {
+        "evaluation_description": "The certificate's grade, from the lowest band to the highest",
+        "metric_id": "certificate_grade",
+        "metric_name": "Grade",
+        "metric_kind": "grade",
+        "lower_is_better": False,
+        "score_type": "levels",
+        "level_names": levels,
+        "has_unknown_level": False,
+    }
+    judge = spec.get("judge")
+    if isinstance(judge, Mapping):
+        metric["llm_scoring"] = _judges(judge)
+    worst, best = cert.get("worst_case_grade"), cert.get("best_case_grade")
+    details = {"grade": str(cert["grade"]), "worst_case": str(worst), "best_case": str(best)}
+    return "grade", {
+        "metric_config": metric,
+        "score_details": {"score": levels.index(cert["grade"]), "details": details},
+    }
 
 
 def eee_record(
@@ -5487,6 +5490,9 @@ def eee_export(
     items = [str(i) for i in spec.get("items", [])]
     if public:
         reveals = {i: doc for i in items if (doc := reveal_of(i)) is not None}
+        scored = [r["item"] for r in cert["results"] if r.get("status") == "scored"]
+        if any(i not in reveals for i in scored):
+            raise Unremade("an item's reveal document cannot be read as its commitment")
         samples: bytes | None = eee_samples(cert, program, reveals)
         commitments: dict[str, str] = {}
     else:
@@ -11482,11 +11488,17 @@ class Signed:
 
 
 def check_exports(
-    s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None, signed: Signed | None
+    s: Site,
+    row: Mapping[str, Any],
+    serial: str,
+    made: list[tuple[str, bytes]] | None,
+    signed: Signed | None,
+    elsewhere: bool = False,
 ) -> None:
     """The exports a manifest row lists, against those remade (`made`; None when they cannot be,
-    the reason reported where the certificate is checked), and the transparent statement against
-    the certificate, its key and the log (`signed`)."""
+    the reason reported where the certificate is checked, or where its inputs are when
+    `elsewhere`), and the transparent statement against the certificate, its key and the log
+    (`signed`)."""
     if "exports" not in row:
         return
     listed = row["exports"]
@@ -11494,6 +11506,8 @@ def check_exports(
     want = [rel for rel, _ in made] + [statement_path(serial)] if made is not None else None
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
+        return
+    if made is None and elsewhere:
         return
     if made is None:
         report.check(
@@ -11709,10 +11723,12 @@ def _exports(
     pinned: Methodology | None,
     public: bool,
 ) -> None:
-    made = None
+    made, elsewhere = None, False
     if isinstance(cert, dict) and spec is not None and pinned is not None:
         try:
             made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
+        except Unremade:
+            elsewhere = True  # a reveal document that is not its commitment: failed where reveals are
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     valid = c.ledger.keys.valid_at(index + 1)
@@ -11721,7 +11737,7 @@ def _exports(
         if isinstance(cert, dict)
         else None
     )
-    check_exports(c.s, r, str(r.get("serial")), made, signed)
+    check_exports(c.s, r, str(r.get("serial")), made, signed, elsewhere)
 
 
 def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:
@@ -11729,8 +11745,9 @@ def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) 
     if item not in ledger.reveals or not isinstance(paths.get(item), str):
         return None
     data = _read_quietly(s, paths[item])
-    if data is None:
-        return None
+    commit = ledger.commit(item)
+    if data is None or commit is None or sha256_hex(data) != commit.commitment:
+        return None  # not the committed document: failed where reveals are checked
     try:
         doc = parse_canonical(data)
     except FormatError:

@@ -29,8 +29,8 @@ config.json names them): the environment and the agent.
 The tasks, made in a temporary folder: one per item of Gate A, named by its id (the task folder's
 name, so a trial's `task_name` is the item id, e.g. `a-001`). Each has the item's prompt as its
 instruction (asking for the answer in /app/answer.json), a task.toml declaring the artifact, an
-oracle solution, and tests/test.sh, which runs tests/grade.py on the answer against
-tests/expected.json (the item's answer) and writes /logs/verifier/reward.json; Harbor reads it
+oracle solution, and a test script in the task's tests folder, which runs the task's
+grader on the answer against the item's answer and writes /logs/verifier/reward.json; Harbor reads it
 into the trial's `verifier_result.rewards`: `reward` (the share of fields exactly right),
 `similarity_<field>` for each text field whose tier is not critical (1.0 when equal, 0.82 when
 not), and two ordinal labels from 1 to 4: `correctness` (4, less 2 for each wrong field) and
@@ -104,6 +104,7 @@ from harbor.models.trajectories import (
 from harbor.utils.trajectory_utils import format_trajectory_json
 
 REPO = Path(__file__).resolve().parent.parent
+TASK_TESTS = "tests"  # a Harbor task's folder of tests
 ITEMS = REPO / "data" / "private" / "items" / "gate-a.yaml"
 MODULE = "make_harbor_fixture"  # the module Harbor imports the environment and the agent from
 RUN_ID = "heron-a-1"
@@ -227,13 +228,14 @@ def write_task(tasks: Path, item: dict[str, Any]) -> Path:
         "solution/solve.sh": "#!/bin/bash\ncat > /app/answer.json <<'EOF'\n"
         + json.dumps(answer, ensure_ascii=False)
         + "\nEOF\n",
-        "tests/test.sh": TEST_SH,
-        "tests/grade.py": GRADER,
-        "tests/expected.json": json.dumps(item["answer"], ensure_ascii=False, indent=2) + "\n",
+        # The task's own tests folder (Harbor's layout of a task), not this repository's.
+        f"{TASK_TESTS}/test.sh": TEST_SH,
+        f"{TASK_TESTS}/grade.py": GRADER,
+        f"{TASK_TESTS}/expected.json": json.dumps(item["answer"], ensure_ascii=False, indent=2) + "\n",
     }
     for name, text in files.items():
         (task / name).write_text(text, encoding="utf-8")
-    for script in ("solution/solve.sh", "tests/test.sh"):
+    for script in ("solution/solve.sh", f"{TASK_TESTS}/test.sh"):
         (task / script).chmod(0o755)
     return task
 

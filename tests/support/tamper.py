@@ -43,7 +43,16 @@ METHODOLOGY_PARAMS = "methodology/2026.1.json"
 REVEAL = "reveals/a-001.json"  # a public-gate item of the demo
 DEMO_CERTIFICATE_SIGS = tuple(
     f"certificates/{s}.json.sig"
-    for s in ("ledgerlens-a-1", "quill-a-1", "ledgerlens-b-1", "orca-b-1", "quill-a-2", "quill-a-3")
+    for s in (
+        "ledgerlens-a-1",
+        "quill-a-1",
+        "ledgerlens-b-1",
+        "orca-b-1",
+        "quill-a-2",
+        "quill-a-3",
+        "orca-a-1",
+        "heron-a-1",
+    )
 )
 SEALED_ITEM = "b-0028"  # a secret-gate item of the demo that was never retired nor used by a run
 

@@ -31,6 +31,10 @@ def slug(text: str) -> str:
     return _SLUG_RE.sub("-", text.lower()).strip("-.") or "unnamed"
 
 
+class Unremade(Exception):
+    """An export cannot be remade from what the site holds; the reason is failed where that is checked."""
+
+
 def record_uuid(cert_sha256: str) -> str:
     """A UUID of version 4's form made from the certificate's SHA-256, so that the same
     certificate is always the same record."""
@@ -75,104 +79,103 @@ def _number(text: Any) -> float:
 def _results(
     cert: Mapping[str, Any], spec: Mapping[str, Any], levels: list[str], source: dict[str, Any], name: str
 ) -> list[dict[str, Any]]:
-    serial, summary, at = cert["serial"], cert["summary"], cert["finished_at"]
-    common = {"evaluation_name": name, "source_data": source, "evaluation_timestamp": at}
+    common = {"evaluation_name": name, "source_data": source, "evaluation_timestamp": cert["finished_at"]}
+    made = (_pass_rate(cert), _score(cert), _grade(cert, spec, levels))
+    return [{"evaluation_result_id": f"{cert['serial']}/{r[0]}", **common, **r[1]} for r in made if r is not None]
+
+
+def _pass_rate(cert: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    summary = cert["summary"]
+    if summary.get("pass_rate") is None:
+        return None
     counts = {k: str(summary[k]) for k in ("total", "scored", "passed", "not_run", "infra_error", "excluded")}
-    out: list[dict[str, Any]] = []
-    if summary.get("pass_rate") is not None:
-        ci = summary.get("pass_rate_ci95")
-        score: dict[str, Any] = {"score": _number(summary["pass_rate"]), "details": counts}
-        if isinstance(ci, list) and len(ci) == 2:
-            score["uncertainty"] = {
-                "confidence_interval": {
-                    "lower": _number(ci[0]),
-                    "upper": _number(ci[1]),
-                    "confidence_level": 0.95,
-                    "method": "wilson",
-                },
-                "num_samples": int(summary["scored"]),
-            }
-        out.append(
-            {
-                "evaluation_result_id": f"{serial}/pass_rate",
-                **common,
-                "metric_config": {
-                    "evaluation_description": "Share of the scored items whose score reached the item threshold",
-                    "metric_id": "pass_rate",
-                    "metric_name": "Pass rate",
-                    "metric_kind": "pass_rate",
-                    "metric_unit": "percent",
-                    "lower_is_better": False,
-                    "score_type": "continuous",
-                    "min_score": 0,
-                    "max_score": 100,
-                },
-                "score_details": score,
-            }
-        )
-    if cert.get("score") is not None:
-        out.append(
-            {
-                "evaluation_result_id": f"{serial}/score",
-                **common,
-                "metric_config": {
-                    "evaluation_description": f"The certificate's score under rule {cert['score_rule']}",
-                    "metric_id": "certificate_score",
-                    "metric_name": "Certificate score",
-                    "metric_kind": "score",
-                    "metric_unit": "points",
-                    "lower_is_better": False,
-                    "score_type": "continuous",
-                    "min_score": 0,
-                    "max_score": 100,
-                },
-                "score_details": {"score": cert["score"], "details": {"verdict": str(cert["verdict"])}},
-            }
-        )
-    if cert.get("grade") in levels:
-        grade: dict[str, Any] = {
-            "evaluation_description": "The certificate's grade, from the lowest band to the highest",
-            "metric_id": "certificate_grade",
-            "metric_name": "Grade",
-            "metric_kind": "grade",
-            "lower_is_better": False,
-            "score_type": "levels",
-            "level_names": levels,
-            "has_unknown_level": False,
+    score: dict[str, Any] = {"score": _number(summary["pass_rate"]), "details": counts}
+    ci = summary.get("pass_rate_ci95")
+    if isinstance(ci, list) and len(ci) == 2:
+        score["uncertainty"] = {
+            "confidence_interval": {
+                "lower": _number(ci[0]),
+                "upper": _number(ci[1]),
+                "confidence_level": 0.95,
+                "method": "wilson",
+            },
+            "num_samples": int(summary["scored"]),
         }
-        judge = spec.get("judge")
-        if isinstance(judge, Mapping):
-            grade["llm_scoring"] = {
-                "judges": [
-                    {
-                        "model_info": {
-                            "name": str(judge["model"]),
-                            "id": f"{slug(str(judge['provider']))}/{slug(str(judge['model']))}",
-                            "developer": str(judge["provider"]),
-                            "additional_details": {
-                                "deployment_type": "unknown",
-                                "model_availability": "unknown",
-                                "version": str(judge["version"]),
-                                "seed": str(judge["seed"]),
-                            },
-                        }
-                    }
-                ],
-                "input_prompt": f"the rubric of SHA-256 {judge['rubric_sha256']}",
-            }
-        worst, best = cert.get("worst_case_grade"), cert.get("best_case_grade")
-        out.append(
+    metric = {
+        "evaluation_description": "Share of the scored items whose score reached the item threshold",
+        "metric_id": "pass_rate",
+        "metric_name": "Pass rate",
+        "metric_kind": "pass_rate",
+        "metric_unit": "percent",
+        "lower_is_better": False,
+        "score_type": "continuous",
+        "min_score": 0,
+        "max_score": 100,
+    }
+    return "pass_rate", {"metric_config": metric, "score_details": score}
+
+
+def _score(cert: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    if cert.get("score") is None:
+        return None
+    metric = {
+        "evaluation_description": f"The certificate's score under rule {cert['score_rule']}",
+        "metric_id": "certificate_score",
+        "metric_name": "Certificate score",
+        "metric_kind": "score",
+        "metric_unit": "points",
+        "lower_is_better": False,
+        "score_type": "continuous",
+        "min_score": 0,
+        "max_score": 100,
+    }
+    details = {"score": cert["score"], "details": {"verdict": str(cert["verdict"])}}
+    return "score", {"metric_config": metric, "score_details": details}
+
+
+def _judges(judge: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "judges": [
             {
-                "evaluation_result_id": f"{serial}/grade",
-                **common,
-                "metric_config": grade,
-                "score_details": {
-                    "score": levels.index(cert["grade"]),
-                    "details": {"grade": str(cert["grade"]), "worst_case": str(worst), "best_case": str(best)},
-                },
+                "model_info": {
+                    "name": str(judge["model"]),
+                    "id": f"{slug(str(judge['provider']))}/{slug(str(judge['model']))}",
+                    "developer": str(judge["provider"]),
+                    "additional_details": {
+                        "deployment_type": "unknown",
+                        "model_availability": "unknown",
+                        "version": str(judge["version"]),
+                        "seed": str(judge["seed"]),
+                    },
+                }
             }
-        )
-    return out
+        ],
+        "input_prompt": f"the rubric of SHA-256 {judge['rubric_sha256']}",
+    }
+
+
+def _grade(cert: Mapping[str, Any], spec: Mapping[str, Any], levels: list[str]) -> tuple[str, dict[str, Any]] | None:
+    if cert.get("grade") not in levels:
+        return None
+    metric: dict[str, Any] = {
+        "evaluation_description": "The certificate's grade, from the lowest band to the highest",
+        "metric_id": "certificate_grade",
+        "metric_name": "Grade",
+        "metric_kind": "grade",
+        "lower_is_better": False,
+        "score_type": "levels",
+        "level_names": levels,
+        "has_unknown_level": False,
+    }
+    judge = spec.get("judge")
+    if isinstance(judge, Mapping):
+        metric["llm_scoring"] = _judges(judge)
+    worst, best = cert.get("worst_case_grade"), cert.get("best_case_grade")
+    details = {"grade": str(cert["grade"]), "worst_case": str(worst), "best_case": str(best)}
+    return "grade", {
+        "metric_config": metric,
+        "score_details": {"score": levels.index(cert["grade"]), "details": details},
+    }
 
 
 def eee_record(
@@ -320,6 +323,9 @@ def eee_export(
     items = [str(i) for i in spec.get("items", [])]
     if public:
         reveals = {i: doc for i in items if (doc := reveal_of(i)) is not None}
+        scored = [r["item"] for r in cert["results"] if r.get("status") == "scored"]
+        if any(i not in reveals for i in scored):
+            raise Unremade("an item's reveal document cannot be read as its commitment")
         samples: bytes | None = eee_samples(cert, program, reveals)
         commitments: dict[str, str] = {}
     else:

@@ -13,6 +13,7 @@ from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.core.text import show
+from generator.verifier.exports.eee_record import Unremade
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
 from generator.verifier.rules.certificate_documents import due_records
@@ -188,10 +189,12 @@ def _exports(
     pinned: Methodology | None,
     public: bool,
 ) -> None:
-    made = None
+    made, elsewhere = None, False
     if isinstance(cert, dict) and spec is not None and pinned is not None:
         try:
             made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
+        except Unremade:
+            elsewhere = True  # a reveal document that is not its commitment: failed where reveals are
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     valid = c.ledger.keys.valid_at(index + 1)
@@ -200,7 +203,7 @@ def _exports(
         if isinstance(cert, dict)
         else None
     )
-    check_exports(c.s, r, str(r.get("serial")), made, signed)
+    check_exports(c.s, r, str(r.get("serial")), made, signed, elsewhere)
 
 
 def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:
@@ -208,8 +211,9 @@ def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) 
     if item not in ledger.reveals or not isinstance(paths.get(item), str):
         return None
     data = _read_quietly(s, paths[item])
-    if data is None:
-        return None
+    commit = ledger.commit(item)
+    if data is None or commit is None or sha256_hex(data) != commit.commitment:
+        return None  # not the committed document: failed where reveals are checked
     try:
         doc = parse_canonical(data)
     except FormatError:

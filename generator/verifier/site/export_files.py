@@ -66,11 +66,17 @@ class Signed:
 
 
 def check_exports(
-    s: Site, row: Mapping[str, Any], serial: str, made: list[tuple[str, bytes]] | None, signed: Signed | None
+    s: Site,
+    row: Mapping[str, Any],
+    serial: str,
+    made: list[tuple[str, bytes]] | None,
+    signed: Signed | None,
+    elsewhere: bool = False,
 ) -> None:
     """The exports a manifest row lists, against those remade (`made`; None when they cannot be,
-    the reason reported where the certificate is checked), and the transparent statement against
-    the certificate, its key and the log (`signed`)."""
+    the reason reported where the certificate is checked, or where its inputs are when
+    `elsewhere`), and the transparent statement against the certificate, its key and the log
+    (`signed`)."""
     if "exports" not in row:
         return
     listed = row["exports"]
@@ -78,6 +84,8 @@ def check_exports(
     want = [rel for rel, _ in made] + [statement_path(serial)] if made is not None else None
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
+        return
+    if made is None and elsewhere:
         return
     if made is None:
         report.check(

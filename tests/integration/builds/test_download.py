@@ -469,7 +469,7 @@ def test_the_genuine_archive_passes_the_strict_check(demo_site: BuiltSite) -> No
 # A rebuild copies the compressed bytes of every member whose file did not change from the last
 # release's archive, instead of deflating it again, and still writes the bytes of a full build.
 
-RETIRED_AT = "2026-12-01T09:00:00Z"  # after the demo ledger's last event
+RETIRED_AT = "2026-12-06T09:00:00Z"  # after the demo ledger's last event
 
 
 def deflated_members(monkeypatch: pytest.MonkeyPatch) -> list[str]:
