@@ -18,70 +18,71 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    87 to   236
-    generator/verifier/core/text.py                     lines   237 to   320
-    generator/verifier/core/errors.py                   lines   321 to   387
-    generator/verifier/core/canonical.py                lines   388 to   696
-    generator/verifier/core/confusables_table.py        lines   697 to  1033
-    generator/verifier/core/confusables.py              lines  1034 to  1140
-    generator/verifier/core/formats.py                  lines  1141 to  1378
-    generator/verifier/core/sodium.py                   lines  1379 to  1422
-    generator/verifier/core/public_keys.py              lines  1423 to  1699
-    generator/verifier/core/note.py                     lines  1700 to  1807
-    generator/verifier/tlog/merkle.py                   lines  1808 to  1948
-    generator/verifier/tlog/tlogproof.py                lines  1949 to  2021
-    generator/verifier/tlog/tiles.py                    lines  2022 to  2374
-    generator/verifier/tlog/tile_proofs.py              lines  2375 to  2467
-    generator/verifier/tlog/cosignature.py              lines  2468 to  2617
-    generator/verifier/tlog/policy.py                   lines  2618 to  2900
-    generator/verifier/tlog/witnessing.py               lines  2901 to  2930
-    generator/verifier/core/idindex.py                  lines  2931 to  3014
-    generator/verifier/rules/methodology_rules.py       lines  3015 to  3358
-    generator/verifier/rules/scoring.py                 lines  3359 to  3658
-    generator/verifier/rules/agreement_statistics.py    lines  3659 to  3918
-    generator/verifier/rules/labelsets.py               lines  3919 to  4257
-    generator/verifier/rules/subjects.py                lines  4258 to  4523
-    generator/verifier/rules/withdrawals.py             lines  4524 to  4562
-    generator/verifier/tlog/keyring.py                  lines  4563 to  4694
-    generator/verifier/rules/ledger.py                  lines  4695 to  5177
-    generator/verifier/exports/eee_record.py            lines  5178 to  5508
-    generator/verifier/exports/cbor.py                  lines  5509 to  5630
-    generator/verifier/exports/scitt_statement.py       lines  5631 to  5816
-    generator/verifier/memory/ledger_snapshot.py        lines  5817 to  5990
-    generator/verifier/memory/checkpoint_memory.py      lines  5991 to  6145
-    generator/verifier/memory/release_memory.py         lines  6146 to  6454
-    generator/verifier/rules/answers.py                 lines  6455 to  6522
-    generator/verifier/rules/runs.py                    lines  6523 to  6880
-    generator/verifier/rules/lineage.py                 lines  6881 to  7166
-    generator/verifier/rules/score_edits.py             lines  7167 to  7252
-    generator/verifier/rules/evidence.py                lines  7253 to  7347
-    generator/verifier/rules/certificates.py            lines  7348 to  7815
-    generator/verifier/rules/certificate_documents.py   lines  7816 to  7911
-    generator/verifier/rules/recheck.py                 lines  7912 to  8278
-    generator/verifier/core/report.py                   lines  8279 to  8441
-    generator/verifier/core/folder.py                   lines  8442 to  8725
-    generator/verifier/core/checksum_tree.py            lines  8726 to  8880
-    generator/verifier/memory/mirror_record.py          lines  8881 to  8950
-    generator/verifier/site/release.py                  lines  8951 to  9240
-    generator/verifier/site/checksum_lists.py           lines  9241 to  9397
-    generator/verifier/site/zip_layout.py               lines  9398 to  9597
-    generator/verifier/site/download.py                 lines  9598 to  9990
-    generator/verifier/tlog/rotation.py                 lines  9991 to 10099
-    generator/verifier/site/history.py                  lines 10100 to 10468
-    generator/verifier/site/history_v3.py               lines 10469 to 10605
-    generator/verifier/site/commitment_parts.py         lines 10606 to 10791
-    generator/verifier/site/ledger_files.py             lines 10792 to 11150
-    generator/verifier/site/publication.py              lines 11151 to 11313
-    generator/verifier/rules/revocations.py             lines 11314 to 11433
-    generator/verifier/site/export_files.py             lines 11434 to 11555
-    generator/verifier/site/certificate_files.py        lines 11556 to 11989
-    generator/verifier/site/agreement_files.py          lines 11990 to 12134
-    generator/verifier/site/accounting.py               lines 12135 to 12376
-    generator/verifier/site/remote.py                   lines 12377 to 12647
-    generator/verifier/site/mirror_folder.py            lines 12648 to 12839
-    generator/verifier/site/mirror.py                   lines 12840 to 13145
-    generator/verifier/site/verify_site.py              lines 13146 to 13454
-    generator/verifier/site/command_line.py             lines 13455 to 13882
+    generator/verifier/core/isolation.py                lines    88 to   237
+    generator/verifier/core/text.py                     lines   238 to   321
+    generator/verifier/core/errors.py                   lines   322 to   388
+    generator/verifier/core/canonical.py                lines   389 to   697
+    generator/verifier/core/confusables_table.py        lines   698 to  1034
+    generator/verifier/core/confusables.py              lines  1035 to  1141
+    generator/verifier/core/formats.py                  lines  1142 to  1379
+    generator/verifier/core/sodium.py                   lines  1380 to  1423
+    generator/verifier/core/public_keys.py              lines  1424 to  1700
+    generator/verifier/core/note.py                     lines  1701 to  1808
+    generator/verifier/tlog/merkle.py                   lines  1809 to  1949
+    generator/verifier/tlog/tlogproof.py                lines  1950 to  2022
+    generator/verifier/tlog/tiles.py                    lines  2023 to  2375
+    generator/verifier/tlog/tile_proofs.py              lines  2376 to  2468
+    generator/verifier/tlog/cosignature.py              lines  2469 to  2618
+    generator/verifier/tlog/policy.py                   lines  2619 to  2901
+    generator/verifier/tlog/witnessing.py               lines  2902 to  2931
+    generator/verifier/core/idindex.py                  lines  2932 to  3015
+    generator/verifier/rules/methodology_rules.py       lines  3016 to  3359
+    generator/verifier/rules/scoring.py                 lines  3360 to  3659
+    generator/verifier/rules/agreement_statistics.py    lines  3660 to  3919
+    generator/verifier/rules/labelsets.py               lines  3920 to  4258
+    generator/verifier/rules/subjects.py                lines  4259 to  4524
+    generator/verifier/rules/withdrawals.py             lines  4525 to  4563
+    generator/verifier/tlog/keyring.py                  lines  4564 to  4695
+    generator/verifier/rules/ledger.py                  lines  4696 to  5178
+    generator/verifier/exports/eee_record.py            lines  5179 to  5509
+    generator/verifier/exports/cbor.py                  lines  5510 to  5631
+    generator/verifier/exports/scitt_statement.py       lines  5632 to  5817
+    generator/verifier/exports/credential.py            lines  5818 to  6112
+    generator/verifier/memory/ledger_snapshot.py        lines  6113 to  6286
+    generator/verifier/memory/checkpoint_memory.py      lines  6287 to  6441
+    generator/verifier/memory/release_memory.py         lines  6442 to  6750
+    generator/verifier/rules/answers.py                 lines  6751 to  6818
+    generator/verifier/rules/runs.py                    lines  6819 to  7176
+    generator/verifier/rules/lineage.py                 lines  7177 to  7462
+    generator/verifier/rules/score_edits.py             lines  7463 to  7548
+    generator/verifier/rules/evidence.py                lines  7549 to  7643
+    generator/verifier/rules/certificates.py            lines  7644 to  8111
+    generator/verifier/rules/certificate_documents.py   lines  8112 to  8207
+    generator/verifier/rules/recheck.py                 lines  8208 to  8574
+    generator/verifier/core/report.py                   lines  8575 to  8737
+    generator/verifier/core/folder.py                   lines  8738 to  9021
+    generator/verifier/core/checksum_tree.py            lines  9022 to  9176
+    generator/verifier/memory/mirror_record.py          lines  9177 to  9246
+    generator/verifier/site/release.py                  lines  9247 to  9536
+    generator/verifier/site/checksum_lists.py           lines  9537 to  9693
+    generator/verifier/site/zip_layout.py               lines  9694 to  9893
+    generator/verifier/site/download.py                 lines  9894 to 10286
+    generator/verifier/tlog/rotation.py                 lines 10287 to 10395
+    generator/verifier/site/history.py                  lines 10396 to 10764
+    generator/verifier/site/history_v3.py               lines 10765 to 10901
+    generator/verifier/site/commitment_parts.py         lines 10902 to 11087
+    generator/verifier/site/ledger_files.py             lines 11088 to 11446
+    generator/verifier/site/publication.py              lines 11447 to 11609
+    generator/verifier/rules/revocations.py             lines 11610 to 11729
+    generator/verifier/site/export_files.py             lines 11730 to 11912
+    generator/verifier/site/certificate_files.py        lines 11913 to 12358
+    generator/verifier/site/agreement_files.py          lines 12359 to 12503
+    generator/verifier/site/accounting.py               lines 12504 to 12745
+    generator/verifier/site/remote.py                   lines 12746 to 13016
+    generator/verifier/site/mirror_folder.py            lines 13017 to 13208
+    generator/verifier/site/mirror.py                   lines 13209 to 13514
+    generator/verifier/site/verify_site.py              lines 13515 to 13824
+    generator/verifier/site/command_line.py             lines 13825 to 14252
 """
 
 # ==============================================================================================
@@ -5815,6 +5816,301 @@ def statement_problems(
 
 
 # ==============================================================================================
+# generator/verifier/exports/credential.py: A certificate as a W3C Verifiable Credential 2.0 in the Open Badges 3.0
+#     achievement-credential shape, secured by a Data Integrity proof of the `eddsa-jcs-2022` cryptosuite (RFC 8785
+#     and Ed25519), its issuer the site's `did:web`, its revocation a Bitstring Status List credential the build keeps
+#     in step with the ledger's revocations (FORMAT.md, "Exports").
+# ==============================================================================================
+
+VC2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
+
+
+OB3_CONTEXT = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
+
+
+DID_CONTEXTS = ("https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1")
+
+
+CREDENTIAL_NAME = "credential.json"
+
+
+STATUS_LIST_PATH = "credentials/status.json"
+
+
+DID_PATHS = ("did.json", ".well-known/did.json")
+
+
+STATUS_LIST_MIN_BITS = 131072  # 16 KiB, the Bitstring Status List's minimum, which hides who is revoked
+
+
+CRYPTOSUITE = "eddsa-jcs-2022"
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+_ED25519_MULTICODEC = b"\xed\x01"
+
+
+def credential_path(serial: str) -> str:
+    return f"certificates/{serial}/{CREDENTIAL_NAME}"
+
+
+def b58encode(data: bytes) -> str:
+    n = int.from_bytes(data, "big")
+    out = ""
+    while n:
+        n, r = divmod(n, 58)
+        out = _B58[r] + out
+    return "1" * (len(data) - len(data.lstrip(b"\0"))) + out
+
+
+def b58decode(text: str) -> bytes | None:
+    """The bytes of base58btc `text`, or None if it is not base58btc (or too long to be a signature)."""
+    if len(text) > 200 or any(c not in _B58 for c in text):
+        return None
+    n = 0
+    for c in text:
+        n = n * 58 + _B58.index(c)
+    body = n.to_bytes((n.bit_length() + 7) // 8, "big") if n else b""
+    return b"\0" * (len(text) - len(text.lstrip("1"))) + body
+
+
+def did_web(origin: str) -> str:
+    """The did:web of a site at https://<origin>/: its path's slashes as colons."""
+    return "did:web:" + origin.replace(":", "%3A").replace("/", ":")
+
+
+def verification_method(origin: str, public_key: bytes) -> str:
+    return f"{did_web(origin)}#key-{hashlib.sha256(public_key).hexdigest()[:16]}"
+
+
+def multikey(public_key: bytes) -> str:
+    return "z" + b58encode(_ED25519_MULTICODEC + public_key)
+
+
+def did_document(origin: str, public_keys: Iterable[bytes]) -> dict[str, Any]:
+    """The site's DID document: every key the log has signed with, oldest first, so that a
+    credential signed before a rotation still verifies."""
+    did = did_web(origin)
+    methods = [
+        {"id": verification_method(origin, k), "type": "Multikey", "controller": did, "publicKeyMultibase": multikey(k)}
+        for k in public_keys
+    ]
+    ids = [m["id"] for m in methods]
+    return {
+        "@context": list(DID_CONTEXTS),
+        "id": did,
+        "verificationMethod": methods,
+        "authentication": ids,
+        "assertionMethod": ids,
+    }
+
+
+def certificate_credential(
+    cert: Mapping[str, Any], cert_sha256: str, program: Mapping[str, str], gate_name: str, status_index: int
+) -> dict[str, Any]:
+    """The unsigned credential of `cert` (its bytes' SHA-256 `cert_sha256`): its subject, gate,
+    verdict, grade, score and pass rate, the certificate itself as evidence, its status entry."""
+    origin, serial, subject = program["origin"], str(cert["serial"]), cert["subject"]
+    base = f"https://{origin}/"
+    achievement = f"{base}gates/{cert['gate']}/"
+    rates = cert["summary"]
+    results: list[tuple[str, str, str, str]] = [("verdict", "Verdict", "Status", str(cert["verdict"]))]
+    if cert.get("grade") is not None:
+        results.append(("grade", "Grade", "LetterGrade", str(cert["grade"])))
+    if cert.get("score") is not None:
+        results.append(("score", "Score out of 100", "ScaledScore", str(cert["score"])))
+    if rates.get("pass_rate") is not None:
+        results.append(("pass-rate", "Pass rate", "Percent", str(rates["pass_rate"])))
+    status = f"{base}{STATUS_LIST_PATH}"
+    doc: dict[str, Any] = {
+        "@context": [VC2_CONTEXT, OB3_CONTEXT],
+        "id": f"{base}{credential_path(serial)}",
+        "type": ["VerifiableCredential", "OpenBadgeCredential"],
+        "name": f"{subject['name']} {subject['version']}: certificate {serial} ({cert['verdict']})",
+        "issuer": {"id": did_web(origin), "type": ["Profile"], "name": program["name"], "url": base},
+        "validFrom": cert["issued_at"],
+        "credentialSubject": {
+            "id": f"{base}systems/{subject['id']}/",
+            "type": ["AchievementSubject"],
+            "achievement": {
+                "id": achievement,
+                "type": ["Achievement"],
+                "name": f"{program['name']}: {gate_name}",
+                "description": f"Evaluated on {gate_name} under methodology {cert['methodology']['version']} "
+                f"(SHA-256 {cert['methodology']['sha256']}), run {cert['run']}.",
+                "criteria": {
+                    "narrative": f"The verdict, grade and score of certificate {serial}, which its "
+                    "signed document holds and the site's verify.py recomputes."
+                },
+                "resultDescription": [
+                    {"id": f"{achievement}#{key}", "type": ["ResultDescription"], "name": name, "resultType": kind}
+                    for key, name, kind, _ in results
+                ],
+            },
+            "result": [
+                {"type": ["Result"], "resultDescription": f"{achievement}#{key}", "value": value}
+                for key, _, _, value in results
+            ],
+        },
+        "evidence": [
+            {
+                "id": f"{base}certificates/{serial}.json",
+                "type": ["Evidence"],
+                "name": f"Certificate {serial}",
+                "description": f"The signed certificate, of SHA-256 {cert_sha256}, leaf of the program's log.",
+            }
+        ],
+        "credentialStatus": {
+            "id": f"{status}#{status_index}",
+            "type": "BitstringStatusListEntry",
+            "statusPurpose": "revocation",
+            "statusListIndex": str(status_index),
+            "statusListCredential": status,
+        },
+    }
+    if cert.get("expires_at") is not None:
+        doc["validUntil"] = cert["expires_at"]
+    return doc
+
+
+def status_bits(count: int, revoked: Iterable[int]) -> bytes:
+    """The list's bits, one a certificate by its position among the ledger's certificates (bit 0
+    the first byte's most significant), set for a revoked one; at least the minimum length."""
+    size = max(STATUS_LIST_MIN_BITS, (count + 7) // 8 * 8)
+    bits = bytearray(size // 8)
+    for i in revoked:
+        bits[i // 8] |= 0x80 >> (i % 8)
+    return bytes(bits)
+
+
+def encoded_list(bits: bytes) -> str:
+    """GZIP (no name, time 0, so the same bits are the same text) as multibase base64url."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return "u" + base64.urlsafe_b64encode(c.compress(bits) + c.flush()).rstrip(b"=").decode("ascii")
+
+
+def decoded_list(text: Any, limit: int) -> bytes | None:
+    """The bits of an encoded list, at most `limit` bytes of them (a GZIP bomb is refused), or None."""
+    if not (isinstance(text, str) and text.startswith("u")):
+        return None
+    body = text[1:]
+    try:
+        data = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        d = zlib.decompressobj(31)
+        out = d.decompress(data, limit + 1)
+    except (ValueError, zlib.error):
+        return None
+    return out if len(out) <= limit and d.eof and not d.unused_data else None
+
+
+def status_list_credential(program: Mapping[str, str], bits: bytes, valid_from: str) -> dict[str, Any]:
+    origin = program["origin"]
+    url = f"https://{origin}/{STATUS_LIST_PATH}"
+    return {
+        "@context": [VC2_CONTEXT],
+        "id": url,
+        "type": ["VerifiableCredential", "BitstringStatusListCredential"],
+        "issuer": did_web(origin),
+        "validFrom": valid_from,
+        "credentialSubject": {
+            "id": f"{url}#list",
+            "type": "BitstringStatusList",
+            "statusPurpose": "revocation",
+            "encodedList": encoded_list(bits),
+        },
+    }
+
+
+def proof_options(doc: Mapping[str, Any], created: str, method: str) -> dict[str, Any]:
+    """The proof without its value, with the document's context (vc-di-eddsa, eddsa-jcs-2022)."""
+    return {
+        "type": "DataIntegrityProof",
+        "cryptosuite": CRYPTOSUITE,
+        "created": created,
+        "verificationMethod": method,
+        "proofPurpose": "assertionMethod",
+        "@context": doc["@context"],
+    }
+
+
+def signing_input(doc: Mapping[str, Any], options: Mapping[str, Any]) -> bytes:
+    """SHA-256 of the canonical proof options, then of the canonical document (without proof)."""
+    unsecured = {k: v for k, v in doc.items() if k != "proof"}
+    return hashlib.sha256(canonical_bytes(dict(options))).digest() + hashlib.sha256(canonical_bytes(unsecured)).digest()
+
+
+def secured(doc: Mapping[str, Any], created: str, method: str, sign: Callable[[bytes], bytes]) -> bytes:
+    """The document with its proof, as published: canonical JSON (RFC 8785)."""
+    options = proof_options(doc, created, method)
+    proof = {**options, "proofValue": "z" + b58encode(sign(signing_input(doc, options)))}
+    return canonical_bytes({**doc, "proof": proof})
+
+
+def proof_problems(
+    found: Any,
+    want: Mapping[str, Any],
+    created: str,
+    method: str,
+    public_key: bytes,
+    verify: Callable[[bytes, bytes, bytes], bool],
+) -> list[str]:
+    """What is wrong with a published secured document against the unsigned one remade (`want`),
+    its proof's time and method, and the key it must verify with."""
+    if not isinstance(found, dict):
+        return ["not a JSON object"]
+    problems = []
+    if {k: v for k, v in found.items() if k != "proof"} != dict(want):
+        problems.append("differs from the document remade from the certificate and the ledger")
+    proof = found.get("proof")
+    options = proof_options(want, created, method)
+    if not (isinstance(proof, dict) and {k: v for k, v in proof.items() if k != "proofValue"} == options):
+        return [*problems, "its proof is not the eddsa-jcs-2022 proof of the expected key, time and purpose"]
+    value = proof.get("proofValue")
+    signature = b58decode(value[1:]) if isinstance(value, str) and value.startswith("z") else None
+    if signature is None or len(signature) != 64 or not verify(public_key, signature, signing_input(want, options)):
+        problems.append("its proof's signature does not verify")
+    return problems
+
+
+def certificate_ordinals(certificates: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Each certificate's place in the status list: its position among the ledger's certificate
+    events (serial, leaf index), in ledger order, which never changes once it is issued."""
+    return {serial: n for n, (serial, _) in enumerate(sorted(certificates, key=lambda c: c[1]))}
+
+
+def revocation_bits(ordinals: Mapping[str, int], revoked: Iterable[str]) -> bytes:
+    return status_bits(len(ordinals), (ordinals[s] for s in revoked if s in ordinals))
+
+
+def status_problems(
+    found: Any,
+    program: Mapping[str, str],
+    bits: bytes,
+    valid_from: str,
+    method: str,
+    public_key: bytes,
+    verify: Callable[[bytes, bytes, bytes], bool],
+) -> list[str]:
+    """What is wrong with the published status list: its bits against the ledger's revocations
+    (compared decoded: another GZIP may encode the same bits otherwise), its other members
+    against those remade, its proof by today's key."""
+    want = status_list_credential(program, bits, valid_from)
+    if not isinstance(found, dict) or not isinstance(found.get("credentialSubject"), dict):
+        return ["not a status list credential"]
+    got = decoded_list(found["credentialSubject"].get("encodedList"), len(bits))
+    if got != bits:
+        return ["its bits are not the ledger's revocations (a revoked certificate shown valid, or the reverse)"]
+    # The list as published, checked member by member and signed over its own encoding.
+    same = {
+        **want,
+        "credentialSubject": {**want["credentialSubject"], "encodedList": found["credentialSubject"]["encodedList"]},
+    }
+    return proof_problems(found, same, valid_from, method, public_key, verify)
+
+
+# ==============================================================================================
 # generator/verifier/memory/ledger_snapshot.py: A replayed ledger saved and loaded whole (FORMAT.md, "State
 #     snapshots"): what lets a command, a build or a verifier start from the last event it saw instead of replaying a
 #     million.
@@ -11483,8 +11779,14 @@ class Signed:
     data: bytes
     leaf_index: int
     public_key: bytes
-    origin: str
+    program: dict[str, str]
     roots: dict[int, bytes]
+    gate_name: str
+    ordinal: int | None  # its place in the status list
+
+    @property
+    def origin(self) -> str:
+        return self.program["origin"]
 
 
 def check_exports(
@@ -11503,7 +11805,7 @@ def check_exports(
         return
     listed = row["exports"]
     report = s.report
-    want = [rel for rel, _ in made] + [statement_path(serial)] if made is not None else None
+    want = [rel for rel, _ in made] + [statement_path(serial), credential_path(serial)] if made is not None else None
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
         return
@@ -11539,6 +11841,7 @@ def check_exports(
             ):
                 report.check(False, rel, p)
             report.checks += 1
+        _check_credential(s, serial, signed)
     for rel, data in made:
         found = s.read(rel, f"an export of certificate {serial}")
         if found is None:
@@ -11551,6 +11854,60 @@ def check_exports(
             f"{len(data)} bytes of SHA-256 {sha256_hex(data)}",
             f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
         )
+
+
+def _check_credential(s: Site, serial: str, signed: Signed) -> None:
+    """The certificate's verifiable credential: remade but for its proof, which must verify with
+    the key that signed the certificate, dated when it was issued."""
+    rel = credential_path(serial)
+    loaded = s.document(rel, f"the credential of certificate {serial}")
+    if loaded is None or signed.ordinal is None:
+        return
+    try:
+        want = certificate_credential(
+            signed.cert, sha256_hex(signed.data), signed.program, signed.gate_name, signed.ordinal
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return  # a certificate of another shape: its own checks say how
+    method = verification_method(signed.origin, signed.public_key)
+    for p in proof_problems(
+        loaded[1], want, str(signed.cert.get("issued_at")), method, signed.public_key, ed25519_verify
+    ):
+        s.report.check(False, rel, p)
+    s.report.checks += 1
+
+
+def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger) -> None:
+    """The site's DID document (at both its places) and its status list, when its certificates
+    have exports: remade from the ledger's keys and revocations, the list signed by today's key."""
+    rows = [r for r in manifest.get("certificates", []) if isinstance(r, dict)]
+    if not any("exports" in r for r in rows):
+        return
+    program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
+    keys = [span.key.public_key for span in ledger.keys.spans]
+    document = canonical_bytes(did_document(program["origin"], keys))
+    for rel in DID_PATHS:
+        found = s.read(rel, "the DID document")
+        if found is not None:
+            s.report.check(
+                found == document,
+                rel,
+                "differs from the DID document made from the keys the log has signed with",
+                f"{len(document)} bytes of SHA-256 {sha256_hex(document)}",
+                f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
+            )
+    today = ledger.keys.valid_at(ledger.size)
+    loaded = s.document(STATUS_LIST_PATH, "the credentials' status list")
+    if loaded is None or not today:
+        return
+    key = today[-1].public_key
+    ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
+    bits = revocation_bits(ordinals, ledger.revocations)
+    method = verification_method(program["origin"], key)
+    when = str(manifest.get("generated_at"))
+    for p in status_problems(loaded[1], program, bits, when, method, key, ed25519_verify):
+        s.report.check(False, STATUS_LIST_PATH, p)
+    s.report.checks += 1
 
 
 # ==============================================================================================
@@ -11593,6 +11950,7 @@ def check_certificates(
         program,
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
         history_roots(history),
+        certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items()),
     )
     for r in rows:
         _check_one_certificate(c, r)
@@ -11652,6 +12010,7 @@ class _Certificates:
     program: dict[str, str]
     reveal_of: Callable[[str], dict[str, Any] | None]
     roots: dict[int, bytes]
+    ordinals: dict[str, int]
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -11732,8 +12091,18 @@ def _exports(
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     valid = c.ledger.keys.valid_at(index + 1)
+    gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[str(r.get("serial"))].run].gate)
     signed = (
-        Signed(cert, data, index, valid[-1].public_key if valid else c.key, c.program["origin"], c.roots)
+        Signed(
+            cert,
+            data,
+            index,
+            valid[-1].public_key if valid else c.key,
+            c.program,
+            c.roots,
+            gate.name if gate is not None else "",
+            c.ordinals.get(str(r.get("serial"))),
+        )
         if isinstance(cert, dict)
         else None
     )
@@ -13407,6 +13776,7 @@ def _check_the_program(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
     check_label_sets(s, ledger, specs, judged)
+    check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
     check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():

@@ -12,7 +12,23 @@ from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.core.generator_errors import InputError, problem
 from generator.core.key_schedule import BuildKeys
-from generator.verifier import eee_export, eee_paths, statement_path, transparent_statement
+from generator.verifier import (
+    DID_PATHS,
+    STATUS_LIST_PATH,
+    canonical_bytes,
+    certificate_credential,
+    certificate_ordinals,
+    credential_path,
+    did_document,
+    eee_export,
+    eee_paths,
+    revocation_bits,
+    secured,
+    statement_path,
+    status_list_credential,
+    transparent_statement,
+    verification_method,
+)
 
 
 class ExportSources:
@@ -28,6 +44,8 @@ class ExportSources:
         self.archived = sorted(archived)  # the sizes of the log's archived checkpoints
         self.previous = previous
         self.program = {"name": ctx.program.name, "origin": ctx.origin}
+        self.ordinals = certificate_ordinals((s, e.index) for s, e in ctx.ledger.certificates.items())
+        self.gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
         self._revealed = {r.id: r for r in ctx.revealed}
         self._reveals: dict[str, dict[str, Any]] = {}
 
@@ -61,30 +79,17 @@ def write_exports(w: SiteWriter, cert: CertificateRecord, sources: ExportSources
     for rel, data in files:
         w.write(rel, data)
     w.write(statement_path(cert.serial), _statement(cert, sources))
+    w.write(credential_path(cert.serial), _credential(cert, sources))
 
 
-def _statement(cert: CertificateRecord, sources: ExportSources) -> bytes:
-    """The certificate's transparent statement, signed by the key that signed the certificate, its
-    receipt in the first archived checkpoint past its leaf. A key the program no longer holds
-    signs no more: the statement the last release published is kept, as the certificate's
-    signature is (artifacts.write_certificate)."""
-    rel = statement_path(cert.serial)
+def _held(cert: CertificateRecord, sources: ExportSources, rel: str) -> tuple[Any, Any] | bytes:
+    """The key that signed the certificate and its private half; or, when the program no longer
+    holds it, what the last release published at `rel` (kept as made, as the certificate's
+    signature is: artifacts.write_certificate)."""
     key = sources.keys.for_leaf(cert.index)
     private = sources.keys.private_key(key) if key is not None else None
-    at = bisect.bisect_right(sources.archived, cert.index)
-    if key is not None and private is not None and at < len(sources.archived):
-        size, tree = sources.archived[at], sources.ctx.tree
-        return transparent_statement(
-            cert.data,
-            sources.ctx.origin,
-            cert.serial,
-            key.public_key,
-            private.sign,
-            size,
-            cert.index,
-            tree.inclusion_proof(cert.index, size),
-            tree.root(size),
-        )
+    if key is not None and private is not None:
+        return key, private
     old = sources.previous.file(rel) if sources.previous is not None else None
     if old is not None and old.is_file():
         return old.read_bytes()  # the verifier checks it as any other
@@ -95,10 +100,71 @@ def _statement(cert: CertificateRecord, sources: ExportSources) -> bytes:
                 "cannot be made: the key that signed the certificate is no longer held, and the last release has none",
             )
         ],
-        "cannot make a certificate's transparent statement",
+        "cannot make a certificate's export",
+    )
+
+
+def _credential(cert: CertificateRecord, sources: ExportSources) -> bytes:
+    """The certificate's verifiable credential, its proof by the key that signed the certificate."""
+    rel = credential_path(cert.serial)
+    held = _held(cert, sources, rel)
+    if isinstance(held, bytes):
+        return held
+    key, private = held
+    gate = cert.info.gate
+    doc = certificate_credential(
+        cert.doc, cert.info.sha256, sources.program, sources.gate_names.get(gate, gate), sources.ordinals[cert.serial]
+    )
+    return secured(doc, cert.at, verification_method(sources.ctx.origin, key.public_key), private.sign)
+
+
+def write_credential_files(w: SiteWriter, sources: ExportSources) -> None:
+    """The site's DID document (at both places did:web resolves a site) and the status list of its
+    credentials, the ledger's revocations as bits, signed by today's key."""
+    ctx = sources.ctx
+    document = canonical_bytes(did_document(ctx.origin, [span.key.public_key for span in ctx.ledger.keys.spans]))
+    for rel in DID_PATHS:
+        w.write(rel, document)
+    key = sources.keys.for_leaf(ctx.ledger.size - 1)
+    private = sources.keys.private_key(key) if key is not None else None
+    if key is None or private is None:
+        raise InputError([problem(STATUS_LIST_PATH, "cannot be signed: today's key is not held")], "cannot sign")
+    bits = revocation_bits(sources.ordinals, ctx.ledger.revocations)
+    doc = status_list_credential(sources.program, bits, ctx.generated_at)
+    w.write(
+        STATUS_LIST_PATH, secured(doc, ctx.generated_at, verification_method(ctx.origin, key.public_key), private.sign)
+    )
+
+
+def _statement(cert: CertificateRecord, sources: ExportSources) -> bytes:
+    """The certificate's transparent statement, signed by the key that signed the certificate, its
+    receipt in the first archived checkpoint past its leaf."""
+    rel = statement_path(cert.serial)
+    at = bisect.bisect_right(sources.archived, cert.index)
+    held = _held(cert, sources, rel) if at < len(sources.archived) else None
+    if held is None:
+        raise InputError([problem(rel, "cannot be made: no archived checkpoint past its leaf")], "cannot make it")
+    if isinstance(held, bytes):
+        return held
+    key, private = held
+    size, tree = sources.archived[at], sources.ctx.tree
+    return transparent_statement(
+        cert.data,
+        sources.ctx.origin,
+        cert.serial,
+        key.public_key,
+        private.sign,
+        size,
+        cert.index,
+        tree.inclusion_proof(cert.index, size),
+        tree.root(size),
     )
 
 
 def export_paths(info: CertificateInfo) -> list[str]:
     """The site paths of a certificate's exports, as the manifest lists them."""
-    return [*eee_paths(info.serial, info.sha256, info.public), statement_path(info.serial)]
+    return [
+        *eee_paths(info.serial, info.sha256, info.public),
+        statement_path(info.serial),
+        credential_path(info.serial),
+    ]

@@ -274,6 +274,7 @@ def _certificates(b: Writing) -> None:
             b.example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
         if b.progress and (i % 1000 == 0 or i == len(ctx.certificates)):
             b.progress("writing certificates and their pages", i, len(ctx.certificates))
+    exports.write_credential_files(w, sources)
 
 
 def _list_pages(b: Writing) -> None:

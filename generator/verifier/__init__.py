@@ -84,6 +84,18 @@ from generator.verifier.core.public_keys import (
 from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
+from generator.verifier.exports.credential import (
+    DID_PATHS,
+    STATUS_LIST_PATH,
+    certificate_credential,
+    certificate_ordinals,
+    credential_path,
+    did_document,
+    revocation_bits,
+    secured,
+    status_list_credential,
+    verification_method,
+)
 from generator.verifier.exports.eee_record import eee_export, eee_paths
 from generator.verifier.exports.scitt_statement import statement_path, transparent_statement
 from generator.verifier.memory.checkpoint_memory import other_log_problems, replace_atomically, user_cache_dir
@@ -222,6 +234,7 @@ __all__ = [
     "ARCHIVE_PATH",
     "ARCHIVE_SUMS_PATH",
     "COMMITMENT_PART_ROWS",
+    "DID_PATHS",
     "DOWNLOAD_DIR",
     "EMPTY_ROOT",
     "EVIDENCE_KEYS",
@@ -249,6 +262,7 @@ __all__ = [
     "SCORE_EDITS",
     "SNAPSHOT_SECTIONS",
     "STATUSES",
+    "STATUS_LIST_PATH",
     "SUMS_LINE_RE",
     "SUMS_PATH",
     "SUMS_SIG_PATH",
@@ -304,6 +318,8 @@ __all__ = [
     "canonical_bytes",
     "canonical_text",
     "certificate_binding_problems",
+    "certificate_credential",
+    "certificate_ordinals",
     "check_certificate",
     "check_item",
     "check_keys",
@@ -323,6 +339,8 @@ __all__ = [
     "consistency_between",
     "cosignature_line",
     "cosignature_message",
+    "credential_path",
+    "did_document",
     "due_records",
     "ed25519_verify",
     "eee_export",
@@ -407,6 +425,7 @@ __all__ = [
     "replace_atomically",
     "report_document",
     "report_path",
+    "revocation_bits",
     "revocation_list",
     "root_from_inclusion_proof",
     "round_half_up",
@@ -415,6 +434,7 @@ __all__ = [
     "scale_problems",
     "score_edits_problems",
     "score_item",
+    "secured",
     "sha256_hex",
     "show",
     "signer_problems",
@@ -424,6 +444,7 @@ __all__ = [
     "snapshot_bytes",
     "sodium_function",
     "statement_path",
+    "status_list_credential",
     "stream_from",
     "strict_decoder",
     "sums_text",
@@ -432,6 +453,7 @@ __all__ = [
     "transparent_statement",
     "user_cache_dir",
     "value_kind_problem",
+    "verification_method",
     "verify_artifact",
     "verify_consistency",
     "verify_cosignatures",

@@ -60,6 +60,7 @@ MODULES = (
     "exports.eee_record",
     "exports.cbor",
     "exports.scitt_statement",
+    "exports.credential",
     "memory.ledger_snapshot",
     "memory.checkpoint_memory",
     "memory.release_memory",

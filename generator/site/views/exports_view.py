@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.verifier import eee_paths, statement_path
+from generator.verifier import credential_path, eee_paths, statement_path
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,13 @@ def export_rows(serial: str, sha256: str, public: bool) -> tuple[ExportRow, ...]
             "SCITT transparent statement",
             statement_path(serial),
             "SCITT verifiers: the certificate signed as COSE_Sign1, with its RFC 9942 receipt in this log",
+        )
+    )
+    rows.append(
+        ExportRow(
+            "Verifiable credential (W3C VC 2.0, Open Badges 3.0)",
+            credential_path(serial),
+            "wallets, registries and procurement tools: eddsa-jcs-2022 by this site's did:web, revocable",
         )
     )
     return tuple(rows)

@@ -13,6 +13,7 @@ from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.core.text import show
+from generator.verifier.exports.credential import certificate_ordinals
 from generator.verifier.exports.eee_record import Unremade
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
@@ -59,6 +60,7 @@ def check_certificates(
         program,
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
         history_roots(history),
+        certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items()),
     )
     for r in rows:
         _check_one_certificate(c, r)
@@ -118,6 +120,7 @@ class _Certificates:
     program: dict[str, str]
     reveal_of: Callable[[str], dict[str, Any] | None]
     roots: dict[int, bytes]
+    ordinals: dict[str, int]
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
@@ -198,8 +201,18 @@ def _exports(
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     valid = c.ledger.keys.valid_at(index + 1)
+    gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[str(r.get("serial"))].run].gate)
     signed = (
-        Signed(cert, data, index, valid[-1].public_key if valid else c.key, c.program["origin"], c.roots)
+        Signed(
+            cert,
+            data,
+            index,
+            valid[-1].public_key if valid else c.key,
+            c.program,
+            c.roots,
+            gate.name if gate is not None else "",
+            c.ordinals.get(str(r.get("serial"))),
+        )
         if isinstance(cert, dict)
         else None
     )

@@ -8,10 +8,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from generator.verifier.core.canonical import canonical_bytes
 from generator.verifier.core.folder import Site
 from generator.verifier.core.formats import is_hex64, sha256_hex
 from generator.verifier.core.public_keys import ed25519_verify
 from generator.verifier.core.text import show
+from generator.verifier.exports.credential import (
+    DID_PATHS,
+    STATUS_LIST_PATH,
+    certificate_credential,
+    certificate_ordinals,
+    credential_path,
+    did_document,
+    proof_problems,
+    revocation_bits,
+    status_problems,
+    verification_method,
+)
 from generator.verifier.exports.eee_record import eee_export
 from generator.verifier.exports.scitt_statement import statement_path, statement_problems
 from generator.verifier.rules.ledger import Ledger
@@ -61,8 +74,14 @@ class Signed:
     data: bytes
     leaf_index: int
     public_key: bytes
-    origin: str
+    program: dict[str, str]
     roots: dict[int, bytes]
+    gate_name: str
+    ordinal: int | None  # its place in the status list
+
+    @property
+    def origin(self) -> str:
+        return self.program["origin"]
 
 
 def check_exports(
@@ -81,7 +100,7 @@ def check_exports(
         return
     listed = row["exports"]
     report = s.report
-    want = [rel for rel, _ in made] + [statement_path(serial)] if made is not None else None
+    want = [rel for rel, _ in made] + [statement_path(serial), credential_path(serial)] if made is not None else None
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
         return
@@ -117,6 +136,7 @@ def check_exports(
             ):
                 report.check(False, rel, p)
             report.checks += 1
+        _check_credential(s, serial, signed)
     for rel, data in made:
         found = s.read(rel, f"an export of certificate {serial}")
         if found is None:
@@ -129,3 +149,57 @@ def check_exports(
             f"{len(data)} bytes of SHA-256 {sha256_hex(data)}",
             f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
         )
+
+
+def _check_credential(s: Site, serial: str, signed: Signed) -> None:
+    """The certificate's verifiable credential: remade but for its proof, which must verify with
+    the key that signed the certificate, dated when it was issued."""
+    rel = credential_path(serial)
+    loaded = s.document(rel, f"the credential of certificate {serial}")
+    if loaded is None or signed.ordinal is None:
+        return
+    try:
+        want = certificate_credential(
+            signed.cert, sha256_hex(signed.data), signed.program, signed.gate_name, signed.ordinal
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return  # a certificate of another shape: its own checks say how
+    method = verification_method(signed.origin, signed.public_key)
+    for p in proof_problems(
+        loaded[1], want, str(signed.cert.get("issued_at")), method, signed.public_key, ed25519_verify
+    ):
+        s.report.check(False, rel, p)
+    s.report.checks += 1
+
+
+def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger) -> None:
+    """The site's DID document (at both its places) and its status list, when its certificates
+    have exports: remade from the ledger's keys and revocations, the list signed by today's key."""
+    rows = [r for r in manifest.get("certificates", []) if isinstance(r, dict)]
+    if not any("exports" in r for r in rows):
+        return
+    program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
+    keys = [span.key.public_key for span in ledger.keys.spans]
+    document = canonical_bytes(did_document(program["origin"], keys))
+    for rel in DID_PATHS:
+        found = s.read(rel, "the DID document")
+        if found is not None:
+            s.report.check(
+                found == document,
+                rel,
+                "differs from the DID document made from the keys the log has signed with",
+                f"{len(document)} bytes of SHA-256 {sha256_hex(document)}",
+                f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
+            )
+    today = ledger.keys.valid_at(ledger.size)
+    loaded = s.document(STATUS_LIST_PATH, "the credentials' status list")
+    if loaded is None or not today:
+        return
+    key = today[-1].public_key
+    ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
+    bits = revocation_bits(ordinals, ledger.revocations)
+    method = verification_method(program["origin"], key)
+    when = str(manifest.get("generated_at"))
+    for p in status_problems(loaded[1], program, bits, when, method, key, ed25519_verify):
+        s.report.check(False, STATUS_LIST_PATH, p)
+    s.report.checks += 1

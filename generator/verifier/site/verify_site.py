@@ -20,6 +20,7 @@ from generator.verifier.site.agreement_files import check_label_sets
 from generator.verifier.site.certificate_files import check_certificates
 from generator.verifier.site.checksum_lists import check_sums_tree
 from generator.verifier.site.download import check_download
+from generator.verifier.site.export_files import check_credential_files
 from generator.verifier.site.history import (
     HISTORY_PATH,
     SavedCheckpoint,
@@ -306,6 +307,7 @@ def _check_the_program(
     specs = check_runs(s, manifest, ledger, methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
     check_label_sets(s, ledger, specs, judged)
+    check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
     check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():

@@ -62,7 +62,15 @@ def refuses(name: str, doc: Any) -> bool:
 
 
 # The schemas of exports in other projects' formats (FORMAT.md, "Exports").
-FOREIGN = {layout.schema("eee-record.schema.json")}
+FOREIGN = {
+    layout.schema(name)
+    for name in (
+        "eee-record.schema.json",
+        "verifiable-credential.schema.json",
+        "status-list-credential.schema.json",
+        "did-document.schema.json",
+    )
+}
 
 
 def site_json(site: BuiltSite) -> dict[str, Any]:
