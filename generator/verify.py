@@ -74,15 +74,15 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/ledger_files.py             lines 11088 to 11446
     generator/verifier/site/publication.py              lines 11447 to 11609
     generator/verifier/rules/revocations.py             lines 11610 to 11729
-    generator/verifier/site/export_files.py             lines 11730 to 11912
-    generator/verifier/site/certificate_files.py        lines 11913 to 12358
-    generator/verifier/site/agreement_files.py          lines 12359 to 12503
-    generator/verifier/site/accounting.py               lines 12504 to 12745
-    generator/verifier/site/remote.py                   lines 12746 to 13016
-    generator/verifier/site/mirror_folder.py            lines 13017 to 13208
-    generator/verifier/site/mirror.py                   lines 13209 to 13514
-    generator/verifier/site/verify_site.py              lines 13515 to 13824
-    generator/verifier/site/command_line.py             lines 13825 to 14252
+    generator/verifier/site/export_files.py             lines 11730 to 11967
+    generator/verifier/site/certificate_files.py        lines 11968 to 12423
+    generator/verifier/site/agreement_files.py          lines 12424 to 12568
+    generator/verifier/site/accounting.py               lines 12569 to 12810
+    generator/verifier/site/remote.py                   lines 12811 to 13081
+    generator/verifier/site/mirror_folder.py            lines 13082 to 13273
+    generator/verifier/site/mirror.py                   lines 13274 to 13579
+    generator/verifier/site/verify_site.py              lines 13580 to 13889
+    generator/verifier/site/command_line.py             lines 13890 to 14317
 """
 
 # ==============================================================================================
@@ -11910,6 +11910,61 @@ def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger)
     s.report.checks += 1
 
 
+def exports_memo_key(
+    memory: Memory,
+    s: Site,
+    row: Mapping[str, Any],
+    data: bytes,
+    index: int,
+    spec: Mapping[str, Any] | None,
+    public: bool,
+    key: bytes,
+    gate_name: str,
+    ordinals: Mapping[str, int],
+    roots: Mapping[int, bytes],
+    program: Mapping[str, str],
+    ledger: Ledger,
+) -> str | None:
+    """Everything a certificate's exports are checked against, for the memory: the certificate,
+    its spec and pinned methodology, its items' commitments and which are revealed, the key, the
+    gate's name, its place in the status list, the archived root its receipt needs, the program,
+    and each export file's SHA-256 (known from a mirror without reading it again). None when
+    there is nothing to key."""
+    listed = row.get("exports")
+    if spec is None or not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
+        return None
+    try:
+        files = [[rel, s.file_sha256(rel)] for rel in listed]
+    except (OSError, ValueError):
+        return None
+    size = min((n for n in roots if n > index), default=None)
+    method = spec.get("methodology")
+    version = method.get("version") if isinstance(method, dict) else None
+    pinned = ledger.methodologies.get(version) if isinstance(version, str) else None
+    items = spec.get("items")
+    commits = [
+        [i, x.commitment]
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, str) and (x := ledger.commit(i))
+    ]
+    return memory.recheck_key(
+        "exports",
+        sha256_hex(data),
+        sha256_hex(canonical_bytes(dict(spec))),
+        pinned.sha256 if pinned is not None else None,
+        public,
+        [[i, i in ledger.reveals] for i, _ in commits],
+        commits,
+        key.hex(),
+        gate_name,
+        ordinals.get(str(row.get("serial"))),
+        [size, roots[size].hex()] if size is not None else None,
+        dict(program),
+        index,
+        files,
+    )
+
+
 # ==============================================================================================
 # generator/verifier/site/certificate_files.py: A site's certificates (format v1 §6): each certificate file against
 #     its ledger leaf and signature, its details documents and grader record against its hashes and against when each
@@ -12082,6 +12137,25 @@ def _exports(
     pinned: Methodology | None,
     public: bool,
 ) -> None:
+    serial = str(r.get("serial"))
+    valid = c.ledger.keys.valid_at(index + 1)
+    key = valid[-1].public_key if valid else c.key
+    gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[serial].run].gate)
+    gate_name = gate.name if gate is not None else ""
+    memo = (
+        exports_memo_key(
+            c.memory, c.s, r, data, index, spec, public, key, gate_name, c.ordinals, c.roots, c.program, c.ledger
+        )
+        if c.memory is not None
+        else None
+    )
+    report = c.s.report
+    if memo is not None and c.memory is not None:
+        known = c.memory.recheck(memo)
+        if known is not None:  # the same exports of the same certificate passed before
+            report.checks += known[0]
+            return
+    before, checks = len(report.failures), report.checks
     made, elsewhere = None, False
     if isinstance(cert, dict) and spec is not None and pinned is not None:
         try:
@@ -12090,23 +12164,14 @@ def _exports(
             elsewhere = True  # a reveal document that is not its commitment: failed where reveals are
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
-    valid = c.ledger.keys.valid_at(index + 1)
-    gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[str(r.get("serial"))].run].gate)
     signed = (
-        Signed(
-            cert,
-            data,
-            index,
-            valid[-1].public_key if valid else c.key,
-            c.program,
-            c.roots,
-            gate.name if gate is not None else "",
-            c.ordinals.get(str(r.get("serial"))),
-        )
+        Signed(cert, data, index, key, c.program, c.roots, gate_name, c.ordinals.get(serial))
         if isinstance(cert, dict)
         else None
     )
-    check_exports(c.s, r, str(r.get("serial")), made, signed, elsewhere)
+    check_exports(c.s, r, serial, made, signed, elsewhere)
+    if memo is not None and c.memory is not None and len(report.failures) == before and not elsewhere:
+        c.memory.passed(memo, report.checks - checks, [])
 
 
 def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:

@@ -22,7 +22,13 @@ from generator.verifier.rules.evidence import evidence_due, evidence_path, is_ev
 from generator.verifier.rules.ledger import CertificateEvent, Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
-from generator.verifier.site.export_files import Signed, check_exports, expected_exports, history_roots
+from generator.verifier.site.export_files import (
+    Signed,
+    check_exports,
+    expected_exports,
+    exports_memo_key,
+    history_roots,
+)
 from generator.verifier.site.publication import ordered_ids
 
 
@@ -192,6 +198,25 @@ def _exports(
     pinned: Methodology | None,
     public: bool,
 ) -> None:
+    serial = str(r.get("serial"))
+    valid = c.ledger.keys.valid_at(index + 1)
+    key = valid[-1].public_key if valid else c.key
+    gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[serial].run].gate)
+    gate_name = gate.name if gate is not None else ""
+    memo = (
+        exports_memo_key(
+            c.memory, c.s, r, data, index, spec, public, key, gate_name, c.ordinals, c.roots, c.program, c.ledger
+        )
+        if c.memory is not None
+        else None
+    )
+    report = c.s.report
+    if memo is not None and c.memory is not None:
+        known = c.memory.recheck(memo)
+        if known is not None:  # the same exports of the same certificate passed before
+            report.checks += known[0]
+            return
+    before, checks = len(report.failures), report.checks
     made, elsewhere = None, False
     if isinstance(cert, dict) and spec is not None and pinned is not None:
         try:
@@ -200,23 +225,14 @@ def _exports(
             elsewhere = True  # a reveal document that is not its commitment: failed where reveals are
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
-    valid = c.ledger.keys.valid_at(index + 1)
-    gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[str(r.get("serial"))].run].gate)
     signed = (
-        Signed(
-            cert,
-            data,
-            index,
-            valid[-1].public_key if valid else c.key,
-            c.program,
-            c.roots,
-            gate.name if gate is not None else "",
-            c.ordinals.get(str(r.get("serial"))),
-        )
+        Signed(cert, data, index, key, c.program, c.roots, gate_name, c.ordinals.get(serial))
         if isinstance(cert, dict)
         else None
     )
-    check_exports(c.s, r, str(r.get("serial")), made, signed, elsewhere)
+    check_exports(c.s, r, serial, made, signed, elsewhere)
+    if memo is not None and c.memory is not None and len(report.failures) == before and not elsewhere:
+        c.memory.passed(memo, report.checks - checks, [])
 
 
 def _reveal_document(s: Site, ledger: Ledger, paths: dict[str, Any], item: str) -> dict[str, Any] | None:

@@ -27,6 +27,7 @@ from generator.verifier.exports.credential import (
 )
 from generator.verifier.exports.eee_record import eee_export
 from generator.verifier.exports.scitt_statement import statement_path, statement_problems
+from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 
@@ -203,3 +204,58 @@ def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger)
     for p in status_problems(loaded[1], program, bits, when, method, key, ed25519_verify):
         s.report.check(False, STATUS_LIST_PATH, p)
     s.report.checks += 1
+
+
+def exports_memo_key(
+    memory: Memory,
+    s: Site,
+    row: Mapping[str, Any],
+    data: bytes,
+    index: int,
+    spec: Mapping[str, Any] | None,
+    public: bool,
+    key: bytes,
+    gate_name: str,
+    ordinals: Mapping[str, int],
+    roots: Mapping[int, bytes],
+    program: Mapping[str, str],
+    ledger: Ledger,
+) -> str | None:
+    """Everything a certificate's exports are checked against, for the memory: the certificate,
+    its spec and pinned methodology, its items' commitments and which are revealed, the key, the
+    gate's name, its place in the status list, the archived root its receipt needs, the program,
+    and each export file's SHA-256 (known from a mirror without reading it again). None when
+    there is nothing to key."""
+    listed = row.get("exports")
+    if spec is None or not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
+        return None
+    try:
+        files = [[rel, s.file_sha256(rel)] for rel in listed]
+    except (OSError, ValueError):
+        return None
+    size = min((n for n in roots if n > index), default=None)
+    method = spec.get("methodology")
+    version = method.get("version") if isinstance(method, dict) else None
+    pinned = ledger.methodologies.get(version) if isinstance(version, str) else None
+    items = spec.get("items")
+    commits = [
+        [i, x.commitment]
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, str) and (x := ledger.commit(i))
+    ]
+    return memory.recheck_key(
+        "exports",
+        sha256_hex(data),
+        sha256_hex(canonical_bytes(dict(spec))),
+        pinned.sha256 if pinned is not None else None,
+        public,
+        [[i, i in ledger.reveals] for i, _ in commits],
+        commits,
+        key.hex(),
+        gate_name,
+        ordinals.get(str(row.get("serial"))),
+        [size, roots[size].hex()] if size is not None else None,
+        dict(program),
+        index,
+        files,
+    )
