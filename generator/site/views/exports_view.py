@@ -1,5 +1,5 @@
-"""What a certificate page shows of its exports (FORMAT.md, "Exports"): each file that renders the
-certificate in another project's format, linked, with what reads it."""
+"""What a certificate page shows of its exports (FORMAT.md, "Exports"): a section for each format the
+certificate is rendered in, its files linked, with what reads them and what they carry."""
 
 from __future__ import annotations
 
@@ -9,31 +9,50 @@ from generator.verifier import credential_path, eee_paths, statement_path
 
 
 @dataclass(frozen=True)
-class ExportRow:
+class ExportLink:
     label: str
     path: str
-    read_by: str
+
+
+@dataclass(frozen=True)
+class ExportRow:
+    anchor: str
+    title: str
+    about: str
+    links: tuple[ExportLink, ...]
 
 
 def export_rows(serial: str, sha256: str, public: bool) -> tuple[ExportRow, ...]:
-    paths = eee_paths(serial, sha256, public)
-    rows = [ExportRow("Every Eval Ever record", paths[0], "the Every Eval Ever validator and datastore")]
-    if len(paths) > 1:
-        rows.append(
-            ExportRow("Every Eval Ever instance rows", paths[1], "the same, one row per scored item (JSON lines)")
-        )
-    rows.append(
+    eee = eee_paths(serial, sha256, public)
+    eee_links = [ExportLink("the record", eee[0])]
+    if len(eee) > 1:
+        eee_links.append(ExportLink("its instance rows, one line per scored item", eee[1]))
+    return (
         ExportRow(
+            "export-eee",
+            "Every Eval Ever record",
+            "The evaluation as the EvalEval coalition's shared schema (0.3.0) holds it: the pass rate with its "
+            "interval, the score, the grade and the judge, this certificate's SHA-256 and inclusion proof"
+            + (
+                ", and each item's prompt, reference and outputs."
+                if public
+                else ", and the sealed items by their commitments."
+            ),
+            tuple(eee_links),
+        ),
+        ExportRow(
+            "export-credential",
+            "Verifiable credential",
+            "A W3C Verifiable Credential 2.0 in the Open Badges 3.0 shape, signed (eddsa-jcs-2022) by this site's "
+            "did:web, for wallets, registries and procurement tools; a revocation in the ledger sets its bit in the "
+            "site's status list.",
+            (ExportLink("the credential", credential_path(serial)),),
+        ),
+        ExportRow(
+            "export-scitt",
             "SCITT transparent statement",
-            statement_path(serial),
-            "SCITT verifiers: the certificate signed as COSE_Sign1, with its RFC 9942 receipt in this log",
-        )
+            "The certificate's bytes signed as a COSE_Sign1 statement, with an RFC 9942 receipt of its inclusion in "
+            "this log, for supply-chain and regulatory tools.",
+            (ExportLink("the statement", statement_path(serial)),),
+        ),
     )
-    rows.append(
-        ExportRow(
-            "Verifiable credential (W3C VC 2.0, Open Badges 3.0)",
-            credential_path(serial),
-            "wallets, registries and procurement tools: eddsa-jcs-2022 by this site's did:web, revocable",
-        )
-    )
-    return tuple(rows)
