@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.core.generator_errors import problem
 from generator.importers.common.field_values import MISSING, parse_json_object, similarity_text, value_kind
-from generator.importers.common.mapping_rules import Mapping, Source
+from generator.importers.common.mapping_rules import Exclusion, Mapping, Source
 from generator.verifier import (
     MAX_SAFE_INTEGER,
     SCORED,
@@ -147,3 +147,17 @@ class AnswerReader:
         else:
             f["similarity"] = text
         return f
+
+
+def excluded_result(item: str, exclusion: Exclusion, attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """An item the operator set aside (FORMAT.md, "Attempts and lineage"): the exclusion's rule,
+    note and time, and every attempt, the last the one it sets aside."""
+    return {
+        "item": item,
+        "status": "excluded",
+        "rule": exclusion.rule,
+        "note": exclusion.note,
+        "attempts": attempts,
+        "excludes": len(attempts),
+        "at": exclusion.at,
+    }

@@ -57,22 +57,30 @@ def descend(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
+def unique_pairs(kv: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook that refuses a key given twice, which would let two readers of one
+    file see two documents."""
+    out: dict[str, Any] = {}
+    for k, v in kv:
+        if k in out:
+            raise ValueError(f"key {k!r} is given twice")
+        out[k] = v
+    return out
+
+
+def loads_unique(text: str) -> Any:
+    """A harness's JSON as it wrote it (its floats and NaN too), a key given twice refused."""
+    return json.loads(text, object_pairs_hook=unique_pairs)
+
+
 def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
     """A model's answer read as a JSON object (no duplicate key, no NaN), or why it is not one."""
-
-    def pairs(kv: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in kv:
-            if k in out:
-                raise ValueError(f"key {k!r} is given twice")
-            out[k] = v
-        return out
 
     def constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON number")
 
     try:
-        value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+        value = json.loads(text, object_pairs_hook=unique_pairs, parse_constant=constant)
     except (ValueError, RecursionError) as e:
         return None, f"not JSON ({str(e)[:120]})"
     if not isinstance(value, dict):

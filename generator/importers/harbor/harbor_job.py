@@ -5,12 +5,12 @@ so that the bytes hashed are the bytes parsed, and parsed strictly (a key given 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from generator.core.generator_errors import InputError, problem
+from generator.importers.common.field_values import loads_unique
 from generator.verifier import (
     Problem,
     show,
@@ -59,15 +59,6 @@ class HarborJob:
         return None
 
 
-def _pairs(kv: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in kv:
-        if k in out:
-            raise ValueError(f"key {k!r} is given twice")
-        out[k] = v
-    return out
-
-
 def _read(path: Path, shown: str, problems: list[Problem], optional: bool = False) -> bytes | None:
     try:
         return path.read_bytes()
@@ -83,7 +74,7 @@ def _object(data: bytes | None, shown: str, problems: list[Problem]) -> dict[str
     if data is None:
         return None
     try:
-        value = json.loads(data.decode("utf-8"), object_pairs_hook=_pairs)
+        value = loads_unique(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         problems.append(problem(shown, f"not JSON: {str(e)[:200]}"))
         return None

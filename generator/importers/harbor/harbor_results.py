@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.core.generator_errors import problem
-from generator.importers.common.answer_fields import AnswerReader
+from generator.importers.common.answer_fields import AnswerReader, excluded_result
 from generator.importers.common.field_values import MISSING, descend, native_value, note_text, time_text
 from generator.importers.common.mapping_rules import Exclusion, Mapping, Source
 from generator.importers.common.run_context import RunContext
@@ -165,15 +165,7 @@ class JobReader:
                     found=exclusion.at,
                 )
             )
-        return {
-            "item": final["item"],
-            "status": "excluded",
-            "rule": exclusion.rule,
-            "note": exclusion.note,
-            "attempts": [*earlier, last],
-            "excludes": n + 1,
-            "at": exclusion.at,
-        }
+        return excluded_result(final["item"], exclusion, [*earlier, last])
 
     def time_of(self, trial: Trial) -> str:
         return time_text(trial.result.get("finished_at")) or self.finished

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.core.generator_errors import problem
-from generator.importers.common.answer_fields import AnswerReader
+from generator.importers.common.answer_fields import AnswerReader, excluded_result
 from generator.importers.common.field_values import native_value, note_text, time_text
 from generator.importers.common.mapping_rules import Exclusion, Mapping
 from generator.importers.inspect.inspect_mapping import accepts_score_edits
@@ -164,15 +164,7 @@ class SampleReader:
                     found=exclusion.at,
                 )
             )
-        return {
-            "item": final["item"],
-            "status": "excluded",
-            "rule": exclusion.rule,
-            "note": exclusion.note,
-            "attempts": [*earlier, last],
-            "excludes": n + 1,
-            "at": exclusion.at,
-        }
+        return excluded_result(final["item"], exclusion, [*earlier, last])
 
     def native(self, sample: EvalSample) -> dict[str, Any]:
         """What Inspect itself made of the sample: its score values by scorer (a float as its

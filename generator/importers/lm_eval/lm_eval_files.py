@@ -6,12 +6,12 @@ parsed, and parsed strictly (a key given twice is refused)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generator.core.generator_errors import InputError, problem
+from generator.importers.common.field_values import loads_unique
 from generator.verifier import (
     Problem,
     show,
@@ -28,21 +28,6 @@ class LmEvalFiles:
     samples_path: Path
     samples_data: bytes
     records: list[tuple[int, dict[str, Any]]]  # (line number, record), in the file's order
-
-
-def _pairs(kv: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in kv:
-        if k in out:
-            raise ValueError(f"key {k!r} is given twice")
-        out[k] = v
-    return out
-
-
-def _parse(text: str) -> Any:
-    # lm-eval writes Python's json (NaN for an undefined stderr): read as it was written, except
-    # a key given twice, which would let two readers see two documents.
-    return json.loads(text, object_pairs_hook=_pairs)
 
 
 def results_file_of(output: Path, shown: str) -> Path:
@@ -85,7 +70,7 @@ def read_lm_eval_files(output: Path, task: str, show_path: Any) -> LmEvalFiles:
     shown = show_path(results_path)
     data = _read(results_path, shown)
     try:
-        results = _parse(data.decode("utf-8"))
+        results = loads_unique(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise InputError([problem(shown, f"not JSON: {str(e)[:200]}")], "cannot read the lm-eval results") from None
     if not isinstance(results, dict):
@@ -116,7 +101,7 @@ def _records(data: bytes, shown: str) -> tuple[list[tuple[int, dict[str, Any]]],
         if not line.strip():
             continue
         try:
-            record = _parse(line)
+            record = loads_unique(line)
         except (ValueError, RecursionError) as e:
             problems.append(problem(shown, f"line {n}: not JSON: {str(e)[:200]}"))
             continue

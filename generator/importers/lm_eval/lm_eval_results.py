@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from generator.core.generator_errors import problem
-from generator.importers.common.answer_fields import AnswerReader
+from generator.importers.common.answer_fields import AnswerReader, excluded_result
 from generator.importers.common.field_values import MISSING, descend, native_value, time_text
 from generator.importers.common.mapping_rules import Mapping, Source
 from generator.importers.common.run_context import RunContext
@@ -161,15 +161,7 @@ def _excluded(
                 found=exclusion.at,
             )
         )
-    return {
-        "item": final["item"],
-        "status": "excluded",
-        "rule": exclusion.rule,
-        "note": exclusion.note,
-        "attempts": [last],
-        "excludes": 1,
-        "at": exclusion.at,
-    }
+    return excluded_result(final["item"], exclusion, [last])
 
 
 def _check_results(
