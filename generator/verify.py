@@ -47,42 +47,42 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/eee_record.py            lines  5179 to  5509
     generator/verifier/exports/cbor.py                  lines  5510 to  5631
     generator/verifier/exports/scitt_statement.py       lines  5632 to  5817
-    generator/verifier/exports/credential.py            lines  5818 to  6112
-    generator/verifier/memory/ledger_snapshot.py        lines  6113 to  6286
-    generator/verifier/memory/checkpoint_memory.py      lines  6287 to  6441
-    generator/verifier/memory/release_memory.py         lines  6442 to  6750
-    generator/verifier/rules/answers.py                 lines  6751 to  6818
-    generator/verifier/rules/runs.py                    lines  6819 to  7176
-    generator/verifier/rules/lineage.py                 lines  7177 to  7462
-    generator/verifier/rules/score_edits.py             lines  7463 to  7548
-    generator/verifier/rules/evidence.py                lines  7549 to  7643
-    generator/verifier/rules/certificates.py            lines  7644 to  8111
-    generator/verifier/rules/certificate_documents.py   lines  8112 to  8207
-    generator/verifier/rules/recheck.py                 lines  8208 to  8574
-    generator/verifier/core/report.py                   lines  8575 to  8737
-    generator/verifier/core/folder.py                   lines  8738 to  9021
-    generator/verifier/core/checksum_tree.py            lines  9022 to  9176
-    generator/verifier/memory/mirror_record.py          lines  9177 to  9246
-    generator/verifier/site/release.py                  lines  9247 to  9536
-    generator/verifier/site/checksum_lists.py           lines  9537 to  9693
-    generator/verifier/site/zip_layout.py               lines  9694 to  9893
-    generator/verifier/site/download.py                 lines  9894 to 10286
-    generator/verifier/tlog/rotation.py                 lines 10287 to 10395
-    generator/verifier/site/history.py                  lines 10396 to 10764
-    generator/verifier/site/history_v3.py               lines 10765 to 10901
-    generator/verifier/site/commitment_parts.py         lines 10902 to 11087
-    generator/verifier/site/ledger_files.py             lines 11088 to 11446
-    generator/verifier/site/publication.py              lines 11447 to 11609
-    generator/verifier/rules/revocations.py             lines 11610 to 11729
-    generator/verifier/site/export_files.py             lines 11730 to 11967
-    generator/verifier/site/certificate_files.py        lines 11968 to 12423
-    generator/verifier/site/agreement_files.py          lines 12424 to 12568
-    generator/verifier/site/accounting.py               lines 12569 to 12810
-    generator/verifier/site/remote.py                   lines 12811 to 13081
-    generator/verifier/site/mirror_folder.py            lines 13082 to 13273
-    generator/verifier/site/mirror.py                   lines 13274 to 13579
-    generator/verifier/site/verify_site.py              lines 13580 to 13889
-    generator/verifier/site/command_line.py             lines 13890 to 14317
+    generator/verifier/exports/credential.py            lines  5818 to  6141
+    generator/verifier/memory/ledger_snapshot.py        lines  6142 to  6315
+    generator/verifier/memory/checkpoint_memory.py      lines  6316 to  6470
+    generator/verifier/memory/release_memory.py         lines  6471 to  6779
+    generator/verifier/rules/answers.py                 lines  6780 to  6847
+    generator/verifier/rules/runs.py                    lines  6848 to  7205
+    generator/verifier/rules/lineage.py                 lines  7206 to  7491
+    generator/verifier/rules/score_edits.py             lines  7492 to  7577
+    generator/verifier/rules/evidence.py                lines  7578 to  7672
+    generator/verifier/rules/certificates.py            lines  7673 to  8140
+    generator/verifier/rules/certificate_documents.py   lines  8141 to  8236
+    generator/verifier/rules/recheck.py                 lines  8237 to  8603
+    generator/verifier/core/report.py                   lines  8604 to  8766
+    generator/verifier/core/folder.py                   lines  8767 to  9050
+    generator/verifier/core/checksum_tree.py            lines  9051 to  9205
+    generator/verifier/memory/mirror_record.py          lines  9206 to  9275
+    generator/verifier/site/release.py                  lines  9276 to  9565
+    generator/verifier/site/checksum_lists.py           lines  9566 to  9722
+    generator/verifier/site/zip_layout.py               lines  9723 to  9922
+    generator/verifier/site/download.py                 lines  9923 to 10315
+    generator/verifier/tlog/rotation.py                 lines 10316 to 10424
+    generator/verifier/site/history.py                  lines 10425 to 10793
+    generator/verifier/site/history_v3.py               lines 10794 to 10930
+    generator/verifier/site/commitment_parts.py         lines 10931 to 11116
+    generator/verifier/site/ledger_files.py             lines 11117 to 11475
+    generator/verifier/site/publication.py              lines 11476 to 11638
+    generator/verifier/rules/revocations.py             lines 11639 to 11758
+    generator/verifier/site/export_files.py             lines 11759 to 12005
+    generator/verifier/site/certificate_files.py        lines 12006 to 12465
+    generator/verifier/site/agreement_files.py          lines 12466 to 12610
+    generator/verifier/site/accounting.py               lines 12611 to 12877
+    generator/verifier/site/remote.py                   lines 12878 to 13148
+    generator/verifier/site/mirror_folder.py            lines 13149 to 13340
+    generator/verifier/site/mirror.py                   lines 13341 to 13646
+    generator/verifier/site/verify_site.py              lines 13647 to 13956
+    generator/verifier/site/command_line.py             lines 13957 to 14384
 """
 
 # ==============================================================================================
@@ -5759,8 +5759,8 @@ def read_transparent_statement(data: bytes) -> tuple[list[Any], list[Any], tuple
     if not (
         isinstance(proof, list)
         and len(proof) == 3
-        and isinstance(proof[0], int)
-        and isinstance(proof[1], int)
+        and type(proof[0]) is int
+        and type(proof[1]) is int
         and isinstance(proof[2], list)
         and all(isinstance(h, bytes) and len(h) == 32 for h in proof[2])
     ):
@@ -5852,6 +5852,35 @@ _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _ED25519_MULTICODEC = b"\xed\x01"
 
 
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def export_signer(ring: KeyRing, index: int) -> tuple[KeySpan, bool] | None:
+    """The key that signs the exports of the document at leaf `index`: the key that signed the
+    document; if that key was revoked (its private half may be in other hands), the first key
+    after it that is not, and True. A verifier of the exports' standards knows no ledger, so a
+    revoked key signs no export and the site's DID document does not name it."""
+    spans = ring.spans
+    at = next((n for n, span in enumerate(spans) if span.covers(index + 1)), None)
+    if at is None:
+        return None
+    later = (span for span in spans[at:] if span.reason is None)
+    span = next(later, None)
+    return (span, span is not spans[at]) if span is not None else None
+
+
+def export_time(span: KeySpan, replaced: bool, issued_at: str) -> str:
+    """When an export's proof was made: when the document was issued, or, signed again by the
+    key that replaced a revoked one, when that key took over."""
+    return max(issued_at, span.valid_from or issued_at) if replaced else issued_at
+
+
+def current_keys(ring: KeyRing) -> list[bytes]:
+    """The keys the site's DID document names: every key the log has signed with that is not
+    revoked, oldest first."""
+    return [span.key.public_key for span in ring.spans if span.reason is None]
+
+
 def credential_path(serial: str) -> str:
     return f"certificates/{serial}/{CREDENTIAL_NAME}"
 
@@ -5890,8 +5919,8 @@ def multikey(public_key: bytes) -> str:
 
 
 def did_document(origin: str, public_keys: Iterable[bytes]) -> dict[str, Any]:
-    """The site's DID document: every key the log has signed with, oldest first, so that a
-    credential signed before a rotation still verifies."""
+    """The site's DID document: the keys `current_keys` gives, oldest first, so that a credential
+    signed before a rotation still verifies and none signed by a revoked key does."""
     did = did_web(origin)
     methods = [
         {"id": verification_method(origin, k), "type": "Multikey", "controller": did, "publicKeyMultibase": multikey(k)}
@@ -5993,8 +6022,8 @@ def encoded_list(bits: bytes) -> str:
 
 def decoded_list(text: Any, limit: int) -> bytes | None:
     """The bits of an encoded list, at most `limit` bytes of them (a GZIP bomb is refused), or None."""
-    if not (isinstance(text, str) and text.startswith("u")):
-        return None
+    if not (isinstance(text, str) and text.startswith("u") and _B64URL.fullmatch(text[1:])):
+        return None  # a character outside base64url is refused, as a strict decoder refuses it
     body = text[1:]
     try:
         data = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
@@ -11772,17 +11801,20 @@ def history_roots(history: Mapping[str, Any] | None) -> dict[int, bytes]:
 
 @dataclass(frozen=True)
 class Signed:
-    """What a certificate's transparent statement is checked against: the certificate's bytes and
-    document, its leaf, the key that signed it, the program's origin and the archived roots."""
+    """What a certificate's signed exports are checked against: the certificate's bytes and
+    document, its leaf, the keys that may sign them, the program, the archived roots, its gate's
+    name and its place in the status list."""
 
     cert: dict[str, Any]
     data: bytes
     leaf_index: int
-    public_key: bytes
+    # (key, proof time): the key of its exports when first published (credential.export_signer),
+    # or the key that signed the certificate, which exports published before it was revoked keep.
+    signers: tuple[tuple[bytes, str], ...]
     program: dict[str, str]
     roots: dict[int, bytes]
     gate_name: str
-    ordinal: int | None  # its place in the status list
+    ordinal: int | None
 
     @property
     def origin(self) -> str:
@@ -11809,40 +11841,36 @@ def check_exports(
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
         return
-    if made is None and elsewhere:
-        return
-    if made is None:
+    if made is None and not elsewhere:
         report.check(
             False,
             MANIFEST_FILE,
             f"certificate {serial}: its exports cannot be remade (its run spec or pinned methodology is missing)",
         )
         return
-    report.check(
-        listed == want,
-        MANIFEST_FILE,
-        f"certificate {serial}: the exports listed differ from those its certificate makes",
-        show(want, 300),
-        show(listed, 300),
-    )
+    if want is not None:
+        report.check(
+            listed == want,
+            MANIFEST_FILE,
+            f"certificate {serial}: the exports listed differ from those its certificate makes",
+            show(want, 300),
+            show(listed, 300),
+        )
     if signed is not None:
         rel = statement_path(serial)
         found = s.read(rel, f"the transparent statement of certificate {serial}")
         if found is not None:
-            for p in statement_problems(
-                found,
-                signed.cert,
-                signed.data,
-                signed.origin,
-                signed.public_key,
-                ed25519_verify,
-                signed.leaf_index,
-                signed.roots,
-            ):
+            tried = [
+                statement_problems(
+                    found, signed.cert, signed.data, signed.origin, key, ed25519_verify, signed.leaf_index, signed.roots
+                )
+                for key, _ in signed.signers
+            ]
+            for p in [] if any(not t for t in tried) else tried[0]:
                 report.check(False, rel, p)
             report.checks += 1
         _check_credential(s, serial, signed)
-    for rel, data in made:
+    for rel, data in made or []:  # none remade when a reveal they need is not its commitment
         found = s.read(rel, f"an export of certificate {serial}")
         if found is None:
             continue
@@ -11858,7 +11886,7 @@ def check_exports(
 
 def _check_credential(s: Site, serial: str, signed: Signed) -> None:
     """The certificate's verifiable credential: remade but for its proof, which must verify with
-    the key that signed the certificate, dated when it was issued."""
+    the key of its exports (credential.export_signer), at the time export_time says."""
     rel = credential_path(serial)
     loaded = s.document(rel, f"the credential of certificate {serial}")
     if loaded is None or signed.ordinal is None:
@@ -11869,38 +11897,48 @@ def _check_credential(s: Site, serial: str, signed: Signed) -> None:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return  # a certificate of another shape: its own checks say how
-    method = verification_method(signed.origin, signed.public_key)
-    for p in proof_problems(
-        loaded[1], want, str(signed.cert.get("issued_at")), method, signed.public_key, ed25519_verify
-    ):
+    tried = [
+        proof_problems(loaded[1], want, created, verification_method(signed.origin, key), key, ed25519_verify)
+        for key, created in signed.signers
+    ]
+    for p in [] if any(not t for t in tried) else tried[0]:
         s.report.check(False, rel, p)
     s.report.checks += 1
 
 
 def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger) -> None:
-    """The site's DID document (at both its places) and its status list, when its certificates
-    have exports: remade from the ledger's keys and revocations, the list signed by today's key."""
+    """The site's DID document (at both its places) and its status list: remade from the ledger's
+    keys and revocations, the list signed by today's key. A site whose certificates have exports
+    has them; one built before exports has none (accounting fails them as strays then), and once
+    one certificate lists exports, every one must."""
     rows = [r for r in manifest.get("certificates", []) if isinstance(r, dict)]
-    if not any("exports" in r for r in rows):
+    with_exports = sum(1 for r in rows if "exports" in r)
+    if 0 < with_exports < len(rows):
+        s.report.check(
+            False,
+            MANIFEST_FILE,
+            f"{len(rows) - with_exports} certificate(s) list no exports while {with_exports} do: a site has exports "
+            "for every certificate or for none",
+        )
+    if not with_exports:
         return
     program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
-    keys = [span.key.public_key for span in ledger.keys.spans]
-    document = canonical_bytes(did_document(program["origin"], keys))
+    document = canonical_bytes(did_document(program["origin"], current_keys(ledger.keys)))
     for rel in DID_PATHS:
         found = s.read(rel, "the DID document")
         if found is not None:
             s.report.check(
                 found == document,
                 rel,
-                "differs from the DID document made from the keys the log has signed with",
+                "differs from the DID document made from the keys the log has signed with and not revoked",
                 f"{len(document)} bytes of SHA-256 {sha256_hex(document)}",
                 f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
             )
-    today = ledger.keys.valid_at(ledger.size)
+    today = export_signer(ledger.keys, ledger.size - 1)
     loaded = s.document(STATUS_LIST_PATH, "the credentials' status list")
-    if loaded is None or not today:
+    if loaded is None or today is None:
         return
-    key = today[-1].public_key
+    key = today[0].key.public_key
     ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
     bits = revocation_bits(ordinals, ledger.revocations)
     method = verification_method(program["origin"], key)
@@ -12138,8 +12176,12 @@ def _exports(
     public: bool,
 ) -> None:
     serial = str(r.get("serial"))
+    chosen = export_signer(c.ledger.keys, index)
     valid = c.ledger.keys.valid_at(index + 1)
-    key = valid[-1].public_key if valid else c.key
+    issued = str(cert.get("issued_at")) if isinstance(cert, dict) else ""
+    signers = [(chosen[0].key.public_key, export_time(*chosen, issued))] if chosen is not None else []
+    signers += [(valid[-1].public_key, issued)] if valid else [(c.key, issued)]
+    key = signers[0][0]
     gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[serial].run].gate)
     gate_name = gate.name if gate is not None else ""
     memo = (
@@ -12165,7 +12207,7 @@ def _exports(
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     signed = (
-        Signed(cert, data, index, key, c.program, c.roots, gate_name, c.ordinals.get(serial))
+        Signed(cert, data, index, tuple(dict.fromkeys(signers)), c.program, c.roots, gate_name, c.ordinals.get(serial))
         if isinstance(cert, dict)
         else None
     )
@@ -12626,6 +12668,9 @@ def check_accounted(
             "a stray proof",
         )
     _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+    _check_credential_files(
+        s, manifest, sorted(f for f in found if f in CREDENTIAL_FILES or f.startswith(CREDENTIAL_FOLDERS))
+    )
     _check_artifact_folders(
         s,
         manifest,
@@ -12777,6 +12822,28 @@ def _archived_tile_problem(
     except FormatError as e:
         return str(e)
     return None if same else f"it is not the head of today's tile {LEDGER_FOLDER}{today}"
+
+
+# The files of the certificates' credentials (FORMAT.md, "Exports"): present with exports, and only then.
+CREDENTIAL_FILES = ("did.json", ".well-known/did.json", "credentials/status.json")
+
+
+CREDENTIAL_FOLDERS = ("credentials/", ".well-known/")
+
+
+def _check_credential_files(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    rows = [r for r in manifest["certificates"] if isinstance(r, dict)]
+    exports = any("exports" in r for r in rows)
+    for rel in present:
+        s.report.check(
+            exports and rel in CREDENTIAL_FILES,
+            rel,
+            "a credential file the site's exports do not account for",
+            "did.json, .well-known/did.json and credentials/status.json, on a site whose certificates list exports",
+            "a stray file",
+        )
+    for rel in CREDENTIAL_FILES if exports else ():
+        s.report.check(rel in present, rel, "is missing: a site whose certificates have exports publishes it")
 
 
 def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:

@@ -19,9 +19,12 @@ from generator.verifier import (
     certificate_credential,
     certificate_ordinals,
     credential_path,
+    current_keys,
     did_document,
     eee_export,
     eee_paths,
+    export_signer,
+    export_time,
     revocation_bits,
     secured,
     statement_path,
@@ -82,53 +85,55 @@ def write_exports(w: SiteWriter, cert: CertificateRecord, sources: ExportSources
     w.write(credential_path(cert.serial), _credential(cert, sources))
 
 
-def _held(cert: CertificateRecord, sources: ExportSources, rel: str) -> tuple[Any, Any] | bytes:
-    """The key that signed the certificate and its private half; or, when the program no longer
-    holds it, what the last release published at `rel` (kept as made, as the certificate's
-    signature is: artifacts.write_certificate)."""
-    key = sources.keys.for_leaf(cert.index)
-    private = sources.keys.private_key(key) if key is not None else None
-    if key is not None and private is not None:
-        return key, private
+def _held(cert: CertificateRecord, sources: ExportSources, rel: str) -> tuple[Any, Any, str] | bytes:
+    """What the last release published at `rel`, kept as it was made (an export is written once;
+    the verifier accepts one signed by the key that signed the certificate, revoked since or
+    not); else the key that signs the certificate's exports now (credential.export_signer: the
+    key that signed the certificate, or the one that replaced it if it was revoked), its private
+    half and the proof's time."""
     old = sources.previous.file(rel) if sources.previous is not None else None
     if old is not None and old.is_file():
-        return old.read_bytes()  # the verifier checks it as any other
+        return old.read_bytes()
+    chosen = export_signer(sources.ctx.ledger.keys, cert.index)
+    private = sources.keys.private_key(chosen[0].key) if chosen is not None else None
+    if chosen is not None and private is not None:
+        span, replaced = chosen
+        return span.key, private, export_time(span, replaced, cert.at)
     raise InputError(
-        [
-            problem(
-                rel,
-                "cannot be made: the key that signed the certificate is no longer held, and the last release has none",
-            )
-        ],
+        [problem(rel, "cannot be made: the key that signs it is no longer held, and the last release has none")],
         "cannot make a certificate's export",
     )
 
 
 def _credential(cert: CertificateRecord, sources: ExportSources) -> bytes:
-    """The certificate's verifiable credential, its proof by the key that signed the certificate."""
+    """The certificate's verifiable credential, its proof by the key of its exports (_held)."""
     rel = credential_path(cert.serial)
     held = _held(cert, sources, rel)
     if isinstance(held, bytes):
         return held
-    key, private = held
+    key, private, created = held
     gate = cert.info.gate
     doc = certificate_credential(
         cert.doc, cert.info.sha256, sources.program, sources.gate_names.get(gate, gate), sources.ordinals[cert.serial]
     )
-    return secured(doc, cert.at, verification_method(sources.ctx.origin, key.public_key), private.sign)
+    return secured(doc, created, verification_method(sources.ctx.origin, key.public_key), private.sign)
 
 
 def write_credential_files(w: SiteWriter, sources: ExportSources) -> None:
     """The site's DID document (at both places did:web resolves a site) and the status list of its
-    credentials, the ledger's revocations as bits, signed by today's key."""
+    credentials, the ledger's revocations as bits, signed by today's key; from the first
+    certificate on, as the verifier expects (export_files.check_credential_files)."""
     ctx = sources.ctx
-    document = canonical_bytes(did_document(ctx.origin, [span.key.public_key for span in ctx.ledger.keys.spans]))
+    if not ctx.certificates:
+        return
+    document = canonical_bytes(did_document(ctx.origin, current_keys(ctx.ledger.keys)))
     for rel in DID_PATHS:
         w.write(rel, document)
-    key = sources.keys.for_leaf(ctx.ledger.size - 1)
-    private = sources.keys.private_key(key) if key is not None else None
-    if key is None or private is None:
+    today = export_signer(ctx.ledger.keys, ctx.ledger.size - 1)
+    private = sources.keys.private_key(today[0].key) if today is not None else None
+    if today is None or private is None:
         raise InputError([problem(STATUS_LIST_PATH, "cannot be signed: today's key is not held")], "cannot sign")
+    key = today[0].key
     bits = revocation_bits(sources.ordinals, ctx.ledger.revocations)
     doc = status_list_credential(sources.program, bits, ctx.generated_at)
     w.write(
@@ -137,8 +142,8 @@ def write_credential_files(w: SiteWriter, sources: ExportSources) -> None:
 
 
 def _statement(cert: CertificateRecord, sources: ExportSources) -> bytes:
-    """The certificate's transparent statement, signed by the key that signed the certificate, its
-    receipt in the first archived checkpoint past its leaf."""
+    """The certificate's transparent statement, signed by the key of its exports (_held), its receipt
+    in the first archived checkpoint past its leaf."""
     rel = statement_path(cert.serial)
     at = bisect.bisect_right(sources.archived, cert.index)
     held = _held(cert, sources, rel) if at < len(sources.archived) else None
@@ -146,7 +151,7 @@ def _statement(cert: CertificateRecord, sources: ExportSources) -> bytes:
         raise InputError([problem(rel, "cannot be made: no archived checkpoint past its leaf")], "cannot make it")
     if isinstance(held, bytes):
         return held
-    key, private = held
+    key, private, _ = held
     size, tree = sources.archived[at], sources.ctx.tree
     return transparent_statement(
         cert.data,

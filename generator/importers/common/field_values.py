@@ -20,25 +20,25 @@ NOTE_LIMIT = 500
 MISSING = object()
 
 
-def time_text(value: str | float | _dt.datetime | None) -> str | None:
+def time_text(value: Any) -> str | None:
     """A time of a harness in the project's form (format v1 §1): UTC, whole seconds (rounded down,
-    so never later than the time the harness recorded), or None when there is none. A number is
-    seconds since the epoch; a time without a zone is read as UTC."""
+    so never later than the time the harness recorded), or None when there is none or it is not a
+    time. A number is seconds since the epoch; a time without a zone is read as UTC."""
     if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        try:
+    try:
+        if isinstance(value, int | float):
             value = _dt.datetime.fromtimestamp(value, _dt.UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if isinstance(value, str):
-        try:
+        elif isinstance(value, str):
             value = _dt.datetime.fromisoformat(value)
-        except ValueError:
+        if not isinstance(value, _dt.datetime):
             return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=_dt.UTC)
-    return value.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.UTC)
+        text: str = value.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return text
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def note_text(message: str | None) -> str:

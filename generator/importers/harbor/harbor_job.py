@@ -46,10 +46,11 @@ class HarborJob:
         """The names of the tasks the job was to run: the lock's, else the config's task folders;
         None when the job names its tasks otherwise (a dataset)."""
         if self.lock is not None and isinstance(self.lock.get("trials"), list):
-            names = [t.get("task", {}).get("name") for t in self.lock["trials"] if isinstance(t, dict)]
+            locked = [t.get("task") for t in self.lock["trials"] if isinstance(t, dict)]
+            names = [t.get("name") if isinstance(t, dict) else None for t in locked]
             if names and all(isinstance(n, str) for n in names):
                 return [str(n) for n in names]
-        tasks = self.config.get("tasks")
+        tasks: Any = self.config.get("tasks")
         if (
             isinstance(tasks, list)
             and tasks
@@ -110,8 +111,25 @@ def read_job(folder: Path, answer_file: str, show_path: Any) -> HarborJob:
     return HarborJob(folder, config, result, result_data, parsed["lock.json"][1], trials)
 
 
+def _links_inside(folder: Path, path: Path) -> bool:
+    """Whether a folder between the trial's folder and `path`, or `path` itself, is a symbolic
+    link: a link an agent left in what Harbor copied out could make a file of the host evidence."""
+    rel = path.relative_to(folder)
+    return any((folder / Path(*rel.parts[: n + 1])).is_symlink() for n in range(len(rel.parts)))
+
+
 def _read_trial(folder: Path, answer_file: str, show_path: Any, problems: list[Problem]) -> Trial | None:
     before = len(problems)
+    for inside in (folder / "result.json", folder / answer_file, folder / TRAJECTORY):
+        if _links_inside(folder, inside):
+            problems.append(
+                problem(
+                    show_path(inside),
+                    "a symbolic link inside the trial's folder: what an agent left there is not read through links",
+                )
+            )
+    if len(problems) > before:
+        return None
     data = _read(folder / "result.json", show_path(folder / "result.json"), problems)
     result = _object(data, show_path(folder / "result.json"), problems)
     answer_path = folder / answer_file

@@ -106,7 +106,7 @@ def _evidence(
             continue  # a trial of no item of the run is refused
         own = [(trial.folder / "result.json", f"{trial.name}.result.json", trial.result_data)]
         if trial.answer_data is not None:
-            own.append((trial.answer_path, f"{trial.name}.{trial.answer_path.name}", trial.answer_data))
+            own.append((trial.answer_path, f"{trial.name}.answer.{trial.answer_path.name}", trial.answer_data))
         if trial.trajectory_data is not None:
             own.append((trial.folder / TRAJECTORY, f"{trial.name}.trajectory.json", trial.trajectory_data))
         files += [(p, name, data, [item]) for p, name, data in own]

@@ -216,21 +216,27 @@ def _check_job(
     job: HarborJob, mapping: Mapping, run: RunContext, file: str, problems: list[Problem]
 ) -> tuple[str | None, bool]:
     """The job's end (or, for a job the operator says was interrupted, its last update), and
-    whether it was interrupted; every trial of the mapping's agent and model, and the job
-    started once the run was registered."""
-    started = time_text(job.result.get("started_at"))
+    whether it was interrupted; every trial of the mapping's agent and model and of this job, as
+    many as the job's result counts, and the job started once the run was registered."""
+    # Harbor writes the job's own start in local time without a zone, and each trial's with one:
+    # the earliest trial's start is when the job began, on any host.
+    starts = [t for t in (time_text(trial.result.get("started_at")) for trial in job.trials) if t is not None]
+    started, where = (min(starts), "the earliest trial's started_at") if starts else (None, "result.json: started_at")
     if started is None:
-        problems.append(problem(file, "the job has no start time", "result.json: started_at"))
+        started = time_text(job.result.get("started_at"))
+    if started is None:
+        problems.append(problem(file, "the job has no start time", where))
     elif started < run.registered_at:
         problems.append(
             problem(
                 file,
                 f"the job started before run {run.run_id} was registered: a run is registered before it happens",
-                "result.json: started_at",
+                where,
                 expected=f"{run.registered_at} or later",
                 found=started,
             )
         )
+    _check_trials_are_the_job_s(job, file, problems)
     finished = time_text(job.result.get("finished_at"))
     interrupted = finished is None and bool(mapping.extra["interrupted"])
     if finished is None and not interrupted:
@@ -265,6 +271,39 @@ def _check_job(
                     )
                 )
     return finished, interrupted
+
+
+def _check_trials_are_the_job_s(job: HarborJob, file: str, problems: list[Problem]) -> None:
+    """Every trial's folder of this job (its config's job_id), and as many as the job's result
+    counts completed: a trial's folder taken away (a failure made to look not run) or brought from
+    another job is refused."""
+    job_id = job.result.get("id")
+    for trial in job.trials:
+        config = trial.result.get("config")
+        found = config.get("job_id") if isinstance(config, dict) else None
+        if found != job_id:
+            problems.append(
+                problem(
+                    file,
+                    f"{trial_label(trial)} is of another job than this folder's",
+                    f"{trial.name}/result.json: config.job_id",
+                    expected=show(job_id),
+                    found=show(found),
+                )
+            )
+    stats = job.result.get("stats")
+    completed = stats.get("n_completed_trials") if isinstance(stats, dict) else None
+    if type(completed) is int and completed != len(job.trials):
+        problems.append(
+            problem(
+                file,
+                f"the job's result counts {completed} completed trial(s), and the folder holds {len(job.trials)}: a "
+                "trial's folder is missing, or one was added",
+                "result.json: stats.n_completed_trials",
+                expected=str(completed),
+                found=str(len(job.trials)),
+            )
+        )
 
 
 def _trials_by_item(

@@ -97,7 +97,9 @@ def _records(data: bytes, shown: str) -> tuple[list[tuple[int, dict[str, Any]]],
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         return [], [problem(shown, f"not UTF-8 text: {e}")]
-    for n, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: lm-eval writes its JSON with ensure_ascii=False, so a U+2028 or U+0085
+    # inside a string is a character of the line, not its end (str.splitlines would cut there).
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

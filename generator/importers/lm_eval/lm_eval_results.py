@@ -146,7 +146,8 @@ def _excluded(
         last["note"] = final["note"]
     last["at"] = finished
     metrics = record.get("metrics")
-    scores = {m: native_value(record[m]) for m in sorted(metrics) if m in record} if isinstance(metrics, list) else {}
+    names = sorted({m for m in metrics if isinstance(m, str)}) if isinstance(metrics, list) else []
+    scores = {m: native_value(record[m]) for m in names if m in record}
     if scores:
         last["native"] = {"scores": scores}
     if exclusion.at != finished:
@@ -259,7 +260,8 @@ def _check_counts(
     """A record for every document the results count, one response each: fewer records is a
     samples file cut short (or of another evaluation), more is one of repeats."""
     counted = results.get("n-samples")
-    effective = counted.get(task, {}).get("effective") if isinstance(counted, dict) else None
+    of_task = counted.get(task) if isinstance(counted, dict) else None
+    effective = of_task.get("effective") if isinstance(of_task, dict) else None
     if isinstance(effective, int) and len(records) != effective:
         problems.append(
             problem(

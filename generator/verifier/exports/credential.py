@@ -10,11 +10,13 @@ each proof with the key that signed the certificate (the status list's with toda
 
 import base64
 import hashlib
+import re
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes
+from generator.verifier.tlog.keyring import KeyRing, KeySpan
 
 VC2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
 OB3_CONTEXT = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
@@ -26,6 +28,33 @@ STATUS_LIST_MIN_BITS = 131072  # 16 KiB, the Bitstring Status List's minimum, wh
 CRYPTOSUITE = "eddsa-jcs-2022"
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _ED25519_MULTICODEC = b"\xed\x01"
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def export_signer(ring: KeyRing, index: int) -> tuple[KeySpan, bool] | None:
+    """The key that signs the exports of the document at leaf `index`: the key that signed the
+    document; if that key was revoked (its private half may be in other hands), the first key
+    after it that is not, and True. A verifier of the exports' standards knows no ledger, so a
+    revoked key signs no export and the site's DID document does not name it."""
+    spans = ring.spans
+    at = next((n for n, span in enumerate(spans) if span.covers(index + 1)), None)
+    if at is None:
+        return None
+    later = (span for span in spans[at:] if span.reason is None)
+    span = next(later, None)
+    return (span, span is not spans[at]) if span is not None else None
+
+
+def export_time(span: KeySpan, replaced: bool, issued_at: str) -> str:
+    """When an export's proof was made: when the document was issued, or, signed again by the
+    key that replaced a revoked one, when that key took over."""
+    return max(issued_at, span.valid_from or issued_at) if replaced else issued_at
+
+
+def current_keys(ring: KeyRing) -> list[bytes]:
+    """The keys the site's DID document names: every key the log has signed with that is not
+    revoked, oldest first."""
+    return [span.key.public_key for span in ring.spans if span.reason is None]
 
 
 def credential_path(serial: str) -> str:
@@ -66,8 +95,8 @@ def multikey(public_key: bytes) -> str:
 
 
 def did_document(origin: str, public_keys: Iterable[bytes]) -> dict[str, Any]:
-    """The site's DID document: every key the log has signed with, oldest first, so that a
-    credential signed before a rotation still verifies."""
+    """The site's DID document: the keys `current_keys` gives, oldest first, so that a credential
+    signed before a rotation still verifies and none signed by a revoked key does."""
     did = did_web(origin)
     methods = [
         {"id": verification_method(origin, k), "type": "Multikey", "controller": did, "publicKeyMultibase": multikey(k)}
@@ -169,8 +198,8 @@ def encoded_list(bits: bytes) -> str:
 
 def decoded_list(text: Any, limit: int) -> bytes | None:
     """The bits of an encoded list, at most `limit` bytes of them (a GZIP bomb is refused), or None."""
-    if not (isinstance(text, str) and text.startswith("u")):
-        return None
+    if not (isinstance(text, str) and text.startswith("u") and _B64URL.fullmatch(text[1:])):
+        return None  # a character outside base64url is refused, as a strict decoder refuses it
     body = text[1:]
     try:
         data = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))

@@ -135,8 +135,8 @@ def read_transparent_statement(data: bytes) -> tuple[list[Any], list[Any], tuple
     if not (
         isinstance(proof, list)
         and len(proof) == 3
-        and isinstance(proof[0], int)
-        and isinstance(proof[1], int)
+        and type(proof[0]) is int
+        and type(proof[1]) is int
         and isinstance(proof[2], list)
         and all(isinstance(h, bytes) and len(h) == 32 for h in proof[2])
     ):

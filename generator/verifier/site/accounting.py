@@ -69,6 +69,9 @@ def check_accounted(
             "a stray proof",
         )
     _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
+    _check_credential_files(
+        s, manifest, sorted(f for f in found if f in CREDENTIAL_FILES or f.startswith(CREDENTIAL_FOLDERS))
+    )
     _check_artifact_folders(
         s,
         manifest,
@@ -220,6 +223,26 @@ def _archived_tile_problem(
     except FormatError as e:
         return str(e)
     return None if same else f"it is not the head of today's tile {LEDGER_FOLDER}{today}"
+
+
+# The files of the certificates' credentials (FORMAT.md, "Exports"): present with exports, and only then.
+CREDENTIAL_FILES = ("did.json", ".well-known/did.json", "credentials/status.json")
+CREDENTIAL_FOLDERS = ("credentials/", ".well-known/")
+
+
+def _check_credential_files(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    rows = [r for r in manifest["certificates"] if isinstance(r, dict)]
+    exports = any("exports" in r for r in rows)
+    for rel in present:
+        s.report.check(
+            exports and rel in CREDENTIAL_FILES,
+            rel,
+            "a credential file the site's exports do not account for",
+            "did.json, .well-known/did.json and credentials/status.json, on a site whose certificates list exports",
+            "a stray file",
+        )
+    for rel in CREDENTIAL_FILES if exports else ():
+        s.report.check(rel in present, rel, "is missing: a site whose certificates have exports publishes it")
 
 
 def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:

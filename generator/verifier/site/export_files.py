@@ -19,7 +19,9 @@ from generator.verifier.exports.credential import (
     certificate_credential,
     certificate_ordinals,
     credential_path,
+    current_keys,
     did_document,
+    export_signer,
     proof_problems,
     revocation_bits,
     status_problems,
@@ -68,17 +70,20 @@ def history_roots(history: Mapping[str, Any] | None) -> dict[int, bytes]:
 
 @dataclass(frozen=True)
 class Signed:
-    """What a certificate's transparent statement is checked against: the certificate's bytes and
-    document, its leaf, the key that signed it, the program's origin and the archived roots."""
+    """What a certificate's signed exports are checked against: the certificate's bytes and
+    document, its leaf, the keys that may sign them, the program, the archived roots, its gate's
+    name and its place in the status list."""
 
     cert: dict[str, Any]
     data: bytes
     leaf_index: int
-    public_key: bytes
+    # (key, proof time): the key of its exports when first published (credential.export_signer),
+    # or the key that signed the certificate, which exports published before it was revoked keep.
+    signers: tuple[tuple[bytes, str], ...]
     program: dict[str, str]
     roots: dict[int, bytes]
     gate_name: str
-    ordinal: int | None  # its place in the status list
+    ordinal: int | None
 
     @property
     def origin(self) -> str:
@@ -105,40 +110,36 @@ def check_exports(
     if not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         report.check(False, MANIFEST_FILE, f"certificate {serial}: exports is a list of site paths", want, show(listed))
         return
-    if made is None and elsewhere:
-        return
-    if made is None:
+    if made is None and not elsewhere:
         report.check(
             False,
             MANIFEST_FILE,
             f"certificate {serial}: its exports cannot be remade (its run spec or pinned methodology is missing)",
         )
         return
-    report.check(
-        listed == want,
-        MANIFEST_FILE,
-        f"certificate {serial}: the exports listed differ from those its certificate makes",
-        show(want, 300),
-        show(listed, 300),
-    )
+    if want is not None:
+        report.check(
+            listed == want,
+            MANIFEST_FILE,
+            f"certificate {serial}: the exports listed differ from those its certificate makes",
+            show(want, 300),
+            show(listed, 300),
+        )
     if signed is not None:
         rel = statement_path(serial)
         found = s.read(rel, f"the transparent statement of certificate {serial}")
         if found is not None:
-            for p in statement_problems(
-                found,
-                signed.cert,
-                signed.data,
-                signed.origin,
-                signed.public_key,
-                ed25519_verify,
-                signed.leaf_index,
-                signed.roots,
-            ):
+            tried = [
+                statement_problems(
+                    found, signed.cert, signed.data, signed.origin, key, ed25519_verify, signed.leaf_index, signed.roots
+                )
+                for key, _ in signed.signers
+            ]
+            for p in [] if any(not t for t in tried) else tried[0]:
                 report.check(False, rel, p)
             report.checks += 1
         _check_credential(s, serial, signed)
-    for rel, data in made:
+    for rel, data in made or []:  # none remade when a reveal they need is not its commitment
         found = s.read(rel, f"an export of certificate {serial}")
         if found is None:
             continue
@@ -154,7 +155,7 @@ def check_exports(
 
 def _check_credential(s: Site, serial: str, signed: Signed) -> None:
     """The certificate's verifiable credential: remade but for its proof, which must verify with
-    the key that signed the certificate, dated when it was issued."""
+    the key of its exports (credential.export_signer), at the time export_time says."""
     rel = credential_path(serial)
     loaded = s.document(rel, f"the credential of certificate {serial}")
     if loaded is None or signed.ordinal is None:
@@ -165,38 +166,48 @@ def _check_credential(s: Site, serial: str, signed: Signed) -> None:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return  # a certificate of another shape: its own checks say how
-    method = verification_method(signed.origin, signed.public_key)
-    for p in proof_problems(
-        loaded[1], want, str(signed.cert.get("issued_at")), method, signed.public_key, ed25519_verify
-    ):
+    tried = [
+        proof_problems(loaded[1], want, created, verification_method(signed.origin, key), key, ed25519_verify)
+        for key, created in signed.signers
+    ]
+    for p in [] if any(not t for t in tried) else tried[0]:
         s.report.check(False, rel, p)
     s.report.checks += 1
 
 
 def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger) -> None:
-    """The site's DID document (at both its places) and its status list, when its certificates
-    have exports: remade from the ledger's keys and revocations, the list signed by today's key."""
+    """The site's DID document (at both its places) and its status list: remade from the ledger's
+    keys and revocations, the list signed by today's key. A site whose certificates have exports
+    has them; one built before exports has none (accounting fails them as strays then), and once
+    one certificate lists exports, every one must."""
     rows = [r for r in manifest.get("certificates", []) if isinstance(r, dict)]
-    if not any("exports" in r for r in rows):
+    with_exports = sum(1 for r in rows if "exports" in r)
+    if 0 < with_exports < len(rows):
+        s.report.check(
+            False,
+            MANIFEST_FILE,
+            f"{len(rows) - with_exports} certificate(s) list no exports while {with_exports} do: a site has exports "
+            "for every certificate or for none",
+        )
+    if not with_exports:
         return
     program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
-    keys = [span.key.public_key for span in ledger.keys.spans]
-    document = canonical_bytes(did_document(program["origin"], keys))
+    document = canonical_bytes(did_document(program["origin"], current_keys(ledger.keys)))
     for rel in DID_PATHS:
         found = s.read(rel, "the DID document")
         if found is not None:
             s.report.check(
                 found == document,
                 rel,
-                "differs from the DID document made from the keys the log has signed with",
+                "differs from the DID document made from the keys the log has signed with and not revoked",
                 f"{len(document)} bytes of SHA-256 {sha256_hex(document)}",
                 f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
             )
-    today = ledger.keys.valid_at(ledger.size)
+    today = export_signer(ledger.keys, ledger.size - 1)
     loaded = s.document(STATUS_LIST_PATH, "the credentials' status list")
-    if loaded is None or not today:
+    if loaded is None or today is None:
         return
-    key = today[-1].public_key
+    key = today[0].key.public_key
     ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
     bits = revocation_bits(ordinals, ledger.revocations)
     method = verification_method(program["origin"], key)

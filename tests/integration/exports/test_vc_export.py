@@ -78,7 +78,9 @@ def test_the_did_document_is_at_both_places_did_web_resolves(demo_site: BuiltSit
     doc = json.loads((site / "did.json").read_text(encoding="utf-8"))
     assert doc["id"] == "did:web:transparency.example.org:extraction"
     keys = json.loads((site / "keys.json").read_text(encoding="utf-8"))["keys"]
-    assert len(doc["verificationMethod"]) == len(keys)
+    # Every key the log signed with but a revoked one, whose signatures a wallet must not trust.
+    assert len(doc["verificationMethod"]) == len([k for k in keys if k["status"] != "revoked"]) >= 1
+    assert any(k["status"] == "revoked" for k in keys), "the demo has a revoked key"
 
 
 def test_a_changed_credential_fails(demo_site: BuiltSite, tmp_path: Path) -> None:

@@ -110,9 +110,10 @@ def test_the_committed_job_imports_certifies_and_verifies(program: Paths, job: P
     entries = {e["name"]: e for e in doc["evidence"]}
     assert entries["job-result.json"]["items"] == ITEMS
     trial = trial_of(job, "a-003")
-    answer = entries[f"{trial.name}.answer.json"]
+    answer = entries[f"{trial.name}.answer.answer.json"]
     assert answer["items"] == ["a-003"]
     assert answer["sha256"] == hashlib.sha256((trial / "artifacts" / "answer.json").read_bytes()).hexdigest()
+    assert f"{trial.name}.answer.answer.json" in entries
     assert f"{trial.name}.trajectory.json" in entries and f"{trial_of(job, 'a-004').name}.result.json" in entries
     assert doc["source"]["kind"] == "harbor" and doc["source"]["harbor_version"] == "0.25.0"
     cert = certify_run(program, out, at="2026-12-05T14:10:00Z")
@@ -168,6 +169,7 @@ def test_a_failed_trial_tried_again_is_the_result_s_earlier_attempt(program: Pat
         doc["finished_at"] = "2026-12-05T12:59:20Z"
 
     change(failed / "result.json", earlier)
+    change(job / "result.json", lambda d: d["stats"].update(n_completed_trials=8))  # Harbor counts the retried trial
     out = tmp_path / "results.json"
     done = import_harbor_job(program, job, RUN, mapping_file(tmp_path), out=out)
     assert done.retried == 1
@@ -217,7 +219,7 @@ def test_another_agent_or_model_and_a_start_before_the_registration_are_refused(
     err = refused_import(program, job, tmp_path, model="heron/heron-agent-1.0")
     where = f"{trial_of(job, 'a-001').name}/result.json: agent_info.model_info.name"
     named(err, "is of another model than the mapping states", where)
-    change(job / "result.json", lambda d: d.update(started_at="2026-12-05T12:00:00"))
+    change(trial_of(job, "a-001") / "result.json", lambda d: d.update(started_at="2026-12-05T12:00:00Z"))
     named(refused_import(program, job, tmp_path), "the job started before run heron-a-1 was registered")
 
 
@@ -249,3 +251,24 @@ def test_a_mapping_with_unknown_keys_or_bad_sources_is_refused(program: Paths, j
     named(err, "unknown key 'task'")
     named(err, "answer_file is where in a trial's folder the agent's answer is", "answer_file")
     named(err, "not a source", "similarity.summary")
+
+
+def test_a_trial_taken_away_or_brought_from_another_job_is_refused(program: Paths, job: Path, tmp_path: Path) -> None:
+    """A failure made to look never run, by deleting its trial's folder from an interrupted job, or a
+    better trial copied in from another job: the job's own result and the trials' job id disagree."""
+    shutil.rmtree(trial_of(job, "a-004"))
+    named(refused_import(program, job, tmp_path), "counts 7 completed trial(s), and the folder holds 6")
+    change(trial_of(job, "a-003") / "result.json", lambda d: d["config"].update(job_id="another-job"))
+    where = f"{trial_of(job, 'a-003').name}/result.json: config.job_id"
+    named(refused_import(program, job, tmp_path), "is of another job than this folder's", where)
+
+
+def test_links_inside_a_trial_s_folder_are_refused(program: Paths, job: Path, tmp_path: Path) -> None:
+    trial = trial_of(job, "a-001")
+    shutil.rmtree(trial / "artifacts")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "answer.json").write_text("{}", encoding="utf-8")
+    (trial / "artifacts").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(InputError) as e:
+        import_harbor_job(program, job, RUN, mapping_file(tmp_path), out=tmp_path / "r.json")
+    named(e.value, "a symbolic link inside the trial's folder")

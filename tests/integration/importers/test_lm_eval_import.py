@@ -288,3 +288,19 @@ def test_two_filters_need_the_mapping_to_name_one(program: Paths, output: Path, 
     out = tmp_path / "results.json"
     done = import_lm_eval_output(program, output, RUN, mapping_file(tmp_path, filter="strict"), out=out)
     assert done.counts == {"scored": 8}
+
+
+def test_a_line_separator_inside_a_string_is_part_of_its_line(program: Paths, output: Path, tmp_path: Path) -> None:
+    """lm-eval writes its samples with ensure_ascii=False: U+2028 or U+0085 in a prompt stays a
+    character of the line."""
+
+    def separators(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for r in records:
+            r["doc"]["prompt"] += "\u2028\u0085"
+        return records
+
+    p = samples_path(output)
+    records = [json.loads(line) for line in p.read_text(encoding="utf-8").split("\n") if line]
+    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in separators(records)), encoding="utf-8")
+    done = import_lm_eval_output(program, output, RUN, mapping_file(tmp_path), out=tmp_path / "r.json")
+    assert done.counts == {"scored": 8}
