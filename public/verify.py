@@ -44,45 +44,45 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/withdrawals.py             lines  4525 to  4563
     generator/verifier/tlog/keyring.py                  lines  4564 to  4695
     generator/verifier/rules/ledger.py                  lines  4696 to  5178
-    generator/verifier/exports/eee_record.py            lines  5179 to  5509
-    generator/verifier/exports/cbor.py                  lines  5510 to  5631
-    generator/verifier/exports/scitt_statement.py       lines  5632 to  5817
-    generator/verifier/exports/credential.py            lines  5818 to  6141
-    generator/verifier/memory/ledger_snapshot.py        lines  6142 to  6315
-    generator/verifier/memory/checkpoint_memory.py      lines  6316 to  6470
-    generator/verifier/memory/release_memory.py         lines  6471 to  6779
-    generator/verifier/rules/answers.py                 lines  6780 to  6847
-    generator/verifier/rules/runs.py                    lines  6848 to  7205
-    generator/verifier/rules/lineage.py                 lines  7206 to  7491
-    generator/verifier/rules/score_edits.py             lines  7492 to  7577
-    generator/verifier/rules/evidence.py                lines  7578 to  7672
-    generator/verifier/rules/certificates.py            lines  7673 to  8140
-    generator/verifier/rules/certificate_documents.py   lines  8141 to  8236
-    generator/verifier/rules/recheck.py                 lines  8237 to  8603
-    generator/verifier/core/report.py                   lines  8604 to  8766
-    generator/verifier/core/folder.py                   lines  8767 to  9050
-    generator/verifier/core/checksum_tree.py            lines  9051 to  9205
-    generator/verifier/memory/mirror_record.py          lines  9206 to  9275
-    generator/verifier/site/release.py                  lines  9276 to  9565
-    generator/verifier/site/checksum_lists.py           lines  9566 to  9722
-    generator/verifier/site/zip_layout.py               lines  9723 to  9922
-    generator/verifier/site/download.py                 lines  9923 to 10315
-    generator/verifier/tlog/rotation.py                 lines 10316 to 10424
-    generator/verifier/site/history.py                  lines 10425 to 10793
-    generator/verifier/site/history_v3.py               lines 10794 to 10930
-    generator/verifier/site/commitment_parts.py         lines 10931 to 11116
-    generator/verifier/site/ledger_files.py             lines 11117 to 11475
-    generator/verifier/site/publication.py              lines 11476 to 11638
-    generator/verifier/rules/revocations.py             lines 11639 to 11758
-    generator/verifier/site/export_files.py             lines 11759 to 12005
-    generator/verifier/site/certificate_files.py        lines 12006 to 12465
-    generator/verifier/site/agreement_files.py          lines 12466 to 12610
-    generator/verifier/site/accounting.py               lines 12611 to 12877
-    generator/verifier/site/remote.py                   lines 12878 to 13148
-    generator/verifier/site/mirror_folder.py            lines 13149 to 13340
-    generator/verifier/site/mirror.py                   lines 13341 to 13646
-    generator/verifier/site/verify_site.py              lines 13647 to 13956
-    generator/verifier/site/command_line.py             lines 13957 to 14384
+    generator/verifier/exports/eee_record.py            lines  5179 to  5510
+    generator/verifier/exports/cbor.py                  lines  5511 to  5632
+    generator/verifier/exports/scitt_statement.py       lines  5633 to  5818
+    generator/verifier/exports/credential.py            lines  5819 to  6142
+    generator/verifier/memory/ledger_snapshot.py        lines  6143 to  6316
+    generator/verifier/memory/checkpoint_memory.py      lines  6317 to  6471
+    generator/verifier/memory/release_memory.py         lines  6472 to  6780
+    generator/verifier/rules/answers.py                 lines  6781 to  6848
+    generator/verifier/rules/runs.py                    lines  6849 to  7206
+    generator/verifier/rules/lineage.py                 lines  7207 to  7492
+    generator/verifier/rules/score_edits.py             lines  7493 to  7578
+    generator/verifier/rules/evidence.py                lines  7579 to  7673
+    generator/verifier/rules/certificates.py            lines  7674 to  8141
+    generator/verifier/rules/certificate_documents.py   lines  8142 to  8237
+    generator/verifier/rules/recheck.py                 lines  8238 to  8604
+    generator/verifier/core/report.py                   lines  8605 to  8767
+    generator/verifier/core/folder.py                   lines  8768 to  9051
+    generator/verifier/core/checksum_tree.py            lines  9052 to  9206
+    generator/verifier/memory/mirror_record.py          lines  9207 to  9276
+    generator/verifier/site/release.py                  lines  9277 to  9566
+    generator/verifier/site/checksum_lists.py           lines  9567 to  9723
+    generator/verifier/site/zip_layout.py               lines  9724 to  9923
+    generator/verifier/site/download.py                 lines  9924 to 10316
+    generator/verifier/tlog/rotation.py                 lines 10317 to 10425
+    generator/verifier/site/history.py                  lines 10426 to 10794
+    generator/verifier/site/history_v3.py               lines 10795 to 10931
+    generator/verifier/site/commitment_parts.py         lines 10932 to 11117
+    generator/verifier/site/ledger_files.py             lines 11118 to 11476
+    generator/verifier/site/publication.py              lines 11477 to 11639
+    generator/verifier/rules/revocations.py             lines 11640 to 11759
+    generator/verifier/site/export_files.py             lines 11760 to 12006
+    generator/verifier/site/certificate_files.py        lines 12007 to 12466
+    generator/verifier/site/agreement_files.py          lines 12467 to 12611
+    generator/verifier/site/accounting.py               lines 12612 to 12878
+    generator/verifier/site/remote.py                   lines 12879 to 13149
+    generator/verifier/site/mirror_folder.py            lines 13150 to 13341
+    generator/verifier/site/mirror.py                   lines 13342 to 13647
+    generator/verifier/site/verify_site.py              lines 13648 to 13957
+    generator/verifier/site/command_line.py             lines 13958 to 14385
 """
 
 # ==============================================================================================
@@ -5357,7 +5357,8 @@ def eee_record(
     samples: bytes | None,
 ) -> dict[str, Any]:
     """The aggregate record of `cert` (its bytes' SHA-256 `cert_sha256`, ledger leaf
-    `leaf_index`), for the program named `program['name']` at `program['origin']`; `levels` are
+    `leaf_index`), for the program at `program['origin']` (named by its origin, which never changes,
+    where its name may: an export is written once); `levels` are
     the methodology's grades, lowest first. Sealed items are named by their `commitments`;
     `samples` is the instance file, when there is one."""
     serial, subject = cert["serial"], cert["subject"]
@@ -5365,26 +5366,26 @@ def eee_record(
     source: dict[str, Any]
     if commitments:
         source = {
-            "dataset_name": f"{program['name']}: gate {cert['gate']} (sealed)",
+            "dataset_name": f"{program['origin']}: gate {cert['gate']} (sealed)",
             "source_type": "other",
             "additional_details": {f"commitment.{i}": c for i, c in sorted(commitments.items())},
         }
     else:
         source = {
-            "dataset_name": f"{program['name']}: gate {cert['gate']}",
+            "dataset_name": f"{program['origin']}: gate {cert['gate']}",
             "source_type": "url",
             "url": [f"https://{program['origin']}/items/"],
         }
-    name = f"{program['name']}, gate {cert['gate']}"
+    name = f"{program['origin']}, gate {cert['gate']}"
     record: dict[str, Any] = {
         "schema_version": EEE_SCHEMA_VERSION,
         "evaluation_id": f"{program['origin']}/certificates/{serial}",
         "evaluation_timestamp": cert["finished_at"],
         "retrieved_timestamp": str(epoch_seconds(cert["issued_at"])),
         "source_metadata": {
-            "source_name": program["name"],
+            "source_name": program["origin"],
             "source_type": "evaluation_run",
-            "source_organization_name": program["name"],
+            "source_organization_name": program["origin"],
             "source_organization_url": f"https://{program['origin']}/",
             "evaluator_relationship": "third_party",
             "additional_details": {
@@ -5438,14 +5439,14 @@ def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapp
         if r.get("status") != "scored" or r["item"] not in items:
             continue
         item = items[r["item"]]["item"]
-        answer = {n: f["value"] for n, f in sorted(item["answer"].items())}
+        answer = {str(n): f["value"] for n, f in sorted(item["answer"].items())}
         reference = [json.dumps(answer, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]
-        output = {f["name"]: f["output"] for f in r["fields"]}
+        output = {str(f["name"]): f["output"] for f in r["fields"]}
         row = {
             "schema_version": EEE_SCHEMA_VERSION,
             "evaluation_id": f"{program['origin']}/certificates/{serial}",
             "model_id": model_id(subject),
-            "evaluation_name": f"{program['name']}, gate {cert['gate']}",
+            "evaluation_name": f"{program['origin']}, gate {cert['gate']}",
             "evaluation_result_id": f"{serial}/pass_rate",
             "sample_id": r["item"],
             "sample_hash": sample_hash(item["prompt"], reference),
@@ -5958,7 +5959,7 @@ def certificate_credential(
         "id": f"{base}{credential_path(serial)}",
         "type": ["VerifiableCredential", "OpenBadgeCredential"],
         "name": f"{subject['name']} {subject['version']}: certificate {serial} ({cert['verdict']})",
-        "issuer": {"id": did_web(origin), "type": ["Profile"], "name": program["name"], "url": base},
+        "issuer": {"id": did_web(origin), "type": ["Profile"], "name": program["origin"], "url": base},
         "validFrom": cert["issued_at"],
         "credentialSubject": {
             "id": f"{base}systems/{subject['id']}/",
@@ -5966,7 +5967,7 @@ def certificate_credential(
             "achievement": {
                 "id": achievement,
                 "type": ["Achievement"],
-                "name": f"{program['name']}: {gate_name}",
+                "name": f"{program['origin']}: {gate_name}",
                 "description": f"Evaluated on {gate_name} under methodology {cert['methodology']['version']} "
                 f"(SHA-256 {cert['methodology']['sha256']}), run {cert['run']}.",
                 "criteria": {

@@ -41,6 +41,9 @@ _IMMUTABLE = re.compile(
       | certificates/[^/]+/details/[^/]+\.json
       | certificates/[^/]+/grader-record\.json
       | certificates/[^/]+/evidence/[^/]+
+      | certificates/[^/]+/eee/[^/]+
+      | certificates/[^/]+/credential\.json
+      | certificates/[^/]+/transparent-statement\.cose
       | methodology/[^/]+\.(?:json|md)
       | keys/[^/]+\.pem
       | agreement/[^/]+/labels\.json
@@ -68,6 +71,8 @@ IMMUTABLE_FOLDERS = ("ledger/tile/",)
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".json": "application/json",
+    ".jsonl": "application/jsonl",
+    ".cose": "application/cose",
     ".css": "text/css; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
     ".py": "text/x-python; charset=utf-8",

@@ -134,7 +134,7 @@ def certificate_credential(
         "id": f"{base}{credential_path(serial)}",
         "type": ["VerifiableCredential", "OpenBadgeCredential"],
         "name": f"{subject['name']} {subject['version']}: certificate {serial} ({cert['verdict']})",
-        "issuer": {"id": did_web(origin), "type": ["Profile"], "name": program["name"], "url": base},
+        "issuer": {"id": did_web(origin), "type": ["Profile"], "name": program["origin"], "url": base},
         "validFrom": cert["issued_at"],
         "credentialSubject": {
             "id": f"{base}systems/{subject['id']}/",
@@ -142,7 +142,7 @@ def certificate_credential(
             "achievement": {
                 "id": achievement,
                 "type": ["Achievement"],
-                "name": f"{program['name']}: {gate_name}",
+                "name": f"{program['origin']}: {gate_name}",
                 "description": f"Evaluated on {gate_name} under methodology {cert['methodology']['version']} "
                 f"(SHA-256 {cert['methodology']['sha256']}), run {cert['run']}.",
                 "criteria": {

@@ -189,7 +189,8 @@ def eee_record(
     samples: bytes | None,
 ) -> dict[str, Any]:
     """The aggregate record of `cert` (its bytes' SHA-256 `cert_sha256`, ledger leaf
-    `leaf_index`), for the program named `program['name']` at `program['origin']`; `levels` are
+    `leaf_index`), for the program at `program['origin']` (named by its origin, which never changes,
+    where its name may: an export is written once); `levels` are
     the methodology's grades, lowest first. Sealed items are named by their `commitments`;
     `samples` is the instance file, when there is one."""
     serial, subject = cert["serial"], cert["subject"]
@@ -197,26 +198,26 @@ def eee_record(
     source: dict[str, Any]
     if commitments:
         source = {
-            "dataset_name": f"{program['name']}: gate {cert['gate']} (sealed)",
+            "dataset_name": f"{program['origin']}: gate {cert['gate']} (sealed)",
             "source_type": "other",
             "additional_details": {f"commitment.{i}": c for i, c in sorted(commitments.items())},
         }
     else:
         source = {
-            "dataset_name": f"{program['name']}: gate {cert['gate']}",
+            "dataset_name": f"{program['origin']}: gate {cert['gate']}",
             "source_type": "url",
             "url": [f"https://{program['origin']}/items/"],
         }
-    name = f"{program['name']}, gate {cert['gate']}"
+    name = f"{program['origin']}, gate {cert['gate']}"
     record: dict[str, Any] = {
         "schema_version": EEE_SCHEMA_VERSION,
         "evaluation_id": f"{program['origin']}/certificates/{serial}",
         "evaluation_timestamp": cert["finished_at"],
         "retrieved_timestamp": str(epoch_seconds(cert["issued_at"])),
         "source_metadata": {
-            "source_name": program["name"],
+            "source_name": program["origin"],
             "source_type": "evaluation_run",
-            "source_organization_name": program["name"],
+            "source_organization_name": program["origin"],
             "source_organization_url": f"https://{program['origin']}/",
             "evaluator_relationship": "third_party",
             "additional_details": {
@@ -270,14 +271,14 @@ def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapp
         if r.get("status") != "scored" or r["item"] not in items:
             continue
         item = items[r["item"]]["item"]
-        answer = {n: f["value"] for n, f in sorted(item["answer"].items())}
+        answer = {str(n): f["value"] for n, f in sorted(item["answer"].items())}
         reference = [json.dumps(answer, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]
-        output = {f["name"]: f["output"] for f in r["fields"]}
+        output = {str(f["name"]): f["output"] for f in r["fields"]}
         row = {
             "schema_version": EEE_SCHEMA_VERSION,
             "evaluation_id": f"{program['origin']}/certificates/{serial}",
             "model_id": model_id(subject),
-            "evaluation_name": f"{program['name']}, gate {cert['gate']}",
+            "evaluation_name": f"{program['origin']}, gate {cert['gate']}",
             "evaluation_result_id": f"{serial}/pass_rate",
             "sample_id": r["item"],
             "sample_hash": sample_hash(item["prompt"], reference),

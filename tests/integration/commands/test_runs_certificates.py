@@ -50,6 +50,8 @@ def test_public_gate_run_is_certified_open_and_verifies(make_program: Callable[.
     assert not report.asserted, report.asserted
     manifest = json.loads((out / "transparency.json").read_bytes())
     assert manifest["runs"] == [{"id": "run-001", "spec": "runs/run-001.json", "status": "certified"}]
+    exports = manifest["certificates"][0].pop("exports")
+    assert [e.rsplit("/", 1)[-1] for e in exports[2:]] == ["transparent-statement.cose", "credential.json"]
     assert manifest["certificates"] == [
         {
             "serial": "run-001",
