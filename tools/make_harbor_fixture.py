@@ -1,6 +1,7 @@
 """Make a Harbor job folder of the demo's run heron-a-1, for the importer of Harbor job results.
 
     python tools/make_harbor_fixture.py OUT_DIR
+    python tools/make_harbor_fixture.py --tutorial OUT_DIR
 
 Run with a Python that has Harbor installed (PyPI `harbor`, made with 0.25.0); nothing is
 downloaded and no model is called. It writes the job folder OUT_DIR/heron-a-1/ (OUT_DIR is
@@ -115,8 +116,8 @@ START = dt.datetime(2026, 12, 5, 13, 0, 0, tzinfo=dt.UTC)
 JOB_ID = uuid.uuid5(uuid.NAMESPACE_URL, RUN_ID)
 # The order the job lists (and runs) its tasks in: a-006 last, never reached.
 RUN_ORDER = ("a-001", "a-002", "a-003", "a-004", "a-005", "a-007", "a-008", "a-006")
-FAILED = "a-004"  # its environment fails to start
-NOT_RUN = "a-006"  # the job is interrupted before it
+FAILED: str | None = "a-004"  # its environment fails to start
+NOT_RUN: str | None = "a-006"  # the job is interrupted before it
 
 # What the agent gets wrong, by item and field (the rest of its answers are the item's).
 WRONG: dict[str, dict[str, Any]] = {
@@ -499,7 +500,7 @@ async def run_job(jobs_dir: Path, work: Path) -> None:
     runner: list[asyncio.Task[Any]] = []
 
     async def interrupt(event: TrialHookEvent) -> None:
-        if event.task_name == RUN_ORDER[RUN_ORDER.index(NOT_RUN) - 1]:
+        if NOT_RUN is not None and event.task_name == RUN_ORDER[RUN_ORDER.index(NOT_RUN) - 1]:
             runner[0].cancel()
 
     job.on_trial_ended(interrupt)
@@ -512,7 +513,7 @@ async def run_job(jobs_dir: Path, work: Path) -> None:
 
 
 def make_job(out: Path) -> Path:
-    """Write the job folder out/heron-a-1 by running Harbor; return its path."""
+    """Write the job folder out/<run> (heron-a-1, or the tutorial's) by running Harbor; return its path."""
     register_module()
     pin_harbor()
     jobs_dir = out.resolve()
@@ -536,13 +537,28 @@ def make_job(out: Path) -> Path:
     return job_dir
 
 
+def tutorial() -> None:
+    """The tutorial's job instead of the demo's (--tutorial): run dockhand-a-1 of the example
+    program's four Gate A items (examples/items.yaml), by the agent dockhand 0.2.0, every trial
+    finished, a-002's postal code wrong; the job ends normally."""
+    global ITEMS, RUN_ID, AGENT, AGENT_VERSION, MODEL, JOB_ID, RUN_ORDER, FAILED, NOT_RUN, WRONG
+    ITEMS = REPO / "examples" / "items.yaml"
+    RUN_ID, AGENT, AGENT_VERSION, MODEL = "dockhand-a-1", "dockhand", "0.2.0", "dockhand/dockhand-0.2"
+    JOB_ID = uuid.uuid5(uuid.NAMESPACE_URL, RUN_ID)
+    RUN_ORDER, FAILED, NOT_RUN = ("a-001", "a-002", "a-003", "a-004"), None, None
+    WRONG = {"a-002": {"postal_code": "60601"}}
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0].startswith("-"):
+    given = [a for a in argv if a != "--tutorial"]
+    if len(given) != 1 or given[0].startswith("-"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     if os.environ.get("PYTHONHASHSEED") != "0":  # Harbor writes sets in hash order
         os.execve(sys.executable, [sys.executable, __file__, *argv], {**os.environ, "PYTHONHASHSEED": "0"})
-    job_dir = make_job(Path(argv[0]))
+    if "--tutorial" in argv:
+        tutorial()
+    job_dir = make_job(Path(given[0]))
     for path in sorted(job_dir.rglob("*")):
         print(path.relative_to(job_dir).as_posix() + ("/" if path.is_dir() else ""))
     return 0

@@ -1,6 +1,6 @@
 """Make an lm-evaluation-harness output of a demo run, for `transparency results from-lm-eval`.
 
-    python tools/make_lm_eval_fixture.py RUN OUT_DIR
+    python tools/make_lm_eval_fixture.py RUN OUT_DIR [--spec RUN_SPEC.json] [--items ITEMS.yaml] [--model NAME]
 
 Run with a Python that has lm-eval installed (PyPI `lm-eval`, with its CPU `torch`); nothing is
 downloaded. It writes a small lm-eval task (`quill_extract`: a YAML config, a JSON-lines dataset
@@ -24,11 +24,15 @@ mapping that imports the output:
 lm-eval stamps its output with the time it ran (`date`, the file names), so the run must be
 registered before this script runs. The committed data/demo/lm-eval/orca-parser-3.1 was made so
 (`python tools/make_lm_eval_fixture.py orca-a-1 data/demo/lm-eval`), on 2026-12-05 with lm-eval
-0.4.13; the demo registers run orca-a-1 at 2026-12-05T12:00:00Z.
+0.4.13; the demo registers run orca-a-1 at 2026-12-05T12:00:00Z. By default the run spec is the
+demo's (data/demo/run-specs/RUN.json), its items the demo's Gate A and the model orca-parser-3.1;
+--spec, --items and --model name others: the tutorial's examples/lm-eval/parcelread-0.4 was made with
+`--spec examples/run-spec-lm-eval.json --items examples/items.yaml --model parcelread-0.4`.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -109,14 +113,16 @@ def mean_correctness(values):
 '''
 
 
-def demo_items(run: str) -> tuple[list[str], dict[str, str], dict[str, dict[str, Any]]]:
-    """The run's item ids, their prompts and their answers, from the demo's item sources."""
-    run_items = json.loads((SPECS / f"{run}.json").read_text(encoding="utf-8"))["items"]
-    sources = {it["id"]: it for it in yaml.safe_load(ITEMS.read_text(encoding="utf-8"))["items"]}
+def demo_items(
+    run: str, spec: Path | None = None, items: Path = ITEMS
+) -> tuple[list[str], dict[str, str], dict[str, dict[str, Any]]]:
+    """The run's item ids, their prompts and their answers, from the item sources."""
+    run_items = json.loads((spec or SPECS / f"{run}.json").read_text(encoding="utf-8"))["items"]
+    sources = {it["id"]: it for it in yaml.safe_load(items.read_text(encoding="utf-8"))["items"]}
     return run_items, {i: sources[i]["prompt"] for i in run_items}, {i: sources[i]["answer"] for i in run_items}
 
 
-def mapping(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def mapping(answers: dict[str, dict[str, Any]], model: str = MODEL) -> dict[str, Any]:
     """The mapping that imports the output: the item id from the dataset's `id`, every
     non-critical text field's similarity and the judge's labels from the task's metrics."""
     texts = sorted(
@@ -124,7 +130,7 @@ def mapping(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
     )
     return {
         "task": TASK,
-        "model": MODEL,
+        "model": model,
         "item": "doc.id",
         "similarity": {n: f"metric.similarity.{n}" for n in texts},
         "judge_labels": {d: f"metric.judge.{d}" for d in ("completeness", "correctness")},
@@ -151,11 +157,13 @@ def register_model(outputs: dict[str, dict[str, Any]]) -> None:
             raise NotImplementedError("the demo task only generates")
 
 
-def make_output(run: str, out: Path) -> dict[str, Any]:
+def make_output(
+    run: str, out: Path, spec: Path | None = None, items_file: Path = ITEMS, model: str = MODEL
+) -> dict[str, Any]:
     """Run lm-eval on the run's items; its output goes under `out`. The mapping that imports it."""
     from lm_eval.__main__ import cli_evaluate
 
-    items, prompts, answers = demo_items(run)
+    items, prompts, answers = demo_items(run, spec, items_file)
     outputs = {i: {n: WRONG.get(i, {}).get(n, f["value"]) for n, f in answers[i].items()} for i in items}
     register_model(outputs)
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,7 +181,7 @@ def make_output(run: str, out: Path) -> dict[str, Any]:
         dataset.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         (task_dir / f"{TASK}.yaml").write_text(TASK_YAML.replace("DATASET", str(dataset)), encoding="utf-8")
         (task_dir / "utils.py").write_text(UTILS, encoding="utf-8")
-        argv = ["lm-eval", "run", "--model", BACKEND, "--model_args", f"pretrained={MODEL}"]
+        argv = ["lm-eval", "run", "--model", BACKEND, "--model_args", f"pretrained={model}"]
         argv += ["--tasks", TASK, "--include_path", str(task_dir)]
         argv += ["--output_path", str(out), "--log_samples"]
         saved, sys.argv = sys.argv, argv
@@ -181,15 +189,19 @@ def make_output(run: str, out: Path) -> dict[str, Any]:
             cli_evaluate()
         finally:
             sys.argv = saved
-    return mapping(answers)
+    return mapping(answers, model)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    found = make_output(argv[0], Path(argv[1]))
-    print(f"Wrote {argv[1]}. Import it with this mapping (YAML):\n")
+    parser = argparse.ArgumentParser(usage=__doc__.strip().splitlines()[2].strip())
+    parser.add_argument("run")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--spec", type=Path)
+    parser.add_argument("--items", type=Path, default=ITEMS)
+    parser.add_argument("--model", default=MODEL)
+    args = parser.parse_args(argv)
+    found = make_output(args.run, args.out, args.spec, args.items, args.model)
+    print(f"Wrote {args.out}. Import it with this mapping (YAML):\n")
     print(yaml.safe_dump(found, sort_keys=False).rstrip())
     return 0
 

@@ -72,12 +72,18 @@ def test_every_example_file_is_used_by_the_page() -> None:
     page = TUTORIAL.read_text(encoding="utf-8")
     examples = sorted(p.name for p in EXAMPLES.iterdir() if p.name != "README.md")
     assert examples == [
+        "harbor",
+        "harbor-map.yaml",
         "inspect-map.yaml",
         "items.yaml",
         "labels.json",
+        "lm-eval",
+        "lm-eval-map.yaml",
         "methodology.json",
         "methodology.md",
         "results.json",
+        "run-spec-harbor.json",
+        "run-spec-lm-eval.json",
         "run-spec.json",
     ]
     runnable = "\n".join(text for reason, text in blocks() if reason is None)
@@ -100,12 +106,17 @@ def test_the_tutorial_makes_a_program_and_a_site_that_verifies(tmp_path: Path) -
         "agreement register",
         "transparency certify",
         "transparency retire",
+        "results from-lm-eval",
+        "results from-harbor",
         "transparency build",
         "verify.py public --key labels.example.org/parcel+",
     ):
         assert command in ran, f"the page no longer runs {command}"
     assert "Certificate labelsight-a-1 for run labelsight-a-1: CERTIFIED." in done.stdout
     assert "grade A, score 92 (as-proposed); 3 of 3 scored items passed" in done.stdout
+    assert "Wrote " in done.stdout and "4 results (4 scored)" in done.stdout  # lm-eval's output imported
+    assert "Certificate parcelread-a-1 for run parcelread-a-1:" in done.stdout
+    assert "Certificate dockhand-a-1 for run dockhand-a-1:" in done.stdout  # Harbor's job imported
     program, private = tmp_path / "parcel", tmp_path / "parcel-private"
     # The private folder is a sibling of the data folder, never inside it, and nothing private was published.
     assert (private / "signing.key").is_file() and not (program / "data" / "private").exists()
