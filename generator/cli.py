@@ -577,27 +577,46 @@ def results_from_inspect(
         click.echo(line)
 
 
+def _import_options(what: str, identity: str, files: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options every `results from-…` importer but Inspect's takes: the run, the mapping, where
+    to write, --force and --no-evidence (Inspect's adds --evidence-name: its log is one file)."""
+
+    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(
+            (
+                click.option(
+                    "--run", "run_id", required=True, metavar="RUN_ID", help=f"The registered run the {what} is of."
+                ),
+                click.option(
+                    "--map",
+                    "mapping",
+                    required=True,
+                    type=click.Path(path_type=Path, dir_okay=False),
+                    help=f"The mapping file (YAML or JSON): {identity}, and where the outputs are.",
+                ),
+                click.option(
+                    "--out",
+                    type=click.Path(path_type=Path, dir_okay=False),
+                    help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
+                ),
+                click.option("--force", is_flag=True, help="Replace the --out file if it exists."),
+                click.option(
+                    "--no-evidence",
+                    is_flag=True,
+                    help=f"Do not list {files} as evidence: the certificate then binds the results, not what they "
+                    "came from.",
+                ),
+            )
+        ):
+            f = option(f)
+        return f
+
+    return add
+
+
 @results_group.command("from-lm-eval")
 @click.argument("output", metavar="OUTPUT", type=click.Path(path_type=Path))
-@click.option("--run", "run_id", required=True, metavar="RUN_ID", help="The registered run the output is of.")
-@click.option(
-    "--map",
-    "mapping",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The mapping file (YAML or JSON): the task and model the output must be of, and where the outputs are.",
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
-)
-@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
-@click.option(
-    "--no-evidence",
-    is_flag=True,
-    help="Do not list lm-eval's files as evidence: the certificate then binds the results, not what they came from.",
-)
+@_import_options("output", "the task and model the output must be of", "lm-eval's files")
 @click.pass_context
 def results_from_lm_eval(
     ctx: click.Context, output: Path, run_id: str, mapping: Path, out: Path | None, force: bool, no_evidence: bool
@@ -651,25 +670,7 @@ def results_from_lm_eval(
 
 @results_group.command("from-harbor")
 @click.argument("job", metavar="JOB_DIR", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--run", "run_id", required=True, metavar="RUN_ID", help="The registered run the job is of.")
-@click.option(
-    "--map",
-    "mapping",
-    required=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The mapping file (YAML or JSON): the agent and model the job must be of, and where the outputs are.",
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Where to write the results. Default: PRIVATE/results/RUN_ID.json.",
-)
-@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
-@click.option(
-    "--no-evidence",
-    is_flag=True,
-    help="Do not list the job's files as evidence: the certificate then binds the results, not what they came from.",
-)
+@_import_options("job", "the agent and model the job must be of", "the job's files")
 @click.pass_context
 def results_from_harbor(
     ctx: click.Context, job: Path, run_id: str, mapping: Path, out: Path | None, force: bool, no_evidence: bool
