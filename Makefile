@@ -13,8 +13,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
-# axe-core, which the browser tests inject into pages. Without npm they skip, saying so; with CI
-# set, where npm and Chromium must be installed (.ci/run), a missing npm stops here.
+# axe-core, which the browser tests inject into pages, and the verifier of the exported credentials
+# (Digital Bazaar's vc, tests/browser/vc_verify.mjs). Without npm those tests skip, saying so; with
+# CI set, where npm and Chromium must be installed (.ci/run), a missing npm stops here.
 NODE_STAMP := tests/browser/node_modules/.installed
 $(NODE_STAMP): tests/browser/package.json tests/browser/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
