@@ -47,42 +47,42 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/eee_record.py            lines  5179 to  5510
     generator/verifier/exports/cbor.py                  lines  5511 to  5632
     generator/verifier/exports/scitt_statement.py       lines  5633 to  5818
-    generator/verifier/exports/credential.py            lines  5819 to  6142
-    generator/verifier/memory/ledger_snapshot.py        lines  6143 to  6316
-    generator/verifier/memory/checkpoint_memory.py      lines  6317 to  6471
-    generator/verifier/memory/release_memory.py         lines  6472 to  6780
-    generator/verifier/rules/answers.py                 lines  6781 to  6848
-    generator/verifier/rules/runs.py                    lines  6849 to  7206
-    generator/verifier/rules/lineage.py                 lines  7207 to  7492
-    generator/verifier/rules/score_edits.py             lines  7493 to  7578
-    generator/verifier/rules/evidence.py                lines  7579 to  7673
-    generator/verifier/rules/certificates.py            lines  7674 to  8141
-    generator/verifier/rules/certificate_documents.py   lines  8142 to  8237
-    generator/verifier/rules/recheck.py                 lines  8238 to  8604
-    generator/verifier/core/report.py                   lines  8605 to  8767
-    generator/verifier/core/folder.py                   lines  8768 to  9051
-    generator/verifier/core/checksum_tree.py            lines  9052 to  9206
-    generator/verifier/memory/mirror_record.py          lines  9207 to  9276
-    generator/verifier/site/release.py                  lines  9277 to  9566
-    generator/verifier/site/checksum_lists.py           lines  9567 to  9723
-    generator/verifier/site/zip_layout.py               lines  9724 to  9923
-    generator/verifier/site/download.py                 lines  9924 to 10316
-    generator/verifier/tlog/rotation.py                 lines 10317 to 10425
-    generator/verifier/site/history.py                  lines 10426 to 10794
-    generator/verifier/site/history_v3.py               lines 10795 to 10931
-    generator/verifier/site/commitment_parts.py         lines 10932 to 11117
-    generator/verifier/site/ledger_files.py             lines 11118 to 11476
-    generator/verifier/site/publication.py              lines 11477 to 11639
-    generator/verifier/rules/revocations.py             lines 11640 to 11759
-    generator/verifier/site/export_files.py             lines 11760 to 12006
-    generator/verifier/site/certificate_files.py        lines 12007 to 12466
-    generator/verifier/site/agreement_files.py          lines 12467 to 12611
-    generator/verifier/site/accounting.py               lines 12612 to 12878
-    generator/verifier/site/remote.py                   lines 12879 to 13149
-    generator/verifier/site/mirror_folder.py            lines 13150 to 13341
-    generator/verifier/site/mirror.py                   lines 13342 to 13647
-    generator/verifier/site/verify_site.py              lines 13648 to 13957
-    generator/verifier/site/command_line.py             lines 13958 to 14385
+    generator/verifier/exports/credential.py            lines  5819 to  6135
+    generator/verifier/memory/ledger_snapshot.py        lines  6136 to  6309
+    generator/verifier/memory/checkpoint_memory.py      lines  6310 to  6464
+    generator/verifier/memory/release_memory.py         lines  6465 to  6773
+    generator/verifier/rules/answers.py                 lines  6774 to  6841
+    generator/verifier/rules/runs.py                    lines  6842 to  7199
+    generator/verifier/rules/lineage.py                 lines  7200 to  7485
+    generator/verifier/rules/score_edits.py             lines  7486 to  7571
+    generator/verifier/rules/evidence.py                lines  7572 to  7666
+    generator/verifier/rules/certificates.py            lines  7667 to  8134
+    generator/verifier/rules/certificate_documents.py   lines  8135 to  8230
+    generator/verifier/rules/recheck.py                 lines  8231 to  8597
+    generator/verifier/core/report.py                   lines  8598 to  8760
+    generator/verifier/core/folder.py                   lines  8761 to  9044
+    generator/verifier/core/checksum_tree.py            lines  9045 to  9199
+    generator/verifier/memory/mirror_record.py          lines  9200 to  9269
+    generator/verifier/site/release.py                  lines  9270 to  9559
+    generator/verifier/site/checksum_lists.py           lines  9560 to  9716
+    generator/verifier/site/zip_layout.py               lines  9717 to  9916
+    generator/verifier/site/download.py                 lines  9917 to 10309
+    generator/verifier/tlog/rotation.py                 lines 10310 to 10418
+    generator/verifier/site/history.py                  lines 10419 to 10787
+    generator/verifier/site/history_v3.py               lines 10788 to 10924
+    generator/verifier/site/commitment_parts.py         lines 10925 to 11110
+    generator/verifier/site/ledger_files.py             lines 11111 to 11469
+    generator/verifier/site/publication.py              lines 11470 to 11632
+    generator/verifier/rules/revocations.py             lines 11633 to 11752
+    generator/verifier/site/export_files.py             lines 11753 to 11998
+    generator/verifier/site/certificate_files.py        lines 11999 to 12457
+    generator/verifier/site/agreement_files.py          lines 12458 to 12602
+    generator/verifier/site/accounting.py               lines 12603 to 12869
+    generator/verifier/site/remote.py                   lines 12870 to 13140
+    generator/verifier/site/mirror_folder.py            lines 13141 to 13332
+    generator/verifier/site/mirror.py                   lines 13333 to 13638
+    generator/verifier/site/verify_site.py              lines 13639 to 13948
+    generator/verifier/site/command_line.py             lines 13949 to 14376
 """
 
 # ==============================================================================================
@@ -5857,28 +5857,21 @@ _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def export_signer(ring: KeyRing, index: int) -> tuple[KeySpan, bool] | None:
-    """The key that signs the exports of the document at leaf `index`: the key that signed the
-    document; if that key was revoked (its private half may be in other hands), the first key
-    after it that is not, and True. A verifier of the exports' standards knows no ledger, so a
-    revoked key signs no export and the site's DID document does not name it."""
+    """The key that signs a document of the site at leaf `index` that only today's key may sign
+    (the credentials' status list): the key valid for the tree that leaf ends, or, if that key was
+    revoked, the first key after it that is not, and True."""
     spans = ring.spans
     at = next((n for n, span in enumerate(spans) if span.covers(index + 1)), None)
     if at is None:
         return None
-    later = (span for span in spans[at:] if span.reason is None)
-    span = next(later, None)
+    span = next((span for span in spans[at:] if span.reason is None), None)
     return (span, span is not spans[at]) if span is not None else None
-
-
-def export_time(span: KeySpan, replaced: bool, issued_at: str) -> str:
-    """When an export's proof was made: when the document was issued, or, signed again by the
-    key that replaced a revoked one, when that key took over."""
-    return max(issued_at, span.valid_from or issued_at) if replaced else issued_at
 
 
 def current_keys(ring: KeyRing) -> list[bytes]:
     """The keys the site's DID document names: every key the log has signed with that is not
-    revoked, oldest first."""
+    revoked, oldest first. A credential signed by a key revoked since is refused by every
+    verifier that resolves the DID, as a forgery by whoever holds that key must be."""
     return [span.key.public_key for span in ring.spans if span.reason is None]
 
 
@@ -11809,9 +11802,8 @@ class Signed:
     cert: dict[str, Any]
     data: bytes
     leaf_index: int
-    # (key, proof time): the key of its exports when first published (credential.export_signer),
-    # or the key that signed the certificate, which exports published before it was revoked keep.
-    signers: tuple[tuple[bytes, str], ...]
+    public_key: bytes  # the key that signed the certificate, which signs its exports
+    created: str  # the credential's proof time: when the certificate was issued
     program: dict[str, str]
     roots: dict[int, bytes]
     gate_name: str
@@ -11861,13 +11853,16 @@ def check_exports(
         rel = statement_path(serial)
         found = s.read(rel, f"the transparent statement of certificate {serial}")
         if found is not None:
-            tried = [
-                statement_problems(
-                    found, signed.cert, signed.data, signed.origin, key, ed25519_verify, signed.leaf_index, signed.roots
-                )
-                for key, _ in signed.signers
-            ]
-            for p in [] if any(not t for t in tried) else tried[0]:
+            for p in statement_problems(
+                found,
+                signed.cert,
+                signed.data,
+                signed.origin,
+                signed.public_key,
+                ed25519_verify,
+                signed.leaf_index,
+                signed.roots,
+            ):
                 report.check(False, rel, p)
             report.checks += 1
         _check_credential(s, serial, signed)
@@ -11887,7 +11882,7 @@ def check_exports(
 
 def _check_credential(s: Site, serial: str, signed: Signed) -> None:
     """The certificate's verifiable credential: remade but for its proof, which must verify with
-    the key of its exports (credential.export_signer), at the time export_time says."""
+    the key that signed the certificate, dated when it was issued."""
     rel = credential_path(serial)
     loaded = s.document(rel, f"the credential of certificate {serial}")
     if loaded is None or signed.ordinal is None:
@@ -11898,11 +11893,8 @@ def _check_credential(s: Site, serial: str, signed: Signed) -> None:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return  # a certificate of another shape: its own checks say how
-    tried = [
-        proof_problems(loaded[1], want, created, verification_method(signed.origin, key), key, ed25519_verify)
-        for key, created in signed.signers
-    ]
-    for p in [] if any(not t for t in tried) else tried[0]:
+    method = verification_method(signed.origin, signed.public_key)
+    for p in proof_problems(loaded[1], want, signed.created, method, signed.public_key, ed25519_verify):
         s.report.check(False, rel, p)
     s.report.checks += 1
 
@@ -12177,12 +12169,11 @@ def _exports(
     public: bool,
 ) -> None:
     serial = str(r.get("serial"))
-    chosen = export_signer(c.ledger.keys, index)
+    # Signed by the key that signed the certificate, as the certificate is (a rotation or
+    # revocation since changes nothing: the DID document no longer names a revoked key).
     valid = c.ledger.keys.valid_at(index + 1)
+    key = valid[-1].public_key if valid else c.key
     issued = str(cert.get("issued_at")) if isinstance(cert, dict) else ""
-    signers = [(chosen[0].key.public_key, export_time(*chosen, issued))] if chosen is not None else []
-    signers += [(valid[-1].public_key, issued)] if valid else [(c.key, issued)]
-    key = signers[0][0]
     gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[serial].run].gate)
     gate_name = gate.name if gate is not None else ""
     memo = (
@@ -12208,7 +12199,7 @@ def _exports(
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     signed = (
-        Signed(cert, data, index, tuple(dict.fromkeys(signers)), c.program, c.roots, gate_name, c.ordinals.get(serial))
+        Signed(cert, data, index, key, issued, c.program, c.roots, gate_name, c.ordinals.get(serial))
         if isinstance(cert, dict)
         else None
     )

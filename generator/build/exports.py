@@ -24,7 +24,6 @@ from generator.verifier import (
     eee_export,
     eee_paths,
     export_signer,
-    export_time,
     revocation_bits,
     secured,
     statement_path,
@@ -86,27 +85,31 @@ def write_exports(w: SiteWriter, cert: CertificateRecord, sources: ExportSources
 
 
 def _held(cert: CertificateRecord, sources: ExportSources, rel: str) -> tuple[Any, Any, str] | bytes:
-    """What the last release published at `rel`, kept as it was made (an export is written once;
-    the verifier accepts one signed by the key that signed the certificate, revoked since or
-    not); else the key that signs the certificate's exports now (credential.export_signer: the
-    key that signed the certificate, or the one that replaced it if it was revoked), its private
-    half and the proof's time."""
+    """The key that signed the certificate (the key valid at its leaf), which signs its exports
+    too, its private half and the proof's time (the certificate's); or, when the program no longer
+    holds that key, what the last release published at `rel`, kept as it was made (as a
+    certificate's signature is: artifacts.write_certificate). Signed by that key whatever happened
+    to it since, an export is the same bytes in every build."""
+    key = sources.keys.for_leaf(cert.index)
+    private = sources.keys.private_key(key) if key is not None else None
+    if key is not None and private is not None:
+        return key, private, cert.at
     old = sources.previous.file(rel) if sources.previous is not None else None
     if old is not None and old.is_file():
         return old.read_bytes()
-    chosen = export_signer(sources.ctx.ledger.keys, cert.index)
-    private = sources.keys.private_key(chosen[0].key) if chosen is not None else None
-    if chosen is not None and private is not None:
-        span, replaced = chosen
-        return span.key, private, export_time(span, replaced, cert.at)
     raise InputError(
-        [problem(rel, "cannot be made: the key that signs it is no longer held, and the last release has none")],
+        [
+            problem(
+                rel,
+                "cannot be made: the key that signed the certificate is no longer held, and the last release has none",
+            )
+        ],
         "cannot make a certificate's export",
     )
 
 
 def _credential(cert: CertificateRecord, sources: ExportSources) -> bytes:
-    """The certificate's verifiable credential, its proof by the key of its exports (_held)."""
+    """The certificate's verifiable credential, its proof by the key that signed the certificate (_held)."""
     rel = credential_path(cert.serial)
     held = _held(cert, sources, rel)
     if isinstance(held, bytes):
@@ -142,8 +145,8 @@ def write_credential_files(w: SiteWriter, sources: ExportSources) -> None:
 
 
 def _statement(cert: CertificateRecord, sources: ExportSources) -> bytes:
-    """The certificate's transparent statement, signed by the key of its exports (_held), its receipt
-    in the first archived checkpoint past its leaf."""
+    """The certificate's transparent statement, signed by the key that signed the certificate
+    (_held), its receipt in the first archived checkpoint past its leaf."""
     rel = statement_path(cert.serial)
     at = bisect.bisect_right(sources.archived, cert.index)
     held = _held(cert, sources, rel) if at < len(sources.archived) else None

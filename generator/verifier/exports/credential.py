@@ -32,28 +32,21 @@ _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def export_signer(ring: KeyRing, index: int) -> tuple[KeySpan, bool] | None:
-    """The key that signs the exports of the document at leaf `index`: the key that signed the
-    document; if that key was revoked (its private half may be in other hands), the first key
-    after it that is not, and True. A verifier of the exports' standards knows no ledger, so a
-    revoked key signs no export and the site's DID document does not name it."""
+    """The key that signs a document of the site at leaf `index` that only today's key may sign
+    (the credentials' status list): the key valid for the tree that leaf ends, or, if that key was
+    revoked, the first key after it that is not, and True."""
     spans = ring.spans
     at = next((n for n, span in enumerate(spans) if span.covers(index + 1)), None)
     if at is None:
         return None
-    later = (span for span in spans[at:] if span.reason is None)
-    span = next(later, None)
+    span = next((span for span in spans[at:] if span.reason is None), None)
     return (span, span is not spans[at]) if span is not None else None
-
-
-def export_time(span: KeySpan, replaced: bool, issued_at: str) -> str:
-    """When an export's proof was made: when the document was issued, or, signed again by the
-    key that replaced a revoked one, when that key took over."""
-    return max(issued_at, span.valid_from or issued_at) if replaced else issued_at
 
 
 def current_keys(ring: KeyRing) -> list[bytes]:
     """The keys the site's DID document names: every key the log has signed with that is not
-    revoked, oldest first."""
+    revoked, oldest first. A credential signed by a key revoked since is refused by every
+    verifier that resolves the DID, as a forgery by whoever holds that key must be."""
     return [span.key.public_key for span in ring.spans if span.reason is None]
 
 

@@ -13,7 +13,7 @@ from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.core.text import show
-from generator.verifier.exports.credential import certificate_ordinals, export_signer, export_time
+from generator.verifier.exports.credential import certificate_ordinals
 from generator.verifier.exports.eee_record import Unremade
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
@@ -199,12 +199,11 @@ def _exports(
     public: bool,
 ) -> None:
     serial = str(r.get("serial"))
-    chosen = export_signer(c.ledger.keys, index)
+    # Signed by the key that signed the certificate, as the certificate is (a rotation or
+    # revocation since changes nothing: the DID document no longer names a revoked key).
     valid = c.ledger.keys.valid_at(index + 1)
+    key = valid[-1].public_key if valid else c.key
     issued = str(cert.get("issued_at")) if isinstance(cert, dict) else ""
-    signers = [(chosen[0].key.public_key, export_time(*chosen, issued))] if chosen is not None else []
-    signers += [(valid[-1].public_key, issued)] if valid else [(c.key, issued)]
-    key = signers[0][0]
     gate = c.ledger.gates.get(c.ledger.runs[c.ledger.certificates[serial].run].gate)
     gate_name = gate.name if gate is not None else ""
     memo = (
@@ -230,7 +229,7 @@ def _exports(
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             made = None  # a certificate of another shape: its own checks say how
     signed = (
-        Signed(cert, data, index, tuple(dict.fromkeys(signers)), c.program, c.roots, gate_name, c.ordinals.get(serial))
+        Signed(cert, data, index, key, issued, c.program, c.roots, gate_name, c.ordinals.get(serial))
         if isinstance(cert, dict)
         else None
     )

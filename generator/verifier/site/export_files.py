@@ -77,9 +77,8 @@ class Signed:
     cert: dict[str, Any]
     data: bytes
     leaf_index: int
-    # (key, proof time): the key of its exports when first published (credential.export_signer),
-    # or the key that signed the certificate, which exports published before it was revoked keep.
-    signers: tuple[tuple[bytes, str], ...]
+    public_key: bytes  # the key that signed the certificate, which signs its exports
+    created: str  # the credential's proof time: when the certificate was issued
     program: dict[str, str]
     roots: dict[int, bytes]
     gate_name: str
@@ -129,13 +128,16 @@ def check_exports(
         rel = statement_path(serial)
         found = s.read(rel, f"the transparent statement of certificate {serial}")
         if found is not None:
-            tried = [
-                statement_problems(
-                    found, signed.cert, signed.data, signed.origin, key, ed25519_verify, signed.leaf_index, signed.roots
-                )
-                for key, _ in signed.signers
-            ]
-            for p in [] if any(not t for t in tried) else tried[0]:
+            for p in statement_problems(
+                found,
+                signed.cert,
+                signed.data,
+                signed.origin,
+                signed.public_key,
+                ed25519_verify,
+                signed.leaf_index,
+                signed.roots,
+            ):
                 report.check(False, rel, p)
             report.checks += 1
         _check_credential(s, serial, signed)
@@ -155,7 +157,7 @@ def check_exports(
 
 def _check_credential(s: Site, serial: str, signed: Signed) -> None:
     """The certificate's verifiable credential: remade but for its proof, which must verify with
-    the key of its exports (credential.export_signer), at the time export_time says."""
+    the key that signed the certificate, dated when it was issued."""
     rel = credential_path(serial)
     loaded = s.document(rel, f"the credential of certificate {serial}")
     if loaded is None or signed.ordinal is None:
@@ -166,11 +168,8 @@ def _check_credential(s: Site, serial: str, signed: Signed) -> None:
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return  # a certificate of another shape: its own checks say how
-    tried = [
-        proof_problems(loaded[1], want, created, verification_method(signed.origin, key), key, ed25519_verify)
-        for key, created in signed.signers
-    ]
-    for p in [] if any(not t for t in tried) else tried[0]:
+    method = verification_method(signed.origin, signed.public_key)
+    for p in proof_problems(loaded[1], want, signed.created, method, signed.public_key, ed25519_verify):
         s.report.check(False, rel, p)
     s.report.checks += 1
 

@@ -1,5 +1,5 @@
 """The SCITT transparent statement of every certificate, checked by PyPI `scitt-cose` (an independent COSE
-and RFC 9942 implementation): the statement's signature by the key of the certificate's exports, its
+and RFC 9942 implementation): the statement's signature by the key that signed the certificate, its
 payload the certificate's bytes, and its receipt proving the leaf a relying party remakes from the
 payload alone (the profile, FORMAT.md "Exports") in a tree whose root the site's archived checkpoint
 signs. A changed byte fails scitt-cose and verify.py.
@@ -36,18 +36,16 @@ def certificates(site: Path) -> list[tuple[str, bytes, dict[str, Any]]]:
 
 
 def signing_pem(site: Path, serial: str, data: bytes) -> bytes:
-    """The PEM of the key that signs a certificate's exports, found with `cryptography` among the
-    keys keys.json lists: the key whose detached signature of the certificate verifies, unless
-    keys.json marks it revoked; then the first later key that is not (FORMAT.md, "Exports")."""
+    """The PEM of the key that signed the certificate, which signs its exports too: the key among
+    those keys.json lists whose detached signature of the certificate verifies, with `cryptography`."""
     sig = (site / "certificates" / f"{serial}.json.sig").read_bytes()
-    rows = json.loads((site / "keys.json").read_text(encoding="utf-8"))["keys"]
-    for n, row in enumerate(rows):
+    for row in json.loads((site / "keys.json").read_text(encoding="utf-8"))["keys"]:
+        pem = (site / row["pem"]).read_bytes()
         try:
-            load_pem_public_key((site / row["pem"]).read_bytes()).verify(sig, data)  # type: ignore[union-attr,call-arg]
+            load_pem_public_key(pem).verify(sig, data)  # type: ignore[union-attr,call-arg]
         except InvalidSignature:
             continue
-        good = next(r for r in rows[n:] if r["status"] != "revoked")
-        return (site / good["pem"]).read_bytes()
+        return pem
     raise AssertionError(f"no key of keys.json signed certificate {serial}")
 
 
