@@ -44,45 +44,45 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/withdrawals.py             lines  4525 to  4563
     generator/verifier/tlog/keyring.py                  lines  4564 to  4695
     generator/verifier/rules/ledger.py                  lines  4696 to  5178
-    generator/verifier/exports/eee_record.py            lines  5179 to  5510
-    generator/verifier/exports/cbor.py                  lines  5511 to  5632
-    generator/verifier/exports/scitt_statement.py       lines  5633 to  5818
-    generator/verifier/exports/credential.py            lines  5819 to  6135
-    generator/verifier/memory/ledger_snapshot.py        lines  6136 to  6309
-    generator/verifier/memory/checkpoint_memory.py      lines  6310 to  6464
-    generator/verifier/memory/release_memory.py         lines  6465 to  6773
-    generator/verifier/rules/answers.py                 lines  6774 to  6841
-    generator/verifier/rules/runs.py                    lines  6842 to  7199
-    generator/verifier/rules/lineage.py                 lines  7200 to  7485
-    generator/verifier/rules/score_edits.py             lines  7486 to  7571
-    generator/verifier/rules/evidence.py                lines  7572 to  7666
-    generator/verifier/rules/certificates.py            lines  7667 to  8134
-    generator/verifier/rules/certificate_documents.py   lines  8135 to  8230
-    generator/verifier/rules/recheck.py                 lines  8231 to  8597
-    generator/verifier/core/report.py                   lines  8598 to  8760
-    generator/verifier/core/folder.py                   lines  8761 to  9044
-    generator/verifier/core/checksum_tree.py            lines  9045 to  9199
-    generator/verifier/memory/mirror_record.py          lines  9200 to  9269
-    generator/verifier/site/release.py                  lines  9270 to  9559
-    generator/verifier/site/checksum_lists.py           lines  9560 to  9716
-    generator/verifier/site/zip_layout.py               lines  9717 to  9916
-    generator/verifier/site/download.py                 lines  9917 to 10309
-    generator/verifier/tlog/rotation.py                 lines 10310 to 10418
-    generator/verifier/site/history.py                  lines 10419 to 10787
-    generator/verifier/site/history_v3.py               lines 10788 to 10924
-    generator/verifier/site/commitment_parts.py         lines 10925 to 11110
-    generator/verifier/site/ledger_files.py             lines 11111 to 11469
-    generator/verifier/site/publication.py              lines 11470 to 11632
-    generator/verifier/rules/revocations.py             lines 11633 to 11752
-    generator/verifier/site/export_files.py             lines 11753 to 11998
-    generator/verifier/site/certificate_files.py        lines 11999 to 12457
-    generator/verifier/site/agreement_files.py          lines 12458 to 12602
-    generator/verifier/site/accounting.py               lines 12603 to 12869
-    generator/verifier/site/remote.py                   lines 12870 to 13140
-    generator/verifier/site/mirror_folder.py            lines 13141 to 13332
-    generator/verifier/site/mirror.py                   lines 13333 to 13638
-    generator/verifier/site/verify_site.py              lines 13639 to 13948
-    generator/verifier/site/command_line.py             lines 13949 to 14376
+    generator/verifier/exports/eee_record.py            lines  5179 to  5515
+    generator/verifier/exports/cbor.py                  lines  5516 to  5637
+    generator/verifier/exports/scitt_statement.py       lines  5638 to  5823
+    generator/verifier/exports/credential.py            lines  5824 to  6140
+    generator/verifier/memory/ledger_snapshot.py        lines  6141 to  6314
+    generator/verifier/memory/checkpoint_memory.py      lines  6315 to  6469
+    generator/verifier/memory/release_memory.py         lines  6470 to  6778
+    generator/verifier/rules/answers.py                 lines  6779 to  6846
+    generator/verifier/rules/runs.py                    lines  6847 to  7204
+    generator/verifier/rules/lineage.py                 lines  7205 to  7490
+    generator/verifier/rules/score_edits.py             lines  7491 to  7576
+    generator/verifier/rules/evidence.py                lines  7577 to  7671
+    generator/verifier/rules/certificates.py            lines  7672 to  8139
+    generator/verifier/rules/certificate_documents.py   lines  8140 to  8235
+    generator/verifier/rules/recheck.py                 lines  8236 to  8602
+    generator/verifier/core/report.py                   lines  8603 to  8765
+    generator/verifier/core/folder.py                   lines  8766 to  9049
+    generator/verifier/core/checksum_tree.py            lines  9050 to  9204
+    generator/verifier/memory/mirror_record.py          lines  9205 to  9274
+    generator/verifier/site/release.py                  lines  9275 to  9564
+    generator/verifier/site/checksum_lists.py           lines  9565 to  9721
+    generator/verifier/site/zip_layout.py               lines  9722 to  9921
+    generator/verifier/site/download.py                 lines  9922 to 10314
+    generator/verifier/tlog/rotation.py                 lines 10315 to 10423
+    generator/verifier/site/history.py                  lines 10424 to 10792
+    generator/verifier/site/history_v3.py               lines 10793 to 10929
+    generator/verifier/site/commitment_parts.py         lines 10930 to 11115
+    generator/verifier/site/ledger_files.py             lines 11116 to 11474
+    generator/verifier/site/publication.py              lines 11475 to 11637
+    generator/verifier/rules/revocations.py             lines 11638 to 11757
+    generator/verifier/site/export_files.py             lines 11758 to 12003
+    generator/verifier/site/certificate_files.py        lines 12004 to 12462
+    generator/verifier/site/agreement_files.py          lines 12463 to 12607
+    generator/verifier/site/accounting.py               lines 12608 to 12874
+    generator/verifier/site/remote.py                   lines 12875 to 13145
+    generator/verifier/site/mirror_folder.py            lines 13146 to 13337
+    generator/verifier/site/mirror.py                   lines 13338 to 13643
+    generator/verifier/site/verify_site.py              lines 13644 to 13953
+    generator/verifier/site/command_line.py             lines 13954 to 14381
 """
 
 # ==============================================================================================
@@ -5423,6 +5423,11 @@ def eee_record(
     return record
 
 
+def _compact(value: Any) -> str:
+    """An item's answer or a subject's outputs as one line of JSON, keys sorted, text as it is."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def sample_hash(raw: str, reference: list[str]) -> str:
     """The coalition's hash of a sample: SHA-256 of {"raw", "reference"} as compact JSON, keys sorted."""
     text = json.dumps({"raw": raw, "reference": reference}, sort_keys=True, separators=(",", ":"))
@@ -5440,7 +5445,7 @@ def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapp
             continue
         item = items[r["item"]]["item"]
         answer = {str(n): f["value"] for n, f in sorted(item["answer"].items())}
-        reference = [json.dumps(answer, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]
+        reference = [_compact(answer)]
         output = {str(f["name"]): f["output"] for f in r["fields"]}
         row = {
             "schema_version": EEE_SCHEMA_VERSION,
@@ -5452,12 +5457,12 @@ def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapp
             "sample_hash": sample_hash(item["prompt"], reference),
             "interaction_type": "single_turn",
             "input": {"raw": item["prompt"], "reference": reference},
-            "output": {"raw": [json.dumps(output, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]},
+            "output": {"raw": [_compact(output)]},
             "answer_attribution": [
                 {
                     "turn_idx": 0,
                     "source": "output.raw",
-                    "extracted_value": json.dumps(output, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
+                    "extracted_value": _compact(output),
                     "extraction_method": "custom",
                     "is_terminal": True,
                 }

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.generator_errors import InputError, problem
-from generator.importers.common.run_context import RunContext
+from generator.importers.common.run_context import RunContext, check_run_id
 from generator.program.datadir import Paths
 from generator.program.evidence_files import read_evidence
 from generator.program.journal import fsync_dir
@@ -50,6 +50,17 @@ def imported(target: Path, doc: dict[str, Any], sha256: dict[str, str], evidence
 
 def default_results_file(paths: Paths, run_id: str) -> Path:
     return paths.private / "results" / f"{run_id}.json"
+
+
+def results_target(paths: Paths, run_id: str, out: Path | None, force: bool) -> tuple[Path, str]:
+    """Where an import of run `run_id` writes (`out`, else PRIVATE/results/<run>.json) and how it
+    is shown, after the refusals every import makes first: a malformed run id, a file already
+    there without `force`."""
+    check_run_id(run_id)
+    target = out or default_results_file(paths, run_id)
+    shown = paths.show(target)
+    refuse_existing(target, shown, force)
+    return target, shown
 
 
 def refuse_existing(target: Path, shown: str, force: bool) -> None:

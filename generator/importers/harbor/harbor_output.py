@@ -38,14 +38,13 @@ from generator.core.generator_errors import InputError
 from generator.importers.common.mapping_rules import exclusion_problems, mapping_problems
 from generator.importers.common.results_output import (
     Imported,
-    default_results_file,
     evidence_entry,
     imported,
-    refuse_existing,
     results_check,
+    results_target,
     write_results,
 )
-from generator.importers.common.run_context import RunContext, check_run_id, load_run
+from generator.importers.common.run_context import RunContext, load_run
 from generator.importers.harbor.harbor_job import TRAJECTORY, HarborJob, read_job
 from generator.importers.harbor.harbor_mapping import load_mapping
 from generator.importers.harbor.harbor_results import lookup, results_from_job
@@ -69,10 +68,8 @@ def import_harbor_job(
     """Write the run-results file of registered run `run_id` from the Harbor job in `folder`, as
     `mapping_path` says, listing the job's files as evidence unless `evidence` is false; refuse
     (writing nothing) with every problem found."""
-    check_run_id(run_id)
-    target = out or default_results_file(paths, run_id)
-    shown_out, file, map_file = paths.show(target), paths.show(folder), paths.show(mapping_path)
-    refuse_existing(target, shown_out, force)
+    target, shown_out = results_target(paths, run_id, out, force)
+    file, map_file = paths.show(folder), paths.show(mapping_path)
     mapping = load_mapping(mapping_path, map_file)
     job = read_job(folder, mapping.extra["answer_file"], paths.show)
     problems: list[Problem] = []

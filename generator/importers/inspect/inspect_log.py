@@ -64,14 +64,13 @@ from generator.core.generator_errors import InputError, TransparencyError, probl
 from generator.importers.common.mapping_rules import exclusion_problems, mapping_problems
 from generator.importers.common.results_output import (
     Imported,
-    default_results_file,
     evidence_entry,
     imported,
-    refuse_existing,
     results_check,
+    results_target,
     write_results,
 )
-from generator.importers.common.run_context import check_run_id, load_run
+from generator.importers.common.run_context import load_run
 from generator.importers.inspect.inspect_mapping import load_mapping
 from generator.importers.inspect.inspect_results import results_from_log
 from generator.program.datadir import Paths
@@ -147,10 +146,8 @@ def import_inspect_log(
     as `mapping_path` says, listing the log as an evidence file named `evidence_name` (default:
     its file name) unless `evidence` is false; refuse (writing nothing) with every problem found."""
     inspect_log_module()  # before anything else: without Inspect nothing below can be done
-    check_run_id(run_id)
-    target = out or default_results_file(paths, run_id)
-    shown_out, file, map_file = paths.show(target), paths.show(log_path), paths.show(mapping_path)
-    refuse_existing(target, shown_out, force)
+    target, shown_out = results_target(paths, run_id, out, force)
+    file, map_file = paths.show(log_path), paths.show(mapping_path)
     if evidence_name is not None and not evidence:
         raise InputError(
             [problem("--evidence-name", "names the log's evidence file, which --no-evidence leaves out: give one")]

@@ -38,14 +38,13 @@ from generator.core.generator_errors import InputError
 from generator.importers.common.mapping_rules import exclusion_problems, mapping_problems
 from generator.importers.common.results_output import (
     Imported,
-    default_results_file,
     evidence_entry,
     imported,
-    refuse_existing,
     results_check,
+    results_target,
     write_results,
 )
-from generator.importers.common.run_context import check_run_id, load_run
+from generator.importers.common.run_context import load_run
 from generator.importers.lm_eval.lm_eval_files import read_lm_eval_files
 from generator.importers.lm_eval.lm_eval_mapping import load_mapping
 from generator.importers.lm_eval.lm_eval_results import results_from_output
@@ -67,10 +66,8 @@ def import_lm_eval_output(
     """Write the run-results file of registered run `run_id` from lm-eval's output at `output`
     (its folder or its results file), as `mapping_path` says, listing the results and samples
     files as evidence unless `evidence` is false; refuse (writing nothing) with every problem."""
-    check_run_id(run_id)
-    target = out or default_results_file(paths, run_id)
-    shown_out, map_file = paths.show(target), paths.show(mapping_path)
-    refuse_existing(target, shown_out, force)
+    target, shown_out = results_target(paths, run_id, out, force)
+    map_file = paths.show(mapping_path)
     mapping = load_mapping(mapping_path, map_file)
     files = read_lm_eval_files(output, mapping.task, paths.show)
     shown = (paths.show(files.results_path), paths.show(files.samples_path), map_file)

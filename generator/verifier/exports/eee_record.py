@@ -255,6 +255,11 @@ def eee_record(
     return record
 
 
+def _compact(value: Any) -> str:
+    """An item's answer or a subject's outputs as one line of JSON, keys sorted, text as it is."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def sample_hash(raw: str, reference: list[str]) -> str:
     """The coalition's hash of a sample: SHA-256 of {"raw", "reference"} as compact JSON, keys sorted."""
     text = json.dumps({"raw": raw, "reference": reference}, sort_keys=True, separators=(",", ":"))
@@ -272,7 +277,7 @@ def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapp
             continue
         item = items[r["item"]]["item"]
         answer = {str(n): f["value"] for n, f in sorted(item["answer"].items())}
-        reference = [json.dumps(answer, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]
+        reference = [_compact(answer)]
         output = {str(f["name"]): f["output"] for f in r["fields"]}
         row = {
             "schema_version": EEE_SCHEMA_VERSION,
@@ -284,12 +289,12 @@ def eee_samples(cert: Mapping[str, Any], program: Mapping[str, str], items: Mapp
             "sample_hash": sample_hash(item["prompt"], reference),
             "interaction_type": "single_turn",
             "input": {"raw": item["prompt"], "reference": reference},
-            "output": {"raw": [json.dumps(output, ensure_ascii=False, sort_keys=True, separators=(",", ":"))]},
+            "output": {"raw": [_compact(output)]},
             "answer_attribution": [
                 {
                     "turn_idx": 0,
                     "source": "output.raw",
-                    "extracted_value": json.dumps(output, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
+                    "extracted_value": _compact(output),
                     "extraction_method": "custom",
                     "is_terminal": True,
                 }
