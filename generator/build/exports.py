@@ -65,23 +65,33 @@ class ExportSources:
 
 
 def write_exports(w: SiteWriter, cert: CertificateRecord, sources: ExportSources) -> None:
+    """A certificate's exports. Each is a function of what never changes (the certificate, its
+    spec, its items' commitments, the ledger's order and keys, the origin), so the last release's
+    file, when the hash index vouches for it, is taken as it is, unread: a release after one event
+    signs and renders the exports of the new certificates only."""
     info = cert.info
-    levels = [g.name for g in reversed(info.methodology.grades)]
-    files = eee_export(
-        cert.doc,
-        info.sha256,
-        info.index,
-        info.spec,
-        levels,
-        sources.program,
-        info.public,
-        sources.reveal_of,
-        sources.commitment_of,
-    )
-    for rel, data in files:
-        w.write(rel, data)
-    w.write(statement_path(cert.serial), _statement(cert, sources))
-    w.write(credential_path(cert.serial), _credential(cert, sources))
+    taken = {rel for rel in export_paths(info) if w.take_vouched(rel)}
+    statement, credential = statement_path(cert.serial), credential_path(cert.serial)
+    if any(rel not in taken for rel in eee_paths(info.serial, info.sha256, info.public)):
+        levels = [g.name for g in reversed(info.methodology.grades)]
+        files = eee_export(
+            cert.doc,
+            info.sha256,
+            info.index,
+            info.spec,
+            levels,
+            sources.program,
+            info.public,
+            sources.reveal_of,
+            sources.commitment_of,
+        )
+        for rel, data in files:
+            if rel not in taken:
+                w.write(rel, data)
+    if statement not in taken:
+        w.write(statement, _statement(cert, sources))
+    if credential not in taken:
+        w.write(credential, _credential(cert, sources))
 
 
 def _held(cert: CertificateRecord, sources: ExportSources, rel: str) -> tuple[Any, Any, str] | bytes:
