@@ -44,45 +44,45 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/withdrawals.py             lines  4525 to  4563
     generator/verifier/tlog/keyring.py                  lines  4564 to  4695
     generator/verifier/rules/ledger.py                  lines  4696 to  5178
-    generator/verifier/exports/eee_record.py            lines  5179 to  5515
-    generator/verifier/exports/cbor.py                  lines  5516 to  5637
-    generator/verifier/exports/scitt_statement.py       lines  5638 to  5823
-    generator/verifier/exports/credential.py            lines  5824 to  6140
-    generator/verifier/memory/ledger_snapshot.py        lines  6141 to  6314
-    generator/verifier/memory/checkpoint_memory.py      lines  6315 to  6469
-    generator/verifier/memory/release_memory.py         lines  6470 to  6778
-    generator/verifier/rules/answers.py                 lines  6779 to  6846
-    generator/verifier/rules/runs.py                    lines  6847 to  7204
-    generator/verifier/rules/lineage.py                 lines  7205 to  7490
-    generator/verifier/rules/score_edits.py             lines  7491 to  7576
-    generator/verifier/rules/evidence.py                lines  7577 to  7671
-    generator/verifier/rules/certificates.py            lines  7672 to  8139
-    generator/verifier/rules/certificate_documents.py   lines  8140 to  8235
-    generator/verifier/rules/recheck.py                 lines  8236 to  8602
-    generator/verifier/core/report.py                   lines  8603 to  8765
-    generator/verifier/core/folder.py                   lines  8766 to  9049
-    generator/verifier/core/checksum_tree.py            lines  9050 to  9204
-    generator/verifier/memory/mirror_record.py          lines  9205 to  9274
-    generator/verifier/site/release.py                  lines  9275 to  9564
-    generator/verifier/site/checksum_lists.py           lines  9565 to  9721
-    generator/verifier/site/zip_layout.py               lines  9722 to  9921
-    generator/verifier/site/download.py                 lines  9922 to 10314
-    generator/verifier/tlog/rotation.py                 lines 10315 to 10423
-    generator/verifier/site/history.py                  lines 10424 to 10792
-    generator/verifier/site/history_v3.py               lines 10793 to 10929
-    generator/verifier/site/commitment_parts.py         lines 10930 to 11115
-    generator/verifier/site/ledger_files.py             lines 11116 to 11474
-    generator/verifier/site/publication.py              lines 11475 to 11637
-    generator/verifier/rules/revocations.py             lines 11638 to 11757
-    generator/verifier/site/export_files.py             lines 11758 to 12003
-    generator/verifier/site/certificate_files.py        lines 12004 to 12462
-    generator/verifier/site/agreement_files.py          lines 12463 to 12607
-    generator/verifier/site/accounting.py               lines 12608 to 12874
-    generator/verifier/site/remote.py                   lines 12875 to 13145
-    generator/verifier/site/mirror_folder.py            lines 13146 to 13337
-    generator/verifier/site/mirror.py                   lines 13338 to 13643
-    generator/verifier/site/verify_site.py              lines 13644 to 13953
-    generator/verifier/site/command_line.py             lines 13954 to 14381
+    generator/verifier/exports/eee_record.py            lines  5179 to  5517
+    generator/verifier/exports/cbor.py                  lines  5518 to  5639
+    generator/verifier/exports/scitt_statement.py       lines  5640 to  5825
+    generator/verifier/exports/credential.py            lines  5826 to  6130
+    generator/verifier/memory/ledger_snapshot.py        lines  6131 to  6304
+    generator/verifier/memory/checkpoint_memory.py      lines  6305 to  6459
+    generator/verifier/memory/release_memory.py         lines  6460 to  6768
+    generator/verifier/rules/answers.py                 lines  6769 to  6836
+    generator/verifier/rules/runs.py                    lines  6837 to  7194
+    generator/verifier/rules/lineage.py                 lines  7195 to  7480
+    generator/verifier/rules/score_edits.py             lines  7481 to  7566
+    generator/verifier/rules/evidence.py                lines  7567 to  7661
+    generator/verifier/rules/certificates.py            lines  7662 to  8129
+    generator/verifier/rules/certificate_documents.py   lines  8130 to  8225
+    generator/verifier/rules/recheck.py                 lines  8226 to  8592
+    generator/verifier/core/report.py                   lines  8593 to  8755
+    generator/verifier/core/folder.py                   lines  8756 to  9039
+    generator/verifier/core/checksum_tree.py            lines  9040 to  9194
+    generator/verifier/memory/mirror_record.py          lines  9195 to  9264
+    generator/verifier/site/release.py                  lines  9265 to  9554
+    generator/verifier/site/checksum_lists.py           lines  9555 to  9711
+    generator/verifier/site/zip_layout.py               lines  9712 to  9911
+    generator/verifier/site/download.py                 lines  9912 to 10304
+    generator/verifier/tlog/rotation.py                 lines 10305 to 10413
+    generator/verifier/site/history.py                  lines 10414 to 10782
+    generator/verifier/site/history_v3.py               lines 10783 to 10919
+    generator/verifier/site/commitment_parts.py         lines 10920 to 11105
+    generator/verifier/site/ledger_files.py             lines 11106 to 11464
+    generator/verifier/site/publication.py              lines 11465 to 11627
+    generator/verifier/rules/revocations.py             lines 11628 to 11747
+    generator/verifier/site/export_files.py             lines 11748 to 11973
+    generator/verifier/site/certificate_files.py        lines 11974 to 12432
+    generator/verifier/site/agreement_files.py          lines 12433 to 12577
+    generator/verifier/site/accounting.py               lines 12578 to 12842
+    generator/verifier/site/remote.py                   lines 12843 to 13113
+    generator/verifier/site/mirror_folder.py            lines 13114 to 13305
+    generator/verifier/site/mirror.py                   lines 13306 to 13611
+    generator/verifier/site/verify_site.py              lines 13612 to 13921
+    generator/verifier/site/command_line.py             lines 13922 to 14349
 """
 
 # ==============================================================================================
@@ -5484,16 +5484,18 @@ def eee_export(
     cert_sha256: str,
     leaf_index: int,
     spec: Mapping[str, Any],
-    levels: list[str],
+    methodology: Methodology,
     program: Mapping[str, str],
     public: bool,
     reveal_of: Callable[[str], Mapping[str, Any] | None],
-    commitment_of: Callable[[str], str | None],
+    ledger: Ledger,
 ) -> list[tuple[str, bytes]]:
-    """A certificate's Every Eval Ever files (site path, bytes): on a public gate the record and
-    its instance rows (each item's reveal document from `reveal_of`: the item as committed);
-    on a secret gate the record alone, its items named by their commitments, since their texts
-    are sealed when the certificate is issued."""
+    """A certificate's Every Eval Ever files (site path, bytes), as the build writes them and the
+    verifier remakes them: on a public gate the record and its instance rows (each item's reveal
+    document from `reveal_of`: the item as committed); on a secret gate the record alone, its
+    items named by their ledger commitments, since their texts are sealed when the certificate is
+    issued. The grades are the pinned `methodology`'s, lowest first."""
+    levels = [g.name for g in reversed(methodology.grades)]
     items = [str(i) for i in spec.get("items", [])]
     if public:
         reveals = {i: doc for i in items if (doc := reveal_of(i)) is not None}
@@ -5504,7 +5506,7 @@ def eee_export(
         commitments: dict[str, str] = {}
     else:
         samples = None
-        commitments = {i: c for i in items if (c := commitment_of(i)) is not None}
+        commitments = {i: c.commitment for i in items if (c := ledger.commit(i)) is not None}
     record = eee_record(cert, cert_sha256, leaf_index, spec, levels, program, commitments, samples)
     record_path, samples_path = export_paths(str(cert["serial"]), cert_sha256, samples is not None)
     out = [(record_path, eee_bytes(record))]
@@ -5859,18 +5861,6 @@ _ED25519_MULTICODEC = b"\xed\x01"
 
 
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
-
-
-def export_signer(ring: KeyRing, index: int) -> tuple[KeySpan, bool] | None:
-    """The key that signs a document of the site at leaf `index` that only today's key may sign
-    (the credentials' status list): the key valid for the tree that leaf ends, or, if that key was
-    revoked, the first key after it that is not, and True."""
-    spans = ring.spans
-    at = next((n for n, span in enumerate(spans) if span.covers(index + 1)), None)
-    if at is None:
-        return None
-    span = next((span for span in spans[at:] if span.reason is None), None)
-    return (span, span is not spans[at]) if span is not None else None
 
 
 def current_keys(ring: KeyRing) -> list[bytes]:
@@ -11766,27 +11756,6 @@ def _row_problems(rows: list[Any], want: list[dict[str, Any]]) -> list[Problem]:
 MANIFEST_FILE = "transparency.json"
 
 
-def expected_exports(
-    cert: Mapping[str, Any],
-    data: bytes,
-    leaf_index: int,
-    spec: Mapping[str, Any],
-    pinned: Methodology,
-    program: Mapping[str, str],
-    public: bool,
-    reveal_of: Callable[[str], Mapping[str, Any] | None],
-    ledger: Ledger,
-) -> list[tuple[str, bytes]]:
-    """Every export of a certificate, as the build must have written it."""
-
-    def commitment_of(item: str) -> str | None:
-        c = ledger.commit(item)
-        return c.commitment if c is not None else None
-
-    levels = [g.name for g in reversed(pinned.grades)]
-    return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
-
-
 def history_roots(history: Mapping[str, Any] | None) -> dict[int, bytes]:
     """The roots of the log's archived checkpoints by size, as its history lists them (each
     checked against its signed checkpoint by the history's own check)."""
@@ -11932,11 +11901,12 @@ def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger)
                 f"{len(document)} bytes of SHA-256 {sha256_hex(document)}",
                 f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
             )
-    today = export_signer(ledger.keys, ledger.size - 1)
+    # Signed by today's key: the key valid for today's tree, as the checkpoint is.
+    today = ledger.keys.valid_at(ledger.size)
     loaded = s.document(STATUS_LIST_PATH, "the credentials' status list")
-    if loaded is None or today is None:
+    if loaded is None or not today:
         return
-    key = today[0].key.public_key
+    key = today[-1].public_key
     ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
     bits = revocation_bits(ordinals, ledger.revocations)
     method = verification_method(program["origin"], key)
@@ -12198,7 +12168,7 @@ def _exports(
     made, elsewhere = None, False
     if isinstance(cert, dict) and spec is not None and pinned is not None:
         try:
-            made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
+            made = eee_export(cert, sha256_hex(data), index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
         except Unremade:
             elsewhere = True  # a reveal document that is not its commitment: failed where reveals are
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
@@ -12839,8 +12809,6 @@ def _check_credential_files(s: Site, manifest: dict[str, Any], present: list[str
             "did.json, .well-known/did.json and credentials/status.json, on a site whose certificates list exports",
             "a stray file",
         )
-    for rel in CREDENTIAL_FILES if exports else ():
-        s.report.check(rel in present, rel, "is missing: a site whose certificates have exports publishes it")
 
 
 def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:

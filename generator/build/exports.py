@@ -23,7 +23,6 @@ from generator.verifier import (
     did_document,
     eee_export,
     eee_paths,
-    export_signer,
     revocation_bits,
     secured,
     statement_path,
@@ -34,9 +33,10 @@ from generator.verifier import (
 
 
 class ExportSources:
-    """What the exports of every certificate read besides the certificate: the program's name
-    and origin, each revealed item's reveal document (read once, when first needed) and each
-    item's commitment."""
+    """What the exports of every certificate read besides the certificate and the ledger: the
+    keys, the archived checkpoints' sizes, the last release, the program's origin, each
+    certificate's place in the status list, the gates' names and each revealed item's reveal
+    document (read once, when first needed)."""
 
     def __init__(
         self, ctx: SiteContext, keys: BuildKeys, archived: list[int], previous: PreviousRelease | None = None
@@ -59,10 +59,6 @@ class ExportSources:
             self._reveals[item] = r.load(self.ctx.paths)[1]
         return self._reveals[item]
 
-    def commitment_of(self, item: str) -> str | None:
-        c = self.ctx.ledger.commit(item)
-        return c.commitment if c is not None else None
-
 
 def write_exports(w: SiteWriter, cert: CertificateRecord, sources: ExportSources) -> None:
     """A certificate's exports. Each is a function of what never changes (the certificate, its
@@ -73,17 +69,16 @@ def write_exports(w: SiteWriter, cert: CertificateRecord, sources: ExportSources
     taken = {rel for rel in export_paths(info) if w.take_vouched(rel)}
     statement, credential = statement_path(cert.serial), credential_path(cert.serial)
     if any(rel not in taken for rel in eee_paths(info.serial, info.sha256, info.public)):
-        levels = [g.name for g in reversed(info.methodology.grades)]
         files = eee_export(
             cert.doc,
             info.sha256,
             info.index,
             info.spec,
-            levels,
+            info.methodology,
             sources.program,
             info.public,
             sources.reveal_of,
-            sources.commitment_of,
+            sources.ctx.ledger,
         )
         for rel, data in files:
             if rel not in taken:
@@ -142,11 +137,10 @@ def write_credential_files(w: SiteWriter, sources: ExportSources) -> None:
     document = canonical_bytes(did_document(ctx.origin, current_keys(ctx.ledger.keys)))
     for rel in DID_PATHS:
         w.write(rel, document)
-    today = export_signer(ctx.ledger.keys, ctx.ledger.size - 1)
-    private = sources.keys.private_key(today[0].key) if today is not None else None
-    if today is None or private is None:
+    key = sources.keys.for_leaf(ctx.ledger.size - 1)  # today's key, as the checkpoint's
+    private = sources.keys.private_key(key) if key is not None else None
+    if key is None or private is None:
         raise InputError([problem(STATUS_LIST_PATH, "cannot be signed: today's key is not held")], "cannot sign")
-    key = today[0].key
     bits = revocation_bits(sources.ordinals, ctx.ledger.revocations)
     doc = status_list_credential(sources.program, bits, ctx.generated_at)
     w.write(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes
-from generator.verifier.tlog.keyring import KeyRing, KeySpan
+from generator.verifier.tlog.keyring import KeyRing
 
 VC2_CONTEXT = "https://www.w3.org/ns/credentials/v2"
 OB3_CONTEXT = "https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json"
@@ -29,18 +29,6 @@ CRYPTOSUITE = "eddsa-jcs-2022"
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _ED25519_MULTICODEC = b"\xed\x01"
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
-
-
-def export_signer(ring: KeyRing, index: int) -> tuple[KeySpan, bool] | None:
-    """The key that signs a document of the site at leaf `index` that only today's key may sign
-    (the credentials' status list): the key valid for the tree that leaf ends, or, if that key was
-    revoked, the first key after it that is not, and True."""
-    spans = ring.spans
-    at = next((n for n, span in enumerate(spans) if span.covers(index + 1)), None)
-    if at is None:
-        return None
-    span = next((span for span in spans[at:] if span.reason is None), None)
-    return (span, span is not spans[at]) if span is not None else None
 
 
 def current_keys(ring: KeyRing) -> list[bytes]:

@@ -20,6 +20,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from generator.verifier.rules.ledger import Ledger
+from generator.verifier.rules.methodology_rules import Methodology
+
 EEE_SCHEMA_VERSION = "0.3.0"
 EEE_FOLDER = "eee"
 _SLUG_RE = re.compile(r"[^a-z0-9._-]+")
@@ -316,16 +319,18 @@ def eee_export(
     cert_sha256: str,
     leaf_index: int,
     spec: Mapping[str, Any],
-    levels: list[str],
+    methodology: Methodology,
     program: Mapping[str, str],
     public: bool,
     reveal_of: Callable[[str], Mapping[str, Any] | None],
-    commitment_of: Callable[[str], str | None],
+    ledger: Ledger,
 ) -> list[tuple[str, bytes]]:
-    """A certificate's Every Eval Ever files (site path, bytes): on a public gate the record and
-    its instance rows (each item's reveal document from `reveal_of`: the item as committed);
-    on a secret gate the record alone, its items named by their commitments, since their texts
-    are sealed when the certificate is issued."""
+    """A certificate's Every Eval Ever files (site path, bytes), as the build writes them and the
+    verifier remakes them: on a public gate the record and its instance rows (each item's reveal
+    document from `reveal_of`: the item as committed); on a secret gate the record alone, its
+    items named by their ledger commitments, since their texts are sealed when the certificate is
+    issued. The grades are the pinned `methodology`'s, lowest first."""
+    levels = [g.name for g in reversed(methodology.grades)]
     items = [str(i) for i in spec.get("items", [])]
     if public:
         reveals = {i: doc for i in items if (doc := reveal_of(i)) is not None}
@@ -336,7 +341,7 @@ def eee_export(
         commitments: dict[str, str] = {}
     else:
         samples = None
-        commitments = {i: c for i in items if (c := commitment_of(i)) is not None}
+        commitments = {i: c.commitment for i in items if (c := ledger.commit(i)) is not None}
     record = eee_record(cert, cert_sha256, leaf_index, spec, levels, program, commitments, samples)
     record_path, samples_path = export_paths(str(cert["serial"]), cert_sha256, samples is not None)
     out = [(record_path, eee_bytes(record))]

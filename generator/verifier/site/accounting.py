@@ -241,8 +241,6 @@ def _check_credential_files(s: Site, manifest: dict[str, Any], present: list[str
             "did.json, .well-known/did.json and credentials/status.json, on a site whose certificates list exports",
             "a stray file",
         )
-    for rel in CREDENTIAL_FILES if exports else ():
-        s.report.check(rel in present, rel, "is missing: a site whose certificates have exports publishes it")
 
 
 def _check_evidence_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:

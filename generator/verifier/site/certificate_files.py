@@ -14,7 +14,7 @@ from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.formats import check_keys, is_safe_path, is_time, sha256_hex
 from generator.verifier.core.text import show
 from generator.verifier.exports.credential import certificate_ordinals
-from generator.verifier.exports.eee_record import Unremade
+from generator.verifier.exports.eee_record import Unremade, eee_export
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
 from generator.verifier.rules.certificate_documents import due_records
@@ -25,7 +25,6 @@ from generator.verifier.rules.recheck import examine_certificate
 from generator.verifier.site.export_files import (
     Signed,
     check_exports,
-    expected_exports,
     exports_memo_key,
     history_roots,
 )
@@ -223,7 +222,7 @@ def _exports(
     made, elsewhere = None, False
     if isinstance(cert, dict) and spec is not None and pinned is not None:
         try:
-            made = expected_exports(cert, data, index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
+            made = eee_export(cert, sha256_hex(data), index, spec, pinned, c.program, public, c.reveal_of, c.ledger)
         except Unremade:
             elsewhere = True  # a reveal document that is not its commitment: failed where reveals are
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):

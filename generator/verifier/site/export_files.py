@@ -4,7 +4,7 @@ the file the site publishes: an export that says anything its certificate does n
 gate, verdict, figure, or the SHA-256 of another certificate) differs from what is remade, and
 fails. A manifest row without `exports` is a site built before exports existed."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,40 +21,16 @@ from generator.verifier.exports.credential import (
     credential_path,
     current_keys,
     did_document,
-    export_signer,
     proof_problems,
     revocation_bits,
     status_problems,
     verification_method,
 )
-from generator.verifier.exports.eee_record import eee_export
 from generator.verifier.exports.scitt_statement import statement_path, statement_problems
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.ledger import Ledger
-from generator.verifier.rules.methodology_rules import Methodology
 
 MANIFEST_FILE = "transparency.json"
-
-
-def expected_exports(
-    cert: Mapping[str, Any],
-    data: bytes,
-    leaf_index: int,
-    spec: Mapping[str, Any],
-    pinned: Methodology,
-    program: Mapping[str, str],
-    public: bool,
-    reveal_of: Callable[[str], Mapping[str, Any] | None],
-    ledger: Ledger,
-) -> list[tuple[str, bytes]]:
-    """Every export of a certificate, as the build must have written it."""
-
-    def commitment_of(item: str) -> str | None:
-        c = ledger.commit(item)
-        return c.commitment if c is not None else None
-
-    levels = [g.name for g in reversed(pinned.grades)]
-    return eee_export(cert, sha256_hex(data), leaf_index, spec, levels, program, public, reveal_of, commitment_of)
 
 
 def history_roots(history: Mapping[str, Any] | None) -> dict[int, bytes]:
@@ -202,11 +178,12 @@ def check_credential_files(s: Site, manifest: Mapping[str, Any], ledger: Ledger)
                 f"{len(document)} bytes of SHA-256 {sha256_hex(document)}",
                 f"{len(found)} bytes of SHA-256 {sha256_hex(found)}",
             )
-    today = export_signer(ledger.keys, ledger.size - 1)
+    # Signed by today's key: the key valid for today's tree, as the checkpoint is.
+    today = ledger.keys.valid_at(ledger.size)
     loaded = s.document(STATUS_LIST_PATH, "the credentials' status list")
-    if loaded is None or today is None:
+    if loaded is None or not today:
         return
-    key = today[0].key.public_key
+    key = today[-1].public_key
     ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
     bits = revocation_bits(ordinals, ledger.revocations)
     method = verification_method(program["origin"], key)
