@@ -87,12 +87,13 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
 # door, `__all__`) and `bundle` (the tool that joins the modules into verify.py).
 VERIFIER: dict[str, tuple[str, ...]] = {
     "core": ("core",),
-    "tlog": ("core", "tlog"),
-    "rules": ("core", "tlog", "rules"),
-    "exports": ("core", "tlog", "rules", "exports"),
-    "memory": ("core", "tlog", "rules", "memory"),
-    "site": ("core", "tlog", "rules", "exports", "memory", "site"),
-    "": ("core", "tlog", "rules", "exports", "memory", "site", ""),
+    "crypto": ("core", "crypto"),
+    "tlog": ("core", "crypto", "tlog"),
+    "rules": ("core", "crypto", "tlog", "rules"),
+    "exports": ("core", "crypto", "tlog", "rules", "exports"),
+    "memory": ("core", "crypto", "tlog", "rules", "memory"),
+    "site": ("core", "crypto", "tlog", "rules", "exports", "memory", "site"),
+    "": ("core", "crypto", "tlog", "rules", "exports", "memory", "site", ""),
 }
 
 
