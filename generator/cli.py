@@ -315,6 +315,71 @@ def key_revoke(ctx: click.Context, key_id: str, reason: str, compromised_at: str
     click.echo(f"Revoked {row.vkey} (valid until {row.valid_until}). Run 'transparency build' to publish.")
 
 
+@main.group("beacon", cls=_Group)
+def beacon_group() -> None:
+    """The randomness beacon the methodology pins: its rounds, fetched for 'draw' and 'retire --draw'."""
+
+
+@beacon_group.command("fetch")
+@click.argument("round_number", metavar="ROUND", type=click.IntRange(min=1))
+@click.option(
+    "--relay",
+    "relays",
+    metavar="URL",
+    multiple=True,
+    help="A relay of the beacon's HTTP API, tried in order (repeatable). Default: drand's public relays.",
+)
+@click.option("--timeout", default=10.0, show_default=True, help="Seconds to wait for each relay.")
+@click.option(
+    "--out", type=click.Path(path_type=Path, dir_okay=False), help="Where to store it. Default: DATA/beacon/ROUND.json."
+)
+@click.pass_context
+def beacon_fetch(
+    ctx: click.Context, round_number: int, relays: tuple[str, ...], timeout: float, out: Path | None
+) -> None:
+    """Fetch round ROUND of the pinned beacon, check its signature, and store it.
+
+    Each relay is asked in turn (GET RELAY/CHAIN_HASH/public/ROUND) until one serves the round
+    signed by the pinned key; a relay that fails or lies is named, and the next is tried. The
+    stored file is what 'transparency draw' and 'transparency retire --draw' take.
+    """
+    from generator.commands.beacon import fetch
+    from generator.program.beacon_fetch import DEFAULT_RELAYS, FetchFailed
+
+    try:
+        target = fetch(_paths(ctx), round_number, relays or DEFAULT_RELAYS, timeout, out)
+    except FetchFailed as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"Round {round_number} checked and stored in {target}")
+
+
+@beacon_group.command("round")
+@click.argument("when", metavar="TIME")
+@click.pass_context
+def beacon_round(ctx: click.Context, when: str) -> None:
+    """The first round of the pinned beacon published at or after TIME (YYYY-MM-DDTHH:MM:SSZ).
+
+    For a drawn run's spec: name a round after the time you will register it.
+    """
+    from generator.commands.beacon import round_at
+    from generator.verifier import is_time
+
+    if not is_time(when):
+        raise click.BadParameter("expected YYYY-MM-DDTHH:MM:SSZ (UTC)", param_hint="TIME")
+    r = round_at(_paths(ctx), when)
+    click.echo(f"{r.beacon}: round {r.round}, published {r.published}")
+
+
+@beacon_group.command("due")
+@click.pass_context
+def beacon_due(ctx: click.Context) -> None:
+    """The round of the next scheduled retirement, and when it is published."""
+    from generator.commands.beacon import due
+
+    r = due(_paths(ctx))
+    click.echo(f"{r.beacon}: the next scheduled retirement is drawn by round {r.round}, published {r.published}")
+
+
 @main.group(cls=_Group)
 def gate() -> None:
     """Declare the program's gates (stages), each public or secret for good."""
@@ -390,23 +455,81 @@ def commit(ctx: click.Context, at: str | None) -> None:
 
 
 @main.command()
-@click.argument("item_ids", metavar="ID...", nargs=-1, required=True)
-@click.option("--note", required=True, help="Why the item is retired; published in the ledger.")
+@click.argument("item_ids", metavar="[ID...]", nargs=-1)
+@click.option("--note", help="Why the items are retired; published in the ledger. Required with ID...")
+@click.option(
+    "--draw",
+    "round_file",
+    metavar="ROUND-FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Retire what the schedule's next beacon round draws (a round file from 'transparency beacon fetch').",
+)
 @_AT
 @click.pass_context
-def retire(ctx: click.Context, item_ids: tuple[str, ...], note: str, at: str | None) -> None:
-    """Retire sealed item(s) ID...: publish their committed text and append their reveals.
+def retire(
+    ctx: click.Context, item_ids: tuple[str, ...], note: str | None, round_file: Path | None, at: str | None
+) -> None:
+    """Retire sealed item(s) ID... for cause, or the items a beacon round draws (--draw).
 
-    Several ids retire together, with one note and one time. Refuses (writing nothing) an
-    unknown or already revealed item, an item whose source changed since it was committed, and
-    an item used by a run that is still open. Publishes, with the items, the details of every
+    \b
+    For cause: transparency retire ID... --note TEXT
+    Drawn:     transparency retire --draw data/beacon/ROUND.json
+
+    Either way the items' committed texts are published and their reveals appended, with one
+    note and one time. A drawn retirement is the one the methodology's schedule makes due: its
+    round is fixed by the schedule ('transparency beacon due' names it), and the items are drawn
+    from every sealed item no open run holds; the ledger records the round, and a verifier
+    recomputes the draw. Pages show drawn retirements apart from those for cause.
+
+    Refuses (writing nothing) an unknown or already revealed item, an item whose source changed
+    since it was committed, an item used by a run that is still open, and, with --draw, a round
+    that is not the one due, a round the pinned beacon did not sign, and a retirement recorded
+    after a later event (it was due first). Publishes, with the items, the details of every
     certificate that used them, and the grader record of each certificate whose items are then
     all revealed.
     """
+    if round_file is not None:
+        from generator.commands.retire_drawn import retire_drawn
+
+        if item_ids:
+            raise click.UsageError("give either ID... or --draw, not both")
+        drawn = retire_drawn(_paths(ctx), round_file, note, at)
+        click.echo(
+            f"Round {drawn.round} drew {len(drawn.items)} of {drawn.pool} sealed item(s): "
+            f"{', '.join(drawn.items) or 'none'}; retired at {drawn.at}. Run 'transparency build' to publish."
+        )
+        return
     from generator.commands.retire import retire_items
 
+    if not item_ids or note is None:
+        raise click.UsageError("give ID... and --note TEXT (or --draw ROUND-FILE for a scheduled retirement)")
     leaves = retire_items(_paths(ctx), list(item_ids), note, at)
     click.echo(f"Retired {', '.join(item_ids)} at {leaves[0]['at']}; run 'transparency build' to publish.")
+
+
+@main.command("draw")
+@click.argument("run_id", metavar="RUN")
+@click.argument("round_file", metavar="ROUND-FILE", type=click.Path(path_type=Path, dir_okay=False))
+@_AT
+@click.pass_context
+def draw_command(ctx: click.Context, run_id: str, round_file: Path, at: str | None) -> None:
+    """Fix the items of drawn run RUN with the beacon round its spec named (ROUND-FILE).
+
+    A run spec may name a draw instead of its items ("draw": {"beacon": CHAIN_HASH, "round": N,
+    "count": K}, v 2); the round must be published after the registration. Once it is, fetch
+    it ('transparency beacon fetch N') and run this: the round's signature is checked against
+    the beacon the methodology pins, and K items are drawn from the run's pool (its gate's
+    items committed and not revealed when it was registered, less those its subject already
+    ran) by the algorithm of FORMAT.md "Draws and timestamps". The `draw` leaf records the round
+    and the items; results and the certificate then use exactly those items.
+    """
+    from generator.commands.draw import draw_run
+
+    drawn = draw_run(_paths(ctx), run_id, round_file, at)
+    click.echo(
+        f"Run {drawn.run}: round {drawn.round} drew {len(drawn.items)} of {drawn.pool} eligible item(s) at {drawn.at}: "
+        f"{', '.join(drawn.items)}"
+    )
 
 
 @main.command()

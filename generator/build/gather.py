@@ -47,10 +47,12 @@ from generator.verifier import (
     check_run_rules,
     check_run_spec,
     due_records,
+    effective_spec,
     examine_certificate,
     parse_methodology,
     parse_vkey,
     recheckable,
+    retirement_problems,
 )
 
 
@@ -540,12 +542,14 @@ def _gather_specs(
         if shape:
             problems += [p.at(file) for p in shape]
             continue
+        spec = effective_spec(spec, ledger)
         problems += [
             p.at(file)
             for p in check_run_rules(ledger, run, spec, by_version.get(spec["methodology"]["version"]), specs)
         ]
         specs[run.id] = spec
         spec_bytes[run.id] = data
+    problems += [p.at(paths.show(paths.ledger_file)) for p in retirement_problems(ledger, by_version, specs)]
     return specs, spec_bytes
 
 

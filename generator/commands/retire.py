@@ -11,10 +11,10 @@ from generator.program.datadir import Paths
 from generator.program.disclosure import certificate_items, due_documents, read_due
 from generator.program.documents import load_spec
 from generator.program.itemsources import ItemSource, indexed_source, scan_item_sources
-from generator.program.ledgerfile import appending, event_time
+from generator.program.ledgerfile import LedgerAppender, appending, event_time
 from generator.program.sealed import find_sealed_many
 from generator.state import item_uses_cache, source_index_cache
-from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, is_id, loads_strict
+from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, effective_spec, is_id, loads_strict
 
 
 def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = None) -> list[dict[str, Any]]:
@@ -24,51 +24,65 @@ def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = 
     since it was committed, one whose sealed document is missing, and one used by an open run.
     """
     with appending(paths, "retire") as app:
-        ledger = app.ledger
         problems: list[Problem] = []
-        when = event_time(at, ledger, problems)
-        if not note.strip():
-            problems.append(problem("--note", "a retirement needs a note saying why"))
-        twice = sorted(i for i, n in Counter(item_ids).items() if n > 1)
-        if twice:
-            problems.append(problem("retire", f"an id is given twice: {', '.join(twice)}"))
-        open_specs = _open_run_items(paths, ledger, problems)
-        known = {
-            i: c.commitment
-            for i in item_ids
-            if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals
-        }
-        # One pass over the sealed batches and one over the sources, however many items retire.
-        sealed = find_sealed_many(paths, known, ledger)
-        sources = _item_sources(paths, ledger, sorted(known), problems)
-        documents: list[tuple[str, bytes]] = []
-        leaves: list[dict[str, Any]] = []
-        for item_id in item_ids:
-            found = _reveal(paths, ledger, item_id, note, when, open_specs, sealed, sources, problems)
-            if found is not None:
-                documents.append((item_id, found[0]))
-                leaves.append(found[1])
-        # Retiring makes due the details of every certificate that used these items, and the
-        # grader record of every certificate whose items are now all revealed (format v1 §6).
-        retiring = set(item_ids)
-        revealed = _RevealedAfter(ledger, retiring)
-        serials = item_uses_cache.certificates_using(
-            paths, ledger, retiring, lambda serial: certificate_items(paths, ledger, serial)
-        )
-        published = [
-            (due, read_due(paths, due, problems))
-            for due in due_documents(paths, ledger, revealed, problems, only_items=retiring, serials=serials)
-        ]
-        if problems:
-            raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
-        app.append(leaves)
-        # Staged: the item's text reaches data/ only once its reveal is in the ledger.
-        for item_id, data in documents:
-            app.stage(paths.reveal_file(item_id), data)
-        for due, due_data in published:
-            assert due_data is not None
-            app.stage(due.target, due_data)
-        return leaves
+        when = event_time(at, app.ledger, problems)
+        return retire_within(paths, app, item_ids, note, when, problems)
+
+
+def retire_within(
+    paths: Paths,
+    app: LedgerAppender,
+    item_ids: list[str],
+    note: str,
+    when: str,
+    problems: list[Problem],
+    first: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """retire_items inside an open append, the leaves `first` (a retirement draw) before the
+    reveals; everything `problems` already holds refuses the whole retirement too."""
+    ledger = app.ledger
+    if not note.strip():
+        problems.append(problem("--note", "a retirement needs a note saying why"))
+    twice = sorted(i for i, n in Counter(item_ids).items() if n > 1)
+    if twice:
+        problems.append(problem("retire", f"an id is given twice: {', '.join(twice)}"))
+    open_specs = _open_run_items(paths, ledger, problems)
+    known = {
+        i: c.commitment
+        for i in item_ids
+        if is_id(i) and (c := ledger.commit(i)) is not None and i not in ledger.reveals
+    }
+    # One pass over the sealed batches and one over the sources, however many items retire.
+    sealed = find_sealed_many(paths, known, ledger)
+    sources = _item_sources(paths, ledger, sorted(known), problems)
+    documents: list[tuple[str, bytes]] = []
+    leaves: list[dict[str, Any]] = []
+    for item_id in item_ids:
+        found = _reveal(paths, ledger, item_id, note, when, open_specs, sealed, sources, problems)
+        if found is not None:
+            documents.append((item_id, found[0]))
+            leaves.append(found[1])
+    # Retiring makes due the details of every certificate that used these items, and the
+    # grader record of every certificate whose items are now all revealed (format v1 §6).
+    retiring = set(item_ids)
+    revealed = _RevealedAfter(ledger, retiring)
+    serials = item_uses_cache.certificates_using(
+        paths, ledger, retiring, lambda serial: certificate_items(paths, ledger, serial)
+    )
+    published = [
+        (due, read_due(paths, due, problems))
+        for due in due_documents(paths, ledger, revealed, problems, only_items=retiring, serials=serials)
+    ]
+    if problems:
+        raise InputError(problems, f"cannot retire {', '.join(item_ids)}; nothing was written")
+    app.append((first or []) + leaves)
+    # Staged: the item's text reaches data/ only once its reveal is in the ledger.
+    for item_id, data in documents:
+        app.stage(paths.reveal_file(item_id), data)
+    for due, due_data in published:
+        assert due_data is not None
+        app.stage(due.target, due_data)
+    return leaves
 
 
 def _item_sources(paths: Paths, ledger: Ledger, item_ids: list[str], problems: list[Problem]) -> dict[str, ItemSource]:
@@ -180,8 +194,11 @@ def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> di
         if ledger.decided_at(run.id) is not None:  # certified, or withdrawn
             continue
         spec = load_spec(paths, ledger, run.id, problems)
-        if isinstance(spec, dict) and isinstance(spec.get("items"), list):
-            out[run.id] = set(spec["items"])
+        if isinstance(spec, dict) and "draw" in spec and run.id not in ledger.draws:
+            # Its pool was fixed at registration: no item of its gate may leave it before the draw.
+            out[run.id] = {c.id for c in ledger.commits() if c.gate == run.gate}
+        elif (isinstance(spec, dict) and isinstance(spec.get("items"), list)) or "draw" in (spec or {}):
+            out[run.id] = set(effective_spec(spec or {}, ledger)["items"])
         elif spec is not None:
             problems.append(
                 problem(

@@ -119,12 +119,29 @@ from generator.verifier.rules.agreement_statistics import (
     raw_agreement,
 )
 from generator.verifier.rules.answers import RevealedAnswers
+from generator.verifier.rules.beacon import (
+    Beacon,
+    round_document_problems,
+    round_randomness,
+    round_signature_problems,
+    time_text,
+    unix_time,
+)
 from generator.verifier.rules.certificate_documents import due_records
 from generator.verifier.rules.certificates import (
     certificate_binding_problems,
     check_certificate,
     non_scored_problems,
 )
+from generator.verifier.rules.drawn_items import (
+    effective_spec,
+    open_run_items,
+    retirement_pool,
+    retirement_problems,
+    run_pool,
+)
+from generator.verifier.rules.draws import DRAW, RETIREMENT_DRAW, draw_items
+from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.evidence import (
     EVIDENCE_KEYS,
     evidence_due,
@@ -146,7 +163,7 @@ from generator.verifier.rules.labelsets import (
     report_path,
     scale_problems,
 )
-from generator.verifier.rules.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger, RunEvent
+from generator.verifier.rules.ledger import LEAF_KEYS, MAX_LEAF_BYTES, Ledger
 from generator.verifier.rules.lineage import lineage_keys, lineage_problems, lineage_skeleton
 from generator.verifier.rules.methodology_rules import Grade, Methodology, Tier, check_methodology, parse_methodology
 from generator.verifier.rules.recheck import examine_certificate, recheck_certificate, recheckable
@@ -237,6 +254,7 @@ __all__ = [
     "COMMITMENT_PART_ROWS",
     "DID_PATHS",
     "DOWNLOAD_DIR",
+    "DRAW",
     "EMPTY_ROOT",
     "EVIDENCE_KEYS",
     "GATE_RE",
@@ -257,6 +275,7 @@ __all__ = [
     "NON_SCORED",
     "PART_RE",
     "PUBLISHED_PRIVATE_KEYS",
+    "RETIREMENT_DRAW",
     "REVOCATIONS_PATH",
     "RUN_WITHDRAWN",
     "SCORED",
@@ -270,6 +289,7 @@ __all__ = [
     "TILE_WIDTH",
     "AgreementError",
     "AgreementRow",
+    "Beacon",
     "CosignerKey",
     "FormatError",
     "Grade",
@@ -343,10 +363,12 @@ __all__ = [
     "credential_path",
     "current_keys",
     "did_document",
+    "draw_items",
     "due_records",
     "ed25519_verify",
     "eee_export",
     "eee_paths",
+    "effective_spec",
     "entry_bundle_path",
     "evaluate",
     "evidence_due",
@@ -402,6 +424,7 @@ __all__ = [
     "number_rule_problems",
     "open_checkpoint",
     "open_note",
+    "open_run_items",
     "other_log_problems",
     "parse_canonical",
     "parse_checkpoint",
@@ -427,10 +450,16 @@ __all__ = [
     "replace_atomically",
     "report_document",
     "report_path",
+    "retirement_pool",
+    "retirement_problems",
     "revocation_bits",
     "revocation_list",
     "root_from_inclusion_proof",
+    "round_document_problems",
     "round_half_up",
+    "round_randomness",
+    "round_signature_problems",
+    "run_pool",
     "safe_json",
     "same",
     "scale_problems",
@@ -452,7 +481,9 @@ __all__ = [
     "sums_text",
     "tile_paths",
     "tile_read_order",
+    "time_text",
     "transparent_statement",
+    "unix_time",
     "user_cache_dir",
     "value_kind_problem",
     "verification_method",

@@ -55,6 +55,8 @@ MODULES = (
     "rules.labelsets",
     "rules.subjects",
     "rules.withdrawals",
+    "rules.events",
+    "rules.draws",
     "tlog.keyring",
     "rules.ledger",
     "exports.eee_record",

@@ -18,21 +18,15 @@ from typing import Any
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.idindex import IdIndex
 from generator.verifier.core.public_keys import parse_vkey
+from generator.verifier.rules.draws import Draw, RetirementDraw
+from generator.verifier.rules.events import CertificateEvent, Commit, Gate, MethodologyEvent, Reveal, RunEvent
 from generator.verifier.rules.labelsets import LabelSetEvent
-from generator.verifier.rules.ledger import (
-    CertificateEvent,
-    Commit,
-    Gate,
-    Ledger,
-    MethodologyEvent,
-    Reveal,
-    RunEvent,
-)
+from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.withdrawals import Revocation, Withdrawal
 from generator.verifier.tlog.keyring import KeySpan
 from generator.verifier.tlog.merkle import MerkleStream
 
-SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
+SNAPSHOT_MAGIC = b"transparency ledger snapshot v2\n"
 # The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes):
 # also the layout of the generator's commit arrays (state/ledger_cache.py).
 SNAPSHOT_SECTIONS = (
@@ -93,6 +87,12 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
         "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
         "withdrawals": [[w.run, w.reason, w.index, w.at] for w in ledger.withdrawals.values()],
+        "draws": [[d.run, d.round, d.signature, list(d.items), d.index, d.at] for d in ledger.draws.values()],
+        "retirement_draws": [
+            [d.round, d.signature, list(d.items), d.index, d.at, d.previous_at] for d in ledger.retirement_draws
+        ],
+        "pending_reveals": ledger._pending_reveals,
+        "previous_at": ledger._previous_at,
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -184,6 +184,10 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
     ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
     ledger.withdrawals = {w[0]: Withdrawal(*w) for w in header["withdrawals"]}
+    ledger.draws = {d[0]: Draw(d[0], d[1], d[2], tuple(d[3]), d[4], d[5]) for d in header["draws"]}
+    ledger.retirement_draws = [RetirementDraw(d[0], d[1], tuple(d[2]), *d[3:]) for d in header["retirement_draws"]]
+    ledger.drawn_retirement = {i: n for n, d in enumerate(ledger.retirement_draws) for i in d.items}
+    ledger._pending_reveals, ledger._previous_at = list(header["pending_reveals"]), header["previous_at"]
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys

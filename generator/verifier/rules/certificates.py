@@ -20,9 +20,9 @@ from generator.verifier.core.formats import (
     same,
 )
 from generator.verifier.core.text import show, type_name
+from generator.verifier.rules.events import CertificateEvent, RunEvent
 from generator.verifier.rules.evidence import evidence_problems
 from generator.verifier.rules.labelsets import JUDGE_LABELS, judge_labels_problems
-from generator.verifier.rules.ledger import CertificateEvent, RunEvent
 from generator.verifier.rules.lineage import lineage_keys, lineage_problems
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.score_edits import SCORE_EDITS, score_edits_problems

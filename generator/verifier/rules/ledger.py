@@ -4,7 +4,6 @@ import bisect
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.core.errors import Problem
@@ -22,6 +21,16 @@ from generator.verifier.core.formats import (
 )
 from generator.verifier.core.idindex import IdIndex
 from generator.verifier.core.text import show, type_name
+from generator.verifier.rules.draws import (
+    DRAW,
+    RETIREMENT_DRAW,
+    Draw,
+    RetirementDraw,
+    draw_event_problems,
+    pending_reveal_problem,
+    retirement_draw_event_problems,
+)
+from generator.verifier.rules.events import CertificateEvent, Commit, Gate, MethodologyEvent, Reveal, RunEvent
 from generator.verifier.rules.labelsets import LabelSetEvent, label_set_event_problems
 from generator.verifier.rules.subjects import known_subject_problems, prose_problems, subject_fold
 from generator.verifier.rules.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal, withdrawal_problems
@@ -40,9 +49,12 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
     RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
+    DRAW: ("type", "v", "run", "round", "signature", "items", "at"),
+    RETIREMENT_DRAW: ("type", "v", "round", "signature", "items", "at"),
 }
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
 LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
+LEAF_VERSIONS |= {DRAW: 2, RETIREMENT_DRAW: 2}
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
 # The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
 _LEAF_TYPES: dict[str, dict[str, type]] = {
@@ -57,62 +69,10 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
     RUN_WITHDRAWN: {"run": str, "reason": str},
+    DRAW: {"run": str, "signature": str, "items": list},
+    RETIREMENT_DRAW: {"signature": str, "items": list},
 }
-_TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object"}
-
-
-@dataclass(frozen=True)
-class Gate:
-    id: str
-    name: str
-    public: bool
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class MethodologyEvent:
-    version: str
-    sha256: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class Commit:
-    id: str
-    gate: str
-    commitment: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class Reveal:
-    id: str
-    reason: str
-    note: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class RunEvent:
-    id: str
-    sha256: str
-    subject: dict[str, Any]
-    gate: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class CertificateEvent:
-    serial: str
-    run: str
-    sha256: str
-    index: int
-    at: str
+_TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 
 
 class Ledger:
@@ -135,6 +95,10 @@ class Ledger:
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
         self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
         self.withdrawals: dict[str, Withdrawal] = {}  # by run, in ledger order
+        self.draws: dict[str, Draw] = {}  # drawn runs' draws, by run
+        self.retirement_draws: list[RetirementDraw] = []  # in ledger order
+        self.drawn_retirement: dict[str, int] = {}  # item -> its retirement draw's position in that list
+        self._pending_reveals: list[str] = []  # what the last retirement draw still has to reveal, reversed
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -150,6 +114,7 @@ class Ledger:
         self._commit_time = array("I")
         self._gate_ids: list[str] = []
         self._gate_ordinals: dict[str, int] = {}
+        self._previous_at = ""
 
     # -- queries
 
@@ -184,6 +149,9 @@ class Ledger:
         for n in range(start, len(self._commit_ids) if stop is None else min(stop, len(self._commit_ids))):
             yield self._commit_at(n)
 
+    def commits_before(self, index: int) -> int:  # how many commits precede leaf `index`
+        return bisect.bisect_left(self._commit_index, index)
+
     def runs_before(self, run: RunEvent) -> list[RunEvent]:
         """The runs registered before `run` for the same subject name and gate, in order."""
         runs = self.runs_by_subject.get((str(run.subject.get("name")), run.gate), [])
@@ -213,6 +181,11 @@ class Ledger:
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
             limit, size = f"at most {MAX_LEAF_BYTES} bytes", f"{leaf_size} bytes"
             return [Problem("leaf is larger than a C2SP entry bundle allows", "", "", limit, size)]
+        if self._pending_reveals:
+            pending = pending_reveal_problem(self._pending_reveals.pop(), leaf, self.retirement_draws[-1])
+            if pending is not None:
+                self._pending_reveals.clear()
+                return [pending]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
@@ -228,8 +201,10 @@ class Ledger:
         elif at < self.last_at:
             problems.append(Problem("time goes backwards", where="at", expected=f"{self.last_at} or later", found=at))
         else:
-            self.last_at = at
+            previous_at, self.last_at = self.last_at, at
             self.keys.note_time(index, at)
+            if kind == RETIREMENT_DRAW:
+                self._previous_at = previous_at
         for k, t in _LEAF_TYPES[kind].items():
             if k in leaf and type(leaf[k]) is not t:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
@@ -460,6 +435,26 @@ class Ledger:
             self.withdrawals[run] = Withdrawal(run, leaf["reason"], index, leaf["at"])
         return found
 
+    def _apply_draw(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        run, decided = leaf["run"], self.certificate_of_run.get(leaf["run"])
+        if decided is None and run in self.withdrawals:
+            decided = f"withdrawn at entries[{self.withdrawals[run].index}]"
+        problems = draw_event_problems(leaf, run in self.runs, decided, self.draws.get(run))
+        if not problems:
+            self.draws[run] = Draw(run, leaf["round"], leaf["signature"], tuple(leaf["items"]), index, leaf["at"])
+        return problems
+
+    def _apply_retirement_draw(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        problems = retirement_draw_event_problems(leaf)
+        if not problems:
+            items = tuple(leaf["items"])
+            self.retirement_draws.append(
+                RetirementDraw(leaf["round"], leaf["signature"], items, index, leaf["at"], self._previous_at)
+            )
+            self.drawn_retirement.update(dict.fromkeys(items, len(self.retirement_draws) - 1))
+            self._pending_reveals = list(reversed(items))
+        return problems
+
     def decided_at(self, run_id: str) -> int | None:  # the leaf that decided a run: certificate or withdrawal
         serial, withdrawn = self.certificate_of_run.get(run_id), self.withdrawals.get(run_id)
         return self.certificates[serial].index if serial else withdrawn.index if withdrawn else None
@@ -479,6 +474,15 @@ class Ledger:
     def final_problems(self) -> list[Problem]:
         """Rules that only the whole ledger can settle."""
         problems = []
+        if self._pending_reveals:
+            draw = self.retirement_draws[-1]
+            problems.append(
+                Problem(
+                    f"the retirement drawn at entries[{draw.index}] leaves items unrevealed",
+                    expected="a reveal of each item it drew",
+                    found=", ".join(reversed(self._pending_reveals)),
+                )
+            )
         public = self.public_gates()
         public_ordinals = {self._gate_ordinals[g] for g in public}
         for n, gate_ordinal in enumerate(self._commit_gate):

@@ -8,8 +8,16 @@ from types import MappingProxyType
 from typing import Any
 
 from generator.verifier.core.errors import FormatError, Problem
-from generator.verifier.core.formats import MAX_DECIMAL_LENGTH, TIERS, VERSION_RE, check_keys, is_decimal, is_int, is_v1
+from generator.verifier.core.formats import MAX_DECIMAL_LENGTH, TIERS, VERSION_RE, check_keys, is_decimal, is_int
 from generator.verifier.core.text import show, type_name
+from generator.verifier.rules.beacon import (
+    Beacon,
+    RetirementSchedule,
+    beacon_problems,
+    draws_problems,
+    parse_beacon,
+    parse_schedule,
+)
 
 METHODOLOGY_KEYS = (
     "type",
@@ -23,6 +31,7 @@ METHODOLOGY_KEYS = (
     "bands",
     "certify",
 )
+DRAW_KEYS = ("beacon", "draws")  # format v2 (FORMAT.md, "Draws and timestamps")
 
 
 def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) -> bool:
@@ -34,17 +43,24 @@ def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) 
 
 def check_methodology(params: Any) -> list[Problem]:
     """Every way a methodology parameter file breaks format v1 §5 (empty when it is valid)."""
-    problems = check_keys(params, METHODOLOGY_KEYS)
+    problems = check_keys(params, METHODOLOGY_KEYS, optional=DRAW_KEYS)
     if not isinstance(params, dict):
         return problems
-    if params.get("type") != "methodology" or not is_v1(params):
+    # A methodology that pins a beacon is v 2, so that a reader without draws refuses it
+    # instead of certifying runs whose items it cannot check.
+    version = 2 if any(k in params for k in DRAW_KEYS) else 1
+    if params.get("type") != "methodology" or not (is_int(params.get("v")) and params["v"] == version):
         problems.append(
             Problem(
                 "wrong type or version",
-                expected='"methodology", v 1',
+                expected=f'"methodology", v {version}',
                 found=f"{show(params.get('type'))}, v {show(params.get('v'))}",
             )
         )
+    if "beacon" in params:
+        problems += beacon_problems(params["beacon"])
+    if "draws" in params:
+        problems += draws_problems(params["draws"], "beacon" in params)
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
         problems.append(
             Problem(
@@ -278,6 +294,9 @@ class Methodology:
     similarity_version: str
     document: Mapping[str, Any]  # the parameter file as published, for pages
     max_attempts: int | None = None  # the retry limit, when the methodology sets one
+    beacon: Beacon | None = None  # the randomness beacon it pins, if any
+    draws_required: bool = False  # whether a secret-gate run must draw its items
+    retirement_schedule: RetirementSchedule | None = None
     _rank: dict[str, int] = field(init=False, repr=False, compare=False)
     _by_name: dict[str, Grade] = field(init=False, repr=False, compare=False)
 
@@ -351,4 +370,7 @@ def parse_methodology(doc: Any) -> Methodology:
         doc["text_similarity"]["version"],
         MappingProxyType(doc),
         c.get("max_attempts"),
+        parse_beacon(doc["beacon"]) if "beacon" in doc else None,
+        doc.get("draws", {}).get("secret_gate_runs") == "required",
+        parse_schedule(doc.get("draws")),
     )

@@ -25,7 +25,7 @@ from generator.verifier.rules.certificates import (
     check_certificate,
     check_result,
 )
-from generator.verifier.rules.ledger import CertificateEvent, RunEvent
+from generator.verifier.rules.events import CertificateEvent, RunEvent
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.scoring import (
     SCORED,

@@ -13,12 +13,13 @@ from generator.verifier.core.formats import (
     is_hex64,
     is_id,
     is_int,
-    is_v1,
     same,
     sha256_hex,
 )
 from generator.verifier.core.text import show
-from generator.verifier.rules.ledger import Ledger, RunEvent
+from generator.verifier.rules.drawn_items import drawn_spec_problems, run_draw_problems
+from generator.verifier.rules.events import RunEvent
+from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.subjects import check_subject, name_problems, subject_fold
 
@@ -44,21 +45,26 @@ BUDGET_LIMITS = ("max_wall_clock_seconds", "max_output_tokens_per_item")
 
 
 def check_run_spec(spec: Any) -> list[Problem]:
-    """Problems with a run spec's shape (format v1 §6)."""
-    problems = check_keys(spec, RUN_SPEC_KEYS)
+    """Problems with a run spec's shape (format v1 §6; a drawn run's, FORMAT.md "Draws and timestamps")."""
+    # A spec that draws its items is v 2 and names a draw where v1 lists items: a v1 reader
+    # refuses it rather than read a run without items.
+    drawn = isinstance(spec, dict) and "draw" in spec
+    keys = tuple("draw" if k == "items" else k for k in RUN_SPEC_KEYS) if drawn else RUN_SPEC_KEYS
+    problems = check_keys(spec, keys)
     if not isinstance(spec, dict):
         return problems
     # Every problem of a spec names its field, as the checks below do: a member that is missing or
     # not allowed is named by itself.
-    unknown = ", ".join(sorted(str(k) for k in spec if k not in RUN_SPEC_KEYS))
-    missing = {f"missing {k!r}": k for k in RUN_SPEC_KEYS}
+    unknown = ", ".join(sorted(str(k) for k in spec if k not in keys))
+    missing = {f"missing {k!r}": k for k in keys}
     problems = [p.at("", missing.get(p.message, unknown)) if not p.where else p for p in problems]
-    if spec.get("type") != "run-spec" or not is_v1(spec):
+    version = 2 if drawn else 1
+    if spec.get("type") != "run-spec" or not (is_int(spec.get("v")) and spec["v"] == version):
         problems.append(
             Problem(
                 "wrong type or version",
                 where="type" if spec.get("type") != "run-spec" else "v",
-                expected='"run-spec", v 1',
+                expected=f'"run-spec", v {version}',
                 found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
             )
         )
@@ -69,7 +75,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("must be a run id or null", where="previous_run", found=show(prev)))
     problems += check_subject(spec.get("subject"), "subject")
     items = spec.get("items")
-    if not (isinstance(items, list) and items and all(is_id(i) for i in items)):
+    if drawn:
+        problems += drawn_spec_problems(spec)
+    elif not (isinstance(items, list) and items and all(is_id(i) for i in items)):
         problems.append(Problem("must be a non-empty list of item ids", where="items", found=show(items)))
     elif len(set(items)) != len(items):
         dup = sorted({i for i in items if items.count(i) > 1})
@@ -202,7 +210,9 @@ def check_run_rules(
     """The rules a registered run must obey given the ledger around it (format v1 §4, §6).
 
     `earlier_specs` holds the specs of runs registered before this one, for the
-    one-observation rule. Used by the verifier and by `register`.
+    one-observation rule. Used by the verifier and by `register`. A drawn run's spec is read as
+    drawn_items.effective_spec gives it (its items those its draw recorded), and so are the
+    earlier ones.
     """
     problems = _run_leaf_problems(run, spec)
     problems += _methodology_pin_problems(ledger, run, as_dict(spec.get("methodology")))
@@ -226,8 +236,14 @@ def check_run_rules(
         decided = ledger.decided_at(prev)
         if decided is None or decided > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    draw = as_dict(spec.get("draw"))
+    if draw:
+        seen = {i for r in same_subject for i in as_list(earlier_specs.get(r.id, {}).get("items"))}
+        problems += run_draw_problems(ledger, run, spec, m, seen)
+    elif secret and m is not None and m.draws_required:
+        problems.append(Problem("the methodology requires a secret-gate run to draw its items", where="items"))
     if m is not None:
-        problems += _methodology_requirements(m, spec, len(items), secret)
+        problems += _methodology_requirements(m, spec, draw.get("count", 0) if draw else len(items), secret)
     if secret:
         problems += _reused_items(set(items), same_subject, earlier_specs)
     return problems

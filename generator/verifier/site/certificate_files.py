@@ -18,8 +18,9 @@ from generator.verifier.exports.eee_record import Unremade, eee_export
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
 from generator.verifier.rules.certificate_documents import due_records
+from generator.verifier.rules.events import CertificateEvent
 from generator.verifier.rules.evidence import evidence_due, evidence_path, is_evidence_name
-from generator.verifier.rules.ledger import CertificateEvent, Ledger
+from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
 from generator.verifier.site.export_files import (

@@ -16,7 +16,8 @@ from generator.verifier.core.canonical import canonical_bytes, parse_canonical
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import Site
 from generator.verifier.core.text import show
-from generator.verifier.rules.ledger import Commit, Ledger
+from generator.verifier.rules.events import Commit
+from generator.verifier.rules.ledger import Ledger
 
 # Rows made and compared in batches of this many: the bytes of a million rows at once would be
 # hundreds of megabytes.

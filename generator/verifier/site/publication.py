@@ -14,6 +14,7 @@ from generator.verifier.core.formats import (
 )
 from generator.verifier.core.report import Report
 from generator.verifier.core.text import show
+from generator.verifier.rules.drawn_items import effective_spec, retirement_problems
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
@@ -168,10 +169,13 @@ def check_runs(
         report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
         if not report.add(check_run_spec(spec), rel):
             continue
+        spec = effective_spec(spec, ledger)
         version = spec["methodology"].get("version")
         report.add(
             check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
             rel,
         )
         specs[run.id] = spec
+    # Scheduled retirements draw among the items no open run holds: after every spec is read.
+    report.add(retirement_problems(ledger, methodologies, specs), "ledger")
     return specs

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.report import Report
-from generator.verifier.rules.ledger import Commit, Ledger
+from generator.verifier.rules.events import Commit
+from generator.verifier.rules.ledger import Ledger
 from generator.verifier.site import commitment_parts, ledger_files
 
 CLIST = "ledger/commitments.json"

@@ -1,0 +1,182 @@
+"""The randomness beacon a methodology pins (FORMAT.md, "Draws and timestamps"), its rounds, and the
+draws the methodology asks for: which beacon, whether secret-gate runs must be drawn, and the
+retirement schedule.
+
+The beacon is a drand chain of the `bls-unchained-g1-rfc9380` scheme (drand's quicknet): round `r`
+is published at `genesis_time + (r - 1) * period` seconds, its signature is a BLS12-381 signature
+on G1 of SHA-256(r as 8 bytes, big-endian) under the chain's key on G2, and its randomness is the
+SHA-256 of the signature. A round is checked here against the pinned key, offline.
+"""
+
+import calendar
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from generator.verifier.core.errors import FormatError, Problem
+from generator.verifier.core.formats import check_keys, is_hex64, is_int
+from generator.verifier.core.text import show
+from generator.verifier.crypto.drand import verify_drand_round
+
+BEACON_SCHEME = "bls-unchained-g1-rfc9380"
+BEACON_KEYS = ("name", "scheme", "chain_hash", "public_key", "genesis_time", "period")
+DRAWS_KEYS = ("secret_gate_runs", "retirements")
+SECRET_GATE_RUNS = ("required", "allowed")
+RETIREMENT_KEYS = ("items", "every_days")
+_HEX = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True)
+class Beacon:
+    """A pinned drand chain: what identifies it, and what times and checks its rounds."""
+
+    name: str
+    chain_hash: str
+    public_key: bytes  # 96 bytes, a compressed G2 point
+    genesis_time: int
+    period: int
+
+    def round_time(self, round_number: int) -> int:
+        """The Unix time at which the round is published, in seconds."""
+        return self.genesis_time + (round_number - 1) * self.period
+
+    def first_round_at(self, unix_time: int) -> int:
+        """The first round published at or after `unix_time`."""
+        if unix_time <= self.genesis_time:
+            return 1
+        return 1 + -(-(unix_time - self.genesis_time) // self.period)
+
+
+@dataclass(frozen=True)
+class RetirementSchedule:
+    """A methodology's scheduled retirements: `items` sealed items every `every_days` days."""
+
+    items: int
+    every_days: int
+
+
+def _is_hex(value: Any, digits: int) -> bool:
+    return isinstance(value, str) and len(value) == digits and set(value) <= _HEX
+
+
+def beacon_problems(doc: Any, where: str = "beacon") -> list[Problem]:
+    """The shape of a pinned beacon."""
+    problems = check_keys(doc, BEACON_KEYS, where=where)
+    if not isinstance(doc, dict):
+        return problems
+    if "name" in doc and not (isinstance(doc["name"], str) and doc["name"].strip()):
+        problems.append(Problem("must be a non-empty string", where=f"{where}.name", found=show(doc["name"])))
+    if "scheme" in doc and doc["scheme"] != BEACON_SCHEME:
+        problems.append(
+            Problem(
+                "unsupported beacon scheme", where=f"{where}.scheme", expected=BEACON_SCHEME, found=show(doc["scheme"])
+            )
+        )
+    if "chain_hash" in doc and not is_hex64(doc["chain_hash"]):
+        problems.append(Problem("must be 64 lowercase hex digits", where=f"{where}.chain_hash"))
+    if "public_key" in doc and not _is_hex(doc["public_key"], 192):
+        problems.append(Problem("must be a compressed G2 point, 192 lowercase hex digits", where=f"{where}.public_key"))
+    for k in ("genesis_time", "period"):
+        if k in doc and not (is_int(doc[k]) and doc[k] >= 1):
+            problems.append(Problem("must be a whole number, at least 1", where=f"{where}.{k}", found=show(doc[k])))
+    return problems
+
+
+def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
+    """The shape of a methodology's `draws`: it needs a pinned beacon."""
+    problems = check_keys(doc, DRAWS_KEYS, where="draws")
+    if not isinstance(doc, dict):
+        return problems
+    if not has_beacon:
+        problems.append(Problem("draws need a pinned beacon", where="draws", expected="a beacon member"))
+    if "secret_gate_runs" in doc and doc["secret_gate_runs"] not in SECRET_GATE_RUNS:
+        problems.append(
+            Problem(
+                "unknown rule",
+                where="draws.secret_gate_runs",
+                expected=" | ".join(SECRET_GATE_RUNS),
+                found=show(doc["secret_gate_runs"]),
+            )
+        )
+    retirements = doc.get("retirements")
+    if retirements is not None:
+        found = check_keys(retirements, RETIREMENT_KEYS, where="draws.retirements")
+        for k in RETIREMENT_KEYS if isinstance(retirements, dict) else ():
+            if k in retirements and not (is_int(retirements[k]) and retirements[k] >= 1):
+                found.append(Problem("must be a whole number, at least 1", where=f"draws.retirements.{k}"))
+        problems += found
+    return problems
+
+
+def parse_beacon(doc: dict[str, Any]) -> Beacon:
+    """A beacon whose shape beacon_problems found valid."""
+    key = bytes.fromhex(doc["public_key"])
+    return Beacon(doc["name"], doc["chain_hash"], key, doc["genesis_time"], doc["period"])
+
+
+def parse_schedule(draws: dict[str, Any] | None) -> RetirementSchedule | None:
+    retirements = (draws or {}).get("retirements")
+    return None if retirements is None else RetirementSchedule(retirements["items"], retirements["every_days"])
+
+
+def unix_time(at: str) -> int:
+    """A ledger time (YYYY-MM-DDTHH:MM:SSZ) as Unix seconds."""
+    return calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def time_text(seconds: int) -> str:
+    """Unix seconds as a ledger time."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+# Rounds already checked in this process: a BLS check costs about a second, and a site
+# names each round in one leaf but is read by several checks.
+_CHECKED_ROUNDS: dict[tuple[bytes, int, str], bool] = {}
+
+
+def round_signature_problems(beacon: Beacon, round_number: int, signature: str, where: str) -> list[Problem]:
+    """A round's signature against the pinned key (a forged or another chain's round fails)."""
+    key = (beacon.public_key, round_number, signature)
+    if key not in _CHECKED_ROUNDS:
+        try:
+            _CHECKED_ROUNDS[key] = verify_drand_round(beacon.public_key, round_number, bytes.fromhex(signature))
+        except (ValueError, FormatError):  # not a point of the curve: not a signature either
+            _CHECKED_ROUNDS[key] = False
+    if _CHECKED_ROUNDS[key]:
+        return []
+    return [
+        Problem(
+            f"round {round_number}'s signature does not verify against the pinned key of beacon {beacon.name}",
+            where=where,
+            found=signature[:16] + "…",
+        )
+    ]
+
+
+def round_randomness(signature: str) -> bytes:
+    """A round's randomness: SHA-256 of its signature's bytes."""
+    return hashlib.sha256(bytes.fromhex(signature)).digest()
+
+
+def round_document_problems(doc: Any, where: str = "") -> list[Problem]:
+    """A round as drand's HTTP API serves it: `round`, `signature`, and `randomness` (which must be
+    the SHA-256 of the signature); other members are ignored."""
+    if not isinstance(doc, dict):
+        return [Problem("must be an object", where=where, found=show(doc))]
+    problems = []
+    if not (is_int(doc.get("round")) and doc["round"] >= 1):
+        problems.append(Problem("must be a round number, at least 1", where="round", found=show(doc.get("round"))))
+    sig = doc.get("signature")
+    if not (isinstance(sig, str) and _is_hex(sig, 96)):
+        problems.append(Problem("must be 96 lowercase hex digits (a G1 signature)", where="signature", found=show(sig)))
+    elif "randomness" in doc and doc["randomness"] != round_randomness(sig).hex():
+        problems.append(
+            Problem(
+                "randomness is not the SHA-256 of the signature",
+                where="randomness",
+                expected=round_randomness(sig).hex(),
+                found=show(doc["randomness"]),
+            )
+        )
+    return problems

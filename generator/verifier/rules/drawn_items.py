@@ -1,0 +1,261 @@
+"""What a beacon drew, recomputed (FORMAT.md, "Draws and timestamps"): a drawn run's items from the
+pool its registration fixed, and each scheduled retirement's items from the sealed items its round
+found, the round itself following from the methodology's schedule.
+
+Every rule here is one the verifier can recompute from the ledger, the run specs, the methodology
+and the round's signature; none takes the operator's word for a pool, a round or an item.
+"""
+
+from typing import Any
+
+from generator.verifier.core.errors import Problem
+from generator.verifier.core.formats import as_dict, as_list, check_keys, is_hex64, is_int
+from generator.verifier.core.text import show
+from generator.verifier.rules.beacon import (
+    Beacon,
+    RetirementSchedule,
+    round_randomness,
+    round_signature_problems,
+    time_text,
+    unix_time,
+)
+from generator.verifier.rules.draws import RetirementDraw, draw_items
+from generator.verifier.rules.events import RunEvent
+from generator.verifier.rules.ledger import Ledger
+from generator.verifier.rules.methodology_rules import Methodology
+
+DRAW_SPEC_KEYS = ("beacon", "round", "count")
+_DAY = 86400
+
+
+def effective_spec(spec: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
+    """A run spec as the rest of the checks read it: a drawn spec gets the items its draw
+    recorded (none before the draw), so that every later rule reads `items` alike."""
+    if "draw" not in spec:
+        return spec
+    draw = ledger.draws.get(str(spec.get("id")))
+    return {**spec, "items": list(draw.items) if draw else []}
+
+
+def run_pool(ledger: Ledger, run: RunEvent, seen: set[str]) -> list[str]:
+    """A drawn run's eligible items: its gate's, committed before its registration and not
+    revealed before it, less those its subject already ran on the gate (`seen`)."""
+    pool = []
+    for c in ledger.commits(0, ledger.commits_before(run.index)):
+        if c.gate != run.gate or c.id in seen:
+            continue
+        r = ledger.reveals.get(c.id)
+        if r is None or r.index > run.index:
+            pool.append(c.id)
+    return pool
+
+
+def run_draw_problems(
+    ledger: Ledger, run: RunEvent, spec: dict[str, Any], m: Methodology | None, seen: set[str]
+) -> list[Problem]:
+    """A drawn run: its pinned beacon, a round after its registration, and (once drawn) the round's
+    signature and the items it draws."""
+    want = as_dict(spec.get("draw"))
+    beacon = m.beacon if m is not None else None
+    if beacon is None:
+        return [Problem("the run draws its items, but its methodology pins no beacon", where="draw.beacon")]
+    problems = []
+    if want.get("beacon") != beacon.chain_hash:
+        return [
+            Problem(
+                "not the beacon the methodology pins", "", "draw.beacon", beacon.chain_hash, show(want.get("beacon"))
+            )
+        ]
+    round_number, count = want["round"], want["count"]
+    if beacon.round_time(round_number) <= unix_time(run.at):
+        problems.append(
+            Problem(
+                "the round was published before the run was registered: its randomness was known",
+                where="draw.round",
+                expected=f"a round after {run.at}",
+                found=f"round {round_number}, published {time_text(beacon.round_time(round_number))}",
+            )
+        )
+    draw = ledger.draws.get(run.id)
+    if draw is None:
+        if run.id in ledger.certificate_of_run:
+            problems.append(Problem("the run was certified without its draw", where="draw"))
+        return problems
+    where = f"ledger entries[{draw.index}]"
+    if draw.round != round_number:
+        problems.append(
+            Problem("the draw is not of the round the spec named", where, "round", str(round_number), str(draw.round))
+        )
+        return problems
+    if unix_time(draw.at) < beacon.round_time(round_number):
+        problems.append(Problem("the draw is dated before its round was published", where, "at"))
+    problems += [p.at(where) for p in round_signature_problems(beacon, draw.round, draw.signature, "signature")]
+    problems += _gate_revealed_while_drawing(ledger, run, draw.index)
+    if problems:
+        return problems
+    items = draw_items(run_pool(ledger, run, seen), round_randomness(draw.signature), f"run:{run.id}", count)
+    if list(draw.items) != items:
+        problems.append(
+            Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(draw.items), 400))
+        )
+    return problems
+
+
+def _gate_revealed_while_drawing(ledger: Ledger, run: RunEvent, drawn_at: int) -> list[Problem]:
+    """No item of the run's gate is revealed between its registration and its draw: the pool the
+    registration fixed is the pool the round draws from."""
+    for item_id, r in ledger.reveals.items():
+        c = ledger.commit(item_id)
+        if run.index < r.index < drawn_at and c is not None and c.gate == run.gate:
+            return [
+                Problem(
+                    f"item {item_id} of the run's gate was revealed (entries[{r.index}]) while the run waited "
+                    "for its draw",
+                    where="draw",
+                )
+            ]
+    return []
+
+
+def drawn_spec_problems(spec: dict[str, Any]) -> list[Problem]:
+    """The `draw` member of a v2 run spec: the beacon's chain hash, a round, a count."""
+    draw = spec.get("draw")
+    problems = check_keys(draw, DRAW_SPEC_KEYS, where="draw")
+    if not isinstance(draw, dict):
+        return problems
+    if "beacon" in draw and not is_hex64(draw["beacon"]):
+        problems.append(Problem("must be the beacon's chain hash", where="draw.beacon", found=show(draw["beacon"])))
+    for k in ("round", "count"):
+        if k in draw and not (is_int(draw[k]) and draw[k] >= 1):
+            problems.append(Problem("must be a whole number, at least 1", where=f"draw.{k}", found=show(draw[k])))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduled retirements
+
+
+def retirement_pool(ledger: Ledger, index: int, open_items: set[str]) -> list[str]:
+    """The sealed items a retirement drawn at leaf `index` draws from: secret gates' items
+    committed and not revealed before it, less the items of runs still open then."""
+    public = ledger.public_gates()
+    pool = []
+    for c in ledger.commits(0, ledger.commits_before(index)):
+        if c.gate in public or c.id in open_items:
+            continue
+        r = ledger.reveals.get(c.id)
+        if r is None or r.index > index:
+            pool.append(c.id)
+    return pool
+
+
+def open_run_items(ledger: Ledger, index: int, specs: dict[str, dict[str, Any]]) -> set[str]:
+    """The items of the runs registered before leaf `index` and not decided before it; for a drawn
+    run still waiting for its draw then, every item of its gate (its pool)."""
+    items: set[str] = set()
+    waiting: set[str] = set()
+    for run in ledger.runs.values():
+        decided = ledger.decided_at(run.id)
+        if run.index < index and (decided is None or decided > index):
+            spec = specs.get(run.id, {})
+            draw = ledger.draws.get(run.id)
+            if "draw" in spec and (draw is None or draw.index > index):
+                waiting.add(run.gate)
+            else:
+                items.update(as_list(spec.get("items")))
+    if waiting:
+        items.update(c.id for c in ledger.commits(0, ledger.commits_before(index)) if c.gate in waiting)
+    return items
+
+
+def _regimes(
+    ledger: Ledger, methodologies: dict[str, Methodology]
+) -> list[tuple[int, str, int, str, Methodology | None]]:
+    """Each methodology's time in force: (its leaf, its time, the next one's leaf and time, or the
+    ledger's end and last time; the methodology)."""
+    events = sorted(ledger.methodologies.values(), key=lambda e: e.index)
+    out = []
+    for n, e in enumerate(events):
+        end, end_at = (events[n + 1].index, events[n + 1].at) if n + 1 < len(events) else (ledger.size, ledger.last_at)
+        out.append((e.index, e.at, end, end_at, methodologies.get(e.version)))
+    return out
+
+
+def retirement_problems(
+    ledger: Ledger, methodologies: dict[str, Methodology], specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """Every scheduled retirement drawn when due, of the round the schedule names, with the items
+    that round draws; none drawn without a schedule in force."""
+    problems = []
+    draws = ledger.retirement_draws
+    for start, start_at, end, end_at, m in _regimes(ledger, methodologies):
+        mine = [d for d in draws if start < d.index < end]
+        schedule, beacon = (m.retirement_schedule, m.beacon) if m is not None else (None, None)
+        if schedule is None or beacon is None:
+            problems += [
+                Problem("a retirement was drawn with no retirement schedule in force", where=f"entries[{d.index}]")
+                for d in mine
+            ]
+            continue
+        due = _due_rounds(beacon, schedule, unix_time(start_at), unix_time(end_at))
+        for n, round_number in enumerate(due):
+            if n >= len(mine):
+                problems.append(
+                    Problem(
+                        f"the retirement scheduled for {time_text(beacon.round_time(round_number))} (round "
+                        f"{round_number}) was not drawn",
+                        expected="a retirement-draw leaf before any later leaf",
+                    )
+                )
+                continue
+            problems += _retirement_draw_problems(ledger, mine[n], round_number, beacon, schedule, specs)
+        problems += [
+            Problem("a retirement drawn before it was due", where=f"entries[{d.index}]") for d in mine[len(due) :]
+        ]
+    return problems
+
+
+def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, until: int) -> list[int]:
+    rounds: list[int] = []
+    n = 1
+    while True:
+        r = beacon.first_round_at(anchor + n * schedule.every_days * _DAY)
+        if beacon.round_time(r) > until:
+            return rounds
+        rounds.append(r)
+        n += 1
+
+
+def _retirement_draw_problems(
+    ledger: Ledger,
+    d: RetirementDraw,
+    round_number: int,
+    beacon: Beacon,
+    schedule: RetirementSchedule,
+    specs: dict[str, dict[str, Any]],
+) -> list[Problem]:
+    where = f"entries[{d.index}]"
+    if d.round != round_number:
+        return [Problem("not the round the schedule names", where, "round", str(round_number), str(d.round))]
+    published = beacon.round_time(round_number)
+    problems = []
+    if unix_time(d.previous_at) >= published or unix_time(d.at) < published:
+        problems.append(
+            Problem(
+                "a scheduled retirement is the first leaf dated at or after its round",
+                where,
+                "at",
+                f"the leaf before it dated before {time_text(published)}, and it at or after",
+                f"the leaf before it at {d.previous_at}, this one at {d.at}",
+            )
+        )
+    problems += [p.at("", where) for p in round_signature_problems(beacon, d.round, d.signature, "signature")]
+    if problems:
+        return problems
+    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs))
+    items = draw_items(pool, round_randomness(d.signature), f"retirement:{d.round}", schedule.items)
+    if list(d.items) != items:
+        problems.append(
+            Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(d.items), 400))
+        )
+    return problems
