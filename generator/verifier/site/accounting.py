@@ -24,6 +24,7 @@ from generator.verifier.rules.revocations import REVOCATIONS_PATH
 from generator.verifier.site.commitment_parts import COMMITMENT_PARTS_DIR, commitment_part_count, commitment_part_path
 from generator.verifier.site.history import HISTORY_PATH, tile_reader
 from generator.verifier.site.history_v3 import V2_CONSISTENCY_RE
+from generator.verifier.site.timestamp_files import AUTHORITIES_PATH, TIMESTAMPS_FOLDER
 from generator.verifier.tlog.tiles import TILE_HASH_BYTES, parse_entry_bundle, tile_paths
 
 LEDGER_FOLDER = "ledger/"
@@ -160,7 +161,13 @@ def _check_ledger_folder(
             archived[m] = {LEDGER_FOLDER + p for p, _ in tile_paths(m)} - today
             expected |= archived[m]
     for rel in present:
-        if rel in expected or _LEDGER_PAGE_RE.fullmatch(rel):
+        # Timestamp files are checked, each named when it fails, by timestamp_files.py.
+        if (
+            rel in expected
+            or _LEDGER_PAGE_RE.fullmatch(rel)
+            or rel == AUTHORITIES_PATH
+            or rel.startswith(TIMESTAMPS_FOLDER)
+        ):
             continue
         if rel.startswith("ledger/checkpoints/"):
             why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"

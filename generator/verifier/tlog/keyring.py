@@ -57,6 +57,10 @@ class KeyRing:
             self._time_starts.append(at)
             self._time_index.append(index)
 
+    def leaf_time(self, index: int) -> str:
+        """The time of leaf `index` (one the ring has noted)."""
+        return self._time_starts[bisect.bisect_right(self._time_index, index) - 1]
+
     def leaves_before(self, at: str, size: int) -> int:
         """How many of the first `size` leaves are older than `at`."""
         i = bisect.bisect_left(self._time_starts, at)
