@@ -130,8 +130,8 @@ def time_text(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-# Rounds already checked in this process: a BLS check costs about a second, and a site
-# names each round in one leaf but is read by several checks.
+# Rounds already checked in this process: a site names a round in one leaf, and several checks
+# (the run's rules, the replay's, the build's self-check) read it.
 _CHECKED_ROUNDS: dict[tuple[bytes, int, str], bool] = {}
 
 

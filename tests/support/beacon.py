@@ -1,0 +1,75 @@
+"""A drand-style beacon of the tests' own (scheme bls-unchained-g1-rfc9380), signed with PyPI
+`py_ecc`: rounds the tests can make for any time, signed by a key only they hold, so that a
+draw's rules are tested without the network and with signatures made by another implementation
+than the verifier's."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from py_ecc.bls.hash_to_curve import hash_to_G1
+from py_ecc.bls.point_compression import compress_G1, compress_G2
+from py_ecc.optimized_bls12_381 import G2, multiply
+
+DST = b"BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_"
+GENESIS = 1767225600  # 2026-01-01T00:00:00Z
+PERIOD = 3
+
+
+@dataclass(frozen=True)
+class TestBeacon:
+    """A beacon whose secret scalar is derived from `seed`."""
+
+    seed: bytes = b"tests beacon"
+    name: str = "Tests beacon"
+    genesis_time: int = GENESIS
+    period: int = PERIOD
+
+    @cached_property
+    def secret(self) -> int:
+        return int.from_bytes(hashlib.sha256(self.seed).digest(), "big") % (2**255 - 19) + 1
+
+    @cached_property
+    def public_key(self) -> bytes:
+        z1, z2 = compress_G2(multiply(G2, self.secret))
+        return z1.to_bytes(48, "big") + z2.to_bytes(48, "big")
+
+    @property
+    def chain_hash(self) -> str:
+        return hashlib.sha256(b"tests chain " + self.public_key).hexdigest()
+
+    def pin(self) -> dict[str, Any]:
+        """The methodology's `beacon` member for this beacon."""
+        return {
+            "name": self.name,
+            "scheme": "bls-unchained-g1-rfc9380",
+            "chain_hash": self.chain_hash,
+            "public_key": self.public_key.hex(),
+            "genesis_time": self.genesis_time,
+            "period": self.period,
+        }
+
+    def signature(self, round_number: int) -> str:
+        message = hashlib.sha256(round_number.to_bytes(8, "big")).digest()
+        point = multiply(hash_to_G1(message, DST, hashlib.sha256), self.secret)
+        return compress_G1(point).to_bytes(48, "big").hex()
+
+    def round(self, round_number: int) -> dict[str, Any]:
+        """The round as drand's HTTP API serves it."""
+        sig = self.signature(round_number)
+        randomness = hashlib.sha256(bytes.fromhex(sig)).hexdigest()
+        return {"round": round_number, "randomness": randomness, "signature": sig}
+
+    def round_at(self, unix_time: int) -> int:
+        """The first round published at or after `unix_time`."""
+        return 1 + max(0, -(-(unix_time - self.genesis_time) // self.period))
+
+    def write_round(self, folder: Path, round_number: int) -> Path:
+        path = folder / f"{round_number}.json"
+        path.write_text(json.dumps(self.round(round_number)) + "\n")
+        return path
