@@ -27,7 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from generator.build import artifacts, cosigning, exports, history_files, schemas, site_archive, sums_tree
+from generator.build import (
+    artifacts,
+    cosigning,
+    exports,
+    history_files,
+    schemas,
+    site_archive,
+    sums_tree,
+    timestamping,
+)
 from generator.build.gather import SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_published_unchanged
@@ -183,6 +192,17 @@ def _new_files(ctx: SiteContext, w: SiteWriter, old: int) -> list[tuple[str, byt
     rels = [layout.tile(rel) for rel, _ in tile_paths(ctx.tree.size) if rel not in known]
     files = [(rel, (w.root / rel).read_bytes()) for rel in rels]
     return files + [(layout.reveal(i.id), i.load(ctx.paths)[0]) for i in ctx.revealed if i.reveal_index >= old]
+
+
+def _timestamps(b: Writing) -> None:
+    ctx = b.ctx
+    listed, authorities = timestamping.load_authorities(ctx.paths)
+    if listed is None:
+        return
+    ctx.warnings.extend(timestamping.stamp(ctx.paths, authorities, ctx.tree.size, b.checkpoint, b.offline))
+    sizes = [int(r["tree_size"]) for r in b.history_rows]
+    for rel, data in timestamping.site_files(ctx.paths, listed, authorities, sizes):
+        b.w.write(rel, data)
 
 
 def _ledger(b: Writing) -> None:
@@ -394,6 +414,18 @@ WRITE: tuple[Step[Writing], ...] = (
         ),
         (layout.HISTORY, "ledger/checkpoints/", "ledger/consistency/", PROOFS, "the history's rows"),
         _history,
+    ),
+    Step(
+        "timestamps",
+        (
+            "the checkpoint",
+            "the history's rows",
+            "data/timestamp-authorities.json",
+            "data/timestamps/",
+            "the listed timestamp authorities (asked for a token over a size none covers yet)",
+        ),
+        ("ledger/timestamp-authorities.json", "ledger/timestamps/<size>/<authority>.tsr"),
+        _timestamps,
     ),
     Step("keys", (GATHERED,), (layout.KEYS, "keys/<key id>.pem"), _keys),
     Step(

@@ -17,7 +17,6 @@ from generator.verifier import (
     Ledger,
     Problem,
     draw_items,
-    effective_spec,
     loads_strict,
     round_document_problems,
     round_randomness,
@@ -146,5 +145,5 @@ def _seen_items(paths: Paths, ledger: Ledger, run_id: str, problems: list[Proble
     for earlier in ledger.runs_before(ledger.runs[run_id]):
         spec = load_spec(paths, ledger, earlier.id, problems)
         if spec is not None:
-            seen.update(effective_spec(spec, ledger).get("items", []))
+            seen.update(spec.get("items", []))
     return seen

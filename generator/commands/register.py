@@ -19,7 +19,16 @@ from generator.core.strict_input import load_json
 from generator.program.datadir import Paths
 from generator.program.documents import load_spec, methodology
 from generator.program.ledgerfile import appending, event_time
-from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, RunEvent, check_run_rules, check_run_spec, sha256_hex
+from generator.verifier import (
+    MAX_LEAF_BYTES,
+    Ledger,
+    Problem,
+    RunEvent,
+    check_run_rules,
+    check_run_spec,
+    effective_spec,
+    sha256_hex,
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,8 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
             except InputError as e:
                 problems += e.problems
                 continue
-            registered.append(Registered(spec["id"], leaf["sha256"], when, len(spec["items"]), spec["previous_run"]))
+            count = spec["draw"]["count"] if "draw" in spec else len(spec["items"])
+            registered.append(Registered(spec["id"], leaf["sha256"], when, count, spec["previous_run"]))
         if problems:
             what = f"run {loaded[0][1]['id']}" if len(loaded) == 1 else f"these {len(loaded)} runs"
             raise InputError(problems, f"cannot register {what}; nothing was written")
@@ -105,7 +115,7 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
 
 # The members the ledger's rules read (the rest, such as the budget, the question or the
 # metrics, are checked by shape alone).
-_RULE_MEMBERS = ("id", "previous_run", "subject", "gate", "items", "methodology")
+_RULE_MEMBERS = ("id", "previous_run", "subject", "gate", "items", "draw", "methodology")
 
 
 def _blocks_rules(p: Problem) -> bool:
@@ -156,7 +166,7 @@ def _check_new_run(
         return None  # every item would also be "not of the run's gate": the gate is the one problem
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
-    rules = check_run_rules(ledger, run, spec, params, earlier)
+    rules = check_run_rules(ledger, run, effective_spec(spec, ledger), params, earlier)
     if not ledger.methodologies:
         # A new program publishes no methodology until it gives its own (init --methodology, or
         # later): say how, rather than only that the pinned version is unknown.

@@ -14,7 +14,7 @@ from generator.program.itemsources import ItemSource, indexed_source, scan_item_
 from generator.program.ledgerfile import LedgerAppender, appending, event_time
 from generator.program.sealed import find_sealed_many
 from generator.state import item_uses_cache, source_index_cache
-from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, effective_spec, is_id, loads_strict
+from generator.verifier import MAX_LEAF_BYTES, Ledger, Problem, is_id, loads_strict
 
 
 def retire_items(paths: Paths, item_ids: list[str], note: str, at: str | None = None) -> list[dict[str, Any]]:
@@ -197,8 +197,8 @@ def _open_run_items(paths: Paths, ledger: Ledger, problems: list[Problem]) -> di
         if isinstance(spec, dict) and "draw" in spec and run.id not in ledger.draws:
             # Its pool was fixed at registration: no item of its gate may leave it before the draw.
             out[run.id] = {c.id for c in ledger.commits() if c.gate == run.gate}
-        elif (isinstance(spec, dict) and isinstance(spec.get("items"), list)) or "draw" in (spec or {}):
-            out[run.id] = set(effective_spec(spec or {}, ledger)["items"])
+        elif isinstance(spec, dict) and isinstance(spec.get("items"), list):
+            out[run.id] = set(spec["items"])
         elif spec is not None:
             problems.append(
                 problem(

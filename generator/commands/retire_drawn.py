@@ -20,15 +20,12 @@ from generator.verifier import (
     Methodology,
     Problem,
     draw_items,
-    effective_spec,
     open_run_items,
     retirement_pool,
     round_randomness,
     time_text,
     unix_time,
 )
-
-_DAY = 86400
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,11 @@ def next_due_round(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tup
         problems.append(problem("methodology", f"the methodology in force ({version}) schedules no drawn retirements"))
         return None
     done = sum(1 for d in ledger.retirement_draws if d.index > event.index)
-    due = unix_time(event.at) + (done + 1) * m.retirement_schedule.every_days * _DAY
+    schedule = m.retirement_schedule
+    due = unix_time(event.at) + (done + 1) * schedule.every_seconds
+    if schedule.until is not None and due > unix_time(schedule.until):
+        problems.append(problem("methodology", f"the schedule of methodology {event.version} ended {schedule.until}"))
+        return None
     return m.beacon.first_round_at(due), event.version
 
 
@@ -126,5 +127,5 @@ def _effective_specs(paths: Paths, ledger: Ledger, problems: list[Problem]) -> d
     specs: dict[str, dict[str, Any]] = {}
     for run in ledger.runs.values():
         if ledger.decided_at(run.id) is None and (spec := load_spec(paths, ledger, run.id, problems)) is not None:
-            specs[run.id] = effective_spec(spec, ledger)
+            specs[run.id] = spec
     return specs

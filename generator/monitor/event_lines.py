@@ -21,8 +21,9 @@ from generator.verifier import (
 EVENT_TYPES = tuple(LEAF_KEYS)
 
 # What following a type also prints: a revocation is news about a certificate, a withdrawal news
-# about a run, and whoever follows certificates or runs must never miss that one was withdrawn.
-_ALSO_SHOWN = {"certificate": ("revocation",), "run": ("run-withdrawn",)}
+# about a run (and so is its draw), and whoever follows certificates or runs must never miss that
+# one was withdrawn.
+_ALSO_SHOWN = {"certificate": ("revocation",), "run": ("run-withdrawn", "draw")}
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ def _about(leaf: dict[str, Any], ledger: Ledger) -> tuple[str | None, RunEvent |
     elif isinstance(leaf.get("run"), str):
         run_id = leaf["run"]
     else:
+        # A revocation names its certificate; a retirement draw is about no run.
         cert = ledger.certificates.get(leaf["serial"]) if isinstance(leaf.get("serial"), str) else None
         run_id = cert.run if cert else None
     run = ledger.runs.get(run_id) if run_id is not None else None

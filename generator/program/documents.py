@@ -13,7 +13,16 @@ from typing import Any
 from generator.core.generator_errors import problem
 from generator.program.datadir import Paths
 from generator.program.methodology_files import params_file
-from generator.verifier import FormatError, Ledger, Methodology, Problem, parse_canonical, parse_methodology, sha256_hex
+from generator.verifier import (
+    FormatError,
+    Ledger,
+    Methodology,
+    Problem,
+    effective_spec,
+    parse_canonical,
+    parse_methodology,
+    sha256_hex,
+)
 
 
 def read_document(
@@ -46,8 +55,10 @@ def read_document(
 
 def load_spec(paths: Paths, ledger: Ledger, run_id: str, problems: list[Problem]) -> dict[str, Any] | None:
     run = ledger.runs[run_id]
+    """The run's spec, checked against its leaf, as the rules read it: a drawn run's with the
+    items its draw recorded (verifier.effective_spec)."""
     loaded = read_document(paths, paths.run_spec_file(run_id), run.sha256, f"run spec {run_id}", problems)
-    return loaded[1] if loaded else None
+    return effective_spec(loaded[1], ledger) if loaded and isinstance(loaded[1], dict) else None
 
 
 def methodology(paths: Paths, ledger: Ledger, version: Any, problems: list[Problem]) -> Methodology | None:

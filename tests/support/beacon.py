@@ -22,7 +22,7 @@ PERIOD = 3
 
 
 @dataclass(frozen=True)
-class TestBeacon:
+class OwnBeacon:
     """A beacon whose secret scalar is derived from `seed`."""
 
     seed: bytes = b"tests beacon"

@@ -17,6 +17,10 @@ _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
     "certificate": lambda e: f"Certificate {e['serial']} issued for run {e['run']}",
     "revocation": lambda e: f"Certificate {e['serial']} revoked",
     "run-withdrawn": lambda e: f"Run {e['run']} withdrawn, never to be run",
+    "draw": lambda e: f"Beacon round {e['round']} drew the {len(e['items'])} items of run {e['run']}",
+    "retirement-draw": lambda e: (
+        f"Beacon round {e['round']} drew {len(e['items'])} sealed item(s) to retire, as scheduled"
+    ),
     "label-set": lambda e: f"Blind human labels {e['id']} committed for run {e['run']}",
     "key-rotation": lambda e: f"Signing key rotated to {parse_vkey(e['vkey']).fingerprint}",
     "key-revocation": lambda e: f"Key {parse_vkey(e['vkey']).fingerprint} revoked (compromised {e['compromised_at']})",
@@ -28,6 +32,7 @@ _EVENT_PAGE: dict[str, Callable[[dict[str, Any]], str]] = {
     "methodology": lambda e: layout.methodology_page(e["version"]),
     "certificate": lambda e: layout.certificate_page(e["serial"]),
     "revocation": lambda e: layout.certificate_page(e["serial"]),
+    "retirement-draw": lambda e: layout.item_page(e["items"][0]) if e["items"] else layout.HOME,
     "key-rotation": lambda e: layout.KEYS_PAGE,
     "key-revocation": lambda e: layout.KEYS_PAGE,
 }

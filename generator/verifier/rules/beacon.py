@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.core.errors import FormatError, Problem
-from generator.verifier.core.formats import check_keys, is_hex64, is_int
+from generator.verifier.core.formats import check_keys, is_hex64, is_int, is_time
 from generator.verifier.core.text import show
 from generator.verifier.crypto.drand import verify_drand_round
 
@@ -23,7 +23,8 @@ BEACON_SCHEME = "bls-unchained-g1-rfc9380"
 BEACON_KEYS = ("name", "scheme", "chain_hash", "public_key", "genesis_time", "period")
 DRAWS_KEYS = ("secret_gate_runs", "retirements")
 SECRET_GATE_RUNS = ("required", "allowed")
-RETIREMENT_KEYS = ("items", "every_days")
+RETIREMENT_KEYS = ("items", "every_seconds")
+MIN_INTERVAL = 60  # seconds between scheduled retirements, at least
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -50,10 +51,17 @@ class Beacon:
 
 @dataclass(frozen=True)
 class RetirementSchedule:
-    """A methodology's scheduled retirements: `items` sealed items every `every_days` days."""
+    """A methodology's scheduled retirements: `items` sealed items every `every_seconds` seconds from
+    the methodology's publication, none due after `until` (if given)."""
 
     items: int
-    every_days: int
+    every_seconds: int
+    until: str | None = None
+
+    def due_times(self, start: int, end: int) -> list[int]:
+        """The due times (Unix seconds) after `start` up to `end`, and up to `until`."""
+        last = min(end, unix_time(self.until)) if self.until is not None else end
+        return list(range(start + self.every_seconds, last + 1, self.every_seconds))
 
 
 def _is_hex(value: Any, digits: int) -> bool:
@@ -101,10 +109,19 @@ def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
         )
     retirements = doc.get("retirements")
     if retirements is not None:
-        found = check_keys(retirements, RETIREMENT_KEYS, where="draws.retirements")
-        for k in RETIREMENT_KEYS if isinstance(retirements, dict) else ():
-            if k in retirements and not (is_int(retirements[k]) and retirements[k] >= 1):
-                found.append(Problem("must be a whole number, at least 1", where=f"draws.retirements.{k}"))
+        where = "draws.retirements"
+        found = check_keys(retirements, RETIREMENT_KEYS, optional=("until",), where=where)
+        if isinstance(retirements, dict):
+            items, every = retirements.get("items"), retirements.get("every_seconds")
+            if "items" in retirements and not (is_int(items) and items >= 1):
+                found.append(Problem("must be a whole number, at least 1", where=f"{where}.items", found=show(items)))
+            if "every_seconds" in retirements and not (is_int(every) and every >= MIN_INTERVAL):
+                at_least = f"a whole number of seconds, at least {MIN_INTERVAL}"
+                found.append(
+                    Problem("not an interval", where=f"{where}.every_seconds", expected=at_least, found=show(every))
+                )
+            if "until" in retirements and not is_time(retirements["until"]):
+                found.append(Problem("malformed time", where=f"{where}.until", expected="YYYY-MM-DDTHH:MM:SSZ"))
         problems += found
     return problems
 
@@ -117,7 +134,9 @@ def parse_beacon(doc: dict[str, Any]) -> Beacon:
 
 def parse_schedule(draws: dict[str, Any] | None) -> RetirementSchedule | None:
     retirements = (draws or {}).get("retirements")
-    return None if retirements is None else RetirementSchedule(retirements["items"], retirements["every_days"])
+    if retirements is None:
+        return None
+    return RetirementSchedule(retirements["items"], retirements["every_seconds"], retirements.get("until"))
 
 
 def unix_time(at: str) -> int:

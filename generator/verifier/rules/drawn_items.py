@@ -25,7 +25,6 @@ from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 
 DRAW_SPEC_KEYS = ("beacon", "round", "count")
-_DAY = 86400
 
 
 def effective_spec(spec: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
@@ -215,15 +214,11 @@ def retirement_problems(
     return problems
 
 
-def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, until: int) -> list[int]:
-    rounds: list[int] = []
-    n = 1
-    while True:
-        r = beacon.first_round_at(anchor + n * schedule.every_days * _DAY)
-        if beacon.round_time(r) > until:
-            return rounds
-        rounds.append(r)
-        n += 1
+def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, end: int) -> list[int]:
+    """The rounds of the retirements due by `end`: a due time's round is published at or after it,
+    and is due once it is published by then."""
+    rounds = (beacon.first_round_at(t) for t in schedule.due_times(anchor, end))
+    return [r for r in rounds if beacon.round_time(r) <= end]
 
 
 def _retirement_draw_problems(
