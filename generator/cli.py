@@ -343,13 +343,9 @@ def beacon_fetch(
     signed by the pinned key; a relay that fails or lies is named, and the next is tried. The
     stored file is what 'transparency draw' and 'transparency retire --draw' take.
     """
-    from generator.commands.beacon import fetch
-    from generator.program.beacon_fetch import DEFAULT_RELAYS, FetchFailed
+    from generator.commands.beacon_rounds import fetch
 
-    try:
-        target = fetch(_paths(ctx), round_number, relays or DEFAULT_RELAYS, timeout, out)
-    except FetchFailed as e:
-        raise click.ClickException(str(e)) from None
+    target = fetch(_paths(ctx), round_number, relays, timeout, out)
     click.echo(f"Round {round_number} checked and stored in {target}")
 
 
@@ -361,7 +357,7 @@ def beacon_round(ctx: click.Context, when: str) -> None:
 
     For a drawn run's spec: name a round after the time you will register it.
     """
-    from generator.commands.beacon import round_at
+    from generator.commands.beacon_rounds import round_at
     from generator.verifier import is_time
 
     if not is_time(when):
@@ -374,7 +370,7 @@ def beacon_round(ctx: click.Context, when: str) -> None:
 @click.pass_context
 def beacon_due(ctx: click.Context) -> None:
     """The round of the next scheduled retirement, and when it is published."""
-    from generator.commands.beacon import due
+    from generator.commands.beacon_rounds import due
 
     r = due(_paths(ctx))
     click.echo(f"{r.beacon}: the next scheduled retirement is drawn by round {r.round}, published {r.published}")

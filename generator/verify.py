@@ -36,67 +36,67 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/tlog/policy.py                   lines  2634 to  2916
     generator/verifier/tlog/witnessing.py               lines  2917 to  2946
     generator/verifier/core/idindex.py                  lines  2947 to  3030
-    generator/verifier/crypto/der.py                    lines  3031 to  3356
-    generator/verifier/crypto/rsa.py                    lines  3357 to  3468
-    generator/verifier/crypto/ecdsa.py                  lines  3469 to  3636
-    generator/verifier/crypto/signatures.py             lines  3637 to  3823
-    generator/verifier/crypto/x509.py                   lines  3824 to  4022
-    generator/verifier/crypto/timestamp_token.py        lines  4023 to  4424
-    generator/verifier/crypto/hash_to_g1.py             lines  4425 to  4702
-    generator/verifier/crypto/bls12_381.py              lines  4703 to  5193
-    generator/verifier/crypto/drand.py                  lines  5194 to  5265
-    generator/verifier/rules/beacon.py                  lines  5266 to  5465
-    generator/verifier/rules/methodology_rules.py       lines  5466 to  5825
-    generator/verifier/rules/scoring.py                 lines  5826 to  6125
-    generator/verifier/rules/agreement_statistics.py    lines  6126 to  6385
-    generator/verifier/rules/labelsets.py               lines  6386 to  6724
-    generator/verifier/rules/subjects.py                lines  6725 to  6990
-    generator/verifier/rules/withdrawals.py             lines  6991 to  7029
-    generator/verifier/rules/events.py                  lines  7030 to  7088
-    generator/verifier/rules/draws.py                   lines  7089 to  7231
-    generator/verifier/tlog/keyring.py                  lines  7232 to  7367
-    generator/verifier/rules/ledger.py                  lines  7368 to  7847
-    generator/verifier/rules/drawn_items.py             lines  7848 to  8081
-    generator/verifier/exports/eee_record.py            lines  8082 to  8420
-    generator/verifier/exports/cbor.py                  lines  8421 to  8542
-    generator/verifier/exports/scitt_statement.py       lines  8543 to  8728
-    generator/verifier/exports/credential.py            lines  8729 to  9033
-    generator/verifier/memory/ledger_snapshot.py        lines  9034 to  9217
-    generator/verifier/memory/checkpoint_memory.py      lines  9218 to  9372
-    generator/verifier/memory/release_memory.py         lines  9373 to  9681
-    generator/verifier/rules/answers.py                 lines  9682 to  9749
-    generator/verifier/rules/runs.py                    lines  9750 to 10122
-    generator/verifier/rules/lineage.py                 lines 10123 to 10408
-    generator/verifier/rules/score_edits.py             lines 10409 to 10494
-    generator/verifier/rules/evidence.py                lines 10495 to 10589
-    generator/verifier/rules/certificates.py            lines 10590 to 11057
-    generator/verifier/rules/certificate_documents.py   lines 11058 to 11153
-    generator/verifier/rules/recheck.py                 lines 11154 to 11520
-    generator/verifier/core/report.py                   lines 11521 to 11683
-    generator/verifier/core/folder.py                   lines 11684 to 11967
-    generator/verifier/core/checksum_tree.py            lines 11968 to 12122
-    generator/verifier/memory/mirror_record.py          lines 12123 to 12192
-    generator/verifier/site/release.py                  lines 12193 to 12482
-    generator/verifier/site/checksum_lists.py           lines 12483 to 12639
-    generator/verifier/site/zip_layout.py               lines 12640 to 12839
-    generator/verifier/site/download.py                 lines 12840 to 13232
-    generator/verifier/tlog/rotation.py                 lines 13233 to 13341
-    generator/verifier/site/history.py                  lines 13342 to 13710
-    generator/verifier/site/history_v3.py               lines 13711 to 13847
-    generator/verifier/site/commitment_parts.py         lines 13848 to 14033
-    generator/verifier/site/ledger_files.py             lines 14034 to 14392
-    generator/verifier/site/publication.py              lines 14393 to 14558
-    generator/verifier/rules/revocations.py             lines 14559 to 14678
-    generator/verifier/site/export_files.py             lines 14679 to 14904
-    generator/verifier/site/certificate_files.py        lines 14905 to 15363
-    generator/verifier/site/agreement_files.py          lines 15364 to 15508
-    generator/verifier/site/timestamp_files.py          lines 15509 to 15638
-    generator/verifier/site/accounting.py               lines 15639 to 15909
-    generator/verifier/site/remote.py                   lines 15910 to 16180
-    generator/verifier/site/mirror_folder.py            lines 16181 to 16372
-    generator/verifier/site/mirror.py                   lines 16373 to 16678
-    generator/verifier/site/verify_site.py              lines 16679 to 16989
-    generator/verifier/site/command_line.py             lines 16990 to 17417
+    generator/verifier/crypto/der.py                    lines  3031 to  3355
+    generator/verifier/crypto/rsa.py                    lines  3356 to  3472
+    generator/verifier/crypto/ecdsa.py                  lines  3473 to  3640
+    generator/verifier/crypto/signatures.py             lines  3641 to  3827
+    generator/verifier/crypto/x509.py                   lines  3828 to  4026
+    generator/verifier/crypto/timestamp_token.py        lines  4027 to  4426
+    generator/verifier/crypto/hash_to_g1.py             lines  4427 to  4704
+    generator/verifier/crypto/bls12_381.py              lines  4705 to  5195
+    generator/verifier/crypto/drand.py                  lines  5196 to  5267
+    generator/verifier/rules/beacon.py                  lines  5268 to  5467
+    generator/verifier/rules/methodology_rules.py       lines  5468 to  5827
+    generator/verifier/rules/scoring.py                 lines  5828 to  6127
+    generator/verifier/rules/agreement_statistics.py    lines  6128 to  6387
+    generator/verifier/rules/labelsets.py               lines  6388 to  6726
+    generator/verifier/rules/subjects.py                lines  6727 to  6992
+    generator/verifier/rules/withdrawals.py             lines  6993 to  7031
+    generator/verifier/rules/events.py                  lines  7032 to  7090
+    generator/verifier/rules/draws.py                   lines  7091 to  7233
+    generator/verifier/tlog/keyring.py                  lines  7234 to  7369
+    generator/verifier/rules/ledger.py                  lines  7370 to  7849
+    generator/verifier/rules/drawn_items.py             lines  7850 to  8083
+    generator/verifier/exports/eee_record.py            lines  8084 to  8422
+    generator/verifier/exports/cbor.py                  lines  8423 to  8544
+    generator/verifier/exports/scitt_statement.py       lines  8545 to  8730
+    generator/verifier/exports/credential.py            lines  8731 to  9035
+    generator/verifier/memory/ledger_snapshot.py        lines  9036 to  9219
+    generator/verifier/memory/checkpoint_memory.py      lines  9220 to  9374
+    generator/verifier/memory/release_memory.py         lines  9375 to  9683
+    generator/verifier/rules/answers.py                 lines  9684 to  9751
+    generator/verifier/rules/runs.py                    lines  9752 to 10124
+    generator/verifier/rules/lineage.py                 lines 10125 to 10410
+    generator/verifier/rules/score_edits.py             lines 10411 to 10496
+    generator/verifier/rules/evidence.py                lines 10497 to 10591
+    generator/verifier/rules/certificates.py            lines 10592 to 11059
+    generator/verifier/rules/certificate_documents.py   lines 11060 to 11155
+    generator/verifier/rules/recheck.py                 lines 11156 to 11522
+    generator/verifier/core/report.py                   lines 11523 to 11685
+    generator/verifier/core/folder.py                   lines 11686 to 11969
+    generator/verifier/core/checksum_tree.py            lines 11970 to 12124
+    generator/verifier/memory/mirror_record.py          lines 12125 to 12194
+    generator/verifier/site/release.py                  lines 12195 to 12484
+    generator/verifier/site/checksum_lists.py           lines 12485 to 12641
+    generator/verifier/site/zip_layout.py               lines 12642 to 12841
+    generator/verifier/site/download.py                 lines 12842 to 13234
+    generator/verifier/tlog/rotation.py                 lines 13235 to 13343
+    generator/verifier/site/history.py                  lines 13344 to 13712
+    generator/verifier/site/history_v3.py               lines 13713 to 13849
+    generator/verifier/site/commitment_parts.py         lines 13850 to 14035
+    generator/verifier/site/ledger_files.py             lines 14036 to 14394
+    generator/verifier/site/publication.py              lines 14395 to 14560
+    generator/verifier/rules/revocations.py             lines 14561 to 14680
+    generator/verifier/site/export_files.py             lines 14681 to 14906
+    generator/verifier/site/certificate_files.py        lines 14907 to 15365
+    generator/verifier/site/agreement_files.py          lines 15366 to 15510
+    generator/verifier/site/timestamp_files.py          lines 15511 to 15640
+    generator/verifier/site/accounting.py               lines 15641 to 15911
+    generator/verifier/site/remote.py                   lines 15912 to 16182
+    generator/verifier/site/mirror_folder.py            lines 16183 to 16374
+    generator/verifier/site/mirror.py                   lines 16375 to 16680
+    generator/verifier/site/verify_site.py              lines 16681 to 16991
+    generator/verifier/site/command_line.py             lines 16992 to 17419
 """
 
 # ==============================================================================================
@@ -3029,9 +3029,8 @@ class IdIndex:
 
 
 # ==============================================================================================
-# generator/verifier/crypto/der.py: A strict reader of DER (ITU-T X.690 section 10): the one encoding of ASN.1 that a
-#     timestamp token, an X.509 certificate and an ECDSA signature must use, read so that one value has one byte
-#     string.
+# generator/verifier/crypto/der.py: A strict reader of DER (ITU-T X.690 section 10), the one encoding of ASN.1 that a
+#     timestamp token, an X.509 certificate and an ECDSA signature must use.
 # ==============================================================================================
 
 DER_BOOLEAN = 0x01
@@ -3378,6 +3377,11 @@ RSA_MIN_BITS = 2048
 RSA_MAX_BITS = 16384
 
 
+# A larger exponent is legal but unused; the exponent of a key the site supplies bounds the work of
+# each verification (BoringSSL draws the same line at 33 bits).
+RSA_MAX_EXPONENT = (1 << 32) + 1
+
+
 @dataclass(frozen=True)
 class RsaPublicKey:
     """An RSA public key: its modulus n and public exponent e."""
@@ -3397,8 +3401,8 @@ def rsa_public_key(n: int, e: int) -> RsaPublicKey:
         raise FormatError(f"an RSA modulus of {n.bit_length()} bits (from {RSA_MIN_BITS} to {RSA_MAX_BITS} are read)")
     if n % 2 == 0:
         raise FormatError("an RSA modulus that is even")
-    if e < 3 or e % 2 == 0 or e >= n:
-        raise FormatError(f"an RSA public exponent of {e} (an odd number from 3 below the modulus is needed)")
+    if e < 3 or e % 2 == 0 or e > RSA_MAX_EXPONENT:
+        raise FormatError(f"an RSA public exponent of {e} (an odd number from 3 to 2^32 + 1 is read)")
     return RsaPublicKey(n, e)
 
 
@@ -3636,8 +3640,8 @@ def ecdsa_verify(key: EcPublicKey, hash_name: str, message: bytes, signature: by
 
 # ==============================================================================================
 # generator/verifier/crypto/signatures.py: Public keys and signature algorithms as X.509 and CMS name them: a
-#     SubjectPublicKeyInfo read into a key that verifies (RSA, or ECDSA on P-256 or P-384), and an AlgorithmIdentifier
-#     read into the scheme and hash it stands for (RFC 3279, RFC 4055, RFC 5754, RFC 5758, RFC 8017 appendix A).
+#     SubjectPublicKeyInfo read into a key that verifies, an AlgorithmIdentifier into the scheme and hash it stands
+#     for.
 # ==============================================================================================
 
 PKIX_HASH_OIDS = {
@@ -4152,13 +4156,11 @@ def _tst_accuracy(element: DerElement) -> int:
     if [t for t in scales if t in tags] != tags:
         raise FormatError("the accuracy holds other than seconds, [0] millis and [1] micros, each once, in order")
     micros = 0
-    for field in fields:
-        value = der_integer(field, "the accuracy", field.tag)
-        if value < 0 or (field.tag != DER_INTEGER and not 1 <= value <= 999):
-            raise FormatError(
-                f"the accuracy holds {value} where {'0 or more' if field.tag == DER_INTEGER else '1-999'}"
-            )
-        micros += value * scales[field.tag]
+    for part in fields:
+        value = der_integer(part, "the accuracy", part.tag)
+        if value < 0 or (part.tag != DER_INTEGER and not 1 <= value <= 999):
+            raise FormatError(f"the accuracy holds {value} where {'0 or more' if part.tag == DER_INTEGER else '1-999'}")
+        micros += value * scales[part.tag]
     return micros
 
 
@@ -15518,7 +15520,7 @@ AUTHORITIES_PATH = "ledger/timestamp-authorities.json"
 TIMESTAMPS_FOLDER = "ledger/timestamps/"
 
 
-TOKEN_RE = re.compile(r"ledger/timestamps/([1-9][0-9]{0,18})/([a-z0-9][a-z0-9_-]{0,63})\.tsr")
+TOKEN_RE = re.compile(r"ledger/timestamps/([1-9][0-9]{0,18})/([a-z0-9][a-z0-9_-]{0,63})\.tst")
 
 
 @dataclass(frozen=True)
@@ -15531,7 +15533,7 @@ class OutsideBound:
 
 
 def timestamp_token_path(size: int, authority: str) -> str:
-    return f"{TIMESTAMPS_FOLDER}{size}/{authority}.tsr"
+    return f"{TIMESTAMPS_FOLDER}{size}/{authority}.tst"
 
 
 def checkpoint_body(note: bytes) -> bytes:
@@ -15605,7 +15607,7 @@ def _check_token(
     report = s.report
     m = TOKEN_RE.fullmatch(rel)
     if m is None:
-        report.check(False, rel, "not a token's path", "ledger/timestamps/<size>/<authority>.tsr", rel)
+        report.check(False, rel, "not a token's path", "ledger/timestamps/<size>/<authority>.tst", rel)
         return None
     size, name = int(m.group(1)), m.group(2)
     if name not in authorities:

@@ -68,6 +68,7 @@ class RevealedItem:
     reveal_index: int
     revealed_at: str
     field_names: tuple[str, ...]
+    drawn_round: int | None = None  # the beacon round of a scheduled retirement that drew it
 
     def load(self, paths: Paths) -> tuple[bytes, dict[str, Any]]:
         """The reveal document's bytes and parsed form, read again when the site is written and
@@ -457,7 +458,17 @@ def _gather_reveals(
             continue
         out.append(
             RevealedItem(
-                r.id, c.gate, r.reason, r.note, c.commitment, c.index, c.at, r.index, r.at, tuple(doc["item"]["answer"])
+                r.id,
+                c.gate,
+                r.reason,
+                r.note,
+                c.commitment,
+                c.index,
+                c.at,
+                r.index,
+                r.at,
+                tuple(doc["item"]["answer"]),
+                _drawn_round(ledger, r.id),
             )
         )
     if paths.reveals_dir.is_dir():
@@ -722,3 +733,8 @@ def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems
                     "belongs in the private directory",
                 )
             )
+
+
+def _drawn_round(ledger: Ledger, item_id: str) -> int | None:
+    n = ledger.drawn_retirement.get(item_id)
+    return None if n is None else ledger.retirement_draws[n].round

@@ -424,7 +424,7 @@ WRITE: tuple[Step[Writing], ...] = (
             "data/timestamps/",
             "the listed timestamp authorities (asked for a token over a size none covers yet)",
         ),
-        ("ledger/timestamp-authorities.json", "ledger/timestamps/<size>/<authority>.tsr"),
+        ("ledger/timestamp-authorities.json", "ledger/timestamps/<size>/<authority>.tst"),
         _timestamps,
     ),
     Step("keys", (GATHERED,), (layout.KEYS, "keys/<key id>.pem"), _keys),

@@ -40,6 +40,7 @@ class ItemRow:
     revealed_at: str
     note: str
     page: str
+    drawn_round: int | None = None  # retired by a scheduled draw, not for cause
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,14 @@ class GateView:
 
 def _item_row(item: RevealedItem) -> ItemRow:
     return ItemRow(
-        item.id, item.gate, item.field_names, item.committed_at, item.revealed_at, item.note, layout.item_page(item.id)
+        item.id,
+        item.gate,
+        item.field_names,
+        item.committed_at,
+        item.revealed_at,
+        item.note,
+        layout.item_page(item.id),
+        item.drawn_round,
     )
 
 

@@ -63,6 +63,15 @@ def _short(digest: str, n: int = 12) -> str:
     return digest[:n] + "…" if len(digest) > n else digest
 
 
+def duration_text(seconds: int) -> str:
+    """A schedule's interval in words: "7 days", "1 hour", "90 minutes"."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            n = seconds // size
+            return f"{n} {unit}" + ("" if n == 1 else "s")
+    return f"{seconds} seconds"
+
+
 @functools.cache
 def make_environment() -> jinja2.Environment:
     """One environment per process: its templates are compiled once, not once per build (it
@@ -81,6 +90,7 @@ def make_environment() -> jinja2.Environment:
     env.filters["short"] = _short
     env.filters["bdi"] = _bdi
     env.filters["lang"] = _lang
+    env.filters["duration"] = duration_text
     return env
 
 

@@ -84,6 +84,7 @@ from generator.verifier.core.public_keys import (
 from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
+from generator.verifier.crypto.timestamp_token import TimestampToken, read_timestamp_token, verify_timestamp_token
 from generator.verifier.exports.credential import (
     DID_PATHS,
     STATUS_LIST_PATH,
@@ -209,6 +210,13 @@ from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem
 from generator.verifier.site.history_v3 import HISTORY_V3, archived_checkpoint_path, consistency_between
 from generator.verifier.site.release import SUMS_LINE_RE
 from generator.verifier.site.remote import HttpRemote, RemoteUnreadable
+from generator.verifier.site.timestamp_files import (
+    AUTHORITIES_PATH,
+    OutsideBound,
+    authorities_problems,
+    checkpoint_body,
+    timestamp_token_path,
+)
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.cosignature import (
     MAX_COSIGNATURE_TIMESTAMP,
@@ -251,6 +259,7 @@ __all__ = [
     "AGREEMENT_PLACES",
     "ARCHIVE_PATH",
     "ARCHIVE_SUMS_PATH",
+    "AUTHORITIES_PATH",
     "COMMITMENT_PART_ROWS",
     "DID_PATHS",
     "DOWNLOAD_DIR",
@@ -305,6 +314,7 @@ __all__ = [
     "MerkleStream",
     "Methodology",
     "NoteError",
+    "OutsideBound",
     "Policy",
     "Problem",
     "ProofError",
@@ -319,6 +329,7 @@ __all__ = [
     "Tier",
     "TileBuilder",
     "TiledLog",
+    "TimestampToken",
     "TlogProof",
     "Tree",
     "VerifierKey",
@@ -331,6 +342,7 @@ __all__ = [
     "archive_sums_line",
     "archived_checkpoint_path",
     "artifact_proof_problem",
+    "authorities_problems",
     "b64decode_strict",
     "band_score",
     "build_open_result",
@@ -349,6 +361,7 @@ __all__ = [
     "check_reveal_document",
     "check_run_rules",
     "check_run_spec",
+    "checkpoint_body",
     "checkpoint_signers",
     "checkpoint_text",
     "cohen_kappa",
@@ -445,6 +458,7 @@ __all__ = [
     "raw_agreement",
     "read_lists",
     "read_tiled_log",
+    "read_timestamp_token",
     "recheck_certificate",
     "recheckable",
     "replace_atomically",
@@ -482,6 +496,7 @@ __all__ = [
     "tile_paths",
     "tile_read_order",
     "time_text",
+    "timestamp_token_path",
     "transparent_statement",
     "unix_time",
     "user_cache_dir",
@@ -492,5 +507,6 @@ __all__ = [
     "verify_cosignatures",
     "verify_inclusion",
     "verify_site",
+    "verify_timestamp_token",
     "witnessed_by",
 ]

@@ -21,7 +21,7 @@ from generator.verifier.rules.ledger import Ledger
 
 AUTHORITIES_PATH = "ledger/timestamp-authorities.json"
 TIMESTAMPS_FOLDER = "ledger/timestamps/"
-TOKEN_RE = re.compile(r"ledger/timestamps/([1-9][0-9]{0,18})/([a-z0-9][a-z0-9_-]{0,63})\.tsr")
+TOKEN_RE = re.compile(r"ledger/timestamps/([1-9][0-9]{0,18})/([a-z0-9][a-z0-9_-]{0,63})\.tst")
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,8 @@ class OutsideBound:
     time: str
 
 
-def token_path(size: int, authority: str) -> str:
-    return f"{TIMESTAMPS_FOLDER}{size}/{authority}.tsr"
+def timestamp_token_path(size: int, authority: str) -> str:
+    return f"{TIMESTAMPS_FOLDER}{size}/{authority}.tst"
 
 
 def checkpoint_body(note: bytes) -> bytes:
@@ -108,7 +108,7 @@ def _check_token(
     report = s.report
     m = TOKEN_RE.fullmatch(rel)
     if m is None:
-        report.check(False, rel, "not a token's path", "ledger/timestamps/<size>/<authority>.tsr", rel)
+        report.check(False, rel, "not a token's path", "ledger/timestamps/<size>/<authority>.tst", rel)
         return None
     size, name = int(m.group(1)), m.group(2)
     if name not in authorities:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from generator.commands.retire_drawn import methodology_in_force, next_due_round
 from generator.core.generator_errors import InputError, problem
-from generator.program.beacon_fetch import fetch_round
+from generator.program.beacon_fetch import DEFAULT_RELAYS, FetchFailed, fetch_round
 from generator.program.datadir import Paths
 from generator.program.ledgerfile import reading, replay_ledger
 from generator.verifier import Beacon, Ledger, Problem, time_text, unix_time
@@ -31,10 +31,17 @@ def round_file(paths: Paths, round_number: int) -> Path:
 
 
 def fetch(paths: Paths, round_number: int, relays: tuple[str, ...], timeout: float, out: Path | None) -> Path:
-    """Fetch the round from the relays, check it, store it (atomically) under DATA/beacon/."""
+    """Fetch the round from the relays (drand's public ones when none is given), check it, store
+    it (atomically) under DATA/beacon/. InputError naming each relay's failure."""
     ledger = _ledger(paths)
     beacon = pinned_beacon(paths, ledger)
-    body = fetch_round(beacon, round_number, relays, timeout)
+    try:
+        body = fetch_round(beacon, round_number, relays or DEFAULT_RELAYS, timeout)
+    except FetchFailed as e:
+        failures = [problem("--relay", f) for f in e.failures]
+        raise InputError(
+            failures, f"no relay served round {round_number} of {beacon.name}; nothing was stored"
+        ) from None
     target = out if out is not None else round_file(paths, round_number)
     target.parent.mkdir(parents=True, exist_ok=True)
     # Whole or not at all: a round file cut short by a kill would be refused by `draw` anyway,

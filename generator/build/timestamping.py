@@ -1,0 +1,122 @@
+"""Timestamp tokens for the build's checkpoint (RFC 3161; FORMAT.md, "Draws and timestamps").
+
+The program lists its timestamp authorities in `data/timestamp-authorities.json` (a name, a URL
+and a certificate each; the file is published as `ledger/timestamp-authorities.json`). A build
+that publishes a checkpoint of a size no token covers yet asks each authority for a token over
+the checkpoint's signed body, in bounded time, checks it with the verifier's own code against the
+listed certificate, and keeps it in `data/timestamps/<size>/<name>.tst`: tokens are kept with the
+program, as archived checkpoints are, and every one whose size the history archives is published
+as `ledger/timestamps/<size>/<name>.tst`. An authority that does not answer, or answers with a
+token that does not verify, is named in a warning: the site is still published, with the tokens
+it has.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.core.generator_errors import InputError, problem
+from generator.core.timestamp_client import TimestampClientError, request_token
+from generator.program.datadir import Paths
+from generator.verifier import (
+    AUTHORITIES_PATH,
+    FormatError,
+    authorities_problems,
+    checkpoint_body,
+    loads_strict,
+    timestamp_token_path,
+    verify_timestamp_token,
+)
+
+AUTHORITIES_FILE = "timestamp-authorities.json"
+TIMESTAMPS_DIR = "timestamps"
+REQUEST_TIMEOUT = 10.0  # seconds for each authority
+
+
+@dataclass(frozen=True)
+class Authority:
+    name: str
+    url: str
+    certificate: bytes
+
+
+def load_authorities(paths: Paths) -> tuple[bytes | None, list[Authority]]:
+    """The authority list's bytes (published as they are) and its authorities; none when the
+    program lists none. InputError naming every problem of the file."""
+    path = paths.data / AUTHORITIES_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, []
+    file = paths.show(path)
+    try:
+        doc = loads_strict(data)
+    except ValueError as e:
+        raise InputError([problem(file, f"not JSON: {e}")]) from None
+    found = authorities_problems(doc)
+    if found:
+        raise InputError([problem(file, p) for p in found])
+    return data, [Authority(r["name"], r["url"], r["certificate"].encode()) for r in doc["authorities"]]
+
+
+def token_file(paths: Paths, size: int, name: str) -> Path:
+    return paths.data / TIMESTAMPS_DIR / str(size) / f"{name}.tst"
+
+
+def stamp(paths: Paths, authorities: list[Authority], size: int, checkpoint: bytes, offline: bool) -> list[str]:
+    """Ask each authority that has no token for `size` yet for one over the checkpoint's body,
+    keep each that verifies; the warnings, one per authority that failed."""
+    warnings = []
+    body = checkpoint_body(checkpoint)
+    for a in authorities:
+        target = token_file(paths, size, a.name)
+        if target.exists() or size == 0:
+            continue
+        if offline:
+            warnings.append(
+                f"timestamp authority {a.name}: not asked (offline build); checkpoint {size} has no token of it"
+            )
+            continue
+        try:
+            token = request_token(a.url, body, REQUEST_TIMEOUT)
+            verify_timestamp_token(token, a.certificate, body, f"checkpoint {size}")
+        except (TimestampClientError, FormatError) as e:
+            warnings.append(f"timestamp authority {a.name} ({a.url}): no token for checkpoint {size}: {e}")
+            continue
+        _write_whole(target, token)
+    return warnings
+
+
+def published_tokens(paths: Paths, authorities: list[Authority], sizes: list[int]) -> list[tuple[str, bytes]]:
+    """The site's token files: each kept token of a listed authority over an archived size."""
+    out = []
+    for size in sorted(set(sizes)):
+        for a in sorted(authorities, key=lambda a: a.name):
+            try:
+                out.append((timestamp_token_path(size, a.name), token_file(paths, size, a.name).read_bytes()))
+            except FileNotFoundError:
+                continue
+    return out
+
+
+def site_files(
+    paths: Paths, listed: bytes | None, authorities: list[Authority], sizes: list[int]
+) -> list[tuple[str, bytes]]:
+    """Everything the site publishes of timestamps: the authority list and the tokens."""
+    if listed is None:
+        return []
+    return [(AUTHORITIES_PATH, listed), *published_tokens(paths, authorities, sizes)]
+
+
+def _write_whole(target: Path, data: bytes) -> None:
+    """A token lands whole or not at all (a kill leaves at most a .part file the next build
+    overwrites)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".part")
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
