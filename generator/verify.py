@@ -90,13 +90,13 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/export_files.py             lines 14681 to 14906
     generator/verifier/site/certificate_files.py        lines 14907 to 15365
     generator/verifier/site/agreement_files.py          lines 15366 to 15510
-    generator/verifier/site/timestamp_files.py          lines 15511 to 15640
-    generator/verifier/site/accounting.py               lines 15641 to 15911
-    generator/verifier/site/remote.py                   lines 15912 to 16182
-    generator/verifier/site/mirror_folder.py            lines 16183 to 16374
-    generator/verifier/site/mirror.py                   lines 16375 to 16680
-    generator/verifier/site/verify_site.py              lines 16681 to 16991
-    generator/verifier/site/command_line.py             lines 16992 to 17419
+    generator/verifier/site/timestamp_files.py          lines 15511 to 15669
+    generator/verifier/site/accounting.py               lines 15670 to 15940
+    generator/verifier/site/remote.py                   lines 15941 to 16211
+    generator/verifier/site/mirror_folder.py            lines 16212 to 16403
+    generator/verifier/site/mirror.py                   lines 16404 to 16709
+    generator/verifier/site/verify_site.py              lines 16710 to 17021
+    generator/verifier/site/command_line.py             lines 17022 to 17449
 """
 
 # ==============================================================================================
@@ -15638,6 +15638,35 @@ def _check_token(
     return OutsideBound(size, name, stamped.gen_time)
 
 
+def check_draws_logged_in_time(
+    s: Site,
+    ledger: Ledger,
+    bounds: list[OutsideBound],
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+) -> None:
+    """A drawn run's registration was logged before its round: no token over a checkpoint that
+    does not yet hold the registration may be dated at or after the round's publication (the
+    log then still lacked it, so the operator committed to the round once it was public)."""
+    for run_id, spec in specs.items():
+        draw, run = as_dict(spec.get("draw")), ledger.runs.get(run_id)
+        m = methodologies.get(str(as_dict(spec.get("methodology")).get("version")))
+        if not draw or run is None or m is None or m.beacon is None or not is_int(draw.get("round")):
+            continue
+        published = time_text(m.beacon.round_time(draw["round"]))
+        late = [b for b in bounds if b.size <= run.index and b.time >= published]
+        if late:
+            b = late[0]
+            s.report.check(
+                False,
+                timestamp_token_path(b.size, b.authority),
+                f"run {run_id} was logged after the round it names was public: {b.authority} stamped checkpoint "
+                f"{b.size}, which does not hold the registration (entries[{run.index}]), at {b.time}",
+                f"the registration logged before round {draw['round']} (published {published})",
+                f"registration dated {run.at}, logged after {b.time}",
+            )
+
+
 # ==============================================================================================
 # generator/verifier/site/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a
 #     certificate's evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
@@ -16944,7 +16973,8 @@ def _check_the_program(
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
-    check_timestamps(s, ledger, history)
+    bounds = check_timestamps(s, ledger, history)
+    check_draws_logged_in_time(s, ledger, bounds, specs, methodologies)
     check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():
         s.report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})

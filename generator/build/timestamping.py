@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.core import canonical_json
 from generator.core.generator_errors import InputError, problem
 from generator.core.timestamp_client import TimestampClientError, request_token
 from generator.program.datadir import Paths
@@ -43,7 +44,7 @@ class Authority:
 
 
 def load_authorities(paths: Paths) -> tuple[bytes | None, list[Authority]]:
-    """The authority list's bytes (published as they are) and its authorities; none when the
+    """The authority list's bytes (as published) and its authorities; none when the
     program lists none. InputError naming every problem of the file."""
     path = paths.data / AUTHORITIES_FILE
     try:
@@ -58,7 +59,9 @@ def load_authorities(paths: Paths) -> tuple[bytes | None, list[Authority]]:
     found = authorities_problems(doc)
     if found:
         raise InputError([problem(file, p) for p in found])
-    return data, [Authority(r["name"], r["url"], r["certificate"].encode()) for r in doc["authorities"]]
+    # Published in canonical form, as every JSON document of a site is.
+    authorities = [Authority(r["name"], r["url"], r["certificate"].encode()) for r in doc["authorities"]]
+    return canonical_json.dumps(doc), authorities
 
 
 def token_file(paths: Paths, size: int, name: str) -> Path:

@@ -73,3 +73,57 @@ class OwnBeacon:
         path = folder / f"{round_number}.json"
         path.write_text(json.dumps(self.round(round_number)) + "\n")
         return path
+
+
+class Relays:
+    """Relays of a beacon's HTTP API on loopback, each answering as it is told: "ok" (the round,
+    signed), "500", "forged" (a round signed by another key), "hang" (bounded), "other-round"."""
+
+    def __init__(self, beacon: OwnBeacon, behaviours: list[str]) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[str] = []
+        self._servers = []
+        self.urls = []
+        for behaviour in behaviours:
+            handler = self._handler(beacon, behaviour)
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self._servers.append(server)
+            self.urls.append(f"http://127.0.0.1:{server.server_address[1]}")
+
+    def _handler(self, beacon: OwnBeacon, behaviour: str) -> Any:
+        import http.server
+        import time
+
+        relays = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                relays.requests.append(self.path)
+                parts = self.path.strip("/").split("/")
+                if behaviour == "500" or len(parts) != 3 or parts[1] != "public":
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                if behaviour == "hang":
+                    time.sleep(2)
+                number = int(parts[2]) + (1 if behaviour == "other-round" else 0)
+                signer = OwnBeacon(seed=b"a liar") if behaviour == "forged" else beacon
+                body = json.dumps(signer.round(number)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        return Handler
+
+    def close(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()

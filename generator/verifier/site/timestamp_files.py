@@ -13,11 +13,12 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import check_keys, is_id
+from generator.verifier.core.formats import as_dict, check_keys, is_id, is_int
 from generator.verifier.crypto.timestamp_token import verify_timestamp_token
 from generator.verifier.crypto.x509 import read_x509_certificate, x509_timestamping_problem
 from generator.verifier.rules.beacon import time_text, unix_time
 from generator.verifier.rules.ledger import Ledger
+from generator.verifier.rules.methodology_rules import Methodology
 
 AUTHORITIES_PATH = "ledger/timestamp-authorities.json"
 TIMESTAMPS_FOLDER = "ledger/timestamps/"
@@ -137,3 +138,32 @@ def _check_token(
     ):
         return None
     return OutsideBound(size, name, stamped.gen_time)
+
+
+def check_draws_logged_in_time(
+    s: Site,
+    ledger: Ledger,
+    bounds: list[OutsideBound],
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+) -> None:
+    """A drawn run's registration was logged before its round: no token over a checkpoint that
+    does not yet hold the registration may be dated at or after the round's publication (the
+    log then still lacked it, so the operator committed to the round once it was public)."""
+    for run_id, spec in specs.items():
+        draw, run = as_dict(spec.get("draw")), ledger.runs.get(run_id)
+        m = methodologies.get(str(as_dict(spec.get("methodology")).get("version")))
+        if not draw or run is None or m is None or m.beacon is None or not is_int(draw.get("round")):
+            continue
+        published = time_text(m.beacon.round_time(draw["round"]))
+        late = [b for b in bounds if b.size <= run.index and b.time >= published]
+        if late:
+            b = late[0]
+            s.report.check(
+                False,
+                timestamp_token_path(b.size, b.authority),
+                f"run {run_id} was logged after the round it names was public: {b.authority} stamped checkpoint "
+                f"{b.size}, which does not hold the registration (entries[{run.index}]), at {b.time}",
+                f"the registration logged before round {draw['round']} (published {published})",
+                f"registration dated {run.at}, logged after {b.time}",
+            )

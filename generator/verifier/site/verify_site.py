@@ -39,7 +39,7 @@ from generator.verifier.site.history_v3 import HISTORY_V3, check_artifact_proofs
 from generator.verifier.site.ledger_files import check_ledger
 from generator.verifier.site.publication import check_gates, check_methodology_files, check_reveals, check_runs
 from generator.verifier.site.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
-from generator.verifier.site.timestamp_files import check_timestamps
+from generator.verifier.site.timestamp_files import check_draws_logged_in_time, check_timestamps
 from generator.verifier.tlog.policy import Policy
 from generator.verifier.tlog.rotation import (
     check_checkpoint_keys,
@@ -310,7 +310,8 @@ def _check_the_program(
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
-    check_timestamps(s, ledger, history)
+    bounds = check_timestamps(s, ledger, history)
+    check_draws_logged_in_time(s, ledger, bounds, specs, methodologies)
     check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():
         s.report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})

@@ -1,0 +1,123 @@
+"""Timestamped releases: a build asks a real RFC 3161 authority (OpenSSL's, on loopback) for a token
+over its checkpoint, publishes it, and the verifier checks it; `openssl ts -verify` accepts what was
+published; a token over another checkpoint, an event dated after its token and an authority that
+does not answer each meet the right answer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from generator.build.timestamping import token_file
+from generator.commands.build import build
+from generator.commands.gate import GateSpec
+from generator.commands.init import init_program
+from generator.core.generator_errors import VerificationFailed
+from generator.program.datadir import Paths
+from generator.verifier import checkpoint_body, read_timestamp_token, verify_site
+from tests.support.forgery import forked_build
+from tests.support.programs import METHODOLOGY, item, write_items
+from tests.support.timestamp_authority import TimestampAuthority, openssl_ok, timestamp_authority
+
+# Events dated well before any clock this test runs under, so that a real token is later than all.
+AT = "2026-01-05T09:00:00Z"
+
+
+@pytest.fixture(scope="module")
+def tsa() -> Iterator[TimestampAuthority]:
+    with timestamp_authority("ecdsa-p256") as authority:
+        yield authority
+
+
+def list_authority(paths: Paths, tsa: TimestampAuthority, name: str = "local-tsa", url: str | None = None) -> None:
+    doc = {
+        "type": "timestamp-authorities",
+        "v": 1,
+        "authorities": [{"name": name, "url": url or tsa.url, "certificate": tsa.certificate_pem.decode()}],
+    }
+    (paths.data / "timestamp-authorities.json").write_text(json.dumps(doc))
+
+
+def small_program(root: Path) -> Paths:
+    paths = Paths(root / "data", root / "private")
+    gates = [GateSpec("a", "Gate A", True), GateSpec("b", "Gate B", False)]
+    init_program(paths, "Stamped program", "stamped.example.org/prog", gates, "A test.", AT, methodology=METHODOLOGY)
+    write_items(paths, [item("a-001", "a"), item("b-0001", "b")])
+    from generator.commands.commit import commit_new_items
+
+    commit_new_items(paths, "2026-01-06T09:00:00Z")
+    return paths
+
+
+def test_a_build_publishes_a_token_the_verifier_and_openssl_accept(tmp_path: Path, tsa: TimestampAuthority) -> None:
+    paths = small_program(tmp_path)
+    list_authority(paths, tsa)
+    site = tmp_path / "site"
+    build(paths, site)
+    size = json.loads((site / "ledger" / "history.json").read_text())["tree_size"]
+    token = (site / "ledger" / "timestamps" / str(size) / "local-tsa.tst").read_bytes()
+    assert token == token_file(paths, size, "local-tsa").read_bytes()  # kept with the program
+    body = checkpoint_body((site / "ledger" / "checkpoints" / str(size)).read_bytes())
+    report = verify_site(site)
+    assert report.ok, [p.describe() for p in report.failures]
+    assert any(f"checkpoint {size} timestamped by local-tsa" in n for n in report.notes)
+    ok, why = tsa.verify_with_openssl(body, token)
+    assert ok, why
+    assert read_timestamp_token(token).hashed_message.hex() and len(tsa.queries) >= 1
+    # A rebuild asks nothing: the token is kept.
+    asked = len(tsa.queries)
+    build(paths, site)
+    assert len(tsa.queries) == asked
+
+
+def test_a_token_over_another_checkpoint_fails(
+    tmp_path: Path, tsa: TimestampAuthority, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = small_program(tmp_path)
+    list_authority(paths, tsa)
+    build(paths, tmp_path / "site")
+    size = json.loads((tmp_path / "site" / "ledger" / "history.json").read_text())["tree_size"]
+    other = tsa.token(b"stamped.example.org/prog\n1\nAAAA\n")
+    token_file(paths, size, "local-tsa").write_bytes(other)
+    report = forked_build(paths, tmp_path / "forked", monkeypatch)
+    failures = "\n".join(p.describe() for p in report.failures)
+    assert "message imprint is not the hash of checkpoint" in failures, failures
+    with pytest.raises(VerificationFailed, match="message imprint"):
+        build(paths, tmp_path / "site2")
+
+
+def test_an_event_dated_after_its_token_fails(tmp_path: Path, tsa: TimestampAuthority) -> None:
+    paths = small_program(tmp_path)
+    list_authority(paths, tsa)
+    from generator.commands.retire import retire_item
+
+    retire_item(paths, "b-0001", "Dated in the future.", "2099-01-01T00:00:00Z")
+    with pytest.raises(VerificationFailed, match="an event is dated after the time local-tsa stamped"):
+        build(paths, tmp_path / "site")
+
+
+def test_an_authority_that_does_not_answer_is_a_warning(tmp_path: Path, tsa: TimestampAuthority) -> None:
+    paths = small_program(tmp_path)
+    list_authority(paths, tsa, url="http://127.0.0.1:9/")  # the discard port: nothing listens
+    site = tmp_path / "site"
+    result = build(paths, site)
+    assert any("timestamp authority local-tsa" in w for w in result.warnings), result.warnings
+    assert verify_site(site).ok
+    assert not (site / "ledger" / "timestamps").exists()
+    assert (site / "ledger" / "timestamp-authorities.json").exists()
+
+
+def test_openssl_refuses_a_published_token_over_other_bytes(tmp_path: Path, tsa: TimestampAuthority) -> None:
+    paths = small_program(tmp_path)
+    list_authority(paths, tsa)
+    site = tmp_path / "site"
+    build(paths, site)
+    size = json.loads((site / "ledger" / "history.json").read_text())["tree_size"]
+    token = (site / "ledger" / "timestamps" / str(size) / "local-tsa.tst").read_bytes()
+    ok, _ = tsa.verify_with_openssl(b"another checkpoint\n", token)
+    assert not ok
+    assert shutil.which("openssl") and openssl_ok("version")[0]
