@@ -93,6 +93,7 @@ class TimestampAuthority:
     behaviour: str = "normal"
     hang_seconds: float = 5.0
     replay_reply: bytes = b""
+    days: int = 2  # how long its certificates are valid (the demo's authority: years)
     queries: list[bytes] = field(default_factory=list)  # every TimeStampReq received over HTTP
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closing: threading.Event = field(default_factory=threading.Event)
@@ -150,7 +151,7 @@ class TimestampAuthority:
         (self.folder / f"{name}.ext").write_text(extensions)
         openssl("req", "-new", "-key", key, "-subj", _subject(self.kind), "-out", f"{name}.csr", cwd=self.folder)
         openssl(
-            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-days", "2",
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-days", str(self.days),
             "-set_serial", str(serial if serial is not None else _PROFILES[self.kind][3]),
             "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=self.folder,
         )  # fmt: skip
@@ -174,12 +175,12 @@ def _subject(kind: str) -> str:
     return f"/C=XX/O=Transparency Site Tests/CN=Test Timestamp Authority {kind}"
 
 
-def _make_authority(folder: Path, kind: str) -> TimestampAuthority:
+def _make_authority(folder: Path, kind: str, days: int = 2) -> TimestampAuthority:
     """The CA and the authority's key, certificate and configuration in `folder`."""
     key_args, signer_digest, ess_alg, _ = _PROFILES[kind]
     openssl(
         "req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-        "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-keyout", "ca.key", "-out", "ca.pem", "-days", str(days),
         "-subj", f"/C=XX/O=Transparency Site Tests/CN=Test CA {kind}",
         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         cwd=folder,
@@ -189,7 +190,7 @@ def _make_authority(folder: Path, kind: str) -> TimestampAuthority:
     (folder / "tsa.cnf").write_text(_tsa_config(folder, signer_digest, ess_alg, "sha256, sha384, sha512"))
     # An authority that accepts no hash our client sends: OpenSSL's own rejection (badAlg).
     (folder / "reject.cnf").write_text(_tsa_config(folder, signer_digest, ess_alg, "sha1"))
-    tsa = TimestampAuthority(kind, folder)
+    tsa = TimestampAuthority(kind, folder, days=days)
     (folder / "tsa.pem").write_bytes(tsa.certificate_with(TSA_EXTENSIONS))
     tsa.certificate_pem = (folder / "tsa.pem").read_bytes()
     tsa.ca_pem = (folder / "ca.pem").read_bytes()
@@ -240,17 +241,33 @@ def _handler(tsa: TimestampAuthority) -> type[http.server.BaseHTTPRequestHandler
 def timestamp_authority(kind: str = "ecdsa-p256") -> Iterator[TimestampAuthority]:
     """A new authority of `kind` (one of KINDS), serving at `.url` until the block ends."""
     assert kind in KINDS, kind
-    with tempfile.TemporaryDirectory(prefix="tsa-") as tmp:
-        tsa = _make_authority(Path(tmp), kind)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(tsa))
-        server.daemon_threads = True
-        tsa.url = f"http://127.0.0.1:{server.server_address[1]}/tsa"
-        thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-        thread.start()
-        try:
-            yield tsa
-        finally:
-            tsa._closing.set()
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+    with tempfile.TemporaryDirectory(prefix="tsa-") as tmp, serving(_make_authority(Path(tmp), kind)) as tsa:
+        yield tsa
+
+
+def kept_authority(folder: Path, kind: str = "ecdsa-p256", days: int = 3650) -> TimestampAuthority:
+    """The authority whose files are in `folder`, made there the first time (the demo keeps its
+    own, so that its certificate stays the one the demo lists)."""
+    if not (folder / "tsa.pem").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        return _make_authority(folder, kind, days)
+    tsa = TimestampAuthority(kind, folder, days=days)
+    tsa.certificate_pem, tsa.ca_pem = (folder / "tsa.pem").read_bytes(), (folder / "ca.pem").read_bytes()
+    return tsa
+
+
+@contextmanager
+def serving(tsa: TimestampAuthority, port: int = 0) -> Iterator[TimestampAuthority]:
+    """`tsa` answering on 127.0.0.1:`port` (any free port by default) until the block ends."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _handler(tsa))
+    server.daemon_threads = True
+    tsa.url = f"http://127.0.0.1:{server.server_address[1]}/tsa"
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield tsa
+    finally:
+        tsa._closing.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
