@@ -7,7 +7,8 @@
 # data/runs, data/certificates, data/policy.txt, data/cosignatures, data/private/signing.key,
 # data/private/retired-keys, data/private/demo-witness, data/private/sealed,
 # data/private/certificates, data/private/agreement and data/private/results/quill-a-3.json,
-# orca-a-1.json and heron-a-1.json first.
+# orca-a-1.json, heron-a-1.json and kestrel-b-1.json, data/beacon, data/timestamps,
+# data/timestamp-authorities.json, data/private/demo-beacon and data/private/demo-tsa first.
 set -eu
 cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
@@ -49,3 +50,6 @@ sh data/make-demo-evidence.sh
 
 # Format v2: runs imported from lm-evaluation-harness and from Harbor.
 sh data/make-demo-harnesses.sh
+
+# Format v2: a run whose items a beacon drew, a retirement drawn on schedule, timestamped releases.
+sh data/make-demo-draws.sh

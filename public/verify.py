@@ -18,71 +18,85 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines    88 to   237
-    generator/verifier/core/text.py                     lines   238 to   321
-    generator/verifier/core/errors.py                   lines   322 to   388
-    generator/verifier/core/canonical.py                lines   389 to   697
-    generator/verifier/core/confusables_table.py        lines   698 to  1034
-    generator/verifier/core/confusables.py              lines  1035 to  1141
-    generator/verifier/core/formats.py                  lines  1142 to  1379
-    generator/verifier/core/sodium.py                   lines  1380 to  1423
-    generator/verifier/core/public_keys.py              lines  1424 to  1700
-    generator/verifier/core/note.py                     lines  1701 to  1808
-    generator/verifier/tlog/merkle.py                   lines  1809 to  1949
-    generator/verifier/tlog/tlogproof.py                lines  1950 to  2022
-    generator/verifier/tlog/tiles.py                    lines  2023 to  2375
-    generator/verifier/tlog/tile_proofs.py              lines  2376 to  2468
-    generator/verifier/tlog/cosignature.py              lines  2469 to  2618
-    generator/verifier/tlog/policy.py                   lines  2619 to  2901
-    generator/verifier/tlog/witnessing.py               lines  2902 to  2931
-    generator/verifier/core/idindex.py                  lines  2932 to  3015
-    generator/verifier/rules/methodology_rules.py       lines  3016 to  3359
-    generator/verifier/rules/scoring.py                 lines  3360 to  3659
-    generator/verifier/rules/agreement_statistics.py    lines  3660 to  3919
-    generator/verifier/rules/labelsets.py               lines  3920 to  4258
-    generator/verifier/rules/subjects.py                lines  4259 to  4524
-    generator/verifier/rules/withdrawals.py             lines  4525 to  4563
-    generator/verifier/tlog/keyring.py                  lines  4564 to  4695
-    generator/verifier/rules/ledger.py                  lines  4696 to  5178
-    generator/verifier/exports/eee_record.py            lines  5179 to  5517
-    generator/verifier/exports/cbor.py                  lines  5518 to  5639
-    generator/verifier/exports/scitt_statement.py       lines  5640 to  5825
-    generator/verifier/exports/credential.py            lines  5826 to  6130
-    generator/verifier/memory/ledger_snapshot.py        lines  6131 to  6304
-    generator/verifier/memory/checkpoint_memory.py      lines  6305 to  6459
-    generator/verifier/memory/release_memory.py         lines  6460 to  6768
-    generator/verifier/rules/answers.py                 lines  6769 to  6836
-    generator/verifier/rules/runs.py                    lines  6837 to  7194
-    generator/verifier/rules/lineage.py                 lines  7195 to  7480
-    generator/verifier/rules/score_edits.py             lines  7481 to  7566
-    generator/verifier/rules/evidence.py                lines  7567 to  7661
-    generator/verifier/rules/certificates.py            lines  7662 to  8129
-    generator/verifier/rules/certificate_documents.py   lines  8130 to  8225
-    generator/verifier/rules/recheck.py                 lines  8226 to  8592
-    generator/verifier/core/report.py                   lines  8593 to  8755
-    generator/verifier/core/folder.py                   lines  8756 to  9039
-    generator/verifier/core/checksum_tree.py            lines  9040 to  9194
-    generator/verifier/memory/mirror_record.py          lines  9195 to  9264
-    generator/verifier/site/release.py                  lines  9265 to  9554
-    generator/verifier/site/checksum_lists.py           lines  9555 to  9711
-    generator/verifier/site/zip_layout.py               lines  9712 to  9911
-    generator/verifier/site/download.py                 lines  9912 to 10304
-    generator/verifier/tlog/rotation.py                 lines 10305 to 10413
-    generator/verifier/site/history.py                  lines 10414 to 10782
-    generator/verifier/site/history_v3.py               lines 10783 to 10919
-    generator/verifier/site/commitment_parts.py         lines 10920 to 11105
-    generator/verifier/site/ledger_files.py             lines 11106 to 11464
-    generator/verifier/site/publication.py              lines 11465 to 11627
-    generator/verifier/rules/revocations.py             lines 11628 to 11747
-    generator/verifier/site/export_files.py             lines 11748 to 11973
-    generator/verifier/site/certificate_files.py        lines 11974 to 12432
-    generator/verifier/site/agreement_files.py          lines 12433 to 12577
-    generator/verifier/site/accounting.py               lines 12578 to 12842
-    generator/verifier/site/remote.py                   lines 12843 to 13113
-    generator/verifier/site/mirror_folder.py            lines 13114 to 13305
-    generator/verifier/site/mirror.py                   lines 13306 to 13611
-    generator/verifier/site/verify_site.py              lines 13612 to 13921
-    generator/verifier/site/command_line.py             lines 13922 to 14349
+    generator/verifier/core/isolation.py                lines   102 to   252
+    generator/verifier/core/text.py                     lines   253 to   336
+    generator/verifier/core/errors.py                   lines   337 to   403
+    generator/verifier/core/canonical.py                lines   404 to   712
+    generator/verifier/core/confusables_table.py        lines   713 to  1049
+    generator/verifier/core/confusables.py              lines  1050 to  1156
+    generator/verifier/core/formats.py                  lines  1157 to  1394
+    generator/verifier/core/sodium.py                   lines  1395 to  1438
+    generator/verifier/core/public_keys.py              lines  1439 to  1715
+    generator/verifier/core/note.py                     lines  1716 to  1823
+    generator/verifier/tlog/merkle.py                   lines  1824 to  1964
+    generator/verifier/tlog/tlogproof.py                lines  1965 to  2037
+    generator/verifier/tlog/tiles.py                    lines  2038 to  2390
+    generator/verifier/tlog/tile_proofs.py              lines  2391 to  2483
+    generator/verifier/tlog/cosignature.py              lines  2484 to  2633
+    generator/verifier/tlog/policy.py                   lines  2634 to  2916
+    generator/verifier/tlog/witnessing.py               lines  2917 to  2946
+    generator/verifier/core/idindex.py                  lines  2947 to  3030
+    generator/verifier/crypto/der.py                    lines  3031 to  3355
+    generator/verifier/crypto/rsa.py                    lines  3356 to  3472
+    generator/verifier/crypto/ecdsa.py                  lines  3473 to  3640
+    generator/verifier/crypto/signatures.py             lines  3641 to  3827
+    generator/verifier/crypto/x509.py                   lines  3828 to  4026
+    generator/verifier/crypto/timestamp_token.py        lines  4027 to  4426
+    generator/verifier/crypto/hash_to_g1.py             lines  4427 to  4704
+    generator/verifier/crypto/bls12_381.py              lines  4705 to  5195
+    generator/verifier/crypto/drand.py                  lines  5196 to  5267
+    generator/verifier/rules/beacon.py                  lines  5268 to  5467
+    generator/verifier/rules/methodology_rules.py       lines  5468 to  5827
+    generator/verifier/rules/scoring.py                 lines  5828 to  6127
+    generator/verifier/rules/agreement_statistics.py    lines  6128 to  6387
+    generator/verifier/rules/labelsets.py               lines  6388 to  6726
+    generator/verifier/rules/subjects.py                lines  6727 to  6992
+    generator/verifier/rules/withdrawals.py             lines  6993 to  7031
+    generator/verifier/rules/events.py                  lines  7032 to  7090
+    generator/verifier/rules/draws.py                   lines  7091 to  7233
+    generator/verifier/tlog/keyring.py                  lines  7234 to  7369
+    generator/verifier/rules/ledger.py                  lines  7370 to  7849
+    generator/verifier/rules/drawn_items.py             lines  7850 to  8083
+    generator/verifier/exports/eee_record.py            lines  8084 to  8422
+    generator/verifier/exports/cbor.py                  lines  8423 to  8544
+    generator/verifier/exports/scitt_statement.py       lines  8545 to  8730
+    generator/verifier/exports/credential.py            lines  8731 to  9035
+    generator/verifier/memory/ledger_snapshot.py        lines  9036 to  9219
+    generator/verifier/memory/checkpoint_memory.py      lines  9220 to  9374
+    generator/verifier/memory/release_memory.py         lines  9375 to  9683
+    generator/verifier/rules/answers.py                 lines  9684 to  9751
+    generator/verifier/rules/runs.py                    lines  9752 to 10124
+    generator/verifier/rules/lineage.py                 lines 10125 to 10410
+    generator/verifier/rules/score_edits.py             lines 10411 to 10496
+    generator/verifier/rules/evidence.py                lines 10497 to 10591
+    generator/verifier/rules/certificates.py            lines 10592 to 11059
+    generator/verifier/rules/certificate_documents.py   lines 11060 to 11155
+    generator/verifier/rules/recheck.py                 lines 11156 to 11522
+    generator/verifier/core/report.py                   lines 11523 to 11685
+    generator/verifier/core/folder.py                   lines 11686 to 11969
+    generator/verifier/core/checksum_tree.py            lines 11970 to 12124
+    generator/verifier/memory/mirror_record.py          lines 12125 to 12194
+    generator/verifier/site/release.py                  lines 12195 to 12484
+    generator/verifier/site/checksum_lists.py           lines 12485 to 12641
+    generator/verifier/site/zip_layout.py               lines 12642 to 12841
+    generator/verifier/site/download.py                 lines 12842 to 13234
+    generator/verifier/tlog/rotation.py                 lines 13235 to 13343
+    generator/verifier/site/history.py                  lines 13344 to 13712
+    generator/verifier/site/history_v3.py               lines 13713 to 13849
+    generator/verifier/site/commitment_parts.py         lines 13850 to 14035
+    generator/verifier/site/ledger_files.py             lines 14036 to 14394
+    generator/verifier/site/publication.py              lines 14395 to 14560
+    generator/verifier/rules/revocations.py             lines 14561 to 14680
+    generator/verifier/site/export_files.py             lines 14681 to 14906
+    generator/verifier/site/certificate_files.py        lines 14907 to 15365
+    generator/verifier/site/agreement_files.py          lines 15366 to 15510
+    generator/verifier/site/timestamp_files.py          lines 15511 to 15669
+    generator/verifier/site/accounting.py               lines 15670 to 15940
+    generator/verifier/site/remote.py                   lines 15941 to 16211
+    generator/verifier/site/mirror_folder.py            lines 16212 to 16403
+    generator/verifier/site/mirror.py                   lines 16404 to 16709
+    generator/verifier/site/verify_site.py              lines 16710 to 17021
+    generator/verifier/site/command_line.py             lines 17022 to 17449
 """
 
 # ==============================================================================================
@@ -196,6 +210,7 @@ def foreign_modules(untrusted: list[str]) -> list[tuple[str, str]]:
 # ==============================================================================================
 import argparse
 import base64
+import binascii
 import bisect
 import calendar
 import contextlib
@@ -3014,6 +3029,2443 @@ class IdIndex:
 
 
 # ==============================================================================================
+# generator/verifier/crypto/der.py: A strict reader of DER (ITU-T X.690 section 10), the one encoding of ASN.1 that a
+#     timestamp token, an X.509 certificate and an ECDSA signature must use.
+# ==============================================================================================
+
+DER_BOOLEAN = 0x01
+
+
+DER_INTEGER = 0x02
+
+
+DER_BIT_STRING = 0x03
+
+
+DER_OCTET_STRING = 0x04
+
+
+DER_NULL = 0x05
+
+
+DER_OID = 0x06
+
+
+DER_UTF8_STRING = 0x0C
+
+
+DER_PRINTABLE_STRING = 0x13
+
+
+DER_IA5_STRING = 0x16
+
+
+DER_UTC_TIME = 0x17
+
+
+DER_GENERALIZED_TIME = 0x18
+
+
+DER_SEQUENCE = 0x30
+
+
+DER_SET = 0x31
+
+
+# Deeper than any structure read here; a bound keeps a hostile nesting from exhausting the stack.
+_DER_MAX_DEPTH = 32
+
+
+# Four length bytes: 4 GiB, more than any token or certificate; a bound keeps the arithmetic small.
+_DER_MAX_LENGTH_BYTES = 4
+
+
+def der_context(number: int, constructed: bool = True) -> int:
+    """The identifier octet of the context-specific tag [number] (constructed for EXPLICIT tags
+    and IMPLICIT ones over a SEQUENCE or SET, primitive for IMPLICIT ones over a primitive type)."""
+    return 0x80 | (0x20 if constructed else 0) | number
+
+
+@dataclass(frozen=True)
+class DerElement:
+    """One TLV read from `data`: its identifier octet, and where its header and its content start
+    and where it ends (offsets in `data`, the whole buffer first read)."""
+
+    data: bytes
+    tag: int
+    start: int
+    content_start: int
+    end: int
+    depth: int = 0
+
+    @property
+    def content(self) -> bytes:
+        return self.data[self.content_start : self.end]
+
+    @property
+    def encoded(self) -> bytes:
+        """The element's exact bytes, identifier and length included."""
+        return self.data[self.start : self.end]
+
+    @property
+    def constructed(self) -> bool:
+        return bool(self.tag & 0x20)
+
+
+def _der_fail(offset: int, what: str) -> FormatError:
+    return FormatError(f"malformed DER at offset {offset}: {what}")
+
+
+def _der_element_at(data: bytes, at: int, limit: int, depth: int) -> DerElement:
+    """The element whose identifier octet is at `at`, which must end by `limit`."""
+    if depth > _DER_MAX_DEPTH:
+        raise _der_fail(at, f"nested more than {_DER_MAX_DEPTH} deep")
+    if at >= limit:
+        raise _der_fail(at, "an element was expected, the input ends")
+    tag = data[at]
+    if tag & 0x1F == 0x1F:
+        raise _der_fail(at, "a high tag number (none is used here)")
+    if at + 1 >= limit:
+        raise _der_fail(at + 1, "the input ends before the length")
+    first = data[at + 1]
+    content_start = at + 2
+    if first < 0x80:
+        length = first
+    elif first == 0x80:
+        raise _der_fail(at + 1, "an indefinite length (BER, not DER)")
+    else:
+        size = first & 0x7F
+        if size > _DER_MAX_LENGTH_BYTES:
+            raise _der_fail(at + 1, f"a length in {size} bytes")
+        if content_start + size > limit:
+            raise _der_fail(at + 1, "the input ends inside the length")
+        raw = data[content_start : content_start + size]
+        if raw[0] == 0:
+            raise _der_fail(at + 1, "a length with a leading zero byte (not minimal)")
+        length = int.from_bytes(raw, "big")
+        if length < 0x80:
+            raise _der_fail(at + 1, f"the length {length} in the long form (not minimal)")
+        content_start += size
+    end = content_start + length
+    if end > limit:
+        raise _der_fail(at + 1, f"a length of {length} bytes runs past the end of its container")
+    return DerElement(data, tag, at, content_start, end, depth)
+
+
+def der_read(data: bytes, what: str = "the input") -> DerElement:
+    """The one element `data` holds, with nothing after it."""
+    element = _der_element_at(data, 0, len(data), 0)
+    if element.end != len(data):
+        raise _der_fail(element.end, f"{len(data) - element.end} bytes after {what}")
+    return element
+
+
+def der_children(element: DerElement) -> list[DerElement]:
+    """The elements inside a constructed element, in order; they must fill it exactly."""
+    if not element.constructed:
+        raise _der_fail(element.start, f"tag 0x{element.tag:02x} is primitive, a constructed element was expected")
+    out = []
+    at = element.content_start
+    while at < element.end:
+        child = _der_element_at(element.data, at, element.end, element.depth + 1)
+        out.append(child)
+        at = child.end
+    return out
+
+
+def der_expect(element: DerElement, tag: int, what: str) -> DerElement:
+    """`element`, which must carry `tag`."""
+    if element.tag != tag:
+        raise _der_fail(element.start, f"{what}: tag 0x{element.tag:02x} where 0x{tag:02x} was expected")
+    return element
+
+
+def der_explicit(element: DerElement, number: int, what: str) -> DerElement:
+    """The one element inside the EXPLICIT tag [number]."""
+    children = der_children(der_expect(element, der_context(number), what))
+    if len(children) != 1:
+        raise _der_fail(element.start, f"{what}: an EXPLICIT tag around {len(children)} elements, not one")
+    return children[0]
+
+
+def der_sequence(element: DerElement, what: str, low: int = 0, high: int | None = None) -> list[DerElement]:
+    """The children of a SEQUENCE, which must number between `low` and `high`."""
+    children = der_children(der_expect(element, DER_SEQUENCE, what))
+    if len(children) < low or (high is not None and len(children) > high):
+        wanted = f"{low}" if high == low else f"{low} to {high if high is not None else 'any'}"
+        raise _der_fail(element.start, f"{what}: {len(children)} elements where {wanted} were expected")
+    return children
+
+
+def der_set_of(element: DerElement, what: str, tag: int = DER_SET) -> list[DerElement]:
+    """The members of a SET OF (or of an IMPLICIT tag over one), which DER sorts by their encodings
+    (X.690 11.6): signed attributes are signed as the bytes they are, and these are the only bytes."""
+    members = der_children(der_expect(element, tag, what))
+    encodings = [m.encoded for m in members]
+    for before, after, member in zip(encodings, encodings[1:], members[1:], strict=False):
+        if _der_set_key(after, len(before)) < _der_set_key(before, len(after)):
+            raise _der_fail(member.start, f"{what}: a SET OF whose members are not in DER order")
+    return members
+
+
+def _der_set_key(encoding: bytes, other_length: int) -> bytes:
+    # X.690 11.6: the shorter encoding is compared as if padded at its end with zero bytes.
+    return encoding + bytes(max(0, other_length - len(encoding)))
+
+
+def der_integer(element: DerElement, what: str, tag: int = DER_INTEGER) -> int:
+    """The value of an INTEGER (two's complement, minimal)."""
+    content = der_expect(element, tag, what).content
+    if not content:
+        raise _der_fail(element.start, f"{what}: an INTEGER of no bytes")
+    if len(content) > 1 and ((content[0] == 0x00 and content[1] < 0x80) or (content[0] == 0xFF and content[1] >= 0x80)):
+        raise _der_fail(element.content_start, f"{what}: an INTEGER with a redundant leading byte")
+    return int.from_bytes(content, "big", signed=True)
+
+
+def der_positive_integer(element: DerElement, what: str, tag: int = DER_INTEGER) -> int:
+    """The value of an INTEGER that must be at least 1 (a serial number, a key's modulus)."""
+    value = der_integer(element, what, tag)
+    if value < 1:
+        raise _der_fail(element.content_start, f"{what}: {value}, where a positive INTEGER was expected")
+    return value
+
+
+def der_boolean(element: DerElement, what: str) -> bool:
+    content = der_expect(element, DER_BOOLEAN, what).content
+    if content not in (b"\x00", b"\xff"):
+        raise _der_fail(element.content_start, f"{what}: a BOOLEAN other than 00 or FF")
+    return content == b"\xff"
+
+
+def der_null(element: DerElement, what: str) -> None:
+    if der_expect(element, DER_NULL, what).content:
+        raise _der_fail(element.content_start, f"{what}: a NULL with content")
+
+
+def der_oid(element: DerElement, what: str) -> str:
+    """The dotted form of an OBJECT IDENTIFIER ("1.2.840.113549.1.7.2")."""
+    content = der_expect(element, DER_OID, what).content
+    if not content:
+        raise _der_fail(element.start, f"{what}: an OBJECT IDENTIFIER of no bytes")
+    if content[-1] & 0x80:
+        raise _der_fail(element.end - 1, f"{what}: an OBJECT IDENTIFIER ends inside an arc")
+    arcs: list[int] = []
+    value = 0
+    for i, byte in enumerate(content):
+        if value == 0 and byte == 0x80:
+            raise _der_fail(element.content_start + i, f"{what}: an arc with a redundant leading byte")
+        value = value << 7 | (byte & 0x7F)
+        if not byte & 0x80:
+            arcs.append(value)
+            value = 0
+    first = min(arcs[0] // 40, 2)
+    return ".".join(str(a) for a in [first, arcs[0] - 40 * first, *arcs[1:]])
+
+
+def der_octet_string(element: DerElement, what: str, tag: int = DER_OCTET_STRING) -> bytes:
+    return der_expect(element, tag, what).content
+
+
+def der_bit_string(element: DerElement, what: str, whole_bytes: bool = True) -> tuple[bytes, int]:
+    """The bytes of a BIT STRING and its count of unused bits, which DER sets to zero; a key or a
+    signature (`whole_bytes`) has none."""
+    content = der_expect(element, DER_BIT_STRING, what).content
+    if not content:
+        raise _der_fail(element.start, f"{what}: a BIT STRING of no bytes")
+    unused = content[0]
+    if unused > 7 or (len(content) == 1 and unused):
+        raise _der_fail(element.content_start, f"{what}: a BIT STRING with {unused} unused bits")
+    if whole_bytes and unused:
+        raise _der_fail(element.content_start, f"{what}: a BIT STRING that is not whole bytes")
+    if unused and content[-1] & ((1 << unused) - 1):
+        raise _der_fail(element.end - 1, f"{what}: a BIT STRING whose unused bits are not zero")
+    return content[1:], unused
+
+
+def _der_digits(text: str, element: DerElement, what: str) -> None:
+    if not (text.isascii() and text.isdigit()):
+        raise _der_fail(element.content_start, f"{what}: a time that is not digits where digits go")
+
+
+def _der_calendar(year: int, month: int, day: int, hour: int, minute: int, second: int) -> bool:
+    if not (1 <= month <= 12 and hour <= 23 and minute <= 59 and second <= 59):
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+    return 1 <= day <= days
+
+
+def _der_time(element: DerElement, what: str, digits: str, century: str) -> str:
+    """The ISO 8601 form ("2026-01-02T03:04:05Z") of YYYYMMDDHHMMSS digits."""
+    year = int(century + digits[:2]) if century else int(digits[:4])
+    rest = digits[2:] if century else digits[4:]
+    month, day, hour, minute, second = (int(rest[i : i + 2]) for i in range(0, 10, 2))
+    if not _der_calendar(year, month, day, hour, minute, second):
+        raise _der_fail(element.content_start, f"{what}: not a date and time of the calendar")
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}Z"
+
+
+def der_generalized_time(element: DerElement, what: str) -> tuple[str, str]:
+    """A GeneralizedTime in its DER form (YYYYMMDDHHMMSS[.fff]Z): the time truncated to the second
+    in ISO 8601 ("2026-01-02T03:04:05Z"), and the text as the element holds it."""
+    raw = der_expect(element, DER_GENERALIZED_TIME, what).content
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise _der_fail(element.content_start, f"{what}: a time that is not ASCII") from None
+    if len(text) < 15 or not text.endswith("Z"):
+        raise _der_fail(element.content_start, f"{what}: a GeneralizedTime other than YYYYMMDDHHMMSS[.f]Z")
+    _der_digits(text[:14], element, what)
+    fraction = text[14:-1]
+    if fraction:
+        # X.690 11.7: a decimal point, digits, and no trailing zero (nor a point alone).
+        if fraction[0] != "." or len(fraction) == 1 or fraction.endswith("0"):
+            raise _der_fail(element.content_start, f"{what}: a fraction of a second not in its DER form")
+        _der_digits(fraction[1:], element, what)
+    return _der_time(element, what, text[:14], ""), text
+
+
+def der_utc_time(element: DerElement, what: str) -> str:
+    """A UTCTime (YYMMDDHHMMSSZ, years 50-99 in the 1900s, RFC 5280 4.1.2.5.1) in ISO 8601."""
+    raw = der_expect(element, DER_UTC_TIME, what).content
+    if len(raw) != 13 or raw[-1:] != b"Z":
+        raise _der_fail(element.content_start, f"{what}: a UTCTime other than YYMMDDHHMMSSZ")
+    digits = raw[:12].decode("ascii", "replace")
+    _der_digits(digits, element, what)
+    return _der_time(element, what, digits, "19" if int(digits[:2]) >= 50 else "20")
+
+
+def der_time(element: DerElement, what: str) -> str:
+    """An X.509 Time (UTCTime or GeneralizedTime) in ISO 8601, to the second."""
+    if element.tag == DER_UTC_TIME:
+        return der_utc_time(element, what)
+    return der_generalized_time(element, what)[0]
+
+
+def der_text(element: DerElement, what: str) -> str:
+    """A directory string (UTF8String, PrintableString or IA5String) as text."""
+    if element.tag not in (DER_UTF8_STRING, DER_PRINTABLE_STRING, DER_IA5_STRING):
+        raise _der_fail(element.start, f"{what}: tag 0x{element.tag:02x} is not a string type read here")
+    try:
+        return element.content.decode("utf-8" if element.tag == DER_UTF8_STRING else "ascii")
+    except UnicodeDecodeError:
+        raise _der_fail(element.content_start, f"{what}: a string that is not in its encoding") from None
+
+
+# ==============================================================================================
+# generator/verifier/crypto/rsa.py: RSA signature verification (RFC 8017): RSASSA-PKCS1-v1_5 and RSASSA-PSS with MGF1,
+#     over SHA-256, SHA-384 or SHA-512, for a public key given as its modulus and exponent.
+# ==============================================================================================
+
+# RFC 8017 section 9.2, note 1: the DER of DigestInfo up to the digest itself.
+_RSA_DIGEST_INFO_PREFIX = {
+    "sha256": bytes.fromhex("3031300d060960864801650304020105000420"),
+    "sha384": bytes.fromhex("3041300d060960864801650304020205000430"),
+    "sha512": bytes.fromhex("3051300d060960864801650304020305000440"),
+}
+
+
+RSA_HASHES = tuple(_RSA_DIGEST_INFO_PREFIX)
+
+
+# A key below 2048 bits is within reach of a well-funded factoring effort (NIST SP 800-131A).
+RSA_MIN_BITS = 2048
+
+
+# Above 16384 bits the modular exponentiation is slow enough to be a way to stall the verifier.
+RSA_MAX_BITS = 16384
+
+
+# A larger exponent is legal but unused; the exponent of a key the site supplies bounds the work of
+# each verification (BoringSSL draws the same line at 33 bits).
+RSA_MAX_EXPONENT = (1 << 32) + 1
+
+
+@dataclass(frozen=True)
+class RsaPublicKey:
+    """An RSA public key: its modulus n and public exponent e."""
+
+    n: int
+    e: int
+
+    @property
+    def size(self) -> int:
+        """k of RFC 8017: the modulus's length in bytes."""
+        return (self.n.bit_length() + 7) // 8
+
+
+def rsa_public_key(n: int, e: int) -> RsaPublicKey:
+    """The key (n, e), refused unless it is one an RSA key pair can have at a size used today."""
+    if not RSA_MIN_BITS <= n.bit_length() <= RSA_MAX_BITS:
+        raise FormatError(f"an RSA modulus of {n.bit_length()} bits (from {RSA_MIN_BITS} to {RSA_MAX_BITS} are read)")
+    if n % 2 == 0:
+        raise FormatError("an RSA modulus that is even")
+    if e < 3 or e % 2 == 0 or e > RSA_MAX_EXPONENT:
+        raise FormatError(f"an RSA public exponent of {e} (an odd number from 3 to 2^32 + 1 is read)")
+    return RsaPublicKey(n, e)
+
+
+def _rsa_hash(name: str, data: bytes) -> bytes:
+    if name not in _RSA_DIGEST_INFO_PREFIX:
+        raise FormatError(f"RSA with the hash {name!r} is not supported (SHA-256, SHA-384, SHA-512 are)")
+    return hashlib.new(name, data).digest()
+
+
+def _rsa_open(key: RsaPublicKey, signature: bytes, length: int) -> bytes | None:
+    """RSAVP1 of RFC 8017 section 5.2.2 on a signature of k bytes, as `length` bytes, or None when
+    the signature is out of range or the result does not fit."""
+    if len(signature) != key.size:
+        return None
+    s = int.from_bytes(signature, "big")
+    if s >= key.n:
+        return None
+    m = pow(s, key.e, key.n)
+    if m >= 1 << (8 * length):
+        return None
+    return m.to_bytes(length, "big")
+
+
+def rsa_verify_pkcs1v15(key: RsaPublicKey, hash_name: str, message: bytes, signature: bytes) -> bool:
+    """RSASSA-PKCS1-V1_5-VERIFY (RFC 8017 section 8.2.2) of `signature` on `message`."""
+    digest_info = _RSA_DIGEST_INFO_PREFIX.get(hash_name, b"") + _rsa_hash(hash_name, message)
+    if key.size < len(digest_info) + 11:
+        return False
+    expected = b"\x00\x01" + b"\xff" * (key.size - len(digest_info) - 3) + b"\x00" + digest_info
+    return _rsa_open(key, signature, key.size) == expected
+
+
+def _rsa_mgf1(hash_name: str, seed: bytes, length: int) -> bytes:
+    """MGF1 (RFC 8017 appendix B.2.1) with the hash `hash_name`."""
+    out = b""
+    counter = 0
+    while len(out) < length:
+        out += hashlib.new(hash_name, seed + counter.to_bytes(4, "big")).digest()
+        counter += 1
+    return out[:length]
+
+
+def rsa_verify_pss(key: RsaPublicKey, hash_name: str, salt_length: int, message: bytes, signature: bytes) -> bool:
+    """RSASSA-PSS-VERIFY (RFC 8017 section 8.1.2) of `signature` on `message`, with MGF1 over the
+    same hash and the salt length the algorithm's parameters name."""
+    m_hash = _rsa_hash(hash_name, message)
+    h_len = len(m_hash)
+    em_bits = key.n.bit_length() - 1
+    em_len = (em_bits + 7) // 8
+    if salt_length < 0 or em_len < h_len + salt_length + 2:
+        return False
+    em = _rsa_open(key, signature, em_len)
+    if em is None or em[-1] != 0xBC:
+        return False
+    masked_db, h = em[: em_len - h_len - 1], em[em_len - h_len - 1 : -1]
+    top_bits = 8 * em_len - em_bits  # the leftmost bits of EM that the modulus leaves zero
+    if masked_db[0] >> (8 - top_bits):
+        return False
+    db = bytearray(a ^ b for a, b in zip(masked_db, _rsa_mgf1(hash_name, h, len(masked_db)), strict=True))
+    db[0] &= 0xFF >> top_bits
+    padding = em_len - h_len - salt_length - 2
+    if any(db[:padding]) or db[padding] != 0x01:
+        return False
+    salt = bytes(db[len(db) - salt_length :]) if salt_length else b""
+    return hashlib.new(hash_name, bytes(8) + m_hash + salt).digest() == h
+
+
+# ==============================================================================================
+# generator/verifier/crypto/ecdsa.py: ECDSA signature verification (FIPS 186-5 section 6.4.2, SEC 1 section 4.1.4) on
+#     the NIST curves P-256 and P-384, with SHA-256, SHA-384 or SHA-512, for a signature in its DER form.
+# ==============================================================================================
+
+@dataclass(frozen=True)
+class EcCurve:
+    """A short Weierstrass curve y^2 = x^3 - 3x + b over the prime field of p, with a generator
+    (gx, gy) of prime order n (the parameters of SEC 2 section 2.4.2 and 2.5.1, FIPS 186-5)."""
+
+    name: str
+    oid: str
+    p: int
+    b: int
+    gx: int
+    gy: int
+    n: int
+
+    @property
+    def field_bytes(self) -> int:
+        return (self.p.bit_length() + 7) // 8
+
+
+EC_P256 = EcCurve(
+    name="P-256",
+    oid="1.2.840.10045.3.1.7",  # prime256v1 / secp256r1
+    p=0xFFFFFFFF00000001000000000000000000000000FFFFFFFFFFFFFFFFFFFFFFFF,
+    b=0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B,
+    gx=0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
+    gy=0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5,
+    n=0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
+)
+
+
+EC_P384 = EcCurve(
+    name="P-384",
+    oid="1.3.132.0.34",  # secp384r1
+    p=int("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFFFF0000000000000000FFFFFFFF", 16),
+    b=int("B3312FA7E23EE7E4988E056BE3F82D19181D9C6EFE8141120314088F5013875AC656398D8A2ED19D2A85C8EDD3EC2AEF", 16),
+    gx=int("AA87CA22BE8B05378EB1C71EF320AD746E1D3B628BA79B9859F741E082542A385502F25DBF55296C3A545E3872760AB7", 16),
+    gy=int("3617DE4A96262C6F5D9E98BF9292DC29F8F41DBD289A147CE9DA3113B5F0B8C00A60B1CE1D7E819D7A431D7C90EA0E5F", 16),
+    n=int("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFC7634D81F4372DDF581A0DB248B0A77AECEC196ACCC52973", 16),
+)
+
+
+EC_CURVES = {curve.oid: curve for curve in (EC_P256, EC_P384)}
+
+
+EC_HASHES = ("sha256", "sha384", "sha512")
+
+
+# A point in Jacobian coordinates (X, Y, Z) stands for (X/Z^2, Y/Z^3); Z = 0 is the point at infinity.
+_EcJacobian = tuple[int, int, int]
+
+
+_EC_INFINITY: _EcJacobian = (1, 1, 0)
+
+
+@dataclass(frozen=True)
+class EcPublicKey:
+    """A public key: a point (x, y) of the curve other than infinity."""
+
+    curve: EcCurve
+    x: int
+    y: int
+
+
+def ec_public_key(curve: EcCurve, point: bytes) -> EcPublicKey:
+    """The key an uncompressed SEC 1 point (04 || X || Y) encodes, refused unless the point lies
+    on the curve (SEC 1 section 3.2.2.1: with cofactor 1 that is all a full check needs)."""
+    size = curve.field_bytes
+    if point[:1] in (b"\x02", b"\x03"):
+        raise FormatError(f"a compressed {curve.name} point (only the uncompressed form 04 || X || Y is read)")
+    if len(point) != 1 + 2 * size or point[0] != 0x04:
+        raise FormatError(f"a {curve.name} public key that is not an uncompressed point of {1 + 2 * size} bytes")
+    x = int.from_bytes(point[1 : 1 + size], "big")
+    y = int.from_bytes(point[1 + size :], "big")
+    if x >= curve.p or y >= curve.p:
+        raise FormatError(f"a {curve.name} public key with a coordinate outside the field")
+    if (y * y - (x * x * x - 3 * x + curve.b)) % curve.p:
+        raise FormatError(f"a {curve.name} public key that is not a point of the curve")
+    return EcPublicKey(curve, x, y)
+
+
+def _ec_double(point: _EcJacobian, p: int) -> _EcJacobian:
+    # "dbl-2001-b" of the Explicit-Formulas Database, for a = -3.
+    x1, y1, z1 = point
+    if z1 == 0 or y1 == 0:
+        return _EC_INFINITY
+    delta = z1 * z1 % p
+    gamma = y1 * y1 % p
+    beta = x1 * gamma % p
+    alpha = 3 * (x1 - delta) * (x1 + delta) % p
+    x3 = (alpha * alpha - 8 * beta) % p
+    z3 = ((y1 + z1) * (y1 + z1) - gamma - delta) % p
+    y3 = (alpha * (4 * beta - x3) - 8 * gamma * gamma) % p
+    return x3, y3, z3
+
+
+def _ec_add(one: _EcJacobian, two: _EcJacobian, p: int) -> _EcJacobian:
+    """The sum of two points, either of which may be infinity or equal to the other or to its
+    negation (the cases an adversarial signature aims at)."""
+    x1, y1, z1 = one
+    x2, y2, z2 = two
+    if z1 == 0:
+        return two
+    if z2 == 0:
+        return one
+    z1z1, z2z2 = z1 * z1 % p, z2 * z2 % p
+    u1, u2 = x1 * z2z2 % p, x2 * z1z1 % p
+    s1, s2 = y1 * z2 * z2z2 % p, y2 * z1 * z1z1 % p
+    if u1 == u2:
+        return _ec_double(one, p) if s1 == s2 else _EC_INFINITY
+    h = (u2 - u1) % p
+    r = (s2 - s1) % p
+    hh = h * h % p
+    hhh = h * hh % p
+    v = u1 * hh % p
+    x3 = (r * r - hhh - 2 * v) % p
+    y3 = (r * (v - x3) - s1 * hhh) % p
+    z3 = h * z1 * z2 % p
+    return x3, y3, z3
+
+
+def _ec_combination(curve: EcCurve, u1: int, u2: int, key: EcPublicKey) -> _EcJacobian:
+    """u1*G + u2*Q, by one pass of doublings over the bits of both scalars (Shamir's trick)."""
+    p = curve.p
+    g: _EcJacobian = (curve.gx, curve.gy, 1)
+    q: _EcJacobian = (key.x, key.y, 1)
+    table = (_EC_INFINITY, g, q, _ec_add(g, q, p))
+    acc = _EC_INFINITY
+    for i in range(max(u1.bit_length(), u2.bit_length()) - 1, -1, -1):
+        acc = _ec_double(acc, p)
+        index = (u1 >> i & 1) | (u2 >> i & 1) << 1
+        if index:
+            acc = _ec_add(acc, table[index], p)
+    return acc
+
+
+def ec_signature_values(signature: bytes) -> tuple[int, int]:
+    """(r, s) of an ECDSA signature in its DER form: SEQUENCE { INTEGER r, INTEGER s }."""
+    r_element, s_element = der_sequence(der_read(signature, "the ECDSA signature"), "the ECDSA signature", 2, 2)
+    return der_integer(r_element, "the ECDSA signature's r"), der_integer(s_element, "the ECDSA signature's s")
+
+
+def ecdsa_verify(key: EcPublicKey, hash_name: str, message: bytes, signature: bytes) -> bool:
+    """Whether `signature` (DER) is a valid ECDSA signature by `key` on `message`, hashed with
+    `hash_name`; False also for a signature that is not in its DER form."""
+    if hash_name not in EC_HASHES:
+        raise FormatError(f"ECDSA with the hash {hash_name!r} is not supported (SHA-256, SHA-384, SHA-512 are)")
+    curve = key.curve
+    try:
+        r, s = ec_signature_values(signature)
+    except FormatError:
+        return False
+    if not (1 <= r < curve.n and 1 <= s < curve.n):
+        return False
+    digest = hashlib.new(hash_name, message).digest()
+    # FIPS 186-5 6.4.2 step 4: the leftmost bits of the hash, as many as n has.
+    e = int.from_bytes(digest, "big") >> max(0, 8 * len(digest) - curve.n.bit_length())
+    w = pow(s, -1, curve.n)
+    x, _, z = _ec_combination(curve, e * w % curve.n, r * w % curve.n, key)
+    if z == 0:
+        return False
+    affine_x = x * pow(z * z, -1, curve.p) % curve.p
+    return affine_x % curve.n == r
+
+
+# ==============================================================================================
+# generator/verifier/crypto/signatures.py: Public keys and signature algorithms as X.509 and CMS name them: a
+#     SubjectPublicKeyInfo read into a key that verifies, an AlgorithmIdentifier into the scheme and hash it stands
+#     for.
+# ==============================================================================================
+
+PKIX_HASH_OIDS = {
+    "2.16.840.1.101.3.4.2.1": "sha256",
+    "2.16.840.1.101.3.4.2.2": "sha384",
+    "2.16.840.1.101.3.4.2.3": "sha512",
+}
+
+
+_SIG_SHA1_OID = "1.3.14.3.2.26"
+
+
+_SIG_RSA_ENCRYPTION = "1.2.840.113549.1.1.1"
+
+
+_SIG_RSA_PSS = "1.2.840.113549.1.1.10"
+
+
+_SIG_MGF1 = "1.2.840.113549.1.1.8"
+
+
+_SIG_EC_PUBLIC_KEY = "1.2.840.10045.2.1"
+
+
+_SIG_RSA_PKCS1 = {
+    "1.2.840.113549.1.1.11": "sha256",  # sha256WithRSAEncryption
+    "1.2.840.113549.1.1.12": "sha384",
+    "1.2.840.113549.1.1.13": "sha512",
+}
+
+
+_SIG_ECDSA = {
+    "1.2.840.10045.4.3.2": "sha256",  # ecdsa-with-SHA256
+    "1.2.840.10045.4.3.3": "sha384",
+    "1.2.840.10045.4.3.4": "sha512",
+}
+
+
+_SIG_NAMES = {
+    _SIG_SHA1_OID: "SHA-1",
+    "1.2.840.113549.1.1.5": "sha1WithRSAEncryption",
+    "1.2.840.10045.4.1": "ecdsa-with-SHA1",
+    "1.2.840.10040.4.3": "dsa-with-sha1",
+    "1.3.101.112": "Ed25519",
+    "2.16.840.1.101.3.4.2.4": "SHA-224",
+}
+
+
+def _sig_named(oid: str) -> str:
+    return f"{_SIG_NAMES[oid]} ({oid})" if oid in _SIG_NAMES else oid
+
+
+def _sig_parameters_absent_or_null(rest: list[DerElement], what: str) -> None:
+    """RFC 4055 section 2.1 and RFC 5754 section 2: a SHA-2 algorithm's parameters are absent or
+    NULL, and both must be accepted."""
+    if rest:
+        der_null(rest[0], f"{what}'s parameters")
+
+
+def pkix_hash_algorithm(element: DerElement, what: str) -> str:
+    """The hash ("sha256", "sha384" or "sha512") an AlgorithmIdentifier names."""
+    fields = der_sequence(element, what, 1, 2)
+    oid = der_oid(fields[0], what)
+    if oid not in PKIX_HASH_OIDS:
+        raise FormatError(f"{what}: the hash algorithm {_sig_named(oid)} is not supported (SHA-256, -384, -512 are)")
+    _sig_parameters_absent_or_null(fields[1:], what)
+    return PKIX_HASH_OIDS[oid]
+
+
+@dataclass(frozen=True)
+class SignatureAlgorithm:
+    """What an AlgorithmIdentifier of a signature names: its scheme ("rsa-pkcs1v15", "rsa-pss" or
+    "ecdsa"), its hash (None for rsaEncryption, whose hash CMS gives as the digest algorithm), and
+    for RSASSA-PSS the salt length."""
+
+    scheme: str
+    hash_name: str | None
+    salt_length: int = 0
+
+
+def _sig_pss_parameters(element: DerElement, what: str) -> SignatureAlgorithm:
+    """RSASSA-PSS-params (RFC 8017 appendix A.2.3): a SHA-2 hash, MGF1 over that same hash, a salt
+    length, and the trailer field 1; the defaults (SHA-1, a salt of 20) leave SHA-1 in, so refused."""
+    elements = der_sequence(element, f"{what}'s RSASSA-PSS parameters", 0, 4)
+    tags = [f.tag for f in elements]
+    if tags != sorted(set(tags)) or not set(tags) <= {der_context(i) for i in range(4)}:
+        raise FormatError(f"{what}: RSASSA-PSS parameters other than [0] to [3], each once and in order")
+    fields = {f.tag: f for f in elements}
+    if der_context(0) not in fields:
+        raise FormatError(f"{what}: RSASSA-PSS with the default hash, SHA-1, which is not supported")
+    hash_name = pkix_hash_algorithm(der_explicit(fields[der_context(0)], 0, what), f"{what}'s PSS hash")
+    if der_context(1) not in fields:
+        raise FormatError(f"{what}: RSASSA-PSS with the default mask generation, MGF1 over SHA-1, not supported")
+    mgf = der_sequence(der_explicit(fields[der_context(1)], 1, what), f"{what}'s mask generation", 2, 2)
+    if der_oid(mgf[0], f"{what}'s mask generation") != _SIG_MGF1:
+        raise FormatError(f"{what}: RSASSA-PSS with a mask generation function other than MGF1")
+    if pkix_hash_algorithm(mgf[1], f"{what}'s MGF1 hash") != hash_name:
+        raise FormatError(f"{what}: RSASSA-PSS with MGF1 over a hash other than the signature's")
+    salt = 20
+    if der_context(2) in fields:
+        salt = der_integer(der_explicit(fields[der_context(2)], 2, what), f"{what}'s salt length")
+    if der_context(3) in fields and der_integer(der_explicit(fields[der_context(3)], 3, what), what) != 1:
+        raise FormatError(f"{what}: RSASSA-PSS with a trailer field other than 1 (0xBC)")
+    if salt < 0:
+        raise FormatError(f"{what}: RSASSA-PSS with a negative salt length")
+    return SignatureAlgorithm("rsa-pss", hash_name, salt)
+
+
+def pkix_signature_algorithm(element: DerElement, what: str) -> SignatureAlgorithm:
+    """The signature algorithm an AlgorithmIdentifier names."""
+    fields = der_sequence(element, what, 1, 2)
+    oid = der_oid(fields[0], what)
+    if oid == _SIG_RSA_ENCRYPTION or oid in _SIG_RSA_PKCS1:
+        _sig_parameters_absent_or_null(fields[1:], what)
+        return SignatureAlgorithm("rsa-pkcs1v15", _SIG_RSA_PKCS1.get(oid))
+    if oid == _SIG_RSA_PSS:
+        if len(fields) != 2:
+            raise FormatError(f"{what}: RSASSA-PSS without its parameters")
+        return _sig_pss_parameters(fields[1], what)
+    if oid in _SIG_ECDSA:
+        if len(fields) != 1:  # RFC 5758 section 3.2: the parameters MUST be absent
+            raise FormatError(f"{what}: ECDSA with parameters, which RFC 5758 leaves absent")
+        return SignatureAlgorithm("ecdsa", _SIG_ECDSA[oid])
+    raise FormatError(f"{what}: the signature algorithm {_sig_named(oid)} is not supported")
+
+
+@dataclass(frozen=True)
+class SignatureKey:
+    """A public key read from a SubjectPublicKeyInfo, which verifies signatures."""
+
+    key: RsaPublicKey | EcPublicKey
+
+    def describe(self) -> str:
+        if isinstance(self.key, RsaPublicKey):
+            return f"RSA {self.key.n.bit_length()}"
+        return f"ECDSA {self.key.curve.name}"
+
+    def verify(self, algorithm: SignatureAlgorithm, message: bytes, signature: bytes) -> bool:
+        """Whether `signature` is this key's signature on `message` under `algorithm`; raises
+        FormatError when the algorithm is not one this key signs with."""
+        if algorithm.hash_name is None:
+            raise FormatError(f"{algorithm.scheme} without the hash it is used with")
+        if isinstance(self.key, RsaPublicKey):
+            if algorithm.scheme == "rsa-pkcs1v15":
+                return rsa_verify_pkcs1v15(self.key, algorithm.hash_name, message, signature)
+            if algorithm.scheme == "rsa-pss":
+                return rsa_verify_pss(self.key, algorithm.hash_name, algorithm.salt_length, message, signature)
+        elif algorithm.scheme == "ecdsa":
+            return ecdsa_verify(self.key, algorithm.hash_name, message, signature)
+        raise FormatError(f"a {algorithm.scheme} signature algorithm for an {self.describe()} key")
+
+
+def _sig_rsa_key(key_bytes: bytes) -> RsaPublicKey:
+    """RSAPublicKey (RFC 8017 appendix A.1.1): SEQUENCE { modulus, publicExponent }."""
+    n_element, e_element = der_sequence(der_read(key_bytes, "the RSA public key"), "the RSA public key", 2, 2)
+    return rsa_public_key(
+        der_positive_integer(n_element, "the RSA modulus"), der_positive_integer(e_element, "the RSA exponent")
+    )
+
+
+def read_subject_public_key_info(data: bytes | DerElement) -> SignatureKey:
+    """The key a SubjectPublicKeyInfo (RFC 5280 section 4.1.2.7) holds: rsaEncryption (RFC 3279
+    2.3.1, NULL parameters) or id-ecPublicKey on a named curve, P-256 or P-384 (RFC 5480)."""
+    element = der_read(data, "the SubjectPublicKeyInfo") if isinstance(data, bytes) else data
+    algorithm, key_bits = der_sequence(element, "the SubjectPublicKeyInfo", 2, 2)
+    fields = der_sequence(algorithm, "the public key's algorithm", 1, 2)
+    oid = der_oid(fields[0], "the public key's algorithm")
+    key_bytes = der_bit_string(key_bits, "the subject public key")[0]
+    if oid == _SIG_RSA_ENCRYPTION:
+        if len(fields) != 2 or fields[1].tag != DER_NULL:
+            raise FormatError("an rsaEncryption public key whose parameters are not NULL (RFC 3279 2.3.1)")
+        der_null(fields[1], "the rsaEncryption parameters")
+        return SignatureKey(_sig_rsa_key(key_bytes))
+    if oid == _SIG_EC_PUBLIC_KEY:
+        if len(fields) != 2 or fields[1].tag != DER_OID:
+            raise FormatError("an EC public key whose parameters are not a named curve (RFC 5480 2.1.1)")
+        curve_oid = der_oid(der_expect(fields[1], DER_OID, "the named curve"), "the named curve")
+        if curve_oid not in EC_CURVES:
+            raise FormatError(f"an EC public key on the curve {curve_oid}, not P-256 or P-384")
+        return SignatureKey(ec_public_key(EC_CURVES[curve_oid], key_bytes))
+    raise FormatError(f"a public key of the algorithm {_sig_named(oid)}, not RSA or EC")
+
+
+# ==============================================================================================
+# generator/verifier/crypto/x509.py: The parts of an X.509 certificate (RFC 5280) a timestamp token is checked
+#     against: its public key, its hashes, its issuer and serial number, its subject key identifier, its validity
+#     dates and its key usages.
+# ==============================================================================================
+
+X509_EKU_TIME_STAMPING = "1.3.6.1.5.5.7.3.8"
+
+
+_X509_EXT_KEY_USAGE = "2.5.29.15"
+
+
+_X509_EXT_EXTENDED_KEY_USAGE = "2.5.29.37"
+
+
+_X509_EXT_SUBJECT_KEY_IDENTIFIER = "2.5.29.14"
+
+
+_X509_ATTRIBUTE_NAMES = {
+    "2.5.4.3": "CN",
+    "2.5.4.6": "C",
+    "2.5.4.7": "L",
+    "2.5.4.8": "ST",
+    "2.5.4.10": "O",
+    "2.5.4.11": "OU",
+    "2.5.4.5": "serialNumber",
+    "1.2.840.113549.1.9.1": "emailAddress",
+}
+
+
+_X509_PEM_BEGIN = b"-----BEGIN CERTIFICATE-----"
+
+
+_X509_PEM_END = b"-----END CERTIFICATE-----"
+
+
+@dataclass(frozen=True)
+class X509Certificate:
+    """What a certificate says that a timestamp token is checked against. Names are kept as their
+    DER (compared byte for byte, which DER makes exact) and as text for a person."""
+
+    der: bytes
+    serial: int
+    issuer: bytes
+    subject: bytes
+    issuer_text: str
+    subject_text: str
+    not_before: str  # ISO 8601, "2026-01-02T03:04:05Z"
+    not_after: str
+    public_key: SignatureKey
+    subject_key_identifier: bytes | None
+    key_usage: frozenset[str] | None  # None: the certificate has no keyUsage extension
+    extended_key_usage: tuple[str, ...] | None  # OIDs; None: no extendedKeyUsage extension
+    extended_key_usage_critical: bool
+
+    def digest(self, hash_name: str) -> bytes:
+        """The hash of the certificate's DER ("sha1" for an ESSCertID, "sha256" for most v2 ones)."""
+        return hashlib.new(hash_name, self.der).digest()
+
+
+def _x509_der_of(data: bytes) -> bytes:
+    """The DER of one certificate given as DER or as one PEM block (RFC 7468: text may come before
+    the block, as `openssl x509 -text` writes it, and blank space after)."""
+    begin = data.find(_X509_PEM_BEGIN)
+    if begin < 0:
+        return data
+    end = data.find(_X509_PEM_END, begin)
+    if data.count(_X509_PEM_BEGIN) != 1 or end < 0 or data[end + len(_X509_PEM_END) :].strip():
+        raise FormatError("a PEM file of other than one certificate")
+    body = data[begin + len(_X509_PEM_BEGIN) : end]
+    try:
+        return base64.b64decode(b"".join(body.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise FormatError("a PEM block whose body is not base64") from None
+
+
+def x509_name_text(name: DerElement) -> str:
+    """A Name (RFC 5280 4.1.2.4) for a person: "C=DE, O=Example, CN=Example TSA", in its order."""
+    parts = []
+    for rdn in der_sequence(name, "a name"):
+        for attribute in der_set_of(rdn, "a relative distinguished name"):
+            kind, value = der_sequence(attribute, "a name's attribute", 2, 2)
+            oid = der_oid(kind, "a name's attribute type")
+            try:
+                text = der_text(value, "a name's attribute value")
+            except FormatError:
+                text = "#" + value.encoded.hex()
+            parts.append(f"{_X509_ATTRIBUTE_NAMES.get(oid, oid)}={text}")
+    return ", ".join(parts)
+
+
+@dataclass
+class _X509Extensions:
+    subject_key_identifier: bytes | None = None
+    key_usage: frozenset[str] | None = None
+    extended_key_usage: tuple[str, ...] | None = None
+    extended_key_usage_critical: bool = False
+
+
+# RFC 5280 4.2.1.3, in the order of their bits.
+_X509_KEY_USAGE_BITS = (
+    *("digitalSignature", "nonRepudiation", "keyEncipherment", "dataEncipherment"),
+    *("keyAgreement", "keyCertSign", "cRLSign", "encipherOnly", "decipherOnly"),
+)
+
+
+def _x509_key_usage(value: bytes) -> frozenset[str]:
+    bits, _ = der_bit_string(der_read(value, "the key usage"), "the key usage", whole_bytes=False)
+    number = int.from_bytes(bits, "big")
+    width = 8 * len(bits)
+    return frozenset(name for i, name in enumerate(_X509_KEY_USAGE_BITS) if i < width and number >> (width - 1 - i) & 1)
+
+
+def _x509_extensions(element: DerElement) -> _X509Extensions:
+    out = _X509Extensions()
+    seen: set[str] = set()
+    for extension in der_sequence(der_explicit(element, 3, "the extensions"), "the extensions", 1):
+        fields = der_sequence(extension, "an extension", 2, 3)
+        oid = der_oid(fields[0], "an extension's identifier")
+        if oid in seen:
+            raise FormatError(f"the certificate has the extension {oid} twice (RFC 5280 4.2)")
+        seen.add(oid)
+        critical = False
+        if len(fields) == 3:
+            critical = der_boolean(der_expect(fields[1], DER_BOOLEAN, "critical"), "an extension's criticality")
+            if not critical:  # X.690 11.5: a value equal to its DEFAULT is left out
+                raise FormatError(f"the extension {oid} states critical FALSE, which DER leaves out")
+        value = der_octet_string(fields[-1], "an extension's value")
+        if oid == _X509_EXT_SUBJECT_KEY_IDENTIFIER:
+            out.subject_key_identifier = der_octet_string(der_read(value, "the key identifier"), "the key identifier")
+        elif oid == _X509_EXT_KEY_USAGE:
+            out.key_usage = _x509_key_usage(value)
+        elif oid == _X509_EXT_EXTENDED_KEY_USAGE:
+            purposes = der_sequence(der_read(value, "the extended key usage"), "the extended key usage", 1)
+            out.extended_key_usage = tuple(der_oid(p, "a key purpose") for p in purposes)
+            out.extended_key_usage_critical = critical
+    return out
+
+
+def read_x509_certificate(data: bytes) -> X509Certificate:
+    """The certificate `data` holds, as DER or PEM."""
+    der = _x509_der_of(data)
+    tbs_element, algorithm, signature = der_sequence(der_read(der, "the certificate"), "the certificate", 3, 3)
+    der_sequence(algorithm, "the certificate's signature algorithm", 1, 2)
+    der_bit_string(signature, "the certificate's signature")
+    tbs = der_sequence(tbs_element, "the certificate's TBSCertificate", 6, 10)
+    if tbs[0].tag == der_context(0):
+        version = der_integer(der_explicit(tbs[0], 0, "the version"), "the version")
+        if version not in (1, 2):  # v1 is the DEFAULT, which DER leaves out
+            raise FormatError(f"a certificate of the version number {version} (v2 or v3, 1 or 2, expected)")
+        tbs = tbs[1:]
+    if len(tbs) < 6:
+        raise FormatError("the certificate's TBSCertificate has too few fields")
+    serial_element, inner_algorithm, issuer, validity, subject, key_info, *optional = tbs
+    if inner_algorithm.encoded != algorithm.encoded:  # RFC 5280 4.1.1.2
+        raise FormatError("the certificate names two signature algorithms, inside and outside its TBSCertificate")
+    serial = der_integer(serial_element, "the serial number")
+    not_before, not_after = der_sequence(validity, "the validity", 2, 2)
+    extensions = _X509Extensions()
+    tags = [e.tag for e in optional]
+    if tags != sorted(set(tags)) or not set(tags) <= {0x81, 0x82, der_context(3)}:
+        raise FormatError("the certificate's TBSCertificate ends in other than [1], [2], [3], each once, in order")
+    if optional and optional[-1].tag == der_context(3):
+        extensions = _x509_extensions(optional[-1])
+    return X509Certificate(
+        der=der,
+        serial=serial,
+        issuer=issuer.encoded,
+        subject=subject.encoded,
+        issuer_text=x509_name_text(issuer),
+        subject_text=x509_name_text(subject),
+        not_before=der_time(not_before, "notBefore"),
+        not_after=der_time(not_after, "notAfter"),
+        public_key=read_subject_public_key_info(key_info),
+        subject_key_identifier=extensions.subject_key_identifier,
+        key_usage=extensions.key_usage,
+        extended_key_usage=extensions.extended_key_usage,
+        extended_key_usage_critical=extensions.extended_key_usage_critical,
+    )
+
+
+def x509_timestamping_problem(certificate: X509Certificate) -> str | None:
+    """Why the certificate may not sign timestamp tokens, or None. RFC 3161 section 2.3: an
+    extendedKeyUsage, if there is one, must be critical and name id-kp-timeStamping only; a
+    keyUsage, if there is one, must allow signatures (digitalSignature or nonRepudiation)."""
+    eku = certificate.extended_key_usage
+    if eku is not None:
+        if X509_EKU_TIME_STAMPING not in eku:
+            return f"its extendedKeyUsage ({', '.join(eku)}) lacks id-kp-timeStamping ({X509_EKU_TIME_STAMPING})"
+        if len(eku) != 1:
+            return f"its extendedKeyUsage names other purposes than id-kp-timeStamping ({', '.join(eku)})"
+        if not certificate.extended_key_usage_critical:
+            return "its extendedKeyUsage id-kp-timeStamping is not marked critical"
+    usage = certificate.key_usage
+    if usage is not None and not usage & {"digitalSignature", "nonRepudiation"}:
+        return f"its keyUsage ({', '.join(sorted(usage)) or 'none'}) allows no signature"
+    return None
+
+
+# ==============================================================================================
+# generator/verifier/crypto/timestamp_token.py: RFC 3161 timestamp tokens, read and verified against a pinned
+#     authority certificate: the proof, signed by a timestamp authority, that a hash existed at a time.
+# ==============================================================================================
+
+TST_INFO_OID = "1.2.840.113549.1.9.16.1.4"  # id-ct-TSTInfo
+
+
+_TST_SIGNED_DATA = "1.2.840.113549.1.7.2"
+
+
+_TST_CONTENT_TYPE = "1.2.840.113549.1.9.3"
+
+
+_TST_MESSAGE_DIGEST = "1.2.840.113549.1.9.4"
+
+
+_TST_SIGNING_CERTIFICATE = "1.2.840.113549.1.9.16.2.12"
+
+
+_TST_SIGNING_CERTIFICATE_V2 = "1.2.840.113549.1.9.16.2.47"
+
+
+_TST_STATUS = ("granted", "grantedWithMods", "rejection", "waiting", "revocationWarning", "revocationNotification")
+
+
+# PKIFailureInfo (RFC 3161 section 2.4.2), by the number of its bit.
+_TST_FAILURES = {
+    0: "badAlg",
+    2: "badRequest",
+    5: "badDataFormat",
+    14: "timeNotAvailable",
+    15: "unacceptedPolicy",
+    16: "unacceptedExtension",
+    17: "addInfoNotAvailable",
+    25: "systemFailure",
+}
+
+
+# RFC 3161 section 2.4.2's order of TSTInfo's optional fields, after genTime.
+_TST_OPTIONAL_ORDER = (DER_SEQUENCE, DER_BOOLEAN, DER_INTEGER, der_context(0), der_context(1))
+
+
+@dataclass(frozen=True)
+class TimestampToken:
+    """What a timestamp token states. gen_time is ISO 8601 truncated to the second;
+    gen_time_exact is the GeneralizedTime as the token has it ("20260102030405.25Z")."""
+
+    gen_time: str
+    gen_time_exact: str
+    hash_algorithm: str  # of the message imprint: "sha256", "sha384" or "sha512"
+    hashed_message: bytes
+    serial: int
+    policy: str
+    nonce: int | None
+    tsa_name: str | None
+    accuracy_micros: int | None  # the accuracy given, in microseconds; None: not given
+    ordering: bool
+    token: bytes  # the TimeStampToken's DER, taken out of a TimeStampResp when it came in one
+    certificates: tuple[bytes, ...]  # the certificates the token carries (never trusted)
+    authority: X509Certificate | None = None  # the pinned certificate it verified against
+
+
+@dataclass(frozen=True)
+class _TstSigner:
+    """The SignerInfo's parts (RFC 5652 section 5.3) a verification needs."""
+
+    sid_issuer: bytes | None  # DER of the issuer Name, for an IssuerAndSerialNumber
+    sid_serial: int | None
+    sid_key_identifier: bytes | None  # for a subjectKeyIdentifier
+    digest_algorithm: str
+    signed_attributes: DerElement
+    signature_algorithm: DerElement
+    signature: bytes
+
+
+@dataclass(frozen=True)
+class _TstParsed:
+    token: TimestampToken
+    tst_info: bytes
+    signer: _TstSigner
+    tsa_directory_name: bytes | None
+
+
+def _tst_refusal_detail(rest: list[DerElement]) -> str:
+    """The statusString and failInfo of a PKIStatusInfo, for a person."""
+    words = []
+    for element in rest:
+        if element.tag == DER_SEQUENCE:
+            words += [der_text(t, "the status text") for t in der_children(element)]
+        else:
+            bits, _ = der_bit_string(element, "the failure information", whole_bytes=False)
+            number, width = int.from_bytes(bits, "big"), 8 * len(bits)
+            set_bits = [i for i in range(width) if number >> (width - 1 - i) & 1]
+            words += [_TST_FAILURES.get(i, f"failure bit {i}") for i in set_bits]
+    return f": {'; '.join(words)}" if words else ""
+
+
+def _tst_unwrap(element: DerElement) -> DerElement:
+    """The ContentInfo, given one or a TimeStampResp (RFC 3161 section 2.4.2) that holds one."""
+    first = der_children(der_expect(element, DER_SEQUENCE, "the token"))
+    if first and first[0].tag != DER_SEQUENCE:
+        return element
+    fields = der_sequence(element, "the TimeStampResp", 1, 2)
+    info = der_sequence(fields[0], "the PKIStatusInfo", 1, 3)
+    status = der_integer(info[0], "the PKIStatus")
+    if status not in (0, 1):
+        name = _TST_STATUS[status] if 0 <= status < len(_TST_STATUS) else str(status)
+        raise FormatError(f"the authority refused the request (status {name}){_tst_refusal_detail(info[1:])}")
+    if len(fields) != 2:
+        raise FormatError("the authority's reply grants the request but holds no token")
+    return fields[1]
+
+
+def _tst_general_name(element: DerElement) -> tuple[str, bytes | None]:
+    """A GeneralName (RFC 5280 4.2.1.6) as text, and the DER of the Name for a directoryName."""
+    if element.tag == der_context(4):
+        name = der_explicit(element, 4, "the TSA name")
+        return x509_name_text(name), name.encoded
+    if element.tag in (0x81, 0x82, 0x86):  # rfc822Name, dNSName, uniformResourceIdentifier
+        return element.content.decode("ascii", "replace"), None
+    return f"[{element.tag & 0x1F}] {element.content.hex()}", None
+
+
+def _tst_accuracy(element: DerElement) -> int:
+    """An Accuracy (RFC 3161 2.4.2): seconds, [0] millis and [1] micros, each optional."""
+    scales = {DER_INTEGER: 1_000_000, 0x80: 1000, 0x81: 1}
+    fields = der_children(der_expect(element, DER_SEQUENCE, "the accuracy"))
+    tags = [f.tag for f in fields]
+    if [t for t in scales if t in tags] != tags:
+        raise FormatError("the accuracy holds other than seconds, [0] millis and [1] micros, each once, in order")
+    micros = 0
+    for part in fields:
+        value = der_integer(part, "the accuracy", part.tag)
+        if value < 0 or (part.tag != DER_INTEGER and not 1 <= value <= 999):
+            raise FormatError(f"the accuracy holds {value} where {'0 or more' if part.tag == DER_INTEGER else '1-999'}")
+        micros += value * scales[part.tag]
+    return micros
+
+
+def _tst_info(content: bytes, token: bytes, certificates: tuple[bytes, ...]) -> tuple[TimestampToken, bytes | None]:
+    """What a TSTInfo (RFC 3161 section 2.4.2) states, and the DER of the TSA's Name if given."""
+    fields = der_sequence(der_read(content, "the TSTInfo"), "the TSTInfo", 5, 10)
+    if der_integer(fields[0], "the TSTInfo version") != 1:
+        raise FormatError("a TSTInfo of a version other than 1")
+    imprint_algorithm, hashed = der_sequence(fields[2], "the message imprint", 2, 2)
+    imprint_hash = pkix_hash_algorithm(imprint_algorithm, "the message imprint's hash algorithm")
+    hashed_message = der_octet_string(hashed, "the hashed message")
+    if len(hashed_message) != hashlib.new(imprint_hash).digest_size:
+        raise FormatError(f"the message imprint holds {len(hashed_message)} bytes, not a {imprint_hash} hash")
+    gen_time, exact = der_generalized_time(fields[4], "genTime")
+    tags = [f.tag for f in fields[5:]]
+    if [t for t in _TST_OPTIONAL_ORDER if t in tags] != tags:
+        raise FormatError("the TSTInfo's optional fields are not accuracy, ordering, nonce, tsa, extensions in order")
+    optional = {f.tag: f for f in fields[5:]}
+    if DER_BOOLEAN in optional and not der_boolean(optional[DER_BOOLEAN], "ordering"):
+        raise FormatError("the TSTInfo states ordering FALSE, which DER leaves out")
+    tsa_name = directory_name = None
+    if der_context(0) in optional:
+        tsa_name, directory_name = _tst_general_name(der_explicit(optional[der_context(0)], 0, "the TSA"))
+    stated = TimestampToken(
+        gen_time=gen_time,
+        gen_time_exact=exact,
+        hash_algorithm=imprint_hash,
+        hashed_message=hashed_message,
+        serial=der_positive_integer(fields[3], "the serial number"),
+        policy=der_oid(fields[1], "the policy"),
+        nonce=der_integer(optional[DER_INTEGER], "the nonce") if DER_INTEGER in optional else None,
+        tsa_name=tsa_name,
+        accuracy_micros=_tst_accuracy(optional[DER_SEQUENCE]) if DER_SEQUENCE in optional else None,
+        ordering=DER_BOOLEAN in optional,
+        token=token,
+        certificates=certificates,
+    )
+    return stated, directory_name
+
+
+def _tst_signer(element: DerElement) -> _TstSigner:
+    """The one SignerInfo (RFC 5652 section 5.3) of a token."""
+    fields = der_sequence(element, "the SignerInfo", 6, 7)
+    version = der_integer(fields[0], "the SignerInfo version")
+    issuer = serial = key_id = None
+    if fields[1].tag == DER_SEQUENCE and version == 1:
+        issuer_element, serial_element = der_sequence(fields[1], "the signer's IssuerAndSerialNumber", 2, 2)
+        der_sequence(issuer_element, "the signer's issuer")
+        issuer, serial = issuer_element.encoded, der_integer(serial_element, "the signer's serial number")
+    elif fields[1].tag == 0x80 and version == 3:
+        key_id = der_octet_string(fields[1], "the signer's key identifier", 0x80)
+    else:
+        raise FormatError(f"a SignerInfo of version {version} with a signer identifier of tag 0x{fields[1].tag:02x}")
+    if fields[3].tag != der_context(0):
+        raise FormatError("the SignerInfo has no signed attributes (a timestamp token needs them)")
+    if len(fields) == 7 and fields[6].tag != der_context(1):
+        raise FormatError("the SignerInfo ends in other than its unsigned attributes")
+    return _TstSigner(
+        sid_issuer=issuer,
+        sid_serial=serial,
+        sid_key_identifier=key_id,
+        digest_algorithm=pkix_hash_algorithm(fields[2], "the SignerInfo's digest algorithm"),
+        signed_attributes=fields[3],
+        signature_algorithm=fields[4],
+        signature=der_octet_string(fields[5], "the signature"),
+    )
+
+
+def _tst_signed_data(content_info: DerElement) -> tuple[bytes, tuple[bytes, ...], _TstSigner]:
+    """The eContent (a TSTInfo's DER), the certificates and the signer of a ContentInfo that holds
+    a SignedData (RFC 5652 sections 3 and 5)."""
+    kind, wrapped = der_sequence(content_info, "the ContentInfo", 2, 2)
+    if der_oid(kind, "the content type") != _TST_SIGNED_DATA:
+        raise FormatError(f"a ContentInfo of the type {der_oid(kind, 'the content type')}, not signedData")
+    fields = der_sequence(der_explicit(wrapped, 0, "the content"), "the SignedData", 4, 6)
+    if der_integer(fields[0], "the SignedData version") != 3:  # RFC 5652 5.1: eContentType other than id-data
+        raise FormatError("a SignedData of a version other than 3")
+    for algorithm in der_set_of(fields[1], "the digest algorithms"):
+        der_sequence(algorithm, "a digest algorithm", 1, 2)
+    e_type, e_content = der_sequence(fields[2], "the EncapsulatedContentInfo", 2, 2)
+    if der_oid(e_type, "the eContentType") != TST_INFO_OID:
+        raise FormatError(f"the token's content is {der_oid(e_type, 'the eContentType')}, not id-ct-TSTInfo")
+    tst_info = der_octet_string(der_explicit(e_content, 0, "the eContent"), "the eContent", DER_OCTET_STRING)
+    rest = fields[3:-1]
+    tags = [f.tag for f in rest]
+    if tags not in ([], [der_context(0)], [der_context(1)], [der_context(0), der_context(1)]):
+        raise FormatError("the SignedData holds other than certificates [0] and CRLs [1] before its signers")
+    certificates = tuple(c.encoded for c in der_children(rest[0])) if der_context(0) in tags else ()
+    signers = der_set_of(fields[-1], "the SignerInfos")
+    if len(signers) != 1:
+        raise FormatError(f"a timestamp token with {len(signers)} signers (RFC 3161 2.4.2: one, the authority)")
+    return tst_info, certificates, _tst_signer(signers[0])
+
+
+def _tst_parse(token_der: bytes) -> _TstParsed:
+    content_info = _tst_unwrap(der_read(token_der, "the token"))
+    tst_info, certificates, signer = _tst_signed_data(content_info)
+    token, directory_name = _tst_info(tst_info, content_info.encoded, certificates)
+    return _TstParsed(token, tst_info, signer, directory_name)
+
+
+def read_timestamp_token(token_der: bytes) -> TimestampToken:
+    """What a timestamp token (or a TimeStampResp holding one) states, read but not verified."""
+    return _tst_parse(token_der).token
+
+
+def _tst_attributes(element: DerElement) -> dict[str, list[DerElement]]:
+    """The signed attributes (RFC 5652 5.3), by type, each given once, each with its values."""
+    out: dict[str, list[DerElement]] = {}
+    for attribute in der_set_of(element, "the signed attributes", der_context(0)):
+        kind, values = der_sequence(attribute, "a signed attribute", 2, 2)
+        oid = der_oid(kind, "a signed attribute's type")
+        if oid in out:
+            raise FormatError(f"the signed attribute {oid} is given twice")
+        out[oid] = der_set_of(values, f"the values of the signed attribute {oid}")
+    return out
+
+
+def _tst_single(attributes: dict[str, list[DerElement]], oid: str, name: str) -> DerElement | None:
+    values = attributes.get(oid)
+    if values is None:
+        return None
+    if len(values) != 1:
+        raise FormatError(f"the signed attribute {name} has {len(values)} values, not one")
+    return values[0]
+
+
+def _tst_issuer_serial_problem(element: DerElement, certificate: X509Certificate, name: str) -> str | None:
+    """Why an IssuerSerial (RFC 2634 5.4.1) does not name the certificate, or None."""
+    names, serial = der_sequence(element, f"{name}'s issuerSerial", 2, 2)
+    if der_integer(serial, f"{name}'s serial number") != certificate.serial:
+        return f"the signed attribute {name} names the serial number {der_integer(serial, name)}"
+    issuers = [g for g in der_sequence(names, f"{name}'s issuer", 1) if g.tag == der_context(4)]
+    if not any(der_explicit(g, 4, f"{name}'s issuer").encoded == certificate.issuer for g in issuers):
+        return f"the signed attribute {name} names an issuer other than the certificate's"
+    return None
+
+
+def _tst_cert_id_problem(attributes: dict[str, list[DerElement]], certificate: X509Certificate) -> str | None:
+    """Why the signingCertificate (ESSCertID, RFC 2634 5.4) and signingCertificateV2 (ESSCertIDv2,
+    RFC 5035 section 3) attributes do not name the certificate, or None; at least one must be
+    there, and the first certificate either names is the signer's."""
+    found = False
+    for oid, name in (
+        (_TST_SIGNING_CERTIFICATE, "signingCertificate"),
+        (_TST_SIGNING_CERTIFICATE_V2, "signingCertificateV2"),
+    ):
+        value = _tst_single(attributes, oid, name)
+        if value is None:
+            continue
+        found = True
+        certs = der_sequence(der_sequence(value, name, 1, 2)[0], f"{name}'s certificates", 1)
+        fields = der_sequence(certs[0], f"{name}'s first certificate", 1, 3)
+        hash_name = "sha1"
+        if oid == _TST_SIGNING_CERTIFICATE_V2:
+            hash_name = "sha256"
+            if fields[0].tag == DER_SEQUENCE:
+                hash_name = pkix_hash_algorithm(fields[0], f"{name}'s hash algorithm")
+                fields = fields[1:]
+        if not fields or len(fields) > 2:
+            raise FormatError(f"the signed attribute {name} names its first certificate in other than its fields")
+        if der_octet_string(fields[0], f"{name}'s certificate hash") != certificate.digest(hash_name):
+            return f"the signed attribute {name} names another certificate (its {hash_name} hash differs)"
+        if len(fields) == 2 and (problem := _tst_issuer_serial_problem(fields[1], certificate, name)):
+            return problem
+    return None if found else "neither signingCertificate nor signingCertificateV2 is among the signed attributes"
+
+
+def _tst_check_signed_attributes(parsed: _TstParsed, certificate: X509Certificate) -> None:
+    attributes = _tst_attributes(parsed.signer.signed_attributes)
+    content_type = _tst_single(attributes, _TST_CONTENT_TYPE, "contentType")
+    if content_type is None:
+        raise FormatError("the signed attribute contentType is missing")
+    if (kind := der_oid(content_type, "contentType")) != TST_INFO_OID:
+        raise FormatError(f"the signed attribute contentType is {kind}, not id-ct-TSTInfo ({TST_INFO_OID})")
+    digest = _tst_single(attributes, _TST_MESSAGE_DIGEST, "messageDigest")
+    if digest is None:
+        raise FormatError("the signed attribute messageDigest is missing")
+    algorithm = parsed.signer.digest_algorithm
+    if der_octet_string(digest, "messageDigest") != hashlib.new(algorithm, parsed.tst_info).digest():
+        raise FormatError(f"the signed attribute messageDigest is not the {algorithm} of the token's TSTInfo")
+    if problem := _tst_cert_id_problem(attributes, certificate):
+        raise FormatError(f"the token's signer is not the pinned authority certificate: {problem}")
+
+
+def _tst_issuer_and_serial(der: bytes) -> tuple[bytes, int] | None:
+    """The issuer (DER) and serial number of a certificate the token carries, or None when it is
+    not a certificate read here (it is compared, never used, so it need not be readable)."""
+    try:
+        tbs = der_children(der_sequence(der_read(der, "a certificate"), "a certificate", 3, 3)[0])
+        tbs = tbs[1:] if tbs and tbs[0].tag == der_context(0) else tbs
+        return tbs[2].encoded, der_integer(tbs[0], "a serial number")
+    except (FormatError, IndexError):
+        return None
+
+
+def _tst_check_signer(parsed: _TstParsed, certificate: X509Certificate) -> None:
+    """The SignerInfo's identifier, a signer certificate the token carries, and the TSA name the
+    TSTInfo gives, if any, must each designate the pinned certificate."""
+    signer = parsed.signer
+    pinned = (
+        f"the pinned authority certificate ({certificate.subject_text}, serial {certificate.serial} of "
+        f"{certificate.issuer_text})"
+    )
+    if signer.sid_key_identifier is not None:
+        if signer.sid_key_identifier != certificate.subject_key_identifier:
+            raise FormatError(f"the token's signer (key identifier {signer.sid_key_identifier.hex()}) is not {pinned}")
+    elif (signer.sid_issuer, signer.sid_serial) != (certificate.issuer, certificate.serial):
+        issuer = x509_name_text(der_read(signer.sid_issuer or b"", "the signer's issuer"))
+        raise FormatError(f"the token's signer (serial {signer.sid_serial} of {issuer}) is not {pinned}")
+    for carried in parsed.token.certificates:
+        if _tst_issuer_and_serial(carried) == (certificate.issuer, certificate.serial) and carried != certificate.der:
+            raise FormatError(f"the token carries a certificate with the issuer and serial of {pinned}, not it")
+    if parsed.tsa_directory_name is not None and parsed.tsa_directory_name != certificate.subject:
+        raise FormatError(f"the token names the authority {parsed.token.tsa_name}, not the subject of {pinned}")
+
+
+def _tst_check_signature(parsed: _TstParsed, certificate: X509Certificate) -> None:
+    signer = parsed.signer
+    algorithm = pkix_signature_algorithm(signer.signature_algorithm, "the SignerInfo's signature algorithm")
+    if algorithm.hash_name is None:  # rsaEncryption: CMS hashes with the digest algorithm (RFC 3370 3.2)
+        algorithm = dataclasses.replace(algorithm, hash_name=signer.digest_algorithm)
+    elif algorithm.hash_name != signer.digest_algorithm:
+        raise FormatError(
+            f"the signature algorithm hashes with {algorithm.hash_name}, the SignerInfo's digest algorithm is "
+            f"{signer.digest_algorithm}"
+        )
+    # RFC 5652 5.4: the signature covers the DER of the attributes as a SET OF, not as their [0] tag.
+    signed = b"\x31" + signer.signed_attributes.encoded[1:]
+    if not certificate.public_key.verify(algorithm, signed, signer.signature):
+        raise FormatError(
+            f"the signature does not verify against the pinned authority certificate ({certificate.subject_text}, "
+            f"{certificate.public_key.describe()}, {algorithm.scheme} with {algorithm.hash_name})"
+        )
+
+
+def verify_timestamp_token(
+    token_der: bytes, authority_certificate: bytes, data: bytes, data_name: str = "the data"
+) -> TimestampToken:
+    """What a timestamp token (or a TimeStampResp holding one) states, once verified: signed by the
+    key of `authority_certificate` (PEM or DER), which must be allowed to sign timestamps, and
+    timestamping `data` (`data_name` says what it is in errors: "the checkpoint"). Raises
+    FormatError naming the first check that fails."""
+    parsed = _tst_parse(token_der)
+    try:
+        certificate = read_x509_certificate(authority_certificate)
+    except FormatError as error:
+        raise FormatError(f"the pinned authority certificate cannot be read: {error}") from None
+    if problem := x509_timestamping_problem(certificate):
+        raise FormatError(f"the pinned authority certificate may not sign timestamp tokens: {problem}")
+    _tst_check_signer(parsed, certificate)
+    _tst_check_signed_attributes(parsed, certificate)
+    _tst_check_signature(parsed, certificate)
+    token = parsed.token
+    expected = hashlib.new(token.hash_algorithm, data).digest()
+    if expected != token.hashed_message:
+        raise FormatError(
+            f"the message imprint is not the hash of {data_name}: the token's {token.hash_algorithm} is "
+            f"{token.hashed_message.hex()}, {data_name} hashes to {expected.hex()}"
+        )
+    return dataclasses.replace(token, authority=certificate)
+
+
+# ==============================================================================================
+# generator/verifier/crypto/hash_to_g1.py: Hashing to BLS12-381's group G1 (RFC 9380, suite
+#     BLS12381G1_XMD:SHA-256_SSWU_RO_), and the G1 arithmetic it needs: the message half of a drand quicknet signature
+#     check.
+# ==============================================================================================
+
+# The base field's prime (RFC 9380 section 8.8.1; the BLS12-381 parameters of
+# draft-irtf-cfrg-pairing-friendly-curves, section 4.2.1).
+BLS12_381_P = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
+
+
+G1Point = tuple[int, int] | None
+
+
+# E1': y^2 = x^3 + A'x + B', and the SWU constant Z, from RFC 9380 section 8.8.1.
+_H2C_A = 0x144698A3B8E9433D693A02C96D4982B0EA985383EE66A8D8E8981AEFD881AC98936F8DA0E0F97F5CF428082D584C1D
+
+
+_H2C_B = 0x12E2908D11688030018B12E8753EEE3B2016C1F0F24F4070A0B9C14FCEF35EF55A23215A316CEAA5D1CC48E98E172BE0
+
+
+_H2C_Z = 11
+
+
+_H2C_H_EFF = 0xD201000000010001
+
+
+_H2C_L = 64  # bytes per field element: ceil((381 + 128) / 8)
+
+
+_H2C_SQRT_EXPONENT = (BLS12_381_P + 1) // 4  # p = 3 mod 4: a square root is a^((p+1)/4)
+
+
+# The 11-isogeny map from E1' to E1 (RFC 9380 Appendix E.2): the coefficients k_(1,i) of x_num,
+# k_(2,i) of x_den, k_(3,i) of y_num and k_(4,i) of y_den, lowest degree first. x_den and y_den are
+# monic: their leading coefficients (of x'^10 and x'^15) are 1 and are not listed.
+_H2C_ISO_X_NUM = (
+    0x11A05F2B1E833340B809101DD99815856B303E88A2D7005FF2627B56CDB4E2C85610C2D5F2E62D6EAEAC1662734649B7,
+    0x17294ED3E943AB2F0588BAB22147A81C7C17E75B2F6A8417F565E33C70D1E86B4838F2A6F318C356E834EEF1B3CB83BB,
+    0xD54005DB97678EC1D1048C5D10A9A1BCE032473295983E56878E501EC68E25C958C3E3D2A09729FE0179F9DAC9EDCB0,
+    0x1778E7166FCC6DB74E0609D307E55412D7F5E4656A8DBF25F1B33289F1B330835336E25CE3107193C5B388641D9B6861,
+    0xE99726A3199F4436642B4B3E4118E5499DB995A1257FB3F086EEB65982FAC18985A286F301E77C451154CE9AC8895D9,
+    0x1630C3250D7313FF01D1201BF7A74AB5DB3CB17DD952799B9ED3AB9097E68F90A0870D2DCAE73D19CD13C1C66F652983,
+    0xD6ED6553FE44D296A3726C38AE652BFB11586264F0F8CE19008E218F9C86B2A8DA25128C1052ECADDD7F225A139ED84,
+    0x17B81E7701ABDBE2E8743884D1117E53356DE5AB275B4DB1A682C62EF0F2753339B7C8F8C8F475AF9CCB5618E3F0C88E,
+    0x80D3CF1F9A78FC47B90B33563BE990DC43B756CE79F5574A2C596C928C5D1DE4FA295F296B74E956D71986A8497E317,
+    0x169B1F8E1BCFA7C42E0C37515D138F22DD2ECB803A0C5C99676314BAF4BB1B7FA3190B2EDC0327797F241067BE390C9E,
+    0x10321DA079CE07E272D8EC09D2565B0DFA7DCCDDE6787F96D50AF36003B14866F69B771F8C285DECCA67DF3F1605FB7B,
+    0x6E08C248E260E70BD1E962381EDEE3D31D79D7E22C837BC23C0BF1BC24C6B68C24B1B80B64D391FA9C8BA2E8BA2D229,
+)
+
+
+_H2C_ISO_X_DEN = (
+    0x8CA8D548CFF19AE18B2E62F4BD3FA6F01D5EF4BA35B48BA9C9588617FC8AC62B558D681BE343DF8993CF9FA40D21B1C,
+    0x12561A5DEB559C4348B4711298E536367041E8CA0CF0800C0126C2588C48BF5713DAA8846CB026E9E5C8276EC82B3BFF,
+    0xB2962FE57A3225E8137E629BFF2991F6F89416F5A718CD1FCA64E00B11ACEACD6A3D0967C94FEDCFCC239BA5CB83E19,
+    0x3425581A58AE2FEC83AAFEF7C40EB545B08243F16B1655154CCA8ABC28D6FD04976D5243EECF5C4130DE8938DC62CD8,
+    0x13A8E162022914A80A6F1D5F43E7A07DFFDFC759A12062BB8D6B44E833B306DA9BD29BA81F35781D539D395B3532A21E,
+    0xE7355F8E4E667B955390F7F0506C6E9395735E9CE9CAD4D0A43BCEF24B8982F7400D24BC4228F11C02DF9A29F6304A5,
+    0x772CAACF16936190F3E0C63E0596721570F5799AF53A1894E2E073062AEDE9CEA73B3538F0DE06CEC2574496EE84A3A,
+    0x14A7AC2A9D64A8B230B3F5B074CF01996E7F63C21BCA68A81996E1CDF9822C580FA5B9489D11E2D311F7D99BBDCC5A5E,
+    0xA10ECF6ADA54F825E920B3DAFC7A3CCE07F8D1D7161366B74100DA67F39883503826692ABBA43704776EC3A79A1D641,
+    0x95FC13AB9E92AD4476D6E3EB3A56680F682B4EE96F7D03776DF533978F31C1593174E4B4B7865002D6384D168ECDD0A,
+)
+
+
+_H2C_ISO_Y_NUM = (
+    0x90D97C81BA24EE0259D1F094980DCFA11AD138E48A869522B52AF6C956543D3CD0C7AEE9B3BA3C2BE9845719707BB33,
+    0x134996A104EE5811D51036D776FB46831223E96C254F383D0F906343EB67AD34D6C56711962FA8BFE097E75A2E41C696,
+    0xCC786BAA966E66F4A384C86A3B49942552E2D658A31CE2C344BE4B91400DA7D26D521628B00523B8DFE240C72DE1F6,
+    0x1F86376E8981C217898751AD8746757D42AA7B90EEB791C09E4A3EC03251CF9DE405ABA9EC61DECA6355C77B0E5F4CB,
+    0x8CC03FDEFE0FF135CAF4FE2A21529C4195536FBE3CE50B879833FD221351ADC2EE7F8DC099040A841B6DAECF2E8FEDB,
+    0x16603FCA40634B6A2211E11DB8F0A6A074A7D0D4AFADB7BD76505C3D3AD5544E203F6326C95A807299B23AB13633A5F0,
+    0x4AB0B9BCFAC1BBCB2C977D027796B3CE75BB8CA2BE184CB5231413C4D634F3747A87AC2460F415EC961F8855FE9D6F2,
+    0x987C8D5333AB86FDE9926BD2CA6C674170A05BFE3BDD81FFD038DA6C26C842642F64550FEDFE935A15E4CA31870FB29,
+    0x9FC4018BD96684BE88C9E221E4DA1BB8F3ABD16679DC26C1E8B6E6A1F20CABE69D65201C78607A360370E577BDBA587,
+    0xE1BBA7A1186BDB5223ABDE7ADA14A23C42A0CA7915AF6FE06985E7ED1E4D43B9B3F7055DD4EBA6F2BAFAAEBCA731C30,
+    0x19713E47937CD1BE0DFD0B8F1D43FB93CD2FCBCB6CAF493FD1183E416389E61031BF3A5CCE3FBAFCE813711AD011C132,
+    0x18B46A908F36F6DEB918C143FED2EDCC523559B8AAF0C2462E6BFE7F911F643249D9CDF41B44D606CE07C8A4D0074D8E,
+    0xB182CAC101B9399D155096004F53F447AA7B12A3426B08EC02710E807B4633F06C851C1919211F20D4C04F00B971EF8,
+    0x245A394AD1ECA9B72FC00AE7BE315DC757B3B080D4C158013E6632D3C40659CC6CF90AD1C232A6442D9D3F5DB980133,
+    0x5C129645E44CF1102A159F748C4A3FC5E673D81D7E86568D9AB0F5D396A7CE46BA1049B6579AFB7866B1E715475224B,
+    0x15E6BE4E990F03CE4EA50B3B42DF2EB5CB181D8F84965A3957ADD4FA95AF01B2B665027EFEC01C7704B456BE69C8B604,
+)
+
+
+_H2C_ISO_Y_DEN = (
+    0x16112C4C3A9C98B252181140FAD0EAE9601A6DE578980BE6EEC3232B5BE72E7A07F3688EF60C206D01479253B03663C1,
+    0x1962D75C2381201E1A0CBD6C43C348B885C84FF731C4D59CA4A10356F453E01F78A4260763529E3532F6102C2E49A03D,
+    0x58DF3306640DA276FAAAE7D6E8EB15778C4855551AE7F310C35A5DD279CD2ECA6757CD636F96F891E2538B53DBF67F2,
+    0x16B7D288798E5395F20D23BF89EDB4D1D115C5DBDDBCD30E123DA489E726AF41727364F2C28297ADA8D26D98445F5416,
+    0xBE0E079545F43E4B00CC912F8228DDCC6D19C9F0F69BBB0542EDA0FC9DEC916A20B15DC0FD2EDEDDA39142311A5001D,
+    0x8D9E5297186DB2D9FB266EAAC783182B70152C65550D881C5ECD87B6F0F5A6449F38DB9DFA9CCE202C6477FAAF9B7AC,
+    0x166007C08A99DB2FC3BA8734ACE9824B5EECFDFA8D0CF8EF5DD365BC400A0051D5FA9C01A58B1FB93D1A1399126A775C,
+    0x16A3EF08BE3EA7EA03BCDDFABBA6FF6EE5A4375EFA1F4FD7FEB34FD206357132B920F5B00801DEE460EE415A15812ED9,
+    0x1866C8ED336C61231A1BE54FD1D74CC4F9FB0CE4C6AF5920ABC5750C4BF39B4852CFE2F7BB9248836B233D9D55535D4A,
+    0x167A55CDA70A6E1CEA820597D94A84903216F763E13D87BB5308592E7EA7D4FBC7385EA3D529B35E346EF48BB8913F55,
+    0x4D2F259EEA405BD48F010A01AD2911D9C6DD039BB61A6290E591B36E636A5C871A5C29F4F83060400F8B49CBA8F6AA8,
+    0xACCBB67481D033FF5852C1E48C50C477F94FF8AEFCE42D28C0F9A88CEA7913516F968986F7EBBEA9684B529E2561092,
+    0xAD6B9514C767FE3C3613144B45F1496543346D98ADF02267D5CEEF9A00D9B8693000763E3B90AC11E99B138573345CC,
+    0x2660400EB2E4F3B628BDD0D53CD76F2BF565B94E72927C1CB748DF27942480E420517BD8714CC80D1FADC1326ED06F7,
+    0xE0FA1D816DDC03E6B24255E0D7819C171C40F65E273B853324EFCD6356CAA205CA2F570F13497804415473A1D634B8F,
+)
+
+
+def expand_message_xmd(msg: bytes, dst: bytes, len_in_bytes: int) -> bytes:
+    """RFC 9380 section 5.3.1 with SHA-256: `len_in_bytes` uniformly random bytes from `msg`,
+    domain-separated by `dst` (a DST over 255 bytes is first hashed, as section 5.3.3 says)."""
+    if len(dst) > 255:
+        dst = hashlib.sha256(b"H2C-OVERSIZE-DST-" + dst).digest()
+    ell = -(-len_in_bytes // 32)
+    if ell > 255 or len_in_bytes > 65535 or len_in_bytes < 0:
+        raise ValueError(f"expand_message_xmd cannot give {len_in_bytes} bytes")
+    dst_prime = dst + bytes([len(dst)])
+    b_0 = hashlib.sha256(bytes(64) + msg + len_in_bytes.to_bytes(2, "big") + b"\x00" + dst_prime).digest()
+    b_i = hashlib.sha256(b_0 + b"\x01" + dst_prime).digest()
+    blocks = [b_i]
+    for i in range(2, ell + 1):
+        mixed = bytes(x ^ y for x, y in zip(b_0, b_i, strict=True))
+        b_i = hashlib.sha256(mixed + bytes([i]) + dst_prime).digest()
+        blocks.append(b_i)
+    return b"".join(blocks)[:len_in_bytes]
+
+
+def hash_to_field_fp(msg: bytes, dst: bytes, count: int) -> list[int]:
+    """RFC 9380 section 5.2 for the base field (m = 1, L = 64): `count` elements of it."""
+    uniform = expand_message_xmd(msg, dst, count * _H2C_L)
+    return [int.from_bytes(uniform[i * _H2C_L : (i + 1) * _H2C_L], "big") % BLS12_381_P for i in range(count)]
+
+
+def _h2c_sqrt(a: int) -> int | None:
+    """A square root of `a` in the base field, or None if it has none."""
+    root = pow(a, _H2C_SQRT_EXPONENT, BLS12_381_P)
+    return root if root * root % BLS12_381_P == a % BLS12_381_P else None
+
+
+def _h2c_sswu(u: int) -> tuple[int, int]:
+    """The simplified SWU map (RFC 9380 section 6.6.2) onto E1', written plainly rather than as the
+    straight-line program of Appendix F.2: both give the same point, and nothing here is secret."""
+    p = BLS12_381_P
+    z_u2 = _H2C_Z * u * u % p
+    denominator = (z_u2 * z_u2 + z_u2) % p
+    if denominator == 0:
+        x1 = _H2C_B * pow(_H2C_Z * _H2C_A, -1, p) % p
+    else:
+        x1 = (-_H2C_B) * pow(_H2C_A, -1, p) * (1 + pow(denominator, -1, p)) % p
+    y = _h2c_sqrt((x1 * x1 * x1 + _H2C_A * x1 + _H2C_B) % p)
+    x = x1
+    if y is None:
+        # Then g(Z u^2 x1) is a square: RFC 9380 section 6.6.2 guarantees it for this Z.
+        x = z_u2 * x1 % p
+        y = _h2c_sqrt((x * x * x + _H2C_A * x + _H2C_B) % p)
+        if y is None:  # pragma: no cover - excluded by the choice of Z
+            raise ArithmeticError("simplified SWU found no square root")
+    if u % 2 != y % 2:  # sgn0 for m = 1 is the parity (section 4.1)
+        y = p - y
+    return x, y
+
+
+def _h2c_polynomial(coefficients: tuple[int, ...], x: int, monic: bool) -> int:
+    """The polynomial with these coefficients (lowest degree first, and a leading 1 if `monic`) at
+    x, by Horner's rule."""
+    p = BLS12_381_P
+    value = 1 if monic else 0
+    for k in reversed(coefficients):
+        value = (value * x + k) % p
+    return value
+
+
+def _h2c_iso_map(point: tuple[int, int]) -> G1Point:
+    """The 11-isogeny from E1' to E1 (RFC 9380 section 6.6.3 and Appendix E.2)."""
+    x, y = point
+    x_den = _h2c_polynomial(_H2C_ISO_X_DEN, x, monic=True)
+    y_den = _h2c_polynomial(_H2C_ISO_Y_DEN, x, monic=True)
+    if x_den == 0 or y_den == 0:
+        return None  # the isogeny's kernel: section 6.6.3 maps it to the identity
+    p = BLS12_381_P
+    x_num = _h2c_polynomial(_H2C_ISO_X_NUM, x, monic=False)
+    y_num = _h2c_polynomial(_H2C_ISO_Y_NUM, x, monic=False)
+    return x_num * pow(x_den, -1, p) % p, y * y_num * pow(y_den, -1, p) % p
+
+
+def map_to_curve_g1(u: int) -> G1Point:
+    """RFC 9380's map_to_curve for this suite: simplified SWU onto E1', then the 11-isogeny to E1
+    (a point of E1, not yet cleared of its cofactor)."""
+    return _h2c_iso_map(_h2c_sswu(u))
+
+
+def g1_on_curve(point: G1Point) -> bool:
+    """Whether the point lies on E1: y^2 = x^3 + 4 (infinity does)."""
+    if point is None:
+        return True
+    x, y = point
+    return (y * y - x * x * x - 4) % BLS12_381_P == 0
+
+
+def g1_neg(point: G1Point) -> G1Point:
+    """-P on E1."""
+    return None if point is None else (point[0], -point[1] % BLS12_381_P)
+
+
+def g1_add(one: G1Point, two: G1Point) -> G1Point:
+    """P + Q on E1, for any two points of the curve (a doubling, inverses and infinity included)."""
+    if one is None:
+        return two
+    if two is None:
+        return one
+    p = BLS12_381_P
+    x1, y1 = one
+    x2, y2 = two
+    if x1 == x2:
+        if (y1 + y2) % p == 0:
+            return None  # Q = -P, or a point of order 2 doubled
+        slope = 3 * x1 * x1 * pow(2 * y1, -1, p) % p
+    else:
+        slope = (y2 - y1) * pow(x2 - x1, -1, p) % p
+    x3 = (slope * slope - x1 - x2) % p
+    return x3, (slope * (x1 - x3) - y1) % p
+
+
+def _h2c_jacobian_double(x: int, y: int, z: int) -> tuple[int, int, int]:
+    """2P for P = (X/Z^2, Y/Z^3) on E1 (dbl-2009-l, for a = 0); Z = 0 is infinity, and a point of
+    order 2 (Y = 0) doubles to Z = 0 by itself."""
+    p = BLS12_381_P
+    a, b = x * x % p, y * y % p
+    c = b * b % p
+    d = 2 * ((x + b) * (x + b) - a - c) % p
+    e = 3 * a % p
+    x3 = (e * e - 2 * d) % p
+    return x3, (e * (d - x3) - 8 * c) % p, 2 * y * z % p
+
+
+def _h2c_jacobian_add_affine(x1: int, y1: int, z1: int, x2: int, y2: int) -> tuple[int, int, int]:
+    """P + Q for P Jacobian and Q = (x2, y2) affine, not infinity (madd-2007-bl)."""
+    p = BLS12_381_P
+    if z1 == 0:
+        return x2, y2, 1
+    z1z1 = z1 * z1 % p
+    h = (x2 * z1z1 - x1) % p
+    r = 2 * (y2 * z1 * z1z1 - y1) % p
+    if h == 0:
+        return _h2c_jacobian_double(x1, y1, z1) if r == 0 else (1, 1, 0)
+    hh = h * h % p
+    i = 4 * hh % p
+    j = h * i % p
+    v = x1 * i % p
+    x3 = (r * r - j - 2 * v) % p
+    return x3, (r * (v - x3) - 2 * y1 * j) % p, ((z1 + h) * (z1 + h) - z1z1 - hh) % p
+
+
+def g1_mul(point: G1Point, scalar: int) -> G1Point:
+    """[k]P on E1 for any point of it and k >= 0, by double-and-add from the top bit (k is
+    public), in Jacobian coordinates: one inversion at the end instead of one per step."""
+    if scalar < 0:
+        raise ValueError("g1_mul takes a scalar of at least 0")
+    if point is None or scalar == 0:
+        return None
+    x, y = point
+    acc = (x, y, 1)
+    for bit in bin(scalar)[3:]:
+        acc = _h2c_jacobian_double(*acc)
+        if bit == "1":
+            acc = _h2c_jacobian_add_affine(*acc, x, y)
+    if acc[2] == 0:
+        return None
+    z_inv = pow(acc[2], -1, BLS12_381_P)
+    z_inv2 = z_inv * z_inv % BLS12_381_P
+    return acc[0] * z_inv2 % BLS12_381_P, acc[1] * z_inv2 * z_inv % BLS12_381_P
+
+
+def hash_to_g1(message: bytes, dst: bytes) -> G1Point:
+    """RFC 9380 hash_to_curve for BLS12381G1_XMD:SHA-256_SSWU_RO_: the message's point of G1
+    (None only with negligible probability, when the sum of the two mapped points clears to the
+    identity)."""
+    u0, u1 = hash_to_field_fp(message, dst, 2)
+    return g1_mul(g1_add(map_to_curve_g1(u0), map_to_curve_g1(u1)), _H2C_H_EFF)
+
+
+# ==============================================================================================
+# generator/verifier/crypto/bls12_381.py: BLS signature verification on the pairing-friendly curve BLS12-381, for
+#     signatures on G1 under keys on G2 (the "minimal-signature-size" variant of draft-irtf-cfrg-bls-signature,
+#     drand's quicknet).
+# ==============================================================================================
+
+# The order of G1, G2 and GT (draft-irtf-cfrg-pairing-friendly-curves section 4.2.1).
+BLS12_381_R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+
+
+# |x| for the BLS parameter x = -0xd201000000010000; x is negative, which the code below accounts for.
+_BLS_X_ABS = 0xD201000000010000
+
+
+_BLS_X_BITS = bin(_BLS_X_ABS)[3:]  # the bits after the leading one, most significant first
+
+
+Fp2 = tuple[int, int]
+
+
+Fp6 = tuple[Fp2, Fp2, Fp2]
+
+
+Fp12 = tuple[Fp6, Fp6]
+
+
+G2Point = tuple[Fp2, Fp2] | None
+
+
+# The generator of G2 (draft-irtf-cfrg-pairing-friendly-curves section 4.2.1).
+BLS12_381_G2: tuple[Fp2, Fp2] = (
+    (
+        0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+        0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E,
+    ),
+    (
+        0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+        0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE,
+    ),
+)
+
+
+_BLS_B2: Fp2 = (4, 4)  # the twist's constant term 4(1 + u)
+
+
+_BLS_FP2_ZERO: Fp2 = (0, 0)
+
+
+_BLS_FP2_ONE: Fp2 = (1, 0)
+
+
+_BLS_FP6_ZERO: Fp6 = (_BLS_FP2_ZERO, _BLS_FP2_ZERO, _BLS_FP2_ZERO)
+
+
+_BLS_FP6_ONE: Fp6 = (_BLS_FP2_ONE, _BLS_FP2_ZERO, _BLS_FP2_ZERO)
+
+
+BLS12_381_FP12_ONE: Fp12 = (_BLS_FP6_ONE, _BLS_FP6_ZERO)
+
+
+def _bls_fp2_add(a: Fp2, b: Fp2) -> Fp2:
+    return (a[0] + b[0]) % BLS12_381_P, (a[1] + b[1]) % BLS12_381_P
+
+
+def _bls_fp2_sub(a: Fp2, b: Fp2) -> Fp2:
+    return (a[0] - b[0]) % BLS12_381_P, (a[1] - b[1]) % BLS12_381_P
+
+
+def _bls_fp2_neg(a: Fp2) -> Fp2:
+    return -a[0] % BLS12_381_P, -a[1] % BLS12_381_P
+
+
+def _bls_fp2_mul(a: Fp2, b: Fp2) -> Fp2:
+    a0, a1 = a
+    b0, b1 = b
+    return (a0 * b0 - a1 * b1) % BLS12_381_P, (a0 * b1 + a1 * b0) % BLS12_381_P
+
+
+def _bls_fp2_sqr(a: Fp2) -> Fp2:
+    a0, a1 = a
+    return (a0 + a1) * (a0 - a1) % BLS12_381_P, 2 * a0 * a1 % BLS12_381_P
+
+
+def _bls_fp2_mul_xi(a: Fp2) -> Fp2:
+    """a(1 + u): the non-residue the tower is built on."""
+    return (a[0] - a[1]) % BLS12_381_P, (a[0] + a[1]) % BLS12_381_P
+
+
+def _bls_fp2_inv(a: Fp2) -> Fp2:
+    a0, a1 = a
+    norm_inv = pow(a0 * a0 + a1 * a1, -1, BLS12_381_P)
+    return a0 * norm_inv % BLS12_381_P, -a1 * norm_inv % BLS12_381_P
+
+
+def _bls_fp2_pow(a: Fp2, exponent: int) -> Fp2:
+    result = _BLS_FP2_ONE
+    for bit in bin(exponent)[2:]:
+        result = _bls_fp2_sqr(result)
+        if bit == "1":
+            result = _bls_fp2_mul(result, a)
+    return result
+
+
+def _bls_fp_sqrt(a: int) -> int | None:
+    root = pow(a, (BLS12_381_P + 1) // 4, BLS12_381_P)
+    return root if root * root % BLS12_381_P == a % BLS12_381_P else None
+
+
+def _bls_fp2_sqrt(a: Fp2) -> Fp2 | None:
+    """A square root of a in Fp2, or None. With u^2 = -1, (x0 + x1 u)^2 = a gives x0^2 - x1^2 = a0
+    and 2 x0 x1 = a1, so x0^2 = (a0 + n)/2 for a root n of the norm a0^2 + a1^2; the candidate is
+    checked by squaring it, so a wrong guess can only give None, never a wrong root."""
+    p = BLS12_381_P
+    a0, a1 = a
+    if a1 == 0:
+        root = _bls_fp_sqrt(a0)
+        if root is not None:
+            return root, 0
+        root = _bls_fp_sqrt(-a0 % p)  # -1 is not a square mod p, so -a0 is
+        return None if root is None else (0, root)
+    norm_root = _bls_fp_sqrt((a0 * a0 + a1 * a1) % p)
+    if norm_root is None:
+        return None
+    half = pow(2, -1, p)
+    x0 = _bls_fp_sqrt((a0 + norm_root) * half % p)
+    if x0 is None:
+        x0 = _bls_fp_sqrt((a0 - norm_root) * half % p)
+    if x0 is None or x0 == 0:
+        return None
+    candidate = (x0, a1 * pow(2 * x0, -1, p) % p)
+    return candidate if _bls_fp2_sqr(candidate) == (a0 % p, a1 % p) else None
+
+
+def _bls_fp6_add(a: Fp6, b: Fp6) -> Fp6:
+    return _bls_fp2_add(a[0], b[0]), _bls_fp2_add(a[1], b[1]), _bls_fp2_add(a[2], b[2])
+
+
+def _bls_fp6_sub(a: Fp6, b: Fp6) -> Fp6:
+    return _bls_fp2_sub(a[0], b[0]), _bls_fp2_sub(a[1], b[1]), _bls_fp2_sub(a[2], b[2])
+
+
+def _bls_fp6_neg(a: Fp6) -> Fp6:
+    return _bls_fp2_neg(a[0]), _bls_fp2_neg(a[1]), _bls_fp2_neg(a[2])
+
+
+def _bls_fp6_mul_v(a: Fp6) -> Fp6:
+    """a v, as v^3 = 1 + u."""
+    return _bls_fp2_mul_xi(a[2]), a[0], a[1]
+
+
+def _bls_fp6_mul(a: Fp6, b: Fp6) -> Fp6:
+    """Schoolbook on the 36 integer products, each output coefficient reduced once."""
+    (a00, a01), (a10, a11), (a20, a21) = a
+    (b00, b01), (b10, b11), (b20, b21) = b
+    # (r_ij, i_ij): the real and u parts of a_i b_j (+ a_j b_i), not yet reduced.
+    r00, i00 = a00 * b00 - a01 * b01, a00 * b01 + a01 * b00
+    r11, i11 = a10 * b10 - a11 * b11, a10 * b11 + a11 * b10
+    r22, i22 = a20 * b20 - a21 * b21, a20 * b21 + a21 * b20
+    r01 = a00 * b10 - a01 * b11 + a10 * b00 - a11 * b01
+    i01 = a00 * b11 + a01 * b10 + a10 * b01 + a11 * b00
+    r02 = a00 * b20 - a01 * b21 + a20 * b00 - a21 * b01
+    i02 = a00 * b21 + a01 * b20 + a20 * b01 + a21 * b00
+    r12 = a10 * b20 - a11 * b21 + a20 * b10 - a21 * b11
+    i12 = a10 * b21 + a11 * b20 + a20 * b11 + a21 * b10
+    p = BLS12_381_P
+    # c0 = a0b0 + (1+u)(a1b2 + a2b1), c1 = a0b1 + a1b0 + (1+u)a2b2, c2 = a0b2 + a1b1 + a2b0
+    return (
+        ((r00 + r12 - i12) % p, (i00 + r12 + i12) % p),
+        ((r01 + r22 - i22) % p, (i01 + r22 + i22) % p),
+        ((r02 + r11) % p, (i02 + i11) % p),
+    )
+
+
+def _bls_fp6_inv(a: Fp6) -> Fp6:
+    a0, a1, a2 = a
+    c0 = _bls_fp2_sub(_bls_fp2_sqr(a0), _bls_fp2_mul_xi(_bls_fp2_mul(a1, a2)))
+    c1 = _bls_fp2_sub(_bls_fp2_mul_xi(_bls_fp2_sqr(a2)), _bls_fp2_mul(a0, a1))
+    c2 = _bls_fp2_sub(_bls_fp2_sqr(a1), _bls_fp2_mul(a0, a2))
+    norm = _bls_fp2_add(_bls_fp2_mul(a0, c0), _bls_fp2_mul_xi(_bls_fp2_add(_bls_fp2_mul(a2, c1), _bls_fp2_mul(a1, c2))))
+    norm_inv = _bls_fp2_inv(norm)
+    return _bls_fp2_mul(c0, norm_inv), _bls_fp2_mul(c1, norm_inv), _bls_fp2_mul(c2, norm_inv)
+
+
+def _bls_fp12_mul(a: Fp12, b: Fp12) -> Fp12:
+    """Karatsuba over Fp6: three Fp6 products instead of four."""
+    a0, a1 = a
+    b0, b1 = b
+    t0 = _bls_fp6_mul(a0, b0)
+    t1 = _bls_fp6_mul(a1, b1)
+    t2 = _bls_fp6_mul(_bls_fp6_add(a0, a1), _bls_fp6_add(b0, b1))
+    return _bls_fp6_add(t0, _bls_fp6_mul_v(t1)), _bls_fp6_sub(_bls_fp6_sub(t2, t0), t1)
+
+
+def _bls_fp12_sqr(a: Fp12) -> Fp12:
+    """(a0 + a1 w)^2 with two Fp6 products: (a0 + a1)(a0 + v a1) - (1 + v) a0 a1, and 2 a0 a1."""
+    a0, a1 = a
+    t = _bls_fp6_mul(a0, a1)
+    s = _bls_fp6_mul(_bls_fp6_add(a0, a1), _bls_fp6_add(a0, _bls_fp6_mul_v(a1)))
+    return _bls_fp6_sub(_bls_fp6_sub(s, t), _bls_fp6_mul_v(t)), _bls_fp6_add(t, t)
+
+
+def _bls_fp12_conj(a: Fp12) -> Fp12:
+    """a^(p^6): the inverse of an element of norm 1, so of every element after the easy part."""
+    return a[0], _bls_fp6_neg(a[1])
+
+
+def _bls_fp12_inv(a: Fp12) -> Fp12:
+    a0, a1 = a
+    norm_inv = _bls_fp6_inv(_bls_fp6_sub(_bls_fp6_mul(a0, a0), _bls_fp6_mul_v(_bls_fp6_mul(a1, a1))))
+    return _bls_fp6_mul(a0, norm_inv), _bls_fp6_neg(_bls_fp6_mul(a1, norm_inv))
+
+
+def _bls_fp6_mul_by_01(x: Fp6, a: Fp2, b: Fp2) -> tuple[int, int, int, int, int, int]:
+    """x (a + b v), its six integers not yet reduced: x0 a + (1+u) x2 b, x0 b + x1 a, x1 b + x2 a."""
+    (x00, x01), (x10, x11), (x20, x21) = x
+    a0, a1 = a
+    b0, b1 = b
+    r2b, i2b = x20 * b0 - x21 * b1, x20 * b1 + x21 * b0
+    return (
+        x00 * a0 - x01 * a1 + r2b - i2b,
+        x00 * a1 + x01 * a0 + r2b + i2b,
+        x00 * b0 - x01 * b1 + x10 * a0 - x11 * a1,
+        x00 * b1 + x01 * b0 + x10 * a1 + x11 * a0,
+        x10 * b0 - x11 * b1 + x20 * a0 - x21 * a1,
+        x10 * b1 + x11 * b0 + x20 * a1 + x21 * a0,
+    )
+
+
+def _bls_fp12_mul_line(f: Fp12, a: Fp2, b: Fp2, c: int) -> Fp12:
+    """f (a + b v + c v w) for c in Fp, the sparse shape of a Miller loop's line values: about
+    half the work of a full product. With l0 = a + b v and l1 = c v, the product is
+    (f0 l0 + v f1 l1) + (f0 l1 + f1 l0) w, and multiplying by c v or c v^2 only shifts."""
+    p = BLS12_381_P
+    f0, f1 = f
+    (f00, f01, f02), (f10, f11, f12) = f
+    u0, u1, u2, u3, u4, u5 = _bls_fp6_mul_by_01(f0, a, b)
+    w0, w1, w2, w3, w4, w5 = _bls_fp6_mul_by_01(f1, a, b)
+    # v f1 l1 = c v^2 f1 = c ((1+u) f11, (1+u) f12, f10)
+    c0 = (
+        ((u0 + c * (f11[0] - f11[1])) % p, (u1 + c * (f11[0] + f11[1])) % p),
+        ((u2 + c * (f12[0] - f12[1])) % p, (u3 + c * (f12[0] + f12[1])) % p),
+        ((u4 + c * f10[0]) % p, (u5 + c * f10[1]) % p),
+    )
+    # f0 l1 = c v f0 = c ((1+u) f02, f00, f01)
+    c1 = (
+        ((w0 + c * (f02[0] - f02[1])) % p, (w1 + c * (f02[0] + f02[1])) % p),
+        ((w2 + c * f00[0]) % p, (w3 + c * f00[1]) % p),
+        ((w4 + c * f01[0]) % p, (w5 + c * f01[1]) % p),
+    )
+    return c0, c1
+
+
+def _bls_fp12_cyclotomic_sqr(a: Fp12) -> Fp12:
+    """The square of an element of the cyclotomic subgroup (Granger and Scott, eprint 2009/565),
+    seeing Fp12 as Fp4[w]/(w^3 - s) with Fp4 = Fp2[s]/(s^2 - (1 + u)), s = w^3:
+    (A + B w + C w^2)^2 = (3A^2 - 2 conj(A)) + (3 s C^2 + 2 conj(B)) w + (3 B^2 - 2 conj(C)) w^2."""
+    p = BLS12_381_P
+    (a0, a1, a2), (b0, b1, b2) = a
+
+    def fp4_sqr(x: Fp2, y: Fp2) -> tuple[Fp2, Fp2]:
+        # (x + y s)^2 = (x^2 + (1+u) y^2) + 2xy s
+        x2 = _bls_fp2_sqr(x)
+        y2 = _bls_fp2_sqr(y)
+        return _bls_fp2_add(x2, _bls_fp2_mul_xi(y2)), _bls_fp2_mul((2 * x[0], 2 * x[1]), y)
+
+    # A = a0 + b1 s, B = b0 + a2 s, C = a1 + b2 s (the coefficients of w^0..w^5 regrouped)
+    ta0, ta1 = fp4_sqr(a0, b1)
+    tb0, tb1 = fp4_sqr(b0, a2)
+    tc0, tc1 = fp4_sqr(a1, b2)
+    stc0 = _bls_fp2_mul_xi(tc1)  # s C^2 = (1+u) tc1 + tc0 s
+    return (
+        (
+            ((3 * ta0[0] - 2 * a0[0]) % p, (3 * ta0[1] - 2 * a0[1]) % p),
+            ((3 * tb0[0] - 2 * a1[0]) % p, (3 * tb0[1] - 2 * a1[1]) % p),
+            ((3 * tc0[0] - 2 * a2[0]) % p, (3 * tc0[1] - 2 * a2[1]) % p),
+        ),
+        (
+            ((3 * stc0[0] + 2 * b0[0]) % p, (3 * stc0[1] + 2 * b0[1]) % p),
+            ((3 * ta1[0] + 2 * b1[0]) % p, (3 * ta1[1] + 2 * b1[1]) % p),
+            ((3 * tb1[0] + 2 * b2[0]) % p, (3 * tb1[1] + 2 * b2[1]) % p),
+        ),
+    )
+
+
+# (1 + u)^(k (p - 1) / 6) and (1 + u)^(k (p^2 - 1) / 6) for k = 0..5: w^k raised to p (or p^2) is
+# w^k times the k-th. As z^p = conj(z) in Fp2, the second are the norms of the first.
+_BLS_FROBENIUS_1 = tuple(_bls_fp2_pow((1, 1), k * (BLS12_381_P - 1) // 6) for k in range(6))
+
+
+_BLS_FROBENIUS_2 = tuple(_bls_fp2_mul(g, (g[0], -g[1] % BLS12_381_P)) for g in _BLS_FROBENIUS_1)
+
+
+def _bls_fp12_frobenius(a: Fp12, power: int) -> Fp12:
+    """a^(p^power) for power 1 or 2. a[0] holds the coefficients of w^0, w^2, w^4 and a[1] those of
+    w^1, w^3, w^5; raising to p also conjugates each coefficient (u^p = -u)."""
+    table = _BLS_FROBENIUS_1 if power == 1 else _BLS_FROBENIUS_2
+
+    def term(c: Fp2, k: int) -> Fp2:
+        return _bls_fp2_mul((c[0], -c[1] % BLS12_381_P) if power == 1 else c, table[k])
+
+    (a0, a1, a2), (b0, b1, b2) = a
+    return (term(a0, 0), term(a1, 2), term(a2, 4)), (term(b0, 1), term(b1, 3), term(b2, 5))
+
+
+def _bls_cyclotomic_exp_x(a: Fp12) -> Fp12:
+    """a^x for a in the cyclotomic subgroup, where the inverse is the conjugate (x < 0)."""
+    result = a
+    for bit in _BLS_X_BITS:
+        result = _bls_fp12_cyclotomic_sqr(result)
+        if bit == "1":
+            result = _bls_fp12_mul(result, a)
+    return _bls_fp12_conj(result)
+
+
+def _bls_final_exponentiation(f: Fp12) -> Fp12:
+    """f^(3 (p^12 - 1) / r). The easy part (p^6 - 1)(p^2 + 1) lands in the cyclotomic subgroup;
+    the hard part uses 3 (p^4 - p^2 + 1)/r = (x - 1)^2 (x + p)(x^2 + p^2 - 1) + 3, true of every
+    BLS12 curve (eprint 2020/875), at five exponentiations by x. The factor 3 is prime
+    to r, so the result is 1 exactly when the plain final exponentiation is: a pairing check is
+    unaffected, and pairing() is the optimal ate pairing cubed."""
+    f = _bls_fp12_mul(_bls_fp12_conj(f), _bls_fp12_inv(f))
+    f = _bls_fp12_mul(_bls_fp12_frobenius(f, 2), f)
+    a = _bls_fp12_mul(_bls_cyclotomic_exp_x(f), _bls_fp12_conj(f))  # f^(x-1)
+    b = _bls_fp12_mul(_bls_cyclotomic_exp_x(a), _bls_fp12_conj(a))  # f^((x-1)^2)
+    c = _bls_fp12_mul(_bls_cyclotomic_exp_x(b), _bls_fp12_frobenius(b, 1))  # b^(x+p)
+    d = _bls_fp12_mul(_bls_cyclotomic_exp_x(_bls_cyclotomic_exp_x(c)), _bls_fp12_frobenius(c, 2))
+    d = _bls_fp12_mul(d, _bls_fp12_conj(c))  # c^(x^2+p^2-1)
+    return _bls_fp12_mul(d, _bls_fp12_mul(_bls_fp12_cyclotomic_sqr(f), f))
+
+
+def _bls_g2_chord(one: tuple[Fp2, Fp2], two: tuple[Fp2, Fp2]) -> tuple[Fp2, G2Point]:
+    """The slope of the line through P and Q (the tangent if P = Q) and P + Q, for points that
+    are not infinity; a vertical line gives slope 0 and infinity."""
+    x1, y1 = one
+    x2, y2 = two
+    if x1 == x2:
+        if _bls_fp2_add(y1, y2) == _BLS_FP2_ZERO:
+            return _BLS_FP2_ZERO, None
+        x1_sq = _bls_fp2_sqr(x1)
+        slope = _bls_fp2_mul((3 * x1_sq[0], 3 * x1_sq[1]), _bls_fp2_inv((2 * y1[0], 2 * y1[1])))
+    else:
+        slope = _bls_fp2_mul(_bls_fp2_sub(y2, y1), _bls_fp2_inv(_bls_fp2_sub(x2, x1)))
+    x3 = _bls_fp2_sub(_bls_fp2_sub(_bls_fp2_sqr(slope), x1), x2)
+    return slope, (x3, _bls_fp2_sub(_bls_fp2_mul(slope, _bls_fp2_sub(x1, x3)), y1))
+
+
+def _bls_g2_mul(point: G2Point, scalar: int) -> G2Point:
+    """[k]P on the twist, for any point of it and k >= 0."""
+    result: G2Point = None
+    for bit in bin(scalar)[2:]:
+        if result is not None:
+            result = _bls_g2_chord(result, result)[1]
+        if bit == "1" and point is not None:
+            result = point if result is None else _bls_g2_chord(result, point)[1]
+    return result
+
+
+def _bls_g2_lines(q: tuple[Fp2, Fp2]) -> tuple[tuple[Fp2, Fp2], ...]:
+    """The Miller loop's lines for Q in G2 (not infinity), as (-slope, slope x_T - y_T) for each
+    step in order: they depend on Q alone, so a key's are computed once.
+
+    Mapped into E(Fp12) by (x, y) -> (x / w^2, y / w^3), the line through T with twist slope s has
+    the value y_P - s x_P / w + (s x_T - y_T) / w^3 at P. Times w^3, it is
+    (s x_T - y_T) - s x_P v + y_P v w; w^3 lies in the subfield Fp4 (its square is 1 + u), which
+    the final exponentiation sends to 1. The loop starts at Q and never meets a vertical line:
+    T = [k]Q with 1 < k < |x| < r - 1."""
+    t = q
+    lines: list[tuple[Fp2, Fp2]] = []
+    for bit in _BLS_X_BITS:
+        for other in (t, q) if bit == "1" else (t,):
+            slope, after = _bls_g2_chord(t, other)
+            lines.append((_bls_fp2_neg(slope), _bls_fp2_sub(_bls_fp2_mul(slope, t[0]), t[1])))
+            if after is None:  # pragma: no cover - excluded above for Q in G2
+                raise ArithmeticError("a Miller loop step reached infinity")
+            t = after
+    return tuple(lines)
+
+
+def _bls_miller_loop(pairs: list[tuple[tuple[int, int], tuple[tuple[Fp2, Fp2], ...]]]) -> Fp12:
+    """The product of f_{x,Q}(P) over the (P, lines of Q) pairs, sharing the squarings."""
+    p = BLS12_381_P
+    f = BLS12_381_FP12_ONE
+    step = 0
+    for bit in _BLS_X_BITS:
+        f = _bls_fp12_sqr(f)
+        for _ in range(2 if bit == "1" else 1):
+            for (xp, yp), lines in pairs:
+                neg_slope, constant = lines[step]
+                f = _bls_fp12_mul_line(f, constant, (neg_slope[0] * xp % p, neg_slope[1] * xp % p), yp)
+            step += 1
+    # x < 0: f_{x,Q} is 1 / f_{|x|,Q} up to a vertical line the final exponentiation removes, and
+    # after it 1/f and the conjugate agree.
+    return _bls_fp12_conj(f)
+
+
+def pairing(p: G1Point, q: G2Point) -> Fp12:
+    """The optimal ate pairing e(P, Q) cubed (see _bls_final_exponentiation): non-degenerate and
+    bilinear all the same, 1 when P or Q is infinity. For tests; verification uses products."""
+    if p is None or q is None:
+        return BLS12_381_FP12_ONE
+    return _bls_final_exponentiation(_bls_miller_loop([(p, _bls_g2_lines(q))]))
+
+
+def _bls_compressed_body(data: bytes, length: int, what: str) -> tuple[bool, bytes]:
+    """The sign flag and the bytes with the three flag bits cleared, of a compressed point that is
+    not infinity; anything else raises FormatError."""
+    if not isinstance(data, bytes | bytearray) or len(data) != length:
+        found = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__
+        raise FormatError(f"{what} must be {length} bytes, a compressed point; found {found}")
+    compressed, infinity, sign = data[0] & 0x80, data[0] & 0x40, data[0] & 0x20
+    body = bytes([data[0] & 0x1F]) + bytes(data[1:])
+    if not compressed:
+        raise FormatError(f"{what} is not a compressed point: its compression flag (the first bit) is 0")
+    if infinity:
+        if sign or any(body):
+            raise FormatError(f"{what} has the infinity flag but is not the canonical encoding of infinity")
+        raise FormatError(f"{what} is the point at infinity, which is never a valid key or signature")
+    return bool(sign), body
+
+
+def _bls_fp_is_larger(y: int) -> bool:
+    """Whether y is the larger of y and -y, the half the sign flag names."""
+    return y > (BLS12_381_P - 1) // 2
+
+
+def decode_g1(data: bytes, what: str = "G1 point") -> tuple[int, int]:
+    """A 48-byte compressed point of G1, checked to be canonical, on the curve, in the subgroup of
+    order r, and not infinity; FormatError otherwise (`what` names it in the message)."""
+    sign, body = _bls_compressed_body(data, 48, what)
+    x = int.from_bytes(body, "big")
+    if x >= BLS12_381_P:
+        raise FormatError(f"{what}: x is not below the field prime")
+    y = _bls_fp_sqrt((x * x * x + 4) % BLS12_381_P)
+    if y is None:
+        raise FormatError(f"{what}: no point of the curve has this x")
+    if _bls_fp_is_larger(y) != sign:
+        y = -y % BLS12_381_P
+    point = (x, y)
+    if g1_mul(point, BLS12_381_R) is not None:
+        raise FormatError(f"{what}: the point is not in the subgroup of order r")
+    return point
+
+
+def decode_g2(data: bytes, what: str = "G2 point") -> tuple[Fp2, Fp2]:
+    """A 96-byte compressed point of G2 (x as c1 then c0, each 48 bytes big-endian), checked as
+    decode_g1 checks; the sign flag names the larger y by its u part, or its real part if that is 0."""
+    sign, body = _bls_compressed_body(data, 96, what)
+    x1, x0 = int.from_bytes(body[:48], "big"), int.from_bytes(body[48:], "big")
+    if x0 >= BLS12_381_P or x1 >= BLS12_381_P:
+        raise FormatError(f"{what}: a coordinate of x is not below the field prime")
+    x = (x0, x1)
+    y = _bls_fp2_sqrt(_bls_fp2_add(_bls_fp2_mul(_bls_fp2_sqr(x), x), _BLS_B2))
+    if y is None:
+        raise FormatError(f"{what}: no point of the curve has this x")
+    larger = _bls_fp_is_larger(y[1]) if y[1] else _bls_fp_is_larger(y[0])
+    if larger != sign:
+        y = _bls_fp2_neg(y)
+    point = (x, y)
+    if _bls_g2_mul(point, BLS12_381_R) is not None:
+        raise FormatError(f"{what}: the point is not in the subgroup of order r")
+    return point
+
+
+@functools.lru_cache(maxsize=1)
+def _bls_negated_generator_lines() -> tuple[tuple[Fp2, Fp2], ...]:
+    x, y = BLS12_381_G2
+    return _bls_g2_lines((x, _bls_fp2_neg(y)))
+
+
+@functools.lru_cache(maxsize=16)
+def _bls_public_key_lines(public_key_g2: bytes) -> tuple[tuple[Fp2, Fp2], ...]:
+    return _bls_g2_lines(decode_g2(public_key_g2, "BLS public key"))
+
+
+def verify_g1_signature(public_key_g2: bytes, message: bytes, signature_g1: bytes, dst: bytes) -> bool:
+    """Whether `signature_g1` (48 bytes) is a BLS signature of `message` under `public_key_g2`
+    (96 bytes), with the message hashed to G1 by RFC 9380's BLS12381G1_XMD:SHA-256_SSWU_RO_ under
+    `dst`: e(signature, g2) = e(H(message), key), checked as the product
+    e(signature, -g2) e(H(message), key) = 1 with one final exponentiation.
+
+    Raises FormatError when the key or the signature is not a valid compressed point of its group
+    (infinity included); returns False only for valid points that do not verify."""
+    key_lines = _bls_public_key_lines(bytes(public_key_g2))
+    signature = decode_g1(signature_g1, "BLS signature")
+    hashed = hash_to_g1(message, dst)
+    pairs = [(signature, _bls_negated_generator_lines())]
+    if hashed is not None:  # e(infinity, key) = 1: the check is then e(signature, -g2) = 1
+        pairs.append((hashed, key_lines))
+    return _bls_final_exponentiation(_bls_miller_loop(pairs)) == BLS12_381_FP12_ONE
+
+
+# ==============================================================================================
+# generator/verifier/crypto/drand.py: drand's randomness beacon, the scheme bls-unchained-g1-rfc9380 of its quicknet
+#     chain: a round's message, randomness, time and signature check, and a chain's hash.
+# ==============================================================================================
+
+DRAND_SCHEME_G1_RFC9380 = "bls-unchained-g1-rfc9380"
+
+
+DRAND_DST_G1 = b"BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_"
+
+
+# quicknet, the League of Entropy's 3-second chain, as its chain info gives it.
+DRAND_QUICKNET_PUBLIC_KEY = bytes.fromhex(
+    "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d106451"
+    "0d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a"
+)
+
+
+DRAND_QUICKNET_PERIOD = 3
+
+
+DRAND_QUICKNET_GENESIS_TIME = 1692803367
+
+
+DRAND_QUICKNET_GROUP_HASH = bytes.fromhex("f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e")
+
+
+DRAND_QUICKNET_BEACON_ID = "quicknet"
+
+
+DRAND_QUICKNET_CHAIN_HASH = bytes.fromhex("52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971")
+
+
+def _drand_check_round(round_number: int) -> None:
+    if isinstance(round_number, bool) or not isinstance(round_number, int) or not 1 <= round_number < 1 << 64:
+        raise FormatError(f"a drand round is a whole number from 1 to 2^64 - 1; found {round_number!r}")
+
+
+def drand_round_message(round_number: int) -> bytes:
+    """What an unchained round signs (hashed to G1 in turn): SHA-256 of the round as 8 bytes."""
+    _drand_check_round(round_number)
+    return hashlib.sha256(round_number.to_bytes(8, "big")).digest()
+
+
+def drand_randomness(signature: bytes) -> bytes:
+    """A round's randomness: SHA-256 of its signature's bytes."""
+    return hashlib.sha256(signature).digest()
+
+
+def drand_round_time(genesis_time: int, period: int, round_number: int) -> int:
+    """The Unix time, in seconds, at which the round is published (round 1 at genesis)."""
+    _drand_check_round(round_number)
+    return genesis_time + (round_number - 1) * period
+
+
+def drand_chain_hash(public_key: bytes, period: int, genesis_time: int, group_hash: bytes, beacon_id: str) -> bytes:
+    """A chain's hash, as drand's chain.Info.Hash computes it: SHA-256 of the period in seconds
+    (uint32, big-endian), the genesis time (int64, big-endian), the public key, the group hash
+    and, unless the beacon ID is "" or "default", the beacon ID. The scheme ID is not hashed."""
+    data = period.to_bytes(4, "big") + genesis_time.to_bytes(8, "big", signed=True) + public_key + group_hash
+    if beacon_id not in ("", "default"):
+        data += beacon_id.encode("utf-8")
+    return hashlib.sha256(data).digest()
+
+
+def verify_drand_round(public_key: bytes, round_number: int, signature: bytes) -> bool:
+    """Whether `signature` is the round's signature under the chain key `public_key`, for the
+    scheme bls-unchained-g1-rfc9380. Raises FormatError if the key is not a compressed G2 point,
+    the signature not a compressed G1 point, or the round not a valid round number."""
+    return verify_g1_signature(public_key, drand_round_message(round_number), signature, DRAND_DST_G1)
+
+
+# ==============================================================================================
+# generator/verifier/rules/beacon.py: The randomness beacon a methodology pins (FORMAT.md, "Draws and timestamps"),
+#     its rounds, and the draws the methodology asks for: which beacon, whether secret-gate runs must be drawn, and
+#     the retirement schedule.
+# ==============================================================================================
+
+BEACON_SCHEME = "bls-unchained-g1-rfc9380"
+
+
+BEACON_KEYS = ("name", "scheme", "chain_hash", "public_key", "genesis_time", "period")
+
+
+DRAWS_KEYS = ("secret_gate_runs", "retirements")
+
+
+SECRET_GATE_RUNS = ("required", "allowed")
+
+
+RETIREMENT_KEYS = ("items", "every_seconds")
+
+
+MIN_INTERVAL = 60  # seconds between scheduled retirements, at least
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True)
+class Beacon:
+    """A pinned drand chain: what identifies it, and what times and checks its rounds."""
+
+    name: str
+    chain_hash: str
+    public_key: bytes  # 96 bytes, a compressed G2 point
+    genesis_time: int
+    period: int
+
+    def round_time(self, round_number: int) -> int:
+        """The Unix time at which the round is published, in seconds."""
+        return self.genesis_time + (round_number - 1) * self.period
+
+    def first_round_at(self, unix_time: int) -> int:
+        """The first round published at or after `unix_time`."""
+        if unix_time <= self.genesis_time:
+            return 1
+        return 1 + -(-(unix_time - self.genesis_time) // self.period)
+
+
+@dataclass(frozen=True)
+class RetirementSchedule:
+    """A methodology's scheduled retirements: `items` sealed items every `every_seconds` seconds from
+    the methodology's publication, none due after `until` (if given)."""
+
+    items: int
+    every_seconds: int
+    until: str | None = None
+
+    def due_times(self, start: int, end: int) -> list[int]:
+        """The due times (Unix seconds) after `start` up to `end`, and up to `until`."""
+        last = min(end, unix_time(self.until)) if self.until is not None else end
+        return list(range(start + self.every_seconds, last + 1, self.every_seconds))
+
+
+def _is_hex(value: Any, digits: int) -> bool:
+    return isinstance(value, str) and len(value) == digits and set(value) <= _HEX
+
+
+def beacon_problems(doc: Any, where: str = "beacon") -> list[Problem]:
+    """The shape of a pinned beacon."""
+    problems = check_keys(doc, BEACON_KEYS, where=where)
+    if not isinstance(doc, dict):
+        return problems
+    if "name" in doc and not (isinstance(doc["name"], str) and doc["name"].strip()):
+        problems.append(Problem("must be a non-empty string", where=f"{where}.name", found=show(doc["name"])))
+    if "scheme" in doc and doc["scheme"] != BEACON_SCHEME:
+        problems.append(
+            Problem(
+                "unsupported beacon scheme", where=f"{where}.scheme", expected=BEACON_SCHEME, found=show(doc["scheme"])
+            )
+        )
+    if "chain_hash" in doc and not is_hex64(doc["chain_hash"]):
+        problems.append(Problem("must be 64 lowercase hex digits", where=f"{where}.chain_hash"))
+    if "public_key" in doc and not _is_hex(doc["public_key"], 192):
+        problems.append(Problem("must be a compressed G2 point, 192 lowercase hex digits", where=f"{where}.public_key"))
+    for k in ("genesis_time", "period"):
+        if k in doc and not (is_int(doc[k]) and doc[k] >= 1):
+            problems.append(Problem("must be a whole number, at least 1", where=f"{where}.{k}", found=show(doc[k])))
+    return problems
+
+
+def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
+    """The shape of a methodology's `draws`: it needs a pinned beacon."""
+    problems = check_keys(doc, DRAWS_KEYS, where="draws")
+    if not isinstance(doc, dict):
+        return problems
+    if not has_beacon:
+        problems.append(Problem("draws need a pinned beacon", where="draws", expected="a beacon member"))
+    if "secret_gate_runs" in doc and doc["secret_gate_runs"] not in SECRET_GATE_RUNS:
+        problems.append(
+            Problem(
+                "unknown rule",
+                where="draws.secret_gate_runs",
+                expected=" | ".join(SECRET_GATE_RUNS),
+                found=show(doc["secret_gate_runs"]),
+            )
+        )
+    retirements = doc.get("retirements")
+    if retirements is not None:
+        where = "draws.retirements"
+        found = check_keys(retirements, RETIREMENT_KEYS, optional=("until",), where=where)
+        if isinstance(retirements, dict):
+            items, every = retirements.get("items"), retirements.get("every_seconds")
+            if "items" in retirements and not (is_int(items) and items >= 1):
+                found.append(Problem("must be a whole number, at least 1", where=f"{where}.items", found=show(items)))
+            if "every_seconds" in retirements and not (is_int(every) and every >= MIN_INTERVAL):
+                at_least = f"a whole number of seconds, at least {MIN_INTERVAL}"
+                found.append(
+                    Problem("not an interval", where=f"{where}.every_seconds", expected=at_least, found=show(every))
+                )
+            if "until" in retirements and not is_time(retirements["until"]):
+                found.append(Problem("malformed time", where=f"{where}.until", expected="YYYY-MM-DDTHH:MM:SSZ"))
+        problems += found
+    return problems
+
+
+def parse_beacon(doc: dict[str, Any]) -> Beacon:
+    """A beacon whose shape beacon_problems found valid."""
+    key = bytes.fromhex(doc["public_key"])
+    return Beacon(doc["name"], doc["chain_hash"], key, doc["genesis_time"], doc["period"])
+
+
+def parse_schedule(draws: dict[str, Any] | None) -> RetirementSchedule | None:
+    retirements = (draws or {}).get("retirements")
+    if retirements is None:
+        return None
+    return RetirementSchedule(retirements["items"], retirements["every_seconds"], retirements.get("until"))
+
+
+def unix_time(at: str) -> int:
+    """A ledger time (YYYY-MM-DDTHH:MM:SSZ) as Unix seconds."""
+    return calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def time_text(seconds: int) -> str:
+    """Unix seconds as a ledger time."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+# Rounds already checked in this process: a site names a round in one leaf, and several checks
+# (the run's rules, the replay's, the build's self-check) read it.
+_CHECKED_ROUNDS: dict[tuple[bytes, int, str], bool] = {}
+
+
+def round_signature_problems(beacon: Beacon, round_number: int, signature: str, where: str) -> list[Problem]:
+    """A round's signature against the pinned key (a forged or another chain's round fails)."""
+    key = (beacon.public_key, round_number, signature)
+    if key not in _CHECKED_ROUNDS:
+        try:
+            _CHECKED_ROUNDS[key] = verify_drand_round(beacon.public_key, round_number, bytes.fromhex(signature))
+        except (ValueError, FormatError):  # not a point of the curve: not a signature either
+            _CHECKED_ROUNDS[key] = False
+    if _CHECKED_ROUNDS[key]:
+        return []
+    return [
+        Problem(
+            f"round {round_number}'s signature does not verify against the pinned key of beacon {beacon.name}",
+            where=where,
+            found=signature[:16] + "…",
+        )
+    ]
+
+
+def round_randomness(signature: str) -> bytes:
+    """A round's randomness: SHA-256 of its signature's bytes."""
+    return hashlib.sha256(bytes.fromhex(signature)).digest()
+
+
+def round_document_problems(doc: Any, where: str = "") -> list[Problem]:
+    """A round as drand's HTTP API serves it: `round`, `signature`, and `randomness` (which must be
+    the SHA-256 of the signature); other members are ignored."""
+    if not isinstance(doc, dict):
+        return [Problem("must be an object", where=where, found=show(doc))]
+    problems = []
+    if not (is_int(doc.get("round")) and doc["round"] >= 1):
+        problems.append(Problem("must be a round number, at least 1", where="round", found=show(doc.get("round"))))
+    sig = doc.get("signature")
+    if not (isinstance(sig, str) and _is_hex(sig, 96)):
+        problems.append(Problem("must be 96 lowercase hex digits (a G1 signature)", where="signature", found=show(sig)))
+    elif "randomness" in doc and doc["randomness"] != round_randomness(sig).hex():
+        problems.append(
+            Problem(
+                "randomness is not the SHA-256 of the signature",
+                where="randomness",
+                expected=round_randomness(sig).hex(),
+                found=show(doc["randomness"]),
+            )
+        )
+    return problems
+
+
+# ==============================================================================================
 # generator/verifier/rules/methodology_rules.py: Methodology parameters (format v1 §5): every rule of a valid
 #     parameter file, and the file parsed once into the immutable object the scoring engine reads.
 # ==============================================================================================
@@ -3032,6 +5484,9 @@ METHODOLOGY_KEYS = (
 )
 
 
+DRAW_KEYS = ("beacon", "draws")  # format v2 (FORMAT.md, "Draws and timestamps")
+
+
 def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) -> bool:
     if not is_decimal(value) or len(value) > MAX_DECIMAL_LENGTH:
         return False
@@ -3041,17 +5496,24 @@ def _fraction_in(value: Any, lo: Fraction, hi: Fraction, lo_open: bool = False) 
 
 def check_methodology(params: Any) -> list[Problem]:
     """Every way a methodology parameter file breaks format v1 §5 (empty when it is valid)."""
-    problems = check_keys(params, METHODOLOGY_KEYS)
+    problems = check_keys(params, METHODOLOGY_KEYS, optional=DRAW_KEYS)
     if not isinstance(params, dict):
         return problems
-    if params.get("type") != "methodology" or not is_v1(params):
+    # A methodology that pins a beacon is v 2, so that a reader without draws refuses it
+    # instead of certifying runs whose items it cannot check.
+    version = 2 if any(k in params for k in DRAW_KEYS) else 1
+    if params.get("type") != "methodology" or not (is_int(params.get("v")) and params["v"] == version):
         problems.append(
             Problem(
                 "wrong type or version",
-                expected='"methodology", v 1',
+                expected=f'"methodology", v {version}',
                 found=f"{show(params.get('type'))}, v {show(params.get('v'))}",
             )
         )
+    if "beacon" in params:
+        problems += beacon_problems(params["beacon"])
+    if "draws" in params:
+        problems += draws_problems(params["draws"], "beacon" in params)
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
         problems.append(
             Problem(
@@ -3281,6 +5743,9 @@ class Methodology:
     similarity_version: str
     document: Mapping[str, Any]  # the parameter file as published, for pages
     max_attempts: int | None = None  # the retry limit, when the methodology sets one
+    beacon: Beacon | None = None  # the randomness beacon it pins, if any
+    draws_required: bool = False  # whether a secret-gate run must draw its items
+    retirement_schedule: RetirementSchedule | None = None
     _rank: dict[str, int] = field(init=False, repr=False, compare=False)
     _by_name: dict[str, Grade] = field(init=False, repr=False, compare=False)
 
@@ -3354,6 +5819,9 @@ def parse_methodology(doc: Any) -> Methodology:
         doc["text_similarity"]["version"],
         MappingProxyType(doc),
         c.get("max_attempts"),
+        parse_beacon(doc["beacon"]) if "beacon" in doc else None,
+        doc.get("draws", {}).get("secret_gate_runs") == "required",
+        parse_schedule(doc.get("draws")),
     )
 
 
@@ -4562,6 +7030,208 @@ def withdrawal_problems(
 
 
 # ==============================================================================================
+# generator/verifier/rules/events.py: The ledger's events as the replay keeps them (format v1 §4): one frozen record
+#     per kind, with the leaf index and time it was recorded at.
+# ==============================================================================================
+
+@dataclass(frozen=True)
+class Gate:
+    id: str
+    name: str
+    public: bool
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class MethodologyEvent:
+    version: str
+    sha256: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    id: str
+    gate: str
+    commitment: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class Reveal:
+    id: str
+    reason: str
+    note: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    id: str
+    sha256: str
+    subject: dict[str, Any]
+    gate: str
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class CertificateEvent:
+    serial: str
+    run: str
+    sha256: str
+    index: int
+    at: str
+
+
+# ==============================================================================================
+# generator/verifier/rules/draws.py: Draws by a public randomness beacon (FORMAT.md, "Draws and timestamps"): the
+#     sampler that turns a round's randomness into items, and the two ledger events that record a draw.
+# ==============================================================================================
+
+DRAW = "draw"
+
+
+RETIREMENT_DRAW = "retirement-draw"
+
+
+DRAW_DOMAIN = b"transparency-draw/v1\x00"
+
+
+MAX_DRAWN_ITEMS = 2000  # the items a leaf lists, within a C2SP entry's 64 KiB
+
+
+_TWO_64 = 1 << 64
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A drawn run's `draw` leaf: the round that chose its items, and the items."""
+
+    run: str
+    round: int
+    signature: str
+    items: tuple[str, ...]
+    index: int
+    at: str
+
+
+@dataclass(frozen=True)
+class RetirementDraw:
+    """A `retirement-draw` leaf: the scheduled round, the items it retired, and the time of the
+    leaf before it (the pool was fixed by events all dated before the round)."""
+
+    round: int
+    signature: str
+    items: tuple[str, ...]
+    index: int
+    at: str
+    previous_at: str
+
+
+def draw_seed(randomness: bytes, purpose: str) -> bytes:
+    """The sampler's seed: the round's randomness bound to what is drawn ("run:<id>" or
+    "retirement:<round>")."""
+    return hashlib.sha256(DRAW_DOMAIN + randomness + purpose.encode("utf-8")).digest()
+
+
+def _uniform_below(seed: bytes, step: int, bound: int) -> int:
+    """A uniform integer in [0, bound) for sampler step `step`: 64-bit words of
+    SHA-256(seed || step || try), the first one below the largest multiple of `bound` taken."""
+    limit = _TWO_64 - _TWO_64 % bound
+    attempt = 0
+    while True:
+        word = hashlib.sha256(seed + step.to_bytes(4, "big") + attempt.to_bytes(4, "big")).digest()[:8]
+        x = int.from_bytes(word, "big")
+        if x < limit:
+            return x % bound
+        attempt += 1
+
+
+def draw_positions(pool_size: int, count: int, seed: bytes) -> list[int]:
+    """Positions (0-based, in the sorted pool) of `min(count, pool_size)` distinct items, in the
+    order drawn: step j swaps position j with position j + uniform(pool_size - j)."""
+    swapped: dict[int, int] = {}
+    picked = []
+    for j in range(min(count, pool_size)):
+        k = j + _uniform_below(seed, j, pool_size - j)
+        at_k = swapped.get(k, k)
+        swapped[k] = swapped.get(j, j)
+        picked.append(at_k)
+    return picked
+
+
+def utf8_sorted(ids: list[str]) -> list[str]:
+    """Ids in the order of their UTF-8 bytes (for ids, which are ASCII, plain string order)."""
+    return sorted(ids, key=lambda i: i.encode("utf-8"))
+
+
+def draw_items(pool: list[str], randomness: bytes, purpose: str, count: int) -> list[str]:
+    """The items a round draws from `pool` (any order: it is sorted here), in sorted order."""
+    ordered = utf8_sorted(pool)
+    return utf8_sorted([ordered[p] for p in draw_positions(len(ordered), count, draw_seed(randomness, purpose))])
+
+
+def _round_and_items_problems(leaf: dict[str, Any]) -> list[Problem]:
+    problems = []
+    if not (is_int(leaf["round"]) and leaf["round"] >= 1):
+        problems.append(Problem("must be a round number, at least 1", where="round", found=show(leaf["round"])))
+    sig = leaf["signature"]
+    if not (isinstance(sig, str) and len(sig) == 96 and all(c in "0123456789abcdef" for c in sig)):
+        problems.append(
+            Problem("malformed round signature", where="signature", expected="96 lowercase hex digits", found=show(sig))
+        )
+    items = leaf["items"]
+    if not (isinstance(items, list) and all(is_id(i) for i in items)):
+        problems.append(Problem("must be a list of item ids", where="items", expected=ID_RE.pattern, found=show(items)))
+    elif len(set(items)) != len(items):
+        problems.append(Problem("items must be distinct", where="items", found=show(items)))
+    elif items != utf8_sorted(items):
+        problems.append(Problem("items must be in sorted order", where="items", expected=show(utf8_sorted(items))))
+    elif len(items) > MAX_DRAWN_ITEMS:
+        problems.append(Problem("too many items", where="items", expected=f"at most {MAX_DRAWN_ITEMS}"))
+    return problems
+
+
+def draw_event_problems(
+    leaf: dict[str, Any], registered: bool, decided: str | None, earlier: Draw | None
+) -> list[Problem]:
+    """A `draw` leaf: a round's draw for a run registered before it and not yet decided, once."""
+    run = leaf["run"]
+    problems = _round_and_items_problems(leaf)
+    if not registered:
+        problems.append(Problem("draw for a run that was not registered before", where="run", found=show(run)))
+    elif earlier is not None:
+        problems.append(Problem(f"run {run} is drawn twice (first at entries[{earlier.index}])", where="run"))
+    elif decided is not None:
+        problems.append(Problem(f"run {run} was already decided ({decided}) when its items were drawn", where="run"))
+    if isinstance(leaf["items"], list) and not leaf["items"]:
+        problems.append(Problem("a run's draw lists its items", where="items", expected="at least one item"))
+    return problems
+
+
+def retirement_draw_event_problems(leaf: dict[str, Any]) -> list[Problem]:
+    """A `retirement-draw` leaf's shape (what it retires follows it: a reveal per item, in order)."""
+    return _round_and_items_problems(leaf)
+
+
+def pending_reveal_problem(expected: str, leaf: dict[str, Any], draw: RetirementDraw) -> Problem | None:
+    """The leaf after a retirement draw must reveal its next item, as retired."""
+    if leaf.get("type") == "reveal" and leaf.get("id") == expected and leaf.get("reason") == "retired":
+        return None
+    return Problem(
+        f"the retirement drawn at entries[{draw.index}] must be followed by the reveal of each item it drew, in order",
+        where="",
+        expected=f'a reveal of {expected}, reason "retired"',
+        found=f"{show(leaf.get('type'))} {show(leaf.get('id'))}",
+    )
+
+
+# ==============================================================================================
 # generator/verifier/tlog/keyring.py: The program's keys over the ledger's history (format v2): which key may sign a
 #     tree of which size.
 # ==============================================================================================
@@ -4605,6 +7275,10 @@ class KeyRing:
         if not self._time_starts or at != self._time_starts[-1]:
             self._time_starts.append(at)
             self._time_index.append(index)
+
+    def leaf_time(self, index: int) -> str:
+        """The time of leaf `index` (one the ring has noted)."""
+        return self._time_starts[bisect.bisect_right(self._time_index, index) - 1]
 
     def leaves_before(self, at: str, size: int) -> int:
         """How many of the first `size` leaves are older than `at`."""
@@ -4713,11 +7387,16 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
     RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
+    DRAW: ("type", "v", "run", "round", "signature", "items", "at"),
+    RETIREMENT_DRAW: ("type", "v", "round", "signature", "items", "at"),
 }
 
 
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
 LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
+
+
+LEAF_VERSIONS |= {DRAW: 2, RETIREMENT_DRAW: 2}
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
@@ -4736,64 +7415,12 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
     RUN_WITHDRAWN: {"run": str, "reason": str},
+    DRAW: {"run": str, "signature": str, "items": list},
+    RETIREMENT_DRAW: {"signature": str, "items": list},
 }
 
 
-_TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object"}
-
-
-@dataclass(frozen=True)
-class Gate:
-    id: str
-    name: str
-    public: bool
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class MethodologyEvent:
-    version: str
-    sha256: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class Commit:
-    id: str
-    gate: str
-    commitment: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class Reveal:
-    id: str
-    reason: str
-    note: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class RunEvent:
-    id: str
-    sha256: str
-    subject: dict[str, Any]
-    gate: str
-    index: int
-    at: str
-
-
-@dataclass(frozen=True)
-class CertificateEvent:
-    serial: str
-    run: str
-    sha256: str
-    index: int
-    at: str
+_TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 
 
 class Ledger:
@@ -4816,6 +7443,10 @@ class Ledger:
         self.revocations: dict[str, Revocation] = {}  # by serial, in ledger order
         self.label_sets: dict[str, LabelSetEvent] = {}  # blind human label sets, in ledger order
         self.withdrawals: dict[str, Withdrawal] = {}  # by run, in ledger order
+        self.draws: dict[str, Draw] = {}  # drawn runs' draws, by run
+        self.retirement_draws: list[RetirementDraw] = []  # in ledger order
+        self.drawn_retirement: dict[str, int] = {}  # item -> its retirement draw's position in that list
+        self._pending_reveals: list[str] = []  # what the last retirement draw still has to reveal, reversed
         self.keys = KeyRing()  # the program's keys over time (format v2 key events)
         # The runs of each (subject name, gate), in ledger order: previous_run and the
         # one-observation rule look at one subject's runs, never at all of them.
@@ -4831,6 +7462,7 @@ class Ledger:
         self._commit_time = array("I")
         self._gate_ids: list[str] = []
         self._gate_ordinals: dict[str, int] = {}
+        self._previous_at = ""
 
     # -- queries
 
@@ -4865,6 +7497,9 @@ class Ledger:
         for n in range(start, len(self._commit_ids) if stop is None else min(stop, len(self._commit_ids))):
             yield self._commit_at(n)
 
+    def commits_before(self, index: int) -> int:  # how many commits precede leaf `index`
+        return bisect.bisect_left(self._commit_index, index)
+
     def runs_before(self, run: RunEvent) -> list[RunEvent]:
         """The runs registered before `run` for the same subject name and gate, in order."""
         runs = self.runs_by_subject.get((str(run.subject.get("name")), run.gate), [])
@@ -4894,6 +7529,11 @@ class Ledger:
         if leaf_size is not None and leaf_size > MAX_LEAF_BYTES:
             limit, size = f"at most {MAX_LEAF_BYTES} bytes", f"{leaf_size} bytes"
             return [Problem("leaf is larger than a C2SP entry bundle allows", "", "", limit, size)]
+        if self._pending_reveals:
+            pending = pending_reveal_problem(self._pending_reveals.pop(), leaf, self.retirement_draws[-1])
+            if pending is not None:
+                self._pending_reveals.clear()
+                return [pending]
         kind = leaf.get("type")
         keys = LEAF_KEYS.get(kind) if isinstance(kind, str) else None
         if keys is None or not isinstance(kind, str):
@@ -4909,8 +7549,10 @@ class Ledger:
         elif at < self.last_at:
             problems.append(Problem("time goes backwards", where="at", expected=f"{self.last_at} or later", found=at))
         else:
-            self.last_at = at
+            previous_at, self.last_at = self.last_at, at
             self.keys.note_time(index, at)
+            if kind == RETIREMENT_DRAW:
+                self._previous_at = previous_at
         for k, t in _LEAF_TYPES[kind].items():
             if k in leaf and type(leaf[k]) is not t:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
@@ -5141,6 +7783,26 @@ class Ledger:
             self.withdrawals[run] = Withdrawal(run, leaf["reason"], index, leaf["at"])
         return found
 
+    def _apply_draw(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        run, decided = leaf["run"], self.certificate_of_run.get(leaf["run"])
+        if decided is None and run in self.withdrawals:
+            decided = f"withdrawn at entries[{self.withdrawals[run].index}]"
+        problems = draw_event_problems(leaf, run in self.runs, decided, self.draws.get(run))
+        if not problems:
+            self.draws[run] = Draw(run, leaf["round"], leaf["signature"], tuple(leaf["items"]), index, leaf["at"])
+        return problems
+
+    def _apply_retirement_draw(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        problems = retirement_draw_event_problems(leaf)
+        if not problems:
+            items = tuple(leaf["items"])
+            self.retirement_draws.append(
+                RetirementDraw(leaf["round"], leaf["signature"], items, index, leaf["at"], self._previous_at)
+            )
+            self.drawn_retirement.update(dict.fromkeys(items, len(self.retirement_draws) - 1))
+            self._pending_reveals = list(reversed(items))
+        return problems
+
     def decided_at(self, run_id: str) -> int | None:  # the leaf that decided a run: certificate or withdrawal
         serial, withdrawn = self.certificate_of_run.get(run_id), self.withdrawals.get(run_id)
         return self.certificates[serial].index if serial else withdrawn.index if withdrawn else None
@@ -5160,6 +7822,15 @@ class Ledger:
     def final_problems(self) -> list[Problem]:
         """Rules that only the whole ledger can settle."""
         problems = []
+        if self._pending_reveals:
+            draw = self.retirement_draws[-1]
+            problems.append(
+                Problem(
+                    f"the retirement drawn at entries[{draw.index}] leaves items unrevealed",
+                    expected="a reveal of each item it drew",
+                    found=", ".join(reversed(self._pending_reveals)),
+                )
+            )
         public = self.public_gates()
         public_ordinals = {self._gate_ordinals[g] for g in public}
         for n, gate_ordinal in enumerate(self._commit_gate):
@@ -5174,6 +7845,240 @@ class Ledger:
                     )
                 )
         return problems
+
+
+# ==============================================================================================
+# generator/verifier/rules/drawn_items.py: What a beacon drew, recomputed (FORMAT.md, "Draws and timestamps"): a drawn
+#     run's items from the pool its registration fixed, and each scheduled retirement's items from the sealed items
+#     its round found, the round itself following from the methodology's schedule.
+# ==============================================================================================
+
+DRAW_SPEC_KEYS = ("beacon", "round", "count")
+
+
+def effective_spec(spec: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
+    """A run spec as the rest of the checks read it: a drawn spec gets the items its draw
+    recorded (none before the draw), so that every later rule reads `items` alike."""
+    if "draw" not in spec:
+        return spec
+    draw = ledger.draws.get(str(spec.get("id")))
+    return {**spec, "items": list(draw.items) if draw else []}
+
+
+def run_pool(ledger: Ledger, run: RunEvent, seen: set[str]) -> list[str]:
+    """A drawn run's eligible items: its gate's, committed before its registration and not
+    revealed before it, less those its subject already ran on the gate (`seen`)."""
+    pool = []
+    for c in ledger.commits(0, ledger.commits_before(run.index)):
+        if c.gate != run.gate or c.id in seen:
+            continue
+        r = ledger.reveals.get(c.id)
+        if r is None or r.index > run.index:
+            pool.append(c.id)
+    return pool
+
+
+def run_draw_problems(
+    ledger: Ledger, run: RunEvent, spec: dict[str, Any], m: Methodology | None, seen: set[str]
+) -> list[Problem]:
+    """A drawn run: its pinned beacon, a round after its registration, and (once drawn) the round's
+    signature and the items it draws."""
+    want = as_dict(spec.get("draw"))
+    beacon = m.beacon if m is not None else None
+    if beacon is None:
+        return [Problem("the run draws its items, but its methodology pins no beacon", where="draw.beacon")]
+    problems = []
+    if want.get("beacon") != beacon.chain_hash:
+        return [
+            Problem(
+                "not the beacon the methodology pins", "", "draw.beacon", beacon.chain_hash, show(want.get("beacon"))
+            )
+        ]
+    round_number, count = want["round"], want["count"]
+    if beacon.round_time(round_number) <= unix_time(run.at):
+        problems.append(
+            Problem(
+                "the round was published before the run was registered: its randomness was known",
+                where="draw.round",
+                expected=f"a round after {run.at}",
+                found=f"round {round_number}, published {time_text(beacon.round_time(round_number))}",
+            )
+        )
+    draw = ledger.draws.get(run.id)
+    if draw is None:
+        if run.id in ledger.certificate_of_run:
+            problems.append(Problem("the run was certified without its draw", where="draw"))
+        return problems
+    where = f"ledger entries[{draw.index}]"
+    if draw.round != round_number:
+        problems.append(
+            Problem("the draw is not of the round the spec named", where, "round", str(round_number), str(draw.round))
+        )
+        return problems
+    if unix_time(draw.at) < beacon.round_time(round_number):
+        problems.append(Problem("the draw is dated before its round was published", where, "at"))
+    problems += [p.at(where) for p in round_signature_problems(beacon, draw.round, draw.signature, "signature")]
+    problems += _gate_revealed_while_drawing(ledger, run, draw.index)
+    if problems:
+        return problems
+    items = draw_items(run_pool(ledger, run, seen), round_randomness(draw.signature), f"run:{run.id}", count)
+    if list(draw.items) != items:
+        problems.append(
+            Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(draw.items), 400))
+        )
+    return problems
+
+
+def _gate_revealed_while_drawing(ledger: Ledger, run: RunEvent, drawn_at: int) -> list[Problem]:
+    """No item of the run's gate is revealed between its registration and its draw: the pool the
+    registration fixed is the pool the round draws from."""
+    for item_id, r in ledger.reveals.items():
+        c = ledger.commit(item_id)
+        if run.index < r.index < drawn_at and c is not None and c.gate == run.gate:
+            return [
+                Problem(
+                    f"item {item_id} of the run's gate was revealed (entries[{r.index}]) while the run waited "
+                    "for its draw",
+                    where="draw",
+                )
+            ]
+    return []
+
+
+def drawn_spec_problems(spec: dict[str, Any]) -> list[Problem]:
+    """The `draw` member of a v2 run spec: the beacon's chain hash, a round, a count."""
+    draw = spec.get("draw")
+    problems = check_keys(draw, DRAW_SPEC_KEYS, where="draw")
+    if not isinstance(draw, dict):
+        return problems
+    if "beacon" in draw and not is_hex64(draw["beacon"]):
+        problems.append(Problem("must be the beacon's chain hash", where="draw.beacon", found=show(draw["beacon"])))
+    for k in ("round", "count"):
+        if k in draw and not (is_int(draw[k]) and draw[k] >= 1):
+            problems.append(Problem("must be a whole number, at least 1", where=f"draw.{k}", found=show(draw[k])))
+    return problems
+
+
+def retirement_pool(ledger: Ledger, index: int, open_items: set[str]) -> list[str]:
+    """The sealed items a retirement drawn at leaf `index` draws from: secret gates' items
+    committed and not revealed before it, less the items of runs still open then."""
+    public = ledger.public_gates()
+    pool = []
+    for c in ledger.commits(0, ledger.commits_before(index)):
+        if c.gate in public or c.id in open_items:
+            continue
+        r = ledger.reveals.get(c.id)
+        if r is None or r.index > index:
+            pool.append(c.id)
+    return pool
+
+
+def open_run_items(ledger: Ledger, index: int, specs: dict[str, dict[str, Any]]) -> set[str]:
+    """The items of the runs registered before leaf `index` and not decided before it; for a drawn
+    run still waiting for its draw then, every item of its gate (its pool)."""
+    items: set[str] = set()
+    waiting: set[str] = set()
+    for run in ledger.runs.values():
+        decided = ledger.decided_at(run.id)
+        if run.index < index and (decided is None or decided > index):
+            spec = specs.get(run.id, {})
+            draw = ledger.draws.get(run.id)
+            if "draw" in spec and (draw is None or draw.index > index):
+                waiting.add(run.gate)
+            else:
+                items.update(as_list(spec.get("items")))
+    if waiting:
+        items.update(c.id for c in ledger.commits(0, ledger.commits_before(index)) if c.gate in waiting)
+    return items
+
+
+def _regimes(
+    ledger: Ledger, methodologies: dict[str, Methodology]
+) -> list[tuple[int, str, int, str, Methodology | None]]:
+    """Each methodology's time in force: (its leaf, its time, the next one's leaf and time, or the
+    ledger's end and last time; the methodology)."""
+    events = sorted(ledger.methodologies.values(), key=lambda e: e.index)
+    out = []
+    for n, e in enumerate(events):
+        end, end_at = (events[n + 1].index, events[n + 1].at) if n + 1 < len(events) else (ledger.size, ledger.last_at)
+        out.append((e.index, e.at, end, end_at, methodologies.get(e.version)))
+    return out
+
+
+def retirement_problems(
+    ledger: Ledger, methodologies: dict[str, Methodology], specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """Every scheduled retirement drawn when due, of the round the schedule names, with the items
+    that round draws; none drawn without a schedule in force."""
+    problems = []
+    draws = ledger.retirement_draws
+    for start, start_at, end, end_at, m in _regimes(ledger, methodologies):
+        mine = [d for d in draws if start < d.index < end]
+        schedule, beacon = (m.retirement_schedule, m.beacon) if m is not None else (None, None)
+        if schedule is None or beacon is None:
+            problems += [
+                Problem("a retirement was drawn with no retirement schedule in force", where=f"entries[{d.index}]")
+                for d in mine
+            ]
+            continue
+        due = _due_rounds(beacon, schedule, unix_time(start_at), unix_time(end_at))
+        for n, round_number in enumerate(due):
+            if n >= len(mine):
+                problems.append(
+                    Problem(
+                        f"the retirement scheduled for {time_text(beacon.round_time(round_number))} (round "
+                        f"{round_number}) was not drawn",
+                        expected="a retirement-draw leaf before any later leaf",
+                    )
+                )
+                continue
+            problems += _retirement_draw_problems(ledger, mine[n], round_number, beacon, schedule, specs)
+        problems += [
+            Problem("a retirement drawn before it was due", where=f"entries[{d.index}]") for d in mine[len(due) :]
+        ]
+    return problems
+
+
+def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, end: int) -> list[int]:
+    """The rounds of the retirements due by `end`: a due time's round is published at or after it,
+    and is due once it is published by then."""
+    rounds = (beacon.first_round_at(t) for t in schedule.due_times(anchor, end))
+    return [r for r in rounds if beacon.round_time(r) <= end]
+
+
+def _retirement_draw_problems(
+    ledger: Ledger,
+    d: RetirementDraw,
+    round_number: int,
+    beacon: Beacon,
+    schedule: RetirementSchedule,
+    specs: dict[str, dict[str, Any]],
+) -> list[Problem]:
+    where = f"entries[{d.index}]"
+    if d.round != round_number:
+        return [Problem("not the round the schedule names", where, "round", str(round_number), str(d.round))]
+    published = beacon.round_time(round_number)
+    problems = []
+    if unix_time(d.previous_at) >= published or unix_time(d.at) < published:
+        problems.append(
+            Problem(
+                "a scheduled retirement is the first leaf dated at or after its round",
+                where,
+                "at",
+                f"the leaf before it dated before {time_text(published)}, and it at or after",
+                f"the leaf before it at {d.previous_at}, this one at {d.at}",
+            )
+        )
+    problems += [p.at("", where) for p in round_signature_problems(beacon, d.round, d.signature, "signature")]
+    if problems:
+        return problems
+    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs))
+    items = draw_items(pool, round_randomness(d.signature), f"retirement:{d.round}", schedule.items)
+    if list(d.items) != items:
+        problems.append(
+            Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(d.items), 400))
+        )
+    return problems
 
 
 # ==============================================================================================
@@ -6134,7 +9039,7 @@ def status_problems(
 #     million.
 # ==============================================================================================
 
-SNAPSHOT_MAGIC = b"transparency ledger snapshot v1\n"
+SNAPSHOT_MAGIC = b"transparency ledger snapshot v2\n"
 
 
 # The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes):
@@ -6199,6 +9104,12 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "revocations": [[r.serial, r.reason, r.index, r.at] for r in ledger.revocations.values()],
         "label_sets": [[e.id, e.run, e.sha256, e.index, e.at] for e in ledger.label_sets.values()],
         "withdrawals": [[w.run, w.reason, w.index, w.at] for w in ledger.withdrawals.values()],
+        "draws": [[d.run, d.round, d.signature, list(d.items), d.index, d.at] for d in ledger.draws.values()],
+        "retirement_draws": [
+            [d.round, d.signature, list(d.items), d.index, d.at, d.previous_at] for d in ledger.retirement_draws
+        ],
+        "pending_reveals": ledger._pending_reveals,
+        "previous_at": ledger._previous_at,
         "subject_names": list(ledger.subject_names.items()),
         "subject_folds": list(ledger._subject_folds.items()),
         "times": ledger._times,
@@ -6290,6 +9201,10 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
     ledger.revocations = {r[0]: Revocation(*r) for r in header["revocations"]}
     ledger.label_sets = {e[0]: LabelSetEvent(*e) for e in header["label_sets"]}
     ledger.withdrawals = {w[0]: Withdrawal(*w) for w in header["withdrawals"]}
+    ledger.draws = {d[0]: Draw(d[0], d[1], d[2], tuple(d[3]), d[4], d[5]) for d in header["draws"]}
+    ledger.retirement_draws = [RetirementDraw(d[0], d[1], tuple(d[2]), *d[3:]) for d in header["retirement_draws"]]
+    ledger.drawn_retirement = {i: n for n, d in enumerate(ledger.retirement_draws) for i in d.items}
+    ledger._pending_reveals, ledger._previous_at = list(header["pending_reveals"]), header["previous_at"]
     ledger.subject_names = dict(header["subject_names"])
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
@@ -6863,21 +9778,26 @@ BUDGET_LIMITS = ("max_wall_clock_seconds", "max_output_tokens_per_item")
 
 
 def check_run_spec(spec: Any) -> list[Problem]:
-    """Problems with a run spec's shape (format v1 §6)."""
-    problems = check_keys(spec, RUN_SPEC_KEYS)
+    """Problems with a run spec's shape (format v1 §6; a drawn run's, FORMAT.md "Draws and timestamps")."""
+    # A spec that draws its items is v 2 and names a draw where v1 lists items: a v1 reader
+    # refuses it rather than read a run without items.
+    drawn = isinstance(spec, dict) and "draw" in spec
+    keys = tuple("draw" if k == "items" else k for k in RUN_SPEC_KEYS) if drawn else RUN_SPEC_KEYS
+    problems = check_keys(spec, keys)
     if not isinstance(spec, dict):
         return problems
     # Every problem of a spec names its field, as the checks below do: a member that is missing or
     # not allowed is named by itself.
-    unknown = ", ".join(sorted(str(k) for k in spec if k not in RUN_SPEC_KEYS))
-    missing = {f"missing {k!r}": k for k in RUN_SPEC_KEYS}
+    unknown = ", ".join(sorted(str(k) for k in spec if k not in keys))
+    missing = {f"missing {k!r}": k for k in keys}
     problems = [p.at("", missing.get(p.message, unknown)) if not p.where else p for p in problems]
-    if spec.get("type") != "run-spec" or not is_v1(spec):
+    version = 2 if drawn else 1
+    if spec.get("type") != "run-spec" or not (is_int(spec.get("v")) and spec["v"] == version):
         problems.append(
             Problem(
                 "wrong type or version",
                 where="type" if spec.get("type") != "run-spec" else "v",
-                expected='"run-spec", v 1',
+                expected=f'"run-spec", v {version}',
                 found=f"{show(spec.get('type'))}, v {show(spec.get('v'))}",
             )
         )
@@ -6888,7 +9808,9 @@ def check_run_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("must be a run id or null", where="previous_run", found=show(prev)))
     problems += check_subject(spec.get("subject"), "subject")
     items = spec.get("items")
-    if not (isinstance(items, list) and items and all(is_id(i) for i in items)):
+    if drawn:
+        problems += drawn_spec_problems(spec)
+    elif not (isinstance(items, list) and items and all(is_id(i) for i in items)):
         problems.append(Problem("must be a non-empty list of item ids", where="items", found=show(items)))
     elif len(set(items)) != len(items):
         dup = sorted({i for i in items if items.count(i) > 1})
@@ -7023,7 +9945,9 @@ def check_run_rules(
     """The rules a registered run must obey given the ledger around it (format v1 §4, §6).
 
     `earlier_specs` holds the specs of runs registered before this one, for the
-    one-observation rule. Used by the verifier and by `register`.
+    one-observation rule. Used by the verifier and by `register`. A drawn run's spec is read as
+    drawn_items.effective_spec gives it (its items those its draw recorded), and so are the
+    earlier ones.
     """
     problems = _run_leaf_problems(run, spec)
     problems += _methodology_pin_problems(ledger, run, as_dict(spec.get("methodology")))
@@ -7047,8 +9971,14 @@ def check_run_rules(
         decided = ledger.decided_at(prev)
         if decided is None or decided > run.index:
             problems.append(Problem(f"registered while the previous run {prev} was still open", where="previous_run"))
+    draw = as_dict(spec.get("draw"))
+    if draw:
+        seen = {i for r in same_subject for i in as_list(earlier_specs.get(r.id, {}).get("items"))}
+        problems += run_draw_problems(ledger, run, spec, m, seen)
+    elif secret and m is not None and m.draws_required:
+        problems.append(Problem("the methodology requires a secret-gate run to draw its items", where="items"))
     if m is not None:
-        problems += _methodology_requirements(m, spec, len(items), secret)
+        problems += _methodology_requirements(m, spec, draw.get("count", 0) if draw else len(items), secret)
     if secret:
         problems += _reused_items(set(items), same_subject, earlier_specs)
     return problems
@@ -11616,12 +14546,15 @@ def check_runs(
         report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
         if not report.add(check_run_spec(spec), rel):
             continue
+        spec = effective_spec(spec, ledger)
         version = spec["methodology"].get("version")
         report.add(
             check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
             rel,
         )
         specs[run.id] = spec
+    # Scheduled retirements draw among the items no open run holds: after every spec is read.
+    report.add(retirement_problems(ledger, methodologies, specs), "ledger")
     return specs
 
 
@@ -12576,6 +15509,165 @@ def _check_no_stray_files(s: Site, ledger: Ledger) -> None:
 
 
 # ==============================================================================================
+# generator/verifier/site/timestamp_files.py: A site's timestamp tokens (FORMAT.md, "Draws and timestamps"): each RFC
+#     3161 token over an archived checkpoint, checked against the certificate of the authority the program lists, and
+#     the times of the events it holds bounded by it.
+# ==============================================================================================
+
+AUTHORITIES_PATH = "ledger/timestamp-authorities.json"
+
+
+TIMESTAMPS_FOLDER = "ledger/timestamps/"
+
+
+TOKEN_RE = re.compile(r"ledger/timestamps/([1-9][0-9]{0,18})/([a-z0-9][a-z0-9_-]{0,63})\.tst")
+
+
+@dataclass(frozen=True)
+class OutsideBound:
+    """An authority's word that the first `size` events existed by `time`."""
+
+    size: int
+    authority: str
+    time: str
+
+
+def timestamp_token_path(size: int, authority: str) -> str:
+    return f"{TIMESTAMPS_FOLDER}{size}/{authority}.tst"
+
+
+def checkpoint_body(note: bytes) -> bytes:
+    """The signed body of a checkpoint (its lines up to the blank line): what a token stamps, so
+    that cosignatures added to the archived file later do not change it."""
+    end = note.find(b"\n\n")
+    return note if end < 0 else note[: end + 1]
+
+
+def authorities_problems(doc: Any) -> list[str]:
+    """The shape of the authority list: `{"type":"timestamp-authorities","v":1,"authorities":[…]}`,
+    each authority a distinct `name`, its `url`, and its `certificate` (PEM) allowed to stamp."""
+    if not (isinstance(doc, dict) and doc.get("type") == "timestamp-authorities" and doc.get("v") == 1):
+        return ['must be {"type":"timestamp-authorities","v":1,"authorities":[…]}']
+    rows = doc.get("authorities")
+    if not isinstance(rows, list):
+        return ["authorities must be a list"]
+    problems = [p.message for p in check_keys(doc, ("type", "v", "authorities"))]
+    names = set()
+    for n, row in enumerate(rows):
+        where = f"authorities[{n}]"
+        problems += [f"{where}: {p.message}" for p in check_keys(row, ("name", "url", "certificate"))]
+        if not isinstance(row, dict):
+            continue
+        if not is_id(row.get("name")) or row["name"] in names:
+            problems.append(f"{where}.name: must be a distinct id (lowercase letters, digits, - and _)")
+        names.add(row.get("name"))
+        if not (isinstance(row.get("url"), str) and row["url"].startswith(("https://", "http://"))):
+            problems.append(f"{where}.url: must be an http(s) URL")
+        try:
+            cert = read_x509_certificate(str(row.get("certificate", "")).encode())
+        except FormatError as e:
+            problems.append(f"{where}.certificate: {e}")
+            continue
+        if why := x509_timestamping_problem(cert):
+            problems.append(f"{where}.certificate: may not sign timestamp tokens: {why}")
+    return problems
+
+
+def check_timestamps(s: Site, ledger: Ledger, history: dict[str, Any] | None) -> list[OutsideBound]:
+    """Every token under ledger/timestamps/ against its listed authority and archived checkpoint,
+    and the events it holds against its time; the bounds that passed, oldest size first."""
+    report = s.report
+    tokens = sorted(f for f in s.files_found if f.startswith(TIMESTAMPS_FOLDER))
+    if not tokens and AUTHORITIES_PATH not in s.files_found:
+        return []
+    authorities: dict[str, str] = {}
+    loaded = s.document(AUTHORITIES_PATH, "the timestamp authorities")
+    if loaded is not None:
+        found = authorities_problems(loaded[1])
+        for p in found:
+            report.check(False, AUTHORITIES_PATH, p)
+        if not found:
+            authorities = {r["name"]: r["certificate"] for r in loaded[1]["authorities"]}
+    archived = {r["tree_size"]: r["checkpoint"] for r in (history or {}).get("checkpoints", [])}
+    bounds = []
+    for rel in tokens:
+        bound = _check_token(s, ledger, rel, authorities, archived)
+        if bound is not None:
+            bounds.append(bound)
+    for b in bounds:
+        report.notes.append(
+            f"checkpoint {b.size} timestamped by {b.authority} at {b.time}: events 0-{b.size - 1} existed by then"
+        )
+    return sorted(bounds, key=lambda b: (b.size, b.time, b.authority))
+
+
+def _check_token(
+    s: Site, ledger: Ledger, rel: str, authorities: dict[str, str], archived: dict[int, Any]
+) -> OutsideBound | None:
+    report = s.report
+    m = TOKEN_RE.fullmatch(rel)
+    if m is None:
+        report.check(False, rel, "not a token's path", "ledger/timestamps/<size>/<authority>.tst", rel)
+        return None
+    size, name = int(m.group(1)), m.group(2)
+    if name not in authorities:
+        report.check(False, rel, f"a token of {name}, which the timestamp authorities do not list", AUTHORITIES_PATH)
+        return None
+    checkpoint = archived.get(size)
+    if not isinstance(checkpoint, str) or size > ledger.size:
+        report.check(False, rel, f"a token over size {size}, which the checkpoint history does not archive")
+        return None
+    note, token = s.read(checkpoint, f"checkpoint {size}"), s.read(rel, "a timestamp token")
+    if note is None or token is None:
+        return None
+    try:
+        stamped = verify_timestamp_token(token, authorities[name].encode(), checkpoint_body(note), f"checkpoint {size}")
+    except FormatError as e:
+        report.check(False, rel, f"the timestamp token does not verify: {e}")
+        return None
+    last = ledger.keys.leaf_time(size - 1)
+    first_late = ledger.keys.leaves_before(time_text(unix_time(stamped.gen_time) + 1), size)
+    if not report.check(
+        last <= stamped.gen_time,
+        rel,
+        f"an event is dated after the time {name} stamped a checkpoint that already holds it",
+        f"entries[{first_late}] and every later event of checkpoint {size} dated {stamped.gen_time} or earlier",
+        f"entries[{size - 1}] dated {last}",
+    ):
+        return None
+    return OutsideBound(size, name, stamped.gen_time)
+
+
+def check_draws_logged_in_time(
+    s: Site,
+    ledger: Ledger,
+    bounds: list[OutsideBound],
+    specs: dict[str, dict[str, Any]],
+    methodologies: dict[str, Methodology],
+) -> None:
+    """A drawn run's registration was logged before its round: no token over a checkpoint that
+    does not yet hold the registration may be dated at or after the round's publication (the
+    log then still lacked it, so the operator committed to the round once it was public)."""
+    for run_id, spec in specs.items():
+        draw, run = as_dict(spec.get("draw")), ledger.runs.get(run_id)
+        m = methodologies.get(str(as_dict(spec.get("methodology")).get("version")))
+        if not draw or run is None or m is None or m.beacon is None or not is_int(draw.get("round")):
+            continue
+        published = time_text(m.beacon.round_time(draw["round"]))
+        late = [b for b in bounds if b.size <= run.index and b.time >= published]
+        if late:
+            b = late[0]
+            s.report.check(
+                False,
+                timestamp_token_path(b.size, b.authority),
+                f"run {run_id} was logged after the round it names was public: {b.authority} stamped checkpoint "
+                f"{b.size}, which does not hold the registration (entries[{run.index}]), at {b.time}",
+                f"the registration logged before round {draw['round']} (published {published})",
+                f"registration dated {run.at}, logged after {b.time}",
+            )
+
+
+# ==============================================================================================
 # generator/verifier/site/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a
 #     certificate's evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
 # ==============================================================================================
@@ -12726,7 +15818,13 @@ def _check_ledger_folder(
             archived[m] = {LEDGER_FOLDER + p for p, _ in tile_paths(m)} - today
             expected |= archived[m]
     for rel in present:
-        if rel in expected or _LEDGER_PAGE_RE.fullmatch(rel):
+        # Timestamp files are checked, each named when it fails, by timestamp_files.py.
+        if (
+            rel in expected
+            or _LEDGER_PAGE_RE.fullmatch(rel)
+            or rel == AUTHORITIES_PATH
+            or rel.startswith(TIMESTAMPS_FOLDER)
+        ):
             continue
         if rel.startswith("ledger/checkpoints/"):
             why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
@@ -13875,6 +16973,8 @@ def _check_the_program(
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
+    bounds = check_timestamps(s, ledger, history)
+    check_draws_logged_in_time(s, ledger, bounds, specs, methodologies)
     check_revocations(s, manifest["origin"], public_key, ledger)
     for w in ledger.withdrawals.values():
         s.report.withdrawn.append({"run": w.run, "at": w.at, "reason": w.reason, "index": w.index})

@@ -251,6 +251,9 @@ def kept_authority(folder: Path, kind: str = "ecdsa-p256", days: int = 3650) -> 
     if not (folder / "tsa.pem").exists():
         folder.mkdir(parents=True, exist_ok=True)
         return _make_authority(folder, kind, days)
+    # The configuration names the folder, wherever the checkout is: written anew, not kept.
+    _, signer_digest, ess_alg, _ = _PROFILES[kind]
+    (folder / "tsa.cnf").write_text(_tsa_config(folder, signer_digest, ess_alg, "sha256, sha384, sha512"))
     tsa = TimestampAuthority(kind, folder, days=days)
     tsa.certificate_pem, tsa.ca_pem = (folder / "tsa.pem").read_bytes(), (folder / "ca.pem").read_bytes()
     return tsa
