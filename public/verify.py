@@ -5357,7 +5357,7 @@ def beacon_problems(doc: Any, where: str = "beacon") -> list[Problem]:
 
 def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
     """The shape of a methodology's `draws`: it needs a pinned beacon."""
-    problems = check_keys(doc, DRAWS_KEYS, where="draws")
+    problems = check_keys(doc, DRAWS_KEYS[:1], optional=DRAWS_KEYS[1:], where="draws")
     if not isinstance(doc, dict):
         return problems
     if not has_beacon:

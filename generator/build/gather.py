@@ -39,6 +39,7 @@ from generator.verifier import (
     LabelSetEvent,
     Ledger,
     Methodology,
+    OutsideBound,
     Problem,
     RevealedAnswers,
     canonical_text,
@@ -246,6 +247,8 @@ class SiteContext:
     certificates: list[CertificateInfo]
     generated_at: str
     warnings: list[str] = field(default_factory=list)
+    # What timestamp authorities say of the ledger's times: set by the build's timestamps step.
+    bounds: list[OutsideBound] = field(default_factory=list)
     caches: CacheUpdates | None = None  # what the caches should remember of this reading
 
     @property

@@ -24,9 +24,11 @@ from generator.program.datadir import Paths
 from generator.verifier import (
     AUTHORITIES_PATH,
     FormatError,
+    OutsideBound,
     authorities_problems,
     checkpoint_body,
     loads_strict,
+    read_timestamp_token,
     timestamp_token_path,
     verify_timestamp_token,
 )
@@ -102,6 +104,23 @@ def published_tokens(paths: Paths, authorities: list[Authority], sizes: list[int
             except FileNotFoundError:
                 continue
     return out
+
+
+def outside_bounds(paths: Paths, authorities: list[Authority], sizes: list[int]) -> list[OutsideBound]:
+    """What the published tokens say, oldest size first: the first `size` events existed by `time`
+    (the build's self-check verifies each token before the site is published)."""
+    return [
+        OutsideBound(size, a.name, read_timestamp_token(token_file(paths, size, a.name).read_bytes()).gen_time)
+        for size in sorted(set(sizes))
+        for a in sorted(authorities, key=lambda a: a.name)
+        if token_file(paths, size, a.name).exists()
+    ]
+
+
+def bound_of(bounds: list[OutsideBound], index: int) -> OutsideBound | None:
+    """The earliest outside bound of entry `index`: of the smallest stamped size that holds it."""
+    held = [b for b in bounds if b.size > index]
+    return min(held, key=lambda b: (b.size, b.time, b.authority)) if held else None
 
 
 def site_files(

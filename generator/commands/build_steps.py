@@ -203,6 +203,7 @@ def _timestamps(b: Writing) -> None:
     sizes = [int(r["tree_size"]) for r in b.history_rows]
     for rel, data in timestamping.site_files(ctx.paths, listed, authorities, sizes):
         b.w.write(rel, data)
+    ctx.bounds = timestamping.outside_bounds(ctx.paths, authorities, sizes)
 
 
 def _ledger(b: Writing) -> None:
@@ -317,7 +318,7 @@ def _keys_and_verify_pages(b: Writing) -> None:
 
 
 def _history_page(b: Writing) -> None:
-    pages.write_history_page(b.w, b.r, b.history_rows)
+    pages.write_history_page(b.w, b.r, b.history_rows, b.ctx.bounds)
 
 
 def _check_page(b: Writing) -> None:
@@ -483,7 +484,7 @@ WRITE: tuple[Step[Writing], ...] = (
         (layout.KEYS_PAGE, layout.VERIFY_PAGE),
         _keys_and_verify_pages,
     ),
-    Step("history page", ("the history's rows", MEMO), (layout.HISTORY_PAGE,), _history_page),
+    Step("history page", ("the history's rows", "the timestamp tokens", MEMO), (layout.HISTORY_PAGE,), _history_page),
     Step("check page", (layout.POLICY, MEMO), (layout.CHECK_PAGE,), _check_page),
     Step(
         "search",

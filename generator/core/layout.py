@@ -22,7 +22,9 @@ from generator.verifier import (
     commitment_part_path,
     consistency_between,
     evidence_path,
+    timestamp_token_path,
 )
+from generator.verifier import AUTHORITIES_PATH as TIMESTAMP_AUTHORITIES
 
 # What a verifier reads without the manifest naming it: one definition, the verifier's.
 MANIFEST = MANIFEST_PATH
@@ -74,6 +76,10 @@ def sig(path: str) -> str:
 
 def archived_checkpoint(size: int) -> str:
     return archived_checkpoint_path(size)
+
+
+def timestamp_token(size: int, authority: str) -> str:
+    return timestamp_token_path(size, authority)
 
 
 def consistency_proof(old_size: int) -> str:
@@ -255,6 +261,7 @@ JSON_SCHEMAS: tuple[tuple[str, str], ...] = (
     (HISTORY, "checkpoint-history.schema.json"),
     (REVOCATIONS, "certificate-revocations.schema.json"),
     (f"{LEDGER_PREFIX}/consistency/*.json", "consistency-proof.schema.json"),
+    (TIMESTAMP_AUTHORITIES, "timestamp-authorities.schema.json"),
     (reveal("*"), "item-reveal.schema.json"),
     (methodology_parameters("*"), "methodology.schema.json"),
     (run_spec("*"), "run-spec.schema.json"),

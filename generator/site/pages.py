@@ -26,7 +26,7 @@ from generator.site.views import ledger_view, links_view, systems_view, view_mod
 from generator.site.views.events_view import event_link, event_summary
 from generator.site.views.examples_view import worked_examples
 from generator.state.page_cache import PageMemo
-from generator.verifier import parse_vkey, sha256_hex
+from generator.verifier import OutsideBound, parse_vkey, sha256_hex
 
 
 @dataclass(frozen=True)
@@ -379,7 +379,9 @@ def write_ledger_pages(
 ) -> None:
     """Every ledger entry, a page at a time, from one more pass over the ledger file (which the
     build holds locked): its JSON twin is the signed entries document."""
-    rows = ledger_view.EntryPages(ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows}, ctx.tree)
+    rows = ledger_view.EntryPages(
+        ledger_lines(ctx.paths), ctx.ledger, {row.id: row.link for row in run_rows}, ctx.tree, ctx.bounds
+    )
     _paged(
         w,
         r,
@@ -393,6 +395,7 @@ def write_ledger_pages(
         rows.inputs,
         unread=rows.skip,
         progress=progress,
+        stamped=bool(ctx.bounds),
     )
     rows.finish()
 
@@ -485,9 +488,23 @@ def write_keys_and_verify_pages(
     )
 
 
-def write_history_page(w: SiteWriter, r: Renderer, rows: list[dict[str, Any]]) -> None:
-    """The archived checkpoints, newest first; its JSON twin is the signed history document."""
-    shown = [{**row, "root_b64": base64.b64encode(bytes.fromhex(row["root"])).decode()} for row in reversed(rows)]
+def write_history_page(
+    w: SiteWriter, r: Renderer, rows: list[dict[str, Any]], bounds: Sequence[OutsideBound] = ()
+) -> None:
+    """The archived checkpoints, newest first, each with the timestamps over it; its JSON twin is
+    the signed history document."""
+    shown = [
+        {
+            **row,
+            "root_b64": base64.b64encode(bytes.fromhex(row["root"])).decode(),
+            "stamps": [
+                (b.authority, b.time, layout.timestamp_token(b.size, b.authority))
+                for b in bounds
+                if b.size == row["tree_size"]
+            ],
+        }
+        for row in reversed(rows)
+    ]
     r.write(
         w, "history.html", layout.HISTORY_PAGE, "History", layout.HISTORY, rows=shown, verify_page=layout.VERIFY_PAGE
     )

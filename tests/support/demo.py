@@ -54,6 +54,15 @@ def demo_before(target: Path, first: bytes) -> Paths:
     stale += [p for p in (paths.data / "cosignatures").glob("*.txt") if p.stem.isdigit() and int(p.stem) > cut]
     if any(e.get("type") == "label-set" for e in cut_events):
         stale.append(paths.private / "agreement")
+    stale += [p for p in (paths.data / "timestamps").glob("*") if p.name.isdigit() and int(p.name) > cut]
+    # What the reveals and methodologies past the cut published: the items' documents, the details
+    # documents they made due, the parameters and prose.
+    for e in cut_events:
+        if e.get("type") == "reveal":
+            stale.append(paths.reveal_file(str(e["id"])))
+            stale += list(paths.certificates_dir.glob(f"*/details/{e['id']}.json"))
+        if e.get("type") == "methodology":
+            stale += list((paths.data / "methodology").glob(f"{e['version']}.*"))
     stale += [paths.runs_dir / f"{run}.json" for run in sorted(registered)]
     for run in sorted(decided):
         stale += [paths.certificates_dir / run, paths.private / "certificates" / run]

@@ -52,6 +52,7 @@ DEMO_CERTIFICATE_SIGS = tuple(
         "quill-a-3",
         "orca-a-1",
         "heron-a-1",
+        "kestrel-b-1",
     )
 )
 SEALED_ITEM = "b-0028"  # a secret-gate item of the demo that was never retired nor used by a run
@@ -290,7 +291,8 @@ def t_reveal_resalted(s: Site) -> None:
 
 def _changed_note_leaves(s: Site) -> list[dict[str, Any]]:
     leaves = entries_doc(s.root)["entries"]
-    last = next(leaf for leaf in reversed(leaves) if leaf["type"] == "reveal")
+    # The first reveal: before every archived checkpoint, so that each of them is caught too.
+    last = next(leaf for leaf in leaves if leaf["type"] == "reveal")
     last["note"] = last["note"] + " (edited)"
     return leaves
 

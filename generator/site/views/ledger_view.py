@@ -11,14 +11,14 @@ import bisect
 import functools
 import itertools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from generator.core import layout
 from generator.core.proofs import MerkleTree
 from generator.site.views.events_view import event_link, event_summary
-from generator.verifier import Ledger, leaf_hash
+from generator.verifier import Ledger, OutsideBound, leaf_hash
 
 
 def commit_leaf(ledger: Ledger, position: int) -> int:
@@ -41,6 +41,7 @@ class EntryRow:
     text: str
     link: str | None  # the page (or row) of what the entry is about
     leaf_hash: str  # RFC 6962: SHA-256(0x00 || the leaf's bytes), hex; the tiles hold it too
+    existed_by: OutsideBound | None = None  # the earliest timestamp over a checkpoint that holds it
 
 
 class EntryPages:
@@ -49,7 +50,20 @@ class EntryPages:
 
     `run_links`: each run's row on the runs pages, by run id."""
 
-    def __init__(self, leaves: Iterator[bytes], ledger: Ledger, run_links: Mapping[str, str], tree: MerkleTree) -> None:
+    def __init__(
+        self,
+        leaves: Iterator[bytes],
+        ledger: Ledger,
+        run_links: Mapping[str, str],
+        tree: MerkleTree,
+        bounds: Sequence[OutsideBound] = (),
+    ) -> None:
+        # Per stamped size, its earliest token (sizes in order).
+        earliest: dict[int, OutsideBound] = {}
+        for b in sorted(bounds, key=lambda b: (b.size, b.time, b.authority)):
+            earliest.setdefault(b.size, b)
+        self._bounds = list(earliest.values())
+        self._bound_sizes = [b.size for b in self._bounds]
         self._leaves = leaves
         self._ledger = ledger
         self._tree = tree
@@ -93,6 +107,7 @@ class EntryPages:
             commits_before(self._ledger, lo),
             runs,
             sorted(self._public),
+            self._bounds[bisect.bisect_right(self._bound_sizes, lo) : bisect.bisect_right(self._bound_sizes, stop) + 1],
         )
 
     def finish(self) -> None:
@@ -110,7 +125,12 @@ class EntryPages:
             event_summary(leaf),
             self._link(leaf),
             leaf_hash(raw).hex(),
+            self._bound_of(index),
         )
+
+    def _bound_of(self, index: int) -> OutsideBound | None:
+        n = bisect.bisect_right(self._bound_sizes, index)
+        return self._bounds[n] if n < len(self._bounds) else None
 
     def _link(self, leaf: dict[str, Any]) -> str | None:
         kind = leaf["type"]

@@ -510,12 +510,12 @@ def test_a_rebuild_copies_unchanged_members_and_writes_the_archive_of_a_full_bui
     paths, site = demo_copy.paths, demo_copy.out
     build(paths, site)  # by this builder, which remembers the archive it wrote
     before = listed(site)
-    retire_items(paths, ["b-0016"], "Retired to test the archive.", RETIRED_AT)
+    retire_items(paths, ["b-0017"], "Retired to test the archive.", RETIRED_AT)
     deflated = deflated_members(monkeypatch)
     build(paths, site)
     after = listed(site)
     changed = {p for p, d in after.items() if not in_download(p) and before.get(p) != d}
-    assert changed and layout.reveal("b-0016") in changed
+    assert changed and layout.reveal("b-0017") in changed
     # Only what changed is deflated, and the archive's own SHA256SUMS and its signature, which
     # are not files of the site; every other member is copied.
     assert sorted(deflated, key=str.encode) == sorted(changed | {layout.SUMS, layout.SUMS_SIG}, key=str.encode)

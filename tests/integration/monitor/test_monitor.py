@@ -193,8 +193,9 @@ def test_filters_choose_what_is_printed_never_what_is_checked(demo_site: BuiltSi
     assert revocations and set(revocations) < set(certificates)
     assert shown("--type", "certificate") == certificates
     assert shown("--type", "revocation") == revocations
+    # A run's draw and withdrawal are news about the run.
     assert shown("--type", "run", "--type", "certificate") == expect(
-        lambda leaf: leaf["type"] in ("run", "certificate", "revocation")
+        lambda leaf: leaf["type"] in ("run", "draw", "run-withdrawn", "certificate", "revocation")
     )
     on_b = expect(lambda leaf: gate(leaf) == "b")
     assert {leaves[i]["type"] for i in on_b} >= {"gate", "commit", "reveal", "run", "certificate"}

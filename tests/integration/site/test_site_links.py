@@ -153,8 +153,11 @@ def mentions(site: Path) -> list[tuple[str, int, NavigableString]]:
 
 
 def run_specs(site: Path) -> dict[str, dict[str, Any]]:
-    """Every run spec the manifest lists, by run id, in ledger order."""
-    return {r["id"]: read_json(site, r["spec"]) for r in read_json(site, layout.MANIFEST)["runs"]}
+    """Every run spec the manifest lists, by run id, in ledger order; a drawn run's with the items
+    its `draw` entry recorded."""
+    drawn = {e["run"]: e["items"] for e in read_json(site, layout.ENTRIES)["entries"] if e["type"] == "draw"}
+    specs = {r["id"]: read_json(site, r["spec"]) for r in read_json(site, layout.MANIFEST)["runs"]}
+    return {run: spec if "items" in spec else {**spec, "items": drawn.get(run, [])} for run, spec in specs.items()}
 
 
 def certificates(site: Path) -> dict[str, dict[str, Any]]:

@@ -36,7 +36,7 @@ def test_a_one_event_release_is_verified_from_the_last(demo_copy: Any, tmp_path:
     first = v.verify_site(demo_copy.out, since=since, memory=memory)
     assert first.ok and not any("only the entries after them" in n for n in first.notes)
     assert memory_file(memory, first.tree["origin"]).is_file()
-    retire_items(demo_copy.paths, ["b-0016"], "One more.", "2027-01-01T00:00:00Z")
+    retire_items(demo_copy.paths, ["b-0017"], "One more.", "2027-01-01T00:00:00Z")
     build(demo_copy.paths, demo_copy.out, offline=True)
     after = v.verify_site(demo_copy.out, since=since, memory=memory)
     full = v.verify_site(demo_copy.out, since=since)

@@ -37,7 +37,7 @@ def files(folder: Path) -> dict[str, bytes]:
 
 
 def one_event_release(site: BuiltSite) -> None:
-    retire_items(site.paths, ["b-0016"], "One more.", "2027-01-01T00:00:00Z")
+    retire_items(site.paths, ["b-0017"], "One more.", "2027-01-01T00:00:00Z")
     build(site.paths, site.out, offline=True)
 
 
