@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, settings
 
 from generator.commands.build import build
 from generator.program.datadir import Paths
+from tests.support import py_ecc_quiet  # noqa: F401  (first: py_ecc imported without its side effect)
 from tests.support.demo import BuiltSite, copy_demo_data
 from tests.support.programs import new_program
 

@@ -53,6 +53,7 @@ from generator.verifier import (
     parse_methodology,
     parse_vkey,
     recheckable,
+    required_draw_problems,
     retirement_problems,
 )
 
@@ -564,6 +565,7 @@ def _gather_specs(
         specs[run.id] = spec
         spec_bytes[run.id] = data
     problems += [p.at(paths.show(paths.ledger_file)) for p in retirement_problems(ledger, by_version, specs)]
+    problems += [p.at(paths.show(paths.ledger_file)) for p in required_draw_problems(ledger, by_version, specs)]
     return specs, spec_bytes
 
 

@@ -70,9 +70,12 @@ def token_file(paths: Paths, size: int, name: str) -> Path:
     return paths.data / TIMESTAMPS_DIR / str(size) / f"{name}.tst"
 
 
-def stamp(paths: Paths, authorities: list[Authority], size: int, checkpoint: bytes, offline: bool) -> list[str]:
+def stamp(
+    paths: Paths, authorities: list[Authority], size: int, checkpoint: bytes, last_at: str, offline: bool
+) -> list[str]:
     """Ask each authority that has no token for `size` yet for one over the checkpoint's body,
-    keep each that verifies; the warnings, one per authority that failed."""
+    keep each that verifies and is not older than the checkpoint's last event (`last_at`: such a
+    token would fail the site for good); the warnings, one per authority that failed."""
     warnings = []
     body = checkpoint_body(checkpoint)
     for a in authorities:
@@ -86,9 +89,17 @@ def stamp(paths: Paths, authorities: list[Authority], size: int, checkpoint: byt
             continue
         try:
             token = request_token(a.url, body, REQUEST_TIMEOUT)
-            verify_timestamp_token(token, a.certificate, body, f"checkpoint {size}")
-        except (TimestampClientError, FormatError) as e:
+            stamped = verify_timestamp_token(token, a.certificate, body, f"checkpoint {size}")
+        except (TimestampClientError, FormatError, ValueError, OverflowError) as e:
+            # A reply is the authority's, not ours: whatever it holds is a warning, never a stopped build.
             warnings.append(f"timestamp authority {a.name} ({a.url}): no token for checkpoint {size}: {e}")
+            continue
+        if stamped.gen_time < last_at:
+            warnings.append(
+                f"timestamp authority {a.name}: its token over checkpoint {size} is dated {stamped.gen_time}, before "
+                f"the checkpoint's last event ({last_at}); not kept: no event may be dated later than a token that "
+                "holds it (an event dated in the future, or the authority's clock is behind)"
+            )
             continue
         _write_whole(target, token)
     return warnings

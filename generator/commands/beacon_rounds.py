@@ -7,11 +7,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.commands.retire_drawn import methodology_in_force, next_due_round
 from generator.core.generator_errors import InputError, problem
 from generator.program.beacon_fetch import DEFAULT_RELAYS, FetchFailed, fetch_round
 from generator.program.datadir import Paths
 from generator.program.ledgerfile import reading, replay_ledger
+from generator.program.retirement_schedule import methodology_in_force, next_due_round
 from generator.verifier import Beacon, Ledger, Problem, time_text, unix_time
 
 

@@ -199,7 +199,8 @@ def _timestamps(b: Writing) -> None:
     listed, authorities = timestamping.load_authorities(ctx.paths)
     if listed is None:
         return
-    ctx.warnings.extend(timestamping.stamp(ctx.paths, authorities, ctx.tree.size, b.checkpoint, b.offline))
+    stamped = timestamping.stamp(ctx.paths, authorities, ctx.tree.size, b.checkpoint, ctx.ledger.last_at, b.offline)
+    ctx.warnings.extend(stamped)
     sizes = [int(r["tree_size"]) for r in b.history_rows]
     for rel, data in timestamping.site_files(ctx.paths, listed, authorities, sizes):
         b.w.write(rel, data)

@@ -84,8 +84,14 @@ def draw_run(paths: Paths, run_id: str, round_file: Path, at: str | None = None)
         seen = _seen_items(paths, ledger, run_id, problems)
         pool = run_pool(ledger, run, seen)
         items = draw_items(pool, round_randomness(doc["signature"]), f"run:{run_id}", spec["draw"]["count"])
-        if not items:
-            problems.append(problem("draw", f"the pool of run {run_id} is empty: no eligible item on gate {run.gate}"))
+        if len(pool) < spec["draw"]["count"]:
+            problems.append(
+                problem(
+                    "draw",
+                    f"the pool of run {run_id} holds {len(pool)} eligible item(s) on gate {run.gate}, fewer than the "
+                    f"{spec['draw']['count']} it draws",
+                )
+            )
         if problems:
             raise InputError(problems, f"cannot draw run {run_id}; nothing was written")
         leaf = {

@@ -26,6 +26,7 @@ from generator.verifier import (
     RunEvent,
     check_run_rules,
     check_run_spec,
+    draw_required_problem,
     effective_spec,
     sha256_hex,
 )
@@ -167,6 +168,9 @@ def _check_new_run(
     earlier = earlier_specs(paths, ledger, spec["subject"]["name"], spec["gate"], problems)
     run = RunEvent(run_id, digest, spec["subject"], spec["gate"], ledger.size, when)
     rules = check_run_rules(ledger, run, effective_spec(spec, ledger), params, earlier)
+    published = {v: m for v in ledger.methodologies if (m := methodology(paths, ledger, v, problems)) is not None}
+    required = draw_required_problem(ledger, run, spec, published)
+    rules += [required] if required is not None else []
     if not ledger.methodologies:
         # A new program publishes no methodology until it gives its own (init --methodology, or
         # later): say how, rather than only that the pinned version is unknown.

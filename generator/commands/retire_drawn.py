@@ -12,12 +12,12 @@ from generator.commands.draw import read_round
 from generator.commands.retire import retire_within
 from generator.core.generator_errors import InputError, problem
 from generator.program.datadir import Paths
-from generator.program.documents import load_spec, methodology
+from generator.program.documents import load_spec
 from generator.program.ledgerfile import appending, event_time
+from generator.program.retirement_schedule import methodology_in_force, next_due_round
 from generator.verifier import (
     RETIREMENT_DRAW,
     Ledger,
-    Methodology,
     Problem,
     draw_items,
     open_run_items,
@@ -34,31 +34,6 @@ class DrawnRetirement:
     pool: int
     items: list[str]
     at: str
-
-
-def methodology_in_force(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tuple[Any, Methodology | None]:
-    """The last methodology the ledger published (its leaf, and its parameters parsed)."""
-    event = max(ledger.methodologies.values(), key=lambda e: e.index, default=None)
-    if event is None:
-        return None, None
-    return event, methodology(paths, ledger, event.version, problems)
-
-
-def next_due_round(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tuple[int, str] | None:
-    """The round of the next scheduled retirement and the version whose schedule names it; None,
-    with a problem, when no schedule is in force."""
-    event, m = methodology_in_force(paths, ledger, problems)
-    if m is None or m.retirement_schedule is None or m.beacon is None:
-        version = event.version if event is not None else "none"
-        problems.append(problem("methodology", f"the methodology in force ({version}) schedules no drawn retirements"))
-        return None
-    done = sum(1 for d in ledger.retirement_draws if d.index > event.index)
-    schedule = m.retirement_schedule
-    due = unix_time(event.at) + (done + 1) * schedule.every_seconds
-    if schedule.until is not None and due > unix_time(schedule.until):
-        problems.append(problem("methodology", f"the schedule of methodology {event.version} ended {schedule.until}"))
-        return None
-    return m.beacon.first_round_at(due), event.version
 
 
 def retire_drawn(paths: Paths, round_file: Path, note: str | None = None, at: str | None = None) -> DrawnRetirement:
@@ -101,7 +76,7 @@ def retire_drawn(paths: Paths, round_file: Path, note: str | None = None, at: st
         if problems:
             raise InputError(problems, "cannot draw the scheduled retirement; nothing was written")
         specs = _effective_specs(paths, ledger, problems)
-        pool = retirement_pool(ledger, ledger.size, open_run_items(ledger, ledger.size, specs))
+        pool = retirement_pool(ledger, ledger.size, open_run_items(ledger, ledger.size, specs, doc["round"]))
         items = draw_items(
             pool, round_randomness(doc["signature"]), f"retirement:{doc['round']}", m.retirement_schedule.items
         )

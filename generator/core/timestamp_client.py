@@ -113,7 +113,7 @@ def _checked_token(url: str, query: TimeStampRequest, reply: bytes, data: bytes)
     """The TimeStampToken of a TimeStampResp that grants `query`, over `data`."""
     try:
         stamped = read_timestamp_token(reply)
-    except FormatError as error:
+    except (FormatError, ValueError, OverflowError) as error:  # a number too long to print, say
         raise TimestampClientError(url, f"gave no token: {error}") from None
     if stamped.token == reply:
         raise TimestampClientError(url, "answered a bare token, not a TimeStampResp (RFC 3161 section 2.4.2)")
@@ -125,7 +125,8 @@ def _checked_token(url: str, query: TimeStampRequest, reply: bytes, data: bytes)
             f"SHA-256 of the data sent ({digest.hex()})",
         )
     if stamped.nonce != query.nonce:
-        raise TimestampClientError(url, f"the token's nonce {stamped.nonce} is not the request's, {query.nonce}")
+        shown = stamped.nonce if stamped.nonce is None or stamped.nonce.bit_length() <= 128 else "a larger number"
+        raise TimestampClientError(url, f"the token's nonce {shown} is not the request's, {query.nonce}")
     return stamped.token
 
 

@@ -19,10 +19,12 @@ from generator.core import canonical_json
 from generator.core.generator_errors import InputError, problem
 from generator.program import journal
 from generator.program.datadir import Paths
+from generator.program.retirement_schedule import overdue_problem
 from generator.state import ledger_cache
 from generator.state.ledger_cache import ReplayStart
 from generator.verifier import (
     MAX_LEAF_BYTES,
+    RETIREMENT_DRAW,
     FormatError,
     Ledger,
     Problem,
@@ -244,6 +246,13 @@ class LedgerAppender:
         file = self.paths.show(self.paths.ledger_file)
         problems: list[Problem] = []
         lines: list[bytes] = []
+        # A scheduled retirement that is due comes before any other event (FORMAT.md, "Draws and
+        # timestamps"): recorded after one, it could never be recorded at all.
+        first = leaves[0] if leaves else None
+        if isinstance(first, dict) and first.get("type") != RETIREMENT_DRAW and is_time(first.get("at")):
+            overdue = overdue_problem(self.paths, self.ledger, first["at"])
+            if overdue is not None:
+                raise InputError([overdue], "a scheduled retirement is due; nothing was written")
         for leaf in leaves:
             try:
                 raw = canonical_json.dumps_checked(leaf) if bulk else canonical_json.dumps(leaf)

@@ -135,8 +135,10 @@ from generator.verifier.rules.certificates import (
     non_scored_problems,
 )
 from generator.verifier.rules.drawn_items import (
+    draw_required_problem,
     effective_spec,
     open_run_items,
+    required_draw_problems,
     retirement_pool,
     retirement_problems,
     run_pool,
@@ -377,6 +379,7 @@ __all__ = [
     "current_keys",
     "did_document",
     "draw_items",
+    "draw_required_problem",
     "due_records",
     "ed25519_verify",
     "eee_export",
@@ -464,6 +467,7 @@ __all__ = [
     "replace_atomically",
     "report_document",
     "report_path",
+    "required_draw_problems",
     "retirement_pool",
     "retirement_problems",
     "revocation_bits",

@@ -127,3 +127,31 @@ class Relays:
         for server in self._servers:
             server.shutdown()
             server.server_close()
+
+
+def drawn_methodology_file(
+    folder: Path, beacon: OwnBeacon, schedule: dict[str, Any] | None = None, required: bool = True
+) -> Path:
+    """Methodology 2026.2: the tests' 2026.1 with `beacon` pinned and draws asked for, as a file."""
+    from tests.support.programs import METHODOLOGY
+
+    params = json.loads(METHODOLOGY[0].read_text())
+    params |= {"version": "2026.2", "v": 2, "beacon": beacon.pin()}
+    params["draws"] = {"secret_gate_runs": "required" if required else "allowed"}
+    if schedule is not None:
+        params["draws"]["retirements"] = schedule
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "2026.2.json"
+    path.write_text(json.dumps(params))
+    return path
+
+
+def drawn_spec(
+    paths: Any, beacon: OwnBeacon, round_number: int, count: int = 10, run_id: str = "run-1"
+) -> dict[str, Any]:
+    """A v2 run spec on gate b that draws `count` items with `round_number`, pinning 2026.2."""
+    from tests.support.runs import methodology_pin, run_spec
+
+    spec = run_spec(paths, run_id, "b", [], methodology=methodology_pin(paths, "2026.2"))
+    del spec["items"]
+    return spec | {"v": 2, "draw": {"beacon": beacon.chain_hash, "round": round_number, "count": count}}

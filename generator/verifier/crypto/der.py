@@ -182,7 +182,8 @@ def der_positive_integer(element: DerElement, what: str, tag: int = DER_INTEGER)
     """The value of an INTEGER that must be at least 1 (a serial number, a key's modulus)."""
     value = der_integer(element, what, tag)
     if value < 1:
-        raise _der_fail(element.content_start, f"{what}: {value}, where a positive INTEGER was expected")
+        shown = str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
+        raise _der_fail(element.content_start, f"{what}: {shown}, where a positive INTEGER was expected")
     return value
 
 
@@ -211,6 +212,8 @@ def der_oid(element: DerElement, what: str) -> str:
         if value == 0 and byte == 0x80:
             raise _der_fail(element.content_start + i, f"{what}: an arc with a redundant leading byte")
         value = value << 7 | (byte & 0x7F)
+        if value >> 64:  # no algorithm this verifier reads has an arc that large
+            raise _der_fail(element.content_start + i, f"{what}: an OBJECT IDENTIFIER arc of more than 64 bits")
         if not byte & 0x80:
             arcs.append(value)
             value = 0

@@ -47,7 +47,8 @@ def rsa_public_key(n: int, e: int) -> RsaPublicKey:
     if n % 2 == 0:
         raise FormatError("an RSA modulus that is even")
     if e < 3 or e % 2 == 0 or e > RSA_MAX_EXPONENT:
-        raise FormatError(f"an RSA public exponent of {e} (an odd number from 3 to 2^32 + 1 is read)")
+        shown = str(e) if e.bit_length() <= 128 else f"{e.bit_length()} bits"
+        raise FormatError(f"an RSA public exponent of {shown} (an odd number from 3 to 2^32 + 1 is read)")
     return RsaPublicKey(n, e)
 
 

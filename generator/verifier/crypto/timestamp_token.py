@@ -119,6 +119,9 @@ def _tst_refusal_detail(rest: list[DerElement]) -> str:
             words += [der_text(t, "the status text") for t in der_children(element)]
         else:
             bits, _ = der_bit_string(element, "the failure information", whole_bytes=False)
+            if len(bits) > 4:  # RFC 3161 names 26 bits: a longer string is read no further
+                words.append(f"failure information of {len(bits)} bytes")
+                continue
             number, width = int.from_bytes(bits, "big"), 8 * len(bits)
             set_bits = [i for i in range(width) if number >> (width - 1 - i) & 1]
             words += [_TST_FAILURES.get(i, f"failure bit {i}") for i in set_bits]
@@ -134,7 +137,7 @@ def _tst_unwrap(element: DerElement) -> DerElement:
     info = der_sequence(fields[0], "the PKIStatusInfo", 1, 3)
     status = der_integer(info[0], "the PKIStatus")
     if status not in (0, 1):
-        name = _TST_STATUS[status] if 0 <= status < len(_TST_STATUS) else str(status)
+        name = _TST_STATUS[status] if 0 <= status < len(_TST_STATUS) else f"unknown, {status.bit_length()} bits"
         raise FormatError(f"the authority refused the request (status {name}){_tst_refusal_detail(info[1:])}")
     if len(fields) != 2:
         raise FormatError("the authority's reply grants the request but holds no token")

@@ -11,13 +11,21 @@ SHA-256 of the signature. A round is checked here against the pinned key, offlin
 import calendar
 import hashlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.core.errors import FormatError, Problem
 from generator.verifier.core.formats import check_keys, is_hex64, is_int, is_time
 from generator.verifier.core.text import show
-from generator.verifier.crypto.drand import verify_drand_round
+from generator.verifier.crypto.bls12_381 import decode_g2
+from generator.verifier.crypto.drand import (
+    DRAND_QUICKNET_CHAIN_HASH,
+    DRAND_QUICKNET_GENESIS_TIME,
+    DRAND_QUICKNET_PERIOD,
+    DRAND_QUICKNET_PUBLIC_KEY,
+    verify_drand_round,
+)
 
 BEACON_SCHEME = "bls-unchained-g1-rfc9380"
 BEACON_KEYS = ("name", "scheme", "chain_hash", "public_key", "genesis_time", "period")
@@ -26,6 +34,13 @@ SECRET_GATE_RUNS = ("required", "allowed")
 RETIREMENT_KEYS = ("items", "every_seconds")
 MIN_INTERVAL = 60  # seconds between scheduled retirements, at least
 _HEX = frozenset("0123456789abcdef")
+_YEAR_10000 = 253402300800
+QUICKNET = {
+    "chain_hash": DRAND_QUICKNET_CHAIN_HASH.hex(),
+    "public_key": DRAND_QUICKNET_PUBLIC_KEY.hex(),
+    "genesis_time": DRAND_QUICKNET_GENESIS_TIME,
+    "period": DRAND_QUICKNET_PERIOD,
+}
 
 
 @dataclass(frozen=True)
@@ -58,10 +73,10 @@ class RetirementSchedule:
     every_seconds: int
     until: str | None = None
 
-    def due_times(self, start: int, end: int) -> list[int]:
+    def due_times(self, start: int, end: int) -> range:
         """The due times (Unix seconds) after `start` up to `end`, and up to `until`."""
         last = min(end, unix_time(self.until)) if self.until is not None else end
-        return list(range(start + self.every_seconds, last + 1, self.every_seconds))
+        return range(start + self.every_seconds, last + 1, self.every_seconds)
 
 
 def _is_hex(value: Any, digits: int) -> bool:
@@ -85,14 +100,30 @@ def beacon_problems(doc: Any, where: str = "beacon") -> list[Problem]:
         problems.append(Problem("must be 64 lowercase hex digits", where=f"{where}.chain_hash"))
     if "public_key" in doc and not _is_hex(doc["public_key"], 192):
         problems.append(Problem("must be a compressed G2 point, 192 lowercase hex digits", where=f"{where}.public_key"))
+    elif "public_key" in doc:
+        try:
+            decode_g2(bytes.fromhex(doc["public_key"]), "the beacon's key")
+        except FormatError as e:
+            problems.append(Problem(str(e), where=f"{where}.public_key"))
+    # drand's quicknet is named by its chain hash: a pin that uses the hash must be quicknet's, or a
+    # key the operator holds could pass for the League of Entropy's.
+    if doc.get("chain_hash") == QUICKNET["chain_hash"]:
+        for k in ("public_key", "genesis_time", "period"):
+            if k in doc and doc[k] != QUICKNET[k]:
+                quicknet = show(QUICKNET[k])
+                problems.append(
+                    Problem("not drand quicknet's, whose chain hash it names", "", f"{where}.{k}", quicknet)
+                )
     for k in ("genesis_time", "period"):
         if k in doc and not (is_int(doc[k]) and doc[k] >= 1):
             problems.append(Problem("must be a whole number, at least 1", where=f"{where}.{k}", found=show(doc[k])))
     return problems
 
 
-def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
-    """The shape of a methodology's `draws`: it needs a pinned beacon."""
+def draws_problems(doc: Any, beacon: Any) -> list[Problem]:
+    """The shape of a methodology's `draws`: it needs a pinned beacon (`beacon`, the member as
+    given, None when there is none), and retirements no more often than its rounds."""
+    has_beacon = beacon is not None
     problems = check_keys(doc, DRAWS_KEYS[:1], optional=DRAWS_KEYS[1:], where="draws")
     if not isinstance(doc, dict):
         return problems
@@ -120,6 +151,12 @@ def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
                 found.append(
                     Problem("not an interval", where=f"{where}.every_seconds", expected=at_least, found=show(every))
                 )
+            period = beacon.get("period") if isinstance(beacon, dict) else None
+            if is_int(every) and is_int(period) and every < period:
+                slower = f"at least {period} (the beacon's period: two due times would share a round)"
+                found.append(
+                    Problem("due more often than the beacon makes rounds", "", f"{where}.every_seconds", slower)
+                )
             if "until" in retirements and not is_time(retirements["until"]):
                 found.append(Problem("malformed time", where=f"{where}.until", expected="YYYY-MM-DDTHH:MM:SSZ"))
         problems += found
@@ -140,12 +177,18 @@ def parse_schedule(draws: dict[str, Any] | None) -> RetirementSchedule | None:
 
 
 def unix_time(at: str) -> int:
-    """A ledger time (YYYY-MM-DDTHH:MM:SSZ) as Unix seconds."""
-    return calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+    """A ledger time (YYYY-MM-DDTHH:MM:SSZ, as formats.TIME_RE admits it) as Unix seconds.
+
+    Computed from the fields without a calendar's check, so that a time the pattern admits but no
+    calendar has ("2026-02-30") still orders as its text does instead of stopping a check."""
+    y, mo, d, h, mi, s = (int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]), int(at[17:19]))
+    return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
 
 
 def time_text(seconds: int) -> str:
-    """Unix seconds as a ledger time."""
+    """Unix seconds as a ledger time (or, past year 9999, in seconds)."""
+    if not 0 <= seconds < _YEAR_10000:
+        return f"Unix time {seconds}"
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
@@ -199,3 +242,16 @@ def round_document_problems(doc: Any, where: str = "") -> list[Problem]:
             )
         )
     return problems
+
+
+def beacon_notes(methodologies: Mapping[str, Any]) -> list[str]:
+    """What a pass cannot say of each pinned beacon that is not drand's quicknet."""
+    out = []
+    for version, m in sorted(methodologies.items()):
+        b = getattr(m, "beacon", None)
+        if b is not None and b.chain_hash != QUICKNET["chain_hash"]:
+            out.append(
+                f"methodology {version} pins the beacon {b.name!r} (chain {b.chain_hash[:16]}…), not drand's quicknet: "
+                "its draws are only as far from the operator's choice as that beacon's key holders are"
+            )
+    return out

@@ -6,6 +6,7 @@ Every rule here is one the verifier can recompute from the ledger, the run specs
 and the round's signature; none takes the operator's word for a pool, a round or an item.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from generator.verifier.core.errors import Problem
@@ -19,12 +20,13 @@ from generator.verifier.rules.beacon import (
     time_text,
     unix_time,
 )
-from generator.verifier.rules.draws import RetirementDraw, draw_items
+from generator.verifier.rules.draws import MAX_DRAWN_ITEMS, MAX_ROUND, RetirementDraw, draw_items
 from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 
 DRAW_SPEC_KEYS = ("beacon", "round", "count")
+MAX_ROUND_DELAY = 86400  # seconds: a drawn run names a round published within a day of its registration
 
 
 def effective_spec(spec: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
@@ -66,19 +68,52 @@ def run_draw_problems(
             )
         ]
     round_number, count = want["round"], want["count"]
-    if beacon.round_time(round_number) <= unix_time(run.at):
+    published, registered = beacon.round_time(round_number), unix_time(run.at)
+    if published <= registered:
         problems.append(
             Problem(
                 "the round was published before the run was registered: its randomness was known",
                 where="draw.round",
                 expected=f"a round after {run.at}",
-                found=f"round {round_number}, published {time_text(beacon.round_time(round_number))}",
+                found=f"round {round_number}, published {time_text(published)}",
+            )
+        )
+    elif published > registered + MAX_ROUND_DELAY:
+        problems.append(
+            Problem(
+                "the round is more than a day after the registration: a run cannot wait on a far round and hold "
+                "its gate's items",
+                where="draw.round",
+                expected=f"a round published by {time_text(registered + MAX_ROUND_DELAY)}",
+                found=f"round {round_number}, published {time_text(published)}",
+            )
+        )
+    # The pool is fixed by the registration: too small a pool is refused then, not after the round.
+    pool = run_pool(ledger, run, seen)
+    if len(pool) < count:
+        problems.append(
+            Problem(
+                f"the run's pool holds {len(pool)} eligible items, fewer than the {count} it draws: a draw of all "
+                "of a small pool is no draw",
+                where="draw.count",
+                expected=f"at most {len(pool)}",
+                found=str(count),
             )
         )
     draw = ledger.draws.get(run.id)
     if draw is None:
+        withdrawn = ledger.withdrawals.get(run.id)
         if run.id in ledger.certificate_of_run:
             problems.append(Problem("the run was certified without its draw", where="draw"))
+        elif withdrawn is not None and unix_time(withdrawn.at) >= published:
+            problems.append(
+                Problem(
+                    f"the run was withdrawn (entries[{withdrawn.index}]) once its round was published, without its "
+                    "draw: the operator could see the items and register again with another round",
+                    where="draw",
+                    expected="the draw recorded before a withdrawal dated after the round",
+                )
+            )
         return problems
     where = f"ledger entries[{draw.index}]"
     if draw.round != round_number:
@@ -92,7 +127,7 @@ def run_draw_problems(
     problems += _gate_revealed_while_drawing(ledger, run, draw.index)
     if problems:
         return problems
-    items = draw_items(run_pool(ledger, run, seen), round_randomness(draw.signature), f"run:{run.id}", count)
+    items = draw_items(pool, round_randomness(draw.signature), f"run:{run.id}", count)
     if list(draw.items) != items:
         problems.append(
             Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(draw.items), 400))
@@ -124,9 +159,49 @@ def drawn_spec_problems(spec: dict[str, Any]) -> list[Problem]:
         return problems
     if "beacon" in draw and not is_hex64(draw["beacon"]):
         problems.append(Problem("must be the beacon's chain hash", where="draw.beacon", found=show(draw["beacon"])))
-    for k in ("round", "count"):
-        if k in draw and not (is_int(draw[k]) and draw[k] >= 1):
-            problems.append(Problem("must be a whole number, at least 1", where=f"draw.{k}", found=show(draw[k])))
+    for k, most in (("round", MAX_ROUND), ("count", MAX_DRAWN_ITEMS)):
+        if k in draw and not (is_int(draw[k]) and 1 <= draw[k] <= most):
+            problems.append(
+                Problem(f"must be a whole number from 1 to {most}", where=f"draw.{k}", found=show(draw[k], 40))
+            )
+    return problems
+
+
+def draw_required_problem(
+    ledger: Ledger, run: RunEvent, spec: dict[str, Any], methodologies: Mapping[str, Methodology]
+) -> Problem | None:
+    """A run on a secret gate that lists its items once any methodology published before it
+    requires draws: pinning an older version does not step back from the requirement."""
+    gate = ledger.gates.get(run.gate)
+    if "draw" in spec or gate is None or gate.public:
+        return None
+    for e in sorted(ledger.methodologies.values(), key=lambda e: e.index):
+        m = methodologies.get(e.version)
+        if e.index < run.index and m is not None and m.draws_required:
+            return Problem(
+                f"methodology {e.version} (entries[{e.index}]) requires a secret-gate run to draw its items; "
+                "a run registered after it cannot list them, whatever version it pins",
+                where="items",
+            )
+    return None
+
+
+def required_draw_problems(
+    ledger: Ledger, methodologies: Mapping[str, Methodology], specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """draw_required_problem for every run, and a draw recorded for a run whose spec lists its
+    items (a round shown on the site as having drawn what the operator chose)."""
+    problems = []
+    for run_id, spec in specs.items():
+        run = ledger.runs.get(run_id)
+        if run is None:
+            continue
+        found = draw_required_problem(ledger, run, spec, methodologies)
+        if found is not None:
+            problems.append(found.at(f"runs/{run_id}.json"))
+        if "draw" not in spec and run_id in ledger.draws:
+            where = f"entries[{ledger.draws[run_id].index}]"
+            problems.append(Problem(f"a draw recorded for run {run_id}, whose spec lists its items", where=where))
     return problems
 
 
@@ -148,9 +223,13 @@ def retirement_pool(ledger: Ledger, index: int, open_items: set[str]) -> list[st
     return pool
 
 
-def open_run_items(ledger: Ledger, index: int, specs: dict[str, dict[str, Any]]) -> set[str]:
+def open_run_items(
+    ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int | None = None
+) -> set[str]:
     """The items of the runs registered before leaf `index` and not decided before it; for a drawn
-    run still waiting for its draw then, every item of its gate (its pool)."""
+    run still waiting then for a round later than `round_number` (the retirement's), every item of
+    its gate (its pool). A drawn run whose round is already out and that is not drawn protects
+    nothing: the operator was to draw it."""
     items: set[str] = set()
     waiting: set[str] = set()
     for run in ledger.runs.values():
@@ -158,8 +237,10 @@ def open_run_items(ledger: Ledger, index: int, specs: dict[str, dict[str, Any]])
         if run.index < index and (decided is None or decided > index):
             spec = specs.get(run.id, {})
             draw = ledger.draws.get(run.id)
+            named = as_dict(spec.get("draw")).get("round")
             if "draw" in spec and (draw is None or draw.index > index):
-                waiting.add(run.gate)
+                if round_number is None or not is_int(named) or named > round_number:
+                    waiting.add(run.gate)
             else:
                 items.update(as_list(spec.get("items")))
     if waiting:
@@ -173,7 +254,11 @@ def _regimes(
     """Each methodology's time in force: (its leaf, its time, the next one's leaf and time, or the
     ledger's end and last time; the methodology)."""
     events = sorted(ledger.methodologies.values(), key=lambda e: e.index)
-    out = []
+    # Before the first methodology no schedule is in force.
+    first = events[0] if events else None
+    out: list[tuple[int, str, int, str, Methodology | None]] = [
+        (-1, "", first.index if first else ledger.size, first.at if first else ledger.last_at, None)
+    ]
     for n, e in enumerate(events):
         end, end_at = (events[n + 1].index, events[n + 1].at) if n + 1 < len(events) else (ledger.size, ledger.last_at)
         out.append((e.index, e.at, end, end_at, methodologies.get(e.version)))
@@ -196,7 +281,7 @@ def retirement_problems(
                 for d in mine
             ]
             continue
-        due = _due_rounds(beacon, schedule, unix_time(start_at), unix_time(end_at))
+        due = _due_rounds(beacon, schedule, unix_time(start_at), unix_time(end_at), len(mine) + 1)
         for n, round_number in enumerate(due):
             if n >= len(mine):
                 problems.append(
@@ -214,11 +299,17 @@ def retirement_problems(
     return problems
 
 
-def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, end: int) -> list[int]:
-    """The rounds of the retirements due by `end`: a due time's round is published at or after it,
-    and is due once it is published by then."""
-    rounds = (beacon.first_round_at(t) for t in schedule.due_times(anchor, end))
-    return [r for r in rounds if beacon.round_time(r) <= end]
+def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, end: int, most: int) -> list[int]:
+    """The rounds of the first `most` retirements due by `end` (one more than were drawn is enough
+    to name the one missing): a due time's round is published at or after it, and is due once it
+    is published by then."""
+    rounds: list[int] = []
+    for t in schedule.due_times(anchor, end):
+        r = beacon.first_round_at(t)
+        if beacon.round_time(r) > end or len(rounds) == most:
+            break
+        rounds.append(r)
+    return rounds
 
 
 def _retirement_draw_problems(
@@ -247,7 +338,7 @@ def _retirement_draw_problems(
     problems += [p.at("", where) for p in round_signature_problems(beacon, d.round, d.signature, "signature")]
     if problems:
         return problems
-    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs))
+    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs, d.round))
     items = draw_items(pool, round_randomness(d.signature), f"retirement:{d.round}", schedule.items)
     if list(d.items) != items:
         problems.append(

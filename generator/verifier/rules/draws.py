@@ -24,7 +24,8 @@ from generator.verifier.core.text import show
 DRAW = "draw"
 RETIREMENT_DRAW = "retirement-draw"
 DRAW_DOMAIN = b"transparency-draw/v1\x00"
-MAX_DRAWN_ITEMS = 2000  # the items a leaf lists, within a C2SP entry's 64 KiB
+MAX_DRAWN_ITEMS = 500  # the items a leaf lists: 500 ids of 64 characters fit a C2SP entry's 64 KiB
+MAX_ROUND = 2**64 - 1  # drand's rounds are unsigned 64-bit numbers
 _TWO_64 = 1 << 64
 
 
@@ -103,8 +104,8 @@ def draw_items(pool: list[str], randomness: bytes, purpose: str, count: int) -> 
 
 def _round_and_items_problems(leaf: dict[str, Any]) -> list[Problem]:
     problems = []
-    if not (is_int(leaf["round"]) and leaf["round"] >= 1):
-        problems.append(Problem("must be a round number, at least 1", where="round", found=show(leaf["round"])))
+    if not (is_int(leaf["round"]) and 1 <= leaf["round"] <= MAX_ROUND):
+        problems.append(Problem("must be a round number, 1 to 2^64 - 1", where="round", found=show(leaf["round"], 40)))
     sig = leaf["signature"]
     if not (isinstance(sig, str) and len(sig) == 96 and all(c in "0123456789abcdef" for c in sig)):
         problems.append(

@@ -60,7 +60,7 @@ def check_methodology(params: Any) -> list[Problem]:
     if "beacon" in params:
         problems += beacon_problems(params["beacon"])
     if "draws" in params:
-        problems += draws_problems(params["draws"], "beacon" in params)
+        problems += draws_problems(params["draws"], params.get("beacon"))
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
         problems.append(
             Problem(

@@ -14,7 +14,7 @@ from generator.verifier.core.formats import (
 )
 from generator.verifier.core.report import Report
 from generator.verifier.core.text import show
-from generator.verifier.rules.drawn_items import effective_spec, retirement_problems
+from generator.verifier.rules.drawn_items import effective_spec, required_draw_problems, retirement_problems
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
@@ -178,4 +178,5 @@ def check_runs(
         specs[run.id] = spec
     # Scheduled retirements draw among the items no open run holds: after every spec is read.
     report.add(retirement_problems(ledger, methodologies, specs), "ledger")
+    report.add(required_draw_problems(ledger, methodologies, specs), "ledger")
     return specs

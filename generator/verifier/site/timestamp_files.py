@@ -13,7 +13,7 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import as_dict, check_keys, is_id, is_int
+from generator.verifier.core.formats import as_dict, as_list, check_keys, is_id, is_int
 from generator.verifier.crypto.timestamp_token import verify_timestamp_token
 from generator.verifier.crypto.x509 import read_x509_certificate, x509_timestamping_problem
 from generator.verifier.rules.beacon import time_text, unix_time
@@ -90,7 +90,9 @@ def check_timestamps(s: Site, ledger: Ledger, history: dict[str, Any] | None) ->
             report.check(False, AUTHORITIES_PATH, p)
         if not found:
             authorities = {r["name"]: r["certificate"] for r in loaded[1]["authorities"]}
-    archived = {r["tree_size"]: r["checkpoint"] for r in (history or {}).get("checkpoints", [])}
+    # The history's own check reports a malformed row; a token is only matched against sound ones.
+    rows = as_list(as_dict(history).get("checkpoints"))
+    archived = {r["tree_size"]: r["checkpoint"] for r in rows if is_int(as_dict(r).get("tree_size"))}
     bounds = []
     for rel in tokens:
         bound = _check_token(s, ledger, rel, authorities, archived)
@@ -124,7 +126,8 @@ def _check_token(
         return None
     try:
         stamped = verify_timestamp_token(token, authorities[name].encode(), checkpoint_body(note), f"checkpoint {size}")
-    except FormatError as e:
+    except (FormatError, ValueError, OverflowError) as e:
+        # ValueError: a number too long to print, in a token nobody signed yet.
         report.check(False, rel, f"the timestamp token does not verify: {e}")
         return None
     last = ledger.keys.leaf_time(size - 1)
@@ -147,23 +150,40 @@ def check_draws_logged_in_time(
     specs: dict[str, dict[str, Any]],
     methodologies: dict[str, Methodology],
 ) -> None:
-    """A drawn run's registration was logged before its round: no token over a checkpoint that
-    does not yet hold the registration may be dated at or after the round's publication (the
-    log then still lacked it, so the operator committed to the round once it was public)."""
+    """What a draw rests on was logged before its round: no token over a checkpoint that does not
+    yet hold it may be dated at or after the round's publication. For a drawn run that is its
+    registration; for a scheduled retirement, every leaf before it (its pool). The log then still
+    lacked them, so the operator wrote them once the round was public, whatever times they carry."""
     for run_id, spec in specs.items():
         draw, run = as_dict(spec.get("draw")), ledger.runs.get(run_id)
         m = methodologies.get(str(as_dict(spec.get("methodology")).get("version")))
-        if not draw or run is None or m is None or m.beacon is None or not is_int(draw.get("round")):
-            continue
-        published = time_text(m.beacon.round_time(draw["round"]))
-        late = [b for b in bounds if b.size <= run.index and b.time >= published]
-        if late:
-            b = late[0]
-            s.report.check(
-                False,
-                timestamp_token_path(b.size, b.authority),
-                f"run {run_id} was logged after the round it names was public: {b.authority} stamped checkpoint "
-                f"{b.size}, which does not hold the registration (entries[{run.index}]), at {b.time}",
-                f"the registration logged before round {draw['round']} (published {published})",
-                f"registration dated {run.at}, logged after {b.time}",
+        if draw and run is not None and m is not None and m.beacon is not None and is_int(draw.get("round")):
+            _logged_before(s, bounds, run.index + 1, m.beacon.round_time(draw["round"]), f"run {run_id}'s registration")
+    by_index = sorted(ledger.methodologies.values(), key=lambda e: e.index)
+    for d in ledger.retirement_draws:
+        before = [e for e in by_index if e.index < d.index]
+        m = methodologies.get(before[-1].version) if before else None
+        if m is not None and m.beacon is not None:
+            _logged_before(
+                s,
+                bounds,
+                d.index,
+                m.beacon.round_time(d.round),
+                f"the leaves before the retirement drawn at entries[{d.index}]",
             )
+
+
+def _logged_before(s: Site, bounds: list[OutsideBound], size: int, published: int, what: str) -> None:
+    """No token dated at or after `published` over a checkpoint of fewer than `size` leaves."""
+    at = time_text(published)
+    late = [b for b in bounds if b.size < size and b.time >= at]
+    if late:
+        b = late[0]
+        s.report.check(
+            False,
+            timestamp_token_path(b.size, b.authority),
+            f"{what} was logged after its round was public: {b.authority} stamped checkpoint {b.size}, which "
+            f"does not hold it, at {b.time}",
+            f"logged before the round's publication, {at}",
+            f"logged after {b.time}",
+        )

@@ -13,6 +13,7 @@ from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_p
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
 from generator.verifier.memory.release_memory import Memory, private_to_user
+from generator.verifier.rules.beacon import beacon_notes
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.revocations import check_revocations
 from generator.verifier.site.accounting import check_accounted
@@ -306,6 +307,7 @@ def _check_the_program(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
+    s.report.notes += beacon_notes(methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)

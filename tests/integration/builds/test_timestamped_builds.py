@@ -96,6 +96,15 @@ def test_an_event_dated_after_its_token_fails(tmp_path: Path, tsa: TimestampAuth
     from generator.commands.retire import retire_item
 
     retire_item(paths, "b-0001", "Dated in the future.", "2099-01-01T00:00:00Z")
+    # The build keeps no token older than the checkpoint's last event: it would fail the site for good.
+    result = build(paths, tmp_path / "site")
+    assert any("before the checkpoint's last event (2099-01-01T00:00:00Z); not kept" in w for w in result.warnings)
+    size = json.loads((tmp_path / "site" / "ledger" / "history.json").read_text())["tree_size"]
+    assert not token_file(paths, size, "local-tsa").exists()
+    # A token kept all the same (by hand, or by another tool) fails the verifier, named.
+    body = checkpoint_body((tmp_path / "site" / "ledger" / "checkpoints" / str(size)).read_bytes())
+    token_file(paths, size, "local-tsa").parent.mkdir(parents=True, exist_ok=True)
+    token_file(paths, size, "local-tsa").write_bytes(tsa.token(body))
     with pytest.raises(VerificationFailed, match="an event is dated after the time local-tsa stamped"):
         build(paths, tmp_path / "site")
 
@@ -121,3 +130,27 @@ def test_openssl_refuses_a_published_token_over_other_bytes(tmp_path: Path, tsa:
     ok, _ = tsa.verify_with_openssl(b"another checkpoint\n", token)
     assert not ok
     assert shutil.which("openssl") and openssl_ok("version")[0]
+
+
+def test_a_drawn_run_logged_after_a_token_past_its_round_fails(tmp_path: Path, tsa: TimestampAuthority) -> None:
+    """The registration is dated before its round, but a checkpoint without it was stamped after
+    the round was public: the operator wrote it knowing the round."""
+    from generator.commands.methodology import publish
+    from generator.verifier import unix_time
+    from tests.support.beacon import OwnBeacon, drawn_methodology_file, drawn_spec
+    from tests.support.forgery import register_by_hand
+
+    beacon = OwnBeacon()
+    paths = small_program(tmp_path)
+    write_items(paths, [item(f"b-{i:04d}", "b") for i in range(2, 14)], name="more.yaml")
+    from generator.commands.commit import commit_new_items
+
+    commit_new_items(paths, "2026-01-07T09:00:00Z")
+    publish(paths, drawn_methodology_file(tmp_path / "m", beacon), METHODOLOGY[1], "2026-01-08T00:00:00Z")
+    list_authority(paths, tsa)
+    build(paths, tmp_path / "site")  # checkpoint stamped now, long after the round below
+    registered = "2026-01-09T00:00:00Z"
+    round_number = beacon.round_at(unix_time(registered) + 60)
+    register_by_hand(paths, drawn_spec(paths, beacon, round_number), registered)
+    with pytest.raises(VerificationFailed, match="run run-1's registration was logged after its round was public"):
+        build(paths, tmp_path / "site")

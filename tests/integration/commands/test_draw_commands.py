@@ -4,7 +4,6 @@ the commands and, when forced into the ledger, failed by the verifier with its r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,8 @@ from generator.core.generator_errors import InputError
 from generator.program.datadir import Paths
 from generator.program.ledgerfile import appending
 from generator.verifier import draw_items, round_randomness, run_pool, unix_time, verify_site
-from tests.support.beacon import OwnBeacon
+from tests.support.beacon import OwnBeacon, drawn_methodology_file
+from tests.support.beacon import drawn_spec as beacon_spec
 from tests.support.forgery import forked_build
 from tests.support.programs import METHODOLOGY, new_program
 from tests.support.runs import certify, methodology_pin, register, results, run_spec, scored, write_json
@@ -29,27 +29,16 @@ REGISTERED = "2026-02-10T01:00:00Z"
 EVERY = 86400
 
 
-def drawn_methodology(tmp: Path, schedule: dict[str, Any] | None = None, required: bool = True) -> tuple[Path, Path]:
-    params = json.loads(METHODOLOGY[0].read_text())
-    params |= {"version": "2026.2", "v": 2, "beacon": BEACON.pin()}
-    params["draws"] = {"secret_gate_runs": "required" if required else "allowed"}
-    if schedule is not None:
-        params["draws"]["retirements"] = schedule
-    return write_json(tmp / "m" / "2026.2.json", params), METHODOLOGY[1]
-
-
 @pytest.fixture
 def program(tmp_path: Path) -> Paths:
     paths = new_program(tmp_path / "data", secret_items=40, retired=1)
-    params, prose = drawn_methodology(tmp_path, {"items": 2, "every_seconds": EVERY, "until": "2026-02-12T00:00:00Z"})
-    publish(paths, params, prose, PUBLISHED)
+    schedule = {"items": 2, "every_seconds": EVERY, "until": "2026-02-12T00:00:00Z"}
+    publish(paths, drawn_methodology_file(tmp_path / "m", BEACON, schedule), METHODOLOGY[1], PUBLISHED)
     return paths
 
 
 def drawn_spec(paths: Paths, round_number: int, count: int = 10, run_id: str = "run-1") -> dict[str, Any]:
-    spec = run_spec(paths, run_id, "b", [], methodology=methodology_pin(paths, "2026.2"))
-    del spec["items"]
-    return spec | {"v": 2, "draw": {"beacon": BEACON.chain_hash, "round": round_number, "count": count}}
+    return beacon_spec(paths, BEACON, round_number, count, run_id)
 
 
 def round_after(at: str, seconds: int = 60) -> int:
@@ -171,4 +160,51 @@ def test_verifier_fails_a_forced_draw(
         "not-the-draw": "the items are not the round's draw",
         "round-before-registration": "published before the run was registered",
     }[forgery]
+    assert expected in failures, failures
+
+
+def test_register_refuses_a_draw_larger_than_its_pool_and_a_far_round(program: Paths) -> None:
+    r = round_after(REGISTERED)
+    with pytest.raises(InputError, match="fewer than the 40 it draws"):
+        register(program, drawn_spec(program, r, count=40), REGISTERED)
+    far = round_after(REGISTERED, 2 * 86400)
+    with pytest.raises(InputError, match="more than a day after the registration"):
+        register(program, drawn_spec(program, far), REGISTERED)
+
+
+def test_an_older_methodology_does_not_step_back_from_required_draws(program: Paths) -> None:
+    spec = run_spec(program, "run-1", "b", [f"b-{i:04d}" for i in range(2, 12)])  # pins 2026.1
+    with pytest.raises(InputError, match=r"methodology 2026\.2 .* requires a secret-gate run to draw its items"):
+        register(program, spec, REGISTERED)
+
+
+def test_no_event_is_recorded_past_a_due_retirement(program: Paths, tmp_path: Path) -> None:
+    due = BEACON.round_at(unix_time(PUBLISHED) + EVERY)
+    late = _time(BEACON.genesis_time, due + 10)
+    with pytest.raises(InputError, match=f"transparency retire --draw DATA/beacon/{due}.json"):
+        register(program, drawn_spec(program, round_after(late)), late)
+    retire_drawn(program, BEACON.write_round(tmp_path, due), at=late)  # recorded, the next event may follow
+    register(program, drawn_spec(program, round_after(late)), late)
+
+
+@pytest.mark.parametrize("forgery", ["withdrawn-after-round", "draw-for-listed-items"])
+def test_verifier_fails_a_forced_withdrawal_or_draw(
+    program: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forgery: str
+) -> None:
+    from tests.support.forgery import register_by_hand
+
+    r = round_after(REGISTERED)
+    if forgery == "withdrawn-after-round":
+        register_by_hand(program, drawn_spec(program, r), REGISTERED)
+        leaf = {"type": "run-withdrawn", "v": 2, "run": "run-1", "reason": "Re-rolled.", "at": "2026-02-10T01:05:00Z"}
+        expected = "once its round was published, without its draw"
+    else:
+        listed = run_spec(program, "run-1", "b", [f"b-{i:04d}" for i in range(2, 12)])
+        register_by_hand(program, listed | {"methodology": methodology_pin(program, "2026.2")}, REGISTERED)
+        leaf = {"type": "draw", "v": 2, "run": "run-1", "round": r, "signature": BEACON.signature(r)}
+        leaf |= {"items": sorted(f"b-{i:04d}" for i in range(2, 12)), "at": "2026-02-10T01:05:00Z"}
+        expected = "whose spec lists its items"
+    _force(program, [leaf])
+    monkeypatch.setattr(generator.build.gather, "required_draw_problems", lambda *a: [])
+    failures = _forked_failures(program, tmp_path / "site", monkeypatch)
     assert expected in failures, failures

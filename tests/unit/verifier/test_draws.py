@@ -146,3 +146,16 @@ def test_snapshot_keeps_the_draws() -> None:
     assert loaded.draws == ledger.draws and loaded.retirement_draws == ledger.retirement_draws
     assert "must be followed" in messages(loaded.apply(draw_leaf("run-1")))
     assert isinstance(loaded, Ledger)
+
+
+def test_a_pin_that_names_quicknet_must_be_quicknet() -> None:
+    from generator.verifier.rules.beacon import QUICKNET, beacon_problems
+    from tests.support.beacon import OwnBeacon
+
+    own = OwnBeacon().pin()
+    assert beacon_problems(own) == []
+    posing = own | {"chain_hash": QUICKNET["chain_hash"]}
+    assert "not drand quicknet's" in messages(beacon_problems(posing))
+    genuine = {"name": "drand quicknet", "scheme": "bls-unchained-g1-rfc9380", **QUICKNET}
+    assert beacon_problems(genuine) == []
+    assert "no point of the curve" in messages(beacon_problems(own | {"public_key": "8" + "0" * 191}))
