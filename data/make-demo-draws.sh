@@ -2,7 +2,7 @@
 # The demo's draws and timestamps (make-demo.sh runs this after make-demo-harnesses.sh).
 #
 # Methodology 2026.2 pins a randomness beacon: every run on the secret gate must draw its items,
-# and two sealed items are retired by draw five minutes after its publication. Kestrel Extract's
+# and two sealed items are retired by draw four minutes after its publication. Kestrel Extract's
 # run names a round after its registration; once the round is out its ten items are drawn from the
 # sealed items of Gate B, certified, and then the scheduled retirement draws two sealed items.
 # Each release is timestamped by the demo's timestamp authority.
@@ -10,28 +10,36 @@
 # The beacon is the demo's own stand-in for drand quicknet (tools/make_demo_beacon.py says why),
 # and so is the authority (tools/demo_timestamp_authority.py): both keys are in the repository, so
 # neither proves anything; a real program pins quicknet and lists authorities it does not control.
-# The times are those at which the demo was made: a token's time is the authority's clock, and no
-# event a stamped checkpoint holds may be dated after it.
+# Every event is dated when the script records it, and the script waits for each round: a token's
+# time is the authority's clock, no event a stamped checkpoint holds may be dated after it, and what
+# a draw rests on must be logged before its round (so the script takes about five minutes).
 set -eu
 cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
 PY="${PYTHON:-.venv/bin/python}"
 PORT=48318
 export PYTHONPATH=.
+now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+later() { date -u -d "@$(( $(date -u -d "$1" +%s) + $2 ))" +%Y-%m-%dT%H:%M:%SZ; }
+wait_until() {
+  target=$(date -u -d "$1" +%s)
+  while [ "$(date -u +%s)" -lt "$target" ]; do sleep 1; done
+}
+START=$(now)
 
 # The methodology 2026.2: 2026.1's scoring, with the beacon and the draws.
-$PY - <<'PY'
+$PY - "$(later "$START" 240)" <<'PY'
 import json, subprocess, sys
 params = json.load(open("data/methodology/2026.1.json"))
 beacon = json.loads(subprocess.check_output([sys.executable, "tools/make_demo_beacon.py", "pin"]))
 params |= {"version": "2026.2", "v": 2, "beacon": beacon}
 params["draws"] = {
     "secret_gate_runs": "required",
-    "retirements": {"items": 2, "every_seconds": 300, "until": "2026-12-05T15:06:00Z"},
+    "retirements": {"items": 2, "every_seconds": 240, "until": sys.argv[1]},
 }
 json.dump(params, open("data/demo/methodology-2026.2.json", "w"), indent=1, ensure_ascii=False)
 PY
-$T methodology publish data/demo/methodology-2026.2.json --prose data/methodology/2026.1.md --at 2026-12-05T15:01:00Z
+$T methodology publish data/demo/methodology-2026.2.json --prose data/methodology/2026.1.md --at "$START"
 
 # The timestamp authority, listed and running while the demo's releases are built.
 $PY tools/demo_timestamp_authority.py list $PORT > data/timestamp-authorities.json
@@ -40,8 +48,9 @@ TSA=$!
 trap 'kill $TSA' EXIT
 sleep 1
 
-# Kestrel Extract's run names the first round after 15:02:30; registered at 15:02.
-ROUND=$($PY tools/make_demo_beacon.py at 2026-12-05T15:02:30Z)
+# Kestrel Extract's run names the first round thirty seconds after its registration.
+REGISTERED=$(now)
+ROUND=$($PY tools/make_demo_beacon.py at "$(later "$REGISTERED" 30)")
 $PY - "$ROUND" <<'PY'
 import hashlib, json, sys
 params = open("data/methodology/2026.2.json", "rb").read()
@@ -69,14 +78,15 @@ spec = {
 }
 json.dump(spec, open("data/demo/run-specs/kestrel-b-1.json", "w"), indent=1, ensure_ascii=False)
 PY
-$T register data/demo/run-specs/kestrel-b-1.json --at 2026-12-05T15:02:00Z
+$T register data/demo/run-specs/kestrel-b-1.json --at "$REGISTERED"
+wait_until "$(later "$REGISTERED" 32)"
 $PY tools/make_demo_beacon.py round "$ROUND"
-$T draw kestrel-b-1 "data/beacon/$ROUND.json" --at 2026-12-05T15:03:00Z
+$T draw kestrel-b-1 "data/beacon/$ROUND.json" --at "$(now)"
 $T build
 
 # Its results: the outputs the answer keys give, but for one critical field missed.
-$PY - <<'PY'
-import json, yaml
+$PY - "$(now)" <<'PY'
+import json, sys, yaml
 drawn = next(json.loads(l) for l in open("data/ledger.jsonl") if '"type":"draw"' in l)
 keys = {i["id"]: i["answer"] for i in yaml.safe_load(open("data/private/items/gate-b.yaml"))["items"]}
 rows = []
@@ -95,14 +105,17 @@ for n, item in enumerate(drawn["items"]):
     for f in fields:
         f.pop("missed", None)
     rows.append({"item": item, "status": "scored", "fields": fields})
-doc = {"type": "run-results", "v": 1, "run": "kestrel-b-1", "finished_at": "2026-12-05T15:03:40Z",
+doc = {"type": "run-results", "v": 1, "run": "kestrel-b-1", "finished_at": sys.argv[1],
        "results": rows, "grader": {"proposed_score": 84, "rationale": "Nine of ten items passed; one account number was missed."}}
 json.dump(doc, open("data/private/results/kestrel-b-1.json", "w"), indent=1, ensure_ascii=False)
 PY
-$T certify data/private/results/kestrel-b-1.json --at 2026-12-05T15:04:00Z
+sleep 1
+$T certify data/private/results/kestrel-b-1.json --at "$(now)"
 
-# The retirement the schedule makes due at 15:06:00, drawn by that moment's round.
-DUE=$($PY tools/make_demo_beacon.py at 2026-12-05T15:06:00Z)
+# The retirement the schedule makes due four minutes after 2026.2's publication, drawn by the
+# first round at or after that time, recorded once the round is out and before anything else.
+DUE=$($PY tools/make_demo_beacon.py at "$(later "$START" 240)")
+wait_until "$(later "$START" 242)"
 $PY tools/make_demo_beacon.py round "$DUE"
-$T retire --draw "data/beacon/$DUE.json" --at 2026-12-05T15:06:00Z
+$T retire --draw "data/beacon/$DUE.json" --at "$(now)"
 $T build

@@ -551,9 +551,17 @@ def register(ctx: click.Context, specs: tuple[Path, ...], at: str | None) -> Non
     """
     from generator.commands.register import register_runs
 
-    for reg in register_runs(_paths(ctx), list(specs), at):
+    registered = register_runs(_paths(ctx), list(specs), at)
+    for reg in registered:
         chain = f", after run {reg.previous_run}" if reg.previous_run else ", the subject's first on this gate"
-        click.echo(f"Registered run {reg.id} ({reg.items} items{chain}) at {reg.at}; sha256 {reg.sha256}.")
+        drawn = f" to be drawn by beacon round {reg.round}" if reg.round is not None else ""
+        click.echo(f"Registered run {reg.id} ({reg.items} items{drawn}{chain}) at {reg.at}; sha256 {reg.sha256}.")
+    for reg in registered:
+        if reg.round is not None:
+            click.echo(
+                f"Next for {reg.id}: once round {reg.round} is out, 'transparency beacon fetch {reg.round}' and "
+                f"'transparency draw {reg.id} DATA/beacon/{reg.round}.json' fix its items."
+            )
     click.echo("Next: run the evaluation, then 'transparency certify RESULTS.json'.")
 
 

@@ -36,67 +36,67 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/tlog/policy.py                   lines  2634 to  2916
     generator/verifier/tlog/witnessing.py               lines  2917 to  2946
     generator/verifier/core/idindex.py                  lines  2947 to  3030
-    generator/verifier/crypto/der.py                    lines  3031 to  3355
-    generator/verifier/crypto/rsa.py                    lines  3356 to  3472
-    generator/verifier/crypto/ecdsa.py                  lines  3473 to  3640
-    generator/verifier/crypto/signatures.py             lines  3641 to  3827
-    generator/verifier/crypto/x509.py                   lines  3828 to  4026
-    generator/verifier/crypto/timestamp_token.py        lines  4027 to  4426
-    generator/verifier/crypto/hash_to_g1.py             lines  4427 to  4704
-    generator/verifier/crypto/bls12_381.py              lines  4705 to  5195
-    generator/verifier/crypto/drand.py                  lines  5196 to  5267
-    generator/verifier/rules/beacon.py                  lines  5268 to  5467
-    generator/verifier/rules/methodology_rules.py       lines  5468 to  5827
-    generator/verifier/rules/scoring.py                 lines  5828 to  6127
-    generator/verifier/rules/agreement_statistics.py    lines  6128 to  6387
-    generator/verifier/rules/labelsets.py               lines  6388 to  6726
-    generator/verifier/rules/subjects.py                lines  6727 to  6992
-    generator/verifier/rules/withdrawals.py             lines  6993 to  7031
-    generator/verifier/rules/events.py                  lines  7032 to  7090
-    generator/verifier/rules/draws.py                   lines  7091 to  7233
-    generator/verifier/tlog/keyring.py                  lines  7234 to  7369
-    generator/verifier/rules/ledger.py                  lines  7370 to  7849
-    generator/verifier/rules/drawn_items.py             lines  7850 to  8083
-    generator/verifier/exports/eee_record.py            lines  8084 to  8422
-    generator/verifier/exports/cbor.py                  lines  8423 to  8544
-    generator/verifier/exports/scitt_statement.py       lines  8545 to  8730
-    generator/verifier/exports/credential.py            lines  8731 to  9035
-    generator/verifier/memory/ledger_snapshot.py        lines  9036 to  9219
-    generator/verifier/memory/checkpoint_memory.py      lines  9220 to  9374
-    generator/verifier/memory/release_memory.py         lines  9375 to  9683
-    generator/verifier/rules/answers.py                 lines  9684 to  9751
-    generator/verifier/rules/runs.py                    lines  9752 to 10124
-    generator/verifier/rules/lineage.py                 lines 10125 to 10410
-    generator/verifier/rules/score_edits.py             lines 10411 to 10496
-    generator/verifier/rules/evidence.py                lines 10497 to 10591
-    generator/verifier/rules/certificates.py            lines 10592 to 11059
-    generator/verifier/rules/certificate_documents.py   lines 11060 to 11155
-    generator/verifier/rules/recheck.py                 lines 11156 to 11522
-    generator/verifier/core/report.py                   lines 11523 to 11685
-    generator/verifier/core/folder.py                   lines 11686 to 11969
-    generator/verifier/core/checksum_tree.py            lines 11970 to 12124
-    generator/verifier/memory/mirror_record.py          lines 12125 to 12194
-    generator/verifier/site/release.py                  lines 12195 to 12484
-    generator/verifier/site/checksum_lists.py           lines 12485 to 12641
-    generator/verifier/site/zip_layout.py               lines 12642 to 12841
-    generator/verifier/site/download.py                 lines 12842 to 13234
-    generator/verifier/tlog/rotation.py                 lines 13235 to 13343
-    generator/verifier/site/history.py                  lines 13344 to 13712
-    generator/verifier/site/history_v3.py               lines 13713 to 13849
-    generator/verifier/site/commitment_parts.py         lines 13850 to 14035
-    generator/verifier/site/ledger_files.py             lines 14036 to 14394
-    generator/verifier/site/publication.py              lines 14395 to 14560
-    generator/verifier/rules/revocations.py             lines 14561 to 14680
-    generator/verifier/site/export_files.py             lines 14681 to 14906
-    generator/verifier/site/certificate_files.py        lines 14907 to 15365
-    generator/verifier/site/agreement_files.py          lines 15366 to 15510
-    generator/verifier/site/timestamp_files.py          lines 15511 to 15669
-    generator/verifier/site/accounting.py               lines 15670 to 15940
-    generator/verifier/site/remote.py                   lines 15941 to 16211
-    generator/verifier/site/mirror_folder.py            lines 16212 to 16403
-    generator/verifier/site/mirror.py                   lines 16404 to 16709
-    generator/verifier/site/verify_site.py              lines 16710 to 17021
-    generator/verifier/site/command_line.py             lines 17022 to 17449
+    generator/verifier/crypto/der.py                    lines  3031 to  3358
+    generator/verifier/crypto/rsa.py                    lines  3359 to  3476
+    generator/verifier/crypto/ecdsa.py                  lines  3477 to  3644
+    generator/verifier/crypto/signatures.py             lines  3645 to  3831
+    generator/verifier/crypto/x509.py                   lines  3832 to  4030
+    generator/verifier/crypto/timestamp_token.py        lines  4031 to  4433
+    generator/verifier/crypto/hash_to_g1.py             lines  4434 to  4711
+    generator/verifier/crypto/bls12_381.py              lines  4712 to  5202
+    generator/verifier/crypto/drand.py                  lines  5203 to  5274
+    generator/verifier/rules/beacon.py                  lines  5275 to  5526
+    generator/verifier/rules/methodology_rules.py       lines  5527 to  5886
+    generator/verifier/rules/scoring.py                 lines  5887 to  6186
+    generator/verifier/rules/agreement_statistics.py    lines  6187 to  6446
+    generator/verifier/rules/labelsets.py               lines  6447 to  6785
+    generator/verifier/rules/subjects.py                lines  6786 to  7051
+    generator/verifier/rules/withdrawals.py             lines  7052 to  7090
+    generator/verifier/rules/events.py                  lines  7091 to  7149
+    generator/verifier/rules/draws.py                   lines  7150 to  7295
+    generator/verifier/tlog/keyring.py                  lines  7296 to  7431
+    generator/verifier/rules/ledger.py                  lines  7432 to  7911
+    generator/verifier/rules/drawn_items.py             lines  7912 to  8237
+    generator/verifier/exports/eee_record.py            lines  8238 to  8576
+    generator/verifier/exports/cbor.py                  lines  8577 to  8698
+    generator/verifier/exports/scitt_statement.py       lines  8699 to  8884
+    generator/verifier/exports/credential.py            lines  8885 to  9189
+    generator/verifier/memory/ledger_snapshot.py        lines  9190 to  9373
+    generator/verifier/memory/checkpoint_memory.py      lines  9374 to  9528
+    generator/verifier/memory/release_memory.py         lines  9529 to  9837
+    generator/verifier/rules/answers.py                 lines  9838 to  9905
+    generator/verifier/rules/runs.py                    lines  9906 to 10278
+    generator/verifier/rules/lineage.py                 lines 10279 to 10564
+    generator/verifier/rules/score_edits.py             lines 10565 to 10650
+    generator/verifier/rules/evidence.py                lines 10651 to 10745
+    generator/verifier/rules/certificates.py            lines 10746 to 11213
+    generator/verifier/rules/certificate_documents.py   lines 11214 to 11309
+    generator/verifier/rules/recheck.py                 lines 11310 to 11676
+    generator/verifier/core/report.py                   lines 11677 to 11839
+    generator/verifier/core/folder.py                   lines 11840 to 12123
+    generator/verifier/core/checksum_tree.py            lines 12124 to 12278
+    generator/verifier/memory/mirror_record.py          lines 12279 to 12348
+    generator/verifier/site/release.py                  lines 12349 to 12638
+    generator/verifier/site/checksum_lists.py           lines 12639 to 12795
+    generator/verifier/site/zip_layout.py               lines 12796 to 12995
+    generator/verifier/site/download.py                 lines 12996 to 13388
+    generator/verifier/tlog/rotation.py                 lines 13389 to 13497
+    generator/verifier/site/history.py                  lines 13498 to 13866
+    generator/verifier/site/history_v3.py               lines 13867 to 14003
+    generator/verifier/site/commitment_parts.py         lines 14004 to 14189
+    generator/verifier/site/ledger_files.py             lines 14190 to 14548
+    generator/verifier/site/publication.py              lines 14549 to 14715
+    generator/verifier/rules/revocations.py             lines 14716 to 14835
+    generator/verifier/site/export_files.py             lines 14836 to 15061
+    generator/verifier/site/certificate_files.py        lines 15062 to 15520
+    generator/verifier/site/agreement_files.py          lines 15521 to 15665
+    generator/verifier/site/timestamp_files.py          lines 15666 to 15844
+    generator/verifier/site/accounting.py               lines 15845 to 16115
+    generator/verifier/site/remote.py                   lines 16116 to 16386
+    generator/verifier/site/mirror_folder.py            lines 16387 to 16578
+    generator/verifier/site/mirror.py                   lines 16579 to 16884
+    generator/verifier/site/verify_site.py              lines 16885 to 17197
+    generator/verifier/site/command_line.py             lines 17198 to 17625
 """
 
 # ==============================================================================================
@@ -3227,7 +3227,8 @@ def der_positive_integer(element: DerElement, what: str, tag: int = DER_INTEGER)
     """The value of an INTEGER that must be at least 1 (a serial number, a key's modulus)."""
     value = der_integer(element, what, tag)
     if value < 1:
-        raise _der_fail(element.content_start, f"{what}: {value}, where a positive INTEGER was expected")
+        shown = str(value) if value.bit_length() <= 64 else f"a {value.bit_length()}-bit number"
+        raise _der_fail(element.content_start, f"{what}: {shown}, where a positive INTEGER was expected")
     return value
 
 
@@ -3256,6 +3257,8 @@ def der_oid(element: DerElement, what: str) -> str:
         if value == 0 and byte == 0x80:
             raise _der_fail(element.content_start + i, f"{what}: an arc with a redundant leading byte")
         value = value << 7 | (byte & 0x7F)
+        if value >> 64:  # no algorithm this verifier reads has an arc that large
+            raise _der_fail(element.content_start + i, f"{what}: an OBJECT IDENTIFIER arc of more than 64 bits")
         if not byte & 0x80:
             arcs.append(value)
             value = 0
@@ -3402,7 +3405,8 @@ def rsa_public_key(n: int, e: int) -> RsaPublicKey:
     if n % 2 == 0:
         raise FormatError("an RSA modulus that is even")
     if e < 3 or e % 2 == 0 or e > RSA_MAX_EXPONENT:
-        raise FormatError(f"an RSA public exponent of {e} (an odd number from 3 to 2^32 + 1 is read)")
+        shown = str(e) if e.bit_length() <= 128 else f"{e.bit_length()} bits"
+        raise FormatError(f"an RSA public exponent of {shown} (an odd number from 3 to 2^32 + 1 is read)")
     return RsaPublicKey(n, e)
 
 
@@ -4116,6 +4120,9 @@ def _tst_refusal_detail(rest: list[DerElement]) -> str:
             words += [der_text(t, "the status text") for t in der_children(element)]
         else:
             bits, _ = der_bit_string(element, "the failure information", whole_bytes=False)
+            if len(bits) > 4:  # RFC 3161 names 26 bits: a longer string is read no further
+                words.append(f"failure information of {len(bits)} bytes")
+                continue
             number, width = int.from_bytes(bits, "big"), 8 * len(bits)
             set_bits = [i for i in range(width) if number >> (width - 1 - i) & 1]
             words += [_TST_FAILURES.get(i, f"failure bit {i}") for i in set_bits]
@@ -4131,7 +4138,7 @@ def _tst_unwrap(element: DerElement) -> DerElement:
     info = der_sequence(fields[0], "the PKIStatusInfo", 1, 3)
     status = der_integer(info[0], "the PKIStatus")
     if status not in (0, 1):
-        name = _TST_STATUS[status] if 0 <= status < len(_TST_STATUS) else str(status)
+        name = _TST_STATUS[status] if 0 <= status < len(_TST_STATUS) else f"unknown, {status.bit_length()} bits"
         raise FormatError(f"the authority refused the request (status {name}){_tst_refusal_detail(info[1:])}")
     if len(fields) != 2:
         raise FormatError("the authority's reply grants the request but holds no token")
@@ -5292,6 +5299,17 @@ MIN_INTERVAL = 60  # seconds between scheduled retirements, at least
 _HEX = frozenset("0123456789abcdef")
 
 
+_YEAR_10000 = 253402300800
+
+
+QUICKNET = {
+    "chain_hash": DRAND_QUICKNET_CHAIN_HASH.hex(),
+    "public_key": DRAND_QUICKNET_PUBLIC_KEY.hex(),
+    "genesis_time": DRAND_QUICKNET_GENESIS_TIME,
+    "period": DRAND_QUICKNET_PERIOD,
+}
+
+
 @dataclass(frozen=True)
 class Beacon:
     """A pinned drand chain: what identifies it, and what times and checks its rounds."""
@@ -5322,10 +5340,10 @@ class RetirementSchedule:
     every_seconds: int
     until: str | None = None
 
-    def due_times(self, start: int, end: int) -> list[int]:
+    def due_times(self, start: int, end: int) -> range:
         """The due times (Unix seconds) after `start` up to `end`, and up to `until`."""
         last = min(end, unix_time(self.until)) if self.until is not None else end
-        return list(range(start + self.every_seconds, last + 1, self.every_seconds))
+        return range(start + self.every_seconds, last + 1, self.every_seconds)
 
 
 def _is_hex(value: Any, digits: int) -> bool:
@@ -5349,14 +5367,30 @@ def beacon_problems(doc: Any, where: str = "beacon") -> list[Problem]:
         problems.append(Problem("must be 64 lowercase hex digits", where=f"{where}.chain_hash"))
     if "public_key" in doc and not _is_hex(doc["public_key"], 192):
         problems.append(Problem("must be a compressed G2 point, 192 lowercase hex digits", where=f"{where}.public_key"))
+    elif "public_key" in doc:
+        try:
+            decode_g2(bytes.fromhex(doc["public_key"]), "the beacon's key")
+        except FormatError as e:
+            problems.append(Problem(str(e), where=f"{where}.public_key"))
+    # drand's quicknet is named by its chain hash: a pin that uses the hash must be quicknet's, or a
+    # key the operator holds could pass for the League of Entropy's.
+    if doc.get("chain_hash") == QUICKNET["chain_hash"]:
+        for k in ("public_key", "genesis_time", "period"):
+            if k in doc and doc[k] != QUICKNET[k]:
+                quicknet = show(QUICKNET[k])
+                problems.append(
+                    Problem("not drand quicknet's, whose chain hash it names", "", f"{where}.{k}", quicknet)
+                )
     for k in ("genesis_time", "period"):
         if k in doc and not (is_int(doc[k]) and doc[k] >= 1):
             problems.append(Problem("must be a whole number, at least 1", where=f"{where}.{k}", found=show(doc[k])))
     return problems
 
 
-def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
-    """The shape of a methodology's `draws`: it needs a pinned beacon."""
+def draws_problems(doc: Any, beacon: Any) -> list[Problem]:
+    """The shape of a methodology's `draws`: it needs a pinned beacon (`beacon`, the member as
+    given, None when there is none), and retirements no more often than its rounds."""
+    has_beacon = beacon is not None
     problems = check_keys(doc, DRAWS_KEYS[:1], optional=DRAWS_KEYS[1:], where="draws")
     if not isinstance(doc, dict):
         return problems
@@ -5384,6 +5418,12 @@ def draws_problems(doc: Any, has_beacon: bool) -> list[Problem]:
                 found.append(
                     Problem("not an interval", where=f"{where}.every_seconds", expected=at_least, found=show(every))
                 )
+            period = beacon.get("period") if isinstance(beacon, dict) else None
+            if is_int(every) and is_int(period) and every < period:
+                slower = f"at least {period} (the beacon's period: two due times would share a round)"
+                found.append(
+                    Problem("due more often than the beacon makes rounds", "", f"{where}.every_seconds", slower)
+                )
             if "until" in retirements and not is_time(retirements["until"]):
                 found.append(Problem("malformed time", where=f"{where}.until", expected="YYYY-MM-DDTHH:MM:SSZ"))
         problems += found
@@ -5404,12 +5444,18 @@ def parse_schedule(draws: dict[str, Any] | None) -> RetirementSchedule | None:
 
 
 def unix_time(at: str) -> int:
-    """A ledger time (YYYY-MM-DDTHH:MM:SSZ) as Unix seconds."""
-    return calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ"))
+    """A ledger time (YYYY-MM-DDTHH:MM:SSZ, as formats.TIME_RE admits it) as Unix seconds.
+
+    Computed from the fields without a calendar's check, so that a time the pattern admits but no
+    calendar has ("2026-02-30") still orders as its text does instead of stopping a check."""
+    y, mo, d, h, mi, s = (int(at[0:4]), int(at[5:7]), int(at[8:10]), int(at[11:13]), int(at[14:16]), int(at[17:19]))
+    return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
 
 
 def time_text(seconds: int) -> str:
-    """Unix seconds as a ledger time."""
+    """Unix seconds as a ledger time (or, past year 9999, in seconds)."""
+    if not 0 <= seconds < _YEAR_10000:
+        return f"Unix time {seconds}"
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
@@ -5465,6 +5511,19 @@ def round_document_problems(doc: Any, where: str = "") -> list[Problem]:
     return problems
 
 
+def beacon_notes(methodologies: Mapping[str, Any]) -> list[str]:
+    """What a pass cannot say of each pinned beacon that is not drand's quicknet."""
+    out = []
+    for version, m in sorted(methodologies.items()):
+        b = getattr(m, "beacon", None)
+        if b is not None and b.chain_hash != QUICKNET["chain_hash"]:
+            out.append(
+                f"methodology {version} pins the beacon {b.name!r} (chain {b.chain_hash[:16]}…), not drand's quicknet: "
+                "its draws are only as far from the operator's choice as that beacon's key holders are"
+            )
+    return out
+
+
 # ==============================================================================================
 # generator/verifier/rules/methodology_rules.py: Methodology parameters (format v1 §5): every rule of a valid
 #     parameter file, and the file parsed once into the immutable object the scoring engine reads.
@@ -5513,7 +5572,7 @@ def check_methodology(params: Any) -> list[Problem]:
     if "beacon" in params:
         problems += beacon_problems(params["beacon"])
     if "draws" in params:
-        problems += draws_problems(params["draws"], "beacon" in params)
+        problems += draws_problems(params["draws"], params.get("beacon"))
     if not (isinstance(params.get("version"), str) and VERSION_RE.fullmatch(params["version"])):
         problems.append(
             Problem(
@@ -7102,7 +7161,10 @@ RETIREMENT_DRAW = "retirement-draw"
 DRAW_DOMAIN = b"transparency-draw/v1\x00"
 
 
-MAX_DRAWN_ITEMS = 2000  # the items a leaf lists, within a C2SP entry's 64 KiB
+MAX_DRAWN_ITEMS = 500  # the items a leaf lists: 500 ids of 64 characters fit a C2SP entry's 64 KiB
+
+
+MAX_ROUND = 2**64 - 1  # drand's rounds are unsigned 64-bit numbers
 
 
 _TWO_64 = 1 << 64
@@ -7178,8 +7240,8 @@ def draw_items(pool: list[str], randomness: bytes, purpose: str, count: int) -> 
 
 def _round_and_items_problems(leaf: dict[str, Any]) -> list[Problem]:
     problems = []
-    if not (is_int(leaf["round"]) and leaf["round"] >= 1):
-        problems.append(Problem("must be a round number, at least 1", where="round", found=show(leaf["round"])))
+    if not (is_int(leaf["round"]) and 1 <= leaf["round"] <= MAX_ROUND):
+        problems.append(Problem("must be a round number, 1 to 2^64 - 1", where="round", found=show(leaf["round"], 40)))
     sig = leaf["signature"]
     if not (isinstance(sig, str) and len(sig) == 96 and all(c in "0123456789abcdef" for c in sig)):
         problems.append(
@@ -7856,6 +7918,9 @@ class Ledger:
 DRAW_SPEC_KEYS = ("beacon", "round", "count")
 
 
+MAX_ROUND_DELAY = 86400  # seconds: a drawn run names a round published within a day of its registration
+
+
 def effective_spec(spec: dict[str, Any], ledger: Ledger) -> dict[str, Any]:
     """A run spec as the rest of the checks read it: a drawn spec gets the items its draw
     recorded (none before the draw), so that every later rule reads `items` alike."""
@@ -7895,19 +7960,52 @@ def run_draw_problems(
             )
         ]
     round_number, count = want["round"], want["count"]
-    if beacon.round_time(round_number) <= unix_time(run.at):
+    published, registered = beacon.round_time(round_number), unix_time(run.at)
+    if published <= registered:
         problems.append(
             Problem(
                 "the round was published before the run was registered: its randomness was known",
                 where="draw.round",
                 expected=f"a round after {run.at}",
-                found=f"round {round_number}, published {time_text(beacon.round_time(round_number))}",
+                found=f"round {round_number}, published {time_text(published)}",
+            )
+        )
+    elif published > registered + MAX_ROUND_DELAY:
+        problems.append(
+            Problem(
+                "the round is more than a day after the registration: a run cannot wait on a far round and hold "
+                "its gate's items",
+                where="draw.round",
+                expected=f"a round published by {time_text(registered + MAX_ROUND_DELAY)}",
+                found=f"round {round_number}, published {time_text(published)}",
+            )
+        )
+    # The pool is fixed by the registration: too small a pool is refused then, not after the round.
+    pool = run_pool(ledger, run, seen)
+    if len(pool) < count:
+        problems.append(
+            Problem(
+                f"the run's pool holds {len(pool)} eligible items, fewer than the {count} it draws: a draw of all "
+                "of a small pool is no draw",
+                where="draw.count",
+                expected=f"at most {len(pool)}",
+                found=str(count),
             )
         )
     draw = ledger.draws.get(run.id)
     if draw is None:
+        withdrawn = ledger.withdrawals.get(run.id)
         if run.id in ledger.certificate_of_run:
             problems.append(Problem("the run was certified without its draw", where="draw"))
+        elif withdrawn is not None and unix_time(withdrawn.at) >= published:
+            problems.append(
+                Problem(
+                    f"the run was withdrawn (entries[{withdrawn.index}]) once its round was published, without its "
+                    "draw: the operator could see the items and register again with another round",
+                    where="draw",
+                    expected="the draw recorded before a withdrawal dated after the round",
+                )
+            )
         return problems
     where = f"ledger entries[{draw.index}]"
     if draw.round != round_number:
@@ -7921,7 +8019,7 @@ def run_draw_problems(
     problems += _gate_revealed_while_drawing(ledger, run, draw.index)
     if problems:
         return problems
-    items = draw_items(run_pool(ledger, run, seen), round_randomness(draw.signature), f"run:{run.id}", count)
+    items = draw_items(pool, round_randomness(draw.signature), f"run:{run.id}", count)
     if list(draw.items) != items:
         problems.append(
             Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(draw.items), 400))
@@ -7953,9 +8051,49 @@ def drawn_spec_problems(spec: dict[str, Any]) -> list[Problem]:
         return problems
     if "beacon" in draw and not is_hex64(draw["beacon"]):
         problems.append(Problem("must be the beacon's chain hash", where="draw.beacon", found=show(draw["beacon"])))
-    for k in ("round", "count"):
-        if k in draw and not (is_int(draw[k]) and draw[k] >= 1):
-            problems.append(Problem("must be a whole number, at least 1", where=f"draw.{k}", found=show(draw[k])))
+    for k, most in (("round", MAX_ROUND), ("count", MAX_DRAWN_ITEMS)):
+        if k in draw and not (is_int(draw[k]) and 1 <= draw[k] <= most):
+            problems.append(
+                Problem(f"must be a whole number from 1 to {most}", where=f"draw.{k}", found=show(draw[k], 40))
+            )
+    return problems
+
+
+def draw_required_problem(
+    ledger: Ledger, run: RunEvent, spec: dict[str, Any], methodologies: Mapping[str, Methodology]
+) -> Problem | None:
+    """A run on a secret gate that lists its items once any methodology published before it
+    requires draws: pinning an older version does not step back from the requirement."""
+    gate = ledger.gates.get(run.gate)
+    if "draw" in spec or gate is None or gate.public:
+        return None
+    for e in sorted(ledger.methodologies.values(), key=lambda e: e.index):
+        m = methodologies.get(e.version)
+        if e.index < run.index and m is not None and m.draws_required:
+            return Problem(
+                f"methodology {e.version} (entries[{e.index}]) requires a secret-gate run to draw its items; "
+                "a run registered after it cannot list them, whatever version it pins",
+                where="items",
+            )
+    return None
+
+
+def required_draw_problems(
+    ledger: Ledger, methodologies: Mapping[str, Methodology], specs: dict[str, dict[str, Any]]
+) -> list[Problem]:
+    """draw_required_problem for every run, and a draw recorded for a run whose spec lists its
+    items (a round shown on the site as having drawn what the operator chose)."""
+    problems = []
+    for run_id, spec in specs.items():
+        run = ledger.runs.get(run_id)
+        if run is None:
+            continue
+        found = draw_required_problem(ledger, run, spec, methodologies)
+        if found is not None:
+            problems.append(found.at(f"runs/{run_id}.json"))
+        if "draw" not in spec and run_id in ledger.draws:
+            where = f"entries[{ledger.draws[run_id].index}]"
+            problems.append(Problem(f"a draw recorded for run {run_id}, whose spec lists its items", where=where))
     return problems
 
 
@@ -7973,9 +8111,13 @@ def retirement_pool(ledger: Ledger, index: int, open_items: set[str]) -> list[st
     return pool
 
 
-def open_run_items(ledger: Ledger, index: int, specs: dict[str, dict[str, Any]]) -> set[str]:
+def open_run_items(
+    ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int | None = None
+) -> set[str]:
     """The items of the runs registered before leaf `index` and not decided before it; for a drawn
-    run still waiting for its draw then, every item of its gate (its pool)."""
+    run still waiting then for a round later than `round_number` (the retirement's), every item of
+    its gate (its pool). A drawn run whose round is already out and that is not drawn protects
+    nothing: the operator was to draw it."""
     items: set[str] = set()
     waiting: set[str] = set()
     for run in ledger.runs.values():
@@ -7983,8 +8125,10 @@ def open_run_items(ledger: Ledger, index: int, specs: dict[str, dict[str, Any]])
         if run.index < index and (decided is None or decided > index):
             spec = specs.get(run.id, {})
             draw = ledger.draws.get(run.id)
+            named = as_dict(spec.get("draw")).get("round")
             if "draw" in spec and (draw is None or draw.index > index):
-                waiting.add(run.gate)
+                if round_number is None or not is_int(named) or named > round_number:
+                    waiting.add(run.gate)
             else:
                 items.update(as_list(spec.get("items")))
     if waiting:
@@ -7998,7 +8142,11 @@ def _regimes(
     """Each methodology's time in force: (its leaf, its time, the next one's leaf and time, or the
     ledger's end and last time; the methodology)."""
     events = sorted(ledger.methodologies.values(), key=lambda e: e.index)
-    out = []
+    # Before the first methodology no schedule is in force.
+    first = events[0] if events else None
+    out: list[tuple[int, str, int, str, Methodology | None]] = [
+        (-1, "", first.index if first else ledger.size, first.at if first else ledger.last_at, None)
+    ]
     for n, e in enumerate(events):
         end, end_at = (events[n + 1].index, events[n + 1].at) if n + 1 < len(events) else (ledger.size, ledger.last_at)
         out.append((e.index, e.at, end, end_at, methodologies.get(e.version)))
@@ -8021,7 +8169,7 @@ def retirement_problems(
                 for d in mine
             ]
             continue
-        due = _due_rounds(beacon, schedule, unix_time(start_at), unix_time(end_at))
+        due = _due_rounds(beacon, schedule, unix_time(start_at), unix_time(end_at), len(mine) + 1)
         for n, round_number in enumerate(due):
             if n >= len(mine):
                 problems.append(
@@ -8039,11 +8187,17 @@ def retirement_problems(
     return problems
 
 
-def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, end: int) -> list[int]:
-    """The rounds of the retirements due by `end`: a due time's round is published at or after it,
-    and is due once it is published by then."""
-    rounds = (beacon.first_round_at(t) for t in schedule.due_times(anchor, end))
-    return [r for r in rounds if beacon.round_time(r) <= end]
+def _due_rounds(beacon: Beacon, schedule: RetirementSchedule, anchor: int, end: int, most: int) -> list[int]:
+    """The rounds of the first `most` retirements due by `end` (one more than were drawn is enough
+    to name the one missing): a due time's round is published at or after it, and is due once it
+    is published by then."""
+    rounds: list[int] = []
+    for t in schedule.due_times(anchor, end):
+        r = beacon.first_round_at(t)
+        if beacon.round_time(r) > end or len(rounds) == most:
+            break
+        rounds.append(r)
+    return rounds
 
 
 def _retirement_draw_problems(
@@ -8072,7 +8226,7 @@ def _retirement_draw_problems(
     problems += [p.at("", where) for p in round_signature_problems(beacon, d.round, d.signature, "signature")]
     if problems:
         return problems
-    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs))
+    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs, d.round))
     items = draw_items(pool, round_randomness(d.signature), f"retirement:{d.round}", schedule.items)
     if list(d.items) != items:
         problems.append(
@@ -14555,6 +14709,7 @@ def check_runs(
         specs[run.id] = spec
     # Scheduled retirements draw among the items no open run holds: after every spec is read.
     report.add(retirement_problems(ledger, methodologies, specs), "ledger")
+    report.add(required_draw_problems(ledger, methodologies, specs), "ledger")
     return specs
 
 
@@ -15588,7 +15743,9 @@ def check_timestamps(s: Site, ledger: Ledger, history: dict[str, Any] | None) ->
             report.check(False, AUTHORITIES_PATH, p)
         if not found:
             authorities = {r["name"]: r["certificate"] for r in loaded[1]["authorities"]}
-    archived = {r["tree_size"]: r["checkpoint"] for r in (history or {}).get("checkpoints", [])}
+    # The history's own check reports a malformed row; a token is only matched against sound ones.
+    rows = as_list(as_dict(history).get("checkpoints"))
+    archived = {r["tree_size"]: r["checkpoint"] for r in rows if is_int(as_dict(r).get("tree_size"))}
     bounds = []
     for rel in tokens:
         bound = _check_token(s, ledger, rel, authorities, archived)
@@ -15622,7 +15779,8 @@ def _check_token(
         return None
     try:
         stamped = verify_timestamp_token(token, authorities[name].encode(), checkpoint_body(note), f"checkpoint {size}")
-    except FormatError as e:
+    except (FormatError, ValueError, OverflowError) as e:
+        # ValueError: a number too long to print, in a token nobody signed yet.
         report.check(False, rel, f"the timestamp token does not verify: {e}")
         return None
     last = ledger.keys.leaf_time(size - 1)
@@ -15645,26 +15803,43 @@ def check_draws_logged_in_time(
     specs: dict[str, dict[str, Any]],
     methodologies: dict[str, Methodology],
 ) -> None:
-    """A drawn run's registration was logged before its round: no token over a checkpoint that
-    does not yet hold the registration may be dated at or after the round's publication (the
-    log then still lacked it, so the operator committed to the round once it was public)."""
+    """What a draw rests on was logged before its round: no token over a checkpoint that does not
+    yet hold it may be dated at or after the round's publication. For a drawn run that is its
+    registration; for a scheduled retirement, every leaf before it (its pool). The log then still
+    lacked them, so the operator wrote them once the round was public, whatever times they carry."""
     for run_id, spec in specs.items():
         draw, run = as_dict(spec.get("draw")), ledger.runs.get(run_id)
         m = methodologies.get(str(as_dict(spec.get("methodology")).get("version")))
-        if not draw or run is None or m is None or m.beacon is None or not is_int(draw.get("round")):
-            continue
-        published = time_text(m.beacon.round_time(draw["round"]))
-        late = [b for b in bounds if b.size <= run.index and b.time >= published]
-        if late:
-            b = late[0]
-            s.report.check(
-                False,
-                timestamp_token_path(b.size, b.authority),
-                f"run {run_id} was logged after the round it names was public: {b.authority} stamped checkpoint "
-                f"{b.size}, which does not hold the registration (entries[{run.index}]), at {b.time}",
-                f"the registration logged before round {draw['round']} (published {published})",
-                f"registration dated {run.at}, logged after {b.time}",
+        if draw and run is not None and m is not None and m.beacon is not None and is_int(draw.get("round")):
+            _logged_before(s, bounds, run.index + 1, m.beacon.round_time(draw["round"]), f"run {run_id}'s registration")
+    by_index = sorted(ledger.methodologies.values(), key=lambda e: e.index)
+    for d in ledger.retirement_draws:
+        before = [e for e in by_index if e.index < d.index]
+        m = methodologies.get(before[-1].version) if before else None
+        if m is not None and m.beacon is not None:
+            _logged_before(
+                s,
+                bounds,
+                d.index,
+                m.beacon.round_time(d.round),
+                f"the leaves before the retirement drawn at entries[{d.index}]",
             )
+
+
+def _logged_before(s: Site, bounds: list[OutsideBound], size: int, published: int, what: str) -> None:
+    """No token dated at or after `published` over a checkpoint of fewer than `size` leaves."""
+    at = time_text(published)
+    late = [b for b in bounds if b.size < size and b.time >= at]
+    if late:
+        b = late[0]
+        s.report.check(
+            False,
+            timestamp_token_path(b.size, b.authority),
+            f"{what} was logged after its round was public: {b.authority} stamped checkpoint {b.size}, which "
+            f"does not hold it, at {b.time}",
+            f"logged before the round's publication, {at}",
+            f"logged after {b.time}",
+        )
 
 
 # ==============================================================================================
@@ -16969,6 +17144,7 @@ def _check_the_program(
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
+    s.report.notes += beacon_notes(methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)

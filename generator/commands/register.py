@@ -39,6 +39,7 @@ class Registered:
     at: str
     items: int
     previous_run: str | None
+    round: int | None = None  # the beacon round a drawn run's items wait for
 
 
 def earlier_specs(
@@ -103,7 +104,8 @@ def register_runs(paths: Paths, sources: list[Path], at: str | None = None) -> l
                 problems += e.problems
                 continue
             count = spec["draw"]["count"] if "draw" in spec else len(spec["items"])
-            registered.append(Registered(spec["id"], leaf["sha256"], when, count, spec["previous_run"]))
+            drawn = spec["draw"]["round"] if "draw" in spec else None
+            registered.append(Registered(spec["id"], leaf["sha256"], when, count, spec["previous_run"], drawn))
         if problems:
             what = f"run {loaded[0][1]['id']}" if len(loaded) == 1 else f"these {len(loaded)} runs"
             raise InputError(problems, f"cannot register {what}; nothing was written")
