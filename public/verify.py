@@ -18,85 +18,86 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   102 to   252
-    generator/verifier/core/text.py                     lines   253 to   336
-    generator/verifier/core/errors.py                   lines   337 to   403
-    generator/verifier/core/canonical.py                lines   404 to   712
-    generator/verifier/core/confusables_table.py        lines   713 to  1049
-    generator/verifier/core/confusables.py              lines  1050 to  1156
-    generator/verifier/core/formats.py                  lines  1157 to  1394
-    generator/verifier/core/sodium.py                   lines  1395 to  1438
-    generator/verifier/core/public_keys.py              lines  1439 to  1715
-    generator/verifier/core/note.py                     lines  1716 to  1823
-    generator/verifier/tlog/merkle.py                   lines  1824 to  1964
-    generator/verifier/tlog/tlogproof.py                lines  1965 to  2037
-    generator/verifier/tlog/tiles.py                    lines  2038 to  2390
-    generator/verifier/tlog/tile_proofs.py              lines  2391 to  2483
-    generator/verifier/tlog/cosignature.py              lines  2484 to  2633
-    generator/verifier/tlog/policy.py                   lines  2634 to  2916
-    generator/verifier/tlog/witnessing.py               lines  2917 to  2946
-    generator/verifier/core/idindex.py                  lines  2947 to  3030
-    generator/verifier/crypto/der.py                    lines  3031 to  3358
-    generator/verifier/crypto/rsa.py                    lines  3359 to  3476
-    generator/verifier/crypto/ecdsa.py                  lines  3477 to  3644
-    generator/verifier/crypto/signatures.py             lines  3645 to  3831
-    generator/verifier/crypto/x509.py                   lines  3832 to  4030
-    generator/verifier/crypto/timestamp_token.py        lines  4031 to  4433
-    generator/verifier/crypto/hash_to_g1.py             lines  4434 to  4711
-    generator/verifier/crypto/bls12_381.py              lines  4712 to  5202
-    generator/verifier/crypto/drand.py                  lines  5203 to  5274
-    generator/verifier/rules/beacon.py                  lines  5275 to  5526
-    generator/verifier/rules/methodology_rules.py       lines  5527 to  5886
-    generator/verifier/rules/scoring.py                 lines  5887 to  6186
-    generator/verifier/rules/agreement_statistics.py    lines  6187 to  6446
-    generator/verifier/rules/labelsets.py               lines  6447 to  6785
-    generator/verifier/rules/subjects.py                lines  6786 to  7051
-    generator/verifier/rules/withdrawals.py             lines  7052 to  7090
-    generator/verifier/rules/events.py                  lines  7091 to  7149
-    generator/verifier/rules/draws.py                   lines  7150 to  7295
-    generator/verifier/tlog/keyring.py                  lines  7296 to  7431
-    generator/verifier/rules/ledger.py                  lines  7432 to  7911
-    generator/verifier/rules/drawn_items.py             lines  7912 to  8237
-    generator/verifier/exports/eee_record.py            lines  8238 to  8576
-    generator/verifier/exports/cbor.py                  lines  8577 to  8698
-    generator/verifier/exports/scitt_statement.py       lines  8699 to  8884
-    generator/verifier/exports/credential.py            lines  8885 to  9189
-    generator/verifier/memory/ledger_snapshot.py        lines  9190 to  9373
-    generator/verifier/memory/checkpoint_memory.py      lines  9374 to  9528
-    generator/verifier/memory/release_memory.py         lines  9529 to  9837
-    generator/verifier/rules/answers.py                 lines  9838 to  9905
-    generator/verifier/rules/runs.py                    lines  9906 to 10278
-    generator/verifier/rules/lineage.py                 lines 10279 to 10564
-    generator/verifier/rules/score_edits.py             lines 10565 to 10650
-    generator/verifier/rules/evidence.py                lines 10651 to 10745
-    generator/verifier/rules/certificates.py            lines 10746 to 11213
-    generator/verifier/rules/certificate_documents.py   lines 11214 to 11309
-    generator/verifier/rules/recheck.py                 lines 11310 to 11676
-    generator/verifier/core/report.py                   lines 11677 to 11839
-    generator/verifier/core/folder.py                   lines 11840 to 12123
-    generator/verifier/core/checksum_tree.py            lines 12124 to 12278
-    generator/verifier/memory/mirror_record.py          lines 12279 to 12348
-    generator/verifier/site/release.py                  lines 12349 to 12638
-    generator/verifier/site/checksum_lists.py           lines 12639 to 12795
-    generator/verifier/site/zip_layout.py               lines 12796 to 12995
-    generator/verifier/site/download.py                 lines 12996 to 13388
-    generator/verifier/tlog/rotation.py                 lines 13389 to 13497
-    generator/verifier/site/history.py                  lines 13498 to 13866
-    generator/verifier/site/history_v3.py               lines 13867 to 14003
-    generator/verifier/site/commitment_parts.py         lines 14004 to 14189
-    generator/verifier/site/ledger_files.py             lines 14190 to 14548
-    generator/verifier/site/publication.py              lines 14549 to 14715
-    generator/verifier/rules/revocations.py             lines 14716 to 14835
-    generator/verifier/site/export_files.py             lines 14836 to 15061
-    generator/verifier/site/certificate_files.py        lines 15062 to 15520
-    generator/verifier/site/agreement_files.py          lines 15521 to 15665
-    generator/verifier/site/timestamp_files.py          lines 15666 to 15844
-    generator/verifier/site/accounting.py               lines 15845 to 16115
-    generator/verifier/site/remote.py                   lines 16116 to 16386
-    generator/verifier/site/mirror_folder.py            lines 16387 to 16578
-    generator/verifier/site/mirror.py                   lines 16579 to 16884
-    generator/verifier/site/verify_site.py              lines 16885 to 17197
-    generator/verifier/site/command_line.py             lines 17198 to 17625
+    generator/verifier/core/isolation.py                lines   103 to   254
+    generator/verifier/core/text.py                     lines   255 to   338
+    generator/verifier/core/errors.py                   lines   339 to   405
+    generator/verifier/core/canonical.py                lines   406 to   714
+    generator/verifier/core/confusables_table.py        lines   715 to  1051
+    generator/verifier/core/confusables.py              lines  1052 to  1158
+    generator/verifier/core/formats.py                  lines  1159 to  1396
+    generator/verifier/core/sodium.py                   lines  1397 to  1440
+    generator/verifier/core/public_keys.py              lines  1441 to  1717
+    generator/verifier/core/note.py                     lines  1718 to  1825
+    generator/verifier/tlog/merkle.py                   lines  1826 to  1966
+    generator/verifier/tlog/tlogproof.py                lines  1967 to  2039
+    generator/verifier/tlog/tiles.py                    lines  2040 to  2392
+    generator/verifier/tlog/tile_proofs.py              lines  2393 to  2485
+    generator/verifier/tlog/cosignature.py              lines  2486 to  2635
+    generator/verifier/tlog/policy.py                   lines  2636 to  2918
+    generator/verifier/tlog/witnessing.py               lines  2919 to  2948
+    generator/verifier/core/idindex.py                  lines  2949 to  3032
+    generator/verifier/crypto/der.py                    lines  3033 to  3360
+    generator/verifier/crypto/rsa.py                    lines  3361 to  3478
+    generator/verifier/crypto/ecdsa.py                  lines  3479 to  3646
+    generator/verifier/crypto/signatures.py             lines  3647 to  3833
+    generator/verifier/crypto/x509.py                   lines  3834 to  4032
+    generator/verifier/crypto/timestamp_token.py        lines  4033 to  4435
+    generator/verifier/crypto/hash_to_g1.py             lines  4436 to  4713
+    generator/verifier/crypto/bls12_381.py              lines  4714 to  5204
+    generator/verifier/crypto/drand.py                  lines  5205 to  5276
+    generator/verifier/rules/beacon.py                  lines  5277 to  5528
+    generator/verifier/rules/methodology_rules.py       lines  5529 to  5888
+    generator/verifier/rules/scoring.py                 lines  5889 to  6188
+    generator/verifier/rules/agreement_statistics.py    lines  6189 to  6448
+    generator/verifier/rules/labelsets.py               lines  6449 to  6787
+    generator/verifier/rules/subjects.py                lines  6788 to  7053
+    generator/verifier/rules/withdrawals.py             lines  7054 to  7092
+    generator/verifier/rules/events.py                  lines  7093 to  7151
+    generator/verifier/rules/draws.py                   lines  7152 to  7297
+    generator/verifier/tlog/keyring.py                  lines  7298 to  7433
+    generator/verifier/rules/ledger.py                  lines  7434 to  7913
+    generator/verifier/rules/draw_pools.py              lines  7914 to  8046
+    generator/verifier/rules/drawn_items.py             lines  8047 to  8384
+    generator/verifier/exports/eee_record.py            lines  8385 to  8723
+    generator/verifier/exports/cbor.py                  lines  8724 to  8845
+    generator/verifier/exports/scitt_statement.py       lines  8846 to  9031
+    generator/verifier/exports/credential.py            lines  9032 to  9336
+    generator/verifier/memory/ledger_snapshot.py        lines  9337 to  9520
+    generator/verifier/memory/checkpoint_memory.py      lines  9521 to  9675
+    generator/verifier/memory/release_memory.py         lines  9676 to  9984
+    generator/verifier/rules/answers.py                 lines  9985 to 10052
+    generator/verifier/rules/runs.py                    lines 10053 to 10425
+    generator/verifier/rules/lineage.py                 lines 10426 to 10711
+    generator/verifier/rules/score_edits.py             lines 10712 to 10797
+    generator/verifier/rules/evidence.py                lines 10798 to 10892
+    generator/verifier/rules/certificates.py            lines 10893 to 11360
+    generator/verifier/rules/certificate_documents.py   lines 11361 to 11456
+    generator/verifier/rules/recheck.py                 lines 11457 to 11823
+    generator/verifier/core/report.py                   lines 11824 to 11986
+    generator/verifier/core/folder.py                   lines 11987 to 12270
+    generator/verifier/core/checksum_tree.py            lines 12271 to 12425
+    generator/verifier/memory/mirror_record.py          lines 12426 to 12495
+    generator/verifier/site/release.py                  lines 12496 to 12785
+    generator/verifier/site/checksum_lists.py           lines 12786 to 12942
+    generator/verifier/site/zip_layout.py               lines 12943 to 13142
+    generator/verifier/site/download.py                 lines 13143 to 13535
+    generator/verifier/tlog/rotation.py                 lines 13536 to 13644
+    generator/verifier/site/history.py                  lines 13645 to 14013
+    generator/verifier/site/history_v3.py               lines 14014 to 14150
+    generator/verifier/site/commitment_parts.py         lines 14151 to 14336
+    generator/verifier/site/ledger_files.py             lines 14337 to 14695
+    generator/verifier/site/publication.py              lines 14696 to 14862
+    generator/verifier/rules/revocations.py             lines 14863 to 14982
+    generator/verifier/site/export_files.py             lines 14983 to 15208
+    generator/verifier/site/certificate_files.py        lines 15209 to 15667
+    generator/verifier/site/agreement_files.py          lines 15668 to 15812
+    generator/verifier/site/timestamp_files.py          lines 15813 to 15991
+    generator/verifier/site/accounting.py               lines 15992 to 16262
+    generator/verifier/site/remote.py                   lines 16263 to 16533
+    generator/verifier/site/mirror_folder.py            lines 16534 to 16725
+    generator/verifier/site/mirror.py                   lines 16726 to 17031
+    generator/verifier/site/verify_site.py              lines 17032 to 17344
+    generator/verifier/site/command_line.py             lines 17345 to 17772
 """
 
 # ==============================================================================================
@@ -236,6 +237,7 @@ import traceback
 import unicodedata
 import urllib.parse
 import urllib.request
+import weakref
 import zipfile
 import zlib
 from array import array
@@ -7910,6 +7912,139 @@ class Ledger:
 
 
 # ==============================================================================================
+# generator/verifier/rules/draw_pools.py: Drawn runs' pools at the scale of a million items: the sorted eligible ids
+#     of a gate at any registration, counted and indexed without listing them (FORMAT.md, "Draws and timestamps").
+# ==============================================================================================
+
+class _GateTree:
+    """One gate's ids in UTF-8 order, and a Fenwick tree of which are in the pool."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = sorted(ids, key=lambda i: i.encode("utf-8"))
+        self.position = {item: n for n, item in enumerate(self.ids)}
+        self.tree = [0] * (len(self.ids) + 1)
+        self.size = 0
+        self.top = 1 << max(len(self.ids), 1).bit_length()
+
+    def add(self, item: str, delta: int) -> None:
+        n = self.position[item] + 1
+        self.size += delta
+        while n < len(self.tree):
+            self.tree[n] += delta
+            n += n & -n
+
+    def select(self, k: int) -> str:
+        """The `k`-th (from 0) id of the pool."""
+        n, step = 0, self.top
+        while step:
+            if n + step < len(self.tree) and self.tree[n + step] <= k:
+                n += step
+                k -= self.tree[n]
+            step >>= 1
+        return self.ids[n]
+
+
+class Pool:
+    """A run's pool, read by rank; close() puts back the items its subject ran."""
+
+    def __init__(self, tree: _GateTree | None, taken: list[str]) -> None:
+        self._tree = tree
+        self._taken = taken
+
+    def at(self, rank: int) -> str:
+        assert self._tree is not None
+        return self._tree.select(rank)
+
+    def close(self) -> None:
+        for i in self._taken:
+            if self._tree is not None:
+                self._tree.add(i, 1)
+        self._taken = []
+
+
+class PoolIndex:
+    """The pools of a replayed ledger's drawn runs, swept once in ledger order."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.size = ledger.size
+        by_gate: dict[str, list[str]] = {}
+        self._events: list[tuple[int, int, str, str]] = []  # (leaf, +1 commit / -1 reveal, gate, id)
+        for c in ledger.commits():
+            by_gate.setdefault(c.gate, []).append(c.id)
+            self._events.append((c.index, 1, c.gate, c.id))
+        gate_of = {}
+        for r in ledger.reveals.values():
+            revealed = ledger.commit(r.id)
+            if revealed is not None:
+                gate_of[r.id] = revealed.gate
+                self._events.append((r.index, -1, revealed.gate, r.id))
+        self._events.sort(key=lambda e: e[0])
+        self._gates = {g: _GateTree(ids) for g, ids in by_gate.items()}
+        # Each gate's reveals by leaf index, for "was any revealed between two leaves".
+        self._reveal_leaves: dict[str, list[int]] = {}
+        for item, gate in gate_of.items():
+            self._reveal_leaves.setdefault(gate, []).append(self.ledger.reveals[item].index)
+        for leaves in self._reveal_leaves.values():
+            leaves.sort()
+        self._next = 0
+        self._at = 0
+
+    def _sweep_to(self, index: int) -> None:
+        """The trees as they stood before leaf `index`."""
+        if index < self._at:
+            self._next = 0
+            for tree in self._gates.values():
+                tree.tree = [0] * len(tree.tree)
+                tree.size = 0
+        while self._next < len(self._events) and self._events[self._next][0] < index:
+            _, delta, gate, item = self._events[self._next]
+            self._gates[gate].add(item, delta)
+            self._next += 1
+        self._at = index
+
+    def pool(self, run: RunEvent, seen: set[str]) -> tuple[int, Pool]:
+        """The size of the run's pool, and a way to read its ids by rank."""
+        self._sweep_to(run.index)
+        tree = self._gates.get(run.gate)
+        if tree is None:
+            return 0, Pool(None, [])
+        # Items the subject ran leave the pool while it is read, and come back after.
+        taken = [i for i in sorted(seen) if i in tree.position and self._in_pool(tree, i)]
+        for i in taken:
+            tree.add(i, -1)
+        return tree.size, Pool(tree, taken)
+
+    def _in_pool(self, tree: _GateTree, item: str) -> bool:
+        n, total = tree.position[item] + 1, 0
+        lo = n - 1
+        while n > 0:
+            total += tree.tree[n]
+            n -= n & -n
+        while lo > 0:
+            total -= tree.tree[lo]
+            lo -= lo & -lo
+        return total == 1
+
+    def revealed_between(self, gate: str, after: int, before: int) -> int | None:
+        """The leaf of a reveal of `gate` strictly between two leaves, if any."""
+        leaves = self._reveal_leaves.get(gate, [])
+        n = bisect.bisect_right(leaves, after)
+        return leaves[n] if n < len(leaves) and leaves[n] < before else None
+
+
+_INDEXES: "weakref.WeakKeyDictionary[Ledger, PoolIndex]" = weakref.WeakKeyDictionary()
+
+
+def pool_index(ledger: Ledger) -> PoolIndex:
+    """The ledger's pool index, made once per replayed state (again when the ledger grew)."""
+    index = _INDEXES.get(ledger)
+    if index is None or index.size != ledger.size:
+        index = _INDEXES[ledger] = PoolIndex(ledger)
+    return index
+
+
+# ==============================================================================================
 # generator/verifier/rules/drawn_items.py: What a beacon drew, recomputed (FORMAT.md, "Draws and timestamps"): a drawn
 #     run's items from the pool its registration fixed, and each scheduled retirement's items from the sealed items
 #     its round found, the round itself following from the methodology's schedule.
@@ -7981,14 +8116,33 @@ def run_draw_problems(
             )
         )
     # The pool is fixed by the registration: too small a pool is refused then, not after the round.
-    pool = run_pool(ledger, run, seen)
-    if len(pool) < count:
+    pools = pool_index(ledger)
+    size, pool = pools.pool(run, seen)
+    try:
+        return problems + _drawn_problems(ledger, run, beacon, round_number, count, published, size, pool)
+    finally:
+        pool.close()
+
+
+def _drawn_problems(
+    ledger: Ledger,
+    run: RunEvent,
+    beacon: Beacon,
+    round_number: int,
+    count: int,
+    published: int,
+    size: int,
+    pool: Pool,
+) -> list[Problem]:
+    """run_draw_problems, once the pool is known: its size, the draw leaf, the round, the items."""
+    problems = []
+    if size < count:
         problems.append(
             Problem(
-                f"the run's pool holds {len(pool)} eligible items, fewer than the {count} it draws: a draw of all "
+                f"the run's pool holds {size} eligible items, fewer than the {count} it draws: a draw of all "
                 "of a small pool is no draw",
                 where="draw.count",
-                expected=f"at most {len(pool)}",
+                expected=f"at most {size}",
                 found=str(count),
             )
         )
@@ -8016,31 +8170,24 @@ def run_draw_problems(
     if unix_time(draw.at) < beacon.round_time(round_number):
         problems.append(Problem("the draw is dated before its round was published", where, "at"))
     problems += [p.at(where) for p in round_signature_problems(beacon, draw.round, draw.signature, "signature")]
-    problems += _gate_revealed_while_drawing(ledger, run, draw.index)
+    revealed = pool_index(ledger).revealed_between(run.gate, run.index, draw.index)
+    if revealed is not None:
+        problems.append(
+            Problem(
+                f"an item of the run's gate was revealed (entries[{revealed}]) while the run waited for its draw: "
+                "the pool its registration fixed is gone",
+                where="draw",
+            )
+        )
     if problems:
         return problems
-    items = draw_items(pool, round_randomness(draw.signature), f"run:{run.id}", count)
+    seed = draw_seed(round_randomness(draw.signature), f"run:{run.id}")
+    items = utf8_sorted([pool.at(p) for p in draw_positions(size, count, seed)])
     if list(draw.items) != items:
         problems.append(
             Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(draw.items), 400))
         )
     return problems
-
-
-def _gate_revealed_while_drawing(ledger: Ledger, run: RunEvent, drawn_at: int) -> list[Problem]:
-    """No item of the run's gate is revealed between its registration and its draw: the pool the
-    registration fixed is the pool the round draws from."""
-    for item_id, r in ledger.reveals.items():
-        c = ledger.commit(item_id)
-        if run.index < r.index < drawn_at and c is not None and c.gate == run.gate:
-            return [
-                Problem(
-                    f"item {item_id} of the run's gate was revealed (entries[{r.index}]) while the run waited "
-                    "for its draw",
-                    where="draw",
-                )
-            ]
-    return []
 
 
 def drawn_spec_problems(spec: dict[str, Any]) -> list[Problem]:

@@ -69,6 +69,7 @@ MODULES = (
     "rules.draws",
     "tlog.keyring",
     "rules.ledger",
+    "rules.draw_pools",
     "rules.drawn_items",
     "exports.eee_record",
     "exports.cbor",

@@ -20,7 +20,16 @@ from generator.verifier.rules.beacon import (
     time_text,
     unix_time,
 )
-from generator.verifier.rules.draws import MAX_DRAWN_ITEMS, MAX_ROUND, RetirementDraw, draw_items
+from generator.verifier.rules.draw_pools import Pool, pool_index
+from generator.verifier.rules.draws import (
+    MAX_DRAWN_ITEMS,
+    MAX_ROUND,
+    RetirementDraw,
+    draw_items,
+    draw_positions,
+    draw_seed,
+    utf8_sorted,
+)
 from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
@@ -89,14 +98,33 @@ def run_draw_problems(
             )
         )
     # The pool is fixed by the registration: too small a pool is refused then, not after the round.
-    pool = run_pool(ledger, run, seen)
-    if len(pool) < count:
+    pools = pool_index(ledger)
+    size, pool = pools.pool(run, seen)
+    try:
+        return problems + _drawn_problems(ledger, run, beacon, round_number, count, published, size, pool)
+    finally:
+        pool.close()
+
+
+def _drawn_problems(
+    ledger: Ledger,
+    run: RunEvent,
+    beacon: Beacon,
+    round_number: int,
+    count: int,
+    published: int,
+    size: int,
+    pool: Pool,
+) -> list[Problem]:
+    """run_draw_problems, once the pool is known: its size, the draw leaf, the round, the items."""
+    problems = []
+    if size < count:
         problems.append(
             Problem(
-                f"the run's pool holds {len(pool)} eligible items, fewer than the {count} it draws: a draw of all "
+                f"the run's pool holds {size} eligible items, fewer than the {count} it draws: a draw of all "
                 "of a small pool is no draw",
                 where="draw.count",
-                expected=f"at most {len(pool)}",
+                expected=f"at most {size}",
                 found=str(count),
             )
         )
@@ -124,31 +152,24 @@ def run_draw_problems(
     if unix_time(draw.at) < beacon.round_time(round_number):
         problems.append(Problem("the draw is dated before its round was published", where, "at"))
     problems += [p.at(where) for p in round_signature_problems(beacon, draw.round, draw.signature, "signature")]
-    problems += _gate_revealed_while_drawing(ledger, run, draw.index)
+    revealed = pool_index(ledger).revealed_between(run.gate, run.index, draw.index)
+    if revealed is not None:
+        problems.append(
+            Problem(
+                f"an item of the run's gate was revealed (entries[{revealed}]) while the run waited for its draw: "
+                "the pool its registration fixed is gone",
+                where="draw",
+            )
+        )
     if problems:
         return problems
-    items = draw_items(pool, round_randomness(draw.signature), f"run:{run.id}", count)
+    seed = draw_seed(round_randomness(draw.signature), f"run:{run.id}")
+    items = utf8_sorted([pool.at(p) for p in draw_positions(size, count, seed)])
     if list(draw.items) != items:
         problems.append(
             Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(draw.items), 400))
         )
     return problems
-
-
-def _gate_revealed_while_drawing(ledger: Ledger, run: RunEvent, drawn_at: int) -> list[Problem]:
-    """No item of the run's gate is revealed between its registration and its draw: the pool the
-    registration fixed is the pool the round draws from."""
-    for item_id, r in ledger.reveals.items():
-        c = ledger.commit(item_id)
-        if run.index < r.index < drawn_at and c is not None and c.gate == run.gate:
-            return [
-                Problem(
-                    f"item {item_id} of the run's gate was revealed (entries[{r.index}]) while the run waited "
-                    "for its draw",
-                    where="draw",
-                )
-            ]
-    return []
 
 
 def drawn_spec_problems(spec: dict[str, Any]) -> list[Problem]:

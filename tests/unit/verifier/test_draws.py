@@ -159,3 +159,51 @@ def test_a_pin_that_names_quicknet_must_be_quicknet() -> None:
     genuine = {"name": "drand quicknet", "scheme": "bls-unchained-g1-rfc9380", **QUICKNET}
     assert beacon_problems(genuine) == []
     assert "no point of the curve" in messages(beacon_problems(own | {"public_key": "8" + "0" * 191}))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_pool_index_is_the_listed_pool(seed: int) -> None:
+    """At every registration of a random ledger (commits and reveals on two gates, runs between
+    them, some items already run by the subject), the swept index gives the pool that listing
+    every commitment gives, by size and by rank, whichever order the runs are read in."""
+    import random
+
+    from generator.verifier.rules.draw_pools import pool_index
+    from generator.verifier.rules.drawn_items import run_pool
+
+    rng = random.Random(seed)
+    leaves: list[dict[str, Any]] = list(PREFIX)
+    committed: list[str] = []
+    retired: set[str] = set()
+    runs = 0
+    for n in range(300):
+        roll = rng.random()
+        if roll < 0.6:
+            item = f"{rng.choice('ab')}-{n:04d}"
+            committed.append(item)
+            leaves.append(commit(item, item[0], at=T))
+            if item[0] == "a":
+                leaves.append(reveal(item, at=T))
+        elif roll < 0.8 and committed:
+            sealed = [i for i in committed if i[0] == "b" and i not in retired]
+            if sealed:
+                retired.add(chosen := rng.choice(sealed))
+                leaves.append(reveal(chosen, "retired", at=T))
+        else:
+            runs += 1
+            leaves.append(run(f"run-{runs}", "b", at=T))
+    ledger = replay(leaves)
+    order = list(ledger.runs.values())
+    for runs_in in (order, list(reversed(order))):
+        for r in runs_in:
+            seen = {i for i in committed if rng.random() < 0.2}
+            want = utf8_sorted_ids(run_pool(ledger, r, seen))
+            size, pool = pool_index(ledger).pool(r, seen)
+            try:
+                assert size == len(want) and [pool.at(k) for k in range(size)] == want
+            finally:
+                pool.close()
+
+
+def utf8_sorted_ids(ids: list[str]) -> list[str]:
+    return sorted(ids, key=lambda i: i.encode("utf-8"))
