@@ -7966,7 +7966,7 @@ class PoolIndex:
     """The pools of a replayed ledger's drawn runs, swept once in ledger order."""
 
     def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
+        # No reference to the ledger is kept: the index is the value of a weak mapping keyed by it.
         self.size = ledger.size
         by_gate: dict[str, list[str]] = {}
         self._events: list[tuple[int, int, str, str]] = []  # (leaf, +1 commit / -1 reveal, gate, id)
@@ -7984,7 +7984,7 @@ class PoolIndex:
         # Each gate's reveals by leaf index, for "was any revealed between two leaves".
         self._reveal_leaves: dict[str, list[int]] = {}
         for item, gate in gate_of.items():
-            self._reveal_leaves.setdefault(gate, []).append(self.ledger.reveals[item].index)
+            self._reveal_leaves.setdefault(gate, []).append(ledger.reveals[item].index)
         for leaves in self._reveal_leaves.values():
             leaves.sort()
         self._next = 0
