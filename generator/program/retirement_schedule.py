@@ -13,7 +13,7 @@ from typing import Any
 from generator.core.generator_errors import problem
 from generator.program.datadir import Paths
 from generator.program.documents import methodology
-from generator.verifier import Ledger, Methodology, Problem, time_text, unix_time
+from generator.verifier import Beacon, Ledger, Methodology, Problem, time_text, unix_time
 
 
 def methodology_in_force(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tuple[Any, Methodology | None]:
@@ -27,6 +27,12 @@ def methodology_in_force(paths: Paths, ledger: Ledger, problems: list[Problem]) 
 def next_due_round(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tuple[int, str] | None:
     """The round of the next scheduled retirement and the version whose schedule names it; None,
     with a problem, when no schedule is in force or it has ended."""
+    due = _next_due(paths, ledger, problems)
+    return None if due is None else (due[0], due[1])
+
+
+def _next_due(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tuple[int, str, Beacon] | None:
+    """next_due_round, with the beacon that publishes the round (the methodology read once)."""
     event, m = methodology_in_force(paths, ledger, problems)
     if m is None or m.retirement_schedule is None or m.beacon is None:
         version = event.version if event is not None else "none"
@@ -38,22 +44,22 @@ def next_due_round(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tup
     if schedule.until is not None and due > unix_time(schedule.until):
         problems.append(problem("methodology", f"the schedule of methodology {event.version} ended {schedule.until}"))
         return None
-    return m.beacon.first_round_at(due), event.version
+    return m.beacon.first_round_at(due), event.version, m.beacon
 
 
 def overdue_problem(paths: Paths, ledger: Ledger, at: str) -> Problem | None:
     """Why an event dated `at` cannot be recorded now: a scheduled retirement is due before it."""
-    found: list[Problem] = []
-    due = next_due_round(paths, ledger, found)
-    _, m = methodology_in_force(paths, ledger, found)
-    if due is None or m is None or m.beacon is None:
+    # Run before every append: the methodology in force is read once.
+    due = _next_due(paths, ledger, [])
+    if due is None:
         return None
-    published = m.beacon.round_time(due[0])
+    beacon = due[2]
+    published = beacon.round_time(due[0])
     if unix_time(at) < published:
         return None
     return problem(
         "the ledger",
-        f"the retirement that methodology {due[1]} schedules is due: round {due[0]} of {m.beacon.name} was "
+        f"the retirement that methodology {due[1]} schedules is due: round {due[0]} of {beacon.name} was "
         f"published {time_text(published)}, and it must be recorded before any event dated after it. Record it "
         f"first: transparency beacon fetch {due[0]}, then transparency retire --draw DATA/beacon/{due[0]}.json",
         expected=f"an event dated before {time_text(published)}, or the retirement first",
