@@ -21,6 +21,7 @@ from generator.program.datadir import public_key_row
 from generator.program.ledgerfile import ledger_lines
 from generator.verifier import (
     COMMITMENT_PART_ROWS,
+    ML_DSA_KEYS_MEMBER,
     commitment_index_bytes,
     commitment_parts,
     commitment_rows_bytes,
@@ -48,7 +49,15 @@ def keys_document(ctx: SiteContext) -> dict[str, Any]:
                 "pem": layout.key_pem(vk.key_id.hex()),
             }
         )
-    return {"type": "keys", "v": 1, "origin": ctx.origin, "keys": rows}
+    doc: dict[str, Any] = {"type": "keys", "v": 1, "origin": ctx.origin, "keys": rows}
+    # The ML-DSA-44 keys enter by ledger leaves only, so the ledger alone gives their rows.
+    ml_dsa = [
+        row | {"public_key": base64.b64encode(span.key.public_key).decode(), "fingerprint": span.key.fingerprint}
+        for row, span in zip(ctx.ledger.keys.ml_dsa_rows(), ctx.ledger.keys.ml_dsa, strict=True)
+    ]
+    if ml_dsa:
+        doc[ML_DSA_KEYS_MEMBER] = ml_dsa
+    return doc
 
 
 def commitment_rows(ctx: SiteContext, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
@@ -160,7 +169,7 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
 
 
 def build_keys(ctx: SiteContext) -> BuildKeys:
-    return BuildKeys(ctx.paths.private, ctx.signer, ctx.ledger.keys)
+    return BuildKeys(ctx.paths.private, ctx.signer, ctx.ledger.keys, ctx.paths.checkpoints_dir)
 
 
 def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None) -> bytes:
@@ -268,5 +277,6 @@ def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
     w.write(layout.VERIFIER, verifier_bytes())
     w.write(layout.STYLE, (files("site_templates") / "style.css").read_bytes())
     w.write(layout.BROWSER_CHECK, (files("generator.verifier") / "browser" / "check.js").read_bytes())
+    w.write(layout.BROWSER_ML_DSA, (files("generator.verifier") / "browser" / "mldsa44.js").read_bytes())
     w.write(layout.HOST_HEADERS, static_host_headers().encode())
     w.write(layout.MANIFEST, canonical_json.dumps(manifest(ctx)))

@@ -4,15 +4,17 @@ The program lists its witnesses in `data/policy.txt`, a C2SP tlog-policy file th
 published for verifiers to start from. A checkpoint's cosignatures come from three places, each
 line checked against the witness's key before it is kept:
 
-1. the last release's checkpoint, when it has the same text (a rebuild keeps what it had);
+1. the last release's checkpoint, or the one data/checkpoints/ kept, when it has the same text (a
+   rebuild keeps what it had);
 2. `data/cosignatures/<size>.txt`, lines a witness gave offline (`transparency witness cosign`);
 3. each witness with a URL, asked over HTTP (`add-checkpoint`) with bounded timeouts, unless
    the build is offline. A witness that does not answer, or refuses, is named in a warning: the
    site is still published, and a verifier's policy decides whether that is enough;
 4. for the demo alone (the program signed with the published demo key), its demo witness, whose
-   key the repository publishes too (PRIVATE/demo-witness/witness.key): the build runs that
-   witness itself and says so, so that the demo still meets its own policy after a change.
-   Its cosignature proves nothing, like every signature of the demo.
+   keys the repository publishes too (PRIVATE/demo-witness/witness.key, Ed25519, and
+   witness-ml-dsa.key, ML-DSA-44): the build runs that witness itself and says so, so that the
+   demo still meets its own policy after a change. Its cosignature proves nothing, like every
+   signature of the demo.
 
 A witness that replays the program's rules reads the log from a copy of the site, which cannot
 hold the release being built. So the build asks first at `add-checkpoint-with-files`, sending
@@ -38,6 +40,7 @@ from typing import Any
 
 from generator.build.previous_release import PreviousRelease
 from generator.core import layout
+from generator.core.cosigning_keys import load_cosigner
 from generator.core.generator_errors import InputError, problem
 from generator.core.proofs import MerkleTree
 from generator.program.datadir import Paths
@@ -52,7 +55,7 @@ from generator.verifier import (
     parse_policy,
     verify_cosignatures,
 )
-from generator.witness.server import ADD_CHECKPOINT_PATH, ADD_WITH_FILES_PATH, Witness, files_request, load_seed
+from generator.witness.server import ADD_CHECKPOINT_PATH, ADD_WITH_FILES_PATH, Witness, files_request
 
 POLICY_FILE = "policy.txt"
 # A tree size as a witness's 409 answer gives it: ASCII digits, no more than a 64-bit size has.
@@ -62,6 +65,7 @@ MAX_RESPONSE_BYTES = 1 << 16
 MAX_SHOWN_REPLY = 2000  # of a refusal: the problems a rules witness lists, one a line
 # Where the demo keeps its witness's key, in its private directory (data/make-demo-history.sh).
 DEMO_WITNESS_KEY = "demo-witness/witness.key"
+DEMO_ML_DSA_WITNESS_KEY = "demo-witness/witness-ml-dsa.key"
 
 log = logging.getLogger("transparency")
 
@@ -181,10 +185,13 @@ def cosign(
         if strict:
             raise InputError([problem(source, "a line that is no cosignature by a witness of the policy", found=line)])
 
-    old = previous.file(layout.CHECKPOINT) if previous else None
-    if old is not None and old.is_file() and _note_text(old.read_bytes()) == text:
-        for line in _signature_lines(old.read_bytes())[1:]:
-            keep(line, str(old), strict=False)
+    # What was published before, in the last release or kept in data/checkpoints/ (a build into a
+    # new folder): a witness's ML-DSA-44 cosignature is randomized, and a rebuild keeps its bytes.
+    kept = paths.checkpoints_dir / str(tree.size)
+    for old in (previous.file(layout.CHECKPOINT) if previous else None, kept):
+        if old is not None and old.is_file() and _note_text(old.read_bytes()) == text:
+            for line in _signature_lines(old.read_bytes())[1:]:
+                keep(line, str(old), strict=False)
     stored = paths.data / COSIGNATURES_DIR / f"{tree.size}.txt"
     if stored.is_file():
         for line in stored.read_text(encoding="utf-8").splitlines():
@@ -197,7 +204,8 @@ def cosign(
             line_or_error = _ask(w.url, note, tree, last_size, timeout, post, files)
             if line_or_error.startswith("\u2014 "):
                 before = len(warnings)
-                keep(line_or_error.strip(), f"witness {w.name} ({w.url})", strict=False)
+                for line in line_or_error.splitlines():
+                    keep(line.strip(), f"witness {w.name} ({w.url})", strict=False)
                 if w.name not in found and len(warnings) == before:
                     warnings.append(f"witness {w.name} ({w.url}) answered with another witness's cosignature")
             else:
@@ -208,11 +216,12 @@ def cosign(
             if made is not None:
                 keep(made, f"the demo witness {w.name}", strict=True)
                 log.warning(
-                    "demo: the checkpoint of size %d is cosigned by the demo's witness %s, run by this build with the "
-                    "key the repository publishes (%s); a demo cosignature proves nothing",
+                    "demo: the checkpoint of size %d is cosigned by the demo's witness %s (%s), run by this build with "
+                    "a key the repository publishes (under %s); a demo cosignature proves nothing",
                     tree.size,
                     w.name,
-                    paths.show(paths.private / DEMO_WITNESS_KEY),
+                    w.key.label,
+                    paths.show(paths.private / "demo-witness"),
                 )
     names = [w.name for w in policy.witnesses if w.name in found]
     out = note + "".join(found[n] + "\n" for n in names).encode()
@@ -237,16 +246,18 @@ def _demo_cosignature(
     state: the demo's committed one stays as it is) at time `at`, so that a rebuild makes the
     same bytes; None unless PRIVATE holds the demo witness's key and it is `key`."""
     path = paths.private / DEMO_WITNESS_KEY
-    if not path.is_file():
+    cosigner = None
+    for candidate in (path, paths.private / DEMO_ML_DSA_WITNESS_KEY):
+        if candidate.is_file():
+            found = load_cosigner(candidate, key.name)
+            cosigner, path = (found, candidate) if found.key == key else (cosigner, path)
+    if cosigner is None:
         return None
-    seed = load_seed(path)
     origin = note.split(b"\n", 1)[0].decode("utf-8", "replace")
     when = max(1, calendar.timegm(time.strptime(at, "%Y-%m-%dT%H:%M:%SZ")))
     logs = {origin: tuple(k for k in log_keys if k.name == origin)}
     with tempfile.TemporaryDirectory(prefix="demo-witness-") as state:
-        witness = Witness(key.name, seed, Path(state), logs, clock=lambda: when)
-        if witness.cosigner.public_key != key.public_key:
-            return None
+        witness = Witness(key.name, cosigner, Path(state), logs, clock=lambda: when)
         status, _, answer = witness.add_checkpoint(b"old 0\n\n" + note)
     if status != 200:
         raise InputError([problem(paths.show(path), f"the demo witness refused the checkpoint: {answer.decode()}")])
@@ -277,7 +288,7 @@ def _ask(
             return f"no answer ({e})"
         reply = answer.decode("utf-8", "replace").strip()
         if status == 200:
-            return reply.splitlines()[0] if reply else "an empty answer"
+            return reply if reply else "an empty answer"  # one line a key of the witness
         if status == 409 and _SIZE_RE.fullmatch(reply):
             old = int(reply)
             continue

@@ -125,10 +125,13 @@ def with_hand_overs(carried: list[Archived], keys: BuildKeys, origin: str, tree:
     have = {a.size for a in carried}
     # Every key valid for the hand-over signs it, a key revoked later included while the
     # compromise it records came after (BuildKeys).
+    # The checkpoint that first holds an ML-DSA-44 key's addition, or its rotation, is one too:
+    # the key the reader trusted signs the tree that brings the new one.
+    firsts = sorted({s.first_size for s in keys.ring.spans[1:]} | {s.first_size for s in keys.ring.ml_dsa})
     made = [
-        Archived(span.first_size, keys.checkpoint(origin, span.first_size, tree.root(span.first_size)))
-        for span in keys.ring.spans[1:]
-        if span.first_size not in have and span.first_size < tree.size
+        Archived(size, keys.checkpoint(origin, size, tree.root(size)))
+        for size in firsts
+        if size not in have and size < tree.size
     ]
     return sorted(carried + made, key=lambda a: a.size)
 

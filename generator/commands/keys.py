@@ -152,6 +152,13 @@ def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str
     with appending(paths, "key revoke") as app:
         keys = load_public_keys(paths, None)
         target = next((k for k in keys if key in (k.vkey, parse_vkey(k.vkey).fingerprint)), None)
+        ml_dsa = next((s for s in app.ledger.keys.ml_dsa if key in (s.key.vkey, s.key.fingerprint)), None)
+        if target is None and ml_dsa is not None:
+            # An ML-DSA-44 key lives in the ledger alone (keys.json's rows for it are derived).
+            status = (
+                "revoked" if ml_dsa.reason else ("active" if ml_dsa is app.ledger.keys.active_ml_dsa else "retired")
+            )
+            target = PublicKey(ml_dsa.key.vkey, ml_dsa.valid_from or "", ml_dsa.valid_until, status, ml_dsa.reason)
         problems: list[Problem] = []
         if target is None:
             problems.append(problem("key revoke", f"{key!r} is not a key of keys.json (give its vkey or fingerprint)"))
@@ -180,7 +187,8 @@ def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str
         lines = app.prepare([leaf])
         until = min(target.valid_until or compromised_at, compromised_at)
         row = replace(target, status="revoked", reason=reason, valid_until=until)
-        rows = [row if k.vkey == target.vkey else k for k in keys]
-        app.tx.stage(paths.keys_file, canonical_json.dumps(public_keys_document(rows)) + b"\n")
+        if ml_dsa is None:
+            rows = [row if k.vkey == target.vkey else k for k in keys]
+            app.tx.stage(paths.keys_file, canonical_json.dumps(public_keys_document(rows)) + b"\n")
         app.tx.add_lines(lines)
     return row

@@ -2,23 +2,107 @@
 it. A certificate keeps the signature of the key that was active when it was issued; a
 checkpoint is signed by every key valid for its size whose private half is here, the newest
 first, and must be signed by the newest: the hand-over checkpoint of a rotation gets both.
+
+A log with an ML-DSA-44 key signs each checkpoint with it too, after the Ed25519 lines, in the
+cosignature format under its own name with timestamp 0 (it claims no time). ML-DSA-44 signing
+is randomized, so a checkpoint signed before (kept in data/checkpoints/) keeps its line: the
+same ledger gives the same bytes, build after build.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from generator.core.cosigning_keys import Cosigner, load_cosigner
 from generator.core.generator_errors import InputError, KeyFileError, problem
 from generator.core.signing_key import Signer, load_key, retired_key_file
-from generator.verifier import KeyRing, VerifierKey, checkpoint_text, note_signature_line
+from generator.verifier import (
+    CosignerKey,
+    FormatError,
+    KeyRing,
+    NoteError,
+    VerifierKey,
+    checkpoint_text,
+    note_signature_line,
+    split_note,
+    verify_cosignatures,
+)
+
+ML_DSA_KEY_FILE = "ml-dsa-44.key"
+
+
+def retired_ml_dsa_key_file(private: Path, key_id_hex: str) -> Path:
+    """Where a rotated-out ML-DSA-44 key waits for the build that signs its hand-over."""
+    return private / "retired-keys" / f"ml-dsa-44-{key_id_hex}.key"
 
 
 class BuildKeys:
-    def __init__(self, private: Path, signer: Signer, ring: KeyRing) -> None:
+    def __init__(self, private: Path, signer: Signer, ring: KeyRing, kept: Path | None = None) -> None:
         self.signer = signer
         self.ring = ring
         self._private = private
+        self._kept = kept  # data/checkpoints/: the checkpoints published before, by size
         self._loaded: dict[str, Signer | None] = {signer.vkey: signer}
+        self._loaded_ml: dict[str, Cosigner | None] = {}
+
+    def ml_dsa_private_key(self, key: CosignerKey) -> Cosigner | None:
+        """The private half of the log's ML-DSA-44 `key`, if this program still holds it."""
+        if key.vkey not in self._loaded_ml:
+            found = None
+            for path in (self._private / ML_DSA_KEY_FILE, retired_ml_dsa_key_file(self._private, key.key_id.hex())):
+                try:
+                    candidate = load_cosigner(path) if path.is_file() else None
+                except KeyFileError:
+                    candidate = None
+                if candidate is not None and candidate.key == key:
+                    found = candidate
+                    break
+            self._loaded_ml[key.vkey] = found
+        return self._loaded_ml[key.vkey]
+
+    def _kept_line(self, key: CosignerKey, text: str, size: int) -> str | None:
+        """`key`'s line on the checkpoint of `text` as published before, if it still verifies."""
+        path = self._kept / str(size) if self._kept is not None else None
+        if path is None or not path.is_file():
+            return None
+        data = path.read_bytes()
+        try:
+            kept_text, lines = split_note(data)
+            if kept_text != text or key.name not in verify_cosignatures(data, [key]):
+                return None
+        except (NoteError, FormatError):
+            return None
+        return next(
+            (
+                note_signature_line(name, raw[:4], raw[4:])
+                for name, raw in lines
+                if (name, raw[:4]) == (key.name, key.key_id)
+            ),
+            None,
+        )
+
+    def _ml_dsa_lines(self, text: str, size: int) -> list[str]:
+        newest = self.ring.newest_ml_dsa_at(size)
+        lines = []
+        for key in [s.key for s in reversed(self.ring.ml_dsa) if s.covers(size)]:
+            private = self.ml_dsa_private_key(key)
+            kept = self._kept_line(key, text, size)
+            if kept is not None:
+                lines.append(kept)
+            elif private is not None:
+                lines.append(private.cosign(text, 0))
+            elif key == newest:
+                raise InputError(
+                    [
+                        problem(
+                            str(self._private / ML_DSA_KEY_FILE),
+                            f"the checkpoint of {size} entries must be signed by the ML-DSA-44 key {key.fingerprint}, "
+                            "whose private key is not here",
+                        )
+                    ],
+                    "cannot sign the ledger's checkpoint",
+                )
+        return lines
 
     def private_key(self, key: VerifierKey) -> Signer | None:
         """The private half of `key`, if this program still holds it."""
@@ -58,4 +142,4 @@ class BuildKeys:
                     ],
                     "cannot sign the ledger's checkpoint",
                 )
-        return (text + "\n" + "".join(lines)).encode("utf-8")
+        return (text + "\n" + "".join(lines + self._ml_dsa_lines(text, size))).encode("utf-8")

@@ -12,6 +12,7 @@ from generator.monitor.monitor_errors import Inconsistent, Unreadable, problem_t
 from generator.monitor.site_source import Fetch
 from generator.state.monitor_state import Remembered
 from generator.verifier import (
+    ML_DSA_KEYS_MEMBER,
     FormatError,
     VerifierKey,
     check_keys,
@@ -88,7 +89,7 @@ def site_key(fetch: Fetch, origin: str) -> VerifierKey:
         doc = parse_canonical(data)
     except FormatError as e:
         raise Inconsistent([f"{layout.KEYS}: {e}"]) from None
-    shape = check_keys(doc, ("keys", "origin", "type", "v"))
+    shape = check_keys(doc, ("keys", "origin", "type", "v"), (ML_DSA_KEYS_MEMBER,))
     if shape or doc["type"] != "keys" or doc["v"] != 1:
         raise Inconsistent([f"{layout.KEYS}: not a v1 keys document"])
     if doc["origin"] != origin:

@@ -37,7 +37,22 @@ __all__ = [
 ENV_DATA = "TRANSPARENCY_DATA"
 ENV_PRIVATE = "TRANSPARENCY_PRIVATE"
 
-PROGRAM_KEYS = ("name", "origin", "description", "site_url", "download_archive", "operator", "format")
+PROGRAM_KEYS = (
+    "name",
+    "origin",
+    "description",
+    "site_url",
+    "download_archive",
+    "operator",
+    "format",
+    "witness_qpd",
+    "contact",
+)
+# The add-checkpoint requests a day the log's entry in the witness network's log list asks for:
+# one a build, and a program rarely builds more than once an hour.
+DEFAULT_WITNESS_QPD = 24
+# The largest quota the log list's format writes (a decimal of at most 18 digits).
+MAX_WITNESS_QPD = 10**18 - 1
 # The site formats a program can publish (FORMAT.md; docs/formats/v3.md): chosen when it starts.
 SITE_FORMATS = (2, 3)
 # A URL's characters (RFC 3986): anything else (a space, a quote, '<', a non-ASCII letter) must
@@ -96,6 +111,11 @@ class Paths:
     @property
     def key_file(self) -> Path:
         return self.private / "signing.key"
+
+    @property
+    def ml_dsa_key_file(self) -> Path:
+        """The log's ML-DSA-44 signing key, once it has one (`transparency key add-ml-dsa`)."""
+        return self.private / "ml-dsa-44.key"
 
     @property
     def items_dir(self) -> Path:
@@ -194,6 +214,11 @@ class Program:
     download_archive: bool = True  # publish download/site.zip (FORMAT.md, format v2)
     operator: str = ""  # who runs the program, for the home page (the operator's words)
     format: int = 2  # the site format it publishes (docs/formats/v3.md): 2, or 3 for releases that cost what changed
+    # The log's entry in the witness network's log list (ledger/log-list.txt): its daily quota of
+    # add-checkpoint requests, and how a witness operator reaches the program ("": the operator, or
+    # else the site's URL).
+    witness_qpd: int = DEFAULT_WITNESS_QPD
+    contact: str = ""
 
 
 def site_url(value: Any) -> str | None:
@@ -272,6 +297,7 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
                 found=raw["format"],
             )
         )
+    problems += _log_list_problems(raw, file)
     for k in sorted(set(raw) - set(PROGRAM_KEYS)):
         warnings.append(f"{file}: unknown key {k!r} ignored (known: {', '.join(PROGRAM_KEYS)})")
     if problems:
@@ -285,9 +311,40 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
             raw.get("download_archive", True),
             raw["operator"].strip() if "operator" in raw else "",
             raw.get("format", 2),
+            raw.get("witness_qpd", DEFAULT_WITNESS_QPD),
+            raw["contact"].strip() if "contact" in raw else "",
         ),
         warnings,
     )
+
+
+def _log_list_problems(raw: dict[str, Any], file: str) -> list[Problem]:
+    """The program file's keys for the log's entry in the witness network's log list."""
+    problems = []
+    qpd = raw.get("witness_qpd", DEFAULT_WITNESS_QPD)
+    if isinstance(qpd, bool) or not isinstance(qpd, int) or not 1 <= qpd <= MAX_WITNESS_QPD:
+        problems.append(
+            problem(
+                file,
+                "not a number of add-checkpoint requests a day",
+                where="witness_qpd",
+                expected=f"a whole number from 1 to {MAX_WITNESS_QPD}: how many builds the program makes a day at "
+                f"most (default {DEFAULT_WITNESS_QPD})",
+                found=qpd,
+            )
+        )
+    contact = raw.get("contact", "x")
+    if not isinstance(contact, str) or not contact.strip() or not contact.strip().isprintable():
+        problems.append(
+            problem(
+                file,
+                "must be one line of text",
+                where="contact",
+                expected="how a witness operator reaches the program, such as 'ops@example.org' or a URL",
+                found=contact,
+            )
+        )
+    return problems
 
 
 @dataclass(frozen=True)

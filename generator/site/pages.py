@@ -26,7 +26,7 @@ from generator.site.views import ledger_view, links_view, systems_view, view_mod
 from generator.site.views.events_view import event_link, event_summary
 from generator.site.views.examples_view import worked_examples
 from generator.state.page_cache import PageMemo
-from generator.verifier import OutsideBound, parse_vkey, sha256_hex
+from generator.verifier import ML_DSA_KEYS_MEMBER, OutsideBound, parse_vkey, sha256_hex
 
 
 @dataclass(frozen=True)
@@ -457,7 +457,16 @@ def write_keys_and_verify_pages(
     policy: str | None = None,
 ) -> None:
     key = parse_vkey(next(k for k in ctx.public_keys if k.status == "active").vkey)
-    r.write(w, "keys.html", layout.KEYS_PAGE, "Keys", layout.KEYS, keys=keys_document(ctx)["keys"])
+    keys = keys_document(ctx)
+    r.write(
+        w,
+        "keys.html",
+        layout.KEYS_PAGE,
+        "Keys",
+        layout.KEYS,
+        keys=keys["keys"],
+        ml_dsa_keys=keys.get(ML_DSA_KEYS_MEMBER, []),
+    )
     example = next((i for i in ctx.revealed if i.reason == "retired"), ctx.revealed[0] if ctx.revealed else None)
     r.write(
         w,
@@ -472,6 +481,7 @@ def write_keys_and_verify_pages(
         verifier={"version": __version__, "sha256": sha256_hex(verifier_bytes())},
         oldest_checkpoint=oldest_checkpoint,
         policy=policy,
+        ml_dsa=bool(keys.get(ML_DSA_KEYS_MEMBER)),
         check_page=layout.CHECK_PAGE,
         site_url=base_url(ctx),
         download={

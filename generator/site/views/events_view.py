@@ -6,7 +6,16 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.core import layout
-from generator.verifier import parse_vkey
+from generator.verifier import FormatError, parse_cosigner_vkey, parse_vkey
+
+
+def _fingerprint(vkey: str) -> str:
+    """A log key's fingerprint, of either type, with the type named for an ML-DSA-44 key."""
+    try:
+        return parse_vkey(vkey).fingerprint
+    except FormatError:
+        return f"{parse_cosigner_vkey(vkey).fingerprint} (ML-DSA-44)"
+
 
 _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
     "gate": lambda e: f"Gate {e['id']} declared ({'public' if e['public'] else 'secret'}): {e['name']}",
@@ -22,8 +31,9 @@ _EVENT_TEXT: dict[str, Callable[[dict[str, Any]], str]] = {
         f"Beacon round {e['round']} drew {len(e['items'])} sealed item(s) to retire, as scheduled"
     ),
     "label-set": lambda e: f"Blind human labels {e['id']} committed for run {e['run']}",
-    "key-rotation": lambda e: f"Signing key rotated to {parse_vkey(e['vkey']).fingerprint}",
-    "key-revocation": lambda e: f"Key {parse_vkey(e['vkey']).fingerprint} revoked (compromised {e['compromised_at']})",
+    "key-rotation": lambda e: f"Signing key rotated to {_fingerprint(e['vkey'])}",
+    "key-revocation": lambda e: f"Key {_fingerprint(e['vkey'])} revoked (compromised {e['compromised_at']})",
+    "key-addition": lambda e: f"ML-DSA-44 signing key {_fingerprint(e['vkey'])} added beside the Ed25519 key",
 }
 
 
@@ -35,6 +45,7 @@ _EVENT_PAGE: dict[str, Callable[[dict[str, Any]], str]] = {
     "retirement-draw": lambda e: layout.item_page(e["items"][0]) if e["items"] else layout.HOME,
     "key-rotation": lambda e: layout.KEYS_PAGE,
     "key-revocation": lambda e: layout.KEYS_PAGE,
+    "key-addition": lambda e: layout.KEYS_PAGE,
 }
 
 

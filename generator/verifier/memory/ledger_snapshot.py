@@ -23,10 +23,11 @@ from generator.verifier.rules.events import CertificateEvent, Commit, Gate, Meth
 from generator.verifier.rules.labelsets import LabelSetEvent
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.withdrawals import Revocation, Withdrawal
+from generator.verifier.tlog.cosignature import parse_cosigner_vkey
 from generator.verifier.tlog.keyring import KeySpan
 from generator.verifier.tlog.merkle import MerkleStream
 
-SNAPSHOT_MAGIC = b"transparency ledger snapshot v2\n"
+SNAPSHOT_MAGIC = b"transparency ledger snapshot v3\n"
 # The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes):
 # also the layout of the generator's commit arrays (state/ledger_cache.py).
 SNAPSHOT_SECTIONS = (
@@ -99,6 +100,10 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "key_spans": [
             [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
             for s in ring.spans[:spans]
+        ],
+        "ml_dsa_spans": [
+            [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
+            for s in ring.ml_dsa
         ],
         "key_time_starts": ring._time_starts,
         "key_time_index": ring._time_index,
@@ -192,6 +197,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
     ring.spans = [KeySpan(parse_vkey(s[0]), *s[1:]) for s in header["key_spans"]]
+    ring.ml_dsa = [KeySpan(parse_cosigner_vkey(s[0]), *s[1:]) for s in header["ml_dsa_spans"]]
     ring._time_starts, ring._time_index = header["key_time_starts"], header["key_time_index"]
     if max(ledger._commit_gate, default=0) >= max(len(ledger._gate_ids), 1) or max(
         ledger._commit_time, default=0

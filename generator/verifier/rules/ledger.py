@@ -34,7 +34,7 @@ from generator.verifier.rules.events import CertificateEvent, Commit, Gate, Meth
 from generator.verifier.rules.labelsets import LabelSetEvent, label_set_event_problems
 from generator.verifier.rules.subjects import known_subject_problems, prose_problems, subject_fold
 from generator.verifier.rules.withdrawals import RUN_WITHDRAWN, Revocation, Withdrawal, withdrawal_problems
-from generator.verifier.tlog.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing
+from generator.verifier.tlog.keyring import KEY_ADDITION, KEY_REVOCATION, KEY_ROTATION, KeyRing
 
 MAX_LEAF_BYTES = 65535
 LEAF_KEYS: dict[str, tuple[str, ...]] = {
@@ -48,13 +48,14 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
+    KEY_ADDITION: ("type", "v", "vkey", "at"),
     RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
     DRAW: ("type", "v", "run", "round", "signature", "items", "at"),
     RETIREMENT_DRAW: ("type", "v", "round", "signature", "items", "at"),
 }
 # An event that format v2 adds carries v 2, so that a v1 verifier refuses it rather than misread it.
 LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
-LEAF_VERSIONS |= {DRAW: 2, RETIREMENT_DRAW: 2}
+LEAF_VERSIONS |= {DRAW: 2, RETIREMENT_DRAW: 2, KEY_ADDITION: 2}
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
 # The JSON type of each member (beyond type, v and at), checked before any lookup uses it.
 _LEAF_TYPES: dict[str, dict[str, type]] = {
@@ -68,11 +69,13 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
+    KEY_ADDITION: {"vkey": str},
     RUN_WITHDRAWN: {"run": str, "reason": str},
     DRAW: {"run": str, "signature": str, "items": list},
     RETIREMENT_DRAW: {"signature": str, "items": list},
 }
 _TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
+Rule = Callable[[int, dict[str, Any]], list[Problem]]
 
 
 class Ledger:
@@ -210,7 +213,8 @@ class Ledger:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
-        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind.replace('-', '_')}")
+        ring = {KEY_ROTATION: self.keys.apply_rotation, KEY_ADDITION: self.keys.apply_addition}
+        apply: Rule = ring.get(kind) or getattr(self, f"_apply_{kind.replace('-', '_')}")
         return apply(index, leaf)
 
     def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -403,9 +407,6 @@ class Ledger:
             self.certificates[serial] = CertificateEvent(serial, run_id, leaf["sha256"], index, leaf["at"])
             self.certificate_of_run[run_id] = serial
         return problems
-
-    def _apply_key_rotation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
-        return self.keys.apply_rotation(index, leaf)
 
     def _apply_key_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         if not is_time(leaf["compromised_at"]):

@@ -6,6 +6,7 @@ python3 -P verify.py mirror URL DIR [--jobs N] [--key K] [--policy FILE] [--stat
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ from generator.verifier.site.remote import RemoteUnreadable, open_remote
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.policy import Policy, parse_policy
 from generator.verifier.tlog.tlogproof import parse_tlog_proof
-from generator.verifier.tlog.witnessing import policy_logs, policy_problems
+from generator.verifier.tlog.witnessing import ml_dsa_log_signers, parse_max_age, policy_logs, policy_problems
 
 # A saved checkpoint is a few hundred bytes; a bound keeps a wrong argument from being read whole.
 _MAX_CHECKPOINT_BYTES = 1 << 16
@@ -65,6 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_files: KnownHashes | None = None) -> int:
     """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
+    try:
+        max_age = parse_max_age(args.max_age) if args.max_age is not None else None
+    except FormatError as e:
+        print(f"verify.py: --max-age: {printable(str(e))}", file=sys.stderr)
+        return 2
+    if max_age is not None and policy is None:
+        print("verify.py: --max-age applies to the cosignatures a --policy asks for: give --policy", file=sys.stderr)
+        return 2
     since: list[tuple[str, bytes, str | None]] = []
     for name in args.since:
         data = _read_small(name, "--since")
@@ -95,6 +104,7 @@ def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_fi
             full=args.full,
             known_logs=remembered_keys(logs),
             known_files=known_files,
+            max_age=max_age,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -181,6 +191,12 @@ def _verification_options(parser: argparse.ArgumentParser) -> None:
         help="a C2SP tlog-policy file you obtained out of band and keep yourself: the site's key must be one of "
         "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
         "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
+    )
+    parser.add_argument(
+        "--max-age",
+        metavar="DURATION",
+        help="with --policy: fail when a witness's cosignature on today's checkpoint is older than this (3600s, 36h, "
+        "7d); one dated in the future (beyond a minute of clock skew) fails with or without it",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
@@ -391,6 +407,7 @@ def _proof_main(argv: list[str]) -> int:
     if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
+        result = dataclasses.replace(result, ml_dsa_signers=ml_dsa_log_signers(policy, log.name, checkpoint)[0])
     _print_proof_result(result, args.file, args.proof, args.json)
     return 1 if result.problems else 0
 
@@ -434,6 +451,8 @@ def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: b
                     "tree_size": result.size,
                     "index": result.index,
                     "leaf": result.leaf,
+                    "signers": [{"type": "Ed25519", "fingerprint": k.fingerprint} for k in [log] if k is not None]
+                    + [{"type": "ML-DSA-44", "fingerprint": k.fingerprint} for k in result.ml_dsa_signers],
                 }
             )
         )
@@ -443,7 +462,9 @@ def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: b
     else:
         print(
             f"PASS: {printable(file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
-            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
+            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'} (Ed25519)"
+            + "".join(f" and {k.fingerprint} (ML-DSA-44)" for k in result.ml_dsa_signers)
+            + "."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
         if isinstance(result.leaf, dict) and result.leaf.get("type") == "certificate":

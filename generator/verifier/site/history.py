@@ -10,7 +10,7 @@ one an auditor saved (`--since`), or the state file of an earlier run.
 
 import base64
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.verifier.core.canonical import parse_canonical
@@ -21,6 +21,7 @@ from generator.verifier.core.note import open_note, parse_checkpoint
 from generator.verifier.core.public_keys import VerifierKey, key_id
 from generator.verifier.core.text import show
 from generator.verifier.rules.ledger import Ledger
+from generator.verifier.tlog.cosignature import CosignerKey
 from generator.verifier.tlog.keyring import KeyRing
 from generator.verifier.tlog.merkle import leaf_hash, verify_consistency, verify_inclusion
 from generator.verifier.tlog.rotation import checkpoint_signers, signer_problems
@@ -364,6 +365,7 @@ class ArtifactCheck:
     index: int = 0
     leaf: Any = None
     signer: VerifierKey | None = None  # the log key whose signature opened the checkpoint
+    ml_dsa_signers: list[CosignerKey] = field(default_factory=list)  # the policy's, that verified
 
 
 def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey]) -> ArtifactCheck:

@@ -24,6 +24,7 @@ from generator.verifier.core.public_keys import (
 )
 from generator.verifier.core.report import Report
 from generator.verifier.core.text import show, type_name
+from generator.verifier.tlog.rotation import ML_DSA_KEYS_MEMBER, ml_dsa_key_row_problems
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 MANIFEST_KEYS = (
@@ -108,13 +109,15 @@ def check_keys_document(
     if loaded is None:
         return None
     doc = loaded[1]
-    problems = check_keys(doc, ("type", "v", "origin", "keys"))
+    problems = check_keys(doc, ("type", "v", "origin", "keys"), (ML_DSA_KEYS_MEMBER,))
     if problems or doc.get("type") != "keys" or not is_v1(doc):
         report.add(problems or [Problem("not a v1 keys document")], rel)
         return None
     report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
+    if ML_DSA_KEYS_MEMBER in doc:
+        report.add(ml_dsa_key_row_problems(doc[ML_DSA_KEYS_MEMBER], origin), rel)
     if named is not None:
         named.extend(rows)
     for row in rows:

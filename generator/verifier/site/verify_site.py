@@ -1,6 +1,7 @@
 """Verifying a site (format v1 §2-§8): the checks in their order, and the one last-resort catch."""
 
 import base64
+import time
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,17 +39,19 @@ from generator.verifier.site.history import (
 )
 from generator.verifier.site.history_v3 import HISTORY_V3, check_artifact_proofs_v3, check_history_v3
 from generator.verifier.site.ledger_files import check_ledger
+from generator.verifier.site.log_list_file import check_log_list_file
 from generator.verifier.site.publication import check_gates, check_methodology_files, check_reveals, check_runs
 from generator.verifier.site.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
 from generator.verifier.site.timestamp_files import check_draws_logged_in_time, check_timestamps
-from generator.verifier.tlog.policy import Policy
+from generator.verifier.tlog.policy import Policy, witnessed_by
 from generator.verifier.tlog.rotation import (
+    ML_DSA_KEYS_MEMBER,
     check_checkpoint_keys,
     check_hand_overs,
     check_keys_follow_the_ledger,
     check_pin_followed,
 )
-from generator.verifier.tlog.witnessing import policy_problems
+from generator.verifier.tlog.witnessing import cosignature_age_problems, policy_problems
 
 # The test suite sets this, so that a bug in a check fails the test that met it instead of
 # being reported, like any other failure, as an internal error of the verifier.
@@ -67,13 +70,15 @@ def verify_site(
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
     known_files: KnownHashes | None = None,
     known_from: str = "verify.py mirror computed when it wrote them",
+    max_age: int | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
     (None for one the caller named: it must be this site's; a remembered one of another log is
     skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
     `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
-    witness cosignatures. With `memory`, a folder where the verifier remembers the last release
+    witness cosignatures, none dated in the future or (with `max_age`, seconds) older than that
+    on this machine's clock. With `memory`, a folder where the verifier remembers the last release
     it verified (generator/verifier/memory/release_memory.py): the site is verified from the release remembered
     there, if it is the one `since` remembers, and what this run verified is remembered when
     every check passes; `full` verifies from nothing all the same. `known_logs` maps each
@@ -100,7 +105,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report, _trusted(root, known_files, full, report))
     try:
-        _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
+        _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -132,12 +137,13 @@ def _check(
     key: str | None,
     since: Sequence[tuple[str, bytes, str | None]],
     from_tiles: bool,
-    policy: Policy | None,
+    trust: tuple[Policy | None, int | None],
     memory_folder: Path | None = None,
     full: bool = False,
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
 ) -> None:
     report = s.report
+    policy, max_age = trust
     loaded = s.document(MANIFEST_PATH, "manifest")
     if loaded is None or not check_manifest_shape(loaded[1], report):
         return
@@ -183,12 +189,19 @@ def _check(
     keys_rel = manifest["keys"]
     keys_doc = s.document(keys_rel, "keys")
     rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
-    check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
+    ml_rows = keys_doc[1].get(ML_DSA_KEYS_MEMBER) if keys_doc and isinstance(keys_doc[1], dict) else None
+    check_keys_follow_the_ledger(
+        s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys, ml_rows if isinstance(ml_rows, list) else []
+    )
     check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
     checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
     check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
     if policy is not None:
-        for problem in policy_problems(policy, origin, public_key, checkpoint):
+        problems = policy_problems(policy, origin, public_key, checkpoint)
+        if not problems:  # the cosignatures verify: their times can be read
+            now = int(time.time())
+            problems = cosignature_age_problems(witnessed_by(policy, checkpoint), now, max_age)
+        for problem in problems:
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
     pinned = earlier[0] if earlier else None
@@ -240,7 +253,7 @@ def _check_restatements(
         archived = check_history_v3(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
-        check_hand_overs(s, ledger.keys, archived)
+        check_hand_overs(s, ledger.keys, archived, None if agreed else ledger.size)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if agreed:
             check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
@@ -254,7 +267,7 @@ def _check_restatements(
         archived = check_history(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
-        check_hand_overs(s, ledger.keys, archived)
+        check_hand_overs(s, ledger.keys, archived, None if agreed else ledger.size)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if from_tiles:
             report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
@@ -302,7 +315,8 @@ def _check_the_program(
 ) -> None:
     """The program's own documents against the ledger, in the order each needs the one before:
     methodologies, gates, reveals, runs, certificates, label sets; then that every published file
-    is accounted for, the revocations, the withdrawn runs and the verifier's own copy."""
+    is accounted for, the log-list entry, the revocations, the withdrawn runs and the verifier's
+    own copy."""
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -312,6 +326,7 @@ def _check_the_program(
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
+    check_log_list_file(s, manifest["origin"], key_rows, ledger.keys)
     bounds = check_timestamps(s, ledger, history)
     check_draws_logged_in_time(s, ledger, bounds, specs, methodologies)
     check_revocations(s, manifest["origin"], public_key, ledger)

@@ -9,9 +9,15 @@ quorum of witness cosignatures a checkpoint needs.
 Items are separated by spaces and tabs; blank lines and lines whose first item starts with `#`
 are ignored. Where the spec leaves a choice, this module reads it so:
 
-- A log key is an Ed25519 note key (type 0x01), the only log signature the verifier checks; a
-  witness key is an Ed25519 cosigner key (type 0x04, see cosignature.py). Other types are
-  refused by name, not skipped. A log key's name is taken as the log's origin.
+- A log key is an Ed25519 note key (type 0x01) or an ML-DSA-44 key (type 0x06: a log signing
+  its checkpoint in the cosignature format, as c2sp.org/tlog-checkpoint recommends); a witness
+  key is an Ed25519 (0x04) or ML-DSA-44 (0x06) cosigner key (see cosignature.py). Other types
+  are refused by name, not skipped. A log key's name is taken as the log's origin.
+- "Signed by any one of the listed logs" is read per signature type: a checkpoint must carry a
+  valid signature by one of the origin's Ed25519 keys if the policy names any, and by one of its
+  ML-DSA-44 keys if it names any. A policy naming both types for one log requires both; one
+  naming one type requires that one. (Rotation is unaffected: several keys of one type remain
+  alternatives.) A reader that takes "any" literally accepts whatever this reading accepts.
 - "Each defined name can be listed as a group member at most once" holds across the whole file,
   not within one group: so every witness counts towards the quorum along one path only, the
   spec's stated purpose (Sigsum's reference parser reads it the same way).
@@ -31,7 +37,7 @@ from dataclasses import dataclass
 
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.public_keys import VerifierKey, parse_vkey
-from generator.verifier.tlog.cosignature import CosignerKey, parse_cosigner_vkey, verify_cosignatures
+from generator.verifier.tlog.cosignature import ML_DSA_44, CosignerKey, parse_cosigner_vkey, verify_cosignatures
 
 QUORUM_NONE = "none"
 _POLICY_SPACE_RE = re.compile(rb"[ \t]+")
@@ -40,7 +46,7 @@ _POLICY_THRESHOLD_RE = re.compile(r"[1-9][0-9]{0,8}|0")
 
 @dataclass(frozen=True)
 class PolicyLog:
-    key: VerifierKey
+    key: VerifierKey | CosignerKey
     url: str | None = None
 
 
@@ -74,8 +80,13 @@ class Policy:
 
     @property
     def log_keys(self) -> tuple[VerifierKey, ...]:
-        """The keys to open a checkpoint with (open_note): any one of the logs may sign it."""
-        return tuple(log.key for log in self.logs)
+        """The Ed25519 keys to open a checkpoint with (open_note): any one of them may sign it."""
+        return tuple(log.key for log in self.logs if isinstance(log.key, VerifierKey))
+
+    @property
+    def ml_dsa_log_keys(self) -> tuple[CosignerKey, ...]:
+        """The logs' ML-DSA-44 keys: if the policy names any for an origin, one must sign."""
+        return tuple(log.key for log in self.logs if isinstance(log.key, CosignerKey))
 
 
 class _PolicyParser:
@@ -109,11 +120,17 @@ class _PolicyParser:
     def log(self, args: list[str], lineno: int) -> None:
         if not 1 <= len(args) <= 2:
             raise FormatError(f"a log line is `log <vkey> [<url>]`; found {_counted(args)} after `log`")
+        key: VerifierKey | CosignerKey
         try:
             key = parse_vkey(_vkey_text(args[0]))
         except FormatError as e:
-            hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
-            raise FormatError(f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01)") from None
+            ml_dsa = _ml_dsa_key(args[0])
+            if ml_dsa is None:
+                hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
+                raise FormatError(
+                    f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01) or an ML-DSA-44 vkey (type 0x06)"
+                ) from None
+            key = ml_dsa
         if key.public_key in self.log_lines:
             raise FormatError(f"duplicate log: the same public key as line {self.log_lines[key.public_key]}")
         self.log_lines[key.public_key] = lineno
@@ -128,7 +145,7 @@ class _PolicyParser:
         try:
             key = parse_cosigner_vkey(_vkey_text(args[1]))
         except FormatError as e:
-            raise FormatError(f"witness {args[0]!r} key: {e}; expected a cosigner vkey (type 0x04)") from None
+            raise FormatError(f"witness {args[0]!r} key: {e}; expected a cosigner vkey (type 0x04 or 0x06)") from None
         if key.public_key in self.witness_lines:
             raise FormatError(f"duplicate witness: the same public key as line {self.witness_lines[key.public_key]}")
         self.witness_lines[key.public_key] = lineno
@@ -195,6 +212,14 @@ def _is_cosigner_vkey(item: str) -> bool:
     except FormatError:
         return False
     return True
+
+
+def _ml_dsa_key(item: str) -> CosignerKey | None:
+    try:
+        key = parse_cosigner_vkey(_vkey_text(item))
+    except FormatError:
+        return None
+    return key if key.kind == ML_DSA_44 else None
 
 
 def _url(rest: list[str]) -> str | None:
