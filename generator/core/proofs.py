@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from generator.verifier import ProofError, node_hash
+from generator.verifier import ProofError, is_valid_subtree, node_hash
 
 _EMPTY_ROOT = bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 
@@ -134,3 +134,35 @@ def consistency_proof(leaf_hashes: Sequence[bytes], old_size: int) -> list[bytes
     if not 0 <= old_size <= len(leaf_hashes):
         raise ProofError(f"old size {old_size} is outside 0..{len(leaf_hashes)}")
     return MerkleTree(leaf_hashes).consistency_proof(old_size)
+
+
+def subtree_consistency_proof(tree: MerkleTree, start: int, end: int, size: int | None = None) -> list[bytes]:
+    """SUBTREE_PROOF(start, end, D[size]) of draft-ietf-plants-merkle-tree-certs ("Generating a
+    Subtree Consistency Proof"): the hashes that show the subtree [start, end) is part of the tree
+    of `size` leaves (default: the whole tree), checked by verify_subtree_consistency."""
+    n = tree.size if size is None else size
+    if not is_valid_subtree(start, end):
+        raise ProofError(f"[{start}, {end}) is not a subtree: its start must be aligned to its size's power of two")
+    if not end <= n <= tree.size:
+        raise ProofError(f"the subtree [{start}, {end}) of a tree of size {n} is outside 0..{tree.size}")
+    if start == end:
+        return []
+    proof: list[bytes] = []
+    # The descent of SUBTREE_SUBPROOF: [lo, hi) is the node reached, [s, e) the subtree within it,
+    # `known` whether the verifier already holds this node's subtree hash (omitted from the proof).
+    lo, hi, s, e, known = 0, n, start, end, True
+    while not (s == 0 and e == hi - lo):
+        k = largest_power_of_two_below(hi - lo)
+        if e <= k:
+            proof.append(tree.subtree_root(lo + k, hi))
+            hi = lo + k
+        elif k <= s:
+            proof.append(tree.subtree_root(lo, lo + k))
+            lo, s, e = lo + k, s - k, e - k
+        else:  # s == 0 < k < e: the subtree's own root is not a node of this tree
+            proof.append(tree.subtree_root(lo, lo + k))
+            lo, e, known = lo + k, e - k, False
+    if not known:
+        proof.append(tree.subtree_root(lo, hi))
+    proof.reverse()
+    return proof

@@ -24,13 +24,22 @@ from generator.verifier.rules.revocations import REVOCATIONS_PATH
 from generator.verifier.site.commitment_parts import COMMITMENT_PARTS_DIR, commitment_part_count, commitment_part_path
 from generator.verifier.site.history import HISTORY_PATH, tile_reader
 from generator.verifier.site.history_v3 import V2_CONSISTENCY_RE
+from generator.verifier.site.log_list_file import LOG_LIST_PATH
 from generator.verifier.site.timestamp_files import AUTHORITIES_PATH, TIMESTAMPS_FOLDER
 from generator.verifier.tlog.tiles import TILE_HASH_BYTES, parse_entry_bundle, tile_paths
 
 LEDGER_FOLDER = "ledger/"
 PROOF_SUFFIX = ".tlog-proof"
-# The ledger's own documents (each checked where its rule is), the trust policy, and its pages.
-_LEDGER_DOCUMENTS = ("ledger/checkpoint", HISTORY_PATH, REVOCATIONS_PATH, "ledger/policy.txt", "ledger/index.html")
+# The ledger's own documents (each checked where its rule is), the trust policy, the log's entry
+# in the witness network's log list, and its pages.
+_LEDGER_DOCUMENTS = (
+    "ledger/checkpoint",
+    HISTORY_PATH,
+    REVOCATIONS_PATH,
+    "ledger/policy.txt",
+    LOG_LIST_PATH,
+    "ledger/index.html",
+)
 _LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
 _EVIDENCE_RE = re.compile(r"certificates/([^/]+)/evidence/([^/]+)")
 # The folders of the record's documents, each holding only what the manifest (and keys.json, and

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +28,7 @@ from generator.verifier import TILE_WIDTH, TileBuilder, checkpoint_text, leaf_ha
 from tests.support.demo import BUNDLE, BuiltSite
 from tests.support.history import grow, size_of, vkey_of
 from tests.support.programs import item, write_items
-from tests.support.witnesses import WitnessFiles, cli, write_policy
+from tests.support.witnesses import WitnessFiles, cli, started_witness, write_policy
 
 
 def run_verifier(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -173,31 +171,10 @@ def test_a_witness_with_rules_refuses_a_ledger_that_breaks_them(
     assert w2.cosign(broken)[0] == 0, "a plain witness sees only a consistent growth"
 
 
-def _started(argv: list[str | Path]) -> tuple[subprocess.Popen[str], str]:
-    """`transparency witness serve ARGV` as a separate process on a port the system picks (port 0, so that no two
-    tests, nor two workers of a parallel run, can want the same one), and the URL its first line gives."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "generator", "witness", "serve", *map(str, argv), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    box: list[str] = []
-    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    reader.join(20)
-    found = re.search(r"http://127\.0\.0\.1:(\d+)/", box[0]) if box else None
-    if not found:
-        proc.kill()
-        pytest.fail(f"the witness did not start: {box}")
-    return proc, f"http://127.0.0.1:{found.group(1)}"
-
-
 @pytest.fixture
 def served_witness(witnessed: tuple[BuiltSite, WitnessFiles, WitnessFiles]) -> Iterator[tuple[str, WitnessFiles]]:
     _, w1, _ = witnessed
-    proc, url = _started(w1.args())
+    proc, url, _ = started_witness(w1.args())
     try:
         yield url, w1
     finally:
@@ -267,7 +244,7 @@ def test_the_demo_witness_cosigns_the_demo_over_http_and_the_policy_requires_it(
     shutil.copytree(witness_dir / "state", state)
     name = "witness.demo.example.org"
     args = ["--key", witness_dir / "witness.key", "--name", name, "--state", state, "--logs", witness_dir / "logs.txt"]
-    proc, url = _started(args)
+    proc, url, _ = started_witness(args)
     try:
         policy = paths.data / "policy.txt"
         policy.write_text(
@@ -297,7 +274,7 @@ def test_the_demo_witness_cosigns_the_demo_over_http_and_the_policy_requires_it(
 @contextmanager
 def _serving(w: WitnessFiles, *extra: str | Path) -> Iterator[str]:
     """`transparency witness serve` as a separate process on a free loopback port: its URL."""
-    proc, url = _started([*w.args(), *extra])
+    proc, url, _ = started_witness([*w.args(), *extra])
     try:
         yield url
     finally:

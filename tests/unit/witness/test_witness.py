@@ -11,8 +11,6 @@ import stat
 import subprocess
 import sys
 import threading
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -20,54 +18,40 @@ from nacl.signing import SigningKey, VerifyKey
 
 from generator.core.generator_errors import KeyFileError
 from generator.core.proofs import consistency_proof
+from generator.state.witness_state import state_path
 from generator.verifier import (
     EMPTY_ROOT,
     FormatError,
     VerifierKey,
     checkpoint_text,
     key_id,
-    leaf_hash,
     merkle_root,
     note_signature_line,
 )
-from generator.verifier.tlog.cosignature import CosignerKey, parse_cosigner_vkey, verify_cosignatures
-from generator.witness import server as witness_module
-from generator.witness.server import MAX_REQUEST_BYTES, Witness, create_key, files_request, load_logs, load_seed
+from generator.verifier.tlog.cosignature import CosignerKey, verify_cosignatures
+from generator.witness.known_logs import load_logs
+from generator.witness.request_bodies import MAX_REQUEST_BYTES, files_request
+from generator.witness.server import Witness, load_seed
 from tests.support.demo import REPO
+from tests.support.witnesses import (
+    FORK,
+    LEAVES,
+    LOG_KEY,
+    LOG_PK,
+    LOG_SK,
+    ORIGIN,
+    START,
+    WITNESS_NAME,
+    WITNESS_SEED,
+    Clock,
+    http_request,
+    note,
+    request,
+    serving,
+)
+from tests.support.witnesses import grow_request as grow
 
-ORIGIN = "example.com/test-log"
-LOG_SK = SigningKey(hashlib.sha256(b"test log").digest())
-LOG_PK = bytes(LOG_SK.verify_key)
-LOG_KEY = VerifierKey(ORIGIN, key_id(ORIGIN, LOG_PK), LOG_PK)
-WITNESS_NAME = "witness.example/w1"
-WITNESS_SEED = hashlib.sha256(b"test witness").digest()
 W_KEY = CosignerKey(WITNESS_NAME, bytes(SigningKey(WITNESS_SEED).verify_key))
-LEAVES = [leaf_hash(b"entry %d" % i) for i in range(40)]
-FORK = [*LEAVES[:3], leaf_hash(b"rewritten"), *LEAVES[4:]]  # the same log, with entry 3 changed
-START = 1_700_000_000
-
-
-def note(size: int, leaves: list[bytes] = LEAVES, sk: SigningKey = LOG_SK, origin: str = ORIGIN, root=None) -> bytes:
-    text = checkpoint_text(origin, size, merkle_root(leaves[:size]) if root is None else root)
-    pk = bytes(sk.verify_key)
-    return (text + "\n" + note_signature_line(origin, key_id(origin, pk), sk.sign(text.encode()).signature)).encode()
-
-
-def request(old: int, proof: list[bytes], checkpoint: bytes) -> bytes:
-    return f"old {old}\n".encode() + b"".join(base64.b64encode(h) + b"\n" for h in proof) + b"\n" + checkpoint
-
-
-def grow(old: int, new: int, leaves: list[bytes] = LEAVES) -> bytes:
-    return request(old, consistency_proof(leaves[:new], old), note(new, leaves))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> int:
-        self.now += 1
-        return self.now
 
 
 @pytest.fixture
@@ -123,7 +107,9 @@ def test_first_checkpoint_with_old_0_is_cosigned_and_recorded(w, state):
     assert w.latest(ORIGIN) == (5, merkle_root(LEAVES[:5]))
     [path] = state.iterdir()
     assert path.name == hashlib.sha256(ORIGIN.encode()).hexdigest() + ".checkpoint"
-    assert path.read_text() == checkpoint_text(ORIGIN, 5, merkle_root(LEAVES[:5]))
+    record, kept = path.read_bytes().split(b"\n\n", 1)  # the record, then the cosigned note it serves
+    assert record + b"\n" == checkpoint_text(ORIGIN, 5, merkle_root(LEAVES[:5])).encode()
+    assert verify_cosignatures(kept, [W_KEY]) == {WITNESS_NAME: START + 1}
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
@@ -137,10 +123,9 @@ def test_consistent_growth_is_cosigned(w, old, new):
 
 def test_the_same_checkpoint_again_is_cosigned_again(w, state):
     assert w.add_checkpoint(grow(0, 6))[0] == 200
-    before = {p.name: p.stat().st_mtime_ns for p in state.iterdir()}
     assert_cosigned(w.add_checkpoint(request(6, [], note(6))), note(6), START + 2)
     assert_cosigned(w.add_checkpoint(request(6, [], note(6))), note(6), START + 3)
-    assert {p.name: p.stat().st_mtime_ns for p in state.iterdir()} == before  # nothing to record anew
+    assert sorted(p.name for p in state.iterdir()) == [state_path(state, ORIGIN).name]  # one file, replaced
     assert w.latest(ORIGIN) == (6, merkle_root(LEAVES[:6]))
 
 
@@ -383,7 +368,7 @@ def test_a_failed_state_write_keeps_the_old_record_and_cosigns_nothing(w, state,
     def failing_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(witness_module.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     assert_refused(w.add_checkpoint(grow(5, 9)), 500)
     monkeypatch.undo()
     assert w.latest(ORIGIN) == (5, merkle_root(LEAVES[:5]))
@@ -419,21 +404,6 @@ def test_check_and_record_are_atomic_under_concurrency(w):
 # ---------------------------------------------------------------- keys and config
 
 
-def test_create_key_writes_a_0600_seed_and_returns_the_vkey(tmp_path):
-    path = tmp_path / "keys" / "witness.key"
-    vkey = create_key(path, WITNESS_NAME)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    seed = path.read_bytes()
-    assert len(seed) == 32 and load_seed(path) == seed
-    key = parse_cosigner_vkey(vkey)
-    assert (key.name, key.public_key) == (WITNESS_NAME, bytes(SigningKey(seed).verify_key))
-    with pytest.raises(KeyFileError, match="refusing to overwrite"):
-        create_key(path, WITNESS_NAME)
-    assert path.read_bytes() == seed
-    with pytest.raises(KeyFileError, match="cannot name"):
-        create_key(tmp_path / "other.key", "has space")
-
-
 def test_load_seed_refuses_exposed_or_wrong_files(tmp_path):
     path = tmp_path / "w.key"
     path.write_bytes(bytes(32))
@@ -449,15 +419,16 @@ def test_load_seed_refuses_exposed_or_wrong_files(tmp_path):
 
 
 def test_from_files_and_the_logs_config(tmp_path, clock):
-    key_path = tmp_path / "w.key"
-    vkey = create_key(key_path, WITNESS_NAME)
+    key_path = tmp_path / "w.key"  # a bare Ed25519 seed, as earlier releases wrote: the name comes from --name
+    key_path.write_bytes(WITNESS_SEED)
+    key_path.chmod(0o600)
     other = SigningKey(hashlib.sha256(b"rotated").digest())
     rotated = VerifierKey(ORIGIN, key_id(ORIGIN, bytes(other.verify_key)), bytes(other.verify_key))
     logs = tmp_path / "logs"
     logs.write_text(f"# known logs\n\n  {LOG_KEY.vkey}\n{rotated.vkey}\n")
     assert load_logs(logs) == {ORIGIN: (LOG_KEY, rotated)}
-    w = Witness.from_files(key_path, WITNESS_NAME, tmp_path / "state", logs, clock=clock)
-    assert w.vkey == vkey
+    w = Witness.from_files([key_path], WITNESS_NAME, tmp_path / "state", logs, clock=clock)
+    assert w.vkey == W_KEY.vkey
     assert w.add_checkpoint(request(0, [], note(5, sk=other)))[0] == 200  # either key of the log
     logs.write_text(f"{LOG_KEY.vkey}\nnot a vkey\n")
     with pytest.raises(FormatError, match=":2: "):
@@ -472,23 +443,12 @@ def test_from_files_and_the_logs_config(tmp_path, clock):
 
 @pytest.fixture
 def server(w):
-    srv = w.make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
-    srv.server_close()
-    thread.join(5)
+    with serving(w) as url:
+        yield url
 
 
 def post(url: str, body: bytes, method: str = "POST"):
-    req = urllib.request.Request(url, data=body if method == "POST" else None, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as e:
-        with e:
-            return e.code, e.headers, e.read()
+    return http_request(url, body, method)
 
 
 def test_http_round_trip(server):
