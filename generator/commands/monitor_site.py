@@ -19,7 +19,20 @@ def follow_site(
     gates: tuple[str, ...],
     subjects: tuple[str, ...],
     as_json: bool,
+    witnesses: Path | None = None,
+    max_age: str | None = None,
 ) -> int:
-    """One run of the monitor over `site` (a folder or an https:// URL); its exit status (0
-    consistent, 1 an inconsistency, 2 unreadable or a bad argument)."""
-    return run_monitor(site, key=key, state_dir=state_dir, types=types, gates=gates, subjects=subjects, as_json=as_json)
+    """One run of the monitor over `site` (a folder or an https:// URL), with the views of the
+    witnesses of the policy file `witnesses` compared (cosigned at most `max_age` ago, e.g. `36h`);
+    its exit status (0 consistent, 1 an inconsistency, 2 unreadable or a bad argument)."""
+    return run_monitor(
+        site,
+        key=key,
+        state_dir=state_dir,
+        types=types,
+        gates=gates,
+        subjects=subjects,
+        as_json=as_json,
+        witnesses=witnesses,
+        max_age=max_age,
+    )

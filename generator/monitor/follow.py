@@ -11,8 +11,11 @@ verified, and on every run it
 3. reads every leaf from the C2SP tiles (each hash tile checked by the verifier's TiledLog) and
    replays them all with the verifier's Ledger: tiles whose root is not the checkpoint's, or an
    entry that breaks a ledger rule, is an inconsistency;
-4. prints the new entries (index >= the remembered size), filtered for display only;
-5. only then moves its state, atomically.
+4. with --witnesses POLICY, asks each witness of the policy for its latest checkpoint of the log
+   (witness_views.py) and compares them with each other and with the log it read
+   (split_views.py): a split view, a fork or a cosignature out of time is an inconsistency;
+5. prints the new entries (index >= the remembered size), filtered for display only;
+6. only then moves its state, atomically.
 
 Nothing a check depends on is ever skipped: filters choose what is printed, never what is read.
 Exit status: 0 consistent, 1 an inconsistency (the state is not moved), 2 the site or the state
@@ -27,6 +30,7 @@ import itertools
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +42,15 @@ from generator.monitor.key_pin import parse_pin, refuse_another_log, site_key, t
 from generator.monitor.monitor_errors import Inconsistent, Unreadable, problem_text
 from generator.monitor.read_ahead import ReadAhead
 from generator.monitor.site_source import Fetch, open_site
+from generator.monitor.split_views import INCONSISTENT, NOTE, Judged, judge, summary, view_lines
+from generator.monitor.witness_views import (
+    Unseen,
+    View,
+    WitnessOptions,
+    fetch_views,
+    policy_trusts,
+    read_witness_options,
+)
 from generator.state.monitor_state import (
     MonitorStateError,
     Remembered,
@@ -281,9 +294,12 @@ def monitor(
     as_json: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    witnesses: WitnessOptions | None = None,
+    clock: Callable[[], int] | None = None,
 ) -> Outcome:
     """One run over SITE (a folder or an https:// URL): the new entries go to `out` (default
-    stdout) once every entry is checked, notes to `err`; then the state moves. Raise
+    stdout) once every entry is checked, and the witnesses' views (`witnesses`, compared at the
+    time `clock` gives, in POSIX seconds) with them; notes go to `err`; then the state moves. Raise
     Inconsistent (exit 1), Unreadable or MonitorStateError (exit 2), the state then unchanged."""
     out = out or sys.stdout
     err = err or sys.stderr
@@ -297,42 +313,23 @@ def monitor(
     if note is None:
         raise Unreadable(f"{label}: no {layout.CHECKPOINT}: not a transparency site, or not built yet")
     origin = _claimed_origin(note)
+    # The witnesses are asked as soon as the log is named, right after its checkpoint was read: a
+    # log that grows meanwhile is then seldom seen by a witness beyond the tree this run checks.
+    asked = None
+    if witnesses is not None:
+        asked = _Asked(witnesses, *fetch_views(witnesses, origin), clock or (lambda: int(time.time())))
     path = state_path(folder, origin)
     with locked(path):
-        seen = read_state(path, origin)
-        log_key, source = trusted_key(fetch, origin, pin, seen)
-        known, skipped = other_logs(folder, path)
-        if skipped:
-            _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
-        refuse_another_log(origin, [log_key], known)
-        if source is not None:
-            _say(err, _first_contact(origin, log_key, source, pinned=pin is not None, path=path))
-        if log_key.fingerprint in PUBLISHED_PRIVATE_KEYS:
-            _say(err, "warning: this log is signed with the project's published DEMO key: anyone can sign with it")
+        seen, log_key, known = _trusted(fetch, origin, pin, folder, path, err)
         size, root, successor = _open_today(fetch, note, origin, log_key, seen, known)
         if seen is not None:
             _refuse_going_back(size, root, seen)
-            if size == seen.size:
-                return Outcome(origin, 0, 0, size, path, False)  # nothing new: the state stays as it is
-
-        def progress(n: int) -> None:
-            _say(err, f"read {n:,} of {size:,} entries")
-
+            if size == seen.size:  # nothing new: the state stays as it is
+                judged = _check_views(asked, fetch, origin, size, root, log_key, as_json, out, err)
+                _report_views(judged, as_json, out, err)
+                return Outcome(origin, 0, 0, size, path, False)
         with tempfile.SpooledTemporaryFile(_SPOOL_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as spool:
-            replayed = read_replay(replay_path(path), origin, seen.size, seen.root) if seen is not None else None
-            try:
-                followed = _follow(fetch, size, root, seen, replayed, filters, as_json, spool, progress)
-            except _NotExtended as e:
-                # Not the tree the replay remembers, or a bundle that does not read: the whole log,
-                # read again, says which entry or tile is wrong.
-                _say(
-                    err,
-                    f"the entries after size {seen.size if seen else 0} do not extend the tree remembered ({e}): "
-                    "reading the whole log",
-                )
-                spool.seek(0)
-                spool.truncate()
-                followed = _follow(fetch, size, root, seen, None, filters, as_json, spool, progress)
+            followed = _follow_log(fetch, origin, size, root, seen, path, filters, as_json, spool, err)
             shown, absent, hand_over_roots = followed.shown, followed.absent, followed.replayed.hand_over_roots
             ring = followed.replayed.ledger.keys
             ring.start(log_key)  # a ledger without rotations: the pinned key is its only one
@@ -344,8 +341,10 @@ def monitor(
                 _say(err, f"the log rotated its key: followed {log_key.fingerprint} to {successor.fingerprint}")
                 log_key = successor
             _check_signers(note, ring, size)
+            judged = _check_views(asked, fetch, origin, size, root, log_key, as_json, out, err)
             spool.seek(0)
             shutil.copyfileobj(spool, out)
+        _report_views(judged, as_json, out, err)
         out.flush()
         for line in absent:
             _say(err, f"warning: {line}")
@@ -357,6 +356,123 @@ def monitor(
             _say(err, f"warning: the replay was not saved ({e.strerror or e}); the next run reads the whole log")
         write_state(path, Remembered(origin, log_key, size, root, note))
     return Outcome(origin, size - (seen.size if seen else 0), shown, size, path, seen is None)
+
+
+def _trusted(
+    fetch: Fetch, origin: str, pin: VerifierKey | str | None, folder: Path, path: Path, err: TextIO
+) -> tuple[Remembered | None, VerifierKey, dict[str, list[bytes]]]:
+    """What this monitor remembers of the log, the key it trusts for it (said aloud on first
+    contact), and the keys of the other logs it follows, refused for this one."""
+    seen = read_state(path, origin)
+    log_key, source = trusted_key(fetch, origin, pin, seen)
+    known, skipped = other_logs(folder, path)
+    if skipped:
+        _say(err, f"not a state this monitor can read, left out of the look-alike check: {', '.join(skipped)}")
+    refuse_another_log(origin, [log_key], known)
+    if source is not None:
+        _say(err, _first_contact(origin, log_key, source, pinned=pin is not None, path=path))
+    if log_key.fingerprint in PUBLISHED_PRIVATE_KEYS:
+        _say(err, "warning: this log is signed with the project's published DEMO key: anyone can sign with it")
+    return seen, log_key, known
+
+
+def _follow_log(
+    fetch: Fetch,
+    origin: str,
+    size: int,
+    root: bytes,
+    seen: Remembered | None,
+    path: Path,
+    filters: Filters,
+    as_json: bool,
+    spool: IO[str],
+    err: TextIO,
+) -> _Followed:
+    """_follow from the replay remembered, if any; from the whole log if the new entries do not
+    extend it. Raise Inconsistent."""
+
+    def progress(n: int) -> None:
+        _say(err, f"read {n:,} of {size:,} entries")
+
+    replayed = read_replay(replay_path(path), origin, seen.size, seen.root) if seen is not None else None
+    try:
+        return _follow(fetch, size, root, seen, replayed, filters, as_json, spool, progress)
+    except _NotExtended as e:
+        # Not the tree the replay remembers, or a bundle that does not read: the whole log, read
+        # again, says which entry or tile is wrong.
+        _say(
+            err,
+            f"the entries after size {seen.size if seen else 0} do not extend the tree remembered ({e}): "
+            "reading the whole log",
+        )
+        spool.seek(0)
+        spool.truncate()
+        return _follow(fetch, size, root, seen, None, filters, as_json, spool, progress)
+
+
+# -- the witnesses' views
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What --witnesses asked: the policy, the views its witnesses gave, those that gave none,
+    and the clock their cosignatures' times are judged by."""
+
+    options: WitnessOptions
+    views: list[View]
+    unseen: list[Unseen]
+    now: Callable[[], int]
+
+
+def _check_views(
+    asked: _Asked | None,
+    fetch: Fetch,
+    origin: str,
+    size: int,
+    root: bytes,
+    log_key: VerifierKey,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+) -> Judged | None:
+    """The views compared with each other and with the log of `size` and `root` (its hash tiles
+    read from the site). Raise Inconsistent, after saying the rest of what was found."""
+    if asked is None:
+        return None
+    if not policy_trusts(asked.options, origin, [log_key.public_key]):
+        _say(
+            err,
+            f"warning: the policy {asked.options.label} does not name the key this monitor trusts for {origin} "
+            f"({log_key.fingerprint}); its witnesses' checkpoints are opened with the keys it names",
+        )
+    judged = judge(
+        asked.views,
+        asked.unseen,
+        size,
+        root,
+        lambda rel: fetch(layout.tile(rel), _MAX_HASH_TILE_BYTES),
+        asked.now(),
+        asked.options.max_age,
+    )
+    if judged.inconsistencies:
+        _report_views(judged, as_json, out, err)
+        raise Inconsistent(judged.inconsistencies)
+    return judged
+
+
+def _report_views(judged: Judged | None, as_json: bool, out: TextIO, err: TextIO) -> None:
+    """Each witness's view as a JSON line on `out` (--json), and on `err` what was found that is
+    not an inconsistency (those are the error's lines), then a summary."""
+    if judged is None:
+        return
+    if as_json:
+        out.writelines(line + "\n" for line in view_lines(judged))
+        out.flush()
+    for f in judged.findings:
+        if f.level != INCONSISTENT:
+            _say(err, f.text if f.level == NOTE else f"warning: {f.text}")
+    if not judged.inconsistencies:
+        _say(err, summary(judged) if judged.views else f"warning: {summary(judged)}")
 
 
 def _first_contact(origin: str, log_key: VerifierKey, source: str, *, pinned: bool, path: Path) -> str:
@@ -446,10 +562,18 @@ def run_monitor(
     as_json: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    witnesses: Path | None = None,
+    max_age: str | None = None,
+    clock: Callable[[], int] | None = None,
 ) -> int:
-    """monitor() as a command: its messages and summary on `err`, and its exit status."""
+    """monitor() as a command: its messages and summary on `err`, and its exit status. `witnesses`
+    is a policy file (--witnesses), `max_age` the oldest a witness's cosignature may be (--max-age,
+    `36h`, `7d`): both read before the site is."""
     err = err or sys.stderr
     try:
+        if max_age is not None and witnesses is None:
+            raise Unreadable("--max-age bounds the age of the witnesses' cosignatures: give --witnesses POLICY too")
+        options = read_witness_options(witnesses, max_age) if witnesses is not None else None
         result = monitor(
             site,
             key=key,
@@ -458,6 +582,8 @@ def run_monitor(
             as_json=as_json,
             out=out,
             err=err,
+            witnesses=options,
+            clock=clock,
         )
     except Inconsistent as e:
         for line in e.lines:

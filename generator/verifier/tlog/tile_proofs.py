@@ -101,3 +101,18 @@ def consistency_proof_from_tiles(
             node = node_hash(subtrees.pop(), node)
         proof.append(node)
     return proof, list(tiles.read)
+
+
+def root_from_tiles(read: Callable[[str], bytes | None], old_size: int, new_size: int) -> bytes:
+    """MTH(D[0:old_size]), the root of the log's first `old_size` leaves, from the hash tiles of
+    the log at `new_size` that `read` serves (as consistency_proof_from_tiles reads them): its
+    complete subtrees folded from the right. Nothing vouches for it until a consistency proof from
+    the same tiles verifies it against the root of the tree of `new_size`."""
+    if not 0 <= old_size <= new_size:
+        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
+    tiles = _Tiles(read)
+    subtrees = [merkle_root(tiles.hashes(*_tile_of(h, i, new_size))) for h, i in complete_subtrees(0, old_size)]
+    node = subtrees.pop() if subtrees else merkle_root([])
+    while subtrees:
+        node = node_hash(subtrees.pop(), node)
+    return node
