@@ -14,6 +14,7 @@ from generator.verifier import (
     ARCHIVE_SUMS_PATH,
     DOWNLOAD_DIR,
     HISTORY_PATH,
+    LOG_LIST_PATH,
     MANIFEST_PATH,
     REVOCATIONS_PATH,
     SUMS_PATH,
@@ -35,6 +36,8 @@ VERIFIER = "verify.py"
 STYLE = "style.css"
 # The in-browser check of an artifact and of a file someone was sent (FORMAT.md, "In-browser verification").
 BROWSER_CHECK = "check.js"
+# ML-DSA-44 verification for check.js, imported only when it meets such a signature (docs/formats/in-browser.md).
+BROWSER_ML_DSA = "mldsa44.js"
 
 LEDGER_PREFIX = "ledger"
 ENTRIES = f"{LEDGER_PREFIX}/entries.json"
@@ -46,6 +49,8 @@ REVOCATIONS = REVOCATIONS_PATH
 HISTORY = HISTORY_PATH
 # The program's trust policy (C2SP tlog-policy): its log key, its witnesses and their quorum.
 POLICY = f"{LEDGER_PREFIX}/policy.txt"
+# The log's entry in the witness network's log list (logs/v0), for witness operators: the verifier's.
+LOG_LIST = LOG_LIST_PATH
 
 HOME = "index.html"
 METHODOLOGY_PAGE = "methodology/index.html"

@@ -1,2 +1,3 @@
-"""The browser side: check.js under Node (through check_js_driver.js) and its parity table, and the site,
-its in-browser checks and its search in Chromium with axe-core (package.json)."""
+"""The browser side: check.js under Node (through check_js_driver.js), its parity table and the ML-DSA-44 module it
+loads (mldsa44.js, built again from its pinned packages), and the site, its in-browser checks and its search in
+Chromium with axe-core (package.json)."""

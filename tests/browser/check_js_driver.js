@@ -4,12 +4,17 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const check = require(path.join(__dirname, "..", "..", "generator", "verifier", "browser", "check.js"));
+const { pathToFileURL } = require("url");
+const BROWSER = path.join(__dirname, "..", "..", "generator", "verifier", "browser");
+const check = require(path.join(BROWSER, "check.js"));
 
-function siteEnv(site, now) {
+// `modules`: the folder check.js's modules are loaded from (the shipped ones by default), or null for a page that
+// cannot load one.
+function siteEnv(site, now, modules = BROWSER) {
   return {
     now: () => now || "2026-12-01T00:00:00Z",
     onStep: () => {},
+    ...(modules === null ? {} : { importModule: (name) => import(pathToFileURL(path.join(modules, name)).href) }),
     async fetch(url) {
       const file = path.resolve(site, url);
       if (!file.startsWith(path.resolve(site) + path.sep)) throw new Error(`outside the site: ${url}`);
@@ -60,11 +65,11 @@ const OPS = {
   async check_certificate({ cert, spec, methodology, public: isPublic, spec_path, spec_sha256 }) {
     return check.checkCertificate(cert, spec, check.parseMethodology(methodology), isPublic, spec_path, spec_sha256);
   },
-  async page({ site, kind, path: p, now }) {
-    return check.checkPage(siteEnv(site, now), { kind, path: p, root: "" });
+  async page({ site, kind, path: p, now, modules }) {
+    return check.checkPage(siteEnv(site, now, modules), { kind, path: p, root: "" });
   },
-  async file({ site, file, now }) {
-    return check.checkFile(siteEnv(site, now), { data: new Uint8Array(fs.readFileSync(file)), root: "" });
+  async file({ site, file, now, modules }) {
+    return check.checkFile(siteEnv(site, now, modules), { data: new Uint8Array(fs.readFileSync(file)), root: "" });
   },
   // The script's constants, and how an outcome names the key of each fingerprint given.
   async constants({ fingerprints }) {
@@ -105,6 +110,25 @@ const OPS = {
     }
     return out;
   },
+  // ML-DSA-44's signed message for each [cosigner, timestamp, origin, size] (the size a decimal string), how one with
+  // an origin too long is refused, and each vkey read as any of the three types.
+  async ml_dsa({ cases, root, vkeys }) {
+    const messages = cases.map(([name, ts, origin, size]) =>
+      check.hex(check.subtreeMessage(name, BigInt(ts), origin, BigInt(size), check.unhex(root))));
+    let tooLong = null;
+    try {
+      check.subtreeMessage("w", 0n, "o".repeat(256), 1n, check.unhex(root));
+    } catch (e) {
+      if (!(e instanceof check.Failed)) throw e;
+      tooLong = `failed: ${e.message}`;
+    }
+    const parsed = [];
+    for (const v of vkeys) {
+      const k = await check.parseVkey(v, [0x01, 0x04, 0x06]);
+      parsed.push({ kind: k.kind, type: k.type, id: check.hex(k.id), fingerprint: k.fingerprint, label: k.label, size: k.pub.length });
+    }
+    return { messages, too_long: tooLong, vkeys: parsed };
+  },
   // Each input a JSON text, or {hex} for bytes that are not UTF-8: its canonical text, or null if refused.
   async canonical({ texts }) {
     return texts.map((t) => {
@@ -125,11 +149,32 @@ function withoutEd25519() {
     alg && alg.name === "Ed25519" ? Promise.reject(new DOMException("Unrecognized name", "NotSupportedError")) : real(format, key, alg, ...rest);
 }
 
+// A browser whose WebCrypto has ML-DSA-44 (WICG's Modern Algorithms: a "raw-public" key), played by the shipped module;
+// "says-no" answers false to every signature, as a broken implementation would.
+async function withWebCryptoMlDsa(how) {
+  const { ml_dsa44 } = await import(pathToFileURL(path.join(BROWSER, "mldsa44.js")).href);
+  const [importKey, verify] = [crypto.subtle.importKey.bind(crypto.subtle), crypto.subtle.verify.bind(crypto.subtle)];
+  const keys = new WeakMap();
+  crypto.subtle.importKey = async (format, key, alg, ...rest) => {
+    if (!(alg && alg.name === "ML-DSA-44")) return importKey(format, key, alg, ...rest);
+    if (format !== "raw-public") throw new DOMException("Unsupported format", "NotSupportedError");
+    const handle = {};
+    keys.set(handle, new Uint8Array(key));
+    return handle;
+  };
+  crypto.subtle.verify = async (alg, key, sig, msg) => {
+    if (!(alg && alg.name === "ML-DSA-44")) return verify(alg, key, sig, msg);
+    globalThis.webCryptoMlDsaCalls = (globalThis.webCryptoMlDsaCalls || 0) + 1;
+    return how === "says-no" ? false : ml_dsa44.verify(new Uint8Array(sig), new Uint8Array(msg), keys.get(key));
+  };
+}
+
 let input = "";
 process.stdin.on("data", (d) => (input += d));
 process.stdin.on("end", async () => {
   const request = JSON.parse(input);
   if (request.no_ed25519) withoutEd25519();
+  if (request.webcrypto_ml_dsa) await withWebCryptoMlDsa(request.webcrypto_ml_dsa);
   const answer = await OPS[request.op](request);
   process.stdout.write(JSON.stringify(answer, (k, v) => (typeof v === "bigint" ? v.toString() : v)));
 });

@@ -49,7 +49,8 @@ def python_and_js(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, v
     python = [f for f in verify_site(out).failures if f.file == REL]
     assert python, f"verify.py passes {where} = {value!r}"
     outcome = js("page", site=str(out), kind="certificate", path=REL)
-    assert [s["status"] for s in outcome["steps"][:-1]] == ["passed"] * 6, outcome  # authentic: hash to witnesses
+    # authentic: hash to witnesses
+    assert len(outcome["steps"]) >= 7 and {s["status"] for s in outcome["steps"][:-1]} == {"passed"}, outcome
     step = failed_step(outcome)
     assert step["name"] == "Recomputing the verdict"
     return python, step["detail"]
