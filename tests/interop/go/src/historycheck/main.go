@@ -9,7 +9,9 @@
 // tree hash they give must be the checkpoint's root and every entry bundle's leaves must hash to
 // the level-0 tiles. Every archived checkpoint is opened with note.Open (the VKEYs are all the
 // keys the program ever had: an old checkpoint is signed by the key of its time) and every
-// consistency proof is checked with tlog.CheckTree and recomputed with tlog.ProveTree.
+// consistency proof is checked with tlog.CheckTree and recomputed with tlog.ProveTree. It says how many
+// signature lines note.Open ignored as by keys it was not given (a checkpoint's ML-DSA-44 line, type
+// 0x06, which this Go package cannot check: a reader of the Ed25519 key alone must still open it).
 package main
 
 import (
@@ -50,7 +52,7 @@ func (s siteTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
 
 func (s siteTiles) SaveTiles([]tlog.Tile, [][]byte) {}
 
-func openCheckpoint(path string, vs note.Verifiers, origin string) (int64, tlog.Hash) {
+func openCheckpoint(path string, vs note.Verifiers, origin string) (int64, tlog.Hash, int) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		fail("%s: %v", path, err)
@@ -71,7 +73,7 @@ func openCheckpoint(path string, vs note.Verifiers, origin string) (int64, tlog.
 	if err != nil {
 		fail("%s: root: %v", path, err)
 	}
-	return size, root
+	return size, root, len(n.UnverifiedSigs)
 }
 
 func hexHash(s string) tlog.Hash {
@@ -99,8 +101,8 @@ func main() {
 	}
 	vs := note.VerifierList(list...)
 	origin := list[0].Name()
-	size, root := openCheckpoint(filepath.Join(site, "ledger", "checkpoint"), vs, origin)
-	fmt.Printf("ok: note.Open verified the checkpoint (size %d)\n", size)
+	size, root, ignored := openCheckpoint(filepath.Join(site, "ledger", "checkpoint"), vs, origin)
+	fmt.Printf("ok: note.Open verified the checkpoint (size %d), ignoring %d signature lines by other keys\n", size, ignored)
 
 	tree := tlog.Tree{N: size, Hash: root}
 	hr := tlog.TileHashReader(tree, siteTiles{site})
@@ -154,8 +156,10 @@ func main() {
 	if err := json.Unmarshal(raw, &history); err != nil {
 		fail("ledger/history.json: %v", err)
 	}
+	archivedIgnored := 0
 	for _, row := range history.Checkpoints {
-		m, oldRoot := openCheckpoint(filepath.Join(site, row.Checkpoint), vs, origin)
+		m, oldRoot, ignored := openCheckpoint(filepath.Join(site, row.Checkpoint), vs, origin)
+		archivedIgnored += ignored
 		if m != row.TreeSize || oldRoot != hexHash(row.Root) {
 			fail("%s: size or root differs from ledger/history.json", row.Checkpoint)
 		}
@@ -188,5 +192,5 @@ func main() {
 			}
 		}
 	}
-	fmt.Printf("ok: note.Open opened %d archived checkpoints; tlog.CheckTree accepted, and tlog.ProveTree reproduced, their consistency proofs\n", len(history.Checkpoints))
+	fmt.Printf("ok: note.Open opened %d archived checkpoints (ignoring %d signature lines by other keys); tlog.CheckTree accepted, and tlog.ProveTree reproduced, their consistency proofs\n", len(history.Checkpoints), archivedIgnored)
 }
