@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key
+DEMO_KEYS := data/private/signing.key data/private/retired-keys/*.key data/private/demo-witness/witness.key \
+	data/private/ml-dsa-44.key data/private/demo-witness/witness-ml-dsa.key
 
 .PHONY: site test test-fast checks lint verify serve bench conformance clean demo-data bundle screenshots architecture harnesses
 

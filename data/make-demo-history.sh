@@ -21,7 +21,7 @@ $T key revoke "$OLD" --at 2026-11-30T10:00:00Z --compromised-at 2026-11-30T09:30
 W=data/private/demo-witness
 if [ ! -f "$W/witness.key" ]; then
   mkdir -p "$W"
-  $T witness key witness.demo.example.org --key "$W/witness.key" > "$W/witness.vkey"
+  $T witness key witness.demo.example.org --key "$W/witness.key" --type ed25519 > "$W/witness.vkey"
 fi
 NEW=$($PY -c 'import json; print([k["vkey"] for k in json.load(open("data/keys.json"))["keys"] if k["status"] == "active"][0])')
 printf '%s\n' "$NEW" > "$W/logs.txt"

@@ -8,7 +8,8 @@
 # data/private/retired-keys, data/private/demo-witness, data/private/sealed,
 # data/private/certificates, data/private/agreement and data/private/results/quill-a-3.json,
 # orca-a-1.json, heron-a-1.json and kestrel-b-1.json, data/beacon, data/timestamps,
-# data/timestamp-authorities.json, data/private/demo-beacon and data/private/demo-tsa first.
+# data/timestamp-authorities.json, data/private/demo-beacon, data/private/demo-tsa and
+# data/private/ml-dsa-44.key first.
 set -eu
 cd "$(dirname "$0")/.."
 T="${TRANSPARENCY:-.venv/bin/transparency}"
@@ -53,3 +54,6 @@ sh data/make-demo-harnesses.sh
 
 # Format v2: a run whose items a beacon drew, a retirement drawn on schedule, timestamped releases.
 sh data/make-demo-draws.sh
+
+# Format v2: the log's ML-DSA-44 key beside its Ed25519 key, and a witness cosigning with both.
+sh data/make-demo-pq.sh

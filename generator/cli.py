@@ -140,6 +140,7 @@ def main(ctx: click.Context, data: Path, private: Path | None) -> None:
       transparency verify public                      check it as an outsider would
       transparency publish s3://BUCKET/PREFIX         send what changed to a store (or a folder)
       transparency monitor SITE                       follow a published log, event by event
+      transparency mirror follow SITE --out DIR ...   keep a copy of its log, cosigned (C2SP tlog-mirror)
       transparency serve                              preview it on localhost
 
     Every artifact is signed with Ed25519. An auditor checks a site with a verify.py obtained
@@ -264,11 +265,38 @@ def key() -> None:
     """Rotate the program's signing key, or record a key's compromise (format v2 ledger events)."""
 
 
-@key.command("rotate")
+@key.command("add-ml-dsa")
 @click.option("--at", metavar="TIME", help="Event time (UTC, YYYY-MM-DDTHH:MM:SSZ); default now.")
 @click.pass_context
-def key_rotate(ctx: click.Context, at: str | None) -> None:
-    """Introduce a new signing key, in the ledger.
+def key_add_ml_dsa(ctx: click.Context, at: str | None) -> None:
+    """Give the log an ML-DSA-44 key: every checkpoint from now on carries two signatures.
+
+    Appends a key-addition event and writes PRIVATE/ml-dsa-44.key. From the tree that holds the
+    event, every checkpoint is signed by the Ed25519 key (which Go's sumdb/note and every format
+    v1 reader check) and by the ML-DSA-44 key, in the C2SP cosignature format under the log's
+    name, which a quantum computer cannot forge. DATA/policy.txt gets a log line for the new
+    key in the same transaction, so verifiers holding the policy require both signatures.
+
+    \b
+    Example:
+      transparency key add-ml-dsa && transparency build
+    """
+    from generator.commands.ml_dsa_keys import add_ml_dsa_key
+
+    done = add_ml_dsa_key(_paths(ctx), at)
+    click.echo(f"Added the ML-DSA-44 key {done.new.key.fingerprint}")
+    click.echo(f"  verifier key {done.new.key.vkey}")
+    if done.policy:
+        click.echo(f"Updated {done.policy}.")
+    click.echo("Run 'transparency build' to publish the first checkpoint signed by both keys.")
+
+
+@key.command("rotate")
+@click.option("--at", metavar="TIME", help="Event time (UTC, YYYY-MM-DDTHH:MM:SSZ); default now.")
+@click.option("--ml-dsa", "ml_dsa", is_flag=True, help="Rotate the log's ML-DSA-44 key instead of its Ed25519 key.")
+@click.pass_context
+def key_rotate(ctx: click.Context, at: str | None, ml_dsa: bool) -> None:
+    """Introduce a new signing key, in the ledger (with --ml-dsa: a new ML-DSA-44 key).
 
     Appends a key-rotation event, writes a new PRIVATE/signing.key and keeps the old one in
     PRIVATE/retired-keys/ until the next build, which signs the hand-over checkpoint (the tree
@@ -280,6 +308,17 @@ def key_rotate(ctx: click.Context, at: str | None) -> None:
     the same transaction; every other small file of the data and private directories that still
     names the old key (a witness's logs file, say) is named in a warning.
     """
+    if ml_dsa:
+        from generator.commands.ml_dsa_keys import rotate_ml_dsa_key
+
+        changed = rotate_ml_dsa_key(_paths(ctx), at)
+        old = changed.old.key.fingerprint if changed.old else "none"
+        click.echo(f"Rotated the ML-DSA-44 key: {old} -> {changed.new.key.fingerprint}")
+        click.echo(f"  new verifier key {changed.new.key.vkey}")
+        if changed.policy:
+            click.echo(f"Updated {changed.policy}.")
+        click.echo("Run 'transparency build' to publish the hand-over checkpoint, signed by both ML-DSA-44 keys.")
+        return
     from generator.commands.keys import rotate
 
     done = rotate(_paths(ctx), at)
@@ -1139,7 +1178,27 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
     metavar="NAME_OR_ID",
     help="Print only the runs of this subject (its id or exact name) and their certificates (repeat).",
 )
-@click.option("--json", "as_json", is_flag=True, help='One JSON object per new event: {"index": N, "leaf": {...}}.')
+@click.option(
+    "--witnesses",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="POLICY",
+    help="A trust policy (C2SP tlog-policy; a site publishes its own at ledger/policy.txt): ask each of its "
+    "witnesses that has a URL for its latest checkpoint of the log, and fail on a split view, a fork, or a "
+    "cosignature from the future. A witness that does not answer is a warning.",
+)
+@click.option(
+    "--max-age",
+    metavar="DURATION",
+    help="With --witnesses: fail on a witness's cosignature older than this (a whole number then s, m, h or d: "
+    "3600s, 36h, 7d). Default: any age, since a quiet log's latest cosignature is as old as its last release.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='One JSON object per new event: {"index": N, "leaf": {...}}; with --witnesses, then one per witness: '
+    '{"witness": {"name": ..., "checkpoint": ..., "log": ..., "findings": [...]}}.',
+)
 def monitor(
     site: str,
     key: str | None,
@@ -1148,6 +1207,8 @@ def monitor(
     gates: tuple[str, ...],
     subjects: tuple[str, ...],
     as_json: bool,
+    witnesses: Path | None,
+    max_age: str | None,
 ) -> None:
     """Follow SITE's ledger over time: print each new event, fail on any inconsistency.
 
@@ -1163,6 +1224,15 @@ def monitor(
     key's fingerprint: compare it out of band. The key is pinned from then on: a checkpoint
     that another key signed is an inconsistency.
 
+    With --witnesses POLICY it also asks each witness of the policy for the latest checkpoint
+    it cosigned of this log (GET URL/<SHA-256 of the origin>/checkpoint, C2SP tlog-witness),
+    checks the log's signature and the witness's cosignature with the policy's keys, and
+    compares the views with each other and with the log it read: two trees of one size (a
+    split view), a view whose root is not the log's at its size (a fork), a cosignature dated
+    in the future or older than --max-age are inconsistencies, printed with both sides. A view
+    larger than the site's checkpoint (the site shows this monitor an older tree) and a witness
+    that does not answer, or never cosigned this log (404), are warnings.
+
     The state is one file per log under --state, replaced atomically and only after a run
     that found nothing wrong (an interrupted run prints its events again next time, never
     skips one). A damaged state stops the run and is left as it is.
@@ -1173,6 +1243,7 @@ def monitor(
       transparency monitor public --key 'ORIGIN+KEYID+BASE64KEY'
       transparency monitor SITE --type certificate --subject acme-extractor
       transparency monitor SITE --gate b --json | jq .leaf
+      transparency monitor SITE --witnesses policy.txt --max-age 7d
 
     Filters choose what is printed, never what is checked. A summary goes to stderr. Exit
     status: 0 consistent, 1 an inconsistency (the state is not moved), 2 the site or the
@@ -1180,7 +1251,7 @@ def monitor(
     """
     from generator.commands.monitor_site import follow_site
 
-    sys.exit(follow_site(site, key, state_dir, types, gates, subjects, as_json))
+    sys.exit(follow_site(site, key, state_dir, types, gates, subjects, as_json, witnesses, max_age))
 
 
 @main.command()
@@ -1329,34 +1400,62 @@ def witness() -> None:
 
     A witness keeps, per log, the last checkpoint it cosigned and cosigns a new one only if it is
     signed by the log and provably extends that one (an RFC 9162 consistency proof): a log that
-    showed two histories to two witnesses could not get both cosigned. Run it with your own key
-    and state, apart from the program's operator:
+    showed two histories to two witnesses could not get both cosigned. Run it with your own keys
+    and state, apart from the program's operator. Its keys are ML-DSA-44 (the default, as C2SP
+    recommends for new witnesses) or Ed25519; give --key once per key, all of one name, and each
+    answer carries one cosignature line a key. It knows its logs from a logs file (--logs, one
+    log vkey a line) and/or the witness network's log list (--log-list, `logs/v0`, whose `qpd`
+    caps each log's add-checkpoint requests a day: beyond it, 429 with Retry-After).
 
     \b
       transparency witness key witness.example.org --key witness.key
       echo 'LOG_VKEY' > logs.txt          # the logs it will cosign (keys.json's vkey)
-      transparency witness serve --key witness.key --name witness.example.org --state wstate --logs logs.txt
-      transparency witness cosign SITE --key witness.key --name witness.example.org --state wstate --logs logs.txt
+      transparency witness serve --key witness.key --state wstate --logs logs.txt
+      transparency witness cosign SITE --key witness.key --state wstate --logs logs.txt
+
+    The server answers POST /add-checkpoint, POST /add-checkpoint-with-files, POST /sign-subtree
+    (with an ML-DSA-44 key) and GET /<sha256 of the origin, hex>/checkpoint (the latest checkpoint
+    it cosigned for that log, with its cosignatures); docs/formats/witnesses.md lists every answer.
     """
 
 
 @witness.command("key")
 @click.argument("name")
 @click.option("--key", "key_path", type=click.Path(path_type=Path, dir_okay=False), required=True, help="Key file.")
-def witness_key(name: str, key_path: Path) -> None:
-    """Create a witness key NAME (e.g. your domain) in a new file (mode 0600); print its vkey,
-    which the program lists in its policy (data/policy.txt) and verifiers in theirs."""
+@click.option(
+    "--type",
+    "kind",
+    type=click.Choice(["ml-dsa-44", "ed25519"]),
+    default="ml-dsa-44",
+    show_default=True,
+    help="The key's type: ML-DSA-44 (C2SP tlog-witness: new witnesses SHOULD use it; signs subtrees too) or Ed25519.",
+)
+def witness_key(name: str, key_path: Path, kind: str) -> None:
+    """Create a witness key NAME (e.g. your domain) of type --type in a new file (mode 0600; never
+    over an existing file); print its vkey, which the program lists in its policy
+    (data/policy.txt) and verifiers in theirs. Run it twice with two files for a witness with one
+    key of each type."""
     from generator.commands.witness_run import new_witness_key
 
-    click.echo(new_witness_key(key_path, name))
+    click.echo(new_witness_key(key_path, name, kind))
 
 
 def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
-            "--key", "key_path", type=click.Path(path_type=Path, dir_okay=False), required=True, help="Key file."
+            "--key",
+            "key_paths",
+            type=click.Path(path_type=Path, dir_okay=False),
+            multiple=True,
+            required=True,
+            help="A key file (`transparency witness key`); repeat for several keys of one name (e.g. one Ed25519 and "
+            "one ML-DSA-44).",
         ),
-        click.option("--name", required=True, help="The witness's name, as in its key."),
+        click.option(
+            "--name",
+            help="The witness's name, as in its keys: needed only for a key file of earlier releases (a bare Ed25519 "
+            "seed); checked against the others.",
+        ),
         click.option(
             "--state",
             "state_dir",
@@ -1368,8 +1467,14 @@ def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
             "--logs",
             "logs_path",
             type=click.Path(path_type=Path, dir_okay=False, exists=True),
-            required=True,
-            help="The logs to cosign: one log vkey a line.",
+            help="The logs to cosign: one log vkey a line (the key's name is the log's origin).",
+        ),
+        click.option(
+            "--log-list",
+            "log_list_path",
+            type=click.Path(path_type=Path, dir_okay=False, exists=True),
+            help="The logs to cosign as a witness-network log list (`logs/v0`: vkey, origin, bastion, qpd, contact); "
+            "with --logs, or instead of it. Each log's qpd caps its add-checkpoint requests in any 24 hours.",
         ),
     ]
     for option in reversed(options):
@@ -1389,16 +1494,27 @@ def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "request), and refuse a checkpoint whose new entries break them.",
 )
 def witness_serve(
-    key_path: Path, name: str, state_dir: Path, logs_path: Path, listen: str, rules_site: Path | None
+    key_paths: tuple[Path, ...],
+    name: str | None,
+    state_dir: Path,
+    logs_path: Path | None,
+    log_list_path: Path | None,
+    listen: str,
+    rules_site: Path | None,
 ) -> None:
-    """Serve POST /add-checkpoint (C2SP tlog-witness) until interrupted, and POST
-    /add-checkpoint-with-files: the same request followed by the new tiles and reveals, which a
-    build sends so that --rules can replay entries its mirror does not hold yet."""
+    """Serve C2SP tlog-witness until interrupted: POST /add-checkpoint (one cosignature line a
+    key), POST /add-checkpoint-with-files (the same request followed by the new tiles and reveals,
+    which a build sends so that --rules can replay entries its mirror does not hold yet), POST
+    /sign-subtree (a subtree of a checkpoint it cosigned, signed by its ML-DSA-44 keys; 404 for a
+    witness with none) and GET /<hex SHA-256 of the origin>/checkpoint (the latest checkpoint it
+    cosigned for that log, with the log's signatures and its own)."""
     from generator.commands.witness_run import witness_server
 
-    w, server, host = witness_server(key_path, name, state_dir, logs_path, listen, rules_site)
+    w, server, host = witness_server(key_paths, name, state_dir, logs_path, log_list_path, listen, rules_site)
     with server:
-        click.echo(f"Witness {w.vkey} at http://{host}:{server.server_address[1]}/add-checkpoint (Ctrl-C to stop)")
+        click.echo(f"Witness at http://{host}:{server.server_address[1]}/add-checkpoint (Ctrl-C to stop), keys:")
+        for vkey in w.vkeys:
+            click.echo(f"  {vkey}")
         try:
             server.serve_forever()
         except KeyboardInterrupt:
@@ -1414,16 +1530,24 @@ def witness_serve(
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the cosignature line here (e.g. the program's data/cosignatures/<size>.txt) instead of printing it.",
+    help="Write the cosignature lines here (e.g. the program's data/cosignatures/<size>.txt) instead of printing them.",
 )
 def witness_cosign(
-    site: Path, key_path: Path, name: str, state_dir: Path, logs_path: Path, rules: bool, out: Path | None
+    site: Path,
+    key_paths: tuple[Path, ...],
+    name: str | None,
+    state_dir: Path,
+    logs_path: Path | None,
+    log_list_path: Path | None,
+    rules: bool,
+    out: Path | None,
 ) -> None:
     """Cosign SITE's checkpoint offline, from a downloaded site folder: the same checks as
-    serve, the consistency proof computed from the site's own tiles. Exit 1 if refused."""
+    serve, the consistency proof computed from the site's own tiles; one line a key. Exit 1 if
+    refused."""
     from generator.commands.witness_run import add_cosignature, cosign_folder
 
-    status, answer = cosign_folder(site, key_path, name, state_dir, logs_path, rules)
+    status, answer = cosign_folder(site, key_paths, name, state_dir, logs_path, log_list_path, rules)
     if status != 200:
         _echo_lines(f"refused ({status}): ", answer)
         sys.exit(1)
@@ -1432,3 +1556,171 @@ def witness_cosign(
     else:
         add_cosignature(out, answer)  # beside other witnesses' lines, never over them
         click.echo(f"added the cosignature to {out}")
+
+
+@main.group(cls=_Group)
+def mirror() -> None:
+    """Run a mirror: a copy of a program's log, cosigned only once every entry is stored (C2SP tlog-mirror).
+
+    A mirror reads a published site's checkpoint (ledger/checkpoint) and its C2SP tiles
+    (ledger/tile/), checks every tile against the checkpoint, stores them, and only then
+    cosigns the checkpoint with its own key: its cosignature says "I hold every entry of this
+    tree and serve it". It refuses a smaller tree and a fork of the tree it holds. Its folder is
+    a tlog-tiles copy per log, DIR/<SHA-256 of the origin>/ (checkpoint, tile/...), which any
+    static server (or `transparency mirror serve`) can serve. Run it with your own key, apart
+    from the program's operator.
+
+    \b
+    Examples:
+      transparency mirror key mirror.example.org --key mirror.key
+      transparency mirror follow https://transparency.example.org/oracle/ --out mirror --key mirror.key \\
+          --log 'ORIGIN+KEYID+BASE64KEY'
+      transparency mirror serve mirror --listen 127.0.0.1:7381
+    """
+
+
+@mirror.command("key")
+@click.argument("name")
+@click.option("--key", "key_path", type=click.Path(path_type=Path, dir_okay=False), required=True, help="Key file.")
+@click.option(
+    "--type",
+    "kind",
+    type=click.Choice(["ml-dsa-44", "ed25519"]),
+    default="ml-dsa-44",
+    show_default=True,
+    help="The cosignature type (C2SP tlog-cosignature): ML-DSA-44 (subtree/v1), or Ed25519 (cosignature/v1).",
+)
+def mirror_key(name: str, key_path: Path, kind: str) -> None:
+    """Create a mirror key NAME (e.g. your domain) in a new file (mode 0600); print its vkey,
+    which monitors and trust policies list to accept the mirror's cosignatures.
+
+    \b
+    Example:
+      transparency mirror key mirror.example.org --key mirror.key --type ed25519
+    """
+    from generator.commands.mirror_run import new_mirror_key
+
+    click.echo(new_mirror_key(key_path, name, kind))
+
+
+@mirror.command("follow")
+@click.argument("site")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="The mirror's folder, one DIR/<SHA-256 of the origin>/ per log (created if missing). Keep it: it is the "
+    "mirror.",
+)
+@click.option("--key", "key_path", type=click.Path(path_type=Path, dir_okay=False), required=True, help="Key file.")
+@click.option("--name", help="The mirror's name, as in its key (needed only for a bare 32-byte Ed25519 seed).")
+@click.option(
+    "--log",
+    "log_vkeys",
+    multiple=True,
+    metavar="VKEY",
+    help="The log's key, obtained out of band (never from the site): its checkpoint must verify with it. Repeat "
+    "for several (a log rotating its key).",
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A C2SP tlog-policy file: its `log` lines are the keys to pin (instead of --log).",
+)
+@click.option("--once", is_flag=True, help="One update, then exit (the default).")
+@click.option(
+    "--every",
+    type=click.FloatRange(min=1),
+    metavar="SECONDS",
+    help="Update again every SECONDS until interrupted (a daemon); Ctrl-C stops it cleanly.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+def mirror_follow(
+    site: str,
+    out: Path,
+    key_path: Path,
+    name: str | None,
+    log_vkeys: tuple[str, ...],
+    policy_path: Path | None,
+    once: bool,
+    every: float | None,
+    quiet: bool,
+) -> None:
+    """Copy SITE's log into --out and cosign its checkpoint once every entry is stored.
+
+    SITE is a site's folder or its https:// URL (plain http:// only on 127.0.0.1). The run
+    opens SITE's ledger/checkpoint with the pinned log key; refuses a tree smaller than the one
+    the mirror holds, or another tree of the same size (a fork), naming both roots; proves the
+    new tree extends the held one (from the site's hash tiles); fetches every tile it lacks,
+    checking each entry bundle and hash tile against the checkpoint's tree and writing each
+    durably; reads them all back from disk and recomputes the root; and only then writes
+    DIR/<SHA-256 of the origin>/checkpoint: the log's checkpoint with the mirror's cosignature,
+    atomically and last. A kill leaves the old checkpoint and its tiles (the next run goes on
+    from the tiles already fetched); a refusal changes nothing; an unchanged checkpoint is not
+    signed again.
+
+    \b
+    Examples:
+      transparency mirror follow https://transparency.example.org/oracle/ --out mirror --key mirror.key \\
+          --log 'transparency.example.org/oracle+1a2b3c4d+AXYU...'
+      transparency mirror follow site/ --out mirror --key mirror.key --policy my-policy.txt
+      transparency mirror follow URL --out mirror --key mirror.key --policy my-policy.txt --every 300 --quiet
+
+    Exit status: 0 stored and cosigned, or unchanged; 1 refused (a rollback, a fork, tiles that
+    do not hold the signed tree, a checkpoint the pinned keys do not open); 2 the site, the
+    folder or an argument cannot be used. With --every, a failed run is reported and the next
+    one tried.
+    """
+    from generator.commands.mirror_run import follow_every, follower, summary
+
+    if once and every is not None:
+        raise click.UsageError("--once and --every exclude each other")
+    f = follower(site, out, key_path, name, log_vkeys, policy_path)
+
+    printer = ProgressPrinter()
+
+    def progress() -> Any:
+        return (lambda phase, n, total: None) if quiet else printer
+
+    if every is None:
+        result = f.run(progress())
+        printer.done()
+        click.echo(summary(result))
+        return
+
+    def report(outcome: Any) -> None:
+        printer.done()  # the run's counter line ends before its result
+        if isinstance(outcome, TransparencyError):
+            click.echo(f"error: {outcome}", err=True)
+        else:
+            click.echo(summary(outcome))
+
+    try:
+        follow_every(f, every, progress, report)
+    except KeyboardInterrupt:
+        click.echo("stopped: the mirror's checkpoint is the last one cosigned", err=True)
+
+
+@mirror.command("serve")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--listen", default="127.0.0.1:7381", show_default=True, help="HOST:PORT to listen on.")
+def mirror_serve(folder: Path, listen: str) -> None:
+    """Serve the mirror's FOLDER read-only over HTTP until interrupted: GET of regular files only,
+    no folder listing, no link followed, no path outside FOLDER. A monitor reads a log's copy at
+    http://HOST:PORT/<SHA-256 of the origin>/checkpoint and tile/... (C2SP tlog-tiles).
+
+    \b
+    Example:
+      transparency mirror serve mirror --listen 0.0.0.0:7381   # behind a TLS proxy in production
+    """
+    from generator.commands.mirror_run import mirror_server
+
+    server = mirror_server(folder, listen)
+    with server:
+        host = listen.rpartition(":")[0] or "127.0.0.1"
+        click.echo(f"Serving the mirror {folder} at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            click.echo("stopped")

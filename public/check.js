@@ -1,8 +1,9 @@
 /* check.js: "Verify in this browser" and "Check a file you were sent" (FORMAT.md, "In-browser verification").
 
    One small script, no framework, nothing loaded from elsewhere. With only the browser's WebCrypto (SHA-256,
-   Ed25519) and the site's own files it checks what `verify.py proof` checks for one artifact (its hash against its
-   ledger leaf, the leaf's inclusion proof, the checkpoint's signature, the witnesses' cosignatures) and, for a
+   Ed25519, ML-DSA-44 where it has it) and the site's own files (mldsa44.js for ML-DSA-44 where WebCrypto lacks it,
+   imported only then) it checks what `verify.py proof` checks for one artifact (its hash against its ledger leaf,
+   the leaf's inclusion proof, the checkpoint's signatures, the witnesses' cosignatures) and, for a
    certificate, recomputes every derived field with exact rationals (BigInt) as generator/verifier/rules/scoring.py and
    recheck.py do: both must reach the same result to the digit, and the tests compare them. Problems are worded as
    the Python verifier words them.
@@ -80,6 +81,63 @@
     if (!(await ed25519Works)) throw new CannotCheck(NO_ED25519);
     if (pub.length !== 32 || sig.length !== 64) return false;
     return ed25519Raw(pub, sig, msg).catch(() => false); // a key that is no curve point verifies nothing
+  }
+
+  // ------------------------------------------------------------------------------------ ML-DSA-44 (FIPS 204)
+  // The log's second signature and a witness's cosignature of type 0x06 (c2sp.org/tlog-cosignature): pure ML-DSA-44,
+  // empty context. WebCrypto may have it (WICG's "Modern Algorithms in WebCrypto", a key imported as "raw-public");
+  // where it does not, the site ships ML_DSA_MODULE beside this script, @noble/post-quantum's ml_dsa44 built into one
+  // ES module (tools/make_mldsa_module.py), loaded only when an ML-DSA-44 signature is met. Neither at hand, the
+  // signature is "could not check": never valid, never failed.
+  const ML_DSA_44_PUBLIC_KEY_SIZE = 1312, ML_DSA_44_SIGNATURE_SIZE = 2420;
+  const ML_DSA_MODULE = "mldsa44.js";
+  const NO_ML_DSA = "this browser's WebCrypto has no ML-DSA-44 (FIPS 204)";
+  let mlDsaModule = null;
+
+  // The browser's own ML-DSA-44: true or false, or null where it has none.
+  async function webCryptoMlDsa(pub, sig, msg) {
+    let key;
+    try {
+      key = await subtle().importKey("raw-public", pub, { name: "ML-DSA-44" }, false, ["verify"]);
+    } catch (e) {
+      if (e instanceof CannotCheck) throw e;
+      return null;
+    }
+    return subtle().verify({ name: "ML-DSA-44" }, key, sig, msg).catch(() => null);
+  }
+
+  // The site's module, imported once (env.importModule: a name beside this script to the module); CannotCheck when it
+  // cannot be loaded or is not the module this script expects.
+  function mlDsaLibrary(env) {
+    mlDsaModule ||= (async () => {
+      const cannot = (why) => new CannotCheck(`${NO_ML_DSA}, and ${why}`);
+      if (!env.importModule) throw cannot(`this page cannot load ${ML_DSA_MODULE}, which verifies it in JavaScript`);
+      let mod;
+      try {
+        mod = await env.importModule(ML_DSA_MODULE);
+      } catch (e) {
+        throw cannot(`the site's ${ML_DSA_MODULE}, which verifies it in JavaScript, could not be loaded (${e && e.message})`);
+      }
+      if (!(mod && mod.ml_dsa44 && typeof mod.ml_dsa44.verify === "function"))
+        throw cannot(`the site's ${ML_DSA_MODULE} is not the ML-DSA-44 module this script expects`);
+      return { verify: mod.ml_dsa44.verify, by: `the site's ${ML_DSA_MODULE} (${typeof mod.source === "string" ? mod.source : "?"})` };
+    })();
+    return mlDsaModule;
+  }
+
+  // Whether `sig` is `pub`'s ML-DSA-44 signature of `msg`, and what checked it: {ok, by}. A "no" of the browser's
+  // WebCrypto is asked again of the site's module: a browser's new algorithm alone does not fail a site.
+  async function mlDsaVerify(env, pub, sig, msg) {
+    if (pub.length !== ML_DSA_44_PUBLIC_KEY_SIZE || sig.length !== ML_DSA_44_SIGNATURE_SIZE) return { ok: false, by: null };
+    if ((await webCryptoMlDsa(pub, sig, msg)) === true) return { ok: true, by: "this browser's WebCrypto" };
+    const lib = await mlDsaLibrary(env);
+    let ok;
+    try {
+      ok = lib.verify(sig, msg, pub) === true;
+    } catch (e) {
+      ok = false; // FIPS 204: a signature that does not decode does not verify
+    }
+    return { ok, by: lib.by };
   }
 
   // ------------------------------------------------------------------------------- canonical JSON (format v1 §1)
@@ -378,22 +436,34 @@
   // A checkpoint note read without its signatures being checked yet: {bytes, origin, size, root}.
   const readCheckpoint = (bytes) => ({ bytes, ...parseCheckpoint(splitNote(bytes).text) });
 
-  const NOTE_KEY = 0x01, COSIGNER_KEY = 0x04; // c2sp.org/signed-note signature types
+  // c2sp.org/signed-note signature types: a log's Ed25519 note key, and a cosigner's of either kind (cosignature.py).
+  const ED25519 = "ed25519", ML_DSA_44 = "ml-dsa-44";
+  const NOTE_KEY = 0x01, COSIGNER_TYPES = { [ED25519]: 0x04, [ML_DSA_44]: 0x06 };
+  const KIND_LABEL = { [ED25519]: "Ed25519", [ML_DSA_44]: "ML-DSA-44" };
+  const KEY_SIZES = { [ED25519]: 32, [ML_DSA_44]: ML_DSA_44_PUBLIC_KEY_SIZE };
+  const SIGNATURE_SIZES = { [ED25519]: 64, [ML_DSA_44]: ML_DSA_44_SIGNATURE_SIZE };
+  const KEY_TYPES = {
+    [NOTE_KEY]: [ED25519, "an Ed25519 note key (type 0x01)"],
+    [COSIGNER_TYPES[ED25519]]: [ED25519, "an Ed25519 cosigner key (type 0x04)"],
+    [COSIGNER_TYPES[ML_DSA_44]]: [ML_DSA_44, "an ML-DSA-44 key (type 0x06)"],
+  };
 
-  // `<name>+<key ID>+<base64(type ‖ key)>`, key ID = SHA-256(name ‖ 0x0A ‖ type ‖ key)[:4]
-  // (core/public_keys.py parse_verifier_key, for a log's keys and a witness's).
-  async function parseVkey(vkey, type = NOTE_KEY) {
+  // `<name>+<key ID>+<base64(type ‖ key)>`, key ID = SHA-256(name ‖ 0x0A ‖ type ‖ key)[:4], of one of the `types`
+  // (core/public_keys.py parse_verifier_key, cosignature.py parse_cosigner_vkey: a log's keys and a witness's).
+  async function parseVkey(vkey, types = [NOTE_KEY]) {
     if (typeof vkey !== "string") throw new Failed(`a verifier key is a string, not ${typeName(vkey)}`);
     const i = vkey.indexOf("+"), j = i < 0 ? -1 : vkey.indexOf("+", i + 1);
     if (j < 0) throw new Failed("a verifier key has the form <name>+<key ID>+<base64 key>");
     const name = vkey.slice(0, i), hexid = vkey.slice(i + 1, j), raw = b64decode(vkey.slice(j + 1));
     if (!validKeyName(name)) throw new Failed(`${show(name)} is not a valid key name`);
     if (!/^[0-9a-f]{8}$/.test(hexid)) throw new Failed(`key ID ${show(hexid)} is not 8 lowercase hex digits`);
-    if (raw.length !== 33 || raw[0] !== type)
-      throw new Failed(`the key is not an Ed25519 ${type === NOTE_KEY ? "note" : "cosigner"} key`);
+    const type = raw[0], kind = types.includes(type) ? KEY_TYPES[type][0] : null;
+    if (kind === null || raw.length !== 1 + KEY_SIZES[kind])
+      throw new Failed(`the key is not ${types.map((t) => KEY_TYPES[t][1]).join(" or ")}` +
+        (kind ? `: ${raw.length - 1} bytes, not ${KEY_SIZES[kind]}` : ""));
     const pub = raw.slice(1), id = (await sha256(concat(utf8(name), Uint8Array.of(10, type), pub))).slice(0, 4);
     if (hex(id) !== hexid) throw new Failed(`key ID ${hexid} does not match the name and key (they give ${hex(id)})`);
-    return { name, id, pub, vkey, fingerprint: "SHA256:" + hex(await sha256(pub)) };
+    return { name, id, pub, vkey, type, kind, label: KIND_LABEL[kind], fingerprint: "SHA256:" + hex(await sha256(pub)) };
   }
 
   // As Go's note.Open: unknown keys are ignored, a known key's failing signature rejects the note, a repeated one
@@ -413,24 +483,67 @@
   }
 
   // ---------------------------------------------------------- witness cosignatures and policies (C2SP)
-  // The timestamp (BigInt) of `witness`'s cosignature of the checkpoint note, or null (cosignature.py).
-  async function cosignedBy(note, witness) {
+  const SUBTREE_LABEL = "subtree/v1\n\0";
+  const MAX_U64 = 2n ** 64n - 1n;
+  function u64(n) {
+    const out = new Uint8Array(8);
+    new DataView(out.buffer).setBigUint64(0, n);
+    return out;
+  }
+  function shortBytes(text, what) {
+    const raw = utf8(text);
+    if (raw.length < 1 || raw.length > 255)
+      throw new Failed(`the ${what} is ${raw.length} bytes; the subtree/v1 message holds 1 to 255`);
+    return concat(Uint8Array.of(raw.length), raw);
+  }
+  // What an ML-DSA-44 cosigner signs of a checkpoint, the subtree [0, size) (subtree_message). Sizes are BigInt.
+  function subtreeMessage(cosigner, ts, origin, size, root) {
+    if (size > MAX_U64) throw new Failed(`a subtree bound is an unsigned 64-bit integer, not ${size}`);
+    return concat(utf8(SUBTREE_LABEL), shortBytes(cosigner, "cosigner name"), u64(ts), shortBytes(origin, "log origin"),
+      u64(0n), u64(size), root);
+  }
+
+  // `key`'s line among a note's signatures, the first only, as Go's note.Open counts it: {ts, sig, where} or null. A
+  // line of the wrong length or with a timestamp beyond 2^63-1 fails (verify_cosignatures), whatever its type.
+  function cosignatureLine(sigs, key) {
+    const line = sigs.find(({ name, raw }) => name === key.name && sameBytes(raw.subarray(0, 4), key.id));
+    if (!line) return null;
+    const where = `${key.label} cosignature by ${key.name} (key ID ${hex(key.id)})`, want = SIGNATURE_SIZES[key.kind];
+    if (line.raw.length !== 12 + want) throw new Failed(`${where} is ${line.raw.length} bytes, not 4 + 8 + ${want}`);
+    const ts = line.raw.subarray(4, 12).reduce((t, b) => (t << 8n) | BigInt(b), 0n);
+    if (ts > 2n ** 63n - 1n) throw new Failed(`${where} has timestamp ${ts}, beyond 2^63-1`);
+    return { ts, sig: line.raw.subarray(12), where };
+  }
+
+  // `key`'s cosignature of the checkpoint note (cosignature.py verify_cosignatures, either type): null without one,
+  // {ts, by} when it verifies (ts a BigInt; by, what checked an ML-DSA-44 one), {ts, unchecked} when this browser
+  // cannot tell (an ML-DSA-44 signature with neither WebCrypto's nor the site's module); Failed when it does not verify.
+  async function cosignedBy(env, note, key) {
     const { text, sigs } = splitNote(note);
     if (text.slice(0, -1).split("\n").some((l) => !l))
       throw new Failed("the cosigned note is not a checkpoint: its text holds an empty line");
-    await within("the cosigned note is not a checkpoint: ", () => parseCheckpoint(text));
-    const line = sigs.find(({ name, raw }) => name === witness.name && sameBytes(raw.subarray(0, 4), witness.id));
-    if (!line) return null; // only a witness's first line counts
-    const where = `cosignature by ${witness.name} (key ID ${hex(witness.id)})`;
-    if (line.raw.length !== 76) throw new Failed(`${where} is ${line.raw.length} bytes, not 4 + 8 + 64`);
-    const ts = line.raw.subarray(4, 12).reduce((t, b) => (t << 8n) | BigInt(b), 0n);
-    if (ts > 2n ** 63n - 1n) throw new Failed(`${where} has timestamp ${ts}, beyond 2^63-1`);
-    const message = concat(utf8(`cosignature/v1\ntime ${ts}\n`), utf8(text));
-    if (!(await ed25519Verify(witness.pub, line.raw.subarray(12), message))) throw new Failed(`${where} does not verify`);
-    return ts;
+    const cp = await within("the cosigned note is not a checkpoint: ", () => parseCheckpoint(text));
+    const line = cosignatureLine(sigs, key);
+    if (!line) return null;
+    if (key.kind === ED25519) {
+      const message = concat(utf8(`cosignature/v1\ntime ${line.ts}\n`), utf8(text));
+      if (!(await ed25519Verify(key.pub, line.sig, message))) throw new Failed(`${line.where} does not verify`);
+      return { ts: line.ts, by: null };
+    }
+    const message = subtreeMessage(key.name, line.ts, cp.origin, cp.size, cp.root);
+    let got;
+    try {
+      got = await mlDsaVerify(env, key.pub, line.sig, message);
+    } catch (e) {
+      if (!(e instanceof CannotCheck)) throw e;
+      return { ts: line.ts, unchecked: e.message };
+    }
+    if (!got.ok) throw new Failed(`${line.where} does not verify`);
+    return { ts: line.ts, by: got.by };
   }
 
-  // c2sp.org/tlog-policy as policy.py reads it: a name is a group member at most once in the whole file.
+  // c2sp.org/tlog-policy as policy.py reads it: a name is a group member at most once in the whole file; a log key is an
+  // Ed25519 note key (0x01) or the log's ML-DSA-44 key (0x06), a witness's a cosigner key of either type (0x04, 0x06).
   async function parsePolicy(bytes) {
     let text;
     try {
@@ -458,13 +571,13 @@
         if (!word || word.startsWith("#")) return;
         if (word === "log") {
           if (args.length < 1 || args.length > 2) throw new Failed("a log line is `log <vkey> [<url>]`");
-          const key = await parseVkey(args[0], NOTE_KEY);
+          const key = await within("log key: ", () => parseVkey(args[0], [NOTE_KEY, COSIGNER_TYPES[ML_DSA_44]]));
           if (p.logs.some((l) => sameBytes(l.key.pub, key.pub)))
             throw new Failed("duplicate log: the same public key as an earlier line");
           p.logs.push({ key, url: url(args.slice(1)) });
         } else if (word === "witness") {
           if (args.length < 2 || args.length > 3) throw new Failed("a witness line is `witness <name> <vkey> [<url>]`");
-          const key = await parseVkey(args[1], COSIGNER_KEY);
+          const key = await within(`witness ${show(args[0])} key: `, () => parseVkey(args[1], Object.values(COSIGNER_TYPES)));
           if (p.witnesses.some((w) => sameBytes(w.key.pub, key.pub)))
             throw new Failed("duplicate witness: the same public key as an earlier line");
           fresh(args[0]);
@@ -1256,8 +1369,10 @@
   // checked stops the run: later steps would check something already known to be wrong.
   class Run {
     constructor(env) {
-      // key: the fingerprint that signed today's checkpoint; verdict and expired: a certificate's, once checked.
-      Object.assign(this, { env, steps: [], facts: [], says: "", states: [], key: null, verdict: null, expired: null });
+      // key (mlKey): the fingerprint of the Ed25519 (ML-DSA-44) key that signed today's checkpoint; verdict and expired:
+      // a certificate's, once checked; stopped: a step ended the run.
+      Object.assign(this, { env, steps: [], facts: [], says: "", states: [], key: null, mlKey: null, verdict: null, expired: null,
+        stopped: false });
     }
     emit(s) {
       if (this.env.onStep) this.env.onStep({ ...s });
@@ -1290,15 +1405,25 @@
         await body();
       } catch (e) {
         if (!(e instanceof Stop)) throw e;
+        this.stopped = true;
       }
-      const bad = this.steps.find((s) => s.status === "failed" || s.status === "unavailable");
+      const failed = this.steps.find((s) => s.status === "failed"), last = this.steps[this.steps.length - 1];
+      // A step may end "could not check" and let the others run (an ML-DSA-44 signature this browser cannot verify):
+      // the outcome is then "could not check" too, with what did pass, never "valid".
+      const unchecked = this.steps.filter((s) => s.status === "unavailable");
       const skipped = this.steps.filter((s) => s.status === "skipped").map((s) => s.detail);
+      const rest = (this.key ? ` ${keyWords(this.key)}` : "") + (this.mlKey ? ` ${mlKeyWords(this.mlKey)}` : "") +
+        (this.says ? ` It says: ${this.says}.` : "") + this.states.map((x) => ` ${x}`).join("") +
+        (skipped.length ? ` Not checkable here: ${skipped.join("; ")}.` : "");
       let status, text;
-      if (bad && bad.status === "failed")
-        [status, text] = ["failed", `Not valid: this ${noun} failed "${bad.name}": ${bad.detail}.`];
-      else if (bad)
+      if (failed) [status, text] = ["failed", `Not valid: this ${noun} failed "${failed.name}": ${failed.detail}.`];
+      else if (this.stopped && last && last.status === "unavailable")
         [status, text] = ["could-not-check",
-          `Could not check this ${noun}: ${bad.detail}. That says nothing either way; verify.py can check it.`];
+          `Could not check this ${noun}: ${last.detail}. That says nothing either way; verify.py can check it.`];
+      else if (unchecked.length)
+        [status, text] = ["could-not-check", `Could not check all of this ${noun}: ` +
+          `${unchecked.map((s) => `${s.name}: ${s.detail}`).join("; ")}. What this page could check passed: ${this.facts.join("; ")}.` +
+          (this.expired ? ` It expired on ${this.expired} (by this computer's clock).` : "") + rest + " verify.py can check the rest."];
       else {
         // Authentic is all a signature shows; "valid" is said only of a certified, unrevoked, unexpired certificate
         // or of a reveal document or proof. A run that was not certified is a result, not a certificate.
@@ -1308,9 +1433,7 @@
         else if (this.verdict === "incomplete") [status, head] = ["not-certified", "Authentic: this result was not decided (incomplete)"];
         else if (this.verdict === "not-certified") [status, head] = ["not-certified", "Authentic: this result was not certified"];
         else [status, head] = ["valid", "Valid"];
-        text = `${head}: ${this.facts.join("; ")}.` + (this.key ? ` ${keyWords(this.key)}` : "") +
-          (this.says ? ` It says: ${this.says}.` : "") + this.states.map((x) => ` ${x}`).join("") +
-          (skipped.length ? ` Not checkable here: ${skipped.join("; ")}.` : "");
+        text = `${head}: ${this.facts.join("; ")}.` + rest;
       }
       return { status, text, steps: this.steps.map((s) => ({ ...s })) };
     }
@@ -1331,9 +1454,12 @@
     return `Signed by the key this site publishes, ${fingerprint}; compare this fingerprint with one you obtained elsewhere.` +
       (PUBLISHED_DEMO_KEYS.includes(fingerprint) ? " This is the published demo key: its signatures prove nothing." : "");
   }
+  const mlKeyWords = (fingerprint) => `Also signed by the ML-DSA-44 key this site publishes, ${fingerprint}.` +
+    (PUBLISHED_DEMO_KEYS.includes(fingerprint) ? " This is a published demo key too." : "");
 
   const KEYS_PATH = "keys.json", CHECKPOINT_PATH = "ledger/checkpoint", POLICY_PATH = "ledger/policy.txt";
   const REVOCATIONS_PATH = "ledger/revocations.json";
+  const ML_DSA_KEYS = "ml_dsa_44_keys", ML_DSA_ROW_KEYS = ["fingerprint", "public_key", "status", "valid_from", "valid_until", "vkey"];
   const LEDGER_PREFIX = "ledger"; // the log prefix: the checkpoint and the tiles are under it
   const NOUN = { certificate: "certificate", reveal: "reveal document", proof: "proof" };
   const VERDICT_WORDS = { certified: "certified", "not-certified": "not certified", incomplete: "incomplete (not decisive)" };
@@ -1350,12 +1476,39 @@
     if (!isObj(doc) || doc.type !== "keys" || !Array.isArray(doc.keys)) throw new Failed("keys.json is not a keys document");
     const keys = [];
     for (const row of doc.keys)
-      keys.push({ ...(await parseVkey(isObj(row) ? row.vkey : null)), status: row.status, reason: row.reason });
+      keys.push({ ...(await parseVkey(isObj(row) ? row.vkey : null)), status: row.status, reason: row.reason,
+        validFrom: row.valid_from });
     const active = keys.filter((k) => k.status === "active");
     if (active.length !== 1)
       throw new Failed(`keys.json lists ${active.length} active keys; exactly one signs today's checkpoint`);
     if (keys.some((k) => k.name !== doc.origin)) throw new Failed("a key of keys.json is not named by the program's origin");
-    return { origin: doc.origin, keys, active: active[0] };
+    const mlDsa = await readMlDsaKeys(doc);
+    return { origin: doc.origin, keys, active: active[0], mlDsa, mlDsaActive: mlDsa.find((k) => k.status === "active") || null };
+  }
+
+  // keys.json's `ml_dsa_44_keys`, absent while the log has no ML-DSA-44 key (rotation.py ml_dsa_key_row_problems): each
+  // row an ML-DSA-44 vkey named by the origin, its key and fingerprint; exactly one active, the one that signs today's
+  // tree beside the Ed25519 key. That the rows follow the ledger's key events is verify.py's to check.
+  async function readMlDsaKeys(doc) {
+    if (!has(doc, ML_DSA_KEYS)) return [];
+    if (!Array.isArray(doc[ML_DSA_KEYS])) throw new Failed(`${KEYS_PATH}: ${ML_DSA_KEYS} must be a list`);
+    const keys = [];
+    for (const [n, row] of doc[ML_DSA_KEYS].entries()) {
+      const w = `${ML_DSA_KEYS}[${n}]`, shape = checkKeys(row, ML_DSA_ROW_KEYS, ["reason"], w);
+      if (shape.length) throw new Failed(`${KEYS_PATH}: ${describeProblems(shape)}`);
+      const key = await within(`${KEYS_PATH}: ${w}.vkey: not a verifier key: `, () => parseVkey(row.vkey, [COSIGNER_TYPES[ML_DSA_44]]));
+      if (key.name !== doc.origin)
+        throw new Failed(`${KEYS_PATH}: ${describeProblems([problem("an ML-DSA-44 key (type 0x06) named by the origin",
+          `${w}.vkey`, doc.origin)])}`);
+      if (row.public_key !== b64encode(key.pub) || row.fingerprint !== key.fingerprint)
+        throw new Failed(`${KEYS_PATH}: ${w}: public_key or fingerprint differs from the vkey's key`);
+      keys.push({ ...key, status: row.status, reason: row.reason, validFrom: row.valid_from });
+    }
+    const active = keys.filter((k) => k.status === "active");
+    if (keys.length && active.length !== 1)
+      throw new Failed(`keys.json lists ${active.length} active ML-DSA-44 keys; exactly one signs today's checkpoint beside ` +
+        "the Ed25519 key");
+    return keys;
   }
 
   async function fetchCommon(env, root) {
@@ -1385,30 +1538,117 @@
     return verified;
   }
 
-  async function checkWitnesses(run, site, cpBytes, policyBytes) {
+  // "could not check A and B: why", for [what, why] pairs, grouped by why in the order first met.
+  function couldNotCheck(items) {
+    const byWhy = new Map();
+    for (const [what, why] of items) byWhy.set(why, [...(byWhy.get(why) || []), what]);
+    return "could not check " + [...byWhy].map(([why, whats]) => `${whats.join(" and ")}: ${why}`).join("; ");
+  }
+
+  // The log's ML-DSA-44 signatures, its second line of keys (rotation.py checkpoint_signers, signer_problems): every
+  // line by a key of keys.json must verify; today's tree must carry one by the active ML-DSA-44 key and none by a
+  // revoked one; a retired key's only on its hand-over tree, which needs the ledger. `trees`: [checkpoint, is today's].
+  // A signature this browser cannot verify ends the step "could not check" and lets the others run.
+  async function checkLogMlDsa(run, env, site, trees) {
+    if (!site.mlDsa.length) return;
+    await run.step("Checking the log's ML-DSA-44 signature", async (s) => {
+      const verified = [], unchecked = [], checkers = new Set();
+      for (const [cp, today] of trees) {
+        const signed = [];
+        for (const k of site.mlDsa) {
+          const got = await cosignedBy(env, cp.bytes, k);
+          if (got === null) continue;
+          signed.push(k);
+          const what = `the log's ML-DSA-44 signature by ${k.fingerprint} on the tree of ${cp.size} entries`;
+          if (got.unchecked) unchecked.push([what, got.unchecked]);
+          else {
+            verified.push(what);
+            checkers.add(got.by);
+          }
+        }
+        if (!today) continue;
+        const revoked = signed.find((k) => k.status === "revoked");
+        if (revoked)
+          throw new Failed(`a signature by ${revoked.fingerprint}, a revoked ML-DSA-44 key (${revoked.reason}): that key cannot sign ` +
+            `a tree that records its revocation, this one has ${cp.size} entries`);
+        if (!signed.includes(site.mlDsaActive))
+          throw new Failed(`not signed by ${site.mlDsaActive.fingerprint}, the ML-DSA-44 key valid for a tree of ${cp.size} entries`);
+        for (const k of signed.filter((x) => x !== site.mlDsaActive))
+          run.skip("Checking the retired key's hand-over", `the checkpoint is also signed by the retired ML-DSA-44 key ${k.fingerprint}, ` +
+            "valid only for the tree that hands over to its successor; whether this is that tree needs the ledger's key events " +
+            "(verify.py checks it)");
+        if (!unchecked.length) run.mlKey = site.mlDsaActive.fingerprint;
+      }
+      const passed = verified.length ? `${verified.join(", ")}: verified with ${[...checkers].join(" and ")}` : "";
+      if (unchecked.length) [s.status, s.detail] = ["unavailable", couldNotCheck(unchecked) + (passed ? `; ${passed}` : "")];
+      else
+        s.detail = `signed by ${site.origin} with ${site.mlDsaActive.fingerprint}, the active ML-DSA-44 key of ${KEYS_PATH}, verified ` +
+          `with ${[...checkers].join(" and ")}` + (verified.length > 1 ? `; in all, ${verified.join(", ")}` : "");
+    });
+  }
+
+  // The policy's log keys for the site's origin, per signature type (witnessing.py policy_problems): its Ed25519 keys,
+  // if it names any, must hold the site's; one of its ML-DSA-44 keys, if it names any, must have signed. What could
+  // not be checked, and what verified an ML-DSA-44 signature the policy requires.
+  async function policyLogProblems(env, site, policy, cpBytes) {
+    const named = policy.logs.filter((l) => l.key.name === site.origin).map((l) => l.key);
+    const ed = named.filter((k) => k.kind === ED25519), ml = named.filter((k) => k.kind === ML_DSA_44);
+    if (ed.length && !ed.some((k) => sameBytes(k.pub, site.active.pub)))
+      throw new Failed(`the policy names no log key ${site.origin} with this site's key; it trusts another log`);
+    if (!named.length) throw new Failed(`the policy names no log key ${site.origin}; it trusts another log`);
+    const unchecked = [], checkers = new Set();
+    let lines = 0;
+    for (const key of ml) {
+      const got = await within("the log's ML-DSA-44 signature does not verify: ", () => cosignedBy(env, cpBytes, key));
+      if (got === null) continue;
+      lines += 1;
+      if (got.unchecked) unchecked.push([`the log's ML-DSA-44 signature by ${key.fingerprint}, which the policy requires`, got.unchecked]);
+      else checkers.add(got.by);
+    }
+    if (ml.length && !lines)
+      throw new Failed("the policy requires the log's ML-DSA-44 signature and the checkpoint has none by " +
+        ml.map((k) => k.fingerprint).join(", "));
+    return { unchecked, checkers, mlSigned: lines > unchecked.length };
+  }
+
+  // The site's trust policy: the log keys it names, then the quorum of witness cosignatures (witnessing.py). A
+  // quorum only an ML-DSA-44 cosignature this browser cannot verify would meet is "could not check", never met or missed.
+  async function checkWitnesses(run, env, site, cpBytes, policyBytes) {
     const name = "Checking witness cosignatures";
     if (policyBytes === null)
       return run.skip(name, `the site publishes no witness policy (${POLICY_PATH}), so it asks for no cosignature`);
     await run.step(name, async (s) => {
       const policy = await parsePolicy(policyBytes);
-      if (!policy.logs.some((l) => l.key.name === site.origin && sameBytes(l.key.pub, site.active.pub)))
-        throw new Failed(`the policy names no log key ${site.origin} with this site's key; it trusts another log`);
-      const cosigned = new Map();
+      const { unchecked, checkers, mlSigned } = await policyLogProblems(env, site, policy, cpBytes);
+      const cosigned = new Map(), unknown = new Map();
       for (const w of policy.witnesses) {
-        const ts = await within("a cosignature by a witness of the policy does not verify: ", () => cosignedBy(cpBytes, w.key));
-        if (ts !== null) cosigned.set(w.name, ts);
+        const got = await within("a cosignature by a witness of the policy does not verify: ", () => cosignedBy(env, cpBytes, w.key));
+        if (got && got.unchecked) unknown.set(w.name, { ...got, key: w.key });
+        else if (got) cosigned.set(w.name, got.ts);
+        if (got && got.by) checkers.add(got.by);
       }
-      const [ok, missing] = evaluatePolicy(policy, new Set(cosigned.keys())), by = cpSorted(cosigned.keys());
+      const [ok] = evaluatePolicy(policy, new Set(cosigned.keys())), by = cpSorted(cosigned.keys()), maybe = cpSorted(unknown.keys());
+      const [could, missing] = evaluatePolicy(policy, new Set([...by, ...maybe]));
       // Missing, not bad: no line fails to verify, so the site's files may well be authentic; the checkpoint is not
       // yet what the site's own policy trusts.
-      if (!ok)
+      if (!could)
         throw new Failed(`not yet cosigned by witness${missing.length > 1 ? "es" : ""} ${missing.join(", ")}: the checkpoint does ` +
           `not meet the site's trust policy (${POLICY_PATH}); the file itself may still be authentic. In verify.py's words: the checkpoint lacks the ` +
-          `cosignatures the policy's quorum (${policy.quorum}) needs; cosigned by ${by.join(", ") || "no witness of the policy"}; ` +
-          `missing: ${missing.join(", ")}`);
+          `cosignatures the policy's quorum (${policy.quorum}) needs; cosigned by ${cpSorted([...by, ...maybe]).join(", ") || "no witness of the policy"}; ` +
+          `missing: ${missing.join(", ")}` + (maybe.length ? ` (${maybe.join(", ")} counted as cosigned: their ML-DSA-44 cosignatures could not be checked here)` : ""));
+      for (const n of maybe)
+        unchecked.push([`the ML-DSA-44 cosignature by witness ${n} (${unknown.get(n).key.fingerprint})`, unknown.get(n).unchecked]);
       const when = (n) => (cosigned.get(n) < 10n ** 11n ? new Date(Number(cosigned.get(n)) * 1000).toISOString().slice(0, 19) + "Z" : "?");
-      s.detail = by.length ? `cosigned by ${by.map((n) => `${n} (at ${when(n)})`).join(", ")}; the quorum of ${POLICY_PATH} holds`
-        : `the quorum of ${POLICY_PATH} is none`;
+      const parts = [
+        ...(ok ? [] : [`so whether the quorum of ${POLICY_PATH} (${policy.quorum}) holds, which it does only with ${maybe.length > 1 ?
+          "those cosignatures" : "that cosignature"}`]),
+        ...(mlSigned ? ["the log's ML-DSA-44 signature, which the policy requires, verifies"] : []),
+        ...(by.length ? [`cosigned by ${by.map((n) => `${n} (at ${when(n)})`).join(", ")}`] : []),
+        ...(ok ? [by.length ? `the quorum of ${POLICY_PATH} holds` : `the quorum of ${POLICY_PATH} is none`] : []),
+        ...(checkers.size ? [`ML-DSA-44 verified with ${[...checkers].join(" and ")}`] : []),
+      ];
+      if (unchecked.length) [s.status, s.detail] = ["unavailable", [couldNotCheck(unchecked), ...parts].join("; ")];
+      else s.detail = parts.join("; ");
       if (by.length) run.facts.push(`cosigned by ${by.join(", ")}`);
     });
   }
@@ -1488,7 +1728,8 @@
       run.facts.push(`${what} ${kind === "reveal" ? leaf.id : leaf.serial} is entry ${proof.index} of the ledger of ${site.origin}, ` +
         `whose checkpoint of ${cp.size} entries is signed by ${site.active.fingerprint}`);
     });
-    await checkWitnesses(run, site, cp.bytes, policy);
+    await checkLogMlDsa(run, env, site, [[cp, true]]);
+    await checkWitnesses(run, env, site, cp.bytes, policy);
     if (kind === "certificate") await certificateSteps(run, env, root, doc, leaf, cp, site);
     else run.says = revealSays(doc);
   }
@@ -1674,6 +1915,8 @@
     "checkpoint-history": "checkpoint history", "commitment-list": "commitment list", "ledger-entries": "list of ledger entries",
     "consistency-proof": "consistency proof", "transparency-manifest": "site manifest", commit: "ledger entry (commit)",
     run: "ledger entry (run)", gate: "ledger entry (gate)", revocation: "ledger entry (revocation)",
+    "key-addition": "ledger entry (key-addition)", "key-rotation": "ledger entry (key-rotation)",
+    "key-revocation": "ledger entry (key-revocation)",
   };
   const otherKind = (kind) =>
     new CannotCheck(`this page checks certificates, reveals and .tlog-proof files; this looks like a ${kind}: verify it with verify.py`);
@@ -1734,6 +1977,27 @@
     methodology: (l) => VERSION_RE.test(l.version) && `methodology/${l.version}.json`,
   };
 
+  // The key events (keyring.py): a proven one's key must be a row of keys.json, of its line of keys (Ed25519 or ML-DSA-44),
+  // entered at the event's time (a key-addition or key-rotation) or revoked (a key-revocation). That the rows follow every
+  // key event, in order, needs the whole ledger: verify.py's replay.
+  const KEY_EVENTS = { "key-addition": [COSIGNER_TYPES[ML_DSA_44]], "key-rotation": [NOTE_KEY, COSIGNER_TYPES[ML_DSA_44]],
+    "key-revocation": [NOTE_KEY, COSIGNER_TYPES[ML_DSA_44]] };
+
+  async function keyEventStep(run, site, leaf) {
+    await run.step("Finding its key in keys.json", async (s) => {
+      const key = await within(`the ${leaf.type} entry's vkey: `, () => parseVkey(leaf.vkey, KEY_EVENTS[leaf.type]));
+      const row = (key.kind === ML_DSA_44 ? site.mlDsa : site.keys).find((k) => k.vkey === key.vkey);
+      const list = key.kind === ML_DSA_44 ? `${KEYS_PATH}'s ${ML_DSA_KEYS}` : KEYS_PATH;
+      if (!row) throw new Failed(`${list} does not list the ${key.label} key this ${leaf.type} entry names, ${key.fingerprint}`);
+      if (leaf.type === "key-revocation" && row.status !== "revoked")
+        throw new Failed(`${list} lists ${key.fingerprint} as ${show(row.status)}, but this entry revokes it`);
+      if (leaf.type !== "key-revocation" && row.validFrom !== leaf.at)
+        throw new Failed(`${list} has ${key.fingerprint} valid from ${show(row.validFrom)}, but this entry enters it at ${show(leaf.at)}`);
+      s.detail = `${list} lists the ${key.label} key ${key.fingerprint}, ${row.status}`;
+      run.says = `${leaf.type} of the ${key.label} key ${key.fingerprint}`;
+    });
+  }
+
   // A .tlog-proof alone: its leaf in its checkpoint's tree, that tree part of today's ledger (by a consistency proof
   // made from the site's hash tiles when it is older), and the file its leaf binds as the site publishes it.
   async function proofFileSteps(run, env, root, proof) {
@@ -1764,6 +2028,7 @@
         run.skip("Checking which key may sign an older tree", `which key was valid for a tree of ${cp.size} entries needs the ledger's ` +
           "key events (verify.py checks it); today's checkpoint, which this tree is proved part of, is signed by the active key");
     });
+    await checkLogMlDsa(run, env, site, [[today, true], ...(sameBytes(cp.bytes, today.bytes) ? [] : [[cp, cp.size === today.size]])]);
     await run.step("Checking it is part of today's ledger", async (s) => {
       const made = await reachToday(env, root, cp, today);
       s.detail = made ? `${made} proves that the tree of ${cp.size} entries begins today's tree of ${today.size}`
@@ -1771,7 +2036,8 @@
       run.facts.push(`its ${leaf.type} entry ${proof.index} is in the ledger of ${site.origin}, whose checkpoint of ${today.size} ` +
         `entries is signed by ${site.active.fingerprint}`);
     });
-    await checkWitnesses(run, site, today.bytes, policy);
+    await checkWitnesses(run, env, site, today.bytes, policy);
+    if (has(KEY_EVENTS, leaf.type)) return keyEventStep(run, site, leaf);
     const where = has(LEAF_FILE, leaf.type) ? LEAF_FILE[leaf.type](leaf) : null;
     if (!where) return run.skip("Fetching the file it proves", `a ${show(leaf.type)} entry binds no published file`);
     const data = await run.step("Fetching the file it proves", async (s) => {
@@ -1791,11 +2057,16 @@
   }
 
   // ------------------------------------------------------------------------------ the page (the only DOM code)
+  // This script's own URL, known only while it first runs: the modules it loads lie beside it.
+  const SCRIPT_URL = typeof document === "undefined" ? null
+    : (document.currentScript || document.querySelector(`script[src$="check.js"]`) || {}).src || null;
   const SYMBOL = { running: "…", passed: "✓", failed: "✗", unavailable: "?", skipped: "–", revoked: "!" };
 
   function browserEnv(onStep) {
     return {
       onStep,
+      // A module beside this script, by its URL: loaded only when it is needed.
+      importModule: (name) => import(new URL(name, SCRIPT_URL || document.baseURI).href),
       now: () => new Date().toISOString().slice(0, 19) + "Z",
       async fetch(url) {
         let res;
@@ -1908,7 +2179,7 @@
   Object.assign(exports, {
     Failed, CannotCheck, canonical, parseCanonical, b64decode, hex, unhex, sha256, leafHash, rootFromInclusion,
     verifyConsistency, consistencyRanges, completeSubtrees, tileNumberPath, consistencyFromTiles, parseTlogProof,
-    parseCheckpoint, parseVkey, openNote, cosignedBy, parsePolicy, evaluatePolicy, Q,
+    parseCheckpoint, parseVkey, openNote, cosignedBy, subtreeMessage, mlDsaVerify, parsePolicy, evaluatePolicy, Q,
     decimalValue, roundHalfUp, isqrt, wilsonInterval, passRates, gradeFor, verdictFor, gradeCounts, bandScore, keepBullets,
     scoreItem, similarityValue, computedSimilarity, parseMethodology, checkCertificate, recheckCertificate, bindingProblems,
     recheckable, checkPage, checkFile, show, OUTCOMES, PUBLISHED_DEMO_KEYS, keyWords,

@@ -18,86 +18,90 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   103 to   254
-    generator/verifier/core/text.py                     lines   255 to   338
-    generator/verifier/core/errors.py                   lines   339 to   405
-    generator/verifier/core/canonical.py                lines   406 to   714
-    generator/verifier/core/confusables_table.py        lines   715 to  1051
-    generator/verifier/core/confusables.py              lines  1052 to  1158
-    generator/verifier/core/formats.py                  lines  1159 to  1396
-    generator/verifier/core/sodium.py                   lines  1397 to  1440
-    generator/verifier/core/public_keys.py              lines  1441 to  1717
-    generator/verifier/core/note.py                     lines  1718 to  1825
-    generator/verifier/tlog/merkle.py                   lines  1826 to  1966
-    generator/verifier/tlog/tlogproof.py                lines  1967 to  2039
-    generator/verifier/tlog/tiles.py                    lines  2040 to  2392
-    generator/verifier/tlog/tile_proofs.py              lines  2393 to  2485
-    generator/verifier/tlog/cosignature.py              lines  2486 to  2635
-    generator/verifier/tlog/policy.py                   lines  2636 to  2918
-    generator/verifier/tlog/witnessing.py               lines  2919 to  2948
-    generator/verifier/core/idindex.py                  lines  2949 to  3032
-    generator/verifier/crypto/der.py                    lines  3033 to  3360
-    generator/verifier/crypto/rsa.py                    lines  3361 to  3478
-    generator/verifier/crypto/ecdsa.py                  lines  3479 to  3646
-    generator/verifier/crypto/signatures.py             lines  3647 to  3833
-    generator/verifier/crypto/x509.py                   lines  3834 to  4032
-    generator/verifier/crypto/timestamp_token.py        lines  4033 to  4435
-    generator/verifier/crypto/hash_to_g1.py             lines  4436 to  4713
-    generator/verifier/crypto/bls12_381.py              lines  4714 to  5204
-    generator/verifier/crypto/drand.py                  lines  5205 to  5276
-    generator/verifier/rules/beacon.py                  lines  5277 to  5528
-    generator/verifier/rules/methodology_rules.py       lines  5529 to  5888
-    generator/verifier/rules/scoring.py                 lines  5889 to  6188
-    generator/verifier/rules/agreement_statistics.py    lines  6189 to  6448
-    generator/verifier/rules/labelsets.py               lines  6449 to  6787
-    generator/verifier/rules/subjects.py                lines  6788 to  7053
-    generator/verifier/rules/withdrawals.py             lines  7054 to  7092
-    generator/verifier/rules/events.py                  lines  7093 to  7151
-    generator/verifier/rules/draws.py                   lines  7152 to  7297
-    generator/verifier/tlog/keyring.py                  lines  7298 to  7433
-    generator/verifier/rules/ledger.py                  lines  7434 to  7913
-    generator/verifier/rules/draw_pools.py              lines  7914 to  8046
-    generator/verifier/rules/drawn_items.py             lines  8047 to  8384
-    generator/verifier/exports/eee_record.py            lines  8385 to  8723
-    generator/verifier/exports/cbor.py                  lines  8724 to  8845
-    generator/verifier/exports/scitt_statement.py       lines  8846 to  9031
-    generator/verifier/exports/credential.py            lines  9032 to  9336
-    generator/verifier/memory/ledger_snapshot.py        lines  9337 to  9520
-    generator/verifier/memory/checkpoint_memory.py      lines  9521 to  9675
-    generator/verifier/memory/release_memory.py         lines  9676 to  9984
-    generator/verifier/rules/answers.py                 lines  9985 to 10052
-    generator/verifier/rules/runs.py                    lines 10053 to 10425
-    generator/verifier/rules/lineage.py                 lines 10426 to 10711
-    generator/verifier/rules/score_edits.py             lines 10712 to 10797
-    generator/verifier/rules/evidence.py                lines 10798 to 10892
-    generator/verifier/rules/certificates.py            lines 10893 to 11360
-    generator/verifier/rules/certificate_documents.py   lines 11361 to 11456
-    generator/verifier/rules/recheck.py                 lines 11457 to 11823
-    generator/verifier/core/report.py                   lines 11824 to 11986
-    generator/verifier/core/folder.py                   lines 11987 to 12270
-    generator/verifier/core/checksum_tree.py            lines 12271 to 12425
-    generator/verifier/memory/mirror_record.py          lines 12426 to 12495
-    generator/verifier/site/release.py                  lines 12496 to 12785
-    generator/verifier/site/checksum_lists.py           lines 12786 to 12942
-    generator/verifier/site/zip_layout.py               lines 12943 to 13142
-    generator/verifier/site/download.py                 lines 13143 to 13535
-    generator/verifier/tlog/rotation.py                 lines 13536 to 13644
-    generator/verifier/site/history.py                  lines 13645 to 14013
-    generator/verifier/site/history_v3.py               lines 14014 to 14150
-    generator/verifier/site/commitment_parts.py         lines 14151 to 14336
-    generator/verifier/site/ledger_files.py             lines 14337 to 14695
-    generator/verifier/site/publication.py              lines 14696 to 14862
-    generator/verifier/rules/revocations.py             lines 14863 to 14982
-    generator/verifier/site/export_files.py             lines 14983 to 15208
-    generator/verifier/site/certificate_files.py        lines 15209 to 15667
-    generator/verifier/site/agreement_files.py          lines 15668 to 15812
-    generator/verifier/site/timestamp_files.py          lines 15813 to 15991
-    generator/verifier/site/accounting.py               lines 15992 to 16262
-    generator/verifier/site/remote.py                   lines 16263 to 16533
-    generator/verifier/site/mirror_folder.py            lines 16534 to 16725
-    generator/verifier/site/mirror.py                   lines 16726 to 17031
-    generator/verifier/site/verify_site.py              lines 17032 to 17344
-    generator/verifier/site/command_line.py             lines 17345 to 17772
+    generator/verifier/core/isolation.py                lines   107 to   259
+    generator/verifier/core/text.py                     lines   260 to   343
+    generator/verifier/core/errors.py                   lines   344 to   410
+    generator/verifier/core/canonical.py                lines   411 to   719
+    generator/verifier/core/confusables_table.py        lines   720 to  1056
+    generator/verifier/core/confusables.py              lines  1057 to  1163
+    generator/verifier/core/formats.py                  lines  1164 to  1401
+    generator/verifier/core/sodium.py                   lines  1402 to  1445
+    generator/verifier/core/public_keys.py              lines  1446 to  1722
+    generator/verifier/core/note.py                     lines  1723 to  1830
+    generator/verifier/crypto/mldsa.py                  lines  1831 to  2128
+    generator/verifier/tlog/merkle.py                   lines  2129 to  2269
+    generator/verifier/tlog/subtrees.py                 lines  2270 to  2348
+    generator/verifier/tlog/tlogproof.py                lines  2349 to  2421
+    generator/verifier/tlog/tiles.py                    lines  2422 to  2774
+    generator/verifier/tlog/tile_proofs.py              lines  2775 to  2882
+    generator/verifier/tlog/cosignature.py              lines  2883 to  3131
+    generator/verifier/tlog/log_list.py                 lines  3132 to  3361
+    generator/verifier/tlog/policy.py                   lines  3362 to  3663
+    generator/verifier/tlog/witnessing.py               lines  3664 to  3783
+    generator/verifier/core/idindex.py                  lines  3784 to  3867
+    generator/verifier/crypto/der.py                    lines  3868 to  4195
+    generator/verifier/crypto/rsa.py                    lines  4196 to  4313
+    generator/verifier/crypto/ecdsa.py                  lines  4314 to  4481
+    generator/verifier/crypto/signatures.py             lines  4482 to  4668
+    generator/verifier/crypto/x509.py                   lines  4669 to  4867
+    generator/verifier/crypto/timestamp_token.py        lines  4868 to  5270
+    generator/verifier/crypto/hash_to_g1.py             lines  5271 to  5548
+    generator/verifier/crypto/bls12_381.py              lines  5549 to  6039
+    generator/verifier/crypto/drand.py                  lines  6040 to  6111
+    generator/verifier/rules/beacon.py                  lines  6112 to  6363
+    generator/verifier/rules/methodology_rules.py       lines  6364 to  6723
+    generator/verifier/rules/scoring.py                 lines  6724 to  7023
+    generator/verifier/rules/agreement_statistics.py    lines  7024 to  7283
+    generator/verifier/rules/labelsets.py               lines  7284 to  7622
+    generator/verifier/rules/subjects.py                lines  7623 to  7888
+    generator/verifier/rules/withdrawals.py             lines  7889 to  7927
+    generator/verifier/rules/events.py                  lines  7928 to  7986
+    generator/verifier/rules/draws.py                   lines  7987 to  8132
+    generator/verifier/tlog/keyring.py                  lines  8133 to  8341
+    generator/verifier/rules/ledger.py                  lines  8342 to  8824
+    generator/verifier/rules/draw_pools.py              lines  8825 to  8957
+    generator/verifier/rules/drawn_items.py             lines  8958 to  9295
+    generator/verifier/exports/eee_record.py            lines  9296 to  9634
+    generator/verifier/exports/cbor.py                  lines  9635 to  9756
+    generator/verifier/exports/scitt_statement.py       lines  9757 to  9942
+    generator/verifier/exports/credential.py            lines  9943 to 10247
+    generator/verifier/memory/ledger_snapshot.py        lines 10248 to 10436
+    generator/verifier/memory/checkpoint_memory.py      lines 10437 to 10591
+    generator/verifier/memory/release_memory.py         lines 10592 to 10900
+    generator/verifier/rules/answers.py                 lines 10901 to 10968
+    generator/verifier/rules/runs.py                    lines 10969 to 11341
+    generator/verifier/rules/lineage.py                 lines 11342 to 11627
+    generator/verifier/rules/score_edits.py             lines 11628 to 11713
+    generator/verifier/rules/evidence.py                lines 11714 to 11808
+    generator/verifier/rules/certificates.py            lines 11809 to 12276
+    generator/verifier/rules/certificate_documents.py   lines 12277 to 12372
+    generator/verifier/rules/recheck.py                 lines 12373 to 12739
+    generator/verifier/core/report.py                   lines 12740 to 12902
+    generator/verifier/core/folder.py                   lines 12903 to 13186
+    generator/verifier/core/checksum_tree.py            lines 13187 to 13341
+    generator/verifier/tlog/rotation.py                 lines 13342 to 13524
+    generator/verifier/memory/mirror_record.py          lines 13525 to 13594
+    generator/verifier/site/release.py                  lines 13595 to 13886
+    generator/verifier/site/checksum_lists.py           lines 13887 to 14043
+    generator/verifier/site/zip_layout.py               lines 14044 to 14243
+    generator/verifier/site/download.py                 lines 14244 to 14636
+    generator/verifier/site/history.py                  lines 14637 to 15006
+    generator/verifier/site/history_v3.py               lines 15007 to 15143
+    generator/verifier/site/commitment_parts.py         lines 15144 to 15329
+    generator/verifier/site/ledger_files.py             lines 15330 to 15688
+    generator/verifier/site/publication.py              lines 15689 to 15855
+    generator/verifier/rules/revocations.py             lines 15856 to 15975
+    generator/verifier/site/export_files.py             lines 15976 to 16201
+    generator/verifier/site/certificate_files.py        lines 16202 to 16660
+    generator/verifier/site/agreement_files.py          lines 16661 to 16805
+    generator/verifier/site/timestamp_files.py          lines 16806 to 16984
+    generator/verifier/site/log_list_file.py            lines 16985 to 17056
+    generator/verifier/site/accounting.py               lines 17057 to 17335
+    generator/verifier/site/remote.py                   lines 17336 to 17606
+    generator/verifier/site/mirror_folder.py            lines 17607 to 17798
+    generator/verifier/site/mirror.py                   lines 17799 to 18104
+    generator/verifier/site/verify_site.py              lines 18105 to 18429
+    generator/verifier/site/command_line.py             lines 18430 to 18877
 """
 
 # ==============================================================================================
@@ -250,7 +254,8 @@ from functools import cache
 from json.encoder import encode_basestring
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
-from typing import Any, BinaryIO, Literal, TextIO, TypedDict, TypeGuard
+from typing import Any, BinaryIO, Generic, Literal, TextIO, TypeAlias, TypedDict, TypeGuard, TypeVar
+from urllib.parse import urlsplit
 
 # ==============================================================================================
 # generator/verifier/core/text.py: Text from a site, made safe to show: to a terminal, in JSON, in a message.
@@ -1824,6 +1829,304 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
 
 
 # ==============================================================================================
+# generator/verifier/crypto/mldsa.py: ML-DSA-44 signature verification (FIPS 204, the Module-Lattice-Based Digital
+#     Signature Standard, August 2024): pure ML-DSA.Verify with its context string, ML-DSA.Verify_internal on a
+#     formatted message M', and the same check on an "external mu" that ACVP also tests.
+# ==============================================================================================
+
+ML_DSA_44_PUBLIC_KEY_SIZE = 1312
+
+
+ML_DSA_44_SIGNATURE_SIZE = 2420
+
+
+# FIPS 204 section 4, Table 1, for ML-DSA-44.
+_MLDSA_Q = 8380417
+
+
+_MLDSA_D = 13
+
+
+_MLDSA_TAU = 39
+
+
+_MLDSA_LAMBDA_BYTES = 32  # lambda / 4: the length of the commitment hash c~
+
+
+_MLDSA_GAMMA1 = 1 << 17
+
+
+_MLDSA_GAMMA2 = (_MLDSA_Q - 1) // 88
+
+
+_MLDSA_K = 4
+
+
+_MLDSA_L = 4
+
+
+_MLDSA_BETA = 78  # tau * eta, eta = 2
+
+
+_MLDSA_OMEGA = 80
+
+
+_MLDSA_Z_BYTES = 32 * 18  # one polynomial of z: 256 coefficients of bitlen(gamma1 - 1) + 1 = 18 bits
+
+
+_MLDSA_T1_BYTES = 32 * 10  # one polynomial of t1: 256 coefficients of bitlen(q - 1) - d = 10 bits
+
+
+_MLDSA_W1_MOD = (_MLDSA_Q - 1) // (2 * _MLDSA_GAMMA2)  # 44 possible high parts
+
+
+_MLDSA_N_INV = 8347681  # 256^-1 mod q, the inverse NTT's final scale
+
+
+def _mldsa_zetas() -> list[int]:
+    """zeta^brv8(k) mod q for k = 0..255, zeta = 1753 the 512th root of unity (FIPS 204 Appendix B)."""
+    return [pow(1753, int(f"{k:08b}"[::-1], 2), _MLDSA_Q) for k in range(256)]
+
+
+_MLDSA_ZETAS = _mldsa_zetas()
+
+
+# Algorithm 41 takes zetas[m] for m = 1, 2, ... layer after layer: the layer whose butterflies span
+# `length` has 128 / length blocks, block b using zetas[blocks + b]. Algorithm 42 walks them back,
+# negated: block b of the same layer uses -zetas[2 * blocks - 1 - b].
+_MLDSA_LAYERS = [(128 >> i, 1 << i) for i in range(8)]  # (length, blocks), from the NTT's first layer
+
+
+_MLDSA_NTT_ZETAS = {blocks: _MLDSA_ZETAS[blocks : 2 * blocks] for _, blocks in _MLDSA_LAYERS}
+
+
+_MLDSA_INTT_ZETAS = {
+    blocks: [_MLDSA_Q - z for z in reversed(_MLDSA_ZETAS[blocks : 2 * blocks])] for _, blocks in _MLDSA_LAYERS
+}
+
+
+def _mldsa_ntt(f: list[int]) -> list[int]:
+    """NTT(f) (Algorithm 41), coefficients left unreduced: each layer adds at most q to their size."""
+    q = _MLDSA_Q
+    w = list(f)
+    for length, blocks in _MLDSA_LAYERS:
+        zetas = _MLDSA_NTT_ZETAS[blocks]
+        if length >= blocks:
+            for b, z in enumerate(zetas):
+                s = 2 * length * b
+                lo, hi = w[s : s + length], w[s + length : s + 2 * length]
+                t = [z * x % q for x in hi]
+                w[s : s + length] = [a + c for a, c in zip(lo, t, strict=True)]
+                w[s + length : s + 2 * length] = [a - c for a, c in zip(lo, t, strict=True)]
+        else:
+            step = 2 * length
+            for j in range(length):
+                lo, hi = w[j::step], w[j + length :: step]
+                t = [z * x % q for z, x in zip(zetas, hi, strict=True)]
+                w[j::step] = [a + c for a, c in zip(lo, t, strict=True)]
+                w[j + length :: step] = [a - c for a, c in zip(lo, t, strict=True)]
+    return w
+
+
+def _mldsa_intt(f: list[int]) -> list[int]:
+    """NTT^-1(f) (Algorithm 42), reduced into [0, q)."""
+    q = _MLDSA_Q
+    w = list(f)
+    for length, blocks in reversed(_MLDSA_LAYERS):
+        zetas = _MLDSA_INTT_ZETAS[blocks]
+        if length >= blocks:
+            for b, z in enumerate(zetas):
+                s = 2 * length * b
+                lo, hi = w[s : s + length], w[s + length : s + 2 * length]
+                w[s : s + length] = [(a + c) % q for a, c in zip(lo, hi, strict=True)]
+                w[s + length : s + 2 * length] = [z * (a - c) % q for a, c in zip(lo, hi, strict=True)]
+        else:
+            step = 2 * length
+            for j in range(length):
+                lo, hi = w[j::step], w[j + length :: step]
+                w[j::step] = [(a + c) % q for a, c in zip(lo, hi, strict=True)]
+                w[j + length :: step] = [z * (a - c) % q for z, a, c in zip(zetas, lo, hi, strict=True)]
+    return [_MLDSA_N_INV * x % q for x in w]
+
+
+def _mldsa_unpack(data: bytes, bits: int) -> list[int]:
+    """The 256 unsigned `bits`-bit integers packed little-endian in `data` (SimpleBitUnpack, Algorithm 18)."""
+    n = int.from_bytes(data, "little")
+    mask = (1 << bits) - 1
+    return [(n >> shift) & mask for shift in range(0, 256 * bits, bits)]
+
+
+def _mldsa_rej_ntt_poly(seed: bytes) -> list[int]:
+    """RejNTTPoly (Algorithm 30): a polynomial in the NTT domain, each coefficient three bytes of
+    SHAKE-128(seed) with the top bit cleared, those of q or more skipped (CoeffFromThreeBytes)."""
+    size = 5 * 168  # five SHAKE-128 blocks: 280 candidates, enough unless 25 are rejected (p < 2^-100)
+    while True:
+        stream = hashlib.shake_128(seed).digest(size)
+        candidates = [
+            b0 | b1 << 8 | (b2 & 0x7F) << 16
+            for b0, b1, b2 in zip(stream[0::3], stream[1::3], stream[2::3], strict=True)
+        ]
+        kept = [c for c in candidates if c < _MLDSA_Q]
+        if len(kept) >= 256:
+            return kept[:256]
+        size += 168
+
+
+def _mldsa_expand_a(rho: bytes) -> list[list[list[int]]]:
+    """ExpandA (Algorithm 32): A-hat[r][s] from rho || s || r, the column index first."""
+    return [[_mldsa_rej_ntt_poly(rho + bytes((s, r))) for s in range(_MLDSA_L)] for r in range(_MLDSA_K)]
+
+
+def _mldsa_sample_in_ball(c_tilde: bytes) -> list[int]:
+    """SampleInBall (Algorithm 29): the challenge c, tau coefficients of +-1, from SHAKE-256(c~):
+    eight bytes of signs, then one byte per candidate position, those beyond i rejected."""
+    size = 8 + 136
+    while True:
+        stream = hashlib.shake_256(c_tilde).digest(size)
+        signs = int.from_bytes(stream[:8], "little")
+        c = [0] * 256
+        pos = 8
+        for i in range(256 - _MLDSA_TAU, 256):
+            while pos < size and stream[pos] > i:
+                pos += 1
+            if pos == size:
+                break
+            j = stream[pos]
+            pos += 1
+            c[i] = c[j]
+            c[j] = 1 - 2 * (signs >> (i + _MLDSA_TAU - 256) & 1)
+        else:
+            return c
+        size += 136  # the stream ran out (rare): squeeze more and start over, the same prefix gives the same c
+
+
+def _mldsa_hint_unpack(y: bytes) -> list[list[int]] | None:
+    """HintBitUnpack (Algorithm 21): for each of the k polynomials, the positions of its hints,
+    or None for an encoding FIPS 204 refuses: a count that decreases or exceeds omega, positions
+    not strictly increasing within a polynomial, or a non-zero byte after the last position."""
+    hints: list[list[int]] = []
+    index = 0
+    for i in range(_MLDSA_K):
+        end = y[_MLDSA_OMEGA + i]
+        if end < index or end > _MLDSA_OMEGA:
+            return None
+        positions = list(y[index:end])
+        if any(a >= b for a, b in itertools.pairwise(positions)):
+            return None
+        hints.append(positions)
+        index = end
+    if any(y[index:_MLDSA_OMEGA]):
+        return None
+    return hints
+
+
+def _mldsa_use_hint(w: list[int], positions: list[int]) -> list[int]:
+    """UseHint (Algorithm 40) on a polynomial reduced into [0, q): its high parts r1 (Decompose,
+    Algorithm 36, with 2 gamma2 = 190464), each hinted one moved by one toward the sign of r0."""
+    g2 = _MLDSA_GAMMA2
+    m = _MLDSA_W1_MOD
+    # r1 = ceil((r - gamma2) / (2 gamma2)) makes r0 = r - 2 gamma2 r1 lie in (-gamma2, gamma2];
+    # r - r0 = q - 1 gives r1 = 44, which mod 44 is the 0 Decompose sets (its r0 - 1 keeps r0 <= 0).
+    raw = [(r + g2 - 1) // (2 * g2) for r in w]
+    w1 = [r1 % m for r1 in raw]
+    for i in positions:
+        r0 = w[i] - raw[i] * 2 * g2
+        w1[i] = (w1[i] + 1) % m if r0 > 0 else (w1[i] - 1) % m
+    return w1
+
+
+def _mldsa_w1_encode(w1: list[list[int]]) -> bytes:
+    """w1Encode (Algorithm 28): each coefficient of w1 in 6 bits, little-endian, four to three bytes."""
+    return b"".join(
+        (a | b << 6 | c << 12 | d << 18).to_bytes(3, "little")
+        for poly in w1
+        for a, b, c, d in zip(poly[0::4], poly[1::4], poly[2::4], poly[3::4], strict=True)
+    )
+
+
+def _mldsa_verify_mu(public_key: bytes, mu: bytes, signature: bytes) -> bool:
+    """Steps 1-4 and 7-13 of ML-DSA.Verify_internal (Algorithm 8), given mu = H(tr || M', 64)."""
+    c_tilde = signature[:_MLDSA_LAMBDA_BYTES]
+    hints = _mldsa_hint_unpack(signature[-(_MLDSA_OMEGA + _MLDSA_K) :])
+    if hints is None:
+        return False
+    # z = BitUnpack(., gamma1 - 1, gamma1): gamma1 minus an 18-bit integer, in [-gamma1 + 1, gamma1].
+    z_start = _MLDSA_LAMBDA_BYTES
+    z = [
+        [_MLDSA_GAMMA1 - u for u in _mldsa_unpack(signature[start : start + _MLDSA_Z_BYTES], 18)]
+        for start in range(z_start, z_start + _MLDSA_L * _MLDSA_Z_BYTES, _MLDSA_Z_BYTES)
+    ]
+    bound = _MLDSA_GAMMA1 - _MLDSA_BETA
+    if any(abs(x) >= bound for poly in z for x in poly):
+        return False
+    rho = public_key[:32]
+    t1 = [
+        _mldsa_unpack(public_key[start : start + _MLDSA_T1_BYTES], 10)
+        for start in range(32, 32 + _MLDSA_K * _MLDSA_T1_BYTES, _MLDSA_T1_BYTES)
+    ]
+    a_hat = _mldsa_expand_a(rho)
+    z_hat = [_mldsa_ntt(poly) for poly in z]
+    c_hat = _mldsa_ntt(_mldsa_sample_in_ball(c_tilde))
+    q = _MLDSA_Q
+    w1: list[list[int]] = []
+    for r in range(_MLDSA_K):
+        t1_hat = _mldsa_ntt([x << _MLDSA_D for x in t1[r]])
+        acc = [-c * t for c, t in zip(c_hat, t1_hat, strict=True)]
+        for s in range(_MLDSA_L):
+            acc = [x + a * b for x, a, b in zip(acc, a_hat[r][s], z_hat[s], strict=True)]
+        w_approx = _mldsa_intt([x % q for x in acc])
+        w1.append(_mldsa_use_hint(w_approx, hints[r]))
+    expected = hashlib.shake_256(mu + _mldsa_w1_encode(w1)).digest(_MLDSA_LAMBDA_BYTES)
+    return expected == c_tilde
+
+
+def _mldsa_bytes(value: object, name: str) -> bytes:
+    if not isinstance(value, (bytes, bytearray)):
+        raise TypeError(f"ML-DSA-44: {name} must be bytes, not {type(value).__name__}")
+    return bytes(value)
+
+
+def _mldsa_sizes_fit(public_key: bytes, signature: bytes) -> bool:
+    return len(public_key) == ML_DSA_44_PUBLIC_KEY_SIZE and len(signature) == ML_DSA_44_SIGNATURE_SIZE
+
+
+def ml_dsa_44_verify_mu(public_key: bytes, mu: bytes, signature: bytes) -> bool:
+    """ML-DSA-44 verification given mu = SHAKE-256(SHAKE-256(pk, 64) || M', 64) computed elsewhere
+    (the "external mu" of ACVP and of draft-ietf-lamps-dilithium-certificates); False unless mu
+    is 64 bytes."""
+    public_key = _mldsa_bytes(public_key, "the public key")
+    mu = _mldsa_bytes(mu, "mu")
+    signature = _mldsa_bytes(signature, "the signature")
+    if not _mldsa_sizes_fit(public_key, signature) or len(mu) != 64:
+        return False
+    return _mldsa_verify_mu(public_key, mu, signature)
+
+
+def ml_dsa_44_verify_internal(public_key: bytes, message_prime: bytes, signature: bytes) -> bool:
+    """ML-DSA.Verify_internal (Algorithm 8) on an already-formatted M' (what ACVP's 'internal' interface tests)."""
+    public_key = _mldsa_bytes(public_key, "the public key")
+    message_prime = _mldsa_bytes(message_prime, "the message")
+    signature = _mldsa_bytes(signature, "the signature")
+    if not _mldsa_sizes_fit(public_key, signature):
+        return False
+    tr = hashlib.shake_256(public_key).digest(64)
+    mu = hashlib.shake_256(tr + message_prime).digest(64)
+    return _mldsa_verify_mu(public_key, mu, signature)
+
+
+def ml_dsa_44_verify(public_key: bytes, message: bytes, signature: bytes, context: bytes = b"") -> bool:
+    """Pure ML-DSA-44 verification (FIPS 204 Algorithm 3): M' = 0x00 || len(ctx) || ctx || M.
+    False for a context longer than 255 bytes, which FIPS 204 does not verify against."""
+    public_key = _mldsa_bytes(public_key, "the public key")
+    message = _mldsa_bytes(message, "the message")
+    signature = _mldsa_bytes(signature, "the signature")
+    context = _mldsa_bytes(context, "the context")
+    if len(context) > 255:
+        return False
+    return ml_dsa_44_verify_internal(public_key, bytes((0, len(context))) + context + message, signature)
+
+
+# ==============================================================================================
 # generator/verifier/tlog/merkle.py: RFC 6962 / RFC 9162 Merkle trees (format v1 §4): leaf and node hashes, the root
 #     of a stream of leaves, and the verification of inclusion and consistency proofs. Making proofs is the
 #     generator's work (generator/core/proofs.py); checking them is this module's.
@@ -1962,6 +2265,85 @@ def verify_consistency(old_size: int, new_size: int, proof: Sequence[bytes], old
         raise RootMismatchError(old_root, fr)
     if sr != new_root:
         raise RootMismatchError(new_root, sr)
+
+
+# ==============================================================================================
+# generator/verifier/tlog/subtrees.py: Subtrees of a Merkle tree and their consistency proofs (draft-ietf-plants-
+#     merkle-tree-certs, "Subtrees": the definition of a subtree and "Verifying a Subtree Consistency Proof"), as a
+#     C2SP tlog-witness `sign-subtree` request carries them.
+# ==============================================================================================
+
+def _is_size(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_valid_subtree(start: int, end: int) -> bool:
+    """Whether [start, end) is a subtree: 0 <= start <= end, and start is a multiple of the
+    smallest power of two at least end - start (1 for the empty subtree)."""
+    if not _is_size(start) or not _is_size(end) or start > end:
+        return False
+    size = end - start
+    bit_ceil = 1 << (size - 1).bit_length() if size > 1 else 1
+    return start % bit_ceil == 0
+
+
+def _check_subtree_hashes(proof: Sequence[bytes], *others: bytes) -> None:
+    for h in (*proof, *others):
+        if not isinstance(h, bytes) or len(h) != 32:
+            raise ProofError("every hash must be 32 bytes")
+
+
+def verify_subtree_consistency(
+    start: int, end: int, subtree_hash: bytes, size: int, root: bytes, proof: Sequence[bytes]
+) -> None:
+    """Raise ProofError unless `proof` shows that the subtree [start, end) with hash `subtree_hash`
+    holds leaves start..end-1 of the tree of `size` leaves with root hash `root` (RootMismatchError
+    when the proof recomputes another subtree hash or root)."""
+    _check_subtree_hashes(proof, subtree_hash, root)
+    if not is_valid_subtree(start, end):
+        raise ProofError(f"[{start}, {end}) is not a subtree: its start must be aligned to its size's power of two")
+    if not _is_size(size) or end > size:
+        raise ProofError(f"the subtree [{start}, {end}) ends beyond the tree's size {size}")
+    if start == end:
+        if proof:
+            raise ProofError("the proof of an empty subtree must be empty")
+        if subtree_hash != EMPTY_ROOT:
+            raise RootMismatchError(EMPTY_ROOT, subtree_hash)
+        return
+    fn, sn, tn = start, end - 1, size - 1
+    # Climb to the lowest node the subtree and the tree share: the subtree's own root when it is
+    # full or ends the tree, else the root of its first full left part, which the proof opens with.
+    if sn == tn:
+        while fn != sn:
+            fn, sn, tn = fn >> 1, sn >> 1, tn >> 1
+    else:
+        while fn != sn and sn & 1:
+            fn, sn, tn = fn >> 1, sn >> 1, tn >> 1
+    hashes = list(proof)
+    if fn == sn:
+        fr = sr = subtree_hash
+    elif not hashes:
+        raise ProofError(f"the proof of [{start}, {end}) in a tree of size {size} cannot be empty")
+    else:
+        fr = sr = hashes.pop(0)
+    for c in hashes:
+        if tn == 0:
+            raise ProofError(f"the proof has {len(proof)} hashes, more than [{start}, {end}) in {size} needs")
+        if sn & 1 or sn == tn:
+            if fn < sn:
+                fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            while not sn & 1:  # sn > 0 here: sn == tn == 0 was refused above
+                fn, sn, tn = fn >> 1, sn >> 1, tn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn, tn = fn >> 1, sn >> 1, tn >> 1
+    if tn != 0:
+        raise ProofError(f"the proof has {len(proof)} hashes, fewer than [{start}, {end}) in {size} needs")
+    if fr != subtree_hash:
+        raise RootMismatchError(subtree_hash, fr)
+    if sr != root:
+        raise RootMismatchError(root, sr)
 
 
 # ==============================================================================================
@@ -2483,16 +2865,49 @@ def consistency_proof_from_tiles(
     return proof, list(tiles.read)
 
 
+def root_from_tiles(read: Callable[[str], bytes | None], old_size: int, new_size: int) -> bytes:
+    """MTH(D[0:old_size]), the root of the log's first `old_size` leaves, from the hash tiles of
+    the log at `new_size` that `read` serves (as consistency_proof_from_tiles reads them): its
+    complete subtrees folded from the right. Nothing vouches for it until a consistency proof from
+    the same tiles verifies it against the root of the tree of `new_size`."""
+    if not 0 <= old_size <= new_size:
+        raise ProofError(f"sizes {old_size} → {new_size}: the new tree must not be smaller")
+    tiles = _Tiles(read)
+    subtrees = [merkle_root(tiles.hashes(*_tile_of(h, i, new_size))) for h, i in complete_subtrees(0, old_size)]
+    node = subtrees.pop() if subtrees else merkle_root([])
+    while subtrees:
+        node = node_hash(subtrees.pop(), node)
+    return node
+
+
 # ==============================================================================================
-# generator/verifier/tlog/cosignature.py: Witness cosignatures (c2sp.org/tlog-cosignature, Ed25519 `cosignature/v1`):
-#     cosigner keys and their vkeys, the signed message, the signature line, and checking a checkpoint's cosignatures.
+# generator/verifier/tlog/cosignature.py: Witness cosignatures (c2sp.org/tlog-cosignature): cosigner keys and their
+#     vkeys, the signed messages of both types, the signature line, and checking a checkpoint's cosignatures.
 # ==============================================================================================
+
+ED25519 = "ed25519"
+
+
+ML_DSA_44 = "ml-dsa-44"
+
+
+COSIGNATURE_KINDS = (ED25519, ML_DSA_44)
+
 
 # c2sp.org/signed-note signature types.
-_COSIG_TYPE_ED25519 = 0x04
+_TYPE_BYTE = {ED25519: 0x04, ML_DSA_44: 0x06}
 
 
-_COSIG_TYPE_ML_DSA_44 = 0x06
+_KIND_OF_TYPE = {t: k for k, t in _TYPE_BYTE.items()}
+
+
+_KEY_SIZE = {ED25519: 32, ML_DSA_44: ML_DSA_44_PUBLIC_KEY_SIZE}
+
+
+_SIGNATURE_SIZE = {ED25519: 64, ML_DSA_44: ML_DSA_44_SIGNATURE_SIZE}
+
+
+KIND_LABEL = {ED25519: "Ed25519", ML_DSA_44: "ML-DSA-44"}
 
 
 _COSIG_TYPE_NOTE_ED25519 = 0x01
@@ -2501,69 +2916,93 @@ _COSIG_TYPE_NOTE_ED25519 = 0x01
 _COSIG_HEADER = b"cosignature/v1\n"
 
 
-# key ID (4) ‖ timestamp (8) ‖ Ed25519 signature (64)
-_COSIG_RAW_LENGTH = 76
+_SUBTREE_LABEL = b"subtree/v1\n\x00"
 
 
 MAX_COSIGNATURE_TIMESTAMP = 2**63 - 1
 
 
-def cosignature_key_id(name: str, public_key: bytes) -> bytes:
-    """The key ID of an Ed25519 cosigner: SHA-256(name ‖ 0x0A ‖ 0x04 ‖ 32-byte key)[:4]."""
-    return hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([_COSIG_TYPE_ED25519]) + public_key).digest()[:4]
+_MAX_U64 = 2**64 - 1
+
+
+def cosignature_key_id(name: str, public_key: bytes, kind: str = ED25519) -> bytes:
+    """A cosigner's key ID: SHA-256(name ‖ 0x0A ‖ type byte ‖ public key)[:4]."""
+    return hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([_TYPE_BYTE[kind]]) + public_key).digest()[:4]
 
 
 @dataclass(frozen=True)
 class CosignerKey:
-    """A witness's public key as a verifier knows it: the name on its signature lines and the
-    32-byte Ed25519 key."""
+    """A cosigner's public key as a verifier knows it: the name on its signature lines, the key
+    (32 bytes for Ed25519, 1312 for ML-DSA-44) and its type."""
 
     name: str
     public_key: bytes
+    kind: str = ED25519
 
     def __post_init__(self) -> None:
         if not is_valid_key_name(self.name):
             raise FormatError(f"{self.name!r} is not a valid key name")
-        if not isinstance(self.public_key, bytes) or len(self.public_key) != 32:
-            raise FormatError("an Ed25519 cosigner key is 32 bytes")
+        if self.kind not in _TYPE_BYTE:
+            raise FormatError(f"unknown cosignature type {self.kind!r}; expected one of {', '.join(_TYPE_BYTE)}")
+        if not isinstance(self.public_key, bytes) or len(self.public_key) != _KEY_SIZE[self.kind]:
+            raise FormatError(f"an {KIND_LABEL[self.kind]} cosigner key is {_KEY_SIZE[self.kind]} bytes")
 
     @property
     def key_id(self) -> bytes:
-        return cosignature_key_id(self.name, self.public_key)
+        return cosignature_key_id(self.name, self.public_key, self.kind)
 
     @property
     def vkey(self) -> str:
-        return make_cosigner_vkey(self.name, self.public_key)
+        return make_cosigner_vkey(self.name, self.public_key, self.kind)
+
+    @property
+    def fingerprint(self) -> str:
+        """`SHA256:` and the hex SHA-256 of the raw public key, as for the log's keys."""
+        return "SHA256:" + hashlib.sha256(self.public_key).hexdigest()
+
+    @property
+    def label(self) -> str:
+        return KIND_LABEL[self.kind]
 
 
-def make_cosigner_vkey(name: str, public_key: bytes) -> str:
-    """`<name>+<hex key ID>+<base64(0x04 ‖ key)>`."""
-    key = CosignerKey(name, public_key)  # checks the name and the key's length
-    b64 = base64.b64encode(bytes([_COSIG_TYPE_ED25519]) + key.public_key).decode()
+def make_cosigner_vkey(name: str, public_key: bytes, kind: str = ED25519) -> str:
+    """`<name>+<hex key ID>+<base64(type byte ‖ key)>`."""
+    key = CosignerKey(name, public_key, kind)  # checks the name and the key's length
+    b64 = base64.b64encode(bytes([_TYPE_BYTE[kind]]) + key.public_key).decode()
     return f"{name}+{key.key_id.hex()}+{b64}"
 
 
-def _cosigner_key(raw: bytes) -> bytes:
-    kind = raw[0] if raw else None
-    if kind == _COSIG_TYPE_NOTE_ED25519:
+def _cosigner_kind(raw: bytes) -> str:
+    kind = _KIND_OF_TYPE.get(raw[0]) if raw else None
+    if raw and raw[0] == _COSIG_TYPE_NOTE_ED25519:
         raise FormatError(
-            "this is an Ed25519 note key (type 0x01), as a log signs with; a witness's key is a "
-            "cosignature/v1 key (type 0x04)"
+            "this is an Ed25519 note key (type 0x01), as a log signs with; a cosigner's key is of type 0x04 "
+            "(Ed25519) or 0x06 (ML-DSA-44)"
         )
-    if kind == _COSIG_TYPE_ML_DSA_44:
-        raise FormatError("ML-DSA-44 cosigner keys (type 0x06) are not supported; only Ed25519 (type 0x04)")
-    if kind != _COSIG_TYPE_ED25519 or len(raw) != 33:
-        raise FormatError("the key is not an Ed25519 cosigner key (0x04 followed by 32 bytes)")
-    return raw[1:]
+    if kind is None or len(raw) != 1 + _KEY_SIZE[kind]:
+        raise FormatError(
+            "the key is not a cosigner key (0x04 followed by a 32-byte Ed25519 key, or 0x06 followed by a "
+            "1312-byte ML-DSA-44 key)"
+        )
+    return kind
 
 
 def parse_cosigner_vkey(vkey: str) -> CosignerKey:
-    """Parse a witness vkey, `<name>+<8 hex key ID>+<base64(0x04 ‖ 32-byte key)>`, and check
-    that the key ID is the one the name and key give."""
+    """Parse a cosigner vkey, `<name>+<8 hex key ID>+<base64(type ‖ key)>` of type 0x04 or 0x06,
+    and check that the key ID is the one the name, type and key give."""
     if not isinstance(vkey, str):
         raise FormatError("a verifier key is a string")
-    name, _, public_key = parse_verifier_key(vkey, _cosigner_key, cosignature_key_id)
-    return CosignerKey(name, public_key)
+    kinds: list[str] = []
+
+    def key_of(raw: bytes) -> bytes:
+        kinds.append(_cosigner_kind(raw))
+        return raw[1:]
+
+    def key_id_of(name: str, public_key: bytes) -> bytes:
+        return cosignature_key_id(name, public_key, kinds[-1])
+
+    name, _, public_key = parse_verifier_key(vkey, key_of, key_id_of)
+    return CosignerKey(name, public_key, kinds[-1])
 
 
 def _check_timestamp(timestamp: int) -> None:
@@ -2582,14 +3021,70 @@ def cosignature_message(checkpoint_text: str, timestamp: int) -> bytes:
     return _COSIG_HEADER + f"time {timestamp}\n".encode("ascii") + checkpoint_text.encode("utf-8")
 
 
+def _short_bytes(value: str, what: str) -> bytes:
+    raw = value.encode("utf-8")
+    if not 1 <= len(raw) <= 255:
+        raise FormatError(f"the {what} is {len(raw)} bytes; the subtree/v1 message holds 1 to 255")
+    return bytes([len(raw)]) + raw
+
+
+def subtree_message(cosigner: str, timestamp: int, origin: str, start: int, end: int, root: bytes) -> bytes:
+    """The bytes an ML-DSA-44 cosigner signs (the `cosigned_message` structure): a signature on
+    the subtree [start, end) of `origin`'s log with root hash `root`. A checkpoint is the subtree
+    [0, size); a subtree that starts elsewhere carries no timestamp."""
+    _check_timestamp(timestamp)
+    for value in (start, end):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_U64:
+            raise FormatError(f"a subtree bound is an unsigned 64-bit integer, not {value!r}")
+    if start > end:
+        raise FormatError(f"a subtree [{start}, {end}) ends before it starts")
+    if start != 0 and timestamp != 0:
+        raise FormatError("a subtree that does not start at 0 is signed with timestamp 0")
+    if len(root) != 32:
+        raise FormatError("a subtree's root hash is 32 bytes")
+    return (
+        _SUBTREE_LABEL
+        + _short_bytes(cosigner, "cosigner name")
+        + struct.pack(">Q", timestamp)
+        + _short_bytes(origin, "log origin")
+        + struct.pack(">QQ", start, end)
+        + root
+    )
+
+
 def cosignature_line(name: str, key_id: bytes, timestamp: int, signature: bytes) -> str:
-    """The note signature line of a cosignature, newline included."""
+    """The note signature line of a cosignature of either type, newline included."""
     if not is_valid_key_name(name):
         raise FormatError(f"{name!r} is not a valid key name")
-    if len(key_id) != 4 or len(signature) != 64:
-        raise FormatError("a cosignature has a 4-byte key ID and a 64-byte Ed25519 signature")
+    if len(key_id) != 4 or len(signature) not in _SIGNATURE_SIZE.values():
+        raise FormatError("a cosignature has a 4-byte key ID and a 64-byte Ed25519 or 2420-byte ML-DSA-44 signature")
     _check_timestamp(timestamp)
     return note_signature_line(name, key_id, timestamp.to_bytes(8, "big") + signature)
+
+
+def cosignature_verifies(key: CosignerKey, text: str, timestamp: int, signature: bytes) -> bool:
+    """Whether `signature` is `key`'s cosignature, made at `timestamp`, of the checkpoint whose
+    note text is `text` (origin, size and root read from it: FormatError if it is no checkpoint)."""
+    if len(signature) != _SIGNATURE_SIZE[key.kind]:
+        return False
+    if key.kind == ED25519:
+        return ed25519_verify(key.public_key, signature, cosignature_message(text, timestamp))
+    origin, size, root = parse_checkpoint(text)
+    return ml_dsa_44_verify(key.public_key, subtree_message(key.name, timestamp, origin, 0, size, root), signature)
+
+
+def subtree_cosignature_verifies(key: CosignerKey, origin: str, start: int, end: int, root: bytes, raw: bytes) -> bool:
+    """Whether `raw` (a signature line's bytes: key ID, timestamp, signature) is `key`'s ML-DSA-44
+    cosignature of the subtree [start, end) with root `root`; a subtree not at 0 must carry
+    timestamp 0. Ed25519 cosignatures cannot sign a subtree."""
+    if key.kind != ML_DSA_44 or len(raw) != 12 + ML_DSA_44_SIGNATURE_SIZE or raw[:4] != key.key_id:
+        return False
+    timestamp = int.from_bytes(raw[4:12], "big")
+    try:
+        message = subtree_message(key.name, timestamp, origin, start, end, root)
+    except FormatError:
+        return False
+    return ml_dsa_44_verify(key.public_key, message, raw[12:])
 
 
 def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> dict[str, int]:
@@ -2602,7 +3097,8 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
     malformed or its text is not a checkpoint. As Go's note.Open, only the first line of each
     witness counts; later ones are dropped unchecked. Timestamps are returned, not judged: a
     caller that rejects cosignatures from the future (the spec allows it) compares them with
-    its clock. The names must be distinct (ValueError otherwise): they key the result.
+    its clock. The names must be distinct (ValueError otherwise): they key the result. A
+    cosigner may hold one key of each type under one name; give them one call each.
     """
     known: dict[tuple[str, bytes], CosignerKey] = {}
     for w in witnesses:
@@ -2621,16 +3117,246 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
         key = known.get((name, raw[:4]))
         if key is None or name in out:
             continue
-        where = f"cosignature by {name} (key ID {raw[:4].hex()})"
-        if len(raw) != _COSIG_RAW_LENGTH:
-            raise NoteError(f"{where} is {len(raw)} bytes, not 4 + 8 + 64")
+        where = f"{key.label} cosignature by {name} (key ID {raw[:4].hex()})"
+        if len(raw) != 12 + _SIGNATURE_SIZE[key.kind]:
+            raise NoteError(f"{where} is {len(raw)} bytes, not 4 + 8 + {_SIGNATURE_SIZE[key.kind]}")
         timestamp = int.from_bytes(raw[4:12], "big")
         if timestamp > MAX_COSIGNATURE_TIMESTAMP:
             raise NoteError(f"{where} has timestamp {timestamp}, beyond 2^63-1")
-        if not ed25519_verify(key.public_key, raw[12:], cosignature_message(text, timestamp)):
+        if not cosignature_verifies(key, text, timestamp, raw[12:]):
             raise NoteError(f"{where} does not verify")
         out[name] = timestamp
     return out
+
+
+# ==============================================================================================
+# generator/verifier/tlog/log_list.py: The witness network's log list (`logs/v0`): the logs a witness cosigns, each
+#     with its key, origin, bastion, daily quota of add-checkpoint requests and contact; read with every problem named
+#     by its line, and written.
+# ==============================================================================================
+
+LOG_LIST_HEADER = "logs/v0"
+
+
+LOG_LIST_FIELDS = ("vkey", "origin", "bastion", "qpd", "contact")
+
+
+# The documented order, then the one of the format's own example.
+_LOG_LIST_ORDERS = (LOG_LIST_FIELDS, ("vkey", "origin", "qpd", "bastion", "contact"))
+
+
+_QPD_RE = re.compile(r"0|[1-9][0-9]{0,17}")
+
+
+MAX_LOG_ORIGIN_BYTES = 255
+
+
+def parse_log_key(vkey: str) -> VerifierKey | CosignerKey:
+    """A log's key from its vkey: an Ed25519 note key (0x01) or an ML-DSA-44 key (0x06);
+    FormatError naming what it is otherwise."""
+    try:
+        return parse_vkey(vkey)
+    except FormatError as note_error:
+        try:
+            key = parse_cosigner_vkey(vkey)
+        except FormatError:
+            raise note_error from None
+        if key.kind != ML_DSA_44:
+            raise FormatError(
+                "this is an Ed25519 cosigner key (type 0x04), as witnesses sign with; a log's key is an Ed25519 "
+                "note key (type 0x01) or an ML-DSA-44 key (type 0x06)"
+            ) from None
+        return key
+
+
+def log_origin_problem(origin: str) -> str | None:
+    """Why `origin` cannot be a log's origin line, or None."""
+    if not origin or not origin.isprintable() or origin != origin.strip():
+        return f"{origin!r} is not an origin line: printable text, without surrounding spaces"
+    if len(origin.encode("utf-8")) > MAX_LOG_ORIGIN_BYTES:
+        return f"the origin is {len(origin.encode('utf-8'))} bytes, more than {MAX_LOG_ORIGIN_BYTES}"
+    return None
+
+
+@dataclass(frozen=True)
+class ListedLog:
+    """One log of a log list. `origin` None is `origin none`: the key's name is the origin."""
+
+    vkey: str
+    origin: str | None
+    bastion: str | None
+    qpd: int
+    contact: str
+    line: int = field(default=0, compare=False)  # where the log starts in the list read (0: not read)
+
+    @property
+    def key(self) -> VerifierKey | CosignerKey:
+        return parse_log_key(self.vkey)
+
+    @property
+    def log_origin(self) -> str:
+        return self.key.name if self.origin is None else self.origin
+
+
+def _log_value_problem(keyword: str, value: str) -> str | None:
+    if keyword == "vkey":
+        try:
+            parse_log_key(value)
+        except FormatError as e:
+            return f"vkey: {e}"
+    elif keyword == "origin" and value != "none":
+        return log_origin_problem(value)
+    elif keyword == "bastion" and value != "none":
+        url = urlsplit(value)
+        if url.scheme not in ("https", "http") or not url.hostname:
+            return f"bastion: {value!r} is neither `none` nor an https:// or http:// URL"
+    elif keyword == "qpd" and not _QPD_RE.fullmatch(value):
+        return f"qpd: {value!r} is not a number of requests a day (decimal, no leading zeros)"
+    elif not value:
+        return f"{keyword}: the value is empty"
+    return None
+
+
+def _next_keywords(keywords: list[str]) -> list[str]:
+    """The keywords a log's next line may have, after its lines of `keywords`."""
+    n = len(keywords)
+    return sorted({o[n] for o in _LOG_LIST_ORDERS if n < len(o) and list(o[:n]) == keywords})
+
+
+def _read_listed_log(group: list[tuple[int, str, str]], source: str) -> tuple[ListedLog | None, list[Problem]]:
+    """One log from its lines (line number, keyword, value), or the problems that keep it out."""
+    problems: list[Problem] = []
+    keywords = [keyword for _, keyword, _ in group]
+    for j, (n, keyword, _) in enumerate(group):
+        allowed = _next_keywords(keywords[:j])
+        if keyword not in allowed:
+            expected = "` or `".join(allowed)
+            problems.append(Problem(f"expected the log's `{expected}` line", source, f"line {n}", found=keyword))
+            break
+    if not problems and len(group) < len(LOG_LIST_FIELDS):
+        missing = "` or `".join(_next_keywords(keywords))
+        problems.append(Problem(f"the log ends before its `{missing}` line", source, f"line {group[0][0]}"))
+    for n, keyword, value in group:
+        why = _log_value_problem(keyword, value)
+        if why is not None:
+            problems.append(Problem(why, source, f"line {n}"))
+    if problems:
+        return None, problems
+    values = {keyword: value for _, keyword, value in group}
+    log = ListedLog(
+        values["vkey"],
+        None if values["origin"] == "none" else values["origin"],
+        None if values["bastion"] == "none" else values["bastion"],
+        int(values["qpd"]),
+        values["contact"],
+        group[0][0],
+    )
+    why = log_origin_problem(log.log_origin) if log.origin is None else None
+    if why is not None:
+        return None, [Problem(f"origin none makes the key's name the origin: {why}", source, f"line {log.line}")]
+    return log, []
+
+
+def _log_list_lines(text: str) -> list[tuple[int, str, str]]:
+    """(line number, keyword, value) of every line that is neither blank nor a comment."""
+    out = []
+    for n, raw in enumerate(text.split("\n"), start=1):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            keyword, _, value = line.partition(" ")
+            out.append((n, keyword, value.strip()))
+    return out
+
+
+def _agreement_problems(logs: list[ListedLog], source: str) -> list[Problem]:
+    """Two logs with one key, or two logs of one origin that differ on its quota."""
+    problems = []
+    first_of_key: dict[str, ListedLog] = {}
+    first_of_origin: dict[str, ListedLog] = {}
+    for log in logs:
+        where = f"line {log.line}"
+        same_key = first_of_key.setdefault(log.key.vkey, log)
+        if same_key is not log:
+            problems.append(Problem(f"the key is listed already, at line {same_key.line}", source, where))
+        same_origin = first_of_origin.setdefault(log.log_origin, log)
+        if same_origin is not log and same_origin.qpd != log.qpd:
+            problems.append(
+                Problem(
+                    f"{log.log_origin!r} is listed already, at line {same_origin.line}: one log has one quota",
+                    source,
+                    where,
+                    expected=f"qpd {same_origin.qpd}",
+                    found=f"qpd {log.qpd}",
+                )
+            )
+    return problems
+
+
+def parse_log_list(text: str, source: str = "log list") -> tuple[list[ListedLog], list[Problem]]:
+    """The logs of a log list, in its order, and every problem of the list at once, each located
+    in `source` at its line. A log with a problem is left out; the list is valid only if there
+    is none."""
+    lines = _log_list_lines(text)
+    problems: list[Problem] = []
+    if lines and lines[0][1] == LOG_LIST_HEADER:
+        if lines[0][2]:
+            problems.append(Problem(f"the first line is `{LOG_LIST_HEADER}` alone", source, f"line {lines[0][0]}"))
+        lines = lines[1:]
+    else:
+        where = f"line {lines[0][0]}" if lines else "line 1"
+        found = " ".join(lines[0][1:]).strip() if lines else "nothing"
+        problems.append(Problem(f"a log list starts with the line `{LOG_LIST_HEADER}`", source, where, found=found))
+    logs: list[ListedLog] = []
+    i = 0
+    while i < len(lines):
+        n, keyword, _ = lines[i]
+        if keyword != "vkey":
+            problems.append(Problem("expected a `vkey` line, which starts a log", source, f"line {n}", found=keyword))
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and end - i < len(LOG_LIST_FIELDS) and lines[end][1] != "vkey":
+            end += 1
+        log, found_problems = _read_listed_log(lines[i:end], source)
+        problems += found_problems
+        if log is not None:
+            logs.append(log)
+        i = end
+    problems += _agreement_problems(logs, source)
+    return logs, problems
+
+
+def _listed_entry(log: ListedLog) -> str:
+    values = {
+        "vkey": log.vkey,
+        "origin": log.origin or "none",
+        "bastion": log.bastion or "none",
+        "qpd": str(log.qpd),
+        "contact": log.contact,
+    }
+    return "".join(f"{keyword} {values[keyword]}\n" for keyword in LOG_LIST_FIELDS)
+
+
+def format_log_list(logs: Sequence[ListedLog]) -> str:
+    """A log list of `logs`, each in the documented order, an empty line between two logs."""
+    return f"{LOG_LIST_HEADER}\n" + "".join("\n" + _listed_entry(log) for log in logs)
+
+
+def program_log_list_entry(vkey: str, origin: str | None, qpd: int, contact: str) -> str:
+    """The lines of a log list that describe a program's log (no `logs/v0` line: an entry to
+    add to a list): its vkey, `origin none` when the origin is the key's name (as recommended
+    for new logs) or else the origin, no bastion, `qpd` requests a day and the `contact`.
+    FormatError naming the value that cannot be written."""
+    key = parse_log_key(vkey)
+    if isinstance(qpd, bool) or not isinstance(qpd, int) or not _QPD_RE.fullmatch(str(qpd)):
+        raise FormatError(f"qpd: {qpd!r} is not a number of requests a day")
+    if not contact or contact != contact.strip() or not contact.isprintable():
+        raise FormatError(f"contact: {contact!r} is not one line of printable text")
+    log = ListedLog(key.vkey, None if origin in (None, key.name) else origin, None, qpd, contact)
+    why = log_origin_problem(log.log_origin)
+    if why is not None:
+        raise FormatError(f"origin: {why}")
+    return _listed_entry(log)
 
 
 # ==============================================================================================
@@ -2649,7 +3375,7 @@ _POLICY_THRESHOLD_RE = re.compile(r"[1-9][0-9]{0,8}|0")
 
 @dataclass(frozen=True)
 class PolicyLog:
-    key: VerifierKey
+    key: VerifierKey | CosignerKey
     url: str | None = None
 
 
@@ -2683,8 +3409,13 @@ class Policy:
 
     @property
     def log_keys(self) -> tuple[VerifierKey, ...]:
-        """The keys to open a checkpoint with (open_note): any one of the logs may sign it."""
-        return tuple(log.key for log in self.logs)
+        """The Ed25519 keys to open a checkpoint with (open_note): any one of them may sign it."""
+        return tuple(log.key for log in self.logs if isinstance(log.key, VerifierKey))
+
+    @property
+    def ml_dsa_log_keys(self) -> tuple[CosignerKey, ...]:
+        """The logs' ML-DSA-44 keys: if the policy names any for an origin, one must sign."""
+        return tuple(log.key for log in self.logs if isinstance(log.key, CosignerKey))
 
 
 class _PolicyParser:
@@ -2718,11 +3449,17 @@ class _PolicyParser:
     def log(self, args: list[str], lineno: int) -> None:
         if not 1 <= len(args) <= 2:
             raise FormatError(f"a log line is `log <vkey> [<url>]`; found {_counted(args)} after `log`")
+        key: VerifierKey | CosignerKey
         try:
             key = parse_vkey(_vkey_text(args[0]))
         except FormatError as e:
-            hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
-            raise FormatError(f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01)") from None
+            ml_dsa = _ml_dsa_key(args[0])
+            if ml_dsa is None:
+                hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
+                raise FormatError(
+                    f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01) or an ML-DSA-44 vkey (type 0x06)"
+                ) from None
+            key = ml_dsa
         if key.public_key in self.log_lines:
             raise FormatError(f"duplicate log: the same public key as line {self.log_lines[key.public_key]}")
         self.log_lines[key.public_key] = lineno
@@ -2737,7 +3474,7 @@ class _PolicyParser:
         try:
             key = parse_cosigner_vkey(_vkey_text(args[1]))
         except FormatError as e:
-            raise FormatError(f"witness {args[0]!r} key: {e}; expected a cosigner vkey (type 0x04)") from None
+            raise FormatError(f"witness {args[0]!r} key: {e}; expected a cosigner vkey (type 0x04 or 0x06)") from None
         if key.public_key in self.witness_lines:
             raise FormatError(f"duplicate witness: the same public key as line {self.witness_lines[key.public_key]}")
         self.witness_lines[key.public_key] = lineno
@@ -2804,6 +3541,14 @@ def _is_cosigner_vkey(item: str) -> bool:
     except FormatError:
         return False
     return True
+
+
+def _ml_dsa_key(item: str) -> CosignerKey | None:
+    try:
+        key = parse_cosigner_vkey(_vkey_text(item))
+    except FormatError:
+        return None
+    return key if key.kind == ML_DSA_44 else None
 
 
 def _url(rest: list[str]) -> str | None:
@@ -2929,10 +3674,37 @@ def policy_logs(policy: Policy, origin: str) -> list[VerifierKey]:
     return [k for k in policy.log_keys if k.name == origin]
 
 
+def ml_dsa_log_signers(policy: Policy, origin: str, checkpoint: bytes) -> tuple[list[CosignerKey], list[str]]:
+    """The policy's ML-DSA-44 keys for `origin` whose signature on `checkpoint` verifies, and the
+    problems: a line by one of them that does not verify, or none at all when the policy names
+    any (a policy naming an ML-DSA-44 key for the log requires that signature type)."""
+    keys = [k for k in policy.ml_dsa_log_keys if k.name == origin]
+    signed: list[CosignerKey] = []
+    for key in keys:
+        try:
+            if key.name in verify_cosignatures(checkpoint, [key]):
+                signed.append(key)
+        except NoteError as e:
+            return [], [f"the log's ML-DSA-44 signature does not verify: {e}"]
+    if keys and not signed:
+        return [], [
+            f"the policy requires the log's ML-DSA-44 signature and the checkpoint has none by "
+            f"{', '.join(k.fingerprint for k in keys)}"
+        ]
+    return signed, []
+
+
 def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: bytes) -> list[str]:
-    """What keeps `checkpoint` (a note by `origin`'s `public_key`) from satisfying `policy`."""
-    if not any(k.public_key == public_key for k in policy_logs(policy, origin)):
+    """What keeps `checkpoint` (a note by `origin`'s Ed25519 `public_key`) from satisfying
+    `policy`: a log key of each signature type the policy names for the log, then the quorum."""
+    named = policy_logs(policy, origin)
+    if named and not any(k.public_key == public_key for k in named):
         return [f"the policy names no log key {origin} with this site's key; it trusts another log"]
+    if not named and not any(k.name == origin for k in policy.ml_dsa_log_keys):
+        return [f"the policy names no log key {origin}; it trusts another log"]
+    _, problems = ml_dsa_log_signers(policy, origin, checkpoint)
+    if problems:
+        return problems
     try:
         cosigned = witnessed_by(policy, checkpoint)
     except NoteError as e:
@@ -2944,6 +3716,69 @@ def policy_problems(policy: Policy, origin: str, public_key: bytes, checkpoint: 
         f"the checkpoint lacks the cosignatures the policy's quorum ({policy.quorum}) needs; "
         f"cosigned by {', '.join(sorted(cosigned)) or 'no witness of the policy'}; missing: {', '.join(missing)}"
     ]
+
+
+# Seconds a cosignature may be dated ahead of this clock: two honest clocks disagree by a few
+# seconds (NTP keeps them within one); a minute also covers a witness that rounds up.
+COSIGNATURE_CLOCK_SKEW = 60
+
+
+_MAX_AGE_RE = re.compile(r"([1-9][0-9]{0,9})([smhd])")
+
+
+_MAX_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+_LAST_PRINTABLE_SECOND = 253402300799  # 9999-12-31T23:59:59Z, the last time strftime can write
+
+
+def parse_max_age(text: str) -> int:
+    """A maximum age as `--max-age` takes it, in seconds: a whole number from 1 without leading
+    zeros, then its unit, s, m, h or d (`3600s`, `90m`, `36h`, `7d`); FormatError otherwise."""
+    found = _MAX_AGE_RE.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        raise FormatError(
+            f"{text!r} is not a duration; expected a whole number then s, m, h or d, e.g. 3600s, 36h or 7d"
+        )
+    return int(found.group(1)) * _MAX_AGE_UNITS[found.group(2)]
+
+
+def _age_text(seconds: int) -> str:
+    """`1d 12h 5m 3s`, the zero parts left out."""
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return " ".join(parts) or "0s"
+
+
+def _cosigned_at(timestamp: int) -> str:
+    if not 0 <= timestamp <= _LAST_PRINTABLE_SECOND:
+        return f"timestamp {timestamp}"
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(timestamp))} (timestamp {timestamp})"
+
+
+def cosignature_age_problems(timestamps: dict[str, int], now: int, max_age: int | None) -> list[str]:
+    """What is wrong with the times of these cosignatures (POSIX seconds, by witness name) on a
+    clock that reads `now`: one dated more than COSIGNATURE_CLOCK_SKEW seconds in the future, one
+    older than `max_age` seconds (None: any age will do). One line each, by name."""
+    problems = []
+    for name in sorted(timestamps):
+        timestamp = timestamps[name]
+        ahead, age = timestamp - now, now - timestamp
+        dated = f"the cosignature by {name} is dated {_cosigned_at(timestamp)}"
+        if ahead > COSIGNATURE_CLOCK_SKEW:
+            problems.append(
+                f"{dated}, {_age_text(ahead)} in the future of this clock's {_cosigned_at(now)}; expected at most "
+                f"{COSIGNATURE_CLOCK_SKEW}s ahead"
+            )
+        elif max_age is not None and age > max_age:
+            problems.append(
+                f"{dated}, {_age_text(age)} before this clock's {_cosigned_at(now)}; expected at most "
+                f"{_age_text(max_age)} old"
+            )
+    return problems
 
 
 # ==============================================================================================
@@ -7306,9 +8141,15 @@ KEY_ROTATION = "key-rotation"
 KEY_REVOCATION = "key-revocation"
 
 
+KEY_ADDITION = "key-addition"
+
+
+K = TypeVar("K", VerifierKey, CosignerKey)
+
+
 @dataclass
-class KeySpan:
-    key: VerifierKey
+class KeySpan(Generic[K]):
+    key: K
     valid_from: str | None  # the rotation's time; None for the first key (keys.json says)
     first_size: int
     valid_until: str | None = None
@@ -7331,7 +8172,8 @@ class KeyRing:
     """Replayed from the ledger's key events. The first key is learnt from the first rotation's
     `replaces` (or, without rotations, from keys.json), so the ledger needs no key of its own."""
 
-    spans: list[KeySpan] = field(default_factory=list)
+    spans: list[KeySpan[VerifierKey]] = field(default_factory=list)
+    ml_dsa: list[KeySpan[CosignerKey]] = field(default_factory=list)  # the ML-DSA-44 keys, if any
     _time_starts: list[str] = field(default_factory=list)  # each distinct leaf time, in order
     _time_index: list[int] = field(default_factory=list)  # the first leaf index with that time
 
@@ -7349,20 +8191,29 @@ class KeyRing:
         i = bisect.bisect_left(self._time_starts, at)
         return min(size, self._time_index[i]) if i < len(self._time_index) else size
 
-    def span(self, vkey: str) -> KeySpan | None:
-        return next((s for s in self.spans if s.key.vkey == vkey), None)
+    def span(self, vkey: str) -> KeySpan[Any] | None:
+        """The span of the key `vkey`, of either line of keys."""
+        found: KeySpan[Any] | None = next((s for s in self.spans if s.key.vkey == vkey), None)
+        return found or next((s for s in self.ml_dsa if s.key.vkey == vkey), None)
 
     @property
-    def active(self) -> KeySpan | None:
-        return self.spans[-1] if self.spans and self.spans[-1].reason is None else None
+    def active(self) -> KeySpan[VerifierKey] | None:
+        return _active(self.spans)
+
+    @property
+    def active_ml_dsa(self) -> KeySpan[CosignerKey] | None:
+        return _active(self.ml_dsa)
 
     def valid_at(self, size: int) -> list[VerifierKey]:
         return [s.key for s in self.spans if s.covers(size)]
 
     def newest_at(self, size: int) -> VerifierKey | None:
-        """The key that must sign a checkpoint of `size`: the newest key valid for it."""
-        valid = [s.key for s in self.spans if s.covers(size) and s.reason is None] or self.valid_at(size)
-        return valid[-1] if valid else None
+        """The Ed25519 key that must sign a checkpoint of `size`: the newest key valid for it."""
+        return _newest_at(self.spans, size)
+
+    def newest_ml_dsa_at(self, size: int) -> CosignerKey | None:
+        """The ML-DSA-44 key that must sign a checkpoint of `size`, if the log had one by then."""
+        return _newest_at(self.ml_dsa, size)
 
     def start(self, key: VerifierKey) -> None:
         if not self.spans:
@@ -7370,23 +8221,47 @@ class KeyRing:
 
     def apply_rotation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         try:
+            new_ml = parse_cosigner_vkey(leaf["vkey"])
+        except FormatError:
+            new_ml = None
+        if new_ml is not None:
+            return self._rotate_ml_dsa(index, leaf, new_ml)
+        try:
             new = parse_vkey(leaf["vkey"])
             old = parse_vkey(leaf["replaces"])
         except FormatError as e:
             return [Problem(f"not a verifier key: {e}", where="vkey")]
         self.start(old)
-        current = self.active
-        if current is None or current.key != old:
-            want = current.key.vkey if current else "(no active key: the last one was revoked)"
+        return _rotate(self.spans, index, leaf, old, new, self.span(new.vkey) is not None)
+
+    def _rotate_ml_dsa(self, index: int, leaf: dict[str, Any], new: CosignerKey) -> list[Problem]:
+        try:
+            old = parse_cosigner_vkey(leaf["replaces"])
+        except FormatError as e:
+            return [Problem(f"not an ML-DSA-44 key as the new one is: {e}", where="replaces")]
+        if new.kind != ML_DSA_44 or old.kind != ML_DSA_44:
+            return [Problem("a log's second line of keys is ML-DSA-44 (type 0x06)", where="vkey", found=new.vkey)]
+        return _rotate(self.ml_dsa, index, leaf, old, new, self.span(new.vkey) is not None)
+
+    def apply_addition(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
+        """A `key-addition`: the log's first ML-DSA-44 key, valid from the tree that holds it."""
+        try:
+            key = parse_cosigner_vkey(leaf["vkey"])
+        except FormatError as e:
+            return [Problem(f"not an ML-DSA-44 verifier key (type 0x06): {e}", where="vkey")]
+        if key.kind != ML_DSA_44:
+            return [Problem("a key-addition adds an ML-DSA-44 key (type 0x06)", where="vkey", found=key.vkey)]
+        if self.ml_dsa:
             return [
-                Problem("replaces a key that is not the active one", where="replaces", expected=want, found=old.vkey)
+                Problem(
+                    "the log has an ML-DSA-44 key already: replace it with a key-rotation",
+                    where="vkey",
+                    found=key.vkey,
+                )
             ]
-        if new.name != old.name:
-            return [Problem("the new key must have the log's name", where="vkey", expected=old.name, found=new.name)]
-        if self.span(new.vkey) is not None:
-            return [Problem("this key was used before: a key is introduced once", where="vkey", found=new.vkey)]
-        current.valid_until, current.last_size = leaf["at"], index + 1
-        self.spans.append(KeySpan(new, leaf["at"], index + 1))
+        if self.spans and key.name != self.spans[0].key.name:
+            return [Problem("the key must have the log's name", where="vkey", expected=self.spans[0].key.name)]
+        self.ml_dsa.append(KeySpan(key, leaf["at"], index + 1))
         return []
 
     def apply_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -7395,7 +8270,7 @@ class KeyRing:
             return [Problem("revokes a key the ledger never introduced", where="vkey", found=show(leaf["vkey"]))]
         if span.reason is not None:
             return [Problem("this key is already revoked", where="vkey", found=span.key.vkey)]
-        if span is self.active:
+        if span is self.active or span is self.active_ml_dsa:
             return [Problem("the active key cannot be revoked: rotate to a new key first", where="vkey")]
         problems = []
         if not leaf["reason"].strip():
@@ -7417,18 +8292,51 @@ class KeyRing:
 
     def rows(self, first_valid_from: str) -> list[dict[str, Any]]:
         """keys.json's rows as the ledger implies them (without public_key, fingerprint, pem)."""
-        out = []
-        for s in self.spans:
-            row: dict[str, Any] = {
-                "status": s.status,
-                "valid_from": s.valid_from or first_valid_from,
-                "valid_until": s.valid_until,
-                "vkey": s.key.vkey,
-            }
-            if s.reason is not None:
-                row["reason"] = s.reason
-            out.append(row)
-        return out
+        return [_row(s, first_valid_from) for s in self.spans]
+
+    def ml_dsa_rows(self) -> list[dict[str, Any]]:
+        """keys.json's `ml_dsa_44_keys` rows as the ledger implies them (without public_key and
+        fingerprint): every ML-DSA-44 key entered by a leaf, so each has its own time."""
+        return [_row(s, "") for s in self.ml_dsa]
+
+
+def _row(s: KeySpan[Any], first_valid_from: str) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "status": s.status,
+        "valid_from": s.valid_from or first_valid_from,
+        "valid_until": s.valid_until,
+        "vkey": s.key.vkey,
+    }
+    if s.reason is not None:
+        row["reason"] = s.reason
+    return row
+
+
+def _active(spans: list[KeySpan[K]]) -> KeySpan[K] | None:
+    return spans[-1] if spans and spans[-1].reason is None else None
+
+
+def _newest_at(spans: list[KeySpan[K]], size: int) -> K | None:
+    valid = [s.key for s in spans if s.covers(size) and s.reason is None] or [s.key for s in spans if s.covers(size)]
+    return valid[-1] if valid else None
+
+
+def _rotate(
+    spans: list[KeySpan[K]], index: int, leaf: dict[str, Any], old: K, new: K, used_before: bool
+) -> list[Problem]:
+    """Replace the active key of one line of keys (`spans`) by `new`, from the tree that holds
+    the rotation: the problems if `old` is not that active key or `new` cannot follow it."""
+    current = _active(spans)
+    if current is None or current.key != old:
+        want = current.key.vkey if current else "(no active key: the last one was revoked)"
+        return [Problem("replaces a key that is not the active one", where="replaces", expected=want, found=old.vkey)]
+    if new.name != old.name:
+        return [Problem("the new key must have the log's name", where="vkey", expected=old.name, found=new.name)]
+    if used_before:
+        return [Problem("this key was used before: a key is introduced once", where="vkey", found=new.vkey)]
+    current.valid_until, current.last_size = leaf["at"], index + 1
+    spans.append(KeySpan(new, leaf["at"], index + 1))
+    return []
 
 
 # ==============================================================================================
@@ -7450,6 +8358,7 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
     "label-set": ("type", "v", "id", "run", "sha256", "at"),
     KEY_ROTATION: ("type", "v", "vkey", "replaces", "at"),
     KEY_REVOCATION: ("type", "v", "vkey", "reason", "compromised_at", "at"),
+    KEY_ADDITION: ("type", "v", "vkey", "at"),
     RUN_WITHDRAWN: ("type", "v", "run", "reason", "at"),
     DRAW: ("type", "v", "run", "round", "signature", "items", "at"),
     RETIREMENT_DRAW: ("type", "v", "round", "signature", "items", "at"),
@@ -7460,7 +8369,7 @@ LEAF_KEYS: dict[str, tuple[str, ...]] = {
 LEAF_VERSIONS = {"revocation": 2, "label-set": 2, KEY_ROTATION: 2, KEY_REVOCATION: 2, RUN_WITHDRAWN: 2}
 
 
-LEAF_VERSIONS |= {DRAW: 2, RETIREMENT_DRAW: 2}
+LEAF_VERSIONS |= {DRAW: 2, RETIREMENT_DRAW: 2, KEY_ADDITION: 2}
 
 
 _LEAF_KEY_SETS = {kind: frozenset(keys) for kind, keys in LEAF_KEYS.items()}
@@ -7478,6 +8387,7 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
     "label-set": {"id": str, "run": str, "sha256": str},
     KEY_ROTATION: {"vkey": str, "replaces": str},
     KEY_REVOCATION: {"vkey": str, "reason": str, "compromised_at": str},
+    KEY_ADDITION: {"vkey": str},
     RUN_WITHDRAWN: {"run": str, "reason": str},
     DRAW: {"run": str, "signature": str, "items": list},
     RETIREMENT_DRAW: {"signature": str, "items": list},
@@ -7485,6 +8395,9 @@ _LEAF_TYPES: dict[str, dict[str, type]] = {
 
 
 _TYPE_WORDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
+
+
+Rule = Callable[[int, dict[str, Any]], list[Problem]]
 
 
 class Ledger:
@@ -7622,7 +8535,8 @@ class Ledger:
                 problems.append(Problem(f"{k} must be {_TYPE_WORDS[t]}", where=k, found=show(leaf[k])))
         if problems:
             return problems
-        apply: Callable[[int, dict[str, Any]], list[Problem]] = getattr(self, f"_apply_{kind.replace('-', '_')}")
+        ring = {KEY_ROTATION: self.keys.apply_rotation, KEY_ADDITION: self.keys.apply_addition}
+        apply: Rule = ring.get(kind) or getattr(self, f"_apply_{kind.replace('-', '_')}")
         return apply(index, leaf)
 
     def _apply_gate(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
@@ -7815,9 +8729,6 @@ class Ledger:
             self.certificates[serial] = CertificateEvent(serial, run_id, leaf["sha256"], index, leaf["at"])
             self.certificate_of_run[run_id] = serial
         return problems
-
-    def _apply_key_rotation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
-        return self.keys.apply_rotation(index, leaf)
 
     def _apply_key_revocation(self, index: int, leaf: dict[str, Any]) -> list[Problem]:
         if not is_time(leaf["compromised_at"]):
@@ -9340,7 +10251,7 @@ def status_problems(
 #     million.
 # ==============================================================================================
 
-SNAPSHOT_MAGIC = b"transparency ledger snapshot v2\n"
+SNAPSHOT_MAGIC = b"transparency ledger snapshot v3\n"
 
 
 # The arrays of a Ledger and its IdIndex, in file order, with their typecodes ("B": raw bytes):
@@ -9417,6 +10328,10 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "key_spans": [
             [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
             for s in ring.spans[:spans]
+        ],
+        "ml_dsa_spans": [
+            [s.key.vkey, s.valid_from, s.first_size, s.valid_until, s.last_size, s.reason, s.compromised_at]
+            for s in ring.ml_dsa
         ],
         "key_time_starts": ring._time_starts,
         "key_time_index": ring._time_index,
@@ -9510,6 +10425,7 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
     ledger._subject_folds = dict(header["subject_folds"])
     ring = ledger.keys
     ring.spans = [KeySpan(parse_vkey(s[0]), *s[1:]) for s in header["key_spans"]]
+    ring.ml_dsa = [KeySpan(parse_cosigner_vkey(s[0]), *s[1:]) for s in header["ml_dsa_spans"]]
     ring._time_starts, ring._time_index = header["key_time_starts"], header["key_time_index"]
     if max(ledger._commit_gate, default=0) >= max(len(ledger._gate_ids), 1) or max(
         ledger._commit_time, default=0
@@ -12424,6 +13340,189 @@ def read_lists(root: bytes, read: Callable[[str], bytes | None]) -> tuple[dict[s
 
 
 # ==============================================================================================
+# generator/verifier/tlog/rotation.py: Key rotation and revocation on a site (format v2): keys.json as the ledger's
+#     key events imply it, every checkpoint signed only by keys valid for its size, each rotation handed over by a
+#     checkpoint both keys signed, and a pinned key followed through those hand-overs.
+# ==============================================================================================
+
+LogKey: TypeAlias = VerifierKey | CosignerKey
+
+
+ML_DSA_KEYS_MEMBER = "ml_dsa_44_keys"
+
+
+def check_keys_follow_the_ledger(
+    s: Site, rel: str, rows: list[dict[str, Any]], ring: KeyRing, ml_dsa_rows: list[Any] | None = None
+) -> None:
+    """keys.json's rows (status, times, reason) equal the ledger's key events', for both lines of
+    keys: `keys` (Ed25519) and `ml_dsa_44_keys` (absent while the log has no ML-DSA-44 key)."""
+    members = ("reason", "status", "valid_from", "valid_until", "vkey")
+    want_ml = ring.ml_dsa_rows()
+    got_ml = [{k: r[k] for k in members if k in r} if isinstance(r, dict) else r for r in ml_dsa_rows or []]
+    s.report.check(
+        got_ml == want_ml,
+        rel,
+        f"{ML_DSA_KEYS_MEMBER} differs from what the ledger's key events make it (status, validity, reason)",
+        show(want_ml, 400),
+        show(got_ml, 400),
+    )
+    if not rows:
+        return
+    first = rows[0].get("vkey") if isinstance(rows[0], dict) else None
+    try:
+        ring.start(parse_vkey(first if isinstance(first, str) else ""))
+    except FormatError:
+        return  # reported with keys.json
+    want = ring.rows(str(rows[0].get("valid_from")))
+    got = [{k: r[k] for k in members if k in r} if isinstance(r, dict) else r for r in rows]
+    s.report.check(
+        got == want,
+        rel,
+        "the keys differ from what the ledger's key events make them (status, validity, reason)",
+        show(want, 400),
+        show(got, 400),
+    )
+
+
+def ml_dsa_key_row_problems(rows: Any, origin: str) -> list[Problem]:
+    """The shape of keys.json's `ml_dsa_44_keys` rows: each an ML-DSA-44 vkey (type 0x06) named by
+    the origin, with its base64 key and fingerprint; whether they follow the ledger is checked
+    with the ledger (check_keys_follow_the_ledger)."""
+    if not isinstance(rows, list):
+        return [Problem("must be a list", where=ML_DSA_KEYS_MEMBER, found=show(rows))]
+    problems: list[Problem] = []
+    for n, row in enumerate(rows):
+        w = f"{ML_DSA_KEYS_MEMBER}[{n}]"
+        problems += check_keys(
+            row, ("fingerprint", "public_key", "status", "valid_from", "valid_until", "vkey"), ("reason",), w
+        )
+        if problems:
+            continue
+        try:
+            key = parse_cosigner_vkey(row["vkey"])
+        except FormatError as e:
+            problems.append(Problem(f"not a verifier key: {e}", where=f"{w}.vkey"))
+            continue
+        if key.kind != ML_DSA_44 or key.name != origin:
+            problems.append(
+                Problem("an ML-DSA-44 key (type 0x06) named by the origin", where=f"{w}.vkey", expected=origin)
+            )
+        if row["public_key"] != base64.b64encode(key.public_key).decode() or row["fingerprint"] != key.fingerprint:
+            problems.append(Problem("public_key or fingerprint differs from the vkey's key", where=w))
+    return problems
+
+
+def checkpoint_signers(data: bytes, ring: KeyRing) -> tuple[tuple[str, int, bytes], list[LogKey]]:
+    """A checkpoint's (origin, size, root) and the ring's keys that signed it, of both types;
+    NoteError if one of them failed, or no Ed25519 key of the ring signed it."""
+    note = open_note(data, [s.key for s in ring.spans])
+    tree = parse_checkpoint(note.text)
+    signers: list[LogKey] = [k for k in (s.key for s in ring.spans) if any(v.key_id == k.key_id for v in note.verified)]
+    for span in ring.ml_dsa:
+        if span.key.name in verify_cosignatures(data, [span.key]):
+            signers.append(span.key)
+    return tree, signers
+
+
+def _line_problems(spans: list[KeySpan[Any]], newest: LogKey | None, size: int, signers: list[LogKey]) -> list[str]:
+    problems = []
+    for k in signers:
+        span = next((s for s in spans if s.key == k), None)
+        if span is not None and not span.covers(size):
+            until = f"up to size {span.last_size}" if span.last_size is not None else f"from size {span.first_size}"
+            why = f"revoked ({span.reason})" if span.reason else "not valid for it"
+            problems.append(f"signed by {k.fingerprint}, {why}: that key signs trees {until} only, this one has {size}")
+    if newest is not None and newest not in signers:
+        kind = "ML-DSA-44 key" if isinstance(newest, CosignerKey) else "key"
+        problems.append(f"not signed by {newest.fingerprint}, the {kind} valid for a tree of {size} entries")
+    return problems
+
+
+def signer_problems(ring: KeyRing, size: int, signers: list[LogKey]) -> list[str]:
+    """Why these signers may not sign a tree of `size`, if they may not; or which key that must
+    sign it, of either line of keys, did not."""
+    return _line_problems(ring.spans, ring.newest_at(size), size, signers) + _line_problems(
+        ring.ml_dsa, ring.newest_ml_dsa_at(size), size, signers
+    )
+
+
+def check_checkpoint_keys(s: Site, rel: str, data: bytes, ring: KeyRing) -> None:
+    try:
+        (_, size, _), signers = checkpoint_signers(data, ring)
+    except (NoteError, FormatError) as e:
+        s.report.check(False, rel, f"checkpoint does not verify with the ledger's keys: {e}")
+        return
+    problems = signer_problems(ring, size, signers)
+    for problem in problems:
+        s.report.check(False, rel, problem)
+    s.report.checks += 1
+    if ring.ml_dsa and not problems:
+        named = ", ".join(
+            f"{'ML-DSA-44' if isinstance(k, CosignerKey) else 'Ed25519'} {k.fingerprint}" for k in signers
+        )
+        s.report.notes.append(f"the checkpoint's signatures by the log, each verified: {named}")
+
+
+def check_hand_overs(
+    s: Site, ring: KeyRing, archived: dict[int, tuple[str, bytes]], unjudged: int | None = None
+) -> None:
+    """Every rotation is handed over: the archived checkpoint of the tree that first holds it is
+    signed by the key it retires and the key it introduces; the tree that first holds a
+    `key-addition`, by the ML-DSA-44 key it adds. A hand-over of size `unjudged` is today's
+    checkpoint, which failed and was reported there: what restates it is not judged again."""
+    pairs: list[tuple[KeySpan[Any] | None, KeySpan[Any]]] = list(zip(ring.spans, ring.spans[1:], strict=False))
+    if ring.ml_dsa:
+        pairs += [(None, ring.ml_dsa[0]), *zip(ring.ml_dsa, ring.ml_dsa[1:], strict=False)]
+    for old, new in pairs:
+        size = new.first_size
+        if size == unjudged:
+            continue
+        rel, data = archived.get(size, ("", b""))
+        if not data:
+            s.report.check(
+                False,
+                "ledger/history.json",
+                f"no archived hand-over checkpoint of size {size} for the rotation to {new.key.fingerprint}",
+            )
+            continue
+        try:
+            _, signers = checkpoint_signers(data, ring)
+        except (NoteError, FormatError) as e:
+            s.report.check(False, rel, f"hand-over checkpoint does not verify: {e}")
+            continue
+        want = [new.key] if old is None else [old.key, new.key]
+        s.report.check(
+            all(k in signers for k in want),
+            rel,
+            "the hand-over checkpoint is not signed by both the retired and the new key"
+            if old is not None
+            else "the checkpoint that first holds the ML-DSA-44 key's addition is not signed by that key",
+            " and ".join(k.fingerprint for k in want),
+            ", ".join(k.fingerprint for k in signers),
+        )
+
+
+def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | None) -> None:
+    """A key pinned with --key that is no longer the active one is followed to it, through the
+    hand-overs (checked above), unless it was revoked."""
+    if pinned is None or (ring.active is not None and ring.active.key == pinned):
+        return
+    span = ring.span(pinned.vkey)
+    if span is None:
+        s.report.check(False, rel, "the key given with --key is not one of the ledger's keys", pinned.vkey)
+    elif span.reason is not None:
+        s.report.check(
+            False, rel, f"the key given with --key was revoked: {span.reason} (compromised at {span.compromised_at})"
+        )
+    else:
+        s.report.notes.append(
+            f"the key given with --key ({pinned.fingerprint}) was rotated; followed through the ledger's hand-over "
+            f"checkpoint(s) to {ring.active.key.fingerprint if ring.active else 'no active key'}"
+        )
+        s.report.checks += 1
+
+
+# ==============================================================================================
 # generator/verifier/memory/mirror_record.py: The record `verify.py mirror` keeps of the files it wrote into a
 #     mirror's folder: each file's path, SHA-256 and stat identity (size, mtime_ns, ctime_ns, inode), beside the
 #     verifier's state file (`mirrors/<key>.txt`, the key the SHA-256 of the folder's real path).
@@ -12585,13 +13684,15 @@ def check_keys_document(
     if loaded is None:
         return None
     doc = loaded[1]
-    problems = check_keys(doc, ("type", "v", "origin", "keys"))
+    problems = check_keys(doc, ("type", "v", "origin", "keys"), (ML_DSA_KEYS_MEMBER,))
     if problems or doc.get("type") != "keys" or not is_v1(doc):
         report.add(problems or [Problem("not a v1 keys document")], rel)
         return None
     report.check(doc["origin"] == origin, rel, "origin differs from the manifest's", origin, show(doc["origin"]))
     rows, problems = key_rows(doc["keys"], origin, published=True)
     report.add(problems, rel)
+    if ML_DSA_KEYS_MEMBER in doc:
+        report.add(ml_dsa_key_row_problems(doc[ML_DSA_KEYS_MEMBER], origin), rel)
     if named is not None:
         named.extend(rows)
     for row in rows:
@@ -13534,115 +14635,6 @@ def _read_member(
 
 
 # ==============================================================================================
-# generator/verifier/tlog/rotation.py: Key rotation and revocation on a site (format v2): keys.json as the ledger's
-#     key events imply it, every checkpoint signed only by keys valid for its size, each rotation handed over by a
-#     checkpoint both keys signed, and a pinned key followed through those hand-overs.
-# ==============================================================================================
-
-def check_keys_follow_the_ledger(s: Site, rel: str, rows: list[dict[str, Any]], ring: KeyRing) -> None:
-    """keys.json's rows (status, times, reason) equal the ledger's key events'."""
-    if not rows:
-        return
-    first = rows[0].get("vkey") if isinstance(rows[0], dict) else None
-    try:
-        ring.start(parse_vkey(first if isinstance(first, str) else ""))
-    except FormatError:
-        return  # reported with keys.json
-    want = ring.rows(str(rows[0].get("valid_from")))
-    members = ("reason", "status", "valid_from", "valid_until", "vkey")
-    got = [{k: r[k] for k in members if k in r} if isinstance(r, dict) else r for r in rows]
-    s.report.check(
-        got == want,
-        rel,
-        "the keys differ from what the ledger's key events make them (status, validity, reason)",
-        show(want, 400),
-        show(got, 400),
-    )
-
-
-def checkpoint_signers(data: bytes, ring: KeyRing) -> tuple[tuple[str, int, bytes], list[VerifierKey]]:
-    """A checkpoint's (origin, size, root) and the ring's keys that signed it; NoteError if one
-    of them failed, or none signed it."""
-    note = open_note(data, [s.key for s in ring.spans])
-    tree = parse_checkpoint(note.text)
-    signers = [k for k in (s.key for s in ring.spans) if any(v.key_id == k.key_id for v in note.verified)]
-    return tree, signers
-
-
-def signer_problems(ring: KeyRing, size: int, signers: list[VerifierKey]) -> list[str]:
-    """Why these signers may not sign a tree of `size`, if they may not."""
-    problems = []
-    for k in signers:
-        span = ring.span(k.vkey)
-        if span is not None and not span.covers(size):
-            until = f"up to size {span.last_size}" if span.last_size is not None else f"from size {span.first_size}"
-            why = f"revoked ({span.reason})" if span.reason else "not valid for it"
-            problems.append(f"signed by {k.fingerprint}, {why}: that key signs trees {until} only, this one has {size}")
-    newest = ring.newest_at(size)
-    if newest is not None and newest not in signers:
-        problems.append(f"not signed by {newest.fingerprint}, the key valid for a tree of {size} entries")
-    return problems
-
-
-def check_checkpoint_keys(s: Site, rel: str, data: bytes, ring: KeyRing) -> None:
-    try:
-        (_, size, _), signers = checkpoint_signers(data, ring)
-    except (NoteError, FormatError) as e:
-        s.report.check(False, rel, f"checkpoint does not verify with the ledger's keys: {e}")
-        return
-    for problem in signer_problems(ring, size, signers):
-        s.report.check(False, rel, problem)
-    s.report.checks += 1
-
-
-def check_hand_overs(s: Site, ring: KeyRing, archived: dict[int, tuple[str, bytes]]) -> None:
-    """Every rotation is handed over: the archived checkpoint of the tree that first holds it is
-    signed by the key it retires and the key it introduces."""
-    for old, new in zip(ring.spans, ring.spans[1:], strict=False):
-        size = new.first_size
-        rel, data = archived.get(size, ("", b""))
-        if not data:
-            s.report.check(
-                False,
-                "ledger/history.json",
-                f"no archived hand-over checkpoint of size {size} for the rotation to {new.key.fingerprint}",
-            )
-            continue
-        try:
-            _, signers = checkpoint_signers(data, ring)
-        except (NoteError, FormatError) as e:
-            s.report.check(False, rel, f"hand-over checkpoint does not verify: {e}")
-            continue
-        s.report.check(
-            old.key in signers and new.key in signers,
-            rel,
-            "the hand-over checkpoint is not signed by both the retired and the new key",
-            f"{old.key.fingerprint} and {new.key.fingerprint}",
-            ", ".join(k.fingerprint for k in signers),
-        )
-
-
-def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | None) -> None:
-    """A key pinned with --key that is no longer the active one is followed to it, through the
-    hand-overs (checked above), unless it was revoked."""
-    if pinned is None or (ring.active is not None and ring.active.key == pinned):
-        return
-    span = ring.span(pinned.vkey)
-    if span is None:
-        s.report.check(False, rel, "the key given with --key is not one of the ledger's keys", pinned.vkey)
-    elif span.reason is not None:
-        s.report.check(
-            False, rel, f"the key given with --key was revoked: {span.reason} (compromised at {span.compromised_at})"
-        )
-    else:
-        s.report.notes.append(
-            f"the key given with --key ({pinned.fingerprint}) was rotated; followed through the ledger's hand-over "
-            f"checkpoint(s) to {ring.active.key.fingerprint if ring.active else 'no active key'}"
-        )
-        s.report.checks += 1
-
-
-# ==============================================================================================
 # generator/verifier/site/history.py: History (FORMAT.md v2, format v1 §9): archived checkpoints, consistency proofs,
 #     each artifact's inclusion proof, and the checkpoints an auditor saved.
 # ==============================================================================================
@@ -13988,6 +14980,7 @@ class ArtifactCheck:
     index: int = 0
     leaf: Any = None
     signer: VerifierKey | None = None  # the log key whose signature opened the checkpoint
+    ml_dsa_signers: list[CosignerKey] = field(default_factory=list)  # the policy's, that verified
 
 
 def verify_artifact(data: bytes, proof_data: bytes, logs: Sequence[VerifierKey]) -> ArtifactCheck:
@@ -15990,6 +16983,78 @@ def _logged_before(s: Site, bounds: list[OutsideBound], size: int, published: in
 
 
 # ==============================================================================================
+# generator/verifier/site/log_list_file.py: The site's own entry in the witness network's log list (`ledger/log-
+#     list.txt`), checked against the log's keys when the site publishes one.
+# ==============================================================================================
+
+LOG_LIST_PATH = "ledger/log-list.txt"
+
+
+def check_log_list_file(s: Site, origin: str, key_rows: Sequence[KeyRow], ring: KeyRing) -> None:
+    """`ledger/log-list.txt`, if the site has one: a log list whose every log is this log, by one
+    of its valid keys, and that lists its active Ed25519 key."""
+    if LOG_LIST_PATH not in s.files_found:
+        return
+    data = s.read(LOG_LIST_PATH, "the program's log-list entry")
+    if data is None:
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        s.report.check(False, LOG_LIST_PATH, "not UTF-8 text", "a log list (logs/v0)", f"byte {e.start}")
+        return
+    logs, problems = parse_log_list(text, LOG_LIST_PATH)
+    statuses: dict[VerifierKey | CosignerKey, str] = {row.key: row.status for row in key_rows}
+    statuses.update({span.key: span.status for span in ring.ml_dsa})
+    for log in logs:
+        problems += _listed_log_problems(log, origin, statuses)
+    active = [row.key for row in key_rows if row.status == "active"]
+    if active and not any(log.key == active[0] for log in logs):
+        problems.append(
+            Problem(
+                "the log list does not list the log's active key, the one its checkpoints are signed with",
+                LOG_LIST_PATH,
+                expected=f"vkey {active[0].vkey}",
+                found=", ".join(log.vkey for log in logs[:3]) + (f" and {len(logs) - 3} more" if len(logs) > 3 else "")
+                or "no log",
+            )
+        )
+    s.report.add(problems, LOG_LIST_PATH)
+
+
+def _listed_log_problems(log: ListedLog, origin: str, statuses: dict[VerifierKey | CosignerKey, str]) -> list[Problem]:
+    where = f"line {log.line}"
+    problems = []
+    if log.origin is not None and log.origin != origin:
+        problems.append(
+            Problem("the listed origin is not the site's", LOG_LIST_PATH, where, f"origin none or {origin}", log.origin)
+        )
+    status = statuses.get(log.key)
+    if status is None:
+        problems.append(
+            Problem(
+                "the listed key is not one of the log's keys (keys.json)",
+                LOG_LIST_PATH,
+                where,
+                "the vkey of a key keys.json lists as active",
+                log.vkey,
+            )
+        )
+    elif status != "active":
+        problems.append(
+            Problem(
+                f"the listed key is {status} (keys.json): a witness that took it would cosign what a key the log "
+                "gave up signs",
+                LOG_LIST_PATH,
+                where,
+                "the vkey of a key keys.json lists as active",
+                log.vkey,
+            )
+        )
+    return problems
+
+
+# ==============================================================================================
 # generator/verifier/site/accounting.py: Every file of the ledger's folder, of an artifact's proof and of a
 #     certificate's evidence, accounted for (FORMAT.md v2, "History"; "Evidence files").
 # ==============================================================================================
@@ -16000,8 +17065,16 @@ LEDGER_FOLDER = "ledger/"
 PROOF_SUFFIX = ".tlog-proof"
 
 
-# The ledger's own documents (each checked where its rule is), the trust policy, and its pages.
-_LEDGER_DOCUMENTS = ("ledger/checkpoint", HISTORY_PATH, REVOCATIONS_PATH, "ledger/policy.txt", "ledger/index.html")
+# The ledger's own documents (each checked where its rule is), the trust policy, the log's entry
+# in the witness network's log list, and its pages.
+_LEDGER_DOCUMENTS = (
+    "ledger/checkpoint",
+    HISTORY_PATH,
+    REVOCATIONS_PATH,
+    "ledger/policy.txt",
+    LOG_LIST_PATH,
+    "ledger/index.html",
+)
 
 
 _LEDGER_PAGE_RE = re.compile(r"ledger/page-[1-9][0-9]*\.html")
@@ -17051,13 +18124,15 @@ def verify_site(
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
     known_files: KnownHashes | None = None,
     known_from: str = "verify.py mirror computed when it wrote them",
+    max_age: int | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
     (None for one the caller named: it must be this site's; a remembered one of another log is
     skipped). `from_tiles` replays the ledger from its tiles, never reading the entries file. With a
     `policy`, the site's key must be one of its logs' and today's checkpoint needs its quorum of
-    witness cosignatures. With `memory`, a folder where the verifier remembers the last release
+    witness cosignatures, none dated in the future or (with `max_age`, seconds) older than that
+    on this machine's clock. With `memory`, a folder where the verifier remembers the last release
     it verified (generator/verifier/memory/release_memory.py): the site is verified from the release remembered
     there, if it is the one `since` remembers, and what this run verified is remembered when
     every check passes; `full` verifies from nothing all the same. `known_logs` maps each
@@ -17084,7 +18159,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report, _trusted(root, known_files, full, report))
     try:
-        _check(s, key, since, from_tiles, policy, memory, full, known_logs or {})
+        _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -17116,12 +18191,13 @@ def _check(
     key: str | None,
     since: Sequence[tuple[str, bytes, str | None]],
     from_tiles: bool,
-    policy: Policy | None,
+    trust: tuple[Policy | None, int | None],
     memory_folder: Path | None = None,
     full: bool = False,
     known_logs: Mapping[str, Iterable[bytes]] | None = None,
 ) -> None:
     report = s.report
+    policy, max_age = trust
     loaded = s.document(MANIFEST_PATH, "manifest")
     if loaded is None or not check_manifest_shape(loaded[1], report):
         return
@@ -17167,12 +18243,19 @@ def _check(
     keys_rel = manifest["keys"]
     keys_doc = s.document(keys_rel, "keys")
     rows = keys_doc[1].get("keys") if keys_doc and isinstance(keys_doc[1], dict) else None
-    check_keys_follow_the_ledger(s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys)
+    ml_rows = keys_doc[1].get(ML_DSA_KEYS_MEMBER) if keys_doc and isinstance(keys_doc[1], dict) else None
+    check_keys_follow_the_ledger(
+        s, keys_rel, rows if isinstance(rows, list) else [], ledger.keys, ml_rows if isinstance(ml_rows, list) else []
+    )
     check_extends(s, [cp for cp in saved if verify_saved(s, cp, ledger.keys)], ledger.size, roots_at)
     checkpoint = s.read(manifest["ledger"]["checkpoint"], "checkpoint") or b""
     check_checkpoint_keys(s, manifest["ledger"]["checkpoint"], checkpoint, ledger.keys)
     if policy is not None:
-        for problem in policy_problems(policy, origin, public_key, checkpoint):
+        problems = policy_problems(policy, origin, public_key, checkpoint)
+        if not problems:  # the cosignatures verify: their times can be read
+            now = int(time.time())
+            problems = cosignature_age_problems(witnessed_by(policy, checkpoint), now, max_age)
+        for problem in problems:
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
     pinned = earlier[0] if earlier else None
@@ -17224,7 +18307,7 @@ def _check_restatements(
         archived = check_history_v3(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
-        check_hand_overs(s, ledger.keys, archived)
+        check_hand_overs(s, ledger.keys, archived, None if agreed else ledger.size)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if agreed:
             check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
@@ -17238,7 +18321,7 @@ def _check_restatements(
         archived = check_history(
             s, history, origin, public_key, ledger.size, roots_at, checkpoint if agreed else None, ledger.keys
         )
-        check_hand_overs(s, ledger.keys, archived)
+        check_hand_overs(s, ledger.keys, archived, None if agreed else ledger.size)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if from_tiles:
             report.notes.append(f"{manifest['ledger']['entries']} was not read (--from-tiles): the tiles were")
@@ -17286,7 +18369,8 @@ def _check_the_program(
 ) -> None:
     """The program's own documents against the ledger, in the order each needs the one before:
     methodologies, gates, reveals, runs, certificates, label sets; then that every published file
-    is accounted for, the revocations, the withdrawn runs and the verifier's own copy."""
+    is accounted for, the log-list entry, the revocations, the withdrawn runs and the verifier's
+    own copy."""
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
@@ -17296,6 +18380,7 @@ def _check_the_program(
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
+    check_log_list_file(s, manifest["origin"], key_rows, ledger.keys)
     bounds = check_timestamps(s, ledger, history)
     check_draws_logged_in_time(s, ledger, bounds, specs, methodologies)
     check_revocations(s, manifest["origin"], public_key, ledger)
@@ -17375,6 +18460,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_files: KnownHashes | None = None) -> int:
     """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
+    try:
+        max_age = parse_max_age(args.max_age) if args.max_age is not None else None
+    except FormatError as e:
+        print(f"verify.py: --max-age: {printable(str(e))}", file=sys.stderr)
+        return 2
+    if max_age is not None and policy is None:
+        print("verify.py: --max-age applies to the cosignatures a --policy asks for: give --policy", file=sys.stderr)
+        return 2
     since: list[tuple[str, bytes, str | None]] = []
     for name in args.since:
         data = _read_small(name, "--since")
@@ -17405,6 +18498,7 @@ def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_fi
             full=args.full,
             known_logs=remembered_keys(logs),
             known_files=known_files,
+            max_age=max_age,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -17491,6 +18585,12 @@ def _verification_options(parser: argparse.ArgumentParser) -> None:
         help="a C2SP tlog-policy file you obtained out of band and keep yourself: the site's key must be one of "
         "its logs, and today's checkpoint must carry valid cosignatures from its quorum of witnesses (the missing "
         "ones are named); a policy read from inside the site is the site's word, and the report warns of it",
+    )
+    parser.add_argument(
+        "--max-age",
+        metavar="DURATION",
+        help="with --policy: fail when a witness's cosignature on today's checkpoint is older than this (3600s, 36h, "
+        "7d); one dated in the future (beyond a minute of clock skew) fails with or without it",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
@@ -17701,6 +18801,7 @@ def _proof_main(argv: list[str]) -> int:
     if policy is not None and log is not None and not result.problems:
         checkpoint = parse_tlog_proof(proof).checkpoint
         result.problems.extend(policy_problems(policy, log.name, log.public_key, checkpoint))
+        result = dataclasses.replace(result, ml_dsa_signers=ml_dsa_log_signers(policy, log.name, checkpoint)[0])
     _print_proof_result(result, args.file, args.proof, args.json)
     return 1 if result.problems else 0
 
@@ -17744,6 +18845,8 @@ def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: b
                     "tree_size": result.size,
                     "index": result.index,
                     "leaf": result.leaf,
+                    "signers": [{"type": "Ed25519", "fingerprint": k.fingerprint} for k in [log] if k is not None]
+                    + [{"type": "ML-DSA-44", "fingerprint": k.fingerprint} for k in result.ml_dsa_signers],
                 }
             )
         )
@@ -17753,7 +18856,9 @@ def _print_proof_result(result: ArtifactCheck, file: str, proof: str, as_json: b
     else:
         print(
             f"PASS: {printable(file)} is committed by leaf {result.index} of {printable(result.origin)}'s "
-            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'}."
+            f"log of {result.size} entries, in a checkpoint signed by {log.fingerprint if log else '?'} (Ed25519)"
+            + "".join(f" and {k.fingerprint} (ML-DSA-44)" for k in result.ml_dsa_signers)
+            + "."
         )
         print(f"  leaf: {printable(canonical_text(result.leaf))}")
         if isinstance(result.leaf, dict) and result.leaf.get("type") == "certificate":

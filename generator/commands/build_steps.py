@@ -32,6 +32,7 @@ from generator.build import (
     cosigning,
     exports,
     history_files,
+    log_list_entry,
     schemas,
     site_archive,
     sums_tree,
@@ -180,6 +181,10 @@ def _cosignatures(b: Writing) -> None:
     b.policy = cosigning.policy_bytes(ctx.paths)
     if b.policy is not None:
         b.w.write(layout.POLICY, b.policy)
+
+
+def _log_list(b: Writing) -> None:
+    log_list_entry.write_log_list(b.ctx, b.w, feeds.base_url(b.ctx))
 
 
 def _new_files(ctx: SiteContext, w: SiteWriter, old: int) -> list[tuple[str, bytes]]:
@@ -401,6 +406,12 @@ WRITE: tuple[Step[Writing], ...] = (
         _cosignatures,
     ),
     Step(
+        "log list",
+        (f"program.yaml's witness_qpd and contact, keys.json ({GATHERED})",),
+        (layout.LOG_LIST,),
+        _log_list,
+    ),
+    Step(
         "ledger documents",
         ("the checkpoint", GATHERED),
         (layout.CHECKPOINT, layout.COMMITMENTS, "ledger/commitments/ (format v3)", layout.REVOCATIONS, "their .sig"),
@@ -509,8 +520,15 @@ WRITE: tuple[Step[Writing], ...] = (
     ),
     Step(
         "release files",
-        (GATHERED, "the package's verify.py, style.css and check.js"),
-        (layout.VERIFIER, layout.STYLE, layout.BROWSER_CHECK, layout.HOST_HEADERS, layout.MANIFEST),
+        (GATHERED, "the package's verify.py, style.css, check.js and mldsa44.js"),
+        (
+            layout.VERIFIER,
+            layout.STYLE,
+            layout.BROWSER_CHECK,
+            layout.BROWSER_ML_DSA,
+            layout.HOST_HEADERS,
+            layout.MANIFEST,
+        ),
         _release_files,
     ),
     Step(

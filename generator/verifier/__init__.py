@@ -66,7 +66,7 @@ from generator.verifier.core.formats import (
     value_kind_problem,
 )
 from generator.verifier.core.idindex import IdIndex
-from generator.verifier.core.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint
+from generator.verifier.core.note import checkpoint_text, note_signature_line, open_note, parse_checkpoint, split_note
 from generator.verifier.core.public_keys import (
     PUBLISHED_PRIVATE_KEYS,
     KeyRow,
@@ -84,6 +84,7 @@ from generator.verifier.core.public_keys import (
 from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
+from generator.verifier.crypto.mldsa import ML_DSA_44_PUBLIC_KEY_SIZE, ML_DSA_44_SIGNATURE_SIZE, ml_dsa_44_verify
 from generator.verifier.crypto.timestamp_token import TimestampToken, read_timestamp_token, verify_timestamp_token
 from generator.verifier.exports.credential import (
     DID_PATHS,
@@ -210,6 +211,7 @@ from generator.verifier.site.download import (
 )
 from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
 from generator.verifier.site.history_v3 import HISTORY_V3, archived_checkpoint_path, consistency_between
+from generator.verifier.site.log_list_file import LOG_LIST_PATH
 from generator.verifier.site.release import SUMS_LINE_RE
 from generator.verifier.site.remote import HttpRemote, RemoteUnreadable
 from generator.verifier.site.timestamp_files import (
@@ -221,15 +223,32 @@ from generator.verifier.site.timestamp_files import (
 )
 from generator.verifier.site.verify_site import verify_site
 from generator.verifier.tlog.cosignature import (
+    COSIGNATURE_KINDS,
+    ED25519,
+    KIND_LABEL,
     MAX_COSIGNATURE_TIMESTAMP,
+    ML_DSA_44,
     CosignerKey,
+    cosignature_key_id,
     cosignature_line,
     cosignature_message,
+    cosignature_verifies,
     make_cosigner_vkey,
     parse_cosigner_vkey,
+    subtree_cosignature_verifies,
+    subtree_message,
     verify_cosignatures,
 )
-from generator.verifier.tlog.keyring import KEY_REVOCATION, KEY_ROTATION, KeyRing, KeySpan
+from generator.verifier.tlog.keyring import KEY_ADDITION, KEY_REVOCATION, KEY_ROTATION, KeyRing, KeySpan
+from generator.verifier.tlog.log_list import (
+    LOG_LIST_HEADER,
+    ListedLog,
+    format_log_list,
+    log_origin_problem,
+    parse_log_key,
+    parse_log_list,
+    program_log_list_entry,
+)
 from generator.verifier.tlog.merkle import (
     EMPTY_ROOT,
     MerkleStream,
@@ -240,8 +259,10 @@ from generator.verifier.tlog.merkle import (
     verify_consistency,
     verify_inclusion,
 )
-from generator.verifier.tlog.policy import Policy, evaluate, parse_policy, witnessed_by
-from generator.verifier.tlog.rotation import checkpoint_signers, signer_problems
+from generator.verifier.tlog.policy import Policy, PolicyWitness, evaluate, parse_policy, witnessed_by
+from generator.verifier.tlog.rotation import ML_DSA_KEYS_MEMBER, LogKey, checkpoint_signers, signer_problems
+from generator.verifier.tlog.subtrees import is_valid_subtree, verify_subtree_consistency
+from generator.verifier.tlog.tile_proofs import consistency_proof_from_tiles, root_from_tiles
 from generator.verifier.tlog.tiles import (
     TILE_WIDTH,
     TileBuilder,
@@ -255,7 +276,14 @@ from generator.verifier.tlog.tiles import (
     tile_read_order,
 )
 from generator.verifier.tlog.tlogproof import TlogProof, format_tlog_proof, parse_tlog_proof
-from generator.verifier.tlog.witnessing import policy_problems
+from generator.verifier.tlog.witnessing import (
+    COSIGNATURE_CLOCK_SKEW,
+    cosignature_age_problems,
+    ml_dsa_log_signers,
+    parse_max_age,
+    policy_logs,
+    policy_problems,
+)
 
 __all__ = [
     "AGREEMENT_PLACES",
@@ -263,9 +291,12 @@ __all__ = [
     "ARCHIVE_SUMS_PATH",
     "AUTHORITIES_PATH",
     "COMMITMENT_PART_ROWS",
+    "COSIGNATURE_CLOCK_SKEW",
+    "COSIGNATURE_KINDS",
     "DID_PATHS",
     "DOWNLOAD_DIR",
     "DRAW",
+    "ED25519",
     "EMPTY_ROOT",
     "EVIDENCE_KEYS",
     "GATE_RE",
@@ -273,16 +304,24 @@ __all__ = [
     "HISTORY_V3",
     "ID_RE",
     "JUDGE_LABELS",
+    "KEY_ADDITION",
     "KEY_REVOCATION",
     "KEY_ROTATION",
+    "KIND_LABEL",
     "LEAF_KEYS",
     "LIST_RE",
+    "LOG_LIST_HEADER",
+    "LOG_LIST_PATH",
     "MANIFEST_PATH",
     "MANIFEST_V3",
     "MAX_COSIGNATURE_TIMESTAMP",
     "MAX_LEAF_BYTES",
     "MAX_SAFE_INTEGER",
     "MEMBER_MODE",
+    "ML_DSA_44",
+    "ML_DSA_44_PUBLIC_KEY_SIZE",
+    "ML_DSA_44_SIGNATURE_SIZE",
+    "ML_DSA_KEYS_MEMBER",
     "NON_SCORED",
     "PART_RE",
     "PUBLISHED_PRIVATE_KEYS",
@@ -313,11 +352,14 @@ __all__ = [
     "KeySpan",
     "LabelSetEvent",
     "Ledger",
+    "ListedLog",
+    "LogKey",
     "MerkleStream",
     "Methodology",
     "NoteError",
     "OutsideBound",
     "Policy",
+    "PolicyWitness",
     "Problem",
     "ProofError",
     "RemoteUnreadable",
@@ -373,8 +415,12 @@ __all__ = [
     "commitment_parts",
     "commitment_rows_bytes",
     "consistency_between",
+    "consistency_proof_from_tiles",
+    "cosignature_age_problems",
+    "cosignature_key_id",
     "cosignature_line",
     "cosignature_message",
+    "cosignature_verifies",
     "credential_path",
     "current_keys",
     "did_document",
@@ -392,6 +438,7 @@ __all__ = [
     "evidence_path",
     "examine_certificate",
     "fingerprint",
+    "format_log_list",
     "format_tlog_proof",
     "frontier_of",
     "grade_counts",
@@ -411,6 +458,7 @@ __all__ = [
     "is_time",
     "is_tree_file",
     "is_valid_key_name",
+    "is_valid_subtree",
     "iter_canonical_array",
     "judge_coverage_problems",
     "judge_labels_of",
@@ -431,9 +479,12 @@ __all__ = [
     "list_path",
     "load_snapshot",
     "loads_strict",
+    "log_origin_problem",
     "make_cosigner_vkey",
     "make_vkey",
     "merkle_root",
+    "ml_dsa_44_verify",
+    "ml_dsa_log_signers",
     "node_hash",
     "non_scored_problems",
     "note_signature_line",
@@ -446,6 +497,9 @@ __all__ = [
     "parse_checkpoint",
     "parse_cosigner_vkey",
     "parse_entry_bundle",
+    "parse_log_key",
+    "parse_log_list",
+    "parse_max_age",
     "parse_methodology",
     "parse_policy",
     "parse_tlog_proof",
@@ -453,8 +507,10 @@ __all__ = [
     "part_path",
     "partial_tile_paths",
     "path_key",
+    "policy_logs",
     "policy_problems",
     "printable",
+    "program_log_list_entry",
     "prose_problems",
     "public_key_from_pem",
     "public_key_pem",
@@ -473,6 +529,7 @@ __all__ = [
     "revocation_bits",
     "revocation_list",
     "root_from_inclusion_proof",
+    "root_from_tiles",
     "round_document_problems",
     "round_half_up",
     "round_randomness",
@@ -492,10 +549,13 @@ __all__ = [
     "site_format",
     "snapshot_bytes",
     "sodium_function",
+    "split_note",
     "statement_path",
     "status_list_credential",
     "stream_from",
     "strict_decoder",
+    "subtree_cosignature_verifies",
+    "subtree_message",
     "sums_text",
     "tile_paths",
     "tile_read_order",
@@ -511,6 +571,7 @@ __all__ = [
     "verify_cosignatures",
     "verify_inclusion",
     "verify_site",
+    "verify_subtree_consistency",
     "verify_timestamp_token",
     "witnessed_by",
 ]
