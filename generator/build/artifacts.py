@@ -172,10 +172,11 @@ def build_keys(ctx: SiteContext) -> BuildKeys:
     return BuildKeys(ctx.paths.private, ctx.signer, ctx.ledger.keys, ctx.paths.checkpoints_dir)
 
 
-def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None) -> bytes:
+def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None, earlier: bytes | None = None) -> bytes:
     """The checkpoint (format v1 §4): the C2SP tlog-checkpoint body, signed as a note by the keys
-    valid for its size (two at a key rotation's hand-over)."""
-    return (keys or build_keys(ctx)).checkpoint(ctx.origin, ctx.ledger.size, ctx.root)
+    valid for its size (two at a key rotation's hand-over); `earlier`, the last release's, lends
+    its randomized ML-DSA-44 line when the text is the same."""
+    return (keys or build_keys(ctx)).checkpoint(ctx.origin, ctx.ledger.size, ctx.root, earlier)
 
 
 def write_entries(ctx: SiteContext, w: SiteWriter, each: Callable[[int, bytes], None] | None = None) -> None:

@@ -100,6 +100,13 @@ def _signed_by(note: bytes, key: VerifierKey) -> bool:
     return True
 
 
+def _ml_dsa_signers(note: bytes, key: CosignerKey) -> dict[str, int]:
+    try:
+        return verify_cosignatures(note, [key])
+    except NoteError:
+        return {}
+
+
 def _signature_lines(note: bytes) -> list[str]:
     text = note.decode("utf-8", "replace")
     return [line for line in text[text.rfind("\n\n") + 2 :].split("\n") if line]
@@ -161,7 +168,8 @@ def cosign(
     still missing whose key is the demo witness's own cosigns then, with that time."""
     if policy is None:
         return Cosigned(note, (), ())
-    if not any(_signed_by(note, k) for k in policy.log_keys):
+    ml_dsa_signed = any(k.name in _ml_dsa_signers(note, k) for k in policy.ml_dsa_log_keys)
+    if not any(_signed_by(note, k) for k in policy.log_keys) and not ml_dsa_signed:
         raise InputError(
             [problem(paths.show(paths.data / POLICY_FILE), "names no log key that signs this program's checkpoint")],
             "the trust policy is not this program's",

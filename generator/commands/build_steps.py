@@ -168,7 +168,7 @@ def _cosignatures(b: Writing) -> None:
     cosigned = cosigning.cosign(
         ctx.paths,
         cosigning.load_policy(ctx.paths),
-        artifacts.checkpoint_note(ctx, b.keys),
+        artifacts.checkpoint_note(ctx, b.keys, _last_checkpoint(b.previous)),
         ctx.tree,
         b.previous,
         b.carried[-1].size if b.carried else 0,
@@ -185,6 +185,11 @@ def _cosignatures(b: Writing) -> None:
 
 def _log_list(b: Writing) -> None:
     log_list_entry.write_log_list(b.ctx, b.w, feeds.base_url(b.ctx))
+
+
+def _last_checkpoint(previous: PreviousRelease | None) -> bytes | None:
+    path = previous.file(layout.CHECKPOINT) if previous is not None else None
+    return path.read_bytes() if path is not None and path.is_file() else None
 
 
 def _new_files(ctx: SiteContext, w: SiteWriter, old: int) -> list[tuple[str, bytes]]:

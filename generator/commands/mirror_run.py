@@ -18,7 +18,7 @@ from generator.commands.serve import SiteRequestHandler
 from generator.core.cosigning_keys import Cosigner, generate_cosigner, load_cosigner, write_cosigner
 from generator.core.generator_errors import InputError, TransparencyError, problem
 from generator.mirror.pull import Progress, Pulled, pull
-from generator.verifier import FormatError, VerifierKey, parse_policy, parse_vkey
+from generator.verifier import ML_DSA_44, FormatError, LogKey, parse_cosigner_vkey, parse_policy, parse_vkey
 
 _MAX_POLICY_BYTES = 1 << 20
 
@@ -30,7 +30,7 @@ def new_mirror_key(key_path: Path, name: str, kind: str) -> str:
     return cosigner.key.vkey
 
 
-def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[VerifierKey, ...]:
+def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[LogKey, ...]:
     """The log keys a mirror opens checkpoints with: the --log vkeys, or the `log` lines of a
     trust policy, exactly one of the two. InputError naming each that cannot be read."""
     if bool(vkeys) == (policy_path is not None):
@@ -41,7 +41,7 @@ def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[Ver
     problems, keys = [], []
     for vkey in vkeys:
         try:
-            keys.append(parse_vkey(vkey))
+            keys.append(_log_key(vkey))
         except FormatError as e:
             problems.append(problem("--log", str(e), expected="a log's vkey, ORIGIN+KEYID+BASE64", found=vkey))
     if policy_path is not None:
@@ -49,7 +49,8 @@ def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[Ver
             data = policy_path.read_bytes()[: _MAX_POLICY_BYTES + 1]
             if len(data) > _MAX_POLICY_BYTES:
                 raise FormatError(f"larger than the {_MAX_POLICY_BYTES} bytes a policy may have")
-            keys = list(parse_policy(data).log_keys)
+            policy = parse_policy(data)
+            keys = [*policy.log_keys, *policy.ml_dsa_log_keys]
             if not keys:
                 problems.append(problem(str(policy_path), "the policy has no `log <vkey>` line"))
         except OSError as e:
@@ -61,6 +62,20 @@ def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[Ver
     return tuple(keys)
 
 
+def _log_key(vkey: str) -> LogKey:
+    """A log's Ed25519 note key (0x01) or ML-DSA-44 key (0x06) from its vkey."""
+    try:
+        return parse_vkey(vkey)
+    except FormatError as e:
+        try:
+            key = parse_cosigner_vkey(vkey)
+        except FormatError:
+            raise e from None
+        if key.kind != ML_DSA_44:
+            raise FormatError("a log's key is an Ed25519 note key (0x01) or an ML-DSA-44 key (0x06)") from None
+        return key
+
+
 @dataclass(frozen=True)
 class Follower:
     """A mirror following one site into one folder, with its key and the log's pinned keys."""
@@ -68,7 +83,7 @@ class Follower:
     site: str
     out: Path
     cosigner: Cosigner
-    log_keys: tuple[VerifierKey, ...]
+    log_keys: tuple[LogKey, ...]
 
     def run(self, progress: Progress) -> Pulled:
         return pull(self.site, self.out, self.cosigner, self.log_keys, progress=progress)

@@ -60,33 +60,22 @@ class BuildKeys:
             self._loaded_ml[key.vkey] = found
         return self._loaded_ml[key.vkey]
 
-    def _kept_line(self, key: CosignerKey, text: str, size: int) -> str | None:
-        """`key`'s line on the checkpoint of `text` as published before, if it still verifies."""
+    def _kept_line(self, key: CosignerKey, text: str, size: int, earlier: bytes | None) -> str | None:
+        """`key`'s line on the checkpoint of `text` as published before (kept in data/checkpoints/,
+        or `earlier`, the last release's), if it still verifies."""
         path = self._kept / str(size) if self._kept is not None else None
-        if path is None or not path.is_file():
-            return None
-        data = path.read_bytes()
-        try:
-            kept_text, lines = split_note(data)
-            if kept_text != text or key.name not in verify_cosignatures(data, [key]):
-                return None
-        except (NoteError, FormatError):
-            return None
-        return next(
-            (
-                note_signature_line(name, raw[:4], raw[4:])
-                for name, raw in lines
-                if (name, raw[:4]) == (key.name, key.key_id)
-            ),
-            None,
-        )
+        for data in (path.read_bytes() if path is not None and path.is_file() else None, earlier):
+            line = _line_of(key, text, data) if data is not None else None
+            if line is not None:
+                return line
+        return None
 
-    def _ml_dsa_lines(self, text: str, size: int) -> list[str]:
+    def _ml_dsa_lines(self, text: str, size: int, earlier: bytes | None) -> list[str]:
         newest = self.ring.newest_ml_dsa_at(size)
         lines = []
         for key in [s.key for s in reversed(self.ring.ml_dsa) if s.covers(size)]:
             private = self.ml_dsa_private_key(key)
-            kept = self._kept_line(key, text, size)
+            kept = self._kept_line(key, text, size, earlier)
             if kept is not None:
                 lines.append(kept)
             elif private is not None:
@@ -120,7 +109,9 @@ class BuildKeys:
         valid = self.ring.valid_at(index + 1)
         return valid[-1] if valid else None
 
-    def checkpoint(self, origin: str, size: int, root: bytes) -> bytes:
+    def checkpoint(self, origin: str, size: int, root: bytes, earlier: bytes | None = None) -> bytes:
+        """The checkpoint of the tree, signed by the keys valid for `size`; `earlier`, the last
+        release's checkpoint, lends the ML-DSA-44 line it has for the same text."""
         text = checkpoint_text(origin, size, root)
         newest = self.ring.newest_at(size)
         # A key revoked since still signs a tree whose leaves all predate its compromise: the
@@ -142,4 +133,18 @@ class BuildKeys:
                     ],
                     "cannot sign the ledger's checkpoint",
                 )
-        return (text + "\n" + "".join(lines + self._ml_dsa_lines(text, size))).encode("utf-8")
+        return (text + "\n" + "".join(lines + self._ml_dsa_lines(text, size, earlier))).encode("utf-8")
+
+
+def _line_of(key: CosignerKey, text: str, data: bytes) -> str | None:
+    """`key`'s signature line in the note `data`, if the note's text is `text` and the line verifies."""
+    try:
+        kept_text, lines = split_note(data)
+        if kept_text != text or key.name not in verify_cosignatures(data, [key]):
+            return None
+    except (NoteError, FormatError):
+        return None
+    return next(
+        (note_signature_line(n, raw[:4], raw[4:]) for n, raw in lines if (n, raw[:4]) == (key.name, key.key_id)),
+        None,
+    )

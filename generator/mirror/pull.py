@@ -44,7 +44,9 @@ from generator.monitor.read_ahead import ReadAhead
 from generator.monitor.site_source import Fetch, open_site
 from generator.verifier import (
     TILE_WIDTH,
+    CosignerKey,
     FormatError,
+    LogKey,
     NoteError,
     ProofError,
     TileBuilder,
@@ -59,8 +61,10 @@ from generator.verifier import (
     partial_tile_paths,
     read_tiled_log,
     show,
+    split_note,
     tile_read_order,
     verify_consistency,
+    verify_cosignatures,
 )
 
 # (phase, done, total): what a long run reports as it goes.
@@ -110,9 +114,11 @@ def _quiet(phase: str, done: int, total: int) -> None:
     pass
 
 
-def open_log_checkpoint(note: bytes, log_keys: Sequence[VerifierKey]) -> LogCheckpoint:
-    """The site's checkpoint, opened with the pinned keys named for its origin. Refused when no
-    pinned key is for its log, or when none of them signed it."""
+def open_log_checkpoint(note: bytes, log_keys: Sequence[LogKey]) -> LogCheckpoint:
+    """The site's checkpoint, opened with the pinned keys named for its origin, as a reader's
+    policy opens it: signed by one of the pinned Ed25519 keys if any is pinned, and by one of the
+    pinned ML-DSA-44 keys if any is. Refused when no pinned key is for its log, or when a type of
+    key pinned did not sign it. The log's lines kept are those that verified."""
     origin = note.split(b"\n", 1)[0].decode("utf-8", "replace")
     keys = [k for k in log_keys if k.name == origin]
     if not keys:
@@ -121,16 +127,28 @@ def open_log_checkpoint(note: bytes, log_keys: Sequence[VerifierKey]) -> LogChec
             f"{layout.CHECKPOINT}: a checkpoint of the log {show(origin)}, for which no key is pinned "
             f"(the pinned keys are for {pinned})"
         )
+    ed25519 = [k for k in keys if isinstance(k, VerifierKey)]
+    ml_dsa = [k for k in keys if isinstance(k, CosignerKey)]
     try:
-        signed = open_note(note, keys)
-        cp_origin, size, root = parse_checkpoint(signed.text)
+        text, raw_lines = split_note(note)
+        lines = ""
+        if ed25519:
+            signed = open_note(note, ed25519)
+            lines = "".join(note_signature_line(s.name, s.key_id, s.signature) for s in signed.verified)
+        ml_signed = [k for k in ml_dsa if k.name in verify_cosignatures(note, [k])]
+        if ml_dsa and not ml_signed:
+            raise NoteError("no signature by the pinned ML-DSA-44 key(s)")
+        kept_ids = {(k.name, k.key_id) for k in ml_signed}
+        lines += "".join(
+            note_signature_line(name, raw[:4], raw[4:]) for name, raw in raw_lines if (name, raw[:4]) in kept_ids
+        )
+        cp_origin, size, root = parse_checkpoint(text)
     except (NoteError, FormatError) as e:
         raise Refused(
             f"{layout.CHECKPOINT} does not verify with the pinned log key(s) {', '.join(k.vkey for k in keys)}: {e}. "
             "The log was re-keyed (pin its new key) or the checkpoint is forged"
         ) from None
-    lines = "".join(note_signature_line(s.name, s.key_id, s.signature) for s in signed.verified)
-    return LogCheckpoint(cp_origin, size, root, signed.text, lines)
+    return LogCheckpoint(cp_origin, size, root, text, lines)
 
 
 def _unchanged(stored: MirrorCheckpoint, cp: LogCheckpoint) -> bool:
@@ -394,7 +412,7 @@ def pull(
     site: str,
     out: Path,
     cosigner: Cosigner,
-    log_keys: Sequence[VerifierKey],
+    log_keys: Sequence[LogKey],
     *,
     clock: Callable[[], int] = _now,
     progress: Progress = _quiet,

@@ -1,6 +1,10 @@
 """Daily quotas of add-checkpoint requests: at most `qpd` requests a log in any rolling day, as a
 log list (`logs/v0`) sets them, and how long a log over its quota must wait.
 
+The witness counts only the requests that move its record of the log (a new tree cosigned): a
+log's signed checkpoints are public, so anyone can replay one, and a replay answered 409, or one
+of the tree the witness already holds, must not spend the log's quota.
+
 c2sp.org/tlog-witness sets no status code for a log over its quota: the witness answers HTTP's
 own, 429 Too Many Requests, with a Retry-After header in seconds. The counts are kept in memory:
 a restarted witness starts them afresh (a quota protects the witness's work, not a security
@@ -28,9 +32,9 @@ class DailyQuota:
         self._seen: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def take(self, origin: str) -> int | None:
-        """Count a request of the log `origin`: None if it is within the quota, or else the whole
-        seconds until one is allowed again (the request is then not counted)."""
+    def wait(self, origin: str) -> int | None:
+        """None if the log `origin` may make one more counted request now, or else the whole
+        seconds until it may."""
         limit = self._limits.get(origin)
         if limit is None:
             return None
@@ -41,5 +45,17 @@ class DailyQuota:
                 seen.popleft()
             if len(seen) >= limit:
                 return max(1, math.ceil(seen[0] + DAY_SECONDS - now)) if seen else DAY_SECONDS
-            seen.append(now)
             return None
+
+    def spend(self, origin: str) -> None:
+        """Count one request of the log `origin` (one that moved the witness's record)."""
+        if origin in self._limits:
+            with self._lock:
+                self._seen.setdefault(origin, deque()).append(self._clock())
+
+    def take(self, origin: str) -> int | None:
+        """wait(), and the request counted when it is allowed."""
+        waited = self.wait(origin)
+        if waited is None:
+            self.spend(origin)
+        return waited

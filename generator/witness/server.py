@@ -276,7 +276,7 @@ class Witness:
 
     def _signed_by_log(self, note: bytes, origin: str) -> list[str]:
         """The log's signature lines the witness verified (404 unknown log, 403 none or a bad one),
-        the request then counted against the log's quota (429 beyond it)."""
+        and 429 when the log is over its quota (which only a request that moves the record spends)."""
         keys = self.logs.get(origin)
         if not keys:
             raise Refusal(404, "unknown log")
@@ -284,7 +284,9 @@ class Witness:
             lines = log_signature_lines(note, keys)
         except NoteError as e:
             raise Refusal(403, f"invalid signature: {e}") from None
-        wait = self._quota.take(origin)  # after the signature: no one else can spend a log's quota
+        # Checked here, spent only when the record moves (_add_checkpoint): a replay of the log's
+        # public checkpoints, by anyone, cannot spend its quota.
+        wait = self._quota.wait(origin)
         if wait is not None:
             raise Refusal(
                 429, f"the log is over its quota of requests a day; retry in {wait} s", TEXT, {"Retry-After": str(wait)}
@@ -340,6 +342,7 @@ class Witness:
         moved = record is None or (record.size, record.root) != (size, root)
         if moved:
             record_latest(self.state_dir, origin, size, root)  # before anything is signed, let alone returned
+            self._quota.spend(origin)
         timestamp = self._timestamp()
         lines = [key.cosign(text, timestamp) for key in self.keys]
         # What the read API serves: the newest cosignatures, also when a log asks again for the

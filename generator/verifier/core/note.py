@@ -107,6 +107,8 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
     origin, size, root_b64 = lines[0], lines[1], lines[2]
     if not re.fullmatch(r"0|[1-9][0-9]{0,19}", size):
         raise FormatError(f"checkpoint size {size!r} is not a decimal number without leading zeros")
+    if int(size) > 2**64 - 1:
+        raise FormatError(f"checkpoint size {size} is beyond a tree's 64-bit size")
     root = b64decode_strict(root_b64)
     if len(root) != 32:
         raise FormatError("checkpoint root is not 32 bytes")

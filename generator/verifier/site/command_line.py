@@ -402,6 +402,13 @@ def _proof_main(argv: list[str]) -> int:
     origin_line = proof.split(b"\n\n", 1)[-1].split(b"\n", 1)[0].decode("utf-8", "replace")
     # Every key named for the proof's origin, as the site's check accepts any of them.
     candidates = (policy_logs(policy, origin_line) if policy else keys) or keys[:1]
+    if policy is not None and not candidates:
+        print(
+            "verify.py proof: --policy names no Ed25519 log key: a proof's checkpoint is opened with the log's "
+            "Ed25519 key, which every checkpoint carries; add its `log` line (keys.json's active key)",
+            file=sys.stderr,
+        )
+        return 2
     result = verify_artifact(data, proof, candidates)
     log = result.signer
     if policy is not None and log is not None and not result.problems:

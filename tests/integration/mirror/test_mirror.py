@@ -7,6 +7,7 @@ rollback, a key it does not pin) leaving the mirror's checkpoint as it was."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import signal
@@ -532,3 +533,27 @@ def test_key_and_serve_refuse_what_they_cannot_do(key: tuple[Path, str], tmp_pat
         "mirror", "follow", "nowhere", "--out", tmp_path / "m", "--key", key[0], "--log", PublishedLog(tmp_path).vkey
     )
     assert code == 2 and "nowhere: not a folder" in err
+
+
+def test_a_mirror_pinned_to_both_log_keys_keeps_both_lines_and_refuses_a_checkpoint_without_one(
+    tmp_path: Path,
+) -> None:
+    """Pinned to both of the log's keys, Ed25519 and ML-DSA-44 (as the demo's policy names them), the mirror
+    opens the checkpoint as a reader's policy does: both types must sign, and both verified lines
+    are kept in the note it cosigns, so that a reader of the mirror holding that policy accepts it."""
+    site, log_vkey = demo_site(tmp_path / "site")
+    keys = json.loads((site / "keys.json").read_text())
+    ml_vkey = keys["ml_dsa_44_keys"][-1]["vkey"]
+    key_file, mirror_vkey = mirror_key(tmp_path, ED25519)
+    origin = parse_vkey(log_vkey).name
+    follow(site, tmp_path / "both", key_file, log_vkey, ml_vkey)
+    note = mirrored(tmp_path / "both", site, log_vkey, mirror_vkey, size_of(site), origin)
+    assert verify_cosignatures(note, [parse_cosigner_vkey(ml_vkey)]) == {origin: 0}, "the log's ML-DSA-44 line"
+    text, lines = note.split(b"\n\n")
+    without = tmp_path / "without"
+    shutil.copytree(site, without)
+    kept = [line for line in lines.splitlines() if len(base64.b64decode(line.split(b" ")[2])) < 2000]
+    (without / "ledger" / "checkpoint").write_bytes(text + b"\n\n" + b"".join(line + b"\n" for line in kept))
+    said = follow(without, tmp_path / "stripped", key_file, log_vkey, ml_vkey, code=1)
+    assert "no signature by the pinned ML-DSA-44 key" in said
+    assert not (tmp_path / "stripped").exists() or not list((tmp_path / "stripped").rglob("checkpoint"))

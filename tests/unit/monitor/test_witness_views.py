@@ -137,3 +137,24 @@ def test_the_policy_file_and_max_age_are_read_strictly(tmp_path: Path) -> None:
         read_witness_options(path, None)
     with pytest.raises(Unreadable, match=rf"^--witnesses {tmp_path}: "):
         read_witness_options(tmp_path, None)
+
+
+def test_a_view_signed_by_any_one_log_key_of_a_two_key_policy_is_opened() -> None:
+    """A witness keeps only the log lines it verified, and a log may sign a fork it shows one
+    witness with one key only: under a policy naming the log's Ed25519 and ML-DSA-44 keys, a view
+    signed by either is the log's word (a split view among them is caught), one by neither is not."""
+    from generator.monitor.witness_views import open_view
+    from generator.verifier import NoteError, checkpoint_text, parse_policy
+
+    witness = cosigner("w.example")
+    log_ml = Cosigner(ORIGIN, ML_DSA_44, hashlib.sha256(b"the log's ml-dsa key").digest())
+    policy = parse_policy(f"log {LOG.vkey}\nlog {log_ml.key.vkey}\nwitness W {witness.key.vkey} http://w/\nquorum W\n")
+    text = checkpoint_text(ORIGIN, 10, ROOT)
+    ed_only = signed_checkpoint(LOG, ORIGIN, 10, ROOT)
+    ml_only = (text + "\n" + log_ml.cosign(text, 0)).encode()
+    stranger = (text + "\n" + Cosigner(ORIGIN, ML_DSA_44, bytes(32)).cosign(text, 0)).encode()
+    for note in (ed_only, ml_only):
+        view = open_view(policy, policy.witnesses[0], ORIGIN, cosigned(note, witness, T))
+        assert (view.size, view.root, view.timestamp) == (10, ROOT, T)
+    with pytest.raises(NoteError, match="no signature by a known key"):
+        open_view(policy, policy.witnesses[0], ORIGIN, cosigned(stranger, witness, T))

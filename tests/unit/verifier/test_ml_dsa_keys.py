@@ -238,3 +238,39 @@ def test_ml_dsa_rotation_and_revocation_follow_the_ed25519_rules() -> None:
     assert [(s.key, s.first_size, s.last_size, s.reason) for s in loaded.keys.ml_dsa] == [
         (s.key, s.first_size, s.last_size, s.reason) for s in ring.ml_dsa
     ]
+
+
+def test_what_no_ml_dsa_line_can_cover_is_a_failed_line_not_a_crash() -> None:
+    """An origin of more than 255 bytes cannot be in the subtree/v1 message: a line by a known
+    ML-DSA-44 key on such a checkpoint does not verify (NoteError, as any failed line), and a size
+    beyond 64 bits is no checkpoint at all."""
+    w = Cosigner("w.example", ML_DSA_44, bytes(32))
+    text = checkpoint_text("o" * 300, 5, ROOT)
+    raw = w.key.key_id + bytes(8) + bytes(2420)
+    line = f"\u2014 w.example {base64.b64encode(raw).decode()}\n"
+    with pytest.raises(NoteError, match="does not verify"):
+        verify_cosignatures((text + "\n" + line).encode(), [w.key])
+    with pytest.raises(NoteError, match="64-bit"):
+        verify_cosignatures((checkpoint_text(ORIGIN, 2**64, ROOT) + "\n" + line).encode(), [w.key])
+
+
+def test_a_key_added_under_another_name_never_signs_for_the_log() -> None:
+    """A replay that has not learnt the log's name yet (no rotation, keys.json not read) accepts
+    the addition, but a line by that key never counts as the log's: every later checkpoint lacks
+    the ML-DSA-44 signature it needs."""
+    from generator.verifier import checkpoint_signers
+
+    ledger = Ledger()
+    other = Cosigner("someone-else.example/log", ML_DSA_44, bytes(32))
+    leaf = {"type": "key-addition", "v": 2, "vkey": other.key.vkey, "at": "2026-01-02T00:00:00Z"}
+    assert problems_of(ledger, leaf) == []
+    log = SigningKey(bytes(32))
+    ledger.keys.start(parse_vkey(make_vkey(ORIGIN, bytes(log.verify_key))))
+    text = checkpoint_text(ORIGIN, 1, ROOT)
+    from generator.verifier import key_id, note_signature_line
+
+    ed_line = note_signature_line(ORIGIN, key_id(ORIGIN, bytes(log.verify_key)), log.sign(text.encode()).signature)
+    note = (text + "\n" + ed_line + other.cosign(text, 0).replace("someone-else.example/log", ORIGIN)).encode()
+    _, signers = checkpoint_signers(note, ledger.keys)
+    assert other.key not in signers
+    assert any("ML-DSA-44 key valid" in p for p in signer_problems(ledger.keys, 1, signers))
