@@ -27,81 +27,81 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/formats.py                  lines  1164 to  1401
     generator/verifier/core/sodium.py                   lines  1402 to  1445
     generator/verifier/core/public_keys.py              lines  1446 to  1722
-    generator/verifier/core/note.py                     lines  1723 to  1830
-    generator/verifier/crypto/mldsa.py                  lines  1831 to  2128
-    generator/verifier/tlog/merkle.py                   lines  2129 to  2269
-    generator/verifier/tlog/subtrees.py                 lines  2270 to  2348
-    generator/verifier/tlog/tlogproof.py                lines  2349 to  2421
-    generator/verifier/tlog/tiles.py                    lines  2422 to  2774
-    generator/verifier/tlog/tile_proofs.py              lines  2775 to  2882
-    generator/verifier/tlog/cosignature.py              lines  2883 to  3131
-    generator/verifier/tlog/log_list.py                 lines  3132 to  3361
-    generator/verifier/tlog/policy.py                   lines  3362 to  3663
-    generator/verifier/tlog/witnessing.py               lines  3664 to  3783
-    generator/verifier/core/idindex.py                  lines  3784 to  3867
-    generator/verifier/crypto/der.py                    lines  3868 to  4195
-    generator/verifier/crypto/rsa.py                    lines  4196 to  4313
-    generator/verifier/crypto/ecdsa.py                  lines  4314 to  4481
-    generator/verifier/crypto/signatures.py             lines  4482 to  4668
-    generator/verifier/crypto/x509.py                   lines  4669 to  4867
-    generator/verifier/crypto/timestamp_token.py        lines  4868 to  5270
-    generator/verifier/crypto/hash_to_g1.py             lines  5271 to  5548
-    generator/verifier/crypto/bls12_381.py              lines  5549 to  6039
-    generator/verifier/crypto/drand.py                  lines  6040 to  6111
-    generator/verifier/rules/beacon.py                  lines  6112 to  6363
-    generator/verifier/rules/methodology_rules.py       lines  6364 to  6723
-    generator/verifier/rules/scoring.py                 lines  6724 to  7023
-    generator/verifier/rules/agreement_statistics.py    lines  7024 to  7283
-    generator/verifier/rules/labelsets.py               lines  7284 to  7622
-    generator/verifier/rules/subjects.py                lines  7623 to  7888
-    generator/verifier/rules/withdrawals.py             lines  7889 to  7927
-    generator/verifier/rules/events.py                  lines  7928 to  7986
-    generator/verifier/rules/draws.py                   lines  7987 to  8132
-    generator/verifier/tlog/keyring.py                  lines  8133 to  8341
-    generator/verifier/rules/ledger.py                  lines  8342 to  8824
-    generator/verifier/rules/draw_pools.py              lines  8825 to  8957
-    generator/verifier/rules/drawn_items.py             lines  8958 to  9295
-    generator/verifier/exports/eee_record.py            lines  9296 to  9634
-    generator/verifier/exports/cbor.py                  lines  9635 to  9756
-    generator/verifier/exports/scitt_statement.py       lines  9757 to  9942
-    generator/verifier/exports/credential.py            lines  9943 to 10247
-    generator/verifier/memory/ledger_snapshot.py        lines 10248 to 10436
-    generator/verifier/memory/checkpoint_memory.py      lines 10437 to 10591
-    generator/verifier/memory/release_memory.py         lines 10592 to 10900
-    generator/verifier/rules/answers.py                 lines 10901 to 10968
-    generator/verifier/rules/runs.py                    lines 10969 to 11341
-    generator/verifier/rules/lineage.py                 lines 11342 to 11627
-    generator/verifier/rules/score_edits.py             lines 11628 to 11713
-    generator/verifier/rules/evidence.py                lines 11714 to 11808
-    generator/verifier/rules/certificates.py            lines 11809 to 12276
-    generator/verifier/rules/certificate_documents.py   lines 12277 to 12372
-    generator/verifier/rules/recheck.py                 lines 12373 to 12739
-    generator/verifier/core/report.py                   lines 12740 to 12902
-    generator/verifier/core/folder.py                   lines 12903 to 13186
-    generator/verifier/core/checksum_tree.py            lines 13187 to 13341
-    generator/verifier/tlog/rotation.py                 lines 13342 to 13524
-    generator/verifier/memory/mirror_record.py          lines 13525 to 13594
-    generator/verifier/site/release.py                  lines 13595 to 13886
-    generator/verifier/site/checksum_lists.py           lines 13887 to 14043
-    generator/verifier/site/zip_layout.py               lines 14044 to 14243
-    generator/verifier/site/download.py                 lines 14244 to 14636
-    generator/verifier/site/history.py                  lines 14637 to 15006
-    generator/verifier/site/history_v3.py               lines 15007 to 15143
-    generator/verifier/site/commitment_parts.py         lines 15144 to 15329
-    generator/verifier/site/ledger_files.py             lines 15330 to 15688
-    generator/verifier/site/publication.py              lines 15689 to 15855
-    generator/verifier/rules/revocations.py             lines 15856 to 15975
-    generator/verifier/site/export_files.py             lines 15976 to 16201
-    generator/verifier/site/certificate_files.py        lines 16202 to 16660
-    generator/verifier/site/agreement_files.py          lines 16661 to 16805
-    generator/verifier/site/timestamp_files.py          lines 16806 to 16984
-    generator/verifier/site/log_list_file.py            lines 16985 to 17056
-    generator/verifier/site/accounting.py               lines 17057 to 17335
-    generator/verifier/site/remote.py                   lines 17336 to 17606
-    generator/verifier/site/mirror_folder.py            lines 17607 to 17798
-    generator/verifier/site/mirror.py                   lines 17799 to 18104
-    generator/verifier/site/verify_site.py              lines 18105 to 18429
-    generator/verifier/site/command_line.py             lines 18430 to 18877
+    generator/verifier/core/note.py                     lines  1723 to  1832
+    generator/verifier/crypto/mldsa.py                  lines  1833 to  2130
+    generator/verifier/tlog/merkle.py                   lines  2131 to  2271
+    generator/verifier/tlog/subtrees.py                 lines  2272 to  2350
+    generator/verifier/tlog/tlogproof.py                lines  2351 to  2423
+    generator/verifier/tlog/tiles.py                    lines  2424 to  2776
+    generator/verifier/tlog/tile_proofs.py              lines  2777 to  2884
+    generator/verifier/tlog/cosignature.py              lines  2885 to  3137
+    generator/verifier/tlog/log_list.py                 lines  3138 to  3367
+    generator/verifier/tlog/policy.py                   lines  3368 to  3669
+    generator/verifier/tlog/witnessing.py               lines  3670 to  3789
+    generator/verifier/core/idindex.py                  lines  3790 to  3873
+    generator/verifier/crypto/der.py                    lines  3874 to  4201
+    generator/verifier/crypto/rsa.py                    lines  4202 to  4319
+    generator/verifier/crypto/ecdsa.py                  lines  4320 to  4487
+    generator/verifier/crypto/signatures.py             lines  4488 to  4674
+    generator/verifier/crypto/x509.py                   lines  4675 to  4873
+    generator/verifier/crypto/timestamp_token.py        lines  4874 to  5276
+    generator/verifier/crypto/hash_to_g1.py             lines  5277 to  5554
+    generator/verifier/crypto/bls12_381.py              lines  5555 to  6045
+    generator/verifier/crypto/drand.py                  lines  6046 to  6117
+    generator/verifier/rules/beacon.py                  lines  6118 to  6369
+    generator/verifier/rules/methodology_rules.py       lines  6370 to  6729
+    generator/verifier/rules/scoring.py                 lines  6730 to  7029
+    generator/verifier/rules/agreement_statistics.py    lines  7030 to  7289
+    generator/verifier/rules/labelsets.py               lines  7290 to  7628
+    generator/verifier/rules/subjects.py                lines  7629 to  7894
+    generator/verifier/rules/withdrawals.py             lines  7895 to  7933
+    generator/verifier/rules/events.py                  lines  7934 to  7992
+    generator/verifier/rules/draws.py                   lines  7993 to  8138
+    generator/verifier/tlog/keyring.py                  lines  8139 to  8347
+    generator/verifier/rules/ledger.py                  lines  8348 to  8830
+    generator/verifier/rules/draw_pools.py              lines  8831 to  8963
+    generator/verifier/rules/drawn_items.py             lines  8964 to  9301
+    generator/verifier/exports/eee_record.py            lines  9302 to  9640
+    generator/verifier/exports/cbor.py                  lines  9641 to  9762
+    generator/verifier/exports/scitt_statement.py       lines  9763 to  9948
+    generator/verifier/exports/credential.py            lines  9949 to 10253
+    generator/verifier/memory/ledger_snapshot.py        lines 10254 to 10442
+    generator/verifier/memory/checkpoint_memory.py      lines 10443 to 10597
+    generator/verifier/memory/release_memory.py         lines 10598 to 10906
+    generator/verifier/rules/answers.py                 lines 10907 to 10974
+    generator/verifier/rules/runs.py                    lines 10975 to 11347
+    generator/verifier/rules/lineage.py                 lines 11348 to 11633
+    generator/verifier/rules/score_edits.py             lines 11634 to 11719
+    generator/verifier/rules/evidence.py                lines 11720 to 11814
+    generator/verifier/rules/certificates.py            lines 11815 to 12282
+    generator/verifier/rules/certificate_documents.py   lines 12283 to 12378
+    generator/verifier/rules/recheck.py                 lines 12379 to 12745
+    generator/verifier/core/report.py                   lines 12746 to 12908
+    generator/verifier/core/folder.py                   lines 12909 to 13192
+    generator/verifier/core/checksum_tree.py            lines 13193 to 13347
+    generator/verifier/tlog/rotation.py                 lines 13348 to 13534
+    generator/verifier/memory/mirror_record.py          lines 13535 to 13604
+    generator/verifier/site/release.py                  lines 13605 to 13896
+    generator/verifier/site/checksum_lists.py           lines 13897 to 14053
+    generator/verifier/site/zip_layout.py               lines 14054 to 14253
+    generator/verifier/site/download.py                 lines 14254 to 14646
+    generator/verifier/site/history.py                  lines 14647 to 15016
+    generator/verifier/site/history_v3.py               lines 15017 to 15153
+    generator/verifier/site/commitment_parts.py         lines 15154 to 15339
+    generator/verifier/site/ledger_files.py             lines 15340 to 15698
+    generator/verifier/site/publication.py              lines 15699 to 15865
+    generator/verifier/rules/revocations.py             lines 15866 to 15985
+    generator/verifier/site/export_files.py             lines 15986 to 16211
+    generator/verifier/site/certificate_files.py        lines 16212 to 16670
+    generator/verifier/site/agreement_files.py          lines 16671 to 16815
+    generator/verifier/site/timestamp_files.py          lines 16816 to 16994
+    generator/verifier/site/log_list_file.py            lines 16995 to 17066
+    generator/verifier/site/accounting.py               lines 17067 to 17345
+    generator/verifier/site/remote.py                   lines 17346 to 17616
+    generator/verifier/site/mirror_folder.py            lines 17617 to 17808
+    generator/verifier/site/mirror.py                   lines 17809 to 18114
+    generator/verifier/site/verify_site.py              lines 18115 to 18439
+    generator/verifier/site/command_line.py             lines 18440 to 18894
 """
 
 # ==============================================================================================
@@ -1822,6 +1822,8 @@ def parse_checkpoint(text: str) -> tuple[str, int, bytes]:
     origin, size, root_b64 = lines[0], lines[1], lines[2]
     if not re.fullmatch(r"0|[1-9][0-9]{0,19}", size):
         raise FormatError(f"checkpoint size {size!r} is not a decimal number without leading zeros")
+    if int(size) > 2**64 - 1:
+        raise FormatError(f"checkpoint size {size} is beyond a tree's 64-bit size")
     root = b64decode_strict(root_b64)
     if len(root) != 32:
         raise FormatError("checkpoint root is not 32 bytes")
@@ -3070,7 +3072,11 @@ def cosignature_verifies(key: CosignerKey, text: str, timestamp: int, signature:
     if key.kind == ED25519:
         return ed25519_verify(key.public_key, signature, cosignature_message(text, timestamp))
     origin, size, root = parse_checkpoint(text)
-    return ml_dsa_44_verify(key.public_key, subtree_message(key.name, timestamp, origin, 0, size, root), signature)
+    try:
+        message = subtree_message(key.name, timestamp, origin, 0, size, root)
+    except FormatError:
+        return False  # an origin of more than 255 bytes: no ML-DSA-44 signature can cover it
+    return ml_dsa_44_verify(key.public_key, message, signature)
 
 
 def subtree_cosignature_verifies(key: CosignerKey, origin: str, start: int, end: int, root: bytes, raw: bytes) -> bool:
@@ -13419,7 +13425,9 @@ def checkpoint_signers(data: bytes, ring: KeyRing) -> tuple[tuple[str, int, byte
     tree = parse_checkpoint(note.text)
     signers: list[LogKey] = [k for k in (s.key for s in ring.spans) if any(v.key_id == k.key_id for v in note.verified)]
     for span in ring.ml_dsa:
-        if span.key.name in verify_cosignatures(data, [span.key]):
+        # Named by the origin, or it is no key of this log's (a key-addition of another name is
+        # refused by keys.json's rows too, but a replay that never reads them must not count it).
+        if span.key.name == tree[0] and span.key.name in verify_cosignatures(data, [span.key]):
             signers.append(span.key)
     return tree, signers
 
@@ -13490,7 +13498,9 @@ def check_hand_overs(
         except (NoteError, FormatError) as e:
             s.report.check(False, rel, f"hand-over checkpoint does not verify: {e}")
             continue
-        want = [new.key] if old is None else [old.key, new.key]
+        # A key revoked as compromised before the tree that brought it covers no size at all:
+        # it may sign nothing, so the hand-over is not asked for its signature.
+        want = [span.key for span in (old, new) if span is not None and span.covers(size)]
         s.report.check(
             all(k in signers for k in want),
             rel,
@@ -18796,6 +18806,13 @@ def _proof_main(argv: list[str]) -> int:
     origin_line = proof.split(b"\n\n", 1)[-1].split(b"\n", 1)[0].decode("utf-8", "replace")
     # Every key named for the proof's origin, as the site's check accepts any of them.
     candidates = (policy_logs(policy, origin_line) if policy else keys) or keys[:1]
+    if policy is not None and not candidates:
+        print(
+            "verify.py proof: --policy names no Ed25519 log key: a proof's checkpoint is opened with the log's "
+            "Ed25519 key, which every checkpoint carries; add its `log` line (keys.json's active key)",
+            file=sys.stderr,
+        )
+        return 2
     result = verify_artifact(data, proof, candidates)
     log = result.signer
     if policy is not None and log is not None and not result.problems:
