@@ -11,8 +11,11 @@ from typing import Any
 from generator.monitor.monitor_errors import Unreadable
 from generator.verifier import (
     LEAF_KEYS,
+    FormatError,
     Ledger,
     RunEvent,
+    parse_cosigner_vkey,
+    parse_vkey,
     printable,
     show,
 )
@@ -95,7 +98,7 @@ def event_line(index: int, leaf: dict[str, Any], ledger: Ledger) -> str:
     kind = leaf["type"]
     gate, run = _about(leaf, ledger)
     id_member = next((k for k in _ID_MEMBERS if k in leaf), None)
-    ident = str(leaf[id_member]) if id_member else "-"
+    ident = _key_text(leaf[id_member]) if id_member == "vkey" else str(leaf[id_member]) if id_member else "-"
     about = [f"gate={gate}"] if gate else []
     if run:
         about.append(f"subject={show(run.subject['name'])} ({run.subject['id']})")
@@ -111,8 +114,19 @@ def event_line(index: int, leaf: dict[str, Any], ledger: Ledger) -> str:
         detail = [f"run={leaf['run']}", *about]
     else:  # an event this module has no words for (yet): what it is about, then its other members
         rest = sorted(k for k in leaf if k not in ("type", "v", "at", id_member))
-        detail = [*about, *(f"{k}={show(leaf[k], 60)}" for k in rest)]
+        detail = [*about, *(f"{k}={_key_text(leaf[k]) if k == 'replaces' else show(leaf[k], 60)}" for k in rest)]
     return printable(" ".join([str(index), leaf["at"], kind, ident, *detail]))
+
+
+def _key_text(vkey: Any) -> str:
+    """A key of a key event as a reader compares it: its type and fingerprint (an ML-DSA-44 vkey is
+    1,752 characters long), or the value as it is when it is no key."""
+    for parse, kind in ((parse_vkey, "Ed25519"), (parse_cosigner_vkey, "ML-DSA-44")):
+        try:
+            return f"{kind}:{parse(vkey).fingerprint}"
+        except (FormatError, TypeError):
+            continue
+    return show(vkey, 60)
 
 
 def event_json(index: int, leaf: Any) -> str:

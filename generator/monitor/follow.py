@@ -241,9 +241,10 @@ def _follow(
     return _Followed(shown, Replayed(ledger, full, hand_over_roots), filters.absent(ledger), spans)
 
 
-def _check_signers(note: bytes, ring: KeyRing, size: int) -> None:
+def _check_signers(note: bytes, ring: KeyRing, size: int) -> str:
     """Today's checkpoint signed only by keys the replayed ledger makes valid for its size: a
-    retired or revoked key that still signs is an inconsistency, even the key this monitor pinned."""
+    retired or revoked key that still signs is an inconsistency, even the key this monitor pinned.
+    The signatures checked, named by type and fingerprint."""
     try:
         _, signers = checkpoint_signers(note, ring)
     except (NoteError, FormatError) as e:
@@ -251,6 +252,7 @@ def _check_signers(note: bytes, ring: KeyRing, size: int) -> None:
     problems = signer_problems(ring, size, signers)
     if problems:
         raise Inconsistent([f"{layout.CHECKPOINT}: {p}" for p in problems])
+    return ", ".join(f"{'Ed25519' if isinstance(k, VerifierKey) else 'ML-DSA-44'} {k.fingerprint}" for k in signers)
 
 
 def _check_handed_over(
@@ -340,7 +342,9 @@ def monitor(
                 _check_handed_over(fetch, ring, log_key, successor, hand_over_roots)
                 _say(err, f"the log rotated its key: followed {log_key.fingerprint} to {successor.fingerprint}")
                 log_key = successor
-            _check_signers(note, ring, size)
+            signed = _check_signers(note, ring, size)
+            if ring.ml_dsa:  # two signatures: say which were checked
+                _say(err, f"the checkpoint's signatures by the log, each verified: {signed}")
             judged = _check_views(asked, fetch, origin, size, root, log_key, as_json, out, err)
             spool.seek(0)
             shutil.copyfileobj(spool, out)

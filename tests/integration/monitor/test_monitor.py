@@ -231,6 +231,18 @@ def test_json_lines_hold_the_index_and_the_leaf(demo_site: BuiltSite, tmp_path: 
     assert r.stdout.isascii()
 
 
+def test_both_signatures_of_the_checkpoint_are_named_and_a_key_event_shows_its_fingerprint(
+    demo_site: BuiltSite, tmp_path: Path
+) -> None:
+    """The demo's log signs with Ed25519 and ML-DSA-44: the monitor says which signatures it
+    checked, and prints a key event's key as its type and fingerprint, not a 1,752-character vkey."""
+    keys = json.loads((demo_site.out / "keys.json").read_bytes())
+    r = monitor(demo_site.out, "--state", tmp_path / "state", "--type", "key-addition")
+    ml = keys["ml_dsa_44_keys"][-1]["fingerprint"]
+    assert f"each verified: Ed25519 {keys['keys'][-1]['fingerprint']}, ML-DSA-44 {ml}" in r.stderr
+    assert r.stdout.split()[2:] == ["key-addition", f"ML-DSA-44:{ml}"]
+
+
 def test_progress_is_reported_on_long_runs(
     built_program: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
