@@ -23,6 +23,7 @@ import nacl.signing
 from cryptography.hazmat.primitives.asymmetric import mldsa
 
 from generator.core.generator_errors import KeyFileError
+from generator.core.signing_key import write_new_private_file
 from generator.verifier import (
     ED25519,
     ML_DSA_44,
@@ -149,29 +150,6 @@ def load_cosigner(path: Path, name: str | None = None) -> Cosigner:
 
 
 def write_cosigner(path: Path, cosigner: Cosigner) -> None:
-    """Write the key with mode 0600, never over an existing file: written whole, fsynced, then
-    linked into place, so that a kill never leaves half a key where the key should be."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        raise KeyFileError(f"{path}: a file is already there; refusing to overwrite it")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)  # a leftover of a killed run; a link there is removed, never followed
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # the umask filters O_CREAT's mode
-        with os.fdopen(fd, "w") as f:
-            f.write(cosigner.private_text + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)  # fails, as O_EXCL would, if a file appeared meanwhile
-        except FileExistsError:
-            raise KeyFileError(f"{path}: a file is already there; refusing to overwrite it") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    """Write the key with mode 0600, never over an existing file (written whole, fsynced, then
+    linked into place: a kill never leaves half a key where the key should be)."""
+    write_new_private_file(path, cosigner.private_text.encode() + b"\n", "a file")

@@ -120,28 +120,38 @@ def parse_signer_key(skey: str) -> Signer:
 
 
 def write_key(path: Path, signer: Signer) -> None:
-    """Write the key with mode 0600; refuse to overwrite any existing file.
+    """Write the key with mode 0600; refuse to overwrite any existing file."""
+    write_new_private_file(path, signer.skey.encode() + b"\n", "a key file")
 
-    Written whole to a temporary file first and linked into place, so that a kill never
-    leaves half a key where the key should be."""
+
+def write_new_private_file(path: Path, data: bytes, what: str = "a file") -> None:
+    """Write `data` to a new file at `path`, mode 0600, never over an existing file: written whole
+    to a temporary file first, fsynced and linked into place (the folder fsynced too), so that a
+    kill never leaves half a key where the key should be."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
-        raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it")
+        raise KeyFileError(f"{path}: {what} is already there; refusing to overwrite it")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)  # a leftover of a killed run; a link there is removed, never followed
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.fchmod(fd, 0o600)  # O_CREAT's mode is filtered by the umask; 0600 is what we promise
-        with os.fdopen(fd, "w") as f:
-            f.write(signer.skey + "\n")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         try:
-            os.link(tmp, path)  # fails, like O_EXCL, if a key appeared meanwhile
+            os.link(tmp, path)  # fails, like O_EXCL, if a file appeared meanwhile
         except FileExistsError:
-            raise KeyFileError(f"{path}: a key file is already there; refusing to overwrite it") from None
+            raise KeyFileError(f"{path}: {what} is already there; refusing to overwrite it") from None
     finally:
         tmp.unlink(missing_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 # A rotated-out signing key, kept only until the build that signs the hand-over checkpoint.
