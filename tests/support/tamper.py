@@ -25,6 +25,7 @@ from typing import Any
 import rfc8785
 
 import generator.verifier as v
+from generator.core.cosigning_keys import parse_cosigner
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer, load_key
 from tests.support.demo import REPO
@@ -172,12 +173,24 @@ def entries_doc(site: Path) -> dict[str, Any]:
     return read_json(site, ENTRIES)
 
 
+def _ml_dsa_line(leaves: Sequence[Any], text: str) -> bytes:
+    """The log's ML-DSA-44 line on `text`, as the demo's key holder (who holds both keys, both
+    published) makes it, when the leaves add that key; else nothing."""
+    key_file = REPO / "data" / "private" / "ml-dsa-44.key"
+    if not key_file.is_file():
+        return b""
+    key = parse_cosigner(key_file.read_text().strip())  # a clone's file modes aside: it is published
+    added = any(isinstance(leaf, dict) and leaf.get("vkey") == key.key.vkey for leaf in leaves)
+    return key.cosign(text, 0).encode() if added else b""
+
+
 def write_checkpoint(site: Path, signer: Signer, origin: str, leaves: Sequence[Any]) -> None:
     """A new checkpoint over `leaves`, and, as a key holder rewriting history would, the format-v2
     files that restate it remade from scratch: tiles, a one-row history, every inclusion proof."""
     raw = [rfc8785.dumps(leaf) for leaf in leaves]
     tree = MerkleTree(v.leaf_hash(r) for r in raw)
-    note = signer.sign_note(v.checkpoint_text(origin, len(leaves), tree.root()))
+    text = v.checkpoint_text(origin, len(leaves), tree.root())
+    note = signer.sign_note(text) + _ml_dsa_line(leaves, text)
     (site / CHECKPOINT).write_bytes(note)
     if not (site / v.HISTORY_PATH).exists():
         return
