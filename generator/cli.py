@@ -262,7 +262,8 @@ def keygen(ctx: click.Context, origin: str | None, out: Path | None) -> None:
 
 @main.group(cls=_Group)
 def key() -> None:
-    """Rotate the program's signing key, or record a key's compromise (format v2 ledger events)."""
+    """Rotate the program's signing keys (Ed25519, and ML-DSA-44 once added), add its ML-DSA-44 key,
+    or record a key's compromise (format v2 ledger events)."""
 
 
 @key.command("add-ml-dsa")
@@ -298,8 +299,9 @@ def key_add_ml_dsa(ctx: click.Context, at: str | None) -> None:
 def key_rotate(ctx: click.Context, at: str | None, ml_dsa: bool) -> None:
     """Introduce a new signing key, in the ledger (with --ml-dsa: a new ML-DSA-44 key).
 
-    Appends a key-rotation event, writes a new PRIVATE/signing.key and keeps the old one in
-    PRIVATE/retired-keys/ until the next build, which signs the hand-over checkpoint (the tree
+    Appends a key-rotation event, writes a new PRIVATE/signing.key (with --ml-dsa:
+    PRIVATE/ml-dsa-44.key) and keeps the old one in PRIVATE/retired-keys/ (ml-dsa-44-<key ID>.key
+    for an ML-DSA-44 key) until the next build, which signs the hand-over checkpoint (the tree
     that first holds the rotation) with both keys: readers who trusted the old key can follow to
     the new one. The old key stays valid for what it signed before; anything it signs for a
     later tree fails verification. Run 'transparency build' next, then destroy the retired key.
@@ -317,6 +319,8 @@ def key_rotate(ctx: click.Context, at: str | None, ml_dsa: bool) -> None:
         click.echo(f"  new verifier key {changed.new.key.vkey}")
         if changed.policy:
             click.echo(f"Updated {changed.policy}.")
+        for line in changed.flagged:
+            click.echo(f"warning: {line}.", err=True)
         click.echo("Run 'transparency build' to publish the hand-over checkpoint, signed by both ML-DSA-44 keys.")
         return
     from generator.commands.keys import rotate
@@ -344,7 +348,7 @@ def key_rotate(ctx: click.Context, at: str | None, ml_dsa: bool) -> None:
 @click.option("--at", metavar="TIME", help="Event time (UTC); default now.")
 @click.pass_context
 def key_revoke(ctx: click.Context, key_id: str, reason: str, compromised_at: str, at: str | None) -> None:
-    """Record that KEY (a retired key's vkey or SHA256 fingerprint) was compromised.
+    """Record that KEY (a retired key's vkey or SHA256 fingerprint, Ed25519 or ML-DSA-44) was compromised.
 
     The active key cannot be revoked: rotate first, then revoke the old one. Permanent and
     public: the keys page and every verifier show it."""
@@ -1182,7 +1186,8 @@ def verify(site: Path, key: str | None, as_json: bool) -> None:
     "--witnesses",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="POLICY",
-    help="A trust policy (C2SP tlog-policy; a site publishes its own at ledger/policy.txt): ask each of its "
+    help="Your trust policy (C2SP tlog-policy), obtained out of band: the site's own ledger/policy.txt is only its "
+    "claim. Ask each of its "
     "witnesses that has a URL for its latest checkpoint of the log, and fail on a split view, a fork, or a "
     "cosignature from the future. A witness that does not answer is a warning.",
 )
@@ -1405,7 +1410,8 @@ def witness() -> None:
     recommends for new witnesses) or Ed25519; give --key once per key, all of one name, and each
     answer carries one cosignature line a key. It knows its logs from a logs file (--logs, one
     log vkey a line) and/or the witness network's log list (--log-list, `logs/v0`, whose `qpd`
-    caps each log's add-checkpoint requests a day: beyond it, 429 with Retry-After).
+    caps each log's add-checkpoint requests a day that get a new tree cosigned: beyond it, 429
+    with Retry-After).
 
     \b
       transparency witness key witness.example.org --key witness.key
@@ -1474,7 +1480,8 @@ def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
             "log_list_path",
             type=click.Path(path_type=Path, dir_okay=False, exists=True),
             help="The logs to cosign as a witness-network log list (`logs/v0`: vkey, origin, bastion, qpd, contact); "
-            "with --logs, or instead of it. Each log's qpd caps its add-checkpoint requests in any 24 hours.",
+            "with --logs, or instead of it. Each log's qpd caps, in any 24 hours, its add-checkpoint requests that "
+            "get a new tree cosigned (a 409 or the tree already held costs nothing).",
         ),
     ]
     for option in reversed(options):
@@ -1489,9 +1496,10 @@ def _witness_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "--rules",
     "rules_site",
     type=click.Path(path_type=Path, file_okay=False, exists=True),
-    help="Also replay the program's rules (format v1 §4) over the log read from this copy of its site (a mirror "
-    "folder, holding at least the release last cosigned; a build sends the newer tiles and reveals with its "
-    "request), and refuse a checkpoint whose new entries break them.",
+    help="Also replay the program's rules (format v1 §4) over the log read from this copy of its site (e.g. a "
+    "`verify.py mirror` folder, holding at least the release last cosigned; not a `transparency mirror` folder, "
+    "which holds only tiles; a build sends the newer tiles and reveals with its request), and refuse a "
+    "checkpoint whose new entries break them.",
 )
 def witness_serve(
     key_paths: tuple[Path, ...],

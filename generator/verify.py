@@ -101,7 +101,7 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/mirror_folder.py            lines 17617 to 17808
     generator/verifier/site/mirror.py                   lines 17809 to 18114
     generator/verifier/site/verify_site.py              lines 18115 to 18439
-    generator/verifier/site/command_line.py             lines 18440 to 18894
+    generator/verifier/site/command_line.py             lines 18440 to 18895
 """
 
 # ==============================================================================================
@@ -18841,8 +18841,9 @@ def _proof_parser() -> argparse.ArgumentParser:
     trust.add_argument(
         "--policy",
         metavar="FILE",
-        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
-        "cosigned it",
+        help="a C2SP tlog-policy file: its log keys sign the checkpoint (one of each signature type it names; it "
+        "must name the log's Ed25519 key, with which the proof's checkpoint is opened), and its quorum of "
+        "witnesses must have cosigned it (cosignature times are not judged here)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser

@@ -65,7 +65,7 @@ def rotated_policy(policy: bytes, old: str, new: str) -> tuple[bytes, int]:
     return b"".join(out), changed
 
 
-def _files_naming(paths: Paths, vkey: str) -> list[Path]:
+def files_naming(paths: Paths, vkey: str) -> list[Path]:
     """Small files of the data and private directories, and one folder down (the program's
     records aside), whose bytes hold `vkey`: a witness's logs file kept beside the program, a
     copy of the policy, a note. keys.json, the ledger and the policy are the rotation's own."""
@@ -136,7 +136,7 @@ def rotate(paths: Paths, at: str | None = None) -> Rotation:
     flagged = [
         f"{paths.show(f)} still names the old key: update it if it follows the program's key (a witness's logs "
         "file: replace the old key by the new one, do not add it)"
-        for f in _files_naming(paths, old.vkey)
+        for f in files_naming(paths, old.vkey)
     ]
     if policy_path.is_file() and not updated:
         flagged.insert(
@@ -164,7 +164,12 @@ def revoke_key(paths: Paths, key: str, reason: str, compromised_at: str, at: str
             problems.append(problem("key revoke", f"{key!r} is not a key of keys.json (give its vkey or fingerprint)"))
         elif target.status == "active":
             problems.append(
-                problem("key revoke", "the active key cannot be revoked: run 'transparency key rotate' first")
+                problem(
+                    "key revoke",
+                    "the active key cannot be revoked: run 'transparency key rotate"
+                    + (" --ml-dsa" if ml_dsa is not None else "")
+                    + "' first",
+                )
             )
         elif target.status == "revoked":
             problems.append(problem("key revoke", "this key is already revoked"))

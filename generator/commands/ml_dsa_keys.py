@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from generator.build.cosigning import POLICY_FILE
+from generator.commands.keys import files_naming
 from generator.core.cosigning_keys import Cosigner, generate_cosigner, load_cosigner
 from generator.core.generator_errors import InputError, KeyFileError, problem
 from generator.core.key_schedule import retired_ml_dsa_key_file
@@ -30,11 +31,13 @@ _POLICY_ITEM_SEP = re.compile(rb"[ \t]+")
 
 @dataclass(frozen=True)
 class MlDsaKeyChange:
-    """The key now signing, the one it replaced (None for an addition), and the policy's change."""
+    """The key now signing, the one it replaced (None for an addition), the policy's change, and
+    the other small files that still name the replaced key (left as they are)."""
 
     new: Cosigner
     old: Cosigner | None
     policy: str | None
+    flagged: tuple[str, ...] = ()
 
 
 def _policy_with(paths: Paths, old_vkey: str | None, new_vkey: str) -> tuple[bytes | None, str | None]:
@@ -133,7 +136,12 @@ def rotate_ml_dsa_key(paths: Paths, at: str | None = None) -> MlDsaKeyChange:
         if policy is not None:
             app.tx.stage(paths.data / POLICY_FILE, policy)
         app.tx.add_lines(lines)
-    return MlDsaKeyChange(new, old, said)
+    flagged = tuple(
+        f"{paths.show(f)} still names the old ML-DSA-44 key: update it if it follows the program's key (a "
+        "witness's logs file or log list: replace the old key by the new one)"
+        for f in files_naming(paths, old.key.vkey)
+    )
+    return MlDsaKeyChange(new, old, said, flagged)
 
 
 def _origin_of_signing_key(paths: Paths, problems: list[Problem]) -> str | None:

@@ -437,8 +437,9 @@ def _proof_parser() -> argparse.ArgumentParser:
     trust.add_argument(
         "--policy",
         metavar="FILE",
-        help="a C2SP tlog-policy file: its log keys sign the checkpoint, and its quorum of witnesses must have "
-        "cosigned it",
+        help="a C2SP tlog-policy file: its log keys sign the checkpoint (one of each signature type it names; it "
+        "must name the log's Ed25519 key, with which the proof's checkpoint is opened), and its quorum of "
+        "witnesses must have cosigned it (cosignature times are not judged here)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser

@@ -167,8 +167,10 @@ def test_the_addition_is_handed_over_and_a_rotation_too(with_ml_dsa: BuiltSite) 
     size = size_of(site.out)
     first = (site.out / layout.archived_checkpoint(size)).read_bytes()
     assert "ml-dsa-44" in {c.split(":")[0] for c in independent_check(first, ed, [first_ml])}
+    (site.paths.data / "witness-logs.txt").write_text(rows[0]["vkey"] + "\n")  # a witness's logs file kept here
     change = rotate_ml_dsa_key(site.paths, "2026-03-02T00:00:00Z")
     assert change.old is not None and change.old.key.public_key == first_ml
+    assert [f.split(" ")[0] for f in change.flagged] == [str(site.paths.data / "witness-logs.txt")]
     build(site.paths, site.out)
     ed, rows = keys_of(site)
     assert [r["status"] for r in rows] == ["retired", "active"]
