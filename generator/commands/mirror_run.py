@@ -18,7 +18,7 @@ from generator.commands.serve import SiteRequestHandler
 from generator.core.cosigning_keys import Cosigner, generate_cosigner, load_cosigner, write_cosigner
 from generator.core.generator_errors import InputError, TransparencyError, problem
 from generator.mirror.pull import Progress, Pulled, pull
-from generator.verifier import ML_DSA_44, FormatError, LogKey, parse_cosigner_vkey, parse_policy, parse_vkey
+from generator.verifier import FormatError, LogKey, parse_log_key, parse_policy
 
 _MAX_POLICY_BYTES = 1 << 20
 
@@ -41,7 +41,7 @@ def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[Log
     problems, keys = [], []
     for vkey in vkeys:
         try:
-            keys.append(_log_key(vkey))
+            keys.append(parse_log_key(vkey))
         except FormatError as e:
             problems.append(problem("--log", str(e), expected="a log's vkey, ORIGIN+KEYID+BASE64", found=vkey))
     if policy_path is not None:
@@ -60,20 +60,6 @@ def pinned_log_keys(vkeys: Sequence[str], policy_path: Path | None) -> tuple[Log
     if problems:
         raise InputError(problems, "cannot pin the log's key")
     return tuple(keys)
-
-
-def _log_key(vkey: str) -> LogKey:
-    """A log's Ed25519 note key (0x01) or ML-DSA-44 key (0x06) from its vkey."""
-    try:
-        return parse_vkey(vkey)
-    except FormatError as e:
-        try:
-            key = parse_cosigner_vkey(vkey)
-        except FormatError:
-            raise e from None
-        if key.kind != ML_DSA_44:
-            raise FormatError("a log's key is an Ed25519 note key (0x01) or an ML-DSA-44 key (0x06)") from None
-        return key
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,6 @@ import hashlib
 import http.server
 import logging
 import re
-import stat
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -111,22 +110,6 @@ logger = logging.getLogger(__name__)
 
 def _unix_now() -> int:
     return int(time.time())
-
-
-def load_seed(path: Path) -> bytes:
-    """The 32-byte seed of a bare-seed Ed25519 witness key file (earlier releases' form),
-    refusing one that others can read."""
-    path = Path(path)
-    try:
-        st = path.stat()
-        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise KeyFileError(f"{path}: the witness key is readable by others; run: chmod 600 {path}")
-        seed = path.read_bytes()
-    except OSError as e:
-        raise KeyFileError(f"{path}: cannot read the witness key: {e}") from None
-    if len(seed) != 32:
-        raise KeyFileError(f"{path}: a witness key file holds a raw 32-byte seed, not {len(seed)} bytes")
-    return seed
 
 
 def load_keys(paths: Sequence[Path], name: str | None) -> tuple[Cosigner, ...]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from nacl.signing import SigningKey, VerifyKey
 
+from generator.core.cosigning_keys import load_cosigner
 from generator.core.generator_errors import KeyFileError
 from generator.core.proofs import consistency_proof
 from generator.state.witness_state import state_path
@@ -31,7 +32,7 @@ from generator.verifier import (
 from generator.verifier.tlog.cosignature import CosignerKey, verify_cosignatures
 from generator.witness.known_logs import load_logs
 from generator.witness.request_bodies import MAX_REQUEST_BYTES, files_request
-from generator.witness.server import Witness, load_seed
+from generator.witness.server import Witness
 from tests.support.demo import REPO
 from tests.support.witnesses import (
     FORK,
@@ -404,18 +405,22 @@ def test_check_and_record_are_atomic_under_concurrency(w):
 # ---------------------------------------------------------------- keys and config
 
 
-def test_load_seed_refuses_exposed_or_wrong_files(tmp_path):
+def test_a_bare_seed_key_file_is_read_and_refused_when_exposed_or_wrong(tmp_path):
+    """An earlier release's witness key, a bare 32-byte Ed25519 seed, still loads (given its name)."""
     path = tmp_path / "w.key"
     path.write_bytes(bytes(32))
     os.chmod(path, 0o644)
     with pytest.raises(KeyFileError, match="readable by others"):
-        load_seed(path)
+        load_cosigner(path, WITNESS_NAME)
     os.chmod(path, 0o600)
+    assert load_cosigner(path, WITNESS_NAME).seed == bytes(32)
+    with pytest.raises(KeyFileError, match="a bare Ed25519 seed; give the cosigner's name"):
+        load_cosigner(path)
     path.write_bytes(bytes(33))
-    with pytest.raises(KeyFileError, match="32-byte seed"):
-        load_seed(path)
+    with pytest.raises(KeyFileError, match="not a cosigner key"):
+        load_cosigner(path, WITNESS_NAME)
     with pytest.raises(KeyFileError, match="cannot read"):
-        load_seed(tmp_path / "missing.key")
+        load_cosigner(tmp_path / "missing.key")
 
 
 def test_from_files_and_the_logs_config(tmp_path, clock):
