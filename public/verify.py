@@ -59,49 +59,49 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/draws.py                   lines  7993 to  8138
     generator/verifier/tlog/keyring.py                  lines  8139 to  8347
     generator/verifier/rules/ledger.py                  lines  8348 to  8830
-    generator/verifier/rules/draw_pools.py              lines  8831 to  8963
-    generator/verifier/rules/drawn_items.py             lines  8964 to  9301
-    generator/verifier/exports/eee_record.py            lines  9302 to  9640
-    generator/verifier/exports/cbor.py                  lines  9641 to  9762
-    generator/verifier/exports/scitt_statement.py       lines  9763 to  9948
-    generator/verifier/exports/credential.py            lines  9949 to 10253
-    generator/verifier/memory/ledger_snapshot.py        lines 10254 to 10442
-    generator/verifier/memory/checkpoint_memory.py      lines 10443 to 10597
-    generator/verifier/memory/release_memory.py         lines 10598 to 10906
-    generator/verifier/rules/answers.py                 lines 10907 to 10974
-    generator/verifier/rules/runs.py                    lines 10975 to 11347
-    generator/verifier/rules/lineage.py                 lines 11348 to 11633
-    generator/verifier/rules/score_edits.py             lines 11634 to 11719
-    generator/verifier/rules/evidence.py                lines 11720 to 11814
-    generator/verifier/rules/certificates.py            lines 11815 to 12282
-    generator/verifier/rules/certificate_documents.py   lines 12283 to 12378
-    generator/verifier/rules/recheck.py                 lines 12379 to 12745
-    generator/verifier/core/report.py                   lines 12746 to 12908
-    generator/verifier/core/folder.py                   lines 12909 to 13192
-    generator/verifier/core/checksum_tree.py            lines 13193 to 13347
-    generator/verifier/tlog/rotation.py                 lines 13348 to 13534
-    generator/verifier/memory/mirror_record.py          lines 13535 to 13604
-    generator/verifier/site/release.py                  lines 13605 to 13896
-    generator/verifier/site/checksum_lists.py           lines 13897 to 14053
-    generator/verifier/site/zip_layout.py               lines 14054 to 14253
-    generator/verifier/site/download.py                 lines 14254 to 14646
-    generator/verifier/site/history.py                  lines 14647 to 15016
-    generator/verifier/site/history_v3.py               lines 15017 to 15153
-    generator/verifier/site/commitment_parts.py         lines 15154 to 15339
-    generator/verifier/site/ledger_files.py             lines 15340 to 15698
-    generator/verifier/site/publication.py              lines 15699 to 15865
-    generator/verifier/rules/revocations.py             lines 15866 to 15985
-    generator/verifier/site/export_files.py             lines 15986 to 16211
-    generator/verifier/site/certificate_files.py        lines 16212 to 16670
-    generator/verifier/site/agreement_files.py          lines 16671 to 16815
-    generator/verifier/site/timestamp_files.py          lines 16816 to 16994
-    generator/verifier/site/log_list_file.py            lines 16995 to 17066
-    generator/verifier/site/accounting.py               lines 17067 to 17345
-    generator/verifier/site/remote.py                   lines 17346 to 17616
-    generator/verifier/site/mirror_folder.py            lines 17617 to 17808
-    generator/verifier/site/mirror.py                   lines 17809 to 18114
-    generator/verifier/site/verify_site.py              lines 18115 to 18439
-    generator/verifier/site/command_line.py             lines 18440 to 18895
+    generator/verifier/rules/draw_pools.py              lines  8831 to  9018
+    generator/verifier/rules/drawn_items.py             lines  9019 to  9356
+    generator/verifier/exports/eee_record.py            lines  9357 to  9695
+    generator/verifier/exports/cbor.py                  lines  9696 to  9817
+    generator/verifier/exports/scitt_statement.py       lines  9818 to 10003
+    generator/verifier/exports/credential.py            lines 10004 to 10308
+    generator/verifier/memory/ledger_snapshot.py        lines 10309 to 10497
+    generator/verifier/memory/checkpoint_memory.py      lines 10498 to 10652
+    generator/verifier/memory/release_memory.py         lines 10653 to 10961
+    generator/verifier/rules/answers.py                 lines 10962 to 11029
+    generator/verifier/rules/runs.py                    lines 11030 to 11402
+    generator/verifier/rules/lineage.py                 lines 11403 to 11688
+    generator/verifier/rules/score_edits.py             lines 11689 to 11774
+    generator/verifier/rules/evidence.py                lines 11775 to 11869
+    generator/verifier/rules/certificates.py            lines 11870 to 12337
+    generator/verifier/rules/certificate_documents.py   lines 12338 to 12433
+    generator/verifier/rules/recheck.py                 lines 12434 to 12800
+    generator/verifier/core/report.py                   lines 12801 to 12963
+    generator/verifier/core/folder.py                   lines 12964 to 13247
+    generator/verifier/core/checksum_tree.py            lines 13248 to 13402
+    generator/verifier/tlog/rotation.py                 lines 13403 to 13589
+    generator/verifier/memory/mirror_record.py          lines 13590 to 13659
+    generator/verifier/site/release.py                  lines 13660 to 13951
+    generator/verifier/site/checksum_lists.py           lines 13952 to 14108
+    generator/verifier/site/zip_layout.py               lines 14109 to 14308
+    generator/verifier/site/download.py                 lines 14309 to 14701
+    generator/verifier/site/history.py                  lines 14702 to 15071
+    generator/verifier/site/history_v3.py               lines 15072 to 15208
+    generator/verifier/site/commitment_parts.py         lines 15209 to 15394
+    generator/verifier/site/ledger_files.py             lines 15395 to 15753
+    generator/verifier/site/publication.py              lines 15754 to 15920
+    generator/verifier/rules/revocations.py             lines 15921 to 16040
+    generator/verifier/site/export_files.py             lines 16041 to 16266
+    generator/verifier/site/certificate_files.py        lines 16267 to 16725
+    generator/verifier/site/agreement_files.py          lines 16726 to 16870
+    generator/verifier/site/timestamp_files.py          lines 16871 to 17049
+    generator/verifier/site/log_list_file.py            lines 17050 to 17121
+    generator/verifier/site/accounting.py               lines 17122 to 17400
+    generator/verifier/site/remote.py                   lines 17401 to 17671
+    generator/verifier/site/mirror_folder.py            lines 17672 to 17863
+    generator/verifier/site/mirror.py                   lines 17864 to 18169
+    generator/verifier/site/verify_site.py              lines 18170 to 18494
+    generator/verifier/site/command_line.py             lines 18495 to 18950
 """
 
 # ==============================================================================================
@@ -8829,8 +8829,9 @@ class Ledger:
 
 
 # ==============================================================================================
-# generator/verifier/rules/draw_pools.py: Drawn runs' pools at the scale of a million items: the sorted eligible ids
-#     of a gate at any registration, counted and indexed without listing them (FORMAT.md, "Draws and timestamps").
+# generator/verifier/rules/draw_pools.py: Drawn runs' and scheduled retirements' pools at the scale of a million
+#     items: the sorted eligible ids of a gate (or of several gates, in one order) at any leaf, counted and indexed
+#     without listing them (FORMAT.md, "Draws and timestamps").
 # ==============================================================================================
 
 class _GateTree:
@@ -8849,6 +8850,18 @@ class _GateTree:
         while n < len(self.tree):
             self.tree[n] += delta
             n += n & -n
+
+    def prefix(self, n: int) -> int:
+        """How many of the first `n` ids (in UTF-8 order) are in the pool."""
+        total = 0
+        while n > 0:
+            total += self.tree[n]
+            n -= n & -n
+        return total
+
+    def at_or_before(self, item: str) -> int:
+        """How many ids of the pool are at or before `item` in UTF-8 order (`item` of any gate)."""
+        return self.prefix(bisect.bisect_right(self.ids, item.encode("utf-8"), key=lambda i: i.encode("utf-8")))
 
     def select(self, k: int) -> str:
         """The `k`-th (from 0) id of the pool."""
@@ -8879,6 +8892,32 @@ class Pool:
         self._taken = []
 
 
+class UnionPool:
+    """A scheduled retirement's pool over several gates, read by rank in one UTF-8 order;
+    close() puts back the items open runs held."""
+
+    def __init__(self, ordered: list[str], trees: list[_GateTree], taken: list[tuple[_GateTree, str]]) -> None:
+        self._ordered = ordered
+        self._trees = trees
+        self._taken = taken
+
+    def at(self, rank: int) -> str:
+        """The `rank`-th (from 0) id: the first in the joint order with more than `rank` at or before it."""
+        lo, hi = 0, len(self._ordered) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sum(t.at_or_before(self._ordered[mid]) for t in self._trees) > rank:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self._ordered[lo]
+
+    def close(self) -> None:
+        for tree, item in self._taken:
+            tree.add(item, 1)
+        self._taken = []
+
+
 class PoolIndex:
     """The pools of a replayed ledger's drawn runs, swept once in ledger order."""
 
@@ -8906,6 +8945,7 @@ class PoolIndex:
             leaves.sort()
         self._next = 0
         self._at = 0
+        self._ordered: list[str] | None = None  # every gate's ids in one UTF-8 order, made when first asked
 
     def _sweep_to(self, index: int) -> None:
         """The trees as they stood before leaf `index`."""
@@ -8931,6 +8971,21 @@ class PoolIndex:
         for i in taken:
             tree.add(i, -1)
         return tree.size, Pool(tree, taken)
+
+    def union_pool(self, index: int, gates: Iterable[str], held: set[str]) -> tuple[int, UnionPool]:
+        """The size of the pool the gates' items form before leaf `index` (committed, not
+        revealed), less the `held` ones, and a way to read its ids by rank in one UTF-8 order."""
+        self._sweep_to(index)
+        trees = [self._gates[g] for g in sorted(set(gates)) if g in self._gates]
+        if self._ordered is None:
+            self._ordered = sorted((i for t in self._gates.values() for i in t.ids), key=lambda i: i.encode("utf-8"))
+        taken = []
+        for tree in trees:
+            for item in sorted(held):
+                if item in tree.position and self._in_pool(tree, item):
+                    tree.add(item, -1)
+                    taken.append((tree, item))
+        return sum(t.size for t in trees), UnionPool(self._ordered, trees, taken)
 
     def _in_pool(self, tree: _GateTree, item: str) -> bool:
         n, total = tree.position[item] + 1, 0
@@ -9161,27 +9216,30 @@ def required_draw_problems(
     return problems
 
 
-def retirement_pool(ledger: Ledger, index: int, open_items: set[str]) -> list[str]:
-    """The sealed items a retirement drawn at leaf `index` draws from: secret gates' items
-    committed and not revealed before it, less the items of runs still open then."""
+def retirement_draw(
+    ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int, signature: str, count: int
+) -> tuple[int, list[str]]:
+    """The size of the pool a retirement drawn at leaf `index` by `round_number` draws from, and the
+    items it draws: secret gates' items committed and not revealed before it, less the items of
+    runs still open then (open_run_holds), read from the pool index without listing them."""
+    held, waiting = open_run_holds(ledger, index, specs, round_number)
     public = ledger.public_gates()
-    pool = []
-    for c in ledger.commits(0, ledger.commits_before(index)):
-        if c.gate in public or c.id in open_items:
-            continue
-        r = ledger.reveals.get(c.id)
-        if r is None or r.index > index:
-            pool.append(c.id)
-    return pool
+    gates = [g for g in ledger.gates if g not in public and g not in waiting]
+    size, pool = pool_index(ledger).union_pool(index, gates, held)
+    try:
+        seed = draw_seed(round_randomness(signature), f"retirement:{round_number}")
+        return size, utf8_sorted([pool.at(p) for p in draw_positions(size, count, seed)])
+    finally:
+        pool.close()
 
 
-def open_run_items(
+def open_run_holds(
     ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int | None = None
-) -> set[str]:
-    """The items of the runs registered before leaf `index` and not decided before it; for a drawn
-    run still waiting then for a round later than `round_number` (the retirement's), every item of
-    its gate (its pool). A drawn run whose round is already out and that is not drawn protects
-    nothing: the operator was to draw it."""
+) -> tuple[set[str], set[str]]:
+    """What the runs registered before leaf `index` and not decided before it hold: the items of
+    those whose items are fixed, and the gates of the drawn runs still waiting then for a round
+    later than `round_number` (the retirement's), which hold their gate's whole pool. A drawn run
+    whose round is already out and that is not drawn holds nothing: the operator was to draw it."""
     items: set[str] = set()
     waiting: set[str] = set()
     for run in ledger.runs.values():
@@ -9195,9 +9253,7 @@ def open_run_items(
                     waiting.add(run.gate)
             else:
                 items.update(as_list(spec.get("items")))
-    if waiting:
-        items.update(c.id for c in ledger.commits(0, ledger.commits_before(index)) if c.gate in waiting)
-    return items
+    return items, waiting
 
 
 def _regimes(
@@ -9290,8 +9346,7 @@ def _retirement_draw_problems(
     problems += [p.at("", where) for p in round_signature_problems(beacon, d.round, d.signature, "signature")]
     if problems:
         return problems
-    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs, d.round))
-    items = draw_items(pool, round_randomness(d.signature), f"retirement:{d.round}", schedule.items)
+    _, items = retirement_draw(ledger, d.index, specs, d.round, d.signature, schedule.items)
     if list(d.items) != items:
         problems.append(
             Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(d.items), 400))

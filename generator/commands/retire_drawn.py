@@ -19,10 +19,7 @@ from generator.verifier import (
     RETIREMENT_DRAW,
     Ledger,
     Problem,
-    draw_items,
-    open_run_items,
-    retirement_pool,
-    round_randomness,
+    retirement_draw,
     time_text,
     unix_time,
 )
@@ -76,9 +73,8 @@ def retire_drawn(paths: Paths, round_file: Path, note: str | None = None, at: st
         if problems:
             raise InputError(problems, "cannot draw the scheduled retirement; nothing was written")
         specs = _effective_specs(paths, ledger, problems)
-        pool = retirement_pool(ledger, ledger.size, open_run_items(ledger, ledger.size, specs, doc["round"]))
-        items = draw_items(
-            pool, round_randomness(doc["signature"]), f"retirement:{doc['round']}", m.retirement_schedule.items
+        pool_size, items = retirement_draw(
+            ledger, ledger.size, specs, doc["round"], doc["signature"], m.retirement_schedule.items
         )
         leaf = {
             "type": RETIREMENT_DRAW,
@@ -94,7 +90,7 @@ def retire_drawn(paths: Paths, round_file: Path, note: str | None = None, at: st
             else f"Drawn by beacon round {doc['round']} ({m.beacon.name if m.beacon else ''}), as scheduled."
         )
         retire_within(paths, app, items, text, when, problems, first=[leaf])
-        return DrawnRetirement(doc["round"], len(pool), items, when)
+        return DrawnRetirement(doc["round"], pool_size, items, when)
 
 
 def _effective_specs(paths: Paths, ledger: Ledger, problems: list[Problem]) -> dict[str, dict[str, Any]]:

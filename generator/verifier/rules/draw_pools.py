@@ -1,5 +1,6 @@
-"""Drawn runs' pools at the scale of a million items: the sorted eligible ids of a gate at any
-registration, counted and indexed without listing them (FORMAT.md, "Draws and timestamps").
+"""Drawn runs' and scheduled retirements' pools at the scale of a million items: the sorted
+eligible ids of a gate (or of several gates, in one order) at any leaf, counted and indexed without
+listing them (FORMAT.md, "Draws and timestamps").
 
 A drawn run's pool is its gate's items committed before its registration and not revealed before
 it, less those its subject ran. Listing it reads every commitment, once per drawn run: quadratic
@@ -8,10 +9,17 @@ tree over those positions follows the ledger in order (a commit adds its item, a
 it), so that at a run's registration the pool's size is a prefix sum and its `k`-th id a descent
 of the tree: O(log n) each. Runs are met in ledger order by the verifier; a run met out of order
 (a command's new run, after the verifier's) starts the sweep again.
+
+A scheduled retirement draws from several gates at once (every secret gate but those a waiting
+drawn run holds whole), in one UTF-8 order across them: its `k`-th id is found by a binary search
+over every id in that order, counting each gate's members at or before a candidate with its own
+tree, so that a retirement costs O(gates · log² n) a drawn item instead of a read of every
+commitment.
 """
 
 import bisect
 import weakref
+from collections.abc import Iterable
 
 from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
@@ -33,6 +41,18 @@ class _GateTree:
         while n < len(self.tree):
             self.tree[n] += delta
             n += n & -n
+
+    def prefix(self, n: int) -> int:
+        """How many of the first `n` ids (in UTF-8 order) are in the pool."""
+        total = 0
+        while n > 0:
+            total += self.tree[n]
+            n -= n & -n
+        return total
+
+    def at_or_before(self, item: str) -> int:
+        """How many ids of the pool are at or before `item` in UTF-8 order (`item` of any gate)."""
+        return self.prefix(bisect.bisect_right(self.ids, item.encode("utf-8"), key=lambda i: i.encode("utf-8")))
 
     def select(self, k: int) -> str:
         """The `k`-th (from 0) id of the pool."""
@@ -63,6 +83,32 @@ class Pool:
         self._taken = []
 
 
+class UnionPool:
+    """A scheduled retirement's pool over several gates, read by rank in one UTF-8 order;
+    close() puts back the items open runs held."""
+
+    def __init__(self, ordered: list[str], trees: list[_GateTree], taken: list[tuple[_GateTree, str]]) -> None:
+        self._ordered = ordered
+        self._trees = trees
+        self._taken = taken
+
+    def at(self, rank: int) -> str:
+        """The `rank`-th (from 0) id: the first in the joint order with more than `rank` at or before it."""
+        lo, hi = 0, len(self._ordered) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sum(t.at_or_before(self._ordered[mid]) for t in self._trees) > rank:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self._ordered[lo]
+
+    def close(self) -> None:
+        for tree, item in self._taken:
+            tree.add(item, 1)
+        self._taken = []
+
+
 class PoolIndex:
     """The pools of a replayed ledger's drawn runs, swept once in ledger order."""
 
@@ -90,6 +136,7 @@ class PoolIndex:
             leaves.sort()
         self._next = 0
         self._at = 0
+        self._ordered: list[str] | None = None  # every gate's ids in one UTF-8 order, made when first asked
 
     def _sweep_to(self, index: int) -> None:
         """The trees as they stood before leaf `index`."""
@@ -115,6 +162,21 @@ class PoolIndex:
         for i in taken:
             tree.add(i, -1)
         return tree.size, Pool(tree, taken)
+
+    def union_pool(self, index: int, gates: Iterable[str], held: set[str]) -> tuple[int, UnionPool]:
+        """The size of the pool the gates' items form before leaf `index` (committed, not
+        revealed), less the `held` ones, and a way to read its ids by rank in one UTF-8 order."""
+        self._sweep_to(index)
+        trees = [self._gates[g] for g in sorted(set(gates)) if g in self._gates]
+        if self._ordered is None:
+            self._ordered = sorted((i for t in self._gates.values() for i in t.ids), key=lambda i: i.encode("utf-8"))
+        taken = []
+        for tree in trees:
+            for item in sorted(held):
+                if item in tree.position and self._in_pool(tree, item):
+                    tree.add(item, -1)
+                    taken.append((tree, item))
+        return sum(t.size for t in trees), UnionPool(self._ordered, trees, taken)
 
     def _in_pool(self, tree: _GateTree, item: str) -> bool:
         n, total = tree.position[item] + 1, 0

@@ -25,7 +25,6 @@ from generator.verifier.rules.draws import (
     MAX_DRAWN_ITEMS,
     MAX_ROUND,
     RetirementDraw,
-    draw_items,
     draw_positions,
     draw_seed,
     utf8_sorted,
@@ -230,27 +229,30 @@ def required_draw_problems(
 # Scheduled retirements
 
 
-def retirement_pool(ledger: Ledger, index: int, open_items: set[str]) -> list[str]:
-    """The sealed items a retirement drawn at leaf `index` draws from: secret gates' items
-    committed and not revealed before it, less the items of runs still open then."""
+def retirement_draw(
+    ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int, signature: str, count: int
+) -> tuple[int, list[str]]:
+    """The size of the pool a retirement drawn at leaf `index` by `round_number` draws from, and the
+    items it draws: secret gates' items committed and not revealed before it, less the items of
+    runs still open then (open_run_holds), read from the pool index without listing them."""
+    held, waiting = open_run_holds(ledger, index, specs, round_number)
     public = ledger.public_gates()
-    pool = []
-    for c in ledger.commits(0, ledger.commits_before(index)):
-        if c.gate in public or c.id in open_items:
-            continue
-        r = ledger.reveals.get(c.id)
-        if r is None or r.index > index:
-            pool.append(c.id)
-    return pool
+    gates = [g for g in ledger.gates if g not in public and g not in waiting]
+    size, pool = pool_index(ledger).union_pool(index, gates, held)
+    try:
+        seed = draw_seed(round_randomness(signature), f"retirement:{round_number}")
+        return size, utf8_sorted([pool.at(p) for p in draw_positions(size, count, seed)])
+    finally:
+        pool.close()
 
 
-def open_run_items(
+def open_run_holds(
     ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int | None = None
-) -> set[str]:
-    """The items of the runs registered before leaf `index` and not decided before it; for a drawn
-    run still waiting then for a round later than `round_number` (the retirement's), every item of
-    its gate (its pool). A drawn run whose round is already out and that is not drawn protects
-    nothing: the operator was to draw it."""
+) -> tuple[set[str], set[str]]:
+    """What the runs registered before leaf `index` and not decided before it hold: the items of
+    those whose items are fixed, and the gates of the drawn runs still waiting then for a round
+    later than `round_number` (the retirement's), which hold their gate's whole pool. A drawn run
+    whose round is already out and that is not drawn holds nothing: the operator was to draw it."""
     items: set[str] = set()
     waiting: set[str] = set()
     for run in ledger.runs.values():
@@ -264,9 +266,7 @@ def open_run_items(
                     waiting.add(run.gate)
             else:
                 items.update(as_list(spec.get("items")))
-    if waiting:
-        items.update(c.id for c in ledger.commits(0, ledger.commits_before(index)) if c.gate in waiting)
-    return items
+    return items, waiting
 
 
 def _regimes(
@@ -359,8 +359,7 @@ def _retirement_draw_problems(
     problems += [p.at("", where) for p in round_signature_problems(beacon, d.round, d.signature, "signature")]
     if problems:
         return problems
-    pool = retirement_pool(ledger, d.index, open_run_items(ledger, d.index, specs, d.round))
-    items = draw_items(pool, round_randomness(d.signature), f"retirement:{d.round}", schedule.items)
+    _, items = retirement_draw(ledger, d.index, specs, d.round, d.signature, schedule.items)
     if list(d.items) != items:
         problems.append(
             Problem("the items are not the round's draw", where, "items", show(items, 400), show(list(d.items), 400))

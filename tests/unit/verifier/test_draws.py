@@ -12,7 +12,7 @@ import pytest
 
 from generator.verifier import Ledger
 from generator.verifier.rules.draws import draw_items, draw_positions, draw_seed
-from tests.support.ledger_cases import PREFIX, commit, messages, replay, reveal, run, with_
+from tests.support.ledger_cases import PREFIX, commit, gate, messages, replay, reveal, run, with_
 
 T = "2026-02-01T10:00:00Z"
 SIG = "a" * 96
@@ -207,3 +207,81 @@ def test_the_pool_index_is_the_listed_pool(seed: int) -> None:
 
 def utf8_sorted_ids(ids: list[str]) -> list[str]:
     return sorted(ids, key=lambda i: i.encode("utf-8"))
+
+
+def listed_retirement_draw(
+    ledger: Ledger, index: int, specs: dict[str, dict[str, Any]], round_number: int, signature: str, count: int
+) -> tuple[int, list[str]]:
+    """A scheduled retirement's draw as FORMAT.md words it, by listing every commitment: the secret
+    gates' items committed and not revealed before the retirement, less those an open run holds
+    (a waiting drawn run holds its whole gate), sorted, then the sampler."""
+    from generator.verifier import round_randomness
+
+    held: set[str] = set()
+    for r in ledger.runs.values():
+        decided = ledger.decided_at(r.id)
+        if r.index < index and (decided is None or decided > index):
+            spec = specs[r.id]
+            draw = ledger.draws.get(r.id)
+            if "draw" in spec and (draw is None or draw.index > index):
+                if spec["draw"]["round"] > round_number:
+                    held.update(c.id for c in ledger.commits(0, ledger.commits_before(index)) if c.gate == r.gate)
+            else:
+                held.update(spec.get("items", []))
+    public = ledger.public_gates()
+    pool = [
+        c.id
+        for c in ledger.commits(0, ledger.commits_before(index))
+        if c.gate not in public
+        and c.id not in held
+        and (c.id not in ledger.reveals or ledger.reveals[c.id].index > index)
+    ]
+    return len(pool), draw_items(pool, round_randomness(signature), f"retirement:{round_number}", count)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_retirement_s_draw_from_the_pool_index_is_the_listed_one(seed: int) -> None:
+    """On random ledgers (a public gate and two secret ones, commits, reveals, runs that hold their
+    listed items and drawn runs that hold their whole gate while they wait), the draw read from
+    the swept pool index, across gates in one UTF-8 order, is the draw of the listed pool, at every
+    leaf and for rounds before and after the drawn runs', whichever order the leaves are met in."""
+    import random
+
+    from generator.verifier.rules.drawn_items import retirement_draw
+
+    rng = random.Random(seed)
+    leaves: list[dict[str, Any]] = [*PREFIX, gate("c", False)]
+    committed: list[str] = []
+    specs: dict[str, dict[str, Any]] = {}
+    for n in range(250):
+        roll = rng.random()
+        if roll < 0.6:
+            item = f"{rng.choice('abc')}-{rng.randrange(10_000):04d}-{n}"
+            committed.append(item)
+            leaves.append(commit(item, item[0], at=T))
+            if item[0] == "a":
+                leaves.append(reveal(item, at=T))
+        elif roll < 0.75:
+            sealed = [
+                i for i in committed if i[0] != "a" and i not in {x["id"] for x in leaves if x["type"] == "reveal"}
+            ]
+            if sealed:
+                leaves.append(reveal(rng.choice(sealed), "retired", at=T))
+        else:
+            run_id = f"run-{len(specs) + 1}"
+            g = rng.choice("bc")
+            if rng.random() < 0.5:
+                specs[run_id] = {"draw": {"round": rng.randrange(1, 20)}}
+            else:
+                specs[run_id] = {"items": rng.sample(committed, min(3, len(committed)))}
+            leaves.append(run(run_id, g, at=T))
+    ledger = replay(leaves)
+    # A retirement's own leaf is its draw (or, for a command, the next leaf): never a reveal.
+    sizes = [i for i in range(len(PREFIX), ledger.size, 3) if leaves[i]["type"] != "reveal"] + [ledger.size]
+    for order in (sizes, list(reversed(sizes))):
+        for index in order:
+            for round_number in (5, 25):
+                signature = hashlib.sha256(f"{seed}-{index}-{round_number}".encode()).hexdigest() * 2
+                want = listed_retirement_draw(ledger, index, specs, round_number, signature[:96], 4)
+                got = retirement_draw(ledger, index, specs, round_number, signature[:96], 4)
+                assert got == want, (index, round_number)
