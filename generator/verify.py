@@ -59,49 +59,49 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/draws.py                   lines  7993 to  8138
     generator/verifier/tlog/keyring.py                  lines  8139 to  8347
     generator/verifier/rules/ledger.py                  lines  8348 to  8830
-    generator/verifier/rules/draw_pools.py              lines  8831 to  9018
-    generator/verifier/rules/drawn_items.py             lines  9019 to  9356
-    generator/verifier/exports/eee_record.py            lines  9357 to  9695
-    generator/verifier/exports/cbor.py                  lines  9696 to  9817
-    generator/verifier/exports/scitt_statement.py       lines  9818 to 10003
-    generator/verifier/exports/credential.py            lines 10004 to 10308
-    generator/verifier/memory/ledger_snapshot.py        lines 10309 to 10497
-    generator/verifier/memory/checkpoint_memory.py      lines 10498 to 10652
-    generator/verifier/memory/release_memory.py         lines 10653 to 10961
-    generator/verifier/rules/answers.py                 lines 10962 to 11029
-    generator/verifier/rules/runs.py                    lines 11030 to 11402
-    generator/verifier/rules/lineage.py                 lines 11403 to 11688
-    generator/verifier/rules/score_edits.py             lines 11689 to 11774
-    generator/verifier/rules/evidence.py                lines 11775 to 11869
-    generator/verifier/rules/certificates.py            lines 11870 to 12337
-    generator/verifier/rules/certificate_documents.py   lines 12338 to 12433
-    generator/verifier/rules/recheck.py                 lines 12434 to 12800
-    generator/verifier/core/report.py                   lines 12801 to 12963
-    generator/verifier/core/folder.py                   lines 12964 to 13247
-    generator/verifier/core/checksum_tree.py            lines 13248 to 13402
-    generator/verifier/tlog/rotation.py                 lines 13403 to 13589
-    generator/verifier/memory/mirror_record.py          lines 13590 to 13659
-    generator/verifier/site/release.py                  lines 13660 to 13951
-    generator/verifier/site/checksum_lists.py           lines 13952 to 14108
-    generator/verifier/site/zip_layout.py               lines 14109 to 14308
-    generator/verifier/site/download.py                 lines 14309 to 14701
-    generator/verifier/site/history.py                  lines 14702 to 15071
-    generator/verifier/site/history_v3.py               lines 15072 to 15208
-    generator/verifier/site/commitment_parts.py         lines 15209 to 15394
-    generator/verifier/site/ledger_files.py             lines 15395 to 15753
-    generator/verifier/site/publication.py              lines 15754 to 15920
-    generator/verifier/rules/revocations.py             lines 15921 to 16040
-    generator/verifier/site/export_files.py             lines 16041 to 16266
-    generator/verifier/site/certificate_files.py        lines 16267 to 16725
-    generator/verifier/site/agreement_files.py          lines 16726 to 16870
-    generator/verifier/site/timestamp_files.py          lines 16871 to 17049
-    generator/verifier/site/log_list_file.py            lines 17050 to 17121
-    generator/verifier/site/accounting.py               lines 17122 to 17400
-    generator/verifier/site/remote.py                   lines 17401 to 17671
-    generator/verifier/site/mirror_folder.py            lines 17672 to 17863
-    generator/verifier/site/mirror.py                   lines 17864 to 18169
-    generator/verifier/site/verify_site.py              lines 18170 to 18494
-    generator/verifier/site/command_line.py             lines 18495 to 18950
+    generator/verifier/rules/draw_pools.py              lines  8831 to  9064
+    generator/verifier/rules/drawn_items.py             lines  9065 to  9400
+    generator/verifier/exports/eee_record.py            lines  9401 to  9739
+    generator/verifier/exports/cbor.py                  lines  9740 to  9861
+    generator/verifier/exports/scitt_statement.py       lines  9862 to 10047
+    generator/verifier/exports/credential.py            lines 10048 to 10352
+    generator/verifier/memory/ledger_snapshot.py        lines 10353 to 10541
+    generator/verifier/memory/checkpoint_memory.py      lines 10542 to 10696
+    generator/verifier/memory/release_memory.py         lines 10697 to 11005
+    generator/verifier/rules/answers.py                 lines 11006 to 11073
+    generator/verifier/rules/runs.py                    lines 11074 to 11446
+    generator/verifier/rules/lineage.py                 lines 11447 to 11732
+    generator/verifier/rules/score_edits.py             lines 11733 to 11818
+    generator/verifier/rules/evidence.py                lines 11819 to 11913
+    generator/verifier/rules/certificates.py            lines 11914 to 12381
+    generator/verifier/rules/certificate_documents.py   lines 12382 to 12477
+    generator/verifier/rules/recheck.py                 lines 12478 to 12844
+    generator/verifier/core/report.py                   lines 12845 to 13007
+    generator/verifier/core/folder.py                   lines 13008 to 13291
+    generator/verifier/core/checksum_tree.py            lines 13292 to 13446
+    generator/verifier/tlog/rotation.py                 lines 13447 to 13633
+    generator/verifier/memory/mirror_record.py          lines 13634 to 13703
+    generator/verifier/site/release.py                  lines 13704 to 13995
+    generator/verifier/site/checksum_lists.py           lines 13996 to 14152
+    generator/verifier/site/zip_layout.py               lines 14153 to 14352
+    generator/verifier/site/download.py                 lines 14353 to 14745
+    generator/verifier/site/history.py                  lines 14746 to 15115
+    generator/verifier/site/history_v3.py               lines 15116 to 15252
+    generator/verifier/site/commitment_parts.py         lines 15253 to 15438
+    generator/verifier/site/ledger_files.py             lines 15439 to 15797
+    generator/verifier/site/publication.py              lines 15798 to 15964
+    generator/verifier/rules/revocations.py             lines 15965 to 16084
+    generator/verifier/site/export_files.py             lines 16085 to 16310
+    generator/verifier/site/certificate_files.py        lines 16311 to 16769
+    generator/verifier/site/agreement_files.py          lines 16770 to 16914
+    generator/verifier/site/timestamp_files.py          lines 16915 to 17093
+    generator/verifier/site/log_list_file.py            lines 17094 to 17165
+    generator/verifier/site/accounting.py               lines 17166 to 17444
+    generator/verifier/site/remote.py                   lines 17445 to 17715
+    generator/verifier/site/mirror_folder.py            lines 17716 to 17907
+    generator/verifier/site/mirror.py                   lines 17908 to 18213
+    generator/verifier/site/verify_site.py              lines 18214 to 18538
+    generator/verifier/site/command_line.py             lines 18539 to 18994
 """
 
 # ==============================================================================================
@@ -9005,7 +9005,53 @@ class PoolIndex:
         return leaves[n] if n < len(leaves) and leaves[n] < before else None
 
 
+class OpenRuns:
+    """The runs open at a leaf (registered before it, not decided before it), swept in ledger order
+    as the pool index is: a scheduled retirement reads the runs open then, not every run."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.size = ledger.size
+        # (first leaf it is open at / first leaf it is no longer open at, kind, run): open at leaf i
+        # iff registered before i and not decided at or before i.
+        events: list[tuple[int, int, str]] = []
+        self._runs = dict(ledger.runs)
+        for run in ledger.runs.values():
+            events.append((run.index + 1, 0, run.id))
+            decided = ledger.decided_at(run.id)
+            if decided is not None:
+                events.append((decided, 1, run.id))
+        self._events = sorted(events)
+        self._open: dict[str, RunEvent] = {}
+        self._next = 0
+        self._at = 0
+
+    def at(self, index: int) -> list[RunEvent]:
+        """The runs open at leaf `index`, in registration order."""
+        if index < self._at:
+            self._open, self._next = {}, 0
+        while self._next < len(self._events) and self._events[self._next][0] <= index:
+            _, kind, run_id = self._events[self._next]
+            if kind == 0:
+                self._open[run_id] = self._runs[run_id]
+            else:
+                self._open.pop(run_id, None)
+            self._next += 1
+        self._at = index
+        return sorted(self._open.values(), key=lambda r: r.index)
+
+
 _INDEXES: "weakref.WeakKeyDictionary[Ledger, PoolIndex]" = weakref.WeakKeyDictionary()
+
+
+_OPEN: "weakref.WeakKeyDictionary[Ledger, OpenRuns]" = weakref.WeakKeyDictionary()
+
+
+def open_runs(ledger: Ledger) -> OpenRuns:
+    """The ledger's open-runs sweep, made once per replayed state (again when the ledger grew)."""
+    found = _OPEN.get(ledger)
+    if found is None or found.size != ledger.size:
+        found = _OPEN[ledger] = OpenRuns(ledger)
+    return found
 
 
 def pool_index(ledger: Ledger) -> PoolIndex:
@@ -9242,17 +9288,15 @@ def open_run_holds(
     whose round is already out and that is not drawn holds nothing: the operator was to draw it."""
     items: set[str] = set()
     waiting: set[str] = set()
-    for run in ledger.runs.values():
-        decided = ledger.decided_at(run.id)
-        if run.index < index and (decided is None or decided > index):
-            spec = specs.get(run.id, {})
-            draw = ledger.draws.get(run.id)
-            named = as_dict(spec.get("draw")).get("round")
-            if "draw" in spec and (draw is None or draw.index > index):
-                if round_number is None or not is_int(named) or named > round_number:
-                    waiting.add(run.gate)
-            else:
-                items.update(as_list(spec.get("items")))
+    for run in open_runs(ledger).at(index):
+        spec = specs.get(run.id, {})
+        draw = ledger.draws.get(run.id)
+        named = as_dict(spec.get("draw")).get("round")
+        if "draw" in spec and (draw is None or draw.index > index):
+            if round_number is None or not is_int(named) or named > round_number:
+                waiting.add(run.gate)
+        else:
+            items.update(as_list(spec.get("items")))
     return items, waiting
 
 

@@ -196,7 +196,51 @@ class PoolIndex:
         return leaves[n] if n < len(leaves) and leaves[n] < before else None
 
 
+class OpenRuns:
+    """The runs open at a leaf (registered before it, not decided before it), swept in ledger order
+    as the pool index is: a scheduled retirement reads the runs open then, not every run."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.size = ledger.size
+        # (first leaf it is open at / first leaf it is no longer open at, kind, run): open at leaf i
+        # iff registered before i and not decided at or before i.
+        events: list[tuple[int, int, str]] = []
+        self._runs = dict(ledger.runs)
+        for run in ledger.runs.values():
+            events.append((run.index + 1, 0, run.id))
+            decided = ledger.decided_at(run.id)
+            if decided is not None:
+                events.append((decided, 1, run.id))
+        self._events = sorted(events)
+        self._open: dict[str, RunEvent] = {}
+        self._next = 0
+        self._at = 0
+
+    def at(self, index: int) -> list[RunEvent]:
+        """The runs open at leaf `index`, in registration order."""
+        if index < self._at:
+            self._open, self._next = {}, 0
+        while self._next < len(self._events) and self._events[self._next][0] <= index:
+            _, kind, run_id = self._events[self._next]
+            if kind == 0:
+                self._open[run_id] = self._runs[run_id]
+            else:
+                self._open.pop(run_id, None)
+            self._next += 1
+        self._at = index
+        return sorted(self._open.values(), key=lambda r: r.index)
+
+
 _INDEXES: "weakref.WeakKeyDictionary[Ledger, PoolIndex]" = weakref.WeakKeyDictionary()
+_OPEN: "weakref.WeakKeyDictionary[Ledger, OpenRuns]" = weakref.WeakKeyDictionary()
+
+
+def open_runs(ledger: Ledger) -> OpenRuns:
+    """The ledger's open-runs sweep, made once per replayed state (again when the ledger grew)."""
+    found = _OPEN.get(ledger)
+    if found is None or found.size != ledger.size:
+        found = _OPEN[ledger] = OpenRuns(ledger)
+    return found
 
 
 def pool_index(ledger: Ledger) -> PoolIndex:

@@ -20,7 +20,7 @@ from generator.verifier.rules.beacon import (
     time_text,
     unix_time,
 )
-from generator.verifier.rules.draw_pools import Pool, pool_index
+from generator.verifier.rules.draw_pools import Pool, open_runs, pool_index
 from generator.verifier.rules.draws import (
     MAX_DRAWN_ITEMS,
     MAX_ROUND,
@@ -255,17 +255,15 @@ def open_run_holds(
     whose round is already out and that is not drawn holds nothing: the operator was to draw it."""
     items: set[str] = set()
     waiting: set[str] = set()
-    for run in ledger.runs.values():
-        decided = ledger.decided_at(run.id)
-        if run.index < index and (decided is None or decided > index):
-            spec = specs.get(run.id, {})
-            draw = ledger.draws.get(run.id)
-            named = as_dict(spec.get("draw")).get("round")
-            if "draw" in spec and (draw is None or draw.index > index):
-                if round_number is None or not is_int(named) or named > round_number:
-                    waiting.add(run.gate)
-            else:
-                items.update(as_list(spec.get("items")))
+    for run in open_runs(ledger).at(index):
+        spec = specs.get(run.id, {})
+        draw = ledger.draws.get(run.id)
+        named = as_dict(spec.get("draw")).get("round")
+        if "draw" in spec and (draw is None or draw.index > index):
+            if round_number is None or not is_int(named) or named > round_number:
+                waiting.add(run.gate)
+        else:
+            items.update(as_list(spec.get("items")))
     return items, waiting
 
 

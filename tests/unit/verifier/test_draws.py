@@ -242,7 +242,8 @@ def listed_retirement_draw(
 @pytest.mark.parametrize("seed", range(6))
 def test_a_retirement_s_draw_from_the_pool_index_is_the_listed_one(seed: int) -> None:
     """On random ledgers (a public gate and two secret ones, commits, reveals, runs that hold their
-    listed items and drawn runs that hold their whole gate while they wait), the draw read from
+    listed items and drawn runs that hold their whole gate while they wait, withdrawals that end
+    what a run holds, at their own leaf and after), the draw read from
     the swept pool index, across gates in one UTF-8 order, is the draw of the listed pool, at every
     leaf and for rounds before and after the drawn runs', whichever order the leaves are met in."""
     import random
@@ -253,6 +254,7 @@ def test_a_retirement_s_draw_from_the_pool_index_is_the_listed_one(seed: int) ->
     leaves: list[dict[str, Any]] = [*PREFIX, gate("c", False)]
     committed: list[str] = []
     specs: dict[str, dict[str, Any]] = {}
+    decided: set[str] = set()
     for n in range(250):
         roll = rng.random()
         if roll < 0.6:
@@ -267,6 +269,11 @@ def test_a_retirement_s_draw_from_the_pool_index_is_the_listed_one(seed: int) ->
             ]
             if sealed:
                 leaves.append(reveal(rng.choice(sealed), "retired", at=T))
+        elif roll < 0.8 and specs:
+            undecided = [r for r in specs if r not in decided]
+            if undecided:
+                decided.add(chosen := rng.choice(undecided))
+                leaves.append({"type": "run-withdrawn", "v": 2, "run": chosen, "reason": "Pulled.", "at": T})
         else:
             run_id = f"run-{len(specs) + 1}"
             g = rng.choice("bc")
@@ -277,7 +284,7 @@ def test_a_retirement_s_draw_from_the_pool_index_is_the_listed_one(seed: int) ->
             leaves.append(run(run_id, g, at=T))
     ledger = replay(leaves)
     # A retirement's own leaf is its draw (or, for a command, the next leaf): never a reveal.
-    sizes = [i for i in range(len(PREFIX), ledger.size, 3) if leaves[i]["type"] != "reveal"] + [ledger.size]
+    sizes = [i for i in range(len(PREFIX), ledger.size, 2) if leaves[i]["type"] != "reveal"] + [ledger.size]
     for order in (sizes, list(reversed(sizes))):
         for index in order:
             for round_number in (5, 25):
