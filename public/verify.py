@@ -34,74 +34,74 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/tlog/tlogproof.py                lines  2351 to  2423
     generator/verifier/tlog/tiles.py                    lines  2424 to  2776
     generator/verifier/tlog/tile_proofs.py              lines  2777 to  2884
-    generator/verifier/tlog/cosignature.py              lines  2885 to  3137
-    generator/verifier/tlog/log_list.py                 lines  3138 to  3367
-    generator/verifier/tlog/policy.py                   lines  3368 to  3669
-    generator/verifier/tlog/witnessing.py               lines  3670 to  3789
-    generator/verifier/core/idindex.py                  lines  3790 to  3873
-    generator/verifier/crypto/der.py                    lines  3874 to  4201
-    generator/verifier/crypto/rsa.py                    lines  4202 to  4319
-    generator/verifier/crypto/ecdsa.py                  lines  4320 to  4487
-    generator/verifier/crypto/signatures.py             lines  4488 to  4674
-    generator/verifier/crypto/x509.py                   lines  4675 to  4873
-    generator/verifier/crypto/timestamp_token.py        lines  4874 to  5276
-    generator/verifier/crypto/hash_to_g1.py             lines  5277 to  5554
-    generator/verifier/crypto/bls12_381.py              lines  5555 to  6045
-    generator/verifier/crypto/drand.py                  lines  6046 to  6117
-    generator/verifier/rules/beacon.py                  lines  6118 to  6369
-    generator/verifier/rules/methodology_rules.py       lines  6370 to  6729
-    generator/verifier/rules/scoring.py                 lines  6730 to  7029
-    generator/verifier/rules/agreement_statistics.py    lines  7030 to  7289
-    generator/verifier/rules/labelsets.py               lines  7290 to  7628
-    generator/verifier/rules/subjects.py                lines  7629 to  7894
-    generator/verifier/rules/withdrawals.py             lines  7895 to  7933
-    generator/verifier/rules/events.py                  lines  7934 to  7992
-    generator/verifier/rules/draws.py                   lines  7993 to  8138
-    generator/verifier/tlog/keyring.py                  lines  8139 to  8347
-    generator/verifier/rules/ledger.py                  lines  8348 to  8830
-    generator/verifier/rules/draw_pools.py              lines  8831 to  9064
-    generator/verifier/rules/drawn_items.py             lines  9065 to  9400
-    generator/verifier/exports/eee_record.py            lines  9401 to  9739
-    generator/verifier/exports/cbor.py                  lines  9740 to  9861
-    generator/verifier/exports/scitt_statement.py       lines  9862 to 10047
-    generator/verifier/exports/credential.py            lines 10048 to 10352
-    generator/verifier/memory/ledger_snapshot.py        lines 10353 to 10541
-    generator/verifier/memory/checkpoint_memory.py      lines 10542 to 10696
-    generator/verifier/memory/release_memory.py         lines 10697 to 11005
-    generator/verifier/rules/answers.py                 lines 11006 to 11073
-    generator/verifier/rules/runs.py                    lines 11074 to 11446
-    generator/verifier/rules/lineage.py                 lines 11447 to 11732
-    generator/verifier/rules/score_edits.py             lines 11733 to 11818
-    generator/verifier/rules/evidence.py                lines 11819 to 11913
-    generator/verifier/rules/certificates.py            lines 11914 to 12381
-    generator/verifier/rules/certificate_documents.py   lines 12382 to 12477
-    generator/verifier/rules/recheck.py                 lines 12478 to 12844
-    generator/verifier/core/report.py                   lines 12845 to 13007
-    generator/verifier/core/folder.py                   lines 13008 to 13291
-    generator/verifier/core/checksum_tree.py            lines 13292 to 13446
-    generator/verifier/tlog/rotation.py                 lines 13447 to 13633
-    generator/verifier/memory/mirror_record.py          lines 13634 to 13703
-    generator/verifier/site/release.py                  lines 13704 to 13995
-    generator/verifier/site/checksum_lists.py           lines 13996 to 14152
-    generator/verifier/site/zip_layout.py               lines 14153 to 14352
-    generator/verifier/site/download.py                 lines 14353 to 14745
-    generator/verifier/site/history.py                  lines 14746 to 15115
-    generator/verifier/site/history_v3.py               lines 15116 to 15252
-    generator/verifier/site/commitment_parts.py         lines 15253 to 15438
-    generator/verifier/site/ledger_files.py             lines 15439 to 15797
-    generator/verifier/site/publication.py              lines 15798 to 15964
-    generator/verifier/rules/revocations.py             lines 15965 to 16084
-    generator/verifier/site/export_files.py             lines 16085 to 16310
-    generator/verifier/site/certificate_files.py        lines 16311 to 16769
-    generator/verifier/site/agreement_files.py          lines 16770 to 16914
-    generator/verifier/site/timestamp_files.py          lines 16915 to 17093
-    generator/verifier/site/log_list_file.py            lines 17094 to 17165
-    generator/verifier/site/accounting.py               lines 17166 to 17444
-    generator/verifier/site/remote.py                   lines 17445 to 17715
-    generator/verifier/site/mirror_folder.py            lines 17716 to 17907
-    generator/verifier/site/mirror.py                   lines 17908 to 18213
-    generator/verifier/site/verify_site.py              lines 18214 to 18538
-    generator/verifier/site/command_line.py             lines 18539 to 18994
+    generator/verifier/tlog/cosignature.py              lines  2885 to  3183
+    generator/verifier/tlog/log_list.py                 lines  3184 to  3413
+    generator/verifier/tlog/policy.py                   lines  3414 to  3700
+    generator/verifier/tlog/witnessing.py               lines  3701 to  3817
+    generator/verifier/core/idindex.py                  lines  3818 to  3901
+    generator/verifier/crypto/der.py                    lines  3902 to  4229
+    generator/verifier/crypto/rsa.py                    lines  4230 to  4347
+    generator/verifier/crypto/ecdsa.py                  lines  4348 to  4515
+    generator/verifier/crypto/signatures.py             lines  4516 to  4702
+    generator/verifier/crypto/x509.py                   lines  4703 to  4901
+    generator/verifier/crypto/timestamp_token.py        lines  4902 to  5304
+    generator/verifier/crypto/hash_to_g1.py             lines  5305 to  5582
+    generator/verifier/crypto/bls12_381.py              lines  5583 to  6073
+    generator/verifier/crypto/drand.py                  lines  6074 to  6145
+    generator/verifier/rules/beacon.py                  lines  6146 to  6397
+    generator/verifier/rules/methodology_rules.py       lines  6398 to  6757
+    generator/verifier/rules/scoring.py                 lines  6758 to  7057
+    generator/verifier/rules/agreement_statistics.py    lines  7058 to  7317
+    generator/verifier/rules/labelsets.py               lines  7318 to  7656
+    generator/verifier/rules/subjects.py                lines  7657 to  7922
+    generator/verifier/rules/withdrawals.py             lines  7923 to  7961
+    generator/verifier/rules/events.py                  lines  7962 to  8020
+    generator/verifier/rules/draws.py                   lines  8021 to  8166
+    generator/verifier/tlog/keyring.py                  lines  8167 to  8375
+    generator/verifier/rules/ledger.py                  lines  8376 to  8858
+    generator/verifier/rules/draw_pools.py              lines  8859 to  9092
+    generator/verifier/rules/drawn_items.py             lines  9093 to  9428
+    generator/verifier/exports/eee_record.py            lines  9429 to  9767
+    generator/verifier/exports/cbor.py                  lines  9768 to  9889
+    generator/verifier/exports/scitt_statement.py       lines  9890 to 10075
+    generator/verifier/exports/credential.py            lines 10076 to 10380
+    generator/verifier/memory/ledger_snapshot.py        lines 10381 to 10569
+    generator/verifier/memory/checkpoint_memory.py      lines 10570 to 10724
+    generator/verifier/memory/release_memory.py         lines 10725 to 11033
+    generator/verifier/rules/answers.py                 lines 11034 to 11101
+    generator/verifier/rules/runs.py                    lines 11102 to 11474
+    generator/verifier/rules/lineage.py                 lines 11475 to 11760
+    generator/verifier/rules/score_edits.py             lines 11761 to 11846
+    generator/verifier/rules/evidence.py                lines 11847 to 11941
+    generator/verifier/rules/certificates.py            lines 11942 to 12409
+    generator/verifier/rules/certificate_documents.py   lines 12410 to 12505
+    generator/verifier/rules/recheck.py                 lines 12506 to 12872
+    generator/verifier/core/report.py                   lines 12873 to 13035
+    generator/verifier/core/folder.py                   lines 13036 to 13319
+    generator/verifier/core/checksum_tree.py            lines 13320 to 13474
+    generator/verifier/tlog/rotation.py                 lines 13475 to 13659
+    generator/verifier/memory/mirror_record.py          lines 13660 to 13729
+    generator/verifier/site/release.py                  lines 13730 to 14021
+    generator/verifier/site/checksum_lists.py           lines 14022 to 14178
+    generator/verifier/site/zip_layout.py               lines 14179 to 14378
+    generator/verifier/site/download.py                 lines 14379 to 14771
+    generator/verifier/site/history.py                  lines 14772 to 15141
+    generator/verifier/site/history_v3.py               lines 15142 to 15278
+    generator/verifier/site/commitment_parts.py         lines 15279 to 15464
+    generator/verifier/site/ledger_files.py             lines 15465 to 15823
+    generator/verifier/site/publication.py              lines 15824 to 15990
+    generator/verifier/rules/revocations.py             lines 15991 to 16110
+    generator/verifier/site/export_files.py             lines 16111 to 16336
+    generator/verifier/site/certificate_files.py        lines 16337 to 16795
+    generator/verifier/site/agreement_files.py          lines 16796 to 16940
+    generator/verifier/site/timestamp_files.py          lines 16941 to 17119
+    generator/verifier/site/log_list_file.py            lines 17120 to 17191
+    generator/verifier/site/accounting.py               lines 17192 to 17470
+    generator/verifier/site/remote.py                   lines 17471 to 17741
+    generator/verifier/site/mirror_folder.py            lines 17742 to 17933
+    generator/verifier/site/mirror.py                   lines 17934 to 18239
+    generator/verifier/site/verify_site.py              lines 18240 to 18564
+    generator/verifier/site/command_line.py             lines 18565 to 19020
 """
 
 # ==============================================================================================
@@ -3135,6 +3135,52 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
     return out
 
 
+def cosigned_by(note_bytes: bytes, keys: Sequence[CosignerKey]) -> dict[CosignerKey, int]:
+    """Which of `keys` validly cosigned the checkpoint note, each with its cosignature's timestamp:
+    verify_cosignatures for each key on its own, since two keys may share a name (a cosigner's
+    Ed25519 and ML-DSA-44 keys, two witnesses of a policy). NoteError as verify_cosignatures."""
+    out: dict[CosignerKey, int] = {}
+    for key in keys:
+        found = verify_cosignatures(note_bytes, [key])
+        if key.name in found:
+            out[key] = found[key.name]
+    return out
+
+
+def log_signature_lines(note: bytes, keys: Sequence[VerifierKey | CosignerKey]) -> dict[VerifierKey | CosignerKey, str]:
+    """The signature lines of `note` by a log's `keys` (Ed25519 note keys, ML-DSA-44 keys) that
+    verify, by key, in the note's order (the first of each key: a repeated line is dropped
+    unchecked, as Go's note.Open does). NoteError if a line by one of the keys fails, or if none of
+    them signed."""
+    text, lines = split_note(note)
+    known = {(key.name, key.key_id): key for key in keys}
+    verified: dict[VerifierKey | CosignerKey, str] = {}
+    seen: set[tuple[str, bytes]] = set()
+    for name, raw in lines:
+        key = known.get((name, raw[:4]))
+        if key is None or (name, raw[:4]) in seen:
+            continue
+        seen.add((name, raw[:4]))
+        label = "ML-DSA-44 " if isinstance(key, CosignerKey) else ""
+        if not _log_line_verifies(key, text, raw):
+            raise NoteError(f"{label}signature by {name} (key ID {raw[:4].hex()}) does not verify")
+        verified[key] = note_signature_line(name, raw[:4], raw[4:])
+    if not verified:
+        raise NoteError("no signature by a known key of the log")
+    return verified
+
+
+def _log_line_verifies(key: VerifierKey | CosignerKey, text: str, raw: bytes) -> bool:
+    if isinstance(key, VerifierKey):
+        return ed25519_verify(key.public_key, raw[4:], text.encode("utf-8"))
+    if len(raw) < 12:
+        return False
+    try:
+        return cosignature_verifies(key, text, int.from_bytes(raw[4:12], "big"), raw[12:])
+    except FormatError:  # a timestamp beyond 2^63-1, or a text that is no checkpoint
+        return False
+
+
 # ==============================================================================================
 # generator/verifier/tlog/log_list.py: The witness network's log list (`logs/v0`): the logs a witness cosigns, each
 #     with its key, origin, bastion, daily quota of add-checkpoint requests and contact; read with every problem named
@@ -3457,15 +3503,12 @@ class _PolicyParser:
             raise FormatError(f"a log line is `log <vkey> [<url>]`; found {_counted(args)} after `log`")
         key: VerifierKey | CosignerKey
         try:
-            key = parse_vkey(_vkey_text(args[0]))
+            key = parse_log_key(_vkey_text(args[0]))
         except FormatError as e:
-            ml_dsa = _ml_dsa_key(args[0])
-            if ml_dsa is None:
-                hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
-                raise FormatError(
-                    f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01) or an ML-DSA-44 vkey (type 0x06)"
-                ) from None
-            key = ml_dsa
+            hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
+            raise FormatError(
+                f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01) or an ML-DSA-44 vkey (type 0x06)"
+            ) from None
         if key.public_key in self.log_lines:
             raise FormatError(f"duplicate log: the same public key as line {self.log_lines[key.public_key]}")
         self.log_lines[key.public_key] = lineno
@@ -3547,14 +3590,6 @@ def _is_cosigner_vkey(item: str) -> bool:
     except FormatError:
         return False
     return True
-
-
-def _ml_dsa_key(item: str) -> CosignerKey | None:
-    try:
-        key = parse_cosigner_vkey(_vkey_text(item))
-    except FormatError:
-        return None
-    return key if key.kind == ML_DSA_44 else None
 
 
 def _url(rest: list[str]) -> str | None:
@@ -3658,13 +3693,9 @@ def evaluate(policy: Policy, valid_witness_names: Iterable[str]) -> tuple[bool, 
 def witnessed_by(policy: Policy, note_bytes: bytes) -> dict[str, int]:
     """The policy's witnesses that validly cosigned the checkpoint note, by policy name, with
     each cosignature's timestamp (NoteError as verify_cosignatures). Each is checked on its own,
-    since two witnesses of a policy may share a key name."""
-    out: dict[str, int] = {}
-    for w in policy.witnesses:
-        found = verify_cosignatures(note_bytes, [w.key])
-        if w.key.name in found:
-            out[w.name] = found[w.key.name]
-    return out
+    since two witnesses of a policy may share a key name (a policy names each key once)."""
+    stamps = cosigned_by(note_bytes, [w.key for w in policy.witnesses])
+    return {w.name: stamps[w.key] for w in policy.witnesses if w.key in stamps}
 
 
 # ==============================================================================================
@@ -3685,13 +3716,10 @@ def ml_dsa_log_signers(policy: Policy, origin: str, checkpoint: bytes) -> tuple[
     problems: a line by one of them that does not verify, or none at all when the policy names
     any (a policy naming an ML-DSA-44 key for the log requires that signature type)."""
     keys = [k for k in policy.ml_dsa_log_keys if k.name == origin]
-    signed: list[CosignerKey] = []
-    for key in keys:
-        try:
-            if key.name in verify_cosignatures(checkpoint, [key]):
-                signed.append(key)
-        except NoteError as e:
-            return [], [f"the log's ML-DSA-44 signature does not verify: {e}"]
+    try:
+        signed = list(cosigned_by(checkpoint, keys))
+    except NoteError as e:
+        return [], [f"the log's ML-DSA-44 signature does not verify: {e}"]
     if keys and not signed:
         return [], [
             f"the policy requires the log's ML-DSA-44 signature and the checkpoint has none by "
@@ -13523,11 +13551,9 @@ def checkpoint_signers(data: bytes, ring: KeyRing) -> tuple[tuple[str, int, byte
     note = open_note(data, [s.key for s in ring.spans])
     tree = parse_checkpoint(note.text)
     signers: list[LogKey] = [k for k in (s.key for s in ring.spans) if any(v.key_id == k.key_id for v in note.verified)]
-    for span in ring.ml_dsa:
-        # Named by the origin, or it is no key of this log's (a key-addition of another name is
-        # refused by keys.json's rows too, but a replay that never reads them must not count it).
-        if span.key.name == tree[0] and span.key.name in verify_cosignatures(data, [span.key]):
-            signers.append(span.key)
+    # Named by the origin, or it is no key of this log's (a key-addition of another name is refused
+    # by keys.json's rows too, but a replay that never reads them must not count it).
+    signers += cosigned_by(data, [span.key for span in ring.ml_dsa if span.key.name == tree[0]])
     return tree, signers
 
 

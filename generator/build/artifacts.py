@@ -169,7 +169,9 @@ def manifest(ctx: SiteContext) -> dict[str, Any]:
 
 
 def build_keys(ctx: SiteContext) -> BuildKeys:
-    return BuildKeys(ctx.paths.private, ctx.signer, ctx.ledger.keys, ctx.paths.checkpoints_dir)
+    return BuildKeys(
+        ctx.paths.private, ctx.signer, ctx.ledger.keys, ctx.paths.checkpoints_dir, ctx.paths.ml_dsa_key_file
+    )
 
 
 def checkpoint_note(ctx: SiteContext, keys: BuildKeys | None = None, earlier: bytes | None = None) -> bytes:

@@ -47,11 +47,12 @@ from generator.program.datadir import Paths
 from generator.verifier import (
     CosignerKey,
     FormatError,
+    LogKey,
     NoteError,
     Policy,
     VerifierKey,
     evaluate,
-    open_note,
+    log_signature_lines,
     parse_policy,
     verify_cosignatures,
 )
@@ -92,19 +93,13 @@ def policy_bytes(paths: Paths) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
-def _signed_by(note: bytes, key: VerifierKey) -> bool:
+def _signed_by(note: bytes, key: LogKey) -> bool:
+    """Whether the log's `key` (Ed25519 or ML-DSA-44) validly signed `note`."""
     try:
-        open_note(note, [key])
+        log_signature_lines(note, [key])
     except NoteError:
         return False
     return True
-
-
-def _ml_dsa_signers(note: bytes, key: CosignerKey) -> dict[str, int]:
-    try:
-        return verify_cosignatures(note, [key])
-    except NoteError:
-        return {}
 
 
 def _signature_lines(note: bytes) -> list[str]:
@@ -168,8 +163,8 @@ def cosign(
     still missing whose key is the demo witness's own cosigns then, with that time."""
     if policy is None:
         return Cosigned(note, (), ())
-    ml_dsa_signed = any(k.name in _ml_dsa_signers(note, k) for k in policy.ml_dsa_log_keys)
-    if not any(_signed_by(note, k) for k in policy.log_keys) and not ml_dsa_signed:
+    log_keys: list[LogKey] = [*policy.log_keys, *policy.ml_dsa_log_keys]
+    if not any(_signed_by(note, k) for k in log_keys):
         raise InputError(
             [problem(paths.show(paths.data / POLICY_FILE), "names no log key that signs this program's checkpoint")],
             "the trust policy is not this program's",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from generator.core.cosigning_keys import Cosigner, load_cosigner
 from generator.core.generator_errors import InputError, KeyFileError, problem
-from generator.core.signing_key import Signer, load_key, retired_key_file
+from generator.core.signing_key import RETIRED_KEYS, Signer, load_key, retired_key_file
 from generator.verifier import (
     CosignerKey,
     FormatError,
@@ -28,19 +28,20 @@ from generator.verifier import (
     verify_cosignatures,
 )
 
-ML_DSA_KEY_FILE = "ml-dsa-44.key"
-
 
 def retired_ml_dsa_key_file(private: Path, key_id_hex: str) -> Path:
     """Where a rotated-out ML-DSA-44 key waits for the build that signs its hand-over."""
-    return private / "retired-keys" / f"ml-dsa-44-{key_id_hex}.key"
+    return private / RETIRED_KEYS / f"ml-dsa-44-{key_id_hex}.key"
 
 
 class BuildKeys:
-    def __init__(self, private: Path, signer: Signer, ring: KeyRing, kept: Path | None = None) -> None:
+    def __init__(
+        self, private: Path, signer: Signer, ring: KeyRing, kept: Path | None = None, ml_dsa_key: Path | None = None
+    ) -> None:
         self.signer = signer
         self.ring = ring
         self._private = private
+        self._ml_dsa_key = ml_dsa_key  # the active ML-DSA-44 key's file (Paths.ml_dsa_key_file)
         self._kept = kept  # data/checkpoints/: the checkpoints published before, by size
         self._loaded: dict[str, Signer | None] = {signer.vkey: signer}
         self._loaded_ml: dict[str, Cosigner | None] = {}
@@ -49,9 +50,9 @@ class BuildKeys:
         """The private half of the log's ML-DSA-44 `key`, if this program still holds it."""
         if key.vkey not in self._loaded_ml:
             found = None
-            for path in (self._private / ML_DSA_KEY_FILE, retired_ml_dsa_key_file(self._private, key.key_id.hex())):
+            for path in (self._ml_dsa_key, retired_ml_dsa_key_file(self._private, key.key_id.hex())):
                 try:
-                    candidate = load_cosigner(path) if path.is_file() else None
+                    candidate = load_cosigner(path) if path is not None and path.is_file() else None
                 except KeyFileError:
                     candidate = None
                 if candidate is not None and candidate.key == key:
@@ -74,8 +75,9 @@ class BuildKeys:
         newest = self.ring.newest_ml_dsa_at(size)
         lines = []
         for key in [s.key for s in reversed(self.ring.ml_dsa) if s.covers(size)]:
-            private = self.ml_dsa_private_key(key)
+            # A line kept from before first: the private key is then not needed (nor loaded).
             kept = self._kept_line(key, text, size, earlier)
+            private = self.ml_dsa_private_key(key) if kept is None else None
             if kept is not None:
                 lines.append(kept)
             elif private is not None:
@@ -84,7 +86,7 @@ class BuildKeys:
                 raise InputError(
                     [
                         problem(
-                            str(self._private / ML_DSA_KEY_FILE),
+                            str(self._ml_dsa_key or self._private),
                             f"the checkpoint of {size} entries must be signed by the ML-DSA-44 key {key.fingerprint}, "
                             "whose private key is not here",
                         )

@@ -54,8 +54,7 @@ from generator.verifier import (
     bundles_from,
     consistency_proof_from_tiles,
     entry_bundle_path,
-    note_signature_line,
-    open_note,
+    log_signature_lines,
     parse_checkpoint,
     parse_entry_bundle,
     partial_tile_paths,
@@ -64,7 +63,6 @@ from generator.verifier import (
     split_note,
     tile_read_order,
     verify_consistency,
-    verify_cosignatures,
 )
 
 # (phase, done, total): what a long run reports as it goes.
@@ -127,21 +125,13 @@ def open_log_checkpoint(note: bytes, log_keys: Sequence[LogKey]) -> LogCheckpoin
             f"{layout.CHECKPOINT}: a checkpoint of the log {show(origin)}, for which no key is pinned "
             f"(the pinned keys are for {pinned})"
         )
-    ed25519 = [k for k in keys if isinstance(k, VerifierKey)]
-    ml_dsa = [k for k in keys if isinstance(k, CosignerKey)]
     try:
-        text, raw_lines = split_note(note)
-        lines = ""
-        if ed25519:
-            signed = open_note(note, ed25519)
-            lines = "".join(note_signature_line(s.name, s.key_id, s.signature) for s in signed.verified)
-        ml_signed = [k for k in ml_dsa if k.name in verify_cosignatures(note, [k])]
-        if ml_dsa and not ml_signed:
-            raise NoteError("no signature by the pinned ML-DSA-44 key(s)")
-        kept_ids = {(k.name, k.key_id) for k in ml_signed}
-        lines += "".join(
-            note_signature_line(name, raw[:4], raw[4:]) for name, raw in raw_lines if (name, raw[:4]) in kept_ids
-        )
+        text, _ = split_note(note)
+        verified = log_signature_lines(note, keys)
+        for kind, label in ((VerifierKey, "Ed25519"), (CosignerKey, "ML-DSA-44")):
+            if any(isinstance(k, kind) for k in keys) and not any(isinstance(k, kind) for k in verified):
+                raise NoteError(f"no signature by the pinned {label} key(s)")
+        lines = "".join(verified.values())
         cp_origin, size, root = parse_checkpoint(text)
     except (NoteError, FormatError) as e:
         raise Refused(

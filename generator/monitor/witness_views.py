@@ -29,6 +29,7 @@ from generator.verifier import (
     Policy,
     PolicyWitness,
     RemoteUnreadable,
+    cosigned_by,
     open_note,
     parse_checkpoint,
     parse_max_age,
@@ -179,7 +180,7 @@ def open_view(policy: Policy, witness: PolicyWitness, origin: str, data: bytes) 
         if not ml_dsa or "no signature by a known key" not in str(e):
             raise
         ed25519 = []  # none of them signed: one of the ML-DSA-44 keys must
-    if not ed25519 and not any(k.name in verify_cosignatures(data, [k]) for k in ml_dsa):
+    if not ed25519 and not cosigned_by(data, ml_dsa):
         raise NoteError("note has no signature by a known key: none by the log keys the policy names")
     cp_origin, size, root = parse_checkpoint(text)
     if cp_origin != origin:

@@ -12,26 +12,19 @@ one known key must have signed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.core.generator_errors import InputError, problem
 from generator.verifier import (
     LOG_LIST_HEADER,
-    CosignerKey,
     FormatError,
     ListedLog,
     LogKey,
-    NoteError,
-    VerifierKey,
-    cosignature_verifies,
-    ed25519_verify,
     log_origin_problem,
-    note_signature_line,
     parse_log_key,
     parse_log_list,
-    split_note,
 )
 
 
@@ -104,36 +97,3 @@ def known_logs(logs_path: Path | None, log_list_path: Path | None) -> KnownLogs:
                 keys[origin].append(log.key)
             quotas[origin] = log.qpd
     return KnownLogs({origin: tuple(found) for origin, found in keys.items()}, quotas)
-
-
-def _verifies(key: LogKey, text: str, raw: bytes) -> bool:
-    if isinstance(key, VerifierKey):
-        return ed25519_verify(key.public_key, raw[4:], text.encode("utf-8"))
-    if len(raw) < 12:
-        return False
-    try:
-        return cosignature_verifies(key, text, int.from_bytes(raw[4:12], "big"), raw[12:])
-    except FormatError:  # a timestamp beyond 2^63-1
-        return False
-
-
-def log_signature_lines(note: bytes, keys: Sequence[LogKey]) -> list[str]:
-    """The signature lines of `note` by the log's `keys` that verify, in the note's order (the
-    first of each key: a repeated line is dropped unchecked, as Go's note.Open does). NoteError if
-    a line by one of the keys fails, or if none of them signed."""
-    text, lines = split_note(note)
-    known = {(key.name, key.key_id): key for key in keys}
-    verified: list[str] = []
-    seen: set[tuple[str, bytes]] = set()
-    for name, raw in lines:
-        key = known.get((name, raw[:4]))
-        if key is None or (name, raw[:4]) in seen:
-            continue
-        seen.add((name, raw[:4]))
-        label = "ML-DSA-44 " if isinstance(key, CosignerKey) else ""
-        if not _verifies(key, text, raw):
-            raise NoteError(f"{label}signature by {name} (key ID {raw[:4].hex()}) does not verify")
-        verified.append(note_signature_line(name, raw[:4], raw[4:]))
-    if not verified:
-        raise NoteError("no signature by a known key of the log")
-    return verified

@@ -75,13 +75,14 @@ from generator.verifier import (
     NoteError,
     ProofError,
     RootMismatchError,
+    cosigned_by,
     is_valid_key_name,
     is_valid_subtree,
+    log_signature_lines,
     verify_consistency,
-    verify_cosignatures,
     verify_subtree_consistency,
 )
-from generator.witness.known_logs import KnownLogs, known_logs, log_signature_lines
+from generator.witness.known_logs import KnownLogs, known_logs
 from generator.witness.quota import DailyQuota
 from generator.witness.request_bodies import (
     MAX_REQUEST_BYTES,
@@ -264,7 +265,7 @@ class Witness:
         if not keys:
             raise Refusal(404, "unknown log")
         try:
-            lines = log_signature_lines(note, keys)
+            lines = list(log_signature_lines(note, keys).values())
         except NoteError as e:
             raise Refusal(403, f"invalid signature: {e}") from None
         # Checked here, spent only when the record moves (_add_checkpoint): a replay of the log's
@@ -351,12 +352,10 @@ class Witness:
     def _check_own_cosignature(self, note: bytes) -> None:
         """403 unless one of the witness's own keys validly cosigned the checkpoint note and none
         of its keys' lines fails (a note with a failing line by a known key is malformed)."""
-        signed = False
-        for key in self.keys:
-            try:
-                signed = self.name in verify_cosignatures(note, [key.key]) or signed
-            except NoteError as e:
-                raise Refusal(403, f"the checkpoint is not one this witness cosigned: {e}") from None
+        try:
+            signed = cosigned_by(note, [key.key for key in self.keys])
+        except NoteError as e:
+            raise Refusal(403, f"the checkpoint is not one this witness cosigned: {e}") from None
         if not signed:
             raise Refusal(403, f"the checkpoint carries no cosignature by {self.name} with one of its keys")
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from generator.verifier.core.errors import FormatError, NoteError
 from generator.verifier.core.formats import is_valid_key_name
 from generator.verifier.core.note import note_signature_line, parse_checkpoint, split_note
-from generator.verifier.core.public_keys import ed25519_verify, parse_verifier_key
+from generator.verifier.core.public_keys import VerifierKey, ed25519_verify, parse_verifier_key
 from generator.verifier.crypto.mldsa import ML_DSA_44_PUBLIC_KEY_SIZE, ML_DSA_44_SIGNATURE_SIZE, ml_dsa_44_verify
 
 ED25519 = "ed25519"
@@ -254,3 +254,49 @@ def verify_cosignatures(note_bytes: bytes, witnesses: Sequence[CosignerKey]) -> 
             raise NoteError(f"{where} does not verify")
         out[name] = timestamp
     return out
+
+
+def cosigned_by(note_bytes: bytes, keys: Sequence[CosignerKey]) -> dict[CosignerKey, int]:
+    """Which of `keys` validly cosigned the checkpoint note, each with its cosignature's timestamp:
+    verify_cosignatures for each key on its own, since two keys may share a name (a cosigner's
+    Ed25519 and ML-DSA-44 keys, two witnesses of a policy). NoteError as verify_cosignatures."""
+    out: dict[CosignerKey, int] = {}
+    for key in keys:
+        found = verify_cosignatures(note_bytes, [key])
+        if key.name in found:
+            out[key] = found[key.name]
+    return out
+
+
+def log_signature_lines(note: bytes, keys: Sequence[VerifierKey | CosignerKey]) -> dict[VerifierKey | CosignerKey, str]:
+    """The signature lines of `note` by a log's `keys` (Ed25519 note keys, ML-DSA-44 keys) that
+    verify, by key, in the note's order (the first of each key: a repeated line is dropped
+    unchecked, as Go's note.Open does). NoteError if a line by one of the keys fails, or if none of
+    them signed."""
+    text, lines = split_note(note)
+    known = {(key.name, key.key_id): key for key in keys}
+    verified: dict[VerifierKey | CosignerKey, str] = {}
+    seen: set[tuple[str, bytes]] = set()
+    for name, raw in lines:
+        key = known.get((name, raw[:4]))
+        if key is None or (name, raw[:4]) in seen:
+            continue
+        seen.add((name, raw[:4]))
+        label = "ML-DSA-44 " if isinstance(key, CosignerKey) else ""
+        if not _log_line_verifies(key, text, raw):
+            raise NoteError(f"{label}signature by {name} (key ID {raw[:4].hex()}) does not verify")
+        verified[key] = note_signature_line(name, raw[:4], raw[4:])
+    if not verified:
+        raise NoteError("no signature by a known key of the log")
+    return verified
+
+
+def _log_line_verifies(key: VerifierKey | CosignerKey, text: str, raw: bytes) -> bool:
+    if isinstance(key, VerifierKey):
+        return ed25519_verify(key.public_key, raw[4:], text.encode("utf-8"))
+    if len(raw) < 12:
+        return False
+    try:
+        return cosignature_verifies(key, text, int.from_bytes(raw[4:12], "big"), raw[12:])
+    except FormatError:  # a timestamp beyond 2^63-1, or a text that is no checkpoint
+        return False

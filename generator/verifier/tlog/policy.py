@@ -36,8 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from generator.verifier.core.errors import FormatError
-from generator.verifier.core.public_keys import VerifierKey, parse_vkey
-from generator.verifier.tlog.cosignature import ML_DSA_44, CosignerKey, parse_cosigner_vkey, verify_cosignatures
+from generator.verifier.core.public_keys import VerifierKey
+from generator.verifier.tlog.cosignature import CosignerKey, cosigned_by, parse_cosigner_vkey
+from generator.verifier.tlog.log_list import parse_log_key
 
 QUORUM_NONE = "none"
 _POLICY_SPACE_RE = re.compile(rb"[ \t]+")
@@ -122,15 +123,12 @@ class _PolicyParser:
             raise FormatError(f"a log line is `log <vkey> [<url>]`; found {_counted(args)} after `log`")
         key: VerifierKey | CosignerKey
         try:
-            key = parse_vkey(_vkey_text(args[0]))
+            key = parse_log_key(_vkey_text(args[0]))
         except FormatError as e:
-            ml_dsa = _ml_dsa_key(args[0])
-            if ml_dsa is None:
-                hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
-                raise FormatError(
-                    f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01) or an ML-DSA-44 vkey (type 0x06)"
-                ) from None
-            key = ml_dsa
+            hint = " (a witness's key: use a witness line)" if _is_cosigner_vkey(args[0]) else ""
+            raise FormatError(
+                f"log key: {e}{hint}; expected an Ed25519 note vkey (type 0x01) or an ML-DSA-44 vkey (type 0x06)"
+            ) from None
         if key.public_key in self.log_lines:
             raise FormatError(f"duplicate log: the same public key as line {self.log_lines[key.public_key]}")
         self.log_lines[key.public_key] = lineno
@@ -212,14 +210,6 @@ def _is_cosigner_vkey(item: str) -> bool:
     except FormatError:
         return False
     return True
-
-
-def _ml_dsa_key(item: str) -> CosignerKey | None:
-    try:
-        key = parse_cosigner_vkey(_vkey_text(item))
-    except FormatError:
-        return None
-    return key if key.kind == ML_DSA_44 else None
 
 
 def _url(rest: list[str]) -> str | None:
@@ -323,10 +313,6 @@ def evaluate(policy: Policy, valid_witness_names: Iterable[str]) -> tuple[bool, 
 def witnessed_by(policy: Policy, note_bytes: bytes) -> dict[str, int]:
     """The policy's witnesses that validly cosigned the checkpoint note, by policy name, with
     each cosignature's timestamp (NoteError as verify_cosignatures). Each is checked on its own,
-    since two witnesses of a policy may share a key name."""
-    out: dict[str, int] = {}
-    for w in policy.witnesses:
-        found = verify_cosignatures(note_bytes, [w.key])
-        if w.key.name in found:
-            out[w.name] = found[w.key.name]
-    return out
+    since two witnesses of a policy may share a key name (a policy names each key once)."""
+    stamps = cosigned_by(note_bytes, [w.key for w in policy.witnesses])
+    return {w.name: stamps[w.key] for w in policy.witnesses if w.key in stamps}

@@ -21,7 +21,7 @@ from generator.verifier.core.formats import check_keys
 from generator.verifier.core.note import open_note, parse_checkpoint
 from generator.verifier.core.public_keys import VerifierKey, parse_vkey
 from generator.verifier.core.text import show
-from generator.verifier.tlog.cosignature import ML_DSA_44, CosignerKey, parse_cosigner_vkey, verify_cosignatures
+from generator.verifier.tlog.cosignature import ML_DSA_44, CosignerKey, cosigned_by, parse_cosigner_vkey
 from generator.verifier.tlog.keyring import KeyRing, KeySpan
 
 LogKey: TypeAlias = VerifierKey | CosignerKey
@@ -95,11 +95,9 @@ def checkpoint_signers(data: bytes, ring: KeyRing) -> tuple[tuple[str, int, byte
     note = open_note(data, [s.key for s in ring.spans])
     tree = parse_checkpoint(note.text)
     signers: list[LogKey] = [k for k in (s.key for s in ring.spans) if any(v.key_id == k.key_id for v in note.verified)]
-    for span in ring.ml_dsa:
-        # Named by the origin, or it is no key of this log's (a key-addition of another name is
-        # refused by keys.json's rows too, but a replay that never reads them must not count it).
-        if span.key.name == tree[0] and span.key.name in verify_cosignatures(data, [span.key]):
-            signers.append(span.key)
+    # Named by the origin, or it is no key of this log's (a key-addition of another name is refused
+    # by keys.json's rows too, but a replay that never reads them must not count it).
+    signers += cosigned_by(data, [span.key for span in ring.ml_dsa if span.key.name == tree[0]])
     return tree, signers
 
 

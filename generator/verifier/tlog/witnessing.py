@@ -12,7 +12,7 @@ import time
 
 from generator.verifier.core.errors import FormatError, NoteError
 from generator.verifier.core.public_keys import VerifierKey
-from generator.verifier.tlog.cosignature import CosignerKey, verify_cosignatures
+from generator.verifier.tlog.cosignature import CosignerKey, cosigned_by
 from generator.verifier.tlog.policy import Policy, evaluate, witnessed_by
 
 
@@ -27,13 +27,10 @@ def ml_dsa_log_signers(policy: Policy, origin: str, checkpoint: bytes) -> tuple[
     problems: a line by one of them that does not verify, or none at all when the policy names
     any (a policy naming an ML-DSA-44 key for the log requires that signature type)."""
     keys = [k for k in policy.ml_dsa_log_keys if k.name == origin]
-    signed: list[CosignerKey] = []
-    for key in keys:
-        try:
-            if key.name in verify_cosignatures(checkpoint, [key]):
-                signed.append(key)
-        except NoteError as e:
-            return [], [f"the log's ML-DSA-44 signature does not verify: {e}"]
+    try:
+        signed = list(cosigned_by(checkpoint, keys))
+    except NoteError as e:
+        return [], [f"the log's ML-DSA-44 signature does not verify: {e}"]
     if keys and not signed:
         return [], [
             f"the policy requires the log's ML-DSA-44 signature and the checkpoint has none by "
