@@ -34,74 +34,74 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/tlog/tlogproof.py                lines  2351 to  2423
     generator/verifier/tlog/tiles.py                    lines  2424 to  2776
     generator/verifier/tlog/tile_proofs.py              lines  2777 to  2884
-    generator/verifier/tlog/cosignature.py              lines  2885 to  3183
-    generator/verifier/tlog/log_list.py                 lines  3184 to  3413
-    generator/verifier/tlog/policy.py                   lines  3414 to  3700
-    generator/verifier/tlog/witnessing.py               lines  3701 to  3817
-    generator/verifier/core/idindex.py                  lines  3818 to  3901
-    generator/verifier/crypto/der.py                    lines  3902 to  4229
-    generator/verifier/crypto/rsa.py                    lines  4230 to  4347
-    generator/verifier/crypto/ecdsa.py                  lines  4348 to  4515
-    generator/verifier/crypto/signatures.py             lines  4516 to  4702
-    generator/verifier/crypto/x509.py                   lines  4703 to  4901
-    generator/verifier/crypto/timestamp_token.py        lines  4902 to  5304
-    generator/verifier/crypto/hash_to_g1.py             lines  5305 to  5582
-    generator/verifier/crypto/bls12_381.py              lines  5583 to  6073
-    generator/verifier/crypto/drand.py                  lines  6074 to  6145
-    generator/verifier/rules/beacon.py                  lines  6146 to  6397
-    generator/verifier/rules/methodology_rules.py       lines  6398 to  6757
-    generator/verifier/rules/scoring.py                 lines  6758 to  7057
-    generator/verifier/rules/agreement_statistics.py    lines  7058 to  7317
-    generator/verifier/rules/labelsets.py               lines  7318 to  7656
-    generator/verifier/rules/subjects.py                lines  7657 to  7922
-    generator/verifier/rules/withdrawals.py             lines  7923 to  7961
-    generator/verifier/rules/events.py                  lines  7962 to  8020
-    generator/verifier/rules/draws.py                   lines  8021 to  8166
-    generator/verifier/tlog/keyring.py                  lines  8167 to  8375
-    generator/verifier/rules/ledger.py                  lines  8376 to  8858
-    generator/verifier/rules/draw_pools.py              lines  8859 to  9092
-    generator/verifier/rules/drawn_items.py             lines  9093 to  9428
-    generator/verifier/exports/eee_record.py            lines  9429 to  9767
-    generator/verifier/exports/cbor.py                  lines  9768 to  9889
-    generator/verifier/exports/scitt_statement.py       lines  9890 to 10075
-    generator/verifier/exports/credential.py            lines 10076 to 10380
-    generator/verifier/memory/ledger_snapshot.py        lines 10381 to 10569
-    generator/verifier/memory/checkpoint_memory.py      lines 10570 to 10724
-    generator/verifier/memory/release_memory.py         lines 10725 to 11033
-    generator/verifier/rules/answers.py                 lines 11034 to 11101
-    generator/verifier/rules/runs.py                    lines 11102 to 11474
-    generator/verifier/rules/lineage.py                 lines 11475 to 11760
-    generator/verifier/rules/score_edits.py             lines 11761 to 11846
-    generator/verifier/rules/evidence.py                lines 11847 to 11941
-    generator/verifier/rules/certificates.py            lines 11942 to 12409
-    generator/verifier/rules/certificate_documents.py   lines 12410 to 12505
-    generator/verifier/rules/recheck.py                 lines 12506 to 12872
-    generator/verifier/core/report.py                   lines 12873 to 13035
-    generator/verifier/core/folder.py                   lines 13036 to 13319
-    generator/verifier/core/checksum_tree.py            lines 13320 to 13474
-    generator/verifier/tlog/rotation.py                 lines 13475 to 13659
-    generator/verifier/memory/mirror_record.py          lines 13660 to 13729
-    generator/verifier/site/release.py                  lines 13730 to 14021
-    generator/verifier/site/checksum_lists.py           lines 14022 to 14178
-    generator/verifier/site/zip_layout.py               lines 14179 to 14378
-    generator/verifier/site/download.py                 lines 14379 to 14771
-    generator/verifier/site/history.py                  lines 14772 to 15141
-    generator/verifier/site/history_v3.py               lines 15142 to 15278
-    generator/verifier/site/commitment_parts.py         lines 15279 to 15464
-    generator/verifier/site/ledger_files.py             lines 15465 to 15823
-    generator/verifier/site/publication.py              lines 15824 to 15990
-    generator/verifier/rules/revocations.py             lines 15991 to 16110
-    generator/verifier/site/export_files.py             lines 16111 to 16336
-    generator/verifier/site/certificate_files.py        lines 16337 to 16795
-    generator/verifier/site/agreement_files.py          lines 16796 to 16940
-    generator/verifier/site/timestamp_files.py          lines 16941 to 17119
-    generator/verifier/site/log_list_file.py            lines 17120 to 17191
-    generator/verifier/site/accounting.py               lines 17192 to 17470
-    generator/verifier/site/remote.py                   lines 17471 to 17741
-    generator/verifier/site/mirror_folder.py            lines 17742 to 17933
-    generator/verifier/site/mirror.py                   lines 17934 to 18239
-    generator/verifier/site/verify_site.py              lines 18240 to 18564
-    generator/verifier/site/command_line.py             lines 18565 to 19020
+    generator/verifier/tlog/cosignature.py              lines  2885 to  3184
+    generator/verifier/tlog/log_list.py                 lines  3185 to  3414
+    generator/verifier/tlog/policy.py                   lines  3415 to  3701
+    generator/verifier/tlog/witnessing.py               lines  3702 to  3818
+    generator/verifier/core/idindex.py                  lines  3819 to  3902
+    generator/verifier/crypto/der.py                    lines  3903 to  4230
+    generator/verifier/crypto/rsa.py                    lines  4231 to  4348
+    generator/verifier/crypto/ecdsa.py                  lines  4349 to  4516
+    generator/verifier/crypto/signatures.py             lines  4517 to  4703
+    generator/verifier/crypto/x509.py                   lines  4704 to  4902
+    generator/verifier/crypto/timestamp_token.py        lines  4903 to  5305
+    generator/verifier/crypto/hash_to_g1.py             lines  5306 to  5583
+    generator/verifier/crypto/bls12_381.py              lines  5584 to  6074
+    generator/verifier/crypto/drand.py                  lines  6075 to  6146
+    generator/verifier/rules/beacon.py                  lines  6147 to  6398
+    generator/verifier/rules/methodology_rules.py       lines  6399 to  6758
+    generator/verifier/rules/scoring.py                 lines  6759 to  7058
+    generator/verifier/rules/agreement_statistics.py    lines  7059 to  7318
+    generator/verifier/rules/labelsets.py               lines  7319 to  7657
+    generator/verifier/rules/subjects.py                lines  7658 to  7923
+    generator/verifier/rules/withdrawals.py             lines  7924 to  7962
+    generator/verifier/rules/events.py                  lines  7963 to  8021
+    generator/verifier/rules/draws.py                   lines  8022 to  8167
+    generator/verifier/tlog/keyring.py                  lines  8168 to  8376
+    generator/verifier/rules/ledger.py                  lines  8377 to  8859
+    generator/verifier/rules/draw_pools.py              lines  8860 to  9093
+    generator/verifier/rules/drawn_items.py             lines  9094 to  9429
+    generator/verifier/exports/eee_record.py            lines  9430 to  9768
+    generator/verifier/exports/cbor.py                  lines  9769 to  9890
+    generator/verifier/exports/scitt_statement.py       lines  9891 to 10076
+    generator/verifier/exports/credential.py            lines 10077 to 10381
+    generator/verifier/memory/ledger_snapshot.py        lines 10382 to 10570
+    generator/verifier/memory/checkpoint_memory.py      lines 10571 to 10725
+    generator/verifier/memory/release_memory.py         lines 10726 to 11034
+    generator/verifier/rules/answers.py                 lines 11035 to 11102
+    generator/verifier/rules/runs.py                    lines 11103 to 11475
+    generator/verifier/rules/lineage.py                 lines 11476 to 11761
+    generator/verifier/rules/score_edits.py             lines 11762 to 11847
+    generator/verifier/rules/evidence.py                lines 11848 to 11942
+    generator/verifier/rules/certificates.py            lines 11943 to 12410
+    generator/verifier/rules/certificate_documents.py   lines 12411 to 12506
+    generator/verifier/rules/recheck.py                 lines 12507 to 12873
+    generator/verifier/core/report.py                   lines 12874 to 13036
+    generator/verifier/core/folder.py                   lines 13037 to 13320
+    generator/verifier/core/checksum_tree.py            lines 13321 to 13475
+    generator/verifier/tlog/rotation.py                 lines 13476 to 13660
+    generator/verifier/memory/mirror_record.py          lines 13661 to 13730
+    generator/verifier/site/release.py                  lines 13731 to 14022
+    generator/verifier/site/checksum_lists.py           lines 14023 to 14179
+    generator/verifier/site/zip_layout.py               lines 14180 to 14379
+    generator/verifier/site/download.py                 lines 14380 to 14772
+    generator/verifier/site/history.py                  lines 14773 to 15142
+    generator/verifier/site/history_v3.py               lines 15143 to 15279
+    generator/verifier/site/commitment_parts.py         lines 15280 to 15465
+    generator/verifier/site/ledger_files.py             lines 15466 to 15824
+    generator/verifier/site/publication.py              lines 15825 to 15991
+    generator/verifier/rules/revocations.py             lines 15992 to 16111
+    generator/verifier/site/export_files.py             lines 16112 to 16337
+    generator/verifier/site/certificate_files.py        lines 16338 to 16796
+    generator/verifier/site/agreement_files.py          lines 16797 to 16941
+    generator/verifier/site/timestamp_files.py          lines 16942 to 17120
+    generator/verifier/site/log_list_file.py            lines 17121 to 17192
+    generator/verifier/site/accounting.py               lines 17193 to 17471
+    generator/verifier/site/remote.py                   lines 17472 to 17742
+    generator/verifier/site/mirror_folder.py            lines 17743 to 17934
+    generator/verifier/site/mirror.py                   lines 17935 to 18240
+    generator/verifier/site/verify_site.py              lines 18241 to 18565
+    generator/verifier/site/command_line.py             lines 18566 to 19021
 """
 
 # ==============================================================================================
@@ -2884,7 +2884,8 @@ def root_from_tiles(read: Callable[[str], bytes | None], old_size: int, new_size
 
 # ==============================================================================================
 # generator/verifier/tlog/cosignature.py: Witness cosignatures (c2sp.org/tlog-cosignature): cosigner keys and their
-#     vkeys, the signed messages of both types, the signature line, and checking a checkpoint's cosignatures.
+#     vkeys, the signed messages of both types, the signature line, and checking a checkpoint's cosignatures and a
+#     log's own signature lines of either type.
 # ==============================================================================================
 
 ED25519 = "ed25519"

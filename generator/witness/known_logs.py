@@ -1,13 +1,12 @@
-"""The logs a witness knows, and their signatures on a checkpoint: each origin's keys (Ed25519
-note keys, ML-DSA-44 keys) and daily quota, read from a logs file (one vkey a line) and/or a
-log list (`logs/v0`: the verifier's format, generator/verifier/tlog/log_list.py, its problems raised
-here as the generator's InputError, every one named by its line).
+"""The logs a witness knows: each origin's keys (Ed25519 note keys, ML-DSA-44 keys) and daily
+quota, read from a logs file (one vkey a line) and/or a log list (`logs/v0`: the verifier's
+format, generator/verifier/tlog/log_list.py, its problems raised here as the generator's
+InputError, every one named by its line).
 
-A log's Ed25519 signature is a signed-note line over the note's text; its ML-DSA-44 signature
-is a cosignature line (c2sp.org/tlog-cosignature) by the key's name on the tree [0, size), its
-timestamp not judged. As c2sp.org/tlog-witness asks, lines by keys the witness does not know
-for the origin are ignored, a line by a known key that fails rejects the note, and at least
-one known key must have signed.
+A checkpoint's signatures by those keys are read by the verifier's log_signature_lines
+(generator/verifier/tlog/cosignature.py): as c2sp.org/tlog-witness asks, lines by keys the
+witness does not know for the origin are ignored, a line by a known key that fails rejects the
+note, and at least one known key must have signed.
 """
 
 from __future__ import annotations

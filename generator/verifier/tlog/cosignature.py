@@ -1,5 +1,6 @@
 """Witness cosignatures (c2sp.org/tlog-cosignature): cosigner keys and their vkeys, the signed
-messages of both types, the signature line, and checking a checkpoint's cosignatures.
+messages of both types, the signature line, and checking a checkpoint's cosignatures and a log's
+own signature lines of either type.
 
 A cosignature is a signed-note signature line on a checkpoint,
 
