@@ -77,31 +77,31 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/certificate_documents.py   lines 12411 to 12506
     generator/verifier/rules/recheck.py                 lines 12507 to 12873
     generator/verifier/core/report.py                   lines 12874 to 13036
-    generator/verifier/core/folder.py                   lines 13037 to 13320
-    generator/verifier/core/checksum_tree.py            lines 13321 to 13475
-    generator/verifier/tlog/rotation.py                 lines 13476 to 13660
-    generator/verifier/memory/mirror_record.py          lines 13661 to 13730
-    generator/verifier/site/release.py                  lines 13731 to 14022
-    generator/verifier/site/checksum_lists.py           lines 14023 to 14179
-    generator/verifier/site/zip_layout.py               lines 14180 to 14379
-    generator/verifier/site/download.py                 lines 14380 to 14772
-    generator/verifier/site/history.py                  lines 14773 to 15142
-    generator/verifier/site/history_v3.py               lines 15143 to 15279
-    generator/verifier/site/commitment_parts.py         lines 15280 to 15465
-    generator/verifier/site/ledger_files.py             lines 15466 to 15824
-    generator/verifier/site/publication.py              lines 15825 to 15991
-    generator/verifier/rules/revocations.py             lines 15992 to 16111
-    generator/verifier/site/export_files.py             lines 16112 to 16337
-    generator/verifier/site/certificate_files.py        lines 16338 to 16796
-    generator/verifier/site/agreement_files.py          lines 16797 to 16941
-    generator/verifier/site/timestamp_files.py          lines 16942 to 17120
-    generator/verifier/site/log_list_file.py            lines 17121 to 17192
-    generator/verifier/site/accounting.py               lines 17193 to 17471
-    generator/verifier/site/remote.py                   lines 17472 to 17742
-    generator/verifier/site/mirror_folder.py            lines 17743 to 17934
-    generator/verifier/site/mirror.py                   lines 17935 to 18240
-    generator/verifier/site/verify_site.py              lines 18241 to 18565
-    generator/verifier/site/command_line.py             lines 18566 to 19021
+    generator/verifier/core/folder.py                   lines 13037 to 13329
+    generator/verifier/core/checksum_tree.py            lines 13330 to 13484
+    generator/verifier/tlog/rotation.py                 lines 13485 to 13669
+    generator/verifier/memory/mirror_record.py          lines 13670 to 13739
+    generator/verifier/site/release.py                  lines 13740 to 14037
+    generator/verifier/site/checksum_lists.py           lines 14038 to 14194
+    generator/verifier/site/zip_layout.py               lines 14195 to 14394
+    generator/verifier/site/download.py                 lines 14395 to 14787
+    generator/verifier/site/history.py                  lines 14788 to 15157
+    generator/verifier/site/history_v3.py               lines 15158 to 15294
+    generator/verifier/site/commitment_parts.py         lines 15295 to 15480
+    generator/verifier/site/ledger_files.py             lines 15481 to 15839
+    generator/verifier/site/publication.py              lines 15840 to 16006
+    generator/verifier/rules/revocations.py             lines 16007 to 16126
+    generator/verifier/site/export_files.py             lines 16127 to 16352
+    generator/verifier/site/certificate_files.py        lines 16353 to 16811
+    generator/verifier/site/agreement_files.py          lines 16812 to 16956
+    generator/verifier/site/timestamp_files.py          lines 16957 to 17135
+    generator/verifier/site/log_list_file.py            lines 17136 to 17207
+    generator/verifier/site/accounting.py               lines 17208 to 17486
+    generator/verifier/site/remote.py                   lines 17487 to 17757
+    generator/verifier/site/mirror_folder.py            lines 17758 to 17949
+    generator/verifier/site/mirror.py                   lines 17950 to 18255
+    generator/verifier/site/verify_site.py              lines 18256 to 18580
+    generator/verifier/site/command_line.py             lines 18581 to 19036
 """
 
 # ==============================================================================================
@@ -13209,16 +13209,25 @@ class Site:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
-    def file_sha256(self, rel: str) -> str:
+    def known_sha256(self, rel: str) -> str | None:
+        """The SHA-256 the caller knows for `rel` (Site.known), if the file still has the
+        identity it had when hashed; else None, and it must be read."""
         known = self.known.get(rel)
+        if known is None:
+            return None
+        try:
+            st = os.lstat(os.path.join(self.root, rel))
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or identity_of(st) != known[1]:
+            return None
+        self.known_used.add(rel)
+        return known[0]
+
+    def file_sha256(self, rel: str) -> str:
+        known = self.known_sha256(rel)
         if known is not None:
-            try:
-                st = (self.root / rel).lstat()
-            except OSError:
-                st = None
-            if st is not None and stat.S_ISREG(st.st_mode) and identity_of(st) == known[1]:
-                self.known_used.add(rel)
-                return known[0]
+            return known
         h = hashlib.sha256()
         with (self.root / rel).open("rb") as f:
             while chunk := f.read(1 << 20):
@@ -13983,13 +13992,19 @@ def check_files(
         )
     matched = set()
     todo = sorted(actual & set(listed))
+    # A file whose SHA-256 the caller knows costs one lstat, here: handing tens of thousands of
+    # those to threads costs more in their locks than the lstat itself.
+    digests = {rel: d for rel in todo if (d := s.known_sha256(rel)) is not None}
+    unread = [rel for rel in todo if rel not in digests]
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
     # results are taken in path order, so the report is the same whatever finishes first.
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        for rel, digest in zip(todo, pool.map(s.file_sha256, todo), strict=True):
-            s.current = rel
-            if report.check(digest == listed[rel], rel, f"SHA-256 differs from {named_in(rel)}", listed[rel], digest):
-                matched.add(rel)
+        digests.update(zip(unread, pool.map(s.file_sha256, unread), strict=True))
+    for rel in todo:
+        s.current = rel
+        digest = digests[rel]
+        if report.check(digest == listed[rel], rel, f"SHA-256 differs from {named_in(rel)}", listed[rel], digest):
+            matched.add(rel)
     return frozenset(matched)
 
 

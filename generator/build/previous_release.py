@@ -15,6 +15,7 @@ step that reads it names it in generator.commands.build_steps.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from generator.core import layout
@@ -26,12 +27,17 @@ class PreviousRelease:
 
     def __init__(self, folder: Path, *, reuse: bool = True) -> None:
         self.folder = folder
+        self._folder = os.fspath(folder)
         self.reuse = reuse
         self._sums: dict[str, str] | None = None
 
     def file(self, rel: str) -> Path:
         """Where the last release holds site path `rel` (the file may not exist)."""
         return self.folder / rel
+
+    def file_name(self, rel: str) -> str:
+        """`file(rel)` as a string: for the loops over every file of a release."""
+        return f"{self._folder}/{rel}"
 
     @property
     def sums(self) -> dict[str, str]:

@@ -50,7 +50,8 @@ class SiteWriter:
         self.recorded = recorded or (lambda place, st: None)
         self.cleanup = cleanup or Cleanup()  # removes what the build made and no longer needs
         self.hashes: dict[str, str] = {}
-        self._dirs: set[Path] = set()
+        self._root = os.fspath(root)
+        self._dirs: set[str] = set()  # folders made so far, as site paths
         self.previous = previous
         self.linked = 0
         # The files taken from the last release, each with the SHA-256 it was read to have just
@@ -61,20 +62,23 @@ class SiteWriter:
         os.umask(umask)
         self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
 
-    def _target(self, rel: str) -> Path:
+    def _target(self, rel: str) -> str:
+        # Strings, not Path objects: a release takes tens of thousands of files, and making a
+        # Path of each cost more than linking it.
         if not is_safe_path(rel):
             raise OutputPathError(f"refusing to write {rel!r}: not a safe site-relative path")
         if rel in self.hashes:
             raise OutputPathError(f"refusing to write {rel} twice: two records map to one path")
-        path = self.root / rel
-        parent = path.parent
-        if parent not in self._dirs:
+        folder, _, _ = rel.rpartition("/")
+        path = f"{self._root}/{rel}"
+        if folder not in self._dirs:
             # A safe path (no '..', not absolute) under a folder only this build creates, which
             # holds no link, cannot lead outside it: no need to resolve each of 100,000 folders.
-            parent.mkdir(parents=True, exist_ok=True)
-            if parent.is_symlink():
+            parent = f"{self._root}/{folder}" if folder else self._root
+            os.makedirs(parent, exist_ok=True)
+            if os.path.islink(parent):
                 raise OutputPathError(f"refusing to write {rel}: its folder is a link")
-            self._dirs.add(parent)
+            self._dirs.add(folder)
         return path
 
     def write(self, rel: str, data: bytes) -> None:
@@ -92,7 +96,7 @@ class SiteWriter:
         and a file someone edited in the published folder is never carried into the next."""
         if self.previous is None or not self.previous.reuse:
             return False
-        previous = self.previous.file(rel)
+        previous = self.previous.file_name(rel)
         try:
             st = os.lstat(previous)
             if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
@@ -130,7 +134,7 @@ class SiteWriter:
         except OSError:
             same = False
         if not same:
-            path.unlink()
+            os.unlink(path)
             return False
         self.carried[rel] = (digest, before)
         self.hashes[rel] = digest
@@ -145,7 +149,7 @@ class SiteWriter:
         if digest is None or self.previous is None:
             return None
         try:
-            st = os.lstat(self.previous.file(rel))
+            st = os.lstat(self.previous.file_name(rel))
         except OSError:
             return None
         if stat.S_IMODE(st.st_mode) != self._mode:
@@ -178,7 +182,7 @@ class SiteWriter:
                 f.write(chunk)
                 h.update(chunk)
         self.hashes[rel] = h.hexdigest()
-        return path
+        return Path(path)
 
     def write_signed_stream(self, rel: str, chunks: Iterable[bytes], signer: Signer) -> None:
         """A large signed file: Ed25519 needs the whole message, so it is read back once to sign,

@@ -303,7 +303,7 @@ def save(
     # Once the identities are taken: the inputs must still be as read for either record.
     still = seen is not None and inputs.still_as_read()
     if settled and seen is not None and still:
-        doc["identities"] = {**seen, "record": _record_digest(doc)}
+        doc["identities"] = {**seen, "record": _record_digest(doc), "ledger": _ledger_identity(paths)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
     mark = seen.get("mark") if seen is not None else None
     if not isinstance(mark, int) or hashes is None or read is None or not still:
@@ -467,12 +467,23 @@ def unchanged_by_identity(paths: Paths, out: Path, offline: bool) -> Published |
         if os.lstat(paths.private / "cache" / MARK_NAME).st_mtime_ns != recorded.get("mark"):
             return None
         said = _published(doc) if recorded.get("record") == _record_digest(doc) else None
+        # Every event appends to the ledger: after one, the walk of every file below would only
+        # find what this look finds. (The same identity proves nothing: the walk decides.)
+        if recorded.get("ledger") != _ledger_identity(paths):
+            return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     seen = _identity_digest(paths, out, offline)
     if said is None or seen is None or seen[0] != recorded.get("digest"):
         return None
     return said
+
+
+def _ledger_identity(paths: Paths) -> list[int] | None:
+    try:
+        return list(identity_row(os.lstat(paths.ledger_file)))
+    except OSError:
+        return None
 
 
 def _record_digest(doc: Any) -> str:

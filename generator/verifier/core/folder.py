@@ -182,16 +182,25 @@ class Site:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
 
-    def file_sha256(self, rel: str) -> str:
+    def known_sha256(self, rel: str) -> str | None:
+        """The SHA-256 the caller knows for `rel` (Site.known), if the file still has the
+        identity it had when hashed; else None, and it must be read."""
         known = self.known.get(rel)
+        if known is None:
+            return None
+        try:
+            st = os.lstat(os.path.join(self.root, rel))
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or identity_of(st) != known[1]:
+            return None
+        self.known_used.add(rel)
+        return known[0]
+
+    def file_sha256(self, rel: str) -> str:
+        known = self.known_sha256(rel)
         if known is not None:
-            try:
-                st = (self.root / rel).lstat()
-            except OSError:
-                st = None
-            if st is not None and stat.S_ISREG(st.st_mode) and identity_of(st) == known[1]:
-                self.known_used.add(rel)
-                return known[0]
+            return known
         h = hashlib.sha256()
         with (self.root / rel).open("rb") as f:
             while chunk := f.read(1 << 20):

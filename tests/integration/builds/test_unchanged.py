@@ -90,6 +90,21 @@ def _append_event(site: BuiltSite) -> None:
     commit_new_items(site.paths, "2026-03-01T00:00:00Z")
 
 
+def test_after_an_event_the_files_are_not_walked_to_say_so(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The ledger's own identity says a build has work to do: no look at every file first.
+    _append_event(site)
+    walked: list[int] = []
+    real = build_cache._identity_digest
+    monkeypatch.setattr(build_cache, "_identity_digest", lambda *a, **k: walked.append(1) or real(*a, **k))
+    assert build_cache.unchanged_by_identity(site.paths, site.out, False) is None
+    assert walked == []
+    monkeypatch.undo()
+    settle()
+    assert not build(site.paths, site.out).unchanged
+    # Recorded again with the new ledger: the next build with nothing changed walks, and skips.
+    assert build_cache.unchanged_by_identity(site.paths, site.out, False) is not None
+
+
 def _new_source(site: BuiltSite) -> None:
     # An item source not yet committed changes no page, but it is an input: build, not guess.
     write_items(site.paths, [item("b-0101", "b")], "later.yaml")
