@@ -566,15 +566,15 @@ def _paged(
     A list that only grows (the ledger, the commitment list) gives `inputs(lo, hi)`: each page
     is then keyed by it (Renderer.write_keyed) and made by `rows(lo, hi)` only when the memo
     lacks it (else `unread(lo, hi)` is told); `extra` is part of the key. A full
-    page's rows never change, so only the first page (the way in) and the last say the total: a
-    new row re-renders those two, not every page, but for the row that opens a new page (each
-    pager then says one page more)."""
+    page's rows never change, so only the first page (the way in) and the last say the total,
+    the number of pages and where the last one is: a new row re-renders those two, and the row
+    that opens a new page the few whose window of page links reaches it, never every page."""
     pages = max(1, -(-total // layout.PAGE_SIZE))
     for p in range(1, pages + 1):
         lo, hi = (p - 1) * layout.PAGE_SIZE, min(p * layout.PAGE_SIZE, total)
         page = page_of(p)
         page_twin = twin(p) if callable(twin) and total else None if callable(twin) else twin
-        pager = _pager(p, pages, page_of)
+        pager = _pager(p, pages, page_of, says_pages=inputs is None or p in (1, pages))
         heading = title if p == 1 else f"{title}, page {p}"
         if inputs is None:
             r.write(w, template, page, heading, page_twin, total=total, pager=pager, **rows(lo, hi), **extra)
@@ -597,16 +597,18 @@ def _paged(
             progress(f"rendering {title.lower()} pages", p, pages)
 
 
-def _pager(page: int, pages: int, page_of: Callable[[int], str]) -> dict[str, Any]:
-    """Links for a paginated list: first, previous, next, last, and a window around this page."""
+def _pager(page: int, pages: int, page_of: Callable[[int], str], says_pages: bool = True) -> dict[str, Any]:
+    """Links for a paginated list: first, previous, next, last, and a window around this page.
+    Without `says_pages`, neither the number of pages nor the last page's link: a page in the
+    middle of a list that grows then stays as it was when the list gains a page."""
     window = range(max(1, page - 3), min(pages, page + 3) + 1)
     return {
         "page": page,
-        "pages": pages,
+        "pages": pages if says_pages else None,
         "prev": page_of(page - 1) if page > 1 else None,
         "next": page_of(page + 1) if page < pages else None,
         "first": page_of(1),
-        "last": page_of(pages),
+        "last": page_of(pages) if says_pages else None,
         "window": [(p, page_of(p)) for p in window],
     }
 

@@ -673,3 +673,32 @@ def test_a_damaged_cache_never_changes_the_site(tmp_path: Path) -> None:
         done = damage(p, how, 2 * k + 1, earlier, rng)
         run_event(p, event)
         check_step(p, 2 * k + 1, f"after {how} ({done}) and then {event.describe()}")
+
+
+@pytest.mark.parametrize("site_format", [2, 3])
+def test_a_new_page_leaves_the_middle_of_its_list_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, site_format: int
+) -> None:
+    """The commit that opens a new page of the commitment list re-renders the first page, the
+    last ones (whose window of page links reaches the new page) and the new page, never the
+    pages in between: a middle page names neither the number of pages nor the last one."""
+    monkeypatch.setattr(layout, "PAGE_SIZE", 3)
+    paths = new_program(tmp_path / "data", public_items=2, secret_items=22, retired=0)
+    if site_format == 3:
+        with open(paths.program_file, "a") as f:
+            f.write("format: 3\n")
+    out = tmp_path / "public"
+    build(paths, out)
+    pool = out / "pool"
+    before = {q.name: q.read_bytes() for q in pool.glob("*.html")}
+    assert len(before) == 8  # 24 commitments, three a page
+    middle = before["page-4.html"].decode()
+    assert "Page 4." in middle and "Last</a>" not in middle and "page-8.html" not in middle
+    assert "Page 1 of 8." in before["index.html"].decode() and "Page 8 of 8." in before["page-8.html"].decode()
+    write_items(paths, [item("b-0100", "b")], "more.yaml")
+    commit_new_items(paths, "2026-03-01T00:00:00Z")
+    build(paths, out)
+    after = {q.name: q.read_bytes() for q in pool.glob("*.html")}
+    changed = sorted(name for name in before if after[name] != before[name])
+    assert changed == ["index.html", "page-6.html", "page-7.html", "page-8.html"]
+    assert set(after) - set(before) == {"page-9.html"}
