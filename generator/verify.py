@@ -18,90 +18,91 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   107 to   259
-    generator/verifier/core/text.py                     lines   260 to   343
-    generator/verifier/core/errors.py                   lines   344 to   410
-    generator/verifier/core/canonical.py                lines   411 to   719
-    generator/verifier/core/confusables_table.py        lines   720 to  1056
-    generator/verifier/core/confusables.py              lines  1057 to  1163
-    generator/verifier/core/formats.py                  lines  1164 to  1401
-    generator/verifier/core/sodium.py                   lines  1402 to  1445
-    generator/verifier/core/public_keys.py              lines  1446 to  1722
-    generator/verifier/core/note.py                     lines  1723 to  1832
-    generator/verifier/crypto/mldsa.py                  lines  1833 to  2130
-    generator/verifier/tlog/merkle.py                   lines  2131 to  2271
-    generator/verifier/tlog/subtrees.py                 lines  2272 to  2350
-    generator/verifier/tlog/tlogproof.py                lines  2351 to  2423
-    generator/verifier/tlog/tiles.py                    lines  2424 to  2776
-    generator/verifier/tlog/tile_proofs.py              lines  2777 to  2884
-    generator/verifier/tlog/cosignature.py              lines  2885 to  3184
-    generator/verifier/tlog/log_list.py                 lines  3185 to  3414
-    generator/verifier/tlog/policy.py                   lines  3415 to  3701
-    generator/verifier/tlog/witnessing.py               lines  3702 to  3818
-    generator/verifier/core/idindex.py                  lines  3819 to  3902
-    generator/verifier/crypto/der.py                    lines  3903 to  4230
-    generator/verifier/crypto/rsa.py                    lines  4231 to  4348
-    generator/verifier/crypto/ecdsa.py                  lines  4349 to  4516
-    generator/verifier/crypto/signatures.py             lines  4517 to  4703
-    generator/verifier/crypto/x509.py                   lines  4704 to  4902
-    generator/verifier/crypto/timestamp_token.py        lines  4903 to  5305
-    generator/verifier/crypto/hash_to_g1.py             lines  5306 to  5583
-    generator/verifier/crypto/bls12_381.py              lines  5584 to  6074
-    generator/verifier/crypto/drand.py                  lines  6075 to  6146
-    generator/verifier/rules/beacon.py                  lines  6147 to  6398
-    generator/verifier/rules/methodology_rules.py       lines  6399 to  6758
-    generator/verifier/rules/scoring.py                 lines  6759 to  7058
-    generator/verifier/rules/agreement_statistics.py    lines  7059 to  7318
-    generator/verifier/rules/labelsets.py               lines  7319 to  7657
-    generator/verifier/rules/subjects.py                lines  7658 to  7923
-    generator/verifier/rules/withdrawals.py             lines  7924 to  7962
-    generator/verifier/rules/events.py                  lines  7963 to  8021
-    generator/verifier/rules/draws.py                   lines  8022 to  8167
-    generator/verifier/tlog/keyring.py                  lines  8168 to  8376
-    generator/verifier/rules/ledger.py                  lines  8377 to  8859
-    generator/verifier/rules/draw_pools.py              lines  8860 to  9093
-    generator/verifier/rules/drawn_items.py             lines  9094 to  9429
-    generator/verifier/exports/eee_record.py            lines  9430 to  9768
-    generator/verifier/exports/cbor.py                  lines  9769 to  9890
-    generator/verifier/exports/scitt_statement.py       lines  9891 to 10076
-    generator/verifier/exports/credential.py            lines 10077 to 10381
-    generator/verifier/memory/ledger_snapshot.py        lines 10382 to 10570
-    generator/verifier/memory/checkpoint_memory.py      lines 10571 to 10725
-    generator/verifier/memory/release_memory.py         lines 10726 to 11034
-    generator/verifier/rules/answers.py                 lines 11035 to 11102
-    generator/verifier/rules/runs.py                    lines 11103 to 11475
-    generator/verifier/rules/lineage.py                 lines 11476 to 11761
-    generator/verifier/rules/score_edits.py             lines 11762 to 11847
-    generator/verifier/rules/evidence.py                lines 11848 to 11942
-    generator/verifier/rules/certificates.py            lines 11943 to 12410
-    generator/verifier/rules/certificate_documents.py   lines 12411 to 12506
-    generator/verifier/rules/recheck.py                 lines 12507 to 12873
-    generator/verifier/core/report.py                   lines 12874 to 13036
-    generator/verifier/core/folder.py                   lines 13037 to 13329
-    generator/verifier/core/checksum_tree.py            lines 13330 to 13484
-    generator/verifier/tlog/rotation.py                 lines 13485 to 13669
-    generator/verifier/memory/mirror_record.py          lines 13670 to 13739
-    generator/verifier/site/release.py                  lines 13740 to 14037
-    generator/verifier/site/checksum_lists.py           lines 14038 to 14194
-    generator/verifier/site/zip_layout.py               lines 14195 to 14394
-    generator/verifier/site/download.py                 lines 14395 to 14787
-    generator/verifier/site/history.py                  lines 14788 to 15157
-    generator/verifier/site/history_v3.py               lines 15158 to 15294
-    generator/verifier/site/commitment_parts.py         lines 15295 to 15480
-    generator/verifier/site/ledger_files.py             lines 15481 to 15839
-    generator/verifier/site/publication.py              lines 15840 to 16006
-    generator/verifier/rules/revocations.py             lines 16007 to 16126
-    generator/verifier/site/export_files.py             lines 16127 to 16352
-    generator/verifier/site/certificate_files.py        lines 16353 to 16811
-    generator/verifier/site/agreement_files.py          lines 16812 to 16956
-    generator/verifier/site/timestamp_files.py          lines 16957 to 17135
-    generator/verifier/site/log_list_file.py            lines 17136 to 17207
-    generator/verifier/site/accounting.py               lines 17208 to 17486
-    generator/verifier/site/remote.py                   lines 17487 to 17757
-    generator/verifier/site/mirror_folder.py            lines 17758 to 17949
-    generator/verifier/site/mirror.py                   lines 17950 to 18255
-    generator/verifier/site/verify_site.py              lines 18256 to 18580
-    generator/verifier/site/command_line.py             lines 18581 to 19036
+    generator/verifier/core/isolation.py                lines   108 to   260
+    generator/verifier/core/text.py                     lines   261 to   344
+    generator/verifier/core/errors.py                   lines   345 to   411
+    generator/verifier/core/canonical.py                lines   412 to   720
+    generator/verifier/core/confusables_table.py        lines   721 to  1057
+    generator/verifier/core/confusables.py              lines  1058 to  1164
+    generator/verifier/core/formats.py                  lines  1165 to  1402
+    generator/verifier/core/sodium.py                   lines  1403 to  1446
+    generator/verifier/core/public_keys.py              lines  1447 to  1723
+    generator/verifier/core/note.py                     lines  1724 to  1833
+    generator/verifier/crypto/mldsa.py                  lines  1834 to  2131
+    generator/verifier/tlog/merkle.py                   lines  2132 to  2272
+    generator/verifier/tlog/subtrees.py                 lines  2273 to  2351
+    generator/verifier/tlog/tlogproof.py                lines  2352 to  2424
+    generator/verifier/tlog/tiles.py                    lines  2425 to  2777
+    generator/verifier/tlog/tile_proofs.py              lines  2778 to  2885
+    generator/verifier/tlog/cosignature.py              lines  2886 to  3185
+    generator/verifier/tlog/log_list.py                 lines  3186 to  3415
+    generator/verifier/tlog/policy.py                   lines  3416 to  3702
+    generator/verifier/tlog/witnessing.py               lines  3703 to  3819
+    generator/verifier/core/idindex.py                  lines  3820 to  3903
+    generator/verifier/crypto/der.py                    lines  3904 to  4231
+    generator/verifier/crypto/rsa.py                    lines  4232 to  4349
+    generator/verifier/crypto/ecdsa.py                  lines  4350 to  4517
+    generator/verifier/crypto/signatures.py             lines  4518 to  4704
+    generator/verifier/crypto/x509.py                   lines  4705 to  4903
+    generator/verifier/crypto/timestamp_token.py        lines  4904 to  5306
+    generator/verifier/crypto/hash_to_g1.py             lines  5307 to  5584
+    generator/verifier/crypto/bls12_381.py              lines  5585 to  6075
+    generator/verifier/crypto/drand.py                  lines  6076 to  6147
+    generator/verifier/rules/beacon.py                  lines  6148 to  6399
+    generator/verifier/rules/methodology_rules.py       lines  6400 to  6759
+    generator/verifier/rules/scoring.py                 lines  6760 to  7059
+    generator/verifier/rules/agreement_statistics.py    lines  7060 to  7319
+    generator/verifier/rules/labelsets.py               lines  7320 to  7658
+    generator/verifier/rules/subjects.py                lines  7659 to  7924
+    generator/verifier/rules/withdrawals.py             lines  7925 to  7963
+    generator/verifier/rules/events.py                  lines  7964 to  8022
+    generator/verifier/rules/draws.py                   lines  8023 to  8168
+    generator/verifier/tlog/keyring.py                  lines  8169 to  8377
+    generator/verifier/rules/ledger.py                  lines  8378 to  8860
+    generator/verifier/rules/draw_pools.py              lines  8861 to  9094
+    generator/verifier/rules/drawn_items.py             lines  9095 to  9430
+    generator/verifier/exports/eee_record.py            lines  9431 to  9769
+    generator/verifier/exports/cbor.py                  lines  9770 to  9891
+    generator/verifier/exports/scitt_statement.py       lines  9892 to 10077
+    generator/verifier/exports/credential.py            lines 10078 to 10382
+    generator/verifier/memory/ledger_snapshot.py        lines 10383 to 10571
+    generator/verifier/memory/checkpoint_memory.py      lines 10572 to 10726
+    generator/verifier/memory/release_memory.py         lines 10727 to 11035
+    generator/verifier/rules/answers.py                 lines 11036 to 11103
+    generator/verifier/rules/runs.py                    lines 11104 to 11476
+    generator/verifier/rules/lineage.py                 lines 11477 to 11762
+    generator/verifier/rules/score_edits.py             lines 11763 to 11848
+    generator/verifier/rules/evidence.py                lines 11849 to 11943
+    generator/verifier/rules/certificates.py            lines 11944 to 12411
+    generator/verifier/rules/certificate_documents.py   lines 12412 to 12507
+    generator/verifier/rules/recheck.py                 lines 12508 to 12874
+    generator/verifier/core/report.py                   lines 12875 to 13037
+    generator/verifier/core/windowed.py                 lines 13038 to 13068
+    generator/verifier/core/folder.py                   lines 13069 to 13361
+    generator/verifier/core/checksum_tree.py            lines 13362 to 13516
+    generator/verifier/tlog/rotation.py                 lines 13517 to 13701
+    generator/verifier/memory/mirror_record.py          lines 13702 to 13771
+    generator/verifier/site/release.py                  lines 13772 to 14069
+    generator/verifier/site/checksum_lists.py           lines 14070 to 14226
+    generator/verifier/site/zip_layout.py               lines 14227 to 14426
+    generator/verifier/site/download.py                 lines 14427 to 14819
+    generator/verifier/site/history.py                  lines 14820 to 15189
+    generator/verifier/site/history_v3.py               lines 15190 to 15326
+    generator/verifier/site/commitment_parts.py         lines 15327 to 15512
+    generator/verifier/site/ledger_files.py             lines 15513 to 15871
+    generator/verifier/site/publication.py              lines 15872 to 16038
+    generator/verifier/rules/revocations.py             lines 16039 to 16158
+    generator/verifier/site/export_files.py             lines 16159 to 16384
+    generator/verifier/site/certificate_files.py        lines 16385 to 16843
+    generator/verifier/site/agreement_files.py          lines 16844 to 16988
+    generator/verifier/site/timestamp_files.py          lines 16989 to 17167
+    generator/verifier/site/log_list_file.py            lines 17168 to 17239
+    generator/verifier/site/accounting.py               lines 17240 to 17518
+    generator/verifier/site/remote.py                   lines 17519 to 17789
+    generator/verifier/site/mirror_folder.py            lines 17790 to 17980
+    generator/verifier/site/mirror.py                   lines 17981 to 18269
+    generator/verifier/site/verify_site.py              lines 18270 to 18594
+    generator/verifier/site/command_line.py             lines 18595 to 19050
 """
 
 # ==============================================================================================
@@ -13035,6 +13036,37 @@ def environment_hints(root: Path, failures: Iterable[Problem]) -> list[str]:
 
 
 # ==============================================================================================
+# generator/verifier/core/windowed.py: Work on a few threads, the results in the order of the items, never more than a
+#     window of them in flight: a million objects to send, or the 300,000 files of a site to hash, never become as
+#     many futures at once, and a replay reading tiles ahead never holds more than the window in memory.
+# ==============================================================================================
+
+_In = TypeVar("_In")
+
+
+_Out = TypeVar("_Out")
+
+
+def windowed(work: Callable[[_In], _Out], items: Iterable[_In], jobs: int, window: int | None = None) -> Iterator[_Out]:
+    """work(item) for each item on `jobs` threads, yielded in the items' order, with at most
+    `window` (default four times `jobs`) submitted and not yet yielded. An exception of work(item)
+    is raised when that item's turn comes. Closing the iterator early cancels what has not started."""
+    jobs = max(1, jobs)
+    window = max(1, window if window is not None else jobs * 4)
+    queued: deque[Future[_Out]] = deque()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        for item in items:
+            queued.append(pool.submit(work, item))
+            if len(queued) >= window:
+                yield queued.popleft().result()
+        while queued:
+            yield queued.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ==============================================================================================
 # generator/verifier/core/folder.py: A site's folder: the only code of the verifier that reads files.
 # ==============================================================================================
 
@@ -13996,10 +14028,10 @@ def check_files(
     # those to threads costs more in their locks than the lstat itself.
     digests = {rel: d for rel in todo if (d := s.known_sha256(rel)) is not None}
     unread = [rel for rel in todo if rel not in digests]
-    # SHA-256 and reading a file both let go of Python's lock: threads hash on every core. The
+    # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
+    # window of files at a time (a future for each of 300,000 files held hundreds of MiB). The
     # results are taken in path order, so the report is the same whatever finishes first.
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        digests.update(zip(unread, pool.map(s.file_sha256, unread), strict=True))
+    digests.update(zip(unread, windowed(s.file_sha256, unread, min(4, os.cpu_count() or 1)), strict=True))
     for rel in todo:
         s.current = rel
         digest = digests[rel]
@@ -17836,8 +17868,7 @@ class LocalCopy:
     def plan(self, files: dict[str, str], jobs: int) -> list[str]:
         """The listed files to fetch (in path order): those the folder does not hold as listed."""
         names = sorted(files, key=lambda p: p.encode())
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
+        held = list(windowed(lambda rel: self.holds(rel, files[rel]), names, jobs))
         return [rel for rel, ok in zip(names, held, strict=True) if not ok]
 
     def previously_written(self) -> set[str]:
@@ -18123,7 +18154,7 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list.
         wave = []
-        for rel, data, fetched in _bounded(read, children, jobs):
+        for rel, data, fetched in windowed(lambda job: read(*job), list(enumerate(children)), jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
             wave.append((rel, data))
@@ -18227,30 +18258,13 @@ def _fetch(
             raise _Torn(f"{remote.url_of(rel)}: expected SHA-256 {files[rel]} (as listed), found {h.hexdigest()}")
         return rel, target, size
 
-    for done, (rel, target, size) in enumerate(_bounded(one, need, jobs), start=1):
+    for done, (rel, target, size) in enumerate(windowed(lambda job: one(*job), list(enumerate(need)), jobs), start=1):
         staged[(rel, files[rel])] = (target, size)
         outcome.fetched_bytes += size
         if done % step == 0 or done == len(need):
             say(f"fetched {done}/{len(need)} file(s), {outcome.fetched_bytes} bytes")
     outcome.fetched = len(todo)
     outcome.fetched_bytes = sum(staged[(rel, files[rel])][1] for rel in todo)
-
-
-def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -> Iterable[Any]:
-    """work(n, item) on `jobs` threads, the results in order, at most four times `jobs` in
-    flight; an error is raised in its turn, and what has not started is cancelled."""
-    jobs = max(1, jobs)
-    queued: deque[Future[Any]] = deque()
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        for n, item in enumerate(items):
-            queued.append(pool.submit(work, n, item))
-            if len(queued) >= jobs * 4:
-                yield queued.popleft().result()
-        while queued:
-            yield queued.popleft().result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 # ==============================================================================================

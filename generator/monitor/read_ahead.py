@@ -3,7 +3,7 @@ read over the network costs about its bytes, not a round trip per tile.
 
 The replay reads the tiles in an order known in advance (generator.verifier's tile_read_order).
 A ReadAhead keeps up to `window` of the next ones in flight on as many threads
-(generator.core.windowed), and hands each to the replay when it asks, in order; a path it did
+(generator.verifier.core.windowed), and hands each to the replay when it asks, in order; a path it did
 not expect is fetched at once, as without it. Memory: `window` tiles at most.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from generator.core.windowed import windowed
 from generator.monitor.site_source import Fetch
+from generator.verifier import windowed
 
 # A fetched tile, or the error fetching it raised, to be raised only if the replay asks for it.
 _Fetched = tuple[str, bytes | None, BaseException | None]

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from generator import __version__
 from generator.core.regularfile import TooLarge, read_regular
-from generator.core.windowed import windowed
 from generator.monitor.monitor_errors import Unreadable
 from generator.verifier import (
     FormatError,
@@ -38,6 +37,7 @@ from generator.verifier import (
     show,
     split_note,
     verify_cosignatures,
+    windowed,
 )
 
 MAX_POLICY_BYTES = 1 << 20

@@ -40,7 +40,6 @@ from pathlib import Path
 from generator.core import layout
 from generator.core.object_kinds import Kind, headers_for, kind_of
 from generator.core.progress import Progress
-from generator.core.windowed import windowed
 from generator.program import journal
 from generator.publish.store import Conflict, Store, StoreError, file_sha256
 from generator.verifier import (
@@ -50,6 +49,7 @@ from generator.verifier import (
     policy_problems,
     read_lists,
     site_format,
+    windowed,
 )
 
 # Sent after every other page, before the checkpoint: the list a verifier starts from.

@@ -84,6 +84,7 @@ from generator.verifier.core.public_keys import (
 from generator.verifier.core.report import Report
 from generator.verifier.core.sodium import sodium_function
 from generator.verifier.core.text import printable, safe_json, show
+from generator.verifier.core.windowed import windowed
 from generator.verifier.crypto.mldsa import ML_DSA_44_PUBLIC_KEY_SIZE, ML_DSA_44_SIGNATURE_SIZE, ml_dsa_44_verify
 from generator.verifier.crypto.timestamp_token import TimestampToken, read_timestamp_token, verify_timestamp_token
 from generator.verifier.exports.credential import (
@@ -577,5 +578,6 @@ __all__ = [
     "verify_site",
     "verify_subtree_consistency",
     "verify_timestamp_token",
+    "windowed",
     "witnessed_by",
 ]

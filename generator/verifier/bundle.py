@@ -90,6 +90,7 @@ MODULES = (
     "rules.certificate_documents",
     "rules.recheck",
     "core.report",
+    "core.windowed",
     "core.folder",
     "core.checksum_tree",
     "tlog.rotation",

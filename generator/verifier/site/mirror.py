@@ -20,9 +20,7 @@ second time fails the run, naming the file, with the folder as it was.
 import hashlib
 import os
 import shutil
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,6 +31,7 @@ from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PA
 from generator.verifier.core.formats import is_safe_path
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint, key_rows, parse_vkey
 from generator.verifier.core.text import printable
+from generator.verifier.core.windowed import windowed
 from generator.verifier.memory.mirror_record import Written
 from generator.verifier.site.mirror_folder import INCOMING, LocalCopy, is_sub_list, swap_in
 from generator.verifier.site.release import SUMS_LINE_RE
@@ -203,7 +202,7 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list.
         wave = []
-        for rel, data, fetched in _bounded(read, children, jobs):
+        for rel, data, fetched in windowed(lambda job: read(*job), list(enumerate(children)), jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
             wave.append((rel, data))
@@ -307,27 +306,10 @@ def _fetch(
             raise _Torn(f"{remote.url_of(rel)}: expected SHA-256 {files[rel]} (as listed), found {h.hexdigest()}")
         return rel, target, size
 
-    for done, (rel, target, size) in enumerate(_bounded(one, need, jobs), start=1):
+    for done, (rel, target, size) in enumerate(windowed(lambda job: one(*job), list(enumerate(need)), jobs), start=1):
         staged[(rel, files[rel])] = (target, size)
         outcome.fetched_bytes += size
         if done % step == 0 or done == len(need):
             say(f"fetched {done}/{len(need)} file(s), {outcome.fetched_bytes} bytes")
     outcome.fetched = len(todo)
     outcome.fetched_bytes = sum(staged[(rel, files[rel])][1] for rel in todo)
-
-
-def _bounded(work: Callable[[int, Any], Any], items: Sequence[Any], jobs: int) -> Iterable[Any]:
-    """work(n, item) on `jobs` threads, the results in order, at most four times `jobs` in
-    flight; an error is raised in its turn, and what has not started is cancelled."""
-    jobs = max(1, jobs)
-    queued: deque[Future[Any]] = deque()
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        for n, item in enumerate(items):
-            queued.append(pool.submit(work, n, item))
-            if len(queued) >= jobs * 4:
-                yield queued.popleft().result()
-        while queued:
-            yield queued.popleft().result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)

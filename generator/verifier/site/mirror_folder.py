@@ -11,11 +11,11 @@ old release's list (the next run finds the new files by their hashes).
 import hashlib
 import os
 import stat
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, identity_of
 from generator.verifier.core.formats import is_safe_path
+from generator.verifier.core.windowed import windowed
 from generator.verifier.memory.mirror_record import Written
 from generator.verifier.site.release import SUMS_LINE_RE
 
@@ -90,8 +90,7 @@ class LocalCopy:
     def plan(self, files: dict[str, str], jobs: int) -> list[str]:
         """The listed files to fetch (in path order): those the folder does not hold as listed."""
         names = sorted(files, key=lambda p: p.encode())
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            held = list(pool.map(lambda rel: self.holds(rel, files[rel]), names))
+        held = list(windowed(lambda rel: self.holds(rel, files[rel]), names, jobs))
         return [rel for rel, ok in zip(names, held, strict=True) if not ok]
 
     def previously_written(self) -> set[str]:
