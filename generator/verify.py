@@ -78,31 +78,31 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/recheck.py                 lines 12508 to 12874
     generator/verifier/core/report.py                   lines 12875 to 13037
     generator/verifier/core/windowed.py                 lines 13038 to 13068
-    generator/verifier/core/folder.py                   lines 13069 to 13361
-    generator/verifier/core/checksum_tree.py            lines 13362 to 13516
-    generator/verifier/tlog/rotation.py                 lines 13517 to 13701
-    generator/verifier/memory/mirror_record.py          lines 13702 to 13771
-    generator/verifier/site/release.py                  lines 13772 to 14069
-    generator/verifier/site/checksum_lists.py           lines 14070 to 14226
-    generator/verifier/site/zip_layout.py               lines 14227 to 14426
-    generator/verifier/site/download.py                 lines 14427 to 14819
-    generator/verifier/site/history.py                  lines 14820 to 15189
-    generator/verifier/site/history_v3.py               lines 15190 to 15326
-    generator/verifier/site/commitment_parts.py         lines 15327 to 15512
-    generator/verifier/site/ledger_files.py             lines 15513 to 15871
-    generator/verifier/site/publication.py              lines 15872 to 16038
-    generator/verifier/rules/revocations.py             lines 16039 to 16158
-    generator/verifier/site/export_files.py             lines 16159 to 16384
-    generator/verifier/site/certificate_files.py        lines 16385 to 16843
-    generator/verifier/site/agreement_files.py          lines 16844 to 16988
-    generator/verifier/site/timestamp_files.py          lines 16989 to 17167
-    generator/verifier/site/log_list_file.py            lines 17168 to 17239
-    generator/verifier/site/accounting.py               lines 17240 to 17518
-    generator/verifier/site/remote.py                   lines 17519 to 17789
-    generator/verifier/site/mirror_folder.py            lines 17790 to 17980
-    generator/verifier/site/mirror.py                   lines 17981 to 18269
-    generator/verifier/site/verify_site.py              lines 18270 to 18594
-    generator/verifier/site/command_line.py             lines 18595 to 19050
+    generator/verifier/core/folder.py                   lines 13069 to 13363
+    generator/verifier/core/checksum_tree.py            lines 13364 to 13518
+    generator/verifier/tlog/rotation.py                 lines 13519 to 13703
+    generator/verifier/memory/mirror_record.py          lines 13704 to 13773
+    generator/verifier/site/release.py                  lines 13774 to 14071
+    generator/verifier/site/checksum_lists.py           lines 14072 to 14228
+    generator/verifier/site/zip_layout.py               lines 14229 to 14428
+    generator/verifier/site/download.py                 lines 14429 to 14821
+    generator/verifier/site/history.py                  lines 14822 to 15191
+    generator/verifier/site/history_v3.py               lines 15192 to 15328
+    generator/verifier/site/commitment_parts.py         lines 15329 to 15514
+    generator/verifier/site/ledger_files.py             lines 15515 to 15873
+    generator/verifier/site/publication.py              lines 15874 to 16040
+    generator/verifier/rules/revocations.py             lines 16041 to 16160
+    generator/verifier/site/export_files.py             lines 16161 to 16386
+    generator/verifier/site/certificate_files.py        lines 16387 to 16845
+    generator/verifier/site/agreement_files.py          lines 16846 to 16990
+    generator/verifier/site/timestamp_files.py          lines 16991 to 17169
+    generator/verifier/site/log_list_file.py            lines 17170 to 17241
+    generator/verifier/site/accounting.py               lines 17242 to 17520
+    generator/verifier/site/remote.py                   lines 17521 to 17791
+    generator/verifier/site/mirror_folder.py            lines 17792 to 17982
+    generator/verifier/site/mirror.py                   lines 17983 to 18271
+    generator/verifier/site/verify_site.py              lines 18272 to 18596
+    generator/verifier/site/command_line.py             lines 18597 to 19052
 """
 
 # ==============================================================================================
@@ -13258,8 +13258,10 @@ class Site:
 
     def file_sha256(self, rel: str) -> str:
         known = self.known_sha256(rel)
-        if known is not None:
-            return known
+        return known if known is not None else self.hash_file(rel)
+
+    def hash_file(self, rel: str) -> str:
+        """The SHA-256 of the file's bytes, read now (never taken from Site.known)."""
         h = hashlib.sha256()
         with (self.root / rel).open("rb") as f:
             while chunk := f.read(1 << 20):
@@ -14031,7 +14033,7 @@ def check_files(
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
     # window of files at a time (a future for each of 300,000 files held hundreds of MiB). The
     # results are taken in path order, so the report is the same whatever finishes first.
-    digests.update(zip(unread, windowed(s.file_sha256, unread, min(4, os.cpu_count() or 1)), strict=True))
+    digests.update(zip(unread, windowed(s.hash_file, unread, min(4, os.cpu_count() or 1)), strict=True))
     for rel in todo:
         s.current = rel
         digest = digests[rel]
@@ -18135,7 +18137,7 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
     wave: list[tuple[str, bytes]] = [(SUMS_PATH, sums)]
     descended: set[str] = set()
 
-    def read(n: int, item: tuple[str, str]) -> tuple[str, bytes, bool]:
+    def read(item: tuple[str, str]) -> tuple[str, bytes, bool]:
         rel, digest = item
         held = local.read_if_held(rel, digest)
         if held is not None:
@@ -18154,7 +18156,7 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list.
         wave = []
-        for rel, data, fetched in windowed(lambda job: read(*job), list(enumerate(children)), jobs):
+        for rel, data, fetched in windowed(read, children, jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
             wave.append((rel, data))
@@ -18258,7 +18260,7 @@ def _fetch(
             raise _Torn(f"{remote.url_of(rel)}: expected SHA-256 {files[rel]} (as listed), found {h.hexdigest()}")
         return rel, target, size
 
-    for done, (rel, target, size) in enumerate(windowed(lambda job: one(*job), list(enumerate(need)), jobs), start=1):
+    for done, (rel, target, size) in enumerate(windowed(lambda job: one(*job), enumerate(need), jobs), start=1):
         staged[(rel, files[rel])] = (target, size)
         outcome.fetched_bytes += size
         if done % step == 0 or done == len(need):

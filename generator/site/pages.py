@@ -604,6 +604,7 @@ def _pager(page: int, pages: int, page_of: Callable[[int], str], says_pages: boo
     window = range(max(1, page - 3), min(pages, page + 3) + 1)
     return {
         "page": page,
+        "paged": pages > 1,  # whether the list has a pager at all
         "pages": pages if says_pages else None,
         "prev": page_of(page - 1) if page > 1 else None,
         "next": page_of(page + 1) if page < pages else None,

@@ -199,8 +199,10 @@ class Site:
 
     def file_sha256(self, rel: str) -> str:
         known = self.known_sha256(rel)
-        if known is not None:
-            return known
+        return known if known is not None else self.hash_file(rel)
+
+    def hash_file(self, rel: str) -> str:
+        """The SHA-256 of the file's bytes, read now (never taken from Site.known)."""
         h = hashlib.sha256()
         with (self.root / rel).open("rb") as f:
             while chunk := f.read(1 << 20):

@@ -183,7 +183,7 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
     wave: list[tuple[str, bytes]] = [(SUMS_PATH, sums)]
     descended: set[str] = set()
 
-    def read(n: int, item: tuple[str, str]) -> tuple[str, bytes, bool]:
+    def read(item: tuple[str, str]) -> tuple[str, bytes, bool]:
         rel, digest = item
         held = local.read_if_held(rel, digest)
         if held is not None:
@@ -202,7 +202,7 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list.
         wave = []
-        for rel, data, fetched in windowed(lambda job: read(*job), list(enumerate(children)), jobs):
+        for rel, data, fetched in windowed(read, children, jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
             wave.append((rel, data))
@@ -306,7 +306,7 @@ def _fetch(
             raise _Torn(f"{remote.url_of(rel)}: expected SHA-256 {files[rel]} (as listed), found {h.hexdigest()}")
         return rel, target, size
 
-    for done, (rel, target, size) in enumerate(windowed(lambda job: one(*job), list(enumerate(need)), jobs), start=1):
+    for done, (rel, target, size) in enumerate(windowed(lambda job: one(*job), enumerate(need), jobs), start=1):
         staged[(rel, files[rel])] = (target, size)
         outcome.fetched_bytes += size
         if done % step == 0 or done == len(need):

@@ -279,7 +279,7 @@ def check_files(
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
     # window of files at a time (a future for each of 300,000 files held hundreds of MiB). The
     # results are taken in path order, so the report is the same whatever finishes first.
-    digests.update(zip(unread, windowed(s.file_sha256, unread, min(4, os.cpu_count() or 1)), strict=True))
+    digests.update(zip(unread, windowed(s.hash_file, unread, min(4, os.cpu_count() or 1)), strict=True))
     for rel in todo:
         s.current = rel
         digest = digests[rel]
