@@ -139,6 +139,10 @@ def _build(
         except BaseException:
             staging.discard()
             raise
+        writer.finished()
+        previous.forget()
+        memo.written()
+        del index
     result = BuildResult(
         out,
         len(writer.hashes) + 2,
@@ -162,8 +166,14 @@ def _build(
             progress("verifying the built site", 0, 1)
         shape = build_cache.site_shape(staging.path) if inputs is not None else None
         report = self_check(staging.path, vkey, paths.private / "cache" / "verify", previous, full, writer.carried)
+        # The verifier's state, and the files carried over that it was handed, are let go before
+        # the steps after the swap walk the site: their peaks must not add up.
+        writer.carried = {}
+        checks = report.checks
         if not report.ok:
             raise VerificationFailed(report.render())
+        del report
+        heap.release()
         swap_in(staging.path, out, cleanup)
     except BaseException:
         staging.discard()
@@ -175,7 +185,7 @@ def _build(
     published = build_steps.AfterSwap(paths, out, writer.hashes, memo, staged, inputs, said, offline, shape, cleanup)
     for step in build_steps.AFTER_SWAP:
         step.run(published)
-    return dataclasses.replace(result, checks=report.checks, seconds=time.monotonic() - started)
+    return dataclasses.replace(result, checks=checks, seconds=time.monotonic() - started)
 
 
 def _nothing_to_do(out: Path, last: build_cache.Published, strict: bool, started: float) -> BuildResult:

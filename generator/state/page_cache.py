@@ -57,6 +57,11 @@ class PageMemo:
         old = self.old.get(rel)
         return old[1] if old is not None and old[0] == key else None
 
+    def written(self) -> None:
+        """The release is written: the last release's keys are no longer asked for, only this
+        one's kept (for `save`)."""
+        self.old = {}
+
     def save(self, hashes: dict[str, str], sums: bytes) -> None:
         """Remember this release's keys, once it is the site in the output folder (whose
         SHA256SUMS is `sums`). A failure to write costs the next build a full render, no more."""
