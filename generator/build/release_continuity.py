@@ -194,8 +194,10 @@ def check_published_unchanged(previous: PreviousRelease, new_hashes: dict[str, s
     """Every artifact of the last release must be in the new one, byte for byte (in format v3,
     its inclusion proofs, archived checkpoints and consistency proofs too)."""
     problems = []
-    # Every file the last release lists (in v3, in the leaves of its tree of lists).
-    for rel, digest in sorted(listed_files(previous.folder).items()):
+    # Every file the last release lists (in v3, in the leaves of its tree of lists): read once
+    # per build, by the release's own reader unless --full had it read nothing.
+    listed = previous.sums if previous.reuse else listed_files(previous.folder)
+    for rel, digest in listed.items():
         if not is_immutable(rel, site_format):
             continue
         if rel not in new_hashes:
@@ -205,4 +207,5 @@ def check_published_unchanged(previous: PreviousRelease, new_hashes: dict[str, s
                 problem(rel, "would change a file the last release published", expected=digest, found=new_hashes[rel])
             )
     if problems:
+        problems.sort(key=lambda p: p.file)
         raise InputError(problems, "this build would rewrite what the last release published; nothing was changed")
