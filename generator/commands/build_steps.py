@@ -6,10 +6,11 @@ checkpoint's documents and history once it is cosigned, the record pages on ever
 written when their block ends, before anything reads them back), the search index after the last
 record page (it indexes them), the feeds after the last page (the sitemap lists them), the
 download archive after every other file (it holds them) and SHA256SUMS after it (it lists it).
-`write_site` (generator.commands.build) runs `WRITE` in this order into the staging folder. The
-build then stages the caches beside their places (`stage_caches`: the gathered state is freed
-before the verifier makes its own), verifies the staged site with the verify.py it ships, swaps
-it in, and runs `AFTER_SWAP`: what it keeps of a release only once that release is published.
+`write_site` (generator.commands.build) runs `WRITE` in this order into the staging folder, and
+the build stages the caches beside their places (`stage_caches`), both in a process forked for
+them (generator.core.child_process), whose end gives all their memory back before the verifier
+makes its own. The build's own process then verifies the staged site with the verify.py it ships,
+swaps it in, and runs `AFTER_SWAP`: what it keeps of a release only once that release is published.
 
 A step's `reads` and `writes` name site paths, values an earlier step makes ("the checkpoint"),
 and the build's inputs: what `gather` read and checked, the signing key, the last release
@@ -628,9 +629,8 @@ def _keep_checkpoints(a: AfterSwap) -> None:
 def _record_build(a: AfterSwap) -> None:
     if a.inputs is None:
         return
-    site = build_cache.site_digest(a.out, a.hashes)
     a.cleanup.wait()  # the last release gone: the identities recorded are those that stay
-    build_cache.save(a.paths, a.inputs, site, a.said, a.out, a.offline, a.shape, a.hashes)
+    build_cache.save(a.paths, a.inputs, a.said, a.out, a.offline, a.shape, a.hashes)
 
 
 AFTER_SWAP: tuple[Step[AfterSwap], ...] = (

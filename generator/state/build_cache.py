@@ -69,7 +69,7 @@ class Inputs:
     added: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Each entry's identity and times when it was hashed, and how to look again: an input
     # edited while the build read it (and perhaps put back) must not be recorded as read.
-    stats: Callable[[], tuple[str, dict[str, tuple[int, ...]]]] | None = None
+    stats: _Look | None = None
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
     # The filesystem's time just before the inputs were looked at (`_clock`), and their newest
     # time: an input written again within a tick of its reading keeps its times, so none may be
@@ -84,9 +84,13 @@ class Inputs:
         if self.stats is None:
             return False
         try:
-            outside, inside = self.stats()
+            return self.as_read(self.stats())
         except OSError:
             return False
+
+    def as_read(self, looked: tuple[str, dict[str, tuple[int, ...]]]) -> bool:
+        """Whether the inputs' identities `looked` at (`_identities`) are those they had when read."""
+        outside, inside = looked
         ignore = set(self.added) | ({self.checkpoints} if self.checkpoints else set())
         return outside == self.seen[0] and {k: v for k, v in inside.items() if k not in ignore} == {
             k: v for k, v in self.seen[1].items() if k not in ignore
@@ -125,6 +129,19 @@ class _Places:
         for base, label, skip in self.trees:
             if os.path.isdir(base):
                 yield from _walk(base, f"{label}/", skip)
+
+
+@dataclass(frozen=True)
+class _Look:
+    """Every input's identity, looked at again: by value, so that Inputs crosses from the
+    process that wrote a release to the one that publishes it (generator.core.child_process)."""
+
+    paths: Paths
+    out: Path
+
+    def __call__(self) -> tuple[str, dict[str, tuple[int, ...]]]:
+        places = _places(self.paths, self.out)
+        return _identities(places.look(), places.checkpoints)
 
 
 def _places(paths: Paths, out: Path) -> _Places:
@@ -199,7 +216,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
         _setting(offline, places.layout),
         place,
         inside,
-        stats=lambda: _identities(look(), place),
+        stats=_Look(paths, out),
         seen=seen,
         read_mark=read_mark,
         newest=newest,
@@ -222,29 +239,34 @@ def _identities(
     return h.hexdigest(), inside
 
 
-def site_digest(out: Path, known: dict[str, str] | None = None) -> str | None:
+def site_digest(out: Path, known: Mapping[str, str] | None = None, walked: list[_Row] | None = None) -> str | None:
     """The digest of the site in `out`: every folder and file, its mode and its SHA-256 (taken
     from `known`, by path, for the files the build just wrote, else read); None if the folder
-    holds anything else (a link, a device) or cannot be read."""
+    holds anything else (a link, a device) or cannot be read. `walked`: the site's rows as
+    `_identity_digest` found them, instead of a walk of its own."""
+    root = str(out.resolve())
     try:
-        entries = list(_walk(str(out.resolve()), ""))
+        if walked is None:
+            entries = [(rel, identity_row(st)) for rel, st, _ in _walk(root, "")]
+        else:
+            entries = [(rel[len("site/") :], ident) for rel, ident in walked[1:]]
     except OSError:
         return None
-    if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
+    if any(not (stat.S_ISREG(ident[0]) or stat.S_ISDIR(ident[0])) for _, ident in entries):
         return None
     known = known or {}
-    todo = [(rel, p) for rel, st, p in entries if stat.S_ISREG(st.st_mode) and rel not in known]
+    todo = [rel for rel, ident in entries if stat.S_ISREG(ident[0]) and rel not in known]
     try:
-        hashed = dict(zip((rel for rel, _ in todo), _hash_all(p for _, p in todo), strict=True))
+        hashed = dict(zip(todo, _hash_all(f"{root}/{rel}" for rel in todo), strict=True))
     except OSError:
         return None
     try:
         rows = [("", os.stat(out).st_mode, "")]  # the folder's own mode: swap_in sets it
     except OSError:
         return None
-    for rel, st, _ in entries:
-        sha = "" if stat.S_ISDIR(st.st_mode) else known.get(rel) or hashed[rel]
-        rows.append((rel, st.st_mode, sha))
+    for rel, ident in entries:
+        sha = "" if stat.S_ISDIR(ident[0]) else known.get(rel) or hashed[rel]
+        rows.append((rel, ident[0], sha))
     return _digest("site", rows)
 
 
@@ -278,43 +300,49 @@ def unchanged(paths: Paths, inputs: Inputs, out: Path) -> Published | None:
 def save(
     paths: Paths,
     inputs: Inputs,
-    site: str | None,
     said: Published,
     out: Path,
     offline: bool,
     shape: str | None,
     hashes: Mapping[str, str] | None = None,
 ) -> None:
-    """Record a build just published: what it read, the site it swapped in, what it said; and,
-    when it can be told safely, every input's and published file's identity (`identities`).
-    Called once nothing of the build's is left beside the site: removing the last release
-    changes the identity (the link count, so the change time) of every file it shared.
-    `shape` is the staged site's before the build's check hashed it (`site_shape`). With `hashes`
-    (the SHA-256 of each file the build published, as it wrote or took it), the hash index
-    (hash_index_cache.py) is recorded too: every input and published file, by identity."""
+    """Record a build just published: what it read, the site it swapped in (its digest, with
+    the SHA-256es of `hashes`), what it said; and, when it can be told safely, every input's and
+    published file's identity (`identities`). Called once nothing of the build's is left beside
+    the site: removing the last release changes the identity (the link count, so the change
+    time) of every file it shared. `shape` is the staged site's before the build's check hashed
+    it (`site_shape`). With `hashes` (the SHA-256 of each file the build published, as it wrote
+    or took it), the hash index (hash_index_cache.py) is recorded too: every input and published
+    file, by identity. One look at every input and published file serves all three, where it
+    can: at a million items that is 700,000 of them."""
     digest = inputs.digest()
-    if site is None or digest is None or not inputs.still_as_read():
+    if digest is None:
         return
-    doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
     read = inputs.read_mark
     settled = read is not None and inputs.newest < read[0] - _TICK_NS
-    published: list[tuple[str, os.stat_result, str]] = []
-    seen = _settled_identities(paths, out, offline, shape, published)
-    # Once the identities are taken: the inputs must still be as read for either record.
-    still = seen is not None and inputs.still_as_read()
-    if settled and seen is not None and still:
+    published: list[_Row] = []
+    looked: list[tuple[str, dict[str, tuple[int, ...]]]] = []
+    seen = _settled_identities(paths, out, offline, shape, published, looked)
+    # Once the identities are taken: the inputs must still be as read for any record (the look
+    # that took them says, else one of its own).
+    still = inputs.as_read(looked[-1]) if seen is not None and looked else inputs.still_as_read()
+    site = site_digest(out, hashes, published if seen is not None and published else None)
+    if site is None or not still:
+        return
+    doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
+    if settled and seen is not None:
         doc["identities"] = {**seen, "record": _record_digest(doc), "ledger": _ledger_identity(paths)}
     write_cache(record_path(paths), json.dumps(doc, separators=(",", ":")).encode())
     mark = seen.get("mark") if seen is not None else None
-    if not isinstance(mark, int) or hashes is None or read is None or not still:
+    if not isinstance(mark, int) or hashes is None or read is None:
         return  # the last index stays: each of its rows still says what it said
     # Every input was older than the clock before it was read, less a tick, and is still as it
     # was read; every published file older than the mark written before it was looked at.
     rows = [(place, ident, sha) for place, ident, sha in inputs.files if max(ident[2], ident[3]) < read[0] - _TICK_NS]
     rows += [
-        (rel, identity_row(st), hashes[rel[len("site/") :]])
-        for rel, st, _ in published
-        if stat.S_ISREG(st.st_mode) and rel[len("site/") :] in hashes
+        (rel, ident, hashes[rel[len("site/") :]])
+        for rel, ident in published
+        if stat.S_ISREG(ident[0]) and rel[len("site/") :] in hashes
     ]
     save_index(paths, mark - _TICK_NS, rows)
 
@@ -349,9 +377,15 @@ def _fine_time(st: os.stat_result) -> tuple[int, int] | None:
     return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
 
 
-def _site_entries(out: Path) -> list[tuple[str, os.stat_result, str]]:
+# A place and its identity (identity_row): what a look at every file keeps of each, and no more
+# (an os.stat_result is ten times the size, and a look at a million-item site meets 700,000).
+_Row = tuple[str, tuple[int, ...]]
+
+
+def _site_entries(out: Path) -> Iterator[tuple[str, os.stat_result, str]]:
     site = out.resolve()
-    return [("site", os.lstat(site), str(site)), *_walk(str(site), "site/")]
+    yield "site", os.lstat(site), str(site)
+    yield from _walk(str(site), "site/")
 
 
 def site_shape(out: Path) -> str | None:
@@ -361,19 +395,18 @@ def site_shape(out: Path) -> str | None:
     the last release has changed the change times of the files they shared. A file written in
     between, in place, changes its modification time."""
     try:
-        entries = _site_entries(out)
+        return _shape((rel, identity_row(st)) for rel, st, _ in _site_entries(out))
     except OSError:
         return None
-    return _shape(entries)
 
 
-def _shape(entries: Iterable[tuple[str, os.stat_result, str]]) -> str:
+def _shape(rows: Iterable[_Row]) -> str:
     # The folder's own entry aside: swap_in sets its mode, and it is another folder before.
     h = hashlib.sha256()
-    for rel, st, _ in entries:
+    for rel, ident in rows:
         if rel == "site":
             continue
-        h.update(f"{rel}\0{identity_row(st)[:3]}\0{st.st_ino}\n".encode("utf-8", "surrogateescape"))
+        h.update(f"{rel}\0{ident[:3]}\0{ident[4]}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -401,30 +434,45 @@ def _identity_digest(
     out: Path,
     offline: bool,
     device: int | None = None,
-    site_entries: list[tuple[str, os.stat_result, str]] | None = None,
+    site_entries: list[_Row] | None = None,
+    looked: list[tuple[str, dict[str, tuple[int, ...]]]] | None = None,
 ) -> tuple[str, int, str] | None:
     """One digest of every input's and every published file's identity (place, mode, size,
     modification and change times, inode), with the settings (code, libraries, umask); the
     newest time among them; and the site's shape (`site_shape`). None if anything is not a
     plain file or folder, or (given `device`) lies on another filesystem than the mark, whose
-    clock the mark does not read. The site's entries are added to `site_entries`, if given."""
+    clock the mark does not read. The site's rows are added to `site_entries`, and the inputs'
+    identities (`_identities`, for Inputs.as_read) to `looked`, if given. One look at each
+    file, none of them kept but the site's rows."""
     places = _places(paths, out)
     h = hashlib.sha256(f"transparency identities v{_VERSION}\0{_setting(offline, places.layout)}\0".encode())
     newest = 0
+    plain = True
+
+    def through(entries: Iterable[tuple[str, os.stat_result, str]]) -> Iterator[tuple[str, os.stat_result, str]]:
+        nonlocal newest, plain
+        for entry in entries:
+            st = entry[1]
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) or (
+                device is not None and st.st_dev != device
+            ):
+                plain = False
+                return
+            newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
+            h.update(f"{entry[0]}\0{identity_row(st)}\n".encode("utf-8", "surrogateescape"))
+            yield entry
+
     try:
-        site = _site_entries(out)
-        entries = [*places.look(), *site]
+        inputs = _identities(through(places.look()), places.checkpoints)
+        site = [(rel, identity_row(st)) for rel, st, _ in through(_site_entries(out))] if plain else []
     except OSError:
+        return None
+    if not plain:
         return None
     if site_entries is not None:
         site_entries[:] = site
-    for rel, st, _ in entries:
-        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-            return None
-        if device is not None and st.st_dev != device:
-            return None
-        newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
-        h.update(f"{rel}\0{identity_row(st)}\n".encode("utf-8", "surrogateescape"))
+    if looked is not None:
+        looked.append(inputs)
     return h.hexdigest(), newest, _shape(site)
 
 
@@ -433,16 +481,21 @@ def _settled_identities(
     out: Path,
     offline: bool,
     shape: str | None,
-    site_entries: list[tuple[str, os.stat_result, str]] | None = None,
+    site_entries: list[_Row] | None = None,
+    looked: list[tuple[str, dict[str, tuple[int, ...]]]] | None = None,
 ) -> dict[str, object] | None:
     """The identities to record, with the mark they were taken after; None when some file
     changed too recently to be told from a change to come (once more after a tick's wait), or
     the site is no longer as it was before the build's check hashed it (`shape`)."""
+    # The build has just written the site and removed the last release (which changes the
+    # change time of every file they shared): two ticks first, so that one look settles, not two
+    # (each is a look at every file).
+    time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
     for attempt in range(2):
         mark = _mark(paths)
         if mark is None:
             return None
-        seen = _identity_digest(paths, out, offline, device=mark[1], site_entries=site_entries)
+        seen = _identity_digest(paths, out, offline, device=mark[1], site_entries=site_entries, looked=looked)
         if seen is None or shape is None or seen[2] != shape:
             return None
         if seen[1] < mark[0] - _TICK_NS:

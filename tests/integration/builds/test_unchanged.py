@@ -105,6 +105,37 @@ def test_after_an_event_the_files_are_not_walked_to_say_so(site: BuiltSite, monk
     assert build_cache.unchanged_by_identity(site.paths, site.out, False) is not None
 
 
+def test_the_record_of_a_build_looks_at_each_file_once(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the swap, the build records its inputs' and its site's identities, the site's digest
+    and the hash index: one walk of each tree serves them all (at a million items, 700,000
+    files), and the record still lets the next build with nothing to do skip."""
+    _append_event(site)
+    settle()
+    walks: list[str] = []
+    real_walk, real_save = build_cache._walk, build_cache.save
+    recording = [False]
+
+    def walk(base: str, prefix: str, skip: Callable[[str], bool] | None = None) -> Any:
+        if recording[0] and prefix.count("/") <= 1:  # a tree's top, not a folder within it
+            walks.append(prefix)
+        return real_walk(base, prefix, skip)
+
+    def save(*args: Any, **kwargs: Any) -> None:
+        recording[0] = True
+        try:
+            real_save(*args, **kwargs)
+        finally:
+            recording[0] = False
+
+    monkeypatch.setattr(build_cache, "_walk", walk)
+    monkeypatch.setattr(build_cache, "save", save)
+    assert not build(site.paths, site.out).unchanged
+    assert sorted(walks) == ["data/", "private/", "site/"], walks
+    monkeypatch.undo()
+    settle()
+    assert build(site.paths, site.out).unchanged
+
+
 def _new_source(site: BuiltSite) -> None:
     # An item source not yet committed changes no page, but it is an input: build, not guess.
     write_items(site.paths, [item("b-0101", "b")], "later.yaml")
