@@ -60,6 +60,14 @@ def _verifier_bugs_fail_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("generator.commands.build.RAISE_INTERNAL_ERRORS", True)
 
 
+@pytest.fixture
+def write_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build writes its release in a forked process (generator.core.child_process): a test that
+    watches the writing from its own objects (a spy, a counter) has it written in the test's
+    process instead, where it can see it."""
+    monkeypatch.setattr("generator.core.child_process.FORK", False)
+
+
 @pytest.fixture(autouse=True)
 def _no_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stray SOURCE_DATE_EPOCH in the environment would change every build's bytes."""

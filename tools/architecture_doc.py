@@ -168,8 +168,9 @@ def steps_part() -> list[str]:
         "",
         *_steps_table(build_steps.WRITE),
         "",
-        "Then the caches are staged beside their places (`stage_caches`), the gathered state is freed, the staged "
-        "site is verified by the verify.py it ships and swapped in; after the swap (`AFTER_SWAP`):",
+        "These steps, and the caches staged beside their places (`stage_caches`), run in a process forked for them "
+        "(`generator/core/child_process.py`), whose end gives back all the memory they took; the build's own process "
+        "then verifies the staged site with the verify.py it ships and swaps it in; after the swap (`AFTER_SWAP`):",
         "",
         *_steps_table(build_steps.AFTER_SWAP),
     ]

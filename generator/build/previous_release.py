@@ -51,11 +51,6 @@ class PreviousRelease:
         """The SHA-256 its SHA256SUMS lists for `rel`, if any (and `reuse`)."""
         return self.sums.get(rel)
 
-    def forget(self) -> None:
-        """Let go of the parsed lists once the release is written: at a million items they are
-        hundreds of megabytes, which the build's own check would otherwise sit beside."""
-        self._sums = None
-
     def paths(self) -> list[str]:
         """Every path its SHA256SUMS lists (none without `reuse`)."""
         return list(self.sums)

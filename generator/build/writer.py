@@ -90,12 +90,6 @@ class SiteWriter:
             f.write(data)
         self.hashes[rel] = digest
 
-    def finished(self) -> None:
-        """Nothing more is written: what only writing asks (the last release's lists, the hash
-        index) is let go, before the build's check makes its own state beside what is kept."""
-        self.previous = None
-        self.recorded = lambda place, st: None
-
     def link_previous(self, rel: str, digest: str) -> bool:
         """Take the last release's file for `rel` as it is (a hard link), if it still holds the
         bytes whose SHA-256 is `digest`: a page the memo says is unchanged is not rendered again,

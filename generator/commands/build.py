@@ -2,9 +2,11 @@
 
 Data flows one way: read and validate `data/` (generator.build.gather) → refuse anything that would
 rewrite the last release (generator.build.release_continuity) → write every artifact and page into a
-staging directory, step by step (generator.commands.build_steps.WRITE) → stage the caches → run the
-very verifier the site ships on it, pinned to our own key → swap it in → keep what a published
-release leaves for the next build (build_steps.AFTER_SWAP). The last release is one input,
+staging directory, step by step (generator.commands.build_steps.WRITE) → stage the caches; all of
+it in a forked process (generator.core.child_process), so that the replayed ledger and the record
+of every file it wrote are given back whole, not left beside the check's own state → run the very
+verifier the site ships on it, pinned to our own key → swap it in → keep what a published release
+leaves for the next build (build_steps.AFTER_SWAP). The last release is one input,
 `PreviousRelease` (generator.build.previous_release), handed to every step that reads it. A
 failure at any step before the swap leaves the previous site byte for byte as it was.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import pickle
 import sys
 import time
 from collections.abc import Mapping
@@ -26,7 +29,7 @@ from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_format_kept, check_key_matches, check_ledger_extends
 from generator.build.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
 from generator.commands import build_steps
-from generator.core import heap, layout
+from generator.core import child_process, heap, layout
 from generator.core.cleanup import Cleanup
 from generator.core.generator_errors import InputError, VerificationFailed, problem
 from generator.core.progress import Progress
@@ -34,6 +37,7 @@ from generator.program.datadir import Paths
 from generator.program.ledgerfile import ledger_lines, reading
 from generator.site import pages
 from generator.state import build_cache
+from generator.state.cache_file import Staged
 from generator.state.hash_index_cache import HashIndex, load_index
 from generator.state.page_cache import PageMemo, memo_path
 from generator.verifier import Identity, sha256_hex
@@ -106,69 +110,29 @@ def _build(
         )
     # Read back on every build; its files taken as they are only when not building from scratch.
     previous = PreviousRelease(out, reuse=not full)
-    with reading(paths):
-        asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
-        if not full and not asks_witnesses:
-            last = build_cache.unchanged_by_identity(paths, previous.folder, offline)
-            if last is not None:
-                return _nothing_to_do(out, last, strict, started)
-        # A build that asks witnesses is never skipped, so its inputs are not worth reading.
-        # What the last build hashed, by identity: none under --full, which reads every byte.
-        index = HashIndex() if full else load_index(paths)
-        inputs = None if asks_witnesses else build_cache.read_inputs(paths, previous.folder, offline, index)
-        last = None if full or inputs is None else build_cache.unchanged(paths, inputs, previous.folder)
-        if last is not None:
-            return _nothing_to_do(out, last, strict, started)
-        ctx = gather(paths, progress, use_snapshot=not full)
-        if strict and ctx.warnings:
-            raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
-        check_format_kept(previous, ctx.program.format)
-        check_key_matches(previous, ctx.signer, ctx.ledger.keys)
-        check_ledger_extends(previous, lambda: ledger_lines(paths), paths.show(paths.ledger_file), ctx.tree)
-        carried = history_files.with_hand_overs(
-            history_files.carried_checkpoints(previous, ctx.origin, ctx.ledger.keys, ctx.tree, paths.checkpoints_dir),
-            artifacts.build_keys(ctx),
-            ctx.origin,
-            ctx.tree,
-        )
-        staging = Staging(out)
-        memo = PageMemo(memo_path(paths.private), previous.sums_bytes())
-        try:
-            writer = SiteWriter(staging.path, previous, cleanup, index.sha256)
-            write_site(ctx, writer, progress, carried, previous, offline, memo)
-        except BaseException:
-            staging.discard()
-            raise
-        writer.finished()
-        previous.forget()
-        memo.written()
-        del index
-    result = BuildResult(
-        out,
-        len(writer.hashes) + 2,
-        ctx.ledger.size,
-        0,
-        0.0,
-        ctx.demo,
-        ctx.warnings,
-        ctx.signer.fingerprint,
-        memo.rendered,
-        writer.linked,
-    )
-    vkey = ctx.signer.vkey
-    # A million-item ledger's state is not needed twice: what the caches keep of it is written
-    # now, beside their places, and the state freed before the verifier makes its own.
-    staged = build_steps.stage_caches(ctx)
-    del ctx
-    heap.release()
+    staging = Staging(out)  # made here, so that its lock is held until the release is swapped in
+    written: Written | None = None
     try:
+        # Written in a process of its own: the state a million-item release is written from is
+        # given back whole before the release is checked (generator.core.child_process).
+        outcome = child_process.run_step(
+            lambda channel: _write_release(paths, previous, staging, strict, offline, full, channel),
+            progress,
+        )
+        written, attached = outcome.result, outcome.attached
+        del outcome
+        if written.unchanged is not None:
+            staging.discard()
+            return _nothing_to_do(out, written.unchanged, strict, started)
         if progress:
             progress("verifying the built site", 0, 1)
-        shape = build_cache.site_shape(staging.path) if inputs is not None else None
-        report = self_check(staging.path, vkey, paths.private / "cache" / "verify", previous, full, writer.carried)
+        shape = build_cache.site_shape(staging.path) if written.has_inputs else None
+        carried: dict[str, tuple[str, Identity]] = pickle.loads(attached[written.carried])
+        attached[written.carried] = b""
+        report = self_check(staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried)
         # The verifier's state, and the files carried over that it was handed, are let go before
         # the steps after the swap walk the site: their peaks must not add up.
-        writer.carried = {}
+        del carried
         checks = report.checks
         if not report.ok:
             raise VerificationFailed(report.render())
@@ -177,15 +141,107 @@ def _build(
         swap_in(staging.path, out, cleanup)
     except BaseException:
         staging.discard()
-        for s in staged:
+        for s in written.staged if written is not None else ():
             s.discard()
         raise
     staging.close()
+    result = written.result
+    assert result is not None
+    hashes, memo, inputs = pickle.loads(attached[written.after])
+    del attached
     said = build_cache.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
-    published = build_steps.AfterSwap(paths, out, writer.hashes, memo, staged, inputs, said, offline, shape, cleanup)
+    published = build_steps.AfterSwap(
+        paths, out, hashes, memo, list(written.staged), inputs, said, offline, shape, cleanup
+    )
     for step in build_steps.AFTER_SWAP:
         step.run(published)
     return dataclasses.replace(result, checks=checks, seconds=time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the process that wrote a release hands back: nothing to do (`unchanged`, what the
+    last build said), or the release staged and what its check and the steps after the swap
+    need, the larger parts as pickles attached apart (child_process.Channel.attach), each opened
+    when it is needed."""
+
+    unchanged: build_cache.Published | None = None
+    result: BuildResult | None = None
+    vkey: str = ""
+    carried: int = -1  # attached: SiteWriter.carried, pickled
+    after: int = -1  # attached: (hashes, memo, inputs) for build_steps.AfterSwap, pickled
+    staged: tuple[Staged, ...] = ()
+    has_inputs: bool = False
+
+
+def _write_release(
+    paths: Paths,
+    previous: PreviousRelease,
+    staging: Staging,
+    strict: bool,
+    offline: bool,
+    full: bool,
+    channel: child_process.Channel,
+) -> Written:
+    """Read, gather and write the release into `staging`, and stage the caches; or find that
+    nothing changed since the last build."""
+    progress = channel.progress
+    cleanup = Cleanup()  # this process's own: what the search index puts aside
+    try:
+        with reading(paths):
+            asks_witnesses = not offline and cosigning.policy_bytes(paths) is not None
+            if not full and not asks_witnesses:
+                last = build_cache.unchanged_by_identity(paths, previous.folder, offline)
+                if last is not None:
+                    return Written(unchanged=last)
+            # A build that asks witnesses is never skipped, so its inputs are not worth reading.
+            # What the last build hashed, by identity: none under --full, which reads every byte.
+            index = HashIndex() if full else load_index(paths)
+            inputs = None if asks_witnesses else build_cache.read_inputs(paths, previous.folder, offline, index)
+            last = None if full or inputs is None else build_cache.unchanged(paths, inputs, previous.folder)
+            if last is not None:
+                return Written(unchanged=last)
+            ctx = gather(paths, progress, use_snapshot=not full)
+            if strict and ctx.warnings:
+                raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
+            check_format_kept(previous, ctx.program.format)
+            check_key_matches(previous, ctx.signer, ctx.ledger.keys)
+            check_ledger_extends(previous, lambda: ledger_lines(paths), paths.show(paths.ledger_file), ctx.tree)
+            carried = history_files.with_hand_overs(
+                history_files.carried_checkpoints(
+                    previous, ctx.origin, ctx.ledger.keys, ctx.tree, paths.checkpoints_dir
+                ),
+                artifacts.build_keys(ctx),
+                ctx.origin,
+                ctx.tree,
+            )
+            memo = PageMemo(memo_path(paths.private), previous.sums_bytes())
+            writer = SiteWriter(staging.path, previous, cleanup, index.sha256)
+            write_site(ctx, writer, progress, carried, previous, offline, memo)
+        memo.written()
+        result = BuildResult(
+            previous.folder,
+            len(writer.hashes) + 2,
+            ctx.ledger.size,
+            0,
+            0.0,
+            ctx.demo,
+            ctx.warnings,
+            ctx.signer.fingerprint,
+            memo.rendered,
+            writer.linked,
+        )
+        staged = build_steps.stage_caches(ctx)
+        return Written(
+            result=result,
+            vkey=ctx.signer.vkey,
+            carried=channel.attach(pickle.dumps(writer.carried, protocol=pickle.HIGHEST_PROTOCOL)),
+            after=channel.attach(pickle.dumps((writer.hashes, memo, inputs), protocol=pickle.HIGHEST_PROTOCOL)),
+            staged=tuple(staged),
+            has_inputs=inputs is not None,
+        )
+    finally:
+        cleanup.wait()
 
 
 def _nothing_to_do(out: Path, last: build_cache.Published, strict: bool, started: float) -> BuildResult:

@@ -21,6 +21,10 @@ class InputError(TransparencyError):
         self.summary = summary or f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} in the input"
         super().__init__(self.describe())
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[list[Problem], str]]:
+        # As made, not as described: a build's failure crosses from its writing process.
+        return (type(self), (self.problems, self.summary))
+
     def describe(self) -> str:
         lines = [self.summary + ":"]
         lines += ["  " + p.describe().replace("\n", "\n  ") for p in self.problems]
@@ -37,7 +41,11 @@ class VerificationFailed(TransparencyError):
     exit_code = 1
 
     def __init__(self, report_text: str) -> None:
+        self.report_text = report_text
         super().__init__("the built site failed verification; the previous site is untouched\n" + report_text)
+
+    def __reduce__(self) -> tuple[type[VerificationFailed], tuple[str]]:
+        return (type(self), (self.report_text,))
 
 
 def problem(file: str, message: str, where: str = "", expected: object = None, found: object = None) -> Problem:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from generator.build.writer import SiteWriter
+from generator.core.child_process import die_with
 from generator.site.render import render_page
 
 # Enough in flight to keep every worker busy while the build makes the next page's values.
@@ -37,7 +38,12 @@ class RenderPool:
         # A pool that says when a worker died (BrokenProcessPool), rather than wait for it.
         self._pool: ProcessPoolExecutor | None = None
         if workers > 1 and expected_pages >= MIN_PAGES and "fork" in multiprocessing.get_all_start_methods():
-            self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            self._pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=die_with,
+                initargs=(os.getpid(),),
+            )
         self._pending: deque[tuple[SiteWriter, str, Future[str]]] = deque()
 
     def render(self, w: SiteWriter, rel: str, payload: bytes | None, local: Callable[[], str]) -> None:

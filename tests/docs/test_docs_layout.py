@@ -120,3 +120,16 @@ def test_the_tool_writes_the_file_it_is_given(tmp_path: Path) -> None:
     assert release_table().main([str(table)]) == 0
     digest = hashlib.sha256((REPO / "generator" / "verify.py").read_bytes()).hexdigest()
     assert f"| {__version__} | `{digest}` |" in table.read_text(encoding="utf-8")
+
+
+def test_no_document_holds_a_merge_left_unresolved() -> None:
+    """A conflict's markers once reached ARCHITECTURE.md, with both sides of it: every document
+    of the repository is read for them."""
+    docs = [REPO / "README.md", REPO / "ARCHITECTURE.md", REPO / "FORMAT.md", *sorted(DOCS.rglob("*.md"))]
+    found = [
+        f"{p.relative_to(REPO)}:{n}"
+        for p in docs
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r"(<{7}|>{7}) |={7}$", line)
+    ]
+    assert not found, f"merge conflict markers: {found}"

@@ -16,7 +16,7 @@ from generator.commands import build as build_module
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
-from generator.core import layout
+from generator.core import child_process, layout
 from generator.core.generator_errors import InputError, KeyFileError, VerificationFailed
 from generator.core.proofs import MerkleTree
 from generator.core.signing_key import Signer, generate_signer, write_key
@@ -41,6 +41,18 @@ def test_two_builds_are_byte_identical(demo_site: BuiltSite, tmp_path: Path) -> 
     again = tmp_path / "again"
     build(demo_site.paths, again)
     assert tree_digest(again) == tree_digest(demo_site.out)
+
+
+def test_a_release_written_in_its_own_process_is_the_one_written_in_the_builds(
+    demo_site: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build writes its release in a forked process, for its memory (generator.core.child_process);
+    written in the build's own process, where forking is not possible, it is the same release."""
+    assert child_process.FORK, "this system forks: the demo site was written in a process of its own"
+    monkeypatch.setattr(child_process, "FORK", False)
+    here = tmp_path / "here"
+    build(demo_site.paths, here)
+    assert tree_digest(here) == tree_digest(demo_site.out)
 
 
 def test_committed_public_equals_a_fresh_build(tmp_path: Path) -> None:

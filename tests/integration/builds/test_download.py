@@ -21,7 +21,7 @@ import yaml
 from generator.build.site_archive import zip_time
 from generator.commands.build import build
 from generator.commands.retire import retire_items
-from generator.core import layout
+from generator.core import child_process, layout
 from generator.core.signing_key import Signer, load_key
 from generator.program.datadir import Paths
 from generator.state import archive_cache
@@ -484,6 +484,8 @@ def deflated_members(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(self, name, mode, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    # Seen from here: the build writes its release in a forked process otherwise.
+    monkeypatch.setattr(child_process, "FORK", False)
     return names
 
 

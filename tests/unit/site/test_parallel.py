@@ -14,6 +14,7 @@ from tests.support.demo import BuiltSite, copy_demo_data
 
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="workers are forked (Linux)")
+@pytest.mark.usefixtures("write_in_process")
 def test_a_build_on_several_cores_is_byte_for_byte_the_same(tmp_path: Path, monkeypatch: Any) -> None:
     one = BuiltSite(copy_demo_data(tmp_path / "one"), tmp_path / "one-site")
     build(one.paths, one.out, offline=True, full=True)
