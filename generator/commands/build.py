@@ -17,11 +17,12 @@ import dataclasses
 import importlib.util
 import pickle
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from generator.build import artifacts, cosigning, history_files
 from generator.build.gather import SiteContext, gather
@@ -112,43 +113,47 @@ def _build(
     previous = PreviousRelease(out, reuse=not full)
     staging = Staging(out)  # made here, so that its lock is held until the release is swapped in
     written: Written | None = None
-    try:
-        # Written in a process of its own: the state a million-item release is written from is
-        # given back whole before the release is checked (generator.core.child_process).
-        outcome = child_process.run_step(
-            lambda channel: _write_release(paths, previous, staging, strict, offline, full, channel),
-            progress,
-        )
-        written, attached = outcome.result, outcome.attached
-        del outcome
-        if written.unchanged is not None:
+    # What the writing hands over, pickled into two unnamed files opened before the fork: no
+    # copy of it in either process's memory, and nothing left behind by a kill.
+    with _handover_file(paths) as carried_file, _handover_file(paths) as after_file:
+        try:
+            # Written in a process of its own: the state a million-item release is written from
+            # is given back whole before the release is checked (generator.core.child_process).
+
+            def write(channel: child_process.Channel) -> Written:
+                if channel.forked:
+                    staging.leave_lock_to_parent()
+                return _write_release(
+                    paths, previous, staging, strict, offline, full, channel.progress, carried_file, after_file
+                )
+
+            written = child_process.run_step(write, progress)
+            if written.unchanged is not None:
+                staging.discard()
+                return _nothing_to_do(out, written.unchanged, strict, started)
+            if progress:
+                progress("verifying the built site", 0, 1)
+            shape = build_cache.site_shape(staging.path) if written.has_inputs else None
+            carried: dict[str, tuple[str, Identity]] = _read_back(carried_file)
+            report = self_check(staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried)
+            # The verifier's state, and the files carried over that it was handed, are let go
+            # before the steps after the swap walk the site: their peaks must not add up.
+            del carried
+            checks = report.checks
+            if not report.ok:
+                raise VerificationFailed(report.render())
+            del report
+            heap.release()
+            swap_in(staging.path, out, cleanup)
+        except BaseException:
             staging.discard()
-            return _nothing_to_do(out, written.unchanged, strict, started)
-        if progress:
-            progress("verifying the built site", 0, 1)
-        shape = build_cache.site_shape(staging.path) if written.has_inputs else None
-        carried: dict[str, tuple[str, Identity]] = pickle.loads(attached[written.carried])
-        attached[written.carried] = b""
-        report = self_check(staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried)
-        # The verifier's state, and the files carried over that it was handed, are let go before
-        # the steps after the swap walk the site: their peaks must not add up.
-        del carried
-        checks = report.checks
-        if not report.ok:
-            raise VerificationFailed(report.render())
-        del report
-        heap.release()
-        swap_in(staging.path, out, cleanup)
-    except BaseException:
-        staging.discard()
-        for s in written.staged if written is not None else ():
-            s.discard()
-        raise
-    staging.close()
-    result = written.result
-    assert result is not None
-    hashes, memo, inputs = pickle.loads(attached[written.after])
-    del attached
+            for s in written.staged if written is not None else ():
+                s.discard()
+            raise
+        staging.close()
+        result = written.result
+        assert result is not None
+        hashes, memo, inputs = _read_back(after_file)
     said = build_cache.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
     published = build_steps.AfterSwap(
         paths, out, hashes, memo, list(written.staged), inputs, said, offline, shape, cleanup
@@ -158,18 +163,36 @@ def _build(
     return dataclasses.replace(result, checks=checks, seconds=time.monotonic() - started)
 
 
+def _handover_file(paths: Paths) -> IO[bytes]:
+    """An unnamed file (O_TMPFILE where there is one) beside the private caches: on disk, not in a
+    memory-backed /tmp; the system's temporary folder if the cache folder cannot be made."""
+    folder = paths.private / "cache"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return tempfile.TemporaryFile(dir=folder)
+    except OSError:
+        return tempfile.TemporaryFile()
+
+
+def _hand_over(value: object, f: IO[bytes]) -> None:
+    pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+    f.flush()  # the writing process ends with os._exit, which flushes nothing
+
+
+def _read_back(f: IO[bytes]) -> Any:
+    f.seek(0)
+    return pickle.load(f)
+
+
 @dataclass(frozen=True)
 class Written:
     """What the process that wrote a release hands back: nothing to do (`unchanged`, what the
     last build said), or the release staged and what its check and the steps after the swap
-    need, the larger parts as pickles attached apart (child_process.Channel.attach), each opened
-    when it is needed."""
+    need (the larger parts pickled into the files it was handed, each read back when needed)."""
 
     unchanged: build_cache.Published | None = None
     result: BuildResult | None = None
     vkey: str = ""
-    carried: int = -1  # attached: SiteWriter.carried, pickled
-    after: int = -1  # attached: (hashes, memo, inputs) for build_steps.AfterSwap, pickled
     staged: tuple[Staged, ...] = ()
     has_inputs: bool = False
 
@@ -181,11 +204,13 @@ def _write_release(
     strict: bool,
     offline: bool,
     full: bool,
-    channel: child_process.Channel,
+    progress: Progress | None,
+    carried_file: IO[bytes],
+    after_file: IO[bytes],
 ) -> Written:
     """Read, gather and write the release into `staging`, and stage the caches; or find that
-    nothing changed since the last build."""
-    progress = channel.progress
+    nothing changed since the last build. SiteWriter.carried is pickled into `carried_file`, and
+    what the steps after the swap need into `after_file`."""
     cleanup = Cleanup()  # this process's own: what the search index puts aside
     try:
         with reading(paths):
@@ -232,11 +257,18 @@ def _write_release(
             writer.linked,
         )
         staged = build_steps.stage_caches(ctx)
+        vkey = ctx.signer.vkey
+        del ctx  # freed before the pickling below, whose memo of every object pickled is its own peak
+        try:
+            _hand_over(writer.carried, carried_file)
+            _hand_over((writer.hashes, memo, inputs), after_file)
+        except BaseException:
+            for s in staged:  # the build never hears of them: no one else would remove them
+                s.discard()
+            raise
         return Written(
             result=result,
-            vkey=ctx.signer.vkey,
-            carried=channel.attach(pickle.dumps(writer.carried, protocol=pickle.HIGHEST_PROTOCOL)),
-            after=channel.attach(pickle.dumps((writer.hashes, memo, inputs), protocol=pickle.HIGHEST_PROTOCOL)),
+            vkey=vkey,
             staged=tuple(staged),
             has_inputs=inputs is not None,
         )

@@ -19,11 +19,11 @@ import logging
 import os
 import pickle
 import signal
+import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from generator.core.progress import Progress
 
@@ -49,28 +49,13 @@ class ChildDied(RuntimeError):
 
 
 class Channel:
-    """What a step is handed: `progress` reports to the caller's (None if it has none), and
-    `attach` sends bytes up as they are, outside the result's pickle (which would copy them)."""
+    """What a step is handed: `progress` reports to the caller's (None if it has none);
+    `forked` says whether the step runs in a process of its own (a copy of the caller's, whose
+    descriptors, and the locks they hold, it shares)."""
 
-    def __init__(self, progress: Progress | None, attach: Callable[[bytes], int]) -> None:
+    def __init__(self, progress: Progress | None, forked: bool) -> None:
         self.progress = progress
-        self.attach = attach
-
-
-@dataclass(frozen=True)
-class Outcome(Generic[T]):
-    """A step's result, and the bytes it attached, by the number `Channel.attach` gave them."""
-
-    result: T
-    attached: list[bytes]
-
-
-def _attach_here(attached: list[bytes]) -> Callable[[bytes], int]:
-    def attach(data: bytes) -> int:
-        attached.append(data)
-        return len(attached) - 1
-
-    return attach
+        self.forked = forked
 
 
 class _Forward(logging.Handler):
@@ -83,21 +68,27 @@ class _Forward(logging.Handler):
         self._send(("log", record))
 
 
-def run_step(step: Callable[[Channel], T], progress: Progress | None = None) -> Outcome[T]:
-    """`step(channel)` in a forked child; its result (which must pickle), or its exception."""
+def run_step(step: Callable[[Channel], T], progress: Progress | None = None) -> T:
+    """`step(channel)` in a forked child; its result (which must pickle), or its exception. A
+    large result is better written by the step into a file the caller opened before (a file
+    object the fork shares), and read back when it is needed."""
     if not FORK:
-        attached: list[bytes] = []
-        return Outcome(step(Channel(progress, _attach_here(attached))), attached)
+        return step(Channel(progress, False))
     receive, send_end = Pipe(duplex=False)
     parent = os.getpid()
+    # What this process has buffered is not the child's to write: flushed now, or the child's
+    # copy would be written too when something in it flushes (multiprocessing does).
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         receive.close()
         _child(step, send_end, progress is not None, parent)
     send_end.close()
     try:
-        outcome: Outcome[T] = _parent(receive, pid, progress)
-        return outcome
+        result: T = _parent(receive, pid, progress)
+        return result
     finally:
         receive.close()
 
@@ -117,17 +108,8 @@ def _child(step: Callable[[Channel], T], conn: Connection, has_progress: bool, p
             def report(label: str, done: int, total: int) -> None:
                 send(("progress", label, done, total))
 
-        sent = 0
-
-        def attach(data: bytes) -> int:
-            nonlocal sent
-            send(("attached",))
-            conn.send_bytes(data)
-            sent += 1
-            return sent - 1
-
         try:
-            result = step(Channel(report, attach))
+            result = step(Channel(report, True))
             conn.send_bytes(pickle.dumps(("result", result), protocol=pickle.HIGHEST_PROTOCOL))
             code = 0
         except BaseException as e:  # every failure goes up to the parent, which raises it
@@ -153,8 +135,7 @@ def _portable(e: BaseException) -> tuple[BaseException, str]:
     return RuntimeError(f"{type(e).__name__}: {e}"), text
 
 
-def _parent(conn: Connection, pid: int, progress: Progress | None) -> Outcome[Any]:
-    attached: list[bytes] = []
+def _parent(conn: Connection, pid: int, progress: Progress | None) -> Any:
     try:
         while True:
             try:
@@ -166,11 +147,9 @@ def _parent(conn: Connection, pid: int, progress: Progress | None) -> Outcome[An
                 progress(*message[1:])
             elif kind == "log":
                 logging.getLogger(message[1].name).handle(message[1])
-            elif kind == "attached":
-                attached.append(conn.recv_bytes())
             elif kind == "result":
                 _reap(pid)
-                return Outcome(message[1], attached)
+                return message[1]
             elif kind == "error":
                 _reap(pid)
                 raise message[1] from ChildTraceback(message[2])
@@ -201,10 +180,11 @@ def _ended(pid: int) -> str:
 
 
 def die_with(parent: int) -> None:
-    """On Linux, this process is killed with its parent, process `parent`: a build killed
-    mid-step leaves no process writing on behind it (its staging folder is then a leftover the
-    next build removes), and a step killed leaves none of its own workers (each calls this
-    first) waiting forever for work."""
+    """On Linux (elsewhere, nothing), this process is killed with its parent, process `parent`: a
+    build killed mid-step leaves no Python process of its own writing on behind it (its staging
+    folder is then a leftover the next build removes; a Pagefind run already started finishes
+    its shard there), and a step killed leaves none of its own workers (each calls this first)
+    waiting forever for work."""
     try:
         prctl = ctypes.CDLL(None).prctl
     except (OSError, AttributeError):

@@ -20,24 +20,31 @@ pytestmark = pytest.mark.skipif(not child_process.FORK, reason="steps are forked
 
 def test_the_step_runs_in_another_process_and_its_result_comes_back() -> None:
     here = os.getpid()
-    there, data = run_step(lambda ch: (os.getpid(), {"a": [1, 2], "b": b"\x00" * 100_000})).result
+    there, data = run_step(lambda ch: (os.getpid(), {"a": [1, 2], "b": b"\x00" * 100_000}))
+    assert run_step(lambda ch: ch.forked) is True
     assert there != here
     assert data == {"a": [1, 2], "b": b"\x00" * 100_000}
 
 
-def test_attached_bytes_come_back_apart_from_the_result() -> None:
-    def step(ch: Channel) -> tuple[int, int]:
-        return ch.attach(b"first" * 100_000), ch.attach(b"")
+def test_a_file_opened_before_the_fork_carries_what_the_step_writes(tmp_path: Path) -> None:
+    """How a build hands over what is too large to send: written by the step into a file the
+    caller opened, read back by the caller."""
+    with open(tmp_path / "handed", "w+b") as f:
 
-    outcome = run_step(step)
-    assert outcome.result == (0, 1)
-    assert outcome.attached == [b"first" * 100_000, b""]
+        def step(ch: Channel) -> int:
+            f.write(b"first" * 100_000)
+            f.flush()
+            return os.getpid()
+
+        assert run_step(step) != os.getpid()
+        f.seek(0)
+        assert f.read() == b"first" * 100_000
 
 
 def test_without_fork_the_step_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(child_process, "FORK", False)
-    assert run_step(lambda ch: os.getpid()).result == os.getpid()
-    assert run_step(lambda ch: ch.attach(b"x")).attached == [b"x"]
+    assert run_step(lambda ch: os.getpid()) == os.getpid()
+    assert run_step(lambda ch: ch.forked) is False
 
 
 def test_progress_reaches_the_caller_in_order() -> None:
@@ -53,16 +60,24 @@ def test_progress_reaches_the_caller_in_order() -> None:
 
 
 def test_a_step_without_progress_is_handed_none() -> None:
-    assert run_step(lambda ch: ch.progress is None).result is True
+    assert run_step(lambda ch: ch.progress is None) is True
 
 
-def test_log_records_reach_the_callers_handlers_once(caplog: pytest.LogCaptureFixture) -> None:
-    def step(ch: Channel) -> None:
-        logging.getLogger("transparency").warning("witness %s did not answer", "w1")
+def test_log_records_reach_the_callers_handlers_once(tmp_path: Path) -> None:
+    """Written by the caller's handler, once: not also by the child's copy of it."""
+    log = logging.getLogger("transparency")
+    handler = logging.FileHandler(tmp_path / "log.txt")
+    log.addHandler(handler)
+    try:
 
-    with caplog.at_level(logging.WARNING, logger="transparency"):
+        def step(ch: Channel) -> None:
+            log.warning("witness %s did not answer", "w1")
+
         run_step(step)
-    assert [r.getMessage() for r in caplog.records] == ["witness w1 did not answer"]
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    assert (tmp_path / "log.txt").read_text() == "witness w1 did not answer\n"
 
 
 def test_an_input_error_comes_back_as_itself_with_the_childs_traceback() -> None:
@@ -118,8 +133,10 @@ def test_an_interrupted_caller_leaves_no_step_running(tmp_path: Path) -> None:
     def progress(label: str, done: int, total: int) -> None:
         raise KeyboardInterrupt
 
+    started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_step(step, progress)
+    assert time.monotonic() - started < 30, "the step was waited for, not stopped"
     with pytest.raises(ProcessLookupError):  # killed and reaped: no such process
         os.kill(int(pid_file.read_text()), 0)
 
