@@ -284,10 +284,9 @@ class Staging:
         """In a process forked from the build: close this copy of the lock's descriptor, so that
         the lock lives and dies with the build's own process (a build killed outright frees its
         staging folder for the next build to remove at once, while its writing process is still
-        being killed with it), and is not released here."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        being killed with it), and is not released here (a lock lives while any descriptor of it
+        is open)."""
+        self.close()
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -136,35 +136,35 @@ def _portable(e: BaseException) -> tuple[BaseException, str]:
 
 
 def _parent(conn: Connection, pid: int, progress: Progress | None) -> Any:
+    reaped = False
     try:
         while True:
             try:
                 message = pickle.loads(conn.recv_bytes())
             except EOFError:
+                reaped = True  # by _ended, which says how it ended
                 raise ChildDied(_ended(pid)) from None
             kind = message[0]
             if kind == "progress" and progress is not None:
                 progress(*message[1:])
             elif kind == "log":
                 logging.getLogger(message[1].name).handle(message[1])
-            elif kind == "result":
-                _reap(pid)
-                return message[1]
-            elif kind == "error":
-                _reap(pid)
+            elif kind in ("result", "error"):
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+                reaped = True
+                if kind == "result":
+                    return message[1]
                 raise message[1] from ChildTraceback(message[2])
     except BaseException:
-        # Interrupted (or the child failed): the child does not outlive the step.
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+        # Interrupted: the child does not outlive the step. (Once reaped, its number may already
+        # be another process's: it is not signalled again.)
+        if not reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
         raise
-
-
-def _reap(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
 
 
 def _ended(pid: int) -> str:

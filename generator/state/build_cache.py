@@ -487,11 +487,12 @@ def _settled_identities(
     """The identities to record, with the mark they were taken after; None when some file
     changed too recently to be told from a change to come (once more after a tick's wait), or
     the site is no longer as it was before the build's check hashed it (`shape`)."""
-    # The build has just written the site and removed the last release (which changes the
-    # change time of every file they shared): two ticks first, so that one look settles, not two
-    # (each is a look at every file).
-    time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
-    for attempt in range(2):
+    for _ in range(2):
+        # Two ticks before each look, so that what just changed is settled: the build has just
+        # written the site and removed the last release (which changes the change time of every
+        # file they shared), and each look is a look at every file. Never long (a tick of a
+        # second or more, which no filesystem has, only fails the second look as the first).
+        time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
         mark = _mark(paths)
         if mark is None:
             return None
@@ -500,10 +501,6 @@ def _settled_identities(
             return None
         if seen[1] < mark[0] - _TICK_NS:
             return {"digest": seen[0], "mark": mark[0]}
-        if attempt == 0:
-            # Two ticks, so that what just changed is settled; never long (a tick of a second
-            # or more, which no filesystem has, only fails the second look as the first).
-            time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
     return None
 
 
