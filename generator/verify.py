@@ -18,91 +18,93 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   108 to   260
-    generator/verifier/core/text.py                     lines   261 to   344
-    generator/verifier/core/errors.py                   lines   345 to   411
-    generator/verifier/core/canonical.py                lines   412 to   720
-    generator/verifier/core/confusables_table.py        lines   721 to  1057
-    generator/verifier/core/confusables.py              lines  1058 to  1164
-    generator/verifier/core/formats.py                  lines  1165 to  1402
-    generator/verifier/core/sodium.py                   lines  1403 to  1446
-    generator/verifier/core/public_keys.py              lines  1447 to  1723
-    generator/verifier/core/note.py                     lines  1724 to  1833
-    generator/verifier/crypto/mldsa.py                  lines  1834 to  2131
-    generator/verifier/tlog/merkle.py                   lines  2132 to  2272
-    generator/verifier/tlog/subtrees.py                 lines  2273 to  2351
-    generator/verifier/tlog/tlogproof.py                lines  2352 to  2424
-    generator/verifier/tlog/tiles.py                    lines  2425 to  2777
-    generator/verifier/tlog/tile_proofs.py              lines  2778 to  2885
-    generator/verifier/tlog/cosignature.py              lines  2886 to  3185
-    generator/verifier/tlog/log_list.py                 lines  3186 to  3415
-    generator/verifier/tlog/policy.py                   lines  3416 to  3702
-    generator/verifier/tlog/witnessing.py               lines  3703 to  3819
-    generator/verifier/core/idindex.py                  lines  3820 to  3903
-    generator/verifier/crypto/der.py                    lines  3904 to  4231
-    generator/verifier/crypto/rsa.py                    lines  4232 to  4349
-    generator/verifier/crypto/ecdsa.py                  lines  4350 to  4517
-    generator/verifier/crypto/signatures.py             lines  4518 to  4704
-    generator/verifier/crypto/x509.py                   lines  4705 to  4903
-    generator/verifier/crypto/timestamp_token.py        lines  4904 to  5306
-    generator/verifier/crypto/hash_to_g1.py             lines  5307 to  5584
-    generator/verifier/crypto/bls12_381.py              lines  5585 to  6075
-    generator/verifier/crypto/drand.py                  lines  6076 to  6147
-    generator/verifier/rules/beacon.py                  lines  6148 to  6399
-    generator/verifier/rules/methodology_rules.py       lines  6400 to  6759
-    generator/verifier/rules/scoring.py                 lines  6760 to  7059
-    generator/verifier/rules/agreement_statistics.py    lines  7060 to  7319
-    generator/verifier/rules/labelsets.py               lines  7320 to  7658
-    generator/verifier/rules/subjects.py                lines  7659 to  7924
-    generator/verifier/rules/withdrawals.py             lines  7925 to  7963
-    generator/verifier/rules/events.py                  lines  7964 to  8022
-    generator/verifier/rules/draws.py                   lines  8023 to  8168
-    generator/verifier/tlog/keyring.py                  lines  8169 to  8377
-    generator/verifier/rules/ledger.py                  lines  8378 to  8860
-    generator/verifier/rules/draw_pools.py              lines  8861 to  9094
-    generator/verifier/rules/drawn_items.py             lines  9095 to  9430
-    generator/verifier/exports/eee_record.py            lines  9431 to  9769
-    generator/verifier/exports/cbor.py                  lines  9770 to  9891
-    generator/verifier/exports/scitt_statement.py       lines  9892 to 10077
-    generator/verifier/exports/credential.py            lines 10078 to 10382
-    generator/verifier/memory/ledger_snapshot.py        lines 10383 to 10571
-    generator/verifier/memory/checkpoint_memory.py      lines 10572 to 10726
-    generator/verifier/memory/release_memory.py         lines 10727 to 11035
-    generator/verifier/rules/answers.py                 lines 11036 to 11103
-    generator/verifier/rules/runs.py                    lines 11104 to 11476
-    generator/verifier/rules/lineage.py                 lines 11477 to 11762
-    generator/verifier/rules/score_edits.py             lines 11763 to 11848
-    generator/verifier/rules/evidence.py                lines 11849 to 11943
-    generator/verifier/rules/certificates.py            lines 11944 to 12411
-    generator/verifier/rules/certificate_documents.py   lines 12412 to 12507
-    generator/verifier/rules/recheck.py                 lines 12508 to 12874
-    generator/verifier/core/report.py                   lines 12875 to 13037
-    generator/verifier/core/windowed.py                 lines 13038 to 13068
-    generator/verifier/core/folder.py                   lines 13069 to 13363
-    generator/verifier/core/checksum_tree.py            lines 13364 to 13518
-    generator/verifier/tlog/rotation.py                 lines 13519 to 13703
-    generator/verifier/memory/mirror_record.py          lines 13704 to 13773
-    generator/verifier/site/release.py                  lines 13774 to 14071
-    generator/verifier/site/checksum_lists.py           lines 14072 to 14228
-    generator/verifier/site/zip_layout.py               lines 14229 to 14428
-    generator/verifier/site/download.py                 lines 14429 to 14821
-    generator/verifier/site/history.py                  lines 14822 to 15191
-    generator/verifier/site/history_v3.py               lines 15192 to 15328
-    generator/verifier/site/commitment_parts.py         lines 15329 to 15514
-    generator/verifier/site/ledger_files.py             lines 15515 to 15873
-    generator/verifier/site/publication.py              lines 15874 to 16040
-    generator/verifier/rules/revocations.py             lines 16041 to 16160
-    generator/verifier/site/export_files.py             lines 16161 to 16386
-    generator/verifier/site/certificate_files.py        lines 16387 to 16845
-    generator/verifier/site/agreement_files.py          lines 16846 to 16990
-    generator/verifier/site/timestamp_files.py          lines 16991 to 17169
-    generator/verifier/site/log_list_file.py            lines 17170 to 17241
-    generator/verifier/site/accounting.py               lines 17242 to 17520
-    generator/verifier/site/remote.py                   lines 17521 to 17791
-    generator/verifier/site/mirror_folder.py            lines 17792 to 17982
-    generator/verifier/site/mirror.py                   lines 17983 to 18271
-    generator/verifier/site/verify_site.py              lines 18272 to 18596
-    generator/verifier/site/command_line.py             lines 18597 to 19052
+    generator/verifier/core/isolation.py                lines   110 to   262
+    generator/verifier/core/text.py                     lines   263 to   346
+    generator/verifier/core/errors.py                   lines   347 to   413
+    generator/verifier/core/canonical.py                lines   414 to   722
+    generator/verifier/core/confusables_table.py        lines   723 to  1059
+    generator/verifier/core/confusables.py              lines  1060 to  1166
+    generator/verifier/core/formats.py                  lines  1167 to  1404
+    generator/verifier/core/sodium.py                   lines  1405 to  1448
+    generator/verifier/core/public_keys.py              lines  1449 to  1725
+    generator/verifier/core/note.py                     lines  1726 to  1835
+    generator/verifier/crypto/mldsa.py                  lines  1836 to  2133
+    generator/verifier/tlog/merkle.py                   lines  2134 to  2274
+    generator/verifier/tlog/subtrees.py                 lines  2275 to  2353
+    generator/verifier/tlog/tlogproof.py                lines  2354 to  2426
+    generator/verifier/tlog/tiles.py                    lines  2427 to  2779
+    generator/verifier/tlog/tile_proofs.py              lines  2780 to  2887
+    generator/verifier/tlog/cosignature.py              lines  2888 to  3187
+    generator/verifier/tlog/log_list.py                 lines  3188 to  3417
+    generator/verifier/tlog/policy.py                   lines  3418 to  3704
+    generator/verifier/tlog/witnessing.py               lines  3705 to  3821
+    generator/verifier/core/idindex.py                  lines  3822 to  3905
+    generator/verifier/crypto/der.py                    lines  3906 to  4233
+    generator/verifier/crypto/rsa.py                    lines  4234 to  4351
+    generator/verifier/crypto/ecdsa.py                  lines  4352 to  4519
+    generator/verifier/crypto/signatures.py             lines  4520 to  4706
+    generator/verifier/crypto/x509.py                   lines  4707 to  4905
+    generator/verifier/crypto/timestamp_token.py        lines  4906 to  5308
+    generator/verifier/crypto/hash_to_g1.py             lines  5309 to  5586
+    generator/verifier/crypto/bls12_381.py              lines  5587 to  6077
+    generator/verifier/crypto/drand.py                  lines  6078 to  6149
+    generator/verifier/rules/beacon.py                  lines  6150 to  6401
+    generator/verifier/rules/methodology_rules.py       lines  6402 to  6761
+    generator/verifier/rules/scoring.py                 lines  6762 to  7061
+    generator/verifier/rules/agreement_statistics.py    lines  7062 to  7321
+    generator/verifier/rules/labelsets.py               lines  7322 to  7660
+    generator/verifier/rules/subjects.py                lines  7661 to  7926
+    generator/verifier/rules/withdrawals.py             lines  7927 to  7965
+    generator/verifier/rules/events.py                  lines  7966 to  8024
+    generator/verifier/rules/draws.py                   lines  8025 to  8170
+    generator/verifier/tlog/keyring.py                  lines  8171 to  8379
+    generator/verifier/rules/ledger.py                  lines  8380 to  8862
+    generator/verifier/rules/draw_pools.py              lines  8863 to  9096
+    generator/verifier/rules/drawn_items.py             lines  9097 to  9432
+    generator/verifier/exports/eee_record.py            lines  9433 to  9771
+    generator/verifier/exports/cbor.py                  lines  9772 to  9893
+    generator/verifier/exports/scitt_statement.py       lines  9894 to 10079
+    generator/verifier/exports/credential.py            lines 10080 to 10384
+    generator/verifier/memory/ledger_snapshot.py        lines 10385 to 10573
+    generator/verifier/memory/checkpoint_memory.py      lines 10574 to 10728
+    generator/verifier/memory/release_memory.py         lines 10729 to 11050
+    generator/verifier/rules/answers.py                 lines 11051 to 11118
+    generator/verifier/rules/runs.py                    lines 11119 to 11491
+    generator/verifier/rules/lineage.py                 lines 11492 to 11777
+    generator/verifier/rules/score_edits.py             lines 11778 to 11863
+    generator/verifier/rules/evidence.py                lines 11864 to 11958
+    generator/verifier/rules/certificates.py            lines 11959 to 12426
+    generator/verifier/rules/certificate_documents.py   lines 12427 to 12522
+    generator/verifier/rules/recheck.py                 lines 12523 to 12889
+    generator/verifier/core/report.py                   lines 12890 to 13052
+    generator/verifier/core/windowed.py                 lines 13053 to 13083
+    generator/verifier/core/folder.py                   lines 13084 to 13378
+    generator/verifier/core/checksum_tree.py            lines 13379 to 13533
+    generator/verifier/tlog/rotation.py                 lines 13534 to 13718
+    generator/verifier/memory/mirror_record.py          lines 13719 to 13788
+    generator/verifier/site/release.py                  lines 13789 to 14086
+    generator/verifier/site/checksum_lists.py           lines 14087 to 14243
+    generator/verifier/site/zip_layout.py               lines 14244 to 14443
+    generator/verifier/site/download.py                 lines 14444 to 14836
+    generator/verifier/site/history.py                  lines 14837 to 15206
+    generator/verifier/site/history_v3.py               lines 15207 to 15343
+    generator/verifier/site/commitment_parts.py         lines 15344 to 15529
+    generator/verifier/site/ledger_files.py             lines 15530 to 15888
+    generator/verifier/site/publication.py              lines 15889 to 16055
+    generator/verifier/rules/revocations.py             lines 16056 to 16175
+    generator/verifier/site/export_files.py             lines 16176 to 16401
+    generator/verifier/site/certificate_memo.py         lines 16402 to 16546
+    generator/verifier/site/certificate_records.py      lines 16547 to 16712
+    generator/verifier/site/certificate_files.py        lines 16713 to 17100
+    generator/verifier/site/agreement_files.py          lines 17101 to 17245
+    generator/verifier/site/timestamp_files.py          lines 17246 to 17424
+    generator/verifier/site/log_list_file.py            lines 17425 to 17496
+    generator/verifier/site/accounting.py               lines 17497 to 17775
+    generator/verifier/site/remote.py                   lines 17776 to 18046
+    generator/verifier/site/mirror_folder.py            lines 18047 to 18237
+    generator/verifier/site/mirror.py                   lines 18238 to 18526
+    generator/verifier/site/verify_site.py              lines 18527 to 18858
+    generator/verifier/site/command_line.py             lines 18859 to 19314
 """
 
 # ==============================================================================================
@@ -10786,6 +10788,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
+        self.new_certificates: dict[str, list[Any]] = {}
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
@@ -10958,6 +10961,17 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
+    # -- whole certificate checks (site/certificate_memo.py)
+
+    def certificate(self, serial: str) -> list[Any] | None:
+        """What the last release's check of certificate `serial` read and found, if it passed and
+        the replay went on from that release (only then are the leaves it read the same)."""
+        found = self.extra.get("certificates", {}).get(serial) if self.used else None
+        return found if isinstance(found, list) else None
+
+    def took_certificate(self, serial: str, remembered: list[Any]) -> None:
+        self.new_certificates[serial] = remembered
+
     # -- archive members
 
     def member_key(self, method: int, crc: int, size: int, compressed_sha256: str, content_sha256: str) -> str:
@@ -11008,6 +11022,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
+                "certificates": dict(sorted(self.new_certificates.items())),
                 **{kind: sorted(keys) for kind, keys in self.learned.items()},
             }
         )
@@ -16385,6 +16400,317 @@ def exports_memo_key(
 
 
 # ==============================================================================================
+# generator/verifier/site/certificate_memo.py: What a certificate's check on a site (certificate_files.py) is a
+#     function of, so that the verifier's memory (memory/release_memory.py) can vouch for a certificate that passed in
+#     the release verified last without reading, parsing or recomputing it again.
+# ==============================================================================================
+
+# The SHA-256 this run verified a file has (it is listed, and its bytes have what is listed), or None.
+Vouched = Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class Looked:
+    """What a passing certificate check looked at beyond its row and leaves, and what it found."""
+
+    items: tuple[str, ...]  # the items whose reveal it read: its spec's, its results', its evidence's
+    evidence: tuple[str, ...]  # the paths of the evidence files it looked for
+    version: str | None  # the methodology version its spec pins
+    checks: int
+    asserted: tuple[str, ...]
+    verdict: str
+    expires_at: str | None
+
+    def saved(self, key: str) -> list[Any]:
+        return [
+            key,
+            "\n".join(self.items),
+            "\n".join(self.evidence),
+            self.version,
+            self.checks,
+            list(self.asserted),
+            self.verdict,
+            self.expires_at,
+        ]
+
+    @staticmethod
+    def loaded(saved: list[Any]) -> tuple[str, "Looked"] | None:
+        """A remembered check (saved), or None for anything this code did not write."""
+        if len(saved) != 8:
+            return None
+        key, items, evidence, version, checks, asserted, verdict, expires = saved
+        if not (
+            isinstance(key, str)
+            and isinstance(items, str)
+            and isinstance(evidence, str)
+            and (version is None or isinstance(version, str))
+            and isinstance(checks, int)
+            and isinstance(asserted, list)
+            and all(isinstance(a, str) for a in asserted)
+            and isinstance(verdict, str)
+            and (expires is None or isinstance(expires, str))
+        ):
+            return None
+        return key, Looked(_split(items), _split(evidence), version, checks, tuple(asserted), verdict, expires)
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(text.split("\n")) if text else ()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every certificate's key is computed against in one run."""
+
+    root: str  # the site's folder
+    ledger: Ledger
+    vouched: Vouched
+    site_key: bytes  # the key a certificate is checked with when the ledger names none valid then
+    run_paths: Mapping[str, Any]  # run id -> its spec's path, as the manifest lists it
+    reveal_paths: Mapping[str, Any]  # item id -> its reveal document's path, as the manifest lists it
+    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    ordinals: Mapping[str, int]
+    roots: Mapping[int, bytes]
+    program: Mapping[str, str]
+
+
+def certificate_key(
+    memory: Memory, x: Context, row: Mapping[str, Any], ev: CertificateEvent, looked: Looked
+) -> str | None:
+    """The key of everything the check of the certificate `row` names read, given what it looked
+    at (`looked`); None when a file it names is not one this run verified (then it is checked in
+    full, and says what is wrong)."""
+    ledger = x.ledger
+    run = ledger.runs.get(ev.run)
+    if run is None:
+        return None
+    gate = ledger.gates.get(run.gate)
+    named: list[Any] = [row.get("path"), f"{row.get('path')}.sig", x.run_paths.get(ev.run)]
+    for member in ("details", "exports"):
+        listed = row.get(member, [])
+        if not isinstance(listed, list):
+            return None
+        named += listed
+    if row.get("grader_record") is not None:
+        named.append(row.get("grader_record"))
+    files = _vouched(x.vouched, named)
+    if files is None:
+        return None
+    evidence = []
+    for rel in looked.evidence:
+        # Absent until due (a secret gate's log would give answers away): whether it is there counts.
+        present = os.path.lexists(os.path.join(x.root, rel))
+        evidence.append([rel, present, x.vouched(rel) if present else None])
+    reveals = []
+    for item in looked.items:
+        if not is_id(item):
+            return None
+        reveal = ledger.reveals.get(item)
+        path = x.reveal_paths.get(item)
+        sha = x.vouched(path) if reveal is not None and is_safe_path(path) else None
+        reveals.append([item, reveal.index if reveal is not None else None, path if reveal is not None else None, sha])
+    valid = ledger.keys.valid_at(ev.index + 1)
+    key = valid[-1].public_key if valid else x.site_key
+    published = ledger.methodologies.get(looked.version) if looked.version is not None else None
+    draw = ledger.draws.get(run.id)
+    size = min((n for n in x.roots if n > ev.index), default=None)
+    return memory.recheck_key(
+        "certificate",
+        canonical_bytes(dict(row)).decode("utf-8"),
+        files,
+        [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
+        [gate.public, gate.name, gate.index] if gate is not None else None,
+        key.hex(),
+        [looked.version, published.sha256, published.index] if published is not None else looked.version,
+        looked.version in x.methodologies if looked.version is not None else False,
+        draw.index if draw is not None else None,
+        reveals,
+        evidence,
+        x.ordinals.get(ev.serial),
+        [size, x.roots[size].hex()] if size is not None else None,
+        dict(x.program),
+        ev.serial in ledger.revocations,
+    )
+
+
+def _vouched(vouched: Vouched, named: list[Any]) -> list[list[str]] | None:
+    out = []
+    for rel in named:
+        sha = vouched(rel) if is_safe_path(rel) else None
+        if sha is None:
+            return None
+        out.append([rel, sha])
+    return out
+
+
+# ==============================================================================================
+# generator/verifier/site/certificate_records.py: The documents a certificate publishes besides itself (format v1 §6),
+#     each against when it falls due: its evidence files, its details documents and its grader record. One published
+#     early would give answers away; one missing when due hides evidence.
+# ==============================================================================================
+
+def check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
+    """Each evidence file the certificate lists, against its hash and size once it is due, and
+    absent before: a secret gate's log published early would give its answers away. An entry
+    check_certificate refuses (a bad name, no items) is not looked for."""
+    serial, listed = cert.get("serial"), cert.get("evidence")
+    if not isinstance(serial, str) or not isinstance(listed, list):
+        return
+    report = s.report
+    for e in listed:
+        if not (
+            isinstance(e, dict)
+            and is_evidence_name(e.get("name"))
+            and isinstance(e.get("items"), list)
+            and all(isinstance(i, str) for i in e["items"])
+        ):
+            continue
+        rel = evidence_path(serial, e["name"])
+        if not evidence_due(e, public, ledger.reveals):
+            report.check(
+                not os.path.lexists(s.root / rel),
+                rel,
+                f"certificate {serial}: evidence file published before every item it concerns is revealed",
+                "not yet published",
+                "published",
+            )
+            continue
+        if s.path(rel, f"evidence of certificate {serial}") is None:
+            continue  # missing: reported by path(), naming the file
+        size, digest = s.file_size(rel), s.file_sha256(rel)
+        report.check(
+            size == e.get("size"),
+            rel,
+            "evidence file's size differs from the certificate's",
+            show(e.get("size")),
+            show(size),
+        )
+        report.check(
+            digest == e.get("sha256"),
+            rel,
+            "evidence file does not hash to the SHA-256 the certificate lists",
+            str(e.get("sha256")),
+            digest,
+        )
+
+
+def published_records(
+    s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+    """The details documents and grader record the manifest lists for a certificate, checked
+    against its hashes and against when each is due (format v1 §6): a details document once its
+    item is revealed, the grader record once every item is (at once on a public gate). One
+    published early would leak answers; one missing when due hides evidence."""
+    results = (
+        [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
+        if isinstance(cert.get("results"), list)
+        else []
+    )
+    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
+    details = _details_documents(s, row, cert.get("serial"), results, sealed_due, ledger, rel)
+    return details, _grader_record(s, row, cert, due)
+
+
+def _details_documents(
+    s: Site,
+    row: dict[str, Any],
+    serial: Any,
+    results: list[dict[str, Any]],
+    sealed_due: list[dict[str, Any]],
+    ledger: Ledger,
+    rel: str,
+) -> dict[str, dict[str, Any]]:
+    """The details documents listed, by item: each the one a sealed result's hash names, of an item
+    revealed, every one due listed, in result order."""
+    report = s.report
+    listed = row.get("details")
+    if not isinstance(listed, list):
+        report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
+        listed = []
+    by_hash = {r.get("details"): r for r in results if isinstance(r.get("details"), str)}
+    details: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for path in listed:
+        loaded = s.document(path, f"details of certificate {serial}")
+        if loaded is None:
+            continue
+        digest = sha256_hex(loaded[0])
+        sealed = by_hash.get(digest)
+        if not report.check(
+            sealed is not None,
+            str(path),
+            "details document whose hash no sealed result of the certificate holds",
+            f"one of the results' details hashes in {rel}",
+            digest,
+        ):
+            continue
+        assert sealed is not None
+        item = sealed.get("item")
+        report.check(
+            item in ledger.reveals,
+            str(path),
+            f"details of {item} published while the item is sealed: they would reveal its answer",
+            "published after the item's reveal",
+            "published",
+        )
+        details[str(item)] = loaded[1]
+        order.append(str(item))
+    for r in sealed_due:
+        report.check(
+            r["item"] in details,
+            MANIFEST_PATH,
+            f"certificate {serial}: item {r['item']} is revealed but its details document is not published",
+            "listed in details",
+            "missing",
+        )
+    want_order = [r.get("item") for r in results if r.get("item") in details]
+    report.check(
+        order == want_order,
+        MANIFEST_PATH,
+        f"certificate {serial}: details are listed in result order",
+        show(want_order),
+        show(order),
+    )
+    return details
+
+
+def _grader_record(s: Site, row: dict[str, Any], cert: dict[str, Any], due: bool) -> dict[str, Any] | None:
+    """The grader record listed, if it is due and hashes to the certificate's grader.record."""
+    report, serial = s.report, cert.get("serial")
+    path = row.get("grader_record")
+    if path is None:
+        report.check(
+            not due,
+            MANIFEST_PATH,
+            f"certificate {serial}: the grader record is due but not published",
+            "published (a public gate's at once, a secret gate's once every item is revealed)",
+            "null",
+        )
+        return None
+    report.check(
+        due,
+        str(path),
+        f"certificate {serial}: grader record published before every item of the certificate is revealed",
+        "not yet published",
+        "published",
+    )
+    loaded = s.document(path, f"grader record of {serial}")
+    if loaded is None:
+        return None
+    want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
+    if report.check(
+        sha256_hex(loaded[0]) == want,
+        str(path),
+        "grader record does not hash to the certificate's grader.record",
+        show(want),
+        sha256_hex(loaded[0]),
+    ):
+        return loaded[1] if isinstance(loaded[1], dict) else None
+    return None
+
+
+# ==============================================================================================
 # generator/verifier/site/certificate_files.py: A site's certificates (format v1 §6): each certificate file against
 #     its ledger leaf and signature, its details documents and grader record against its hashes and against when each
 #     falls due, and then every rule of recheck.examine_certificate.
@@ -16399,9 +16725,13 @@ def check_certificates(
     key: bytes,
     memory: Memory | None = None,
     history: dict[str, Any] | None = None,
+    vouched: Vouched | None = None,
 ) -> dict[str, tuple[str, list[Any]]]:
     """Check every certificate; return, for each run a label set measures, the serial and the
-    open results the judge's labels of its certificate are taken from (agreement_files)."""
+    open results the judge's labels of its certificate are taken from (agreement_files). With a
+    `memory` and the SHA-256es this run `vouched` for, a certificate whose check passed in the
+    release verified last and read nothing that differs now is not read again
+    (certificate_memo.py)."""
     report = s.report
     run_rows = manifest["runs"]
     rows = ordered_ids(
@@ -16411,23 +16741,30 @@ def check_certificates(
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
     program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
+    run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    roots = history_roots(history)
+    ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
     c = _Certificates(
         s,
         ledger,
         specs,
         methodologies,
-        {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)},
+        run_paths,
         RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item))),
         key,
         {e.run for e in ledger.label_sets.values()},
         memory,
         program,
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
-        history_roots(history),
-        certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items()),
+        roots,
+        ordinals,
+        Context(str(s.root), ledger, vouched, key, run_paths, reveal_paths, methodologies, ordinals, roots, program)
+        if vouched is not None
+        else None,
     )
     for r in rows:
-        _check_one_certificate(c, r)
+        if not _remembered(c, r):
+            _check_and_remember(c, r)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
@@ -16485,26 +16822,79 @@ class _Certificates:
     reveal_of: Callable[[str], dict[str, Any] | None]
     roots: dict[int, bytes]
     ordinals: dict[str, int]
+    memo: Context | None  # what a remembered certificate's key is computed against, with a memory
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
 
 
-def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
+def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
+    """Whether the certificate of row `r` passed in the release verified last and everything its
+    check read is as it was then: its remembered counts and verdict are taken, its expiry judged."""
+    serial = r.get("serial")
+    ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
+    if c.memory is None or c.memo is None or ev is None or ev.run in c.measured:
+        return False
+    saved = c.memory.certificate(ev.serial)
+    found = Looked.loaded(saved) if saved is not None else None
+    if found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
+        return False
+    looked, report = found[1], c.s.report
+    report.checks += looked.checks
+    report.asserted += list(looked.asserted)
+    c.verdicts[ev.run] = looked.verdict
+    _expiry(c, ev.serial, looked.expires_at)
+    c.memory.took_certificate(ev.serial, looked.saved(found[0]))
+    return True
+
+
+def _check_and_remember(c: _Certificates, r: dict[str, Any]) -> None:
+    """Check the certificate of row `r` in full; remember what it read if nothing failed."""
+    report = c.s.report
+    failures, checks, asserted = len(report.failures), report.checks, len(report.asserted)
+    read = _check_one_certificate(c, r)
+    if read is None or c.memory is None or c.memo is None or len(report.failures) != failures:
+        return
+    ev, items, evidence, version, cert = read
+    if ev.run in c.measured:
+        return
+    looked = Looked(
+        items,
+        evidence,
+        version,
+        report.checks - checks,
+        tuple(report.asserted[asserted:]),
+        str(cert.get("verdict")),
+        cert.get("expires_at") if is_time(cert.get("expires_at")) else None,
+    )
+    key = certificate_key(c.memory, c.memo, r, ev, looked)
+    if key is not None:
+        c.memory.took_certificate(ev.serial, looked.saved(key))
+
+
+def _expiry(c: _Certificates, serial: Any, expires: Any) -> None:
+    if is_time(expires) and expires < c.now():
+        c.s.report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+        c.s.report.expired.append({"serial": serial, "expires_at": expires})
+
+
+def _check_one_certificate(
+    c: _Certificates, r: dict[str, Any]
+) -> tuple[CertificateEvent, tuple[str, ...], tuple[str, ...], str | None, dict[str, Any]] | None:
+    """Check one certificate in full. When it could be read as a certificate of a spec, return
+    what its check looked at (certificate_memo.Looked): its leaf, the items whose reveal it read,
+    the evidence files it looked for, its methodology version, and the certificate."""
     report, ledger = c.s.report, c.ledger
     read = _read_certificate(c, r)
     if read is None:
-        return
+        return None
     ev, rel, data, cert = read
     serial = r.get("serial")
     run = ledger.runs[ev.run]
     spec = c.specs.get(ev.run)
     if isinstance(cert, dict):
         c.verdicts[ev.run] = str(cert.get("verdict"))
-        expires = cert.get("expires_at")
-        if is_time(expires) and expires < c.now():
-            report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
-            report.expired.append({"serial": serial, "expires_at": expires})
+        _expiry(c, serial, cert.get("expires_at"))
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
@@ -16513,8 +16903,8 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
     record = None
     _exports(c, r, cert, data, ev.index, spec, pinned, public)
     if isinstance(cert, dict) and spec is not None:
-        details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
-        _check_evidence_files(c.s, cert, public, ledger)
+        details, record = published_records(c.s, r, cert, spec, public, ledger, rel)
+        check_evidence_files(c.s, cert, public, ledger)
         if ev.run in c.measured:  # kept only for a run some label set measures: a verifier's memory stays flat
             opened = (
                 cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
@@ -16527,7 +16917,7 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
         if known is not None:
             report.checks += known[0]
             report.asserted += known[1]
-            return
+            return _looked_at(ev, cert, spec, version)
     found = examine_certificate(
         cert,
         ev,
@@ -16544,6 +16934,31 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
     report.asserted += found.asserted
     if recheck is not None and c.memory is not None and not found.problems:
         c.memory.passed(recheck, found.checks, found.asserted)
+    return _looked_at(ev, cert, spec, version)
+
+
+def _looked_at(
+    ev: CertificateEvent, cert: Any, spec: dict[str, Any] | None, version: Any
+) -> tuple[CertificateEvent, tuple[str, ...], tuple[str, ...], str | None, dict[str, Any]] | None:
+    """The items whose reveal a certificate's check read (its spec's, its results', its
+    evidence's) and the evidence files it looked for, in a fixed order; None if it could not be
+    read as a certificate of a spec."""
+    if not isinstance(cert, dict) or spec is None or not (version is None or isinstance(version, str)):
+        return None
+    items = [i for i in spec.get("items", []) if isinstance(i, str)]
+    results = cert.get("results")
+    items += (
+        [r["item"] for r in results if isinstance(r, dict) and isinstance(r.get("item"), str)]
+        if isinstance(results, list)
+        else []
+    )
+    evidence: list[str] = []
+    listed = cert.get("evidence")
+    for e in listed if isinstance(listed, list) else []:
+        if isinstance(e, dict) and is_evidence_name(e.get("name")) and isinstance(e.get("items"), list):
+            items += [i for i in e["items"] if isinstance(i, str)]
+            evidence.append(evidence_path(ev.serial, e["name"]))
+    return ev, tuple(dict.fromkeys(items)), tuple(evidence), version, cert
 
 
 def _exports(
@@ -16681,166 +17096,6 @@ def _recheck_key(
         [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
         sha256_hex(canonical_bytes(record)) if record is not None else None,
     )
-
-
-def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
-    """Each evidence file the certificate lists, against its hash and size once it is due, and
-    absent before: a secret gate's log published early would give its answers away. An entry
-    check_certificate refuses (a bad name, no items) is not looked for."""
-    serial, listed = cert.get("serial"), cert.get("evidence")
-    if not isinstance(serial, str) or not isinstance(listed, list):
-        return
-    report = s.report
-    for e in listed:
-        if not (
-            isinstance(e, dict)
-            and is_evidence_name(e.get("name"))
-            and isinstance(e.get("items"), list)
-            and all(isinstance(i, str) for i in e["items"])
-        ):
-            continue
-        rel = evidence_path(serial, e["name"])
-        if not evidence_due(e, public, ledger.reveals):
-            report.check(
-                not os.path.lexists(s.root / rel),
-                rel,
-                f"certificate {serial}: evidence file published before every item it concerns is revealed",
-                "not yet published",
-                "published",
-            )
-            continue
-        if s.path(rel, f"evidence of certificate {serial}") is None:
-            continue  # missing: reported by path(), naming the file
-        size, digest = s.file_size(rel), s.file_sha256(rel)
-        report.check(
-            size == e.get("size"),
-            rel,
-            "evidence file's size differs from the certificate's",
-            show(e.get("size")),
-            show(size),
-        )
-        report.check(
-            digest == e.get("sha256"),
-            rel,
-            "evidence file does not hash to the SHA-256 the certificate lists",
-            str(e.get("sha256")),
-            digest,
-        )
-
-
-def _published_records(
-    s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-    """The details documents and grader record the manifest lists for a certificate, checked
-    against its hashes and against when each is due (format v1 §6): a details document once its
-    item is revealed, the grader record once every item is (at once on a public gate). One
-    published early would leak answers; one missing when due hides evidence."""
-    results = (
-        [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
-        if isinstance(cert.get("results"), list)
-        else []
-    )
-    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
-    details = _details_documents(s, row, cert.get("serial"), results, sealed_due, ledger, rel)
-    return details, _grader_record(s, row, cert, due)
-
-
-def _details_documents(
-    s: Site,
-    row: dict[str, Any],
-    serial: Any,
-    results: list[dict[str, Any]],
-    sealed_due: list[dict[str, Any]],
-    ledger: Ledger,
-    rel: str,
-) -> dict[str, dict[str, Any]]:
-    """The details documents listed, by item: each the one a sealed result's hash names, of an item
-    revealed, every one due listed, in result order."""
-    report = s.report
-    listed = row.get("details")
-    if not isinstance(listed, list):
-        report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
-        listed = []
-    by_hash = {r.get("details"): r for r in results if isinstance(r.get("details"), str)}
-    details: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
-    for path in listed:
-        loaded = s.document(path, f"details of certificate {serial}")
-        if loaded is None:
-            continue
-        digest = sha256_hex(loaded[0])
-        sealed = by_hash.get(digest)
-        if not report.check(
-            sealed is not None,
-            str(path),
-            "details document whose hash no sealed result of the certificate holds",
-            f"one of the results' details hashes in {rel}",
-            digest,
-        ):
-            continue
-        assert sealed is not None
-        item = sealed.get("item")
-        report.check(
-            item in ledger.reveals,
-            str(path),
-            f"details of {item} published while the item is sealed: they would reveal its answer",
-            "published after the item's reveal",
-            "published",
-        )
-        details[str(item)] = loaded[1]
-        order.append(str(item))
-    for r in sealed_due:
-        report.check(
-            r["item"] in details,
-            MANIFEST_PATH,
-            f"certificate {serial}: item {r['item']} is revealed but its details document is not published",
-            "listed in details",
-            "missing",
-        )
-    want_order = [r.get("item") for r in results if r.get("item") in details]
-    report.check(
-        order == want_order,
-        MANIFEST_PATH,
-        f"certificate {serial}: details are listed in result order",
-        show(want_order),
-        show(order),
-    )
-    return details
-
-
-def _grader_record(s: Site, row: dict[str, Any], cert: dict[str, Any], due: bool) -> dict[str, Any] | None:
-    """The grader record listed, if it is due and hashes to the certificate's grader.record."""
-    report, serial = s.report, cert.get("serial")
-    path = row.get("grader_record")
-    if path is None:
-        report.check(
-            not due,
-            MANIFEST_PATH,
-            f"certificate {serial}: the grader record is due but not published",
-            "published (a public gate's at once, a secret gate's once every item is revealed)",
-            "null",
-        )
-        return None
-    report.check(
-        due,
-        str(path),
-        f"certificate {serial}: grader record published before every item of the certificate is revealed",
-        "not yet published",
-        "published",
-    )
-    loaded = s.document(path, f"grader record of {serial}")
-    if loaded is None:
-        return None
-    want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-    if report.check(
-        sha256_hex(loaded[0]) == want,
-        str(path),
-        "grader record does not hash to the certificate's grader.record",
-        show(want),
-        sha256_hex(loaded[0]),
-    ):
-        return loaded[1] if isinstance(loaded[1], dict) else None
-    return None
 
 
 # ==============================================================================================
@@ -18427,7 +18682,13 @@ def _check(
         report.checks += 1
     pinned = earlier[0] if earlier else None
     _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
-    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory)
+    # What a remembered certificate's check read is known by the SHA-256es this run verified.
+    vouched = (
+        (lambda rel: sums.files.get(rel) if rel in sums.matched else None)
+        if memory is not None and sums is not None and sums.signed
+        else None
+    )
+    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
 
 
@@ -18533,6 +18794,7 @@ def _check_the_program(
     key_rows: list[KeyRow],
     public_key: bytes,
     memory: Memory | None,
+    vouched: Vouched | None = None,
 ) -> None:
     """The program's own documents against the ledger, in the order each needs the one before:
     methodologies, gates, reveals, runs, certificates, label sets; then that every published file
@@ -18543,7 +18805,7 @@ def _check_the_program(
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
     s.report.notes += beacon_notes(methodologies)
-    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history, vouched)
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)

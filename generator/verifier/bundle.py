@@ -106,6 +106,8 @@ MODULES = (
     "site.publication",
     "rules.revocations",
     "site.export_files",
+    "site.certificate_memo",
+    "site.certificate_records",
     "site.certificate_files",
     "site.agreement_files",
     "site.timestamp_files",

@@ -26,6 +26,11 @@ only with the code that made it, and only if the memory is this user's alone. Th
 - a certificate is recomputed unless every input of its recomputation (its bytes, its run spec,
   its methodology, its revealed items and their commitments, its published details and grader
   record) hashes to a key that passed before;
+- a certificate whose whole check passed before is not read at all when everything that check
+  read (site/certificate_memo.py: its manifest row, the SHA-256 every file it read is listed and
+  verified with, its leaves, key and gate, which of the items it looked at are revealed, and
+  where) hashes to the key it passed under; its counts, verdict and expiry are the remembered
+  ones (an expiry is still judged against this run's clock);
 - a member of the download archive is inflated unless its compressed bytes, hashed, are bytes
   that were read back before to the SHA-256 its file is listed with; a v3 download part is not
   read at all when it and its leaf's list both have the SHA-256es of a part and list checked
@@ -103,6 +108,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
+        self.new_certificates: dict[str, list[Any]] = {}
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
@@ -275,6 +281,17 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
+    # -- whole certificate checks (site/certificate_memo.py)
+
+    def certificate(self, serial: str) -> list[Any] | None:
+        """What the last release's check of certificate `serial` read and found, if it passed and
+        the replay went on from that release (only then are the leaves it read the same)."""
+        found = self.extra.get("certificates", {}).get(serial) if self.used else None
+        return found if isinstance(found, list) else None
+
+    def took_certificate(self, serial: str, remembered: list[Any]) -> None:
+        self.new_certificates[serial] = remembered
+
     # -- archive members
 
     def member_key(self, method: int, crc: int, size: int, compressed_sha256: str, content_sha256: str) -> str:
@@ -325,6 +342,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
+                "certificates": dict(sorted(self.new_certificates.items())),
                 **{kind: sorted(keys) for kind, keys in self.learned.items()},
             }
         )

@@ -3,7 +3,6 @@ its details documents and grader record against its hashes and against when each
 and then every rule of recheck.examine_certificate."""
 
 import datetime
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +16,13 @@ from generator.verifier.exports.credential import certificate_ordinals
 from generator.verifier.exports.eee_record import Unremade, eee_export
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
-from generator.verifier.rules.certificate_documents import due_records
 from generator.verifier.rules.events import CertificateEvent
-from generator.verifier.rules.evidence import evidence_due, evidence_path, is_evidence_name
+from generator.verifier.rules.evidence import evidence_path, is_evidence_name
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
+from generator.verifier.site.certificate_memo import Context, Looked, Vouched, certificate_key
+from generator.verifier.site.certificate_records import check_evidence_files, published_records
 from generator.verifier.site.export_files import (
     Signed,
     check_exports,
@@ -41,9 +41,13 @@ def check_certificates(
     key: bytes,
     memory: Memory | None = None,
     history: dict[str, Any] | None = None,
+    vouched: Vouched | None = None,
 ) -> dict[str, tuple[str, list[Any]]]:
     """Check every certificate; return, for each run a label set measures, the serial and the
-    open results the judge's labels of its certificate are taken from (agreement_files)."""
+    open results the judge's labels of its certificate are taken from (agreement_files). With a
+    `memory` and the SHA-256es this run `vouched` for, a certificate whose check passed in the
+    release verified last and read nothing that differs now is not read again
+    (certificate_memo.py)."""
     report = s.report
     run_rows = manifest["runs"]
     rows = ordered_ids(
@@ -53,23 +57,30 @@ def check_certificates(
         r["id"]: r.get("path") for r in manifest["reveals"] if isinstance(r, dict) and isinstance(r.get("id"), str)
     }
     program = {"name": str(manifest.get("name")), "origin": str(manifest.get("origin"))}
+    run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
+    roots = history_roots(history)
+    ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
     c = _Certificates(
         s,
         ledger,
         specs,
         methodologies,
-        {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)},
+        run_paths,
         RevealedAnswers(ledger, lambda item: _read_quietly(s, reveal_paths.get(item))),
         key,
         {e.run for e in ledger.label_sets.values()},
         memory,
         program,
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
-        history_roots(history),
-        certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items()),
+        roots,
+        ordinals,
+        Context(str(s.root), ledger, vouched, key, run_paths, reveal_paths, methodologies, ordinals, roots, program)
+        if vouched is not None
+        else None,
     )
     for r in rows:
-        _check_one_certificate(c, r)
+        if not _remembered(c, r):
+            _check_and_remember(c, r)
     for row in run_rows:
         if isinstance(row, dict) and isinstance(row.get("id"), str) and row["id"] in ledger.runs:
             withdrawn = "withdrawn" if row["id"] in ledger.withdrawals else "open"
@@ -127,26 +138,79 @@ class _Certificates:
     reveal_of: Callable[[str], dict[str, Any] | None]
     roots: dict[int, bytes]
     ordinals: dict[str, int]
+    memo: Context | None  # what a remembered certificate's key is computed against, with a memory
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
     judged: dict[str, tuple[str, list[Any]]] = field(default_factory=dict)
 
 
-def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
+def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
+    """Whether the certificate of row `r` passed in the release verified last and everything its
+    check read is as it was then: its remembered counts and verdict are taken, its expiry judged."""
+    serial = r.get("serial")
+    ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
+    if c.memory is None or c.memo is None or ev is None or ev.run in c.measured:
+        return False
+    saved = c.memory.certificate(ev.serial)
+    found = Looked.loaded(saved) if saved is not None else None
+    if found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
+        return False
+    looked, report = found[1], c.s.report
+    report.checks += looked.checks
+    report.asserted += list(looked.asserted)
+    c.verdicts[ev.run] = looked.verdict
+    _expiry(c, ev.serial, looked.expires_at)
+    c.memory.took_certificate(ev.serial, looked.saved(found[0]))
+    return True
+
+
+def _check_and_remember(c: _Certificates, r: dict[str, Any]) -> None:
+    """Check the certificate of row `r` in full; remember what it read if nothing failed."""
+    report = c.s.report
+    failures, checks, asserted = len(report.failures), report.checks, len(report.asserted)
+    read = _check_one_certificate(c, r)
+    if read is None or c.memory is None or c.memo is None or len(report.failures) != failures:
+        return
+    ev, items, evidence, version, cert = read
+    if ev.run in c.measured:
+        return
+    looked = Looked(
+        items,
+        evidence,
+        version,
+        report.checks - checks,
+        tuple(report.asserted[asserted:]),
+        str(cert.get("verdict")),
+        cert.get("expires_at") if is_time(cert.get("expires_at")) else None,
+    )
+    key = certificate_key(c.memory, c.memo, r, ev, looked)
+    if key is not None:
+        c.memory.took_certificate(ev.serial, looked.saved(key))
+
+
+def _expiry(c: _Certificates, serial: Any, expires: Any) -> None:
+    if is_time(expires) and expires < c.now():
+        c.s.report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
+        c.s.report.expired.append({"serial": serial, "expires_at": expires})
+
+
+def _check_one_certificate(
+    c: _Certificates, r: dict[str, Any]
+) -> tuple[CertificateEvent, tuple[str, ...], tuple[str, ...], str | None, dict[str, Any]] | None:
+    """Check one certificate in full. When it could be read as a certificate of a spec, return
+    what its check looked at (certificate_memo.Looked): its leaf, the items whose reveal it read,
+    the evidence files it looked for, its methodology version, and the certificate."""
     report, ledger = c.s.report, c.ledger
     read = _read_certificate(c, r)
     if read is None:
-        return
+        return None
     ev, rel, data, cert = read
     serial = r.get("serial")
     run = ledger.runs[ev.run]
     spec = c.specs.get(ev.run)
     if isinstance(cert, dict):
         c.verdicts[ev.run] = str(cert.get("verdict"))
-        expires = cert.get("expires_at")
-        if is_time(expires) and expires < c.now():
-            report.notes.append(f"certificate {serial} expired at {expires} (a state, not a failure)")
-            report.expired.append({"serial": serial, "expires_at": expires})
+        _expiry(c, serial, cert.get("expires_at"))
     gate = ledger.gates.get(run.gate)
     public = bool(gate and gate.public)
     version = spec["methodology"].get("version") if spec is not None else None
@@ -155,8 +219,8 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
     record = None
     _exports(c, r, cert, data, ev.index, spec, pinned, public)
     if isinstance(cert, dict) and spec is not None:
-        details, record = _published_records(c.s, r, cert, spec, public, ledger, rel)
-        _check_evidence_files(c.s, cert, public, ledger)
+        details, record = published_records(c.s, r, cert, spec, public, ledger, rel)
+        check_evidence_files(c.s, cert, public, ledger)
         if ev.run in c.measured:  # kept only for a run some label set measures: a verifier's memory stays flat
             opened = (
                 cert.get("results") if public else [d.get("result") for d in details.values() if isinstance(d, dict)]
@@ -169,7 +233,7 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
         if known is not None:
             report.checks += known[0]
             report.asserted += known[1]
-            return
+            return _looked_at(ev, cert, spec, version)
     found = examine_certificate(
         cert,
         ev,
@@ -186,6 +250,31 @@ def _check_one_certificate(c: _Certificates, r: dict[str, Any]) -> None:
     report.asserted += found.asserted
     if recheck is not None and c.memory is not None and not found.problems:
         c.memory.passed(recheck, found.checks, found.asserted)
+    return _looked_at(ev, cert, spec, version)
+
+
+def _looked_at(
+    ev: CertificateEvent, cert: Any, spec: dict[str, Any] | None, version: Any
+) -> tuple[CertificateEvent, tuple[str, ...], tuple[str, ...], str | None, dict[str, Any]] | None:
+    """The items whose reveal a certificate's check read (its spec's, its results', its
+    evidence's) and the evidence files it looked for, in a fixed order; None if it could not be
+    read as a certificate of a spec."""
+    if not isinstance(cert, dict) or spec is None or not (version is None or isinstance(version, str)):
+        return None
+    items = [i for i in spec.get("items", []) if isinstance(i, str)]
+    results = cert.get("results")
+    items += (
+        [r["item"] for r in results if isinstance(r, dict) and isinstance(r.get("item"), str)]
+        if isinstance(results, list)
+        else []
+    )
+    evidence: list[str] = []
+    listed = cert.get("evidence")
+    for e in listed if isinstance(listed, list) else []:
+        if isinstance(e, dict) and is_evidence_name(e.get("name")) and isinstance(e.get("items"), list):
+            items += [i for i in e["items"] if isinstance(i, str)]
+            evidence.append(evidence_path(ev.serial, e["name"]))
+    return ev, tuple(dict.fromkeys(items)), tuple(evidence), version, cert
 
 
 def _exports(
@@ -323,163 +412,3 @@ def _recheck_key(
         [[i, sha256_hex(canonical_bytes(d))] for i, d in sorted(details.items())],
         sha256_hex(canonical_bytes(record)) if record is not None else None,
     )
-
-
-def _check_evidence_files(s: Site, cert: dict[str, Any], public: bool, ledger: Ledger) -> None:
-    """Each evidence file the certificate lists, against its hash and size once it is due, and
-    absent before: a secret gate's log published early would give its answers away. An entry
-    check_certificate refuses (a bad name, no items) is not looked for."""
-    serial, listed = cert.get("serial"), cert.get("evidence")
-    if not isinstance(serial, str) or not isinstance(listed, list):
-        return
-    report = s.report
-    for e in listed:
-        if not (
-            isinstance(e, dict)
-            and is_evidence_name(e.get("name"))
-            and isinstance(e.get("items"), list)
-            and all(isinstance(i, str) for i in e["items"])
-        ):
-            continue
-        rel = evidence_path(serial, e["name"])
-        if not evidence_due(e, public, ledger.reveals):
-            report.check(
-                not os.path.lexists(s.root / rel),
-                rel,
-                f"certificate {serial}: evidence file published before every item it concerns is revealed",
-                "not yet published",
-                "published",
-            )
-            continue
-        if s.path(rel, f"evidence of certificate {serial}") is None:
-            continue  # missing: reported by path(), naming the file
-        size, digest = s.file_size(rel), s.file_sha256(rel)
-        report.check(
-            size == e.get("size"),
-            rel,
-            "evidence file's size differs from the certificate's",
-            show(e.get("size")),
-            show(size),
-        )
-        report.check(
-            digest == e.get("sha256"),
-            rel,
-            "evidence file does not hash to the SHA-256 the certificate lists",
-            str(e.get("sha256")),
-            digest,
-        )
-
-
-def _published_records(
-    s: Site, row: dict[str, Any], cert: dict[str, Any], spec: dict[str, Any], public: bool, ledger: Ledger, rel: str
-) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-    """The details documents and grader record the manifest lists for a certificate, checked
-    against its hashes and against when each is due (format v1 §6): a details document once its
-    item is revealed, the grader record once every item is (at once on a public gate). One
-    published early would leak answers; one missing when due hides evidence."""
-    results = (
-        [r for r in cert.get("results", []) if isinstance(r, dict) and isinstance(r.get("item"), str)]
-        if isinstance(cert.get("results"), list)
-        else []
-    )
-    sealed_due, due = due_records(results, spec["items"], public, ledger.reveals)
-    details = _details_documents(s, row, cert.get("serial"), results, sealed_due, ledger, rel)
-    return details, _grader_record(s, row, cert, due)
-
-
-def _details_documents(
-    s: Site,
-    row: dict[str, Any],
-    serial: Any,
-    results: list[dict[str, Any]],
-    sealed_due: list[dict[str, Any]],
-    ledger: Ledger,
-    rel: str,
-) -> dict[str, dict[str, Any]]:
-    """The details documents listed, by item: each the one a sealed result's hash names, of an item
-    revealed, every one due listed, in result order."""
-    report = s.report
-    listed = row.get("details")
-    if not isinstance(listed, list):
-        report.check(False, MANIFEST_PATH, f"certificate {serial}: details must be a list of paths", found=show(listed))
-        listed = []
-    by_hash = {r.get("details"): r for r in results if isinstance(r.get("details"), str)}
-    details: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
-    for path in listed:
-        loaded = s.document(path, f"details of certificate {serial}")
-        if loaded is None:
-            continue
-        digest = sha256_hex(loaded[0])
-        sealed = by_hash.get(digest)
-        if not report.check(
-            sealed is not None,
-            str(path),
-            "details document whose hash no sealed result of the certificate holds",
-            f"one of the results' details hashes in {rel}",
-            digest,
-        ):
-            continue
-        assert sealed is not None
-        item = sealed.get("item")
-        report.check(
-            item in ledger.reveals,
-            str(path),
-            f"details of {item} published while the item is sealed: they would reveal its answer",
-            "published after the item's reveal",
-            "published",
-        )
-        details[str(item)] = loaded[1]
-        order.append(str(item))
-    for r in sealed_due:
-        report.check(
-            r["item"] in details,
-            MANIFEST_PATH,
-            f"certificate {serial}: item {r['item']} is revealed but its details document is not published",
-            "listed in details",
-            "missing",
-        )
-    want_order = [r.get("item") for r in results if r.get("item") in details]
-    report.check(
-        order == want_order,
-        MANIFEST_PATH,
-        f"certificate {serial}: details are listed in result order",
-        show(want_order),
-        show(order),
-    )
-    return details
-
-
-def _grader_record(s: Site, row: dict[str, Any], cert: dict[str, Any], due: bool) -> dict[str, Any] | None:
-    """The grader record listed, if it is due and hashes to the certificate's grader.record."""
-    report, serial = s.report, cert.get("serial")
-    path = row.get("grader_record")
-    if path is None:
-        report.check(
-            not due,
-            MANIFEST_PATH,
-            f"certificate {serial}: the grader record is due but not published",
-            "published (a public gate's at once, a secret gate's once every item is revealed)",
-            "null",
-        )
-        return None
-    report.check(
-        due,
-        str(path),
-        f"certificate {serial}: grader record published before every item of the certificate is revealed",
-        "not yet published",
-        "published",
-    )
-    loaded = s.document(path, f"grader record of {serial}")
-    if loaded is None:
-        return None
-    want = cert.get("grader", {}).get("record") if isinstance(cert.get("grader"), dict) else None
-    if report.check(
-        sha256_hex(loaded[0]) == want,
-        str(path),
-        "grader record does not hash to the certificate's grader.record",
-        show(want),
-        sha256_hex(loaded[0]),
-    ):
-        return loaded[1] if isinstance(loaded[1], dict) else None
-    return None

@@ -20,6 +20,7 @@ from generator.verifier.rules.revocations import check_revocations
 from generator.verifier.site.accounting import check_accounted
 from generator.verifier.site.agreement_files import check_label_sets
 from generator.verifier.site.certificate_files import check_certificates
+from generator.verifier.site.certificate_memo import Vouched
 from generator.verifier.site.checksum_lists import check_sums_tree
 from generator.verifier.site.download import check_download
 from generator.verifier.site.export_files import check_credential_files
@@ -206,7 +207,13 @@ def _check(
         report.checks += 1
     pinned = earlier[0] if earlier else None
     _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
-    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory)
+    # What a remembered certificate's check read is known by the SHA-256es this run verified.
+    vouched = (
+        (lambda rel: sums.files.get(rel) if rel in sums.matched else None)
+        if memory is not None and sums is not None and sums.signed
+        else None
+    )
+    _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
 
 
@@ -312,6 +319,7 @@ def _check_the_program(
     key_rows: list[KeyRow],
     public_key: bytes,
     memory: Memory | None,
+    vouched: Vouched | None = None,
 ) -> None:
     """The program's own documents against the ledger, in the order each needs the one before:
     methodologies, gates, reveals, runs, certificates, label sets; then that every published file
@@ -322,7 +330,7 @@ def _check_the_program(
     check_reveals(s, manifest, ledger)
     specs = check_runs(s, manifest, ledger, methodologies)
     s.report.notes += beacon_notes(methodologies)
-    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history)
+    judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history, vouched)
     check_label_sets(s, ledger, specs, judged)
     check_credential_files(s, manifest, ledger)
     check_accounted(s, manifest, ledger, history, key_rows)
