@@ -88,23 +88,23 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/download.py                 lines 14444 to 14836
     generator/verifier/site/history.py                  lines 14837 to 15206
     generator/verifier/site/history_v3.py               lines 15207 to 15343
-    generator/verifier/site/commitment_parts.py         lines 15344 to 15529
-    generator/verifier/site/ledger_files.py             lines 15530 to 15888
-    generator/verifier/site/publication.py              lines 15889 to 16055
-    generator/verifier/rules/revocations.py             lines 16056 to 16175
-    generator/verifier/site/export_files.py             lines 16176 to 16401
-    generator/verifier/site/certificate_memo.py         lines 16402 to 16546
-    generator/verifier/site/certificate_records.py      lines 16547 to 16712
-    generator/verifier/site/certificate_files.py        lines 16713 to 17100
-    generator/verifier/site/agreement_files.py          lines 17101 to 17245
-    generator/verifier/site/timestamp_files.py          lines 17246 to 17424
-    generator/verifier/site/log_list_file.py            lines 17425 to 17496
-    generator/verifier/site/accounting.py               lines 17497 to 17775
-    generator/verifier/site/remote.py                   lines 17776 to 18046
-    generator/verifier/site/mirror_folder.py            lines 18047 to 18237
-    generator/verifier/site/mirror.py                   lines 18238 to 18526
-    generator/verifier/site/verify_site.py              lines 18527 to 18858
-    generator/verifier/site/command_line.py             lines 18859 to 19314
+    generator/verifier/site/commitment_parts.py         lines 15344 to 15538
+    generator/verifier/site/ledger_files.py             lines 15539 to 15897
+    generator/verifier/site/publication.py              lines 15898 to 16064
+    generator/verifier/rules/revocations.py             lines 16065 to 16184
+    generator/verifier/site/export_files.py             lines 16185 to 16410
+    generator/verifier/site/certificate_memo.py         lines 16411 to 16555
+    generator/verifier/site/certificate_records.py      lines 16556 to 16721
+    generator/verifier/site/certificate_files.py        lines 16722 to 17109
+    generator/verifier/site/agreement_files.py          lines 17110 to 17254
+    generator/verifier/site/timestamp_files.py          lines 17255 to 17433
+    generator/verifier/site/log_list_file.py            lines 17434 to 17505
+    generator/verifier/site/accounting.py               lines 17506 to 17784
+    generator/verifier/site/remote.py                   lines 17785 to 18055
+    generator/verifier/site/mirror_folder.py            lines 18056 to 18246
+    generator/verifier/site/mirror.py                   lines 18247 to 18535
+    generator/verifier/site/verify_site.py              lines 18536 to 18867
+    generator/verifier/site/command_line.py             lines 18868 to 19323
 """
 
 # ==============================================================================================
@@ -15422,6 +15422,22 @@ def commitment_index_bytes(ledger: Ledger, origin: str, parts: list[tuple[str, i
     )
 
 
+def parts_touched_since(ledger: Ledger, since_size: int, since_commits: int) -> tuple[set[int], int]:
+    """The parts of the commitment list an event after a tree of `since_size` leaves, holding
+    `since_commits` commits, can have changed: a part's rows are its items' commitments, fixed
+    once committed, and their status, changed only by a reveal. So: the parts holding an item
+    revealed since, and every part from the one the next commit falls in. Returns those parts,
+    and the first of the second kind. Reads only the reveals since (they are the last, in
+    ledger order)."""
+    touched: set[int] = set()
+    for r in reversed(ledger.reveals.values()):
+        if r.index < since_size:
+            break
+        if (p := ledger.commit_position(r.id)) is not None:
+            touched.add(p // COMMITMENT_PART_ROWS)
+    return touched, since_commits // COMMITMENT_PART_ROWS
+
+
 def part_rows(ledger: Ledger, k: int) -> int:
     return min(COMMITMENT_PART_ROWS, ledger.commit_count - k * COMMITMENT_PART_ROWS)
 
@@ -15444,14 +15460,7 @@ class UnchangedParts:
         matched: Container[str],
     ) -> None:
         self.shas, self.listed, self.matched = shas, listed, matched
-        # The reveals are in ledger order: those since the release verified last are the last.
-        self.touched: set[int] = set()
-        for r in reversed(ledger.reveals.values()):
-            if r.index < since_size:
-                break
-            if (p := ledger.commit_position(r.id)) is not None:
-                self.touched.add(p // COMMITMENT_PART_ROWS)
-        self.first_touched = since_commits // COMMITMENT_PART_ROWS
+        self.touched, self.first_touched = parts_touched_since(ledger, since_size, since_commits)
         self.used = 0  # parts taken as they were checked then, for the report
 
     def sha256(self, k: int, path: str) -> str | None:

@@ -20,13 +20,19 @@ from generator.core.object_kinds import static_host_headers
 from generator.program.datadir import public_key_row
 from generator.program.ledgerfile import ledger_lines
 from generator.verifier import (
-    COMMITMENT_PART_ROWS,
     ML_DSA_KEYS_MEMBER,
+    FormatError,
+    Ledger,
     commitment_index_bytes,
-    commitment_parts,
+    commitment_part_bytes,
+    commitment_part_count,
+    commitment_part_path,
     commitment_rows_bytes,
     ed25519_verify,
+    parse_canonical,
     parse_vkey,
+    part_rows,
+    parts_touched_since,
     public_key_pem,
     revocation_list,
 )
@@ -197,24 +203,48 @@ def replay_entries(ctx: SiteContext, each: Callable[[int, bytes], None]) -> None
         raise RuntimeError("the ledger changed while the site was being built")
 
 
-def write_commitment_parts(ctx: SiteContext, w: SiteWriter) -> None:
+def write_commitment_parts(ctx: SiteContext, w: SiteWriter, previous: PreviousRelease | None = None) -> None:
     """A v3 site's commitment list (docs/formats/v3.md, 4): its parts of 1,000 rows, made by the
-    very code that checks them (a part whose rows did not change has its old bytes, and the
-    writer links the last release's file), and their signed index."""
+    very code that checks them, and their signed index. A part no event since the last release
+    can have changed (no row committed nor item revealed since in it) is taken from it as it is,
+    unread, when the last build recorded its file untouched (SiteWriter.take_vouched); any other
+    part is made, and one with its old bytes still linked. The build's check compares every part
+    it did not remember checking with the rows the ledger implies."""
+    ledger = ctx.ledger
+    since = _last_release_commitments(ledger, previous)
+    touched, first_touched = parts_touched_since(ledger, *since) if since is not None else (set(), 0)
     parts = []
-    for k, (rel, data) in enumerate(commitment_parts(ctx.ledger, ctx.origin)):
-        w.write(rel, data)
-        rows = min(COMMITMENT_PART_ROWS, ctx.ledger.commit_count - k * COMMITMENT_PART_ROWS)
-        parts.append((rel, rows, w.hashes[rel]))
-    w.write_signed(layout.COMMITMENTS, commitment_index_bytes(ctx.ledger, ctx.origin, parts), ctx.signer)
+    for k in range(commitment_part_count(ledger.commit_count)):
+        rel = commitment_part_path(k)
+        if since is None or k >= first_touched or k in touched or not w.take_vouched(rel):
+            w.write(rel, commitment_part_bytes(ledger, ctx.origin, k))
+        parts.append((rel, part_rows(ledger, k), w.hashes[rel]))
+    w.write_signed(layout.COMMITMENTS, commitment_index_bytes(ledger, ctx.origin, parts), ctx.signer)
 
 
-def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes) -> None:
+def _last_release_commitments(ledger: Ledger, previous: PreviousRelease | None) -> tuple[int, int] | None:
+    """The tree size and commit count of the last release's v3 commitment list (its index), if it
+    has one that reads as one of an earlier state of this ledger: what its parts were made from."""
+    if previous is None or not previous.reuse:
+        return None
+    try:
+        data = previous.file(layout.COMMITMENTS).read_bytes()
+        # A format 2 release's list is every row in one document: not read for this.
+        index = parse_canonical(data) if data.startswith(b'{"count":') else None
+    except (OSError, FormatError):
+        return None
+    size, count = (index.get("tree_size"), index.get("count")) if isinstance(index, dict) else (None, None)
+    if not (type(size) is int and type(count) is int and 0 <= count <= ledger.commit_count and size <= ledger.size):
+        return None
+    return size, count
+
+
+def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes, previous: PreviousRelease | None = None) -> None:
     """The ledger's other documents (format v1 §4): the checkpoint, the commitment list (in parts
     in format v3), and format v2's revocation list."""
     w.write(layout.CHECKPOINT, checkpoint)
     if ctx.program.format == 3:
-        write_commitment_parts(ctx, w)
+        write_commitment_parts(ctx, w, previous)
     else:
         w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
     # Written even when empty: a reader can then tell "nothing revoked" from "not published".

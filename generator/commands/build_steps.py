@@ -219,7 +219,7 @@ def _timestamps(b: Writing) -> None:
 
 
 def _ledger(b: Writing) -> None:
-    artifacts.write_ledger(b.ctx, b.w, b.checkpoint)
+    artifacts.write_ledger(b.ctx, b.w, b.checkpoint, b.previous)
 
 
 def _history(b: Writing) -> None:

@@ -196,10 +196,13 @@ from generator.verifier.rules.withdrawals import RUN_WITHDRAWN, Revocation, With
 from generator.verifier.site.commitment_parts import (
     COMMITMENT_PART_ROWS,
     commitment_index_bytes,
+    commitment_part_bytes,
     commitment_part_count,
     commitment_part_path,
     commitment_parts,
     commitment_rows_bytes,
+    part_rows,
+    parts_touched_since,
 )
 from generator.verifier.site.download import (
     ARCHIVE_PATH,
@@ -413,6 +416,7 @@ __all__ = [
     "checkpoint_text",
     "cohen_kappa",
     "commitment_index_bytes",
+    "commitment_part_bytes",
     "commitment_part_count",
     "commitment_part_path",
     "commitment_parts",
@@ -510,7 +514,9 @@ __all__ = [
     "parse_tlog_proof",
     "parse_vkey",
     "part_path",
+    "part_rows",
     "partial_tile_paths",
+    "parts_touched_since",
     "path_key",
     "policy_logs",
     "policy_problems",

@@ -90,6 +90,22 @@ def commitment_index_bytes(ledger: Ledger, origin: str, parts: list[tuple[str, i
     )
 
 
+def parts_touched_since(ledger: Ledger, since_size: int, since_commits: int) -> tuple[set[int], int]:
+    """The parts of the commitment list an event after a tree of `since_size` leaves, holding
+    `since_commits` commits, can have changed: a part's rows are its items' commitments, fixed
+    once committed, and their status, changed only by a reveal. So: the parts holding an item
+    revealed since, and every part from the one the next commit falls in. Returns those parts,
+    and the first of the second kind. Reads only the reveals since (they are the last, in
+    ledger order)."""
+    touched: set[int] = set()
+    for r in reversed(ledger.reveals.values()):
+        if r.index < since_size:
+            break
+        if (p := ledger.commit_position(r.id)) is not None:
+            touched.add(p // COMMITMENT_PART_ROWS)
+    return touched, since_commits // COMMITMENT_PART_ROWS
+
+
 def part_rows(ledger: Ledger, k: int) -> int:
     return min(COMMITMENT_PART_ROWS, ledger.commit_count - k * COMMITMENT_PART_ROWS)
 
@@ -112,14 +128,7 @@ class UnchangedParts:
         matched: Container[str],
     ) -> None:
         self.shas, self.listed, self.matched = shas, listed, matched
-        # The reveals are in ledger order: those since the release verified last are the last.
-        self.touched: set[int] = set()
-        for r in reversed(ledger.reveals.values()):
-            if r.index < since_size:
-                break
-            if (p := ledger.commit_position(r.id)) is not None:
-                self.touched.add(p // COMMITMENT_PART_ROWS)
-        self.first_touched = since_commits // COMMITMENT_PART_ROWS
+        self.touched, self.first_touched = parts_touched_since(ledger, since_size, since_commits)
         self.used = 0  # parts taken as they were checked then, for the report
 
     def sha256(self, k: int, path: str) -> str | None:

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import generator.verifier as v
+from generator.build import artifacts
 from generator.cli import main
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
@@ -187,6 +188,35 @@ def test_a_release_that_fills_a_tile_keeps_what_was_written_once(tmp_path: Path)
     assert [rel for rel in before if rel.startswith("ledger/tile/") and ".p/" in rel and rel not in after]
     index = json.loads(after[layout.COMMITMENTS])
     assert [p["count"] for p in index["parts"]] == [index["count"]]
+    r = run_verifier(VERIFY_SRC, str(site.out), "--no-state")
+    assert r.rc == 0, r.text[-3000:]
+
+
+def test_a_one_event_release_makes_only_the_commitment_parts_it_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write_in_process: None
+) -> None:
+    """Parts no event since the last release can have changed are taken from it unread; the part
+    holding the item revealed and the last part are made again; the whole verifies from nothing."""
+    site = v3_demo(tmp_path)
+    write_items(site.paths, [item(f"b-9{n:04d}", "b") for n in range(2200)], "many.yaml")
+    commit_new_items(site.paths, "2027-01-04T09:00:00Z")
+    build(site.paths, site.out, offline=True)
+    before = files(site.out)
+    parts = [p["path"] for p in json.loads(before[layout.COMMITMENTS])["parts"]]
+    assert len(parts) == 3
+    made: list[int] = []
+    make = artifacts.commitment_part_bytes
+
+    def counted(ledger: Any, origin: str, k: int) -> bytes:
+        made.append(k)
+        return make(ledger, origin, k)
+
+    monkeypatch.setattr(artifacts, "commitment_part_bytes", counted)
+    retired = one_event(site, "2027-01-05T09:00:00Z")  # a sealed item of the demo: in part 0
+    assert made == [0, 2]
+    after = files(site.out)
+    assert retired in {row["id"] for row in json.loads(after[parts[0]])["commitments"]}
+    assert after[parts[1]] == before[parts[1]] and after[parts[0]] != before[parts[0]]
     r = run_verifier(VERIFY_SRC, str(site.out), "--no-state")
     assert r.rc == 0, r.text[-3000:]
 
