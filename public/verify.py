@@ -18,93 +18,94 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   110 to   262
-    generator/verifier/core/text.py                     lines   263 to   346
-    generator/verifier/core/errors.py                   lines   347 to   413
-    generator/verifier/core/canonical.py                lines   414 to   722
-    generator/verifier/core/confusables_table.py        lines   723 to  1059
-    generator/verifier/core/confusables.py              lines  1060 to  1166
-    generator/verifier/core/formats.py                  lines  1167 to  1404
-    generator/verifier/core/sodium.py                   lines  1405 to  1448
-    generator/verifier/core/public_keys.py              lines  1449 to  1725
-    generator/verifier/core/note.py                     lines  1726 to  1835
-    generator/verifier/crypto/mldsa.py                  lines  1836 to  2133
-    generator/verifier/tlog/merkle.py                   lines  2134 to  2274
-    generator/verifier/tlog/subtrees.py                 lines  2275 to  2353
-    generator/verifier/tlog/tlogproof.py                lines  2354 to  2426
-    generator/verifier/tlog/tiles.py                    lines  2427 to  2779
-    generator/verifier/tlog/tile_proofs.py              lines  2780 to  2887
-    generator/verifier/tlog/cosignature.py              lines  2888 to  3187
-    generator/verifier/tlog/log_list.py                 lines  3188 to  3417
-    generator/verifier/tlog/policy.py                   lines  3418 to  3704
-    generator/verifier/tlog/witnessing.py               lines  3705 to  3821
-    generator/verifier/core/idindex.py                  lines  3822 to  3905
-    generator/verifier/crypto/der.py                    lines  3906 to  4233
-    generator/verifier/crypto/rsa.py                    lines  4234 to  4351
-    generator/verifier/crypto/ecdsa.py                  lines  4352 to  4519
-    generator/verifier/crypto/signatures.py             lines  4520 to  4706
-    generator/verifier/crypto/x509.py                   lines  4707 to  4905
-    generator/verifier/crypto/timestamp_token.py        lines  4906 to  5308
-    generator/verifier/crypto/hash_to_g1.py             lines  5309 to  5586
-    generator/verifier/crypto/bls12_381.py              lines  5587 to  6077
-    generator/verifier/crypto/drand.py                  lines  6078 to  6149
-    generator/verifier/rules/beacon.py                  lines  6150 to  6401
-    generator/verifier/rules/methodology_rules.py       lines  6402 to  6761
-    generator/verifier/rules/scoring.py                 lines  6762 to  7061
-    generator/verifier/rules/agreement_statistics.py    lines  7062 to  7321
-    generator/verifier/rules/labelsets.py               lines  7322 to  7660
-    generator/verifier/rules/subjects.py                lines  7661 to  7926
-    generator/verifier/rules/withdrawals.py             lines  7927 to  7965
-    generator/verifier/rules/events.py                  lines  7966 to  8024
-    generator/verifier/rules/draws.py                   lines  8025 to  8170
-    generator/verifier/tlog/keyring.py                  lines  8171 to  8379
-    generator/verifier/rules/ledger.py                  lines  8380 to  8862
-    generator/verifier/rules/draw_pools.py              lines  8863 to  9096
-    generator/verifier/rules/drawn_items.py             lines  9097 to  9432
-    generator/verifier/exports/eee_record.py            lines  9433 to  9771
-    generator/verifier/exports/cbor.py                  lines  9772 to  9893
-    generator/verifier/exports/scitt_statement.py       lines  9894 to 10079
-    generator/verifier/exports/credential.py            lines 10080 to 10384
-    generator/verifier/memory/ledger_snapshot.py        lines 10385 to 10573
-    generator/verifier/memory/checkpoint_memory.py      lines 10574 to 10728
-    generator/verifier/memory/release_memory.py         lines 10729 to 11050
-    generator/verifier/rules/answers.py                 lines 11051 to 11118
-    generator/verifier/rules/runs.py                    lines 11119 to 11491
-    generator/verifier/rules/lineage.py                 lines 11492 to 11777
-    generator/verifier/rules/score_edits.py             lines 11778 to 11863
-    generator/verifier/rules/evidence.py                lines 11864 to 11958
-    generator/verifier/rules/certificates.py            lines 11959 to 12426
-    generator/verifier/rules/certificate_documents.py   lines 12427 to 12522
-    generator/verifier/rules/recheck.py                 lines 12523 to 12889
-    generator/verifier/core/report.py                   lines 12890 to 13052
-    generator/verifier/core/windowed.py                 lines 13053 to 13083
-    generator/verifier/core/folder.py                   lines 13084 to 13378
-    generator/verifier/core/checksum_tree.py            lines 13379 to 13533
-    generator/verifier/tlog/rotation.py                 lines 13534 to 13718
-    generator/verifier/memory/mirror_record.py          lines 13719 to 13788
-    generator/verifier/site/release.py                  lines 13789 to 14086
-    generator/verifier/site/checksum_lists.py           lines 14087 to 14243
-    generator/verifier/site/zip_layout.py               lines 14244 to 14443
-    generator/verifier/site/download.py                 lines 14444 to 14836
-    generator/verifier/site/history.py                  lines 14837 to 15206
-    generator/verifier/site/history_v3.py               lines 15207 to 15343
-    generator/verifier/site/commitment_parts.py         lines 15344 to 15538
-    generator/verifier/site/ledger_files.py             lines 15539 to 15897
-    generator/verifier/site/publication.py              lines 15898 to 16064
-    generator/verifier/rules/revocations.py             lines 16065 to 16184
-    generator/verifier/site/export_files.py             lines 16185 to 16410
-    generator/verifier/site/certificate_memo.py         lines 16411 to 16555
-    generator/verifier/site/certificate_records.py      lines 16556 to 16721
-    generator/verifier/site/certificate_files.py        lines 16722 to 17109
-    generator/verifier/site/agreement_files.py          lines 17110 to 17254
-    generator/verifier/site/timestamp_files.py          lines 17255 to 17433
-    generator/verifier/site/log_list_file.py            lines 17434 to 17505
-    generator/verifier/site/accounting.py               lines 17506 to 17784
-    generator/verifier/site/remote.py                   lines 17785 to 18055
-    generator/verifier/site/mirror_folder.py            lines 18056 to 18246
-    generator/verifier/site/mirror.py                   lines 18247 to 18535
-    generator/verifier/site/verify_site.py              lines 18536 to 18869
-    generator/verifier/site/command_line.py             lines 18870 to 19325
+    generator/verifier/core/isolation.py                lines   111 to   263
+    generator/verifier/core/text.py                     lines   264 to   347
+    generator/verifier/core/errors.py                   lines   348 to   414
+    generator/verifier/core/canonical.py                lines   415 to   723
+    generator/verifier/core/confusables_table.py        lines   724 to  1060
+    generator/verifier/core/confusables.py              lines  1061 to  1167
+    generator/verifier/core/formats.py                  lines  1168 to  1405
+    generator/verifier/core/sodium.py                   lines  1406 to  1449
+    generator/verifier/core/public_keys.py              lines  1450 to  1726
+    generator/verifier/core/note.py                     lines  1727 to  1836
+    generator/verifier/crypto/mldsa.py                  lines  1837 to  2134
+    generator/verifier/tlog/merkle.py                   lines  2135 to  2275
+    generator/verifier/tlog/subtrees.py                 lines  2276 to  2354
+    generator/verifier/tlog/tlogproof.py                lines  2355 to  2427
+    generator/verifier/tlog/tiles.py                    lines  2428 to  2780
+    generator/verifier/tlog/tile_proofs.py              lines  2781 to  2888
+    generator/verifier/tlog/cosignature.py              lines  2889 to  3188
+    generator/verifier/tlog/log_list.py                 lines  3189 to  3418
+    generator/verifier/tlog/policy.py                   lines  3419 to  3705
+    generator/verifier/tlog/witnessing.py               lines  3706 to  3822
+    generator/verifier/core/idindex.py                  lines  3823 to  3906
+    generator/verifier/crypto/der.py                    lines  3907 to  4234
+    generator/verifier/crypto/rsa.py                    lines  4235 to  4352
+    generator/verifier/crypto/ecdsa.py                  lines  4353 to  4520
+    generator/verifier/crypto/signatures.py             lines  4521 to  4707
+    generator/verifier/crypto/x509.py                   lines  4708 to  4906
+    generator/verifier/crypto/timestamp_token.py        lines  4907 to  5309
+    generator/verifier/crypto/hash_to_g1.py             lines  5310 to  5587
+    generator/verifier/crypto/bls12_381.py              lines  5588 to  6078
+    generator/verifier/crypto/drand.py                  lines  6079 to  6150
+    generator/verifier/rules/beacon.py                  lines  6151 to  6402
+    generator/verifier/rules/methodology_rules.py       lines  6403 to  6762
+    generator/verifier/rules/scoring.py                 lines  6763 to  7062
+    generator/verifier/rules/agreement_statistics.py    lines  7063 to  7322
+    generator/verifier/rules/labelsets.py               lines  7323 to  7661
+    generator/verifier/rules/subjects.py                lines  7662 to  7927
+    generator/verifier/rules/withdrawals.py             lines  7928 to  7966
+    generator/verifier/rules/events.py                  lines  7967 to  8025
+    generator/verifier/rules/draws.py                   lines  8026 to  8171
+    generator/verifier/tlog/keyring.py                  lines  8172 to  8380
+    generator/verifier/rules/ledger.py                  lines  8381 to  8863
+    generator/verifier/rules/draw_pools.py              lines  8864 to  9097
+    generator/verifier/rules/drawn_items.py             lines  9098 to  9433
+    generator/verifier/exports/eee_record.py            lines  9434 to  9772
+    generator/verifier/exports/cbor.py                  lines  9773 to  9894
+    generator/verifier/exports/scitt_statement.py       lines  9895 to 10080
+    generator/verifier/exports/credential.py            lines 10081 to 10385
+    generator/verifier/memory/ledger_snapshot.py        lines 10386 to 10574
+    generator/verifier/memory/checkpoint_memory.py      lines 10575 to 10729
+    generator/verifier/memory/release_memory.py         lines 10730 to 11056
+    generator/verifier/rules/answers.py                 lines 11057 to 11124
+    generator/verifier/rules/runs.py                    lines 11125 to 11497
+    generator/verifier/rules/lineage.py                 lines 11498 to 11783
+    generator/verifier/rules/score_edits.py             lines 11784 to 11869
+    generator/verifier/rules/evidence.py                lines 11870 to 11964
+    generator/verifier/rules/certificates.py            lines 11965 to 12432
+    generator/verifier/rules/certificate_documents.py   lines 12433 to 12528
+    generator/verifier/rules/recheck.py                 lines 12529 to 12895
+    generator/verifier/core/report.py                   lines 12896 to 13058
+    generator/verifier/core/windowed.py                 lines 13059 to 13089
+    generator/verifier/core/folder.py                   lines 13090 to 13384
+    generator/verifier/core/checksum_tree.py            lines 13385 to 13539
+    generator/verifier/tlog/rotation.py                 lines 13540 to 13724
+    generator/verifier/memory/mirror_record.py          lines 13725 to 13794
+    generator/verifier/site/release.py                  lines 13795 to 14092
+    generator/verifier/site/checksum_lists.py           lines 14093 to 14249
+    generator/verifier/site/zip_layout.py               lines 14250 to 14449
+    generator/verifier/site/download.py                 lines 14450 to 14842
+    generator/verifier/site/history.py                  lines 14843 to 15212
+    generator/verifier/site/history_v3.py               lines 15213 to 15349
+    generator/verifier/site/commitment_parts.py         lines 15350 to 15544
+    generator/verifier/site/ledger_files.py             lines 15545 to 15903
+    generator/verifier/site/certificate_memo.py         lines 15904 to 16048
+    generator/verifier/site/run_memo.py                 lines 16049 to 16153
+    generator/verifier/site/publication.py              lines 16154 to 16371
+    generator/verifier/rules/revocations.py             lines 16372 to 16491
+    generator/verifier/site/export_files.py             lines 16492 to 16717
+    generator/verifier/site/certificate_records.py      lines 16718 to 16883
+    generator/verifier/site/certificate_files.py        lines 16884 to 17286
+    generator/verifier/site/agreement_files.py          lines 17287 to 17431
+    generator/verifier/site/timestamp_files.py          lines 17432 to 17610
+    generator/verifier/site/log_list_file.py            lines 17611 to 17682
+    generator/verifier/site/accounting.py               lines 17683 to 17961
+    generator/verifier/site/remote.py                   lines 17962 to 18232
+    generator/verifier/site/mirror_folder.py            lines 18233 to 18423
+    generator/verifier/site/mirror.py                   lines 18424 to 18712
+    generator/verifier/site/verify_site.py              lines 18713 to 19046
+    generator/verifier/site/command_line.py             lines 19047 to 19502
 """
 
 # ==============================================================================================
@@ -10739,6 +10740,10 @@ MEMORY_VERSION = 1
 CHECK_KINDS = ("members", "parts")
 
 
+# What a whole check remembered is of: a certificate's, a run's (by serial, by run id).
+MEMO_KINDS = ("certificates", "runs")
+
+
 def rules_version() -> str:
     """The SHA-256 of the code verifying: the one-file bundle, or every module of the package."""
     here = Path(os.path.abspath(__file__))
@@ -10788,7 +10793,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
-        self.new_certificates: dict[str, list[Any]] = {}
+        self.new_memos: dict[str, dict[str, list[Any]]] = {kind: {} for kind in MEMO_KINDS}
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
@@ -10961,16 +10966,17 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
-    # -- whole certificate checks (site/certificate_memo.py)
+    # -- whole checks of a certificate or a run (site/certificate_memo.py, site/run_memo.py)
 
-    def certificate(self, serial: str) -> list[Any] | None:
-        """What the last release's check of certificate `serial` read and found, if it passed and
-        the replay went on from that release (only then are the leaves it read the same)."""
-        found = self.extra.get("certificates", {}).get(serial) if self.used else None
+    def memo(self, kind: str, name: str) -> list[Any] | None:
+        """What the last release's check of the certificate or run `name` (`kind`: MEMO_KINDS)
+        read and found, if it passed and the replay went on from that release (only then are the
+        leaves it read the same)."""
+        found = self.extra.get(kind, {}).get(name) if self.used else None
         return found if isinstance(found, list) else None
 
-    def took_certificate(self, serial: str, remembered: list[Any]) -> None:
-        self.new_certificates[serial] = remembered
+    def took_memo(self, kind: str, name: str, remembered: list[Any]) -> None:
+        self.new_memos[kind][name] = remembered
 
     # -- archive members
 
@@ -11022,7 +11028,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
-                "certificates": dict(sorted(self.new_certificates.items())),
+                **{kind: dict(sorted(memos.items())) for kind, memos in self.new_memos.items()},
                 **{kind: sorted(keys) for kind, keys in self.learned.items()},
             }
         )
@@ -15896,6 +15902,256 @@ def check_checkpoint(s: Site, rel: str, origin: str, key: bytes, size: int, root
 
 
 # ==============================================================================================
+# generator/verifier/site/certificate_memo.py: What a certificate's check on a site (certificate_files.py) is a
+#     function of, so that the verifier's memory (memory/release_memory.py) can vouch for a certificate that passed in
+#     the release verified last without reading, parsing or recomputing it again.
+# ==============================================================================================
+
+# The SHA-256 this run verified a file has (it is listed, and its bytes have what is listed), or None.
+Vouched = Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class Looked:
+    """What a passing certificate check looked at beyond its row and leaves, and what it found."""
+
+    items: tuple[str, ...]  # the items whose reveal it read: its spec's, its results', its evidence's
+    evidence: tuple[str, ...]  # the paths of the evidence files it looked for
+    version: str | None  # the methodology version its spec pins
+    checks: int
+    asserted: tuple[str, ...]
+    verdict: str
+    expires_at: str | None
+
+    def saved(self, key: str) -> list[Any]:
+        return [
+            key,
+            "\n".join(self.items),
+            "\n".join(self.evidence),
+            self.version,
+            self.checks,
+            list(self.asserted),
+            self.verdict,
+            self.expires_at,
+        ]
+
+    @staticmethod
+    def loaded(saved: list[Any]) -> tuple[str, "Looked"] | None:
+        """A remembered check (saved), or None for anything this code did not write."""
+        if len(saved) != 8:
+            return None
+        key, items, evidence, version, checks, asserted, verdict, expires = saved
+        if not (
+            isinstance(key, str)
+            and isinstance(items, str)
+            and isinstance(evidence, str)
+            and (version is None or isinstance(version, str))
+            and isinstance(checks, int)
+            and isinstance(asserted, list)
+            and all(isinstance(a, str) for a in asserted)
+            and isinstance(verdict, str)
+            and (expires is None or isinstance(expires, str))
+        ):
+            return None
+        return key, Looked(_split(items), _split(evidence), version, checks, tuple(asserted), verdict, expires)
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(text.split("\n")) if text else ()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every certificate's key is computed against in one run."""
+
+    root: str  # the site's folder
+    ledger: Ledger
+    vouched: Vouched
+    site_key: bytes  # the key a certificate is checked with when the ledger names none valid then
+    run_paths: Mapping[str, Any]  # run id -> its spec's path, as the manifest lists it
+    reveal_paths: Mapping[str, Any]  # item id -> its reveal document's path, as the manifest lists it
+    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    ordinals: Mapping[str, int]
+    roots: Mapping[int, bytes]
+    program: Mapping[str, str]
+
+
+def certificate_key(
+    memory: Memory, x: Context, row: Mapping[str, Any], ev: CertificateEvent, looked: Looked
+) -> str | None:
+    """The key of everything the check of the certificate `row` names read, given what it looked
+    at (`looked`); None when a file it names is not one this run verified (then it is checked in
+    full, and says what is wrong)."""
+    ledger = x.ledger
+    run = ledger.runs.get(ev.run)
+    if run is None:
+        return None
+    gate = ledger.gates.get(run.gate)
+    named: list[Any] = [row.get("path"), f"{row.get('path')}.sig", x.run_paths.get(ev.run)]
+    for member in ("details", "exports"):
+        listed = row.get(member, [])
+        if not isinstance(listed, list):
+            return None
+        named += listed
+    if row.get("grader_record") is not None:
+        named.append(row.get("grader_record"))
+    files = _vouched(x.vouched, named)
+    if files is None:
+        return None
+    evidence = []
+    for rel in looked.evidence:
+        # Absent until due (a secret gate's log would give answers away): whether it is there counts.
+        present = os.path.lexists(os.path.join(x.root, rel))
+        evidence.append([rel, present, x.vouched(rel) if present else None])
+    reveals = []
+    for item in looked.items:
+        if not is_id(item):
+            return None
+        reveal = ledger.reveals.get(item)
+        path = x.reveal_paths.get(item)
+        sha = x.vouched(path) if reveal is not None and is_safe_path(path) else None
+        reveals.append([item, reveal.index if reveal is not None else None, path if reveal is not None else None, sha])
+    valid = ledger.keys.valid_at(ev.index + 1)
+    key = valid[-1].public_key if valid else x.site_key
+    published = ledger.methodologies.get(looked.version) if looked.version is not None else None
+    draw = ledger.draws.get(run.id)
+    size = min((n for n in x.roots if n > ev.index), default=None)
+    return memory.recheck_key(
+        "certificate",
+        canonical_bytes(dict(row)).decode("utf-8"),
+        files,
+        [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
+        [gate.public, gate.name, gate.index] if gate is not None else None,
+        key.hex(),
+        [looked.version, published.sha256, published.index] if published is not None else looked.version,
+        looked.version in x.methodologies if looked.version is not None else False,
+        draw.index if draw is not None else None,
+        reveals,
+        evidence,
+        x.ordinals.get(ev.serial),
+        [size, x.roots[size].hex()] if size is not None else None,
+        dict(x.program),
+        ev.serial in ledger.revocations,
+    )
+
+
+def _vouched(vouched: Vouched, named: list[Any]) -> list[list[str]] | None:
+    out = []
+    for rel in named:
+        sha = vouched(rel) if is_safe_path(rel) else None
+        if sha is None:
+            return None
+        out.append([rel, sha])
+    return out
+
+
+# ==============================================================================================
+# generator/verifier/site/run_memo.py: What a run's check on a site (publication.check_runs) is a function of, so that
+#     the verifier's memory (memory/release_memory.py) can vouch for a run that passed in the release verified last
+#     without reading or parsing its spec again.
+# ==============================================================================================
+
+class SpecSummary(dict[str, Any]):
+    """What the checks after the runs' read of a remembered run's spec: `id`, `items` (as its
+    draw gives them), `methodology` (its `version`) and, for a drawn run, `draw`. Not a spec:
+    whoever needs the whole reads the file (certificate_files)."""
+
+
+@dataclass(frozen=True)
+class RunLooked:
+    """What a passing run check found in the spec, for the next run to go on from."""
+
+    items: tuple[str, ...]
+    draw: dict[str, Any] | None
+    version: str
+    checks: int
+
+    def summary(self, run_id: str) -> SpecSummary:
+        out = SpecSummary(id=run_id, items=list(self.items), methodology={"version": self.version})
+        if self.draw is not None:
+            out["draw"] = dict(self.draw)
+        return out
+
+    def saved(self, key: str) -> list[Any]:
+        draw = canonical_bytes(self.draw).decode("utf-8") if self.draw is not None else ""
+        return [key, "\n".join(self.items), draw, self.version, self.checks]
+
+    @staticmethod
+    def loaded(saved: list[Any]) -> tuple[str, "RunLooked"] | None:
+        """A remembered check (saved), or None for anything this code did not write."""
+        if len(saved) != 5:
+            return None
+        key, items, draw, version, checks = saved
+        if not (
+            isinstance(key, str)
+            and isinstance(items, str)
+            and isinstance(draw, str)
+            and isinstance(version, str)
+            and isinstance(checks, int)
+        ):
+            return None
+        try:
+            parsed = parse_canonical(draw.encode("utf-8")) if draw else None
+        except FormatError:
+            return None
+        if parsed is not None and not isinstance(parsed, dict):
+            return None
+        return key, RunLooked(tuple(items.split("\n")) if items else (), parsed, version, checks)
+
+    @staticmethod
+    def of(spec: dict[str, Any], checks: int) -> "RunLooked | None":
+        """What to remember of a spec that passed (as effective_spec gives it), or None."""
+        items, draw = spec.get("items"), spec.get("draw")
+        version = spec.get("methodology", {}).get("version") if isinstance(spec.get("methodology"), dict) else None
+        if not (isinstance(items, list) and all(is_id(i) for i in items) and isinstance(version, str)):
+            return None
+        if draw is not None and not isinstance(draw, dict):
+            return None
+        return RunLooked(tuple(items), draw, version, checks)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every run's key is computed against in one run of the verifier."""
+
+    ledger: Ledger
+    vouched: Vouched
+    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    # The runs a label set measures: the label sets' check reads their whole spec (its judge's
+    # rubric), so they are always checked in full.
+    measured: frozenset[str]
+
+
+def run_key(memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent, looked: RunLooked) -> str | None:
+    """The key of everything the check of run `row` read, given what it found (`looked`); None
+    when its spec is not a file this run verified (it is then checked in full)."""
+    ledger = x.ledger
+    path = row.get("spec")
+    sha = x.vouched(path) if is_safe_path(path) else None
+    if sha is None or run.id in x.measured or any(not is_id(i) for i in looked.items):
+        return None
+    before = ledger.runs_before(run)
+    prev = before[-1] if before else None
+    gate = ledger.gates.get(run.gate)
+    published = ledger.methodologies.get(looked.version)
+    draw = ledger.draws.get(run.id)
+    reveals = [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in looked.items]
+    return memory.recheck_key(
+        "run",
+        canonical_bytes(dict(row)).decode("utf-8"),
+        [path, sha],
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
+        [prev.id, prev.index, ledger.decided_at(prev.id)] if prev is not None else None,
+        [gate.public, gate.index] if gate is not None else None,
+        [looked.version, published.sha256, published.index] if published is not None else looked.version,
+        looked.version in x.methodologies,
+        draw.index if draw is not None else None,
+        reveals,
+    )
+
+
+# ==============================================================================================
 # generator/verifier/site/publication.py: What the ledger's leaves refer to (format v1 §3, §5, §6): gates, methodology
 #     parameters, reveal documents and run specs, each against its leaf. The ledger itself is site/ledger_files.py.
 # ==============================================================================================
@@ -16029,37 +16285,88 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
 
 
 def check_runs(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    methodologies: dict[str, Methodology],
+    memory: Memory | None = None,
+    vouched: Vouched | None = None,
 ) -> dict[str, dict[str, Any]]:
+    """Every run's spec against its leaf, its shape and the rules a registered run obeys; returns
+    the specs by run, as effective_spec gives them. With a `memory` and the SHA-256es this run
+    `vouched` for, a run whose check passed in the release verified last and read nothing that
+    differs now is not read again: its entry is a run_memo.SpecSummary."""
     report = s.report
     rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
     by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
+    measured = frozenset(e.run for e in ledger.label_sets.values())
+    memo = RunContext(ledger, vouched, methodologies, measured) if memory is not None and vouched is not None else None
     for run in ledger.runs.values():
         row = by_id.get(run.id)
         if row is None:
             continue
-        report.add(check_keys(row, ("id", "spec", "status"), where=f"runs[{run.id}]"), MANIFEST_PATH)
-        loaded = s.document(row.get("spec"), f"run spec of {run.id}")
-        if loaded is None:
+        if memory is not None and memo is not None and _remembered_run(memory, memo, report, row, run, specs):
             continue
-        data, spec = loaded
-        rel = str(row.get("spec"))
-        digest = sha256_hex(data)
-        report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
-        if not report.add(check_run_spec(spec), rel):
+        failures, checks = len(report.failures), report.checks
+        spec = _check_run(s, row, run, ledger, methodologies, specs)
+        if spec is None:
             continue
-        spec = effective_spec(spec, ledger)
-        version = spec["methodology"].get("version")
-        report.add(
-            check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
-            rel,
-        )
         specs[run.id] = spec
+        looked = RunLooked.of(spec, report.checks - checks) if len(report.failures) == failures else None
+        key = run_key(memory, memo, row, run, looked) if memory and memo and looked else None
+        if memory is not None and looked is not None and key is not None:
+            memory.took_memo("runs", run.id, looked.saved(key))
     # Scheduled retirements draw among the items no open run holds: after every spec is read.
     report.add(retirement_problems(ledger, methodologies, specs), "ledger")
     report.add(required_draw_problems(ledger, methodologies, specs), "ledger")
     return specs
+
+
+def _remembered_run(
+    memory: Memory, memo: RunContext, report: Report, row: dict[str, Any], run: RunEvent, specs: dict[str, Any]
+) -> bool:
+    """Whether run `row` passed in the release verified last and everything its check read is
+    as it was then: its remembered checks are counted and its summary taken for its spec."""
+    saved = memory.memo("runs", run.id)
+    found = RunLooked.loaded(saved) if saved is not None else None
+    if found is None or run_key(memory, memo, row, run, found[1]) != found[0]:
+        return False
+    key, looked = found
+    report.checks += looked.checks
+    specs[run.id] = looked.summary(run.id)
+    memory.took_memo("runs", run.id, looked.saved(key))
+    return True
+
+
+def _check_run(
+    s: Site,
+    row: dict[str, Any],
+    run: RunEvent,
+    ledger: Ledger,
+    methodologies: dict[str, Methodology],
+    specs: dict[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """One run's spec checked in full; the spec as effective_spec gives it, if it has the shape
+    of one (whatever the rules found)."""
+    report = s.report
+    report.add(check_keys(row, ("id", "spec", "status"), where=f"runs[{run.id}]"), MANIFEST_PATH)
+    loaded = s.document(row.get("spec"), f"run spec of {run.id}")
+    if loaded is None:
+        return None
+    data, spec = loaded
+    rel = str(row.get("spec"))
+    digest = sha256_hex(data)
+    report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
+    if not report.add(check_run_spec(spec), rel):
+        return None
+    spec = effective_spec(spec, ledger)
+    version = spec["methodology"].get("version")
+    report.add(
+        check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
+        rel,
+    )
+    return spec
 
 
 # ==============================================================================================
@@ -16409,151 +16716,6 @@ def exports_memo_key(
 
 
 # ==============================================================================================
-# generator/verifier/site/certificate_memo.py: What a certificate's check on a site (certificate_files.py) is a
-#     function of, so that the verifier's memory (memory/release_memory.py) can vouch for a certificate that passed in
-#     the release verified last without reading, parsing or recomputing it again.
-# ==============================================================================================
-
-# The SHA-256 this run verified a file has (it is listed, and its bytes have what is listed), or None.
-Vouched = Callable[[str], str | None]
-
-
-@dataclass(frozen=True)
-class Looked:
-    """What a passing certificate check looked at beyond its row and leaves, and what it found."""
-
-    items: tuple[str, ...]  # the items whose reveal it read: its spec's, its results', its evidence's
-    evidence: tuple[str, ...]  # the paths of the evidence files it looked for
-    version: str | None  # the methodology version its spec pins
-    checks: int
-    asserted: tuple[str, ...]
-    verdict: str
-    expires_at: str | None
-
-    def saved(self, key: str) -> list[Any]:
-        return [
-            key,
-            "\n".join(self.items),
-            "\n".join(self.evidence),
-            self.version,
-            self.checks,
-            list(self.asserted),
-            self.verdict,
-            self.expires_at,
-        ]
-
-    @staticmethod
-    def loaded(saved: list[Any]) -> tuple[str, "Looked"] | None:
-        """A remembered check (saved), or None for anything this code did not write."""
-        if len(saved) != 8:
-            return None
-        key, items, evidence, version, checks, asserted, verdict, expires = saved
-        if not (
-            isinstance(key, str)
-            and isinstance(items, str)
-            and isinstance(evidence, str)
-            and (version is None or isinstance(version, str))
-            and isinstance(checks, int)
-            and isinstance(asserted, list)
-            and all(isinstance(a, str) for a in asserted)
-            and isinstance(verdict, str)
-            and (expires is None or isinstance(expires, str))
-        ):
-            return None
-        return key, Looked(_split(items), _split(evidence), version, checks, tuple(asserted), verdict, expires)
-
-
-def _split(text: str) -> tuple[str, ...]:
-    return tuple(text.split("\n")) if text else ()
-
-
-@dataclass(frozen=True)
-class Context:
-    """What every certificate's key is computed against in one run."""
-
-    root: str  # the site's folder
-    ledger: Ledger
-    vouched: Vouched
-    site_key: bytes  # the key a certificate is checked with when the ledger names none valid then
-    run_paths: Mapping[str, Any]  # run id -> its spec's path, as the manifest lists it
-    reveal_paths: Mapping[str, Any]  # item id -> its reveal document's path, as the manifest lists it
-    methodologies: Mapping[str, Methodology]  # those whose files this run checked
-    ordinals: Mapping[str, int]
-    roots: Mapping[int, bytes]
-    program: Mapping[str, str]
-
-
-def certificate_key(
-    memory: Memory, x: Context, row: Mapping[str, Any], ev: CertificateEvent, looked: Looked
-) -> str | None:
-    """The key of everything the check of the certificate `row` names read, given what it looked
-    at (`looked`); None when a file it names is not one this run verified (then it is checked in
-    full, and says what is wrong)."""
-    ledger = x.ledger
-    run = ledger.runs.get(ev.run)
-    if run is None:
-        return None
-    gate = ledger.gates.get(run.gate)
-    named: list[Any] = [row.get("path"), f"{row.get('path')}.sig", x.run_paths.get(ev.run)]
-    for member in ("details", "exports"):
-        listed = row.get(member, [])
-        if not isinstance(listed, list):
-            return None
-        named += listed
-    if row.get("grader_record") is not None:
-        named.append(row.get("grader_record"))
-    files = _vouched(x.vouched, named)
-    if files is None:
-        return None
-    evidence = []
-    for rel in looked.evidence:
-        # Absent until due (a secret gate's log would give answers away): whether it is there counts.
-        present = os.path.lexists(os.path.join(x.root, rel))
-        evidence.append([rel, present, x.vouched(rel) if present else None])
-    reveals = []
-    for item in looked.items:
-        if not is_id(item):
-            return None
-        reveal = ledger.reveals.get(item)
-        path = x.reveal_paths.get(item)
-        sha = x.vouched(path) if reveal is not None and is_safe_path(path) else None
-        reveals.append([item, reveal.index if reveal is not None else None, path if reveal is not None else None, sha])
-    valid = ledger.keys.valid_at(ev.index + 1)
-    key = valid[-1].public_key if valid else x.site_key
-    published = ledger.methodologies.get(looked.version) if looked.version is not None else None
-    draw = ledger.draws.get(run.id)
-    size = min((n for n in x.roots if n > ev.index), default=None)
-    return memory.recheck_key(
-        "certificate",
-        canonical_bytes(dict(row)).decode("utf-8"),
-        files,
-        [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
-        [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
-        [gate.public, gate.name, gate.index] if gate is not None else None,
-        key.hex(),
-        [looked.version, published.sha256, published.index] if published is not None else looked.version,
-        looked.version in x.methodologies if looked.version is not None else False,
-        draw.index if draw is not None else None,
-        reveals,
-        evidence,
-        x.ordinals.get(ev.serial),
-        [size, x.roots[size].hex()] if size is not None else None,
-        dict(x.program),
-        ev.serial in ledger.revocations,
-    )
-
-
-def _vouched(vouched: Vouched, named: list[Any]) -> list[list[str]] | None:
-    out = []
-    for rel in named:
-        sha = vouched(rel) if is_safe_path(rel) else None
-        if sha is None:
-            return None
-        out.append([rel, sha])
-    return out
-
-
-# ==============================================================================================
 # generator/verifier/site/certificate_records.py: The documents a certificate publishes besides itself (format v1 §6),
 #     each against when it falls due: its evidence files, its details documents and its grader record. One published
 #     early would give answers away; one missing when due hides evidence.
@@ -16844,7 +17006,7 @@ def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
     ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
     if c.memory is None or c.memo is None or ev is None or ev.run in c.measured:
         return False
-    saved = c.memory.certificate(ev.serial)
+    saved = c.memory.memo("certificates", ev.serial)
     found = Looked.loaded(saved) if saved is not None else None
     if found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
         return False
@@ -16853,7 +17015,7 @@ def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
     report.asserted += list(looked.asserted)
     c.verdicts[ev.run] = looked.verdict
     _expiry(c, ev.serial, looked.expires_at)
-    c.memory.took_certificate(ev.serial, looked.saved(found[0]))
+    c.memory.took_memo("certificates", ev.serial, looked.saved(found[0]))
     return True
 
 
@@ -16878,7 +17040,7 @@ def _check_and_remember(c: _Certificates, r: dict[str, Any]) -> None:
     )
     key = certificate_key(c.memory, c.memo, r, ev, looked)
     if key is not None:
-        c.memory.took_certificate(ev.serial, looked.saved(key))
+        c.memory.took_memo("certificates", ev.serial, looked.saved(key))
 
 
 def _expiry(c: _Certificates, serial: Any, expires: Any) -> None:
@@ -16901,6 +17063,8 @@ def _check_one_certificate(
     serial = r.get("serial")
     run = ledger.runs[ev.run]
     spec = c.specs.get(ev.run)
+    if isinstance(spec, SpecSummary):
+        spec = _whole_spec(c, ev.run)
     if isinstance(cert, dict):
         c.verdicts[ev.run] = str(cert.get("verdict"))
         _expiry(c, serial, cert.get("expires_at"))
@@ -16944,6 +17108,19 @@ def _check_one_certificate(
     if recheck is not None and c.memory is not None and not found.problems:
         c.memory.passed(recheck, found.checks, found.asserted)
     return _looked_at(ev, cert, spec, version)
+
+
+def _whole_spec(c: _Certificates, run: str) -> dict[str, Any] | None:
+    """The spec of a run remembered whole (run_memo.py), read now for a certificate checked in
+    full: the file whose SHA-256 the run's key holds, checked then (its check is not counted
+    again, so that the counts are those of a check from nothing)."""
+    data = c.s.read(c.run_paths.get(run), f"run spec of {run}")
+    try:
+        spec = parse_canonical(data) if data is not None else None
+    except FormatError as e:
+        c.s.report.check(False, str(c.run_paths.get(run)), f"run spec of {run}: {e}")
+        return None
+    return effective_spec(spec, c.ledger) if isinstance(spec, dict) else None
 
 
 def _looked_at(
@@ -18814,7 +18991,7 @@ def _check_the_program(
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
-    specs = check_runs(s, manifest, ledger, methodologies)
+    specs = check_runs(s, manifest, ledger, methodologies, memory, vouched)
     s.report.notes += beacon_notes(methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history, vouched)
     check_label_sets(s, ledger, specs, judged)

@@ -31,6 +31,11 @@ only with the code that made it, and only if the memory is this user's alone. Th
   verified with, its leaves, key and gate, which of the items it looked at are revealed, and
   where) hashes to the key it passed under; its counts, verdict and expiry are the remembered
   ones (an expiry is still judged against this run's clock);
+- a run whose check passed before is not read when everything that check read (site/run_memo.py:
+  its row, its spec's verified SHA-256, its leaf and the leaves that decided it and the run
+  before it, its gate, draw and methodology, when each of its items was revealed) hashes to the
+  key it passed under; what later checks read of its spec (its items, draw and methodology
+  version) is remembered with it;
 - a member of the download archive is inflated unless its compressed bytes, hashed, are bytes
   that were read back before to the SHA-256 its file is listed with; a v3 download part is not
   read at all when it and its leaf's list both have the SHA-256es of a part and list checked
@@ -57,6 +62,8 @@ MEMORY_VERSION = 1
 # What a key of a passed check is of: an archive member read back ("members"), a v3 download part
 # checked with its leaf's list ("parts").
 CHECK_KINDS = ("members", "parts")
+# What a whole check remembered is of: a certificate's, a run's (by serial, by run id).
+MEMO_KINDS = ("certificates", "runs")
 
 
 def rules_version() -> str:
@@ -108,7 +115,7 @@ class Memory:
         self.used = False  # the replay resumed from it
         # What this run learns, saved only when it passes.
         self.new_rechecks: dict[str, list[Any]] = {}
-        self.new_certificates: dict[str, list[Any]] = {}
+        self.new_memos: dict[str, dict[str, list[Any]]] = {kind: {} for kind in MEMO_KINDS}
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         # The replay's state, its binding, and the key spans its events made.
@@ -281,16 +288,17 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
-    # -- whole certificate checks (site/certificate_memo.py)
+    # -- whole checks of a certificate or a run (site/certificate_memo.py, site/run_memo.py)
 
-    def certificate(self, serial: str) -> list[Any] | None:
-        """What the last release's check of certificate `serial` read and found, if it passed and
-        the replay went on from that release (only then are the leaves it read the same)."""
-        found = self.extra.get("certificates", {}).get(serial) if self.used else None
+    def memo(self, kind: str, name: str) -> list[Any] | None:
+        """What the last release's check of the certificate or run `name` (`kind`: MEMO_KINDS)
+        read and found, if it passed and the replay went on from that release (only then are the
+        leaves it read the same)."""
+        found = self.extra.get(kind, {}).get(name) if self.used else None
         return found if isinstance(found, list) else None
 
-    def took_certificate(self, serial: str, remembered: list[Any]) -> None:
-        self.new_certificates[serial] = remembered
+    def took_memo(self, kind: str, name: str, remembered: list[Any]) -> None:
+        self.new_memos[kind][name] = remembered
 
     # -- archive members
 
@@ -342,7 +350,7 @@ class Memory:
                 "root": root.hex(),
                 "rules": self.rules,
                 "rechecks": dict(sorted(self.new_rechecks.items())),
-                "certificates": dict(sorted(self.new_certificates.items())),
+                **{kind: dict(sorted(memos.items())) for kind, memos in self.new_memos.items()},
                 **{kind: sorted(keys) for kind, keys in self.learned.items()},
             }
         )

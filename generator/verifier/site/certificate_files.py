@@ -16,6 +16,7 @@ from generator.verifier.exports.credential import certificate_ordinals
 from generator.verifier.exports.eee_record import Unremade, eee_export
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.answers import RevealedAnswers
+from generator.verifier.rules.drawn_items import effective_spec
 from generator.verifier.rules.events import CertificateEvent
 from generator.verifier.rules.evidence import evidence_path, is_evidence_name
 from generator.verifier.rules.ledger import Ledger
@@ -30,6 +31,7 @@ from generator.verifier.site.export_files import (
     history_roots,
 )
 from generator.verifier.site.publication import ordered_ids
+from generator.verifier.site.run_memo import SpecSummary
 
 
 def check_certificates(
@@ -151,7 +153,7 @@ def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
     ev = c.ledger.certificates.get(serial) if isinstance(serial, str) else None
     if c.memory is None or c.memo is None or ev is None or ev.run in c.measured:
         return False
-    saved = c.memory.certificate(ev.serial)
+    saved = c.memory.memo("certificates", ev.serial)
     found = Looked.loaded(saved) if saved is not None else None
     if found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
         return False
@@ -160,7 +162,7 @@ def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
     report.asserted += list(looked.asserted)
     c.verdicts[ev.run] = looked.verdict
     _expiry(c, ev.serial, looked.expires_at)
-    c.memory.took_certificate(ev.serial, looked.saved(found[0]))
+    c.memory.took_memo("certificates", ev.serial, looked.saved(found[0]))
     return True
 
 
@@ -185,7 +187,7 @@ def _check_and_remember(c: _Certificates, r: dict[str, Any]) -> None:
     )
     key = certificate_key(c.memory, c.memo, r, ev, looked)
     if key is not None:
-        c.memory.took_certificate(ev.serial, looked.saved(key))
+        c.memory.took_memo("certificates", ev.serial, looked.saved(key))
 
 
 def _expiry(c: _Certificates, serial: Any, expires: Any) -> None:
@@ -208,6 +210,8 @@ def _check_one_certificate(
     serial = r.get("serial")
     run = ledger.runs[ev.run]
     spec = c.specs.get(ev.run)
+    if isinstance(spec, SpecSummary):
+        spec = _whole_spec(c, ev.run)
     if isinstance(cert, dict):
         c.verdicts[ev.run] = str(cert.get("verdict"))
         _expiry(c, serial, cert.get("expires_at"))
@@ -251,6 +255,19 @@ def _check_one_certificate(
     if recheck is not None and c.memory is not None and not found.problems:
         c.memory.passed(recheck, found.checks, found.asserted)
     return _looked_at(ev, cert, spec, version)
+
+
+def _whole_spec(c: _Certificates, run: str) -> dict[str, Any] | None:
+    """The spec of a run remembered whole (run_memo.py), read now for a certificate checked in
+    full: the file whose SHA-256 the run's key holds, checked then (its check is not counted
+    again, so that the counts are those of a check from nothing)."""
+    data = c.s.read(c.run_paths.get(run), f"run spec of {run}")
+    try:
+        spec = parse_canonical(data) if data is not None else None
+    except FormatError as e:
+        c.s.report.check(False, str(c.run_paths.get(run)), f"run spec of {run}: {e}")
+        return None
+    return effective_spec(spec, c.ledger) if isinstance(spec, dict) else None
 
 
 def _looked_at(

@@ -14,7 +14,7 @@ methodology version, are what the last check found in the certificate and its sp
 SHA-256es are in the key: the same bytes name the same items.
 
 The key is trusted only when the replay went on from the release that check passed in
-(Memory.certificate): then every leaf up to that release is the one it read, so the commitments
+(Memory.memo): then every leaf up to that release is the one it read, so the commitments
 of its items are too. A run a label set measures is always checked in full: the label sets'
 check needs what its certificate opened.
 """

@@ -14,10 +14,14 @@ from generator.verifier.core.formats import (
 )
 from generator.verifier.core.report import Report
 from generator.verifier.core.text import show
+from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.drawn_items import effective_spec, required_draw_problems, retirement_problems
+from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
+from generator.verifier.site.certificate_memo import Vouched
+from generator.verifier.site.run_memo import RunContext, RunLooked, run_key
 
 
 def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
@@ -149,34 +153,85 @@ def check_reveals(s: Site, manifest: dict[str, Any], ledger: Ledger) -> None:
 
 
 def check_runs(
-    s: Site, manifest: dict[str, Any], ledger: Ledger, methodologies: dict[str, Methodology]
+    s: Site,
+    manifest: dict[str, Any],
+    ledger: Ledger,
+    methodologies: dict[str, Methodology],
+    memory: Memory | None = None,
+    vouched: Vouched | None = None,
 ) -> dict[str, dict[str, Any]]:
+    """Every run's spec against its leaf, its shape and the rules a registered run obeys; returns
+    the specs by run, as effective_spec gives them. With a `memory` and the SHA-256es this run
+    `vouched` for, a run whose check passed in the release verified last and read nothing that
+    differs now is not read again: its entry is a run_memo.SpecSummary."""
     report = s.report
     rows = ordered_ids(report, manifest["runs"], MANIFEST_PATH, "runs", "id", list(ledger.runs))
     specs: dict[str, dict[str, Any]] = {}
     by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
+    measured = frozenset(e.run for e in ledger.label_sets.values())
+    memo = RunContext(ledger, vouched, methodologies, measured) if memory is not None and vouched is not None else None
     for run in ledger.runs.values():
         row = by_id.get(run.id)
         if row is None:
             continue
-        report.add(check_keys(row, ("id", "spec", "status"), where=f"runs[{run.id}]"), MANIFEST_PATH)
-        loaded = s.document(row.get("spec"), f"run spec of {run.id}")
-        if loaded is None:
+        if memory is not None and memo is not None and _remembered_run(memory, memo, report, row, run, specs):
             continue
-        data, spec = loaded
-        rel = str(row.get("spec"))
-        digest = sha256_hex(data)
-        report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
-        if not report.add(check_run_spec(spec), rel):
+        failures, checks = len(report.failures), report.checks
+        spec = _check_run(s, row, run, ledger, methodologies, specs)
+        if spec is None:
             continue
-        spec = effective_spec(spec, ledger)
-        version = spec["methodology"].get("version")
-        report.add(
-            check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
-            rel,
-        )
         specs[run.id] = spec
+        looked = RunLooked.of(spec, report.checks - checks) if len(report.failures) == failures else None
+        key = run_key(memory, memo, row, run, looked) if memory and memo and looked else None
+        if memory is not None and looked is not None and key is not None:
+            memory.took_memo("runs", run.id, looked.saved(key))
     # Scheduled retirements draw among the items no open run holds: after every spec is read.
     report.add(retirement_problems(ledger, methodologies, specs), "ledger")
     report.add(required_draw_problems(ledger, methodologies, specs), "ledger")
     return specs
+
+
+def _remembered_run(
+    memory: Memory, memo: RunContext, report: Report, row: dict[str, Any], run: RunEvent, specs: dict[str, Any]
+) -> bool:
+    """Whether run `row` passed in the release verified last and everything its check read is
+    as it was then: its remembered checks are counted and its summary taken for its spec."""
+    saved = memory.memo("runs", run.id)
+    found = RunLooked.loaded(saved) if saved is not None else None
+    if found is None or run_key(memory, memo, row, run, found[1]) != found[0]:
+        return False
+    key, looked = found
+    report.checks += looked.checks
+    specs[run.id] = looked.summary(run.id)
+    memory.took_memo("runs", run.id, looked.saved(key))
+    return True
+
+
+def _check_run(
+    s: Site,
+    row: dict[str, Any],
+    run: RunEvent,
+    ledger: Ledger,
+    methodologies: dict[str, Methodology],
+    specs: dict[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """One run's spec checked in full; the spec as effective_spec gives it, if it has the shape
+    of one (whatever the rules found)."""
+    report = s.report
+    report.add(check_keys(row, ("id", "spec", "status"), where=f"runs[{run.id}]"), MANIFEST_PATH)
+    loaded = s.document(row.get("spec"), f"run spec of {run.id}")
+    if loaded is None:
+        return None
+    data, spec = loaded
+    rel = str(row.get("spec"))
+    digest = sha256_hex(data)
+    report.check(digest == run.sha256, rel, f"SHA-256 differs from run {run.id}'s ledger leaf", run.sha256, digest)
+    if not report.add(check_run_spec(spec), rel):
+        return None
+    spec = effective_spec(spec, ledger)
+    version = spec["methodology"].get("version")
+    report.add(
+        check_run_rules(ledger, run, spec, methodologies.get(version) if isinstance(version, str) else None, specs),
+        rel,
+    )
+    return spec

@@ -331,7 +331,7 @@ def _check_the_program(
     methodologies = check_methodology_files(s, manifest, ledger)
     check_gates(s, manifest, ledger)
     check_reveals(s, manifest, ledger)
-    specs = check_runs(s, manifest, ledger, methodologies)
+    specs = check_runs(s, manifest, ledger, methodologies, memory, vouched)
     s.report.notes += beacon_notes(methodologies)
     judged = check_certificates(s, manifest, ledger, specs, methodologies, public_key, memory, history, vouched)
     check_label_sets(s, ledger, specs, judged)

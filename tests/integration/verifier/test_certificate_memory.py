@@ -1,7 +1,8 @@
-"""A certificate that passed in the release verified last is not read again while nothing its
-check read has changed (generator/verifier/site/certificate_memo.py), and is checked in full,
-with the verdict a check from nothing gives, as soon as something has: an item of its run
-revealed, a file it names changed, a document it must publish hidden by the key holder."""
+"""A certificate or a run that passed in the release verified last is not read again while
+nothing its check read has changed (generator/verifier/site/certificate_memo.py, run_memo.py),
+and is checked in full, with the verdict a check from nothing gives, as soon as something has:
+an item of its run revealed, a file it names changed, a document it must publish hidden by the
+key holder."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import generator.verifier as v
 import generator.verifier.site.certificate_files as certificate_files
+import generator.verifier.site.publication as publication
 from generator.commands.build import build
 from generator.commands.retire import retire_items
 from generator.core.signing_key import load_key
@@ -40,11 +42,29 @@ def checked_in_full(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+def runs_checked_in_full(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The runs whose spec is read and checked in full from here on."""
+    seen: list[str] = []
+    check = publication._check_run
+
+    def spy(s: Any, row: dict[str, Any], run: Any, *rest: Any) -> Any:
+        seen.append(run.id)
+        return check(s, row, run, *rest)
+
+    monkeypatch.setattr(publication, "_check_run", spy)
+    return seen
+
+
 def measured(site: Path) -> set[str]:
     """The certificates of runs a label set measures: always checked in full."""
     entries = json.loads((site / "ledger" / "entries.json").read_bytes())["entries"]
     runs = {e["run"] for e in entries if e.get("type") == "label-set"}
     return {e["serial"] for e in entries if e.get("type") == "certificate" and e["run"] in runs}
+
+
+def measured_runs(site: Path) -> set[str]:
+    entries = json.loads((site / "ledger" / "entries.json").read_bytes())["entries"]
+    return {e["run"] for e in entries if e.get("type") == "label-set"}
 
 
 def holding(site: Path, item: str) -> set[str]:
@@ -64,10 +84,11 @@ def test_after_an_unrelated_event_no_certificate_is_read_again(
     assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
     retire_items(demo_copy.paths, [SEALED_ITEM], "One more.", "2027-01-01T00:00:00Z")
     build(demo_copy.paths, demo_copy.out, offline=True)
-    seen = checked_in_full(monkeypatch)
+    seen, runs = checked_in_full(monkeypatch), runs_checked_in_full(monkeypatch)
     after = v.verify_site(demo_copy.out, since=since, memory=memory)
     assert after.ok, failed(after)
     assert sorted(seen) == sorted(measured(demo_copy.out))
+    assert sorted(runs) == sorted(measured_runs(demo_copy.out))
     monkeypatch.undo()
     full = v.verify_site(demo_copy.out, since=since)
     assert after.counts == full.counts and after.asserted == full.asserted and after.notes[-3:] == full.notes[-3:]
@@ -80,11 +101,13 @@ def test_a_reveal_of_one_of_its_items_has_a_certificate_checked_again(
     assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
     retire_items(demo_copy.paths, [ORCA_ITEM], "One more.", "2027-01-01T00:00:00Z")
     build(demo_copy.paths, demo_copy.out, offline=True)
-    seen = checked_in_full(monkeypatch)
+    seen, runs = checked_in_full(monkeypatch), runs_checked_in_full(monkeypatch)
     after = v.verify_site(demo_copy.out, since=since, memory=memory)
     assert after.ok, failed(after)
     assert ORCA in holding(demo_copy.out, ORCA_ITEM)
     assert sorted(seen) == sorted(holding(demo_copy.out, ORCA_ITEM) | measured(demo_copy.out))
+    # The demo's certificates are of the runs of the same names.
+    assert sorted(runs) == sorted(holding(demo_copy.out, ORCA_ITEM) | measured_runs(demo_copy.out))
     # Remembered again under its new key: the next run reads it no more.
     since = remembered(demo_copy.out)
     seen.clear()
@@ -150,4 +173,26 @@ def test_a_certificate_file_re_signed_with_other_bytes_is_checked_again(
     monkeypatch.undo()
     from_nothing = v.verify_site(demo_copy.out, since=since)
     assert any(f"certificates/{row['serial']}.json.sig" not in f and row["serial"] in f for f in failed(from_nothing))
+    assert not from_memory.ok and failed(from_memory) == failed(from_nothing)
+
+
+def test_a_run_spec_re_signed_with_other_bytes_is_checked_again(
+    demo_copy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remembered run whose spec the key holder replaced (another question, the lists remade)
+    is read again, and fails as it fails from nothing; its certificate, checked in full, reads
+    the spec itself."""
+    memory, since = tmp_path / "releases", remembered(demo_copy.out)
+    assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
+    rel = next(r["spec"] for r in read_json(demo_copy.out, MANIFEST)["runs"] if r["id"] == ORCA)
+    spec = read_json(demo_copy.out, rel)
+    spec["question"] += " Again."
+    write_canonical(demo_copy.out, rel, spec)
+    resign_sums(demo_copy.out, load_key(demo_copy.paths.key_file))
+    runs = runs_checked_in_full(monkeypatch)
+    from_memory = v.verify_site(demo_copy.out, since=since, memory=memory)
+    assert ORCA in runs
+    monkeypatch.undo()
+    from_nothing = v.verify_site(demo_copy.out, since=since)
+    assert any(f"SHA-256 differs from run {ORCA}'s ledger leaf" in f for f in failed(from_nothing))
     assert not from_memory.ok and failed(from_memory) == failed(from_nothing)
