@@ -90,22 +90,22 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/history_v3.py               lines 15213 to 15349
     generator/verifier/site/commitment_parts.py         lines 15350 to 15544
     generator/verifier/site/ledger_files.py             lines 15545 to 15903
-    generator/verifier/site/certificate_memo.py         lines 15904 to 16048
-    generator/verifier/site/run_memo.py                 lines 16049 to 16153
-    generator/verifier/site/publication.py              lines 16154 to 16371
-    generator/verifier/rules/revocations.py             lines 16372 to 16491
-    generator/verifier/site/export_files.py             lines 16492 to 16717
-    generator/verifier/site/certificate_records.py      lines 16718 to 16883
-    generator/verifier/site/certificate_files.py        lines 16884 to 17286
-    generator/verifier/site/agreement_files.py          lines 17287 to 17431
-    generator/verifier/site/timestamp_files.py          lines 17432 to 17610
-    generator/verifier/site/log_list_file.py            lines 17611 to 17682
-    generator/verifier/site/accounting.py               lines 17683 to 17961
-    generator/verifier/site/remote.py                   lines 17962 to 18232
-    generator/verifier/site/mirror_folder.py            lines 18233 to 18423
-    generator/verifier/site/mirror.py                   lines 18424 to 18712
-    generator/verifier/site/verify_site.py              lines 18713 to 19046
-    generator/verifier/site/command_line.py             lines 19047 to 19502
+    generator/verifier/site/certificate_memo.py         lines 15904 to 16055
+    generator/verifier/site/run_memo.py                 lines 16056 to 16174
+    generator/verifier/site/publication.py              lines 16175 to 16404
+    generator/verifier/rules/revocations.py             lines 16405 to 16524
+    generator/verifier/site/export_files.py             lines 16525 to 16750
+    generator/verifier/site/certificate_records.py      lines 16751 to 16916
+    generator/verifier/site/certificate_files.py        lines 16917 to 17340
+    generator/verifier/site/agreement_files.py          lines 17341 to 17485
+    generator/verifier/site/timestamp_files.py          lines 17486 to 17664
+    generator/verifier/site/log_list_file.py            lines 17665 to 17736
+    generator/verifier/site/accounting.py               lines 17737 to 18015
+    generator/verifier/site/remote.py                   lines 18016 to 18286
+    generator/verifier/site/mirror_folder.py            lines 18287 to 18477
+    generator/verifier/site/mirror.py                   lines 18478 to 18766
+    generator/verifier/site/verify_site.py              lines 18767 to 19100
+    generator/verifier/site/command_line.py             lines 19101 to 19556
 """
 
 # ==============================================================================================
@@ -15970,7 +15970,7 @@ class Context:
     site_key: bytes  # the key a certificate is checked with when the ledger names none valid then
     run_paths: Mapping[str, Any]  # run id -> its spec's path, as the manifest lists it
     reveal_paths: Mapping[str, Any]  # item id -> its reveal document's path, as the manifest lists it
-    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    methodologies: Mapping[str, str]  # version -> methodology_digest of the file this run parsed
     ordinals: Mapping[str, int]
     roots: Mapping[int, bytes]
     program: Mapping[str, str]
@@ -16025,7 +16025,7 @@ def certificate_key(
         [gate.public, gate.name, gate.index] if gate is not None else None,
         key.hex(),
         [looked.version, published.sha256, published.index] if published is not None else looked.version,
-        looked.version in x.methodologies if looked.version is not None else False,
+        x.methodologies.get(looked.version) if looked.version is not None else None,
         draw.index if draw is not None else None,
         reveals,
         evidence,
@@ -16034,6 +16034,13 @@ def certificate_key(
         dict(x.program),
         ev.serial in ledger.revocations,
     )
+
+
+def methodology_digests(methodologies: Mapping[str, Methodology]) -> dict[str, str]:
+    """Each methodology this run parsed, by version, as the SHA-256 of its parameters as parsed:
+    a file whose bytes differ from its leaf's hash is reported, and parsed all the same, so the
+    leaf's hash does not say what the checks read."""
+    return {v: sha256_hex(canonical_bytes(dict(m.document))) for v, m in sorted(methodologies.items())}
 
 
 def _vouched(vouched: Vouched, named: list[Any]) -> list[list[str]] | None:
@@ -16117,14 +16124,17 @@ class RunContext:
 
     ledger: Ledger
     vouched: Vouched
-    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    methodologies: Mapping[str, str]  # version -> methodology_digest of the file this run parsed
     # The runs a label set measures: the label sets' check reads their whole spec (its judge's
     # rubric), so they are always checked in full.
     measured: frozenset[str]
 
 
-def run_key(memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent, looked: RunLooked) -> str | None:
-    """The key of everything the check of run `row` read, given what it found (`looked`); None
+def run_key(
+    memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent, looked: RunLooked, earlier: str
+) -> str | None:
+    """The key of everything the check of run `row` read, given what it found (`looked`) and
+    `earlier`, the chain of the runs before it of its subject and gate (earlier_chain); None
     when its spec is not a file this run verified (it is then checked in full)."""
     ledger = x.ledger
     path = row.get("spec")
@@ -16145,10 +16155,21 @@ def run_key(memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent
         [prev.id, prev.index, ledger.decided_at(prev.id)] if prev is not None else None,
         [gate.public, gate.index] if gate is not None else None,
         [looked.version, published.sha256, published.index] if published is not None else looked.version,
-        looked.version in x.methodologies,
+        x.methodologies.get(looked.version),
         draw.index if draw is not None else None,
         reveals,
+        earlier,
     )
+
+
+def earlier_chain(chain: str, run_id: str, spec: Mapping[str, Any] | None) -> str:
+    """The chain of a subject's runs on a gate after run `run_id` with `spec` (None: its spec did
+    not pass) is added: what a later run of theirs compares its items with (the one-observation
+    rule, a draw's pool), one SHA-256 in ledger order, so that no run hashes its predecessors'
+    items one by one."""
+    items = spec.get("items") if spec is not None else None
+    shown = canonical_bytes(items).decode("utf-8") if isinstance(items, list) else "!"
+    return sha256_hex(f"{chain}\n{run_id}\n{shown}".encode())
 
 
 # ==============================================================================================
@@ -16301,22 +16322,28 @@ def check_runs(
     specs: dict[str, dict[str, Any]] = {}
     by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
     measured = frozenset(e.run for e in ledger.label_sets.values())
-    memo = RunContext(ledger, vouched, methodologies, measured) if memory is not None and vouched is not None else None
+    memo = (
+        RunContext(ledger, vouched, methodology_digests(methodologies), measured)
+        if memory is not None and vouched is not None
+        else None
+    )
+    chains: dict[tuple[str, str], str] = {}  # (subject name, gate) -> earlier_chain of its runs so far
     for run in ledger.runs.values():
         row = by_id.get(run.id)
-        if row is None:
-            continue
-        if memory is not None and memo is not None and _remembered_run(memory, memo, report, row, run, specs):
-            continue
-        failures, checks = len(report.failures), report.checks
-        spec = _check_run(s, row, run, ledger, methodologies, specs)
-        if spec is None:
-            continue
-        specs[run.id] = spec
-        looked = RunLooked.of(spec, report.checks - checks) if len(report.failures) == failures else None
-        key = run_key(memory, memo, row, run, looked) if memory and memo and looked else None
-        if memory is not None and looked is not None and key is not None:
-            memory.took_memo("runs", run.id, looked.saved(key))
+        subject = (str(run.subject.get("name")), run.gate)  # as Ledger.runs_before groups them
+        earlier = chains.get(subject, "")
+        if row is not None and not (
+            memory is not None and memo is not None and _remembered_run(memory, memo, report, row, run, earlier, specs)
+        ):
+            failures, checks = len(report.failures), report.checks
+            spec = _check_run(s, row, run, ledger, methodologies, specs)
+            if spec is not None:
+                specs[run.id] = spec
+                looked = RunLooked.of(spec, report.checks - checks) if len(report.failures) == failures else None
+                key = run_key(memory, memo, row, run, looked, earlier) if memory and memo and looked else None
+                if memory is not None and looked is not None and key is not None:
+                    memory.took_memo("runs", run.id, looked.saved(key))
+        chains[subject] = earlier_chain(earlier, run.id, specs.get(run.id))
     # Scheduled retirements draw among the items no open run holds: after every spec is read.
     report.add(retirement_problems(ledger, methodologies, specs), "ledger")
     report.add(required_draw_problems(ledger, methodologies, specs), "ledger")
@@ -16324,13 +16351,19 @@ def check_runs(
 
 
 def _remembered_run(
-    memory: Memory, memo: RunContext, report: Report, row: dict[str, Any], run: RunEvent, specs: dict[str, Any]
+    memory: Memory,
+    memo: RunContext,
+    report: Report,
+    row: dict[str, Any],
+    run: RunEvent,
+    earlier: str,
+    specs: dict[str, Any],
 ) -> bool:
     """Whether run `row` passed in the release verified last and everything its check read is
     as it was then: its remembered checks are counted and its summary taken for its spec."""
     saved = memory.memo("runs", run.id)
     found = RunLooked.loaded(saved) if saved is not None else None
-    if found is None or run_key(memory, memo, row, run, found[1]) != found[0]:
+    if found is None or run_key(memory, memo, row, run, found[1], earlier) != found[0]:
         return False
     key, looked = found
     report.checks += looked.checks
@@ -16929,7 +16962,18 @@ def check_certificates(
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
         roots,
         ordinals,
-        Context(str(s.root), ledger, vouched, key, run_paths, reveal_paths, methodologies, ordinals, roots, program)
+        Context(
+            str(s.root),
+            ledger,
+            vouched,
+            key,
+            run_paths,
+            reveal_paths,
+            methodology_digests(methodologies),
+            ordinals,
+            roots,
+            program,
+        )
         if vouched is not None
         else None,
     )
@@ -17113,8 +17157,14 @@ def _check_one_certificate(
 def _whole_spec(c: _Certificates, run: str) -> dict[str, Any] | None:
     """The spec of a run remembered whole (run_memo.py), read now for a certificate checked in
     full: the file whose SHA-256 the run's key holds, checked then (its check is not counted
-    again, so that the counts are those of a check from nothing)."""
-    data = c.s.read(c.run_paths.get(run), f"run spec of {run}")
+    again, so that the counts are those of a check from nothing). Its bytes are hashed again: the
+    file could have been replaced since the site's files were hashed."""
+    rel = c.run_paths.get(run)
+    data = c.s.read(rel, f"run spec of {run}")
+    want = c.ledger.runs[run].sha256
+    if data is not None and sha256_hex(data) != want:
+        c.s.report.check(False, str(rel), f"SHA-256 differs from run {run}'s ledger leaf", want, sha256_hex(data))
+        return None
     try:
         spec = parse_canonical(data) if data is not None else None
     except FormatError as e:
@@ -17273,6 +17323,10 @@ def _recheck_key(
             version,
             ledger.methodologies[version].sha256
             if isinstance(version, str) and version in ledger.methodologies
+            else None,
+            # What was parsed: a file whose bytes differ from the leaf's hash is parsed all the same.
+            methodology_digests({version: c.methodologies[version]}).get(version)
+            if isinstance(version, str) and version in c.methodologies
             else None,
         ],
         pinned,

@@ -22,7 +22,7 @@ from generator.verifier.rules.evidence import evidence_path, is_evidence_name
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.rules.recheck import examine_certificate
-from generator.verifier.site.certificate_memo import Context, Looked, Vouched, certificate_key
+from generator.verifier.site.certificate_memo import Context, Looked, Vouched, certificate_key, methodology_digests
 from generator.verifier.site.certificate_records import check_evidence_files, published_records
 from generator.verifier.site.export_files import (
     Signed,
@@ -76,7 +76,18 @@ def check_certificates(
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
         roots,
         ordinals,
-        Context(str(s.root), ledger, vouched, key, run_paths, reveal_paths, methodologies, ordinals, roots, program)
+        Context(
+            str(s.root),
+            ledger,
+            vouched,
+            key,
+            run_paths,
+            reveal_paths,
+            methodology_digests(methodologies),
+            ordinals,
+            roots,
+            program,
+        )
         if vouched is not None
         else None,
     )
@@ -260,8 +271,14 @@ def _check_one_certificate(
 def _whole_spec(c: _Certificates, run: str) -> dict[str, Any] | None:
     """The spec of a run remembered whole (run_memo.py), read now for a certificate checked in
     full: the file whose SHA-256 the run's key holds, checked then (its check is not counted
-    again, so that the counts are those of a check from nothing)."""
-    data = c.s.read(c.run_paths.get(run), f"run spec of {run}")
+    again, so that the counts are those of a check from nothing). Its bytes are hashed again: the
+    file could have been replaced since the site's files were hashed."""
+    rel = c.run_paths.get(run)
+    data = c.s.read(rel, f"run spec of {run}")
+    want = c.ledger.runs[run].sha256
+    if data is not None and sha256_hex(data) != want:
+        c.s.report.check(False, str(rel), f"SHA-256 differs from run {run}'s ledger leaf", want, sha256_hex(data))
+        return None
     try:
         spec = parse_canonical(data) if data is not None else None
     except FormatError as e:
@@ -420,6 +437,10 @@ def _recheck_key(
             version,
             ledger.methodologies[version].sha256
             if isinstance(version, str) and version in ledger.methodologies
+            else None,
+            # What was parsed: a file whose bytes differ from the leaf's hash is parsed all the same.
+            methodology_digests({version: c.methodologies[version]}).get(version)
+            if isinstance(version, str) and version in c.methodologies
             else None,
         ],
         pinned,

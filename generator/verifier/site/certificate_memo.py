@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes
-from generator.verifier.core.formats import is_id, is_safe_path
+from generator.verifier.core.formats import is_id, is_safe_path, sha256_hex
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.events import CertificateEvent
 from generator.verifier.rules.ledger import Ledger
@@ -94,7 +94,7 @@ class Context:
     site_key: bytes  # the key a certificate is checked with when the ledger names none valid then
     run_paths: Mapping[str, Any]  # run id -> its spec's path, as the manifest lists it
     reveal_paths: Mapping[str, Any]  # item id -> its reveal document's path, as the manifest lists it
-    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    methodologies: Mapping[str, str]  # version -> methodology_digest of the file this run parsed
     ordinals: Mapping[str, int]
     roots: Mapping[int, bytes]
     program: Mapping[str, str]
@@ -149,7 +149,7 @@ def certificate_key(
         [gate.public, gate.name, gate.index] if gate is not None else None,
         key.hex(),
         [looked.version, published.sha256, published.index] if published is not None else looked.version,
-        looked.version in x.methodologies if looked.version is not None else False,
+        x.methodologies.get(looked.version) if looked.version is not None else None,
         draw.index if draw is not None else None,
         reveals,
         evidence,
@@ -158,6 +158,13 @@ def certificate_key(
         dict(x.program),
         ev.serial in ledger.revocations,
     )
+
+
+def methodology_digests(methodologies: Mapping[str, Methodology]) -> dict[str, str]:
+    """Each methodology this run parsed, by version, as the SHA-256 of its parameters as parsed:
+    a file whose bytes differ from its leaf's hash is reported, and parsed all the same, so the
+    leaf's hash does not say what the checks read."""
+    return {v: sha256_hex(canonical_bytes(dict(m.document))) for v, m in sorted(methodologies.items())}
 
 
 def _vouched(vouched: Vouched, named: list[Any]) -> list[list[str]] | None:

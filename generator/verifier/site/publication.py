@@ -20,8 +20,8 @@ from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.rules.methodology_rules import Methodology, check_methodology, parse_methodology
 from generator.verifier.rules.runs import check_run_rules, check_run_spec
-from generator.verifier.site.certificate_memo import Vouched
-from generator.verifier.site.run_memo import RunContext, RunLooked, run_key
+from generator.verifier.site.certificate_memo import Vouched, methodology_digests
+from generator.verifier.site.run_memo import RunContext, RunLooked, earlier_chain, run_key
 
 
 def ordered_ids(report: Report, listed: Any, file: str, what: str, key: str, want: list[str]) -> list[dict[str, Any]]:
@@ -169,22 +169,28 @@ def check_runs(
     specs: dict[str, dict[str, Any]] = {}
     by_id = {r["id"]: r for r in rows if isinstance(r.get("id"), str)}
     measured = frozenset(e.run for e in ledger.label_sets.values())
-    memo = RunContext(ledger, vouched, methodologies, measured) if memory is not None and vouched is not None else None
+    memo = (
+        RunContext(ledger, vouched, methodology_digests(methodologies), measured)
+        if memory is not None and vouched is not None
+        else None
+    )
+    chains: dict[tuple[str, str], str] = {}  # (subject name, gate) -> earlier_chain of its runs so far
     for run in ledger.runs.values():
         row = by_id.get(run.id)
-        if row is None:
-            continue
-        if memory is not None and memo is not None and _remembered_run(memory, memo, report, row, run, specs):
-            continue
-        failures, checks = len(report.failures), report.checks
-        spec = _check_run(s, row, run, ledger, methodologies, specs)
-        if spec is None:
-            continue
-        specs[run.id] = spec
-        looked = RunLooked.of(spec, report.checks - checks) if len(report.failures) == failures else None
-        key = run_key(memory, memo, row, run, looked) if memory and memo and looked else None
-        if memory is not None and looked is not None and key is not None:
-            memory.took_memo("runs", run.id, looked.saved(key))
+        subject = (str(run.subject.get("name")), run.gate)  # as Ledger.runs_before groups them
+        earlier = chains.get(subject, "")
+        if row is not None and not (
+            memory is not None and memo is not None and _remembered_run(memory, memo, report, row, run, earlier, specs)
+        ):
+            failures, checks = len(report.failures), report.checks
+            spec = _check_run(s, row, run, ledger, methodologies, specs)
+            if spec is not None:
+                specs[run.id] = spec
+                looked = RunLooked.of(spec, report.checks - checks) if len(report.failures) == failures else None
+                key = run_key(memory, memo, row, run, looked, earlier) if memory and memo and looked else None
+                if memory is not None and looked is not None and key is not None:
+                    memory.took_memo("runs", run.id, looked.saved(key))
+        chains[subject] = earlier_chain(earlier, run.id, specs.get(run.id))
     # Scheduled retirements draw among the items no open run holds: after every spec is read.
     report.add(retirement_problems(ledger, methodologies, specs), "ledger")
     report.add(required_draw_problems(ledger, methodologies, specs), "ledger")
@@ -192,13 +198,19 @@ def check_runs(
 
 
 def _remembered_run(
-    memory: Memory, memo: RunContext, report: Report, row: dict[str, Any], run: RunEvent, specs: dict[str, Any]
+    memory: Memory,
+    memo: RunContext,
+    report: Report,
+    row: dict[str, Any],
+    run: RunEvent,
+    earlier: str,
+    specs: dict[str, Any],
 ) -> bool:
     """Whether run `row` passed in the release verified last and everything its check read is
     as it was then: its remembered checks are counted and its summary taken for its spec."""
     saved = memory.memo("runs", run.id)
     found = RunLooked.loaded(saved) if saved is not None else None
-    if found is None or run_key(memory, memo, row, run, found[1]) != found[0]:
+    if found is None or run_key(memory, memo, row, run, found[1], earlier) != found[0]:
         return False
     key, looked = found
     report.checks += looked.checks

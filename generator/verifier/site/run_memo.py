@@ -21,11 +21,10 @@ from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes, parse_canonical
 from generator.verifier.core.errors import FormatError
-from generator.verifier.core.formats import is_id, is_safe_path
+from generator.verifier.core.formats import is_id, is_safe_path, sha256_hex
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
-from generator.verifier.rules.methodology_rules import Methodology
 from generator.verifier.site.certificate_memo import Vouched
 
 
@@ -94,14 +93,17 @@ class RunContext:
 
     ledger: Ledger
     vouched: Vouched
-    methodologies: Mapping[str, Methodology]  # those whose files this run checked
+    methodologies: Mapping[str, str]  # version -> methodology_digest of the file this run parsed
     # The runs a label set measures: the label sets' check reads their whole spec (its judge's
     # rubric), so they are always checked in full.
     measured: frozenset[str]
 
 
-def run_key(memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent, looked: RunLooked) -> str | None:
-    """The key of everything the check of run `row` read, given what it found (`looked`); None
+def run_key(
+    memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent, looked: RunLooked, earlier: str
+) -> str | None:
+    """The key of everything the check of run `row` read, given what it found (`looked`) and
+    `earlier`, the chain of the runs before it of its subject and gate (earlier_chain); None
     when its spec is not a file this run verified (it is then checked in full)."""
     ledger = x.ledger
     path = row.get("spec")
@@ -122,7 +124,18 @@ def run_key(memory: Memory, x: RunContext, row: Mapping[str, Any], run: RunEvent
         [prev.id, prev.index, ledger.decided_at(prev.id)] if prev is not None else None,
         [gate.public, gate.index] if gate is not None else None,
         [looked.version, published.sha256, published.index] if published is not None else looked.version,
-        looked.version in x.methodologies,
+        x.methodologies.get(looked.version),
         draw.index if draw is not None else None,
         reveals,
+        earlier,
     )
+
+
+def earlier_chain(chain: str, run_id: str, spec: Mapping[str, Any] | None) -> str:
+    """The chain of a subject's runs on a gate after run `run_id` with `spec` (None: its spec did
+    not pass) is added: what a later run of theirs compares its items with (the one-observation
+    rule, a draw's pool), one SHA-256 in ledger order, so that no run hashes its predecessors'
+    items one by one."""
+    items = spec.get("items") if spec is not None else None
+    shown = canonical_bytes(items).decode("utf-8") if isinstance(items, list) else "!"
+    return sha256_hex(f"{chain}\n{run_id}\n{shown}".encode())

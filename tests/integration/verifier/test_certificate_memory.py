@@ -196,3 +196,23 @@ def test_a_run_spec_re_signed_with_other_bytes_is_checked_again(
     from_nothing = v.verify_site(demo_copy.out, since=since)
     assert any(f"SHA-256 differs from run {ORCA}'s ledger leaf" in f for f in failed(from_nothing))
     assert not from_memory.ok and failed(from_memory) == failed(from_nothing)
+
+
+def test_a_methodology_file_re_signed_with_other_rules_fails_from_the_memory_as_from_nothing(
+    demo_copy: Any, tmp_path: Path
+) -> None:
+    """Each methodology's parameters asking for more items than any run has, the lists remade:
+    the file no longer hashes to its leaf, and is parsed all the same; the runs and certificates
+    checked against it must be checked against what was parsed, from the memory too."""
+    memory, since = tmp_path / "releases", remembered(demo_copy.out)
+    assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
+    for row in read_json(demo_copy.out, MANIFEST)["methodology"]:
+        doc = read_json(demo_copy.out, row["parameters"])
+        doc["certify"]["min_items_secret_gate"] = 1000
+        write_canonical(demo_copy.out, row["parameters"], doc)
+    resign_sums(demo_copy.out, load_key(demo_copy.paths.key_file))
+    from_memory = v.verify_site(demo_copy.out, since=since, memory=memory)
+    from_nothing = v.verify_site(demo_copy.out, since=since)
+    assert any("too few items for a secret gate" in f for f in failed(from_nothing))
+    assert failed(from_memory) == failed(from_nothing)
+    assert from_memory.checks == from_nothing.checks
