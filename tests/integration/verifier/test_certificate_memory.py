@@ -29,6 +29,16 @@ def remembered(site: Path) -> list[tuple[str, bytes, str | None]]:
     return [("state", (site / "ledger" / "checkpoint").read_bytes(), origin)]
 
 
+def verified_then_retired(demo_copy: Any, tmp_path: Path, item: str) -> tuple[Path, Any]:
+    """The demo verified with a memory, then `item` retired and the site built again: the memory
+    and the checkpoint the state remembers."""
+    memory, since = tmp_path / "releases", remembered(demo_copy.out)
+    assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
+    retire_items(demo_copy.paths, [item], "One more.", "2027-01-01T00:00:00Z")
+    build(demo_copy.paths, demo_copy.out, offline=True)
+    return memory, since
+
+
 def checked_in_full(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The serials of the certificates read and checked in full from here on."""
     seen: list[str] = []
@@ -80,10 +90,7 @@ def failed(report: Any) -> list[str]:
 def test_after_an_unrelated_event_no_certificate_is_read_again(
     demo_copy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memory, since = tmp_path / "releases", remembered(demo_copy.out)
-    assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
-    retire_items(demo_copy.paths, [SEALED_ITEM], "One more.", "2027-01-01T00:00:00Z")
-    build(demo_copy.paths, demo_copy.out, offline=True)
+    memory, since = verified_then_retired(demo_copy, tmp_path, SEALED_ITEM)
     seen, runs = checked_in_full(monkeypatch), runs_checked_in_full(monkeypatch)
     after = v.verify_site(demo_copy.out, since=since, memory=memory)
     assert after.ok, failed(after)
@@ -97,10 +104,7 @@ def test_after_an_unrelated_event_no_certificate_is_read_again(
 def test_a_reveal_of_one_of_its_items_has_a_certificate_checked_again(
     demo_copy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    memory, since = tmp_path / "releases", remembered(demo_copy.out)
-    assert v.verify_site(demo_copy.out, since=since, memory=memory).ok
-    retire_items(demo_copy.paths, [ORCA_ITEM], "One more.", "2027-01-01T00:00:00Z")
-    build(demo_copy.paths, demo_copy.out, offline=True)
+    memory, since = verified_then_retired(demo_copy, tmp_path, ORCA_ITEM)
     seen, runs = checked_in_full(monkeypatch), runs_checked_in_full(monkeypatch)
     after = v.verify_site(demo_copy.out, since=since, memory=memory)
     assert after.ok, failed(after)
