@@ -105,7 +105,7 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/mirror_folder.py            lines 18287 to 18477
     generator/verifier/site/mirror.py                   lines 18478 to 18766
     generator/verifier/site/verify_site.py              lines 18767 to 19100
-    generator/verifier/site/command_line.py             lines 19101 to 19556
+    generator/verifier/site/command_line.py             lines 19101 to 19557
 """
 
 # ==============================================================================================
@@ -19247,7 +19247,8 @@ def _verification_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="verify everything from nothing, even when the state file's folder remembers the release verified "
         "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
-        "its new ledger entries are replayed and only certificates whose inputs changed are recomputed (every "
+        "its new ledger entries are replayed, and a run or certificate is read and checked again only if "
+        "something its check read changed, such as a reveal of one of its items or a file it names (every "
         "file is still hashed, every other check still made)",
     )
     parser.add_argument(
