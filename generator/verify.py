@@ -88,24 +88,24 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/download.py                 lines 14450 to 14842
     generator/verifier/site/history.py                  lines 14843 to 15212
     generator/verifier/site/history_v3.py               lines 15213 to 15349
-    generator/verifier/site/commitment_parts.py         lines 15350 to 15544
-    generator/verifier/site/ledger_files.py             lines 15545 to 15903
-    generator/verifier/site/certificate_memo.py         lines 15904 to 16055
-    generator/verifier/site/run_memo.py                 lines 16056 to 16174
-    generator/verifier/site/publication.py              lines 16175 to 16404
-    generator/verifier/rules/revocations.py             lines 16405 to 16524
-    generator/verifier/site/export_files.py             lines 16525 to 16750
-    generator/verifier/site/certificate_records.py      lines 16751 to 16916
-    generator/verifier/site/certificate_files.py        lines 16917 to 17340
-    generator/verifier/site/agreement_files.py          lines 17341 to 17485
-    generator/verifier/site/timestamp_files.py          lines 17486 to 17664
-    generator/verifier/site/log_list_file.py            lines 17665 to 17736
-    generator/verifier/site/accounting.py               lines 17737 to 18015
-    generator/verifier/site/remote.py                   lines 18016 to 18286
-    generator/verifier/site/mirror_folder.py            lines 18287 to 18477
-    generator/verifier/site/mirror.py                   lines 18478 to 18766
-    generator/verifier/site/verify_site.py              lines 18767 to 19100
-    generator/verifier/site/command_line.py             lines 19101 to 19557
+    generator/verifier/site/commitment_parts.py         lines 15350 to 15538
+    generator/verifier/site/ledger_files.py             lines 15539 to 15897
+    generator/verifier/site/certificate_memo.py         lines 15898 to 16049
+    generator/verifier/site/run_memo.py                 lines 16050 to 16168
+    generator/verifier/site/publication.py              lines 16169 to 16398
+    generator/verifier/rules/revocations.py             lines 16399 to 16518
+    generator/verifier/site/export_files.py             lines 16519 to 16744
+    generator/verifier/site/certificate_records.py      lines 16745 to 16910
+    generator/verifier/site/certificate_files.py        lines 16911 to 17335
+    generator/verifier/site/agreement_files.py          lines 17336 to 17480
+    generator/verifier/site/timestamp_files.py          lines 17481 to 17659
+    generator/verifier/site/log_list_file.py            lines 17660 to 17731
+    generator/verifier/site/accounting.py               lines 17732 to 18010
+    generator/verifier/site/remote.py                   lines 18011 to 18281
+    generator/verifier/site/mirror_folder.py            lines 18282 to 18472
+    generator/verifier/site/mirror.py                   lines 18473 to 18761
+    generator/verifier/site/verify_site.py              lines 18762 to 19095
+    generator/verifier/site/command_line.py             lines 19096 to 19552
 """
 
 # ==============================================================================================
@@ -15407,12 +15407,6 @@ def commitment_part_bytes(ledger: Ledger, origin: str, k: int) -> bytes:
     return b'{"commitments":[' + rows + b"]," + tail[1:]
 
 
-def commitment_parts(ledger: Ledger, origin: str) -> Iterator[tuple[str, bytes]]:
-    """Every part of a v3 commitment list, (path, bytes), in order."""
-    for k in range(commitment_part_count(ledger.commit_count)):
-        yield commitment_part_path(k), commitment_part_bytes(ledger, origin, k)
-
-
 def commitment_index_bytes(ledger: Ledger, origin: str, parts: list[tuple[str, int, str]]) -> bytes:
     """The v3 list's index over `parts` (path, row count, SHA-256), JCS
     `{"count":C,"origin":O,"parts":[{"count":K,"path":P,"sha256":H}],"tree_size":N,"type":"commitment-list","v":2}`."""
@@ -16363,12 +16357,12 @@ def _remembered_run(
     as it was then: its remembered checks are counted and its summary taken for its spec."""
     saved = memory.memo("runs", run.id)
     found = RunLooked.loaded(saved) if saved is not None else None
-    if found is None or run_key(memory, memo, row, run, found[1], earlier) != found[0]:
+    if saved is None or found is None or run_key(memory, memo, row, run, found[1], earlier) != found[0]:
         return False
-    key, looked = found
+    looked = found[1]
     report.checks += looked.checks
     specs[run.id] = looked.summary(run.id)
-    memory.took_memo("runs", run.id, looked.saved(key))
+    memory.took_memo("runs", run.id, saved)  # kept as read: the same list, not a copy
     return True
 
 
@@ -16948,6 +16942,7 @@ def check_certificates(
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     roots = history_roots(history)
     ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
+    digests = methodology_digests(methodologies)
     c = _Certificates(
         s,
         ledger,
@@ -16962,6 +16957,7 @@ def check_certificates(
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
         roots,
         ordinals,
+        digests,
         Context(
             str(s.root),
             ledger,
@@ -16969,7 +16965,7 @@ def check_certificates(
             key,
             run_paths,
             reveal_paths,
-            methodology_digests(methodologies),
+            digests,
             ordinals,
             roots,
             program,
@@ -17037,6 +17033,7 @@ class _Certificates:
     reveal_of: Callable[[str], dict[str, Any] | None]
     roots: dict[int, bytes]
     ordinals: dict[str, int]
+    methodology_digests: dict[str, str]  # version -> certificate_memo.methodology_digests of what was parsed
     memo: Context | None  # what a remembered certificate's key is computed against, with a memory
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
@@ -17052,14 +17049,14 @@ def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
         return False
     saved = c.memory.memo("certificates", ev.serial)
     found = Looked.loaded(saved) if saved is not None else None
-    if found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
+    if saved is None or found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
         return False
     looked, report = found[1], c.s.report
     report.checks += looked.checks
     report.asserted += list(looked.asserted)
     c.verdicts[ev.run] = looked.verdict
     _expiry(c, ev.serial, looked.expires_at)
-    c.memory.took_memo("certificates", ev.serial, looked.saved(found[0]))
+    c.memory.took_memo("certificates", ev.serial, saved)  # kept as read: the same list, not a copy
     return True
 
 
@@ -17161,14 +17158,14 @@ def _whole_spec(c: _Certificates, run: str) -> dict[str, Any] | None:
     file could have been replaced since the site's files were hashed."""
     rel = c.run_paths.get(run)
     data = c.s.read(rel, f"run spec of {run}")
-    want = c.ledger.runs[run].sha256
-    if data is not None and sha256_hex(data) != want:
-        c.s.report.check(False, str(rel), f"SHA-256 differs from run {run}'s ledger leaf", want, sha256_hex(data))
+    want, digest = c.ledger.runs[run].sha256, sha256_hex(data) if data is not None else None
+    if digest is not None and digest != want:
+        c.s.report.check(False, str(rel), f"SHA-256 differs from run {run}'s ledger leaf", want, digest)
         return None
     try:
         spec = parse_canonical(data) if data is not None else None
     except FormatError as e:
-        c.s.report.check(False, str(c.run_paths.get(run)), f"run spec of {run}: {e}")
+        c.s.report.check(False, str(rel), f"run spec of {run}: {e}")
         return None
     return effective_spec(spec, c.ledger) if isinstance(spec, dict) else None
 
@@ -17325,9 +17322,7 @@ def _recheck_key(
             if isinstance(version, str) and version in ledger.methodologies
             else None,
             # What was parsed: a file whose bytes differ from the leaf's hash is parsed all the same.
-            methodology_digests({version: c.methodologies[version]}).get(version)
-            if isinstance(version, str) and version in c.methodologies
-            else None,
+            c.methodology_digests.get(version) if isinstance(version, str) else None,
         ],
         pinned,
         public,

@@ -62,6 +62,7 @@ def check_certificates(
     run_paths = {r["id"]: r.get("spec") for r in run_rows if isinstance(r, dict) and isinstance(r.get("id"), str)}
     roots = history_roots(history)
     ordinals = certificate_ordinals((serial, e.index) for serial, e in ledger.certificates.items())
+    digests = methodology_digests(methodologies)
     c = _Certificates(
         s,
         ledger,
@@ -76,6 +77,7 @@ def check_certificates(
         lambda item: _reveal_document(s, ledger, reveal_paths, item),
         roots,
         ordinals,
+        digests,
         Context(
             str(s.root),
             ledger,
@@ -83,7 +85,7 @@ def check_certificates(
             key,
             run_paths,
             reveal_paths,
-            methodology_digests(methodologies),
+            digests,
             ordinals,
             roots,
             program,
@@ -151,6 +153,7 @@ class _Certificates:
     reveal_of: Callable[[str], dict[str, Any] | None]
     roots: dict[int, bytes]
     ordinals: dict[str, int]
+    methodology_digests: dict[str, str]  # version -> certificate_memo.methodology_digests of what was parsed
     memo: Context | None  # what a remembered certificate's key is computed against, with a memory
     now: _Clock = field(default_factory=_Clock)
     verdicts: dict[str, str] = field(default_factory=dict)
@@ -166,14 +169,14 @@ def _remembered(c: _Certificates, r: dict[str, Any]) -> bool:
         return False
     saved = c.memory.memo("certificates", ev.serial)
     found = Looked.loaded(saved) if saved is not None else None
-    if found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
+    if saved is None or found is None or certificate_key(c.memory, c.memo, r, ev, found[1]) != found[0]:
         return False
     looked, report = found[1], c.s.report
     report.checks += looked.checks
     report.asserted += list(looked.asserted)
     c.verdicts[ev.run] = looked.verdict
     _expiry(c, ev.serial, looked.expires_at)
-    c.memory.took_memo("certificates", ev.serial, looked.saved(found[0]))
+    c.memory.took_memo("certificates", ev.serial, saved)  # kept as read: the same list, not a copy
     return True
 
 
@@ -275,14 +278,14 @@ def _whole_spec(c: _Certificates, run: str) -> dict[str, Any] | None:
     file could have been replaced since the site's files were hashed."""
     rel = c.run_paths.get(run)
     data = c.s.read(rel, f"run spec of {run}")
-    want = c.ledger.runs[run].sha256
-    if data is not None and sha256_hex(data) != want:
-        c.s.report.check(False, str(rel), f"SHA-256 differs from run {run}'s ledger leaf", want, sha256_hex(data))
+    want, digest = c.ledger.runs[run].sha256, sha256_hex(data) if data is not None else None
+    if digest is not None and digest != want:
+        c.s.report.check(False, str(rel), f"SHA-256 differs from run {run}'s ledger leaf", want, digest)
         return None
     try:
         spec = parse_canonical(data) if data is not None else None
     except FormatError as e:
-        c.s.report.check(False, str(c.run_paths.get(run)), f"run spec of {run}: {e}")
+        c.s.report.check(False, str(rel), f"run spec of {run}: {e}")
         return None
     return effective_spec(spec, c.ledger) if isinstance(spec, dict) else None
 
@@ -439,9 +442,7 @@ def _recheck_key(
             if isinstance(version, str) and version in ledger.methodologies
             else None,
             # What was parsed: a file whose bytes differ from the leaf's hash is parsed all the same.
-            methodology_digests({version: c.methodologies[version]}).get(version)
-            if isinstance(version, str) and version in c.methodologies
-            else None,
+            c.methodology_digests.get(version) if isinstance(version, str) else None,
         ],
         pinned,
         public,

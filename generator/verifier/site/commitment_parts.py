@@ -69,12 +69,6 @@ def commitment_part_bytes(ledger: Ledger, origin: str, k: int) -> bytes:
     return b'{"commitments":[' + rows + b"]," + tail[1:]
 
 
-def commitment_parts(ledger: Ledger, origin: str) -> Iterator[tuple[str, bytes]]:
-    """Every part of a v3 commitment list, (path, bytes), in order."""
-    for k in range(commitment_part_count(ledger.commit_count)):
-        yield commitment_part_path(k), commitment_part_bytes(ledger, origin, k)
-
-
 def commitment_index_bytes(ledger: Ledger, origin: str, parts: list[tuple[str, int, str]]) -> bytes:
     """The v3 list's index over `parts` (path, row count, SHA-256), JCS
     `{"count":C,"origin":O,"parts":[{"count":K,"path":P,"sha256":H}],"tree_size":N,"type":"commitment-list","v":2}`."""

@@ -210,12 +210,12 @@ def _remembered_run(
     as it was then: its remembered checks are counted and its summary taken for its spec."""
     saved = memory.memo("runs", run.id)
     found = RunLooked.loaded(saved) if saved is not None else None
-    if found is None or run_key(memory, memo, row, run, found[1], earlier) != found[0]:
+    if saved is None or found is None or run_key(memory, memo, row, run, found[1], earlier) != found[0]:
         return False
-    key, looked = found
+    looked = found[1]
     report.checks += looked.checks
     specs[run.id] = looked.summary(run.id)
-    memory.took_memo("runs", run.id, looked.saved(key))
+    memory.took_memo("runs", run.id, saved)  # kept as read: the same list, not a copy
     return True
 
 
