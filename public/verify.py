@@ -65,47 +65,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/cbor.py                  lines  9773 to  9894
     generator/verifier/exports/scitt_statement.py       lines  9895 to 10080
     generator/verifier/exports/credential.py            lines 10081 to 10385
-    generator/verifier/memory/ledger_snapshot.py        lines 10386 to 10574
-    generator/verifier/memory/checkpoint_memory.py      lines 10575 to 10729
-    generator/verifier/memory/release_memory.py         lines 10730 to 11056
-    generator/verifier/rules/answers.py                 lines 11057 to 11124
-    generator/verifier/rules/runs.py                    lines 11125 to 11497
-    generator/verifier/rules/lineage.py                 lines 11498 to 11783
-    generator/verifier/rules/score_edits.py             lines 11784 to 11869
-    generator/verifier/rules/evidence.py                lines 11870 to 11964
-    generator/verifier/rules/certificates.py            lines 11965 to 12432
-    generator/verifier/rules/certificate_documents.py   lines 12433 to 12528
-    generator/verifier/rules/recheck.py                 lines 12529 to 12895
-    generator/verifier/core/report.py                   lines 12896 to 13058
-    generator/verifier/core/windowed.py                 lines 13059 to 13089
-    generator/verifier/core/folder.py                   lines 13090 to 13384
-    generator/verifier/core/checksum_tree.py            lines 13385 to 13539
-    generator/verifier/tlog/rotation.py                 lines 13540 to 13724
-    generator/verifier/memory/mirror_record.py          lines 13725 to 13794
-    generator/verifier/site/release.py                  lines 13795 to 14092
-    generator/verifier/site/checksum_lists.py           lines 14093 to 14249
-    generator/verifier/site/zip_layout.py               lines 14250 to 14449
-    generator/verifier/site/download.py                 lines 14450 to 14842
-    generator/verifier/site/history.py                  lines 14843 to 15212
-    generator/verifier/site/history_v3.py               lines 15213 to 15349
-    generator/verifier/site/commitment_parts.py         lines 15350 to 15538
-    generator/verifier/site/ledger_files.py             lines 15539 to 15897
-    generator/verifier/site/certificate_memo.py         lines 15898 to 16049
-    generator/verifier/site/run_memo.py                 lines 16050 to 16168
-    generator/verifier/site/publication.py              lines 16169 to 16398
-    generator/verifier/rules/revocations.py             lines 16399 to 16518
-    generator/verifier/site/export_files.py             lines 16519 to 16744
-    generator/verifier/site/certificate_records.py      lines 16745 to 16910
-    generator/verifier/site/certificate_files.py        lines 16911 to 17335
-    generator/verifier/site/agreement_files.py          lines 17336 to 17480
-    generator/verifier/site/timestamp_files.py          lines 17481 to 17659
-    generator/verifier/site/log_list_file.py            lines 17660 to 17731
-    generator/verifier/site/accounting.py               lines 17732 to 18010
-    generator/verifier/site/remote.py                   lines 18011 to 18281
-    generator/verifier/site/mirror_folder.py            lines 18282 to 18472
-    generator/verifier/site/mirror.py                   lines 18473 to 18761
-    generator/verifier/site/verify_site.py              lines 18762 to 19095
-    generator/verifier/site/command_line.py             lines 19096 to 19552
+    generator/verifier/memory/ledger_snapshot.py        lines 10386 to 10635
+    generator/verifier/memory/checkpoint_memory.py      lines 10636 to 10792
+    generator/verifier/memory/release_memory.py         lines 10793 to 11122
+    generator/verifier/rules/answers.py                 lines 11123 to 11190
+    generator/verifier/rules/runs.py                    lines 11191 to 11563
+    generator/verifier/rules/lineage.py                 lines 11564 to 11849
+    generator/verifier/rules/score_edits.py             lines 11850 to 11935
+    generator/verifier/rules/evidence.py                lines 11936 to 12030
+    generator/verifier/rules/certificates.py            lines 12031 to 12498
+    generator/verifier/rules/certificate_documents.py   lines 12499 to 12594
+    generator/verifier/rules/recheck.py                 lines 12595 to 12961
+    generator/verifier/core/report.py                   lines 12962 to 13124
+    generator/verifier/core/windowed.py                 lines 13125 to 13155
+    generator/verifier/core/folder.py                   lines 13156 to 13450
+    generator/verifier/core/checksum_tree.py            lines 13451 to 13605
+    generator/verifier/tlog/rotation.py                 lines 13606 to 13790
+    generator/verifier/memory/mirror_record.py          lines 13791 to 13860
+    generator/verifier/site/release.py                  lines 13861 to 14158
+    generator/verifier/site/checksum_lists.py           lines 14159 to 14315
+    generator/verifier/site/zip_layout.py               lines 14316 to 14515
+    generator/verifier/site/download.py                 lines 14516 to 14908
+    generator/verifier/site/history.py                  lines 14909 to 15278
+    generator/verifier/site/history_v3.py               lines 15279 to 15415
+    generator/verifier/site/commitment_parts.py         lines 15416 to 15604
+    generator/verifier/site/ledger_files.py             lines 15605 to 15963
+    generator/verifier/site/certificate_memo.py         lines 15964 to 16115
+    generator/verifier/site/run_memo.py                 lines 16116 to 16234
+    generator/verifier/site/publication.py              lines 16235 to 16464
+    generator/verifier/rules/revocations.py             lines 16465 to 16584
+    generator/verifier/site/export_files.py             lines 16585 to 16810
+    generator/verifier/site/certificate_records.py      lines 16811 to 16976
+    generator/verifier/site/certificate_files.py        lines 16977 to 17401
+    generator/verifier/site/agreement_files.py          lines 17402 to 17546
+    generator/verifier/site/timestamp_files.py          lines 17547 to 17725
+    generator/verifier/site/log_list_file.py            lines 17726 to 17797
+    generator/verifier/site/accounting.py               lines 17798 to 18076
+    generator/verifier/site/remote.py                   lines 18077 to 18347
+    generator/verifier/site/mirror_folder.py            lines 18348 to 18538
+    generator/verifier/site/mirror.py                   lines 18539 to 18827
+    generator/verifier/site/verify_site.py              lines 18828 to 19161
+    generator/verifier/site/command_line.py             lines 19162 to 19618
 """
 
 # ==============================================================================================
@@ -10422,12 +10422,14 @@ def stream_from(frontier: dict[str, Any]) -> MerkleStream:
     return stream
 
 
-def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+def snapshot_chunks(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> list[bytes | memoryview]:
     """`ledger` (a replay's state) and the caller's `extra` JSON (what binds it to its ledger
-    bytes), as one file's bytes. `spans`: how many key spans the replay itself made, when a check
-    after it has since given the ring its first key from keys.json (rotation.py, gather): a
-    snapshot holds what a replay makes, nothing else."""
-    salt, blob, ends, table = ledger._commit_ids.parts()
+    bytes), as the pieces of one file, to be written one after the other: the big arrays are
+    views of the ledger's own, not copies, so that saving a million commits costs no second copy
+    of them (nor a third, joined). `spans`: how many key spans the replay itself made, when a
+    check after it has since given the ring its first key from keys.json (rotation.py, gather): a
+    snapshot holds what a replay makes, nothing else. Write them before the ledger changes."""
+    _salt, blob, ends, table = ledger._commit_ids.parts()
     arrays: dict[str, Any] = {
         "ids_blob": blob,
         "ids_ends": ends,
@@ -10437,12 +10439,27 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "commitments": ledger._commitments,
         "commit_time": ledger._commit_time,
     }
-    raw = [bytes(arrays[name]) for name, _ in SNAPSHOT_SECTIONS]
+    raw = [memoryview(arrays[name]).cast("B") for name, _ in SNAPSHOT_SECTIONS]
+    header = _header(ledger, extra, spans)
+    header["sections"] = [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)]
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    pieces: list[bytes | memoryview] = [SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw]
+    h = hashlib.sha256()
+    for piece in pieces:
+        h.update(piece)
+    return [*pieces, h.digest()]
+
+
+def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+    """The pieces of snapshot_chunks as one file's bytes."""
+    return b"".join(snapshot_chunks(ledger, extra, spans))
+
+
+def _header(ledger: Ledger, extra: dict[str, Any], spans: int | None) -> dict[str, Any]:
     ring = ledger.keys
-    header = {
+    return {
         "byteorder": sys.byteorder,
-        "sections": [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)],
-        "ids_salt": salt.hex(),
+        "ids_salt": ledger._commit_ids.parts()[0].hex(),
         "size": ledger.size,
         "last_at": ledger.last_at,
         "gates": [[g.id, g.name, g.public, g.index, g.at] for g in ledger.gates.values()],
@@ -10475,42 +10492,83 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "key_time_index": ring._time_index,
         "extra": extra,
     }
-    text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-    body = b"".join([SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw])
-    return body + hashlib.sha256(body).digest()
 
 
 def load_snapshot(data: bytes) -> tuple[Ledger, dict[str, Any]]:
     """The Ledger and `extra` saved by snapshot_bytes; FormatError for anything else (a torn
     file, an edited one, one from a machine of another byte order)."""
-    if len(data) < len(SNAPSHOT_MAGIC) + 40 or not data.startswith(SNAPSHOT_MAGIC):
+    return read_snapshot(io.BytesIO(data), len(data))
+
+
+def read_snapshot(f: BinaryIO, size: int) -> tuple[Ledger, dict[str, Any]]:
+    """load_snapshot from the `size` bytes of open file `f`, read a section at a time into the
+    ledger's arrays: never the whole file in memory beside them. Nothing read is trusted until the
+    checksum at the file's end holds: a torn or edited file is refused as such, whatever it was
+    torn into."""
+    if size < len(SNAPSHOT_MAGIC) + 40 or f.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC:
         raise FormatError("not a ledger snapshot of this version")
-    body, digest = data[:-32], data[-32:]
-    if hashlib.sha256(body).digest() != digest:
-        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    reader = _HashingReader(f, size - len(SNAPSHOT_MAGIC) - 32)
+    reader.hash.update(SNAPSHOT_MAGIC)
+    failure: Exception | None = None
     try:
-        return _load(body)
+        parsed = _read_sections(reader)
+    except (FormatError, KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        failure = e
+    reader.drain()
+    if reader.hash.digest() != f.read(33):
+        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    if isinstance(failure, FormatError):
+        raise failure
+    try:
+        if failure is not None:
+            raise failure
+        if reader.dropped:
+            raise FormatError("the snapshot has bytes after its last section")
+        return _load(*parsed)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
         # Only a file written by hand gets here: its checksum held, its fields did not.
         raise FormatError(f"the snapshot's fields are malformed ({type(e).__name__}: {e})") from None
 
 
-def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
-    at = len(SNAPSHOT_MAGIC)
-    length = int.from_bytes(body[at : at + 8], "big")
-    at += 8
-    header = json.loads(body[at : at + length])
-    at += length
+class _HashingReader:
+    """Reads at most `left` bytes of `f`, hashing what it reads."""
+
+    def __init__(self, f: BinaryIO, left: int) -> None:
+        self.f, self.left, self.hash, self.dropped = f, left, hashlib.sha256(), 0
+
+    def read(self, n: int) -> bytes:
+        if n > self.left:
+            raise FormatError("the snapshot is cut short")
+        data = self.f.read(n)
+        if len(data) != n:
+            raise FormatError("the snapshot is cut short")
+        self.left -= n
+        self.hash.update(data)
+        return data
+
+    def drain(self) -> None:
+        """Hash what is left before the checksum, unparsed."""
+        while self.left:
+            data = self.f.read(min(self.left, 1 << 20))
+            if not data:
+                return
+            self.left -= len(data)
+            self.dropped += len(data)
+            self.hash.update(data)
+
+
+def _read_sections(reader: _HashingReader) -> tuple[dict[str, Any], dict[str, Any]]:
+    length = int.from_bytes(reader.read(8), "big")
+    header = json.loads(reader.read(length))
     if header["byteorder"] != sys.byteorder:
         raise FormatError(f"the snapshot was made on a {header['byteorder']}-endian machine")
-    sections: dict[str, Any] = {}
     if [s[:2] for s in header["sections"]] != [list(s) for s in SNAPSHOT_SECTIONS]:
         raise FormatError("the snapshot's sections are not this version's")
+    sections: dict[str, Any] = {}
     for name, code, size in header["sections"]:
-        chunk = body[at : at + size]
-        if len(chunk) != size:
-            raise FormatError(f"the snapshot's section {name} is cut short")
-        at += size
+        if not isinstance(size, int) or size < 0:
+            raise FormatError(f"the snapshot's section {name} has no length")
+        chunk = reader.read(size)
         if code == "B":
             sections[name] = bytearray(chunk)
         else:
@@ -10519,8 +10577,11 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
                 raise FormatError(f"the snapshot's section {name} is not whole {code} words")
             a.frombytes(chunk)
             sections[name] = a
-    if at != len(body):
-        raise FormatError("the snapshot has bytes after its last section")
+        del chunk
+    return header, sections
+
+
+def _load(header: dict[str, Any], sections: dict[str, Any]) -> tuple[Ledger, dict[str, Any]]:
     ends, table, blob = sections["ids_ends"], sections["ids_table"], sections["ids_blob"]
     commits = len(ends)
     if (
@@ -10705,14 +10766,16 @@ def write_state(
     replace_atomically(path, data)
 
 
-def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write `data` to `path` so that a kill at any moment leaves the old file or the new one,
+def replace_atomically(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int = 0o600) -> None:
+    """Write `data` (bytes, or pieces written one after the other, so that a big file is never
+    joined in memory) to `path` so that a kill at any moment leaves the old file or the new one,
     whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                f.write(piece)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -10807,19 +10870,23 @@ class Memory:
                 self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
             return
         try:
-            data = self.path.read_bytes()
+            f = self.path.open("rb")
         except FileNotFoundError:
             return
         except OSError as e:
             self.why_not = f"{self.path} cannot be read ({e.strerror or e})"
             return
         try:
-            ledger, extra = load_snapshot(data)
+            with f:
+                ledger, extra = read_snapshot(f, os.fstat(f.fileno()).st_size)
             if extra.get("v") != MEMORY_VERSION or extra.get("origin") != self.origin:
                 raise FormatError("not a memory of this log by this version")
             if extra.get("rules") != self.rules:
                 raise FormatError("made by another version of the verifier")
             stream_from(extra["frontier"])
+        except OSError as e:
+            self.why_not = f"{self.path} cannot be read ({e.strerror or e})"
+            return
         except (FormatError, KeyError, TypeError, ValueError) as e:
             self.why_not = f"{self.path}: not used ({e})"
             return
@@ -11034,9 +11101,8 @@ class Memory:
         )
         if self.new_commitment_parts is not None:
             extra["commitment_parts"] = self.new_commitment_parts
-        data = snapshot_bytes(ledger, extra, spans)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        replace_atomically(self.path, data)
+        replace_atomically(self.path, snapshot_chunks(ledger, extra, spans))
 
 
 def _whole_tiles_digest(folder: str, size: int, listed: Mapping[str, str], matched: Container[str]) -> str | None:

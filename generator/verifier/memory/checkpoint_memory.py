@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,14 +156,16 @@ def write_state(
     replace_atomically(path, data)
 
 
-def replace_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write `data` to `path` so that a kill at any moment leaves the old file or the new one,
+def replace_atomically(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int = 0o600) -> None:
+    """Write `data` (bytes, or pieces written one after the other, so that a big file is never
+    joined in memory) to `path` so that a kill at any moment leaves the old file or the new one,
     whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                f.write(piece)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

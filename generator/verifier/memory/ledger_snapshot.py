@@ -10,10 +10,11 @@ about 70 MB, read back without a Python object each); the rest is JSON.
 """
 
 import hashlib
+import io
 import json
 import sys
 from array import array
-from typing import Any
+from typing import Any, BinaryIO
 
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.idindex import IdIndex
@@ -56,12 +57,14 @@ def stream_from(frontier: dict[str, Any]) -> MerkleStream:
     return stream
 
 
-def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+def snapshot_chunks(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> list[bytes | memoryview]:
     """`ledger` (a replay's state) and the caller's `extra` JSON (what binds it to its ledger
-    bytes), as one file's bytes. `spans`: how many key spans the replay itself made, when a check
-    after it has since given the ring its first key from keys.json (rotation.py, gather): a
-    snapshot holds what a replay makes, nothing else."""
-    salt, blob, ends, table = ledger._commit_ids.parts()
+    bytes), as the pieces of one file, to be written one after the other: the big arrays are
+    views of the ledger's own, not copies, so that saving a million commits costs no second copy
+    of them (nor a third, joined). `spans`: how many key spans the replay itself made, when a
+    check after it has since given the ring its first key from keys.json (rotation.py, gather): a
+    snapshot holds what a replay makes, nothing else. Write them before the ledger changes."""
+    _salt, blob, ends, table = ledger._commit_ids.parts()
     arrays: dict[str, Any] = {
         "ids_blob": blob,
         "ids_ends": ends,
@@ -71,12 +74,27 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "commitments": ledger._commitments,
         "commit_time": ledger._commit_time,
     }
-    raw = [bytes(arrays[name]) for name, _ in SNAPSHOT_SECTIONS]
+    raw = [memoryview(arrays[name]).cast("B") for name, _ in SNAPSHOT_SECTIONS]
+    header = _header(ledger, extra, spans)
+    header["sections"] = [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)]
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    pieces: list[bytes | memoryview] = [SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw]
+    h = hashlib.sha256()
+    for piece in pieces:
+        h.update(piece)
+    return [*pieces, h.digest()]
+
+
+def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = None) -> bytes:
+    """The pieces of snapshot_chunks as one file's bytes."""
+    return b"".join(snapshot_chunks(ledger, extra, spans))
+
+
+def _header(ledger: Ledger, extra: dict[str, Any], spans: int | None) -> dict[str, Any]:
     ring = ledger.keys
-    header = {
+    return {
         "byteorder": sys.byteorder,
-        "sections": [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)],
-        "ids_salt": salt.hex(),
+        "ids_salt": ledger._commit_ids.parts()[0].hex(),
         "size": ledger.size,
         "last_at": ledger.last_at,
         "gates": [[g.id, g.name, g.public, g.index, g.at] for g in ledger.gates.values()],
@@ -109,42 +127,83 @@ def snapshot_bytes(ledger: Ledger, extra: dict[str, Any], spans: int | None = No
         "key_time_index": ring._time_index,
         "extra": extra,
     }
-    text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-    body = b"".join([SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw])
-    return body + hashlib.sha256(body).digest()
 
 
 def load_snapshot(data: bytes) -> tuple[Ledger, dict[str, Any]]:
     """The Ledger and `extra` saved by snapshot_bytes; FormatError for anything else (a torn
     file, an edited one, one from a machine of another byte order)."""
-    if len(data) < len(SNAPSHOT_MAGIC) + 40 or not data.startswith(SNAPSHOT_MAGIC):
+    return read_snapshot(io.BytesIO(data), len(data))
+
+
+def read_snapshot(f: BinaryIO, size: int) -> tuple[Ledger, dict[str, Any]]:
+    """load_snapshot from the `size` bytes of open file `f`, read a section at a time into the
+    ledger's arrays: never the whole file in memory beside them. Nothing read is trusted until the
+    checksum at the file's end holds: a torn or edited file is refused as such, whatever it was
+    torn into."""
+    if size < len(SNAPSHOT_MAGIC) + 40 or f.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC:
         raise FormatError("not a ledger snapshot of this version")
-    body, digest = data[:-32], data[-32:]
-    if hashlib.sha256(body).digest() != digest:
-        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    reader = _HashingReader(f, size - len(SNAPSHOT_MAGIC) - 32)
+    reader.hash.update(SNAPSHOT_MAGIC)
+    failure: Exception | None = None
     try:
-        return _load(body)
+        parsed = _read_sections(reader)
+    except (FormatError, KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        failure = e
+    reader.drain()
+    if reader.hash.digest() != f.read(33):
+        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    if isinstance(failure, FormatError):
+        raise failure
+    try:
+        if failure is not None:
+            raise failure
+        if reader.dropped:
+            raise FormatError("the snapshot has bytes after its last section")
+        return _load(*parsed)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
         # Only a file written by hand gets here: its checksum held, its fields did not.
         raise FormatError(f"the snapshot's fields are malformed ({type(e).__name__}: {e})") from None
 
 
-def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
-    at = len(SNAPSHOT_MAGIC)
-    length = int.from_bytes(body[at : at + 8], "big")
-    at += 8
-    header = json.loads(body[at : at + length])
-    at += length
+class _HashingReader:
+    """Reads at most `left` bytes of `f`, hashing what it reads."""
+
+    def __init__(self, f: BinaryIO, left: int) -> None:
+        self.f, self.left, self.hash, self.dropped = f, left, hashlib.sha256(), 0
+
+    def read(self, n: int) -> bytes:
+        if n > self.left:
+            raise FormatError("the snapshot is cut short")
+        data = self.f.read(n)
+        if len(data) != n:
+            raise FormatError("the snapshot is cut short")
+        self.left -= n
+        self.hash.update(data)
+        return data
+
+    def drain(self) -> None:
+        """Hash what is left before the checksum, unparsed."""
+        while self.left:
+            data = self.f.read(min(self.left, 1 << 20))
+            if not data:
+                return
+            self.left -= len(data)
+            self.dropped += len(data)
+            self.hash.update(data)
+
+
+def _read_sections(reader: _HashingReader) -> tuple[dict[str, Any], dict[str, Any]]:
+    length = int.from_bytes(reader.read(8), "big")
+    header = json.loads(reader.read(length))
     if header["byteorder"] != sys.byteorder:
         raise FormatError(f"the snapshot was made on a {header['byteorder']}-endian machine")
-    sections: dict[str, Any] = {}
     if [s[:2] for s in header["sections"]] != [list(s) for s in SNAPSHOT_SECTIONS]:
         raise FormatError("the snapshot's sections are not this version's")
+    sections: dict[str, Any] = {}
     for name, code, size in header["sections"]:
-        chunk = body[at : at + size]
-        if len(chunk) != size:
-            raise FormatError(f"the snapshot's section {name} is cut short")
-        at += size
+        if not isinstance(size, int) or size < 0:
+            raise FormatError(f"the snapshot's section {name} has no length")
+        chunk = reader.read(size)
         if code == "B":
             sections[name] = bytearray(chunk)
         else:
@@ -153,8 +212,11 @@ def _load(body: bytes) -> tuple[Ledger, dict[str, Any]]:
                 raise FormatError(f"the snapshot's section {name} is not whole {code} words")
             a.frombytes(chunk)
             sections[name] = a
-    if at != len(body):
-        raise FormatError("the snapshot has bytes after its last section")
+        del chunk
+    return header, sections
+
+
+def _load(header: dict[str, Any], sections: dict[str, Any]) -> tuple[Ledger, dict[str, Any]]:
     ends, table, blob = sections["ids_ends"], sections["ids_table"], sections["ids_blob"]
     commits = len(ends)
     if (

@@ -53,7 +53,7 @@ from typing import Any
 from generator.verifier.core.canonical import canonical_bytes
 from generator.verifier.core.errors import FormatError
 from generator.verifier.memory.checkpoint_memory import replace_atomically
-from generator.verifier.memory.ledger_snapshot import frontier_of, load_snapshot, snapshot_bytes, stream_from
+from generator.verifier.memory.ledger_snapshot import frontier_of, read_snapshot, snapshot_chunks, stream_from
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.tlog.merkle import MerkleStream
 from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, tile_paths
@@ -129,19 +129,23 @@ class Memory:
                 self.why_not = f"{self.path} or its folder is not this user's alone (another could have written it)"
             return
         try:
-            data = self.path.read_bytes()
+            f = self.path.open("rb")
         except FileNotFoundError:
             return
         except OSError as e:
             self.why_not = f"{self.path} cannot be read ({e.strerror or e})"
             return
         try:
-            ledger, extra = load_snapshot(data)
+            with f:
+                ledger, extra = read_snapshot(f, os.fstat(f.fileno()).st_size)
             if extra.get("v") != MEMORY_VERSION or extra.get("origin") != self.origin:
                 raise FormatError("not a memory of this log by this version")
             if extra.get("rules") != self.rules:
                 raise FormatError("made by another version of the verifier")
             stream_from(extra["frontier"])
+        except OSError as e:
+            self.why_not = f"{self.path} cannot be read ({e.strerror or e})"
+            return
         except (FormatError, KeyError, TypeError, ValueError) as e:
             self.why_not = f"{self.path}: not used ({e})"
             return
@@ -356,9 +360,8 @@ class Memory:
         )
         if self.new_commitment_parts is not None:
             extra["commitment_parts"] = self.new_commitment_parts
-        data = snapshot_bytes(ledger, extra, spans)
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        replace_atomically(self.path, data)
+        replace_atomically(self.path, snapshot_chunks(ledger, extra, spans))
 
 
 def _whole_tiles_digest(folder: str, size: int, listed: Mapping[str, str], matched: Container[str]) -> str | None:

@@ -14,7 +14,8 @@ from generator.commands.retire import retire_items
 from generator.program.datadir import Paths
 from generator.program.ledgerfile import replay_from, replay_ledger
 from generator.state.ledger_cache import commits_path, snapshot_path, start_replay
-from generator.verifier import FormatError, Ledger, load_snapshot, snapshot_bytes
+from generator.verifier import FormatError, Ledger, load_snapshot, replace_atomically, snapshot_bytes
+from generator.verifier.memory.ledger_snapshot import read_snapshot, snapshot_chunks
 from tests.support.programs import item, write_items
 
 
@@ -47,6 +48,40 @@ def test_a_snapshot_holds_exactly_the_replayed_state(demo_copy: Any) -> None:
     assert again.commit("no-such-item") is None
     again._commit_ids.add("z-new")
     assert again.is_committed("z-new") and not ledger.is_committed("z-new")
+
+
+def test_a_snapshot_is_written_in_pieces_and_read_a_section_at_a_time(demo_copy: Any, tmp_path: Path) -> None:
+    """What the verifier's memory saves and loads at scale: the arrays written as views of the
+    ledger's own (no joined copy), read back from the open file; and every way of damaging the
+    file is refused, as from bytes."""
+    ledger = from_scratch(demo_copy.paths)
+    pieces = snapshot_chunks(ledger, {"any": ["json"]})
+    assert any(isinstance(p, memoryview) and p.obj is ledger._commitments for p in pieces)
+    path = tmp_path / "snapshot"
+    replace_atomically(path, pieces)
+    data = path.read_bytes()
+    assert data == snapshot_bytes(ledger, {"any": ["json"]})
+    with path.open("rb") as f:
+        again, extra = read_snapshot(f, len(data))
+    assert extra == {"any": ["json"]} and state(again) == state(ledger)
+    body = data[:-32]
+    length = int.from_bytes(body[32:40], "big")
+    header = body[40 : 40 + length]
+    damaged = {
+        # A byte after the last section, its checksum redone.
+        "bytes after its last section": body + b"x",
+        # A header that is JSON of another shape, its checksum redone.
+        "fields are malformed": body[:32] + (2).to_bytes(8, "big") + b"[]" + body[40 + length :],
+        "cut short": body[:32] + (length + 10**9).to_bytes(8, "big") + body[40:],
+    }
+    for words, bad in damaged.items():
+        with pytest.raises(FormatError, match=words):
+            load_snapshot(bad + hashlib.sha256(bad).digest())
+    assert header.startswith(b"{")
+    with pytest.raises(FormatError, match="checksum"):
+        load_snapshot(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(FormatError, match="checksum"):
+        load_snapshot(data[: len(data) // 2])
 
 
 def test_commands_leave_a_snapshot_that_a_replay_from_scratch_agrees_with(make_program: Any) -> None:
