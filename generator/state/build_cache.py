@@ -45,7 +45,7 @@ from typing import Any
 from generator.core.digest import rules_version
 from generator.program.datadir import Paths
 from generator.state.cache_file import write_cache
-from generator.state.hash_index_cache import HashIndex, identity_row, save_index
+from generator.state.hash_index_cache import FileRows, HashIndex, identity_row, save_index
 
 RECORD_NAME = "build.json"
 _VERSION = 3
@@ -78,7 +78,7 @@ class Inputs:
     newest: int = 0
     # Each regular input's place, identity as hashed and SHA-256: the hash index's rows
     # (hash_index_cache.py), recorded once the build published and they are still as read.
-    files: list[tuple[str, tuple[int, ...], str]] = field(default_factory=list)
+    files: FileRows = field(default_factory=FileRows)
 
     def still_as_read(self) -> bool:
         if self.stats is None:
@@ -183,7 +183,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
     seen: tuple[str, dict[str, tuple[int, ...]]] = ("", {})
     read_mark = _clock(paths)
     newest = 0
-    files: list[tuple[str, tuple[int, ...], str]] = []
+    files = FileRows()
     try:
         # One walk, before the bytes are read: an edit after it changes what save sees. The
         # walk's list is let go once hashed: only the digests are kept.
@@ -200,7 +200,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
         for rel, st, _ in entries:
             row = (st.st_mode, (recorded[rel] or next(digests)) if stat.S_ISREG(st.st_mode) else "")
             if stat.S_ISREG(st.st_mode):
-                files.append((rel, identity_row(st), row[1]))
+                files.append(rel, identity_row(st), row[1])
             if _within(place, rel):
                 inside[rel] = row
             else:
@@ -210,7 +210,7 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
     except (OSError, _NotPlain):
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
-        outside, inside, seen, files = None, {}, ("", {}), []
+        outside, inside, seen, files = None, {}, ("", {}), FileRows()
     return Inputs(
         outside,
         _setting(offline, places.layout),

@@ -24,7 +24,7 @@ import itertools
 import os
 import stat
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from generator.program.datadir import Paths
@@ -46,6 +46,43 @@ def identity_row(st: os.stat_result) -> tuple[int, ...]:
     """A file's identity as the index and the build record keep it: mode, size, modification and
     change times, inode."""
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class FileRows:
+    """Rows of the index being gathered (place, identity as `identity_row` gives it, SHA-256),
+    kept as the index keeps them: flat arrays, not a tuple of objects a row. A build holds a row
+    for each of its 350,000 inputs from the moment it reads them until it records them, and hands
+    them to another process (pickled): as tuples that was some 170 MB, and as many objects for
+    the pickler to remember."""
+
+    def __init__(self) -> None:
+        self._places: list[str] = []
+        self._idents = array("q")
+        self._shas = bytearray()
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def append(self, place: str, ident: tuple[int, ...], sha256: str) -> None:
+        if len(ident) != _FIELDS:
+            raise ValueError(f"an identity has {_FIELDS} fields, not {len(ident)}")
+        self._places.append(place)
+        self._idents.extend(ident)
+        self._shas += bytes.fromhex(sha256)
+
+    def __iter__(self) -> Iterator[tuple[str, tuple[int, ...], str]]:
+        idents, shas = self._idents, self._shas
+        for i, place in enumerate(self._places):
+            yield place, tuple(idents[_FIELDS * i : _FIELDS * (i + 1)]), shas[32 * i : 32 * (i + 1)].hex()
+
+    def __getstate__(self) -> tuple[int, str, array[int], bytes]:
+        # One string for every place: the pickler remembers one object, not one a row.
+        return len(self._places), "\0".join(self._places), self._idents, bytes(self._shas)
+
+    def __setstate__(self, state: tuple[int, str, array[int], bytes]) -> None:
+        count, places, self._idents, shas = state
+        self._places = places.split("\0") if count else []
+        self._shas = bytearray(shas)
 
 
 class _Damaged(Exception):

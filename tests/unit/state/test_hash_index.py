@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 from pathlib import Path
 
+import pytest
+
 from generator.program.datadir import Paths
-from generator.state.hash_index_cache import index_path, load_index, save_index
+from generator.state.hash_index_cache import FileRows, index_path, load_index, save_index
 
 
 def _paths(tmp_path: Path) -> Paths:
@@ -86,3 +89,24 @@ def test_odd_names_are_kept_as_they_are(tmp_path: Path) -> None:
     save_index(paths, st.st_ctime_ns + 1, [(n, _ident(st), "ab" * 32) for n in names])
     index = load_index(paths)
     assert [index.sha256(n, st) for n in names] == ["ab" * 32] * 4
+
+
+def test_rows_gathered_flat_give_back_what_was_appended_in_any_process() -> None:
+    """The rows a build holds for every input until it records them (FileRows): flat arrays that
+    give back each row as appended, pickled across to the process that records them."""
+    rows = [
+        (
+            f"data/runs/run-{i:06d}.json",
+            (0o100644, i, 10**18 + i, 10**18 + 2 * i, 7 * i),
+            hashlib.sha256(b"%d" % i).hexdigest(),
+        )
+        for i in range(1000)
+    ]
+    kept = FileRows()
+    for row in rows:
+        kept.append(*row)
+    assert len(kept) == 1000 and list(kept) == rows
+    again = pickle.loads(pickle.dumps(kept))
+    assert list(again) == rows and list(pickle.loads(pickle.dumps(FileRows()))) == []
+    with pytest.raises(ValueError, match="5 fields"):
+        kept.append("data/x", (1, 2), "00" * 32)
