@@ -15,11 +15,15 @@ import os
 import sys
 import tempfile
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 _CHUNK = 1 << 20
+
+
+# A file written in pieces, one after the other: bytes, or a view of an array's own.
+Piece = bytes | bytearray | memoryview
 
 
 def hash_prefix(f: BinaryIO, n: int) -> Any:
@@ -35,7 +39,7 @@ def hash_prefix(f: BinaryIO, n: int) -> Any:
     return h
 
 
-def write_cache(path: Path, data: bytes) -> bool:
+def write_cache(path: Path, data: bytes | Sequence[Piece]) -> bool:
     """Replace `path` with `data` (a temporary file renamed over it); False if it could not."""
     staged = stage_cache(path, data)
     return staged is not None and staged.commit()
@@ -63,14 +67,17 @@ class Staged:
             os.unlink(self.tmp)
 
 
-def stage_cache(path: Path, data: bytes) -> Staged | None:
-    """`data` written to a temporary file beside `path`; None if it could not be."""
+def stage_cache(path: Path, data: bytes | Sequence[Piece]) -> Staged | None:
+    """`data` (bytes, or pieces written one after the other: a cache of a million-item ledger's
+    arrays is never joined into one copy of them) written to a temporary file beside `path`;
+    None if it could not be."""
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(data)
+                for piece in [data] if isinstance(data, bytes | bytearray | memoryview) else data:
+                    out.write(piece)
         except BaseException:
             os.unlink(tmp)
             raise
@@ -83,12 +90,14 @@ def stage_cache(path: Path, data: bytes) -> Staged | None:
 BLOCK = 1 << 16
 
 
-def block_file_bytes(magic: bytes, meta: dict[str, Any], sections: list[tuple[str, str, bytes]]) -> tuple[bytes, str]:
+def block_file_pieces(
+    magic: bytes, meta: dict[str, Any], sections: Sequence[tuple[str, str, Piece]]
+) -> tuple[list[Piece], str]:
     """A file of flat arrays (`sections`: name, array typecode or "B" for bytes, their bytes) read
-    a block at a time (BlockFile): `magic`, an 8-byte big-endian length, a JSON header (`meta`,
-    the byte order, the block size, and each section's name, typecode, length and the SHA-256
-    of each of its blocks), the header's own SHA-256, then the sections. Also its id: the
-    header's SHA-256."""
+    a block at a time (BlockFile), as the pieces to write one after the other: `magic`, an 8-byte
+    big-endian length, a JSON header (`meta`, the byte order, the block size, and each section's
+    name, typecode, length and the SHA-256 of each of its blocks), the header's own SHA-256, then
+    the sections. Also its id: the header's SHA-256."""
     header = json.dumps(
         {
             "meta": meta,
@@ -108,8 +117,15 @@ def block_file_bytes(magic: bytes, meta: dict[str, Any], sections: list[tuple[st
         sort_keys=True,
     ).encode()
     digest = hashlib.sha256(header).digest()
-    raw = [data for _, _, data in sections]
-    return b"".join([magic, len(header).to_bytes(8, "big"), header, digest, *raw]), digest.hex()
+    return [magic, len(header).to_bytes(8, "big"), header, digest, *(data for _, _, data in sections)], digest.hex()
+
+
+def block_file_bytes(
+    magic: bytes, meta: dict[str, Any], sections: Sequence[tuple[str, str, Piece]]
+) -> tuple[bytes, str]:
+    """block_file_pieces, joined."""
+    pieces, digest = block_file_pieces(magic, meta, sections)
+    return b"".join(pieces), digest
 
 
 class BlockFile:

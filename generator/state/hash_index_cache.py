@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from generator.program.datadir import Paths
-from generator.state.cache_file import BlockFile, block_file_bytes, write_cache
+from generator.state.cache_file import BlockFile, block_file_pieces, write_cache
 
 INDEX_NAME = "hashes.index"
 _MAGIC = b"transparency hash index v1\n"
@@ -144,7 +144,7 @@ def save_index(paths: Paths, settled_before: int, files: Iterable[tuple[str, tup
         if len(ident) == _FIELDS and stat.S_ISREG(ident[0]) and max(ident[2], ident[3]) < settled_before
     )
     idents = array("q", (n for _, ident, _ in rows for n in ident))
-    data, _ = block_file_bytes(
+    data, _ = block_file_pieces(
         _MAGIC,
         {"files": len(rows)},
         [

@@ -38,11 +38,11 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from generator.core.generator_errors import InputError, problem
 from generator.program.datadir import Paths
-from generator.state.cache_file import BlockFile, Staged, block_file_bytes, stage_cache
+from generator.state.cache_file import BlockFile, Piece, Staged, block_file_pieces, stage_cache
 from generator.verifier import (
     SNAPSHOT_SECTIONS,
     FormatError,
@@ -322,12 +322,15 @@ def _snapshot(paths: Paths, start: ReplayStart, commits_id: str) -> bytes:
     return snapshot_bytes(shell, extra, start.spans)
 
 
-def _commits_bytes(ledger: Ledger) -> tuple[bytes, str]:
-    """The commits file of `ledger`, and its id (the SHA-256 of its header)."""
+def _commits_bytes(ledger: Ledger) -> tuple[list[Piece], str]:
+    """The commits file of `ledger` as pieces to write (its arrays as views of the ledger's own,
+    not copies), and its id (the SHA-256 of its header)."""
     _, blob, ends, table = ledger._commit_ids.parts()
     arrays = [blob, ends, table, ledger._commit_index, ledger._commit_gate, ledger._commitments, ledger._commit_time]
-    sections = [(name, code, bytes(a)) for (name, code), a in zip(_SECTIONS, arrays, strict=True)]
-    return block_file_bytes(_COMMITS_MAGIC, {"rows": ledger.commit_count}, sections)
+    sections: list[tuple[str, str, Piece]] = [
+        (name, code, memoryview(cast(Any, a)).cast("B")) for (name, code), a in zip(_SECTIONS, arrays, strict=True)
+    ]
+    return block_file_pieces(_COMMITS_MAGIC, {"rows": ledger.commit_count}, sections)
 
 
 class _Commits:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from generator.core.proofs import MerkleTree
 from generator.program.datadir import Paths
-from generator.state.cache_file import Staged, hash_prefix, stage_cache
+from generator.state.cache_file import Piece, Staged, hash_prefix, stage_cache
 from generator.verifier import leaf_hash
 
 TREE_NAME = "tree.levels"
@@ -77,7 +77,7 @@ def stage_tree(paths: Paths, tree: MerkleTree, offset: int) -> Staged | None:
     return None if data is None else stage_cache(tree_path(paths), data)
 
 
-def _tree_bytes(paths: Paths, tree: MerkleTree, offset: int) -> bytes | None:
+def _tree_bytes(paths: Paths, tree: MerkleTree, offset: int) -> list[Piece] | None:
     try:
         with paths.ledger_file.open("rb") as f:
             h = hash_prefix(f, offset)
@@ -91,7 +91,12 @@ def _tree_bytes(paths: Paths, tree: MerkleTree, offset: int) -> bytes | None:
                 "levels": [len(x) for x in tree._levels],
             }
         ).encode()
-        body = b"".join([_MAGIC, len(header).to_bytes(8, "big"), header, *tree._levels])
+        pieces: list[Piece] = [_MAGIC, len(header).to_bytes(8, "big"), header, *tree._levels]
     except OSError:
         return None
-    return body + hashlib.sha256(body).digest()
+    # Written in pieces, the levels as they are: a million leaves' tree is some 64 MB, and
+    # joining it (twice, with its checksum) was the peak of the build's writing.
+    body = hashlib.sha256()
+    for piece in pieces:
+        body.update(piece)
+    return [*pieces, body.digest()]
