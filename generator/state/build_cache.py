@@ -76,8 +76,9 @@ class Inputs:
     # that recent for the identities to be recorded (`save`).
     read_mark: tuple[int, int] | None = None
     newest: int = 0
-    # Each regular input's place, identity as hashed and SHA-256: the hash index's rows
-    # (hash_index_cache.py), recorded once the build published and they are still as read.
+    # Each input's place, identity as hashed and SHA-256 (zeros for a folder): the hash index's
+    # rows (hash_index_cache.py, which keeps the regular files'), recorded once the build
+    # published and they are still as read.
     files: FileRows = field(default_factory=FileRows)
 
     def still_as_read(self) -> bool:
@@ -112,6 +113,10 @@ class Inputs:
         return _digest(self.setting, [("", 0, self.outside), *((rel, *rows[rel]) for rel in sorted(rows))])
 
 
+# The SHA-256 a folder's row carries, and a file's until it is hashed.
+_NONE = "00" * 32
+
+
 def _within(place: str, rel: str) -> bool:
     return bool(place) and (rel == place or rel.startswith(place + "/"))
 
@@ -141,7 +146,7 @@ class _Look:
 
     def __call__(self) -> tuple[str, dict[str, tuple[int, ...]]]:
         places = _places(self.paths, self.out)
-        return _identities(places.look(), places.checkpoints)
+        return _identities(((rel, identity_row(st)) for rel, st, _ in places.look()), places.checkpoints)
 
 
 def _places(paths: Paths, out: Path) -> _Places:
@@ -185,28 +190,33 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
     newest = 0
     files = FileRows()
     try:
-        # One walk, before the bytes are read: an edit after it changes what save sees. The
-        # walk's list is let go once hashed: only the digests are kept.
-        entries = list(look())
-        newest = max((max(st.st_ctime_ns, st.st_mtime_ns) for _, st, _ in entries), default=0)
-        if any(not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) for _, st, _ in entries):
-            raise _NotPlain
-        h = hashlib.sha256()
+        # One walk, before the bytes are read: an edit after it changes what save sees. Each
+        # entry is kept as a flat row as it is walked (place, identity, SHA-256: zeros for a
+        # folder, and for a file until it is hashed), never as the walk's objects: 350,000
+        # `stat` results held at once were the build's largest peak before its gathering.
         known = index or HashIndex()
-        recorded = {rel: known.sha256(rel, st) for rel, st, _ in entries if stat.S_ISREG(st.st_mode)}
-        regular = [p for rel, st, p in entries if stat.S_ISREG(st.st_mode) and recorded[rel] is None]
-        digests = iter(_hash_all(regular))
-        del regular
-        for rel, st, _ in entries:
-            row = (st.st_mode, (recorded[rel] or next(digests)) if stat.S_ISREG(st.st_mode) else "")
-            if stat.S_ISREG(st.st_mode):
-                files.append(rel, identity_row(st), row[1])
+        regular: list[str] = []
+        pending: list[int] = []
+        for rel, st, path in look():
+            newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                raise _NotPlain
+            sha = known.sha256(rel, st) if stat.S_ISREG(st.st_mode) else _NONE
+            if sha is None:
+                pending.append(len(files))
+                regular.append(path)
+            files.append(rel, identity_row(st), sha or _NONE)
+        for at, digest in zip(pending, _hash_all(regular), strict=True):
+            files.set_sha256(at, digest)
+        del regular, pending
+        h = hashlib.sha256()
+        for rel, ident, sha in files:
+            row = (ident[0], sha if stat.S_ISREG(ident[0]) else "")
             if _within(place, rel):
                 inside[rel] = row
             else:
                 h.update(f"{rel}\0{row[0]:o}\0{row[1]}\n".encode("utf-8", "surrogateescape"))
-        outside, seen = h.hexdigest(), _identities(entries, place)
-        del entries
+        outside, seen = h.hexdigest(), _identities(((rel, ident) for rel, ident, _ in files), place)
     except (OSError, _NotPlain):
         # The build itself reports what it cannot read; a link is read through, to a target
         # this record would not follow: either way, build.
@@ -224,18 +234,16 @@ def read_inputs(paths: Paths, out: Path, offline: bool, index: HashIndex | None 
     )
 
 
-def _identities(
-    entries: Iterable[tuple[str, os.stat_result, str]], place: str
-) -> tuple[str, dict[str, tuple[int, ...]]]:
+def _identities(entries: Iterable[tuple[str, tuple[int, ...]]], place: str) -> tuple[str, dict[str, tuple[int, ...]]]:
     """Every entry's identity and times: one digest of those outside the checkpoints folder at
     `place`, in walk order, and those inside it by place (the build adds to it)."""
     h = hashlib.sha256()
     inside: dict[str, tuple[int, ...]] = {}
-    for rel, st, _ in entries:
+    for rel, ident in entries:
         if _within(place, rel):
-            inside[rel] = identity_row(st)
+            inside[rel] = ident
         else:
-            h.update(f"{rel}\0{identity_row(st)}\n".encode("utf-8", "surrogateescape"))
+            h.update(f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest(), inside
 
 
@@ -463,7 +471,7 @@ def _identity_digest(
             yield entry
 
     try:
-        inputs = _identities(through(places.look()), places.checkpoints)
+        inputs = _identities(((rel, identity_row(st)) for rel, st, _ in through(places.look())), places.checkpoints)
         site = [(rel, identity_row(st)) for rel, st, _ in through(_site_entries(out))] if plain else []
     except OSError:
         return None

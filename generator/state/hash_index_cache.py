@@ -70,6 +70,10 @@ class FileRows:
         self._idents.extend(ident)
         self._shas += bytes.fromhex(sha256)
 
+    def set_sha256(self, at: int, sha256: str) -> None:
+        """The SHA-256 of the row appended `at`-th, learnt after it was appended."""
+        self._shas[32 * at : 32 * (at + 1)] = bytes.fromhex(sha256)
+
     def __iter__(self) -> Iterator[tuple[str, tuple[int, ...], str]]:
         idents, shas = self._idents, self._shas
         for i, place in enumerate(self._places):
