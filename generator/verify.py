@@ -10774,7 +10774,7 @@ def replace_atomically(path: Path, data: bytes | Sequence[bytes | memoryview], m
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
-            for piece in [data] if isinstance(data, bytes) else data:
+            for piece in [data] if isinstance(data, bytes | bytearray | memoryview) else data:
                 f.write(piece)
             f.flush()
             os.fsync(f.fileno())
