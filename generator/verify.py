@@ -65,47 +65,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/cbor.py                  lines  9773 to  9894
     generator/verifier/exports/scitt_statement.py       lines  9895 to 10080
     generator/verifier/exports/credential.py            lines 10081 to 10385
-    generator/verifier/memory/ledger_snapshot.py        lines 10386 to 10635
-    generator/verifier/memory/checkpoint_memory.py      lines 10636 to 10792
-    generator/verifier/memory/release_memory.py         lines 10793 to 11122
-    generator/verifier/rules/answers.py                 lines 11123 to 11190
-    generator/verifier/rules/runs.py                    lines 11191 to 11563
-    generator/verifier/rules/lineage.py                 lines 11564 to 11849
-    generator/verifier/rules/score_edits.py             lines 11850 to 11935
-    generator/verifier/rules/evidence.py                lines 11936 to 12030
-    generator/verifier/rules/certificates.py            lines 12031 to 12498
-    generator/verifier/rules/certificate_documents.py   lines 12499 to 12594
-    generator/verifier/rules/recheck.py                 lines 12595 to 12961
-    generator/verifier/core/report.py                   lines 12962 to 13124
-    generator/verifier/core/windowed.py                 lines 13125 to 13155
-    generator/verifier/core/folder.py                   lines 13156 to 13450
-    generator/verifier/core/checksum_tree.py            lines 13451 to 13605
-    generator/verifier/tlog/rotation.py                 lines 13606 to 13790
-    generator/verifier/memory/mirror_record.py          lines 13791 to 13860
-    generator/verifier/site/release.py                  lines 13861 to 14158
-    generator/verifier/site/checksum_lists.py           lines 14159 to 14315
-    generator/verifier/site/zip_layout.py               lines 14316 to 14515
-    generator/verifier/site/download.py                 lines 14516 to 14908
-    generator/verifier/site/history.py                  lines 14909 to 15278
-    generator/verifier/site/history_v3.py               lines 15279 to 15415
-    generator/verifier/site/commitment_parts.py         lines 15416 to 15604
-    generator/verifier/site/ledger_files.py             lines 15605 to 15963
-    generator/verifier/site/certificate_memo.py         lines 15964 to 16115
-    generator/verifier/site/run_memo.py                 lines 16116 to 16234
-    generator/verifier/site/publication.py              lines 16235 to 16464
-    generator/verifier/rules/revocations.py             lines 16465 to 16584
-    generator/verifier/site/export_files.py             lines 16585 to 16810
-    generator/verifier/site/certificate_records.py      lines 16811 to 16976
-    generator/verifier/site/certificate_files.py        lines 16977 to 17401
-    generator/verifier/site/agreement_files.py          lines 17402 to 17546
-    generator/verifier/site/timestamp_files.py          lines 17547 to 17725
-    generator/verifier/site/log_list_file.py            lines 17726 to 17797
-    generator/verifier/site/accounting.py               lines 17798 to 18076
-    generator/verifier/site/remote.py                   lines 18077 to 18347
-    generator/verifier/site/mirror_folder.py            lines 18348 to 18538
-    generator/verifier/site/mirror.py                   lines 18539 to 18827
-    generator/verifier/site/verify_site.py              lines 18828 to 19161
-    generator/verifier/site/command_line.py             lines 19162 to 19618
+    generator/verifier/memory/ledger_snapshot.py        lines 10386 to 10624
+    generator/verifier/memory/checkpoint_memory.py      lines 10625 to 10781
+    generator/verifier/memory/release_memory.py         lines 10782 to 11111
+    generator/verifier/rules/answers.py                 lines 11112 to 11179
+    generator/verifier/rules/runs.py                    lines 11180 to 11552
+    generator/verifier/rules/lineage.py                 lines 11553 to 11838
+    generator/verifier/rules/score_edits.py             lines 11839 to 11924
+    generator/verifier/rules/evidence.py                lines 11925 to 12019
+    generator/verifier/rules/certificates.py            lines 12020 to 12487
+    generator/verifier/rules/certificate_documents.py   lines 12488 to 12583
+    generator/verifier/rules/recheck.py                 lines 12584 to 12950
+    generator/verifier/core/report.py                   lines 12951 to 13113
+    generator/verifier/core/windowed.py                 lines 13114 to 13144
+    generator/verifier/core/folder.py                   lines 13145 to 13439
+    generator/verifier/core/checksum_tree.py            lines 13440 to 13594
+    generator/verifier/tlog/rotation.py                 lines 13595 to 13779
+    generator/verifier/memory/mirror_record.py          lines 13780 to 13849
+    generator/verifier/site/release.py                  lines 13850 to 14147
+    generator/verifier/site/checksum_lists.py           lines 14148 to 14304
+    generator/verifier/site/zip_layout.py               lines 14305 to 14504
+    generator/verifier/site/download.py                 lines 14505 to 14897
+    generator/verifier/site/history.py                  lines 14898 to 15267
+    generator/verifier/site/history_v3.py               lines 15268 to 15404
+    generator/verifier/site/commitment_parts.py         lines 15405 to 15593
+    generator/verifier/site/ledger_files.py             lines 15594 to 15952
+    generator/verifier/site/certificate_memo.py         lines 15953 to 16104
+    generator/verifier/site/run_memo.py                 lines 16105 to 16223
+    generator/verifier/site/publication.py              lines 16224 to 16453
+    generator/verifier/rules/revocations.py             lines 16454 to 16573
+    generator/verifier/site/export_files.py             lines 16574 to 16799
+    generator/verifier/site/certificate_records.py      lines 16800 to 16965
+    generator/verifier/site/certificate_files.py        lines 16966 to 17390
+    generator/verifier/site/agreement_files.py          lines 17391 to 17535
+    generator/verifier/site/timestamp_files.py          lines 17536 to 17714
+    generator/verifier/site/log_list_file.py            lines 17715 to 17786
+    generator/verifier/site/accounting.py               lines 17787 to 18065
+    generator/verifier/site/remote.py                   lines 18066 to 18336
+    generator/verifier/site/mirror_folder.py            lines 18337 to 18527
+    generator/verifier/site/mirror.py                   lines 18528 to 18816
+    generator/verifier/site/verify_site.py              lines 18817 to 19150
+    generator/verifier/site/command_line.py             lines 19151 to 19607
 """
 
 # ==============================================================================================
@@ -10501,40 +10501,40 @@ def load_snapshot(data: bytes) -> tuple[Ledger, dict[str, Any]]:
 
 
 def read_snapshot(f: BinaryIO, size: int) -> tuple[Ledger, dict[str, Any]]:
-    """load_snapshot from the `size` bytes of open file `f`, read a section at a time into the
-    ledger's arrays: never the whole file in memory beside them. Nothing read is trusted until the
-    checksum at the file's end holds: a torn or edited file is refused as such, whatever it was
-    torn into."""
+    """load_snapshot from the `size` bytes of open file `f` (seekable), read a section at a time
+    into the ledger's arrays: never the whole file in memory beside them. Nothing is parsed before
+    the checksum at the file's end holds (a first pass hashes the file a megabyte at a time): a
+    torn or edited file is refused as such, whatever it was torn into."""
     if size < len(SNAPSHOT_MAGIC) + 40 or f.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC:
         raise FormatError("not a ledger snapshot of this version")
-    reader = _HashingReader(f, size - len(SNAPSHOT_MAGIC) - 32)
-    reader.hash.update(SNAPSHOT_MAGIC)
-    failure: Exception | None = None
+    body = size - 32
+    h = hashlib.sha256(SNAPSHOT_MAGIC)
+    left = body - len(SNAPSHOT_MAGIC)
+    while left > 0:
+        data = f.read(min(left, 1 << 20))
+        if not data:
+            break
+        h.update(data)
+        left -= len(data)
+    if left or h.digest() != f.read(33):
+        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    f.seek(len(SNAPSHOT_MAGIC))
+    reader = _BoundedReader(f, body - len(SNAPSHOT_MAGIC))
     try:
         parsed = _read_sections(reader)
-    except (FormatError, KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
-        failure = e
-    reader.drain()
-    if reader.hash.digest() != f.read(33):
-        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
-    if isinstance(failure, FormatError):
-        raise failure
-    try:
-        if failure is not None:
-            raise failure
-        if reader.dropped:
+        if reader.left:
             raise FormatError("the snapshot has bytes after its last section")
         return _load(*parsed)
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as e:
         # Only a file written by hand gets here: its checksum held, its fields did not.
         raise FormatError(f"the snapshot's fields are malformed ({type(e).__name__}: {e})") from None
 
 
-class _HashingReader:
-    """Reads at most `left` bytes of `f`, hashing what it reads."""
+class _BoundedReader:
+    """Reads at most `left` bytes of `f`: a section's length is the file's word, not a bound."""
 
     def __init__(self, f: BinaryIO, left: int) -> None:
-        self.f, self.left, self.hash, self.dropped = f, left, hashlib.sha256(), 0
+        self.f, self.left = f, left
 
     def read(self, n: int) -> bytes:
         if n > self.left:
@@ -10543,21 +10543,10 @@ class _HashingReader:
         if len(data) != n:
             raise FormatError("the snapshot is cut short")
         self.left -= n
-        self.hash.update(data)
         return data
 
-    def drain(self) -> None:
-        """Hash what is left before the checksum, unparsed."""
-        while self.left:
-            data = self.f.read(min(self.left, 1 << 20))
-            if not data:
-                return
-            self.left -= len(data)
-            self.dropped += len(data)
-            self.hash.update(data)
 
-
-def _read_sections(reader: _HashingReader) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read_sections(reader: _BoundedReader) -> tuple[dict[str, Any], dict[str, Any]]:
     length = int.from_bytes(reader.read(8), "big")
     header = json.loads(reader.read(length))
     if header["byteorder"] != sys.byteorder:

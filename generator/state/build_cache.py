@@ -346,7 +346,11 @@ def save(
         return  # the last index stays: each of its rows still says what it said
     # Every input was older than the clock before it was read, less a tick, and is still as it
     # was read; every published file older than the mark written before it was looked at.
-    rows = [(place, ident, sha) for place, ident, sha in inputs.files if max(ident[2], ident[3]) < read[0] - _TICK_NS]
+    rows = [
+        (place, ident, sha)
+        for place, ident, sha in inputs.files
+        if stat.S_ISREG(ident[0]) and max(ident[2], ident[3]) < read[0] - _TICK_NS
+    ]
     rows += [
         (rel, ident, hashes[rel[len("site/") :]])
         for rel, ident in published

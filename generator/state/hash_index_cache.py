@@ -48,6 +48,25 @@ def identity_row(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+# Identities are kept as signed 64-bit words: an inode number past 2**63 (some network and
+# FUSE file systems give them) is kept as its two's complement, and read back as it was.
+_INO = 4
+_WRAP = 1 << 64
+
+
+def _stored(ident: tuple[int, ...]) -> tuple[int, ...]:
+    if len(ident) != _FIELDS:
+        raise ValueError(f"an identity has {_FIELDS} fields, not {len(ident)}")
+    ino = ident[_INO]
+    return (*ident[:_INO], ino - _WRAP if ino >= 1 << 63 else ino)
+
+
+def _read_back(words: array[int], i: int) -> tuple[int, ...]:
+    row = words[_FIELDS * i : _FIELDS * (i + 1)]
+    ino = row[_INO]
+    return (*row[:_INO], ino + _WRAP if ino < 0 else ino)
+
+
 class FileRows:
     """Rows of the index being gathered (place, identity as `identity_row` gives it, SHA-256),
     kept as the index keeps them: flat arrays, not a tuple of objects a row. A build holds a row
@@ -64,20 +83,24 @@ class FileRows:
         return len(self._places)
 
     def append(self, place: str, ident: tuple[int, ...], sha256: str) -> None:
-        if len(ident) != _FIELDS:
-            raise ValueError(f"an identity has {_FIELDS} fields, not {len(ident)}")
+        words, sha = array("q", _stored(ident)), bytes.fromhex(sha256)  # refused before anything is kept
+        if len(sha) != 32:
+            raise ValueError("a SHA-256 is 32 bytes")
         self._places.append(place)
-        self._idents.extend(ident)
-        self._shas += bytes.fromhex(sha256)
+        self._idents.extend(words)
+        self._shas += sha
 
     def set_sha256(self, at: int, sha256: str) -> None:
         """The SHA-256 of the row appended `at`-th, learnt after it was appended."""
-        self._shas[32 * at : 32 * (at + 1)] = bytes.fromhex(sha256)
+        sha = bytes.fromhex(sha256)
+        if len(sha) != 32 or not 0 <= at < len(self._places):
+            raise ValueError("a SHA-256 is 32 bytes, of a row appended")
+        self._shas[32 * at : 32 * (at + 1)] = sha
 
     def __iter__(self) -> Iterator[tuple[str, tuple[int, ...], str]]:
         idents, shas = self._idents, self._shas
         for i, place in enumerate(self._places):
-            yield place, tuple(idents[_FIELDS * i : _FIELDS * (i + 1)]), shas[32 * i : 32 * (i + 1)].hex()
+            yield place, _read_back(idents, i), shas[32 * i : 32 * (i + 1)].hex()
 
     def __getstate__(self) -> tuple[int, str, array[int], bytes]:
         # One string for every place: the pickler remembers one object, not one a row.
@@ -110,7 +133,7 @@ class HashIndex:
         i = bisect.bisect_left(self._places, place)
         if i == len(self._places) or self._places[i] != place or not stat.S_ISREG(st.st_mode):
             return None
-        if tuple(self._idents[_FIELDS * i : _FIELDS * (i + 1)]) != identity_row(st):
+        if _read_back(self._idents, i) != identity_row(st):
             return None
         self.used += 1
         return self._shas[32 * i : 32 * (i + 1)].hex()
@@ -147,7 +170,7 @@ def save_index(paths: Paths, settled_before: int, files: Iterable[tuple[str, tup
         for place, ident, sha in files
         if len(ident) == _FIELDS and stat.S_ISREG(ident[0]) and max(ident[2], ident[3]) < settled_before
     )
-    idents = array("q", (n for _, ident, _ in rows for n in ident))
+    idents = array("q", (n for _, ident, _ in rows for n in _stored(ident)))
     data, _ = block_file_pieces(
         _MAGIC,
         {"files": len(rows)},

@@ -136,40 +136,40 @@ def load_snapshot(data: bytes) -> tuple[Ledger, dict[str, Any]]:
 
 
 def read_snapshot(f: BinaryIO, size: int) -> tuple[Ledger, dict[str, Any]]:
-    """load_snapshot from the `size` bytes of open file `f`, read a section at a time into the
-    ledger's arrays: never the whole file in memory beside them. Nothing read is trusted until the
-    checksum at the file's end holds: a torn or edited file is refused as such, whatever it was
-    torn into."""
+    """load_snapshot from the `size` bytes of open file `f` (seekable), read a section at a time
+    into the ledger's arrays: never the whole file in memory beside them. Nothing is parsed before
+    the checksum at the file's end holds (a first pass hashes the file a megabyte at a time): a
+    torn or edited file is refused as such, whatever it was torn into."""
     if size < len(SNAPSHOT_MAGIC) + 40 or f.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC:
         raise FormatError("not a ledger snapshot of this version")
-    reader = _HashingReader(f, size - len(SNAPSHOT_MAGIC) - 32)
-    reader.hash.update(SNAPSHOT_MAGIC)
-    failure: Exception | None = None
+    body = size - 32
+    h = hashlib.sha256(SNAPSHOT_MAGIC)
+    left = body - len(SNAPSHOT_MAGIC)
+    while left > 0:
+        data = f.read(min(left, 1 << 20))
+        if not data:
+            break
+        h.update(data)
+        left -= len(data)
+    if left or h.digest() != f.read(33):
+        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
+    f.seek(len(SNAPSHOT_MAGIC))
+    reader = _BoundedReader(f, body - len(SNAPSHOT_MAGIC))
     try:
         parsed = _read_sections(reader)
-    except (FormatError, KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
-        failure = e
-    reader.drain()
-    if reader.hash.digest() != f.read(33):
-        raise FormatError("the snapshot's checksum does not match its bytes (torn or edited)")
-    if isinstance(failure, FormatError):
-        raise failure
-    try:
-        if failure is not None:
-            raise failure
-        if reader.dropped:
+        if reader.left:
             raise FormatError("the snapshot has bytes after its last section")
         return _load(*parsed)
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as e:
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as e:
         # Only a file written by hand gets here: its checksum held, its fields did not.
         raise FormatError(f"the snapshot's fields are malformed ({type(e).__name__}: {e})") from None
 
 
-class _HashingReader:
-    """Reads at most `left` bytes of `f`, hashing what it reads."""
+class _BoundedReader:
+    """Reads at most `left` bytes of `f`: a section's length is the file's word, not a bound."""
 
     def __init__(self, f: BinaryIO, left: int) -> None:
-        self.f, self.left, self.hash, self.dropped = f, left, hashlib.sha256(), 0
+        self.f, self.left = f, left
 
     def read(self, n: int) -> bytes:
         if n > self.left:
@@ -178,21 +178,10 @@ class _HashingReader:
         if len(data) != n:
             raise FormatError("the snapshot is cut short")
         self.left -= n
-        self.hash.update(data)
         return data
 
-    def drain(self) -> None:
-        """Hash what is left before the checksum, unparsed."""
-        while self.left:
-            data = self.f.read(min(self.left, 1 << 20))
-            if not data:
-                return
-            self.left -= len(data)
-            self.dropped += len(data)
-            self.hash.update(data)
 
-
-def _read_sections(reader: _HashingReader) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read_sections(reader: _BoundedReader) -> tuple[dict[str, Any], dict[str, Any]]:
     length = int.from_bytes(reader.read(8), "big")
     header = json.loads(reader.read(length))
     if header["byteorder"] != sys.byteorder:

@@ -56,7 +56,7 @@ def test_a_memory_of_another_release_is_not_used(demo_copy: Any, tmp_path: Path)
     assert not any("only the entries after them" in n for n in report.notes)
 
 
-@pytest.mark.parametrize("damage", ["flipped byte", "torn", "other origin"])
+@pytest.mark.parametrize("damage", ["flipped byte", "torn", "other origin", "header nested past the parser"])
 def test_a_damaged_memory_is_not_used(demo_copy: Any, tmp_path: Path, damage: str) -> None:
     memory = tmp_path / "releases"
     since = remembered(demo_copy.out)
@@ -67,6 +67,9 @@ def test_a_damaged_memory_is_not_used(demo_copy: Any, tmp_path: Path, damage: st
         data[len(data) // 2] ^= 1
     elif damage == "torn":
         del data[len(data) // 2 :]
+    elif damage == "header nested past the parser":
+        # Its old checksum kept: nothing may be parsed before the checksum holds.
+        data = bytearray(data[:32] + (5000).to_bytes(8, "big") + b"[" * 5000 + data[-32:])
     else:
         data = bytearray(data.replace(first.tree["origin"].encode(), b"x" * len(first.tree["origin"]), 1))
     path.write_bytes(bytes(data))

@@ -110,3 +110,24 @@ def test_rows_gathered_flat_give_back_what_was_appended_in_any_process() -> None
     assert list(again) == rows and list(pickle.loads(pickle.dumps(FileRows()))) == []
     with pytest.raises(ValueError, match="5 fields"):
         kept.append("data/x", (1, 2), "00" * 32)
+    with pytest.raises(ValueError, match="32 bytes"):
+        kept.set_sha256(0, "00")
+    assert list(kept) == rows  # a refused row leaves nothing behind
+    # An inode number past 2**63, as some network file systems give, and a name that is not
+    # UTF-8 (kept by the walk as surrogates): both come back as they went in, across processes.
+    odd = ("data/caf\udce9.json", (0o100644, 1, 2, 3, (1 << 64) - 5), "ab" * 32)
+    kept.append(*odd)
+    kept.set_sha256(1000, "cd" * 32)
+    assert list(pickle.loads(pickle.dumps(kept)))[-1] == (odd[0], odd[1], "cd" * 32)
+
+
+def test_an_inode_number_past_two_to_the_63rd_is_recorded_and_matched(tmp_path: Path) -> None:
+    paths = _paths(tmp_path)
+    st = os.lstat(_files(tmp_path, 1)[0][1])
+    big = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, (1 << 64) - 7)
+    assert save_index(paths, st.st_ctime_ns + 1, [("data/f0.txt", big, "ef" * 32)]) == 1
+
+    class Looked:  # the stat result such a file system gives
+        st_mode, st_size, st_mtime_ns, st_ctime_ns, st_ino = big
+
+    assert load_index(paths).sha256("data/f0.txt", Looked()) == "ef" * 32  # type: ignore[arg-type]
