@@ -24,88 +24,88 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/canonical.py                lines   415 to   723
     generator/verifier/core/confusables_table.py        lines   724 to  1060
     generator/verifier/core/confusables.py              lines  1061 to  1167
-    generator/verifier/core/formats.py                  lines  1168 to  1405
-    generator/verifier/core/sodium.py                   lines  1406 to  1449
-    generator/verifier/core/public_keys.py              lines  1450 to  1726
-    generator/verifier/core/note.py                     lines  1727 to  1836
-    generator/verifier/crypto/mldsa.py                  lines  1837 to  2134
-    generator/verifier/tlog/merkle.py                   lines  2135 to  2275
-    generator/verifier/tlog/subtrees.py                 lines  2276 to  2354
-    generator/verifier/tlog/tlogproof.py                lines  2355 to  2427
-    generator/verifier/tlog/tiles.py                    lines  2428 to  2780
-    generator/verifier/tlog/tile_proofs.py              lines  2781 to  2888
-    generator/verifier/tlog/cosignature.py              lines  2889 to  3188
-    generator/verifier/tlog/log_list.py                 lines  3189 to  3418
-    generator/verifier/tlog/policy.py                   lines  3419 to  3705
-    generator/verifier/tlog/witnessing.py               lines  3706 to  3822
-    generator/verifier/core/idindex.py                  lines  3823 to  3906
-    generator/verifier/crypto/der.py                    lines  3907 to  4234
-    generator/verifier/crypto/rsa.py                    lines  4235 to  4352
-    generator/verifier/crypto/ecdsa.py                  lines  4353 to  4520
-    generator/verifier/crypto/signatures.py             lines  4521 to  4707
-    generator/verifier/crypto/x509.py                   lines  4708 to  4906
-    generator/verifier/crypto/timestamp_token.py        lines  4907 to  5309
-    generator/verifier/crypto/hash_to_g1.py             lines  5310 to  5587
-    generator/verifier/crypto/bls12_381.py              lines  5588 to  6078
-    generator/verifier/crypto/drand.py                  lines  6079 to  6150
-    generator/verifier/rules/beacon.py                  lines  6151 to  6402
-    generator/verifier/rules/methodology_rules.py       lines  6403 to  6762
-    generator/verifier/rules/scoring.py                 lines  6763 to  7062
-    generator/verifier/rules/agreement_statistics.py    lines  7063 to  7322
-    generator/verifier/rules/labelsets.py               lines  7323 to  7661
-    generator/verifier/rules/subjects.py                lines  7662 to  7927
-    generator/verifier/rules/withdrawals.py             lines  7928 to  7966
-    generator/verifier/rules/events.py                  lines  7967 to  8025
-    generator/verifier/rules/draws.py                   lines  8026 to  8171
-    generator/verifier/tlog/keyring.py                  lines  8172 to  8380
-    generator/verifier/rules/ledger.py                  lines  8381 to  8863
-    generator/verifier/rules/draw_pools.py              lines  8864 to  9097
-    generator/verifier/rules/drawn_items.py             lines  9098 to  9433
-    generator/verifier/exports/eee_record.py            lines  9434 to  9772
-    generator/verifier/exports/cbor.py                  lines  9773 to  9894
-    generator/verifier/exports/scitt_statement.py       lines  9895 to 10080
-    generator/verifier/exports/credential.py            lines 10081 to 10385
-    generator/verifier/memory/ledger_snapshot.py        lines 10386 to 10624
-    generator/verifier/memory/checkpoint_memory.py      lines 10625 to 10781
-    generator/verifier/memory/release_memory.py         lines 10782 to 11111
-    generator/verifier/rules/answers.py                 lines 11112 to 11179
-    generator/verifier/rules/runs.py                    lines 11180 to 11552
-    generator/verifier/rules/lineage.py                 lines 11553 to 11838
-    generator/verifier/rules/score_edits.py             lines 11839 to 11924
-    generator/verifier/rules/evidence.py                lines 11925 to 12019
-    generator/verifier/rules/certificates.py            lines 12020 to 12487
-    generator/verifier/rules/certificate_documents.py   lines 12488 to 12583
-    generator/verifier/rules/recheck.py                 lines 12584 to 12950
-    generator/verifier/core/report.py                   lines 12951 to 13113
-    generator/verifier/core/windowed.py                 lines 13114 to 13144
-    generator/verifier/core/folder.py                   lines 13145 to 13439
-    generator/verifier/core/checksum_tree.py            lines 13440 to 13594
-    generator/verifier/tlog/rotation.py                 lines 13595 to 13779
-    generator/verifier/memory/mirror_record.py          lines 13780 to 13849
-    generator/verifier/site/release.py                  lines 13850 to 14147
-    generator/verifier/site/checksum_lists.py           lines 14148 to 14304
-    generator/verifier/site/zip_layout.py               lines 14305 to 14504
-    generator/verifier/site/download.py                 lines 14505 to 14897
-    generator/verifier/site/history.py                  lines 14898 to 15267
-    generator/verifier/site/history_v3.py               lines 15268 to 15404
-    generator/verifier/site/commitment_parts.py         lines 15405 to 15593
-    generator/verifier/site/ledger_files.py             lines 15594 to 15952
-    generator/verifier/site/certificate_memo.py         lines 15953 to 16104
-    generator/verifier/site/run_memo.py                 lines 16105 to 16223
-    generator/verifier/site/publication.py              lines 16224 to 16453
-    generator/verifier/rules/revocations.py             lines 16454 to 16573
-    generator/verifier/site/export_files.py             lines 16574 to 16799
-    generator/verifier/site/certificate_records.py      lines 16800 to 16965
-    generator/verifier/site/certificate_files.py        lines 16966 to 17409
-    generator/verifier/site/agreement_files.py          lines 17410 to 17554
-    generator/verifier/site/timestamp_files.py          lines 17555 to 17733
-    generator/verifier/site/log_list_file.py            lines 17734 to 17805
-    generator/verifier/site/accounting.py               lines 17806 to 18084
-    generator/verifier/site/remote.py                   lines 18085 to 18355
-    generator/verifier/site/mirror_folder.py            lines 18356 to 18546
-    generator/verifier/site/mirror.py                   lines 18547 to 18835
-    generator/verifier/site/verify_site.py              lines 18836 to 19169
-    generator/verifier/site/command_line.py             lines 19170 to 19626
+    generator/verifier/core/formats.py                  lines  1168 to  1410
+    generator/verifier/core/sodium.py                   lines  1411 to  1454
+    generator/verifier/core/public_keys.py              lines  1455 to  1731
+    generator/verifier/core/note.py                     lines  1732 to  1841
+    generator/verifier/crypto/mldsa.py                  lines  1842 to  2139
+    generator/verifier/tlog/merkle.py                   lines  2140 to  2280
+    generator/verifier/tlog/subtrees.py                 lines  2281 to  2359
+    generator/verifier/tlog/tlogproof.py                lines  2360 to  2432
+    generator/verifier/tlog/tiles.py                    lines  2433 to  2785
+    generator/verifier/tlog/tile_proofs.py              lines  2786 to  2893
+    generator/verifier/tlog/cosignature.py              lines  2894 to  3193
+    generator/verifier/tlog/log_list.py                 lines  3194 to  3423
+    generator/verifier/tlog/policy.py                   lines  3424 to  3710
+    generator/verifier/tlog/witnessing.py               lines  3711 to  3827
+    generator/verifier/core/idindex.py                  lines  3828 to  3911
+    generator/verifier/crypto/der.py                    lines  3912 to  4239
+    generator/verifier/crypto/rsa.py                    lines  4240 to  4357
+    generator/verifier/crypto/ecdsa.py                  lines  4358 to  4525
+    generator/verifier/crypto/signatures.py             lines  4526 to  4712
+    generator/verifier/crypto/x509.py                   lines  4713 to  4911
+    generator/verifier/crypto/timestamp_token.py        lines  4912 to  5314
+    generator/verifier/crypto/hash_to_g1.py             lines  5315 to  5592
+    generator/verifier/crypto/bls12_381.py              lines  5593 to  6083
+    generator/verifier/crypto/drand.py                  lines  6084 to  6155
+    generator/verifier/rules/beacon.py                  lines  6156 to  6407
+    generator/verifier/rules/methodology_rules.py       lines  6408 to  6767
+    generator/verifier/rules/scoring.py                 lines  6768 to  7067
+    generator/verifier/rules/agreement_statistics.py    lines  7068 to  7327
+    generator/verifier/rules/labelsets.py               lines  7328 to  7666
+    generator/verifier/rules/subjects.py                lines  7667 to  7932
+    generator/verifier/rules/withdrawals.py             lines  7933 to  7971
+    generator/verifier/rules/events.py                  lines  7972 to  8030
+    generator/verifier/rules/draws.py                   lines  8031 to  8176
+    generator/verifier/tlog/keyring.py                  lines  8177 to  8385
+    generator/verifier/rules/ledger.py                  lines  8386 to  8868
+    generator/verifier/rules/draw_pools.py              lines  8869 to  9102
+    generator/verifier/rules/drawn_items.py             lines  9103 to  9438
+    generator/verifier/exports/eee_record.py            lines  9439 to  9777
+    generator/verifier/exports/cbor.py                  lines  9778 to  9899
+    generator/verifier/exports/scitt_statement.py       lines  9900 to 10085
+    generator/verifier/exports/credential.py            lines 10086 to 10390
+    generator/verifier/memory/ledger_snapshot.py        lines 10391 to 10629
+    generator/verifier/memory/checkpoint_memory.py      lines 10630 to 10786
+    generator/verifier/memory/release_memory.py         lines 10787 to 11116
+    generator/verifier/rules/answers.py                 lines 11117 to 11184
+    generator/verifier/rules/runs.py                    lines 11185 to 11557
+    generator/verifier/rules/lineage.py                 lines 11558 to 11843
+    generator/verifier/rules/score_edits.py             lines 11844 to 11929
+    generator/verifier/rules/evidence.py                lines 11930 to 12024
+    generator/verifier/rules/certificates.py            lines 12025 to 12492
+    generator/verifier/rules/certificate_documents.py   lines 12493 to 12588
+    generator/verifier/rules/recheck.py                 lines 12589 to 12955
+    generator/verifier/core/report.py                   lines 12956 to 13118
+    generator/verifier/core/windowed.py                 lines 13119 to 13149
+    generator/verifier/core/folder.py                   lines 13150 to 13444
+    generator/verifier/core/checksum_tree.py            lines 13445 to 13599
+    generator/verifier/tlog/rotation.py                 lines 13600 to 13784
+    generator/verifier/memory/mirror_record.py          lines 13785 to 13854
+    generator/verifier/site/release.py                  lines 13855 to 14152
+    generator/verifier/site/checksum_lists.py           lines 14153 to 14309
+    generator/verifier/site/zip_layout.py               lines 14310 to 14509
+    generator/verifier/site/download.py                 lines 14510 to 14902
+    generator/verifier/site/history.py                  lines 14903 to 15272
+    generator/verifier/site/history_v3.py               lines 15273 to 15409
+    generator/verifier/site/commitment_parts.py         lines 15410 to 15598
+    generator/verifier/site/ledger_files.py             lines 15599 to 15957
+    generator/verifier/site/certificate_memo.py         lines 15958 to 16109
+    generator/verifier/site/run_memo.py                 lines 16110 to 16228
+    generator/verifier/site/publication.py              lines 16229 to 16458
+    generator/verifier/rules/revocations.py             lines 16459 to 16578
+    generator/verifier/site/export_files.py             lines 16579 to 16804
+    generator/verifier/site/certificate_records.py      lines 16805 to 16970
+    generator/verifier/site/certificate_files.py        lines 16971 to 17414
+    generator/verifier/site/agreement_files.py          lines 17415 to 17559
+    generator/verifier/site/timestamp_files.py          lines 17560 to 17738
+    generator/verifier/site/log_list_file.py            lines 17739 to 17810
+    generator/verifier/site/accounting.py               lines 17811 to 18089
+    generator/verifier/site/remote.py                   lines 18090 to 18360
+    generator/verifier/site/mirror_folder.py            lines 18361 to 18551
+    generator/verifier/site/mirror.py                   lines 18552 to 18840
+    generator/verifier/site/verify_site.py              lines 18841 to 19174
+    generator/verifier/site/command_line.py             lines 19175 to 19631
 """
 
 # ==============================================================================================
@@ -1258,12 +1258,17 @@ def is_origin(value: Any) -> TypeGuard[str]:
 PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
 
 
+# A control character: no site path has one (searched in C: every path of a site is checked,
+# some many times, a quarter of a million calls at a tenth of the bench scale).
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
 def is_safe_path(value: Any) -> TypeGuard[str]:
     """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
     if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
         return False
     parts = value.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+    return all(p not in ("", ".", "..") for p in parts) and _CONTROL.search(value) is None
 
 
 _SCALAR_TYPES = (str, int, bool, type(None))

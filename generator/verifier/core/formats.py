@@ -80,12 +80,17 @@ def is_origin(value: Any) -> TypeGuard[str]:
 PYTHON_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".pth", ".so")
 
 
+# A control character: no site path has one (searched in C: every path of a site is checked,
+# some many times, a quarter of a million calls at a tenth of the bench scale).
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
 def is_safe_path(value: Any) -> TypeGuard[str]:
     """A site-relative path: '/' separated, never absolute, never '..', no backslash."""
     if not isinstance(value, str) or not value or value.startswith("/") or "\\" in value:
         return False
     parts = value.split("/")
-    return all(p not in ("", ".", "..") for p in parts) and not any(c < " " for c in value)
+    return all(p not in ("", ".", "..") for p in parts) and _CONTROL.search(value) is None
 
 
 _SCALAR_TYPES = (str, int, bool, type(None))

@@ -23,3 +23,29 @@ def test_a_time_in_other_digits_is_refused(verifier: ModuleType, value: str) -> 
 
 def test_an_ascii_time_is_accepted(verifier: ModuleType) -> None:
     assert verifier.is_time("2026-01-05T09:00:00Z")
+
+
+@pytest.mark.parametrize(
+    ("value", "safe"),
+    [
+        ("ledger/tile/0/000", True),
+        ("certificates/run-1/caf\u00e9.json", True),
+        ("a b/\x7f", True),  # DEL is not a control character of this rule; a space is none at all
+        ("", False),
+        ("/etc/passwd", False),
+        ("a//b", False),
+        ("a/./b", False),
+        ("a/../b", False),
+        ("a/", False),
+        ("a\\b", False),
+        ("a\x00b", False),
+        ("a\nb", False),
+        ("a\x1f", False),
+        (["a"], False),
+        (None, False),
+    ],
+)
+def test_a_site_path_is_relative_plain_and_free_of_control_characters(
+    verifier: ModuleType, value: object, safe: bool
+) -> None:
+    assert verifier.is_safe_path(value) is safe
