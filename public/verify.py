@@ -67,45 +67,45 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/credential.py            lines 10086 to 10390
     generator/verifier/memory/ledger_snapshot.py        lines 10391 to 10629
     generator/verifier/memory/checkpoint_memory.py      lines 10630 to 10786
-    generator/verifier/memory/release_memory.py         lines 10787 to 11116
-    generator/verifier/rules/answers.py                 lines 11117 to 11184
-    generator/verifier/rules/runs.py                    lines 11185 to 11557
-    generator/verifier/rules/lineage.py                 lines 11558 to 11843
-    generator/verifier/rules/score_edits.py             lines 11844 to 11929
-    generator/verifier/rules/evidence.py                lines 11930 to 12024
-    generator/verifier/rules/certificates.py            lines 12025 to 12492
-    generator/verifier/rules/certificate_documents.py   lines 12493 to 12588
-    generator/verifier/rules/recheck.py                 lines 12589 to 12955
-    generator/verifier/core/report.py                   lines 12956 to 13118
-    generator/verifier/core/windowed.py                 lines 13119 to 13149
-    generator/verifier/core/folder.py                   lines 13150 to 13444
-    generator/verifier/core/checksum_tree.py            lines 13445 to 13599
-    generator/verifier/tlog/rotation.py                 lines 13600 to 13784
-    generator/verifier/memory/mirror_record.py          lines 13785 to 13854
-    generator/verifier/site/release.py                  lines 13855 to 14152
-    generator/verifier/site/checksum_lists.py           lines 14153 to 14309
-    generator/verifier/site/zip_layout.py               lines 14310 to 14509
-    generator/verifier/site/download.py                 lines 14510 to 14902
-    generator/verifier/site/history.py                  lines 14903 to 15272
-    generator/verifier/site/history_v3.py               lines 15273 to 15409
-    generator/verifier/site/commitment_parts.py         lines 15410 to 15598
-    generator/verifier/site/ledger_files.py             lines 15599 to 15957
-    generator/verifier/site/certificate_memo.py         lines 15958 to 16109
-    generator/verifier/site/run_memo.py                 lines 16110 to 16228
-    generator/verifier/site/publication.py              lines 16229 to 16458
-    generator/verifier/rules/revocations.py             lines 16459 to 16578
-    generator/verifier/site/export_files.py             lines 16579 to 16804
-    generator/verifier/site/certificate_records.py      lines 16805 to 16970
-    generator/verifier/site/certificate_files.py        lines 16971 to 17414
-    generator/verifier/site/agreement_files.py          lines 17415 to 17559
-    generator/verifier/site/timestamp_files.py          lines 17560 to 17738
-    generator/verifier/site/log_list_file.py            lines 17739 to 17810
-    generator/verifier/site/accounting.py               lines 17811 to 18089
-    generator/verifier/site/remote.py                   lines 18090 to 18360
-    generator/verifier/site/mirror_folder.py            lines 18361 to 18551
-    generator/verifier/site/mirror.py                   lines 18552 to 18840
-    generator/verifier/site/verify_site.py              lines 18841 to 19174
-    generator/verifier/site/command_line.py             lines 19175 to 19631
+    generator/verifier/memory/release_memory.py         lines 10787 to 11118
+    generator/verifier/rules/answers.py                 lines 11119 to 11186
+    generator/verifier/rules/runs.py                    lines 11187 to 11559
+    generator/verifier/rules/lineage.py                 lines 11560 to 11845
+    generator/verifier/rules/score_edits.py             lines 11846 to 11931
+    generator/verifier/rules/evidence.py                lines 11932 to 12026
+    generator/verifier/rules/certificates.py            lines 12027 to 12494
+    generator/verifier/rules/certificate_documents.py   lines 12495 to 12590
+    generator/verifier/rules/recheck.py                 lines 12591 to 12957
+    generator/verifier/core/report.py                   lines 12958 to 13120
+    generator/verifier/core/windowed.py                 lines 13121 to 13151
+    generator/verifier/core/folder.py                   lines 13152 to 13446
+    generator/verifier/core/checksum_tree.py            lines 13447 to 13601
+    generator/verifier/tlog/rotation.py                 lines 13602 to 13786
+    generator/verifier/memory/mirror_record.py          lines 13787 to 13856
+    generator/verifier/site/release.py                  lines 13857 to 14154
+    generator/verifier/site/checksum_lists.py           lines 14155 to 14311
+    generator/verifier/site/zip_layout.py               lines 14312 to 14511
+    generator/verifier/site/download.py                 lines 14512 to 14904
+    generator/verifier/site/history.py                  lines 14905 to 15274
+    generator/verifier/site/history_v3.py               lines 15275 to 15451
+    generator/verifier/site/commitment_parts.py         lines 15452 to 15640
+    generator/verifier/site/ledger_files.py             lines 15641 to 15999
+    generator/verifier/site/certificate_memo.py         lines 16000 to 16151
+    generator/verifier/site/run_memo.py                 lines 16152 to 16270
+    generator/verifier/site/publication.py              lines 16271 to 16500
+    generator/verifier/rules/revocations.py             lines 16501 to 16620
+    generator/verifier/site/export_files.py             lines 16621 to 16846
+    generator/verifier/site/certificate_records.py      lines 16847 to 17012
+    generator/verifier/site/certificate_files.py        lines 17013 to 17456
+    generator/verifier/site/agreement_files.py          lines 17457 to 17601
+    generator/verifier/site/timestamp_files.py          lines 17602 to 17780
+    generator/verifier/site/log_list_file.py            lines 17781 to 17852
+    generator/verifier/site/accounting.py               lines 17853 to 18131
+    generator/verifier/site/remote.py                   lines 18132 to 18402
+    generator/verifier/site/mirror_folder.py            lines 18403 to 18593
+    generator/verifier/site/mirror.py                   lines 18594 to 18882
+    generator/verifier/site/verify_site.py              lines 18883 to 19220
+    generator/verifier/site/command_line.py             lines 19221 to 19678
 """
 
 # ==============================================================================================
@@ -10797,8 +10797,9 @@ MEMORY_VERSION = 1
 CHECK_KINDS = ("members", "parts")
 
 
-# What a whole check remembered is of: a certificate's, a run's (by serial, by run id).
-MEMO_KINDS = ("certificates", "runs")
+# What a whole check remembered is of: a certificate's, a run's, an inclusion proof's (by serial,
+# by run id, by the proof's path).
+MEMO_KINDS = ("certificates", "runs", "proofs")
 
 
 def rules_version() -> str:
@@ -11027,10 +11028,11 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
-    # -- whole checks of a certificate or a run (site/certificate_memo.py, site/run_memo.py)
+    # -- whole checks of a certificate, a run or a v3 inclusion proof (site/certificate_memo.py,
+    # site/run_memo.py, site/history_v3.py)
 
     def memo(self, kind: str, name: str) -> list[Any] | None:
-        """What the last release's check of the certificate or run `name` (`kind`: MEMO_KINDS)
+        """What the last release's check of the certificate, run or proof `name` (`kind`: MEMO_KINDS)
         read and found, if it passed and the replay went on from that release (only then are the
         leaves it read the same)."""
         found = self.extra.get(kind, {}).get(name) if self.used else None
@@ -15378,13 +15380,24 @@ def check_artifact_proofs_v3(
     wanted: list[tuple[str, int]],
     archived: dict[int, tuple[str, bytes]],
     roots_at: dict[int, bytes],
+    memory: Memory | None = None,
+    vouched: Callable[[str], str | None] | None = None,
 ) -> None:
     """Each reveal's and certificate's .tlog-proof (artifact path, its leaf's index) holds, byte
     for byte, a checkpoint the history archives, and proves the ledger's leaf at its index
-    against the root recomputed at that checkpoint's size."""
+    against the root recomputed at that checkpoint's size.
+
+    A proof is written once and never changes, and its check is a function of its bytes, its
+    leaf's index, the checkpoint it holds as the history archives it and the root at that size:
+    with the verifier's `memory` and the SHA-256es this run `vouched` for, a proof whose check
+    passed before with the same four is not read again."""
     by_bytes = {data: m for m, (_, data) in archived.items()}
     for rel, index in wanted:
         proof_rel = rel + ".tlog-proof"
+        sha = vouched(proof_rel) if vouched is not None else None
+        if memory is not None and sha is not None and _proof_known(memory, proof_rel, sha, index, archived, roots_at):
+            s.report.checks += 2  # as many as reading it counts
+            continue
         proof_data = s.read(proof_rel, "inclusion proof")
         if proof_data is None:
             continue
@@ -15404,7 +15417,36 @@ def check_artifact_proofs_v3(
             continue
         assert m is not None
         problem = artifact_proof_problem(None, proof_data, index, m, roots_at[m])
-        s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
+        passed = s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
+        # Remembered under the SHA-256 of the bytes checked, which must be the ones vouched for.
+        if passed and memory is not None and sha is not None and sha256_hex(proof_data) == sha:
+            memory.took_memo("proofs", proof_rel, [m, _proof_key(memory, sha, index, m, archived, roots_at)])
+
+
+def _proof_key(
+    memory: Memory, sha: str, index: int, m: int, archived: dict[int, tuple[str, bytes]], roots_at: dict[int, bytes]
+) -> str:
+    return memory.recheck_key("proof", sha, index, m, sha256_hex(archived[m][1]), roots_at[m].hex())
+
+
+def _proof_known(
+    memory: Memory,
+    proof_rel: str,
+    sha: str,
+    index: int,
+    archived: dict[int, tuple[str, bytes]],
+    roots_at: dict[int, bytes],
+) -> bool:
+    """Whether the check of the proof at `proof_rel`, whose bytes this run verified have `sha`,
+    passed in the release verified last with everything it read as it is now (kept if so)."""
+    found = memory.memo("proofs", proof_rel)
+    if found is None or len(found) != 2 or not isinstance(found[0], int) or found[0] not in archived:
+        return False
+    m = found[0]
+    if m not in roots_at or found[1] != _proof_key(memory, sha, index, m, archived, roots_at):
+        return False
+    memory.took_memo("proofs", proof_rel, found)
+    return True
 
 
 # ==============================================================================================
@@ -18995,14 +19037,16 @@ def _check(
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
     pinned = earlier[0] if earlier else None
-    _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
-    # What a remembered certificate's check read is known by the SHA-256es this run verified.
-    # Not on Windows: there the walk that lists the site's files sees a junction as a folder,
-    # and only Site.path, which a remembered certificate's files no longer go through, refuses it.
+    # What a remembered check read is known by the SHA-256es this run verified. Not on Windows:
+    # there the walk that lists the site's files sees a junction as a folder, and only Site.path,
+    # which a remembered check's files no longer go through, refuses it.
     vouched = (
         (lambda rel: sums.files.get(rel) if rel in sums.matched else None)
         if memory is not None and sums is not None and sums.signed and os.name != "nt"
         else None
+    )
+    _check_restatements(
+        s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles, memory, vouched
     )
     _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
@@ -19039,6 +19083,8 @@ def _check_restatements(
     root: bytes,
     pinned: VerifierKey | None,
     from_tiles: bool,
+    memory: Memory | None = None,
+    vouched: Vouched | None = None,
 ) -> None:
     """What restates the ledger's tree (the checkpoint history, tiles and inclusion proofs) and
     the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
@@ -19054,7 +19100,7 @@ def _check_restatements(
         check_hand_overs(s, ledger.keys, archived, None if agreed else ledger.size)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if agreed:
-            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at, memory, vouched)
         else:  # today's archived checkpoint is not judged, so a proof holding it cannot be
             report.notes.append("inclusion proofs not checked: the checkpoint does not sign the tiles' tree")
     elif history is not None:
@@ -19321,9 +19367,10 @@ def _verification_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="verify everything from nothing, even when the state file's folder remembers the release verified "
         "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
-        "its new ledger entries are replayed, and a run or certificate is read and checked again only if "
-        "something its check read changed, such as a reveal of one of its items or a file it names (every "
-        "file is still hashed, every other check still made)",
+        "its new ledger entries are replayed, a run or certificate is read and checked again only if "
+        "something its check read changed, such as a reveal of one of its items or a file it names, and an "
+        "inclusion proof (format v3) only if it is new or its bytes changed (every file is still hashed, every "
+        "other check still made)",
     )
     parser.add_argument(
         "--policy",

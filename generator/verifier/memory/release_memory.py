@@ -36,6 +36,9 @@ only with the code that made it, and only if the memory is this user's alone. Th
   before it, its gate, draw and methodology, when each of its items was revealed) hashes to the
   key it passed under; what later checks read of its spec (its items, draw and methodology
   version) is remembered with it;
+- a v3 inclusion proof is not read when its SHA-256 as this run verified it, its leaf's index,
+  the archived checkpoint it held and the root at that size hash to the key it passed under
+  (site/history_v3.py);
 - a member of the download archive is inflated unless its compressed bytes, hashed, are bytes
   that were read back before to the SHA-256 its file is listed with; a v3 download part is not
   read at all when it and its leaf's list both have the SHA-256es of a part and list checked
@@ -62,8 +65,9 @@ MEMORY_VERSION = 1
 # What a key of a passed check is of: an archive member read back ("members"), a v3 download part
 # checked with its leaf's list ("parts").
 CHECK_KINDS = ("members", "parts")
-# What a whole check remembered is of: a certificate's, a run's (by serial, by run id).
-MEMO_KINDS = ("certificates", "runs")
+# What a whole check remembered is of: a certificate's, a run's, an inclusion proof's (by serial,
+# by run id, by the proof's path).
+MEMO_KINDS = ("certificates", "runs", "proofs")
 
 
 def rules_version() -> str:
@@ -292,10 +296,11 @@ class Memory:
     def passed(self, key: str, checks: int, asserted: list[str]) -> None:
         self.new_rechecks[key] = [checks, asserted]
 
-    # -- whole checks of a certificate or a run (site/certificate_memo.py, site/run_memo.py)
+    # -- whole checks of a certificate, a run or a v3 inclusion proof (site/certificate_memo.py,
+    # site/run_memo.py, site/history_v3.py)
 
     def memo(self, kind: str, name: str) -> list[Any] | None:
-        """What the last release's check of the certificate or run `name` (`kind`: MEMO_KINDS)
+        """What the last release's check of the certificate, run or proof `name` (`kind`: MEMO_KINDS)
         read and found, if it passed and the replay went on from that release (only then are the
         leaves it read the same)."""
         found = self.extra.get(kind, {}).get(name) if self.used else None

@@ -182,9 +182,10 @@ def _verification_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="verify everything from nothing, even when the state file's folder remembers the release verified "
         "last (releases/ beside it); without --full a site that extends that release is verified from it: only "
-        "its new ledger entries are replayed, and a run or certificate is read and checked again only if "
-        "something its check read changed, such as a reveal of one of its items or a file it names (every "
-        "file is still hashed, every other check still made)",
+        "its new ledger entries are replayed, a run or certificate is read and checked again only if "
+        "something its check read changed, such as a reveal of one of its items or a file it names, and an "
+        "inclusion proof (format v3) only if it is new or its bytes changed (every file is still hashed, every "
+        "other check still made)",
     )
     parser.add_argument(
         "--policy",

@@ -10,12 +10,14 @@ which must be one the history archives, byte for byte.
 """
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from generator.verifier.core.errors import FormatError, NoteError
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import same
+from generator.verifier.core.formats import same, sha256_hex
 from generator.verifier.core.text import show
+from generator.verifier.memory.release_memory import Memory
 from generator.verifier.site.history import (
     HISTORY_PATH,
     artifact_proof_problem,
@@ -127,13 +129,24 @@ def check_artifact_proofs_v3(
     wanted: list[tuple[str, int]],
     archived: dict[int, tuple[str, bytes]],
     roots_at: dict[int, bytes],
+    memory: Memory | None = None,
+    vouched: Callable[[str], str | None] | None = None,
 ) -> None:
     """Each reveal's and certificate's .tlog-proof (artifact path, its leaf's index) holds, byte
     for byte, a checkpoint the history archives, and proves the ledger's leaf at its index
-    against the root recomputed at that checkpoint's size."""
+    against the root recomputed at that checkpoint's size.
+
+    A proof is written once and never changes, and its check is a function of its bytes, its
+    leaf's index, the checkpoint it holds as the history archives it and the root at that size:
+    with the verifier's `memory` and the SHA-256es this run `vouched` for, a proof whose check
+    passed before with the same four is not read again."""
     by_bytes = {data: m for m, (_, data) in archived.items()}
     for rel, index in wanted:
         proof_rel = rel + ".tlog-proof"
+        sha = vouched(proof_rel) if vouched is not None else None
+        if memory is not None and sha is not None and _proof_known(memory, proof_rel, sha, index, archived, roots_at):
+            s.report.checks += 2  # as many as reading it counts
+            continue
         proof_data = s.read(proof_rel, "inclusion proof")
         if proof_data is None:
             continue
@@ -153,4 +166,33 @@ def check_artifact_proofs_v3(
             continue
         assert m is not None
         problem = artifact_proof_problem(None, proof_data, index, m, roots_at[m])
-        s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
+        passed = s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
+        # Remembered under the SHA-256 of the bytes checked, which must be the ones vouched for.
+        if passed and memory is not None and sha is not None and sha256_hex(proof_data) == sha:
+            memory.took_memo("proofs", proof_rel, [m, _proof_key(memory, sha, index, m, archived, roots_at)])
+
+
+def _proof_key(
+    memory: Memory, sha: str, index: int, m: int, archived: dict[int, tuple[str, bytes]], roots_at: dict[int, bytes]
+) -> str:
+    return memory.recheck_key("proof", sha, index, m, sha256_hex(archived[m][1]), roots_at[m].hex())
+
+
+def _proof_known(
+    memory: Memory,
+    proof_rel: str,
+    sha: str,
+    index: int,
+    archived: dict[int, tuple[str, bytes]],
+    roots_at: dict[int, bytes],
+) -> bool:
+    """Whether the check of the proof at `proof_rel`, whose bytes this run verified have `sha`,
+    passed in the release verified last with everything it read as it is now (kept if so)."""
+    found = memory.memo("proofs", proof_rel)
+    if found is None or len(found) != 2 or not isinstance(found[0], int) or found[0] not in archived:
+        return False
+    m = found[0]
+    if m not in roots_at or found[1] != _proof_key(memory, sha, index, m, archived, roots_at):
+        return False
+    memory.took_memo("proofs", proof_rel, found)
+    return True

@@ -207,14 +207,16 @@ def _check(
             report.check(False, manifest["ledger"]["checkpoint"], problem)
         report.checks += 1
     pinned = earlier[0] if earlier else None
-    _check_restatements(s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles)
-    # What a remembered certificate's check read is known by the SHA-256es this run verified.
-    # Not on Windows: there the walk that lists the site's files sees a junction as a folder,
-    # and only Site.path, which a remembered certificate's files no longer go through, refuses it.
+    # What a remembered check read is known by the SHA-256es this run verified. Not on Windows:
+    # there the walk that lists the site's files sees a junction as a folder, and only Site.path,
+    # which a remembered check's files no longer go through, refuses it.
     vouched = (
         (lambda rel: sums.files.get(rel) if rel in sums.matched else None)
         if memory is not None and sums is not None and sums.signed and os.name != "nt"
         else None
+    )
+    _check_restatements(
+        s, manifest, public_key, ledger, history, checkpoint, roots_at, root, pinned, from_tiles, memory, vouched
     )
     _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
@@ -251,6 +253,8 @@ def _check_restatements(
     root: bytes,
     pinned: VerifierKey | None,
     from_tiles: bool,
+    memory: Memory | None = None,
+    vouched: Vouched | None = None,
 ) -> None:
     """What restates the ledger's tree (the checkpoint history, tiles and inclusion proofs) and
     the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
@@ -266,7 +270,7 @@ def _check_restatements(
         check_hand_overs(s, ledger.keys, archived, None if agreed else ledger.size)
         check_pin_followed(s, keys_rel, ledger.keys, pinned)
         if agreed:
-            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at)
+            check_artifact_proofs_v3(s, proven_artifacts(manifest, ledger), archived, roots_at, memory, vouched)
         else:  # today's archived checkpoint is not judged, so a proof holding it cannot be
             report.notes.append("inclusion proofs not checked: the checkpoint does not sign the tiles' tree")
     elif history is not None:

@@ -25,11 +25,12 @@ from generator.core import layout
 from generator.core.generator_errors import InputError
 from generator.program.sealed import iter_sealed
 from generator.verifier.memory.release_memory import memory_file
+from generator.verifier.site import history_v3
 from tests.support.demo import BuiltSite
 from tests.support.programs import item, write_items
 from tests.support.schemas import validator
-from tests.support.tamper import VERIFY_SRC, run_verifier
-from tests.support.v3 import choose_format, one_event, v3_demo
+from tests.support.tamper import VERIFY_SRC, resign_sums, run_verifier
+from tests.support.v3 import choose_format, demo_signer, one_event, v3_demo
 
 WRITTEN_ONCE = re.compile(r"(.*\.tlog-proof|ledger/checkpoints/[0-9]+|ledger/consistency/.*)")
 
@@ -152,6 +153,53 @@ def test_a_v3_release_is_verified_from_the_last_by_tree_size(tmp_path: Path) -> 
     one_event(site, "2027-01-05T09:00:00Z")
     r = run_verifier(VERIFY_SRC, str(site.out), "--state", str(state))
     assert r.rc == 0 and "only the entries after them were replayed" in r.out, r.text[-3000:]
+
+
+def test_an_inclusion_proof_checked_before_is_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A v3 proof is written once: one whose check passed in the release verified last, with its
+    bytes, its leaf's index, the checkpoint it holds and the root at that size as they were, is not
+    parsed again; one the key holder replaced (another artifact's valid proof, the lists re-signed)
+    is, and fails from the memory as it fails from nothing."""
+    site = v3_demo(tmp_path)
+    memory = tmp_path / "releases"
+    origin = v.verify_site(site.out).tree["origin"]
+    since = [("state", (site.out / layout.CHECKPOINT).read_bytes(), origin)]
+    assert v.verify_site(site.out, since=since, memory=memory).ok
+    retired = one_event(site)
+    pristine = tmp_path / "pristine"
+    shutil.copytree(memory, pristine)
+    checked: list[int] = []
+    check = history_v3.artifact_proof_problem
+
+    def counted(data: Any, proof_data: bytes, index: Any, size: int, root: bytes) -> Any:
+        checked.append(index)
+        return check(data, proof_data, index, size, root)
+
+    monkeypatch.setattr(history_v3, "artifact_proof_problem", counted)
+    after = v.verify_site(site.out, since=since, memory=memory)
+    from_memory = list(checked)
+    checked.clear()
+    full = v.verify_site(site.out, since=since)
+    assert after.ok and full.ok, [p.describe() for p in after.failures + full.failures]
+    assert after.checks == full.checks and len(checked) > 10
+    # Only the new reveal's proof is read (it proves the item's commit leaf).
+    new_proof = v.parse_tlog_proof((site.out / f"reveals/{retired}.json.tlog-proof").read_bytes())
+    assert from_memory == [new_proof.index], (from_memory, retired)
+    # The key holder swaps an old proof for another artifact's, and lists and signs the result.
+    shutil.rmtree(memory)
+    shutil.copytree(pristine, memory)  # the memory of the first release, which `since` names
+    target = site.out / "reveals/a-001.json.tlog-proof"
+    other = (site.out / "reveals/a-002.json.tlog-proof").read_bytes()
+    target.unlink()
+    target.write_bytes(other)
+    resign_sums(site.out, demo_signer(site))
+    tampered = v.verify_site(site.out, since=since, memory=memory)
+    from_nothing = v.verify_site(site.out, since=since)
+    assert not tampered.ok
+    said = sorted(p.describe() for p in tampered.failures)
+    assert said == sorted(p.describe() for p in from_nothing.failures)
+    assert any("reveals/a-001.json.tlog-proof" in line for line in said), said
+    assert any("only the entries after them were replayed" in n for n in tampered.notes), tampered.notes
 
 
 def test_a_memory_of_another_history_does_not_hide_a_fork(tmp_path: Path) -> None:
