@@ -30,7 +30,7 @@ from tests.support.demo import BuiltSite
 from tests.support.programs import item, write_items
 from tests.support.schemas import validator
 from tests.support.tamper import VERIFY_SRC, resign_sums, run_verifier
-from tests.support.v3 import choose_format, demo_signer, one_event, v3_demo
+from tests.support.v3 import choose_format, demo_signer, hide, one_event, v3_demo
 
 WRITTEN_ONCE = re.compile(r"(.*\.tlog-proof|ledger/checkpoints/[0-9]+|ledger/consistency/.*)")
 
@@ -189,16 +189,33 @@ def test_an_inclusion_proof_checked_before_is_not_read_again(tmp_path: Path, mon
     shutil.rmtree(memory)
     shutil.copytree(pristine, memory)  # the memory of the first release, which `since` names
     target = site.out / "reveals/a-001.json.tlog-proof"
-    other = (site.out / "reveals/a-002.json.tlog-proof").read_bytes()
+    original, other = target.read_bytes(), (site.out / "reveals/a-002.json.tlog-proof").read_bytes()
     target.unlink()
     target.write_bytes(other)
     resign_sums(site.out, demo_signer(site))
+    _fails_alike(site, memory, pristine, since, "reveals/a-001.json.tlog-proof")
+    # Or leaves each proof as it was and swaps which artifact the manifest gives each path to: a
+    # proof is remembered with the leaf it proves, not only its bytes.
+    target.write_bytes(original)
+    manifest = json.loads((site.out / v.MANIFEST_PATH).read_bytes())
+    rows = {r["id"]: r for r in manifest["reveals"]}
+    rows["a-001"]["path"], rows["a-002"]["path"] = rows["a-002"]["path"], rows["a-001"]["path"]
+    (site.out / v.MANIFEST_PATH).write_bytes(v.canonical_bytes(manifest))
+    hide(site, v.MANIFEST_PATH)
+    _fails_alike(site, memory, pristine, since, "reveals/a-002.json.tlog-proof")
+
+
+def _fails_alike(site: BuiltSite, memory: Path, pristine: Path, since: Any, named: str) -> None:
+    """The site fails from the memory of its first release (with the replay going on from it) as
+    it fails from nothing: the same failures, one of them at `named`."""
+    shutil.rmtree(memory)
+    shutil.copytree(pristine, memory)
     tampered = v.verify_site(site.out, since=since, memory=memory)
     from_nothing = v.verify_site(site.out, since=since)
     assert not tampered.ok
     said = sorted(p.describe() for p in tampered.failures)
     assert said == sorted(p.describe() for p in from_nothing.failures)
-    assert any("reveals/a-001.json.tlog-proof" in line for line in said), said
+    assert any(named in line for line in said), said
     assert any("only the entries after them were replayed" in n for n in tampered.notes), tampered.notes
 
 
