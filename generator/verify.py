@@ -87,25 +87,25 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/zip_layout.py               lines 14312 to 14511
     generator/verifier/site/download.py                 lines 14512 to 14904
     generator/verifier/site/history.py                  lines 14905 to 15274
-    generator/verifier/site/history_v3.py               lines 15275 to 15451
-    generator/verifier/site/commitment_parts.py         lines 15452 to 15640
-    generator/verifier/site/ledger_files.py             lines 15641 to 15999
-    generator/verifier/site/certificate_memo.py         lines 16000 to 16151
-    generator/verifier/site/run_memo.py                 lines 16152 to 16270
-    generator/verifier/site/publication.py              lines 16271 to 16500
-    generator/verifier/rules/revocations.py             lines 16501 to 16620
-    generator/verifier/site/export_files.py             lines 16621 to 16846
-    generator/verifier/site/certificate_records.py      lines 16847 to 17012
-    generator/verifier/site/certificate_files.py        lines 17013 to 17456
-    generator/verifier/site/agreement_files.py          lines 17457 to 17601
-    generator/verifier/site/timestamp_files.py          lines 17602 to 17780
-    generator/verifier/site/log_list_file.py            lines 17781 to 17852
-    generator/verifier/site/accounting.py               lines 17853 to 18131
-    generator/verifier/site/remote.py                   lines 18132 to 18402
-    generator/verifier/site/mirror_folder.py            lines 18403 to 18593
-    generator/verifier/site/mirror.py                   lines 18594 to 18882
-    generator/verifier/site/verify_site.py              lines 18883 to 19220
-    generator/verifier/site/command_line.py             lines 19221 to 19678
+    generator/verifier/site/history_v3.py               lines 15275 to 15453
+    generator/verifier/site/commitment_parts.py         lines 15454 to 15642
+    generator/verifier/site/ledger_files.py             lines 15643 to 16001
+    generator/verifier/site/certificate_memo.py         lines 16002 to 16153
+    generator/verifier/site/run_memo.py                 lines 16154 to 16272
+    generator/verifier/site/publication.py              lines 16273 to 16502
+    generator/verifier/rules/revocations.py             lines 16503 to 16622
+    generator/verifier/site/export_files.py             lines 16623 to 16848
+    generator/verifier/site/certificate_records.py      lines 16849 to 17014
+    generator/verifier/site/certificate_files.py        lines 17015 to 17458
+    generator/verifier/site/agreement_files.py          lines 17459 to 17603
+    generator/verifier/site/timestamp_files.py          lines 17604 to 17782
+    generator/verifier/site/log_list_file.py            lines 17783 to 17854
+    generator/verifier/site/accounting.py               lines 17855 to 18133
+    generator/verifier/site/remote.py                   lines 18134 to 18404
+    generator/verifier/site/mirror_folder.py            lines 18405 to 18595
+    generator/verifier/site/mirror.py                   lines 18596 to 18884
+    generator/verifier/site/verify_site.py              lines 18885 to 19222
+    generator/verifier/site/command_line.py             lines 19223 to 19680
 """
 
 # ==============================================================================================
@@ -15392,10 +15392,11 @@ def check_artifact_proofs_v3(
     with the verifier's `memory` and the SHA-256es this run `vouched` for, a proof whose check
     passed before with the same four is not read again."""
     by_bytes = {data: m for m, (_, data) in archived.items()}
+    held_at = {m: sha256_hex(data) for m, (_, data) in archived.items()}  # what a proof's key names
     for rel, index in wanted:
         proof_rel = rel + ".tlog-proof"
         sha = vouched(proof_rel) if vouched is not None else None
-        if memory is not None and sha is not None and _proof_known(memory, proof_rel, sha, index, archived, roots_at):
+        if memory is not None and sha is not None and _proof_known(memory, proof_rel, sha, index, held_at, roots_at):
             s.report.checks += 2  # as many as reading it counts
             continue
         proof_data = s.read(proof_rel, "inclusion proof")
@@ -15420,13 +15421,14 @@ def check_artifact_proofs_v3(
         passed = s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
         # Remembered under the SHA-256 of the bytes checked, which must be the ones vouched for.
         if passed and memory is not None and sha is not None and sha256_hex(proof_data) == sha:
-            memory.took_memo("proofs", proof_rel, [m, _proof_key(memory, sha, index, m, archived, roots_at)])
+            memory.took_memo("proofs", proof_rel, [m, _proof_key(memory, sha, index, m, held_at, roots_at)])
 
 
 def _proof_key(
-    memory: Memory, sha: str, index: int, m: int, archived: dict[int, tuple[str, bytes]], roots_at: dict[int, bytes]
+    memory: Memory, sha: str, index: int, m: int, held_at: dict[int, str], roots_at: dict[int, bytes]
 ) -> str:
-    return memory.recheck_key("proof", sha, index, m, sha256_hex(archived[m][1]), roots_at[m].hex())
+    """`held_at`: the SHA-256 of each archived checkpoint, by size."""
+    return memory.recheck_key("proof", sha, index, m, held_at[m], roots_at[m].hex())
 
 
 def _proof_known(
@@ -15434,16 +15436,16 @@ def _proof_known(
     proof_rel: str,
     sha: str,
     index: int,
-    archived: dict[int, tuple[str, bytes]],
+    held_at: dict[int, str],
     roots_at: dict[int, bytes],
 ) -> bool:
     """Whether the check of the proof at `proof_rel`, whose bytes this run verified have `sha`,
     passed in the release verified last with everything it read as it is now (kept if so)."""
     found = memory.memo("proofs", proof_rel)
-    if found is None or len(found) != 2 or not isinstance(found[0], int) or found[0] not in archived:
+    if found is None or len(found) != 2 or not isinstance(found[0], int) or found[0] not in held_at:
         return False
     m = found[0]
-    if m not in roots_at or found[1] != _proof_key(memory, sha, index, m, archived, roots_at):
+    if m not in roots_at or found[1] != _proof_key(memory, sha, index, m, held_at, roots_at):
         return False
     memory.took_memo("proofs", proof_rel, found)
     return True

@@ -141,10 +141,11 @@ def check_artifact_proofs_v3(
     with the verifier's `memory` and the SHA-256es this run `vouched` for, a proof whose check
     passed before with the same four is not read again."""
     by_bytes = {data: m for m, (_, data) in archived.items()}
+    held_at = {m: sha256_hex(data) for m, (_, data) in archived.items()}  # what a proof's key names
     for rel, index in wanted:
         proof_rel = rel + ".tlog-proof"
         sha = vouched(proof_rel) if vouched is not None else None
-        if memory is not None and sha is not None and _proof_known(memory, proof_rel, sha, index, archived, roots_at):
+        if memory is not None and sha is not None and _proof_known(memory, proof_rel, sha, index, held_at, roots_at):
             s.report.checks += 2  # as many as reading it counts
             continue
         proof_data = s.read(proof_rel, "inclusion proof")
@@ -169,13 +170,14 @@ def check_artifact_proofs_v3(
         passed = s.report.check(problem is None, proof_rel, f"{problem} (against {archived[m][0]})" if problem else "")
         # Remembered under the SHA-256 of the bytes checked, which must be the ones vouched for.
         if passed and memory is not None and sha is not None and sha256_hex(proof_data) == sha:
-            memory.took_memo("proofs", proof_rel, [m, _proof_key(memory, sha, index, m, archived, roots_at)])
+            memory.took_memo("proofs", proof_rel, [m, _proof_key(memory, sha, index, m, held_at, roots_at)])
 
 
 def _proof_key(
-    memory: Memory, sha: str, index: int, m: int, archived: dict[int, tuple[str, bytes]], roots_at: dict[int, bytes]
+    memory: Memory, sha: str, index: int, m: int, held_at: dict[int, str], roots_at: dict[int, bytes]
 ) -> str:
-    return memory.recheck_key("proof", sha, index, m, sha256_hex(archived[m][1]), roots_at[m].hex())
+    """`held_at`: the SHA-256 of each archived checkpoint, by size."""
+    return memory.recheck_key("proof", sha, index, m, held_at[m], roots_at[m].hex())
 
 
 def _proof_known(
@@ -183,16 +185,16 @@ def _proof_known(
     proof_rel: str,
     sha: str,
     index: int,
-    archived: dict[int, tuple[str, bytes]],
+    held_at: dict[int, str],
     roots_at: dict[int, bytes],
 ) -> bool:
     """Whether the check of the proof at `proof_rel`, whose bytes this run verified have `sha`,
     passed in the release verified last with everything it read as it is now (kept if so)."""
     found = memory.memo("proofs", proof_rel)
-    if found is None or len(found) != 2 or not isinstance(found[0], int) or found[0] not in archived:
+    if found is None or len(found) != 2 or not isinstance(found[0], int) or found[0] not in held_at:
         return False
     m = found[0]
-    if m not in roots_at or found[1] != _proof_key(memory, sha, index, m, archived, roots_at):
+    if m not in roots_at or found[1] != _proof_key(memory, sha, index, m, held_at, roots_at):
         return False
     memory.took_memo("proofs", proof_rel, found)
     return True
