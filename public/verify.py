@@ -65,47 +65,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/cbor.py                  lines  9778 to  9899
     generator/verifier/exports/scitt_statement.py       lines  9900 to 10085
     generator/verifier/exports/credential.py            lines 10086 to 10390
-    generator/verifier/memory/ledger_snapshot.py        lines 10391 to 10629
-    generator/verifier/memory/checkpoint_memory.py      lines 10630 to 10786
-    generator/verifier/memory/release_memory.py         lines 10787 to 11118
-    generator/verifier/rules/answers.py                 lines 11119 to 11186
-    generator/verifier/rules/runs.py                    lines 11187 to 11559
-    generator/verifier/rules/lineage.py                 lines 11560 to 11845
-    generator/verifier/rules/score_edits.py             lines 11846 to 11931
-    generator/verifier/rules/evidence.py                lines 11932 to 12026
-    generator/verifier/rules/certificates.py            lines 12027 to 12494
-    generator/verifier/rules/certificate_documents.py   lines 12495 to 12590
-    generator/verifier/rules/recheck.py                 lines 12591 to 12957
-    generator/verifier/core/report.py                   lines 12958 to 13120
-    generator/verifier/core/windowed.py                 lines 13121 to 13151
-    generator/verifier/core/folder.py                   lines 13152 to 13446
-    generator/verifier/core/checksum_tree.py            lines 13447 to 13601
-    generator/verifier/tlog/rotation.py                 lines 13602 to 13786
-    generator/verifier/memory/mirror_record.py          lines 13787 to 13856
-    generator/verifier/site/release.py                  lines 13857 to 14154
-    generator/verifier/site/checksum_lists.py           lines 14155 to 14311
-    generator/verifier/site/zip_layout.py               lines 14312 to 14511
-    generator/verifier/site/download.py                 lines 14512 to 14904
-    generator/verifier/site/history.py                  lines 14905 to 15274
-    generator/verifier/site/history_v3.py               lines 15275 to 15453
-    generator/verifier/site/commitment_parts.py         lines 15454 to 15642
-    generator/verifier/site/ledger_files.py             lines 15643 to 16001
-    generator/verifier/site/certificate_memo.py         lines 16002 to 16153
-    generator/verifier/site/run_memo.py                 lines 16154 to 16272
-    generator/verifier/site/publication.py              lines 16273 to 16502
-    generator/verifier/rules/revocations.py             lines 16503 to 16622
-    generator/verifier/site/export_files.py             lines 16623 to 16848
-    generator/verifier/site/certificate_records.py      lines 16849 to 17014
-    generator/verifier/site/certificate_files.py        lines 17015 to 17458
-    generator/verifier/site/agreement_files.py          lines 17459 to 17603
-    generator/verifier/site/timestamp_files.py          lines 17604 to 17782
-    generator/verifier/site/log_list_file.py            lines 17783 to 17854
-    generator/verifier/site/accounting.py               lines 17855 to 18133
-    generator/verifier/site/remote.py                   lines 18134 to 18404
-    generator/verifier/site/mirror_folder.py            lines 18405 to 18595
-    generator/verifier/site/mirror.py                   lines 18596 to 18884
-    generator/verifier/site/verify_site.py              lines 18885 to 19222
-    generator/verifier/site/command_line.py             lines 19223 to 19680
+    generator/verifier/memory/ledger_snapshot.py        lines 10391 to 10634
+    generator/verifier/memory/checkpoint_memory.py      lines 10635 to 10791
+    generator/verifier/memory/release_memory.py         lines 10792 to 11123
+    generator/verifier/rules/answers.py                 lines 11124 to 11191
+    generator/verifier/rules/runs.py                    lines 11192 to 11564
+    generator/verifier/rules/lineage.py                 lines 11565 to 11850
+    generator/verifier/rules/score_edits.py             lines 11851 to 11936
+    generator/verifier/rules/evidence.py                lines 11937 to 12031
+    generator/verifier/rules/certificates.py            lines 12032 to 12499
+    generator/verifier/rules/certificate_documents.py   lines 12500 to 12595
+    generator/verifier/rules/recheck.py                 lines 12596 to 12962
+    generator/verifier/core/report.py                   lines 12963 to 13125
+    generator/verifier/core/windowed.py                 lines 13126 to 13156
+    generator/verifier/core/folder.py                   lines 13157 to 13451
+    generator/verifier/core/checksum_tree.py            lines 13452 to 13606
+    generator/verifier/tlog/rotation.py                 lines 13607 to 13791
+    generator/verifier/memory/mirror_record.py          lines 13792 to 13861
+    generator/verifier/site/release.py                  lines 13862 to 14159
+    generator/verifier/site/checksum_lists.py           lines 14160 to 14316
+    generator/verifier/site/zip_layout.py               lines 14317 to 14516
+    generator/verifier/site/download.py                 lines 14517 to 14909
+    generator/verifier/site/history.py                  lines 14910 to 15279
+    generator/verifier/site/history_v3.py               lines 15280 to 15458
+    generator/verifier/site/commitment_parts.py         lines 15459 to 15647
+    generator/verifier/site/ledger_files.py             lines 15648 to 16006
+    generator/verifier/site/certificate_memo.py         lines 16007 to 16158
+    generator/verifier/site/run_memo.py                 lines 16159 to 16277
+    generator/verifier/site/publication.py              lines 16278 to 16507
+    generator/verifier/rules/revocations.py             lines 16508 to 16627
+    generator/verifier/site/export_files.py             lines 16628 to 16853
+    generator/verifier/site/certificate_records.py      lines 16854 to 17019
+    generator/verifier/site/certificate_files.py        lines 17020 to 17463
+    generator/verifier/site/agreement_files.py          lines 17464 to 17608
+    generator/verifier/site/timestamp_files.py          lines 17609 to 17787
+    generator/verifier/site/log_list_file.py            lines 17788 to 17859
+    generator/verifier/site/accounting.py               lines 17860 to 18138
+    generator/verifier/site/remote.py                   lines 18139 to 18409
+    generator/verifier/site/mirror_folder.py            lines 18410 to 18600
+    generator/verifier/site/mirror.py                   lines 18601 to 18889
+    generator/verifier/site/verify_site.py              lines 18890 to 19227
+    generator/verifier/site/command_line.py             lines 19228 to 19685
 """
 
 # ==============================================================================================
@@ -10448,7 +10448,12 @@ def snapshot_chunks(ledger: Ledger, extra: dict[str, Any], spans: int | None = N
     header = _header(ledger, extra, spans)
     header["sections"] = [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)]
     text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-    pieces: list[bytes | memoryview] = [SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw]
+    return checksummed([SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw])
+
+
+def checksummed(pieces: list[Any]) -> list[Any]:
+    """`pieces` (bytes-like) followed by the SHA-256 of them all, taken without joining them: the
+    trailer a snapshot, and a cache written in pieces, ends with."""
     h = hashlib.sha256()
     for piece in pieces:
         h.update(piece)

@@ -19,7 +19,7 @@ from pathlib import Path
 from generator.core.proofs import MerkleTree
 from generator.program.datadir import Paths
 from generator.state.cache_file import Piece, Staged, hash_prefix, stage_cache
-from generator.verifier import leaf_hash
+from generator.verifier import checksummed, leaf_hash
 
 TREE_NAME = "tree.levels"
 _MAGIC = b"transparency tree levels v1\n"
@@ -96,7 +96,4 @@ def _tree_bytes(paths: Paths, tree: MerkleTree, offset: int) -> list[Piece] | No
         return None
     # Written in pieces, the levels as they are: a million leaves' tree is some 64 MB, and
     # joining it (twice, with its checksum) was the peak of the build's writing.
-    body = hashlib.sha256()
-    for piece in pieces:
-        body.update(piece)
-    return [*pieces, body.digest()]
+    return checksummed(pieces)

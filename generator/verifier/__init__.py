@@ -105,6 +105,7 @@ from generator.verifier.exports.scitt_statement import statement_path, transpare
 from generator.verifier.memory.checkpoint_memory import other_log_problems, replace_atomically, user_cache_dir
 from generator.verifier.memory.ledger_snapshot import (
     SNAPSHOT_SECTIONS,
+    checksummed,
     frontier_of,
     load_snapshot,
     snapshot_bytes,
@@ -413,6 +414,7 @@ __all__ = [
     "checkpoint_body",
     "checkpoint_signers",
     "checkpoint_text",
+    "checksummed",
     "cohen_kappa",
     "commitment_index_bytes",
     "commitment_part_bytes",

@@ -78,7 +78,12 @@ def snapshot_chunks(ledger: Ledger, extra: dict[str, Any], spans: int | None = N
     header = _header(ledger, extra, spans)
     header["sections"] = [[name, code, len(data)] for (name, code), data in zip(SNAPSHOT_SECTIONS, raw, strict=True)]
     text = json.dumps(header, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-    pieces: list[bytes | memoryview] = [SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw]
+    return checksummed([SNAPSHOT_MAGIC, len(text).to_bytes(8, "big"), text, *raw])
+
+
+def checksummed(pieces: list[Any]) -> list[Any]:
+    """`pieces` (bytes-like) followed by the SHA-256 of them all, taken without joining them: the
+    trailer a snapshot, and a cache written in pieces, ends with."""
     h = hashlib.sha256()
     for piece in pieces:
         h.update(piece)
