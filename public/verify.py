@@ -102,10 +102,10 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/log_list_file.py            lines 17788 to 17859
     generator/verifier/site/accounting.py               lines 17860 to 18138
     generator/verifier/site/remote.py                   lines 18139 to 18409
-    generator/verifier/site/mirror_folder.py            lines 18410 to 18600
-    generator/verifier/site/mirror.py                   lines 18601 to 18889
-    generator/verifier/site/verify_site.py              lines 18890 to 19227
-    generator/verifier/site/command_line.py             lines 19228 to 19685
+    generator/verifier/site/mirror_folder.py            lines 18410 to 18628
+    generator/verifier/site/mirror.py                   lines 18629 to 18919
+    generator/verifier/site/verify_site.py              lines 18920 to 19257
+    generator/verifier/site/command_line.py             lines 19258 to 19715
 """
 
 # ==============================================================================================
@@ -18436,24 +18436,33 @@ class LocalCopy:
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
         self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
 
-    def held(self, rel: str, digest: str) -> bool:
-        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
-        or hashed now. A link, or a path through one, holds nothing."""
-        path = self.root / rel
+    def recorded(self, rel: str, digest: str) -> bool | None:
+        """Whether the folder holds `rel` with SHA-256 `digest`, as far as one lstat tells: True or
+        False when the record answers (the file is as the mirror last hashed it, or is missing,
+        a link or not a file), None when only hashing it can."""
         try:
             if not all(self._link_free(p) for p in parents_of(rel)):
                 return False
-            st = path.lstat()
+            st = os.lstat(os.path.join(self.root, rel))
         except OSError:
             return False
         if not stat.S_ISREG(st.st_mode):
             return False
         known = self.record.get(rel)
-        if known is not None and known.identity == identity_of(st):
-            # Unchanged since the mirror hashed it: the record says what it holds.
-            if known.sha256 == digest:
-                self.written[rel] = known
-            return known.sha256 == digest
+        if known is None or known.identity != identity_of(st):
+            return None
+        # Unchanged since the mirror hashed it: the record says what it holds.
+        if known.sha256 == digest:
+            self.written[rel] = known
+        return known.sha256 == digest
+
+    def held(self, rel: str, digest: str) -> bool:
+        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
+        or hashed now. A link, or a path through one, holds nothing."""
+        answer = self.recorded(rel, digest)
+        if answer is not None:
+            return answer
+        path = self.root / rel
         try:
             with path.open("rb") as f:
                 found = hashlib.file_digest(f, "sha256").hexdigest()
@@ -18471,14 +18480,28 @@ class LocalCopy:
             known = self.link_free[folder] = not (self.root / folder).is_symlink()
         return known
 
+    def _answered(self, rel: str, digest: str) -> bool | None:
+        known = self.written.get(rel)
+        return known.sha256 == digest if known is not None else self.recorded(rel, digest)
+
     def holds(self, rel: str, digest: str) -> bool:
         known = self.written.get(rel)
         return known.sha256 == digest if known is not None else self.held(rel, digest)
+
+    def read_if_recorded(self, rel: str, digest: str) -> bytes | None:
+        """The bytes of a list the folder holds with this SHA-256 as the record says (no file is
+        hashed to learn it), else None."""
+        if self._answered(rel, digest) is not True:
+            return None
+        return self._read(rel, digest)
 
     def read_if_held(self, rel: str, digest: str) -> bytes | None:
         """The bytes of a list the folder already holds with this SHA-256, else None."""
         if not self.holds(rel, digest):
             return None
+        return self._read(rel, digest)
+
+    def _read(self, rel: str, digest: str) -> bytes | None:
         try:
             data = (self.root / rel).read_bytes()
         except OSError:
@@ -18488,8 +18511,13 @@ class LocalCopy:
     def plan(self, files: dict[str, str], jobs: int) -> list[str]:
         """The listed files to fetch (in path order): those the folder does not hold as listed."""
         names = sorted(files, key=lambda p: p.encode())
-        held = list(windowed(lambda rel: self.holds(rel, files[rel]), names, jobs))
-        return [rel for rel, ok in zip(names, held, strict=True) if not ok]
+        # Most files are answered by one lstat and the record, here: handing each of them to a
+        # thread costs more in the pool's locks than the lstat (a second at a tenth of the
+        # bench scale). Only the files to hash go to the threads.
+        answers = {rel: self._answered(rel, files[rel]) for rel in names}
+        unsure = [rel for rel in names if answers[rel] is None]
+        answers.update(zip(unsure, windowed(lambda rel: self.held(rel, files[rel]), unsure, jobs), strict=True))
+        return [rel for rel in names if not answers[rel]]
 
     def previously_written(self) -> set[str]:
         """The files an earlier run wrote: the record's, or with no record, those the lists in the
@@ -18772,12 +18800,14 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
                     descended.add(rel)
                     children.append((rel, digest))
         # The lists of one level are read together, a few requests at a time: a tree costs a
-        # round trip per level, not one per list.
-        wave = []
-        for rel, data, fetched in windowed(read, children, jobs):
+        # round trip per level, not one per list. A list the folder holds as the record says is
+        # read here: a thread's locks cost more than reading a small file.
+        held = {rel: kept for rel, digest in children if (kept := local.read_if_recorded(rel, digest)) is not None}
+        for rel, data, fetched in windowed(read, [c for c in children if c[0] not in held], jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
-            wave.append((rel, data))
+            held[rel] = data
+        wave = [(rel, held[rel]) for rel, _ in children]
     _check_shape(remote, listing.files)
     for rel, data in in_hand.items():
         if listing.files.get(rel) == hashlib.sha256(data).hexdigest():
