@@ -202,12 +202,12 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list. A list the folder holds as the record says is
         # read here: a thread's locks cost more than reading a small file.
-        held = {rel: kept for rel, digest in children if (kept := local.read_if_recorded(rel, digest)) is not None}
-        for rel, data, fetched in windowed(read, [c for c in children if c[0] not in held], jobs):
+        got = {rel: kept for rel, digest in children if (kept := local.read_if_recorded(rel, digest)) is not None}
+        for rel, data, fetched in windowed(read, [c for c in children if c[0] not in got], jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
-            held[rel] = data
-        wave = [(rel, held[rel]) for rel, _ in children]
+            got[rel] = data
+        wave = [(rel, got[rel]) for rel, _ in children]
     _check_shape(remote, listing.files)
     for rel, data in in_hand.items():
         if listing.files.get(rel) == hashlib.sha256(data).hexdigest():

@@ -1,7 +1,8 @@
 """The mirror's descent into a checksum list split into a tree (format v3's `sums/<p>.sha256`,
 docs/formats/v3.md section 5), on a hand-made tree served over HTTP: the first copy fetches every
 list and file, and after one file changes only that file and the lists above it are asked for;
-a file the site stops listing is removed, one the mirror did not write is left alone."""
+a file the site stops listing is removed, one the mirror did not write is left alone; a list
+the record vouches for but whose bytes are others is fetched again."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from generator.core.signing_key import Signer
+from generator.verifier.core.folder import identity_of
+from generator.verifier.memory.mirror_record import Written
 from generator.verifier.site.mirror import Outcome, mirror_site
 from generator.verifier.site.remote import open_remote
 from tests.support.http_site import serve
@@ -145,3 +148,19 @@ def test_a_file_no_longer_listed_is_removed_and_one_never_written_is_kept(site: 
     assert second.removed >= 1  # the file, and any list of the tree that went with it
     assert (folder / "notes.txt").read_bytes() == b"the user's own"
     assert {p: d for p, d in on_disk(folder).items() if p != "notes.txt"} == on_disk(site)
+
+
+def test_a_list_the_record_vouches_for_but_whose_bytes_differ_is_fetched_again(site: Path, tmp_path: Path) -> None:
+    """A record (wrong, or written over between the lstat and the read) naming the listed SHA-256
+    and the list's identity as it is now, over other bytes: the bytes read decide, not the record."""
+    folder = tmp_path / "mirror"
+    with serve(site) as served:
+        first = mirror(served.url, folder)
+    rel = sorted(p for p in first.files if p.startswith("sums/"))[0]
+    (folder / rel).write_bytes(b"0" * 64 + b"  pages/planted.html\n")
+    first.files[rel] = Written(first.files[rel].sha256, identity_of((folder / rel).lstat()))
+    with serve(site) as served:
+        second = mirror(served.url, folder, first)
+    assert rel in served.requests
+    assert on_disk(folder) == on_disk(site)
+    assert second.files[rel] == Written(sha((site / rel).read_bytes()), identity_of((folder / rel).lstat()))
