@@ -102,10 +102,10 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/log_list_file.py            lines 17788 to 17859
     generator/verifier/site/accounting.py               lines 17860 to 18138
     generator/verifier/site/remote.py                   lines 18139 to 18409
-    generator/verifier/site/mirror_folder.py            lines 18410 to 18628
-    generator/verifier/site/mirror.py                   lines 18629 to 18919
-    generator/verifier/site/verify_site.py              lines 18920 to 19257
-    generator/verifier/site/command_line.py             lines 19258 to 19715
+    generator/verifier/site/mirror_folder.py            lines 18410 to 18639
+    generator/verifier/site/mirror.py                   lines 18640 to 18930
+    generator/verifier/site/verify_site.py              lines 18931 to 19268
+    generator/verifier/site/command_line.py             lines 19269 to 19726
 """
 
 # ==============================================================================================
@@ -18435,11 +18435,14 @@ class LocalCopy:
         self.record = record
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
         self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
+        self.refuted: set[str] = set()  # files the record vouched for whose bytes, read, were others
 
-    def recorded(self, rel: str, digest: str) -> bool | None:
-        """Whether the folder holds `rel` with SHA-256 `digest`, as far as one lstat tells: True or
-        False when the record answers (the file is as the mirror last hashed it, or is missing,
-        a link or not a file), None when only hashing it can."""
+    def _recorded(self, rel: str, digest: str) -> bool | None:
+        """Whether the folder holds `rel` with SHA-256 `digest`, as far as the file's lstat (and
+        whether a folder above it is a link) tells: True when the record names that SHA-256 and
+        the file kept the identity it had then (and `written` says so from now on), False when
+        the record names other bytes or there is no regular file there to read (missing, a link,
+        under a link, unreadable), None when only hashing the file can tell."""
         try:
             if not all(self._link_free(p) for p in parents_of(rel)):
                 return False
@@ -18449,7 +18452,7 @@ class LocalCopy:
         if not stat.S_ISREG(st.st_mode):
             return False
         known = self.record.get(rel)
-        if known is None or known.identity != identity_of(st):
+        if known is None or known.identity != identity_of(st) or rel in self.refuted:
             return None
         # Unchanged since the mirror hashed it: the record says what it holds.
         if known.sha256 == digest:
@@ -18459,7 +18462,7 @@ class LocalCopy:
     def held(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
         or hashed now. A link, or a path through one, holds nothing."""
-        answer = self.recorded(rel, digest)
+        answer = self._recorded(rel, digest)
         if answer is not None:
             return answer
         path = self.root / rel
@@ -18481,16 +18484,17 @@ class LocalCopy:
         return known
 
     def _answered(self, rel: str, digest: str) -> bool | None:
+        """As `holds`, without hashing: None when only hashing the file can tell."""
         known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self.recorded(rel, digest)
+        return known.sha256 == digest if known is not None else self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
         known = self.written.get(rel)
         return known.sha256 == digest if known is not None else self.held(rel, digest)
 
     def read_if_recorded(self, rel: str, digest: str) -> bytes | None:
-        """The bytes of a list the folder holds with this SHA-256 as the record says (no file is
-        hashed to learn it), else None."""
+        """The bytes of a list the record says the folder holds with this SHA-256 (no file is
+        hashed to decide whether to read it; the bytes read are checked), else None."""
         if self._answered(rel, digest) is not True:
             return None
         return self._read(rel, digest)
@@ -18502,18 +18506,25 @@ class LocalCopy:
         return self._read(rel, digest)
 
     def _read(self, rel: str, digest: str) -> bytes | None:
+        """The file's bytes if they have the SHA-256 `digest`, else None; and then the record no
+        longer answers for it in this run (it vouched for bytes the file does not have): the file
+        is hashed if asked about again, and so fetched and written in its place."""
         try:
             data = (self.root / rel).read_bytes()
         except OSError:
+            data = None
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            self.written.pop(rel, None)
+            self.refuted.add(rel)
             return None
-        return data if hashlib.sha256(data).hexdigest() == digest else None
+        return data
 
     def plan(self, files: dict[str, str], jobs: int) -> list[str]:
         """The listed files to fetch (in path order): those the folder does not hold as listed."""
         names = sorted(files, key=lambda p: p.encode())
         # Most files are answered by one lstat and the record, here: handing each of them to a
-        # thread costs more in the pool's locks than the lstat (a second at a tenth of the
-        # bench scale). Only the files to hash go to the threads.
+        # thread costs more in the pool's locks than the lstat. Only the files to hash go to the
+        # threads.
         answers = {rel: self._answered(rel, files[rel]) for rel in names}
         unsure = [rel for rel in names if answers[rel] is None]
         answers.update(zip(unsure, windowed(lambda rel: self.held(rel, files[rel]), unsure, jobs), strict=True))
@@ -18802,12 +18813,12 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list. A list the folder holds as the record says is
         # read here: a thread's locks cost more than reading a small file.
-        held = {rel: kept for rel, digest in children if (kept := local.read_if_recorded(rel, digest)) is not None}
-        for rel, data, fetched in windowed(read, [c for c in children if c[0] not in held], jobs):
+        got = {rel: kept for rel, digest in children if (kept := local.read_if_recorded(rel, digest)) is not None}
+        for rel, data, fetched in windowed(read, [c for c in children if c[0] not in got], jobs):
             if fetched:
                 listing.fetched_lists[rel] = data
-            held[rel] = data
-        wave = [(rel, held[rel]) for rel, _ in children]
+            got[rel] = data
+        wave = [(rel, got[rel]) for rel, _ in children]
     _check_shape(remote, listing.files)
     for rel, data in in_hand.items():
         if listing.files.get(rel) == hashlib.sha256(data).hexdigest():
