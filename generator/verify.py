@@ -102,10 +102,10 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/log_list_file.py            lines 17788 to 17859
     generator/verifier/site/accounting.py               lines 17860 to 18138
     generator/verifier/site/remote.py                   lines 18139 to 18409
-    generator/verifier/site/mirror_folder.py            lines 18410 to 18639
-    generator/verifier/site/mirror.py                   lines 18640 to 18930
-    generator/verifier/site/verify_site.py              lines 18931 to 19268
-    generator/verifier/site/command_line.py             lines 19269 to 19726
+    generator/verifier/site/mirror_folder.py            lines 18410 to 18638
+    generator/verifier/site/mirror.py                   lines 18639 to 18929
+    generator/verifier/site/verify_site.py              lines 18930 to 19267
+    generator/verifier/site/command_line.py             lines 19268 to 19725
 """
 
 # ==============================================================================================
@@ -18459,12 +18459,9 @@ class LocalCopy:
             self.written[rel] = known
         return known.sha256 == digest
 
-    def held(self, rel: str, digest: str) -> bool:
-        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
-        or hashed now. A link, or a path through one, holds nothing."""
-        answer = self._recorded(rel, digest)
-        if answer is not None:
-            return answer
+    def _hashed(self, rel: str, digest: str) -> bool:
+        """Whether the regular file `rel` (the record could not answer for it) has SHA-256
+        `digest`, hashed now."""
         path = self.root / rel
         try:
             with path.open("rb") as f:
@@ -18489,8 +18486,10 @@ class LocalCopy:
         return known.sha256 == digest if known is not None else self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
-        known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self.held(rel, digest)
+        """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
+        and unchanged since, or hashed now. A link, or a path through one, holds nothing."""
+        answer = self._answered(rel, digest)
+        return answer if answer is not None else self._hashed(rel, digest)
 
     def read_if_recorded(self, rel: str, digest: str) -> bytes | None:
         """The bytes of a list the record says the folder holds with this SHA-256 (no file is
@@ -18527,7 +18526,7 @@ class LocalCopy:
         # threads.
         answers = {rel: self._answered(rel, files[rel]) for rel in names}
         unsure = [rel for rel in names if answers[rel] is None]
-        answers.update(zip(unsure, windowed(lambda rel: self.held(rel, files[rel]), unsure, jobs), strict=True))
+        answers.update(zip(unsure, windowed(lambda rel: self._hashed(rel, files[rel]), unsure, jobs), strict=True))
         return [rel for rel in names if not answers[rel]]
 
     def previously_written(self) -> set[str]:

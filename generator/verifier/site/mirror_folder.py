@@ -61,12 +61,9 @@ class LocalCopy:
             self.written[rel] = known
         return known.sha256 == digest
 
-    def held(self, rel: str, digest: str) -> bool:
-        """Whether the folder holds `rel` with SHA-256 `digest`: recorded so and unchanged since,
-        or hashed now. A link, or a path through one, holds nothing."""
-        answer = self._recorded(rel, digest)
-        if answer is not None:
-            return answer
+    def _hashed(self, rel: str, digest: str) -> bool:
+        """Whether the regular file `rel` (the record could not answer for it) has SHA-256
+        `digest`, hashed now."""
         path = self.root / rel
         try:
             with path.open("rb") as f:
@@ -91,8 +88,10 @@ class LocalCopy:
         return known.sha256 == digest if known is not None else self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
-        known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self.held(rel, digest)
+        """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
+        and unchanged since, or hashed now. A link, or a path through one, holds nothing."""
+        answer = self._answered(rel, digest)
+        return answer if answer is not None else self._hashed(rel, digest)
 
     def read_if_recorded(self, rel: str, digest: str) -> bytes | None:
         """The bytes of a list the record says the folder holds with this SHA-256 (no file is
@@ -129,7 +128,7 @@ class LocalCopy:
         # threads.
         answers = {rel: self._answered(rel, files[rel]) for rel in names}
         unsure = [rel for rel in names if answers[rel] is None]
-        answers.update(zip(unsure, windowed(lambda rel: self.held(rel, files[rel]), unsure, jobs), strict=True))
+        answers.update(zip(unsure, windowed(lambda rel: self._hashed(rel, files[rel]), unsure, jobs), strict=True))
         return [rel for rel in names if not answers[rel]]
 
     def previously_written(self) -> set[str]:
