@@ -9,6 +9,7 @@ is the commitment signed long before.
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from generator.core import canonical_json
 from generator.core.generator_errors import InputError, problem
 from generator.core.progress import Progress
 from generator.program.datadir import Paths
-from generator.program.itemsources import ItemSource, scan_item_sources, source_files
+from generator.program.itemsources import ItemSource, SourceRead, scan_item_sources, source_files
 from generator.program.ledgerfile import appending, event_time
 from generator.state import source_index_cache
 from generator.state.item_digest_cache import UNKNOWN, ItemDigests, changed_members, source_digest
@@ -52,10 +53,15 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     Two passes over the sources: the first validates everything (any problem stops the batch
     before a byte is written), the second seals and stages, so memory holds ids, not items.
     Nothing is written outside the transaction's staging folder until every leaf is durable
-    (generator.program.journal).
+    (generator.program.journal). A JSON source unchanged since a commit that landed read it
+    whole is not read again (generator.state.source_index_cache): a commit of one more item
+    reads the new file, not the million before it.
     """
+    started_ns = time.time_ns()
+    read: dict[Path, SourceRead] = {}
     with appending(paths, "commit") as app:
         ledger = app.ledger
+        kept = source_index_cache.Kept(paths, ledger, source_files(paths), started_ns)
         new = IdIndex()
         total = 0
         digests = ItemDigests(paths, ledger)
@@ -63,7 +69,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         problems: list[Problem] = []
         when = event_time(at, ledger, problems)
         try:
-            for src in scan_item_sources(paths, ledger):
+            for src in scan_item_sources(paths, ledger, skip=kept.files, elsewhere=kept.elsewhere, read_whole=read):
                 total += 1
                 if not ledger.is_committed(src.id):
                     new.add(src.id)
@@ -79,17 +85,17 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         problems += [_edited_problem(paths, ledger, digests, src) for src, _ in edited]
         if problems:
             raise InputError(problems, "the item sources have problems; nothing was committed")
-        # Where each row is, for a later retire to read one row instead of parsing its file.
-        source_index_cache.rebuild(paths, source_files(paths))
+        total += kept.rows
         if not len(new):
             digests.save()
+            source_index_cache.update(paths, kept, read, ledger)
             return CommitResult(0, 0, total)
         digests.load()
         public = ledger.public_gates()
         revealed = 0
         done = 0
         with app.tx.stage_stream(_new_batch(paths, ledger.size), mode=0o600) as sealed:
-            for src in scan_item_sources(paths, ledger, wanted=new):
+            for src in scan_item_sources(paths, ledger, wanted=new, skip=kept.files):
                 data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
                 leaves: list[dict[str, Any]] = [
                     {
@@ -134,6 +140,10 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
             )
     # Records of leaves that did not reach the ledger are never used: the cache is bound to its commitments.
     digests.save()
+    # Only now that the commits landed may the index vouch for the files they came from: where
+    # each row is (a later retire reads one row instead of parsing its file), and which files
+    # the next commit need not read.
+    source_index_cache.update(paths, kept, read, ledger)
     return CommitResult(len(new), revealed, total - len(new))
 
 

@@ -276,7 +276,11 @@ def load_json(path: Path, display: str | None = None, non_integers: list[Problem
     NonInteger (a string), for the caller to check the rest of the file and then refuse; without,
     they are raised together."""
     name = display or str(path)
-    data = read_bytes(path, name)
+    return parse_json(read_bytes(path, name), name, non_integers)
+
+
+def parse_json(data: bytes, name: str, non_integers: list[Problem] | None = None) -> Any:
+    """load_json of bytes already read (by a caller that also hashes them)."""
     text = decode_utf8(data, name)  # a bad byte named by its line, not by an offset
     try:
         value = loads_strict(data)

@@ -6,6 +6,8 @@ items, so a million of them can be committed.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from array import array
 from collections.abc import Callable, Container, Iterator
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.generator_errors import InputError, problem
-from generator.core.strict_input import load_data_file, parse_yaml
+from generator.core.strict_input import load_data_file, parse_json, parse_yaml, read_bytes
 from generator.program.datadir import Paths
 from generator.verifier import (
     GATE_RE,
@@ -31,6 +33,18 @@ from generator.verifier import (
 )
 
 ITEM_SOURCE_KEYS = ("id", "gate", "prompt", "answer")
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """A JSON source file as a scan read it whole: its size, identity and times when it was
+    opened, and the SHA-256 of the very bytes parsed (what the commit's index vouches for)."""
+
+    size: int
+    ino: int
+    mtime_ns: int
+    ctime_ns: int
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -58,10 +72,24 @@ def source_files(paths: Paths) -> list[Path]:
     )
 
 
-def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any] | None:
+def _source_rows(
+    paths: Paths, path: Path, problems: list[Problem], read_whole: dict[Path, SourceRead] | None = None
+) -> list[Any] | None:
     file = paths.show(path)
     try:
-        raw = load_data_file(path, file)
+        if read_whole is not None and path.suffix == ".json":
+            try:
+                st: os.stat_result | None = os.stat(path)
+            except OSError:
+                st = None  # read_bytes names the problem
+            data = read_bytes(path, file)
+            raw = parse_json(data, file)
+            if st is not None and len(data) == st.st_size:  # else it changed while read: left for the next scan
+                read_whole[path] = SourceRead(
+                    st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, hashlib.sha256(data).hexdigest()
+                )
+        else:
+            raw = load_data_file(path, file)
     except InputError as e:
         problems += e.problems
         return _rows_before_error(path, e)
@@ -76,7 +104,13 @@ def _source_rows(paths: Paths, path: Path, problems: list[Problem]) -> list[Any]
 
 
 def scan_item_sources(
-    paths: Paths, ledger: Ledger, wanted: Container[str] | None = None, mentioning: set[str] | None = None
+    paths: Paths,
+    ledger: Ledger,
+    wanted: Container[str] | None = None,
+    mentioning: set[str] | None = None,
+    skip: Container[Path] = (),
+    elsewhere: Callable[[str], str | None] | None = None,
+    read_whole: dict[Path, SourceRead] | None = None,
 ) -> Iterator[ItemSource]:
     """Validate every item source and yield the valid ones, file by file, in name order.
 
@@ -86,23 +120,29 @@ def scan_item_sources(
     items a retire reveals), only those ids' rows are checked, and no duplicate index is kept.
     With `mentioning`, files whose text names none of those ids are skipped unparsed: retiring
     items of a million must not parse them all.
+
+    The files in `skip` are not read (a commit's: unchanged since a commit that landed read them
+    whole); `elsewhere` names where an id is among them, for a duplicate. Each JSON file read
+    whole is entered in `read_whole`.
     """
     problems: list[Problem] = []
     files = source_files(paths)
     # Where each id was first seen (file number and row, packed), in flat arrays: a million ids.
-    seen = _Seen()
+    seen = _Seen(elsewhere)
 
     def place(packed: int) -> str:
         return f"{paths.show(files[packed >> 32])} items[{packed & 0xFFFFFFFF}]"
 
     for file_no, path in enumerate(files):
+        if path in skip:
+            continue
         if mentioning is not None:
             try:
                 if not _mentions(path.read_text(encoding="utf-8", errors="replace"), mentioning):
                     continue
             except OSError:
                 pass  # _source_rows reports it
-        rows = _source_rows(paths, path, problems)
+        rows = _source_rows(paths, path, problems, read_whole)
         if rows is None:
             continue
         file = paths.show(path)
@@ -190,11 +230,13 @@ def _mentions(text: str, ids: set[str]) -> bool:
 
 
 class _Seen:
-    """Ids seen so far and where, on the verifier's compact IdIndex."""
+    """Ids seen so far and where, on the verifier's compact IdIndex; `outside` names where an id
+    is in the files not read."""
 
-    def __init__(self) -> None:
+    def __init__(self, outside: Callable[[str], str | None] | None = None) -> None:
         self._ids = IdIndex()
         self._where = array("Q")
+        self._outside = outside
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self._ids
@@ -203,11 +245,12 @@ class _Seen:
         self._ids.add(item_id)
         self._where.append(packed)
 
-    def __getitem__(self, item_id: str) -> int:
+    def where(self, item_id: str, place: Callable[[int], str]) -> str | None:
+        """Where `item_id` was seen before, if it was."""
         o = self._ids.get(item_id)
-        if o is None:
-            raise KeyError(item_id)
-        return self._where[o]
+        if o is not None:
+            return place(self._where[o])
+        return self._outside(item_id) if self._outside is not None else None
 
 
 def _check_source(
@@ -229,14 +272,14 @@ def _check_source(
                 found=show(item_id),
             )
         )
-    elif item_id in seen:
+    elif (before := seen.where(item_id, place)) is not None:
         problems.append(
             problem(
                 file,
                 f"duplicate item id {item_id}",
                 f"{where}.id",
                 expected="ids unique across all item files",
-                found=f"also at {place(seen[item_id])}",
+                found=f"also at {before}",
             )
         )
     gate = row.get("gate")

@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from generator.program.datadir import Paths
-from generator.state.cache_file import BlockFile, block_file_bytes, write_cache
+from generator.program.itemsources import SourceRead
+from generator.state.cache_file import BlockFile, block_file_pieces, write_cache
+from generator.verifier import Ledger
 
 NAME = "item-sources"
-_MAGIC = b"transparency item sources v1\n"
+_MAGIC = b"transparency item sources v2\n"
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -92,15 +94,93 @@ def _byte_spans(text: str, data: bytes, spans: list[tuple[int, int]]) -> list[tu
 
 
 _ROW_ID_RE = re.compile(rb'"id"\s*:\s*"([a-z0-9][a-z0-9_-]{0,63})"')
+# A file changed this close to a scan's start may have changed again within its clock's tick,
+# after it was read, leaving its times as they were: such a file is vouched for by its SHA-256
+# alone, as git treats a "racily clean" entry.
+RACY_NS = 2_000_000_000
+
+
+class _Rows:
+    """The index's rows, sorted by id: the ids end to end, where each ends, and its file, row
+    and byte span."""
+
+    def __init__(self) -> None:
+        self.blob = bytearray()
+        self.ends, self.file, self.row = array("Q"), array("H"), array("I")
+        self.start, self.end = array("Q"), array("Q")
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def key(self, o: int) -> bytes:
+        return bytes(self.blob[self.ends[o - 1] if o else 0 : self.ends[o]])
+
+    def take(self, other: _Rows, lo: int, hi: int, shift: int) -> None:
+        """Rows lo..hi of `other`, each id moved `shift` bytes on in the blob."""
+        if lo == hi:
+            return
+        self.blob += other.blob[other.ends[lo - 1] if lo else 0 : other.ends[hi - 1]]
+        if shift:
+            self.ends.extend(e + shift for e in other.ends[lo:hi])
+        else:
+            self.ends.extend(other.ends[lo:hi])
+        for mine, theirs in ((self.file, other.file), (self.row, other.row)):
+            mine.extend(theirs[lo:hi])
+        self.start.extend(other.start[lo:hi])
+        self.end.extend(other.end[lo:hi])
+
+    def add(self, key: bytes, file_no: int, row: int, start: int, end: int) -> None:
+        self.blob += key
+        self.ends.append(len(self.blob))
+        self.file.append(file_no)
+        self.row.append(row)
+        self.start.append(start)
+        self.end.append(end)
+
+    def sections(self) -> list[tuple[str, str, bytes | bytearray | memoryview]]:
+        return [
+            ("ids_blob", "B", self.blob),
+            ("ids_ends", "Q", memoryview(self.ends).cast("B")),
+            ("file", "H", memoryview(self.file).cast("B")),
+            ("row", "I", memoryview(self.row).cast("B")),
+            ("start", "Q", memoryview(self.start).cast("B")),
+            ("end", "Q", memoryview(self.end).cast("B")),
+        ]
+
+
+def _rows_of(data: bytes, file_no: int, rows: list[tuple[bytes, int, int, int, int]]) -> int | None:
+    """The rows of one JSON source (its bytes) added to `rows`; how many, or None if it has no
+    spans."""
+    spans = json_row_spans(data)
+    if spans is None:
+        return None
+    for n, (start, end) in enumerate(spans):
+        m = _ROW_ID_RE.search(data, start, end)
+        if m is not None:
+            rows.append((m.group(1), file_no, n, start, end))
+    return len(spans)
+
+
+def _write(paths: Paths, named: list[list[Any]], rows: _Rows, binding: dict[str, Any]) -> None:
+    pieces, _ = block_file_pieces(_MAGIC, {"files": named, **binding}, rows.sections())
+    write_cache(index_path(paths), pieces)
+
+
+def _sorted_rows(found: list[tuple[bytes, int, int, int, int]]) -> _Rows:
+    """Stable: of an id given twice (which the scan refuses), the first row is the one kept."""
+    found.sort(key=lambda r: r[0])
+    rows = _Rows()
+    for n, r in enumerate(found):
+        if n == 0 or r[0] != found[n - 1][0]:
+            rows.add(*r)
+    return rows
 
 
 def rebuild(paths: Paths, files: list[Path]) -> None:
-    """Index the rows of the JSON sources among `files` (the ones the scan reads, in its order);
-    a failure to write costs the next retire a scan, no more. The ids are kept sorted (a
-    lookup bisects them): sorting a million in C costs less than hashing each in Python."""
-    ids: list[bytes] = []
-    file_no, row_no, starts, ends = array("H"), array("I"), array("Q"), array("Q")
+    """Index the rows of the JSON sources among `files`, vouching for none of them (a commit
+    writes its index with `update`); a failure to write costs the next retire a scan, no more."""
     named: list[list[Any]] = []
+    found: list[tuple[bytes, int, int, int, int]] = []
     for path in files:
         if path.suffix != ".json" or len(named) >= 0xFFFF:
             continue
@@ -108,37 +188,169 @@ def rebuild(paths: Paths, files: list[Path]) -> None:
             data = path.read_bytes()
         except OSError:
             continue
-        spans = json_row_spans(data)
-        if spans is None:
+        count = _rows_of(data, len(named), found)
+        if count is not None:
+            named.append([path.name, len(data), hashlib.sha256(data).hexdigest(), count, False])
+    _write(paths, named, _sorted_rows(found), {"commits": 0, "commitments": ""})
+
+
+def _binding(ledger: Ledger) -> dict[str, Any]:
+    """What ties the index to the ledger: every commit it knew of, by their commitments' hash."""
+    n = ledger.commit_count
+    return {"commits": n, "commitments": hashlib.sha256(ledger.commitment_bytes(n)).hexdigest()}
+
+
+class Kept:
+    """The last commit's index, as far as it still holds: the JSON sources it vouches for (read
+    whole by a commit that landed, every row valid and committed) whose bytes are still those,
+    so that a commit need not read them again, and where each of their ids is.
+
+    The index is believed only when the ledger still begins with every commit it knew of and
+    each of its blocks hashes to its recorded value (its rows are read whole: a duplicate must
+    not hide in a damaged block); a file is unchanged when its size, inode and times are the ones
+    recorded (and were not racy), or failing that when its bytes hash to the recorded SHA-256."""
+
+    def __init__(self, paths: Paths, ledger: Ledger, files: list[Path], started_ns: int) -> None:
+        self.paths = paths
+        self.started_ns = started_ns
+        self.files: dict[Path, list[Any]] = {}  # an unchanged file: its entry, as the new index keeps it
+        self._numbers: dict[int, Path] = {}  # its number in the last index
+        self._rows = _Rows()  # the last index's rows, when it vouches for a file still there
+        self._count = 0  # the last index's files
+        try:
+            index = BlockFile(index_path(paths), _MAGIC, _damaged)
+        except (OSError, ValueError):
+            return
+        with index.f:
+            try:
+                named = index.meta["files"]
+                n = index.meta["commits"]
+                if n > ledger.commit_count or _binding_of(ledger, n) != index.meta["commitments"]:
+                    return
+                by_name = {p.name: p for p in files if p.suffix == ".json"}
+                for number, (name, size, digest, rows, stat) in enumerate(named):
+                    path = by_name.get(name)
+                    if path is not None and stat is not False:
+                        entry = self._unchanged(path, size, digest, rows, stat)
+                        if entry is not None:
+                            self.files[path], self._numbers[number] = entry, path
+                if self.files:
+                    s: Any = index.sections
+                    r = self._rows
+                    r.blob, r.ends, r.file = s["ids_blob"].whole(), s["ids_ends"].whole(), s["file"].whole()
+                    r.row, r.start, r.end = s["row"].whole(), s["start"].whole(), s["end"].whole()
+                    if len({len(r.ends), len(r.file), len(r.row), len(r.start), len(r.end)}) != 1:
+                        raise ValueError("sections of different lengths")
+                self._count = len(named)
+            except (_Damaged, KeyError, TypeError, ValueError):
+                self.files, self._numbers, self._rows = {}, {}, _Rows()
+
+    def _unchanged(self, path: Path, size: int, digest: str, rows: int, stat: list[int] | None) -> list[Any] | None:
+        try:
+            st = os.stat(path)
+            if st.st_size != size:
+                return None
+            if stat is not None and stat == [st.st_ino, st.st_mtime_ns, st.st_ctime_ns]:
+                return [path.name, size, digest, rows, stat]
+            with path.open("rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != digest:
+                    return None
+        except OSError:
+            return None
+        return [path.name, size, digest, rows, self._stat(st)]
+
+    def _stat(self, st: os.stat_result) -> list[int] | None:
+        return None if st.st_ctime_ns >= self.started_ns - RACY_NS else [st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
+
+    @property
+    def rows(self) -> int:
+        return sum(entry[3] for entry in self.files.values())
+
+    def elsewhere(self, item_id: str) -> str | None:
+        """Where `item_id` is among the unchanged files, for a duplicate's problem."""
+        r, key = self._rows, item_id.encode()
+        o = _bisect(r, key, 0)
+        if o == len(r) or r.key(o) != key:
+            return None
+        path = self._numbers.get(r.file[o])
+        return None if path is None else f"{self.paths.show(path)} items[{r.row[o]}]"
+
+    def old_rows(self) -> tuple[_Rows, list[list[Any]]]:
+        """The last index's rows of the unchanged files, numbered as they are to be, and their
+        entries."""
+        whole, named = self._rows, list[list[Any]]()
+        if len(self._numbers) == self._count:
+            # Every file of the last index is kept, under its own number: its rows as they are.
+            return whole, [self.files[self._numbers[n]] for n in range(self._count)]
+        renumber = {}
+        for number in sorted(self._numbers):
+            renumber[number] = len(named)
+            named.append(self.files[self._numbers[number]])
+        old = _Rows()
+        for o in range(len(whole)):
+            f = renumber.get(whole.file[o])
+            if f is not None:
+                old.add(whole.key(o), f, whole.row[o], whole.start[o], whole.end[o])
+        return old, named
+
+
+def _bisect(rows: _Rows, key: bytes, lo: int) -> int:
+    """The first of `rows` from `lo` on whose id is not below `key`."""
+    hi = len(rows)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if rows.key(mid) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _binding_of(ledger: Ledger, n: int) -> str:
+    return hashlib.sha256(ledger.commitment_bytes(n)).hexdigest()
+
+
+def update(paths: Paths, kept: Kept, read: dict[Path, SourceRead], ledger: Ledger) -> None:
+    """The index after a commit that landed (or found nothing new): the unchanged files' rows
+    kept, the files the commit read whole (`read`, each as validated) indexed again, all of them
+    vouched for, bound to the ledger's commits. A file whose bytes are no longer the ones
+    validated is left out. A failure to write costs the next commit a full read, no more."""
+    old, named = kept.old_rows()
+    found: list[tuple[bytes, int, int, int, int]] = []
+    for path, seen in sorted(read.items()):
+        if path in kept.files or len(named) >= 0xFFFF:
             continue
-        for n, (start, end) in enumerate(spans):
-            m = _ROW_ID_RE.search(data, start, end)
-            if m is not None:
-                ids.append(m.group(1))
-                file_no.append(len(named))
-                row_no.append(n)
-                starts.append(start)
-                ends.append(end)
-        named.append([path.name, len(data), hashlib.sha256(data).hexdigest()])
-    # Stable: of an id given twice (which the scan refuses), the first row is the one kept.
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    kept = [o for n, o in enumerate(order) if n == 0 or ids[o] != ids[order[n - 1]]]
-    blob = b"".join(ids[o] for o in kept)
-    id_ends = array("Q")
-    at = 0
-    for o in kept:
-        at += len(ids[o])
-        id_ends.append(at)
-    sections = [
-        ("ids_blob", "B", blob),
-        ("ids_ends", "Q", bytes(id_ends)),
-        ("file", "H", bytes(array("H", (file_no[o] for o in kept)))),
-        ("row", "I", bytes(array("I", (row_no[o] for o in kept)))),
-        ("start", "Q", bytes(array("Q", (starts[o] for o in kept)))),
-        ("end", "Q", bytes(array("Q", (ends[o] for o in kept)))),
-    ]
-    out, _ = block_file_bytes(_MAGIC, {"files": named}, sections)
-    write_cache(index_path(paths), out)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() != seen.sha256:
+            continue
+        count = _rows_of(data, len(named), found)
+        if count is not None:
+            stat = [seen.ino, seen.mtime_ns, seen.ctime_ns]
+            racy = seen.ctime_ns >= kept.started_ns - RACY_NS
+            named.append([path.name, seen.size, seen.sha256, count, None if racy else stat])
+    _write(paths, named, _merge(old, _sorted_rows(found)), _binding(ledger))
+
+
+def _merge(old: _Rows, new: _Rows) -> _Rows:
+    """Two sorted row sets as one, in a pass over the new rows (the old ones copied in runs); of
+    an id in both, the old row is kept."""
+    if not len(new):
+        return old
+    out, at, shift = _Rows(), 0, 0
+    for o in range(len(new)):
+        key = new.key(o)
+        lo = _bisect(old, key, at)
+        out.take(old, at, lo, shift)
+        at = lo
+        if at < len(old) and old.key(at) == key:
+            continue
+        out.add(key, new.file[o], new.row[o], new.start[o], new.end[o])
+        shift += len(key)
+    out.take(old, at, len(old), shift)
+    return out
 
 
 def _find(s: Any, key: bytes) -> int | None:
