@@ -90,7 +90,6 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
             digests.save()
             source_index_cache.update(paths, kept, read, ledger)
             return CommitResult(0, 0, total)
-        digests.load()
         public = ledger.public_gates()
         revealed = 0
         done = 0

@@ -7,29 +7,32 @@ million reads; instead each committed item's *source digest*, the SHA-256 of the
 `{"gate": G, "item": {"prompt": …, "answer": …}}`, is remembered in
 `PRIVATE/cache/item-digests` and compared with the digest of today's source row.
 
-The file is a cache (FORMAT.md, "Private formats"): the line `transparency item digests v1`,
-then per commit, in ledger order, its 32-byte commitment and the 32-byte source digest, then
-the SHA-256 of everything before. Only the records whose commitments are the ledger's own, in
-order, are used; the rest are remade from the committed documents (the reveal, or the sealed
-line whose SHA-256 is the commitment), once.
+The file is a cache (FORMAT.md, "Private formats"): the line `transparency item digests v2`,
+then per commit, at its place in ledger order, a 72-byte record: its 32-byte commitment, the
+32-byte source digest, and the first 8 bytes of the SHA-256 of those 64. A record is used only
+when its commitment is the ledger's at that place and its check holds; the others are remade
+from the committed documents (the reveal, or the sealed line whose SHA-256 is the commitment),
+all of them in one pass, the first time one is needed. A commit writes the records of its own
+commits (and of those it remade) at their places, not the file whole: a commit of one item
+neither reads nor writes the million records before it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
 from generator.core import canonical_json
 from generator.program.datadir import Paths
 from generator.program.sealed import locate_sealed, read_located
-from generator.state.cache_file import write_cache
 from generator.verifier import FormatError, Ledger, loads_strict, sha256_hex
 
 CACHE_NAME = "item-digests"
-_MAGIC = b"transparency item digests v1\n"
-_RECORD = 64
+_MAGIC = b"transparency item digests v2\n"
+_RECORD = 72
 # A committed document that cannot be found or read: nothing to compare with, so no refusal.
 UNKNOWN = bytes(32)
 
@@ -42,48 +45,64 @@ def _cache_path(paths: Paths) -> Path:
     return paths.private / "cache" / CACHE_NAME
 
 
+def _record(commitment: bytes, digest: bytes) -> bytes:
+    return commitment + digest + hashlib.sha256(commitment + digest).digest()[:8]
+
+
 class ItemDigests:
-    """The source digest of every committed item, by its commit position."""
+    """The source digest of every committed item, by its commit position; made before the
+    commit adds its own (they are added in ledger order after the ones already there)."""
 
     def __init__(self, paths: Paths, ledger: Ledger) -> None:
         self._paths = paths
         self._ledger = ledger
-        self._records: bytearray | None = None  # commitment ‖ digest per commit, filled on first use
-        self._saved = b""
+        self._base = ledger.commit_count  # the commits already made when the command began
+        self._records: bytearray | None = None  # the file's records, when read whole (a repair)
+        self._file: Any = None  # the file, for the records read one at a time
+        self._repaired = False
+        self._dirty: dict[int, bytes] = {}  # records remade, to write, by place
+        self._added = bytearray()  # the records of this command's commits, from place _base on
 
-    def load(self) -> bytearray:
-        """The records, the missing ones remade; before the first `add`, while the ledger holds
-        only the commits already made."""
+    def _load(self) -> bytearray:
+        if self._records is None:
+            try:
+                data = _cache_path(self._paths).read_bytes()
+            except OSError:
+                data = b""
+            self._records = bytearray(data[len(_MAGIC) :] if data.startswith(_MAGIC) else b"")
+        return self._records
+
+    def _read(self, n: int) -> bytes:
+        """Record `n` as the file has it (b"" when it has none): one read, not the whole file."""
         if self._records is not None:
-            return self._records
-        records = bytearray()
+            return bytes(self._records[n * _RECORD : (n + 1) * _RECORD])
         try:
-            data = _cache_path(self._paths).read_bytes()
+            if self._file is None:
+                self._file = _cache_path(self._paths).open("rb")
+                if self._file.read(len(_MAGIC)) != _MAGIC:
+                    return b""
+            return os.pread(self._file.fileno(), _RECORD, len(_MAGIC) + n * _RECORD)
         except OSError:
-            data = b""
-        body = data[len(_MAGIC) : -32]
-        if data.startswith(_MAGIC) and len(body) % _RECORD == 0 and hashlib.sha256(data[:-32]).digest() == data[-32:]:
-            # Keep the records whose commitments are the ledger's, in order: one comparison in C.
-            count = min(len(body) // _RECORD, self._ledger.commit_count)
-            mine = self._ledger.commitment_bytes(count)
-            theirs = b"".join(body[n * _RECORD : n * _RECORD + 32] for n in range(count))
-            if theirs != mine:
-                count = next(n for n in range(count) if theirs[32 * n : 32 * n + 32] != mine[32 * n : 32 * n + 32])
-            records += body[: count * _RECORD]
-            self._saved = bytes(records)
-        self._records = records
-        self._fill(records)
-        return records
+            return b""
 
-    def _fill(self, records: bytearray) -> None:
-        """Remake the records of the commits the cache does not hold from the committed documents."""
-        start = len(records) // _RECORD
-        commits = list(self._ledger.commits(start))
-        if not commits:
-            return
+    def _valid(self, n: int, commitment: bytes) -> bytes | None:
+        rec = self._read(n)
+        if len(rec) == _RECORD and rec[:32] == commitment and hashlib.sha256(rec[:64]).digest()[:8] == rec[64:]:
+            return bytes(rec[32:64])
+        return None
+
+    def _repair(self) -> None:
+        """Remake every record of the commits made before this command that is missing or not
+        the ledger's, from the committed documents, in one pass over the sealed store."""
+        self._repaired = True
+        self._load()
+        mine = self._ledger.commitment_bytes(self._base)
+        bad = [n for n in range(self._base) if self._valid(n, mine[32 * n : 32 * n + 32]) is None]
+        commits = [c for n in bad for c in self._ledger.commits(n, n + 1)]
         found = {c.id: self._reveal(c.id, c.commitment) for c in commits}
         sealed = locate_sealed(self._paths, {c.id: c.commitment for c in commits if found[c.id] is None})
-        for c in commits:
+        records = self._load()
+        for n, c in zip(bad, commits, strict=True):
             doc = found[c.id]
             if doc is None and c.id in sealed:
                 doc = _parse(read_located(sealed[c.id]))
@@ -91,7 +110,11 @@ class ItemDigests:
             if doc is not None:
                 with contextlib.suppress(KeyError, TypeError, ValueError):
                     digest = source_digest(doc["gate"], doc["item"])
-            records += bytes.fromhex(c.commitment) + digest
+            rec = _record(bytes.fromhex(c.commitment), digest)
+            if len(records) < (n + 1) * _RECORD:
+                records.extend(bytes((n + 1) * _RECORD - len(records)))
+            records[n * _RECORD : (n + 1) * _RECORD] = rec
+            self._dirty[n] = rec
 
     def _reveal(self, item_id: str, commitment: str) -> dict[str, Any] | None:
         try:
@@ -112,28 +135,47 @@ class ItemDigests:
         return doc
 
     def digest(self, item_id: str) -> bytes | None:
+        c = self._ledger.commit(item_id)
         n = self._ledger.commit_position(item_id)
-        if n is None:
+        if c is None or n is None or n >= self._base:
             return None
-        records = self.load()
-        return bytes(records[n * _RECORD + 32 : (n + 1) * _RECORD])
+        found = self._valid(n, bytes.fromhex(c.commitment))
+        if found is None and not self._repaired:
+            self._repair()
+            found = self._valid(n, bytes.fromhex(c.commitment))
+        return found if found is not None else UNKNOWN
 
     def add(self, commitment: str, digest: bytes) -> None:
-        """Record the next commit (in ledger order), as `commit` stages it (after `load`)."""
-        assert self._records is not None, "load() first: the ledger already holds the commits being added"
-        self._records.extend(bytes.fromhex(commitment) + digest)
+        """Record the next commit (in ledger order), as `commit` stages it."""
+        self._added += _record(bytes.fromhex(commitment), digest)
 
     def save(self) -> None:
-        """Write the cache if it changed; a failure costs the next commit its shortcut, no more."""
-        if self._records is None or bytes(self._records) == self._saved:
+        """Write the records made at their places; a failure costs a later commit a pass over
+        the sealed store, no more. Only after the commits landed: a record of a commit that
+        did not would be refused (its place holds another commitment, or none)."""
+        if self._file is not None:
+            self._file.close()
+        if not self._dirty and not self._added:
             return
-        data = _MAGIC + bytes(self._records)
         path = _cache_path(self._paths)
         try:
             path.parent.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
             return
-        write_cache(path, data + hashlib.sha256(data).digest())
+        try:
+            with os.fdopen(fd, "r+b") as f:
+                if f.read(len(_MAGIC)) != _MAGIC:
+                    f.truncate(0)
+                    f.seek(0)
+                    f.write(_MAGIC)
+                for n in sorted(self._dirty):
+                    f.seek(len(_MAGIC) + n * _RECORD)
+                    f.write(self._dirty[n])
+                f.seek(len(_MAGIC) + self._base * _RECORD)
+                f.write(self._added)
+        except OSError:
+            return
 
 
 def _parse(data: bytes) -> dict[str, Any] | None:

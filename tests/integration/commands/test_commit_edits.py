@@ -6,6 +6,7 @@ digest per item in the private cache, so that a commit of new items reads no sea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -96,3 +97,26 @@ def test_a_stale_or_damaged_cache_is_remade_not_trusted(prog: Paths) -> None:
     write_items(prog, [*sources(prog), item("new-1", "b", prompt="Edited after commit.")])
     e = refused(lambda: commit_new_items(prog, AT), prog.data, prog.private)
     assert any("new-1" in p.message for p in e.problems)
+
+
+def test_a_commit_reads_and_writes_only_the_records_it_needs(prog: Paths) -> None:
+    more = prog.items_dir / "more.json"
+    more.write_text(json.dumps({"items": [item("new-1", "b")]}), encoding="utf-8")
+    commit_new_items(prog, AT)
+    cache = prog.private / "cache" / CACHE_NAME
+    data = bytearray(cache.read_bytes())
+    magic = data.index(b"\n") + 1
+    assert len(data) == magic + 72 * 6  # a record per commit, at its place
+    data[magic + 5 * 72 + 40] ^= 1  # new-1's digest: its record's check no longer holds
+    cache.write_bytes(bytes(data))
+    # Another file of new items: new-1's file is unchanged, so its record is neither read nor remade.
+    (prog.items_dir / "more2.json").write_text(json.dumps({"items": [item("new-2", "b")]}), encoding="utf-8")
+    assert commit_new_items(prog, AT).committed == 1
+    after = cache.read_bytes()
+    assert after[: magic + 72 * 6] == bytes(data) and len(after) == magic + 72 * 7
+    # An edit of new-1 is still found: the damaged record is remade from the sealed document.
+    more.write_text(json.dumps({"items": [item("new-1", "b", prompt="Edited.")]}), encoding="utf-8")
+    e = refused(lambda: commit_new_items(prog, AT), prog.data, prog.private)
+    assert [p.message.split(" (")[0] for p in e.problems] == [
+        "item new-1 was committed at ledger entry 11 and its source has changed since"
+    ]
