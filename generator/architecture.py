@@ -17,7 +17,7 @@ has a map of its own and imports nothing of the generator.
 GENERATOR: dict[str, tuple[str, ...]] = {
     "core": ("core",),
     "program": ("core", "program"),
-    "state": ("core", "program.datadir", "program.sealed", "state"),
+    "state": ("core", "program.datadir", "program.itemsources", "program.sealed", "state"),
     "witness": ("core", "state.witness_state", "state.replay_cache", "witness"),
     "monitor": ("core", "state.monitor_state", "state.replay_cache", "monitor"),
     "mirror": ("core", "monitor.site_source", "monitor.read_ahead", "mirror"),
@@ -57,6 +57,7 @@ GENERATOR: dict[str, tuple[str, ...]] = {
 # (line of the map, the one module of another folder it lists): why that module, and only it.
 NARROW: dict[tuple[str, str], str] = {
     ("state", "program.datadir"): "where the private directory's cache/ lies, and the ledger file a cache is bound to",
+    ("state", "program.itemsources"): "the item sources a commit read whole, which the source index vouches for",
     ("state", "program.sealed"): "an item's digest is remade from its committed document, revealed or sealed",
     ("witness", "state.witness_state"): "the latest checkpoint it cosigned per log, its own state",
     ("monitor", "state.monitor_state"): "the key it pinned and the checkpoint it saw per log, its own state",

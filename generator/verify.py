@@ -78,34 +78,34 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/recheck.py                 lines 12596 to 12962
     generator/verifier/core/report.py                   lines 12963 to 13125
     generator/verifier/core/windowed.py                 lines 13126 to 13156
-    generator/verifier/core/folder.py                   lines 13157 to 13451
-    generator/verifier/core/checksum_tree.py            lines 13452 to 13606
-    generator/verifier/tlog/rotation.py                 lines 13607 to 13791
-    generator/verifier/memory/mirror_record.py          lines 13792 to 13861
-    generator/verifier/site/release.py                  lines 13862 to 14159
-    generator/verifier/site/checksum_lists.py           lines 14160 to 14316
-    generator/verifier/site/zip_layout.py               lines 14317 to 14516
-    generator/verifier/site/download.py                 lines 14517 to 14909
-    generator/verifier/site/history.py                  lines 14910 to 15279
-    generator/verifier/site/history_v3.py               lines 15280 to 15458
-    generator/verifier/site/commitment_parts.py         lines 15459 to 15647
-    generator/verifier/site/ledger_files.py             lines 15648 to 16006
-    generator/verifier/site/certificate_memo.py         lines 16007 to 16158
-    generator/verifier/site/run_memo.py                 lines 16159 to 16277
-    generator/verifier/site/publication.py              lines 16278 to 16507
-    generator/verifier/rules/revocations.py             lines 16508 to 16627
-    generator/verifier/site/export_files.py             lines 16628 to 16853
-    generator/verifier/site/certificate_records.py      lines 16854 to 17019
-    generator/verifier/site/certificate_files.py        lines 17020 to 17463
-    generator/verifier/site/agreement_files.py          lines 17464 to 17608
-    generator/verifier/site/timestamp_files.py          lines 17609 to 17787
-    generator/verifier/site/log_list_file.py            lines 17788 to 17859
-    generator/verifier/site/accounting.py               lines 17860 to 18138
-    generator/verifier/site/remote.py                   lines 18139 to 18409
-    generator/verifier/site/mirror_folder.py            lines 18410 to 18638
-    generator/verifier/site/mirror.py                   lines 18639 to 18929
-    generator/verifier/site/verify_site.py              lines 18930 to 19267
-    generator/verifier/site/command_line.py             lines 19268 to 19725
+    generator/verifier/core/folder.py                   lines 13157 to 13475
+    generator/verifier/core/checksum_tree.py            lines 13476 to 13630
+    generator/verifier/tlog/rotation.py                 lines 13631 to 13815
+    generator/verifier/memory/mirror_record.py          lines 13816 to 13886
+    generator/verifier/site/release.py                  lines 13887 to 14184
+    generator/verifier/site/checksum_lists.py           lines 14185 to 14341
+    generator/verifier/site/zip_layout.py               lines 14342 to 14541
+    generator/verifier/site/download.py                 lines 14542 to 14934
+    generator/verifier/site/history.py                  lines 14935 to 15304
+    generator/verifier/site/history_v3.py               lines 15305 to 15483
+    generator/verifier/site/commitment_parts.py         lines 15484 to 15672
+    generator/verifier/site/ledger_files.py             lines 15673 to 16031
+    generator/verifier/site/certificate_memo.py         lines 16032 to 16183
+    generator/verifier/site/run_memo.py                 lines 16184 to 16302
+    generator/verifier/site/publication.py              lines 16303 to 16532
+    generator/verifier/rules/revocations.py             lines 16533 to 16652
+    generator/verifier/site/export_files.py             lines 16653 to 16878
+    generator/verifier/site/certificate_records.py      lines 16879 to 17044
+    generator/verifier/site/certificate_files.py        lines 17045 to 17488
+    generator/verifier/site/agreement_files.py          lines 17489 to 17633
+    generator/verifier/site/timestamp_files.py          lines 17634 to 17812
+    generator/verifier/site/log_list_file.py            lines 17813 to 17884
+    generator/verifier/site/accounting.py               lines 17885 to 18163
+    generator/verifier/site/remote.py                   lines 18164 to 18434
+    generator/verifier/site/mirror_folder.py            lines 18435 to 18664
+    generator/verifier/site/mirror.py                   lines 18665 to 18955
+    generator/verifier/site/verify_site.py              lines 18956 to 19293
+    generator/verifier/site/command_line.py             lines 19294 to 19750
 """
 
 # ==============================================================================================
@@ -13175,8 +13175,32 @@ MAX_SITE_DEPTH = 32
 Identity = tuple[int, int, int, int]  # a file's size, mtime_ns, ctime_ns and inode
 
 
-# Files whose SHA-256 the caller knows: path -> (SHA-256, the identity the file had when hashed).
-KnownHashes = Mapping[str, tuple[str, Identity]]
+_IDENTITY = struct.Struct("<qqqQ")
+
+
+# Files whose SHA-256 the caller knows: path -> known_value(SHA-256, the identity the file had
+# when hashed), 64 bytes: a mirror's record of 300,000 files is held while it verifies, and a
+# tuple of a hex string and four integers costs five times as much.
+KnownHashes = Mapping[str, bytes]
+
+
+def known_value(sha256_hex: str, identity: Identity) -> bytes:
+    """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes."""
+    return bytes.fromhex(sha256_hex) + _IDENTITY.pack(*identity)
+
+
+def known_sha256(value: bytes) -> str:
+    return value[:32].hex()
+
+
+def known_identity(value: bytes) -> Identity:
+    size, mtime, ctime, inode = _IDENTITY.unpack_from(value, 32)
+    return size, mtime, ctime, inode
+
+
+def known_still(value: bytes, st: os.stat_result) -> bool:
+    """Whether the file `st` describes has the identity `value` records."""
+    return value[32:] == _IDENTITY.pack(*identity_of(st))
 
 
 def identity_of(st: os.stat_result) -> Identity:
@@ -13339,10 +13363,10 @@ class Site:
             st = os.lstat(os.path.join(self.root, rel))
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode) or identity_of(st) != known[1]:
+        if not stat.S_ISREG(st.st_mode) or not known_still(known, st):
             return None
         self.known_used.add(rel)
-        return known[0]
+        return known_sha256(known)
 
     def file_sha256(self, rel: str) -> str:
         known = self.known_sha256(rel)
@@ -13802,12 +13826,10 @@ RECORD_HEADER = "transparency-verify mirror record v1"
 RECORD_MAX_BYTES = 1 << 32
 
 
-@dataclass(frozen=True)
-class Written:
-    """A file the mirror wrote: its SHA-256 and its stat identity when it was last hashed."""
-
-    sha256: str
-    identity: Identity
+# A file the mirror wrote: its SHA-256 and its stat identity when it was last hashed, as one
+# 64-byte value (folder.known_value), the form folder.Site's `known` takes: the record of 300,000
+# files is handed to the verification as it is, not copied, and held small while it runs.
+Written = bytes
 
 
 def record_path(state_folder: Path, site_folder: Path) -> Path:
@@ -13845,7 +13867,10 @@ def _parse(text: str) -> dict[str, Written]:
         if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
         size, mtime, ctime, inode = (int(x) for x in fields[1:5])
-        files[fields[5]] = Written(fields[0], (size, mtime, ctime, inode))
+        try:
+            files[fields[5]] = known_value(fields[0], (size, mtime, ctime, inode))
+        except struct.error:
+            raise ValueError(f"line {n} is malformed") from None
     return files
 
 
@@ -13854,7 +13879,7 @@ def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
     lines = [RECORD_HEADER, url.replace("\n", " ")]
     for rel in sorted(files, key=lambda p: p.encode()):
         w = files[rel]
-        lines.append(f"{w.sha256} {' '.join(str(x) for x in w.identity)} {rel}")
+        lines.append(f"{known_sha256(w)} {' '.join(str(x) for x in known_identity(w))} {rel}")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     replace_atomically(path, ("\n".join(lines) + "\n").encode())
 
@@ -18452,12 +18477,13 @@ class LocalCopy:
         if not stat.S_ISREG(st.st_mode):
             return False
         known = self.record.get(rel)
-        if known is None or known.identity != identity_of(st) or rel in self.refuted:
+        if known is None or not known_still(known, st) or rel in self.refuted:
             return None
         # Unchanged since the mirror hashed it: the record says what it holds.
-        if known.sha256 == digest:
+        same = known_sha256(known) == digest
+        if same:
             self.written[rel] = known
-        return known.sha256 == digest
+        return same
 
     def _hashed(self, rel: str, digest: str) -> bool:
         """Whether the regular file `rel` (the record could not answer for it) has SHA-256
@@ -18471,7 +18497,7 @@ class LocalCopy:
             return False
         if found != digest:
             return False
-        self.written[rel] = Written(found, identity_of(st))
+        self.written[rel] = known_value(found, identity_of(st))
         return True
 
     def _link_free(self, folder: str) -> bool:
@@ -18483,7 +18509,7 @@ class LocalCopy:
     def _answered(self, rel: str, digest: str) -> bool | None:
         """As `holds`, without hashing: None when only hashing the file can tell."""
         known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self._recorded(rel, digest)
+        return known_sha256(known) == digest if known is not None else self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
@@ -18577,7 +18603,7 @@ def swap_in(
         source, _ = staged[(rel, files[rel])]
         target = _prepare(folder, rel)
         os.replace(source, target)
-        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
+        local.written[rel] = known_value(files[rel], identity_of(target.lstat()))
     for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
         temp = folder / INCOMING / f"{rel}.part"
         with open(temp, "wb") as f:
@@ -19565,8 +19591,7 @@ def _mirror_main(argv: list[str]) -> int:
         except OSError as e:
             print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
             record_file = None
-    known = {rel: (w.sha256, w.identity) for rel, w in outcome.files.items()} if record_file else None
-    return _verify(str(folder), args, policy, known)
+    return _verify(str(folder), args, policy, outcome.files if record_file else None)
 
 
 def _mirror_argument_problem(args: argparse.Namespace) -> str | None:

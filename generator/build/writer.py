@@ -24,7 +24,7 @@ from generator.core import layout
 from generator.core.cleanup import Cleanup
 from generator.core.generator_errors import TransparencyError
 from generator.core.signing_key import Signer
-from generator.verifier import Identity, identity_of, is_safe_path, sha256_hex
+from generator.verifier import identity_of, is_safe_path, known_value, sha256_hex
 
 
 class OutputPathError(TransparencyError):
@@ -57,7 +57,7 @@ class SiteWriter:
         # The files taken from the last release, each with the SHA-256 it was read to have just
         # before it was linked and the identity it has since: the build's own check of the
         # release hashes the files this build wrote, and these only if they changed since.
-        self.carried: dict[str, tuple[str, Identity]] = {}
+        self.carried: dict[str, bytes] = {}  # known_value(SHA-256, identity), as the verifier takes them
         umask = os.umask(0)
         os.umask(umask)
         self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
@@ -119,7 +119,7 @@ class SiteWriter:
                 st.st_mtime_ns,
                 st.st_ino,
             ):
-                self.carried[rel] = (digest, identity_of(after))
+                self.carried[rel] = known_value(digest, identity_of(after))
                 self.hashes[rel] = digest
                 self.linked += 1
                 return True
@@ -136,7 +136,7 @@ class SiteWriter:
         if not same:
             os.unlink(path)
             return False
-        self.carried[rel] = (digest, before)
+        self.carried[rel] = known_value(digest, before)
         self.hashes[rel] = digest
         self.linked += 1
         return True

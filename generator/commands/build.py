@@ -41,7 +41,7 @@ from generator.state import build_cache
 from generator.state.cache_file import Staged
 from generator.state.hash_index_cache import HashIndex, load_index
 from generator.state.page_cache import PageMemo, memo_path
-from generator.verifier import Identity, sha256_hex
+from generator.verifier import sha256_hex
 
 # Set by the test suite: a bug in the published verifier raises there, instead of being reported
 # as an internal error that fails the build like any other failure.
@@ -134,7 +134,7 @@ def _build(
             if progress:
                 progress("verifying the built site", 0, 1)
             shape = build_cache.site_shape(staging.path) if written.has_inputs else None
-            carried: dict[str, tuple[str, Identity]] = _read_back(carried_file)
+            carried: dict[str, bytes] = _read_back(carried_file)
             report = self_check(staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried)
             # The verifier's state, and the files carried over that it was handed, are let go
             # before the steps after the swap walk the site: their peaks must not add up.
@@ -322,7 +322,7 @@ def self_check(
     memory: Path | None = None,
     previous: PreviousRelease | None = None,
     full: bool = False,
-    carried: Mapping[str, tuple[str, Identity]] | None = None,
+    carried: Mapping[str, bytes] | None = None,
 ) -> Any:
     """The site verified by the very verify.py it ships: those bytes, loaded as a module of
     their own, pinned to our key. The report is that module's Report.

@@ -333,8 +333,7 @@ def _mirror_main(argv: list[str]) -> int:
         except OSError as e:
             print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
             record_file = None
-    known = {rel: (w.sha256, w.identity) for rel, w in outcome.files.items()} if record_file else None
-    return _verify(str(folder), args, policy, known)
+    return _verify(str(folder), args, policy, outcome.files if record_file else None)
 
 
 def _mirror_argument_problem(args: argparse.Namespace) -> str | None:

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, identity_of
+from generator.verifier.core.folder import SUMS_PATH, SUMS_SIG_PATH, identity_of, known_sha256, known_still, known_value
 from generator.verifier.core.formats import is_safe_path
 from generator.verifier.core.windowed import windowed
 from generator.verifier.memory.mirror_record import Written
@@ -54,12 +54,13 @@ class LocalCopy:
         if not stat.S_ISREG(st.st_mode):
             return False
         known = self.record.get(rel)
-        if known is None or known.identity != identity_of(st) or rel in self.refuted:
+        if known is None or not known_still(known, st) or rel in self.refuted:
             return None
         # Unchanged since the mirror hashed it: the record says what it holds.
-        if known.sha256 == digest:
+        same = known_sha256(known) == digest
+        if same:
             self.written[rel] = known
-        return known.sha256 == digest
+        return same
 
     def _hashed(self, rel: str, digest: str) -> bool:
         """Whether the regular file `rel` (the record could not answer for it) has SHA-256
@@ -73,7 +74,7 @@ class LocalCopy:
             return False
         if found != digest:
             return False
-        self.written[rel] = Written(found, identity_of(st))
+        self.written[rel] = known_value(found, identity_of(st))
         return True
 
     def _link_free(self, folder: str) -> bool:
@@ -85,7 +86,7 @@ class LocalCopy:
     def _answered(self, rel: str, digest: str) -> bool | None:
         """As `holds`, without hashing: None when only hashing the file can tell."""
         known = self.written.get(rel)
-        return known.sha256 == digest if known is not None else self._recorded(rel, digest)
+        return known_sha256(known) == digest if known is not None else self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
@@ -179,7 +180,7 @@ def swap_in(
         source, _ = staged[(rel, files[rel])]
         target = _prepare(folder, rel)
         os.replace(source, target)
-        local.written[rel] = Written(files[rel], identity_of(target.lstat()))
+        local.written[rel] = known_value(files[rel], identity_of(target.lstat()))
     for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
         temp = folder / INCOMING / f"{rel}.part"
         with open(temp, "wb") as f:

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.core.signing_key import Signer
-from generator.verifier.core.folder import identity_of
-from generator.verifier.memory.mirror_record import Written
+from generator.verifier.core.folder import identity_of, known_sha256, known_value
 from generator.verifier.site.mirror import Outcome, mirror_site
 from generator.verifier.site.remote import open_remote
 from tests.support.http_site import serve
@@ -158,9 +157,9 @@ def test_a_list_the_record_vouches_for_but_whose_bytes_differ_is_fetched_again(s
         first = mirror(served.url, folder)
     rel = sorted(p for p in first.files if p.startswith("sums/"))[0]
     (folder / rel).write_bytes(b"0" * 64 + b"  pages/planted.html\n")
-    first.files[rel] = Written(first.files[rel].sha256, identity_of((folder / rel).lstat()))
+    first.files[rel] = known_value(known_sha256(first.files[rel]), identity_of((folder / rel).lstat()))
     with serve(site) as served:
         second = mirror(served.url, folder, first)
     assert rel in served.requests
     assert on_disk(folder) == on_disk(site)
-    assert second.files[rel] == Written(sha((site / rel).read_bytes()), identity_of((folder / rel).lstat()))
+    assert second.files[rel] == known_value(sha((site / rel).read_bytes()), identity_of((folder / rel).lstat()))
