@@ -78,34 +78,34 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/recheck.py                 lines 12596 to 12962
     generator/verifier/core/report.py                   lines 12963 to 13125
     generator/verifier/core/windowed.py                 lines 13126 to 13156
-    generator/verifier/core/folder.py                   lines 13157 to 13475
-    generator/verifier/core/checksum_tree.py            lines 13476 to 13630
-    generator/verifier/tlog/rotation.py                 lines 13631 to 13815
-    generator/verifier/memory/mirror_record.py          lines 13816 to 13886
-    generator/verifier/site/release.py                  lines 13887 to 14184
-    generator/verifier/site/checksum_lists.py           lines 14185 to 14341
-    generator/verifier/site/zip_layout.py               lines 14342 to 14541
-    generator/verifier/site/download.py                 lines 14542 to 14934
-    generator/verifier/site/history.py                  lines 14935 to 15304
-    generator/verifier/site/history_v3.py               lines 15305 to 15483
-    generator/verifier/site/commitment_parts.py         lines 15484 to 15672
-    generator/verifier/site/ledger_files.py             lines 15673 to 16031
-    generator/verifier/site/certificate_memo.py         lines 16032 to 16183
-    generator/verifier/site/run_memo.py                 lines 16184 to 16302
-    generator/verifier/site/publication.py              lines 16303 to 16532
-    generator/verifier/rules/revocations.py             lines 16533 to 16652
-    generator/verifier/site/export_files.py             lines 16653 to 16878
-    generator/verifier/site/certificate_records.py      lines 16879 to 17044
-    generator/verifier/site/certificate_files.py        lines 17045 to 17488
-    generator/verifier/site/agreement_files.py          lines 17489 to 17633
-    generator/verifier/site/timestamp_files.py          lines 17634 to 17812
-    generator/verifier/site/log_list_file.py            lines 17813 to 17884
-    generator/verifier/site/accounting.py               lines 17885 to 18163
-    generator/verifier/site/remote.py                   lines 18164 to 18434
-    generator/verifier/site/mirror_folder.py            lines 18435 to 18664
-    generator/verifier/site/mirror.py                   lines 18665 to 18955
-    generator/verifier/site/verify_site.py              lines 18956 to 19293
-    generator/verifier/site/command_line.py             lines 19294 to 19750
+    generator/verifier/core/folder.py                   lines 13157 to 13482
+    generator/verifier/core/checksum_tree.py            lines 13483 to 13637
+    generator/verifier/tlog/rotation.py                 lines 13638 to 13822
+    generator/verifier/memory/mirror_record.py          lines 13823 to 13896
+    generator/verifier/site/release.py                  lines 13897 to 14194
+    generator/verifier/site/checksum_lists.py           lines 14195 to 14351
+    generator/verifier/site/zip_layout.py               lines 14352 to 14551
+    generator/verifier/site/download.py                 lines 14552 to 14944
+    generator/verifier/site/history.py                  lines 14945 to 15314
+    generator/verifier/site/history_v3.py               lines 15315 to 15493
+    generator/verifier/site/commitment_parts.py         lines 15494 to 15682
+    generator/verifier/site/ledger_files.py             lines 15683 to 16041
+    generator/verifier/site/certificate_memo.py         lines 16042 to 16193
+    generator/verifier/site/run_memo.py                 lines 16194 to 16312
+    generator/verifier/site/publication.py              lines 16313 to 16542
+    generator/verifier/rules/revocations.py             lines 16543 to 16662
+    generator/verifier/site/export_files.py             lines 16663 to 16888
+    generator/verifier/site/certificate_records.py      lines 16889 to 17054
+    generator/verifier/site/certificate_files.py        lines 17055 to 17498
+    generator/verifier/site/agreement_files.py          lines 17499 to 17643
+    generator/verifier/site/timestamp_files.py          lines 17644 to 17822
+    generator/verifier/site/log_list_file.py            lines 17823 to 17894
+    generator/verifier/site/accounting.py               lines 17895 to 18173
+    generator/verifier/site/remote.py                   lines 18174 to 18444
+    generator/verifier/site/mirror_folder.py            lines 18445 to 18689
+    generator/verifier/site/mirror.py                   lines 18690 to 18980
+    generator/verifier/site/verify_site.py              lines 18981 to 19318
+    generator/verifier/site/command_line.py             lines 19319 to 19775
 """
 
 # ==============================================================================================
@@ -13184,9 +13184,13 @@ _IDENTITY = struct.Struct("<qqqQ")
 KnownHashes = Mapping[str, bytes]
 
 
-def known_value(sha256_hex: str, identity: Identity) -> bytes:
-    """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes."""
-    return bytes.fromhex(sha256_hex) + _IDENTITY.pack(*identity)
+def known_value(sha256_hex: str, identity: Identity) -> bytes | None:
+    """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes; None when the
+    identity does not fit (a time past 2262, an inode over 64 bits): such a file is hashed."""
+    try:
+        return bytes.fromhex(sha256_hex) + _IDENTITY.pack(*identity)
+    except struct.error:
+        return None
 
 
 def known_sha256(value: bytes) -> str:
@@ -13200,7 +13204,10 @@ def known_identity(value: bytes) -> Identity:
 
 def known_still(value: bytes, st: os.stat_result) -> bool:
     """Whether the file `st` describes has the identity `value` records."""
-    return value[32:] == _IDENTITY.pack(*identity_of(st))
+    try:
+        return value[32:] == _IDENTITY.pack(*identity_of(st))
+    except struct.error:
+        return False
 
 
 def identity_of(st: os.stat_result) -> Identity:
@@ -13822,6 +13829,9 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 RECORD_HEADER = "transparency-verify mirror record v1"
 
 
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
 # A line is under 250 bytes; ten million files is far beyond any site this format makes.
 RECORD_MAX_BYTES = 1 << 32
 
@@ -13867,10 +13877,10 @@ def _parse(text: str) -> dict[str, Written]:
         if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
         size, mtime, ctime, inode = (int(x) for x in fields[1:5])
-        try:
-            files[fields[5]] = known_value(fields[0], (size, mtime, ctime, inode))
-        except struct.error:
-            raise ValueError(f"line {n} is malformed") from None
+        value = known_value(fields[0], (size, mtime, ctime, inode)) if _HEX64.fullmatch(fields[0]) else None
+        if value is None:
+            raise ValueError(f"line {n} is malformed")
+        files[fields[5]] = value
     return files
 
 
@@ -18459,6 +18469,9 @@ class LocalCopy:
         self.root = root
         self.record = record
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
+        # Files held as listed whose identity a record cannot hold (a time past 2262): by SHA-256,
+        # for this run only; the next hashes them again.
+        self.unrecorded: dict[str, str] = {}
         self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
         self.refuted: set[str] = set()  # files the record vouched for whose bytes, read, were others
 
@@ -18497,7 +18510,11 @@ class LocalCopy:
             return False
         if found != digest:
             return False
-        self.written[rel] = known_value(found, identity_of(st))
+        value = known_value(found, identity_of(st))
+        if value is None:
+            self.unrecorded[rel] = found
+        else:
+            self.written[rel] = value
         return True
 
     def _link_free(self, folder: str) -> bool:
@@ -18509,7 +18526,11 @@ class LocalCopy:
     def _answered(self, rel: str, digest: str) -> bool | None:
         """As `holds`, without hashing: None when only hashing the file can tell."""
         known = self.written.get(rel)
-        return known_sha256(known) == digest if known is not None else self._recorded(rel, digest)
+        if known is not None:
+            return known_sha256(known) == digest
+        if rel in self.unrecorded:
+            return self.unrecorded[rel] == digest
+        return self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
@@ -18540,6 +18561,7 @@ class LocalCopy:
             data = None
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             self.written.pop(rel, None)
+            self.unrecorded.pop(rel, None)
             self.refuted.add(rel)
             return None
         return data
@@ -18597,13 +18619,16 @@ def swap_in(
         if _remove(folder, rel):
             removed += 1
         local.written.pop(rel, None)
+        local.unrecorded.pop(rel, None)
     for rel in sorted(files):
-        if rel in local.written:
+        if rel in local.written or rel in local.unrecorded:
             continue
         source, _ = staged[(rel, files[rel])]
         target = _prepare(folder, rel)
         os.replace(source, target)
-        local.written[rel] = known_value(files[rel], identity_of(target.lstat()))
+        value = known_value(files[rel], identity_of(target.lstat()))
+        if value is not None:
+            local.written[rel] = value
     for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
         temp = folder / INCOMING / f"{rel}.part"
         with open(temp, "wb") as f:

@@ -119,7 +119,9 @@ class SiteWriter:
                 st.st_mtime_ns,
                 st.st_ino,
             ):
-                self.carried[rel] = known_value(digest, identity_of(after))
+                value = known_value(digest, identity_of(after))
+                if value is not None:  # else the build's check hashes it
+                    self.carried[rel] = value
                 self.hashes[rel] = digest
                 self.linked += 1
                 return True
@@ -136,7 +138,9 @@ class SiteWriter:
         if not same:
             os.unlink(path)
             return False
-        self.carried[rel] = known_value(digest, before)
+        value = known_value(digest, before)
+        if value is not None:
+            self.carried[rel] = value
         self.hashes[rel] = digest
         self.linked += 1
         return True

@@ -50,8 +50,8 @@ class CommitResult:
 def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | None = None) -> CommitResult:
     """Commit every item source not yet in the ledger; reveal public-gate items at once.
 
-    Two passes over the sources: the first validates everything (any problem stops the batch
-    before a byte is written), the second seals and stages, so memory holds ids, not items.
+    Two passes over the sources: the first validates every file it reads (any problem stops the
+    batch before a byte is written), the second seals and stages, so memory holds ids, not items.
     Nothing is written outside the transaction's staging folder until every leaf is durable
     (generator.program.journal). A JSON source unchanged since a commit that landed read it
     whole is not read again (generator.state.source_index_cache): a commit of one more item
@@ -59,6 +59,7 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     """
     started_ns = time.time_ns()
     read: dict[Path, SourceRead] = {}
+    sealed_from: dict[Path, SourceRead] = {}
     with appending(paths, "commit") as app:
         ledger = app.ledger
         kept = source_index_cache.Kept(paths, ledger, source_files(paths), started_ns)
@@ -94,29 +95,10 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
         revealed = 0
         done = 0
         with app.tx.stage_stream(_new_batch(paths, ledger.size), mode=0o600) as sealed:
-            for src in scan_item_sources(paths, ledger, wanted=new, skip=kept.files):
+            for src in scan_item_sources(paths, ledger, wanted=new, skip=kept.files, read_whole=sealed_from):
                 data = reveal_document(src.id, src.gate, secrets.token_bytes(32).hex(), src.item)
-                leaves: list[dict[str, Any]] = [
-                    {
-                        "type": "commit",
-                        "v": 1,
-                        "id": src.id,
-                        "gate": src.gate,
-                        "commitment": sha256_hex(data),
-                        "at": when,
-                    }
-                ]
+                leaves = _leaves(src, sha256_hex(data), when, src.gate in public)
                 if src.gate in public:
-                    leaves.append(
-                        {
-                            "type": "reveal",
-                            "v": 1,
-                            "id": src.id,
-                            "reason": "public-gate",
-                            "note": PUBLIC_GATE_NOTE,
-                            "at": when,
-                        }
-                    )
                     app.stage(paths.reveal_file(src.id), data)
                     revealed += 1
                 else:
@@ -141,9 +123,24 @@ def commit_new_items(paths: Paths, at: str | None = None, progress: Progress | N
     digests.save()
     # Only now that the commits landed may the index vouch for the files they came from: where
     # each row is (a later retire reads one row instead of parsing its file), and which files
-    # the next commit need not read.
-    source_index_cache.update(paths, kept, read, ledger)
+    # the next commit need not read. Only a file both passes read with the same bytes: one
+    # edited between them (and perhaps edited back) had its leaves made from other bytes than
+    # those validated, and is read again next time.
+    same = {p: r for p, r in read.items() if p in sealed_from and sealed_from[p].sha256 == r.sha256}
+    source_index_cache.update(paths, kept, same, ledger)
     return CommitResult(len(new), revealed, total - len(new))
+
+
+def _leaves(src: ItemSource, commitment: str, when: str, public: bool) -> list[dict[str, Any]]:
+    """The commit leaf of an item, and for a public gate's item its reveal at once."""
+    leaves: list[dict[str, Any]] = [
+        {"type": "commit", "v": 1, "id": src.id, "gate": src.gate, "commitment": commitment, "at": when}
+    ]
+    if public:
+        leaves.append(
+            {"type": "reveal", "v": 1, "id": src.id, "reason": "public-gate", "note": PUBLIC_GATE_NOTE, "at": when}
+        )
+    return leaves
 
 
 def _edited_problem(paths: Paths, ledger: Ledger, digests: ItemDigests, src: ItemSource) -> Problem:

@@ -1,16 +1,24 @@
 """Where each item's row is in the operator's item sources: `<private>/cache/item-sources`, so
 that `retire` reads the one row of the item it reveals instead of parsing a 50,000-item file.
 
-Written by `commit`, which reads every source anyway: for each JSON source file its name, size
-and SHA-256, and for each item row its id, file, row number and byte span, in a block file
-(generator.state.cache_file: the ids sorted, each block checked against its hash when read). A
-YAML file's rows have no span here: their items are found by a scan, as without the cache.
+Written by `commit` once its commits have landed: for each JSON source file it read whole (or
+found unchanged) its name, size, SHA-256 and times, and for each item row its id, file, row
+number and byte span, in a block file (generator.state.cache_file: the ids sorted, each block
+checked against its hash when read). A YAML file is not indexed: its items are found by a scan.
 
-A lookup is a shortcut, never an answer on its own: it is used only when the file that holds
-the item (that one file, read and hashed whole) still has the SHA-256 recorded and the bytes at
-the span parse as a row with that id; anything else (a missing, damaged or foreign cache, an
-edited file) gives no answer, and the caller scans the sources as before. What the row says is
-then checked like any scanned row, and compared with the committed item by the caller.
+A retire's lookup is a shortcut, never an answer on its own: it is used only when the file that
+holds the item (that one file, read and hashed whole) still has the SHA-256 recorded and the
+bytes at the span parse as a row with that id; anything else (a missing, damaged or foreign
+cache, an edited file) gives no answer, and the caller scans the sources as before. What the row
+says is then checked like any scanned row, and compared with the committed item by the caller.
+
+The index also vouches for the files it lists (Kept): a commit does not read again a file that
+a landed commit validated whole and that is unchanged since, and finds a new row's duplicate
+among its ids. That is why a file is listed only when every row's id was found in its bytes
+(an id written with a JSON escape is not, and the file is then read by every commit), and only
+when the bytes both passes of the commit parsed are the ones hashed. The times are a stat
+shortcut, as git's index is: on a file system whose attributes can be stale (NFS's attribute
+cache), keep the private directory and the sources on local disk.
 """
 
 from __future__ import annotations
@@ -149,15 +157,20 @@ class _Rows:
 
 
 def _rows_of(data: bytes, file_no: int, rows: list[tuple[bytes, int, int, int, int]]) -> int | None:
-    """The rows of one JSON source (its bytes) added to `rows`; how many, or None if it has no
-    spans."""
+    """The rows of one JSON source (its bytes, every row valid) added to `rows`; how many, or
+    None (and nothing added) if it has no spans or a row's id is not found as written plainly.
+    In a valid row only the top-level `id` is a key named "id" with a string value (an answer
+    field's value is an object), so the id found is the row's own."""
     spans = json_row_spans(data)
     if spans is None:
         return None
+    found = []
     for n, (start, end) in enumerate(spans):
         m = _ROW_ID_RE.search(data, start, end)
-        if m is not None:
-            rows.append((m.group(1), file_no, n, start, end))
+        if m is None:
+            return None
+        found.append((m.group(1), file_no, n, start, end))
+    rows += found
     return len(spans)
 
 
@@ -174,24 +187,6 @@ def _sorted_rows(found: list[tuple[bytes, int, int, int, int]]) -> _Rows:
         if n == 0 or r[0] != found[n - 1][0]:
             rows.add(*r)
     return rows
-
-
-def rebuild(paths: Paths, files: list[Path]) -> None:
-    """Index the rows of the JSON sources among `files`, vouching for none of them (a commit
-    writes its index with `update`); a failure to write costs the next retire a scan, no more."""
-    named: list[list[Any]] = []
-    found: list[tuple[bytes, int, int, int, int]] = []
-    for path in files:
-        if path.suffix != ".json" or len(named) >= 0xFFFF:
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        count = _rows_of(data, len(named), found)
-        if count is not None:
-            named.append([path.name, len(data), hashlib.sha256(data).hexdigest(), count, False])
-    _write(paths, named, _sorted_rows(found), {"commits": 0, "commitments": ""})
 
 
 def _binding(ledger: Ledger) -> dict[str, Any]:
@@ -230,7 +225,7 @@ class Kept:
                 by_name = {p.name: p for p in files if p.suffix == ".json"}
                 for number, (name, size, digest, rows, stat) in enumerate(named):
                     path = by_name.get(name)
-                    if path is not None and stat is not False:
+                    if path is not None:
                         entry = self._unchanged(path, size, digest, rows, stat)
                         if entry is not None:
                             self.files[path], self._numbers[number] = entry, path
@@ -314,7 +309,8 @@ def update(paths: Paths, kept: Kept, read: dict[Path, SourceRead], ledger: Ledge
     """The index after a commit that landed (or found nothing new): the unchanged files' rows
     kept, the files the commit read whole (`read`, each as validated) indexed again, all of them
     vouched for, bound to the ledger's commits. A file whose bytes are no longer the ones
-    validated is left out. A failure to write costs the next commit a full read, no more."""
+    validated is left out. A failure to write costs the next commit a full read, no more. The
+    tests call it with a `read` of their own to make an index of chosen bytes."""
     old, named = kept.old_rows()
     found: list[tuple[bytes, int, int, int, int]] = []
     for path, seen in sorted(read.items()):

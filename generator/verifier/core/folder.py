@@ -36,9 +36,13 @@ _IDENTITY = struct.Struct("<qqqQ")
 KnownHashes = Mapping[str, bytes]
 
 
-def known_value(sha256_hex: str, identity: Identity) -> bytes:
-    """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes."""
-    return bytes.fromhex(sha256_hex) + _IDENTITY.pack(*identity)
+def known_value(sha256_hex: str, identity: Identity) -> bytes | None:
+    """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes; None when the
+    identity does not fit (a time past 2262, an inode over 64 bits): such a file is hashed."""
+    try:
+        return bytes.fromhex(sha256_hex) + _IDENTITY.pack(*identity)
+    except struct.error:
+        return None
 
 
 def known_sha256(value: bytes) -> str:
@@ -52,7 +56,10 @@ def known_identity(value: bytes) -> Identity:
 
 def known_still(value: bytes, st: os.stat_result) -> bool:
     """Whether the file `st` describes has the identity `value` records."""
-    return value[32:] == _IDENTITY.pack(*identity_of(st))
+    try:
+        return value[32:] == _IDENTITY.pack(*identity_of(st))
+    except struct.error:
+        return False
 
 
 def identity_of(st: os.stat_result) -> Identity:

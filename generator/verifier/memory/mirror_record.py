@@ -18,7 +18,7 @@ sorted by path bytes.
 
 import hashlib
 import os
-import struct
+import re
 from pathlib import Path
 
 from generator.verifier.core.folder import known_identity, known_sha256, known_value
@@ -27,6 +27,7 @@ from generator.verifier.memory.checkpoint_memory import replace_atomically
 from generator.verifier.memory.release_memory import private_to_user
 
 RECORD_HEADER = "transparency-verify mirror record v1"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 # A line is under 250 bytes; ten million files is far beyond any site this format makes.
 RECORD_MAX_BYTES = 1 << 32
 
@@ -72,10 +73,10 @@ def _parse(text: str) -> dict[str, Written]:
         if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
         size, mtime, ctime, inode = (int(x) for x in fields[1:5])
-        try:
-            files[fields[5]] = known_value(fields[0], (size, mtime, ctime, inode))
-        except struct.error:
-            raise ValueError(f"line {n} is malformed") from None
+        value = known_value(fields[0], (size, mtime, ctime, inode)) if _HEX64.fullmatch(fields[0]) else None
+        if value is None:
+            raise ValueError(f"line {n} is malformed")
+        files[fields[5]] = value
     return files
 
 

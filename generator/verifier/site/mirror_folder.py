@@ -36,6 +36,9 @@ class LocalCopy:
         self.root = root
         self.record = record
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
+        # Files held as listed whose identity a record cannot hold (a time past 2262): by SHA-256,
+        # for this run only; the next hashes them again.
+        self.unrecorded: dict[str, str] = {}
         self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
         self.refuted: set[str] = set()  # files the record vouched for whose bytes, read, were others
 
@@ -74,7 +77,11 @@ class LocalCopy:
             return False
         if found != digest:
             return False
-        self.written[rel] = known_value(found, identity_of(st))
+        value = known_value(found, identity_of(st))
+        if value is None:
+            self.unrecorded[rel] = found
+        else:
+            self.written[rel] = value
         return True
 
     def _link_free(self, folder: str) -> bool:
@@ -86,7 +93,11 @@ class LocalCopy:
     def _answered(self, rel: str, digest: str) -> bool | None:
         """As `holds`, without hashing: None when only hashing the file can tell."""
         known = self.written.get(rel)
-        return known_sha256(known) == digest if known is not None else self._recorded(rel, digest)
+        if known is not None:
+            return known_sha256(known) == digest
+        if rel in self.unrecorded:
+            return self.unrecorded[rel] == digest
+        return self._recorded(rel, digest)
 
     def holds(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
@@ -117,6 +128,7 @@ class LocalCopy:
             data = None
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             self.written.pop(rel, None)
+            self.unrecorded.pop(rel, None)
             self.refuted.add(rel)
             return None
         return data
@@ -174,13 +186,16 @@ def swap_in(
         if _remove(folder, rel):
             removed += 1
         local.written.pop(rel, None)
+        local.unrecorded.pop(rel, None)
     for rel in sorted(files):
-        if rel in local.written:
+        if rel in local.written or rel in local.unrecorded:
             continue
         source, _ = staged[(rel, files[rel])]
         target = _prepare(folder, rel)
         os.replace(source, target)
-        local.written[rel] = known_value(files[rel], identity_of(target.lstat()))
+        value = known_value(files[rel], identity_of(target.lstat()))
+        if value is not None:
+            local.written[rel] = value
     for rel, data in ((SUMS_SIG_PATH, signature), (SUMS_PATH, sums)):
         temp = folder / INCOMING / f"{rel}.part"
         with open(temp, "wb") as f:

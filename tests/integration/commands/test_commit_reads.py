@@ -164,3 +164,50 @@ def test_a_damaged_index_vouches_for_nothing(prog: Paths, reads: list[str]) -> N
         f"also at {prog.show(prog.items_dir / 'd.json')} items[3]"
     ]
     assert "c.json" in reads and "d.json" in reads
+
+
+def test_a_file_whose_ids_are_written_with_escapes_is_read_by_every_commit(prog: Paths, reads: list[str]) -> None:
+    # Valid JSON, the same item: its id's key and value spelt with escapes, which the index's
+    # plain search for ids does not find. The file is not vouched for, so a duplicate is found.
+    f = prog.items_dir / "esc.json"
+    row = json.dumps(item("f-001", "b"))
+    f.write_text('{"items": [' + row.replace('"id": "f-001"', '"\\u0069d": "\\u0066-001"') + "]}", encoding="utf-8")
+    assert commit_new_items(prog, "2026-02-21T00:00:00Z").committed == 1
+    assert "esc.json" not in index_files(prog)
+    json_source(prog, "g.json", ["f-001"])
+    with pytest.raises(InputError) as e:
+        commit_new_items(prog, "2026-02-22T00:00:00Z")
+    assert [p.message for p in e.value.problems] == ["duplicate item id f-001"]
+
+
+def test_a_file_edited_between_the_two_passes_is_not_vouched_for(
+    prog: Paths, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its leaves were made from the bytes the second pass read: edited in between (and edited
+    back after), the file is read again by the next commit, which finds the difference."""
+    f = json_source(prog, "e.json", ["e-001"])
+    first = f.read_bytes()
+    real = itemsources._source_rows
+    calls = []
+
+    def editing(paths: Paths, path: Path, *args: Any) -> Any:
+        if path.name != "e.json":
+            return real(paths, path, *args)
+        calls.append(path.name)
+        if len(calls) == 2:  # the sealing pass: the operator saved an edit, then undid it
+            f.write_text(json.dumps({"items": [item("e-001", "b", prompt="Edited.")]}), encoding="utf-8")
+            try:
+                return real(paths, path, *args)
+            finally:
+                f.write_bytes(first)
+        return real(paths, path, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(itemsources, "_source_rows", editing)
+        assert commit_new_items(prog, "2026-02-21T00:00:00Z").committed == 1
+    assert "e.json" not in index_files(prog)
+    with pytest.raises(InputError) as e:
+        commit_new_items(prog, "2026-02-22T00:00:00Z")
+    assert [p.message.split(" (")[0] for p in e.value.problems] == [
+        "item e-001 was committed at ledger entry 19 and its source has changed since"
+    ]

@@ -19,6 +19,7 @@ from generator.commands.revoke import revoke_certificate
 from generator.core.generator_errors import InputError
 from generator.program.datadir import Paths
 from generator.program.disclosure import certificate_items
+from generator.program.itemsources import SourceRead
 from generator.program.ledgerfile import replay_ledger
 from generator.program.sealed import locate_sealed
 from generator.state import item_uses_cache, source_index_cache
@@ -44,6 +45,15 @@ def more_items(paths: Paths) -> Path:
     f = json_items(paths, items)
     commit_new_items(paths, "2026-02-20T00:00:00Z")
     return f
+
+
+def index_as_is(paths: Paths, f: Path) -> None:
+    """An index of `f` as it is now, vouched for as a commit would vouch for it: a cache that lies."""
+    ledger = scratch(paths)
+    st = f.stat()
+    digest = hashlib.sha256(f.read_bytes()).hexdigest()
+    read = {f: SourceRead(st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, digest)}
+    source_index_cache.update(paths, source_index_cache.Kept(paths, ledger, [], 0), read, ledger)
 
 
 def scratch(paths: Paths) -> Ledger:
@@ -136,7 +146,7 @@ def test_an_edited_item_is_refused_whether_the_index_or_the_scan_finds_it(make_p
     doc = json.loads(f.read_text(encoding="utf-8"))
     doc["items"][2]["answer"]["summary"]["value"] = "Summary of c-00X"  # the same length
     f.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
-    source_index_cache.rebuild(paths, [f])  # an index of the edited file: the row read is the edited one
+    index_as_is(paths, f)  # an index of the edited file: the row read is the edited one
     assert "c-003" in source_index_cache.lookup(paths, ["c-003"])
     before = paths.ledger_file.read_bytes()
     with pytest.raises(InputError, match="changed since it was committed"):

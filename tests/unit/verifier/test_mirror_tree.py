@@ -9,12 +9,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from generator.core.signing_key import Signer
-from generator.verifier.core.folder import identity_of, known_sha256, known_value
+from generator.verifier.core.folder import identity_of, known_sha256, known_still, known_value
 from generator.verifier.site.mirror import Outcome, mirror_site
 from generator.verifier.site.remote import open_remote
 from tests.support.http_site import serve
@@ -163,3 +164,24 @@ def test_a_list_the_record_vouches_for_but_whose_bytes_differ_is_fetched_again(s
     assert rel in served.requests
     assert on_disk(folder) == on_disk(site)
     assert second.files[rel] == known_value(sha((site / rel).read_bytes()), identity_of((folder / rel).lstat()))
+
+
+def test_a_file_whose_times_do_not_fit_a_record_is_kept_and_hashed_each_run(site: Path, tmp_path: Path) -> None:
+    """A record's value holds the times as 64-bit integers: a time past 2262 does not fit. Such a
+    file is checked by its bytes, kept if they are the listed ones, and never recorded."""
+    folder = tmp_path / "mirror"
+    with serve(site) as served:
+        first = mirror(served.url, folder)
+    rel = "pages/3.html"
+    late = 2**63 + 5  # nanoseconds: April 2262
+    os.utime(folder / rel, ns=(late, late))
+    st = (folder / rel).lstat()
+    assert st.st_mtime_ns == late, "this file system cannot hold a time past 2262: the test shows nothing"
+    assert known_value(sha(CONTENT[rel]), identity_of(st)) is None
+    assert not known_still(first.files[rel], st)
+    for _ in range(2):
+        with serve(site) as served:
+            again = mirror(served.url, folder, first)
+        assert rel not in served.requests and rel not in again.files and again.fetched == 0
+        assert on_disk(folder) == on_disk(site)
+        first = again
