@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -202,10 +203,13 @@ def test_a_view_larger_than_the_site_s_is_a_warning_and_two_of_them_that_differ_
 
 
 def test_cosignatures_from_the_future_or_older_than_max_age_are_inconsistencies(
-    releases: tuple[Path, Path, Paths], witnesses: Witnesses, tmp_path: Path
+    releases: tuple[Path, Path, Paths], witnesses: Witnesses, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, later, _ = releases
     t = now()
+    # The command's clock held at t: on a loaded machine a second can pass before it reads it,
+    # and the figures named below are exact.
+    monkeypatch.setattr(follow, "time", SimpleNamespace(time=lambda: float(t)))
     witnesses.add("w1", cosigned(site_note(later), W1, t + 3600), W1)
     witnesses.add("w2", cosigned(site_note(later), W2, t - 10 * 86400), W2)
     witnesses.add("w3", cosigned(site_note(later), W3, t + 30), W3)  # within the clock skew
