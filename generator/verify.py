@@ -102,10 +102,10 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/log_list_file.py            lines 17823 to 17894
     generator/verifier/site/accounting.py               lines 17895 to 18173
     generator/verifier/site/remote.py                   lines 18174 to 18444
-    generator/verifier/site/mirror_folder.py            lines 18445 to 18689
-    generator/verifier/site/mirror.py                   lines 18690 to 18980
-    generator/verifier/site/verify_site.py              lines 18981 to 19318
-    generator/verifier/site/command_line.py             lines 19319 to 19775
+    generator/verifier/site/mirror_folder.py            lines 18445 to 18692
+    generator/verifier/site/mirror.py                   lines 18693 to 18983
+    generator/verifier/site/verify_site.py              lines 18984 to 19321
+    generator/verifier/site/command_line.py             lines 19322 to 19778
 """
 
 # ==============================================================================================
@@ -13874,11 +13874,11 @@ def _parse(text: str) -> dict[str, Written]:
     files: dict[str, Written] = {}
     for n, line in enumerate(lines[2:-1], start=3):
         fields = line.split(" ", 5)
-        if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
+        if len(fields) != 6 or not _HEX64.fullmatch(fields[0]) or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
         size, mtime, ctime, inode = (int(x) for x in fields[1:5])
-        value = known_value(fields[0], (size, mtime, ctime, inode)) if _HEX64.fullmatch(fields[0]) else None
-        if value is None:
+        value = known_value(fields[0], (size, mtime, ctime, inode))
+        if value is None:  # times or an inode past 64 bits: never recorded so
             raise ValueError(f"line {n} is malformed")
         files[fields[5]] = value
     return files
@@ -18532,6 +18532,11 @@ class LocalCopy:
             return self.unrecorded[rel] == digest
         return self._recorded(rel, digest)
 
+    def forget(self, rel: str) -> None:
+        """`rel` is no longer known to be held (removed, or its bytes found to be others)."""
+        self.written.pop(rel, None)
+        self.unrecorded.pop(rel, None)
+
     def holds(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
         and unchanged since, or hashed now. A link, or a path through one, holds nothing."""
@@ -18560,8 +18565,7 @@ class LocalCopy:
         except OSError:
             data = None
         if data is None or hashlib.sha256(data).hexdigest() != digest:
-            self.written.pop(rel, None)
-            self.unrecorded.pop(rel, None)
+            self.forget(rel)
             self.refuted.add(rel)
             return None
         return data
@@ -18618,8 +18622,7 @@ def swap_in(
     for rel in sorted(local.previously_written() - set(files)):
         if _remove(folder, rel):
             removed += 1
-        local.written.pop(rel, None)
-        local.unrecorded.pop(rel, None)
+        local.forget(rel)
     for rel in sorted(files):
         if rel in local.written or rel in local.unrecorded:
             continue

@@ -95,13 +95,12 @@ class ItemDigests:
         """Remake every record of the commits made before this command that is missing or not
         the ledger's, from the committed documents, in one pass over the sealed store."""
         self._repaired = True
-        self._load()
+        records = self._load()
         mine = self._ledger.commitment_bytes(self._base)
         bad = [n for n in range(self._base) if self._valid(n, mine[32 * n : 32 * n + 32]) is None]
         commits = [c for n in bad for c in self._ledger.commits(n, n + 1)]
         found = {c.id: self._reveal(c.id, c.commitment) for c in commits}
         sealed = locate_sealed(self._paths, {c.id: c.commitment for c in commits if found[c.id] is None})
-        records = self._load()
         for n, c in zip(bad, commits, strict=True):
             doc = found[c.id]
             if doc is None and c.id in sealed:
@@ -135,14 +134,14 @@ class ItemDigests:
         return doc
 
     def digest(self, item_id: str) -> bytes | None:
-        c = self._ledger.commit(item_id)
         n = self._ledger.commit_position(item_id)
-        if c is None or n is None or n >= self._base:
+        if n is None or n >= self._base:
             return None
-        found = self._valid(n, bytes.fromhex(c.commitment))
+        commitment = bytes.fromhex(next(self._ledger.commits(n, n + 1)).commitment)
+        found = self._valid(n, commitment)
         if found is None and not self._repaired:
             self._repair()
-            found = self._valid(n, bytes.fromhex(c.commitment))
+            found = self._valid(n, commitment)
         return found if found is not None else UNKNOWN
 
     def add(self, commitment: str, digest: bytes) -> None:

@@ -29,6 +29,7 @@ import json
 import os
 import re
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,12 @@ _ROW_ID_RE = re.compile(rb'"id"\s*:\s*"([a-z0-9][a-z0-9_-]{0,63})"')
 RACY_NS = 2_000_000_000
 
 
+def _times(ino: int, mtime_ns: int, ctime_ns: int, started_ns: int) -> list[int] | None:
+    """A file's recorded times, or None (hashed each time) when it changed too close to the
+    scan's start for them to show a later edit."""
+    return None if ctime_ns >= started_ns - RACY_NS else [ino, mtime_ns, ctime_ns]
+
+
 class _Rows:
     """The index's rows, sorted by id: the ids end to end, where each ends, and its file, row
     and byte span."""
@@ -132,8 +139,8 @@ class _Rows:
             self.ends.extend(e + shift for e in other.ends[lo:hi])
         else:
             self.ends.extend(other.ends[lo:hi])
-        for mine, theirs in ((self.file, other.file), (self.row, other.row)):
-            mine.extend(theirs[lo:hi])
+        self.file.extend(other.file[lo:hi])
+        self.row.extend(other.row[lo:hi])
         self.start.extend(other.start[lo:hi])
         self.end.extend(other.end[lo:hi])
 
@@ -191,8 +198,7 @@ def _sorted_rows(found: list[tuple[bytes, int, int, int, int]]) -> _Rows:
 
 def _binding(ledger: Ledger) -> dict[str, Any]:
     """What ties the index to the ledger: every commit it knew of, by their commitments' hash."""
-    n = ledger.commit_count
-    return {"commits": n, "commitments": hashlib.sha256(ledger.commitment_bytes(n)).hexdigest()}
+    return {"commits": ledger.commit_count, "commitments": _binding_of(ledger, ledger.commit_count)}
 
 
 class Kept:
@@ -255,7 +261,7 @@ class Kept:
         return [path.name, size, digest, rows, self._stat(st)]
 
     def _stat(self, st: os.stat_result) -> list[int] | None:
-        return None if st.st_ctime_ns >= self.started_ns - RACY_NS else [st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
+        return _times(st.st_ino, st.st_mtime_ns, st.st_ctime_ns, self.started_ns)
 
     @property
     def rows(self) -> int:
@@ -264,7 +270,7 @@ class Kept:
     def elsewhere(self, item_id: str) -> str | None:
         """Where `item_id` is among the unchanged files, for a duplicate's problem."""
         r, key = self._rows, item_id.encode()
-        o = _bisect(r, key, 0)
+        o = _bisect(r.key, len(r), key)
         if o == len(r) or r.key(o) != key:
             return None
         path = self._numbers.get(r.file[o])
@@ -289,12 +295,13 @@ class Kept:
         return old, named
 
 
-def _bisect(rows: _Rows, key: bytes, lo: int) -> int:
-    """The first of `rows` from `lo` on whose id is not below `key`."""
-    hi = len(rows)
+def _bisect(key_at: Callable[[int], bytes], count: int, key: bytes, lo: int = 0) -> int:
+    """The first of `count` sorted ids (the `n`th is `key_at(n)`) from `lo` on that is not below
+    `key`: the index's rows in memory, or its sections read a block at a time."""
+    hi = count
     while lo < hi:
         mid = (lo + hi) // 2
-        if rows.key(mid) < key:
+        if key_at(mid) < key:
             lo = mid + 1
         else:
             hi = mid
@@ -302,6 +309,7 @@ def _bisect(rows: _Rows, key: bytes, lo: int) -> int:
 
 
 def _binding_of(ledger: Ledger, n: int) -> str:
+    """The SHA-256 of the ledger's first `n` commitments, end to end."""
     return hashlib.sha256(ledger.commitment_bytes(n)).hexdigest()
 
 
@@ -324,9 +332,8 @@ def update(paths: Paths, kept: Kept, read: dict[Path, SourceRead], ledger: Ledge
             continue
         count = _rows_of(data, len(named), found)
         if count is not None:
-            stat = [seen.ino, seen.mtime_ns, seen.ctime_ns]
-            racy = seen.ctime_ns >= kept.started_ns - RACY_NS
-            named.append([path.name, seen.size, seen.sha256, count, None if racy else stat])
+            times = _times(seen.ino, seen.mtime_ns, seen.ctime_ns, kept.started_ns)
+            named.append([path.name, seen.size, seen.sha256, count, times])
     _write(paths, named, _merge(old, _sorted_rows(found)), _binding(ledger))
 
 
@@ -338,7 +345,7 @@ def _merge(old: _Rows, new: _Rows) -> _Rows:
     out, at, shift = _Rows(), 0, 0
     for o in range(len(new)):
         key = new.key(o)
-        lo = _bisect(old, key, at)
+        lo = _bisect(old.key, len(old), key, at)
         out.take(old, at, lo, shift)
         at = lo
         if at < len(old) and old.key(at) == key:
@@ -352,17 +359,12 @@ def _merge(old: _Rows, new: _Rows) -> _Rows:
 def _find(s: Any, key: bytes) -> int | None:
     """The row of `key` among the sorted ids, bisected (a block of each read as it is touched)."""
     blob, ends = s["ids_blob"], s["ids_ends"]
-    lo, hi = 0, len(ends)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        k = blob[ends[mid - 1] if mid else 0 : ends[mid]]
-        if k == key:
-            return mid
-        if k < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return None
+
+    def key_at(n: int) -> bytes:
+        return bytes(blob[ends[n - 1] if n else 0 : ends[n]])
+
+    o = _bisect(key_at, len(ends), key)
+    return o if o < len(ends) and key_at(o) == key else None
 
 
 class _Damaged(ValueError):

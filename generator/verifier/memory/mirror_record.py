@@ -70,11 +70,11 @@ def _parse(text: str) -> dict[str, Written]:
     files: dict[str, Written] = {}
     for n, line in enumerate(lines[2:-1], start=3):
         fields = line.split(" ", 5)
-        if len(fields) != 6 or len(fields[0]) != 64 or not is_safe_path(fields[5]) or fields[5] in files:
+        if len(fields) != 6 or not _HEX64.fullmatch(fields[0]) or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
         size, mtime, ctime, inode = (int(x) for x in fields[1:5])
-        value = known_value(fields[0], (size, mtime, ctime, inode)) if _HEX64.fullmatch(fields[0]) else None
-        if value is None:
+        value = known_value(fields[0], (size, mtime, ctime, inode))
+        if value is None:  # times or an inode past 64 bits: never recorded so
             raise ValueError(f"line {n} is malformed")
         files[fields[5]] = value
     return files

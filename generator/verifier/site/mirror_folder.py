@@ -99,6 +99,11 @@ class LocalCopy:
             return self.unrecorded[rel] == digest
         return self._recorded(rel, digest)
 
+    def forget(self, rel: str) -> None:
+        """`rel` is no longer known to be held (removed, or its bytes found to be others)."""
+        self.written.pop(rel, None)
+        self.unrecorded.pop(rel, None)
+
     def holds(self, rel: str, digest: str) -> bool:
         """Whether the folder holds `rel` with SHA-256 `digest`: known so this run, recorded so
         and unchanged since, or hashed now. A link, or a path through one, holds nothing."""
@@ -127,8 +132,7 @@ class LocalCopy:
         except OSError:
             data = None
         if data is None or hashlib.sha256(data).hexdigest() != digest:
-            self.written.pop(rel, None)
-            self.unrecorded.pop(rel, None)
+            self.forget(rel)
             self.refuted.add(rel)
             return None
         return data
@@ -185,8 +189,7 @@ def swap_in(
     for rel in sorted(local.previously_written() - set(files)):
         if _remove(folder, rel):
             removed += 1
-        local.written.pop(rel, None)
-        local.unrecorded.pop(rel, None)
+        local.forget(rel)
     for rel in sorted(files):
         if rel in local.written or rel in local.unrecorded:
             continue
