@@ -72,8 +72,7 @@ def _parse(text: str) -> dict[str, Written]:
         fields = line.split(" ", 5)
         if len(fields) != 6 or not _HEX64.fullmatch(fields[0]) or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
-        size, mtime, ctime, inode = (int(x) for x in fields[1:5])
-        value = known_value(fields[0], (size, mtime, ctime, inode))
+        value = known_value(fields[0], (int(fields[1]), int(fields[2]), int(fields[3]), int(fields[4])))
         if value is None:  # times or an inode past 64 bits: never recorded so
             raise ValueError(f"line {n} is malformed")
         files[fields[5]] = value
@@ -83,8 +82,10 @@ def _parse(text: str) -> dict[str, Written]:
 def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
     """Write the record whole, replacing the last one atomically, in a folder only the user may read."""
     lines = [RECORD_HEADER, url.replace("\n", " ")]
-    for rel in sorted(files, key=lambda p: p.encode()):
+    # Sorted as strings: a path is valid UTF-8, whose byte order is its code points' order.
+    for rel in sorted(files):
         w = files[rel]
-        lines.append(f"{known_sha256(w)} {' '.join(str(x) for x in known_identity(w))} {rel}")
+        size, mtime, ctime, inode = known_identity(w)
+        lines.append(f"{known_sha256(w)} {size} {mtime} {ctime} {inode} {rel}")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     replace_atomically(path, ("\n".join(lines) + "\n").encode())

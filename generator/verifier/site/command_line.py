@@ -64,7 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _verify(site, args, policy)
 
 
-def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_files: KnownHashes | None = None) -> int:
+def _verify(
+    site: str,
+    args: argparse.Namespace,
+    policy: Policy | None,
+    known_files: KnownHashes | None = None,
+    known_now: bool = False,
+) -> int:
     """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
     try:
         max_age = parse_max_age(args.max_age) if args.max_age is not None else None
@@ -105,6 +111,7 @@ def _verify(site: str, args: argparse.Namespace, policy: Policy | None, known_fi
             known_logs=remembered_keys(logs),
             known_files=known_files,
             max_age=max_age,
+            known_now=known_now,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -333,7 +340,8 @@ def _mirror_main(argv: list[str]) -> int:
         except OSError as e:
             print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
             record_file = None
-    return _verify(str(folder), args, policy, outcome.files if record_file else None)
+    # Every file of the record was looked at (or written) by this run: its identity is not taken again.
+    return _verify(str(folder), args, policy, outcome.files if record_file else None, known_now=True)
 
 
 def _mirror_argument_problem(args: argparse.Namespace) -> str | None:

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from generator.verifier.core.canonical import parse_canonical
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
-from generator.verifier.core.formats import is_safe_path
+from generator.verifier.core.formats import is_safe_path, plain_sums_rows
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint, key_rows, parse_vkey
 from generator.verifier.core.text import printable
 from generator.verifier.core.windowed import windowed
@@ -222,6 +222,10 @@ def _lines(url: str, data: bytes) -> Iterable[tuple[str, str]]:
         raise MirrorFailed(f"{url}: not valid UTF-8") from None
     if text and not text.endswith("\n"):
         raise MirrorFailed(f"{url}: the last line does not end with a newline")
+    plain = plain_sums_rows(text)
+    if plain is not None:
+        yield from ((path, sha) for sha, path in plain)
+        return
     for n, line in enumerate(text.split("\n")[:-1], start=1):
         m = SUMS_LINE_RE.fullmatch(line)
         if not m or not is_safe_path(m.group(2)):

@@ -34,12 +34,15 @@ class LocalCopy:
 
     def __init__(self, root: Path, record: dict[str, Written]) -> None:
         self.root = root
+        self.root_name = os.fspath(root)  # asked once a file: a Path's string is made on each use
         self.record = record
         self.written: dict[str, Written] = {}  # what the folder holds now, as far as this run knows
         # Files held as listed whose identity a record cannot hold (a time past 2262): by SHA-256,
         # for this run only; the next hashes them again.
         self.unrecorded: dict[str, str] = {}
-        self.link_free: dict[str, bool] = {}  # folder -> not a link (the folders above it are asked first)
+        # folder -> neither it nor a folder above it is a link: asked once a folder, not once a
+        # file for each folder above it.
+        self.link_free: dict[str, bool] = {}
         self.refuted: set[str] = set()  # files the record vouched for whose bytes, read, were others
 
     def _recorded(self, rel: str, digest: str) -> bool | None:
@@ -49,9 +52,9 @@ class LocalCopy:
         the record names other bytes or there is no regular file there to read (missing, a link,
         under a link, unreadable), None when only hashing the file can tell."""
         try:
-            if not all(self._link_free(p) for p in parents_of(rel)):
+            if not self._link_free(rel.rpartition("/")[0]):
                 return False
-            st = os.lstat(os.path.join(self.root, rel))
+            st = os.lstat(f"{self.root_name}/{rel}")
         except OSError:
             return False
         if not stat.S_ISREG(st.st_mode):
@@ -85,10 +88,16 @@ class LocalCopy:
         return True
 
     def _link_free(self, folder: str) -> bool:
-        known = self.link_free.get(folder)
-        if known is None:
-            known = self.link_free[folder] = not (self.root / folder).is_symlink()
-        return known
+        """Whether no folder on the way to `folder` (itself included) is a link; "" is the root."""
+        chain = []  # the folders not yet asked, deepest first, up to one asked or the root
+        while folder and folder not in self.link_free:
+            chain.append(folder)
+            folder = folder.rpartition("/")[0]
+        free = self.link_free.get(folder, True) if folder else True
+        for f in reversed(chain):
+            free = free and not (self.root / f).is_symlink()
+            self.link_free[f] = free
+        return free
 
     def _answered(self, rel: str, digest: str) -> bool | None:
         """As `holds`, without hashing: None when only hashing the file can tell."""

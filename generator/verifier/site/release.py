@@ -10,7 +10,16 @@ from typing import Any
 from generator.verifier.core.confusables import invisible_characters
 from generator.verifier.core.errors import Problem
 from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Site
-from generator.verifier.core.formats import check_keys, is_origin, is_safe_path, is_time, is_v1, sha256_hex, site_format
+from generator.verifier.core.formats import (
+    check_keys,
+    is_origin,
+    is_safe_path,
+    is_time,
+    is_v1,
+    plain_sums_rows,
+    sha256_hex,
+    site_format,
+)
 from generator.verifier.core.public_keys import (
     DEMO_KEY_WARNING,
     PUBLISHED_PRIVATE_KEYS,
@@ -193,6 +202,9 @@ def parse_sums(report: Report, rel: str, data: bytes) -> list[tuple[int, str, st
     except UnicodeDecodeError:
         report.check(False, rel, "not valid UTF-8")
         return None
+    plain = plain_sums_rows(text)
+    if plain is not None:
+        return [(n, sha, path) for n, (sha, path) in enumerate(plain, start=1)]
     rows = []
     previous = b""
     for n, line in enumerate(text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"), start=1):
@@ -253,10 +265,10 @@ def check_files(
     actual = set(s.files(verifier))
     s.files_found = set(actual)
     actual -= {SUMS_PATH, SUMS_SIG_PATH}
-    for rel in sorted(actual - set(listed)):
+    for rel in sorted(actual - listed.keys()):
         report.check(False, rel, *unlisted(rel), "an extra file")
     env = s.environment
-    for rel in sorted(set(listed) - actual):
+    for rel in sorted(listed.keys() - actual):
         if env is not None and rel.startswith(env + "/"):
             report.check(
                 False,
@@ -270,22 +282,23 @@ def check_files(
         report.check(
             False, rel, f"listed in {named_in(rel)} but missing", f"a file with SHA-256 {listed[rel]}", "nothing"
         )
-    matched = set()
-    todo = sorted(actual & set(listed))
-    # A file whose SHA-256 the caller knows costs one lstat, here: handing tens of thousands of
-    # those to threads costs more in their locks than the lstat itself.
-    digests = {rel: d for rel in todo if (d := s.known_sha256(rel)) is not None}
-    unread = [rel for rel in todo if rel not in digests]
+    present = actual & listed.keys()
+    # A file whose SHA-256 the caller knows costs one lstat, here (none, when the caller looked
+    # at each in this run): handing tens of thousands of those to threads costs more in their
+    # locks than the lstat itself.
+    digests = {rel: d for rel in present if (d := s.known_sha256(rel)) is not None}
+    unread = sorted(rel for rel in present if rel not in digests)
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
-    # window of files at a time (a future for each of 300,000 files held hundreds of MiB). The
-    # results are taken in path order, so the report is the same whatever finishes first.
+    # window of files at a time (a future for each of 300,000 files held hundreds of MiB).
     digests.update(zip(unread, windowed(s.hash_file, unread, min(4, os.cpu_count() or 1)), strict=True))
-    for rel in todo:
+    # One check a file; only those that differ are reported, in path order, so the report is
+    # the same whatever order the files were met or hashed in.
+    differ = [rel for rel in present if digests[rel] != listed[rel]]
+    report.checks += len(present) - len(differ)
+    for rel in sorted(differ):
         s.current = rel
-        digest = digests[rel]
-        if report.check(digest == listed[rel], rel, f"SHA-256 differs from {named_in(rel)}", listed[rel], digest):
-            matched.add(rel)
-    return frozenset(matched)
+        report.check(False, rel, f"SHA-256 differs from {named_in(rel)}", listed[rel], digests[rel])
+    return frozenset(present.difference(differ))
 
 
 def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:

@@ -73,6 +73,7 @@ def verify_site(
     known_files: KnownHashes | None = None,
     known_from: str = "verify.py mirror computed when it wrote them",
     max_age: int | None = None,
+    known_now: bool = False,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -90,7 +91,9 @@ def verify_site(
     hashed itself, each with the stat identity the file had then (memory/mirror_record.py says
     why they may be trusted), or the build hands over for the files it took from the last release
     (`known_from` says which, for the report); a file whose identity is unchanged is not read
-    again, unless the site's folder is not this user's alone or `full` is set.
+    again, unless the site's folder is not this user's alone or `full` is set; `known_now` says
+    the caller checked every such identity in this very run (the mirror), so none is looked at
+    again.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -106,6 +109,7 @@ def verify_site(
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report, _trusted(root, known_files, full, report))
+    s.known_now = known_now
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass

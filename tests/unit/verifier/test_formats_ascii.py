@@ -3,6 +3,7 @@ times are compared as strings, so a time written in them would sort apart from e
 
 from __future__ import annotations
 
+import random
 from types import ModuleType
 
 import pytest
@@ -49,3 +50,19 @@ def test_a_site_path_is_relative_plain_and_free_of_control_characters(
     verifier: ModuleType, value: object, safe: bool
 ) -> None:
     assert verifier.is_safe_path(value) is safe
+
+
+def _safe_by_the_rule(value: object) -> bool:
+    """The rule spelt out segment by segment, to hold the verifier's one-search form to."""
+    if not isinstance(value, str) or not value or any(ord(c) < 0x20 or c == "\\" for c in value):
+        return False
+    return all(part not in ("", ".", "..") for part in value.split("/"))
+
+
+def test_the_path_rule_agrees_with_the_rule_spelt_out_on_many_strings(verifier: ModuleType) -> None:
+    # Every string of up to six pieces drawn from those the rule turns on, with a fixed seed.
+    pieces = ["a", "/", ".", "..", "...", "\\", "\x00", "\x1f", "\n", "\u00e9", " ", "b.c", "\x7f"]
+    draw = random.Random(20261206)
+    for _ in range(50_000):
+        value = "".join(draw.choice(pieces) for _ in range(draw.randint(0, 6)))
+        assert verifier.is_safe_path(value) is _safe_by_the_rule(value), repr(value)
