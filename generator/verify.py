@@ -24,88 +24,88 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/canonical.py                lines   416 to   724
     generator/verifier/core/confusables_table.py        lines   725 to  1061
     generator/verifier/core/confusables.py              lines  1062 to  1168
-    generator/verifier/core/formats.py                  lines  1169 to  1434
-    generator/verifier/core/sodium.py                   lines  1435 to  1478
-    generator/verifier/core/public_keys.py              lines  1479 to  1755
-    generator/verifier/core/note.py                     lines  1756 to  1865
-    generator/verifier/crypto/mldsa.py                  lines  1866 to  2163
-    generator/verifier/tlog/merkle.py                   lines  2164 to  2304
-    generator/verifier/tlog/subtrees.py                 lines  2305 to  2383
-    generator/verifier/tlog/tlogproof.py                lines  2384 to  2456
-    generator/verifier/tlog/tiles.py                    lines  2457 to  2809
-    generator/verifier/tlog/tile_proofs.py              lines  2810 to  2917
-    generator/verifier/tlog/cosignature.py              lines  2918 to  3217
-    generator/verifier/tlog/log_list.py                 lines  3218 to  3447
-    generator/verifier/tlog/policy.py                   lines  3448 to  3734
-    generator/verifier/tlog/witnessing.py               lines  3735 to  3851
-    generator/verifier/core/idindex.py                  lines  3852 to  3935
-    generator/verifier/crypto/der.py                    lines  3936 to  4263
-    generator/verifier/crypto/rsa.py                    lines  4264 to  4381
-    generator/verifier/crypto/ecdsa.py                  lines  4382 to  4549
-    generator/verifier/crypto/signatures.py             lines  4550 to  4736
-    generator/verifier/crypto/x509.py                   lines  4737 to  4935
-    generator/verifier/crypto/timestamp_token.py        lines  4936 to  5338
-    generator/verifier/crypto/hash_to_g1.py             lines  5339 to  5616
-    generator/verifier/crypto/bls12_381.py              lines  5617 to  6107
-    generator/verifier/crypto/drand.py                  lines  6108 to  6179
-    generator/verifier/rules/beacon.py                  lines  6180 to  6431
-    generator/verifier/rules/methodology_rules.py       lines  6432 to  6791
-    generator/verifier/rules/scoring.py                 lines  6792 to  7091
-    generator/verifier/rules/agreement_statistics.py    lines  7092 to  7351
-    generator/verifier/rules/labelsets.py               lines  7352 to  7690
-    generator/verifier/rules/subjects.py                lines  7691 to  7956
-    generator/verifier/rules/withdrawals.py             lines  7957 to  7995
-    generator/verifier/rules/events.py                  lines  7996 to  8054
-    generator/verifier/rules/draws.py                   lines  8055 to  8200
-    generator/verifier/tlog/keyring.py                  lines  8201 to  8409
-    generator/verifier/rules/ledger.py                  lines  8410 to  8892
-    generator/verifier/rules/draw_pools.py              lines  8893 to  9126
-    generator/verifier/rules/drawn_items.py             lines  9127 to  9462
-    generator/verifier/exports/eee_record.py            lines  9463 to  9801
-    generator/verifier/exports/cbor.py                  lines  9802 to  9923
-    generator/verifier/exports/scitt_statement.py       lines  9924 to 10109
-    generator/verifier/exports/credential.py            lines 10110 to 10414
-    generator/verifier/memory/ledger_snapshot.py        lines 10415 to 10658
-    generator/verifier/memory/checkpoint_memory.py      lines 10659 to 10815
-    generator/verifier/memory/release_memory.py         lines 10816 to 11147
-    generator/verifier/rules/answers.py                 lines 11148 to 11215
-    generator/verifier/rules/runs.py                    lines 11216 to 11588
-    generator/verifier/rules/lineage.py                 lines 11589 to 11874
-    generator/verifier/rules/score_edits.py             lines 11875 to 11960
-    generator/verifier/rules/evidence.py                lines 11961 to 12055
-    generator/verifier/rules/certificates.py            lines 12056 to 12523
-    generator/verifier/rules/certificate_documents.py   lines 12524 to 12619
-    generator/verifier/rules/recheck.py                 lines 12620 to 12986
-    generator/verifier/core/report.py                   lines 12987 to 13149
-    generator/verifier/core/windowed.py                 lines 13150 to 13180
-    generator/verifier/core/folder.py                   lines 13181 to 13514
-    generator/verifier/core/checksum_tree.py            lines 13515 to 13669
-    generator/verifier/tlog/rotation.py                 lines 13670 to 13854
-    generator/verifier/memory/mirror_record.py          lines 13855 to 13929
-    generator/verifier/site/release.py                  lines 13930 to 14231
-    generator/verifier/site/checksum_lists.py           lines 14232 to 14391
-    generator/verifier/site/zip_layout.py               lines 14392 to 14591
-    generator/verifier/site/download.py                 lines 14592 to 14984
-    generator/verifier/site/history.py                  lines 14985 to 15354
-    generator/verifier/site/history_v3.py               lines 15355 to 15533
-    generator/verifier/site/commitment_parts.py         lines 15534 to 15722
-    generator/verifier/site/ledger_files.py             lines 15723 to 16081
-    generator/verifier/site/certificate_memo.py         lines 16082 to 16233
-    generator/verifier/site/run_memo.py                 lines 16234 to 16352
-    generator/verifier/site/publication.py              lines 16353 to 16582
-    generator/verifier/rules/revocations.py             lines 16583 to 16702
-    generator/verifier/site/export_files.py             lines 16703 to 16928
-    generator/verifier/site/certificate_records.py      lines 16929 to 17094
-    generator/verifier/site/certificate_files.py        lines 17095 to 17538
-    generator/verifier/site/agreement_files.py          lines 17539 to 17683
-    generator/verifier/site/timestamp_files.py          lines 17684 to 17862
-    generator/verifier/site/log_list_file.py            lines 17863 to 17934
-    generator/verifier/site/accounting.py               lines 17935 to 18213
-    generator/verifier/site/remote.py                   lines 18214 to 18484
-    generator/verifier/site/mirror_folder.py            lines 18485 to 18741
-    generator/verifier/site/mirror.py                   lines 18742 to 19036
-    generator/verifier/site/verify_site.py              lines 19037 to 19378
-    generator/verifier/site/command_line.py             lines 19379 to 19843
+    generator/verifier/core/formats.py                  lines  1169 to  1439
+    generator/verifier/core/sodium.py                   lines  1440 to  1483
+    generator/verifier/core/public_keys.py              lines  1484 to  1760
+    generator/verifier/core/note.py                     lines  1761 to  1870
+    generator/verifier/crypto/mldsa.py                  lines  1871 to  2168
+    generator/verifier/tlog/merkle.py                   lines  2169 to  2309
+    generator/verifier/tlog/subtrees.py                 lines  2310 to  2388
+    generator/verifier/tlog/tlogproof.py                lines  2389 to  2461
+    generator/verifier/tlog/tiles.py                    lines  2462 to  2814
+    generator/verifier/tlog/tile_proofs.py              lines  2815 to  2922
+    generator/verifier/tlog/cosignature.py              lines  2923 to  3222
+    generator/verifier/tlog/log_list.py                 lines  3223 to  3452
+    generator/verifier/tlog/policy.py                   lines  3453 to  3739
+    generator/verifier/tlog/witnessing.py               lines  3740 to  3856
+    generator/verifier/core/idindex.py                  lines  3857 to  3940
+    generator/verifier/crypto/der.py                    lines  3941 to  4268
+    generator/verifier/crypto/rsa.py                    lines  4269 to  4386
+    generator/verifier/crypto/ecdsa.py                  lines  4387 to  4554
+    generator/verifier/crypto/signatures.py             lines  4555 to  4741
+    generator/verifier/crypto/x509.py                   lines  4742 to  4940
+    generator/verifier/crypto/timestamp_token.py        lines  4941 to  5343
+    generator/verifier/crypto/hash_to_g1.py             lines  5344 to  5621
+    generator/verifier/crypto/bls12_381.py              lines  5622 to  6112
+    generator/verifier/crypto/drand.py                  lines  6113 to  6184
+    generator/verifier/rules/beacon.py                  lines  6185 to  6436
+    generator/verifier/rules/methodology_rules.py       lines  6437 to  6796
+    generator/verifier/rules/scoring.py                 lines  6797 to  7096
+    generator/verifier/rules/agreement_statistics.py    lines  7097 to  7356
+    generator/verifier/rules/labelsets.py               lines  7357 to  7695
+    generator/verifier/rules/subjects.py                lines  7696 to  7961
+    generator/verifier/rules/withdrawals.py             lines  7962 to  8000
+    generator/verifier/rules/events.py                  lines  8001 to  8059
+    generator/verifier/rules/draws.py                   lines  8060 to  8205
+    generator/verifier/tlog/keyring.py                  lines  8206 to  8414
+    generator/verifier/rules/ledger.py                  lines  8415 to  8903
+    generator/verifier/rules/draw_pools.py              lines  8904 to  9137
+    generator/verifier/rules/drawn_items.py             lines  9138 to  9473
+    generator/verifier/exports/eee_record.py            lines  9474 to  9812
+    generator/verifier/exports/cbor.py                  lines  9813 to  9934
+    generator/verifier/exports/scitt_statement.py       lines  9935 to 10120
+    generator/verifier/exports/credential.py            lines 10121 to 10425
+    generator/verifier/memory/ledger_snapshot.py        lines 10426 to 10669
+    generator/verifier/memory/checkpoint_memory.py      lines 10670 to 10826
+    generator/verifier/memory/release_memory.py         lines 10827 to 11158
+    generator/verifier/rules/answers.py                 lines 11159 to 11226
+    generator/verifier/rules/runs.py                    lines 11227 to 11599
+    generator/verifier/rules/lineage.py                 lines 11600 to 11885
+    generator/verifier/rules/score_edits.py             lines 11886 to 11971
+    generator/verifier/rules/evidence.py                lines 11972 to 12066
+    generator/verifier/rules/certificates.py            lines 12067 to 12534
+    generator/verifier/rules/certificate_documents.py   lines 12535 to 12630
+    generator/verifier/rules/recheck.py                 lines 12631 to 12997
+    generator/verifier/core/report.py                   lines 12998 to 13160
+    generator/verifier/core/windowed.py                 lines 13161 to 13191
+    generator/verifier/core/folder.py                   lines 13192 to 13525
+    generator/verifier/core/checksum_tree.py            lines 13526 to 13680
+    generator/verifier/tlog/rotation.py                 lines 13681 to 13865
+    generator/verifier/memory/mirror_record.py          lines 13866 to 13967
+    generator/verifier/site/release.py                  lines 13968 to 14269
+    generator/verifier/site/checksum_lists.py           lines 14270 to 14429
+    generator/verifier/site/zip_layout.py               lines 14430 to 14629
+    generator/verifier/site/download.py                 lines 14630 to 15022
+    generator/verifier/site/history.py                  lines 15023 to 15392
+    generator/verifier/site/history_v3.py               lines 15393 to 15571
+    generator/verifier/site/commitment_parts.py         lines 15572 to 15760
+    generator/verifier/site/ledger_files.py             lines 15761 to 16119
+    generator/verifier/site/certificate_memo.py         lines 16120 to 16271
+    generator/verifier/site/run_memo.py                 lines 16272 to 16390
+    generator/verifier/site/publication.py              lines 16391 to 16620
+    generator/verifier/rules/revocations.py             lines 16621 to 16740
+    generator/verifier/site/export_files.py             lines 16741 to 16966
+    generator/verifier/site/certificate_records.py      lines 16967 to 17132
+    generator/verifier/site/certificate_files.py        lines 17133 to 17576
+    generator/verifier/site/agreement_files.py          lines 17577 to 17721
+    generator/verifier/site/timestamp_files.py          lines 17722 to 17900
+    generator/verifier/site/log_list_file.py            lines 17901 to 17972
+    generator/verifier/site/accounting.py               lines 17973 to 18253
+    generator/verifier/site/remote.py                   lines 18254 to 18524
+    generator/verifier/site/mirror_folder.py            lines 18525 to 18783
+    generator/verifier/site/mirror.py                   lines 18784 to 19078
+    generator/verifier/site/verify_site.py              lines 19079 to 19420
+    generator/verifier/site/command_line.py             lines 19421 to 19885
 """
 
 # ==============================================================================================
@@ -1278,6 +1278,11 @@ _SUMS_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 _UNSAFE_PATH_LINE = re.compile(r"(?m)(?:^|/)\.{0,2}(?:/|$)|[\\\x00-\x09\x0b-\x1f]")
 
 
+def all_safe_paths(paths: list[str]) -> bool:
+    """Whether every path is safe (is_safe_path), none holding a newline: one search over them all."""
+    return all(paths) and _UNSAFE_PATH_LINE.search("\n".join(paths)) is None
+
+
 def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
     """The (SHA-256, path) of every line of a checksum list's text when each line is well
     formed, ends with a newline and names a safe path, in strictly increasing order (by code
@@ -1288,7 +1293,7 @@ def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
         return None
     paths = [path for _, path in rows]
     # The matches cover the text exactly (no line left out, nothing before or between them).
-    if 67 * len(rows) + sum(map(len, paths)) != len(text) or _UNSAFE_PATH_LINE.search("\n".join(paths)):
+    if 67 * len(rows) + sum(map(len, paths)) != len(text) or not all_safe_paths(paths):
         return None
     if paths != sorted(paths) or len(set(paths)) != len(paths):
         return None
@@ -8528,6 +8533,12 @@ class Ledger:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)
 
+    def commit_place(self, item_id: str) -> tuple[int, str] | None:
+        """The item's commit's leaf index and gate, without the rest of its Commit: the rules of
+        every run ask this of each of its items (half a million questions at the bench scale)."""
+        n = self._commit_ids.get(item_id)
+        return None if n is None else (self._commit_index[n], self._gate_ids[self._commit_gate[n]])
+
     def _commit_at(self, n: int) -> Commit:
         return Commit(
             self._commit_ids.key(n),
@@ -11503,13 +11514,13 @@ def _run_items_problems(ledger: Ledger, run: RunEvent, items: list[Any], secret:
     problems = []
     cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
     for item_id in items:
-        c = ledger.commit(item_id) if isinstance(item_id, str) else None
-        if c is None or c.index > run.index:
+        c = ledger.commit_place(item_id) if isinstance(item_id, str) else None
+        if c is None or c[0] > run.index:
             problems.append(Problem(f"item {item_id} was not committed before the run", where="items"))
             continue
-        if c.gate != run.gate:
+        if c[1] != run.gate:
             problems.append(
-                Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate)
+                Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c[1])
             )
         r = ledger.reveals.get(item_id)
         if not secret:
@@ -13903,6 +13914,12 @@ def _parse(text: str) -> dict[str, Written]:
     lines = text.split("\n")
     if len(lines) < 3 or lines[0] != RECORD_HEADER or lines[-1] != "":
         raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
+    plain = _parse_plain(text[len(lines[0]) + len(lines[1]) + 2 :])
+    return plain if plain is not None else _parse_by_line(lines)
+
+
+def _parse_by_line(lines: list[str]) -> dict[str, Written]:
+    """The record's lines one by one (after its two first), naming the first one malformed."""
     files: dict[str, Written] = {}
     for n, line in enumerate(lines[2:-1], start=3):
         fields = line.split(" ", 5)
@@ -13913,6 +13930,27 @@ def _parse(text: str) -> dict[str, Written]:
             raise ValueError(f"line {n} is malformed")
         files[fields[5]] = value
     return files
+
+
+_ROW = re.compile(r"([0-9a-f]{64}) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) ([^\n]+)\n")
+
+
+def _parse_plain(body: str) -> dict[str, Written] | None:
+    """The record's lines read by one search in C when every one is plain (what save_record
+    writes); None otherwise, and the line-by-line reading names the line that is not."""
+    rows: list[tuple[str, str, str, str, str, str]] = _ROW.findall(body)
+    # The rows cover the text exactly: their fields and six separators each.
+    if sum(map(len, itertools.chain.from_iterable(rows))) + 6 * len(rows) != len(body):
+        return None
+    if not all_safe_paths([row[5] for row in rows]):
+        return None
+    files: dict[str, Written] = {}
+    for sha, size, mtime, ctime, inode, path in rows:
+        value = known_value(sha, (int(size), int(mtime), int(ctime), int(inode)))
+        if value is None:
+            return None
+        files[path] = value
+    return files if len(files) == len(rows) else None
 
 
 def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
@@ -17981,17 +18019,31 @@ def check_accounted(
     """Fail every file under ledger/, named *.tlog-proof, or under certificates/, reveals/, runs/,
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
-    found = s.files_found
-    _check_ledger_folder(
-        s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")), ledger.commit_count
-    )
+    # The site's files sorted into what each check below looks at, in one pass over them all.
+    ledger_files, proof_files, evidence, credentials, artifacts = [], [], [], [], []
+    for f in s.files_found:
+        if f.startswith(LEDGER_FOLDER):
+            ledger_files.append(f)
+            continue
+        proof = f.endswith(PROOF_SUFFIX)
+        if proof:
+            proof_files.append(f)
+        is_evidence = "/evidence/" in f and _EVIDENCE_RE.fullmatch(f) is not None
+        if is_evidence:
+            evidence.append(f)
+        if f in CREDENTIAL_FILES or f.startswith(CREDENTIAL_FOLDERS):
+            credentials.append(f)
+        # Proofs and evidence files have their checks of their own: each file is reported once.
+        if not proof and not is_evidence and f.startswith(ARTIFACT_FOLDERS):
+            artifacts.append(f)
+    _check_ledger_folder(s, manifest, ledger.size, history, sorted(ledger_files), ledger.commit_count)
     proofs = {
         row["path"] + PROOF_SUFFIX
         for kind in ("reveals", "certificates")
         for row in manifest[kind]
         if isinstance(row, dict) and isinstance(row.get("path"), str)
     }
-    for rel in sorted(f for f in found if f.endswith(PROOF_SUFFIX) and not f.startswith(LEDGER_FOLDER)):
+    for rel in sorted(proof_files):
         s.report.check(
             rel in proofs,
             rel,
@@ -17999,21 +18051,9 @@ def check_accounted(
             "FILE.tlog-proof beside a reveal or certificate of the manifest",
             "a stray proof",
         )
-    _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
-    _check_credential_files(
-        s, manifest, sorted(f for f in found if f in CREDENTIAL_FILES or f.startswith(CREDENTIAL_FOLDERS))
-    )
-    _check_artifact_folders(
-        s,
-        manifest,
-        key_rows,
-        # Proofs and evidence files have their checks above: each file is reported once.
-        sorted(
-            f
-            for f in found
-            if f.startswith(ARTIFACT_FOLDERS) and not f.endswith(PROOF_SUFFIX) and not _EVIDENCE_RE.fullmatch(f)
-        ),
-    )
+    _check_evidence_folder(s, manifest, sorted(evidence))
+    _check_credential_files(s, manifest, sorted(credentials))
+    _check_artifact_folders(s, manifest, key_rows, sorted(artifacts))
 
 
 def _strings(*values: Any) -> set[str]:
@@ -18525,7 +18565,9 @@ class LocalCopy:
         the record names other bytes or there is no regular file there to read (missing, a link,
         under a link, unreadable), None when only hashing the file can tell."""
         try:
-            if not self._link_free(rel.rpartition("/")[0]):
+            folder = rel.rpartition("/")[0]
+            free = self.link_free.get(folder)  # asked here first: this runs once a file
+            if not (free if free is not None else self._link_free(folder)):
                 return False
             st = os.lstat(f"{self.root_name}/{rel}")
         except OSError:
@@ -18621,7 +18663,7 @@ class LocalCopy:
 
     def plan(self, files: dict[str, str], jobs: int) -> list[str]:
         """The listed files to fetch (in path order): those the folder does not hold as listed."""
-        names = sorted(files, key=lambda p: p.encode())
+        names = sorted(files)  # paths read from UTF-8, whose byte order is their code points' order
         # Most files are answered by one lstat and the record, here: handing each of them to a
         # thread costs more in the pool's locks than the lstat. Only the files to hash go to the
         # threads.

@@ -77,7 +77,7 @@ class RevealedItem:
         checked against the commitment (a file changed since the gather is an error)."""
         problems: list[Problem] = []
         loaded = read_document(
-            paths, paths.reveal_file(self.id), self.commitment, f"reveal document of {self.id}", problems
+            paths, paths.reveal_file(self.id), self.commitment, f"reveal document of {self.id}", problems, again=True
         )
         if loaded is None:
             raise InputError(problems, "a reveal document changed while the site was being built")
@@ -158,14 +158,14 @@ class CertificateInfo:
         against the hashes the build verified (a file changed since then is an error)."""
         problems: list[Problem] = []
         loaded = read_document(
-            paths, paths.certificate_file(self.serial), self.sha256, f"certificate {self.serial}", problems
+            paths, paths.certificate_file(self.serial), self.sha256, f"certificate {self.serial}", problems, again=True
         )
         if loaded is None:
             raise InputError(problems, "a certificate changed while the site was being built")
         data, doc = loaded
         by_item = {r["item"]: r for r in doc["results"]}
         details, record = _read_records(
-            paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems
+            paths, doc, [by_item[i] for i in self.details_items], self.grader_record_due, problems, again=True
         )
         # The files due when the build checked the certificate, read again and re-checked.
         names = {p.rpartition("/")[2] for p in self.evidence_paths}
@@ -671,10 +671,16 @@ def _gather_certificate(
 
 
 def _read_records(
-    paths: Paths, cert: dict[str, Any], sealed_due: list[dict[str, Any]], record_due: bool, problems: list[Problem]
+    paths: Paths,
+    cert: dict[str, Any],
+    sealed_due: list[dict[str, Any]],
+    record_due: bool,
+    problems: list[Problem],
+    again: bool = False,
 ) -> tuple[dict[str, PublishedRecord], PublishedRecord | None]:
     """A certificate's due details documents and grader record, read from the data directory,
-    where `certify` and `retire` put them, and checked against the hashes it holds."""
+    where `certify` and `retire` put them, and checked against the hashes it holds (`again`:
+    read before in this build, as read_document says)."""
     serial = cert["serial"]
     details: dict[str, PublishedRecord] = {}
     for r in sealed_due:
@@ -686,6 +692,7 @@ def _read_records(
             paths.details_file(serial, r["item"], private=True),
             layout.details(serial, r["item"]),
             problems,
+            again,
         )
         if got is not None:
             details[r["item"]] = got
@@ -699,12 +706,20 @@ def _read_records(
             paths.grader_record_file(serial, private=True),
             layout.grader_record(serial),
             problems,
+            again,
         )
     return details, record
 
 
 def _read_record(
-    paths: Paths, file: Path, sha: str, what: str, private: Path, site_path: str, problems: list[Problem]
+    paths: Paths,
+    file: Path,
+    sha: str,
+    what: str,
+    private: Path,
+    site_path: str,
+    problems: list[Problem],
+    again: bool = False,
 ) -> PublishedRecord | None:
     if not file.exists():
         problems.append(
@@ -716,7 +731,7 @@ def _read_record(
             )
         )
         return None
-    loaded = read_document(paths, file, sha, what, problems)
+    loaded = read_document(paths, file, sha, what, problems, again)
     if loaded is None or not isinstance(loaded[1], dict):
         return None
     return PublishedRecord(site_path, loaded[0], loaded[1])

@@ -19,6 +19,7 @@ from generator.verifier import (
     Methodology,
     Problem,
     effective_spec,
+    loads_strict,
     parse_canonical,
     parse_methodology,
     sha256_hex,
@@ -26,8 +27,12 @@ from generator.verifier import (
 
 
 def read_document(
-    paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem]
+    paths: Paths, path: os.PathLike[str], want_sha: str, what: str, problems: list[Problem], again: bool = False
 ) -> tuple[bytes, Any] | None:
+    """The document's bytes and parsed form if its bytes hash to `want_sha` and are canonical
+    JSON; else None, with a problem added. `again`: bytes with this SHA-256 were already found
+    canonical in this very run (the build reads each certificate twice), so they are parsed
+    without serialising them once more to compare: the same bytes, the same answer."""
     file = paths.show(path)  # type: ignore[arg-type]
     try:
         with open(path, "rb") as f:
@@ -47,7 +52,7 @@ def read_document(
         )
         return None
     try:
-        return data, parse_canonical(data)
+        return data, loads_strict(data) if again else parse_canonical(data)
     except FormatError as e:
         problems.append(problem(file, f"{what}: {e}"))
         return None

@@ -97,6 +97,11 @@ _SUMS_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 _UNSAFE_PATH_LINE = re.compile(r"(?m)(?:^|/)\.{0,2}(?:/|$)|[\\\x00-\x09\x0b-\x1f]")
 
 
+def all_safe_paths(paths: list[str]) -> bool:
+    """Whether every path is safe (is_safe_path), none holding a newline: one search over them all."""
+    return all(paths) and _UNSAFE_PATH_LINE.search("\n".join(paths)) is None
+
+
 def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
     """The (SHA-256, path) of every line of a checksum list's text when each line is well
     formed, ends with a newline and names a safe path, in strictly increasing order (by code
@@ -107,7 +112,7 @@ def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
         return None
     paths = [path for _, path in rows]
     # The matches cover the text exactly (no line left out, nothing before or between them).
-    if 67 * len(rows) + sum(map(len, paths)) != len(text) or _UNSAFE_PATH_LINE.search("\n".join(paths)):
+    if 67 * len(rows) + sum(map(len, paths)) != len(text) or not all_safe_paths(paths):
         return None
     if paths != sorted(paths) or len(set(paths)) != len(paths):
         return None

@@ -17,12 +17,13 @@ sorted by path bytes.
 """
 
 import hashlib
+import itertools
 import os
 import re
 from pathlib import Path
 
 from generator.verifier.core.folder import known_identity, known_sha256, known_value
-from generator.verifier.core.formats import is_safe_path
+from generator.verifier.core.formats import all_safe_paths, is_safe_path
 from generator.verifier.memory.checkpoint_memory import replace_atomically
 from generator.verifier.memory.release_memory import private_to_user
 
@@ -67,6 +68,12 @@ def _parse(text: str) -> dict[str, Written]:
     lines = text.split("\n")
     if len(lines) < 3 or lines[0] != RECORD_HEADER or lines[-1] != "":
         raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
+    plain = _parse_plain(text[len(lines[0]) + len(lines[1]) + 2 :])
+    return plain if plain is not None else _parse_by_line(lines)
+
+
+def _parse_by_line(lines: list[str]) -> dict[str, Written]:
+    """The record's lines one by one (after its two first), naming the first one malformed."""
     files: dict[str, Written] = {}
     for n, line in enumerate(lines[2:-1], start=3):
         fields = line.split(" ", 5)
@@ -77,6 +84,27 @@ def _parse(text: str) -> dict[str, Written]:
             raise ValueError(f"line {n} is malformed")
         files[fields[5]] = value
     return files
+
+
+_ROW = re.compile(r"([0-9a-f]{64}) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) ([^\n]+)\n")
+
+
+def _parse_plain(body: str) -> dict[str, Written] | None:
+    """The record's lines read by one search in C when every one is plain (what save_record
+    writes); None otherwise, and the line-by-line reading names the line that is not."""
+    rows: list[tuple[str, str, str, str, str, str]] = _ROW.findall(body)
+    # The rows cover the text exactly: their fields and six separators each.
+    if sum(map(len, itertools.chain.from_iterable(rows))) + 6 * len(rows) != len(body):
+        return None
+    if not all_safe_paths([row[5] for row in rows]):
+        return None
+    files: dict[str, Written] = {}
+    for sha, size, mtime, ctime, inode, path in rows:
+        value = known_value(sha, (int(size), int(mtime), int(ctime), int(inode)))
+        if value is None:
+            return None
+        files[path] = value
+    return files if len(files) == len(rows) else None
 
 
 def save_record(path: Path, url: str, files: dict[str, Written]) -> None:

@@ -138,6 +138,12 @@ class Ledger:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)
 
+    def commit_place(self, item_id: str) -> tuple[int, str] | None:
+        """The item's commit's leaf index and gate, without the rest of its Commit: the rules of
+        every run ask this of each of its items (half a million questions at the bench scale)."""
+        n = self._commit_ids.get(item_id)
+        return None if n is None else (self._commit_index[n], self._gate_ids[self._commit_gate[n]])
+
     def _commit_at(self, n: int) -> Commit:
         return Commit(
             self._commit_ids.key(n),

@@ -304,13 +304,13 @@ def _run_items_problems(ledger: Ledger, run: RunEvent, items: list[Any], secret:
     problems = []
     cert_index = ledger.decided_at(run.id)  # a withdrawal decides a run as a certificate does
     for item_id in items:
-        c = ledger.commit(item_id) if isinstance(item_id, str) else None
-        if c is None or c.index > run.index:
+        c = ledger.commit_place(item_id) if isinstance(item_id, str) else None
+        if c is None or c[0] > run.index:
             problems.append(Problem(f"item {item_id} was not committed before the run", where="items"))
             continue
-        if c.gate != run.gate:
+        if c[1] != run.gate:
             problems.append(
-                Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c.gate)
+                Problem(f"item {item_id} is not of the run's gate", where="items", expected=run.gate, found=c[1])
             )
         r = ledger.reveals.get(item_id)
         if not secret:

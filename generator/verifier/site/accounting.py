@@ -60,17 +60,31 @@ def check_accounted(
     """Fail every file under ledger/, named *.tlog-proof, or under certificates/, reveals/, runs/,
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
-    found = s.files_found
-    _check_ledger_folder(
-        s, manifest, ledger.size, history, sorted(f for f in found if f.startswith("ledger/")), ledger.commit_count
-    )
+    # The site's files sorted into what each check below looks at, in one pass over them all.
+    ledger_files, proof_files, evidence, credentials, artifacts = [], [], [], [], []
+    for f in s.files_found:
+        if f.startswith(LEDGER_FOLDER):
+            ledger_files.append(f)
+            continue
+        proof = f.endswith(PROOF_SUFFIX)
+        if proof:
+            proof_files.append(f)
+        is_evidence = "/evidence/" in f and _EVIDENCE_RE.fullmatch(f) is not None
+        if is_evidence:
+            evidence.append(f)
+        if f in CREDENTIAL_FILES or f.startswith(CREDENTIAL_FOLDERS):
+            credentials.append(f)
+        # Proofs and evidence files have their checks of their own: each file is reported once.
+        if not proof and not is_evidence and f.startswith(ARTIFACT_FOLDERS):
+            artifacts.append(f)
+    _check_ledger_folder(s, manifest, ledger.size, history, sorted(ledger_files), ledger.commit_count)
     proofs = {
         row["path"] + PROOF_SUFFIX
         for kind in ("reveals", "certificates")
         for row in manifest[kind]
         if isinstance(row, dict) and isinstance(row.get("path"), str)
     }
-    for rel in sorted(f for f in found if f.endswith(PROOF_SUFFIX) and not f.startswith(LEDGER_FOLDER)):
+    for rel in sorted(proof_files):
         s.report.check(
             rel in proofs,
             rel,
@@ -78,21 +92,9 @@ def check_accounted(
             "FILE.tlog-proof beside a reveal or certificate of the manifest",
             "a stray proof",
         )
-    _check_evidence_folder(s, manifest, sorted(f for f in found if _EVIDENCE_RE.fullmatch(f)))
-    _check_credential_files(
-        s, manifest, sorted(f for f in found if f in CREDENTIAL_FILES or f.startswith(CREDENTIAL_FOLDERS))
-    )
-    _check_artifact_folders(
-        s,
-        manifest,
-        key_rows,
-        # Proofs and evidence files have their checks above: each file is reported once.
-        sorted(
-            f
-            for f in found
-            if f.startswith(ARTIFACT_FOLDERS) and not f.endswith(PROOF_SUFFIX) and not _EVIDENCE_RE.fullmatch(f)
-        ),
-    )
+    _check_evidence_folder(s, manifest, sorted(evidence))
+    _check_credential_files(s, manifest, sorted(credentials))
+    _check_artifact_folders(s, manifest, key_rows, sorted(artifacts))
 
 
 def _strings(*values: Any) -> set[str]:

@@ -52,7 +52,9 @@ class LocalCopy:
         the record names other bytes or there is no regular file there to read (missing, a link,
         under a link, unreadable), None when only hashing the file can tell."""
         try:
-            if not self._link_free(rel.rpartition("/")[0]):
+            folder = rel.rpartition("/")[0]
+            free = self.link_free.get(folder)  # asked here first: this runs once a file
+            if not (free if free is not None else self._link_free(folder)):
                 return False
             st = os.lstat(f"{self.root_name}/{rel}")
         except OSError:
@@ -148,7 +150,7 @@ class LocalCopy:
 
     def plan(self, files: dict[str, str], jobs: int) -> list[str]:
         """The listed files to fetch (in path order): those the folder does not hold as listed."""
-        names = sorted(files, key=lambda p: p.encode())
+        names = sorted(files)  # paths read from UTF-8, whose byte order is their code points' order
         # Most files are answered by one lstat and the record, here: handing each of them to a
         # thread costs more in the pool's locks than the lstat. Only the files to hash go to the
         # threads.

@@ -239,3 +239,28 @@ def test_the_build_verifies_with_its_own_key_pinned(built_program: BuiltSite) ->
     assert verify_site(built_program.out, signer.vkey).ok
     assert verify_site(built_program.out, signer.fingerprint).ok
     assert not verify_site(built_program.out, generate_signer("test.example.org/prog").vkey).ok
+
+
+# -- a document read twice
+
+
+def test_a_certificate_or_reveal_changed_between_its_two_readings_stops_the_build(demo_copy: BuiltSite) -> None:
+    """The writing reads each certificate and reveal document again, after the gather checked
+    it; the second reading skips the canonical form's check (the same bytes, the same answer),
+    so it must still refuse other bytes, whatever they are."""
+    from generator.build.gather import gather
+
+    ctx = gather(demo_copy.paths)
+    cert, reveal = ctx.certificates[0], ctx.revealed[0]
+    assert cert.load(ctx.paths).data == demo_copy.paths.certificate_file(cert.serial).read_bytes()
+    for path, again in (
+        (demo_copy.paths.certificate_file(cert.serial), lambda: cert.load(ctx.paths)),
+        (demo_copy.paths.reveal_file(reveal.id), lambda: reveal.load(ctx.paths)),
+    ):
+        original = path.read_bytes()
+        path.write_bytes(json.dumps(json.loads(original), indent=1).encode())  # the same JSON, other bytes
+        with pytest.raises(InputError) as e:
+            again()
+        assert "changed while the site was being built" in str(e.value)
+        assert "does not hash to the value in the ledger" in str(e.value)
+        path.write_bytes(original)
