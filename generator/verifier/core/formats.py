@@ -98,8 +98,10 @@ _UNSAFE_PATH_LINE = re.compile(r"(?m)(?:^|/)\.{0,2}(?:/|$)|[\\\x00-\x09\x0b-\x1f
 
 
 def all_safe_paths(paths: list[str]) -> bool:
-    """Whether every path is safe (is_safe_path), none holding a newline: one search over them all."""
-    return all(paths) and _UNSAFE_PATH_LINE.search("\n".join(paths)) is None
+    """Whether every path is safe (is_safe_path): one search over them all, joined by newlines
+    (so a path holding one, which would read as two, is refused by the count of them)."""
+    joined = "\n".join(paths)
+    return all(paths) and joined.count("\n") == len(paths) - 1 and _UNSAFE_PATH_LINE.search(joined) is None
 
 
 def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
@@ -107,6 +109,10 @@ def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
     formed, ends with a newline and names a safe path, in strictly increasing order (by code
     point, which is the order of the UTF-8 bytes); else None, and the caller reads it line by
     line to say what is wrong. A list of 300,000 lines is read here without a Python step a line."""
+    # Only a text ending with a newline can be plain, and only there is the search linear: on
+    # a last line without one, every `<64 hex>  ` in it would read to the end and back.
+    if not text.endswith("\n"):
+        return None
     rows: list[tuple[str, str]] = _SUMS_ROW.findall(text)
     if not rows:
         return None

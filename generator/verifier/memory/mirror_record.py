@@ -86,7 +86,7 @@ def _parse_by_line(lines: list[str]) -> dict[str, Written]:
     return files
 
 
-_ROW = re.compile(r"([0-9a-f]{64}) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) ([^\n]+)\n")
+_ROW = re.compile(r"([0-9a-f]{64}) (-?[0-9]{1,20}) (-?[0-9]{1,20}) (-?[0-9]{1,20}) (-?[0-9]{1,20}) ([^\n]+)\n")
 
 
 def _parse_plain(body: str) -> dict[str, Written] | None:

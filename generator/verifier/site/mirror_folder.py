@@ -157,7 +157,12 @@ class LocalCopy:
         answers = {rel: self._answered(rel, files[rel]) for rel in names}
         unsure = [rel for rel in names if answers[rel] is None]
         answers.update(zip(unsure, windowed(lambda rel: self._hashed(rel, files[rel]), unsure, jobs), strict=True))
-        return [rel for rel in names if not answers[rel]]
+        todo = [rel for rel in names if not answers[rel]]
+        # A file held as an earlier try's list said, which this list changed, is no longer held:
+        # the new bytes fetched replace it (swap_in keeps only what is still held).
+        for rel in todo:
+            self.forget(rel)
+        return todo
 
     def previously_written(self) -> set[str]:
         """The files an earlier run wrote: the record's, or with no record, those the lists in the

@@ -118,9 +118,10 @@ def verify_site(
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
     if s.known_used:
+        looked = "as the mirror found them in this run" if known_now else "as this run found them"
         report.notes.append(
             f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one {known_from}, and their "
-            "size, times and inode are unchanged since"
+            f"size, times and inode are unchanged since, {looked}"
         )
     return report
 

@@ -185,3 +185,24 @@ def test_a_file_whose_times_do_not_fit_a_record_is_kept_and_hashed_each_run(site
         assert rel not in served.requests and rel not in again.files and again.fetched == 0
         assert on_disk(folder) == on_disk(site)
         first = again
+
+
+def test_a_file_held_on_the_first_try_and_changed_by_the_second_list_is_replaced(tmp_path: Path) -> None:
+    """A torn read starts the run again from a fresh list. A file the first try found held with
+    its old bytes, which the second list changes, is fetched, and swapped in: the first try's
+    answer does not keep the old bytes in place under the new list."""
+    from generator.verifier.site.mirror_folder import INCOMING, LocalCopy, swap_in
+
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    (folder / "p.html").write_bytes(b"A")
+    record = {"p.html": known_value(sha(b"A"), identity_of((folder / "p.html").lstat()))}
+    local = LocalCopy(folder, record)  # type: ignore[arg-type]
+    assert local.plan({"p.html": sha(b"A")}, 1) == []  # the first try: held
+    assert local.plan({"p.html": sha(b"B")}, 1) == ["p.html"]  # the second: changed
+    (folder / INCOMING).mkdir()
+    fetched = folder / INCOMING / "0.part"
+    fetched.write_bytes(b"B")
+    swap_in(folder, local, {"p.html": sha(b"B")}, {("p.html", sha(b"B")): (fetched, 1)}, b"", b"")
+    assert (folder / "p.html").read_bytes() == b"B"
+    assert known_sha256(local.written["p.html"]) == sha(b"B")

@@ -73,3 +73,33 @@ def test_a_list_that_is_not_plain_is_still_read_line_by_line_and_named() -> None
         ("line 2", "lines not sorted by path bytes (or a path listed twice)"),
         ("line 3", "malformed line"),
     ]
+
+
+def test_a_hostile_last_line_without_a_newline_is_refused_in_linear_time() -> None:
+    """A last line of many `<64 hex>  ` blocks and no newline: a search that tried it as a row
+    from every block would read to its end and back each time (hours at a few MB); it is left
+    to the line-by-line reading at once, which names it. An alarm, far above what linear takes,
+    stands for "hours"."""
+    import signal
+
+    sha = "ab" * 32
+    text = f"{sha}  a\n" + f"{sha}  " * 60_000  # 4 MB
+    before = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("quadratic")))
+    signal.alarm(60)
+    try:
+        assert plain_sums_rows(text) is None
+        report = Report("site")
+        rows = parse_sums(report, "SHA256SUMS", text.encode())
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    assert rows is not None and rows[0][2] == "a" and len(rows) == 2
+    assert [p.message for p in report.failures][-1] == "last line does not end with a newline"
+
+
+def test_a_path_holding_a_newline_is_not_safe_among_others() -> None:
+    from generator.verifier.core.formats import all_safe_paths
+
+    assert all_safe_paths(["a", "b/c"])
+    assert not all_safe_paths(["a", "b\nc"])
+    assert not all_safe_paths(["a", ""])
