@@ -24,88 +24,88 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/canonical.py                lines   416 to   724
     generator/verifier/core/confusables_table.py        lines   725 to  1061
     generator/verifier/core/confusables.py              lines  1062 to  1168
-    generator/verifier/core/formats.py                  lines  1169 to  1439
-    generator/verifier/core/sodium.py                   lines  1440 to  1483
-    generator/verifier/core/public_keys.py              lines  1484 to  1760
-    generator/verifier/core/note.py                     lines  1761 to  1870
-    generator/verifier/crypto/mldsa.py                  lines  1871 to  2168
-    generator/verifier/tlog/merkle.py                   lines  2169 to  2309
-    generator/verifier/tlog/subtrees.py                 lines  2310 to  2388
-    generator/verifier/tlog/tlogproof.py                lines  2389 to  2461
-    generator/verifier/tlog/tiles.py                    lines  2462 to  2814
-    generator/verifier/tlog/tile_proofs.py              lines  2815 to  2922
-    generator/verifier/tlog/cosignature.py              lines  2923 to  3222
-    generator/verifier/tlog/log_list.py                 lines  3223 to  3452
-    generator/verifier/tlog/policy.py                   lines  3453 to  3739
-    generator/verifier/tlog/witnessing.py               lines  3740 to  3856
-    generator/verifier/core/idindex.py                  lines  3857 to  3940
-    generator/verifier/crypto/der.py                    lines  3941 to  4268
-    generator/verifier/crypto/rsa.py                    lines  4269 to  4386
-    generator/verifier/crypto/ecdsa.py                  lines  4387 to  4554
-    generator/verifier/crypto/signatures.py             lines  4555 to  4741
-    generator/verifier/crypto/x509.py                   lines  4742 to  4940
-    generator/verifier/crypto/timestamp_token.py        lines  4941 to  5343
-    generator/verifier/crypto/hash_to_g1.py             lines  5344 to  5621
-    generator/verifier/crypto/bls12_381.py              lines  5622 to  6112
-    generator/verifier/crypto/drand.py                  lines  6113 to  6184
-    generator/verifier/rules/beacon.py                  lines  6185 to  6436
-    generator/verifier/rules/methodology_rules.py       lines  6437 to  6796
-    generator/verifier/rules/scoring.py                 lines  6797 to  7096
-    generator/verifier/rules/agreement_statistics.py    lines  7097 to  7356
-    generator/verifier/rules/labelsets.py               lines  7357 to  7695
-    generator/verifier/rules/subjects.py                lines  7696 to  7961
-    generator/verifier/rules/withdrawals.py             lines  7962 to  8000
-    generator/verifier/rules/events.py                  lines  8001 to  8059
-    generator/verifier/rules/draws.py                   lines  8060 to  8205
-    generator/verifier/tlog/keyring.py                  lines  8206 to  8414
-    generator/verifier/rules/ledger.py                  lines  8415 to  8903
-    generator/verifier/rules/draw_pools.py              lines  8904 to  9137
-    generator/verifier/rules/drawn_items.py             lines  9138 to  9473
-    generator/verifier/exports/eee_record.py            lines  9474 to  9812
-    generator/verifier/exports/cbor.py                  lines  9813 to  9934
-    generator/verifier/exports/scitt_statement.py       lines  9935 to 10120
-    generator/verifier/exports/credential.py            lines 10121 to 10425
-    generator/verifier/memory/ledger_snapshot.py        lines 10426 to 10669
-    generator/verifier/memory/checkpoint_memory.py      lines 10670 to 10826
-    generator/verifier/memory/release_memory.py         lines 10827 to 11158
-    generator/verifier/rules/answers.py                 lines 11159 to 11226
-    generator/verifier/rules/runs.py                    lines 11227 to 11599
-    generator/verifier/rules/lineage.py                 lines 11600 to 11885
-    generator/verifier/rules/score_edits.py             lines 11886 to 11971
-    generator/verifier/rules/evidence.py                lines 11972 to 12066
-    generator/verifier/rules/certificates.py            lines 12067 to 12534
-    generator/verifier/rules/certificate_documents.py   lines 12535 to 12630
-    generator/verifier/rules/recheck.py                 lines 12631 to 12997
-    generator/verifier/core/report.py                   lines 12998 to 13160
-    generator/verifier/core/windowed.py                 lines 13161 to 13191
-    generator/verifier/core/folder.py                   lines 13192 to 13525
-    generator/verifier/core/checksum_tree.py            lines 13526 to 13680
-    generator/verifier/tlog/rotation.py                 lines 13681 to 13865
-    generator/verifier/memory/mirror_record.py          lines 13866 to 13967
-    generator/verifier/site/release.py                  lines 13968 to 14269
-    generator/verifier/site/checksum_lists.py           lines 14270 to 14429
-    generator/verifier/site/zip_layout.py               lines 14430 to 14629
-    generator/verifier/site/download.py                 lines 14630 to 15022
-    generator/verifier/site/history.py                  lines 15023 to 15392
-    generator/verifier/site/history_v3.py               lines 15393 to 15571
-    generator/verifier/site/commitment_parts.py         lines 15572 to 15760
-    generator/verifier/site/ledger_files.py             lines 15761 to 16119
-    generator/verifier/site/certificate_memo.py         lines 16120 to 16271
-    generator/verifier/site/run_memo.py                 lines 16272 to 16390
-    generator/verifier/site/publication.py              lines 16391 to 16620
-    generator/verifier/rules/revocations.py             lines 16621 to 16740
-    generator/verifier/site/export_files.py             lines 16741 to 16966
-    generator/verifier/site/certificate_records.py      lines 16967 to 17132
-    generator/verifier/site/certificate_files.py        lines 17133 to 17576
-    generator/verifier/site/agreement_files.py          lines 17577 to 17721
-    generator/verifier/site/timestamp_files.py          lines 17722 to 17900
-    generator/verifier/site/log_list_file.py            lines 17901 to 17972
-    generator/verifier/site/accounting.py               lines 17973 to 18253
-    generator/verifier/site/remote.py                   lines 18254 to 18524
-    generator/verifier/site/mirror_folder.py            lines 18525 to 18783
-    generator/verifier/site/mirror.py                   lines 18784 to 19078
-    generator/verifier/site/verify_site.py              lines 19079 to 19420
-    generator/verifier/site/command_line.py             lines 19421 to 19885
+    generator/verifier/core/formats.py                  lines  1169 to  1445
+    generator/verifier/core/sodium.py                   lines  1446 to  1489
+    generator/verifier/core/public_keys.py              lines  1490 to  1766
+    generator/verifier/core/note.py                     lines  1767 to  1876
+    generator/verifier/crypto/mldsa.py                  lines  1877 to  2174
+    generator/verifier/tlog/merkle.py                   lines  2175 to  2315
+    generator/verifier/tlog/subtrees.py                 lines  2316 to  2394
+    generator/verifier/tlog/tlogproof.py                lines  2395 to  2467
+    generator/verifier/tlog/tiles.py                    lines  2468 to  2820
+    generator/verifier/tlog/tile_proofs.py              lines  2821 to  2928
+    generator/verifier/tlog/cosignature.py              lines  2929 to  3228
+    generator/verifier/tlog/log_list.py                 lines  3229 to  3458
+    generator/verifier/tlog/policy.py                   lines  3459 to  3745
+    generator/verifier/tlog/witnessing.py               lines  3746 to  3862
+    generator/verifier/core/idindex.py                  lines  3863 to  3946
+    generator/verifier/crypto/der.py                    lines  3947 to  4274
+    generator/verifier/crypto/rsa.py                    lines  4275 to  4392
+    generator/verifier/crypto/ecdsa.py                  lines  4393 to  4560
+    generator/verifier/crypto/signatures.py             lines  4561 to  4747
+    generator/verifier/crypto/x509.py                   lines  4748 to  4946
+    generator/verifier/crypto/timestamp_token.py        lines  4947 to  5349
+    generator/verifier/crypto/hash_to_g1.py             lines  5350 to  5627
+    generator/verifier/crypto/bls12_381.py              lines  5628 to  6118
+    generator/verifier/crypto/drand.py                  lines  6119 to  6190
+    generator/verifier/rules/beacon.py                  lines  6191 to  6442
+    generator/verifier/rules/methodology_rules.py       lines  6443 to  6802
+    generator/verifier/rules/scoring.py                 lines  6803 to  7102
+    generator/verifier/rules/agreement_statistics.py    lines  7103 to  7362
+    generator/verifier/rules/labelsets.py               lines  7363 to  7701
+    generator/verifier/rules/subjects.py                lines  7702 to  7967
+    generator/verifier/rules/withdrawals.py             lines  7968 to  8006
+    generator/verifier/rules/events.py                  lines  8007 to  8065
+    generator/verifier/rules/draws.py                   lines  8066 to  8211
+    generator/verifier/tlog/keyring.py                  lines  8212 to  8420
+    generator/verifier/rules/ledger.py                  lines  8421 to  8909
+    generator/verifier/rules/draw_pools.py              lines  8910 to  9143
+    generator/verifier/rules/drawn_items.py             lines  9144 to  9479
+    generator/verifier/exports/eee_record.py            lines  9480 to  9818
+    generator/verifier/exports/cbor.py                  lines  9819 to  9940
+    generator/verifier/exports/scitt_statement.py       lines  9941 to 10126
+    generator/verifier/exports/credential.py            lines 10127 to 10431
+    generator/verifier/memory/ledger_snapshot.py        lines 10432 to 10675
+    generator/verifier/memory/checkpoint_memory.py      lines 10676 to 10832
+    generator/verifier/memory/release_memory.py         lines 10833 to 11164
+    generator/verifier/rules/answers.py                 lines 11165 to 11232
+    generator/verifier/rules/runs.py                    lines 11233 to 11605
+    generator/verifier/rules/lineage.py                 lines 11606 to 11891
+    generator/verifier/rules/score_edits.py             lines 11892 to 11977
+    generator/verifier/rules/evidence.py                lines 11978 to 12072
+    generator/verifier/rules/certificates.py            lines 12073 to 12540
+    generator/verifier/rules/certificate_documents.py   lines 12541 to 12636
+    generator/verifier/rules/recheck.py                 lines 12637 to 13003
+    generator/verifier/core/report.py                   lines 13004 to 13166
+    generator/verifier/core/windowed.py                 lines 13167 to 13197
+    generator/verifier/core/folder.py                   lines 13198 to 13531
+    generator/verifier/core/checksum_tree.py            lines 13532 to 13686
+    generator/verifier/tlog/rotation.py                 lines 13687 to 13871
+    generator/verifier/memory/mirror_record.py          lines 13872 to 13973
+    generator/verifier/site/release.py                  lines 13974 to 14275
+    generator/verifier/site/checksum_lists.py           lines 14276 to 14435
+    generator/verifier/site/zip_layout.py               lines 14436 to 14635
+    generator/verifier/site/download.py                 lines 14636 to 15028
+    generator/verifier/site/history.py                  lines 15029 to 15398
+    generator/verifier/site/history_v3.py               lines 15399 to 15577
+    generator/verifier/site/commitment_parts.py         lines 15578 to 15766
+    generator/verifier/site/ledger_files.py             lines 15767 to 16125
+    generator/verifier/site/certificate_memo.py         lines 16126 to 16277
+    generator/verifier/site/run_memo.py                 lines 16278 to 16396
+    generator/verifier/site/publication.py              lines 16397 to 16626
+    generator/verifier/rules/revocations.py             lines 16627 to 16746
+    generator/verifier/site/export_files.py             lines 16747 to 16972
+    generator/verifier/site/certificate_records.py      lines 16973 to 17138
+    generator/verifier/site/certificate_files.py        lines 17139 to 17582
+    generator/verifier/site/agreement_files.py          lines 17583 to 17727
+    generator/verifier/site/timestamp_files.py          lines 17728 to 17906
+    generator/verifier/site/log_list_file.py            lines 17907 to 17978
+    generator/verifier/site/accounting.py               lines 17979 to 18259
+    generator/verifier/site/remote.py                   lines 18260 to 18530
+    generator/verifier/site/mirror_folder.py            lines 18531 to 18794
+    generator/verifier/site/mirror.py                   lines 18795 to 19089
+    generator/verifier/site/verify_site.py              lines 19090 to 19432
+    generator/verifier/site/command_line.py             lines 19433 to 19897
 """
 
 # ==============================================================================================
@@ -1279,8 +1279,10 @@ _UNSAFE_PATH_LINE = re.compile(r"(?m)(?:^|/)\.{0,2}(?:/|$)|[\\\x00-\x09\x0b-\x1f
 
 
 def all_safe_paths(paths: list[str]) -> bool:
-    """Whether every path is safe (is_safe_path), none holding a newline: one search over them all."""
-    return all(paths) and _UNSAFE_PATH_LINE.search("\n".join(paths)) is None
+    """Whether every path is safe (is_safe_path): one search over them all, joined by newlines
+    (so a path holding one, which would read as two, is refused by the count of them)."""
+    joined = "\n".join(paths)
+    return all(paths) and joined.count("\n") == len(paths) - 1 and _UNSAFE_PATH_LINE.search(joined) is None
 
 
 def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
@@ -1288,6 +1290,10 @@ def plain_sums_rows(text: str) -> list[tuple[str, str]] | None:
     formed, ends with a newline and names a safe path, in strictly increasing order (by code
     point, which is the order of the UTF-8 bytes); else None, and the caller reads it line by
     line to say what is wrong. A list of 300,000 lines is read here without a Python step a line."""
+    # Only a text ending with a newline can be plain, and only there is the search linear: on
+    # a last line without one, every `<64 hex>  ` in it would read to the end and back.
+    if not text.endswith("\n"):
+        return None
     rows: list[tuple[str, str]] = _SUMS_ROW.findall(text)
     if not rows:
         return None
@@ -13932,7 +13938,7 @@ def _parse_by_line(lines: list[str]) -> dict[str, Written]:
     return files
 
 
-_ROW = re.compile(r"([0-9a-f]{64}) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) (-?[0-9]+) ([^\n]+)\n")
+_ROW = re.compile(r"([0-9a-f]{64}) (-?[0-9]{1,20}) (-?[0-9]{1,20}) (-?[0-9]{1,20}) (-?[0-9]{1,20}) ([^\n]+)\n")
 
 
 def _parse_plain(body: str) -> dict[str, Written] | None:
@@ -18670,7 +18676,12 @@ class LocalCopy:
         answers = {rel: self._answered(rel, files[rel]) for rel in names}
         unsure = [rel for rel in names if answers[rel] is None]
         answers.update(zip(unsure, windowed(lambda rel: self._hashed(rel, files[rel]), unsure, jobs), strict=True))
-        return [rel for rel in names if not answers[rel]]
+        todo = [rel for rel in names if not answers[rel]]
+        # A file held as an earlier try's list said, which this list changed, is no longer held:
+        # the new bytes fetched replace it (swap_in keeps only what is still held).
+        for rel in todo:
+            self.forget(rel)
+        return todo
 
     def previously_written(self) -> set[str]:
         """The files an earlier run wrote: the record's, or with no record, those the lists in the
@@ -19144,9 +19155,10 @@ def verify_site(
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
     if s.known_used:
+        looked = "as the mirror found them in this run" if known_now else "as this run found them"
         report.notes.append(
             f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one {known_from}, and their "
-            "size, times and inode are unchanged since"
+            f"size, times and inode are unchanged since, {looked}"
         )
     return report
 
