@@ -58,54 +58,54 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/rules/events.py                  lines  8007 to  8065
     generator/verifier/rules/draws.py                   lines  8066 to  8211
     generator/verifier/tlog/keyring.py                  lines  8212 to  8420
-    generator/verifier/rules/ledger.py                  lines  8421 to  8909
-    generator/verifier/rules/draw_pools.py              lines  8910 to  9143
-    generator/verifier/rules/drawn_items.py             lines  9144 to  9479
-    generator/verifier/exports/eee_record.py            lines  9480 to  9818
-    generator/verifier/exports/cbor.py                  lines  9819 to  9940
-    generator/verifier/exports/scitt_statement.py       lines  9941 to 10126
-    generator/verifier/exports/credential.py            lines 10127 to 10431
-    generator/verifier/memory/ledger_snapshot.py        lines 10432 to 10675
-    generator/verifier/memory/checkpoint_memory.py      lines 10676 to 10832
-    generator/verifier/memory/release_memory.py         lines 10833 to 11164
-    generator/verifier/rules/answers.py                 lines 11165 to 11232
-    generator/verifier/rules/runs.py                    lines 11233 to 11605
-    generator/verifier/rules/lineage.py                 lines 11606 to 11891
-    generator/verifier/rules/score_edits.py             lines 11892 to 11977
-    generator/verifier/rules/evidence.py                lines 11978 to 12072
-    generator/verifier/rules/certificates.py            lines 12073 to 12540
-    generator/verifier/rules/certificate_documents.py   lines 12541 to 12636
-    generator/verifier/rules/recheck.py                 lines 12637 to 13003
-    generator/verifier/core/report.py                   lines 13004 to 13166
-    generator/verifier/core/windowed.py                 lines 13167 to 13197
-    generator/verifier/core/folder.py                   lines 13198 to 13531
-    generator/verifier/core/checksum_tree.py            lines 13532 to 13686
-    generator/verifier/tlog/rotation.py                 lines 13687 to 13871
-    generator/verifier/memory/mirror_record.py          lines 13872 to 13973
-    generator/verifier/site/release.py                  lines 13974 to 14275
-    generator/verifier/site/checksum_lists.py           lines 14276 to 14435
-    generator/verifier/site/zip_layout.py               lines 14436 to 14635
-    generator/verifier/site/download.py                 lines 14636 to 15028
-    generator/verifier/site/history.py                  lines 15029 to 15398
-    generator/verifier/site/history_v3.py               lines 15399 to 15577
-    generator/verifier/site/commitment_parts.py         lines 15578 to 15766
-    generator/verifier/site/ledger_files.py             lines 15767 to 16125
-    generator/verifier/site/certificate_memo.py         lines 16126 to 16277
-    generator/verifier/site/run_memo.py                 lines 16278 to 16396
-    generator/verifier/site/publication.py              lines 16397 to 16626
-    generator/verifier/rules/revocations.py             lines 16627 to 16746
-    generator/verifier/site/export_files.py             lines 16747 to 16972
-    generator/verifier/site/certificate_records.py      lines 16973 to 17138
-    generator/verifier/site/certificate_files.py        lines 17139 to 17582
-    generator/verifier/site/agreement_files.py          lines 17583 to 17727
-    generator/verifier/site/timestamp_files.py          lines 17728 to 17906
-    generator/verifier/site/log_list_file.py            lines 17907 to 17978
-    generator/verifier/site/accounting.py               lines 17979 to 18259
-    generator/verifier/site/remote.py                   lines 18260 to 18530
-    generator/verifier/site/mirror_folder.py            lines 18531 to 18794
-    generator/verifier/site/mirror.py                   lines 18795 to 19089
-    generator/verifier/site/verify_site.py              lines 19090 to 19432
-    generator/verifier/site/command_line.py             lines 19433 to 19897
+    generator/verifier/rules/ledger.py                  lines  8421 to  8903
+    generator/verifier/rules/draw_pools.py              lines  8904 to  9137
+    generator/verifier/rules/drawn_items.py             lines  9138 to  9473
+    generator/verifier/exports/eee_record.py            lines  9474 to  9812
+    generator/verifier/exports/cbor.py                  lines  9813 to  9934
+    generator/verifier/exports/scitt_statement.py       lines  9935 to 10120
+    generator/verifier/exports/credential.py            lines 10121 to 10425
+    generator/verifier/memory/ledger_snapshot.py        lines 10426 to 10669
+    generator/verifier/memory/checkpoint_memory.py      lines 10670 to 10826
+    generator/verifier/memory/release_memory.py         lines 10827 to 11158
+    generator/verifier/rules/answers.py                 lines 11159 to 11226
+    generator/verifier/rules/runs.py                    lines 11227 to 11599
+    generator/verifier/rules/lineage.py                 lines 11600 to 11885
+    generator/verifier/rules/score_edits.py             lines 11886 to 11971
+    generator/verifier/rules/evidence.py                lines 11972 to 12066
+    generator/verifier/rules/certificates.py            lines 12067 to 12534
+    generator/verifier/rules/certificate_documents.py   lines 12535 to 12630
+    generator/verifier/rules/recheck.py                 lines 12631 to 12997
+    generator/verifier/core/report.py                   lines 12998 to 13160
+    generator/verifier/core/windowed.py                 lines 13161 to 13191
+    generator/verifier/core/folder.py                   lines 13192 to 13525
+    generator/verifier/core/checksum_tree.py            lines 13526 to 13680
+    generator/verifier/tlog/rotation.py                 lines 13681 to 13865
+    generator/verifier/memory/mirror_record.py          lines 13866 to 13967
+    generator/verifier/site/release.py                  lines 13968 to 14269
+    generator/verifier/site/checksum_lists.py           lines 14270 to 14429
+    generator/verifier/site/zip_layout.py               lines 14430 to 14629
+    generator/verifier/site/download.py                 lines 14630 to 15022
+    generator/verifier/site/history.py                  lines 15023 to 15392
+    generator/verifier/site/history_v3.py               lines 15393 to 15571
+    generator/verifier/site/commitment_parts.py         lines 15572 to 15760
+    generator/verifier/site/ledger_files.py             lines 15761 to 16119
+    generator/verifier/site/certificate_memo.py         lines 16120 to 16271
+    generator/verifier/site/run_memo.py                 lines 16272 to 16390
+    generator/verifier/site/publication.py              lines 16391 to 16620
+    generator/verifier/rules/revocations.py             lines 16621 to 16740
+    generator/verifier/site/export_files.py             lines 16741 to 16966
+    generator/verifier/site/certificate_records.py      lines 16967 to 17132
+    generator/verifier/site/certificate_files.py        lines 17133 to 17576
+    generator/verifier/site/agreement_files.py          lines 17577 to 17721
+    generator/verifier/site/timestamp_files.py          lines 17722 to 17900
+    generator/verifier/site/log_list_file.py            lines 17901 to 17972
+    generator/verifier/site/accounting.py               lines 17973 to 18253
+    generator/verifier/site/remote.py                   lines 18254 to 18524
+    generator/verifier/site/mirror_folder.py            lines 18525 to 18788
+    generator/verifier/site/mirror.py                   lines 18789 to 19083
+    generator/verifier/site/verify_site.py              lines 19084 to 19426
+    generator/verifier/site/command_line.py             lines 19427 to 19891
 """
 
 # ==============================================================================================
@@ -8539,20 +8539,14 @@ class Ledger:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)
 
-    def commit_place(self, item_id: str) -> tuple[int, str] | None:
-        """The item's commit's leaf index and gate, without the rest of its Commit: the rules of
-        every run ask this of each of its items (half a million questions at the bench scale)."""
+    def commit_place(self, item_id: str) -> tuple[int, str] | None:  # leaf and gate: what a run asks of its items
         n = self._commit_ids.get(item_id)
         return None if n is None else (self._commit_index[n], self._gate_ids[self._commit_gate[n]])
 
     def _commit_at(self, n: int) -> Commit:
-        return Commit(
-            self._commit_ids.key(n),
-            self._gate_ids[self._commit_gate[n]],
-            self._commitments[32 * n : 32 * n + 32].hex(),
-            self._commit_index[n],
-            self._times[self._commit_time[n]],
-        )
+        gate, at = self._gate_ids[self._commit_gate[n]], self._times[self._commit_time[n]]
+        commitment = self._commitments[32 * n : 32 * n + 32].hex()
+        return Commit(self._commit_ids.key(n), gate, commitment, self._commit_index[n], at)
 
     def commits(self, start: int = 0, stop: int | None = None) -> Iterator[Commit]:
         """Commits in ledger order (the `start`-th up to the `stop`-th)."""

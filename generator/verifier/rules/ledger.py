@@ -138,20 +138,14 @@ class Ledger:
         n = self._commit_ids.get(item_id)
         return None if n is None else self._commit_at(n)
 
-    def commit_place(self, item_id: str) -> tuple[int, str] | None:
-        """The item's commit's leaf index and gate, without the rest of its Commit: the rules of
-        every run ask this of each of its items (half a million questions at the bench scale)."""
+    def commit_place(self, item_id: str) -> tuple[int, str] | None:  # leaf and gate: what a run asks of its items
         n = self._commit_ids.get(item_id)
         return None if n is None else (self._commit_index[n], self._gate_ids[self._commit_gate[n]])
 
     def _commit_at(self, n: int) -> Commit:
-        return Commit(
-            self._commit_ids.key(n),
-            self._gate_ids[self._commit_gate[n]],
-            self._commitments[32 * n : 32 * n + 32].hex(),
-            self._commit_index[n],
-            self._times[self._commit_time[n]],
-        )
+        gate, at = self._gate_ids[self._commit_gate[n]], self._times[self._commit_time[n]]
+        commitment = self._commitments[32 * n : 32 * n + 32].hex()
+        return Commit(self._commit_ids.key(n), gate, commitment, self._commit_index[n], at)
 
     def commits(self, start: int = 0, stop: int | None = None) -> Iterator[Commit]:
         """Commits in ledger order (the `start`-th up to the `stop`-th)."""
