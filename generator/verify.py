@@ -81,31 +81,31 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/folder.py                   lines 13192 to 13525
     generator/verifier/core/checksum_tree.py            lines 13526 to 13680
     generator/verifier/tlog/rotation.py                 lines 13681 to 13865
-    generator/verifier/memory/mirror_record.py          lines 13866 to 13967
-    generator/verifier/site/release.py                  lines 13968 to 14269
-    generator/verifier/site/checksum_lists.py           lines 14270 to 14429
-    generator/verifier/site/zip_layout.py               lines 14430 to 14629
-    generator/verifier/site/download.py                 lines 14630 to 15022
-    generator/verifier/site/history.py                  lines 15023 to 15392
-    generator/verifier/site/history_v3.py               lines 15393 to 15571
-    generator/verifier/site/commitment_parts.py         lines 15572 to 15760
-    generator/verifier/site/ledger_files.py             lines 15761 to 16119
-    generator/verifier/site/certificate_memo.py         lines 16120 to 16271
-    generator/verifier/site/run_memo.py                 lines 16272 to 16390
-    generator/verifier/site/publication.py              lines 16391 to 16620
-    generator/verifier/rules/revocations.py             lines 16621 to 16740
-    generator/verifier/site/export_files.py             lines 16741 to 16966
-    generator/verifier/site/certificate_records.py      lines 16967 to 17132
-    generator/verifier/site/certificate_files.py        lines 17133 to 17576
-    generator/verifier/site/agreement_files.py          lines 17577 to 17721
-    generator/verifier/site/timestamp_files.py          lines 17722 to 17900
-    generator/verifier/site/log_list_file.py            lines 17901 to 17972
-    generator/verifier/site/accounting.py               lines 17973 to 18253
-    generator/verifier/site/remote.py                   lines 18254 to 18524
-    generator/verifier/site/mirror_folder.py            lines 18525 to 18788
-    generator/verifier/site/mirror.py                   lines 18789 to 19083
-    generator/verifier/site/verify_site.py              lines 19084 to 19426
-    generator/verifier/site/command_line.py             lines 19427 to 19891
+    generator/verifier/memory/mirror_record.py          lines 13866 to 13969
+    generator/verifier/site/release.py                  lines 13970 to 14271
+    generator/verifier/site/checksum_lists.py           lines 14272 to 14431
+    generator/verifier/site/zip_layout.py               lines 14432 to 14631
+    generator/verifier/site/download.py                 lines 14632 to 15024
+    generator/verifier/site/history.py                  lines 15025 to 15394
+    generator/verifier/site/history_v3.py               lines 15395 to 15573
+    generator/verifier/site/commitment_parts.py         lines 15574 to 15762
+    generator/verifier/site/ledger_files.py             lines 15763 to 16121
+    generator/verifier/site/certificate_memo.py         lines 16122 to 16273
+    generator/verifier/site/run_memo.py                 lines 16274 to 16392
+    generator/verifier/site/publication.py              lines 16393 to 16622
+    generator/verifier/rules/revocations.py             lines 16623 to 16742
+    generator/verifier/site/export_files.py             lines 16743 to 16968
+    generator/verifier/site/certificate_records.py      lines 16969 to 17134
+    generator/verifier/site/certificate_files.py        lines 17135 to 17578
+    generator/verifier/site/agreement_files.py          lines 17579 to 17723
+    generator/verifier/site/timestamp_files.py          lines 17724 to 17902
+    generator/verifier/site/log_list_file.py            lines 17903 to 17974
+    generator/verifier/site/accounting.py               lines 17975 to 18255
+    generator/verifier/site/remote.py                   lines 18256 to 18526
+    generator/verifier/site/mirror_folder.py            lines 18527 to 18791
+    generator/verifier/site/mirror.py                   lines 18792 to 19086
+    generator/verifier/site/verify_site.py              lines 19087 to 19428
+    generator/verifier/site/command_line.py             lines 19429 to 19893
 """
 
 # ==============================================================================================
@@ -13257,17 +13257,17 @@ _NAME = operator.attrgetter("name")  # a folder's entries in name order, so the 
 class Site:
     """A site folder, read only through the paths its documents name."""
 
-    def __init__(self, root: Path, report: Report, known: KnownHashes | None = None) -> None:
+    def __init__(self, root: Path, report: Report, known: KnownHashes | None = None, known_now: bool = False) -> None:
         self.root = root
         # SHA-256es `verify.py mirror` computed of the files it wrote (memory/mirror_record.py
         # says why they may be trusted), each used only while the file keeps its identity; the
         # paths whose hash was taken from there, for the report.
         self.known: KnownHashes = known or {}
         self.known_used: set[str] = set()
-        # Set when the caller looked at every file of `known` in this very run (the mirror, which
-        # has just checked each one's identity or written it): its values are taken as they are,
-        # without a second lstat of each of 300,000 files a moment later.
-        self.known_now = False
+        # Whether the caller looked at every file of `known` in this very run (the mirror, which
+        # has just checked each one's identity or written it): its values are then taken as they
+        # are, without a second lstat of each of 300,000 files a moment later.
+        self.known_now = known_now
         self.resolved = root.resolve()
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report
@@ -13911,17 +13911,19 @@ def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str 
 
 
 def _parse(text: str) -> dict[str, Written]:
-    lines = text.split("\n")
-    if len(lines) < 3 or lines[0] != RECORD_HEADER or lines[-1] != "":
+    header, _, rest = text.partition("\n")
+    _url, second, body = rest.partition("\n")
+    if header != RECORD_HEADER or not second or not text.endswith("\n"):
         raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
-    plain = _parse_plain(text[len(lines[0]) + len(lines[1]) + 2 :])
-    return plain if plain is not None else _parse_by_line(lines)
+    # The body split into lines (300,000 strings) only when it is not plain.
+    plain = _parse_plain(body)
+    return plain if plain is not None else _parse_by_line(body)
 
 
-def _parse_by_line(lines: list[str]) -> dict[str, Written]:
+def _parse_by_line(body: str) -> dict[str, Written]:
     """The record's lines one by one (after its two first), naming the first one malformed."""
     files: dict[str, Written] = {}
-    for n, line in enumerate(lines[2:-1], start=3):
+    for n, line in enumerate(body.split("\n")[:-1], start=3):
         fields = line.split(" ", 5)
         if len(fields) != 6 or not _HEX64.fullmatch(fields[0]) or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")
@@ -18565,9 +18567,7 @@ class LocalCopy:
         the record names other bytes or there is no regular file there to read (missing, a link,
         under a link, unreadable), None when only hashing the file can tell."""
         try:
-            folder = rel.rpartition("/")[0]
-            free = self.link_free.get(folder)  # asked here first: this runs once a file
-            if not (free if free is not None else self._link_free(folder)):
+            if not self._link_free(rel.rpartition("/")[0]):
                 return False
             st = os.lstat(f"{self.root_name}/{rel}")
         except OSError:
@@ -18604,6 +18604,9 @@ class LocalCopy:
 
     def _link_free(self, folder: str) -> bool:
         """Whether no folder on the way to `folder` (itself included) is a link; "" is the root."""
+        free = self.link_free.get(folder)
+        if free is not None:  # asked before: the answer for nearly every file
+            return free
         chain = []  # the folders not yet asked, deepest first, up to one asked or the root
         while folder and folder not in self.link_free:
             chain.append(folder)
@@ -19139,8 +19142,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: not a directory")
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
-    s = Site(root, report, _trusted(root, known_files, full, report))
-    s.known_now = known_now
+    s = Site(root, report, _trusted(root, known_files, full, report), known_now)
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass

@@ -75,17 +75,17 @@ _NAME = operator.attrgetter("name")  # a folder's entries in name order, so the 
 class Site:
     """A site folder, read only through the paths its documents name."""
 
-    def __init__(self, root: Path, report: Report, known: KnownHashes | None = None) -> None:
+    def __init__(self, root: Path, report: Report, known: KnownHashes | None = None, known_now: bool = False) -> None:
         self.root = root
         # SHA-256es `verify.py mirror` computed of the files it wrote (memory/mirror_record.py
         # says why they may be trusted), each used only while the file keeps its identity; the
         # paths whose hash was taken from there, for the report.
         self.known: KnownHashes = known or {}
         self.known_used: set[str] = set()
-        # Set when the caller looked at every file of `known` in this very run (the mirror, which
-        # has just checked each one's identity or written it): its values are taken as they are,
-        # without a second lstat of each of 300,000 files a moment later.
-        self.known_now = False
+        # Whether the caller looked at every file of `known` in this very run (the mirror, which
+        # has just checked each one's identity or written it): its values are then taken as they
+        # are, without a second lstat of each of 300,000 files a moment later.
+        self.known_now = known_now
         self.resolved = root.resolve()
         self.report = report
         self.current = MANIFEST_PATH  # the file being checked, for an internal error's report

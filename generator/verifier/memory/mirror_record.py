@@ -65,17 +65,19 @@ def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str 
 
 
 def _parse(text: str) -> dict[str, Written]:
-    lines = text.split("\n")
-    if len(lines) < 3 or lines[0] != RECORD_HEADER or lines[-1] != "":
+    header, _, rest = text.partition("\n")
+    _url, second, body = rest.partition("\n")
+    if header != RECORD_HEADER or not second or not text.endswith("\n"):
         raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
-    plain = _parse_plain(text[len(lines[0]) + len(lines[1]) + 2 :])
-    return plain if plain is not None else _parse_by_line(lines)
+    # The body split into lines (300,000 strings) only when it is not plain.
+    plain = _parse_plain(body)
+    return plain if plain is not None else _parse_by_line(body)
 
 
-def _parse_by_line(lines: list[str]) -> dict[str, Written]:
+def _parse_by_line(body: str) -> dict[str, Written]:
     """The record's lines one by one (after its two first), naming the first one malformed."""
     files: dict[str, Written] = {}
-    for n, line in enumerate(lines[2:-1], start=3):
+    for n, line in enumerate(body.split("\n")[:-1], start=3):
         fields = line.split(" ", 5)
         if len(fields) != 6 or not _HEX64.fullmatch(fields[0]) or not is_safe_path(fields[5]) or fields[5] in files:
             raise ValueError(f"line {n} is malformed")

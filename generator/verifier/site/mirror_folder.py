@@ -52,9 +52,7 @@ class LocalCopy:
         the record names other bytes or there is no regular file there to read (missing, a link,
         under a link, unreadable), None when only hashing the file can tell."""
         try:
-            folder = rel.rpartition("/")[0]
-            free = self.link_free.get(folder)  # asked here first: this runs once a file
-            if not (free if free is not None else self._link_free(folder)):
+            if not self._link_free(rel.rpartition("/")[0]):
                 return False
             st = os.lstat(f"{self.root_name}/{rel}")
         except OSError:
@@ -91,6 +89,9 @@ class LocalCopy:
 
     def _link_free(self, folder: str) -> bool:
         """Whether no folder on the way to `folder` (itself included) is a link; "" is the root."""
+        free = self.link_free.get(folder)
+        if free is not None:  # asked before: the answer for nearly every file
+            return free
         chain = []  # the folders not yet asked, deepest first, up to one asked or the root
         while folder and folder not in self.link_free:
             chain.append(folder)

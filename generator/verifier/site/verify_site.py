@@ -108,8 +108,7 @@ def verify_site(
         raise SiteUnreadable(f"{site}: not a directory")
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
-    s = Site(root, report, _trusted(root, known_files, full, report))
-    s.known_now = known_now
+    s = Site(root, report, _trusted(root, known_files, full, report), known_now)
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except Exception as e:  # the last resort: a bug must never read as a pass
