@@ -10,7 +10,7 @@ from importlib.resources import files
 from typing import Any
 
 from generator.build.exports import export_paths
-from generator.build.gather import CertificateRecord, SiteContext
+from generator.build.gather import CertificateInfo, CertificateRecord, SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.writer import SiteWriter
 from generator.core import canonical_json, layout
@@ -293,6 +293,22 @@ def write_certificate(
         )
     w.write(layout.sig(rel), sig)
     _write_records(w, cert)
+
+
+def certificate_files(info: CertificateInfo) -> list[str]:
+    """The files `write_certificate` and the exports write for a certificate, bar its agreement
+    files (made from bytes the build holds): each a function of the certificate, its run and
+    which of its items are revealed, fixed for a certificate whose page keeps its key."""
+    rel = layout.certificate(info.serial)
+    record = info.grader_record_path
+    return [
+        rel,
+        layout.sig(rel),
+        *info.detail_paths,
+        *([record] if record is not None else []),
+        *info.evidence_paths,
+        *export_paths(info),
+    ]
 
 
 def _write_records(w: SiteWriter, cert: CertificateRecord) -> None:

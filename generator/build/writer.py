@@ -15,7 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -176,6 +176,30 @@ class SiteWriter:
             return False
         self.write(rel, data)
         return True
+
+    def take_unchanged(self, rels: Sequence[str], digests: Mapping[str, str]) -> bool:
+        """Take every file of `rels` from the last release as it is, unread (each `vouched`,
+        and the one of `digests` names with that SHA-256 too), or none of them: a certificate
+        whose files and page are all unchanged is not read again, and one that is not is
+        written whole, each of its files once."""
+        found = [self.vouched(rel) for rel in rels]
+        if any(d is None or digests.get(rel, d) != d for rel, d in zip(rels, found, strict=True)):
+            return False
+        taken: list[str] = []
+        for rel, digest in zip(rels, found, strict=True):
+            assert digest is not None
+            if not self.link_previous(rel, digest):
+                for t in taken:  # changed between the look and the link: written whole, below
+                    self._forget(t)
+                return False
+            taken.append(rel)
+        return True
+
+    def _forget(self, rel: str) -> None:
+        os.unlink(f"{self._root}/{rel}")
+        del self.hashes[rel]
+        self.carried.pop(rel, None)
+        self.linked -= 1
 
     def write_stream(self, rel: str, chunks: Iterable[bytes]) -> Path:
         """Write a large file piece by piece, hashing as it goes; return its path."""

@@ -39,7 +39,7 @@ from generator.build import (
     sums_tree,
     timestamping,
 )
-from generator.build.gather import SiteContext
+from generator.build.gather import CertificateInfo, SiteContext
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_published_unchanged
 from generator.build.writer import SiteWriter
@@ -298,16 +298,34 @@ def _certificates(b: Writing) -> None:
     archived = [int(r["tree_size"]) for r in b.history_rows]
     sources = exports.ExportSources(ctx, b.keys, archived, b.previous)
     for i, info in enumerate(ctx.certificates, start=1):
-        cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
-        artifacts.write_certificate(ctx, w, cert, b.keys, b.previous)
-        exports.write_exports(w, cert, sources)
-        pages.write_certificate_page(ctx, w, b.r, cert, by_run.get(cert.run), b.answers)
+        if info is chosen or not _take_unchanged(b, info, by_run.get(info.run)):
+            cert = info.load(ctx.paths)  # once, for the artifacts and the page: tens of thousands are not kept
+            artifacts.write_certificate(ctx, w, cert, b.keys, b.previous)
+            exports.write_exports(w, cert, sources)
+            pages.write_certificate_page(ctx, w, b.r, cert, by_run.get(cert.run), b.answers)
         if info is chosen:
             signer = b.keys.for_leaf(cert.info.index) or ctx.signer.verifier
             b.example = pages.certificate_example(cert, layout.key_pem(signer.key_id.hex()))
         if b.progress and (i % 1000 == 0 or i == len(ctx.certificates)):
             b.progress("writing certificates and their pages", i, len(ctx.certificates))
     exports.write_credential_files(w, sources)
+
+
+def _take_unchanged(b: Writing, info: CertificateInfo, run_row: view_models.RunRow | None) -> bool:
+    """Take a certificate's files and page from the last release as they are, unread, when the
+    memo knows its page made from the same facts (pages.certificate_page_inputs), which fix its
+    files too, and the hash index vouches for each; its agreement files are written from the
+    bytes the build holds. Else nothing is taken, and the caller writes it whole."""
+    if b.memo is None or not b.memo.knows_last_release:
+        return False
+    page, twin, inputs = pages.certificate_page_inputs(b.ctx, info, run_row, b.answers)
+    digest = b.r.known_keyed(pages.CERTIFICATE_TEMPLATE, page, twin, inputs)
+    if digest is None or not b.w.take_unchanged([*artifacts.certificate_files(info), page], {page: digest}):
+        return False
+    b.r.count_reused()
+    for rel, data in info.agreement:
+        b.w.write(rel, data)
+    return True
 
 
 def _list_pages(b: Writing) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from generator import __version__
 from generator.build.artifacts import commitment_rows, keys_document, verifier_bytes
-from generator.build.gather import CertificateRecord, MethodologyVersion, RevealedItem, SiteContext
+from generator.build.gather import CertificateInfo, CertificateRecord, MethodologyVersion, RevealedItem, SiteContext
 from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.core.progress import Progress
@@ -413,28 +413,9 @@ def write_certificate_page(
     Keyed by its inputs (Renderer.write_keyed): a certificate's view is the costliest of the
     site's, and tens of thousands of them stay the same from one release to the next."""
     gate_names = {g.id: g.name for g in ctx.ledger.gates.values()}
-    page = layout.certificate_page(cert.serial)
     revocation = ctx.ledger.revocations.get(cert.serial)
     reveals = ctx.ledger.reveals
     commitment = functools.partial(links_view.commitment_link, ctx.ledger)
-    # What certificate_view and the search record read, each by a value that changes whenever
-    # what is read does: the document and its details by the certificate's hash (which binds the
-    # details' hashes), the run spec and methodology by theirs, each result's item by whether it
-    # is revealed, its commitment row and, on a public gate, its answer key.
-    items = [res["item"] for res in cert.doc["results"]]
-    shown_answers = answers if cert.public else None
-    inputs = (
-        cert.info.sha256,
-        ctx.ledger.runs[cert.run].sha256,
-        ctx.ledger.methodologies[cert.info.spec["methodology"]["version"]].sha256,
-        cert.public,
-        tuple((d.path, d.data) for d in cert.details.values()),  # each path names its item
-        [(i, i in reveals, commitment(i), shown_answers.get(i) if shown_answers is not None else None) for i in items],
-        gate_names,
-        run_row,
-        view_models.is_expired(cert.info.expires_at, ctx.generated_at),  # all the release's date changes in it
-        revocation,
-    )
 
     def make() -> tuple[str, dict[str, Any]]:
         view = view_models.certificate_view(
@@ -445,7 +426,44 @@ def write_certificate_page(
         record = search.certificate_record(cert, gate_name, revocation, ctx.generated_at)
         return title, {"view": view, "search_record": record}
 
-    r.write_keyed(w, "certificate.html", page, layout.certificate(cert.serial), inputs, make)
+    page, twin, inputs = certificate_page_inputs(ctx, cert.info, run_row, answers)
+    r.write_keyed(w, CERTIFICATE_TEMPLATE, page, twin, inputs, make)
+
+
+CERTIFICATE_TEMPLATE = "certificate.html"
+
+
+def certificate_page_inputs(
+    ctx: SiteContext,
+    info: CertificateInfo,
+    run_row: view_models.RunRow | None,
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[str, str, Any]:
+    """A certificate page's path, its twin's and what the page is made from (Renderer.write_keyed),
+    each by a value that changes whenever what the view and its search record read does: the
+    document, its details and its results' order by the certificate's hash (which binds the
+    details' hashes, and whose results name its run's items in their order), the run spec and
+    methodology by theirs, each item by whether it is revealed, its commitment row and, on a
+    public gate, its answer key. All of it known without reading the certificate again, so
+    that an unchanged one is taken from the last release unread (build_steps)."""
+    reveals = ctx.ledger.reveals
+    shown = answers if info.public else None
+    inputs = (
+        info.sha256,
+        ctx.ledger.runs[info.run].sha256,
+        ctx.ledger.methodologies[info.spec["methodology"]["version"]].sha256,
+        info.public,
+        tuple(info.detail_paths),
+        [
+            (i, i in reveals, links_view.commitment_link(ctx.ledger, i), shown.get(i) if shown is not None else None)
+            for i in info.spec["items"]
+        ],
+        {g.id: g.name for g in ctx.ledger.gates.values()},
+        run_row,
+        view_models.is_expired(info.expires_at, ctx.generated_at),  # all the release's date changes in it
+        ctx.ledger.revocations.get(info.serial),
+    )
+    return layout.certificate_page(info.serial), layout.certificate(info.serial), inputs
 
 
 def write_keys_and_verify_pages(

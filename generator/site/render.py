@@ -161,16 +161,31 @@ class Renderer:
         memo knows costs a hash of its inputs, not the building of its view. The key is tagged
         apart from `write`'s, so that the two kinds never answer for each other. Returns whether
         the page was made (`make` called), not taken from the last release."""
-        try:
-            key: str | None = digest_of(("inputs", template, page_path, twin, inputs, self.common, self.nav))
-        except Unhashable:
-            key = None
+        key = self._inputs_key(template, page_path, twin, inputs)
         if key is not None and self._reuse(w, page_path, key):
             return False
         title, context = make()
         payload = pickled((template, page_path, title, twin, context, self.common, self.nav))
         self._render(w, template, page_path, title, twin, context, payload)
         return True
+
+    def known_keyed(self, template: str, page_path: str, twin: str | None, inputs: Any) -> str | None:
+        """The SHA-256 the last release's file for a page `write_keyed` would make from `inputs`
+        must have to be taken as it is (the memo knows it made from those inputs); None when it
+        would be made. Asks the memo as `write_keyed` would, so that the page stays keyed in the
+        next memo; whoever takes it counts it with `count_reused`."""
+        key = self._inputs_key(template, page_path, twin, inputs)
+        return None if key is None else self.memo.known(page_path, key)
+
+    def count_reused(self) -> None:
+        self.memo.reused += 1
+
+    def _inputs_key(self, template: str, page_path: str, twin: str | None, inputs: Any) -> str | None:
+        # Tagged apart from `write`'s keys, so that the two kinds never answer for each other.
+        try:
+            return digest_of(("inputs", template, page_path, twin, inputs, self.common, self.nav))
+        except Unhashable:
+            return None
 
     def _reuse(self, w: SiteWriter, page_path: str, key: str) -> bool:
         """Take page `page_path` from the last release (and count it) when the memo knows it made

@@ -4,6 +4,7 @@ still the build from scratch, whatever was edited behind its back."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 import generator.state.build_cache as build_cache
-from generator.build import writer
+from generator.build import gather, writer
 from generator.commands import build_steps
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
@@ -114,3 +115,71 @@ def test_an_input_rewritten_with_its_old_times_is_read_again(tmp_path: Path) -> 
     os.utime(program, ns=(before.st_atime_ns, before.st_mtime_ns))  # size and mtime as they were
     build(site.paths, site.out, offline=True)
     assert "Extractiom" in (site.out / "index.html").read_text(encoding="utf-8")
+
+
+def _loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The certificates the build reads again to write them (their serials)."""
+    loaded: list[str] = []
+    load = gather.CertificateInfo.load
+
+    def counted(self: gather.CertificateInfo, paths: Any) -> Any:
+        loaded.append(self.serial)
+        return load(self, paths)
+
+    monkeypatch.setattr(gather.CertificateInfo, "load", counted)
+    return loaded
+
+
+def test_an_unchanged_certificate_is_not_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a retirement of an item no certificate names, each certificate's files and page are
+    taken from the last release unread, but one (the verify page's example, read for its
+    commands); and the release is the build from scratch."""
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)
+    named = {i for spec in site.paths.runs_dir.glob("*.json") for i in _items(spec)}
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    monkeypatch.setattr(child_process, "FORK", False)
+    loaded = _loads(monkeypatch)
+    retire_item(site.paths, next(i for i in _sealed(site) if i not in named), "One more.", LATER)
+    build(site.paths, site.out, offline=True)
+    certificates = len(list(site.paths.certificates_dir.glob("*.json")))
+    assert certificates > 3 and len(loaded) == 1, (certificates, loaded)
+    full = tmp_path / "full"
+    shutil.copytree(before, full)
+    build(site.paths, full, offline=True, full=True)
+    assert BuiltSite(site.paths, full).files() == site.files()
+
+
+@pytest.mark.parametrize("damage", ["edited", "removed"])
+def test_a_certificate_file_not_as_published_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """A certificate's signature edited or removed in the published folder: that certificate is
+    written whole again (the hash index no longer vouches for the file), nothing else is."""
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    serial = sorted(p.stem for p in site.paths.certificates_dir.glob("*.json"))[-1]
+    sig = site.out / "certificates" / f"{serial}.json.sig"
+    if damage == "edited":
+        sig.write_bytes(bytes(64))
+    else:
+        sig.unlink()
+    monkeypatch.setattr(child_process, "FORK", False)
+    loaded = _loads(monkeypatch)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True)
+    assert serial in loaded
+    full = tmp_path / "full"
+    shutil.copytree(before, full)
+    build(site.paths, full, offline=True, full=True)
+    assert BuiltSite(site.paths, full).files() == site.files()
+
+
+def _items(spec: Path) -> list[str]:
+    doc = json.loads(spec.read_bytes())
+    return list(doc.get("items", []))
