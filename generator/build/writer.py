@@ -1,20 +1,19 @@
 """Writing the site: every file once, inside the staging directory, hashed as it is written.
 
-The build writes into a fresh staging directory beside the output and swaps it in only when
-the whole site is written and has passed its own verification, so a failed build leaves the
-last good site untouched and a reader never sees half a release.
+The build writes into a staging directory beside the output (generator.build.staging) and swaps it
+in only when the whole site is written and has passed its own verification, so a failed build
+leaves the last good site untouched and a reader never sees half a release. The staging
+directory is a fresh folder, or the spare release: the one before the last, most of whose files
+are the last release's own (hard links), which the writer keeps where they are the very file the
+release takes, never writing through one.
 """
 
 from __future__ import annotations
 
-import ctypes
-import fcntl
 import hashlib
-import json
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -42,8 +41,13 @@ class SiteWriter:
         previous: PreviousRelease | None = None,
         cleanup: Cleanup | None = None,
         recorded: Callable[[str, os.stat_result], str | None] | None = None,
+        reused: bool = False,
     ) -> None:
         self.root = root
+        # The folder holds the spare release (generator.build.staging.Staging): what the writer
+        # finds at a path is removed before it writes there, and kept only where it is the last
+        # release's very file it takes; what this release does not list is removed (`prune`).
+        self.reused = reused
         # The last build's record of files' SHA-256 by identity (generator.state.hash_index_cache),
         # as place ("site/<path>"), lstat -> SHA-256 or None: a file of the last release it
         # vouches for is taken without being read.
@@ -61,8 +65,15 @@ class SiteWriter:
         umask = os.umask(0)
         os.umask(umask)
         self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
+        self._dir_mode = 0o777 & ~umask  # and a folder made now
 
     def _target(self, rel: str) -> str:
+        """The path to write `rel` at, its folders made and nothing there."""
+        return self._place(rel, None)[0]
+
+    def _place(self, rel: str, keep: os.stat_result | None) -> tuple[str, bool]:
+        """The path for `rel`, its folders made; and whether the file there is already `keep`
+        (the last release's file, in a reused folder), else nothing is there."""
         # Strings, not Path objects: a release takes tens of thousands of files, and making a
         # Path of each cost more than linking it.
         if not is_safe_path(rel):
@@ -72,14 +83,78 @@ class SiteWriter:
         folder, _, _ = rel.rpartition("/")
         path = f"{self._root}/{rel}"
         if folder not in self._dirs:
-            # A safe path (no '..', not absolute) under a folder only this build creates, which
-            # holds no link, cannot lead outside it: no need to resolve each of 100,000 folders.
-            parent = f"{self._root}/{folder}" if folder else self._root
-            os.makedirs(parent, exist_ok=True)
-            if os.path.islink(parent):
-                raise OutputPathError(f"refusing to write {rel}: its folder is a link")
-            self._dirs.add(folder)
-        return path
+            if self.reused:
+                self._reuse_folders(folder)
+            else:
+                # A safe path (no '..', not absolute) under a folder only this build creates, which
+                # holds no link, cannot lead outside it: no need to resolve each of 100,000 folders.
+                parent = f"{self._root}/{folder}" if folder else self._root
+                os.makedirs(parent, exist_ok=True)
+                if os.path.islink(parent):
+                    raise OutputPathError(f"refusing to write {rel}: its folder is a link")
+                self._dirs.add(folder)
+        if not self.reused:
+            return path, False
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return path, False
+        if keep is not None and stat.S_ISREG(st.st_mode) and (st.st_ino, st.st_dev) == (keep.st_ino, keep.st_dev):
+            return path, True
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)  # never written through: it may be a file the published site holds
+        return path, False
+
+    def _reuse_folders(self, folder: str) -> None:
+        """In a reused folder, each folder on the way to `folder`, looked at once: a folder with
+        the mode a new one gets, where anything else (a file, a link) is replaced by one."""
+        done = ""
+        for part in folder.split("/") if folder else ():
+            done = f"{done}/{part}" if done else part
+            if done in self._dirs:
+                continue
+            path = f"{self._root}/{done}"
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                os.mkdir(path)
+            else:
+                if not stat.S_ISDIR(st.st_mode):
+                    os.unlink(path)
+                    os.mkdir(path)
+                elif stat.S_IMODE(st.st_mode) != self._dir_mode:
+                    os.chmod(path, self._dir_mode)
+            self._dirs.add(done)
+        self._dirs.add(folder)
+
+    def prune(self) -> int:
+        """In a reused folder, remove what this release does not list (and the folders left
+        empty); the number of files and folders removed. Called once the release is written."""
+        if not self.reused:
+            return 0
+        keep = {layout.SUMS, layout.SUMS_SIG}
+        removed = 0
+
+        def walk(folder: str, path: str) -> None:
+            nonlocal removed
+            with os.scandir(path) as it:
+                entries = list(it)
+            for e in entries:
+                rel = f"{folder}/{e.name}" if folder else e.name
+                if e.is_dir(follow_symlinks=False):
+                    if rel in self._dirs:
+                        walk(rel, e.path)
+                    else:  # no file of this release under it
+                        shutil.rmtree(e.path)
+                        removed += 1
+                elif rel not in self.hashes and rel not in keep:
+                    os.unlink(e.path)
+                    removed += 1
+
+        walk("", self._root)
+        return removed
 
     def write(self, rel: str, data: bytes) -> None:
         digest = sha256_hex(data)
@@ -104,8 +179,9 @@ class SiteWriter:
             recorded = self.recorded(f"site/{rel}", st)
             if recorded is not None and recorded != digest:
                 return False
-            path = self._target(rel)
-            os.link(previous, path)
+            path, there = self._place(rel, st)
+            if not there:
+                os.link(previous, path)
         except OSError:
             return False
         if recorded is not None:
@@ -245,119 +321,10 @@ class SiteWriter:
             lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
             data = "".join(lines).encode()
         # "x": a new file, never one that is there already (a link would be written through).
+        for rel in (layout.SUMS, layout.SUMS_SIG):
+            if self.reused and os.path.lexists(self.root / rel):
+                os.unlink(self.root / rel)
         with open(self.root / layout.SUMS, "xb") as f:
             f.write(data)
         with open(self.root / layout.SUMS_SIG, "xb") as f:
             f.write(signer.sign(data))
-
-
-def is_replaceable_site(out: Path) -> bool:
-    """Only an empty directory or a site we built may be replaced wholesale."""
-    if not out.exists():
-        return True
-    if not out.is_dir() or out.is_symlink():
-        return False
-    if not any(out.iterdir()):
-        return True
-    try:
-        manifest = json.loads((out / layout.MANIFEST).read_bytes())
-    except (OSError, ValueError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("type") == "transparency-manifest"
-
-
-def _leftovers(out: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in out.parent.glob(f".{out.name}.*-*")
-        if p.name.startswith((f".{out.name}.staging-", f".{out.name}.old-"))
-    )
-
-
-def remove_leftovers(out: Path) -> list[Path]:
-    """Remove what killed builds left beside `out`: staging folders (a full site each) and old
-    copies of a swap. A folder whose build is still running holds a lock on it and is kept.
-    If a kill fell between the two renames of a swap, `out` is missing and its old copy is put
-    back first."""
-    removed = []
-    for p in _leftovers(out):
-        if not p.is_dir() or p.is_symlink():
-            continue
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # another build is writing it
-            if not out.exists() and p.name.startswith(f".{out.name}.old-") and is_replaceable_site(p):
-                os.rename(p, out)
-                continue
-            shutil.rmtree(p, ignore_errors=True)
-            removed.append(p)
-        finally:
-            os.close(fd)
-    return removed
-
-
-class Staging:
-    """A fresh staging folder beside `out`, locked for as long as the build runs."""
-
-    def __init__(self, out: Path) -> None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
-        self._fd = os.open(self.path, os.O_RDONLY)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def leave_lock_to_parent(self) -> None:
-        """In a process forked from the build: close this copy of the lock's descriptor, so that
-        the lock lives and dies with the build's own process (a build killed outright frees its
-        staging folder for the next build to remove at once, while its writing process is still
-        being killed with it), and is not released here (a lock lives while any descriptor of it
-        is open)."""
-        self.close()
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def discard(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
-        self.close()
-
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two directories in one atomic step (Linux renameat2); False where unsupported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    return bool(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
-
-
-def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> None:
-    """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
-    atomic exchange where the system offers it, else two renames; the old copy, under a
-    leftover's name, is then removed by `cleanup`, in the background."""
-    os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
-    if out.exists() and not out.is_symlink() and _exchange(staging, out):
-        cleanup.remove(staging)  # now holds the previous site
-        return
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rmdir(old)
-        os.rename(out, old)  # a kill here leaves no `out`: remove_leftovers puts `old` back
-        try:
-            os.rename(staging, out)
-        except OSError:
-            os.rename(old, out)
-            raise
-        cleanup.remove(old)
-    else:
-        os.rename(staging, out)

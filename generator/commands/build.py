@@ -2,13 +2,15 @@
 
 Data flows one way: read and validate `data/` (generator.build.gather) → refuse anything that would
 rewrite the last release (generator.build.release_continuity) → write every artifact and page into a
-staging directory, step by step (generator.commands.build_steps.WRITE) → stage the caches; all of
-it in a forked process (generator.core.child_process), so that the replayed ledger and the record
-of every file it wrote are given back whole, not left beside the check's own state → run the very
-verifier the site ships on it, pinned to our own key → swap it in → keep what a published release
-leaves for the next build (build_steps.AFTER_SWAP). The last release is one input,
-`PreviousRelease` (generator.build.previous_release), handed to every step that reads it. A
-failure at any step before the swap leaves the previous site byte for byte as it was.
+staging directory (generator.build.staging: the spare release, the one before the last), step by
+step (generator.commands.build_steps.WRITE) → stage the caches; all of it in a forked process
+(generator.core.child_process), so that the replayed ledger and the record of every file it wrote
+are given back whole, not left beside the check's own state → run the very verifier the site
+ships on it, pinned to our own key → swap it in, the release it replaces kept as the next spare →
+keep what a published release leaves for the next build (build_steps.AFTER_SWAP). The last
+release is one input, `PreviousRelease` (generator.build.previous_release), handed to every step
+that reads it. A failure at any step before the swap leaves the previous site byte for byte as it
+was.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from generator.build import artifacts, cosigning, history_files
 from generator.build.gather import SiteContext, gather
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_format_kept, check_key_matches, check_ledger_extends
-from generator.build.writer import SiteWriter, Staging, is_replaceable_site, remove_leftovers, swap_in
+from generator.build.staging import Staging, is_replaceable_site, remove_leftovers, swap_in
+from generator.build.writer import SiteWriter
 from generator.commands import build_steps
 from generator.core import child_process, heap, layout
 from generator.core.cleanup import Cleanup
@@ -111,7 +114,9 @@ def _build(
         )
     # Read back on every build; its files taken as they are only when not building from scratch.
     previous = PreviousRelease(out, reuse=not full)
-    staging = Staging(out)  # made here, so that its lock is held until the release is swapped in
+    # Made here, so that its lock is held until the release is swapped in; the spare release
+    # (generator.build.staging), unless building from scratch.
+    staging = Staging(out, reuse=not full, cleanup=cleanup)
     written: Written | None = None
     # What the writing hands over, pickled into two unnamed files opened before the fork: no
     # copy of it in either process's memory, and nothing left behind by a kill.
@@ -241,7 +246,7 @@ def _write_release(
                 ctx.tree,
             )
             memo = PageMemo(memo_path(paths.private), previous.sums_bytes())
-            writer = SiteWriter(staging.path, previous, cleanup, index.sha256)
+            writer = SiteWriter(staging.path, previous, cleanup, index.sha256, reused=staging.reused)
             write_site(ctx, writer, progress, carried, previous, offline, memo)
         memo.written()
         result = BuildResult(

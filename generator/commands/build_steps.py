@@ -582,7 +582,8 @@ WRITE: tuple[Step[Writing], ...] = (
 
 
 def write_steps(b: Writing) -> None:
-    """Run `WRITE` in its order; the steps marked on_every_core in one pool."""
+    """Run `WRITE` in its order, the steps marked on_every_core in one pool; then remove from a
+    reused staging folder what the release does not hold."""
     for pooled, group in itertools.groupby(WRITE, key=lambda s: s.on_every_core):
         if not pooled:
             for step in group:
@@ -593,6 +594,8 @@ def write_steps(b: Writing) -> None:
             for step in group:
                 step.run(b)
         b.r.pool = None
+    # A reused staging folder (generator.build.staging) loses what this release does not list.
+    b.w.prune()
 
 
 def stage_caches(ctx: SiteContext) -> list[Staged]:

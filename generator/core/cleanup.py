@@ -4,7 +4,7 @@ A folder of tens of thousands of files (the last release after the swap, the sea
 scratch site) takes seconds to remove, nearly all of it in system calls that release the GIL:
 a thread removes it while the build goes on, and the build waits for it before it returns. A
 kill meanwhile leaves a `.<out>.staging-*` folder, which the next build removes first
-(generator.build.writer.remove_leftovers).
+(generator.build.staging.remove_leftovers).
 """
 
 from __future__ import annotations

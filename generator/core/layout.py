@@ -39,6 +39,10 @@ BROWSER_CHECK = "check.js"
 # ML-DSA-44 verification for check.js, imported only when it meets such a signature (docs/formats/in-browser.md).
 BROWSER_ML_DSA = "mldsa44.js"
 
+# The folders a build keeps beside its output, each `.<out>.<kind>-<suffix>` (generator.build.staging):
+# the inputs' record leaves them out (generator.state.build_cache).
+BESIDE_OUTPUT_KINDS = ("staging", "old", "spare")
+
 LEDGER_PREFIX = "ledger"
 ENTRIES = f"{LEDGER_PREFIX}/entries.json"
 CHECKPOINT = f"{LEDGER_PREFIX}/checkpoint"

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.core.digest import rules_version
+from generator.core.layout import BESIDE_OUTPUT_KINDS
 from generator.program.datadir import Paths
 from generator.state.cache_file import write_cache
 from generator.state.hash_index_cache import FileRows, HashIndex, identity_row, save_index
@@ -153,13 +154,13 @@ def _places(paths: Paths, out: Path) -> _Places:
     private = paths.private.resolve()
     data = paths.data.resolve()
     site = out.resolve()
-    # The output, the staging and old folders beside it, the caches the build itself rewrites,
+    # The output, the staging, old and spare folders beside it, the caches the build itself rewrites,
     # and the private directory when it lies inside the data one (it is read on its own) are
     # not inputs of the data directory.
     skip = {str(private / "cache"), str(site)}
     inner = {str(private)} if private.is_relative_to(data) else set()
     # Exactly the folders a build leaves beside its output (generator.build.writer), no others.
-    beside = tuple(str(site.parent / f".{site.name}.{kind}-") for kind in ("staging", "old"))
+    beside = tuple(str(site.parent / f".{site.name}.{kind}-") for kind in BESIDE_OUTPUT_KINDS)
     parent = str(site.parent)
 
     def skipped(p: str) -> bool:  # called for every input: the cheap test first

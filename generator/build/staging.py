@@ -1,0 +1,186 @@
+"""Where a release is written before it is published, and how it takes the output's place.
+
+A release is staged in a folder beside the output and swapped in whole once it has passed its
+own verification: a failed or killed build leaves the last good site untouched, and a reader
+never sees half a release. The folder the swap puts aside, the release before, is kept under
+`.<out>.spare-release` and becomes the next build's staging folder: most of its files are
+already the published ones (the same files, hard-linked), so that a release after one event
+replaces the few files that changed in the last two releases, instead of linking every file of
+the site into a fresh folder and removing the old copy (at a million items, 320,000 links and
+as many removals). The writer (generator.build.writer) never writes through a file it finds
+there, keeps one only where it is the very file the output holds, and removes what the release
+does not list; a build from scratch (`--full`) starts from an empty folder.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from generator.core import layout
+from generator.core.cleanup import Cleanup
+
+# Of layout.BESIDE_OUTPUT_KINDS, the one kept between builds; staging and old copies are leftovers.
+_SPARE = "spare-release"
+assert _SPARE.partition("-")[0] in layout.BESIDE_OUTPUT_KINDS
+
+
+def spare_path(out: Path) -> Path:
+    return out.parent / f".{out.name}.{_SPARE}"
+
+
+def is_replaceable_site(out: Path) -> bool:
+    """Only an empty directory or a site we built may be replaced wholesale."""
+    if not out.exists():
+        return True
+    if not out.is_dir() or out.is_symlink():
+        return False
+    if not any(out.iterdir()):
+        return True
+    try:
+        manifest = json.loads((out / layout.MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("type") == "transparency-manifest"
+
+
+def _leftovers(out: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in out.parent.glob(f".{out.name}.*-*")
+        if p.name.startswith((f".{out.name}.staging-", f".{out.name}.old-"))
+    )
+
+
+def remove_leftovers(out: Path) -> list[Path]:
+    """Remove what killed builds left beside `out`: staging folders (a full site each) and old
+    copies of a swap. A folder whose build is still running holds a lock on it and is kept.
+    If a kill fell between the two renames of a swap, `out` is missing and its old copy is put
+    back first."""
+    removed = []
+    for p in _leftovers(out):
+        if not p.is_dir() or p.is_symlink():
+            continue
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # another build is writing it
+            if not out.exists() and p.name.startswith(f".{out.name}.old-") and is_replaceable_site(p):
+                os.rename(p, out)
+                continue
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+        finally:
+            os.close(fd)
+    return removed
+
+
+class Staging:
+    """The staging folder beside `out`, locked for as long as the build runs: the spare
+    release, when there is one and `reuse` (then `reused`), else a fresh folder. Without
+    `reuse` a spare is removed, by `cleanup`, in the background."""
+
+    def __init__(self, out: Path, reuse: bool = True, cleanup: Cleanup | None = None) -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+        self.reused = False
+        spare = spare_path(out)
+        if os.path.isdir(spare) and not os.path.islink(spare):
+            if reuse:
+                try:
+                    # Over the empty folder just made: one atomic step, and a build running
+                    # beside this one either takes the spare first or finds none.
+                    os.rename(spare, self.path)
+                    self.reused = True
+                except OSError:
+                    pass
+            else:
+                _put_aside(spare, out, cleanup or Cleanup())
+        self._fd = os.open(self.path, os.O_RDONLY)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def leave_lock_to_parent(self) -> None:
+        """In a process forked from the build: close this copy of the lock's descriptor, so that
+        the lock lives and dies with the build's own process (a build killed outright frees its
+        staging folder for the next build to remove at once, while its writing process is still
+        being killed with it), and is not released here (a lock lives while any descriptor of it
+        is open)."""
+        self.close()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def discard(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.close()
+
+
+def _put_aside(folder: Path, out: Path, cleanup: Cleanup) -> None:
+    """Move `folder` out of the way under a leftover's name (a kill leaves it for the next build
+    to remove) and remove it in the background."""
+    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    try:
+        os.rename(folder, aside)
+    except OSError:
+        os.rmdir(aside)
+        return
+    cleanup.remove(aside)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one atomic step (Linux renameat2); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return bool(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
+
+
+def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> None:
+    """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
+    atomic exchange where the system offers it, else two renames. The old copy is kept as the
+    spare release, the next build's staging folder (or, where that name is taken, removed by
+    `cleanup` in the background)."""
+    os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
+    if out.exists() and not out.is_symlink() and _exchange(staging, out):
+        _keep_as_spare(staging, out, cleanup)  # now holds the previous site
+        return
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rmdir(old)
+        os.rename(out, old)  # a kill here leaves no `out`: remove_leftovers puts `old` back
+        try:
+            os.rename(staging, out)
+        except OSError:
+            os.rename(old, out)
+            raise
+        _keep_as_spare(old, out, cleanup)
+    else:
+        os.rename(staging, out)
+
+
+def _keep_as_spare(folder: Path, out: Path, cleanup: Cleanup) -> None:
+    spare = spare_path(out)
+    if os.path.isdir(spare) and not os.path.islink(spare):
+        _put_aside(spare, out, cleanup)
+    elif os.path.lexists(spare):
+        os.unlink(spare)
+    try:
+        os.rename(folder, spare)
+    except OSError:
+        cleanup.remove(folder)

@@ -1,0 +1,162 @@
+"""The release a build replaces is kept beside the output as the spare release, and the next build
+writes into it (generator/build/staging.py): it links only the files that changed in the last two
+releases, never writes through a file the published site holds, and whatever the spare holds,
+publishes the build from scratch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.build import staging, writer
+from generator.commands.build import build
+from generator.commands.retire import retire_item
+from generator.core import child_process
+from generator.program.sealed import iter_sealed
+from tests.support.demo import BuiltSite
+from tests.support.v3 import LATER, v3_demo
+
+
+def _sealed(site: BuiltSite) -> list[str]:
+    return sorted(i for i, _ in iter_sealed(site.paths) if not site.paths.reveal_file(i).exists())
+
+
+def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file and folder under `root`: its mode and, for a file, its bytes."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = os.lstat(p)
+        out[p.relative_to(root).as_posix()] = (st.st_mode, p.read_bytes() if stat.S_ISREG(st.st_mode) else b"")
+    return out
+
+
+def _built_twice(tmp_path: Path) -> BuiltSite:
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)
+    return site
+
+
+def _matches_a_full_build(site: BuiltSite, before: Path, tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    shutil.copytree(before, full)
+    build(site.paths, full, offline=True, full=True)
+    assert _tree(full) == _tree(site.out)
+
+
+def test_the_release_replaced_is_kept_and_the_next_build_links_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _built_twice(tmp_path)
+    spare = staging.spare_path(site.out)
+    assert spare.is_dir() and (spare / "transparency.json").is_file()
+    files = sum(1 for p in site.out.rglob("*") if p.is_file())
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    monkeypatch.setattr(child_process, "FORK", False)
+    links: list[str] = []
+    link = writer.os.link
+
+    def counted(src: Any, dst: Any) -> None:
+        links.append(str(dst))
+        link(src, dst)
+
+    monkeypatch.setattr(writer.os, "link", counted)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    result = build(site.paths, site.out, offline=True)
+    assert result.kept > files // 2
+    assert 0 < len(links) < files // 10, (len(links), files)
+    # The spare is now the release just replaced, byte for byte: nothing was written through.
+    assert _tree(spare) == _tree(before)
+    assert not [p for p in site.out.parent.iterdir() if ".staging-" in p.name or ".old-" in p.name]
+    _matches_a_full_build(site, before, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "damage", ["extra file", "extra folder", "other bytes", "folder for a file", "file for a folder", "link", "mode"]
+)
+def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
+    tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _built_twice(tmp_path)
+    spare = staging.spare_path(site.out)
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"not the site's")
+    if damage == "extra file":
+        (spare / "certificates" / "planted.json").write_bytes(b"{}")
+    elif damage == "extra folder":
+        (spare / "planted" / "deep").mkdir(parents=True)
+        (spare / "planted" / "deep" / "x.html").write_bytes(b"<p>")
+    elif damage == "other bytes":
+        target = spare / "index.html"
+        target.unlink()  # its own file, not the published one
+        target.write_bytes(b"<p>not the home page</p>")
+    elif damage == "folder for a file":
+        (spare / "style.css").unlink()
+        (spare / "style.css").mkdir()
+        (spare / "style.css" / "x").write_bytes(b"x")
+    elif damage == "file for a folder":
+        shutil.rmtree(spare / "ledger")
+        (spare / "ledger").write_bytes(b"not a folder")
+    elif damage == "link":
+        shutil.rmtree(spare / "certificates")
+        (spare / "certificates").symlink_to(tmp_path)
+    else:
+        os.chmod(spare / "ledger", 0o700)
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True)
+    assert outside.read_bytes() == b"not the site's" and not (tmp_path / "x").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["data", "public", ".public.spare-release", "outside.txt", "before"]
+    )
+    _matches_a_full_build(site, before, tmp_path)
+
+
+def test_a_build_from_scratch_does_not_start_from_the_spare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = _built_twice(tmp_path)
+    monkeypatch.setattr(child_process, "FORK", False)
+    reused: list[bool] = []
+    init = writer.SiteWriter.__init__
+
+    def seen(self: writer.SiteWriter, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        reused.append(self.reused)
+
+    monkeypatch.setattr(writer.SiteWriter, "__init__", seen)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True, full=True)
+    retire_item(site.paths, _sealed(site)[0], "And one more.", LATER)
+    build(site.paths, site.out, offline=True)
+    assert reused == [False, True]
+    assert staging.spare_path(site.out).is_dir()
+
+
+def test_a_failed_build_discards_the_spare_and_the_next_starts_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _built_twice(tmp_path)
+    published = _tree(site.out)
+    monkeypatch.setattr(child_process, "FORK", False)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("killed in the middle")
+
+    with monkeypatch.context() as m:
+        m.setattr(writer.SiteWriter, "prune", fail)
+        with pytest.raises(RuntimeError):
+            build(site.paths, site.out, offline=True)
+    assert _tree(site.out) == published
+    assert not staging.spare_path(site.out).exists()
+    assert not [p for p in site.out.parent.iterdir() if p.name.startswith(".public.")]
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    build(site.paths, site.out, offline=True)
+    _matches_a_full_build(site, before, tmp_path)
