@@ -435,7 +435,12 @@ def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = F
         reusable.pop(primary.number, None)
     stale = []
     for s in shards:
-        files = _previous_bytes(last, reusable[s.number][0]) if last is not None and s.number in reusable else None
+        rels = reusable[s.number][0] if last is not None and s.number in reusable else None
+        # Its files unread where the hash index vouches for each (thousands of small files a
+        # shard), else read and checked against the last release's list.
+        if rels is not None and w.take_unchanged(rels, {}):
+            continue
+        files = _previous_bytes(last, rels) if last is not None and rels is not None else None
         if files is None:
             stale.append(s)
         else:

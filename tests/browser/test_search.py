@@ -28,7 +28,7 @@ from generator.commands.build import build
 from generator.core import layout
 from generator.site import search
 from generator.site.render import make_environment
-from generator.verifier import verify_site
+from generator.verifier import identity_of, verify_site
 from tests.support.browser import Browsing, Tab, axe, blocking, browsing, describe, overflowing, page_width, serve
 from tests.support.demo import BuiltSite, copy_demo_data
 from tests.support.leaks import sealed_needles
@@ -733,3 +733,68 @@ def test_a_rebuild_indexes_only_the_shards_whose_pages_changed(tmp_path: Path, m
     fragment.write_bytes(fragment.read_bytes() + b"\0")
     site("third", first, "x-4")
     assert sorted(ran) == sorted({shard, victim.name})
+
+
+def test_a_shard_the_hash_index_vouches_for_is_taken_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the last build's hash index vouches for each file of an unchanged shard (by its
+    identity), the shard is taken without a byte of it read; a shard file edited since is not
+    vouched for, read, found other, and its shard indexed again. The index is the one a build
+    from scratch makes either way."""
+    monkeypatch.setattr(search, "SHARD_PAGES", 2)
+    names = [f"x-{n}" for n in range(9)]
+    ran: list[str] = []
+    read: list[str] = []
+    real, real_bytes = search.run_pagefind, search._previous_bytes
+
+    def counted(site: Path, bundle: Path) -> None:
+        ran.append(bundle.parent.name)
+        real(site, bundle)
+
+    def bytes_read(last: PreviousRelease, rels: Any) -> Any:
+        rels = list(rels)
+        read.extend(rels)
+        return real_bytes(last, rels)
+
+    monkeypatch.setattr(search, "run_pagefind", counted)
+    monkeypatch.setattr(search, "_previous_bytes", bytes_read)
+
+    def site(
+        name: str, previous: Path | None, index: dict[str, tuple[tuple[int, ...], str]], changed: bool = True
+    ) -> SiteWriter:
+        def recorded(place: str, st: os.stat_result) -> str | None:
+            known = index.get(place)
+            return known[1] if known is not None and known[0] == identity_of(st) else None
+
+        w = SiteWriter(
+            tmp_path / name, previous=PreviousRelease(previous) if previous is not None else None, recorded=recorded
+        )
+        for n in names:
+            w.write(layout.item_page(n), record_page(n + (" changed" if n == "x-4" and changed else "")))
+        search.write_index(w, reuse=previous is not None)
+        return w
+
+    w = site("first", None, {}, changed=False)
+    first = released(w)
+    index = {f"site/{rel}": (identity_of(os.lstat(first / rel)), digest) for rel, digest in w.hashes.items()}
+    shard = search.shard_name(search.shard_of(layout.item_page("x-4"), 3), 3)
+    runtime = {*search._RUNTIME_FILES, *(p.name for p in first.rglob("wasm.*.pagefind"))}
+    ran.clear()
+    second = site("second", first, index)
+    # Only the primary shard's script, worker and wasm are read (from their own list: a few files).
+    assert ran == [shard] and all(rel.rpartition("/")[2] in runtime for rel in read), read
+    scratch = site("scratch", None, {})
+    assert index_files(second.root) == {
+        rel.replace("scratch", "second"): data for rel, data in index_files(scratch.root).items()
+    }
+    ran.clear()
+    # Taken again, as a build records it: linking a file into the second site changed its
+    # change time, so the first index no longer vouches for it.
+    index = {f"site/{rel}": (identity_of(os.lstat(first / rel)), digest) for rel, digest in w.hashes.items()}
+    victim = next(p for p in shard_folders(first / layout.SEARCH_INDEX_DIR) if p.name != shard)
+    fragment = min(victim.glob("fragment/*"))
+    fragment.write_bytes(fragment.read_bytes() + b"\0")
+    read.clear()
+    site("third", first, index)
+    assert sorted(ran) == sorted({shard, victim.name})
+    shard_files = [rel for rel in read if rel.rpartition("/")[2] not in runtime]
+    assert shard_files and all(rel.startswith(f"{layout.SEARCH_INDEX_DIR}/{victim.name}/") for rel in shard_files)
