@@ -187,8 +187,9 @@ class SiteWriter:
         if recorded is not None:
             # Not written since the last build hashed it (hash_index_cache.py): linked as it is,
             # if the link is still that file (the link changes only its change time); a write
-            # between the look and the link sends it to the hashing below.
-            after = os.lstat(path)
+            # between the look and the link sends it to the hashing below. A file the reused
+            # folder already held is the one just looked at (the same inode): no second look.
+            after = st if there else os.lstat(path)
             if (after.st_mode, after.st_size, after.st_mtime_ns, after.st_ino) == (
                 st.st_mode,
                 st.st_size,

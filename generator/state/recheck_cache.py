@@ -11,6 +11,9 @@ memo keeps, under it, what the recomputation could only take as asserted; a cert
 recomputation found any problem is never remembered, so it is recomputed, and reported, every
 time.
 
+The memo also keeps, with an empty list, the SHA-256 of each run spec whose shape passed
+(gather._gather_specs): a shape is a function of the spec's bytes and of the code alone.
+
 The site a build publishes is still verified whole by the verifier it ships, which trusts no
 memo: an edited memo can at worst let a build reach that check with a bad certificate, which
 it then refuses.

@@ -183,3 +183,25 @@ def test_a_certificate_file_not_as_published_is_written_again(
 def _items(spec: Path) -> list[str]:
     doc = json.loads(spec.read_bytes())
     return list(doc.get("items", []))
+
+
+def test_a_run_spec_whose_shape_passed_is_not_checked_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run spec's shape is a function of its bytes: remembered passing under its SHA-256, it is
+    not checked again by the next build (nor under --full, which remembers nothing)."""
+    site = v3_demo(tmp_path)
+    checked: list[str] = []
+    check = gather.check_run_spec
+
+    def counted(spec: Any) -> Any:
+        checked.append(spec["id"])
+        return check(spec)
+
+    monkeypatch.setattr(gather, "check_run_spec", counted)
+    monkeypatch.setattr(child_process, "FORK", False)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)
+    assert checked == []
+    runs = len(list(site.paths.runs_dir.glob("*.json")))
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True, full=True)
+    assert len(checked) == runs > 3
