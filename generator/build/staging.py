@@ -89,22 +89,20 @@ class Staging:
 
     def __init__(self, out: Path, reuse: bool = True, cleanup: Cleanup | None = None) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
+        self.out = out
         self.path = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
         self.reused = False
+        self._fd = -1
         spare = spare_path(out)
         if os.path.isdir(spare) and not os.path.islink(spare):
             if reuse:
-                try:
-                    # Over the empty folder just made: one atomic step, and a build running
-                    # beside this one either takes the spare first or finds none.
-                    os.rename(spare, self.path)
-                    self.reused = True
-                except OSError:
-                    pass
+                self._fd = _take_spare(spare, self.path)
+                self.reused = self._fd >= 0
             else:
                 _put_aside(spare, out, cleanup or Cleanup())
-        self._fd = os.open(self.path, os.O_RDONLY)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_RDONLY)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
 
     def leave_lock_to_parent(self) -> None:
         """In a process forked from the build: close this copy of the lock's descriptor, so that
@@ -123,11 +121,44 @@ class Staging:
         shutil.rmtree(self.path, ignore_errors=True)
         self.close()
 
+    def give_back(self) -> None:
+        """A build that wrote nothing hands the spare it took back as it was: removing it would
+        change the change time of every published file it shares (a link fewer each), which the
+        record of what the last build hashed then no longer vouches for. A fresh folder is
+        removed."""
+        if self.reused and not os.path.lexists(spare_path(self.out)):
+            try:
+                os.rename(self.path, spare_path(self.out))
+                self.close()
+                return
+            except OSError:
+                pass
+        self.discard()
+
+
+def _take_spare(spare: Path, staging: Path) -> int:
+    """The spare, renamed over the empty folder `staging` (one atomic step: a build running
+    beside this one either takes it first or finds none), locked before it is moved (the lock
+    follows the folder), so that another build's clean-up never takes it for a leftover. The
+    lock's descriptor, or -1 when it cannot be taken."""
+    try:
+        fd = os.open(spare, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(spare, staging)
+    except OSError:
+        os.close(fd)
+        return -1
+    return fd
+
 
 def _put_aside(folder: Path, out: Path, cleanup: Cleanup) -> None:
-    """Move `folder` out of the way under a leftover's name (a kill leaves it for the next build
-    to remove) and remove it in the background."""
-    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    """Move `folder` out of the way under a staging leftover's name (a kill leaves it for the
+    next build to remove; never an old copy's, which a build puts back when `out` is missing)
+    and remove it in the background."""
+    aside = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     try:
         os.rename(folder, aside)
     except OSError:

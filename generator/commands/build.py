@@ -134,7 +134,7 @@ def _build(
 
             written = child_process.run_step(write, progress)
             if written.unchanged is not None:
-                staging.discard()
+                staging.give_back()
                 return _nothing_to_do(out, written.unchanged, strict, started)
             if progress:
                 progress("verifying the built site", 0, 1)

@@ -650,7 +650,7 @@ def _keep_checkpoints(a: AfterSwap) -> None:
 def _record_build(a: AfterSwap) -> None:
     if a.inputs is None:
         return
-    a.cleanup.wait()  # the last release gone: the identities recorded are those that stay
+    a.cleanup.wait()  # what the build removes is gone: the identities recorded are those that stay
     build_cache.save(a.paths, a.inputs, a.said, a.out, a.offline, a.shape, a.hashes)
 
 

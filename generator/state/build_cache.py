@@ -318,8 +318,9 @@ def save(
     """Record a build just published: what it read, the site it swapped in (its digest, with
     the SHA-256es of `hashes`), what it said; and, when it can be told safely, every input's and
     published file's identity (`identities`). Called once nothing of the build's is left beside
-    the site: removing the last release changes the identity (the link count, so the change
-    time) of every file it shared. `shape` is the staged site's before the build's check hashed
+    the site but the spare release (generator.build.staging), which it leaves there: removing a
+    folder that shares files with the site changes their identity (the link count, so the change
+    time). `shape` is the staged site's before the build's check hashed
     it (`site_shape`). With `hashes` (the SHA-256 of each file the build published, as it wrote
     or took it), the hash index (hash_index_cache.py) is recorded too: every input and published
     file, by identity. One look at every input and published file serves all three, where it
@@ -502,8 +503,8 @@ def _settled_identities(
     the site is no longer as it was before the build's check hashed it (`shape`)."""
     for _ in range(2):
         # Two ticks before each look, so that what just changed is settled: the build has just
-        # written the site and removed the last release (which changes the change time of every
-        # file they shared), and each look is a look at every file. Never long (a tick of a
+        # written the site, linking into it files the spare release shares (which changes their
+        # change time), and each look is a look at every file. Never long (a tick of a
         # second or more, which no filesystem has, only fails the second look as the first).
         time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
         mark = _mark(paths)

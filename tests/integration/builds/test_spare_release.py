@@ -18,6 +18,8 @@ from generator.commands.build import build
 from generator.commands.retire import retire_item
 from generator.core import child_process
 from generator.program.sealed import iter_sealed
+from generator.state import build_cache
+from tests.integration.builds.test_unchanged import settle
 from tests.support.demo import BuiltSite
 from tests.support.v3 import LATER, v3_demo
 
@@ -160,3 +162,44 @@ def test_a_failed_build_discards_the_spare_and_the_next_starts_afresh(
     shutil.copytree(site.out, before)
     build(site.paths, site.out, offline=True)
     _matches_a_full_build(site, before, tmp_path)
+
+
+def test_a_build_with_nothing_to_do_gives_the_spare_back(tmp_path: Path) -> None:
+    """Removing the spare would change the change time of every published file it shares, and
+    the next build could no longer tell from a look that nothing changed."""
+    site = _built_twice(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    settle()  # the inputs older than the build's mark: it records their identities
+    build(site.paths, site.out, offline=True)
+    spare = staging.spare_path(site.out)
+    before = (os.stat(spare).st_ino, _tree(spare))
+    assert build(site.paths, site.out, offline=True).unchanged
+    assert (os.stat(spare).st_ino, _tree(spare)) == before
+    looked = build_cache._identity_digest
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(build_cache, "site_digest", _never)  # decided by identity, not by reading
+        assert build(site.paths, site.out, offline=True).unchanged
+    assert looked is build_cache._identity_digest
+
+
+def _never(*args: Any) -> None:
+    raise AssertionError("the site was read to tell that nothing changed")
+
+
+def test_the_spare_taken_is_locked_and_one_put_aside_is_never_put_back(tmp_path: Path) -> None:
+    site = _built_twice(tmp_path)
+    taken = staging.Staging(site.out)
+    try:
+        assert taken.reused
+        # Another build's clean-up of leftovers meanwhile: a locked folder is a running build's.
+        assert staging.remove_leftovers(site.out) == [] and (taken.path / "transparency.json").is_file()
+    finally:
+        taken.give_back()
+    removed: list[Path] = []
+    cleanup = staging.Cleanup()
+    cleanup.remove = removed.append  # type: ignore[method-assign]
+    fresh = staging.Staging(site.out, reuse=False, cleanup=cleanup)
+    fresh.discard()
+    # Put aside under a staging leftover's name: a build finding `out` missing puts back only an old copy.
+    assert [p.name.startswith(".public.staging-") for p in removed] == [True]
+    shutil.rmtree(removed[0])
