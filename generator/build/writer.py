@@ -171,14 +171,23 @@ class SiteWriter:
         and a file someone edited in the published folder is never carried into the next."""
         if self.previous is None or not self.previous.reuse:
             return False
+        try:
+            st = os.lstat(self.previous.file_name(rel))
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
+            return False
+        recorded = self.recorded(f"site/{rel}", st)
+        if recorded is not None and recorded != digest:
+            return False
+        return self._link_looked(rel, digest, st, recorded)
+
+    def _link_looked(self, rel: str, digest: str, st: os.stat_result, recorded: str | None) -> bool:
+        """`link_previous` once the last release's file has been looked at (`st`, a regular file
+        with a new file's mode) and the hash index asked (`recorded`, its SHA-256 there, if any)."""
+        assert self.previous is not None
         previous = self.previous.file_name(rel)
         try:
-            st = os.lstat(previous)
-            if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
-                return False
-            recorded = self.recorded(f"site/{rel}", st)
-            if recorded is not None and recorded != digest:
-                return False
             path, there = self._place(rel, st)
             if not there:
                 os.link(previous, path)
@@ -226,6 +235,11 @@ class SiteWriter:
         """The SHA-256 the last release lists for `rel`, if its file is the one the last build
         recorded with that SHA-256 (hash_index_cache), untouched since, with the mode a file
         written now gets: known without reading it."""
+        looked = self._vouched_look(rel)
+        return looked[0] if looked is not None else None
+
+    def _vouched_look(self, rel: str) -> tuple[str, os.stat_result] | None:
+        """`vouched`, with the look at the last release's file it was decided on."""
         digest = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
         if digest is None or self.previous is None:
             return None
@@ -233,17 +247,18 @@ class SiteWriter:
             st = os.lstat(self.previous.file_name(rel))
         except OSError:
             return None
-        if stat.S_IMODE(st.st_mode) != self._mode:
+        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
             return None
-        return digest if self.recorded(f"site/{rel}", st) == digest else None
+        return (digest, st) if self.recorded(f"site/{rel}", st) == digest else None
 
     def take_vouched(self, rel: str) -> bool:
         """Take the last release's file for `rel` as it is, if `vouched` (never read); where it
         cannot be linked, a copy of its bytes, if they still have that SHA-256."""
-        digest = self.vouched(rel)
-        if digest is None or self.previous is None:
+        looked = self._vouched_look(rel)
+        if looked is None or self.previous is None:
             return False
-        if self.link_previous(rel, digest):
+        digest, st = looked
+        if self._link_looked(rel, digest, st, digest):
             return True
         try:
             data = self.previous.file(rel).read_bytes()
@@ -259,13 +274,15 @@ class SiteWriter:
         and the one of `digests` names with that SHA-256 too), or none of them: a certificate
         whose files and page are all unchanged is not read again, and one that is not is
         written whole, each of its files once."""
-        found = [self.vouched(rel) for rel in rels]
-        if any(d is None or digests.get(rel, d) != d for rel, d in zip(rels, found, strict=True)):
+        found = [self._vouched_look(rel) for rel in rels]
+        if any(f is None or digests.get(rel, f[0]) != f[0] for rel, f in zip(rels, found, strict=True)):
             return False
         taken: list[str] = []
-        for rel, digest in zip(rels, found, strict=True):
-            assert digest is not None
-            if not self.link_previous(rel, digest):
+        for rel, looked in zip(rels, found, strict=True):
+            assert looked is not None
+            digest, st = looked
+            # Linked on the look just taken: a change since sends it to hashing, as link_previous says.
+            if not self._link_looked(rel, digest, st, digest):
                 for t in taken:  # changed between the look and the link: written whole, below
                     self._forget(t)
                 return False
