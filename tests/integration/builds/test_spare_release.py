@@ -19,8 +19,8 @@ from generator.commands.retire import retire_item
 from generator.core import child_process
 from generator.program.sealed import iter_sealed
 from generator.state import build_cache
-from tests.integration.builds.test_unchanged import settle
 from tests.support.demo import BuiltSite
+from tests.support.settle import settle
 from tests.support.v3 import LATER, v3_demo
 
 

@@ -13,7 +13,6 @@ import dataclasses
 import json
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from tests.support.demo import BuiltSite, copy_demo_data
 from tests.support.files import tree
 from tests.support.history import vkey_of
 from tests.support.programs import item, new_program, write_items
+from tests.support.settle import settle
 from tests.support.witnesses import WitnessFiles, write_policy
 
 
@@ -50,12 +50,6 @@ def from_scratch(paths: Paths, tmp_path: Path) -> dict[str, bytes]:
     out = copy / "public"
     build(Paths(copy / "data", copy / "data" / "private"), out, full=True)
     return BuiltSite(paths, out).files()
-
-
-def settle() -> None:
-    """Wait out the clock tick within which an input just written could change again unseen:
-    a build reading inputs that recent records no identities (build_cache.save)."""
-    time.sleep(3 * build_cache._TICK_NS / 1e9)
 
 
 @pytest.fixture
