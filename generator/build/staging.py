@@ -66,12 +66,17 @@ def remove_leftovers(out: Path) -> list[Path]:
     for p in _leftovers(out):
         if not p.is_dir() or p.is_symlink():
             continue
-        fd = os.open(p, os.O_RDONLY)
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:  # taken meanwhile (a build gave its folder back, or removed it)
+            continue
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # another build is writing it
+            if not _same_folder(fd, p):
+                continue  # another folder took the name meanwhile: its build holds it
             if not out.exists() and p.name.startswith(f".{out.name}.old-") and is_replaceable_site(p):
                 os.rename(p, out)
                 continue
@@ -97,7 +102,9 @@ class Staging:
         if os.path.isdir(spare) and not os.path.islink(spare):
             if reuse:
                 self._fd = _take_spare(spare, self.path)
-                self.reused = self._fd >= 0
+                # Whatever now holds the name is a spare (`_take_spare`): the writer makes any
+                # folder's content the release.
+                self.reused = self._fd >= 0 or not _is_empty(self.path)
             else:
                 _put_aside(spare, out, cleanup or Cleanup())
         if self._fd < 0:
@@ -136,6 +143,14 @@ class Staging:
         self.discard()
 
 
+def _is_empty(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return next(it, None) is None
+    except OSError:
+        return True
+
+
 def _take_spare(spare: Path, staging: Path) -> int:
     """The spare, renamed over the empty folder `staging` (one atomic step: a build running
     beside this one either takes it first or finds none), locked before it is moved (the lock
@@ -151,7 +166,21 @@ def _take_spare(spare: Path, staging: Path) -> int:
     except OSError:
         os.close(fd)
         return -1
+    if not _same_folder(fd, staging):
+        # Another build kept its own spare under the name between the look and the rename: the
+        # folder moved is that one, not the one locked. The caller locks what it now holds.
+        os.close(fd)
+        return -1
     return fd
+
+
+def _same_folder(fd: int, path: Path) -> bool:
+    """Whether the folder open as `fd` is the one at `path` now."""
+    try:
+        held, there = os.fstat(fd), os.lstat(path)
+    except OSError:
+        return False
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _put_aside(folder: Path, out: Path, cleanup: Cleanup) -> None:

@@ -215,7 +215,10 @@ class SiteWriter:
         # holds. Its identity before and after hashing is the same or it changed meanwhile (the
         # published path is the same file): then, or with other bytes, the file is written anew.
         try:
-            before = identity_of(os.lstat(path))
+            looked = os.lstat(path)
+            if not stat.S_ISREG(looked.st_mode) or stat.S_IMODE(looked.st_mode) != self._mode:
+                raise OSError("not a regular file with a new file's mode")  # changed since the look
+            before = identity_of(looked)
             with open(path, "rb") as f:
                 same = hashlib.file_digest(f, "sha256").hexdigest() == digest
             same = same and identity_of(os.lstat(path)) == before

@@ -114,13 +114,14 @@ def _build(
         )
     # Read back on every build; its files taken as they are only when not building from scratch.
     previous = PreviousRelease(out, reuse=not full)
-    # Made here, so that its lock is held until the release is swapped in; the spare release
-    # (generator.build.staging), unless building from scratch.
-    staging = Staging(out, reuse=not full, cleanup=cleanup)
     written: Written | None = None
     # What the writing hands over, pickled into two unnamed files opened before the fork: no
     # copy of it in either process's memory, and nothing left behind by a kill.
     with _handover_file(paths) as carried_file, _handover_file(paths) as after_file:
+        # Made here, so that its lock is held until the release is swapped in, and discarded
+        # below on any failure: the spare release (generator.build.staging), unless building
+        # from scratch.
+        staging = Staging(out, reuse=not full, cleanup=cleanup)
         try:
             # Written in a process of its own: the state a million-item release is written from
             # is given back whole before the release is checked (generator.core.child_process).

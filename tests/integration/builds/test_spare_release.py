@@ -203,3 +203,49 @@ def test_the_spare_taken_is_locked_and_one_put_aside_is_never_put_back(tmp_path:
     # Put aside under a staging leftover's name: a build finding `out` missing puts back only an old copy.
     assert [p.name.startswith(".public.staging-") for p in removed] == [True]
     shutil.rmtree(removed[0])
+
+
+def test_a_spare_replaced_while_it_is_taken_is_locked_as_the_one_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another build keeps its own spare under the name between this build's look (and lock)
+    and its rename: the folder this build then holds is locked, so that no clean-up removes it."""
+    site = _built_twice(tmp_path)
+    spare = staging.spare_path(site.out)
+    other = tmp_path / "other-spare"
+    shutil.copytree(spare, other)
+    (other / "from-the-other-build").write_bytes(b"x")
+    rename = os.rename
+
+    def raced(src: Any, dst: Any) -> None:
+        if Path(src) == spare and Path(dst).name.startswith(".public.staging-"):
+            rename(spare, tmp_path / "put-aside")  # the other build's swap, meanwhile
+            rename(other, spare)
+        rename(src, dst)
+
+    monkeypatch.setattr(staging.os, "rename", raced)
+    taken = staging.Staging(site.out)
+    monkeypatch.setattr(staging.os, "rename", rename)
+    try:
+        assert taken.reused and (taken.path / "from-the-other-build").is_file()
+        assert staging.remove_leftovers(site.out) == [] and taken.path.is_dir()
+    finally:
+        taken.discard()
+
+
+def test_a_leftover_gone_before_it_is_opened_is_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "public"
+    out.mkdir()
+    gone = tmp_path / ".public.staging-gone"
+    gone.mkdir()
+    kept = tmp_path / ".public.staging-kept"
+    kept.mkdir()
+    real_open = os.open
+
+    def opening(path: Any, *args: Any, **kwargs: Any) -> int:
+        if Path(path) == gone:
+            gone.rmdir()  # given back, or removed, by another build meanwhile
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(staging.os, "open", opening)
+    assert staging.remove_leftovers(out) == [kept]
