@@ -544,7 +544,7 @@ def _gather_specs(
     ledger: Ledger,
     by_version: dict[str, Methodology],
     problems: list[Problem],
-    rechecks: RecheckMemo | None = None,
+    rechecks: RecheckMemo,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, bytes]]:
     """Each run spec checked against its leaf, its shape and the rules a registered run obeys
     (given the specs before it): the parsed specs and their bytes, by run. A spec's shape is a
@@ -560,13 +560,12 @@ def _gather_specs(
         data, spec = loaded
         file = paths.show(path)
         shape_key = RecheckMemo.key("run spec shape", run.sha256)
-        if rechecks is None or rechecks.get(shape_key) is None:
+        if rechecks.get(shape_key) is None:
             shape = check_run_spec(spec)
             if shape:
                 problems += [p.at(file) for p in shape]
                 continue
-            if rechecks is not None:
-                rechecks.put(shape_key, [])
+            rechecks.put(shape_key, [])
         spec = effective_spec(spec, ledger)
         problems += [
             p.at(file)

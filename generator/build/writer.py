@@ -171,11 +171,8 @@ class SiteWriter:
         and a file someone edited in the published folder is never carried into the next."""
         if self.previous is None or not self.previous.reuse:
             return False
-        try:
-            st = os.lstat(self.previous.file_name(rel))
-        except OSError:
-            return False
-        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
+        st = self._look_previous(rel)
+        if st is None:
             return False
         recorded = self.recorded(f"site/{rel}", st)
         if recorded is not None and recorded != digest:
@@ -244,15 +241,22 @@ class SiteWriter:
     def _vouched_look(self, rel: str) -> tuple[str, os.stat_result] | None:
         """`vouched`, with the look at the last release's file it was decided on."""
         digest = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
-        if digest is None or self.previous is None:
+        st = self._look_previous(rel) if digest is not None else None
+        if digest is None or st is None:
             return None
+        return (digest, st) if self.recorded(f"site/{rel}", st) == digest else None
+
+    def _look_previous(self, rel: str) -> os.stat_result | None:
+        """The last release's file for `rel`, looked at: a regular file with the mode a file
+        written now gets (a linked one must have it too), else None."""
+        assert self.previous is not None
         try:
             st = os.lstat(self.previous.file_name(rel))
         except OSError:
             return None
         if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode:
             return None
-        return (digest, st) if self.recorded(f"site/{rel}", st) == digest else None
+        return st
 
     def take_vouched(self, rel: str) -> bool:
         """Take the last release's file for `rel` as it is, if `vouched` (never read); where it
@@ -341,11 +345,9 @@ class SiteWriter:
         if data is None:
             lines = [f"{self.hashes[p]}  {p}\n" for p in sorted(self.hashes, key=lambda p: p.encode())]
             data = "".join(lines).encode()
-        # "x": a new file, never one that is there already (a link would be written through).
-        for rel in (layout.SUMS, layout.SUMS_SIG):
-            if self.reused and os.path.lexists(self.root / rel):
-                os.unlink(self.root / rel)
-        with open(self.root / layout.SUMS, "xb") as f:
+        # "x": a new file, never one that is there already (a link would be written through);
+        # `_target` clears the place, as for every other file.
+        with open(self._target(layout.SUMS), "xb") as f:
             f.write(data)
-        with open(self.root / layout.SUMS_SIG, "xb") as f:
+        with open(self._target(layout.SUMS_SIG), "xb") as f:
             f.write(signer.sign(data))
