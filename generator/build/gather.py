@@ -7,6 +7,8 @@ the data is collected and raised together, so one run shows them all.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,8 @@ from generator.program.documents import read_document, read_or_none
 from generator.program.evidence_files import published_evidence
 from generator.program.ledgerfile import replay_from
 from generator.program.methodology_files import params_file, prose_file, prose_html, render_prose
+from generator.state.gather_cache import GatherMemo
+from generator.state.hash_index_cache import FileRows
 from generator.state.ledger_cache import ReplayStart
 from generator.state.recheck_cache import RecheckMemo
 from generator.state.tree_cache import grow, load_tree
@@ -42,6 +46,7 @@ from generator.verifier import (
     OutsideBound,
     Problem,
     RevealedAnswers,
+    canonical_bytes,
     canonical_text,
     check_methodology,
     check_reveal_document,
@@ -55,6 +60,7 @@ from generator.verifier import (
     recheckable,
     required_draw_problems,
     retirement_problems,
+    sha256_hex,
 )
 
 
@@ -228,6 +234,7 @@ class CacheUpdates:
     replay: ReplayStart | None  # the replayed ledger, when it reached further than its cache
     tree_end: int | None  # the ledger's bytes the tree was grown to, when its cache is behind
     rechecks: RecheckMemo  # the certificates recomputed
+    gathered: GatherMemo  # the runs and certificates checked
 
 
 @dataclass
@@ -270,13 +277,19 @@ def generated_at(ledger: Ledger) -> str:
     return ledger.last_at or "1970-01-01T00:00:00Z"
 
 
-def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = True) -> SiteContext:
+def gather(
+    paths: Paths, progress: Progress | None = None, use_snapshot: bool = True, files: FileRows | None = None
+) -> SiteContext:
     """Read and validate the whole data directory; raise InputError with every problem.
 
     The ledger is replayed from its saved state when that still describes it (generator.state.ledger_cache),
-    and certificates recomputed before are not recomputed again (generator.state.recheck_cache);
-    `use_snapshot=False` replays every line and recomputes every certificate, reading no cache
-    (and leaving each, through `caches`, for the next build)."""
+    and certificates recomputed before are not recomputed again (generator.state.recheck_cache).
+    Given `files`, the build's reading of its inputs (each file's place and SHA-256), a run or
+    certificate checked by the last build, with every file it read unchanged and every leaf it
+    depends on the same, is taken from what that build remembered (generator.state.gather_cache),
+    its files not read again. `use_snapshot=False` replays every line, reads every file and
+    recomputes every certificate, reading no cache (and leaving each, through `caches`, for the
+    next build)."""
     problems: list[Problem] = []
     warnings: list[str] = []
     program, keys, signer = _program_and_key(paths, problems, warnings)
@@ -289,7 +302,10 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
     methodologies = _gather_methodologies(paths, ledger, problems)
     revealed = _gather_reveals(paths, ledger, problems, progress)
     rechecks = RecheckMemo(paths.private, read=use_snapshot)
-    runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks)
+    known = _Known(paths, files.regular_under(_REMEMBERED) if files is not None else None)
+    gathered = GatherMemo(paths.private, merkle, read=use_snapshot and known.files is not None)
+    runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks, _Memos(gathered, known))
+    gathered.done()
     if problems:
         raise InputError(problems, "the data directory has problems; nothing was built")
     assert signer is not None and program is not None
@@ -311,7 +327,7 @@ def gather(paths: Paths, progress: Progress | None = None, use_snapshot: bool = 
         generated_at=generated_at(ledger),
         warnings=warnings,
         # A build from scratch reads no cache but leaves every one for the next build.
-        caches=CacheUpdates(replayed if replayed.moved_on() else None, tree_end, rechecks),
+        caches=CacheUpdates(replayed if replayed.moved_on() else None, tree_end, rechecks, gathered),
     )
 
 
@@ -491,34 +507,59 @@ def _gather_reveals(
     return out
 
 
+# What a build may take from the last one's gathering: the folders whose files it reads.
+_REMEMBERED = ("data/runs/", "data/certificates/")
+
+
+@dataclass(frozen=True)
+class _Known:
+    """The SHA-256 of each file under the run specs' and certificates' folders, as this build's
+    reading of its inputs found it (None: not read, so every file is read here)."""
+
+    paths: Paths
+    files: dict[str, str] | None
+
+    def place(self, path: Path) -> str:
+        return "data/" + path.relative_to(self.paths.data).as_posix()
+
+    def has(self, place: str, sha256: str) -> bool:
+        return self.files is not None and self.files.get(place) == sha256
+
+
+@dataclass(frozen=True)
+class _Memos:
+    gathered: GatherMemo
+    known: _Known
+
+
 def _gather_runs(
     paths: Paths,
     ledger: Ledger,
     methodologies: list[MethodologyVersion],
     problems: list[Problem],
     rechecks: RecheckMemo,
+    memos: _Memos,
 ) -> tuple[list[RunInfo], list[CertificateInfo]]:
     """Every run spec against its leaf and the rules of registered runs, then every certificate
     recomputed (or known from the rechecks) with the documents it makes due; no stray file
     under data/certificates/."""
     by_version = {m.version: m.methodology for m in methodologies}
-    specs, spec_bytes = _gather_specs(paths, ledger, by_version, problems, rechecks)
+    specs, spec_bytes = _gather_specs(paths, ledger, by_version, problems, rechecks, memos)
     certificates: list[CertificateInfo] = []
     verdicts: dict[str, str] = {}
-    due: set[Path] = set()
+    due: set[str] = set()
     answers = RevealedAnswers(ledger, lambda item: read_or_none(paths.reveal_file(item)))
     # By run, once: a certificate looks only at its own run's label sets.
     label_sets: dict[str, list[LabelSetEvent]] = {}
     for event in ledger.label_sets.values():
         label_sets.setdefault(event.run, []).append(event)
     for cert in ledger.certificates.values():
-        info = _gather_certificate(
-            paths, ledger, cert, specs, by_version, rechecks, answers, label_sets.get(cert.run, []), due, problems
-        )
+        found = _CertificateFound(cert, label_sets.get(cert.run, []), due)
+        info = _gather_certificate(paths, ledger, found, specs, by_version, rechecks, answers, memos, problems)
         if info is not None:
             certificates.append(info)
             verdicts[cert.run] = str(info.verdict)
-    _refuse_stray_records(paths, ledger, due, problems)
+    _refuse_stray_records(paths, ledger, due, memos.known, problems)
     runs = [
         RunInfo(
             r.id,
@@ -545,17 +586,26 @@ def _gather_specs(
     by_version: dict[str, Methodology],
     problems: list[Problem],
     rechecks: RecheckMemo,
+    memos: _Memos,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, bytes]]:
     """Each run spec checked against its leaf, its shape and the rules a registered run obeys
     (given the specs before it): the parsed specs and their bytes, by run. A spec's shape is a
     function of its bytes alone (and of the code): one `rechecks` remembers passing, under its
-    SHA-256, is not checked again (at the bench scale, 20,000 of them each build)."""
+    SHA-256, is not checked again (at the bench scale, 20,000 of them each build); its rules, of
+    what `_run_key` hashes, so one the last build found passing under the same key is not
+    checked again either, and its bytes are then taken from that build's memo."""
     specs: dict[str, dict[str, Any]] = {}
     spec_bytes: dict[str, bytes] = {}
+    # Each subject's and gate's runs so far, as one chained SHA-256 of their items (by the run
+    # that ends the chain): what a run's one-observation rule and draw compare with.
+    chains: dict[str, str] = {}
     for run in ledger.runs.values():
         path = paths.run_spec_file(run.id)
-        loaded = read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+        loaded = _spec_of(paths, run, path, memos, problems)
+        before = ledger.runs_before(run)
+        chain = chains.get(before[-1].id, "") if before else ""
         if loaded is None:
+            chains[run.id] = _chained(chain, run.id, None)
             continue
         data, spec = loaded
         file = paths.show(path)
@@ -564,45 +614,229 @@ def _gather_specs(
             shape = check_run_spec(spec)
             if shape:
                 problems += [p.at(file) for p in shape]
+                chains[run.id] = _chained(chain, run.id, None)
                 continue
             rechecks.put(shape_key, [])
         spec = effective_spec(spec, ledger)
-        problems += [
-            p.at(file)
-            for p in check_run_rules(ledger, run, spec, by_version.get(spec["methodology"]["version"]), specs)
-        ]
+        key = _run_key(ledger, run, spec, by_version, before, chain)
+        if key is None or memos.gathered.run(run.id, key, run.sha256) is None:
+            found = check_run_rules(ledger, run, spec, by_version.get(spec["methodology"]["version"]), specs)
+            problems += [p.at(file) for p in found]
+            if not found and key is not None:
+                memos.gathered.put_run(run.id, key, data)
         specs[run.id] = spec
         spec_bytes[run.id] = data
+        chains[run.id] = _chained(chain, run.id, spec)
     problems += [p.at(paths.show(paths.ledger_file)) for p in retirement_problems(ledger, by_version, specs)]
     problems += [p.at(paths.show(paths.ledger_file)) for p in required_draw_problems(ledger, by_version, specs)]
     return specs, spec_bytes
 
 
+def _spec_of(
+    paths: Paths, run: Any, path: Path, memos: _Memos, problems: list[Problem]
+) -> tuple[bytes, dict[str, Any]] | None:
+    """The run's spec bytes and parsed form: from the last build's memo when the file is, by
+    this build's reading of its inputs, still the one with the leaf's SHA-256 (the memo's bytes
+    hash to it too, and were found canonical when kept: the same bytes, the same answer); else
+    read and checked."""
+    if memos.known.has(memos.known.place(path), run.sha256):
+        data = memos.gathered.spec_text(run.id, run.sha256)
+        if data is not None:
+            return data, json.loads(data)
+    return read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+
+
+def _chained(chain: str, run_id: str, spec: dict[str, Any] | None) -> str:
+    items = spec.get("items") if spec is not None else None
+    shown = canonical_bytes(items).decode("utf-8") if isinstance(items, list) else "!"
+    return hashlib.sha256(f"{chain}\n{run_id}\n{shown}".encode()).hexdigest()
+
+
+def _run_key(
+    ledger: Ledger,
+    run: Any,
+    spec: dict[str, Any],
+    by_version: dict[str, Methodology],
+    before: list[Any],
+    chain: str,
+) -> str | None:
+    """What the rules of a registered run (check_run_rules) read, beyond its spec: its leaf and
+    the leaf that decided it, the run before it and the chain of the items of every earlier one
+    of its subject and gate, its gate, its pinned methodology (published, and parsed this
+    build), its draw, and when each of its items was revealed. Every leaf older than the last
+    build's ledger is the one it read (the memo is bound to that ledger's root). None for a
+    spec whose items or methodology are not as the rules read them: it is checked every time."""
+    items = spec.get("items")
+    pinned = spec.get("methodology")
+    version = pinned.get("version") if isinstance(pinned, dict) else None
+    if not (isinstance(items, list) and all(isinstance(i, str) for i in items) and isinstance(version, str)):
+        return None
+    prev = before[-1] if before else None
+    gate = ledger.gates.get(run.gate)
+    published = ledger.methodologies.get(version)
+    draw = ledger.draws.get(run.id)
+    return GatherMemo.key(
+        "run",
+        [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
+        [prev.id, prev.index, ledger.decided_at(prev.id)] if prev is not None else None,
+        [gate.public, gate.index] if gate is not None else None,
+        [version, published.sha256, published.index, version in by_version] if published is not None else version,
+        draw.index if draw is not None else None,
+        [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in items],
+        chain,
+    )
+
+
+@dataclass(frozen=True)
+class _CertificateFound:
+    """A certificate's leaf, its run's label sets, and the set of data files found due so far
+    (data-relative places), to which its own are added."""
+
+    cert: Any
+    label_sets: list[LabelSetEvent]
+    due: set[str]
+
+
 def _gather_certificate(
     paths: Paths,
     ledger: Ledger,
-    cert: Any,
+    found: _CertificateFound,
     specs: dict[str, dict[str, Any]],
     by_version: dict[str, Methodology],
     rechecks: RecheckMemo,
     answers: RevealedAnswers,
-    label_sets: list[LabelSetEvent],
-    due: set[Path],
+    memos: _Memos,
     problems: list[Problem],
 ) -> CertificateInfo | None:
     """One certificate of the ledger against its leaf, its run spec and every rule of format v1
-    §6, recomputed unless the rechecks know it passed with these very inputs; the files it makes
-    due added to `due`. None when it has a problem (added to `problems`)."""
-    path = paths.certificate_file(cert.serial)
-    loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
+    §6, recomputed unless the rechecks know it passed with these very inputs, and taken from the
+    last build's memo unread when nothing it read has changed; the files it makes due added to
+    `found.due`. None when it has a problem (added to `problems`)."""
+    cert = found.cert
     spec = specs.get(cert.run)
     run = ledger.runs[cert.run]
     pinned = by_version.get(spec["methodology"]["version"]) if spec else None
-    if loaded is None or spec is None or pinned is None:
+    if spec is None or pinned is None:
+        # Read all the same: a missing or changed certificate is reported with the rest.
+        read_document(paths, paths.certificate_file(cert.serial), cert.sha256, f"certificate {cert.serial}", problems)
         return None
+    public = ledger.gates[run.gate].public
+    remembered = _remembered_certificate(ledger, found, run, spec, pinned, public, by_version, rechecks, memos)
+    if remembered is not None:
+        return remembered
+    before = len(problems)
+    info, facts = _check_certificate(paths, ledger, found, spec, pinned, public, rechecks, answers, problems)
+    if info is not None and facts is not None and len(problems) == before and not found.label_sets:
+        facts["files"] = [[memos.known.place(paths.certificate_file(cert.serial)), cert.sha256], *facts["files"]]
+        key = _certificate_key(ledger, cert, run, spec, public, by_version, facts["looked"])
+        memos.gathered.put_certificate(cert.serial, key, facts)
+    return info
+
+
+def _certificate_key(
+    ledger: Ledger,
+    cert: Any,
+    run: Any,
+    spec: dict[str, Any],
+    public: bool,
+    by_version: dict[str, Methodology],
+    looked: list[str],
+) -> str:
+    """What a certificate's check reads beyond its files (each checked by SHA-256 on its own):
+    its leaf and its run's, its run's draw, its gate, its methodology (published, and parsed
+    this build), and when each item it looks at was revealed (which documents are due, which
+    answers its recomputation scores). Its spec and items are fixed by the leaves."""
+    version = spec["methodology"]["version"]
+    published = ledger.methodologies.get(version)
+    draw = ledger.draws.get(run.id)
+    return GatherMemo.key(
+        "certificate",
+        [cert.serial, cert.run, cert.sha256, cert.index, cert.at],
+        [run.id, run.sha256, run.gate, run.index, ledger.decided_at(run.id)],
+        draw.index if draw is not None else None,
+        public,
+        [version, published.sha256 if published is not None else None, version in by_version],
+        [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in looked],
+    )
+
+
+def _remembered_certificate(
+    ledger: Ledger,
+    found: _CertificateFound,
+    run: Any,
+    spec: dict[str, Any],
+    pinned: Methodology,
+    public: bool,
+    by_version: dict[str, Methodology],
+    rechecks: RecheckMemo,
+    memos: _Memos,
+) -> CertificateInfo | None:
+    """The certificate as the last build found it, when its key is the same and every file it
+    read (the certificate, its due documents) is still the one with that SHA-256; else None. A
+    run a label set measures is always checked: its reports are made from what the check reads."""
+    cert = found.cert
+    if found.label_sets or memos.known.files is None:
+        return None
+    facts = memos.gathered.certificate(
+        cert.serial, lambda looked: _certificate_key(ledger, cert, run, spec, public, by_version, looked)
+    )
+    if facts is None:
+        return None
+    try:
+        files = [(str(place), str(sha)) for place, sha in facts["files"]]
+        info = CertificateInfo(
+            cert.serial,
+            cert.run,
+            cert.sha256,
+            cert.at,
+            cert.index,
+            public,
+            pinned,
+            spec,
+            dict(facts["subject"]),
+            str(facts["gate"]),
+            str(facts["verdict"]),
+            str(facts["grade"]),
+            int(facts["score"]),
+            str(facts["score_rule"]),
+            tuple(str(i) for i in facts["details"]),
+            facts["record"] is True,
+            tuple(str(a) for a in facts["asserted"]),
+            None if facts["expires_at"] is None else str(facts["expires_at"]),
+            tuple(str(p) for p in facts["evidence"]),
+        )
+        recheck = str(facts["recheck"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    first = (memos.known.place(memos.known.paths.certificate_file(cert.serial)), cert.sha256)
+    if not files or files[0] != first or any(not memos.known.has(place, sha) for place, sha in files):
+        return None
+    found.due.update(place.removeprefix("data/") for place, _ in files[1:])
+    rechecks.put(recheck, list(info.asserted))
+    return info
+
+
+def _check_certificate(
+    paths: Paths,
+    ledger: Ledger,
+    found: _CertificateFound,
+    spec: dict[str, Any],
+    pinned: Methodology,
+    public: bool,
+    rechecks: RecheckMemo,
+    answers: RevealedAnswers,
+    problems: list[Problem],
+) -> tuple[CertificateInfo | None, dict[str, Any] | None]:
+    """The certificate read and checked: what the build keeps of it, and what the memo keeps
+    (the data files it read beside the certificate, the items it looked at, its facts)."""
+    cert, due = found.cert, found.due
+    path = paths.certificate_file(cert.serial)
+    loaded = read_document(paths, path, cert.sha256, f"certificate {cert.serial}", problems)
+    run = ledger.runs[cert.run]
+    if loaded is None:
+        return None, None
     doc = loaded[1]
     file = paths.show(path)
-    public = ledger.gates[run.gate].public
     if not recheckable(doc) or doc["serial"] != cert.serial:
         problems += [
             p.at(file)
@@ -613,14 +847,14 @@ def _gather_certificate(
         # Already refused; its folder's files are not reported again as strays.
         folder = paths.certificates_dir / cert.serial
         if folder.is_dir():
-            due.update(f for f in folder.rglob("*") if f.is_file())
-        return None
+            due.update(f.relative_to(paths.data).as_posix() for f in folder.rglob("*") if f.is_file())
+        return None, None
     sealed_due, record_due = due_records(doc["results"], spec["items"], public, ledger.reveals)
-    due.update(paths.details_file(cert.serial, r["item"]) for r in sealed_due)
+    due.update(layout.details(cert.serial, r["item"]) for r in sealed_due)
     if record_due:
-        due.add(paths.grader_record_file(cert.serial))
+        due.add(layout.grader_record(cert.serial))
     evidence = published_evidence(paths, doc, public, ledger.reveals, problems)
-    due.update(paths.data / rel for rel, _ in evidence)
+    due.update(evidence_rel for evidence_rel, _ in evidence)
     details, record = _read_records(paths, doc, sealed_due, record_due, problems)
     version = spec["methodology"]["version"]
     revealed = [(i, c.commitment) for i in spec["items"] if i in ledger.reveals and (c := ledger.commit(i))]
@@ -629,7 +863,7 @@ def _gather_certificate(
     )
     asserted = rechecks.get(key)
     if asserted is None:
-        found = examine_certificate(
+        checked = examine_certificate(
             doc,
             cert,
             run,
@@ -641,12 +875,12 @@ def _gather_certificate(
             {i: d.doc for i, d in details.items()},
             record.doc if record else None,
         )
-        problems += [p.at(file) for p in found.problems]
-        if found.problems:
-            return None
-        asserted = list(found.asserted)
+        problems += [p.at(file) for p in checked.problems]
+        if checked.problems:
+            return None, None
+        asserted = list(checked.asserted)
         rechecks.put(key, asserted)
-    return CertificateInfo(
+    info = CertificateInfo(
         cert.serial,
         cert.run,
         cert.sha256,
@@ -669,7 +903,7 @@ def _gather_certificate(
         agreement_files(
             paths,
             ledger,
-            label_sets,
+            found.label_sets,
             doc,
             spec,
             public,
@@ -677,6 +911,31 @@ def _gather_certificate(
             problems,
         ),
     )
+    read = [*details.values(), *([record] if record is not None else [])]
+    files = [[f"data/{r.path}", sha256_hex(r.data)] for r in read] + [
+        [f"data/{rel}", sha256_hex(data)] for rel, data in evidence
+    ]
+    looked = set(spec["items"]) | {r["item"] for r in doc["results"]}
+    looked.update(
+        i for e in doc.get("evidence") or () if isinstance(e, dict) for i in e.get("items") or () if isinstance(i, str)
+    )
+    facts = {
+        "files": files,
+        "looked": sorted(looked),
+        "recheck": key,
+        "subject": doc["subject"],
+        "gate": doc["gate"],
+        "verdict": doc["verdict"],
+        "grade": doc["grade"],
+        "score": doc["score"],
+        "score_rule": doc["score_rule"],
+        "details": list(details),
+        "record": record is not None,
+        "asserted": list(asserted),
+        "expires_at": doc["expires_at"],
+        "evidence": [rel for rel, _ in evidence],
+    }
+    return info, facts
 
 
 def _read_records(
@@ -746,17 +1005,25 @@ def _read_record(
     return PublishedRecord(site_path, loaded[0], loaded[1])
 
 
-def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[Path], problems: list[Problem]) -> None:
+def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[str], known: _Known, problems: list[Problem]) -> None:
     """A file under data/certificates/<serial>/ that is not due must not be there: a details
-    document of a sealed item would reveal its answer the moment the site is published."""
-    expected = due | {paths.certificate_file(c.serial) for c in ledger.certificates.values()}
-    if not paths.certificates_dir.is_dir():
-        return
-    for f in sorted(paths.certificates_dir.rglob("*")):
-        if f.is_file() and f not in expected and not f.name.startswith("."):
+    document of a sealed item would reveal its answer the moment the site is published. `due`
+    holds data-relative places; the folder's files are those the build's reading of its inputs
+    found, when it has them, else a walk of it."""
+    expected = due | {
+        paths.certificate_file(c.serial).relative_to(paths.data).as_posix() for c in ledger.certificates.values()
+    }
+    if known.files is not None:
+        found = sorted(place.removeprefix("data/") for place in known.files if place.startswith("data/certificates/"))
+    elif paths.certificates_dir.is_dir():
+        found = sorted(f.relative_to(paths.data).as_posix() for f in paths.certificates_dir.rglob("*") if f.is_file())
+    else:
+        found = []
+    for rel in found:
+        if rel not in expected and not rel.rpartition("/")[2].startswith("."):
             problems.append(
                 problem(
-                    paths.show(f),
+                    paths.show(paths.data / rel),
                     "not published: no certificate in the ledger makes this file due; a details document or "
                     "grader record is published only once its items are revealed (format v1 §6). If it is private, it "
                     "belongs in the private directory",

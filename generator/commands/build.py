@@ -232,7 +232,7 @@ def _write_release(
             last = None if full or inputs is None else build_cache.unchanged(paths, inputs, previous.folder)
             if last is not None:
                 return Written(unchanged=last)
-            ctx = gather(paths, progress, use_snapshot=not full)
+            ctx = gather(paths, progress, use_snapshot=not full, files=inputs.files if inputs is not None else None)
             if strict and ctx.warnings:
                 raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
             check_format_kept(previous, ctx.program.format)

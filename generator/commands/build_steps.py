@@ -610,6 +610,7 @@ def stage_caches(ctx: SiteContext) -> list[Staged]:
         ledger_cache.stage(ctx.paths, c.replay) if c.replay is not None else None,
         tree_cache.stage_tree(ctx.paths, ctx.tree, c.tree_end) if c.tree_end is not None else None,
         c.rechecks.stage(),
+        c.gathered.stage(),
     ]
     return [s for s in staged if s is not None]
 

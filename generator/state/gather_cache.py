@@ -1,0 +1,157 @@
+"""What the build's gathering found in each run spec and certificate, remembered in
+`<private>/cache/gather.json`: so that a build after one event reads, parses and checks again only
+the runs and certificates the event touched, not the whole history.
+
+The gathering (generator.build.gather) checks each run spec against its leaf and the rules a
+registered run obeys, and each certificate against its leaf, its spec, the documents it makes
+due and its recomputation. Each check is a function of leaves and of files whose SHA-256 the
+build already knows:
+
+- a run's: its spec's bytes, its leaf and the leaf that decided it, the run before it of its
+  subject and gate and the items of every earlier one (one chained SHA-256), its gate, its
+  pinned methodology, its draw, and when each of its items was revealed;
+- a certificate's: its bytes and leaf, its run's spec, leaf and draw, its gate and methodology,
+  when each item it looks at (its spec's, its results', its evidence's) was revealed, and the
+  files under its folder of the data directory it read (details documents, grader record,
+  evidence), each by the SHA-256 the certificate holds for it.
+
+The gathering hashes those facts into a key (generator.build.gather says which, with the code's
+version) and keeps, under it, what the check derived: a run's spec as its bytes (which must
+still hash to its leaf's SHA-256, so that a damaged memo costs a read, never a wrong spec), a
+certificate's facts for the lists and pages, with the data files it read. An entry is used only
+when each of those files is, by this build's reading of its inputs (build_cache.read_inputs:
+hashed, or known by identity from the hash index), still the file with that SHA-256.
+
+The memo is bound to the ledger it was made from by its tree size and root: the ledger read now
+must have that root at that size (it is append-only; one rewritten empties the memo), so the
+leaves before a remembered check are the ones it read. Only checks that passed are kept: a
+problem is found, and reported, every build. Like every cache it is a shortcut: a missing,
+damaged or foreign file is ignored, `build --full` reads none, and the build's own check and
+the shipped verifier trust none of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from generator.core.digest import digest_of, rules_version
+from generator.core.proofs import MerkleTree
+from generator.state.cache_file import Staged, stage_cache
+
+GATHER_NAME = "gather.json"
+_VERSION = 1
+
+
+class GatherMemo:
+    """The remembered checks of the last build (`old`, when bound to this ledger) and those of
+    this one (`new`: found again or made now; those no longer asked for are forgotten)."""
+
+    def __init__(self, private: Path | None, tree: MerkleTree, read: bool = True) -> None:
+        self.path = private / "cache" / GATHER_NAME if private is not None else None
+        self.size = tree.size
+        self.root = tree.root().hex() if tree.size else ""
+        self.old_runs: dict[str, list[Any]] = {}
+        self.old_certificates: dict[str, list[Any]] = {}
+        self.runs: dict[str, list[Any]] = {}
+        self.certificates: dict[str, list[Any]] = {}
+        self.used = 0  # entries taken, for tests and progress
+        self.changed = True
+        if self.path is not None and read:
+            self.old_runs, self.old_certificates = _load(self.path, tree)
+
+    @staticmethod
+    def key(*inputs: Any) -> str:
+        return digest_of(inputs)
+
+    def run(self, run_id: str, key: str, sha256: str) -> bytes | None:
+        """The spec of run `run_id` whose rules passed under `key`, if remembered; its bytes hash
+        to `sha256` (the leaf's), or it is not given."""
+        found = self.old_runs.get(run_id)
+        if found is None or found[0] != key or not isinstance(found[1], str):
+            return None
+        data = found[1].encode("utf-8")
+        if hashlib.sha256(data).hexdigest() != sha256:
+            return None
+        self.used += 1
+        self.runs[run_id] = found
+        return data
+
+    def spec_text(self, run_id: str, sha256: str) -> bytes | None:
+        """A remembered spec's bytes, whatever its key, if they hash to `sha256`: the bytes the
+        ledger committed to, read from here rather than from the data directory (whose file
+        the build's reading of its inputs vouched for)."""
+        found = self.old_runs.get(run_id)
+        if found is None or not isinstance(found[1], str):
+            return None
+        data = found[1].encode("utf-8")
+        return data if hashlib.sha256(data).hexdigest() == sha256 else None
+
+    def put_run(self, run_id: str, key: str, data: bytes) -> None:
+        self.runs[run_id] = [key, data.decode("utf-8")]
+
+    def certificate(self, serial: str, key_of: Any) -> dict[str, Any] | None:
+        """The facts remembered of certificate `serial`, if `key_of(items)` (the key, given the
+        items the remembered check looked at) is the key they were kept under."""
+        found = self.old_certificates.get(serial)
+        if found is None or not isinstance(found[1], dict):
+            return None
+        items = found[1].get("looked")
+        if not (isinstance(items, list) and all(isinstance(i, str) for i in items)):
+            return None
+        if key_of(items) != found[0]:
+            return None
+        self.used += 1
+        self.certificates[serial] = found
+        return found[1]
+
+    def put_certificate(self, serial: str, key: str, facts: dict[str, Any]) -> None:
+        self.certificates[serial] = [key, facts]
+
+    def done(self) -> None:
+        """The gathering is over: what the last build remembered is let go (a million-item
+        program's is tens of megabytes), and whether this build's differs is kept."""
+        self.changed = self.runs != self.old_runs or self.certificates != self.old_certificates
+        self.old_runs, self.old_certificates = {}, {}
+
+    def stage(self) -> Staged | None:
+        """This build's checks, bound to its ledger, written beside the memo's place until the
+        caller commits it; None when there is nothing new or it could not be written."""
+        if self.path is None or not self.changed:
+            return None
+        doc = {
+            "v": _VERSION,
+            "rules": rules_version(),
+            "size": self.size,
+            "root": self.root,
+            "runs": dict(sorted(self.runs.items())),
+            "certificates": dict(sorted(self.certificates.items())),
+        }
+        return stage_cache(self.path, json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _load(path: Path, tree: MerkleTree) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(doc, dict) or doc.get("v") != _VERSION or doc.get("rules") != rules_version():
+        return {}, {}
+    size, root = doc.get("size"), doc.get("root")
+    if not (isinstance(size, int) and 0 < size <= tree.size and isinstance(root, str)):
+        return {}, {}
+    if tree.root(size).hex() != root:
+        return {}, {}  # another ledger, or this one rewritten: no remembered check holds
+    return _rows(doc.get("runs")), _rows(doc.get("certificates"))
+
+
+def _rows(found: Any) -> dict[str, list[Any]]:
+    if not isinstance(found, dict):
+        return {}
+    return {
+        k: v
+        for k, v in found.items()
+        if isinstance(k, str) and isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+    }
