@@ -728,7 +728,7 @@ def _gather_certificate(
     info, facts = _check_certificate(paths, ledger, found, spec, pinned, public, rechecks, answers, problems)
     if info is not None and facts is not None and len(problems) == before and not found.label_sets:
         facts["files"] = [[memos.known.place(paths.certificate_file(cert.serial)), cert.sha256], *facts["files"]]
-        key = _certificate_key(ledger, cert, run, spec, public, by_version, facts["looked"])
+        key = _certificate_key(ledger, cert, run, spec, public, by_version, facts["extra"])
         memos.gathered.put_certificate(cert.serial, key, facts)
     return info
 
@@ -740,12 +740,13 @@ def _certificate_key(
     spec: dict[str, Any],
     public: bool,
     by_version: dict[str, Methodology],
-    looked: list[str],
+    extra: list[str],
 ) -> str:
     """What a certificate's check reads beyond its files (each checked by SHA-256 on its own):
     its leaf and its run's, its run's draw, its gate, its methodology (published, and parsed
-    this build), and when each item it looks at was revealed (which documents are due, which
-    answers its recomputation scores). Its spec and items are fixed by the leaves."""
+    this build), and when each item it looks at (its spec's, and `extra`) was revealed: which
+    documents are due, which answers its recomputation scores. Its spec and items are fixed by
+    the leaves."""
     version = spec["methodology"]["version"]
     published = ledger.methodologies.get(version)
     draw = ledger.draws.get(run.id)
@@ -756,7 +757,7 @@ def _certificate_key(
         draw.index if draw is not None else None,
         public,
         [version, published.sha256 if published is not None else None, version in by_version],
-        [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in looked],
+        [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in [*spec["items"], *extra]],
     )
 
 
@@ -915,13 +916,15 @@ def _check_certificate(
     files = [[f"data/{r.path}", sha256_hex(r.data)] for r in read] + [
         [f"data/{rel}", sha256_hex(data)] for rel, data in evidence
     ]
-    looked = set(spec["items"]) | {r["item"] for r in doc["results"]}
+    # The items it looked at beyond its spec's (none, for a certificate that passed: its results
+    # and evidence are of its spec's items), kept in case: their reveals are in its key too.
+    looked = {r["item"] for r in doc["results"]}
     looked.update(
         i for e in doc.get("evidence") or () if isinstance(e, dict) for i in e.get("items") or () if isinstance(i, str)
     )
     facts = {
         "files": files,
-        "looked": sorted(looked),
+        "extra": sorted(looked - set(spec["items"])),
         "recheck": key,
         "subject": doc["subject"],
         "gate": doc["gate"],

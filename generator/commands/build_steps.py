@@ -53,7 +53,15 @@ from generator.program.ledgerfile import last_ledger_lines
 from generator.site import feeds, pages, parallel, search
 from generator.site.render import Renderer
 from generator.site.views import links_view, systems_view, view_models
-from generator.state import archive_cache, build_cache, ledger_cache, page_cache, recheck_cache, tree_cache
+from generator.state import (
+    archive_cache,
+    build_cache,
+    gather_cache,
+    ledger_cache,
+    page_cache,
+    recheck_cache,
+    tree_cache,
+)
 from generator.state.cache_file import Staged
 from generator.state.page_cache import PageMemo
 from generator.verifier import TileBuilder, Tree, tile_paths
@@ -670,6 +678,7 @@ AFTER_SWAP: tuple[Step[AfterSwap], ...] = (
             _cache(ledger_cache.COMMITS_NAME),
             _cache(tree_cache.TREE_NAME),
             _cache(recheck_cache.RECHECKS_NAME),
+            _cache(gather_cache.GATHER_NAME),
         ),
         _caches_in_place,
     ),

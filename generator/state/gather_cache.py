@@ -58,7 +58,7 @@ class GatherMemo:
         self.runs: dict[str, list[Any]] = {}
         self.certificates: dict[str, list[Any]] = {}
         self.used = 0  # entries taken, for tests and progress
-        self.changed = True
+        self._data: bytes | None = None  # what to stage, once the gathering is done
         if self.path is not None and read:
             self.old_runs, self.old_certificates = _load(self.path, tree)
 
@@ -93,43 +93,51 @@ class GatherMemo:
         self.runs[run_id] = [key, data.decode("utf-8")]
 
     def certificate(self, serial: str, key_of: Any) -> dict[str, Any] | None:
-        """The facts remembered of certificate `serial`, if `key_of(items)` (the key, given the
-        items the remembered check looked at) is the key they were kept under."""
+        """The facts remembered of certificate `serial`, if `key_of(extra)` (the key, given the
+        items beyond its spec's the remembered check looked at) is the key they were kept under."""
         found = self.old_certificates.get(serial)
-        if found is None or not isinstance(found[1], dict):
+        if found is None or not isinstance(found[1], str):
             return None
-        items = found[1].get("looked")
-        if not (isinstance(items, list) and all(isinstance(i, str) for i in items)):
+        try:
+            facts = json.loads(found[1])
+        except ValueError:
             return None
-        if key_of(items) != found[0]:
+        extra = facts.get("extra") if isinstance(facts, dict) else None
+        if not (isinstance(extra, list) and all(isinstance(i, str) for i in extra)):
+            return None
+        if key_of(extra) != found[0]:
             return None
         self.used += 1
         self.certificates[serial] = found
-        return found[1]
+        return facts  # type: ignore[no-any-return]
 
     def put_certificate(self, serial: str, key: str, facts: dict[str, Any]) -> None:
-        self.certificates[serial] = [key, facts]
+        # Kept as text, parsed when asked for: twenty thousand certificates' facts as objects
+        # took a hundred megabytes, as text a fifth of that.
+        self.certificates[serial] = [key, json.dumps(facts, separators=(",", ":"), ensure_ascii=False)]
 
     def done(self) -> None:
-        """The gathering is over: what the last build remembered is let go (a million-item
-        program's is tens of megabytes), and whether this build's differs is kept."""
-        self.changed = self.runs != self.old_runs or self.certificates != self.old_certificates
-        self.old_runs, self.old_certificates = {}, {}
+        """The gathering is over: this build's checks are written out as the bytes to stage, if
+        they differ from the last build's, and every entry is let go (a million-item program's
+        are some hundred megabytes as objects, which the writing of its release need not hold)."""
+        if self.runs != self.old_runs or self.certificates != self.old_certificates:
+            doc = {
+                "v": _VERSION,
+                "rules": rules_version(),
+                "size": self.size,
+                "root": self.root,
+                "runs": dict(sorted(self.runs.items())),
+                "certificates": dict(sorted(self.certificates.items())),
+            }
+            self._data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        self.old_runs, self.old_certificates, self.runs, self.certificates = {}, {}, {}, {}
 
     def stage(self) -> Staged | None:
         """This build's checks, bound to its ledger, written beside the memo's place until the
         caller commits it; None when there is nothing new or it could not be written."""
-        if self.path is None or not self.changed:
+        if self.path is None or self._data is None:
             return None
-        doc = {
-            "v": _VERSION,
-            "rules": rules_version(),
-            "size": self.size,
-            "root": self.root,
-            "runs": dict(sorted(self.runs.items())),
-            "certificates": dict(sorted(self.certificates.items())),
-        }
-        return stage_cache(self.path, json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        return stage_cache(self.path, self._data)
 
 
 def _load(path: Path, tree: MerkleTree) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:

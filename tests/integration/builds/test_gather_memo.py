@@ -84,10 +84,11 @@ def test_forged_facts_under_a_stale_key_are_not_taken(built: BuiltSite, tmp_path
     site = _again(built, tmp_path)
     memo = site.paths.private / "cache" / GATHER_NAME
     doc = json.loads(memo.read_bytes())
-    serial, (key, facts) = next(iter(doc["certificates"].items()))
-    facts["looked"] = []  # the key no longer covers the items the check looked at
+    serial, (key, text) = next(iter(doc["certificates"].items()))
+    facts = json.loads(text)
+    facts["extra"] = ["b-9999"]  # the key no longer covers the items the check looked at
     facts["grade"] = "forged"
-    doc["certificates"][serial] = [key, facts]
+    doc["certificates"][serial] = [key, json.dumps(facts)]
     memo.write_text(json.dumps(doc))
     ctx = _gathered(site)
     taken = next(c for c in ctx.certificates if c.serial == serial)
