@@ -7,6 +7,7 @@ the data is collected and raised together, so one run shows them all.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -522,6 +523,15 @@ class _Known:
     def place(self, path: Path) -> str:
         return "data/" + path.relative_to(self.paths.data).as_posix()
 
+    # Where a run's spec and a certificate are: `<prefix><id>.json`, spelt once, not a Path each.
+    @functools.cached_property
+    def runs(self) -> str:
+        return self.place(self.paths.runs_dir) + "/"
+
+    @functools.cached_property
+    def certificates(self) -> str:
+        return self.place(self.paths.certificates_dir) + "/"
+
     def has(self, place: str, sha256: str) -> bool:
         return self.files is not None and self.files.get(place) == sha256
 
@@ -600,20 +610,18 @@ def _gather_specs(
     # that ends the chain): what a run's one-observation rule and draw compare with.
     chains: dict[str, str] = {}
     for run in ledger.runs.values():
-        path = paths.run_spec_file(run.id)
-        loaded = _spec_of(paths, run, path, memos, problems)
+        loaded = _spec_of(paths, run, memos, problems)
         before = ledger.runs_before(run)
         chain = chains.get(before[-1].id, "") if before else ""
         if loaded is None:
             chains[run.id] = _chained(chain, run.id, None)
             continue
         data, spec = loaded
-        file = paths.show(path)
         shape_key = RecheckMemo.key("run spec shape", run.sha256)
         if rechecks.get(shape_key) is None:
             shape = check_run_spec(spec)
             if shape:
-                problems += [p.at(file) for p in shape]
+                problems += [p.at(paths.show(paths.run_spec_file(run.id))) for p in shape]
                 chains[run.id] = _chained(chain, run.id, None)
                 continue
             rechecks.put(shape_key, [])
@@ -621,7 +629,7 @@ def _gather_specs(
         key = _run_key(ledger, run, spec, by_version, before, chain)
         if key is None or memos.gathered.run(run.id, key, run.sha256) is None:
             found = check_run_rules(ledger, run, spec, by_version.get(spec["methodology"]["version"]), specs)
-            problems += [p.at(file) for p in found]
+            problems += [p.at(paths.show(paths.run_spec_file(run.id))) for p in found]
             if not found and key is not None:
                 memos.gathered.put_run(run.id, key, data)
         specs[run.id] = spec
@@ -632,18 +640,16 @@ def _gather_specs(
     return specs, spec_bytes
 
 
-def _spec_of(
-    paths: Paths, run: Any, path: Path, memos: _Memos, problems: list[Problem]
-) -> tuple[bytes, dict[str, Any]] | None:
+def _spec_of(paths: Paths, run: Any, memos: _Memos, problems: list[Problem]) -> tuple[bytes, dict[str, Any]] | None:
     """The run's spec bytes and parsed form: from the last build's memo when the file is, by
     this build's reading of its inputs, still the one with the leaf's SHA-256 (the memo's bytes
     hash to it too, and were found canonical when kept: the same bytes, the same answer); else
     read and checked."""
-    if memos.known.has(memos.known.place(path), run.sha256):
+    if memos.known.has(f"{memos.known.runs}{run.id}.json", run.sha256):
         data = memos.gathered.spec_text(run.id, run.sha256)
         if data is not None:
             return data, json.loads(data)
-    return read_document(paths, path, run.sha256, f"run spec {run.id}", problems)
+    return read_document(paths, paths.run_spec_file(run.id), run.sha256, f"run spec {run.id}", problems)
 
 
 def _chained(chain: str, run_id: str, spec: dict[str, Any] | None) -> str:
@@ -809,7 +815,7 @@ def _remembered_certificate(
         recheck = str(facts["recheck"])
     except (KeyError, TypeError, ValueError):
         return None
-    first = (memos.known.place(memos.known.paths.certificate_file(cert.serial)), cert.sha256)
+    first = (f"{memos.known.certificates}{cert.serial}.json", cert.sha256)
     if not files or files[0] != first or any(not memos.known.has(place, sha) for place, sha in files):
         return None
     found.due.update(place.removeprefix("data/") for place, _ in files[1:])
@@ -1013,11 +1019,10 @@ def _refuse_stray_records(paths: Paths, ledger: Ledger, due: set[str], known: _K
     document of a sealed item would reveal its answer the moment the site is published. `due`
     holds data-relative places; the folder's files are those the build's reading of its inputs
     found, when it has them, else a walk of it."""
-    expected = due | {
-        paths.certificate_file(c.serial).relative_to(paths.data).as_posix() for c in ledger.certificates.values()
-    }
+    folder = known.certificates.removeprefix("data/")
+    expected = due | {f"{folder}{c.serial}.json" for c in ledger.certificates.values()}
     if known.files is not None:
-        found = sorted(place.removeprefix("data/") for place in known.files if place.startswith("data/certificates/"))
+        found = sorted(place.removeprefix("data/") for place in known.files if place.startswith(known.certificates))
     elif paths.certificates_dir.is_dir():
         found = sorted(f.relative_to(paths.data).as_posix() for f in paths.certificates_dir.rglob("*") if f.is_file())
     else:
