@@ -918,6 +918,21 @@ def _check_certificate(
             problems,
         ),
     )
+    return info, _facts(doc, spec, details, record, evidence, key, asserted)
+
+
+def _facts(
+    doc: dict[str, Any],
+    spec: dict[str, Any],
+    details: dict[str, PublishedRecord],
+    record: PublishedRecord | None,
+    evidence: list[tuple[str, bytes]],
+    recheck: str,
+    asserted: list[str],
+) -> dict[str, Any]:
+    """What the gather memo keeps of a certificate that passed: the data files it read beside
+    the certificate (the caller puts the certificate first), the items it looked at beyond its
+    spec's, its recomputation's key, and what the lists and pages take from it."""
     read = [*details.values(), *([record] if record is not None else [])]
     files = [[f"data/{r.path}", sha256_hex(r.data)] for r in read] + [
         [f"data/{rel}", sha256_hex(data)] for rel, data in evidence
@@ -928,10 +943,10 @@ def _check_certificate(
     looked.update(
         i for e in doc.get("evidence") or () if isinstance(e, dict) for i in e.get("items") or () if isinstance(i, str)
     )
-    facts = {
+    return {
         "files": files,
         "extra": sorted(looked - set(spec["items"])),
-        "recheck": key,
+        "recheck": recheck,
         "subject": doc["subject"],
         "gate": doc["gate"],
         "verdict": doc["verdict"],
@@ -944,7 +959,6 @@ def _check_certificate(
         "expires_at": doc["expires_at"],
         "evidence": [rel for rel, _ in evidence],
     }
-    return info, facts
 
 
 def _read_records(
