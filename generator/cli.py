@@ -1083,8 +1083,9 @@ def build(ctx: click.Context, out: Path, strict: bool, offline: bool, full: bool
     Incremental: the replayed ledger and what each page was made from are remembered in the
     private directory's cache/, so a build after one event replays one line and renders only
     the pages that changed; the bytes are those of a build from scratch (--full). A build whose
-    inputs (every file of the data and private directories, the code, the libraries,
-    SOURCE_DATE_EPOCH, --offline) are those the last build read, into a site still byte for byte
+    inputs (every file of the data and private directories but the caches and the stores no
+    build reads: items/, sealed/, certificates/; the code, the libraries, SOURCE_DATE_EPOCH,
+    --offline) are those the last build read, into a site still byte for byte
     the one it published, writes nothing (unless it would ask witnesses: a policy, no --offline).
     When no file has changed since that build recorded it (same size, times and inode), this is
     told without reading them; otherwise by reading every byte.

@@ -2,7 +2,9 @@
 folder is, byte for byte, the release it published.
 
 A build is a pure function of its inputs: every file of the data and private directories (the
-caches aside), the code that renders them (`digest.rules_version`, and the version of every
+caches aside, and the private stores no build reads: the item sources, the sealed store and the
+certificates' private documents, whose published copies `certify` and `retire` put in the data
+directory), the code that renders them (`digest.rules_version`, and the version of every
 installed library), SOURCE_DATE_EPOCH and `--offline`. After a build publishes, it records the
 digest of those inputs as it read them (with the checkpoints it then archived in the data
 directory added) and the digest of the site it swapped in: every path, mode and SHA-256. The
@@ -49,7 +51,11 @@ from generator.state.cache_file import write_cache
 from generator.state.hash_index_cache import FileRows, HashIndex, identity_row, save_index
 
 RECORD_NAME = "build.json"
-_VERSION = 3
+_VERSION = 4
+
+# The folders of the private directory no build reads: the item sources, the sealed store, and
+# the certificates' private documents (a build publishes the copies in the data directory).
+UNREAD_PRIVATE = ("items", "sealed", "certificates")
 
 
 def record_path(paths: Paths) -> Path:
@@ -159,6 +165,10 @@ def _places(paths: Paths, out: Path) -> _Places:
     # not inputs of the data directory.
     skip = {str(private / "cache"), str(site)}
     inner = {str(private)} if private.is_relative_to(data) else set()
+    # The private stores no build reads (a test builds without them and compares every byte):
+    # at a million items the certificates' private documents alone are 260,000 files, which
+    # every build walked twice.
+    unread = {str(private / name) for name in UNREAD_PRIVATE}
     # Exactly the folders a build leaves beside its output (generator.build.writer), no others.
     beside = tuple(str(site.parent / f".{site.name}.{kind}-") for kind in BESIDE_OUTPUT_KINDS)
     parent = str(site.parent)
@@ -166,7 +176,10 @@ def _places(paths: Paths, out: Path) -> _Places:
     def skipped(p: str) -> bool:  # called for every input: the cheap test first
         return p in skip or (p.startswith(beside) and os.path.dirname(p) == parent)
 
-    trees = ((str(data), "data", lambda p: skipped(p) or p in inner), (str(private), "private", skipped))
+    trees = (
+        (str(data), "data", lambda p: skipped(p) or p in inner),
+        (str(private), "private", lambda p: skipped(p) or p in unread),
+    )
     checkpoints = paths.checkpoints_dir.resolve()
     place = ""
     if checkpoints.is_relative_to(data) and not (inner and checkpoints.is_relative_to(private)):

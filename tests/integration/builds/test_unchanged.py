@@ -130,13 +130,9 @@ def test_the_record_of_a_build_looks_at_each_file_once(site: BuiltSite, monkeypa
     assert build(site.paths, site.out).unchanged
 
 
-def _new_source(site: BuiltSite) -> None:
-    # An item source not yet committed changes no page, but it is an input: build, not guess.
-    write_items(site.paths, [item("b-0101", "b")], "later.yaml")
-
-
 def _edit_private_byte(site: BuiltSite) -> None:
-    f = next(site.paths.items_dir.glob("*.yaml"))
+    # The private README changes no page, but it is an input: build, not guess.
+    f = site.paths.private / "README.md"
     f.write_bytes(f.read_bytes() + b"\n")
 
 
@@ -155,7 +151,6 @@ def _link_in_data(site: BuiltSite) -> None:
 
 INPUT_CHANGES: dict[str, Callable[[BuiltSite], None]] = {
     "a ledger event": _append_event,
-    "a new item source": _new_source,
     "a byte of a private file": _edit_private_byte,
     "the mode of an input": _chmod_input,
     "an empty folder in data": _empty_folder_in_data,
@@ -172,6 +167,61 @@ def test_any_change_to_an_input_builds(site: BuiltSite, change: str, tmp_path: P
     again = build(site.paths, site.out)
     # Once built, the same inputs are nothing to do again (but a link is never taken on trust).
     assert again.unchanged is (change != "a link in data")
+
+
+def _edit_item_source(site: BuiltSite) -> None:
+    f = next(site.paths.items_dir.glob("*.yaml"))
+    f.write_bytes(f.read_bytes() + b"\n")
+
+
+def _new_item_source(site: BuiltSite) -> None:
+    write_items(site.paths, [item("b-0101", "b")], "later.yaml")
+
+
+def _edit_sealed_store(site: BuiltSite) -> None:
+    f = next(site.paths.sealed_dir.glob("*.jsonl"))
+    f.write_bytes(f.read_bytes() + b"\n")
+
+
+def _private_certificate_document(site: BuiltSite) -> None:
+    f = site.paths.private / "certificates" / "run-x" / "details" / "b-0001.json"
+    f.parent.mkdir(parents=True)
+    f.write_text("{}")
+
+
+UNREAD_CHANGES: dict[str, Callable[[BuiltSite], None]] = {
+    "an item source edited": _edit_item_source,
+    "a new item source": _new_item_source,
+    "the sealed store edited": _edit_sealed_store,
+    "a private certificate document": _private_certificate_document,
+}
+
+
+@pytest.mark.parametrize("change", sorted(UNREAD_CHANGES))
+def test_a_change_to_a_private_store_no_build_reads_is_nothing_to_do(site: BuiltSite, change: str) -> None:
+    """The item sources, the sealed store and the certificates' private documents are not
+    inputs (build_cache.UNREAD_PRIVATE): `commit`, `certify` and `retire` read them, and what they
+    publish reaches the data directory, which is."""
+    UNREAD_CHANGES[change](site)
+    settle()
+    assert build(site.paths, site.out).unchanged
+
+
+def test_no_build_reads_the_private_stores_it_does_not_record(tmp_path: Path) -> None:
+    """The demo, whose private directory holds all three stores, built with them and without
+    them: the same bytes. A build that came to read one would fail here, not publish a site its
+    record could not tell was stale."""
+    paths = copy_demo_data(tmp_path / "with" / "data")
+    for name in build_cache.UNREAD_PRIVATE:
+        assert any((paths.private / name).iterdir()), name
+    with_them = tmp_path / "with" / "public"
+    build(paths, with_them, offline=True, full=True)
+    without = copy_demo_data(tmp_path / "without" / "data")
+    for name in build_cache.UNREAD_PRIVATE:
+        shutil.rmtree(without.private / name)
+    out = tmp_path / "without" / "public"
+    build(without, out, offline=True, full=True)
+    assert BuiltSite(without, out).files() == BuiltSite(paths, with_them).files()
 
 
 def _edit_page(out: Path) -> None:
