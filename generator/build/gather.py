@@ -813,7 +813,7 @@ def _remembered_certificate(
             tuple(str(p) for p in facts["evidence"]),
         )
         recheck = str(facts["recheck"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
     first = (f"{memos.known.certificates}{cert.serial}.json", cert.sha256)
     if not files or files[0] != first or any(not memos.known.has(place, sha) for place, sha in files):

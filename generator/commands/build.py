@@ -232,7 +232,10 @@ def _write_release(
             last = None if full or inputs is None else build_cache.unchanged(paths, inputs, previous.folder)
             if last is not None:
                 return Written(unchanged=last)
-            ctx = gather(paths, progress, use_snapshot=not full, files=inputs.files if inputs is not None else None)
+            # The inputs' listing, when they were read whole (not when a link or a failure made the
+            # record give up on them: then gather walks and reads for itself).
+            listed = inputs.files if inputs is not None and inputs.outside is not None else None
+            ctx = gather(paths, progress, use_snapshot=not full, files=listed)
             if strict and ctx.warnings:
                 raise InputError([problem("--strict", w) for w in ctx.warnings], "warnings are errors under --strict")
             check_format_kept(previous, ctx.program.format)

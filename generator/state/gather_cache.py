@@ -70,10 +70,10 @@ class GatherMemo:
         """The spec of run `run_id` whose rules passed under `key`, if remembered; its bytes hash
         to `sha256` (the leaf's), or it is not given."""
         found = self.old_runs.get(run_id)
-        if found is None or found[0] != key or not isinstance(found[1], str):
+        if found is None or found[0] != key:
             return None
-        data = found[1].encode("utf-8")
-        if hashlib.sha256(data).hexdigest() != sha256:
+        data = _utf8(found[1])
+        if data is None or hashlib.sha256(data).hexdigest() != sha256:
             return None
         self.used += 1
         self.runs[run_id] = found
@@ -84,10 +84,8 @@ class GatherMemo:
         ledger committed to, read from here rather than from the data directory (whose file
         the build's reading of its inputs vouched for)."""
         found = self.old_runs.get(run_id)
-        if found is None or not isinstance(found[1], str):
-            return None
-        data = found[1].encode("utf-8")
-        return data if hashlib.sha256(data).hexdigest() == sha256 else None
+        data = _utf8(found[1]) if found is not None else None
+        return data if data is not None and hashlib.sha256(data).hexdigest() == sha256 else None
 
     def put_run(self, run_id: str, key: str, data: bytes) -> None:
         self.runs[run_id] = [key, data.decode("utf-8")]
@@ -96,11 +94,13 @@ class GatherMemo:
         """The facts remembered of certificate `serial`, if `key_of(extra)` (the key, given the
         items beyond its spec's the remembered check looked at) is the key they were kept under."""
         found = self.old_certificates.get(serial)
-        if found is None or not isinstance(found[1], str):
+        # The facts are what the check found, not what the key is made of: their own SHA-256,
+        # kept beside them, says they are the text written (a damaged byte costs a check).
+        if found is None or len(found) != 3 or not isinstance(found[1], str) or found[2] != _check(found[0], found[1]):
             return None
         try:
             facts = json.loads(found[1])
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         extra = facts.get("extra") if isinstance(facts, dict) else None
         if not (isinstance(extra, list) and all(isinstance(i, str) for i in extra)):
@@ -114,7 +114,8 @@ class GatherMemo:
     def put_certificate(self, serial: str, key: str, facts: dict[str, Any]) -> None:
         # Kept as text, parsed when asked for: twenty thousand certificates' facts as objects
         # took a hundred megabytes, as text a fifth of that.
-        self.certificates[serial] = [key, json.dumps(facts, separators=(",", ":"), ensure_ascii=False)]
+        text = json.dumps(facts, separators=(",", ":"), ensure_ascii=False)
+        self.certificates[serial] = [key, text, _check(key, text)]
 
     def done(self) -> None:
         """The gathering is over: this build's checks are written out as the bytes to stage, if
@@ -129,7 +130,9 @@ class GatherMemo:
                 "runs": dict(sorted(self.runs.items())),
                 "certificates": dict(sorted(self.certificates.items())),
             }
-            self._data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            # ASCII, every other character escaped: a text read back from a damaged memo may hold a
+            # lone surrogate, which UTF-8 cannot encode.
+            self._data = json.dumps(doc, separators=(",", ":")).encode("ascii")
         self.old_runs, self.old_certificates, self.runs, self.certificates = {}, {}, {}, {}
 
     def stage(self) -> Staged | None:
@@ -143,7 +146,7 @@ class GatherMemo:
 def _load(path: Path, tree: MerkleTree) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
     try:
         doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}, {}
     if not isinstance(doc, dict) or doc.get("v") != _VERSION or doc.get("rules") != rules_version():
         return {}, {}
@@ -159,7 +162,19 @@ def _rows(found: Any) -> dict[str, list[Any]]:
     if not isinstance(found, dict):
         return {}
     return {
-        k: v
-        for k, v in found.items()
-        if isinstance(k, str) and isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+        k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, list) and v and isinstance(v[0], str)
     }
+
+
+def _utf8(text: Any) -> bytes | None:
+    """A remembered text's bytes; None for anything else (a lone surrogate JSON let through)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def _check(key: str, text: str) -> str:
+    return hashlib.sha256(f"{key}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
