@@ -791,27 +791,7 @@ def _remembered_certificate(
         return None
     try:
         files = [(str(place), str(sha)) for place, sha in facts["files"]]
-        info = CertificateInfo(
-            cert.serial,
-            cert.run,
-            cert.sha256,
-            cert.at,
-            cert.index,
-            public,
-            pinned,
-            spec,
-            dict(facts["subject"]),
-            str(facts["gate"]),
-            str(facts["verdict"]),
-            str(facts["grade"]),
-            int(facts["score"]),
-            str(facts["score_rule"]),
-            tuple(str(i) for i in facts["details"]),
-            facts["record"] is True,
-            tuple(str(a) for a in facts["asserted"]),
-            None if facts["expires_at"] is None else str(facts["expires_at"]),
-            tuple(str(p) for p in facts["evidence"]),
-        )
+        info = _certificate_info(cert, public, pinned, spec, facts)
         recheck = str(facts["recheck"])
     except (KeyError, TypeError, ValueError, OverflowError):
         return None
@@ -887,7 +867,32 @@ def _check_certificate(
             return None, None
         asserted = list(checked.asserted)
         rechecks.put(key, asserted)
-    info = CertificateInfo(
+    facts = _facts(doc, spec, details, record, evidence, key, asserted)
+    # Made from the facts, as the memo's are: a certificate taken from it is the one checked.
+    agreement = agreement_files(
+        paths,
+        ledger,
+        found.label_sets,
+        doc,
+        spec,
+        public,
+        [d.doc["result"] for d in details.values()] if not public else doc["results"],
+        problems,
+    )
+    return _certificate_info(cert, public, pinned, spec, facts, agreement), facts
+
+
+def _certificate_info(
+    cert: Any,
+    public: bool,
+    pinned: Methodology,
+    spec: dict[str, Any],
+    facts: dict[str, Any],
+    agreement: tuple[tuple[str, bytes], ...] = (),
+) -> CertificateInfo:
+    """What the build keeps of a certificate, from its leaf and the facts its check found (or the
+    memo remembered: TypeError, ValueError, KeyError or OverflowError for facts not so made)."""
+    return CertificateInfo(
         cert.serial,
         cert.run,
         cert.sha256,
@@ -896,29 +901,19 @@ def _check_certificate(
         public,
         pinned,
         spec,
-        doc["subject"],
-        doc["gate"],
-        doc["verdict"],
-        doc["grade"],
-        doc["score"],
-        doc["score_rule"],
-        tuple(details),
-        record is not None,
-        tuple(asserted),
-        doc["expires_at"],
-        tuple(rel for rel, _ in evidence),
-        agreement_files(
-            paths,
-            ledger,
-            found.label_sets,
-            doc,
-            spec,
-            public,
-            [d.doc["result"] for d in details.values()] if not public else doc["results"],
-            problems,
-        ),
+        dict(facts["subject"]),
+        str(facts["gate"]),
+        str(facts["verdict"]),
+        str(facts["grade"]),
+        int(facts["score"]),
+        str(facts["score_rule"]),
+        tuple(str(i) for i in facts["details"]),
+        facts["record"] is True,
+        tuple(str(a) for a in facts["asserted"]),
+        None if facts["expires_at"] is None else str(facts["expires_at"]),
+        tuple(str(p) for p in facts["evidence"]),
+        agreement,
     )
-    return info, _facts(doc, spec, details, record, evidence, key, asserted)
 
 
 def _facts(
