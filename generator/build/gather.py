@@ -647,8 +647,11 @@ def _spec_of(paths: Paths, run: Any, memos: _Memos, problems: list[Problem]) -> 
     read and checked."""
     if memos.known.has(f"{memos.known.runs}{run.id}.json", run.sha256):
         data = memos.gathered.spec_text(run.id, run.sha256)
-        if data is not None:
-            return data, json.loads(data)
+        try:
+            if data is not None:
+                return data, json.loads(data)
+        except (ValueError, RecursionError):
+            pass  # bytes the ledger holds that never parsed: read, and reported, below
     return read_document(paths, paths.run_spec_file(run.id), run.sha256, f"run spec {run.id}", problems)
 
 

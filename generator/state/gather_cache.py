@@ -162,7 +162,9 @@ def _rows(found: Any) -> dict[str, list[Any]]:
     if not isinstance(found, dict):
         return {}
     return {
-        k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, list) and v and isinstance(v[0], str)
+        k: v
+        for k, v in found.items()
+        if isinstance(k, str) and isinstance(v, list) and len(v) >= 2 and isinstance(v[0], str)
     }
 
 

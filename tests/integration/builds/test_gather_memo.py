@@ -127,8 +127,9 @@ def test_a_damaged_entry_costs_a_check_not_the_build(built: BuiltSite, tmp_path:
     site = _again(built, tmp_path)
     memo = site.paths.private / "cache" / GATHER_NAME
     doc = json.loads(memo.read_bytes())
-    run = next(iter(doc["runs"]))
-    doc["runs"][run][1] = "\ud800"  # a lone surrogate, which JSON lets through and UTF-8 refuses
+    first, second = list(doc["runs"])[:2]
+    doc["runs"][first][1] = "\ud800"  # a lone surrogate, which JSON lets through and UTF-8 refuses
+    doc["runs"][second] = doc["runs"][second][:1]  # a key without its spec
     memo.write_text(json.dumps(doc))
     _forge(site, lambda f: f.update(score=float("inf")), True)
     ctx = _gathered(site)
