@@ -803,6 +803,7 @@ def _remembered_certificate(
         return None
     found.due.update(place.removeprefix("data/") for place, _ in files[1:])
     rechecks.put(recheck, list(info.asserted))
+    memos.gathered.took_certificate(cert.serial)
     return info
 
 

@@ -94,9 +94,10 @@ class GatherMemo:
         """The facts remembered of certificate `serial`, if `key_of(extra)` (the key, given the
         items beyond its spec's the remembered check looked at) is the key they were kept under."""
         found = self.old_certificates.get(serial)
-        # The facts are what the check found, not what the key is made of: their own SHA-256,
-        # kept beside them, says they are the text written (a damaged byte costs a check).
-        if found is None or len(found) != 3 or not isinstance(found[1], str) or found[2] != _check(found[0], found[1]):
+        # The facts are what the check found, not what the key is made of: the SHA-256 of the key
+        # and the text, kept beside them, says they are the text written (a damaged byte costs a
+        # check).
+        if found is None or not isinstance(found[1], str) or found[2] != _check(found[0], found[1]):
             return None
         try:
             facts = json.loads(found[1])
@@ -107,9 +108,12 @@ class GatherMemo:
             return None
         if key_of(extra) != found[0]:
             return None
-        self.used += 1
-        self.certificates[serial] = found
         return facts  # type: ignore[no-any-return]
+
+    def took_certificate(self, serial: str) -> None:
+        """The certificate's remembered facts were taken (their files found unchanged): kept."""
+        self.used += 1
+        self.certificates[serial] = self.old_certificates[serial]
 
     def put_certificate(self, serial: str, key: str, facts: dict[str, Any]) -> None:
         # Kept as text, parsed when asked for: twenty thousand certificates' facts as objects
@@ -155,16 +159,16 @@ def _load(path: Path, tree: MerkleTree) -> tuple[dict[str, list[Any]], dict[str,
         return {}, {}
     if tree.root(size).hex() != root:
         return {}, {}  # another ledger, or this one rewritten: no remembered check holds
-    return _rows(doc.get("runs")), _rows(doc.get("certificates"))
+    return _rows(doc.get("runs"), 2), _rows(doc.get("certificates"), 3)
 
 
-def _rows(found: Any) -> dict[str, list[Any]]:
+def _rows(found: Any, length: int) -> dict[str, list[Any]]:
     if not isinstance(found, dict):
         return {}
     return {
         k: v
         for k, v in found.items()
-        if isinstance(k, str) and isinstance(v, list) and len(v) >= 2 and isinstance(v[0], str)
+        if isinstance(k, str) and isinstance(v, list) and len(v) == length and isinstance(v[0], str)
     }
 
 

@@ -232,9 +232,17 @@ def test_a_one_event_build_takes_the_memo_and_is_the_build_from_scratch(
 
     monkeypatch.setattr(child_process, "FORK", False)  # the writing in this process, to be seen
     monkeypatch.setattr(build_module, "gather", counted)
-    one_event(site)
+    retired = one_event(site)
     monkeypatch.undo()
-    assert used and used[0] >= len(_from_scratch(site).runs)
+    full_ctx = _from_scratch(site)
+    measured = {e.run for e in full_ctx.ledger.label_sets.values()}
+    # Every run and certificate the retirement did not touch (none of their items is the one
+    # retired), but the certificates of runs a label set measures.
+    untouched = [r.id for r in full_ctx.runs if retired not in r.spec["items"]]
+    assert len(untouched) < len(full_ctx.runs)  # the event did touch some: they are checked again
+    certificates = [c for c in full_ctx.certificates if c.run in untouched and c.run not in measured]
+    assert certificates
+    assert used == [len(untouched) + len(certificates)]
     memo = json.loads((site.paths.private / "cache" / GATHER_NAME).read_bytes())
     ctx = _gathered(site)
     assert memo["size"] == ctx.ledger.size
