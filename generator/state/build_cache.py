@@ -337,7 +337,7 @@ def save(
     it (`site_shape`). With `hashes` (the SHA-256 of each file the build published, as it wrote
     or took it), the hash index (hash_index_cache.py) is recorded too: every input and published
     file, by identity. One look at every input and published file serves all three, where it
-    can: at a million items that is 390,000 of them (700,000 before the private stores no build
+    can: at a million items that is 375,000 of them (700,000 before the private stores no build
     reads were left out)."""
     digest = inputs.digest()
     if digest is None:

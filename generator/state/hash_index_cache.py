@@ -34,7 +34,7 @@ INDEX_NAME = "hashes.index"
 _MAGIC = b"transparency hash index v1\n"
 _FIELDS = 5  # mode, size, mtime_ns, ctime_ns, inode
 
-# A million-item program's site and inputs are some 390,000 files: the index is flat arrays (the
+# A million-item program's site and inputs are some 375,000 files: the index is flat arrays (the
 # places NUL-joined, five int64 and 32 bytes a file), some 60 bytes a file, read whole once.
 
 
@@ -71,7 +71,7 @@ class FileRows:
     """Rows of the index being gathered (place, identity as `identity_row` gives it, SHA-256),
     kept as the index keeps them: flat arrays, not a tuple of objects a row. A build holds a row
     for each of its inputs from the moment it reads them until it records them (350,000 at a
-    million items until the private stores no build reads were left out, 63,000 since), and hands
+    million items until the private stores no build reads were left out, 52,000 since), and hands
     them to another process (pickled): as tuples that was some 170 MB, and as many objects for
     the pickler to remember."""
 
@@ -106,7 +106,7 @@ class FileRows:
     def regular_under(self, prefixes: tuple[str, ...]) -> dict[str, str]:
         """Place -> SHA-256 of the regular files whose place starts with one of `prefixes`: only
         those rows are decoded (a build asks for its run specs' and certificates' folders,
-        some 50,000 of 63,000 inputs at a million items)."""
+        some 50,000 of 52,000 inputs at a million items)."""
         idents, shas = self._idents, self._shas
         return {
             place: shas[32 * i : 32 * (i + 1)].hex()
