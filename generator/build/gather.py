@@ -7,7 +7,6 @@ the data is collected and raised together, so one run shows them all.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import hashlib
 import json
 import os
@@ -303,7 +302,7 @@ def gather(
     methodologies = _gather_methodologies(paths, ledger, problems)
     revealed = _gather_reveals(paths, ledger, problems, progress)
     rechecks = RecheckMemo(paths.private, read=use_snapshot)
-    known = _Known(paths, files.regular_under(_REMEMBERED) if files is not None else None)
+    known = _Known.of(paths, files)
     gathered = GatherMemo(paths.private, merkle, read=use_snapshot and known.files is not None)
     runs, certificates = _gather_runs(paths, ledger, methodologies, problems, rechecks, _Memos(gathered, known))
     gathered.done()
@@ -508,29 +507,31 @@ def _gather_reveals(
     return out
 
 
-# What a build may take from the last one's gathering: the folders whose files it reads.
-_REMEMBERED = ("data/runs/", "data/certificates/")
+def _folder_place(paths: Paths, folder: Path) -> str:
+    """A data folder's place among the inputs (as build_cache names them), with its slash."""
+    return f"data/{folder.relative_to(paths.data).as_posix()}/"
 
 
 @dataclass(frozen=True)
 class _Known:
     """The SHA-256 of each file under the run specs' and certificates' folders, as this build's
-    reading of its inputs found it (None: not read, so every file is read here)."""
+    reading of its inputs found it (None: not read, so every file is read here). A run's spec
+    and a certificate are `<folder's place><id>.json`, spelt once, not a Path each."""
 
     paths: Paths
     files: dict[str, str] | None
+    runs: str
+    certificates: str
 
-    def place(self, path: Path) -> str:
-        return "data/" + path.relative_to(self.paths.data).as_posix()
+    @staticmethod
+    def of(paths: Paths, files: FileRows | None) -> _Known:
+        runs, certificates = _folder_place(paths, paths.runs_dir), _folder_place(paths, paths.certificates_dir)
+        return _Known(
+            paths, files.regular_under((runs, certificates)) if files is not None else None, runs, certificates
+        )
 
-    # Where a run's spec and a certificate are: `<prefix><id>.json`, spelt once, not a Path each.
-    @functools.cached_property
-    def runs(self) -> str:
-        return self.place(self.paths.runs_dir) + "/"
-
-    @functools.cached_property
-    def certificates(self) -> str:
-        return self.place(self.paths.certificates_dir) + "/"
+    def certificate(self, serial: str) -> str:
+        return f"{self.certificates}{serial}.json"
 
     def has(self, place: str, sha256: str) -> bool:
         return self.files is not None and self.files.get(place) == sha256
@@ -691,9 +692,14 @@ def _run_key(
         [gate.public, gate.index] if gate is not None else None,
         [version, published.sha256, published.index, version in by_version] if published is not None else version,
         draw.index if draw is not None else None,
-        [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in items],
+        _reveal_indices(ledger, items),
         chain,
     )
+
+
+def _reveal_indices(ledger: Ledger, items: list[str]) -> list[list[Any]]:
+    """Each item with the leaf that revealed it (None while sealed): what a key holds of them."""
+    return [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in items]
 
 
 @dataclass(frozen=True)
@@ -736,7 +742,7 @@ def _gather_certificate(
     before = len(problems)
     info, facts = _check_certificate(paths, ledger, found, spec, pinned, public, rechecks, answers, problems)
     if info is not None and facts is not None and len(problems) == before and not found.label_sets:
-        facts["files"] = [[memos.known.place(paths.certificate_file(cert.serial)), cert.sha256], *facts["files"]]
+        facts["files"] = [[memos.known.certificate(cert.serial), cert.sha256], *facts["files"]]
         key = _certificate_key(ledger, cert, run, spec, public, by_version, facts["extra"])
         memos.gathered.put_certificate(cert.serial, key, facts)
     return info
@@ -766,7 +772,7 @@ def _certificate_key(
         draw.index if draw is not None else None,
         public,
         [version, published.sha256 if published is not None else None, version in by_version],
-        [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in [*spec["items"], *extra]],
+        _reveal_indices(ledger, [*spec["items"], *extra]),
     )
 
 
@@ -798,7 +804,7 @@ def _remembered_certificate(
         recheck = str(facts["recheck"])
     except (KeyError, TypeError, ValueError, OverflowError):
         return None
-    first = (f"{memos.known.certificates}{cert.serial}.json", cert.sha256)
+    first = (memos.known.certificate(cert.serial), cert.sha256)
     if not files or files[0] != first or any(not memos.known.has(place, sha) for place, sha in files):
         return None
     found.due.update(place.removeprefix("data/") for place, _ in files[1:])
