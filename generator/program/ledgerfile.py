@@ -234,6 +234,11 @@ class LedgerAppender:
         self.paths = paths
         self.ledger = ledger
         self.tx = tx
+        # The overdue check reads the methodology document: a commit prepares a leaf pair per
+        # item, all at one time, and a million reads of it took most of the commit. Its answer
+        # depends on the time, the methodology in force and the retirements drawn since, so it
+        # is asked again whenever one of them changed.
+        self._due_checked: tuple[str, int, int] | None = None
 
     def prepare(self, leaves: list[dict[str, Any]], bulk: bool = False) -> list[bytes]:
         """Apply `leaves` to the replayed state and return their lines.
@@ -250,9 +255,12 @@ class LedgerAppender:
         # timestamps"): recorded after one, it could never be recorded at all.
         first = leaves[0] if leaves else None
         if isinstance(first, dict) and first.get("type") != RETIREMENT_DRAW and is_time(first.get("at")):
-            overdue = overdue_problem(self.paths, self.ledger, first["at"])
-            if overdue is not None:
-                raise InputError([overdue], "a scheduled retirement is due; nothing was written")
+            asked = (first["at"], len(self.ledger.methodologies), len(self.ledger.retirement_draws))
+            if asked != self._due_checked:
+                overdue = overdue_problem(self.paths, self.ledger, first["at"])
+                if overdue is not None:
+                    raise InputError([overdue], "a scheduled retirement is due; nothing was written")
+                self._due_checked = asked
         for leaf in leaves:
             try:
                 raw = canonical_json.dumps_checked(leaf) if bulk else canonical_json.dumps(leaf)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import generator.build.gather
+from generator.commands.commit import commit_new_items
 from generator.commands.draw import draw_run
 from generator.commands.methodology import publish
 from generator.commands.retire_drawn import retire_drawn
@@ -20,7 +21,7 @@ from generator.verifier import draw_items, round_randomness, run_pool, unix_time
 from tests.support.beacon import OwnBeacon, drawn_methodology_file
 from tests.support.beacon import drawn_spec as beacon_spec
 from tests.support.forgery import forked_build
-from tests.support.programs import METHODOLOGY, new_program
+from tests.support.programs import METHODOLOGY, item, new_program, write_items
 from tests.support.runs import certify, methodology_pin, register, results, run_spec, scored, write_json
 
 BEACON = OwnBeacon()
@@ -185,6 +186,29 @@ def test_no_event_is_recorded_past_a_due_retirement(program: Paths, tmp_path: Pa
         register(program, drawn_spec(program, round_after(late)), late)
     retire_drawn(program, BEACON.write_round(tmp_path, due), at=late)  # recorded, the next event may follow
     register(program, drawn_spec(program, round_after(late)), late)
+
+
+def test_a_commit_asks_once_whether_a_retirement_is_due(program: Paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every item of a commit is dated alike: the schedule is read once, not once an item (at a
+    million items that read was most of the commit), and a commit past a due round is refused."""
+    import generator.program.ledgerfile as ledgerfile
+
+    asked: list[str] = []
+    real = ledgerfile.overdue_problem
+
+    def counted(paths: Paths, ledger: Any, at: str) -> Any:
+        asked.append(at)
+        return real(paths, ledger, at)
+
+    monkeypatch.setattr(ledgerfile, "overdue_problem", counted)
+    write_items(program, [item(f"b-{i:04d}", "b") for i in range(100, 130)], "more.yaml")
+    due = BEACON.round_at(unix_time(PUBLISHED) + EVERY)
+    with pytest.raises(InputError, match=f"transparency retire --draw DATA/beacon/{due}.json"):
+        commit_new_items(program, _time(BEACON.genesis_time, due + 10))
+    assert len(asked) == 1
+    asked.clear()
+    assert commit_new_items(program, "2026-02-10T00:30:00Z").committed == 30
+    assert asked == ["2026-02-10T00:30:00Z"]
 
 
 @pytest.mark.parametrize("forgery", ["withdrawn-after-round", "draw-for-listed-items"])
