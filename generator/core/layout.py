@@ -236,16 +236,19 @@ FEED_CHECKPOINTS = "feeds/checkpoints.xml"
 # every reader fetches again and again weigh megabytes.
 FEED_ENTRIES = 100
 SITEMAP = "sitemap.xml"
-SITEMAP_URLS = 50_000  # the sitemaps.org limit for one file; more pages make SITEMAP an index
+# Pages a sitemap file lists at most (sitemaps.org allows 50,000): more make SITEMAP an index of
+# parts of at most this many, so that one new page rewrites a part of at most this size.
+SITEMAP_URLS = 1_000
 ROBOTS = "robots.txt"
 # Caching and CORS for a static host that reads it (generator.core.object_kinds): presentation.
 HOST_HEADERS = "_headers"
 
 
-def sitemap_part(n: int) -> str:
-    """Part n (from 1) of a sitemap split by an index. At the site's root: a sitemap may list
-    only the URLs under its own folder."""
-    return f"sitemap-{n}.xml"
+def sitemap_part(prefix: str) -> str:
+    """The part of a sitemap split by an index that holds the pages whose key starts with
+    `prefix` (generator.site.feeds.sitemap_files). At the site's root: a sitemap may list only
+    the URLs under its own folder."""
+    return f"sitemap-{prefix}.xml"
 
 
 # The downloadable copy of the site (FORMAT.md, format v2): one definition, the verifier's.

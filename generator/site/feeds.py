@@ -26,6 +26,7 @@ from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.program.ledgerfile import ledger_lines
 from generator.site.views.view_models import VERDICT_WORDS
+from generator.verifier import path_key
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -285,26 +286,50 @@ def checkpoint_entries(
 
 
 def sitemap_files(base: str, pages: Iterable[str], per_file: int | None = None) -> dict[str, bytes]:
-    """`sitemap.xml` listing every page, sorted by path bytes; past `per_file` URLs, an index of
-    sitemap-N.xml files of at most `per_file` URLs each."""
+    """`sitemap.xml` listing every page, sorted by path bytes, while they are at most `per_file`
+    (layout.SITEMAP_URLS); past that, an index of parts `sitemap-<p>.xml`, one for each leaf of a
+    tree of the pages' keys (the SHA-256 of a path, as the checksum tree's): a node holding more
+    than `per_file` pages is split by the next hex digit. A part's pages depend on its prefix
+    alone, so a release that adds a page rewrites the part that holds it (and the index only when
+    a part splits), never a list of every page: at a million items that list was 4 MiB a release."""
     per_file = per_file or layout.SITEMAP_URLS
-    urls = [absolute(base, p) for p in sorted(pages, key=lambda p: p.encode())]
+    keyed = sorted((path_key(p), p) for p in set(pages))
 
-    def urlset(chunk: Sequence[str]) -> bytes:
+    def urlset(chunk: Iterable[tuple[str, str]]) -> bytes:
         root = ET.Element("urlset", {"xmlns": SITEMAP_NS})
-        for url in chunk:
-            _sub(ET.SubElement(root, "url"), "loc", url)
+        for page in sorted((p for _, p in chunk), key=lambda p: p.encode()):
+            _sub(ET.SubElement(root, "url"), "loc", absolute(base, page))
         return _xml(root)
 
-    if len(urls) <= per_file:
-        return {layout.SITEMAP: urlset(urls)}
+    if len(keyed) <= per_file:
+        return {layout.SITEMAP: urlset(keyed)}
     files = {}
     index = ET.Element("sitemapindex", {"xmlns": SITEMAP_NS})
-    for n, start in enumerate(range(0, len(urls), per_file), start=1):
-        files[layout.sitemap_part(n)] = urlset(urls[start : start + per_file])
-        _sub(ET.SubElement(index, "sitemap"), "loc", absolute(base, layout.sitemap_part(n)))
+    for prefix, lo, hi in _sitemap_leaves(keyed, per_file):
+        files[layout.sitemap_part(prefix)] = urlset(keyed[lo:hi])
+        _sub(ET.SubElement(index, "sitemap"), "loc", absolute(base, layout.sitemap_part(prefix)))
     files[layout.SITEMAP] = _xml(index)
     return files
+
+
+def _sitemap_leaves(keyed: list[tuple[str, str]], per_file: int) -> list[tuple[str, int, int]]:
+    """The leaves of the key tree over `keyed` (sorted by key, distinct): (prefix, start, end) of
+    each, in prefix order; the root is never one (the caller lists few pages whole)."""
+    leaves: list[tuple[str, int, int]] = []
+    todo = [("", 0, len(keyed))]
+    while todo:
+        prefix, lo, hi = todo.pop()
+        if prefix and hi - lo <= per_file:
+            leaves.append((prefix, lo, hi))
+            continue
+        depth, i = len(prefix), lo
+        while i < hi:
+            j = i
+            while j < hi and keyed[j][0][depth] == keyed[i][0][depth]:
+                j += 1
+            todo.append((prefix + keyed[i][0][depth], i, j))
+            i = j
+    return sorted(leaves)
 
 
 def robots(base: str) -> bytes:

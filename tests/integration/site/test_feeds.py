@@ -22,6 +22,7 @@ from generator.core import layout
 from generator.core.generator_errors import InputError
 from generator.program.datadir import Paths, load_program
 from generator.site import feeds
+from generator.verifier import path_key
 from tests.support.demo import BuiltSite
 
 A = "{http://www.w3.org/2005/Atom}"
@@ -152,21 +153,29 @@ def test_sitemap_lists_every_page_and_robots_names_it(demo_site: BuiltSite) -> N
     assert (site / layout.ROBOTS).read_text() == f"User-agent: *\nAllow: /\n\nSitemap: {DEMO_BASE}sitemap.xml\n"
 
 
-def test_a_large_sitemap_becomes_an_index_of_parts() -> None:
-    pages = [f"items/x-{i:03d}.html" for i in range(7)] + ["index.html"]
-    files = feeds.sitemap_files("https://h.example/p/", reversed(pages), per_file=3)
-    assert sorted(files) == ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]
+def test_a_large_sitemap_becomes_an_index_of_parts_by_key() -> None:
+    """Past `per_file` pages, an index of parts, each the pages whose key (the SHA-256 of the
+    path) starts with its prefix, at most `per_file` of them; one page more rewrites one part."""
+    pages = [f"items/x-{i:03d}.html" for i in range(40)] + ["index.html"]
+    files = feeds.sitemap_files("https://h.example/p/", reversed(pages), per_file=8)
     index = ET.fromstring(files["sitemap.xml"])
     assert index.tag == f"{SM}sitemapindex"
     parts = [str(s.findtext(f"{SM}loc")) for s in index.findall(f"{SM}sitemap")]
-    assert parts == [f"https://h.example/p/sitemap-{n}.xml" for n in (1, 2, 3)]
+    names = [loc.removeprefix("https://h.example/p/") for loc in parts]
+    assert names == sorted(files.keys() - {"sitemap.xml"}) and len(names) >= 41 // 8
     listed = []
-    for n in (1, 2, 3):
-        urls = [str(u.findtext(f"{SM}loc")) for u in ET.fromstring(files[f"sitemap-{n}.xml"])]
-        assert 0 < len(urls) <= 3
+    for name in names:
+        prefix = re.fullmatch(r"sitemap-([0-9a-f]+)\.xml", name)
+        assert prefix, name
+        urls = [str(u.findtext(f"{SM}loc")).removeprefix("https://h.example/p/") for u in ET.fromstring(files[name])]
+        assert 0 < len(urls) <= 8 and urls == sorted(urls, key=str.encode)
+        assert all(path_key(u).startswith(prefix.group(1)) for u in urls)
         listed += urls
-    assert listed == [f"https://h.example/p/{p}" for p in sorted(pages, key=str.encode)]
-    assert list(feeds.sitemap_files("https://h.example/", pages, per_file=8)) == ["sitemap.xml"]
+    assert sorted(listed) == sorted(pages)
+    more = feeds.sitemap_files("https://h.example/p/", [*pages, "items/y.html"], per_file=8)
+    changed = {k for k in more.keys() | files.keys() if more.get(k) != files.get(k)}
+    assert changed == {"sitemap-0.xml"} and b"items/y.html" in more["sitemap-0.xml"], "one part, not the index"
+    assert list(feeds.sitemap_files("https://h.example/", pages, per_file=41)) == ["sitemap.xml"]
 
 
 def _set_program(paths: Paths, **changes: Any) -> None:
