@@ -139,9 +139,14 @@ def _build(
                 return _nothing_to_do(out, written.unchanged, strict, started)
             if progress:
                 progress("verifying the built site", 0, 1)
-            shape = build_cache.site_shape(staging.path) if written.has_inputs else None
             carried: dict[str, bytes] = _read_back(carried_file)
-            report = self_check(staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried)
+            # The look that takes the site's shape checks each carried file's identity too, so
+            # the check looks at none of them again (a pass over every file of the site).
+            shape = build_cache.site_shape(staging.path, carried) if written.has_inputs else None
+            looked = shape is not None
+            report = self_check(
+                staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried, looked
+            )
             # The verifier's state, and the files carried over that it was handed, are let go
             # before the steps after the swap walk the site: their peaks must not add up.
             del carried
@@ -332,6 +337,7 @@ def self_check(
     previous: PreviousRelease | None = None,
     full: bool = False,
     carried: Mapping[str, bytes] | None = None,
+    looked: bool = False,
 ) -> Any:
     """The site verified by the very verify.py it ships: those bytes, loaded as a module of
     their own, pinned to our key. The report is that module's Report.
@@ -342,7 +348,8 @@ def self_check(
     changed certificates recomputed); `full` verifies from nothing, remembering all the same.
     `carried` are the files taken from the last release as they were (SiteWriter.carried): their
     SHA-256 is not computed again while their identity is the one they had when hashed, so that
-    the files this build wrote are the ones hashed."""
+    the files this build wrote are the ones hashed; `looked` says each of their identities was
+    found so in this run (build_cache.site_shape), so the check does not look at them again."""
     since: list[tuple[str, bytes, str | None]] = []
     if previous is not None and previous.file(layout.CHECKPOINT).is_file():
         since.append(("the last release's checkpoint", previous.file(layout.CHECKPOINT).read_bytes(), None))
@@ -362,6 +369,7 @@ def self_check(
             full=full,
             known_files=carried,
             known_from="the build computed when it took them from the last release",
+            known_now=looked,
         )
     finally:
         del sys.modules[name]

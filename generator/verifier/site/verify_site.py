@@ -92,8 +92,8 @@ def verify_site(
     why they may be trusted), or the build hands over for the files it took from the last release
     (`known_from` says which, for the report); a file whose identity is unchanged is not read
     again, unless the site's folder is not this user's alone or `full` is set; `known_now` says
-    the caller checked every such identity in this very run (the mirror), so none is looked at
-    again.
+    the caller checked every such identity in this very run (the mirror, and the build on its
+    look at the staged site), so none is looked at again.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -117,7 +117,7 @@ def verify_site(
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
     if s.known_used:
-        looked = "as the mirror found them in this run" if known_now else "as this run found them"
+        looked = "as found in this run before the check" if known_now else "as this run found them"
         report.notes.append(
             f"{len(s.known_used)} file(s) not read again: their SHA-256 is the one {known_from}, and their "
             f"size, times and inode are unchanged since, {looked}"
