@@ -349,7 +349,10 @@ def self_check(
     `carried` are the files taken from the last release as they were (SiteWriter.carried): their
     SHA-256 is not computed again while their identity is the one they had when hashed, so that
     the files this build wrote are the ones hashed; `looked` says each of their identities was
-    found so in this run (build_cache.site_shape), so the check does not look at them again."""
+    found so in this run (build_cache.site_shape), so the check does not look at them again. A
+    file edited after that look (through the published folder, whose files these are) is not
+    seen by the check, as one edited after the check's own look was not before: the window is
+    from the look to the swap."""
     since: list[tuple[str, bytes, str | None]] = []
     if previous is not None and previous.file(layout.CHECKPOINT).is_file():
         since.append(("the last release's checkpoint", previous.file(layout.CHECKPOINT).read_bytes(), None))

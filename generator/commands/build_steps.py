@@ -547,7 +547,7 @@ WRITE: tuple[Step[Writing], ...] = (
     Step(
         "feeds and sitemap",
         (EVERY_PAGE, "the history's rows"),
-        ("feeds/*.xml", layout.SITEMAP, layout.ROBOTS),
+        ("feeds/*.xml", layout.SITEMAP, layout.sitemap_part("*"), layout.ROBOTS),
         _feeds,
     ),
     Step(

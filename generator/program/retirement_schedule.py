@@ -49,7 +49,8 @@ def _next_due(paths: Paths, ledger: Ledger, problems: list[Problem]) -> tuple[in
 
 def overdue_problem(paths: Paths, ledger: Ledger, at: str) -> Problem | None:
     """Why an event dated `at` cannot be recorded now: a scheduled retirement is due before it."""
-    # Run before every append: the methodology in force is read once.
+    # Asked before an append (once per time, methodology and draw count: LedgerAppender); the
+    # methodology in force is read once per ask.
     due = _next_due(paths, ledger, [])
     if due is None:
         return None

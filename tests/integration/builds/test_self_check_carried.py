@@ -15,6 +15,7 @@ from generator.commands.build import build
 from generator.commands.retire import retire_item
 from generator.core.generator_errors import VerificationFailed
 from generator.program.sealed import iter_sealed
+from generator.verifier import identity_of, known_value
 from tests.support.demo import BuiltSite
 from tests.support.v3 import LATER, v3_demo
 
@@ -90,3 +91,26 @@ def test_a_taken_file_changed_through_the_published_folder_fails_the_build(
     with pytest.raises(VerificationFailed) as e:
         build(site.paths, site.out, offline=True)
     assert victim and victim[0] in str(e.value)
+
+
+def test_the_look_drops_a_carried_file_changed_and_vouches_for_none_when_one_is_missing(tmp_path: Path) -> None:
+    """build_cache.site_shape checks each carried identity on its walk: a changed file is
+    dropped; a carried file the walk never meets leaves nothing vouched for."""
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    for name in ("a/one.html", "a/two.html"):
+        (site / name).write_text(name)
+    sha = "00" * 32
+
+    def value(rel: str) -> bytes:
+        made = known_value(sha, identity_of((site / rel).lstat()))
+        assert made is not None
+        return made
+
+    carried = {"a/one.html": value("a/one.html"), "a/two.html": value("a/two.html")}
+    (site / "a/two.html").write_text("changed, and longer than it was")
+    assert build_command.build_cache.site_shape(site, carried) is not None
+    assert list(carried) == ["a/one.html"]
+    carried["a/gone.html"] = carried["a/one.html"]
+    assert build_command.build_cache.site_shape(site, carried) is not None
+    assert carried == {}
