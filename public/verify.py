@@ -79,33 +79,33 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/report.py                   lines 12998 to 13160
     generator/verifier/core/windowed.py                 lines 13161 to 13191
     generator/verifier/core/folder.py                   lines 13192 to 13525
-    generator/verifier/core/checksum_tree.py            lines 13526 to 13680
-    generator/verifier/tlog/rotation.py                 lines 13681 to 13865
-    generator/verifier/memory/mirror_record.py          lines 13866 to 13969
-    generator/verifier/site/release.py                  lines 13970 to 14271
-    generator/verifier/site/checksum_lists.py           lines 14272 to 14431
-    generator/verifier/site/zip_layout.py               lines 14432 to 14631
-    generator/verifier/site/download.py                 lines 14632 to 15024
-    generator/verifier/site/history.py                  lines 15025 to 15394
-    generator/verifier/site/history_v3.py               lines 15395 to 15573
-    generator/verifier/site/commitment_parts.py         lines 15574 to 15762
-    generator/verifier/site/ledger_files.py             lines 15763 to 16121
-    generator/verifier/site/certificate_memo.py         lines 16122 to 16273
-    generator/verifier/site/run_memo.py                 lines 16274 to 16392
-    generator/verifier/site/publication.py              lines 16393 to 16622
-    generator/verifier/rules/revocations.py             lines 16623 to 16742
-    generator/verifier/site/export_files.py             lines 16743 to 16968
-    generator/verifier/site/certificate_records.py      lines 16969 to 17134
-    generator/verifier/site/certificate_files.py        lines 17135 to 17578
-    generator/verifier/site/agreement_files.py          lines 17579 to 17723
-    generator/verifier/site/timestamp_files.py          lines 17724 to 17902
-    generator/verifier/site/log_list_file.py            lines 17903 to 17974
-    generator/verifier/site/accounting.py               lines 17975 to 18255
-    generator/verifier/site/remote.py                   lines 18256 to 18526
-    generator/verifier/site/mirror_folder.py            lines 18527 to 18791
-    generator/verifier/site/mirror.py                   lines 18792 to 19086
-    generator/verifier/site/verify_site.py              lines 19087 to 19428
-    generator/verifier/site/command_line.py             lines 19429 to 19893
+    generator/verifier/core/checksum_tree.py            lines 13526 to 13681
+    generator/verifier/tlog/rotation.py                 lines 13682 to 13866
+    generator/verifier/memory/mirror_record.py          lines 13867 to 13970
+    generator/verifier/site/release.py                  lines 13971 to 14272
+    generator/verifier/site/checksum_lists.py           lines 14273 to 14432
+    generator/verifier/site/zip_layout.py               lines 14433 to 14632
+    generator/verifier/site/download.py                 lines 14633 to 15025
+    generator/verifier/site/history.py                  lines 15026 to 15395
+    generator/verifier/site/history_v3.py               lines 15396 to 15574
+    generator/verifier/site/commitment_parts.py         lines 15575 to 15763
+    generator/verifier/site/ledger_files.py             lines 15764 to 16122
+    generator/verifier/site/certificate_memo.py         lines 16123 to 16274
+    generator/verifier/site/run_memo.py                 lines 16275 to 16393
+    generator/verifier/site/publication.py              lines 16394 to 16623
+    generator/verifier/rules/revocations.py             lines 16624 to 16743
+    generator/verifier/site/export_files.py             lines 16744 to 16969
+    generator/verifier/site/certificate_records.py      lines 16970 to 17135
+    generator/verifier/site/certificate_files.py        lines 17136 to 17579
+    generator/verifier/site/agreement_files.py          lines 17580 to 17724
+    generator/verifier/site/timestamp_files.py          lines 17725 to 17903
+    generator/verifier/site/log_list_file.py            lines 17904 to 17975
+    generator/verifier/site/accounting.py               lines 17976 to 18256
+    generator/verifier/site/remote.py                   lines 18257 to 18527
+    generator/verifier/site/mirror_folder.py            lines 18528 to 18792
+    generator/verifier/site/mirror.py                   lines 18793 to 19087
+    generator/verifier/site/verify_site.py              lines 19088 to 19429
+    generator/verifier/site/command_line.py             lines 19430 to 19894
 """
 
 # ==============================================================================================
@@ -13587,10 +13587,11 @@ class Tree:
         return sorted(self.inner, key=lambda p: (-len(p), p))
 
 
-def build_tree(paths: Iterable[str]) -> Tree:
+def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES) -> Tree:
     """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
-    node is a leaf when it holds at most LEAF_FILES files, else it has a child for each digit
-    some of its keys continue with."""
+    node is a leaf when it holds at most `leaf_files` files (LEAF_FILES in a checksum tree; the
+    generator's sitemap parts are cut by the same rule), else it has a child for each digit some
+    of its keys continue with."""
     keyed = sorted((path_key(p), p) for p in paths)
     leaves: dict[str, list[str]] = {}
     inner: dict[str, list[str]] = {}
@@ -13598,7 +13599,7 @@ def build_tree(paths: Iterable[str]) -> Tree:
     todo = [("", 0, len(keyed))]
     while todo:
         prefix, lo, hi = todo.pop()
-        if prefix and hi - lo <= LEAF_FILES:
+        if prefix and hi - lo <= leaf_files:
             leaves[prefix] = sorted((p for _, p in keyed[lo:hi]), key=lambda p: p.encode())
             continue
         depth, children, i = len(prefix), [], lo

@@ -26,7 +26,7 @@ from generator.build.writer import SiteWriter
 from generator.core import layout
 from generator.program.ledgerfile import ledger_lines
 from generator.site.views.view_models import VERDICT_WORDS
-from generator.verifier import path_key
+from generator.verifier import build_tree
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -293,43 +293,24 @@ def sitemap_files(base: str, pages: Iterable[str], per_file: int | None = None) 
     alone, so a release that adds a page rewrites the part that holds it (and the index only when
     a part splits), never a list of every page: at a million items that list was 4 MiB a release."""
     per_file = per_file or layout.SITEMAP_URLS
-    keyed = sorted((path_key(p), p) for p in set(pages))
+    unique = set(pages)
 
-    def urlset(chunk: Iterable[tuple[str, str]]) -> bytes:
+    def urlset(chunk: Iterable[str]) -> bytes:
         root = ET.Element("urlset", {"xmlns": SITEMAP_NS})
-        for page in sorted((p for _, p in chunk), key=lambda p: p.encode()):
+        for page in chunk:
             _sub(ET.SubElement(root, "url"), "loc", absolute(base, page))
         return _xml(root)
 
-    if len(keyed) <= per_file:
-        return {layout.SITEMAP: urlset(keyed)}
+    if len(unique) <= per_file:
+        return {layout.SITEMAP: urlset(sorted(unique, key=lambda p: p.encode()))}
+    tree = build_tree(unique, per_file)  # each leaf's pages in path-byte order
     files = {}
     index = ET.Element("sitemapindex", {"xmlns": SITEMAP_NS})
-    for prefix, lo, hi in _sitemap_leaves(keyed, per_file):
-        files[layout.sitemap_part(prefix)] = urlset(keyed[lo:hi])
+    for prefix in sorted(tree.leaves):
+        files[layout.sitemap_part(prefix)] = urlset(tree.leaves[prefix])
         _sub(ET.SubElement(index, "sitemap"), "loc", absolute(base, layout.sitemap_part(prefix)))
     files[layout.SITEMAP] = _xml(index)
     return files
-
-
-def _sitemap_leaves(keyed: list[tuple[str, str]], per_file: int) -> list[tuple[str, int, int]]:
-    """The leaves of the key tree over `keyed` (sorted by key, distinct): (prefix, start, end) of
-    each, in prefix order; the root is never one (the caller lists few pages whole)."""
-    leaves: list[tuple[str, int, int]] = []
-    todo = [("", 0, len(keyed))]
-    while todo:
-        prefix, lo, hi = todo.pop()
-        if prefix and hi - lo <= per_file:
-            leaves.append((prefix, lo, hi))
-            continue
-        depth, i = len(prefix), lo
-        while i < hi:
-            j = i
-            while j < hi and keyed[j][0][depth] == keyed[i][0][depth]:
-                j += 1
-            todo.append((prefix + keyed[i][0][depth], i, j))
-            i = j
-    return sorted(leaves)
 
 
 def robots(base: str) -> bytes:

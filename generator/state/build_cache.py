@@ -50,7 +50,7 @@ from generator.core.layout import BESIDE_OUTPUT_KINDS
 from generator.program.datadir import Paths
 from generator.state.cache_file import write_cache
 from generator.state.hash_index_cache import FileRows, HashIndex, identity_row, save_index
-from generator.verifier import identity_of, known_value
+from generator.verifier import known_still
 
 RECORD_NAME = "build.json"
 _VERSION = 4
@@ -444,7 +444,7 @@ def _carried_still(
             rel, st = entry[0][len("site/") :], entry[1]
             value = carried.get(rel)
             if value is not None:
-                if stat.S_ISREG(st.st_mode) and known_value(value[:32].hex(), identity_of(st)) == value:
+                if stat.S_ISREG(st.st_mode) and known_still(value, st):
                     met += 1
                 else:
                     del carried[rel]

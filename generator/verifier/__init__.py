@@ -44,7 +44,15 @@ from generator.verifier.core.errors import (
     SiteUnreadable,
     VerifyError,
 )
-from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Identity, identity_of, known_value
+from generator.verifier.core.folder import (
+    MANIFEST_PATH,
+    SUMS_PATH,
+    SUMS_SIG_PATH,
+    Identity,
+    identity_of,
+    known_still,
+    known_value,
+)
 from generator.verifier.core.formats import (
     GATE_RE,
     ID_RE,
@@ -474,6 +482,7 @@ __all__ = [
     "keep_bullets",
     "key_id",
     "key_rows",
+    "known_still",
     "known_value",
     "krippendorff_alpha_ordinal",
     "label_rows_problems",

@@ -60,10 +60,11 @@ class Tree:
         return sorted(self.inner, key=lambda p: (-len(p), p))
 
 
-def build_tree(paths: Iterable[str]) -> Tree:
+def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES) -> Tree:
     """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
-    node is a leaf when it holds at most LEAF_FILES files, else it has a child for each digit
-    some of its keys continue with."""
+    node is a leaf when it holds at most `leaf_files` files (LEAF_FILES in a checksum tree; the
+    generator's sitemap parts are cut by the same rule), else it has a child for each digit some
+    of its keys continue with."""
     keyed = sorted((path_key(p), p) for p in paths)
     leaves: dict[str, list[str]] = {}
     inner: dict[str, list[str]] = {}
@@ -71,7 +72,7 @@ def build_tree(paths: Iterable[str]) -> Tree:
     todo = [("", 0, len(keyed))]
     while todo:
         prefix, lo, hi = todo.pop()
-        if prefix and hi - lo <= LEAF_FILES:
+        if prefix and hi - lo <= leaf_files:
             leaves[prefix] = sorted((p for _, p in keyed[lo:hi]), key=lambda p: p.encode())
             continue
         depth, children, i = len(prefix), [], lo
