@@ -10,7 +10,7 @@ every figure against its target.
                         2-core machine)
     make bench-small    a hundredth of it, then a tenth (a few minutes)
 
-The program publishes format 3 (docs/formats/v3.md) unless --format 2.
+The program publishes format 4 (docs/formats/v4.md) unless --format 3 or 2.
 
 One run prints, in order: each phase's seconds, CPU seconds and peak memory; the verify floor
 (bench/bench_floor.py: hash every byte, the Merkle root, every signature, every JSON file parsed);
@@ -144,7 +144,7 @@ import generator
 defaults = Path(generator.__file__).parent / "defaults"
 methodology = (defaults / "methodology.json", defaults / "methodology.md")
 init_program(p, "Bench", "bench.example.org/scale", gates, "", "2026-01-01T00:00:00Z", methodology=methodology)
-if FORMAT != 2:  # a program chooses its site format when it starts (docs/formats/v3.md)
+if FORMAT != 2:  # a program chooses its site format when it starts (docs/formats/v3.md, v4.md)
     with open(p.program_file, "a") as f:
         f.write(f"format: {FORMAT}\\n")
 """,
@@ -537,7 +537,7 @@ def s3_store(work: Path, phases: list[str], items: int = 0) -> Iterator[dict[str
 
 
 def run_bench(
-    s: Scale, work: Path, phases: list[str], hugo_cap_mib: float = bench_hugo.DEFAULT_CAP_MIB, site_format: int = 3
+    s: Scale, work: Path, phases: list[str], hugo_cap_mib: float = bench_hugo.DEFAULT_CAP_MIB, site_format: int = 4
 ) -> dict[str, Result]:
     with s3_store(work, phases, s.items) as s3:
         return _run_phases(s, work, phases, hugo_cap_mib, site_format, s3)
@@ -956,9 +956,9 @@ def main() -> None:
     ap.add_argument(
         "--format",
         type=int,
-        choices=(2, 3),
-        default=3,
-        help="the site format the program publishes (default 3, whose releases cost what changed; 2 to compare)",
+        choices=(2, 3, 4),
+        default=4,
+        help="the site format the program publishes (default 4, whose releases cost what changed; 3 or 2 to compare)",
     )
     args = ap.parse_args()
     phases = [p for p in args.phases.split(",") if p]

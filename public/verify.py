@@ -18,94 +18,95 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   111 to   264
-    generator/verifier/core/text.py                     lines   265 to   348
-    generator/verifier/core/errors.py                   lines   349 to   415
-    generator/verifier/core/canonical.py                lines   416 to   724
-    generator/verifier/core/confusables_table.py        lines   725 to  1061
-    generator/verifier/core/confusables.py              lines  1062 to  1168
-    generator/verifier/core/formats.py                  lines  1169 to  1445
-    generator/verifier/core/sodium.py                   lines  1446 to  1489
-    generator/verifier/core/public_keys.py              lines  1490 to  1766
-    generator/verifier/core/note.py                     lines  1767 to  1876
-    generator/verifier/crypto/mldsa.py                  lines  1877 to  2174
-    generator/verifier/tlog/merkle.py                   lines  2175 to  2315
-    generator/verifier/tlog/subtrees.py                 lines  2316 to  2394
-    generator/verifier/tlog/tlogproof.py                lines  2395 to  2467
-    generator/verifier/tlog/tiles.py                    lines  2468 to  2820
-    generator/verifier/tlog/tile_proofs.py              lines  2821 to  2928
-    generator/verifier/tlog/cosignature.py              lines  2929 to  3228
-    generator/verifier/tlog/log_list.py                 lines  3229 to  3458
-    generator/verifier/tlog/policy.py                   lines  3459 to  3745
-    generator/verifier/tlog/witnessing.py               lines  3746 to  3862
-    generator/verifier/core/idindex.py                  lines  3863 to  3946
-    generator/verifier/crypto/der.py                    lines  3947 to  4274
-    generator/verifier/crypto/rsa.py                    lines  4275 to  4392
-    generator/verifier/crypto/ecdsa.py                  lines  4393 to  4560
-    generator/verifier/crypto/signatures.py             lines  4561 to  4747
-    generator/verifier/crypto/x509.py                   lines  4748 to  4946
-    generator/verifier/crypto/timestamp_token.py        lines  4947 to  5349
-    generator/verifier/crypto/hash_to_g1.py             lines  5350 to  5627
-    generator/verifier/crypto/bls12_381.py              lines  5628 to  6118
-    generator/verifier/crypto/drand.py                  lines  6119 to  6190
-    generator/verifier/rules/beacon.py                  lines  6191 to  6442
-    generator/verifier/rules/methodology_rules.py       lines  6443 to  6802
-    generator/verifier/rules/scoring.py                 lines  6803 to  7102
-    generator/verifier/rules/agreement_statistics.py    lines  7103 to  7362
-    generator/verifier/rules/labelsets.py               lines  7363 to  7701
-    generator/verifier/rules/subjects.py                lines  7702 to  7967
-    generator/verifier/rules/withdrawals.py             lines  7968 to  8006
-    generator/verifier/rules/events.py                  lines  8007 to  8065
-    generator/verifier/rules/draws.py                   lines  8066 to  8211
-    generator/verifier/tlog/keyring.py                  lines  8212 to  8420
-    generator/verifier/rules/ledger.py                  lines  8421 to  8903
-    generator/verifier/rules/draw_pools.py              lines  8904 to  9137
-    generator/verifier/rules/drawn_items.py             lines  9138 to  9473
-    generator/verifier/exports/eee_record.py            lines  9474 to  9812
-    generator/verifier/exports/cbor.py                  lines  9813 to  9934
-    generator/verifier/exports/scitt_statement.py       lines  9935 to 10120
-    generator/verifier/exports/credential.py            lines 10121 to 10425
-    generator/verifier/memory/ledger_snapshot.py        lines 10426 to 10669
-    generator/verifier/memory/checkpoint_memory.py      lines 10670 to 10826
-    generator/verifier/memory/release_memory.py         lines 10827 to 11158
-    generator/verifier/rules/answers.py                 lines 11159 to 11226
-    generator/verifier/rules/runs.py                    lines 11227 to 11599
-    generator/verifier/rules/lineage.py                 lines 11600 to 11885
-    generator/verifier/rules/score_edits.py             lines 11886 to 11971
-    generator/verifier/rules/evidence.py                lines 11972 to 12066
-    generator/verifier/rules/certificates.py            lines 12067 to 12534
-    generator/verifier/rules/certificate_documents.py   lines 12535 to 12630
-    generator/verifier/rules/recheck.py                 lines 12631 to 12997
-    generator/verifier/core/report.py                   lines 12998 to 13160
-    generator/verifier/core/windowed.py                 lines 13161 to 13191
-    generator/verifier/core/folder.py                   lines 13192 to 13525
-    generator/verifier/core/checksum_tree.py            lines 13526 to 13681
-    generator/verifier/tlog/rotation.py                 lines 13682 to 13866
-    generator/verifier/memory/mirror_record.py          lines 13867 to 13970
-    generator/verifier/site/release.py                  lines 13971 to 14272
-    generator/verifier/site/checksum_lists.py           lines 14273 to 14432
-    generator/verifier/site/zip_layout.py               lines 14433 to 14632
-    generator/verifier/site/download.py                 lines 14633 to 15025
-    generator/verifier/site/history.py                  lines 15026 to 15395
-    generator/verifier/site/history_v3.py               lines 15396 to 15574
-    generator/verifier/site/commitment_parts.py         lines 15575 to 15763
-    generator/verifier/site/ledger_files.py             lines 15764 to 16122
-    generator/verifier/site/certificate_memo.py         lines 16123 to 16274
-    generator/verifier/site/run_memo.py                 lines 16275 to 16393
-    generator/verifier/site/publication.py              lines 16394 to 16623
-    generator/verifier/rules/revocations.py             lines 16624 to 16743
-    generator/verifier/site/export_files.py             lines 16744 to 16969
-    generator/verifier/site/certificate_records.py      lines 16970 to 17135
-    generator/verifier/site/certificate_files.py        lines 17136 to 17579
-    generator/verifier/site/agreement_files.py          lines 17580 to 17724
-    generator/verifier/site/timestamp_files.py          lines 17725 to 17903
-    generator/verifier/site/log_list_file.py            lines 17904 to 17975
-    generator/verifier/site/accounting.py               lines 17976 to 18256
-    generator/verifier/site/remote.py                   lines 18257 to 18527
-    generator/verifier/site/mirror_folder.py            lines 18528 to 18792
-    generator/verifier/site/mirror.py                   lines 18793 to 19087
-    generator/verifier/site/verify_site.py              lines 19088 to 19429
-    generator/verifier/site/command_line.py             lines 19430 to 19894
+    generator/verifier/core/isolation.py                lines   112 to   265
+    generator/verifier/core/text.py                     lines   266 to   349
+    generator/verifier/core/errors.py                   lines   350 to   416
+    generator/verifier/core/canonical.py                lines   417 to   725
+    generator/verifier/core/confusables_table.py        lines   726 to  1062
+    generator/verifier/core/confusables.py              lines  1063 to  1169
+    generator/verifier/core/formats.py                  lines  1170 to  1452
+    generator/verifier/core/sodium.py                   lines  1453 to  1496
+    generator/verifier/core/public_keys.py              lines  1497 to  1773
+    generator/verifier/core/note.py                     lines  1774 to  1883
+    generator/verifier/crypto/mldsa.py                  lines  1884 to  2181
+    generator/verifier/tlog/merkle.py                   lines  2182 to  2322
+    generator/verifier/tlog/subtrees.py                 lines  2323 to  2401
+    generator/verifier/tlog/tlogproof.py                lines  2402 to  2474
+    generator/verifier/tlog/tiles.py                    lines  2475 to  2827
+    generator/verifier/tlog/tile_proofs.py              lines  2828 to  2935
+    generator/verifier/tlog/cosignature.py              lines  2936 to  3235
+    generator/verifier/tlog/log_list.py                 lines  3236 to  3465
+    generator/verifier/tlog/policy.py                   lines  3466 to  3752
+    generator/verifier/tlog/witnessing.py               lines  3753 to  3869
+    generator/verifier/core/idindex.py                  lines  3870 to  3953
+    generator/verifier/crypto/der.py                    lines  3954 to  4281
+    generator/verifier/crypto/rsa.py                    lines  4282 to  4399
+    generator/verifier/crypto/ecdsa.py                  lines  4400 to  4567
+    generator/verifier/crypto/signatures.py             lines  4568 to  4754
+    generator/verifier/crypto/x509.py                   lines  4755 to  4953
+    generator/verifier/crypto/timestamp_token.py        lines  4954 to  5356
+    generator/verifier/crypto/hash_to_g1.py             lines  5357 to  5634
+    generator/verifier/crypto/bls12_381.py              lines  5635 to  6125
+    generator/verifier/crypto/drand.py                  lines  6126 to  6197
+    generator/verifier/rules/beacon.py                  lines  6198 to  6449
+    generator/verifier/rules/methodology_rules.py       lines  6450 to  6809
+    generator/verifier/rules/scoring.py                 lines  6810 to  7109
+    generator/verifier/rules/agreement_statistics.py    lines  7110 to  7369
+    generator/verifier/rules/labelsets.py               lines  7370 to  7708
+    generator/verifier/rules/subjects.py                lines  7709 to  7974
+    generator/verifier/rules/withdrawals.py             lines  7975 to  8013
+    generator/verifier/rules/events.py                  lines  8014 to  8072
+    generator/verifier/rules/draws.py                   lines  8073 to  8218
+    generator/verifier/tlog/keyring.py                  lines  8219 to  8427
+    generator/verifier/rules/ledger.py                  lines  8428 to  8910
+    generator/verifier/rules/draw_pools.py              lines  8911 to  9144
+    generator/verifier/rules/drawn_items.py             lines  9145 to  9480
+    generator/verifier/exports/eee_record.py            lines  9481 to  9819
+    generator/verifier/exports/cbor.py                  lines  9820 to  9941
+    generator/verifier/exports/scitt_statement.py       lines  9942 to 10127
+    generator/verifier/exports/credential.py            lines 10128 to 10432
+    generator/verifier/memory/ledger_snapshot.py        lines 10433 to 10676
+    generator/verifier/memory/checkpoint_memory.py      lines 10677 to 10833
+    generator/verifier/memory/release_memory.py         lines 10834 to 11165
+    generator/verifier/rules/answers.py                 lines 11166 to 11233
+    generator/verifier/rules/runs.py                    lines 11234 to 11606
+    generator/verifier/rules/lineage.py                 lines 11607 to 11892
+    generator/verifier/rules/score_edits.py             lines 11893 to 11978
+    generator/verifier/rules/evidence.py                lines 11979 to 12073
+    generator/verifier/rules/certificates.py            lines 12074 to 12541
+    generator/verifier/rules/certificate_documents.py   lines 12542 to 12637
+    generator/verifier/rules/recheck.py                 lines 12638 to 13004
+    generator/verifier/core/report.py                   lines 13005 to 13167
+    generator/verifier/core/windowed.py                 lines 13168 to 13198
+    generator/verifier/core/folder.py                   lines 13199 to 13532
+    generator/verifier/core/checksum_tree.py            lines 13533 to 13688
+    generator/verifier/tlog/rotation.py                 lines 13689 to 13873
+    generator/verifier/memory/mirror_record.py          lines 13874 to 13977
+    generator/verifier/site/manifest_parts.py           lines 13978 to 14128
+    generator/verifier/site/release.py                  lines 14129 to 14432
+    generator/verifier/site/checksum_lists.py           lines 14433 to 14592
+    generator/verifier/site/zip_layout.py               lines 14593 to 14792
+    generator/verifier/site/download.py                 lines 14793 to 15185
+    generator/verifier/site/history.py                  lines 15186 to 15555
+    generator/verifier/site/history_v3.py               lines 15556 to 15734
+    generator/verifier/site/commitment_parts.py         lines 15735 to 15923
+    generator/verifier/site/ledger_files.py             lines 15924 to 16282
+    generator/verifier/site/certificate_memo.py         lines 16283 to 16434
+    generator/verifier/site/run_memo.py                 lines 16435 to 16553
+    generator/verifier/site/publication.py              lines 16554 to 16783
+    generator/verifier/rules/revocations.py             lines 16784 to 16903
+    generator/verifier/site/export_files.py             lines 16904 to 17129
+    generator/verifier/site/certificate_records.py      lines 17130 to 17295
+    generator/verifier/site/certificate_files.py        lines 17296 to 17739
+    generator/verifier/site/agreement_files.py          lines 17740 to 17884
+    generator/verifier/site/timestamp_files.py          lines 17885 to 18063
+    generator/verifier/site/log_list_file.py            lines 18064 to 18135
+    generator/verifier/site/accounting.py               lines 18136 to 18439
+    generator/verifier/site/remote.py                   lines 18440 to 18710
+    generator/verifier/site/mirror_folder.py            lines 18711 to 18975
+    generator/verifier/site/mirror.py                   lines 18976 to 19270
+    generator/verifier/site/verify_site.py              lines 19271 to 19619
+    generator/verifier/site/command_line.py             lines 19620 to 20084
 """
 
 # ==============================================================================================
@@ -1429,13 +1430,19 @@ def as_list(value: Any) -> list[Any]:
 
 
 # The manifest's `v` names the site's format: 1 for a v1 or v2 site (v2 only adds files beside
-# v1's), 3 for a v3 site (docs/formats/v3.md), which v1 and v2 readers must not take for theirs.
+# v1's), 3 for a v3 site (docs/formats/v3.md), 4 for a v4 site (docs/formats/v4.md: v3 with the
+# manifest's lists in parts), which earlier readers must not take for theirs.
 MANIFEST_V3 = 3
 
 
+MANIFEST_V4 = 4
+
+
 def site_format(manifest: dict[str, Any]) -> int:
-    """The format a manifest says its site has: 3 for a v3 manifest, else 2 (which reads v1 too)."""
-    return 3 if is_int(manifest.get("v")) and manifest.get("v") == MANIFEST_V3 else 2
+    """The format a manifest says its site has: 3 or 4 for a v3 or v4 manifest, else 2 (which
+    reads v1 too). Every rule of format 3 holds in format 4: `site_format(m) >= MANIFEST_V3`."""
+    v = manifest.get("v")
+    return v if is_int(v) and v in (MANIFEST_V3, MANIFEST_V4) else 2
 
 
 def is_v1(doc: dict[str, Any]) -> bool:
@@ -13969,6 +13976,157 @@ def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
 
 
 # ==============================================================================================
+# generator/verifier/site/manifest_parts.py: The manifest's lists in parts (docs/formats/v4.md): a v4
+#     `transparency.json` names, for each of its lists of reveals, runs and certificates, parts of 256 rows,
+#     `manifest/<list>/<k>.json`, with their row counts and SHA-256. A part holds no time and no tree size, so a part
+#     whose rows did not change keeps its bytes, and an event rewrites the index and the parts its rows are in instead
+#     of a row for every reveal, run and certificate of the history.
+# ==============================================================================================
+
+# A part's rows: a certificate's row is about 300 bytes, so a part of certificates about 75 KiB,
+# what one event rewrites at most in each list.
+MANIFEST_PART_ROWS = 256
+
+
+MANIFEST_PARTS_DIR = "manifest"
+
+
+# The lists that grow with the history; `gates` and `methodology` stay whole in the index.
+PARTED_LISTS = ("reveals", "runs", "certificates")
+
+
+PART_TYPE = "manifest-part"
+
+
+# The checks of the rows read them as one list, and name the manifest and the row's id.
+PARTED_ROWS_NOTE = (
+    f"in this format v4 site the rows of {MANIFEST_PATH}'s reveals, runs and certificates are in the parts "
+    f"{MANIFEST_PARTS_DIR}/<list>/<k>.json it names: a failure at a row names {MANIFEST_PATH} and the row's id"
+)
+
+
+_SHA256_CHARS = frozenset("0123456789abcdef")
+
+
+def manifest_part_path(name: str, k: int) -> str:
+    """Where part `k` (from 0) of the manifest's list `name` is: its rows 256k to 256k + 255."""
+    return f"{MANIFEST_PARTS_DIR}/{name}/{k}.json"
+
+
+def manifest_part_count(rows: int) -> int:
+    return -(-rows // MANIFEST_PART_ROWS)
+
+
+def manifest_part_bytes(origin: str, name: str, k: int, rows: list[Any]) -> bytes:
+    """Part `k` of list `name`, JCS `{"list":L,"origin":O,"part":k,"rows":[…],"type":"manifest-part","v":1}`."""
+    return canonical_bytes({"list": name, "origin": origin, "part": k, "rows": rows, "type": PART_TYPE, "v": 1})
+
+
+def cut_manifest(manifest: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+    """A v4 manifest from one whose lists are whole: the index (each parted list replaced by
+    `{"count":C,"parts":[{"count":K,"path":P,"sha256":H}]}`) and every part's path and bytes."""
+    index = {**manifest, "v": MANIFEST_V4}
+    files: list[tuple[str, bytes]] = []
+    for name in PARTED_LISTS:
+        rows = manifest[name]
+        parts = []
+        for k in range(manifest_part_count(len(rows))):
+            chunk = rows[k * MANIFEST_PART_ROWS : (k + 1) * MANIFEST_PART_ROWS]
+            path, data = manifest_part_path(name, k), manifest_part_bytes(manifest["origin"], name, k, chunk)
+            files.append((path, data))
+            parts.append({"count": len(chunk), "path": path, "sha256": sha256_hex(data)})
+        index[name] = {"count": len(rows), "parts": parts}
+    return index, files
+
+
+def read_manifest_parts(s: Site, manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """A v4 manifest with its parted lists read back whole from their parts, each part held to the
+    SHA-256 and row count its index gives and to the one form the format allows; None when any
+    index or part is not what the format says (every problem reported, named by its file): the
+    checks that read the lists would otherwise judge rows no honest build wrote."""
+    whole = dict(manifest)
+    ok = True
+    for name in PARTED_LISTS:
+        rows = _read_list(s, manifest["origin"], name, manifest.get(name))
+        ok = ok and rows is not None
+        whole[name] = rows
+    return whole if ok else None
+
+
+def _read_list(s: Site, origin: str, name: str, index: Any) -> list[Any] | None:
+    report = s.report
+    problems = check_keys(index, ("count", "parts"), where=name)
+    if problems:
+        report.add(problems, MANIFEST_PATH)
+        return None
+    count, parts = index["count"], index["parts"]
+    want = manifest_part_count(count) if is_int(count) and count >= 0 else None
+    if want is None or not isinstance(parts, list) or len(parts) != want:
+        report.check(
+            False,
+            MANIFEST_PATH,
+            f"the list {name} must name a part of {MANIFEST_PART_ROWS} rows for each {MANIFEST_PART_ROWS} of its count",
+            f"a count of rows and {want if want is not None else 'that many'} parts",
+            f"count {show(count)}, {len(parts) if isinstance(parts, list) else show(parts)} parts",
+            where=f"{name}.parts",
+        )
+        return None
+    rows: list[Any] = []
+    ok = True
+    for k, part in enumerate(parts):
+        expected = min(MANIFEST_PART_ROWS, count - k * MANIFEST_PART_ROWS)
+        found = _read_part(s, origin, name, k, part, expected)
+        ok = ok and found is not None
+        rows.extend(found or ())
+    return rows if ok else None
+
+
+def _read_part(s: Site, origin: str, name: str, k: int, part: Any, count: int) -> list[Any] | None:
+    report, where, path = s.report, f"{name}.parts[{k}]", manifest_part_path(name, k)
+    problems = check_keys(part, ("count", "path", "sha256"), where=where)
+    if not problems:
+        if part["path"] != path:
+            problems.append(
+                Problem("a part out of place", where=f"{where}.path", expected=path, found=show(part["path"]))
+            )
+        if not (is_int(part["count"]) and part["count"] == count):
+            problems.append(
+                Problem("wrong row count", where=f"{where}.count", expected=str(count), found=show(part["count"]))
+            )
+        sha = part["sha256"]
+        if not (isinstance(sha, str) and len(sha) == 64 and set(sha) <= _SHA256_CHARS):
+            problems.append(
+                Problem(
+                    "malformed SHA-256", where=f"{where}.sha256", expected="64 lowercase hex digits", found=show(sha)
+                )
+            )
+    if not report.add(problems, MANIFEST_PATH):
+        return None
+    loaded = s.document(path, f"part {k} of the manifest's {name}")
+    if loaded is None:
+        return None
+    data, doc = loaded
+    if not report.check(
+        sha256_hex(data) == part["sha256"],
+        path,
+        f"the part's bytes do not have the SHA-256 {MANIFEST_PATH} gives it",
+        part["sha256"],
+        sha256_hex(data),
+    ):
+        return None
+    problems = check_keys(doc, ("list", "origin", "part", "rows", "type", "v"))
+    if not problems:
+        header = {"list": name, "origin": origin, "part": k, "type": PART_TYPE, "v": 1}
+        for key, value in header.items():
+            if doc[key] != value or type(doc[key]) is not type(value):
+                problems.append(Problem("not this part's", where=key, expected=show(value), found=show(doc[key])))
+        if not (isinstance(doc["rows"], list) and len(doc["rows"]) == count):
+            found = f"{len(doc['rows'])} rows" if isinstance(doc["rows"], list) else show(doc["rows"])
+            problems.append(Problem("wrong rows", where="rows", expected=f"a list of {count} rows", found=found))
+    return doc["rows"] if report.add(problems, path) else None
+
+
+# ==============================================================================================
 # generator/verifier/site/release.py: A release as a whole (format v1 §2, §7, §8): the manifest, the keys, SHA256SUMS
 #     over every file, and the verifier copy the site ships.
 # ==============================================================================================
@@ -14000,11 +14158,11 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
-        if m.get("type") != "transparency-manifest" or not (is_v1(m) or site_format(m) == 3):
+        if m.get("type") != "transparency-manifest" or not (is_v1(m) or site_format(m) >= 3):
             problems.append(
                 Problem(
                     "wrong type or version",
-                    expected='"transparency-manifest", v 1 (format v1 or v2) or 3 (format v3)',
+                    expected='"transparency-manifest", v 1 (format v1 or v2), 3 (format v3) or 4 (format v4)',
                     found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
                 )
             )
@@ -14020,13 +14178,15 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
             )
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
+        # A v4 manifest's growing lists are indexes of parts, read by manifest_parts.py.
+        parted = PARTED_LISTS if site_format(m) == MANIFEST_V4 else ()
         for k in MANIFEST_LISTS:
-            if k in m and not isinstance(m[k], list):
+            if k in m and k not in parted and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
         # A v3 site's ledger is its tiles: no entries document (docs/formats/v3.md, 3).
         ledger_keys = ("checkpoint", "tree_size", "commitment_list")
         problems += check_keys(
-            m.get("ledger"), ledger_keys if site_format(m) == 3 else ("entries", *ledger_keys), where="ledger"
+            m.get("ledger"), ledger_keys if site_format(m) >= 3 else ("entries", *ledger_keys), where="ledger"
         )
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):
@@ -15863,7 +16023,7 @@ def check_ledger(
         show(led["tree_size"]),
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    if site_format(manifest) == MANIFEST_V3:
+    if site_format(manifest) >= MANIFEST_V3:
         _check_commitment_parts(s, led["commitment_list"], origin, key, ledger, memory, listing)
     else:
         check_commitment_list(s, led["commitment_list"], origin, key, ledger)
@@ -17981,6 +18141,9 @@ def _listed_log_problems(log: ListedLog, origin: str, statuses: dict[VerifierKey
 LEDGER_FOLDER = "ledger/"
 
 
+MANIFEST_FOLDER = MANIFEST_PARTS_DIR + "/"
+
+
 PROOF_SUFFIX = ".tlog-proof"
 
 
@@ -18023,11 +18186,13 @@ def check_accounted(
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
     # The site's files sorted into what each check below looks at, in one pass over them all.
-    ledger_files, proof_files, evidence, credentials, artifacts = [], [], [], [], []
+    ledger_files, proof_files, evidence, credentials, artifacts, parts = [], [], [], [], [], []
     for f in s.files_found:
         if f.startswith(LEDGER_FOLDER):
             ledger_files.append(f)
             continue
+        if f.startswith(MANIFEST_FOLDER):
+            parts.append(f)
         proof = f.endswith(PROOF_SUFFIX)
         if proof:
             proof_files.append(f)
@@ -18054,9 +18219,27 @@ def check_accounted(
             "FILE.tlog-proof beside a reveal or certificate of the manifest",
             "a stray proof",
         )
+    if site_format(manifest) == MANIFEST_V4:
+        _check_manifest_folder(s, manifest, sorted(parts))
     _check_evidence_folder(s, manifest, sorted(evidence))
     _check_credential_files(s, manifest, sorted(credentials))
     _check_artifact_folders(s, manifest, key_rows, sorted(artifacts))
+
+
+def _check_manifest_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    """A v4 site's manifest/ holds the parts its index names (docs/formats/v4.md), read whole by
+    then into the manifest's lists: any other file there is one no reader is told of."""
+    expected = {
+        manifest_part_path(name, k) for name in PARTED_LISTS for k in range(manifest_part_count(len(manifest[name])))
+    }
+    for rel in present:
+        s.report.check(
+            rel in expected,
+            rel,
+            "a file under manifest/ that is no part the manifest names",
+            "only manifest/<list>/<k>.json, the parts of the manifest's lists",
+            "a stray file",
+        )
 
 
 def _strings(*values: Any) -> set[str]:
@@ -18123,7 +18306,7 @@ def _check_ledger_folder(
     rows = history["checkpoints"] if history else []
     expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
     expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
-    v3 = site_format(manifest) == MANIFEST_V3
+    v3 = site_format(manifest) >= MANIFEST_V3
     if v3:  # the commitment list's parts (docs/formats/v3.md, 4)
         expected |= {commitment_part_path(k) for k in range(commitment_part_count(commits))}
     today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()
@@ -19189,6 +19372,11 @@ def _check(
     if loaded is None or not check_manifest_shape(loaded[1], report):
         return
     manifest = loaded[1]
+    if site_format(manifest) == MANIFEST_V4:  # its lists in parts (docs/formats/v4.md)
+        whole = read_manifest_parts(s, manifest)
+        if whole is None:
+            return
+        manifest = whole
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
     key_rows: list[KeyRow] = []
@@ -19196,7 +19384,7 @@ def _check(
     if public_key is None:
         return
     saved = _saved_checkpoints(s, since, origin)
-    v3 = site_format(manifest) == MANIFEST_V3
+    v3 = site_format(manifest) >= MANIFEST_V3
     memory = None
     # A v3 site's ledger is its tiles, and its memory is kept by tree size (release_memory.py).
     if memory_folder is not None and (v3 or not from_tiles):
@@ -19259,6 +19447,8 @@ def _check(
     )
     _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
+    if site_format(manifest) == MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
+        report.notes.append(PARTED_ROWS_NOTE)
 
 
 def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
@@ -19299,7 +19489,7 @@ def _check_restatements(
     the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
     holds nothing that needs them."""
     report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
-    v3 = site_format(manifest) == MANIFEST_V3
+    v3 = site_format(manifest) >= MANIFEST_V3
     if history is not None and v3:
         # The ledger was read from its tiles, each checked (check_ledger): no entries document.
         agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)

@@ -28,6 +28,7 @@ from generator.verifier import (
     commitment_part_count,
     commitment_part_path,
     commitment_rows_bytes,
+    cut_manifest,
     ed25519_verify,
     parse_canonical,
     parse_vkey,
@@ -130,7 +131,7 @@ def commitment_list(ctx: SiteContext) -> Iterator[bytes]:
 
 def manifest(ctx: SiteContext) -> dict[str, Any]:
     ledger = ctx.ledger
-    v3 = ctx.program.format == 3  # the ledger is its tiles (docs/formats/v3.md, 3)
+    v3 = ctx.program.format >= 3  # the ledger is its tiles (docs/formats/v3.md, 3)
     return {
         "type": "transparency-manifest",
         "v": 3 if v3 else 1,
@@ -243,7 +244,7 @@ def write_ledger(ctx: SiteContext, w: SiteWriter, checkpoint: bytes, previous: P
     """The ledger's other documents (format v1 §4): the checkpoint, the commitment list (in parts
     in format v3), and format v2's revocation list."""
     w.write(layout.CHECKPOINT, checkpoint)
-    if ctx.program.format == 3:
+    if ctx.program.format >= 3:
         write_commitment_parts(ctx, w, previous)
     else:
         w.write_signed_stream(layout.COMMITMENTS, commitment_list(ctx), ctx.signer)
@@ -328,4 +329,9 @@ def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
     w.write(layout.BROWSER_CHECK, (files("generator.verifier") / "browser" / "check.js").read_bytes())
     w.write(layout.BROWSER_ML_DSA, (files("generator.verifier") / "browser" / "mldsa44.js").read_bytes())
     w.write(layout.HOST_HEADERS, static_host_headers().encode())
-    w.write(layout.MANIFEST, canonical_json.dumps(manifest(ctx)))
+    whole = manifest(ctx)
+    if ctx.program.format == 4:  # the lists in parts (docs/formats/v4.md): the verifier's cut
+        whole, parts = cut_manifest(whole)
+        for rel, data in parts:
+            w.write(rel, data)
+    w.write(layout.MANIFEST, canonical_json.dumps(whole))

@@ -37,7 +37,7 @@ IMMUTABLE_PREFIXES = ("reveals/", "methodology/", "runs/", "certificates/", "key
 def is_immutable(path: str, site_format: int = 2) -> bool:
     """In format v2 an inclusion proof is remade against each new checkpoint: derived, like a
     page. In format v3 it is written once, as the history's files are (docs/formats/v3.md, 7)."""
-    if site_format == MANIFEST_V3 and written_once_in_v3(path):
+    if site_format >= MANIFEST_V3 and written_once_in_v3(path):
         return True
     return path.startswith(IMMUTABLE_PREFIXES) and not path.endswith((".html", ".tlog-proof"))
 
@@ -121,7 +121,7 @@ def _old_leaves(previous: PreviousRelease, m: dict[str, Any]) -> tuple[Path, Ite
     (a v3 site, docs/formats/v3.md, 3), each tile checked as the verifier checks it."""
     found = m.get("ledger")
     ledger: dict[str, Any] = found if isinstance(found, dict) else {}
-    if site_format(m) == MANIFEST_V3:
+    if site_format(m) >= MANIFEST_V3:
         size = ledger.get("tree_size")
 
         def read(rel: str) -> bytes | None:

@@ -142,7 +142,7 @@ def _entries(b: Writing) -> None:
         # From the last release's tree: only the leaves after it are read, from the ledger's end.
         for index, raw in enumerate(last_ledger_lines(ctx.paths, ctx.ledger.size - resume.size), resume.size):
             keep(index, raw)
-    elif ctx.program.format == 3:
+    elif ctx.program.format >= 3:
         artifacts.replay_entries(ctx, keep)  # the ledger is its tiles: no entries document
     else:
         artifacts.write_entries(ctx, b.w, keep)
@@ -154,7 +154,7 @@ def _resumed_tiles(b: Writing) -> TileBuilder | None:
     when every file it would otherwise make again from the older leaves is one the last build
     recorded, untouched since: its tiles, and the inclusion proof of every artifact it proved."""
     ctx = b.ctx
-    if ctx.program.format != 3 or not b.carried or b.previous is None or not b.previous.reuse:
+    if ctx.program.format < 3 or not b.carried or b.previous is None or not b.previous.reuse:
         return None
     size = max(a.size for a in b.carried if a.size <= ctx.ledger.size)
     if size == 0:
@@ -233,7 +233,7 @@ def _ledger(b: Writing) -> None:
 def _history(b: Writing) -> None:
     ctx = b.ctx
     proven = ((rel, index) for index, rel in sorted(b.proven.items()))
-    if ctx.program.format == 3:
+    if ctx.program.format >= 3:
         # Written once (docs/formats/v3.md, 1 and 2): what the last release published is kept.
         archive = history_files.v3_archive(b.carried, ctx.tree.size, b.checkpoint)
         b.history_rows = history_files.write_history_v3(b.w, ctx.signer, ctx.origin, ctx.tree, archive, b.previous)
@@ -381,7 +381,7 @@ def _release_files(b: Writing) -> None:
 
 
 def _download(b: Writing) -> None:
-    if b.ctx.program.format == 3:
+    if b.ctx.program.format >= 3:
         b.tree = sums_tree.write_leaves(b.ctx, b.w)
     else:
         site_archive.write_download(b.ctx, b.w)

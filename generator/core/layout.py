@@ -23,6 +23,7 @@ from generator.verifier import (
     commitment_part_path,
     consistency_between,
     evidence_path,
+    manifest_part_path,
     timestamp_token_path,
 )
 from generator.verifier import AUTHORITIES_PATH as TIMESTAMP_AUTHORITIES
@@ -105,6 +106,11 @@ def consistency_step(old_size: int, new_size: int) -> str:
 def commitment_part(k: int) -> str:
     """Part k (from 0) of a format v3 commitment list (docs/formats/v3.md, 4): the verifier's."""
     return commitment_part_path(k)
+
+
+def manifest_part(name: str, k: int) -> str:
+    """Part k (from 0) of the manifest's list `name` in format v4 (docs/formats/v4.md): the verifier's."""
+    return manifest_part_path(name, k)
 
 
 def tile(rel: str) -> str:
@@ -270,6 +276,7 @@ JSON_SCHEMAS: tuple[tuple[str, str], ...] = (
     (ENTRIES, "ledger-entries.schema.json"),
     (COMMITMENTS, "commitment-list.schema.json"),
     (commitment_part(0).replace("/0.json", "/*.json"), "commitment-list-part.schema.json"),
+    (manifest_part("*", 0).replace("/0.json", "/*.json"), "manifest-part.schema.json"),
     (HISTORY, "checkpoint-history.schema.json"),
     (REVOCATIONS, "certificate-revocations.schema.json"),
     (f"{LEDGER_PREFIX}/consistency/*.json", "consistency-proof.schema.json"),

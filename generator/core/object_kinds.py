@@ -104,10 +104,10 @@ def written_once_in_v3(path: str) -> bool:
 
 def kind_of(path: str, site_format: int = 2) -> Kind:
     """The kind of a site path (relative, '/'-separated) in a site of `site_format` (2, which
-    reads v1 too, or 3: the manifest's word, generator.verifier's site_format)."""
+    reads v1 too, 3 or 4: the manifest's word, generator.verifier's site_format)."""
     if path == layout.CHECKPOINT:
         return Kind.CHECKPOINT
-    if _IMMUTABLE.match(path) or (site_format == SITE_FORMAT_V3 and written_once_in_v3(path)):
+    if _IMMUTABLE.match(path) or (site_format >= SITE_FORMAT_V3 and written_once_in_v3(path)):
         return Kind.IMMUTABLE
     return Kind.PAGE
 

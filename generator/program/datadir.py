@@ -53,8 +53,8 @@ PROGRAM_KEYS = (
 DEFAULT_WITNESS_QPD = 24
 # The largest quota the log list's format writes (a decimal of at most 18 digits).
 MAX_WITNESS_QPD = 10**18 - 1
-# The site formats a program can publish (FORMAT.md; docs/formats/v3.md): chosen when it starts.
-SITE_FORMATS = (2, 3)
+# The site formats a program can publish (FORMAT.md; docs/formats/v3.md, v4.md): chosen when it starts.
+SITE_FORMATS = (2, 3, 4)
 # A URL's characters (RFC 3986): anything else (a space, a quote, '<', a non-ASCII letter) must
 # be percent-encoded before it can stand in a feed, a sitemap or robots.txt.
 _URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
@@ -213,7 +213,7 @@ class Program:
     site_url: str | None = None  # where the site is served, ending with '/' (FORMAT.md, feeds)
     download_archive: bool = True  # publish download/site.zip (FORMAT.md, format v2)
     operator: str = ""  # who runs the program, for the home page (the operator's words)
-    format: int = 2  # the site format it publishes (docs/formats/v3.md): 2, or 3 for releases that cost what changed
+    format: int = 2  # the site format it publishes: 2, 3 (releases that cost what changed) or 4 (docs/formats/v4.md)
     # The log's entry in the witness network's log list (ledger/log-list.txt): its daily quota of
     # add-checkpoint requests, and how a witness operator reaches the program ("": the operator, or
     # else the site's URL).
@@ -293,7 +293,8 @@ def load_program(paths: Paths) -> tuple[Program, list[str]]:
                 "not a site format this version publishes",
                 where="format",
                 expected=" or ".join(map(str, SITE_FORMATS))
-                + " (3: releases that cost what changed, docs/formats/v3.md)",
+                + " (3: releases that cost what changed, docs/formats/v3.md; 4: 3 with the manifest's"
+                " lists in parts, docs/formats/v4.md)",
                 found=raw["format"],
             )
         )

@@ -6,7 +6,8 @@ the paths whose bytes changed, in three phases, each finished before the next st
 
 1. new immutable objects (artifacts, their signatures, tiles), created only if absent;
 2. the pages and indexes that changed, then a format v3 site's lists under `sums/` that changed,
-   the deepest first (docs/formats/v3.md, 5), then `SHA256SUMS` and its signature;
+   the deepest first (docs/formats/v3.md, 5), then (one at a time) a format v4 site's manifest,
+   after the parts it names (docs/formats/v4.md), `SHA256SUMS` and its signature;
 3. the checkpoint;
 
 and then removes what the last publish sent and this release no longer has, if it is a page
@@ -44,6 +45,7 @@ from generator.program import journal
 from generator.publish.store import Conflict, Store, StoreError, file_sha256
 from generator.verifier import (
     LIST_RE,
+    MANIFEST_V4,
     is_safe_path,
     parse_policy,
     policy_problems,
@@ -343,11 +345,14 @@ def publish(
         on_start(sorted({**{q: UNKNOWN for q, _ in listing}, **known}.items(), key=lambda r: r[0].encode()))
     fmt = p.site_format
     _phase(site, store, "creating immutable objects", p.immutable, True, summary, jobs, progress, fmt)
-    # SHA256SUMS and its signature go one after the other, after the rest of the pages.
-    head = sorted((r for r in p.pages if r[0] not in _LAST_PAGES), key=lambda r: _list_depth(r[0]))
-    tail = [r for r in p.pages if r[0] in _LAST_PAGES]
+    # SHA256SUMS and its signature go one after the other, after the rest of the pages; a v4
+    # manifest just before them, after every part it names (docs/formats/v4.md).
+    last = (layout.MANIFEST, *_LAST_PAGES) if fmt >= MANIFEST_V4 else _LAST_PAGES
+    head = sorted((r for r in p.pages if r[0] not in last), key=lambda r: _list_depth(r[0]))
+    tail = sorted((r for r in p.pages if r[0] in last), key=lambda r: last.index(r[0]))
     _phase(site, store, "replacing pages and indexes", head, False, summary, jobs, progress, fmt)
-    _phase(site, store, "replacing the checksum list", tail, False, summary, 1, progress, fmt)
+    label = "replacing the manifest and the checksum list" if fmt >= MANIFEST_V4 else "replacing the checksum list"
+    _phase(site, store, label, tail, False, summary, 1, progress, fmt)
     if p.checkpoint is not None:
         _phase(site, store, "replacing the checkpoint", [p.checkpoint], False, summary, 1, progress, fmt)
         summary.checkpoint_sent = True

@@ -267,11 +267,11 @@ def checkpoint_entries(
             links.append(Link("related", "application/json", row["consistency"]))
             tail = (
                 f"A consistency proof shows that this ledger begins with the checkpoint before: {row['consistency']}."
-                if ctx.program.format == 3  # one proof a release, from the row before (docs/formats/v3.md, 1)
+                if ctx.program.format >= 3  # one proof a release, from the row before (docs/formats/v3.md, 1)
                 else f"A consistency proof shows that today's ledger begins with them: {row['consistency']}."
             )
         else:
-            tail = "The first checkpoint." if ctx.program.format == 3 and n != size else "Today's checkpoint."
+            tail = "The first checkpoint." if ctx.program.format >= 3 and n != size else "Today's checkpoint."
         entries.append(
             Entry(
                 row["checkpoint"],

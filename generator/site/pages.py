@@ -323,7 +323,7 @@ def write_pool_pages(ctx: SiteContext, w: SiteWriter, r: Renderer, progress: Pro
         "Commitments",
         "pool.html",
         # A v3 page's rows are one part of the list, as long as a page (docs/formats/v3.md, 4).
-        (lambda p: layout.commitment_part(p - 1)) if ctx.program.format == 3 else layout.COMMITMENTS,
+        (lambda p: layout.commitment_part(p - 1)) if ctx.program.format >= 3 else layout.COMMITMENTS,
         rows,
         inputs,
         progress=progress,
@@ -390,7 +390,7 @@ def write_ledger_pages(
         "Ledger",
         "ledger.html",
         # A v3 site's ledger is its tiles (docs/formats/v3.md, 3): no one document is the twin.
-        None if ctx.program.format == 3 else layout.ENTRIES,
+        None if ctx.program.format >= 3 else layout.ENTRIES,
         rows,
         rows.inputs,
         unread=rows.skip,
@@ -509,10 +509,10 @@ def write_keys_and_verify_pages(
             "checksum_name": layout.ARCHIVE_SUMS.rsplit("/", 1)[-1],
         }
         # A v3 site has no site.zip: its download is in parts, one a leaf list (docs/formats/v3.md, 6).
-        if ctx.program.download_archive and ctx.program.format != 3
+        if ctx.program.download_archive and ctx.program.format < 3
         else None,
         # A v3 site's checksum list is a tree (docs/formats/v3.md, 5): "parts" when it has its download.
-        sums_tree=("parts" if ctx.program.download_archive else "lists") if ctx.program.format == 3 else None,
+        sums_tree=("parts" if ctx.program.download_archive else "lists") if ctx.program.format >= 3 else None,
     )
 
 

@@ -57,6 +57,7 @@ from generator.verifier.core.formats import (
     GATE_RE,
     ID_RE,
     MANIFEST_V3,
+    MANIFEST_V4,
     check_item,
     check_keys,
     check_reveal_document,
@@ -224,6 +225,7 @@ from generator.verifier.site.download import (
 from generator.verifier.site.history import HISTORY_PATH, artifact_proof_problem, open_checkpoint, verify_artifact
 from generator.verifier.site.history_v3 import HISTORY_V3, archived_checkpoint_path, consistency_between
 from generator.verifier.site.log_list_file import LOG_LIST_PATH
+from generator.verifier.site.manifest_parts import MANIFEST_PART_ROWS, cut_manifest, manifest_part_path
 from generator.verifier.site.release import SUMS_LINE_RE
 from generator.verifier.site.remote import HttpRemote, RemoteUnreadable
 from generator.verifier.site.timestamp_files import (
@@ -326,8 +328,10 @@ __all__ = [
     "LIST_RE",
     "LOG_LIST_HEADER",
     "LOG_LIST_PATH",
+    "MANIFEST_PART_ROWS",
     "MANIFEST_PATH",
     "MANIFEST_V3",
+    "MANIFEST_V4",
     "MAX_COSIGNATURE_TIMESTAMP",
     "MAX_LEAF_BYTES",
     "MAX_SAFE_INTEGER",
@@ -439,6 +443,7 @@ __all__ = [
     "cosigned_by",
     "credential_path",
     "current_keys",
+    "cut_manifest",
     "did_document",
     "draw_items",
     "draw_required_problem",
@@ -501,6 +506,7 @@ __all__ = [
     "log_signature_lines",
     "make_cosigner_vkey",
     "make_vkey",
+    "manifest_part_path",
     "merkle_root",
     "ml_dsa_44_verify",
     "ml_dsa_log_signers",

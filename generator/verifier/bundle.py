@@ -95,6 +95,7 @@ MODULES = (
     "core.checksum_tree",
     "tlog.rotation",
     "memory.mirror_record",
+    "site.manifest_parts",
     "site.release",
     "site.checksum_lists",
     "site.zip_layout",

@@ -140,7 +140,7 @@ def resign_sums(site: Path, signer: Signer, keep_parts: bool = False) -> None:
     if not keep_parts:
         shutil.rmtree(site / "download", ignore_errors=True)
     manifest = site / v.MANIFEST_PATH
-    if manifest.is_file() and json.loads(manifest.read_bytes()).get("v") == v.MANIFEST_V3:
+    if manifest.is_file() and json.loads(manifest.read_bytes()).get("v") in (v.MANIFEST_V3, v.MANIFEST_V4):
         _relist_v3(site, keep_parts)
     else:
         (site / SUMS).write_bytes(sums_bytes(site))

@@ -24,10 +24,11 @@ def choose_format(paths: Paths, fmt: int) -> None:
     f.write_text(f.read_text(encoding="utf-8") + f"format: {fmt}\n", encoding="utf-8")
 
 
-def v3_demo(root: Path) -> BuiltSite:
-    """The demo's data, made a v3 program, built into `root`/public (offline)."""
+def v3_demo(root: Path, fmt: int = 3) -> BuiltSite:
+    """The demo's data, made a v3 program (or v4: v3 with the manifest's lists in parts,
+    docs/formats/v4.md), built into `root`/public (offline)."""
     paths = copy_demo_data(root / "data")
-    choose_format(paths, 3)
+    choose_format(paths, fmt)
     out = root / "public"
     build(paths, out, offline=True)
     return BuiltSite(paths, out)

@@ -248,13 +248,17 @@ def as_list(value: Any) -> list[Any]:
 
 
 # The manifest's `v` names the site's format: 1 for a v1 or v2 site (v2 only adds files beside
-# v1's), 3 for a v3 site (docs/formats/v3.md), which v1 and v2 readers must not take for theirs.
+# v1's), 3 for a v3 site (docs/formats/v3.md), 4 for a v4 site (docs/formats/v4.md: v3 with the
+# manifest's lists in parts), which earlier readers must not take for theirs.
 MANIFEST_V3 = 3
+MANIFEST_V4 = 4
 
 
 def site_format(manifest: dict[str, Any]) -> int:
-    """The format a manifest says its site has: 3 for a v3 manifest, else 2 (which reads v1 too)."""
-    return 3 if is_int(manifest.get("v")) and manifest.get("v") == MANIFEST_V3 else 2
+    """The format a manifest says its site has: 3 or 4 for a v3 or v4 manifest, else 2 (which
+    reads v1 too). Every rule of format 3 holds in format 4: `site_format(m) >= MANIFEST_V3`."""
+    v = manifest.get("v")
+    return v if is_int(v) and v in (MANIFEST_V3, MANIFEST_V4) else 2
 
 
 def is_v1(doc: dict[str, Any]) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import MANIFEST_V3, site_format
+from generator.verifier.core.formats import MANIFEST_V3, MANIFEST_V4, site_format
 from generator.verifier.core.public_keys import KeyRow
 from generator.verifier.rules.evidence import evidence_path
 from generator.verifier.rules.ledger import Ledger
@@ -25,10 +25,17 @@ from generator.verifier.site.commitment_parts import COMMITMENT_PARTS_DIR, commi
 from generator.verifier.site.history import HISTORY_PATH, tile_reader
 from generator.verifier.site.history_v3 import V2_CONSISTENCY_RE
 from generator.verifier.site.log_list_file import LOG_LIST_PATH
+from generator.verifier.site.manifest_parts import (
+    MANIFEST_PARTS_DIR,
+    PARTED_LISTS,
+    manifest_part_count,
+    manifest_part_path,
+)
 from generator.verifier.site.timestamp_files import AUTHORITIES_PATH, TIMESTAMPS_FOLDER
 from generator.verifier.tlog.tiles import TILE_HASH_BYTES, parse_entry_bundle, tile_paths
 
 LEDGER_FOLDER = "ledger/"
+MANIFEST_FOLDER = MANIFEST_PARTS_DIR + "/"
 PROOF_SUFFIX = ".tlog-proof"
 # The ledger's own documents (each checked where its rule is), the trust policy, the log's entry
 # in the witness network's log list, and its pages.
@@ -61,11 +68,13 @@ def check_accounted(
     methodology/ or keys/ that no document of the site accounts for; check the partial tiles of
     archived sizes."""
     # The site's files sorted into what each check below looks at, in one pass over them all.
-    ledger_files, proof_files, evidence, credentials, artifacts = [], [], [], [], []
+    ledger_files, proof_files, evidence, credentials, artifacts, parts = [], [], [], [], [], []
     for f in s.files_found:
         if f.startswith(LEDGER_FOLDER):
             ledger_files.append(f)
             continue
+        if f.startswith(MANIFEST_FOLDER):
+            parts.append(f)
         proof = f.endswith(PROOF_SUFFIX)
         if proof:
             proof_files.append(f)
@@ -92,9 +101,27 @@ def check_accounted(
             "FILE.tlog-proof beside a reveal or certificate of the manifest",
             "a stray proof",
         )
+    if site_format(manifest) == MANIFEST_V4:
+        _check_manifest_folder(s, manifest, sorted(parts))
     _check_evidence_folder(s, manifest, sorted(evidence))
     _check_credential_files(s, manifest, sorted(credentials))
     _check_artifact_folders(s, manifest, key_rows, sorted(artifacts))
+
+
+def _check_manifest_folder(s: Site, manifest: dict[str, Any], present: list[str]) -> None:
+    """A v4 site's manifest/ holds the parts its index names (docs/formats/v4.md), read whole by
+    then into the manifest's lists: any other file there is one no reader is told of."""
+    expected = {
+        manifest_part_path(name, k) for name in PARTED_LISTS for k in range(manifest_part_count(len(manifest[name])))
+    }
+    for rel in present:
+        s.report.check(
+            rel in expected,
+            rel,
+            "a file under manifest/ that is no part the manifest names",
+            "only manifest/<list>/<k>.json, the parts of the manifest's lists",
+            "a stray file",
+        )
 
 
 def _strings(*values: Any) -> set[str]:
@@ -161,7 +188,7 @@ def _check_ledger_folder(
     rows = history["checkpoints"] if history else []
     expected |= {r["checkpoint"] for r in rows if isinstance(r["checkpoint"], str)}
     expected |= {r["consistency"] for r in rows if isinstance(r["consistency"], str)}
-    v3 = site_format(manifest) == MANIFEST_V3
+    v3 = site_format(manifest) >= MANIFEST_V3
     if v3:  # the commitment list's parts (docs/formats/v3.md, 4)
         expected |= {commitment_part_path(k) for k in range(commitment_part_count(commits))}
     today = {LEDGER_FOLDER + p for p, _ in tile_paths(size)} if history else set()

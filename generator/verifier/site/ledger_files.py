@@ -120,7 +120,7 @@ def check_ledger(
         show(led["tree_size"]),
     )
     check_checkpoint(s, led["checkpoint"], origin, key, ledger.size, merkle.root())
-    if site_format(manifest) == MANIFEST_V3:
+    if site_format(manifest) >= MANIFEST_V3:
         _check_commitment_parts(s, led["commitment_list"], origin, key, ledger, memory, listing)
     else:
         check_commitment_list(s, led["commitment_list"], origin, key, ledger)

@@ -11,6 +11,7 @@ from generator.verifier.core.confusables import invisible_characters
 from generator.verifier.core.errors import Problem
 from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH, Site
 from generator.verifier.core.formats import (
+    MANIFEST_V4,
     check_keys,
     is_origin,
     is_safe_path,
@@ -33,6 +34,7 @@ from generator.verifier.core.public_keys import (
 from generator.verifier.core.report import Report
 from generator.verifier.core.text import show, type_name
 from generator.verifier.core.windowed import windowed
+from generator.verifier.site.manifest_parts import PARTED_LISTS
 from generator.verifier.tlog.rotation import ML_DSA_KEYS_MEMBER, ml_dsa_key_row_problems
 
 SUMS_LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
@@ -58,11 +60,11 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
     """transparency.json's members and their types (format v1 §7): what every later check reads."""
     problems = check_keys(m, MANIFEST_KEYS)
     if isinstance(m, dict):
-        if m.get("type") != "transparency-manifest" or not (is_v1(m) or site_format(m) == 3):
+        if m.get("type") != "transparency-manifest" or not (is_v1(m) or site_format(m) >= 3):
             problems.append(
                 Problem(
                     "wrong type or version",
-                    expected='"transparency-manifest", v 1 (format v1 or v2) or 3 (format v3)',
+                    expected='"transparency-manifest", v 1 (format v1 or v2), 3 (format v3) or 4 (format v4)',
                     found=f"{show(m.get('type'))}, v {show(m.get('v'))}",
                 )
             )
@@ -78,13 +80,15 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
             )
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
+        # A v4 manifest's growing lists are indexes of parts, read by manifest_parts.py.
+        parted = PARTED_LISTS if site_format(m) == MANIFEST_V4 else ()
         for k in MANIFEST_LISTS:
-            if k in m and not isinstance(m[k], list):
+            if k in m and k not in parted and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
         # A v3 site's ledger is its tiles: no entries document (docs/formats/v3.md, 3).
         ledger_keys = ("checkpoint", "tree_size", "commitment_list")
         problems += check_keys(
-            m.get("ledger"), ledger_keys if site_format(m) == 3 else ("entries", *ledger_keys), where="ledger"
+            m.get("ledger"), ledger_keys if site_format(m) >= 3 else ("entries", *ledger_keys), where="ledger"
         )
         for k in ("keys", "verifier"):
             if k in m and not is_safe_path(m[k]):

@@ -10,7 +10,7 @@ from typing import Any
 
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.core.folder import MANIFEST_PATH, KnownHashes, Site
-from generator.verifier.core.formats import MANIFEST_V3, site_format
+from generator.verifier.core.formats import MANIFEST_V3, MANIFEST_V4, site_format
 from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
@@ -42,6 +42,7 @@ from generator.verifier.site.history import (
 from generator.verifier.site.history_v3 import HISTORY_V3, check_artifact_proofs_v3, check_history_v3
 from generator.verifier.site.ledger_files import check_ledger
 from generator.verifier.site.log_list_file import check_log_list_file
+from generator.verifier.site.manifest_parts import PARTED_ROWS_NOTE, read_manifest_parts
 from generator.verifier.site.publication import check_gates, check_methodology_files, check_reveals, check_runs
 from generator.verifier.site.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
 from generator.verifier.site.timestamp_files import check_draws_logged_in_time, check_timestamps
@@ -154,6 +155,11 @@ def _check(
     if loaded is None or not check_manifest_shape(loaded[1], report):
         return
     manifest = loaded[1]
+    if site_format(manifest) == MANIFEST_V4:  # its lists in parts (docs/formats/v4.md)
+        whole = read_manifest_parts(s, manifest)
+        if whole is None:
+            return
+        manifest = whole
     origin = manifest["origin"]
     earlier: list[VerifierKey] = []
     key_rows: list[KeyRow] = []
@@ -161,7 +167,7 @@ def _check(
     if public_key is None:
         return
     saved = _saved_checkpoints(s, since, origin)
-    v3 = site_format(manifest) == MANIFEST_V3
+    v3 = site_format(manifest) >= MANIFEST_V3
     memory = None
     # A v3 site's ledger is its tiles, and its memory is kept by tree size (release_memory.py).
     if memory_folder is not None and (v3 or not from_tiles):
@@ -224,6 +230,8 @@ def _check(
     )
     _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
+    if site_format(manifest) == MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
+        report.notes.append(PARTED_ROWS_NOTE)
 
 
 def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
@@ -264,7 +272,7 @@ def _check_restatements(
     the key hand-overs the history shows; on a v1 site, which has none of them, that the ledger
     holds nothing that needs them."""
     report, origin, keys_rel = s.report, manifest["origin"], manifest["keys"]
-    v3 = site_format(manifest) == MANIFEST_V3
+    v3 = site_format(manifest) >= MANIFEST_V3
     if history is not None and v3:
         # The ledger was read from its tiles, each checked (check_ledger): no entries document.
         agreed = signed_tree(checkpoint, origin, public_key) == (ledger.size, root)

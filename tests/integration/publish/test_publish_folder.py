@@ -5,6 +5,7 @@ leaves the folder a reader can use, which running the command again completes.""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -422,5 +423,37 @@ def test_a_v3_site_publishes_its_lists_after_every_other_page_the_deepest_first(
     sent = {k for op, k in store.writes if op != "delete"}
     assert sent == {p for p in after if before.get(p) != after[p]}
     assert any(k.startswith("sums/") for k in sent) and any(k.startswith("download/") for k in sent)
+    assert files(tmp_path / "www") == after
+    assert verify(tmp_path / "www").returncode == 0
+
+
+def test_a_v4_site_publishes_its_manifest_after_its_parts_and_one_event_sends_one_part(
+    make_program: Callable[..., Paths], tmp_path: Path
+) -> None:
+    # 270 reveals: two parts of the manifest's reveals (docs/formats/v4.md).
+    paths = make_program(secret_items=280, retired=0)
+    (paths.data / "program.yaml").write_text((paths.data / "program.yaml").read_text() + "format: 4\n")
+    retire_items(paths, [f"b-{i:04d}" for i in range(1, 271)], "Retired.", "2026-02-01T00:00:00Z")
+    site = tmp_path / "public"
+    build(paths, site, offline=True)
+    index = json.loads((site / layout.MANIFEST).read_bytes())
+    assert len(index["reveals"]["parts"]) == 2
+    store = Recording(FolderStore(tmp_path / "www"))
+    publisher.publish(site, store, iter(()), jobs=1)
+    written = [k for _, k in store.writes]
+    assert written[-4:] == [layout.MANIFEST, layout.SUMS, layout.SUMS_SIG, layout.CHECKPOINT]
+    assert verify(tmp_path / "www").returncode == 0
+
+    before = files(site)
+    retire_item(paths, "b-0271", "One more.", "2026-03-02T00:00:00Z")
+    build(paths, site, offline=True)
+    after = files(site)
+    record = [(p, hashlib.sha256(d).hexdigest()) for p, d in sorted(before.items(), key=lambda r: r[0].encode())]
+    store = Recording(FolderStore(tmp_path / "www"))
+    publisher.publish(site, store, iter(record), jobs=2)
+    sent = [k for op, k in store.writes if op != "delete"]
+    assert [k for k in sent if k.startswith("manifest/")] == [layout.manifest_part("reveals", 1)]
+    assert sent.index(layout.MANIFEST) > sent.index(layout.manifest_part("reveals", 1))
+    assert sent[-4:] == [layout.MANIFEST, layout.SUMS, layout.SUMS_SIG, layout.CHECKPOINT]
     assert files(tmp_path / "www") == after
     assert verify(tmp_path / "www").returncode == 0

@@ -16,6 +16,7 @@ from generator.core.signing_key import load_key
 from generator.verifier.site.command_line import main
 from tests.support.demo import BuiltSite
 from tests.support.http_site import closed_port, serve
+from tests.support.v3 import one_event, v3_demo
 
 # What every run reads before the files it fetches: the key, and the signed list.
 META = {"transparency.json", "keys.json", "SHA256SUMS", "SHA256SUMS.sig"}
@@ -207,3 +208,25 @@ def test_wrong_arguments_exit_2(
     code, _, err = run(capsys, "http://127.0.0.1:9/", tmp_path / "m", *args)
     assert code == 2 and message in err, err
     assert not (tmp_path / "m").exists()
+
+
+def test_a_v4_site_is_copied_and_followed_fetching_the_parts_that_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Format v4 (docs/formats/v4.md): the manifest's parts are files like any other, fetched when
+    their bytes change, and the mirror's verification reads the lists back whole from them."""
+    site = v3_demo(tmp_path / "v4", fmt=4)
+    mirror, state = tmp_path / "mirror", tmp_path / "state.json"
+    with serve(site.out) as served:
+        code, out, err = run(capsys, served.url, mirror, "--state", state)
+    assert code == 0 and "PASS" in out, out + err
+    before = files(site.out)
+    one_event(site)
+    after = files(site.out)
+    changed = {p for p, data in after.items() if before.get(p) != data}
+    assert "manifest/reveals/0.json" in changed and "manifest/runs/0.json" not in changed
+    with serve(site.out) as served:
+        code, out, err = run(capsys, served.url, mirror, "--state", state)
+    assert code == 0 and "PASS" in out, out + err
+    assert set(served.requests) - META == changed - META, "an unchanged file was asked for"
+    assert files(mirror) == after
