@@ -79,34 +79,34 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/report.py                   lines 13005 to 13167
     generator/verifier/core/windowed.py                 lines 13168 to 13198
     generator/verifier/core/folder.py                   lines 13199 to 13532
-    generator/verifier/core/checksum_tree.py            lines 13533 to 13688
-    generator/verifier/tlog/rotation.py                 lines 13689 to 13873
-    generator/verifier/memory/mirror_record.py          lines 13874 to 13977
-    generator/verifier/site/manifest_parts.py           lines 13978 to 14128
-    generator/verifier/site/release.py                  lines 14129 to 14432
-    generator/verifier/site/checksum_lists.py           lines 14433 to 14592
-    generator/verifier/site/zip_layout.py               lines 14593 to 14792
-    generator/verifier/site/download.py                 lines 14793 to 15185
-    generator/verifier/site/history.py                  lines 15186 to 15555
-    generator/verifier/site/history_v3.py               lines 15556 to 15734
-    generator/verifier/site/commitment_parts.py         lines 15735 to 15923
-    generator/verifier/site/ledger_files.py             lines 15924 to 16282
-    generator/verifier/site/certificate_memo.py         lines 16283 to 16434
-    generator/verifier/site/run_memo.py                 lines 16435 to 16553
-    generator/verifier/site/publication.py              lines 16554 to 16783
-    generator/verifier/rules/revocations.py             lines 16784 to 16903
-    generator/verifier/site/export_files.py             lines 16904 to 17129
-    generator/verifier/site/certificate_records.py      lines 17130 to 17295
-    generator/verifier/site/certificate_files.py        lines 17296 to 17739
-    generator/verifier/site/agreement_files.py          lines 17740 to 17884
-    generator/verifier/site/timestamp_files.py          lines 17885 to 18063
-    generator/verifier/site/log_list_file.py            lines 18064 to 18135
-    generator/verifier/site/accounting.py               lines 18136 to 18439
-    generator/verifier/site/remote.py                   lines 18440 to 18710
-    generator/verifier/site/mirror_folder.py            lines 18711 to 18975
-    generator/verifier/site/mirror.py                   lines 18976 to 19270
-    generator/verifier/site/verify_site.py              lines 19271 to 19619
-    generator/verifier/site/command_line.py             lines 19620 to 20084
+    generator/verifier/core/checksum_tree.py            lines 13533 to 13726
+    generator/verifier/tlog/rotation.py                 lines 13727 to 13911
+    generator/verifier/memory/mirror_record.py          lines 13912 to 14015
+    generator/verifier/site/manifest_parts.py           lines 14016 to 14166
+    generator/verifier/site/release.py                  lines 14167 to 14470
+    generator/verifier/site/checksum_lists.py           lines 14471 to 14645
+    generator/verifier/site/zip_layout.py               lines 14646 to 14845
+    generator/verifier/site/download.py                 lines 14846 to 15238
+    generator/verifier/site/history.py                  lines 15239 to 15608
+    generator/verifier/site/history_v3.py               lines 15609 to 15787
+    generator/verifier/site/commitment_parts.py         lines 15788 to 15976
+    generator/verifier/site/ledger_files.py             lines 15977 to 16335
+    generator/verifier/site/certificate_memo.py         lines 16336 to 16487
+    generator/verifier/site/run_memo.py                 lines 16488 to 16606
+    generator/verifier/site/publication.py              lines 16607 to 16836
+    generator/verifier/rules/revocations.py             lines 16837 to 16956
+    generator/verifier/site/export_files.py             lines 16957 to 17182
+    generator/verifier/site/certificate_records.py      lines 17183 to 17348
+    generator/verifier/site/certificate_files.py        lines 17349 to 17792
+    generator/verifier/site/agreement_files.py          lines 17793 to 17937
+    generator/verifier/site/timestamp_files.py          lines 17938 to 18116
+    generator/verifier/site/log_list_file.py            lines 18117 to 18188
+    generator/verifier/site/accounting.py               lines 18189 to 18492
+    generator/verifier/site/remote.py                   lines 18493 to 18763
+    generator/verifier/site/mirror_folder.py            lines 18764 to 19028
+    generator/verifier/site/mirror.py                   lines 19029 to 19323
+    generator/verifier/site/verify_site.py              lines 19324 to 19675
+    generator/verifier/site/command_line.py             lines 19676 to 20140
 """
 
 # ==============================================================================================
@@ -13531,8 +13531,8 @@ class Site:
 
 
 # ==============================================================================================
-# generator/verifier/core/checksum_tree.py: The checksum list as a tree (docs/formats/v3.md, 5): which list holds each
-#     file of a v3 site, the bytes of every list, and reading a tree's lists back.
+# generator/verifier/core/checksum_tree.py: The checksum list as a tree (docs/formats/v3.md, 5; docs/formats/v4.md,
+#     3): which list holds each file of a v3 or v4 site, the bytes of every list, and reading a tree's lists back.
 # ==============================================================================================
 
 # A leaf holds at most this many files; a node with more is split by the next hex digit of the keys.
@@ -13551,10 +13551,11 @@ LIST_SUFFIX = ".sha256"
 PART_SUFFIX = ".zip"
 
 
-LIST_RE = re.compile(rf"{LISTS_DIR}/([0-9a-f]{{1,64}})\{LIST_SUFFIX}")
+# A prefix is at most a whole key: 64 hex digits, or 256 bits.
+LIST_RE = re.compile(rf"{LISTS_DIR}/([0-9a-f]{{1,256}})\{LIST_SUFFIX}")
 
 
-PART_RE = re.compile(rf"{PARTS_DIR}/([0-9a-f]{{1,64}})\{PART_SUFFIX}")
+PART_RE = re.compile(rf"{PARTS_DIR}/([0-9a-f]{{1,256}})\{PART_SUFFIX}")
 
 
 _LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
@@ -13563,6 +13564,43 @@ _LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 def path_key(path: str) -> str:
     """A file's key: the SHA-256, lowercase hex, of its path's UTF-8 bytes."""
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
+
+
+def bit_key(path: str) -> str:
+    """A file's key in a v4 tree: the same SHA-256, as its 256 bits ('0' and '1')."""
+    return format(int.from_bytes(hashlib.sha256(path.encode("utf-8")).digest(), "big"), "0256b")
+
+
+@dataclass(frozen=True)
+class TreeRule:
+    """How a format's tree splits: a node holding more than `leaf_files` files has a child for
+    each next digit of its files' keys, written in `digits`.
+
+    Format v3 splits by hex digits (a node's files spread over up to 16 children), so how full a
+    leaf is cycles between a sixteenth of the bound and the bound as a site grows, and with it
+    what a release rewrites of the download parts. Format v4 splits by bits: a node splits into
+    two halves, so a leaf holds between about half the bound and the bound at any size, and the
+    bound is smaller (docs/formats/v4.md, 3)."""
+
+    leaf_files: int
+    digits: str
+    digit_word: str
+    key: Callable[[str], str]
+    doc: str  # where the format says so, for failures
+
+    def build(self, paths: Iterable[str]) -> "Tree":
+        return build_tree(paths, self.leaf_files, self.key)
+
+
+HEX_TREE = TreeRule(64, "0123456789abcdef", "hex digit", path_key, "docs/formats/v3.md, 5")
+
+
+BIT_TREE = TreeRule(16, "01", "bit", bit_key, "docs/formats/v4.md, 3")
+
+
+def tree_rule(site_format: int) -> TreeRule:
+    """The tree a v3 site (or any other format's tool asking) splits by, or a v4 site's."""
+    return BIT_TREE if site_format >= 4 else HEX_TREE
 
 
 def list_path(prefix: str) -> str:
@@ -13594,12 +13632,12 @@ class Tree:
         return sorted(self.inner, key=lambda p: (-len(p), p))
 
 
-def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES) -> Tree:
+def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES, key: Callable[[str], str] = path_key) -> Tree:
     """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
-    node is a leaf when it holds at most `leaf_files` files (LEAF_FILES in a checksum tree; the
-    generator's sitemap parts are cut by the same rule), else it has a child for each digit some
-    of its keys continue with."""
-    keyed = sorted((path_key(p), p) for p in paths)
+    node is a leaf when it holds at most `leaf_files` files (a TreeRule's bound in a checksum
+    tree; the generator's sitemap parts are cut by the same rule), else it has a child for each
+    digit some of its keys (`key`: hex, or a v4 tree's bits) continue with."""
+    keyed = sorted((key(p), p) for p in paths)
     leaves: dict[str, list[str]] = {}
     inner: dict[str, list[str]] = {}
     # Sorted by key, the files of a node are a run of `keyed`: (prefix, start, end) to visit.
@@ -14431,18 +14469,16 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 
 
 # ==============================================================================================
-# generator/verifier/site/checksum_lists.py: A v3 site's checksum lists (docs/formats/v3.md, 5): SHA256SUMS signed,
-#     every list the tree implies read and checked (its lines, their order, each file in the leaf its key names,
-#     once), no other file under sums/, and every file of the site against its line.
+# generator/verifier/site/checksum_lists.py: A v3 or v4 site's checksum lists (docs/formats/v3.md, 5; v4.md, 3):
+#     SHA256SUMS signed, every list the tree implies read and checked (its lines, their order, each file in the leaf
+#     its key names, once), no other file under sums/, and every file of the site against its line.
 # ==============================================================================================
-
-_V3 = "docs/formats/v3.md, 5"
-
 
 @dataclass
 class _Tree:
     """The lists as read: every row of every list, where each was read, the leaves and parts."""
 
+    rule: TreeRule
     listed: dict[str, str] = field(default_factory=dict)  # every path any list names -> its SHA-256
     where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>"
     leaves: dict[str, list[str]] = field(default_factory=dict)
@@ -14450,13 +14486,14 @@ class _Tree:
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
 
 
-def check_sums_tree(s: Site, key: bytes, verifier: str) -> Listing | None:
-    """A v3 site's SHA256SUMS and its tree of lists; what they list, or None if SHA256SUMS cannot be read."""
+def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule = HEX_TREE) -> Listing | None:
+    """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's); what
+    they list, or None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    t = _Tree()
+    t = _Tree(rule)
     todo: list[tuple[str, bytes]] = [("", data)]
     while todo:
         prefix, body = todo.pop()
@@ -14468,16 +14505,19 @@ def check_sums_tree(s: Site, key: bytes, verifier: str) -> Listing | None:
         else:
             _leaf(s, t, prefix, rows)
     _shape(s, t)
-    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted)
+    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted(rule.doc))
     return Listing(t.listed, signed, matched, t.leaves)
 
 
-def _unlisted(rel: str) -> tuple[str, str]:
-    if rel.startswith(f"{LISTS_DIR}/"):
-        return f"a list the tree does not imply ({_V3})", f"only the lists {SUMS_PATH} leads to"
-    if rel.startswith(f"{PARTS_DIR}/"):
-        return f"a download part the tree does not imply ({_V3}, 6)", "only the parts of the tree's leaves"
-    return "file is not listed in any checksum list", f"every file in the leaf list its key names ({_V3})"
+def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
+    def why(rel: str) -> tuple[str, str]:
+        if rel.startswith(f"{LISTS_DIR}/"):
+            return f"a list the tree does not imply ({doc})", f"only the lists {SUMS_PATH} leads to"
+        if rel.startswith(f"{PARTS_DIR}/"):
+            return f"a download part the tree does not imply ({doc})", "only the parts of the tree's leaves"
+        return "file is not listed in any checksum list", f"every file in the leaf list its key names ({doc})"
+
+    return why
 
 
 def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
@@ -14493,16 +14533,22 @@ def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
 
 def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes]]) -> None:
     """An inner node's list: a line for each child's list and each leaf child's part, nothing else."""
-    rel = list_path(prefix)
+    rel, rule = list_path(prefix), t.rule
     children = []
     for n, sha, path in rows:
         m = LIST_RE.fullmatch(path) or PART_RE.fullmatch(path)
-        if m is None or len(m.group(1)) != len(prefix) + 1 or not m.group(1).startswith(prefix):
+        if (
+            m is None
+            or len(m.group(1)) != len(prefix) + 1
+            or not m.group(1).startswith(prefix)
+            or m.group(1)[-1] not in rule.digits
+        ):
+            word = rule.digit_word
             s.report.check(
                 False,
                 rel,
-                f"a line that names neither the list nor the part of a child of this node ({_V3})",
-                f"{LISTS_DIR}/{prefix}<hex digit>.sha256 or {PARTS_DIR}/{prefix}<hex digit>.zip",
+                f"a line that names neither the list nor the part of a child of this node ({rule.doc})",
+                f"{LISTS_DIR}/{prefix}<{word}>.sha256 or {PARTS_DIR}/{prefix}<{word}>.zip",
                 path,
                 f"line {n}",
             )
@@ -14519,28 +14565,34 @@ def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], tod
             if body is not None:
                 todo.append((child, body))
     if not children:
-        s.report.check(False, rel, f"an inner list without a child's list ({_V3})", "a line for each child", "none")
+        s.report.check(
+            False, rel, f"an inner list without a child's list ({rule.doc})", "a line for each child", "none"
+        )
     t.inner[prefix] = children
 
 
 def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> None:
-    """A leaf's list: files whose keys start with its prefix, at least one, at most LEAF_FILES."""
-    rel = list_path(prefix)
+    """A leaf's list: files whose keys start with its prefix, at least one, at most the rule's bound."""
+    rel, rule = list_path(prefix), t.rule
     files = []
     for n, sha, path in rows:
         if is_tree_file(path):
             s.report.check(
-                False, rel, f"a leaf's list names a list or a part, which the inner lists place ({_V3})", "a file", path
+                False,
+                rel,
+                f"a leaf's list names a list or a part, which the inner lists place ({rule.doc})",
+                "a file",
+                path,
             )
             continue
-        key = path_key(path)
+        key = rule.key(path)
         if key.startswith(prefix):
             s.report.checks += 1  # the message is made only for a failure: this runs once a file
         else:
             s.report.check(
                 False,
                 rel,
-                f"a file in the wrong leaf: its key {key} names the list of its prefix ({_V3})",
+                f"a file in the wrong leaf: its key {key} names the list of its prefix ({rule.doc})",
                 f"a key starting with {prefix}",
                 path,
                 f"line {n}",
@@ -14548,18 +14600,19 @@ def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> N
         if _add(s, t, rel, n, sha, path):
             files.append(path)
     s.report.check(
-        0 < len(files) <= LEAF_FILES,
+        0 < len(files) <= rule.leaf_files,
         rel,
-        f"a leaf holds from 1 to {LEAF_FILES} files ({_V3})",
-        f"1 to {LEAF_FILES} files",
+        f"a leaf holds from 1 to {rule.leaf_files} files ({rule.doc})",
+        f"1 to {rule.leaf_files} files",
         f"{len(files)} files",
     )
     t.leaves[prefix] = files
 
 
 def _shape(s: Site, t: _Tree) -> None:
-    """Every inner node but the root holds more than LEAF_FILES files (else it is a leaf), and
-    every leaf has a download part or none does."""
+    """Every inner node but the root holds more than the rule's bound of files (else it is a
+    leaf), and every leaf has a download part or none does."""
+    bound, doc = t.rule.leaf_files, t.rule.doc
 
     def count(p: str) -> int:
         if p in t.leaves:
@@ -14567,24 +14620,24 @@ def _shape(s: Site, t: _Tree) -> None:
         return sum(count(c) for c in t.inner.get(p, ()))
 
     for p in sorted(t.inner):
-        if p and (n := count(p)) <= LEAF_FILES:
+        if p and (n := count(p)) <= bound:
             s.report.check(
                 False,
                 list_path(p),
-                f"an inner list over {n} files: a node of at most {LEAF_FILES} is a leaf ({_V3})",
+                f"an inner list over {n} files: a node of at most {bound} is a leaf ({doc})",
                 "a leaf's list",
                 "an inner list",
             )
     for p in sorted(t.parts - set(t.leaves)):
         s.report.check(
-            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({_V3}, 6)", None, part_path(p)
+            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({doc})", None, part_path(p)
         )
     if t.parts:
         for p in sorted(set(t.leaves) - t.parts):
             s.report.check(
                 False,
                 list_path(p[:-1]),
-                f"no line for {part_path(p)}: every leaf has a download part, or none does ({_V3}, 6)",
+                f"no line for {part_path(p)}: every leaf has a download part, or none does ({doc})",
                 part_path(p),
                 "no line",
             )
@@ -19393,7 +19446,10 @@ def _check(
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
     # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
-    sums = (check_sums_tree if v3 else check_sums)(s, public_key, manifest["verifier"])
+    if v3:  # a v4 site's tree splits by bits (docs/formats/v4.md, 3)
+        sums = check_sums_tree(s, public_key, manifest["verifier"], tree_rule(site_format(manifest)))
+    else:
+        sums = check_sums(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums, memory)
     history = read_history(s, HISTORY_V3 if v3 else 1)

@@ -1,5 +1,6 @@
-"""A v3 site's checksum lists and download parts (docs/formats/v3.md, 5 and 6): the leaves' lists
-under sums/, each leaf's part under download/, then the inner lists and SHA256SUMS, their root.
+"""A v3 or v4 site's checksum lists and download parts (docs/formats/v3.md, 5 and 6; a v4 tree
+splits by bits, docs/formats/v4.md, 3): the leaves' lists under sums/, each leaf's part under
+download/, then the inner lists and SHA256SUMS, their root.
 
 Every list and part is a function of the files it covers (a part's members are dated at one
 fixed time, not the release's), so a release gives new bytes only to those on the paths of the
@@ -22,13 +23,13 @@ from generator.verifier import (
     LIST_RE,
     PART_RE,
     Tree,
-    build_tree,
+    TreeRule,
     inner_list,
     is_tree_file,
     leaf_list,
     list_path,
     part_path,
-    path_key,
+    tree_rule,
 )
 
 # Every member of every part is dated so (the earliest DOS time): a part that carried the
@@ -39,11 +40,12 @@ PART_TIME = (1980, 1, 1, 0, 0, 0)
 def write_leaves(ctx: SiteContext, w: SiteWriter) -> Tree:
     """The tree of every file written by now, each leaf's list, and its part unless program.yaml
     says `download_archive: false`. Every file of the site but the tree's must be written by now."""
-    tree = build_tree(p for p in w.hashes if not is_tree_file(p))
+    rule = tree_rule(ctx.program.format)
+    tree = rule.build(p for p in w.hashes if not is_tree_file(p))
     for prefix in sorted(tree.leaves):
         w.write(list_path(prefix), leaf_list(tree, prefix, w.hashes))
     if ctx.program.download_archive:
-        _write_parts(ctx, w, tree)
+        _write_parts(ctx, w, tree, rule)
     return tree
 
 
@@ -57,9 +59,9 @@ def write_root(ctx: SiteContext, w: SiteWriter, tree: Tree) -> None:
     w.finish(signer, inner_list(tree, "", w.hashes, parts))
 
 
-def _write_parts(ctx: SiteContext, w: SiteWriter, tree: Tree) -> None:
+def _write_parts(ctx: SiteContext, w: SiteWriter, tree: Tree, rule: TreeRule) -> None:
     record = archive_cache_path(ctx.paths.private)
-    last = _LastParts.of(w, last_parts(record))
+    last = _LastParts.of(w, last_parts(record), rule)
     for prefix, files in sorted(tree.leaves.items()):
         if last is not None and last.keep(prefix):
             continue
@@ -83,21 +85,21 @@ def _write_parts(ctx: SiteContext, w: SiteWriter, tree: Tree) -> None:
 class _LastParts:
     """The last release's parts, known to be the bytes this builder wrote with this deflater."""
 
-    def __init__(self, w: SiteWriter, parts: dict[str, str]) -> None:
-        self.w = w
+    def __init__(self, w: SiteWriter, parts: dict[str, str], rule: TreeRule) -> None:
+        self.w, self.rule = w, rule
         self.parts = parts  # leaf prefix -> the SHA-256 its part is listed with
         self.longest = max(map(len, parts), default=0)
         self.opened: dict[str, PreviousArchive | None] = {}
 
     @classmethod
-    def of(cls, w: SiteWriter, remembered: str | None) -> _LastParts | None:
+    def of(cls, w: SiteWriter, remembered: str | None, rule: TreeRule) -> _LastParts | None:
         """The last release's parts if the cache's record names them; else None (all are made anew)."""
         if remembered is None or w.previous is None or not w.previous.reuse:
             return None
         rows = {p: sha for p, sha in w.previous.sums.items() if PART_RE.fullmatch(p)}
         if not rows or parts_digest(rows.items()) != remembered:
             return None
-        return cls(w, {p[len("download/") : -len(".zip")]: sha for p, sha in rows.items()})
+        return cls(w, {p[len("download/") : -len(".zip")]: sha for p, sha in rows.items()}, rule)
 
     def keep(self, prefix: str) -> bool:
         """Take the last release's part of leaf `prefix` as it is, if its list did not change."""
@@ -116,7 +118,7 @@ class _LastParts:
         if m is not None:
             prefix: str | None = m.group(1) if m.group(1) in self.parts else None
         else:
-            key = path_key(name)
+            key = self.rule.key(name)
             prefix = next((key[:n] for n in range(1, self.longest + 1) if key[:n] in self.parts), None)
         if prefix is None:
             return None

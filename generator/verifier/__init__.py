@@ -23,6 +23,7 @@ from generator.verifier.core.checksum_tree import (
     LIST_RE,
     PART_RE,
     Tree,
+    TreeRule,
     build_tree,
     inner_list,
     is_tree_file,
@@ -32,6 +33,7 @@ from generator.verifier.core.checksum_tree import (
     path_key,
     read_lists,
     sums_text,
+    tree_rule,
 )
 from generator.verifier.core.confusables import invisible_characters
 from generator.verifier.core.errors import (
@@ -394,6 +396,7 @@ __all__ = [
     "TimestampToken",
     "TlogProof",
     "Tree",
+    "TreeRule",
     "VerifierKey",
     "VerifyError",
     "Withdrawal",
@@ -589,6 +592,7 @@ __all__ = [
     "time_text",
     "timestamp_token_path",
     "transparent_statement",
+    "tree_rule",
     "unix_time",
     "user_cache_dir",
     "value_kind_problem",

@@ -132,7 +132,7 @@ def resign(site: Path, rel: str, signer: Signer) -> None:
     (site / f"{rel}.sig").write_bytes(signer.sign((site / rel).read_bytes()))
 
 
-def resign_sums(site: Path, signer: Signer, keep_parts: bool = False) -> None:
+def resign_sums(site: Path, signer: Signer, keep_parts: bool = False, rule: v.TreeRule | None = None) -> None:
     # The archive restates every file, so each tamper would fail it too: a key holder rewriting
     # the site drops it (it is optional); tests/integration/builds/test_download.py tampers with it.
     # `keep_parts` keeps a v3 site's download parts and lists them as they are: for a tamper of
@@ -141,21 +141,22 @@ def resign_sums(site: Path, signer: Signer, keep_parts: bool = False) -> None:
         shutil.rmtree(site / "download", ignore_errors=True)
     manifest = site / v.MANIFEST_PATH
     if manifest.is_file() and json.loads(manifest.read_bytes()).get("v") in (v.MANIFEST_V3, v.MANIFEST_V4):
-        _relist_v3(site, keep_parts)
+        _relist_v3(site, keep_parts, rule)
     else:
         (site / SUMS).write_bytes(sums_bytes(site))
     resign(site, SUMS, signer)
 
 
-def _relist_v3(site: Path, parts: bool = False) -> None:
+def _relist_v3(site: Path, parts: bool = False, rule: v.TreeRule | None = None) -> None:
     """A v3 site's tree of lists made again from its files, as a key holder would after editing
     them (without the download parts, dropped above, unless `parts`): every leaf's list, then the
-    inner lists deepest first, SHA256SUMS last."""
+    inner lists deepest first, SHA256SUMS last; split by the site's format's rule, or `rule`."""
     shutil.rmtree(site / "sums", ignore_errors=True)
     everything = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
     files = [r for r in everything if r not in (SUMS, SUMS_SIG) and not (parts and r.startswith("download/"))]
     digests = {r: hashlib.sha256((site / r).read_bytes()).hexdigest() for r in everything if r not in (SUMS, SUMS_SIG)}
-    tree = v.build_tree(files)
+    version = json.loads((site / v.MANIFEST_PATH).read_bytes()).get("v")
+    tree = (rule or v.tree_rule(version if isinstance(version, int) else 3)).build(files)
     (site / "sums").mkdir()
     for prefix in tree.leaves:
         data = v.leaf_list(tree, prefix, digests)

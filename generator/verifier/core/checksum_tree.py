@@ -1,11 +1,13 @@
-"""The checksum list as a tree (docs/formats/v3.md, 5): which list holds each file of a v3 site,
-the bytes of every list, and reading a tree's lists back.
+"""The checksum list as a tree (docs/formats/v3.md, 5; docs/formats/v4.md, 3): which list holds
+each file of a v3 or v4 site, the bytes of every list, and reading a tree's lists back.
 
-A file's key is the SHA-256 of its path; a node is a hex prefix of keys. The shape is a function
-of the set of paths alone, so the build writes the same tree for the same files and a list whose
-files did not change keeps its bytes (and a mirror its copy). The verifier's own check of a tree,
-reporting every discrepancy, is generator/verifier/site/checksum_lists.py; `read_lists` here is
-the plain reader of the generator's tools (the publisher, the build reading its last release).
+A file's key is the SHA-256 of its path; a node is a prefix of keys, written in hex digits in a
+v3 site (a leaf holds at most 64 files) and in bits in a v4 site (at most 16). The shape is a
+function of the set of paths alone, so the build writes the same tree for the same files and a
+list whose files did not change keeps its bytes (and a mirror its copy). The verifier's own check
+of a tree, reporting every discrepancy, is generator/verifier/site/checksum_lists.py;
+`read_lists` here is the plain reader of the generator's tools (the publisher, the build reading
+its last release).
 """
 
 import hashlib
@@ -21,14 +23,50 @@ LISTS_DIR = "sums"
 PARTS_DIR = "download"
 LIST_SUFFIX = ".sha256"
 PART_SUFFIX = ".zip"
-LIST_RE = re.compile(rf"{LISTS_DIR}/([0-9a-f]{{1,64}})\{LIST_SUFFIX}")
-PART_RE = re.compile(rf"{PARTS_DIR}/([0-9a-f]{{1,64}})\{PART_SUFFIX}")
+# A prefix is at most a whole key: 64 hex digits, or 256 bits.
+LIST_RE = re.compile(rf"{LISTS_DIR}/([0-9a-f]{{1,256}})\{LIST_SUFFIX}")
+PART_RE = re.compile(rf"{PARTS_DIR}/([0-9a-f]{{1,256}})\{PART_SUFFIX}")
 _LINE_RE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 
 
 def path_key(path: str) -> str:
     """A file's key: the SHA-256, lowercase hex, of its path's UTF-8 bytes."""
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
+
+
+def bit_key(path: str) -> str:
+    """A file's key in a v4 tree: the same SHA-256, as its 256 bits ('0' and '1')."""
+    return format(int.from_bytes(hashlib.sha256(path.encode("utf-8")).digest(), "big"), "0256b")
+
+
+@dataclass(frozen=True)
+class TreeRule:
+    """How a format's tree splits: a node holding more than `leaf_files` files has a child for
+    each next digit of its files' keys, written in `digits`.
+
+    Format v3 splits by hex digits (a node's files spread over up to 16 children), so how full a
+    leaf is cycles between a sixteenth of the bound and the bound as a site grows, and with it
+    what a release rewrites of the download parts. Format v4 splits by bits: a node splits into
+    two halves, so a leaf holds between about half the bound and the bound at any size, and the
+    bound is smaller (docs/formats/v4.md, 3)."""
+
+    leaf_files: int
+    digits: str
+    digit_word: str
+    key: Callable[[str], str]
+    doc: str  # where the format says so, for failures
+
+    def build(self, paths: Iterable[str]) -> "Tree":
+        return build_tree(paths, self.leaf_files, self.key)
+
+
+HEX_TREE = TreeRule(64, "0123456789abcdef", "hex digit", path_key, "docs/formats/v3.md, 5")
+BIT_TREE = TreeRule(16, "01", "bit", bit_key, "docs/formats/v4.md, 3")
+
+
+def tree_rule(site_format: int) -> TreeRule:
+    """The tree a v3 site (or any other format's tool asking) splits by, or a v4 site's."""
+    return BIT_TREE if site_format >= 4 else HEX_TREE
 
 
 def list_path(prefix: str) -> str:
@@ -60,12 +98,12 @@ class Tree:
         return sorted(self.inner, key=lambda p: (-len(p), p))
 
 
-def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES) -> Tree:
+def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES, key: Callable[[str], str] = path_key) -> Tree:
     """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
-    node is a leaf when it holds at most `leaf_files` files (LEAF_FILES in a checksum tree; the
-    generator's sitemap parts are cut by the same rule), else it has a child for each digit some
-    of its keys continue with."""
-    keyed = sorted((path_key(p), p) for p in paths)
+    node is a leaf when it holds at most `leaf_files` files (a TreeRule's bound in a checksum
+    tree; the generator's sitemap parts are cut by the same rule), else it has a child for each
+    digit some of its keys (`key`: hex, or a v4 tree's bits) continue with."""
+    keyed = sorted((key(p), p) for p in paths)
     leaves: dict[str, list[str]] = {}
     inner: dict[str, list[str]] = {}
     # Sorted by key, the files of a node are a run of `keyed`: (prefix, start, end) to visit.

@@ -1,35 +1,36 @@
-"""A v3 site's checksum lists (docs/formats/v3.md, 5): SHA256SUMS signed, every list the tree
-implies read and checked (its lines, their order, each file in the leaf its key names, once),
-no other file under sums/, and every file of the site against its line.
+"""A v3 or v4 site's checksum lists (docs/formats/v3.md, 5; v4.md, 3): SHA256SUMS signed, every
+list the tree implies read and checked (its lines, their order, each file in the leaf its key
+names, once), no other file under sums/, and every file of the site against its line.
 
 The lists are read from the root down, each only where its parent names it; the tree's shape is
-then held to the rule that makes it a function of the paths (a leaf holds at most 64 files, an
-inner node more), so the lists read are exactly the ones the build would write for these files.
+then held to the rule that makes it a function of the paths (a leaf holds at most the format's
+bound of files, an inner node more; a v3 node's children named by hex digits, a v4 node's by
+bits), so the lists read are exactly the ones the build would write for these files.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generator.verifier.core.checksum_tree import (
-    LEAF_FILES,
+    HEX_TREE,
     LIST_RE,
     LISTS_DIR,
     PART_RE,
     PARTS_DIR,
+    TreeRule,
     is_tree_file,
     list_path,
     part_path,
-    path_key,
 )
 from generator.verifier.core.folder import SUMS_PATH, Site
 from generator.verifier.site.release import Listing, check_files, parse_sums
-
-_V3 = "docs/formats/v3.md, 5"
 
 
 @dataclass
 class _Tree:
     """The lists as read: every row of every list, where each was read, the leaves and parts."""
 
+    rule: TreeRule
     listed: dict[str, str] = field(default_factory=dict)  # every path any list names -> its SHA-256
     where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>"
     leaves: dict[str, list[str]] = field(default_factory=dict)
@@ -37,13 +38,14 @@ class _Tree:
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
 
 
-def check_sums_tree(s: Site, key: bytes, verifier: str) -> Listing | None:
-    """A v3 site's SHA256SUMS and its tree of lists; what they list, or None if SHA256SUMS cannot be read."""
+def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule = HEX_TREE) -> Listing | None:
+    """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's); what
+    they list, or None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    t = _Tree()
+    t = _Tree(rule)
     todo: list[tuple[str, bytes]] = [("", data)]
     while todo:
         prefix, body = todo.pop()
@@ -55,16 +57,19 @@ def check_sums_tree(s: Site, key: bytes, verifier: str) -> Listing | None:
         else:
             _leaf(s, t, prefix, rows)
     _shape(s, t)
-    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted)
+    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted(rule.doc))
     return Listing(t.listed, signed, matched, t.leaves)
 
 
-def _unlisted(rel: str) -> tuple[str, str]:
-    if rel.startswith(f"{LISTS_DIR}/"):
-        return f"a list the tree does not imply ({_V3})", f"only the lists {SUMS_PATH} leads to"
-    if rel.startswith(f"{PARTS_DIR}/"):
-        return f"a download part the tree does not imply ({_V3}, 6)", "only the parts of the tree's leaves"
-    return "file is not listed in any checksum list", f"every file in the leaf list its key names ({_V3})"
+def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
+    def why(rel: str) -> tuple[str, str]:
+        if rel.startswith(f"{LISTS_DIR}/"):
+            return f"a list the tree does not imply ({doc})", f"only the lists {SUMS_PATH} leads to"
+        if rel.startswith(f"{PARTS_DIR}/"):
+            return f"a download part the tree does not imply ({doc})", "only the parts of the tree's leaves"
+        return "file is not listed in any checksum list", f"every file in the leaf list its key names ({doc})"
+
+    return why
 
 
 def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
@@ -80,16 +85,22 @@ def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
 
 def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes]]) -> None:
     """An inner node's list: a line for each child's list and each leaf child's part, nothing else."""
-    rel = list_path(prefix)
+    rel, rule = list_path(prefix), t.rule
     children = []
     for n, sha, path in rows:
         m = LIST_RE.fullmatch(path) or PART_RE.fullmatch(path)
-        if m is None or len(m.group(1)) != len(prefix) + 1 or not m.group(1).startswith(prefix):
+        if (
+            m is None
+            or len(m.group(1)) != len(prefix) + 1
+            or not m.group(1).startswith(prefix)
+            or m.group(1)[-1] not in rule.digits
+        ):
+            word = rule.digit_word
             s.report.check(
                 False,
                 rel,
-                f"a line that names neither the list nor the part of a child of this node ({_V3})",
-                f"{LISTS_DIR}/{prefix}<hex digit>.sha256 or {PARTS_DIR}/{prefix}<hex digit>.zip",
+                f"a line that names neither the list nor the part of a child of this node ({rule.doc})",
+                f"{LISTS_DIR}/{prefix}<{word}>.sha256 or {PARTS_DIR}/{prefix}<{word}>.zip",
                 path,
                 f"line {n}",
             )
@@ -106,28 +117,34 @@ def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], tod
             if body is not None:
                 todo.append((child, body))
     if not children:
-        s.report.check(False, rel, f"an inner list without a child's list ({_V3})", "a line for each child", "none")
+        s.report.check(
+            False, rel, f"an inner list without a child's list ({rule.doc})", "a line for each child", "none"
+        )
     t.inner[prefix] = children
 
 
 def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> None:
-    """A leaf's list: files whose keys start with its prefix, at least one, at most LEAF_FILES."""
-    rel = list_path(prefix)
+    """A leaf's list: files whose keys start with its prefix, at least one, at most the rule's bound."""
+    rel, rule = list_path(prefix), t.rule
     files = []
     for n, sha, path in rows:
         if is_tree_file(path):
             s.report.check(
-                False, rel, f"a leaf's list names a list or a part, which the inner lists place ({_V3})", "a file", path
+                False,
+                rel,
+                f"a leaf's list names a list or a part, which the inner lists place ({rule.doc})",
+                "a file",
+                path,
             )
             continue
-        key = path_key(path)
+        key = rule.key(path)
         if key.startswith(prefix):
             s.report.checks += 1  # the message is made only for a failure: this runs once a file
         else:
             s.report.check(
                 False,
                 rel,
-                f"a file in the wrong leaf: its key {key} names the list of its prefix ({_V3})",
+                f"a file in the wrong leaf: its key {key} names the list of its prefix ({rule.doc})",
                 f"a key starting with {prefix}",
                 path,
                 f"line {n}",
@@ -135,18 +152,19 @@ def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> N
         if _add(s, t, rel, n, sha, path):
             files.append(path)
     s.report.check(
-        0 < len(files) <= LEAF_FILES,
+        0 < len(files) <= rule.leaf_files,
         rel,
-        f"a leaf holds from 1 to {LEAF_FILES} files ({_V3})",
-        f"1 to {LEAF_FILES} files",
+        f"a leaf holds from 1 to {rule.leaf_files} files ({rule.doc})",
+        f"1 to {rule.leaf_files} files",
         f"{len(files)} files",
     )
     t.leaves[prefix] = files
 
 
 def _shape(s: Site, t: _Tree) -> None:
-    """Every inner node but the root holds more than LEAF_FILES files (else it is a leaf), and
-    every leaf has a download part or none does."""
+    """Every inner node but the root holds more than the rule's bound of files (else it is a
+    leaf), and every leaf has a download part or none does."""
+    bound, doc = t.rule.leaf_files, t.rule.doc
 
     def count(p: str) -> int:
         if p in t.leaves:
@@ -154,24 +172,24 @@ def _shape(s: Site, t: _Tree) -> None:
         return sum(count(c) for c in t.inner.get(p, ()))
 
     for p in sorted(t.inner):
-        if p and (n := count(p)) <= LEAF_FILES:
+        if p and (n := count(p)) <= bound:
             s.report.check(
                 False,
                 list_path(p),
-                f"an inner list over {n} files: a node of at most {LEAF_FILES} is a leaf ({_V3})",
+                f"an inner list over {n} files: a node of at most {bound} is a leaf ({doc})",
                 "a leaf's list",
                 "an inner list",
             )
     for p in sorted(t.parts - set(t.leaves)):
         s.report.check(
-            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({_V3}, 6)", None, part_path(p)
+            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({doc})", None, part_path(p)
         )
     if t.parts:
         for p in sorted(set(t.leaves) - t.parts):
             s.report.check(
                 False,
                 list_path(p[:-1]),
-                f"no line for {part_path(p)}: every leaf has a download part, or none does ({_V3}, 6)",
+                f"no line for {part_path(p)}: every leaf has a download part, or none does ({doc})",
                 part_path(p),
                 "no line",
             )

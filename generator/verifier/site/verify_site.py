@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from generator.verifier.core.checksum_tree import tree_rule
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.core.folder import MANIFEST_PATH, KnownHashes, Site
 from generator.verifier.core.formats import MANIFEST_V3, MANIFEST_V4, site_format
@@ -176,7 +177,10 @@ def _check(
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
     # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
-    sums = (check_sums_tree if v3 else check_sums)(s, public_key, manifest["verifier"])
+    if v3:  # a v4 site's tree splits by bits (docs/formats/v4.md, 3)
+        sums = check_sums_tree(s, public_key, manifest["verifier"], tree_rule(site_format(manifest)))
+    else:
+        sums = check_sums(s, public_key, manifest["verifier"])
     if sums is not None:
         check_download(s, public_key, sums, memory)
     history = read_history(s, HISTORY_V3 if v3 else 1)

@@ -1,7 +1,8 @@
-"""Format v3's checksum list as a tree and its download in parts (docs/formats/v3.md, 5 and 6):
-a v3 build verifies, checks with sha256sum, openssl and unzip, its tree has the shape of its
-paths, a second release gives new bytes only to the lists and parts on the changed files' paths,
-and the verifier fails a tampered tree or part, naming the file."""
+"""Format v3's checksum list as a tree and its download in parts (docs/formats/v3.md, 5 and 6),
+and format v4's, split by bits (docs/formats/v4.md, 3): a build verifies, checks with sha256sum,
+openssl and unzip, its tree has the shape of its paths, a second release gives new bytes only to
+the lists and parts on the changed files' paths, and the verifier fails a tampered tree or part,
+naming the file. Every test runs on a v3 and a v4 site."""
 
 from __future__ import annotations
 
@@ -20,32 +21,38 @@ from generator.commands.retire import retire_items
 from generator.core import layout
 from generator.core.signing_key import load_key
 from generator.program.datadir import Paths
-from generator.verifier import Report, build_tree, is_tree_file, list_path, part_path, path_key, verify_site
+from generator.verifier import Report, TreeRule, is_tree_file, list_path, part_path, tree_rule, verify_site
 from tests.support.demo import BUNDLE, BuiltSite, copy_demo_data
 from tests.support.programs import new_program
+from tests.support.tamper import resign_sums
 
 RETIRED = 300  # with the pages they bring, more than 64*16 files: leaves two digits deep
+FORMATS = [3, 4]
 
 
-def as_v3(paths: Paths) -> Paths:
+def as_v3(paths: Paths, fmt: int = 3) -> Paths:
     yaml = paths.data / "program.yaml"
-    yaml.write_text(yaml.read_text(encoding="utf-8") + "format: 3\n", encoding="utf-8")
+    yaml.write_text(yaml.read_text(encoding="utf-8") + f"format: {fmt}\n", encoding="utf-8")
     return paths
 
 
-@pytest.fixture(scope="module")
-def large_v3(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
-    root = tmp_path_factory.mktemp("v3")
-    paths = as_v3(new_program(root / "data", secret_items=RETIRED + 20, retired=0))
+def rule_of(site: BuiltSite) -> TreeRule:
+    return tree_rule(4 if "format: 4" in (site.paths.data / "program.yaml").read_text(encoding="utf-8") else 3)
+
+
+@pytest.fixture(scope="module", params=FORMATS)
+def large_v3(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> BuiltSite:
+    root = tmp_path_factory.mktemp(f"v{request.param}")
+    paths = as_v3(new_program(root / "data", secret_items=RETIRED + 20, retired=0), request.param)
     retire_items(paths, [f"b-{i:04d}" for i in range(1, RETIRED + 1)], "Retired.", "2026-02-01T00:00:00Z")
     build(paths, root / "public", offline=True)
     return BuiltSite(paths, root / "public")
 
 
-@pytest.fixture(scope="module")
-def demo_v3(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
-    root = tmp_path_factory.mktemp("demo-v3")
-    paths = as_v3(copy_demo_data(root / "data"))
+@pytest.fixture(scope="module", params=FORMATS)
+def demo_v3(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> BuiltSite:
+    root = tmp_path_factory.mktemp(f"demo-v{request.param}")
+    paths = as_v3(copy_demo_data(root / "data"), request.param)
     build(paths, root / "public", offline=True)
     return BuiltSite(paths, root / "public")
 
@@ -92,8 +99,11 @@ def test_a_v3_site_verifies_and_its_tree_is_the_shape_of_its_paths(large_v3: Bui
     files = files_of(out)
     listed = [p for p in files if not is_tree_file(p)]
     assert len(listed) > 64 * 16
-    tree = build_tree(listed)
-    assert max(map(len, tree.leaves)) >= 2, "a node of more than 64 files is split"
+    rule = rule_of(large_v3)
+    tree = rule.build(listed)
+    assert max(map(len, tree.leaves)) >= 2, "a node of more than the bound is split"
+    assert all(set(p) <= set(rule.digits) for p in [*tree.leaves, *tree.inner])
+    assert all(len(files) <= rule.leaf_files for files in tree.leaves.values())
     want = {list_path(p) for p in [*tree.leaves, *tree.inner]} | {part_path(p) for p in tree.leaves}
     assert {p for p in files if is_tree_file(p)} == want | {layout.SUMS_SIG}
     assert layout.ARCHIVE not in files and layout.ARCHIVE_SUMS not in files, "no site.zip in v3"
@@ -136,7 +146,8 @@ def test_standard_tools_check_a_v3_site(demo_v3: BuiltSite, tmp_path: Path) -> N
         check=False,
     )
     assert r.returncode == 0 and "Signature Verified Successfully" in r.stdout, r.stdout + r.stderr
-    # A full copy: every part unpacked into one folder, beside SHA256SUMS, its signature and the inner lists.
+    # A full copy: every part unpacked into one folder, beside SHA256SUMS, its signature and the
+    # inner lists (a v4 tree has inner lists below the root).
     for how in ("unzip", "zipfile"):
         copy = tmp_path / how
         copy.mkdir()
@@ -149,7 +160,8 @@ def test_standard_tools_check_a_v3_site(demo_v3: BuiltSite, tmp_path: Path) -> N
             else:
                 with zipfile.ZipFile(part) as zf:
                     zf.extractall(copy)
-        for rel in (layout.SUMS, layout.SUMS_SIG, *(p for p in files_of(out) if p.startswith("download/"))):
+        inner = [p.relative_to(out).as_posix() for p in out.glob("sums/*.sha256") if p not in _leaves(out)]
+        for rel in (layout.SUMS, layout.SUMS_SIG, *inner, *(p for p in files_of(out) if p.startswith("download/"))):
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(out / rel, copy / rel)
         assert files_of(copy) == files_of(out), f"{how}: the parts and the root make the whole site"
@@ -170,11 +182,12 @@ def test_a_second_release_rewrites_only_the_lists_and_parts_of_what_changed(
     assert not failures(out)
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p) and not is_tree_file(p)}
     assert changed, "a release that changed nothing"
-    old, new = build_tree(p for p in before if not is_tree_file(p)), build_tree(p for p in after if not is_tree_file(p))
+    rule = rule_of(large_v3)
+    old, new = rule.build(p for p in before if not is_tree_file(p)), rule.build(p for p in after if not is_tree_file(p))
     touched = set()
     for tree in (old, new):
         for p in changed:
-            key = path_key(p)
+            key = rule.key(p)
             leaf = (
                 next(q for q in tree.leaves if key.startswith(q))
                 if any(key.startswith(q) for q in tree.leaves)
@@ -205,13 +218,18 @@ def test_a_second_release_rewrites_only_the_lists_and_parts_of_what_changed(
 
 def _leaf_line(site: Path) -> tuple[str, list[str]]:
     """A leaf of the demo's tree and its list's lines."""
-    lst = sorted(site.glob("sums/*.sha256"))[0]
+    lst = _leaves(site)[0]
     return lst.relative_to(site).as_posix(), lst.read_text().splitlines(keepends=True)
+
+
+def _leaves(site: Path) -> list[Path]:
+    """The leaves' lists, in name order: those that name no list."""
+    return [p for p in sorted(site.glob("sums/*.sha256")) if "  sums/" not in p.read_text()]
 
 
 def test_a_file_moved_to_another_leaf_fails(tampered: BuiltSite) -> None:
     out = tampered.out
-    (a, a_lines), b = _leaf_line(out), sorted(out.glob("sums/*.sha256"))[1]
+    (a, a_lines), b = _leaf_line(out), _leaves(out)[1]
     moved = a_lines.pop(0)
     (out / a).write_text("".join(a_lines))
     b.write_text(
@@ -260,7 +278,7 @@ def test_a_part_with_another_set_of_members_fails(tampered: BuiltSite, edit: str
         members = [(i, zf.read(i)) for i in zf.infolist()]
     if edit in ("extra", "foreign"):
         # A file of the site from another leaf: not this part's to hold.
-        other = sorted(out.glob("sums/*.sha256"))[1].read_text().splitlines()[0].split("  ", 1)[1]
+        other = _leaves(out)[1].read_text().splitlines()[0].split("  ", 1)[1]
         info = zipfile.ZipInfo(other, members[0][0].date_time)
         info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, members[0][0].external_attr
         info.create_system = 3
@@ -298,3 +316,15 @@ def test_without_the_download_a_v3_site_has_its_lists_and_no_parts(tmp_path: Pat
     (tmp_path / "public" / "download" / "0.zip").write_bytes(b"PK")
     found = failures(tmp_path / "public")
     assert any(f.startswith("download/0.zip") and "does not imply" in f for f in found), found
+
+
+def test_a_v4_site_listed_as_a_v3_tree_fails(tmp_path: Path) -> None:
+    """The tree's shape is the format's (docs/formats/v4.md, 3): a key holder who lists a v4 site
+    by hex digits, every list valid and signed, is refused, named at the lists."""
+    paths = as_v3(copy_demo_data(tmp_path / "data"), 4)
+    out = tmp_path / "public"
+    build(paths, out, offline=True)
+    resign_sums(out, load_key(paths.key_file), rule=tree_rule(3))
+    found = failures(out)
+    assert found and all("docs/formats/v4.md, 3" in f for f in found if f.startswith(("sums/", "SHA256SUMS"))), found
+    assert any(f.startswith("SHA256SUMS") and "<bit>" in f for f in found), found

@@ -16,10 +16,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 
 from generator.core import layout
 from tests.support.demo import BUNDLE, BuiltSite
+from tests.support.manifest import whole_manifest
 from tests.support.v3 import v3_demo
 
 
@@ -54,7 +56,7 @@ def page_commands(root: Path, page: str) -> list[PageCommand]:
 
 def pages_under_test(root: Path) -> list[str]:
     """The verify page, one Gate A item page and two retired item pages."""
-    manifest = json.loads((root / layout.MANIFEST).read_bytes())
+    manifest = whole_manifest(root)
     public = [r["id"] for r in manifest["reveals"] if r["reason"] == "public-gate"]
     retired = [r["id"] for r in manifest["reveals"] if r["reason"] == "retired"]
     assert public and len(retired) >= 2, f"{layout.MANIFEST}: the demo needs public and retired items"
@@ -164,10 +166,12 @@ def test_the_checksum_command_catches_a_changed_byte(demo_copy: BuiltSite) -> No
         assert target in output, f"`{cmd.text}` does not name the tampered file {target}:\n{output[-2000:]}"
 
 
-def test_a_v3_sites_page_commands_run_too(tmp_path: Path) -> None:
-    """A format v3 site has no entries document: its pages grep the entry bundles instead, and
-    show no signature check of a file it does not publish (docs/formats/v3.md, 3)."""
-    root = v3_demo(tmp_path).out
+@pytest.mark.parametrize("fmt", [3, 4])
+def test_a_v3_sites_page_commands_run_too(tmp_path: Path, fmt: int) -> None:
+    """A format v3 site (and so a v4 one) has no entries document: its pages grep the entry
+    bundles instead, and show no signature check of a file it does not publish
+    (docs/formats/v3.md, 3)."""
+    root = v3_demo(tmp_path, fmt).out
     have_openssl = openssl_available()
     cmds = all_commands(root)
     assert not [c.text for c in cmds if layout.ENTRIES in c.text]
