@@ -79,34 +79,34 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/report.py                   lines 13005 to 13167
     generator/verifier/core/windowed.py                 lines 13168 to 13198
     generator/verifier/core/folder.py                   lines 13199 to 13532
-    generator/verifier/core/checksum_tree.py            lines 13533 to 13726
-    generator/verifier/tlog/rotation.py                 lines 13727 to 13911
-    generator/verifier/memory/mirror_record.py          lines 13912 to 14015
-    generator/verifier/site/manifest_parts.py           lines 14016 to 14166
-    generator/verifier/site/release.py                  lines 14167 to 14470
-    generator/verifier/site/checksum_lists.py           lines 14471 to 14645
-    generator/verifier/site/zip_layout.py               lines 14646 to 14845
-    generator/verifier/site/download.py                 lines 14846 to 15238
-    generator/verifier/site/history.py                  lines 15239 to 15608
-    generator/verifier/site/history_v3.py               lines 15609 to 15787
-    generator/verifier/site/commitment_parts.py         lines 15788 to 15976
-    generator/verifier/site/ledger_files.py             lines 15977 to 16335
-    generator/verifier/site/certificate_memo.py         lines 16336 to 16487
-    generator/verifier/site/run_memo.py                 lines 16488 to 16606
-    generator/verifier/site/publication.py              lines 16607 to 16836
-    generator/verifier/rules/revocations.py             lines 16837 to 16956
-    generator/verifier/site/export_files.py             lines 16957 to 17182
-    generator/verifier/site/certificate_records.py      lines 17183 to 17348
-    generator/verifier/site/certificate_files.py        lines 17349 to 17792
-    generator/verifier/site/agreement_files.py          lines 17793 to 17937
-    generator/verifier/site/timestamp_files.py          lines 17938 to 18116
-    generator/verifier/site/log_list_file.py            lines 18117 to 18188
-    generator/verifier/site/accounting.py               lines 18189 to 18492
-    generator/verifier/site/remote.py                   lines 18493 to 18763
-    generator/verifier/site/mirror_folder.py            lines 18764 to 19028
-    generator/verifier/site/mirror.py                   lines 19029 to 19323
-    generator/verifier/site/verify_site.py              lines 19324 to 19675
-    generator/verifier/site/command_line.py             lines 19676 to 20140
+    generator/verifier/core/checksum_tree.py            lines 13533 to 13751
+    generator/verifier/tlog/rotation.py                 lines 13752 to 13936
+    generator/verifier/memory/mirror_record.py          lines 13937 to 14040
+    generator/verifier/site/manifest_parts.py           lines 14041 to 14199
+    generator/verifier/site/release.py                  lines 14200 to 14503
+    generator/verifier/site/checksum_lists.py           lines 14504 to 14679
+    generator/verifier/site/zip_layout.py               lines 14680 to 14879
+    generator/verifier/site/download.py                 lines 14880 to 15272
+    generator/verifier/site/history.py                  lines 15273 to 15642
+    generator/verifier/site/history_v3.py               lines 15643 to 15821
+    generator/verifier/site/commitment_parts.py         lines 15822 to 16010
+    generator/verifier/site/ledger_files.py             lines 16011 to 16369
+    generator/verifier/site/certificate_memo.py         lines 16370 to 16521
+    generator/verifier/site/run_memo.py                 lines 16522 to 16640
+    generator/verifier/site/publication.py              lines 16641 to 16870
+    generator/verifier/rules/revocations.py             lines 16871 to 16990
+    generator/verifier/site/export_files.py             lines 16991 to 17216
+    generator/verifier/site/certificate_records.py      lines 17217 to 17382
+    generator/verifier/site/certificate_files.py        lines 17383 to 17826
+    generator/verifier/site/agreement_files.py          lines 17827 to 17971
+    generator/verifier/site/timestamp_files.py          lines 17972 to 18150
+    generator/verifier/site/log_list_file.py            lines 18151 to 18222
+    generator/verifier/site/accounting.py               lines 18223 to 18526
+    generator/verifier/site/remote.py                   lines 18527 to 18797
+    generator/verifier/site/mirror_folder.py            lines 18798 to 19062
+    generator/verifier/site/mirror.py                   lines 19063 to 19357
+    generator/verifier/site/verify_site.py              lines 19358 to 19726
+    generator/verifier/site/command_line.py             lines 19727 to 20191
 """
 
 # ==============================================================================================
@@ -13566,15 +13566,32 @@ def path_key(path: str) -> str:
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
 
 
-def bit_key(path: str) -> str:
-    """A file's key in a v4 tree: the same SHA-256, as its 256 bits ('0' and '1')."""
-    return format(int.from_bytes(hashlib.sha256(path.encode("utf-8")).digest(), "big"), "0256b")
+def _hex_digit(key: str, depth: int) -> str:
+    return key[depth]
+
+
+def _bit(key: str, depth: int) -> str:
+    """Bit `depth` (from the most significant) of a hex key."""
+    return "1" if int(key[depth >> 2], 16) & (8 >> (depth & 3)) else "0"
+
+
+def _hex_prefix(key: str, n: int) -> str:
+    return key[:n]
+
+
+def _bit_prefix(key: str, n: int) -> str:
+    """The first `n` bits of a hex key, as '0' and '1'."""
+    if n <= 0:
+        return ""
+    digits = -(-n // 4)
+    return format(int(key[:digits], 16), f"0{digits * 4}b")[:n]
 
 
 @dataclass(frozen=True)
 class TreeRule:
     """How a format's tree splits: a node holding more than `leaf_files` files has a child for
-    each next digit of its files' keys, written in `digits`.
+    each next digit of its files' keys, written in `digits` (`digit_at` reads a hex key's digit
+    at a depth, `prefix_of` its first n digits).
 
     Format v3 splits by hex digits (a node's files spread over up to 16 children), so how full a
     leaf is cycles between a sixteenth of the bound and the bound as a site grows, and with it
@@ -13585,17 +13602,22 @@ class TreeRule:
     leaf_files: int
     digits: str
     digit_word: str
-    key: Callable[[str], str]
+    digit_at: Callable[[str, int], str]
+    prefix_of: Callable[[str, int], str]
     doc: str  # where the format says so, for failures
 
     def build(self, paths: Iterable[str]) -> "Tree":
-        return build_tree(paths, self.leaf_files, self.key)
+        return build_tree(paths, self.leaf_files, self.digit_at)
+
+    def key(self, path: str) -> str:
+        """A path's whole key in this rule's digits (64 hex digits, or 256 bits)."""
+        return self.prefix_of(path_key(path), 256)
 
 
-HEX_TREE = TreeRule(64, "0123456789abcdef", "hex digit", path_key, "docs/formats/v3.md, 5")
+HEX_TREE = TreeRule(64, "0123456789abcdef", "hex digit", _hex_digit, _hex_prefix, "docs/formats/v3.md, 5")
 
 
-BIT_TREE = TreeRule(16, "01", "bit", bit_key, "docs/formats/v4.md, 3")
+BIT_TREE = TreeRule(16, "01", "bit", _bit, _bit_prefix, "docs/formats/v4.md, 3")
 
 
 def tree_rule(site_format: int) -> TreeRule:
@@ -13632,12 +13654,15 @@ class Tree:
         return sorted(self.inner, key=lambda p: (-len(p), p))
 
 
-def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES, key: Callable[[str], str] = path_key) -> Tree:
+def build_tree(
+    paths: Iterable[str], leaf_files: int = LEAF_FILES, digit_at: Callable[[str, int], str] = _hex_digit
+) -> Tree:
     """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
     node is a leaf when it holds at most `leaf_files` files (a TreeRule's bound in a checksum
     tree; the generator's sitemap parts are cut by the same rule), else it has a child for each
-    digit some of its keys (`key`: hex, or a v4 tree's bits) continue with."""
-    keyed = sorted((key(p), p) for p in paths)
+    digit some of its keys continue with (`digit_at`: a hex digit, or a v4 tree's bit). Sorted
+    by their hex keys, the files are in the order of their bits too."""
+    keyed = sorted((path_key(p), p) for p in paths)
     leaves: dict[str, list[str]] = {}
     inner: dict[str, list[str]] = {}
     # Sorted by key, the files of a node are a run of `keyed`: (prefix, start, end) to visit.
@@ -13649,10 +13674,10 @@ def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES, key: Callable
             continue
         depth, children, i = len(prefix), [], lo
         while i < hi:
-            digit = keyed[i][0][depth]
-            j = i
-            while j < hi and keyed[j][0][depth] == digit:
-                j += 1
+            # The node's keys are sorted, so its files with this digit are a run: found by
+            # bisection, a node costs a few probes and not a look at each of its files.
+            digit = digit_at(keyed[i][0], depth)
+            j = bisect.bisect_right(keyed, digit, i, hi, key=lambda r: digit_at(r[0], depth))
             children.append(prefix + digit)
             todo.append((prefix + digit, i, j))
             i = j
@@ -14098,14 +14123,19 @@ def _read_list(s: Site, origin: str, name: str, index: Any) -> list[Any] | None:
         report.add(problems, MANIFEST_PATH)
         return None
     count, parts = index["count"], index["parts"]
-    want = manifest_part_count(count) if is_int(count) and count >= 0 else None
-    if want is None or not isinstance(parts, list) or len(parts) != want:
+    if not (is_int(count) and count >= 0):
+        report.check(
+            False, MANIFEST_PATH, "malformed row count", "a non-negative integer", show(count), f"{name}.count"
+        )
+        return None
+    want = manifest_part_count(count)
+    if not isinstance(parts, list) or len(parts) != want:
         report.check(
             False,
             MANIFEST_PATH,
-            f"the list {name} must name a part of {MANIFEST_PART_ROWS} rows for each {MANIFEST_PART_ROWS} of its count",
-            f"a count of rows and {want if want is not None else 'that many'} parts",
-            f"count {show(count)}, {len(parts) if isinstance(parts, list) else show(parts)} parts",
+            f"the list {name} must name a part for each {MANIFEST_PART_ROWS} rows of its count (the last fewer)",
+            f"{want} parts for {count} rows",
+            f"{len(parts)} parts" if isinstance(parts, list) else show(parts),
             where=f"{name}.parts",
         )
         return None
@@ -14140,17 +14170,20 @@ def _read_part(s: Site, origin: str, name: str, k: int, part: Any, count: int) -
             )
     if not report.add(problems, MANIFEST_PATH):
         return None
-    loaded = s.document(path, f"part {k} of the manifest's {name}")
-    if loaded is None:
-        return None
-    data, doc = loaded
-    if not report.check(
+    # Held to its SHA-256 before it is parsed: what is parsed is the part the index names.
+    data = s.read(path, f"part {k} of the manifest's {name}")
+    if data is None or not report.check(
         sha256_hex(data) == part["sha256"],
         path,
         f"the part's bytes do not have the SHA-256 {MANIFEST_PATH} gives it",
         part["sha256"],
         sha256_hex(data),
     ):
+        return None
+    try:
+        doc = parse_canonical(data)
+    except FormatError as e:
+        report.check(False, path, f"part {k} of the manifest's {name}: {e}")
         return None
     problems = check_keys(doc, ("list", "origin", "part", "rows", "type", "v"))
     if not problems:
@@ -14217,7 +14250,7 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
         # A v4 manifest's growing lists are indexes of parts, read by manifest_parts.py.
-        parted = PARTED_LISTS if site_format(m) == MANIFEST_V4 else ()
+        parted = PARTED_LISTS if site_format(m) >= MANIFEST_V4 else ()
         for k in MANIFEST_LISTS:
             if k in m and k not in parted and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))
@@ -14486,7 +14519,7 @@ class _Tree:
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
 
 
-def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule = HEX_TREE) -> Listing | None:
+def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule) -> Listing | None:
     """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's); what
     they list, or None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
@@ -14514,7 +14547,7 @@ def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
         if rel.startswith(f"{LISTS_DIR}/"):
             return f"a list the tree does not imply ({doc})", f"only the lists {SUMS_PATH} leads to"
         if rel.startswith(f"{PARTS_DIR}/"):
-            return f"a download part the tree does not imply ({doc})", "only the parts of the tree's leaves"
+            return f"a download part the tree does not imply ({doc}; v3.md, 6)", "only the parts of the tree's leaves"
         return "file is not listed in any checksum list", f"every file in the leaf list its key names ({doc})"
 
     return why
@@ -14585,14 +14618,15 @@ def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> N
                 path,
             )
             continue
-        key = rule.key(path)
-        if key.startswith(prefix):
+        key = path_key(path)
+        if rule.prefix_of(key, len(prefix)) == prefix:
             s.report.checks += 1  # the message is made only for a failure: this runs once a file
         else:
             s.report.check(
                 False,
                 rel,
-                f"a file in the wrong leaf: its key {key} names the list of its prefix ({rule.doc})",
+                f"a file in the wrong leaf: its key {key} (SHA-256 of its path) begins "
+                f"{rule.prefix_of(key, len(prefix))} in {rule.digit_word}s: the list of that prefix ({rule.doc})",
                 f"a key starting with {prefix}",
                 path,
                 f"line {n}",
@@ -18272,7 +18306,7 @@ def check_accounted(
             "FILE.tlog-proof beside a reveal or certificate of the manifest",
             "a stray proof",
         )
-    if site_format(manifest) == MANIFEST_V4:
+    if site_format(manifest) >= MANIFEST_V4:
         _check_manifest_folder(s, manifest, sorted(parts))
     _check_evidence_folder(s, manifest, sorted(evidence))
     _check_credential_files(s, manifest, sorted(credentials))
@@ -18382,7 +18416,7 @@ def _check_ledger_folder(
             why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
         elif v3 and V2_CONSISTENCY_RE.fullmatch(rel):
             why = (
-                "a format v2 consistency proof (ledger/consistency/<size>.json) in a format v3 site, whose every "
+                "a format v2 consistency proof (ledger/consistency/<size>.json) in a format v3 or v4 site, whose every "
                 "proof is a history row's ledger/consistency/<M0>-<M>.json"
             )
         elif rel.startswith("ledger/consistency/"):
@@ -19382,6 +19416,8 @@ def verify_site(
     s = Site(root, report, _trusted(root, known_files, full, report), known_now)
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
+    except SiteUnreadable:
+        raise
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -19422,10 +19458,12 @@ def _check(
     report = s.report
     policy, max_age = trust
     loaded = s.document(MANIFEST_PATH, "manifest")
+    if loaded is not None:
+        _refuse_a_later_format(s, loaded[1])
     if loaded is None or not check_manifest_shape(loaded[1], report):
         return
     manifest = loaded[1]
-    if site_format(manifest) == MANIFEST_V4:  # its lists in parts (docs/formats/v4.md)
+    if site_format(manifest) >= MANIFEST_V4:  # its lists in parts (docs/formats/v4.md)
         whole = read_manifest_parts(s, manifest)
         if whole is None:
             return
@@ -19503,8 +19541,21 @@ def _check(
     )
     _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
-    if site_format(manifest) == MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
+    if site_format(manifest) >= MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
         report.notes.append(PARTED_ROWS_NOTE)
+
+
+def _refuse_a_later_format(s: Site, manifest: Any) -> None:
+    """A manifest of a format after this verifier's (an integer `v` past 4) is a site it cannot
+    judge, not a failed one: exit 2, as for a site it cannot read."""
+    if not isinstance(manifest, dict):
+        return
+    v = manifest.get("v")
+    if manifest.get("type") == "transparency-manifest" and is_int(v) and v > MANIFEST_V4:
+        raise SiteUnreadable(
+            f"{s.root / MANIFEST_PATH}: format v{v}, later than the formats this verifier reads (v1 to v4): "
+            "run the verify.py the site ships, or a later release of it"
+        )
 
 
 def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
@@ -19580,7 +19631,7 @@ def _check_restatements(
         report.check(
             False,
             HISTORY_PATH,
-            "a format v3 site (its manifest's v 3) publishes no checkpoint history",
+            "a format v3 or v4 site (its manifest's v 3 or 4) publishes no checkpoint history",
             "ledger/history.json, v 2 (docs/formats/v3.md, 1)",
             "no ledger/history.json",
         )

@@ -20,6 +20,7 @@ from generator.core.object_kinds import static_host_headers
 from generator.program.datadir import public_key_row
 from generator.program.ledgerfile import ledger_lines
 from generator.verifier import (
+    MANIFEST_V4,
     ML_DSA_KEYS_MEMBER,
     FormatError,
     Ledger,
@@ -330,7 +331,7 @@ def write_release_files(ctx: SiteContext, w: SiteWriter) -> None:
     w.write(layout.BROWSER_ML_DSA, (files("generator.verifier") / "browser" / "mldsa44.js").read_bytes())
     w.write(layout.HOST_HEADERS, static_host_headers().encode())
     whole = manifest(ctx)
-    if ctx.program.format == 4:  # the lists in parts (docs/formats/v4.md): the verifier's cut
+    if ctx.program.format >= MANIFEST_V4:  # the lists in parts (docs/formats/v4.md): the verifier's cut
         whole, parts = cut_manifest(whole)
         for rel, data in parts:
             w.write(rel, data)

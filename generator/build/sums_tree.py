@@ -29,6 +29,7 @@ from generator.verifier import (
     leaf_list,
     list_path,
     part_path,
+    path_key,
     tree_rule,
 )
 
@@ -118,8 +119,8 @@ class _LastParts:
         if m is not None:
             prefix: str | None = m.group(1) if m.group(1) in self.parts else None
         else:
-            key = self.rule.key(name)
-            prefix = next((key[:n] for n in range(1, self.longest + 1) if key[:n] in self.parts), None)
+            key, at = path_key(name), self.rule.prefix_of
+            prefix = next((at(key, n) for n in range(1, self.longest + 1) if at(key, n) in self.parts), None)
         if prefix is None:
             return None
         if prefix not in self.opened:

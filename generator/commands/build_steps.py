@@ -560,6 +560,7 @@ WRITE: tuple[Step[Writing], ...] = (
             layout.BROWSER_ML_DSA,
             layout.HOST_HEADERS,
             layout.MANIFEST,
+            layout.manifest_part("*", 0).replace("/0.json", "/*.json"),
         ),
         _release_files,
     ),

@@ -149,7 +149,7 @@ def _list_depth(path: str) -> int:
     the deepest first (each after the lists and parts it names), so that a reader who starts
     from SHA256SUMS after it lands finds what each list names."""
     m = LIST_RE.fullmatch(path)
-    return 0 if m is None else 65 - len(m.group(1))
+    return 0 if m is None else 257 - len(m.group(1))  # a prefix is at most 256 bits (v4) or 64 hex digits
 
 
 def site_format_of(site: Path) -> int:

@@ -25,6 +25,7 @@ import pytest
 
 from generator.core import layout
 from tests.support.demo import REPO
+from tests.support.manifest import whole_manifest
 
 AXE = REPO / "tests" / "browser" / "node_modules" / "axe-core" / "axe.min.js"
 # The height matters little: widths are what the tests vary. 844 is a phone's, 900 a laptop's.
@@ -309,7 +310,7 @@ def page_kinds(site: Path) -> dict[str, list[str]]:
     told apart by state (revoked, else their verdict) and item pages by why the item was
     revealed, read from the site's own manifest; every other page by its path."""
     by_page: dict[str, str] = {}
-    manifest = _json(site, layout.MANIFEST)
+    manifest = whole_manifest(site)
     revoked = {r["serial"] for r in _json(site, layout.REVOCATIONS)["revocations"]}
     for entry in manifest["certificates"]:
         serial = entry["serial"]

@@ -10,6 +10,7 @@ of a tree, reporting every discrepancy, is generator/verifier/site/checksum_list
 its last release).
 """
 
+import bisect
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -34,15 +35,32 @@ def path_key(path: str) -> str:
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
 
 
-def bit_key(path: str) -> str:
-    """A file's key in a v4 tree: the same SHA-256, as its 256 bits ('0' and '1')."""
-    return format(int.from_bytes(hashlib.sha256(path.encode("utf-8")).digest(), "big"), "0256b")
+def _hex_digit(key: str, depth: int) -> str:
+    return key[depth]
+
+
+def _bit(key: str, depth: int) -> str:
+    """Bit `depth` (from the most significant) of a hex key."""
+    return "1" if int(key[depth >> 2], 16) & (8 >> (depth & 3)) else "0"
+
+
+def _hex_prefix(key: str, n: int) -> str:
+    return key[:n]
+
+
+def _bit_prefix(key: str, n: int) -> str:
+    """The first `n` bits of a hex key, as '0' and '1'."""
+    if n <= 0:
+        return ""
+    digits = -(-n // 4)
+    return format(int(key[:digits], 16), f"0{digits * 4}b")[:n]
 
 
 @dataclass(frozen=True)
 class TreeRule:
     """How a format's tree splits: a node holding more than `leaf_files` files has a child for
-    each next digit of its files' keys, written in `digits`.
+    each next digit of its files' keys, written in `digits` (`digit_at` reads a hex key's digit
+    at a depth, `prefix_of` its first n digits).
 
     Format v3 splits by hex digits (a node's files spread over up to 16 children), so how full a
     leaf is cycles between a sixteenth of the bound and the bound as a site grows, and with it
@@ -53,15 +71,20 @@ class TreeRule:
     leaf_files: int
     digits: str
     digit_word: str
-    key: Callable[[str], str]
+    digit_at: Callable[[str, int], str]
+    prefix_of: Callable[[str, int], str]
     doc: str  # where the format says so, for failures
 
     def build(self, paths: Iterable[str]) -> "Tree":
-        return build_tree(paths, self.leaf_files, self.key)
+        return build_tree(paths, self.leaf_files, self.digit_at)
+
+    def key(self, path: str) -> str:
+        """A path's whole key in this rule's digits (64 hex digits, or 256 bits)."""
+        return self.prefix_of(path_key(path), 256)
 
 
-HEX_TREE = TreeRule(64, "0123456789abcdef", "hex digit", path_key, "docs/formats/v3.md, 5")
-BIT_TREE = TreeRule(16, "01", "bit", bit_key, "docs/formats/v4.md, 3")
+HEX_TREE = TreeRule(64, "0123456789abcdef", "hex digit", _hex_digit, _hex_prefix, "docs/formats/v3.md, 5")
+BIT_TREE = TreeRule(16, "01", "bit", _bit, _bit_prefix, "docs/formats/v4.md, 3")
 
 
 def tree_rule(site_format: int) -> TreeRule:
@@ -98,12 +121,15 @@ class Tree:
         return sorted(self.inner, key=lambda p: (-len(p), p))
 
 
-def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES, key: Callable[[str], str] = path_key) -> Tree:
+def build_tree(
+    paths: Iterable[str], leaf_files: int = LEAF_FILES, digit_at: Callable[[str, int], str] = _hex_digit
+) -> Tree:
     """The tree of a set of paths (docs/formats/v3.md, 5): the root always has children; another
     node is a leaf when it holds at most `leaf_files` files (a TreeRule's bound in a checksum
     tree; the generator's sitemap parts are cut by the same rule), else it has a child for each
-    digit some of its keys (`key`: hex, or a v4 tree's bits) continue with."""
-    keyed = sorted((key(p), p) for p in paths)
+    digit some of its keys continue with (`digit_at`: a hex digit, or a v4 tree's bit). Sorted
+    by their hex keys, the files are in the order of their bits too."""
+    keyed = sorted((path_key(p), p) for p in paths)
     leaves: dict[str, list[str]] = {}
     inner: dict[str, list[str]] = {}
     # Sorted by key, the files of a node are a run of `keyed`: (prefix, start, end) to visit.
@@ -115,10 +141,10 @@ def build_tree(paths: Iterable[str], leaf_files: int = LEAF_FILES, key: Callable
             continue
         depth, children, i = len(prefix), [], lo
         while i < hi:
-            digit = keyed[i][0][depth]
-            j = i
-            while j < hi and keyed[j][0][depth] == digit:
-                j += 1
+            # The node's keys are sorted, so its files with this digit are a run: found by
+            # bisection, a node costs a few probes and not a look at each of its files.
+            digit = digit_at(keyed[i][0], depth)
+            j = bisect.bisect_right(keyed, digit, i, hi, key=lambda r: digit_at(r[0], depth))
             children.append(prefix + digit)
             todo.append((prefix + digit, i, j))
             i = j

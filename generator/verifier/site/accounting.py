@@ -101,7 +101,7 @@ def check_accounted(
             "FILE.tlog-proof beside a reveal or certificate of the manifest",
             "a stray proof",
         )
-    if site_format(manifest) == MANIFEST_V4:
+    if site_format(manifest) >= MANIFEST_V4:
         _check_manifest_folder(s, manifest, sorted(parts))
     _check_evidence_folder(s, manifest, sorted(evidence))
     _check_credential_files(s, manifest, sorted(credentials))
@@ -211,7 +211,7 @@ def _check_ledger_folder(
             why = "a checkpoint that no row of the checkpoint history archives (a fork, or a size the log never had)"
         elif v3 and V2_CONSISTENCY_RE.fullmatch(rel):
             why = (
-                "a format v2 consistency proof (ledger/consistency/<size>.json) in a format v3 site, whose every "
+                "a format v2 consistency proof (ledger/consistency/<size>.json) in a format v3 or v4 site, whose every "
                 "proof is a history row's ledger/consistency/<M0>-<M>.json"
             )
         elif rel.startswith("ledger/consistency/"):

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from generator.verifier.core.checksum_tree import (
-    HEX_TREE,
     LIST_RE,
     LISTS_DIR,
     PART_RE,
@@ -21,6 +20,7 @@ from generator.verifier.core.checksum_tree import (
     is_tree_file,
     list_path,
     part_path,
+    path_key,
 )
 from generator.verifier.core.folder import SUMS_PATH, Site
 from generator.verifier.site.release import Listing, check_files, parse_sums
@@ -38,7 +38,7 @@ class _Tree:
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
 
 
-def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule = HEX_TREE) -> Listing | None:
+def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule) -> Listing | None:
     """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's); what
     they list, or None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
@@ -66,7 +66,7 @@ def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
         if rel.startswith(f"{LISTS_DIR}/"):
             return f"a list the tree does not imply ({doc})", f"only the lists {SUMS_PATH} leads to"
         if rel.startswith(f"{PARTS_DIR}/"):
-            return f"a download part the tree does not imply ({doc})", "only the parts of the tree's leaves"
+            return f"a download part the tree does not imply ({doc}; v3.md, 6)", "only the parts of the tree's leaves"
         return "file is not listed in any checksum list", f"every file in the leaf list its key names ({doc})"
 
     return why
@@ -137,14 +137,15 @@ def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> N
                 path,
             )
             continue
-        key = rule.key(path)
-        if key.startswith(prefix):
+        key = path_key(path)
+        if rule.prefix_of(key, len(prefix)) == prefix:
             s.report.checks += 1  # the message is made only for a failure: this runs once a file
         else:
             s.report.check(
                 False,
                 rel,
-                f"a file in the wrong leaf: its key {key} names the list of its prefix ({rule.doc})",
+                f"a file in the wrong leaf: its key {key} (SHA-256 of its path) begins "
+                f"{rule.prefix_of(key, len(prefix))} in {rule.digit_word}s: the list of that prefix ({rule.doc})",
                 f"a key starting with {prefix}",
                 path,
                 f"line {n}",

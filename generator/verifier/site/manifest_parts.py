@@ -9,8 +9,8 @@ The build cuts the lists with `cut_manifest`; the verifier reads them back whole
 
 from typing import Any
 
-from generator.verifier.core.canonical import canonical_bytes
-from generator.verifier.core.errors import Problem
+from generator.verifier.core.canonical import canonical_bytes, parse_canonical
+from generator.verifier.core.errors import FormatError, Problem
 from generator.verifier.core.folder import MANIFEST_PATH, Site
 from generator.verifier.core.formats import MANIFEST_V4, check_keys, is_int, sha256_hex
 from generator.verifier.core.text import show
@@ -82,14 +82,19 @@ def _read_list(s: Site, origin: str, name: str, index: Any) -> list[Any] | None:
         report.add(problems, MANIFEST_PATH)
         return None
     count, parts = index["count"], index["parts"]
-    want = manifest_part_count(count) if is_int(count) and count >= 0 else None
-    if want is None or not isinstance(parts, list) or len(parts) != want:
+    if not (is_int(count) and count >= 0):
+        report.check(
+            False, MANIFEST_PATH, "malformed row count", "a non-negative integer", show(count), f"{name}.count"
+        )
+        return None
+    want = manifest_part_count(count)
+    if not isinstance(parts, list) or len(parts) != want:
         report.check(
             False,
             MANIFEST_PATH,
-            f"the list {name} must name a part of {MANIFEST_PART_ROWS} rows for each {MANIFEST_PART_ROWS} of its count",
-            f"a count of rows and {want if want is not None else 'that many'} parts",
-            f"count {show(count)}, {len(parts) if isinstance(parts, list) else show(parts)} parts",
+            f"the list {name} must name a part for each {MANIFEST_PART_ROWS} rows of its count (the last fewer)",
+            f"{want} parts for {count} rows",
+            f"{len(parts)} parts" if isinstance(parts, list) else show(parts),
             where=f"{name}.parts",
         )
         return None
@@ -124,17 +129,20 @@ def _read_part(s: Site, origin: str, name: str, k: int, part: Any, count: int) -
             )
     if not report.add(problems, MANIFEST_PATH):
         return None
-    loaded = s.document(path, f"part {k} of the manifest's {name}")
-    if loaded is None:
-        return None
-    data, doc = loaded
-    if not report.check(
+    # Held to its SHA-256 before it is parsed: what is parsed is the part the index names.
+    data = s.read(path, f"part {k} of the manifest's {name}")
+    if data is None or not report.check(
         sha256_hex(data) == part["sha256"],
         path,
         f"the part's bytes do not have the SHA-256 {MANIFEST_PATH} gives it",
         part["sha256"],
         sha256_hex(data),
     ):
+        return None
+    try:
+        doc = parse_canonical(data)
+    except FormatError as e:
+        report.check(False, path, f"part {k} of the manifest's {name}: {e}")
         return None
     problems = check_keys(doc, ("list", "origin", "part", "rows", "type", "v"))
     if not problems:

@@ -81,7 +81,7 @@ def check_manifest_shape(m: Any, report: Report) -> bool:
         if not is_time(m.get("generated_at")):
             problems.append(Problem("malformed time", where="generated_at", found=show(m.get("generated_at"))))
         # A v4 manifest's growing lists are indexes of parts, read by manifest_parts.py.
-        parted = PARTED_LISTS if site_format(m) == MANIFEST_V4 else ()
+        parted = PARTED_LISTS if site_format(m) >= MANIFEST_V4 else ()
         for k in MANIFEST_LISTS:
             if k in m and k not in parted and not isinstance(m[k], list):
                 problems.append(Problem("must be a list", where=k, found=type_name(m[k])))

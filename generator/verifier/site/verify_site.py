@@ -11,7 +11,7 @@ from typing import Any
 from generator.verifier.core.checksum_tree import tree_rule
 from generator.verifier.core.errors import FormatError, NoteError, SiteUnreadable
 from generator.verifier.core.folder import MANIFEST_PATH, KnownHashes, Site
-from generator.verifier.core.formats import MANIFEST_V3, MANIFEST_V4, site_format
+from generator.verifier.core.formats import MANIFEST_V3, MANIFEST_V4, is_int, site_format
 from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
@@ -113,6 +113,8 @@ def verify_site(
     s = Site(root, report, _trusted(root, known_files, full, report), known_now)
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
+    except SiteUnreadable:
+        raise
     except Exception as e:  # the last resort: a bug must never read as a pass
         if RAISE_INTERNAL_ERRORS:
             raise
@@ -153,10 +155,12 @@ def _check(
     report = s.report
     policy, max_age = trust
     loaded = s.document(MANIFEST_PATH, "manifest")
+    if loaded is not None:
+        _refuse_a_later_format(s, loaded[1])
     if loaded is None or not check_manifest_shape(loaded[1], report):
         return
     manifest = loaded[1]
-    if site_format(manifest) == MANIFEST_V4:  # its lists in parts (docs/formats/v4.md)
+    if site_format(manifest) >= MANIFEST_V4:  # its lists in parts (docs/formats/v4.md)
         whole = read_manifest_parts(s, manifest)
         if whole is None:
             return
@@ -234,8 +238,21 @@ def _check(
     )
     _check_the_program(s, manifest, ledger, history, key_rows, public_key, memory, vouched)
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
-    if site_format(manifest) == MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
+    if site_format(manifest) >= MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
         report.notes.append(PARTED_ROWS_NOTE)
+
+
+def _refuse_a_later_format(s: Site, manifest: Any) -> None:
+    """A manifest of a format after this verifier's (an integer `v` past 4) is a site it cannot
+    judge, not a failed one: exit 2, as for a site it cannot read."""
+    if not isinstance(manifest, dict):
+        return
+    v = manifest.get("v")
+    if manifest.get("type") == "transparency-manifest" and is_int(v) and v > MANIFEST_V4:
+        raise SiteUnreadable(
+            f"{s.root / MANIFEST_PATH}: format v{v}, later than the formats this verifier reads (v1 to v4): "
+            "run the verify.py the site ships, or a later release of it"
+        )
 
 
 def _saved_checkpoints(s: Site, since: Sequence[tuple[str, bytes, str | None]], origin: str) -> list[SavedCheckpoint]:
@@ -311,7 +328,7 @@ def _check_restatements(
         report.check(
             False,
             HISTORY_PATH,
-            "a format v3 site (its manifest's v 3) publishes no checkpoint history",
+            "a format v3 or v4 site (its manifest's v 3 or 4) publishes no checkpoint history",
             "ledger/history.json, v 2 (docs/formats/v3.md, 1)",
             "no ledger/history.json",
         )

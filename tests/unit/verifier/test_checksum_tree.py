@@ -1,13 +1,24 @@
 """The checksum list's tree (docs/formats/v3.md, 5): its shape is a function of the set of paths,
 every leaf holds at most 64 files, every other node but the root more, each file sits in the
-leaf its key names, and the lists' lines are the build's."""
+leaf its key names, and the lists' lines are the build's. Format v4's tree (docs/formats/v4.md,
+3) the same by bits and 16 files, and how full its leaves are does not cycle with the size."""
 
 from __future__ import annotations
 
 import hashlib
 import random
 
-from generator.verifier import build_tree, inner_list, leaf_list, list_path, part_path, path_key, read_lists
+from generator.verifier import (
+    TreeRule,
+    build_tree,
+    inner_list,
+    leaf_list,
+    list_path,
+    part_path,
+    path_key,
+    read_lists,
+    tree_rule,
+)
 
 LEAF = 64
 
@@ -81,3 +92,54 @@ def test_lists_and_reading_them_back() -> None:
     rows, problems = read_lists(root, store.get)
     assert any(list_path(some) in p and "SHA-256" in p for p in problems), problems
     assert not set(tree.leaves[some]) & set(rows), "a list that is not its parent's bytes adds nothing"
+
+
+def bits(path: str) -> str:
+    """A path's key as bits, computed apart from the verifier's own reading of a hex key."""
+    return format(int.from_bytes(hashlib.sha256(path.encode()).digest(), "big"), "0256b")
+
+
+def check_bit_shape(files: list[str]) -> TreeRule:
+    rule = tree_rule(4)
+    tree = rule.build(files)
+    placed = [p for leaf in tree.leaves.values() for p in leaf]
+    assert sorted(placed) == sorted(files), "every file in exactly one leaf"
+    for prefix, leaf in tree.leaves.items():
+        assert prefix and set(prefix) <= {"0", "1"}, prefix
+        assert 0 < len(leaf) <= rule.leaf_files == 16, prefix
+        assert all(bits(p).startswith(prefix) for p in leaf), prefix
+
+    def count(p: str) -> int:
+        return len(tree.leaves[p]) if p in tree.leaves else sum(count(c) for c in tree.inner[p])
+
+    for prefix, children in tree.inner.items():
+        if prefix:
+            assert count(prefix) > 16, f"{prefix}: an inner node of {count(prefix)} files"
+        want = sorted({bits(p)[len(prefix)] for p in files if bits(p).startswith(prefix)})
+        assert [c[-1] for c in children] == want, prefix
+    return rule
+
+
+def test_a_v4_tree_splits_by_bits() -> None:
+    for n in (1, 16, 17, 3000):
+        check_bit_shape(paths(n))
+    rule = tree_rule(4)
+    assert rule.build(paths(3000)) == rule.build(list(reversed(paths(3000))))
+    assert rule.key("index.html") == bits("index.html")
+
+
+def test_a_v4_trees_leaves_are_as_full_at_every_size_and_a_v3_trees_cycle() -> None:
+    """What a release rewrites of the download is its touched leaves' files: by bits, a leaf
+    holds about the same number at any size; by hex digits, sixteenfold more at some sizes than
+    at others."""
+    sizes = [1000 * 2**k for k in range(6)]  # 1,000 to 32,000 files
+
+    def files_beside_a_change(rule: TreeRule, n: int) -> float:
+        """The files of the leaf a file picked at random is in, on average: what its part holds."""
+        tree = rule.build(paths(n))
+        return sum(len(leaf) ** 2 for leaf in tree.leaves.values()) / n
+
+    by_bits = [files_beside_a_change(tree_rule(4), n) for n in sizes]
+    by_hex = [files_beside_a_change(tree_rule(3), n) for n in sizes]
+    assert max(by_bits) / min(by_bits) < 1.2 and all(8 <= f <= 16 for f in by_bits), by_bits
+    assert max(by_hex) / min(by_hex) > 3.5, by_hex
