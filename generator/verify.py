@@ -79,34 +79,34 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/report.py                   lines 13005 to 13167
     generator/verifier/core/windowed.py                 lines 13168 to 13198
     generator/verifier/core/folder.py                   lines 13199 to 13532
-    generator/verifier/core/checksum_tree.py            lines 13533 to 13751
-    generator/verifier/tlog/rotation.py                 lines 13752 to 13936
-    generator/verifier/memory/mirror_record.py          lines 13937 to 14040
-    generator/verifier/site/manifest_parts.py           lines 14041 to 14199
-    generator/verifier/site/release.py                  lines 14200 to 14503
-    generator/verifier/site/checksum_lists.py           lines 14504 to 14679
-    generator/verifier/site/zip_layout.py               lines 14680 to 14879
-    generator/verifier/site/download.py                 lines 14880 to 15272
-    generator/verifier/site/history.py                  lines 15273 to 15642
-    generator/verifier/site/history_v3.py               lines 15643 to 15821
-    generator/verifier/site/commitment_parts.py         lines 15822 to 16010
-    generator/verifier/site/ledger_files.py             lines 16011 to 16369
-    generator/verifier/site/certificate_memo.py         lines 16370 to 16521
-    generator/verifier/site/run_memo.py                 lines 16522 to 16640
-    generator/verifier/site/publication.py              lines 16641 to 16870
-    generator/verifier/rules/revocations.py             lines 16871 to 16990
-    generator/verifier/site/export_files.py             lines 16991 to 17216
-    generator/verifier/site/certificate_records.py      lines 17217 to 17382
-    generator/verifier/site/certificate_files.py        lines 17383 to 17826
-    generator/verifier/site/agreement_files.py          lines 17827 to 17971
-    generator/verifier/site/timestamp_files.py          lines 17972 to 18150
-    generator/verifier/site/log_list_file.py            lines 18151 to 18222
-    generator/verifier/site/accounting.py               lines 18223 to 18526
-    generator/verifier/site/remote.py                   lines 18527 to 18797
-    generator/verifier/site/mirror_folder.py            lines 18798 to 19062
-    generator/verifier/site/mirror.py                   lines 19063 to 19357
-    generator/verifier/site/verify_site.py              lines 19358 to 19726
-    generator/verifier/site/command_line.py             lines 19727 to 20191
+    generator/verifier/core/checksum_tree.py            lines 13533 to 13752
+    generator/verifier/tlog/rotation.py                 lines 13753 to 13937
+    generator/verifier/memory/mirror_record.py          lines 13938 to 14041
+    generator/verifier/site/manifest_parts.py           lines 14042 to 14200
+    generator/verifier/site/release.py                  lines 14201 to 14504
+    generator/verifier/site/checksum_lists.py           lines 14505 to 14680
+    generator/verifier/site/zip_layout.py               lines 14681 to 14880
+    generator/verifier/site/download.py                 lines 14881 to 15273
+    generator/verifier/site/history.py                  lines 15274 to 15643
+    generator/verifier/site/history_v3.py               lines 15644 to 15822
+    generator/verifier/site/commitment_parts.py         lines 15823 to 16011
+    generator/verifier/site/ledger_files.py             lines 16012 to 16370
+    generator/verifier/site/certificate_memo.py         lines 16371 to 16522
+    generator/verifier/site/run_memo.py                 lines 16523 to 16641
+    generator/verifier/site/publication.py              lines 16642 to 16871
+    generator/verifier/rules/revocations.py             lines 16872 to 16991
+    generator/verifier/site/export_files.py             lines 16992 to 17217
+    generator/verifier/site/certificate_records.py      lines 17218 to 17383
+    generator/verifier/site/certificate_files.py        lines 17384 to 17827
+    generator/verifier/site/agreement_files.py          lines 17828 to 17972
+    generator/verifier/site/timestamp_files.py          lines 17973 to 18151
+    generator/verifier/site/log_list_file.py            lines 18152 to 18223
+    generator/verifier/site/accounting.py               lines 18224 to 18527
+    generator/verifier/site/remote.py                   lines 18528 to 18798
+    generator/verifier/site/mirror_folder.py            lines 18799 to 19063
+    generator/verifier/site/mirror.py                   lines 19064 to 19358
+    generator/verifier/site/verify_site.py              lines 19359 to 19728
+    generator/verifier/site/command_line.py             lines 19729 to 20193
 """
 
 # ==============================================================================================
@@ -13580,7 +13580,8 @@ def _hex_prefix(key: str, n: int) -> str:
 
 
 def _bit_prefix(key: str, n: int) -> str:
-    """The first `n` bits of a hex key, as '0' and '1'."""
+    """The first `n` bits of a hex key, as '0' and '1' (at most its 256)."""
+    n = min(n, len(key) * 4)
     if n <= 0:
         return ""
     digits = -(-n // 4)
@@ -19553,8 +19554,9 @@ def _refuse_a_later_format(s: Site, manifest: Any) -> None:
     v = manifest.get("v")
     if manifest.get("type") == "transparency-manifest" and is_int(v) and v > MANIFEST_V4:
         raise SiteUnreadable(
-            f"{s.root / MANIFEST_PATH}: format v{v}, later than the formats this verifier reads (v1 to v4): "
-            "run the verify.py the site ships, or a later release of it"
+            f"{s.root / MANIFEST_PATH}: says format v{v}, later than the formats this verifier reads (v1 to v4), "
+            "an unsigned claim: nothing was verified. Get a later release of verify.py from the project (its "
+            "releases are listed with their SHA-256), never the copy the site ships"
         )
 
 

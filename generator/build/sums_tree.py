@@ -119,8 +119,8 @@ class _LastParts:
         if m is not None:
             prefix: str | None = m.group(1) if m.group(1) in self.parts else None
         else:
-            key, at = path_key(name), self.rule.prefix_of
-            prefix = next((at(key, n) for n in range(1, self.longest + 1) if at(key, n) in self.parts), None)
+            key = self.rule.prefix_of(path_key(name), self.longest)
+            prefix = next((key[:n] for n in range(1, self.longest + 1) if key[:n] in self.parts), None)
         if prefix is None:
             return None
         if prefix not in self.opened:

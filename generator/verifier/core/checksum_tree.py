@@ -49,7 +49,8 @@ def _hex_prefix(key: str, n: int) -> str:
 
 
 def _bit_prefix(key: str, n: int) -> str:
-    """The first `n` bits of a hex key, as '0' and '1'."""
+    """The first `n` bits of a hex key, as '0' and '1' (at most its 256)."""
+    n = min(n, len(key) * 4)
     if n <= 0:
         return ""
     digits = -(-n // 4)

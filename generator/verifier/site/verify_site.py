@@ -250,8 +250,9 @@ def _refuse_a_later_format(s: Site, manifest: Any) -> None:
     v = manifest.get("v")
     if manifest.get("type") == "transparency-manifest" and is_int(v) and v > MANIFEST_V4:
         raise SiteUnreadable(
-            f"{s.root / MANIFEST_PATH}: format v{v}, later than the formats this verifier reads (v1 to v4): "
-            "run the verify.py the site ships, or a later release of it"
+            f"{s.root / MANIFEST_PATH}: says format v{v}, later than the formats this verifier reads (v1 to v4), "
+            "an unsigned claim: nothing was verified. Get a later release of verify.py from the project (its "
+            "releases are listed with their SHA-256), never the copy the site ships"
         )
 
 

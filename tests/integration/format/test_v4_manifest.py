@@ -163,7 +163,7 @@ def test_a_later_format_is_a_site_this_verifier_cannot_judge(
     index = json.loads((out / layout.MANIFEST).read_bytes())
     (out / layout.MANIFEST).write_bytes(rfc8785.dumps({**index, "v": 5}))
     r = run_verifier(VERIFY_SRC, str(out), "--no-state")
-    assert r.rc == 2 and "format v5" in r.text, r.text[-2000:]
+    assert r.rc == 2 and "format v5" in r.text and "never the copy the site ships" in r.text, r.text[-2000:]
 
 
 def test_program_yaml_names_format_4_among_the_choices(tmp_path: Path) -> None:

@@ -167,6 +167,23 @@ def test_the_checksum_command_catches_a_changed_byte(demo_copy: BuiltSite) -> No
 
 
 @pytest.mark.parametrize("fmt", [3, 4])
+def test_a_tree_sites_checksum_commands_catch_a_changed_byte(tmp_path: Path, fmt: int) -> None:
+    """On a site whose checksum list is a tree, SHA256SUMS names only lists: the changed file is
+    caught by the leaves' lists, which the page's `find … -exec sha256sum` runs."""
+    root = v3_demo(tmp_path, fmt).out
+    target = whole_manifest(root)["reveals"][0]["path"]
+    data = bytearray((root / target).read_bytes())
+    i = data.index(b'"salt":"') + len(b'"salt":"')
+    data[i] = ord("0") if data[i] != ord("0") else ord("1")
+    (root / target).write_bytes(bytes(data))
+    sums = [c for c in page_commands(root, layout.VERIFY_PAGE) if c.text.startswith("sha256sum --quiet -c SHA256SUMS")]
+    assert len(sums) == 1 and "find sums" in sums[0].text, [c.text for c in sums]
+    r = run(sums[0], root)
+    output = r.stdout + r.stderr
+    assert r.returncode != 0 and target in output and "FAILED" in output, output
+
+
+@pytest.mark.parametrize("fmt", [3, 4])
 def test_a_v3_sites_page_commands_run_too(tmp_path: Path, fmt: int) -> None:
     """A format v3 site (and so a v4 one) has no entries document: its pages grep the entry
     bundles instead, and show no signature check of a file it does not publish
