@@ -84,29 +84,29 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/memory/mirror_record.py          lines 13938 to 14041
     generator/verifier/site/manifest_parts.py           lines 14042 to 14200
     generator/verifier/site/release.py                  lines 14201 to 14504
-    generator/verifier/site/checksum_lists.py           lines 14505 to 14680
-    generator/verifier/site/zip_layout.py               lines 14681 to 14880
-    generator/verifier/site/download.py                 lines 14881 to 15273
-    generator/verifier/site/history.py                  lines 15274 to 15643
-    generator/verifier/site/history_v3.py               lines 15644 to 15822
-    generator/verifier/site/commitment_parts.py         lines 15823 to 16011
-    generator/verifier/site/ledger_files.py             lines 16012 to 16370
-    generator/verifier/site/certificate_memo.py         lines 16371 to 16522
-    generator/verifier/site/run_memo.py                 lines 16523 to 16641
-    generator/verifier/site/publication.py              lines 16642 to 16871
-    generator/verifier/rules/revocations.py             lines 16872 to 16991
-    generator/verifier/site/export_files.py             lines 16992 to 17217
-    generator/verifier/site/certificate_records.py      lines 17218 to 17383
-    generator/verifier/site/certificate_files.py        lines 17384 to 17827
-    generator/verifier/site/agreement_files.py          lines 17828 to 17972
-    generator/verifier/site/timestamp_files.py          lines 17973 to 18151
-    generator/verifier/site/log_list_file.py            lines 18152 to 18223
-    generator/verifier/site/accounting.py               lines 18224 to 18527
-    generator/verifier/site/remote.py                   lines 18528 to 18798
-    generator/verifier/site/mirror_folder.py            lines 18799 to 19063
-    generator/verifier/site/mirror.py                   lines 19064 to 19358
-    generator/verifier/site/verify_site.py              lines 19359 to 19728
-    generator/verifier/site/command_line.py             lines 19729 to 20193
+    generator/verifier/site/checksum_lists.py           lines 14505 to 14691
+    generator/verifier/site/zip_layout.py               lines 14692 to 14891
+    generator/verifier/site/download.py                 lines 14892 to 15284
+    generator/verifier/site/history.py                  lines 15285 to 15654
+    generator/verifier/site/history_v3.py               lines 15655 to 15833
+    generator/verifier/site/commitment_parts.py         lines 15834 to 16022
+    generator/verifier/site/ledger_files.py             lines 16023 to 16381
+    generator/verifier/site/certificate_memo.py         lines 16382 to 16533
+    generator/verifier/site/run_memo.py                 lines 16534 to 16652
+    generator/verifier/site/publication.py              lines 16653 to 16882
+    generator/verifier/rules/revocations.py             lines 16883 to 17002
+    generator/verifier/site/export_files.py             lines 17003 to 17228
+    generator/verifier/site/certificate_records.py      lines 17229 to 17394
+    generator/verifier/site/certificate_files.py        lines 17395 to 17838
+    generator/verifier/site/agreement_files.py          lines 17839 to 17983
+    generator/verifier/site/timestamp_files.py          lines 17984 to 18162
+    generator/verifier/site/log_list_file.py            lines 18163 to 18234
+    generator/verifier/site/accounting.py               lines 18235 to 18538
+    generator/verifier/site/remote.py                   lines 18539 to 18809
+    generator/verifier/site/mirror_folder.py            lines 18810 to 19074
+    generator/verifier/site/mirror.py                   lines 19075 to 19369
+    generator/verifier/site/verify_site.py              lines 19370 to 19739
+    generator/verifier/site/command_line.py             lines 19740 to 20204
 """
 
 # ==============================================================================================
@@ -14508,6 +14508,10 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 #     its key names, once), no other file under sums/, and every file of the site against its line.
 # ==============================================================================================
 
+# The download parts' rules are format v3's in both formats (a v4 tree only splits otherwise).
+_PARTS_DOC = "docs/formats/v3.md, 6"
+
+
 @dataclass
 class _Tree:
     """The lists as read: every row of every list, where each was read, the leaves and parts."""
@@ -14548,7 +14552,10 @@ def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
         if rel.startswith(f"{LISTS_DIR}/"):
             return f"a list the tree does not imply ({doc})", f"only the lists {SUMS_PATH} leads to"
         if rel.startswith(f"{PARTS_DIR}/"):
-            return f"a download part the tree does not imply ({doc}; v3.md, 6)", "only the parts of the tree's leaves"
+            return (
+                f"a download part the tree does not imply ({doc}; {_PARTS_DOC})",
+                "only the parts of the tree's leaves",
+            )
         return "file is not listed in any checksum list", f"every file in the leaf list its key names ({doc})"
 
     return why
@@ -14665,14 +14672,18 @@ def _shape(s: Site, t: _Tree) -> None:
             )
     for p in sorted(t.parts - set(t.leaves)):
         s.report.check(
-            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({doc})", None, part_path(p)
+            False,
+            list_path(p[:-1]),
+            f"a download part of a node that is not a leaf ({doc}; {_PARTS_DOC})",
+            None,
+            part_path(p),
         )
     if t.parts:
         for p in sorted(set(t.leaves) - t.parts):
             s.report.check(
                 False,
                 list_path(p[:-1]),
-                f"no line for {part_path(p)}: every leaf has a download part, or none does ({doc})",
+                f"no line for {part_path(p)}: every leaf has a download part, or none does ({doc}; {_PARTS_DOC})",
                 part_path(p),
                 "no line",
             )

@@ -25,6 +25,9 @@ from generator.verifier.core.checksum_tree import (
 from generator.verifier.core.folder import SUMS_PATH, Site
 from generator.verifier.site.release import Listing, check_files, parse_sums
 
+# The download parts' rules are format v3's in both formats (a v4 tree only splits otherwise).
+_PARTS_DOC = "docs/formats/v3.md, 6"
+
 
 @dataclass
 class _Tree:
@@ -66,7 +69,10 @@ def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
         if rel.startswith(f"{LISTS_DIR}/"):
             return f"a list the tree does not imply ({doc})", f"only the lists {SUMS_PATH} leads to"
         if rel.startswith(f"{PARTS_DIR}/"):
-            return f"a download part the tree does not imply ({doc}; v3.md, 6)", "only the parts of the tree's leaves"
+            return (
+                f"a download part the tree does not imply ({doc}; {_PARTS_DOC})",
+                "only the parts of the tree's leaves",
+            )
         return "file is not listed in any checksum list", f"every file in the leaf list its key names ({doc})"
 
     return why
@@ -183,14 +189,18 @@ def _shape(s: Site, t: _Tree) -> None:
             )
     for p in sorted(t.parts - set(t.leaves)):
         s.report.check(
-            False, list_path(p[:-1]), f"a download part of a node that is not a leaf ({doc})", None, part_path(p)
+            False,
+            list_path(p[:-1]),
+            f"a download part of a node that is not a leaf ({doc}; {_PARTS_DOC})",
+            None,
+            part_path(p),
         )
     if t.parts:
         for p in sorted(set(t.leaves) - t.parts):
             s.report.check(
                 False,
                 list_path(p[:-1]),
-                f"no line for {part_path(p)}: every leaf has a download part, or none does ({doc})",
+                f"no line for {part_path(p)}: every leaf has a download part, or none does ({doc}; {_PARTS_DOC})",
                 part_path(p),
                 "no line",
             )
