@@ -18,95 +18,96 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   112 to   265
-    generator/verifier/core/text.py                     lines   266 to   349
-    generator/verifier/core/errors.py                   lines   350 to   416
-    generator/verifier/core/canonical.py                lines   417 to   725
-    generator/verifier/core/confusables_table.py        lines   726 to  1062
-    generator/verifier/core/confusables.py              lines  1063 to  1169
-    generator/verifier/core/formats.py                  lines  1170 to  1452
-    generator/verifier/core/sodium.py                   lines  1453 to  1496
-    generator/verifier/core/public_keys.py              lines  1497 to  1773
-    generator/verifier/core/note.py                     lines  1774 to  1883
-    generator/verifier/crypto/mldsa.py                  lines  1884 to  2181
-    generator/verifier/tlog/merkle.py                   lines  2182 to  2322
-    generator/verifier/tlog/subtrees.py                 lines  2323 to  2401
-    generator/verifier/tlog/tlogproof.py                lines  2402 to  2474
-    generator/verifier/tlog/tiles.py                    lines  2475 to  2827
-    generator/verifier/tlog/tile_proofs.py              lines  2828 to  2935
-    generator/verifier/tlog/cosignature.py              lines  2936 to  3235
-    generator/verifier/tlog/log_list.py                 lines  3236 to  3465
-    generator/verifier/tlog/policy.py                   lines  3466 to  3752
-    generator/verifier/tlog/witnessing.py               lines  3753 to  3869
-    generator/verifier/core/idindex.py                  lines  3870 to  3953
-    generator/verifier/crypto/der.py                    lines  3954 to  4281
-    generator/verifier/crypto/rsa.py                    lines  4282 to  4399
-    generator/verifier/crypto/ecdsa.py                  lines  4400 to  4567
-    generator/verifier/crypto/signatures.py             lines  4568 to  4754
-    generator/verifier/crypto/x509.py                   lines  4755 to  4953
-    generator/verifier/crypto/timestamp_token.py        lines  4954 to  5356
-    generator/verifier/crypto/hash_to_g1.py             lines  5357 to  5634
-    generator/verifier/crypto/bls12_381.py              lines  5635 to  6125
-    generator/verifier/crypto/drand.py                  lines  6126 to  6197
-    generator/verifier/rules/beacon.py                  lines  6198 to  6449
-    generator/verifier/rules/methodology_rules.py       lines  6450 to  6809
-    generator/verifier/rules/scoring.py                 lines  6810 to  7109
-    generator/verifier/rules/agreement_statistics.py    lines  7110 to  7369
-    generator/verifier/rules/labelsets.py               lines  7370 to  7708
-    generator/verifier/rules/subjects.py                lines  7709 to  7974
-    generator/verifier/rules/withdrawals.py             lines  7975 to  8013
-    generator/verifier/rules/events.py                  lines  8014 to  8072
-    generator/verifier/rules/draws.py                   lines  8073 to  8218
-    generator/verifier/tlog/keyring.py                  lines  8219 to  8427
-    generator/verifier/rules/ledger.py                  lines  8428 to  8910
-    generator/verifier/rules/draw_pools.py              lines  8911 to  9144
-    generator/verifier/rules/drawn_items.py             lines  9145 to  9480
-    generator/verifier/exports/eee_record.py            lines  9481 to  9819
-    generator/verifier/exports/cbor.py                  lines  9820 to  9941
-    generator/verifier/exports/scitt_statement.py       lines  9942 to 10127
-    generator/verifier/exports/credential.py            lines 10128 to 10432
-    generator/verifier/memory/ledger_snapshot.py        lines 10433 to 10676
-    generator/verifier/memory/checkpoint_memory.py      lines 10677 to 10833
-    generator/verifier/memory/release_memory.py         lines 10834 to 11165
-    generator/verifier/rules/answers.py                 lines 11166 to 11233
-    generator/verifier/rules/runs.py                    lines 11234 to 11606
-    generator/verifier/rules/lineage.py                 lines 11607 to 11892
-    generator/verifier/rules/score_edits.py             lines 11893 to 11978
-    generator/verifier/rules/evidence.py                lines 11979 to 12073
-    generator/verifier/rules/certificates.py            lines 12074 to 12541
-    generator/verifier/rules/certificate_documents.py   lines 12542 to 12637
-    generator/verifier/rules/recheck.py                 lines 12638 to 13004
-    generator/verifier/core/report.py                   lines 13005 to 13167
-    generator/verifier/core/windowed.py                 lines 13168 to 13198
-    generator/verifier/core/folder.py                   lines 13199 to 13532
-    generator/verifier/core/checksum_tree.py            lines 13533 to 13752
-    generator/verifier/tlog/rotation.py                 lines 13753 to 13937
-    generator/verifier/memory/mirror_record.py          lines 13938 to 14041
-    generator/verifier/site/manifest_parts.py           lines 14042 to 14200
-    generator/verifier/site/release.py                  lines 14201 to 14504
-    generator/verifier/site/checksum_lists.py           lines 14505 to 14691
-    generator/verifier/site/zip_layout.py               lines 14692 to 14891
-    generator/verifier/site/download.py                 lines 14892 to 15284
-    generator/verifier/site/history.py                  lines 15285 to 15654
-    generator/verifier/site/history_v3.py               lines 15655 to 15833
-    generator/verifier/site/commitment_parts.py         lines 15834 to 16022
-    generator/verifier/site/ledger_files.py             lines 16023 to 16381
-    generator/verifier/site/certificate_memo.py         lines 16382 to 16533
-    generator/verifier/site/run_memo.py                 lines 16534 to 16652
-    generator/verifier/site/publication.py              lines 16653 to 16882
-    generator/verifier/rules/revocations.py             lines 16883 to 17002
-    generator/verifier/site/export_files.py             lines 17003 to 17228
-    generator/verifier/site/certificate_records.py      lines 17229 to 17394
-    generator/verifier/site/certificate_files.py        lines 17395 to 17838
-    generator/verifier/site/agreement_files.py          lines 17839 to 17983
-    generator/verifier/site/timestamp_files.py          lines 17984 to 18162
-    generator/verifier/site/log_list_file.py            lines 18163 to 18234
-    generator/verifier/site/accounting.py               lines 18235 to 18538
-    generator/verifier/site/remote.py                   lines 18539 to 18809
-    generator/verifier/site/mirror_folder.py            lines 18810 to 19074
-    generator/verifier/site/mirror.py                   lines 19075 to 19369
-    generator/verifier/site/verify_site.py              lines 19370 to 19739
-    generator/verifier/site/command_line.py             lines 19740 to 20204
+    generator/verifier/core/isolation.py                lines   113 to   266
+    generator/verifier/core/text.py                     lines   267 to   350
+    generator/verifier/core/errors.py                   lines   351 to   417
+    generator/verifier/core/canonical.py                lines   418 to   726
+    generator/verifier/core/confusables_table.py        lines   727 to  1063
+    generator/verifier/core/confusables.py              lines  1064 to  1170
+    generator/verifier/core/formats.py                  lines  1171 to  1453
+    generator/verifier/core/sodium.py                   lines  1454 to  1497
+    generator/verifier/core/public_keys.py              lines  1498 to  1774
+    generator/verifier/core/note.py                     lines  1775 to  1884
+    generator/verifier/crypto/mldsa.py                  lines  1885 to  2182
+    generator/verifier/tlog/merkle.py                   lines  2183 to  2323
+    generator/verifier/tlog/subtrees.py                 lines  2324 to  2402
+    generator/verifier/tlog/tlogproof.py                lines  2403 to  2475
+    generator/verifier/tlog/tiles.py                    lines  2476 to  2828
+    generator/verifier/tlog/tile_proofs.py              lines  2829 to  2936
+    generator/verifier/tlog/cosignature.py              lines  2937 to  3236
+    generator/verifier/tlog/log_list.py                 lines  3237 to  3466
+    generator/verifier/tlog/policy.py                   lines  3467 to  3753
+    generator/verifier/tlog/witnessing.py               lines  3754 to  3870
+    generator/verifier/core/idindex.py                  lines  3871 to  3954
+    generator/verifier/crypto/der.py                    lines  3955 to  4282
+    generator/verifier/crypto/rsa.py                    lines  4283 to  4400
+    generator/verifier/crypto/ecdsa.py                  lines  4401 to  4568
+    generator/verifier/crypto/signatures.py             lines  4569 to  4755
+    generator/verifier/crypto/x509.py                   lines  4756 to  4954
+    generator/verifier/crypto/timestamp_token.py        lines  4955 to  5357
+    generator/verifier/crypto/hash_to_g1.py             lines  5358 to  5635
+    generator/verifier/crypto/bls12_381.py              lines  5636 to  6126
+    generator/verifier/crypto/drand.py                  lines  6127 to  6198
+    generator/verifier/rules/beacon.py                  lines  6199 to  6450
+    generator/verifier/rules/methodology_rules.py       lines  6451 to  6810
+    generator/verifier/rules/scoring.py                 lines  6811 to  7110
+    generator/verifier/rules/agreement_statistics.py    lines  7111 to  7370
+    generator/verifier/rules/labelsets.py               lines  7371 to  7709
+    generator/verifier/rules/subjects.py                lines  7710 to  7975
+    generator/verifier/rules/withdrawals.py             lines  7976 to  8014
+    generator/verifier/rules/events.py                  lines  8015 to  8073
+    generator/verifier/rules/draws.py                   lines  8074 to  8219
+    generator/verifier/tlog/keyring.py                  lines  8220 to  8428
+    generator/verifier/rules/ledger.py                  lines  8429 to  8911
+    generator/verifier/rules/draw_pools.py              lines  8912 to  9145
+    generator/verifier/rules/drawn_items.py             lines  9146 to  9481
+    generator/verifier/exports/eee_record.py            lines  9482 to  9820
+    generator/verifier/exports/cbor.py                  lines  9821 to  9942
+    generator/verifier/exports/scitt_statement.py       lines  9943 to 10128
+    generator/verifier/exports/credential.py            lines 10129 to 10433
+    generator/verifier/memory/ledger_snapshot.py        lines 10434 to 10677
+    generator/verifier/memory/checkpoint_memory.py      lines 10678 to 10834
+    generator/verifier/memory/list_memory.py            lines 10835 to 10979
+    generator/verifier/memory/release_memory.py         lines 10980 to 11336
+    generator/verifier/rules/answers.py                 lines 11337 to 11404
+    generator/verifier/rules/runs.py                    lines 11405 to 11777
+    generator/verifier/rules/lineage.py                 lines 11778 to 12063
+    generator/verifier/rules/score_edits.py             lines 12064 to 12149
+    generator/verifier/rules/evidence.py                lines 12150 to 12244
+    generator/verifier/rules/certificates.py            lines 12245 to 12712
+    generator/verifier/rules/certificate_documents.py   lines 12713 to 12808
+    generator/verifier/rules/recheck.py                 lines 12809 to 13175
+    generator/verifier/core/report.py                   lines 13176 to 13338
+    generator/verifier/core/windowed.py                 lines 13339 to 13369
+    generator/verifier/core/folder.py                   lines 13370 to 13703
+    generator/verifier/core/checksum_tree.py            lines 13704 to 13923
+    generator/verifier/tlog/rotation.py                 lines 13924 to 14108
+    generator/verifier/memory/mirror_record.py          lines 14109 to 14212
+    generator/verifier/site/manifest_parts.py           lines 14213 to 14371
+    generator/verifier/site/release.py                  lines 14372 to 14675
+    generator/verifier/site/checksum_lists.py           lines 14676 to 14927
+    generator/verifier/site/zip_layout.py               lines 14928 to 15127
+    generator/verifier/site/download.py                 lines 15128 to 15520
+    generator/verifier/site/history.py                  lines 15521 to 15890
+    generator/verifier/site/history_v3.py               lines 15891 to 16069
+    generator/verifier/site/commitment_parts.py         lines 16070 to 16258
+    generator/verifier/site/ledger_files.py             lines 16259 to 16617
+    generator/verifier/site/certificate_memo.py         lines 16618 to 16769
+    generator/verifier/site/run_memo.py                 lines 16770 to 16888
+    generator/verifier/site/publication.py              lines 16889 to 17118
+    generator/verifier/rules/revocations.py             lines 17119 to 17238
+    generator/verifier/site/export_files.py             lines 17239 to 17464
+    generator/verifier/site/certificate_records.py      lines 17465 to 17630
+    generator/verifier/site/certificate_files.py        lines 17631 to 18074
+    generator/verifier/site/agreement_files.py          lines 18075 to 18219
+    generator/verifier/site/timestamp_files.py          lines 18220 to 18398
+    generator/verifier/site/log_list_file.py            lines 18399 to 18470
+    generator/verifier/site/accounting.py               lines 18471 to 18774
+    generator/verifier/site/remote.py                   lines 18775 to 19045
+    generator/verifier/site/mirror_folder.py            lines 19046 to 19310
+    generator/verifier/site/mirror.py                   lines 19311 to 19631
+    generator/verifier/site/verify_site.py              lines 19632 to 20012
+    generator/verifier/site/command_line.py             lines 20013 to 20475
 """
 
 # ==============================================================================================
@@ -256,7 +257,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Se
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
+from functools import cache, partial
 from json.encoder import encode_basestring
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -10832,6 +10833,151 @@ def replace_atomically(path: Path, data: bytes | Sequence[bytes | memoryview], m
 
 
 # ==============================================================================================
+# generator/verifier/memory/list_memory.py: What the verifier remembers of the checksum lists it verified last (a v3
+#     or v4 site's tree of lists, docs/formats/v3.md, 5; v4.md, 3), so that a list met again with a SHA-256 it had
+#     then is not read again, nor any list below it.
+# ==============================================================================================
+
+LISTS_VERSION = 1
+
+
+_MAX_HEADER = 1 << 12
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """One list as remembered: its node's prefix, whether it is an inner node's, its bytes."""
+
+    prefix: str
+    inner: bool
+    body: memoryview
+
+
+class ListMemory:
+    """The lists of the release verified last, by prefix."""
+
+    def __init__(self, rows: list[tuple[str, bool, str, int, int, int]], blob: bytes) -> None:
+        self.rows = rows  # (prefix, inner, SHA-256, start, end, lists in its subtree)
+        self.blob = memoryview(blob)
+        self.at = {row[0]: n for n, row in enumerate(rows)}
+
+    def subtree(self, prefix: str, sha256: str) -> range | None:
+        """The lists of node `prefix`'s subtree (its own first), if its list was remembered
+        with SHA-256 `sha256`; else None, and the list must be read."""
+        n = self.at.get(prefix)
+        if n is None or self.rows[n][2] != sha256:
+            return None
+        return range(n, n + self.rows[n][5])
+
+    def lists(self, span: range) -> Iterator[Remembered]:
+        for n in span:
+            prefix, inner, _, start, end, _ = self.rows[n]
+            yield Remembered(prefix, inner, self.blob[start:end])
+
+
+def lists_file(release_file: Path) -> Path:
+    """The lists of the release remembered in `release_file` (release_memory.memory_file)."""
+    return release_file.with_suffix(".lists")
+
+
+def load_lists(path: Path, origin: str, rules: str, rule: str | None) -> ListMemory | None:
+    """The lists remembered in `path` for log `origin` by code of `rules` in a tree of `rule`
+    (None: any rule, for a reader that takes rows only); None if there are none, or they are
+    not such lists, or they were torn or edited."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return _parse_lists(data, origin, rules, rule)
+    except (FormatError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _parse_lists(data: bytes, origin: str, rules: str, rule: str | None) -> ListMemory | None:
+    end = data.find(b"\n", 0, _MAX_HEADER)
+    if end < 0:
+        raise FormatError("no header")
+    header = json.loads(data[:end])
+    if (header["v"], header["origin"], header["rules"]) != (LISTS_VERSION, origin, rules):
+        return None
+    if rule is not None and header["rule"] != rule:
+        return None
+    count, size = header["lists"], header["bytes"]
+    if hashlib.sha256(memoryview(data)[end + 1 :]).hexdigest() != header["sha256"]:
+        raise FormatError("the lines and lists are not those written")
+    lines = data[end + 1 :].split(b"\n", count)
+    if len(lines) != count + 1 or len(lines[count]) != size:
+        raise FormatError("fewer lines than lists")
+    blob = lines[count]
+    rows: list[tuple[str, bool, str, int, int, int]] = []
+    start = 0
+    for line in lines[:count]:
+        kind, prefix, sha, length, below = line.decode("ascii").split(" ")
+        if kind not in ("i", "l"):
+            raise FormatError(f"a list of kind {kind!r}")
+        stop = start + int(length)
+        rows.append((prefix, kind == "i", sha, start, stop, int(below)))
+        start = stop
+    if start != size or any(n + r[5] > count or r[5] < 1 for n, r in enumerate(rows)):
+        raise FormatError("lists that do not add up")
+    return ListMemory(rows, blob)
+
+
+@dataclass
+class ListRecord:
+    """The lists of this run in the order met, each read (its bytes, hashed here) or taken
+    with its subtree from the memory, for the next run."""
+
+    pieces: list[tuple[str, bool, str, bytes | memoryview]] = field(default_factory=list)
+
+    def read(self, prefix: str, inner: bool, body: bytes) -> None:
+        self.pieces.append((prefix, inner, hashlib.sha256(body).hexdigest(), body))
+
+    def taken(self, memory: ListMemory, span: range) -> None:
+        for n in span:
+            prefix, inner, sha, start, end, _ = memory.rows[n]
+            self.pieces.append((prefix, inner, sha, memory.blob[start:end]))
+
+    def chunks(self, origin: str, rules: str, rule: str) -> Sequence[bytes | memoryview]:
+        """The file's bytes, in pieces (the lists' bytes are never joined in memory)."""
+        below = _subtree_sizes([p[0] for p in self.pieces])
+        lines = "".join(
+            f"{'i' if inner else 'l'} {prefix} {sha} {len(body)} {n}\n"
+            for (prefix, inner, sha, body), n in zip(self.pieces, below, strict=True)
+        ).encode("ascii")
+        h = hashlib.sha256(lines)
+        for piece in self.pieces:
+            h.update(piece[3])
+        header = {
+            "bytes": sum(len(p[3]) for p in self.pieces),
+            "lists": len(self.pieces),
+            "origin": origin,
+            "rule": rule,
+            "rules": rules,
+            "sha256": h.hexdigest(),
+            "v": LISTS_VERSION,
+        }
+        head = json.dumps(header, sort_keys=True).encode() + b"\n"
+        return [head, lines, *(p[3] for p in self.pieces)]
+
+
+def _subtree_sizes(prefixes: list[str]) -> list[int]:
+    """How many lists each one's subtree holds, itself included, when each list is followed by
+    every list below it (a node's prefix begins each of its descendants')."""
+    sizes = [1] * len(prefixes)
+    open_: list[int] = []  # the lists whose subtree may go on, outermost first
+    for n, prefix in enumerate(prefixes):
+        while open_ and not prefix.startswith(prefixes[open_[-1]]):
+            m = open_.pop()
+            sizes[m] = n - m
+        open_.append(n)
+    for m in open_:
+        sizes[m] = len(prefixes) - m
+    return sizes
+
+
+# ==============================================================================================
 # generator/verifier/memory/release_memory.py: What the verifier remembers of the last release it verified (FORMAT.md,
 #     "The verifier's memory"), so that it verifies the next release from there instead of from nothing.
 # ==============================================================================================
@@ -10881,6 +11027,15 @@ def private_to_user(path: Path) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
+def remembered_lists(folder: Path, origin: str) -> ListMemory | None:
+    """The lists of log `origin`'s release verified last, as remembered in `folder` (for the
+    mirror, which reads only their rows), if the memory is this user's alone and of this code."""
+    path = lists_file(memory_file(folder, origin))
+    if not private_to_user(folder) or not private_to_user(path):
+        return None
+    return load_lists(path, origin, rules_version(), None)
+
+
 class Memory:
     """The memory read for this run (if any: `ledger` is None otherwise), and what this run
     learns for the next."""
@@ -10901,6 +11056,7 @@ class Memory:
         self.new_memos: dict[str, dict[str, list[Any]]] = {kind: {} for kind in MEMO_KINDS}
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
+        self.new_lists: tuple[ListRecord, str] | None = None  # a v3 or v4 site's lists, and its tree's rule
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -11059,6 +11215,17 @@ class Memory:
     def took_commitment_parts(self, commits: int, shas: list[str]) -> None:
         self.new_commitment_parts = {"commits": commits, "sha256": shas}
 
+    # -- a v3 or v4 site's checksum lists (memory/list_memory.py)
+
+    def remembered_lists(self, rule: str) -> ListMemory | None:
+        """The lists of the release verified last, in a tree split by `rule`'s digits."""
+        if not self.bound:
+            return None
+        return load_lists(lists_file(self.path), self.origin, self.rules, rule)
+
+    def took_lists(self, record: ListRecord, rule: str) -> None:
+        self.new_lists = (record, rule)
+
     # -- certificate recomputations
 
     def recheck_key(self, *inputs: Any) -> str:
@@ -11145,6 +11312,10 @@ class Memory:
         if self.new_commitment_parts is not None:
             extra["commitment_parts"] = self.new_commitment_parts
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.new_lists is not None:
+            # First: lists that outlive the release file beside them are used by content only.
+            record, rule = self.new_lists
+            replace_atomically(lists_file(self.path), record.chunks(self.origin, self.rules, rule))
         replace_atomically(self.path, snapshot_chunks(ledger, extra, spans))
 
 
@@ -14512,6 +14683,10 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 _PARTS_DOC = "docs/formats/v3.md, 6"
 
 
+# A remembered list's rows: it passed as a plain list, each line of this form.
+_LIST_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
+
+
 @dataclass
 class _Tree:
     """The lists as read: every row of every list, where each was read, the leaves and parts."""
@@ -14522,29 +14697,81 @@ class _Tree:
     leaves: dict[str, list[str]] = field(default_factory=dict)
     inner: dict[str, list[str]] = field(default_factory=dict)
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
+    memory: ListMemory | None = None  # the lists of the release verified last
+    record: ListRecord = field(default_factory=ListRecord)  # the lists of this run, for the next
+    sizes: dict[str, int] = field(default_factory=dict)  # node -> files below it (_shape)
 
 
-def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule) -> Listing | None:
-    """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's); what
-    they list, or None if SHA256SUMS cannot be read."""
+def check_sums_tree(
+    s: Site, key: bytes, verifier: str, rule: TreeRule, memory: ListMemory | None = None
+) -> tuple[Listing, ListRecord] | None:
+    """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's), a list
+    `memory` remembers taken from there; what they list and the lists as met (to remember if the
+    run passes), or None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    t = _Tree(rule)
-    todo: list[tuple[str, bytes]] = [("", data)]
+    t = _Tree(rule, memory=memory)
+    # A list to read, or a subtree to take from the memory, met in the same order either way:
+    # what this run remembers does not depend on what the last one remembered.
+    todo: list[tuple[str, bytes | range]] = [("", data)]
     while todo:
         prefix, body = todo.pop()
+        if isinstance(body, range):
+            _take(s, t, body)
+            continue
         rows = parse_sums(s.report, list_path(prefix), body)
         if rows is None:
             continue
-        if not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows):
+        inner = not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows)
+        t.record.read(prefix, inner, body)
+        if inner:
             _inner(s, t, prefix, rows, todo)
         else:
             _leaf(s, t, prefix, rows)
     _shape(s, t)
-    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted(rule.doc))
-    return Listing(t.listed, signed, matched, t.leaves)
+    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    return Listing(t.listed, signed, matched, t.leaves), t.record
+
+
+def _named_in(t: _Tree, rel: str) -> str:
+    """Which list names `rel`, for a failure: where it was read, or for a row taken from the
+    memory, the list of its leaf (a file) or of its parent (a list or a part)."""
+    where = t.where.get(rel)
+    if where is not None:
+        return where
+    m = LIST_RE.fullmatch(rel) or PART_RE.fullmatch(rel)
+    if m is not None:
+        return list_path(m.group(1)[:-1])
+    key = path_key(rel)
+    for n in range(len(key) * 4 + 1):
+        if (p := t.rule.prefix_of(key, n)) in t.leaves:
+            return list_path(p)
+    return SUMS_PATH
+
+
+def _take(s: Site, t: _Tree, span: range) -> None:
+    """A subtree of lists as the memory holds it: their rows, each leaf's files and each inner
+    node's children and parts, and the checks their reading counted, without reading them."""
+    assert t.memory is not None
+    t.record.taken(t.memory, span)
+    listed = t.listed
+    for kept in t.memory.lists(span):
+        rows = _LIST_ROW.findall(str(kept.body, "utf-8"))
+        if not kept.inner:
+            listed.update((path, sha) for sha, path in rows)
+            t.leaves[kept.prefix] = [path for _, path in rows]
+            s.report.checks += len(rows) + 1  # a check a file, and the leaf's bound (_leaf)
+            continue
+        children = []
+        for sha, path in rows:
+            listed[path] = sha
+            if m := LIST_RE.fullmatch(path):
+                children.append(m.group(1))
+            elif m := PART_RE.fullmatch(path):
+                t.parts.add(m.group(1))
+        t.inner[kept.prefix] = children
 
 
 def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
@@ -14572,7 +14799,9 @@ def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
     return True
 
 
-def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes]]) -> None:
+def _inner(
+    s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes | range]]
+) -> None:
     """An inner node's list: a line for each child's list and each leaf child's part, nothing else."""
     rel, rule = list_path(prefix), t.rule
     children = []
@@ -14601,7 +14830,10 @@ def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], tod
             t.parts.add(child)
             continue
         children.append(child)
-        if s.file_size(path) is not None:  # a missing list is reported with every missing file
+        span = t.memory.subtree(child, sha) if t.memory is not None else None
+        if span is not None:  # the list that passed in the release verified last, and its subtree
+            todo.append((child, span))
+        elif s.file_size(path) is not None:  # a missing list is reported with every missing file
             body = s.read(path, "checksum list")
             if body is not None:
                 todo.append((child, body))
@@ -14657,9 +14889,13 @@ def _shape(s: Site, t: _Tree) -> None:
     bound, doc = t.rule.leaf_files, t.rule.doc
 
     def count(p: str) -> int:
-        if p in t.leaves:
-            return len(t.leaves[p])
-        return sum(count(c) for c in t.inner.get(p, ()))
+        # Each node's count once: counted afresh from every inner node, a tree of a million
+        # items' files would be walked once for each level of it.
+        n = t.sizes.get(p)
+        if n is None:
+            n = len(t.leaves[p]) if p in t.leaves else sum(count(c) for c in t.inner.get(p, ()))
+            t.sizes[p] = n
+        return n
 
     for p in sorted(t.inner):
         if p and (n := count(p)) <= bound:
@@ -19089,6 +19325,10 @@ MAX_LIST_BYTES = 1 << 31  # a v2 SHA256SUMS of millions of files
 MAX_FILE_BYTES = 1 << 40
 
 
+# A remembered list's rows (memory/list_memory.py): it passed as a plain list, each line so.
+_REMEMBERED_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
+
+
 class MirrorFailed(Exception):
     """The site failed a check the mirror makes before copying it (exit status 1)."""
 
@@ -19121,12 +19361,15 @@ def mirror_site(
     record: dict[str, Written],
     jobs: int = 8,
     progress: TextIO | None = None,
+    remembered: Callable[[str], ListMemory | None] = lambda origin: None,
 ) -> Outcome:
     """Bring `folder` to the release `remote` publishes now; `record` is what an earlier run
-    wrote there ({} when there is none). Raise MirrorFailed (the site failed a check, the folder
-    is unchanged) or RemoteUnreadable (it could not be read)."""
+    wrote there ({} when there is none), `remembered(origin)` the lists of the release the
+    verifier verified last, if it remembers them. Raise MirrorFailed (the site failed a check,
+    the folder is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
     key, in_hand = site_key(remote, pin)
+    lists = remembered(parse_canonical(in_hand[MANIFEST_PATH])["origin"])
     source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
     say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
     folder.mkdir(parents=True, exist_ok=True)
@@ -19138,7 +19381,7 @@ def mirror_site(
     try:
         for attempt in (1, 2):
             try:
-                listing = _read_listing(remote, key, local, in_hand, jobs)
+                listing = _read_listing(remote, key, local, in_hand, jobs, lists)
                 todo = local.plan(listing.files, jobs)
                 outcome = Outcome(kept=len(listing.files) - len(todo))
                 _fetch(remote, incoming / str(attempt), todo, listing, staged, jobs, say, outcome)
@@ -19215,7 +19458,9 @@ class _Listing:
     fetched_lists: dict[str, bytes]
 
 
-def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int) -> _Listing:
+def _read_listing(
+    remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int, lists: ListMemory | None
+) -> _Listing:
     sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
     signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
     if sums is None or signature is None:
@@ -19236,15 +19481,32 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
             return rel, held, False
         return rel, _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES)), True
 
+    children: list[tuple[str, str]] = []  # the lists of the next level to read
+
+    def add(name: str, rows: Iterable[tuple[str, str]], descend: bool = True) -> None:
+        for rel, digest in rows:
+            if listing.files.setdefault(rel, digest) != digest:
+                raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
+            if not is_sub_list(rel) or rel in descended:
+                continue
+            descended.add(rel)
+            if not descend:  # a list of a subtree taken whole below
+                continue
+            m = LIST_RE.fullmatch(rel)
+            # A list the verifier checked in the release it verified last, with these very
+            # bytes, heads the lists it then found below it: their rows are known.
+            span = lists.subtree(m.group(1), digest) if lists is not None and m else None
+            if span is None or lists is None:
+                children.append((rel, digest))
+                continue
+            for kept in lists.lists(span):
+                rows_of = _REMEMBERED_ROW.findall(str(kept.body, "utf-8"))
+                add(list_path(kept.prefix), ((path, sha) for sha, path in rows_of), descend=False)
+
     while wave:
-        children: list[tuple[str, str]] = []
+        children.clear()
         for name, data in wave:
-            for rel, digest in _lines(remote.url_of(name), data):
-                if listing.files.setdefault(rel, digest) != digest:
-                    raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
-                if is_sub_list(rel) and rel not in descended:
-                    descended.add(rel)
-                    children.append((rel, digest))
+            add(name, _lines(remote.url_of(name), data))
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list. A list the folder holds as the record says is
         # read here: a thread's locks cost more than reading a small file.
@@ -19495,11 +19757,7 @@ def _check(
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
-    # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
-    if v3:  # a v4 site's tree splits by bits (docs/formats/v4.md, 3)
-        sums = check_sums_tree(s, public_key, manifest["verifier"], tree_rule(site_format(manifest)))
-    else:
-        sums = check_sums(s, public_key, manifest["verifier"])
+    sums = _check_lists(s, manifest, public_key, memory)
     if sums is not None:
         check_download(s, public_key, sums, memory)
     history = read_history(s, HISTORY_V3 if v3 else 1)
@@ -19555,6 +19813,21 @@ def _check(
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
     if site_format(manifest) >= MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
         report.notes.append(PARTED_ROWS_NOTE)
+
+
+def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: Memory | None) -> Listing | None:
+    """SHA256SUMS, or a v3 site's tree of lists whose root it is (docs/formats/v3.md, 5; a v4
+    site's splits by bits, v4.md, 3), from the lists the memory holds where it can."""
+    if site_format(manifest) < MANIFEST_V3:
+        return check_sums(s, public_key, manifest["verifier"])
+    rule = tree_rule(site_format(manifest))
+    remembered = memory.remembered_lists(rule.digit_word) if memory is not None else None
+    checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered)
+    if checked is None:
+        return None
+    if memory is not None:
+        memory.took_lists(checked[1], rule.digit_word)
+    return checked[0]
 
 
 def _refuse_a_later_format(s: Site, manifest: Any) -> None:
@@ -20029,7 +20302,9 @@ def _mirror_main(argv: list[str]) -> int:
             file=sys.stderr,
         )
     try:
-        outcome = mirror_site(remote, folder, args.key, record, args.jobs, sys.stderr)
+        releases = state_path.parent / "releases" if state_path and not args.full else None
+        lists = partial(remembered_lists, releases) if releases else lambda origin: None
+        outcome = mirror_site(remote, folder, args.key, record, args.jobs, sys.stderr, lists)
     except MirrorFailed as e:
         print(f"verify.py mirror: FAIL {printable(str(e))}", file=sys.stderr)
         return 1
@@ -20066,7 +20341,8 @@ def _mirror_parser() -> argparse.ArgumentParser:
         prog="verify.py mirror",
         description="Keep a copy of a published site in DIR and verify it. The first run copies every file; a "
         "later run fetches only the files whose SHA-256 in the signed SHA256SUMS changed (and the lists under "
-        "sums/ of a format-v3 site whose bytes changed), removes the files it wrote that the site no longer "
+        "sums/ of a format v3 or v4 site whose bytes changed, reading none the verifier remembers from the "
+        "release it verified last), removes the files it wrote that the site no longer "
         "lists, and verifies the copy from the release it verified last, without reading again the files it "
         "wrote and hashed itself. Nothing replaces a file of DIR before every new file arrived with the bytes "
         "SHA256SUMS lists.",
@@ -20076,13 +20352,8 @@ def _mirror_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("url", help="the site: an https:// or http:// URL, a file:// URL or a folder")
     parser.add_argument("dir", help="the folder holding the copy (made on the first run)")
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=8,
-        metavar="N",
-        help="requests in flight at once (default 8), on kept-alive connections",
-    )
+    jobs = "requests in flight at once (default 8), on kept-alive connections"
+    parser.add_argument("--jobs", type=int, default=8, metavar="N", help=jobs)
     _verification_options(parser)
     return parser
 

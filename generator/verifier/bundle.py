@@ -80,6 +80,7 @@ MODULES = (
     "exports.credential",
     "memory.ledger_snapshot",
     "memory.checkpoint_memory",
+    "memory.list_memory",
     "memory.release_memory",
     "rules.answers",
     "rules.runs",

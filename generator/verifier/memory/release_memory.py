@@ -39,6 +39,9 @@ only with the code that made it, and only if the memory is this user's alone. Th
 - a v3 inclusion proof is not read when its SHA-256 as this run verified it, its leaf's index,
   the archived checkpoint it held and the root at that size hash to the key it passed under
   (site/history_v3.py);
+- a v3 or v4 site's checksum list that a list names with the SHA-256 of a list that passed in
+  the release verified last is not read, nor any list below it: their rows are the remembered
+  ones (memory/list_memory.py);
 - a member of the download archive is inflated unless its compressed bytes, hashed, are bytes
   that were read back before to the SHA-256 its file is listed with; a v3 download part is not
   read at all when it and its leaf's list both have the SHA-256es of a part and list checked
@@ -57,6 +60,7 @@ from generator.verifier.core.canonical import canonical_bytes
 from generator.verifier.core.errors import FormatError
 from generator.verifier.memory.checkpoint_memory import replace_atomically
 from generator.verifier.memory.ledger_snapshot import frontier_of, read_snapshot, snapshot_chunks, stream_from
+from generator.verifier.memory.list_memory import ListMemory, ListRecord, lists_file, load_lists
 from generator.verifier.rules.ledger import Ledger
 from generator.verifier.tlog.merkle import MerkleStream
 from generator.verifier.tlog.tiles import TILE_WIDTH, TileBuilder, tile_paths
@@ -102,6 +106,15 @@ def private_to_user(path: Path) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
+def remembered_lists(folder: Path, origin: str) -> ListMemory | None:
+    """The lists of log `origin`'s release verified last, as remembered in `folder` (for the
+    mirror, which reads only their rows), if the memory is this user's alone and of this code."""
+    path = lists_file(memory_file(folder, origin))
+    if not private_to_user(folder) or not private_to_user(path):
+        return None
+    return load_lists(path, origin, rules_version(), None)
+
+
 class Memory:
     """The memory read for this run (if any: `ledger` is None otherwise), and what this run
     learns for the next."""
@@ -122,6 +135,7 @@ class Memory:
         self.new_memos: dict[str, dict[str, list[Any]]] = {kind: {} for kind in MEMO_KINDS}
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
+        self.new_lists: tuple[ListRecord, str] | None = None  # a v3 or v4 site's lists, and its tree's rule
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -280,6 +294,17 @@ class Memory:
     def took_commitment_parts(self, commits: int, shas: list[str]) -> None:
         self.new_commitment_parts = {"commits": commits, "sha256": shas}
 
+    # -- a v3 or v4 site's checksum lists (memory/list_memory.py)
+
+    def remembered_lists(self, rule: str) -> ListMemory | None:
+        """The lists of the release verified last, in a tree split by `rule`'s digits."""
+        if not self.bound:
+            return None
+        return load_lists(lists_file(self.path), self.origin, self.rules, rule)
+
+    def took_lists(self, record: ListRecord, rule: str) -> None:
+        self.new_lists = (record, rule)
+
     # -- certificate recomputations
 
     def recheck_key(self, *inputs: Any) -> str:
@@ -366,6 +391,10 @@ class Memory:
         if self.new_commitment_parts is not None:
             extra["commitment_parts"] = self.new_commitment_parts
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.new_lists is not None:
+            # First: lists that outlive the release file beside them are used by content only.
+            record, rule = self.new_lists
+            replace_atomically(lists_file(self.path), record.chunks(self.origin, self.rules, rule))
         replace_atomically(self.path, snapshot_chunks(ledger, extra, spans))
 
 

@@ -6,8 +6,14 @@ The lists are read from the root down, each only where its parent names it; the 
 then held to the rule that makes it a function of the paths (a leaf holds at most the format's
 bound of files, an inner node more; a v3 node's children named by hex digits, a v4 node's by
 bits), so the lists read are exactly the ones the build would write for these files.
+
+Verifying from the release verified last (memory/list_memory.py), a list its parent names with
+the SHA-256 of a list that passed then is not read: it and every list below it are taken as
+remembered, with what their check found (their rows, each leaf's files, the checks counted). The
+files they list are held to their lines all the same.
 """
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,10 +29,13 @@ from generator.verifier.core.checksum_tree import (
     path_key,
 )
 from generator.verifier.core.folder import SUMS_PATH, Site
+from generator.verifier.memory.list_memory import ListMemory, ListRecord
 from generator.verifier.site.release import Listing, check_files, parse_sums
 
 # The download parts' rules are format v3's in both formats (a v4 tree only splits otherwise).
 _PARTS_DOC = "docs/formats/v3.md, 6"
+# A remembered list's rows: it passed as a plain list, each line of this form.
+_LIST_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 
 
 @dataclass
@@ -39,29 +48,81 @@ class _Tree:
     leaves: dict[str, list[str]] = field(default_factory=dict)
     inner: dict[str, list[str]] = field(default_factory=dict)
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
+    memory: ListMemory | None = None  # the lists of the release verified last
+    record: ListRecord = field(default_factory=ListRecord)  # the lists of this run, for the next
+    sizes: dict[str, int] = field(default_factory=dict)  # node -> files below it (_shape)
 
 
-def check_sums_tree(s: Site, key: bytes, verifier: str, rule: TreeRule) -> Listing | None:
-    """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's); what
-    they list, or None if SHA256SUMS cannot be read."""
+def check_sums_tree(
+    s: Site, key: bytes, verifier: str, rule: TreeRule, memory: ListMemory | None = None
+) -> tuple[Listing, ListRecord] | None:
+    """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's), a list
+    `memory` remembers taken from there; what they list and the lists as met (to remember if the
+    run passes), or None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    t = _Tree(rule)
-    todo: list[tuple[str, bytes]] = [("", data)]
+    t = _Tree(rule, memory=memory)
+    # A list to read, or a subtree to take from the memory, met in the same order either way:
+    # what this run remembers does not depend on what the last one remembered.
+    todo: list[tuple[str, bytes | range]] = [("", data)]
     while todo:
         prefix, body = todo.pop()
+        if isinstance(body, range):
+            _take(s, t, body)
+            continue
         rows = parse_sums(s.report, list_path(prefix), body)
         if rows is None:
             continue
-        if not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows):
+        inner = not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows)
+        t.record.read(prefix, inner, body)
+        if inner:
             _inner(s, t, prefix, rows, todo)
         else:
             _leaf(s, t, prefix, rows)
     _shape(s, t)
-    matched = check_files(s, verifier, t.listed, lambda rel: t.where.get(rel, SUMS_PATH), _unlisted(rule.doc))
-    return Listing(t.listed, signed, matched, t.leaves)
+    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    return Listing(t.listed, signed, matched, t.leaves), t.record
+
+
+def _named_in(t: _Tree, rel: str) -> str:
+    """Which list names `rel`, for a failure: where it was read, or for a row taken from the
+    memory, the list of its leaf (a file) or of its parent (a list or a part)."""
+    where = t.where.get(rel)
+    if where is not None:
+        return where
+    m = LIST_RE.fullmatch(rel) or PART_RE.fullmatch(rel)
+    if m is not None:
+        return list_path(m.group(1)[:-1])
+    key = path_key(rel)
+    for n in range(len(key) * 4 + 1):
+        if (p := t.rule.prefix_of(key, n)) in t.leaves:
+            return list_path(p)
+    return SUMS_PATH
+
+
+def _take(s: Site, t: _Tree, span: range) -> None:
+    """A subtree of lists as the memory holds it: their rows, each leaf's files and each inner
+    node's children and parts, and the checks their reading counted, without reading them."""
+    assert t.memory is not None
+    t.record.taken(t.memory, span)
+    listed = t.listed
+    for kept in t.memory.lists(span):
+        rows = _LIST_ROW.findall(str(kept.body, "utf-8"))
+        if not kept.inner:
+            listed.update((path, sha) for sha, path in rows)
+            t.leaves[kept.prefix] = [path for _, path in rows]
+            s.report.checks += len(rows) + 1  # a check a file, and the leaf's bound (_leaf)
+            continue
+        children = []
+        for sha, path in rows:
+            listed[path] = sha
+            if m := LIST_RE.fullmatch(path):
+                children.append(m.group(1))
+            elif m := PART_RE.fullmatch(path):
+                t.parts.add(m.group(1))
+        t.inner[kept.prefix] = children
 
 
 def _unlisted(doc: str) -> Callable[[str], tuple[str, str]]:
@@ -89,7 +150,9 @@ def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
     return True
 
 
-def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes]]) -> None:
+def _inner(
+    s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], todo: list[tuple[str, bytes | range]]
+) -> None:
     """An inner node's list: a line for each child's list and each leaf child's part, nothing else."""
     rel, rule = list_path(prefix), t.rule
     children = []
@@ -118,7 +181,10 @@ def _inner(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]], tod
             t.parts.add(child)
             continue
         children.append(child)
-        if s.file_size(path) is not None:  # a missing list is reported with every missing file
+        span = t.memory.subtree(child, sha) if t.memory is not None else None
+        if span is not None:  # the list that passed in the release verified last, and its subtree
+            todo.append((child, span))
+        elif s.file_size(path) is not None:  # a missing list is reported with every missing file
             body = s.read(path, "checksum list")
             if body is not None:
                 todo.append((child, body))
@@ -174,9 +240,13 @@ def _shape(s: Site, t: _Tree) -> None:
     bound, doc = t.rule.leaf_files, t.rule.doc
 
     def count(p: str) -> int:
-        if p in t.leaves:
-            return len(t.leaves[p])
-        return sum(count(c) for c in t.inner.get(p, ()))
+        # Each node's count once: counted afresh from every inner node, a tree of a million
+        # items' files would be walked once for each level of it.
+        n = t.sizes.get(p)
+        if n is None:
+            n = len(t.leaves[p]) if p in t.leaves else sum(count(c) for c in t.inner.get(p, ()))
+            t.sizes[p] = n
+        return n
 
     for p in sorted(t.inner):
         if p and (n := count(p)) <= bound:

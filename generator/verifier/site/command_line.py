@@ -10,6 +10,7 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from generator.verifier.core.canonical import canonical_text
@@ -28,6 +29,7 @@ from generator.verifier.memory.checkpoint_memory import (
     write_state,
 )
 from generator.verifier.memory.mirror_record import load_record, record_path, save_record
+from generator.verifier.memory.release_memory import remembered_lists
 from generator.verifier.rules.revocations import REVOCATIONS_PATH
 from generator.verifier.site.history import ArtifactCheck, verify_artifact
 from generator.verifier.site.mirror import MirrorFailed, mirror_site
@@ -325,7 +327,9 @@ def _mirror_main(argv: list[str]) -> int:
             file=sys.stderr,
         )
     try:
-        outcome = mirror_site(remote, folder, args.key, record, args.jobs, sys.stderr)
+        releases = state_path.parent / "releases" if state_path and not args.full else None
+        lists = partial(remembered_lists, releases) if releases else lambda origin: None
+        outcome = mirror_site(remote, folder, args.key, record, args.jobs, sys.stderr, lists)
     except MirrorFailed as e:
         print(f"verify.py mirror: FAIL {printable(str(e))}", file=sys.stderr)
         return 1
@@ -362,7 +366,8 @@ def _mirror_parser() -> argparse.ArgumentParser:
         prog="verify.py mirror",
         description="Keep a copy of a published site in DIR and verify it. The first run copies every file; a "
         "later run fetches only the files whose SHA-256 in the signed SHA256SUMS changed (and the lists under "
-        "sums/ of a format-v3 site whose bytes changed), removes the files it wrote that the site no longer "
+        "sums/ of a format v3 or v4 site whose bytes changed, reading none the verifier remembers from the "
+        "release it verified last), removes the files it wrote that the site no longer "
         "lists, and verifies the copy from the release it verified last, without reading again the files it "
         "wrote and hashed itself. Nothing replaces a file of DIR before every new file arrived with the bytes "
         "SHA256SUMS lists.",
@@ -372,13 +377,8 @@ def _mirror_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("url", help="the site: an https:// or http:// URL, a file:// URL or a folder")
     parser.add_argument("dir", help="the folder holding the copy (made on the first run)")
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=8,
-        metavar="N",
-        help="requests in flight at once (default 8), on kept-alive connections",
-    )
+    jobs = "requests in flight at once (default 8), on kept-alive connections"
+    parser.add_argument("--jobs", type=int, default=8, metavar="N", help=jobs)
     _verification_options(parser)
     return parser
 

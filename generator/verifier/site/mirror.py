@@ -7,7 +7,10 @@ verify with that key before any line of it is believed. Every path it lists must
 (formats.is_safe_path). A listed file under `sums/` ending in `.sha256` is a list of further
 files (format v3's checksum tree, docs/formats/v3.md section 5): it is fetched, checked against
 its line and read in turn, unless the folder already holds those very bytes, whose files are
-then those it lists already. A file the folder holds with the listed SHA-256 (the record says
+then those it lists already; or not read at all when the verifier remembers the list with those
+bytes from the release it verified last (memory/list_memory.py): the rows of it and of every
+list below it are then the remembered ones, and the verification that follows holds every file
+to them. A file the folder holds with the listed SHA-256 (the record says
 so and its identity is unchanged, or it is hashed again) is kept; every other file is fetched
 on a few kept-alive connections at once into `.mirror-incoming/`, hashed as it arrives, flushed
 to disk and checked. Only when every file arrived as listed are the files the mirror wrote and
@@ -19,6 +22,7 @@ second time fails the run, naming the file, with the folder as it was.
 
 import hashlib
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,12 +30,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from generator.verifier.core.canonical import parse_canonical
+from generator.verifier.core.checksum_tree import LIST_RE, list_path
 from generator.verifier.core.errors import FormatError
 from generator.verifier.core.folder import MANIFEST_PATH, SUMS_PATH, SUMS_SIG_PATH
 from generator.verifier.core.formats import is_safe_path, plain_sums_rows
 from generator.verifier.core.public_keys import ed25519_verify, fingerprint, key_rows, parse_vkey
 from generator.verifier.core.text import printable
 from generator.verifier.core.windowed import windowed
+from generator.verifier.memory.list_memory import ListMemory
 from generator.verifier.memory.mirror_record import Written
 from generator.verifier.site.mirror_folder import INCOMING, LocalCopy, is_sub_list, swap_in
 from generator.verifier.site.release import SUMS_LINE_RE
@@ -41,6 +47,8 @@ MAX_DOCUMENT_BYTES = 1 << 24  # transparency.json, keys.json
 MAX_SIGNATURE_BYTES = 1 << 12
 MAX_LIST_BYTES = 1 << 31  # a v2 SHA256SUMS of millions of files
 MAX_FILE_BYTES = 1 << 40
+# A remembered list's rows (memory/list_memory.py): it passed as a plain list, each line so.
+_REMEMBERED_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 
 
 class MirrorFailed(Exception):
@@ -75,12 +83,15 @@ def mirror_site(
     record: dict[str, Written],
     jobs: int = 8,
     progress: TextIO | None = None,
+    remembered: Callable[[str], ListMemory | None] = lambda origin: None,
 ) -> Outcome:
     """Bring `folder` to the release `remote` publishes now; `record` is what an earlier run
-    wrote there ({} when there is none). Raise MirrorFailed (the site failed a check, the folder
-    is unchanged) or RemoteUnreadable (it could not be read)."""
+    wrote there ({} when there is none), `remembered(origin)` the lists of the release the
+    verifier verified last, if it remembers them. Raise MirrorFailed (the site failed a check,
+    the folder is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
     key, in_hand = site_key(remote, pin)
+    lists = remembered(parse_canonical(in_hand[MANIFEST_PATH])["origin"])
     source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
     say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
     folder.mkdir(parents=True, exist_ok=True)
@@ -92,7 +103,7 @@ def mirror_site(
     try:
         for attempt in (1, 2):
             try:
-                listing = _read_listing(remote, key, local, in_hand, jobs)
+                listing = _read_listing(remote, key, local, in_hand, jobs, lists)
                 todo = local.plan(listing.files, jobs)
                 outcome = Outcome(kept=len(listing.files) - len(todo))
                 _fetch(remote, incoming / str(attempt), todo, listing, staged, jobs, say, outcome)
@@ -169,7 +180,9 @@ class _Listing:
     fetched_lists: dict[str, bytes]
 
 
-def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int) -> _Listing:
+def _read_listing(
+    remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[str, bytes], jobs: int, lists: ListMemory | None
+) -> _Listing:
     sums = remote.get(SUMS_PATH, MAX_LIST_BYTES)
     signature = remote.get(SUMS_SIG_PATH, MAX_SIGNATURE_BYTES)
     if sums is None or signature is None:
@@ -190,15 +203,32 @@ def _read_listing(remote: Remote, key: bytes, local: "LocalCopy", in_hand: dict[
             return rel, held, False
         return rel, _check_arrived(remote, rel, digest, remote.get(rel, MAX_LIST_BYTES)), True
 
+    children: list[tuple[str, str]] = []  # the lists of the next level to read
+
+    def add(name: str, rows: Iterable[tuple[str, str]], descend: bool = True) -> None:
+        for rel, digest in rows:
+            if listing.files.setdefault(rel, digest) != digest:
+                raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
+            if not is_sub_list(rel) or rel in descended:
+                continue
+            descended.add(rel)
+            if not descend:  # a list of a subtree taken whole below
+                continue
+            m = LIST_RE.fullmatch(rel)
+            # A list the verifier checked in the release it verified last, with these very
+            # bytes, heads the lists it then found below it: their rows are known.
+            span = lists.subtree(m.group(1), digest) if lists is not None and m else None
+            if span is None or lists is None:
+                children.append((rel, digest))
+                continue
+            for kept in lists.lists(span):
+                rows_of = _REMEMBERED_ROW.findall(str(kept.body, "utf-8"))
+                add(list_path(kept.prefix), ((path, sha) for sha, path in rows_of), descend=False)
+
     while wave:
-        children: list[tuple[str, str]] = []
+        children.clear()
         for name, data in wave:
-            for rel, digest in _lines(remote.url_of(name), data):
-                if listing.files.setdefault(rel, digest) != digest:
-                    raise MirrorFailed(f"{remote.url_of(name)}: {rel} is listed again with another SHA-256")
-                if is_sub_list(rel) and rel not in descended:
-                    descended.add(rel)
-                    children.append((rel, digest))
+            add(name, _lines(remote.url_of(name), data))
         # The lists of one level are read together, a few requests at a time: a tree costs a
         # round trip per level, not one per list. A list the folder holds as the record says is
         # read here: a thread's locks cost more than reading a small file.

@@ -45,7 +45,13 @@ from generator.verifier.site.ledger_files import check_ledger
 from generator.verifier.site.log_list_file import check_log_list_file
 from generator.verifier.site.manifest_parts import PARTED_ROWS_NOTE, read_manifest_parts
 from generator.verifier.site.publication import check_gates, check_methodology_files, check_reveals, check_runs
-from generator.verifier.site.release import check_keys_document, check_manifest_shape, check_sums, check_verifier_copy
+from generator.verifier.site.release import (
+    Listing,
+    check_keys_document,
+    check_manifest_shape,
+    check_sums,
+    check_verifier_copy,
+)
 from generator.verifier.site.timestamp_files import check_draws_logged_in_time, check_timestamps
 from generator.verifier.tlog.policy import Policy, witnessed_by
 from generator.verifier.tlog.rotation import (
@@ -180,11 +186,7 @@ def _check(
         memory.bind([(cp.size, cp.root) for cp in saved])
         if memory.why_not:
             report.notes.append(f"verified in full: {memory.why_not}")
-    # A v3 site's SHA256SUMS is the root of a tree of lists (docs/formats/v3.md, 5).
-    if v3:  # a v4 site's tree splits by bits (docs/formats/v4.md, 3)
-        sums = check_sums_tree(s, public_key, manifest["verifier"], tree_rule(site_format(manifest)))
-    else:
-        sums = check_sums(s, public_key, manifest["verifier"])
+    sums = _check_lists(s, manifest, public_key, memory)
     if sums is not None:
         check_download(s, public_key, sums, memory)
     history = read_history(s, HISTORY_V3 if v3 else 1)
@@ -240,6 +242,21 @@ def _check(
     _conclude(report, manifest, public_key, ledger, checkpoint, root, memory)
     if site_format(manifest) >= MANIFEST_V4 and any(p.file == MANIFEST_PATH for p in report.failures):
         report.notes.append(PARTED_ROWS_NOTE)
+
+
+def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: Memory | None) -> Listing | None:
+    """SHA256SUMS, or a v3 site's tree of lists whose root it is (docs/formats/v3.md, 5; a v4
+    site's splits by bits, v4.md, 3), from the lists the memory holds where it can."""
+    if site_format(manifest) < MANIFEST_V3:
+        return check_sums(s, public_key, manifest["verifier"])
+    rule = tree_rule(site_format(manifest))
+    remembered = memory.remembered_lists(rule.digit_word) if memory is not None else None
+    checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered)
+    if checked is None:
+        return None
+    if memory is not None:
+        memory.took_lists(checked[1], rule.digit_word)
+    return checked[0]
 
 
 def _refuse_a_later_format(s: Site, manifest: Any) -> None:
