@@ -67,47 +67,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/credential.py            lines 10129 to 10433
     generator/verifier/memory/ledger_snapshot.py        lines 10434 to 10677
     generator/verifier/memory/checkpoint_memory.py      lines 10678 to 10834
-    generator/verifier/memory/list_memory.py            lines 10835 to 10979
-    generator/verifier/memory/release_memory.py         lines 10980 to 11336
-    generator/verifier/rules/answers.py                 lines 11337 to 11404
-    generator/verifier/rules/runs.py                    lines 11405 to 11777
-    generator/verifier/rules/lineage.py                 lines 11778 to 12063
-    generator/verifier/rules/score_edits.py             lines 12064 to 12149
-    generator/verifier/rules/evidence.py                lines 12150 to 12244
-    generator/verifier/rules/certificates.py            lines 12245 to 12712
-    generator/verifier/rules/certificate_documents.py   lines 12713 to 12808
-    generator/verifier/rules/recheck.py                 lines 12809 to 13175
-    generator/verifier/core/report.py                   lines 13176 to 13338
-    generator/verifier/core/windowed.py                 lines 13339 to 13369
-    generator/verifier/core/folder.py                   lines 13370 to 13703
-    generator/verifier/core/checksum_tree.py            lines 13704 to 13923
-    generator/verifier/tlog/rotation.py                 lines 13924 to 14108
-    generator/verifier/memory/mirror_record.py          lines 14109 to 14212
-    generator/verifier/site/manifest_parts.py           lines 14213 to 14371
-    generator/verifier/site/release.py                  lines 14372 to 14675
-    generator/verifier/site/checksum_lists.py           lines 14676 to 14927
-    generator/verifier/site/zip_layout.py               lines 14928 to 15127
-    generator/verifier/site/download.py                 lines 15128 to 15520
-    generator/verifier/site/history.py                  lines 15521 to 15890
-    generator/verifier/site/history_v3.py               lines 15891 to 16069
-    generator/verifier/site/commitment_parts.py         lines 16070 to 16258
-    generator/verifier/site/ledger_files.py             lines 16259 to 16617
-    generator/verifier/site/certificate_memo.py         lines 16618 to 16769
-    generator/verifier/site/run_memo.py                 lines 16770 to 16888
-    generator/verifier/site/publication.py              lines 16889 to 17118
-    generator/verifier/rules/revocations.py             lines 17119 to 17238
-    generator/verifier/site/export_files.py             lines 17239 to 17464
-    generator/verifier/site/certificate_records.py      lines 17465 to 17630
-    generator/verifier/site/certificate_files.py        lines 17631 to 18074
-    generator/verifier/site/agreement_files.py          lines 18075 to 18219
-    generator/verifier/site/timestamp_files.py          lines 18220 to 18398
-    generator/verifier/site/log_list_file.py            lines 18399 to 18470
-    generator/verifier/site/accounting.py               lines 18471 to 18774
-    generator/verifier/site/remote.py                   lines 18775 to 19045
-    generator/verifier/site/mirror_folder.py            lines 19046 to 19310
-    generator/verifier/site/mirror.py                   lines 19311 to 19631
-    generator/verifier/site/verify_site.py              lines 19632 to 20012
-    generator/verifier/site/command_line.py             lines 20013 to 20475
+    generator/verifier/memory/list_memory.py            lines 10835 to 11003
+    generator/verifier/memory/release_memory.py         lines 11004 to 11368
+    generator/verifier/rules/answers.py                 lines 11369 to 11436
+    generator/verifier/rules/runs.py                    lines 11437 to 11809
+    generator/verifier/rules/lineage.py                 lines 11810 to 12095
+    generator/verifier/rules/score_edits.py             lines 12096 to 12181
+    generator/verifier/rules/evidence.py                lines 12182 to 12276
+    generator/verifier/rules/certificates.py            lines 12277 to 12744
+    generator/verifier/rules/certificate_documents.py   lines 12745 to 12840
+    generator/verifier/rules/recheck.py                 lines 12841 to 13207
+    generator/verifier/core/report.py                   lines 13208 to 13370
+    generator/verifier/core/windowed.py                 lines 13371 to 13401
+    generator/verifier/core/folder.py                   lines 13402 to 13735
+    generator/verifier/core/checksum_tree.py            lines 13736 to 13955
+    generator/verifier/tlog/rotation.py                 lines 13956 to 14140
+    generator/verifier/memory/mirror_record.py          lines 14141 to 14244
+    generator/verifier/site/manifest_parts.py           lines 14245 to 14403
+    generator/verifier/site/release.py                  lines 14404 to 14709
+    generator/verifier/site/checksum_lists.py           lines 14710 to 14998
+    generator/verifier/site/zip_layout.py               lines 14999 to 15198
+    generator/verifier/site/download.py                 lines 15199 to 15593
+    generator/verifier/site/history.py                  lines 15594 to 15963
+    generator/verifier/site/history_v3.py               lines 15964 to 16142
+    generator/verifier/site/commitment_parts.py         lines 16143 to 16331
+    generator/verifier/site/ledger_files.py             lines 16332 to 16690
+    generator/verifier/site/certificate_memo.py         lines 16691 to 16842
+    generator/verifier/site/run_memo.py                 lines 16843 to 16961
+    generator/verifier/site/publication.py              lines 16962 to 17191
+    generator/verifier/rules/revocations.py             lines 17192 to 17311
+    generator/verifier/site/export_files.py             lines 17312 to 17537
+    generator/verifier/site/certificate_records.py      lines 17538 to 17703
+    generator/verifier/site/certificate_files.py        lines 17704 to 18147
+    generator/verifier/site/agreement_files.py          lines 18148 to 18292
+    generator/verifier/site/timestamp_files.py          lines 18293 to 18471
+    generator/verifier/site/log_list_file.py            lines 18472 to 18543
+    generator/verifier/site/accounting.py               lines 18544 to 18847
+    generator/verifier/site/remote.py                   lines 18848 to 19118
+    generator/verifier/site/mirror_folder.py            lines 19119 to 19383
+    generator/verifier/site/mirror.py                   lines 19384 to 19704
+    generator/verifier/site/verify_site.py              lines 19705 to 20088
+    generator/verifier/site/command_line.py             lines 20089 to 20551
 """
 
 # ==============================================================================================
@@ -10808,7 +10808,7 @@ def write_state(
     replace_atomically(path, data)
 
 
-def replace_atomically(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int = 0o600) -> None:
+def replace_atomically(path: Path, data: bytes | Iterable[bytes | memoryview], mode: int = 0o600) -> None:
     """Write `data` (bytes, or pieces written one after the other, so that a big file is never
     joined in memory) to `path` so that a kill at any moment leaves the old file or the new one,
     whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""
@@ -10856,9 +10856,9 @@ class Remembered:
 class ListMemory:
     """The lists of the release verified last, by prefix."""
 
-    def __init__(self, rows: list[tuple[str, bool, str, int, int, int]], blob: bytes) -> None:
+    def __init__(self, rows: list[tuple[str, bool, str, int, int, int]], blob: memoryview) -> None:
         self.rows = rows  # (prefix, inner, SHA-256, start, end, lists in its subtree)
-        self.blob = memoryview(blob)
+        self.blob = blob
         self.at = {row[0]: n for n, row in enumerate(rows)}
 
     def subtree(self, prefix: str, sha256: str) -> range | None:
@@ -10868,6 +10868,10 @@ class ListMemory:
         if n is None or self.rows[n][2] != sha256:
             return None
         return range(n, n + self.rows[n][5])
+
+    def length(self, n: int) -> int:
+        """The length of the bytes of list `n` (a subtree's first: `span.start`)."""
+        return self.rows[n][4] - self.rows[n][3]
 
     def lists(self, span: range) -> Iterator[Remembered]:
         for n in span:
@@ -10880,86 +10884,106 @@ def lists_file(release_file: Path) -> Path:
     return release_file.with_suffix(".lists")
 
 
-def load_lists(path: Path, origin: str, rules: str, rule: str | None) -> ListMemory | None:
+def load_lists(path: Path, origin: str, rules: str, rule: str | None) -> tuple[ListMemory | None, str | None]:
     """The lists remembered in `path` for log `origin` by code of `rules` in a tree of `rule`
-    (None: any rule, for a reader that takes rows only); None if there are none, or they are
-    not such lists, or they were torn or edited."""
+    (None: any rule, for a reader that takes rows only), or None and why not (None when there
+    is no such file)."""
     try:
         data = path.read_bytes()
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"{path} cannot be read ({e.strerror or e})"
     try:
-        return _parse_lists(data, origin, rules, rule)
-    except (FormatError, ValueError, KeyError, TypeError, IndexError):
-        return None
+        return _parse_lists(data, origin, rules, rule), None
+    # A header nested past the parser's depth is as unusable as a torn one.
+    except (FormatError, ValueError, KeyError, TypeError, IndexError, RecursionError) as e:
+        return None, f"{path}: not used ({e.__class__.__name__}: {e})"
 
 
-def _parse_lists(data: bytes, origin: str, rules: str, rule: str | None) -> ListMemory | None:
+def _parse_lists(data: bytes, origin: str, rules: str, rule: str | None) -> ListMemory:
     end = data.find(b"\n", 0, _MAX_HEADER)
     if end < 0:
         raise FormatError("no header")
     header = json.loads(data[:end])
+    if not isinstance(header, dict):
+        raise FormatError("the header is not an object")
     if (header["v"], header["origin"], header["rules"]) != (LISTS_VERSION, origin, rules):
-        return None
+        raise FormatError("not the lists of this log by this version of the verifier")
     if rule is not None and header["rule"] != rule:
-        return None
+        raise FormatError(f"lists of a tree split otherwise ({header['rule']}, not {rule})")
     count, size = header["lists"], header["bytes"]
-    if hashlib.sha256(memoryview(data)[end + 1 :]).hexdigest() != header["sha256"]:
-        raise FormatError("the lines and lists are not those written")
-    lines = data[end + 1 :].split(b"\n", count)
-    if len(lines) != count + 1 or len(lines[count]) != size:
-        raise FormatError("fewer lines than lists")
-    blob = lines[count]
     rows: list[tuple[str, bool, str, int, int, int]] = []
+    at = end + 1
     start = 0
-    for line in lines[:count]:
-        kind, prefix, sha, length, below = line.decode("ascii").split(" ")
+    for _ in range(count):
+        stop_line = data.index(b"\n", at)
+        kind, prefix, sha, length, below = data[at:stop_line].decode("ascii").split(" ")
         if kind not in ("i", "l"):
             raise FormatError(f"a list of kind {kind!r}")
         stop = start + int(length)
         rows.append((prefix, kind == "i", sha, start, stop, int(below)))
         start = stop
-    if start != size or any(n + r[5] > count or r[5] < 1 for n, r in enumerate(rows)):
+        at = stop_line + 1
+    blob = memoryview(data)[at:]
+    if (
+        hashlib.sha256(memoryview(data)[end + 1 : at]).hexdigest() != header["lines"]
+        or hashlib.sha256(blob).hexdigest() != header["sha256"]
+    ):
+        raise FormatError("the lines and lists are not those written")
+    if start != size or len(blob) != size or any(n + r[5] > count or r[5] < 1 for n, r in enumerate(rows)):
         raise FormatError("lists that do not add up")
     return ListMemory(rows, blob)
 
 
-@dataclass
 class ListRecord:
     """The lists of this run in the order met, each read (its bytes, hashed here) or taken
-    with its subtree from the memory, for the next run."""
+    with its subtree from the memory, for the next run. Their bytes go to a temporary file as
+    they are met: a million items' lists are tens of MiB, which the run would hold to its end."""
 
-    pieces: list[tuple[str, bool, str, bytes | memoryview]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, bool, str, int]] = []  # prefix, inner, SHA-256, length
+        # Read back and closed by chunks(); a run that fails drops it unread (a file without a
+        # name, gone with its last reference).
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115
+        self.hashed = hashlib.sha256()
+
+    def _add(self, prefix: str, inner: bool, sha256: str, body: bytes | memoryview) -> None:
+        self.rows.append((prefix, inner, sha256, len(body)))
+        self.spool.write(body)
+        self.hashed.update(body)
 
     def read(self, prefix: str, inner: bool, body: bytes) -> None:
-        self.pieces.append((prefix, inner, hashlib.sha256(body).hexdigest(), body))
+        self._add(prefix, inner, hashlib.sha256(body).hexdigest(), body)
 
     def taken(self, memory: ListMemory, span: range) -> None:
         for n in span:
             prefix, inner, sha, start, end, _ = memory.rows[n]
-            self.pieces.append((prefix, inner, sha, memory.blob[start:end]))
+            self._add(prefix, inner, sha, memory.blob[start:end])
 
-    def chunks(self, origin: str, rules: str, rule: str) -> Sequence[bytes | memoryview]:
-        """The file's bytes, in pieces (the lists' bytes are never joined in memory)."""
-        below = _subtree_sizes([p[0] for p in self.pieces])
+    def chunks(self, origin: str, rules: str, rule: str) -> Iterator[bytes]:
+        """The file's bytes, in pieces (the lists' bytes are read back a MiB at a time)."""
+        below = _subtree_sizes([r[0] for r in self.rows])
         lines = "".join(
-            f"{'i' if inner else 'l'} {prefix} {sha} {len(body)} {n}\n"
-            for (prefix, inner, sha, body), n in zip(self.pieces, below, strict=True)
+            f"{'i' if inner else 'l'} {prefix} {sha} {length} {n}\n"
+            for (prefix, inner, sha, length), n in zip(self.rows, below, strict=True)
         ).encode("ascii")
-        h = hashlib.sha256(lines)
-        for piece in self.pieces:
-            h.update(piece[3])
         header = {
-            "bytes": sum(len(p[3]) for p in self.pieces),
-            "lists": len(self.pieces),
+            "bytes": sum(r[3] for r in self.rows),
+            "lines": hashlib.sha256(lines).hexdigest(),
+            "lists": len(self.rows),
             "origin": origin,
             "rule": rule,
             "rules": rules,
-            "sha256": h.hexdigest(),
+            "sha256": self.hashed.hexdigest(),
             "v": LISTS_VERSION,
         }
-        head = json.dumps(header, sort_keys=True).encode() + b"\n"
-        return [head, lines, *(p[3] for p in self.pieces)]
+        yield json.dumps(header, sort_keys=True).encode() + b"\n"
+        yield lines
+        with self.spool:
+            self.spool.seek(0)
+            while chunk := self.spool.read(1 << 20):
+                yield chunk
 
 
 def _subtree_sizes(prefixes: list[str]) -> list[int]:
@@ -11033,7 +11057,7 @@ def remembered_lists(folder: Path, origin: str) -> ListMemory | None:
     path = lists_file(memory_file(folder, origin))
     if not private_to_user(folder) or not private_to_user(path):
         return None
-    return load_lists(path, origin, rules_version(), None)
+    return load_lists(path, origin, rules_version(), None)[0]
 
 
 class Memory:
@@ -11057,6 +11081,7 @@ class Memory:
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         self.new_lists: tuple[ListRecord, str] | None = None  # a v3 or v4 site's lists, and its tree's rule
+        self.lists_why_not: str | None = None  # why the lists remembered were not used
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -11218,10 +11243,17 @@ class Memory:
     # -- a v3 or v4 site's checksum lists (memory/list_memory.py)
 
     def remembered_lists(self, rule: str) -> ListMemory | None:
-        """The lists of the release verified last, in a tree split by `rule`'s digits."""
+        """The lists of the release verified last, in a tree split by `rule` (lists_why_not says
+        why a file of them is not used)."""
+        path = lists_file(self.path)
         if not self.bound:
             return None
-        return load_lists(lists_file(self.path), self.origin, self.rules, rule)
+        if not private_to_user(path):
+            if path.exists():
+                self.lists_why_not = f"{path} is not this user's alone (another could have written it)"
+            return None
+        lists, self.lists_why_not = load_lists(path, self.origin, self.rules, rule)
+        return lists
 
     def took_lists(self, record: ListRecord, rule: str) -> None:
         self.new_lists = (record, rule)
@@ -14536,6 +14568,8 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
     # A v3 site's leaves (docs/formats/v3.md, 5): prefix -> its files, in its list's order.
     leaves: dict[str, list[str]] | None = None
+    # The leaves whose list names a path another list named first (left out of `leaves`).
+    doubled: frozenset[str] = frozenset()
 
 
 def parse_sums(report: Report, rel: str, data: bytes) -> list[tuple[int, str, str]] | None:
@@ -14693,26 +14727,47 @@ class _Tree:
 
     rule: TreeRule
     listed: dict[str, str] = field(default_factory=dict)  # every path any list names -> its SHA-256
-    where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>"
+    where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>", for lists read
     leaves: dict[str, list[str]] = field(default_factory=dict)
     inner: dict[str, list[str]] = field(default_factory=dict)
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
     memory: ListMemory | None = None  # the lists of the release verified last
-    record: ListRecord = field(default_factory=ListRecord)  # the lists of this run, for the next
+    record: ListRecord | None = None  # the lists of this run, for the next (when it is remembered)
     sizes: dict[str, int] = field(default_factory=dict)  # node -> files below it (_shape)
+    # The lists taken from the memory: each must be found in the site as remembered. An inner
+    # list's bytes are kept to say on which line it names a file that fails.
+    taken: set[str] = field(default_factory=set)
+    kept_inner: dict[str, memoryview] = field(default_factory=dict)
+    doubled: set[str] = field(default_factory=set)  # leaves naming a path another list named first
 
 
 def check_sums_tree(
-    s: Site, key: bytes, verifier: str, rule: TreeRule, memory: ListMemory | None = None
-) -> tuple[Listing, ListRecord] | None:
+    s: Site, key: bytes, verifier: str, rule: TreeRule, memory: ListMemory | None = None, remember: bool = False
+) -> tuple[Listing, ListRecord | None] | None:
     """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's), a list
-    `memory` remembers taken from there; what they list and the lists as met (to remember if the
-    run passes), or None if SHA256SUMS cannot be read."""
+    `memory` remembers taken from there; what they list and, if `remember`, the lists as met
+    (for the memory, if the run passes); None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    t = _Tree(rule, memory=memory)
+    report = s.report
+    mark = (len(report.failures), report.checks)
+    t = _walk(s, data, rule, memory, remember)
+    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    if not t.taken <= matched:
+        # A list taken from the memory is not in the site as remembered (its parent names bytes
+        # it does not have): the tree is read again from the site, and fails as from nothing.
+        del report.failures[mark[0] :]
+        report.checks = mark[1]
+        t = _walk(s, data, rule, None, remember)
+        matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    return Listing(t.listed, signed, matched, t.leaves, frozenset(t.doubled)), t.record
+
+
+def _walk(s: Site, data: bytes, rule: TreeRule, memory: ListMemory | None, remember: bool) -> _Tree:
+    """Every list from SHA256SUMS (`data`) down, read or taken from `memory`, and the tree's shape."""
+    t = _Tree(rule, memory=memory, record=ListRecord() if remember else None)
     # A list to read, or a subtree to take from the memory, met in the same order either way:
     # what this run remembers does not depend on what the last one remembered.
     todo: list[tuple[str, bytes | range]] = [("", data)]
@@ -14725,45 +14780,58 @@ def check_sums_tree(
         if rows is None:
             continue
         inner = not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows)
-        t.record.read(prefix, inner, body)
+        if t.record is not None:
+            t.record.read(prefix, inner, body)
         if inner:
             _inner(s, t, prefix, rows, todo)
         else:
             _leaf(s, t, prefix, rows)
     _shape(s, t)
-    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
-    return Listing(t.listed, signed, matched, t.leaves), t.record
+    return t
 
 
 def _named_in(t: _Tree, rel: str) -> str:
-    """Which list names `rel`, for a failure: where it was read, or for a row taken from the
-    memory, the list of its leaf (a file) or of its parent (a list or a part)."""
+    """Which list names `rel`, and on which line, for a failure: where it was read, or for a row
+    taken from the memory, its leaf's list (a file) or its parent's (a list or a part)."""
     where = t.where.get(rel)
     if where is not None:
         return where
     m = LIST_RE.fullmatch(rel) or PART_RE.fullmatch(rel)
     if m is not None:
-        return list_path(m.group(1)[:-1])
+        parent = m.group(1)[:-1]
+        lines = str(t.kept_inner.get(parent, memoryview(b"")), "utf-8").split("\n")
+        n = next((n for n, line in enumerate(lines, start=1) if line.endswith(f"  {rel}")), None)
+        return f"{list_path(parent)} line {n}" if n is not None else list_path(parent)
     key = path_key(rel)
     for n in range(len(key) * 4 + 1):
-        if (p := t.rule.prefix_of(key, n)) in t.leaves:
-            return list_path(p)
+        files = t.leaves.get(p := t.rule.prefix_of(key, n))
+        if files is not None and rel in files:
+            return f"{list_path(p)} line {files.index(rel) + 1}"
     return SUMS_PATH
 
 
 def _take(s: Site, t: _Tree, span: range) -> None:
     """A subtree of lists as the memory holds it: their rows, each leaf's files and each inner
-    node's children and parts, and the checks their reading counted, without reading them."""
+    node's children and parts, and the checks their reading counted, without reading them. A
+    leaf naming a path a list read in this run names too is checked as read (the duplicate is
+    then reported as from nothing)."""
     assert t.memory is not None
-    t.record.taken(t.memory, span)
+    if t.record is not None:
+        t.record.taken(t.memory, span)
     listed = t.listed
     for kept in t.memory.lists(span):
+        t.taken.add(list_path(kept.prefix))
         rows = _LIST_ROW.findall(str(kept.body, "utf-8"))
         if not kept.inner:
-            listed.update((path, sha) for sha, path in rows)
-            t.leaves[kept.prefix] = [path for _, path in rows]
-            s.report.checks += len(rows) + 1  # a check a file, and the leaf's bound (_leaf)
+            paths = [path for _, path in rows]
+            if listed.keys().isdisjoint(paths):
+                listed.update(zip(paths, (sha for sha, _ in rows), strict=True))
+                t.leaves[kept.prefix] = paths
+                s.report.checks += len(rows) + 1  # a check a file, and the leaf's bound (_leaf)
+            else:
+                _leaf(s, t, kept.prefix, parse_sums(s.report, list_path(kept.prefix), bytes(kept.body)) or [])
             continue
+        t.kept_inner[kept.prefix] = kept.body
         children = []
         for sha, path in rows:
             listed[path] = sha
@@ -14792,7 +14860,7 @@ def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
     """Record a row of list `rel`; False (and a failure) if another list named the path already."""
     if path in t.listed:
         s.report.check(
-            False, rel, f"a path listed twice (also in {t.where[path]})", "each path once", path, f"line {n}"
+            False, rel, f"a path listed twice (also in {_named_in(t, path)})", "each path once", path, f"line {n}"
         )
         return False
     t.listed[path], t.where[path] = sha, f"{rel} line {n}"
@@ -14831,9 +14899,10 @@ def _inner(
             continue
         children.append(child)
         span = t.memory.subtree(child, sha) if t.memory is not None else None
-        if span is not None:  # the list that passed in the release verified last, and its subtree
-            todo.append((child, span))
-        elif s.file_size(path) is not None:  # a missing list is reported with every missing file
+        size = s.file_size(path)  # a missing list is reported with every missing file
+        if span is not None and t.memory is not None and size == t.memory.length(span.start):
+            todo.append((child, span))  # the list that passed in the release verified last, and its subtree
+        elif size is not None:
             body = s.read(path, "checksum list")
             if body is not None:
                 todo.append((child, body))
@@ -14873,6 +14942,8 @@ def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> N
             )
         if _add(s, t, rel, n, sha, path):
             files.append(path)
+        else:
+            t.doubled.add(prefix)
     s.report.check(
         0 < len(files) <= rule.leaf_files,
         rel,
@@ -15238,7 +15309,9 @@ def _check_parts(s: Site, sums: Listing, memory: Memory | None) -> None:
         if not sums.signed:
             s.report.notes.append(f"{rel} not checked: {SUMS_PATH}, which lists it, does not verify")
             continue
-        key = _part_key(sums, rel, list_path(prefix), memory)
+        # A leaf that lost a path to another list naming it too holds fewer files than its list
+        # names: its part is checked again, whatever was remembered of it and its list.
+        key = _part_key(sums, rel, list_path(prefix), memory) if prefix not in sums.doubled else None
         if key is not None and memory is not None and memory.check_known("parts", key):
             s.report.checks += 1
             known += 1
@@ -19821,12 +19894,15 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
     if site_format(manifest) < MANIFEST_V3:
         return check_sums(s, public_key, manifest["verifier"])
     rule = tree_rule(site_format(manifest))
-    remembered = memory.remembered_lists(rule.digit_word) if memory is not None else None
-    checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered)
+    name = f"{rule.digit_word}s, {rule.leaf_files} files a leaf"  # what the lists were checked under
+    remembered = memory.remembered_lists(name) if memory is not None else None
+    if memory is not None and memory.lists_why_not:
+        s.report.notes.append(f"the checksum lists were read again: {memory.lists_why_not}")
+    checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered, memory is not None)
     if checked is None:
         return None
-    if memory is not None:
-        memory.took_lists(checked[1], rule.digit_word)
+    if memory is not None and checked[1] is not None:
+        memory.took_lists(checked[1], name)
     return checked[0]
 
 

@@ -18,7 +18,7 @@ import json
 import os
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +156,7 @@ def write_state(
     replace_atomically(path, data)
 
 
-def replace_atomically(path: Path, data: bytes | Sequence[bytes | memoryview], mode: int = 0o600) -> None:
+def replace_atomically(path: Path, data: bytes | Iterable[bytes | memoryview], mode: int = 0o600) -> None:
     """Write `data` (bytes, or pieces written one after the other, so that a big file is never
     joined in memory) to `path` so that a kill at any moment leaves the old file or the new one,
     whole: a temporary file beside it, flushed to disk, renamed over it, the folder flushed."""

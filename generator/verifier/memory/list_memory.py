@@ -12,23 +12,28 @@ The lists are kept in one file beside the release memory (release_memory.py), wr
 run that passed, whole or not at all:
 
 - a header line, JSON: the version, the log's origin, the verifier's rules version, the tree's
-  rule (by the word for its digits), the number of lists, the length of their bytes, and the
-  SHA-256 of all that follows the header (checked when read: a torn or edited file is not used);
+  rule (the word for its digits and a leaf's bound of files), the number of lists, the length of
+  their bytes, the SHA-256 of the lines that follow and that of the lists' bytes (both checked
+  when read: a torn or edited file is not used);
 - a line per list, in the order the run met them: `i` (inner) or `l` (leaf), its prefix, the
   SHA-256 of its bytes (hashed here, never the one its parent names), its length, and how many
   lists its subtree holds (itself included);
 - the lists' bytes, one after the other in that order.
 
 Each list is followed by the lists below it, so a subtree is a run of consecutive lines and bytes,
-carried whole into the next run's file. The memory is used only where the release memory is
-(this user's alone, the same code, of the release the state file remembers); it vouches for no
-file of the site, whose every file is still held to its line.
+carried whole into the next run's file. The verifier uses it only where it uses the release
+memory (this user's alone, the same code, of the release the state file remembers) and the file
+is this user's alone too; `verify.py mirror`, which takes only rows from it (by content: a list
+is found by its SHA-256, whatever release it came from), where the file and its folder are the
+user's alone and of the same code. It vouches for no file of the site, whose every file is still
+held to its line.
 """
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from generator.verifier.core.errors import FormatError
@@ -49,9 +54,9 @@ class Remembered:
 class ListMemory:
     """The lists of the release verified last, by prefix."""
 
-    def __init__(self, rows: list[tuple[str, bool, str, int, int, int]], blob: bytes) -> None:
+    def __init__(self, rows: list[tuple[str, bool, str, int, int, int]], blob: memoryview) -> None:
         self.rows = rows  # (prefix, inner, SHA-256, start, end, lists in its subtree)
-        self.blob = memoryview(blob)
+        self.blob = blob
         self.at = {row[0]: n for n, row in enumerate(rows)}
 
     def subtree(self, prefix: str, sha256: str) -> range | None:
@@ -61,6 +66,10 @@ class ListMemory:
         if n is None or self.rows[n][2] != sha256:
             return None
         return range(n, n + self.rows[n][5])
+
+    def length(self, n: int) -> int:
+        """The length of the bytes of list `n` (a subtree's first: `span.start`)."""
+        return self.rows[n][4] - self.rows[n][3]
 
     def lists(self, span: range) -> Iterator[Remembered]:
         for n in span:
@@ -73,86 +82,106 @@ def lists_file(release_file: Path) -> Path:
     return release_file.with_suffix(".lists")
 
 
-def load_lists(path: Path, origin: str, rules: str, rule: str | None) -> ListMemory | None:
+def load_lists(path: Path, origin: str, rules: str, rule: str | None) -> tuple[ListMemory | None, str | None]:
     """The lists remembered in `path` for log `origin` by code of `rules` in a tree of `rule`
-    (None: any rule, for a reader that takes rows only); None if there are none, or they are
-    not such lists, or they were torn or edited."""
+    (None: any rule, for a reader that takes rows only), or None and why not (None when there
+    is no such file)."""
     try:
         data = path.read_bytes()
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"{path} cannot be read ({e.strerror or e})"
     try:
-        return _parse_lists(data, origin, rules, rule)
-    except (FormatError, ValueError, KeyError, TypeError, IndexError):
-        return None
+        return _parse_lists(data, origin, rules, rule), None
+    # A header nested past the parser's depth is as unusable as a torn one.
+    except (FormatError, ValueError, KeyError, TypeError, IndexError, RecursionError) as e:
+        return None, f"{path}: not used ({e.__class__.__name__}: {e})"
 
 
-def _parse_lists(data: bytes, origin: str, rules: str, rule: str | None) -> ListMemory | None:
+def _parse_lists(data: bytes, origin: str, rules: str, rule: str | None) -> ListMemory:
     end = data.find(b"\n", 0, _MAX_HEADER)
     if end < 0:
         raise FormatError("no header")
     header = json.loads(data[:end])
+    if not isinstance(header, dict):
+        raise FormatError("the header is not an object")
     if (header["v"], header["origin"], header["rules"]) != (LISTS_VERSION, origin, rules):
-        return None
+        raise FormatError("not the lists of this log by this version of the verifier")
     if rule is not None and header["rule"] != rule:
-        return None
+        raise FormatError(f"lists of a tree split otherwise ({header['rule']}, not {rule})")
     count, size = header["lists"], header["bytes"]
-    if hashlib.sha256(memoryview(data)[end + 1 :]).hexdigest() != header["sha256"]:
-        raise FormatError("the lines and lists are not those written")
-    lines = data[end + 1 :].split(b"\n", count)
-    if len(lines) != count + 1 or len(lines[count]) != size:
-        raise FormatError("fewer lines than lists")
-    blob = lines[count]
     rows: list[tuple[str, bool, str, int, int, int]] = []
+    at = end + 1
     start = 0
-    for line in lines[:count]:
-        kind, prefix, sha, length, below = line.decode("ascii").split(" ")
+    for _ in range(count):
+        stop_line = data.index(b"\n", at)
+        kind, prefix, sha, length, below = data[at:stop_line].decode("ascii").split(" ")
         if kind not in ("i", "l"):
             raise FormatError(f"a list of kind {kind!r}")
         stop = start + int(length)
         rows.append((prefix, kind == "i", sha, start, stop, int(below)))
         start = stop
-    if start != size or any(n + r[5] > count or r[5] < 1 for n, r in enumerate(rows)):
+        at = stop_line + 1
+    blob = memoryview(data)[at:]
+    if (
+        hashlib.sha256(memoryview(data)[end + 1 : at]).hexdigest() != header["lines"]
+        or hashlib.sha256(blob).hexdigest() != header["sha256"]
+    ):
+        raise FormatError("the lines and lists are not those written")
+    if start != size or len(blob) != size or any(n + r[5] > count or r[5] < 1 for n, r in enumerate(rows)):
         raise FormatError("lists that do not add up")
     return ListMemory(rows, blob)
 
 
-@dataclass
 class ListRecord:
     """The lists of this run in the order met, each read (its bytes, hashed here) or taken
-    with its subtree from the memory, for the next run."""
+    with its subtree from the memory, for the next run. Their bytes go to a temporary file as
+    they are met: a million items' lists are tens of MiB, which the run would hold to its end."""
 
-    pieces: list[tuple[str, bool, str, bytes | memoryview]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, bool, str, int]] = []  # prefix, inner, SHA-256, length
+        # Read back and closed by chunks(); a run that fails drops it unread (a file without a
+        # name, gone with its last reference).
+        self.spool = tempfile.TemporaryFile()  # noqa: SIM115
+        self.hashed = hashlib.sha256()
+
+    def _add(self, prefix: str, inner: bool, sha256: str, body: bytes | memoryview) -> None:
+        self.rows.append((prefix, inner, sha256, len(body)))
+        self.spool.write(body)
+        self.hashed.update(body)
 
     def read(self, prefix: str, inner: bool, body: bytes) -> None:
-        self.pieces.append((prefix, inner, hashlib.sha256(body).hexdigest(), body))
+        self._add(prefix, inner, hashlib.sha256(body).hexdigest(), body)
 
     def taken(self, memory: ListMemory, span: range) -> None:
         for n in span:
             prefix, inner, sha, start, end, _ = memory.rows[n]
-            self.pieces.append((prefix, inner, sha, memory.blob[start:end]))
+            self._add(prefix, inner, sha, memory.blob[start:end])
 
-    def chunks(self, origin: str, rules: str, rule: str) -> Sequence[bytes | memoryview]:
-        """The file's bytes, in pieces (the lists' bytes are never joined in memory)."""
-        below = _subtree_sizes([p[0] for p in self.pieces])
+    def chunks(self, origin: str, rules: str, rule: str) -> Iterator[bytes]:
+        """The file's bytes, in pieces (the lists' bytes are read back a MiB at a time)."""
+        below = _subtree_sizes([r[0] for r in self.rows])
         lines = "".join(
-            f"{'i' if inner else 'l'} {prefix} {sha} {len(body)} {n}\n"
-            for (prefix, inner, sha, body), n in zip(self.pieces, below, strict=True)
+            f"{'i' if inner else 'l'} {prefix} {sha} {length} {n}\n"
+            for (prefix, inner, sha, length), n in zip(self.rows, below, strict=True)
         ).encode("ascii")
-        h = hashlib.sha256(lines)
-        for piece in self.pieces:
-            h.update(piece[3])
         header = {
-            "bytes": sum(len(p[3]) for p in self.pieces),
-            "lists": len(self.pieces),
+            "bytes": sum(r[3] for r in self.rows),
+            "lines": hashlib.sha256(lines).hexdigest(),
+            "lists": len(self.rows),
             "origin": origin,
             "rule": rule,
             "rules": rules,
-            "sha256": h.hexdigest(),
+            "sha256": self.hashed.hexdigest(),
             "v": LISTS_VERSION,
         }
-        head = json.dumps(header, sort_keys=True).encode() + b"\n"
-        return [head, lines, *(p[3] for p in self.pieces)]
+        yield json.dumps(header, sort_keys=True).encode() + b"\n"
+        yield lines
+        with self.spool:
+            self.spool.seek(0)
+            while chunk := self.spool.read(1 << 20):
+                yield chunk
 
 
 def _subtree_sizes(prefixes: list[str]) -> list[int]:

@@ -112,7 +112,7 @@ def remembered_lists(folder: Path, origin: str) -> ListMemory | None:
     path = lists_file(memory_file(folder, origin))
     if not private_to_user(folder) or not private_to_user(path):
         return None
-    return load_lists(path, origin, rules_version(), None)
+    return load_lists(path, origin, rules_version(), None)[0]
 
 
 class Memory:
@@ -136,6 +136,7 @@ class Memory:
         self.learned: dict[str, set[str]] = {kind: set() for kind in CHECK_KINDS}
         self.new_commitment_parts: dict[str, Any] | None = None
         self.new_lists: tuple[ListRecord, str] | None = None  # a v3 or v4 site's lists, and its tree's rule
+        self.lists_why_not: str | None = None  # why the lists remembered were not used
         # The replay's state, its binding, and the key spans its events made.
         self.new_snapshot: tuple[Ledger, dict[str, Any], int] | None = None
         if not full:
@@ -297,10 +298,17 @@ class Memory:
     # -- a v3 or v4 site's checksum lists (memory/list_memory.py)
 
     def remembered_lists(self, rule: str) -> ListMemory | None:
-        """The lists of the release verified last, in a tree split by `rule`'s digits."""
+        """The lists of the release verified last, in a tree split by `rule` (lists_why_not says
+        why a file of them is not used)."""
+        path = lists_file(self.path)
         if not self.bound:
             return None
-        return load_lists(lists_file(self.path), self.origin, self.rules, rule)
+        if not private_to_user(path):
+            if path.exists():
+                self.lists_why_not = f"{path} is not this user's alone (another could have written it)"
+            return None
+        lists, self.lists_why_not = load_lists(path, self.origin, self.rules, rule)
+        return lists
 
     def took_lists(self, record: ListRecord, rule: str) -> None:
         self.new_lists = (record, rule)

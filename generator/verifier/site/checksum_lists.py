@@ -44,26 +44,47 @@ class _Tree:
 
     rule: TreeRule
     listed: dict[str, str] = field(default_factory=dict)  # every path any list names -> its SHA-256
-    where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>"
+    where: dict[str, str] = field(default_factory=dict)  # path -> "<list> line <n>", for lists read
     leaves: dict[str, list[str]] = field(default_factory=dict)
     inner: dict[str, list[str]] = field(default_factory=dict)
     parts: set[str] = field(default_factory=set)  # prefixes whose part a list names
     memory: ListMemory | None = None  # the lists of the release verified last
-    record: ListRecord = field(default_factory=ListRecord)  # the lists of this run, for the next
+    record: ListRecord | None = None  # the lists of this run, for the next (when it is remembered)
     sizes: dict[str, int] = field(default_factory=dict)  # node -> files below it (_shape)
+    # The lists taken from the memory: each must be found in the site as remembered. An inner
+    # list's bytes are kept to say on which line it names a file that fails.
+    taken: set[str] = field(default_factory=set)
+    kept_inner: dict[str, memoryview] = field(default_factory=dict)
+    doubled: set[str] = field(default_factory=set)  # leaves naming a path another list named first
 
 
 def check_sums_tree(
-    s: Site, key: bytes, verifier: str, rule: TreeRule, memory: ListMemory | None = None
-) -> tuple[Listing, ListRecord] | None:
+    s: Site, key: bytes, verifier: str, rule: TreeRule, memory: ListMemory | None = None, remember: bool = False
+) -> tuple[Listing, ListRecord | None] | None:
     """A v3 or v4 site's SHA256SUMS and its tree of lists (split by `rule`, its format's), a list
-    `memory` remembers taken from there; what they list and the lists as met (to remember if the
-    run passes), or None if SHA256SUMS cannot be read."""
+    `memory` remembers taken from there; what they list and, if `remember`, the lists as met
+    (for the memory, if the run passes); None if SHA256SUMS cannot be read."""
     data = s.read(SUMS_PATH, "checksum list")
     if data is None:
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
-    t = _Tree(rule, memory=memory)
+    report = s.report
+    mark = (len(report.failures), report.checks)
+    t = _walk(s, data, rule, memory, remember)
+    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    if not t.taken <= matched:
+        # A list taken from the memory is not in the site as remembered (its parent names bytes
+        # it does not have): the tree is read again from the site, and fails as from nothing.
+        del report.failures[mark[0] :]
+        report.checks = mark[1]
+        t = _walk(s, data, rule, None, remember)
+        matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    return Listing(t.listed, signed, matched, t.leaves, frozenset(t.doubled)), t.record
+
+
+def _walk(s: Site, data: bytes, rule: TreeRule, memory: ListMemory | None, remember: bool) -> _Tree:
+    """Every list from SHA256SUMS (`data`) down, read or taken from `memory`, and the tree's shape."""
+    t = _Tree(rule, memory=memory, record=ListRecord() if remember else None)
     # A list to read, or a subtree to take from the memory, met in the same order either way:
     # what this run remembers does not depend on what the last one remembered.
     todo: list[tuple[str, bytes | range]] = [("", data)]
@@ -76,45 +97,58 @@ def check_sums_tree(
         if rows is None:
             continue
         inner = not prefix or any(path.startswith(f"{LISTS_DIR}/") for _, _, path in rows)
-        t.record.read(prefix, inner, body)
+        if t.record is not None:
+            t.record.read(prefix, inner, body)
         if inner:
             _inner(s, t, prefix, rows, todo)
         else:
             _leaf(s, t, prefix, rows)
     _shape(s, t)
-    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
-    return Listing(t.listed, signed, matched, t.leaves), t.record
+    return t
 
 
 def _named_in(t: _Tree, rel: str) -> str:
-    """Which list names `rel`, for a failure: where it was read, or for a row taken from the
-    memory, the list of its leaf (a file) or of its parent (a list or a part)."""
+    """Which list names `rel`, and on which line, for a failure: where it was read, or for a row
+    taken from the memory, its leaf's list (a file) or its parent's (a list or a part)."""
     where = t.where.get(rel)
     if where is not None:
         return where
     m = LIST_RE.fullmatch(rel) or PART_RE.fullmatch(rel)
     if m is not None:
-        return list_path(m.group(1)[:-1])
+        parent = m.group(1)[:-1]
+        lines = str(t.kept_inner.get(parent, memoryview(b"")), "utf-8").split("\n")
+        n = next((n for n, line in enumerate(lines, start=1) if line.endswith(f"  {rel}")), None)
+        return f"{list_path(parent)} line {n}" if n is not None else list_path(parent)
     key = path_key(rel)
     for n in range(len(key) * 4 + 1):
-        if (p := t.rule.prefix_of(key, n)) in t.leaves:
-            return list_path(p)
+        files = t.leaves.get(p := t.rule.prefix_of(key, n))
+        if files is not None and rel in files:
+            return f"{list_path(p)} line {files.index(rel) + 1}"
     return SUMS_PATH
 
 
 def _take(s: Site, t: _Tree, span: range) -> None:
     """A subtree of lists as the memory holds it: their rows, each leaf's files and each inner
-    node's children and parts, and the checks their reading counted, without reading them."""
+    node's children and parts, and the checks their reading counted, without reading them. A
+    leaf naming a path a list read in this run names too is checked as read (the duplicate is
+    then reported as from nothing)."""
     assert t.memory is not None
-    t.record.taken(t.memory, span)
+    if t.record is not None:
+        t.record.taken(t.memory, span)
     listed = t.listed
     for kept in t.memory.lists(span):
+        t.taken.add(list_path(kept.prefix))
         rows = _LIST_ROW.findall(str(kept.body, "utf-8"))
         if not kept.inner:
-            listed.update((path, sha) for sha, path in rows)
-            t.leaves[kept.prefix] = [path for _, path in rows]
-            s.report.checks += len(rows) + 1  # a check a file, and the leaf's bound (_leaf)
+            paths = [path for _, path in rows]
+            if listed.keys().isdisjoint(paths):
+                listed.update(zip(paths, (sha for sha, _ in rows), strict=True))
+                t.leaves[kept.prefix] = paths
+                s.report.checks += len(rows) + 1  # a check a file, and the leaf's bound (_leaf)
+            else:
+                _leaf(s, t, kept.prefix, parse_sums(s.report, list_path(kept.prefix), bytes(kept.body)) or [])
             continue
+        t.kept_inner[kept.prefix] = kept.body
         children = []
         for sha, path in rows:
             listed[path] = sha
@@ -143,7 +177,7 @@ def _add(s: Site, t: _Tree, rel: str, n: int, sha: str, path: str) -> bool:
     """Record a row of list `rel`; False (and a failure) if another list named the path already."""
     if path in t.listed:
         s.report.check(
-            False, rel, f"a path listed twice (also in {t.where[path]})", "each path once", path, f"line {n}"
+            False, rel, f"a path listed twice (also in {_named_in(t, path)})", "each path once", path, f"line {n}"
         )
         return False
     t.listed[path], t.where[path] = sha, f"{rel} line {n}"
@@ -182,9 +216,10 @@ def _inner(
             continue
         children.append(child)
         span = t.memory.subtree(child, sha) if t.memory is not None else None
-        if span is not None:  # the list that passed in the release verified last, and its subtree
-            todo.append((child, span))
-        elif s.file_size(path) is not None:  # a missing list is reported with every missing file
+        size = s.file_size(path)  # a missing list is reported with every missing file
+        if span is not None and t.memory is not None and size == t.memory.length(span.start):
+            todo.append((child, span))  # the list that passed in the release verified last, and its subtree
+        elif size is not None:
             body = s.read(path, "checksum list")
             if body is not None:
                 todo.append((child, body))
@@ -224,6 +259,8 @@ def _leaf(s: Site, t: _Tree, prefix: str, rows: list[tuple[int, str, str]]) -> N
             )
         if _add(s, t, rel, n, sha, path):
             files.append(path)
+        else:
+            t.doubled.add(prefix)
     s.report.check(
         0 < len(files) <= rule.leaf_files,
         rel,

@@ -195,6 +195,8 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
     # A v3 site's leaves (docs/formats/v3.md, 5): prefix -> its files, in its list's order.
     leaves: dict[str, list[str]] | None = None
+    # The leaves whose list names a path another list named first (left out of `leaves`).
+    doubled: frozenset[str] = frozenset()
 
 
 def parse_sums(report: Report, rel: str, data: bytes) -> list[tuple[int, str, str]] | None:

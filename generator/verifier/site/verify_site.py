@@ -250,12 +250,15 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
     if site_format(manifest) < MANIFEST_V3:
         return check_sums(s, public_key, manifest["verifier"])
     rule = tree_rule(site_format(manifest))
-    remembered = memory.remembered_lists(rule.digit_word) if memory is not None else None
-    checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered)
+    name = f"{rule.digit_word}s, {rule.leaf_files} files a leaf"  # what the lists were checked under
+    remembered = memory.remembered_lists(name) if memory is not None else None
+    if memory is not None and memory.lists_why_not:
+        s.report.notes.append(f"the checksum lists were read again: {memory.lists_why_not}")
+    checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered, memory is not None)
     if checked is None:
         return None
-    if memory is not None:
-        memory.took_lists(checked[1], rule.digit_word)
+    if memory is not None and checked[1] is not None:
+        memory.took_lists(checked[1], name)
     return checked[0]
 
 

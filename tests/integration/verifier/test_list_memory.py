@@ -137,33 +137,95 @@ def an_unchanged_leaf(r: Released, site: Path) -> str:
 
 
 def test_a_leaf_relisted_by_a_key_holder_fails_from_the_memory_as_from_nothing(
-    released: Released, tmp_path: Path
+    released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site, memory = copies(released, tmp_path)
     leaf = an_unchanged_leaf(released, site)
     dropped = (site / leaf).read_bytes().split(b"\n", 1)[1]  # its first file no longer listed
     _relist_upward(site, leaf, dropped, demo_signer(released.site))
-    from_memory = v.verify_site(site, since=released.since, memory=memory)
+    with lists_read(monkeypatch) as seen:
+        from_memory = v.verify_site(site, since=released.since, memory=memory)
+    assert len(seen) < len(lists(site)) - 1, "the memory was not used"
     from_nothing = v.verify_site(site, since=released.since)
     assert not from_nothing.ok
     assert failed(from_memory) == failed(from_nothing)
     assert any("not listed in any checksum list" in f for f in failed(from_memory)), failed(from_memory)
 
 
-def test_a_list_changed_behind_the_parent_that_names_it_fails_from_the_memory(
-    released: Released, tmp_path: Path
+def _drop_first_line(site: Path, leaf: str) -> None:
+    (site / leaf).write_bytes((site / leaf).read_bytes().split(b"\n", 1)[1])
+
+
+def _same_size_edit(site: Path, leaf: str) -> None:
+    data = bytearray((site / leaf).read_bytes())
+    data[0] = ord("0") if data[0] != ord("0") else ord("1")  # a digit of its first row's SHA-256
+    (site / leaf).write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("change", ["removed", "cut short", "same size, other bytes"])
+def test_a_remembered_list_changed_behind_its_parent_fails_as_from_nothing(
+    released: Released, tmp_path: Path, change: str
 ) -> None:
-    """The parent still names the SHA-256 the memory holds: the rows are taken from there, and
-    the file itself, hashed, is not what its parent names."""
+    """The parent still names the SHA-256 the memory holds, the file is not those bytes: the
+    failures are those a run reading every list reports."""
     site, memory = copies(released, tmp_path)
     leaf = an_unchanged_leaf(released, site)
-    (site / leaf).write_bytes((site / leaf).read_bytes().split(b"\n", 1)[1])
+    if change == "removed":
+        (site / leaf).unlink()
+    elif change == "cut short":
+        _drop_first_line(site, leaf)
+    else:
+        _same_size_edit(site, leaf)
     from_memory = v.verify_site(site, since=released.since, memory=memory)
     from_nothing = v.verify_site(site, since=released.since)
-    assert not from_nothing.ok and not from_memory.ok
-    assert any(f.file == leaf and "SHA-256 differs" in f.describe() for f in from_memory.failures), failed(
-        from_memory
-    )
+    assert not from_nothing.ok
+    assert failed(from_memory) == failed(from_nothing)
+    assert any(f.file == leaf for f in from_memory.failures), failed(from_memory)
+
+
+def _other_half_leaves(r: Released, site: Path) -> tuple[str, str]:
+    """Two unchanged leaves, the first under bit 0, the second under bit 1."""
+    after = lists(site)
+    leaves = [
+        rel
+        for rel in sorted(after)
+        if rel != "SHA256SUMS" and r.before.get(rel) == after[rel] and b"sums/" not in after[rel]
+    ]
+    zero = next(rel for rel in leaves if rel.startswith("sums/0"))
+    one = next(rel for rel in leaves if rel.startswith("sums/1"))
+    return zero, one
+
+
+@pytest.mark.parametrize("relisted", ["under bit 0", "under bit 1"])
+def test_a_path_a_relisted_leaf_takes_from_a_remembered_one_fails_as_from_nothing(
+    released: Released, tmp_path: Path, relisted: str
+) -> None:
+    """A key holder lists a file of a leaf the memory holds in another leaf too: whichever of
+    the two the run meets first, the path is reported twice, as reading every list reports it."""
+    site, memory = copies(released, tmp_path)
+    zero, one = _other_half_leaves(released, site)
+    taker, giver = (zero, one) if relisted == "under bit 0" else (one, zero)
+    line = (site / giver).read_bytes().split(b"\n", 1)[0] + b"\n"
+    rows = sorted([*(site / taker).read_bytes().splitlines(keepends=True), line], key=lambda x: x[66:])
+    _relist_upward(site, taker, b"".join(rows), demo_signer(released.site))
+    from_memory = v.verify_site(site, since=released.since, memory=memory)
+    from_nothing = v.verify_site(site, since=released.since)
+    assert not from_nothing.ok
+    assert failed(from_memory) == failed(from_nothing)
+    assert any("a path listed twice" in f for f in failed(from_memory)), failed(from_memory)
+
+
+def test_a_memory_of_the_lists_others_may_write_is_not_used(
+    released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, memory = copies(released, tmp_path)
+    [remembered] = memory.glob("*.lists")
+    remembered.chmod(0o666)
+    with lists_read(monkeypatch) as seen:
+        report = v.verify_site(site, since=released.since, memory=memory)
+    assert report.ok, report.render()
+    assert sorted(seen) == sorted(rel for rel in lists(site) if rel != "SHA256SUMS"), "every list read again"
+    assert any("the checksum lists were read again" in n and "not this user's alone" in n for n in report.notes)
 
 
 def test_an_edited_memory_of_the_lists_is_not_used(
@@ -178,6 +240,7 @@ def test_an_edited_memory_of_the_lists_is_not_used(
         report = v.verify_site(site, since=released.since, memory=memory)
     assert report.ok, report.render()
     assert sorted(seen) == sorted(rel for rel in lists(site) if rel != "SHA256SUMS"), "every list read again"
+    assert any("the checksum lists were read again" in n and "not used" in n for n in report.notes), report.notes
 
 
 def test_the_mirror_reads_no_list_it_remembers(

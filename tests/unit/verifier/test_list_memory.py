@@ -44,8 +44,8 @@ def test_subtree_sizes_count_each_node_and_all_below_it() -> None:
 
 
 def test_a_subtree_is_found_by_its_prefix_and_sha256_and_read_back_whole(tmp_path: Path) -> None:
-    memory = load_lists(written(tmp_path), ORIGIN, RULES, RULE)
-    assert memory is not None
+    memory, why = load_lists(written(tmp_path), ORIGIN, RULES, RULE)
+    assert memory is not None and why is None
     sha = hashlib.sha256(TREE[1][2]).hexdigest()
     span = memory.subtree("1", sha)
     assert span is not None
@@ -56,7 +56,7 @@ def test_a_subtree_is_found_by_its_prefix_and_sha256_and_read_back_whole(tmp_pat
 
 def test_a_subtree_taken_is_written_again_as_it_was(tmp_path: Path) -> None:
     first = written(tmp_path)
-    memory = load_lists(first, ORIGIN, RULES, RULE)
+    memory, _ = load_lists(first, ORIGIN, RULES, RULE)
     assert memory is not None
     record = ListRecord()
     record.read("", True, TREE[0][2])
@@ -73,14 +73,15 @@ def test_a_subtree_taken_is_written_again_as_it_was(tmp_path: Path) -> None:
     [("other.example/log", RULES, RULE), (ORIGIN, "s" * 64, RULE), (ORIGIN, RULES, "hex digit")],
 )
 def test_the_lists_of_another_log_code_or_rule_are_not_used(tmp_path: Path, origin: str, rules: str, rule: str) -> None:
-    assert load_lists(written(tmp_path), origin, rules, rule) is None
+    memory, why = load_lists(written(tmp_path), origin, rules, rule)
+    assert memory is None and why is not None and "not used" in why
 
 
 def test_any_rule_serves_a_reader_of_rows(tmp_path: Path) -> None:
-    assert load_lists(written(tmp_path), ORIGIN, RULES, None) is not None
+    assert load_lists(written(tmp_path), ORIGIN, RULES, None)[0] is not None
 
 
-@pytest.mark.parametrize("cut", ["a byte of the lists", "the end", "the header", "a line"])
+@pytest.mark.parametrize("cut", ["a byte of the lists", "the end", "the header", "a line", "a header nested deep"])
 def test_a_torn_or_edited_file_is_not_used(tmp_path: Path, cut: str) -> None:
     path = written(tmp_path)
     data = bytearray(path.read_bytes())
@@ -90,14 +91,16 @@ def test_a_torn_or_edited_file_is_not_used(tmp_path: Path, cut: str) -> None:
         del data[-5:]
     elif cut == "the header":
         data[2] ^= 1
+    elif cut == "a header nested deep":
+        data[: data.index(b"\n")] = b"[" * 4000
     else:
         at = data.index(b"\n") + 1
         data[at] = ord("x")  # a line's kind
         data[at + 2 : at + 2] = b"0"  # and its prefix
     path.write_bytes(bytes(data))
-    memory = load_lists(path, ORIGIN, RULES, RULE)
-    assert memory is None or memory.subtree("1", hashlib.sha256(TREE[1][2]).hexdigest()) is None
+    memory, why = load_lists(path, ORIGIN, RULES, RULE)
+    assert memory is None and why is not None and str(path) in why
 
 
-def test_a_missing_file_is_no_memory(tmp_path: Path) -> None:
-    assert load_lists(tmp_path / "none.lists", ORIGIN, RULES, RULE) is None
+def test_a_missing_file_is_no_memory_and_no_note(tmp_path: Path) -> None:
+    assert load_lists(tmp_path / "none.lists", ORIGIN, RULES, RULE) == (None, None)
