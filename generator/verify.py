@@ -67,47 +67,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/credential.py            lines 10129 to 10433
     generator/verifier/memory/ledger_snapshot.py        lines 10434 to 10677
     generator/verifier/memory/checkpoint_memory.py      lines 10678 to 10834
-    generator/verifier/memory/list_memory.py            lines 10835 to 11003
-    generator/verifier/memory/release_memory.py         lines 11004 to 11368
-    generator/verifier/rules/answers.py                 lines 11369 to 11436
-    generator/verifier/rules/runs.py                    lines 11437 to 11809
-    generator/verifier/rules/lineage.py                 lines 11810 to 12095
-    generator/verifier/rules/score_edits.py             lines 12096 to 12181
-    generator/verifier/rules/evidence.py                lines 12182 to 12276
-    generator/verifier/rules/certificates.py            lines 12277 to 12744
-    generator/verifier/rules/certificate_documents.py   lines 12745 to 12840
-    generator/verifier/rules/recheck.py                 lines 12841 to 13207
-    generator/verifier/core/report.py                   lines 13208 to 13370
-    generator/verifier/core/windowed.py                 lines 13371 to 13401
-    generator/verifier/core/folder.py                   lines 13402 to 13735
-    generator/verifier/core/checksum_tree.py            lines 13736 to 13955
-    generator/verifier/tlog/rotation.py                 lines 13956 to 14140
-    generator/verifier/memory/mirror_record.py          lines 14141 to 14244
-    generator/verifier/site/manifest_parts.py           lines 14245 to 14403
-    generator/verifier/site/release.py                  lines 14404 to 14709
-    generator/verifier/site/checksum_lists.py           lines 14710 to 14998
-    generator/verifier/site/zip_layout.py               lines 14999 to 15198
-    generator/verifier/site/download.py                 lines 15199 to 15593
-    generator/verifier/site/history.py                  lines 15594 to 15963
-    generator/verifier/site/history_v3.py               lines 15964 to 16142
-    generator/verifier/site/commitment_parts.py         lines 16143 to 16331
-    generator/verifier/site/ledger_files.py             lines 16332 to 16690
-    generator/verifier/site/certificate_memo.py         lines 16691 to 16842
-    generator/verifier/site/run_memo.py                 lines 16843 to 16961
-    generator/verifier/site/publication.py              lines 16962 to 17191
-    generator/verifier/rules/revocations.py             lines 17192 to 17311
-    generator/verifier/site/export_files.py             lines 17312 to 17537
-    generator/verifier/site/certificate_records.py      lines 17538 to 17703
-    generator/verifier/site/certificate_files.py        lines 17704 to 18147
-    generator/verifier/site/agreement_files.py          lines 18148 to 18292
-    generator/verifier/site/timestamp_files.py          lines 18293 to 18471
-    generator/verifier/site/log_list_file.py            lines 18472 to 18543
-    generator/verifier/site/accounting.py               lines 18544 to 18847
-    generator/verifier/site/remote.py                   lines 18848 to 19118
-    generator/verifier/site/mirror_folder.py            lines 19119 to 19383
-    generator/verifier/site/mirror.py                   lines 19384 to 19704
-    generator/verifier/site/verify_site.py              lines 19705 to 20088
-    generator/verifier/site/command_line.py             lines 20089 to 20551
+    generator/verifier/memory/list_memory.py            lines 10835 to 11011
+    generator/verifier/memory/release_memory.py         lines 11012 to 11376
+    generator/verifier/rules/answers.py                 lines 11377 to 11444
+    generator/verifier/rules/runs.py                    lines 11445 to 11817
+    generator/verifier/rules/lineage.py                 lines 11818 to 12103
+    generator/verifier/rules/score_edits.py             lines 12104 to 12189
+    generator/verifier/rules/evidence.py                lines 12190 to 12284
+    generator/verifier/rules/certificates.py            lines 12285 to 12752
+    generator/verifier/rules/certificate_documents.py   lines 12753 to 12848
+    generator/verifier/rules/recheck.py                 lines 12849 to 13215
+    generator/verifier/core/report.py                   lines 13216 to 13378
+    generator/verifier/core/windowed.py                 lines 13379 to 13409
+    generator/verifier/core/folder.py                   lines 13410 to 13743
+    generator/verifier/core/checksum_tree.py            lines 13744 to 13963
+    generator/verifier/tlog/rotation.py                 lines 13964 to 14148
+    generator/verifier/memory/mirror_record.py          lines 14149 to 14252
+    generator/verifier/site/manifest_parts.py           lines 14253 to 14411
+    generator/verifier/site/release.py                  lines 14412 to 14717
+    generator/verifier/site/checksum_lists.py           lines 14718 to 15002
+    generator/verifier/site/zip_layout.py               lines 15003 to 15202
+    generator/verifier/site/download.py                 lines 15203 to 15597
+    generator/verifier/site/history.py                  lines 15598 to 15967
+    generator/verifier/site/history_v3.py               lines 15968 to 16146
+    generator/verifier/site/commitment_parts.py         lines 16147 to 16335
+    generator/verifier/site/ledger_files.py             lines 16336 to 16694
+    generator/verifier/site/certificate_memo.py         lines 16695 to 16846
+    generator/verifier/site/run_memo.py                 lines 16847 to 16965
+    generator/verifier/site/publication.py              lines 16966 to 17195
+    generator/verifier/rules/revocations.py             lines 17196 to 17315
+    generator/verifier/site/export_files.py             lines 17316 to 17541
+    generator/verifier/site/certificate_records.py      lines 17542 to 17707
+    generator/verifier/site/certificate_files.py        lines 17708 to 18151
+    generator/verifier/site/agreement_files.py          lines 18152 to 18296
+    generator/verifier/site/timestamp_files.py          lines 18297 to 18475
+    generator/verifier/site/log_list_file.py            lines 18476 to 18547
+    generator/verifier/site/accounting.py               lines 18548 to 18851
+    generator/verifier/site/remote.py                   lines 18852 to 19122
+    generator/verifier/site/mirror_folder.py            lines 19123 to 19387
+    generator/verifier/site/mirror.py                   lines 19388 to 19703
+    generator/verifier/site/verify_site.py              lines 19704 to 20087
+    generator/verifier/site/command_line.py             lines 20088 to 20550
 """
 
 # ==============================================================================================
@@ -10844,6 +10844,10 @@ LISTS_VERSION = 1
 _MAX_HEADER = 1 << 12
 
 
+# A remembered list passed as a plain list: each of its lines is of this form.
+_REMEMBERED_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
+
+
 @dataclass(frozen=True)
 class Remembered:
     """One list as remembered: its node's prefix, whether it is an inner node's, its bytes."""
@@ -10851,6 +10855,10 @@ class Remembered:
     prefix: str
     inner: bool
     body: memoryview
+
+    def rows(self) -> list[tuple[str, str]]:
+        """Its lines as (SHA-256, path)."""
+        return _REMEMBERED_ROW.findall(str(self.body, "utf-8"))
 
 
 class ListMemory:
@@ -14717,10 +14725,6 @@ def check_verifier_copy(s: Site, manifest: dict[str, Any]) -> None:
 _PARTS_DOC = "docs/formats/v3.md, 6"
 
 
-# A remembered list's rows: it passed as a plain list, each line of this form.
-_LIST_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
-
-
 @dataclass
 class _Tree:
     """The lists as read: every row of every list, where each was read, the leaves and parts."""
@@ -14821,7 +14825,7 @@ def _take(s: Site, t: _Tree, span: range) -> None:
     listed = t.listed
     for kept in t.memory.lists(span):
         t.taken.add(list_path(kept.prefix))
-        rows = _LIST_ROW.findall(str(kept.body, "utf-8"))
+        rows = kept.rows()
         if not kept.inner:
             paths = [path for _, path in rows]
             if listed.keys().isdisjoint(paths):
@@ -19398,10 +19402,6 @@ MAX_LIST_BYTES = 1 << 31  # a v2 SHA256SUMS of millions of files
 MAX_FILE_BYTES = 1 << 40
 
 
-# A remembered list's rows (memory/list_memory.py): it passed as a plain list, each line so.
-_REMEMBERED_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
-
-
 class MirrorFailed(Exception):
     """The site failed a check the mirror makes before copying it (exit status 1)."""
 
@@ -19573,8 +19573,7 @@ def _read_listing(
                 children.append((rel, digest))
                 continue
             for kept in lists.lists(span):
-                rows_of = _REMEMBERED_ROW.findall(str(kept.body, "utf-8"))
-                add(list_path(kept.prefix), ((path, sha) for sha, path in rows_of), descend=False)
+                add(list_path(kept.prefix), ((path, sha) for sha, path in kept.rows()), descend=False)
 
     while wave:
         children.clear()

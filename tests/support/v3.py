@@ -3,6 +3,7 @@ release after it, and what an attacker holding the key does to hide a change in 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import generator.verifier as v
@@ -70,3 +71,13 @@ def hide(site: BuiltSite, *signed: str) -> None:
     for rel in signed:
         resign(site.out, rel, signer)
     resign_sums(site.out, signer)
+
+
+def copy_release(out: Path, memory: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A release and the verifier's memory of one before it, copied into `tmp_path`: each test
+    changes its own."""
+    site, copied = tmp_path / "site", tmp_path / "releases"
+    shutil.copytree(out, site)
+    shutil.copytree(memory, copied)
+    copied.chmod(0o700)
+    return site, copied

@@ -31,6 +31,7 @@ held to its line.
 
 import hashlib
 import json
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from generator.verifier.core.errors import FormatError
 
 LISTS_VERSION = 1
 _MAX_HEADER = 1 << 12
+# A remembered list passed as a plain list: each of its lines is of this form.
+_REMEMBERED_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,10 @@ class Remembered:
     prefix: str
     inner: bool
     body: memoryview
+
+    def rows(self) -> list[tuple[str, str]]:
+        """Its lines as (SHA-256, path)."""
+        return _REMEMBERED_ROW.findall(str(self.body, "utf-8"))
 
 
 class ListMemory:

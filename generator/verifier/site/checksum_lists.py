@@ -13,7 +13,6 @@ remembered, with what their check found (their rows, each leaf's files, the chec
 files they list are held to their lines all the same.
 """
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -34,8 +33,6 @@ from generator.verifier.site.release import Listing, check_files, parse_sums
 
 # The download parts' rules are format v3's in both formats (a v4 tree only splits otherwise).
 _PARTS_DOC = "docs/formats/v3.md, 6"
-# A remembered list's rows: it passed as a plain list, each line of this form.
-_LIST_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 
 
 @dataclass
@@ -138,7 +135,7 @@ def _take(s: Site, t: _Tree, span: range) -> None:
     listed = t.listed
     for kept in t.memory.lists(span):
         t.taken.add(list_path(kept.prefix))
-        rows = _LIST_ROW.findall(str(kept.body, "utf-8"))
+        rows = kept.rows()
         if not kept.inner:
             paths = [path for _, path in rows]
             if listed.keys().isdisjoint(paths):

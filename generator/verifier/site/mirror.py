@@ -22,7 +22,6 @@ second time fails the run, naming the file, with the folder as it was.
 
 import hashlib
 import os
-import re
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -47,8 +46,6 @@ MAX_DOCUMENT_BYTES = 1 << 24  # transparency.json, keys.json
 MAX_SIGNATURE_BYTES = 1 << 12
 MAX_LIST_BYTES = 1 << 31  # a v2 SHA256SUMS of millions of files
 MAX_FILE_BYTES = 1 << 40
-# A remembered list's rows (memory/list_memory.py): it passed as a plain list, each line so.
-_REMEMBERED_ROW = re.compile(r"([0-9a-f]{64})  ([^\n]+)\n")
 
 
 class MirrorFailed(Exception):
@@ -222,8 +219,7 @@ def _read_listing(
                 children.append((rel, digest))
                 continue
             for kept in lists.lists(span):
-                rows_of = _REMEMBERED_ROW.findall(str(kept.body, "utf-8"))
-                add(list_path(kept.prefix), ((path, sha) for sha, path in rows_of), descend=False)
+                add(list_path(kept.prefix), ((path, sha) for sha, path in kept.rows()), descend=False)
 
     while wave:
         children.clear()

@@ -10,7 +10,6 @@ touched."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from generator.commands.commit import commit_new_items
 from tests.support.demo import BuiltSite
 from tests.support.programs import item, write_items
 from tests.support.tamper import resign_sums
-from tests.support.v3 import demo_signer, hide, one_event, v3_demo
+from tests.support.v3 import copy_release, demo_signer, hide, one_event, v3_demo
 
 MORE = 2100
 FIRST_PART = "ledger/commitments/0.json"
@@ -56,21 +55,12 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Released:
     return Released(site, memory, since, before)
 
 
-def copies(r: Released, tmp_path: Path) -> tuple[Path, Path]:
-    """The last release and the memory, copied: each test changes its own."""
-    site, memory = tmp_path / "site", tmp_path / "releases"
-    shutil.copytree(r.site.out, site)
-    shutil.copytree(r.memory, memory)
-    memory.chmod(0o700)
-    return site, memory
-
-
 def failed(report: Any) -> list[str]:
     return sorted(p.describe() for p in report.failures)
 
 
 def test_the_release_is_verified_from_the_memory_reading_only_what_changed(released: Released, tmp_path: Path) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     after = v.verify_site(site, since=released.since, memory=memory)
     full = v.verify_site(site, since=released.since)
     assert after.ok, after.render()
@@ -127,7 +117,7 @@ TAMPERS: dict[str, Callable[[Released], Callable[[Path], list[str]]]] = {
 
 @pytest.mark.parametrize("name", sorted(TAMPERS))
 def test_a_changed_file_fails_from_the_memory_as_from_nothing(released: Released, tmp_path: Path, name: str) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     signed = TAMPERS[name](released)(site)
     hide(BuiltSite(released.site.paths, site), *signed)
     from_memory = v.verify_site(site, since=released.since, memory=memory)
@@ -137,7 +127,7 @@ def test_a_changed_file_fails_from_the_memory_as_from_nothing(released: Released
 
 
 def test_a_changed_download_part_fails_from_the_memory_as_from_nothing(released: Released, tmp_path: Path) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     part = sorted((site / "download").glob("*.zip"))[0]
     data = bytearray(part.read_bytes())
     data[len(data) // 3] ^= 1

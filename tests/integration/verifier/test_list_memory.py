@@ -25,7 +25,7 @@ from generator.verifier.site.mirror_folder import LocalCopy
 from tests.support.demo import BuiltSite
 from tests.support.http_site import serve
 from tests.support.tamper import resign
-from tests.support.v3 import demo_signer, one_event, v3_demo
+from tests.support.v3 import copy_release, demo_signer, one_event, v3_demo
 
 
 @dataclass
@@ -56,15 +56,6 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> Released:
     return Released(site, memory, since, before)
 
 
-def copies(r: Released, tmp_path: Path) -> tuple[Path, Path]:
-    """The last release and the memory, copied: each test changes its own."""
-    site, memory = tmp_path / "site", tmp_path / "releases"
-    shutil.copytree(r.site.out, site)
-    shutil.copytree(r.memory, memory)
-    memory.chmod(0o700)
-    return site, memory
-
-
 @contextmanager
 def lists_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The lists under sums/ the verifier reads while in the block."""
@@ -88,7 +79,7 @@ def failed(report: Any) -> list[str]:
 def test_only_the_lists_that_changed_are_read_and_the_report_is_the_same(
     released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     after = lists(site)
     changed = {rel for rel, data in after.items() if released.before.get(rel) != data and rel != "SHA256SUMS"}
     # The demo is small: one event changes most of its lists (at scale, those on a few paths to the root).
@@ -139,7 +130,7 @@ def an_unchanged_leaf(r: Released, site: Path) -> str:
 def test_a_leaf_relisted_by_a_key_holder_fails_from_the_memory_as_from_nothing(
     released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     leaf = an_unchanged_leaf(released, site)
     dropped = (site / leaf).read_bytes().split(b"\n", 1)[1]  # its first file no longer listed
     _relist_upward(site, leaf, dropped, demo_signer(released.site))
@@ -168,7 +159,7 @@ def test_a_remembered_list_changed_behind_its_parent_fails_as_from_nothing(
 ) -> None:
     """The parent still names the SHA-256 the memory holds, the file is not those bytes: the
     failures are those a run reading every list reports."""
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     leaf = an_unchanged_leaf(released, site)
     if change == "removed":
         (site / leaf).unlink()
@@ -202,7 +193,7 @@ def test_a_path_a_relisted_leaf_takes_from_a_remembered_one_fails_as_from_nothin
 ) -> None:
     """A key holder lists a file of a leaf the memory holds in another leaf too: whichever of
     the two the run meets first, the path is reported twice, as reading every list reports it."""
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     zero, one = _other_half_leaves(released, site)
     taker, giver = (zero, one) if relisted == "under bit 0" else (one, zero)
     line = (site / giver).read_bytes().split(b"\n", 1)[0] + b"\n"
@@ -218,7 +209,7 @@ def test_a_path_a_relisted_leaf_takes_from_a_remembered_one_fails_as_from_nothin
 def test_a_memory_of_the_lists_others_may_write_is_not_used(
     released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     [remembered] = memory.glob("*.lists")
     remembered.chmod(0o666)
     with lists_read(monkeypatch) as seen:
@@ -231,7 +222,7 @@ def test_a_memory_of_the_lists_others_may_write_is_not_used(
 def test_an_edited_memory_of_the_lists_is_not_used(
     released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    site, memory = copies(released, tmp_path)
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
     [remembered] = memory.glob("*.lists")
     data = bytearray(remembered.read_bytes())
     data[-10] ^= 1  # a byte of the last list's rows
