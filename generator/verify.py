@@ -67,47 +67,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/credential.py            lines 10129 to 10433
     generator/verifier/memory/ledger_snapshot.py        lines 10434 to 10677
     generator/verifier/memory/checkpoint_memory.py      lines 10678 to 10834
-    generator/verifier/memory/list_memory.py            lines 10835 to 11011
-    generator/verifier/memory/release_memory.py         lines 11012 to 11376
-    generator/verifier/rules/answers.py                 lines 11377 to 11444
-    generator/verifier/rules/runs.py                    lines 11445 to 11817
-    generator/verifier/rules/lineage.py                 lines 11818 to 12103
-    generator/verifier/rules/score_edits.py             lines 12104 to 12189
-    generator/verifier/rules/evidence.py                lines 12190 to 12284
-    generator/verifier/rules/certificates.py            lines 12285 to 12752
-    generator/verifier/rules/certificate_documents.py   lines 12753 to 12848
-    generator/verifier/rules/recheck.py                 lines 12849 to 13215
-    generator/verifier/core/report.py                   lines 13216 to 13378
-    generator/verifier/core/windowed.py                 lines 13379 to 13409
-    generator/verifier/core/folder.py                   lines 13410 to 13743
-    generator/verifier/core/checksum_tree.py            lines 13744 to 13963
-    generator/verifier/tlog/rotation.py                 lines 13964 to 14148
-    generator/verifier/memory/mirror_record.py          lines 14149 to 14252
-    generator/verifier/site/manifest_parts.py           lines 14253 to 14411
-    generator/verifier/site/release.py                  lines 14412 to 14717
-    generator/verifier/site/checksum_lists.py           lines 14718 to 15002
-    generator/verifier/site/zip_layout.py               lines 15003 to 15202
-    generator/verifier/site/download.py                 lines 15203 to 15597
-    generator/verifier/site/history.py                  lines 15598 to 15967
-    generator/verifier/site/history_v3.py               lines 15968 to 16146
-    generator/verifier/site/commitment_parts.py         lines 16147 to 16335
-    generator/verifier/site/ledger_files.py             lines 16336 to 16694
-    generator/verifier/site/certificate_memo.py         lines 16695 to 16846
-    generator/verifier/site/run_memo.py                 lines 16847 to 16965
-    generator/verifier/site/publication.py              lines 16966 to 17195
-    generator/verifier/rules/revocations.py             lines 17196 to 17315
-    generator/verifier/site/export_files.py             lines 17316 to 17541
-    generator/verifier/site/certificate_records.py      lines 17542 to 17707
-    generator/verifier/site/certificate_files.py        lines 17708 to 18151
-    generator/verifier/site/agreement_files.py          lines 18152 to 18296
-    generator/verifier/site/timestamp_files.py          lines 18297 to 18475
-    generator/verifier/site/log_list_file.py            lines 18476 to 18547
-    generator/verifier/site/accounting.py               lines 18548 to 18851
-    generator/verifier/site/remote.py                   lines 18852 to 19122
-    generator/verifier/site/mirror_folder.py            lines 19123 to 19387
-    generator/verifier/site/mirror.py                   lines 19388 to 19703
-    generator/verifier/site/verify_site.py              lines 19704 to 20087
-    generator/verifier/site/command_line.py             lines 20088 to 20550
+    generator/verifier/memory/list_memory.py            lines 10835 to 11039
+    generator/verifier/memory/release_memory.py         lines 11040 to 11404
+    generator/verifier/rules/answers.py                 lines 11405 to 11472
+    generator/verifier/rules/runs.py                    lines 11473 to 11845
+    generator/verifier/rules/lineage.py                 lines 11846 to 12131
+    generator/verifier/rules/score_edits.py             lines 12132 to 12217
+    generator/verifier/rules/evidence.py                lines 12218 to 12312
+    generator/verifier/rules/certificates.py            lines 12313 to 12780
+    generator/verifier/rules/certificate_documents.py   lines 12781 to 12876
+    generator/verifier/rules/recheck.py                 lines 12877 to 13243
+    generator/verifier/core/report.py                   lines 13244 to 13406
+    generator/verifier/core/windowed.py                 lines 13407 to 13437
+    generator/verifier/core/folder.py                   lines 13438 to 13774
+    generator/verifier/core/checksum_tree.py            lines 13775 to 13994
+    generator/verifier/tlog/rotation.py                 lines 13995 to 14179
+    generator/verifier/memory/mirror_record.py          lines 14180 to 14283
+    generator/verifier/site/manifest_parts.py           lines 14284 to 14442
+    generator/verifier/site/release.py                  lines 14443 to 14749
+    generator/verifier/site/checksum_lists.py           lines 14750 to 15050
+    generator/verifier/site/zip_layout.py               lines 15051 to 15250
+    generator/verifier/site/download.py                 lines 15251 to 15645
+    generator/verifier/site/history.py                  lines 15646 to 16015
+    generator/verifier/site/history_v3.py               lines 16016 to 16194
+    generator/verifier/site/commitment_parts.py         lines 16195 to 16383
+    generator/verifier/site/ledger_files.py             lines 16384 to 16742
+    generator/verifier/site/certificate_memo.py         lines 16743 to 16894
+    generator/verifier/site/run_memo.py                 lines 16895 to 17013
+    generator/verifier/site/publication.py              lines 17014 to 17243
+    generator/verifier/rules/revocations.py             lines 17244 to 17363
+    generator/verifier/site/export_files.py             lines 17364 to 17589
+    generator/verifier/site/certificate_records.py      lines 17590 to 17755
+    generator/verifier/site/certificate_files.py        lines 17756 to 18199
+    generator/verifier/site/agreement_files.py          lines 18200 to 18344
+    generator/verifier/site/timestamp_files.py          lines 18345 to 18523
+    generator/verifier/site/log_list_file.py            lines 18524 to 18595
+    generator/verifier/site/accounting.py               lines 18596 to 18899
+    generator/verifier/site/remote.py                   lines 18900 to 19170
+    generator/verifier/site/mirror_folder.py            lines 19171 to 19435
+    generator/verifier/site/mirror.py                   lines 19436 to 19751
+    generator/verifier/site/verify_site.py              lines 19752 to 20139
+    generator/verifier/site/command_line.py             lines 20140 to 20602
 """
 
 # ==============================================================================================
@@ -261,7 +261,7 @@ from functools import cache, partial
 from json.encoder import encode_basestring
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
-from typing import Any, BinaryIO, Generic, Literal, TextIO, TypeAlias, TypedDict, TypeGuard, TypeVar
+from typing import IO, Any, BinaryIO, Generic, Literal, TextIO, TypeAlias, TypedDict, TypeGuard, TypeVar
 from urllib.parse import urlsplit
 
 # ==============================================================================================
@@ -10951,14 +10951,38 @@ class ListRecord:
 
     def __init__(self) -> None:
         self.rows: list[tuple[str, bool, str, int]] = []  # prefix, inner, SHA-256, length
-        # Read back and closed by chunks(); a run that fails drops it unread (a file without a
-        # name, gone with its last reference).
-        self.spool = tempfile.TemporaryFile()  # noqa: SIM115
         self.hashed = hashlib.sha256()
+        self.why_not: str | None = None  # why nothing is recorded (the temporary file failed)
+        # Read back and closed by chunks(), or closed by close(): a file without a name.
+        self.spool: IO[bytes] | None = None
+        try:
+            self.spool = tempfile.TemporaryFile()  # noqa: SIM115
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, e: OSError) -> None:
+        # The record is only the next run's shortcut: a temporary folder full or unwritable
+        # costs that, never this run's verdict.
+        self.why_not = f"no temporary file for the checksum lists ({e.strerror or e})"
+        self.close()
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
+
+    # A run that fails, or stops early, never writes its record: its file goes with it.
+    __del__ = close
 
     def _add(self, prefix: str, inner: bool, sha256: str, body: bytes | memoryview) -> None:
+        if self.spool is None:
+            return
+        try:
+            self.spool.write(body)
+        except OSError as e:
+            self._fail(e)
+            return
         self.rows.append((prefix, inner, sha256, len(body)))
-        self.spool.write(body)
         self.hashed.update(body)
 
     def read(self, prefix: str, inner: bool, body: bytes) -> None:
@@ -10986,11 +11010,15 @@ class ListRecord:
             "sha256": self.hashed.hexdigest(),
             "v": LISTS_VERSION,
         }
-        yield json.dumps(header, sort_keys=True).encode() + b"\n"
-        yield lines
-        with self.spool:
-            self.spool.seek(0)
-            while chunk := self.spool.read(1 << 20):
+        spool = self.spool
+        if spool is None:
+            raise OSError(self.why_not or "the checksum lists were written already")
+        self.spool = None
+        with spool:
+            yield json.dumps(header, sort_keys=True).encode() + b"\n"
+            yield lines
+            spool.seek(0)
+            while chunk := spool.read(1 << 20):
                 yield chunk
 
 
@@ -13497,6 +13525,9 @@ class Site:
         # Every regular file the walk of the whole site found (release.check_sums walks it once):
         # what accounting.py holds against the files the site's documents account for.
         self.files_found: set[str] = set()
+        # Files hashed once already in this run, by path (the checksum lists taken from the
+        # verifier's memory, hashed before the tree is trusted): release.check_files takes these.
+        self.hashed_now: dict[str, str] = {}
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -14576,7 +14607,8 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
     # A v3 site's leaves (docs/formats/v3.md, 5): prefix -> its files, in its list's order.
     leaves: dict[str, list[str]] | None = None
-    # The leaves whose list names a path another list named first (left out of `leaves`).
+    # The leaves whose list names a path another list named first (that path left out of the
+    # leaf's files in `leaves`).
     doubled: frozenset[str] = frozenset()
 
 
@@ -14673,7 +14705,7 @@ def check_files(
     # A file whose SHA-256 the caller knows costs one lstat, here (none, when the caller looked
     # at each in this run): handing tens of thousands of those to threads costs more in their
     # locks than the lstat itself.
-    digests = {rel: d for rel in present if (d := s.known_sha256(rel)) is not None}
+    digests = {rel: d for rel in present if (d := s.known_sha256(rel) or s.hashed_now.get(rel)) is not None}
     unread = sorted(rel for rel in present if rel not in digests)
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
     # window of files at a time (a future for each of 300,000 files held hundreds of MiB).
@@ -14756,17 +14788,33 @@ def check_sums_tree(
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
     report = s.report
-    mark = (len(report.failures), report.checks)
+    mark = (len(report.failures), report.checks, len(report.notes))
     t = _walk(s, data, rule, memory, remember)
-    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
-    if not t.taken <= matched:
+    if t.taken and not _as_remembered(s, t):
         # A list taken from the memory is not in the site as remembered (its parent names bytes
         # it does not have): the tree is read again from the site, and fails as from nothing.
-        del report.failures[mark[0] :]
+        del report.failures[mark[0] :], report.notes[mark[2] :]
         report.checks = mark[1]
+        if t.record is not None:
+            t.record.close()
         t = _walk(s, data, rule, None, remember)
-        matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
     return Listing(t.listed, signed, matched, t.leaves, frozenset(t.doubled)), t.record
+
+
+def _as_remembered(s: Site, t: _Tree) -> bool:
+    """Whether every list taken from the memory is in the site with the SHA-256 its parent names:
+    known (a file the mirror or the build hashed), or hashed now, once (check_files takes it)."""
+    for rel in sorted(t.taken):
+        sha = s.known_sha256(rel)
+        if sha is None:
+            try:
+                sha = s.hashed_now[rel] = s.hash_file(rel)
+            except OSError:
+                return False
+        if sha != t.listed.get(rel):
+            return False
+    return True
 
 
 def _walk(s: Site, data: bytes, rule: TreeRule, memory: ListMemory | None, remember: bool) -> _Tree:
@@ -19900,8 +19948,12 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
     checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered, memory is not None)
     if checked is None:
         return None
-    if memory is not None and checked[1] is not None:
-        memory.took_lists(checked[1], name)
+    record = checked[1]
+    if memory is not None and record is not None:
+        if record.why_not:
+            s.report.warnings.append(f"the checksum lists will be read again next time: {record.why_not}")
+        else:
+            memory.took_lists(record, name)
     return checked[0]
 
 

@@ -97,6 +97,9 @@ class Site:
         # Every regular file the walk of the whole site found (release.check_sums walks it once):
         # what accounting.py holds against the files the site's documents account for.
         self.files_found: set[str] = set()
+        # Files hashed once already in this run, by path (the checksum lists taken from the
+        # verifier's memory, hashed before the tree is trusted): release.check_files takes these.
+        self.hashed_now: dict[str, str] = {}
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""

@@ -36,6 +36,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from generator.verifier.core.errors import FormatError
 
@@ -148,14 +149,38 @@ class ListRecord:
 
     def __init__(self) -> None:
         self.rows: list[tuple[str, bool, str, int]] = []  # prefix, inner, SHA-256, length
-        # Read back and closed by chunks(); a run that fails drops it unread (a file without a
-        # name, gone with its last reference).
-        self.spool = tempfile.TemporaryFile()  # noqa: SIM115
         self.hashed = hashlib.sha256()
+        self.why_not: str | None = None  # why nothing is recorded (the temporary file failed)
+        # Read back and closed by chunks(), or closed by close(): a file without a name.
+        self.spool: IO[bytes] | None = None
+        try:
+            self.spool = tempfile.TemporaryFile()  # noqa: SIM115
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, e: OSError) -> None:
+        # The record is only the next run's shortcut: a temporary folder full or unwritable
+        # costs that, never this run's verdict.
+        self.why_not = f"no temporary file for the checksum lists ({e.strerror or e})"
+        self.close()
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
+
+    # A run that fails, or stops early, never writes its record: its file goes with it.
+    __del__ = close
 
     def _add(self, prefix: str, inner: bool, sha256: str, body: bytes | memoryview) -> None:
+        if self.spool is None:
+            return
+        try:
+            self.spool.write(body)
+        except OSError as e:
+            self._fail(e)
+            return
         self.rows.append((prefix, inner, sha256, len(body)))
-        self.spool.write(body)
         self.hashed.update(body)
 
     def read(self, prefix: str, inner: bool, body: bytes) -> None:
@@ -183,11 +208,15 @@ class ListRecord:
             "sha256": self.hashed.hexdigest(),
             "v": LISTS_VERSION,
         }
-        yield json.dumps(header, sort_keys=True).encode() + b"\n"
-        yield lines
-        with self.spool:
-            self.spool.seek(0)
-            while chunk := self.spool.read(1 << 20):
+        spool = self.spool
+        if spool is None:
+            raise OSError(self.why_not or "the checksum lists were written already")
+        self.spool = None
+        with spool:
+            yield json.dumps(header, sort_keys=True).encode() + b"\n"
+            yield lines
+            spool.seek(0)
+            while chunk := spool.read(1 << 20):
                 yield chunk
 
 

@@ -8,9 +8,11 @@ bound of files, an inner node more; a v3 node's children named by hex digits, a 
 bits), so the lists read are exactly the ones the build would write for these files.
 
 Verifying from the release verified last (memory/list_memory.py), a list its parent names with
-the SHA-256 of a list that passed then is not read: it and every list below it are taken as
-remembered, with what their check found (their rows, each leaf's files, the checks counted). The
-files they list are held to their lines all the same.
+the SHA-256 of a list that passed then, and whose file has the length it had, is not read: it
+and every list below it are taken as remembered, with what their check found (their rows, each
+leaf's files, the checks counted). Before any file is held to its line, each list taken so must
+have the SHA-256 its parent names (hashed once, or known); if one does not, the tree is read
+again from the site, so that it fails as it fails from nothing.
 """
 
 from collections.abc import Callable
@@ -66,17 +68,33 @@ def check_sums_tree(
         return None
     signed = s.signed(SUMS_PATH, data, key, "checksum list")
     report = s.report
-    mark = (len(report.failures), report.checks)
+    mark = (len(report.failures), report.checks, len(report.notes))
     t = _walk(s, data, rule, memory, remember)
-    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
-    if not t.taken <= matched:
+    if t.taken and not _as_remembered(s, t):
         # A list taken from the memory is not in the site as remembered (its parent names bytes
         # it does not have): the tree is read again from the site, and fails as from nothing.
-        del report.failures[mark[0] :]
+        del report.failures[mark[0] :], report.notes[mark[2] :]
         report.checks = mark[1]
+        if t.record is not None:
+            t.record.close()
         t = _walk(s, data, rule, None, remember)
-        matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
+    matched = check_files(s, verifier, t.listed, lambda rel: _named_in(t, rel), _unlisted(rule.doc))
     return Listing(t.listed, signed, matched, t.leaves, frozenset(t.doubled)), t.record
+
+
+def _as_remembered(s: Site, t: _Tree) -> bool:
+    """Whether every list taken from the memory is in the site with the SHA-256 its parent names:
+    known (a file the mirror or the build hashed), or hashed now, once (check_files takes it)."""
+    for rel in sorted(t.taken):
+        sha = s.known_sha256(rel)
+        if sha is None:
+            try:
+                sha = s.hashed_now[rel] = s.hash_file(rel)
+            except OSError:
+                return False
+        if sha != t.listed.get(rel):
+            return False
+    return True
 
 
 def _walk(s: Site, data: bytes, rule: TreeRule, memory: ListMemory | None, remember: bool) -> _Tree:

@@ -195,7 +195,8 @@ class Listing:
     matched: frozenset[str]  # the listed files whose bytes have the listed SHA-256
     # A v3 site's leaves (docs/formats/v3.md, 5): prefix -> its files, in its list's order.
     leaves: dict[str, list[str]] | None = None
-    # The leaves whose list names a path another list named first (left out of `leaves`).
+    # The leaves whose list names a path another list named first (that path left out of the
+    # leaf's files in `leaves`).
     doubled: frozenset[str] = frozenset()
 
 
@@ -292,7 +293,7 @@ def check_files(
     # A file whose SHA-256 the caller knows costs one lstat, here (none, when the caller looked
     # at each in this run): handing tens of thousands of those to threads costs more in their
     # locks than the lstat itself.
-    digests = {rel: d for rel in present if (d := s.known_sha256(rel)) is not None}
+    digests = {rel: d for rel in present if (d := s.known_sha256(rel) or s.hashed_now.get(rel)) is not None}
     unread = sorted(rel for rel in present if rel not in digests)
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
     # window of files at a time (a future for each of 300,000 files held hundreds of MiB).

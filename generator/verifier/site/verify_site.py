@@ -257,8 +257,12 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
     checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered, memory is not None)
     if checked is None:
         return None
-    if memory is not None and checked[1] is not None:
-        memory.took_lists(checked[1], name)
+    record = checked[1]
+    if memory is not None and record is not None:
+        if record.why_not:
+            s.report.warnings.append(f"the checksum lists will be read again next time: {record.why_not}")
+        else:
+            memory.took_lists(record, name)
     return checked[0]
 
 

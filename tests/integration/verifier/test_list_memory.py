@@ -260,3 +260,49 @@ def test_the_mirror_reads_no_list_it_remembers(
     assert not [rel for rel in held if rel.startswith("sums/")], "a list the mirror holds was read again"
     fetched = {rel for rel in served.requests if rel.startswith("sums/")}
     assert fetched == changed - {"SHA256SUMS"}, "a list was asked for whose bytes did not change"
+
+
+def test_no_list_is_hashed_twice_when_the_tree_is_read_again(
+    released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list taken from the memory is hashed before the tree is trusted, and the check of every
+    file takes that hash: a site that makes the tree be read again costs no list hashed twice."""
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
+    _same_size_edit(site, an_unchanged_leaf(released, site))
+    hashed: list[str] = []
+    hash_file = Site.hash_file
+
+    def spy(self: Site, rel: str) -> str:
+        hashed.append(rel)
+        return hash_file(self, rel)
+
+    monkeypatch.setattr(Site, "hash_file", spy)
+    report = v.verify_site(site, since=released.since, memory=memory)
+    from_memory = sorted(hashed)
+    hashed.clear()
+    v.verify_site(site, since=released.since)
+    assert not report.ok
+    assert any(rel.startswith("sums/") for rel in from_memory), "a taken list was hashed before the tree was trusted"
+    # (Files other checks hash for their own keys are not the lists' business.)
+    more = [rel for rel in set(from_memory) if rel.startswith("sums/") and from_memory.count(rel) > hashed.count(rel)]
+    assert not more, f"hashed more often than verifying from nothing hashes them: {sorted(more)[:5]}"
+
+
+def test_no_temporary_file_for_the_lists_costs_the_next_run_not_the_verdict(
+    released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import tempfile
+
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
+    [remembered] = memory.glob("*.lists")
+    before = remembered.read_bytes()
+
+    def full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
+    report = v.verify_site(site, since=released.since, memory=memory)
+    assert report.ok, report.render()
+    assert any("the checksum lists will be read again next time" in w for w in report.warnings), report.warnings
+    assert remembered.read_bytes() == before, "the lists remembered are left as they were"
