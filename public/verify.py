@@ -68,46 +68,46 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/memory/ledger_snapshot.py        lines 10434 to 10677
     generator/verifier/memory/checkpoint_memory.py      lines 10678 to 10834
     generator/verifier/memory/list_memory.py            lines 10835 to 11039
-    generator/verifier/memory/release_memory.py         lines 11040 to 11404
-    generator/verifier/rules/answers.py                 lines 11405 to 11472
-    generator/verifier/rules/runs.py                    lines 11473 to 11845
-    generator/verifier/rules/lineage.py                 lines 11846 to 12131
-    generator/verifier/rules/score_edits.py             lines 12132 to 12217
-    generator/verifier/rules/evidence.py                lines 12218 to 12312
-    generator/verifier/rules/certificates.py            lines 12313 to 12780
-    generator/verifier/rules/certificate_documents.py   lines 12781 to 12876
-    generator/verifier/rules/recheck.py                 lines 12877 to 13243
-    generator/verifier/core/report.py                   lines 13244 to 13406
-    generator/verifier/core/windowed.py                 lines 13407 to 13437
-    generator/verifier/core/folder.py                   lines 13438 to 13774
-    generator/verifier/core/checksum_tree.py            lines 13775 to 13994
-    generator/verifier/tlog/rotation.py                 lines 13995 to 14179
-    generator/verifier/memory/mirror_record.py          lines 14180 to 14283
-    generator/verifier/site/manifest_parts.py           lines 14284 to 14442
-    generator/verifier/site/release.py                  lines 14443 to 14749
-    generator/verifier/site/checksum_lists.py           lines 14750 to 15050
-    generator/verifier/site/zip_layout.py               lines 15051 to 15250
-    generator/verifier/site/download.py                 lines 15251 to 15645
-    generator/verifier/site/history.py                  lines 15646 to 16015
-    generator/verifier/site/history_v3.py               lines 16016 to 16194
-    generator/verifier/site/commitment_parts.py         lines 16195 to 16383
-    generator/verifier/site/ledger_files.py             lines 16384 to 16742
-    generator/verifier/site/certificate_memo.py         lines 16743 to 16894
-    generator/verifier/site/run_memo.py                 lines 16895 to 17013
-    generator/verifier/site/publication.py              lines 17014 to 17243
-    generator/verifier/rules/revocations.py             lines 17244 to 17363
-    generator/verifier/site/export_files.py             lines 17364 to 17589
-    generator/verifier/site/certificate_records.py      lines 17590 to 17755
-    generator/verifier/site/certificate_files.py        lines 17756 to 18199
-    generator/verifier/site/agreement_files.py          lines 18200 to 18344
-    generator/verifier/site/timestamp_files.py          lines 18345 to 18523
-    generator/verifier/site/log_list_file.py            lines 18524 to 18595
-    generator/verifier/site/accounting.py               lines 18596 to 18899
-    generator/verifier/site/remote.py                   lines 18900 to 19170
-    generator/verifier/site/mirror_folder.py            lines 19171 to 19435
-    generator/verifier/site/mirror.py                   lines 19436 to 19751
-    generator/verifier/site/verify_site.py              lines 19752 to 20139
-    generator/verifier/site/command_line.py             lines 20140 to 20602
+    generator/verifier/memory/release_memory.py         lines 11040 to 11405
+    generator/verifier/rules/answers.py                 lines 11406 to 11473
+    generator/verifier/rules/runs.py                    lines 11474 to 11846
+    generator/verifier/rules/lineage.py                 lines 11847 to 12132
+    generator/verifier/rules/score_edits.py             lines 12133 to 12218
+    generator/verifier/rules/evidence.py                lines 12219 to 12313
+    generator/verifier/rules/certificates.py            lines 12314 to 12781
+    generator/verifier/rules/certificate_documents.py   lines 12782 to 12877
+    generator/verifier/rules/recheck.py                 lines 12878 to 13244
+    generator/verifier/core/report.py                   lines 13245 to 13407
+    generator/verifier/core/windowed.py                 lines 13408 to 13438
+    generator/verifier/core/folder.py                   lines 13439 to 13775
+    generator/verifier/core/checksum_tree.py            lines 13776 to 14001
+    generator/verifier/tlog/rotation.py                 lines 14002 to 14186
+    generator/verifier/memory/mirror_record.py          lines 14187 to 14290
+    generator/verifier/site/manifest_parts.py           lines 14291 to 14449
+    generator/verifier/site/release.py                  lines 14450 to 14756
+    generator/verifier/site/checksum_lists.py           lines 14757 to 15057
+    generator/verifier/site/zip_layout.py               lines 15058 to 15257
+    generator/verifier/site/download.py                 lines 15258 to 15652
+    generator/verifier/site/history.py                  lines 15653 to 16022
+    generator/verifier/site/history_v3.py               lines 16023 to 16201
+    generator/verifier/site/commitment_parts.py         lines 16202 to 16390
+    generator/verifier/site/ledger_files.py             lines 16391 to 16749
+    generator/verifier/site/certificate_memo.py         lines 16750 to 16901
+    generator/verifier/site/run_memo.py                 lines 16902 to 17020
+    generator/verifier/site/publication.py              lines 17021 to 17250
+    generator/verifier/rules/revocations.py             lines 17251 to 17370
+    generator/verifier/site/export_files.py             lines 17371 to 17596
+    generator/verifier/site/certificate_records.py      lines 17597 to 17762
+    generator/verifier/site/certificate_files.py        lines 17763 to 18206
+    generator/verifier/site/agreement_files.py          lines 18207 to 18351
+    generator/verifier/site/timestamp_files.py          lines 18352 to 18530
+    generator/verifier/site/log_list_file.py            lines 18531 to 18602
+    generator/verifier/site/accounting.py               lines 18603 to 18906
+    generator/verifier/site/remote.py                   lines 18907 to 19177
+    generator/verifier/site/mirror_folder.py            lines 19178 to 19442
+    generator/verifier/site/mirror.py                   lines 19443 to 19759
+    generator/verifier/site/verify_site.py              lines 19760 to 20146
+    generator/verifier/site/command_line.py             lines 20147 to 20609
 """
 
 # ==============================================================================================
@@ -11090,10 +11090,16 @@ def private_to_user(path: Path) -> bool:
 def remembered_lists(folder: Path, origin: str) -> ListMemory | None:
     """The lists of log `origin`'s release verified last, as remembered in `folder` (for the
     mirror, which reads only their rows), if the memory is this user's alone and of this code."""
-    path = lists_file(memory_file(folder, origin))
-    if not private_to_user(folder) or not private_to_user(path):
+    if not private_to_user(folder):
         return None
-    return load_lists(path, origin, rules_version(), None)[0]
+    return _private_lists(lists_file(memory_file(folder, origin)), origin, rules_version(), None)[0]
+
+
+def _private_lists(path: Path, origin: str, rules: str, rule: str | None) -> tuple[ListMemory | None, str | None]:
+    """load_lists of `path` if it is this user's alone; else None, and why if it is there."""
+    if not private_to_user(path):
+        return None, f"{path} is not this user's alone (another could have written it)" if path.exists() else None
+    return load_lists(path, origin, rules, rule)
 
 
 class Memory:
@@ -11281,14 +11287,9 @@ class Memory:
     def remembered_lists(self, rule: str) -> ListMemory | None:
         """The lists of the release verified last, in a tree split by `rule` (lists_why_not says
         why a file of them is not used)."""
-        path = lists_file(self.path)
         if not self.bound:
             return None
-        if not private_to_user(path):
-            if path.exists():
-                self.lists_why_not = f"{path} is not this user's alone (another could have written it)"
-            return None
-        lists, self.lists_why_not = load_lists(path, self.origin, self.rules, rule)
+        lists, self.lists_why_not = _private_lists(lists_file(self.path), self.origin, self.rules, rule)
         return lists
 
     def took_lists(self, record: ListRecord, rule: str) -> None:
@@ -13851,6 +13852,12 @@ class TreeRule:
 
     def build(self, paths: Iterable[str]) -> "Tree":
         return build_tree(paths, self.leaf_files, self.digit_at)
+
+    @property
+    def name(self) -> str:
+        """The rule in words, as the verifier's memory of a tree's lists records what they were
+        checked under (memory/list_memory.py)."""
+        return f"{self.digit_word}s, {self.leaf_files} files a leaf"
 
     def key(self, path: str) -> str:
         """A path's whole key in this rule's digits (64 hex digits, or 256 bits)."""
@@ -19489,8 +19496,8 @@ def mirror_site(
     verifier verified last, if it remembers them. Raise MirrorFailed (the site failed a check,
     the folder is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
-    key, in_hand = site_key(remote, pin)
-    lists = remembered(parse_canonical(in_hand[MANIFEST_PATH])["origin"])
+    key, in_hand, origin = site_key(remote, pin)
+    lists = remembered(origin)
     source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
     say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
     folder.mkdir(parents=True, exist_ok=True)
@@ -19521,10 +19528,11 @@ def mirror_site(
     return outcome
 
 
-def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
+def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes], str]:
     """The key SHA256SUMS must be signed with: keys.json's active key, which must be the one
     `pin` names (or, pinned to one of its earlier keys, is checked against the ledger's
-    hand-overs by the verification that follows); and the bytes read to learn it, by path."""
+    hand-overs by the verification that follows); the bytes read to learn it, by path; and the
+    manifest's origin."""
     in_hand: dict[str, bytes] = {}
     manifest = _document(remote, MANIFEST_PATH, "manifest", in_hand)
     origin, keys_rel = manifest.get("origin"), manifest.get("keys")
@@ -19538,7 +19546,7 @@ def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
     if len(active) != 1:
         raise MirrorFailed(f"{remote.url_of(keys_rel)}: {len(active)} active keys, expected exactly one")
     if pin is None:
-        return active[0].public_key, in_hand
+        return active[0].public_key, in_hand, origin
     pinned = pin.strip()
     for row in rows:
         k = row.key
@@ -19548,7 +19556,7 @@ def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
             given = parse_vkey(pinned)  # the caller checked that it parses
             match = (given.public_key, given.name) == (k.public_key, k.name)
         if match:
-            return active[0].public_key, in_hand
+            return active[0].public_key, in_hand, origin
     raise MirrorFailed(
         f"{remote.url_of(keys_rel)}: no key of the site is the key given with --key (expected {pinned}, found "
         f"{', '.join(r.key.fingerprint for r in rows) or 'none'})"
@@ -19941,8 +19949,7 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
     if site_format(manifest) < MANIFEST_V3:
         return check_sums(s, public_key, manifest["verifier"])
     rule = tree_rule(site_format(manifest))
-    name = f"{rule.digit_word}s, {rule.leaf_files} files a leaf"  # what the lists were checked under
-    remembered = memory.remembered_lists(name) if memory is not None else None
+    remembered = memory.remembered_lists(rule.name) if memory is not None else None
     if memory is not None and memory.lists_why_not:
         s.report.notes.append(f"the checksum lists were read again: {memory.lists_why_not}")
     checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered, memory is not None)
@@ -19953,7 +19960,7 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
         if record.why_not:
             s.report.warnings.append(f"the checksum lists will be read again next time: {record.why_not}")
         else:
-            memory.took_lists(record, name)
+            memory.took_lists(record, rule.name)
     return checked[0]
 
 

@@ -79,6 +79,12 @@ class TreeRule:
     def build(self, paths: Iterable[str]) -> "Tree":
         return build_tree(paths, self.leaf_files, self.digit_at)
 
+    @property
+    def name(self) -> str:
+        """The rule in words, as the verifier's memory of a tree's lists records what they were
+        checked under (memory/list_memory.py)."""
+        return f"{self.digit_word}s, {self.leaf_files} files a leaf"
+
     def key(self, path: str) -> str:
         """A path's whole key in this rule's digits (64 hex digits, or 256 bits)."""
         return self.prefix_of(path_key(path), 256)

@@ -109,10 +109,16 @@ def private_to_user(path: Path) -> bool:
 def remembered_lists(folder: Path, origin: str) -> ListMemory | None:
     """The lists of log `origin`'s release verified last, as remembered in `folder` (for the
     mirror, which reads only their rows), if the memory is this user's alone and of this code."""
-    path = lists_file(memory_file(folder, origin))
-    if not private_to_user(folder) or not private_to_user(path):
+    if not private_to_user(folder):
         return None
-    return load_lists(path, origin, rules_version(), None)[0]
+    return _private_lists(lists_file(memory_file(folder, origin)), origin, rules_version(), None)[0]
+
+
+def _private_lists(path: Path, origin: str, rules: str, rule: str | None) -> tuple[ListMemory | None, str | None]:
+    """load_lists of `path` if it is this user's alone; else None, and why if it is there."""
+    if not private_to_user(path):
+        return None, f"{path} is not this user's alone (another could have written it)" if path.exists() else None
+    return load_lists(path, origin, rules, rule)
 
 
 class Memory:
@@ -300,14 +306,9 @@ class Memory:
     def remembered_lists(self, rule: str) -> ListMemory | None:
         """The lists of the release verified last, in a tree split by `rule` (lists_why_not says
         why a file of them is not used)."""
-        path = lists_file(self.path)
         if not self.bound:
             return None
-        if not private_to_user(path):
-            if path.exists():
-                self.lists_why_not = f"{path} is not this user's alone (another could have written it)"
-            return None
-        lists, self.lists_why_not = load_lists(path, self.origin, self.rules, rule)
+        lists, self.lists_why_not = _private_lists(lists_file(self.path), self.origin, self.rules, rule)
         return lists
 
     def took_lists(self, record: ListRecord, rule: str) -> None:

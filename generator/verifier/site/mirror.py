@@ -87,8 +87,8 @@ def mirror_site(
     verifier verified last, if it remembers them. Raise MirrorFailed (the site failed a check,
     the folder is unchanged) or RemoteUnreadable (it could not be read)."""
     say = _Progress(progress)
-    key, in_hand = site_key(remote, pin)
-    lists = remembered(parse_canonical(in_hand[MANIFEST_PATH])["origin"])
+    key, in_hand, origin = site_key(remote, pin)
+    lists = remembered(origin)
     source = "pinned with --key" if pin else "the site's keys.json: compare it out of band, or pin it with --key"
     say(f"{remote.label}: the list must be signed by {fingerprint(key)} ({source})")
     folder.mkdir(parents=True, exist_ok=True)
@@ -119,10 +119,11 @@ def mirror_site(
     return outcome
 
 
-def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
+def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes], str]:
     """The key SHA256SUMS must be signed with: keys.json's active key, which must be the one
     `pin` names (or, pinned to one of its earlier keys, is checked against the ledger's
-    hand-overs by the verification that follows); and the bytes read to learn it, by path."""
+    hand-overs by the verification that follows); the bytes read to learn it, by path; and the
+    manifest's origin."""
     in_hand: dict[str, bytes] = {}
     manifest = _document(remote, MANIFEST_PATH, "manifest", in_hand)
     origin, keys_rel = manifest.get("origin"), manifest.get("keys")
@@ -136,7 +137,7 @@ def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
     if len(active) != 1:
         raise MirrorFailed(f"{remote.url_of(keys_rel)}: {len(active)} active keys, expected exactly one")
     if pin is None:
-        return active[0].public_key, in_hand
+        return active[0].public_key, in_hand, origin
     pinned = pin.strip()
     for row in rows:
         k = row.key
@@ -146,7 +147,7 @@ def site_key(remote: Remote, pin: str | None) -> tuple[bytes, dict[str, bytes]]:
             given = parse_vkey(pinned)  # the caller checked that it parses
             match = (given.public_key, given.name) == (k.public_key, k.name)
         if match:
-            return active[0].public_key, in_hand
+            return active[0].public_key, in_hand, origin
     raise MirrorFailed(
         f"{remote.url_of(keys_rel)}: no key of the site is the key given with --key (expected {pinned}, found "
         f"{', '.join(r.key.fingerprint for r in rows) or 'none'})"

@@ -250,8 +250,7 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
     if site_format(manifest) < MANIFEST_V3:
         return check_sums(s, public_key, manifest["verifier"])
     rule = tree_rule(site_format(manifest))
-    name = f"{rule.digit_word}s, {rule.leaf_files} files a leaf"  # what the lists were checked under
-    remembered = memory.remembered_lists(name) if memory is not None else None
+    remembered = memory.remembered_lists(rule.name) if memory is not None else None
     if memory is not None and memory.lists_why_not:
         s.report.notes.append(f"the checksum lists were read again: {memory.lists_why_not}")
     checked = check_sums_tree(s, public_key, manifest["verifier"], rule, remembered, memory is not None)
@@ -262,7 +261,7 @@ def _check_lists(s: Site, manifest: dict[str, Any], public_key: bytes, memory: M
         if record.why_not:
             s.report.warnings.append(f"the checksum lists will be read again next time: {record.why_not}")
         else:
-            memory.took_lists(record, name)
+            memory.took_lists(record, rule.name)
     return checked[0]
 
 
