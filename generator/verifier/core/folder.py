@@ -30,7 +30,7 @@ SUMS_SIG_PATH = "SHA256SUMS.sig"
 MAX_SITE_DEPTH = 32
 
 Identity = tuple[int, int, int, int]  # a file's size, mtime_ns, ctime_ns and inode
-_IDENTITY = struct.Struct("<qqqQ")
+IDENTITY = struct.Struct("<qqqQ")
 # Files whose SHA-256 the caller knows: path -> known_value(SHA-256, the identity the file had
 # when hashed), 64 bytes: a mirror's record of 300,000 files is held while it verifies, and a
 # tuple of a hex string and four integers costs five times as much.
@@ -41,7 +41,7 @@ def known_value(sha256_hex: str, identity: Identity) -> bytes | None:
     """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes; None when the
     identity does not fit (a time past 2262, an inode over 64 bits): such a file is hashed."""
     try:
-        return bytes.fromhex(sha256_hex) + _IDENTITY.pack(*identity)
+        return bytes.fromhex(sha256_hex) + IDENTITY.pack(*identity)
     except struct.error:
         return None
 
@@ -51,14 +51,14 @@ def known_sha256(value: bytes) -> str:
 
 
 def known_identity(value: bytes) -> Identity:
-    size, mtime, ctime, inode = _IDENTITY.unpack_from(value, 32)
+    size, mtime, ctime, inode = IDENTITY.unpack_from(value, 32)
     return size, mtime, ctime, inode
 
 
 def known_still(value: bytes, st: os.stat_result) -> bool:
     """Whether the file `st` describes has the identity `value` records."""
     try:
-        return value[32:] == _IDENTITY.pack(*identity_of(st))
+        return value[32:] == IDENTITY.pack(*identity_of(st))
     except struct.error:
         return False
 

@@ -11,9 +11,16 @@ them could say what a file holds); a file changed in place gets a new ctime, whi
 can set back, and a file replaced gets a new inode. What the record cannot see is the user's
 own process rewriting a file and setting the system clock back: `--full` rehashes everything.
 
-The file is text: a first line `transparency-verify mirror record v1`, a second line the site's
-URL as given, then one line `<sha256> <size> <mtime_ns> <ctime_ns> <inode> <path>` per file,
-sorted by path bytes.
+The file (version 2) is a line `transparency-verify mirror record v2`, a line with the site's
+URL as given, a line `<n> <sha256>`, then the n paths, each ending with a newline and sorted by
+path bytes, and last n values of 64 bytes, one a path in the same order (folder.known_value: the
+SHA-256, then size, mtime_ns, ctime_ns and inode as little-endian 64-bit integers); `<sha256>`
+hashes everything after its line. It is read and written in C, without a Python step a file: at
+300,000 files the text of version 1 (`<sha256> <size> <mtime_ns> <ctime_ns> <inode> <path>` a
+line) took two seconds to read and one to write, each run. A record of version 1 is still read,
+and written again as version 2. The paths are checked where one is used as a path (a file the
+mirror removes, mirror_folder.swap_in), not all of them at each reading: the record is the
+user's own file, and its hash says it is whole.
 """
 
 import hashlib
@@ -22,12 +29,14 @@ import os
 import re
 from pathlib import Path
 
-from generator.verifier.core.folder import known_identity, known_sha256, known_value
+from generator.verifier.core.folder import known_value
 from generator.verifier.core.formats import all_safe_paths, is_safe_path
 from generator.verifier.memory.checkpoint_memory import replace_atomically
 from generator.verifier.memory.release_memory import private_to_user
 
-RECORD_HEADER = "transparency-verify mirror record v1"
+RECORD_HEADER = "transparency-verify mirror record v2"
+RECORD_HEADER_V1 = "transparency-verify mirror record v1"
+_VALUE_BYTES = 64
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # A line is under 250 bytes; ten million files is far beyond any site this format makes.
 RECORD_MAX_BYTES = 1 << 32
@@ -59,16 +68,40 @@ def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str 
             data = f.read(RECORD_MAX_BYTES + 1)
         if len(data) > RECORD_MAX_BYTES:
             raise ValueError(f"larger than {RECORD_MAX_BYTES} bytes")
-        return _parse(data.decode("utf-8")), None
+        if data.startswith(RECORD_HEADER_V1.encode() + b"\n"):
+            return _parse(data.decode("utf-8")), None
+        return _parse_v2(data), None
     except (OSError, ValueError) as e:
         return {}, f"{path}: the mirror's record is not used ({getattr(e, 'strerror', None) or e})"
 
 
+def _parse_v2(data: bytes) -> dict[str, Written]:
+    fields = data.split(b"\n", 3)
+    if len(fields) != 4 or fields[0] != RECORD_HEADER.encode():
+        raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
+    count, _, digest = fields[2].partition(b" ")
+    body = fields[3]
+    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
+        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
+    n = int(count)
+    cut = len(body) - _VALUE_BYTES * n
+    names = body[:cut].decode("utf-8").split("\n") if cut > 0 else [""]
+    # Each path ends with a newline: n of them leave n + 1 pieces, the last empty.
+    if cut < 0 or len(names) != n + 1 or names.pop() != "":
+        raise ValueError(f"does not hold the {n} paths and values its third line names")
+    values = body[cut:]
+    files = dict(zip(names, (values[i : i + _VALUE_BYTES] for i in range(0, len(values), _VALUE_BYTES)), strict=True))
+    if len(files) != n:
+        raise ValueError("names a path twice")
+    return files
+
+
 def _parse(text: str) -> dict[str, Written]:
+    """A record of version 1."""
     header, _, rest = text.partition("\n")
     _url, second, body = rest.partition("\n")
-    if header != RECORD_HEADER or not second or not text.endswith("\n"):
-        raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
+    if header != RECORD_HEADER_V1 or not second or not text.endswith("\n"):
+        raise ValueError(f"not a record beginning with {RECORD_HEADER_V1!r}")
     # The body split into lines (300,000 strings) only when it is not plain.
     plain = _parse_plain(body)
     return plain if plain is not None else _parse_by_line(body)
@@ -110,12 +143,11 @@ def _parse_plain(body: str) -> dict[str, Written] | None:
 
 
 def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
-    """Write the record whole, replacing the last one atomically, in a folder only the user may read."""
-    lines = [RECORD_HEADER, url.replace("\n", " ")]
+    """Write the record whole (version 2), replacing the last one atomically, in a folder only
+    the user may read."""
     # Sorted as strings: a path is valid UTF-8, whose byte order is its code points' order.
-    for rel in sorted(files):
-        w = files[rel]
-        size, mtime, ctime, inode = known_identity(w)
-        lines.append(f"{known_sha256(w)} {size} {mtime} {ctime} {inode} {rel}")
+    names = sorted(files)
+    body = b"".join((("".join(rel + "\n" for rel in names)).encode("utf-8"), b"".join(map(files.__getitem__, names))))
+    head = f"{RECORD_HEADER}\n{url.replace(chr(10), ' ')}\n{len(names)} {hashlib.sha256(body).hexdigest()}\n"
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomically(path, ("\n".join(lines) + "\n").encode())
+    replace_atomically(path, head.encode("utf-8", "surrogateescape") + body)

@@ -13,6 +13,7 @@ import pytest
 from generator.commands.build import build
 from generator.commands.retire import retire_items
 from generator.core.signing_key import load_key
+from generator.verifier.memory.mirror_record import load_record, record_path, save_record
 from generator.verifier.site.command_line import main
 from tests.support.demo import BuiltSite
 from tests.support.http_site import closed_port, serve
@@ -159,6 +160,24 @@ def test_a_mirror_file_changed_in_place_is_fetched_again(
     assert code == 0, out + err
     assert sorted(served.requests) == sorted(META | {"methodology/index.html"})
     assert target.read_bytes() == (site.out / "methodology" / "index.html").read_bytes()
+
+
+def test_a_path_of_the_record_out_of_the_folder_is_never_removed(
+    mirrored: tuple[BuiltSite, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The record's paths are checked where one is used as a path: a record that names a file
+    # outside the folder (damaged, or written by the user's own hand) removes nothing there.
+    site, mirror, state = mirrored
+    victim = mirror.parent / "victim.txt"
+    victim.write_text("not the mirror's")
+    record = record_path(state.parent, mirror)
+    files, why = load_record(record, mirror)
+    assert why is None and files
+    save_record(record, "url", {**files, "../victim.txt": next(iter(files.values()))})
+    code, out, err = run(capsys, site.out, mirror, "--state", state)
+    assert code == 0, out + err
+    assert victim.read_text() == "not the mirror's"
+    assert "removed 0" in err
 
 
 def test_a_folder_others_may_write_is_hashed_in_full(
