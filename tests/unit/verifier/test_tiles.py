@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import random
 import re
 import time
 
@@ -22,6 +23,7 @@ from generator.verifier.tlog.tiles import (
     entry_bundle_path,
     hash_tile_path,
     parse_entry_bundle,
+    partial_tile_paths,
     read_tiled_log,
     tile_number_path,
     tile_paths,
@@ -167,6 +169,20 @@ def test_tile_paths(size: int) -> None:
     assert dict(paths) == expected_widths(size)
     assert len(paths) == len(dict(paths))
     assert paths == tile_paths(size)
+
+
+def test_the_tiles_a_smaller_log_adds_to_a_larger_ones_are_its_partial_tiles() -> None:
+    # What the accounting of archived sizes relies on: of a smaller log's tiles, only its
+    # partial ones can be missing from a larger log's.
+    draw = random.Random(20261207)
+    sizes = [1, 255, 256, 257, 65535, 65536, 65537, 1 << 20, *(draw.randrange(1, 1 << 21) for _ in range(20))]
+    for m in sizes:
+        mine = tile_paths(m)
+        partial = partial_tile_paths(m)
+        assert set(partial) == {p for p, w in mine if w != 256}, m
+        for n in (m + 1, m + 255, m + 256, m + draw.randrange(1, 1 << 16), 2 * m):
+            larger = {p for p, _ in tile_paths(n)}
+            assert {p for p, _ in mine} - larger == set(partial) - larger, (m, n)
 
 
 # --- building ----------------------------------------------------------------------------------
