@@ -10,7 +10,7 @@ import operator
 import os
 import stat
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -238,6 +238,16 @@ class Site:
                 return None
         self.known_used.add(rel)
         return known_sha256(known)
+
+    def known_sha256s(self, rels: Iterable[str]) -> dict[str, str]:
+        """known_sha256 of each of `rels` it answers for, in one loop: when the caller looked at
+        every file in this run (known_now), 300,000 of them cost no call a file."""
+        if not self.known_now:
+            return {rel: sha for rel in rels if (sha := self.known_sha256(rel)) is not None}
+        known = self.known
+        found = {rel: value[:32].hex() for rel in rels if (value := known.get(rel)) is not None}
+        self.known_used.update(found)
+        return found
 
     def file_sha256(self, rel: str) -> str:
         known = self.known_sha256(rel)

@@ -293,7 +293,8 @@ def check_files(
     # A file whose SHA-256 the caller knows costs one lstat, here (none, when the caller looked
     # at each in this run): handing tens of thousands of those to threads costs more in their
     # locks than the lstat itself.
-    digests = {rel: d for rel in present if (d := s.known_sha256(rel) or s.hashed_now.get(rel)) is not None}
+    digests = s.known_sha256s(present)
+    digests.update((rel, sha) for rel, sha in s.hashed_now.items() if rel in present and rel not in digests)
     unread = sorted(rel for rel in present if rel not in digests)
     # SHA-256 and reading a file both let go of Python's lock: threads hash on every core, a
     # window of files at a time (a future for each of 300,000 files held hundreds of MiB).
