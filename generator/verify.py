@@ -18,96 +18,97 @@ importing modules from the script's folder.
 GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in this order by
 `python -m generator.verifier.bundle`; read them there, one format concept each. Contents:
 
-    generator/verifier/core/isolation.py                lines   113 to   266
-    generator/verifier/core/text.py                     lines   267 to   350
-    generator/verifier/core/errors.py                   lines   351 to   417
-    generator/verifier/core/canonical.py                lines   418 to   726
-    generator/verifier/core/confusables_table.py        lines   727 to  1063
-    generator/verifier/core/confusables.py              lines  1064 to  1170
-    generator/verifier/core/formats.py                  lines  1171 to  1453
-    generator/verifier/core/sodium.py                   lines  1454 to  1497
-    generator/verifier/core/public_keys.py              lines  1498 to  1774
-    generator/verifier/core/note.py                     lines  1775 to  1884
-    generator/verifier/crypto/mldsa.py                  lines  1885 to  2182
-    generator/verifier/tlog/merkle.py                   lines  2183 to  2323
-    generator/verifier/tlog/subtrees.py                 lines  2324 to  2402
-    generator/verifier/tlog/tlogproof.py                lines  2403 to  2475
-    generator/verifier/tlog/tiles.py                    lines  2476 to  2828
-    generator/verifier/tlog/tile_proofs.py              lines  2829 to  2936
-    generator/verifier/tlog/cosignature.py              lines  2937 to  3236
-    generator/verifier/tlog/log_list.py                 lines  3237 to  3466
-    generator/verifier/tlog/policy.py                   lines  3467 to  3753
-    generator/verifier/tlog/witnessing.py               lines  3754 to  3870
-    generator/verifier/core/idindex.py                  lines  3871 to  3954
-    generator/verifier/crypto/der.py                    lines  3955 to  4282
-    generator/verifier/crypto/rsa.py                    lines  4283 to  4400
-    generator/verifier/crypto/ecdsa.py                  lines  4401 to  4568
-    generator/verifier/crypto/signatures.py             lines  4569 to  4755
-    generator/verifier/crypto/x509.py                   lines  4756 to  4954
-    generator/verifier/crypto/timestamp_token.py        lines  4955 to  5357
-    generator/verifier/crypto/hash_to_g1.py             lines  5358 to  5635
-    generator/verifier/crypto/bls12_381.py              lines  5636 to  6126
-    generator/verifier/crypto/drand.py                  lines  6127 to  6198
-    generator/verifier/rules/beacon.py                  lines  6199 to  6450
-    generator/verifier/rules/methodology_rules.py       lines  6451 to  6810
-    generator/verifier/rules/scoring.py                 lines  6811 to  7110
-    generator/verifier/rules/agreement_statistics.py    lines  7111 to  7370
-    generator/verifier/rules/labelsets.py               lines  7371 to  7709
-    generator/verifier/rules/subjects.py                lines  7710 to  7975
-    generator/verifier/rules/withdrawals.py             lines  7976 to  8014
-    generator/verifier/rules/events.py                  lines  8015 to  8073
-    generator/verifier/rules/draws.py                   lines  8074 to  8219
-    generator/verifier/tlog/keyring.py                  lines  8220 to  8428
-    generator/verifier/rules/ledger.py                  lines  8429 to  8911
-    generator/verifier/rules/draw_pools.py              lines  8912 to  9145
-    generator/verifier/rules/drawn_items.py             lines  9146 to  9481
-    generator/verifier/exports/eee_record.py            lines  9482 to  9820
-    generator/verifier/exports/cbor.py                  lines  9821 to  9942
-    generator/verifier/exports/scitt_statement.py       lines  9943 to 10128
-    generator/verifier/exports/credential.py            lines 10129 to 10433
-    generator/verifier/memory/ledger_snapshot.py        lines 10434 to 10677
-    generator/verifier/memory/checkpoint_memory.py      lines 10678 to 10834
-    generator/verifier/memory/list_memory.py            lines 10835 to 11039
-    generator/verifier/memory/release_memory.py         lines 11040 to 11405
-    generator/verifier/rules/answers.py                 lines 11406 to 11473
-    generator/verifier/rules/runs.py                    lines 11474 to 11846
-    generator/verifier/rules/lineage.py                 lines 11847 to 12132
-    generator/verifier/rules/score_edits.py             lines 12133 to 12218
-    generator/verifier/rules/evidence.py                lines 12219 to 12313
-    generator/verifier/rules/certificates.py            lines 12314 to 12781
-    generator/verifier/rules/certificate_documents.py   lines 12782 to 12877
-    generator/verifier/rules/recheck.py                 lines 12878 to 13244
-    generator/verifier/core/report.py                   lines 13245 to 13407
-    generator/verifier/core/windowed.py                 lines 13408 to 13438
-    generator/verifier/core/folder.py                   lines 13439 to 13785
-    generator/verifier/core/checksum_tree.py            lines 13786 to 14011
-    generator/verifier/tlog/rotation.py                 lines 14012 to 14196
-    generator/verifier/memory/mirror_record.py          lines 14197 to 14329
-    generator/verifier/site/manifest_parts.py           lines 14330 to 14488
-    generator/verifier/site/release.py                  lines 14489 to 14796
-    generator/verifier/site/checksum_lists.py           lines 14797 to 15097
-    generator/verifier/site/zip_layout.py               lines 15098 to 15297
-    generator/verifier/site/download.py                 lines 15298 to 15692
-    generator/verifier/site/history.py                  lines 15693 to 16062
-    generator/verifier/site/history_v3.py               lines 16063 to 16241
-    generator/verifier/site/commitment_parts.py         lines 16242 to 16430
-    generator/verifier/site/ledger_files.py             lines 16431 to 16789
-    generator/verifier/site/certificate_memo.py         lines 16790 to 16941
-    generator/verifier/site/run_memo.py                 lines 16942 to 17060
-    generator/verifier/site/publication.py              lines 17061 to 17290
-    generator/verifier/rules/revocations.py             lines 17291 to 17410
-    generator/verifier/site/export_files.py             lines 17411 to 17636
-    generator/verifier/site/certificate_records.py      lines 17637 to 17802
-    generator/verifier/site/certificate_files.py        lines 17803 to 18246
-    generator/verifier/site/agreement_files.py          lines 18247 to 18391
-    generator/verifier/site/timestamp_files.py          lines 18392 to 18570
-    generator/verifier/site/log_list_file.py            lines 18571 to 18642
-    generator/verifier/site/accounting.py               lines 18643 to 18948
-    generator/verifier/site/remote.py                   lines 18949 to 19219
-    generator/verifier/site/mirror_folder.py            lines 19220 to 19505
-    generator/verifier/site/mirror.py                   lines 19506 to 19822
-    generator/verifier/site/verify_site.py              lines 19823 to 20209
-    generator/verifier/site/command_line.py             lines 20210 to 20672
+    generator/verifier/core/isolation.py                lines   114 to   267
+    generator/verifier/core/text.py                     lines   268 to   351
+    generator/verifier/core/errors.py                   lines   352 to   418
+    generator/verifier/core/canonical.py                lines   419 to   727
+    generator/verifier/core/confusables_table.py        lines   728 to  1064
+    generator/verifier/core/confusables.py              lines  1065 to  1171
+    generator/verifier/core/formats.py                  lines  1172 to  1454
+    generator/verifier/core/sodium.py                   lines  1455 to  1498
+    generator/verifier/core/public_keys.py              lines  1499 to  1775
+    generator/verifier/core/note.py                     lines  1776 to  1885
+    generator/verifier/crypto/mldsa.py                  lines  1886 to  2183
+    generator/verifier/tlog/merkle.py                   lines  2184 to  2324
+    generator/verifier/tlog/subtrees.py                 lines  2325 to  2403
+    generator/verifier/tlog/tlogproof.py                lines  2404 to  2476
+    generator/verifier/tlog/tiles.py                    lines  2477 to  2829
+    generator/verifier/tlog/tile_proofs.py              lines  2830 to  2937
+    generator/verifier/tlog/cosignature.py              lines  2938 to  3237
+    generator/verifier/tlog/log_list.py                 lines  3238 to  3467
+    generator/verifier/tlog/policy.py                   lines  3468 to  3754
+    generator/verifier/tlog/witnessing.py               lines  3755 to  3871
+    generator/verifier/core/idindex.py                  lines  3872 to  3955
+    generator/verifier/crypto/der.py                    lines  3956 to  4283
+    generator/verifier/crypto/rsa.py                    lines  4284 to  4401
+    generator/verifier/crypto/ecdsa.py                  lines  4402 to  4569
+    generator/verifier/crypto/signatures.py             lines  4570 to  4756
+    generator/verifier/crypto/x509.py                   lines  4757 to  4955
+    generator/verifier/crypto/timestamp_token.py        lines  4956 to  5358
+    generator/verifier/crypto/hash_to_g1.py             lines  5359 to  5636
+    generator/verifier/crypto/bls12_381.py              lines  5637 to  6127
+    generator/verifier/crypto/drand.py                  lines  6128 to  6199
+    generator/verifier/rules/beacon.py                  lines  6200 to  6451
+    generator/verifier/rules/methodology_rules.py       lines  6452 to  6811
+    generator/verifier/rules/scoring.py                 lines  6812 to  7111
+    generator/verifier/rules/agreement_statistics.py    lines  7112 to  7371
+    generator/verifier/rules/labelsets.py               lines  7372 to  7710
+    generator/verifier/rules/subjects.py                lines  7711 to  7976
+    generator/verifier/rules/withdrawals.py             lines  7977 to  8015
+    generator/verifier/rules/events.py                  lines  8016 to  8074
+    generator/verifier/rules/draws.py                   lines  8075 to  8220
+    generator/verifier/tlog/keyring.py                  lines  8221 to  8429
+    generator/verifier/rules/ledger.py                  lines  8430 to  8912
+    generator/verifier/rules/draw_pools.py              lines  8913 to  9146
+    generator/verifier/rules/drawn_items.py             lines  9147 to  9482
+    generator/verifier/exports/eee_record.py            lines  9483 to  9821
+    generator/verifier/exports/cbor.py                  lines  9822 to  9943
+    generator/verifier/exports/scitt_statement.py       lines  9944 to 10129
+    generator/verifier/exports/credential.py            lines 10130 to 10434
+    generator/verifier/memory/ledger_snapshot.py        lines 10435 to 10678
+    generator/verifier/memory/checkpoint_memory.py      lines 10679 to 10835
+    generator/verifier/memory/list_memory.py            lines 10836 to 11040
+    generator/verifier/memory/release_memory.py         lines 11041 to 11406
+    generator/verifier/rules/answers.py                 lines 11407 to 11474
+    generator/verifier/rules/runs.py                    lines 11475 to 11847
+    generator/verifier/rules/lineage.py                 lines 11848 to 12133
+    generator/verifier/rules/score_edits.py             lines 12134 to 12219
+    generator/verifier/rules/evidence.py                lines 12220 to 12314
+    generator/verifier/rules/certificates.py            lines 12315 to 12782
+    generator/verifier/rules/certificate_documents.py   lines 12783 to 12878
+    generator/verifier/rules/recheck.py                 lines 12879 to 13245
+    generator/verifier/core/report.py                   lines 13246 to 13408
+    generator/verifier/core/windowed.py                 lines 13409 to 13439
+    generator/verifier/core/folder.py                   lines 13440 to 13849
+    generator/verifier/core/checksum_tree.py            lines 13850 to 14075
+    generator/verifier/tlog/rotation.py                 lines 14076 to 14260
+    generator/verifier/memory/folder_memory.py          lines 14261 to 14346
+    generator/verifier/memory/mirror_record.py          lines 14347 to 14492
+    generator/verifier/site/manifest_parts.py           lines 14493 to 14651
+    generator/verifier/site/release.py                  lines 14652 to 14959
+    generator/verifier/site/checksum_lists.py           lines 14960 to 15260
+    generator/verifier/site/zip_layout.py               lines 15261 to 15460
+    generator/verifier/site/download.py                 lines 15461 to 15855
+    generator/verifier/site/history.py                  lines 15856 to 16225
+    generator/verifier/site/history_v3.py               lines 16226 to 16404
+    generator/verifier/site/commitment_parts.py         lines 16405 to 16593
+    generator/verifier/site/ledger_files.py             lines 16594 to 16952
+    generator/verifier/site/certificate_memo.py         lines 16953 to 17104
+    generator/verifier/site/run_memo.py                 lines 17105 to 17223
+    generator/verifier/site/publication.py              lines 17224 to 17453
+    generator/verifier/rules/revocations.py             lines 17454 to 17573
+    generator/verifier/site/export_files.py             lines 17574 to 17799
+    generator/verifier/site/certificate_records.py      lines 17800 to 17965
+    generator/verifier/site/certificate_files.py        lines 17966 to 18409
+    generator/verifier/site/agreement_files.py          lines 18410 to 18554
+    generator/verifier/site/timestamp_files.py          lines 18555 to 18733
+    generator/verifier/site/log_list_file.py            lines 18734 to 18805
+    generator/verifier/site/accounting.py               lines 18806 to 19111
+    generator/verifier/site/remote.py                   lines 19112 to 19382
+    generator/verifier/site/mirror_folder.py            lines 19383 to 19668
+    generator/verifier/site/mirror.py                   lines 19669 to 19985
+    generator/verifier/site/verify_site.py              lines 19986 to 20393
+    generator/verifier/site/command_line.py             lines 20394 to 20856
 """
 
 # ==============================================================================================
@@ -253,7 +254,7 @@ import zipfile
 import zlib
 from array import array
 from collections import Counter, deque
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -13466,6 +13467,11 @@ IDENTITY = struct.Struct("<qqqQ")
 KnownHashes = Mapping[str, bytes]
 
 
+# A folder as a walk found it (memory/folder_memory.py): its identity (IDENTITY packed), the names
+# of its regular files and of its folders, each joined by "/" (which no name holds).
+FolderSeen = tuple[bytes, str, str]
+
+
 def known_value(sha256_hex: str, identity: Identity) -> bytes | None:
     """A file's SHA-256 (64 hex digits) and identity as one value of KnownHashes; None when the
     identity does not fit (a time past 2262, an inode over 64 bits): such a file is hashed."""
@@ -13496,6 +13502,15 @@ def identity_of(st: os.stat_result) -> Identity:
     """What changes when a file is written or replaced: its ctime cannot be set back (utime sets
     only mtime), and a replaced file has another inode."""
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _folder_identity(path: str) -> bytes | None:
+    """A folder's identity as folder_memory records it, or None if it is no folder now."""
+    try:
+        st = os.lstat(path)
+        return IDENTITY.pack(*identity_of(st)) if stat.S_ISDIR(st.st_mode) else None
+    except (OSError, struct.error):
+        return None
 
 
 _NAME = operator.attrgetter("name")  # a folder's entries in name order, so the report's order is fixed
@@ -13529,6 +13544,11 @@ class Site:
         # Files hashed once already in this run, by path (the checksum lists taken from the
         # verifier's memory, hashed before the tree is trusted): release.check_files takes these.
         self.hashed_now: dict[str, str] = {}
+        # What the last walk of this folder found in each plain folder (memory/folder_memory.py),
+        # if the caller keeps that; and what this walk finds, for the caller to keep.
+        self.folders: Mapping[str, FolderSeen] | None = None
+        self.folders_seen: dict[str, FolderSeen] = {}
+        self.folders_taken = 0  # folders the walk took from `folders` instead of reading them
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -13694,42 +13714,81 @@ class Site:
         """Every regular file of the site, as a '/' path; failures for anything else found:
         links, devices, empty folders, Python code other than the verifier, folders nested
         deeper than MAX_SITE_DEPTH. An explicit stack rather than recursion (a folder 1,200
-        levels deep is data, not a crash), and never a link followed."""
-        report = self.report
+        levels deep is data, not a crash), and never a link followed.
+
+        With `folders` (what the last walk of this folder found, memory/folder_memory.py), a
+        folder whose identity is the one recorded is not read: its entries are the ones it held
+        then. Every plain folder the walk meets, read or taken, is in `folders_seen` after it."""
+        remembered, seen, root = self.folders, self.folders_seen, os.fspath(self.root)
         stack: list[tuple[str, int]] = [("", 0)]
         while stack:
             rel_dir, depth = stack.pop()
-            folder = self.root / rel_dir if rel_dir else self.root
-            try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=_NAME)
-            except OSError as e:
-                report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            # Taken before the folder is read: a change while it is read makes it differ next time.
+            # No trailing slash: lstat would follow a link named so.
+            folder = f"{root}/{rel_dir}" if rel_dir else root
+            identity = _folder_identity(folder) if remembered is not None else None
+            kept = remembered.get(rel_dir) if remembered is not None and identity is not None else None
+            if kept is not None and kept[0] == identity:
+                seen[rel_dir] = kept
+                self.folders_taken += 1
+                if kept[1]:
+                    yield from (prefix + name for name in kept[1].split("/"))
+                if kept[2]:
+                    stack.extend((prefix + name, depth + 1) for name in kept[2].split("/"))
                 continue
-            if rel_dir and not entries:
-                report.check(
-                    False,
-                    rel_dir,
-                    "the site holds an empty folder, which no SHA256SUMS line can list",
-                    "no empty folders",
-                    "an empty folder",
-                )
-            for entry in entries:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                try:
-                    if entry.is_symlink():
-                        report.check(
-                            False,
-                            rel,
-                            "the site holds a symbolic link",
-                            "regular files and folders only",
-                            f"a link to {os.readlink(entry.path)}",
-                        )
-                    elif entry.is_dir(follow_symlinks=False):
-                        if self._read_folder(rel, entry.name, depth + 1):
-                            stack.append((rel, depth + 1))
-                    elif entry.is_file(follow_symlinks=False):
-                        if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+            files: list[str] = []
+            folders: list[str] = []
+            plain = yield from self._read_entries(rel_dir, prefix, depth, verifier, files, folders)
+            stack.extend((prefix + name, depth + 1) for name in folders)
+            if plain and identity is not None:
+                seen[rel_dir] = (identity, "/".join(files), "/".join(folders))
+
+    def _read_entries(
+        self, rel_dir: str, prefix: str, depth: int, verifier: str, files: list[str], folders: list[str]
+    ) -> Generator[str, None, bool]:
+        """Yield the regular files of one folder, reading it; add the names of its files and
+        of the folders to walk to `files` and `folders`. Whether it is plain: nothing in it
+        reported, no Python code in it (the verifier's path may change), every name safe."""
+        report = self.report
+        try:
+            with os.scandir(self.root / rel_dir if rel_dir else self.root) as it:
+                entries = sorted(it, key=_NAME)
+        except OSError as e:
+            report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+            return False
+        if rel_dir and not entries:
+            report.check(
+                False,
+                rel_dir,
+                "the site holds an empty folder, which no SHA256SUMS line can list",
+                "no empty folders",
+                "an empty folder",
+            )
+            return False
+        plain = True
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    plain = False
+                    report.check(
+                        False,
+                        rel,
+                        "the site holds a symbolic link",
+                        "regular files and folders only",
+                        f"a link to {os.readlink(entry.path)}",
+                    )
+                elif entry.is_dir(follow_symlinks=False):
+                    if self._read_folder(rel, entry.name, depth + 1):
+                        folders.append(entry.name)
+                        plain = plain and entry.name.lower() != "__pycache__" and is_safe_path(rel)
+                    else:
+                        plain = False
+                elif entry.is_file(follow_symlinks=False):
+                    if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES):
+                        plain = False
+                        if rel != verifier:
                             report.check(
                                 False,
                                 rel,
@@ -13737,17 +13796,22 @@ class Site:
                                 "no Python code but the verifier",
                                 "a Python file",
                             )
-                        yield rel
-                    else:
-                        report.check(
-                            False,
-                            rel,
-                            "the site holds something that is neither a file nor a folder",
-                            "regular files and folders only",
-                            "a device, socket or pipe",
-                        )
-                except OSError as e:
-                    report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+                    files.append(entry.name)
+                    plain = plain and is_safe_path(rel)
+                    yield rel
+                else:
+                    plain = False
+                    report.check(
+                        False,
+                        rel,
+                        "the site holds something that is neither a file nor a folder",
+                        "regular files and folders only",
+                        "a device, socket or pipe",
+                    )
+            except OSError as e:
+                plain = False
+                report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+        return plain
 
     def _read_folder(self, rel: str, name: str, depth: int) -> bool:
         """Whether to read a folder of the site found `depth` levels down: not the environment
@@ -14195,6 +14259,92 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 
 
 # ==============================================================================================
+# generator/verifier/memory/folder_memory.py: What the walk of a mirror's folder found in each of its folders, kept
+#     beside the mirror's record (`mirrors/<key>.folders`), so that the next walk reads again only the folders that
+#     changed.
+# ==============================================================================================
+
+FOLDERS_HEADER = "transparency-verify mirror folders v1"
+
+
+FOLDERS_MAX_BYTES = 1 << 31
+
+
+@dataclass
+class FolderRecord:
+    """The folders of one mirror as its last walk found them, and where to keep what this walk finds."""
+
+    path: Path | None  # None: nothing is kept (the record could not be trusted)
+    remembered: Mapping[str, FolderSeen] = field(default_factory=dict)
+
+    def save(self, seen: Mapping[str, FolderSeen]) -> str | None:
+        """Keep `seen` for the next walk; why it could not be kept, or None."""
+        if self.path is None:
+            return None
+        try:
+            save_folders(self.path, seen)
+        except OSError as e:
+            return f"could not write {self.path}: {e.strerror or e}"
+        return None
+
+
+def folders_path(record: Path) -> Path:
+    """The folders' file beside the mirror's record `mirrors/<key>.txt`."""
+    return record.with_suffix(".folders")
+
+
+def load_folders(path: Path, site_folder: Path) -> tuple[FolderRecord, str | None]:
+    """The folders kept for the mirror in `site_folder`, and why they are not used (None when
+    they are, or there are none yet); a record another user could have written is neither used
+    nor written."""
+    for p in (site_folder, path.parent, path):
+        if p.exists() and not private_to_user(p):
+            return FolderRecord(None), f"{p} is not this user's alone: every folder of the mirror is read"
+    if not path.exists():
+        return FolderRecord(path), None
+    try:
+        with path.open("rb") as f:
+            data = f.read(FOLDERS_MAX_BYTES + 1)
+        if len(data) > FOLDERS_MAX_BYTES:
+            raise ValueError(f"larger than {FOLDERS_MAX_BYTES} bytes")
+        return FolderRecord(path, _parse_folders(data)), None
+    except (OSError, ValueError) as e:
+        why = f"{path}: not used, every folder of the mirror is read ({getattr(e, 'strerror', None) or e})"
+        return FolderRecord(path), why
+
+
+def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
+    fields = data.split(b"\n", 2)
+    if len(fields) != 3 or fields[0] != FOLDERS_HEADER.encode():
+        raise ValueError(f"not a record beginning with {FOLDERS_HEADER!r}")
+    count, _, digest = fields[1].partition(b" ")
+    body = fields[2]
+    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
+        raise ValueError("its second line does not name the count and SHA-256 of what follows it: damaged")
+    lines = body.decode("utf-8", "surrogateescape").split("\n")
+    if lines.pop() != "" or len(lines) != int(count):
+        raise ValueError(f"does not hold the {int(count)} folders its second line names")
+    folders: dict[str, FolderSeen] = {}
+    for n, line in enumerate(lines, start=3):
+        head, nul, rest = line.partition("\0")
+        files, nul2, subs = rest.partition("\0")
+        rel = head[65:]
+        if not (nul and nul2 and len(head) > 65 and head[64] == " ") or rel in folders:
+            raise ValueError(f"line {n} is malformed")
+        folders["" if rel == "." else rel] = (bytes.fromhex(head[:64]), files, subs)
+    return folders
+
+
+def save_folders(path: Path, seen: Mapping[str, FolderSeen]) -> None:
+    """Write the folders whole, replacing the last ones atomically, in a folder only the user may read."""
+    rows = [f"{seen[rel][0].hex()} {rel or '.'}\0{seen[rel][1]}\0{seen[rel][2]}\n" for rel in sorted(seen)]
+    body = "".join(rows).encode("utf-8", "surrogateescape")
+    head = f"{FOLDERS_HEADER}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomically(path, head + body)
+
+
+# ==============================================================================================
 # generator/verifier/memory/mirror_record.py: The record `verify.py mirror` keeps of the files it wrote into a
 #     mirror's folder: each file's path, SHA-256 and stat identity (size, mtime_ns, ctime_ns, inode), beside the
 #     verifier's state file (`mirrors/<key>.txt`, the key the SHA-256 of the folder's real path).
@@ -14247,6 +14397,19 @@ def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str 
         return _parse_v2(data), None
     except (OSError, ValueError) as e:
         return {}, f"{path}: the mirror's record is not used ({getattr(e, 'strerror', None) or e})"
+
+
+def load_mirror_memory(
+    record: Path | None, site_folder: Path
+) -> tuple[dict[str, Written], FolderRecord | None, list[str]]:
+    """The mirror's record `record` (None: none is kept) of the files it wrote into
+    `site_folder`, what the last walk of that folder found (folder_memory.py), and why either
+    is not used."""
+    if record is None:
+        return {}, None, []
+    files, why = load_record(record, site_folder)
+    folders, why_folders = load_folders(folders_path(record), site_folder)
+    return files, folders, [w for w in (why, why_folders) if w]
 
 
 def _parse_v2(data: bytes) -> dict[str, Written]:
@@ -19844,6 +20007,7 @@ def verify_site(
     known_from: str = "verify.py mirror computed when it wrote them",
     max_age: int | None = None,
     known_now: bool = False,
+    folders: FolderRecord | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -19863,7 +20027,9 @@ def verify_site(
     (`known_from` says which, for the report); a file whose identity is unchanged is not read
     again, unless the site's folder is not this user's alone or `full` is set; `known_now` says
     the caller checked every such identity in this very run (the mirror, and the build on its
-    look at the staged site), so none is looked at again.
+    look at the staged site), so none is looked at again. `folders` is what the last walk of
+    this folder found (the mirror's, memory/folder_memory.py): a folder unchanged since is not
+    read again, on the same conditions, and what this walk finds is kept there.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -19879,6 +20045,8 @@ def verify_site(
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report, _trusted(root, known_files, full, report), known_now)
+    if folders is not None and folders.path is not None and (full or private_to_user(root)):
+        s.folders = {} if full else folders.remembered
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except SiteUnreadable:
@@ -19888,6 +20056,7 @@ def verify_site(
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
+    _keep_folders(s, folders)
     if s.known_used:
         looked = "as found in this run before the check" if known_now else "as this run found them"
         report.notes.append(
@@ -19895,6 +20064,21 @@ def verify_site(
             f"size, times and inode are unchanged since, {looked}"
         )
     return report
+
+
+def _keep_folders(s: Site, folders: FolderRecord | None) -> None:
+    """Keep what the walk found in each folder for the next (only once the walk ran: a run that
+    stopped before it would leave nothing to take next time)."""
+    if folders is None or s.folders is None or not s.files_found:
+        return
+    if s.folders_taken:
+        s.report.notes.append(
+            f"{s.folders_taken} folder(s) not read again: each has the size, times and inode it had when this "
+            "mirror's last walk read it, so it holds the entries it held then"
+        )
+    why = folders.save(s.folders_seen)
+    if why:
+        s.report.warnings.append(f"every folder will be read again next time: {why}")
 
 
 def _trusted(root: Path, known: KnownHashes | None, full: bool, report: Report) -> KnownHashes | None:
@@ -20242,10 +20426,10 @@ def _verify(
     site: str,
     args: argparse.Namespace,
     policy: Policy | None,
-    known_files: KnownHashes | None = None,
-    known_now: bool = False,
+    **handed: Any,
 ) -> int:
-    """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
+    """Verify `site` as the options in `args` say, and what the mirror `handed` over (verify_site's
+    known_files, known_now, folders); print the report, remember a pass; the exit status."""
     try:
         max_age = parse_max_age(args.max_age) if args.max_age is not None else None
     except FormatError as e:
@@ -20283,9 +20467,8 @@ def _verify(
             memory=state_path.parent / "releases" if state_path else None,
             full=args.full,
             known_logs=remembered_keys(logs),
-            known_files=known_files,
             max_age=max_age,
-            known_now=known_now,
+            **handed,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -20484,9 +20667,9 @@ def _mirror_main(argv: list[str]) -> int:
     state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
     folder = Path(args.dir)
     record_file = record_path(state_path.parent, folder) if state_path else None
-    record, why_not = load_record(record_file, folder) if record_file else ({}, None)
-    if why_not:
-        print(f"verify.py mirror: {printable(why_not)}", file=sys.stderr)
+    record, folders, whys = load_mirror_memory(record_file, folder)
+    for why in whys:
+        print(f"verify.py mirror: {printable(why)}", file=sys.stderr)
     try:
         remote = open_remote(args.url)
     except RemoteUnreadable as e:
@@ -20517,7 +20700,8 @@ def _mirror_main(argv: list[str]) -> int:
             print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
             record_file = None
     # Every file of the record was looked at (or written) by this run: its identity is not taken again.
-    return _verify(str(folder), args, policy, outcome.files if record_file else None, known_now=True)
+    handed = {"known_files": outcome.files if record_file else None, "known_now": True, "folders": folders}
+    return _verify(str(folder), args, policy, **handed)
 
 
 def _mirror_argument_problem(args: argparse.Namespace) -> str | None:
@@ -20541,7 +20725,7 @@ def _mirror_parser() -> argparse.ArgumentParser:
         "sums/ of a format v3 or v4 site whose bytes changed, reading none the verifier remembers from the "
         "release it verified last), removes the files it wrote that the site no longer "
         "lists, and verifies the copy from the release it verified last, without reading again the files it "
-        "wrote and hashed itself. Nothing replaces a file of DIR before every new file arrived with the bytes "
+        "wrote and hashed itself nor the folders unchanged since it last walked them. Nothing replaces a file of DIR before every new file arrived with the bytes "
         "SHA256SUMS lists.",
         epilog="Exit status: 0 the copy is up to date and every check passed, 1 the site failed a check (its "
         "SHA256SUMS signature, a file that arrived with other bytes than listed twice over, or the "

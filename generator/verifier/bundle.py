@@ -95,6 +95,7 @@ MODULES = (
     "core.folder",
     "core.checksum_tree",
     "tlog.rotation",
+    "memory.folder_memory",
     "memory.mirror_record",
     "site.manifest_parts",
     "site.release",

@@ -10,7 +10,7 @@ import operator
 import os
 import stat
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -35,6 +35,9 @@ IDENTITY = struct.Struct("<qqqQ")
 # when hashed), 64 bytes: a mirror's record of 300,000 files is held while it verifies, and a
 # tuple of a hex string and four integers costs five times as much.
 KnownHashes = Mapping[str, bytes]
+# A folder as a walk found it (memory/folder_memory.py): its identity (IDENTITY packed), the names
+# of its regular files and of its folders, each joined by "/" (which no name holds).
+FolderSeen = tuple[bytes, str, str]
 
 
 def known_value(sha256_hex: str, identity: Identity) -> bytes | None:
@@ -69,6 +72,15 @@ def identity_of(st: os.stat_result) -> Identity:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
+def _folder_identity(path: str) -> bytes | None:
+    """A folder's identity as folder_memory records it, or None if it is no folder now."""
+    try:
+        st = os.lstat(path)
+        return IDENTITY.pack(*identity_of(st)) if stat.S_ISDIR(st.st_mode) else None
+    except (OSError, struct.error):
+        return None
+
+
 _NAME = operator.attrgetter("name")  # a folder's entries in name order, so the report's order is fixed
 
 
@@ -100,6 +112,11 @@ class Site:
         # Files hashed once already in this run, by path (the checksum lists taken from the
         # verifier's memory, hashed before the tree is trusted): release.check_files takes these.
         self.hashed_now: dict[str, str] = {}
+        # What the last walk of this folder found in each plain folder (memory/folder_memory.py),
+        # if the caller keeps that; and what this walk finds, for the caller to keep.
+        self.folders: Mapping[str, FolderSeen] | None = None
+        self.folders_seen: dict[str, FolderSeen] = {}
+        self.folders_taken = 0  # folders the walk took from `folders` instead of reading them
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -265,42 +282,81 @@ class Site:
         """Every regular file of the site, as a '/' path; failures for anything else found:
         links, devices, empty folders, Python code other than the verifier, folders nested
         deeper than MAX_SITE_DEPTH. An explicit stack rather than recursion (a folder 1,200
-        levels deep is data, not a crash), and never a link followed."""
-        report = self.report
+        levels deep is data, not a crash), and never a link followed.
+
+        With `folders` (what the last walk of this folder found, memory/folder_memory.py), a
+        folder whose identity is the one recorded is not read: its entries are the ones it held
+        then. Every plain folder the walk meets, read or taken, is in `folders_seen` after it."""
+        remembered, seen, root = self.folders, self.folders_seen, os.fspath(self.root)
         stack: list[tuple[str, int]] = [("", 0)]
         while stack:
             rel_dir, depth = stack.pop()
-            folder = self.root / rel_dir if rel_dir else self.root
-            try:
-                with os.scandir(folder) as it:
-                    entries = sorted(it, key=_NAME)
-            except OSError as e:
-                report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            # Taken before the folder is read: a change while it is read makes it differ next time.
+            # No trailing slash: lstat would follow a link named so.
+            folder = f"{root}/{rel_dir}" if rel_dir else root
+            identity = _folder_identity(folder) if remembered is not None else None
+            kept = remembered.get(rel_dir) if remembered is not None and identity is not None else None
+            if kept is not None and kept[0] == identity:
+                seen[rel_dir] = kept
+                self.folders_taken += 1
+                if kept[1]:
+                    yield from (prefix + name for name in kept[1].split("/"))
+                if kept[2]:
+                    stack.extend((prefix + name, depth + 1) for name in kept[2].split("/"))
                 continue
-            if rel_dir and not entries:
-                report.check(
-                    False,
-                    rel_dir,
-                    "the site holds an empty folder, which no SHA256SUMS line can list",
-                    "no empty folders",
-                    "an empty folder",
-                )
-            for entry in entries:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                try:
-                    if entry.is_symlink():
-                        report.check(
-                            False,
-                            rel,
-                            "the site holds a symbolic link",
-                            "regular files and folders only",
-                            f"a link to {os.readlink(entry.path)}",
-                        )
-                    elif entry.is_dir(follow_symlinks=False):
-                        if self._read_folder(rel, entry.name, depth + 1):
-                            stack.append((rel, depth + 1))
-                    elif entry.is_file(follow_symlinks=False):
-                        if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES) and rel != verifier:
+            files: list[str] = []
+            folders: list[str] = []
+            plain = yield from self._read_entries(rel_dir, prefix, depth, verifier, files, folders)
+            stack.extend((prefix + name, depth + 1) for name in folders)
+            if plain and identity is not None:
+                seen[rel_dir] = (identity, "/".join(files), "/".join(folders))
+
+    def _read_entries(
+        self, rel_dir: str, prefix: str, depth: int, verifier: str, files: list[str], folders: list[str]
+    ) -> Generator[str, None, bool]:
+        """Yield the regular files of one folder, reading it; add the names of its files and
+        of the folders to walk to `files` and `folders`. Whether it is plain: nothing in it
+        reported, no Python code in it (the verifier's path may change), every name safe."""
+        report = self.report
+        try:
+            with os.scandir(self.root / rel_dir if rel_dir else self.root) as it:
+                entries = sorted(it, key=_NAME)
+        except OSError as e:
+            report.check(False, rel_dir or ".", "folder cannot be read", "a readable folder", e.strerror or str(e))
+            return False
+        if rel_dir and not entries:
+            report.check(
+                False,
+                rel_dir,
+                "the site holds an empty folder, which no SHA256SUMS line can list",
+                "no empty folders",
+                "an empty folder",
+            )
+            return False
+        plain = True
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    plain = False
+                    report.check(
+                        False,
+                        rel,
+                        "the site holds a symbolic link",
+                        "regular files and folders only",
+                        f"a link to {os.readlink(entry.path)}",
+                    )
+                elif entry.is_dir(follow_symlinks=False):
+                    if self._read_folder(rel, entry.name, depth + 1):
+                        folders.append(entry.name)
+                        plain = plain and entry.name.lower() != "__pycache__" and is_safe_path(rel)
+                    else:
+                        plain = False
+                elif entry.is_file(follow_symlinks=False):
+                    if entry.name.lower().endswith(PYTHON_CODE_SUFFIXES):
+                        plain = False
+                        if rel != verifier:
                             report.check(
                                 False,
                                 rel,
@@ -308,17 +364,22 @@ class Site:
                                 "no Python code but the verifier",
                                 "a Python file",
                             )
-                        yield rel
-                    else:
-                        report.check(
-                            False,
-                            rel,
-                            "the site holds something that is neither a file nor a folder",
-                            "regular files and folders only",
-                            "a device, socket or pipe",
-                        )
-                except OSError as e:
-                    report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+                    files.append(entry.name)
+                    plain = plain and is_safe_path(rel)
+                    yield rel
+                else:
+                    plain = False
+                    report.check(
+                        False,
+                        rel,
+                        "the site holds something that is neither a file nor a folder",
+                        "regular files and folders only",
+                        "a device, socket or pipe",
+                    )
+            except OSError as e:
+                plain = False
+                report.check(False, rel, "cannot be read", "a readable file or folder", e.strerror or str(e))
+        return plain
 
     def _read_folder(self, rel: str, name: str, depth: int) -> bool:
         """Whether to read a folder of the site found `depth` levels down: not the environment

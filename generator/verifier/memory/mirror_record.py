@@ -32,6 +32,7 @@ from pathlib import Path
 from generator.verifier.core.folder import known_value
 from generator.verifier.core.formats import all_safe_paths, is_safe_path
 from generator.verifier.memory.checkpoint_memory import replace_atomically
+from generator.verifier.memory.folder_memory import FolderRecord, folders_path, load_folders
 from generator.verifier.memory.release_memory import private_to_user
 
 RECORD_HEADER = "transparency-verify mirror record v2"
@@ -73,6 +74,19 @@ def load_record(path: Path, site_folder: Path) -> tuple[dict[str, Written], str 
         return _parse_v2(data), None
     except (OSError, ValueError) as e:
         return {}, f"{path}: the mirror's record is not used ({getattr(e, 'strerror', None) or e})"
+
+
+def load_mirror_memory(
+    record: Path | None, site_folder: Path
+) -> tuple[dict[str, Written], FolderRecord | None, list[str]]:
+    """The mirror's record `record` (None: none is kept) of the files it wrote into
+    `site_folder`, what the last walk of that folder found (folder_memory.py), and why either
+    is not used."""
+    if record is None:
+        return {}, None, []
+    files, why = load_record(record, site_folder)
+    folders, why_folders = load_folders(folders_path(record), site_folder)
+    return files, folders, [w for w in (why, why_folders) if w]
 
 
 def _parse_v2(data: bytes) -> dict[str, Written]:

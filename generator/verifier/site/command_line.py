@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from generator.verifier.core.canonical import canonical_text
 from generator.verifier.core.errors import FormatError, SiteUnreadable
-from generator.verifier.core.folder import KnownHashes
 from generator.verifier.core.isolation import foreign_modules, own_file, path_within
 from generator.verifier.core.public_keys import check_key_pin, parse_vkey
 from generator.verifier.core.report import Report
@@ -28,7 +28,7 @@ from generator.verifier.memory.checkpoint_memory import (
     saved_from_state,
     write_state,
 )
-from generator.verifier.memory.mirror_record import load_record, record_path, save_record
+from generator.verifier.memory.mirror_record import load_mirror_memory, record_path, save_record
 from generator.verifier.memory.release_memory import remembered_lists
 from generator.verifier.rules.revocations import REVOCATIONS_PATH
 from generator.verifier.site.history import ArtifactCheck, verify_artifact
@@ -70,10 +70,10 @@ def _verify(
     site: str,
     args: argparse.Namespace,
     policy: Policy | None,
-    known_files: KnownHashes | None = None,
-    known_now: bool = False,
+    **handed: Any,
 ) -> int:
-    """Verify `site` as the options in `args` say, print the report, remember a pass; the exit status."""
+    """Verify `site` as the options in `args` say, and what the mirror `handed` over (verify_site's
+    known_files, known_now, folders); print the report, remember a pass; the exit status."""
     try:
         max_age = parse_max_age(args.max_age) if args.max_age is not None else None
     except FormatError as e:
@@ -111,9 +111,8 @@ def _verify(
             memory=state_path.parent / "releases" if state_path else None,
             full=args.full,
             known_logs=remembered_keys(logs),
-            known_files=known_files,
             max_age=max_age,
-            known_now=known_now,
+            **handed,
         )
     except (SiteUnreadable, OSError) as e:
         print(f"verify.py: {printable(str(e))}", file=sys.stderr)
@@ -312,9 +311,9 @@ def _mirror_main(argv: list[str]) -> int:
     state_path = None if args.no_state else (Path(args.state) if args.state else default_state_path())
     folder = Path(args.dir)
     record_file = record_path(state_path.parent, folder) if state_path else None
-    record, why_not = load_record(record_file, folder) if record_file else ({}, None)
-    if why_not:
-        print(f"verify.py mirror: {printable(why_not)}", file=sys.stderr)
+    record, folders, whys = load_mirror_memory(record_file, folder)
+    for why in whys:
+        print(f"verify.py mirror: {printable(why)}", file=sys.stderr)
     try:
         remote = open_remote(args.url)
     except RemoteUnreadable as e:
@@ -345,7 +344,8 @@ def _mirror_main(argv: list[str]) -> int:
             print(f"verify.py mirror: warning: could not write {record_file}: {e.strerror or e}", file=sys.stderr)
             record_file = None
     # Every file of the record was looked at (or written) by this run: its identity is not taken again.
-    return _verify(str(folder), args, policy, outcome.files if record_file else None, known_now=True)
+    handed = {"known_files": outcome.files if record_file else None, "known_now": True, "folders": folders}
+    return _verify(str(folder), args, policy, **handed)
 
 
 def _mirror_argument_problem(args: argparse.Namespace) -> str | None:
@@ -369,7 +369,7 @@ def _mirror_parser() -> argparse.ArgumentParser:
         "sums/ of a format v3 or v4 site whose bytes changed, reading none the verifier remembers from the "
         "release it verified last), removes the files it wrote that the site no longer "
         "lists, and verifies the copy from the release it verified last, without reading again the files it "
-        "wrote and hashed itself. Nothing replaces a file of DIR before every new file arrived with the bytes "
+        "wrote and hashed itself nor the folders unchanged since it last walked them. Nothing replaces a file of DIR before every new file arrived with the bytes "
         "SHA256SUMS lists.",
         epilog="Exit status: 0 the copy is up to date and every check passed, 1 the site failed a check (its "
         "SHA256SUMS signature, a file that arrived with other bytes than listed twice over, or the "

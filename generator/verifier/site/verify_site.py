@@ -15,6 +15,7 @@ from generator.verifier.core.formats import MANIFEST_V3, MANIFEST_V4, is_int, si
 from generator.verifier.core.public_keys import KeyRow, VerifierKey, check_key_pin
 from generator.verifier.core.report import Report, environment_hints
 from generator.verifier.memory.checkpoint_memory import other_log_problems
+from generator.verifier.memory.folder_memory import FolderRecord
 from generator.verifier.memory.release_memory import Memory, private_to_user
 from generator.verifier.rules.beacon import beacon_notes
 from generator.verifier.rules.ledger import Ledger
@@ -82,6 +83,7 @@ def verify_site(
     known_from: str = "verify.py mirror computed when it wrote them",
     max_age: int | None = None,
     known_now: bool = False,
+    folders: FolderRecord | None = None,
 ) -> Report:
     """Verify a site directory; `since` holds checkpoints saved outside it that today's ledger
     must extend: a label for the report, the note's bytes, and the origin it was remembered for
@@ -101,7 +103,9 @@ def verify_site(
     (`known_from` says which, for the report); a file whose identity is unchanged is not read
     again, unless the site's folder is not this user's alone or `full` is set; `known_now` says
     the caller checked every such identity in this very run (the mirror, and the build on its
-    look at the staged site), so none is looked at again.
+    look at the staged site), so none is looked at again. `folders` is what the last walk of
+    this folder found (the mirror's, memory/folder_memory.py): a folder unchanged since is not
+    read again, on the same conditions, and what this walk finds is kept there.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
     a verifier key nor a fingerprint: both are the caller's errors, not the site's. An error in
@@ -117,6 +121,8 @@ def verify_site(
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report, _trusted(root, known_files, full, report), known_now)
+    if folders is not None and folders.path is not None and (full or private_to_user(root)):
+        s.folders = {} if full else folders.remembered
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
     except SiteUnreadable:
@@ -126,6 +132,7 @@ def verify_site(
             raise
         report.internal_error(str(s.current), e, traceback.format_exc() if debug else None)
     report.hints += environment_hints(root, report.failures)
+    _keep_folders(s, folders)
     if s.known_used:
         looked = "as found in this run before the check" if known_now else "as this run found them"
         report.notes.append(
@@ -133,6 +140,21 @@ def verify_site(
             f"size, times and inode are unchanged since, {looked}"
         )
     return report
+
+
+def _keep_folders(s: Site, folders: FolderRecord | None) -> None:
+    """Keep what the walk found in each folder for the next (only once the walk ran: a run that
+    stopped before it would leave nothing to take next time)."""
+    if folders is None or s.folders is None or not s.files_found:
+        return
+    if s.folders_taken:
+        s.report.notes.append(
+            f"{s.folders_taken} folder(s) not read again: each has the size, times and inode it had when this "
+            "mirror's last walk read it, so it holds the entries it held then"
+        )
+    why = folders.save(s.folders_seen)
+    if why:
+        s.report.warnings.append(f"every folder will be read again next time: {why}")
 
 
 def _trusted(root: Path, known: KnownHashes | None, full: bool, report: Report) -> KnownHashes | None:

@@ -6,6 +6,7 @@ it was, with exit status 1 or 2 naming what was wrong."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,26 @@ def test_a_path_of_the_record_out_of_the_folder_is_never_removed(
     assert code == 0, out + err
     assert victim.read_text() == "not the mirror's"
     assert "removed 0" in err
+
+
+def test_the_folders_unchanged_are_not_read_again_and_a_file_planted_in_one_is_found(
+    mirrored: tuple[BuiltSite, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, mirror, state = mirrored
+    code, out, err = run(capsys, site.out, mirror, "--state", state)
+    assert code == 0, out + err
+    taken = re.search(r"(\d+) folder\(s\) not read again", out)
+    assert taken is not None and int(taken.group(1)) > 10, out
+    deep = max((p for p in mirror.rglob("*") if p.is_dir()), key=lambda p: (len(p.parts), str(p)))
+    planted = deep / "planted.json"
+    planted.write_text("{}")
+    code, out, err = run(capsys, site.out, mirror, "--state", state)
+    assert code == 1, out + err
+    assert f"FAIL {planted.relative_to(mirror).as_posix()}: file is not listed" in out, out
+    planted.unlink()
+    code, out, err = run(capsys, site.out, mirror, "--state", state, "--full")
+    assert code == 0, out + err
+    assert "not read again" not in out
 
 
 def test_a_folder_others_may_write_is_hashed_in_full(
