@@ -24,91 +24,91 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/core/canonical.py                lines   419 to   727
     generator/verifier/core/confusables_table.py        lines   728 to  1064
     generator/verifier/core/confusables.py              lines  1065 to  1171
-    generator/verifier/core/formats.py                  lines  1172 to  1454
-    generator/verifier/core/sodium.py                   lines  1455 to  1498
-    generator/verifier/core/public_keys.py              lines  1499 to  1775
-    generator/verifier/core/note.py                     lines  1776 to  1885
-    generator/verifier/crypto/mldsa.py                  lines  1886 to  2183
-    generator/verifier/tlog/merkle.py                   lines  2184 to  2324
-    generator/verifier/tlog/subtrees.py                 lines  2325 to  2403
-    generator/verifier/tlog/tlogproof.py                lines  2404 to  2476
-    generator/verifier/tlog/tiles.py                    lines  2477 to  2829
-    generator/verifier/tlog/tile_proofs.py              lines  2830 to  2937
-    generator/verifier/tlog/cosignature.py              lines  2938 to  3237
-    generator/verifier/tlog/log_list.py                 lines  3238 to  3467
-    generator/verifier/tlog/policy.py                   lines  3468 to  3754
-    generator/verifier/tlog/witnessing.py               lines  3755 to  3871
-    generator/verifier/core/idindex.py                  lines  3872 to  3955
-    generator/verifier/crypto/der.py                    lines  3956 to  4283
-    generator/verifier/crypto/rsa.py                    lines  4284 to  4401
-    generator/verifier/crypto/ecdsa.py                  lines  4402 to  4569
-    generator/verifier/crypto/signatures.py             lines  4570 to  4756
-    generator/verifier/crypto/x509.py                   lines  4757 to  4955
-    generator/verifier/crypto/timestamp_token.py        lines  4956 to  5358
-    generator/verifier/crypto/hash_to_g1.py             lines  5359 to  5636
-    generator/verifier/crypto/bls12_381.py              lines  5637 to  6127
-    generator/verifier/crypto/drand.py                  lines  6128 to  6199
-    generator/verifier/rules/beacon.py                  lines  6200 to  6451
-    generator/verifier/rules/methodology_rules.py       lines  6452 to  6811
-    generator/verifier/rules/scoring.py                 lines  6812 to  7111
-    generator/verifier/rules/agreement_statistics.py    lines  7112 to  7371
-    generator/verifier/rules/labelsets.py               lines  7372 to  7710
-    generator/verifier/rules/subjects.py                lines  7711 to  7976
-    generator/verifier/rules/withdrawals.py             lines  7977 to  8015
-    generator/verifier/rules/events.py                  lines  8016 to  8074
-    generator/verifier/rules/draws.py                   lines  8075 to  8220
-    generator/verifier/tlog/keyring.py                  lines  8221 to  8429
-    generator/verifier/rules/ledger.py                  lines  8430 to  8912
-    generator/verifier/rules/draw_pools.py              lines  8913 to  9146
-    generator/verifier/rules/drawn_items.py             lines  9147 to  9482
-    generator/verifier/exports/eee_record.py            lines  9483 to  9821
-    generator/verifier/exports/cbor.py                  lines  9822 to  9943
-    generator/verifier/exports/scitt_statement.py       lines  9944 to 10129
-    generator/verifier/exports/credential.py            lines 10130 to 10434
-    generator/verifier/memory/ledger_snapshot.py        lines 10435 to 10678
-    generator/verifier/memory/checkpoint_memory.py      lines 10679 to 10835
-    generator/verifier/memory/list_memory.py            lines 10836 to 11040
-    generator/verifier/memory/release_memory.py         lines 11041 to 11406
-    generator/verifier/rules/answers.py                 lines 11407 to 11474
-    generator/verifier/rules/runs.py                    lines 11475 to 11847
-    generator/verifier/rules/lineage.py                 lines 11848 to 12133
-    generator/verifier/rules/score_edits.py             lines 12134 to 12219
-    generator/verifier/rules/evidence.py                lines 12220 to 12314
-    generator/verifier/rules/certificates.py            lines 12315 to 12782
-    generator/verifier/rules/certificate_documents.py   lines 12783 to 12878
-    generator/verifier/rules/recheck.py                 lines 12879 to 13245
-    generator/verifier/core/report.py                   lines 13246 to 13408
-    generator/verifier/core/windowed.py                 lines 13409 to 13439
-    generator/verifier/core/folder.py                   lines 13440 to 13849
-    generator/verifier/core/checksum_tree.py            lines 13850 to 14075
-    generator/verifier/tlog/rotation.py                 lines 14076 to 14260
-    generator/verifier/memory/folder_memory.py          lines 14261 to 14346
-    generator/verifier/memory/mirror_record.py          lines 14347 to 14492
-    generator/verifier/site/manifest_parts.py           lines 14493 to 14651
-    generator/verifier/site/release.py                  lines 14652 to 14959
-    generator/verifier/site/checksum_lists.py           lines 14960 to 15260
-    generator/verifier/site/zip_layout.py               lines 15261 to 15460
-    generator/verifier/site/download.py                 lines 15461 to 15855
-    generator/verifier/site/history.py                  lines 15856 to 16225
-    generator/verifier/site/history_v3.py               lines 16226 to 16404
-    generator/verifier/site/commitment_parts.py         lines 16405 to 16593
-    generator/verifier/site/ledger_files.py             lines 16594 to 16952
-    generator/verifier/site/certificate_memo.py         lines 16953 to 17104
-    generator/verifier/site/run_memo.py                 lines 17105 to 17223
-    generator/verifier/site/publication.py              lines 17224 to 17453
-    generator/verifier/rules/revocations.py             lines 17454 to 17573
-    generator/verifier/site/export_files.py             lines 17574 to 17799
-    generator/verifier/site/certificate_records.py      lines 17800 to 17965
-    generator/verifier/site/certificate_files.py        lines 17966 to 18409
-    generator/verifier/site/agreement_files.py          lines 18410 to 18554
-    generator/verifier/site/timestamp_files.py          lines 18555 to 18733
-    generator/verifier/site/log_list_file.py            lines 18734 to 18805
-    generator/verifier/site/accounting.py               lines 18806 to 19111
-    generator/verifier/site/remote.py                   lines 19112 to 19382
-    generator/verifier/site/mirror_folder.py            lines 19383 to 19668
-    generator/verifier/site/mirror.py                   lines 19669 to 19985
-    generator/verifier/site/verify_site.py              lines 19986 to 20393
-    generator/verifier/site/command_line.py             lines 20394 to 20856
+    generator/verifier/core/formats.py                  lines  1172 to  1470
+    generator/verifier/core/sodium.py                   lines  1471 to  1514
+    generator/verifier/core/public_keys.py              lines  1515 to  1791
+    generator/verifier/core/note.py                     lines  1792 to  1901
+    generator/verifier/crypto/mldsa.py                  lines  1902 to  2199
+    generator/verifier/tlog/merkle.py                   lines  2200 to  2340
+    generator/verifier/tlog/subtrees.py                 lines  2341 to  2419
+    generator/verifier/tlog/tlogproof.py                lines  2420 to  2492
+    generator/verifier/tlog/tiles.py                    lines  2493 to  2845
+    generator/verifier/tlog/tile_proofs.py              lines  2846 to  2953
+    generator/verifier/tlog/cosignature.py              lines  2954 to  3253
+    generator/verifier/tlog/log_list.py                 lines  3254 to  3483
+    generator/verifier/tlog/policy.py                   lines  3484 to  3770
+    generator/verifier/tlog/witnessing.py               lines  3771 to  3887
+    generator/verifier/core/idindex.py                  lines  3888 to  3971
+    generator/verifier/crypto/der.py                    lines  3972 to  4299
+    generator/verifier/crypto/rsa.py                    lines  4300 to  4417
+    generator/verifier/crypto/ecdsa.py                  lines  4418 to  4585
+    generator/verifier/crypto/signatures.py             lines  4586 to  4772
+    generator/verifier/crypto/x509.py                   lines  4773 to  4971
+    generator/verifier/crypto/timestamp_token.py        lines  4972 to  5374
+    generator/verifier/crypto/hash_to_g1.py             lines  5375 to  5652
+    generator/verifier/crypto/bls12_381.py              lines  5653 to  6143
+    generator/verifier/crypto/drand.py                  lines  6144 to  6215
+    generator/verifier/rules/beacon.py                  lines  6216 to  6467
+    generator/verifier/rules/methodology_rules.py       lines  6468 to  6827
+    generator/verifier/rules/scoring.py                 lines  6828 to  7127
+    generator/verifier/rules/agreement_statistics.py    lines  7128 to  7387
+    generator/verifier/rules/labelsets.py               lines  7388 to  7726
+    generator/verifier/rules/subjects.py                lines  7727 to  7992
+    generator/verifier/rules/withdrawals.py             lines  7993 to  8031
+    generator/verifier/rules/events.py                  lines  8032 to  8090
+    generator/verifier/rules/draws.py                   lines  8091 to  8236
+    generator/verifier/tlog/keyring.py                  lines  8237 to  8445
+    generator/verifier/rules/ledger.py                  lines  8446 to  8928
+    generator/verifier/rules/draw_pools.py              lines  8929 to  9162
+    generator/verifier/rules/drawn_items.py             lines  9163 to  9498
+    generator/verifier/exports/eee_record.py            lines  9499 to  9837
+    generator/verifier/exports/cbor.py                  lines  9838 to  9959
+    generator/verifier/exports/scitt_statement.py       lines  9960 to 10145
+    generator/verifier/exports/credential.py            lines 10146 to 10450
+    generator/verifier/memory/ledger_snapshot.py        lines 10451 to 10694
+    generator/verifier/memory/checkpoint_memory.py      lines 10695 to 10851
+    generator/verifier/memory/list_memory.py            lines 10852 to 11056
+    generator/verifier/memory/release_memory.py         lines 11057 to 11422
+    generator/verifier/rules/answers.py                 lines 11423 to 11490
+    generator/verifier/rules/runs.py                    lines 11491 to 11863
+    generator/verifier/rules/lineage.py                 lines 11864 to 12149
+    generator/verifier/rules/score_edits.py             lines 12150 to 12235
+    generator/verifier/rules/evidence.py                lines 12236 to 12330
+    generator/verifier/rules/certificates.py            lines 12331 to 12798
+    generator/verifier/rules/certificate_documents.py   lines 12799 to 12894
+    generator/verifier/rules/recheck.py                 lines 12895 to 13261
+    generator/verifier/core/report.py                   lines 13262 to 13424
+    generator/verifier/core/windowed.py                 lines 13425 to 13455
+    generator/verifier/core/folder.py                   lines 13456 to 13884
+    generator/verifier/core/checksum_tree.py            lines 13885 to 14110
+    generator/verifier/tlog/rotation.py                 lines 14111 to 14295
+    generator/verifier/memory/folder_memory.py          lines 14296 to 14385
+    generator/verifier/memory/mirror_record.py          lines 14386 to 14531
+    generator/verifier/site/manifest_parts.py           lines 14532 to 14690
+    generator/verifier/site/release.py                  lines 14691 to 14998
+    generator/verifier/site/checksum_lists.py           lines 14999 to 15299
+    generator/verifier/site/zip_layout.py               lines 15300 to 15499
+    generator/verifier/site/download.py                 lines 15500 to 15894
+    generator/verifier/site/history.py                  lines 15895 to 16264
+    generator/verifier/site/history_v3.py               lines 16265 to 16443
+    generator/verifier/site/commitment_parts.py         lines 16444 to 16632
+    generator/verifier/site/ledger_files.py             lines 16633 to 16991
+    generator/verifier/site/certificate_memo.py         lines 16992 to 17152
+    generator/verifier/site/run_memo.py                 lines 17153 to 17274
+    generator/verifier/site/publication.py              lines 17275 to 17504
+    generator/verifier/rules/revocations.py             lines 17505 to 17624
+    generator/verifier/site/export_files.py             lines 17625 to 17850
+    generator/verifier/site/certificate_records.py      lines 17851 to 18016
+    generator/verifier/site/certificate_files.py        lines 18017 to 18460
+    generator/verifier/site/agreement_files.py          lines 18461 to 18605
+    generator/verifier/site/timestamp_files.py          lines 18606 to 18784
+    generator/verifier/site/log_list_file.py            lines 18785 to 18856
+    generator/verifier/site/accounting.py               lines 18857 to 19162
+    generator/verifier/site/remote.py                   lines 19163 to 19433
+    generator/verifier/site/mirror_folder.py            lines 19434 to 19720
+    generator/verifier/site/mirror.py                   lines 19721 to 20037
+    generator/verifier/site/verify_site.py              lines 20038 to 20446
+    generator/verifier/site/command_line.py             lines 20447 to 20909
 """
 
 # ==============================================================================================
@@ -1221,6 +1221,22 @@ def is_valid_key_name(name: Any) -> TypeGuard[str]:
 
 def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+# Ids one a line (ID_RE's pattern between newlines): a run's or certificate's items checked by
+# one search in C, not a call an item (tens of thousands of runs of 25 items, each verification).
+_IDS_LINES_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}(?:\n[a-z0-9][a-z0-9_-]{0,63})*")
+
+
+def ids_text(values: Sequence[Any]) -> str | None:
+    """The ids `values` one a line, if every one is an id (is_id); else None."""
+    if not values:
+        return ""
+    if not all(isinstance(v, str) for v in values):
+        return None
+    text = "\n".join(values)
+    # The count of lines too: a value holding a newline would read as two ids.
+    return text if text.count("\n") == len(values) - 1 and _IDS_LINES_RE.fullmatch(text) else None
 
 
 def is_gate_id(value: Any) -> TypeGuard[str]:
@@ -13504,13 +13520,22 @@ def identity_of(st: os.stat_result) -> Identity:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
-def _folder_identity(path: str) -> bytes | None:
-    """A folder's identity as folder_memory records it, or None if it is no folder now."""
+def _folder_identity(path: str) -> tuple[bytes, int] | None:
+    """A folder's identity as folder_memory records it, and the later of its modification and
+    change times; None if it is no folder now."""
     try:
         st = os.lstat(path)
-        return IDENTITY.pack(*identity_of(st)) if stat.S_ISDIR(st.st_mode) else None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        return IDENTITY.pack(*identity_of(st)), max(st.st_mtime_ns, st.st_ctime_ns)
     except (OSError, struct.error):
         return None
+
+
+# Timestamps come from a coarse clock (a kernel tick, 1 to 10 ms): a folder changed twice within
+# one tick keeps its first change time. A folder is recorded only if it last changed more than
+# this before the walk began, so that any change after its reading gives it another identity.
+FOLDER_TICK_NS = 20_000_000
 
 
 _NAME = operator.attrgetter("name")  # a folder's entries in name order, so the report's order is fixed
@@ -13549,6 +13574,7 @@ class Site:
         self.folders: Mapping[str, FolderSeen] | None = None
         self.folders_seen: dict[str, FolderSeen] = {}
         self.folders_taken = 0  # folders the walk took from `folders` instead of reading them
+        self.folders_settled_before: int | None = None  # tests only: else the walk's start, less a tick
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -13720,16 +13746,21 @@ class Site:
         folder whose identity is the one recorded is not read: its entries are the ones it held
         then. Every plain folder the walk meets, read or taken, is in `folders_seen` after it."""
         remembered, seen, root = self.folders, self.folders_seen, os.fspath(self.root)
+        settled = self.folders_settled_before
+        if settled is None and remembered is not None:  # the clock is read for the mirror's record only
+            settled = time.time_ns() - FOLDER_TICK_NS
+        env = self.environment
         stack: list[tuple[str, int]] = [("", 0)]
         while stack:
             rel_dir, depth = stack.pop()
             prefix = f"{rel_dir}/" if rel_dir else ""
-            # Taken before the folder is read: a change while it is read makes it differ next time.
-            # No trailing slash: lstat would follow a link named so.
-            folder = f"{root}/{rel_dir}" if rel_dir else root
-            identity = _folder_identity(folder) if remembered is not None else None
+            # Taken before the folder is read; no trailing slash, with which lstat follows a link.
+            looked = _folder_identity(f"{root}/{rel_dir}" if rel_dir else root) if remembered is not None else None
+            identity = looked[0] if looked is not None else None
             kept = remembered.get(rel_dir) if remembered is not None and identity is not None else None
-            if kept is not None and kept[0] == identity:
+            # A folder holding the environment running the verifier is read: that entry is skipped, with a note.
+            holds_env = env is not None and env.rpartition("/")[0] == rel_dir
+            if kept is not None and kept[0] == identity and not holds_env:
                 seen[rel_dir] = kept
                 self.folders_taken += 1
                 if kept[1]:
@@ -13741,8 +13772,12 @@ class Site:
             folders: list[str] = []
             plain = yield from self._read_entries(rel_dir, prefix, depth, verifier, files, folders)
             stack.extend((prefix + name, depth + 1) for name in folders)
-            if plain and identity is not None:
-                seen[rel_dir] = (identity, "/".join(files), "/".join(folders))
+            # Never the site's own folder (it holds the verifier, whose path the manifest names);
+            # never one whose times are whole milliseconds (a coarse filesystem's), nor one
+            # changed too lately to tell from a change to come.
+            recordable = looked is not None and settled is not None and looked[1] % 1_000_000 and looked[1] < settled
+            if plain and rel_dir and looked is not None and recordable and is_safe_path(rel_dir):
+                seen[rel_dir] = (looked[0], "/".join(files), "/".join(folders))
 
     def _read_entries(
         self, rel_dir: str, prefix: str, depth: int, verifier: str, files: list[str], folders: list[str]
@@ -14314,11 +14349,15 @@ def load_folders(path: Path, site_folder: Path) -> tuple[FolderRecord, str | Non
 
 
 def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
-    fields = data.split(b"\n", 2)
-    if len(fields) != 3 or fields[0] != FOLDERS_HEADER.encode():
+    fields = data.split(b"\n", 3)
+    if len(fields) != 4 or fields[0] != FOLDERS_HEADER.encode():
         raise ValueError(f"not a record beginning with {FOLDERS_HEADER!r}")
-    count, _, digest = fields[1].partition(b" ")
-    body = fields[2]
+    # What makes a folder plain is this code's to say: a record another version of the verifier
+    # wrote might hold a folder that this one would report (a rule made stricter since).
+    if fields[1] != rules_version().encode():
+        raise ValueError("written by another version of the verifier")
+    count, _, digest = fields[2].partition(b" ")
+    body = fields[3]
     if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
         raise ValueError("its second line does not name the count and SHA-256 of what follows it: damaged")
     lines = body.decode("utf-8", "surrogateescape").split("\n")
@@ -14339,7 +14378,7 @@ def save_folders(path: Path, seen: Mapping[str, FolderSeen]) -> None:
     """Write the folders whole, replacing the last ones atomically, in a folder only the user may read."""
     rows = [f"{seen[rel][0].hex()} {rel or '.'}\0{seen[rel][1]}\0{seen[rel][2]}\n" for rel in sorted(seen)]
     body = "".join(rows).encode("utf-8", "surrogateescape")
-    head = f"{FOLDERS_HEADER}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
+    head = f"{FOLDERS_HEADER}\n{rules_version()}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     replace_atomically(path, head + body)
 
@@ -17023,6 +17062,8 @@ class Context:
     ordinals: Mapping[str, int]
     roots: Mapping[int, bytes]
     program: Mapping[str, str]
+    # item -> what certificate_key hashes of its reveal, made once a run (filled as keys are made)
+    reveal_entries: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def certificate_key(
@@ -17052,14 +17093,21 @@ def certificate_key(
         # Absent until due (a secret gate's log would give answers away): whether it is there counts.
         present = os.path.lexists(os.path.join(x.root, rel))
         evidence.append([rel, present, x.vouched(rel) if present else None])
-    reveals = []
+    items = ids_text(looked.items)
+    if items is None:
+        return None
+    # The items, and for each revealed one where and with which bytes: an item of the public
+    # gate is in thousands of runs, so what it contributes is made once a run of the verifier.
+    cache, revealed = x.reveal_entries, ledger.reveals
+    reveals: list[Any] = [items]
     for item in looked.items:
-        if not is_id(item):
-            return None
-        reveal = ledger.reveals.get(item)
-        path = x.reveal_paths.get(item)
-        sha = x.vouched(path) if reveal is not None and is_safe_path(path) else None
-        reveals.append([item, reveal.index if reveal is not None else None, path if reveal is not None else None, sha])
+        if item in revealed:
+            entry = cache.get(item)
+            if entry is None:
+                path = x.reveal_paths.get(item)
+                sha = x.vouched(path) if is_safe_path(path) else None
+                entry = cache[item] = [item, revealed[item].index, path, sha]
+            reveals.append(entry)
     valid = ledger.keys.valid_at(ev.index + 1)
     key = valid[-1].public_key if valid else x.site_key
     published = ledger.methodologies.get(looked.version) if looked.version is not None else None
@@ -17067,7 +17115,7 @@ def certificate_key(
     size = min((n for n in x.roots if n > ev.index), default=None)
     return memory.recheck_key(
         "certificate",
-        canonical_bytes(dict(row)).decode("utf-8"),
+        dict(row),
         files,
         [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
         [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
@@ -17188,17 +17236,20 @@ def run_key(
     ledger = x.ledger
     path = row.get("spec")
     sha = x.vouched(path) if is_safe_path(path) else None
-    if sha is None or run.id in x.measured or any(not is_id(i) for i in looked.items):
+    items = ids_text(looked.items)
+    if sha is None or run.id in x.measured or items is None:
         return None
     before = ledger.runs_before(run)
     prev = before[-1] if before else None
     gate = ledger.gates.get(run.gate)
     published = ledger.methodologies.get(looked.version)
     draw = ledger.draws.get(run.id)
-    reveals = [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in looked.items]
+    revealed = ledger.reveals
+    # The items, then when each revealed one was: most are not.
+    reveals = [items, *([i, revealed[i].index] for i in looked.items if i in revealed)]
     return memory.recheck_key(
         "run",
-        canonical_bytes(dict(row)).decode("utf-8"),
+        dict(row),
         [path, sha],
         [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
         [prev.id, prev.index, ledger.decided_at(prev.id)] if prev is not None else None,
@@ -19439,10 +19490,11 @@ class LocalCopy:
             if rel in unrecorded:
                 answers[rel] = unrecorded[rel] == digest
                 continue
-            parent = rel.rpartition("/")[0]
-            if parent != folder:
-                folder, free = parent, self._link_free(parent)
             try:
+                parent = rel.rpartition("/")[0]
+                if parent != folder:
+                    folder, free = parent, False  # until asked: a folder that cannot be asked holds nothing
+                    free = self._link_free(parent)
                 st = lstat(f"{root}/{rel}") if free else None
             except OSError:
                 st = None
@@ -20045,7 +20097,8 @@ def verify_site(
     if not (root / MANIFEST_PATH).is_file():
         raise SiteUnreadable(f"{site}: no {MANIFEST_PATH}: not a transparency site")
     s = Site(root, report, _trusted(root, known_files, full, report), known_now)
-    if folders is not None and folders.path is not None and (full or private_to_user(root)):
+    # Not on Windows, where a folder's times can be set to anything (and ctime is its creation).
+    if folders is not None and folders.path is not None and os.name != "nt" and private_to_user(root):
         s.folders = {} if full else folders.remembered
     try:
         _check(s, key, since, from_tiles, (policy, max_age), memory, full, known_logs or {})
@@ -20723,10 +20776,10 @@ def _mirror_parser() -> argparse.ArgumentParser:
         description="Keep a copy of a published site in DIR and verify it. The first run copies every file; a "
         "later run fetches only the files whose SHA-256 in the signed SHA256SUMS changed (and the lists under "
         "sums/ of a format v3 or v4 site whose bytes changed, reading none the verifier remembers from the "
-        "release it verified last), removes the files it wrote that the site no longer "
-        "lists, and verifies the copy from the release it verified last, without reading again the files it "
-        "wrote and hashed itself nor the folders unchanged since it last walked them. Nothing replaces a file of DIR before every new file arrived with the bytes "
-        "SHA256SUMS lists.",
+        "release it verified last), removes the files it wrote that the site no longer lists, and verifies the "
+        "copy from the release it verified last, without reading again the files it wrote and hashed itself "
+        "nor the folders unchanged since it last walked them. Nothing replaces a file of DIR before every new "
+        "file arrived with the bytes SHA256SUMS lists.",
         epilog="Exit status: 0 the copy is up to date and every check passed, 1 the site failed a check (its "
         "SHA256SUMS signature, a file that arrived with other bytes than listed twice over, or the "
         "verification), 2 the site could not be read, the arguments are wrong or the verifier cannot run.",

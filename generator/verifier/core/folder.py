@@ -10,6 +10,7 @@ import operator
 import os
 import stat
 import struct
+import time
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -72,13 +73,22 @@ def identity_of(st: os.stat_result) -> Identity:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
-def _folder_identity(path: str) -> bytes | None:
-    """A folder's identity as folder_memory records it, or None if it is no folder now."""
+def _folder_identity(path: str) -> tuple[bytes, int] | None:
+    """A folder's identity as folder_memory records it, and the later of its modification and
+    change times; None if it is no folder now."""
     try:
         st = os.lstat(path)
-        return IDENTITY.pack(*identity_of(st)) if stat.S_ISDIR(st.st_mode) else None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        return IDENTITY.pack(*identity_of(st)), max(st.st_mtime_ns, st.st_ctime_ns)
     except (OSError, struct.error):
         return None
+
+
+# Timestamps come from a coarse clock (a kernel tick, 1 to 10 ms): a folder changed twice within
+# one tick keeps its first change time. A folder is recorded only if it last changed more than
+# this before the walk began, so that any change after its reading gives it another identity.
+FOLDER_TICK_NS = 20_000_000
 
 
 _NAME = operator.attrgetter("name")  # a folder's entries in name order, so the report's order is fixed
@@ -117,6 +127,7 @@ class Site:
         self.folders: Mapping[str, FolderSeen] | None = None
         self.folders_seen: dict[str, FolderSeen] = {}
         self.folders_taken = 0  # folders the walk took from `folders` instead of reading them
+        self.folders_settled_before: int | None = None  # tests only: else the walk's start, less a tick
 
     def path(self, rel: Any, what: str) -> Path | None:
         """The file a document's path names, or None (and a failure) if unsafe or missing."""
@@ -288,16 +299,21 @@ class Site:
         folder whose identity is the one recorded is not read: its entries are the ones it held
         then. Every plain folder the walk meets, read or taken, is in `folders_seen` after it."""
         remembered, seen, root = self.folders, self.folders_seen, os.fspath(self.root)
+        settled = self.folders_settled_before
+        if settled is None and remembered is not None:  # the clock is read for the mirror's record only
+            settled = time.time_ns() - FOLDER_TICK_NS
+        env = self.environment
         stack: list[tuple[str, int]] = [("", 0)]
         while stack:
             rel_dir, depth = stack.pop()
             prefix = f"{rel_dir}/" if rel_dir else ""
-            # Taken before the folder is read: a change while it is read makes it differ next time.
-            # No trailing slash: lstat would follow a link named so.
-            folder = f"{root}/{rel_dir}" if rel_dir else root
-            identity = _folder_identity(folder) if remembered is not None else None
+            # Taken before the folder is read; no trailing slash, with which lstat follows a link.
+            looked = _folder_identity(f"{root}/{rel_dir}" if rel_dir else root) if remembered is not None else None
+            identity = looked[0] if looked is not None else None
             kept = remembered.get(rel_dir) if remembered is not None and identity is not None else None
-            if kept is not None and kept[0] == identity:
+            # A folder holding the environment running the verifier is read: that entry is skipped, with a note.
+            holds_env = env is not None and env.rpartition("/")[0] == rel_dir
+            if kept is not None and kept[0] == identity and not holds_env:
                 seen[rel_dir] = kept
                 self.folders_taken += 1
                 if kept[1]:
@@ -309,8 +325,12 @@ class Site:
             folders: list[str] = []
             plain = yield from self._read_entries(rel_dir, prefix, depth, verifier, files, folders)
             stack.extend((prefix + name, depth + 1) for name in folders)
-            if plain and identity is not None:
-                seen[rel_dir] = (identity, "/".join(files), "/".join(folders))
+            # Never the site's own folder (it holds the verifier, whose path the manifest names);
+            # never one whose times are whole milliseconds (a coarse filesystem's), nor one
+            # changed too lately to tell from a change to come.
+            recordable = looked is not None and settled is not None and looked[1] % 1_000_000 and looked[1] < settled
+            if plain and rel_dir and looked is not None and recordable and is_safe_path(rel_dir):
+                seen[rel_dir] = (looked[0], "/".join(files), "/".join(folders))
 
     def _read_entries(
         self, rel_dir: str, prefix: str, depth: int, verifier: str, files: list[str], folders: list[str]

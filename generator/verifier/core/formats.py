@@ -3,7 +3,7 @@ equality of JSON values, and the shapes of items and reveal documents."""
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeGuard
 
 from generator.verifier.core.canonical import canonical_text, number_rule_problems
@@ -39,6 +39,22 @@ def is_valid_key_name(name: Any) -> TypeGuard[str]:
 
 def is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+# Ids one a line (ID_RE's pattern between newlines): a run's or certificate's items checked by
+# one search in C, not a call an item (tens of thousands of runs of 25 items, each verification).
+_IDS_LINES_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}(?:\n[a-z0-9][a-z0-9_-]{0,63})*")
+
+
+def ids_text(values: Sequence[Any]) -> str | None:
+    """The ids `values` one a line, if every one is an id (is_id); else None."""
+    if not values:
+        return ""
+    if not all(isinstance(v, str) for v in values):
+        return None
+    text = "\n".join(values)
+    # The count of lines too: a value holding a newline would read as two ids.
+    return text if text.count("\n") == len(values) - 1 and _IDS_LINES_RE.fullmatch(text) else None
 
 
 def is_gate_id(value: Any) -> TypeGuard[str]:

@@ -11,13 +11,19 @@ the folder (folder.Site.files). A file changed in place does not change its fold
 the mirror's record, and the check of every file's SHA-256, are for.
 
 Only a plain folder is recorded: one whose walk found nothing to report in it (no link, device,
-Python code, empty or too deep folder, unreadable entry, nor the verifier's own environment)
-and whose entries all have safe names. The record is trusted as the mirror's record is (see
+Python code, empty or too deep folder, unreadable entry, nor the verifier's own environment),
+whose entries all have safe names, and which last changed more than a clock tick before the
+walk began (folder.FOLDER_TICK_NS: two changes within one tick can leave the same times), on a
+filesystem with times finer than a millisecond; never the site's own folder, which holds the
+verifier (whose path the manifest names). On Windows, where a folder's times can be set back,
+no folder is recorded. The record is trusted as the mirror's record is (see
 mirror_record.py): it lies in the verifier's own state folder, and neither it, its folder nor
 the mirror's folder may be written by anyone but the user; `--full` reads every folder.
 
-The file is text: a line `transparency-verify mirror folders v1`, a line `<n> <sha256>` (the
-SHA-256 of everything after that line), then one line a folder, sorted by path:
+The file is text: a line `transparency-verify mirror folders v1`, a line with the SHA-256 of the
+verifier's code (release_memory.rules_version: what makes a folder plain is that code's to say,
+so another version's record is not used), a line `<n> <sha256>` (the SHA-256 of everything
+after that line), then one line a folder, sorted by path:
 `<identity, 64 hex digits> <path>` then a NUL, the names of its files joined by `/`, a NUL, and
 the names of its folders joined by `/` (the site's own folder has the path `.`).
 """
@@ -29,7 +35,7 @@ from pathlib import Path
 
 from generator.verifier.core.folder import FolderSeen
 from generator.verifier.memory.checkpoint_memory import replace_atomically
-from generator.verifier.memory.release_memory import private_to_user
+from generator.verifier.memory.release_memory import private_to_user, rules_version
 
 FOLDERS_HEADER = "transparency-verify mirror folders v1"
 FOLDERS_MAX_BYTES = 1 << 31
@@ -79,11 +85,15 @@ def load_folders(path: Path, site_folder: Path) -> tuple[FolderRecord, str | Non
 
 
 def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
-    fields = data.split(b"\n", 2)
-    if len(fields) != 3 or fields[0] != FOLDERS_HEADER.encode():
+    fields = data.split(b"\n", 3)
+    if len(fields) != 4 or fields[0] != FOLDERS_HEADER.encode():
         raise ValueError(f"not a record beginning with {FOLDERS_HEADER!r}")
-    count, _, digest = fields[1].partition(b" ")
-    body = fields[2]
+    # What makes a folder plain is this code's to say: a record another version of the verifier
+    # wrote might hold a folder that this one would report (a rule made stricter since).
+    if fields[1] != rules_version().encode():
+        raise ValueError("written by another version of the verifier")
+    count, _, digest = fields[2].partition(b" ")
+    body = fields[3]
     if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
         raise ValueError("its second line does not name the count and SHA-256 of what follows it: damaged")
     lines = body.decode("utf-8", "surrogateescape").split("\n")
@@ -104,6 +114,6 @@ def save_folders(path: Path, seen: Mapping[str, FolderSeen]) -> None:
     """Write the folders whole, replacing the last ones atomically, in a folder only the user may read."""
     rows = [f"{seen[rel][0].hex()} {rel or '.'}\0{seen[rel][1]}\0{seen[rel][2]}\n" for rel in sorted(seen)]
     body = "".join(rows).encode("utf-8", "surrogateescape")
-    head = f"{FOLDERS_HEADER}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
+    head = f"{FOLDERS_HEADER}\n{rules_version()}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     replace_atomically(path, head + body)

@@ -21,11 +21,11 @@ check needs what its certificate opened.
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes
-from generator.verifier.core.formats import is_id, is_safe_path, sha256_hex
+from generator.verifier.core.formats import ids_text, is_safe_path, sha256_hex
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.events import CertificateEvent
 from generator.verifier.rules.ledger import Ledger
@@ -98,6 +98,8 @@ class Context:
     ordinals: Mapping[str, int]
     roots: Mapping[int, bytes]
     program: Mapping[str, str]
+    # item -> what certificate_key hashes of its reveal, made once a run (filled as keys are made)
+    reveal_entries: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def certificate_key(
@@ -127,14 +129,21 @@ def certificate_key(
         # Absent until due (a secret gate's log would give answers away): whether it is there counts.
         present = os.path.lexists(os.path.join(x.root, rel))
         evidence.append([rel, present, x.vouched(rel) if present else None])
-    reveals = []
+    items = ids_text(looked.items)
+    if items is None:
+        return None
+    # The items, and for each revealed one where and with which bytes: an item of the public
+    # gate is in thousands of runs, so what it contributes is made once a run of the verifier.
+    cache, revealed = x.reveal_entries, ledger.reveals
+    reveals: list[Any] = [items]
     for item in looked.items:
-        if not is_id(item):
-            return None
-        reveal = ledger.reveals.get(item)
-        path = x.reveal_paths.get(item)
-        sha = x.vouched(path) if reveal is not None and is_safe_path(path) else None
-        reveals.append([item, reveal.index if reveal is not None else None, path if reveal is not None else None, sha])
+        if item in revealed:
+            entry = cache.get(item)
+            if entry is None:
+                path = x.reveal_paths.get(item)
+                sha = x.vouched(path) if is_safe_path(path) else None
+                entry = cache[item] = [item, revealed[item].index, path, sha]
+            reveals.append(entry)
     valid = ledger.keys.valid_at(ev.index + 1)
     key = valid[-1].public_key if valid else x.site_key
     published = ledger.methodologies.get(looked.version) if looked.version is not None else None
@@ -142,7 +151,7 @@ def certificate_key(
     size = min((n for n in x.roots if n > ev.index), default=None)
     return memory.recheck_key(
         "certificate",
-        canonical_bytes(dict(row)).decode("utf-8"),
+        dict(row),
         files,
         [ev.serial, ev.run, ev.sha256, ev.index, ev.at],
         [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],

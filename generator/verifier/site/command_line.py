@@ -367,10 +367,10 @@ def _mirror_parser() -> argparse.ArgumentParser:
         description="Keep a copy of a published site in DIR and verify it. The first run copies every file; a "
         "later run fetches only the files whose SHA-256 in the signed SHA256SUMS changed (and the lists under "
         "sums/ of a format v3 or v4 site whose bytes changed, reading none the verifier remembers from the "
-        "release it verified last), removes the files it wrote that the site no longer "
-        "lists, and verifies the copy from the release it verified last, without reading again the files it "
-        "wrote and hashed itself nor the folders unchanged since it last walked them. Nothing replaces a file of DIR before every new file arrived with the bytes "
-        "SHA256SUMS lists.",
+        "release it verified last), removes the files it wrote that the site no longer lists, and verifies the "
+        "copy from the release it verified last, without reading again the files it wrote and hashed itself "
+        "nor the folders unchanged since it last walked them. Nothing replaces a file of DIR before every new "
+        "file arrived with the bytes SHA256SUMS lists.",
         epilog="Exit status: 0 the copy is up to date and every check passed, 1 the site failed a check (its "
         "SHA256SUMS signature, a file that arrived with other bytes than listed twice over, or the "
         "verification), 2 the site could not be read, the arguments are wrong or the verifier cannot run.",

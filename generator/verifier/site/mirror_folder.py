@@ -70,10 +70,11 @@ class LocalCopy:
             if rel in unrecorded:
                 answers[rel] = unrecorded[rel] == digest
                 continue
-            parent = rel.rpartition("/")[0]
-            if parent != folder:
-                folder, free = parent, self._link_free(parent)
             try:
+                parent = rel.rpartition("/")[0]
+                if parent != folder:
+                    folder, free = parent, False  # until asked: a folder that cannot be asked holds nothing
+                    free = self._link_free(parent)
                 st = lstat(f"{root}/{rel}") if free else None
             except OSError:
                 st = None

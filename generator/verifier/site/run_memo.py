@@ -21,7 +21,7 @@ from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes, parse_canonical
 from generator.verifier.core.errors import FormatError
-from generator.verifier.core.formats import is_id, is_safe_path, sha256_hex
+from generator.verifier.core.formats import ids_text, is_id, is_safe_path, sha256_hex
 from generator.verifier.memory.release_memory import Memory
 from generator.verifier.rules.events import RunEvent
 from generator.verifier.rules.ledger import Ledger
@@ -108,17 +108,20 @@ def run_key(
     ledger = x.ledger
     path = row.get("spec")
     sha = x.vouched(path) if is_safe_path(path) else None
-    if sha is None or run.id in x.measured or any(not is_id(i) for i in looked.items):
+    items = ids_text(looked.items)
+    if sha is None or run.id in x.measured or items is None:
         return None
     before = ledger.runs_before(run)
     prev = before[-1] if before else None
     gate = ledger.gates.get(run.gate)
     published = ledger.methodologies.get(looked.version)
     draw = ledger.draws.get(run.id)
-    reveals = [[i, r.index if (r := ledger.reveals.get(i)) is not None else None] for i in looked.items]
+    revealed = ledger.reveals
+    # The items, then when each revealed one was: most are not.
+    reveals = [items, *([i, revealed[i].index] for i in looked.items if i in revealed)]
     return memory.recheck_key(
         "run",
-        canonical_bytes(dict(row)).decode("utf-8"),
+        dict(row),
         [path, sha],
         [run.id, run.sha256, run.subject, run.gate, run.index, run.at, ledger.decided_at(run.id)],
         [prev.id, prev.index, ledger.decided_at(prev.id)] if prev is not None else None,

@@ -185,7 +185,8 @@ def test_the_folders_unchanged_are_not_read_again_and_a_file_planted_in_one_is_f
     mirrored: tuple[BuiltSite, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     site, mirror, state = mirrored
-    code, out, err = run(capsys, site.out, mirror, "--state", state)
+    for _ in range(2):  # the second: every folder changed more than a tick before the first's walk
+        code, out, err = run(capsys, site.out, mirror, "--state", state)
     assert code == 0, out + err
     taken = re.search(r"(\d+) folder\(s\) not read again", out)
     assert taken is not None and int(taken.group(1)) > 10, out

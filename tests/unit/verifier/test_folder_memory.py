@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.verifier.core.folder import Site
+from generator.verifier.core.folder import FOLDER_TICK_NS, Site
 from generator.verifier.core.report import Report
-from generator.verifier.memory.folder_memory import FOLDERS_HEADER, FolderRecord, load_folders, save_folders
+from generator.verifier.memory.folder_memory import (
+    FOLDERS_HEADER,
+    FolderRecord,
+    _parse_folders,
+    load_folders,
+    save_folders,
+)
+from generator.verifier.memory.release_memory import rules_version
 
 IDENTITY = bytes(range(32))
 
@@ -37,7 +45,7 @@ def test_folders_saved_are_read_back_as_they_were(tmp_path: Path) -> None:
     record, why = load_folders(path, site)
     assert why is None and record.path == path
     assert record.remembered == seen
-    assert path.read_bytes().startswith(FOLDERS_HEADER.encode() + b"\n3 ")
+    assert path.read_bytes().startswith(f"{FOLDERS_HEADER}\n{rules_version()}\n3 ".encode())
 
 
 def test_no_folders_yet_is_an_empty_record_that_will_be_written(tmp_path: Path) -> None:
@@ -52,12 +60,13 @@ def test_a_damaged_record_is_not_used_and_says_why(tmp_path: Path) -> None:
     site, path = _private(tmp_path)
     save_folders(path, {"": (IDENTITY, "a", "b"), "b": (IDENTITY, "c", "")})
     good = path.read_bytes()
-    head, counts, body = good.split(b"\n", 2)
+    head, rules, counts, body = good.split(b"\n", 3)
     damaged = {
         "a byte changed": good[:-2] + bytes([good[-2] ^ 1]) + good[-1:],
         "cut short": good[:-3],
         "another version": good.replace(b"folders v1", b"folders v2", 1),
-        "no count": head + b"\n" + body,
+        "no count": b"\n".join([head, rules, body]),
+        "another verifier's": b"\n".join([head, b"0" * 64, counts, body]),
     }
     for what, data in damaged.items():
         path.write_bytes(data)
@@ -79,10 +88,20 @@ def test_a_record_others_may_write_is_neither_used_nor_written(tmp_path: Path) -
     assert load_folders(path, site)[0].path is None
 
 
-def _walk(root: Path, remembered: dict[str, tuple[bytes, str, str]] | None) -> tuple[Site, set[str], list[str]]:
+def _walk(
+    root: Path,
+    remembered: dict[str, tuple[bytes, str, str]] | None,
+    settled: int | None = 1 << 62,
+    environment: str | None = None,
+) -> tuple[Site, set[str], list[str]]:
+    """A walk of `root` with `remembered` folders; `settled`: a folder changed after this time
+    is not recorded (by default every one is: the changes here are made a moment before);
+    `environment`: the folder of the Python running the verifier, as Site finds it."""
     report = Report(str(root))
     s = Site(root, report)
     s.folders = remembered
+    s.folders_settled_before = settled
+    s.environment = environment
     found = set(s.files("verify.py"))
     return s, found, [f"{f.file}: {f.message}" for f in report.failures]
 
@@ -167,3 +186,51 @@ def test_folders_seen_are_kept_only_for_a_trusted_record(tmp_path: Path) -> None
     record = FolderRecord(None, {"": (IDENTITY, "a", "")})
     assert record.save({"": (IDENTITY, "b", "")}) is None
     assert not os.listdir(tmp_path)
+
+
+def test_a_folder_changed_within_a_tick_of_the_walk_is_read_again_next_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two changes within one tick of a coarse clock can leave a folder the same times: one that
+    # changed that lately is not recorded, so a change right after its reading cannot hide.
+    root = tmp_path / "site"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "x.json").write_text("x")
+    (root / "a" / "y.json").write_text("y")
+    changed = max((root / "a").lstat().st_ctime_ns, (root / "a" / "b").lstat().st_ctime_ns)
+    monkeypatch.setattr(time, "time_ns", lambda: changed + FOLDER_TICK_NS // 2)
+    fresh = _walk(root, {}, settled=None)[0]  # the walk's own start, less a tick
+    assert fresh.folders_seen == {}
+    monkeypatch.setattr(time, "time_ns", lambda: changed + FOLDER_TICK_NS + 1)
+    assert set(_walk(root, {}, settled=None)[0].folders_seen) == {"a", "a/b"}
+    changed = (root / "a").lstat().st_ctime_ns
+    late = _walk(root, {}, settled=changed)[0]  # "a" changed at that very time: too late
+    assert "a" not in late.folders_seen
+    later = _walk(root, {}, settled=changed + 1)[0]
+    assert "a" in later.folders_seen and "" not in later.folders_seen
+
+
+def test_a_folder_holding_the_verifiers_environment_is_read_so_that_it_is_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    (root / "d" / "env" / "lib").mkdir(parents=True)
+    (root / "d" / "env" / "lib" / "site.json").write_text("{}")
+    (root / "d" / "x.json").write_text("{}")
+    remembered = dict(_walk(root, {})[0].folders_seen)
+    assert {"d", "d/env", "d/env/lib"} <= set(remembered)
+    # The auditor now runs the verifier from d/env: the walk must skip it, with a note.
+    s, got, failures = _walk(root, remembered, environment="d/env")
+    _, want, want_failures = _walk(root, None, environment="d/env")
+    assert got == want == {"d/x.json"} and failures == want_failures
+    assert any("d/env/ was not read" in note for note in s.report.notes)
+
+
+def test_a_folder_with_a_name_no_record_line_can_hold_is_not_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    odd = root / "d" / "two\nlines"
+    odd.mkdir(parents=True)
+    (odd / "x.json").write_text("{}")
+    seen = _walk(root, {})[0].folders_seen
+    assert "d/two\nlines" not in seen and "d" not in seen  # its parent holds an unsafe name: not plain
+    path = tmp_path / "state" / "record.folders"
+    save_folders(path, seen)
+    assert _parse_folders(path.read_bytes()) == seen
