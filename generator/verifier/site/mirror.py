@@ -265,14 +265,20 @@ def _lines(url: str, data: bytes) -> Iterable[tuple[str, str]]:
 
 def _check_shape(remote: Remote, files: dict[str, str]) -> None:
     """Paths a folder can hold side by side, none of them where the mirror keeps its own files."""
-    for rel in sorted(files):
-        top = rel.split("/", 1)[0]
-        if rel in (SUMS_PATH, SUMS_SIG_PATH) or top == INCOMING:
-            raise MirrorFailed(f"{remote.url_of(SUMS_PATH)}: lists {rel}, a path the list itself or the mirror holds")
-        parts = rel.split("/")
-        for n in range(1, len(parts)):
-            if "/".join(parts[:n]) in files:
-                raise MirrorFailed(f"{remote.url_of(SUMS_PATH)}: lists both {'/'.join(parts[:n])} and {rel} under it")
+    folders: set[str] = set()  # every folder the paths run through: a look a path, not one a level
+    for rel in files:
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    own = sorted({SUMS_PATH, SUMS_SIG_PATH, INCOMING} & (files.keys() | folders))
+    if own:
+        found = own[0] if own[0] in files else min(rel for rel in files if rel.startswith(own[0] + "/"))
+        raise MirrorFailed(f"{remote.url_of(SUMS_PATH)}: lists {found}, a path the list itself or the mirror holds")
+    clash = sorted(folders & files.keys())
+    if clash:
+        under = min(rel for rel in files if rel.startswith(clash[0] + "/"))
+        raise MirrorFailed(f"{remote.url_of(SUMS_PATH)}: lists both {clash[0]} and {under} under it")
 
 
 def _check_arrived(remote: Remote, rel: str, digest: str, data: bytes | None) -> bytes:
