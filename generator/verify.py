@@ -105,10 +105,10 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/log_list_file.py            lines 18785 to 18856
     generator/verifier/site/accounting.py               lines 18857 to 19162
     generator/verifier/site/remote.py                   lines 19163 to 19433
-    generator/verifier/site/mirror_folder.py            lines 19434 to 19720
-    generator/verifier/site/mirror.py                   lines 19721 to 20043
-    generator/verifier/site/verify_site.py              lines 20044 to 20452
-    generator/verifier/site/command_line.py             lines 20453 to 20915
+    generator/verifier/site/mirror_folder.py            lines 19434 to 19723
+    generator/verifier/site/mirror.py                   lines 19724 to 20046
+    generator/verifier/site/verify_site.py              lines 20047 to 20455
+    generator/verifier/site/command_line.py             lines 20456 to 20918
 """
 
 # ==============================================================================================
@@ -13760,7 +13760,7 @@ class Site:
             kept = remembered.get(rel_dir) if remembered is not None and identity is not None else None
             # A folder holding the environment running the verifier is read: that entry is skipped, with a note.
             holds_env = env is not None and env.rpartition("/")[0] == rel_dir
-            if kept is not None and kept[0] == identity and not holds_env:
+            if kept is not None and kept[0] == identity and rel_dir and not holds_env:
                 seen[rel_dir] = kept
                 self.folders_taken += 1
                 if kept[1]:
@@ -14359,12 +14359,12 @@ def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
     count, _, digest = fields[2].partition(b" ")
     body = fields[3]
     if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
-        raise ValueError("its second line does not name the count and SHA-256 of what follows it: damaged")
+        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
     lines = body.decode("utf-8", "surrogateescape").split("\n")
     if lines.pop() != "" or len(lines) != int(count):
-        raise ValueError(f"does not hold the {int(count)} folders its second line names")
+        raise ValueError(f"does not hold the {int(count)} folders its third line names")
     folders: dict[str, FolderSeen] = {}
-    for n, line in enumerate(lines, start=3):
+    for n, line in enumerate(lines, start=4):
         head, nul, rest = line.partition("\0")
         files, nul2, subs = rest.partition("\0")
         rel = head[65:]
@@ -19490,11 +19490,10 @@ class LocalCopy:
             if rel in unrecorded:
                 answers[rel] = unrecorded[rel] == digest
                 continue
+            parent = rel.rpartition("/")[0]
+            if parent != folder:
+                folder, free = parent, self._link_free(parent)
             try:
-                parent = rel.rpartition("/")[0]
-                if parent != folder:
-                    folder, free = parent, False  # until asked: a folder that cannot be asked holds nothing
-                    free = self._link_free(parent)
                 st = lstat(f"{root}/{rel}") if free else None
             except OSError:
                 st = None
@@ -19546,7 +19545,11 @@ class LocalCopy:
             folder = folder.rpartition("/")[0]
         free = self.link_free.get(folder, True) if folder else True
         for f in reversed(chain):
-            free = free and not os.path.islink(f"{self.root_name}/{f}")  # a string: 60,000 folders
+            if free:
+                try:  # a string path: 60,000 folders at the full scale
+                    free = not stat.S_ISLNK(os.lstat(f"{self.root_name}/{f}").st_mode)
+                except OSError:  # missing, or it cannot be asked: it holds nothing
+                    free = False
             self.link_free[f] = free
         return free
 

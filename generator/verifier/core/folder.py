@@ -313,7 +313,7 @@ class Site:
             kept = remembered.get(rel_dir) if remembered is not None and identity is not None else None
             # A folder holding the environment running the verifier is read: that entry is skipped, with a note.
             holds_env = env is not None and env.rpartition("/")[0] == rel_dir
-            if kept is not None and kept[0] == identity and not holds_env:
+            if kept is not None and kept[0] == identity and rel_dir and not holds_env:
                 seen[rel_dir] = kept
                 self.folders_taken += 1
                 if kept[1]:

@@ -14,7 +14,9 @@ Only a plain folder is recorded: one whose walk found nothing to report in it (n
 Python code, empty or too deep folder, unreadable entry, nor the verifier's own environment),
 whose entries all have safe names, and which last changed more than a clock tick before the
 walk began (folder.FOLDER_TICK_NS: two changes within one tick can leave the same times), on a
-filesystem with times finer than a millisecond; never the site's own folder, which holds the
+filesystem with times finer than a millisecond (a network filesystem whose server's clock runs
+behind this machine's by more than the tick is not told apart: keep a mirror on a local disk,
+or use `--full`); never the site's own folder, which holds the
 verifier (whose path the manifest names). On Windows, where a folder's times can be set back,
 no folder is recorded. The record is trusted as the mirror's record is (see
 mirror_record.py): it lies in the verifier's own state folder, and neither it, its folder nor
@@ -95,12 +97,12 @@ def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
     count, _, digest = fields[2].partition(b" ")
     body = fields[3]
     if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
-        raise ValueError("its second line does not name the count and SHA-256 of what follows it: damaged")
+        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
     lines = body.decode("utf-8", "surrogateescape").split("\n")
     if lines.pop() != "" or len(lines) != int(count):
-        raise ValueError(f"does not hold the {int(count)} folders its second line names")
+        raise ValueError(f"does not hold the {int(count)} folders its third line names")
     folders: dict[str, FolderSeen] = {}
-    for n, line in enumerate(lines, start=3):
+    for n, line in enumerate(lines, start=4):
         head, nul, rest = line.partition("\0")
         files, nul2, subs = rest.partition("\0")
         rel = head[65:]

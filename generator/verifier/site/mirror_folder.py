@@ -70,11 +70,10 @@ class LocalCopy:
             if rel in unrecorded:
                 answers[rel] = unrecorded[rel] == digest
                 continue
+            parent = rel.rpartition("/")[0]
+            if parent != folder:
+                folder, free = parent, self._link_free(parent)
             try:
-                parent = rel.rpartition("/")[0]
-                if parent != folder:
-                    folder, free = parent, False  # until asked: a folder that cannot be asked holds nothing
-                    free = self._link_free(parent)
                 st = lstat(f"{root}/{rel}") if free else None
             except OSError:
                 st = None
@@ -126,7 +125,11 @@ class LocalCopy:
             folder = folder.rpartition("/")[0]
         free = self.link_free.get(folder, True) if folder else True
         for f in reversed(chain):
-            free = free and not os.path.islink(f"{self.root_name}/{f}")  # a string: 60,000 folders
+            if free:
+                try:  # a string path: 60,000 folders at the full scale
+                    free = not stat.S_ISLNK(os.lstat(f"{self.root_name}/{f}").st_mode)
+                except OSError:  # missing, or it cannot be asked: it holds nothing
+                    free = False
             self.link_free[f] = free
         return free
 
