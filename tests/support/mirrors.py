@@ -101,3 +101,13 @@ def mirror_key(folder: Path, kind: str, name: str = "mirror.example.org") -> tup
     code, out, err = cli("mirror", "key", name, "--key", path, "--type", kind)
     assert code == 0, err
     return path, out.strip()
+
+
+def private_site_and_state(tmp_path: Path, record_name: str) -> tuple[Path, Path]:
+    """A site folder and where a mirror's memory file named `record_name` goes, both private as
+    the verifier requires of its state folder."""
+    site, state = tmp_path / "site", tmp_path / "state"
+    site.mkdir(mode=0o700)
+    state.mkdir(mode=0o700)
+    tmp_path.chmod(0o700)
+    return site, state / "mirrors" / record_name

@@ -22,20 +22,13 @@ from generator.verifier.memory.folder_memory import (
     save_folders,
 )
 from generator.verifier.memory.release_memory import rules_version
+from tests.support.mirrors import private_site_and_state
 
 IDENTITY = bytes(range(32))
 
 
-def _private(tmp_path: Path) -> tuple[Path, Path]:
-    site, state = tmp_path / "site", tmp_path / "state"
-    site.mkdir(mode=0o700)
-    state.mkdir(mode=0o700)
-    tmp_path.chmod(0o700)
-    return site, state / "mirrors" / "record.folders"
-
-
 def test_folders_saved_are_read_back_as_they_were(tmp_path: Path) -> None:
-    site, path = _private(tmp_path)
+    site, path = private_site_and_state(tmp_path, "record.folders")
     seen = {
         "": (IDENTITY, "index.html/keys.json", "caf\u00e9/ledger"),
         "caf\u00e9": (bytes(32), "a b.json", ""),
@@ -49,7 +42,7 @@ def test_folders_saved_are_read_back_as_they_were(tmp_path: Path) -> None:
 
 
 def test_no_folders_yet_is_an_empty_record_that_will_be_written(tmp_path: Path) -> None:
-    site, path = _private(tmp_path)
+    site, path = private_site_and_state(tmp_path, "record.folders")
     record, why = load_folders(path, site)
     assert (record.path, dict(record.remembered), why) == (path, {}, None)
     assert record.save({"": (IDENTITY, "a", "")}) is None
@@ -57,7 +50,7 @@ def test_no_folders_yet_is_an_empty_record_that_will_be_written(tmp_path: Path) 
 
 
 def test_a_damaged_record_is_not_used_and_says_why(tmp_path: Path) -> None:
-    site, path = _private(tmp_path)
+    site, path = private_site_and_state(tmp_path, "record.folders")
     save_folders(path, {"": (IDENTITY, "a", "b"), "b": (IDENTITY, "c", "")})
     good = path.read_bytes()
     head, rules, counts, body = good.split(b"\n", 3)
@@ -78,7 +71,7 @@ def test_a_damaged_record_is_not_used_and_says_why(tmp_path: Path) -> None:
 
 
 def test_a_record_others_may_write_is_neither_used_nor_written(tmp_path: Path) -> None:
-    site, path = _private(tmp_path)
+    site, path = private_site_and_state(tmp_path, "record.folders")
     save_folders(path, {"": (IDENTITY, "a", "")})
     path.chmod(0o666)
     record, why = load_folders(path, site)

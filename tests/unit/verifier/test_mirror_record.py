@@ -11,20 +11,13 @@ from pathlib import Path
 from generator.verifier.core.folder import known_value
 from generator.verifier.memory import mirror_record
 from generator.verifier.memory.mirror_record import RECORD_HEADER, RECORD_HEADER_V1, load_record, save_record
+from tests.support.mirrors import private_site_and_state
 
 SHA = "0123456789abcdef" * 4
 
 
-def _private(tmp_path: Path) -> tuple[Path, Path]:
-    site, state = tmp_path / "site", tmp_path / "state"
-    site.mkdir(mode=0o700)
-    state.mkdir(mode=0o700)
-    tmp_path.chmod(0o700)
-    return site, state / "mirrors" / "record.txt"
-
-
 def test_a_record_saved_is_read_back_as_it_was(tmp_path: Path) -> None:
-    site, record = _private(tmp_path)
+    site, record = private_site_and_state(tmp_path, "record.txt")
     files = {
         "index.html": known_value(SHA, (10, 1_700_000_000_000_000_000, 1_700_000_000_000_000_001, 42)),
         "caf\u00e9/a b.json": known_value("ab" * 32, (0, -5, 7, 2**64 - 1)),
@@ -43,13 +36,13 @@ def test_a_record_saved_is_read_back_as_it_was(tmp_path: Path) -> None:
 
 
 def test_an_empty_record_is_read_back_empty(tmp_path: Path) -> None:
-    site, record = _private(tmp_path)
+    site, record = private_site_and_state(tmp_path, "record.txt")
     save_record(record, "u", {})
     assert load_record(record, site) == ({}, None)
 
 
 def test_a_record_of_version_1_is_read_and_written_again_as_version_2(tmp_path: Path) -> None:
-    site, record = _private(tmp_path)
+    site, record = private_site_and_state(tmp_path, "record.txt")
     record.parent.mkdir(mode=0o700)
     record.write_text(f"{RECORD_HEADER_V1}\nurl\n{SHA} 1 2 3 4 a\n{'ab' * 32} 5 6 7 8 b/c\n")
     record.chmod(0o600)
@@ -62,7 +55,7 @@ def test_a_record_of_version_1_is_read_and_written_again_as_version_2(tmp_path: 
 
 
 def test_a_damaged_record_of_version_2_is_not_used_and_says_why(tmp_path: Path) -> None:
-    site, record = _private(tmp_path)
+    site, record = private_site_and_state(tmp_path, "record.txt")
     files = {f"d/{n}.json": known_value(SHA, (n, 2, 3, 4)) for n in range(5)}
     save_record(record, "url", files)  # type: ignore[arg-type]
     good = record.read_bytes()
@@ -126,7 +119,7 @@ def test_the_record_read_in_c_agrees_with_reading_it_line_by_line() -> None:
 
 
 def test_a_damaged_record_of_version_1_is_not_used_and_its_line_is_named(tmp_path: Path) -> None:
-    site, record = _private(tmp_path)
+    site, record = private_site_and_state(tmp_path, "record.txt")
     record.parent.mkdir(mode=0o700)
     record.write_text(f"{RECORD_HEADER_V1}\nurl\n{SHA} 1 2 3 4 a\n{SHA} 1 2 3 4 ../b\n")
     record.chmod(0o600)
