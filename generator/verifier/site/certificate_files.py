@@ -334,7 +334,20 @@ def _exports(
     gate_name = gate.name if gate is not None else ""
     memo = (
         exports_memo_key(
-            c.memory, c.s, r, data, index, spec, public, key, gate_name, c.ordinals, c.roots, c.program, c.ledger
+            c.memory,
+            c.s,
+            r,
+            data,
+            index,
+            spec,
+            public,
+            key,
+            gate_name,
+            c.ordinals,
+            c.roots,
+            c.program,
+            c.ledger,
+            c.memo.vouched if c.memo is not None else None,
         )
         if c.memory is not None
         else None

@@ -4,13 +4,13 @@ the file the site publishes: an export that says anything its certificate does n
 gate, verdict, figure, or the SHA-256 of another certificate) differs from what is remade, and
 fails. A manifest row without `exports` is a site built before exports existed."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from generator.verifier.core.canonical import canonical_bytes
 from generator.verifier.core.folder import Site
-from generator.verifier.core.formats import is_hex64, sha256_hex
+from generator.verifier.core.formats import is_hex64, is_safe_path, sha256_hex
 from generator.verifier.core.public_keys import ed25519_verify
 from generator.verifier.core.text import show
 from generator.verifier.exports.credential import (
@@ -207,17 +207,19 @@ def exports_memo_key(
     roots: Mapping[int, bytes],
     program: Mapping[str, str],
     ledger: Ledger,
+    vouched: Callable[[str], str | None] | None = None,
 ) -> str | None:
     """Everything a certificate's exports are checked against, for the memory: the certificate,
     its spec and pinned methodology, its items' commitments and which are revealed, the key, the
     gate's name, its place in the status list, the archived root its receipt needs, the program,
-    and each export file's SHA-256 (known from a mirror without reading it again). None when
-    there is nothing to key."""
+    and each export file's SHA-256: the one this run verified it has (`vouched`, so that a file
+    check_files hashed is not read again for its key), else known from a mirror, else read.
+    None when there is nothing to key."""
     listed = row.get("exports")
     if spec is None or not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         return None
     try:
-        files = [[rel, s.file_sha256(rel)] for rel in listed]
+        files = [[rel, _vouched_sha256(s, vouched, rel)] for rel in listed]
     except (OSError, ValueError):
         return None
     size = min((n for n in roots if n > index), default=None)
@@ -246,3 +248,8 @@ def exports_memo_key(
         index,
         files,
     )
+
+
+def _vouched_sha256(s: Site, vouched: Callable[[str], str | None] | None, rel: str) -> str:
+    sha = vouched(rel) if vouched is not None and is_safe_path(rel) else None
+    return sha if sha is not None else s.file_sha256(rel)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -286,6 +287,32 @@ def test_no_list_is_hashed_twice_when_the_tree_is_read_again(
     # (Files other checks hash for their own keys are not the lists' business.)
     more = [rel for rel in set(from_memory) if rel.startswith("sums/") and from_memory.count(rel) > hashed.count(rel)]
     assert not more, f"hashed more often than verifying from nothing hashes them: {sorted(more)[:5]}"
+
+
+def test_no_file_is_hashed_more_often_from_the_memory_than_from_nothing(
+    released: Released, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A certificate the one event made the verifier check again keys its exports by the SHA-256es
+    the check of every file verified, not by hashing them a second time: from the memory, no file
+    of a passing release is read for its SHA-256 more often than reading everything reads it."""
+    site, memory = copy_release(released.site.out, released.memory, tmp_path)
+    hashed: list[str] = []
+    hash_file = Site.hash_file
+
+    def spy(self: Site, rel: str) -> str:
+        hashed.append(rel)
+        return hash_file(self, rel)
+
+    monkeypatch.setattr(Site, "hash_file", spy)
+    report = v.verify_site(site, since=released.since, memory=memory)
+    assert report.ok, report.render()[-2000:]
+    from_memory = Counter(hashed)
+    hashed.clear()
+    assert v.verify_site(site, since=released.since).ok
+    from_nothing = Counter(hashed)
+    assert any(rel.startswith("certificates/") for rel in from_memory), "the event made certificates be checked again"
+    more = sorted(rel for rel in from_memory if from_memory[rel] > from_nothing[rel])
+    assert not more, f"hashed more often from the memory than from nothing: {more[:5]}"
 
 
 def test_no_temporary_file_for_the_lists_costs_the_next_run_not_the_verdict(
