@@ -97,18 +97,18 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/site/run_memo.py                 lines 17153 to 17274
     generator/verifier/site/publication.py              lines 17275 to 17504
     generator/verifier/rules/revocations.py             lines 17505 to 17624
-    generator/verifier/site/export_files.py             lines 17625 to 17850
-    generator/verifier/site/certificate_records.py      lines 17851 to 18016
-    generator/verifier/site/certificate_files.py        lines 18017 to 18460
-    generator/verifier/site/agreement_files.py          lines 18461 to 18605
-    generator/verifier/site/timestamp_files.py          lines 18606 to 18784
-    generator/verifier/site/log_list_file.py            lines 18785 to 18856
-    generator/verifier/site/accounting.py               lines 18857 to 19162
-    generator/verifier/site/remote.py                   lines 19163 to 19433
-    generator/verifier/site/mirror_folder.py            lines 19434 to 19723
-    generator/verifier/site/mirror.py                   lines 19724 to 20046
-    generator/verifier/site/verify_site.py              lines 20047 to 20455
-    generator/verifier/site/command_line.py             lines 20456 to 20918
+    generator/verifier/site/export_files.py             lines 17625 to 17857
+    generator/verifier/site/certificate_records.py      lines 17858 to 18023
+    generator/verifier/site/certificate_files.py        lines 18024 to 18480
+    generator/verifier/site/agreement_files.py          lines 18481 to 18625
+    generator/verifier/site/timestamp_files.py          lines 18626 to 18804
+    generator/verifier/site/log_list_file.py            lines 18805 to 18876
+    generator/verifier/site/accounting.py               lines 18877 to 19182
+    generator/verifier/site/remote.py                   lines 19183 to 19453
+    generator/verifier/site/mirror_folder.py            lines 19454 to 19743
+    generator/verifier/site/mirror.py                   lines 19744 to 20066
+    generator/verifier/site/verify_site.py              lines 20067 to 20475
+    generator/verifier/site/command_line.py             lines 20476 to 20938
 """
 
 # ==============================================================================================
@@ -17807,17 +17807,19 @@ def exports_memo_key(
     roots: Mapping[int, bytes],
     program: Mapping[str, str],
     ledger: Ledger,
+    vouched: Callable[[str], str | None] | None = None,
 ) -> str | None:
     """Everything a certificate's exports are checked against, for the memory: the certificate,
     its spec and pinned methodology, its items' commitments and which are revealed, the key, the
     gate's name, its place in the status list, the archived root its receipt needs, the program,
-    and each export file's SHA-256 (known from a mirror without reading it again). None when
-    there is nothing to key."""
+    and each export file's SHA-256: the one this run verified it has (`vouched`, so that a file
+    check_files hashed is not read again for its key), else known from a mirror, else read.
+    None when there is nothing to key."""
     listed = row.get("exports")
     if spec is None or not (isinstance(listed, list) and all(isinstance(p, str) for p in listed)):
         return None
     try:
-        files = [[rel, s.file_sha256(rel)] for rel in listed]
+        files = [[rel, _vouched_sha256(s, vouched, rel)] for rel in listed]
     except (OSError, ValueError):
         return None
     size = min((n for n in roots if n > index), default=None)
@@ -17846,6 +17848,11 @@ def exports_memo_key(
         index,
         files,
     )
+
+
+def _vouched_sha256(s: Site, vouched: Callable[[str], str | None] | None, rel: str) -> str:
+    sha = vouched(rel) if vouched is not None and is_safe_path(rel) else None
+    return sha if sha is not None else s.file_sha256(rel)
 
 
 # ==============================================================================================
@@ -18320,7 +18327,20 @@ def _exports(
     gate_name = gate.name if gate is not None else ""
     memo = (
         exports_memo_key(
-            c.memory, c.s, r, data, index, spec, public, key, gate_name, c.ordinals, c.roots, c.program, c.ledger
+            c.memory,
+            c.s,
+            r,
+            data,
+            index,
+            spec,
+            public,
+            key,
+            gate_name,
+            c.ordinals,
+            c.roots,
+            c.program,
+            c.ledger,
+            c.memo.vouched if c.memo is not None else None,
         )
         if c.memory is not None
         else None
