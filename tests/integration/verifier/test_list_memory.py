@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +71,20 @@ def lists_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     with monkeypatch.context() as m:
         m.setattr(Site, "read", spy)
         yield seen
+
+
+def hashed_by(monkeypatch: pytest.MonkeyPatch, run: Callable[[], Any]) -> tuple[Any, Counter[str]]:
+    """What `run()` returns, and how many times it read each file of the site for its SHA-256."""
+    hashed: Counter[str] = Counter()
+    hash_file = Site.hash_file
+
+    def spy(self: Site, rel: str) -> str:
+        hashed[rel] += 1
+        return hash_file(self, rel)
+
+    with monkeypatch.context() as m:
+        m.setattr(Site, "hash_file", spy)
+        return run(), hashed
 
 
 def failed(report: Any) -> list[str]:
@@ -270,22 +284,12 @@ def test_no_list_is_hashed_twice_when_the_tree_is_read_again(
     file takes that hash: a site that makes the tree be read again costs no list hashed twice."""
     site, memory = copy_release(released.site.out, released.memory, tmp_path)
     _same_size_edit(site, an_unchanged_leaf(released, site))
-    hashed: list[str] = []
-    hash_file = Site.hash_file
-
-    def spy(self: Site, rel: str) -> str:
-        hashed.append(rel)
-        return hash_file(self, rel)
-
-    monkeypatch.setattr(Site, "hash_file", spy)
-    report = v.verify_site(site, since=released.since, memory=memory)
-    from_memory = sorted(hashed)
-    hashed.clear()
-    v.verify_site(site, since=released.since)
+    report, from_memory = hashed_by(monkeypatch, lambda: v.verify_site(site, since=released.since, memory=memory))
+    _, from_nothing = hashed_by(monkeypatch, lambda: v.verify_site(site, since=released.since))
     assert not report.ok
     assert any(rel.startswith("sums/") for rel in from_memory), "a taken list was hashed before the tree was trusted"
     # (Files other checks hash for their own keys are not the lists' business.)
-    more = [rel for rel in set(from_memory) if rel.startswith("sums/") and from_memory.count(rel) > hashed.count(rel)]
+    more = [rel for rel in from_memory if rel.startswith("sums/") and from_memory[rel] > from_nothing[rel]]
     assert not more, f"hashed more often than verifying from nothing hashes them: {sorted(more)[:5]}"
 
 
@@ -296,20 +300,10 @@ def test_no_file_is_hashed_more_often_from_the_memory_than_from_nothing(
     the check of every file verified, not by hashing them a second time: from the memory, no file
     of a passing release is read for its SHA-256 more often than reading everything reads it."""
     site, memory = copy_release(released.site.out, released.memory, tmp_path)
-    hashed: list[str] = []
-    hash_file = Site.hash_file
-
-    def spy(self: Site, rel: str) -> str:
-        hashed.append(rel)
-        return hash_file(self, rel)
-
-    monkeypatch.setattr(Site, "hash_file", spy)
-    report = v.verify_site(site, since=released.since, memory=memory)
+    report, from_memory = hashed_by(monkeypatch, lambda: v.verify_site(site, since=released.since, memory=memory))
     assert report.ok, report.render()[-2000:]
-    from_memory = Counter(hashed)
-    hashed.clear()
-    assert v.verify_site(site, since=released.since).ok
-    from_nothing = Counter(hashed)
+    again, from_nothing = hashed_by(monkeypatch, lambda: v.verify_site(site, since=released.since))
+    assert again.ok
     assert any(rel.startswith("certificates/") for rel in from_memory), "the event made certificates be checked again"
     more = sorted(rel for rel in from_memory if from_memory[rel] > from_nothing[rel])
     assert not more, f"hashed more often from the memory than from nothing: {more[:5]}"
