@@ -66,49 +66,49 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/exports/scitt_statement.py       lines  9960 to 10145
     generator/verifier/exports/credential.py            lines 10146 to 10450
     generator/verifier/memory/ledger_snapshot.py        lines 10451 to 10694
-    generator/verifier/memory/checkpoint_memory.py      lines 10695 to 10851
-    generator/verifier/memory/list_memory.py            lines 10852 to 11056
-    generator/verifier/memory/release_memory.py         lines 11057 to 11422
-    generator/verifier/rules/answers.py                 lines 11423 to 11490
-    generator/verifier/rules/runs.py                    lines 11491 to 11863
-    generator/verifier/rules/lineage.py                 lines 11864 to 12149
-    generator/verifier/rules/score_edits.py             lines 12150 to 12235
-    generator/verifier/rules/evidence.py                lines 12236 to 12330
-    generator/verifier/rules/certificates.py            lines 12331 to 12798
-    generator/verifier/rules/certificate_documents.py   lines 12799 to 12894
-    generator/verifier/rules/recheck.py                 lines 12895 to 13261
-    generator/verifier/core/report.py                   lines 13262 to 13424
-    generator/verifier/core/windowed.py                 lines 13425 to 13455
-    generator/verifier/core/folder.py                   lines 13456 to 13884
-    generator/verifier/core/checksum_tree.py            lines 13885 to 14110
-    generator/verifier/tlog/rotation.py                 lines 14111 to 14295
-    generator/verifier/memory/folder_memory.py          lines 14296 to 14385
-    generator/verifier/memory/mirror_record.py          lines 14386 to 14531
-    generator/verifier/site/manifest_parts.py           lines 14532 to 14690
-    generator/verifier/site/release.py                  lines 14691 to 14998
-    generator/verifier/site/checksum_lists.py           lines 14999 to 15299
-    generator/verifier/site/zip_layout.py               lines 15300 to 15499
-    generator/verifier/site/download.py                 lines 15500 to 15894
-    generator/verifier/site/history.py                  lines 15895 to 16264
-    generator/verifier/site/history_v3.py               lines 16265 to 16443
-    generator/verifier/site/commitment_parts.py         lines 16444 to 16632
-    generator/verifier/site/ledger_files.py             lines 16633 to 16991
-    generator/verifier/site/certificate_memo.py         lines 16992 to 17152
-    generator/verifier/site/run_memo.py                 lines 17153 to 17274
-    generator/verifier/site/publication.py              lines 17275 to 17504
-    generator/verifier/rules/revocations.py             lines 17505 to 17624
-    generator/verifier/site/export_files.py             lines 17625 to 17857
-    generator/verifier/site/certificate_records.py      lines 17858 to 18023
-    generator/verifier/site/certificate_files.py        lines 18024 to 18480
-    generator/verifier/site/agreement_files.py          lines 18481 to 18625
-    generator/verifier/site/timestamp_files.py          lines 18626 to 18804
-    generator/verifier/site/log_list_file.py            lines 18805 to 18876
-    generator/verifier/site/accounting.py               lines 18877 to 19182
-    generator/verifier/site/remote.py                   lines 19183 to 19453
-    generator/verifier/site/mirror_folder.py            lines 19454 to 19743
-    generator/verifier/site/mirror.py                   lines 19744 to 20066
-    generator/verifier/site/verify_site.py              lines 20067 to 20475
-    generator/verifier/site/command_line.py             lines 20476 to 20938
+    generator/verifier/memory/checkpoint_memory.py      lines 10695 to 10872
+    generator/verifier/memory/list_memory.py            lines 10873 to 11077
+    generator/verifier/memory/release_memory.py         lines 11078 to 11443
+    generator/verifier/rules/answers.py                 lines 11444 to 11511
+    generator/verifier/rules/runs.py                    lines 11512 to 11884
+    generator/verifier/rules/lineage.py                 lines 11885 to 12170
+    generator/verifier/rules/score_edits.py             lines 12171 to 12256
+    generator/verifier/rules/evidence.py                lines 12257 to 12351
+    generator/verifier/rules/certificates.py            lines 12352 to 12819
+    generator/verifier/rules/certificate_documents.py   lines 12820 to 12915
+    generator/verifier/rules/recheck.py                 lines 12916 to 13282
+    generator/verifier/core/report.py                   lines 13283 to 13445
+    generator/verifier/core/windowed.py                 lines 13446 to 13476
+    generator/verifier/core/folder.py                   lines 13477 to 13905
+    generator/verifier/core/checksum_tree.py            lines 13906 to 14131
+    generator/verifier/tlog/rotation.py                 lines 14132 to 14316
+    generator/verifier/memory/folder_memory.py          lines 14317 to 14397
+    generator/verifier/memory/mirror_record.py          lines 14398 to 14534
+    generator/verifier/site/manifest_parts.py           lines 14535 to 14693
+    generator/verifier/site/release.py                  lines 14694 to 15001
+    generator/verifier/site/checksum_lists.py           lines 15002 to 15302
+    generator/verifier/site/zip_layout.py               lines 15303 to 15502
+    generator/verifier/site/download.py                 lines 15503 to 15897
+    generator/verifier/site/history.py                  lines 15898 to 16267
+    generator/verifier/site/history_v3.py               lines 16268 to 16446
+    generator/verifier/site/commitment_parts.py         lines 16447 to 16635
+    generator/verifier/site/ledger_files.py             lines 16636 to 16994
+    generator/verifier/site/certificate_memo.py         lines 16995 to 17155
+    generator/verifier/site/run_memo.py                 lines 17156 to 17277
+    generator/verifier/site/publication.py              lines 17278 to 17507
+    generator/verifier/rules/revocations.py             lines 17508 to 17627
+    generator/verifier/site/export_files.py             lines 17628 to 17860
+    generator/verifier/site/certificate_records.py      lines 17861 to 18026
+    generator/verifier/site/certificate_files.py        lines 18027 to 18483
+    generator/verifier/site/agreement_files.py          lines 18484 to 18628
+    generator/verifier/site/timestamp_files.py          lines 18629 to 18807
+    generator/verifier/site/log_list_file.py            lines 18808 to 18879
+    generator/verifier/site/accounting.py               lines 18880 to 19185
+    generator/verifier/site/remote.py                   lines 19186 to 19456
+    generator/verifier/site/mirror_folder.py            lines 19457 to 19746
+    generator/verifier/site/mirror.py                   lines 19747 to 20069
+    generator/verifier/site/verify_site.py              lines 20070 to 20478
+    generator/verifier/site/command_line.py             lines 20479 to 20941
 """
 
 # ==============================================================================================
@@ -10849,6 +10849,27 @@ def replace_atomically(path: Path, data: bytes | Iterable[bytes | memoryview], m
         os.close(dir_fd)
 
 
+def write_hashed(path: Path, header: str, second: str, count: int, body: bytes) -> None:
+    """Write a file of the mirror's memory: a `header` line, a `second` line, a line
+    `<count> <SHA-256 of body>`, then `body`; atomically, in a folder only the user may read."""
+    head = f"{header}\n{second}\n{count} {hashlib.sha256(body).hexdigest()}\n"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomically(path, (head.encode("utf-8", "surrogateescape"), body))
+
+
+def read_hashed(data: bytes, header: str) -> tuple[bytes, int, bytes]:
+    """The second line, the count and the body of a file write_hashed wrote; ValueError if it
+    does not begin with `header` or the body is not the one its third line names."""
+    fields = data.split(b"\n", 3)
+    if len(fields) != 4 or fields[0] != header.encode():
+        raise ValueError(f"not a record beginning with {header!r}")
+    count, _, digest = fields[2].partition(b" ")
+    body = fields[3]
+    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
+        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
+    return fields[1], int(count), body
+
+
 # ==============================================================================================
 # generator/verifier/memory/list_memory.py: What the verifier remembers of the checksum lists it verified last (a v3
 #     or v4 site's tree of lists, docs/formats/v3.md, 5; v4.md, 3), so that a list met again with a SHA-256 it had
@@ -14349,20 +14370,14 @@ def load_folders(path: Path, site_folder: Path) -> tuple[FolderRecord, str | Non
 
 
 def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
-    fields = data.split(b"\n", 3)
-    if len(fields) != 4 or fields[0] != FOLDERS_HEADER.encode():
-        raise ValueError(f"not a record beginning with {FOLDERS_HEADER!r}")
+    version, count, body = read_hashed(data, FOLDERS_HEADER)
     # What makes a folder plain is this code's to say: a record another version of the verifier
     # wrote might hold a folder that this one would report (a rule made stricter since).
-    if fields[1] != rules_version().encode():
+    if version != rules_version().encode():
         raise ValueError("written by another version of the verifier")
-    count, _, digest = fields[2].partition(b" ")
-    body = fields[3]
-    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
-        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
     lines = body.decode("utf-8", "surrogateescape").split("\n")
-    if lines.pop() != "" or len(lines) != int(count):
-        raise ValueError(f"does not hold the {int(count)} folders its third line names")
+    if lines.pop() != "" or len(lines) != count:
+        raise ValueError(f"does not hold the {count} folders its third line names")
     folders: dict[str, FolderSeen] = {}
     for n, line in enumerate(lines, start=4):
         head, nul, rest = line.partition("\0")
@@ -14377,10 +14392,7 @@ def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
 def save_folders(path: Path, seen: Mapping[str, FolderSeen]) -> None:
     """Write the folders whole, replacing the last ones atomically, in a folder only the user may read."""
     rows = [f"{seen[rel][0].hex()} {rel or '.'}\0{seen[rel][1]}\0{seen[rel][2]}\n" for rel in sorted(seen)]
-    body = "".join(rows).encode("utf-8", "surrogateescape")
-    head = f"{FOLDERS_HEADER}\n{rules_version()}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomically(path, head + body)
+    write_hashed(path, FOLDERS_HEADER, rules_version(), len(rows), "".join(rows).encode("utf-8", "surrogateescape"))
 
 
 # ==============================================================================================
@@ -14452,14 +14464,7 @@ def load_mirror_memory(
 
 
 def _parse_v2(data: bytes) -> dict[str, Written]:
-    fields = data.split(b"\n", 3)
-    if len(fields) != 4 or fields[0] != RECORD_HEADER.encode():
-        raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
-    count, _, digest = fields[2].partition(b" ")
-    body = fields[3]
-    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
-        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
-    n = int(count)
+    _url, n, body = read_hashed(data, RECORD_HEADER)
     cut = len(body) - _VALUE_BYTES * n
     names = body[:cut].decode("utf-8").split("\n") if cut > 0 else [""]
     # Each path ends with a newline: n of them leave n + 1 pieces, the last empty.
@@ -14524,9 +14529,7 @@ def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
     # Sorted as strings: a path is valid UTF-8, whose byte order is its code points' order.
     names = sorted(files)
     body = b"".join((("".join(rel + "\n" for rel in names)).encode("utf-8"), b"".join(map(files.__getitem__, names))))
-    head = f"{RECORD_HEADER}\n{url.replace(chr(10), ' ')}\n{len(names)} {hashlib.sha256(body).hexdigest()}\n"
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomically(path, head.encode("utf-8", "surrogateescape") + body)
+    write_hashed(path, RECORD_HEADER, url.replace("\n", " "), len(names), body)
 
 
 # ==============================================================================================

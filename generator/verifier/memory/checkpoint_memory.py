@@ -14,6 +14,7 @@ look-alike name would otherwise be a first contact, with nothing to extend.
 """
 
 import base64
+import hashlib
 import json
 import os
 import tempfile
@@ -178,3 +179,24 @@ def replace_atomically(path: Path, data: bytes | Iterable[bytes | memoryview], m
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def write_hashed(path: Path, header: str, second: str, count: int, body: bytes) -> None:
+    """Write a file of the mirror's memory: a `header` line, a `second` line, a line
+    `<count> <SHA-256 of body>`, then `body`; atomically, in a folder only the user may read."""
+    head = f"{header}\n{second}\n{count} {hashlib.sha256(body).hexdigest()}\n"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_atomically(path, (head.encode("utf-8", "surrogateescape"), body))
+
+
+def read_hashed(data: bytes, header: str) -> tuple[bytes, int, bytes]:
+    """The second line, the count and the body of a file write_hashed wrote; ValueError if it
+    does not begin with `header` or the body is not the one its third line names."""
+    fields = data.split(b"\n", 3)
+    if len(fields) != 4 or fields[0] != header.encode():
+        raise ValueError(f"not a record beginning with {header!r}")
+    count, _, digest = fields[2].partition(b" ")
+    body = fields[3]
+    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
+        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
+    return fields[1], int(count), body

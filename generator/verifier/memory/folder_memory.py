@@ -30,13 +30,12 @@ after that line), then one line a folder, sorted by path:
 the names of its folders joined by `/` (the site's own folder has the path `.`).
 """
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.verifier.core.folder import FolderSeen
-from generator.verifier.memory.checkpoint_memory import replace_atomically
+from generator.verifier.memory.checkpoint_memory import read_hashed, write_hashed
 from generator.verifier.memory.release_memory import private_to_user, rules_version
 
 FOLDERS_HEADER = "transparency-verify mirror folders v1"
@@ -87,20 +86,14 @@ def load_folders(path: Path, site_folder: Path) -> tuple[FolderRecord, str | Non
 
 
 def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
-    fields = data.split(b"\n", 3)
-    if len(fields) != 4 or fields[0] != FOLDERS_HEADER.encode():
-        raise ValueError(f"not a record beginning with {FOLDERS_HEADER!r}")
+    version, count, body = read_hashed(data, FOLDERS_HEADER)
     # What makes a folder plain is this code's to say: a record another version of the verifier
     # wrote might hold a folder that this one would report (a rule made stricter since).
-    if fields[1] != rules_version().encode():
+    if version != rules_version().encode():
         raise ValueError("written by another version of the verifier")
-    count, _, digest = fields[2].partition(b" ")
-    body = fields[3]
-    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
-        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
     lines = body.decode("utf-8", "surrogateescape").split("\n")
-    if lines.pop() != "" or len(lines) != int(count):
-        raise ValueError(f"does not hold the {int(count)} folders its third line names")
+    if lines.pop() != "" or len(lines) != count:
+        raise ValueError(f"does not hold the {count} folders its third line names")
     folders: dict[str, FolderSeen] = {}
     for n, line in enumerate(lines, start=4):
         head, nul, rest = line.partition("\0")
@@ -115,7 +108,4 @@ def _parse_folders(data: bytes) -> dict[str, FolderSeen]:
 def save_folders(path: Path, seen: Mapping[str, FolderSeen]) -> None:
     """Write the folders whole, replacing the last ones atomically, in a folder only the user may read."""
     rows = [f"{seen[rel][0].hex()} {rel or '.'}\0{seen[rel][1]}\0{seen[rel][2]}\n" for rel in sorted(seen)]
-    body = "".join(rows).encode("utf-8", "surrogateescape")
-    head = f"{FOLDERS_HEADER}\n{rules_version()}\n{len(rows)} {hashlib.sha256(body).hexdigest()}\n".encode()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomically(path, head + body)
+    write_hashed(path, FOLDERS_HEADER, rules_version(), len(rows), "".join(rows).encode("utf-8", "surrogateescape"))

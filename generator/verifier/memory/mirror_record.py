@@ -31,7 +31,7 @@ from pathlib import Path
 
 from generator.verifier.core.folder import known_value
 from generator.verifier.core.formats import all_safe_paths, is_safe_path
-from generator.verifier.memory.checkpoint_memory import replace_atomically
+from generator.verifier.memory.checkpoint_memory import read_hashed, write_hashed
 from generator.verifier.memory.folder_memory import FolderRecord, folders_path, load_folders
 from generator.verifier.memory.release_memory import private_to_user
 
@@ -90,14 +90,7 @@ def load_mirror_memory(
 
 
 def _parse_v2(data: bytes) -> dict[str, Written]:
-    fields = data.split(b"\n", 3)
-    if len(fields) != 4 or fields[0] != RECORD_HEADER.encode():
-        raise ValueError(f"not a record beginning with {RECORD_HEADER!r}")
-    count, _, digest = fields[2].partition(b" ")
-    body = fields[3]
-    if not count.isdigit() or hashlib.sha256(body).hexdigest().encode() != digest:
-        raise ValueError("its third line does not name the count and SHA-256 of what follows it: damaged")
-    n = int(count)
+    _url, n, body = read_hashed(data, RECORD_HEADER)
     cut = len(body) - _VALUE_BYTES * n
     names = body[:cut].decode("utf-8").split("\n") if cut > 0 else [""]
     # Each path ends with a newline: n of them leave n + 1 pieces, the last empty.
@@ -162,6 +155,4 @@ def save_record(path: Path, url: str, files: dict[str, Written]) -> None:
     # Sorted as strings: a path is valid UTF-8, whose byte order is its code points' order.
     names = sorted(files)
     body = b"".join((("".join(rel + "\n" for rel in names)).encode("utf-8"), b"".join(map(files.__getitem__, names))))
-    head = f"{RECORD_HEADER}\n{url.replace(chr(10), ' ')}\n{len(names)} {hashlib.sha256(body).hexdigest()}\n"
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_atomically(path, head.encode("utf-8", "surrogateescape") + body)
+    write_hashed(path, RECORD_HEADER, url.replace("\n", " "), len(names), body)
