@@ -60,6 +60,7 @@ from generator.state import (
     ledger_cache,
     page_cache,
     recheck_cache,
+    search_record_cache,
     tree_cache,
 )
 from generator.state.cache_file import Staged
@@ -365,7 +366,12 @@ def _check_page(b: Writing) -> None:
 
 def _search(b: Writing) -> None:
     reuse = b.memo is not None and b.memo.knows_last_release
-    pages.write_search_page(b.ctx, b.w, b.r, search.write_index(b.w, b.progress, reuse=reuse))
+    # Written before the release is checked: what it says of each page's bytes is so whether or
+    # not this release is published.
+    place = search_record_cache.memory_path(b.ctx.paths.private)
+    memory = search_record_cache.load(place)
+    pages.write_search_page(b.ctx, b.w, b.r, search.write_index(b.w, b.progress, reuse=reuse, memory=memory))
+    search_record_cache.save(place, memory)
 
 
 def _schemas(b: Writing) -> None:
@@ -539,8 +545,9 @@ WRITE: tuple[Step[Writing], ...] = (
             "methodology/*/index.html",
             f"{LAST}: the shards whose pages did not change",
             MEMO,
+            _cache(search_record_cache.MEMORY_NAME),
         ),
-        (f"{layout.SEARCH_INDEX_DIR}/", layout.SEARCH_PAGE),
+        (f"{layout.SEARCH_INDEX_DIR}/", layout.SEARCH_PAGE, _cache(search_record_cache.MEMORY_NAME)),
         _search,
     ),
     Step("JSON Schemas", ("the package's schemas",), (f"{layout.SCHEMAS}/",), _schemas),

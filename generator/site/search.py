@@ -89,6 +89,7 @@ RECORD_PAGES: tuple[tuple[str, str], ...] = (
 _RECORD_PATTERNS = tuple(
     (kind, re.compile(re.escape(pattern).replace(r"\*", "[^/]+"))) for kind, pattern in RECORD_PAGES
 )
+assert all(pattern.endswith(".html") for _, pattern in RECORD_PAGES), "_kind turns away every other file first"
 
 # The part of Pagefind's bundle a search through its JavaScript API loads: of every shard, the
 # entry and metadata files and the index and fragment chunks; of the primary shard (the one
@@ -264,16 +265,35 @@ def executable() -> Path:
 
 
 def _kind(rel: str) -> str | None:
+    # Every pattern is of a page: the test that turns away the 300,000 other files of a
+    # million-item site, in one call each.
+    if not rel.endswith(".html"):
+        return None
     return next((k for k, pattern in _RECORD_PATTERNS if pattern.fullmatch(rel)), None)
 
 
-def record_pages(w: SiteWriter) -> list[tuple[str, str]]:
-    """Every page written so far that carries a search record, with its kind, sorted by path."""
+def record_pages(w: SiteWriter, memory: dict[str, bool] | None = None) -> list[tuple[str, str]]:
+    """Every page written so far that carries a search record, with its kind, sorted by path.
+    `memory` (generator.state.search_record_cache: a page's SHA-256 -> whether it carries one)
+    answers for the pages whose bytes it knows, which are then not read; it is left holding the
+    answer for each page of RECORD_PAGES' patterns written so far, and no other."""
+    known = memory if memory is not None else {}
+    facts: dict[str, bool] = {}
     found = []
     for rel in sorted(w.hashes, key=lambda p: p.encode()):
         kind = _kind(rel)
-        if kind is not None and _record_of(w.root / rel, rel) is not None:
+        if kind is None:
+            continue
+        sha = w.hashes[rel]
+        marked = known.get(sha)
+        if marked is None:
+            marked = _record_of(w.root / rel, rel) is not None
+        facts[sha] = marked
+        if marked:
             found.append((rel, kind))
+    if memory is not None:
+        memory.clear()
+        memory.update(facts)
     return found
 
 
@@ -412,14 +432,17 @@ def _shards(paths: Iterable[str], marked: Callable[[str], bool] | None) -> tuple
     }
 
 
-def write_index(w: SiteWriter, progress: Progress | None = None, reuse: bool = False) -> Indexed:
+def write_index(
+    w: SiteWriter, progress: Progress | None = None, reuse: bool = False, memory: dict[str, bool] | None = None
+) -> Indexed:
     """Index every record page written so far and publish the index under
     layout.SEARCH_INDEX_DIR, in shards (SHARD_PAGES): each a Pagefind bundle of its own, which
     the search page merges. Called after the last record page. With no record page, nothing is
     published (Pagefind refuses an empty site) and the search page says so. With `reuse` (the
     last release was made by this very code: the build's page memo says so), a shard whose
-    pages all have the bytes they had in the last release is taken from it as it is."""
-    kinds = dict(record_pages(w))
+    pages all have the bytes they had in the last release is taken from it as it is. `memory`:
+    which pages carry a record, by SHA-256, read and refreshed (`record_pages`)."""
+    kinds = dict(record_pages(w, memory))
     counts = tuple((kind, sum(1 for k in kinds.values() if k == kind)) for kind, _ in RECORD_PAGES)
     bits, every = _shards(w.hashes, kinds.__contains__)
     shards = [s for s in every.values() if s.pages]

@@ -28,6 +28,7 @@ from generator.commands.build import build
 from generator.core import layout
 from generator.site import search
 from generator.site.render import make_environment
+from generator.state import search_record_cache
 from generator.verifier import identity_of, verify_site
 from tests.support.browser import Browsing, Tab, axe, blocking, browsing, describe, overflowing, page_width, serve
 from tests.support.demo import BuiltSite, copy_demo_data
@@ -335,6 +336,45 @@ def test_a_record_is_found_however_far_into_its_page(tmp_path: Path) -> None:
         at = page.index(search.MARKER)
         w.write(layout.item_page(f"x-{n}"), page[:at] + b" " * (offset - at) + page[at:])
     assert search.write_index(w).count("item") == 3
+
+
+def test_the_record_memory_spares_reading_the_pages_whose_bytes_it_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build after one event reads the changed pages for their record, not every record page;
+    the memory keeps this release's record pages only, each with what its bytes hold."""
+    w = SiteWriter(tmp_path / "site")
+    w.write(layout.item_page("x-1"), record_page("x-1"))
+    w.write(layout.item_page("x-2"), record_page("x-2", record=False))
+    w.write(layout.POOL_PAGE, record_page("pool"))
+    memory: dict[str, bool] = {"0" * 64: True}  # a page no longer on the site
+    assert search.record_pages(w, memory) == [(layout.item_page("x-1"), "item")]
+    assert memory == {w.hashes[layout.item_page("x-1")]: True, w.hashes[layout.item_page("x-2")]: False}
+
+    read: list[str] = []
+    record_of = search._record_of
+    monkeypatch.setattr(search, "_record_of", lambda path, rel: read.append(rel) or record_of(path, rel))
+    w.write(layout.item_page("x-3"), record_page("x-3"))
+    assert [rel for rel, _ in search.record_pages(w, memory)] == [layout.item_page(n) for n in ("x-1", "x-3")]
+    assert read == [layout.item_page("x-3")]
+    # What the memory says is taken as said: it is bound to the code that read the bytes.
+    assert search.record_pages(w, {sha: False for sha in memory}) == []
+    assert search.record_pages(w) == search.record_pages(w, {}) == search.record_pages(w, memory)
+
+
+def test_the_record_memory_is_bound_to_the_code_and_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    place = search_record_cache.memory_path(tmp_path)
+    assert search_record_cache.load(place) == {}
+    facts = {"a" * 64: True, "b" * 64: False}
+    search_record_cache.save(place, facts)
+    assert search_record_cache.load(place) == facts
+    doc = json.loads(place.read_bytes())
+    place.write_text(json.dumps({**doc, "rules": "0" * 64}))
+    assert search_record_cache.load(place) == {}
+    place.write_text(json.dumps({**doc, "pages": {"a" * 64: 1, "../x": True, "c" * 64: True}}))
+    assert search_record_cache.load(place) == {"c" * 64: True}
+    place.write_bytes(place.read_bytes()[:-3])
+    assert search_record_cache.load(place) == {}
 
 
 def test_write_index_publishes_nothing_without_a_record(tmp_path: Path) -> None:
@@ -702,12 +742,14 @@ def test_a_rebuild_indexes_only_the_shards_whose_pages_changed(tmp_path: Path, m
 
     monkeypatch.setattr(search, "run_pagefind", counted)
 
+    memory: dict[str, bool] = {}  # which pages carry a record, as a build keeps it from one to the next
+
     def site(name: str, previous: Path | None, changed: str | None) -> SiteWriter:
         w = SiteWriter(tmp_path / name, previous=PreviousRelease(previous) if previous is not None else None)
         for n in names:
             w.write(layout.item_page(n), record_page(n + (" changed" if n == changed else "")))
         w.write(layout.item_page("no-record"), record_page("no-record", record=False))
-        search.write_index(w, reuse=previous is not None)
+        search.write_index(w, reuse=previous is not None, memory=memory if name != "scratch" else None)
         return w
 
     first = released(site("first", None, None))
