@@ -353,7 +353,12 @@ def test_the_record_memory_spares_reading_the_pages_whose_bytes_it_knows(
 
     read: list[str] = []
     record_of = search._record_of
-    monkeypatch.setattr(search, "_record_of", lambda path, rel: read.append(rel) or record_of(path, rel))
+
+    def counted(path: Path, rel: str) -> bytes | None:
+        read.append(rel)
+        return record_of(path, rel)
+
+    monkeypatch.setattr(search, "_record_of", counted)
     w.write(layout.item_page("x-3"), record_page("x-3"))
     assert [rel for rel, _ in search.record_pages(w, memory)] == [layout.item_page(n) for n in ("x-1", "x-3")]
     assert read == [layout.item_page("x-3")]
