@@ -141,9 +141,10 @@ def _build(
                 progress("verifying the built site", 0, 1)
             carried: dict[str, bytes] = _read_back(carried_file)
             # The look that takes the site's shape checks each carried file's identity too, so
-            # the check looks at none of them again (a pass over every file of the site).
-            shape = build_cache.site_shape(staging.path, carried) if written.has_inputs else None
-            looked = shape is not None
+            # the check looks at none of them again (a pass over every file of the site), and
+            # takes the identities the build's record keeps, so the record looks at none either.
+            look = build_cache.look_at_site(paths, staging.path, carried) if written.has_inputs else None
+            looked = look is not None
             report = self_check(
                 staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried, looked
             )
@@ -167,7 +168,7 @@ def _build(
         hashes, memo, inputs = _read_back(after_file)
     said = build_cache.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
     published = build_steps.AfterSwap(
-        paths, out, hashes, memo, list(written.staged), inputs, said, offline, shape, cleanup
+        paths, out, hashes, memo, list(written.staged), inputs, said, offline, look, cleanup
     )
     for step in build_steps.AFTER_SWAP:
         step.run(published)
@@ -349,7 +350,7 @@ def self_check(
     `carried` are the files taken from the last release as they were (SiteWriter.carried): their
     SHA-256 is not computed again while their identity is the one they had when hashed, so that
     the files this build wrote are the ones hashed; `looked` says each of their identities was
-    found so in this run (build_cache.site_shape), so the check does not look at them again. A
+    found so in this run (build_cache.look_at_site), so the check does not look at them again. A
     file edited after that look (through the published folder, whose files these are) is not
     seen by the check, as one edited after the check's own look was not before: the window is
     from the look to the swap."""

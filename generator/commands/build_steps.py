@@ -643,7 +643,7 @@ class AfterSwap:
     inputs: build_cache.Inputs | None  # what the build read, when a build with nothing to do is possible
     said: build_cache.Published
     offline: bool
-    shape: str | None  # the staged site's shape before the verifier read it (build_cache.site_shape)
+    look: build_cache.SiteLook | None  # the staged site before the verifier read it (build_cache.look_at_site)
     cleanup: Cleanup
 
 
@@ -668,7 +668,7 @@ def _record_build(a: AfterSwap) -> None:
     if a.inputs is None:
         return
     a.cleanup.wait()  # what the build removes is gone: the identities recorded are those that stay
-    build_cache.save(a.paths, a.inputs, a.said, a.out, a.offline, a.shape, a.hashes)
+    build_cache.save(a.paths, a.inputs, a.said, a.out, a.offline, a.look, a.hashes)
 
 
 AFTER_SWAP: tuple[Step[AfterSwap], ...] = (

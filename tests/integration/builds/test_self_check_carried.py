@@ -14,6 +14,7 @@ import generator.commands.build as build_command
 from generator.commands.build import build
 from generator.commands.retire import retire_item
 from generator.core.generator_errors import VerificationFailed
+from generator.program.datadir import Paths
 from generator.program.sealed import iter_sealed
 from generator.verifier import identity_of, known_value
 from tests.support.demo import BuiltSite
@@ -78,15 +79,15 @@ def test_a_taken_file_changed_through_the_published_folder_fails_the_build(
             f.write(b"<!-- edited while the build ran -->")
         assert (staging / rel).read_bytes().endswith(b"<!-- edited while the build ran -->")
 
-    # Edited before the build's look at the staged site (build_cache.site_shape), which checks
+    # Edited before the build's look at the staged site (build_cache.look_at_site), which checks
     # each taken file's identity and hands the check only those it found unchanged.
-    shape = build_command.build_cache.site_shape
+    look = build_command.build_cache.look_at_site
 
-    def edited_first(staging: Path, carried: Any = None) -> Any:
+    def edited_first(paths: Paths, staging: Path, carried: Any = None) -> Any:
         edit(staging, carried)
-        return shape(staging, carried)
+        return look(paths, staging, carried)
 
-    monkeypatch.setattr(build_command.build_cache, "site_shape", edited_first)
+    monkeypatch.setattr(build_command.build_cache, "look_at_site", edited_first)
     _retire_one(site)
     with pytest.raises(VerificationFailed) as e:
         build(site.paths, site.out, offline=True)
@@ -94,7 +95,7 @@ def test_a_taken_file_changed_through_the_published_folder_fails_the_build(
 
 
 def test_the_look_drops_a_carried_file_changed_and_vouches_for_none_when_one_is_missing(tmp_path: Path) -> None:
-    """build_cache.site_shape checks each carried identity on its walk: a changed file is
+    """build_cache.look_at_site checks each carried identity on its walk: a changed file is
     dropped; a carried file the walk never meets leaves nothing vouched for."""
     site = tmp_path / "site"
     (site / "a").mkdir(parents=True)
@@ -108,9 +109,10 @@ def test_the_look_drops_a_carried_file_changed_and_vouches_for_none_when_one_is_
         return made
 
     carried = {"a/one.html": value("a/one.html"), "a/two.html": value("a/two.html")}
+    paths = Paths(tmp_path / "data", tmp_path / "private")
     (site / "a/two.html").write_text("changed, and longer than it was")
-    assert build_command.build_cache.site_shape(site, carried) is not None
+    assert build_command.build_cache.look_at_site(paths, site, carried) is not None
     assert list(carried) == ["a/one.html"]
     carried["a/gone.html"] = carried["a/one.html"]
-    assert build_command.build_cache.site_shape(site, carried) is not None
+    assert build_command.build_cache.look_at_site(paths, site, carried) is not None
     assert carried == {}
