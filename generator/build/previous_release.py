@@ -47,6 +47,12 @@ class PreviousRelease:
             self._sums = listed_files(self.folder) if self.reuse else {}
         return self._sums
 
+    def remember(self, listing: dict[str, str] | None) -> None:
+        """What its SHA256SUMS lists, as a build remembered it of this very root
+        (generator.state.listing_cache), so that the tree is not read again; None: read it."""
+        if listing is not None and self.reuse and self._sums is None:
+            self._sums = listing
+
     def digest(self, rel: str) -> str | None:
         """The SHA-256 its SHA256SUMS lists for `rel`, if any (and `reuse`)."""
         return self.sums.get(rel)

@@ -40,7 +40,7 @@ from generator.core.progress import Progress
 from generator.program.datadir import Paths
 from generator.program.ledgerfile import ledger_lines, reading
 from generator.site import pages
-from generator.state import build_cache
+from generator.state import build_cache, listing_cache
 from generator.state.cache_file import Staged
 from generator.state.hash_index_cache import HashIndex, load_index
 from generator.state.page_cache import PageMemo, memo_path
@@ -234,6 +234,7 @@ def _write_release(
             # A build that asks witnesses is never skipped, so its inputs are not worth reading.
             # What the last build hashed, by identity: none under --full, which reads every byte.
             index = HashIndex() if full else load_index(paths)
+            previous.remember(None if full else listing_cache.load(paths, previous.sums_bytes()))
             inputs = None if asks_witnesses else build_cache.read_inputs(paths, previous.folder, offline, index)
             last = None if full or inputs is None else build_cache.unchanged(paths, inputs, previous.folder)
             if last is not None:

@@ -58,6 +58,7 @@ from generator.state import (
     build_cache,
     gather_cache,
     ledger_cache,
+    listing_cache,
     page_cache,
     recheck_cache,
     search_record_cache,
@@ -656,6 +657,11 @@ def _caches_in_place(a: AfterSwap) -> None:
         s.commit()
 
 
+def _save_listing(a: AfterSwap) -> None:
+    # What the tree lists is every file the build wrote: the tree is made of them (sums_tree).
+    listing_cache.save(a.paths, (a.out / layout.SUMS).read_bytes(), a.hashes)
+
+
 def _keep_checkpoints(a: AfterSwap) -> None:
     # Published, then kept: a kill in between leaves them in the site, whence the next build
     # carries them, so no checkpoint is lost either way.
@@ -677,6 +683,12 @@ AFTER_SWAP: tuple[Step[AfterSwap], ...] = (
         ("the pages' keys", f"the published {layout.SUMS}"),
         (_cache(page_cache.MEMO_NAME),),
         _save_memo,
+    ),
+    Step(
+        "listing",
+        ("the files' SHA-256es", f"the published {layout.SUMS}"),
+        (_cache(listing_cache.LISTING_NAME),),
+        _save_listing,
     ),
     Step(
         "caches in place",

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 import generator.state.build_cache as build_cache
-from generator.build import gather, writer
+from generator.build import gather, previous_release, writer
 from generator.commands import build_steps
 from generator.commands.build import build
 from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
-from generator.core import child_process
+from generator.core import child_process, layout
 from generator.program.sealed import iter_sealed
+from generator.state import listing_cache
 from tests.support.demo import BuiltSite
 from tests.support.programs import item, write_items
 from tests.support.v3 import LATER, v3_demo
@@ -69,6 +70,40 @@ def test_a_one_event_build_reads_what_changed(tmp_path: Path, monkeypatch: pytes
     assert 0 < counts["inputs"] < files // 4, (counts, files)
     assert 0 < counts["taken"] < result.kept // 4, (counts, result.kept)
     # And it is the build from scratch, over the release before (whose proofs a v3 site keeps).
+    full = tmp_path / "full"
+    shutil.copytree(before, full)
+    build(site.paths, full, offline=True, full=True)
+    assert BuiltSite(site.paths, full).files() == site.files()
+
+
+def test_a_one_event_build_reads_no_list_of_the_last_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the last release lists is remembered (generator.state.listing_cache) as its tree
+    says, read whole; the next build takes it and reads none of the tree's lists, and is still
+    the build from scratch. A memory of another root, or torn, is none."""
+    site = v3_demo(tmp_path)
+    retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
+    build(site.paths, site.out, offline=True)
+    sums = (site.out / layout.SUMS).read_bytes()
+    assert listing_cache.load(site.paths, sums) == previous_release.listed_files(site.out)
+    assert listing_cache.load(site.paths, sums + b"\n") is None
+    place = listing_cache.listing_path(site.paths)
+    whole = place.read_bytes()
+    place.write_bytes(whole[:-1])
+    assert listing_cache.load(site.paths, sums) is None
+    place.write_bytes(whole.replace(b" ", b"  ", 2))
+    assert listing_cache.load(site.paths, sums) is None
+    place.write_bytes(whole)
+
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+
+    def unread(folder: Path) -> dict[str, str]:
+        raise AssertionError(f"the build read the last release's tree in {folder}")
+
+    with monkeypatch.context() as m:
+        m.setattr(previous_release, "listed_files", unread)
+        build(site.paths, site.out, offline=True)
     full = tmp_path / "full"
     shutil.copytree(before, full)
     build(site.paths, full, offline=True, full=True)
