@@ -211,15 +211,16 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
 
 
-def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> None:
+def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> bool:
     """Replace `out` with `staging`. Readers see the old site or the new one, never neither: one
     atomic exchange where the system offers it, else two renames. The old copy is kept as the
     spare release, the next build's staging folder (or, where that name is taken, removed by
-    `cleanup` in the background)."""
+    `cleanup` in the background). Whether a folder is being removed that may share files with
+    the new site (a spare that was there, or the old copy): removing it changes their change
+    times."""
     os.chmod(staging, 0o755)  # mkdtemp creates 0700; a published site is world-readable
     if out.exists() and not out.is_symlink() and _exchange(staging, out):
-        _keep_as_spare(staging, out, cleanup)  # now holds the previous site
-        return
+        return _keep_as_spare(staging, out, cleanup)  # now holds the previous site
     if out.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         os.rmdir(old)
@@ -229,18 +230,22 @@ def swap_in(staging: Path, out: Path, cleanup: Cleanup) -> None:
         except OSError:
             os.rename(old, out)
             raise
-        _keep_as_spare(old, out, cleanup)
-    else:
-        os.rename(staging, out)
+        return _keep_as_spare(old, out, cleanup)
+    os.rename(staging, out)
+    return False
 
 
-def _keep_as_spare(folder: Path, out: Path, cleanup: Cleanup) -> None:
+def _keep_as_spare(folder: Path, out: Path, cleanup: Cleanup) -> bool:
+    removing = False
     spare = spare_path(out)
     if os.path.isdir(spare) and not os.path.islink(spare):
         _put_aside(spare, out, cleanup)
+        removing = True
     elif os.path.lexists(spare):
         os.unlink(spare)
     try:
         os.rename(folder, spare)
     except OSError:
         cleanup.remove(folder)
+        removing = True
+    return removing

@@ -62,6 +62,10 @@ class SiteWriter:
         # before it was linked and the identity it has since: the build's own check of the
         # release hashes the files this build wrote, and these only if they changed since.
         self.carried: dict[str, bytes] = {}  # known_value(SHA-256, identity), as the verifier takes them
+        # SHA256SUMS and its signature, as `finish` wrote them (they are not in `hashes`, which
+        # they list): what the steps after the swap bind their records to, whatever the
+        # published folder holds by then.
+        self.finished: dict[str, str] = {}
         umask = os.umask(0)
         os.umask(umask)
         self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
@@ -347,7 +351,9 @@ class SiteWriter:
             data = "".join(lines).encode()
         # "x": a new file, never one that is there already (a link would be written through);
         # `_target` clears the place, as for every other file.
+        signature = signer.sign(data)
         with open(self._target(layout.SUMS), "xb") as f:
             f.write(data)
         with open(self._target(layout.SUMS_SIG), "xb") as f:
-            f.write(signer.sign(data))
+            f.write(signature)
+        self.finished = {layout.SUMS: sha256_hex(data), layout.SUMS_SIG: sha256_hex(signature)}

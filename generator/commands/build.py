@@ -156,7 +156,10 @@ def _build(
                 raise VerificationFailed(report.render())
             del report
             heap.release()
-            swap_in(staging.path, out, cleanup)
+            if swap_in(staging.path, out, cleanup) and look is not None:
+                # A folder sharing the site's files is being removed: their change times move
+                # after the look, so the record looks at the site itself.
+                look = dataclasses.replace(look, rows=None)
         except BaseException:
             staging.discard()
             for s in written.staged if written is not None else ():
@@ -165,10 +168,10 @@ def _build(
         staging.close()
         result = written.result
         assert result is not None
-        hashes, memo, inputs = _read_back(after_file)
+        hashes, finished, memo, inputs = _read_back(after_file)
     said = build_cache.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
     published = build_steps.AfterSwap(
-        paths, out, hashes, memo, list(written.staged), inputs, said, offline, look, cleanup
+        paths, out, hashes, finished, memo, list(written.staged), inputs, said, offline, look, cleanup
     )
     for step in build_steps.AFTER_SWAP:
         step.run(published)
@@ -258,7 +261,7 @@ def _write_release(
             )
             memo = PageMemo(memo_path(paths.private), previous.sums_bytes())
             writer = SiteWriter(staging.path, previous, cleanup, index.sha256, reused=staging.reused)
-            write_site(ctx, writer, progress, carried, previous, offline, memo)
+            step_caches = write_site(ctx, writer, progress, carried, previous, offline, memo)
         memo.written()
         result = BuildResult(
             previous.folder,
@@ -272,12 +275,12 @@ def _write_release(
             memo.rendered,
             writer.linked,
         )
-        staged = build_steps.stage_caches(ctx)
+        staged = [*step_caches, *build_steps.stage_caches(ctx)]
         vkey = ctx.signer.vkey
         del ctx  # freed before the pickling below, whose memo of every object pickled is its own peak
         try:
             _hand_over(writer.carried, carried_file)
-            _hand_over((writer.hashes, memo, inputs), after_file)
+            _hand_over((writer.hashes, writer.finished, memo, inputs), after_file)
         except BaseException:
             for s in staged:  # the build never hears of them: no one else would remove them
                 s.discard()
@@ -318,10 +321,11 @@ def write_site(
     previous: PreviousRelease | None = None,
     offline: bool = False,
     memo: PageMemo | None = None,
-) -> None:
+) -> list[Staged]:
     """Every artifact and page, each input file read once and checked against its hash: the steps
     of generator.commands.build_steps.WRITE, in their order, ending with SHA256SUMS and the check
-    that nothing the last release published is rewritten.
+    that nothing the last release published is rewritten. Returns the caches the steps staged,
+    to be put in place once the release is published.
 
     `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
     checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness.
@@ -329,7 +333,13 @@ def write_site(
     b = build_steps.Writing(
         ctx, w, pages.renderer(ctx, memo), artifacts.build_keys(ctx), progress, carried or [], previous, offline, memo
     )
-    build_steps.write_steps(b)
+    try:
+        build_steps.write_steps(b)
+    except BaseException:
+        for s in b.staged:  # the caller never hears of them
+            s.discard()
+        raise
+    return b.staged
 
 
 def self_check(
@@ -363,8 +373,15 @@ def self_check(
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up while they are made
+    # Never a bytecode cache beside the published verifier: a __pycache__ folder in the site is
+    # a failure of its check (a file no SHA256SUMS lists, Python code a verifier could import).
+    writes_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
     try:
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.dont_write_bytecode = writes_bytecode
         vars(module)["RAISE_INTERNAL_ERRORS"] = RAISE_INTERNAL_ERRORS
         return module.verify_site(
             site,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import ChainMap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,6 +122,8 @@ class Writing:
     policy: bytes | None = None
     history_rows: list[dict[str, Any]] = field(default_factory=list)
     lists: Lists | None = None
+    # Caches a step wrote beside their place, put in place once the release is published.
+    staged: list[Staged] = field(default_factory=list)
     # Public gates' answer keys, shown beside outputs: a thousand items, not a million.
     answers: dict[str, Any] = field(default_factory=dict)
     example: dict[str, str | None] | None = None
@@ -367,12 +370,17 @@ def _check_page(b: Writing) -> None:
 
 def _search(b: Writing) -> None:
     reuse = b.memo is not None and b.memo.knows_last_release
-    # Written before the release is checked: what it says of each page's bytes is so whether or
-    # not this release is published.
+    # Read only where the last release is taken from (never under --full); put in place only
+    # once this release passed its check, as the other caches.
+    # A site written without a last release (not by a build) keeps no memory.
     place = search_record_cache.memory_path(b.ctx.paths.private)
-    memory = search_record_cache.load(place)
+    memory = None
+    if b.previous is not None:
+        memory = search_record_cache.load(place) if b.previous.reuse else {}
     pages.write_search_page(b.ctx, b.w, b.r, search.write_index(b.w, b.progress, reuse=reuse, memory=memory))
-    search_record_cache.save(place, memory)
+    staged = search_record_cache.stage(place, memory) if memory is not None else None
+    if staged is not None:
+        b.staged.append(staged)
 
 
 def _schemas(b: Writing) -> None:
@@ -639,6 +647,7 @@ class AfterSwap:
     paths: Paths
     out: Path
     hashes: dict[str, str]  # every file of the release published, and its SHA-256
+    finished: dict[str, str]  # SHA256SUMS and its signature, as the build wrote them (SiteWriter.finished)
     memo: PageMemo
     staged: list[Staged]
     inputs: build_cache.Inputs | None  # what the build read, when a build with nothing to do is possible
@@ -649,7 +658,8 @@ class AfterSwap:
 
 
 def _save_memo(a: AfterSwap) -> None:
-    a.memo.save(a.hashes, (a.out / layout.SUMS).read_bytes())
+    if layout.SUMS in a.finished:
+        a.memo.save(a.hashes, a.finished[layout.SUMS])
 
 
 def _caches_in_place(a: AfterSwap) -> None:
@@ -659,7 +669,9 @@ def _caches_in_place(a: AfterSwap) -> None:
 
 def _save_listing(a: AfterSwap) -> None:
     # What the tree lists is every file the build wrote: the tree is made of them (sums_tree).
-    listing_cache.save(a.paths, (a.out / layout.SUMS).read_bytes(), a.hashes)
+    # Bound to the root the build wrote, not to what the published folder holds by now.
+    if layout.SUMS in a.finished:
+        listing_cache.save(a.paths, a.finished[layout.SUMS], a.hashes)
 
 
 def _keep_checkpoints(a: AfterSwap) -> None:
@@ -674,19 +686,20 @@ def _record_build(a: AfterSwap) -> None:
     if a.inputs is None:
         return
     a.cleanup.wait()  # what the build removes is gone: the identities recorded are those that stay
-    build_cache.save(a.paths, a.inputs, a.said, a.out, a.offline, a.look, a.hashes)
+    # SHA256SUMS and its signature as written, not as read now: an edit since is not vouched for.
+    build_cache.save(a.paths, a.inputs, a.said, a.out, a.offline, a.look, ChainMap(a.finished, a.hashes))
 
 
 AFTER_SWAP: tuple[Step[AfterSwap], ...] = (
     Step(
         "page memo",
-        ("the pages' keys", f"the published {layout.SUMS}"),
+        ("the pages' keys", f"the {layout.SUMS} the build wrote"),
         (_cache(page_cache.MEMO_NAME),),
         _save_memo,
     ),
     Step(
         "listing",
-        ("the files' SHA-256es", f"the published {layout.SUMS}"),
+        ("the files' SHA-256es", f"the {layout.SUMS} the build wrote"),
         (_cache(listing_cache.LISTING_NAME),),
         _save_listing,
     ),

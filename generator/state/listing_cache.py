@@ -64,11 +64,11 @@ def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
     return listing if len(listing) == int(fields[5]) else None
 
 
-def save(paths: Paths, sums: bytes, listing: Mapping[str, str]) -> None:
-    """Remember that the release whose root is `sums` lists `listing`."""
+def save(paths: Paths, release: str, listing: Mapping[str, str]) -> None:
+    """Remember that the release whose root `SHA256SUMS` has the SHA-256 `release` lists
+    `listing`."""
     if any("\n" in rel for rel in listing):
         return  # a path no site holds (layout refuses it): nothing remembered rather than a torn line
     body = "".join(f"{listing[rel]} {rel}\n" for rel in sorted(listing, key=lambda p: p.encode())).encode()
-    release = hashlib.sha256(sums).hexdigest()
     head = f"{_MAGIC} {rules_version()} {release} {len(listing)} {hashlib.sha256(body).hexdigest()}\n"
     write_cache(listing_path(paths), [head.encode(), body])

@@ -62,15 +62,16 @@ class PageMemo:
         one's kept (for `save`)."""
         self.old = {}
 
-    def save(self, hashes: dict[str, str], sums: bytes) -> None:
-        """Remember this release's keys, once it is the site in the output folder (whose
-        SHA256SUMS is `sums`). A failure to write costs the next build a full render, no more."""
+    def save(self, hashes: dict[str, str], release: str) -> None:
+        """Remember this release's keys, once it is the site in the output folder (`release`:
+        the SHA-256 of the SHA256SUMS the build wrote). A failure to write costs the next build a
+        full render, no more."""
         if self.path is None:
             return
         doc = {
             "v": 1,
             "rules": rules_version(),
-            "release": hashlib.sha256(sums).hexdigest(),
+            "release": release,
             "pages": {rel: [key, hashes[rel]] for rel, key in sorted(self.new.items()) if rel in hashes},
         }
         write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())

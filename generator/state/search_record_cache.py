@@ -5,7 +5,8 @@ program has (generator.site.search).
 Whether a page carries a record is a function of its bytes and of the code that looks for it,
 so the memory (`<private>/cache/search-records.json`) is bound to the code (`rules_version`)
 and to nothing else: a page whose SHA-256 it does not hold is read. It holds the pages of the
-last build only, so it never grows past the site. A file that cannot be read, or another
+last build only, so it never grows past the site, and is put in place with the other caches once
+the release passed its check. `build --full` reads none. A file that cannot be read, or another
 version's, is an empty memory; one that cannot be written costs the next build its reads.
 """
 
@@ -16,7 +17,7 @@ import re
 from pathlib import Path
 
 from generator.core.digest import rules_version
-from generator.state.cache_file import write_cache
+from generator.state.cache_file import Staged, stage_cache
 
 MEMORY_NAME = "search-records.json"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -41,6 +42,9 @@ def load(path: Path) -> dict[str, bool]:
     return {sha: marked for sha, marked in pages.items() if _SHA256.fullmatch(sha) and type(marked) is bool}
 
 
-def save(path: Path, facts: dict[str, bool]) -> None:
+def stage(path: Path, facts: dict[str, bool]) -> Staged | None:
+    """The memory of `facts` written beside its place, put there by the build once its release
+    passed its check (Staged.commit): a page edited while the build ran fails that check, so what
+    was read of it is never remembered. None if it could not be written."""
     doc = {"v": 1, "rules": rules_version(), "pages": dict(sorted(facts.items()))}
-    write_cache(path, json.dumps(doc, separators=(",", ":")).encode())
+    return stage_cache(path, json.dumps(doc, separators=(",", ":")).encode())

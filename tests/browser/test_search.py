@@ -371,7 +371,10 @@ def test_the_record_memory_is_bound_to_the_code_and_refuses_what_it_cannot_read(
     place = search_record_cache.memory_path(tmp_path)
     assert search_record_cache.load(place) == {}
     facts = {"a" * 64: True, "b" * 64: False}
-    search_record_cache.save(place, facts)
+    place.parent.mkdir(parents=True)
+    staged = search_record_cache.stage(place, facts)
+    assert staged is not None and search_record_cache.load(place) == {}  # beside its place, not in it
+    staged.commit()
     assert search_record_cache.load(place) == facts
     doc = json.loads(place.read_bytes())
     place.write_text(json.dumps({**doc, "rules": "0" * 64}))

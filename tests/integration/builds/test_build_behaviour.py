@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +36,19 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 # -- determinism
+
+
+def test_a_build_where_python_writes_bytecode_leaves_none_in_the_site(
+    demo_site: BuiltSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's check loads the site's verify.py as a module; where Python writes bytecode
+    caches (no PYTHONDONTWRITEBYTECODE, the default), none may be left in the staged site, whose
+    check refuses a __pycache__ folder."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    out = tmp_path / "site"
+    build(demo_site.paths, out)
+    assert not list(out.rglob("__pycache__")) and not list(out.rglob("*.pyc"))
+    assert sys.dont_write_bytecode is False  # given back as it was
 
 
 def test_two_builds_are_byte_identical(demo_site: BuiltSite, tmp_path: Path) -> None:

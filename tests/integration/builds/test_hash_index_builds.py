@@ -20,7 +20,8 @@ from generator.commands.commit import commit_new_items
 from generator.commands.retire import retire_item
 from generator.core import child_process, layout
 from generator.program.sealed import iter_sealed
-from generator.state import listing_cache
+from generator.site import search
+from generator.state import listing_cache, search_record_cache
 from tests.support.demo import BuiltSite
 from tests.support.programs import item, write_items
 from tests.support.v3 import LATER, v3_demo
@@ -76,11 +77,15 @@ def test_a_one_event_build_reads_what_changed(tmp_path: Path, monkeypatch: pytes
     assert BuiltSite(site.paths, full).files() == site.files()
 
 
-def test_a_one_event_build_reads_no_list_of_the_last_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fmt", [2, 3, 4])
+def test_a_one_event_build_reads_no_list_of_the_last_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: int
+) -> None:
     """What the last release lists is remembered (generator.state.listing_cache) as its tree
-    says, read whole; the next build takes it and reads none of the tree's lists, and is still
-    the build from scratch. A memory of another root, or torn, is none."""
-    site = v3_demo(tmp_path)
+    says, read whole; the next build takes it and reads none of the tree's lists, reads for its
+    search record only a record page whose bytes changed (generator.state.search_record_cache),
+    and is still the build from scratch. A memory of another root, or torn, is none."""
+    site = v3_demo(tmp_path, fmt)
     retire_item(site.paths, _sealed(site)[0], "One event.", LATER)
     build(site.paths, site.out, offline=True)
     sums = (site.out / layout.SUMS).read_bytes()
@@ -93,6 +98,8 @@ def test_a_one_event_build_reads_no_list_of_the_last_tree(tmp_path: Path, monkey
     place.write_bytes(whole.replace(b" ", b"  ", 2))
     assert listing_cache.load(site.paths, sums) is None
     place.write_bytes(whole)
+    records = search_record_cache.load(search_record_cache.memory_path(site.paths.private))
+    assert records and any(records.values())
 
     before = tmp_path / "before"
     shutil.copytree(site.out, before)
@@ -101,9 +108,30 @@ def test_a_one_event_build_reads_no_list_of_the_last_tree(tmp_path: Path, monkey
     def unread(folder: Path) -> dict[str, str]:
         raise AssertionError(f"the build read the last release's tree in {folder}")
 
+    read: list[str] = []
+    record_of, index_shard = search._record_of, search._index_shard
+    indexing = [False]
+
+    def counted(path: Path, rel: str) -> bytes | None:
+        if not indexing[0]:  # looking for records, not giving a changed shard's to Pagefind
+            read.append(rel)
+        return record_of(path, rel)
+
+    def shard(*args: Any, **kwargs: Any) -> None:
+        indexing[0] = True
+        index_shard(*args, **kwargs)
+
     with monkeypatch.context() as m:
+        m.setattr(child_process, "FORK", False)  # the writing in this process, to count its reads
         m.setattr(previous_release, "listed_files", unread)
+        m.setattr(search, "_record_of", counted)
+        m.setattr(search, "_index_shard", shard)
         build(site.paths, site.out, offline=True)
+    # Only pages whose bytes changed: the retired item's, its certificates'.
+    unchanged = {
+        rel for rel in read if (before / rel).is_file() and (before / rel).read_bytes() == (site.out / rel).read_bytes()
+    }
+    assert read and not unchanged, sorted(unchanged)
     full = tmp_path / "full"
     shutil.copytree(before, full)
     build(site.paths, full, offline=True, full=True)

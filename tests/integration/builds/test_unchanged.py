@@ -541,7 +541,77 @@ def test_the_look_keeps_identities_only_of_a_site_settled_before_its_clock(tmp_p
     os.utime(site / "a" / "two.html", ns=(later, later))
     fresh = build_cache.look_at_site(paths, site)
     assert fresh is not None and fresh.rows is None and fresh.shape != look.shape
+    # The change time alone within the clock's tick (the modification time set long before):
+    # a clock read just after it.
+    os.utime(site / "a" / "two.html", ns=(10**18, 10**18))
+    changed = os.lstat(site / "a" / "two.html").st_ctime_ns
+    real_clock = build_cache._clock
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(build_cache, "_clock", lambda p: (changed + 1_000_000, real_clock(p)[1]))  # type: ignore[index]
+        assert build_cache.look_at_site(paths, site).rows is None  # type: ignore[union-attr]
+        # On another filesystem than the clock's, nothing is kept either.
+        m.setattr(build_cache, "_clock", lambda p: (changed + 10**9, real_clock(p)[1] + 1))  # type: ignore[index]
+        assert build_cache.look_at_site(paths, site).rows is None  # type: ignore[union-attr]
+        m.setattr(build_cache, "_clock", lambda p: (changed + 10**9, real_clock(p)[1]))  # type: ignore[index]
+        assert build_cache.look_at_site(paths, site).rows is not None  # type: ignore[union-attr]
     assert build_cache.look_at_site(Paths(tmp_path / "d", tmp_path / "none"), site).rows is None  # type: ignore[union-attr]
+
+
+def test_a_folder_the_swap_removes_beside_the_site_makes_the_record_look_again(
+    site: BuiltSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spare that is there at the swap (another build gave one back meanwhile) is removed in
+    the background; removing it changes the change time of the site's files it shares, after
+    the look before the check: the record then looks at the site itself, and the next build
+    with nothing to do still skips."""
+    import generator.commands.build as build_module
+
+    real_swap = build_module.swap_in
+
+    def spare_meanwhile(staging: Path, out: Path, cleanup: Any) -> bool:
+        spare = out.parent / f".{out.name}.spare-release"
+        spare.mkdir(exist_ok=True)
+        os.link(staging / "index.html", spare / "index.html")  # a file the new site shares
+        return real_swap(staging, out, cleanup)
+
+    walks: list[str] = []
+    real_walk = build_cache._walk
+
+    def walk(base: str, prefix: str, skip: Callable[[str], bool] | None = None) -> Any:
+        if prefix == "site/":
+            walks.append(base)
+        return real_walk(base, prefix, skip)
+
+    _append_event(site)
+    settle()
+    with monkeypatch.context() as m:
+        m.setattr(build_module, "swap_in", spare_meanwhile)
+        m.setattr(build_cache, "_walk", walk)
+        assert not build(site.paths, site.out).unchanged
+    assert len(walks) == 2, walks  # the look before the check, and the record's own
+    settle()
+    assert build(site.paths, site.out).unchanged
+
+
+def test_sha256sums_edited_after_the_swap_is_not_vouched_for(site: BuiltSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record binds the site to the SHA256SUMS and signature the build wrote, not to what
+    the published folder holds when the record is written: an edit in between is found by the
+    next build, which puts the list back."""
+    real_save = build_cache.save
+
+    def edited_first(paths: Paths, inputs: Any, said: Any, out: Path, *args: Any, **kwargs: Any) -> None:
+        with open(out / "SHA256SUMS", "ab") as f:
+            f.write(b"# edited\n")
+        real_save(paths, inputs, said, out, *args, **kwargs)
+
+    _append_event(site)
+    settle()
+    with monkeypatch.context() as m:
+        m.setattr(build_cache, "save", edited_first)
+        assert not build(site.paths, site.out).unchanged
+    settle()
+    assert not build(site.paths, site.out).unchanged
+    assert b"# edited" not in (site.out / "SHA256SUMS").read_bytes()
 
 
 def test_a_page_written_while_the_build_verifies_is_not_vouched_for_by_the_identities(
@@ -567,6 +637,7 @@ def test_a_page_written_while_the_build_verifies_is_not_vouched_for_by_the_ident
         m.setattr(build_module, "self_check", then_written)
         assert not build(site.paths, site.out).unchanged
     assert b"Written late" in (site.out / "index.html").read_bytes()
+    assert "identities" in json.loads(build_cache.record_path(site.paths).read_bytes())  # taken by the look
     assert build_cache.unchanged_by_identity(site.paths, site.out, False) is None
     assert not build(site.paths, site.out).unchanged
     assert b"Written late" not in (site.out / "index.html").read_bytes()
