@@ -19,7 +19,31 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from generator.core.digest import rules_version
+
 _CHUNK = 1 << 20
+
+
+def read_code_bound(path: Path, member: str, **bound: str) -> dict[str, Any]:
+    """The object `member` of a JSON cache `{"v":1,"rules":…,…}` (`code_bound_bytes`) written by
+    this very code and whose other members are `bound`; {} when the file is missing, torn, of
+    other code or another release, or not of that shape. Its entries are the caller's to check."""
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("rules") != rules_version():
+        return {}
+    if any(doc.get(k) != v for k, v in bound.items()):
+        return {}
+    found = doc.get(member)
+    return found if isinstance(found, dict) else {}
+
+
+def code_bound_bytes(member: str, value: dict[str, Any], **bound: str) -> bytes:
+    """A JSON cache of `value` (as `member`, sorted by key), bound to this code and to `bound`."""
+    doc = {"v": 1, "rules": rules_version(), **bound, member: dict(sorted(value.items()))}
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 # A file written in pieces, one after the other: bytes, or a view of an array's own.

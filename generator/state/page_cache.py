@@ -19,11 +19,9 @@ writer's work (generator.build.writer).
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
-from generator.core.digest import rules_version
-from generator.state.cache_file import write_cache
+from generator.state.cache_file import code_bound_bytes, read_code_bound, write_cache
 
 MEMO_NAME = "pages.json"
 
@@ -68,28 +66,13 @@ class PageMemo:
         full render, no more."""
         if self.path is None:
             return
-        doc = {
-            "v": 1,
-            "rules": rules_version(),
-            "release": release,
-            "pages": {rel: [key, hashes[rel]] for rel, key in sorted(self.new.items()) if rel in hashes},
-        }
-        write_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
+        pages = {rel: [key, hashes[rel]] for rel, key in self.new.items() if rel in hashes}
+        write_cache(self.path, code_bound_bytes("pages", pages, release=release))
 
 
 def _load(path: Path, sums: bytes) -> dict[str, list[str]]:
     """The memo's pages if it belongs to the release whose SHA256SUMS is `sums`, else nothing."""
-    try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("rules") != rules_version():
-        return {}
-    if doc.get("release") != hashlib.sha256(sums).hexdigest():
-        return {}
-    pages = doc.get("pages")
-    if not isinstance(pages, dict):
-        return {}
+    pages = read_code_bound(path, "pages", release=hashlib.sha256(sums).hexdigest())
     return {
         rel: row
         for rel, row in pages.items()

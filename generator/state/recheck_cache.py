@@ -21,12 +21,11 @@ it then refuses.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from generator.core.digest import digest_of, rules_version
-from generator.state.cache_file import Staged, stage_cache
+from generator.core.digest import digest_of
+from generator.state.cache_file import Staged, code_bound_bytes, read_code_bound, stage_cache
 
 RECHECKS_NAME = "rechecks.json"
 
@@ -61,20 +60,11 @@ class RecheckMemo:
         the next build its recomputations, no more."""
         if self.path is None or self.new == self.old:
             return None
-        doc = {"v": 1, "rules": rules_version(), "certificates": dict(sorted(self.new.items()))}
-        return stage_cache(self.path, json.dumps(doc, separators=(",", ":")).encode())
+        return stage_cache(self.path, code_bound_bytes("certificates", self.new))
 
 
 def _load(path: Path) -> dict[str, list[str]]:
-    try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("rules") != rules_version():
-        return {}
-    rows = doc.get("certificates")
-    if not isinstance(rows, dict):
-        return {}
+    rows = read_code_bound(path, "certificates")
     return {
         k: v
         for k, v in rows.items()

@@ -12,12 +12,10 @@ version's, is an empty memory; one that cannot be written costs the next build i
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from generator.core.digest import rules_version
-from generator.state.cache_file import Staged, stage_cache
+from generator.state.cache_file import Staged, code_bound_bytes, read_code_bound, stage_cache
 
 MEMORY_NAME = "search-records.json"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -30,15 +28,7 @@ def memory_path(private: Path) -> Path:
 def load(path: Path) -> dict[str, bool]:
     """SHA-256 of a page -> whether it carries a record; empty when the file is missing, torn,
     or made by other code."""
-    try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(doc, dict) or doc.get("v") != 1 or doc.get("rules") != rules_version():
-        return {}
-    pages = doc.get("pages")
-    if not isinstance(pages, dict):
-        return {}
+    pages = read_code_bound(path, "pages")
     return {sha: marked for sha, marked in pages.items() if _SHA256.fullmatch(sha) and type(marked) is bool}
 
 
@@ -46,5 +36,4 @@ def stage(path: Path, facts: dict[str, bool]) -> Staged | None:
     """The memory of `facts` written beside its place, put there by the build once its release
     passed its check (Staged.commit): a page edited while the build ran fails that check, so what
     was read of it is never remembered. None if it could not be written."""
-    doc = {"v": 1, "rules": rules_version(), "pages": dict(sorted(facts.items()))}
-    return stage_cache(path, json.dumps(doc, separators=(",", ":")).encode())
+    return stage_cache(path, code_bound_bytes("pages", facts))
