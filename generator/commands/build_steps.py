@@ -370,9 +370,9 @@ def _check_page(b: Writing) -> None:
 
 def _search(b: Writing) -> None:
     reuse = b.memo is not None and b.memo.knows_last_release
-    # Read only where the last release is taken from (never under --full); put in place only
-    # once this release passed its check, as the other caches.
-    # A site written without a last release (not by a build) keeps no memory.
+    # Which pages carry a record: read only where the last release is taken from (never under
+    # --full), put in place with the other caches once this release passed its check. A site
+    # written without a last release (not by a build) keeps no memory.
     place = search_record_cache.memory_path(b.ctx.paths.private)
     memory = None
     if b.previous is not None:

@@ -555,7 +555,7 @@ def _identity_digest(
                 plain = False
                 return
             newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
-            h.update(f"{entry[0]}\0{identity_row(st)}\n".encode("utf-8", "surrogateescape"))
+            h.update(_identity_line(entry[0], identity_row(st)))
             yield entry
 
     try:
@@ -570,13 +570,19 @@ def _identity_digest(
         # Looked at, plain and on the clock's filesystem, as SiteLook says; hashed as `through` does.
         for rel, ident in site_rows:
             newest = max(newest, ident[3], ident[2])
-            h.update(f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape"))
+            h.update(_identity_line(rel, ident))
             site.append((rel, ident))
     if site_entries is not None:
         site_entries[:] = site
     if looked is not None:
         looked.append(inputs)
     return h.hexdigest(), newest, _shape(site)
+
+
+def _identity_line(rel: str, ident: tuple[int, ...]) -> bytes:
+    # One form for an identity looked at now and one the look before the check kept: the record
+    # and the next build's look must hash the same place alike.
+    return f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape")
 
 
 def _settled_identities(
