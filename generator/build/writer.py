@@ -14,7 +14,7 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -24,6 +24,37 @@ from generator.core.cleanup import Cleanup
 from generator.core.generator_errors import TransparencyError
 from generator.core.signing_key import Signer
 from generator.verifier import identity_of, is_safe_path, known_value, sha256_hex
+
+# Written by `finish`, which lists every other file: not in SiteWriter.hashes.
+_NOT_IN_HASHES = frozenset({layout.SUMS, layout.SUMS_SIG})
+
+
+def prune_unlisted(root: str, listed: Collection[str], folders: Container[str] | None = None) -> int:
+    """Remove from the folder `root` every file and folder that is not one of the paths `listed`
+    (nor SHA256SUMS and its signature), nor a folder holding one (`folders`, by default found from
+    `listed`), without following a link; the number removed."""
+    if folders is None:
+        folders = {"/".join(rel.split("/")[:i]) for rel in listed for i in range(rel.count("/") + 1)}
+    removed = 0
+
+    def walk(folder: str, path: str) -> None:
+        nonlocal removed
+        with os.scandir(path) as it:
+            entries = list(it)
+        for e in entries:
+            rel = f"{folder}/{e.name}" if folder else e.name
+            if e.is_dir(follow_symlinks=False):
+                if rel in folders:
+                    walk(rel, e.path)
+                else:  # no file of this release under it
+                    shutil.rmtree(e.path)
+                    removed += 1
+            elif rel not in listed and rel not in _NOT_IN_HASHES:
+                os.unlink(e.path)
+                removed += 1
+
+    walk("", root)
+    return removed
 
 
 class OutputPathError(TransparencyError):
@@ -66,6 +97,8 @@ class SiteWriter:
         # they list): what the steps after the swap bind their records to, whatever the
         # published folder holds by then.
         self.finished: dict[str, str] = {}
+        self.pruned_by_listing = False  # `prune` took the spare's listing instead of walking the folder
+        self._device: int | None = None
         umask = os.umask(0)
         os.umask(umask)
         self._mode = 0o666 & ~umask  # what a file written now gets: a linked one must have it too
@@ -80,10 +113,7 @@ class SiteWriter:
         (the last release's file, in a reused folder), else nothing is there."""
         # Strings, not Path objects: a release takes tens of thousands of files, and making a
         # Path of each cost more than linking it.
-        if not is_safe_path(rel):
-            raise OutputPathError(f"refusing to write {rel!r}: not a safe site-relative path")
-        if rel in self.hashes:
-            raise OutputPathError(f"refusing to write {rel} twice: two records map to one path")
+        self._check_new(rel)
         folder, _, _ = rel.rpartition("/")
         path = f"{self._root}/{rel}"
         if folder not in self._dirs:
@@ -111,6 +141,12 @@ class SiteWriter:
             os.unlink(path)  # never written through: it may be a file the published site holds
         return path, False
 
+    def _check_new(self, rel: str) -> None:
+        if not is_safe_path(rel):
+            raise OutputPathError(f"refusing to write {rel!r}: not a safe site-relative path")
+        if rel in self.hashes:
+            raise OutputPathError(f"refusing to write {rel} twice: two records map to one path")
+
     def _reuse_folders(self, folder: str) -> None:
         """In a reused folder, each folder on the way to `folder`, looked at once: a folder with
         the mode a new one gets, where anything else (a file, a link) is replaced by one."""
@@ -133,32 +169,44 @@ class SiteWriter:
             self._dirs.add(done)
         self._dirs.add(folder)
 
-    def prune(self) -> int:
-        """In a reused folder, remove what this release does not list (and the folders left
-        empty); the number of files and folders removed. Called once the release is written."""
+    def prune(self, spare: Iterable[str] | None = None) -> int:
+        """In a reused folder, remove what this release does not list (and the folders it no
+        longer holds); the number of files and folders removed. Called once the release is
+        written. With `spare`, every path the spare release listed (generator.state.listing_cache):
+        only those this release does not list are looked at, not every file of the folder
+        (`pruned_by_listing`); whatever else the folder holds, put there by someone, the build
+        finds by counting the site (`expected`) and removes by `prune_unlisted`."""
         if not self.reused:
             return 0
-        keep = {layout.SUMS, layout.SUMS_SIG}
+        if spare is None:
+            return prune_unlisted(self._root, self.hashes, self._dirs)
+        self.pruned_by_listing = True
         removed = 0
-
-        def walk(folder: str, path: str) -> None:
-            nonlocal removed
-            with os.scandir(path) as it:
-                entries = list(it)
-            for e in entries:
-                rel = f"{folder}/{e.name}" if folder else e.name
-                if e.is_dir(follow_symlinks=False):
-                    if rel in self._dirs:
-                        walk(rel, e.path)
-                    else:  # no file of this release under it
-                        shutil.rmtree(e.path)
-                        removed += 1
-                elif rel not in self.hashes and rel not in keep:
-                    os.unlink(e.path)
-                    removed += 1
-
-        walk("", self._root)
+        for rel in spare:
+            if rel in self.hashes or rel in _NOT_IN_HASHES or not is_safe_path(rel):
+                continue
+            # The highest folder on its way that this release does not hold goes whole: every
+            # folder above it is one `_reuse_folders` made sure is a folder, so no link is followed.
+            target = rel
+            for i, c in enumerate(rel):
+                if c == "/" and rel[:i] not in self._dirs:
+                    target = rel[:i]
+                    break
+            path = f"{self._root}/{target}"
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed += 1
         return removed
+
+    def expected(self) -> tuple[int, int]:
+        """How many files and folders the release holds, once written and pruned."""
+        return len(self.hashes) + len(_NOT_IN_HASHES), len(self._dirs - {""})
 
     def write(self, rel: str, data: bytes) -> None:
         digest = sha256_hex(data)
@@ -175,6 +223,8 @@ class SiteWriter:
         and a file someone edited in the published folder is never carried into the next."""
         if self.previous is None or not self.previous.reuse:
             return False
+        if self._take_there(rel, digest):
+            return True
         st = self._look_previous(rel)
         if st is None:
             return False
@@ -182,6 +232,43 @@ class SiteWriter:
         if recorded is not None and recorded != digest:
             return False
         return self._link_looked(rel, digest, st, recorded)
+
+    def _there(self, rel: str, digest: str) -> os.stat_result | None:
+        """In a reused folder, the file already at `rel`, if it is one the last build recorded
+        at that path of the site with `digest`, untouched since (most of the spare release's
+        files are the last release's own): kept on this one look, with no look at the last
+        release's file and no link. Its folders are made first, as for any file written there:
+        a link or file in their place would lead the look elsewhere."""
+        if not self.reused:
+            return None
+        self._check_new(rel)
+        folder = rel.rpartition("/")[0]
+        if folder not in self._dirs:
+            self._reuse_folders(folder)
+        st = self._regular(f"{self._root}/{rel}")
+        return st if st is not None and self.recorded(f"site/{rel}", st) == digest else None
+
+    def _take_there(self, rel: str, digest: str) -> bool:
+        st = self._there(rel, digest)
+        if st is None:
+            return False
+        self._taken(rel, digest, st)
+        return True
+
+    def _taken(self, rel: str, digest: str, st: os.stat_result) -> None:
+        """`rel` is the file `st` describes, known to hold the bytes whose SHA-256 is `digest`."""
+        value = known_value(digest, identity_of(st))
+        if value is not None:  # else the build's check hashes it
+            self.carried[rel] = value
+        self.hashes[rel] = digest
+        self.linked += 1
+
+    def _dev(self) -> int:
+        # The device the last release's files are on: an inode number means a file only there.
+        if self._device is None:
+            assert self.previous is not None
+            self._device = os.lstat(self.previous.folder).st_dev
+        return self._device
 
     def _link_looked(self, rel: str, digest: str, st: os.stat_result, recorded: str | None) -> bool:
         """`link_previous` once the last release's file has been looked at (`st`, a regular file
@@ -206,11 +293,7 @@ class SiteWriter:
                 st.st_mtime_ns,
                 st.st_ino,
             ):
-                value = known_value(digest, identity_of(after))
-                if value is not None:  # else the build's check hashes it
-                    self.carried[rel] = value
-                self.hashes[rel] = digest
-                self.linked += 1
+                self._taken(rel, digest, after)
                 return True
         # The link is hashed, not the published path: what is hashed is the file this release
         # holds. Its identity before and after hashing is the same or it changed meanwhile (the
@@ -228,11 +311,7 @@ class SiteWriter:
         if not same:
             os.unlink(path)
             return False
-        value = known_value(digest, before)
-        if value is not None:
-            self.carried[rel] = value
-        self.hashes[rel] = digest
-        self.linked += 1
+        self._taken(rel, digest, looked)
         return True
 
     def vouched(self, rel: str) -> str | None:
@@ -242,13 +321,33 @@ class SiteWriter:
         looked = self._vouched_look(rel)
         return looked[0] if looked is not None else None
 
-    def _vouched_look(self, rel: str) -> tuple[str, os.stat_result] | None:
-        """`vouched`, with the look at the last release's file it was decided on."""
+    def _vouched_look(self, rel: str, spare: bool = True) -> tuple[str, os.stat_result] | None:
+        """`vouched`, with the look it was decided on: at the file a reused folder holds at `rel`
+        when it is the one recorded (unless `spare` is False: `_there` looked already), else at
+        the last release's file. Either is a file with those bytes, wherever a folder on the way
+        led: a take looks again (`_there`, `_place`), through folders made sure of."""
         digest = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
-        st = self._look_previous(rel) if digest is not None else None
-        if digest is None or st is None:
+        if digest is None:
+            return None
+        if spare and self.reused:
+            st = self._regular(f"{self._root}/{rel}")
+            if st is not None and self.recorded(f"site/{rel}", st) == digest:
+                return digest, st
+        st = self._look_previous(rel)
+        if st is None:
             return None
         return (digest, st) if self.recorded(f"site/{rel}", st) == digest else None
+
+    def _regular(self, path: str) -> os.stat_result | None:
+        """The file at `path`, looked at, if it is a regular file with the mode a file written now
+        gets, on the last release's device."""
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) != self._mode or st.st_dev != self._dev():
+            return None
+        return st
 
     def _look_previous(self, rel: str) -> os.stat_result | None:
         """The last release's file for `rel`, looked at: a regular file with the mode a file
@@ -265,7 +364,10 @@ class SiteWriter:
     def take_vouched(self, rel: str) -> bool:
         """Take the last release's file for `rel` as it is, if `vouched` (never read); where it
         cannot be linked, a copy of its bytes, if they still have that SHA-256."""
-        looked = self._vouched_look(rel)
+        listed = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
+        if listed is not None and self._take_there(rel, listed):
+            return True
+        looked = self._vouched_look(rel, spare=False)
         if looked is None or self.previous is None:
             return False
         digest, st = looked
@@ -285,19 +387,34 @@ class SiteWriter:
         and the one of `digests` names with that SHA-256 too), or none of them: a certificate
         whose files and page are all unchanged is not read again, and one that is not is
         written whole, each of its files once."""
-        found = [self._vouched_look(rel) for rel in rels]
-        if any(f is None or digests.get(rel, f[0]) != f[0] for rel, f in zip(rels, found, strict=True)):
+        if self.previous is None or not self.previous.reuse:
             return False
+        # A file the spare release already holds as the last build recorded it is kept on that one
+        # look (`_there`); any other is looked at in the last release, and linked below.
+        there: list[tuple[str, str, os.stat_result]] = []
+        linked: list[tuple[str, str, os.stat_result]] = []
+        for rel in rels:
+            digest = self.previous.digest(rel)
+            if digest is None or digests.get(rel, digest) != digest:
+                return False
+            st = self._there(rel, digest)
+            if st is not None:
+                there.append((rel, digest, st))
+                continue
+            looked = self._vouched_look(rel, spare=False)
+            if looked is None or looked[0] != digest:
+                return False
+            linked.append((rel, digest, looked[1]))
         taken: list[str] = []
-        for rel, looked in zip(rels, found, strict=True):
-            assert looked is not None
-            digest, st = looked
+        for rel, digest, st in linked:
             # Linked on the look just taken: a change since sends it to hashing, as link_previous says.
             if not self._link_looked(rel, digest, st, digest):
                 for t in taken:  # changed between the look and the link: written whole, below
                     self._forget(t)
                 return False
             taken.append(rel)
+        for rel, digest, st in there:
+            self._taken(rel, digest, st)
         return True
 
     def _forget(self, rel: str) -> None:

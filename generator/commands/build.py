@@ -16,12 +16,14 @@ was.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
+import os
 import pickle
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -31,7 +33,7 @@ from generator.build.gather import SiteContext, gather
 from generator.build.previous_release import PreviousRelease
 from generator.build.release_continuity import check_format_kept, check_key_matches, check_ledger_extends
 from generator.build.staging import Staging, is_replaceable_site, remove_leftovers, swap_in
-from generator.build.writer import SiteWriter
+from generator.build.writer import SiteWriter, prune_unlisted
 from generator.commands import build_steps
 from generator.core import child_process, heap, layout
 from generator.core.cleanup import Cleanup
@@ -144,6 +146,11 @@ def _build(
             # the check looks at none of them again (a pass over every file of the site), and
             # takes the identities the build's record keeps, so the record looks at none either.
             look = build_cache.look_at_site(paths, staging.path, carried) if written.has_inputs else None
+            if written.expected is not None and (look is None or look.counted != written.expected):
+                # The spare held something its listing does not name (put there by someone):
+                # removed now, by a walk, and the site looked at again.
+                prune_unlisted(str(staging.path), _read_back(after_file)[0])
+                look = build_cache.look_at_site(paths, staging.path, carried)
             looked = look is not None
             report = self_check(
                 staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried, looked
@@ -210,6 +217,9 @@ class Written:
     vkey: str = ""
     staged: tuple[Staged, ...] = ()
     has_inputs: bool = False
+    # The files and folders the release holds, when the staging folder was pruned from the spare's
+    # listing (SiteWriter.prune): the look at the site must count as many, or it is walked.
+    expected: tuple[int, int] | None = None
 
 
 def _write_release(
@@ -261,7 +271,10 @@ def _write_release(
             )
             memo = PageMemo(memo_path(paths.private), previous.sums_bytes())
             writer = SiteWriter(staging.path, previous, cleanup, index.sha256, reused=staging.reused)
-            step_caches = write_site(ctx, writer, progress, carried, previous, offline, memo)
+            # The spare release's own root, read before this release's takes its place: what it
+            # lists is remembered by it. Only where the parent looks at the site, which counts it.
+            spare = _spare_listing(paths, staging) if inputs is not None else None
+            step_caches = write_site(ctx, writer, progress, carried, previous, offline, memo, spare)
         memo.written()
         result = BuildResult(
             previous.folder,
@@ -290,9 +303,25 @@ def _write_release(
             vkey=vkey,
             staged=tuple(staged),
             has_inputs=inputs is not None,
+            expected=writer.expected() if writer.pruned_by_listing else None,
         )
     finally:
         cleanup.wait()
+
+
+def _spare_listing(paths: Paths, staging: Staging) -> Callable[[], Iterable[str] | None] | None:
+    """What the spare release taken as the staging folder lists, remembered by its root
+    SHA256SUMS (listing_cache.spare_paths), read when the release is written; None for a fresh
+    folder, or one whose root cannot be read."""
+    if not staging.reused:
+        return None
+    try:
+        fd = os.open(staging.path / layout.SUMS, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        sums = f.read()
+    return functools.partial(listing_cache.spare_paths, paths, sums)
 
 
 def _nothing_to_do(out: Path, last: build_cache.Published, strict: bool, started: float) -> BuildResult:
@@ -321,6 +350,7 @@ def write_site(
     previous: PreviousRelease | None = None,
     offline: bool = False,
     memo: PageMemo | None = None,
+    spare: Callable[[], Iterable[str] | None] | None = None,
 ) -> list[Staged]:
     """Every artifact and page, each input file read once and checked against its hash: the steps
     of generator.commands.build_steps.WRITE, in their order, ending with SHA256SUMS and the check
@@ -329,10 +359,12 @@ def write_site(
 
     `previous` is the last release, whose full tiles are kept as they are (hard links), and whose
     checkpoint's cosignatures are kept when the checkpoint is the same. `offline` asks no witness.
-    `memo` knows what each of the last release's pages was made from (generator.state.page_cache)."""
+    `memo` knows what each of the last release's pages was made from (generator.state.page_cache).
+    `spare` gives what a reused staging folder lists (build_steps.Writing.spare)."""
     b = build_steps.Writing(
         ctx, w, pages.renderer(ctx, memo), artifacts.build_keys(ctx), progress, carried or [], previous, offline, memo
     )
+    b.spare = spare
     try:
         build_steps.write_steps(b)
     except BaseException:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import ChainMap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -128,6 +128,9 @@ class Writing:
     answers: dict[str, Any] = field(default_factory=dict)
     example: dict[str, str | None] | None = None
     tree: Tree | None = None  # a v3 site's checksum tree, once its leaves are written
+    # Every path the spare release lists, when remembered (listing_cache.spare_paths): what a
+    # reused staging folder holds, unless someone changed it (which the build's look counts).
+    spare: Callable[[], Iterable[str] | None] | None = None
 
 
 def _entries(b: Writing) -> None:
@@ -620,7 +623,7 @@ def write_steps(b: Writing) -> None:
                 step.run(b)
         b.r.pool = None
     # A reused staging folder (generator.build.staging) loses what this release does not list.
-    b.w.prune()
+    b.w.prune(b.spare() if b.spare is not None else None)
 
 
 def stage_caches(ctx: SiteContext) -> list[Staged]:
@@ -670,6 +673,8 @@ def _caches_in_place(a: AfterSwap) -> None:
 def _save_listing(a: AfterSwap) -> None:
     # What the tree lists is every file the build wrote: the tree is made of them (sums_tree).
     # Bound to the root the build wrote, not to what the published folder holds by now.
+    # The last release's listing is now the spare's: the release this build replaced.
+    listing_cache.keep_as_spare(a.paths)
     if layout.SUMS in a.finished:
         listing_cache.save(a.paths, a.finished[layout.SUMS], a.hashes)
 
@@ -700,7 +705,7 @@ AFTER_SWAP: tuple[Step[AfterSwap], ...] = (
     Step(
         "listing",
         ("the files' SHA-256es", f"the {layout.SUMS} the build wrote"),
-        (_cache(listing_cache.LISTING_NAME),),
+        (_cache(listing_cache.SPARE_LISTING_NAME), _cache(listing_cache.LISTING_NAME)),
         _save_listing,
     ),
     Step(

@@ -435,10 +435,14 @@ class SiteLook:
     does after the look changes a file of the site (the swap renames its folder, whose own
     identity the record looks at again), and a file changed by anyone since has a change time
     after the clock, which the record's row then does not match; so a row kept is never one a
-    changed file still answers to. At a million items that is a look at 330,000 files fewer."""
+    changed file still answers to. At a million items that is a look at 330,000 files fewer.
+
+    It counts the files and folders too (`counted`): a staging folder pruned from the spare's
+    listing must hold as many as the release, or it is walked (generator.commands.build)."""
 
     shape: str
     rows: IdentityRows | None
+    counted: tuple[int, int] = (0, 0)  # the files (anything but a folder) and folders it holds
 
 
 def look_at_site(paths: Paths, out: Path, carried: dict[str, bytes] | None = None) -> SiteLook | None:
@@ -453,11 +457,14 @@ def look_at_site(paths: Paths, out: Path, carried: dict[str, bytes] | None = Non
     time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
     clock = _clock(paths)
     rows: IdentityRows | None = IdentityRows() if clock is not None else None
+    counted = [0, 0]
 
     def seen(entries: Iterable[tuple[str, os.stat_result, str]]) -> Iterator[_Row]:
         nonlocal rows
         for rel, st, _ in entries:
             ident = identity_row(st)
+            if rel != "site":
+                counted[stat.S_ISDIR(st.st_mode)] += 1
             if rows is not None and rel != "site":
                 plain = stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)
                 assert clock is not None
@@ -471,7 +478,7 @@ def look_at_site(paths: Paths, out: Path, carried: dict[str, bytes] | None = Non
         shape = _shape(seen(_carried_still(_site_entries(out), carried)))
     except OSError:
         return None
-    return SiteLook(shape, rows)
+    return SiteLook(shape, rows, (counted[0], counted[1]))
 
 
 def _carried_still(

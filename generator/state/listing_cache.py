@@ -9,6 +9,10 @@ once its release is swapped in, from the SHA-256 of every file it wrote, which i
 lists. A list file edited in the published folder changes nothing here: what a build takes from
 the last release is still checked file by file (generator.build.writer).
 
+The listing of the release a build replaces is kept as `listing.spare` (`keep_as_spare`): that
+release becomes the spare, the next build's staging folder, which then removes the paths it
+named that the new release does not list, instead of walking the folder (SiteWriter.prune).
+
 The file: a line `transparency listing v1 <rules> <release> <count> <sha256 of the rest>`, then
 one line a file, `<sha256> <path>`, sorted by path. A file that is torn, of another release or
 of other code is no memory: the build reads the tree.
@@ -16,8 +20,11 @@ of other code is no memory: the build reads the tree.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Mapping
+import io
+import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from generator.core.digest import rules_version
@@ -25,6 +32,7 @@ from generator.program.datadir import Paths
 from generator.state.cache_file import write_cache
 
 LISTING_NAME = "listing"
+SPARE_LISTING_NAME = "listing.spare"
 _MAGIC = "transparency listing v1"
 
 
@@ -32,13 +40,42 @@ def listing_path(paths: Paths) -> Path:
     return paths.private / "cache" / LISTING_NAME
 
 
+def spare_listing_path(paths: Paths) -> Path:
+    return paths.private / "cache" / SPARE_LISTING_NAME
+
+
 def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
     """Path -> SHA-256 of every file the release whose root is `sums` lists, as remembered; None
     when nothing is remembered of that release."""
+    read = _rows(listing_path(paths), sums)
+    if read is None:
+        return None
+    count, rows = read
+    listing = {}
+    for sha, rel in rows:
+        if len(sha) != 64 or not rel:
+            return None
+        listing[rel] = sha
+    return listing if len(listing) == count else None
+
+
+def spare_paths(paths: Paths, sums: bytes | None) -> Iterator[str] | None:
+    """Every path the release whose root is `sums` lists, as remembered when it was replaced
+    (`keep_as_spare`): what the spare release (generator.build.staging) holds, unless someone
+    changed it, which the build's look at the staged site finds by its count. None when nothing
+    is remembered of that release."""
+    read = _rows(spare_listing_path(paths), sums)
+    return None if read is None else (rel for _, rel in read[1])
+
+
+def _rows(path: Path, sums: bytes | None) -> tuple[int, Iterator[tuple[str, str]]] | None:
+    """How many (SHA-256, path) lines the memory at `path` holds, and those lines, read one by
+    one once the whole file is checked: if it is whole, of the release whose root is `sums` and
+    of this code."""
     if sums is None:
         return None
     try:
-        data = listing_path(paths).read_bytes()
+        data = path.read_bytes()
     except OSError:
         return None
     head, _, rest = data.partition(b"\n")
@@ -48,20 +85,27 @@ def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
         return None
     if not fields[5].isdigit() or hashlib.sha256(rest).hexdigest() != fields[6]:
         return None
+    count = int(fields[5])
+    if rest.count(b"\n") != count or (rest and not rest.endswith(b"\n")):
+        return None
     try:
-        text = rest.decode("utf-8")
+        rest.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    lines = text.split("\n")
-    if lines[-1] != "" or len(lines) - 1 != int(fields[5]):
-        return None
-    listing = {}
-    for line in lines[:-1]:
-        sha, _, rel = line.partition(" ")
-        if len(sha) != 64 or not rel:
-            return None
-        listing[rel] = sha
-    return listing if len(listing) == int(fields[5]) else None
+    return count, _lines(rest)
+
+
+def _lines(rest: bytes) -> Iterator[tuple[str, str]]:
+    for line in io.BytesIO(rest):
+        sha, _, rel = line[:-1].decode("utf-8").partition(" ")
+        yield sha, rel
+
+
+def keep_as_spare(paths: Paths) -> None:
+    """The last release's listing, kept as the spare's before this release's takes its place:
+    the release a build replaces becomes the next build's staging folder."""
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(listing_path(paths), spare_listing_path(paths))
 
 
 def save(paths: Paths, release: str, listing: Mapping[str, str]) -> None:

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from generator.build import staging, writer
+from generator.commands import build as build_command
 from generator.commands.build import build
 from generator.commands.retire import retire_item
 from generator.core import child_process
 from generator.program.sealed import iter_sealed
-from generator.state import build_cache
+from generator.state import build_cache, listing_cache
 from tests.support.demo import BuiltSite
 from tests.support.settle import settle
 from tests.support.v3 import LATER, v3_demo
@@ -79,8 +80,94 @@ def test_the_release_replaced_is_kept_and_the_next_build_links_only_what_changed
     _matches_a_full_build(site, before, tmp_path)
 
 
+def test_a_file_the_spare_holds_as_recorded_is_kept_on_one_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most of the spare's files are the last release's own, as the last build recorded them: the
+    writer keeps each on its look at the spare, and looks at the last release's file only for
+    the few that changed in the last two releases."""
+    site = _built_twice(tmp_path)
+    settle()  # the last release older than the build's mark: its identities are recorded
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True)
+    files = sum(1 for p in site.out.rglob("*") if p.is_file())
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    monkeypatch.setattr(child_process, "FORK", False)
+    published = f"{site.out}/"
+    looks: list[str] = []
+    lstat = writer.os.lstat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if os.fspath(path).startswith(published):
+            looks.append(os.fspath(path))
+        return lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(writer.os, "lstat", counted)
+    retire_item(site.paths, _sealed(site)[0], "And one more.", LATER)
+    result = build(site.paths, site.out, offline=True)
+    assert result.kept > files // 2
+    assert len(looks) < files // 10, (len(looks), files)
+    _matches_a_full_build(site, before, tmp_path)
+
+
+def test_the_spare_is_pruned_from_its_listing_without_a_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a release no longer holds is found from what the spare listed (the listing of the
+    release it was, kept when it was replaced), not by walking every folder of the spare."""
+    site = _built_twice(tmp_path)
+    assert (site.paths.private / "cache" / listing_cache.SPARE_LISTING_NAME).is_file()
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    monkeypatch.setattr(child_process, "FORK", False)
+    walks: list[str] = []
+
+    def walked(root: str, *args: Any) -> int:
+        walks.append(root)
+        return 0
+
+    monkeypatch.setattr(writer, "prune_unlisted", walked)
+    monkeypatch.setattr(build_command, "prune_unlisted", walked)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True)
+    assert walks == []
+    _matches_a_full_build(site, before, tmp_path)
+
+
+@pytest.mark.parametrize("memory", ["of another release", "torn", "none"])
+def test_a_spare_listing_not_of_the_spare_is_not_used(
+    tmp_path: Path, memory: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _built_twice(tmp_path)
+    kept = site.paths.private / "cache" / listing_cache.SPARE_LISTING_NAME
+    if memory == "of another release":
+        shutil.copyfile(site.paths.private / "cache" / listing_cache.LISTING_NAME, kept)
+    elif memory == "torn":
+        kept.write_bytes(kept.read_bytes()[:-10])
+    else:
+        kept.unlink()
+    before = tmp_path / "before"
+    shutil.copytree(site.out, before)
+    monkeypatch.setattr(child_process, "FORK", False)
+    walks: list[str] = []
+    walk = writer.prune_unlisted
+
+    def walked(root: str, *args: Any) -> int:
+        walks.append(root)
+        return walk(root, *args)
+
+    monkeypatch.setattr(writer, "prune_unlisted", walked)
+    retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    build(site.paths, site.out, offline=True)
+    assert len(walks) == 1  # the spare walked, as without a listing
+    _matches_a_full_build(site, before, tmp_path)
+
+
 @pytest.mark.parametrize(
-    "damage", ["extra file", "extra folder", "other bytes", "folder for a file", "file for a folder", "link", "mode"]
+    "damage",
+    [
+        *("extra file", "extra folder", "empty folder", "other bytes", "folder for a file", "file for a folder"),
+        *("link", "mode", "link where a file went"),
+    ],
 )
 def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
     tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch
@@ -94,6 +181,15 @@ def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
     elif damage == "extra folder":
         (spare / "planted" / "deep").mkdir(parents=True)
         (spare / "planted" / "deep" / "x.html").write_bytes(b"<p>")
+    elif damage == "empty folder":
+        (spare / "certificates" / "planted").mkdir()
+    elif damage == "link where a file went":
+        # A file the next release no longer holds (the spare's search fragments change with every
+        # event), replaced by a link: removed, and what it leads to left alone.
+        gone = sorted(set(_tree(spare)) - set(_tree(site.out)))
+        assert gone
+        (spare / gone[0]).unlink()
+        (spare / gone[0]).symlink_to(outside)
     elif damage == "other bytes":
         target = spare / "index.html"
         target.unlink()  # its own file, not the published one
