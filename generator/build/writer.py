@@ -34,7 +34,7 @@ def prune_unlisted(root: str, listed: Collection[str], folders: Container[str] |
     (nor SHA256SUMS and its signature), nor a folder holding one (`folders`, by default found from
     `listed`), without following a link; the number removed."""
     if folders is None:
-        folders = {"/".join(rel.split("/")[:i]) for rel in listed for i in range(rel.count("/") + 1)}
+        folders = _folders_of(listed)
     removed = 0
 
     def walk(folder: str, path: str) -> None:
@@ -55,6 +55,16 @@ def prune_unlisted(root: str, listed: Collection[str], folders: Container[str] |
 
     walk("", root)
     return removed
+
+
+def _folders_of(paths: Iterable[str]) -> set[str]:
+    """Every folder on the way to each of `paths`, the site's own ("") included."""
+    folders = {""}
+    for leaf in {rel.rpartition("/")[0] for rel in paths}:
+        while leaf not in folders:
+            folders.add(leaf)
+            leaf = leaf.rpartition("/")[0]
+    return folders
 
 
 class OutputPathError(TransparencyError):
@@ -183,8 +193,8 @@ class SiteWriter:
         self.pruned_by_listing = True
         removed = 0
         for rel in spare:
-            if rel in self.hashes or rel in _NOT_IN_HASHES or not is_safe_path(rel):
-                continue
+            if rel in self.hashes or rel in _NOT_IN_HASHES or rel in self._dirs or not is_safe_path(rel):
+                continue  # a file or folder of this release
             # The highest folder on its way that this release does not hold goes whole: every
             # folder above it is one `_reuse_folders` made sure is a folder, so no link is followed.
             target = rel
@@ -205,8 +215,9 @@ class SiteWriter:
         return removed
 
     def expected(self) -> tuple[int, int]:
-        """How many files and folders the release holds, once written and pruned."""
-        return len(self.hashes) + len(_NOT_IN_HASHES), len(self._dirs - {""})
+        """How many files and folders the release holds: its files, and the folders on their way
+        (not the folders the writer made, one of which a take that failed may have left empty)."""
+        return len(self.hashes) + len(_NOT_IN_HASHES), len(_folders_of(self.hashes)) - 1
 
     def write(self, rel: str, data: bytes) -> None:
         digest = sha256_hex(data)
