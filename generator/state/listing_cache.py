@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -47,58 +46,72 @@ def spare_listing_path(paths: Paths) -> Path:
 def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
     """Path -> SHA-256 of every file the release whose root is `sums` lists, as remembered; None
     when nothing is remembered of that release."""
-    read = _rows(listing_path(paths), sums)
+    read = _Rows.open(listing_path(paths), sums)
     if read is None:
         return None
-    count, rows = read
     listing = {}
-    for sha, rel in rows:
+    for sha, rel in read:
         if len(sha) != 64 or not rel:
             return None
         listing[rel] = sha
-    return listing if len(listing) == count else None
+    return listing if read.whole and len(listing) == read.count else None
 
 
 def spare_paths(paths: Paths, sums: bytes | None) -> Iterator[str] | None:
     """Every path the release whose root is `sums` lists, as remembered when it was replaced
     (`keep_as_spare`): what the spare release (generator.build.staging) holds, unless someone
-    changed it, which the build's look at the staged site finds by its count. None when nothing
-    is remembered of that release."""
-    read = _rows(spare_listing_path(paths), sums)
-    return None if read is None else (rel for _, rel in read[1])
+    changed it, which the build's look at the staged site finds by its count. Read a line at a
+    time, never whole. None when nothing is remembered of that release."""
+    read = _Rows.open(spare_listing_path(paths), sums)
+    return None if read is None else (rel for _, rel in read)
 
 
-def _rows(path: Path, sums: bytes | None) -> tuple[int, Iterator[tuple[str, str]]] | None:
-    """How many (SHA-256, path) lines the memory at `path` holds, and those lines, read one by
-    one once the whole file is checked: if it is whole, of the release whose root is `sums` and
-    of this code."""
-    if sums is None:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    head, _, rest = data.partition(b"\n")
-    fields = head.decode("ascii", "replace").split(" ")
-    release = hashlib.sha256(sums).hexdigest()
-    if fields[:3] != _MAGIC.split(" ") or len(fields) != 7 or fields[3:5] != [rules_version(), release]:
-        return None
-    if not fields[5].isdigit() or hashlib.sha256(rest).hexdigest() != fields[6]:
-        return None
-    count = int(fields[5])
-    if rest.count(b"\n") != count or (rest and not rest.endswith(b"\n")):
-        return None
-    try:
-        rest.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return count, _lines(rest)
+class _Rows:
+    """The (SHA-256, path) lines of a memory whose first line binds it to a release's root and to
+    this code, and counts and hashes the rest (checked by `open`), read one at a time; `whole`
+    once they were all read and still are those lines (the file may be replaced in between)."""
 
+    def __init__(self, path: Path, count: int, sha256: str) -> None:
+        self.path, self.count, self._sha256 = path, count, sha256
+        self.whole = False
 
-def _lines(rest: bytes) -> Iterator[tuple[str, str]]:
-    for line in io.BytesIO(rest):
-        sha, _, rel = line[:-1].decode("utf-8").partition(" ")
-        yield sha, rel
+    @classmethod
+    def open(cls, path: Path, sums: bytes | None) -> _Rows | None:
+        if sums is None:
+            return None
+        try:
+            with path.open("rb") as f:
+                fields = f.readline(1024).decode("ascii", "replace").rstrip("\n").split(" ")
+                release = hashlib.sha256(sums).hexdigest()
+                if fields[:3] != _MAGIC.split(" ") or len(fields) != 7 or fields[3:5] != [rules_version(), release]:
+                    return None
+                # The whole file checked before a line is used, a MiB at a time: never held whole.
+                h, lines, last = hashlib.sha256(), 0, b"\n"
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
+                    lines += chunk.count(b"\n")
+                    last = chunk[-1:]
+        except OSError:
+            return None
+        if not fields[5].isdigit() or int(fields[5]) != lines or last != b"\n" or h.hexdigest() != fields[6]:
+            return None
+        return cls(path, lines, fields[6])
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        h, n = hashlib.sha256(), 0
+        try:
+            with self.path.open("rb") as f:
+                f.readline(1024)
+                for line in f:
+                    h.update(line)
+                    n += 1
+                    if not line.endswith(b"\n"):
+                        return
+                    sha, _, rel = line[:-1].decode("utf-8").partition(" ")
+                    yield sha, rel
+        except (OSError, UnicodeDecodeError):
+            return
+        self.whole = n == self.count and h.hexdigest() == self._sha256
 
 
 def keep_as_spare(paths: Paths) -> None:
