@@ -189,7 +189,9 @@ class SiteWriter:
         if not self.reused:
             return 0
         if spare is None:
-            return prune_unlisted(self._root, self.hashes, self._dirs)
+            # The folders holding the release's files, not every folder made: a take that failed
+            # may have made one that stayed empty.
+            return prune_unlisted(self._root, self.hashes)
         self.pruned_by_listing = True
         removed = 0
         for rel in spare:
@@ -197,11 +199,10 @@ class SiteWriter:
                 continue  # a file or folder of this release
             # The highest folder on its way that this release does not hold goes whole: every
             # folder above it is one `_reuse_folders` made sure is a folder, so no link is followed.
-            target = rel
-            for i, c in enumerate(rel):
-                if c == "/" and rel[:i] not in self._dirs:
-                    target = rel[:i]
-                    break
+            # Where a folder on its way is now a file of this release, the spare's folder is gone.
+            target = self._prune_target(rel)
+            if target is None:
+                continue
             path = f"{self._root}/{target}"
             try:
                 st = os.lstat(path)
@@ -213,6 +214,20 @@ class SiteWriter:
                 os.unlink(path)
             removed += 1
         return removed
+
+    def _prune_target(self, rel: str) -> str | None:
+        """What to remove for a path the spare listed and this release does not: the path, or the
+        highest folder on its way that this release does not hold; None where a folder on its
+        way is now a file of this release (the spare's folder went when that file was written)."""
+        for i, c in enumerate(rel):
+            if c != "/":
+                continue
+            folder = rel[:i]
+            if folder in self.hashes or folder in _NOT_IN_HASHES:
+                return None
+            if folder not in self._dirs:
+                return folder
+        return rel
 
     def expected(self) -> tuple[int, int]:
         """How many files and folders the release holds: its files, and the folders on their way
@@ -332,20 +347,12 @@ class SiteWriter:
         looked = self._vouched_look(rel)
         return looked[0] if looked is not None else None
 
-    def _vouched_look(self, rel: str, spare: bool = True) -> tuple[str, os.stat_result] | None:
-        """`vouched`, with the look it was decided on: at the file a reused folder holds at `rel`
-        when it is the one recorded (unless `spare` is False: `_there` looked already), else at
-        the last release's file. Either is a file with those bytes, wherever a folder on the way
-        led: a take looks again (`_there`, `_place`), through folders made sure of."""
+    def _vouched_look(self, rel: str) -> tuple[str, os.stat_result] | None:
+        """`vouched`, with the look at the last release's file it was decided on: the file its
+        callers read (a take looks at the spare's first, `_there`)."""
         digest = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
-        if digest is None:
-            return None
-        if spare and self.reused:
-            st = self._regular(f"{self._root}/{rel}")
-            if st is not None and self.recorded(f"site/{rel}", st) == digest:
-                return digest, st
-        st = self._look_previous(rel)
-        if st is None:
+        st = self._look_previous(rel) if digest is not None else None
+        if digest is None or st is None:
             return None
         return (digest, st) if self.recorded(f"site/{rel}", st) == digest else None
 
@@ -378,7 +385,7 @@ class SiteWriter:
         listed = self.previous.digest(rel) if self.previous is not None and self.previous.reuse else None
         if listed is not None and self._take_there(rel, listed):
             return True
-        looked = self._vouched_look(rel, spare=False)
+        looked = self._vouched_look(rel)
         if looked is None or self.previous is None:
             return False
         digest, st = looked
@@ -412,7 +419,7 @@ class SiteWriter:
             if st is not None:
                 there.append((rel, digest, st))
                 continue
-            looked = self._vouched_look(rel, spare=False)
+            looked = self._vouched_look(rel)
             if looked is None or looked[0] != digest:
                 return False
             linked.append((rel, digest, looked[1]))

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import os
 import pickle
+import stat
 import sys
 import tempfile
 import time
@@ -149,7 +151,7 @@ def _build(
             if written.expected is not None and (look is None or look.counted != written.expected):
                 # The spare held something its listing does not name (put there by someone):
                 # removed now, by a walk, and the site looked at again.
-                prune_unlisted(str(staging.path), _read_back(after_file)[0])
+                prune_unlisted(str(staging.path), _read_back(after_file))
                 look = build_cache.look_at_site(paths, staging.path, carried)
             looked = look is not None
             report = self_check(
@@ -175,7 +177,8 @@ def _build(
         staging.close()
         result = written.result
         assert result is not None
-        hashes, finished, memo, inputs = _read_back(after_file)
+        hashes = _read_back(after_file)
+        finished, memo, inputs = pickle.load(after_file)  # the second pickle, after the first
     said = build_cache.Published(result.files, result.tree_size, result.demo, result.fingerprint, result.warnings)
     published = build_steps.AfterSwap(
         paths, out, hashes, finished, memo, list(written.staged), inputs, said, offline, look, cleanup
@@ -293,7 +296,10 @@ def _write_release(
         del ctx  # freed before the pickling below, whose memo of every object pickled is its own peak
         try:
             _hand_over(writer.carried, carried_file)
-            _hand_over((writer.hashes, writer.finished, memo, inputs), after_file)
+            # The files' SHA-256es first, a pickle of their own: the prune after a count that
+            # differs (`_build`) loads them alone.
+            _hand_over(writer.hashes, after_file)
+            _hand_over((writer.finished, memo, inputs), after_file)
         except BaseException:
             for s in staged:  # the build never hears of them: no one else would remove them
                 s.discard()
@@ -310,18 +316,26 @@ def _write_release(
 
 
 def _spare_listing(paths: Paths, staging: Staging) -> Callable[[], Iterable[str] | None] | None:
-    """What the spare release taken as the staging folder lists, remembered by its root
-    SHA256SUMS (listing_cache.spare_paths), read when the release is written; None for a fresh
-    folder, or one whose root cannot be read."""
+    """What the spare release taken as the staging folder lists, remembered by the SHA-256 of its
+    root SHA256SUMS (listing_cache.spare_paths), read when the release is written; None for a
+    fresh folder, or one whose root is not a regular file that can be read (whatever someone put
+    there: a pipe is opened without waiting for a writer, and never read)."""
     if not staging.reused:
         return None
     try:
-        fd = os.open(staging.path / layout.SUMS, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(staging.path / layout.SUMS, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        sums = f.read()
-    return functools.partial(listing_cache.spare_paths, paths, sums)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            release = hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return functools.partial(listing_cache.spare_paths, paths, release)
 
 
 def _nothing_to_do(out: Path, last: build_cache.Published, strict: bool, started: float) -> BuildResult:

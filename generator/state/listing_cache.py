@@ -46,7 +46,7 @@ def spare_listing_path(paths: Paths) -> Path:
 def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
     """Path -> SHA-256 of every file the release whose root is `sums` lists, as remembered; None
     when nothing is remembered of that release."""
-    read = _Rows.open(listing_path(paths), sums)
+    read = _Rows.open(listing_path(paths), hashlib.sha256(sums).hexdigest() if sums is not None else None)
     if read is None:
         return None
     listing = {}
@@ -57,12 +57,13 @@ def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
     return listing if read.whole and len(listing) == read.count else None
 
 
-def spare_paths(paths: Paths, sums: bytes | None) -> Iterator[str] | None:
-    """Every path the release whose root is `sums` lists, as remembered when it was replaced
-    (`keep_as_spare`): what the spare release (generator.build.staging) holds, unless someone
-    changed it, which the build's look at the staged site finds by its count. Read a line at a
-    time, never whole. None when nothing is remembered of that release."""
-    read = _Rows.open(spare_listing_path(paths), sums)
+def spare_paths(paths: Paths, release: str) -> Iterator[str] | None:
+    """Every path the release whose root `SHA256SUMS` has the SHA-256 `release` lists, as
+    remembered when it was replaced (`keep_as_spare`): what the spare release
+    (generator.build.staging) holds, unless someone changed it, which the build's look at the
+    staged site finds by its count. Read a line at a time, never whole. None when nothing is
+    remembered of that release."""
+    read = _Rows.open(spare_listing_path(paths), release)
     return None if read is None else (rel for _, rel in read)
 
 
@@ -76,13 +77,13 @@ class _Rows:
         self.whole = False
 
     @classmethod
-    def open(cls, path: Path, sums: bytes | None) -> _Rows | None:
-        if sums is None:
+    def open(cls, path: Path, release: str | None) -> _Rows | None:
+        """The memory at `path` if it is of the release whose root has the SHA-256 `release`."""
+        if release is None:
             return None
         try:
             with path.open("rb") as f:
                 fields = f.readline(1024).decode("ascii", "replace").rstrip("\n").split(" ")
-                release = hashlib.sha256(sums).hexdigest()
                 if fields[:3] != _MAGIC.split(" ") or len(fields) != 7 or fields[3:5] != [rules_version(), release]:
                     return None
                 # The whole file checked before a line is used, a MiB at a time: never held whole.

@@ -45,6 +45,22 @@ def _built_twice(tmp_path: Path) -> BuiltSite:
     return site
 
 
+def _walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders the build walks to prune (writer.prune_unlisted, in the writing process or in
+    the build's own, both this one)."""
+    monkeypatch.setattr(child_process, "FORK", False)
+    walks: list[str] = []
+    walk = writer.prune_unlisted
+
+    def walked(root: str, *args: Any) -> int:
+        walks.append(root)
+        return walk(root, *args)
+
+    monkeypatch.setattr(writer, "prune_unlisted", walked)
+    monkeypatch.setattr(build_command, "prune_unlisted", walked)
+    return walks
+
+
 def _matches_a_full_build(site: BuiltSite, before: Path, tmp_path: Path) -> None:
     full = tmp_path / "full"
     shutil.copytree(before, full)
@@ -97,13 +113,27 @@ def test_a_file_the_spare_holds_as_recorded_is_kept_on_one_look(
     published = f"{site.out}/"
     looks: list[str] = []
     lstat = writer.os.lstat
+    taking = [0]
 
     def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
-        if os.fspath(path).startswith(published):
+        if taking[0] and os.fspath(path).startswith(published):
             looks.append(os.fspath(path))
         return lstat(path, *args, **kwargs)
 
+    def take(method: Any) -> Any:
+        def counting(*args: Any) -> Any:
+            taking[0] += 1
+            try:
+                return method(*args)
+            finally:
+                taking[0] -= 1
+
+        return counting
+
     monkeypatch.setattr(writer.os, "lstat", counted)
+    # The looks a take makes, not those of the steps that ask whether a file is vouched for.
+    for name in ("link_previous", "take_vouched", "take_unchanged"):
+        monkeypatch.setattr(writer.SiteWriter, name, take(getattr(writer.SiteWriter, name)))
     retire_item(site.paths, _sealed(site)[0], "And one more.", LATER)
     result = build(site.paths, site.out, offline=True)
     assert result.kept > files // 2
@@ -147,15 +177,7 @@ def test_a_spare_listing_not_of_the_spare_is_not_used(
         kept.unlink()
     before = tmp_path / "before"
     shutil.copytree(site.out, before)
-    monkeypatch.setattr(child_process, "FORK", False)
-    walks: list[str] = []
-    walk = writer.prune_unlisted
-
-    def walked(root: str, *args: Any) -> int:
-        walks.append(root)
-        return walk(root, *args)
-
-    monkeypatch.setattr(writer, "prune_unlisted", walked)
+    walks = _walks(monkeypatch)
     retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
     build(site.paths, site.out, offline=True)
     assert len(walks) == 1  # the spare walked, as without a listing
@@ -166,7 +188,7 @@ def test_a_spare_listing_not_of_the_spare_is_not_used(
     "damage",
     [
         *("extra file", "extra folder", "empty folder", "other bytes", "folder for a file", "file for a folder"),
-        *("link", "mode", "link where a file went"),
+        *("link", "mode", "link where a file went", "folder for its root", "pipe for its root"),
     ],
 )
 def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
@@ -190,6 +212,13 @@ def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
         assert gone
         (spare / gone[0]).unlink()
         (spare / gone[0]).symlink_to(outside)
+    elif damage == "folder for its root":
+        (spare / "SHA256SUMS").unlink()
+        (spare / "SHA256SUMS").mkdir()
+        (spare / "SHA256SUMS" / "x").write_bytes(b"x")
+    elif damage == "pipe for its root":  # never opened for reading: the build would wait for a writer
+        (spare / "SHA256SUMS").unlink()
+        os.mkfifo(spare / "SHA256SUMS")
     elif damage == "other bytes":
         target = spare / "index.html"
         target.unlink()  # its own file, not the published one
@@ -209,7 +238,12 @@ def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
     before = tmp_path / "before"
     shutil.copytree(site.out, before)
     retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
+    walks = _walks(monkeypatch)
     build(site.paths, site.out, offline=True)
+    # Pruned from the spare's listing, then walked once the look counted what the listing did not
+    # name; or, with no root to bind the listing to, walked.
+    by_listing = ("other bytes", "mode", "link", "file for a folder", "folder for a file", "link where a file went")
+    assert len(walks) == (damage not in by_listing)
     assert outside.read_bytes() == b"not the site's" and not (tmp_path / "x").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["data", "public", ".public.spare-release", "outside.txt", "before"]

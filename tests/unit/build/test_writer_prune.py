@@ -50,3 +50,15 @@ def test_the_count_names_the_folders_on_the_way_not_those_made(tmp_path: Path) -
     (root / "made").mkdir()  # as a take that failed may leave one
     w._dirs.add("made")
     assert w.expected() == (4, 2)
+
+
+def test_a_folder_that_became_a_file_is_not_removed_from_the_listing(tmp_path: Path) -> None:
+    root = tmp_path / "staging"
+    _spare(root)
+    w = SiteWriter(root, reused=True)
+    w.write("gone", b"a folder that became a file")  # the spare's folder goes as the file is written
+    w.write("kept.html", b"<p>")
+    w.write("a", b"a file that becomes a folder")
+    assert w.prune(["a", "gone/x.html", "kept.html", "old.html"]) == 1
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["a", "gone", "kept.html"]
+    assert (root / "gone").read_bytes() == b"a folder that became a file"
