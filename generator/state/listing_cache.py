@@ -25,6 +25,7 @@ import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from generator.core.digest import rules_version
 from generator.program.datadir import Paths
@@ -54,7 +55,7 @@ def load(paths: Paths, sums: bytes | None) -> dict[str, str] | None:
         if len(sha) != 64 or not rel:
             return None
         listing[rel] = sha
-    return listing if read.whole and len(listing) == read.count else None
+    return listing if len(listing) == read.count else None
 
 
 def spare_paths(paths: Paths, release: str) -> Iterator[str] | None:
@@ -69,12 +70,11 @@ def spare_paths(paths: Paths, release: str) -> Iterator[str] | None:
 
 class _Rows:
     """The (SHA-256, path) lines of a memory whose first line binds it to a release's root and to
-    this code, and counts and hashes the rest (checked by `open`), read one at a time; `whole`
-    once they were all read and still are those lines (the file may be replaced in between)."""
+    this code, and counts and hashes the rest, read one at a time from the file `open` checked:
+    the same open file, so the lines read are the lines checked."""
 
-    def __init__(self, path: Path, count: int, sha256: str) -> None:
-        self.path, self.count, self._sha256 = path, count, sha256
-        self.whole = False
+    def __init__(self, f: BinaryIO, count: int) -> None:
+        self._file, self.count = f, count
 
     @classmethod
     def open(cls, path: Path, release: str | None) -> _Rows | None:
@@ -82,37 +82,39 @@ class _Rows:
         if release is None:
             return None
         try:
-            with path.open("rb") as f:
-                fields = f.readline(1024).decode("ascii", "replace").rstrip("\n").split(" ")
-                if fields[:3] != _MAGIC.split(" ") or len(fields) != 7 or fields[3:5] != [rules_version(), release]:
-                    return None
-                # The whole file checked before a line is used, a MiB at a time: never held whole.
-                h, lines, last = hashlib.sha256(), 0, b"\n"
-                while chunk := f.read(1 << 20):
-                    h.update(chunk)
-                    lines += chunk.count(b"\n")
-                    last = chunk[-1:]
+            f = path.open("rb")
         except OSError:
             return None
-        if not fields[5].isdigit() or int(fields[5]) != lines or last != b"\n" or h.hexdigest() != fields[6]:
+        try:
+            fields = f.readline(1024).decode("ascii", "replace").rstrip("\n").split(" ")
+            if fields[:3] != _MAGIC.split(" ") or len(fields) != 7 or fields[3:5] != [rules_version(), release]:
+                f.close()
+                return None
+            # The whole file checked before a line is used, a MiB at a time: never held whole.
+            start = f.tell()
+            h, lines, last = hashlib.sha256(), 0, b"\n"
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+            f.seek(start)
+        except OSError:
+            f.close()
             return None
-        return cls(path, lines, fields[6])
+        if not fields[5].isdigit() or int(fields[5]) != lines or last != b"\n" or h.hexdigest() != fields[6]:
+            f.close()
+            return None
+        return cls(f, lines)
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        h, n = hashlib.sha256(), 0
-        try:
-            with self.path.open("rb") as f:
-                f.readline(1024)
+        # Every line ends in a newline (checked): one that is not UTF-8 ends the rows short.
+        with self._file as f:
+            try:
                 for line in f:
-                    h.update(line)
-                    n += 1
-                    if not line.endswith(b"\n"):
-                        return
                     sha, _, rel = line[:-1].decode("utf-8").partition(" ")
                     yield sha, rel
-        except (OSError, UnicodeDecodeError):
-            return
-        self.whole = n == self.count and h.hexdigest() == self._sha256
+            except (OSError, UnicodeDecodeError):
+                return
 
 
 def keep_as_spare(paths: Paths) -> None:
