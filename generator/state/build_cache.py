@@ -53,7 +53,7 @@ from generator.state.hash_index_cache import FileRows, HashIndex, IdentityRows, 
 from generator.verifier import known_still
 
 RECORD_NAME = "build.json"
-_VERSION = 4
+_VERSION = 5
 
 # The folders of the private directory no build reads: the item sources, the sealed store, and
 # the certificates' private documents (a build publishes the copies in the data directory).
@@ -263,7 +263,7 @@ def _identities(entries: Iterable[tuple[str, tuple[int, ...]]], place: str) -> t
     return h.hexdigest(), inside
 
 
-def site_digest(out: Path, known: Mapping[str, str] | None = None, walked: list[_Row] | None = None) -> str | None:
+def site_digest(out: Path, known: Mapping[str, str] | None = None, walked: IdentityRows | None = None) -> str | None:
     """The digest of the site in `out`: every folder and file, its mode and its SHA-256 (taken
     from `known`, by path, for the files the build just wrote, else read); None if the folder
     holds anything else (a link, a device) or cannot be read. `walked`: the site's rows as
@@ -271,27 +271,31 @@ def site_digest(out: Path, known: Mapping[str, str] | None = None, walked: list[
     root = str(out.resolve())
     try:
         if walked is None:
-            entries = [(rel, identity_row(st)) for rel, st, _ in _walk(root, "")]
-        else:
-            entries = [(rel[len("site/") :], ident) for rel, ident in walked[1:]]
+            walked = IdentityRows()
+            for rel, st, _ in _walk(root, "site/"):
+                walked.append(rel, identity_row(st))
     except OSError:
         return None
-    if any(not (stat.S_ISREG(ident[0]) or stat.S_ISDIR(ident[0])) for _, ident in entries):
+    modes = walked.modes()
+    if not all(stat.S_ISREG(m) or stat.S_ISDIR(m) for m in set(modes)):
         return None
     known = known or {}
-    todo = [rel for rel, ident in entries if stat.S_ISREG(ident[0]) and rel not in known]
+    rels = [place[len("site/") :] for place in walked.places]
+    todo = [rel for rel, mode in zip(rels, modes, strict=True) if stat.S_ISREG(mode) and rel not in known]
     try:
         hashed = dict(zip(todo, _hash_all(f"{root}/{rel}" for rel in todo), strict=True))
+        own = os.stat(out).st_mode  # the folder's own mode: swap_in sets it
     except OSError:
         return None
-    try:
-        rows = [("", os.stat(out).st_mode, "")]  # the folder's own mode: swap_in sets it
-    except OSError:
-        return None
-    for rel, ident in entries:
-        sha = "" if stat.S_ISDIR(ident[0]) else known.get(rel) or hashed[rel]
-        rows.append((rel, ident[0], sha))
-    return _digest("site", rows)
+    none = "0" * 64  # a folder's: no file's SHA-256
+    pairs = zip(rels, modes, strict=True)
+    shas = [none if stat.S_ISDIR(mode) else known.get(rel) or hashed[rel] for rel, mode in pairs]
+    # In blocks, not a line a file: the places, the modes, the SHA-256es.
+    h = hashlib.sha256(f"transparency build record v{_VERSION}\0site\0{own:o}\0{len(rels)}\0".encode())
+    h.update("\0".join(rels).encode("utf-8", "surrogateescape"))
+    h.update(b"\0" + modes.tobytes())
+    h.update(bytes.fromhex("".join(shas)))
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -347,13 +351,13 @@ def save(
         return
     read = inputs.read_mark
     settled = read is not None and inputs.newest < read[0] - _TICK_NS
-    published: list[_Row] = []
+    published: list[IdentityRows] = []
     looked: list[tuple[str, dict[str, tuple[int, ...]]]] = []
     seen = _settled_identities(paths, out, offline, look, published, looked)
     # Once the identities are taken: the inputs must still be as read for any record (the look
     # that took them says, else one of its own).
     still = inputs.as_read(looked[-1]) if seen is not None and looked else inputs.still_as_read()
-    site = site_digest(out, hashes, published if seen is not None and published else None)
+    site = site_digest(out, hashes, published[0] if seen is not None and published else None)
     if site is None or not still:
         return
     doc: dict[str, object] = {"v": _VERSION, "inputs": digest, "site": site, "published": dataclasses.asdict(said)}
@@ -370,12 +374,7 @@ def save(
         for place, ident, sha in inputs.files
         if stat.S_ISREG(ident[0]) and max(ident[2], ident[3]) < read[0] - _TICK_NS
     ]
-    rows += [
-        (rel, ident, hashes[rel[len("site/") :]])
-        for rel, ident in published
-        if stat.S_ISREG(ident[0]) and rel[len("site/") :] in hashes
-    ]
-    save_index(paths, mark - _TICK_NS, rows)
+    save_index(paths, mark - _TICK_NS, rows, published[0], hashes)
 
 
 # Timestamps come from a coarse clock (a kernel tick, 1 to 10 ms): a file changed twice within
@@ -406,11 +405,6 @@ def _fine_time(st: os.stat_result) -> tuple[int, int] | None:
     """A just-written file's modification time and device, or None where the times are whole
     milliseconds or coarser."""
     return None if st.st_mtime_ns % 1_000_000 == 0 else (st.st_mtime_ns, st.st_dev)
-
-
-# A place and its identity (identity_row): what a look at every file keeps of each, and no more
-# (an os.stat_result is ten times the size, and a look at a million-item site meets 700,000).
-_Row = tuple[str, tuple[int, ...]]
 
 
 def _site_entries(out: Path) -> Iterator[tuple[str, os.stat_result, str]]:
@@ -456,29 +450,22 @@ def look_at_site(paths: Paths, out: Path, carried: dict[str, bytes] | None = Non
     # the site. The clock is a file made and removed at once: the mark is the record's to write.
     time.sleep(min(2 * _TICK_NS, 10**9) / 1e9)
     clock = _clock(paths)
-    rows: IdentityRows | None = IdentityRows() if clock is not None else None
+    every = IdentityRows()
+    settled = clock is not None
     counted = [0, 0]
-
-    def seen(entries: Iterable[tuple[str, os.stat_result, str]]) -> Iterator[_Row]:
-        nonlocal rows
-        for rel, st, _ in entries:
-            ident = identity_row(st)
-            if rel != "site":
-                counted[stat.S_ISDIR(st.st_mode)] += 1
-            if rows is not None and rel != "site":
+    try:
+        for rel, st, _ in _carried_still(_site_entries(out), carried):
+            if rel == "site":  # the folder's own entry: swap_in sets its mode
+                continue
+            counted[stat.S_ISDIR(st.st_mode)] += 1
+            every.append(rel, identity_row(st))
+            if settled:
                 plain = stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)
                 assert clock is not None
-                if plain and st.st_dev == clock[1] and max(st.st_mtime_ns, st.st_ctime_ns) < clock[0] - _TICK_NS:
-                    rows.append(rel, ident)
-                else:
-                    rows = None
-            yield rel, ident
-
-    try:
-        shape = _shape(seen(_carried_still(_site_entries(out), carried)))
+                settled = plain and st.st_dev == clock[1] and max(st.st_mtime_ns, st.st_ctime_ns) < clock[0] - _TICK_NS
     except OSError:
         return None
-    return SiteLook(shape, rows, (counted[0], counted[1]))
+    return SiteLook(_shape(every), every if settled else None, (counted[0], counted[1]))
 
 
 def _carried_still(
@@ -501,13 +488,11 @@ def _carried_still(
         carried.clear()
 
 
-def _shape(rows: Iterable[_Row]) -> str:
-    # The folder's own entry aside: swap_in sets its mode, and it is another folder before.
-    h = hashlib.sha256()
-    for rel, ident in rows:
-        if rel == "site":
-            continue
-        h.update(f"{rel}\0{ident[:3]}\0{ident[4]}\n".encode("utf-8", "surrogateescape"))
+def _shape(rows: IdentityRows) -> str:
+    """The site's shape: every place below the site's folder (not the folder itself, whose mode
+    swap_in sets, and which is another folder before) with its identity bar its change time."""
+    h = hashlib.sha256(b"shape\0")
+    rows.feed(h, shape=True)
     return h.hexdigest()
 
 
@@ -535,7 +520,7 @@ def _identity_digest(
     out: Path,
     offline: bool,
     device: int | None = None,
-    site_entries: list[_Row] | None = None,
+    site_entries: list[IdentityRows] | None = None,
     looked: list[tuple[str, dict[str, tuple[int, ...]]]] | None = None,
     site_rows: IdentityRows | None = None,
 ) -> tuple[str, int, str] | None:
@@ -562,33 +547,37 @@ def _identity_digest(
                 plain = False
                 return
             newest = max(newest, st.st_ctime_ns, st.st_mtime_ns)
-            h.update(_identity_line(entry[0], identity_row(st)))
             yield entry
 
     try:
         inputs = _identities(((rel, identity_row(st)) for rel, st, _ in through(places.look())), places.checkpoints)
-        entries = _site_entries(out) if site_rows is None else _site_folder(out)
-        site = [(rel, identity_row(st)) for rel, st, _ in through(entries)] if plain else []
+        # The inputs by their digest (`_identities`) and the checkpoints' by a line each.
+        h.update(inputs[0].encode() + b"\0")
+        for rel in sorted(inputs[1]):
+            h.update(_identity_line(rel, inputs[1][rel]))
+        # The site's own folder by a line; what it holds in two blocks (IdentityRows.feed).
+        for rel, st, _ in through(_site_folder(out)):
+            h.update(_identity_line(rel, identity_row(st)))
+        site = site_rows
+        if site is None:
+            site = IdentityRows()
+            for rel, st, _ in through(_walk(str(out.resolve()), "site/")):
+                site.append(rel, identity_row(st))
     except OSError:
         return None
     if not plain:
         return None
-    if site_rows is not None:
-        # Looked at, plain and on the clock's filesystem, as SiteLook says; hashed as `through` does.
-        for rel, ident in site_rows:
-            newest = max(newest, ident[3], ident[2])
-            h.update(_identity_line(rel, ident))
-            site.append((rel, ident))
+    # Looked at, plain and on the clock's filesystem, as SiteLook says when it gave the rows.
+    newest = max(newest, site.newest())
+    site.feed(h)
     if site_entries is not None:
-        site_entries[:] = site
+        site_entries[:] = [site]
     if looked is not None:
         looked.append(inputs)
     return h.hexdigest(), newest, _shape(site)
 
 
 def _identity_line(rel: str, ident: tuple[int, ...]) -> bytes:
-    # One form for an identity looked at now and one the look before the check kept: the record
-    # and the next build's look must hash the same place alike.
     return f"{rel}\0{ident}\n".encode("utf-8", "surrogateescape")
 
 
@@ -597,7 +586,7 @@ def _settled_identities(
     out: Path,
     offline: bool,
     look: SiteLook | None,
-    site_entries: list[_Row] | None = None,
+    site_entries: list[IdentityRows] | None = None,
     looked: list[tuple[str, dict[str, tuple[int, ...]]]] | None = None,
 ) -> dict[str, object] | None:
     """The identities to record, with the mark they were taken after (the site's, when `look`

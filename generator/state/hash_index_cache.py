@@ -24,8 +24,9 @@ import itertools
 import os
 import stat
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from generator.program.datadir import Paths
 from generator.state.cache_file import BlockFile, block_file_pieces, write_cache
@@ -144,6 +145,32 @@ class IdentityRows:
         for i, place in enumerate(self._places):
             yield place, _read_back(idents, i)
 
+    @property
+    def places(self) -> list[str]:
+        return self._places
+
+    def modes(self) -> array[int]:
+        return self._idents[0::_FIELDS]
+
+    def newest(self) -> int:
+        """The latest modification or change time among the rows; 0 for none."""
+        if not self._places:
+            return 0
+        return max(max(self._idents[2::_FIELDS]), max(self._idents[3::_FIELDS]))
+
+    def feed(self, h: Any, shape: bool = False) -> None:
+        """Hash the rows into `h` as two blocks (the places, NUL-joined, and the identities as
+        stored), not a line a row: a look at 330,000 files made as many strings to hash. With
+        `shape`, the change times are left out (build_cache.SiteLook.shape)."""
+        words = self._idents
+        if shape:
+            words = array("q", words)
+            words[3::_FIELDS] = array("q", bytes(8 * len(self._places)))
+        h.update(b"%d\0" % len(self._places))
+        h.update("\0".join(self._places).encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+        h.update(words.tobytes())
+
 
 class _Damaged(Exception):
     pass
@@ -194,23 +221,61 @@ def load_index(paths: Paths) -> HashIndex:
         return HashIndex()
 
 
-def save_index(paths: Paths, settled_before: int, files: Iterable[tuple[str, tuple[int, ...], str]]) -> int:
+def save_index(
+    paths: Paths,
+    settled_before: int,
+    files: Iterable[tuple[str, tuple[int, ...], str]],
+    site: IdentityRows | None = None,
+    site_hashes: Mapping[str, str] | None = None,
+) -> int:
     """Record `files` (place, identity as `identity_row` gives it, SHA-256), each only if it is a regular
     file whose times are older than `settled_before` (the mark less a tick); how many were
-    recorded. The rows replace the last build's: a file no longer read is no longer in them."""
+    recorded. The rows replace the last build's: a file no longer read is no longer in them.
+
+    `site`: the published files' rows as a look kept them (places `site/<path>`), each recorded by
+    the same rule with its SHA-256 in `site_hashes` (by path), where it has one: taken from the
+    look's arrays as they are, not a tuple a file."""
     rows = sorted(
         (place, ident, sha)
         for place, ident, sha in files
         if len(ident) == _FIELDS and stat.S_ISREG(ident[0]) and max(ident[2], ident[3]) < settled_before
     )
+    places = [place for place, _, _ in rows]
     idents = array("q", (n for _, ident, _ in rows for n in _stored(ident)))
+    shas = "".join(sha for _, _, sha in rows)
+    if site is not None and site_hashes is not None:
+        words = site._idents
+        modes, mtimes, ctimes = words[0::_FIELDS], words[2::_FIELDS], words[3::_FIELDS]
+        keep = [
+            i
+            for i, place in enumerate(site.places)
+            if stat.S_ISREG(modes[i]) and max(mtimes[i], ctimes[i]) < settled_before and place[5:] in site_hashes
+        ]
+        keep.sort(key=site.places.__getitem__)
+        taken = [site.places[i] for i in keep]
+        if places and taken and places[-1] >= taken[0]:  # not so for any site a build makes
+            return save_index(paths, settled_before, [*rows, *_site_rows(site, keep, site_hashes)])
+        places += taken
+        for i in keep:
+            idents.extend(words[_FIELDS * i : _FIELDS * (i + 1)])
+        shas += "".join(site_hashes[place[5:]] for place in taken)
+    if len(shas) != 64 * len(places):
+        raise ValueError("a SHA-256 is 64 hexadecimal digits")
     data, _ = block_file_pieces(
         _MAGIC,
-        {"files": len(rows)},
+        {"files": len(places)},
         [
-            ("places", "B", "\0".join(place for place, _, _ in rows).encode("utf-8", "surrogateescape")),
+            ("places", "B", "\0".join(places).encode("utf-8", "surrogateescape")),
             ("idents", "q", idents.tobytes()),
-            ("shas", "B", b"".join(bytes.fromhex(sha) for _, _, sha in rows)),
+            ("shas", "B", bytes.fromhex(shas)),
         ],
     )
-    return len(rows) if write_cache(index_path(paths), data) else 0
+    return len(places) if write_cache(index_path(paths), data) else 0
+
+
+def _site_rows(
+    site: IdentityRows, keep: list[int], site_hashes: Mapping[str, str]
+) -> Iterator[tuple[str, tuple[int, ...], str]]:
+    for i in keep:
+        place = site.places[i]
+        yield place, _read_back(site._idents, i), site_hashes[place[5:]]

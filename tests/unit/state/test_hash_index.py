@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.program.datadir import Paths
-from generator.state.hash_index_cache import FileRows, index_path, load_index, save_index
+from generator.state.hash_index_cache import FileRows, IdentityRows, index_path, load_index, save_index
 
 
 def _paths(tmp_path: Path) -> Paths:
@@ -131,3 +131,57 @@ def test_an_inode_number_past_two_to_the_63rd_is_recorded_and_matched(tmp_path: 
         st_mode, st_size, st_mtime_ns, st_ctime_ns, st_ino = big
 
     assert load_index(paths).sha256("data/f0.txt", Looked()) == "ef" * 32  # type: ignore[arg-type]
+
+
+def test_the_site_rows_of_a_look_are_recorded_as_the_same_rows_given_one_by_one(tmp_path: Path) -> None:
+    """save_index takes a look's rows (IdentityRows) in blocks: the index it writes is byte for
+    byte the one the same rows make given as tuples, each filtered by the same rule (a regular
+    file, settled, with a SHA-256), in place order though the look walked folder by folder."""
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    names = ["a/x.json", "a.json", "a-b.txt", "b.txt", "unhashed.txt", "late.txt"]
+    for name in names:
+        (site / name).write_bytes(name.encode())
+    os.utime(site / "late.txt", ns=(1, 1))
+    settled = max(os.lstat(site / n).st_ctime_ns for n in names) + 1
+    late = site / "late.txt"
+    # A walk's order (folder "a" before "a-b.txt" and "a.json"), not the places' sorted order.
+    walked = ["a", "a/x.json", "a-b.txt", "a.json", "b.txt", "late.txt", "unhashed.txt"]
+    rows = IdentityRows()
+    for rel in walked:
+        st = os.lstat(site / rel)
+        ident = _ident(st)
+        if rel == "late.txt":  # changed within the tick: not recorded
+            ident = (*ident[:3], settled + 5, ident[4])
+        rows.append(f"site/{rel}", ident)
+    hashes = {n: hashlib.sha256(n.encode()).hexdigest() for n in names if n not in ("unhashed.txt",)}
+    inputs = [("data/in.txt", _ident(os.lstat(late)), "cd" * 32)]
+    for name in ("one", "two", "three"):
+        (tmp_path / name).mkdir()
+    one = _paths(tmp_path / "one")
+    two = _paths(tmp_path / "two")
+    assert save_index(one, settled, inputs, rows, hashes) == 5
+    tuples = [(place, ident, hashes[place[5:]]) for place, ident in rows if place[5:] in hashes]
+    assert save_index(two, settled, [*inputs, *tuples]) == 5
+    assert index_path(one).read_bytes() == index_path(two).read_bytes()
+    index = load_index(one)
+    assert index.sha256("site/a.json", os.lstat(site / "a.json")) == hashes["a.json"]
+    assert index.sha256("site/late.txt", os.lstat(late)) is None
+    # Site places that would not sort after the inputs' (no build makes them): sorted all the same.
+    three = _paths(tmp_path / "three")
+    assert save_index(three, settled, [("zz/in.txt", *inputs[0][1:])], rows, hashes) == 5
+    assert load_index(three).sha256("zz/in.txt", os.lstat(late)) == "cd" * 32
+
+
+def test_identity_rows_hash_in_blocks_and_their_shape_leaves_change_times_out() -> None:
+    one, two = IdentityRows(), IdentityRows()
+    one.append("site/a", (0o100644, 1, 2, 3, 4))
+    two.append("site/a", (0o100644, 1, 2, 9, 4))
+    digests = []
+    for rows in (one, two):
+        plain, shape = hashlib.sha256(), hashlib.sha256()
+        rows.feed(plain)
+        rows.feed(shape, shape=True)
+        digests.append((plain.hexdigest(), shape.hexdigest()))
+    assert digests[0][0] != digests[1][0] and digests[0][1] == digests[1][1]
+    assert (one.newest(), two.newest(), IdentityRows().newest()) == (3, 9, 0)
