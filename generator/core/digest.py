@@ -16,6 +16,7 @@ import fractions
 import functools
 import hashlib
 import importlib.metadata
+import io
 import pickle
 import types
 from pathlib import Path
@@ -106,3 +107,46 @@ def digest_of(value: Any, data: bytes | None = None) -> str:
         _feed(h, value)
         return h.hexdigest()
     return hashlib.sha256(b"pickle5\0" + data).hexdigest()
+
+
+class RowDigests:
+    """The SHA-256 of each row object of a build (a frozen dataclass of one of `types`, such as a
+    run row that thousands of pages show), pickled once a build: a page's key then hashes the row
+    by that digest, not by pickling it again for each page that shows it (`digest_with_rows`).
+
+    Each row is kept beside its digest for the life of this object, so that its `id` is never
+    that of another object; rows are frozen and made of values, so their digest stays true."""
+
+    def __init__(self, types: tuple[type, ...]) -> None:
+        self.types = frozenset(types)
+        self._known: dict[int, tuple[object, bytes]] = {}
+
+    def persistent_id(self, obj: object) -> bytes | None:
+        if type(obj) not in self.types:
+            return None
+        known = self._known.get(id(obj))
+        if known is None or known[0] is not obj:
+            known = (obj, hashlib.sha256(pickle.dumps(obj, protocol=5)).digest())
+            self._known[id(obj)] = known
+        return known[1]
+
+
+class _RowPickler(pickle.Pickler):
+    def __init__(self, f: io.BytesIO, rows: RowDigests) -> None:
+        super().__init__(f, protocol=5)
+        self._rows = rows
+
+    def persistent_id(self, obj: object) -> bytes | None:
+        return self._rows.persistent_id(obj)
+
+
+def digest_with_rows(value: Any, rows: RowDigests) -> str:
+    """The key of `value` as `digest_of` makes it, each row of `rows` in it hashed by its digest
+    (tagged apart: a key made so never equals one made by `digest_of`). Raises Unhashable where
+    pickle cannot take the value."""
+    f = io.BytesIO()
+    try:
+        _RowPickler(f, rows).dump(value)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as e:
+        raise Unhashable(str(e)) from e
+    return hashlib.sha256(b"pickle5-rows\0" + f.getvalue()).hexdigest()

@@ -16,6 +16,7 @@ from generator.build.artifacts import commitment_rows, keys_document, verifier_b
 from generator.build.gather import CertificateInfo, CertificateRecord, MethodologyVersion, RevealedItem, SiteContext
 from generator.build.writer import SiteWriter
 from generator.core import layout
+from generator.core.digest import RowDigests
 from generator.core.progress import Progress
 from generator.program.ledgerfile import ledger_lines
 from generator.program.methodology_files import describe
@@ -117,7 +118,14 @@ def renderer(ctx: SiteContext, memo: PageMemo | None = None) -> Renderer:
         },
         navigation(ctx),
         memo,
+        rows=(_rows_apart(), frozenset({"item.html", "system.html"})),
     )
+
+
+def _rows_apart() -> RowDigests:
+    # The rows an item's page and a system's pages show, thousands of them each shown on
+    # several pages (a system's whole list of runs is in each of its pages' values).
+    return RowDigests((systems_view.SystemView, systems_view.SystemRun, systems_view.Standing, view_models.RunRow))
 
 
 def write_home(ctx: SiteContext, w: SiteWriter, r: Renderer, checkpoint: bytes) -> None:

@@ -20,7 +20,7 @@ import markupsafe
 
 from generator.build.writer import SiteWriter
 from generator.core import layout
-from generator.core.digest import Unhashable, digest_of, pickled
+from generator.core.digest import RowDigests, Unhashable, digest_of, digest_with_rows, pickled
 from generator.state.page_cache import PageMemo
 
 
@@ -126,25 +126,45 @@ class Renderer:
     """Renders pages with what every page shares: the program, the navigation, the demo banner."""
 
     def __init__(
-        self, common: dict[str, Any], nav: list[NavItem], memo: PageMemo | None = None, pool: PagePool | None = None
+        self,
+        common: dict[str, Any],
+        nav: list[NavItem],
+        memo: PageMemo | None = None,
+        pool: PagePool | None = None,
+        rows: tuple[RowDigests, frozenset[str]] | None = None,
     ) -> None:
         self.env = make_environment()
         self.common = common
         self.nav = nav
         self.memo = memo or PageMemo(None, None)
         self.pool = pool
+        # The row objects hashed once a build, and the templates whose pages are keyed so: those
+        # showing rows that other pages show too (digest_with_rows; a Python call for each object
+        # a page's values hold, so not for pages holding many small ones).
+        self.rows = rows
 
     def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
         """Render a page into `w` (on another core, with a `pool`), or take the last release's file
         when the memo has it made from the very same values (generator.state.page_cache)."""
         parts = (template, page_path, title, twin, context, self.common, self.nav)
-        payload = pickled(parts)
-        try:
-            key: str | None = digest_of(parts, payload)
-        except Unhashable:
-            key = None
+        key: str | None
+        if self.rows is not None and template in self.rows[1]:
+            # Pickled whole only when rendered: a page taken costs its key, its rows by digest.
+            payload = None
+            try:
+                key = digest_with_rows(parts, self.rows[0])
+            except Unhashable:
+                key = None
+        else:
+            payload = pickled(parts)
+            try:
+                key = digest_of(parts, payload)
+            except Unhashable:
+                key = None
         if key is not None and self._reuse(w, page_path, key):
             return
+        if payload is None:
+            payload = pickled(parts)
         self._render(w, template, page_path, title, twin, context, payload)
 
     def write_keyed(
