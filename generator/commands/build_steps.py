@@ -126,6 +126,7 @@ class Writing:
     # Public gates' answer keys, shown beside outputs: a thousand items, not a million.
     answers: dict[str, Any] = field(default_factory=dict)
     example: dict[str, str | None] | None = None
+    commitment_rows: dict[str, str | None] = field(default_factory=dict)  # item -> its commitment row, as found
     tree: Tree | None = None  # a v3 site's checksum tree, once its leaves are written
     # Every path the spare release lists, when remembered (listing_cache.spare_paths): what a
     # reused staging folder holds, unless someone changed it (which the build's look counts).
@@ -333,7 +334,7 @@ def _take_unchanged(b: Writing, info: CertificateInfo, run_row: view_models.RunR
     bytes the build holds. Else nothing is taken, and the caller writes it whole."""
     if b.memo is None or not b.memo.knows_last_release:
         return False
-    page, twin, inputs = pages.certificate_page_inputs(b.ctx, info, run_row, b.answers)
+    page, twin, inputs = pages.certificate_page_inputs(b.ctx, info, run_row, b.answers, b.commitment_rows)
     digest = b.r.known_keyed(pages.CERTIFICATE_TEMPLATE, page, twin, inputs)
     if digest is None or not b.w.take_unchanged([*artifacts.certificate_files(info), page], {page: digest}):
         return False

@@ -446,6 +446,7 @@ def certificate_page_inputs(
     info: CertificateInfo,
     run_row: view_models.RunRow | None,
     answers: Mapping[str, Mapping[str, Any]] | None = None,
+    links: dict[str, str | None] | None = None,
 ) -> tuple[str, str, Any]:
     """A certificate page's path, its twin's and what the page is made from (Renderer.write_keyed),
     each by a value that changes whenever what the view and its search record read does: the
@@ -453,19 +454,27 @@ def certificate_page_inputs(
     details' hashes, and whose results name its run's items in their order), the run spec and
     methodology by theirs, each item by whether it is revealed, its commitment row and, on a
     public gate, its answer key. All of it known without reading the certificate again, so
-    that an unchanged one is taken from the last release unread (build_steps)."""
+    that an unchanged one is taken from the last release unread (build_steps).
+
+    `links`: the commitment rows found so far in this build, by item (an item of a public gate
+    is in thousands of runs; its row never moves)."""
     reveals = ctx.ledger.reveals
     shown = answers if info.public else None
+    links = {} if links is None else links
+    row: str | None
+    items = []
+    for i in info.spec["items"]:
+        row = links.get(i)
+        if row is None:
+            row = links[i] = links_view.commitment_link(ctx.ledger, i)
+        items.append((i, i in reveals, row, shown.get(i) if shown is not None else None))
     inputs = (
         info.sha256,
         ctx.ledger.runs[info.run].sha256,
         ctx.ledger.methodologies[info.spec["methodology"]["version"]].sha256,
         info.public,
         tuple(info.detail_paths),
-        [
-            (i, i in reveals, links_view.commitment_link(ctx.ledger, i), shown.get(i) if shown is not None else None)
-            for i in info.spec["items"]
-        ],
+        items,
         {g.id: g.name for g in ctx.ledger.gates.values()},
         run_row,
         view_models.is_expired(info.expires_at, ctx.generated_at),  # all the release's date changes in it

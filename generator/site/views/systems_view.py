@@ -51,9 +51,10 @@ class ListedCertificate(CertificateRow):
 
 def listed_certificates(rows: Iterable[CertificateRow], subjects: dict[str, str]) -> list[ListedCertificate]:
     """`subjects`: each certificate's subject id, by serial."""
+    names = [f.name for f in dataclasses.fields(CertificateRow)]  # asked once, not once a row
     return [
         ListedCertificate(
-            **{f.name: getattr(row, f.name) for f in dataclasses.fields(CertificateRow)},
+            **{name: getattr(row, name) for name in names},
             standing=standing(row),
             system_page=layout.system_page(subjects[row.serial]),
         )
