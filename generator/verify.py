@@ -68,47 +68,47 @@ GENERATED FILE: do not edit. It is the modules of generator/verifier/ bundled in
     generator/verifier/memory/ledger_snapshot.py        lines 10451 to 10694
     generator/verifier/memory/checkpoint_memory.py      lines 10695 to 10872
     generator/verifier/memory/list_memory.py            lines 10873 to 11077
-    generator/verifier/memory/release_memory.py         lines 11078 to 11443
-    generator/verifier/rules/answers.py                 lines 11444 to 11511
-    generator/verifier/rules/runs.py                    lines 11512 to 11884
-    generator/verifier/rules/lineage.py                 lines 11885 to 12170
-    generator/verifier/rules/score_edits.py             lines 12171 to 12256
-    generator/verifier/rules/evidence.py                lines 12257 to 12351
-    generator/verifier/rules/certificates.py            lines 12352 to 12819
-    generator/verifier/rules/certificate_documents.py   lines 12820 to 12915
-    generator/verifier/rules/recheck.py                 lines 12916 to 13282
-    generator/verifier/core/report.py                   lines 13283 to 13445
-    generator/verifier/core/windowed.py                 lines 13446 to 13476
-    generator/verifier/core/folder.py                   lines 13477 to 13905
-    generator/verifier/core/checksum_tree.py            lines 13906 to 14131
-    generator/verifier/tlog/rotation.py                 lines 14132 to 14316
-    generator/verifier/memory/folder_memory.py          lines 14317 to 14397
-    generator/verifier/memory/mirror_record.py          lines 14398 to 14534
-    generator/verifier/site/manifest_parts.py           lines 14535 to 14693
-    generator/verifier/site/release.py                  lines 14694 to 15001
-    generator/verifier/site/checksum_lists.py           lines 15002 to 15302
-    generator/verifier/site/zip_layout.py               lines 15303 to 15502
-    generator/verifier/site/download.py                 lines 15503 to 15897
-    generator/verifier/site/history.py                  lines 15898 to 16267
-    generator/verifier/site/history_v3.py               lines 16268 to 16446
-    generator/verifier/site/commitment_parts.py         lines 16447 to 16635
-    generator/verifier/site/ledger_files.py             lines 16636 to 16994
-    generator/verifier/site/certificate_memo.py         lines 16995 to 17155
-    generator/verifier/site/run_memo.py                 lines 17156 to 17277
-    generator/verifier/site/publication.py              lines 17278 to 17507
-    generator/verifier/rules/revocations.py             lines 17508 to 17627
-    generator/verifier/site/export_files.py             lines 17628 to 17860
-    generator/verifier/site/certificate_records.py      lines 17861 to 18026
-    generator/verifier/site/certificate_files.py        lines 18027 to 18483
-    generator/verifier/site/agreement_files.py          lines 18484 to 18628
-    generator/verifier/site/timestamp_files.py          lines 18629 to 18807
-    generator/verifier/site/log_list_file.py            lines 18808 to 18879
-    generator/verifier/site/accounting.py               lines 18880 to 19185
-    generator/verifier/site/remote.py                   lines 19186 to 19456
-    generator/verifier/site/mirror_folder.py            lines 19457 to 19746
-    generator/verifier/site/mirror.py                   lines 19747 to 20069
-    generator/verifier/site/verify_site.py              lines 20070 to 20478
-    generator/verifier/site/command_line.py             lines 20479 to 20941
+    generator/verifier/memory/release_memory.py         lines 11078 to 11448
+    generator/verifier/rules/answers.py                 lines 11449 to 11516
+    generator/verifier/rules/runs.py                    lines 11517 to 11889
+    generator/verifier/rules/lineage.py                 lines 11890 to 12175
+    generator/verifier/rules/score_edits.py             lines 12176 to 12261
+    generator/verifier/rules/evidence.py                lines 12262 to 12356
+    generator/verifier/rules/certificates.py            lines 12357 to 12824
+    generator/verifier/rules/certificate_documents.py   lines 12825 to 12920
+    generator/verifier/rules/recheck.py                 lines 12921 to 13287
+    generator/verifier/core/report.py                   lines 13288 to 13450
+    generator/verifier/core/windowed.py                 lines 13451 to 13481
+    generator/verifier/core/folder.py                   lines 13482 to 13910
+    generator/verifier/core/checksum_tree.py            lines 13911 to 14136
+    generator/verifier/tlog/rotation.py                 lines 14137 to 14321
+    generator/verifier/memory/folder_memory.py          lines 14322 to 14402
+    generator/verifier/memory/mirror_record.py          lines 14403 to 14539
+    generator/verifier/site/manifest_parts.py           lines 14540 to 14698
+    generator/verifier/site/release.py                  lines 14699 to 15006
+    generator/verifier/site/checksum_lists.py           lines 15007 to 15307
+    generator/verifier/site/zip_layout.py               lines 15308 to 15507
+    generator/verifier/site/download.py                 lines 15508 to 15902
+    generator/verifier/site/history.py                  lines 15903 to 16272
+    generator/verifier/site/history_v3.py               lines 16273 to 16451
+    generator/verifier/site/commitment_parts.py         lines 16452 to 16640
+    generator/verifier/site/ledger_files.py             lines 16641 to 16999
+    generator/verifier/site/certificate_memo.py         lines 17000 to 17160
+    generator/verifier/site/run_memo.py                 lines 17161 to 17282
+    generator/verifier/site/publication.py              lines 17283 to 17512
+    generator/verifier/rules/revocations.py             lines 17513 to 17632
+    generator/verifier/site/export_files.py             lines 17633 to 17865
+    generator/verifier/site/certificate_records.py      lines 17866 to 18031
+    generator/verifier/site/certificate_files.py        lines 18032 to 18488
+    generator/verifier/site/agreement_files.py          lines 18489 to 18633
+    generator/verifier/site/timestamp_files.py          lines 18634 to 18812
+    generator/verifier/site/log_list_file.py            lines 18813 to 18884
+    generator/verifier/site/accounting.py               lines 18885 to 19190
+    generator/verifier/site/remote.py                   lines 19191 to 19461
+    generator/verifier/site/mirror_folder.py            lines 19462 to 19751
+    generator/verifier/site/mirror.py                   lines 19752 to 20074
+    generator/verifier/site/verify_site.py              lines 20075 to 20484
+    generator/verifier/site/command_line.py             lines 20485 to 20947
 """
 
 # ==============================================================================================
@@ -11336,7 +11336,12 @@ class Memory:
     # -- certificate recomputations
 
     def recheck_key(self, *inputs: Any) -> str:
-        return hashlib.sha256(canonical_bytes([self.rules, *inputs])).hexdigest()
+        # A key, not a document: any injective text of the values serves, and compact JSON in the
+        # values' own order is one (a dict keeps the order it was parsed or built in; the same
+        # values in another order are a key missed, never one shared), made without sorting
+        # every object's keys, which was nearly half the cost of 40,000 keys a run.
+        text = json.dumps([self.rules, *inputs], separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def recheck(self, key: str) -> tuple[int, list[str]] | None:
         """The checks counted and the assertions of a recomputation under `key` that passed."""
@@ -14317,7 +14322,7 @@ def check_pin_followed(s: Site, rel: str, ring: KeyRing, pinned: VerifierKey | N
 # ==============================================================================================
 # generator/verifier/memory/folder_memory.py: What the walk of a mirror's folder found in each of its folders, kept
 #     beside the mirror's record (`mirrors/<key>.folders`), so that the next walk reads again only the folders that
-#     changed.
+#     changed. (A build keeps the same record of each folder it stages a release into, for its own check.)
 # ==============================================================================================
 
 FOLDERS_HEADER = "transparency-verify mirror folders v1"
@@ -20112,7 +20117,8 @@ def verify_site(
     again, unless the site's folder is not this user's alone or `full` is set; `known_now` says
     the caller checked every such identity in this very run (the mirror, and the build on its
     look at the staged site), so none is looked at again. `folders` is what the last walk of
-    this folder found (the mirror's, memory/folder_memory.py): a folder unchanged since is not
+    this folder found (the mirror's, or the build's for the folder it stages into,
+    memory/folder_memory.py): a folder unchanged since is not
     read again, on the same conditions, and what this walk finds is kept there.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
@@ -20158,8 +20164,8 @@ def _keep_folders(s: Site, folders: FolderRecord | None) -> None:
         return
     if s.folders_taken:
         s.report.notes.append(
-            f"{s.folders_taken} folder(s) not read again: each has the size, times and inode it had when this "
-            "mirror's last walk read it, so it holds the entries it held then"
+            f"{s.folders_taken} folder(s) not read again: each has the size, times and inode it had when the "
+            "last walk of this folder read it, so it holds the entries it held then"
         )
     why = folders.save(s.folders_seen)
     if why:

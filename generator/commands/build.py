@@ -155,7 +155,14 @@ def _build(
                 look = build_cache.look_at_site(paths, staging.path, carried)
             looked = look is not None
             report = self_check(
-                staging.path, written.vkey, paths.private / "cache" / "verify", previous, full, carried, looked
+                staging.path,
+                written.vkey,
+                paths.private / "cache" / "verify",
+                previous,
+                full,
+                carried,
+                looked,
+                paths.private / "cache" / FOLDERS_DIR,
             )
             # The verifier's state, and the files carried over that it was handed, are let go
             # before the steps after the swap walk the site: their peaks must not add up.
@@ -338,6 +345,31 @@ def _spare_listing(paths: Paths, staging: Staging) -> Callable[[], Iterable[str]
     return functools.partial(listing_cache.spare_paths, paths, release)
 
 
+FOLDERS_DIR = "site-folders"
+
+
+def _folder_record(module: Any, folder: Path, site: Path, previous: PreviousRelease | None) -> Any:
+    """The published verifier's FolderRecord for the staging folder `site`, named by its inode:
+    the staging folder is the spare release, the folder this build's check before last walked,
+    and becomes the published one. Only the records of these two folders are kept; a fresh
+    staging folder starts a record of its own. (An inode a removed folder had may be another's
+    later: each folder of the record is taken only where its inode, size and times are the
+    ones recorded, which a new folder's change time is not.)"""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        mine = f"{os.lstat(site).st_ino}.folders"
+        keep = {mine}
+        if previous is not None and previous.folder.is_dir():
+            keep.add(f"{os.lstat(previous.folder).st_ino}.folders")
+        for entry in os.scandir(folder):
+            if entry.name not in keep:
+                os.unlink(entry.path)
+    except OSError:
+        return None
+    record, _why = module.load_folders(folder / mine, site)
+    return record
+
+
 def _nothing_to_do(out: Path, last: build_cache.Published, strict: bool, started: float) -> BuildResult:
     """The result of a build whose inputs and site are those the last build read and published:
     that build's, with nothing written (and its warnings, errors under --strict, said again)."""
@@ -396,6 +428,7 @@ def self_check(
     full: bool = False,
     carried: Mapping[str, bytes] | None = None,
     looked: bool = False,
+    folders: Path | None = None,
 ) -> Any:
     """The site verified by the very verify.py it ships: those bytes, loaded as a module of
     their own, pinned to our key. The report is that module's Report.
@@ -410,7 +443,11 @@ def self_check(
     found so in this run (build_cache.look_at_site), so the check does not look at them again. A
     file edited after that look (through the published folder, whose files these are) is not
     seen by the check, as one edited after the check's own look was not before: the window is
-    from the look to the swap."""
+    from the look to the swap.
+
+    `folders`: where what the check's walk found in each folder of the staging folder is kept,
+    one record for each of the two folders a build stages into in turn (`_folder_record`): a
+    folder of the spare release unchanged since its own check is not read again."""
     since: list[tuple[str, bytes, str | None]] = []
     if previous is not None and previous.file(layout.CHECKPOINT).is_file():
         since.append(("the last release's checkpoint", previous.file(layout.CHECKPOINT).read_bytes(), None))
@@ -429,6 +466,7 @@ def self_check(
         finally:
             sys.dont_write_bytecode = writes_bytecode
         vars(module)["RAISE_INTERNAL_ERRORS"] = RAISE_INTERNAL_ERRORS
+        record = _folder_record(module, folders, site, previous) if folders is not None else None
         return module.verify_site(
             site,
             vkey,
@@ -438,6 +476,7 @@ def self_check(
             known_files=carried,
             known_from="the build computed when it took them from the last release",
             known_now=looked,
+            folders=record,
         )
     finally:
         del sys.modules[name]

@@ -51,12 +51,12 @@ Everything else, every file's SHA-256 included, is checked in full, every time.
 """
 
 import hashlib
+import json
 import os
 from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Any
 
-from generator.verifier.core.canonical import canonical_bytes
 from generator.verifier.core.errors import FormatError
 from generator.verifier.memory.checkpoint_memory import replace_atomically
 from generator.verifier.memory.ledger_snapshot import frontier_of, read_snapshot, snapshot_chunks, stream_from
@@ -317,7 +317,12 @@ class Memory:
     # -- certificate recomputations
 
     def recheck_key(self, *inputs: Any) -> str:
-        return hashlib.sha256(canonical_bytes([self.rules, *inputs])).hexdigest()
+        # A key, not a document: any injective text of the values serves, and compact JSON in the
+        # values' own order is one (a dict keeps the order it was parsed or built in; the same
+        # values in another order are a key missed, never one shared), made without sorting
+        # every object's keys, which was nearly half the cost of 40,000 keys a run.
+        text = json.dumps([self.rules, *inputs], separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def recheck(self, key: str) -> tuple[int, list[str]] | None:
         """The checks counted and the assertions of a recomputation under `key` that passed."""

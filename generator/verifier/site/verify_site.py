@@ -104,7 +104,8 @@ def verify_site(
     again, unless the site's folder is not this user's alone or `full` is set; `known_now` says
     the caller checked every such identity in this very run (the mirror, and the build on its
     look at the staged site), so none is looked at again. `folders` is what the last walk of
-    this folder found (the mirror's, memory/folder_memory.py): a folder unchanged since is not
+    this folder found (the mirror's, or the build's for the folder it stages into,
+    memory/folder_memory.py): a folder unchanged since is not
     read again, on the same conditions, and what this walk finds is kept there.
 
     Raise SiteUnreadable if it is not a readable site at all, FormatError if `key` is neither
@@ -150,8 +151,8 @@ def _keep_folders(s: Site, folders: FolderRecord | None) -> None:
         return
     if s.folders_taken:
         s.report.notes.append(
-            f"{s.folders_taken} folder(s) not read again: each has the size, times and inode it had when this "
-            "mirror's last walk read it, so it holds the entries it held then"
+            f"{s.folders_taken} folder(s) not read again: each has the size, times and inode it had when the "
+            "last walk of this folder read it, so it holds the entries it held then"
         )
     why = folders.save(s.folders_seen)
     if why:
