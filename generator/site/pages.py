@@ -118,7 +118,7 @@ def renderer(ctx: SiteContext, memo: PageMemo | None = None) -> Renderer:
         },
         navigation(ctx),
         memo,
-        rows=(_rows_apart(), frozenset({"item.html", "system.html"})),
+        rows=_rows_apart(),
     )
 
 
@@ -228,6 +228,7 @@ def write_item_page(
         commitment_row=links_view.commitment_link(ctx.ledger, item.id),
         used_by=used_by[: layout.PAGE_SIZE],
         used_by_total=len(used_by),
+        rows_apart=bool(used_by),  # each run is shown on the page of every item it used
         search_record=search.item_record(item, ctx.ledger.gates[item.gate].name),
     )
 
@@ -369,6 +370,8 @@ def write_system_pages(
             "system.html",
             layout.MANIFEST,
             functools.partial(_system_rows, s),
+            # A system on several pages holds its every run in each page's values.
+            rows_apart=len(s.runs) > layout.PAGE_SIZE,
             system=s,
             search_record=search.system_record(s.name, s.versions, s.organizations, f"Latest: {s.latest_text}."),
         )
@@ -593,10 +596,12 @@ def _paged(
     inputs: Callable[[int, int], Any] | None = None,
     unread: Callable[[int, int], None] | None = None,
     progress: Progress | None = None,
+    rows_apart: bool = False,
     **extra: Any,
 ) -> None:
     """A list of `total` rows as pages of layout.PAGE_SIZE; `rows(lo, hi)` gives one page's
-    context, `extra` what every page shows. Every list of the site goes through here.
+    context, `extra` what every page shows (`rows_apart`: Renderer.write's). Every list of the
+    site goes through here.
 
     A list that only grows (the ledger, the commitment list) gives `inputs(lo, hi)`: each page
     is then keyed by it (Renderer.write_keyed) and made by `rows(lo, hi)` only when the memo
@@ -612,7 +617,8 @@ def _paged(
         pager = _pager(p, pages, page_of, says_pages=inputs is None or p in (1, pages))
         heading = title if p == 1 else f"{title}, page {p}"
         if inputs is None:
-            r.write(w, template, page, heading, page_twin, total=total, pager=pager, **rows(lo, hi), **extra)
+            values = {"total": total, "pager": pager, **rows(lo, hi), **extra}
+            r.write(w, template, page, heading, page_twin, rows_apart=rows_apart, **values)
         else:
             shown = total if p in (1, pages) else None
 

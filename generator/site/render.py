@@ -131,28 +131,42 @@ class Renderer:
         nav: list[NavItem],
         memo: PageMemo | None = None,
         pool: PagePool | None = None,
-        rows: tuple[RowDigests, frozenset[str]] | None = None,
+        rows: RowDigests | None = None,
     ) -> None:
         self.env = make_environment()
         self.common = common
         self.nav = nav
         self.memo = memo or PageMemo(None, None)
         self.pool = pool
-        # The row objects hashed once a build, and the templates whose pages are keyed so: those
-        # showing rows that other pages show too (digest_with_rows; a Python call for each object
-        # a page's values hold, so not for pages holding many small ones).
+        # The row objects hashed once a build, for the pages whose writer says they hold rows that
+        # other pages hold too (`write`'s rows_apart).
         self.rows = rows
 
-    def write(self, w: SiteWriter, template: str, page_path: str, title: str, twin: str | None, **context: Any) -> None:
+    def write(
+        self,
+        w: SiteWriter,
+        template: str,
+        page_path: str,
+        title: str,
+        twin: str | None,
+        *,
+        rows_apart: bool = False,
+        **context: Any,
+    ) -> None:
         """Render a page into `w` (on another core, with a `pool`), or take the last release's file
-        when the memo has it made from the very same values (generator.state.page_cache)."""
+        when the memo has it made from the very same values (generator.state.page_cache).
+
+        `rows_apart`: the values hold rows (Renderer.rows) that other pages hold too, such as a
+        system's runs on each of its pages: the key hashes each by its digest, made once a build
+        (digest_with_rows), not by pickling it again. A Python call for each object the values
+        hold, so only where the rows shared outweigh it."""
         parts = (template, page_path, title, twin, context, self.common, self.nav)
         key: str | None
-        if self.rows is not None and template in self.rows[1]:
+        if rows_apart and self.rows is not None:
             # Pickled whole only when rendered: a page taken costs its key, its rows by digest.
             payload = None
             try:
-                key = digest_with_rows(parts, self.rows[0])
+                key = digest_with_rows(parts, self.rows)
             except Unhashable:
                 key = None
         else:
