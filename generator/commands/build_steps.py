@@ -126,7 +126,8 @@ class Writing:
     # Public gates' answer keys, shown beside outputs: a thousand items, not a million.
     answers: dict[str, Any] = field(default_factory=dict)
     example: dict[str, str | None] | None = None
-    commitment_rows: dict[str, str | None] = field(default_factory=dict)  # item -> its commitment row, as found
+    # A public gate's item -> its commitment row, as found (pages.certificate_page_inputs).
+    commitment_rows: dict[str, str | None] = field(default_factory=dict)
     tree: Tree | None = None  # a v3 site's checksum tree, once its leaves are written
     # Every path the spare release lists, when remembered (listing_cache.spare_paths): what a
     # reused staging folder holds, unless someone changed it (which the build's look counts).

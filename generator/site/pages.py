@@ -459,17 +459,20 @@ def certificate_page_inputs(
     public gate, its answer key. All of it known without reading the certificate again, so
     that an unchanged one is taken from the last release unread (build_steps).
 
-    `links`: the commitment rows found so far in this build, by item (an item of a public gate
-    is in thousands of runs; its row never moves)."""
+    `links`: the commitment rows of public gates' items found so far in this build (such an item
+    is in thousands of runs, and its row never moves; a secret gate's items are drawn from a
+    pool of a million, each in a run or two: those are found each time, not kept)."""
     reveals = ctx.ledger.reveals
     shown = answers if info.public else None
-    links = {} if links is None else links
+    links = {} if links is None or not info.public else links
     row: str | None
     items = []
     for i in info.spec["items"]:
         row = links.get(i)
         if row is None:
-            row = links[i] = links_view.commitment_link(ctx.ledger, i)
+            row = links_view.commitment_link(ctx.ledger, i)
+            if info.public:
+                links[i] = row
         items.append((i, i in reveals, row, shown.get(i) if shown is not None else None))
     inputs = (
         info.sha256,
