@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +22,7 @@ from generator.commands.retire import retire_item
 from generator.core import child_process
 from generator.program.sealed import iter_sealed
 from tests.support.demo import BuiltSite
+from tests.support.site_trees import assert_matches_a_full_build
 from tests.support.v3 import LATER, v3_demo
 
 
@@ -94,13 +94,9 @@ def test_the_check_reads_again_only_the_folders_of_the_spare_that_changed(
     _retire_one(site, "2027-01-04T12:00:00Z")
     before = tmp_path / "before"
     shutil.copytree(site.out, before)
-    with _reads(monkeypatch) as read:
-        build(site.paths, site.out, offline=True)
+    build(site.paths, site.out, offline=True)
     assert not (site.out / "items" / "planted.txt").exists()
-    full = tmp_path / "full"
-    shutil.copytree(before, full)
-    build(site.paths, full, offline=True, full=True)
-    assert _tree(full) == _tree(site.out)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 def test_records_of_other_folders_are_removed_and_a_full_build_reads_every_folder(
@@ -120,11 +116,3 @@ def test_records_of_other_folders_are_removed_and_a_full_build_reads_every_folde
     spare = staging.spare_path(site.out)
     ours = {f"{os.lstat(p).st_ino}.folders" for p in (site.out, spare) if p.is_dir()}
     assert f"{os.lstat(site.out).st_ino}.folders" in names and names <= ours
-
-
-def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
-    out = {}
-    for p in sorted(root.rglob("*")):
-        st = os.lstat(p)
-        out[p.relative_to(root).as_posix()] = (st.st_mode, p.read_bytes() if stat.S_ISREG(st.st_mode) else b"")
-    return out

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +21,12 @@ from generator.program.sealed import iter_sealed
 from generator.state import build_cache, listing_cache
 from tests.support.demo import BuiltSite
 from tests.support.settle import settle
+from tests.support.site_trees import assert_matches_a_full_build, files_and_modes
 from tests.support.v3 import LATER, v3_demo
 
 
 def _sealed(site: BuiltSite) -> list[str]:
     return sorted(i for i, _ in iter_sealed(site.paths) if not site.paths.reveal_file(i).exists())
-
-
-def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
-    """Every file and folder under `root`: its mode and, for a file, its bytes."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        st = os.lstat(p)
-        out[p.relative_to(root).as_posix()] = (st.st_mode, p.read_bytes() if stat.S_ISREG(st.st_mode) else b"")
-    return out
 
 
 def _built_twice(tmp_path: Path) -> BuiltSite:
@@ -61,13 +52,6 @@ def _walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return walks
 
 
-def _matches_a_full_build(site: BuiltSite, before: Path, tmp_path: Path) -> None:
-    full = tmp_path / "full"
-    shutil.copytree(before, full)
-    build(site.paths, full, offline=True, full=True)
-    assert _tree(full) == _tree(site.out)
-
-
 def test_the_release_replaced_is_kept_and_the_next_build_links_only_what_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -91,9 +75,9 @@ def test_the_release_replaced_is_kept_and_the_next_build_links_only_what_changed
     assert result.kept > files // 2
     assert 0 < len(links) < files // 10, (len(links), files)
     # The spare is now the release just replaced, byte for byte: nothing was written through.
-    assert _tree(spare) == _tree(before)
+    assert files_and_modes(spare) == files_and_modes(before)
     assert not [p for p in site.out.parent.iterdir() if ".staging-" in p.name or ".old-" in p.name]
-    _matches_a_full_build(site, before, tmp_path)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 def test_a_file_the_spare_holds_as_recorded_is_kept_on_one_look(
@@ -138,7 +122,7 @@ def test_a_file_the_spare_holds_as_recorded_is_kept_on_one_look(
     result = build(site.paths, site.out, offline=True)
     assert result.kept > files // 2
     assert len(looks) < files // 10, (len(looks), files)
-    _matches_a_full_build(site, before, tmp_path)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 def test_the_spare_is_pruned_from_its_listing_without_a_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,7 +144,7 @@ def test_the_spare_is_pruned_from_its_listing_without_a_walk(tmp_path: Path, mon
     retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
     build(site.paths, site.out, offline=True)
     assert walks == []
-    _matches_a_full_build(site, before, tmp_path)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 @pytest.mark.parametrize("memory", ["of another release", "torn", "none"])
@@ -181,7 +165,7 @@ def test_a_spare_listing_not_of_the_spare_is_not_used(
     retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
     build(site.paths, site.out, offline=True)
     assert len(walks) == 1  # the spare walked, as without a listing
-    _matches_a_full_build(site, before, tmp_path)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -208,7 +192,7 @@ def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
     elif damage == "link where a file went":
         # A file the next release no longer holds (the spare's search fragments change with every
         # event), replaced by a link: removed, and what it leads to left alone.
-        gone = sorted(set(_tree(spare)) - set(_tree(site.out)))
+        gone = sorted(set(files_and_modes(spare)) - set(files_and_modes(site.out)))
         assert gone
         (spare / gone[0]).unlink()
         (spare / gone[0]).symlink_to(outside)
@@ -248,7 +232,7 @@ def test_whatever_the_spare_holds_the_release_is_the_build_from_scratch(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["data", "public", ".public.spare-release", "outside.txt", "before"]
     )
-    _matches_a_full_build(site, before, tmp_path)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 def test_a_build_from_scratch_does_not_start_from_the_spare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -274,7 +258,7 @@ def test_a_failed_build_discards_the_spare_and_the_next_starts_afresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site = _built_twice(tmp_path)
-    published = _tree(site.out)
+    published = files_and_modes(site.out)
     monkeypatch.setattr(child_process, "FORK", False)
     retire_item(site.paths, _sealed(site)[0], "One more.", LATER)
 
@@ -285,13 +269,13 @@ def test_a_failed_build_discards_the_spare_and_the_next_starts_afresh(
         m.setattr(writer.SiteWriter, "prune", fail)
         with pytest.raises(RuntimeError):
             build(site.paths, site.out, offline=True)
-    assert _tree(site.out) == published
+    assert files_and_modes(site.out) == published
     assert not staging.spare_path(site.out).exists()
     assert not [p for p in site.out.parent.iterdir() if p.name.startswith(".public.")]
     before = tmp_path / "before"
     shutil.copytree(site.out, before)
     build(site.paths, site.out, offline=True)
-    _matches_a_full_build(site, before, tmp_path)
+    assert_matches_a_full_build(site, before, tmp_path)
 
 
 def test_a_build_with_nothing_to_do_gives_the_spare_back(tmp_path: Path) -> None:
@@ -302,9 +286,9 @@ def test_a_build_with_nothing_to_do_gives_the_spare_back(tmp_path: Path) -> None
     settle()  # the inputs older than the build's mark: it records their identities
     build(site.paths, site.out, offline=True)
     spare = staging.spare_path(site.out)
-    before = (os.stat(spare).st_ino, _tree(spare))
+    before = (os.stat(spare).st_ino, files_and_modes(spare))
     assert build(site.paths, site.out, offline=True).unchanged
-    assert (os.stat(spare).st_ino, _tree(spare)) == before
+    assert (os.stat(spare).st_ino, files_and_modes(spare)) == before
     looked = build_cache._identity_digest
     with pytest.MonkeyPatch.context() as m:
         m.setattr(build_cache, "site_digest", _never)  # decided by identity, not by reading
