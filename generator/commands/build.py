@@ -361,9 +361,10 @@ def _folder_record(module: Any, folder: Path, site: Path, previous: PreviousRele
         keep = {mine}
         if previous is not None and previous.folder.is_dir():
             keep.add(f"{os.lstat(previous.folder).st_ino}.folders")
-        for entry in os.scandir(folder):
-            if entry.name not in keep:
-                os.unlink(entry.path)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name not in keep:
+                    os.unlink(entry.path)
     except OSError:
         return None
     record, _why = module.load_folders(folder / mine, site)

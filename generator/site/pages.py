@@ -464,15 +464,12 @@ def certificate_page_inputs(
     pool of a million, each in a run or two: those are found each time, not kept)."""
     reveals = ctx.ledger.reveals
     shown = answers if info.public else None
-    links = {} if links is None or not info.public else links
-    row: str | None
+    links = links if links is not None and info.public else {}
     items = []
     for i in info.spec["items"]:
         row = links.get(i)
         if row is None:
-            row = links_view.commitment_link(ctx.ledger, i)
-            if info.public:
-                links[i] = row
+            row = links[i] = links_view.commitment_link(ctx.ledger, i)
         items.append((i, i in reveals, row, shown.get(i) if shown is not None else None))
     inputs = (
         info.sha256,
@@ -620,8 +617,18 @@ def _paged(
         pager = _pager(p, pages, page_of, says_pages=inputs is None or p in (1, pages))
         heading = title if p == 1 else f"{title}, page {p}"
         if inputs is None:
-            values = {"total": total, "pager": pager, **rows(lo, hi), **extra}
-            r.write(w, template, page, heading, page_twin, rows_apart=rows_apart, **values)
+            r.write(
+                w,
+                template,
+                page,
+                heading,
+                page_twin,
+                rows_apart=rows_apart,
+                total=total,
+                pager=pager,
+                **rows(lo, hi),
+                **extra,
+            )
         else:
             shown = total if p in (1, pages) else None
 

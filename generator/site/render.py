@@ -161,23 +161,16 @@ class Renderer:
         (digest_with_rows), not by pickling it again. A Python call for each object the values
         hold, so only where the rows shared outweigh it."""
         parts = (template, page_path, title, twin, context, self.common, self.nav)
-        key: str | None
-        if rows_apart and self.rows is not None:
-            # Pickled whole only when rendered: a page taken costs its key, its rows by digest.
-            payload = None
-            try:
-                key = digest_with_rows(parts, self.rows)
-            except Unhashable:
-                key = None
-        else:
-            payload = pickled(parts)
-            try:
-                key = digest_of(parts, payload)
-            except Unhashable:
-                key = None
+        # With rows apart, pickled whole only when rendered: a page taken costs its key alone.
+        apart = self.rows if rows_apart else None
+        payload = pickled(parts) if apart is None else None
+        try:
+            key: str | None = digest_of(parts, payload) if apart is None else digest_with_rows(parts, apart)
+        except Unhashable:
+            key = None
         if key is not None and self._reuse(w, page_path, key):
             return
-        if payload is None:
+        if apart is not None:
             payload = pickled(parts)
         self._render(w, template, page_path, title, twin, context, payload)
 

@@ -53,6 +53,7 @@ def identity_row(st: os.stat_result) -> tuple[int, ...]:
 # FUSE file systems give them) is kept as its two's complement, and read back as it was.
 _INO = 4
 _WRAP = 1 << 64
+_CUT = len("site/")  # a published file's place, less this, is its path in the site
 
 
 def _stored(ident: tuple[int, ...]) -> tuple[int, ...]:
@@ -249,7 +250,7 @@ def save_index(
         keep = [
             i
             for i, place in enumerate(site.places)
-            if stat.S_ISREG(modes[i]) and max(mtimes[i], ctimes[i]) < settled_before and place[5:] in site_hashes
+            if stat.S_ISREG(modes[i]) and max(mtimes[i], ctimes[i]) < settled_before and place[_CUT:] in site_hashes
         ]
         keep.sort(key=site.places.__getitem__)
         taken = [site.places[i] for i in keep]
@@ -258,7 +259,7 @@ def save_index(
         places += taken
         for i in keep:
             idents.extend(words[_FIELDS * i : _FIELDS * (i + 1)])
-        shas += "".join(site_hashes[place[5:]] for place in taken)
+        shas += "".join(site_hashes[place[_CUT:]] for place in taken)
     if len(shas) != 64 * len(places):
         raise ValueError("a SHA-256 is 64 hexadecimal digits")
     data, _ = block_file_pieces(
@@ -278,4 +279,4 @@ def _site_rows(
 ) -> Iterator[tuple[str, tuple[int, ...], str]]:
     for i in keep:
         place = site.places[i]
-        yield place, _read_back(site._idents, i), site_hashes[place[5:]]
+        yield place, _read_back(site._idents, i), site_hashes[place[_CUT:]]
